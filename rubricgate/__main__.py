@@ -1,0 +1,4 @@
+from rubricgate.cli import main
+
+if __name__ == "__main__":
+    main()

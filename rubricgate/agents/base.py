@@ -1,0 +1,53 @@
+"""The agent interface: one run of a reviewer in a prepared workspace -> Transcript."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from rubricgate.models.transcript import Transcript
+
+
+@dataclass
+class AgentRequest:
+    """Everything an adapter needs for one trial. Paths are absolute."""
+
+    case_id: str
+    trial: int
+    workspace: Path  # the throwaway copy; the agent's cwd
+    prompt_file: Path  # inside the workspace
+    rubric_file: Path  # inside the workspace
+    changed_files_file: Path  # inside the workspace, one reviewed path per line
+    scratch: Path  # outside the workspace: HOME, last-message file, raw stream
+    allowed_tools: list[str] | None = None  # normalized names; None = no allowlist
+    max_steps: int | None = None
+    timeout_s: float = 300.0
+    output_cap_bytes: int = 8_000_000
+    env: dict[str, str] = field(default_factory=dict)  # minimal env; adapters add HOME etc.
+    model: str | None = None
+    extra_args: list[str] = field(default_factory=list)
+
+    @property
+    def home(self) -> Path:
+        return self.scratch / "home"
+
+    @property
+    def last_message_file(self) -> Path:
+        return self.scratch / "last-message.txt"
+
+    @property
+    def raw_stream_file(self) -> Path:
+        return self.scratch / "stream.ndjson"
+
+
+class Agent(Protocol):
+    """An adapter. `run` never raises for agent failures: they become transcript data."""
+
+    name: str
+
+    def version(self) -> str | None:
+        """The CLI's version string, or None when not found."""
+
+    def run(self, request: AgentRequest) -> Transcript:
+        """Run one trial and return its normalized transcript."""

@@ -1,0 +1,24 @@
+"""Errors that end a run with exit code 2 (the gate could not judge)."""
+
+from __future__ import annotations
+
+
+class GateInputError(Exception):
+    """Bad input: one line naming the file, the field and the fix."""
+
+    def __init__(self, file: str, field: str, problem: str, fix: str = "") -> None:
+        self.file, self.field, self.problem, self.fix = str(file), field, problem, fix
+        super().__init__(self.one_line())
+
+    def one_line(self) -> str:
+        where = f"{self.file}: {self.field}: " if self.field else f"{self.file}: "
+        tail = f" (fix: {self.fix})" if self.fix else ""
+        return f"{where}{self.problem}{tail}"
+
+
+class GateInputErrors(Exception):
+    """Several load problems, reported together by `validate` and `run`."""
+
+    def __init__(self, errors: list[GateInputError]) -> None:
+        self.errors = errors
+        super().__init__("\n".join(e.one_line() for e in errors))

@@ -1,0 +1,1 @@
+"""pydantic models, one per file format."""

@@ -1,0 +1,57 @@
+"""rubricgate.yaml: ties paths, agent, default rubric and gate together."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from rubricgate.models.base import StrictModel
+from rubricgate.models.task import Rubric
+
+DEFAULT_ENV_ALLOWLIST = ["PATH", "LANG", "LC_ALL", "TZ", "TERM", "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS"]
+
+
+class SuiteConfig(StrictModel):
+    tasks: str = "evals/tasks"
+    fixtures: str = "fixtures"
+
+
+class ReviewerConfig(StrictModel):
+    prompt: str = "reviewer/prompts/evaluate.md"
+    skill: str = "reviewer/evaluator/SKILL.md"
+    rubric: str = "reviewer/evaluator/references/rubric.md"
+    changed_files: str = "reviewer/.changed-skills.txt"
+
+
+class AgentConfig(StrictModel):
+    name: str = "builtin"
+    timeout_s: float = Field(default=300.0, gt=0)
+    output_cap_bytes: int = Field(default=8_000_000, gt=0)
+    # The command adapter: a template with {prompt_file} {workspace} {last_message_file} {max_steps}
+    command: list[str] | None = None
+    format: str | None = None  # transcript format for `command`: claude|cortex|opencode|codex
+    model: str | None = None
+    extra_args: list[str] = Field(default_factory=list)
+    env_allowlist: list[str] = Field(default_factory=lambda: list(DEFAULT_ENV_ALLOWLIST))
+    # Passed through to the agent but scrubbed from every written output.
+    secret_env: list[str] = Field(default_factory=lambda: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "SNOWFLAKE_PAT"])
+    replay_dir: str | None = None
+
+
+class GateConfig(StrictModel):
+    method: Literal["strict", "statistical"] = "strict"
+    confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
+    min_trials: int = Field(default=3, ge=1)
+
+
+class Config(StrictModel):
+    format_version: int = 1
+    suite: SuiteConfig = Field(default_factory=SuiteConfig)
+    reviewer: ReviewerConfig = Field(default_factory=ReviewerConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    rubric: Rubric = Field(default_factory=Rubric)  # defaults for tasks without their own
+    trials: int = Field(default=1, ge=1)
+    gate: GateConfig = Field(default_factory=GateConfig)
+    baseline: str = "baseline.json"
+    reports: str = "reports"

@@ -1,0 +1,115 @@
+"""summary.json, events and replay artifacts: what a run writes."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from rubricgate.models.base import Outcome, StrictModel, Tier
+from rubricgate.models.task import Expect, Rubric
+
+GradeCategory = Literal[
+    "wrong_tier", "missed_rule", "unexpected_rule", "no_verdict", "malformed_verdict",
+    "forbidden_tool", "missing_tool", "too_many_steps", "agent_error", "timeout", "not_run",
+]
+
+
+class Grade(StrictModel):
+    passed: bool
+    category: GradeCategory | None = None
+    reason: str = ""
+
+
+class TrialResult(StrictModel):
+    case_id: str
+    trial: int
+    outcome: Outcome
+    reported_tier: Tier | None = None
+    effective_tier: Tier | None = None
+    escalated: bool = False
+    grades: dict[str, Grade]
+    steps: int = 0
+    tool_calls: list[str] = Field(default_factory=list)
+    verdict_warnings: list[str] = Field(default_factory=list)
+    termination: str = "completed"
+    exit_code: int | None = 0
+    duration_s: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    cached: bool = False
+    transcript: str = ""  # path relative to the run dir
+
+
+class CaseSpec(StrictModel):
+    """A runnable case: a task file or a fixture, resolved and validated."""
+
+    id: str
+    source: Literal["task", "fixture"]
+    origin: str  # repo-relative file the case came from
+    why: str = ""
+    review: list[str]
+    files: dict[str, str] = Field(default_factory=dict)
+    expect: Expect
+    rubric: Rubric
+    trials: int = 1
+    tags: list[str] = Field(default_factory=list)
+    agent: str | None = None
+
+
+class CaseSummary(StrictModel):
+    id: str
+    source: str
+    tags: list[str] = Field(default_factory=list)
+    expected_tier: Tier | None = None
+    rates: dict[str, float] = Field(default_factory=dict)
+    pass_at_k: float | None = None
+    pass_hat_k: float | None = None
+    flaky: bool = False
+    trials: list[TrialResult] = Field(default_factory=list)
+
+
+class RateRow(StrictModel):
+    rate: float | None
+    passes: int
+    trials: int
+    low: float | None = None
+    high: float | None = None
+    baseline: float | None = None
+    delta: float | None = None
+    status: Literal["ok", "regression", "inconclusive", "no_baseline"] = "ok"
+
+
+class Decision(StrictModel):
+    status: Literal["pass", "regression", "error"]
+    exit_code: int
+    method: str = "strict"
+    reasons: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+
+class Summary(StrictModel):
+    format_version: int = 1
+    run_id: str
+    started_at: str
+    finished_at: str = ""
+    complete: bool = True
+    agent: str
+    agent_version: str | None = None
+    model: str | None = None
+    trials_default: int = 1
+    decision: Decision
+    rates: dict[str, RateRow]
+    rates_by_tag: dict[str, dict[str, float]] = Field(default_factory=dict)
+    cases: list[CaseSummary]
+    flaky_cases: list[str] = Field(default_factory=list)
+    cost: dict[str, Any] = Field(default_factory=dict)
+    config: dict[str, Any] = Field(default_factory=dict)
+
+
+class ReplayArtifact(StrictModel):
+    format_version: int = 1
+    case: CaseSpec
+    trial: TrialResult
+    transcript: dict[str, Any]

@@ -1,0 +1,73 @@
+"""Task file (evals/tasks/<id>.yaml) and fixture expect.yaml models."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator, model_validator
+
+from rubricgate.models.base import StrictModel, Tier
+
+
+class Expect(StrictModel):
+    """What a correct review of the case looks like; at least one key."""
+
+    tier: Tier | None = None
+    rules: list[str] = Field(default_factory=list)
+    absent_rules: list[str] = Field(default_factory=list)
+    ignore_agent_exit: bool = False
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> "Expect":
+        if self.tier is None and not self.rules and not self.absent_rules:
+            raise ValueError("expect needs at least one of tier, rules, absent_rules")
+        return self
+
+
+class ToolUseRubric(StrictModel):
+    """Tool allowlist: normalized names; forbidden/required are anchored regexes."""
+
+    allowed: list[str] | None = None
+    forbidden: list[str] = Field(default_factory=list)
+    required: list[str] = Field(default_factory=list)
+
+
+class TrajectoryRubric(StrictModel):
+    max_steps: int = Field(gt=0)
+
+
+class Rubric(StrictModel):
+    tool_use: ToolUseRubric | None = None
+    trajectory: TrajectoryRubric | None = None
+
+
+class FixtureExpect(StrictModel):
+    """Optional expect.yaml beside a fixture: adds rules to the folder's tier."""
+
+    rules: list[str] = Field(default_factory=list)
+    absent_rules: list[str] = Field(default_factory=list)
+    rubric: Rubric | None = None
+    trials: int | None = Field(default=None, gt=0)
+    tags: list[str] = Field(default_factory=list)
+    why: str = ""
+
+
+class TaskFile(StrictModel):
+    """One recorded eval task."""
+
+    id: str
+    why: str = ""
+    review: list[str] = Field(min_length=1)
+    files: dict[str, str] = Field(default_factory=dict)
+    expect: Expect
+    rubric: Rubric | None = None
+    trials: int | None = Field(default=None, gt=0)
+    tags: list[str] = Field(default_factory=list)
+    agent: str | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _kebab(cls, v: str) -> str:
+        import re
+
+        if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", v):
+            raise ValueError("id must be lowercase letters, digits, '.', '_' or '-'")
+        return v

@@ -1,0 +1,43 @@
+"""The normalized transcript every agent adapter produces."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from rubricgate.models.base import StrictModel
+
+Termination = Literal["completed", "max_turns", "api_error", "timeout", "crashed"]
+ToolStatus = Literal["ok", "error", "denied"]
+
+
+class ToolCall(StrictModel):
+    raw_name: str
+    name: str  # normalized: read, grep, glob, bash, write, edit, mcp__server__tool kept whole
+    input: dict[str, Any] = Field(default_factory=dict)
+    status: ToolStatus = "ok"
+    step: int = 0  # 1-based model turn that issued it (0 = unknown)
+
+
+class Usage(StrictModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+
+
+class Transcript(StrictModel):
+    format_version: int = 1
+    agent: str
+    agent_version: str | None = None
+    model: str | None = None
+    steps: int = 0
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    final_text: str = ""
+    usage: Usage = Field(default_factory=Usage)
+    termination: Termination = "completed"
+    exit_code: int | None = 0
+    duration_s: float = 0.0
+    skipped_lines: int = 0  # non-JSON lines in the native stream
+    output_truncated: bool = False
+    error: str = ""  # one line: why the run ended abnormally

@@ -1,0 +1,42 @@
+"""The verdict contract: the last fenced json block of the reviewer's final message."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from rubricgate.models.base import Severity, StrictModel, Tier
+from pydantic import BaseModel, ConfigDict
+
+
+class Finding(BaseModel):
+    # Agents add harmless extra keys (e.g. "kind"); tolerated on input, dropped on output.
+    model_config = ConfigDict(extra="ignore")
+
+    severity: Severity
+    rule: str
+    file: str = ""
+    line: int | None = None
+    quote: str = ""
+    issue: str = ""
+    fix: str = ""
+
+
+class Verdict(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    tier: Tier
+    summary: str = ""
+    files_reviewed: list[str] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+
+
+class ParsedVerdict(StrictModel):
+    """What the harness made of the final text."""
+
+    status: str  # "ok" | "missing" | "malformed" | "invalid"
+    reported_tier: Tier | None = None
+    effective_tier: Tier | None = None
+    escalated: bool = False
+    warnings: list[str] = Field(default_factory=list)
+    error: str = ""
+    verdict: Verdict | None = None

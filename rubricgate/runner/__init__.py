@@ -1,0 +1,1 @@
+"""The execution engine: workspaces, processes, scheduling."""
