@@ -1,0 +1,3 @@
+"""Commands: compare_cmd."""
+
+from rubricgate.cli.app import main  # noqa: F401

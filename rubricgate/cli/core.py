@@ -1,0 +1,3 @@
+"""Commands: core."""
+
+from rubricgate.cli.app import main  # noqa: F401
