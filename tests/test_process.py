@@ -1,0 +1,108 @@
+"""run_process: timeouts kill the whole group, output is capped, stdin is /dev/null."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from rubricgate.runner.process import run_process
+
+PY = sys.executable
+
+
+def _run(tmp_path: Path, code: str, *, timeout_s: float = 10, cap: int = 1_000_000,
+         env: dict[str, str] | None = None):
+    out = tmp_path / "out" / "stdout.txt"
+    res = run_process([PY, "-c", code], cwd=tmp_path, env=env or {"PATH": os.environ["PATH"]},
+                      timeout_s=timeout_s, output_cap_bytes=cap, stdout_path=out)
+    return res, out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie reparented to init is not running; /proc tells us.
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+def test_missing_executable_is_reported_not_raised(tmp_path: Path) -> None:
+    res = run_process(["/nonexistent/agent-cli"], cwd=tmp_path, env={}, timeout_s=5,
+                      output_cap_bytes=100, stdout_path=tmp_path / "s.txt")
+    assert res.exit_code is None
+    assert "cannot start" in res.start_error and "/nonexistent/agent-cli" in res.start_error
+
+
+def test_timeout_kills_the_whole_group_including_grandchildren(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    code = (
+        "import subprocess,sys,time\n"
+        f"p=subprocess.Popen([sys.executable,'-c','import time; time.sleep(60)'])\n"
+        f"open({str(pidfile)!r},'w').write(str(p.pid))\n"
+        "time.sleep(60)\n"
+    )
+    started = time.monotonic()
+    res, _ = _run(tmp_path, code, timeout_s=1.0)
+    assert res.timed_out and res.exit_code is None
+    assert time.monotonic() - started < 8
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 3
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child), "grandchild survived the timeout"
+
+
+def test_sigterm_ignoring_process_is_sigkilled(tmp_path: Path) -> None:
+    code = "import signal,time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('x',flush=True)\ntime.sleep(60)"
+    started = time.monotonic()
+    res, _ = _run(tmp_path, code, timeout_s=0.5)
+    assert res.timed_out
+    assert time.monotonic() - started < 6
+
+
+def test_background_child_left_after_clean_exit_is_swept(tmp_path: Path) -> None:
+    pidfile = tmp_path / "bg.pid"
+    code = (
+        "import subprocess,sys\n"
+        "p=subprocess.Popen([sys.executable,'-c','import time; time.sleep(60)'],"
+        "stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL)\n"
+        f"open({str(pidfile)!r},'w').write(str(p.pid))\n"
+    )
+    res, _ = _run(tmp_path, code)
+    assert res.exit_code == 0 and not res.timed_out
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 3
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+def test_output_cap_truncates_and_reports(tmp_path: Path) -> None:
+    code = "import sys\nfor _ in range(2000): sys.stdout.write('y'*1000+'\\n')"
+    res, out = _run(tmp_path, code, cap=10_000)
+    assert res.stdout_truncated
+    assert out.stat().st_size == 10_000 == res.stdout_bytes
+    assert res.exit_code == 0  # the child was not blocked by a full pipe
+
+
+def test_under_cap_is_not_truncated(tmp_path: Path) -> None:
+    res, out = _run(tmp_path, "print('hello')")
+    assert not res.stdout_truncated and out.read_text() == "hello\n"
+
+
+def test_stdin_is_dev_null_and_exit_code_and_stderr_tail(tmp_path: Path) -> None:
+    code = "import sys\nd=sys.stdin.read()\nsys.stderr.write('E'*20000+'boom')\nprint(repr(d))\nsys.exit(3)"
+    res, out = _run(tmp_path, code)
+    assert out.read_text().strip() == "''"
+    assert res.exit_code == 3
+    assert res.stderr_tail.endswith("boom") and len(res.stderr_tail) <= 8192
+
+
+def test_own_session_and_env_only_what_was_passed(tmp_path: Path) -> None:
+    code = "import os\nprint(os.getsid(0)==os.getpid(), sorted(k for k in os.environ if k!='LC_CTYPE'))"
+    res, out = _run(tmp_path, code, env={"PATH": os.environ["PATH"], "ONLY_ME": "1"})
+    assert out.read_text().strip() == "True ['ONLY_ME', 'PATH']"
