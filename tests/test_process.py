@@ -106,3 +106,21 @@ def test_own_session_and_env_only_what_was_passed(tmp_path: Path) -> None:
     code = "import os\nprint(os.getsid(0)==os.getpid(), sorted(k for k in os.environ if k!='LC_CTYPE'))"
     res, out = _run(tmp_path, code, env={"PATH": os.environ["PATH"], "ONLY_ME": "1"})
     assert out.read_text().strip() == "True ['ONLY_ME', 'PATH']"
+
+
+def test_watch_stops_the_run_on_a_line_and_kills_the_group(tmp_path: Path) -> None:
+    code = "import time\nfor i in range(100):\n    print('step', i, flush=True)\n    time.sleep(0.05)"
+    out = tmp_path / "s.txt"
+    seen: list[bytes] = []
+
+    def watch(line: bytes) -> str | None:
+        seen.append(line)
+        return "too many steps" if line == b"step 3" else None
+
+    started = time.monotonic()
+    res = run_process([PY, "-c", code], cwd=tmp_path, env={"PATH": os.environ["PATH"]},
+                      timeout_s=20, output_cap_bytes=10_000, stdout_path=out, watch=watch)
+    assert res.stopped == "too many steps" and not res.timed_out and res.exit_code is None
+    assert time.monotonic() - started < 4
+    assert seen[:4] == [b"step 0", b"step 1", b"step 2", b"step 3"]
+    assert "step 20" not in out.read_text()

@@ -37,16 +37,26 @@ class ProcessResult:
     duration_s: float
     stdout_bytes: int = 0
     start_error: str = ""  # non-empty when the executable could not be started
+    stopped: str = ""  # non-empty when the harness's watch callback ended the run
+
+
+Watch = Callable[[bytes], "str | None"]
 
 
 class _CappedPump(threading.Thread):
-    """Copy a pipe to a file up to `cap` bytes, then keep reading and discard the rest."""
+    """Copy a pipe to a file up to `cap` bytes, then keep reading and discard the rest.
 
-    def __init__(self, src: IO[bytes], dst: IO[bytes], cap: int) -> None:
+    With a `watch` callback every complete line is shown to it; a non-empty return value
+    is a reason to stop the run (the harness enforcing a limit the CLI does not have).
+    """
+
+    def __init__(self, src: IO[bytes], dst: IO[bytes], cap: int, watch: Watch | None = None) -> None:
         super().__init__(daemon=True)
-        self.src, self.dst, self.cap = src, dst, cap
+        self.src, self.dst, self.cap, self.watch = src, dst, cap, watch
         self.written = 0
         self.truncated = False
+        self.stop_reason = ""
+        self._partial = b""
 
     def run(self) -> None:
         for chunk in iter(lambda: self.src.read1(_CHUNK), b""):
@@ -56,7 +66,19 @@ class _CappedPump(threading.Thread):
                 self.written += min(room, len(chunk))
             if len(chunk) > max(room, 0):
                 self.truncated = True
+            if self.watch is not None and not self.stop_reason:
+                self._feed(chunk)
         self.dst.flush()
+
+    def _feed(self, chunk: bytes) -> None:
+        lines = (self._partial + chunk).split(b"\n")
+        # Keep the unfinished tail, bounded so one endless line cannot grow memory.
+        self._partial = lines.pop()[-self.cap:]
+        for line in lines:
+            reason = self.watch(line) if self.watch else None
+            if reason:
+                self.stop_reason = reason
+                return
 
 
 class _TailPump(threading.Thread):
@@ -114,8 +136,11 @@ def _group_alive(pgid: int) -> bool:
 
 
 def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
-                output_cap_bytes: int, stdout_path: Path) -> ProcessResult:
-    """Run argv in its own session; never raises for a failing or missing executable."""
+                output_cap_bytes: int, stdout_path: Path, watch: Watch | None = None) -> ProcessResult:
+    """Run argv in its own session; never raises for a failing or missing executable.
+
+    `watch(line)` (optional) sees each stdout line; returning a reason kills the group.
+    """
     started = time.monotonic()
     stdout_path.parent.mkdir(parents=True, exist_ok=True)
     with open(stdout_path, "wb") as out:
@@ -124,7 +149,8 @@ def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeo
         except OSError as exc:
             return ProcessResult(None, False, False, "", time.monotonic() - started,
                                  start_error=f"cannot start {argv[0]!r}: {exc.strerror or exc}")
-        return _supervise(proc, out, timeout_s, output_cap_bytes, started)
+        pump = _CappedPump(proc.stdout, out, output_cap_bytes, watch)  # type: ignore[arg-type]
+        return _supervise(proc, pump, timeout_s, started)
 
 
 def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> subprocess.Popen[bytes]:
@@ -134,18 +160,13 @@ def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> subprocess
     )
 
 
-def _supervise(proc: subprocess.Popen[bytes], out: IO[bytes], timeout_s: float, cap: int,
+def _supervise(proc: subprocess.Popen[bytes], pump: _CappedPump, timeout_s: float,
                started: float) -> ProcessResult:
     """Wait with a deadline, kill the group on timeout, and always sweep the group at the end."""
-    assert proc.stdout is not None and proc.stderr is not None
-    pump, tail = _CappedPump(proc.stdout, out, cap), _TailPump(proc.stderr)
+    tail = _TailPump(proc.stderr)  # type: ignore[arg-type]
     pump.start()
     tail.start()
-    timed_out = False
-    try:
-        proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+    timed_out = _wait(proc, pump, started + timeout_s)
     # A clean leader exit can still leave background children holding the pipes open;
     # sweeping the group is what guarantees no orphans.
     kill_group(proc.pid, reap=proc.poll)
@@ -153,7 +174,20 @@ def _supervise(proc: subprocess.Popen[bytes], out: IO[bytes], timeout_s: float, 
     pump.join(timeout=5)
     tail.join(timeout=5)
     return ProcessResult(
-        exit_code=None if timed_out else exit_code, timed_out=timed_out,
+        exit_code=None if timed_out or pump.stop_reason else exit_code, timed_out=timed_out,
         stdout_truncated=pump.truncated, stderr_tail=tail.text(),
-        duration_s=time.monotonic() - started, stdout_bytes=pump.written,
+        duration_s=time.monotonic() - started, stdout_bytes=pump.written, stopped=pump.stop_reason,
     )
+
+
+def _wait(proc: subprocess.Popen[bytes], pump: _CappedPump, deadline: float) -> bool:
+    """Block until exit, a watch stop, or the deadline; True when the deadline hit first."""
+    while True:
+        try:
+            proc.wait(timeout=min(0.1, max(deadline - time.monotonic(), 0.001)))
+            return False
+        except subprocess.TimeoutExpired:
+            if pump.stop_reason:
+                return False
+            if time.monotonic() >= deadline:
+                return True
