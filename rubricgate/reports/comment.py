@@ -1,0 +1,135 @@
+"""The pull-request comment (markdown): decision, rates vs baseline, failures by category.
+
+The comment carries a hidden marker so `publish` edits the previous one instead of stacking a
+new comment per push. Everything that came from a transcript is escaped: GitHub renders some
+HTML, and an unescaped `@name` would ping people from a reviewer's output.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+from rubricgate.models.results import RateRow, Summary
+
+MARKER = "<!-- rubricgate:report -->"
+DEFAULT_ARTIFACT = "rubricgate-report"
+MAX_PER_CATEGORY = 20  # keeps a badly broken run under GitHub's 65,536-character body limit
+MAX_REASON = 300
+_EPS = 1e-9
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_HEADLINE = {"pass": "PASS", "regression": "REGRESSION", "error": "ERROR (could not judge)"}
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failed grade of one trial."""
+
+    case_id: str
+    trial: int
+    dimension: str
+    reason: str
+
+
+def escape_md(text: str, limit: int = MAX_REASON) -> str:
+    """One line of inert markdown: no HTML, no table breaks, no mentions, no code spans."""
+    text = " ".join(_CONTROL.sub(" ", str(text)).split())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    for raw, safe in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|"), ("`", "\\`"),
+                      ("*", "\\*"), ("_", "\\_"), ("[", "\\["), ("]", "\\]")):
+        text = text.replace(raw, safe)
+    return text.replace("@", "@\u200b")  # zero-width space: no notification from quoted text
+
+
+def delta_label(row: RateRow) -> str:
+    """improvement / no change / REGRESSION, or 'no baseline' when there is nothing to compare."""
+    if row.delta is None or row.baseline is None:
+        return "no baseline"
+    if row.delta > _EPS:
+        return "improvement"
+    if row.delta < -_EPS:
+        return "REGRESSION" + (" (inconclusive)" if row.status == "inconclusive" else "")
+    return "no change"
+
+
+def pct(value: float | None) -> str:
+    """0.75 -> '75.0%'; None -> 'n/a'."""
+    return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
+def _signed_pp(delta: float | None) -> str:
+    if delta is None:
+        return "n/a"
+    return "0.0 pp" if abs(delta) <= _EPS else f"{delta * 100:+.1f} pp"
+
+
+def rates_table(summary: Summary) -> list[str]:
+    """Markdown table: each dimension's rate against its baseline."""
+    lines = ["| dimension | rate | baseline | delta | change |", "| --- | --- | --- | --- | --- |"]
+    for dim, row in summary.rates.items():
+        lines.append(f"| {escape_md(dim)} | {pct(row.rate)} ({row.passes}/{row.trials}) | "
+                     f"{pct(row.baseline)} | {_signed_pp(row.delta)} | {delta_label(row)} |")
+    return lines
+
+
+def failures_by_category(summary: Summary) -> dict[str, list[Failure]]:
+    """Every failed grade, grouped by its category (sorted for stable output)."""
+    groups: dict[str, list[Failure]] = defaultdict(list)
+    for case in summary.cases:
+        for t in case.trials:
+            for dim, grade in t.grades.items():
+                if not grade.passed:
+                    groups[grade.category or "uncategorized"].append(Failure(case.id, t.trial, dim, grade.reason))
+    return {k: groups[k] for k in sorted(groups)}
+
+
+def failures_section(summary: Summary) -> list[str]:
+    """### Failed cases by category, each failure with its reason."""
+    groups = failures_by_category(summary)
+    if not groups:
+        return ["No failed trials."]
+    lines = ["### Failed cases by category"]
+    for category, items in groups.items():
+        cases = len({f.case_id for f in items})
+        lines += ["", f"**{escape_md(category)}** — {len(items)} failed grade(s) in {cases} case(s)", ""]
+        for f in items[:MAX_PER_CATEGORY]:
+            lines.append(f"- {escape_md(f.case_id)} trial {f.trial} ({escape_md(f.dimension)}): "
+                         f"{escape_md(f.reason) or 'no reason given'}")
+        if len(items) > MAX_PER_CATEGORY:
+            lines.append(f"- … and {len(items) - MAX_PER_CATEGORY} more (see the artifact)")
+    return lines
+
+
+def _decision_lines(summary: Summary) -> list[str]:
+    d = summary.decision
+    lines = [f"**Decision:** {_HEADLINE.get(d.status, d.status)} (exit {d.exit_code}, method {escape_md(d.method)})"]
+    lines += [f"- {escape_md(r)}" for r in d.reasons]
+    lines += [f"- warning: {escape_md(w)}" for w in d.warnings]
+    if not summary.complete:
+        lines.append("- warning: the run did not complete; rates cover finished trials only")
+    return lines
+
+
+def _run_line(summary: Summary) -> str:
+    who = " ".join(escape_md(x) for x in (summary.agent, summary.agent_version or "", summary.model or "") if x)
+    return f"Run {escape_md(summary.run_id)} · agent {who} · {len(summary.cases)} case(s)"
+
+
+def render_body(summary: Summary, artifact: str = DEFAULT_ARTIFACT) -> str:
+    """The report markdown without the marker (also used for $GITHUB_STEP_SUMMARY)."""
+    lines = [f"## rubricgate: {_HEADLINE.get(summary.decision.status, summary.decision.status)}", "",
+             _run_line(summary), "", *_decision_lines(summary), "", *rates_table(summary), ""]
+    if summary.flaky_cases:
+        lines += ["Flaky cases (mixed results across trials): " + ", ".join(escape_md(c) for c in summary.flaky_cases), ""]
+    lines += [*failures_section(summary), "",
+              f"Replay files for each failed trial: workflow artifact **{escape_md(artifact, 100)}**, "
+              f"folder reports/{escape_md(summary.run_id)}/replay/ (inspect offline with "
+              f"`rubricgate report` or re-grade with `rubricgate regrade`)."]
+    return "\n".join(lines) + "\n"
+
+
+def render_comment(summary: Summary, artifact: str = DEFAULT_ARTIFACT) -> str:
+    """The PR comment: the hidden marker first, so a later run can find and edit it."""
+    return f"{MARKER}\n{render_body(summary, artifact)}"

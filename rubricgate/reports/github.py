@@ -1,0 +1,165 @@
+"""`publish`: upsert the PR comment and keep the gate's label in step, via the GitHub REST API.
+
+Every non-2xx answer is raised as GitHubError: a publish that silently did nothing would look
+exactly like one that worked. The token is sent only in the Authorization header and never
+appears in messages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rubricgate.errors import GateInputError
+from rubricgate.models.results import Summary
+from rubricgate.reports.comment import MARKER
+
+DEFAULT_LABEL = "rubricgate-regression"
+PAGE_SIZE = 100
+MAX_PAGES = 50  # 5,000 comments: far beyond any real PR, and a bound on a misbehaving server
+TIMEOUT_S = 30.0
+
+
+class GitHubError(Exception):
+    """The API refused or failed; the message names the request and GitHub's answer."""
+
+
+@dataclass(frozen=True)
+class GitHubTarget:
+    """Where to publish: API root, owner/name and the token, as Actions sets them."""
+
+    api_url: str
+    repository: str
+    token: str
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> "GitHubTarget":
+        """Read GITHUB_API_URL, GITHUB_REPOSITORY and GITHUB_TOKEN; bad values are input errors."""
+        env = os.environ if env is None else env
+        api = env.get("GITHUB_API_URL", "").strip() or "https://api.github.com"
+        if urllib.parse.urlsplit(api).scheme not in ("http", "https"):
+            raise GateInputError("environment", "GITHUB_API_URL", f"not an http(s) URL: {api!r}",
+                                 "unset it to use https://api.github.com")
+        repo = env.get("GITHUB_REPOSITORY", "").strip()
+        if repo.count("/") != 1 or not all(repo.split("/")):
+            raise GateInputError("environment", "GITHUB_REPOSITORY", f"expected owner/name, got {repo!r}",
+                                 "set it as Actions does, e.g. octo-org/octo-repo")
+        token = env.get("GITHUB_TOKEN", "").strip()
+        if not token:
+            raise GateInputError("environment", "GITHUB_TOKEN", "not set",
+                                 "pass `env: GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}` to the step")
+        return cls(api.rstrip("/"), repo, token)
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    """What publish did, for the one-line report on stdout."""
+
+    comment_id: int
+    comment_action: str  # created | updated
+    label_action: str  # added | removed | kept | absent | untouched
+
+
+class GitHubClient:
+    """The five REST calls publish needs, with errors made loud."""
+
+    def __init__(self, target: GitHubTarget) -> None:
+        self.target = target
+        self.base = f"{target.api_url}/repos/{target.repository}"
+
+    def request(self, method: str, path: str, body: Any = None) -> Any:
+        """One API call; returns decoded JSON (None for 204); raises GitHubError otherwise."""
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        req = urllib.request.Request(self.base + path, data=data, method=method, headers={
+            "Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28",
+            "Authorization": f"Bearer {self.target.token}", "User-Agent": "rubricgate",
+            "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
+                raw = resp.read()
+        except urllib.error.HTTPError as exc:
+            raise GitHubError(f"GitHub API {method} {path}: HTTP {exc.code} {_message(exc)}") from None
+        except (urllib.error.URLError, TimeoutError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise GitHubError(f"GitHub API {method} {path}: cannot connect to {self.target.api_url}: {reason}") from None
+        return _decode(raw, method, path)
+
+    def find_comment(self, pr: int) -> dict[str, Any] | None:
+        """The first comment on the PR carrying our marker, paging through all comments."""
+        for page in range(1, MAX_PAGES + 1):
+            batch = self.request("GET", f"/issues/{pr}/comments?per_page={PAGE_SIZE}&page={page}")
+            if not isinstance(batch, list):
+                raise GitHubError(f"GitHub API GET /issues/{pr}/comments: expected a list, got {type(batch).__name__}")
+            hit = next((c for c in batch if MARKER in str(c.get("body", ""))), None)
+            if hit is not None or len(batch) < PAGE_SIZE:
+                return hit
+        return None
+
+    def upsert_comment(self, pr: int, body: str) -> tuple[int, str]:
+        """Edit our earlier comment when there is one, else create it."""
+        existing = self.find_comment(pr)
+        if existing is not None:
+            made = self.request("PATCH", f"/issues/comments/{existing['id']}", {"body": body})
+            return _comment_id(made, "PATCH"), "updated"
+        made = self.request("POST", f"/issues/{pr}/comments", {"body": body})
+        return _comment_id(made, "POST"), "created"
+
+    def labels(self, pr: int) -> set[str]:
+        """Names of the labels currently on the PR."""
+        got = self.request("GET", f"/issues/{pr}/labels?per_page={PAGE_SIZE}")
+        return {str(item.get("name", "")) for item in got or []}
+
+    def sync_label(self, pr: int, label: str, wanted: bool) -> str:
+        """Add or remove the label so it matches the current state; report what changed."""
+        present = label in self.labels(pr)
+        if wanted and not present:
+            self.request("POST", f"/issues/{pr}/labels", {"labels": [label]})
+            return "added"
+        if not wanted and present:
+            # Only delete a label we saw: a 404 here is then a real error, not "already gone".
+            self.request("DELETE", f"/issues/{pr}/labels/{urllib.parse.quote(label, safe='')}")
+            return "removed"
+        return "kept" if present else "absent"
+
+
+def _message(exc: urllib.error.HTTPError) -> str:
+    """GitHub's own error message from the body, when it sent one."""
+    try:
+        payload = json.loads(exc.read().decode("utf-8", "replace") or "{}")
+    except (ValueError, OSError):
+        return exc.reason or ""
+    msg = payload.get("message", "") if isinstance(payload, dict) else ""
+    return (msg or exc.reason or "")[:300]
+
+
+def _decode(raw: bytes, method: str, path: str) -> Any:
+    if not raw.strip():
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        raise GitHubError(f"GitHub API {method} {path}: answer is not JSON") from None
+
+
+def _comment_id(made: Any, method: str) -> int:
+    if not isinstance(made, dict) or not isinstance(made.get("id"), int):
+        raise GitHubError(f"GitHub API {method} comment: answer has no comment id")
+    return made["id"]
+
+
+def publish(summary: Summary, body: str, pr: int, target: GitHubTarget, label: str = DEFAULT_LABEL) -> PublishResult:
+    """Upsert the comment, then sync the label: added on regression, removed on pass.
+
+    An error run (the gate could not judge) leaves the label as it is: the state is unknown.
+    """
+    client = GitHubClient(target)
+    comment_id, action = client.upsert_comment(pr, body)
+    status = summary.decision.status
+    label_action = "untouched" if status == "error" else client.sync_label(pr, label, status == "regression")
+    return PublishResult(comment_id, action, label_action)

@@ -1,0 +1,87 @@
+"""JUnit XML for CI test tabs: one testcase per case and dimension.
+
+Reasons come from transcripts and may hold characters XML 1.0 cannot carry at all (NUL, bell,
+lone surrogates). ElementTree escapes markup but writes those raw, producing a file CI parsers
+reject, so every string is made XML-safe first.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from rubricgate.models.base import DIMENSIONS
+from rubricgate.models.results import CaseSummary, Summary, TrialResult
+
+# Everything outside the XML 1.0 Char production.
+_INVALID = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_ERROR_CATEGORIES = {"agent_error", "timeout", "not_run", "no_verdict", "malformed_verdict"}
+
+
+def xml_safe(text: str) -> str:
+    """Replace characters XML cannot represent with a visible \\xNN / \\uNNNN escape."""
+    return _INVALID.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256
+                        else f"\\u{ord(m.group()):04x}", str(text))
+
+
+def _dimensions(summary: Summary) -> list[str]:
+    """The summary's dimensions in their canonical order, then any others."""
+    known = [d for d in DIMENSIONS if d in summary.rates]
+    return known + sorted(d for d in summary.rates if d not in DIMENSIONS)
+
+
+def _failed(case: CaseSummary, dim: str) -> list[TrialResult]:
+    return [t for t in case.trials if dim in t.grades and not t.grades[dim].passed]
+
+
+def _failure_element(failed: list[TrialResult], dim: str) -> ET.Element:
+    """<failure> for wrong answers; <error> when no trial produced a judgeable answer."""
+    categories = [t.grades[dim].category or "uncategorized" for t in failed]
+    tag = "error" if all(c in _ERROR_CATEGORIES for c in categories) else "failure"
+    el = ET.Element(tag, message=xml_safe(f"{len(failed)} trial(s) failed: " + ", ".join(sorted(set(categories)))),
+                    type=xml_safe(categories[0]))
+    el.text = xml_safe("\n".join(f"trial {t.trial}: {t.grades[dim].category or 'uncategorized'}: "
+                                 f"{t.grades[dim].reason}" for t in failed))
+    return el
+
+
+def _testcase(case: CaseSummary, dim: str) -> ET.Element:
+    el = ET.Element("testcase", classname=xml_safe(f"rubricgate.{case.id}"), name=xml_safe(dim),
+                    time=f"{sum(t.duration_s for t in case.trials):.3f}")
+    failed = _failed(case, dim)
+    if failed:
+        el.append(_failure_element(failed, dim))
+    elif not any(dim in t.grades for t in case.trials):
+        ET.SubElement(el, "skipped", message="no trial was graded on this dimension")
+    return el
+
+
+def _properties(summary: Summary) -> ET.Element:
+    props = ET.Element("properties")
+    for name, value in (("run_id", summary.run_id), ("agent", summary.agent),
+                        ("agent_version", summary.agent_version or ""), ("model", summary.model or ""),
+                        ("decision", summary.decision.status)):
+        ET.SubElement(props, "property", name=name, value=xml_safe(value))
+    return props
+
+
+def _count(suite: ET.Element, tag: str) -> int:
+    return sum(1 for tc in suite if tc.tag == "testcase" and tc.find(tag) is not None)
+
+
+def render_junit(summary: Summary) -> str:
+    """The whole JUnit document as a string (UTF-8, with declaration)."""
+    suite = ET.Element("testsuite", name="rubricgate", timestamp=xml_safe(summary.started_at))
+    suite.append(_properties(summary))
+    for case in summary.cases:
+        for dim in _dimensions(summary):
+            suite.append(_testcase(case, dim))
+    tests = sum(1 for tc in suite if tc.tag == "testcase")
+    suite.set("tests", str(tests))
+    for attr, tag in (("failures", "failure"), ("errors", "error"), ("skipped", "skipped")):
+        suite.set(attr, str(_count(suite, tag)))
+    suite.set("time", f"{sum(t.duration_s for c in summary.cases for t in c.trials):.3f}")
+    root = ET.Element("testsuites", name="rubricgate")
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,134 @@
+"""A tiny GitHub REST server on 127.0.0.1 for publish tests: issue comments and labels.
+
+Implements the endpoints publish uses with GitHub's status codes, including its error
+answers (401 bad credentials, 403, 404, 422), which tests inject per method and path.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import unquote, urlsplit
+
+TOKEN = "ghs_test_token_value_123456"
+
+
+class FakeGitHub:
+    """State of one repository: comments and labels per issue, plus injected failures."""
+
+    def __init__(self, repo: str = "octo/repo") -> None:
+        self.repo = repo
+        self.comments: dict[int, dict] = {}  # id -> {"id", "issue", "body"}
+        self.labels: dict[int, set[str]] = {}
+        self.fail: dict[tuple[str, str], tuple[int, str]] = {}  # (METHOD, path regex) -> answer
+        self.requests: list[tuple[str, str]] = []
+        self.next_id = 1000
+        self.lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """The variables Actions would set for this server."""
+        return {"GITHUB_API_URL": self.url, "GITHUB_REPOSITORY": self.repo, "GITHUB_TOKEN": TOKEN} | extra
+
+    def add_comment(self, issue: int, body: str) -> int:
+        with self.lock:
+            self.next_id += 1
+            self.comments[self.next_id] = {"id": self.next_id, "issue": issue, "body": body}
+            return self.next_id
+
+    def issue_comments(self, issue: int) -> list[dict]:
+        return [c for c in self.comments.values() if c["issue"] == issue]
+
+    def __enter__(self) -> "FakeGitHub":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _handler(gh: FakeGitHub):
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:  # keep pytest output clean
+            return
+
+        def _send(self, status: int, payload: object = None) -> None:
+            raw = b"" if payload is None else json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def _body(self) -> dict:
+            n = int(self.headers.get("Content-Length") or 0)
+            return json.loads(self.rfile.read(n) or b"{}")
+
+        def _route(self, method: str) -> None:
+            parts = urlsplit(self.path)
+            gh.requests.append((method, parts.path))
+            for (m, pattern), (status, msg) in gh.fail.items():
+                if m == method and re.search(pattern, parts.path):
+                    return self._send(status, {"message": msg, "documentation_url": "https://docs.github.com/rest"})
+            if self.headers.get("Authorization") != f"Bearer {TOKEN}":
+                return self._send(401, {"message": "Bad credentials"})
+            prefix = f"/repos/{gh.repo}"
+            if not parts.path.startswith(prefix + "/"):
+                return self._send(404, {"message": "Not Found"})
+            return self._dispatch(method, parts.path[len(prefix):], parts.query)
+
+        def _dispatch(self, method: str, path: str, query: str) -> None:
+            if m := re.fullmatch(r"/issues/(\d+)/comments", path):
+                issue = int(m[1])
+                if method == "GET":
+                    return self._send(200, _page(gh.issue_comments(issue), query))
+                if method == "POST":
+                    cid = gh.add_comment(issue, self._body()["body"])
+                    return self._send(201, gh.comments[cid])
+            if (m := re.fullmatch(r"/issues/comments/(\d+)", path)) and method == "PATCH":
+                cid = int(m[1])
+                if cid not in gh.comments:
+                    return self._send(404, {"message": "Not Found"})
+                gh.comments[cid]["body"] = self._body()["body"]
+                return self._send(200, gh.comments[cid])
+            if m := re.fullmatch(r"/issues/(\d+)/labels", path):
+                labels = gh.labels.setdefault(int(m[1]), set())
+                if method == "POST":
+                    labels.update(self._body()["labels"])
+                if method in ("GET", "POST"):
+                    return self._send(200, [{"name": n} for n in sorted(labels)])
+            if (m := re.fullmatch(r"/issues/(\d+)/labels/([^/]+)", path)) and method == "DELETE":
+                labels, name = gh.labels.setdefault(int(m[1]), set()), unquote(m[2])
+                if name not in labels:
+                    return self._send(404, {"message": "Label does not exist"})
+                labels.discard(name)
+                return self._send(200, [{"name": n} for n in sorted(labels)])
+            return self._send(404, {"message": "Not Found"})
+
+        def do_GET(self) -> None:
+            self._route("GET")
+
+        def do_POST(self) -> None:
+            self._route("POST")
+
+        def do_PATCH(self) -> None:
+            self._route("PATCH")
+
+        def do_DELETE(self) -> None:
+            self._route("DELETE")
+
+    return Handler
+
+
+def _page(items: list[dict], query: str) -> list[dict]:
+    params = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
+    size, page = int(params.get("per_page", 30)), int(params.get("page", 1))
+    return items[(page - 1) * size: page * size]

@@ -1,0 +1,115 @@
+"""Builders for report tests: a small, realistic Summary with a hostile transcript in it.
+
+Kept independent of the pipeline so renderers can be tested on exact inputs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rubricgate.models.results import (
+    CaseSpec, CaseSummary, Decision, Grade, RateRow, Summary, TrialResult,
+)
+from rubricgate.models.task import Expect, Rubric, ToolUseRubric, TrajectoryRubric
+from rubricgate.models.transcript import ToolCall, Transcript
+
+HOSTILE = (
+    "<script>document.title='PWNED-SCRIPT'</script>"
+    "<img src=x onerror=\"document.title='PWNED-IMG'\">"
+    " \x00\x07 bell & \"quotes\" ]]>"
+)
+
+
+def ok_grades() -> dict[str, Grade]:
+    """All three dimensions passing."""
+    return {d: Grade(passed=True) for d in ("verdict", "tool_use", "trajectory")}
+
+
+def trial(case_id: str, n: int, outcome: str = "BLOCK", **grades: Grade) -> TrialResult:
+    """A trial whose grades default to passing; override a dimension by keyword."""
+    g = ok_grades() | grades
+    return TrialResult(
+        case_id=case_id, trial=n, outcome=outcome, effective_tier=None if outcome == "ERROR" else outcome,
+        reported_tier=None if outcome == "ERROR" else outcome, grades=g, steps=4,
+        tool_calls=["read", "grep"], duration_s=1.25 + n, input_tokens=100, output_tokens=50,
+        transcript=f"transcripts/{case_id}-{n}.json",
+    )
+
+
+def failing_trials() -> list[TrialResult]:
+    """Trials of the failing case: a wrong tier with a hostile reason, and a forbidden tool."""
+    wrong = Grade(passed=False, category="wrong_tier", reason="expected BLOCK, got PASS " + HOSTILE)
+    tool = Grade(passed=False, category="forbidden_tool", reason="bash is forbidden")
+    return [trial("block-missing-description", 1, "PASS", verdict=wrong),
+            trial("block-missing-description", 2, "BLOCK", tool_use=tool)]
+
+
+def cases() -> list[CaseSummary]:
+    """Two cases: one clean, one with failures."""
+    good = CaseSummary(id="pass-weekly-revenue", source="fixture", expected_tier="PASS",
+                       rates={"verdict": 1.0, "tool_use": 1.0, "trajectory": 1.0},
+                       trials=[trial("pass-weekly-revenue", 1, "PASS"), trial("pass-weekly-revenue", 2, "PASS")])
+    bad = CaseSummary(id="block-missing-description", source="task", tags=["frontmatter"],
+                      expected_tier="BLOCK", rates={"verdict": 0.5, "tool_use": 0.5, "trajectory": 1.0},
+                      flaky=True, trials=failing_trials())
+    return [good, bad]
+
+
+def rates() -> dict[str, RateRow]:
+    """verdict regressed, tool_use improved, trajectory unchanged."""
+    return {
+        "verdict": RateRow(rate=0.75, passes=3, trials=4, baseline=1.0, delta=-0.25, status="regression"),
+        "tool_use": RateRow(rate=0.75, passes=3, trials=4, baseline=0.5, delta=0.25),
+        "trajectory": RateRow(rate=1.0, passes=4, trials=4, baseline=1.0, delta=0.0),
+    }
+
+
+def summary(**overrides) -> Summary:
+    """A regression run; override any top-level Summary field."""
+    base = dict(
+        run_id="20260101T000000Z-abc123", started_at="2026-01-01T00:00:00Z",
+        finished_at="2026-01-01T00:01:00Z", agent="builtin", agent_version="1.0.0", model="m-1",
+        trials_default=2,
+        decision=Decision(status="regression", exit_code=1, reasons=["verdict 0.75 < baseline 1.00"]),
+        rates=rates(), cases=cases(), flaky_cases=["block-missing-description"],
+    )
+    return Summary(**(base | overrides))
+
+
+def passing_summary() -> Summary:
+    """Everything at or above baseline."""
+    ok = {d: RateRow(rate=1.0, passes=4, trials=4, baseline=1.0, delta=0.0) for d in ("verdict", "tool_use", "trajectory")}
+    clean = [c.model_copy(update={"trials": [trial(c.id, 1, "PASS")]}) for c in cases()]
+    return summary(decision=Decision(status="pass", exit_code=0), rates=ok, cases=clean, flaky_cases=[])
+
+
+def transcript(final: str = "", calls: list[ToolCall] | None = None) -> Transcript:
+    """A transcript with a hostile tool input and final text."""
+    calls = calls if calls is not None else [
+        ToolCall(raw_name="Read", name="read", input={"file_path": "fixtures/block/x/SKILL.md"}, step=1),
+        ToolCall(raw_name="Bash", name="bash", input={"command": "echo " + HOSTILE}, status="denied", step=2),
+    ]
+    final = final or 'Review done.\n```json\n{"tier": "PASS", "summary": "' + HOSTILE.replace('"', "'") + '"}\n```'
+    return Transcript(agent="builtin", steps=3, tool_calls=calls, final_text=final, duration_s=2.5)
+
+
+def case_spec(case_id: str = "block-missing-description") -> CaseSpec:
+    """The case behind the failing trials."""
+    return CaseSpec(id=case_id, source="task", origin=f"evals/tasks/{case_id}.yaml",
+                    why="protects fm-description-required", review=["fixtures/block/data-loader/SKILL.md"],
+                    expect=Expect(tier="BLOCK", rules=["fm-description-required"]),
+                    rubric=Rubric(tool_use=ToolUseRubric(allowed=["read", "grep", "glob"], forbidden=["write|edit|bash"]),
+                                  trajectory=TrajectoryRubric(max_steps=12)),
+                    trials=2, tags=["frontmatter"])
+
+
+def write_run_dir(run_dir: Path, s: Summary | None = None) -> Path:
+    """Lay out reports/<run>/ as the pipeline does: summary.json and transcripts/."""
+    s = s or summary()
+    (run_dir / "transcripts").mkdir(parents=True, exist_ok=True)
+    (run_dir / "summary.json").write_text(s.model_dump_json(indent=2), encoding="utf-8")
+    for case in s.cases:
+        for t in case.trials:
+            (run_dir / t.transcript).write_text(json.dumps(transcript().model_dump()), encoding="utf-8")
+    return run_dir

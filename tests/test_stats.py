@@ -1,0 +1,166 @@
+"""rubricgate.stats: exact values, edge cases and bad input first."""
+
+from __future__ import annotations
+
+import pytest
+
+from rubricgate import stats
+
+
+# -- bad input --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("passes,trials", [(-1, 3), (4, 3), (0, -1)])
+def test_wilson_rejects_impossible_counts(passes: int, trials: int) -> None:
+    with pytest.raises(ValueError, match="passes"):
+        stats.wilson(passes, trials)
+
+
+@pytest.mark.parametrize("n,c,k", [(3, 1, 0), (3, 1, 4), (3, 4, 1)])
+def test_pass_k_rejects_bad_k_or_counts(n: int, c: int, k: int) -> None:
+    with pytest.raises(ValueError):
+        stats.pass_at_k(n, c, k)
+    with pytest.raises(ValueError):
+        stats.pass_hat_k(n, c, k)
+
+
+def test_mcnemar_rejects_negative_counts() -> None:
+    with pytest.raises(ValueError):
+        stats.mcnemar_exact(-1, 2)
+
+
+# -- Wilson -----------------------------------------------------------------------------------
+
+def test_wilson_no_trials_is_uninformative() -> None:
+    assert stats.wilson(0, 0) == (0.0, 1.0)
+
+
+def test_wilson_known_value() -> None:
+    # 8/10 at 95%: the textbook Wilson interval is (0.4902, 0.9433).
+    low, high = stats.wilson(8, 10)
+    assert low == pytest.approx(0.4902, abs=1e-4)
+    assert high == pytest.approx(0.9433, abs=1e-4)
+
+
+def test_wilson_all_pass_reaches_one_and_all_fail_reaches_zero() -> None:
+    assert stats.wilson(30, 30)[1] == 1.0
+    assert stats.wilson(30, 30)[0] < 1.0
+    assert stats.wilson(0, 30)[0] == 0.0
+    assert stats.wilson(0, 30)[1] > 0.0
+
+
+def test_wilson_narrows_with_more_trials_and_widens_with_confidence() -> None:
+    width = lambda lo_hi: lo_hi[1] - lo_hi[0]  # noqa: E731
+    assert width(stats.wilson(80, 100)) < width(stats.wilson(8, 10))
+    assert width(stats.wilson(8, 10, 0.99)) > width(stats.wilson(8, 10, 0.95))
+
+
+# -- pass@k / pass^k --------------------------------------------------------------------------
+
+def test_pass_k_single_trial_equals_rate() -> None:
+    assert stats.pass_at_k(5, 3, 1) == pytest.approx(0.6)
+    assert stats.pass_hat_k(5, 3, 1) == pytest.approx(0.6)
+
+
+def test_pass_k_known_values() -> None:
+    # n=5, c=3, k=2: pass^2 = C(3,2)/C(5,2) = 3/10; pass@2 = 1 - C(2,2)/C(5,2) = 9/10.
+    assert stats.pass_hat_k(5, 3, 2) == pytest.approx(0.3)
+    assert stats.pass_at_k(5, 3, 2) == pytest.approx(0.9)
+
+
+def test_pass_k_at_all_trials_is_all_or_any() -> None:
+    assert stats.pass_hat_k(3, 2, 3) == 0.0
+    assert stats.pass_hat_k(3, 3, 3) == 1.0
+    assert stats.pass_at_k(3, 1, 3) == 1.0
+    assert stats.pass_at_k(3, 0, 3) == 0.0
+
+
+def test_suite_pass_k_is_the_mean_over_cases() -> None:
+    counts = [(3, 3), (3, 0), (3, 2)]
+    assert stats.suite_pass_hat_k(counts, 2) == pytest.approx((1 + 0 + 1 / 3) / 3)
+    assert stats.suite_pass_at_k(counts, 2) == pytest.approx((1 + 0 + 1) / 3)
+    assert stats.suite_pass_at_k([], 1) is None
+
+
+def test_flaky_means_mixed_outcomes() -> None:
+    assert stats.is_flaky([True, False, True])
+    assert not stats.is_flaky([True, True])
+    assert not stats.is_flaky([False])
+    assert not stats.is_flaky([])
+
+
+# -- exact tests ------------------------------------------------------------------------------
+
+def test_binom_cdf_known_values_and_edges() -> None:
+    assert stats.binom_cdf(0, 3, 0.5) == pytest.approx(0.125)
+    assert stats.binom_cdf(-1, 3, 0.5) == 0.0
+    assert stats.binom_cdf(3, 3, 0.5) == 1.0
+    assert stats.binom_cdf(0, 4, 0.0) == 1.0
+    assert stats.binom_sf(4, 4, 1.0) == 1.0
+
+
+def test_binom_cdf_large_n_does_not_overflow() -> None:
+    assert stats.binom_cdf(1000, 2000, 0.5) == pytest.approx(0.5 + stats._binom_pmf(1000, 2000, 0.5) / 2)
+
+
+def test_mcnemar_exact_values() -> None:
+    assert stats.mcnemar_exact(0, 0) == 1.0
+    assert stats.mcnemar_exact(2, 0) == pytest.approx(0.25)
+    assert stats.mcnemar_exact(5, 0) == pytest.approx(1 / 32)
+    # 6 regressions vs 1 fix: P(X >= 6 | n=7) = 8/128.
+    assert stats.mcnemar_exact(6, 1) == pytest.approx(8 / 128)
+    assert stats.mcnemar_exact(0, 5) == 1.0
+
+
+def test_fisher_less_known_value() -> None:
+    # Tea-tasting table [[1,3],[3,1]]: one-sided p = 17/70.
+    assert stats.fisher_less(1, 4, 3, 4) == pytest.approx(17 / 70)
+    assert stats.fisher_less(4, 4, 0, 4) == pytest.approx(1.0)
+
+
+def test_exact_tests_agree_with_scipy() -> None:
+    scipy_stats = pytest.importorskip("scipy.stats")
+    for x1, n1, x0, n0 in [(20, 30, 27, 30), (120, 150, 133, 150), (0, 5, 5, 5)]:
+        table = [[x1, n1 - x1], [x0, n0 - x0]]
+        expected = scipy_stats.fisher_exact(table, alternative="less").pvalue
+        assert stats.fisher_less(x1, n1, x0, n0) == pytest.approx(expected, rel=1e-9)
+    assert stats.binom_cdf(7, 40, 0.3) == pytest.approx(scipy_stats.binom.cdf(7, 40, 0.3), rel=1e-9)
+    low, high = stats.wilson(13, 17)
+    ci = scipy_stats.binomtest(13, 17).proportion_ci(method="wilson")
+    assert (low, high) == pytest.approx((ci.low, ci.high), rel=1e-9)
+
+
+# -- the statistical gate ---------------------------------------------------------------------
+
+def test_judge_rate_at_or_above_baseline_is_ok_without_a_test() -> None:
+    result = stats.judge_rate(27, 30, 0.9, 30, 0.95, enough_trials=False)
+    assert result.status == "ok" and result.p_value is None
+
+
+def test_judge_rate_clear_drop_is_a_regression() -> None:
+    result = stats.judge_rate(100, 150, 0.9, 150, 0.95, enough_trials=True)
+    assert result.status == "regression"
+    assert result.p_value is not None and result.p_value < 0.05
+
+
+def test_judge_rate_small_dip_with_few_trials_is_inconclusive() -> None:
+    result = stats.judge_rate(26, 30, 0.9, 30, 0.95, enough_trials=False)
+    assert result.status == "inconclusive"
+    assert "too few trials" in result.reason
+
+
+def test_judge_rate_small_dip_with_enough_trials_is_noise() -> None:
+    result = stats.judge_rate(132, 150, 0.9, 150, 0.95, enough_trials=True)
+    assert result.status == "ok"
+    assert "within noise" in result.reason
+
+
+def test_judge_rate_respects_confidence() -> None:
+    # p is about 0.03 here: a regression at 95% confidence, noise at 99%.
+    p = stats.fisher_less(120, 150, 133, 150)
+    assert 0.01 < p < 0.05
+    assert stats.judge_rate(120, 150, 133 / 150, 150, 0.95, True).status == "regression"
+    assert stats.judge_rate(120, 150, 133 / 150, 150, 0.99, True).status == "ok"
+
+
+def test_judge_rate_no_trials_is_ok_nothing_to_judge() -> None:
+    assert stats.judge_rate(0, 0, 0.9, 30, 0.95, True).status == "ok"
