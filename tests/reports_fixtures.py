@@ -113,3 +113,33 @@ def write_run_dir(run_dir: Path, s: Summary | None = None) -> Path:
         for t in case.trials:
             (run_dir / t.transcript).write_text(json.dumps(transcript().model_dump()), encoding="utf-8")
     return run_dir
+
+
+GOLDEN = Path(__file__).parent / "golden"
+_SCRUBS = [
+    (r"\d{8}T\d{6}Z-[0-9a-f]+", "<RUN_ID>"),
+    (r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?", "<TIMESTAMP>"),
+    (r'(time="|"duration_s": |"elapsed_s": )\d+(\.\d+)?', r"\1<DURATION>"),
+]
+
+
+def scrub(text: str, paths: list[Path] = ()) -> str:
+    """Replace run ids, timestamps, durations and the given paths with stable placeholders."""
+    import re
+
+    for p in paths:
+        text = text.replace(str(p), "<PATH>")
+    for pattern, repl in _SCRUBS:
+        text = re.sub(pattern, repl, text)
+    return text
+
+
+def assert_golden(name: str, actual: str) -> None:
+    """Compare with tests/golden/<name>; RUBRICGATE_UPDATE_GOLDEN=1 rewrites it instead."""
+    import os
+
+    path = GOLDEN / name
+    if os.environ.get("RUBRICGATE_UPDATE_GOLDEN") == "1":
+        path.write_text(actual, encoding="utf-8")
+    assert path.exists(), f"missing golden file {path}; run with RUBRICGATE_UPDATE_GOLDEN=1 once"
+    assert actual == path.read_text(encoding="utf-8"), f"{name} differs from its golden file"

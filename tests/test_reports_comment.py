@@ -1,0 +1,94 @@
+"""The PR comment: marker, decision, deltas, failures by category, escaping; golden file."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import reports_fixtures as rf  # noqa: E402
+
+from rubricgate.models.results import Grade, RateRow  # noqa: E402
+from rubricgate.reports.comment import (  # noqa: E402
+    MARKER, MAX_PER_CATEGORY, delta_label, escape_md, failures_by_category, render_body, render_comment,
+)
+from rubricgate.reports.step_summary import append_step_summary  # noqa: E402
+from rubricgate.errors import GateInputError  # noqa: E402
+
+
+def test_transcript_html_and_mentions_are_inert():
+    out = escape_md("<script>x</script> @octocat | `code` [link](http://x) \x00\x07 \n new line")
+    assert "<" not in out and ">" not in out and "\n" not in out and "\x00" not in out and "\x07" not in out
+    assert "@octocat" not in out and "\\|" in out and "\\`" in out and "\\[" in out
+
+
+def test_reason_cannot_forge_the_marker():
+    s = rf.summary()
+    s.cases[1].trials[0].grades["verdict"].reason = MARKER
+    assert render_comment(s).count(MARKER) == 1
+
+
+@pytest.mark.parametrize("delta,status,label", [
+    (-0.25, "regression", "REGRESSION"), (0.1, "ok", "improvement"), (0.0, "ok", "no change"),
+    (1e-12, "ok", "no change"), (-0.1, "inconclusive", "REGRESSION (inconclusive)"),
+])
+def test_delta_labels(delta, status, label):
+    row = RateRow(rate=0.5, passes=1, trials=2, baseline=0.5 - delta, delta=delta, status=status)
+    assert delta_label(row) == label
+
+
+def test_no_baseline_is_labelled_not_guessed():
+    assert delta_label(RateRow(rate=0.5, passes=1, trials=2, status="no_baseline")) == "no baseline"
+
+
+def test_failures_grouped_by_category_with_reasons():
+    groups = failures_by_category(rf.summary())
+    assert list(groups) == ["forbidden_tool", "wrong_tier"]
+    assert groups["forbidden_tool"][0].reason == "bash is forbidden"
+
+
+def test_long_category_is_truncated_with_count():
+    s = rf.summary()
+    bad = s.cases[1].trials[1]
+    s.cases[1].trials.extend(bad.model_copy(update={"trial": n}) for n in range(3, MAX_PER_CATEGORY + 8))
+    body = render_body(s)
+    assert "… and 6 more" in body
+
+
+def test_pass_has_no_failures_section_and_says_pass():
+    body = render_comment(rf.passing_summary())
+    assert "rubricgate: PASS" in body and "No failed trials." in body and "REGRESSION" not in body
+
+
+def test_error_decision_headline():
+    s = rf.summary(decision=rf.Decision(status="error", exit_code=2, reasons=["baseline.json unreadable"]))
+    assert "ERROR (could not judge)" in render_body(s)
+
+
+def test_comment_golden():
+    rf.assert_golden("comment.md", rf.scrub(render_comment(rf.summary())))
+
+
+def test_step_summary_unset_writes_nothing(tmp_path):
+    assert append_step_summary(rf.summary(), env={}) is None
+
+
+def test_step_summary_appends(tmp_path):
+    target = tmp_path / "summary.md"
+    target.write_text("earlier step\n")
+    append_step_summary(rf.summary(), env={"GITHUB_STEP_SUMMARY": str(target)})
+    text = target.read_text()
+    assert text.startswith("earlier step\n") and "rubricgate: REGRESSION" in text and MARKER not in text
+
+
+def test_step_summary_unwritable_is_input_error(tmp_path):
+    with pytest.raises(GateInputError, match="GITHUB_STEP_SUMMARY"):
+        append_step_summary(rf.summary(), env={"GITHUB_STEP_SUMMARY": str(tmp_path / "no" / "dir.md")})
+
+
+def test_uncategorized_failure_still_listed():
+    s = rf.summary()
+    s.cases[0].trials[0].grades["trajectory"] = Grade(passed=False, reason="")
+    assert "**uncategorized**" in render_body(s) and "no reason given" in render_body(s)
