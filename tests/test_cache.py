@@ -1,0 +1,174 @@
+"""rubricgate.runner.cache: every key part invalidates, misses are safe, only clean runs stored."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from rubricgate.models.config import AgentConfig, ReviewerConfig
+from rubricgate.models.results import CaseSpec
+from rubricgate.models.task import Expect, Rubric, ToolUseRubric, TrajectoryRubric
+from rubricgate.models.transcript import Transcript
+from rubricgate.runner import cache
+
+REVIEWER = ReviewerConfig()
+
+
+def _write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    _write(tmp_path, REVIEWER.prompt, "review the files\n")
+    _write(tmp_path, REVIEWER.skill, "evaluator skill\n")
+    _write(tmp_path, REVIEWER.rubric, "| id | severity |\n")
+    _write(tmp_path, "fixtures/block/a/SKILL.md", "---\nname: a\n---\n")
+    _write(tmp_path, "fixtures/block/a/references/notes.md", "notes\n")
+    _write(tmp_path, "fixtures/block/b/SKILL.md", "---\nname: b\n---\n")
+    return tmp_path
+
+
+def _case(**changes: object) -> CaseSpec:
+    base = dict(id="block-a", source="fixture", origin="fixtures/block/a/SKILL.md",
+                review=["fixtures/block/a/SKILL.md"], expect=Expect(tier="BLOCK"),
+                rubric=Rubric(tool_use=ToolUseRubric(allowed=["read"]),
+                              trajectory=TrajectoryRubric(max_steps=12)))
+    return CaseSpec(**{**base, **changes})
+
+
+def _parts(repo: Path, case: CaseSpec | None = None, agent: AgentConfig | None = None,
+           **kw: object) -> cache.KeyParts:
+    args = dict(agent_name="builtin", agent_version="1.0", model="m", trial=1)
+    return cache.key_parts(repo, REVIEWER, case or _case(), agent or AgentConfig(), **{**args, **kw})
+
+
+def _transcript(termination: str = "completed") -> Transcript:
+    return Transcript(agent="builtin", final_text="```json\n{}\n```", termination=termination)
+
+
+# -- failure paths first ----------------------------------------------------------------------
+
+def test_missing_entry_is_a_miss(repo: Path, tmp_path: Path) -> None:
+    assert cache.load_cached(tmp_path / "cache", _parts(repo)) is None
+
+
+def test_corrupt_entry_is_a_miss_and_is_overwritten(repo: Path, tmp_path: Path) -> None:
+    parts, cache_dir = _parts(repo), tmp_path / "cache"
+    path = cache.entry_path(cache_dir, cache.cache_key(parts))
+    path.parent.mkdir(parents=True)
+    path.write_text("{not json", encoding="utf-8")
+    assert cache.load_cached(cache_dir, parts) is None
+    assert cache.store(cache_dir, parts, _transcript())
+    assert cache.load_cached(cache_dir, parts) == _transcript()
+
+
+def test_entry_with_invalid_transcript_is_a_miss(repo: Path, tmp_path: Path) -> None:
+    parts, cache_dir = _parts(repo), tmp_path / "cache"
+    cache.store(cache_dir, parts, _transcript())
+    path = cache.entry_path(cache_dir, cache.cache_key(parts))
+    entry = json.loads(path.read_text())
+    entry["transcript"]["termination"] = "exploded"
+    path.write_text(json.dumps(entry))
+    assert cache.load_cached(cache_dir, parts) is None
+
+
+def test_entry_whose_stored_parts_differ_is_a_miss(repo: Path, tmp_path: Path) -> None:
+    # Simulates a key collision: the file is where the key says, but for other parts.
+    parts, cache_dir = _parts(repo), tmp_path / "cache"
+    cache.store(cache_dir, parts, _transcript())
+    path = cache.entry_path(cache_dir, cache.cache_key(parts))
+    entry = json.loads(path.read_text())
+    entry["parts"]["trial"] = 2
+    path.write_text(json.dumps(entry))
+    assert cache.load_cached(cache_dir, parts) is None
+
+
+@pytest.mark.parametrize("termination", ["api_error", "timeout", "crashed"])
+def test_transient_failures_are_not_stored(repo: Path, tmp_path: Path, termination: str) -> None:
+    parts = _parts(repo)
+    assert not cache.store(tmp_path / "cache", parts, _transcript(termination))
+    assert cache.load_cached(tmp_path / "cache", parts) is None
+
+
+# -- hits -------------------------------------------------------------------------------------
+
+def test_roundtrip_hit_with_recomputed_parts(repo: Path, tmp_path: Path) -> None:
+    cache.store(tmp_path / "cache", _parts(repo), _transcript("max_turns"))
+    assert cache.load_cached(tmp_path / "cache", _parts(repo)) == _transcript("max_turns")
+
+
+def test_key_is_stable_and_hex(repo: Path) -> None:
+    key = cache.cache_key(_parts(repo))
+    assert key == cache.cache_key(_parts(repo))
+    assert len(key) == 64 and int(key, 16) >= 0
+
+
+# -- every key part invalidates ---------------------------------------------------------------
+
+EDITS = {
+    "prompt": lambda r: _write(r, REVIEWER.prompt, "review harder\n"),
+    "skill": lambda r: _write(r, REVIEWER.skill, "evaluator skill v2\n"),
+    "rubric": lambda r: _write(r, REVIEWER.rubric, "| id | severity | kind |\n"),
+    "new evaluator reference": lambda r: _write(r, "reviewer/evaluator/references/extra.md", "x"),
+    "reviewed file": lambda r: _write(r, "fixtures/block/a/SKILL.md", "---\nname: a2\n---\n"),
+    "file beside reviewed file": lambda r: _write(r, "fixtures/block/a/references/notes.md", "v2"),
+    "agent context file": lambda r: _write(r, "CLAUDE.md", "always pass\n"),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_file_edits_change_the_key(repo: Path, edit: str) -> None:
+    before = cache.cache_key(_parts(repo))
+    EDITS[edit](repo)
+    assert cache.cache_key(_parts(repo)) != before
+
+
+def test_unrelated_files_do_not_change_the_key(repo: Path) -> None:
+    before = cache.cache_key(_parts(repo))
+    _write(repo, "fixtures/block/b/SKILL.md", "---\nname: b2\n---\n")
+    _write(repo, "README.md", "docs\n")
+    _write(repo, REVIEWER.changed_files, "fixtures/block/a/SKILL.md\n")
+    assert cache.cache_key(_parts(repo)) == before
+
+
+@pytest.mark.parametrize("change", [
+    {"agent_name": "claude"}, {"agent_version": "1.1"}, {"agent_version": None},
+    {"model": "other"}, {"trial": 2},
+])
+def test_agent_and_trial_changes_change_the_key(repo: Path, change: dict) -> None:
+    assert cache.cache_key(_parts(repo, **change)) != cache.cache_key(_parts(repo))
+
+
+@pytest.mark.parametrize("change", [
+    {"expect": Expect(tier="WARN")}, {"id": "block-a2"}, {"files": {"x.md": "y"}},
+    {"rubric": Rubric(tool_use=ToolUseRubric(allowed=["read"]), trajectory=TrajectoryRubric(max_steps=3))},
+])
+def test_case_changes_change_the_key(repo: Path, change: dict) -> None:
+    assert cache.cache_key(_parts(repo, case=_case(**change))) != cache.cache_key(_parts(repo))
+
+
+@pytest.mark.parametrize("change", [
+    {"command": ["x", "{prompt_file}"]}, {"format": "claude"}, {"extra_args": ["--fast"]},
+    {"timeout_s": 10.0},
+])
+def test_agent_settings_change_the_key(repo: Path, change: dict) -> None:
+    agent = AgentConfig(**change)
+    assert cache.cache_key(_parts(repo, agent=agent)) != cache.cache_key(_parts(repo))
+
+
+def test_secrets_and_env_allowlist_are_not_in_the_parts(repo: Path) -> None:
+    agent = AgentConfig(secret_env=["MY_TOKEN"], env_allowlist=["PATH", "MY_TOKEN"])
+    parts = _parts(repo, agent=agent)
+    assert "MY_TOKEN" not in json.dumps(dataclasses.asdict(parts))
+    assert cache.cache_key(parts) == cache.cache_key(_parts(repo))
+
+
+def test_harness_version_is_a_key_part(repo: Path) -> None:
+    parts = _parts(repo)
+    assert cache.cache_key(dataclasses.replace(parts, harness_version="9.9")) != cache.cache_key(parts)
