@@ -1,0 +1,144 @@
+"""Live progress for `run`: an on_event listener the scheduler calls once per event.
+
+On a terminal it redraws one status line (cases done, failures so far, elapsed, remaining).
+When stdout is not a TTY (CI logs) it prints one line per finished case and no carriage
+returns, so logs stay readable and grep-able.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+
+def fmt_duration(seconds: float) -> str:
+    """75.2 -> '1:15'; 3725 -> '1:02:05'."""
+    s = max(0, int(round(seconds)))
+    h, rem = divmod(s, 3600)
+    return f"{h}:{rem // 60:02d}:{rem % 60:02d}" if h else f"{rem // 60}:{rem % 60:02d}"
+
+
+@dataclass
+class _CaseState:
+    expected: int | None = None
+    done: int = 0
+    failed: int = 0
+    problems: list[str] = field(default_factory=list)
+    finished: bool = False
+
+
+def _grade_failures(grades: Mapping[str, Any]) -> list[str]:
+    """'dimension:category' for each failed grade; grades may be dicts or Grade models."""
+    out = []
+    for dim, g in (grades or {}).items():
+        g = g if isinstance(g, Mapping) else getattr(g, "model_dump", lambda: {})()
+        if not g.get("passed", False):
+            out.append(f"{dim}:{g.get('category') or 'failed'}")
+    return out
+
+
+def _expected_trials(cases: Any) -> dict[str, int | None]:
+    """cases may be a count, a list of ids, a list of {id, trials}, or a mapping id -> trials."""
+    if isinstance(cases, Mapping):
+        return {str(k): int(v) if isinstance(v, int) else None for k, v in cases.items()}
+    if isinstance(cases, list):
+        return {str(c.get("id")) if isinstance(c, Mapping) else str(c):
+                c.get("trials") if isinstance(c, Mapping) else None for c in cases}
+    return {}
+
+
+class Progress:
+    """Callable listener: `Progress()(event)` for each scheduler event."""
+
+    def __init__(self, stream: TextIO | None = None, tty: bool | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.clock = clock
+        self.start = clock()
+        self.total_trials = 0
+        self.total_cases = 0
+        self.trials_done = 0
+        self.failures = 0
+        self.cases: dict[str, _CaseState] = {}
+
+    def __call__(self, event: Mapping[str, Any]) -> None:
+        """Dispatch one event; unknown event types are ignored (newer schedulers add some)."""
+        handler = getattr(self, "_on_" + str(event.get("event") or event.get("type") or ""), None)
+        if handler is not None:
+            handler(event)
+
+    def _on_run_started(self, ev: Mapping[str, Any]) -> None:
+        self.start = self.clock()
+        self.total_trials = int(ev.get("total_trials") or 0)
+        cases = ev.get("cases")
+        self.cases = {k: _CaseState(expected=v) for k, v in _expected_trials(cases).items()}
+        self.total_cases = cases if isinstance(cases, int) else len(self.cases)
+
+    def _on_case_started(self, ev: Mapping[str, Any]) -> None:
+        self.cases.setdefault(str(ev.get("case_id")), _CaseState())
+        self._draw()
+
+    def _on_trial_result(self, ev: Mapping[str, Any]) -> None:
+        state = self.cases.setdefault(str(ev.get("case_id")), _CaseState())
+        problems = _grade_failures(ev.get("grades") or {})
+        state.done += 1
+        self.trials_done += 1
+        if problems:
+            state.failed += 1
+            self.failures += 1
+            state.problems.extend(p for p in problems if p not in state.problems)
+        if state.expected is not None and state.done >= state.expected:
+            self._finish(str(ev.get("case_id")), state)
+        self._draw()
+
+    def _on_case_completed(self, ev: Mapping[str, Any]) -> None:
+        state = self.cases.setdefault(str(ev.get("case_id")), _CaseState())
+        if not state.finished:
+            self._finish(str(ev.get("case_id")), state)
+            self._draw()
+
+    def _on_run_completed(self, ev: Mapping[str, Any]) -> None:
+        for case_id, state in self.cases.items():
+            if state.done and not state.finished:
+                self._finish(case_id, state)
+        decision = ev.get("decision")
+        status = decision.get("status") if isinstance(decision, Mapping) else decision
+        self._line(f"run finished: {self._counts()} · decision {status or 'unknown'}")
+
+    def _finish(self, case_id: str, state: _CaseState) -> None:
+        state.finished = True
+        if not self.tty:
+            verdict = "ok" if not state.failed else "FAIL " + ", ".join(state.problems)
+            self._line(f"case {case_id}: {state.done - state.failed}/{state.done} trials passed ({verdict}) "
+                       f"[{self._counts()}]")
+
+    def cases_done(self) -> int:
+        return sum(1 for s in self.cases.values() if s.finished)
+
+    def remaining_s(self) -> float | None:
+        """Linear estimate from the trials finished so far; None before the first one."""
+        if not self.trials_done or not self.total_trials:
+            return None
+        elapsed = self.clock() - self.start
+        return elapsed / self.trials_done * max(0, self.total_trials - self.trials_done)
+
+    def _counts(self) -> str:
+        left = self.remaining_s()
+        eta = f", ~{fmt_duration(left)} left" if left is not None and self.trials_done < self.total_trials else ""
+        return (f"{self.cases_done()}/{self.total_cases or '?'} cases, {self.trials_done}/{self.total_trials or '?'} "
+                f"trials, {self.failures} failed, {fmt_duration(self.clock() - self.start)} elapsed{eta}")
+
+    def _draw(self) -> None:
+        if self.tty:
+            # \r + clear-to-end-of-line: redraw in place without leaving fragments of a longer line.
+            self.stream.write(f"\r\x1b[K{self._counts()}")
+            self.stream.flush()
+
+    def _line(self, text: str) -> None:
+        prefix = "\r\x1b[K" if self.tty else ""
+        self.stream.write(f"{prefix}{text}\n")
+        self.stream.flush()

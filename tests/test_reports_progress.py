@@ -1,0 +1,84 @@
+"""Progress listener: one line per finished case off a TTY; redrawn status line on a TTY."""
+
+from __future__ import annotations
+
+import io
+
+from rubricgate.reports.progress import Progress, fmt_duration
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def bad(category: str = "wrong_tier") -> dict:
+    return {"verdict": {"passed": False, "category": category}, "tool_use": {"passed": True}}
+
+
+def good() -> dict:
+    return {"verdict": {"passed": True}, "tool_use": {"passed": True}}
+
+
+def feed(progress: Progress, clock: Clock) -> None:
+    progress({"event": "run_started", "run_id": "r", "total_trials": 4,
+              "cases": [{"id": "a", "trials": 2}, {"id": "b", "trials": 2}]})
+    progress({"event": "case_started", "case_id": "a"})
+    clock.t += 10
+    progress({"event": "trial_result", "case_id": "a", "trial": 1, "outcome": "PASS", "grades": good()})
+    clock.t += 10
+    progress({"event": "trial_result", "case_id": "a", "trial": 2, "outcome": "PASS", "grades": bad()})
+    progress({"event": "case_started", "case_id": "b"})
+    clock.t += 10
+    progress({"event": "trial_result", "case_id": "b", "trial": 1, "outcome": "PASS", "grades": good()})
+    progress({"event": "trial_result", "case_id": "b", "trial": 2, "outcome": "PASS", "grades": good()})
+    progress({"event": "run_completed", "decision": {"status": "regression"}})
+
+
+def test_non_tty_prints_one_line_per_case_without_carriage_returns():
+    out, clock = io.StringIO(), Clock()
+    feed(Progress(out, tty=False, clock=clock), clock)
+    lines = out.getvalue().splitlines()
+    assert "\r" not in out.getvalue() and "\x1b" not in out.getvalue()
+    assert lines == [
+        "case a: 1/2 trials passed (FAIL verdict:wrong_tier) [1/2 cases, 2/4 trials, 1 failed, 0:20 elapsed, ~0:20 left]",
+        "case b: 2/2 trials passed (ok) [2/2 cases, 4/4 trials, 1 failed, 0:30 elapsed]",
+        "run finished: 2/2 cases, 4/4 trials, 1 failed, 0:30 elapsed · decision regression",
+    ]
+
+
+def test_tty_redraws_in_place():
+    out, clock = io.StringIO(), Clock()
+    feed(Progress(out, tty=True, clock=clock), clock)
+    text = out.getvalue()
+    assert text.count("\r\x1b[K") >= 6 and text.count("\n") == 1
+    assert "1/2 cases, 2/4 trials, 1 failed, 0:20 elapsed, ~0:20 left" in text
+
+
+def test_case_without_known_trial_count_finishes_on_case_completed_or_run_end():
+    out, clock = io.StringIO(), Clock()
+    p = Progress(out, tty=False, clock=clock)
+    p({"event": "run_started", "total_trials": 2, "cases": 2})
+    p({"event": "trial_result", "case_id": "x", "trial": 1, "grades": bad("timeout")})
+    assert out.getvalue() == ""
+    p({"event": "case_completed", "case_id": "x"})
+    p({"event": "trial_result", "case_id": "y", "trial": 1, "grades": good()})
+    p({"event": "run_completed", "decision": "pass"})
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("case x: 0/1 trials passed (FAIL verdict:timeout) [1/2 cases")
+    assert lines[1].startswith("case y: 1/1 trials passed (ok) [2/2 cases")
+
+
+def test_unknown_events_are_ignored_and_missing_grades_count_as_no_failure():
+    out = io.StringIO()
+    p = Progress(out, tty=False)
+    p({"event": "something_new"})
+    p({"type": "trial_result", "case_id": "z", "trial": 1})
+    assert p.failures == 0 and p.trials_done == 1
+
+
+def test_fmt_duration():
+    assert (fmt_duration(0), fmt_duration(75.4), fmt_duration(3725)) == ("0:00", "1:15", "1:02:05")
