@@ -1,0 +1,118 @@
+"""rubricgate.cost: the budget fails closed; totals never understate an unknown spend."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from rubricgate import cost
+from rubricgate.models.results import CaseSummary, Grade, TrialResult
+
+
+def _trial(case: str, i: int, usd: float | None, cached: bool = False, tokens: int = 10) -> TrialResult:
+    return TrialResult(case_id=case, trial=i, outcome="PASS", grades={"verdict": Grade(passed=True)},
+                       input_tokens=tokens, output_tokens=tokens // 2, cost_usd=usd, cached=cached)
+
+
+# -- failure paths first ----------------------------------------------------------------------
+
+def test_negative_budget_is_rejected() -> None:
+    with pytest.raises(ValueError, match="max-cost"):
+        cost.Budget(-1.0)
+
+
+def test_budget_refuses_once_spent_and_stays_refused() -> None:
+    budget = cost.Budget(0.10)
+    assert budget.try_start()
+    budget.record(0.06)
+    assert budget.try_start()
+    budget.record(0.05)
+    assert not budget.try_start()
+    assert budget.exhausted and "spent" in budget.reason
+    assert not budget.try_start()
+
+
+def test_zero_budget_starts_nothing() -> None:
+    budget = cost.Budget(0.0)
+    assert not budget.try_start()
+    assert budget.exhausted
+
+
+def test_unpriced_trial_under_a_budget_stops_new_trials() -> None:
+    budget = cost.Budget(5.0)
+    budget.record(None)
+    assert not budget.try_start()
+    assert "cannot be enforced" in budget.reason
+
+
+def test_unpriced_trial_without_budget_is_fine() -> None:
+    budget = cost.Budget(None)
+    budget.record(None)
+    budget.record(1e9)
+    assert budget.try_start() and not budget.exhausted
+
+
+def test_cached_trials_are_not_charged() -> None:
+    budget = cost.Budget(0.01)
+    budget.record(5.0, cached=True)
+    budget.record(None, cached=True)
+    assert budget.try_start()
+
+
+def test_budget_is_thread_safe() -> None:
+    budget = cost.Budget(1000.0)
+    threads = [threading.Thread(target=lambda: [budget.record(0.001) for _ in range(1000)]) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert budget.spent_usd == pytest.approx(4.0)
+
+
+# -- not-run trials ---------------------------------------------------------------------------
+
+def test_not_run_trial_fails_every_dimension() -> None:
+    trial = cost.not_run_trial("a", 2, "cost budget spent")
+    assert trial.outcome == "ERROR"
+    assert set(trial.grades) == {"verdict", "tool_use", "trajectory"}
+    assert all(not g.passed and g.category == "not_run" for g in trial.grades.values())
+    assert cost.is_not_run(trial)
+    assert not cost.is_not_run(_trial("a", 1, 0.1))
+
+
+# -- totals -----------------------------------------------------------------------------------
+
+def _case(cid: str, tags: list[str], trials: list[TrialResult]) -> CaseSummary:
+    return CaseSummary(id=cid, source="task", tags=tags, trials=trials)
+
+
+def test_cost_summary_totals_by_case_and_tag() -> None:
+    cases = [_case("a", ["fm"], [_trial("a", 1, 0.5), _trial("a", 2, 0.25)]),
+             _case("b", ["fm", "refs"], [_trial("b", 1, 1.0), _trial("b", 2, 9.0, cached=True),
+                                        cost.not_run_trial("b", 3, "budget")])]
+    out = cost.cost_summary(cases)
+    assert out["cost_usd"] == pytest.approx(1.75)
+    assert out["input_tokens"] == 30 and out["output_tokens"] == 15
+    assert out["cached_trials"] == 1 and out["not_run_trials"] == 1 and out["trials"] == 5
+    assert out["by_case"]["a"]["cost_usd"] == pytest.approx(0.75)
+    assert out["by_tag"]["fm"]["cost_usd"] == pytest.approx(1.75)
+    assert out["by_tag"]["refs"]["cost_usd"] == pytest.approx(1.0)
+    assert "budget" not in out
+
+
+def test_cost_summary_unknown_cost_is_not_a_partial_sum() -> None:
+    out = cost.cost_summary([_case("a", [], [_trial("a", 1, 0.5), _trial("a", 2, None)])])
+    assert out["cost_usd"] is None
+    assert out["unpriced_trials"] == 1
+    assert out["input_tokens"] == 20
+
+
+def test_cost_summary_reports_budget_state() -> None:
+    budget = cost.Budget(0.1)
+    budget.record(0.2)
+    budget.try_start()
+    out = cost.cost_summary([], budget)
+    assert out["budget"]["exhausted"] is True
+    assert out["budget"]["spent_usd"] == pytest.approx(0.2)
+    assert out["cost_usd"] == 0.0
