@@ -1,0 +1,69 @@
+"""Replay artifacts: for every failed trial, everything needed to understand it offline.
+
+reports/<run>/replay/<case>-<trial>.json holds the case input and expectation (CaseSpec), the
+trial with every grade (category and reason), and the normalized transcript, so one failure
+can be studied or re-graded without rerunning the agent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rubricgate.errors import GateInputError
+from rubricgate.loading import load_model
+from rubricgate.models.results import CaseSpec, ReplayArtifact, Summary, TrialResult
+from rubricgate.reports.summary import read_transcript, write_json_atomic
+
+REPLAY_DIR = "replay"
+
+
+def replay_name(case_id: str, trial: int) -> str:
+    """Run-dir-relative path of one trial's replay artifact."""
+    return f"{REPLAY_DIR}/{case_id}-{trial}.json"
+
+
+def trial_failed(trial: TrialResult) -> bool:
+    """A trial needs a replay artifact when any grade failed or no verdict came out."""
+    return trial.outcome == "ERROR" or any(not g.passed for g in trial.grades.values())
+
+
+def build_artifact(run_dir: Path, case: CaseSpec, trial: TrialResult) -> ReplayArtifact:
+    """Bundle the case, the trial and its stored transcript (which must exist)."""
+    if not trial.transcript:
+        raise GateInputError(str(run_dir / "summary.json"), f"cases[{case.id}].trials[{trial.trial}].transcript",
+                             "no transcript path recorded", "re-run the case; replay needs its transcript")
+    transcript = read_transcript(run_dir, trial.transcript)
+    return ReplayArtifact(case=case, trial=trial, transcript=transcript.model_dump(mode="json"))
+
+
+def write_replay_artifacts(run_dir: Path, cases: list[CaseSpec], summary: Summary,
+                           secrets: list[str] | None = None) -> list[Path]:
+    """Write one artifact per failed trial; returns the files written.
+
+    A failed trial whose case is not among `cases` is an error: silently skipping it would
+    leave a failure with nothing to replay.
+    """
+    by_id = {c.id: c for c in cases}
+    written = []
+    for case_summary in summary.cases:
+        for trial in filter(trial_failed, case_summary.trials):
+            if case_summary.id not in by_id:
+                raise GateInputError(str(run_dir / "summary.json"), f"cases[{case_summary.id}]",
+                                     "failed case is not in the suite", "pass the suite the run used")
+            artifact = build_artifact(run_dir, by_id[case_summary.id], trial)
+            path = run_dir / replay_name(case_summary.id, trial.trial)
+            path.parent.mkdir(exist_ok=True)
+            write_json_atomic(path, artifact.model_dump(mode="json"), secrets)
+            written.append(path)
+    return written
+
+
+def read_replay(path: Path) -> ReplayArtifact:
+    """Load one replay artifact; a bad file is an input error naming the field."""
+    return load_model(ReplayArtifact, path, str(path))
+
+
+def read_replays(run_dir: Path) -> list[ReplayArtifact]:
+    """Every replay artifact of a run, sorted by file name."""
+    folder = run_dir / REPLAY_DIR
+    return [read_replay(p) for p in sorted(folder.glob("*.json"))] if folder.is_dir() else []
