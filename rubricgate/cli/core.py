@@ -1,3 +1,125 @@
-"""Commands: core."""
+"""Commands: run, validate, baseline update, schema."""
 
-from rubricgate.cli.app import main  # noqa: F401
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+
+import click
+
+from rubricgate import exitcodes
+from rubricgate.baseline import load_baseline, updated_baseline, write_baseline
+from rubricgate.cli.app import main
+from rubricgate.config import find_repo
+from rubricgate.errors import GateInputError, GateInputErrors
+from rubricgate.models.baseline import Baseline
+from rubricgate.models.task import TaskFile
+from rubricgate.pipeline import RunOptions, load_all, run_suite
+from rubricgate.reports.progress import Progress
+from rubricgate.reports.summary import read_summary
+from rubricgate.reports.terminal import render_terminal
+
+
+def fail_input(exc: GateInputError | GateInputErrors) -> None:
+    """Print one line per problem and exit 2: never a traceback."""
+    errors = exc.errors if isinstance(exc, GateInputErrors) else [exc]
+    for err in errors:
+        click.echo(f"error: {err.one_line()}", err=True)
+    sys.exit(exitcodes.CANNOT_JUDGE)
+
+
+def _sigterm_as_interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
+repo_option = click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=None,
+                           help="Repository root (default: nearest folder with rubricgate.yaml).")
+config_option = click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+                             default=None, help="Config file (default: <repo>/rubricgate.yaml).")
+
+
+def _repo(repo: Path | None) -> Path:
+    return (repo or find_repo(Path.cwd())).resolve()
+
+
+@main.command()
+@repo_option
+@config_option
+@click.option("--agent", default=None, help="Agent adapter for every case (overrides tasks and config).")
+@click.option("--trials", type=click.IntRange(min=1), default=None, help="Trials per case (overrides tasks and config).")
+@click.option("--only", multiple=True, help="Run only cases whose id contains this text (repeatable).")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, help="Trials run at once.")
+@click.option("--keep-workspaces", is_flag=True, help="Keep each trial's throwaway copy for debugging.")
+def run(repo, config_path, agent, trials, only, jobs, keep_workspaces) -> None:
+    """Run the suite against the reviewer and gate the rates against baseline.json."""
+    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    options = RunOptions(repo=_repo(repo), config_path=config_path, agent=agent, trials=trials,
+                         only=list(only), jobs=jobs, keep_workspaces=keep_workspaces, listeners=_listeners())
+    try:
+        outcome = run_suite(options)
+    except (GateInputError, GateInputErrors) as exc:
+        fail_input(exc)
+    click.echo(render_terminal(outcome.summary, str(outcome.run_dir)))
+    sys.exit(outcome.exit_code)
+
+
+def _listeners() -> list:
+    """Live progress on stderr (a TTY gets a status line, CI logs one line per case)."""
+    return [Progress(sys.stderr)]
+
+
+@main.command()
+@repo_option
+@config_option
+def validate(repo, config_path) -> None:
+    """Load config, rubric, cases and baseline; report every problem; run nothing."""
+    try:
+        loaded = load_all(_repo(repo), config_path)
+    except (GateInputError, GateInputErrors) as exc:
+        fail_input(exc)
+    tasks = sum(1 for c in loaded.cases if c.source == "task")
+    click.echo(f"ok: {len(loaded.cases)} cases ({tasks} tasks, {len(loaded.cases) - tasks} fixtures), "
+               f"{len(loaded.rubric.rules)} rules, baseline {_rates(loaded.baseline.rates)}")
+
+
+def _rates(rates: dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:.0%}" for k, v in rates.items())
+
+
+@main.group()
+def baseline() -> None:
+    """Inspect or update baseline.json."""
+
+
+@baseline.command("update")
+@repo_option
+@config_option
+@click.option("--reason", default="", help="Why a rate may go down (required to lower one).")
+@click.option("--from", "from_run", type=click.Path(path_type=Path), default=None,
+              help="Use this run's summary.json instead of running the suite.")
+def baseline_update(repo, config_path, reason, from_run) -> None:
+    """Set the baseline from a run: raise freely, lower only with --reason."""
+    root = _repo(repo)
+    try:
+        summary = read_summary(from_run) if from_run else run_suite(
+            RunOptions(repo=root, config_path=config_path, require_baseline=False)).summary
+        loaded = load_all(root, config_path, require_baseline=False)
+        path = root / loaded.config.baseline
+        old = load_baseline(path, loaded.config.baseline) if path.exists() else None
+        if not summary.complete:
+            raise GateInputError(str(from_run or "run"), "complete", "the run is partial", "update from a complete run")
+        new, lowered = updated_baseline(old, summary, reason)
+    except (GateInputError, GateInputErrors) as exc:
+        fail_input(exc)
+    write_baseline(path, new)
+    click.echo(f"baseline updated: {_rates(new.rates)}" + (f" (lowered {', '.join(lowered)}: {reason})" if lowered else ""))
+
+
+@main.command()
+@click.argument("which", type=click.Choice(["task", "baseline"]), default="task")
+def schema(which: str) -> None:
+    """Print the JSON Schema of the task file or baseline.json (for editors)."""
+    model = {"task": TaskFile, "baseline": Baseline}[which]
+    click.echo(json.dumps(model.model_json_schema(), indent=2))

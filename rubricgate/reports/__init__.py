@@ -1,1 +1,1 @@
-"""What a run leaves behind for people: summary, replay artifacts, HTML, comment, JUnit, trend."""
+"""Report formats, one module each."""

@@ -1,0 +1,135 @@
+"""The embedded default reviewer: deterministic, offline, and honest about what it did.
+
+It applies the rubric's mechanical rules by really reading the workspace, one step per
+phase, and reports through the same transcript model as a real agent CLI: its reads,
+globs and greps are tool calls and its verdict is the final text.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rubricgate import __version__
+from rubricgate.agents.base import AgentRequest
+from rubricgate.agents.skill_checks import CHECKS, SECRET_PATTERNS, Hit, Skill, parse_skill, scan_secrets
+from rubricgate.errors import GateInputError
+from rubricgate.models.config import AgentConfig
+from rubricgate.models.transcript import ToolCall, Transcript
+from rubricgate.rubric import RubricSpec, load_rubric
+
+SECRET_REGEX = "|".join(p.pattern for p in SECRET_PATTERNS)
+
+
+@dataclass
+class _Session:
+    """One review in progress: the tool calls made so far and the current step."""
+
+    workspace: Path
+    step: int = 0
+    calls: list[ToolCall] = field(default_factory=list)
+
+    def next_step(self) -> None:
+        self.step += 1
+
+    def read(self, rel: str) -> str | None:
+        path = self.workspace / rel
+        ok = path.is_file()
+        self._call("Read", "read", {"file_path": rel}, ok)
+        return path.read_text(encoding="utf-8", errors="replace") if ok else None
+
+    def glob(self, pattern: str) -> list[Path]:
+        found = sorted(p for p in self.workspace.glob(pattern) if p.is_file())
+        self._call("Glob", "glob", {"pattern": pattern}, True)
+        return found
+
+    def grep(self, rel: str) -> None:
+        self._call("Grep", "grep", {"pattern": SECRET_REGEX, "path": rel}, True)
+
+    def _call(self, raw: str, name: str, args: dict, ok: bool) -> None:
+        self.calls.append(ToolCall(raw_name=raw, name=name, input=args, status="ok" if ok else "error", step=self.step))
+
+
+class BuiltinAgent:
+    """Deterministic reviewer applying the rubric's mechanical rules."""
+
+    name = "builtin"
+
+    def __init__(self, config: AgentConfig | None = None) -> None:
+        self.config = config
+
+    def version(self) -> str | None:
+        return f"rubricgate-builtin {__version__}"
+
+    def run(self, request: AgentRequest) -> Transcript:
+        """Review the files named in the changed-files list; never raises for review problems."""
+        started = time.monotonic()
+        session = _Session(request.workspace)
+        final, error = self._review(session, request)
+        session.next_step()  # the final answer is a model turn of its own
+        return Transcript(agent=self.name, agent_version=self.version(), model="mechanical-rules",
+                          steps=session.step, tool_calls=session.calls, final_text=final,
+                          termination="completed" if not error else "crashed",
+                          exit_code=0 if not error else 1, duration_s=time.monotonic() - started, error=error)
+
+    def _review(self, session: _Session, request: AgentRequest) -> tuple[str, str]:
+        rel = lambda p: p.relative_to(request.workspace).as_posix()  # noqa: E731
+        session.next_step()
+        listing = session.read(rel(request.changed_files_file)) or ""
+        paths = [line.strip() for line in listing.splitlines() if line.strip()]
+        session.next_step()
+        rubric_text = session.read(rel(request.rubric_file))
+        if rubric_text is None:
+            return "I could not read the rubric, so I cannot review.", "rubric not found in workspace"
+        try:
+            rubric = load_rubric(request.rubric_file, rel(request.rubric_file))
+        except GateInputError as exc:
+            return f"The rubric does not parse: {exc.one_line()}", "rubric does not parse"
+        hits = review_files(session, paths, rubric)
+        return render_final(paths, hits, rubric), ""
+
+
+def review_files(session: _Session, paths: list[str], rubric: RubricSpec) -> list[tuple[str, Hit]]:
+    """Phases: read every skill, glob its bundled files, grep all of them for credentials."""
+    session.next_step()
+    skills = [parse_skill(p, text, (session.workspace / p).parent)
+              for p in paths if (text := session.read(p)) is not None]
+    hits: list[tuple[str, Hit]] = []
+    session.next_step()
+    bundled = {s.path: session.glob(f"{Path(s.path).parent.as_posix()}/**/*") for s in skills}
+    for skill in skills:
+        hits += [(skill.path, h) for rid, check in CHECKS.items() if rid in rubric.rules for h in check(skill)]
+    if "secret-in-file" in rubric.rules:
+        session.next_step()
+        for skill in skills:
+            hits += _grep_secrets(session, skill, bundled[skill.path])
+    return [(f, h) for f, h in hits if rubric.rules[h.rule].kind == "mechanical"]
+
+
+def _grep_secrets(session: _Session, skill: Skill, files: list[Path]) -> list[tuple[str, Hit]]:
+    out = []
+    for path in files:
+        rel = path.relative_to(session.workspace).as_posix()
+        if path.suffix.lower() not in {".md", ".txt", ".yaml", ".yml", ".json", ".py", ".sh", ".sql", ".toml", ".cfg", ".ini", ".env", ""}:
+            continue
+        session.grep(rel)
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        out += [(rel, h) for h in scan_secrets(lines)]
+    return out
+
+
+def render_final(paths: list[str], hits: list[tuple[str, Hit]], rubric: RubricSpec) -> str:
+    """Prose summary plus the verdict block, as the verdict contract asks."""
+    findings = [{"severity": rubric.rules[h.rule].severity, "rule": h.rule, "file": f, "line": h.line,
+                 "quote": h.quote, "issue": h.issue, "fix": h.fix} for f, h in hits]
+    tier = rubric.derive_tier(f["severity"] for f in findings)
+    worst = sorted(findings, key=lambda f: ("critical", "warning", "suggestion").index(f["severity"]))
+    summary = (f"{worst[0]['rule']}: {worst[0]['issue']}" if worst else
+               f"No mechanical rule is violated in {len(paths)} file(s).")
+    verdict = {"tier": tier, "summary": summary, "files_reviewed": paths, "findings": findings}
+    lines = [f"Reviewed {len(paths)} file(s) against {len(rubric.rules)} rules "
+             f"(mechanical rules only; judgement rules need a model).", ""]
+    lines += [f"- {f['severity']} {f['rule']} at {f['file']}:{f['line']}: {f['issue']}" for f in findings]
+    return "\n".join(lines + ["", "```json", json.dumps(verdict, indent=2), "```", ""])

@@ -1,0 +1,22 @@
+"""Graders: small pure functions, one per dimension. Grading never needs the agent."""
+
+from __future__ import annotations
+
+from rubricgate.graders.tool_use import grade_tool_use
+from rubricgate.graders.trajectory import grade_trajectory
+from rubricgate.graders.verdict import grade_verdict
+from rubricgate.models.results import CaseSpec, Grade
+from rubricgate.models.transcript import Transcript
+from rubricgate.models.verdict import ParsedVerdict
+
+
+def grade_trial(case: CaseSpec, transcript: Transcript, parsed: ParsedVerdict) -> dict[str, Grade]:
+    """The three dimensions of design.md for one trial."""
+    return {
+        "verdict": grade_verdict(case, transcript, parsed),
+        "tool_use": grade_tool_use(case.rubric.tool_use, transcript),
+        "trajectory": grade_trajectory(case.rubric.trajectory, transcript),
+    }
+
+
+__all__ = ["grade_trial", "grade_verdict", "grade_tool_use", "grade_trajectory"]

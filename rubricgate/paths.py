@@ -1,0 +1,24 @@
+"""Repository-relative paths that cannot escape the repository."""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+from rubricgate.errors import GateInputError
+
+
+def safe_relpath(repo: Path, rel: str, display: str, field: str) -> PurePosixPath:
+    """Validate a repo-relative path: not absolute, no '..', no symlink out of the repo."""
+    if not rel or not rel.strip():
+        raise GateInputError(display, field, "empty path", "give a repository-relative path")
+    pure = PurePosixPath(rel)
+    if pure.is_absolute() or rel.startswith("~") or (len(rel) > 1 and rel[1] == ":"):
+        raise GateInputError(display, field, f"absolute path {rel!r}", "use a path relative to the repository root")
+    if ".." in pure.parts:
+        raise GateInputError(display, field, f"path {rel!r} contains '..'", "keep paths inside the repository")
+    root = repo.resolve()
+    resolved = (root / pure).resolve()
+    if resolved != root and root not in resolved.parents:
+        raise GateInputError(display, field, f"path {rel!r} resolves outside the repository (symlink)",
+                             "point at a file inside the repository")
+    return pure

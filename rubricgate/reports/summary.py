@@ -1,0 +1,52 @@
+"""summary.json and stored transcripts."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from rubricgate.errors import GateInputError
+from rubricgate.loading import load_model
+from rubricgate.models.results import Summary
+from rubricgate.models.transcript import Transcript
+from rubricgate.runner.environment import scrub
+
+
+def write_json_atomic(path: Path, data: dict, secrets: list[str] | None = None) -> None:
+    """Write via a temp file and rename, so a crash never leaves half a file."""
+    text = scrub(json.dumps(data, indent=2, default=str), secrets or [])
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_summary(run_dir: Path, summary: Summary, secrets: list[str] | None = None) -> Path:
+    path = run_dir / "summary.json"
+    write_json_atomic(path, summary.model_dump(mode="json"), secrets)
+    return path
+
+
+def read_summary(path: Path) -> Summary:
+    """Load a summary.json (or the one inside a run dir)."""
+    if path.is_dir():
+        path = path / "summary.json"
+    if not path.is_file():
+        raise GateInputError(str(path), "", "no summary.json here", "point at a run directory under reports/")
+    return load_model(Summary, path, str(path))
+
+
+def transcript_name(case_id: str, trial: int) -> str:
+    return f"transcripts/{case_id}-{trial}.json"
+
+
+def write_transcript(run_dir: Path, case_id: str, trial: int, transcript: Transcript,
+                     secrets: list[str] | None = None) -> str:
+    rel = transcript_name(case_id, trial)
+    (run_dir / "transcripts").mkdir(exist_ok=True)
+    write_json_atomic(run_dir / rel, transcript.model_dump(mode="json"), secrets)
+    return rel
+
+
+def read_transcript(run_dir: Path, rel: str) -> Transcript:
+    return load_model(Transcript, run_dir / rel, str(run_dir / rel))

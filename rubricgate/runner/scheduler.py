@@ -1,0 +1,141 @@
+"""Runs (case, trial) jobs: workspace -> agent -> transcript -> grades. Failures are data."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rubricgate.agents import Agent, AgentRequest
+from rubricgate.graders import grade_trial
+from rubricgate.models.config import Config
+from rubricgate.models.results import CaseSpec, Grade, TrialResult
+from rubricgate.models.transcript import Transcript
+from rubricgate.reports.events import EventLog
+from rubricgate.reports.summary import write_transcript
+from rubricgate.rubric import RubricSpec
+from rubricgate.runner.workspace import make_workspace, snapshot, tree_changes
+from rubricgate.verdict import parse_verdict
+
+
+@dataclass
+class RunContext:
+    """What every trial of one run shares."""
+
+    repo: Path
+    config: Config
+    rubric: RubricSpec
+    run_dir: Path
+    events: EventLog
+    agents: dict[str, Agent]
+    files: list[str]
+    env: dict[str, str]
+    secrets: list[str]
+    tree_before: dict
+    exclude: set[str]
+    keep_workspaces: bool = False
+    cases: list[CaseSpec] = field(default_factory=list)
+    results: list[TrialResult] = field(default_factory=list)  # grows as trials finish
+    tree_violations: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass(frozen=True)
+class Job:
+    case: CaseSpec
+    trial: int
+    agent: str
+
+
+def run_jobs(ctx: RunContext, jobs: list[Job], workers: int = 1) -> list[TrialResult]:
+    """Run every job (in order, or on `workers` threads); results also accumulate in ctx.results,
+    so an interrupted run still knows what finished."""
+    if workers <= 1:
+        for job in jobs:
+            run_trial(ctx, job)
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(lambda j: run_trial(ctx, j), jobs))
+    order = {(j.case.id, j.trial): i for i, j in enumerate(jobs)}
+    return sorted(ctx.results, key=lambda r: order[(r.case_id, r.trial)])
+
+
+def run_trial(ctx: RunContext, job: Job) -> TrialResult:
+    """One trial in its own throwaway workspace; the original tree is checked afterwards."""
+    case = job.case
+    if job.trial == 1:
+        ctx.events.emit("case_started", case_id=case.id, trials=case.trials, agent=job.agent)
+    ws = make_workspace(ctx.repo, ctx.files, case.files, (ctx.config.reviewer.changed_files, case.review),
+                        keep=ctx.keep_workspaces, label=case.id[:40])
+    try:
+        transcript = _run_agent(ctx, job, _request(ctx, job, ws.root, ws.scratch))
+    finally:
+        ws.remove()
+    result = grade(ctx, case, job.trial, transcript)
+    result = _check_tree(ctx, result)
+    with ctx.lock:
+        ctx.results.append(result)
+    ctx.events.emit("trial_result", **_event_fields(result, ws.root if ctx.keep_workspaces else None))
+    return result
+
+
+def _request(ctx: RunContext, job: Job, root: Path, scratch: Path) -> AgentRequest:
+    cfg, rubric = ctx.config, job.case.rubric
+    return AgentRequest(
+        case_id=job.case.id, trial=job.trial, workspace=root, prompt_file=root / cfg.reviewer.prompt,
+        rubric_file=root / cfg.reviewer.rubric, changed_files_file=root / cfg.reviewer.changed_files,
+        scratch=scratch, allowed_tools=rubric.tool_use.allowed, max_steps=rubric.trajectory.max_steps,
+        timeout_s=cfg.agent.timeout_s, output_cap_bytes=cfg.agent.output_cap_bytes, env=dict(ctx.env),
+        model=cfg.agent.model, extra_args=list(cfg.agent.extra_args))
+
+
+def _run_agent(ctx: RunContext, job: Job, request: AgentRequest) -> Transcript:
+    started = time.monotonic()
+    try:
+        return ctx.agents[job.agent].run(request)
+    except Exception as exc:  # an adapter bug must become a graded ERROR, not abort the run
+        return Transcript(agent=job.agent, termination="crashed", exit_code=None,
+                          duration_s=time.monotonic() - started, error=f"adapter raised {type(exc).__name__}: {exc}")
+
+
+def grade(ctx: RunContext, case: CaseSpec, trial: int, transcript: Transcript) -> TrialResult:
+    """Parse the verdict, grade three dimensions, store the transcript."""
+    parsed = parse_verdict(transcript.final_text, ctx.rubric)
+    grades = grade_trial(case, transcript, parsed)
+    rel = write_transcript(ctx.run_dir, case.id, trial, transcript, ctx.secrets)
+    return trial_result(case.id, trial, transcript, parsed, grades, rel)
+
+
+def trial_result(case_id, trial, transcript, parsed, grades, rel) -> TrialResult:
+    """Assemble the stored result of one graded trial."""
+    return TrialResult(
+        case_id=case_id, trial=trial, outcome=parsed.effective_tier if parsed.status == "ok" else "ERROR",
+        reported_tier=parsed.reported_tier, effective_tier=parsed.effective_tier, escalated=parsed.escalated,
+        grades=grades, steps=transcript.steps, tool_calls=[c.name for c in transcript.tool_calls],
+        verdict_warnings=parsed.warnings + ([parsed.error] if parsed.error else []),
+        termination=transcript.termination, exit_code=transcript.exit_code, duration_s=round(transcript.duration_s, 3),
+        input_tokens=transcript.usage.input_tokens, output_tokens=transcript.usage.output_tokens,
+        cost_usd=transcript.usage.cost_usd, transcript=rel)
+
+
+def _check_tree(ctx: RunContext, result: TrialResult) -> TrialResult:
+    # A reviewer that writes to the original repository is a failed trial and a broken run.
+    with ctx.lock:
+        changes = tree_changes(ctx.tree_before, snapshot(ctx.repo, ctx.exclude))
+        new = [c for c in changes if c not in ctx.tree_violations]
+        ctx.tree_violations.extend(new)
+    if not new:
+        return result
+    reason = f"the original repository changed during this trial: {', '.join(new[:5])}"
+    failed = {d: Grade(passed=False, category="agent_error", reason=reason) for d in result.grades}
+    return result.model_copy(update={"grades": failed, "outcome": "ERROR"})
+
+
+def _event_fields(result: TrialResult, workspace: Path | None) -> dict:
+    fields = result.model_dump(mode="json", include={"case_id", "trial", "outcome", "steps", "duration_s", "cost_usd"})
+    fields["grades"] = {d: g.model_dump(mode="json") for d, g in result.grades.items()}
+    if workspace is not None:
+        fields["workspace"] = str(workspace)
+    return fields

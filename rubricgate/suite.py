@@ -1,0 +1,130 @@
+"""evals/ + fixtures/ -> cases. Every load error names its file and field.
+
+Problems are collected, not raised one by one, so `validate` can report all of them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rubricgate.errors import GateInputError, GateInputErrors
+from rubricgate.loading import load_model
+from rubricgate.models.config import Config
+from rubricgate.models.results import CaseSpec
+from rubricgate.models.task import Expect, FixtureExpect, Rubric, TaskFile
+from rubricgate.paths import safe_relpath
+from rubricgate.rubric import RubricSpec
+
+TIERS = {"pass": "PASS", "warn": "WARN", "block": "BLOCK"}
+TASK_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def load_suite(repo: Path, config: Config, rubric: RubricSpec | None = None) -> list[CaseSpec]:
+    """All cases (tasks then fixtures), or GateInputErrors listing every problem."""
+    errors: list[GateInputError] = []
+    cases = _load_tasks(repo, config, errors) + _load_fixtures(repo, config, errors)
+    _check_duplicates(cases, errors)
+    if rubric is not None:
+        for case in cases:
+            _check_rule_ids(case, rubric, errors)
+    if not cases and not errors:
+        errors.append(GateInputError(config.suite.tasks, "", "no cases: no task files and no fixtures",
+                                     "add evals/tasks/<id>.yaml or fixtures/<tier>/<name>/SKILL.md"))
+    if errors:
+        raise GateInputErrors(errors)
+    return cases
+
+
+def _load_tasks(repo: Path, config: Config, errors: list[GateInputError]) -> list[CaseSpec]:
+    folder = repo / config.suite.tasks
+    if not folder.is_dir():
+        return []
+    cases = []
+    for path in sorted(p for p in folder.iterdir() if p.suffix in TASK_SUFFIXES):
+        display = f"{config.suite.tasks}/{path.name}"
+        try:
+            cases.append(_task_case(repo, config, path, display))
+        except GateInputError as exc:
+            errors.append(exc)
+    return cases
+
+
+def _task_case(repo: Path, config: Config, path: Path, display: str) -> CaseSpec:
+    task = load_model(TaskFile, path, display)
+    if task.id != path.stem:
+        raise GateInputError(display, "id", f"id {task.id!r} differs from the file stem {path.stem!r}",
+                             f"rename the file or set id: {path.stem}")
+    for i, rel in enumerate(task.review):
+        safe_relpath(repo, rel, display, f"review[{i}]")
+    for rel in task.files:
+        safe_relpath(repo, rel, display, f"files.{rel}")
+    _check_review_exists(repo, task.review, task.files, display)
+    rubric = merge_rubric(task.rubric, config.rubric, display)
+    return CaseSpec(id=task.id, source="task", origin=display, why=task.why, review=task.review,
+                    files=task.files, expect=task.expect, rubric=rubric,
+                    trials=task.trials or config.trials, tags=task.tags, agent=task.agent)
+
+
+def _check_review_exists(repo: Path, review: list[str], files: dict[str, str], display: str) -> None:
+    for i, rel in enumerate(review):
+        if rel not in files and not (repo / rel).is_file():
+            raise GateInputError(display, f"review[{i}]", f"{rel!r} does not exist",
+                                 "point at an existing file or add it under files:")
+
+
+def merge_rubric(own: Rubric | None, default: Rubric, display: str) -> Rubric:
+    """Task rubric keys override the config defaults; both dimensions must end up set."""
+    tool_use = (own.tool_use if own else None) or default.tool_use
+    trajectory = (own.trajectory if own else None) or default.trajectory
+    if tool_use is None:
+        raise GateInputError(display, "rubric.tool_use", "no tool-use rubric for this case",
+                             "set rubric.tool_use here or a default in rubricgate.yaml")
+    if trajectory is None:
+        raise GateInputError(display, "rubric.trajectory", "no trajectory rubric for this case",
+                             "set rubric.trajectory.max_steps here or a default in rubricgate.yaml")
+    return Rubric(tool_use=tool_use, trajectory=trajectory)
+
+
+def _load_fixtures(repo: Path, config: Config, errors: list[GateInputError]) -> list[CaseSpec]:
+    root = repo / config.suite.fixtures
+    cases = []
+    for folder, tier in TIERS.items():
+        tier_dir = root / folder
+        for skill in sorted(tier_dir.glob("*/SKILL.md")) if tier_dir.is_dir() else []:
+            try:
+                cases.append(_fixture_case(repo, config, skill, tier))
+            except GateInputError as exc:
+                errors.append(exc)
+    return cases
+
+
+def _fixture_case(repo: Path, config: Config, skill: Path, tier: str) -> CaseSpec:
+    rel = skill.relative_to(repo).as_posix()
+    safe_relpath(repo, rel, rel, "path")
+    extra, origin = FixtureExpect(), rel
+    expect_file = skill.parent / "expect.yaml"
+    if expect_file.is_file():
+        origin = expect_file.relative_to(repo).as_posix()
+        extra = load_model(FixtureExpect, expect_file, origin)
+    expect = Expect(tier=tier, rules=extra.rules, absent_rules=extra.absent_rules)
+    name = skill.parent.name
+    return CaseSpec(id=f"fixture-{tier.lower()}-{name}", source="fixture", origin=origin, why=extra.why,
+                    review=[rel], expect=expect, rubric=merge_rubric(extra.rubric, config.rubric, origin),
+                    trials=extra.trials or config.trials, tags=["fixture", tier.lower(), *extra.tags])
+
+
+def _check_duplicates(cases: list[CaseSpec], errors: list[GateInputError]) -> None:
+    seen: dict[str, str] = {}
+    for case in cases:
+        if case.id in seen:
+            errors.append(GateInputError(case.origin, "id", f"duplicate case id {case.id!r} (also in {seen[case.id]})",
+                                         "give every task a unique id"))
+        seen.setdefault(case.id, case.origin)
+
+
+def _check_rule_ids(case: CaseSpec, rubric: RubricSpec, errors: list[GateInputError]) -> None:
+    for key in ("rules", "absent_rules"):
+        for rid in getattr(case.expect, key):
+            if rid not in rubric.rules:
+                errors.append(GateInputError(case.origin, f"expect.{key}", f"unknown rule id {rid!r}",
+                                             f"use an id from {rubric.path}"))
