@@ -1,0 +1,61 @@
+"""Shared fixtures: a small, real repository copied from this one into tmp_path."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+
+
+def make_repo(dest: Path, fixtures: list[str] | None = None, tasks: list[str] | None = None,
+              baseline: dict | None = None, commit: bool = True) -> Path:
+    """Copy the reviewer, config and the named fixtures/tasks; write a baseline; git-commit it."""
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(ROOT / "reviewer", dest / "reviewer", ignore=shutil.ignore_patterns(".changed-skills.txt"))
+    shutil.copy(ROOT / "rubricgate.yaml", dest / "rubricgate.yaml")
+    for rel in fixtures if fixtures is not None else ["pass/weekly-revenue-summary", "block/data-loader"]:
+        shutil.copytree(ROOT / "fixtures" / rel, dest / "fixtures" / rel)
+    (dest / "evals" / "tasks").mkdir(parents=True)
+    for name in tasks or []:
+        shutil.copy(ROOT / "evals" / "tasks" / f"{name}.yaml", dest / "evals" / "tasks")
+    rates = baseline or {"verdict": 1.0, "tool_use": 1.0, "trajectory": 1.0}
+    (dest / "baseline.json").write_text(json.dumps({"format_version": 1, "rates": rates, "trials": 1, "history": []}))
+    (dest / ".gitignore").write_text("reports/\n")
+    if commit:
+        subprocess.run(["git", "init", "-q", "-b", "main", str(dest)], check=True)
+        git(dest, "add", "-A")
+        git(dest, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "init")
+    return dest
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+def write_task(repo: Path, data: dict, name: str | None = None) -> Path:
+    path = repo / "evals" / "tasks" / f"{name or data.get('id', 'task')}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def set_severity(repo: Path, rule: str, severity: str) -> None:
+    """Edit the rubric table row of `rule` in place, as a maintainer would."""
+    path = repo / "reviewer/evaluator/references/rubric.md"
+    lines = path.read_text().splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith(f"| {rule} |"):
+            cells = line.split("|")
+            cells[2] = f" {severity} "
+            lines[i] = "|".join(cells)
+    path.write_text("\n".join(lines) + "\n")
