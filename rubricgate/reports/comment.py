@@ -59,7 +59,7 @@ def pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:.1f}%"
 
 
-def _signed_pp(delta: float | None) -> str:
+def signed_pp(delta: float | None) -> str:
     if delta is None:
         return "n/a"
     return "0.0 pp" if abs(delta) <= _EPS else f"{delta * 100:+.1f} pp"
@@ -70,7 +70,7 @@ def rates_table(summary: Summary) -> list[str]:
     lines = ["| dimension | rate | baseline | delta | change |", "| --- | --- | --- | --- | --- |"]
     for dim, row in summary.rates.items():
         lines.append(f"| {escape_md(dim)} | {pct(row.rate)} ({row.passes}/{row.trials}) | "
-                     f"{pct(row.baseline)} | {_signed_pp(row.delta)} | {delta_label(row)} |")
+                     f"{pct(row.baseline)} | {signed_pp(row.delta)} | {delta_label(row)} |")
     return lines
 
 

@@ -1,0 +1,88 @@
+"""matplotlib charts for the HTML report, returned as PNG data URIs (the report works offline).
+
+Agg backend: no display is needed on CI. Labels pass through `_plain` because matplotlib
+treats `$...$` as mathtext and would choke on (or reinterpret) such text.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.colors import ListedColormap  # noqa: E402
+
+from rubricgate.models.results import Summary, TrialResult  # noqa: E402
+
+# Grid cell values: 0 passed every dimension, 1 failed a dimension, 2 no verdict, 3 no such trial.
+_GRID_COLOURS = ["#2e7d32", "#c62828", "#6d6d6d", "#ffffff"]
+GRID_LEGEND = {"passed": _GRID_COLOURS[0], "failed a dimension": _GRID_COLOURS[1], "ERROR": _GRID_COLOURS[2]}
+
+
+def _plain(text: str) -> str:
+    return str(text).replace("$", r"\$")
+
+
+def _data_uri(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=96, bbox_inches="tight", metadata={"Software": None})
+    plt.close(fig)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def rates_chart(summary: Summary) -> str:
+    """Bars: each dimension's rate; a black tick: its baseline."""
+    dims = list(summary.rates)
+    fig, ax = plt.subplots(figsize=(6, 3))
+    rates = [summary.rates[d].rate or 0.0 for d in dims]
+    colours = ["#c62828" if summary.rates[d].status == "regression" else "#1565c0" for d in dims]
+    ax.bar(range(len(dims)), rates, color=colours, width=0.6, label="rate")
+    for i, d in enumerate(dims):
+        if summary.rates[d].baseline is not None:
+            ax.hlines(summary.rates[d].baseline, i - 0.35, i + 0.35, colors="black", linewidth=2.5,
+                      label="baseline" if i == 0 else None)
+    ax.set_xticks(range(len(dims)), [_plain(d) for d in dims])
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("pass rate")
+    ax.legend(loc="lower right", fontsize=8)
+    return _data_uri(fig)
+
+
+def _cell(t: TrialResult | None) -> int:
+    if t is None:
+        return 3
+    if t.outcome == "ERROR":
+        return 2
+    return 1 if any(not g.passed for g in t.grades.values()) else 0
+
+
+def grid_chart(summary: Summary) -> str:
+    """A case-by-trial grid of outcomes."""
+    cases = summary.cases or []
+    width = max([max((t.trial for t in c.trials), default=0) for c in cases] + [1])
+    grid = [[_cell(next((t for t in c.trials if t.trial == n), None)) for n in range(1, width + 1)] for c in cases]
+    fig, ax = plt.subplots(figsize=(2 + 0.5 * width, 1 + 0.3 * max(len(cases), 1)))
+    ax.pcolormesh(grid or [[3]], cmap=ListedColormap(_GRID_COLOURS), vmin=0, vmax=3,
+                  edgecolors="white", linewidth=2)
+    ax.invert_yaxis()  # first case on top, as in the case table
+    ax.set_yticks([i + 0.5 for i in range(len(cases))], [_plain(c.id) for c in cases], fontsize=8)
+    ax.set_xticks([n + 0.5 for n in range(width)], [str(n) for n in range(1, width + 1)])
+    ax.set_xlabel("trial")
+    return _data_uri(fig)
+
+
+def trend_chart(summaries: list[Summary]) -> str:
+    """One line per dimension across runs, oldest first; dashed lines for the baselines."""
+    fig, ax = plt.subplots(figsize=(7, 3))
+    dims = sorted({d for s in summaries for d in s.rates})
+    xs = range(len(summaries))
+    for d in dims:
+        ax.plot(xs, [s.rates[d].rate if d in s.rates else None for s in summaries], marker="o", label=_plain(d))
+    ax.set_xticks(list(xs), [_plain(s.started_at[:16].replace('T', ' ') or s.run_id) for s in summaries], rotation=45, fontsize=7)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("pass rate")
+    ax.legend(loc="lower left", fontsize=8)
+    return _data_uri(fig)

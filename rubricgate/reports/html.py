@@ -1,0 +1,173 @@
+"""The HTML report: one self-contained file (inline CSS, PNG data URIs, one inline script).
+
+Everything that came from a transcript or a case goes through `e()`. As a second line of
+defence a Content-Security-Policy admits only the report's own script, by hash, so even a
+missed escape could not run injected code.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+from importlib import resources
+from pathlib import Path
+
+from rubricgate.errors import GateInputError
+from rubricgate.models.results import CaseSummary, Summary, TrialResult
+from rubricgate.models.transcript import Transcript
+from rubricgate.reports import charts
+from rubricgate.reports.comment import delta_label, failures_by_category, pct, signed_pp
+from rubricgate.reports.junit import xml_safe
+from rubricgate.reports.replay import trial_failed
+from rubricgate.reports.summary import read_transcript
+
+MAX_TEXT = 20_000  # a runaway final message should not make the report unusable
+MAX_INPUT = 2_000
+
+
+def e(value: object) -> str:
+    """HTML-escape text (quotes too, so it is safe inside attributes); control characters shown as \\xNN."""
+    return html.escape(xml_safe(str(value)), quote=True)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n… [{len(text) - limit} more characters]"
+
+
+def _asset(name: str) -> str:
+    return resources.files("rubricgate.reports").joinpath("templates", name).read_text(encoding="utf-8")
+
+
+def _csp(script: str) -> str:
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    return (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; "
+            "base-uri 'none'; form-action 'none'")
+
+
+def _header(s: Summary) -> str:
+    who = " · ".join(e(x) for x in (s.agent, s.agent_version, s.model) if x)
+    reasons = "".join(f"<li>{e(r)}</li>" for r in s.decision.reasons + [f"warning: {w}" for w in s.decision.warnings])
+    partial = "" if s.complete else '<p class="bad">The run did not complete: rates cover finished trials only.</p>'
+    return (f'<h1>rubricgate report <span id="decision" class="decision {e(s.decision.status)}">'
+            f"{e(s.decision.status.upper())}</span></h1>"
+            f'<p class="meta">run <code id="run-id">{e(s.run_id)}</code> · {who} · started {e(s.started_at)}'
+            f" · finished {e(s.finished_at or 'n/a')} · exit {s.decision.exit_code}</p>"
+            f"{partial}<ul>{reasons}</ul>")
+
+
+def _rates_table(s: Summary) -> str:
+    rows = "".join(
+        f"<tr><td>{e(d)}</td><td>{pct(r.rate)} ({r.passes}/{r.trials})</td><td>{pct(r.baseline)}</td>"
+        f"<td>{signed_pp(r.delta)}</td>"
+        f'<td class="{"bad" if delta_label(r).startswith("REGRESSION") else ""}">{e(delta_label(r))}</td>'
+        f"<td>{e(r.status)}</td></tr>" for d, r in s.rates.items())
+    return ('<h2>Rates against baseline</h2><table id="rates"><tr><th>dimension</th><th>rate</th><th>baseline</th>'
+            f"<th>delta</th><th>change</th><th>gate</th></tr>{rows}</table>")
+
+
+def _charts(s: Summary, history: list[Summary]) -> str:
+    legend = "".join(f'<span style="background:{c}"></span>{e(n)}' for n, c in charts.GRID_LEGEND.items())
+    imgs = [f'<img id="chart-rates" alt="rate per dimension against baseline" src="{charts.rates_chart(s)}">',
+            f'<img id="chart-grid" alt="case by trial outcomes" src="{charts.grid_chart(s)}">']
+    if history:
+        imgs.append(f'<img id="chart-trend" alt="rates over earlier runs" src="{charts.trend_chart([*history, s])}">')
+    return f'<h2>Charts</h2><div class="charts">{"".join(imgs)}</div><p class="legend">grid:{legend}</p>'
+
+
+def _case_row(c: CaseSummary) -> str:
+    failed = any(trial_failed(t) for t in c.trials)
+    rates = " · ".join(f"{e(d)} {pct(v)}" for d, v in c.rates.items())
+    flags = "flaky" if c.flaky else ""
+    return (f'<tr class="case" data-failed="{int(failed)}" data-case="{e(c.id)}"><td><a href="#case-{e(c.id)}">'
+            f"{e(c.id)}</a></td><td>{e(c.source)}</td><td>{e(', '.join(c.tags))}</td><td>{e(c.expected_tier or '')}</td>"
+            f"<td>{rates}</td><td>{e(' '.join(t.outcome for t in c.trials))}</td>"
+            f'<td class="{"bad" if failed else "good"}">{"FAILED" if failed else "ok"} {flags}</td></tr>')
+
+
+def _case_table(s: Summary) -> str:
+    rows = "".join(_case_row(c) for c in s.cases)
+    return ('<h2>Cases</h2><label><input type="checkbox" id="only-failures"> show failed cases only</label>'
+            '<table id="cases"><tr><th>case</th><th>source</th><th>tags</th><th>expected</th><th>rates</th>'
+            f"<th>outcomes</th><th>status</th></tr>{rows}</table>")
+
+
+def _failure_groups(s: Summary) -> str:
+    groups = failures_by_category(s)
+    items = "".join(f"<li><b>{e(cat)}</b>: {len(fs)} — " + "; ".join(
+        f"{e(f.case_id)} #{f.trial} ({e(f.dimension)}): {e(f.reason)}" for f in fs[:10]) + "</li>"
+        for cat, fs in groups.items())
+    return f'<h2>Failures by category</h2><ul id="failure-groups">{items or "<li>none</li>"}</ul>'
+
+
+def _timeline(t: Transcript) -> str:
+    rows = "".join(
+        f'<tr><td>{c.step or "?"}</td><td>{e(c.name)}</td><td>{e(c.raw_name)}</td>'
+        f'<td class="{"" if c.status == "ok" else "bad"}">{e(c.status)}</td>'
+        f"<td><code>{e(_clip(json.dumps(c.input, ensure_ascii=False), MAX_INPUT))}</code></td></tr>"
+        for c in t.tool_calls)
+    return ('<table class="timeline"><tr><th>step</th><th>tool</th><th>raw name</th><th>status</th><th>input</th></tr>'
+            f"{rows or '<tr><td colspan=5>no tool calls</td></tr>'}</table>")
+
+
+def _grades(t: TrialResult) -> str:
+    rows = "".join(f'<tr><td>{e(d)}</td><td class="{"good" if g.passed else "bad"}">{"pass" if g.passed else "FAIL"}'
+                   f"</td><td>{e(g.category or '')}</td><td>{e(g.reason)}</td></tr>" for d, g in t.grades.items())
+    return f'<table class="grades"><tr><th>dimension</th><th>result</th><th>category</th><th>reason</th></tr>{rows}</table>'
+
+
+def _trial_meta(t: TrialResult) -> str:
+    tiers = f"reported {t.reported_tier or '-'} → effective {t.effective_tier or '-'}" + (" (escalated)" if t.escalated else "")
+    warn = "".join(f"<li>{e(w)}</li>" for w in t.verdict_warnings)
+    return (f'<p class="meta">{e(tiers)} · {t.steps} steps · termination {e(t.termination)} · exit {e(t.exit_code)}'
+            f" · {t.duration_s:.1f}s · {t.input_tokens}+{t.output_tokens} tokens</p>{f'<ul>{warn}</ul>' if warn else ''}")
+
+
+def _trial(run_dir: Path | None, t: TrialResult) -> str:
+    transcript = _load(run_dir, t)
+    body = (_timeline(transcript) + f'<h4>final message</h4><pre class="final">{e(_clip(transcript.final_text, MAX_TEXT))}</pre>'
+            if transcript else '<p class="muted">transcript not available</p>')
+    failed = trial_failed(t)
+    return (f'<details class="trial" data-failed="{int(failed)}"{" open" if failed else ""}>'
+            f"<summary>trial {t.trial}: {e(t.outcome)} {'— FAILED' if failed else ''}</summary>"
+            f"{_trial_meta(t)}{_grades(t)}{body}</details>")
+
+
+def _load(run_dir: Path | None, t: TrialResult) -> Transcript | None:
+    """The stored transcript, or None when the run dir or file is absent (rendering from a summary alone)."""
+    if run_dir is None or not t.transcript or not (run_dir / t.transcript).is_file():
+        return None
+    return read_transcript(run_dir, t.transcript)
+
+
+def _details(s: Summary, run_dir: Path | None) -> str:
+    parts = []
+    for c in s.cases:
+        failed = any(trial_failed(t) for t in c.trials)
+        trials = "".join(_trial(run_dir, t) for t in c.trials)
+        parts.append(f'<section class="case-detail" id="case-{e(c.id)}" data-failed="{int(failed)}">'
+                     f"<h3>{e(c.id)}</h3>{trials}</section>")
+    return "<h2>Trials</h2>" + "".join(parts)
+
+
+def render_html(summary: Summary, run_dir: Path | None = None, history: list[Summary] | None = None) -> str:
+    """The whole report as one HTML document."""
+    script = _asset("report.js")
+    body = (_header(summary) + _rates_table(summary) + _charts(summary, history or [])
+            + _case_table(summary) + _failure_groups(summary) + _details(summary, run_dir))
+    return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{e(_csp(script))}">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>rubricgate {e(summary.decision.status)} · {e(summary.run_id)}</title>"
+            f"<style>{_asset('report.css')}</style></head><body>{body}<script>{script}</script></body></html>\n")
+
+
+def write_html(summary: Summary, run_dir: Path, out: Path | None = None, history: list[Summary] | None = None) -> Path:
+    """Render and write report.html (default: inside the run dir)."""
+    out = out or run_dir / "report.html"
+    try:
+        out.write_text(render_html(summary, run_dir, history), encoding="utf-8")
+    except OSError as exc:
+        raise GateInputError(str(out), "", f"cannot write the report: {exc.strerror}", "choose a writable path") from exc
+    return out

@@ -1,0 +1,65 @@
+"""HTML report structure and escaping, without a browser (see test_browser_report.py for that)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import reports_fixtures as rf  # noqa: E402
+
+from rubricgate.errors import GateInputError  # noqa: E402
+from rubricgate.reports.html import render_html, write_html  # noqa: E402
+
+
+@pytest.fixture
+def page(tmp_path) -> str:
+    run = rf.write_run_dir(tmp_path / "run")
+    return render_html(rf.summary(), run, history=[rf.passing_summary()])
+
+
+def test_unwritable_output_is_input_error(tmp_path):
+    run = rf.write_run_dir(tmp_path / "run")
+    with pytest.raises(GateInputError, match="cannot write the report"):
+        write_html(rf.summary(), run, out=tmp_path / "missing" / "r.html")
+
+
+def test_transcript_payloads_are_escaped(page):
+    assert "<script>document.title" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;document.title=&#x27;PWNED-SCRIPT" in page
+    assert "\x00" not in page and "\\x00\\x07" in page
+    assert len(re.findall(r"<script", page)) == 1  # the report's own, nothing from a transcript
+
+
+def test_self_contained_no_external_resources(page):
+    assert not re.search(r'(src|href)="(?!data:|#)', page)
+    assert page.count('src="data:image/png;base64,') == 3  # rates, grid, trend
+
+
+def test_csp_admits_only_own_script_by_hash(page):
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)
+    assert "default-src &#x27;none&#x27;" in csp and "script-src &#x27;sha256-" in csp
+    script_src = re.search(r"script-src ([^;]+)", csp).group(1)
+    assert "unsafe-inline" not in script_src and "unsafe-eval" not in script_src
+
+
+def test_key_elements_and_failure_marks(page):
+    for marker in ('id="decision"', 'id="rates"', 'id="cases"', 'id="only-failures"', 'id="chart-grid"',
+                   'id="failure-groups"', 'class="timeline"', 'class="grades"', 'class="final"'):
+        assert marker in page
+    assert 'data-case="block-missing-description"' in page
+    assert re.search(r'data-failed="1" data-case="block-missing-description"', page)
+    assert re.search(r'data-failed="0" data-case="pass-weekly-revenue"', page)
+
+
+def test_no_trend_chart_without_history(tmp_path):
+    run = rf.write_run_dir(tmp_path / "run")
+    assert 'id="chart-trend"' not in render_html(rf.summary(), run)
+
+
+def test_missing_transcripts_render_a_note_not_a_crash():
+    page = render_html(rf.summary(), run_dir=None)
+    assert "transcript not available" in page
