@@ -1,0 +1,64 @@
+"""trend: ordering, rate deltas between runs, and agent / CLI version / model drift flags."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import reports_fixtures as rf  # noqa: E402
+
+from rubricgate.errors import GateInputError  # noqa: E402
+from rubricgate.reports.trend import drifts, load_summaries, render_trend  # noqa: E402
+
+
+def _write(tmp: Path, name: str, summary) -> Path:
+    run = tmp / name
+    run.mkdir()
+    (run / "summary.json").write_text(summary.model_dump_json())
+    return run
+
+
+def test_no_summaries_is_input_error():
+    with pytest.raises(GateInputError, match="no summaries given"):
+        load_summaries([])
+
+
+def test_missing_summary_names_path(tmp_path):
+    with pytest.raises(GateInputError, match="no summary.json here"):
+        load_summaries([tmp_path])
+
+
+def test_corrupt_summary_is_input_error(tmp_path):
+    bad = tmp_path / "summary.json"
+    bad.write_text('{"run_id": 3}')
+    with pytest.raises(GateInputError, match="summary.json"):
+        load_summaries([bad])
+
+
+def test_sorted_oldest_first_regardless_of_argument_order(tmp_path):
+    old = _write(tmp_path, "a", rf.passing_summary().model_copy(update={"run_id": "r-old", "started_at": "2026-01-01T00:00:00Z"}))
+    new = _write(tmp_path, "b", rf.summary(run_id="r-new", started_at="2026-01-08T00:00:00Z"))
+    assert [s.run_id for s in load_summaries([new, old / "summary.json"])] == ["r-old", "r-new"]
+
+
+def test_version_and_model_changes_are_flagged():
+    a = rf.summary(run_id="w1", started_at="2026-01-01T00:00:00Z")
+    b = rf.summary(run_id="w2", started_at="2026-01-08T00:00:00Z", agent_version="1.1.0")
+    c = rf.summary(run_id="w3", started_at="2026-01-15T00:00:00Z", agent_version="1.1.0", model="m-2")
+    found = drifts([a, b, c])
+    assert [(d.what, d.before, d.after, d.to_run) for d in found] == [
+        ("agent CLI version", "1.0.0", "1.1.0", "w2"), ("model", "m-1", "m-2", "w3")]
+    text = render_trend([a, b, c])
+    assert "WARNING: agent CLI version changed: 1.0.0 → 1.1.0 (between w1 and w2)" in text
+    assert "| w2 (changed) |" in text and "| w1 |" in text
+
+
+def test_no_drift_and_rate_deltas():
+    a = rf.passing_summary().model_copy(update={"run_id": "w1"})
+    b = rf.summary(run_id="w2")
+    text = render_trend([a, b])
+    assert "No change of agent, CLI version or model" in text
+    assert "75.0% (-25.0 pp)" in text and "100.0% (0.0 pp)" in text
