@@ -1,0 +1,177 @@
+"""The self-test that proves the gate can say no, then the happy path."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from rubricgate.cli import main
+from rubricgate.models.transcript import ToolCall
+from rubricgate.pipeline import RunOptions, run_suite
+from tests.conftest import make_repo, set_severity, write_task
+from tests.scripted_agent import ScriptedAgent, reads, transcript, verdict_text
+
+PASS_CASE, BLOCK_CASE = "fixture-pass-weekly-revenue-summary", "fixture-block-data-loader"
+CRIT = [{"severity": "critical", "rule": "fm-description-required", "file": "f", "line": 2, "quote": "q", "issue": "i", "fix": "f"}]
+
+
+def cli(repo, *args):
+    return CliRunner().invoke(main, ["run", "--repo", str(repo), *args])
+
+
+@pytest.fixture
+def scripted(monkeypatch):
+    """Route every agent name to the scripted double; default script answers correctly."""
+    ScriptedAgent.script = {PASS_CASE: lambda r: transcript(verdict_text("PASS")),
+                            BLOCK_CASE: lambda r: transcript(verdict_text("BLOCK", CRIT))}
+    monkeypatch.setattr("rubricgate.pipeline.get_agent", lambda name, cfg: ScriptedAgent(cfg))
+    return ScriptedAgent.script
+
+
+def run(repo):
+    return run_suite(RunOptions(repo=repo))
+
+
+def grade(outcome, case_id, dim):
+    case = next(c for c in outcome.summary.cases if c.id == case_id)
+    return case.trials[0].grades[dim]
+
+
+def test_lowering_a_critical_rule_fails_the_gate(repo):
+    set_severity(repo, "fm-description-required", "warning")
+    result = cli(repo)
+    assert result.exit_code == 1, result.output
+    assert "REGRESSION" in result.output and "fixture-block-data-loader" in result.output
+    assert "wrong_tier" in result.output
+
+
+def test_malformed_verdict_fails_verdict_dimension(repo, scripted):
+    scripted[BLOCK_CASE] = lambda r: transcript('```json\n{"tier": "BLOCK", findings: []}\n```')
+    out = run(repo)
+    g = grade(out, BLOCK_CASE, "verdict")
+    assert (g.passed, g.category) == (False, "malformed_verdict")
+    assert out.exit_code == 1 and out.summary.rates["verdict"].rate == 0.5
+
+
+def test_missing_verdict_is_error_never_pass(repo, scripted):
+    scripted[PASS_CASE] = lambda r: transcript("Looks good to me. PASS.")
+    out = run(repo)
+    case = next(c for c in out.summary.cases if c.id == PASS_CASE)
+    assert case.trials[0].outcome == "ERROR" and case.trials[0].grades["verdict"].category == "no_verdict"
+    assert out.exit_code == 1
+
+
+def test_forbidden_tool_fails_tool_use(repo, scripted):
+    calls = reads() + [ToolCall(raw_name="Bash", name="bash", input={"command": "rm -rf /"}, status="denied", step=2)]
+    scripted[PASS_CASE] = lambda r: transcript(verdict_text("PASS"), calls=calls)
+    out = run(repo)
+    assert grade(out, PASS_CASE, "tool_use").category == "forbidden_tool"
+    assert grade(out, PASS_CASE, "verdict").passed and out.exit_code == 1
+
+
+def test_too_many_steps_fails_trajectory(repo, scripted):
+    scripted[PASS_CASE] = lambda r: transcript(verdict_text("PASS"), steps=r.max_steps + 1)
+    out = run(repo)
+    assert grade(out, PASS_CASE, "trajectory").category == "too_many_steps" and out.exit_code == 1
+
+
+def test_nonzero_exit_without_verdict_is_error(repo, scripted):
+    scripted[BLOCK_CASE] = lambda r: transcript("", exit_code=1, termination="api_error", error="HTTP 529 overloaded")
+    out = run(repo)
+    case = next(c for c in out.summary.cases if c.id == BLOCK_CASE)
+    assert case.trials[0].outcome == "ERROR" and case.trials[0].grades["verdict"].category == "agent_error"
+    assert "529" in case.trials[0].grades["verdict"].reason
+
+
+def test_timeout_without_verdict(repo, scripted):
+    scripted[BLOCK_CASE] = lambda r: transcript("", exit_code=None, termination="timeout", error="killed after 5s")
+    out = run(repo)
+    assert grade(out, BLOCK_CASE, "verdict").category == "timeout"
+    assert grade(out, BLOCK_CASE, "trajectory").category == "timeout"
+
+
+def test_adapter_exception_becomes_graded_error(repo, scripted):
+    def boom(request):
+        raise RuntimeError("adapter bug")
+    scripted[BLOCK_CASE] = boom
+    out = run(repo)
+    case = next(c for c in out.summary.cases if c.id == BLOCK_CASE)
+    assert case.trials[0].outcome == "ERROR" and "adapter bug" in case.trials[0].grades["verdict"].reason
+
+
+def test_agent_writing_to_original_repo_cannot_be_judged(repo, scripted):
+    def vandal(request):
+        (repo / "fixtures/pass/weekly-revenue-summary/SKILL.md").write_text("hacked")
+        return transcript(verdict_text("PASS"))
+    scripted[PASS_CASE] = vandal
+    out = run(repo)
+    assert out.exit_code == 2 and "original repository was modified" in out.summary.decision.reasons[0]
+    assert grade(out, PASS_CASE, "verdict").category == "agent_error"
+
+
+def test_interrupted_run_leaves_partial_readable_report(repo, scripted):
+    def interrupt(request):
+        raise KeyboardInterrupt
+    scripted[BLOCK_CASE] = interrupt  # fixtures run pass/ before block/
+    out = run(repo)
+    assert out.exit_code == 2 and not out.summary.complete
+    summary = json.loads((out.run_dir / "summary.json").read_text())
+    assert summary["complete"] is False and "interrupted" in summary["decision"]["reasons"][0]
+    events = [json.loads(l)["event"] for l in (out.run_dir / "events.jsonl").read_text().splitlines()]
+    assert events[0] == "run_started" and "trial_result" in events and events[-1] == "run_completed"
+
+
+def test_task_without_expect_exits_2_naming_the_file(repo):
+    write_task(repo, {"id": "t", "review": ["fixtures/block/data-loader/SKILL.md"]})
+    result = cli(repo)
+    assert result.exit_code == 2 and "evals/tasks/t.yaml: expect" in result.output
+
+
+def test_unknown_agent_exits_2(repo):
+    result = cli(repo, "--agent", "gpt-reviewer-9000")
+    assert result.exit_code == 2 and "unknown agent 'gpt-reviewer-9000'" in result.output
+
+
+def test_secrets_never_reach_outputs(repo, scripted, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-SECRET-VALUE-123")
+    scripted[PASS_CASE] = lambda r: transcript(verdict_text("PASS") + r.env["ANTHROPIC_API_KEY"])
+    out = run(repo)
+    for path in out.run_dir.rglob("*"):
+        if path.is_file():
+            assert "SECRET-VALUE" not in path.read_text(), path
+
+
+def test_agent_gets_a_minimal_environment(repo, scripted, monkeypatch):
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "nope")
+    seen = {}
+    def capture(request):
+        seen.update(request.env)
+        return transcript(verdict_text("PASS"))
+    scripted[PASS_CASE] = capture
+    run(repo)
+    assert "AWS_SECRET_ACCESS_KEY" not in seen and "PATH" in seen
+
+
+def test_happy_path_writes_summary_events_and_transcripts(repo):
+    result = cli(repo)
+    assert result.exit_code == 0, result.output
+    run_dir = next((repo / "reports").iterdir())
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["format_version"] == 1 and summary["decision"]["status"] == "pass"
+    trial = summary["cases"][0]["trials"][0]
+    assert {"outcome", "reported_tier", "effective_tier", "escalated", "grades", "steps", "tool_calls"} <= trial.keys()
+    assert (run_dir / trial["transcript"]).is_file()
+    assert "decision: PASS (exit 0)" in result.output
+    assert not (repo / "reviewer/.changed-skills.txt").exists()  # written only inside workspaces
+
+
+def test_workspaces_are_removed_unless_kept(repo, scripted, tmp_path):
+    seen = []
+    def remember(request):
+        seen.append(request.workspace)
+        return transcript(verdict_text("PASS"))
+    scripted[PASS_CASE] = remember
+    run(repo)
+    assert seen and not seen[0].exists()
+    run_suite(RunOptions(repo=repo, keep_workspaces=True))
+    assert seen[-1].exists() and (seen[-1] / "reviewer/.changed-skills.txt").read_text().strip().endswith("SKILL.md")
