@@ -82,3 +82,14 @@ def test_unknown_events_are_ignored_and_missing_grades_count_as_no_failure():
 
 def test_fmt_duration():
     assert (fmt_duration(0), fmt_duration(75.4), fmt_duration(3725)) == ("0:00", "1:15", "1:02:05")
+
+
+def test_trial_count_from_case_started_as_the_scheduler_sends_it():
+    out, clock = io.StringIO(), Clock()
+    p = Progress(out, tty=False, clock=clock)
+    p({"event": "run_started", "run_id": "r", "total_trials": 3, "cases": 2})
+    p({"event": "case_started", "case_id": "a", "trials": 2, "agent": "builtin"})
+    p({"event": "trial_result", "case_id": "a", "trial": 1, "grades": good()})
+    assert out.getvalue() == ""
+    p({"event": "trial_result", "case_id": "a", "trial": 2, "grades": good()})
+    assert out.getvalue().startswith("case a: 2/2 trials passed (ok) [1/2 cases, 2/3 trials")

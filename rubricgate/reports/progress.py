@@ -8,6 +8,7 @@ returns, so logs stay readable and grep-able.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -64,12 +65,14 @@ class Progress:
         self.trials_done = 0
         self.failures = 0
         self.cases: dict[str, _CaseState] = {}
+        self._lock = threading.Lock()
 
     def __call__(self, event: Mapping[str, Any]) -> None:
         """Dispatch one event; unknown event types are ignored (newer schedulers add some)."""
         handler = getattr(self, "_on_" + str(event.get("event") or event.get("type") or ""), None)
         if handler is not None:
-            handler(event)
+            with self._lock:  # the scheduler's worker threads emit concurrently
+                handler(event)
 
     def _on_run_started(self, ev: Mapping[str, Any]) -> None:
         self.start = self.clock()
@@ -79,7 +82,9 @@ class Progress:
         self.total_cases = cases if isinstance(cases, int) else len(self.cases)
 
     def _on_case_started(self, ev: Mapping[str, Any]) -> None:
-        self.cases.setdefault(str(ev.get("case_id")), _CaseState())
+        state = self.cases.setdefault(str(ev.get("case_id")), _CaseState())
+        if state.expected is None and isinstance(ev.get("trials"), int):
+            state.expected = ev["trials"]
         self._draw()
 
     def _on_trial_result(self, ev: Mapping[str, Any]) -> None:
