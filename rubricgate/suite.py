@@ -39,11 +39,16 @@ def _load_tasks(repo: Path, config: Config, errors: list[GateInputError]) -> lis
     folder = repo / config.suite.tasks
     if not folder.is_dir():
         return []
+    paths = sorted(p for p in folder.iterdir() if p.suffix in TASK_SUFFIXES)
+    return _each(errors, [lambda p=p: _task_case(repo, config, p, f"{config.suite.tasks}/{p.name}") for p in paths])
+
+
+def _each(errors: list[GateInputError], loaders) -> list[CaseSpec]:
+    """Run every loader; a bad file adds its error and the rest still load."""
     cases = []
-    for path in sorted(p for p in folder.iterdir() if p.suffix in TASK_SUFFIXES):
-        display = f"{config.suite.tasks}/{path.name}"
+    for load in loaders:
         try:
-            cases.append(_task_case(repo, config, path, display))
+            cases.append(load())
         except GateInputError as exc:
             errors.append(exc)
     return cases
@@ -87,15 +92,8 @@ def merge_rubric(own: Rubric | None, default: Rubric, display: str) -> Rubric:
 
 def _load_fixtures(repo: Path, config: Config, errors: list[GateInputError]) -> list[CaseSpec]:
     root = repo / config.suite.fixtures
-    cases = []
-    for folder, tier in TIERS.items():
-        tier_dir = root / folder
-        for skill in sorted(tier_dir.glob("*/SKILL.md")) if tier_dir.is_dir() else []:
-            try:
-                cases.append(_fixture_case(repo, config, skill, tier))
-            except GateInputError as exc:
-                errors.append(exc)
-    return cases
+    skills = [(skill, tier) for folder, tier in TIERS.items() for skill in sorted((root / folder).glob("*/SKILL.md"))]
+    return _each(errors, [lambda s=s, t=t: _fixture_case(repo, config, s, t) for s, t in skills])
 
 
 def _fixture_case(repo: Path, config: Config, skill: Path, tier: str) -> CaseSpec:
