@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+M = TypeVar("M", bound=BaseModel)
 
 REDACTED = "[REDACTED]"
 
@@ -32,3 +39,42 @@ def scrub(text: str, secrets: Iterable[str]) -> str:
 def scrub_pattern(values: Iterable[str]) -> re.Pattern[str] | None:
     vals = [re.escape(v) for v in values]
     return re.compile("|".join(vals)) if vals else None
+
+
+def isolated_env(base: Mapping[str, str], home: Path) -> dict[str, str]:
+    """base plus a throwaway HOME, XDG dirs and TMPDIR under `home`, created on disk.
+
+    Agent CLIs read and write config, caches and session history under these; pointing them
+    at a per-run directory keeps the user's real config out and the run's state contained.
+    """
+    dirs = {"HOME": home, "XDG_CONFIG_HOME": home / ".config", "XDG_CACHE_HOME": home / ".cache",
+            "XDG_DATA_HOME": home / ".local" / "share", "XDG_STATE_HOME": home / ".local" / "state",
+            "TMPDIR": home / "tmp"}
+    for path in dirs.values():
+        path.mkdir(parents=True, exist_ok=True)
+    return {**base, **{k: str(v) for k, v in dirs.items()}}
+
+
+def scrub_file(path: Path, secrets: Iterable[str]) -> None:
+    """Rewrite a captured file with every secret value replaced (no-op when none occur)."""
+    values = [s.encode() for s in secrets]
+    if not values or not path.is_file():
+        return
+    data = path.read_bytes()
+    cleaned = data
+    for value in values:
+        cleaned = cleaned.replace(value, REDACTED.encode())
+    if cleaned != data:
+        path.write_bytes(cleaned)
+
+
+def scrub_model(model: M, secrets: Iterable[str]) -> M:
+    """A copy of a pydantic model with secret values removed from every string in it."""
+    values = list(secrets)
+    if not values:
+        return model
+    text = model.model_dump_json()
+    # Secrets are replaced inside the JSON text, so escape them the way JSON would.
+    for value in values:
+        text = text.replace(json.dumps(value)[1:-1], REDACTED)
+    return type(model).model_validate_json(text)

@@ -1,0 +1,183 @@
+"""Claude Code (`claude -p`) adapter and its stream-json parser.
+
+Facts verified against claude 2.1.112 driven by tests/e2e/anthropic_server.py:
+- `--output-format stream-json` needs `--verbose`; one `assistant` line per content block, so a
+  model turn is a distinct `message.id` (the CLI's own error text comes as model `<synthetic>`).
+- `--tools Read,Grep,Glob` removes every other tool (a call to Bash gets "No such tool
+  available"); `--allowedTools` only pre-approves. `--max-turns N` ends with
+  `result.subtype == "error_max_turns"`, `is_error: true`, exit 1, and no `result` text.
+- API errors end with `subtype: "success"`, `is_error: true`, `api_error_status`, exit 1.
+- `--permission-mode dontAsk` turns every permission prompt into a denial, listed in
+  `result.permission_denials`; `--setting-sources user` keeps the reviewed repo's own
+  `.claude/settings.json` from granting permissions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rubricgate.agents.base import AgentRequest
+from rubricgate.agents.cli import CliAgent
+from rubricgate.agents.normalize import CLAUDE_TOOL_NAMES, Draft, mark_not_allowed, parse_json_lines
+
+_DENIAL_MARKERS = ("has been denied", "permission denied", "was blocked")
+
+
+class ClaudeAgent(CliAgent):
+    """Drives the real `claude` CLI in print mode."""
+
+    name = "claude"
+    binary = "claude"
+
+    def argv(self, request: AgentRequest, prompt: str) -> list[str]:
+        """claude -p PROMPT with the hard tool allowlist and turn limit."""
+        args = [self.executable(), "-p", prompt, "--output-format", "stream-json", "--verbose",
+                "--permission-mode", "dontAsk", "--setting-sources", "user",
+                "--strict-mcp-config", "--no-session-persistence"]
+        if request.allowed_tools is not None:
+            args += ["--tools", claude_tools(request.allowed_tools)]
+        if request.max_steps is not None:
+            args += ["--max-turns", str(request.max_steps)]
+        return args + self.model_args(request, "--model") + list(request.extra_args)
+
+    def agent_env(self, request: AgentRequest) -> dict[str, str]:
+        # No telemetry, autoupdate or error reporting from a throwaway run.
+        return {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+                "CLAUDE_CONFIG_DIR": str(request.home / ".claude")}
+
+    def parse(self, data: bytes, request: AgentRequest) -> Draft:
+        return parse_claude_stream(data, agent=self.name, allowed=request.allowed_tools)
+
+
+def claude_tools(allowed: list[str]) -> str:
+    """Normalized allowlist -> the --tools value; "" disables every built-in tool."""
+    names = [CLAUDE_TOOL_NAMES.get(n, n) for n in allowed if not n.startswith("mcp__")]
+    return ",".join(dict.fromkeys(names))
+
+
+def parse_claude_stream(data: bytes | str, *, agent: str = "claude",
+                        allowed: list[str] | None = None) -> Draft:
+    """Claude Code stream-json (also Cortex Code's) -> Draft."""
+    events, skipped = parse_json_lines(data)
+    state = _ClaudeState(Draft(agent=agent, skipped_lines=skipped))
+    for event in events:
+        state.feed(event)
+    state.close()
+    mark_not_allowed(state.draft, allowed)
+    return state.draft
+
+
+class _ClaudeState:
+    """Walks the events once; keeps turn ids and tool ids to attach results to calls."""
+
+    def __init__(self, draft: Draft) -> None:
+        self.draft = draft
+        self.turn_ids: list[str] = []
+        self.calls: dict[str, int] = {}  # tool_use id -> index into draft.tool_calls
+        self.last_text = ""
+        self.synthetic = ""
+        self.retry_error = ""
+
+    def feed(self, ev: dict[str, Any]) -> None:
+        handler = {"system": self._system, "assistant": self._assistant, "user": self._user,
+                   "result": self._result}.get(str(ev.get("type")))
+        if handler is not None:
+            handler(ev)
+
+    def _system(self, ev: dict[str, Any]) -> None:
+        sub = ev.get("subtype")
+        if sub == "init":
+            self.draft.model = ev.get("model") or self.draft.model
+        elif sub == "permission_denied":
+            self._set_status(ev.get("tool_use_id"), "denied")
+        elif sub == "api_retry":
+            self.retry_error = f"API {ev.get('error_status')} {ev.get('error') or ''}".strip()
+
+    def _assistant(self, ev: dict[str, Any]) -> None:
+        msg = ev.get("message") or {}
+        blocks = [b for b in msg.get("content") or [] if isinstance(b, dict)]
+        if msg.get("model") == "<synthetic>":
+            # The CLI's own error text dressed as a message: not a model turn, not an answer.
+            self.synthetic = " ".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+            return
+        step = self._turn(str(msg.get("id") or ev.get("uuid") or ""), ev.get("parent_tool_use_id"))
+        for block in blocks:
+            self._block(block, step, top_level=ev.get("parent_tool_use_id") is None)
+
+    def _turn(self, msg_id: str, parent: Any) -> int:
+        """1-based step of this message; subagent turns are not the reviewer's own steps."""
+        if parent is not None:
+            return len(self.turn_ids)
+        if msg_id not in self.turn_ids:
+            self.turn_ids.append(msg_id)
+        return self.turn_ids.index(msg_id) + 1
+
+    def _block(self, block: dict[str, Any], step: int, top_level: bool) -> None:
+        kind = block.get("type")
+        if kind == "tool_use":
+            self.draft.add_tool(str(block.get("name", "")), block.get("input") or {}, step)
+            self.calls[str(block.get("id"))] = len(self.draft.tool_calls) - 1
+        elif kind == "text" and top_level and str(block.get("text", "")).strip():
+            self.last_text = str(block["text"])
+
+    def _user(self, ev: dict[str, Any]) -> None:
+        content = (ev.get("message") or {}).get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error"):
+                text = _result_text(block).lower()
+                denied = any(m in text for m in _DENIAL_MARKERS)
+                self._set_status(block.get("tool_use_id"), "denied" if denied else "error")
+
+    def _set_status(self, tool_id: Any, status: str) -> None:
+        idx = self.calls.get(str(tool_id))
+        if idx is not None and self.draft.tool_calls[idx].status != "denied":
+            self.draft.tool_calls[idx].status = status  # type: ignore[assignment]
+
+    def _result(self, ev: dict[str, Any]) -> None:
+        d = self.draft
+        d.saw_result = True
+        d.final_text = str(ev.get("result") or "") or self.last_text
+        _usage(d, ev)
+        for denial in ev.get("permission_denials") or []:
+            self._set_status((denial or {}).get("tool_use_id"), "denied")
+        _termination(d, ev, self.synthetic, self.last_text)
+
+    def close(self) -> None:
+        """No result event (killed, truncated, crashed): keep the last thing the model said."""
+        d = self.draft
+        d.steps = len(self.turn_ids)
+        if not d.saw_result:
+            d.final_text = self.last_text
+            if self.synthetic or self.retry_error:
+                d.fail("api_error", self.synthetic or self.retry_error)
+
+
+def _usage(d: Draft, ev: dict[str, Any]) -> None:
+    usage = ev.get("usage") or {}
+    d.input_tokens = sum(int(usage.get(k) or 0) for k in
+                         ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+    d.output_tokens = int(usage.get("output_tokens") or 0)
+    cost = ev.get("total_cost_usd")
+    d.cost_usd = float(cost) if isinstance(cost, (int, float)) else None
+
+
+def _termination(d: Draft, ev: dict[str, Any], synthetic: str, last_text: str) -> None:
+    """subtype + is_error -> termination; success with is_error is an error, not an answer."""
+    sub, is_error = str(ev.get("subtype") or ""), bool(ev.get("is_error"))
+    if sub == "error_max_turns":
+        d.fail("max_turns", "; ".join(ev.get("errors") or []) or "maximum number of turns reached")
+    elif sub == "success" and is_error:
+        # `result` is the CLI's error message here; only what the model itself said is an answer.
+        d.final_text = last_text
+        message = str(ev.get("result") or synthetic or "the CLI reported an error")
+        status = ev.get("api_error_status")
+        d.fail("api_error", f"API {status}: {message}" if status else message)
+    elif sub != "success" or is_error:
+        d.fail("crashed", f"{sub or 'unknown result'}: {'; '.join(ev.get('errors') or [])}".rstrip(": "))
+
+
+def _result_text(block: dict[str, Any]) -> str:
+    content = block.get("content", "")
+    if isinstance(content, list):
+        return " ".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+    return str(content)

@@ -1,0 +1,105 @@
+"""The shared run loop for adapters that drive an agent CLI as a subprocess.
+
+A subclass says how to build argv and extra environment and how to parse the native stream;
+this class does the hygiene every run needs: prompt read from the request, an environment
+built from the allowlist plus a throwaway HOME, the process runner (own group, hard timeout,
+output cap), normalization, and scrubbing secret values out of the transcript and raw stream.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from abc import ABC, abstractmethod
+from pathlib import Path
+
+from rubricgate.agents.base import AgentRequest
+from rubricgate.agents.normalize import Draft, finish, read_stream
+from rubricgate.models.config import AgentConfig
+from rubricgate.models.transcript import Transcript
+from rubricgate.runner.environment import isolated_env, scrub_file, scrub_model, secret_values
+from rubricgate.runner.process import ProcessResult, Watch, run_process
+
+VERSION_TIMEOUT_S = 30.0
+_UNKNOWN = object()
+
+
+class CliAgent(ABC):
+    """Base for claude, cortex and other subprocess adapters. Never raises for agent failures."""
+
+    name = "cli"
+    binary = ""
+
+    def __init__(self, config: AgentConfig) -> None:
+        self.config = config
+        self._version: object = _UNKNOWN
+
+    # --- what subclasses provide -------------------------------------------------------
+    @abstractmethod
+    def argv(self, request: AgentRequest, prompt: str) -> list[str]:
+        """The full command line for one run."""
+
+    def agent_env(self, request: AgentRequest) -> dict[str, str]:
+        """Variables this CLI needs on top of the allowlisted environment."""
+        return {}
+
+    @abstractmethod
+    def parse(self, data: bytes, request: AgentRequest) -> Draft:
+        """Native stdout -> Draft."""
+
+    def watch(self, request: AgentRequest) -> Watch | None:
+        """A per-line check that stops the run, for limits the CLI cannot enforce itself."""
+        return None
+
+    # --- shared machinery --------------------------------------------------------------
+    def executable(self) -> str:
+        """The CLI's path on PATH, or its bare name (the runner then reports it missing)."""
+        return shutil.which(self.binary) or self.binary
+
+    def version(self) -> str | None:
+        """`<binary> --version`, first line; None when the CLI is not installed. Cached."""
+        if self._version is _UNKNOWN:
+            self._version = probe_version([self.executable(), "--version"]) if shutil.which(self.binary) else None
+        return self._version  # type: ignore[return-value]
+
+    def model_args(self, request: AgentRequest, flag: str) -> list[str]:
+        model = request.model or self.config.model
+        return [flag, model] if model else []
+
+    def run(self, request: AgentRequest) -> Transcript:
+        """One trial: read the prompt, run the CLI with hygiene, normalize, scrub."""
+        secrets = secret_values(request.env, self.config.secret_env)
+        try:
+            prompt = request.prompt_file.read_text(encoding="utf-8")
+        except OSError as exc:
+            return self._failed(request, f"cannot read prompt {request.prompt_file}: {exc.strerror}")
+        proc = self.execute(request, self.argv(request, prompt))
+        transcript = finish(self.parse(read_stream(request.raw_stream_file), request), proc,
+                            version=self.version())
+        scrub_file(request.raw_stream_file, secrets)
+        return scrub_model(transcript, secrets)
+
+    def execute(self, request: AgentRequest, argv: list[str]) -> ProcessResult:
+        """Run argv in the workspace with the isolated environment."""
+        env = {**isolated_env(request.env, request.home), **self.agent_env(request)}
+        return run_process(argv, cwd=request.workspace, env=env, timeout_s=request.timeout_s,
+                           output_cap_bytes=request.output_cap_bytes,
+                           stdout_path=request.raw_stream_file, watch=self.watch(request))
+
+    def _failed(self, request: AgentRequest, error: str) -> Transcript:
+        return Transcript(agent=self.name, agent_version=self.version(), termination="crashed",
+                          exit_code=None, error=error)
+
+
+def probe_version(argv: list[str]) -> str | None:
+    """First non-empty stdout line of a version command, or None when it fails."""
+    with tempfile.TemporaryDirectory(prefix="rubricgate-version-") as tmp:
+        out = Path(tmp) / "stdout"
+        env = isolated_env({"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, Path(tmp) / "home")
+        res = run_process(argv, cwd=Path(tmp), env=env, timeout_s=VERSION_TIMEOUT_S,
+                          output_cap_bytes=65536, stdout_path=out)
+        if res.exit_code != 0:
+            return None
+        lines = [ln.strip() for ln in out.read_text(errors="replace").splitlines() if ln.strip()]
+        return lines[0] if lines else None

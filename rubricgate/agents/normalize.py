@@ -1,0 +1,167 @@
+"""Shared transcript normalization for every agent adapter.
+
+Adapters parse their CLI's native stream into a `Draft` (a mutable dataclass), then `finish`
+folds in what the process runner observed (exit code, timeout, output cap) and returns the
+pydantic `Transcript`. Keeping that last step here means every adapter agrees on the rule
+"exit status is not a verdict": an error exit with a final answer keeps its answer, and a
+clean exit with no answer is still an error for the verdict grader to see.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rubricgate.models.transcript import ToolCall, Transcript, Usage
+from rubricgate.runner.process import ProcessResult
+
+# Lower-cased raw name (underscores and dashes dropped) -> normalized name.
+_CANONICAL = {
+    "read": "read", "readfile": "read", "view": "read",
+    "grep": "grep", "search": "grep",
+    "glob": "glob", "find": "glob",
+    "ls": "list", "list": "list",
+    "bash": "bash", "shell": "bash", "localshell": "bash", "exec": "bash", "commandexecution": "bash",
+    "write": "write", "writefile": "write", "create": "write",
+    "edit": "edit", "multiedit": "edit", "notebookedit": "edit", "strreplace": "edit",
+    "patch": "edit", "applypatch": "edit", "filechange": "edit",
+    "webfetch": "webfetch", "websearch": "websearch", "task": "task", "agent": "task",
+    "todowrite": "todowrite",
+}
+
+# Normalized name -> Claude Code's built-in tool name (for --tools).
+CLAUDE_TOOL_NAMES = {
+    "read": "Read", "grep": "Grep", "glob": "Glob", "bash": "Bash", "write": "Write",
+    "edit": "Edit", "list": "LS", "webfetch": "WebFetch", "websearch": "WebSearch",
+    "task": "Task", "todowrite": "TodoWrite",
+}
+
+
+def normalize_tool_name(raw: str) -> str:
+    """Read/read -> read, MultiEdit -> edit, Bash -> bash; mcp__server__tool is kept whole."""
+    name = raw.strip()
+    if name.startswith("mcp__"):
+        return name
+    key = name.lower().replace("_", "").replace("-", "")
+    return _CANONICAL.get(key, name.lower())
+
+
+def parse_json_lines(data: bytes | str) -> tuple[list[dict[str, Any]], int]:
+    """JSON object lines of a stream, plus how many non-empty lines were not JSON objects.
+
+    Banner lines, progress text and a final line cut off by a timeout or the output cap
+    are counted, never fatal.
+    """
+    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    events: list[dict[str, Any]] = []
+    skipped = 0
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        obj = _loads(line)
+        if isinstance(obj, dict):
+            events.append(obj)
+        else:
+            skipped += 1
+    return events, skipped
+
+
+def _loads(line: str) -> Any:
+    if not line.startswith("{"):
+        return None
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
+def read_stream(path: Path) -> bytes:
+    """The captured stdout of a run; an absent file (the CLI never started) reads as empty."""
+    return path.read_bytes() if path.is_file() else b""
+
+
+@dataclass
+class Draft:
+    """A transcript under construction by an adapter's parser."""
+
+    agent: str
+    model: str | None = None
+    steps: int = 0
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    final_text: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    termination: str = "completed"
+    error: str = ""
+    skipped_lines: int = 0
+    saw_result: bool = False  # the stream reached its own end-of-run event
+
+    def add_tool(self, raw_name: str, args: Any, step: int, status: str = "ok") -> ToolCall:
+        """Record one tool call with its normalized name."""
+        call = ToolCall(raw_name=raw_name, name=normalize_tool_name(raw_name),
+                        input=args if isinstance(args, dict) else {"value": args},
+                        status=status, step=step)
+        self.tool_calls.append(call)
+        return call
+
+    def fail(self, termination: str, error: str) -> None:
+        """Record an abnormal end; the first recorded reason wins."""
+        if self.termination == "completed":
+            self.termination = termination
+        if not self.error:
+            self.error = _one_line(error)
+
+
+def mark_not_allowed(draft: Draft, allowed: Iterable[str] | None) -> None:
+    """A call the harness's allowlist excludes that the CLI answered with an error was denied."""
+    if allowed is None:
+        return
+    ok = set(allowed)
+    for call in draft.tool_calls:
+        if call.name not in ok and call.status == "error":
+            call.status = "denied"
+
+
+def finish(draft: Draft, proc: ProcessResult, *, version: str | None) -> Transcript:
+    """Fold the process outcome into the draft and build the normalized Transcript."""
+    _apply_process(draft, proc)
+    return Transcript(
+        agent=draft.agent, agent_version=version, model=draft.model, steps=draft.steps,
+        tool_calls=draft.tool_calls, final_text=draft.final_text,
+        usage=Usage(input_tokens=draft.input_tokens, output_tokens=draft.output_tokens,
+                    cost_usd=draft.cost_usd),
+        termination=draft.termination, exit_code=proc.exit_code,  # type: ignore[arg-type]
+        duration_s=round(proc.duration_s, 3), skipped_lines=draft.skipped_lines,
+        output_truncated=proc.stdout_truncated, error=draft.error,
+    )
+
+
+def _apply_process(draft: Draft, proc: ProcessResult) -> None:
+    # Order matters: a start failure or a timeout explains everything after it.
+    if proc.start_error:
+        draft.fail("crashed", proc.start_error)
+    elif proc.timed_out:
+        draft.termination, draft.error = "timeout", f"killed after the wall-clock timeout ({proc.duration_s:.0f}s)"
+    elif proc.stopped:
+        draft.fail("max_turns" if proc.stopped.startswith("max_turns") else "crashed",
+                   f"stopped by rubricgate: {proc.stopped}")
+    elif proc.stdout_truncated:
+        draft.fail("crashed", f"output exceeded the cap ({proc.stdout_bytes} bytes kept)")
+    elif proc.exit_code not in (0, None) and not draft.saw_result:
+        draft.fail("crashed", f"exit {proc.exit_code}: {_last_line(proc.stderr_tail) or 'no output'}")
+    elif not draft.saw_result and not draft.final_text:
+        draft.fail("crashed", "the agent produced no result")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:300]
+
+
+def _last_line(text: str) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return _one_line(lines[-1]) if lines else ""

@@ -1,0 +1,197 @@
+"""A scripted Anthropic Messages API server on 127.0.0.1 for driving the real Claude Code CLI.
+
+Each main-loop request (one that carries tools) is answered by a *script*: a function from the
+conversation so far to the next reply. Scripts key on what the client actually sent back (tool
+results), so "read the changed-files list, then review the path it names" is a real round trip
+through the CLI's tools. Side requests without tools (title generation, quota probes) get a
+short text reply. Replies are streamed as SSE when the client asks for `stream: true`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One model turn: text and/or tool calls, or an HTTP error."""
+
+    text: str = ""
+    tools: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    error_status: int = 0
+    error_type: str = "invalid_request_error"
+    error_message: str = "scripted error"
+
+
+Script = Callable[["Conversation"], Reply]
+
+
+@dataclass
+class Conversation:
+    """A view of one /v1/messages request that scripts decide on."""
+
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def cwd(self) -> str:
+        """The working directory Claude Code states in its system prompt."""
+        m = re.search(r"(?:Primary working directory|Working directory): *(\S+)", self.system_text)
+        return m.group(1) if m else ""
+
+    @property
+    def system_text(self) -> str:
+        sys_ = self.body.get("system", "")
+        if isinstance(sys_, list):
+            return "\n".join(b.get("text", "") for b in sys_ if isinstance(b, dict))
+        return str(sys_)
+
+    def tool_results(self) -> list[str]:
+        """Text of every tool_result the client sent back, oldest first."""
+        out = []
+        for msg in self.body.get("messages", []):
+            content = msg.get("content")
+            if msg.get("role") != "user" or not isinstance(content, list):
+                continue
+            out.extend(_block_text(b) for b in content if b.get("type") == "tool_result")
+        return out
+
+    def turns(self) -> int:
+        """Assistant turns already in the conversation."""
+        return sum(1 for m in self.body.get("messages", []) if m.get("role") == "assistant")
+
+
+def _block_text(block: dict[str, Any]) -> str:
+    content = block.get("content", "")
+    if isinstance(content, list):
+        return "\n".join(c.get("text", "") for c in content if isinstance(c, dict))
+    return str(content)
+
+
+class ScriptedAnthropicServer:
+    """Serve `script` on 127.0.0.1:<random port> in a daemon thread; use as a context manager."""
+
+    def __init__(self, script: Script, model: str = "claude-scripted-1") -> None:
+        self.script, self.model = script, model
+        self.requests: list[dict[str, Any]] = []
+        self._counter = 0
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> "ScriptedAnthropicServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def next_id(self) -> str:
+        with self._lock:
+            self._counter += 1
+            return f"msg_scripted_{self._counter:04d}"
+
+    def answer(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        """Main-loop requests go to the script; side requests get a short text."""
+        with self._lock:
+            self.requests.append(body)
+        if not body.get("tools"):
+            return Reply(text="Skill review")
+        return self.script(Conversation(body, headers))
+
+
+def _message_blocks(reply: Reply, server: ScriptedAnthropicServer) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    if reply.text:
+        blocks.append({"type": "text", "text": reply.text})
+    for name, args in reply.tools:
+        blocks.append({"type": "tool_use", "id": f"toolu_{server.next_id()[4:]}", "name": name,
+                       "input": args})
+    return blocks
+
+
+def _sse_events(msg: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The Messages streaming event sequence for a complete message."""
+    start = dict(msg, content=[], stop_reason=None)
+    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
+    for i, block in enumerate(msg["content"]):
+        events.extend(_block_events(i, block))
+    events.append(("message_delta", {"type": "message_delta",
+                                     "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
+                                     "usage": {"output_tokens": msg["usage"]["output_tokens"]}}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
+
+
+def _block_events(i: int, block: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    if block["type"] == "text":
+        head = {"type": "text", "text": ""}
+        delta = {"type": "text_delta", "text": block["text"]}
+    else:
+        head = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+    return [("content_block_start", {"type": "content_block_start", "index": i, "content_block": head}),
+            ("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": i})]
+
+
+def _handler_for(server: ScriptedAnthropicServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:  # keep test output quiet
+            return
+
+        def do_HEAD(self) -> None:  # connectivity probes
+            self._send(200, "application/json", b"")
+
+        def do_GET(self) -> None:
+            self._send(200, "application/json", b"{}")
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length", "0"))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            if "count_tokens" in self.path:
+                self._send(200, "application/json", b'{"input_tokens": 100}')
+                return
+            reply = server.answer(body, {k.lower(): v for k, v in self.headers.items()})
+            if reply.error_status:
+                err = {"type": "error", "error": {"type": reply.error_type, "message": reply.error_message}}
+                self._send(reply.error_status, "application/json", json.dumps(err).encode())
+                return
+            self._reply(body, reply)
+
+        def _reply(self, body: dict[str, Any], reply: Reply) -> None:
+            content = _message_blocks(reply, server)
+            msg = {"id": server.next_id(), "type": "message", "role": "assistant",
+                   "model": body.get("model", server.model), "content": content,
+                   "stop_reason": "tool_use" if reply.tools else "end_turn", "stop_sequence": None,
+                   "usage": {"input_tokens": 120, "output_tokens": 30,
+                             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
+            if not body.get("stream"):
+                self._send(200, "application/json", json.dumps(msg).encode())
+                return
+            payload = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in _sse_events(msg))
+            self._send(200, "text/event-stream", payload.encode())
+
+        def _send(self, status: int, ctype: str, data: bytes) -> None:
+            self.send_response(status)
+            self.send_header("content-type", ctype)
+            self.send_header("content-length", str(len(data)))
+            self.send_header("request-id", "req_scripted")
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
