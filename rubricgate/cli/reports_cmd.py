@@ -1,3 +1,171 @@
-"""Commands: reports_cmd."""
+"""Commands: regrade, report, publish, trend, changed (the reports people read, and their CI loop)."""
 
-from rubricgate.cli.app import main  # noqa: F401
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from rubricgate import exitcodes
+from rubricgate.changed import changed_files, gated_paths
+from rubricgate.cli.app import main
+from rubricgate.cli.core import _repo, config_option, fail_input, repo_option
+from rubricgate.config import load_config
+from rubricgate.errors import GateInputError, GateInputErrors
+from rubricgate.pipeline import load_all
+from rubricgate.reports.bundle import COMMENT_FILE, HTML_FILE, JUNIT_FILE, write_reports
+from rubricgate.reports.charts import trend_chart
+from rubricgate.reports.comment import DEFAULT_ARTIFACT, render_comment
+from rubricgate.reports.github import DEFAULT_LABEL, GitHubError, GitHubTarget, publish as publish_comment
+from rubricgate.reports.regrade import regrade_run
+from rubricgate.reports.step_summary import append_step_summary
+from rubricgate.reports.summary import read_summary
+from rubricgate.reports.trend import load_summaries, render_trend
+
+run_dir_arg = click.argument("run_dir", type=click.Path(path_type=Path))
+artifact_option = click.option("--artifact", default=DEFAULT_ARTIFACT, show_default=True,
+                               help="Name of the CI artifact holding the run folder (named in the comment).")
+
+
+@main.command()
+@run_dir_arg
+@repo_option
+@config_option
+@artifact_option
+def regrade(run_dir, repo, config_path, artifact) -> None:
+    """Re-grade a run's stored transcripts under the current expectations and rubric (no agent runs).
+
+    Writes a new run folder beside RUN_DIR and exits like `run`: 0 pass, 1 regression, 2 cannot judge.
+    """
+    try:
+        loaded = load_all(_repo(repo), config_path)
+        done = regrade_run(run_dir, loaded)
+        write_reports(done.summary, done.run_dir, cases=done.cases, artifact=artifact)
+    except (GateInputError, GateInputErrors) as exc:
+        fail_input(exc)
+    for warning in done.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(f"regraded {read_summary(run_dir).run_id} -> {done.run_dir} · decision {done.summary.decision.status}")
+    sys.exit(done.summary.decision.exit_code)
+
+
+@main.command()
+@run_dir_arg
+@click.option("--history", multiple=True, type=click.Path(path_type=Path),
+              help="Earlier summary.json files or run folders, for the trend chart (repeatable).")
+@artifact_option
+def report(run_dir, history, artifact) -> None:
+    """Re-render report.html, comment.md and junit.xml of RUN_DIR from its summary and transcripts."""
+    try:
+        summary = read_summary(run_dir)
+        earlier = load_summaries(list(history)) if history else []
+        write_reports(summary, run_dir, history=earlier, artifact=artifact)
+    except (GateInputError, GateInputErrors) as exc:
+        fail_input(exc)
+    click.echo(f"wrote {run_dir / HTML_FILE}, {run_dir / COMMENT_FILE}, {run_dir / JUNIT_FILE}")
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(path_type=Path), required=False)
+@click.option("--pr", "pr", type=click.IntRange(min=1), required=True, help="Pull request number.")
+@click.option("--label", default=DEFAULT_LABEL, show_default=True, help="Label added on regression, removed on pass.")
+@repo_option
+@artifact_option
+def publish(run_dir, pr, label, repo, artifact) -> None:
+    """Upsert the PR comment (edited in place on later runs) and sync the regression label.
+
+    Uses GITHUB_API_URL, GITHUB_REPOSITORY and GITHUB_TOKEN as GitHub Actions sets them.
+    RUN_DIR defaults to the newest run under the reports folder.
+    """
+    try:
+        run_dir = run_dir or latest_run(_repo(repo))
+        summary = read_summary(run_dir)
+        result = publish_comment(summary, render_comment(summary, artifact), pr, GitHubTarget.from_env(), label)
+    except (GateInputError, GateInputErrors) as exc:
+        fail_input(exc)
+    except GitHubError as exc:
+        click.echo(f"error: publish failed: {exc}", err=True)
+        sys.exit(exitcodes.CANNOT_JUDGE)
+    click.echo(f"comment {result.comment_id} {result.comment_action} on PR #{pr}; label {label!r} {result.label_action}")
+
+
+def latest_run(repo: Path) -> Path:
+    """The run folder under the configured reports folder whose summary started last."""
+    folder = repo / load_config(repo).reports
+    runs = sorted((read_summary(p).started_at, p.name, p) for p in folder.glob("*/summary.json")) if folder.is_dir() else []
+    if not runs:
+        raise GateInputError(str(folder), "", "no run with a summary.json here", "run `rubricgate run` or pass RUN_DIR")
+    return runs[-1][2].parent
+
+
+@main.command()
+@click.argument("summaries", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--chart", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the trend chart as a PNG here.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the markdown here.")
+def trend(summaries, chart, out) -> None:
+    """Rates over time from several runs' summaries; flags agent CLI version or model changes.
+
+    The markdown goes to stdout, and is appended to $GITHUB_STEP_SUMMARY when that is set.
+    """
+    try:
+        loaded = load_summaries(list(summaries))
+        text = render_trend(loaded)
+        _write_outputs(text, out, chart, loaded)
+    except (GateInputError, GateInputErrors) as exc:
+        fail_input(exc)
+    click.echo(text, nl=False)
+
+
+def _write_outputs(text: str, out: Path | None, chart: Path | None, loaded) -> None:
+    try:
+        if out:
+            out.write_text(text, encoding="utf-8")
+        if chart:
+            import base64
+
+            chart.write_bytes(base64.b64decode(trend_chart(loaded).split(",", 1)[1]))
+        step = os.environ.get("GITHUB_STEP_SUMMARY")
+        if step:
+            with open(step, "a", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+    except OSError as exc:
+        raise GateInputError(str(exc.filename), "", f"cannot write: {exc.strerror}", "choose a writable path") from exc
+
+
+@main.command()
+@click.option("--base", required=True, help="The revision the change is measured from (e.g. origin/main).")
+@repo_option
+@config_option
+def changed(base, repo, config_path) -> None:
+    """Say whether any gated file changed since BASE; exit 2 when BASE is not in this clone.
+
+    Gated: the reviewer folder, the tasks and fixtures folders, the baseline and rubricgate.yaml.
+    Writes `changed=true|false` to $GITHUB_OUTPUT when that is set.
+    """
+    root = _repo(repo)
+    try:
+        result = changed_files(root, base, gated_paths(load_config(root, config_path)))
+        _github_output(result.changed)
+    except (GateInputError, GateInputErrors) as exc:
+        fail_input(exc)
+    if result.changed:
+        click.echo(f"changed: {len(result.files)} gated file(s) since {base} (merge base {result.merge_base[:12]})")
+        for name in result.files:
+            click.echo(f"  {name}")
+    else:
+        click.echo(f"unchanged: no gated file changed since {base} (merge base {result.merge_base[:12]})")
+
+
+def _github_output(is_changed: bool) -> None:
+    target = os.environ.get("GITHUB_OUTPUT")
+    if not target:
+        return
+    try:
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(f"changed={'true' if is_changed else 'false'}\n")
+    except OSError as exc:
+        raise GateInputError(target, "GITHUB_OUTPUT", f"cannot append: {exc.strerror}", "unset it or fix the path") from exc

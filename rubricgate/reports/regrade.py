@@ -1,0 +1,109 @@
+"""`regrade RUN_DIR`: grade a run's stored transcripts again under today's expectations and rubric.
+
+No agent runs. The result is a new run directory beside the old one (the old run stays as it
+was, so `compare` and `trend` can show what the rubric or expectation change did), holding a
+copy of the transcripts, a fresh summary.json, replay artifacts and every report.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rubricgate.cost import Budget
+from rubricgate.errors import GateInputError
+from rubricgate.graders import grade_trial
+from rubricgate.models.results import CaseSpec, Summary, TrialResult
+from rubricgate.pipeline import Loaded, new_run_id, summarize
+from rubricgate.reports.summary import read_summary, read_transcript, write_summary
+from rubricgate.rubric import RubricSpec
+from rubricgate.runner.scheduler import Job, trial_result
+from rubricgate.verdict import parse_verdict
+
+TREE_CHANGED = "the original repository changed during this trial"
+
+
+@dataclass
+class _Context:
+    """The parts of a run context that summarizing reads; a regrade has no workspace or agents."""
+
+    tree_violations: list[str] = field(default_factory=list)
+    not_run: int = 0
+    budget: Budget = field(default_factory=lambda: Budget(None))
+
+
+@dataclass
+class Regraded:
+    summary: Summary
+    run_dir: Path
+    cases: list[CaseSpec]
+    warnings: list[str]
+
+
+def _keep_as_is(t: TrialResult) -> bool:
+    """Trials a transcript cannot re-judge: never run, or failed for writing to the real repo."""
+    return not t.transcript or any(g.category == "not_run" or g.reason.startswith(TREE_CHANGED)
+                                   for g in t.grades.values())
+
+
+def regrade_trial(run_dir: Path, case: CaseSpec, t: TrialResult, rubric: RubricSpec) -> TrialResult:
+    """Parse and grade the stored transcript again; keeps the transcript path."""
+    if _keep_as_is(t):
+        return t
+    transcript = read_transcript(run_dir, t.transcript)
+    parsed = parse_verdict(transcript.final_text, rubric)
+    result = trial_result(case.id, t.trial, transcript, parsed, grade_trial(case, transcript, parsed), t.transcript)
+    return result.model_copy(update={"cached": t.cached})
+
+
+def _regrade_all(run_dir: Path, old: Summary, loaded: Loaded) -> tuple[list[Job], list[TrialResult], list[str]]:
+    by_id = {c.id: c for c in loaded.cases}
+    jobs, results, warnings = [], [], []
+    for cs in old.cases:
+        case = by_id.get(cs.id)
+        if case is None:
+            warnings.append(f"case {cs.id} is no longer in the suite; its {len(cs.trials)} trial(s) were dropped")
+            continue
+        for t in cs.trials:
+            jobs.append(Job(case, t.trial, old.agent))
+            results.append(regrade_trial(run_dir, case, t, loaded.rubric))
+    return jobs, results, warnings
+
+
+def _context(results: list[TrialResult]) -> _Context:
+    violations = sorted({g.reason for r in results for g in r.grades.values() if g.reason.startswith(TREE_CHANGED)})
+    not_run = sum(1 for r in results if any(g.category == "not_run" for g in r.grades.values()))
+    ctx = _Context(tree_violations=violations, not_run=not_run)
+    if not_run:
+        ctx.budget.reason = "the original run left trials not run"
+    return ctx
+
+
+def regrade_run(run_dir: Path, loaded: Loaded, reports_dir: Path | None = None) -> Regraded:
+    """Re-grade every stored trial; write the new run beside the old one (or under reports_dir)."""
+    old = read_summary(run_dir)
+    jobs, results, warnings = _regrade_all(run_dir, old, loaded)
+    if not jobs:
+        raise GateInputError(str(run_dir / "summary.json"), "cases", "no case of this run is in the current suite",
+                             "regrade a run of this repository's suite")
+    ctx = _context(results)
+    subset = Loaded(loaded.config, loaded.rubric, [c for c in loaded.cases if c.id in {j.case.id for j in jobs}],
+                    loaded.baseline)
+    new_id = new_run_id()
+    fresh = summarize(subset, jobs, results, new_id, old.started_at, {}, ctx, interrupted=not old.complete)
+    decision = fresh.decision.model_copy(update={"warnings": fresh.decision.warnings + warnings})
+    summary = fresh.model_copy(update={
+        "agent": old.agent, "agent_version": old.agent_version, "model": old.model, "decision": decision,
+        "config": fresh.config | {"regraded_from": old.run_id}})
+    out = (reports_dir or run_dir.parent) / new_id
+    _copy_transcripts(run_dir, out, results)
+    write_summary(out, summary)
+    return Regraded(summary, out, subset.cases, warnings)
+
+
+def _copy_transcripts(src: Path, dst: Path, results: list[TrialResult]) -> None:
+    (dst / "transcripts").mkdir(parents=True)
+    for r in results:
+        if r.transcript and (src / r.transcript).is_file():
+            shutil.copy2(src / r.transcript, dst / r.transcript)
