@@ -21,6 +21,10 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal
 
+from rubricgate.models.baseline import Baseline
+from rubricgate.models.config import GateConfig
+from rubricgate.models.results import RateRow, TrialResult
+
 RateStatus = Literal["ok", "regression", "inconclusive"]
 
 
@@ -133,6 +137,63 @@ def judge_rate(passes: int, trials: int, baseline_rate: float, baseline_trials: 
     if not enough_trials:
         return RateTest("inconclusive", p, f"below baseline but too few trials to tell (p={p:.3g})")
     return RateTest("ok", p, f"below baseline within noise (p={p:.3g})")
+
+
+def add_intervals(rates: dict[str, RateRow], confidence: float = 0.95) -> None:
+    """Fill low/high of every rate with its Wilson interval (rows without trials stay None)."""
+    for row in rates.values():
+        if row.trials:
+            row.low, row.high = wilson(row.passes, row.trials, confidence)
+
+
+def trial_passed(trial: TrialResult) -> bool:
+    """A trial passes when every dimension passed (what pass@k and flakiness are counted on)."""
+    return bool(trial.grades) and all(g.passed for g in trial.grades.values())
+
+
+def case_consistency(trials: list[TrialResult]) -> tuple[float | None, float | None, bool]:
+    """(pass@k, pass^k, flaky) for one case, with k = its number of trials."""
+    if not trials:
+        return None, None, False
+    outcomes = [trial_passed(t) for t in trials]
+    n, c = len(outcomes), sum(outcomes)
+    return pass_at_k(n, c, n), pass_hat_k(n, c, n), is_flaky(outcomes)
+
+
+def suite_consistency(per_case: list[list[TrialResult]]) -> dict[str, float | int | None]:
+    """Suite pass@k and pass^k at k = the smallest trial count any case ran (defined for all)."""
+    counts = [(len(ts), sum(trial_passed(t) for t in ts)) for ts in per_case if ts]
+    if not counts:
+        return {"k": None, "pass_at_k": None, "pass_hat_k": None}
+    k = min(n for n, _ in counts)
+    return {"k": k, "pass_at_k": suite_pass_at_k(counts, k), "pass_hat_k": suite_pass_hat_k(counts, k)}
+
+
+def compare_statistical(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
+                        n_cases: int, case_trials: int) -> tuple[list[str], list[str]]:
+    """The statistical gate over every baselined rate: (regression reasons, warnings).
+
+    baseline.json records the trials per case it was measured at, so its sample is taken to be
+    baseline.trials x the current number of cases. `case_trials` is the fewest trials any case
+    ran: below gate.min_trials a non-significant dip is reported as inconclusive (a warning).
+    """
+    reasons, warnings = [], []
+    for dim, row in rates.items():
+        if dim not in baseline.rates or row.rate is None:
+            continue
+        base = baseline.rates[dim]
+        row.baseline, row.delta = base, row.rate - base
+        result = judge_rate(row.passes, row.trials, base, baseline.trials * max(n_cases, 1),
+                            gate.confidence, case_trials >= gate.min_trials)
+        row.status = result.status
+        line = f"{dim} rate {row.rate:.1%} vs baseline {base:.1%}: {result.reason}"
+        if result.status == "regression":
+            reasons.append(line)
+        elif result.status == "inconclusive":
+            warnings.append(f"{line}; run --trials {gate.min_trials} or more to decide")
+        elif result.p_value is not None:  # a dip the evidence does not support: say so anyway
+            warnings.append(line)
+    return reasons, warnings
 
 
 def _log_comb(n: int, k: int) -> float:

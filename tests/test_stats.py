@@ -164,3 +164,84 @@ def test_judge_rate_respects_confidence() -> None:
 
 def test_judge_rate_no_trials_is_ok_nothing_to_judge() -> None:
     assert stats.judge_rate(0, 0, 0.9, 30, 0.95, True).status == "ok"
+
+
+# -- model helpers: intervals, consistency, the statistical method over rates ----------------
+
+from rubricgate.models.baseline import Baseline  # noqa: E402
+from rubricgate.models.config import GateConfig  # noqa: E402
+from rubricgate.models.results import Grade, RateRow, TrialResult  # noqa: E402
+
+
+def _t(passed: bool, dim_fail: str = "verdict") -> TrialResult:
+    grades = {d: Grade(passed=passed or d != dim_fail) for d in ("verdict", "tool_use", "trajectory")}
+    return TrialResult(case_id="c", trial=1, outcome="PASS", grades=grades)
+
+
+def test_add_intervals_fills_rows_with_trials_only() -> None:
+    rates = {"verdict": RateRow(rate=0.8, passes=8, trials=10), "tool_use": RateRow(rate=None, passes=0, trials=0)}
+    stats.add_intervals(rates)
+    assert rates["verdict"].low == pytest.approx(0.4902, abs=1e-4)
+    assert rates["tool_use"].low is None and rates["tool_use"].high is None
+
+
+def test_trial_passes_only_when_every_dimension_passes() -> None:
+    assert stats.trial_passed(_t(True))
+    assert not stats.trial_passed(_t(False, "trajectory"))
+    assert not stats.trial_passed(TrialResult(case_id="c", trial=1, outcome="ERROR", grades={}))
+
+
+def test_case_consistency() -> None:
+    assert stats.case_consistency([]) == (None, None, False)
+    assert stats.case_consistency([_t(True), _t(False), _t(True)]) == (1.0, 0.0, True)
+    assert stats.case_consistency([_t(True)] * 3) == (1.0, 1.0, False)
+    assert stats.case_consistency([_t(False, "tool_use")] * 2) == (0.0, 0.0, False)
+
+
+def test_suite_consistency_uses_the_smallest_trial_count() -> None:
+    per_case = [[_t(True), _t(False), _t(True)], [_t(True), _t(True)]]
+    out = stats.suite_consistency(per_case)
+    assert out["k"] == 2
+    # case 1: n=3 c=2 -> pass^2 = 1/3, pass@2 = 1; case 2: 1 and 1.
+    assert out["pass_hat_k"] == pytest.approx((1 / 3 + 1) / 2)
+    assert out["pass_at_k"] == pytest.approx(1.0)
+    assert stats.suite_consistency([])["k"] is None
+
+
+def _rates(passes: int, trials: int) -> dict[str, RateRow]:
+    return {"verdict": RateRow(rate=passes / trials, passes=passes, trials=trials)}
+
+
+def test_compare_statistical_flags_a_clear_drop() -> None:
+    rates = _rates(100, 150)
+    reasons, warnings = stats.compare_statistical(rates, Baseline(rates={"verdict": 0.9}, trials=5),
+                                                  GateConfig(method="statistical"), n_cases=30, case_trials=5)
+    assert len(reasons) == 1 and "verdict" in reasons[0] and not warnings
+    assert rates["verdict"].status == "regression"
+    assert rates["verdict"].delta == pytest.approx(100 / 150 - 0.9)
+
+
+def test_compare_statistical_warns_on_a_dip_with_too_few_trials() -> None:
+    rates = _rates(26, 30)
+    reasons, warnings = stats.compare_statistical(rates, Baseline(rates={"verdict": 0.9}, trials=1),
+                                                  GateConfig(method="statistical", min_trials=3),
+                                                  n_cases=30, case_trials=1)
+    assert not reasons and len(warnings) == 1 and "--trials 3" in warnings[0]
+    assert rates["verdict"].status == "inconclusive"
+
+
+def test_compare_statistical_baseline_sample_scales_with_its_trials() -> None:
+    # 27/30 against 100% is within noise when the baseline saw 30 trials (p ~ 0.12), and
+    # a regression when it saw 150 (5 trials x 30 cases): the baseline's own size matters.
+    gate = GateConfig(method="statistical", min_trials=1)
+    few, _ = stats.compare_statistical(_rates(27, 30), Baseline(rates={"verdict": 1.0}, trials=1), gate, 30, 1)
+    many, _ = stats.compare_statistical(_rates(27, 30), Baseline(rates={"verdict": 1.0}, trials=5), gate, 30, 1)
+    assert not few and many
+
+
+def test_compare_statistical_never_hides_a_dip_within_noise() -> None:
+    rates = _rates(132, 150)
+    reasons, warnings = stats.compare_statistical(rates, Baseline(rates={"verdict": 0.9}, trials=5),
+                                                  GateConfig(method="statistical"), n_cases=30, case_trials=5)
+    assert not reasons and rates["verdict"].status == "ok"
+    assert len(warnings) == 1 and "within noise" in warnings[0]
