@@ -11,6 +11,7 @@ from rubricgate import exitcodes
 from rubricgate.agents import Agent, get_agent
 from rubricgate.aggregate import case_rates, dimension_rates, tag_rates, trial_frame
 from rubricgate.baseline import load_baseline
+from rubricgate.cost import Budget, cost_summary, is_not_run
 from rubricgate.config import load_config
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.gate import cannot_judge, decide
@@ -21,7 +22,9 @@ from rubricgate.reports.events import EventLog, EventListener
 from rubricgate.reports.summary import write_summary
 from rubricgate.rubric import RubricSpec, load_rubric
 from rubricgate.runner.environment import build_env, secret_values
+from rubricgate.runner.cache import CACHE_DIR
 from rubricgate.runner.scheduler import Job, RunContext, run_jobs
+from rubricgate.stats import add_intervals, case_consistency, suite_consistency
 from rubricgate.runner.workspace import list_tree, snapshot
 from rubricgate.suite import load_suite
 
@@ -38,6 +41,9 @@ class RunOptions:
     listeners: list[EventListener] = field(default_factory=list)
     reports_dir: Path | None = None
     require_baseline: bool = True
+    cache: bool = False  # reuse cached transcripts (rubricgate/runner/cache.py)
+    cache_dir: Path | None = None  # default: <repo>/.rubricgate-cache
+    max_cost: float | None = None  # USD budget; once spent no new trial starts (rubricgate/cost.py)
 
 
 @dataclass
@@ -140,7 +146,9 @@ def _context(options: RunOptions, loaded: Loaded, run_dir: Path, agents: dict[st
     ctx = RunContext(repo=options.repo, config=cfg, rubric=loaded.rubric, run_dir=run_dir, events=events,
                      agents=agents, files=list_tree(options.repo, exclude), env=env, secrets=secrets,
                      tree_before=snapshot(options.repo, exclude), exclude=exclude,
-                     keep_workspaces=options.keep_workspaces, cases=loaded.cases)
+                     keep_workspaces=options.keep_workspaces, cases=loaded.cases,
+                     budget=Budget(options.max_cost),
+                     cache_dir=(options.cache_dir or options.repo / CACHE_DIR) if options.cache else None)
     return ctx
 
 
@@ -149,28 +157,49 @@ def summarize(loaded: Loaded, jobs: list[Job], results: list[TrialResult], run_i
     """Aggregate and gate: the Summary every report renders."""
     frame = trial_frame(loaded.cases, results)
     rates = dimension_rates(frame)
-    decision = _decision(loaded, rates, ctx, interrupted, len(results), len(jobs))
+    add_intervals(rates, loaded.config.gate.confidence)
+    decision = _decision(loaded, rates, ctx, interrupted, len(results), len(jobs), _shape(jobs))
     per_case = case_rates(frame)
     by_case: dict[str, list[TrialResult]] = {}
     for r in results:
         by_case.setdefault(r.case_id, []).append(r)
     cases = [CaseSummary(id=c.id, source=c.source, tags=c.tags, expected_tier=c.expect.tier,
-                         rates=per_case.get(c.id, {}), trials=by_case.get(c.id, []))
+                         rates=per_case.get(c.id, {}), trials=by_case.get(c.id, []),
+                         **_consistency(by_case.get(c.id, [])))
              for c in loaded.cases if c.id in {j.case.id for j in jobs}]
     default = jobs[0].agent if jobs else loaded.config.agent.name
     return Summary(run_id=run_id, started_at=started, finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                   complete=not interrupted and len(results) == len(jobs), agent=default,
+                   complete=not interrupted and len(results) == len(jobs) and not ctx.not_run, agent=default,
                    agent_version=agents[default].version() if default in agents else None,
                    model=loaded.config.agent.model, trials_default=loaded.config.trials, decision=decision,
                    rates=rates, rates_by_tag=tag_rates(frame), cases=cases,
+                   flaky_cases=[c.id for c in cases if c.flaky], cost=cost_summary(cases, ctx.budget),
+                   pass_k=suite_consistency([[t for t in c.trials if not is_not_run(t)] for c in cases]),
                    config={"method": loaded.config.gate.method, "rubric": loaded.config.reviewer.rubric})
 
 
-def _decision(loaded: Loaded, rates, ctx: RunContext, interrupted: bool, done: int, total: int) -> Decision:
+def _consistency(trials: list[TrialResult]) -> dict:
+    """pass@k, pass^k (k = the case's trials) and flakiness over the trials that ran."""
+    pass_at, pass_hat, flaky = case_consistency([t for t in trials if not is_not_run(t)])
+    return {"pass_at_k": pass_at, "pass_hat_k": pass_hat, "flaky": flaky}
+
+
+def _shape(jobs: list[Job]) -> tuple[int, int]:
+    """(cases, fewest trials any case is planned to run): the statistical gate's sample shape."""
+    per_case: dict[str, int] = {}
+    for job in jobs:
+        per_case[job.case.id] = per_case.get(job.case.id, 0) + 1
+    return len(per_case), min(per_case.values(), default=0)
+
+
+def _decision(loaded: Loaded, rates, ctx: RunContext, interrupted: bool, done: int, total: int,
+              shape: tuple[int, int] = (0, 1)) -> Decision:
+    if ctx.not_run:
+        return cannot_judge([f"{ctx.budget.reason}: {ctx.not_run} of {total} trials not run; the report is partial"])
     if interrupted:
         return cannot_judge([f"run interrupted after {done} of {total} trials; the report is partial"])
     if ctx.tree_violations:
         return cannot_judge([f"the original repository was modified during the run: {', '.join(ctx.tree_violations[:5])}"])
     if loaded.baseline is None:
         return cannot_judge(["no baseline to compare against"])
-    return decide(rates, loaded.baseline, loaded.config.gate)
+    return decide(rates, loaded.baseline, loaded.config.gate, *shape)

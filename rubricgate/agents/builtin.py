@@ -17,7 +17,7 @@ from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.skill_checks import CHECKS, SECRET_PATTERNS, Hit, Skill, parse_skill, scan_secrets
 from rubricgate.errors import GateInputError
 from rubricgate.models.config import AgentConfig
-from rubricgate.models.transcript import ToolCall, Transcript
+from rubricgate.models.transcript import ToolCall, Transcript, Usage
 from rubricgate.rubric import RubricSpec, load_rubric
 
 SECRET_REGEX = "|".join(p.pattern for p in SECRET_PATTERNS)
@@ -71,6 +71,7 @@ class BuiltinAgent:
         session.next_step()  # the final answer is a model turn of its own
         return Transcript(agent=self.name, agent_version=self.version(), model="mechanical-rules",
                           steps=session.step, tool_calls=session.calls, final_text=final,
+                          usage=Usage(cost_usd=0.0),  # no model call: a known zero, so --max-cost applies
                           termination="completed" if not error else "crashed",
                           exit_code=0 if not error else 1, duration_s=time.monotonic() - started, error=error)
 

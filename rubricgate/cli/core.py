@@ -39,6 +39,11 @@ repo_option = click.option("--repo", type=click.Path(file_okay=False, path_type=
 config_option = click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
                              default=None, help="Config file (default: <repo>/rubricgate.yaml).")
 
+cache_option = click.option("--cache", is_flag=True,
+                            help="Reuse stored answers of unchanged (reviewer, case, agent, model, trial).")
+max_cost_option = click.option("--max-cost", type=click.FloatRange(min=0), default=None, metavar="USD",
+                               help="Stop starting trials once this much is spent; the rest are not run (exit 2).")
+
 
 def _repo(repo: Path | None) -> Path:
     return (repo or find_repo(Path.cwd())).resolve()
@@ -52,11 +57,14 @@ def _repo(repo: Path | None) -> Path:
 @click.option("--only", multiple=True, help="Run only cases whose id contains this text (repeatable).")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, help="Trials run at once.")
 @click.option("--keep-workspaces", is_flag=True, help="Keep each trial's throwaway copy for debugging.")
-def run(repo, config_path, agent, trials, only, jobs, keep_workspaces) -> None:
+@cache_option
+@max_cost_option
+def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, max_cost) -> None:
     """Run the suite against the reviewer and gate the rates against baseline.json."""
     signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
     options = RunOptions(repo=_repo(repo), config_path=config_path, agent=agent, trials=trials,
-                         only=list(only), jobs=jobs, keep_workspaces=keep_workspaces, listeners=_listeners())
+                         only=list(only), jobs=jobs, keep_workspaces=keep_workspaces, listeners=_listeners(),
+                         cache=cache, max_cost=max_cost)
     try:
         outcome = run_suite(options)
     except (GateInputError, GateInputErrors) as exc:

@@ -104,6 +104,8 @@ class Summary(StrictModel):
     rates_by_tag: dict[str, dict[str, float]] = Field(default_factory=dict)
     cases: list[CaseSummary]
     flaky_cases: list[str] = Field(default_factory=list)
+    # Suite pass@k / pass^k (tau-bench) at k = the fewest trials any case ran: {k, pass_at_k, pass_hat_k}.
+    pass_k: dict[str, Any] = Field(default_factory=dict)
     cost: dict[str, Any] = Field(default_factory=dict)
     config: dict[str, Any] = Field(default_factory=dict)
 

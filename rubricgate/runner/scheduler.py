@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubricgate.agents import Agent, AgentRequest
+from rubricgate.cost import Budget, not_run_trial
 from rubricgate.graders import grade_trial
 from rubricgate.models.config import Config
 from rubricgate.models.results import CaseSpec, Grade, TrialResult
@@ -16,6 +17,7 @@ from rubricgate.models.transcript import Transcript
 from rubricgate.reports.events import EventLog
 from rubricgate.reports.summary import write_transcript
 from rubricgate.rubric import RubricSpec
+from rubricgate.runner.cache import KeyParts, key_parts, load_cached, store
 from rubricgate.runner.workspace import make_workspace, snapshot, tree_changes
 from rubricgate.verdict import parse_verdict
 
@@ -40,6 +42,10 @@ class RunContext:
     results: list[TrialResult] = field(default_factory=list)  # grows as trials finish
     tree_violations: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    budget: Budget = field(default_factory=lambda: Budget(None))  # --max-cost
+    cache_dir: Path | None = None  # --cache: reuse transcripts stored here
+    not_run: int = 0  # trials the budget refused
+    agent_versions: dict[str, str | None] = field(default_factory=dict)  # asked once per run
 
 
 @dataclass(frozen=True)
@@ -67,17 +73,50 @@ def run_trial(ctx: RunContext, job: Job) -> TrialResult:
     case = job.case
     if job.trial == 1:
         ctx.events.emit("case_started", case_id=case.id, trials=case.trials, agent=job.agent)
+    if not ctx.budget.try_start():  # fail closed: once the budget is spent no trial starts
+        return _refused(ctx, job)
+    transcript, cached, ws_root = _cached_or_run(ctx, job)
+    ctx.budget.record(transcript.usage.cost_usd, cached)
+    result = grade(ctx, case, job.trial, transcript)
+    result = _check_tree(ctx, result).model_copy(update={"cached": cached})
+    with ctx.lock:
+        ctx.results.append(result)
+    ctx.events.emit("trial_result", **_event_fields(result, ws_root if ctx.keep_workspaces else None))
+    return result
+
+
+def _cached_or_run(ctx: RunContext, job: Job) -> tuple[Transcript, bool, Path | None]:
+    """(transcript, from cache?, workspace root): a cache hit needs no workspace and no agent."""
+    parts = _cache_parts(ctx, job) if ctx.cache_dir is not None else None
+    hit = load_cached(ctx.cache_dir, parts) if parts is not None else None
+    if hit is not None:
+        return hit, True, None
+    case = job.case
     ws = make_workspace(ctx.repo, ctx.files, case.files, (ctx.config.reviewer.changed_files, case.review),
                         keep=ctx.keep_workspaces, label=case.id[:40])
     try:
         transcript = _run_agent(ctx, job, _request(ctx, job, ws.root, ws.scratch))
     finally:
         ws.remove()
-    result = grade(ctx, case, job.trial, transcript)
-    result = _check_tree(ctx, result)
+    if parts is not None:
+        store(ctx.cache_dir, parts, transcript)
+    return transcript, False, ws.root
+
+
+def _cache_parts(ctx: RunContext, job: Job) -> KeyParts:
     with ctx.lock:
+        if job.agent not in ctx.agent_versions:
+            ctx.agent_versions[job.agent] = ctx.agents[job.agent].version()
+    return key_parts(ctx.repo, ctx.config.reviewer, job.case, ctx.config.agent, agent_name=job.agent,
+                     agent_version=ctx.agent_versions[job.agent], model=ctx.config.agent.model, trial=job.trial)
+
+
+def _refused(ctx: RunContext, job: Job) -> TrialResult:
+    result = not_run_trial(job.case.id, job.trial, ctx.budget.reason)
+    with ctx.lock:
+        ctx.not_run += 1
         ctx.results.append(result)
-    ctx.events.emit("trial_result", **_event_fields(result, ws.root if ctx.keep_workspaces else None))
+    ctx.events.emit("trial_result", **_event_fields(result, None))
     return result
 
 
