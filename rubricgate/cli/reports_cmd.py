@@ -52,13 +52,18 @@ def regrade(run_dir, repo, config_path, artifact) -> None:
 
 
 @main.command()
-@run_dir_arg
+@click.argument("run_dir", type=click.Path(path_type=Path), required=False)
 @click.option("--history", multiple=True, type=click.Path(path_type=Path),
               help="Earlier summary.json files or run folders, for the trend chart (repeatable).")
+@repo_option
 @artifact_option
-def report(run_dir, history, artifact) -> None:
-    """Re-render report.html, comment.md and junit.xml of RUN_DIR from its summary and transcripts."""
+def report(run_dir, history, repo, artifact) -> None:
+    """Re-render report.html, comment.md and junit.xml of RUN_DIR from its summary and transcripts.
+
+    RUN_DIR defaults to the newest run under the reports folder. Appends to $GITHUB_STEP_SUMMARY when set.
+    """
     try:
+        run_dir = run_dir or latest_run(_repo(repo))
         summary = read_summary(run_dir)
         earlier = load_summaries(list(history)) if history else []
         write_reports(summary, run_dir, history=earlier, artifact=artifact)
