@@ -172,3 +172,79 @@ def test_secrets_and_env_allowlist_are_not_in_the_parts(repo: Path) -> None:
 def test_harness_version_is_a_key_part(repo: Path) -> None:
     parts = _parts(repo)
     assert cache.cache_key(dataclasses.replace(parts, harness_version="9.9")) != cache.cache_key(parts)
+
+
+# -- --cache through the pipeline: a rerun of an unchanged suite calls no agent ---------------
+
+from click.testing import CliRunner  # noqa: E402
+
+from rubricgate.agents.builtin import BuiltinAgent  # noqa: E402
+from rubricgate.cli import main  # noqa: E402
+from rubricgate.pipeline import RunOptions, run_suite  # noqa: E402
+from tests.conftest import make_repo, set_severity  # noqa: E402
+
+FIXTURES = ["pass/weekly-revenue-summary", "block/data-loader"]
+
+
+class CountingAgent(BuiltinAgent):
+    calls = 0
+
+    def run(self, request):  # type: ignore[no-untyped-def]
+        CountingAgent.calls += 1
+        return super().run(request)
+
+
+@pytest.fixture
+def counting(monkeypatch: pytest.MonkeyPatch):
+    CountingAgent.calls = 0
+    monkeypatch.setattr("rubricgate.pipeline.get_agent", lambda name, cfg: CountingAgent(cfg))
+    return CountingAgent
+
+
+def _run(repo: Path, **kw: object):
+    return run_suite(RunOptions(repo=repo, **{"cache": True, "trials": 2, **kw}))
+
+
+def test_rerun_of_unchanged_suite_calls_no_agent(tmp_path: Path, counting) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    first = _run(repo)
+    assert counting.calls == 4 and first.exit_code == 0
+    second = _run(repo)
+    assert counting.calls == 4  # nothing new was asked
+    trials = [t for c in second.summary.cases for t in c.trials]
+    assert len(trials) == 4 and all(t.cached for t in trials)
+    assert second.summary.rates["verdict"].passes == first.summary.rates["verdict"].passes
+    assert second.summary.cost["cached_trials"] == 4 and second.exit_code == 0
+
+
+def test_without_cache_flag_the_cache_is_neither_read_nor_written(tmp_path: Path, counting) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    _run(repo, cache=False)
+    _run(repo, cache=False)
+    assert counting.calls == 8
+    assert not (repo / cache.CACHE_DIR).exists()
+
+
+def test_rubric_edit_misses_the_cache_and_changes_the_answer(tmp_path: Path, counting) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    _run(repo)
+    set_severity(repo, "fm-description-required", "warning")
+    after = _run(repo)
+    assert counting.calls == 8  # every trial re-asked: the reviewer changed
+    assert after.exit_code == 1  # and the stale BLOCK answer was not reused
+    assert not any(t.cached for c in after.summary.cases for t in c.trials)
+
+
+def test_more_trials_reuse_the_old_ones_and_run_only_the_new(tmp_path: Path, counting) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    _run(repo, trials=1)
+    _run(repo, trials=3)
+    assert counting.calls == 2 + 4
+
+
+def test_cli_cache_flag(tmp_path: Path, counting) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    for _ in range(2):
+        result = CliRunner().invoke(main, ["run", "--repo", str(repo), "--cache"])
+        assert result.exit_code == 0, result.output
+    assert counting.calls == 2

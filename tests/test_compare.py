@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import git, make_repo
+from tests.conftest import git, make_repo
 from rubricgate.cli import main
 from rubricgate.compare import compare_summaries, case_flips, paired_tests
 from rubricgate.cost import not_run_trial
@@ -220,3 +220,22 @@ def test_working_tree_reviewer_files_only_are_swapped(tmp_path: Path) -> None:
     assert code == 0
     assert "0 regressed, 0 fixed, 3 unchanged" in out
     assert "still failing" in out  # both sides see the edited fixture
+
+
+def test_paired_run_with_cache_never_mixes_the_two_reviewers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rubricgate.agents.builtin import BuiltinAgent
+
+    calls = []
+
+    class Counting(BuiltinAgent):
+        def run(self, request):  # type: ignore[no-untyped-def]
+            calls.append(request.case_id)
+            return super().run(request)
+
+    monkeypatch.setattr("rubricgate.pipeline.get_agent", lambda name, cfg: Counting(cfg))
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    _lower_description_rule(repo)
+    for expected_calls in (6, 6):  # the second compare is served from the cache
+        code, out, _ = cli("--base", "HEAD", "--repo", str(repo), "--cache")
+        assert code == 1 and "REGRESSED  fixture-block-data-loader" in out
+        assert len(calls) == expected_calls

@@ -116,3 +116,86 @@ def test_cost_summary_reports_budget_state() -> None:
     assert out["budget"]["exhausted"] is True
     assert out["budget"]["spent_usd"] == pytest.approx(0.2)
     assert out["cost_usd"] == 0.0
+
+
+# -- --max-cost through the pipeline and the CLI (builtin reviewer, priced by a wrapper) ------
+
+from click.testing import CliRunner  # noqa: E402
+
+from rubricgate.agents.builtin import BuiltinAgent  # noqa: E402
+from rubricgate.cli import main  # noqa: E402
+from rubricgate.models.transcript import Usage  # noqa: E402
+from rubricgate.pipeline import RunOptions, run_suite  # noqa: E402
+from tests.conftest import make_repo  # noqa: E402
+
+FIXTURES = ["pass/weekly-revenue-summary", "block/data-loader", "block/forecast-notebook-runner"]
+
+
+class PricedAgent(BuiltinAgent):
+    """The builtin reviewer, billed `price` dollars per trial (None = the agent reports no cost)."""
+
+    price: float | None = 0.01
+    calls = 0
+
+    def run(self, request):  # type: ignore[no-untyped-def]
+        PricedAgent.calls += 1
+        result = super().run(request)
+        return result.model_copy(update={"usage": Usage(input_tokens=100, output_tokens=20, cost_usd=self.price)})
+
+
+@pytest.fixture
+def priced(monkeypatch: pytest.MonkeyPatch):
+    PricedAgent.price, PricedAgent.calls = 0.01, 0
+    monkeypatch.setattr("rubricgate.pipeline.get_agent", lambda name, cfg: PricedAgent(cfg))
+    return PricedAgent
+
+
+def test_budget_spent_marks_the_rest_not_run_and_exits_2(tmp_path, priced) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    outcome = run_suite(RunOptions(repo=repo, trials=2, max_cost=0.025))
+    assert outcome.exit_code == 2
+    assert priced.calls == 3  # 0.01 + 0.01 + 0.01 >= 0.025: no fourth trial starts
+    summary = outcome.summary
+    assert not summary.complete
+    assert "3 of 6 trials not run" in summary.decision.reasons[0]
+    assert summary.cost["not_run_trials"] == 3 and summary.cost["cost_usd"] == pytest.approx(0.03)
+    assert summary.cost["input_tokens"] == 300
+    assert summary.cost["budget"]["exhausted"] is True
+    not_run = [t for c in summary.cases for t in c.trials if cost.is_not_run(t)]
+    assert len(not_run) == 3 and not_run[0].grades["verdict"].category == "not_run"
+    assert summary.rates["verdict"].trials == 3  # rates only count trials that ran
+
+
+def test_unpriced_agent_under_a_budget_fails_closed(tmp_path, priced) -> None:
+    priced.price = None
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    outcome = run_suite(RunOptions(repo=repo, max_cost=100.0))
+    assert outcome.exit_code == 2 and priced.calls == 1
+    assert "cannot be enforced" in outcome.summary.decision.reasons[0]
+    assert outcome.summary.cost["cost_usd"] is None
+
+
+def test_budget_not_reached_is_a_normal_run(tmp_path, priced) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    outcome = run_suite(RunOptions(repo=repo, trials=2, max_cost=1.0))
+    assert outcome.exit_code == 0 and outcome.summary.complete
+    assert outcome.summary.cost["cost_usd"] == pytest.approx(0.06)
+    assert outcome.summary.cost["by_case"]["fixture-block-data-loader"]["cost_usd"] == pytest.approx(0.02)
+
+
+def test_cli_zero_budget_runs_nothing_and_exits_2(tmp_path) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo), "--max-cost", "0"])
+    assert result.exit_code == 2
+    assert "not run" in result.stdout
+
+
+def test_cli_negative_budget_is_a_usage_error(tmp_path) -> None:
+    result = CliRunner().invoke(main, ["run", "--repo", str(tmp_path), "--max-cost", "-1"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+def test_builtin_reviewer_is_free_so_a_budget_never_stops_it(tmp_path) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo), "--max-cost", "0.01", "--trials", "2"])
+    assert result.exit_code == 0, result.output
