@@ -19,6 +19,7 @@ from rubricgate.models.baseline import Baseline
 from rubricgate.models.config import Config
 from rubricgate.models.results import CaseSpec, CaseSummary, Decision, Summary, TrialResult
 from rubricgate.reports.events import EventLog, EventListener
+from rubricgate.reports.bundle import write_reports
 from rubricgate.reports.summary import write_summary
 from rubricgate.rubric import RubricSpec, load_rubric
 from rubricgate.runner.environment import build_env, secret_values
@@ -132,6 +133,8 @@ def run_suite(options: RunOptions) -> RunOutcome:
         results, interrupted = list(ctx.results), True
     summary = summarize(loaded, jobs, results, run_id, started, agents, ctx, interrupted)
     write_summary(run_dir, summary, ctx.secrets)
+    # Replay artifacts, HTML, comment.md, junit.xml; the step summary is `rubricgate report`'s job.
+    write_reports(summary, run_dir, cases=loaded.cases, secrets=ctx.secrets, env={})
     ctx.events.emit("run_completed", decision=summary.decision.model_dump(mode="json"))
     ctx.events.close()
     return RunOutcome(summary, run_dir, summary.decision.exit_code)

@@ -110,7 +110,7 @@ def write_run_dir(run_dir: Path, s: Summary | None = None) -> Path:
     (run_dir / "transcripts").mkdir(parents=True, exist_ok=True)
     (run_dir / "summary.json").write_text(s.model_dump_json(indent=2), encoding="utf-8")
     for case in s.cases:
-        for t in case.trials:
+        for t in (t for t in case.trials if t.transcript):
             (run_dir / t.transcript).write_text(json.dumps(transcript().model_dump()), encoding="utf-8")
     return run_dir
 

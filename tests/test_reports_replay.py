@@ -55,3 +55,13 @@ def test_secrets_are_scrubbed_from_artifacts(tmp_path):
 def test_error_outcome_counts_as_failed():
     t = rf.trial("c", 1, "ERROR")
     assert trial_failed(t) and not trial_failed(rf.trial("c", 1, "PASS"))
+
+
+def test_not_run_trials_get_no_artifact(tmp_path):
+    s = rf.summary()
+    not_run = rf.Grade(passed=False, category="not_run", reason="cost budget spent")
+    s.cases[0].trials.append(rf.trial("pass-weekly-revenue", 3, "ERROR", verdict=not_run, tool_use=not_run,
+                                      trajectory=not_run).model_copy(update={"transcript": ""}))
+    run = rf.write_run_dir(tmp_path / "run", s)
+    paths = write_replay_artifacts(run, [rf.case_spec(), rf.case_spec("pass-weekly-revenue")], s)
+    assert len(paths) == 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rubricgate.cost import is_not_run
 from rubricgate.errors import GateInputError
 from rubricgate.loading import load_model
 from rubricgate.models.results import CaseSpec, ReplayArtifact, Summary, TrialResult
@@ -23,7 +24,7 @@ def replay_name(case_id: str, trial: int) -> str:
 
 
 def trial_failed(trial: TrialResult) -> bool:
-    """A trial needs a replay artifact when any grade failed or no verdict came out."""
+    """A trial failed when any grade failed or no verdict came out."""
     return trial.outcome == "ERROR" or any(not g.passed for g in trial.grades.values())
 
 
@@ -46,7 +47,7 @@ def write_replay_artifacts(run_dir: Path, cases: list[CaseSpec], summary: Summar
     by_id = {c.id: c for c in cases}
     written = []
     for case_summary in summary.cases:
-        for trial in filter(trial_failed, case_summary.trials):
+        for trial in (t for t in case_summary.trials if trial_failed(t) and not is_not_run(t)):
             if case_summary.id not in by_id:
                 raise GateInputError(str(run_dir / "summary.json"), f"cases[{case_summary.id}]",
                                      "failed case is not in the suite", "pass the suite the run used")
