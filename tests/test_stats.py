@@ -245,3 +245,68 @@ def test_compare_statistical_never_hides_a_dip_within_noise() -> None:
                                                   GateConfig(method="statistical"), n_cases=30, case_trials=5)
     assert not reasons and rates["verdict"].status == "ok"
     assert len(warnings) == 1 and "within noise" in warnings[0]
+
+
+# -- the statistical method through `rubricgate run` (builtin reviewer, real repo) ------------
+
+def _gate_repo(tmp_path, method: str, trials_in_baseline: int = 1):
+    import json as _json
+
+    import yaml
+
+    from tests.conftest import make_repo, set_severity
+
+    repo = make_repo(tmp_path / "repo", fixtures=["pass/weekly-revenue-summary", "block/data-loader"])
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["gate"] = {"method": method, "confidence": 0.95, "min_trials": 3}
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    base = _json.loads((repo / "baseline.json").read_text())
+    base["trials"] = trials_in_baseline
+    (repo / "baseline.json").write_text(_json.dumps(base))
+    set_severity(repo, "fm-description-required", "warning")  # the block fixture now fails
+    return repo
+
+
+def test_statistical_gate_warns_where_strict_fails_on_one_trial(tmp_path) -> None:
+    from rubricgate.pipeline import RunOptions, run_suite
+
+    strict = run_suite(RunOptions(repo=_gate_repo(tmp_path / "s", "strict")))
+    assert strict.exit_code == 1
+    outcome = run_suite(RunOptions(repo=_gate_repo(tmp_path / "t", "statistical")))
+    assert outcome.exit_code == 0  # 1/2 vs 2/2 is no evidence (p = 0.5) ...
+    assert outcome.summary.rates["verdict"].status == "inconclusive"
+    assert "too few trials" in outcome.summary.decision.warnings[0]  # ... and it says so
+    assert outcome.summary.decision.method == "statistical"
+
+
+def test_statistical_gate_fails_a_consistent_break_with_enough_trials(tmp_path) -> None:
+    from rubricgate.pipeline import RunOptions, run_suite
+
+    outcome = run_suite(RunOptions(repo=_gate_repo(tmp_path, "statistical", trials_in_baseline=5), trials=5))
+    # 5/10 vs a baseline of 10/10: Fisher p = 0.016 < 0.05.
+    assert outcome.exit_code == 1
+    assert outcome.summary.rates["verdict"].status == "regression"
+    row = outcome.summary.rates["verdict"]
+    assert row.low is not None and row.low < 0.5 < row.high
+    block = next(c for c in outcome.summary.cases if c.id == "fixture-block-data-loader")
+    assert (block.pass_at_k, block.pass_hat_k, block.flaky) == (0.0, 0.0, False)
+    assert outcome.summary.pass_k == {"k": 5, "pass_at_k": 0.5, "pass_hat_k": 0.5}
+
+
+def test_flaky_cases_are_listed_in_the_summary(tmp_path, monkeypatch) -> None:
+    from rubricgate.agents.builtin import BuiltinAgent
+    from rubricgate.pipeline import RunOptions, run_suite
+    from tests.conftest import make_repo
+
+    class EvenTrialsLoseTheVerdict(BuiltinAgent):
+        def run(self, request):  # type: ignore[no-untyped-def]
+            result = super().run(request)
+            flaky = request.case_id.startswith("fixture-block") and request.trial % 2 == 0
+            return result.model_copy(update={"final_text": "no verdict"}) if flaky else result
+
+    monkeypatch.setattr("rubricgate.pipeline.get_agent", lambda name, cfg: EvenTrialsLoseTheVerdict(cfg))
+    repo = make_repo(tmp_path / "repo", fixtures=["pass/weekly-revenue-summary", "block/data-loader"])
+    summary = run_suite(RunOptions(repo=repo, trials=3)).summary
+    assert summary.flaky_cases == ["fixture-block-data-loader"]
+    block = next(c for c in summary.cases if c.id == "fixture-block-data-loader")
+    assert (block.pass_at_k, block.pass_hat_k, block.flaky) == (1.0, 0.0, True)
