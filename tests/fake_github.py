@@ -63,6 +63,8 @@ def _handler(gh: FakeGitHub):
         def _send(self, status: int, payload: object = None) -> None:
             raw = b"" if payload is None else json.dumps(payload).encode()
             self.send_response(status)
+            if status in (301, 302, 307, 308):
+                self.send_header("Location", f"{gh.url}/elsewhere")
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(raw)))
             self.end_headers()

@@ -58,6 +58,13 @@ def test_label_delete_failure_is_loud(gh):
         _publish(gh, rf.passing_summary())
 
 
+def test_redirect_is_refused_so_the_token_is_not_resent(gh):
+    gh.fail[("GET", r"/comments$")] = (301, "Moved Permanently")
+    with pytest.raises(GitHubError, match="HTTP 301"):
+        _publish(gh, rf.summary())
+    assert not any(path == "/elsewhere" for _, path in gh.requests)
+
+
 def test_bad_token_is_a_401_error_without_leaking_token(gh):
     env = gh.env(GITHUB_TOKEN="wrong-token-abcdef")
     with pytest.raises(GitHubError, match="HTTP 401 Bad credentials") as err:

@@ -30,6 +30,16 @@ class GitHubError(Exception):
     """The API refused or failed; the message names the request and GitHub's answer."""
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """urllib would resend the Authorization header to wherever a redirect points: refuse instead."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: PLR0913 (urllib's signature)
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
 @dataclass(frozen=True)
 class GitHubTarget:
     """Where to publish: API root, owner/name and the token, as Actions sets them."""
@@ -81,7 +91,7 @@ class GitHubClient:
             "Authorization": f"Bearer {self.target.token}", "User-Agent": "rubricgate",
             "Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
+            with _OPENER.open(req, timeout=TIMEOUT_S) as resp:
                 raw = resp.read()
         except urllib.error.HTTPError as exc:
             raise GitHubError(f"GitHub API {method} {path}: HTTP {exc.code} {_message(exc)}") from None
