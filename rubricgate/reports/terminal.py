@@ -16,7 +16,8 @@ def rate_lines(summary: Summary) -> list[str]:
         row = summary.rates[dim]
         base = "" if row.baseline is None else f"  baseline {_pct(row.baseline)}  delta {row.delta:+.1%}" if row.delta is not None else ""
         mark = {"regression": "  REGRESSION", "inconclusive": "  inconclusive"}.get(row.status, "")
-        lines.append(f"  {dim:<11}{_pct(row.rate)}  ({row.passes}/{row.trials}){base}{mark}")
+        ci = "" if row.low is None or row.high is None else f" [{row.low:.0%}-{row.high:.0%}]"
+        lines.append(f"  {dim:<11}{_pct(row.rate)}  ({row.passes}/{row.trials}){ci}{base}{mark}")
     return lines
 
 
@@ -31,6 +32,22 @@ def failure_lines(summary: Summary, limit: int = 15) -> list[str]:
     return out[:limit] + ([f"  ... and {len(out) - limit} more (see summary.json)"] if len(out) > limit else [])
 
 
+def _noise_and_cost_lines(summary: Summary) -> list[str]:
+    """Flaky cases, pass^k when trials were repeated, and the spend (issue #5)."""
+    lines = []
+    if summary.flaky_cases:
+        lines.append(f"flaky (mixed results across trials): {', '.join(summary.flaky_cases)}")
+    k = summary.pass_k.get("k")
+    if k and k > 1:
+        lines.append(f"pass@{k} {summary.pass_k['pass_at_k']:.1%}  pass^{k} {summary.pass_k['pass_hat_k']:.1%}")
+    cost = summary.cost
+    if cost.get("input_tokens") or cost.get("cost_usd") or cost.get("cached_trials") or cost.get("budget"):
+        usd = "unknown" if cost.get("cost_usd") is None else f"${cost['cost_usd']:.4f}"
+        lines.append(f"cost: {usd}, {cost.get('input_tokens', 0)} in / {cost.get('output_tokens', 0)} out tokens, "
+                     f"{cost.get('cached_trials', 0)} cached, {cost.get('not_run_trials', 0)} not run")
+    return lines
+
+
 def render_terminal(summary: Summary, run_dir: str) -> str:
     """Rates vs baseline, the failing cases with reasons, then the decision."""
     d = summary.decision
@@ -40,6 +57,7 @@ def render_terminal(summary: Summary, run_dir: str) -> str:
     fails = failure_lines(summary)
     if fails:
         lines += ["failures:", *fails]
+    lines += _noise_and_cost_lines(summary)
     verdict = {"pass": "PASS (exit 0)", "regression": "REGRESSION (exit 1)", "error": "CANNOT JUDGE (exit 2)"}[d.status]
     lines += [f"decision: {verdict}" + (f" - {'; '.join(d.reasons)}" if d.reasons else "")]
     lines += [f"warning: {w}" for w in d.warnings]
