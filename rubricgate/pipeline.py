@@ -126,6 +126,7 @@ def run_suite(options: RunOptions) -> RunOutcome:
     ctx = _context(options, loaded, run_dir, agents)
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     ctx.events.emit("run_started", run_id=run_id, total_trials=len(jobs), cases=len({j.case.id for j in jobs}),
+                    case_trials={j.case.id: j.trial for j in jobs},  # last planned trial = count per case
                     agents={n: a.version() for n, a in agents.items()})
     try:
         results, interrupted = run_jobs(ctx, jobs, options.jobs), False

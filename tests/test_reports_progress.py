@@ -93,3 +93,15 @@ def test_trial_count_from_case_started_as_the_scheduler_sends_it():
     assert out.getvalue() == ""
     p({"event": "trial_result", "case_id": "a", "trial": 2, "grades": good()})
     assert out.getvalue().startswith("case a: 2/2 trials passed (ok) [1/2 cases, 2/3 trials")
+
+
+def test_planned_trials_from_run_started_beat_case_started_count():
+    out, clock = io.StringIO(), Clock()
+    p = Progress(out, tty=False, clock=clock)
+    p({"event": "run_started", "total_trials": 2, "cases": 1, "case_trials": {"a": 2}})
+    p({"event": "case_started", "case_id": "a", "trials": 1})  # the task's own count; --trials said 2
+    p({"event": "trial_result", "case_id": "a", "trial": 1, "grades": good()})
+    assert out.getvalue() == ""
+    p({"event": "trial_result", "case_id": "a", "trial": 2, "grades": good()})
+    p({"event": "run_completed", "decision": "pass"})
+    assert [line.split(":")[0] for line in out.getvalue().splitlines()] == ["case a", "run finished"]

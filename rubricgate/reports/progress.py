@@ -78,7 +78,9 @@ class Progress:
         self.start = self.clock()
         self.total_trials = int(ev.get("total_trials") or 0)
         cases = ev.get("cases")
-        self.cases = {k: _CaseState(expected=v) for k, v in _expected_trials(cases).items()}
+        # case_trials (id -> planned trials) is exact; case_started's count ignores --trials.
+        planned = _expected_trials(ev.get("case_trials") or cases)
+        self.cases = {k: _CaseState(expected=v) for k, v in planned.items()}
         self.total_cases = cases if isinstance(cases, int) else len(self.cases)
 
     def _on_case_started(self, ev: Mapping[str, Any]) -> None:
@@ -96,7 +98,7 @@ class Progress:
             state.failed += 1
             self.failures += 1
             state.problems.extend(p for p in problems if p not in state.problems)
-        if state.expected is not None and state.done >= state.expected:
+        if state.expected is not None and state.done >= state.expected and not state.finished:
             self._finish(str(ev.get("case_id")), state)
         self._draw()
 
