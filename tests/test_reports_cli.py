@@ -153,3 +153,9 @@ def test_changed_reports_gated_files_and_github_output(tmp_path):
     subprocess.run(["git", "-C", str(repo), "checkout", "-q", "baseline.json"], check=True)
     got = invoke("changed", "--base", "main", "--repo", str(repo), env={"GITHUB_OUTPUT": str(out)})
     assert "unchanged" in got.output and out.read_text().endswith("changed=false\n")
+
+
+def test_publish_with_no_runs_exits_2(tmp_path):
+    repo = make_repo(tmp_path / "repo", commit=False)
+    got = invoke("publish", "--pr", "1", "--repo", str(repo), env={"GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "o/r"})
+    assert got.exit_code == 2 and "no run with a summary.json here" in got.output

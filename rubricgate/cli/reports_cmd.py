@@ -97,12 +97,12 @@ def publish(run_dir, pr, label, repo, artifact) -> None:
 
 
 def latest_run(repo: Path) -> Path:
-    """The run folder under the configured reports folder whose summary started last."""
+    """The newest run folder under the configured reports folder (run ids start with a UTC timestamp)."""
     folder = repo / load_config(repo).reports
-    runs = sorted((read_summary(p).started_at, p.name, p) for p in folder.glob("*/summary.json")) if folder.is_dir() else []
+    runs = sorted(p.parent for p in folder.glob("*/summary.json")) if folder.is_dir() else []
     if not runs:
         raise GateInputError(str(folder), "", "no run with a summary.json here", "run `rubricgate run` or pass RUN_DIR")
-    return runs[-1][2].parent
+    return runs[-1]
 
 
 @main.command()
