@@ -31,7 +31,7 @@ class ClaudeAgent(CliAgent):
 
     def argv(self, request: AgentRequest, prompt: str) -> list[str]:
         """claude -p PROMPT with the hard tool allowlist and turn limit."""
-        args = [self.executable(), "-p", prompt, "--output-format", "stream-json", "--verbose",
+        args = [self.executable(request), "-p", prompt, "--output-format", "stream-json", "--verbose",
                 "--permission-mode", "dontAsk", "--setting-sources", "user",
                 "--strict-mcp-config", "--no-session-persistence"]
         if request.allowed_tools is not None:

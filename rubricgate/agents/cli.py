@@ -53,9 +53,13 @@ class CliAgent(ABC):
         return None
 
     # --- shared machinery --------------------------------------------------------------
-    def executable(self) -> str:
-        """The CLI's path on PATH, or its bare name (the runner then reports it missing)."""
-        return shutil.which(self.binary) or self.binary
+    def executable(self, request: AgentRequest | None = None) -> str:
+        """The CLI's path on the run's PATH (the harness's without a request), or its bare name.
+
+        Resolving on the agent's own PATH matters: that is the PATH the process will have.
+        """
+        path = request.env.get("PATH") if request is not None else None
+        return shutil.which(self.binary, path=path) or self.binary
 
     def version(self) -> str | None:
         """`<binary> --version`, first line; None when the CLI is not installed. Cached."""
