@@ -1,0 +1,392 @@
+"""Codex (`codex exec --json`) adapter and its event-stream parser.
+
+Facts verified against codex-cli 0.171.0 driven by tests/e2e/openai_server.py (Responses API):
+- JSONL events: `thread.started`, `turn.started`, `item.started` / `item.completed` with an
+  `item` of type agent_message, reasoning, command_execution, file_change, mcp_tool_call,
+  web_search, todo_list or error (an `error` item is a warning, e.g. unknown model metadata),
+  then `turn.completed {usage}` or `turn.failed {error}`; a fatal problem is an `error` event.
+- Codex has one tool, the shell: every call is a `command_execution` item whose `command` is
+  `/bin/bash -lc '<cmd>'`, with `exit_code` and status completed | failed | declined. The
+  harness names a call by what the command does (cat -> read, grep/rg -> grep, ls/find ->
+  glob, anything else -> bash), since the rubric's allowlist speaks in those names.
+- No turn limit and no tool allowlist exist in the CLI. The hard forms used are `-s read-only`
+  (a write fails inside the sandbox) and `approval_policy = "never"`; the harness counts model
+  turns itself and stops the run at the first turn past max_steps or the first command outside
+  the allowlist. A model turn is the batch of items between two rounds of tool results (one
+  function call per turn in the scripted tests; parallel calls in one turn may count as more).
+- `-o FILE` writes the final agent message; the stream's last agent_message is the same text.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+from rubricgate.agents.base import AgentRequest
+from rubricgate.agents.cli import CliAgent
+from rubricgate.agents.normalize import Draft, mark_not_allowed, normalize_tool_name, parse_json_lines
+from rubricgate.runner.process import ProcessResult, Watch
+
+PROVIDER_ID = "rubricgate"  # the custom provider used when OPENAI_BASE_URL is set
+TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
+_READ = {"cat", "head", "tail", "nl", "wc", "less", "more", "file", "stat"}
+_GREP = {"grep", "rg", "egrep", "fgrep", "ag", "ack"}
+_GLOB = {"ls", "find", "fd", "tree"}
+_COMPOUND = ("|", ">", "<", ";", "&&", "||", "$(", "`")
+
+
+class CodexAgent(CliAgent):
+    """Drives the real `codex exec` with a throwaway CODEX_HOME and a read-only sandbox."""
+
+    name = "codex"
+    binary = "codex"
+
+    def argv(self, request: AgentRequest, prompt: str) -> list[str]:
+        """codex exec --json -o FILE -s read-only ... -- PROMPT."""
+        args = [self.executable(), "exec", "--json", "-o", str(request.last_message_file),
+                "-s", "read-only", "--skip-git-repo-check", "--color", "never",
+                "-C", str(request.workspace)]
+        model = request.model or self.config.model
+        if model:
+            args += ["-m", model]
+        return args + list(request.extra_args) + ["--", prompt]
+
+    def agent_env(self, request: AgentRequest) -> dict[str, str]:
+        env = {"CODEX_HOME": str(codex_home(request))}
+        if request.env.get("OPENAI_API_KEY") and not request.env.get("OPENAI_BASE_URL"):
+            env["CODEX_API_KEY"] = request.env["OPENAI_API_KEY"]  # exec mode's API-key login
+        return env
+
+    def execute(self, request: AgentRequest, argv: list[str]) -> ProcessResult:
+        """Write the run's config.toml (sandbox, approvals, provider), then run."""
+        home = codex_home(request)
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "config.toml").write_text(codex_config(request, self.config.model), encoding="utf-8")
+        return super().execute(request, argv)
+
+    def watch(self, request: AgentRequest) -> Watch | None:
+        return limit_watch(request.max_steps, request.allowed_tools)
+
+    def parse(self, data: bytes, request: AgentRequest) -> Draft:
+        rollout = find_rollout(codex_home(request))
+        draft = parse_codex_stream(data, agent=self.name, allowed=request.allowed_tools,
+                                   rollout=rollout.read_bytes() if rollout else None)
+        if rollout is not None:
+            # Keep the complete record beside the raw stream: it is the only place hidden calls show.
+            (request.scratch / "codex-rollout.jsonl").write_bytes(rollout.read_bytes())
+        draft.model = request.model or self.config.model
+        if not draft.final_text:
+            draft.final_text = _read_last_message(request.last_message_file)
+        return draft
+
+
+def codex_home(request: AgentRequest) -> Path:
+    return request.home / ".codex"
+
+
+def codex_config(request: AgentRequest, default_model: str | None) -> str:
+    """config.toml: never ask for approval, read-only sandbox, no web search, our provider."""
+    lines = ['approval_policy = "never"', 'sandbox_mode = "read-only"', 'web_search = "disabled"',
+             "check_for_update_on_startup = false", "", "[analytics]", "enabled = false", ""]
+    base_url = request.env.get("OPENAI_BASE_URL")
+    if base_url:
+        model = request.model or default_model or "default"
+        lines = [f"model = {_toml(model)}", f'model_provider = "{PROVIDER_ID}"', *lines,
+                 f"[model_providers.{PROVIDER_ID}]", f'name = "{PROVIDER_ID}"',
+                 f"base_url = {_toml(base_url)}", 'wire_api = "responses"',
+                 "request_max_retries = 1", "stream_max_retries = 1"]
+        if request.env.get("OPENAI_API_KEY"):
+            lines.append('env_key = "OPENAI_API_KEY"')
+    return "\n".join(lines) + "\n"
+
+
+def _toml(value: str) -> str:
+    return json.dumps(value)  # a JSON string is a valid TOML basic string
+
+
+def classify_command(command: str) -> str:
+    """Normalized tool name for a shell command: read, grep, glob or bash."""
+    inner = unwrap_shell(command)
+    if any(token in inner for token in _COMPOUND):
+        return "bash"
+    try:
+        words = shlex.split(inner)
+    except ValueError:
+        return "bash"
+    if not words:
+        return "bash"
+    prog, rest = words[0].rsplit("/", 1)[-1], words[1:]
+    if prog in _READ or (prog == "sed" and "-i" not in rest and "-n" in rest):
+        return "read"
+    if prog == "rg" and "--files" in rest:
+        return "glob"
+    if prog in _GREP:
+        return "grep"
+    if prog in _GLOB and not {"-delete", "-exec", "-execdir"} & set(rest):
+        return "glob"
+    return "bash"
+
+
+def unwrap_shell(command: str) -> str:
+    """`/bin/bash -lc 'cmd'` -> `cmd`; anything else unchanged."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    if len(words) == 3 and words[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and words[1] in ("-lc", "-c"):
+        return words[2]
+    return command
+
+
+def tool_name(item: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """(raw name, normalized name, input) of a tool item."""
+    kind = str(item.get("type"))
+    if kind == "command_execution":
+        command = str(item.get("command") or "")
+        return kind, classify_command(command), {"command": command}
+    if kind == "mcp_tool_call":
+        raw = f"mcp__{item.get('server', '')}__{item.get('tool', '')}"
+        args = item.get("arguments")
+        return raw, raw, args if isinstance(args, dict) else {"arguments": args}
+    if kind == "file_change":
+        return kind, "edit", {"changes": item.get("changes") or []}
+    return kind, normalize_tool_name(kind.replace("_", "")), {"query": item.get("query", "")}
+
+
+def item_status(item: dict[str, Any]) -> str:
+    """completed -> ok (a non-zero exit is an error); declined -> denied; failed -> error."""
+    status = str(item.get("status") or "")
+    if status == "declined":
+        return "denied"
+    code = item.get("exit_code")
+    no_match = code == 1 and item.get("type") == "command_execution" and \
+        classify_command(str(item.get("command") or "")) == "grep"
+    if status in ("completed", "failed") and (code in (0, None) or no_match) and not item.get("error"):
+        return "ok"  # grep's exit 1 means "no match", a normal answer for a credential scan
+    return "error"
+
+
+class TurnCounter:
+    """Counts model turns from items: a new turn starts with the first item after tool results."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self.awaiting_model = True
+        self.seen: set[str] = set()
+
+    def feed(self, ev: dict[str, Any]) -> dict[str, Any] | None:
+        """Returns the item when this event starts a new item, else None."""
+        item = ev.get("item") if isinstance(ev.get("item"), dict) else None
+        if item is None or item.get("type") == "error":
+            return None
+        new = str(item.get("id")) not in self.seen
+        self.seen.add(str(item.get("id")))
+        if new and self.awaiting_model:
+            self.steps += 1
+            self.awaiting_model = False
+        if ev.get("type") == "item.completed" and item.get("type") in TOOL_ITEMS:
+            self.awaiting_model = True
+        return item if new else None
+
+
+def limit_watch(max_steps: int | None, allowed: list[str] | None) -> Watch | None:
+    """Stop the run at the first turn past max_steps or the first tool outside the allowlist."""
+    if max_steps is None and allowed is None:
+        return None
+    counter = TurnCounter()
+
+    def watch(line: bytes) -> str | None:
+        if b'"item.' not in line:
+            return None
+        events, _ = parse_json_lines(line)
+        item = counter.feed(events[0]) if events else None
+        if max_steps is not None and counter.steps > max_steps:
+            return f"max_turns: turn {counter.steps} exceeds max_steps {max_steps}"
+        if item is not None and allowed is not None and item.get("type") in TOOL_ITEMS:
+            raw, name, _ = tool_name(item)
+            if name not in allowed:
+                return f"tool_denied: {name} ({raw}) is not in the allowlist {allowed}"
+        return None
+
+    return watch
+
+
+def parse_codex_stream(data: bytes | str, *, agent: str = "codex", allowed: list[str] | None = None,
+                       rollout: bytes | str | None = None) -> Draft:
+    """codex exec --json events (plus the session rollout, when there is one) -> Draft."""
+    events, skipped = parse_json_lines(data)
+    state = _CodexState(Draft(agent=agent, skipped_lines=skipped))
+    for event in events:
+        state.feed(event)
+    state.close()
+    if rollout is not None:
+        apply_rollout(state.draft, rollout)
+    mark_not_allowed(state.draft, allowed)
+    return state.draft
+
+
+def find_rollout(home: Path) -> Path | None:
+    """The run's session file under CODEX_HOME/sessions (one run, so at most one is expected)."""
+    found = sorted((home / "sessions").glob("**/rollout-*.jsonl")) if home.is_dir() else []
+    return found[-1] if found else None
+
+
+def apply_rollout(draft: Draft, rollout: bytes | str) -> None:
+    """Replace stream-derived calls and steps with the rollout's complete record.
+
+    The --json stream omits some commands (a write refused by the read-only sandbox never
+    appears there); the rollout has every function call, its output, and one usage record per
+    model response, which is an exact turn count.
+    """
+    entries, _ = parse_json_lines(rollout)
+    payloads = [e.get("payload") for e in entries if isinstance(e.get("payload"), dict)]
+    responses = {str(p.get("response_id")) for p in payloads if p.get("response_id")}
+    calls, outputs = _rollout_calls(payloads)
+    if not calls and not responses:
+        return
+    draft.tool_calls = []
+    step_of = _steps_by_call(payloads)
+    for call_id, (raw, command_or_args) in calls.items():
+        name, args = _rollout_tool(raw, command_or_args)
+        status = output_status(name, outputs.get(call_id))
+        call = draft.add_tool(raw, args, step_of.get(call_id, 0), status)
+        call.name = name
+    draft.steps = max(len(responses), draft.steps)
+
+
+def _rollout_calls(payloads: list[dict[str, Any]]) -> tuple[dict[str, tuple[str, Any]], dict[str, str]]:
+    calls: dict[str, tuple[str, Any]] = {}
+    outputs: dict[str, str] = {}
+    for p in payloads:
+        kind = p.get("type")
+        if kind in ("function_call", "custom_tool_call", "local_shell_call"):
+            calls[str(p.get("call_id"))] = (str(p.get("name") or kind), p.get("arguments", p.get("input")))
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            out = p.get("output")
+            outputs[str(p.get("call_id"))] = out if isinstance(out, str) else json.dumps(out)
+    return calls, outputs
+
+
+def _steps_by_call(payloads: list[dict[str, Any]]) -> dict[str, int]:
+    """1-based model turn of each call: a turn ends at its usage record (token_usage_record)."""
+    step, steps = 1, {}
+    for p in payloads:
+        if p.get("type") in ("function_call", "custom_tool_call", "local_shell_call"):
+            steps[str(p.get("call_id"))] = step
+        elif p.get("response_id"):
+            step += 1
+    return steps
+
+
+def _rollout_tool(raw: str, arguments: Any) -> tuple[str, dict[str, Any]]:
+    """Normalized name and input of a rollout call (exec_command / shell / apply_patch / mcp)."""
+    args = _json_object(arguments)
+    if raw in ("exec_command", "shell", "local_shell_call", "shell_command"):
+        cmd = args.get("cmd") or args.get("command") or ""
+        command = shlex.join(cmd) if isinstance(cmd, list) else str(cmd)
+        return classify_command(command), {"command": command}
+    if raw == "apply_patch":
+        return "edit", args
+    return normalize_tool_name(raw), args
+
+
+def output_status(name: str, output: str | None) -> str:
+    """A call's status from its output text: exit code, sandbox refusal, or policy rejection."""
+    if output is None:
+        return "error"  # never answered: the run ended mid-call
+    text = output.lower()
+    if any(m in text for m in ("read-only file system", "operation not permitted", "rejected",
+                               "declined", "blocked by policy", "sandbox denied")):
+        return "denied"
+    code = _exit_code(output)
+    return "ok" if code in (None, 0) or (code == 1 and name == "grep") else "error"
+
+
+def _exit_code(output: str) -> int | None:
+    for marker in ("Process exited with code ", "Exit code: "):
+        if marker in output:
+            digits = output.split(marker, 1)[1].split()[0].strip(",.")
+            return int(digits) if digits.lstrip("-").isdigit() else None
+    return None
+
+
+def _json_object(value: Any) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return value
+    try:
+        parsed = json.loads(value) if isinstance(value, str) else None
+    except ValueError:
+        return {"input": value}
+    return parsed if isinstance(parsed, dict) else {"input": value}
+
+
+class _CodexState:
+    """Walks the events once; tool items are keyed by id so completion updates the call."""
+
+    def __init__(self, draft: Draft) -> None:
+        self.draft = draft
+        self.turns = TurnCounter()
+        self.calls: dict[str, int] = {}
+        self.last_text = ""
+
+    def feed(self, ev: dict[str, Any]) -> None:
+        kind = str(ev.get("type"))
+        if kind.startswith("item."):
+            self._item(ev)
+        elif kind == "turn.completed":
+            self.draft.saw_result = True
+            _usage(self.draft, ev.get("usage"))
+        elif kind == "turn.failed":
+            self.draft.fail("api_error", _error_text(ev.get("error")))
+        elif kind == "error" and not str(ev.get("message", "")).startswith("Reconnecting"):
+            # "Reconnecting... n/m" is a retry notice; the error after the last retry counts.
+            self.draft.fail("api_error", _error_text(ev))
+
+    def _item(self, ev: dict[str, Any]) -> None:
+        self.turns.feed(ev)
+        item = ev.get("item") if isinstance(ev.get("item"), dict) else {}
+        kind = item.get("type")
+        if kind in TOOL_ITEMS:
+            self._tool(item)
+        elif kind == "agent_message" and str(item.get("text", "")).strip():
+            self.last_text = str(item["text"])
+
+    def _tool(self, item: dict[str, Any]) -> None:
+        item_id = str(item.get("id"))
+        raw, name, args = tool_name(item)
+        status = item_status(item) if item.get("status") != "in_progress" else "error"
+        if item_id in self.calls:
+            self.draft.tool_calls[self.calls[item_id]].status = status  # type: ignore[assignment]
+            return
+        call = self.draft.add_tool(raw, args, max(self.turns.steps, 1), status)
+        call.name = name
+        self.calls[item_id] = len(self.draft.tool_calls) - 1
+
+    def close(self) -> None:
+        d = self.draft
+        d.steps = self.turns.steps
+        d.final_text = self.last_text
+        if d.termination != "completed":
+            d.saw_result = False
+
+
+def _usage(d: Draft, usage: Any) -> None:
+    usage = usage if isinstance(usage, dict) else {}
+    d.input_tokens += int(usage.get("input_tokens") or 0)
+    d.output_tokens += int(usage.get("output_tokens") or 0)
+
+
+def _error_text(err: Any) -> str:
+    if isinstance(err, dict):
+        return str(err.get("message") or json.dumps(err))
+    return str(err or "the CLI reported an error")
+
+
+def _read_last_message(path: Path) -> str:
+    """The -o file: optional, used only when the stream carried no agent message."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""

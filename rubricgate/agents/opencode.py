@@ -1,0 +1,221 @@
+"""OpenCode (`opencode run --format json`) adapter and its event-stream parser.
+
+Facts verified against opencode 1.18.33 driven by tests/e2e/openai_server.py:
+- One JSON object a line: `step_start`, `tool_use`, `text`, `step_finish`, `error`, each with a
+  `part`. A model turn is one `step_start`; `step_finish.part` carries `reason` ("tool-calls"
+  or "stop"), `tokens` and `cost`. There is no end-of-run event: a last `step_finish` whose
+  reason is not "tool-calls" is the end of a finished run.
+- A tool call appears once, finished: `part.tool`, `part.state.{status,input,output|error}`.
+  A tool removed by the permission config is not offered to the model; a call to it anyway
+  comes back as status "error", "Model tried to call unavailable tool".
+- The agent `steps` limit is soft (it asks the model to wrap up), so the harness counts
+  `step_start` lines itself and kills the run on the first step past max_steps.
+- Model API errors: 5xx and rate limits are retried 5 times (honouring retry-after-ms), then
+  an `error` event `{name: "APIError", data: {message, statusCode}}` and exit 1; a broken SSE
+  stream ends with `{name: "UnknownError"}` and exit 1.
+- A permission set to "ask" would end a non-interactive run, so every permission is an
+  explicit allow or deny.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rubricgate.agents.base import AgentRequest
+from rubricgate.agents.cli import CliAgent
+from rubricgate.agents.normalize import Draft, mark_not_allowed, parse_json_lines
+from rubricgate.runner.process import ProcessResult, Watch
+
+# Normalized name -> OpenCode permission key (write and patch are governed by "edit").
+OPENCODE_PERMISSIONS = {"read": "read", "grep": "grep", "glob": "glob", "list": "list",
+                        "bash": "bash", "write": "edit", "edit": "edit", "webfetch": "webfetch",
+                        "websearch": "websearch", "task": "task", "todowrite": "todowrite"}
+PROVIDER_ID = "rubricgate"  # the custom provider used when OPENAI_BASE_URL is set
+_DENIAL_MARKERS = ("unavailable tool", "prevents you from using", "permission", "rejected", "denied")
+_API_ERRORS = {"APIError", "ProviderAuthError", "UnknownError"}
+
+# No update checks, model catalogue downloads, sharing, LSP downloads, or reading the user's
+# Claude Code files: a run talks only to the configured model.
+QUIET_ENV = {name: "1" for name in (
+    "OPENCODE_DISABLE_AUTOUPDATE", "OPENCODE_DISABLE_MODELS_FETCH", "OPENCODE_DISABLE_SHARE",
+    "OPENCODE_DISABLE_LSP_DOWNLOAD", "OPENCODE_DISABLE_DEFAULT_PLUGINS", "OPENCODE_DISABLE_CLAUDE_CODE",
+    "OPENCODE_DISABLE_EXTERNAL_SKILLS", "OPENCODE_DISABLE_PROJECT_CONFIG", "OPENCODE_DISABLE_PRUNE")}
+
+
+class OpenCodeAgent(CliAgent):
+    """Drives the real `opencode` CLI in `run` mode with a generated opencode.json."""
+
+    name = "opencode"
+    binary = "opencode"
+
+    def argv(self, request: AgentRequest, prompt: str) -> list[str]:
+        """opencode run --format json [-m provider/model] -- PROMPT."""
+        args = [self.executable(), "run", "--format", "json", "--pure"]
+        model = self.model_ref(request)
+        if model:
+            args += ["-m", model]
+        # `--` keeps a prompt that starts with "-" (frontmatter) from being read as options.
+        return args + list(request.extra_args) + ["--", prompt]
+
+    def agent_env(self, request: AgentRequest) -> dict[str, str]:
+        return {**QUIET_ENV, "OPENCODE_CONFIG": str(config_path(request))}
+
+    def execute(self, request: AgentRequest, argv: list[str]) -> ProcessResult:
+        """Write the run's opencode.json (allowlist, steps, provider), then run."""
+        path = config_path(request)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.opencode_config(request), indent=2), encoding="utf-8")
+        return super().execute(request, argv)
+
+    def model_ref(self, request: AgentRequest) -> str | None:
+        """provider/model: our custom provider's id when a base URL is given."""
+        model = request.model or self.config.model
+        if request.env.get("OPENAI_BASE_URL"):
+            return f"{PROVIDER_ID}/{(model or 'default').split('/')[-1]}"
+        return model
+
+    def opencode_config(self, request: AgentRequest) -> dict[str, Any]:
+        """The opencode.json for one run."""
+        cfg: dict[str, Any] = {"$schema": "https://opencode.ai/config.json", "autoupdate": False,
+                               "share": "disabled", "permission": permissions(request.allowed_tools)}
+        if request.max_steps is not None:
+            # OpenCode's own (soft) form of the limit; watch() is the hard one.
+            cfg["agent"] = {"build": {"steps": request.max_steps}}
+        base_url = request.env.get("OPENAI_BASE_URL")
+        model = self.model_ref(request)
+        if base_url and model:
+            cfg["provider"] = {PROVIDER_ID: custom_provider(base_url, model.split("/", 1)[1])}
+        if model:
+            cfg["model"] = cfg["small_model"] = model
+        return cfg
+
+    def watch(self, request: AgentRequest) -> Watch | None:
+        return step_limit_watch(request.max_steps)
+
+    def parse(self, data: bytes, request: AgentRequest) -> Draft:
+        draft = parse_opencode_stream(data, agent=self.name, allowed=request.allowed_tools)
+        draft.model = draft.model or self.model_ref(request)
+        return draft
+
+
+def config_path(request: AgentRequest) -> Path:
+    return request.scratch / "opencode" / "opencode.json"
+
+
+def permissions(allowed: list[str] | None) -> dict[str, str]:
+    """Deny everything, then allow the allowlist; no allowlist allows all (never "ask")."""
+    if allowed is None:
+        return {"*": "allow"}
+    perms = {"*": "deny", "external_directory": "deny"}
+    for name in allowed:
+        perms[OPENCODE_PERMISSIONS.get(name, name)] = "allow"
+    return perms
+
+
+def custom_provider(base_url: str, model_id: str) -> dict[str, Any]:
+    """An OpenAI-compatible provider; the key comes from OPENAI_API_KEY when one is set."""
+    return {"npm": "@ai-sdk/openai-compatible", "name": PROVIDER_ID,
+            "options": {"baseURL": base_url, "apiKey": "{env:OPENAI_API_KEY}"},
+            "models": {model_id: {"name": model_id}}}
+
+
+def step_limit_watch(max_steps: int | None) -> Watch | None:
+    """Stop the run at the first step_start past max_steps (OpenCode's own limit is soft)."""
+    if max_steps is None:
+        return None
+    seen = [0]
+
+    def watch(line: bytes) -> str | None:
+        if b'"step_start"' in line and _event_type(line) == "step_start":
+            seen[0] += 1
+            if seen[0] > max_steps:
+                return f"max_turns: step {seen[0]} exceeds max_steps {max_steps}"
+        return None
+
+    return watch
+
+
+def _event_type(line: bytes) -> str:
+    events, _ = parse_json_lines(line)
+    return str(events[0].get("type")) if events else ""
+
+
+def parse_opencode_stream(data: bytes | str, *, agent: str = "opencode",
+                          allowed: list[str] | None = None) -> Draft:
+    """OpenCode `run --format json` events -> Draft."""
+    events, skipped = parse_json_lines(data)
+    state = _OpenCodeState(Draft(agent=agent, skipped_lines=skipped))
+    for event in events:
+        state.feed(event)
+    state.close()
+    mark_not_allowed(state.draft, allowed)
+    return state.draft
+
+
+class _OpenCodeState:
+    """Walks the events once, tracking the current step and the last thing the model said."""
+
+    def __init__(self, draft: Draft) -> None:
+        self.draft = draft
+        self.last_text = ""
+        self.last_reason = ""
+
+    def feed(self, ev: dict[str, Any]) -> None:
+        part = ev.get("part") if isinstance(ev.get("part"), dict) else {}
+        kind = ev.get("type")
+        if kind == "step_start":
+            self.draft.steps += 1
+            self.last_reason = ""
+        elif kind == "tool_use":
+            self._tool(part)
+        elif kind == "text" and str(part.get("text", "")).strip():
+            self.last_text = str(part["text"])
+        elif kind == "step_finish":
+            self._finish_step(part)
+        elif kind == "error":
+            self._error(ev.get("error"))
+
+    def _tool(self, part: dict[str, Any]) -> None:
+        state = part.get("state") if isinstance(part.get("state"), dict) else {}
+        self.draft.add_tool(str(part.get("tool", "")), state.get("input") or {},
+                            max(self.draft.steps, 1), tool_status(state))
+
+    def _finish_step(self, part: dict[str, Any]) -> None:
+        self.last_reason = str(part.get("reason") or "")
+        tokens = part.get("tokens") if isinstance(part.get("tokens"), dict) else {}
+        cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+        self.draft.input_tokens += _int(tokens.get("input")) + _int(cache.get("read")) + _int(cache.get("write"))
+        self.draft.output_tokens += _int(tokens.get("output")) + _int(tokens.get("reasoning"))
+        cost = part.get("cost")
+        if isinstance(cost, (int, float)):
+            self.draft.cost_usd = (self.draft.cost_usd or 0.0) + float(cost)
+
+    def _error(self, err: Any) -> None:
+        err = err if isinstance(err, dict) else {}
+        name = str(err.get("name") or "error")
+        data = err.get("data") if isinstance(err.get("data"), dict) else {}
+        status = data.get("statusCode")
+        message = str(data.get("message") or name)
+        text = f"{name} {status}: {message}" if status else f"{name}: {message}"
+        self.draft.fail("api_error" if name in _API_ERRORS else "crashed", text)
+
+    def close(self) -> None:
+        """A run is finished when its last step ended for a reason other than more tool calls."""
+        d = self.draft
+        d.final_text = self.last_text
+        d.saw_result = d.termination == "completed" and self.last_reason not in ("", "tool-calls")
+
+
+def tool_status(state: dict[str, Any]) -> str:
+    """completed -> ok; an error that says the tool was withheld or refused -> denied."""
+    status = str(state.get("status") or "")
+    if status == "completed":
+        return "ok"
+    message = str(state.get("error") or "").lower()
+    return "denied" if any(m in message for m in _DENIAL_MARKERS) else "error"
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) else 0

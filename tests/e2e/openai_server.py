@@ -1,0 +1,324 @@
+"""A scripted OpenAI-compatible model server on 127.0.0.1, for driving real agent CLIs offline.
+
+It speaks two dialects: chat/completions SSE (OpenCode through @ai-sdk/openai-compatible) and the
+Responses API SSE (Codex). The "model" is a script: a list of turns (call a tool, answer text,
+fail with an HTTP error, stream garbage). A conversation picks its script by the first scenario
+key that appears in the conversation (tool results included), so one server can serve a whole
+suite: every case starts with the same opening turn (read the changed-files list), and the
+listed path then selects the scenario.
+
+Tool calls are written abstractly (read/grep/glob/bash/write) and translated to the client's own
+tools: OpenCode's `read {filePath}` etc., and Codex's shell tool (`cat`, `grep -n`, `ls`).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Turn:
+    """One model turn. kind: tool | text | error | malformed."""
+
+    kind: str
+    tool: str = ""
+    args: dict[str, Any] = field(default_factory=dict)
+    text: str = ""
+    status: int = 500
+
+
+def read(path: str) -> Turn:
+    return Turn("tool", "read", {"path": path})
+
+
+def grep(pattern: str, path: str) -> Turn:
+    return Turn("tool", "grep", {"pattern": pattern, "path": path})
+
+
+def glob(pattern: str) -> Turn:
+    return Turn("tool", "glob", {"pattern": pattern})
+
+
+def bash(command: str) -> Turn:
+    return Turn("tool", "bash", {"command": command})
+
+
+def write(path: str, content: str) -> Turn:
+    return Turn("tool", "write", {"path": path, "content": content})
+
+
+def answer(text: str) -> Turn:
+    return Turn("text", text=text)
+
+
+def http_error(status: int = 500, text: str = "scripted upstream failure") -> Turn:
+    """The model API answers this turn with an HTTP error (>= 500 is retryable for clients)."""
+    return Turn("error", text=text, status=status)
+
+
+def malformed() -> Turn:
+    return Turn("malformed")
+
+
+OPENING = read("reviewer/.changed-skills.txt")
+
+
+@dataclass
+class Scenario:
+    """Turns played after the opening read; `key` must appear in the conversation."""
+
+    key: str
+    turns: list[Turn]
+    repeat_last: bool = False  # keep replaying the last turn (a model that never stops)
+
+
+def verdict_text(tier: str, files: list[str], findings: list[dict[str, Any]] | None = None,
+                 summary: str = "scripted review") -> str:
+    """A final answer ending with the fenced json verdict the reviewer contract asks for."""
+    body = {"tier": tier, "summary": summary, "files_reviewed": files, "findings": findings or []}
+    return f"Review done.\n\n```json\n{json.dumps(body, indent=2)}\n```\n"
+
+
+# ---------------------------------------------------------------- conversation state
+
+
+def _chat_state(body: dict[str, Any]) -> tuple[int, str]:
+    """(model turns so far, all text the model has seen) for a chat/completions request."""
+    msgs = body.get("messages", [])
+    turns = sum(1 for m in msgs if m.get("role") == "assistant")
+    seen = [_content_text(m.get("content")) for m in msgs if m.get("role") in ("tool", "user")]
+    return turns, "\n".join(seen)
+
+
+def _responses_state(body: dict[str, Any]) -> tuple[int, str]:
+    """Same for a Responses API request: one function_call per scripted turn."""
+    items = body.get("input", [])
+    if isinstance(items, str):
+        return 0, items
+    turns = sum(1 for i in items if i.get("type") == "function_call"
+                or (i.get("type") == "message" and i.get("role") == "assistant"))
+    seen = [str(i.get("output", "")) for i in items if i.get("type") == "function_call_output"]
+    return turns, "\n".join(seen)
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return str(content or "")
+
+
+class Script:
+    """Chooses the next turn from the conversation so far."""
+
+    def __init__(self, scenarios: list[Scenario]) -> None:
+        self.scenarios = scenarios
+
+    def next_turn(self, turns_done: int, seen: str) -> Turn:
+        if turns_done == 0:
+            return OPENING
+        scenario = next((s for s in self.scenarios if s.key in seen), None)
+        if scenario is None:
+            return answer("no scripted scenario matched; no verdict")
+        index = turns_done - 1
+        if index >= len(scenario.turns):
+            if not scenario.repeat_last:
+                return answer("script exhausted; no verdict")
+            index = len(scenario.turns) - 1
+        return scenario.turns[index]
+
+
+# ---------------------------------------------------------------- chat/completions dialect
+
+
+def _opencode_call(turn: Turn) -> tuple[str, dict[str, Any]]:
+    """Abstract tool -> OpenCode's own tool name and arguments."""
+    a = turn.args
+    if turn.tool == "read":
+        return "read", {"filePath": a["path"]}
+    if turn.tool == "grep":
+        return "grep", {"pattern": a["pattern"], "path": a["path"]}
+    if turn.tool == "glob":
+        return "glob", {"pattern": a["pattern"]}
+    if turn.tool == "write":
+        return "write", {"filePath": a["path"], "content": a["content"]}
+    return "bash", {"command": a["command"], "description": "scripted command"}
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": int(time.time()),
+            "model": "scripted", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+def chat_events(turn: Turn, n: int) -> list[dict[str, Any]]:
+    """The SSE data payloads for one chat/completions turn (n numbers the tool call id)."""
+    usage = {"choices": [], "id": "chatcmpl-scripted", "object": "chat.completion.chunk",
+             "created": int(time.time()), "model": "scripted",
+             "usage": {"prompt_tokens": 100 + n, "completion_tokens": 20, "total_tokens": 120 + n}}
+    if turn.kind == "text":
+        return [_chunk({"role": "assistant", "content": turn.text}), _chunk({}, "stop"), usage]
+    name, args = _opencode_call(turn)
+    call = {"index": 0, "id": f"call_{n}", "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)}}
+    return [_chunk({"role": "assistant", "tool_calls": [call]}), _chunk({}, "tool_calls"), usage]
+
+
+# ---------------------------------------------------------------- Responses dialect
+
+
+def _shell_command(turn: Turn) -> str:
+    """Abstract tool -> the shell command Codex would run for it."""
+    a = turn.args
+    if turn.tool == "read":
+        return f"cat {shlex.quote(a['path'])}"
+    if turn.tool == "grep":
+        return f"grep -rn {shlex.quote(a['pattern'])} {shlex.quote(a['path'])}"
+    if turn.tool == "glob":
+        return f"ls -d {a['pattern']}"  # unquoted: the shell expands the glob
+    if turn.tool == "write":
+        return f"printf %s {shlex.quote(a['content'])} > {shlex.quote(a['path'])}"
+    return a["command"]
+
+
+def _codex_call(turn: Turn, tools: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    """Use whichever shell tool this Codex version offers."""
+    names = {t.get("name") for t in tools if isinstance(t, dict)}
+    command = _shell_command(turn)
+    if "exec_command" in names:
+        return "exec_command", {"cmd": command}
+    return "shell", {"command": ["bash", "-lc", command]}
+
+
+def responses_events(turn: Turn, n: int, tools: list[dict[str, Any]]) -> list[tuple[str, dict]]:
+    """(event, payload) pairs for one Responses API turn."""
+    rid = f"resp_{n}"
+    if turn.kind == "text":
+        item = {"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
+                "content": [{"type": "output_text", "text": turn.text, "annotations": []}]}
+    else:
+        name, args = _codex_call(turn, tools)
+        item = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": name,
+                "arguments": json.dumps(args), "status": "completed"}
+    usage = {"input_tokens": 100 + n, "output_tokens": 20, "total_tokens": 120 + n,
+             "input_tokens_details": {"cached_tokens": 0},
+             "output_tokens_details": {"reasoning_tokens": 0}}
+    base = {"id": rid, "object": "response", "created_at": int(time.time()), "model": "scripted"}
+    return [
+        ("response.created", {"type": "response.created",
+                              "response": {**base, "status": "in_progress", "output": []}}),
+        ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
+                                        "item": item}),
+        ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0,
+                                       "item": item}),
+        ("response.completed", {"type": "response.completed",
+                                "response": {**base, "status": "completed", "output": [item],
+                                             "usage": usage}}),
+    ]
+
+
+# ---------------------------------------------------------------- HTTP
+
+
+class ScriptedServer:
+    """ThreadingHTTPServer on 127.0.0.1:<free port>; use as a context manager."""
+
+    def __init__(self, scenarios: list[Scenario]) -> None:
+        self.script = Script(scenarios)
+        self.requests: list[dict[str, Any]] = []  # (path, body) log, for tests and debugging
+        self.lock = threading.Lock()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> "ScriptedServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def record(self, path: str, body: dict[str, Any]) -> int:
+        with self.lock:
+            self.requests.append({"path": path, "body": body})
+            return len(self.requests)
+
+
+def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:  # keep test output quiet
+            return
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/").endswith("/models"):
+                self._json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+            else:
+                self._json(404, {"error": {"message": f"no route {self.path}"}})
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            body = json.loads(raw or b"{}")
+            n = server.record(self.path, body)
+            if self.path.endswith("/chat/completions"):
+                # OpenCode asks a tool-less "small model" for a session title first.
+                turn = (server.script.next_turn(*_chat_state(body)) if body.get("tools")
+                        else answer("Scripted review"))
+                self._play(turn, lambda: [(None, e) for e in chat_events(turn, n)], chat=True)
+            elif self.path.endswith("/responses"):
+                turn = server.script.next_turn(*_responses_state(body))
+                tools = body.get("tools", [])
+                self._play(turn, lambda: responses_events(turn, n, tools), chat=False)
+            else:
+                self._json(404, {"error": {"message": f"no route {self.path}"}})
+
+        def _play(self, turn: Turn, events: Any, chat: bool) -> None:
+            if turn.kind == "error":
+                # retry-after-ms keeps a client's retry loop (OpenCode: 5 retries) fast in tests.
+                kind = "server_error" if turn.status >= 500 else "invalid_request_error"
+                self._json(turn.status, {"error": {"message": turn.text, "type": kind,
+                                                   "code": "scripted"}},
+                           {"retry-after-ms": "20", "retry-after": "0"})
+                return
+            if turn.kind == "malformed":
+                self._sse([b"data: {this is not json\n\n"])
+                return
+            frames = []
+            for name, payload in events():
+                head = f"event: {name}\n" if name else ""
+                frames.append(f"{head}data: {json.dumps(payload)}\n\n".encode())
+            if chat:
+                frames.append(b"data: [DONE]\n\n")
+            self._sse(frames)
+
+        def _sse(self, frames: list[bytes]) -> None:
+            data = b"".join(frames)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _json(self, status: int, payload: dict[str, Any],
+                  headers: dict[str, str] | None = None) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
