@@ -1,0 +1,65 @@
+"""Snowflake Cortex Code (`cortex exec`) adapter.
+
+The invocation follows the seed's verified recipe: `--file` for the prompt, `--allowed` as the
+hard tool allowlist (lowercase names), `--no-mcp --no-history --bypass`, `--max-turns`, and
+`--output-last-message` for the final answer. Its `--format json` stream has the Claude Code
+event shape with lowercase tool names and `thinking` blocks, mixed with human-readable status
+lines on stdout, so it goes through the Claude parser with non-JSON lines skipped and counted.
+"""
+
+from __future__ import annotations
+
+from rubricgate.agents.base import AgentRequest
+from rubricgate.agents.claude import parse_claude_stream
+from rubricgate.agents.cli import CliAgent
+from rubricgate.agents.normalize import Draft
+
+
+class CortexAgent(CliAgent):
+    """Drives the real `cortex` CLI; the connection comes from `agent.extra_args`."""
+
+    name = "cortex"
+    binary = "cortex"
+
+    def argv(self, request: AgentRequest, prompt: str) -> list[str]:
+        """cortex exec --file PROMPT ... --format json (the prompt is passed by path)."""
+        args = [self.executable(request), "exec", "--file", str(request.prompt_file),
+                "--no-mcp", "--no-history", "--bypass", "--format", "json",
+                "--output-last-message", str(request.last_message_file)]
+        if request.allowed_tools is not None:
+            args += ["--allowed", ",".join(request.allowed_tools)]
+        if request.max_steps is not None:
+            args += ["--max-turns", str(request.max_steps)]
+        return args + self.model_args(request, "--model") + list(request.extra_args)
+
+    def parse(self, data: bytes, request: AgentRequest) -> Draft:
+        draft = parse_cortex_stream(data, allowed=request.allowed_tools)
+        last = _read_optional(request.last_message_file)
+        # The last-message file is the CLI's own statement of the answer; the stream is the
+        # fallback when a version does not write it.
+        if last.strip():
+            draft.final_text = last
+        return draft
+
+
+def parse_cortex_stream(data: bytes | str, *, allowed: list[str] | None = None) -> Draft:
+    """Cortex stream -> Draft; without any JSON event the last status line explains the failure."""
+    draft = parse_claude_stream(data, agent="cortex", allowed=allowed)
+    if not draft.saw_result and not draft.steps:
+        noise = _last_text_line(data)
+        if noise:
+            draft.fail("crashed", f"no JSON events; the CLI said: {noise}")
+    return draft
+
+
+def _last_text_line(data: bytes | str) -> str:
+    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("{")]
+    return lines[-1] if lines else ""
+
+
+def _read_optional(path) -> str:  # type: ignore[no-untyped-def]
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
