@@ -148,6 +148,7 @@ def _apply_process(draft: Draft, proc: ProcessResult) -> None:
     elif proc.timed_out:
         draft.termination, draft.error = "timeout", f"killed after the wall-clock timeout ({proc.duration_s:.0f}s)"
     elif proc.stopped:
+        _mark_stopped_tool(draft, proc.stopped)
         draft.fail("max_turns" if proc.stopped.startswith("max_turns") else "crashed",
                    f"stopped by rubricgate: {proc.stopped}")
     elif proc.stdout_truncated:
@@ -156,6 +157,18 @@ def _apply_process(draft: Draft, proc: ProcessResult) -> None:
         draft.fail("crashed", f"exit {proc.exit_code}: {_last_line(proc.stderr_tail) or 'no output'}")
     elif not draft.saw_result and not draft.final_text:
         draft.fail("crashed", "the agent produced no result")
+
+
+def _mark_stopped_tool(draft: Draft, reason: str) -> None:
+    """A watch stop "tool_denied: NAME ..." denies the last call to NAME: the harness refused it."""
+    if not reason.startswith("tool_denied:"):
+        return
+    words = reason.split()
+    name = words[1] if len(words) > 1 else ""
+    for call in reversed(draft.tool_calls):
+        if call.name == name:
+            call.status = "denied"
+            return
 
 
 def _one_line(text: str) -> str:

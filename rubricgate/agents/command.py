@@ -1,0 +1,106 @@
+"""Any agent CLI from a command template plus a transcript format.
+
+rubricgate.yaml:
+    agent:
+      name: command
+      command: [my-agent, run, --prompt-file, "{prompt_file}", --max-turns, "{max_steps}"]
+      format: claude          # claude | cortex | opencode | codex | text
+
+Placeholders: {prompt_file} {workspace} {last_message_file} {max_steps} {allowed_tools}
+(comma-separated normalized names) {model}. An argument that is only a placeholder with no
+value (no max_steps, no allowlist, no model) is dropped together with the flag before it.
+When the template does not pass a limit to the CLI, the harness enforces it by watching the
+stream and stopping the run.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rubricgate.agents.base import AgentRequest
+from rubricgate.agents.cli import CliAgent
+from rubricgate.agents.formats import FORMATS, parser_for, watch_for
+from rubricgate.agents.normalize import Draft
+from rubricgate.errors import GateInputError
+from rubricgate.models.config import AgentConfig
+from rubricgate.runner.process import Watch
+
+PLACEHOLDERS = ("prompt_file", "workspace", "last_message_file", "max_steps", "allowed_tools", "model")
+_FIELD = re.compile(r"\{([^{}]*)\}")
+_CONFIG = "rubricgate.yaml"
+
+
+class CommandAgent(CliAgent):
+    """Runs `agent.command` with placeholders filled; parses stdout as `agent.format`."""
+
+    name = "command"
+
+    def __init__(self, config: AgentConfig) -> None:
+        super().__init__(config)
+        self.template, self.format = validate_template(config)
+        self.binary = self.template[0]
+
+    def argv(self, request: AgentRequest, prompt: str) -> list[str]:
+        """The template with placeholders filled in for this run."""
+        argv = fill_template(self.template, placeholder_values(request, self.config))
+        return [self.executable(request), *argv[1:]]
+
+    def parse(self, data: bytes, request: AgentRequest) -> Draft:
+        draft = parser_for(self.format)(data, agent=self.name, allowed=request.allowed_tools)
+        last = _read(request.last_message_file)
+        if last.strip() and "{last_message_file}" in " ".join(self.template):
+            draft.final_text = last
+        return draft
+
+    def watch(self, request: AgentRequest) -> Watch | None:
+        # Only the limits the template does not hand to the CLI are enforced here.
+        joined = " ".join(self.template)
+        steps = None if "{max_steps}" in joined else request.max_steps
+        tools = None if "{allowed_tools}" in joined else request.allowed_tools
+        return watch_for(self.format, steps, tools)
+
+
+def validate_template(config: AgentConfig) -> tuple[list[str], str]:
+    """(template, format) or a one-line GateInputError naming the field and the fix."""
+    if not config.command:
+        raise GateInputError(_CONFIG, "agent.command", "the command agent needs a command template",
+                             'set agent.command, e.g. [my-agent, --prompt-file, "{prompt_file}"]')
+    fmt = config.format or "text"
+    if fmt not in FORMATS:
+        raise GateInputError(_CONFIG, "agent.format", f"unknown transcript format {fmt!r}",
+                             f"use one of {', '.join(FORMATS)}")
+    for arg in config.command:
+        for name in _FIELD.findall(arg):
+            if name not in PLACEHOLDERS:
+                raise GateInputError(_CONFIG, "agent.command", f"unknown placeholder {{{name}}} in {arg!r}",
+                                     f"use only {', '.join('{' + p + '}' for p in PLACEHOLDERS)}")
+    return list(config.command), fmt
+
+
+def placeholder_values(request: AgentRequest, config: AgentConfig) -> dict[str, str | None]:
+    allowed = request.allowed_tools
+    return {"prompt_file": str(request.prompt_file), "workspace": str(request.workspace),
+            "last_message_file": str(request.last_message_file),
+            "max_steps": str(request.max_steps) if request.max_steps is not None else None,
+            "allowed_tools": ",".join(allowed) if allowed is not None else None,
+            "model": request.model or config.model}
+
+
+def fill_template(template: list[str], values: dict[str, str | None]) -> list[str]:
+    """Substitute placeholders; drop a bare placeholder without a value and its flag."""
+    out: list[str] = []
+    for arg in template:
+        names = _FIELD.findall(arg)
+        if any(values.get(n) is None for n in names):
+            if out and out[-1].startswith("-") and _FIELD.fullmatch(arg):
+                out.pop()
+            continue
+        out.append(_FIELD.sub(lambda m: str(values[m.group(1)]), arg))
+    return out
+
+
+def _read(path) -> str:  # type: ignore[no-untyped-def]
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""

@@ -1,0 +1,93 @@
+"""Transcript formats by name, for the command and replay adapters.
+
+Each format is a parser `(data, *, agent, allowed) -> Draft` and, where the stream shows turns
+and tool calls as they happen, a watch factory `(max_steps, allowed) -> Watch | None` the
+harness uses to enforce limits a CLI of unknown behaviour may not enforce itself. Parsers are
+imported lazily so one broken adapter module cannot stop the others from loading.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+from rubricgate.agents.normalize import Draft, normalize_tool_name, parse_json_lines
+from rubricgate.runner.process import Watch
+
+FORMATS: dict[str, str] = {
+    "claude": "rubricgate.agents.claude:parse_claude_stream",
+    "cortex": "rubricgate.agents.formats:parse_cortex",
+    "opencode": "rubricgate.agents.opencode:parse_opencode_stream",
+    "codex": "rubricgate.agents.codex:parse_codex_stream",
+    "text": "rubricgate.agents.formats:parse_text",
+}
+
+Parser = Callable[..., Draft]
+
+
+def parser_for(fmt: str) -> Parser:
+    """The parse function of a format name (KeyError for an unknown name)."""
+    module, func = FORMATS[fmt].split(":")
+    return getattr(importlib.import_module(module), func)
+
+
+def parse_cortex(data: bytes | str, *, agent: str = "cortex", allowed: list[str] | None = None) -> Draft:
+    from rubricgate.agents.cortex import parse_cortex_stream
+
+    draft = parse_cortex_stream(data, allowed=allowed)
+    draft.agent = agent
+    return draft
+
+
+def parse_text(data: bytes | str, *, agent: str = "command", allowed: list[str] | None = None) -> Draft:
+    """Plain stdout is the final answer; no turns or tool calls are visible."""
+    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    return Draft(agent=agent, final_text=text, saw_result=bool(text.strip()), steps=1 if text.strip() else 0)
+
+
+def watch_for(fmt: str, max_steps: int | None, allowed: list[str] | None) -> Watch | None:
+    """A limit-enforcing watch for the claude/cortex shape; other formats bring their own."""
+    if fmt in ("claude", "cortex"):
+        return claude_shape_watch(max_steps, allowed)
+    if fmt == "opencode":
+        from rubricgate.agents.opencode import step_limit_watch
+
+        return step_limit_watch(max_steps)
+    if fmt == "codex":
+        from rubricgate.agents.codex import limit_watch
+
+        return limit_watch(max_steps, allowed)
+    return None
+
+
+def claude_shape_watch(max_steps: int | None, allowed: list[str] | None) -> Watch | None:
+    """Stop when a top-level turn beyond max_steps starts or a tool outside `allowed` is called."""
+    if max_steps is None and allowed is None:
+        return None
+    turns: set[str] = set()
+    ok = set(allowed) if allowed is not None else None
+
+    def watch(line: bytes) -> str | None:
+        events, _ = parse_json_lines(line)
+        msg = events[0].get("message") if events and events[0].get("type") == "assistant" else None
+        if not isinstance(msg, dict) or msg.get("model") == "<synthetic>" or events[0].get("parent_tool_use_id"):
+            return None
+        turns.add(str(msg.get("id")))
+        if max_steps is not None and len(turns) > max_steps:
+            return f"max_turns: turn {len(turns)} exceeds max_steps {max_steps}"
+        return _tool_violation(msg, ok)
+
+    return watch
+
+
+def _tool_violation(msg: dict[str, Any], ok: set[str] | None) -> str | None:
+    if ok is None:
+        return None
+    for block in msg.get("content") or []:
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            name = normalize_tool_name(str(block.get("name", "")))
+            if name not in ok:
+                return f"tool_denied: {name} is not in the allowlist {json.dumps(sorted(ok))}"
+    return None

@@ -1,0 +1,75 @@
+"""Recorded transcripts, one per case and trial: self-tests and offline re-grading.
+
+`agent.replay_dir` (relative to the directory rubricgate runs in) holds, for case C trial N,
+the first of:
+    transcripts/C-N.json   a previous run directory's normalized transcript
+    C-N.json               a normalized transcript
+    C-N.ndjson             a native stream in `agent.format` (default claude), with an optional
+                           C-N.meta.json {"exit_code": ...} beside it
+A missing recording is bad input (exit 2), never a silently skipped case.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rubricgate.agents.base import AgentRequest
+from rubricgate.agents.formats import FORMATS, parser_for
+from rubricgate.agents.normalize import finish
+from rubricgate.errors import GateInputError
+from rubricgate.loading import load_model
+from rubricgate.models.config import AgentConfig
+from rubricgate.models.transcript import Transcript
+from rubricgate.runner.process import ProcessResult
+
+_CONFIG = "rubricgate.yaml"
+
+
+class ReplayAgent:
+    """Serves recorded transcripts instead of running an agent."""
+
+    name = "replay"
+
+    def __init__(self, config: AgentConfig) -> None:
+        self.config = config
+        if not config.replay_dir:
+            raise GateInputError(_CONFIG, "agent.replay_dir", "the replay agent needs a directory of recordings",
+                                 "set agent.replay_dir to a run directory or a folder of <case>-<trial> files")
+        self.root = Path(config.replay_dir)
+        if not self.root.is_dir():
+            raise GateInputError(_CONFIG, "agent.replay_dir", f"{self.root} is not a directory",
+                                 "point it at an existing run directory or recordings folder")
+        self.format = config.format or "claude"
+        if self.format not in FORMATS:
+            raise GateInputError(_CONFIG, "agent.format", f"unknown transcript format {self.format!r}",
+                                 f"use one of {', '.join(FORMATS)}")
+
+    def version(self) -> str | None:
+        """Recordings carry their own CLI version; the replay agent has none."""
+        return None
+
+    def run(self, request: AgentRequest) -> Transcript:
+        """The recording for (case, trial), normalized."""
+        stem = f"{request.case_id}-{request.trial}"
+        for path in (self.root / "transcripts" / f"{stem}.json", self.root / f"{stem}.json"):
+            if path.is_file():
+                return _load_transcript(path)
+        native = self.root / f"{stem}.ndjson"
+        if native.is_file():
+            return self._from_stream(native, request)
+        raise GateInputError(str(self.root), "agent.replay_dir", f"no recording for case {request.case_id} trial {request.trial}",
+                             f"add {stem}.json or {stem}.ndjson, or run fewer trials")
+
+    def _from_stream(self, path: Path, request: AgentRequest) -> Transcript:
+        meta_path = path.with_suffix(".meta.json")
+        meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+        draft = parser_for(self.format)(path.read_bytes(), agent=self.name, allowed=request.allowed_tools)
+        proc = ProcessResult(exit_code=meta.get("exit_code", 0), timed_out=bool(meta.get("timed_out")),
+                             stdout_truncated=False, stderr_tail="", duration_s=0.0)
+        return finish(draft, proc, version=meta.get("cli_version"))
+
+
+def _load_transcript(path: Path) -> Transcript:
+    """A stored normalized transcript; a bad one is a one-line error naming file and field."""
+    return load_model(Transcript, path, str(path))

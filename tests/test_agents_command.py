@@ -1,0 +1,103 @@
+"""Command adapter: template validation, placeholder filling, formats, harness-enforced limits."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from rubricgate.agents import get_agent
+from rubricgate.agents.base import AgentRequest
+from rubricgate.agents.command import fill_template
+from rubricgate.errors import GateInputError
+from rubricgate.models.config import AgentConfig
+
+CLAUDE_DATA = Path(__file__).parent / "data" / "transcripts" / "claude"
+
+
+def _cfg(command: list[str] | None, fmt: str | None = "claude", **kw: object) -> AgentConfig:
+    return AgentConfig(name="command", command=command, format=fmt, **kw)  # type: ignore[arg-type]
+
+
+def _request(tmp_path: Path, **kw: object) -> AgentRequest:
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    prompt = ws / "prompt.md"
+    prompt.write_text("Review.\n")
+    base = dict(case_id="c", trial=1, workspace=ws, prompt_file=prompt, rubric_file=prompt,
+                changed_files_file=prompt, scratch=tmp_path / "scratch", env={"PATH": os.environ["PATH"]})
+    return AgentRequest(**{**base, **kw})  # type: ignore[arg-type]
+
+
+def _replayer(tmp_path: Path, recording: str, delay: float = 0.0) -> list[str]:
+    """A stand-in CLI that prints a real recording line by line (optionally slowly)."""
+    script = tmp_path / "emit.py"
+    script.write_text("import sys,time\nfor line in open(sys.argv[1], 'rb'):\n"
+                      f"    sys.stdout.buffer.write(line); sys.stdout.flush(); time.sleep({delay})\n")
+    return [sys.executable, str(script), str(CLAUDE_DATA / f"{recording}.ndjson")]
+
+
+@pytest.mark.parametrize("command, fmt, field", [
+    (None, "claude", "agent.command"),
+    (["x", "{prompt}"], "claude", "agent.command"),
+    (["x"], "yaml", "agent.format"),
+])
+def test_bad_config_is_one_line_gate_input_error(command, fmt, field) -> None:
+    with pytest.raises(GateInputError) as err:
+        get_agent("command", _cfg(command, fmt))
+    assert err.value.field == field and "\n" not in str(err.value) and "fix:" in str(err.value)
+
+
+def test_fill_template_drops_valueless_placeholder_and_its_flag() -> None:
+    tpl = ["agent", "--max-turns", "{max_steps}", "--file={prompt_file}", "--tools", "{allowed_tools}", "-q"]
+    assert fill_template(tpl, {"max_steps": None, "prompt_file": "/p", "allowed_tools": "read,grep"}) == [
+        "agent", "--file=/p", "--tools", "read,grep", "-q"]
+
+
+def test_missing_executable_is_crashed(tmp_path: Path) -> None:
+    t = get_agent("command", _cfg(["no-such-agent-cli-xyz", "{prompt_file}"])).run(_request(tmp_path))
+    assert t.termination == "crashed" and "cannot start" in t.error
+
+
+def test_claude_format_from_a_real_recording(tmp_path: Path) -> None:
+    t = get_agent("command", _cfg(_replayer(tmp_path, "review_ok"))).run(_request(tmp_path))
+    assert t.agent == "command" and t.termination == "completed" and t.steps == 4
+    assert [c.name for c in t.tool_calls] == ["read", "read", "grep", "glob"]
+
+
+def test_harness_enforces_max_steps_when_template_does_not(tmp_path: Path) -> None:
+    agent = get_agent("command", _cfg(_replayer(tmp_path, "review_ok", delay=0.2)))
+    t = agent.run(_request(tmp_path, max_steps=2))
+    assert t.termination == "max_turns" and "stopped by rubricgate" in t.error and t.steps == 3
+
+
+def test_harness_enforces_allowlist_when_template_does_not(tmp_path: Path) -> None:
+    agent = get_agent("command", _cfg(_replayer(tmp_path, "forbidden_tool", delay=0.2)))
+    t = agent.run(_request(tmp_path, allowed_tools=["read", "grep", "glob"]))
+    assert "tool_denied: bash" in t.error
+    assert [(c.name, c.status) for c in t.tool_calls][-1] == ("bash", "denied")
+    assert "```json" not in t.final_text  # stopped before the answer
+
+
+def test_limits_in_template_are_left_to_the_cli(tmp_path: Path) -> None:
+    cmd = _replayer(tmp_path, "review_ok") + ["{max_steps}", "{allowed_tools}"]
+    t = get_agent("command", _cfg(cmd)).run(_request(tmp_path, max_steps=2, allowed_tools=["read"]))
+    assert t.termination == "completed" and t.steps == 4
+
+
+def test_text_format_and_last_message_file(tmp_path: Path) -> None:
+    sh = shutil.which("sh")
+    cmd = [sh, "-c", 'echo "stdout answer"; printf "file answer" > "$1"', "sh", "{last_message_file}"]
+    t = get_agent("command", _cfg(cmd, "text")).run(_request(tmp_path))
+    assert t.final_text == "file answer" and t.termination == "completed"
+    t2 = get_agent("command", _cfg([sh, "-c", "echo hi; exit 3"], "text")).run(_request(tmp_path))
+    assert t2.final_text.strip() == "hi" and t2.exit_code == 3
+
+
+def test_timeout_kills_the_command(tmp_path: Path) -> None:
+    t = get_agent("command", _cfg([sys.executable, "-c", "import time; time.sleep(30)"], "text")).run(
+        _request(tmp_path, timeout_s=0.5))
+    assert t.termination == "timeout" and t.exit_code is None
