@@ -1,0 +1,119 @@
+"""End to end with the REAL Claude Code CLI: `rubricgate run --agent claude` against a suite whose
+model is scripted by tests/e2e/anthropic_server.py. The gate's rates and failure categories must
+be exactly what the model was scripted to do.
+
+Without `claude` on PATH these tests skip; RUBRICGATE_REQUIRE_CLIS=1 (set by .ci/run) makes a
+missing CLI a failure, so CI cannot pass by skipping.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.e2e import claude_scenarios as sc
+from tests.e2e.anthropic_server import ScriptedAnthropicServer
+
+pytestmark = pytest.mark.e2e
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = "sk-ant-e2e-secret-0123456789"
+
+# fixture folder -> (scripted behaviour, expected verdict/tool_use/trajectory categories)
+CASES = {
+    "block/no-description": (sc.review_correctly, (None, None, None)),
+    "pass/tool-happy": (sc.forbidden_tool, (None, "forbidden_tool", None)),
+    "pass/long-winded": (sc.exceed_steps, ("agent_error", None, "too_many_steps")),
+    "pass/bad-json": (sc.malformed_verdict, ("malformed_verdict", None, None)),
+    "pass/api-down": (sc.api_error, ("agent_error", None, None)),
+    "pass/chatty": (sc.leak_key, (None, None, None)),
+}
+SKILL_OK = ("---\nname: {name}\ndescription: Summarise things; use when asked for a summary.\n---\n"
+            "# {name}\n\n1. Read the input file.\n2. Summarise it in five bullets.\n3. Save nothing.\n")
+
+
+def require_claude() -> str:
+    path = shutil.which("claude")
+    if path is None:
+        reason = "claude CLI not on PATH (install: bash .ci/install-agents.sh)"
+        if os.environ.get("RUBRICGATE_REQUIRE_CLIS") == "1":
+            pytest.fail(f"RUBRICGATE_REQUIRE_CLIS=1 but {reason}")
+        pytest.skip(reason)
+    return path
+
+
+def make_suite(repo: Path) -> None:
+    shutil.copytree(ROOT / "reviewer", repo / "reviewer", ignore=shutil.ignore_patterns(".changed-skills.txt"))
+    for rel in CASES:
+        skill = repo / "fixtures" / rel / "SKILL.md"
+        skill.parent.mkdir(parents=True)
+        name = rel.split("/")[1]
+        text = SKILL_OK.format(name=name)
+        skill.write_text(text.replace("description: Summarise things; use when asked for a summary.\n", "")
+                         if name == "no-description" else text)
+    (repo / "evals" / "tasks").mkdir(parents=True)
+    config = yaml.safe_load((ROOT / "rubricgate.yaml").read_text())
+    config["agent"] = {"name": "builtin", "timeout_s": 90,
+                       "env_allowlist": ["PATH", "LANG", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_MAX_RETRIES"],
+                       "secret_env": ["ANTHROPIC_API_KEY"]}
+    config["rubric"]["trajectory"]["max_steps"] = 6
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    rates = {"verdict": 3 / 6, "tool_use": 5 / 6, "trajectory": 5 / 6}
+    (repo / "baseline.json").write_text(json.dumps({"format_version": 1, "rates": rates, "trials": 1, "history": []}))
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.email=t@example.com", "-c", "user.name=t",
+                    "commit", "-qm", "suite"], check=True)
+
+
+def run_gate(repo: Path, base_url: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": SECRET,
+           "CLAUDE_CODE_MAX_RETRIES": "0"}
+    return subprocess.run([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo), "--agent", "claude"],
+                          cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def gate_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], dict, Path]:
+    require_claude()
+    repo = tmp_path_factory.mktemp("e2e") / "repo"
+    make_suite(repo)
+    routes = {rel.split("/")[1]: behaviour for rel, (behaviour, _) in CASES.items()}
+    with ScriptedAnthropicServer(sc.script_for(routes)) as server:
+        proc = run_gate(repo, server.base_url)
+    summaries = sorted((repo / "reports").glob("*/summary.json"))
+    assert summaries, f"no summary written\nstdout:{proc.stdout}\nstderr:{proc.stderr}"
+    return proc, json.loads(summaries[-1].read_text()), repo
+
+
+def test_rates_match_the_script_and_gate_passes_at_baseline(gate_run) -> None:
+    proc, summary, _ = gate_run
+    assert summary["agent"] == "claude" or "claude" in json.dumps(summary["config"])
+    rates = {dim: row["rate"] for dim, row in summary["rates"].items()}
+    assert rates == pytest.approx({"verdict": 3 / 6, "tool_use": 5 / 6, "trajectory": 5 / 6}), proc.stdout
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("rel", list(CASES))
+def test_each_case_fails_exactly_as_scripted(gate_run, rel: str) -> None:
+    _, summary, _ = gate_run
+    case_id = next(c["id"] for c in summary["cases"] if rel.split("/")[1] in c["id"])
+    trial = next(c for c in summary["cases"] if c["id"] == case_id)["trials"][0]
+    got = tuple(trial["grades"][d]["category"] for d in ("verdict", "tool_use", "trajectory"))
+    assert got == CASES[rel][1], json.dumps(trial["grades"], indent=1)
+
+
+def test_cli_version_recorded_and_secret_never_written(gate_run) -> None:
+    _, summary, repo = gate_run
+    assert summary["agent_version"] and "Claude Code" in summary["agent_version"]
+    leaked = [p for p in (repo / "reports").rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+    assert leaked == []
+    chatty = next(c for c in summary["cases"] if "chatty" in c["id"])
+    transcript = repo / "reports" / summary["run_id"] / chatty["trials"][0]["transcript"]
+    assert "[REDACTED]" in transcript.read_text()
