@@ -150,8 +150,17 @@ def parse_opencode_stream(data: bytes | str, *, agent: str = "opencode",
     for event in events:
         state.feed(event)
     state.close()
+    if not state.draft.saw_result and _last_line_broken(data):
+        # A cut-off stream: the answer (if any) is kept for the verdict grader, the run is not done.
+        state.draft.fail("crashed", "the stream ended mid-line (truncated output)")
     mark_not_allowed(state.draft, allowed)
     return state.draft
+
+
+def _last_line_broken(data: bytes | str) -> bool:
+    raw = data.encode() if isinstance(data, str) else data
+    lines = [ln for ln in raw.splitlines() if ln.strip()]
+    return bool(lines) and not parse_json_lines(lines[-1])[0]
 
 
 class _OpenCodeState:
