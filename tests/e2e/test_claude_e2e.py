@@ -117,3 +117,32 @@ def test_cli_version_recorded_and_secret_never_written(gate_run) -> None:
     chatty = next(c for c in summary["cases"] if "chatty" in c["id"])
     transcript = repo / "reports" / summary["run_id"] / chatty["trials"][0]["transcript"]
     assert "[REDACTED]" in transcript.read_text()
+
+
+def _processes_in(directory: Path) -> list[int]:
+    """PIDs whose working directory is inside `directory` (our agent and anything it spawned)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cwd = os.readlink(proc / "cwd")
+        except OSError:
+            continue
+        if proc.name.isdigit() and cwd.startswith(str(directory)):
+            pids.append(int(proc.name))
+    return pids
+
+
+def test_real_cli_timeout_kills_everything(tmp_path: Path) -> None:
+    """A hung model: the hard timeout ends the run and no process is left in the workspace."""
+    require_claude()
+    from rubricgate.agents.claude import ClaudeAgent
+    from rubricgate.models.config import AgentConfig
+    from tests.e2e.record_claude import make_workspace, request_for
+
+    with ScriptedAnthropicServer(sc.script_for({}, default=sc.slow)) as server:
+        ws = make_workspace(tmp_path)
+        req = request_for(ws, tmp_path / "scratch", server.base_url, ["read", "grep", "glob"], 6, 4.0, {})
+        transcript = ClaudeAgent(AgentConfig(name="claude")).run(req)
+    assert transcript.termination == "timeout" and transcript.exit_code is None
+    assert transcript.duration_s < 15
+    assert _processes_in(ws) == []
