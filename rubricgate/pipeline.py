@@ -7,27 +7,22 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from rubricgate import exitcodes
 from rubricgate.agents import Agent, get_agent
-from rubricgate.aggregate import case_rates, dimension_rates, tag_rates, trial_frame
-from rubricgate.baseline import load_baseline
-from rubricgate.cost import Budget, cost_summary, is_not_run
-from rubricgate.config import load_config
-from rubricgate.errors import GateInputError, GateInputErrors
-from rubricgate.gate import cannot_judge, decide
-from rubricgate.models.baseline import Baseline
+from rubricgate.cost import Budget
+from rubricgate.errors import GateInputError
+from rubricgate.load import Loaded, load_all
 from rubricgate.models.config import Config
-from rubricgate.models.results import CaseSpec, CaseSummary, Decision, Summary, TrialResult
-from rubricgate.reports.events import EventLog, EventListener
+from rubricgate.models.results import Summary
 from rubricgate.reports.bundle import write_reports
+from rubricgate.reports.events import EventListener, EventLog
 from rubricgate.reports.summary import write_summary
-from rubricgate.rubric import RubricSpec, load_rubric
-from rubricgate.runner.environment import build_env, secret_values
 from rubricgate.runner.cache import CACHE_DIR
+from rubricgate.runner.environment import build_env, secret_values
 from rubricgate.runner.scheduler import Job, RunContext, run_jobs
-from rubricgate.stats import add_intervals, case_consistency, suite_consistency
 from rubricgate.runner.workspace import list_tree, snapshot
-from rubricgate.suite import load_suite
+from rubricgate.summarize import RunState, build_summary
+
+__all__ = ["Loaded", "RunOptions", "RunOutcome", "load_all", "plan", "run_suite"]
 
 
 @dataclass
@@ -48,47 +43,10 @@ class RunOptions:
 
 
 @dataclass
-class Loaded:
-    """Everything the load stage produced."""
-
-    config: Config
-    rubric: RubricSpec
-    cases: list[CaseSpec]
-    baseline: Baseline | None
-
-
-@dataclass
 class RunOutcome:
     summary: Summary
     run_dir: Path
     exit_code: int
-
-
-def load_all(repo: Path, config_path: Path | None = None, require_baseline: bool = True) -> Loaded:
-    """Load config, rubric, cases and baseline; raise GateInputErrors listing every problem."""
-    config = load_config(repo, config_path)
-    errors: list[GateInputError] = []
-    rubric = _collect(errors, lambda: load_rubric(repo / config.reviewer.rubric, config.reviewer.rubric))
-    cases = _collect(errors, lambda: load_suite(repo, config, rubric)) or []
-    baseline = None
-    if require_baseline:
-        baseline = _collect(errors, lambda: load_baseline(repo / config.baseline, config.baseline))
-    for rel in (config.reviewer.prompt, config.reviewer.skill):
-        if not (repo / rel).is_file():
-            errors.append(GateInputError("rubricgate.yaml", "reviewer", f"{rel} does not exist", "fix the reviewer paths"))
-    if errors:
-        raise GateInputErrors(errors)
-    return Loaded(config, rubric, cases, baseline)
-
-
-def _collect(errors: list[GateInputError], load):
-    try:
-        return load()
-    except GateInputErrors as exc:
-        errors.extend(exc.errors)
-    except GateInputError as exc:
-        errors.append(exc)
-    return None
 
 
 def plan(loaded: Loaded, options: RunOptions) -> list[Job]:
@@ -132,7 +90,10 @@ def run_suite(options: RunOptions) -> RunOutcome:
         results, interrupted = run_jobs(ctx, jobs, options.jobs), False
     except KeyboardInterrupt:  # keep what finished: a partial, readable report
         results, interrupted = list(ctx.results), True
-    summary = summarize(loaded, jobs, results, run_id, started, agents, ctx, interrupted)
+    state = RunState(run_id=run_id, started=started, agent_versions={n: a.version() for n, a in agents.items()},
+                     interrupted=interrupted, tree_violations=ctx.tree_violations, not_run=ctx.not_run,
+                     budget=ctx.budget)
+    summary = build_summary(loaded, jobs, results, state)
     write_summary(run_dir, summary, ctx.secrets)
     # Replay artifacts, HTML, comment.md, junit.xml; the step summary is `rubricgate report`'s job.
     write_reports(summary, run_dir, cases=loaded.cases, secrets=ctx.secrets, env={})
@@ -154,56 +115,3 @@ def _context(options: RunOptions, loaded: Loaded, run_dir: Path, agents: dict[st
                      budget=Budget(options.max_cost),
                      cache_dir=(options.cache_dir or options.repo / CACHE_DIR) if options.cache else None)
     return ctx
-
-
-def summarize(loaded: Loaded, jobs: list[Job], results: list[TrialResult], run_id: str, started: str,
-              agents: dict[str, Agent], ctx: RunContext, interrupted: bool) -> Summary:
-    """Aggregate and gate: the Summary every report renders."""
-    frame = trial_frame(loaded.cases, results)
-    rates = dimension_rates(frame)
-    add_intervals(rates, loaded.config.gate.confidence)
-    decision = _decision(loaded, rates, ctx, interrupted, len(results), len(jobs), _shape(jobs))
-    per_case = case_rates(frame)
-    by_case: dict[str, list[TrialResult]] = {}
-    for r in results:
-        by_case.setdefault(r.case_id, []).append(r)
-    cases = [CaseSummary(id=c.id, source=c.source, tags=c.tags, expected_tier=c.expect.tier,
-                         rates=per_case.get(c.id, {}), trials=by_case.get(c.id, []),
-                         **_consistency(by_case.get(c.id, [])))
-             for c in loaded.cases if c.id in {j.case.id for j in jobs}]
-    default = jobs[0].agent if jobs else loaded.config.agent.name
-    return Summary(run_id=run_id, started_at=started, finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                   complete=not interrupted and len(results) == len(jobs) and not ctx.not_run, agent=default,
-                   agent_version=agents[default].version() if default in agents else None,
-                   model=loaded.config.agent.model, trials_default=loaded.config.trials, decision=decision,
-                   rates=rates, rates_by_tag=tag_rates(frame), cases=cases,
-                   flaky_cases=[c.id for c in cases if c.flaky], cost=cost_summary(cases, ctx.budget),
-                   pass_k=suite_consistency([[t for t in c.trials if not is_not_run(t)] for c in cases]),
-                   config={"method": loaded.config.gate.method, "rubric": loaded.config.reviewer.rubric})
-
-
-def _consistency(trials: list[TrialResult]) -> dict:
-    """pass@k, pass^k (k = the case's trials) and flakiness over the trials that ran."""
-    pass_at, pass_hat, flaky = case_consistency([t for t in trials if not is_not_run(t)])
-    return {"pass_at_k": pass_at, "pass_hat_k": pass_hat, "flaky": flaky}
-
-
-def _shape(jobs: list[Job]) -> tuple[int, int]:
-    """(cases, fewest trials any case is planned to run): the statistical gate's sample shape."""
-    per_case: dict[str, int] = {}
-    for job in jobs:
-        per_case[job.case.id] = per_case.get(job.case.id, 0) + 1
-    return len(per_case), min(per_case.values(), default=0)
-
-
-def _decision(loaded: Loaded, rates, ctx: RunContext, interrupted: bool, done: int, total: int,
-              shape: tuple[int, int] = (0, 1)) -> Decision:
-    if ctx.not_run:
-        return cannot_judge([f"{ctx.budget.reason}: {ctx.not_run} of {total} trials not run; the report is partial"])
-    if interrupted:
-        return cannot_judge([f"run interrupted after {done} of {total} trials; the report is partial"])
-    if ctx.tree_violations:
-        return cannot_judge([f"the original repository was modified during the run: {', '.join(ctx.tree_violations[:5])}"])
-    if loaded.baseline is None:
-        return cannot_judge(["no baseline to compare against"])
-    return decide(rates, loaded.baseline, loaded.config.gate, *shape)

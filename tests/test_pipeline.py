@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from rubricgate.cli import main
 from rubricgate.models.transcript import ToolCall
 from rubricgate.pipeline import RunOptions, run_suite
-from tests.conftest import make_repo, set_severity, write_task
+from tests.conftest import set_severity, write_task
 from tests.scripted_agent import ScriptedAgent, reads, transcript, verdict_text
 
 PASS_CASE, BLOCK_CASE = "fixture-pass-weekly-revenue-summary", "fixture-block-data-loader"

@@ -8,29 +8,21 @@ copy of the transcripts, a fresh summary.json, replay artifacts and every report
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from rubricgate.cost import Budget
 from rubricgate.errors import GateInputError
 from rubricgate.graders import grade_trial
 from rubricgate.models.results import CaseSpec, Summary, TrialResult
-from rubricgate.pipeline import Loaded, new_run_id, summarize
+from rubricgate.load import Loaded
+from rubricgate.pipeline import new_run_id
+from rubricgate.summarize import RunState, build_summary
 from rubricgate.reports.summary import read_summary, read_transcript, write_summary
 from rubricgate.rubric import RubricSpec
 from rubricgate.runner.scheduler import Job, trial_result
 from rubricgate.verdict import parse_verdict
 
 TREE_CHANGED = "the original repository changed during this trial"
-
-
-@dataclass
-class _Context:
-    """The parts of a run context that summarizing reads; a regrade has no workspace or agents."""
-
-    tree_violations: list[str] = field(default_factory=list)
-    not_run: int = 0
-    budget: Budget = field(default_factory=lambda: Budget(None))
 
 
 @dataclass
@@ -71,13 +63,15 @@ def _regrade_all(run_dir: Path, old: Summary, loaded: Loaded) -> tuple[list[Job]
     return jobs, results, warnings
 
 
-def _context(results: list[TrialResult]) -> _Context:
+def _state(old: Summary, new_id: str, results: list[TrialResult]) -> RunState:
+    """The old run's run-level facts, carried over: a regrade cannot undo them."""
     violations = sorted({g.reason for r in results for g in r.grades.values() if g.reason.startswith(TREE_CHANGED)})
     not_run = sum(1 for r in results if any(g.category == "not_run" for g in r.grades.values()))
-    ctx = _Context(tree_violations=violations, not_run=not_run)
+    state = RunState(run_id=new_id, started=old.started_at, interrupted=not old.complete,
+                     tree_violations=violations, not_run=not_run)
     if not_run:
-        ctx.budget.reason = "the original run left trials not run"
-    return ctx
+        state.budget.reason = "the original run left trials not run"
+    return state
 
 
 def regrade_run(run_dir: Path, loaded: Loaded, reports_dir: Path | None = None) -> Regraded:
@@ -87,11 +81,10 @@ def regrade_run(run_dir: Path, loaded: Loaded, reports_dir: Path | None = None) 
     if not jobs:
         raise GateInputError(str(run_dir / "summary.json"), "cases", "no case of this run is in the current suite",
                              "regrade a run of this repository's suite")
-    ctx = _context(results)
     subset = Loaded(loaded.config, loaded.rubric, [c for c in loaded.cases if c.id in {j.case.id for j in jobs}],
                     loaded.baseline)
     new_id = new_run_id()
-    fresh = summarize(subset, jobs, results, new_id, old.started_at, {}, ctx, interrupted=not old.complete)
+    fresh = build_summary(subset, jobs, results, _state(old, new_id, results))
     decision = fresh.decision.model_copy(update={"warnings": fresh.decision.warnings + warnings})
     summary = fresh.model_copy(update={
         "agent": old.agent, "agent_version": old.agent_version, "model": old.model, "decision": decision,

@@ -1,0 +1,52 @@
+"""The load stage: config, rubric, cases and baseline, with every problem reported."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from rubricgate.baseline import load_baseline
+from rubricgate.config import load_config
+from rubricgate.errors import GateInputError, GateInputErrors
+from rubricgate.models.baseline import Baseline
+from rubricgate.models.config import Config
+from rubricgate.models.results import CaseSpec
+from rubricgate.rubric import RubricSpec, load_rubric
+from rubricgate.suite import load_suite
+
+
+@dataclass
+class Loaded:
+    """Everything the load stage produced."""
+
+    config: Config
+    rubric: RubricSpec
+    cases: list[CaseSpec]
+    baseline: Baseline | None
+
+
+def load_all(repo: Path, config_path: Path | None = None, require_baseline: bool = True) -> Loaded:
+    """Load config, rubric, cases and baseline; raise GateInputErrors listing every problem."""
+    config = load_config(repo, config_path)
+    errors: list[GateInputError] = []
+    rubric = _collect(errors, lambda: load_rubric(repo / config.reviewer.rubric, config.reviewer.rubric))
+    cases = _collect(errors, lambda: load_suite(repo, config, rubric)) or []
+    baseline = None
+    if require_baseline:
+        baseline = _collect(errors, lambda: load_baseline(repo / config.baseline, config.baseline))
+    for rel in (config.reviewer.prompt, config.reviewer.skill):
+        if not (repo / rel).is_file():
+            errors.append(GateInputError("rubricgate.yaml", "reviewer", f"{rel} does not exist", "fix the reviewer paths"))
+    if errors:
+        raise GateInputErrors(errors)
+    return Loaded(config, rubric, cases, baseline)
+
+
+def _collect(errors: list[GateInputError], load):
+    try:
+        return load()
+    except GateInputErrors as exc:
+        errors.extend(exc.errors)
+    except GateInputError as exc:
+        errors.append(exc)
+    return None

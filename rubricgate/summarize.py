@@ -1,0 +1,80 @@
+"""Aggregate and gate a run's trial results into the Summary every report renders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from rubricgate.aggregate import case_rates, dimension_rates, tag_rates, trial_frame
+from rubricgate.cost import Budget, cost_summary, is_not_run
+from rubricgate.gate import cannot_judge, decide
+from rubricgate.load import Loaded
+from rubricgate.models.results import CaseSummary, Decision, Summary, TrialResult
+from rubricgate.runner.scheduler import Job
+from rubricgate.stats import add_intervals, case_consistency, suite_consistency
+
+
+@dataclass
+class RunState:
+    """What happened to the run as a whole, beyond its trial results."""
+
+    run_id: str
+    started: str
+    agent_versions: dict[str, str | None] = field(default_factory=dict)
+    interrupted: bool = False
+    tree_violations: list[str] = field(default_factory=list)
+    not_run: int = 0
+    budget: Budget = field(default_factory=lambda: Budget(None))
+
+
+def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], state: RunState) -> Summary:
+    """Aggregate and gate: the Summary every report renders (also used by regrade)."""
+    frame = trial_frame(loaded.cases, results)
+    rates = dimension_rates(frame)
+    add_intervals(rates, loaded.config.gate.confidence)
+    decision = _decision(loaded, rates, state, len(results), len(jobs), _shape(jobs))
+    per_case = case_rates(frame)
+    by_case: dict[str, list[TrialResult]] = {}
+    for r in results:
+        by_case.setdefault(r.case_id, []).append(r)
+    cases = [CaseSummary(id=c.id, source=c.source, tags=c.tags, expected_tier=c.expect.tier,
+                         rates=per_case.get(c.id, {}), trials=by_case.get(c.id, []),
+                         **_consistency(by_case.get(c.id, [])))
+             for c in loaded.cases if c.id in {j.case.id for j in jobs}]
+    default = jobs[0].agent if jobs else loaded.config.agent.name
+    return Summary(run_id=state.run_id, started_at=state.started,
+                   finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                   complete=not state.interrupted and len(results) == len(jobs) and not state.not_run, agent=default,
+                   agent_version=state.agent_versions.get(default),
+                   model=loaded.config.agent.model, trials_default=loaded.config.trials, decision=decision,
+                   rates=rates, rates_by_tag=tag_rates(frame), cases=cases,
+                   flaky_cases=[c.id for c in cases if c.flaky], cost=cost_summary(cases, state.budget),
+                   pass_k=suite_consistency([[t for t in c.trials if not is_not_run(t)] for c in cases]),
+                   config={"method": loaded.config.gate.method, "rubric": loaded.config.reviewer.rubric})
+
+
+def _consistency(trials: list[TrialResult]) -> dict:
+    """pass@k, pass^k (k = the case's trials) and flakiness over the trials that ran."""
+    pass_at, pass_hat, flaky = case_consistency([t for t in trials if not is_not_run(t)])
+    return {"pass_at_k": pass_at, "pass_hat_k": pass_hat, "flaky": flaky}
+
+
+def _shape(jobs: list[Job]) -> tuple[int, int]:
+    """(cases, fewest trials any case is planned to run): the statistical gate's sample shape."""
+    per_case: dict[str, int] = {}
+    for job in jobs:
+        per_case[job.case.id] = per_case.get(job.case.id, 0) + 1
+    return len(per_case), min(per_case.values(), default=0)
+
+
+def _decision(loaded: Loaded, rates, state: RunState, done: int, total: int,
+              shape: tuple[int, int] = (0, 1)) -> Decision:
+    if state.not_run:
+        return cannot_judge([f"{state.budget.reason}: {state.not_run} of {total} trials not run; the report is partial"])
+    if state.interrupted:
+        return cannot_judge([f"run interrupted after {done} of {total} trials; the report is partial"])
+    if state.tree_violations:
+        return cannot_judge([f"the original repository was modified during the run: {', '.join(state.tree_violations[:5])}"])
+    if loaded.baseline is None:
+        return cannot_judge(["no baseline to compare against"])
+    return decide(rates, loaded.baseline, loaded.config.gate, *shape)
