@@ -27,6 +27,7 @@ from typing import Any
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.cli import CliAgent
 from rubricgate.agents.normalize import Draft, mark_not_allowed, normalize_tool_name, parse_json_lines
+from rubricgate.agents.opencode import last_line_broken
 from rubricgate.runner.process import ProcessResult, Watch
 
 PROVIDER_ID = "rubricgate"  # the custom provider used when OPENAI_BASE_URL is set
@@ -221,6 +222,8 @@ def parse_codex_stream(data: bytes | str, *, agent: str = "codex", allowed: list
     for event in events:
         state.feed(event)
     state.close()
+    if not state.draft.saw_result and last_line_broken(data):
+        state.draft.fail("crashed", "the stream ended mid-line (truncated output)")
     if rollout is not None:
         apply_rollout(state.draft, rollout)
     mark_not_allowed(state.draft, allowed)

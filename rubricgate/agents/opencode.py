@@ -150,14 +150,15 @@ def parse_opencode_stream(data: bytes | str, *, agent: str = "opencode",
     for event in events:
         state.feed(event)
     state.close()
-    if not state.draft.saw_result and _last_line_broken(data):
+    if not state.draft.saw_result and last_line_broken(data):
         # A cut-off stream: the answer (if any) is kept for the verdict grader, the run is not done.
         state.draft.fail("crashed", "the stream ended mid-line (truncated output)")
     mark_not_allowed(state.draft, allowed)
     return state.draft
 
 
-def _last_line_broken(data: bytes | str) -> bool:
+def last_line_broken(data: bytes | str) -> bool:
+    """True when the stream's last non-empty line is not JSON (cut off by a kill or the cap)."""
     raw = data.encode() if isinstance(data, str) else data
     lines = [ln for ln in raw.splitlines() if ln.strip()]
     return bool(lines) and not parse_json_lines(lines[-1])[0]
