@@ -66,6 +66,11 @@ def malformed() -> Turn:
     return Turn("malformed")
 
 
+def hang(seconds: float = 60.0) -> Turn:
+    """The model never answers in time (for hard-timeout tests)."""
+    return Turn("hang", status=int(seconds))
+
+
 OPENING = read("reviewer/.changed-skills.txt")
 
 
@@ -283,6 +288,9 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 self._json(404, {"error": {"message": f"no route {self.path}"}})
 
         def _play(self, turn: Turn, events: Any, chat: bool) -> None:
+            if turn.kind == "hang":
+                time.sleep(turn.status)  # bounded: the client is killed long before
+                return
             if turn.kind == "error":
                 # retry-after-ms keeps a client's retry loop (OpenCode: 5 retries) fast in tests.
                 kind = "server_error" if turn.status >= 500 else "invalid_request_error"

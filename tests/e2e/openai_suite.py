@@ -1,0 +1,122 @@
+"""A small suite for `rubricgate run` with a real OpenAI-protocol CLI (OpenCode, Codex) whose
+model is scripted by tests/e2e/openai_server.py. Shared by the opencode and codex e2e tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.e2e.openai_server import Scenario, answer, bash, glob, grep, http_error, read, verdict_text
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = "sk-openai-e2e-secret-0123456789"
+MAX_STEPS = 6
+SKILL_OK = ("---\nname: {name}\ndescription: Summarise things; use when asked for a summary.\n---\n"
+            "# {name}\n\n1. Read the input file.\n2. Summarise it in five bullets.\n3. Save nothing.\n")
+
+
+def skill(rel: str) -> str:
+    return f"fixtures/{rel}/SKILL.md"
+
+
+def missing_description(path: str) -> dict:
+    return {"severity": "critical", "rule": "fm-description-required", "file": path, "line": 2,
+            "quote": "name: no-description", "issue": "No description, so the skill never triggers.",
+            "fix": "Add `description: Loads data; use when asked to load data.` under name."}
+
+
+def scenarios() -> list[Scenario]:
+    """(a) correct review, (b) forbidden tool, (c) too many steps, (d) malformed verdict, (e) API error."""
+    ok = skill("block/no-description")
+    return [
+        Scenario("fixtures/block/no-description/", [
+            read(ok), grep("sk-|AKIA|password:", "fixtures/block/no-description"),
+            glob("fixtures/block/no-description/*"),
+            answer(verdict_text("BLOCK", [ok], [missing_description(ok)]))]),
+        Scenario("fixtures/pass/tool-happy/", [
+            bash("echo reviewing"), answer(verdict_text("PASS", [skill("pass/tool-happy")]))]),
+        Scenario("fixtures/pass/long-winded/", [read(skill("pass/long-winded"))], repeat_last=True),
+        Scenario("fixtures/pass/bad-json/", [
+            read(skill("pass/bad-json")), answer('Done.\n```json\n{"tier": "MAYBE", "findings": 3}\n```\n')]),
+        Scenario("fixtures/pass/api-down/", [http_error(500)]),
+    ]
+
+
+FOLDERS = ["block/no-description", "pass/tool-happy", "pass/long-winded", "pass/bad-json", "pass/api-down"]
+
+
+def require_cli(name: str) -> str:
+    """The CLI's path; skip (or fail under RUBRICGATE_REQUIRE_CLIS=1) when it is missing."""
+    path = shutil.which(name)
+    if path is None:
+        reason = f"{name} CLI not on PATH (install: bash .ci/install-agents.sh)"
+        if os.environ.get("RUBRICGATE_REQUIRE_CLIS") == "1":
+            pytest.fail(f"RUBRICGATE_REQUIRE_CLIS=1 but {reason}")
+        pytest.skip(reason)
+    return path
+
+
+def make_suite(repo: Path, rates: dict[str, float]) -> None:
+    """Reviewer copy, five fixtures, config for the scripted provider, baseline at `rates`."""
+    shutil.copytree(ROOT / "reviewer", repo / "reviewer", ignore=shutil.ignore_patterns(".changed-skills.txt"))
+    for rel in FOLDERS:
+        path = repo / skill(rel)
+        path.parent.mkdir(parents=True)
+        name = rel.split("/")[1]
+        text = SKILL_OK.format(name=name)
+        path.write_text(text.replace("description: Summarise things; use when asked for a summary.\n", "")
+                        if name == "no-description" else text)
+    (repo / "evals" / "tasks").mkdir(parents=True)
+    config = yaml.safe_load((ROOT / "rubricgate.yaml").read_text())
+    config["agent"] = {"name": "builtin", "model": "scripted", "timeout_s": 120,
+                       "env_allowlist": ["PATH", "LANG", "OPENAI_BASE_URL"], "secret_env": ["OPENAI_API_KEY"]}
+    config["rubric"]["trajectory"]["max_steps"] = MAX_STEPS
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    (repo / "baseline.json").write_text(json.dumps({"format_version": 1, "rates": rates, "trials": 1, "history": []}))
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.email=t@example.com", "-c", "user.name=t",
+                    "commit", "-qm", "suite"], check=True)
+
+
+def run_gate(repo: Path, agent: str, base_url: str) -> tuple[subprocess.CompletedProcess[str], dict]:
+    """`rubricgate run --agent NAME` in a subprocess; returns it and the summary it wrote."""
+    env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": SECRET}
+    proc = subprocess.run([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo), "--agent", agent],
+                          cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+    summaries = sorted((repo / "reports").glob("*/summary.json"))
+    assert summaries, f"no summary written\nstdout:{proc.stdout}\nstderr:{proc.stderr}"
+    return proc, json.loads(summaries[-1].read_text())
+
+
+def categories(summary: dict, folder: str) -> tuple:
+    """(verdict, tool_use, trajectory) failure categories of the case for one fixture folder."""
+    name = folder.split("/")[1]
+    case = next(c for c in summary["cases"] if name in c["id"])
+    grades = case["trials"][0]["grades"]
+    return tuple(grades[d]["category"] for d in ("verdict", "tool_use", "trajectory"))
+
+
+def leaked_files(repo: Path) -> list[Path]:
+    return [p for p in (repo / "reports").rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+
+
+def processes_in(directory: Path) -> list[int]:
+    """PIDs whose working directory is inside `directory` (our agent and anything it spawned)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cwd = os.readlink(proc / "cwd")
+        except OSError:
+            continue
+        if proc.name.isdigit() and cwd.startswith(str(directory)):
+            pids.append(int(proc.name))
+    return pids
