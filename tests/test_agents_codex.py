@@ -139,6 +139,9 @@ def test_classify_command() -> None:
     assert classify_command("find . -name x -delete") == "bash"
     assert classify_command("cat a.md | sh") == "bash"
     assert classify_command("cat a > b") == "bash"
+    assert classify_command("grep -rn 'sk-|AKIA' skills") == "grep"  # quoted | is not a pipe
+    assert classify_command("ls; rm -rf x") == "bash"
+    assert classify_command("cat $(echo a)") == "bash"
     assert classify_command("python3 x.py") == "bash"
     assert classify_command("cat 'unterminated") == "bash"
     assert unwrap_shell("/bin/bash -lc 'ls -d x/*'") == "ls -d x/*"
@@ -169,15 +172,14 @@ def test_argv_is_read_only_exec_with_last_message_file(tmp_path: Path) -> None:
     assert argv[argv.index("-s") + 1] == "read-only" and argv[argv.index("-m") + 1] == "scripted"
 
 
-def test_watch_stops_past_max_steps_and_on_a_tool_outside_the_allowlist() -> None:
+def test_watch_stops_past_max_steps() -> None:
     lines = (DATA / "max_turns.ndjson").read_bytes().splitlines()
-    watch = limit_watch(2, None)
+    watch = limit_watch(2)
     stops = [r for r in (watch(ln) for ln in lines) if r]  # type: ignore[misc]
     assert stops[0] == "max_turns: turn 3 exceeds max_steps 2"
-    deny = limit_watch(None, ["grep"])
-    reasons = [deny(ln) for ln in (DATA / "review_ok.ndjson").read_bytes().splitlines()]  # type: ignore[misc]
-    assert [r for r in reasons if r][0].startswith("tool_denied: read")
-    assert limit_watch(None, None) is None
+    ok = limit_watch(6)
+    assert not any(ok(ln) for ln in (DATA / "review_ok.ndjson").read_bytes().splitlines())  # type: ignore[misc]
+    assert limit_watch(None) is None
 
 
 def test_missing_cli_is_a_crashed_transcript_not_an_exception(tmp_path: Path, monkeypatch) -> None:

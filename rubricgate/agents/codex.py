@@ -10,10 +10,13 @@ Facts verified against codex-cli 0.171.0 driven by tests/e2e/openai_server.py (R
   harness names a call by what the command does (cat -> read, grep/rg -> grep, ls/find ->
   glob, anything else -> bash), since the rubric's allowlist speaks in those names.
 - No turn limit and no tool allowlist exist in the CLI. The hard forms used are `-s read-only`
-  (a write fails inside the sandbox) and `approval_policy = "never"`; the harness counts model
-  turns itself and stops the run at the first turn past max_steps or the first command outside
-  the allowlist. A model turn is the batch of items between two rounds of tool results (one
-  function call per turn in the scripted tests; parallel calls in one turn may count as more).
+  (a write fails inside the sandbox) and `approval_policy = "never"`. The harness counts model
+  turns itself and stops the run at the first turn past max_steps. A command outside the
+  allowlist is recorded (and graded by tool_use), not raced: by the time its item shows in the
+  stream it has already run, and a sandbox-refused one never shows there at all.
+- A live turn is the batch of items between two rounds of tool results; afterwards the session
+  rollout (CODEX_HOME/sessions) gives the exact count (one usage record per model response) and
+  every call, including the ones the --json stream leaves out.
 - `-o FILE` writes the final agent message; the stream's last agent_message is the same text.
 """
 
@@ -35,7 +38,6 @@ TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
 _READ = {"cat", "head", "tail", "nl", "wc", "less", "more", "file", "stat"}
 _GREP = {"grep", "rg", "egrep", "fgrep", "ag", "ack"}
 _GLOB = {"ls", "find", "fd", "tree"}
-_COMPOUND = ("|", ">", "<", ";", "&&", "||", "$(", "`")
 
 
 class CodexAgent(CliAgent):
@@ -68,7 +70,7 @@ class CodexAgent(CliAgent):
         return super().execute(request, argv)
 
     def watch(self, request: AgentRequest) -> Watch | None:
-        return limit_watch(request.max_steps, request.allowed_tools)
+        return limit_watch(request.max_steps)
 
     def parse(self, data: bytes, request: AgentRequest) -> Draft:
         rollout = find_rollout(codex_home(request))
@@ -109,13 +111,7 @@ def _toml(value: str) -> str:
 
 def classify_command(command: str) -> str:
     """Normalized tool name for a shell command: read, grep, glob or bash."""
-    inner = unwrap_shell(command)
-    if any(token in inner for token in _COMPOUND):
-        return "bash"
-    try:
-        words = shlex.split(inner)
-    except ValueError:
-        return "bash"
+    words = _words(unwrap_shell(command))
     if not words:
         return "bash"
     prog, rest = words[0].rsplit("/", 1)[-1], words[1:]
@@ -128,6 +124,20 @@ def classify_command(command: str) -> str:
     if prog in _GLOB and not {"-delete", "-exec", "-execdir"} & set(rest):
         return "glob"
     return "bash"
+
+
+def _words(command: str) -> list[str]:
+    """Shell words, or [] for anything compound (pipes, redirects, lists, substitutions)."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:
+        return []
+    # Operators come out as bare punctuation tokens; quoted "a|b" stays inside its word.
+    if any(set(w) <= set("|&;<>()") for w in words) or "$(" in command or "`" in command:
+        return []
+    return words
 
 
 def unwrap_shell(command: str) -> str:
@@ -192,9 +202,9 @@ class TurnCounter:
         return item if new else None
 
 
-def limit_watch(max_steps: int | None, allowed: list[str] | None) -> Watch | None:
-    """Stop the run at the first turn past max_steps or the first tool outside the allowlist."""
-    if max_steps is None and allowed is None:
+def limit_watch(max_steps: int | None) -> Watch | None:
+    """Stop the run at the first model turn past max_steps (Codex has no turn limit of its own)."""
+    if max_steps is None:
         return None
     counter = TurnCounter()
 
@@ -202,13 +212,10 @@ def limit_watch(max_steps: int | None, allowed: list[str] | None) -> Watch | Non
         if b'"item.' not in line:
             return None
         events, _ = parse_json_lines(line)
-        item = counter.feed(events[0]) if events else None
-        if max_steps is not None and counter.steps > max_steps:
+        if events:
+            counter.feed(events[0])
+        if counter.steps > max_steps:
             return f"max_turns: turn {counter.steps} exceeds max_steps {max_steps}"
-        if item is not None and allowed is not None and item.get("type") in TOOL_ITEMS:
-            raw, name, _ = tool_name(item)
-            if name not in allowed:
-                return f"tool_denied: {name} ({raw}) is not in the allowlist {allowed}"
         return None
 
     return watch
