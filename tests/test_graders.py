@@ -40,6 +40,12 @@ def test_agent_crash_without_verdict_is_agent_error():
     assert (g.passed, g.category) == (False, "agent_error") and "boom" in g.reason
 
 
+def test_turn_limit_without_verdict_is_no_verdict_for_every_cli():
+    for exit_code in (1, None):  # the CLI stopped itself, or the harness stopped it
+        g = grade_verdict(case(), transcript(steps=7, exit_code=exit_code, termination="max_turns"), ParsedVerdict(status="missing"))
+        assert g.category == "no_verdict" and "turn limit" in g.reason
+
+
 def test_timeout_without_verdict():
     g = grade_verdict(case(), transcript(termination="timeout", exit_code=None), ParsedVerdict(status="missing"))
     assert g.category == "timeout"

@@ -32,6 +32,10 @@ def _no_verdict(transcript: Transcript, parsed: ParsedVerdict) -> Grade:
         return Grade(passed=False, category="timeout", reason=f"agent timed out without a verdict ({transcript.error or 'wall clock'})")
     if parsed.status in ("malformed", "invalid"):
         return Grade(passed=False, category="malformed_verdict", reason=parsed.error)
+    if transcript.termination == "max_turns":
+        # The same for every CLI, whether it stopped itself (exit 1) or the harness stopped it.
+        return Grade(passed=False, category="no_verdict",
+                     reason=f"no verdict: the run hit the turn limit after {transcript.steps} step(s)")
     if transcript.termination in ("crashed", "api_error") or transcript.exit_code not in (0, None):
         cause = transcript.error or f"{transcript.termination}, exit {transcript.exit_code}"
         return Grade(passed=False, category="agent_error", reason=f"no verdict; agent failed: {cause}")

@@ -29,7 +29,7 @@ SECRET = "sk-ant-e2e-secret-0123456789"
 CASES = {
     "block/no-description": (sc.review_correctly, (None, None, None)),
     "pass/tool-happy": (sc.forbidden_tool, (None, "forbidden_tool", None)),
-    "pass/long-winded": (sc.exceed_steps, ("agent_error", None, "too_many_steps")),
+    "pass/long-winded": (sc.exceed_steps, ("no_verdict", None, "too_many_steps")),
     "pass/bad-json": (sc.malformed_verdict, ("malformed_verdict", None, None)),
     "pass/api-down": (sc.api_error, ("agent_error", None, None)),
     "pass/chatty": (sc.leak_key, (None, None, None)),
