@@ -92,3 +92,10 @@ def test_uncategorized_failure_still_listed():
     s = rf.summary()
     s.cases[0].trials[0].grades["trajectory"] = Grade(passed=False, reason="")
     assert "**uncategorized**" in render_body(s) and "no reason given" in render_body(s)
+
+
+def test_cost_line_only_when_spend_was_reported():
+    from rubricgate.reports.comment import render_body
+    assert "Cost:" not in render_body(rf.summary(cost={"cost_usd": 0.0, "input_tokens": 0}))
+    body = render_body(rf.summary(cost={"cost_usd": 1.5, "input_tokens": 1200, "output_tokens": 300}))
+    assert "Cost: $1.5000 · 1200 input / 300 output tokens" in body

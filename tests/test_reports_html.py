@@ -63,3 +63,18 @@ def test_no_trend_chart_without_history(tmp_path):
 def test_missing_transcripts_render_a_note_not_a_crash():
     page = render_html(rf.summary(), run_dir=None)
     assert "transcript not available" in page
+
+
+def test_noise_and_cost_section_lists_flaky_cases_intervals_and_spend():
+    s = rf.summary(flaky_cases=["warn-<b>flaky</b>"], pass_k={"k": 3, "pass_at_k": 1.0, "pass_hat_k": 0.5},
+                cost={"cost_usd": 0.0123, "input_tokens": 10, "output_tokens": 5, "unpriced_trials": 2})
+    s.rates["verdict"].low, s.rates["verdict"].high = 0.4, 0.9
+    page = render_html(s)
+    assert "warn-&lt;b&gt;flaky&lt;/b&gt;" in page and "<b>flaky" not in page
+    assert "pass@3 100.0% · pass^3 50.0%" in page
+    assert "$0.0123" in page and "2 unpriced trials" in page
+    assert "40.0% – 90.0%" in page
+
+
+def test_unreported_cost_says_so():
+    assert "cost not reported" in render_html(rf.summary(cost={}))

@@ -117,12 +117,22 @@ def _run_line(summary: Summary) -> str:
     return f"Run {escape_md(summary.run_id)} · agent {who} · {len(summary.cases)} case(s)"
 
 
+def _cost_lines(summary: Summary) -> list[str]:
+    """Spend, only when the agent reported any (the builtin reviewer costs nothing)."""
+    cost = summary.cost or {}
+    if not cost.get("cost_usd") and not cost.get("input_tokens"):
+        return []
+    spend = "not reported" if cost.get("cost_usd") is None else f"${cost['cost_usd']:.4f}"
+    return [f"Cost: {spend} · {cost.get('input_tokens', 0)} input / {cost.get('output_tokens', 0)} output tokens", ""]
+
+
 def render_body(summary: Summary, artifact: str = DEFAULT_ARTIFACT) -> str:
     """The report markdown without the marker (also used for $GITHUB_STEP_SUMMARY)."""
     lines = [f"## rubricgate: {_HEADLINE.get(summary.decision.status, summary.decision.status)}", "",
              _run_line(summary), "", *_decision_lines(summary), "", *rates_table(summary), ""]
     if summary.flaky_cases:
         lines += ["Flaky cases (mixed results across trials): " + ", ".join(escape_md(c) for c in summary.flaky_cases), ""]
+    lines += _cost_lines(summary)
     lines += [*failures_section(summary), "",
               f"Replay files for each failed trial: workflow artifact **{escape_md(artifact, 100)}**, "
               f"folder reports/{escape_md(summary.run_id)}/replay/ (inspect offline with "

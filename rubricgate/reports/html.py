@@ -59,12 +59,31 @@ def _header(s: Summary) -> str:
 
 def _rates_table(s: Summary) -> str:
     rows = "".join(
-        f"<tr><td>{e(d)}</td><td>{pct(r.rate)} ({r.passes}/{r.trials})</td><td>{pct(r.baseline)}</td>"
+        f"<tr><td>{e(d)}</td><td>{pct(r.rate)} ({r.passes}/{r.trials})</td><td>{_interval(r)}</td><td>{pct(r.baseline)}</td>"
         f"<td>{signed_pp(r.delta)}</td>"
         f'<td class="{"bad" if delta_label(r).startswith("REGRESSION") else ""}">{e(delta_label(r))}</td>'
         f"<td>{e(r.status)}</td></tr>" for d, r in s.rates.items())
-    return ('<h2>Rates against baseline</h2><table id="rates"><tr><th>dimension</th><th>rate</th><th>baseline</th>'
+    return ('<h2>Rates against baseline</h2><table id="rates"><tr><th>dimension</th><th>rate</th><th>interval</th><th>baseline</th>'
             f"<th>delta</th><th>change</th><th>gate</th></tr>{rows}</table>")
+
+
+def _interval(r) -> str:
+    return "n/a" if r.low is None or r.high is None else f"{pct(r.low)} – {pct(r.high)}"
+
+
+def _noise_and_cost(s: Summary) -> str:
+    """Flaky cases, pass@k / pass^k and spend: how much of the result is noise, and what it cost."""
+    k = s.pass_k or {}
+    flaky = ", ".join(f"<code>{e(c)}</code>" for c in s.flaky_cases) or "none"
+    consistency = (f"<li>pass@{e(k.get('k'))} {pct(k.get('pass_at_k'))} · pass^{e(k.get('k'))} {pct(k.get('pass_hat_k'))}</li>"
+                   if k else "")
+    cost = s.cost or {}
+    spend = "not reported" if cost.get("cost_usd") is None else f"${cost['cost_usd']:.4f}"
+    tokens = f"{cost.get('input_tokens', 0)} in / {cost.get('output_tokens', 0)} out tokens"
+    extra = ", ".join(f"{cost[key]} {key.replace('_', ' ')}" for key in ("unpriced_trials", "cached_trials", "not_run_trials")
+                      if cost.get(key))
+    return (f'<h2>Noise and cost</h2><ul id="noise"><li>flaky cases (mixed outcomes across trials): {flaky}</li>'
+            f"{consistency}<li id=\"cost\">cost {e(spend)} · {e(tokens)}{(' · ' + e(extra)) if extra else ''}</li></ul>")
 
 
 def _charts(s: Summary, history: list[Summary]) -> str:
@@ -154,7 +173,7 @@ def _details(s: Summary, run_dir: Path | None) -> str:
 def render_html(summary: Summary, run_dir: Path | None = None, history: list[Summary] | None = None) -> str:
     """The whole report as one HTML document."""
     script = _asset("report.js")
-    body = (_header(summary) + _rates_table(summary) + _charts(summary, history or [])
+    body = (_header(summary) + _rates_table(summary) + _noise_and_cost(summary) + _charts(summary, history or [])
             + _case_table(summary) + _failure_groups(summary) + _details(summary, run_dir))
     return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{e(_csp(script))}">'
