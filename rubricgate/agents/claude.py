@@ -18,7 +18,7 @@ from typing import Any
 
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.cli import CliAgent
-from rubricgate.agents.normalize import CLAUDE_TOOL_NAMES, Draft, mark_not_allowed, parse_json_lines
+from rubricgate.agents.normalize import CLAUDE_TOOL_NAMES, Draft, feed_stream, mark_not_allowed
 
 _DENIAL_MARKERS = ("has been denied", "permission denied", "was blocked")
 
@@ -58,11 +58,7 @@ def claude_tools(allowed: list[str]) -> str:
 def parse_claude_stream(data: bytes | str, *, agent: str = "claude",
                         allowed: list[str] | None = None) -> Draft:
     """Claude Code stream-json (also Cortex Code's) -> Draft."""
-    events, skipped = parse_json_lines(data)
-    state = _ClaudeState(Draft(agent=agent, skipped_lines=skipped))
-    for event in events:
-        state.feed(event)
-    state.close()
+    state = feed_stream(data, agent, _ClaudeState)
     mark_not_allowed(state.draft, allowed)
     return state.draft
 

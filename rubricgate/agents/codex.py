@@ -29,8 +29,8 @@ from typing import Any
 
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.cli import CliAgent
-from rubricgate.agents.normalize import Draft, mark_not_allowed, normalize_tool_name, parse_json_lines
-from rubricgate.agents.opencode import last_line_broken
+from rubricgate.agents.normalize import (Draft, fail_if_truncated, feed_stream, mark_not_allowed,
+                                         normalize_tool_name, parse_json_lines)
 from rubricgate.runner.process import ProcessResult, Watch
 
 PROVIDER_ID = "rubricgate"  # the custom provider used when OPENAI_BASE_URL is set
@@ -224,13 +224,8 @@ def limit_watch(max_steps: int | None) -> Watch | None:
 def parse_codex_stream(data: bytes | str, *, agent: str = "codex", allowed: list[str] | None = None,
                        rollout: bytes | str | None = None) -> Draft:
     """codex exec --json events (plus the session rollout, when there is one) -> Draft."""
-    events, skipped = parse_json_lines(data)
-    state = _CodexState(Draft(agent=agent, skipped_lines=skipped))
-    for event in events:
-        state.feed(event)
-    state.close()
-    if not state.draft.saw_result and last_line_broken(data):
-        state.draft.fail("crashed", "the stream ended mid-line (truncated output)")
+    state = feed_stream(data, agent, _CodexState)
+    fail_if_truncated(state.draft, data)
     if rollout is not None:
         apply_rollout(state.draft, rollout)
     mark_not_allowed(state.draft, allowed)

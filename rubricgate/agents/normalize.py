@@ -178,3 +178,30 @@ def _one_line(text: str) -> str:
 def _last_line(text: str) -> str:
     lines = [ln for ln in text.strip().splitlines() if ln.strip()]
     return _one_line(lines[-1]) if lines else ""
+
+
+def feed_stream(data: bytes | str, agent: str, state_cls):
+    """Parse a native JSON-lines stream and feed every event to a fresh per-CLI state machine.
+
+    The state class takes a Draft and has feed(event) and close(); non-JSON lines are counted.
+    """
+    events, skipped = parse_json_lines(data)
+    state = state_cls(Draft(agent=agent, skipped_lines=skipped))
+    for event in events:
+        state.feed(event)
+    state.close()
+    return state
+
+
+def last_line_broken(data: bytes | str) -> bool:
+    """True when the stream's last non-empty line is not JSON (cut off by a kill or the cap)."""
+    raw = data.encode() if isinstance(data, str) else data
+    lines = [ln for ln in raw.splitlines() if ln.strip()]
+    return bool(lines) and not parse_json_lines(lines[-1])[0]
+
+
+def fail_if_truncated(draft: Draft, data: bytes | str) -> None:
+    """A cut-off stream: the answer (if any) is kept for the verdict grader, the run is not done."""
+    if not draft.saw_result and last_line_broken(data):
+        draft.fail("crashed", "the stream ended mid-line (truncated output)")
+

@@ -25,7 +25,7 @@ from typing import Any
 
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.cli import CliAgent
-from rubricgate.agents.normalize import Draft, mark_not_allowed, parse_json_lines
+from rubricgate.agents.normalize import Draft, fail_if_truncated, feed_stream, mark_not_allowed, parse_json_lines
 from rubricgate.runner.process import ProcessResult, Watch
 
 # Normalized name -> OpenCode permission key (write and patch are governed by "edit").
@@ -145,23 +145,10 @@ def _event_type(line: bytes) -> str:
 def parse_opencode_stream(data: bytes | str, *, agent: str = "opencode",
                           allowed: list[str] | None = None) -> Draft:
     """OpenCode `run --format json` events -> Draft."""
-    events, skipped = parse_json_lines(data)
-    state = _OpenCodeState(Draft(agent=agent, skipped_lines=skipped))
-    for event in events:
-        state.feed(event)
-    state.close()
-    if not state.draft.saw_result and last_line_broken(data):
-        # A cut-off stream: the answer (if any) is kept for the verdict grader, the run is not done.
-        state.draft.fail("crashed", "the stream ended mid-line (truncated output)")
+    state = feed_stream(data, agent, _OpenCodeState)
+    fail_if_truncated(state.draft, data)
     mark_not_allowed(state.draft, allowed)
     return state.draft
-
-
-def last_line_broken(data: bytes | str) -> bool:
-    """True when the stream's last non-empty line is not JSON (cut off by a kill or the cap)."""
-    raw = data.encode() if isinstance(data, str) else data
-    lines = [ln for ln in raw.splitlines() if ln.strip()]
-    return bool(lines) and not parse_json_lines(lines[-1])[0]
 
 
 class _OpenCodeState:
