@@ -1,9 +1,15 @@
-"""End to end with the REAL Codex CLI: `rubricgate run --agent codex` against a suite whose model
-is scripted by tests/e2e/openai_server.py (Responses API SSE). The gate's rates and failure
-categories must be exactly what the model was scripted to do.
+"""End to end with the REAL OpenCode and Codex CLIs: `rubricgate run --agent NAME` against a suite
+whose model is scripted by tests/e2e/openai_server.py (chat/completions SSE for OpenCode, the
+Responses API for Codex). The gate's rates and failure categories must be exactly what the model
+was scripted to do.
 
-Without `codex` on PATH these tests skip; RUBRICGATE_REQUIRE_CLIS=1 (set by .ci/run) makes a
-missing CLI a failure.
+Without a CLI on PATH its tests skip; RUBRICGATE_REQUIRE_CLIS=1 (set by .ci/run) makes a missing
+CLI a failure.
+
+OpenCode withholds a denied tool and Codex has no allowlist (the command runs in the read-only
+sandbox); either way the model carries on to its verdict, so (b) fails only tool_use. (c) is
+stopped by the harness at the first step past max_steps (exit None, termination max_turns): the
+verdict grader says no_verdict, the trajectory grader too_many_steps.
 """
 
 from __future__ import annotations
@@ -12,13 +18,16 @@ from pathlib import Path
 
 import pytest
 
+from rubricgate.agents import get_agent
+from rubricgate.agents.base import AgentRequest
+from rubricgate.models.config import AgentConfig
 from tests.e2e import openai_suite as suite
 from tests.e2e.openai_server import Scenario, ScriptedServer, hang
+from tests.e2e.record_openai_clis import make_workspace
 
 pytestmark = pytest.mark.e2e
 
-# Codex has no tool allowlist: (b)'s command runs in the read-only sandbox and is graded as a
-# forbidden tool; the model goes on to its verdict. (c) is stopped at the first turn past max_steps.
+CLIS = ["opencode", "codex"]
 EXPECTED = {
     "block/no-description": (None, None, None),
     "pass/tool-happy": (None, "forbidden_tool", None),
@@ -27,20 +36,22 @@ EXPECTED = {
     "pass/api-down": ("agent_error", None, None),
 }
 RATES = {"verdict": 2 / 5, "tool_use": 4 / 5, "trajectory": 4 / 5}
+VERSION_LOOKS_LIKE = {"opencode": lambda v: v[0].isdigit(), "codex": lambda v: v.startswith("codex-cli")}
 
 
-@pytest.fixture(scope="module")
-def gate_run(tmp_path_factory: pytest.TempPathFactory):
-    suite.require_cli("codex")
-    repo = tmp_path_factory.mktemp("e2e-codex") / "repo"
+@pytest.fixture(scope="module", params=CLIS)
+def gate_run(request, tmp_path_factory: pytest.TempPathFactory):
+    cli = request.param
+    suite.require_cli(cli)
+    repo = tmp_path_factory.mktemp(f"e2e-{cli}") / "repo"
     suite.make_suite(repo, RATES)
     with ScriptedServer(suite.scenarios()) as server:
-        proc, summary = suite.run_gate(repo, "codex", server.base_url)
-    return proc, summary, repo
+        proc, summary = suite.run_gate(repo, cli, server.base_url)
+    return cli, proc, summary, repo
 
 
 def test_rates_match_the_script_and_gate_passes_at_baseline(gate_run) -> None:
-    proc, summary, _ = gate_run
+    _, proc, summary, _ = gate_run
     rates = {dim: row["rate"] for dim, row in summary["rates"].items()}
     assert rates == pytest.approx(RATES), proc.stdout + proc.stderr
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -48,24 +59,20 @@ def test_rates_match_the_script_and_gate_passes_at_baseline(gate_run) -> None:
 
 @pytest.mark.parametrize("folder", list(EXPECTED))
 def test_each_case_fails_exactly_as_scripted(gate_run, folder: str) -> None:
-    _, summary, _ = gate_run
+    _, _, summary, _ = gate_run
     assert suite.categories(summary, folder) == EXPECTED[folder]
 
 
 def test_cli_version_recorded_and_secret_never_written(gate_run) -> None:
-    _, summary, repo = gate_run
-    assert summary["agent_version"] and summary["agent_version"].startswith("codex-cli")
+    cli, _, summary, repo = gate_run
+    assert summary["agent_version"] and VERSION_LOOKS_LIKE[cli](summary["agent_version"])
     assert suite.leaked_files(repo) == []
 
 
-def test_real_cli_timeout_kills_everything(tmp_path: Path) -> None:
+@pytest.mark.parametrize("cli", CLIS)
+def test_real_cli_timeout_kills_everything(cli: str, tmp_path: Path) -> None:
     """A hung model: the hard timeout ends the run and no process is left in the workspace."""
-    suite.require_cli("codex")
-    from rubricgate.agents.base import AgentRequest
-    from rubricgate.agents.codex import CodexAgent
-    from rubricgate.models.config import AgentConfig
-    from tests.e2e.record_openai_clis import make_workspace
-
+    suite.require_cli(cli)
     ws = tmp_path / "ws"
     make_workspace(ws, "slow")
     with ScriptedServer([Scenario("fixtures/pass/slow/", [hang(30)])]) as server:
@@ -74,7 +81,7 @@ def test_real_cli_timeout_kills_everything(tmp_path: Path) -> None:
                            changed_files_file=ws / "reviewer/.changed-skills.txt", scratch=tmp_path / "scratch",
                            allowed_tools=["read", "grep", "glob"], max_steps=6, timeout_s=8.0,
                            env={"PATH": "/usr/local/bin:/usr/bin:/bin", "OPENAI_BASE_URL": server.base_url})
-        transcript = CodexAgent(AgentConfig(name="codex", model="scripted")).run(req)
+        transcript = get_agent(cli, AgentConfig(name=cli, model="scripted")).run(req)
     assert transcript.termination == "timeout" and transcript.exit_code is None
     assert transcript.duration_s < 20
     assert suite.processes_in(ws) == []
