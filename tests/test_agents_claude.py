@@ -15,24 +15,16 @@ import pytest
 from rubricgate.agents import get_agent
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.claude import ClaudeAgent, claude_tools, parse_claude_stream
-from rubricgate.agents.normalize import finish
 from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import Transcript
-from rubricgate.runner.process import ProcessResult
+from tests.agent_recordings import agent_request, replay_recording
 
 DATA = Path(__file__).parent / "data" / "transcripts" / "claude"
 
 
 def replay(name: str, stream: bytes | None = None, **proc: object) -> Transcript:
     """Parse a recording and fold in the process outcome it was recorded with."""
-    meta = json.loads((DATA / f"{name}.meta.json").read_text())
-    data = (DATA / f"{name}.ndjson").read_bytes() if stream is None else stream
-    draft = parse_claude_stream(data, allowed=meta["allowed_tools"])
-    result = ProcessResult(exit_code=meta["exit_code"], timed_out=meta["timed_out"],
-                           stdout_truncated=False, stderr_tail="", duration_s=1.0)
-    for key, value in proc.items():
-        setattr(result, key, value)
-    return finish(draft, result, version=meta["cli_version"])
+    return replay_recording("claude", name, lambda d, m: parse_claude_stream(d, allowed=m["allowed_tools"]), stream, **proc)
 
 
 def verdict_block(text: str) -> dict:
@@ -147,12 +139,7 @@ def test_recorded_secret_was_scrubbed() -> None:
 
 # --- argv and environment -----------------------------------------------------------------
 def _request(tmp_path: Path, **kw: object) -> AgentRequest:
-    (tmp_path / "ws").mkdir(exist_ok=True)
-    prompt = tmp_path / "ws" / "prompt.md"
-    prompt.write_text("Review the changed skills.\n")
-    base = dict(case_id="c", trial=1, workspace=tmp_path / "ws", prompt_file=prompt,
-                rubric_file=prompt, changed_files_file=prompt, scratch=tmp_path / "scratch")
-    return AgentRequest(**{**base, **kw})  # type: ignore[arg-type]
+    return agent_request(tmp_path, **kw)
 
 
 def test_argv_uses_hard_tool_list_and_turn_limit(tmp_path: Path) -> None:

@@ -7,43 +7,28 @@ recordings, so the parser never meets a stream written from memory.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.codex import (CodexAgent, classify_command, codex_config, limit_watch,
                                      output_status, parse_codex_stream, unwrap_shell)
-from rubricgate.agents.normalize import finish
 from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import Transcript
-from rubricgate.runner.process import ProcessResult
+from tests.agent_recordings import agent_request, replay_recording
 
 DATA = Path(__file__).parent / "data" / "transcripts" / "codex"
 
 
 def replay(name: str, stream: bytes | None = None, rollout: bool = True, **proc: object) -> Transcript:
     """Parse a recording (stream + rollout) and fold in the process outcome it was recorded with."""
-    meta = json.loads((DATA / f"{name}.meta.json").read_text())
-    data = (DATA / f"{name}.ndjson").read_bytes() if stream is None else stream
     roll = (DATA / f"{name}.rollout.jsonl").read_bytes() if rollout else None
-    draft = parse_codex_stream(data, allowed=meta["allowed_tools"], rollout=roll)
-    result = ProcessResult(exit_code=meta["exit_code"], timed_out=meta["timed_out"],
-                           stdout_truncated=False, stderr_tail="", duration_s=1.0,
-                           stopped=meta["stopped"].removeprefix("stopped by rubricgate: "))
-    for key, value in proc.items():
-        setattr(result, key, value)
-    return finish(draft, result, version=meta["cli_version"])
+    return replay_recording("codex", name, lambda d, m: parse_codex_stream(d, allowed=m["allowed_tools"], rollout=roll),
+                            stream, **proc)
 
 
 def request(tmp_path: Path, **kw: object) -> AgentRequest:
-    ws = tmp_path / "ws"
-    ws.mkdir(exist_ok=True)
-    base = dict(case_id="c", trial=1, workspace=ws, prompt_file=ws / "p.md", rubric_file=ws / "r.md",
-                changed_files_file=ws / "c.txt", scratch=tmp_path / "scratch",
-                allowed_tools=["read", "grep", "glob"], max_steps=4, env={"PATH": "/usr/bin:/bin"})
-    base.update(kw)
-    return AgentRequest(**base)  # type: ignore[arg-type]
-
+    return agent_request(tmp_path, **{"allowed_tools": ["read", "grep", "glob"], "max_steps": 4,
+                                      "env": {"PATH": "/usr/bin:/bin"}, **kw})
 
 # --- failure shapes first ---------------------------------------------------------------
 

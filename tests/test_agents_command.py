@@ -14,6 +14,7 @@ from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.command import fill_template
 from rubricgate.errors import GateInputError
 from rubricgate.models.config import AgentConfig
+from tests.agent_recordings import agent_request
 
 CLAUDE_DATA = Path(__file__).parent / "data" / "transcripts" / "claude"
 
@@ -23,13 +24,7 @@ def _cfg(command: list[str] | None, fmt: str | None = "claude", **kw: object) ->
 
 
 def _request(tmp_path: Path, **kw: object) -> AgentRequest:
-    ws = tmp_path / "ws"
-    ws.mkdir(exist_ok=True)
-    prompt = ws / "prompt.md"
-    prompt.write_text("Review.\n")
-    base = dict(case_id="c", trial=1, workspace=ws, prompt_file=prompt, rubric_file=prompt,
-                changed_files_file=prompt, scratch=tmp_path / "scratch", env={"PATH": os.environ["PATH"]})
-    return AgentRequest(**{**base, **kw})  # type: ignore[arg-type]
+    return agent_request(tmp_path, **{"env": {"PATH": os.environ["PATH"]}, **kw})
 
 
 def _replayer(tmp_path: Path, recording: str, delay: float = 0.0) -> list[str]:

@@ -14,6 +14,7 @@ from rubricgate.agents.normalize import finish
 from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import Transcript
 from rubricgate.runner.process import ProcessResult
+from tests.agent_recordings import agent_request
 
 DATA = Path(__file__).parent / "data" / "transcripts" / "cortex"
 
@@ -62,13 +63,7 @@ def test_review_ok_thinking_blocks_do_not_add_turns_or_text() -> None:
 
 
 def _request(tmp_path: Path, **kw: object) -> AgentRequest:
-    ws = tmp_path / "ws"
-    ws.mkdir(exist_ok=True)
-    prompt = ws / "prompt.md"
-    prompt.write_text("Review.\n")
-    base = dict(case_id="c", trial=1, workspace=ws, prompt_file=prompt, rubric_file=prompt,
-                changed_files_file=prompt, scratch=tmp_path / "scratch")
-    return AgentRequest(**{**base, **kw})  # type: ignore[arg-type]
+    return agent_request(tmp_path, **{**kw})
 
 
 def test_argv_follows_the_seed_recipe(tmp_path: Path) -> None:

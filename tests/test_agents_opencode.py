@@ -12,38 +12,24 @@ from pathlib import Path
 
 from rubricgate.agents import get_agent
 from rubricgate.agents.base import AgentRequest
-from rubricgate.agents.normalize import finish
 from rubricgate.agents.opencode import (OpenCodeAgent, parse_opencode_stream, permissions,
                                         step_limit_watch, tool_status)
 from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import Transcript
-from rubricgate.runner.process import ProcessResult
+from tests.agent_recordings import agent_request, replay_recording
 
 DATA = Path(__file__).parent / "data" / "transcripts" / "opencode"
 
 
 def replay(name: str, stream: bytes | None = None, **proc: object) -> Transcript:
     """Parse a recording and fold in the process outcome it was recorded with."""
-    meta = json.loads((DATA / f"{name}.meta.json").read_text())
-    data = (DATA / f"{name}.ndjson").read_bytes() if stream is None else stream
-    draft = parse_opencode_stream(data, allowed=meta["allowed_tools"])
-    result = ProcessResult(exit_code=meta["exit_code"], timed_out=meta["timed_out"],
-                           stdout_truncated=False, stderr_tail="", duration_s=1.0,
-                           stopped=meta["stopped"].removeprefix("stopped by rubricgate: "))
-    for key, value in proc.items():
-        setattr(result, key, value)
-    return finish(draft, result, version=meta["cli_version"])
+    return replay_recording("opencode", name, lambda d, m: parse_opencode_stream(d, allowed=m["allowed_tools"]),
+                            stream, **proc)
 
 
 def request(tmp_path: Path, **kw: object) -> AgentRequest:
-    ws = tmp_path / "ws"
-    ws.mkdir(exist_ok=True)
-    base = dict(case_id="c", trial=1, workspace=ws, prompt_file=ws / "p.md", rubric_file=ws / "r.md",
-                changed_files_file=ws / "c.txt", scratch=tmp_path / "scratch",
-                allowed_tools=["read", "grep", "glob"], max_steps=4, env={"PATH": "/usr/bin:/bin"})
-    base.update(kw)
-    return AgentRequest(**base)  # type: ignore[arg-type]
-
+    return agent_request(tmp_path, **{"allowed_tools": ["read", "grep", "glob"], "max_steps": 4,
+                                      "env": {"PATH": "/usr/bin:/bin"}, **kw})
 
 # --- failure shapes first ---------------------------------------------------------------
 
@@ -211,5 +197,5 @@ def test_missing_cli_is_a_crashed_transcript_not_an_exception(tmp_path: Path, mo
 
 
 def test_unreadable_prompt_is_crashed(tmp_path: Path) -> None:
-    t = OpenCodeAgent(AgentConfig()).run(request(tmp_path))
+    t = OpenCodeAgent(AgentConfig()).run(request(tmp_path, prompt_file=tmp_path / "missing.md"))
     assert t.termination == "crashed" and "cannot read prompt" in t.error
