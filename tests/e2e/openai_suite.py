@@ -11,9 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 
+from tests.e2e.support import processes_in, require_cli  # noqa: F401  (re-exported for the tests)
 from tests.e2e.openai_server import Scenario, answer, bash, glob, grep, http_error, read, verdict_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,17 +51,6 @@ def scenarios() -> list[Scenario]:
 
 
 FOLDERS = ["block/no-description", "pass/tool-happy", "pass/long-winded", "pass/bad-json", "pass/api-down"]
-
-
-def require_cli(name: str) -> str:
-    """The CLI's path; skip (or fail under RUBRICGATE_REQUIRE_CLIS=1) when it is missing."""
-    path = shutil.which(name)
-    if path is None:
-        reason = f"{name} CLI not on PATH (install: bash .ci/install-agents.sh)"
-        if os.environ.get("RUBRICGATE_REQUIRE_CLIS") == "1":
-            pytest.fail(f"RUBRICGATE_REQUIRE_CLIS=1 but {reason}")
-        pytest.skip(reason)
-    return path
 
 
 def make_suite(repo: Path, rates: dict[str, float]) -> None:
@@ -107,16 +96,3 @@ def categories(summary: dict, folder: str) -> tuple:
 
 def leaked_files(repo: Path) -> list[Path]:
     return [p for p in (repo / "reports").rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
-
-
-def processes_in(directory: Path) -> list[int]:
-    """PIDs whose working directory is inside `directory` (our agent and anything it spawned)."""
-    pids = []
-    for proc in Path("/proc").iterdir():
-        try:
-            cwd = os.readlink(proc / "cwd")
-        except OSError:
-            continue
-        if proc.name.isdigit() and cwd.startswith(str(directory)):
-            pids.append(int(proc.name))
-    return pids

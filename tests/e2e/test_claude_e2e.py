@@ -20,6 +20,7 @@ import yaml
 
 from tests.e2e import claude_scenarios as sc
 from tests.e2e.anthropic_server import ScriptedAnthropicServer
+from tests.e2e.support import processes_in, require_cli
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,13 +40,7 @@ SKILL_OK = ("---\nname: {name}\ndescription: Summarise things; use when asked fo
 
 
 def require_claude() -> str:
-    path = shutil.which("claude")
-    if path is None:
-        reason = "claude CLI not on PATH (install: bash .ci/install-agents.sh)"
-        if os.environ.get("RUBRICGATE_REQUIRE_CLIS") == "1":
-            pytest.fail(f"RUBRICGATE_REQUIRE_CLIS=1 but {reason}")
-        pytest.skip(reason)
-    return path
+    return require_cli("claude")
 
 
 def make_suite(repo: Path) -> None:
@@ -119,19 +114,6 @@ def test_cli_version_recorded_and_secret_never_written(gate_run) -> None:
     assert "[REDACTED]" in transcript.read_text()
 
 
-def _processes_in(directory: Path) -> list[int]:
-    """PIDs whose working directory is inside `directory` (our agent and anything it spawned)."""
-    pids = []
-    for proc in Path("/proc").iterdir():
-        try:
-            cwd = os.readlink(proc / "cwd")
-        except OSError:
-            continue
-        if proc.name.isdigit() and cwd.startswith(str(directory)):
-            pids.append(int(proc.name))
-    return pids
-
-
 def test_real_cli_timeout_kills_everything(tmp_path: Path) -> None:
     """A hung model: the hard timeout ends the run and no process is left in the workspace."""
     require_claude()
@@ -145,4 +127,4 @@ def test_real_cli_timeout_kills_everything(tmp_path: Path) -> None:
         transcript = ClaudeAgent(AgentConfig(name="claude")).run(req)
     assert transcript.termination == "timeout" and transcript.exit_code is None
     assert transcript.duration_s < 15
-    assert _processes_in(ws) == []
+    assert processes_in(ws) == []
