@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rubricgate.errors import GateInputError
+from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.loading import load_model
 from rubricgate.models.config import Config
+from rubricgate.paths import safe_relpath
 
 CONFIG_NAME = "rubricgate.yaml"
 
@@ -25,7 +26,36 @@ def load_config(repo: Path, path: Path | None = None) -> Config:
     path = path or repo / CONFIG_NAME
     if not path.is_file():
         raise GateInputError(str(path), "", "config file not found", f"create {CONFIG_NAME} at the repository root")
-    return load_model(Config, path, _display(repo, path))
+    display = _display(repo, path)
+    config = load_model(Config, path, display)
+    check_config_paths(repo, config, display)
+    return config
+
+
+def _paths(config: Config) -> dict[str, tuple[str, str]]:
+    """field -> (path, what must be there: file | dir | any)."""
+    r = config.reviewer
+    return {"suite.tasks": (config.suite.tasks, "dir"), "suite.fixtures": (config.suite.fixtures, "dir"),
+            "reviewer.prompt": (r.prompt, "file"), "reviewer.skill": (r.skill, "file"),
+            "reviewer.rubric": (r.rubric, "file"), "reviewer.changed_files": (r.changed_files, "any"),
+            "baseline": (config.baseline, "any"), "reports": (config.reports, "any")}
+
+
+def check_config_paths(repo: Path, config: Config, display: str = CONFIG_NAME) -> None:
+    """Every configured path stays inside the repository, and what must exist does."""
+    errors = []
+    for field, (rel, kind) in _paths(config).items():
+        try:
+            safe_relpath(repo, rel, display, field)
+        except GateInputError as exc:
+            errors.append(exc)
+            continue
+        path = repo / rel
+        if (kind == "file" and not path.is_file()) or (kind == "dir" and not path.is_dir()):
+            errors.append(GateInputError(display, field, f"{kind} {rel!r} does not exist",
+                                         f"create it or correct {field} in {CONFIG_NAME}"))
+    if errors:
+        raise GateInputErrors(errors)
 
 
 def _display(repo: Path, path: Path) -> str:

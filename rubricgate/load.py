@@ -34,9 +34,6 @@ def load_all(repo: Path, config_path: Path | None = None, require_baseline: bool
     baseline = None
     if require_baseline:
         baseline = _collect(errors, lambda: load_baseline(repo / config.baseline, config.baseline))
-    for rel in (config.reviewer.prompt, config.reviewer.skill):
-        if not (repo / rel).is_file():
-            errors.append(GateInputError("rubricgate.yaml", "reviewer", f"{rel} does not exist", "fix the reviewer paths"))
     if errors:
         raise GateInputErrors(errors)
     return Loaded(config, rubric, cases, baseline)

@@ -26,6 +26,7 @@ def make_repo(dest: Path, fixtures: list[str] | None = None, tasks: list[str] | 
     for rel in fixtures if fixtures is not None else ["pass/weekly-revenue-summary", "block/data-loader"]:
         shutil.copytree(ROOT / "fixtures" / rel, dest / "fixtures" / rel)
     (dest / "evals" / "tasks").mkdir(parents=True)
+    (dest / "fixtures").mkdir(exist_ok=True)
     for name in tasks or []:
         shutil.copy(ROOT / "evals" / "tasks" / f"{name}.yaml", dest / "evals" / "tasks")
     rates = baseline or {"verdict": 1.0, "tool_use": 1.0, "trajectory": 1.0}

@@ -53,6 +53,6 @@ def test_missing_run_dir_is_one_line_error(repo, tmp_path):
 
 
 def test_schema_commands_print_json_schema():
-    for which, key in (("task", "expect"), ("baseline", "rates")):
+    for which, key in (("task", "expect"), ("baseline", "rates"), ("config", "agent"), ("expect", "absent_rules")):
         result = CliRunner().invoke(main, ["schema", which])
         assert result.exit_code == 0 and key in json.loads(result.output)["properties"]

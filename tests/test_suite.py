@@ -129,3 +129,23 @@ def test_valid_suite(repo):
     write_task(repo, GOOD)
     code, out = validate(repo)
     assert code == 0 and "3 cases (1 tasks, 2 fixtures)" in out
+
+
+@pytest.mark.parametrize("field,value,needle", [
+    ("reviewer.prompt", "/etc/passwd", "absolute path"),
+    ("reviewer.rubric", "../rubric.md", "contains '..'"),
+    ("suite.tasks", "evals/taskz", "dir 'evals/taskz' does not exist"),
+    ("reviewer.skill", "reviewer/none/SKILL.md", "does not exist"),
+])
+def test_config_paths_are_checked(repo, field, value, needle):
+    import yaml
+    data = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    section, key = field.split(".")
+    data[section][key] = value
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(data))
+    one_error(repo, "rubricgate.yaml", field, needle)
+
+
+def test_config_unknown_key(repo):
+    (repo / "rubricgate.yaml").write_text((repo / "rubricgate.yaml").read_text() + "\nagnet: {name: claude}\n")
+    one_error(repo, "rubricgate.yaml", "agnet", "unknown key")

@@ -15,7 +15,8 @@ from rubricgate.cli.app import main
 from rubricgate.config import find_repo
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.models.baseline import Baseline
-from rubricgate.models.task import TaskFile
+from rubricgate.models.config import Config
+from rubricgate.models.task import FixtureExpect, TaskFile
 from rubricgate.pipeline import RunOptions, load_all, run_suite
 from rubricgate.reports.progress import Progress
 from rubricgate.reports.summary import read_summary
@@ -125,9 +126,11 @@ def baseline_update(repo, config_path, reason, from_run) -> None:
     click.echo(f"baseline updated: {_rates(new.rates)}" + (f" (lowered {', '.join(lowered)}: {reason})" if lowered else ""))
 
 
+SCHEMAS = {"task": TaskFile, "baseline": Baseline, "config": Config, "expect": FixtureExpect}
+
+
 @main.command()
-@click.argument("which", type=click.Choice(["task", "baseline"]), default="task")
+@click.argument("which", type=click.Choice(sorted(SCHEMAS)), default="task")
 def schema(which: str) -> None:
-    """Print the JSON Schema of the task file or baseline.json (for editors)."""
-    model = {"task": TaskFile, "baseline": Baseline}[which]
-    click.echo(json.dumps(model.model_json_schema(), indent=2))
+    """Print the JSON Schema of a file format (task, baseline, config, fixture expect) for editors."""
+    click.echo(json.dumps(SCHEMAS[which].model_json_schema(), indent=2))
