@@ -88,3 +88,10 @@ def test_unparseable_rubric_ends_in_crash_not_verdict(tmp_path):
     (repo / "reviewer/evaluator/references/rubric.md").write_text("no table\n")
     transcript, parsed = review(repo, ["fixtures/block/data-loader/SKILL.md"], grade_with=ROOT)
     assert transcript.termination == "crashed" and parsed.status == "missing"
+
+
+def test_root_level_skill_bundles_only_its_own_folders():
+    skill = "---\nname: root\ndescription: Does a thing. Use when asked.\n---\n\n1. a\n2. b\n3. c\n"
+    transcript, parsed = review(ROOT, ["SKILL.md"], {"SKILL.md": skill})
+    grepped = [c.input["path"] for c in transcript.tool_calls if c.name == "grep"]
+    assert grepped == ["SKILL.md"] and parsed.effective_tier == "PASS"

@@ -99,7 +99,7 @@ def review_files(session: _Session, paths: list[str], rubric: RubricSpec) -> lis
               for p in paths if (text := session.read(p)) is not None]
     hits: list[tuple[str, Hit]] = []
     session.next_step()
-    bundled = {s.path: session.glob(f"{Path(s.path).parent.as_posix()}/**/*") for s in skills}
+    bundled = {s.path: [f for pattern in _bundle_globs(s.path) for f in session.glob(pattern)] for s in skills}
     for skill in skills:
         hits += [(skill.path, h) for rid, check in CHECKS.items() if rid in rubric.rules for h in check(skill)]
     if "secret-in-file" in rubric.rules:
@@ -107,6 +107,14 @@ def review_files(session: _Session, paths: list[str], rubric: RubricSpec) -> lis
         for skill in skills:
             hits += _grep_secrets(session, skill, bundled[skill.path])
     return [(f, h) for f, h in hits if rubric.rules[h.rule].kind == "mechanical"]
+
+
+def _bundle_globs(skill_path: str) -> list[str]:
+    """Everything in the skill's folder; a SKILL.md at the root bundles only its own subfolders."""
+    parent = Path(skill_path).parent.as_posix()
+    if parent == ".":
+        return ["SKILL.md", "references/**/*", "scripts/**/*", "assets/**/*"]
+    return [f"{parent}/**/*"]
 
 
 def _grep_secrets(session: _Session, skill: Skill, files: list[Path]) -> list[tuple[str, Hit]]:

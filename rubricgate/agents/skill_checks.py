@@ -116,7 +116,8 @@ def check_name_format(s: Skill) -> list[Hit]:
 
 def check_name_matches_folder(s: Skill) -> list[Hit]:
     name = _text(s, "name")
-    if s.frontmatter is None or not name or name == s.folder.name:
+    # A SKILL.md at the repository root has no folder of its own to match.
+    if s.frontmatter is None or not name or name == s.folder.name or "/" not in s.path:
         return []
     line, quote = s.key_line("name")
     return [Hit("fm-name-matches-folder", line, quote,
