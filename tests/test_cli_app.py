@@ -1,0 +1,30 @@
+"""The CLI never shows a traceback: an internal error is one line and exit 2."""
+
+from click.testing import CliRunner
+
+from rubricgate.cli import main
+
+
+def test_internal_error_is_one_line_exit_2(repo, monkeypatch):
+    def broken(options):
+        raise RuntimeError("disk on fire")
+    monkeypatch.setattr("rubricgate.cli.core.run_suite", broken)
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert result.exit_code == 2
+    assert "error: internal error: RuntimeError: disk on fire" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_debug_variable_shows_the_traceback(repo, monkeypatch):
+    monkeypatch.setenv("RUBRICGATE_DEBUG", "1")
+    monkeypatch.setattr("rubricgate.cli.core.run_suite", lambda o: 1 / 0)
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert isinstance(result.exception, ZeroDivisionError)
+
+
+def test_python_dash_m_entry_point(repo):
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "rubricgate", "validate", "--repo", str(repo)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.startswith("ok:")
