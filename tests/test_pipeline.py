@@ -175,3 +175,11 @@ def test_workspaces_are_removed_unless_kept(repo, scripted, tmp_path):
     assert seen and not seen[0].exists()
     run_suite(RunOptions(repo=repo, keep_workspaces=True))
     assert seen[-1].exists() and (seen[-1] / "reviewer/.changed-skills.txt").read_text().strip().endswith("SKILL.md")
+
+
+def test_terminal_groups_a_failure_repeated_across_trials(repo):
+    set_severity(repo, "fm-description-required", "warning")
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo), "--trials", "3"])
+    assert result.exit_code == 1
+    assert "fixture-block-data-loader verdict: wrong_tier (3/3 trials): expected BLOCK, got WARN" in result.output
+    assert result.output.count("wrong_tier") == 1 and "report.html" in result.output

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import Summary
 
@@ -22,13 +24,17 @@ def rate_lines(summary: Summary) -> list[str]:
 
 
 def failure_lines(summary: Summary, limit: int = 15) -> list[str]:
-    """One line per failed (case, dimension), the first trial's reason."""
+    """One line per failed (case, dimension, category, reason), with how many trials it hit."""
     out = []
     for case in summary.cases:
+        groups: dict[tuple[str, str, str], list[int]] = {}
         for trial in case.trials:
             for dim, g in trial.grades.items():
                 if not g.passed:
-                    out.append(f"  {case.id} #{trial.trial} {dim}: {g.category}: {g.reason}")
+                    groups.setdefault((dim, g.category or "failed", g.reason), []).append(trial.trial)
+        for (dim, category, reason), trials in groups.items():
+            which = f"#{trials[0]}" if len(case.trials) == 1 else f"{len(trials)}/{len(case.trials)} trials"
+            out.append(f"  {case.id} {dim}: {category} ({which}): {reason}")
     return out[:limit] + ([f"  ... and {len(out) - limit} more (see summary.json)"] if len(out) > limit else [])
 
 
@@ -61,5 +67,6 @@ def render_terminal(summary: Summary, run_dir: str) -> str:
     verdict = {"pass": "PASS (exit 0)", "regression": "REGRESSION (exit 1)", "error": "CANNOT JUDGE (exit 2)"}[d.status]
     lines += [f"decision: {verdict}" + (f" - {'; '.join(d.reasons)}" if d.reasons else "")]
     lines += [f"warning: {w}" for w in d.warnings]
-    lines.append(f"report: {run_dir}")
+    html = Path(run_dir) / "report.html"
+    lines.append(f"report: {html if html.is_file() else run_dir}")
     return "\n".join(lines)
