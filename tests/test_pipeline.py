@@ -182,4 +182,4 @@ def test_terminal_groups_a_failure_repeated_across_trials(repo):
     result = CliRunner().invoke(main, ["run", "--repo", str(repo), "--trials", "3"])
     assert result.exit_code == 1
     assert "fixture-block-data-loader verdict: wrong_tier (3/3 trials): expected BLOCK, got WARN" in result.output
-    assert result.output.count("wrong_tier") == 1 and "report.html" in result.output
+    assert result.stdout.count("wrong_tier") == 1 and "report.html" in result.stdout
