@@ -248,8 +248,12 @@ def reviewer_paths(reviewer: ReviewerConfig) -> list[str]:
 
 @contextmanager
 def base_checkout(repo: Path, ref_tree: Path, reviewer: ReviewerConfig, ref: str,
-                  exclude: set[str]) -> Iterator[Path]:
-    """A temp copy of the working tree whose reviewer files are replaced by those at REF."""
+                  exclude: set[str], folders: tuple[str, ...] = ()) -> Iterator[Path]:
+    """A temp copy of the working tree whose reviewer files are replaced by those at REF.
+
+    `folders` (the suite's tasks and fixtures folders) are created even when empty: a copy of
+    files alone would drop an empty folder the config names, and loading would then fail.
+    """
     for rel in (reviewer.prompt, reviewer.skill, reviewer.rubric):
         if not (ref_tree / rel).is_file():
             raise GateInputError("--base", "reviewer", f"{ref} has no {rel}",
@@ -258,6 +262,8 @@ def base_checkout(repo: Path, ref_tree: Path, reviewer: ReviewerConfig, ref: str
     try:
         _copy_files(repo, root, [f for f in list_tree(repo, exclude) if not _in_reviewer(f, reviewer)])
         _copy_files(ref_tree, root, [f for f in list_tree(ref_tree) if _in_reviewer(f, reviewer)])
+        for folder in (f for f in folders if (repo / f).is_dir()):
+            (root / folder).mkdir(parents=True, exist_ok=True)
         yield root
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -285,7 +291,8 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
                   cache_dir=options.cache_dir or repo / CACHE_DIR)
     fresh = listeners or (lambda: list(options.listeners))
     with ref_worktree(repo, ref) as ref_tree:
-        with base_checkout(repo, ref_tree, config.reviewer, ref, {config.reports.split("/")[0]}) as base_repo:
+        with base_checkout(repo, ref_tree, config.reviewer, ref, {config.reports.split("/")[0]},
+                           (config.suite.tasks, config.suite.fixtures)) as base_repo:
             base = run_suite(replace(options, repo=base_repo, reports_dir=out / "base", listeners=fresh(), **common))
     head = run_suite(replace(options, repo=repo, reports_dir=out / "head", listeners=fresh(), **common))
     gate = config.gate.model_copy(update={"method": method}) if method else config.gate

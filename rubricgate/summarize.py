@@ -46,11 +46,17 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
                    finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                    complete=not state.interrupted and len(results) == len(jobs) and not state.not_run, agent=default,
                    agent_version=state.agent_versions.get(default),
-                   model=loaded.config.agent.model, trials_default=loaded.config.trials, decision=decision,
+                   model=loaded.config.agent.model or reported_model(results), trials_default=loaded.config.trials, decision=decision,
                    rates=rates, rates_by_tag=tag_rates(frame), cases=cases,
                    flaky_cases=[c.id for c in cases if c.flaky], cost=cost_summary(cases, state.budget),
                    pass_k=suite_consistency([[t for t in c.trials if not is_not_run(t)] for c in cases]),
                    config={"method": loaded.config.gate.method, "rubric": loaded.config.reviewer.rubric})
+
+
+def reported_model(results: list[TrialResult]) -> str | None:
+    """The model(s) the agent said it used when none is configured, so `trend` sees a default change."""
+    models = sorted({r.model for r in results if r.model})
+    return ", ".join(models) or None
 
 
 def _consistency(trials: list[TrialResult]) -> dict:

@@ -13,6 +13,8 @@ from rubricgate.models.results import (
 )
 from rubricgate.models.task import Expect, Rubric, ToolUseRubric, TrajectoryRubric
 from rubricgate.models.transcript import ToolCall, Transcript
+from rubricgate.cost import cost_summary
+from rubricgate.stats import wilson
 
 HOSTILE = (
     "<script>document.title='PWNED-SCRIPT'</script>"
@@ -32,7 +34,7 @@ def trial(case_id: str, n: int, outcome: str = "BLOCK", **grades: Grade) -> Tria
     return TrialResult(
         case_id=case_id, trial=n, outcome=outcome, effective_tier=None if outcome == "ERROR" else outcome,
         reported_tier=None if outcome == "ERROR" else outcome, grades=g, steps=4,
-        tool_calls=["read", "grep"], duration_s=1.25 + n, input_tokens=100, output_tokens=50,
+        tool_calls=["read", "grep"], duration_s=1.25 + n, input_tokens=100, output_tokens=50, cost_usd=0.01,
         transcript=f"transcripts/{case_id}-{n}.json",
     )
 
@@ -57,12 +59,19 @@ def cases() -> list[CaseSummary]:
 
 
 def rates() -> dict[str, RateRow]:
-    """verdict regressed, tool_use improved, trajectory unchanged."""
+    """verdict regressed, tool_use improved, trajectory unchanged; Wilson 95% intervals as the run fills them."""
+    three, four = wilson(3, 4), wilson(4, 4)
     return {
-        "verdict": RateRow(rate=0.75, passes=3, trials=4, baseline=1.0, delta=-0.25, status="regression"),
-        "tool_use": RateRow(rate=0.75, passes=3, trials=4, baseline=0.5, delta=0.25),
-        "trajectory": RateRow(rate=1.0, passes=4, trials=4, baseline=1.0, delta=0.0),
+        "verdict": RateRow(rate=0.75, passes=3, trials=4, low=three[0], high=three[1], baseline=1.0, delta=-0.25,
+                           status="regression"),
+        "tool_use": RateRow(rate=0.75, passes=3, trials=4, low=three[0], high=three[1], baseline=0.5, delta=0.25),
+        "trajectory": RateRow(rate=1.0, passes=4, trials=4, low=four[0], high=four[1], baseline=1.0, delta=0.0),
     }
+
+
+def run_cost() -> dict:
+    """What cost_summary makes of cases(): 100 in / 50 out tokens per trial, priced at $0.01."""
+    return cost_summary(cases())
 
 
 def summary(**overrides) -> Summary:
@@ -73,6 +82,7 @@ def summary(**overrides) -> Summary:
         trials_default=2,
         decision=Decision(status="regression", exit_code=1, reasons=["verdict 0.75 < baseline 1.00"]),
         rates=rates(), cases=cases(), flaky_cases=["block-missing-description"],
+        pass_k={"k": 2, "pass_at_k": 1.0, "pass_hat_k": 0.5}, cost=run_cost(),
     )
     return Summary(**(base | overrides))
 

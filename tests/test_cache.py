@@ -169,6 +169,31 @@ def test_secrets_and_env_allowlist_are_not_in_the_parts(repo: Path) -> None:
     assert cache.cache_key(parts) == cache.cache_key(_parts(repo))
 
 
+def test_overlaid_review_file_still_digests_its_repository_folder(repo: Path) -> None:
+    # The task overlays SKILL.md into a folder whose references/ come from the repository:
+    # the agent reads them beside the overlay, so editing one must miss the cache.
+    _write(repo, "skills/x/references/guide.md", "v1\n")
+    case = _case(review=["skills/x/SKILL.md"], files={"skills/x/SKILL.md": "---\nname: x\n---\n"})
+    before = cache.cache_key(_parts(repo, case=case))
+    _write(repo, "skills/x/references/guide.md", "v2\n")
+    assert cache.cache_key(_parts(repo, case=case)) != before
+
+
+def test_non_secret_environment_values_change_the_key(repo: Path) -> None:
+    env = {"PATH": "/usr/bin", "ANTHROPIC_BASE_URL": "http://a", "ANTHROPIC_API_KEY": "sk-one-111111"}
+    before = cache.cache_key(_parts(repo, env=env))
+    assert cache.cache_key(_parts(repo, env=env | {"ANTHROPIC_BASE_URL": "http://b"})) != before
+    assert cache.cache_key(_parts(repo, env=env | {"ANTHROPIC_MODEL": "other"})) != before
+
+
+def test_secret_values_and_term_do_not_change_the_key_and_are_never_stored(repo: Path) -> None:
+    env = {"PATH": "/usr/bin", "ANTHROPIC_API_KEY": "sk-one-111111", "TERM": "xterm"}
+    parts = _parts(repo, env=env)
+    rotated = _parts(repo, env=env | {"ANTHROPIC_API_KEY": "sk-two-222222", "TERM": "dumb"})
+    assert cache.cache_key(rotated) == cache.cache_key(parts)
+    assert "sk-one" not in json.dumps(dataclasses.asdict(parts)) and "/usr/bin" not in json.dumps(dataclasses.asdict(parts))
+
+
 def test_harness_version_is_a_key_part(repo: Path) -> None:
     parts = _parts(repo)
     assert cache.cache_key(dataclasses.replace(parts, harness_version="9.9")) != cache.cache_key(parts)
@@ -248,3 +273,34 @@ def test_cli_cache_flag(tmp_path: Path, counting) -> None:
         result = CliRunner().invoke(main, ["run", "--repo", str(repo), "--cache"])
         assert result.exit_code == 0, result.output
     assert counting.calls == 2
+
+
+def test_cli_version_change_misses_the_cache(tmp_path: Path, counting, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    monkeypatch.setattr(counting, "version", lambda self: "cli 1.0")
+    _run(repo)
+    monkeypatch.setattr(counting, "version", lambda self: "cli 1.1")
+    after = _run(repo)
+    assert counting.calls == 8 and not any(t.cached for c in after.summary.cases for t in c.trials)
+
+
+def test_model_and_agent_changes_miss_the_cache(tmp_path: Path, counting) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    _run(repo)
+    _run(repo, agent="claude")  # another adapter (the counting stand-in answers for both)
+    assert counting.calls == 8
+    config = repo / "rubricgate.yaml"
+    config.write_text(config.read_text().replace("  timeout_s: 300", "  timeout_s: 300\n  model: other-model"))
+    _run(repo)
+    assert counting.calls == 12
+
+
+def test_allowlisted_environment_change_misses_the_cache(tmp_path: Path, counting, monkeypatch) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    config = repo / "rubricgate.yaml"
+    config.write_text(config.read_text().replace("  timeout_s: 300", "  timeout_s: 300\n  env_allowlist: [PATH, RG_TEST_BASE_URL]"))
+    monkeypatch.setenv("RG_TEST_BASE_URL", "http://127.0.0.1:1")
+    _run(repo)
+    monkeypatch.setenv("RG_TEST_BASE_URL", "http://127.0.0.1:2")
+    _run(repo)
+    assert counting.calls == 8

@@ -85,9 +85,17 @@ def test_report_rerenders_every_format(ran, tmp_path):
     assert "rubricgate: PASS" in step.read_text()
 
 
-def test_summary_json_golden(ran):
-    repo, run_dir = ran
-    text = rf.scrub((run_dir / "summary.json").read_text(), [repo])
+def test_summary_json_golden(tmp_path):
+    """A real run with something to show: two trials, a wrong tier, a step-limit failure, a regression."""
+    repo = make_repo(tmp_path / "repo", commit=False)
+    write_task(repo, TASK)
+    write_task(repo, TASK | {"id": "data-loader-judged-clean", "expect": {"tier": "PASS"}})
+    write_task(repo, TASK | {"id": "data-loader-in-one-step",
+                             "rubric": {"tool_use": {"allowed": ["read", "grep", "glob"]}, "trajectory": {"max_steps": 1}}})
+    outcome = run_suite(RunOptions(repo=repo, trials=2))
+    assert outcome.exit_code == 1
+    text = rf.scrub((outcome.run_dir / "summary.json").read_text(), [repo])
+    assert '"category": "wrong_tier"' in text and '"category": "too_many_steps"' in text
     rf.assert_golden("summary.json", text)
 
 

@@ -10,7 +10,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 import reports_fixtures as rf  # noqa: E402
 
-from rubricgate.models.results import Grade, RateRow  # noqa: E402
+from rubricgate.models.results import Decision, Grade, RateRow  # noqa: E402
 from rubricgate.reports.comment import (  # noqa: E402
     MARKER, MAX_PER_CATEGORY, delta_label, escape_md, failures_by_category, render_body, render_comment,
 )
@@ -32,7 +32,10 @@ def test_reason_cannot_forge_the_marker():
 
 @pytest.mark.parametrize("delta,status,label", [
     (-0.25, "regression", "REGRESSION"), (0.1, "ok", "improvement"), (0.0, "ok", "no change"),
-    (1e-12, "ok", "no change"), (-0.1, "inconclusive", "REGRESSION (inconclusive)"),
+    (1e-12, "ok", "no change"), (-1e-9, "ok", "no change"),
+    # statistical gate: the label follows the gate, never REGRESSION under a PASS decision
+    (-0.1, "inconclusive", "inconclusive (drop; run more trials)"),
+    (-0.05, "ok", "no change (drop within noise)"),
 ])
 def test_delta_labels(delta, status, label):
     row = RateRow(rate=0.5, passes=1, trials=2, baseline=0.5 - delta, delta=delta, status=status)
@@ -41,6 +44,31 @@ def test_delta_labels(delta, status, label):
 
 def test_no_baseline_is_labelled_not_guessed():
     assert delta_label(RateRow(rate=0.5, passes=1, trials=2, status="no_baseline")) == "no baseline"
+
+
+def test_unmeasured_rate_is_not_called_no_baseline():
+    # a budget that refused every trial leaves no rate; the baseline exists, the measurement does not
+    assert delta_label(RateRow(rate=None, passes=0, trials=0, baseline=1.0)) == "not measured"
+
+
+def test_inconclusive_pass_says_so_in_headline_warning_and_table():
+    rates = rf.rates() | {"verdict": RateRow(rate=0.9, passes=9, trials=10, low=0.6, high=0.98, baseline=1.0,
+                                             delta=-0.1, status="inconclusive")}
+    warning = "verdict rate 90.0% vs baseline 100.0%: below baseline but too few trials to tell (p=0.24)"
+    s = rf.summary(rates=rates, decision=Decision(status="pass", exit_code=0, method="statistical", warnings=[warning]))
+    body = render_body(s)
+    assert body.startswith("## rubricgate: PASS (inconclusive: too few trials to rule out a drop)")
+    assert "- warning: verdict rate 90.0% vs baseline 100.0%: below baseline but too few trials" in body
+    assert "| verdict | 90.0% (9/10) | 60.0% – 98.0% | 100.0% | -10.0 pp | inconclusive (drop; run more trials) |" in body
+    assert "| REGRESSION |" not in body
+
+
+def test_rates_carry_their_interval_and_pass_k_is_shown_for_repeated_trials():
+    body = render_body(rf.summary())
+    assert "| dimension | rate | interval | baseline | delta | change |" in body
+    assert "| verdict | 75.0% (3/4) | 30.1% – 95.4% |" in body
+    assert "pass@2 100.0% (some trial passed) · pass^2 50.0% (every trial passed)" in body
+    assert "pass@1" not in render_body(rf.summary(pass_k={"k": 1, "pass_at_k": 1.0, "pass_hat_k": 1.0}))
 
 
 def test_failures_grouped_by_category_with_reasons():

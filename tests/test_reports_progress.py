@@ -105,3 +105,11 @@ def test_planned_trials_from_run_started_beat_case_started_count():
     p({"event": "trial_result", "case_id": "a", "trial": 2, "grades": good()})
     p({"event": "run_completed", "decision": "pass"})
     assert [line.split(":")[0] for line in out.getvalue().splitlines()] == ["case a", "run finished"]
+
+
+def test_a_run_that_cannot_be_judged_says_why_on_its_last_line():
+    out = io.StringIO()
+    p = Progress(out, tty=False, clock=Clock())
+    p({"event": "run_started", "run_id": "r", "total_trials": 0, "cases": []})
+    p({"event": "run_completed", "decision": {"status": "error", "reasons": ["no baseline to compare against"]}})
+    assert out.getvalue().splitlines()[-1].endswith("decision error (no baseline to compare against)")

@@ -62,3 +62,32 @@ def test_no_drift_and_rate_deltas():
     text = render_trend([a, b])
     assert "No change of agent, CLI version or model" in text
     assert "75.0% (-25.0 pp)" in text and "100.0% (0.0 pp)" in text
+
+
+# -- the model a run used comes from the agent when rubricgate.yaml does not pin one -----------
+
+from rubricgate.agents.builtin import BuiltinAgent  # noqa: E402
+from rubricgate.pipeline import RunOptions, run_suite  # noqa: E402
+from conftest import make_repo  # noqa: E402
+
+
+class ModelReportingAgent(BuiltinAgent):
+    """The builtin reviewer, claiming to be whatever model the CLI defaulted to this week."""
+
+    reported = "model-a"
+
+    def run(self, request):  # type: ignore[no-untyped-def]
+        return super().run(request).model_copy(update={"model": ModelReportingAgent.reported})
+
+
+def test_default_model_change_is_flagged_when_no_model_is_configured(tmp_path, monkeypatch):
+    monkeypatch.setattr("rubricgate.pipeline.get_agent", lambda name, cfg: ModelReportingAgent(cfg))
+    repo = make_repo(tmp_path / "repo", commit=False)
+    runs = []
+    for model in ("model-a", "model-b"):
+        ModelReportingAgent.reported = model
+        runs.append(run_suite(RunOptions(repo=repo)).summary)
+    assert [s.model for s in runs] == ["model-a", "model-b"]
+    assert all(t.model == "model-b" for c in runs[1].cases for t in c.trials)
+    assert [(d.what, d.before, d.after) for d in drifts(runs)] == [("model", "model-a", "model-b")]
+    assert "WARNING: model changed: model-a → model-b" in render_trend(runs)

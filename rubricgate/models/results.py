@@ -38,6 +38,7 @@ class TrialResult(StrictModel):
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
+    model: str | None = None  # as the agent reported it (transcript.model)
     cached: bool = False
     transcript: str = ""  # path relative to the run dir
 

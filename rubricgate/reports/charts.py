@@ -34,12 +34,13 @@ def _data_uri(fig) -> str:
 
 
 def rates_chart(summary: Summary) -> str:
-    """Bars: each dimension's rate; a black tick: its baseline."""
+    """Bars: each dimension's rate with its Wilson interval; a black tick: its baseline."""
     dims = list(summary.rates)
     fig, ax = plt.subplots(figsize=(6, 3))
     rates = [summary.rates[d].rate or 0.0 for d in dims]
     colours = ["#c62828" if summary.rates[d].status == "regression" else "#1565c0" for d in dims]
     ax.bar(range(len(dims)), rates, color=colours, width=0.6, label="rate")
+    _interval_bars(ax, summary, dims)
     for i, d in enumerate(dims):
         if summary.rates[d].baseline is not None:
             ax.hlines(summary.rates[d].baseline, i - 0.35, i + 0.35, colors="black", linewidth=2.5,
@@ -47,8 +48,19 @@ def rates_chart(summary: Summary) -> str:
     ax.set_xticks(range(len(dims)), [_plain(d) for d in dims])
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("pass rate")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)  # outside: never hides a bar
     return _data_uri(fig)
+
+
+def _interval_bars(ax, summary: Summary, dims: list[str]) -> None:
+    """Grey error bars from each rate down to its interval's low and up to its high."""
+    shown = [i for i, d in enumerate(dims) if summary.rates[d].low is not None and summary.rates[d].rate is not None]
+    if not shown:
+        return
+    rows = [summary.rates[dims[i]] for i in shown]
+    err = [[r.rate - r.low for r in rows], [r.high - r.rate for r in rows]]
+    ax.errorbar(shown, [r.rate for r in rows], yerr=err, fmt="none", ecolor="#555555", capsize=4,
+                label="interval")
 
 
 def _cell(t: TrialResult | None) -> int:

@@ -17,7 +17,7 @@ MARKER = "<!-- rubricgate:report -->"
 DEFAULT_ARTIFACT = "rubricgate-report"
 MAX_PER_CATEGORY = 20  # keeps a badly broken run under GitHub's 65,536-character body limit
 MAX_REASON = 300
-_EPS = 1e-9
+_EPS = 1e-6  # the strict gate's own tolerance (gate.EPS)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _HEADLINE = {"pass": "PASS", "regression": "REGRESSION", "error": "ERROR (could not judge)"}
 
@@ -44,13 +44,22 @@ def escape_md(text: str, limit: int = MAX_REASON) -> str:
 
 
 def delta_label(row: RateRow) -> str:
-    """improvement / no change / REGRESSION, or 'no baseline' when there is nothing to compare."""
+    """improvement / no change / REGRESSION, following the gate's own judgement of the row.
+
+    REGRESSION only when the gate counted the row as one: under the statistical method a dip
+    the evidence does not support is "within noise", and one too small a sample cannot judge
+    is "inconclusive", so the label never contradicts the decision above it.
+    """
+    if row.rate is None:
+        return "not measured"
     if row.delta is None or row.baseline is None:
         return "no baseline"
+    if row.status == "regression":
+        return "REGRESSION"
     if row.delta > _EPS:
         return "improvement"
     if row.delta < -_EPS:
-        return "REGRESSION" + (" (inconclusive)" if row.status == "inconclusive" else "")
+        return "inconclusive (drop; run more trials)" if row.status == "inconclusive" else "no change (drop within noise)"
     return "no change"
 
 
@@ -65,11 +74,16 @@ def signed_pp(delta: float | None) -> str:
     return "0.0 pp" if abs(delta) <= _EPS else f"{delta * 100:+.1f} pp"
 
 
+def interval(row: RateRow) -> str:
+    """'88.7% – 97.5%' (the Wilson interval), or 'n/a' when nothing was measured."""
+    return "n/a" if row.low is None or row.high is None else f"{pct(row.low)} – {pct(row.high)}"
+
+
 def rates_table(summary: Summary) -> list[str]:
-    """Markdown table: each dimension's rate against its baseline."""
-    lines = ["| dimension | rate | baseline | delta | change |", "| --- | --- | --- | --- | --- |"]
+    """Markdown table: each dimension's rate, its Wilson interval, and the change against baseline."""
+    lines = ["| dimension | rate | interval | baseline | delta | change |", "| --- | --- | --- | --- | --- | --- |"]
     for dim, row in summary.rates.items():
-        lines.append(f"| {escape_md(dim)} | {pct(row.rate)} ({row.passes}/{row.trials}) | "
+        lines.append(f"| {escape_md(dim)} | {pct(row.rate)} ({row.passes}/{row.trials}) | {interval(row)} | "
                      f"{pct(row.baseline)} | {signed_pp(row.delta)} | {delta_label(row)} |")
     return lines
 
@@ -112,6 +126,25 @@ def _decision_lines(summary: Summary) -> list[str]:
     return lines
 
 
+def headline(summary: Summary) -> str:
+    """PASS / REGRESSION / ERROR; a pass that rests on too few trials says so."""
+    status = summary.decision.status
+    text = _HEADLINE.get(status, status)
+    if status == "pass" and any(r.status == "inconclusive" for r in summary.rates.values()):
+        text += " (inconclusive: too few trials to rule out a drop)"
+    return text
+
+
+def _consistency_line(summary: Summary) -> list[str]:
+    """pass@k / pass^k when cases ran more than once (with one trial they equal the rate)."""
+    k = (summary.pass_k or {}).get("k")
+    if not k or k < 2:
+        return []
+    line = (f"Consistency over {k} trials, mean over cases: pass@{k} {pct(summary.pass_k.get('pass_at_k'))} "
+            f"(some trial passed) · pass^{k} {pct(summary.pass_k.get('pass_hat_k'))} (every trial passed)")
+    return [line, ""]
+
+
 def _run_line(summary: Summary) -> str:
     who = " ".join(escape_md(x) for x in (summary.agent, summary.agent_version or "", summary.model or "") if x)
     return f"Run {escape_md(summary.run_id)} · agent {who} · {len(summary.cases)} case(s)"
@@ -128,8 +161,9 @@ def _cost_lines(summary: Summary) -> list[str]:
 
 def render_body(summary: Summary, artifact: str = DEFAULT_ARTIFACT) -> str:
     """The report markdown without the marker (also used for $GITHUB_STEP_SUMMARY)."""
-    lines = [f"## rubricgate: {_HEADLINE.get(summary.decision.status, summary.decision.status)}", "",
-             _run_line(summary), "", *_decision_lines(summary), "", *rates_table(summary), ""]
+    lines = [f"## rubricgate: {headline(summary)}", "",
+             _run_line(summary), "", *_decision_lines(summary), "", *rates_table(summary), "",
+             *_consistency_line(summary)]
     if summary.flaky_cases:
         lines += ["Flaky cases (mixed results across trials): " + ", ".join(escape_md(c) for c in summary.flaky_cases), ""]
     lines += _cost_lines(summary)

@@ -18,7 +18,7 @@ from rubricgate.errors import GateInputError
 from rubricgate.models.results import CaseSummary, Summary, TrialResult
 from rubricgate.models.transcript import Transcript
 from rubricgate.reports import charts
-from rubricgate.reports.comment import delta_label, failures_by_category, pct, signed_pp
+from rubricgate.reports.comment import delta_label, failures_by_category, headline, interval, pct, signed_pp
 from rubricgate.reports.junit import xml_safe
 from rubricgate.reports.replay import trial_failed
 from rubricgate.reports.summary import read_transcript
@@ -51,7 +51,7 @@ def _header(s: Summary) -> str:
     reasons = "".join(f"<li>{e(r)}</li>" for r in s.decision.reasons + [f"warning: {w}" for w in s.decision.warnings])
     partial = "" if s.complete else '<p class="bad">The run did not complete: rates cover finished trials only.</p>'
     return (f'<h1>rubricgate report <span id="decision" class="decision {e(s.decision.status)}">'
-            f"{e(s.decision.status.upper())}</span></h1>"
+            f"{e(headline(s))}</span></h1>"
             f'<p class="meta">run <code id="run-id">{e(s.run_id)}</code> · {who} · started {e(s.started_at)}'
             f" · finished {e(s.finished_at or 'n/a')} · exit {s.decision.exit_code}</p>"
             f"{partial}<ul>{reasons}</ul>")
@@ -59,16 +59,12 @@ def _header(s: Summary) -> str:
 
 def _rates_table(s: Summary) -> str:
     rows = "".join(
-        f"<tr><td>{e(d)}</td><td>{pct(r.rate)} ({r.passes}/{r.trials})</td><td>{_interval(r)}</td><td>{pct(r.baseline)}</td>"
+        f"<tr><td>{e(d)}</td><td>{pct(r.rate)} ({r.passes}/{r.trials})</td><td>{interval(r)}</td><td>{pct(r.baseline)}</td>"
         f"<td>{signed_pp(r.delta)}</td>"
         f'<td class="{"bad" if delta_label(r).startswith("REGRESSION") else ""}">{e(delta_label(r))}</td>'
         f"<td>{e(r.status)}</td></tr>" for d, r in s.rates.items())
     return ('<h2>Rates against baseline</h2><table id="rates"><tr><th>dimension</th><th>rate</th><th>interval</th><th>baseline</th>'
             f"<th>delta</th><th>change</th><th>gate</th></tr>{rows}</table>")
-
-
-def _interval(r) -> str:
-    return "n/a" if r.low is None or r.high is None else f"{pct(r.low)} – {pct(r.high)}"
 
 
 def _noise_and_cost(s: Summary) -> str:
@@ -82,8 +78,10 @@ def _noise_and_cost(s: Summary) -> str:
     tokens = f"{cost.get('input_tokens', 0)} in / {cost.get('output_tokens', 0)} out tokens"
     extra = ", ".join(f"{cost[key]} {key.replace('_', ' ')}" for key in ("unpriced_trials", "cached_trials", "not_run_trials")
                       if cost.get(key))
+    by_tag = "; ".join(f"{e(tag)} {e(_case_cost(t))}" for tag, t in cost.get("by_tag", {}).items())
+    tags = f'<li id="cost-by-tag">cost by tag: {by_tag}</li>' if by_tag and (cost.get("input_tokens") or cost.get("cost_usd")) else ""
     return (f'<h2>Noise and cost</h2><ul id="noise"><li>flaky cases (mixed outcomes across trials): {flaky}</li>'
-            f"{consistency}<li id=\"cost\">cost {e(spend)} · {e(tokens)}{(' · ' + e(extra)) if extra else ''}</li></ul>")
+            f"{consistency}<li id=\"cost\">cost {e(spend)} · {e(tokens)}{(' · ' + e(extra)) if extra else ''}</li>{tags}</ul>")
 
 
 def _charts(s: Summary, history: list[Summary]) -> str:
@@ -95,21 +93,33 @@ def _charts(s: Summary, history: list[Summary]) -> str:
     return f'<h2>Charts</h2><div class="charts">{"".join(imgs)}</div><p class="legend">grid:{legend}</p>'
 
 
-def _case_row(c: CaseSummary) -> str:
+def _case_cost(tally: dict | None) -> str:
+    """One case's spend: '$0.0123 · 900 tokens', 'not reported' when any trial was unpriced."""
+    if not tally:
+        return "n/a"
+    usd = "not reported" if tally.get("cost_usd") is None else f"${tally['cost_usd']:.4f}"
+    return f"{usd} · {tally.get('input_tokens', 0) + tally.get('output_tokens', 0)} tokens"
+
+
+def _case_row(c: CaseSummary, cost: dict | None) -> str:
     failed = any(trial_failed(t) for t in c.trials)
     rates = " · ".join(f"{e(d)} {pct(v)}" for d, v in c.rates.items())
     flags = "flaky" if c.flaky else ""
+    spend = "" if cost is None else f"<td>{e(_case_cost(cost.get(c.id)))}</td>"
     return (f'<tr class="case" data-failed="{int(failed)}" data-case="{e(c.id)}"><td><a href="#case-{e(c.id)}">'
             f"{e(c.id)}</a></td><td>{e(c.source)}</td><td>{e(', '.join(c.tags))}</td><td>{e(c.expected_tier or '')}</td>"
-            f"<td>{rates}</td><td>{e(' '.join(t.outcome for t in c.trials))}</td>"
+            f"<td>{rates}</td><td>{e(' '.join(t.outcome for t in c.trials))}</td>{spend}"
             f'<td class="{"bad" if failed else "good"}">{"FAILED" if failed else "ok"} {flags}</td></tr>')
 
 
 def _case_table(s: Summary) -> str:
-    rows = "".join(_case_row(c) for c in s.cases)
+    """Every case; a cost column when the agent reported any spend (the builtin costs nothing)."""
+    total = s.cost or {}
+    cost = total.get("by_case", {}) if total.get("input_tokens") or total.get("cost_usd") or total.get("unpriced_trials") else None
+    rows = "".join(_case_row(c, cost) for c in s.cases)
     return ('<h2>Cases</h2><label><input type="checkbox" id="only-failures"> show failed cases only</label>'
             '<table id="cases"><tr><th>case</th><th>source</th><th>tags</th><th>expected</th><th>rates</th>'
-            f"<th>outcomes</th><th>status</th></tr>{rows}</table>")
+            f"<th>outcomes</th>{'' if cost is None else '<th>cost</th>'}<th>status</th></tr>{rows}</table>")
 
 
 def _failure_groups(s: Summary) -> str:

@@ -114,7 +114,9 @@ class Progress:
                 self._finish(case_id, state)
         decision = ev.get("decision")
         status = decision.get("status") if isinstance(decision, Mapping) else decision
-        self._line(f"run finished: {self._counts()} · decision {status or 'unknown'}")
+        reasons = decision.get("reasons") if isinstance(decision, Mapping) else None
+        why = f" ({reasons[0]})" if status == "error" and reasons else ""  # "error" alone says nothing
+        self._line(f"run finished: {self._counts()} · decision {status or 'unknown'}{why}")
 
     def _finish(self, case_id: str, state: _CaseState) -> None:
         state.finished = True

@@ -6,6 +6,8 @@ change the agent's answer:
   * the case (its full spec, plus every file in the folder of each reviewed file),
   * repository-wide agent context files (AGENTS.md, CLAUDE.md, .claude/, ...) the CLIs load,
   * the agent name and its settings (command, format, model, extra args, timeout, max steps),
+  * the values of the non-secret environment variables passed to the agent (a base URL or a
+    model variable on the allowlist changes the answer; secrets change who pays, not what),
   * the agent CLI version and model, the rubricgate version, and the trial index.
 The entry stores those parts too; a load whose parts differ in any way is a miss, so an entry
 never crosses a change of any key part even if two keys ever collided.
@@ -21,6 +23,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -32,11 +35,13 @@ from rubricgate.models.results import CaseSpec
 from rubricgate.models.transcript import Transcript
 
 CACHE_DIR = ".rubricgate-cache"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 CACHEABLE = {"completed", "max_turns"}
 # Files an agent CLI reads on its own from the working tree; a change can change any answer.
 AGENT_CONTEXT = ["AGENTS.md", "CLAUDE.md", ".claude", ".opencode", "opencode.json", ".codex", ".cortex"]
 MISSING = "missing"
+# Allowlisted variables that cannot change an answer and differ between a terminal and CI.
+ENV_IGNORED = {"TERM"}
 
 
 @dataclass(frozen=True)
@@ -51,19 +56,28 @@ class KeyParts:
     agent_version: str | None
     model: str | None
     trial: int
+    env: str = ""  # digest of the non-secret environment the agent sees
     harness_version: str = __version__
     format_version: int = FORMAT_VERSION
 
 
 def key_parts(repo: Path, reviewer: ReviewerConfig, case: CaseSpec, agent: AgentConfig, *,
-              agent_name: str, agent_version: str | None, model: str | None, trial: int) -> KeyParts:
+              agent_name: str, agent_version: str | None, model: str | None, trial: int,
+              env: Mapping[str, str] | None = None) -> KeyParts:
     """Collect the key parts for one (case, trial). Reads files; call once per trial."""
     return KeyParts(
         reviewer=reviewer_digest(repo, reviewer), case=case_digest(repo, case),
         context=files_digest(repo, AGENT_CONTEXT), agent=agent_name,
         agent_settings=_digest_json(_agent_settings(agent, case)),
         agent_version=agent_version, model=model, trial=trial,
+        env=env_digest(env or {}, agent.secret_env),
     )
+
+
+def env_digest(env: Mapping[str, str], secret_names: list[str]) -> str:
+    """Digest of the agent's environment without secrets (values are never stored raw)."""
+    public = {k: v for k, v in env.items() if k not in secret_names and k not in ENV_IGNORED}
+    return _digest_json(public)
 
 
 def cache_key(parts: KeyParts) -> str:
@@ -81,8 +95,12 @@ def reviewer_digest(repo: Path, reviewer: ReviewerConfig) -> dict[str, str]:
 
 
 def case_digest(repo: Path, case: CaseSpec) -> str:
-    """Digest of the case spec and of every file beside each reviewed file (e.g. references/)."""
-    folders = sorted({str(Path(rel).parent) for rel in case.review if rel not in case.files})
+    """Digest of the case spec and of every file beside each reviewed file (e.g. references/).
+
+    An overlaid file (case.files) is in the spec, but its folder may also hold repository files
+    the agent reads beside it, so every reviewed file's folder is digested.
+    """
+    folders = sorted({str(Path(rel).parent) for rel in case.review})
     payload = {"spec": case.model_dump(mode="json"), "files": files_digest(repo, folders)}
     return _digest_json(payload)
 
@@ -139,8 +157,8 @@ def store(cache_dir: Path, parts: KeyParts, transcript: Transcript) -> bool:
 
 
 def _agent_settings(agent: AgentConfig, case: CaseSpec) -> dict[str, object]:
-    # Secrets and the env allowlist are deliberately left out: they must never be written
-    # anywhere, and they change who pays, not what the reviewer answers.
+    # Secrets are deliberately left out: they must never be written anywhere, and they change
+    # who pays, not what the reviewer answers. The other variables are in KeyParts.env.
     return {"command": agent.command, "format": agent.format, "model": agent.model,
             "extra_args": agent.extra_args, "timeout_s": agent.timeout_s,
             "output_cap_bytes": agent.output_cap_bytes, "replay_dir": agent.replay_dir,

@@ -108,7 +108,8 @@ def _cache_parts(ctx: RunContext, job: Job) -> KeyParts:
         if job.agent not in ctx.agent_versions:
             ctx.agent_versions[job.agent] = ctx.agents[job.agent].version()
     return key_parts(ctx.repo, ctx.config.reviewer, job.case, ctx.config.agent, agent_name=job.agent,
-                     agent_version=ctx.agent_versions[job.agent], model=ctx.config.agent.model, trial=job.trial)
+                     agent_version=ctx.agent_versions[job.agent], model=ctx.config.agent.model, trial=job.trial,
+                     env=ctx.env)
 
 
 def _refused(ctx: RunContext, job: Job) -> TrialResult:
@@ -156,7 +157,7 @@ def trial_result(case_id, trial, transcript, parsed, grades, rel) -> TrialResult
         verdict_warnings=parsed.warnings + ([parsed.error] if parsed.error else []),
         termination=transcript.termination, exit_code=transcript.exit_code, duration_s=round(transcript.duration_s, 3),
         input_tokens=transcript.usage.input_tokens, output_tokens=transcript.usage.output_tokens,
-        cost_usd=transcript.usage.cost_usd, transcript=rel)
+        cost_usd=transcript.usage.cost_usd, model=transcript.model, transcript=rel)
 
 
 def _check_tree(ctx: RunContext, result: TrialResult) -> TrialResult:
