@@ -8,10 +8,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from rubricgate.agents import Agent, get_agent
+from rubricgate.agents.selection import build_agents
 from rubricgate.cost import Budget
 from rubricgate.errors import GateInputError
 from rubricgate.load import Loaded, load_all
-from rubricgate.models.config import Config
 from rubricgate.models.results import Summary
 from rubricgate.reports.bundle import write_reports
 from rubricgate.reports.events import EventListener, EventLog
@@ -58,17 +58,6 @@ def plan(loaded: Loaded, options: RunOptions) -> list[Job]:
             for c in cases for t in range(1, (options.trials or c.trials) + 1)]
 
 
-def build_agents(names: set[str], config: Config) -> dict[str, Agent]:
-    agents = {}
-    for name in sorted(names):
-        try:
-            agents[name] = get_agent(name, config.agent)
-        except KeyError:
-            raise GateInputError("rubricgate.yaml", "agent.name", f"unknown agent {name!r}",
-                                 "use one of builtin, claude, cortex, opencode, codex, command, replay") from None
-    return agents
-
-
 def new_run_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + _random.token_hex(3)
 
@@ -77,7 +66,7 @@ def run_suite(options: RunOptions) -> RunOutcome:
     """load -> plan -> run -> aggregate -> gate -> report. Raises GateInputError(s) on bad input."""
     loaded = load_all(options.repo, options.config_path, options.require_baseline)
     jobs = plan(loaded, options)
-    agents = build_agents({j.agent for j in jobs}, loaded.config)
+    agents = build_agents(jobs, loaded.config, options.agent, factory=get_agent)
     run_id = new_run_id()
     run_dir = (options.reports_dir or options.repo / loaded.config.reports) / run_id
     run_dir.mkdir(parents=True)

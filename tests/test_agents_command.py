@@ -96,3 +96,41 @@ def test_timeout_kills_the_command(tmp_path: Path) -> None:
     t = get_agent("command", _cfg([sys.executable, "-c", "import time; time.sleep(30)"], "text")).run(
         _request(tmp_path, timeout_s=0.5))
     assert t.termination == "timeout" and t.exit_code is None
+
+
+def _emitter(tmp_path: Path, cli: str, recording: str, delay: float = 0.0) -> list[str]:
+    """A stand-in CLI printing a real recording of `cli` line by line."""
+    return _replayer(tmp_path, recording, delay)[:2] + [str(CLAUDE_DATA.parent / cli / f"{recording}.ndjson")]
+
+
+@pytest.mark.parametrize("fmt", ["claude", "cortex", "opencode", "codex"])
+def test_every_stream_format_builds_its_limit_watch(fmt: str) -> None:
+    from rubricgate.agents.formats import watch_for
+
+    watch = watch_for(fmt, 2, ["read", "grep", "glob"])
+    assert callable(watch) and watch(b"not json") is None
+
+
+def test_codex_format_max_steps_enforced_by_the_harness(tmp_path: Path) -> None:
+    agent = get_agent("command", _cfg(_emitter(tmp_path, "codex", "review_ok", delay=0.1), "codex"))
+    t = agent.run(_request(tmp_path, max_steps=1))
+    assert t.termination == "max_turns" and "stopped by rubricgate" in t.error, t.error
+
+
+def test_runaway_output_is_stopped_at_the_cap_and_reported(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-c", "import sys\nwhile True: sys.stdout.write('banner line\\n')"]
+    t = get_agent("command", _cfg(cmd, "claude")).run(_request(tmp_path, output_cap_bytes=50_000, timeout_s=30))
+    assert t.output_truncated and t.termination == "crashed"
+    assert "output exceeded the cap" in t.error and "output_cap_bytes" in t.error
+    assert t.skipped_lines > 1000 and t.duration_s < 10
+
+
+def test_secrets_are_scrubbed_from_every_file_rubricgate_keeps_in_scratch(tmp_path: Path) -> None:
+    secret = "sk-test-scratch-secret-123"
+    sh = shutil.which("sh")
+    cmd = [sh, "-c", 'echo "$OPENAI_API_KEY"; printf "key %s" "$OPENAI_API_KEY" > "$1"', "sh", "{last_message_file}"]
+    req = _request(tmp_path, env={"PATH": os.environ["PATH"], "OPENAI_API_KEY": secret})
+    t = get_agent("command", _cfg(cmd, "text")).run(req)
+    assert secret not in t.model_dump_json() and "[REDACTED]" in t.final_text
+    kept = [p for p in req.scratch.iterdir() if p.is_file() and secret.encode() in p.read_bytes()]
+    assert kept == []

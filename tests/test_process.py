@@ -81,12 +81,57 @@ def test_background_child_left_after_clean_exit_is_swept(tmp_path: Path) -> None
     assert not _alive(child)
 
 
-def test_output_cap_truncates_and_reports(tmp_path: Path) -> None:
+def test_output_cap_truncates_reports_and_stops_the_run(tmp_path: Path) -> None:
     code = "import sys\nfor _ in range(2000): sys.stdout.write('y'*1000+'\\n')"
     res, out = _run(tmp_path, code, cap=10_000)
     assert res.stdout_truncated
     assert out.stat().st_size == 10_000 == res.stdout_bytes
-    assert res.exit_code == 0  # the child was not blocked by a full pipe
+    assert res.stopped.startswith("output_cap") and res.exit_code is None and not res.timed_out
+
+
+def test_runaway_writer_is_stopped_at_the_cap_not_at_the_timeout(tmp_path: Path) -> None:
+    started = time.monotonic()
+    res, out = _run(tmp_path, "import sys\nwhile True: sys.stdout.write('x'*4096)", timeout_s=30, cap=200_000)
+    assert time.monotonic() - started < 10, "a runaway agent ran on until the timeout"
+    assert res.stdout_truncated and not res.timed_out and out.stat().st_size == 200_000
+
+
+def _escapee_code(pidfile: Path, tail: str) -> str:
+    """A child that leaves the process group with setsid() and holds stdout open, like a daemon."""
+    return ("import subprocess,sys,time\n"
+            "p=subprocess.Popen([sys.executable,'-c','import time; time.sleep(60)'],start_new_session=True)\n"
+            f"open({str(pidfile)!r},'w').write(str(p.pid))\n" + tail)
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+def test_setsid_escapee_is_killed_after_a_clean_exit(tmp_path: Path) -> None:
+    pidfile = tmp_path / "escapee.pid"
+    started = time.monotonic()
+    res, _ = _run(tmp_path, _escapee_code(pidfile, "print('done')\n"))
+    assert res.exit_code == 0
+    assert _gone_within(int(pidfile.read_text()), 3), "a setsid() grandchild survived the run"
+    assert time.monotonic() - started < 5, "the run waited on a pipe held open by an escapee"
+
+
+def test_setsid_escapee_is_killed_on_timeout_within_the_deadline(tmp_path: Path) -> None:
+    pidfile = tmp_path / "escapee.pid"
+    started = time.monotonic()
+    res, _ = _run(tmp_path, _escapee_code(pidfile, "time.sleep(60)\n"), timeout_s=1.0)
+    assert res.timed_out
+    assert _gone_within(int(pidfile.read_text()), 3), "a setsid() grandchild survived the timeout"
+    assert time.monotonic() - started < 6
+
+
+def test_missing_executable_says_not_found(tmp_path: Path) -> None:
+    res = run_process(["no-such-agent-cli-xyz"], cwd=tmp_path, env={"PATH": str(tmp_path)}, timeout_s=5,
+                      output_cap_bytes=100, stdout_path=tmp_path / "s.txt")
+    assert "not found" in res.start_error and "PATH" in res.start_error
 
 
 def test_under_cap_is_not_truncated(tmp_path: Path) -> None:
@@ -105,7 +150,7 @@ def test_stdin_is_dev_null_and_exit_code_and_stderr_tail(tmp_path: Path) -> None
 def test_own_session_and_env_only_what_was_passed(tmp_path: Path) -> None:
     code = "import os\nprint(os.getsid(0)==os.getpid(), sorted(k for k in os.environ if k!='LC_CTYPE'))"
     res, out = _run(tmp_path, code, env={"PATH": os.environ["PATH"], "ONLY_ME": "1"})
-    assert out.read_text().strip() == "True ['ONLY_ME', 'PATH']"
+    assert out.read_text().strip() == "True ['ONLY_ME', 'PATH', 'RUBRICGATE_RUN_TOKEN']"
 
 
 def test_watch_stops_the_run_on_a_line_and_kills_the_group(tmp_path: Path) -> None:

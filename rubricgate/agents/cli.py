@@ -81,7 +81,7 @@ class CliAgent(ABC):
         proc = self.execute(request, self.argv(request, prompt))
         transcript = finish(self.parse(read_stream(request.raw_stream_file), request), proc,
                             version=self.version())
-        scrub_file(request.raw_stream_file, secrets)
+        scrub_scratch(request, secrets)
         return scrub_model(transcript, secrets)
 
     def execute(self, request: AgentRequest, argv: list[str]) -> ProcessResult:
@@ -94,6 +94,16 @@ class CliAgent(ABC):
     def _failed(self, request: AgentRequest, error: str) -> Transcript:
         return Transcript(agent=self.name, agent_version=self.version(), termination="crashed",
                           exit_code=None, error=error)
+
+
+def scrub_scratch(request: AgentRequest, secrets: list[str]) -> None:
+    """Scrub what rubricgate keeps beside the run (raw stream, last message, rollout copy).
+
+    These survive a run under --keep-workspaces; the throwaway HOME is the CLI's own business.
+    """
+    if request.scratch.is_dir():
+        for path in request.scratch.iterdir():
+            scrub_file(path, secrets)
 
 
 def probe_version(argv: list[str]) -> str | None:

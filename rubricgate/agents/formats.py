@@ -56,9 +56,11 @@ def watch_for(fmt: str, max_steps: int | None, allowed: list[str] | None) -> Wat
 
         return step_limit_watch(max_steps)
     if fmt == "codex":
+        # Like the codex adapter: turns are enforced; a command outside the allowlist has already
+        # run when its item shows in the stream, so it is recorded and graded, not raced.
         from rubricgate.agents.codex import limit_watch
 
-        return limit_watch(max_steps, allowed)
+        return limit_watch(max_steps)
     return None
 
 

@@ -147,12 +147,13 @@ def _apply_process(draft: Draft, proc: ProcessResult) -> None:
         draft.fail("crashed", proc.start_error)
     elif proc.timed_out:
         draft.termination, draft.error = "timeout", f"killed after the wall-clock timeout ({proc.duration_s:.0f}s)"
+    elif proc.stdout_truncated and (proc.stopped.startswith("output_cap") or not proc.stopped):
+        draft.fail("crashed", f"output exceeded the cap: stopped after {proc.stdout_bytes} bytes of stdout "
+                              "(raise agent.output_cap_bytes if this output is expected)")
     elif proc.stopped:
         _mark_stopped_tool(draft, proc.stopped)
         draft.fail("max_turns" if proc.stopped.startswith("max_turns") else "crashed",
                    f"stopped by rubricgate: {proc.stopped}")
-    elif proc.stdout_truncated:
-        draft.fail("crashed", f"output exceeded the cap ({proc.stdout_bytes} bytes kept)")
     elif proc.exit_code not in (0, None) and not draft.saw_result:
         draft.fail("crashed", f"exit {proc.exit_code}: {_last_line(proc.stderr_tail) or 'no output'}")
     elif not draft.saw_result and not draft.final_text:

@@ -49,17 +49,31 @@ class ReplayAgent:
         """Recordings carry their own CLI version; the replay agent has none."""
         return None
 
+    def recording(self, case_id: str, trial: int) -> Path | None:
+        """The first recording file for (case, trial), or None."""
+        stem = f"{case_id}-{trial}"
+        for path in (self.root / "transcripts" / f"{stem}.json", self.root / f"{stem}.json",
+                     self.root / f"{stem}.ndjson"):
+            if path.is_file():
+                return path
+        return None
+
+    def preflight(self, runs: list[tuple[str, int]]) -> None:
+        """Before any trial runs: every planned (case, trial) has a recording, else exit 2."""
+        missing = [(c, t) for c, t in runs if self.recording(c, t) is None]
+        if missing:
+            case_id, trial = missing[0]
+            more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+            raise _no_recording(self.root, case_id, trial, more)
+
     def run(self, request: AgentRequest) -> Transcript:
         """The recording for (case, trial), normalized."""
-        stem = f"{request.case_id}-{request.trial}"
-        for path in (self.root / "transcripts" / f"{stem}.json", self.root / f"{stem}.json"):
-            if path.is_file():
-                return _load_transcript(path)
-        native = self.root / f"{stem}.ndjson"
-        if native.is_file():
-            return self._from_stream(native, request)
-        raise GateInputError(str(self.root), "agent.replay_dir", f"no recording for case {request.case_id} trial {request.trial}",
-                             f"add {stem}.json or {stem}.ndjson, or run fewer trials")
+        path = self.recording(request.case_id, request.trial)
+        if path is None:
+            raise _no_recording(self.root, request.case_id, request.trial)
+        if path.suffix == ".json":
+            return _load_transcript(path)
+        return self._from_stream(path, request)
 
     def _from_stream(self, path: Path, request: AgentRequest) -> Transcript:
         meta_path = path.with_suffix(".meta.json")
@@ -68,6 +82,11 @@ class ReplayAgent:
         proc = ProcessResult(exit_code=meta.get("exit_code", 0), timed_out=bool(meta.get("timed_out")),
                              stdout_truncated=False, stderr_tail="", duration_s=0.0)
         return finish(draft, proc, version=meta.get("cli_version"))
+
+
+def _no_recording(root: Path, case_id: str, trial: int, more: str = "") -> GateInputError:
+    return GateInputError(str(root), "agent.replay_dir", f"no recording for case {case_id} trial {trial}{more}",
+                          f"add {case_id}-{trial}.json or {case_id}-{trial}.ndjson, or select fewer cases or trials")
 
 
 def _load_transcript(path: Path) -> Transcript:

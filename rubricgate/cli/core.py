@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from rubricgate import exitcodes
+from rubricgate.agents.selection import check_agents
 from rubricgate.baseline import load_baseline, updated_baseline, write_baseline
 from rubricgate.cli.app import main
 from rubricgate.config import find_repo
@@ -86,6 +87,7 @@ def validate(repo, config_path) -> None:
     """Load config, rubric, cases and baseline; report every problem; run nothing."""
     try:
         loaded = load_all(_repo(repo), config_path)
+        check_agents(loaded.cases, loaded.config)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     tasks = sum(1 for c in loaded.cases if c.source == "task")

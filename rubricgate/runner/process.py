@@ -5,7 +5,10 @@ The agent's stdout can be arbitrarily large (a runaway model loop) and its child
 it (a tool that spawned a server). So: stdout goes to disk through a pump thread that stops
 writing at the cap but keeps draining the pipe (a blocked pipe would hang the child), stderr is
 kept as a bounded tail for the one-line error, and the group is killed on timeout and once more
-after exit so no grandchild survives the run.
+after exit so no grandchild survives the run. A descendant that left the group with setsid()
+(a daemonizing tool server) is found by a per-run token in its inherited environment and killed
+too. The output cap stops the run: past it nothing more can be kept, so running on only burns
+time and tokens.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import signal
 import subprocess
 import threading
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +28,8 @@ from typing import IO
 STDERR_TAIL_BYTES = 8192
 KILL_GRACE_S = 2.0
 _CHUNK = 65536
+RUN_TOKEN_VAR = "RUBRICGATE_RUN_TOKEN"  # inherited by every descendant; finds setsid() escapees
+_PROC = Path("/proc")
 
 
 @dataclass
@@ -64,10 +70,11 @@ class _CappedPump(threading.Thread):
             if room > 0:
                 self.dst.write(chunk[:room])
                 self.written += min(room, len(chunk))
-            if len(chunk) > max(room, 0):
-                self.truncated = True
             if self.watch is not None and not self.stop_reason:
-                self._feed(chunk)
+                self._feed(chunk[:max(room, 0)])
+            if len(chunk) > max(room, 0) and not self.truncated:
+                self.truncated = True
+                self.stop_reason = self.stop_reason or f"output_cap: stdout exceeded the cap of {self.cap} bytes"
         self.dst.flush()
 
     def _feed(self, chunk: bytes) -> None:
@@ -143,14 +150,21 @@ def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeo
     """
     started = time.monotonic()
     stdout_path.parent.mkdir(parents=True, exist_ok=True)
+    token = uuid.uuid4().hex
     with open(stdout_path, "wb") as out:
         try:
-            proc = _spawn(argv, cwd, env)
+            proc = _spawn(argv, cwd, {**env, RUN_TOKEN_VAR: token})
         except OSError as exc:
             return ProcessResult(None, False, False, "", time.monotonic() - started,
-                                 start_error=f"cannot start {argv[0]!r}: {exc.strerror or exc}")
+                                 start_error=_start_error(argv[0], exc))
         pump = _CappedPump(proc.stdout, out, output_cap_bytes, watch)  # type: ignore[arg-type]
-        return _supervise(proc, pump, timeout_s, started)
+        return _supervise(proc, pump, timeout_s, started, token)
+
+
+def _start_error(program: str, exc: OSError) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return f"cannot start {program!r}: not found (is the CLI installed and on the agent's PATH?)"
+    return f"cannot start {program!r}: {exc.strerror or exc}"
 
 
 def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> subprocess.Popen[bytes]:
@@ -161,7 +175,7 @@ def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> subprocess
 
 
 def _supervise(proc: subprocess.Popen[bytes], pump: _CappedPump, timeout_s: float,
-               started: float) -> ProcessResult:
+               started: float, token: str) -> ProcessResult:
     """Wait with a deadline, kill the group on timeout, and always sweep the group at the end."""
     tail = _TailPump(proc.stderr)  # type: ignore[arg-type]
     pump.start()
@@ -171,6 +185,7 @@ def _supervise(proc: subprocess.Popen[bytes], pump: _CappedPump, timeout_s: floa
     # sweeping the group is what guarantees no orphans.
     kill_group(proc.pid, reap=proc.poll)
     exit_code = proc.wait()
+    kill_escapees(token)
     pump.join(timeout=5)
     tail.join(timeout=5)
     return ProcessResult(
@@ -191,3 +206,43 @@ def _wait(proc: subprocess.Popen[bytes], pump: _CappedPump, deadline: float) -> 
                 return False
             if time.monotonic() >= deadline:
                 return True
+
+
+def kill_escapees(token: str, passes: int = 3) -> list[int]:
+    """SIGKILL every process whose environment carries this run's token; the pids killed.
+
+    These are descendants that left the process group with setsid() (a daemonized tool
+    server): the group kill cannot reach them, but they inherited the token. Several passes
+    catch a child forked while its parent was being killed. Without /proc this does nothing.
+    """
+    killed: list[int] = []
+    for _ in range(passes):
+        found = [pid for pid in _pids() if _has_token(pid, token)]
+        for pid in found:
+            _signal_pid(pid, signal.SIGKILL)
+        killed += found
+        if not found:
+            break
+    return killed
+
+
+def _pids() -> list[int]:
+    if not _PROC.is_dir():
+        return []
+    me = os.getpid()
+    return [int(p.name) for p in _PROC.iterdir() if p.name.isdigit() and int(p.name) != me]
+
+
+def _has_token(pid: int, token: str) -> bool:
+    try:
+        environ = (_PROC / str(pid) / "environ").read_bytes()
+    except OSError:  # gone, or another user's process: not ours either way
+        return False
+    return f"{RUN_TOKEN_VAR}={token}".encode() in environ.split(b"\0")
+
+
+def _signal_pid(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        return

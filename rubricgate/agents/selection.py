@@ -1,0 +1,70 @@
+"""Which adapter each job runs with, built and checked before any trial starts.
+
+Agent config errors (an unknown name, `command` without `agent.command`, `replay` without a
+recording for a planned trial) are bad input: one line naming the file and field, exit 2, found
+at plan time by `rubricgate run` and by `rubricgate validate` - never a per-trial crash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+from rubricgate.agents import ADAPTERS, Agent, get_agent
+from rubricgate.errors import GateInputError
+from rubricgate.models.config import AgentConfig, Config
+from rubricgate.models.results import CaseSpec
+
+Factory = Callable[[str, AgentConfig], Agent]  # pipeline passes its own get_agent (a test seam)
+
+
+class PlannedJob(Protocol):
+    case: CaseSpec
+    trial: int
+    agent: str
+
+
+@dataclass
+class _Planned:
+    case: CaseSpec
+    trial: int
+    agent: str
+
+
+def check_agents(cases: Iterable[CaseSpec], config: Config) -> dict[str, Agent]:
+    """`rubricgate validate`: build every configured adapter over every case's planned trials."""
+    jobs = [_Planned(c, t, c.agent or config.agent.name) for c in cases for t in range(1, c.trials + 1)]
+    return build_agents(jobs, config)
+
+
+def agent_source(case: CaseSpec, override: str | None) -> tuple[str, str]:
+    """(file, field) that chose the case's agent: --agent beats the task's agent: beats the config."""
+    if override:
+        return "--agent", ""
+    if case.agent:
+        return case.origin, "agent"
+    return "rubricgate.yaml", "agent.name"
+
+
+def build_agents(jobs: Iterable[PlannedJob], config: Config, override: str | None = None,
+                 factory: Factory = get_agent) -> dict[str, Agent]:
+    """One adapter per agent name the jobs use, then each adapter's own preflight over its jobs."""
+    jobs = list(jobs)
+    agents: dict[str, Agent] = {}
+    for job in jobs:
+        if job.agent not in agents:
+            agents[job.agent] = _build(job.agent, config, agent_source(job.case, override), factory)
+    for name, agent in agents.items():
+        check = getattr(agent, "preflight", None)
+        if check is not None:
+            check([(j.case.id, j.trial) for j in jobs if j.agent == name])
+    return agents
+
+
+def _build(name: str, config: Config, source: tuple[str, str], factory: Factory) -> Agent:
+    try:
+        return factory(name, config.agent)
+    except KeyError:
+        raise GateInputError(source[0], source[1], f"unknown agent {name!r}",
+                             f"use one of {', '.join(ADAPTERS)}") from None
