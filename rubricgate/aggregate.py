@@ -30,18 +30,26 @@ def dimension_rates(frame: pd.DataFrame) -> dict[str, RateRow]:
     return out
 
 
-def case_rates(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """Per case: the pass rate of each dimension over its trials."""
-    if frame.empty:
-        return {}
-    grouped = frame.groupby("case_id")[list(DIMENSIONS)].mean()
-    return {cid: {d: float(row[d]) for d in DIMENSIONS} for cid, row in grouped.iterrows()}
+Counts = dict[str, dict[str, tuple[int, int]]]  # group -> dimension -> (passes, trials)
 
 
-def tag_rates(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """Per tag: the pass rate of each dimension over every trial of every case with the tag."""
+def _grouped_counts(frame: pd.DataFrame, key: str) -> Counts:
+    grouped = frame.groupby(key)[list(DIMENSIONS)]
+    sums, sizes = grouped.sum(), grouped.count()
+    return {str(k): {d: (int(sums.loc[k, d]), int(sizes.loc[k, d])) for d in DIMENSIONS} for k in sums.index}
+
+
+def case_counts(frame: pd.DataFrame) -> Counts:
+    """Per case: passes and trials of each dimension."""
+    return {} if frame.empty else _grouped_counts(frame, "case_id")
+
+
+def tag_counts(frame: pd.DataFrame) -> Counts:
+    """Per tag: passes and trials of each dimension over every trial of every case with the tag."""
     if frame.empty:
         return {}
-    exploded = frame.explode("tags").dropna(subset=["tags"])
-    grouped = exploded.groupby("tags")[list(DIMENSIONS)].mean()
-    return {str(tag): {d: float(row[d]) for d in DIMENSIONS} for tag, row in grouped.iterrows()}
+    return _grouped_counts(frame.explode("tags").dropna(subset=["tags"]), "tags")
+
+
+def as_rates(counts: Counts) -> dict[str, dict[str, float]]:
+    return {g: {d: p / n for d, (p, n) in dims.items() if n} for g, dims in counts.items()}

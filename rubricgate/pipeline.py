@@ -81,7 +81,7 @@ def run_suite(options: RunOptions) -> RunOutcome:
         results, interrupted = list(ctx.results), True
     state = RunState(run_id=run_id, started=started, agent_versions={n: a.version() for n, a in agents.items()},
                      interrupted=interrupted, tree_violations=ctx.tree_violations, not_run=ctx.not_run,
-                     budget=ctx.budget)
+                     budget=ctx.budget, trials=options.trials)
     summary = build_summary(loaded, jobs, results, state)
     write_summary(run_dir, summary, ctx.secrets)
     # Replay artifacts, HTML, comment.md, junit.xml; the step summary is `rubricgate report`'s job.

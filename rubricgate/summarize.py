@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from rubricgate.aggregate import case_rates, dimension_rates, tag_rates, trial_frame
+from rubricgate.aggregate import Counts, as_rates, case_counts, dimension_rates, tag_counts, trial_frame
 from rubricgate.cost import Budget, cost_summary, is_not_run
 from rubricgate.gate import cannot_judge, decide
 from rubricgate.load import Loaded
 from rubricgate.models.results import CaseSummary, Decision, Summary, TrialResult
 from rubricgate.runner.scheduler import Job
-from rubricgate.stats import add_intervals, case_consistency, suite_consistency
+from rubricgate.stats import add_intervals, case_consistency, suite_consistency, wilson
 
 
 @dataclass
@@ -25,6 +25,7 @@ class RunState:
     tree_violations: list[str] = field(default_factory=list)
     not_run: int = 0
     budget: Budget = field(default_factory=lambda: Budget(None))
+    trials: int | None = None  # --trials, when given: what the run was asked for
 
 
 def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], state: RunState) -> Summary:
@@ -33,12 +34,14 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
     rates = dimension_rates(frame)
     add_intervals(rates, loaded.config.gate.confidence)
     decision = _decision(loaded, rates, state, len(results), len(jobs), _shape(jobs))
-    per_case = case_rates(frame)
+    confidence = loaded.config.gate.confidence
+    per_case, per_tag = case_counts(frame), tag_counts(frame)
     by_case: dict[str, list[TrialResult]] = {}
     for r in results:
         by_case.setdefault(r.case_id, []).append(r)
     cases = [CaseSummary(id=c.id, source=c.source, tags=c.tags, expected_tier=c.expect.tier,
-                         rates=per_case.get(c.id, {}), trials=by_case.get(c.id, []),
+                         rates=as_rates(per_case).get(c.id, {}), trials=by_case.get(c.id, []),
+                         intervals=intervals(per_case, confidence).get(c.id, {}),
                          **_consistency(by_case.get(c.id, [])))
              for c in loaded.cases if c.id in {j.case.id for j in jobs}]
     default = jobs[0].agent if jobs else loaded.config.agent.name
@@ -46,11 +49,18 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
                    finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                    complete=not state.interrupted and len(results) == len(jobs) and not state.not_run, agent=default,
                    agent_version=state.agent_versions.get(default),
-                   model=loaded.config.agent.model or reported_model(results), trials_default=loaded.config.trials, decision=decision,
-                   rates=rates, rates_by_tag=tag_rates(frame), cases=cases,
+                   model=loaded.config.agent.model or reported_model(results), trials_default=state.trials or loaded.config.trials,
+                   decision=decision, rates=rates, rates_by_tag=as_rates(per_tag),
+                   intervals_by_tag=intervals(per_tag, confidence), cases=cases,
                    flaky_cases=[c.id for c in cases if c.flaky], cost=cost_summary(cases, state.budget),
                    pass_k=suite_consistency([[t for t in c.trials if not is_not_run(t)] for c in cases]),
                    config={"method": loaded.config.gate.method, "rubric": loaded.config.reviewer.rubric})
+
+
+def intervals(counts: Counts, confidence: float) -> dict[str, dict[str, list[float]]]:
+    """Wilson interval [low, high] of every per-case or per-tag rate."""
+    return {g: {d: [round(x, 4) for x in wilson(p, n, confidence)] for d, (p, n) in dims.items() if n}
+            for g, dims in counts.items()}
 
 
 def reported_model(results: list[TrialResult]) -> str | None:

@@ -183,3 +183,12 @@ def test_terminal_groups_a_failure_repeated_across_trials(repo):
     assert result.exit_code == 1
     assert "fixture-block-data-loader verdict: wrong_tier (3/3 trials): expected BLOCK, got WARN" in result.output
     assert result.stdout.count("wrong_tier") == 1 and "report.html" in result.stdout
+
+
+def test_every_rate_has_an_interval_and_trials_default_follows_the_flag(repo):
+    out = run_suite(RunOptions(repo=repo, trials=2))
+    case = out.summary.cases[0]
+    low, high = case.intervals["verdict"]
+    assert 0 < low < case.rates["verdict"] <= high <= 1
+    assert set(out.summary.intervals_by_tag["fixture"]) == {"verdict", "tool_use", "trajectory"}
+    assert out.summary.trials_default == 2

@@ -65,6 +65,7 @@ class CaseSummary(StrictModel):
     tags: list[str] = Field(default_factory=list)
     expected_tier: Tier | None = None
     rates: dict[str, float] = Field(default_factory=dict)
+    intervals: dict[str, list[float]] = Field(default_factory=dict)  # Wilson [low, high] per dimension
     pass_at_k: float | None = None
     pass_hat_k: float | None = None
     flaky: bool = False
@@ -103,6 +104,7 @@ class Summary(StrictModel):
     decision: Decision
     rates: dict[str, RateRow]
     rates_by_tag: dict[str, dict[str, float]] = Field(default_factory=dict)
+    intervals_by_tag: dict[str, dict[str, list[float]]] = Field(default_factory=dict)
     cases: list[CaseSummary]
     flaky_cases: list[str] = Field(default_factory=list)
     # Suite pass@k / pass^k (tau-bench) at k = the fewest trials any case ran: {k, pass_at_k, pass_hat_k}.
