@@ -29,6 +29,9 @@ def load_config(repo: Path, path: Path | None = None) -> Config:
     display = _display(repo, path)
     config = load_model(Config, path, display)
     check_config_paths(repo, config, display)
+    if config.agent.replay_dir and not Path(config.agent.replay_dir).is_absolute():
+        # Like every other path in the file, relative to the repository, not to the shell's cwd.
+        config.agent.replay_dir = str(repo / config.agent.replay_dir)
     return config
 
 

@@ -60,3 +60,13 @@ def test_native_claude_stream_with_meta(tmp_path: Path) -> None:
     t = get_agent("replay", AgentConfig(name="replay", replay_dir=str(tmp_path))).run(_request(tmp_path))
     assert t.termination == "max_turns" and t.exit_code == 1 and '"tier": "PASS"' in t.final_text
     assert t.agent == "replay" and t.agent_version.startswith("2.1.")
+
+
+def test_relative_replay_dir_is_relative_to_the_repository(repo, tmp_path, monkeypatch):
+    import yaml
+    from rubricgate.config import load_config
+    data = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    data["agent"]["replay_dir"] = "recordings"
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(data))
+    monkeypatch.chdir(tmp_path)
+    assert load_config(repo).agent.replay_dir == str(repo / "recordings")

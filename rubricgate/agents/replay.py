@@ -1,6 +1,6 @@
 """Recorded transcripts, one per case and trial: self-tests and offline re-grading.
 
-`agent.replay_dir` (relative to the directory rubricgate runs in) holds, for case C trial N,
+`agent.replay_dir` (relative to the repository root, like every path in rubricgate.yaml) holds, for case C trial N,
 the first of:
     transcripts/C-N.json   a previous run directory's normalized transcript
     C-N.json               a normalized transcript
