@@ -112,7 +112,13 @@ def _flip(cid: str, base: CaseSummary | None, head: CaseSummary | None) -> CaseF
 
 
 def paired_tests(base: Summary, head: Summary) -> list[DimensionTest]:
-    """Per dimension: counts over (case, trial) pairs that ran on both sides, and McNemar."""
+    """Per dimension: counts over (case, trial) pairs that ran on both sides, and McNemar.
+
+    Inference is conditional on the suite: the question is whether this reviewer passes *these*
+    cases less often, and given a case its trials are independent draws of the agent's
+    nondeterminism. (Generalizing to unseen cases would need cases as the unit instead; a gate on
+    a fixed suite does not, and a case that goes from 5/5 to 0/5 is then rightly significant.)
+    """
     pairs = _pairs(base, head)
     seen = {d for b, h in pairs for d in (*b.grades, *h.grades)}
     dims = [d for d in DIMENSIONS if d in seen] + sorted(seen - set(DIMENSIONS))
