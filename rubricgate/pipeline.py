@@ -85,7 +85,7 @@ def run_suite(options: RunOptions) -> RunOutcome:
     summary = build_summary(loaded, jobs, results, state)
     write_summary(run_dir, summary, ctx.secrets)
     # Replay artifacts, HTML, comment.md, junit.xml; the step summary is `rubricgate report`'s job.
-    write_reports(summary, run_dir, cases=loaded.cases, secrets=ctx.secrets, env={})
+    write_reports(summary, run_dir, cases=loaded.cases, secrets=ctx.secrets, env={}, repo=options.repo)
     ctx.events.emit("run_completed", decision=summary.decision.model_dump(mode="json"))
     ctx.events.close()
     return RunOutcome(summary, run_dir, summary.decision.exit_code)

@@ -192,3 +192,12 @@ def test_every_rate_has_an_interval_and_trials_default_follows_the_flag(repo):
     assert 0 < low < case.rates["verdict"] <= high <= 1
     assert set(out.summary.intervals_by_tag["fixture"]) == {"verdict", "tool_use", "trajectory"}
     assert out.summary.trials_default == 2
+
+
+def test_replay_artifact_holds_what_the_reviewer_was_shown(repo):
+    set_severity(repo, "fm-description-required", "warning")
+    out = run_suite(RunOptions(repo=repo))
+    artifact = json.loads((out.run_dir / "replay" / "fixture-block-data-loader-1.json").read_text())
+    shown = artifact["reviewed_files"]["fixtures/block/data-loader/SKILL.md"]
+    assert shown == (repo / "fixtures/block/data-loader/SKILL.md").read_text()
+    assert artifact["trial"]["grades"]["verdict"]["category"] == "wrong_tier"

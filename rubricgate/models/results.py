@@ -118,3 +118,5 @@ class ReplayArtifact(StrictModel):
     case: CaseSpec
     trial: TrialResult
     transcript: dict[str, Any]
+    # What the reviewer was shown: each reviewed file as it was in the run (overlay or repository).
+    reviewed_files: dict[str, str] = Field(default_factory=dict)

@@ -29,10 +29,11 @@ def _write(path: Path, text: str, secrets: list[str]) -> Path:
 
 def write_reports(summary: Summary, run_dir: Path, cases: list[CaseSpec] | None = None,
                   history: list[Summary] | None = None, secrets: list[str] | None = None,
-                  env: Mapping[str, str] | None = None, artifact: str = DEFAULT_ARTIFACT) -> list[Path]:
+                  env: Mapping[str, str] | None = None, artifact: str = DEFAULT_ARTIFACT,
+                  repo: Path | None = None) -> list[Path]:
     """Replay artifacts (when the cases are known), report.html, comment.md, junit.xml, step summary."""
     secrets = secrets or []
-    written = write_replay_artifacts(run_dir, cases, summary, secrets) if cases is not None else []
+    written = write_replay_artifacts(run_dir, cases, summary, secrets, repo) if cases is not None else []
     html = write_html(summary, run_dir, run_dir / HTML_FILE, history)
     # The HTML is rendered from scrubbed transcripts; scrub once more in case a reason carries a secret.
     written.append(_write(html, html.read_text(encoding="utf-8"), secrets))

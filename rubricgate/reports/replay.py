@@ -28,17 +28,33 @@ def trial_failed(trial: TrialResult) -> bool:
     return trial.outcome == "ERROR" or any(not g.passed for g in trial.grades.values())
 
 
-def build_artifact(run_dir: Path, case: CaseSpec, trial: TrialResult) -> ReplayArtifact:
-    """Bundle the case, the trial and its stored transcript (which must exist)."""
+MAX_FILE_CHARS = 200_000  # a replay file stays readable even if a reviewed file is huge
+
+
+def reviewed_contents(case: CaseSpec, repo: Path | None) -> dict[str, str]:
+    """Each reviewed file as the reviewer saw it: the task's overlay wins over the repository."""
+    out = {}
+    for rel in case.review:
+        path = repo / rel if repo is not None else None
+        if rel in case.files:
+            out[rel] = case.files[rel]
+        elif path is not None and path.is_file():
+            out[rel] = path.read_text(encoding="utf-8", errors="replace")[:MAX_FILE_CHARS]
+    return out
+
+
+def build_artifact(run_dir: Path, case: CaseSpec, trial: TrialResult, repo: Path | None = None) -> ReplayArtifact:
+    """Bundle the case, the reviewed files, the trial and its stored transcript (which must exist)."""
     if not trial.transcript:
         raise GateInputError(str(run_dir / "summary.json"), f"cases[{case.id}].trials[{trial.trial}].transcript",
                              "no transcript path recorded", "re-run the case; replay needs its transcript")
     transcript = read_transcript(run_dir, trial.transcript)
-    return ReplayArtifact(case=case, trial=trial, transcript=transcript.model_dump(mode="json"))
+    return ReplayArtifact(case=case, trial=trial, transcript=transcript.model_dump(mode="json"),
+                          reviewed_files=reviewed_contents(case, repo))
 
 
 def write_replay_artifacts(run_dir: Path, cases: list[CaseSpec], summary: Summary,
-                           secrets: list[str] | None = None) -> list[Path]:
+                           secrets: list[str] | None = None, repo: Path | None = None) -> list[Path]:
     """Write one artifact per failed trial; returns the files written.
 
     A failed trial whose case is not among `cases` is an error: silently skipping it would
@@ -51,7 +67,7 @@ def write_replay_artifacts(run_dir: Path, cases: list[CaseSpec], summary: Summar
             if case_summary.id not in by_id:
                 raise GateInputError(str(run_dir / "summary.json"), f"cases[{case_summary.id}]",
                                      "failed case is not in the suite", "pass the suite the run used")
-            artifact = build_artifact(run_dir, by_id[case_summary.id], trial)
+            artifact = build_artifact(run_dir, by_id[case_summary.id], trial, repo)
             path = run_dir / replay_name(case_summary.id, trial.trial)
             path.parent.mkdir(exist_ok=True)
             write_json_atomic(path, artifact.model_dump(mode="json"), secrets)
