@@ -67,28 +67,39 @@ def run_suite(options: RunOptions) -> RunOutcome:
     loaded = load_all(options.repo, options.config_path, options.require_baseline)
     jobs = plan(loaded, options)
     agents = build_agents(jobs, loaded.config, options.agent, factory=get_agent)
+    ctx, state = start_run(options, loaded, jobs, agents)
+    try:
+        results = run_jobs(ctx, jobs, options.jobs)
+    except KeyboardInterrupt:  # keep what finished: a partial, readable report
+        results, state.interrupted = list(ctx.results), True
+    state.tree_violations, state.not_run, state.budget = ctx.tree_violations, ctx.not_run, ctx.budget
+    summary = build_summary(loaded, jobs, results, state)
+    write_run_reports(ctx, loaded, summary, options.repo)
+    return RunOutcome(summary, ctx.run_dir, summary.decision.exit_code)
+
+
+def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job],
+              agents: dict[str, Agent]) -> tuple[RunContext, RunState]:
+    """Create the run folder and context, and record run_started."""
     run_id = new_run_id()
     run_dir = (options.reports_dir or options.repo / loaded.config.reports) / run_id
     run_dir.mkdir(parents=True)
     ctx = _context(options, loaded, run_dir, agents)
-    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    state = RunState(run_id=run_id, started=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                     agent_versions={n: a.version() for n, a in agents.items()}, trials=options.trials)
     ctx.events.emit("run_started", run_id=run_id, total_trials=len(jobs), cases=len({j.case.id for j in jobs}),
                     case_trials={j.case.id: j.trial for j in jobs},  # last planned trial = count per case
-                    agents={n: a.version() for n, a in agents.items()})
-    try:
-        results, interrupted = run_jobs(ctx, jobs, options.jobs), False
-    except KeyboardInterrupt:  # keep what finished: a partial, readable report
-        results, interrupted = list(ctx.results), True
-    state = RunState(run_id=run_id, started=started, agent_versions={n: a.version() for n, a in agents.items()},
-                     interrupted=interrupted, tree_violations=ctx.tree_violations, not_run=ctx.not_run,
-                     budget=ctx.budget, trials=options.trials)
-    summary = build_summary(loaded, jobs, results, state)
-    write_summary(run_dir, summary, ctx.secrets)
-    # Replay artifacts, HTML, comment.md, junit.xml; the step summary is `rubricgate report`'s job.
-    write_reports(summary, run_dir, cases=loaded.cases, secrets=ctx.secrets, env={}, repo=options.repo)
+                    agents=state.agent_versions)
+    return ctx, state
+
+
+def write_run_reports(ctx: RunContext, loaded: Loaded, summary: Summary, repo: Path) -> None:
+    """summary.json first (the record), then replay artifacts, HTML, comment.md, junit.xml."""
+    write_summary(ctx.run_dir, summary, ctx.secrets)
+    # The step summary is `rubricgate report`'s job, so env={} here.
+    write_reports(summary, ctx.run_dir, cases=loaded.cases, secrets=ctx.secrets, env={}, repo=repo)
     ctx.events.emit("run_completed", decision=summary.decision.model_dump(mode="json"))
     ctx.events.close()
-    return RunOutcome(summary, run_dir, summary.decision.exit_code)
 
 
 def _context(options: RunOptions, loaded: Loaded, run_dir: Path, agents: dict[str, Agent]) -> RunContext:
