@@ -283,10 +283,10 @@ class PairedOutcome:
 
 
 def paired_run(options: RunOptions, ref: str, method: str | None = None,
-               listeners: Callable[[], list] | None = None) -> PairedOutcome:
+               listeners: Callable[[str], list] | None = None) -> PairedOutcome:
     """Run the suite with the reviewer at REF and as in the working tree; compare the two.
 
-    `method` overrides gate.method from rubricgate.yaml; `listeners` makes fresh progress
+    `method` overrides gate.method from rubricgate.yaml; `listeners(label)` makes fresh progress
     listeners for each of the two runs (a listener counts one run's trials).
     """
     repo = options.repo
@@ -295,12 +295,13 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
     out = options.reports_dir or repo / config.reports / f"compare-{new_run_id()}"
     common = dict(config_path=config_path, require_baseline=False,
                   cache_dir=options.cache_dir or repo / CACHE_DIR)
-    fresh = listeners or (lambda: list(options.listeners))
+    fresh = listeners or (lambda label: list(options.listeners))
     with ref_worktree(repo, ref) as ref_tree:
         with base_checkout(repo, ref_tree, config.reviewer, ref, {config.reports.split("/")[0]},
                            (config.suite.tasks, config.suite.fixtures)) as base_repo:
-            base = run_suite(replace(options, repo=base_repo, reports_dir=out / "base", listeners=fresh(), **common))
-    head = run_suite(replace(options, repo=repo, reports_dir=out / "head", listeners=fresh(), **common))
+            base = run_suite(replace(options, repo=base_repo, reports_dir=out / "base",
+                                     listeners=fresh(f"reviewer at {ref}"), **common))
+    head = run_suite(replace(options, repo=repo, reports_dir=out / "head", listeners=fresh("working tree"), **common))
     gate = config.gate.model_copy(update={"method": method}) if method else config.gate
     comparison = compare_summaries(base.summary, head.summary, gate, f"reviewer at {ref}", "working tree")
     return PairedOutcome(comparison, base.run_dir, head.run_dir)

@@ -113,3 +113,12 @@ def test_a_run_that_cannot_be_judged_says_why_on_its_last_line():
     p({"event": "run_started", "run_id": "r", "total_trials": 0, "cases": []})
     p({"event": "run_completed", "decision": {"status": "error", "reasons": ["no baseline to compare against"]}})
     assert out.getvalue().splitlines()[-1].endswith("decision error (no baseline to compare against)")
+
+
+def test_a_labelled_run_leaves_the_decision_to_the_comparison():
+    import io
+    out = io.StringIO()
+    p = Progress(out, tty=False, label="reviewer at HEAD~1")
+    p({"event": "run_started", "total_trials": 0, "cases": 0})
+    p({"event": "run_completed", "decision": {"status": "error", "reasons": ["no baseline to compare against"]}})
+    assert "reviewer at HEAD~1: run finished" in out.getvalue() and "no baseline" not in out.getvalue()

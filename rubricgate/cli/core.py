@@ -75,9 +75,9 @@ def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, ma
     sys.exit(outcome.exit_code)
 
 
-def _listeners() -> list:
+def _listeners(label: str | None = None) -> list:
     """Live progress on stderr (a TTY gets a status line, CI logs one line per case)."""
-    return [Progress(sys.stderr)]
+    return [Progress(sys.stderr, label=label)]
 
 
 @main.command()

@@ -55,8 +55,9 @@ class Progress:
     """Callable listener: `Progress()(event)` for each scheduler event."""
 
     def __init__(self, stream: TextIO | None = None, tty: bool | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, label: str | None = None) -> None:
         self.stream = stream or sys.stderr
+        self.label = label  # one of several runs (compare): its own decision is not the verdict
         self.tty = self.stream.isatty() if tty is None else tty
         self.clock = clock
         self.start = clock()
@@ -116,6 +117,9 @@ class Progress:
         status = decision.get("status") if isinstance(decision, Mapping) else decision
         reasons = decision.get("reasons") if isinstance(decision, Mapping) else None
         why = f" ({reasons[0]})" if status == "error" and reasons else ""  # "error" alone says nothing
+        if self.label:
+            self._line(f"{self.label}: run finished: {self._counts()} · the comparison decides")
+            return
         self._line(f"run finished: {self._counts()} · decision {status or 'unknown'}{why}")
 
     def _finish(self, case_id: str, state: _CaseState) -> None:
