@@ -91,8 +91,12 @@ def trend_chart(summaries: list[Summary]) -> str:
     fig, ax = plt.subplots(figsize=(7, 3))
     dims = sorted({d for s in summaries for d in s.rates})
     xs = range(len(summaries))
-    for d in dims:
-        ax.plot(xs, [s.rates[d].rate if d in s.rates else None for s in summaries], marker="o", label=_plain(d))
+    # Dimensions often share a rate (all 100%): distinct markers and sizes keep each one visible.
+    styles = [("o", "-", 9), ("s", "--", 7), ("^", ":", 5), ("D", "-.", 4)]
+    for i, d in enumerate(dims):
+        marker, line, size = styles[i % len(styles)]
+        ax.plot(xs, [s.rates[d].rate if d in s.rates else None for s in summaries], marker=marker,
+                linestyle=line, markersize=size, label=_plain(d))
     ax.set_xticks(list(xs), [_plain(s.started_at[:16].replace('T', ' ') or s.run_id) for s in summaries], rotation=45, fontsize=7)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("pass rate")
