@@ -11,7 +11,7 @@ import pytest
 
 from rubricgate.agents import get_agent
 from rubricgate.agents.base import AgentRequest
-from rubricgate.agents.command import fill_template
+from rubricgate.agents.command import CommandAgent, fill_template
 from rubricgate.errors import GateInputError
 from rubricgate.models.config import AgentConfig
 from tests.agent_recordings import agent_request
@@ -134,3 +134,18 @@ def test_secrets_are_scrubbed_from_every_file_rubricgate_keeps_in_scratch(tmp_pa
     assert secret not in t.model_dump_json() and "[REDACTED]" in t.final_text
     kept = [p for p in req.scratch.iterdir() if p.is_file() and secret.encode() in p.read_bytes()]
     assert kept == []
+
+
+def test_version_never_runs_an_unknown_wrapper(tmp_path):
+    marker = tmp_path / "ran"
+    wrapper = tmp_path / "my-agent"
+    wrapper.write_text(f"#!/bin/sh\ntouch {marker}\necho 9.9\n")
+    wrapper.chmod(0o755)
+    agent = CommandAgent(AgentConfig(name="command", command=[str(wrapper), "{prompt_file}"], format="text"))
+    assert agent.version() is None and not marker.exists()
+
+
+def test_version_command_is_used_when_given(tmp_path):
+    config = AgentConfig(name="command", command=["my-agent", "{prompt_file}"], format="text",
+                         version_command=["echo", "my-agent 1.2.3"])
+    assert CommandAgent(config).version() == "my-agent 1.2.3"

@@ -16,15 +16,17 @@ stream and stopping the run.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from rubricgate.agents.base import AgentRequest
-from rubricgate.agents.cli import CliAgent
+from rubricgate.agents.cli import _UNKNOWN, CliAgent, probe_version
 from rubricgate.agents.formats import FORMATS, parser_for, watch_for
 from rubricgate.agents.normalize import Draft
 from rubricgate.errors import GateInputError
 from rubricgate.models.config import AgentConfig
 from rubricgate.runner.process import Watch
 
+KNOWN_CLIS = {"claude", "cortex", "opencode", "codex"}
 PLACEHOLDERS = ("prompt_file", "workspace", "last_message_file", "max_steps", "allowed_tools", "model")
 _FIELD = re.compile(r"\{([^{}]*)\}")
 _CONFIG = "rubricgate.yaml"
@@ -39,6 +41,17 @@ class CommandAgent(CliAgent):
         super().__init__(config)
         self.template, self.format = validate_template(config)
         self.binary = self.template[0]
+
+    def version(self) -> str | None:
+        """agent.version_command's first line; else `--version` of a known CLI; else None."""
+        if self._version is _UNKNOWN:
+            if self.config.version_command:
+                self._version = probe_version(list(self.config.version_command))
+            elif Path(self.binary).name in KNOWN_CLIS:
+                return super().version()
+            else:
+                self._version = None
+        return self._version  # type: ignore[return-value]
 
     def argv(self, request: AgentRequest, prompt: str) -> list[str]:
         """The template with placeholders filled in for this run."""

@@ -31,6 +31,10 @@ class AgentConfig(StrictModel):
     # The command adapter: a template with {prompt_file} {workspace} {last_message_file} {max_steps}
     command: list[str] | None = None
     format: str | None = None  # transcript format for `command`: claude|cortex|opencode|codex
+    # How `command` learns its CLI's version (recorded, and part of the cache key). Unset, only a
+    # known CLI (claude, cortex, opencode, codex) is asked `--version`: a wrapper script that
+    # ignores its arguments would otherwise run a whole review just to print a version.
+    version_command: list[str] | None = None
     model: str | None = None
     extra_args: list[str] = Field(default_factory=list)
     env_allowlist: list[str] = Field(default_factory=lambda: list(DEFAULT_ENV_ALLOWLIST))
