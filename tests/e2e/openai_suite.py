@@ -6,21 +6,18 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import yaml
 
-from tests.e2e.support import processes_in, require_cli  # noqa: F401  (re-exported for the tests)
+from tests.e2e.support import lay_out_suite, processes_in, require_cli  # noqa: F401  (re-exported for the tests)
 from tests.e2e.openai_server import Scenario, answer, bash, glob, grep, http_error, read, verdict_text
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "sk-openai-e2e-secret-0123456789"
 MAX_STEPS = 6
-SKILL_OK = ("---\nname: {name}\ndescription: Summarise things; use when asked for a summary.\n---\n"
-            "# {name}\n\n1. Read the input file.\n2. Summarise it in five bullets.\n3. Save nothing.\n")
 
 
 def skill(rel: str) -> str:
@@ -55,16 +52,7 @@ FOLDERS = ["block/no-description", "pass/tool-happy", "pass/long-winded", "pass/
 
 def make_suite(repo: Path, rates: dict[str, float]) -> None:
     """Reviewer copy, five fixtures, config for the scripted provider, baseline at `rates`."""
-    shutil.copytree(ROOT / "reviewer", repo / "reviewer", ignore=shutil.ignore_patterns(".changed-skills.txt"))
-    for rel in FOLDERS:
-        path = repo / skill(rel)
-        path.parent.mkdir(parents=True)
-        name = rel.split("/")[1]
-        text = SKILL_OK.format(name=name)
-        path.write_text(text.replace("description: Summarise things; use when asked for a summary.\n", "")
-                        if name == "no-description" else text)
-    (repo / "evals" / "tasks").mkdir(parents=True)
-    config = yaml.safe_load((ROOT / "rubricgate.yaml").read_text())
+    config = lay_out_suite(repo, FOLDERS)
     config["agent"] = {"name": "builtin", "model": "scripted", "timeout_s": 120,
                        "env_allowlist": ["PATH", "LANG", "OPENAI_BASE_URL"], "secret_env": ["OPENAI_API_KEY"]}
     config["rubric"]["trajectory"]["max_steps"] = MAX_STEPS

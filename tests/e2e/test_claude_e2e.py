@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +19,7 @@ import yaml
 
 from tests.e2e import claude_scenarios as sc
 from tests.e2e.anthropic_server import ScriptedAnthropicServer
-from tests.e2e.support import processes_in, require_cli
+from tests.e2e.support import lay_out_suite, processes_in, require_cli
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,8 +34,6 @@ CASES = {
     "pass/api-down": (sc.api_error, ("agent_error", None, None)),
     "pass/chatty": (sc.leak_key, (None, None, None)),
 }
-SKILL_OK = ("---\nname: {name}\ndescription: Summarise things; use when asked for a summary.\n---\n"
-            "# {name}\n\n1. Read the input file.\n2. Summarise it in five bullets.\n3. Save nothing.\n")
 
 
 def require_claude() -> str:
@@ -44,16 +41,7 @@ def require_claude() -> str:
 
 
 def make_suite(repo: Path) -> None:
-    shutil.copytree(ROOT / "reviewer", repo / "reviewer", ignore=shutil.ignore_patterns(".changed-skills.txt"))
-    for rel in CASES:
-        skill = repo / "fixtures" / rel / "SKILL.md"
-        skill.parent.mkdir(parents=True)
-        name = rel.split("/")[1]
-        text = SKILL_OK.format(name=name)
-        skill.write_text(text.replace("description: Summarise things; use when asked for a summary.\n", "")
-                         if name == "no-description" else text)
-    (repo / "evals" / "tasks").mkdir(parents=True)
-    config = yaml.safe_load((ROOT / "rubricgate.yaml").read_text())
+    config = lay_out_suite(repo, CASES)
     config["agent"] = {"name": "builtin", "timeout_s": 90,
                        "env_allowlist": ["PATH", "LANG", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_MAX_RETRIES"],
                        "secret_env": ["ANTHROPIC_API_KEY"]}
