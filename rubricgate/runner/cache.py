@@ -61,13 +61,30 @@ class KeyParts:
     format_version: int = FORMAT_VERSION
 
 
+@dataclass(frozen=True)
+class RunDigests:
+    """The parts every trial of a run shares: hashed once per run, not once per trial.
+
+    Safe because the tree may not change during a run (the scheduler checks it after each trial).
+    """
+
+    reviewer: dict[str, str]
+    context: dict[str, str]
+
+
+def run_digests(repo: Path, reviewer: ReviewerConfig) -> RunDigests:
+    """Digest the reviewer files and the repository-wide agent context files."""
+    return RunDigests(reviewer=reviewer_digest(repo, reviewer), context=files_digest(repo, AGENT_CONTEXT))
+
+
 def key_parts(repo: Path, reviewer: ReviewerConfig, case: CaseSpec, agent: AgentConfig, *,
               agent_name: str, agent_version: str | None, model: str | None, trial: int,
-              env: Mapping[str, str] | None = None) -> KeyParts:
-    """Collect the key parts for one (case, trial). Reads files; call once per trial."""
+              env: Mapping[str, str] | None = None, digests: RunDigests | None = None) -> KeyParts:
+    """Collect the key parts for one (case, trial); pass the run's `digests` to skip rehashing them."""
+    digests = digests or run_digests(repo, reviewer)
     return KeyParts(
-        reviewer=reviewer_digest(repo, reviewer), case=case_digest(repo, case),
-        context=files_digest(repo, AGENT_CONTEXT), agent=agent_name,
+        reviewer=digests.reviewer, case=case_digest(repo, case),
+        context=digests.context, agent=agent_name,
         agent_settings=_digest_json(_agent_settings(agent, case)),
         agent_version=agent_version, model=model, trial=trial,
         env=env_digest(env or {}, agent.secret_env),

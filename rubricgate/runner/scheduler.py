@@ -17,7 +17,7 @@ from rubricgate.models.transcript import Transcript
 from rubricgate.reports.events import EventLog
 from rubricgate.reports.summary import write_transcript
 from rubricgate.rubric import RubricSpec
-from rubricgate.runner.cache import KeyParts, key_parts, load_cached, store
+from rubricgate.runner.cache import KeyParts, RunDigests, key_parts, load_cached, run_digests, store
 from rubricgate.runner.workspace import make_workspace, snapshot, tree_changes
 from rubricgate.verdict import parse_verdict
 
@@ -46,6 +46,7 @@ class RunContext:
     cache_dir: Path | None = None  # --cache: reuse transcripts stored here
     not_run: int = 0  # trials the budget refused
     agent_versions: dict[str, str | None] = field(default_factory=dict)  # asked once per run
+    digests: RunDigests | None = None  # cache key parts shared by every trial, hashed once
 
 
 @dataclass(frozen=True)
@@ -107,9 +108,11 @@ def _cache_parts(ctx: RunContext, job: Job) -> KeyParts:
     with ctx.lock:
         if job.agent not in ctx.agent_versions:
             ctx.agent_versions[job.agent] = ctx.agents[job.agent].version()
+        if ctx.digests is None:
+            ctx.digests = run_digests(ctx.repo, ctx.config.reviewer)
     return key_parts(ctx.repo, ctx.config.reviewer, job.case, ctx.config.agent, agent_name=job.agent,
                      agent_version=ctx.agent_versions[job.agent], model=ctx.config.agent.model, trial=job.trial,
-                     env=ctx.env)
+                     env=ctx.env, digests=ctx.digests)
 
 
 def _refused(ctx: RunContext, job: Job) -> TrialResult:
