@@ -34,3 +34,16 @@ def test_scrub_file_and_model(tmp_path: Path) -> None:
     t = scrub_model(Transcript(agent="a", final_text=f"the key is {secret}!", error=secret), [secret])
     assert t.final_text == f"the key is {REDACTED}!" and t.error == REDACTED
     assert scrub(f"x{secret}y", [secret]) == f"x{REDACTED}y"
+
+
+def test_secret_is_scrubbed_inside_json_escapes_everywhere(tmp_path):
+    import json
+    secret = 'p@ss"wörd\\123'
+    as_json = json.dumps({"k": f"x {secret} y"})  # quotes, backslash and non-ASCII escaped
+    assert "REDACTED" in scrub(as_json, [secret]) and "123" not in scrub(as_json, [secret])
+    f = tmp_path / "stream.ndjson"
+    f.write_bytes(as_json.encode() + b"\n\xff tail " + secret.encode() + b"\n")
+    scrub_file(f, [secret])
+    assert b"123" not in f.read_bytes() and f.read_bytes().endswith(b"[REDACTED]\n")
+    t = scrub_model(Transcript(agent="a", final_text=f"key {secret}"), [secret])
+    assert t.final_text == "key [REDACTED]"

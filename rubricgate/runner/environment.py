@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TypeVar
@@ -29,16 +28,18 @@ def secret_values(env: Mapping[str, str], secret_names: Iterable[str]) -> list[s
     return sorted({env[n] for n in secret_names if len(env.get(n, "")) >= 6}, key=len, reverse=True)
 
 
+def _written_forms(value: str) -> list[str]:
+    """The value as it may appear in what we write: raw, and JSON-escaped (ASCII or UTF-8)."""
+    forms = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+    return sorted(forms, key=len, reverse=True)
+
+
 def scrub(text: str, secrets: Iterable[str]) -> str:
-    """Replace every secret value in text with a marker."""
+    """Replace every secret value in text with a marker, also inside JSON string escapes."""
     for value in secrets:
-        text = text.replace(value, REDACTED)
+        for form in _written_forms(value):
+            text = text.replace(form, REDACTED)
     return text
-
-
-def scrub_pattern(values: Iterable[str]) -> re.Pattern[str] | None:
-    vals = [re.escape(v) for v in values]
-    return re.compile("|".join(vals)) if vals else None
 
 
 def isolated_env(base: Mapping[str, str], home: Path) -> dict[str, str]:
@@ -57,15 +58,14 @@ def isolated_env(base: Mapping[str, str], home: Path) -> dict[str, str]:
 
 def scrub_file(path: Path, secrets: Iterable[str]) -> None:
     """Rewrite a captured file with every secret value replaced (no-op when none occur)."""
-    values = [s.encode() for s in secrets]
+    values = list(secrets)
     if not values or not path.is_file():
         return
-    data = path.read_bytes()
-    cleaned = data
-    for value in values:
-        cleaned = cleaned.replace(value, REDACTED.encode())
+    # surrogateescape round-trips any bytes, so a non-UTF-8 stream is scrubbed, not mangled.
+    data = path.read_bytes().decode("utf-8", "surrogateescape")
+    cleaned = scrub(data, values)
     if cleaned != data:
-        path.write_bytes(cleaned)
+        path.write_bytes(cleaned.encode("utf-8", "surrogateescape"))
 
 
 def scrub_model(model: M, secrets: Iterable[str]) -> M:
@@ -73,8 +73,4 @@ def scrub_model(model: M, secrets: Iterable[str]) -> M:
     values = list(secrets)
     if not values:
         return model
-    text = model.model_dump_json()
-    # Secrets are replaced inside the JSON text, so escape them the way JSON would.
-    for value in values:
-        text = text.replace(json.dumps(value)[1:-1], REDACTED)
-    return type(model).model_validate_json(text)
+    return type(model).model_validate_json(scrub(model.model_dump_json(), values))
