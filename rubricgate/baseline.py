@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from rubricgate.loading import load_model
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.baseline import Baseline, BaselineChange
 from rubricgate.models.results import Summary
+from rubricgate.reports.summary import write_json_atomic
 
 
 def load_baseline(path: Path, display: str) -> Baseline:
@@ -60,4 +60,5 @@ def _auto_reason(old: Baseline | None) -> str:
 
 
 def write_baseline(path: Path, baseline: Baseline) -> None:
-    path.write_text(json.dumps(baseline.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
+    """Atomic, like every file a run writes: an interrupted update never leaves half a baseline."""
+    write_json_atomic(path, baseline.model_dump(mode="json"))
