@@ -9,13 +9,15 @@ from __future__ import annotations
 import json
 import re
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import unquote, urlsplit
+
+from tests.loopback import LoopbackServer
 
 TOKEN = "ghs_test_token_value_123456"
 
 
-class FakeGitHub:
+class FakeGitHub(LoopbackServer):
     """State of one repository: comments and labels per issue, plus injected failures."""
 
     def __init__(self, repo: str = "octo/repo") -> None:
@@ -26,12 +28,11 @@ class FakeGitHub:
         self.requests: list[tuple[str, str]] = []
         self.next_id = 1000
         self.lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.serve(_handler(self))
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        return self.origin
 
     def env(self, **extra: str) -> dict[str, str]:
         """The variables Actions would set for this server."""
@@ -45,14 +46,6 @@ class FakeGitHub:
 
     def issue_comments(self, issue: int) -> list[dict]:
         return [c for c in self.comments.values() if c["issue"] == issue]
-
-    def __enter__(self) -> "FakeGitHub":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def _handler(gh: FakeGitHub):

@@ -14,8 +14,10 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.loopback import LoopbackServer
 
 
 @dataclass
@@ -74,7 +76,7 @@ def _block_text(block: dict[str, Any]) -> str:
     return str(content)
 
 
-class ScriptedAnthropicServer:
+class ScriptedAnthropicServer(LoopbackServer):
     """Serve `script` on 127.0.0.1:<random port> in a daemon thread; use as a context manager."""
 
     def __init__(self, script: Script, model: str = "claude-scripted-1") -> None:
@@ -82,21 +84,11 @@ class ScriptedAnthropicServer:
         self.requests: list[dict[str, Any]] = []
         self._counter = 0
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self.serve(_handler_for(self))
 
     @property
     def base_url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> "ScriptedAnthropicServer":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        return self.origin
 
     def next_id(self) -> str:
         with self._lock:

@@ -18,8 +18,10 @@ import shlex
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.loopback import LoopbackServer
 
 
 @dataclass
@@ -229,27 +231,18 @@ def responses_events(turn: Turn, n: int, tools: list[dict[str, Any]]) -> list[tu
 # ---------------------------------------------------------------- HTTP
 
 
-class ScriptedServer:
+class ScriptedServer(LoopbackServer):
     """ThreadingHTTPServer on 127.0.0.1:<free port>; use as a context manager."""
 
     def __init__(self, scenarios: list[Scenario]) -> None:
         self.script = Script(scenarios)
         self.requests: list[dict[str, Any]] = []  # (path, body) log, for tests and debugging
         self.lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.serve(_handler_for(self))
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self) -> "ScriptedServer":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        return f"{self.origin}/v1"
 
     def record(self, path: str, body: dict[str, Any]) -> int:
         with self.lock:
