@@ -87,6 +87,7 @@ def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job],
     ctx = _context(options, loaded, run_dir, agents)
     state = RunState(run_id=run_id, started=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                      agent_versions={n: a.version() for n, a in agents.items()}, trials=options.trials)
+    ctx.agent_versions = state.agent_versions  # one --version per CLI per run, shared with the cache
     ctx.events.emit("run_started", run_id=run_id, total_trials=len(jobs), cases=len({j.case.id for j in jobs}),
                     case_trials={j.case.id: j.trial for j in jobs},  # last planned trial = count per case
                     agents=state.agent_versions)

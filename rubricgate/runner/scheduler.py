@@ -45,7 +45,7 @@ class RunContext:
     budget: Budget = field(default_factory=lambda: Budget(None))  # --max-cost
     cache_dir: Path | None = None  # --cache: reuse transcripts stored here
     not_run: int = 0  # trials the budget refused
-    agent_versions: dict[str, str | None] = field(default_factory=dict)  # asked once per run
+    agent_versions: dict[str, str | None] = field(default_factory=dict)  # asked once, at run start
     digests: RunDigests | None = None  # cache key parts shared by every trial, hashed once
 
 
@@ -106,12 +106,10 @@ def _cached_or_run(ctx: RunContext, job: Job) -> tuple[Transcript, bool, Path | 
 
 def _cache_parts(ctx: RunContext, job: Job) -> KeyParts:
     with ctx.lock:
-        if job.agent not in ctx.agent_versions:
-            ctx.agent_versions[job.agent] = ctx.agents[job.agent].version()
         if ctx.digests is None:
             ctx.digests = run_digests(ctx.repo, ctx.config.reviewer)
     return key_parts(ctx.repo, ctx.config.reviewer, job.case, ctx.config.agent, agent_name=job.agent,
-                     agent_version=ctx.agent_versions[job.agent], model=ctx.config.agent.model, trial=job.trial,
+                     agent_version=ctx.agent_versions.get(job.agent), model=ctx.config.agent.model, trial=job.trial,
                      env=ctx.env, digests=ctx.digests)
 
 
