@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets as _random
+import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,8 +19,12 @@ from rubricgate.reports.events import EventListener, EventLog
 from rubricgate.reports.summary import write_summary
 from rubricgate.runner.cache import CACHE_DIR
 from rubricgate.runner.environment import build_env, secret_values
+from rubricgate.runner.process import CANCEL, sweep_orphans
+from rubricgate.runner.sandbox import (SandboxPolicy, SandboxUnavailable, hidden_paths, hidden_argument,
+                                       real_home, resolve_isolation)
 from rubricgate.runner.scheduler import Job, RunContext, run_jobs
-from rubricgate.runner.workspace import list_tree, snapshot
+from rubricgate.runner.treecheck import TreeGuard, fingerprint_tree
+from rubricgate.runner.workspace import RunTree, list_tree
 from rubricgate.summarize import RunState, build_summary
 
 __all__ = ["Loaded", "RunOptions", "RunOutcome", "load_all", "plan", "run_suite"]
@@ -47,6 +52,7 @@ class RunOutcome:
     summary: Summary
     run_dir: Path
     exit_code: int
+    workspaces: Path | None = None  # where --keep-workspaces left each trial's folder
 
 
 def plan(loaded: Loaded, options: RunOptions) -> list[Job]:
@@ -67,24 +73,87 @@ def run_suite(options: RunOptions) -> RunOutcome:
     loaded = load_all(options.repo, options.config_path, options.require_baseline)
     jobs = plan(loaded, options)
     agents = build_agents(jobs, loaded.config, options.agent, factory=get_agent)
-    ctx, state = start_run(options, loaded, jobs, agents)
+    policy = sandbox_policy(options, loaded, agents)
+    guard = TreeGuard.start(options.repo, _watch_exclude(options, loaded))
+    ctx, state = start_run(options, loaded, jobs, agents, policy)
+    CANCEL.reset()
     try:
         results = run_jobs(ctx, jobs, options.jobs)
     except KeyboardInterrupt:  # keep what finished: a partial, readable report
         results, state.interrupted = list(ctx.results), True
+    finally:
+        ctx.tree.remove(keep_trials=options.keep_workspaces)
+        sweep_orphans(guard.children)
+    ctx.tree_violations.extend(c for c in guard.changes() if c not in ctx.tree_violations)
     state.tree_violations, state.not_run, state.budget = ctx.tree_violations, ctx.not_run, ctx.budget
-    summary = build_summary(loaded, jobs, results, state)
+    summary = with_isolation(build_summary(loaded, jobs, results, state), policy)
     write_run_reports(ctx, loaded, summary, options.repo)
-    return RunOutcome(summary, ctx.run_dir, summary.decision.exit_code)
+    kept = ctx.tree.root if options.keep_workspaces else None
+    return RunOutcome(summary, ctx.run_dir, summary.decision.exit_code, kept)
 
 
-def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job],
-              agents: dict[str, Agent]) -> tuple[RunContext, RunState]:
+def sandbox_policy(options: RunOptions, loaded: Loaded, agents: dict[str, Agent]) -> SandboxPolicy:
+    """Decide isolation before any trial: bubblewrap, or copy-only said out loud. Exit 2 when
+    bubblewrap is required and cannot start, or when the agent needs a file the sandbox hides."""
+    cfg = loaded.config.agent
+    try:
+        isolation, reason = resolve_isolation(cfg.sandbox)
+    except SandboxUnavailable as exc:
+        raise GateInputError("rubricgate.yaml", "agent.sandbox", str(exc),
+                             "install bubblewrap, or set agent.sandbox: none") from exc
+    private = hidden_paths(options.repo, _reports_root(options, loaded), options.cache_dir)
+    hidden = (*private, *hidden_paths(Path(tempfile.gettempdir())))
+    policy = SandboxPolicy(isolation=isolation, hidden=hidden, covered=real_home(),
+                           network=cfg.sandbox_network == "shared", reason=reason)
+    if policy.enforced:
+        for name, agent in agents.items():
+            _check_agent_visible(agent, name, private)
+    return policy
+
+
+def _check_agent_visible(agent: Agent, name: str, hidden: tuple[Path, ...]) -> None:
+    argv = list(getattr(agent, "template", None) or [])
+    if not argv and hasattr(agent, "executable"):
+        argv = [agent.executable()]
+    bad = hidden_argument(argv, hidden)
+    if bad:
+        raise GateInputError("rubricgate.yaml", "agent.command" if name == "command" else "agent.name",
+                             f"{bad} is inside the repository (or reports, cache), which the sandbox hides from the agent",
+                             "install the program outside the repository, or refer to it as {workspace}/<path>")
+
+
+def with_isolation(summary: Summary, policy: SandboxPolicy) -> Summary:
+    """Record how agents were isolated; copy-only is a warning on the decision, never silent."""
+    update: dict = {"isolation": policy.isolation, "isolation_reason": policy.reason}
+    if not policy.enforced:
+        warning = f"copy-only isolation: agents ran without a sandbox ({policy.reason})"
+        update["decision"] = summary.decision.model_copy(
+            update={"warnings": [warning, *summary.decision.warnings]})
+    return summary.model_copy(update=update)
+
+
+def _reports_root(options: RunOptions, loaded: Loaded) -> Path:
+    return options.reports_dir or options.repo / loaded.config.reports
+
+
+def _watch_exclude(options: RunOptions, loaded: Loaded) -> set[str]:
+    """Repo paths the run itself writes to: the reports folder and the cache, when inside."""
+    out = set()
+    for path in (_reports_root(options, loaded), options.cache_dir or options.repo / CACHE_DIR):
+        try:
+            out.add(path.resolve().relative_to(options.repo.resolve()).as_posix())
+        except ValueError:
+            continue
+    return out
+
+
+def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job], agents: dict[str, Agent],
+              policy: SandboxPolicy) -> tuple[RunContext, RunState]:
     """Create the run folder and context, and record run_started."""
     run_id = new_run_id()
-    run_dir = (options.reports_dir or options.repo / loaded.config.reports) / run_id
+    run_dir = _reports_root(options, loaded) / run_id
     run_dir.mkdir(parents=True)
-    ctx = _context(options, loaded, run_dir, agents)
+    ctx = _context(options, loaded, run_dir, agents, policy, jobs)
     state = RunState(run_id=run_id, started=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                      agent_versions={n: a.version() for n, a in agents.items()}, trials=options.trials)
     ctx.agent_versions = state.agent_versions  # one --version per CLI per run, shared with the cache
@@ -103,16 +172,34 @@ def write_run_reports(ctx: RunContext, loaded: Loaded, summary: Summary, repo: P
     ctx.events.close()
 
 
-def _context(options: RunOptions, loaded: Loaded, run_dir: Path, agents: dict[str, Agent]) -> RunContext:
+def _context(options: RunOptions, loaded: Loaded, run_dir: Path, agents: dict[str, Agent],
+             policy: SandboxPolicy, jobs: list[Job]) -> RunContext:
     cfg = loaded.config
     env = build_env(cfg.agent.env_allowlist, cfg.agent.secret_env)
     secrets = secret_values(env, cfg.agent.secret_env)
-    exclude = {cfg.reports.split("/")[0]}
+    exclude = _watch_exclude(options, loaded)
     events = EventLog(run_dir / "events.jsonl", options.listeners, secrets)
+    sources = sorted({src for j in jobs for src in j.case.workspace_paths.values()})
+    tree = RunTree(options.repo, list_tree(options.repo, answer_key(options, loaded) | exclude), sources)
     ctx = RunContext(repo=options.repo, config=cfg, rubric=loaded.rubric, run_dir=run_dir, events=events,
-                     agents=agents, files=list_tree(options.repo, exclude), env=env, secrets=secrets,
-                     tree_before=snapshot(options.repo, exclude), exclude=exclude,
+                     agents=agents, tree=tree, sandbox=policy, env=env, secrets=secrets, exclude=exclude,
+                     fingerprint=None if _all_sandboxed(policy, agents) else fingerprint_tree(options.repo, exclude),
                      keep_workspaces=options.keep_workspaces, cases=loaded.cases,
                      budget=Budget(options.max_cost),
                      cache_dir=(options.cache_dir or options.repo / CACHE_DIR) if options.cache else None)
     return ctx
+
+
+def _all_sandboxed(policy: SandboxPolicy, agents: dict[str, Agent]) -> bool:
+    return policy.enforced and all(hasattr(a, "execute") for a in agents.values())
+
+
+def answer_key(options: RunOptions, loaded: Loaded) -> set[str]:
+    """Repo paths no workspace may hold: the suite, baseline, config, reports, cache, and
+    `suite.workspace_exclude`."""
+    cfg, repo = loaded.config, options.repo.resolve()
+    config_file = (options.config_path or options.repo / "rubricgate.yaml").resolve()
+    paths = {cfg.suite.tasks, cfg.suite.fixtures, cfg.baseline, cfg.reports, CACHE_DIR, *cfg.suite.workspace_exclude}
+    if repo in config_file.parents:
+        paths.add(config_file.relative_to(repo).as_posix())
+    return {p.strip("/") for p in paths if p.strip("/")}

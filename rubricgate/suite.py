@@ -24,6 +24,8 @@ def load_suite(repo: Path, config: Config, rubric: RubricSpec | None = None) -> 
     errors: list[GateInputError] = []
     cases = _load_tasks(repo, config, errors) + _load_fixtures(repo, config, errors)
     _check_duplicates(cases, errors)
+    for case in cases:
+        _check_review_root(repo, config, case, errors)
     if rubric is not None:
         for case in cases:
             _check_rule_ids(case, rubric, errors)
@@ -65,9 +67,10 @@ def _task_case(repo: Path, config: Config, path: Path, display: str) -> CaseSpec
         safe_relpath(repo, rel, display, f"files.{rel}")
     _check_review_exists(repo, task.review, task.files, display)
     rubric = merge_rubric(task.rubric, config.rubric, display)
+    layout = neutral_layout(repo, config, task.review, task.files, display)
     return CaseSpec(id=task.id, source="task", origin=display, why=task.why, review=task.review,
-                    files=task.files, expect=task.expect, rubric=rubric,
-                    trials=task.trials or config.trials, tags=task.tags, agent=task.agent)
+                    expect=task.expect, rubric=rubric, trials=task.trials or config.trials,
+                    tags=task.tags, agent=task.agent, **layout)
 
 
 def _check_review_exists(repo: Path, review: list[str], files: dict[str, str], display: str) -> None:
@@ -106,9 +109,67 @@ def _fixture_case(repo: Path, config: Config, skill: Path, tier: str) -> CaseSpe
         extra = load_model(FixtureExpect, expect_file, origin)
     expect = Expect(tier=tier, rules=extra.rules, absent_rules=extra.absent_rules)
     name = skill.parent.name
-    return CaseSpec(id=f"fixture-{tier.lower()}-{name}", source="fixture", origin=origin, why=extra.why,
+    layout = neutral_layout(repo, config, [rel], {}, origin)
+    tags = list(dict.fromkeys(["fixture", tier.lower(), *extra.tags]))
+    # The id carries no tier: it is not shown to the reviewer, and it must not need to hide.
+    return CaseSpec(id=f"fixture-{name}", source="fixture", origin=origin, why=extra.why,
                     review=[rel], expect=expect, rubric=merge_rubric(extra.rubric, config.rubric, origin),
-                    trials=extra.trials or config.trials, tags=["fixture", tier.lower(), *extra.tags])
+                    trials=extra.trials or config.trials, tags=tags, **layout)
+
+
+def neutral_layout(repo: Path, config: Config, review: list[str], files: dict[str, str],
+                   display: str) -> dict:
+    """Where the case's files appear in the workspace: suite paths mapped to neutral ones.
+
+    A fixture folder `fixtures/<tier>/<name>/` (with its references, without its expect.yaml)
+    lands at `<review_root>/<name>/`; review entries and overlay keys inside it are mapped the
+    same way. Reviewing a task file itself would hand the reviewer its answer key: an error.
+    """
+    mapped = {rel: _neutral(rel, config, display) for rel in [*review, *files]}
+    copies: dict[str, str] = {}
+    for rel in review:
+        if mapped[rel] != rel and rel not in files:
+            copies.update(_fixture_folder(repo, config, rel))
+    return {"workspace_review": [mapped[r] for r in review],
+            "files": {mapped[k]: v for k, v in files.items()},
+            "workspace_paths": {**copies, **{mapped[k]: k for k in files if mapped[k] != k}}}
+
+
+def _neutral(rel: str, config: Config, display: str) -> str:
+    tasks, fixtures = config.suite.tasks.rstrip("/"), config.suite.fixtures.rstrip("/")
+    if rel == tasks or rel.startswith(tasks + "/"):
+        raise GateInputError(display, "review", f"{rel!r} lies in the task folder, which the reviewer never sees",
+                             "put the content under files: or in a fixture")
+    if not rel.startswith(fixtures + "/"):
+        return rel
+    parts = rel[len(fixtures) + 1:].split("/")
+    if len(parts) < 3 or parts[0] not in TIERS:
+        raise GateInputError(display, "review", f"{rel!r} is not inside a fixture folder {fixtures}/<tier>/<name>/",
+                             "review a file of a fixture, or put the content under files:")
+    return "/".join([config.suite.review_root.rstrip("/"), *parts[1:]])
+
+
+def _fixture_folder(repo: Path, config: Config, rel: str) -> dict[str, str]:
+    """{neutral: source} for every file of the fixture folder holding rel, but expect.yaml."""
+    fixtures = config.suite.fixtures.rstrip("/")
+    tier, name = rel[len(fixtures) + 1:].split("/")[:2]
+    folder = repo / fixtures / tier / name
+    out = {}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        sub = path.relative_to(folder).as_posix()
+        if sub != "expect.yaml":
+            out[f"{config.suite.review_root.rstrip('/')}/{name}/{sub}"] = f"{fixtures}/{tier}/{name}/{sub}"
+    return out
+
+
+def _check_review_root(repo: Path, config: Config, case: CaseSpec, errors: list[GateInputError]) -> None:
+    """A case folder mapped onto an existing folder under review_root would mix two skills."""
+    depth = len(config.suite.review_root.rstrip("/").split("/")) + 1
+    for folder in sorted({"/".join(p.split("/")[:depth]) for p in case.workspace_paths}):
+        if (repo / folder).exists():
+            errors.append(GateInputError(
+                case.origin, "review", f"the case's folder is reviewed at {folder}/, which already exists "
+                "in the repository", "rename the fixture folder or set suite.review_root to a free folder"))
 
 
 def _check_duplicates(cases: list[CaseSpec], errors: list[GateInputError]) -> None:

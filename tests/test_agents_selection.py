@@ -12,7 +12,7 @@ from rubricgate.cli import main
 from tests.conftest import git, make_repo
 
 TASK = "block-missing-description"
-FIXTURE = "fixture-block-data-loader"
+FIXTURE = "fixture-data-loader"
 
 
 def _invoke(*args: str):

@@ -8,7 +8,9 @@ import yaml
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.builtin import BuiltinAgent
 from rubricgate.rubric import load_rubric
-from rubricgate.runner.workspace import list_tree, make_workspace
+from rubricgate.models.config import Config
+from rubricgate.runner.workspace import RunTree, list_tree
+from rubricgate.suite import neutral_layout
 from rubricgate.verdict import parse_verdict
 from tests.conftest import ROOT, make_repo, set_severity
 
@@ -17,14 +19,18 @@ CHANGED = "reviewer/.changed-skills.txt"
 
 
 def review(repo: Path, paths: list[str], overlay: dict | None = None, grade_with: Path | None = None):
-    ws = make_workspace(repo, list_tree(repo), overlay or {}, (CHANGED, paths))
+    """Review `paths` as a run would: fixtures at their neutral paths, no suite in the workspace."""
+    layout = neutral_layout(repo, Config(), paths, overlay or {}, "test")
+    keep_out = {"fixtures", "evals", "tests", "bench", "reports", "baseline.json", "rubricgate.yaml"}
+    tree = RunTree(repo, list_tree(repo, keep_out), sorted(layout["workspace_paths"].values()))
+    ws = tree.workspace(layout["files"], layout["workspace_paths"], (CHANGED, layout["workspace_review"]))
     try:
         request = AgentRequest(case_id="c", trial=1, workspace=ws.root, prompt_file=ws.root / "reviewer/prompts/evaluate.md",
                                rubric_file=ws.root / "reviewer/evaluator/references/rubric.md",
                                changed_files_file=ws.root / CHANGED, scratch=ws.scratch)
         transcript = BuiltinAgent().run(request)
     finally:
-        ws.remove()
+        tree.remove()
     rubric = load_rubric((grade_with or repo) / "reviewer/evaluator/references/rubric.md")
     return transcript, parse_verdict(transcript.final_text, rubric)
 

@@ -171,7 +171,7 @@ def test_lowering_a_critical_rule_regresses_and_exits_1(tmp_path: Path) -> None:
     out_json = tmp_path / "cmp.json"
     code, out, err = cli("--base", "HEAD", "--repo", str(repo), "--json", str(out_json))
     assert code == 1, out + err
-    assert "REGRESSED  fixture-block-data-loader  1/1 -> 0/1" in out
+    assert "REGRESSED  fixture-data-loader  1/1 -> 0/1" in out
     assert "verdict: wrong_tier" in out
     data = json.loads(out_json.read_text())
     assert data["counts"]["regressed"] == 1 and data["counts"]["unchanged"] == 2
@@ -194,7 +194,7 @@ def test_restoring_the_rule_is_a_fix(tmp_path: Path) -> None:
     git(repo, "checkout", "-q", "HEAD~1", "--", RUBRIC)  # working tree: the rule is critical again
     code, out, _ = cli("--base", "HEAD", "--repo", str(repo))
     assert code == 0
-    assert "FIXED      fixture-block-data-loader  0/1 -> 1/1" in out
+    assert "FIXED      fixture-data-loader  0/1 -> 1/1" in out
 
 
 def test_stored_runs_give_the_same_flips(tmp_path: Path) -> None:
@@ -205,7 +205,7 @@ def test_stored_runs_give_the_same_flips(tmp_path: Path) -> None:
     base_run, head_run = next((compare_dir / "base").iterdir()), next((compare_dir / "head").iterdir())
     code, out, _ = cli(str(base_run), str(head_run), "--repo", str(repo))
     assert code == 1
-    assert "REGRESSED  fixture-block-data-loader  1/1 -> 0/1" in out
+    assert "REGRESSED  fixture-data-loader  1/1 -> 0/1" in out
     code, _, _ = cli(str(head_run), str(base_run), "--repo", str(repo))
     assert code == 0  # the other direction is a fix
 
@@ -237,5 +237,5 @@ def test_paired_run_with_cache_never_mixes_the_two_reviewers(tmp_path: Path, mon
     _lower_description_rule(repo)
     for expected_calls in (6, 6):  # the second compare is served from the cache
         code, out, _ = cli("--base", "HEAD", "--repo", str(repo), "--cache")
-        assert code == 1 and "REGRESSED  fixture-block-data-loader" in out
+        assert code == 1 and "REGRESSED  fixture-data-loader" in out
         assert len(calls) == expected_calls

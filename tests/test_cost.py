@@ -180,7 +180,7 @@ def test_budget_not_reached_is_a_normal_run(tmp_path, priced) -> None:
     outcome = run_suite(RunOptions(repo=repo, trials=2, max_cost=1.0))
     assert outcome.exit_code == 0 and outcome.summary.complete
     assert outcome.summary.cost["cost_usd"] == pytest.approx(0.06)
-    assert outcome.summary.cost["by_case"]["fixture-block-data-loader"]["cost_usd"] == pytest.approx(0.02)
+    assert outcome.summary.cost["by_case"]["fixture-data-loader"]["cost_usd"] == pytest.approx(0.02)
 
 
 def test_cli_zero_budget_runs_nothing_and_exits_2(tmp_path) -> None:

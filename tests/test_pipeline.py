@@ -11,7 +11,7 @@ from rubricgate.pipeline import RunOptions, run_suite
 from tests.conftest import set_severity, write_task
 from tests.scripted_agent import ScriptedAgent, reads, transcript, verdict_text
 
-PASS_CASE, BLOCK_CASE = "fixture-pass-weekly-revenue-summary", "fixture-block-data-loader"
+PASS_CASE, BLOCK_CASE = "fixture-weekly-revenue-summary", "fixture-data-loader"
 CRIT = [{"severity": "critical", "rule": "fm-description-required", "file": "f", "line": 2, "quote": "q", "issue": "i", "fix": "f"}]
 
 
@@ -41,7 +41,7 @@ def test_lowering_a_critical_rule_fails_the_gate(repo):
     set_severity(repo, "fm-description-required", "warning")
     result = cli(repo)
     assert result.exit_code == 1, result.output
-    assert "REGRESSION" in result.output and "fixture-block-data-loader" in result.output
+    assert "REGRESSION" in result.output and "fixture-data-loader" in result.output
     assert "wrong_tier" in result.output
 
 
@@ -181,7 +181,7 @@ def test_terminal_groups_a_failure_repeated_across_trials(repo):
     set_severity(repo, "fm-description-required", "warning")
     result = CliRunner().invoke(main, ["run", "--repo", str(repo), "--trials", "3"])
     assert result.exit_code == 1
-    assert "fixture-block-data-loader verdict: wrong_tier (3/3 trials): expected BLOCK, got WARN" in result.output
+    assert "fixture-data-loader verdict: wrong_tier (3/3 trials): expected BLOCK, got WARN" in result.output
     assert result.stdout.count("wrong_tier") == 1 and "report.html" in result.stdout
 
 
@@ -197,7 +197,7 @@ def test_every_rate_has_an_interval_and_trials_default_follows_the_flag(repo):
 def test_replay_artifact_holds_what_the_reviewer_was_shown(repo):
     set_severity(repo, "fm-description-required", "warning")
     out = run_suite(RunOptions(repo=repo))
-    artifact = json.loads((out.run_dir / "replay" / "fixture-block-data-loader-1.json").read_text())
+    artifact = json.loads((out.run_dir / "replay" / "fixture-data-loader-1.json").read_text())
     shown = artifact["reviewed_files"]["fixtures/block/data-loader/SKILL.md"]
     assert shown == (repo / "fixtures/block/data-loader/SKILL.md").read_text()
     assert artifact["trial"]["grades"]["verdict"]["category"] == "wrong_tier"

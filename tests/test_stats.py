@@ -288,7 +288,7 @@ def test_statistical_gate_fails_a_consistent_break_with_enough_trials(tmp_path) 
     assert outcome.summary.rates["verdict"].status == "regression"
     row = outcome.summary.rates["verdict"]
     assert row.low is not None and row.low < 0.5 < row.high
-    block = next(c for c in outcome.summary.cases if c.id == "fixture-block-data-loader")
+    block = next(c for c in outcome.summary.cases if c.id == "fixture-data-loader")
     assert (block.pass_at_k, block.pass_hat_k, block.flaky) == (0.0, 0.0, False)
     assert outcome.summary.pass_k == {"k": 5, "pass_at_k": 0.5, "pass_hat_k": 0.5}
 
@@ -301,12 +301,12 @@ def test_flaky_cases_are_listed_in_the_summary(tmp_path, monkeypatch) -> None:
     class EvenTrialsLoseTheVerdict(BuiltinAgent):
         def run(self, request):  # type: ignore[no-untyped-def]
             result = super().run(request)
-            flaky = request.case_id.startswith("fixture-block") and request.trial % 2 == 0
+            flaky = request.case_id == "fixture-data-loader" and request.trial % 2 == 0
             return result.model_copy(update={"final_text": "no verdict"}) if flaky else result
 
     monkeypatch.setattr("rubricgate.pipeline.get_agent", lambda name, cfg: EvenTrialsLoseTheVerdict(cfg))
     repo = make_repo(tmp_path / "repo", fixtures=["pass/weekly-revenue-summary", "block/data-loader"])
     summary = run_suite(RunOptions(repo=repo, trials=3)).summary
-    assert summary.flaky_cases == ["fixture-block-data-loader"]
-    block = next(c for c in summary.cases if c.id == "fixture-block-data-loader")
+    assert summary.flaky_cases == ["fixture-data-loader"]
+    block = next(c for c in summary.cases if c.id == "fixture-data-loader")
     assert (block.pass_at_k, block.pass_hat_k, block.flaky) == (1.0, 0.0, True)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Protocol
 
 from rubricgate.models.transcript import Transcript
+from rubricgate.runner.sandbox import SandboxPolicy
 
 
 @dataclass
@@ -19,7 +20,7 @@ class AgentRequest:
     prompt_file: Path  # inside the workspace
     rubric_file: Path  # inside the workspace
     changed_files_file: Path  # inside the workspace, one reviewed path per line
-    scratch: Path  # outside the workspace: HOME, last-message file, raw stream
+    scratch: Path  # outside the workspace, writable by the agent: HOME, last-message file
     allowed_tools: list[str] | None = None  # normalized names; None = no allowlist
     max_steps: int | None = None
     timeout_s: float = 300.0
@@ -27,6 +28,8 @@ class AgentRequest:
     env: dict[str, str] = field(default_factory=dict)  # minimal env; adapters add HOME etc.
     model: str | None = None
     extra_args: list[str] = field(default_factory=list)
+    private: Path | None = None  # harness-only (raw stream); the agent never sees it. None: scratch
+    sandbox: SandboxPolicy | None = None  # None: run unsandboxed (adapter unit tests)
 
     @property
     def home(self) -> Path:
@@ -38,7 +41,7 @@ class AgentRequest:
 
     @property
     def raw_stream_file(self) -> Path:
-        return self.scratch / "stream.ndjson"
+        return (self.private or self.scratch) / "stream.ndjson"
 
 
 class Agent(Protocol):

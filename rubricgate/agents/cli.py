@@ -89,7 +89,8 @@ class CliAgent(ABC):
         env = {**isolated_env(request.env, request.home), **self.agent_env(request)}
         return run_process(argv, cwd=request.workspace, env=env, timeout_s=request.timeout_s,
                            output_cap_bytes=request.output_cap_bytes,
-                           stdout_path=request.raw_stream_file, watch=self.watch(request))
+                           stdout_path=request.raw_stream_file, watch=self.watch(request),
+                           sandbox=request.sandbox, writable=[request.scratch])
 
     def _failed(self, request: AgentRequest, error: str) -> Transcript:
         return Transcript(agent=self.name, agent_version=self.version(), termination="crashed",
@@ -101,9 +102,10 @@ def scrub_scratch(request: AgentRequest, secrets: list[str]) -> None:
 
     These survive a run under --keep-workspaces; the throwaway HOME is the CLI's own business.
     """
-    if request.scratch.is_dir():
-        for path in request.scratch.iterdir():
-            scrub_file(path, secrets)
+    for folder in {request.scratch, request.private or request.scratch}:
+        if folder.is_dir():
+            for path in folder.iterdir():
+                scrub_file(path, secrets)
 
 
 def probe_version(argv: list[str]) -> str | None:

@@ -72,6 +72,8 @@ def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, ma
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     click.echo(render_terminal(outcome.summary, str(outcome.run_dir)))
+    if outcome.workspaces is not None:
+        click.echo(f"workspaces kept: {outcome.workspaces}/<trial>/ (the trial's folder is in events.jsonl)")
     sys.exit(outcome.exit_code)
 
 

@@ -15,6 +15,11 @@ DEFAULT_ENV_ALLOWLIST = ["PATH", "LANG", "LC_ALL", "TZ", "TERM", "SSL_CERT_FILE"
 class SuiteConfig(StrictModel):
     tasks: str = "evals/tasks"
     fixtures: str = "fixtures"
+    # Where the team's real skills live: a fixture fixtures/<tier>/<name>/ is reviewed at
+    # <review_root>/<name>/, so no path the reviewer sees names its expected tier.
+    review_root: str = "skills"
+    # More repo paths kept out of every workspace (docs or tests that quote expected answers).
+    workspace_exclude: list[str] = Field(default_factory=list)
 
 
 class ReviewerConfig(StrictModel):
@@ -41,6 +46,10 @@ class AgentConfig(StrictModel):
     # Passed through to the agent but scrubbed from every written output.
     secret_env: list[str] = Field(default_factory=lambda: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "SNOWFLAKE_PAT"])
     replay_dir: str | None = None
+    # bubblewrap around every agent process. auto: when it works here (required under CI=true);
+    # bwrap: required; none: copy-only, on purpose. See rubricgate/runner/sandbox.py.
+    sandbox: Literal["auto", "bwrap", "none"] = "auto"
+    sandbox_network: Literal["shared", "none"] = "shared"
 
 
 class GateConfig(StrictModel):

@@ -50,8 +50,12 @@ class CaseSpec(StrictModel):
     source: Literal["task", "fixture"]
     origin: str  # repo-relative file the case came from
     why: str = ""
-    review: list[str]
-    files: dict[str, str] = Field(default_factory=dict)
+    review: list[str]  # as the task file names them (the source paths)
+    files: dict[str, str] = Field(default_factory=dict)  # overlays, keyed by workspace (neutral) path
+    # What the reviewer sees instead of the suite's own paths: reviewed paths in the workspace,
+    # and every file copied in from the suite, {workspace path: repo source path}.
+    workspace_review: list[str] = Field(default_factory=list)
+    workspace_paths: dict[str, str] = Field(default_factory=dict)
     expect: Expect
     rubric: Rubric
     trials: int = 1
@@ -111,6 +115,10 @@ class Summary(StrictModel):
     pass_k: dict[str, Any] = Field(default_factory=dict)
     cost: dict[str, Any] = Field(default_factory=dict)
     config: dict[str, Any] = Field(default_factory=dict)
+    # How agent processes were isolated: "bwrap" (kernel sandbox) or "copy-only" (a throwaway
+    # copy and nothing more, said loudly everywhere), with why copy-only was chosen.
+    isolation: Literal["bwrap", "copy-only"] = "bwrap"
+    isolation_reason: str = ""
 
 
 class ReplayArtifact(StrictModel):

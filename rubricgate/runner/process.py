@@ -13,7 +13,10 @@ time and tokens.
 
 from __future__ import annotations
 
+import ctypes
 import os
+import select
+import shutil
 import signal
 import subprocess
 import threading
@@ -24,6 +27,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+
+from rubricgate.runner.sandbox import SandboxPolicy, wrap
 
 STDERR_TAIL_BYTES = 8192
 KILL_GRACE_S = 2.0
@@ -62,6 +67,7 @@ class _CappedPump(threading.Thread):
         self.written = 0
         self.truncated = False
         self.stop_reason = ""
+        self.on_stop: Callable[[], object] = lambda: None  # wakes the supervisor at once
         self._partial = b""
 
     def run(self) -> None:
@@ -75,6 +81,7 @@ class _CappedPump(threading.Thread):
             if len(chunk) > max(room, 0) and not self.truncated:
                 self.truncated = True
                 self.stop_reason = self.stop_reason or f"output_cap: stdout exceeded the cap of {self.cap} bytes"
+                self.on_stop()
         self.dst.flush()
 
     def _feed(self, chunk: bytes) -> None:
@@ -85,6 +92,7 @@ class _CappedPump(threading.Thread):
             reason = self.watch(line) if self.watch else None
             if reason:
                 self.stop_reason = reason
+                self.on_stop()
                 return
 
 
@@ -142,23 +150,56 @@ def _group_alive(pgid: int) -> bool:
     return _signal_group(pgid, 0)
 
 
-def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
-                output_cap_bytes: int, stdout_path: Path, watch: Watch | None = None) -> ProcessResult:
-    """Run argv in its own session; never raises for a failing or missing executable.
+class Cancelled:
+    """Process-wide stop switch: after Ctrl-C / SIGTERM no new agent starts and every running
+    one is woken and killed at once (no poll interval, no waiting for its timeout)."""
 
-    `watch(line)` (optional) sees each stdout line; returning a reason kills the group.
-    """
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self._lock = threading.Lock()
+        self._waiters: set[threading.Event] = set()
+
+    def trip(self) -> None:
+        self.event.set()
+        with self._lock:
+            for wake in self._waiters:
+                wake.set()
+
+    def reset(self) -> None:
+        self.event.clear()
+
+    def register(self, wake: threading.Event) -> None:
+        with self._lock:
+            self._waiters.add(wake)
+        if self.event.is_set():
+            wake.set()
+
+    def unregister(self, wake: threading.Event) -> None:
+        with self._lock:
+            self._waiters.discard(wake)
+
+
+CANCEL = Cancelled()
+
+
+def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
+                output_cap_bytes: int, stdout_path: Path, watch: Watch | None = None,
+                sandbox: SandboxPolicy | None = None, writable: Sequence[Path] = ()) -> ProcessResult:
+    """Run argv in its own session (inside bubblewrap when `sandbox` enforces one); never raises
+    for a failing or missing executable. `watch(line)` sees each stdout line; a reason kills it."""
     started = time.monotonic()
     stdout_path.parent.mkdir(parents=True, exist_ok=True)
     token = uuid.uuid4().hex
+    if CANCEL.event.is_set():
+        return ProcessResult(None, False, False, "", 0.0, stopped="interrupted: the run was stopped")
     with open(stdout_path, "wb") as out:
         try:
-            proc = _spawn(argv, cwd, {**env, RUN_TOKEN_VAR: token})
+            proc = _spawn(argv, cwd, {**env, RUN_TOKEN_VAR: token}, sandbox, writable)
         except OSError as exc:
             return ProcessResult(None, False, False, "", time.monotonic() - started,
                                  start_error=_start_error(argv[0], exc))
         pump = _CappedPump(proc.stdout, out, output_cap_bytes, watch)  # type: ignore[arg-type]
-        return _supervise(proc, pump, timeout_s, started, token)
+        return _supervise(proc, pump, timeout_s, started, token, sandboxed=sandbox is not None and sandbox.enforced)
 
 
 def _start_error(program: str, exc: OSError) -> str:
@@ -167,25 +208,77 @@ def _start_error(program: str, exc: OSError) -> str:
     return f"cannot start {program!r}: {exc.strerror or exc}"
 
 
-def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        list(argv), cwd=str(cwd), env=dict(env), stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
-    )
+def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], sandbox: SandboxPolicy | None,
+           writable: Sequence[Path]) -> subprocess.Popen[bytes]:
+    if sandbox is None or not sandbox.enforced:
+        return subprocess.Popen(
+            list(argv), cwd=str(cwd), env=dict(env), stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
+    program = shutil.which(argv[0], path=env.get("PATH")) or argv[0]
+    if not Path(program).exists():
+        raise FileNotFoundError(2, "not found", argv[0])
+    wrapped, payload = wrap(sandbox, [program, *argv[1:]], cwd=cwd, env=env, writable=[cwd, *writable])
+    read_fd, write_fd = os.pipe()
+    try:
+        # bwrap itself gets no secrets: they travel in the pipe, not in its argv or environment.
+        proc = subprocess.Popen(
+            wrapped, cwd="/", env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, pass_fds=(read_fd,),
+            preexec_fn=_as_fd3(read_fd))
+    finally:
+        os.close(read_fd)
+    threading.Thread(target=_feed_args, args=(write_fd, payload), daemon=True).start()
+    return proc
+
+
+def _as_fd3(fd: int):
+    def move() -> None:  # runs in the child between fork and exec: bwrap reads --args 3
+        if fd != 3:
+            os.dup2(fd, 3)
+            os.set_inheritable(3, True)
+    return move
+
+
+def _feed_args(fd: int, payload: bytes) -> None:
+    try:
+        os.write(fd, payload) if len(payload) < 60000 else _write_all(fd, payload)
+    except OSError:  # bwrap died before reading: its exit status reports that
+        return
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, payload: bytes) -> None:
+    view = memoryview(payload)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _supervise(proc: subprocess.Popen[bytes], pump: _CappedPump, timeout_s: float,
-               started: float, token: str) -> ProcessResult:
-    """Wait with a deadline, kill the group on timeout, and always sweep the group at the end."""
+               started: float, token: str, sandboxed: bool) -> ProcessResult:
+    """Wait with a deadline, kill on timeout / a watch stop / Ctrl-C, always sweep at the end."""
     tail = _TailPump(proc.stderr)  # type: ignore[arg-type]
+    wake = threading.Event()
+    pump.on_stop = wake.set
     pump.start()
     tail.start()
-    timed_out = _wait(proc, pump, started + timeout_s)
-    # A clean leader exit can still leave background children holding the pipes open;
-    # sweeping the group is what guarantees no orphans.
-    kill_group(proc.pid, reap=proc.poll)
+    threading.Thread(target=lambda: (proc.wait(), wake.set()), daemon=True).start()
+    CANCEL.register(wake)
+    try:
+        wake.wait(timeout=max(started + timeout_s - time.monotonic(), 0))
+    finally:
+        CANCEL.unregister(wake)
+    timed_out = proc.poll() is None and not pump.stop_reason and not CANCEL.event.is_set()
+    if CANCEL.event.is_set() and proc.poll() is None:
+        pump.stop_reason = "interrupted: the run was stopped"
+    # The sandbox ends with its PID namespace; without one, the group and the token sweep
+    # make sure no background child outlives the trial.
+    if sandboxed:
+        kill_sandbox(proc.pid)
+    kill_group(proc.pid, grace_s=0 if sandboxed else KILL_GRACE_S, reap=proc.poll)
     exit_code = proc.wait()
-    kill_escapees(token)
+    if not sandboxed:
+        kill_escapees(token)
     pump.join(timeout=5)
     tail.join(timeout=5)
     return ProcessResult(
@@ -195,17 +288,76 @@ def _supervise(proc: subprocess.Popen[bytes], pump: _CappedPump, timeout_s: floa
     )
 
 
-def _wait(proc: subprocess.Popen[bytes], pump: _CappedPump, deadline: float) -> bool:
-    """Block until exit, a watch stop, or the deadline; True when the deadline hit first."""
-    while True:
+def kill_sandbox(bwrap_pid: int, timeout_s: float = 5.0) -> None:
+    """SIGKILL the sandbox's init and return once it is gone.
+
+    Killing a PID namespace's init makes the kernel kill every process in it and the init only
+    exits after they all have, so when its pidfd turns readable nothing of the agent is left and
+    its workspace may be removed.
+    """
+    for pid in _children(bwrap_pid):
         try:
-            proc.wait(timeout=min(0.1, max(deadline - time.monotonic(), 0.001)))
-            return False
-        except subprocess.TimeoutExpired:
-            if pump.stop_reason:
-                return False
-            if time.monotonic() >= deadline:
-                return True
+            fd = os.pidfd_open(pid)
+        except OSError:  # already gone
+            continue
+        try:
+            _signal_pid(pid, signal.SIGKILL)
+            select.select([fd], [], [], timeout_s)
+        finally:
+            os.close(fd)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = (_PROC / str(pid) / "task" / str(pid) / "children").read_text()
+    except OSError:
+        return []
+    return [int(p) for p in text.split()]
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def adopt_orphans() -> bool:
+    """Make this process the reaper of its orphaned descendants (Linux prctl), so a child that
+    double-forked with `env -i` (no run token to find it by) is still ours to kill."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def child_pids() -> set[int]:
+    """Every live child of this process, across its threads."""
+    out: set[int] = set()
+    task_dir = _PROC / "self" / "task"
+    if not task_dir.is_dir():
+        return out
+    for task in task_dir.iterdir():
+        try:
+            out.update(int(p) for p in (task / "children").read_text().split())
+        except OSError:
+            continue
+    return out
+
+
+def sweep_orphans(known: set[int]) -> list[int]:
+    """Kill and reap the children this run left behind (reparented orphans), sparing `known`
+    (children that existed before the run). Returns the pids killed."""
+    killed = []
+    for _ in range(3):
+        found = child_pids() - known
+        for pid in found:
+            _signal_pid(pid, signal.SIGKILL)
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                continue
+        killed += found
+        if not found:
+            break
+    return killed
 
 
 def kill_escapees(token: str, passes: int = 3) -> list[int]:

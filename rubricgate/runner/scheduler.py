@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +18,10 @@ from rubricgate.reports.events import EventLog
 from rubricgate.reports.summary import write_transcript
 from rubricgate.rubric import RubricSpec
 from rubricgate.runner.cache import KeyParts, RunDigests, key_parts, load_cached, run_digests, store
-from rubricgate.runner.workspace import make_workspace, snapshot, tree_changes
+from rubricgate.runner.process import CANCEL
+from rubricgate.runner.sandbox import SandboxPolicy
+from rubricgate.runner.treecheck import TreeDigest, fingerprint_tree, tree_changes
+from rubricgate.runner.workspace import RunTree
 from rubricgate.verdict import parse_verdict
 
 
@@ -32,11 +35,12 @@ class RunContext:
     run_dir: Path
     events: EventLog
     agents: dict[str, Agent]
-    files: list[str]
+    tree: RunTree  # the per-run snapshot every workspace is cloned from
+    sandbox: SandboxPolicy
     env: dict[str, str]
     secrets: list[str]
-    tree_before: dict
-    exclude: set[str]
+    exclude: set[str]  # repo paths the tree check ignores (reports, cache)
+    fingerprint: TreeDigest | None = None  # copy-only: the repo between trials (see treecheck)
     keep_workspaces: bool = False
     cases: list[CaseSpec] = field(default_factory=list)
     results: list[TrialResult] = field(default_factory=list)  # grows as trials finish
@@ -57,29 +61,59 @@ class Job:
 
 
 def run_jobs(ctx: RunContext, jobs: list[Job], workers: int = 1) -> list[TrialResult]:
-    """Run every job (in order, or on `workers` threads); results also accumulate in ctx.results,
-    so an interrupted run still knows what finished."""
-    if workers <= 1:
-        for job in jobs:
-            run_trial(ctx, job)
-    else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(lambda j: run_trial(ctx, j), jobs))
+    """Run every job on `workers` threads; results also accumulate in ctx.results, so an
+    interrupted run still knows what finished.
+
+    The main thread only waits, so Ctrl-C (or SIGTERM) lands here, never inside a trial: it
+    stops new trials, wakes and kills every running agent, waits for their trials to wind down
+    (a workspace is removed only once its agent is dead), then re-raises. Further Ctrl-C while
+    winding down are absorbed: no traceback, no leftover.
+    """
+    pool = ThreadPoolExecutor(max_workers=max(workers, 1), thread_name_prefix="trial")
+    futures = [pool.submit(run_trial, ctx, job) for job in jobs]
+    try:
+        wait(futures)
+    except KeyboardInterrupt:
+        CANCEL.trip()
+        _wind_down(pool, futures)
+        raise
+    pool.shutdown()
+    for future in futures:
+        future.result()  # an internal error in the harness itself surfaces here
     order = {(j.case.id, j.trial): i for i, j in enumerate(jobs)}
     return sorted(ctx.results, key=lambda r: order[(r.case_id, r.trial)])
 
 
-def run_trial(ctx: RunContext, job: Job) -> TrialResult:
-    """One trial in its own throwaway workspace; the original tree is checked afterwards."""
+def _wind_down(pool: ThreadPoolExecutor, futures: list) -> None:
+    for future in futures:
+        future.cancel()
+    while True:
+        try:
+            wait(futures)
+            pool.shutdown()
+            return
+        except KeyboardInterrupt:  # a second Ctrl-C: keep winding down, quietly
+            CANCEL.trip()
+
+
+def run_trial(ctx: RunContext, job: Job) -> TrialResult | None:
+    """One trial in its own throwaway workspace; in copy-only mode the repository is checked
+    afterwards (with bubblewrap the agent cannot see it at all)."""
+    if CANCEL.event.is_set():
+        return None
     case = job.case
     if job.trial == 1:
         ctx.events.emit("case_started", case_id=case.id, trials=case.trials, agent=job.agent)
     if not ctx.budget.try_start():  # fail closed: once the budget is spent no trial starts
         return _refused(ctx, job)
     transcript, cached, ws_root = _cached_or_run(ctx, job)
+    if CANCEL.event.is_set() and not cached:
+        return None  # killed by the interrupt: not a result of the reviewer
     ctx.budget.record(transcript.usage.cost_usd, cached)
     result = grade(ctx, case, job.trial, transcript)
-    result = _check_tree(ctx, result).model_copy(update={"cached": cached})
+    if not cached and not sandboxed(ctx, job):
+        result = _check_tree(ctx, result)
+    result = result.model_copy(update={"cached": cached})
     with ctx.lock:
         ctx.results.append(result)
     ctx.events.emit("trial_result", **_event_fields(result, ws_root if ctx.keep_workspaces else None))
@@ -93,13 +127,14 @@ def _cached_or_run(ctx: RunContext, job: Job) -> tuple[Transcript, bool, Path | 
     if hit is not None:
         return hit, True, None
     case = job.case
-    ws = make_workspace(ctx.repo, ctx.files, case.files, (ctx.config.reviewer.changed_files, case.review),
-                        keep=ctx.keep_workspaces, label=case.id[:40])
+    ws = ctx.tree.workspace(case.files, case.workspace_paths,
+                            (ctx.config.reviewer.changed_files, case.workspace_review or case.review),
+                            keep=ctx.keep_workspaces)
     try:
-        transcript = _run_agent(ctx, job, _request(ctx, job, ws.root, ws.scratch))
+        transcript = _run_agent(ctx, job, _request(ctx, job, ws))
     finally:
-        ws.remove()
-    if parts is not None:
+        ws.remove()  # run_process returns only once every process of the agent is dead
+    if parts is not None and not CANCEL.event.is_set():
         store(ctx.cache_dir, parts, transcript)
     return transcript, False, ws.root
 
@@ -122,14 +157,15 @@ def _refused(ctx: RunContext, job: Job) -> TrialResult:
     return result
 
 
-def _request(ctx: RunContext, job: Job, root: Path, scratch: Path) -> AgentRequest:
-    cfg, rubric = ctx.config, job.case.rubric
+def _request(ctx: RunContext, job: Job, ws) -> AgentRequest:
+    cfg, rubric, root = ctx.config, job.case.rubric, ws.root
     return AgentRequest(
         case_id=job.case.id, trial=job.trial, workspace=root, prompt_file=root / cfg.reviewer.prompt,
         rubric_file=root / cfg.reviewer.rubric, changed_files_file=root / cfg.reviewer.changed_files,
-        scratch=scratch, allowed_tools=rubric.tool_use.allowed, max_steps=rubric.trajectory.max_steps,
-        timeout_s=cfg.agent.timeout_s, output_cap_bytes=cfg.agent.output_cap_bytes, env=dict(ctx.env),
-        model=cfg.agent.model, extra_args=list(cfg.agent.extra_args))
+        scratch=ws.scratch, private=ws.private, allowed_tools=rubric.tool_use.allowed,
+        max_steps=rubric.trajectory.max_steps, timeout_s=cfg.agent.timeout_s,
+        output_cap_bytes=cfg.agent.output_cap_bytes, env=dict(ctx.env), model=cfg.agent.model,
+        extra_args=list(cfg.agent.extra_args), sandbox=ctx.sandbox)
 
 
 def _run_agent(ctx: RunContext, job: Job, request: AgentRequest) -> Transcript:
@@ -161,11 +197,19 @@ def trial_result(case_id, trial, transcript, parsed, grades, rel) -> TrialResult
         cost_usd=transcript.usage.cost_usd, model=transcript.model, transcript=rel)
 
 
+def sandboxed(ctx: RunContext, job: Job) -> bool:
+    """Did this trial's agent run inside bubblewrap? In-process agents (builtin, replay) do not."""
+    return ctx.sandbox.enforced and hasattr(ctx.agents[job.agent], "execute")
+
+
 def _check_tree(ctx: RunContext, result: TrialResult) -> TrialResult:
-    # A reviewer that writes to the original repository is a failed trial and a broken run.
+    # Outside the sandbox a reviewer that writes to the original repository is a failed trial
+    # and a broken run. Inside it the repository is invisible; the run-end digest is the backstop.
+    if ctx.fingerprint is None:
+        return result
+    now = fingerprint_tree(ctx.repo, ctx.exclude)
     with ctx.lock:
-        changes = tree_changes(ctx.tree_before, snapshot(ctx.repo, ctx.exclude))
-        new = [c for c in changes if c not in ctx.tree_violations]
+        new = [c for c in tree_changes(ctx.fingerprint, now) if c not in ctx.tree_violations]
         ctx.tree_violations.extend(new)
     if not new:
         return result

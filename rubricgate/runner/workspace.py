@@ -1,27 +1,42 @@
-"""Throwaway copies of the working tree, and the check that the original was not touched."""
+"""Throwaway workspaces: one snapshot of the tree per run, one cheap copy of it per trial.
+
+The reviewer must see a real review, not the answer key. So the snapshot holds the repository's
+files minus the suite (task files, fixtures with their expect.yaml), baseline.json, the config,
+the reports folder, the cache and `suite.workspace_exclude`; each trial then gets the case's
+reviewed files at their neutral paths (`<review_root>/<name>/...`) and the changed-files list
+naming those paths. Folder names are random: nothing the agent can see names a case or a tier.
+
+Cost: the snapshot is copied once per run (and read at the start, so a write to the repository
+during the run cannot change what later trials review). Each trial's copy is one `cp -a
+--reflink=auto` of the snapshot — a kernel-level copy-on-write clone on btrfs/xfs, a plain copy in
+C elsewhere — so per-trial cost follows the reviewer's tree, never the size of the suite.
+"""
 
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-# Never copied into a workspace nor watched for changes: run outputs and caches.
+# Never copied into a workspace: version control, run outputs and caches.
 SKIP_DIRS = {".git", "node_modules", "__pycache__", ".pytest_cache", ".rubricgate-cache", ".venv"}
 
 
 def list_tree(repo: Path, exclude: set[str] = frozenset()) -> list[str]:
-    """Repo-relative files a workspace holds: git's tracked + untracked-not-ignored, else a walk."""
+    """Repo-relative files a workspace holds: git's tracked + untracked-not-ignored, else a walk;
+    minus SKIP_DIRS and every path equal to or under an `exclude` entry."""
     try:
         out = subprocess.run(["git", "-C", str(repo), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                              capture_output=True, check=True, stdin=subprocess.DEVNULL).stdout
         names = sorted({n for n in out.decode("utf-8", "surrogateescape").split("\0") if n})
     except (OSError, subprocess.CalledProcessError):
         names = _walk(repo)
-    return [n for n in names if not _excluded(n, exclude) and _inside(repo, n)]
+    root = repo.resolve()
+    return [n for n in names if not excluded(n, exclude) and _inside(repo, root, n)]
 
 
 def _walk(repo: Path) -> list[str]:
@@ -32,65 +47,106 @@ def _walk(repo: Path) -> list[str]:
     return sorted(found)
 
 
-def _excluded(rel: str, exclude: set[str]) -> bool:
-    first = rel.split("/", 1)[0]
-    return first in SKIP_DIRS or first in exclude or rel.split("/")[0] in exclude
+def excluded(rel: str, exclude: set[str] | frozenset[str]) -> bool:
+    """True when rel is under a skipped folder or equals / lies under an excluded path."""
+    parts = rel.split("/")
+    if any(p in SKIP_DIRS for p in parts[:-1]):
+        return True
+    return any(rel == e or rel.startswith(e + "/") for e in exclude)
 
 
-def _inside(repo: Path, rel: str) -> bool:
+def _inside(repo: Path, root: Path, rel: str) -> bool:
     # Deleted-but-tracked files and symlinks pointing outside the repo are not copied.
     path = repo / rel
-    root = repo.resolve()
-    return path.is_file() and (path.resolve() == root or root in path.resolve().parents)
+    if not path.is_file():
+        return False
+    real = path.resolve()
+    return real == root or root in real.parents
 
 
 @dataclass
 class Workspace:
+    """One trial's folders: `root` (the agent's cwd), `scratch` (its HOME and output files, also
+    writable) and `private` (the harness's raw stream: never visible to the agent)."""
+
+    folder: Path
     root: Path
     scratch: Path
+    private: Path
     keep: bool = False
 
+    @property
+    def writable(self) -> list[Path]:
+        return [self.root, self.scratch]
+
     def remove(self) -> None:
-        """Delete the copy unless asked to keep it (for debugging with --keep-workspaces)."""
+        """Delete the trial's folders unless asked to keep them (--keep-workspaces)."""
         if not self.keep:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class RunTree:
+    """The per-run snapshot of the tree and the case sources; makes each trial's workspace."""
+
+    def __init__(self, repo: Path, files: list[str], sources: list[str], name: str | None = None) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="rg-"))
+        self.name = name or repo.resolve().name or "repo"
+        self.base = self.root / "base" / self.name
+        self.sources = self.root / "sources"
+        _copy_files(repo, self.base, files)
+        _copy_files(repo, self.sources, sources)
+
+    def workspace(self, files: dict[str, str], copies: dict[str, str], changed: tuple[str, list[str]],
+                  keep: bool = False) -> Workspace:
+        """A fresh copy of the snapshot plus the case: `copies` {neutral: source}, overlay `files`
+        {neutral: text}, and the changed-files list (path, neutral reviewed paths)."""
+        folder = self.root / secrets.token_hex(4)
+        ws = Workspace(folder=folder, root=folder / self.name, scratch=folder / "out",
+                       private=folder / "private", keep=keep)
+        clone_tree(self.base, ws.root)
+        for neutral, source in copies.items():
+            _place(ws.root / neutral, lambda t, s=source: shutil.copyfile(self.sources / s, t))
+        listing = "".join(f"{p}\n" for p in changed[1])
+        for rel, content in {**files, changed[0]: listing}.items():
+            _place(ws.root / rel, lambda t, c=content: t.write_text(c, encoding="utf-8"))
+        (ws.scratch / "home").mkdir(parents=True)
+        ws.private.mkdir()
+        return ws
+
+    def remove(self, keep_trials: bool = False) -> None:
+        """Delete the run's temp folder; with keep_trials only the snapshot goes."""
+        if keep_trials:
+            shutil.rmtree(self.root / "base", ignore_errors=True)
+            shutil.rmtree(self.sources, ignore_errors=True)
+        else:
             shutil.rmtree(self.root, ignore_errors=True)
-            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-def make_workspace(repo: Path, files: list[str], overlay: dict[str, str], changed: tuple[str, list[str]],
-                   keep: bool = False, label: str = "ws") -> Workspace:
-    """Copy `files` from repo into a fresh temp dir, write the overlay and the changed-files list."""
-    root = Path(tempfile.mkdtemp(prefix=f"rubricgate-{label}-"))
-    scratch = Path(tempfile.mkdtemp(prefix=f"rubricgate-{label}-scratch-"))
+def _place(target: Path, write) -> None:
+    if target.is_symlink() or target.is_dir():  # an overlay replaces whatever the snapshot had there
+        shutil.rmtree(target) if target.is_dir() and not target.is_symlink() else target.unlink()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write(target)
+
+
+def _copy_files(repo: Path, dest: Path, files: list[str]) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    made: set[Path] = set()
     for rel in files:
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(repo / rel, target)
-    for rel, content in {**overlay, changed[0]: "".join(f"{p}\n" for p in changed[1])}.items():
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
-    (scratch / "home").mkdir()
-    return Workspace(root=root, scratch=scratch, keep=keep)
+        target = dest / rel
+        if target.parent not in made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            made.add(target.parent)
+        shutil.copy2(repo / rel, target)
 
 
-TreeState = dict[str, tuple[int, int]]
-
-
-def snapshot(repo: Path, exclude: set[str]) -> TreeState:
-    """(size, mtime) of every file under repo but excluded dirs: cheap, and catches any write."""
-    state: TreeState = {}
-    for root, dirs, names in os.walk(repo):
-        rel_root = Path(root).relative_to(repo).as_posix()
-        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not (rel_root == "." and d in exclude)]
-        for name in names:
-            path = Path(root, name)
-            st = path.lstat()
-            state[path.relative_to(repo).as_posix()] = (st.st_size, st.st_mtime_ns)
-    return state
-
-
-def tree_changes(before: TreeState, after: TreeState) -> list[str]:
-    """Paths added, removed or modified between two snapshots."""
-    changed = [p for p in before.keys() | after.keys() if before.get(p) != after.get(p)]
-    return sorted(changed)
+def clone_tree(src: Path, dest: Path) -> None:
+    """Copy a folder with one `cp -a --reflink=auto` (copy-on-write where the file system can);
+    shutil when cp is not GNU's."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        subprocess.run(["cp", "-a", "--reflink=auto", str(src), str(dest)], check=True,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    except (OSError, subprocess.CalledProcessError):
+        shutil.rmtree(dest, ignore_errors=True)
+        shutil.copytree(src, dest, symlinks=True)

@@ -1,0 +1,175 @@
+"""The kernel-enforced sandbox around every agent process: bubblewrap.
+
+A throwaway copy is not isolation when the reviewer runs as the same user with the whole file
+system in reach: it can find the original repository through its parent, rewrite baseline.json,
+plant a git hook or poison the cache. So every agent process runs inside bubblewrap with:
+
+- its own PID namespace (`--unshare-pid`): `/proc` shows only the sandbox, and when the
+  sandbox's init dies the kernel kills every process in it, whatever `setsid`, `env -i` or a
+  double fork did; `--die-with-parent` ties that init to the harness;
+- `/` read-only, a private `/tmp`, and tmpfs over what it must not see: the original
+  repository, the reports folder, the cache, the run's own temp root and the user's real HOME;
+- only the trial's workspace and its throwaway HOME / output folder writable;
+- what it needs to run visible read-only again: its program and the install prefixes of the
+  PATH entries that fall under a hidden folder (a CLI under ~/.local, a pyenv Python);
+- no capabilities (`--cap-drop ALL`), so even a root agent cannot unmount what hides the repo;
+- an environment built from the allowlist with `--clearenv`; the arguments, secrets among
+  them, travel through a pipe (`--args FD`), never on a command line another process can read.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+SandboxSetting = Literal["auto", "bwrap", "none"]
+Isolation = Literal["bwrap", "copy-only"]
+PROBE_TIMEOUT_S = 10.0
+
+
+class SandboxUnavailable(RuntimeError):
+    """bubblewrap was required (or CI demanded it) and cannot start here."""
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """How one run isolates its agent processes. `hidden` paths are covered by an empty tmpfs."""
+
+    isolation: Isolation
+    hidden: tuple[Path, ...] = ()  # never visible: repository, reports, cache, run temp root
+    covered: tuple[Path, ...] = ()  # covered too, but install prefixes inside are shown: real HOME
+    network: bool = True
+    reason: str = ""  # why copy-only was chosen, for the loud warning
+    bwrap: str = "bwrap"
+
+    @property
+    def enforced(self) -> bool:
+        return self.isolation == "bwrap"
+
+
+def probe_bwrap(bwrap: str | None = None) -> str:
+    """'' when bubblewrap can start a sandbox like ours here; else why it cannot."""
+    exe = bwrap or shutil.which("bwrap")
+    if not exe:
+        return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    argv = [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            "--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "true"]
+    try:
+        res = subprocess.run(argv, capture_output=True, timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap cannot start: {exc}"
+    if res.returncode != 0:
+        detail = res.stderr.decode(errors="replace").strip().splitlines()[-1:] or [f"exit {res.returncode}"]
+        return f"bubblewrap cannot start a sandbox here: {detail[0]}{_userns_hint(detail[0])}"
+    return ""
+
+
+def _userns_hint(detail: str) -> str:
+    if "namespace" in detail or "Operation not permitted" in detail or "setting up uid map" in detail:
+        return (" (unprivileged user namespaces are blocked; on Ubuntu 24.04: "
+                "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0)")
+    return ""
+
+
+def resolve_isolation(setting: SandboxSetting, env: Mapping[str, str] | None = None,
+                      probe=probe_bwrap) -> tuple[Isolation, str]:
+    """(isolation, reason). `bwrap`, and `auto` under CI=true, raise SandboxUnavailable when it
+    cannot start; `auto` elsewhere falls back to copy-only with the reason; `none` is explicit."""
+    env = os.environ if env is None else env
+    if setting == "none":
+        return "copy-only", "agent.sandbox is none"
+    problem = probe()
+    if not problem:
+        return "bwrap", ""
+    if setting == "bwrap":
+        raise SandboxUnavailable(f"{problem}; agent.sandbox is bwrap")
+    if env.get("CI", "").lower() == "true":
+        raise SandboxUnavailable(f"{problem}; under CI=true a sandbox is required "
+                                 "(install bubblewrap, or set agent.sandbox: none to run copy-only on purpose)")
+    return "copy-only", problem
+
+
+def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
+         writable: Sequence[Path]) -> tuple[list[str], bytes]:
+    """(bwrap argv, NUL-separated arguments for `--args FD`) running argv inside the sandbox."""
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for path in _existing([*policy.covered, *policy.hidden]):
+        args += ["--tmpfs", str(path)]
+    for path in _existing(needed_paths(argv, env, policy)):
+        args += ["--ro-bind", str(path), str(path)]
+    for path in writable:
+        args += ["--bind", str(path), str(path)]
+    args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+             "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", str(cwd), "--clearenv"]
+    if not policy.network:
+        args.append("--unshare-net")
+    for key, value in env.items():
+        args += ["--setenv", key, value]
+    payload = b"".join(a.encode("utf-8", "surrogateescape") + b"\0" for a in args)
+    return [policy.bwrap, "--args", "3", "--", *argv], payload
+
+
+def _existing(paths) -> list[Path]:
+    return [p for p in dict.fromkeys(paths) if p.exists()]
+
+
+def needed_paths(argv: Sequence[str], env: Mapping[str, str], policy: SandboxPolicy) -> list[Path]:
+    """What the agent needs to run that a covered folder (HOME, /tmp) would hide: the install
+    prefixes of PATH entries and of the program, and files named in argv (a script it runs).
+    Nothing inside a hidden folder (repository, reports, cache) is ever shown again."""
+    candidates = [Path(p) for p in env.get("PATH", "").split(os.pathsep) if p.startswith("/")]
+    program = shutil.which(argv[0], path=env.get("PATH")) if argv else None
+    candidates += [Path(program)] if program else []
+    candidates += [Path(a) for a in argv[1:] if a.startswith("/") and Path(a).is_file()]
+    covered = [*policy.covered, Path("/tmp")]
+    prefixes = [install_prefix(p) for p in candidates if _under_any(p, covered) and p.exists()]
+    return [p for p in prefixes if not _overlaps(p, policy.hidden)]
+
+
+def install_prefix(path: Path) -> Path:
+    """The folder that holds a program with what it loads: `<prefix>` for `<prefix>/bin/x`,
+    the file itself otherwise (a script in a temp folder)."""
+    real = path.resolve()
+    for candidate in (real, path):
+        parts = candidate.parts
+        if "bin" in parts[2:]:
+            idx = len(parts) - 1 - parts[::-1].index("bin")
+            return Path(*parts[:idx])
+    return real
+
+
+def _under_any(path: Path, roots: Sequence[Path]) -> bool:
+    return any(path == r or r in path.parents for r in roots)
+
+
+def _overlaps(path: Path, roots: Sequence[Path]) -> bool:
+    return any(path == r or r in path.parents or path in r.parents for r in roots)
+
+
+def hidden_paths(repo: Path, *others: Path | None) -> tuple[Path, ...]:
+    """Folders a sandboxed agent must never see: the repository, the reports folder, the cache and
+    the run's temp root (resolved, deduplicated)."""
+    return tuple(dict.fromkeys(p.resolve() for p in (repo, *others) if p is not None and str(p) not in ("", "/")))
+
+
+def real_home() -> tuple[Path, ...]:
+    """The invoking user's real HOME, covered in the sandbox (its install prefixes shown again)."""
+    home = os.environ.get("HOME", "")
+    return (Path(home).resolve(),) if home not in ("", "/") else ()
+
+
+def hidden_argument(argv: Sequence[str], hidden: Sequence[Path]) -> str:
+    """'' or the first absolute argument the agent needs that lies inside a hidden folder.
+
+    A program or script inside the repository would be invisible in the sandbox; failing at
+    plan time with the fix beats an agent that dies with 'No such file'.
+    """
+    for arg in argv:
+        if arg.startswith("/") and _under_any(Path(arg).resolve(), hidden):
+            return arg
+    return ""

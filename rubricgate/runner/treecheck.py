@@ -1,0 +1,99 @@
+"""The backstop: did anything change the original repository during the run?
+
+The sandbox makes the repository invisible to the agent; this check is what catches a hole in
+that (or everything, in copy-only mode). It cannot be fooled by putting back a size and an
+mtime: it compares content digests of every file, `.git` included (hooks, config, refs,
+objects), file modes, symlink targets and the set of folders.
+
+Skipped, and only these: the reports and cache folders (the run writes there), `.git/index`
+and `*.lock` files under `.git` (git rewrites the index's stat cache whenever anyone runs
+`git status`, and takes lock files for every operation).
+
+Between trials in copy-only mode a cheaper fingerprint is compared: it includes each file's
+ctime, which no user-space call can set back, so a rewrite with the mtime restored still shows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+GIT_REWRITES = (".git/index",)
+TreeDigest = dict[str, tuple]
+
+
+def _skipped(rel: str, exclude: set[str]) -> bool:
+    if rel in GIT_REWRITES or (rel.startswith(".git/") and rel.endswith(".lock")):
+        return True
+    return any(rel == e or rel.startswith(e + "/") for e in exclude)
+
+
+def _entries(repo: Path, exclude: set[str]):
+    for root, dirs, names in os.walk(repo):
+        rel_root = Path(root).relative_to(repo).as_posix()
+        prefix = "" if rel_root == "." else rel_root + "/"
+        dirs[:] = [d for d in dirs if not _skipped(prefix + d, exclude)]
+        for d in dirs:
+            yield prefix + d, Path(root, d)
+        for name in names:
+            if not _skipped(prefix + name, exclude):
+                yield prefix + name, Path(root, name)
+
+
+def digest_tree(repo: Path, exclude: set[str] = frozenset()) -> TreeDigest:
+    """{rel: (kind, mode, sha256 | link target)} for every file, folder and symlink."""
+    state: TreeDigest = {}
+    for rel, path in _entries(repo, exclude):
+        st = path.lstat()
+        if stat.S_ISLNK(st.st_mode):
+            state[rel] = ("link", st.st_mode, os.readlink(path))
+        elif stat.S_ISDIR(st.st_mode):
+            state[rel] = ("dir", st.st_mode, "")
+        else:
+            state[rel] = ("file", st.st_mode, _sha256(path))
+    return state
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError as exc:  # unreadable now: a change in itself
+        return f"unreadable: {exc.strerror}"
+    return h.hexdigest()
+
+
+def fingerprint_tree(repo: Path, exclude: set[str] = frozenset()) -> TreeDigest:
+    """{rel: (mode, size, mtime_ns, ctime_ns, inode)}: cheap, and ctime cannot be put back."""
+    state: TreeDigest = {}
+    for rel, path in _entries(repo, exclude):
+        st = path.lstat()
+        state[rel] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+    return state
+
+
+def tree_changes(before: TreeDigest, after: TreeDigest) -> list[str]:
+    """Paths added, removed or changed between two states, sorted."""
+    return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
+
+
+class TreeGuard:
+    """Content digests of the repository at the start of a run, compared once at its end."""
+
+    def __init__(self, repo: Path, exclude: set[str], before: TreeDigest, children: set[int]) -> None:
+        self.repo, self.exclude, self.before, self.children = repo, exclude, before, children
+
+    @classmethod
+    def start(cls, repo: Path, exclude: set[str]) -> "TreeGuard":
+        from rubricgate.runner.process import adopt_orphans, child_pids
+
+        adopt_orphans()  # copy-only: orphaned descendants come back to us, to be swept at the end
+        return cls(repo, exclude, digest_tree(repo, exclude), child_pids())
+
+    def changes(self) -> list[str]:
+        """What differs from the start, by content, mode, link target or presence."""
+        return tree_changes(self.before, digest_tree(self.repo, self.exclude))
