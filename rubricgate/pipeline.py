@@ -22,7 +22,7 @@ from rubricgate.runner.environment import build_env, secret_values
 from rubricgate.runner.process import CANCEL, sweep_orphans
 from rubricgate.runner.sandbox import (SandboxPolicy, SandboxUnavailable, hidden_paths, hidden_argument,
                                        real_home, resolve_isolation)
-from rubricgate.runner.scheduler import Job, RunContext, run_jobs
+from rubricgate.runner.scheduler import Job, RunContext, restore_interrupts, run_jobs
 from rubricgate.runner.treecheck import TreeGuard, fingerprint_tree
 from rubricgate.runner.workspace import RunTree, list_tree
 from rubricgate.summarize import RunState, build_summary
@@ -87,7 +87,10 @@ def run_suite(options: RunOptions) -> RunOutcome:
     ctx.tree_violations.extend(c for c in guard.changes() if c not in ctx.tree_violations)
     state.tree_violations, state.not_run, state.budget = ctx.tree_violations, ctx.not_run, ctx.budget
     summary = with_isolation(build_summary(loaded, jobs, results, state), policy)
-    write_run_reports(ctx, loaded, summary, options.repo)
+    try:
+        write_run_reports(ctx, loaded, summary, options.repo)
+    finally:
+        restore_interrupts(ctx.saved_handlers)  # ignored since the interrupt: the report is written
     kept = ctx.tree.root if options.keep_workspaces else None
     return RunOutcome(summary, ctx.run_dir, summary.decision.exit_code, kept)
 

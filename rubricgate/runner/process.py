@@ -217,26 +217,18 @@ def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], sandbox: Sand
     program = shutil.which(argv[0], path=env.get("PATH")) or argv[0]
     if not Path(program).exists():
         raise FileNotFoundError(2, "not found", argv[0])
-    wrapped, payload = wrap(sandbox, [program, *argv[1:]], cwd=cwd, env=env, writable=[cwd, *writable])
     read_fd, write_fd = os.pipe()
+    wrapped, payload = wrap(sandbox, [program, *argv[1:]], cwd=cwd, env=env, writable=[cwd, *writable],
+                            args_fd=read_fd)
     try:
         # bwrap itself gets no secrets: they travel in the pipe, not in its argv or environment.
         proc = subprocess.Popen(
             wrapped, cwd="/", env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, pass_fds=(read_fd,),
-            preexec_fn=_as_fd3(read_fd))
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, pass_fds=(read_fd,))
     finally:
         os.close(read_fd)
     threading.Thread(target=_feed_args, args=(write_fd, payload), daemon=True).start()
     return proc
-
-
-def _as_fd3(fd: int):
-    def move() -> None:  # runs in the child between fork and exec: bwrap reads --args 3
-        if fd != 3:
-            os.dup2(fd, 3)
-            os.set_inheritable(3, True)
-    return move
 
 
 def _feed_args(fd: int, payload: bytes) -> None:

@@ -95,7 +95,7 @@ def resolve_isolation(setting: SandboxSetting, env: Mapping[str, str] | None = N
 
 
 def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
-         writable: Sequence[Path]) -> tuple[list[str], bytes]:
+         writable: Sequence[Path], args_fd: int = 3) -> tuple[list[str], bytes]:
     """(bwrap argv, NUL-separated arguments for `--args FD`) running argv inside the sandbox."""
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     for path in _existing([*policy.covered, *policy.hidden]):
@@ -111,7 +111,7 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
     for key, value in env.items():
         args += ["--setenv", key, value]
     payload = b"".join(a.encode("utf-8", "surrogateescape") + b"\0" for a in args)
-    return [policy.bwrap, "--args", "3", "--", *argv], payload
+    return [policy.bwrap, "--args", str(args_fd), "--", *argv], payload
 
 
 def _existing(paths) -> list[Path]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -51,6 +52,7 @@ class RunContext:
     not_run: int = 0  # trials the budget refused
     agent_versions: dict[str, str | None] = field(default_factory=dict)  # asked once, at run start
     digests: RunDigests | None = None  # cache key parts shared by every trial, hashed once
+    saved_handlers: dict = field(default_factory=dict)  # signal handlers to restore after an interrupt
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,7 @@ def run_jobs(ctx: RunContext, jobs: list[Job], workers: int = 1) -> list[TrialRe
         wait(futures)
     except KeyboardInterrupt:
         CANCEL.trip()
+        ctx.saved_handlers = ignore_interrupts()  # the run is ending; more Ctrl-C change nothing
         _wind_down(pool, futures)
         raise
     pool.shutdown()
@@ -82,6 +85,18 @@ def run_jobs(ctx: RunContext, jobs: list[Job], workers: int = 1) -> list[TrialRe
         future.result()  # an internal error in the harness itself surfaces here
     order = {(j.case.id, j.trial): i for i, j in enumerate(jobs)}
     return sorted(ctx.results, key=lambda r: order[(r.case_id, r.trial)])
+
+
+def ignore_interrupts() -> dict:
+    """Ignore SIGINT / SIGTERM (main thread only); returns the handlers to restore."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
+def restore_interrupts(handlers: dict) -> None:
+    for sig, handler in handlers.items():
+        signal.signal(sig, handler)
 
 
 def _wind_down(pool: ThreadPoolExecutor, futures: list) -> None:

@@ -1,0 +1,69 @@
+"""Ctrl-C and SIGTERM end the whole run: no agent, workspace, HOME or traceback left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, make_repo
+from tests.faults.reviewers import live_pids_with, use_reviewer, write_reviewer
+
+pytestmark = pytest.mark.usefixtures("bwrap_ready")
+FIXTURES = ["pass/weekly-revenue-summary", "block/data-loader", "warn/oncall-handoff", "pass/ab-test-readout"]
+
+SLOW = r'''
+import subprocess, time
+subprocess.Popen(["setsid", "sh", "-c", "sleep 60 # MARKER"])
+subprocess.Popen(["env", "-i", "sh", "-c", "(sh -c 'sleep 60 # MARKER' &); exit 0"])
+time.sleep(60)
+'''
+
+
+def start_run(tmp_path: Path, jobs: int, sandbox: str) -> tuple[subprocess.Popen, str, Path]:
+    marker = f"rg-int-{uuid.uuid4().hex[:8]}"
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    use_reviewer(repo, write_reviewer(tmp_path / "agents", SLOW.replace("MARKER", marker)), sandbox=sandbox)
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmpdir), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo), "--jobs", str(jobs)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    want = min(jobs, len(FIXTURES))
+    deadline = time.monotonic() + 30
+    while len(live_pids_with(marker)) < 2 * want and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(live_pids_with(marker)) >= 2 * want, "the agents never started"
+    return proc, marker, tmpdir
+
+
+@pytest.mark.parametrize("jobs, signals, sandbox", [
+    (1, [signal.SIGINT], "bwrap"),
+    (4, [signal.SIGINT, signal.SIGINT, signal.SIGINT], "bwrap"),
+    (4, [signal.SIGTERM], "bwrap"),
+    (2, [signal.SIGINT, signal.SIGINT], "none"),
+])
+def test_interrupt_leaves_nothing_behind(tmp_path: Path, jobs: int, signals: list, sandbox: str) -> None:
+    proc, marker, tmpdir = start_run(tmp_path, jobs, sandbox)
+    sent = time.monotonic()
+    for sig in signals:
+        proc.send_signal(sig)
+        time.sleep(0.15)
+    out, err = proc.communicate(timeout=30)
+    took = time.monotonic() - sent
+    assert proc.returncode == 2, (out, err)
+    assert took < 5, f"exit took {took:.1f}s"
+    assert "Traceback" not in err and "Traceback" not in out
+    assert live_pids_with(marker) == []
+    assert list(tmpdir.iterdir()) == []  # no workspace, HOME or snapshot left
+    run_dir = next((tmp_path / "repo" / "reports").iterdir())
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["complete"] is False and summary["decision"]["exit_code"] == 2
+    assert "interrupted" in summary["decision"]["reasons"][0]
