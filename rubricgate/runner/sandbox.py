@@ -30,6 +30,11 @@ from typing import Literal
 SandboxSetting = Literal["auto", "bwrap", "none"]
 Isolation = Literal["bwrap", "copy-only"]
 PROBE_TIMEOUT_S = 10.0
+# Its own user namespace, as an unprivileged uid even when the harness is root: the agent holds no
+# privilege over the host, and a CLI that sandboxes its own tools (Codex runs bubblewrap itself)
+# can create the nested namespace it needs, which a capability-less root cannot.
+SANDBOX_UID = "1000"
+USER_NS = ["--unshare-user", *(["--uid", SANDBOX_UID, "--gid", SANDBOX_UID] if os.geteuid() == 0 else [])]
 
 
 class SandboxUnavailable(RuntimeError):
@@ -57,7 +62,7 @@ def probe_bwrap(bwrap: str | None = None) -> str:
     exe = bwrap or shutil.which("bwrap")
     if not exe:
         return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    argv = [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+    argv = [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", *USER_NS,
             "--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "true"]
     try:
         res = subprocess.run(argv, capture_output=True, timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
@@ -104,7 +109,7 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
         args += ["--ro-bind", str(path), str(path)]
     for path in writable:
         args += ["--bind", str(path), str(path)]
-    args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+    args += [*USER_NS, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
              "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", str(cwd), "--clearenv"]
     if not policy.network:
         args.append("--unshare-net")

@@ -7,6 +7,8 @@ so one server can answer a whole suite run, each case differently, through the r
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import json
 import time
 from collections.abc import Callable
@@ -54,9 +56,15 @@ def review_correctly(conv: Conversation, path: str, turn: int) -> Reply:
                          ("Glob", {"pattern": f"{folder}/references/**"})])]
     if turn - 1 < len(plan):
         return plan[turn - 1]
-    if "/block/" in path:
+    if lacks_description(conv, path):  # judged from the file, as a model would: no path names a tier
         return Reply(text=verdict_text("BLOCK", path, [missing_description(path)]))
     return Reply(text=verdict_text("PASS", path))
+
+
+def lacks_description(conv: Conversation, path: str) -> bool:
+    """Read the reviewed skill in the client's workspace and look for a frontmatter description."""
+    parts = Path(_abs(conv, path)).read_text(encoding="utf-8").split("---")
+    return len(parts) < 3 or "description:" not in parts[1]
 
 
 def forbidden_tool(conv: Conversation, path: str, turn: int) -> Reply:

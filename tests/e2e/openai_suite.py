@@ -21,7 +21,7 @@ MAX_STEPS = 6
 
 
 def skill(rel: str) -> str:
-    return f"fixtures/{rel}/SKILL.md"
+    return f"skills/{rel.split('/')[-1]}/SKILL.md"  # where the run shows fixtures/<tier>/<name>/
 
 
 def missing_description(path: str) -> dict:
@@ -34,16 +34,16 @@ def scenarios() -> list[Scenario]:
     """(a) correct review, (b) forbidden tool, (c) too many steps, (d) malformed verdict, (e) API error."""
     ok = skill("block/no-description")
     return [
-        Scenario("fixtures/block/no-description/", [
-            read(ok), grep("sk-|AKIA|password:", "fixtures/block/no-description"),
-            glob("fixtures/block/no-description/*"),
+        Scenario("skills/no-description/", [
+            read(ok), grep("sk-|AKIA|password:", "skills/no-description"),
+            glob("skills/no-description/*"),
             answer(verdict_text("BLOCK", [ok], [missing_description(ok)]))]),
-        Scenario("fixtures/pass/tool-happy/", [
+        Scenario("skills/tool-happy/", [
             bash("echo reviewing"), answer(verdict_text("PASS", [skill("pass/tool-happy")]))]),
-        Scenario("fixtures/pass/long-winded/", [read(skill("pass/long-winded"))], repeat_last=True),
-        Scenario("fixtures/pass/bad-json/", [
+        Scenario("skills/long-winded/", [read(skill("pass/long-winded"))], repeat_last=True),
+        Scenario("skills/bad-json/", [
             read(skill("pass/bad-json")), answer('Done.\n```json\n{"tier": "MAYBE", "findings": 3}\n```\n')]),
-        Scenario("fixtures/pass/api-down/", [http_error(500)]),
+        Scenario("skills/api-down/", [http_error(500)]),
     ]
 
 
