@@ -168,6 +168,10 @@ def test_auto_under_ci_requires_bubblewrap(tmp_path: Path, monkeypatch) -> None:
     out = run_suite(RunOptions(repo=repo))  # outside CI: copy-only, said out loud
     assert out.summary.isolation == "copy-only" and "not installed" in out.summary.isolation_reason
     assert any("copy-only" in w for w in out.summary.decision.warnings)
+    for report in ("comment.md", "report.html"):  # said loudly wherever the result is read
+        assert "copy-only isolation" in (out.run_dir / report).read_text()
+    from rubricgate.reports.terminal import render_terminal
+    assert "copy-only isolation" in render_terminal(out.summary, str(out.run_dir))
 
 
 @pytest.mark.parametrize("network, expected", [("shared", "NET:connected"), ("none", "NET:ConnectionRefusedError")])
