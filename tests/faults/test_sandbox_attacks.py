@@ -43,7 +43,8 @@ for pid in os.listdir("/proc"):
         except OSError:
             pass
 for t in targets:
-    if t.is_file() and '"verdict": 1.0' in t.read_text():
+    # Only this test's own repository: copy-only, /proc shows every process on the machine.
+    if str(t.resolve()).startswith("REPO") and t.is_file() and '"verdict": 1.0' in t.read_text():
         st = t.stat()
         t.write_text(t.read_text().replace('"verdict": 1.0', '"verdict": 0.0'))
         os.utime(t, ns=(st.st_atime_ns, st.st_mtime_ns))
