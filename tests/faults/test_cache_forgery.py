@@ -72,9 +72,11 @@ def test_poisoned_entry_is_rejected_reported_and_rerun(tmp_path: Path, poison: s
     cached = run_suite(RunOptions(repo=repo, cache=True))
     uncached = run_suite(RunOptions(repo=repo))
 
-    assert cached.exit_code == uncached.exit_code == 1
+    why = "\n".join(render_terminal(o.summary, str(o.run_dir)) for o in (cached, uncached))
+    assert cached.exit_code == uncached.exit_code == 1, why
     assert cached.summary.isolation == ISOLATION[sandbox]
-    assert _failing(cached) == _failing(uncached) == {"data-loader"}
+    assert _failing(cached) == _failing(uncached) == {"data-loader"}, why
+    assert len(cached.summary.cache_rejected) == 1, why
     [rejected] = cached.summary.cache_rejected
     assert "data-loader" in rejected.case_id and rejected.reason
     events = [e for e in read_events(cached.run_dir / "events.jsonl") if e["event"] == "cache_rejected"]
