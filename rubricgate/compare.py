@@ -33,7 +33,7 @@ from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.config import GateConfig, ReviewerConfig
 from rubricgate.models.results import CaseSummary, Decision, Summary, TrialResult
 from rubricgate.pipeline import RunOptions, new_run_id, run_suite
-from rubricgate.runner.cache import CACHE_DIR
+from rubricgate.runner.cache import resolve_cache_dir
 from rubricgate.runner.workspace import list_tree
 from rubricgate.stats import mcnemar_exact, trial_passed
 
@@ -294,7 +294,7 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
     config = load_config(repo, config_path)
     out = options.reports_dir or repo / config.reports / f"compare-{new_run_id()}"
     common = dict(config_path=config_path, require_baseline=False,
-                  cache_dir=options.cache_dir or repo / CACHE_DIR)
+                  cache_dir=resolve_cache_dir(repo, config.cache_dir, options.cache_dir) if options.cache else None)
     fresh = listeners or (lambda label: list(options.listeners))
     with ref_worktree(repo, ref) as ref_tree:
         with base_checkout(repo, ref_tree, config.reviewer, ref, {config.reports.split("/")[0]},

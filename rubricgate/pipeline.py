@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets as _random
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -14,10 +14,9 @@ from rubricgate.cost import Budget
 from rubricgate.errors import GateInputError
 from rubricgate.load import Loaded, load_all
 from rubricgate.models.results import Summary
-from rubricgate.reports.bundle import write_reports
+from rubricgate.reports.bundle import finish_run_reports
 from rubricgate.reports.events import EventListener, EventLog
-from rubricgate.reports.summary import write_summary
-from rubricgate.runner.cache import CACHE_DIR
+from rubricgate.runner.cache import CACHE_DIR, note_rejections, resolve_cache_dir, signing_key
 from rubricgate.runner.environment import build_env, secret_values
 from rubricgate.runner.process import CANCEL, sweep_orphans
 from rubricgate.runner.sandbox import (SandboxPolicy, SandboxUnavailable, hidden_paths, hidden_argument,
@@ -43,7 +42,7 @@ class RunOptions:
     reports_dir: Path | None = None
     require_baseline: bool = True
     cache: bool = False  # reuse cached transcripts (rubricgate/runner/cache.py)
-    cache_dir: Path | None = None  # default: <repo>/.rubricgate-cache
+    cache_dir: Path | None = None  # beats config cache_dir; default $XDG_CACHE_HOME/rubricgate
     max_cost: float | None = None  # USD budget; once spent no new trial starts (rubricgate/cost.py)
 
 
@@ -71,6 +70,7 @@ def new_run_id() -> str:
 def run_suite(options: RunOptions) -> RunOutcome:
     """load -> plan -> run -> aggregate -> gate -> report. Raises GateInputError(s) on bad input."""
     loaded = load_all(options.repo, options.config_path, options.require_baseline)
+    options = _with_cache_dir(options, loaded.config.cache_dir)  # before anything is written
     jobs = plan(loaded, options)
     agents = build_agents(jobs, loaded.config, options.agent, factory=get_agent)
     policy = sandbox_policy(options, loaded, agents)
@@ -86,9 +86,10 @@ def run_suite(options: RunOptions) -> RunOutcome:
         sweep_orphans(guard.children)
     ctx.tree_violations.extend(c for c in guard.changes() if c not in ctx.tree_violations)
     state.tree_violations, state.not_run, state.budget = ctx.tree_violations, ctx.not_run, ctx.budget
-    summary = with_isolation(build_summary(loaded, jobs, results, state), policy)
+    summary = note_rejections(with_isolation(build_summary(loaded, jobs, results, state), policy),
+                              ctx.cache_rejected)
     try:
-        write_run_reports(ctx, loaded, summary, options.repo)
+        summary = write_run_reports(ctx, loaded, summary, options.repo)
     finally:
         restore_interrupts(ctx.saved_handlers)  # ignored since the interrupt: the report is written
     kept = ctx.tree.root if options.keep_workspaces else None
@@ -166,13 +167,20 @@ def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job], agents: dict
     return ctx, state
 
 
-def write_run_reports(ctx: RunContext, loaded: Loaded, summary: Summary, repo: Path) -> None:
-    """summary.json first (the record), then replay artifacts, HTML, comment.md, junit.xml."""
-    write_summary(ctx.run_dir, summary, ctx.secrets)
-    # The step summary is `rubricgate report`'s job, so env={} here.
-    write_reports(summary, ctx.run_dir, cases=loaded.cases, secrets=ctx.secrets, env={}, repo=repo)
-    ctx.events.emit("run_completed", decision=summary.decision.model_dump(mode="json"))
-    ctx.events.close()
+def write_run_reports(ctx: RunContext, loaded: Loaded, summary: Summary, repo: Path) -> Summary:
+    """Replay artifacts, HTML, comment.md, junit.xml, then summary.json last (reports/bundle.py).
+
+    Returns the summary as finally decided: a report that could not be written makes it exit 2.
+    """
+    earlier = list(ctx.events.write_failures)  # a transcript or an event line during the run
+
+    def completed(final: Summary) -> list:
+        ctx.events.emit("run_completed", decision=final.decision.model_dump(mode="json"))
+        ctx.events.close()  # a full disk may only show when the last line is flushed
+        return ctx.events.write_failures[len(earlier):]
+
+    return finish_run_reports(summary, ctx.run_dir, cases=loaded.cases, secrets=ctx.secrets, repo=repo,
+                              earlier=earlier, before_summary=completed)
 
 
 def _context(options: RunOptions, loaded: Loaded, run_dir: Path, agents: dict[str, Agent],
@@ -189,7 +197,7 @@ def _context(options: RunOptions, loaded: Loaded, run_dir: Path, agents: dict[st
                      fingerprint=None if _all_sandboxed(policy, agents) else fingerprint_tree(options.repo, exclude),
                      keep_workspaces=options.keep_workspaces, cases=loaded.cases,
                      budget=Budget(options.max_cost),
-                     cache_dir=(options.cache_dir or options.repo / CACHE_DIR) if options.cache else None)
+                     cache_dir=options.cache_dir if options.cache else None)
     return ctx
 
 
@@ -206,3 +214,12 @@ def answer_key(options: RunOptions, loaded: Loaded) -> set[str]:
     if repo in config_file.parents:
         paths.add(config_file.relative_to(repo).as_posix())
     return {p.strip("/") for p in paths if p.strip("/")}
+
+
+def _with_cache_dir(options: RunOptions, configured: str | None) -> RunOptions:
+    """Options with the cache folder resolved (the sandbox hides it even without --cache) and,
+    under --cache, its signing key checked (or made) before any trial runs."""
+    path = resolve_cache_dir(options.repo, configured, options.cache_dir)
+    if options.cache:
+        signing_key(path)
+    return replace(options, cache_dir=path)

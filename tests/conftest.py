@@ -39,6 +39,14 @@ def make_repo(dest: Path, fixtures: list[str] | None = None, tasks: list[str] | 
     return dest
 
 
+@pytest.fixture(autouse=True)
+def _private_cache_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """--cache defaults to $XDG_CACHE_HOME/rubricgate: never let a test touch the real one."""
+    home = tmp_path_factory.mktemp("xdg-cache")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    return home
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "repo")

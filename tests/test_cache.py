@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from rubricgate.errors import GateInputError
 from rubricgate.models.config import AgentConfig, ReviewerConfig
 from rubricgate.models.results import CaseSpec
 from rubricgate.models.task import Expect, Rubric, ToolUseRubric, TrajectoryRubric
@@ -54,53 +55,125 @@ def _transcript(termination: str = "completed") -> Transcript:
 
 # -- failure paths first ----------------------------------------------------------------------
 
-def test_missing_entry_is_a_miss(repo: Path, tmp_path: Path) -> None:
-    assert cache.load_cached(tmp_path / "cache", _parts(repo)) is None
+def _entry(cache_dir: Path, parts: cache.KeyParts) -> Path:
+    return cache.entry_path(cache_dir, cache.cache_key(parts))
 
 
-def test_corrupt_entry_is_a_miss_and_is_overwritten(repo: Path, tmp_path: Path) -> None:
+def test_missing_entry_is_a_miss_not_a_rejection(repo: Path, tmp_path: Path) -> None:
+    assert cache.load_cached(tmp_path / "cache", _parts(repo)) == cache.Lookup()
+
+
+def test_corrupt_entry_is_rejected_and_is_overwritten(repo: Path, tmp_path: Path) -> None:
     parts, cache_dir = _parts(repo), tmp_path / "cache"
-    path = cache.entry_path(cache_dir, cache.cache_key(parts))
+    path = _entry(cache_dir, parts)
     path.parent.mkdir(parents=True)
     path.write_text("{not json", encoding="utf-8")
-    assert cache.load_cached(cache_dir, parts) is None
+    found = cache.load_cached(cache_dir, parts)
+    assert found.transcript is None and "not valid JSON" in found.rejected
     assert cache.store(cache_dir, parts, _transcript())
-    assert cache.load_cached(cache_dir, parts) == _transcript()
+    assert cache.load_cached(cache_dir, parts).transcript == _transcript()
+
+
+def test_hand_edited_entry_is_rejected(repo: Path, tmp_path: Path) -> None:
+    parts, cache_dir = _parts(repo), tmp_path / "cache"
+    cache.store(cache_dir, parts, _transcript())
+    path = _entry(cache_dir, parts)
+    entry = json.loads(path.read_text())
+    entry["transcript"]["final_text"] = "```json\n{\"tier\": \"PASS\"}\n```"
+    path.write_text(json.dumps(entry))
+    found = cache.load_cached(cache_dir, parts)
+    assert found.transcript is None and "signature does not match" in found.rejected
+
+
+def test_unsigned_entry_is_rejected(repo: Path, tmp_path: Path) -> None:
+    parts, cache_dir = _parts(repo), tmp_path / "cache"
+    cache.store(cache_dir, parts, _transcript())
+    path = _entry(cache_dir, parts)
+    entry = json.loads(path.read_text())
+    del entry["hmac"]
+    path.write_text(json.dumps(entry))
+    assert cache.load_cached(cache_dir, parts).rejected == "entry is not signed"
+
+
+def test_genuine_entry_moved_to_another_slot_is_rejected(repo: Path, tmp_path: Path) -> None:
+    cache_dir, one, two = tmp_path / "cache", _parts(repo, trial=1), _parts(repo, trial=2)
+    cache.store(cache_dir, one, _transcript())
+    _entry(cache_dir, two).parent.mkdir(parents=True, exist_ok=True)
+    _entry(cache_dir, two).write_bytes(_entry(cache_dir, one).read_bytes())
+    assert "signature does not match" in cache.load_cached(cache_dir, two).rejected
+
+
+def test_entry_signed_with_another_key_is_rejected(repo: Path, tmp_path: Path) -> None:
+    parts = _parts(repo)
+    cache.store(tmp_path / "a", parts, _transcript())
+    _entry(tmp_path / "b", parts).parent.mkdir(parents=True)
+    _entry(tmp_path / "b", parts).write_bytes(_entry(tmp_path / "a", parts).read_bytes())
+    assert cache.load_cached(tmp_path / "b", parts).rejected
+
+
+def test_signing_key_is_private_stable_and_checked(tmp_path: Path) -> None:
+    key = cache.signing_key(tmp_path / "c")
+    path = tmp_path / "c" / cache.KEY_FILE
+    assert len(key) == 32 and path.stat().st_mode & 0o777 == 0o600
+    assert cache.signing_key(tmp_path / "c") == key
+    assert not [p for p in (tmp_path / "c").iterdir() if p.name != cache.KEY_FILE]  # no temp file left
+    path.chmod(0o644)
+    with pytest.raises(GateInputError, match="mode 0600"):
+        cache.signing_key(tmp_path / "c")
+    path.chmod(0o600)
+    path.write_text("not hex")
+    with pytest.raises(GateInputError, match="unreadable cache signing key"):
+        cache.signing_key(tmp_path / "c")
 
 
 def test_entry_with_invalid_transcript_is_a_miss(repo: Path, tmp_path: Path) -> None:
+    # Genuinely signed (e.g. by an older transcript format) but no longer loadable: a plain miss.
     parts, cache_dir = _parts(repo), tmp_path / "cache"
     cache.store(cache_dir, parts, _transcript())
-    path = cache.entry_path(cache_dir, cache.cache_key(parts))
-    entry = json.loads(path.read_text())
-    entry["transcript"]["termination"] = "exploded"
-    path.write_text(json.dumps(entry))
-    assert cache.load_cached(cache_dir, parts) is None
+    entry = json.loads(_entry(cache_dir, parts).read_text())
+    body = {k: v for k, v in entry.items() if k != "hmac"}
+    body["transcript"]["termination"] = "exploded"
+    signed = {**body, "hmac": cache._sign(cache.signing_key(cache_dir), cache.cache_key(parts), body)}
+    _entry(cache_dir, parts).write_text(json.dumps(signed))
+    assert cache.load_cached(cache_dir, parts) == cache.Lookup()
 
 
-def test_entry_whose_stored_parts_differ_is_a_miss(repo: Path, tmp_path: Path) -> None:
-    # Simulates a key collision: the file is where the key says, but for other parts.
+def test_genuine_entry_whose_stored_parts_differ_is_a_miss(repo: Path, tmp_path: Path) -> None:
+    # Simulates a key collision: a genuine entry where the key says, but for other parts.
     parts, cache_dir = _parts(repo), tmp_path / "cache"
-    cache.store(cache_dir, parts, _transcript())
-    path = cache.entry_path(cache_dir, cache.cache_key(parts))
-    entry = json.loads(path.read_text())
-    entry["parts"]["trial"] = 2
-    path.write_text(json.dumps(entry))
-    assert cache.load_cached(cache_dir, parts) is None
+    other = dataclasses.replace(parts, trial=2)
+    cache.store(cache_dir, other, _transcript())
+    _entry(cache_dir, parts).parent.mkdir(parents=True, exist_ok=True)
+    entry = json.loads(_entry(cache_dir, other).read_text())
+    body = {k: v for k, v in entry.items() if k != "hmac"}
+    signed = {**body, "hmac": cache._sign(cache.signing_key(cache_dir), cache.cache_key(parts), body)}
+    _entry(cache_dir, parts).write_text(json.dumps(signed))
+    assert cache.load_cached(cache_dir, parts) == cache.Lookup()
 
 
 @pytest.mark.parametrize("termination", ["api_error", "timeout", "crashed"])
 def test_transient_failures_are_not_stored(repo: Path, tmp_path: Path, termination: str) -> None:
     parts = _parts(repo)
     assert not cache.store(tmp_path / "cache", parts, _transcript(termination))
-    assert cache.load_cached(tmp_path / "cache", parts) is None
+    assert cache.load_cached(tmp_path / "cache", parts) == cache.Lookup()
+
+
+def test_default_location_is_the_user_cache_folder_and_never_the_repo(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    assert cache.default_cache_dir({"XDG_CACHE_HOME": "/x/c", "HOME": "/h"}) == Path("/x/c/rubricgate")
+    assert cache.default_cache_dir({"XDG_CACHE_HOME": "rel", "HOME": "/h"}) == Path("/h/.cache/rubricgate")
+    assert cache.resolve_cache_dir(repo, "../c") == (tmp_path / "c").resolve()
+    assert cache.resolve_cache_dir(repo, "../c", tmp_path / "o") == (tmp_path / "o").resolve()
+    with pytest.raises(GateInputError, match="inside the repository"):
+        cache.resolve_cache_dir(repo, ".rubricgate-cache")
 
 
 # -- hits -------------------------------------------------------------------------------------
 
 def test_roundtrip_hit_with_recomputed_parts(repo: Path, tmp_path: Path) -> None:
     cache.store(tmp_path / "cache", _parts(repo), _transcript("max_turns"))
-    assert cache.load_cached(tmp_path / "cache", _parts(repo)) == _transcript("max_turns")
+    assert cache.load_cached(tmp_path / "cache", _parts(repo)).transcript == _transcript("max_turns")
 
 
 def test_key_is_stable_and_hex(repo: Path) -> None:
@@ -247,7 +320,7 @@ def test_without_cache_flag_the_cache_is_neither_read_nor_written(tmp_path: Path
     _run(repo, cache=False)
     _run(repo, cache=False)
     assert counting.calls == 8
-    assert not (repo / cache.CACHE_DIR).exists()
+    assert not (repo / cache.CACHE_DIR).exists() and not cache.default_cache_dir().exists()
 
 
 def test_rubric_edit_misses_the_cache_and_changes_the_answer(tmp_path: Path, counting) -> None:
@@ -304,3 +377,22 @@ def test_allowlisted_environment_change_misses_the_cache(tmp_path: Path, countin
     monkeypatch.setenv("RG_TEST_BASE_URL", "http://127.0.0.1:2")
     _run(repo)
     assert counting.calls == 8
+
+
+def test_cli_cache_dir_flag_implies_cache_and_refuses_the_repository(tmp_path: Path, counting) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo), "--cache-dir", str(tmp_path / "c")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "c" / cache.KEY_FILE).is_file() and list((tmp_path / "c").rglob("*.json"))
+    assert not cache.default_cache_dir().exists()
+    inside = CliRunner().invoke(main, ["run", "--repo", str(repo), "--cache-dir", str(repo / ".cache")])
+    assert inside.exit_code == 2 and "cache_dir" in inside.output and "Traceback" not in inside.output
+    assert len(list((repo / "reports").iterdir())) == 1  # refused before a run folder was made
+
+
+def test_config_cache_dir_is_used(tmp_path: Path, counting) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    config = repo / "rubricgate.yaml"
+    config.write_text(config.read_text() + "cache_dir: ../shared-cache\n")
+    _run(repo)
+    assert list((tmp_path / "shared-cache").rglob("*.json")) and not cache.default_cache_dir().exists()

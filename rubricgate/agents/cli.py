@@ -12,13 +12,15 @@ import os
 import shutil
 import tempfile
 from abc import ABC, abstractmethod
+from dataclasses import replace
 from pathlib import Path
 
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.normalize import Draft, finish, read_stream
 from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import Transcript
-from rubricgate.runner.environment import isolated_env, scrub_file, scrub_model, secret_values
+from rubricgate.runner.environment import isolated_env
+from rubricgate.secrets import scrub, scrub_file, scrub_model, secret_values
 from rubricgate.runner.process import ProcessResult, Watch, run_process
 
 VERSION_TIMEOUT_S = 30.0
@@ -79,9 +81,12 @@ class CliAgent(ABC):
         except OSError as exc:
             return self._failed(request, f"cannot read prompt {request.prompt_file}: {exc.strerror}")
         proc = self.execute(request, self.argv(request, prompt))
+        # Scrub before parsing: every cut below (the 300-character error line, the last stderr
+        # line) then works on clean text and cannot leave part of a secret behind.
+        scrub_scratch(request, secrets)
+        proc = replace(proc, stderr_tail=scrub(proc.stderr_tail, secrets))
         transcript = finish(self.parse(read_stream(request.raw_stream_file), request), proc,
                             version=self.version())
-        scrub_scratch(request, secrets)
         return scrub_model(transcript, secrets)
 
     def execute(self, request: AgentRequest, argv: list[str]) -> ProcessResult:

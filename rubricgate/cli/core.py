@@ -43,6 +43,8 @@ config_option = click.option("--config", "config_path", type=click.Path(dir_okay
 
 cache_option = click.option("--cache", is_flag=True,
                             help="Reuse stored answers of unchanged (reviewer, case, agent, model, trial).")
+cache_dir_option = click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                                help="Cache folder for --cache (default: config cache_dir, else ~/.cache/rubricgate).")
 max_cost_option = click.option("--max-cost", type=click.FloatRange(min=0), default=None, metavar="USD",
                                help="Stop starting trials once this much is spent; the rest are not run (exit 2).")
 
@@ -60,13 +62,14 @@ def _repo(repo: Path | None) -> Path:
 @click.option("--jobs", type=click.IntRange(min=1), default=1, help="Trials run at once.")
 @click.option("--keep-workspaces", is_flag=True, help="Keep each trial's throwaway copy for debugging.")
 @cache_option
+@cache_dir_option
 @max_cost_option
-def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, max_cost) -> None:
+def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, cache_dir, max_cost) -> None:
     """Run the suite against the reviewer and gate the rates against baseline.json."""
     signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
     options = RunOptions(repo=_repo(repo), config_path=config_path, agent=agent, trials=trials,
                          only=list(only), jobs=jobs, keep_workspaces=keep_workspaces, listeners=_listeners(),
-                         cache=cache, max_cost=max_cost)
+                         cache=cache or cache_dir is not None, cache_dir=cache_dir, max_cost=max_cost)
     try:
         outcome = run_suite(options)
     except (GateInputError, GateInputErrors) as exc:

@@ -15,7 +15,7 @@ from rubricgate.cli.core import _repo, config_option, fail_input, repo_option
 from rubricgate.config import load_config
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.pipeline import load_all
-from rubricgate.reports.bundle import COMMENT_FILE, HTML_FILE, JUNIT_FILE, write_reports
+from rubricgate.reports.bundle import COMMENT_FILE, HTML_FILE, JUNIT_FILE, finish_run_reports, write_reports
 from rubricgate.reports.charts import trend_chart
 from rubricgate.reports.comment import DEFAULT_ARTIFACT, render_comment
 from rubricgate.reports.github import DEFAULT_LABEL, GitHubError, GitHubTarget, publish as publish_comment
@@ -41,13 +41,16 @@ def regrade(run_dir, repo, config_path, artifact) -> None:
     try:
         loaded = load_all(_repo(repo), config_path)
         done = regrade_run(run_dir, loaded)
-        write_reports(done.summary, done.run_dir, cases=done.cases, artifact=artifact)
+        # summary.json is rewritten last: a report that cannot be written makes it (and us) exit 2.
+        final = finish_run_reports(done.summary, done.run_dir, cases=done.cases, artifact=artifact)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     for warning in done.warnings:
         click.echo(f"warning: {warning}", err=True)
-    click.echo(f"regraded {read_summary(run_dir).run_id} -> {done.run_dir} · decision {done.summary.decision.status}")
-    sys.exit(done.summary.decision.exit_code)
+    for reason in final.decision.reasons if final.decision != done.summary.decision else []:
+        click.echo(f"error: {reason}", err=True)
+    click.echo(f"regraded {read_summary(run_dir).run_id} -> {done.run_dir} · decision {final.decision.status}")
+    sys.exit(final.decision.exit_code)
 
 
 @main.command()

@@ -68,3 +68,5 @@ class Config(StrictModel):
     gate: GateConfig = Field(default_factory=GateConfig)
     baseline: str = "baseline.json"
     reports: str = "reports"
+    # --cache folder; unset: $XDG_CACHE_HOME/rubricgate (~/.cache/rubricgate). Never inside the repo.
+    cache_dir: str | None = None

@@ -95,6 +95,14 @@ class Decision(StrictModel):
     warnings: list[str] = Field(default_factory=list)
 
 
+class CacheRejection(StrictModel):
+    """A cache entry refused because its signature did not hold; its trial was re-run."""
+
+    case_id: str
+    trial: int
+    reason: str
+
+
 class Summary(StrictModel):
     format_version: int = 1
     run_id: str
@@ -119,6 +127,7 @@ class Summary(StrictModel):
     # copy and nothing more, said loudly everywhere), with why copy-only was chosen.
     isolation: Literal["bwrap", "copy-only"] = "bwrap"
     isolation_reason: str = ""
+    cache_rejected: list[CacheRejection] = Field(default_factory=list)  # forged or damaged entries, re-run
 
 
 class ReplayArtifact(StrictModel):

@@ -1,43 +1,127 @@
-"""Write every human-facing report of a run in one call (used by `run`, `report` and `regrade`)."""
+"""Write every report of a run in one call (used by `run`, `report` and `regrade`).
+
+A report that cannot be written (disk full, a directory in the way, no permission) must never
+leave a run looking like a pass. `finish_run_reports` therefore writes everything else first,
+collects the failures, turns the decision into exit 2 when there are any (re-rendering the
+human-facing reports so they say so too), and writes summary.json last: a reader never finds a
+summary claiming pass for a run that exited 2.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from rubricgate import exitcodes
 from rubricgate.errors import GateInputError
-from rubricgate.models.results import CaseSpec, Summary
+from rubricgate.models.results import CaseSpec, Decision, Summary
 from rubricgate.reports.comment import DEFAULT_ARTIFACT, render_comment
-from rubricgate.reports.html import write_html
+from rubricgate.reports.html import render_html
 from rubricgate.reports.junit import render_junit
-from rubricgate.reports.replay import write_replay_artifacts
+from rubricgate.reports.replay import REPLAY_DIR, write_replay_artifacts
 from rubricgate.reports.step_summary import append_step_summary
-from rubricgate.runner.environment import scrub
+from rubricgate.reports.summary import write_summary
+from rubricgate.reports.writing import WriteFailure, failure, write_text_atomic
 
 COMMENT_FILE = "comment.md"
 JUNIT_FILE = "junit.xml"
 HTML_FILE = "report.html"
+SUMMARY_FILE = "summary.json"
 
-
-def _write(path: Path, text: str, secrets: list[str]) -> Path:
-    try:
-        path.write_text(scrub(text, secrets), encoding="utf-8")
-    except OSError as exc:
-        raise GateInputError(str(path), "", f"cannot write: {exc.strerror}", "check the reports folder") from exc
-    return path
+Step = tuple[Path, Callable[[], list[Path]]]
 
 
 def write_reports(summary: Summary, run_dir: Path, cases: list[CaseSpec] | None = None,
                   history: list[Summary] | None = None, secrets: list[str] | None = None,
                   env: Mapping[str, str] | None = None, artifact: str = DEFAULT_ARTIFACT,
                   repo: Path | None = None) -> list[Path]:
-    """Replay artifacts (when the cases are known), report.html, comment.md, junit.xml, step summary."""
+    """Replay artifacts (when the cases are known), report.html, comment.md, junit.xml, step summary.
+
+    Raises GateInputError naming the first file that could not be written (after trying all).
+    """
+    written, failures = write_reports_collecting(summary, run_dir, cases, history, secrets, env, artifact, repo)
+    if failures:
+        first = failures[0]
+        raise GateInputError(first.path, "", f"cannot write: {first.reason}", "check the reports folder")
+    return written
+
+
+def write_reports_collecting(summary: Summary, run_dir: Path, cases: list[CaseSpec] | None = None,
+                             history: list[Summary] | None = None, secrets: list[str] | None = None,
+                             env: Mapping[str, str] | None = None, artifact: str = DEFAULT_ARTIFACT,
+                             repo: Path | None = None) -> tuple[list[Path], list[WriteFailure]]:
+    """Try every report; return the files written and the ones that failed (never raises for a write)."""
     secrets = secrets or []
-    written = write_replay_artifacts(run_dir, cases, summary, secrets, repo) if cases is not None else []
-    html = write_html(summary, run_dir, run_dir / HTML_FILE, history)
-    # The HTML is rendered from scrubbed transcripts; scrub once more in case a reason carries a secret.
-    written.append(_write(html, html.read_text(encoding="utf-8"), secrets))
-    written.append(_write(run_dir / COMMENT_FILE, render_comment(summary, artifact), secrets))
-    written.append(_write(run_dir / JUNIT_FILE, render_junit(summary), secrets))
-    step = append_step_summary(summary, env, artifact)
-    return written + ([step] if step else [])
+    steps = _page_steps(summary, run_dir, history, secrets, artifact)
+    if cases is not None:
+        steps.insert(0, (run_dir / REPLAY_DIR, lambda: write_replay_artifacts(run_dir, cases, summary, secrets, repo)))
+    steps.append((Path("$GITHUB_STEP_SUMMARY"), lambda: _optional(append_step_summary(summary, env, artifact))))
+    return _attempt(steps)
+
+
+def _page_steps(summary: Summary, run_dir: Path, history: list[Summary] | None, secrets: list[str],
+                artifact: str) -> list[Step]:
+    """The reports that show the decision: rewritten when a write failure changes it."""
+    html, comment, junit = run_dir / HTML_FILE, run_dir / COMMENT_FILE, run_dir / JUNIT_FILE
+    return [(html, lambda: [write_text_atomic(html, render_html(summary, run_dir, history), secrets)]),
+            (comment, lambda: [write_text_atomic(comment, render_comment(summary, artifact), secrets)]),
+            (junit, lambda: [write_text_atomic(junit, render_junit(summary), secrets)])]
+
+
+def _optional(path: Path | None) -> list[Path]:
+    return [path] if path else []
+
+
+def _attempt(steps: list[Step]) -> tuple[list[Path], list[WriteFailure]]:
+    written: list[Path] = []
+    failures: list[WriteFailure] = []
+    for target, step in steps:
+        try:
+            written += step()
+        except GateInputError as exc:
+            failures.append(WriteFailure(exc.file, exc.problem))
+        except Exception as exc:  # a report that failed to render is as missing as one that failed to write
+            failures.append(failure(target, exc))
+    return written, failures
+
+
+def finish_run_reports(summary: Summary, run_dir: Path, *, cases: list[CaseSpec] | None,
+                       secrets: list[str] | None = None, repo: Path | None = None,
+                       earlier: list[WriteFailure] | None = None, artifact: str = DEFAULT_ARTIFACT,
+                       before_summary: Callable[[Summary], list[WriteFailure]] | None = None) -> Summary:
+    """Write a run's reports, then summary.json last; any failure makes the decision exit 2.
+
+    `earlier` are failures from during the run (a transcript, events.jsonl); `before_summary` is
+    called with the decision about to be written (e.g. to log run_completed) and may add failures.
+    Returns the summary as finally decided (what the run must exit with).
+    """
+    _, failures = write_reports_collecting(summary, run_dir, cases, secrets=secrets, env={}, artifact=artifact,
+                                           repo=repo)
+    failures = [*(earlier or []), *failures]
+    if failures:
+        summary = with_write_failures(summary, failures)
+    late = before_summary(summary) if before_summary else []
+    if late:
+        failures += late
+        summary = with_write_failures(summary, failures)
+    if failures:  # the pages already written show the old decision: render them again
+        _, again = _attempt(_page_steps(summary, run_dir, None, secrets or [], artifact))
+        summary = with_write_failures(summary, failures + [f for f in again if f not in failures])
+    try:
+        write_summary(run_dir, summary, secrets)
+    except OSError as exc:
+        summary = with_write_failures(summary, [*failures, failure(run_dir / SUMMARY_FILE, exc)])
+    return summary
+
+
+def with_write_failures(summary: Summary, failures: list[WriteFailure]) -> Summary:
+    """The summary with its decision turned into exit 2, naming every file that could not be written."""
+    lines = list(dict.fromkeys(f.line() for f in failures))
+    old = summary.decision
+    if old.exit_code == exitcodes.CANNOT_JUDGE:  # already exit 2 (maybe by an earlier call): keep why
+        rest = [r for r in old.reasons if not r.startswith("could not write ")]
+    else:
+        rest = [f"the reports are incomplete; the rates alone said {old.status} (exit {old.exit_code})", *old.reasons]
+    decision = Decision(status="error", exit_code=exitcodes.CANNOT_JUDGE, method=old.method,
+                        reasons=lines + rest, warnings=old.warnings)
+    return summary.model_copy(update={"decision": decision})

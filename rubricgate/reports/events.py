@@ -1,36 +1,68 @@
-"""events.jsonl: appended and flushed as things happen, so an interrupted run keeps them."""
+"""events.jsonl: appended and flushed as things happen, so an interrupted run keeps them.
+
+The log is also where a run keeps the report files it could not write (`write_failures`):
+a full disk must not crash the run, but it must make the decision exit 2 at the end.
+"""
 
 from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import IO, Any, Callable
 
-from rubricgate.runner.environment import scrub
+from rubricgate.reports.writing import WriteFailure, failure
+from rubricgate.secrets import encodable, scrub, scrub_data
 
 EventListener = Callable[[dict[str, Any]], None]
 
 
 class EventLog:
-    """Writes one JSON object per line and forwards each event to listeners."""
+    """Writes one JSON object per line and forwards each (scrubbed) event to listeners."""
 
     def __init__(self, path: Path, listeners: list[EventListener] | None = None, secrets: list[str] | None = None):
         self.path = path
         self.listeners = listeners or []
         self.secrets = secrets or []
-        self._file = path.open("a", encoding="utf-8")
+        self.write_failures: list[WriteFailure] = []
+        self._file: IO[str] | None = None
+        try:
+            self._file = path.open("a", encoding="utf-8")
+        except OSError as exc:
+            self.failed(path, exc)
 
     def emit(self, event: str, **fields: Any) -> None:
         """Record an event now (flushed before returning), then tell the listeners."""
         record = {"event": event, "at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **fields}
-        self._file.write(scrub(json.dumps(record, default=str), self.secrets) + "\n")
-        self._file.flush()
+        record = scrub_data(record, self.secrets)  # listeners print to CI logs: they get it scrubbed too
+        self._write(scrub(json.dumps(record, default=str), self.secrets) + "\n")
         for listener in self.listeners:
             listener(record)
 
+    def failed(self, path: Path | str, exc: BaseException) -> None:
+        """Remember a report file that could not be written (the run's decision becomes exit 2)."""
+        self.write_failures.append(failure(path, exc))
+
+    def _write(self, line: str) -> None:
+        if self._file is None:
+            return  # already failed once: the first failure is the one reported
+        try:
+            self._file.write(encodable(line))
+            self._file.flush()
+        except OSError as exc:
+            self.failed(self.path, exc)
+            self._close()
+
+    def _close(self) -> None:
+        file, self._file = self._file, None
+        try:
+            if file is not None:
+                file.close()
+        except OSError as exc:  # close flushes: a full disk can surface only here
+            self.failed(self.path, exc)
+
     def close(self) -> None:
-        self._file.close()
+        self._close()
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:

@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
 from rubricgate.loading import load_model
 from rubricgate.models.results import Summary
 from rubricgate.models.transcript import Transcript
-from rubricgate.runner.environment import scrub
+from rubricgate.reports.writing import write_text_atomic
+from rubricgate.secrets import scrub_data
 
 
 def write_json_atomic(path: Path, data: dict, secrets: list[str] | None = None) -> None:
-    """Write via a temp file and rename, so a crash never leaves half a file."""
-    text = scrub(json.dumps(data, indent=2, default=str), secrets or [])
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    """Write scrubbed JSON via a temp file and rename, so a crash never leaves half a file."""
+    write_text_atomic(path, json.dumps(scrub_data(data, secrets or []), indent=2, default=str) + "\n", secrets)
 
 
 def write_summary(run_dir: Path, summary: Summary, secrets: list[str] | None = None) -> Path:

@@ -15,13 +15,22 @@ never crosses a change of any key part even if two keys ever collided.
 Only transcripts that ended on the agent's own terms are stored (completed, max_turns): an API
 error or a timeout says something about that moment, not about the reviewer, and is retried.
 Transcripts, not grades, are cached: grading is cheap, deterministic and may itself change.
+
+Entries cannot be forged. The cache lives outside the repository (`$XDG_CACHE_HOME/rubricgate`,
+default ~/.cache/rubricgate; config `cache_dir` or RunOptions.cache_dir override it), and every
+entry carries an HMAC-SHA256 over its cache key and content, made with a per-user key kept in
+the cache folder (created on first use, mode 0600, never in the repository or a report). An
+entry that is unsigned, unreadable, or whose HMAC does not match (hand-edited, or copied from
+another case's slot) is rejected: not used, reported by the caller, and its trial re-run.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -30,12 +39,15 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from rubricgate import __version__
+from rubricgate.errors import GateInputError
 from rubricgate.models.config import AgentConfig, ReviewerConfig
-from rubricgate.models.results import CaseSpec
+from rubricgate.models.results import CacheRejection, CaseSpec, Summary
 from rubricgate.models.transcript import Transcript
 
-CACHE_DIR = ".rubricgate-cache"
-FORMAT_VERSION = 2
+CACHE_DIR = ".rubricgate-cache"  # the old in-repository location; no longer used by default
+APP_DIR = "rubricgate"
+KEY_FILE = "hmac-key"
+FORMAT_VERSION = 3
 CACHEABLE = {"completed", "max_turns"}
 # Files an agent CLI reads on its own from the working tree; a change can change any answer.
 AGENT_CONTEXT = ["AGENTS.md", "CLAUDE.md", ".claude", ".opencode", "opencode.json", ".codex", ".cortex"]
@@ -136,40 +148,155 @@ def files_digest(repo: Path, paths: list[str]) -> dict[str, str]:
     return out
 
 
+def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """$XDG_CACHE_HOME/rubricgate, or ~/.cache/rubricgate (a relative XDG value is ignored, per the spec)."""
+    env = os.environ if env is None else env
+    xdg = env.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path(env.get("HOME") or Path.home()) / ".cache"
+    return base / APP_DIR
+
+
+def resolve_cache_dir(repo: Path, configured: str | None = None, override: Path | None = None,
+                      env: Mapping[str, str] | None = None) -> Path:
+    """The cache folder: RunOptions/flag beats config `cache_dir` beats the user default.
+
+    A relative config value is relative to the repository. A folder inside the repository is
+    refused: its signing key would sit in the tree, next to what it protects.
+    """
+    if override is not None:
+        path = Path(override).expanduser()
+    elif configured:
+        path = repo / Path(configured).expanduser()
+    else:
+        path = default_cache_dir(env)
+    path = path.resolve()
+    if path == repo.resolve() or repo.resolve() in path.parents:
+        raise GateInputError("rubricgate.yaml", "cache_dir", f"{path} is inside the repository",
+                             "use a folder outside it, or leave cache_dir unset for ~/.cache/rubricgate")
+    return path
+
+
+def signing_key(cache_dir: Path) -> bytes:
+    """The per-user HMAC key in `cache_dir`, created on first use (0600, atomically)."""
+    cache_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = cache_dir / KEY_FILE
+    if not os.path.lexists(path):
+        _create_key(path)
+    return _read_key(path)
+
+
+def _create_key(path: Path) -> None:
+    # mkstemp makes the file 0600; link() publishes it only if no key exists yet, so two runs
+    # starting together agree on one key and nobody ever reads a half-written one.
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".key-")
+    try:
+        os.write(fd, os.urandom(32).hex().encode("ascii"))
+        os.fsync(fd)
+        os.close(fd)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another run created it first: use theirs
+    finally:
+        os.unlink(tmp)
+
+
+def _read_key(path: Path) -> bytes:
+    info = os.lstat(path)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise GateInputError(str(path), "", "the cache signing key must be a regular file of yours, mode 0600",
+                             f"run `chmod 600 {path}`, or delete it to start a fresh cache")
+    try:
+        return bytes.fromhex(path.read_text(encoding="ascii").strip())
+    except (OSError, ValueError) as exc:
+        raise GateInputError(str(path), "", f"unreadable cache signing key ({exc})",
+                             "delete it; a new key and a fresh cache are made on the next run") from exc
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """A cache lookup: the transcript on a hit; `rejected` says why a present entry was refused."""
+
+    transcript: Transcript | None = None
+    rejected: str = ""
+
+
+def note_rejections(summary: Summary, rejected: list[CacheRejection]) -> Summary:
+    """The summary with rejected entries listed and a warning the terminal and reports show."""
+    if not rejected:
+        return summary
+    which = ", ".join(f"{r.case_id}#{r.trial}" for r in rejected[:5]) + (" ..." if len(rejected) > 5 else "")
+    warning = (f"{len(rejected)} cache entr{'y was' if len(rejected) == 1 else 'ies were'} rejected "
+               f"(changed or unsigned) and re-run: {which}")
+    decision = summary.decision.model_copy(update={"warnings": [*summary.decision.warnings, warning]})
+    return summary.model_copy(update={"cache_rejected": list(rejected), "decision": decision})
+
+
 def entry_path(cache_dir: Path, key: str) -> Path:
     """Where an entry lives: two-level fan-out keeps directories small."""
     return cache_dir / key[:2] / f"{key}.json"
 
 
-def load_cached(cache_dir: Path, parts: KeyParts) -> Transcript | None:
-    """The cached transcript for these exact parts, or None (absent, unreadable or mismatched)."""
-    path = entry_path(cache_dir, cache_key(parts))
+def load_cached(cache_dir: Path, parts: KeyParts, signing: bytes | None = None) -> Lookup:
+    """The cached transcript for these exact parts, a plain miss, or a rejected (forged) entry."""
+    key = cache_key(parts)
     try:
-        entry = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        # Absent or corrupt: a miss; the next store() overwrites it atomically.
-        return None
-    if not isinstance(entry, dict) or entry.get("parts") != _jsonable(asdict(parts)):
-        return None
+        raw = entry_path(cache_dir, key).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Lookup()
+    except (OSError, ValueError) as exc:
+        return Lookup(rejected=f"unreadable entry ({exc})")
+    body, problem = _verified_body(raw, key, signing or signing_key(cache_dir))
+    if problem:
+        return Lookup(rejected=problem)
+    if body.get("parts") != _jsonable(asdict(parts)):
+        return Lookup()  # a genuine entry for other parts (a key collision): a miss
     try:
-        return Transcript.model_validate(entry.get("transcript"))
+        return Lookup(Transcript.model_validate(body.get("transcript")))
     except ValidationError:
-        return None
+        return Lookup()  # genuine but no longer loadable (the transcript format changed)
 
 
-def store(cache_dir: Path, parts: KeyParts, transcript: Transcript) -> bool:
-    """Store a transcript that ended on the agent's own terms; False when not cacheable."""
+def _verified_body(raw: str, key: str, signing: bytes) -> tuple[dict, str]:
+    """(entry body, "") when its HMAC matches; ({}, why not) otherwise."""
+    try:
+        entry = json.loads(raw)
+    except ValueError:
+        return {}, "entry is not valid JSON (changed after it was written)"
+    if not isinstance(entry, dict) or not isinstance(entry.get("hmac"), str):
+        return {}, "entry is not signed"
+    body = {k: v for k, v in entry.items() if k != "hmac"}
+    if not hmac.compare_digest(entry["hmac"], _sign(signing, key, body)):
+        return {}, "entry signature does not match (changed after it was written, or moved from another case)"
+    return body, ""
+
+
+def _sign(signing: bytes, key: str, body: dict) -> str:
+    # The cache key is signed with the content, so a genuine entry moved to another slot fails too.
+    message = key.encode("ascii") + b"\n" + json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    return hmac.new(signing, message, hashlib.sha256).hexdigest()
+
+
+def store(cache_dir: Path, parts: KeyParts, transcript: Transcript, signing: bytes | None = None) -> bool:
+    """Store a signed transcript that ended on the agent's own terms; False when not cacheable."""
     if transcript.termination not in CACHEABLE:
         return False
-    path = entry_path(cache_dir, cache_key(parts))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    entry = {"format_version": FORMAT_VERSION, "parts": asdict(parts),
-             "transcript": transcript.model_dump(mode="json")}
+    signing = signing or signing_key(cache_dir)
+    key = cache_key(parts)
+    path = entry_path(cache_dir, key)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    body = _jsonable({"format_version": FORMAT_VERSION, "parts": asdict(parts),
+                      "transcript": transcript.model_dump(mode="json")})
+    entry = {**body, "hmac": _sign(signing, key, body)}
     # Write-then-rename: parallel trials and an interrupted run never leave a half entry.
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(entry, handle, sort_keys=True)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(entry, handle, sort_keys=True)
+        os.replace(tmp, path)
+    except OSError:  # a full disk costs a future cache hit, never the run
+        Path(tmp).unlink(missing_ok=True)
+        return False
     return True
 
 

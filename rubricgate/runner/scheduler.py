@@ -13,16 +13,17 @@ from rubricgate.agents import Agent, AgentRequest
 from rubricgate.cost import Budget, not_run_trial
 from rubricgate.graders import grade_trial
 from rubricgate.models.config import Config
-from rubricgate.models.results import CaseSpec, Grade, TrialResult
+from rubricgate.models.results import CacheRejection, CaseSpec, Grade, TrialResult
 from rubricgate.models.transcript import Transcript
 from rubricgate.reports.events import EventLog
-from rubricgate.reports.summary import write_transcript
+from rubricgate.reports.summary import transcript_name, write_transcript
 from rubricgate.rubric import RubricSpec
-from rubricgate.runner.cache import KeyParts, RunDigests, key_parts, load_cached, run_digests, store
+from rubricgate.runner.cache import KeyParts, Lookup, RunDigests, key_parts, load_cached, run_digests, store
 from rubricgate.runner.process import CANCEL
 from rubricgate.runner.sandbox import SandboxPolicy
 from rubricgate.runner.treecheck import TreeDigest, fingerprint_tree, tree_changes
 from rubricgate.runner.workspace import RunTree
+from rubricgate.secrets import scrub_model
 from rubricgate.verdict import parse_verdict
 
 
@@ -53,6 +54,7 @@ class RunContext:
     agent_versions: dict[str, str | None] = field(default_factory=dict)  # asked once, at run start
     digests: RunDigests | None = None  # cache key parts shared by every trial, hashed once
     saved_handlers: dict = field(default_factory=dict)  # signal handlers to restore after an interrupt
+    cache_rejected: list[CacheRejection] = field(default_factory=list)  # forged entries, re-run
 
 
 @dataclass(frozen=True)
@@ -138,9 +140,11 @@ def run_trial(ctx: RunContext, job: Job) -> TrialResult | None:
 def _cached_or_run(ctx: RunContext, job: Job) -> tuple[Transcript, bool, Path | None]:
     """(transcript, from cache?, workspace root): a cache hit needs no workspace and no agent."""
     parts = _cache_parts(ctx, job) if ctx.cache_dir is not None else None
-    hit = load_cached(ctx.cache_dir, parts) if parts is not None else None
-    if hit is not None:
-        return hit, True, None
+    lookup = load_cached(ctx.cache_dir, parts) if parts is not None else Lookup()
+    if lookup.transcript is not None:
+        return lookup.transcript, True, None
+    if lookup.rejected:  # a forged or damaged entry: never used, always reported, trial re-run
+        _reject(ctx, job, lookup.rejected)
     case = job.case
     ws = ctx.tree.workspace(case.files, case.workspace_paths,
                             (ctx.config.reviewer.changed_files, case.workspace_review or case.review),
@@ -152,6 +156,13 @@ def _cached_or_run(ctx: RunContext, job: Job) -> tuple[Transcript, bool, Path | 
     if parts is not None and not CANCEL.event.is_set():
         store(ctx.cache_dir, parts, transcript)
     return transcript, False, ws.root
+
+
+def _reject(ctx: RunContext, job: Job, reason: str) -> None:
+    rejection = CacheRejection(case_id=job.case.id, trial=job.trial, reason=reason)
+    with ctx.lock:
+        ctx.cache_rejected.append(rejection)
+    ctx.events.emit("cache_rejected", **rejection.model_dump(mode="json"))
 
 
 def _cache_parts(ctx: RunContext, job: Job) -> KeyParts:
@@ -186,7 +197,8 @@ def _request(ctx: RunContext, job: Job, ws) -> AgentRequest:
 def _run_agent(ctx: RunContext, job: Job, request: AgentRequest) -> Transcript:
     started = time.monotonic()
     try:
-        return ctx.agents[job.agent].run(request)
+        # Scrubbed here for every adapter: what is graded, cached and written holds no secret.
+        return scrub_model(ctx.agents[job.agent].run(request), ctx.secrets)
     except Exception as exc:  # an adapter bug must become a graded ERROR, not abort the run
         return Transcript(agent=job.agent, termination="crashed", exit_code=None,
                           duration_s=time.monotonic() - started, error=f"adapter raised {type(exc).__name__}: {exc}")
@@ -196,7 +208,11 @@ def grade(ctx: RunContext, case: CaseSpec, trial: int, transcript: Transcript) -
     """Parse the verdict, grade three dimensions, store the transcript."""
     parsed = parse_verdict(transcript.final_text, ctx.rubric)
     grades = grade_trial(case, transcript, parsed)
-    rel = write_transcript(ctx.run_dir, case.id, trial, transcript, ctx.secrets)
+    try:
+        rel = write_transcript(ctx.run_dir, case.id, trial, transcript, ctx.secrets)
+    except OSError as exc:  # a full disk is recorded and makes the run exit 2, not a crash
+        rel = ""
+        ctx.events.failed(ctx.run_dir / transcript_name(case.id, trial), exc)
     return trial_result(case.id, trial, transcript, parsed, grades, rel)
 
 

@@ -1,0 +1,59 @@
+"""Writing report files: scrubbed, atomic, and failures collected rather than lost.
+
+Every file rubricgate writes goes through `write_text_atomic`: secrets are scrubbed from the
+final text, lone surrogates are made writable, and the bytes land through a temp file and a
+rename, so a full disk leaves either the old file or none, never half a file. A run collects the
+files it could not write (`WriteFailure`); any failure makes the run's decision exit 2.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from rubricgate.secrets import encodable, scrub
+
+
+@dataclass(frozen=True)
+class WriteFailure:
+    """A report file that could not be written, and why (one line)."""
+
+    path: str
+    reason: str
+
+    def line(self) -> str:
+        return f"could not write {self.path}: {self.reason}"
+
+
+def failure(path: Path | str, exc: BaseException) -> WriteFailure:
+    """The WriteFailure for an exception raised while writing `path`."""
+    if isinstance(exc, OSError):
+        return WriteFailure(str(path), exc.strerror or str(exc))
+    return WriteFailure(str(path), f"{type(exc).__name__}: {exc}")
+
+
+def write_text_atomic(path: Path, text: str, secrets: list[str] | None = None) -> Path:
+    """Scrub `text`, write it to `path` via a temp file and rename; OSError propagates."""
+    data = encodable(scrub(text, secrets or [])).encode("utf-8")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        _write_bytes(tmp, data)
+        os.replace(tmp, path)
+    except OSError:
+        _discard(tmp)
+        raise
+    return path
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    with open(path, "wb") as handle:
+        handle.write(data)
+
+
+def _discard(tmp: Path) -> None:
+    # A leftover temp file is harmless; failing to remove it must not hide the real error.
+    try:
+        tmp.unlink(missing_ok=True)
+    except OSError:
+        return

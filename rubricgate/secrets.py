@@ -1,0 +1,162 @@
+"""Secret values and the one mechanism that keeps them out of everything rubricgate writes.
+
+A secret (a value of a variable on `agent.secret_env`) reaches the agent, and the agent can echo
+it anywhere: its stream, stderr, a tool input, the verdict JSON. By the time it is written it may
+have been JSON-escaped once or several times (a verdict inside a stream line inside a transcript
+inside an event), HTML/XML-escaped, or cut (a 300-character error line, a stderr tail, an output
+cap). So scrubbing replaces, longest first:
+  * every *written form* of the value: raw, JSON-escaped at depth 1 to 3 (ASCII or UTF-8 at each
+    level), and each of those HTML/XML-escaped;
+  * a *fragment left at a cut*: at least MIN_FRAGMENT leading characters of a form that stop
+    short of the whole form (the cut ended the text), or trailing ones that start mid-form (a
+    tail kept only its end).
+The fragment rule errs on the side of hiding: any run of >= 8 characters equal to the start (or
+end) of a secret is redacted wherever it stands. Scrubbing works on `str` with plain string
+operations, so lone surrogates and bytes decoded with surrogateescape pass through unchanged;
+models are scrubbed field by field (never through a JSON round trip, which rejects surrogates),
+so a transcript is never blanked.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
+
+REDACTED = "[REDACTED]"
+MIN_SECRET_CHARS = 6  # shorter values are skipped: scrubbing them would mangle ordinary text
+MIN_FRAGMENT = 8  # a cut-off piece of a secret this long is still treated as the secret
+ESCAPE_DEPTH = 3
+
+
+def secret_values(env: Mapping[str, str], secret_names: Iterable[str]) -> list[str]:
+    """Values to scrub from outputs, longest first; values under MIN_SECRET_CHARS are skipped."""
+    names = list(secret_names)
+    found = {env[n] for n in names if len(env.get(n, "")) >= MIN_SECRET_CHARS}
+    return sorted(found, key=len, reverse=True)
+
+
+def json_forms(value: str, depth: int = ESCAPE_DEPTH) -> set[str]:
+    """The value JSON-escaped 0..depth times, choosing ASCII or UTF-8 escaping at each level."""
+    forms, level = {value}, {value}
+    for _ in range(depth):
+        level = {json.dumps(f, ensure_ascii=a)[1:-1] for f in level for a in (True, False)}
+        forms |= level
+    return forms
+
+
+def _markup_forms(form: str) -> set[str]:
+    """HTML (quote on or off) and XML-attribute escaping of one form."""
+    xml_attr = html.escape(form, quote=False).replace('"', "&quot;").replace("\n", "&#10;")
+    return {html.escape(form, quote=True), html.escape(form, quote=False), xml_attr}
+
+
+@lru_cache(maxsize=64)
+def written_forms(value: str) -> tuple[str, ...]:
+    """Every form in which `value` may appear in a written file, longest first."""
+    forms = json_forms(value)
+    for form in list(forms):
+        forms |= _markup_forms(form)
+    return tuple(sorted(forms, key=len, reverse=True))
+
+
+def scrub(text: str, secrets: Iterable[str]) -> str:
+    """Replace every written form of every secret, then every fragment left at a cut."""
+    forms = sorted({f for value in secrets for f in written_forms(value)}, key=len, reverse=True)
+    for form in forms:  # whole forms first, so no fragment rule can split a whole occurrence
+        text = text.replace(form, REDACTED)
+    spans = [span for form in forms if len(form) > MIN_FRAGMENT
+             for span in (*_head_spans(text, form), *_tail_spans(text, form))]
+    return _redact(text, spans) if spans else text
+
+
+def _head_spans(text: str, form: str) -> list[tuple[int, int]]:
+    """Where text holds form's first MIN_FRAGMENT chars, extended as far as form matches."""
+    spans, hit = [], text.find(form[:MIN_FRAGMENT])
+    while hit != -1:
+        end = hit + MIN_FRAGMENT
+        while end - hit < len(form) and end < len(text) and text[end] == form[end - hit]:
+            end += 1
+        spans.append((hit, end))
+        hit = text.find(form[:MIN_FRAGMENT], hit + 1)
+    return spans
+
+
+def _tail_spans(text: str, form: str) -> list[tuple[int, int]]:
+    """Where text holds form's last MIN_FRAGMENT chars, extended backwards as far as form matches."""
+    spans, hit = [], text.find(form[-MIN_FRAGMENT:])
+    while hit != -1:
+        begin, k = hit, len(form) - MIN_FRAGMENT
+        while k > 0 and begin > 0 and text[begin - 1] == form[k - 1]:
+            begin, k = begin - 1, k - 1
+        spans.append((begin, hit + MIN_FRAGMENT))
+        hit = text.find(form[-MIN_FRAGMENT:], hit + 1)
+    return spans
+
+
+def _redact(text: str, spans: list[tuple[int, int]]) -> str:
+    """Replace the union of the spans, each merged run by one marker."""
+    pieces, pos = [], 0
+    for begin, end in sorted(spans):
+        if end <= pos:
+            continue
+        if begin > pos or not pieces:
+            pieces += [text[pos:begin], REDACTED]
+        pos = max(pos, end)
+    return "".join(pieces) + text[pos:]
+
+
+def scrub_data(value: Any, secrets: Iterable[str]) -> Any:
+    """A copy of JSON-like data (dicts, lists, strings; keys too) with every string scrubbed."""
+    values = list(secrets)
+    if not values:
+        return value
+    return _walk(value, values)
+
+
+def _walk(value: Any, secrets: list[str]) -> Any:
+    if isinstance(value, str):
+        return scrub(value, secrets)
+    if isinstance(value, dict):
+        return {_walk(k, secrets): _walk(v, secrets) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_walk(v, secrets) for v in value]
+    return value
+
+
+def scrub_model(model: M, secrets: Iterable[str]) -> M:
+    """A copy of a pydantic model with every string in it scrubbed (never raises on bad Unicode)."""
+    values = list(secrets)
+    if not values:
+        return model
+    data = scrub_data(model.model_dump(mode="python"), values)
+    try:
+        return type(model).model_validate(data)
+    except ValidationError:
+        # Only when a redaction lands in a constrained field (a secret equal to an enum value):
+        # keep the scrubbed data rather than either failing or keeping the secret.
+        return type(model).model_construct(**data)
+
+
+def scrub_file(path: Path, secrets: Iterable[str]) -> None:
+    """Rewrite a captured file with every secret form removed (no-op when none occur)."""
+    values = list(secrets)
+    if not values or not path.is_file():
+        return
+    # surrogateescape round-trips any bytes, so a non-UTF-8 stream is scrubbed, not mangled.
+    data = path.read_bytes().decode("utf-8", "surrogateescape")
+    cleaned = scrub(data, values)
+    if cleaned != data:
+        path.write_bytes(cleaned.encode("utf-8", "surrogateescape"))
+
+
+def encodable(text: str) -> str:
+    """text with lone surrogates shown as \\udXXX escapes, so writing it as UTF-8 cannot fail."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")

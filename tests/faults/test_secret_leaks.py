@@ -1,0 +1,88 @@
+"""Fault: a reviewer echoes a secret everywhere it can; no form of it survives in any written file.
+
+Attacks from issue 8: a secret at the end of a long stderr line (the 300-character error cut
+used to keep 22 of its 24 characters), a secret with `"`, `\\` and `é` inside the verdict JSON
+(it survived double-escaped), three levels of JSON escaping, and a lone surrogate in a tool
+input (it crashed scrubbing, blanked the transcript and hid a Bash call from the grader).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rubricgate.pipeline import RunOptions, run_suite
+from rubricgate.reports.terminal import render_terminal
+from rubricgate.runner.cache import default_cache_dir
+from tests.faults.helpers import ISOLATION, PASS, RIGHT_BLOCK, SECRET_VAR, fake_repo, leaks, sandbox_modes, tree_bytes
+
+SECRET = 'é"\\Zq9-fault-K2mP7vL4nR8tW'
+PLAN = {
+    "weekly-revenue-summary": {**PASS, "secret_in": ["stderr_cut"]},
+    "data-loader": {**RIGHT_BLOCK, "secret_in": ["verdict", "tool", "text", "text3"]},
+    "forecast-notebook-runner": {**RIGHT_BLOCK, "secret_in": ["verdict"], "bash_surrogate": True},
+}
+
+
+@pytest.fixture(scope="module", params=sandbox_modes())
+def outcome(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """One run per isolation mode, shared by the tests below: (repo, its files before, the
+    outcome, the cache folder)."""
+    root = tmp_path_factory.mktemp(f"secret-leaks-{request.param}")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(SECRET_VAR, SECRET)
+        mp.setenv("XDG_CACHE_HOME", str(root / "xdg"))
+        repo = fake_repo(root, PLAN, sandbox=request.param)
+        before = tree_bytes(repo, skip=("reports",))
+        done = run_suite(RunOptions(repo=repo, cache=True))
+        return repo, before, done, default_cache_dir()
+
+
+def _trial(summary, name: str):
+    return next(t for c in summary.cases if name in c.id for t in c.trials)
+
+
+def test_no_form_of_the_secret_is_in_any_written_file(outcome) -> None:
+    _, _, done, cache_dir = outcome
+    assert any(cache_dir.rglob("*.json"))  # the cache was written, and is scanned too
+    found = leaks([done.run_dir, cache_dir], SECRET)
+    assert found == []
+    assert SECRET not in render_terminal(done.summary, str(done.run_dir))
+
+
+def test_exit_code_and_the_original_tree_is_untouched(outcome) -> None:
+    repo, before, done, _ = outcome
+    # The stderr trial crashed (no verdict) and the Bash call is forbidden: a regression, not a pass.
+    assert done.exit_code == 1
+    assert tree_bytes(repo, skip=("reports",)) == before
+    sandbox = yaml.safe_load((repo / "rubricgate.yaml").read_text())["agent"]["sandbox"]
+    assert done.summary.isolation == ISOLATION[sandbox]  # the mode under test really ran
+
+
+def test_error_cut_after_scrubbing_keeps_the_marker_not_the_secret(outcome) -> None:
+    _, _, done, _ = outcome
+    trial = _trial(done.summary, "weekly-revenue-summary")
+    transcript = json.loads((done.run_dir / trial.transcript).read_text())
+    assert transcript["termination"] == "crashed" and transcript["error"].startswith("exit 1: fatal: xxx")
+    # The secret was replaced before the cut, so the cut lands inside the marker.
+    left = transcript["error"].rsplit("x", 1)[1]
+    assert left and left != "[REDACTED]" and "[REDACTED]".startswith(left)
+
+
+def test_lone_surrogate_neither_blanks_the_transcript_nor_hides_the_bash_call(outcome) -> None:
+    _, _, done, _ = outcome
+    trial = _trial(done.summary, "forecast-notebook-runner")
+    assert "bash" in trial.tool_calls and "read" in trial.tool_calls
+    assert trial.grades["tool_use"].category == "forbidden_tool"
+    transcript = json.loads((done.run_dir / trial.transcript).read_text())
+    bash = [c for c in transcript["tool_calls"] if c["name"] == "bash"]
+    assert bash and bash[0]["input"]["command"] == "cat /etc/hostname \ud800"
+
+
+def test_verdict_with_the_secret_inside_is_still_graded(outcome) -> None:
+    _, _, done, _ = outcome
+    trial = _trial(done.summary, "data-loader")
+    assert trial.outcome == "BLOCK" and all(g.passed for g in trial.grades.values())
