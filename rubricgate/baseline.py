@@ -10,7 +10,7 @@ from rubricgate.loading import load_model
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.baseline import Baseline, BaselineChange
 from rubricgate.models.results import Summary
-from rubricgate.reports.summary import write_json_atomic
+from rubricgate.records.files import write_json_atomic
 
 
 def load_baseline(path: Path, display: str) -> Baseline:

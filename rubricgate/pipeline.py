@@ -15,7 +15,7 @@ from rubricgate.errors import GateInputError
 from rubricgate.load import Loaded, load_all
 from rubricgate.models.results import Summary
 from rubricgate.reports.bundle import finish_run_reports
-from rubricgate.reports.events import EventListener, EventLog
+from rubricgate.records.events import EventListener, EventLog
 from rubricgate.runner.cache import CACHE_DIR, note_rejections, resolve_cache_dir, signing_key
 from rubricgate.runner.environment import build_env, secret_values
 from rubricgate.runner.process import CANCEL, sweep_orphans

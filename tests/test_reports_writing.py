@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from rubricgate.reports import writing
+from rubricgate.records import writing
 from rubricgate.reports.bundle import finish_run_reports, with_write_failures, write_reports
 from rubricgate.models.results import Decision
-from rubricgate.reports.events import EventLog
-from rubricgate.reports.summary import read_summary
-from rubricgate.reports.writing import WriteFailure, write_text_atomic
+from rubricgate.records.events import EventLog
+from rubricgate.records.files import read_summary
+from rubricgate.records.writing import WriteFailure, write_text_atomic
 from rubricgate.secrets import REDACTED
 from tests import reports_fixtures as rf
 

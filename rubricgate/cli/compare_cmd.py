@@ -17,7 +17,7 @@ from rubricgate.config import CONFIG_NAME, load_config
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.models.config import GateConfig
 from rubricgate.pipeline import RunOptions
-from rubricgate.reports.summary import read_summary, write_json_atomic
+from rubricgate.records.files import read_summary, write_json_atomic
 
 
 @main.command()

@@ -20,7 +20,7 @@ from rubricgate.models.config import Config
 from rubricgate.models.task import FixtureExpect, TaskFile
 from rubricgate.pipeline import RunOptions, load_all, run_suite
 from rubricgate.reports.progress import Progress
-from rubricgate.reports.summary import read_summary
+from rubricgate.records.files import read_summary
 from rubricgate.reports.terminal import render_terminal
 
 

@@ -20,7 +20,7 @@ from rubricgate.reports.charts import trend_chart
 from rubricgate.reports.comment import DEFAULT_ARTIFACT, render_comment
 from rubricgate.reports.github import DEFAULT_LABEL, GitHubError, GitHubTarget, publish as publish_comment
 from rubricgate.reports.regrade import regrade_run
-from rubricgate.reports.summary import read_summary
+from rubricgate.records.files import read_summary
 from rubricgate.reports.trend import load_summaries, render_trend
 
 run_dir_arg = click.argument("run_dir", type=click.Path(path_type=Path))

@@ -20,8 +20,8 @@ from rubricgate.reports.html import render_html
 from rubricgate.reports.junit import render_junit
 from rubricgate.reports.replay import REPLAY_DIR, write_replay_artifacts
 from rubricgate.reports.step_summary import append_step_summary
-from rubricgate.reports.summary import write_summary
-from rubricgate.reports.writing import WriteFailure, failure, write_text_atomic
+from rubricgate.records.files import write_summary
+from rubricgate.records.writing import WriteFailure, failure, write_text_atomic
 
 COMMENT_FILE = "comment.md"
 JUNIT_FILE = "junit.xml"

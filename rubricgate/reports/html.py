@@ -21,7 +21,7 @@ from rubricgate.reports import charts
 from rubricgate.reports.comment import delta_label, failures_by_category, headline, interval, pct, signed_pp
 from rubricgate.reports.junit import xml_safe
 from rubricgate.reports.replay import trial_failed
-from rubricgate.reports.summary import read_transcript
+from rubricgate.records.files import read_transcript
 
 MAX_TEXT = 20_000  # a runaway final message should not make the report unusable
 MAX_INPUT = 2_000

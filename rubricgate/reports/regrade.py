@@ -17,7 +17,7 @@ from rubricgate.models.results import CaseSpec, Summary, TrialResult
 from rubricgate.load import Loaded
 from rubricgate.pipeline import new_run_id
 from rubricgate.summarize import RunState, build_summary
-from rubricgate.reports.summary import read_summary, read_transcript, write_summary
+from rubricgate.records.files import read_summary, read_transcript, write_summary
 from rubricgate.rubric import RubricSpec
 from rubricgate.runner.scheduler import Job, trial_result
 from rubricgate.verdict import parse_verdict

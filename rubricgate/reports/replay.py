@@ -13,7 +13,7 @@ from rubricgate.cost import is_not_run
 from rubricgate.errors import GateInputError
 from rubricgate.loading import load_model
 from rubricgate.models.results import CaseSpec, ReplayArtifact, Summary, TrialResult
-from rubricgate.reports.summary import read_transcript, write_json_atomic
+from rubricgate.records.files import read_transcript, write_json_atomic
 
 REPLAY_DIR = "replay"
 

@@ -14,7 +14,7 @@ from rubricgate.errors import GateInputError
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import Summary
 from rubricgate.reports.comment import escape_md, pct, signed_pp
-from rubricgate.reports.summary import read_summary
+from rubricgate.records.files import read_summary
 
 _WATCHED = (("agent", "agent"), ("agent_version", "agent CLI version"), ("model", "model"))
 

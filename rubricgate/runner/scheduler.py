@@ -15,8 +15,8 @@ from rubricgate.graders import grade_trial
 from rubricgate.models.config import Config
 from rubricgate.models.results import CacheRejection, CaseSpec, Grade, TrialResult
 from rubricgate.models.transcript import Transcript
-from rubricgate.reports.events import EventLog
-from rubricgate.reports.summary import transcript_name, write_transcript
+from rubricgate.records.events import EventLog
+from rubricgate.records.files import transcript_name, write_transcript
 from rubricgate.rubric import RubricSpec
 from rubricgate.runner.cache import KeyParts, Lookup, RunDigests, key_parts, load_cached, run_digests, store
 from rubricgate.runner.process import CANCEL

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from rubricgate.pipeline import RunOptions, run_suite
-from rubricgate.reports.events import read_events
+from rubricgate.records.events import read_events
 from rubricgate.reports.terminal import render_terminal
 from rubricgate.runner.cache import KEY_FILE, default_cache_dir
 from tests.faults.helpers import ISOLATION, PASS, RIGHT_BLOCK, fake_repo, leaks, sandbox_modes, tree_bytes

@@ -18,8 +18,8 @@ from click.testing import CliRunner
 
 from rubricgate.cli import main
 from rubricgate.pipeline import RunOptions, run_suite
-from rubricgate.reports import writing
-from rubricgate.reports.events import read_events
+from rubricgate.records import writing
+from rubricgate.records.events import read_events
 from tests.faults.helpers import PASS, RIGHT_BLOCK, fake_repo, sandbox_modes, tree_bytes
 
 RIGHT = {"data-loader": RIGHT_BLOCK, "forecast-notebook-runner": RIGHT_BLOCK, "*": PASS}

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any, Callable
 
-from rubricgate.reports.writing import WriteFailure, failure
+from rubricgate.records.writing import WriteFailure, failure
 from rubricgate.secrets import encodable, scrub, scrub_data
 
 EventListener = Callable[[dict[str, Any]], None]

@@ -9,7 +9,7 @@ from rubricgate.errors import GateInputError
 from rubricgate.loading import load_model
 from rubricgate.models.results import Summary
 from rubricgate.models.transcript import Transcript
-from rubricgate.reports.writing import write_text_atomic
+from rubricgate.records.writing import write_text_atomic
 from rubricgate.secrets import scrub_data
 
 
