@@ -105,13 +105,14 @@ def sandbox_policy(options: RunOptions, loaded: Loaded, agents: dict[str, Agent]
     except SandboxUnavailable as exc:
         raise GateInputError("rubricgate.yaml", "agent.sandbox", str(exc),
                              "install bubblewrap, or set agent.sandbox: none") from exc
-    private = hidden_paths(options.repo, _reports_root(options, loaded), options.cache_dir)
-    hidden = (*private, *hidden_paths(Path(tempfile.gettempdir())))
-    policy = SandboxPolicy(isolation=isolation, hidden=hidden, covered=real_home(),
+    hidden = hidden_paths(options.repo, _reports_root(options, loaded), options.cache_dir)
+    # The temp folder is covered, not hidden: a script the agent runs from there is shown again.
+    covered = (*real_home(), *hidden_paths(Path(tempfile.gettempdir())))
+    policy = SandboxPolicy(isolation=isolation, hidden=hidden, covered=covered,
                            network=cfg.sandbox_network == "shared", reason=reason)
     if policy.enforced:
         for name, agent in agents.items():
-            _check_agent_visible(agent, name, private)
+            _check_agent_visible(agent, name, hidden)
     return policy
 
 
