@@ -75,11 +75,6 @@ def require_install(install: Install) -> str:
     return path
 
 
-def require_cli(name: str) -> str:
-    """The CLI's path on our PATH; skip (or fail under RUBRICGATE_REQUIRE_CLIS=1) when missing."""
-    return require_install(Install(name, "PATH"))
-
-
 def processes_in(directory: Path) -> list[int]:
     """PIDs whose working directory is inside `directory` (our agent and anything it spawned)."""
     pids = []
