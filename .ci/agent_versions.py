@@ -8,6 +8,10 @@
     python3 .ci/agent_versions.py manifest DIR CHANNEL < lines
         lines "<cli> <version> <bin_dir> <reported --version>" -> DIR/manifest.json, which
         tests/e2e parametrize over (one e2e run per installed version).
+    python3 .ci/agent_versions.py verdict DIR JUNIT_XML
+        after the e2e suite ran on DIR's installs: one line per CLI version against the tested
+        range, then either the first failing test naming the version it ran (exit 1) or the
+        versions-file bump a person may now make (exit 0).
 
 Standard library only: it runs before the package is installed.
 """
@@ -15,8 +19,10 @@ Standard library only: it runs before the package is installed.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 VERSIONS = Path(__file__).resolve().parents[1] / "rubricgate" / "agents" / "tested_versions.json"
@@ -55,13 +61,56 @@ def manifest(directory: str, channel: str, lines: list[str]) -> dict:
     return data
 
 
+def first_failure(junit: Path) -> tuple[str, str] | None:
+    """(test id, first line of its message) of the first failed or errored test case, if any."""
+    for case in ET.parse(junit).iter("testcase"):
+        bad = case.find("failure")
+        bad = bad if bad is not None else case.find("error")
+        if bad is not None:
+            path = case.get("classname", "").replace(".", "/") + ".py"
+            message = (bad.get("message") or bad.text or "").strip().splitlines()
+            return f"{path}::{case.get('name')}", (message[0] if message else "")[:300]
+    return None
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", version)[:3])
+
+
+def verdict(directory: str, junit: str) -> tuple[int, list[str]]:
+    """Exit code and lines: each installed version against the tested range, then the outcome."""
+    installed = json.loads(Path(directory, "manifest.json").read_text())["agents"]
+    tested = json.loads(VERSIONS.read_text())["agents"]
+    lines, newer = [], []
+    for cli, entries in installed.items():
+        for e in entries:
+            rng = tested[cli]
+            beyond = _version_key(e["version"]) > _version_key(rng["newest"])
+            newer += [f"{cli} {e['version']}"] if beyond else []
+            lines.append(f"{cli} {e['version']} (tested {rng['oldest']} - {rng['newest']})"
+                         + (" NEW" if beyond else ""))
+    failed = first_failure(Path(junit))
+    if failed is None:
+        bump = ", ".join(newer) or "nothing newer than the versions file"
+        return 0, lines + [f"e2e suite passed on every version; may bump newest in {VERSIONS.name}: {bump}"]
+    test_id, message = failed
+    ran = [f"{cli} {e['version']}" for cli, es in installed.items() for e in es if f"{cli}-{e['version']}" in test_id]
+    who = ", ".join(ran) or "(version not in the test id)"
+    return 1, lines + [f"FAILED on {who}: first failing test {test_id}: {message}"]
+
+
 def main(argv: list[str]) -> None:
     if len(argv) == 2 and argv[0] == "plan" and argv[1] in ("pinned", "latest"):
         print("\n".join(plan(argv[1])))
     elif len(argv) == 3 and argv[0] == "manifest":
         print(json.dumps(manifest(argv[1], argv[2], sys.stdin.read().splitlines()), indent=2))
+    elif len(argv) == 3 and argv[0] == "verdict":
+        code, lines = verdict(argv[1], argv[2])
+        print("\n".join(lines))
+        sys.exit(code)
     else:
-        sys.exit("usage: agent_versions.py plan pinned|latest | manifest DIR CHANNEL < lines")
+        sys.exit("usage: agent_versions.py plan pinned|latest | manifest DIR CHANNEL < lines"
+                 " | verdict DIR JUNIT_XML")
 
 
 if __name__ == "__main__":
