@@ -53,7 +53,8 @@ FOLDERS = ["block/no-description", "pass/tool-happy", "pass/long-winded", "pass/
 def make_suite(repo: Path, rates: dict[str, float]) -> None:
     """Reviewer copy, five fixtures, config for the scripted provider, baseline at `rates`."""
     config = lay_out_suite(repo, FOLDERS)
-    config["agent"] = {"name": "builtin", "model": "scripted", "timeout_s": 120,
+    # sandbox: bwrap — the e2e suite runs the CLIs inside the kernel sandbox, or fails (exit 2).
+    config["agent"] = {"name": "builtin", "model": "scripted", "timeout_s": 120, "sandbox": "bwrap",
                        "env_allowlist": ["PATH", "LANG", "OPENAI_BASE_URL"], "secret_env": ["OPENAI_API_KEY"]}
     config["rubric"]["trajectory"]["max_steps"] = MAX_STEPS
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))

@@ -25,6 +25,7 @@ from pathlib import Path
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.claude import ClaudeAgent
 from rubricgate.models.config import AgentConfig
+from rubricgate.runner.sandbox import SandboxPolicy
 from tests.e2e import claude_scenarios as sc
 from tests.e2e.anthropic_server import ScriptedAnthropicServer
 
@@ -62,14 +63,16 @@ def make_workspace(root: Path, skill_rel: str = SKILL) -> Path:
 
 
 def request_for(ws: Path, scratch: Path, base_url: str, allowed: list[str], max_steps: int,
-                timeout_s: float, extra_env: dict[str, str]) -> AgentRequest:
-    """An AgentRequest the way the scheduler builds one, pointed at the scripted server."""
+                timeout_s: float, extra_env: dict[str, str], sandbox: SandboxPolicy | None = None) -> AgentRequest:
+    """An AgentRequest the way the scheduler builds one, pointed at the scripted server
+    (inside bubblewrap when `sandbox` says so; recordings are made without)."""
     env = {"PATH": os.environ["PATH"], "ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": SECRET,
            **extra_env}
     return AgentRequest(case_id="rec", trial=1, workspace=ws, prompt_file=ws / "reviewer/prompts/evaluate.md",
                         rubric_file=ws / "reviewer/evaluator/references/rubric.md",
                         changed_files_file=ws / "reviewer/.changed-skills.txt", scratch=scratch,
-                        allowed_tools=allowed, max_steps=max_steps, timeout_s=timeout_s, env=env)
+                        allowed_tools=allowed, max_steps=max_steps, timeout_s=timeout_s, env=env,
+                        sandbox=sandbox)
 
 
 def record(name: str, out: Path) -> None:

@@ -44,7 +44,8 @@ INSTALLS = installs("claude")
 
 def make_suite(repo: Path) -> None:
     config = lay_out_suite(repo, CASES)
-    config["agent"] = {"name": "builtin", "timeout_s": 90,
+    # sandbox: bwrap — the e2e suite runs the CLI inside the kernel sandbox, or fails (exit 2).
+    config["agent"] = {"name": "builtin", "timeout_s": 90, "sandbox": "bwrap",
                        "env_allowlist": ["PATH", "LANG", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_MAX_RETRIES"],
                        "secret_env": ["ANTHROPIC_API_KEY"]}
     config["rubric"]["trajectory"]["max_steps"] = 6
@@ -102,6 +103,7 @@ def test_each_case_fails_exactly_as_scripted(gate_run, rel: str) -> None:
 def test_cli_version_recorded_and_secret_never_written(gate_run, install: Install) -> None:
     _, summary, repo = gate_run
     assert summary["agent_version"] and "Claude Code" in summary["agent_version"]
+    assert summary["isolation"] == "bwrap", summary["isolation_reason"]  # the CLI ran inside the sandbox
     if install.bin_dir:  # the prefix's CLI ran, not another one on PATH
         assert summary["agent_version"].startswith(install.version)
         support = summary["agent_support"]["claude"]
@@ -118,12 +120,13 @@ def test_real_cli_timeout_kills_everything(install: Install, tmp_path: Path) -> 
     """A hung model: the hard timeout ends the run and no process is left in the workspace."""
     from rubricgate.agents.claude import ClaudeAgent
     from rubricgate.models.config import AgentConfig
+    from rubricgate.runner.sandbox import SandboxPolicy
     from tests.e2e.record_claude import make_workspace, request_for
 
     with ScriptedAnthropicServer(sc.script_for({}, default=sc.slow)) as server:
         ws = make_workspace(tmp_path)
         req = request_for(ws, tmp_path / "scratch", server.base_url, ["read", "grep", "glob"], 6, 4.0,
-                          {"PATH": install.path()})
+                          {"PATH": install.path()}, sandbox=SandboxPolicy("bwrap"))
         transcript = ClaudeAgent(AgentConfig(name="claude")).run(req)
     assert transcript.termination == "timeout" and transcript.exit_code is None
     assert transcript.duration_s < 15

@@ -23,6 +23,7 @@ import pytest
 from rubricgate.agents import get_agent
 from rubricgate.agents.base import AgentRequest
 from rubricgate.models.config import AgentConfig
+from rubricgate.runner.sandbox import SandboxPolicy
 from tests.e2e import openai_suite as suite
 from tests.e2e.openai_server import Scenario, ScriptedServer, hang
 from tests.e2e.record_openai_clis import make_workspace
@@ -75,6 +76,7 @@ def test_each_case_fails_exactly_as_scripted(gate_run, folder: str) -> None:
 def test_cli_version_recorded_and_secret_never_written(gate_run, install: Install) -> None:
     cli, _, summary, repo = gate_run
     assert summary["agent_version"] and VERSION_LOOKS_LIKE[cli](summary["agent_version"])
+    assert summary["isolation"] == "bwrap", summary["isolation_reason"]  # the CLI ran inside the sandbox
     if install.bin_dir:  # the prefix's CLI ran, not another one on PATH
         assert summary["agent_version"].endswith(install.version)
         support = summary["agent_support"][cli]
@@ -93,7 +95,8 @@ def test_real_cli_timeout_kills_everything(install: Install, tmp_path: Path) -> 
                            rubric_file=ws / "reviewer/evaluator/references/rubric.md",
                            changed_files_file=ws / "reviewer/.changed-skills.txt", scratch=tmp_path / "scratch",
                            allowed_tools=["read", "grep", "glob"], max_steps=6, timeout_s=8.0,
-                           env={"PATH": install.path("/usr/local/bin:/usr/bin:/bin"), "OPENAI_BASE_URL": server.base_url})
+                           env={"PATH": install.path("/usr/local/bin:/usr/bin:/bin"), "OPENAI_BASE_URL": server.base_url},
+                           sandbox=SandboxPolicy("bwrap"))
         transcript = get_agent(cli, AgentConfig(name=cli, model="scripted")).run(req)
     assert transcript.termination == "timeout" and transcript.exit_code is None
     assert transcript.duration_s < 20
