@@ -49,13 +49,9 @@ done <<<"$plan"
 python3 .ci/agent_versions.py manifest "$DIR" "$CHANNEL" <<<"$installed" >/dev/null
 echo "== manifest: $DIR/manifest.json ($CHANNEL)"
 
-# OpenCode's grep tool shells out to ripgrep (and would try to download it otherwise); every
-# agent process runs inside bubblewrap (rubricgate/runner/sandbox.py; the e2e suite requires it).
-missing=()
-command -v rg >/dev/null || missing+=(ripgrep)
-command -v bwrap >/dev/null || missing+=(bubblewrap)
-if [ ${#missing[@]} -gt 0 ]; then
-  apt-get update -q && apt-get install -y -q "${missing[@]}"
+# OpenCode's grep tool shells out to ripgrep (and would try to download it otherwise).
+# (bubblewrap, which the e2e suite runs every CLI inside, comes from .ci/install-sandbox.sh.)
+if ! command -v rg >/dev/null; then
+  apt-get update -q && apt-get install -y -q ripgrep
 fi
 rg --version | head -1
-bwrap --version
