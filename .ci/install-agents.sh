@@ -1,25 +1,56 @@
 #!/usr/bin/env bash
-# Install the real agent CLIs the e2e tests drive, from the npm registry, at exact versions.
-# Pins are chosen to run on Node 20 (the CI image's Node): @anthropic-ai/claude-code 2.1.112 is
-# the last release whose package is the pure-JS cli.js with engines node>=18 (later releases ship
-# a native binary and some require node>=22).
+# Install the real agent CLIs the e2e tests drive, side by side, from the npm registry.
+#
+#   bash .ci/install-agents.sh            every version in rubricgate/agents/tested_versions.json
+#                                         (the oldest and newest of each CLI)
+#   bash .ci/install-agents.sh --latest   the registry's `latest` of each CLI (the weekly check)
+#
+# Each version goes into its own prefix, $RUBRICGATE_AGENTS_DIR/<cli>-<version> (default
+# /opt/rubricgate-agents), so two versions of one CLI coexist; nothing is put on the global PATH.
+# $RUBRICGATE_AGENTS_DIR/manifest.json lists what was installed: tests/e2e run once per entry,
+# each with that prefix's bin first on the agent's PATH. A prefix whose CLI already reports the
+# wanted version is kept, so a re-run costs only the version checks.
+#
+# Node 20 is enough: Claude Code 2.1.112 is the last pure-JS release (engines node>=18); later
+# releases ship a native binary through an npm optional dependency and run on Node 20 despite
+# their engines field (npm only warns), as do OpenCode's and Codex's native binaries.
 set -euo pipefail
-
-CLAUDE_CODE_VERSION=2.1.112
-OPENCODE_VERSION=1.18.33
-CODEX_VERSION=0.171.0  # native binary in an optional dependency; runs regardless of Node version
+cd "$(dirname "$0")/.."
+DIR=${RUBRICGATE_AGENTS_DIR:-/opt/rubricgate-agents}
+CHANNEL=pinned
+case "${1:-}" in
+  "") ;;
+  --latest) CHANNEL=latest ;;
+  *) echo "usage: $0 [--latest]" >&2; exit 2 ;;
+esac
 
 node --version
-npm install -g --no-fund --no-audit \
-  "@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}" \
-  "opencode-ai@${OPENCODE_VERSION}" \
-  "@openai/codex@${CODEX_VERSION}"
-
-claude --version
-opencode --version
-codex --version
+mkdir -p "$DIR"
+plan=$(python3 .ci/agent_versions.py plan "$CHANNEL")
+installed=""
+while read -r cli package binary version; do
+  prefix="$DIR/$cli-$version"
+  exe="$prefix/bin/$binary"
+  if [ -x "$exe" ] && "$exe" --version 2>/dev/null | grep -qF "$version"; then
+    echo "== $package@$version already in $prefix"
+  else
+    echo "== $package@$version -> $prefix"
+    rm -rf "$prefix"
+    npm install -g --prefix "$prefix" --no-fund --no-audit --loglevel=error "$package@$version"
+  fi
+  reported=$("$exe" --version | head -1)
+  if ! grep -qF "$version" <<<"$reported"; then
+    echo "error: $exe --version says '$reported', expected $version" >&2
+    exit 1
+  fi
+  echo "   $cli $version: $reported"
+  installed+="$cli $version $prefix/bin $reported"$'\n'
+done <<<"$plan"
+python3 .ci/agent_versions.py manifest "$DIR" "$CHANNEL" <<<"$installed" >/dev/null
+echo "== manifest: $DIR/manifest.json ($CHANNEL)"
 
 # OpenCode's grep tool shells out to ripgrep (and would try to download it otherwise).
+# (bubblewrap, which the e2e suite runs every CLI inside, comes from .ci/install-sandbox.sh.)
 if ! command -v rg >/dev/null; then
   apt-get update -q && apt-get install -y -q ripgrep
 fi

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from rubricgate.agents.support import support_for
 from rubricgate.aggregate import Counts, as_rates, case_counts, dimension_rates, tag_counts, trial_frame
 from rubricgate.cost import Budget, cost_summary, is_not_run
 from rubricgate.gate import cannot_judge, decide
@@ -48,7 +49,7 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
     return Summary(run_id=state.run_id, started_at=state.started,
                    finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                    complete=not state.interrupted and len(results) == len(jobs) and not state.not_run, agent=default,
-                   agent_version=state.agent_versions.get(default),
+                   agent_version=state.agent_versions.get(default), agent_support=support_for(state.agent_versions),
                    model=loaded.config.agent.model or reported_model(results), trials_default=state.trials or loaded.config.trials,
                    decision=decision, rates=rates, rates_by_tag=as_rates(per_tag),
                    intervals_by_tag=intervals(per_tag, confidence), cases=cases,

@@ -1,4 +1,4 @@
-"""`rubricgate agents`: every adapter, whether its CLI is on PATH, and its version."""
+"""`rubricgate agents`: every adapter, whether its CLI is on PATH, its version and the tested range."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import click
 
 from rubricgate.agents import ADAPTERS, get_agent
+from rubricgate.agents.support import support_of, version_ranges
 from rubricgate.cli.app import main
 from rubricgate.models.config import AgentConfig
 
@@ -24,6 +25,8 @@ class AgentRow:
     path: str | None
     version: str | None
     note: str
+    tested: str = "-"  # the tested range, "-" for adapters without one
+    warning: str = ""
 
 
 def agent_rows() -> list[AgentRow]:
@@ -37,8 +40,24 @@ def agent_rows() -> list[AgentRow]:
         path = shutil.which(binary)
         version = _version(name) if path else None
         note = "ok" if path and version else ("found, but --version failed" if path else "not on PATH")
-        rows.append(AgentRow(name, binary, path, version, note))
+        rows.append(_with_support(AgentRow(name, binary, path, version, note)))
     return rows
+
+
+def _with_support(row: AgentRow) -> AgentRow:
+    """Add the tested range and, for an installed CLI outside it, the warning and an 'untested' note."""
+    rng = version_ranges().get(row.name)
+    if rng is None:
+        return row
+    row.tested = rng.label
+    support = support_of(row.name, row.version) if row.path and row.version else None
+    if support is not None:
+        row.warning, row.note = support.warning, _SUPPORT_NOTE[support.status]
+    return row
+
+
+_SUPPORT_NOTE = {"tested": "ok, tested version", "in_range": "ok, within the tested range",
+                 "untested": "UNTESTED version", "unknown": "ok, version not comparable"}
 
 
 def _version(name: str) -> str | None:
@@ -49,12 +68,22 @@ def _version(name: str) -> str | None:
         return f"adapter failed to import: {exc}"
 
 
+HEADER = ("AGENT", "BINARY", "VERSION", "TESTED", "PATH", "STATUS")
+
+
+def table(rows: list[AgentRow]) -> list[str]:
+    """Aligned lines: a header, then one line per adapter."""
+    cells = [HEADER] + [(r.name, r.binary, r.version or "-", r.tested, r.path or "-", r.note) for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(HEADER) - 1)]
+    return ["  ".join([*(c[i].ljust(widths[i]) for i in range(len(widths))), c[-1]]).rstrip() for c in cells]
+
+
 @main.command("agents")
 def agents() -> None:
-    """List agent adapters and whether each CLI is found on PATH, with its version."""
+    """List agent adapters: CLI found on PATH, its version, the tested range; warn outside it."""
     rows = agent_rows()
-    width = max(len(r.name) for r in rows)
+    for line in table(rows):
+        click.echo(line)
     for r in rows:
-        where = r.path or "-"
-        version = r.version or "-"
-        click.echo(f"{r.name:<{width}}  {r.binary:<9} {version:<28} {where}  ({r.note})")
+        if r.warning:
+            click.echo(f"warning: {r.warning}", err=True)

@@ -103,6 +103,18 @@ class CacheRejection(StrictModel):
     reason: str
 
 
+class AgentSupport(StrictModel):
+    """An agent CLI's reported version against the range CI tests (agents/tested_versions.json)."""
+
+    version: str | None = None
+    tested_oldest: str
+    tested_newest: str
+    # tested: one of the two versions CI runs; in_range: between them; untested: outside the
+    # range; unknown: no version could be read or parsed.
+    status: Literal["tested", "in_range", "untested", "unknown"]
+    warning: str = ""
+
+
 class Summary(StrictModel):
     format_version: int = 1
     run_id: str
@@ -111,6 +123,8 @@ class Summary(StrictModel):
     complete: bool = True
     agent: str
     agent_version: str | None = None
+    # Per agent CLI the run used that has a tested range; a warning when outside it.
+    agent_support: dict[str, AgentSupport] = Field(default_factory=dict)
     model: str | None = None
     trials_default: int = 1
     decision: Decision

@@ -121,6 +121,7 @@ def _decision_lines(summary: Summary) -> list[str]:
     lines = [f"**Decision:** {_HEADLINE.get(d.status, d.status)} (exit {d.exit_code}, method {escape_md(d.method)})"]
     lines += [f"- {escape_md(r)}" for r in d.reasons]
     lines += [f"- warning: {escape_md(w)}" for w in d.warnings]
+    lines += [f"- warning: {escape_md(a.warning)}" for a in summary.agent_support.values() if a.warning]
     if not summary.complete:
         lines.append("- warning: the run did not complete; rates cover finished trials only")
     return lines

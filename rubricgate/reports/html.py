@@ -50,6 +50,9 @@ def _header(s: Summary) -> str:
     who = " · ".join(e(x) for x in (s.agent, s.agent_version, s.model) if x)
     reasons = "".join(f"<li>{e(r)}</li>" for r in s.decision.reasons + [f"warning: {w}" for w in s.decision.warnings])
     partial = "" if s.complete else '<p class="bad">The run did not complete: rates cover finished trials only.</p>'
+    # An agent CLI outside the versions CI tests (summary.agent_support): its results may be an artefact.
+    partial += "".join(f'<p class="bad agent-support">warning: {e(a.warning)}</p>'
+                       for a in s.agent_support.values() if a.warning)
     return (f'<h1>rubricgate report <span id="decision" class="decision {e(s.decision.status)}">'
             f"{e(headline(s))}</span></h1>"
             f'<p class="meta">run <code id="run-id">{e(s.run_id)}</code> · {who} · started {e(s.started_at)}'

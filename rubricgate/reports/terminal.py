@@ -67,6 +67,7 @@ def render_terminal(summary: Summary, run_dir: str) -> str:
     verdict = {"pass": "PASS (exit 0)", "regression": "REGRESSION (exit 1)", "error": "CANNOT JUDGE (exit 2)"}[d.status]
     lines += [f"decision: {verdict}" + (f" - {'; '.join(d.reasons)}" if d.reasons else "")]
     lines += [f"warning: {w}" for w in d.warnings]
+    lines += [f"warning: {a.warning}" for a in summary.agent_support.values() if a.warning]
     html = Path(run_dir) / "report.html"
     lines.append(f"report: {html if html.is_file() else run_dir}")
     return "\n".join(lines)

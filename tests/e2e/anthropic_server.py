@@ -5,6 +5,11 @@ conversation so far to the next reply. Scripts key on what the client actually s
 results), so "read the changed-files list, then review the path it names" is a real round trip
 through the CLI's tools. Side requests without tools (title generation, quota probes) get a
 short text reply. Replies are streamed as SSE when the client asks for `stream: true`.
+
+A script that cannot tell what to do (no workspace in the request, no task in the tool results)
+raises ScriptError: the server answers that request with a non-retryable 400, so the CLI stops at
+once, and leaving the `with` block fails the test naming what was missing and where it looked,
+instead of a model that loops until the turn limit.
 """
 
 from __future__ import annotations
@@ -33,6 +38,13 @@ class Reply:
 
 Script = Callable[["Conversation"], Reply]
 
+# Where Claude Code states the workspace, in any release so far ("Primary working directory: /x").
+_CWD = re.compile(r"(?:Primary working directory|Current working directory|Working directory): *(\S+)")
+
+
+class ScriptError(Exception):
+    """The script cannot tell from the request what to do: the test must fail, not loop."""
+
 
 @dataclass
 class Conversation:
@@ -43,16 +55,38 @@ class Conversation:
 
     @property
     def cwd(self) -> str:
-        """The working directory Claude Code states in its system prompt."""
-        m = re.search(r"(?:Primary working directory|Working directory): *(\S+)", self.system_text)
-        return m.group(1) if m else ""
+        """The working directory the CLI states, wherever this release puts it (see `places`)."""
+        for _, text in self.places():
+            m = _CWD.search(text)
+            if m:
+                return m.group(1)
+        raise ScriptError("cannot find the workspace (\"Primary working directory: ...\") in the request; "
+                          f"looked in: {', '.join(name for name, _ in self.places()) or 'nothing'}. "
+                          "A CLI release moved its environment section: teach "
+                          "tests/e2e/anthropic_server.py Conversation.places where it went")
 
     @property
     def system_text(self) -> str:
-        sys_ = self.body.get("system", "")
-        if isinstance(sys_, list):
-            return "\n".join(b.get("text", "") for b in sys_ if isinstance(b, dict))
-        return str(sys_)
+        """The top-level `system` field (a string or text blocks)."""
+        return _text(self.body.get("system", ""))
+
+    def places(self) -> list[tuple[str, str]]:
+        """(where, text) of everything a CLI may carry the environment or task in, most usual first:
+        the `system` field, role:system messages (2.1.332 moved the environment there), the first
+        user message (its non-tool-result text) and the tool results."""
+        msgs = self.body.get("messages", [])
+        found = [("system field", self.system_text)]
+        found += [(f"messages[{i}] (role system)", _text(m.get("content"))) for i, m in enumerate(msgs)
+                  if m.get("role") == "system"]
+        first_user = next((m for m in msgs if m.get("role") == "user"), None)
+        if first_user is not None:
+            found.append(("first user message", _text(first_user.get("content"))))
+        found += [("tool result", t) for t in self.tool_results()]
+        return [(name, text) for name, text in found if text]
+
+    def first_user_text(self) -> str:
+        msgs = self.body.get("messages", [])
+        return next((_text(m.get("content")) for m in msgs if m.get("role") == "user"), "")
 
     def tool_results(self) -> list[str]:
         """Text of every tool_result the client sent back, oldest first."""
@@ -69,6 +103,13 @@ class Conversation:
         return sum(1 for m in self.body.get("messages", []) if m.get("role") == "assistant")
 
 
+def _text(content: Any) -> str:
+    """Text of a string or of the text blocks in a content list (tool results left out)."""
+    if isinstance(content, list):
+        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type", "text") == "text")
+    return str(content or "")
+
+
 def _block_text(block: dict[str, Any]) -> str:
     content = block.get("content", "")
     if isinstance(content, list):
@@ -82,6 +123,7 @@ class ScriptedAnthropicServer(LoopbackServer):
     def __init__(self, script: Script, model: str = "claude-scripted-1") -> None:
         self.script, self.model = script, model
         self.requests: list[dict[str, Any]] = []
+        self.problems: list[str] = []  # ScriptErrors: reported when the server stops
         self._counter = 0
         self._lock = threading.Lock()
         self.serve(_handler_for(self))
@@ -101,7 +143,19 @@ class ScriptedAnthropicServer(LoopbackServer):
             self.requests.append(body)
         if not body.get("tools"):
             return Reply(text="Skill review")
-        return self.script(Conversation(body, headers))
+        try:
+            return self.script(Conversation(body, headers))
+        except ScriptError as exc:
+            # Answer with a non-retryable error so the CLI stops now, and fail the test on exit.
+            with self._lock:
+                self.problems.append(str(exc))
+            return Reply(error_status=400, error_message=f"scripted server: {exc}")
+
+    def __exit__(self, *exc: object) -> None:
+        super().__exit__(*exc)
+        if self.problems and exc[0] is None:
+            raise AssertionError("the scripted Anthropic server could not follow the conversation:\n"
+                                 + "\n".join(dict.fromkeys(self.problems)))
 
 
 def _message_blocks(reply: Reply, server: ScriptedAnthropicServer) -> list[dict[str, Any]]:

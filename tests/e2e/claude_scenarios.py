@@ -13,7 +13,7 @@ import json
 import time
 from collections.abc import Callable
 
-from tests.e2e.anthropic_server import Conversation, Reply
+from tests.e2e.anthropic_server import Conversation, Reply, ScriptError
 
 CHANGED = "reviewer/.changed-skills.txt"
 
@@ -32,13 +32,16 @@ def missing_description(path: str) -> dict:
 
 
 def reviewed_path(conv: Conversation) -> str:
-    """The first SKILL.md path the changed-files read returned ('' before that read)."""
+    """The first SKILL.md path the changed-files read returned, else one the first user message
+    lists on a line of its own (a CLI or harness that inlines the list); '' when neither has one."""
     for result in conv.tool_results():
         for line in result.splitlines():
             text = line.split("\t", 1)[-1].strip()  # Read output is "<n>\t<line>"
             if text.endswith("SKILL.md"):
                 return text
-    return ""
+    listed = [ln.strip() for ln in conv.first_user_text().splitlines()
+              if ln.strip().endswith("/SKILL.md") and " " not in ln.strip()]
+    return listed[0] if listed else ""
 
 
 def _abs(conv: Conversation, rel: str) -> str:
@@ -126,6 +129,9 @@ def script_for(routes: dict[str, Behaviour], default: Behaviour = review_correct
 
     def script(conv: Conversation) -> Reply:
         path = reviewed_path(conv)
+        if not path and conv.tool_results():
+            raise ScriptError(f"no SKILL.md path in the tool results after reading {CHANGED}; "
+                              f"the first result was: {conv.tool_results()[0][:300]!r}")
         if not path:
             return Reply(text="Reading the changed-files list.",
                          tools=[("Read", {"file_path": _abs(conv, CHANGED)})])

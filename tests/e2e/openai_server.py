@@ -2,10 +2,12 @@
 
 It speaks two dialects: chat/completions SSE (OpenCode through @ai-sdk/openai-compatible) and the
 Responses API SSE (Codex). The "model" is a script: a list of turns (call a tool, answer text,
-fail with an HTTP error, stream garbage). A conversation picks its script by the first scenario
-key that appears in the conversation (tool results included), so one server can serve a whole
-suite: every case starts with the same opening turn (read the changed-files list), and the
-listed path then selects the scenario.
+fail with an HTTP error, stream garbage). A conversation picks its script by the scenario key
+found in the request — tool results first (every case starts with the same opening turn, reading
+the changed-files list, whose listed path selects the scenario), then the first user message,
+then system messages and instructions — so one server can serve a whole suite. When no key is
+anywhere, or a scenario runs out of turns, the request gets a non-retryable 400 (the CLI stops at
+once) and leaving the `with` block fails the test saying what was missing and where it looked.
 
 Tool calls are written abstractly (read/grep/glob/bash/write) and translated to the client's own
 tools: OpenCode's `read {filePath}` etc., and Codex's shell tool (`cat`, `grep -n`, `ls`).
@@ -94,24 +96,40 @@ def verdict_text(tier: str, files: list[str], findings: list[dict[str, Any]] | N
 
 # ---------------------------------------------------------------- conversation state
 
+Places = list[tuple[str, str]]  # (where in the request, its text), the most telling first
 
-def _chat_state(body: dict[str, Any]) -> tuple[int, str]:
-    """(model turns so far, all text the model has seen) for a chat/completions request."""
+
+class ScriptError(Exception):
+    """The script cannot tell from the request what to do: the test must fail, not loop."""
+
+
+def _chat_state(body: dict[str, Any]) -> tuple[int, Places]:
+    """(model turns so far, where the task may be) for a chat/completions request: tool results,
+    then the first user message, then role:system messages."""
     msgs = body.get("messages", [])
     turns = sum(1 for m in msgs if m.get("role") == "assistant")
-    seen = [_content_text(m.get("content")) for m in msgs if m.get("role") in ("tool", "user")]
-    return turns, "\n".join(seen)
+    places = [("tool result", _content_text(m.get("content"))) for m in msgs if m.get("role") == "tool"]
+    places += [("first user message", _content_text(m.get("content")))
+               for m in [next((m for m in msgs if m.get("role") == "user"), {})] if m]
+    places += [("role:system message", _content_text(m.get("content"))) for m in msgs if m.get("role") == "system"]
+    return turns, places
 
 
-def _responses_state(body: dict[str, Any]) -> tuple[int, str]:
-    """Same for a Responses API request: one function_call per scripted turn."""
+def _responses_state(body: dict[str, Any]) -> tuple[int, Places]:
+    """Same for a Responses API request: one function_call per scripted turn; the task may be in
+    function_call_output items, the first user message, system/developer messages or `instructions`."""
     items = body.get("input", [])
     if isinstance(items, str):
-        return 0, items
+        return 0, [("first user message", items), ("instructions", str(body.get("instructions") or ""))]
     turns = sum(1 for i in items if i.get("type") == "function_call"
                 or (i.get("type") == "message" and i.get("role") == "assistant"))
-    seen = [str(i.get("output", "")) for i in items if i.get("type") == "function_call_output"]
-    return turns, "\n".join(seen)
+    places = [("tool result", _content_text(i.get("output"))) for i in items if i.get("type") == "function_call_output"]
+    users = [i for i in items if i.get("type", "message") == "message" and i.get("role") == "user"]
+    places += [("first user message", _content_text(users[0].get("content")))] if users else []
+    places += [(f"role:{i['role']} message", _content_text(i.get("content"))) for i in items
+               if i.get("type", "message") == "message" and i.get("role") in ("system", "developer")]
+    places.append(("instructions", str(body.get("instructions") or "")))
+    return turns, places
 
 
 def _content_text(content: Any) -> str:
@@ -126,18 +144,33 @@ class Script:
     def __init__(self, scenarios: list[Scenario]) -> None:
         self.scenarios = scenarios
 
-    def next_turn(self, turns_done: int, seen: str) -> Turn:
+    def next_turn(self, turns_done: int, places: Places) -> Turn:
+        """The opening read, then the turns of the scenario the conversation names.
+
+        Raises ScriptError when no scenario key is anywhere in the request, or a scenario
+        without repeat_last ran out of turns: a model that answers without a verdict would only
+        hide the problem behind a plausible failure."""
         if turns_done == 0:
             return OPENING
-        scenario = next((s for s in self.scenarios if s.key in seen), None)
-        if scenario is None:
-            return answer("no scripted scenario matched; no verdict")
+        scenario = self.scenario_for(places)
         index = turns_done - 1
         if index >= len(scenario.turns):
             if not scenario.repeat_last:
-                return answer("script exhausted; no verdict")
+                raise ScriptError(f"scenario {scenario.key!r} has {len(scenario.turns)} turns but the client "
+                                  f"asked for turn {turns_done + 1} (opening read included)")
             index = len(scenario.turns) - 1
         return scenario.turns[index]
+
+    def scenario_for(self, places: Places) -> Scenario:
+        """The scenario whose key appears first in the most telling place that names any."""
+        for _, text in places:
+            hits = [(text.find(s.key), i) for i, s in enumerate(self.scenarios) if s.key in text]
+            if hits:
+                return self.scenarios[min(hits)[1]]
+        looked = ", ".join(dict.fromkeys(name for name, text in places if text)) or "nothing"
+        raise ScriptError(f"no scenario key ({', '.join(s.key for s in self.scenarios)}) in the request; "
+                          f"looked in: {looked}. The opening read of {OPENING.args['path']} did not come "
+                          "back, or came back somewhere tests/e2e/openai_server.py does not look")
 
 
 # ---------------------------------------------------------------- chat/completions dialect
@@ -237,8 +270,24 @@ class ScriptedServer(LoopbackServer):
     def __init__(self, scenarios: list[Scenario]) -> None:
         self.script = Script(scenarios)
         self.requests: list[dict[str, Any]] = []  # (path, body) log, for tests and debugging
+        self.problems: list[str] = []  # ScriptErrors: reported when the server stops
         self.lock = threading.Lock()
         self.serve(_handler_for(self))
+
+    def next_turn(self, state: tuple[int, Places]) -> Turn:
+        """The script's turn, or (on a ScriptError) a non-retryable 400 that stops the CLI now."""
+        try:
+            return self.script.next_turn(*state)
+        except ScriptError as exc:
+            with self.lock:
+                self.problems.append(str(exc))
+            return http_error(400, f"scripted server: {exc}")
+
+    def __exit__(self, *exc: object) -> None:
+        super().__exit__(*exc)
+        if self.problems and exc[0] is None:
+            raise AssertionError("the scripted OpenAI server could not follow the conversation:\n"
+                                 + "\n".join(dict.fromkeys(self.problems)))
 
     @property
     def base_url(self) -> str:
@@ -270,11 +319,11 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             n = server.record(self.path, body)
             if self.path.endswith("/chat/completions"):
                 # OpenCode asks a tool-less "small model" for a session title first.
-                turn = (server.script.next_turn(*_chat_state(body)) if body.get("tools")
+                turn = (server.next_turn(_chat_state(body)) if body.get("tools")
                         else answer("Scripted review"))
                 self._play(turn, lambda: [(None, e) for e in chat_events(turn, n)], chat=True)
             elif self.path.endswith("/responses"):
-                turn = server.script.next_turn(*_responses_state(body))
+                turn = server.next_turn(_responses_state(body))
                 tools = body.get("tools", [])
                 self._play(turn, lambda: responses_events(turn, n, tools), chat=False)
             else:

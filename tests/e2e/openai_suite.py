@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.e2e.support import lay_out_suite, processes_in, require_cli  # noqa: F401  (re-exported for the tests)
+from tests.e2e.support import lay_out_suite, processes_in  # noqa: F401  (re-exported for the tests)
 from tests.e2e.openai_server import Scenario, answer, bash, glob, grep, http_error, read, verdict_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,7 +53,8 @@ FOLDERS = ["block/no-description", "pass/tool-happy", "pass/long-winded", "pass/
 def make_suite(repo: Path, rates: dict[str, float]) -> None:
     """Reviewer copy, five fixtures, config for the scripted provider, baseline at `rates`."""
     config = lay_out_suite(repo, FOLDERS)
-    config["agent"] = {"name": "builtin", "model": "scripted", "timeout_s": 120,
+    # sandbox: bwrap — the e2e suite runs the CLIs inside the kernel sandbox, or fails (exit 2).
+    config["agent"] = {"name": "builtin", "model": "scripted", "timeout_s": 120, "sandbox": "bwrap",
                        "env_allowlist": ["PATH", "LANG", "OPENAI_BASE_URL"], "secret_env": ["OPENAI_API_KEY"]}
     config["rubric"]["trajectory"]["max_steps"] = MAX_STEPS
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
@@ -64,9 +65,10 @@ def make_suite(repo: Path, rates: dict[str, float]) -> None:
                     "commit", "-qm", "suite"], check=True)
 
 
-def run_gate(repo: Path, agent: str, base_url: str) -> tuple[subprocess.CompletedProcess[str], dict]:
-    """`rubricgate run --agent NAME` in a subprocess; returns it and the summary it wrote."""
-    env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": SECRET}
+def run_gate(repo: Path, agent: str, base_url: str, path: str) -> tuple[subprocess.CompletedProcess[str], dict]:
+    """`rubricgate run --agent NAME` in a subprocess with `path` as PATH (the agent's too, through
+    env_allowlist); returns it and the summary it wrote."""
+    env = {**os.environ, "PATH": path, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": SECRET}
     proc = subprocess.run([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo), "--agent", agent],
                           cwd=repo, env=env, capture_output=True, text=True, timeout=900)
     summaries = sorted((repo / "reports").glob("*/summary.json"))

@@ -1,9 +1,18 @@
-"""What every real-CLI end-to-end test needs: the CLI (or a stated skip) and a leftover-process probe."""
+"""What every real-CLI end-to-end test needs: the installed CLI versions to run against (or a
+stated skip), the agent PATH that selects one of them, and a leftover-process probe.
+
+.ci/install-agents.sh installs every tested version of a CLI into its own prefix and lists them
+in $RUBRICGATE_AGENTS_DIR/manifest.json; the e2e tests run once per listed version, with that
+prefix's bin first on the agent's PATH (PATH is in agent.env_allowlist). Without a manifest they
+run once against whatever is on PATH.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -14,12 +23,53 @@ SKILL_OK = ("---\nname: {name}\ndescription: Summarise things; use when asked fo
             "# {name}\n\n1. Read the input file.\n2. Summarise it in five bullets.\n3. Save nothing.\n")
 
 
-def require_cli(name: str) -> str:
-    """The CLI's path; skip (or fail under RUBRICGATE_REQUIRE_CLIS=1) when it is missing."""
-    path = shutil.which(name)
+AGENTS_DIR = Path(os.environ.get("RUBRICGATE_AGENTS_DIR", "/opt/rubricgate-agents"))
+VERSIONS_FILE = ROOT / "rubricgate" / "agents" / "tested_versions.json"
+
+
+def required() -> bool:
+    """Under RUBRICGATE_REQUIRE_CLIS=1 (set by .ci/run) a missing CLI fails instead of skipping."""
+    return os.environ.get("RUBRICGATE_REQUIRE_CLIS") == "1"
+
+
+@dataclass(frozen=True)
+class Install:
+    """One installed version of a CLI; bin_dir None means "whatever is on PATH"."""
+
+    cli: str
+    version: str
+    bin_dir: str | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.cli}-{self.version}"
+
+    def path(self, base: str | None = None) -> str:
+        """The agent's PATH: this install's bin first, then `base` (default: ours)."""
+        base = os.environ.get("PATH", "/usr/bin:/bin") if base is None else base
+        return f"{self.bin_dir}:{base}" if self.bin_dir else base
+
+
+def manifest() -> dict | None:
+    path = AGENTS_DIR / "manifest.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def installs(cli: str) -> list[Install]:
+    """Every installed version of `cli` from the manifest, else one entry for the PATH's."""
+    found = (manifest() or {}).get("agents", {}).get(cli, [])
+    return [Install(cli, e["version"], e["bin"]) for e in found] or [Install(cli, "PATH")]
+
+
+def require_install(install: Install) -> str:
+    """The CLI's path in this install; skip (or fail under RUBRICGATE_REQUIRE_CLIS=1) when missing."""
+    path = shutil.which(install.cli, path=install.path())
+    if install.bin_dir and path != str(Path(install.bin_dir) / install.cli):
+        path = None  # a manifest entry whose prefix lost its binary must not fall back to PATH
     if path is None:
-        reason = f"{name} CLI not on PATH (install: bash .ci/install-agents.sh)"
-        if os.environ.get("RUBRICGATE_REQUIRE_CLIS") == "1":
+        where = install.bin_dir or "PATH"
+        reason = f"{install.cli} CLI not found in {where} (install: bash .ci/install-agents.sh)"
+        if required():
             pytest.fail(f"RUBRICGATE_REQUIRE_CLIS=1 but {reason}")
         pytest.skip(reason)
     return path

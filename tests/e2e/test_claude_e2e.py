@@ -2,8 +2,11 @@
 model is scripted by tests/e2e/anthropic_server.py. The gate's rates and failure categories must
 be exactly what the model was scripted to do.
 
-Without `claude` on PATH these tests skip; RUBRICGATE_REQUIRE_CLIS=1 (set by .ci/run) makes a
-missing CLI a failure, so CI cannot pass by skipping.
+The suite runs once per installed Claude Code version (tests/e2e/support.py: the manifest
+.ci/install-agents.sh writes; today 2.1.112, the last pure-JS release, and 2.1.332, the native
+binary), each with its prefix first on the agent's PATH. Without a manifest it runs against the
+`claude` on PATH; without one either it skips, and RUBRICGATE_REQUIRE_CLIS=1 (set by .ci/run)
+makes a missing CLI a failure, so CI cannot pass by skipping.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import yaml
 
 from tests.e2e import claude_scenarios as sc
 from tests.e2e.anthropic_server import ScriptedAnthropicServer
-from tests.e2e.support import lay_out_suite, processes_in, require_cli
+from tests.e2e.support import Install, installs, lay_out_suite, processes_in, require_install
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,13 +39,13 @@ CASES = {
 }
 
 
-def require_claude() -> str:
-    return require_cli("claude")
+INSTALLS = installs("claude")
 
 
 def make_suite(repo: Path) -> None:
     config = lay_out_suite(repo, CASES)
-    config["agent"] = {"name": "builtin", "timeout_s": 90,
+    # sandbox: bwrap — the e2e suite runs the CLI inside the kernel sandbox, or fails (exit 2).
+    config["agent"] = {"name": "builtin", "timeout_s": 90, "sandbox": "bwrap",
                        "env_allowlist": ["PATH", "LANG", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_MAX_RETRIES"],
                        "secret_env": ["ANTHROPIC_API_KEY"]}
     config["rubric"]["trajectory"]["max_steps"] = 6
@@ -55,21 +58,26 @@ def make_suite(repo: Path) -> None:
                     "commit", "-qm", "suite"], check=True)
 
 
-def run_gate(repo: Path, base_url: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": SECRET,
+def run_gate(repo: Path, base_url: str, install: Install) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": install.path(), "ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": SECRET,
            "CLAUDE_CODE_MAX_RETRIES": "0"}
     return subprocess.run([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo), "--agent", "claude"],
                           cwd=repo, env=env, capture_output=True, text=True, timeout=600)
 
 
+@pytest.fixture(scope="module", params=INSTALLS, ids=lambda i: i.id)
+def install(request) -> Install:
+    require_install(request.param)
+    return request.param
+
+
 @pytest.fixture(scope="module")
-def gate_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], dict, Path]:
-    require_claude()
-    repo = tmp_path_factory.mktemp("e2e") / "repo"
+def gate_run(install: Install, tmp_path_factory: pytest.TempPathFactory):
+    repo = tmp_path_factory.mktemp(f"e2e-{install.id}") / "repo"
     make_suite(repo)
     routes = {rel.split("/")[1]: behaviour for rel, (behaviour, _) in CASES.items()}
     with ScriptedAnthropicServer(sc.script_for(routes)) as server:
-        proc = run_gate(repo, server.base_url)
+        proc = run_gate(repo, server.base_url, install)
     summaries = sorted((repo / "reports").glob("*/summary.json"))
     assert summaries, f"no summary written\nstdout:{proc.stdout}\nstderr:{proc.stderr}"
     return proc, json.loads(summaries[-1].read_text()), repo
@@ -92,9 +100,15 @@ def test_each_case_fails_exactly_as_scripted(gate_run, rel: str) -> None:
     assert got == CASES[rel][1], json.dumps(trial["grades"], indent=1)
 
 
-def test_cli_version_recorded_and_secret_never_written(gate_run) -> None:
+def test_cli_version_recorded_and_secret_never_written(gate_run, install: Install) -> None:
     _, summary, repo = gate_run
     assert summary["agent_version"] and "Claude Code" in summary["agent_version"]
+    assert summary["isolation"] == "bwrap", summary["isolation_reason"]  # the CLI ran inside the sandbox
+    if install.bin_dir:  # the prefix's CLI ran, not another one on PATH
+        assert summary["agent_version"].startswith(install.version)
+        support = summary["agent_support"]["claude"]
+        pinned = install.version in (support["tested_oldest"], support["tested_newest"])
+        assert (support["status"] == "tested") == pinned, support
     leaked = [p for p in (repo / "reports").rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
     assert leaked == []
     chatty = next(c for c in summary["cases"] if "chatty" in c["id"])
@@ -102,16 +116,17 @@ def test_cli_version_recorded_and_secret_never_written(gate_run) -> None:
     assert "[REDACTED]" in transcript.read_text()
 
 
-def test_real_cli_timeout_kills_everything(tmp_path: Path) -> None:
+def test_real_cli_timeout_kills_everything(install: Install, tmp_path: Path) -> None:
     """A hung model: the hard timeout ends the run and no process is left in the workspace."""
-    require_claude()
     from rubricgate.agents.claude import ClaudeAgent
     from rubricgate.models.config import AgentConfig
+    from rubricgate.runner.sandbox import SandboxPolicy
     from tests.e2e.record_claude import make_workspace, request_for
 
     with ScriptedAnthropicServer(sc.script_for({}, default=sc.slow)) as server:
         ws = make_workspace(tmp_path)
-        req = request_for(ws, tmp_path / "scratch", server.base_url, ["read", "grep", "glob"], 6, 4.0, {})
+        req = request_for(ws, tmp_path / "scratch", server.base_url, ["read", "grep", "glob"], 6, 4.0,
+                          {"PATH": install.path()}, sandbox=SandboxPolicy("bwrap"))
         transcript = ClaudeAgent(AgentConfig(name="claude")).run(req)
     assert transcript.termination == "timeout" and transcript.exit_code is None
     assert transcript.duration_s < 15

@@ -3,8 +3,10 @@ whose model is scripted by tests/e2e/openai_server.py (chat/completions SSE for 
 Responses API for Codex). The gate's rates and failure categories must be exactly what the model
 was scripted to do.
 
-Without a CLI on PATH its tests skip; RUBRICGATE_REQUIRE_CLIS=1 (set by .ci/run) makes a missing
-CLI a failure.
+The suite runs once per installed version of each CLI (tests/e2e/support.py: the manifest
+.ci/install-agents.sh writes), that version's prefix first on the agent's PATH; without a
+manifest, once against the CLI on PATH. A missing CLI skips; RUBRICGATE_REQUIRE_CLIS=1 (set by
+.ci/run) makes it a failure.
 
 OpenCode withholds a denied tool and Codex has no allowlist (the command runs in the read-only
 sandbox); either way the model carries on to its verdict, so (b) fails only tool_use. (c) is
@@ -21,9 +23,11 @@ import pytest
 from rubricgate.agents import get_agent
 from rubricgate.agents.base import AgentRequest
 from rubricgate.models.config import AgentConfig
+from rubricgate.runner.sandbox import SandboxPolicy
 from tests.e2e import openai_suite as suite
 from tests.e2e.openai_server import Scenario, ScriptedServer, hang
 from tests.e2e.record_openai_clis import make_workspace
+from tests.e2e.support import Install, installs, require_install
 
 pytestmark = pytest.mark.e2e
 
@@ -37,16 +41,22 @@ EXPECTED = {
 }
 RATES = {"verdict": 2 / 5, "tool_use": 4 / 5, "trajectory": 4 / 5}
 VERSION_LOOKS_LIKE = {"opencode": lambda v: v[0].isdigit(), "codex": lambda v: v.startswith("codex-cli")}
+INSTALLS = [install for cli in CLIS for install in installs(cli)]
 
 
-@pytest.fixture(scope="module", params=CLIS)
-def gate_run(request, tmp_path_factory: pytest.TempPathFactory):
-    cli = request.param
-    suite.require_cli(cli)
-    repo = tmp_path_factory.mktemp(f"e2e-{cli}") / "repo"
+@pytest.fixture(scope="module", params=INSTALLS, ids=lambda i: i.id)
+def install(request) -> Install:
+    require_install(request.param)
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def gate_run(install: Install, tmp_path_factory: pytest.TempPathFactory):
+    cli = install.cli
+    repo = tmp_path_factory.mktemp(f"e2e-{install.id}") / "repo"
     suite.make_suite(repo, RATES)
     with ScriptedServer(suite.scenarios()) as server:
-        proc, summary = suite.run_gate(repo, cli, server.base_url)
+        proc, summary = suite.run_gate(repo, cli, server.base_url, install.path())
     return cli, proc, summary, repo
 
 
@@ -63,16 +73,21 @@ def test_each_case_fails_exactly_as_scripted(gate_run, folder: str) -> None:
     assert suite.categories(summary, folder) == EXPECTED[folder]
 
 
-def test_cli_version_recorded_and_secret_never_written(gate_run) -> None:
+def test_cli_version_recorded_and_secret_never_written(gate_run, install: Install) -> None:
     cli, _, summary, repo = gate_run
     assert summary["agent_version"] and VERSION_LOOKS_LIKE[cli](summary["agent_version"])
+    assert summary["isolation"] == "bwrap", summary["isolation_reason"]  # the CLI ran inside the sandbox
+    if install.bin_dir:  # the prefix's CLI ran, not another one on PATH
+        assert summary["agent_version"].endswith(install.version)
+        support = summary["agent_support"][cli]
+        pinned = install.version in (support["tested_oldest"], support["tested_newest"])
+        assert (support["status"] == "tested") == pinned, support
     assert suite.leaked_files(repo) == []
 
 
-@pytest.mark.parametrize("cli", CLIS)
-def test_real_cli_timeout_kills_everything(cli: str, tmp_path: Path) -> None:
+def test_real_cli_timeout_kills_everything(install: Install, tmp_path: Path) -> None:
     """A hung model: the hard timeout ends the run and no process is left in the workspace."""
-    suite.require_cli(cli)
+    cli = install.cli
     ws = tmp_path / "ws"
     make_workspace(ws, "slow")
     with ScriptedServer([Scenario("fixtures/pass/slow/", [hang(30)])]) as server:
@@ -80,7 +95,8 @@ def test_real_cli_timeout_kills_everything(cli: str, tmp_path: Path) -> None:
                            rubric_file=ws / "reviewer/evaluator/references/rubric.md",
                            changed_files_file=ws / "reviewer/.changed-skills.txt", scratch=tmp_path / "scratch",
                            allowed_tools=["read", "grep", "glob"], max_steps=6, timeout_s=8.0,
-                           env={"PATH": "/usr/local/bin:/usr/bin:/bin", "OPENAI_BASE_URL": server.base_url})
+                           env={"PATH": install.path("/usr/local/bin:/usr/bin:/bin"), "OPENAI_BASE_URL": server.base_url},
+                           sandbox=SandboxPolicy("bwrap"))
         transcript = get_agent(cli, AgentConfig(name=cli, model="scripted")).run(req)
     assert transcript.termination == "timeout" and transcript.exit_code is None
     assert transcript.duration_s < 20
