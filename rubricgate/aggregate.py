@@ -13,7 +13,7 @@ def trial_frame(cases: list[CaseSpec], results: list[TrialResult]) -> pd.DataFra
     tags = {c.id: c.tags for c in cases}
     rows = [{"case_id": r.case_id, "trial": r.trial, "tags": tags.get(r.case_id, []), "outcome": r.outcome,
              **{d: r.grades[d].passed for d in DIMENSIONS}}
-            for r in results if not _not_run(r)]
+            for r in results if not _not_run(r) and not r.errored]  # errored: the reviewer was never judged
     return pd.DataFrame(rows, columns=["case_id", "trial", "tags", "outcome", *DIMENSIONS])
 
 

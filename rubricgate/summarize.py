@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from rubricgate.agents.support import support_for
 from rubricgate.aggregate import Counts, as_rates, case_counts, dimension_rates, tag_counts, trial_frame
 from rubricgate.cost import Budget, cost_summary, is_not_run
+from rubricgate.errored import errored_gate, errored_list
 from rubricgate.gate import cannot_judge, decide
 from rubricgate.load import Loaded
 from rubricgate.models.results import CaseSummary, Decision, Summary, TrialResult
@@ -34,7 +35,8 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
     frame = trial_frame(loaded.cases, results)
     rates = dimension_rates(frame)
     add_intervals(rates, loaded.config.gate.confidence)
-    decision = _decision(loaded, rates, state, len(results), len(jobs), _shape(jobs))
+    decision = errored_gate(_decision(loaded, rates, state, len(results), len(jobs), _shape(jobs)),
+                            results, len(jobs), loaded.config.gate.max_errored)
     confidence = loaded.config.gate.confidence
     per_case, per_tag = case_counts(frame), tag_counts(frame)
     by_case: dict[str, list[TrialResult]] = {}
@@ -53,8 +55,8 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
                    model=loaded.config.agent.model or reported_model(results), trials_default=state.trials or loaded.config.trials,
                    decision=decision, rates=rates, rates_by_tag=as_rates(per_tag),
                    intervals_by_tag=intervals(per_tag, confidence), cases=cases,
-                   flaky_cases=[c.id for c in cases if c.flaky], cost=cost_summary(cases, state.budget),
-                   pass_k=suite_consistency([[t for t in c.trials if not is_not_run(t)] for c in cases]),
+                   flaky_cases=[c.id for c in cases if c.flaky], errored=errored_list(results), cost=cost_summary(cases, state.budget),
+                   pass_k=suite_consistency([[t for t in c.trials if not is_not_run(t) and not t.errored] for c in cases]),
                    config={"method": loaded.config.gate.method, "rubric": loaded.config.reviewer.rubric})
 
 
@@ -72,7 +74,7 @@ def reported_model(results: list[TrialResult]) -> str | None:
 
 def _consistency(trials: list[TrialResult]) -> dict:
     """pass@k, pass^k (k = the case's trials) and flakiness over the trials that ran."""
-    pass_at, pass_hat, flaky = case_consistency([t for t in trials if not is_not_run(t)])
+    pass_at, pass_hat, flaky = case_consistency([t for t in trials if not is_not_run(t) and not t.errored])
     return {"pass_at_k": pass_at, "pass_hat_k": pass_hat, "flaky": flaky}
 
 

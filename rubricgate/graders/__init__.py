@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+from rubricgate.failures import errored_reason, is_errored
 from rubricgate.graders.tool_use import grade_tool_use
 from rubricgate.graders.trajectory import grade_trajectory
 from rubricgate.graders.verdict import grade_verdict
+from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import CaseSpec, Grade
 from rubricgate.models.transcript import Transcript
 from rubricgate.models.verdict import ParsedVerdict
 
 
 def grade_trial(case: CaseSpec, transcript: Transcript, parsed: ParsedVerdict) -> dict[str, Grade]:
-    """The three dimensions of design.md for one trial."""
+    """The three dimensions of design.md for one trial.
+
+    An errored trial (infrastructure failed on every attempt, no verdict) is judged by no grader:
+    every dimension carries category `errored`, and aggregation leaves it out of every rate.
+    """
+    if is_errored(transcript, parsed.status == "ok"):
+        reason = errored_reason(transcript)
+        return {d: Grade(passed=False, category="errored", reason=reason) for d in DIMENSIONS}
     return {
         "verdict": grade_verdict(case, transcript, parsed),
         "tool_use": grade_tool_use(case.rubric.tool_use, transcript),

@@ -50,12 +50,18 @@ class AgentConfig(StrictModel):
     # bwrap: required; none: copy-only, on purpose. See rubricgate/runner/sandbox.py.
     sandbox: Literal["auto", "bwrap", "none"] = "auto"
     sandbox_network: Literal["shared", "none"] = "shared"
+    # Infrastructure failures (API errors, auth, rate limits, a CLI that fails to start) are retried
+    # this many times with exponential backoff and jitter; a retry-after the CLI reports is honoured.
+    retries: int = Field(default=2, ge=0, le=10)
+    retry_backoff_s: float = Field(default=2.0, ge=0, le=300)
 
 
 class GateConfig(StrictModel):
     method: Literal["strict", "statistical"] = "strict"
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
     min_trials: int = Field(default=3, ge=1)
+    # Trials whose infrastructure failed on every attempt; more than this and the run cannot judge.
+    max_errored: int = Field(default=0, ge=0)
 
 
 class Config(StrictModel):

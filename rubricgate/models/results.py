@@ -8,10 +8,12 @@ from pydantic import Field
 
 from rubricgate.models.base import Outcome, StrictModel, Tier
 from rubricgate.models.task import Expect, Rubric
+from rubricgate.models.transcript import Attempt
 
 GradeCategory = Literal[
     "wrong_tier", "missed_rule", "unexpected_rule", "no_verdict", "malformed_verdict",
     "forbidden_tool", "missing_tool", "too_many_steps", "agent_error", "timeout", "not_run",
+    "errored",  # infrastructure failure after every retry: no grader judged it, excluded from rates
 ]
 
 
@@ -41,6 +43,12 @@ class TrialResult(StrictModel):
     model: str | None = None  # as the agent reported it (transcript.model)
     cached: bool = False
     transcript: str = ""  # path relative to the run dir
+    # Infrastructure failed on every attempt (API, auth, missing CLI, sandbox): the reviewer was
+    # never judged, so the trial is excluded from every rate and counted against gate.max_errored.
+    errored: bool = False
+    attempts: list[Attempt] = Field(default_factory=list)
+    run_error: str = ""  # the run ended in an error even though a verdict was graded
+    notes: list[str] = Field(default_factory=list)  # stream cross-checks (turn counts, ...)
 
 
 class CaseSpec(StrictModel):
@@ -133,6 +141,7 @@ class Summary(StrictModel):
     intervals_by_tag: dict[str, dict[str, list[float]]] = Field(default_factory=dict)
     cases: list[CaseSummary]
     flaky_cases: list[str] = Field(default_factory=list)
+    errored: list[str] = Field(default_factory=list)  # "case #trial: reason" of every errored trial
     # Suite pass@k / pass^k (tau-bench) at k = the fewest trials any case ran: {k, pass_at_k, pass_hat_k}.
     pass_k: dict[str, Any] = Field(default_factory=dict)
     cost: dict[str, Any] = Field(default_factory=dict)

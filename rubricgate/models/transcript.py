@@ -26,6 +26,17 @@ class Usage(StrictModel):
     cost_usd: float | None = None
 
 
+class Attempt(StrictModel):
+    """One try at running the agent for a trial; infrastructure failures are retried."""
+
+    termination: Termination = "completed"
+    error: str = ""
+    exit_code: int | None = 0
+    duration_s: float = 0.0
+    waited_s: float = 0.0  # backoff slept before this attempt
+    infra: bool = False  # failed for infrastructure reasons (API, auth, missing CLI, crash before a turn)
+
+
 class Transcript(StrictModel):
     format_version: int = 1
     agent: str
@@ -41,3 +52,7 @@ class Transcript(StrictModel):
     skipped_lines: int = 0  # non-JSON lines in the native stream
     output_truncated: bool = False
     error: str = ""  # one line: why the run ended abnormally
+    retry_after_s: float | None = None  # a retry delay the CLI itself reported (rate limit, overload)
+    reported_turns: int | None = None  # the CLI's own turn count (Claude num_turns), a cross-check
+    notes: list[str] = Field(default_factory=list)  # e.g. a CLI count below the turns the stream shows
+    attempts: list[Attempt] = Field(default_factory=list)  # every attempt of this trial, last one included

@@ -160,6 +160,19 @@ def _cost_lines(summary: Summary) -> list[str]:
     return [f"Cost: {spend} · {cost.get('input_tokens', 0)} input / {cost.get('output_tokens', 0)} output tokens", ""]
 
 
+def _honesty_section(summary: Summary) -> list[str]:
+    """Errored trials (infrastructure, not judged) and run errors after a graded verdict."""
+    lines = []
+    if summary.errored:
+        lines += [f"**Errored trials** (infrastructure; left out of every rate): {len(summary.errored)}", ""]
+        lines += [f"- {escape_md(x)}" for x in summary.errored[:MAX_PER_CATEGORY]] + [""]
+    run_errors = [f"- {escape_md(c.id)} trial {t.trial}: {escape_md(t.run_error)}"
+                  for c in summary.cases for t in c.trials if t.run_error]
+    if run_errors:
+        lines += ["**Run errors after a graded verdict:**", "", *run_errors[:MAX_PER_CATEGORY], ""]
+    return lines
+
+
 def render_body(summary: Summary, artifact: str = DEFAULT_ARTIFACT) -> str:
     """The report markdown without the marker (also used for $GITHUB_STEP_SUMMARY)."""
     lines = [f"## rubricgate: {headline(summary)}", "",
@@ -168,6 +181,7 @@ def render_body(summary: Summary, artifact: str = DEFAULT_ARTIFACT) -> str:
     if summary.flaky_cases:
         lines += ["Flaky cases (mixed results across trials): " + ", ".join(escape_md(c) for c in summary.flaky_cases), ""]
     lines += _cost_lines(summary)
+    lines += _honesty_section(summary)
     lines += [*failures_section(summary), "",
               f"Replay files for each failed trial: workflow artifact **{escape_md(artifact, 100)}**, "
               f"folder reports/{escape_md(summary.run_id)}/replay/ (inspect offline with "

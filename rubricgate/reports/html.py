@@ -149,9 +149,18 @@ def _grades(t: TrialResult) -> str:
     return f'<table class="grades"><tr><th>dimension</th><th>result</th><th>category</th><th>reason</th></tr>{rows}</table>'
 
 
+def _honesty(t: TrialResult) -> list[str]:
+    """Errored / run-error / attempt lines of a trial, shown with its verdict warnings."""
+    lines = [f"run error after the verdict: {t.run_error}"] if t.run_error else []
+    if len(t.attempts) > 1 or t.errored:
+        lines.append(f"{len(t.attempts)} attempt(s): " + "; ".join(
+            f"{a.termination} {a.error}".strip() for a in t.attempts))
+    return lines + list(t.notes)
+
+
 def _trial_meta(t: TrialResult) -> str:
     tiers = f"reported {t.reported_tier or '-'} → effective {t.effective_tier or '-'}" + (" (escalated)" if t.escalated else "")
-    warn = "".join(f"<li>{e(w)}</li>" for w in t.verdict_warnings)
+    warn = "".join(f"<li>{e(w)}</li>" for w in [*t.verdict_warnings, *_honesty(t)])
     return (f'<p class="meta">{e(tiers)} · {t.steps} steps · termination {e(t.termination)} · exit {e(t.exit_code)}'
             f" · {t.duration_s:.1f}s · {t.input_tokens}+{t.output_tokens} tokens</p>{f'<ul>{warn}</ul>' if warn else ''}")
 

@@ -15,7 +15,7 @@ from rubricgate.models.results import CaseSummary, Summary, TrialResult
 
 # Everything outside the XML 1.0 Char production.
 _INVALID = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_ERROR_CATEGORIES = {"agent_error", "timeout", "not_run", "no_verdict", "malformed_verdict"}
+_ERROR_CATEGORIES = {"agent_error", "timeout", "not_run", "no_verdict", "malformed_verdict", "errored"}
 
 
 def xml_safe(text: str) -> str:

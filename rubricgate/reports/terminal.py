@@ -30,12 +30,25 @@ def failure_lines(summary: Summary, limit: int = 15) -> list[str]:
         groups: dict[tuple[str, str, str], list[int]] = {}
         for trial in case.trials:
             for dim, g in trial.grades.items():
-                if not g.passed:
+                if not g.passed and g.category != "errored":  # errored trials have their own list
                     groups.setdefault((dim, g.category or "failed", g.reason), []).append(trial.trial)
         for (dim, category, reason), trials in groups.items():
             which = f"#{trials[0]}" if len(case.trials) == 1 else f"{len(trials)}/{len(case.trials)} trials"
             out.append(f"  {case.id} {dim}: {category} ({which}): {reason}")
     return out[:limit] + ([f"  ... and {len(out) - limit} more (see summary.json)"] if len(out) > limit else [])
+
+
+def honesty_lines(summary: Summary, limit: int = 15) -> list[str]:
+    """Errored trials (infrastructure, not judged) and runs that errored after a graded verdict."""
+    lines = []
+    if summary.errored:
+        lines.append(f"errored (infrastructure, left out of every rate): {len(summary.errored)}")
+        lines += [f"  {e}" for e in summary.errored[:limit]]
+    run_errors = [(c.id, t) for c in summary.cases for t in c.trials if t.run_error]
+    if run_errors:
+        lines.append("run errors after a graded verdict:")
+        lines += [f"  {cid} #{t.trial}: {t.run_error}" for cid, t in run_errors[:limit]]
+    return lines
 
 
 def _noise_and_cost_lines(summary: Summary) -> list[str]:
@@ -63,6 +76,7 @@ def render_terminal(summary: Summary, run_dir: str) -> str:
     fails = failure_lines(summary)
     if fails:
         lines += ["failures:", *fails]
+    lines += honesty_lines(summary)
     lines += _noise_and_cost_lines(summary)
     verdict = {"pass": "PASS (exit 0)", "regression": "REGRESSION (exit 1)", "error": "CANNOT JUDGE (exit 2)"}[d.status]
     lines += [f"decision: {verdict}" + (f" - {'; '.join(d.reasons)}" if d.reasons else "")]

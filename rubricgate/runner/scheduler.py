@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rubricgate.agents import Agent, AgentRequest
 from rubricgate.cost import Budget, not_run_trial
+from rubricgate.failures import outcome_fields
 from rubricgate.graders import grade_trial
 from rubricgate.models.config import Config
 from rubricgate.models.results import CacheRejection, CaseSpec, Grade, TrialResult
@@ -20,6 +21,7 @@ from rubricgate.records.files import transcript_name, write_transcript
 from rubricgate.rubric import RubricSpec
 from rubricgate.runner.cache import KeyParts, Lookup, RunDigests, key_parts, load_cached, run_digests, store
 from rubricgate.runner.process import CANCEL
+from rubricgate.runner.retry import RetryPolicy, run_with_retries
 from rubricgate.runner.sandbox import SandboxPolicy
 from rubricgate.runner.treecheck import TreeDigest, fingerprint_tree, tree_changes
 from rubricgate.runner.workspace import RunTree
@@ -195,6 +197,13 @@ def _request(ctx: RunContext, job: Job, ws) -> AgentRequest:
 
 
 def _run_agent(ctx: RunContext, job: Job, request: AgentRequest) -> Transcript:
+    # Infrastructure failures are retried with backoff (runner/retry.py); every attempt is recorded.
+    return run_with_retries(lambda: _run_once(ctx, job, request), RetryPolicy.from_config(ctx.config.agent),
+                            sleep=CANCEL.event.wait, stop=CANCEL.event.is_set,  # Ctrl-C ends the backoff too
+                            before_retry=lambda: request.last_message_file.unlink(missing_ok=True))
+
+
+def _run_once(ctx: RunContext, job: Job, request: AgentRequest) -> Transcript:
     started = time.monotonic()
     try:
         # Scrubbed here for every adapter: what is graded, cached and written holds no secret.
@@ -225,7 +234,8 @@ def trial_result(case_id, trial, transcript, parsed, grades, rel) -> TrialResult
         verdict_warnings=parsed.warnings + ([parsed.error] if parsed.error else []),
         termination=transcript.termination, exit_code=transcript.exit_code, duration_s=round(transcript.duration_s, 3),
         input_tokens=transcript.usage.input_tokens, output_tokens=transcript.usage.output_tokens,
-        cost_usd=transcript.usage.cost_usd, model=transcript.model, transcript=rel)
+        cost_usd=transcript.usage.cost_usd, model=transcript.model, transcript=rel,
+        **outcome_fields(transcript, parsed.status == "ok"))
 
 
 def sandboxed(ctx: RunContext, job: Job) -> bool:

@@ -1,0 +1,71 @@
+"""An outage is not a regression: infrastructure failures are retried, then `errored`, exit 2."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+from click.testing import CliRunner
+
+from rubricgate.cli import main
+from tests.fake_reviewer import install, invocations
+
+
+def _run(repo, *args):
+    return CliRunner().invoke(main, ["run", "--repo", str(repo), *args])
+
+
+def _summary(repo) -> dict:
+    [run_dir] = [p for p in (repo / "reports").iterdir() if p.is_dir()]
+    return json.loads((run_dir / "summary.json").read_text())
+
+
+def _run_dir(repo):
+    return next(p for p in (repo / "reports").iterdir() if p.is_dir())
+
+
+def test_api_outage_is_could_not_judge_never_regression(repo) -> None:
+    counter = install(repo, ["api_error"])
+    result = _run(repo)
+    assert result.exit_code == 2, result.output
+    assert "could not judge: 2 of 2 trials errored" in result.output
+    assert "REGRESSION" not in result.output and "missing_tool" not in result.output
+    assert invocations(counter) == 6  # 2 trials x (1 + agent.retries=2)
+    summary = _summary(repo)
+    trials = [t for c in summary["cases"] for t in c["trials"]]
+    assert all(t["errored"] and len(t["attempts"]) == 3 for t in trials)
+    assert all(g["category"] == "errored" for t in trials for g in t["grades"].values())
+    assert all(row["trials"] == 0 for row in summary["rates"].values())
+    assert len(summary["errored"]) == 2 and "API 400" in summary["errored"][0]
+    run_dir = _run_dir(repo)
+    for report in ("comment.md", "junit.xml", "report.html"):
+        assert "errored" in (run_dir / report).read_text(), report
+    assert "<error" in (run_dir / "junit.xml").read_text()
+
+
+def test_a_transient_outage_is_retried_and_then_judged(repo) -> None:
+    counter = install(repo, ["api_error", "answer"])
+    result = _run(repo)
+    assert result.exit_code == 0, result.output
+    assert invocations(counter) == 3
+    attempts = [len(t["attempts"]) for c in _summary(repo)["cases"] for t in c["trials"]]
+    assert sorted(attempts) == [1, 2]
+
+
+def test_a_crash_before_the_first_turn_is_infra(repo) -> None:
+    install(repo, ["crash"], retries=0)
+    result = _run(repo)
+    assert result.exit_code == 2 and "2 of 2 trials errored" in result.output, result.output
+
+
+def test_errored_within_max_errored_is_left_out_of_the_rates(repo) -> None:
+    install(repo, ["api_error", "answer"], retries=0)
+    cfg = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    cfg["gate"]["max_errored"] = 1
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(cfg))
+    result = _run(repo)
+    assert result.exit_code == 0, result.output
+    summary = _summary(repo)
+    assert summary["rates"]["verdict"]["trials"] == 1 and summary["rates"]["verdict"]["rate"] == 1.0
+    assert "1 of 2 trials errored" in " ".join(summary["decision"]["warnings"])
+    assert "errored (infrastructure" in result.output
