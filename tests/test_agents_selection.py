@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -113,3 +114,25 @@ def test_replay_missing_recording_is_exit_2_at_plan_time_not_a_graded_error(tmp_
     (recorded / "transcripts" / f"{TASK}-1.json").unlink()
     result = _invoke("validate", "--repo", str(repo))
     assert result.exit_code == 2 and f"no recording for case {TASK} trial 1" in result.output
+
+
+@pytest.mark.parametrize("agent", [{"name": "claude"}, {"name": "codex"},
+                                   {"name": "command", "command": ["no-such-reviewer-cli-xyz", "{prompt_file}"]}])
+def test_missing_cli_is_exit_2_at_plan_time_and_in_validate(tmp_path: Path, monkeypatch, agent) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=["block/data-loader"])
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    _set_agent(repo, **agent)
+    for command in ("run", "validate"):
+        result = _invoke(command, "--repo", str(repo))
+        assert result.exit_code == 2, result.output
+        assert "not found on PATH" in result.output and "REGRESSION" not in result.output
+        field = "agent.command" if agent["name"] == "command" else "agent.name"
+        assert f"rubricgate.yaml: {field}:" in result.output
+    assert not (repo / "reports").exists()
+
+
+def test_missing_cli_named_by_agent_flag(tmp_path: Path, monkeypatch) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=["block/data-loader"])
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    result = _invoke("run", "--repo", str(repo), "--agent", "opencode")
+    assert result.exit_code == 2 and "--agent" in result.output and "'opencode' not found" in result.output

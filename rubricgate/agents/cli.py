@@ -63,6 +63,18 @@ class CliAgent(ABC):
         path = request.env.get("PATH") if request is not None else None
         return shutil.which(self.binary, path=path) or self.binary
 
+    def missing_program(self, path: str | None = None) -> str | None:
+        """The program this adapter would start when it cannot be found on `path`, else None.
+
+        Checked at plan time and by `validate`: a missing CLI is bad input (exit 2), not a trial.
+        A relative path with a slash is resolved in each trial's workspace, so it is not judged here.
+        """
+        program = self.binary
+        if "/" in program and not Path(program).is_absolute():
+            return None
+        found = shutil.which(program, path=path if path is not None else os.environ.get("PATH", ""))
+        return None if found else program
+
     def version(self) -> str | None:
         """`<binary> --version`, first line; None when the CLI is not installed. Cached."""
         if self._version is _UNKNOWN:

@@ -7,6 +7,7 @@ at plan time by `rubricgate run` and by `rubricgate validate` - never a per-tria
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
@@ -15,6 +16,7 @@ from rubricgate.agents import ADAPTERS, Agent, get_agent
 from rubricgate.errors import GateInputError
 from rubricgate.models.config import AgentConfig, Config
 from rubricgate.models.results import CaseSpec
+from rubricgate.runner.environment import build_env
 
 Factory = Callable[[str, AgentConfig], Agent]  # pipeline passes its own get_agent (a test seam)
 
@@ -54,12 +56,32 @@ def build_agents(jobs: Iterable[PlannedJob], config: Config, override: str | Non
     agents: dict[str, Agent] = {}
     for job in jobs:
         if job.agent not in agents:
-            agents[job.agent] = _build(job.agent, config, agent_source(job.case, override), factory)
+            source = agent_source(job.case, override)
+            agents[job.agent] = _build(job.agent, config, source, factory)
+            check_installed(agents[job.agent], job.agent, config, source)
     for name, agent in agents.items():
         check = getattr(agent, "preflight", None)
         if check is not None:
             check([(j.case.id, j.trial) for j in jobs if j.agent == name])
     return agents
+
+
+def check_installed(agent: Agent, name: str, config: Config, source: tuple[str, str]) -> None:
+    """A CLI (or a `command` program) that is not on the agent's PATH: exit 2 before any trial."""
+    missing = getattr(agent, "missing_program", None)
+    program = missing(_agent_path(config)) if missing is not None else None
+    if program is None:
+        return
+    if name == "command":
+        source = ("rubricgate.yaml", "agent.command")
+    raise GateInputError(source[0], source[1], f"agent {name!r}: program {program!r} not found on PATH",
+                         f"install {program} or put it on PATH (the agent's PATH comes from agent.env_allowlist)")
+
+
+def _agent_path(config: Config) -> str:
+    """The PATH the program is looked up on (the adapters fall back to the harness's own)."""
+    env = build_env(config.agent.env_allowlist, config.agent.secret_env)
+    return env.get("PATH") or os.environ.get("PATH", "")
 
 
 def _build(name: str, config: Config, source: tuple[str, str], factory: Factory) -> Agent:
