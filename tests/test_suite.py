@@ -149,3 +149,15 @@ def test_config_paths_are_checked(repo, field, value, needle):
 def test_config_unknown_key(repo):
     (repo / "rubricgate.yaml").write_text((repo / "rubricgate.yaml").read_text() + "\nagnet: {name: claude}\n")
     one_error(repo, "rubricgate.yaml", "agnet", "unknown key")
+
+
+def test_ignore_agent_exit_is_rejected_not_silently_ignored(repo) -> None:
+    from tests.conftest import write_task
+    from rubricgate.pipeline import load_all
+    from rubricgate.errors import GateInputErrors
+
+    write_task(repo, {"id": "t", "review": ["fixtures/block/data-loader/SKILL.md"],
+                      "expect": {"tier": "BLOCK", "ignore_agent_exit": True}})
+    with pytest.raises(GateInputErrors) as err:
+        load_all(repo)
+    assert "expect.ignore_agent_exit" in str(err.value)

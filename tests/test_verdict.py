@@ -74,3 +74,15 @@ def test_rubric_severity_wins_for_tier():
     # An agent that downgrades a critical rule to suggestion still gets BLOCK.
     parsed = parse_verdict(block({"tier": "PASS", "findings": [finding(severity="suggestion")]}), RUBRIC)
     assert parsed.effective_tier == "BLOCK"
+
+
+def test_duplicate_keys_are_malformed_not_last_wins() -> None:
+    from rubricgate.rubric import load_rubric
+    from pathlib import Path
+
+    rubric = load_rubric(Path(__file__).resolve().parents[1] / "reviewer/evaluator/references/rubric.md", "r")
+    text = '```json\n{"tier": "BLOCK", "summary": "s", "files_reviewed": [], "findings": [], "tier": "PASS"}\n```'
+    parsed = parse_verdict(text, rubric)
+    assert parsed.status == "malformed" and "duplicate key 'tier'" in parsed.error
+    nested = '```json\n{"tier": "PASS", "summary": "s", "files_reviewed": [], "findings": [{"rule": "a", "rule": "b"}]}\n```'
+    assert parse_verdict(nested, rubric).status == "malformed"

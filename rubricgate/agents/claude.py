@@ -1,8 +1,9 @@
 """Claude Code (`claude -p`) adapter and its stream-json parser.
 
 Facts verified against claude 2.1.112 driven by tests/e2e/anthropic_server.py:
-- `--output-format stream-json` needs `--verbose`; one `assistant` line per content block, so a
-  model turn is a distinct `message.id` (the CLI's own error text comes as model `<synthetic>`).
+- `--output-format stream-json` needs `--verbose`; one `assistant` line per content block. A
+  model turn starts at a new `message.id` or at an assistant message after a tool result (ids
+  may be reused or missing); the CLI's own error text comes as model `<synthetic>`.
 - `--tools Read,Grep,Glob` removes every other tool (a call to Bash gets "No such tool
   available"); `--allowedTools` only pre-approves. `--max-turns N` ends with
   `result.subtype == "error_max_turns"`, `is_error: true`, exit 1, and no `result` text.
@@ -18,7 +19,9 @@ from typing import Any
 
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.cli import CliAgent
-from rubricgate.agents.normalize import CLAUDE_TOOL_NAMES, Draft, feed_stream, mark_not_allowed
+from rubricgate.agents.normalize import (
+    CLAUDE_TOOL_NAMES, Draft, TurnCounter, feed_stream, is_tool_block, mark_not_allowed, tool_block_name,
+)
 
 _DENIAL_MARKERS = ("has been denied", "permission denied", "was blocked")
 
@@ -64,15 +67,16 @@ def parse_claude_stream(data: bytes | str, *, agent: str = "claude",
 
 
 class _ClaudeState:
-    """Walks the events once; keeps turn ids and tool ids to attach results to calls."""
+    """Walks the events once; counts turns by structure and keeps tool ids to attach results."""
 
     def __init__(self, draft: Draft) -> None:
         self.draft = draft
-        self.turn_ids: list[str] = []
+        self.turns = TurnCounter()
         self.calls: dict[str, int] = {}  # tool_use id -> index into draft.tool_calls
-        self.last_text = ""
+        self.last_text = ""  # text of the final top-level assistant turn only
         self.synthetic = ""
         self.retry_error = ""
+        self.retry_delay_s: float | None = None
 
     def feed(self, ev: dict[str, Any]) -> None:
         handler = {"system": self._system, "assistant": self._assistant, "user": self._user,
@@ -88,37 +92,38 @@ class _ClaudeState:
             self._set_status(ev.get("tool_use_id"), "denied")
         elif sub == "api_retry":
             self.retry_error = f"API {ev.get('error_status')} {ev.get('error') or ''}".strip()
+            delay = ev.get("retry_delay_ms")
+            self.retry_delay_s = float(delay) / 1000 if isinstance(delay, (int, float)) else None
 
     def _assistant(self, ev: dict[str, Any]) -> None:
         msg = ev.get("message") or {}
         blocks = [b for b in msg.get("content") or [] if isinstance(b, dict)]
+        top_level = ev.get("parent_tool_use_id") is None
         if msg.get("model") == "<synthetic>":
-            # The CLI's own error text dressed as a message: not a model turn, not an answer.
+            # The CLI's own text dressed as a message: not a model turn and not an answer, but a
+            # tool call inside it is still a call the reviewer's run made.
             self.synthetic = " ".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+            self._tools(blocks, self.turns.turns)
             return
-        step = self._turn(str(msg.get("id") or ev.get("uuid") or ""), ev.get("parent_tool_use_id"))
+        if top_level and self.turns.assistant(str(msg.get("id") or "")):
+            self.last_text = ""  # a new turn: only the final turn's text is the answer
+        self._tools(blocks, self.turns.turns)
+        texts = [str(b.get("text", "")) for b in blocks if b.get("type") == "text" and str(b.get("text", "")).strip()]
+        if top_level and texts:
+            self.last_text = "\n".join([self.last_text, *texts]).strip("\n")
+
+    def _tools(self, blocks: list[dict[str, Any]], step: int) -> None:
         for block in blocks:
-            self._block(block, step, top_level=ev.get("parent_tool_use_id") is None)
-
-    def _turn(self, msg_id: str, parent: Any) -> int:
-        """1-based step of this message; subagent turns are not the reviewer's own steps."""
-        if parent is not None:
-            return len(self.turn_ids)
-        if msg_id not in self.turn_ids:
-            self.turn_ids.append(msg_id)
-        return self.turn_ids.index(msg_id) + 1
-
-    def _block(self, block: dict[str, Any], step: int, top_level: bool) -> None:
-        kind = block.get("type")
-        if kind == "tool_use":
-            self.draft.add_tool(str(block.get("name", "")), block.get("input") or {}, step)
-            self.calls[str(block.get("id"))] = len(self.draft.tool_calls) - 1
-        elif kind == "text" and top_level and str(block.get("text", "")).strip():
-            self.last_text = str(block["text"])
+            if is_tool_block(block):
+                self.draft.add_tool(tool_block_name(block), block.get("input") or {}, step)
+                self.calls[str(block.get("id"))] = len(self.draft.tool_calls) - 1
 
     def _user(self, ev: dict[str, Any]) -> None:
         content = (ev.get("message") or {}).get("content")
         for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and str(block.get("type", "")).endswith("tool_result") \
+                    and ev.get("parent_tool_use_id") is None:
+                self.turns.tool_result()
             if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error"):
                 text = _result_text(block).lower()
                 denied = any(m in text for m in _DENIAL_MARKERS)
@@ -132,7 +137,11 @@ class _ClaudeState:
     def _result(self, ev: dict[str, Any]) -> None:
         d = self.draft
         d.saw_result = True
+        # The CLI's result text, else the final turn's own text: never an earlier message's.
         d.final_text = str(ev.get("result") or "") or self.last_text
+        num_turns = ev.get("num_turns")
+        self.reported = (int(num_turns), str(ev.get("subtype") or ""), bool(ev.get("is_error"))) \
+            if isinstance(num_turns, int) else None
         _usage(d, ev)
         for denial in ev.get("permission_denials") or []:
             self._set_status((denial or {}).get("tool_use_id"), "denied")
@@ -141,11 +150,36 @@ class _ClaudeState:
     def close(self) -> None:
         """No result event (killed, truncated, crashed): keep the last thing the model said."""
         d = self.draft
-        d.steps = len(self.turn_ids)
+        d.steps = self.turns.turns
+        d.retry_after_s = self.retry_delay_s
+        reported = getattr(self, "reported", None)
+        if reported is not None:
+            cross_check_turns(d, *reported)
         if not d.saw_result:
             d.final_text = self.last_text
             if self.synthetic or self.retry_error:
                 d.fail("api_error", self.synthetic or self.retry_error)
+
+
+def claimed_model_turns(num_turns: int, subtype: str, is_error: bool) -> int:
+    """Model turns implied by Claude Code's `num_turns`, with the offsets measured on real runs.
+
+    Measured on claude 2.1.112 (tests/data/transcripts/claude): at `error_max_turns` it is one
+    above the model requests made; an API error counts the failed request (1 with none made);
+    a success counts every tool-result round plus one, so it is at least the model turns.
+    """
+    if subtype == "error_max_turns" or (subtype == "success" and is_error):
+        return max(0, num_turns - 1)
+    return num_turns
+
+
+def cross_check_turns(d: Draft, num_turns: int, subtype: str, is_error: bool) -> None:
+    """Record the CLI's own count; a stream claiming fewer turns than its structure shows is noted."""
+    d.reported_turns = num_turns
+    claimed = claimed_model_turns(num_turns, subtype, is_error)
+    if claimed < d.steps:
+        d.notes.append(f"the CLI reported num_turns {num_turns} ({claimed} model turn(s)) but the stream "
+                       f"shows {d.steps}; counted {d.steps}")
 
 
 def _usage(d: Draft, ev: dict[str, Any]) -> None:

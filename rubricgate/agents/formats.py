@@ -13,7 +13,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from rubricgate.agents.normalize import Draft, normalize_tool_name, parse_json_lines
+from rubricgate.agents.normalize import (
+    Draft, TurnCounter, is_tool_block, normalize_tool_name, parse_json_lines, tool_block_name,
+)
 from rubricgate.runner.process import Watch
 
 FORMATS: dict[str, str] = {
@@ -65,31 +67,43 @@ def watch_for(fmt: str, max_steps: int | None, allowed: list[str] | None) -> Wat
 
 
 def claude_shape_watch(max_steps: int | None, allowed: list[str] | None) -> Watch | None:
-    """Stop when a top-level turn beyond max_steps starts or a tool outside `allowed` is called."""
+    """Stop when a top-level turn beyond max_steps starts or a tool outside `allowed` is called.
+
+    Turns are counted by structure (TurnCounter), as the parser counts them.
+    """
     if max_steps is None and allowed is None:
         return None
-    turns: set[str] = set()
+    turns = TurnCounter()
     ok = set(allowed) if allowed is not None else None
 
     def watch(line: bytes) -> str | None:
         events, _ = parse_json_lines(line)
-        msg = events[0].get("message") if events and events[0].get("type") == "assistant" else None
-        if not isinstance(msg, dict) or msg.get("model") == "<synthetic>" or events[0].get("parent_tool_use_id"):
+        ev = events[0] if events else {}
+        if ev.get("type") == "user" and ev.get("parent_tool_use_id") is None and _has_tool_result(ev):
+            turns.tool_result()
+        msg = ev.get("message") if ev.get("type") == "assistant" else None
+        if not isinstance(msg, dict):
             return None
-        turns.add(str(msg.get("id")))
-        if max_steps is not None and len(turns) > max_steps:
-            return f"max_turns: turn {len(turns)} exceeds max_steps {max_steps}"
+        if msg.get("model") != "<synthetic>" and not ev.get("parent_tool_use_id") and \
+                turns.assistant(str(msg.get("id") or "")) and max_steps is not None and turns.turns > max_steps:
+            return f"max_turns: turn {turns.turns} exceeds max_steps {max_steps}"
         return _tool_violation(msg, ok)
 
     return watch
+
+
+def _has_tool_result(ev: dict[str, Any]) -> bool:
+    content = (ev.get("message") or {}).get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and str(b.get("type", "")).endswith("tool_result") for b in content)
 
 
 def _tool_violation(msg: dict[str, Any], ok: set[str] | None) -> str | None:
     if ok is None:
         return None
     for block in msg.get("content") or []:
-        if isinstance(block, dict) and block.get("type") == "tool_use":
-            name = normalize_tool_name(str(block.get("name", "")))
+        if is_tool_block(block):
+            name = normalize_tool_name(tool_block_name(block))
             if name not in ok:
                 return f"tool_denied: {name} is not in the allowlist {json.dumps(sorted(ok))}"
     return None

@@ -100,6 +100,9 @@ class Draft:
     error: str = ""
     skipped_lines: int = 0
     saw_result: bool = False  # the stream reached its own end-of-run event
+    retry_after_s: float | None = None  # a retry delay the CLI reported
+    reported_turns: int | None = None  # the CLI's own turn count, when it gives one
+    notes: list[str] = field(default_factory=list)
 
     def add_tool(self, raw_name: str, args: Any, step: int, status: str = "ok") -> ToolCall:
         """Record one tool call with its normalized name."""
@@ -137,7 +140,8 @@ def finish(draft: Draft, proc: ProcessResult, *, version: str | None) -> Transcr
                     cost_usd=draft.cost_usd),
         termination=draft.termination, exit_code=proc.exit_code,  # type: ignore[arg-type]
         duration_s=round(proc.duration_s, 3), skipped_lines=draft.skipped_lines,
-        output_truncated=proc.stdout_truncated, error=draft.error,
+        output_truncated=proc.stdout_truncated, error=draft.error, retry_after_s=draft.retry_after_s,
+        reported_turns=draft.reported_turns, notes=draft.notes,
     )
 
 
@@ -206,3 +210,44 @@ def fail_if_truncated(draft: Draft, data: bytes | str) -> None:
     if not draft.saw_result and last_line_broken(data):
         draft.fail("crashed", "the stream ended mid-line (truncated output)")
 
+
+
+def is_tool_block(block: Any) -> bool:
+    """Every tool-call block type a CLI emits: tool_use, server_tool_use, mcp_tool_use, ..."""
+    return isinstance(block, dict) and str(block.get("type", "")).endswith("tool_use")
+
+
+def tool_block_name(block: dict[str, Any]) -> str:
+    """The raw tool name of a tool block; an MCP block carries its server separately."""
+    name = str(block.get("name", ""))
+    server = block.get("server_name")
+    if block.get("type") == "mcp_tool_use" and server and not name.startswith("mcp__"):
+        return f"mcp__{server}__{name}"
+    return name
+
+
+class TurnCounter:
+    """Model turns from the stream's structure, not from ids alone.
+
+    A new top-level assistant message starts a turn when its id differs from the current turn's,
+    or when a tool result arrived since the last assistant message (the model was asked again).
+    So reused or missing message ids cannot hide turns. Used by the parsers and the live watch.
+    """
+
+    def __init__(self) -> None:
+        self.turns = 0
+        self._id = ""
+        self._tool_result_since = False
+
+    def assistant(self, msg_id: str) -> bool:
+        """Count one top-level assistant message; True when it starts a new turn."""
+        new = self.turns == 0 or self._tool_result_since or bool(msg_id and self._id and msg_id != self._id)
+        if new:
+            self.turns += 1
+            self._tool_result_since = False
+        self._id = msg_id or self._id
+        return new
+
+    def tool_result(self) -> None:
+        """A tool result went back to the model: its next message is a new turn."""
+        self._tool_result_since = True

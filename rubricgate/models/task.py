@@ -13,7 +13,10 @@ class Expect(StrictModel):
     tier: Tier | None = None
     rules: list[str] = Field(default_factory=list)
     absent_rules: list[str] = Field(default_factory=list)
-    ignore_agent_exit: bool = False
+    # No `ignore_agent_exit`: the continuous-evals seed fails a task on a non-zero agent exit unless
+    # it is set, but here exit status is never a verdict (the verdict is graded and a run error is
+    # recorded beside it), so the flag would be accepted and ignored. An old task using it is
+    # rejected as an unknown key.
 
     @model_validator(mode="after")
     def _not_empty(self) -> "Expect":
