@@ -6,6 +6,10 @@ Facts verified against opencode 1.18.33 driven by tests/e2e/openai_server.py:
   or "stop"), `tokens` and `cost`. There is no end-of-run event: a last `step_finish` whose
   reason is not "tool-calls" is the end of a finished run.
 - A tool call appears once, finished: `part.tool`, `part.state.{status,input,output|error}`.
+  Under a config that offers OpenCode's `invalid` tool, a call to an unavailable tool is
+  reported as tool "invalid", status completed, with the real name in `state.input.tool`.
+- A run that ends with a last `step_finish` reason "tool-calls" did not finish (a permission
+  set to "ask" ends a non-interactive run that way, exit 0).
   A tool removed by the permission config is not offered to the model; a call to it anyway
   comes back as status "error", "Model tried to call unavailable tool".
 - The agent `steps` limit is soft (it asks the model to wrap up), so the harness counts
@@ -165,6 +169,7 @@ class _OpenCodeState:
         if kind == "step_start":
             self.draft.steps += 1
             self.last_reason = ""
+            self.last_text = ""  # only the final step's text is the answer
         elif kind == "tool_use":
             self._tool(part)
         elif kind == "text" and str(part.get("text", "")).strip():
@@ -176,8 +181,12 @@ class _OpenCodeState:
 
     def _tool(self, part: dict[str, Any]) -> None:
         state = part.get("state") if isinstance(part.get("state"), dict) else {}
-        self.draft.add_tool(str(part.get("tool", "")), state.get("input") or {},
-                            max(self.draft.steps, 1), tool_status(state))
+        name, status, args = str(part.get("tool", "")), tool_status(state), state.get("input") or {}
+        if name == "invalid" and isinstance(args, dict) and isinstance(args.get("tool"), str) and args["tool"]:
+            # OpenCode rewrites a call to a tool it does not offer into its `invalid` tool, which
+            # "completes" with an error text. The reviewer still tried to call the real tool.
+            name, status = args["tool"], "denied"
+        self.draft.add_tool(name, args, max(self.draft.steps, 1), status)
 
     def _finish_step(self, part: dict[str, Any]) -> None:
         self.last_reason = str(part.get("reason") or "")
@@ -203,6 +212,11 @@ class _OpenCodeState:
         d = self.draft
         d.final_text = self.last_text
         d.saw_result = d.termination == "completed" and self.last_reason not in ("", "tool-calls")
+        if self.last_reason == "tool-calls":
+            # The model asked for tools and the CLI stopped (a permission set to "ask" ends a
+            # non-interactive run): the run did not complete, whatever text came before.
+            d.fail("crashed", "the run ended after a step that asked for tool calls (finish reason tool-calls); "
+                              "a permission set to \"ask\" ends a non-interactive run")
 
 
 def tool_status(state: dict[str, Any]) -> str:
