@@ -70,3 +70,15 @@ def test_relative_replay_dir_is_relative_to_the_repository(repo, tmp_path, monke
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(data))
     monkeypatch.chdir(tmp_path)
     assert load_config(repo).agent.replay_dir == str(repo / "recordings")
+
+
+def test_replaying_a_native_codex_stream_keeps_sandbox_refused_commands(tmp_path: Path) -> None:
+    codex = CLAUDE_DATA.parent / "codex"
+    for suffix in (".ndjson", ".rollout.jsonl", ".meta.json"):
+        shutil.copy(codex / f"forbidden_tool{suffix}", tmp_path / f"case-a-1{suffix}")
+    agent = get_agent("replay", AgentConfig(name="replay", replay_dir=str(tmp_path), format="codex"))
+    t = agent.run(_request(tmp_path))
+    touch = next(c for c in t.tool_calls if "touch" in c.input.get("command", ""))
+    assert (touch.name, touch.status) == ("bash", "denied") and t.steps == 3
+    (tmp_path / "case-a-1.rollout.jsonl").unlink()  # without the rollout the stream hides it
+    assert [c.name for c in agent.run(_request(tmp_path)).tool_calls] == ["read"]

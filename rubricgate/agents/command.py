@@ -59,7 +59,8 @@ class CommandAgent(CliAgent):
         return [self.executable(request), *argv[1:]]
 
     def parse(self, data: bytes, request: AgentRequest) -> Draft:
-        draft = parser_for(self.format)(data, agent=self.name, allowed=request.allowed_tools)
+        draft = parser_for(self.format)(data, agent=self.name, allowed=request.allowed_tools,
+                                        **_codex_rollout(self.format, request))
         last = _read(request.last_message_file)
         if last.strip() and "{last_message_file}" in " ".join(self.template):
             draft.final_text = last
@@ -110,6 +111,17 @@ def fill_template(template: list[str], values: dict[str, str | None]) -> list[st
             continue
         out.append(_FIELD.sub(lambda m: str(values[m.group(1)]), arg))
     return out
+
+
+def _codex_rollout(fmt: str, request: AgentRequest) -> dict[str, bytes]:
+    """A Codex run's session rollout under the throwaway HOME (or CODEX_HOME in the scratch):
+    the only record of commands the sandbox refused."""
+    if fmt != "codex":
+        return {}
+    from rubricgate.agents.codex import find_rollout
+
+    rollout = find_rollout(request.home / ".codex")
+    return {"rollout": rollout.read_bytes()} if rollout is not None else {}
 
 
 def _read(path) -> str:  # type: ignore[no-untyped-def]

@@ -5,7 +5,8 @@ the first of:
     transcripts/C-N.json   a previous run directory's normalized transcript
     C-N.json               a normalized transcript
     C-N.ndjson             a native stream in `agent.format` (default claude), with an optional
-                           C-N.meta.json {"exit_code": ...} beside it
+                           C-N.meta.json {"exit_code": ...} beside it (and, for codex, the
+                           session rollout C-N.rollout.jsonl, which has the sandbox-refused calls)
 A missing recording is bad input (exit 2), never a silently skipped case.
 """
 
@@ -78,10 +79,18 @@ class ReplayAgent:
     def _from_stream(self, path: Path, request: AgentRequest) -> Transcript:
         meta_path = path.with_suffix(".meta.json")
         meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
-        draft = parser_for(self.format)(path.read_bytes(), agent=self.name, allowed=request.allowed_tools)
+        draft = parser_for(self.format)(path.read_bytes(), agent=self.name, allowed=request.allowed_tools,
+                                        **_companions(path, self.format))
         proc = ProcessResult(exit_code=meta.get("exit_code", 0), timed_out=bool(meta.get("timed_out")),
                              stdout_truncated=False, stderr_tail="", duration_s=0.0)
         return finish(draft, proc, version=meta.get("cli_version"))
+
+
+def _companions(path: Path, fmt: str) -> dict[str, bytes]:
+    """Files a native stream needs beside it: Codex's session rollout (C-N.rollout.jsonl) holds
+    the sandbox-refused commands its --json stream leaves out, so a replay must read it too."""
+    rollout = path.with_suffix(".rollout.jsonl")
+    return {"rollout": rollout.read_bytes()} if fmt == "codex" and rollout.is_file() else {}
 
 
 def _no_recording(root: Path, case_id: str, trial: int, more: str = "") -> GateInputError:
