@@ -11,6 +11,7 @@ from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.baseline import Baseline, BaselineChange
 from rubricgate.models.results import Summary
 from rubricgate.records.files import write_json_atomic
+from rubricgate.validation import did_you_mean
 
 
 def load_baseline(path: Path, display: str) -> Baseline:
@@ -18,6 +19,10 @@ def load_baseline(path: Path, display: str) -> Baseline:
     if not path.is_file():
         raise GateInputError(display, "", "baseline not found", "run `rubricgate baseline update` and commit the file")
     baseline = load_model(Baseline, path, display)
+    for dim in baseline.rates:
+        if dim not in DIMENSIONS:
+            raise GateInputError(display, f"rates.{dim}", f"unknown dimension {dim!r}{did_you_mean(dim, DIMENSIONS)}",
+                                 f"use only {', '.join(DIMENSIONS)}")
     for dim in DIMENSIONS:
         rate = baseline.rates.get(dim)
         if rate is None or not 0.0 <= rate <= 1.0:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from rubricgate.errors import GateInputError, GateInputErrors
-from rubricgate.loading import load_model
+from rubricgate.suite_checks import reports_folder_errors
+from rubricgate.validation import load_all_errors
 from rubricgate.models.config import Config
 from rubricgate.paths import safe_relpath
 
@@ -27,7 +28,9 @@ def load_config(repo: Path, path: Path | None = None) -> Config:
     if not path.is_file():
         raise GateInputError(str(path), "", "config file not found", f"create {CONFIG_NAME} at the repository root")
     display = _display(repo, path)
-    config = load_model(Config, path, display)
+    config, problems = load_all_errors(Config, path, display)
+    if problems or config is None:
+        raise GateInputErrors(problems)
     check_config_paths(repo, config, display)
     if config.agent.replay_dir and not Path(config.agent.replay_dir).is_absolute():
         # Like every other path in the file, relative to the repository, not to the shell's cwd.
@@ -57,6 +60,7 @@ def check_config_paths(repo: Path, config: Config, display: str = CONFIG_NAME) -
         if (kind == "file" and not path.is_file()) or (kind == "dir" and not path.is_dir()):
             errors.append(GateInputError(display, field, f"{kind} {rel!r} does not exist",
                                          f"create it or correct {field} in {CONFIG_NAME}"))
+    errors += reports_folder_errors(config, display)
     if errors:
         raise GateInputErrors(errors)
 

@@ -58,7 +58,7 @@ def plan(loaded: Loaded, options: RunOptions) -> list[Job]:
     """(case, trial, agent) jobs; --agent beats a task's agent, which beats the config's."""
     cases = [c for c in loaded.cases if not options.only or any(s in c.id for s in options.only)]
     if not cases:
-        raise GateInputError("--only", "", f"no case id contains {options.only}", "check the case ids with `rubricgate validate`")
+        raise GateInputError("--only", "", f"no case id contains {options.only}", "list the case ids with `rubricgate validate --list`")
     return [Job(c, t, options.agent or c.agent or loaded.config.agent.name)
             for c in cases for t in range(1, (options.trials or c.trials) + 1)]
 

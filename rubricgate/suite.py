@@ -8,12 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from rubricgate.errors import GateInputError, GateInputErrors
-from rubricgate.loading import load_model
 from rubricgate.models.config import Config
 from rubricgate.models.results import CaseSpec
 from rubricgate.models.task import Expect, FixtureExpect, Rubric, TaskFile
 from rubricgate.paths import safe_relpath
 from rubricgate.rubric import RubricSpec
+from rubricgate.suite_checks import collect, fixture_layout_errors, task_errors, task_layout_errors
+from rubricgate.validation import load_all_errors
 
 TIERS = {"pass": "PASS", "warn": "WARN", "block": "BLOCK"}
 TASK_SUFFIXES = (".yaml", ".yml", ".json")
@@ -21,14 +22,15 @@ TASK_SUFFIXES = (".yaml", ".yml", ".json")
 
 def load_suite(repo: Path, config: Config, rubric: RubricSpec | None = None) -> list[CaseSpec]:
     """All cases (tasks then fixtures), or GateInputErrors listing every problem."""
-    errors: list[GateInputError] = []
-    cases = _load_tasks(repo, config, errors) + _load_fixtures(repo, config, errors)
+    errors: list[GateInputError] = task_layout_errors(repo, config) + fixture_layout_errors(repo, config)
+    cases = _load_tasks(repo, config, errors, rubric) + _load_fixtures(repo, config, errors)
     _check_duplicates(cases, errors)
     for case in cases:
         _check_review_root(repo, config, case, errors)
     if rubric is not None:
         for case in cases:
-            _check_rule_ids(case, rubric, errors)
+            if case.source != "task":  # a task's rule ids were checked with the rest of its file
+                _check_rule_ids(case, rubric, errors)
     if not cases and not errors:
         errors.append(GateInputError(config.suite.tasks, "", "no cases: no task files and no fixtures",
                                      "add evals/tasks/<id>.yaml or fixtures/<tier>/<name>/SKILL.md"))
@@ -37,12 +39,14 @@ def load_suite(repo: Path, config: Config, rubric: RubricSpec | None = None) -> 
     return cases
 
 
-def _load_tasks(repo: Path, config: Config, errors: list[GateInputError]) -> list[CaseSpec]:
+def _load_tasks(repo: Path, config: Config, errors: list[GateInputError],
+                rubric: RubricSpec | None = None) -> list[CaseSpec]:
     folder = repo / config.suite.tasks
     if not folder.is_dir():
         return []
-    paths = sorted(p for p in folder.iterdir() if p.suffix in TASK_SUFFIXES)
-    return _each(errors, [lambda p=p: _task_case(repo, config, p, f"{config.suite.tasks}/{p.name}") for p in paths])
+    paths = sorted(p for p in folder.iterdir() if p.suffix in TASK_SUFFIXES and p.is_file())
+    return _each(errors, [lambda p=p: _task_case(repo, config, p, f"{config.suite.tasks}/{p.name}", rubric)
+                          for p in paths])
 
 
 def _each(errors: list[GateInputError], loaders) -> list[CaseSpec]:
@@ -51,33 +55,29 @@ def _each(errors: list[GateInputError], loaders) -> list[CaseSpec]:
     for load in loaders:
         try:
             cases.append(load())
+        except GateInputErrors as exc:
+            errors.extend(exc.errors)
         except GateInputError as exc:
             errors.append(exc)
     return cases
 
 
-def _task_case(repo: Path, config: Config, path: Path, display: str) -> CaseSpec:
-    task = load_model(TaskFile, path, display)
-    if task.id != path.stem:
-        raise GateInputError(display, "id", f"id {task.id!r} differs from the file stem {path.stem!r}",
-                             f"rename the file or set id: {path.stem}")
-    for i, rel in enumerate(task.review):
-        safe_relpath(repo, rel, display, f"review[{i}]")
-    for rel in task.files:
-        safe_relpath(repo, rel, display, f"files.{rel}")
-    _check_review_exists(repo, task.review, task.files, display)
-    rubric = merge_rubric(task.rubric, config.rubric, display)
-    layout = neutral_layout(repo, config, task.review, task.files, display)
-    return CaseSpec(id=task.id, source="task", origin=display, why=task.why, review=task.review,
-                    expect=task.expect, rubric=rubric, trials=task.trials or config.trials,
-                    tags=task.tags, agent=task.agent, **layout)
-
-
-def _check_review_exists(repo: Path, review: list[str], files: dict[str, str], display: str) -> None:
-    for i, rel in enumerate(review):
-        if rel not in files and not (repo / rel).is_file():
-            raise GateInputError(display, f"review[{i}]", f"{rel!r} does not exist",
-                                 "point at an existing file or add it under files:")
+def _task_case(repo: Path, config: Config, path: Path, display: str, rubric: RubricSpec | None = None) -> CaseSpec:
+    """One task file -> a case, or GateInputErrors with every problem in the file."""
+    task, errors = load_all_errors(TaskFile, path, display)
+    if task is None:
+        raise GateInputErrors(errors)
+    errors += task_errors(repo, task, path, display)
+    merged = collect(errors, lambda: merge_rubric(task.rubric, config.rubric, display))
+    layout = collect(errors, lambda: neutral_layout(repo, config, task.review, task.files, display))
+    case = CaseSpec(id=task.id, source="task", origin=display, why=task.why, review=task.review,
+                    expect=task.expect, rubric=merged or Rubric(), trials=task.trials or config.trials,
+                    tags=task.tags, agent=task.agent, **(layout or {"files": task.files}))
+    if rubric is not None:
+        _check_rule_ids(case, rubric, errors)
+    if errors:
+        raise GateInputErrors(errors)
+    return case
 
 
 def merge_rubric(own: Rubric | None, default: Rubric, display: str) -> Rubric:
@@ -106,7 +106,10 @@ def _fixture_case(repo: Path, config: Config, skill: Path, tier: str) -> CaseSpe
     expect_file = skill.parent / "expect.yaml"
     if expect_file.is_file():
         origin = expect_file.relative_to(repo).as_posix()
-        extra = load_model(FixtureExpect, expect_file, origin)
+        loaded, problems = load_all_errors(FixtureExpect, expect_file, origin)
+        if problems:
+            raise GateInputErrors(problems)
+        extra = loaded or extra
     expect = Expect(tier=tier, rules=extra.rules, absent_rules=extra.absent_rules)
     name = skill.parent.name
     layout = neutral_layout(repo, config, [rel], {}, origin)

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from click.testing import CliRunner
 
 from rubricgate.cli import main
@@ -56,3 +58,21 @@ def test_schema_commands_print_json_schema():
     for which, key in (("task", "expect"), ("baseline", "rates"), ("config", "agent"), ("expect", "absent_rules")):
         result = CliRunner().invoke(main, ["schema", which])
         assert result.exit_code == 0 and key in json.loads(result.output)["properties"]
+
+
+@pytest.mark.parametrize("rates, needle", [
+    ({"verdict": True, "tool_use": 1.0, "trajectory": 1.0}, "rates.verdict"),
+    ({"verdict": "1.0", "tool_use": 1.0, "trajectory": 1.0}, "rates.verdict"),
+    ({"verdict": 1.0, "tool_use": 1.0, "trajectory": 1.0, "verdikt": 0.5}, "unknown dimension 'verdikt' (did you mean 'verdict'?)"),
+])
+def test_baseline_values_are_numbers_for_known_dimensions(tmp_path, rates, needle) -> None:
+    import json as _json
+
+    from rubricgate.baseline import load_baseline
+    from rubricgate.errors import GateInputError
+
+    path = tmp_path / "baseline.json"
+    path.write_text(_json.dumps({"format_version": 1, "rates": rates, "trials": 1, "history": []}))
+    with pytest.raises(GateInputError) as err:
+        load_baseline(path, "baseline.json")
+    assert needle in str(err.value)

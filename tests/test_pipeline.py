@@ -3,6 +3,7 @@
 import json
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from rubricgate.cli import main
@@ -75,12 +76,28 @@ def test_too_many_steps_fails_trajectory(repo, scripted):
     assert grade(out, PASS_CASE, "trajectory").category == "too_many_steps" and out.exit_code == 1
 
 
-def test_nonzero_exit_without_verdict_is_error(repo, scripted):
+def _no_backoff(repo):
+    cfg = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    cfg["agent"]["retry_backoff_s"] = 0
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(cfg))
+
+
+def test_api_error_without_verdict_is_errored_not_a_reviewer_failure(repo, scripted):
+    _no_backoff(repo)
     scripted[BLOCK_CASE] = lambda r: transcript("", exit_code=1, termination="api_error", error="HTTP 529 overloaded")
     out = run(repo)
     case = next(c for c in out.summary.cases if c.id == BLOCK_CASE)
-    assert case.trials[0].outcome == "ERROR" and case.trials[0].grades["verdict"].category == "agent_error"
-    assert "529" in case.trials[0].grades["verdict"].reason
+    trial = case.trials[0]
+    assert trial.outcome == "ERROR" and trial.errored and len(trial.attempts) == 3
+    assert trial.grades["verdict"].category == "errored" and "529" in trial.grades["verdict"].reason
+    assert out.exit_code == 2 and out.summary.rates["verdict"].trials == 1
+
+
+def test_crash_after_model_turns_without_verdict_is_agent_error(repo, scripted):
+    scripted[BLOCK_CASE] = lambda r: transcript("", exit_code=1, termination="crashed", error="exit 1: boom", steps=2)
+    out = run(repo)
+    g = grade(out, BLOCK_CASE, "verdict")
+    assert g.category == "agent_error" and "boom" in g.reason and out.exit_code == 1
 
 
 def test_timeout_without_verdict(repo, scripted):
@@ -90,7 +107,9 @@ def test_timeout_without_verdict(repo, scripted):
     assert grade(out, BLOCK_CASE, "trajectory").category == "timeout"
 
 
-def test_adapter_exception_becomes_graded_error(repo, scripted):
+def test_adapter_exception_becomes_errored_trial(repo, scripted):
+    _no_backoff(repo)
+
     def boom(request):
         raise RuntimeError("adapter bug")
     scripted[BLOCK_CASE] = boom

@@ -77,8 +77,8 @@ def test_symlink_escape(repo, tmp_path):
     outside = tmp_path / "secret"
     outside.mkdir()
     (outside / "SKILL.md").write_text("---\nname: x\n---\n")
-    os.symlink(outside, repo / "fixtures" / "linked")
-    write_task(repo, {**GOOD, "review": ["fixtures/linked/SKILL.md"]})
+    os.symlink(outside, repo / "linked")  # outside the suite folders: only the review path is wrong
+    write_task(repo, {**GOOD, "review": ["linked/SKILL.md"]})
     one_error(repo, "review[0]", "outside the repository")
 
 

@@ -88,7 +88,8 @@ def _listeners(label: str | None = None) -> list:
 @main.command()
 @repo_option
 @config_option
-def validate(repo, config_path) -> None:
+@click.option("--list", "list_cases", is_flag=True, help="Also print every case id (what --only matches).")
+def validate(repo, config_path, list_cases) -> None:
     """Load config, rubric, cases and baseline; report every problem; run nothing."""
     try:
         loaded = load_all(_repo(repo), config_path)
@@ -98,6 +99,26 @@ def validate(repo, config_path) -> None:
     tasks = sum(1 for c in loaded.cases if c.source == "task")
     click.echo(f"ok: {len(loaded.cases)} cases ({tasks} tasks, {len(loaded.cases) - tasks} fixtures), "
                f"{len(loaded.rubric.rules)} rules, baseline {_rates(loaded.baseline.rates)}")
+    click.echo("\n".join(case_count_lines(loaded.cases)))
+    if list_cases:
+        click.echo("\n".join(case_list_lines(loaded.cases)))
+
+
+def case_count_lines(cases) -> list[str]:
+    """Cases found, by source and expected tier: what `validate` loaded, so nothing hides."""
+    lines = []
+    for source in ("task", "fixture"):
+        of = [c for c in cases if c.source == source]
+        tiers = {t: sum(1 for c in of if (c.expect.tier or "any") == t) for t in ("PASS", "WARN", "BLOCK", "any")}
+        shown = ", ".join(f"{t} {n}" for t, n in tiers.items() if n) or "none"
+        lines.append(f"  {source}s: {len(of)} ({shown})")
+    return lines
+
+
+def case_list_lines(cases) -> list[str]:
+    """One line per case: id, expected tier and the file it came from."""
+    width = max((len(c.id) for c in cases), default=0)
+    return [f"{c.id:<{width}}  {c.expect.tier or 'any':<5}  {c.origin}" for c in cases]
 
 
 def _rates(rates: dict[str, float]) -> str:

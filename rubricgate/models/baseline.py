@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, StrictFloat, StrictInt
 
 from rubricgate.models.base import StrictModel
 
@@ -15,8 +15,12 @@ class BaselineChange(StrictModel):
     run_id: str = ""
 
 
+# A rate is a number: `true` or "1.0" in baseline.json is a mistake, not 1.0.
+Rate = StrictFloat | StrictInt
+
+
 class Baseline(StrictModel):
     format_version: int = 1
-    rates: dict[str, float]
+    rates: dict[str, Rate]
     trials: int = Field(ge=1)
     history: list[BaselineChange] = Field(default_factory=list)
