@@ -60,6 +60,9 @@ def errored_reason(transcript: Transcript) -> str:
 def outcome_fields(transcript: Transcript, verdict_ok: bool) -> dict:
     """The TrialResult fields that keep an outage apart from a reviewer failure."""
     failed = failure_kind(transcript) is not None
-    return {"errored": is_errored(transcript, verdict_ok), "attempts": list(transcript.attempts),
+    errored = is_errored(transcript, verdict_ok)
+    # One clean attempt says nothing the trial does not; retries and errored trials list them all.
+    attempts = list(transcript.attempts) if errored or len(transcript.attempts) > 1 else []
+    return {"errored": errored, "attempts": attempts,
             "run_error": (transcript.error or transcript.termination) if verdict_ok and failed else "",
             "notes": list(transcript.notes)}

@@ -44,6 +44,7 @@ class RunOptions:
     cache: bool = False  # reuse cached transcripts (rubricgate/runner/cache.py)
     cache_dir: Path | None = None  # beats config cache_dir; default $XDG_CACHE_HOME/rubricgate
     max_cost: float | None = None  # USD budget; once spent no new trial starts (rubricgate/cost.py)
+    kind: str = "run"  # "baseline": a `baseline update` run - its folder and summary say so, it is not gated
 
 
 @dataclass
@@ -155,12 +156,13 @@ def _watch_exclude(options: RunOptions, loaded: Loaded) -> set[str]:
 def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job], agents: dict[str, Agent],
               policy: SandboxPolicy) -> tuple[RunContext, RunState]:
     """Create the run folder and context, and record run_started."""
-    run_id = new_run_id()
+    run_id = new_run_id() + ("-baseline" if options.kind == "baseline" else "")
     run_dir = _reports_root(options, loaded) / run_id
     run_dir.mkdir(parents=True)
     ctx = _context(options, loaded, run_dir, agents, policy, jobs)
     state = RunState(run_id=run_id, started=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                     agent_versions={n: a.version() for n, a in agents.items()}, trials=options.trials)
+                     agent_versions={n: a.version() for n, a in agents.items()}, trials=options.trials,
+                     kind=options.kind)
     ctx.agent_versions = state.agent_versions  # one --version per CLI per run, shared with the cache
     ctx.events.emit("run_started", run_id=run_id, total_trials=len(jobs), cases=len({j.case.id for j in jobs}),
                     case_trials={j.case.id: j.trial for j in jobs},  # last planned trial = count per case

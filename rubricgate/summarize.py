@@ -28,6 +28,7 @@ class RunState:
     not_run: int = 0
     budget: Budget = field(default_factory=lambda: Budget(None))
     trials: int | None = None  # --trials, when given: what the run was asked for
+    kind: str = "run"  # "baseline": measured for `baseline update`, not gated
 
 
 def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], state: RunState) -> Summary:
@@ -48,7 +49,7 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
                          **_consistency(by_case.get(c.id, [])))
              for c in loaded.cases if c.id in {j.case.id for j in jobs}]
     default = jobs[0].agent if jobs else loaded.config.agent.name
-    return Summary(run_id=state.run_id, started_at=state.started,
+    return Summary(run_id=state.run_id, started_at=state.started, kind=state.kind,
                    finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                    complete=not state.interrupted and len(results) == len(jobs) and not state.not_run, agent=default,
                    agent_version=state.agent_versions.get(default), agent_support=support_for(state.agent_versions),
@@ -94,6 +95,9 @@ def _decision(loaded: Loaded, rates, state: RunState, done: int, total: int,
         return cannot_judge([f"run interrupted after {done} of {total} trials; the report is partial"])
     if state.tree_violations:
         return cannot_judge([f"the original repository was modified during the run: {', '.join(state.tree_violations[:5])}"])
+    if loaded.baseline is None and state.kind == "baseline":
+        return Decision(status="baseline", exit_code=0, method=loaded.config.gate.method,
+                        reasons=["baseline run: rates measured for baseline.json, not gated"])
     if loaded.baseline is None:
         return cannot_judge(["no baseline to compare against"])
     return decide(rates, loaded.baseline, loaded.config.gate, *shape)

@@ -11,7 +11,7 @@ import click
 
 from rubricgate import exitcodes
 from rubricgate.agents.selection import check_agents
-from rubricgate.baseline import load_baseline, updated_baseline, write_baseline
+from rubricgate.baseline_update import BaselineRequest, update_baseline
 from rubricgate.cli.app import main
 from rubricgate.config import find_repo
 from rubricgate.errors import GateInputError, GateInputErrors
@@ -20,7 +20,6 @@ from rubricgate.models.config import Config
 from rubricgate.models.task import FixtureExpect, TaskFile
 from rubricgate.pipeline import RunOptions, load_all, run_suite
 from rubricgate.reports.progress import Progress
-from rubricgate.records.files import read_summary
 from rubricgate.reports.terminal import render_terminal
 
 
@@ -133,25 +132,23 @@ def baseline() -> None:
 @baseline.command("update")
 @repo_option
 @config_option
-@click.option("--reason", default="", help="Why a rate may go down (required to lower one).")
+@click.option("--reason", default=None, help="Why the baseline changes (needed to lower a rate; checked before running).")
 @click.option("--from", "from_run", type=click.Path(path_type=Path), default=None,
               help="Use this run's summary.json instead of running the suite.")
-def baseline_update(repo, config_path, reason, from_run) -> None:
+@click.option("--allow-partial", is_flag=True,
+              help="Accept a run that left cases out (--only), was interrupted, or had errored trials.")
+def baseline_update(repo, config_path, reason, from_run, allow_partial) -> None:
     """Set the baseline from a run: raise freely, lower only with --reason."""
-    root = _repo(repo)
+    request = BaselineRequest(repo=_repo(repo), config_path=config_path, reason=reason, from_run=from_run,
+                              allow_partial=allow_partial, listeners=_listeners())
     try:
-        summary = read_summary(from_run) if from_run else run_suite(
-            RunOptions(repo=root, config_path=config_path, require_baseline=False)).summary
-        loaded = load_all(root, config_path, require_baseline=False)
-        path = root / loaded.config.baseline
-        old = load_baseline(path, loaded.config.baseline) if path.exists() else None
-        if not summary.complete:
-            raise GateInputError(str(from_run or "run"), "complete", "the run is partial", "update from a complete run")
-        new, lowered = updated_baseline(old, summary, reason)
+        done = update_baseline(request)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
-    write_baseline(path, new)
-    click.echo(f"baseline updated: {_rates(new.rates)}" + (f" (lowered {', '.join(lowered)}: {reason})" if lowered else ""))
+    for warning in done.warnings:
+        click.echo(f"warning: partial run accepted (--allow-partial): {warning}", err=True)
+    lowered = f" (lowered {', '.join(done.lowered)}: {reason})" if done.lowered else ""
+    click.echo(f"baseline updated from {done.source}: {_rates(done.baseline.rates)}{lowered}")
 
 
 SCHEMAS = {"task": TaskFile, "baseline": Baseline, "config": Config, "expect": FixtureExpect}

@@ -101,7 +101,9 @@ def publish(run_dir, pr, label, repo, artifact) -> None:
 def latest_run(repo: Path) -> Path:
     """The newest run folder under the configured reports folder (run ids start with a UTC timestamp)."""
     folder = repo / load_config(repo).reports
-    runs = sorted(p.parent for p in folder.glob("*/summary.json")) if folder.is_dir() else []
+    # A `baseline update` run (folder <run-id>-baseline) is not the run a report is wanted for.
+    runs = sorted(p.parent for p in folder.glob("*/summary.json") if not p.parent.name.endswith("-baseline")) \
+        if folder.is_dir() else []
     if not runs:
         raise GateInputError(str(folder), "", "no run with a summary.json here", "run `rubricgate run` or pass RUN_DIR")
     return runs[-1]

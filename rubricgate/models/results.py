@@ -46,7 +46,7 @@ class TrialResult(StrictModel):
     # Infrastructure failed on every attempt (API, auth, missing CLI, sandbox): the reviewer was
     # never judged, so the trial is excluded from every rate and counted against gate.max_errored.
     errored: bool = False
-    attempts: list[Attempt] = Field(default_factory=list)
+    attempts: list[Attempt] = Field(default_factory=list)  # every attempt, when there was more than one
     run_error: str = ""  # the run ended in an error even though a verdict was graded
     notes: list[str] = Field(default_factory=list)  # stream cross-checks (turn counts, ...)
 
@@ -96,7 +96,7 @@ class RateRow(StrictModel):
 
 
 class Decision(StrictModel):
-    status: Literal["pass", "regression", "error"]
+    status: Literal["pass", "regression", "error", "baseline"]  # baseline: measured for baseline.json, not gated
     exit_code: int
     method: str = "strict"
     reasons: list[str] = Field(default_factory=list)
@@ -129,6 +129,7 @@ class Summary(StrictModel):
     started_at: str
     finished_at: str = ""
     complete: bool = True
+    kind: Literal["run", "baseline"] = "run"  # baseline: a `baseline update` run, measured and not gated
     agent: str
     agent_version: str | None = None
     # Per agent CLI the run used that has a tested range; a warning when outside it.

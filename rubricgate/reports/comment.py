@@ -19,7 +19,8 @@ MAX_PER_CATEGORY = 20  # keeps a badly broken run under GitHub's 65,536-characte
 MAX_REASON = 300
 _EPS = 1e-6  # the strict gate's own tolerance (gate.EPS)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_HEADLINE = {"pass": "PASS", "regression": "REGRESSION", "error": "ERROR (could not judge)"}
+_HEADLINE = {"pass": "PASS", "regression": "REGRESSION", "error": "ERROR (could not judge)",
+             "baseline": "BASELINE RUN (measured for baseline.json, not gated)"}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,62 @@
+"""`baseline update`: inputs checked before running, progress shown, the run labelled as a
+baseline run, and a partial run refused unless explicitly allowed."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from rubricgate.cli import main
+from tests.conftest import set_severity
+
+
+def update(repo, *args):
+    return CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo), *args])
+
+
+def runs(repo) -> list:
+    folder = repo / "reports"
+    return sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+
+
+def test_blank_reason_is_refused_before_anything_runs(repo) -> None:
+    result = update(repo, "--reason", "  ")
+    assert result.exit_code == 2 and "--reason" in result.output and "empty" in result.output
+    assert runs(repo) == []
+
+
+def test_lowering_without_reason_keeps_the_run_and_says_how_to_finish(repo) -> None:
+    set_severity(repo, "fm-description-required", "warning")
+    result = update(repo)
+    assert result.exit_code == 2 and "needs a reason" in result.output
+    [run_dir] = runs(repo)
+    assert f"--from {run_dir}" in result.output
+    done = update(repo, "--from", str(run_dir), "--reason", "descriptions optional")
+    assert done.exit_code == 0, done.output
+
+
+def test_the_run_folder_is_labelled_a_baseline_run_not_an_error(repo) -> None:
+    result = update(repo)
+    assert result.exit_code == 0, result.output
+    [run_dir] = runs(repo)
+    assert run_dir.name.endswith("-baseline")
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["kind"] == "baseline" and summary["decision"]["status"] == "baseline"
+    assert summary["decision"]["exit_code"] == 0
+    assert "run finished" in result.output and "decision baseline" in result.output  # progress, on stderr
+    trend = CliRunner().invoke(main, ["trend", str(run_dir)])
+    assert "error" not in trend.output.lower() and "baseline" in trend.output
+    report = CliRunner().invoke(main, ["report", "--repo", str(repo)])
+    assert report.exit_code == 2 and "no run" in report.output  # a baseline run is not "the latest run"
+
+
+def test_a_partial_run_is_refused_unless_allowed(repo) -> None:
+    assert CliRunner().invoke(main, ["run", "--repo", str(repo), "--only", "data-loader"]).exit_code == 0
+    [run_dir] = runs(repo)
+    before = (repo / "baseline.json").read_text()
+    result = update(repo, "--from", str(run_dir))
+    assert result.exit_code == 2 and "covers 1 of 2 cases" in result.output and "--allow-partial" in result.output
+    assert (repo / "baseline.json").read_text() == before
+    result = update(repo, "--from", str(run_dir), "--allow-partial")
+    assert result.exit_code == 0 and "partial run accepted" in result.output
