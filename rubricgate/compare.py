@@ -170,6 +170,8 @@ def _unjudgeable(base: Summary, head: Summary, tests: list[DimensionTest]) -> li
         missing = _not_run_count(summary)
         if missing or not summary.complete:
             problems.append(f"{label} run {summary.run_id} is incomplete ({missing} trials did not run)")
+        if summary.errored:  # infrastructure failures: neither side's reviewer was judged there
+            problems.append(f"{label} run {summary.run_id}: {len(summary.errored)} trial(s) errored (infrastructure)")
     if not problems and not any(t.pairs for t in tests):
         problems.append("the two runs share no case and trial that ran on both sides")
     return problems
@@ -191,7 +193,7 @@ def _not_run_count(summary: Summary) -> int:
 
 
 def _ran(trials: list[TrialResult]) -> list[TrialResult]:
-    return [t for t in trials if not is_not_run(t)]
+    return [t for t in trials if not is_not_run(t) and not t.errored]
 
 
 def _by_id(summary: Summary) -> dict[str, CaseSummary]:
