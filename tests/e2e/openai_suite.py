@@ -55,7 +55,9 @@ def make_suite(repo: Path, rates: dict[str, float]) -> None:
     config = lay_out_suite(repo, FOLDERS)
     # sandbox: bwrap — the e2e suite runs the CLIs inside the kernel sandbox, or fails (exit 2).
     config["agent"] = {"name": "builtin", "model": "scripted", "timeout_s": 120, "sandbox": "bwrap",
-                       "env_allowlist": ["PATH", "LANG", "OPENAI_BASE_URL"], "secret_env": ["OPENAI_API_KEY"]}
+                       "env_allowlist": ["PATH", "LANG", "OPENAI_BASE_URL"], "secret_env": ["OPENAI_API_KEY"],
+                       "retries": 1, "retry_backoff_s": 0}
+    config["gate"]["max_errored"] = 1  # the scripted outage (pass/api-down)
     config["rubric"]["trajectory"]["max_steps"] = MAX_STEPS
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     (repo / "baseline.json").write_text(json.dumps({"format_version": 1, "rates": rates, "trials": 1, "history": []}))

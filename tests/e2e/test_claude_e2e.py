@@ -34,12 +34,14 @@ CASES = {
     "pass/tool-happy": (sc.forbidden_tool, (None, "forbidden_tool", None)),
     "pass/long-winded": (sc.exceed_steps, ("no_verdict", None, "too_many_steps")),
     "pass/bad-json": (sc.malformed_verdict, ("malformed_verdict", None, None)),
-    "pass/api-down": (sc.api_error, ("agent_error", None, None)),
+    # An API outage is infrastructure: retried, then errored - judged by no grader, in no rate.
+    "pass/api-down": (sc.api_error, ("errored", "errored", "errored")),
     "pass/chatty": (sc.leak_key, (None, None, None)),
 }
 
 
 INSTALLS = installs("claude")
+RATES = {"verdict": 3 / 5, "tool_use": 4 / 5, "trajectory": 4 / 5}  # api-down errored: out of every rate
 
 
 def make_suite(repo: Path) -> None:
@@ -47,10 +49,11 @@ def make_suite(repo: Path) -> None:
     # sandbox: bwrap — the e2e suite runs the CLI inside the kernel sandbox, or fails (exit 2).
     config["agent"] = {"name": "builtin", "timeout_s": 90, "sandbox": "bwrap",
                        "env_allowlist": ["PATH", "LANG", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_MAX_RETRIES"],
-                       "secret_env": ["ANTHROPIC_API_KEY"]}
+                       "secret_env": ["ANTHROPIC_API_KEY"], "retries": 1, "retry_backoff_s": 0}
+    config["gate"]["max_errored"] = 1  # the scripted outage; more would be "could not judge"
     config["rubric"]["trajectory"]["max_steps"] = 6
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    rates = {"verdict": 3 / 6, "tool_use": 5 / 6, "trajectory": 5 / 6}
+    rates = RATES
     (repo / "baseline.json").write_text(json.dumps({"format_version": 1, "rates": rates, "trials": 1, "history": []}))
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
     subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
@@ -87,7 +90,9 @@ def test_rates_match_the_script_and_gate_passes_at_baseline(gate_run) -> None:
     proc, summary, _ = gate_run
     assert summary["agent"] == "claude" or "claude" in json.dumps(summary["config"])
     rates = {dim: row["rate"] for dim, row in summary["rates"].items()}
-    assert rates == pytest.approx({"verdict": 3 / 6, "tool_use": 5 / 6, "trajectory": 5 / 6}), proc.stdout
+    assert rates == pytest.approx(RATES), proc.stdout
+    errored = next(t for c in summary["cases"] if "api-down" in c["id"] for t in c["trials"])
+    assert errored["errored"] and len(errored["attempts"]) == 2 and summary["errored"]
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

@@ -37,9 +37,9 @@ EXPECTED = {
     "pass/tool-happy": (None, "forbidden_tool", None),
     "pass/long-winded": ("no_verdict", None, "too_many_steps"),
     "pass/bad-json": ("malformed_verdict", None, None),
-    "pass/api-down": ("agent_error", None, None),
+    "pass/api-down": ("errored", "errored", "errored"),  # an outage: retried, then judged by no grader
 }
-RATES = {"verdict": 2 / 5, "tool_use": 4 / 5, "trajectory": 4 / 5}
+RATES = {"verdict": 2 / 4, "tool_use": 3 / 4, "trajectory": 3 / 4}  # api-down errored: out of every rate
 VERSION_LOOKS_LIKE = {"opencode": lambda v: v[0].isdigit(), "codex": lambda v: v.startswith("codex-cli")}
 INSTALLS = [install for cli in CLIS for install in installs(cli)]
 
