@@ -1,7 +1,8 @@
 """A fake reviewer CLI for pipeline tests, driven through the `command` agent (format claude).
 
 Each invocation takes the next behaviour from a plan (the last one repeats):
-- "answer": reads the changed-files list and answers the expected tier in Claude stream-json;
+- "answer": reads the changed-files list and answers BLOCK for a skill without a description,
+  else PASS, in Claude stream-json;
 - "api_error": replays the real Claude Code recording of an API error (exit 1);
 - "crash": prints nothing and exits 1 (a CLI that dies before its first model turn).
 """
@@ -29,7 +30,9 @@ if mode == "api_error":
 if mode == "crash":
     sys.exit(1)
 paths = Path(changed_file).read_text().split()
-block = any("/block/" in p for p in paths)
+workspace = Path(changed_file).parents[1]
+# Judged by the file itself (the blind reviewer sees neutral paths): no description -> BLOCK.
+block = any("description:" not in (workspace / p).read_text() for p in paths)
 findings = [{"severity": "critical", "rule": "fm-description-required", "file": paths[0], "line": 1,
              "quote": "q", "issue": "i", "fix": "f"}] if block else []
 verdict = {"tier": "BLOCK" if block else "PASS", "summary": "s", "files_reviewed": paths, "findings": findings}
@@ -55,7 +58,9 @@ def install(repo: Path, plan: list[str], **agent: object) -> Path:
     counter.unlink(missing_ok=True)
     cfg_path = repo / "rubricgate.yaml"
     cfg = yaml.safe_load(cfg_path.read_text())
-    cfg["agent"] = {"name": "command", "format": "claude", "retry_backoff_s": 0, **agent,
+    # Copy-only: these tests are about outcomes, not isolation, and the fake CLI keeps its
+    # invocation counter beside the repository, where a sandboxed agent cannot write.
+    cfg["agent"] = {"name": "command", "format": "claude", "retry_backoff_s": 0, "sandbox": "none", **agent,
                     "command": [sys.executable, str(home / "reviewer.py"), str(home / "plan.json"), str(counter),
                                 "{workspace}/reviewer/.changed-skills.txt", str(CLAUDE / "api_error.ndjson")]}
     cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))

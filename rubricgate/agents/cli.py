@@ -70,8 +70,9 @@ class CliAgent(ABC):
         A relative path with a slash is resolved in each trial's workspace, so it is not judged here.
         """
         program = self.binary
-        if "/" in program and not Path(program).is_absolute():
-            return None
+        if "/" in program:  # a path: absolute is checked as is; relative lives in the workspace
+            ok = not Path(program).is_absolute() or (Path(program).is_file() and os.access(program, os.X_OK))
+            return None if ok else program
         found = shutil.which(program, path=path if path is not None else os.environ.get("PATH", ""))
         return None if found else program
 
