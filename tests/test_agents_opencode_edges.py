@@ -51,3 +51,8 @@ def test_only_the_final_step_text_is_the_answer() -> None:
     lines.insert(1, moved)  # the verdict now comes in step 1; the final step has no text
     t = replay("review_ok", ("\n".join(lines) + "\n").encode())
     assert t.final_text == ""
+
+
+def test_the_api_retry_delay_is_kept_for_the_harness_retry() -> None:
+    t = replay("api_error")  # real headers: retry-after: 0, retry-after-ms: 20
+    assert t.termination == "api_error" and t.retry_after_s == 0.02

@@ -145,3 +145,8 @@ def test_run_error_after_a_verdict_is_graded_and_recorded() -> None:
     fields = outcome_fields(t, parsed_ok)
     assert t.termination == "max_turns" and "```json" in t.final_text
     assert fields["errored"] is False and fields["run_error"]
+
+
+def test_claude_retry_delay_is_kept_for_the_harness_retry() -> None:
+    t = replay("api_error_retries")  # real api_retry event: retry_delay_ms 609.19...
+    assert t.termination == "api_error" and t.retry_after_s is not None and 0.6 < t.retry_after_s < 0.62

@@ -206,6 +206,7 @@ class _OpenCodeState:
         message = str(data.get("message") or name)
         text = f"{name} {status}: {message}" if status else f"{name}: {message}"
         self.draft.fail("api_error" if name in _API_ERRORS else "crashed", text)
+        self.draft.retry_after_s = retry_after_header(data.get("responseHeaders"))
 
     def close(self) -> None:
         """A run is finished when its last step ended for a reason other than more tool calls."""
@@ -217,6 +218,17 @@ class _OpenCodeState:
             # non-interactive run): the run did not complete, whatever text came before.
             d.fail("crashed", "the run ended after a step that asked for tool calls (finish reason tool-calls); "
                               "a permission set to \"ask\" ends a non-interactive run")
+
+
+def retry_after_header(headers: Any) -> float | None:
+    """The model API's own retry delay (retry-after-ms, else retry-after seconds), if it sent one."""
+    headers = {str(k).lower(): v for k, v in headers.items()} if isinstance(headers, dict) else {}
+    for key, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        try:
+            return float(headers[key]) / scale
+        except (KeyError, TypeError, ValueError):
+            continue
+    return None
 
 
 def tool_status(state: dict[str, Any]) -> str:
