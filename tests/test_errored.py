@@ -69,3 +69,22 @@ def test_errored_within_max_errored_is_left_out_of_the_rates(repo) -> None:
     assert summary["rates"]["verdict"]["trials"] == 1 and summary["rates"]["verdict"]["rate"] == 1.0
     assert "1 of 2 trials errored" in " ".join(summary["decision"]["warnings"])
     assert "errored (infrastructure" in result.output
+
+
+def test_a_run_error_after_a_verdict_is_graded_and_visible_in_every_report(repo, tmp_path) -> None:
+    from tests.fake_reviewer import CLAUDE
+
+    stream = tmp_path / "max_turns_after_verdict.ndjson"  # a real recording: verdict, then the turn limit
+    stream.write_bytes((CLAUDE / "max_turns_after_verdict.ndjson").read_bytes())
+    cfg = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    cfg["agent"] = {"name": "command", "format": "claude", "sandbox": "none",
+                    "command": ["sh", "-c", f"cat {stream}; exit 1"]}
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(cfg))
+    result = _run(repo)
+    trials = [t for c in _summary(repo)["cases"] for t in c["trials"]]
+    assert all(t["run_error"] and not t["errored"] for t in trials), result.output
+    assert all(t["grades"]["verdict"]["category"] != "errored" for t in trials)
+    assert "run errors after a graded verdict" in result.output
+    run_dir = _run_dir(repo)
+    for report in ("comment.md", "junit.xml", "report.html"):
+        assert "run error after" in (run_dir / report).read_text().lower().replace("errors after", "error after"), report
