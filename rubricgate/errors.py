@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 class GateInputError(Exception):
     """Bad input: one line naming the file, the field and the fix."""
@@ -22,3 +24,14 @@ class GateInputErrors(Exception):
     def __init__(self, errors: list[GateInputError]) -> None:
         self.errors = errors
         super().__init__("\n".join(e.one_line() for e in errors))
+
+
+def collect(errors: list[GateInputError], check: Callable[[], object]) -> object:
+    """Run a check that raises; keep its problem(s) in `errors` and carry on (None then)."""
+    try:
+        return check()
+    except GateInputErrors as exc:
+        errors.extend(exc.errors)
+    except GateInputError as exc:
+        errors.append(exc)
+    return None

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rubricgate.baseline import load_baseline
 from rubricgate.config import load_config
-from rubricgate.errors import GateInputError, GateInputErrors
+from rubricgate.errors import GateInputError, GateInputErrors, collect
 from rubricgate.models.baseline import Baseline
 from rubricgate.models.config import Config
 from rubricgate.models.results import CaseSpec
@@ -29,21 +29,11 @@ def load_all(repo: Path, config_path: Path | None = None, require_baseline: bool
     """Load config, rubric, cases and baseline; raise GateInputErrors listing every problem."""
     config = load_config(repo, config_path)
     errors: list[GateInputError] = []
-    rubric = _collect(errors, lambda: load_rubric(repo / config.reviewer.rubric, config.reviewer.rubric))
-    cases = _collect(errors, lambda: load_suite(repo, config, rubric)) or []
+    rubric = collect(errors, lambda: load_rubric(repo / config.reviewer.rubric, config.reviewer.rubric))
+    cases = collect(errors, lambda: load_suite(repo, config, rubric)) or []
     baseline = None
     if require_baseline:
-        baseline = _collect(errors, lambda: load_baseline(repo / config.baseline, config.baseline))
+        baseline = collect(errors, lambda: load_baseline(repo / config.baseline, config.baseline))
     if errors:
         raise GateInputErrors(errors)
     return Loaded(config, rubric, cases, baseline)
-
-
-def _collect(errors: list[GateInputError], load):
-    try:
-        return load()
-    except GateInputErrors as exc:
-        errors.extend(exc.errors)
-    except GateInputError as exc:
-        errors.append(exc)
-    return None

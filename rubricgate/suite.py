@@ -13,7 +13,8 @@ from rubricgate.models.results import CaseSpec
 from rubricgate.models.task import Expect, FixtureExpect, Rubric, TaskFile
 from rubricgate.paths import safe_relpath
 from rubricgate.rubric import RubricSpec
-from rubricgate.suite_checks import collect, fixture_layout_errors, task_errors, task_layout_errors
+from rubricgate.errors import collect
+from rubricgate.suite_checks import fixture_layout_errors, task_errors, task_layout_errors
 from rubricgate.validation import load_all_errors
 
 TIERS = {"pass": "PASS", "warn": "WARN", "block": "BLOCK"}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from rubricgate.errors import GateInputError, GateInputErrors
+from rubricgate.errors import GateInputError, collect
 from rubricgate.models.config import Config
 from rubricgate.models.task import TaskFile
 from rubricgate.paths import safe_relpath
@@ -20,17 +20,6 @@ from rubricgate.validation import did_you_mean
 TIER_FOLDERS = ("pass", "warn", "block")
 TASK_SUFFIXES = (".yaml", ".yml", ".json")
 FIXTURE_FILE = "SKILL.md"
-
-
-def collect(errors: list[GateInputError], check: Callable[[], object]) -> object:
-    """Run a check that raises; keep its problem(s) and carry on."""
-    try:
-        return check()
-    except GateInputErrors as exc:
-        errors.extend(exc.errors)
-    except GateInputError as exc:
-        errors.append(exc)
-    return None
 
 
 def _visible(folder: Path) -> list[Path]:
