@@ -28,3 +28,17 @@ def test_python_dash_m_entry_point(repo):
     proc = subprocess.run([sys.executable, "-m", "rubricgate", "validate", "--repo", str(repo)],
                           capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.startswith("ok:")
+
+
+def test_keep_workspaces_says_where_they_are(repo):
+    import shutil
+    from pathlib import Path
+
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo), "--keep-workspaces"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.split("workspaces kept:\n", 1)[1].splitlines()
+    assert len(lines) == 2
+    for line in lines:
+        path = Path(line.split(": ", 1)[1])
+        assert path.is_dir() and (path / "rubricgate.yaml").is_file()
+        shutil.rmtree(path)

@@ -149,3 +149,13 @@ def test_config_paths_are_checked(repo, field, value, needle):
 def test_config_unknown_key(repo):
     (repo / "rubricgate.yaml").write_text((repo / "rubricgate.yaml").read_text() + "\nagnet: {name: claude}\n")
     one_error(repo, "rubricgate.yaml", "agnet", "unknown key")
+
+
+def test_fixture_tags_are_not_repeated(tmp_path):
+    repo = make_repo(tmp_path / "r", fixtures=["block/data-loader"])
+    (repo / "fixtures/block/data-loader/expect.yaml").write_text("tags: [block, fixture, loaders]\n")
+    from rubricgate.config import load_config
+    from rubricgate.suite import load_suite
+
+    case = next(c for c in load_suite(repo, load_config(repo)) if c.source == "fixture")
+    assert case.tags == ["fixture", "block", "loaders"]
