@@ -124,5 +124,6 @@ def test_builtin_config_is_strict_with_one_trial(tmp_path):
     cli("init", "--repo", str(repo))
     config = load_config(repo)
     assert (config.agent.name, config.trials, config.gate.method) == ("builtin", 1, "strict")
-    assert (repo / "reviewer/evaluator/references/rubric.md").read_text() == \
-        (ROOT / "reviewer/evaluator/references/rubric.md").read_text()
+    assert config.suite.review_root == "skills"
+    for rel in ("prompts/evaluate.md", "evaluator/SKILL.md", "evaluator/references/rubric.md"):
+        assert (repo / "reviewer" / rel).read_text() == (ROOT / "reviewer" / rel).read_text()  # the starter is this reviewer
