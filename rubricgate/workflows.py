@@ -69,6 +69,8 @@ def tested_version(agent: str, data: object | None = None) -> str:
     so the workflow does not break when the file grows more detail.
     """
     data = _versions() if data is None else data
+    if isinstance(data, dict) and isinstance(data.get("agents"), dict):  # {"format_version", "agents": {...}}
+        data = data["agents"]
     entry = data.get(agent) if isinstance(data, dict) else None
     if isinstance(entry, dict):
         entry = entry.get("newest") or entry.get("latest") or entry.get("versions") or entry.get("tested")

@@ -89,11 +89,27 @@ def test_baseline_reviewer_from_the_baseline_or_its_run(tmp_path):
     run = rf.write_run_dir(tmp_path / "run-1", rf.summary(reviewer=record))
     assert explain.baseline_reviewer(baseline, run.parent) == record
 
-    class Format2:  # what baseline format 2 records (attribute names as wt-stats may spell them)
+    class PerFile:  # a baseline that records per-file digests and the rule table
         reviewer_digests = {"p.md": "2" * 64}
         rubric_rules = {"r": {"severity": "critical", "kind": "mechanical"}}
-    got = explain.baseline_reviewer(Format2(), tmp_path)
+    got = explain.baseline_reviewer(PerFile(), tmp_path)
     assert got.digests == {"p.md": "2" * 64} and got.rules["r"].severity == "critical"
+
+
+def test_format_2_one_digest_says_whether_the_reviewer_changed(tmp_path):
+    from types import SimpleNamespace
+
+    now = rf.reviewer_records()[0]
+    now = now.model_copy(update={"fingerprint": explain.fingerprint(now.digests)})
+    format2 = SimpleNamespace(measured_with=SimpleNamespace(reviewer_digest=now.fingerprint, run_id="gone"), history=[])
+    same = explain.baseline_reviewer(format2, tmp_path)
+    assert same.fingerprint == now.fingerprint and not same.digests
+    assert explain.reviewer_lines(rf.summary(reviewer=now, baseline_reviewer=same)) == [
+        "Reviewer vs baseline: the same reviewer files as the baseline run"]
+    other = explain.baseline_reviewer(SimpleNamespace(measured_with=SimpleNamespace(reviewer_digest="f" * 64, run_id="")),
+                                      tmp_path)
+    change = explain.reviewer_change(rf.summary(reviewer=now, baseline_reviewer=other))
+    assert change.known and change.files == [explain.FILES_UNNAMED] and not change.severity
 
 
 def test_a_run_records_its_reviewer_and_the_ci_link(tmp_path, monkeypatch):

@@ -51,6 +51,12 @@ def test_tested_version_reads_the_shapes_a_versions_file_may_take(entry):
     assert version_of("claude", {"claude": entry}) == "2.1.112"
 
 
+def test_tested_version_reads_the_versions_file_format():
+    data = {"format_version": 1, "agents": {"claude": {"package": "@anthropic-ai/claude-code", "binary": "claude",
+                                                        "oldest": "2.1.112", "newest": "2.1.332"}}}
+    assert version_of("claude", data) == "2.1.332"  # the newest that passed: what a workflow installs
+
+
 def test_module_entry_point_prints_one_error_line_and_exits_2(capsys):
     assert main(["nonsense"]) == 2
     assert main(["tested-version", "no-such-agent"]) == 2

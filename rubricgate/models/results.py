@@ -90,6 +90,8 @@ class ReviewerRecord(StrictModel):
 
     digests: dict[str, str] = Field(default_factory=dict)
     rules: dict[str, RuleRow] = Field(default_factory=dict)
+    # One sha256 over `digests` (json, sorted keys): what baseline format 2 keeps as reviewer_digest.
+    fingerprint: str = ""
 
 
 class RateRow(StrictModel):

@@ -8,6 +8,8 @@ which records the run's reviewer (file digests, rule table) and CI link into the
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,6 +20,7 @@ from rubricgate.models.verdict import Finding
 from rubricgate.reports.replay import trial_failed
 
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+FILES_UNNAMED = "(which ones the baseline does not record)"
 NEXT_STEP_REVERT = "revert the change to the reviewer (prompt, evaluator skill or rubric) and re-run"
 NEXT_STEP_ACCEPT = 'rubricgate baseline update --reason "why the lower rate is right"'
 
@@ -30,7 +33,13 @@ def reviewer_record(repo: Path, config, rubric) -> ReviewerRecord:
     from rubricgate.runner.cache import reviewer_digest
 
     rules = {r.id: RuleRow(severity=r.severity, kind=r.kind) for r in rubric.rules.values()}
-    return ReviewerRecord(digests=reviewer_digest(repo, config.reviewer), rules=rules)
+    digests = reviewer_digest(repo, config.reviewer)
+    return ReviewerRecord(digests=digests, rules=rules, fingerprint=fingerprint(digests))
+
+
+def fingerprint(digests: Mapping[str, str]) -> str:
+    """One sha256 over the per-file digests, as baseline format 2 records the reviewer."""
+    return hashlib.sha256(json.dumps(dict(digests), sort_keys=True).encode("utf-8")).hexdigest()
 
 
 def run_url(env: Mapping[str, str]) -> str | None:
@@ -43,21 +52,28 @@ def run_url(env: Mapping[str, str]) -> str | None:
 
 
 def baseline_reviewer(baseline, reports: Path) -> ReviewerRecord | None:
-    """The reviewer the baseline was measured with: recorded in the baseline itself (format 2),
-    else in the summary of the run it was last set from, when that run folder is still here."""
-    own = getattr(baseline, "reviewer", None)
-    digests = getattr(own, "digests", None) or getattr(baseline, "reviewer_digests", None)
-    rules = getattr(own, "rules", None) or getattr(baseline, "rubric_rules", None)
-    if digests:
-        return ReviewerRecord.model_validate({"digests": dict(digests), "rules": _plain(rules or {})})
-    history = getattr(baseline, "history", None) or []
-    run_id = getattr(history[-1], "run_id", "") if history else ""
-    path = reports / run_id / "summary.json" if run_id and "/" not in run_id else None
-    if path is None or not path.is_file():
-        return None
-    from rubricgate.records.files import read_summary
+    """The reviewer the baseline was measured with.
 
-    return read_summary(path.parent).reviewer
+    Best: the summary of the run it was measured on, when that run folder is still here (file by
+    file, and the rule table). Else what the baseline itself records: format 2's one digest over
+    all reviewer files (`measured_with.reviewer_digest`), or per-file digests and rules if given.
+    """
+    measured = getattr(baseline, "measured_with", None)
+    history = getattr(baseline, "history", None) or []
+    run_id = getattr(measured, "run_id", "") or (getattr(history[-1], "run_id", "") if history else "")
+    path = reports / run_id / "summary.json" if run_id and "/" not in run_id else None
+    if path is not None and path.is_file():
+        from rubricgate.records.files import read_summary
+
+        found = read_summary(path.parent).reviewer
+        if found is not None:
+            return found
+    digests = getattr(baseline, "reviewer_digests", None)
+    if digests:
+        rules = _plain(getattr(baseline, "rubric_rules", None) or {})
+        return ReviewerRecord.model_validate({"digests": dict(digests), "rules": rules, "fingerprint": fingerprint(digests)})
+    one = getattr(measured, "reviewer_digest", None)
+    return ReviewerRecord(fingerprint=one) if one else None
 
 
 def _plain(rules: Mapping) -> dict:
@@ -92,8 +108,11 @@ class ReviewerChange:
 def reviewer_change(summary: Summary) -> ReviewerChange:
     """Compare digests file by file and the rule tables rule by rule."""
     now, then = summary.reviewer, summary.baseline_reviewer
-    if now is None or then is None or not then.digests:
+    if now is None or then is None or not (then.digests or then.fingerprint):
         return ReviewerChange(known=False)
+    if not then.digests:  # one digest over all files: whether, not which
+        same = (now.fingerprint or fingerprint(now.digests)) == then.fingerprint
+        return ReviewerChange(known=True, files=[] if same else [FILES_UNNAMED])
     paths = sorted(set(now.digests) | set(then.digests))
     files = [p for p in paths if now.digests.get(p) != then.digests.get(p)]
     change = ReviewerChange(known=True, files=files)
