@@ -88,6 +88,8 @@ def test_baseline_reviewer_from_the_baseline_or_its_run(tmp_path):
     assert explain.baseline_reviewer(baseline, tmp_path) is None  # format 1, the run folder is gone
     run = rf.write_run_dir(tmp_path / "run-1", rf.summary(reviewer=record))
     assert explain.baseline_reviewer(baseline, run.parent) == record
+    (run / "summary.json").write_text("{not json")
+    assert explain.baseline_reviewer(baseline, run.parent) is None  # unreadable: unknown, not a crash
 
     class PerFile:  # a baseline that records per-file digests and the rule table
         reviewer_digests = {"p.md": "2" * 64}

@@ -63,9 +63,13 @@ def baseline_reviewer(baseline, reports: Path) -> ReviewerRecord | None:
     run_id = getattr(measured, "run_id", "") or (getattr(history[-1], "run_id", "") if history else "")
     path = reports / run_id / "summary.json" if run_id and "/" not in run_id else None
     if path is not None and path.is_file():
+        from rubricgate.errors import GateInputError
         from rubricgate.records.files import read_summary
 
-        found = read_summary(path.parent).reviewer
+        try:  # an unreadable old run must not cost this run its report: the comparison is a nicety
+            found = read_summary(path.parent).reviewer
+        except GateInputError:
+            found = None
         if found is not None:
             return found
     digests = getattr(baseline, "reviewer_digests", None)
