@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -153,3 +155,51 @@ def test_repository_workflows_pass_actionlint():
     files += [str(p) for p in sorted((ROOT / "examples" / "workflows").rglob("*.yml"))]
     got = subprocess.run([actionlint(), "-no-color", *files], capture_output=True, text=True, check=False)
     assert got.returncode == 0, got.stdout + got.stderr
+
+
+def _step_script(workflow: str, name_part: str) -> str:
+    job = load(render_workflow(workflow, "claude"))["jobs"]["eval"]
+    return step(job, name_part)["run"]
+
+
+def _run_step(script: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
+    # As Actions runs a `run:` block: bash --noprofile --norc -eo pipefail.
+    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=cwd, env=env,
+                          capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
+
+
+def test_weekly_history_branch_round_trip_with_real_git(tmp_path):
+    """Two weekly runs on fresh checkouts: the second sees the first's summary on the branch."""
+    from tests import reports_fixtures as rf
+
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(origin)], check=True)
+    seed = tmp_path / "seed"
+    subprocess.run(["git", "clone", "-q", str(origin), str(seed)], check=True, capture_output=True)
+    (seed / "README.md").write_text("x\n")
+    subprocess.run(["git", "-C", str(seed), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(seed), "-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qm", "x"], check=True)
+    subprocess.run(["git", "-C", str(seed), "push", "-q", "origin", "HEAD:main"], check=True, capture_output=True)
+    shims = tmp_path / "bin"
+    shims.mkdir()
+    (shims / "rubricgate").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m rubricgate "$@"\n')
+    (shims / "rubricgate").chmod(0o755)
+    for week, run_id in enumerate(["20260105T051700Z-aaaaaa", "20260112T051700Z-bbbbbb"]):
+        checkout, temp = tmp_path / f"checkout{week}", tmp_path / f"runner{week}"
+        temp.mkdir()
+        subprocess.run(["git", "clone", "-q", "--depth=1", f"file://{origin}", str(checkout)], check=True, capture_output=True)
+        env = {"PATH": f"{shims}:{os.environ['PATH']}", "HOME": str(tmp_path), "RUNNER_TEMP": str(temp),
+               "HISTORY_BRANCH": "rubricgate-history", "GITHUB_RUN_ID": str(100 + week),
+               "PYTHONPATH": str(ROOT), "GIT_CONFIG_NOSYSTEM": "1"}
+        got = _run_step(_step_script("rubricgate-weekly.yml", "Fetch earlier summaries"), checkout, env)
+        assert got.returncode == 0, got.stderr
+        run_dir = checkout / "reports" / run_id
+        run_dir.mkdir(parents=True)
+        (run_dir / "summary.json").write_text(rf.summary(run_id=run_id).model_dump_json())
+        got = _run_step(_step_script("rubricgate-weekly.yml", "Keep this run's summary"), checkout, env)
+        assert got.returncode == 0, got.stdout + got.stderr
+        assert (checkout / "reports" / "trend.md").is_file()
+    listed = subprocess.run(["git", "--git-dir", str(origin), "ls-tree", "--name-only", "rubricgate-history", "summaries/"],
+                            capture_output=True, text=True, check=True).stdout.split()
+    assert listed == ["summaries/20260105T051700Z-aaaaaa.json", "summaries/20260112T051700Z-bbbbbb.json"]
+    assert "20260105" in (tmp_path / "checkout1" / "reports" / "trend.md").read_text()  # week 2 saw week 1
