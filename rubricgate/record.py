@@ -138,6 +138,7 @@ class TodayResult:
     correct: bool
     failures: list[str]
     run_dir: Path
+    also_ran: list[str] = field(default_factory=list)  # case ids containing the task id (--only matches text)
 
 
 def run_once(repo: Path, task_id: str, config_path: Path | None = None) -> TodayResult:
@@ -148,4 +149,5 @@ def run_once(repo: Path, task_id: str, config_path: Path | None = None) -> Today
     case = next(c for c in outcome.summary.cases if c.id == task_id)
     failures = [f"{d}: {g.category or 'failed'}: {g.reason}" for t in case.trials for d, g in t.grades.items()
                 if not g.passed]
-    return TodayResult(correct=bool(case.trials) and not failures, failures=failures, run_dir=outcome.run_dir)
+    return TodayResult(correct=bool(case.trials) and not failures, failures=failures, run_dir=outcome.run_dir,
+                       also_ran=[c.id for c in outcome.summary.cases if c.id != task_id])

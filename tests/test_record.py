@@ -120,6 +120,14 @@ def test_git_source_snapshots_head_not_the_work_tree_and_runs_once(feature):
     assert cli("validate", "--repo", str(feature)).exit_code == 0
 
 
+def test_says_which_other_cases_the_single_run_included(feature):
+    write_task(feature, {"id": "blocks-feature-too", "review": ["fixtures/block/data-loader/SKILL.md"],
+                         "expect": {"tier": "BLOCK"}})
+    got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--base", "main", "--head", "feature", "--id", "blocks")
+    assert got.exit_code == 0, got.output
+    assert "note: the run also included blocks-feature-too (their ids contain 'blocks')" in got.output
+
+
 def test_reports_when_the_reviewer_gets_it_wrong_today(feature):
     got = cli("record", "--repo", str(feature), "--expect", "PASS", "--base", "main", "--head", "feature", "--id", "wrong")
     assert got.exit_code == 0

@@ -157,6 +157,8 @@ def _report_today(root: Path, task_id: str, config_path: Path | None) -> None:
         today = run_once(root, task_id, config_path)
     except (GateInputError, GateInputErrors) as exc:
         _fail(exc)
+    if today.also_ran:
+        click.echo(f"note: the run also included {', '.join(today.also_ran)} (their ids contain {task_id!r})")
     if today.correct:
         click.echo(f"the current reviewer gets it right today (run {today.run_dir})")
         return
