@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets as _random
 import tempfile
 from dataclasses import dataclass, field, replace
@@ -17,6 +18,7 @@ from rubricgate.models.results import Summary
 from rubricgate.reports.bundle import finish_run_reports
 from rubricgate.records.events import EventListener, EventLog
 from rubricgate.runner.cache import CACHE_DIR, note_rejections, resolve_cache_dir, signing_key
+from rubricgate.reports.explain import annotate
 from rubricgate.runner.environment import build_env, secret_values
 from rubricgate.runner.process import CANCEL, sweep_orphans
 from rubricgate.runner.sandbox import (SandboxPolicy, SandboxUnavailable, hidden_paths, hidden_argument,
@@ -89,6 +91,7 @@ def run_suite(options: RunOptions) -> RunOutcome:
     state.tree_violations, state.not_run, state.budget = ctx.tree_violations, ctx.not_run, ctx.budget
     summary = note_rejections(with_isolation(build_summary(loaded, jobs, results, state), policy),
                               ctx.cache_rejected)
+    summary = annotate(summary, loaded, options.repo, os.environ)
     try:
         summary = write_run_reports(ctx, loaded, summary, options.repo)
     finally:

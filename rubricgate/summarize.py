@@ -43,7 +43,8 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
     by_case: dict[str, list[TrialResult]] = {}
     for r in results:
         by_case.setdefault(r.case_id, []).append(r)
-    cases = [CaseSummary(id=c.id, source=c.source, tags=c.tags, expected_tier=c.expect.tier,
+    cases = [CaseSummary(id=c.id, source=c.source, tags=c.tags, expected_tier=c.expect.tier, why=c.why,
+                         workspace_paths=dict(c.workspace_paths),
                          rates=as_rates(per_case).get(c.id, {}), trials=by_case.get(c.id, []),
                          intervals=intervals(per_case, confidence).get(c.id, {}),
                          **_consistency(by_case.get(c.id, [])))

@@ -1,4 +1,5 @@
-"""A tiny GitHub REST server on 127.0.0.1 for publish tests: issue comments and labels.
+"""A tiny GitHub REST server on 127.0.0.1: issue comments and labels (publish), pull requests'
+changed files and repository contents at a commit (record).
 
 Implements the endpoints publish uses with GitHub's status codes, including its error
 answers (401 bad credentials, 403, 404, 422), which tests inject per method and path.
@@ -6,6 +7,7 @@ answers (401 bad credentials, 403, 404, 422), which tests inject per method and 
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import threading
@@ -27,6 +29,8 @@ class FakeGitHub(LoopbackServer):
         self.fail: dict[tuple[str, str], tuple[int, str]] = {}  # (METHOD, path regex) -> answer
         self.requests: list[tuple[str, str]] = []
         self.next_id = 1000
+        self.pulls: dict[int, dict] = {}  # number -> {"head": sha, "files": [{"filename", "status"}]}
+        self.trees: dict[str, dict[str, str]] = {}  # commit sha -> {path: text}
         self.lock = threading.Lock()
         self.serve(_handler(self))
 
@@ -43,6 +47,22 @@ class FakeGitHub(LoopbackServer):
             self.next_id += 1
             self.comments[self.next_id] = {"id": self.next_id, "issue": issue, "body": body}
             return self.next_id
+
+    def add_pull(self, number: int, head: str, files: dict[str, str], changed: dict[str, str]) -> None:
+        """A PR whose head commit holds `files`; `changed` maps filename -> status (added, modified, removed)."""
+        self.trees[head] = dict(files)
+        self.pulls[number] = {"head": head, "files": [{"filename": f, "status": s} for f, s in changed.items()]}
+
+    def contents(self, path: str, ref: str) -> object | None:
+        """The contents API's answer: a file object, a directory listing, or None (404)."""
+        tree = self.trees.get(ref, {})
+        if path in tree:
+            raw = tree[path].encode()
+            return {"type": "file", "path": path, "name": path.rsplit("/", 1)[-1], "encoding": "base64",
+                    "content": base64.encodebytes(raw).decode()}  # GitHub wraps base64 at 60 columns
+        children = sorted({p[len(path) + 1:].split("/", 1)[0] for p in tree if p.startswith(path + "/")})
+        return [{"type": "file" if f"{path}/{c}" in tree else "dir", "path": f"{path}/{c}", "name": c}
+                for c in children] or None
 
     def issue_comments(self, issue: int) -> list[dict]:
         return [c for c in self.comments.values() if c["issue"] == issue]
@@ -81,6 +101,8 @@ def _handler(gh: FakeGitHub):
             return self._dispatch(method, parts.path[len(prefix):], parts.query)
 
         def _dispatch(self, method: str, path: str, query: str) -> None:
+            if method == "GET" and (path.startswith("/pulls/") or path.startswith("/contents/")):
+                return self._read_only(path, query)
             if m := re.fullmatch(r"/issues/(\d+)/comments", path):
                 issue = int(m[1])
                 if method == "GET":
@@ -106,6 +128,18 @@ def _handler(gh: FakeGitHub):
                     return self._send(404, {"message": "Label does not exist"})
                 labels.discard(name)
                 return self._send(200, [{"name": n} for n in sorted(labels)])
+            return self._send(404, {"message": "Not Found"})
+
+        def _read_only(self, path: str, query: str) -> None:
+            params = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
+            if (m := re.fullmatch(r"/pulls/(\d+)", path)) and int(m[1]) in gh.pulls:
+                return self._send(200, {"number": int(m[1]), "head": {"sha": gh.pulls[int(m[1])]["head"]}})
+            if (m := re.fullmatch(r"/pulls/(\d+)/files", path)) and int(m[1]) in gh.pulls:
+                return self._send(200, _page(gh.pulls[int(m[1])]["files"], query))
+            if m := re.fullmatch(r"/contents/(.+)", path):
+                found = gh.contents(unquote(m[1]), params.get("ref", ""))
+                if found is not None:
+                    return self._send(200, found)
             return self._send(404, {"message": "Not Found"})
 
         def do_GET(self) -> None:

@@ -9,9 +9,10 @@ import json
 from pathlib import Path
 
 from rubricgate.models.results import (
-    CaseSpec, CaseSummary, Decision, Grade, RateRow, Summary, TrialResult,
+    CaseSpec, CaseSummary, Decision, Grade, RateRow, ReviewerRecord, RuleRow, Summary, TrialResult,
 )
 from rubricgate.models.task import Expect, Rubric, ToolUseRubric, TrajectoryRubric
+from rubricgate.models.verdict import Finding
 from rubricgate.models.transcript import ToolCall, Transcript
 from rubricgate.cost import cost_summary
 from rubricgate.stats import wilson
@@ -43,8 +44,11 @@ def failing_trials() -> list[TrialResult]:
     """Trials of the failing case: a wrong tier with a hostile reason, and a forbidden tool."""
     wrong = Grade(passed=False, category="wrong_tier", reason="expected BLOCK, got PASS " + HOSTILE)
     tool = Grade(passed=False, category="forbidden_tool", reason="bash is forbidden")
-    return [trial("block-missing-description", 1, "PASS", verdict=wrong),
-            trial("block-missing-description", 2, "BLOCK", tool_use=tool)]
+    first = trial("block-missing-description", 1, "PASS", verdict=wrong)
+    first.findings = [Finding(severity="warning", rule="body-present", file="skills/data-loader/SKILL.md", line=7,
+                              quote="Load | the data " + HOSTILE, issue="stub body"),
+                      Finding(severity="suggestion", rule="examples-present", file="skills/data-loader/references/x.md")]
+    return [first, trial("block-missing-description", 2, "BLOCK", tool_use=tool)]
 
 
 def cases() -> list[CaseSummary]:
@@ -54,7 +58,8 @@ def cases() -> list[CaseSummary]:
                        trials=[trial("pass-weekly-revenue", 1, "PASS"), trial("pass-weekly-revenue", 2, "PASS")])
     bad = CaseSummary(id="block-missing-description", source="task", tags=["frontmatter"],
                       expected_tier="BLOCK", rates={"verdict": 0.5, "tool_use": 0.5, "trajectory": 1.0},
-                      flaky=True, trials=failing_trials())
+                      flaky=True, trials=failing_trials(), why="protects fm-description-required @team",
+                      workspace_paths={"skills/data-loader": "fixtures/block/data-loader"})
     return [good, bad]
 
 
@@ -74,6 +79,19 @@ def run_cost() -> dict:
     return cost_summary(cases())
 
 
+def reviewer_records() -> tuple[ReviewerRecord, ReviewerRecord]:
+    """(this run's, the baseline's): the rubric changed; one rule added, one removed, one loosened."""
+    rules = {"fm-description-required": RuleRow(severity="warning", kind="mechanical"),
+             "body-present": RuleRow(severity="warning", kind="mechanical"),
+             "tone-kind": RuleRow(severity="suggestion", kind="judgement")}
+    old_rules = {"fm-description-required": RuleRow(severity="critical", kind="mechanical"),
+                 "body-present": RuleRow(severity="warning", kind="mechanical"),
+                 "secret-in-file": RuleRow(severity="critical", kind="mechanical")}
+    digests = {"reviewer/prompts/evaluate.md": "a" * 64, "reviewer/evaluator/references/rubric.md": "b" * 64}
+    return (ReviewerRecord(digests=digests, rules=rules),
+            ReviewerRecord(digests=digests | {"reviewer/evaluator/references/rubric.md": "c" * 64}, rules=old_rules))
+
+
 def summary(**overrides) -> Summary:
     """A regression run; override any top-level Summary field."""
     base = dict(
@@ -83,6 +101,8 @@ def summary(**overrides) -> Summary:
         decision=Decision(status="regression", exit_code=1, reasons=["verdict 0.75 < baseline 1.00"]),
         rates=rates(), cases=cases(), flaky_cases=["block-missing-description"],
         pass_k={"k": 2, "pass_at_k": 1.0, "pass_hat_k": 0.5}, cost=run_cost(),
+        reviewer=reviewer_records()[0], baseline_reviewer=reviewer_records()[1],
+        run_url="https://github.com/octo/repo/actions/runs/42",
     )
     return Summary(**(base | overrides))
 
@@ -130,6 +150,7 @@ _SCRUBS = [
     (r"\d{8}T\d{6}Z-[0-9a-f]+", "<RUN_ID>"),
     (r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?", "<TIMESTAMP>"),
     (r'(time="|"duration_s": |"elapsed_s": )\d+(\.\d+)?', r"\1<DURATION>"),
+    (r"\b[0-9a-f]{64}\b", "<SHA256>"),  # reviewer file digests change with every edit of the reviewer
 ]
 
 

@@ -28,3 +28,15 @@ def test_python_dash_m_entry_point(repo):
     proc = subprocess.run([sys.executable, "-m", "rubricgate", "validate", "--repo", str(repo)],
                           capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.startswith("ok:")
+
+
+def test_keep_workspaces_says_where_they_are(repo):
+    import shutil
+    from pathlib import Path
+
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo), "--keep-workspaces"])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("workspaces kept: "))
+    root = Path(line.split(": ", 1)[1].split("/<trial>/", 1)[0])
+    assert root.is_dir() and any(root.iterdir())
+    shutil.rmtree(root)

@@ -161,3 +161,13 @@ def test_ignore_agent_exit_is_rejected_not_silently_ignored(repo) -> None:
     with pytest.raises(GateInputErrors) as err:
         load_all(repo)
     assert "expect.ignore_agent_exit" in str(err.value)
+
+
+def test_fixture_tags_are_not_repeated(tmp_path):
+    repo = make_repo(tmp_path / "r", fixtures=["block/data-loader"])
+    (repo / "fixtures/block/data-loader/expect.yaml").write_text("tags: [block, fixture, loaders]\n")
+    from rubricgate.config import load_config
+    from rubricgate.suite import load_suite
+
+    case = next(c for c in load_suite(repo, load_config(repo)) if c.source == "fixture")
+    assert case.tags == ["fixture", "block", "loaders"]

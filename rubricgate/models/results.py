@@ -9,6 +9,7 @@ from pydantic import Field
 from rubricgate.models.base import Outcome, StrictModel, Tier
 from rubricgate.models.task import Expect, Rubric
 from rubricgate.models.transcript import Attempt
+from rubricgate.models.verdict import Finding
 
 GradeCategory = Literal[
     "wrong_tier", "missed_rule", "unexpected_rule", "no_verdict", "malformed_verdict",
@@ -49,6 +50,7 @@ class TrialResult(StrictModel):
     attempts: list[Attempt] = Field(default_factory=list)  # every attempt, when there was more than one
     run_error: str = ""  # the run ended in an error even though a verdict was graded
     notes: list[str] = Field(default_factory=list)  # stream cross-checks (turn counts, ...)
+    findings: list[Finding] = Field(default_factory=list)  # the verdict's findings, as the reviewer wrote them
 
 
 class CaseSpec(StrictModel):
@@ -82,6 +84,22 @@ class CaseSummary(StrictModel):
     pass_hat_k: float | None = None
     flaky: bool = False
     trials: list[TrialResult] = Field(default_factory=list)
+    why: str = ""  # what the case protects (task `why:`, fixture expect.yaml `why:`)
+    workspace_paths: dict[str, str] = Field(default_factory=dict)  # neutral path in the workspace -> source path
+
+
+class RuleRow(StrictModel):
+    severity: str
+    kind: str
+
+
+class ReviewerRecord(StrictModel):
+    """What the reviewer was: a SHA-256 per reviewer file, and the rubric's rule table."""
+
+    digests: dict[str, str] = Field(default_factory=dict)
+    rules: dict[str, RuleRow] = Field(default_factory=dict)
+    # One sha256 over `digests` (json, sorted keys): what baseline format 2 keeps as reviewer_digest.
+    fingerprint: str = ""
 
 
 class RateRow(StrictModel):
@@ -152,6 +170,9 @@ class Summary(StrictModel):
     isolation: Literal["bwrap", "copy-only"] = "bwrap"
     isolation_reason: str = ""
     cache_rejected: list[CacheRejection] = Field(default_factory=list)  # forged or damaged entries, re-run
+    reviewer: ReviewerRecord | None = None  # this run's reviewer files and rule table
+    baseline_reviewer: ReviewerRecord | None = None  # the baseline's, when it is known
+    run_url: str | None = None  # the CI run (GitHub Actions) that produced this summary
 
 
 class ReplayArtifact(StrictModel):

@@ -14,6 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
+from matplotlib.ticker import PercentFormatter  # noqa: E402
 
 from rubricgate.models.results import Summary, TrialResult  # noqa: E402
 
@@ -33,6 +34,24 @@ def _data_uri(fig) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def y_range(values: list[float | None], pad: float = 0.05) -> tuple[float, float]:
+    """A y-axis that shows the change: from just below the lowest value (in 5-point steps) to 100%.
+
+    A 0-100% axis makes a 5-point drop a few pixels tall; zooming to the data keeps it visible.
+    """
+    seen = [v for v in values if v is not None]
+    low = min(seen, default=0.0)
+    bottom = max(0.0, (int((low - pad) * 20 + 1e-9) / 20) if low - pad > 0 else 0.0)
+    return min(bottom, 0.9), 1.02
+
+
+def _percent_axis(ax, values: list[float | None], label: str) -> None:
+    bottom, top = y_range(values)
+    ax.set_ylim(bottom, top)
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+    ax.set_ylabel(label if bottom == 0 else f"{label} (axis from {bottom:.0%})")
+
+
 def rates_chart(summary: Summary) -> str:
     """Bars: each dimension's rate with its Wilson interval; a black tick: its baseline."""
     dims = list(summary.rates)
@@ -46,8 +65,9 @@ def rates_chart(summary: Summary) -> str:
             ax.hlines(summary.rates[d].baseline, i - 0.35, i + 0.35, colors="black", linewidth=2.5,
                       label="baseline" if i == 0 else None)
     ax.set_xticks(range(len(dims)), [_plain(d) for d in dims])
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("pass rate")
+    rows = [summary.rates[d] for d in dims]
+    _percent_axis(ax, [v for r in rows for v in (r.rate, r.baseline, r.low)], "pass rate")
+    ax.set_title("Pass rate per dimension against baseline")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)  # outside: never hides a bar
     return _data_uri(fig)
 
@@ -72,8 +92,8 @@ def _cell(t: TrialResult | None) -> int:
 
 
 def grid_chart(summary: Summary) -> str:
-    """A case-by-trial grid of outcomes."""
-    cases = summary.cases or []
+    """A case-by-trial grid of outcomes, failing cases on top."""
+    cases = sorted(summary.cases or [], key=lambda c: not any(_cell(t) in (1, 2) for t in c.trials))
     width = max([max((t.trial for t in c.trials), default=0) for c in cases] + [1])
     grid = [[_cell(next((t for t in c.trials if t.trial == n), None)) for n in range(1, width + 1)] for c in cases]
     fig, ax = plt.subplots(figsize=(2 + 0.5 * width, 1 + 0.3 * max(len(cases), 1)))
@@ -83,6 +103,7 @@ def grid_chart(summary: Summary) -> str:
     ax.set_yticks([i + 0.5 for i in range(len(cases))], [_plain(c.id) for c in cases], fontsize=8)
     ax.set_xticks([n + 0.5 for n in range(width)], [str(n) for n in range(1, width + 1)])
     ax.set_xlabel("trial")
+    ax.set_title("Outcome per case and trial (failing cases first)")
     return _data_uri(fig)
 
 
@@ -98,7 +119,7 @@ def trend_chart(summaries: list[Summary]) -> str:
         ax.plot(xs, [s.rates[d].rate if d in s.rates else None for s in summaries], marker=marker,
                 linestyle=line, markersize=size, label=_plain(d))
     ax.set_xticks(list(xs), [_plain(s.started_at[:16].replace('T', ' ') or s.run_id) for s in summaries], rotation=45, fontsize=7)
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("pass rate")
+    _percent_axis(ax, [s.rates[d].rate for s in summaries for d in dims if d in s.rates], "pass rate")
+    ax.set_title("Pass rate per dimension over runs")
     ax.legend(loc="lower left", fontsize=8)
     return _data_uri(fig)

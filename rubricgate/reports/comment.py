@@ -11,12 +11,15 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from rubricgate.models.results import RateRow, Summary
+from rubricgate.models.results import CaseSummary, RateRow, Summary
+from rubricgate.reports import explain
 
 MARKER = "<!-- rubricgate:report -->"
 DEFAULT_ARTIFACT = "rubricgate-report"
 MAX_PER_CATEGORY = 20  # keeps a badly broken run under GitHub's 65,536-character body limit
 MAX_REASON = 300
+MAX_FAILING_CASES = 10  # explained one by one; the rest are in the failures list and the artifact
+MAX_FINDINGS = 10
 _EPS = 1e-6  # the strict gate's own tolerance (gate.EPS)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _HEADLINE = {"pass": "PASS", "regression": "REGRESSION", "error": "ERROR (could not judge)",
@@ -174,16 +177,63 @@ def _honesty_section(summary: Summary) -> list[str]:
     return lines
 
 
+def _context_lines(summary: Summary) -> list[str]:
+    """The CI run link, the next step, and whether the reviewer differs from the baseline's."""
+    lines = [f"[Workflow run]({summary.run_url})", ""] if summary.run_url else []
+    step = explain.next_step(summary)
+    if step is not None and summary.decision.status == "regression":
+        lines += [f"**Next step:** {explain.NEXT_STEP_REVERT}; or, if the new behaviour is intended, "
+                  f"`{explain.NEXT_STEP_ACCEPT}`", ""]
+    elif step is not None:
+        lines += [f"**Next step:** {step}", ""]
+    first, *details = explain.reviewer_lines(summary)
+    prefix, _, said = first.partition(": ")
+    return lines + [f"**{escape_md(prefix)}:** {escape_md(said, 1000)}", *(f"- {escape_md(d)}" for d in details), ""]
+
+
+def findings_table(case: CaseSummary) -> list[str]:
+    """The first failed trial's findings: rule, severity, file:line (source path too), quote."""
+    failed = explain.first_failure(case)
+    if failed is None:
+        return []
+    if not failed.findings:
+        said = f"tier {failed.effective_tier}" if failed.effective_tier else "no verdict"
+        return [f"Trial {failed.trial}: the reviewer reported no findings ({said})."]
+    lines = [f"Trial {failed.trial} findings ({failed.effective_tier or 'no tier'}):", "",
+             "| rule | severity | file:line | quote |", "| --- | --- | --- | --- |"]
+    for f in failed.findings[:MAX_FINDINGS]:
+        lines.append(f"| {escape_md(f.rule)} | {escape_md(f.severity)} | "
+                     f"{escape_md(explain.finding_location(f, case.workspace_paths))} | {escape_md(f.quote, 120)} |")
+    if len(failed.findings) > MAX_FINDINGS:
+        lines.append(f"| … | | | {len(failed.findings) - MAX_FINDINGS} more |")
+    return lines
+
+
+def failing_cases_section(summary: Summary) -> list[str]:
+    """### Failing cases: each one's `why` and what the reviewer found."""
+    failing = explain.failing_cases(summary)
+    if not failing:
+        return []
+    lines = ["### Failing cases"]
+    for case in failing[:MAX_FAILING_CASES]:
+        why = escape_md(case.why) if case.why else "no `why` recorded for this case"
+        lines += ["", f"**{escape_md(case.id)}** (expected {escape_md(case.expected_tier or 'n/a')}) — {why}", "",
+                  *findings_table(case)]
+    if len(failing) > MAX_FAILING_CASES:
+        lines += ["", f"… and {len(failing) - MAX_FAILING_CASES} more failing case(s) (see the artifact)"]
+    return lines + [""]
+
+
 def render_body(summary: Summary, artifact: str = DEFAULT_ARTIFACT) -> str:
     """The report markdown without the marker (also used for $GITHUB_STEP_SUMMARY)."""
     lines = [f"## rubricgate: {headline(summary)}", "",
-             _run_line(summary), "", *_decision_lines(summary), "", *rates_table(summary), "",
+             _run_line(summary), "", *_decision_lines(summary), "", *_context_lines(summary), *rates_table(summary), "",
              *_consistency_line(summary)]
     if summary.flaky_cases:
         lines += ["Flaky cases (mixed results across trials): " + ", ".join(escape_md(c) for c in summary.flaky_cases), ""]
     lines += _cost_lines(summary)
     lines += _honesty_section(summary)
-    lines += [*failures_section(summary), "",
+    lines += [*failing_cases_section(summary), *failures_section(summary), "",
               f"Replay files for each failed trial: workflow artifact **{escape_md(artifact, 100)}**, "
               f"folder reports/{escape_md(summary.run_id)}/replay/ (inspect offline with "
               f"`rubricgate report` or re-grade with `rubricgate regrade`)."]

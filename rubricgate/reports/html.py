@@ -17,7 +17,7 @@ from pathlib import Path
 from rubricgate.errors import GateInputError
 from rubricgate.models.results import CaseSummary, Summary, TrialResult
 from rubricgate.models.transcript import Transcript
-from rubricgate.reports import charts
+from rubricgate.reports import charts, explain
 from rubricgate.reports.comment import delta_label, failures_by_category, headline, interval, pct, signed_pp
 from rubricgate.reports.junit import xml_safe
 from rubricgate.reports.replay import trial_failed
@@ -57,7 +57,45 @@ def _header(s: Summary) -> str:
             f"{e(headline(s))}</span></h1>"
             f'<p class="meta">run <code id="run-id">{e(s.run_id)}</code> · {who} · started {e(s.started_at)}'
             f" · finished {e(s.finished_at or 'n/a')} · exit {s.decision.exit_code}</p>"
-            f"{partial}<ul>{reasons}</ul>")
+            f"{partial}<ul>{reasons}</ul>{_context(s)}")
+
+
+def _context(s: Summary) -> str:
+    """The CI run link, the next step, and how the reviewer differs from the baseline's."""
+    link = f'<p id="run-link"><a href="{e(s.run_url)}">workflow run</a></p>' if s.run_url else ""
+    step = explain.next_step(s)
+    if s.decision.status == "regression":
+        step_html = (f"{e(explain.NEXT_STEP_REVERT)}; or, if the new behaviour is intended, "
+                     f"<code>{e(explain.NEXT_STEP_ACCEPT)}</code>")
+    else:
+        step_html = e(step) if step else ""
+    nxt = f'<p id="next-step"><b>Next step:</b> {step_html}</p>' if step_html else ""
+    first, *details = explain.reviewer_lines(s)
+    items = "".join(f"<li>{e(d)}</li>" for d in details)
+    changed = "changed" if explain.reviewer_change(s).changed else "same"
+    return f'{link}{nxt}<div id="reviewer-change" data-change="{changed}"><p>{e(first)}</p><ul>{items}</ul></div>'
+
+
+def _findings(t: TrialResult, mapping: dict[str, str]) -> str:
+    """The reviewer's findings as a table: rule, severity, file:line (with the source path), quote."""
+    if not t.findings:
+        return f'<p class="muted">no findings reported (tier {e(t.effective_tier or "none")})</p>'
+    rows = "".join(f"<tr><td>{e(f.rule)}</td><td>{e(f.severity)}</td><td>{e(explain.finding_location(f, mapping))}</td>"
+                   f"<td><code>{e(_clip(f.quote, MAX_INPUT))}</code></td></tr>" for f in t.findings)
+    return ('<table class="findings"><tr><th>rule</th><th>severity</th><th>file:line</th><th>quote</th></tr>'
+            f"{rows}</table>")
+
+
+def _failing_cases(s: Summary) -> str:
+    """Each failing case: why it matters, and what the reviewer found in its first failed trial."""
+    parts = []
+    for c in explain.failing_cases(s):
+        t = explain.first_failure(c)
+        why = e(c.why) if c.why else '<span class="muted">no why recorded for this case</span>'
+        parts.append(f'<section class="failing" data-case="{e(c.id)}"><h3><a href="#case-{e(c.id)}">{e(c.id)}</a> '
+                     f"(expected {e(c.expected_tier or 'n/a')})</h3><p class=\"why\">{why}</p>"
+                     f"<p>trial {t.trial}: {e(t.outcome)}</p>{_findings(t, c.workspace_paths)}</section>")
+    return f'<h2>Failing cases</h2><div id="failing-cases">{"".join(parts)}</div>' if parts else ""
 
 
 def _rates_table(s: Summary) -> str:
@@ -115,11 +153,16 @@ def _case_row(c: CaseSummary, cost: dict | None) -> str:
             f'<td class="{"bad" if failed else "good"}">{"FAILED" if failed else "ok"} {flags}</td></tr>')
 
 
+def failing_first(cases: list[CaseSummary]) -> list[CaseSummary]:
+    """Failing cases on top, suite order kept within each group."""
+    return sorted(cases, key=lambda c: not any(trial_failed(t) for t in c.trials))
+
+
 def _case_table(s: Summary) -> str:
     """Every case; a cost column when the agent reported any spend (the builtin costs nothing)."""
     total = s.cost or {}
     cost = total.get("by_case", {}) if total.get("input_tokens") or total.get("cost_usd") or total.get("unpriced_trials") else None
-    rows = "".join(_case_row(c, cost) for c in s.cases)
+    rows = "".join(_case_row(c, cost) for c in failing_first(s.cases))
     return ('<h2>Cases</h2><label><input type="checkbox" id="only-failures"> show failed cases only</label>'
             '<table id="cases"><tr><th>case</th><th>source</th><th>tags</th><th>expected</th><th>rates</th>'
             f"<th>outcomes</th>{'' if cost is None else '<th>cost</th>'}<th>status</th></tr>{rows}</table>")
@@ -165,14 +208,14 @@ def _trial_meta(t: TrialResult) -> str:
             f" · {t.duration_s:.1f}s · {t.input_tokens}+{t.output_tokens} tokens</p>{f'<ul>{warn}</ul>' if warn else ''}")
 
 
-def _trial(run_dir: Path | None, t: TrialResult) -> str:
+def _trial(run_dir: Path | None, t: TrialResult, mapping: dict[str, str] | None = None) -> str:
     transcript = _load(run_dir, t)
     body = (_timeline(transcript) + f'<h4>final message</h4><pre class="final">{e(_clip(transcript.final_text, MAX_TEXT))}</pre>'
             if transcript else '<p class="muted">transcript not available</p>')
     failed = trial_failed(t)
     return (f'<details class="trial" data-failed="{int(failed)}"{" open" if failed else ""}>'
             f"<summary>trial {t.trial}: {e(t.outcome)} {'— FAILED' if failed else ''}</summary>"
-            f"{_trial_meta(t)}{_grades(t)}{body}</details>")
+            f"{_trial_meta(t)}{_grades(t)}<h4>findings</h4>{_findings(t, mapping or {})}{body}</details>")
 
 
 def _load(run_dir: Path | None, t: TrialResult) -> Transcript | None:
@@ -184,9 +227,9 @@ def _load(run_dir: Path | None, t: TrialResult) -> Transcript | None:
 
 def _details(s: Summary, run_dir: Path | None) -> str:
     parts = []
-    for c in s.cases:
+    for c in failing_first(s.cases):
         failed = any(trial_failed(t) for t in c.trials)
-        trials = "".join(_trial(run_dir, t) for t in c.trials)
+        trials = "".join(_trial(run_dir, t, c.workspace_paths) for t in c.trials)
         parts.append(f'<section class="case-detail" id="case-{e(c.id)}" data-failed="{int(failed)}">'
                      f"<h3>{e(c.id)}</h3>{trials}</section>")
     return "<h2>Trials</h2>" + "".join(parts)
@@ -195,7 +238,8 @@ def _details(s: Summary, run_dir: Path | None) -> str:
 def render_html(summary: Summary, run_dir: Path | None = None, history: list[Summary] | None = None) -> str:
     """The whole report as one HTML document."""
     script = _asset("report.js")
-    body = (_header(summary) + _rates_table(summary) + _noise_and_cost(summary) + _charts(summary, history or [])
+    body = (_header(summary) + _rates_table(summary) + _failing_cases(summary) + _noise_and_cost(summary)
+            + _charts(summary, history or [])
             + _case_table(summary) + _failure_groups(summary) + _details(summary, run_dir))
     return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{e(_csp(script))}">'

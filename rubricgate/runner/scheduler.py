@@ -235,6 +235,7 @@ def trial_result(case_id, trial, transcript, parsed, grades, rel) -> TrialResult
         termination=transcript.termination, exit_code=transcript.exit_code, duration_s=round(transcript.duration_s, 3),
         input_tokens=transcript.usage.input_tokens, output_tokens=transcript.usage.output_tokens,
         cost_usd=transcript.usage.cost_usd, model=transcript.model, transcript=rel,
+        findings=parsed.verdict.findings if parsed.verdict else [],
         **outcome_fields(transcript, parsed.status == "ok"))
 
 

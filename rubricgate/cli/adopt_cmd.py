@@ -1,0 +1,167 @@
+"""Commands for adopting rubricgate in a repository: init, record.
+
+Module imports stay light (no pandas, no matplotlib): `record` loads the run machinery only
+when it runs the new task.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from rubricgate import exitcodes
+from rubricgate.cli.app import main
+from rubricgate.errors import GateInputError, GateInputErrors
+from rubricgate.workflows import INIT_AGENTS
+
+
+def _fail(exc: GateInputError | GateInputErrors) -> None:
+    errors = exc.errors if isinstance(exc, GateInputErrors) else [exc]
+    for err in errors:
+        click.echo(f"error: {err.one_line()}", err=True)
+    sys.exit(exitcodes.CANNOT_JUDGE)
+
+
+@main.command()
+@click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
+              help="The git repository to set up.")
+@click.option("--agent", type=click.Choice(INIT_AGENTS), default="builtin", show_default=True,
+              help="The reviewer's agent CLI: the config and workflows are written for it.")
+@click.option("--prompt", default=None, help="The reviewer's prompt file (default: found, else a starter).")
+@click.option("--skill", default=None, help="The evaluator skill's SKILL.md (default: found, else a starter).")
+@click.option("--rubric", default=None, help="The rubric with the rule table (default: found, else a starter).")
+@click.option("--pip", "pip_spec", default="rubricgate", show_default=True,
+              help="What the workflows `pip install` (a version pin or a git URL).")
+def init(repo, agent, prompt, skill, rubric, pip_spec) -> None:
+    """Set up rubricgate here: config, example task and fixtures, workflows. Never overwrites."""
+    from rubricgate.scaffold import InitOptions, init_repo
+
+    try:
+        done = init_repo(InitOptions(repo=repo, agent=agent, prompt=prompt, skill=skill, rubric=rubric,
+                                     pip_spec=pip_spec))
+    except (GateInputError, GateInputErrors) as exc:
+        _fail(exc)
+    for role, path in done.reviewer.items():
+        click.echo(f"reviewer {role}: {path} ({_how(done.found[role])})")
+    click.echo("".join(f"wrote {p}\n" for p in done.written), nl=False)
+    click.echo("".join(f"skipped {p} (exists; not overwritten)\n" for p in done.skipped), nl=False)
+    click.echo("".join(f"note: {n}\n" for n in done.notes), nl=False)
+    click.echo(_next_steps(agent, repo))
+
+
+def _how(source: str) -> str:
+    return {"found": "found in the repository", "given": "as given",
+            "starter": "starter written: edit it into your reviewer"}[source]
+
+
+def _next_steps(agent: str, repo: Path) -> str:
+    where = "" if repo.resolve() == Path.cwd().resolve() else f" --repo {repo}"
+    key = "" if agent == "builtin" else " (with the agent's API key in the environment)"
+    return ("next:\n"
+            f"  rubricgate baseline update{where}   # runs the suite once{key} and writes baseline.json\n"
+            f"  rubricgate run{where}               # the gate: exit 0 pass, 1 regression, 2 could not judge")
+
+
+@main.command()
+@click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Repository root (default: nearest folder with rubricgate.yaml).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Config file (default: <repo>/rubricgate.yaml).")
+@click.option("--pr", type=click.IntRange(min=1), default=None,
+              help="Source: a pull request (GitHub REST; GITHUB_TOKEN and GITHUB_REPOSITORY as in Actions).")
+@click.option("--github-repo", default=None, metavar="OWNER/NAME", help="With --pr: instead of $GITHUB_REPOSITORY.")
+@click.option("--base", default=None, help="Source: skills changed since the merge base with BASE ...")
+@click.option("--head", default=None, help="... up to HEAD, read at HEAD.")
+@click.option("--from", "from_run", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Source: a run folder with replay artifacts (with --case).")
+@click.option("--case", "case_id", default=None, help="With --from: the case whose replay to record.")
+@click.option("--expect", type=click.Choice(["PASS", "WARN", "BLOCK"], case_sensitive=False), required=True,
+              help="The correct tier.")
+@click.option("--rule", "rules", multiple=True, help="A rule id the correct review cites (repeatable).")
+@click.option("--absent-rule", "absent_rules", multiple=True, help="A rule id it must not cite (repeatable).")
+@click.option("--why", default="", help="What the task protects, in a sentence (shown when it fails).")
+@click.option("--id", "task_id", default=None, help="Task id (default: from the tier, rule and source).")
+@click.option("--tag", "tags", multiple=True, help="Tag (repeatable).")
+@click.option("--run/--no-run", "run_it", default=True, show_default=True,
+              help="Run the new task once against the current reviewer.")
+def record(repo, config_path, pr, github_repo, base, head, from_run, case_id, expect, rules, absent_rules, why,
+           task_id, tags, run_it) -> None:
+    """Turn a real review into a regression task: snapshot the reviewed skills, write, validate, run once.
+
+    Exit 0 when the task is recorded (whether or not the reviewer gets it right today), 2 when not.
+    """
+    from rubricgate.config import find_repo, load_config
+    from rubricgate.record import RecordRequest, build_task, review_root, slug, validate_new_task, write_task
+
+    root = (repo or find_repo(Path.cwd())).resolve()
+    request = RecordRequest(expect=expect.upper(), rules=list(rules), absent_rules=list(absent_rules), why=why,
+                            task_id=task_id, tags=list(tags))
+    try:
+        config = load_config(root, config_path)
+        reviewed, source_tag = _reviewed(root, config, pr, github_repo, base, head, from_run, case_id)
+        default_id = slug(f"{request.expect}-{request.rules[0] if request.rules else 'review'}-{source_tag}")
+        task = build_task(reviewed, request, review_root(config), default_id)
+        path = write_task(root, config.suite.tasks, task)
+        validate_new_task(root, path, config_path)
+    except (GateInputError, GateInputErrors) as exc:
+        _fail(exc)
+    click.echo(f"recorded {path.relative_to(root)} from {reviewed.origin}: {len(task.review)} skill(s), "
+               f"{len(task.files)} file(s) snapshotted under {review_root(config)}/")
+    if run_it:
+        _report_today(root, task.id, config_path)
+
+
+def _reviewed(root, config, pr, github_repo, base, head, from_run, case_id):
+    """Exactly one source; returns (Reviewed, a short tag for the default id)."""
+    from rubricgate import record_sources as sources
+
+    chosen = [name for name, on in (("--pr", pr), ("--base/--head", base or head), ("--from/--case", from_run or case_id)) if on]
+    if len(chosen) != 1:
+        raise GateInputError("record", "source", f"{'no source' if not chosen else 'several sources: ' + ', '.join(chosen)}",
+                             "give exactly one of --pr N, --base REF --head REF, --from RUN_DIR --case ID")
+    excluded = _not_reviewed(config)
+    if pr:
+        return sources.from_pull_request(_target(github_repo), pr, excluded), f"pr-{pr}"
+    if base or head:
+        if not (base and head):
+            raise GateInputError("record", "--base/--head", "both refs are needed", "give --base REF --head REF")
+        return sources.from_git(root, base, head, excluded), f"{head}"
+    if not (from_run and case_id):
+        raise GateInputError("record", "--from/--case", "both are needed", "give --from RUN_DIR --case ID")
+    return sources.from_replay(from_run, case_id, root), case_id
+
+
+def _not_reviewed(config) -> list[str]:
+    """The reviewer's own folder and the suite are what is gated, not skills under review."""
+    import os
+
+    r = config.reviewer
+    return [os.path.commonpath([r.prompt, r.skill, r.rubric]), config.suite.fixtures, config.suite.tasks]
+
+
+def _target(github_repo: str | None):
+    import os
+
+    from rubricgate.reports.github import GitHubTarget
+
+    env = dict(os.environ) | ({"GITHUB_REPOSITORY": github_repo} if github_repo else {})
+    return GitHubTarget.from_env(env)
+
+
+def _report_today(root: Path, task_id: str, config_path: Path | None) -> None:
+    from rubricgate.record import run_once
+
+    try:
+        today = run_once(root, task_id, config_path)
+    except (GateInputError, GateInputErrors) as exc:
+        _fail(exc)
+    if today.also_ran:
+        click.echo(f"note: the run also included {', '.join(today.also_ran)} (their ids contain {task_id!r})")
+    if today.correct:
+        click.echo(f"the current reviewer gets it right today (run {today.run_dir})")
+        return
+    click.echo(f"the current reviewer gets it WRONG today (run {today.run_dir}):")
+    click.echo("".join(f"  {f}\n" for f in today.failures), nl=False)
+    click.echo("the task now fails until the reviewer is fixed; commit it with the fix")

@@ -1,0 +1,185 @@
+"""Where `record` gets the files a real review looked at: a pull request, two git refs, a replay.
+
+Each source returns Reviewed: the reviewed SKILL.md files and the files of their skill folders
+(references and the like) as they were at that point, keyed by their path in the repository.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from rubricgate.errors import GateInputError
+from rubricgate.reports.github import GitHubClient, GitHubError, GitHubTarget
+
+SKILL_FILE = "SKILL.md"
+MAX_FILES = 300  # per source: a PR touching more skills than this is not one review
+MAX_DEPTH = 4  # folders below a skill folder that are snapshotted
+
+
+@dataclass
+class Reviewed:
+    """The reviewed skills: SKILL.md paths, and every snapshotted file's content by source path."""
+
+    origin: str  # "pr 12", "git main..feature", "replay <run>/<case>"
+    skills: list[str] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)
+
+
+def skill_folder_of(path: str) -> str | None:
+    """The skill folder a changed file belongs to: SKILL.md's folder, or the folder above references/."""
+    p = PurePosixPath(path)
+    if p.name == SKILL_FILE:
+        return str(p.parent)
+    parts = p.parts
+    for marker in ("references", "scripts", "assets"):
+        if marker in parts[:-1]:
+            return str(PurePosixPath(*parts[: parts.index(marker)])) or None
+    return None
+
+
+def _keep(path: str, excluded: list[str]) -> bool:
+    return not any(path == e or path.startswith(e.rstrip("/") + "/") for e in excluded if e)
+
+
+# --- a pull request, through the GitHub REST API -------------------------------------------
+
+
+def from_pull_request(target: GitHubTarget, pr: int, excluded: list[str]) -> Reviewed:
+    """The PR's changed skills at its head commit (changed SKILL.md, or a changed file in its folder)."""
+    client = GitHubClient(target)
+    head = _head_sha(client, pr)
+    changed = [f["filename"] for f in _pr_files(client, pr) if f.get("status") != "removed"]
+    folders = sorted({s for s in map(skill_folder_of, changed) if s is not None and _keep(s + "/", excluded)})
+    out = Reviewed(origin=f"pull request #{pr} at {head[:12]}")
+    for folder in folders:
+        files = _tree(client, folder, head, 0)
+        if f"{folder}/{SKILL_FILE}" in files:
+            out.skills.append(f"{folder}/{SKILL_FILE}")
+            out.files.update(files)
+    return out
+
+
+def _head_sha(client: GitHubClient, pr: int) -> str:
+    got = _call(client, f"/pulls/{pr}")
+    sha = (got or {}).get("head", {}).get("sha") if isinstance(got, dict) else None
+    if not isinstance(sha, str):
+        raise GateInputError("--pr", str(pr), "GitHub's answer has no head commit", "check the pull request number")
+    return sha
+
+
+def _pr_files(client: GitHubClient, pr: int) -> list[dict]:
+    files: list[dict] = []
+    for page in range(1, MAX_FILES // 100 + 2):
+        batch = _call(client, f"/pulls/{pr}/files?per_page=100&page={page}")
+        files += [f for f in batch or [] if isinstance(f, dict) and isinstance(f.get("filename"), str)]
+        if not isinstance(batch, list) or len(batch) < 100:
+            return files
+    return files
+
+
+def _tree(client: GitHubClient, folder: str, ref: str, depth: int) -> dict[str, str]:
+    """Every file under `folder` at `ref`, through the contents API (a few levels deep)."""
+    listing = _call(client, f"/contents/{urllib.parse.quote(folder)}?ref={ref}")
+    out: dict[str, str] = {}
+    for entry in listing if isinstance(listing, list) else []:
+        if entry.get("type") == "file" and len(out) < MAX_FILES:
+            out[entry["path"]] = _file(client, entry["path"], ref)
+        elif entry.get("type") == "dir" and depth < MAX_DEPTH:
+            out.update(_tree(client, entry["path"], ref, depth + 1))
+    return out
+
+
+def _file(client: GitHubClient, path: str, ref: str) -> str:
+    got = _call(client, f"/contents/{urllib.parse.quote(path)}?ref={ref}")
+    if not isinstance(got, dict) or got.get("encoding") != "base64":
+        raise GateInputError("--pr", path, "GitHub sent no base64 content for this file", "check the file at the PR head")
+    return base64.b64decode(got.get("content", "")).decode("utf-8", "replace")
+
+
+def _call(client: GitHubClient, path: str):
+    try:
+        return client.request("GET", path)
+    except GitHubError as exc:
+        raise GateInputError("--pr", "GitHub API", str(exc), "check GITHUB_REPOSITORY, GITHUB_TOKEN and the PR number") from None
+
+
+# --- two refs of the local git history --------------------------------------------------------
+
+
+def from_git(repo: Path, base: str, head: str, excluded: list[str]) -> Reviewed:
+    """Skills changed between the merge base of BASE and HEAD, read at HEAD (not the work tree)."""
+    head_sha, base_sha = _rev(repo, head, "--head"), _rev(repo, base, "--base")
+    merge_base = _git(repo, "--base", "merge-base", base_sha, head_sha).strip()
+    names = _git(repo, "--head", "diff", "--name-only", "--no-renames", "--diff-filter=d", "-z", merge_base, head_sha)
+    folders = sorted({s for s in map(skill_folder_of, filter(None, names.split("\0")))
+                      if s is not None and _keep(s + "/", excluded)})
+    out = Reviewed(origin=f"git {base}..{head} at {head_sha[:12]}")
+    for folder in folders:
+        listed = _git(repo, "--head", "ls-tree", "-r", "-z", "--name-only", head_sha, "--", folder + "/")
+        paths = [p for p in listed.split("\0") if p][:MAX_FILES]
+        if f"{folder}/{SKILL_FILE}" in paths:
+            out.skills.append(f"{folder}/{SKILL_FILE}")
+            out.files.update({p: _git(repo, "--head", "show", f"{head_sha}:{p}") for p in paths})
+    return out
+
+
+def _rev(repo: Path, ref: str, option: str) -> str:
+    if not ref or ref.startswith("-"):
+        raise GateInputError(option, "REF", f"not a revision: {ref!r}", "give a branch, tag or commit")
+    got = _run_git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    if got.returncode != 0:
+        raise GateInputError(option, "REF", f"{ref!r} is not a commit in this repository", "fetch it or check the name")
+    return got.stdout.strip()
+
+
+def _git(repo: Path, option: str, *args: str) -> str:
+    got = _run_git(repo, *args)
+    if got.returncode != 0:
+        last = (got.stderr.strip().splitlines() or ["failed"])[-1]
+        raise GateInputError(option, "git " + args[0], last, "check the refs and the clone")
+    return got.stdout
+
+
+def _run_git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False,
+                              stdin=subprocess.DEVNULL, env=os.environ | {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"})
+    except FileNotFoundError:
+        raise GateInputError("git", "", "git is not installed", "install git") from None
+
+
+# --- a replay artifact of an earlier run ------------------------------------------------------
+
+
+def from_replay(run_dir: Path, case_id: str, repo: Path) -> Reviewed:
+    """The files the reviewer saw in a failed trial (reports/<run>/replay/<case>-<trial>.json)."""
+    from rubricgate.reports.replay import read_replays
+
+    if not (run_dir / "replay").is_dir():
+        raise GateInputError(str(run_dir), "replay/", "no replay folder", "give a run folder under reports/")
+    artifact = next((a for a in read_replays(run_dir) if a.case.id == case_id), None)
+    if artifact is None:
+        raise GateInputError(str(run_dir / "replay"), case_id, "no replay artifact for this case (only failed trials have one)",
+                             "pick a case id from the run's failures")
+    out = Reviewed(origin=f"replay {run_dir.name}/{case_id} trial {artifact.trial.trial}")
+    sources = dict(getattr(artifact.case, "workspace_paths", {}) or {})
+    for path, text in artifact.reviewed_files.items():
+        out.skills.append(path)
+        out.files[path] = text
+        out.files.update(_beside(path, artifact.case.files, repo / sources.get(path, path)))
+    return out
+
+
+def _beside(skill: str, overlay: dict[str, str], on_disk: Path) -> dict[str, str]:
+    """The rest of a replayed skill's folder: the case's overlay, else the repository's copy today."""
+    folder = str(PurePosixPath(skill).parent) + "/"
+    found = {p: t for p, t in overlay.items() if p.startswith(folder) and p != skill}
+    if found or not on_disk.parent.is_dir():
+        return found
+    files = [f for f in sorted(on_disk.parent.rglob("*")) if f.is_file() and f.name != SKILL_FILE][:MAX_FILES]
+    return {folder + f.relative_to(on_disk.parent).as_posix(): f.read_text(encoding="utf-8", errors="replace") for f in files}
