@@ -102,3 +102,12 @@ def lay_out_suite(repo: Path, folders) -> dict:
     (repo / "evals" / "tasks").mkdir(parents=True)
     return yaml.safe_load((ROOT / "rubricgate.yaml").read_text())
 
+
+def install_fixture(params: list[Install]):
+    """A module-scoped fixture running each test once per installed CLI version (failing under
+    RUBRICGATE_REQUIRE_CLIS when one is missing)."""
+    @pytest.fixture(scope="module", params=params, ids=lambda i: i.id)
+    def install(request) -> Install:
+        require_install(request.param)
+        return request.param
+    return install

@@ -22,7 +22,7 @@ import yaml
 
 from tests.e2e import claude_scenarios as sc
 from tests.e2e.anthropic_server import ScriptedAnthropicServer
-from tests.e2e.support import Install, installs, lay_out_suite, processes_in, require_install
+from tests.e2e.support import install_fixture, Install, installs, lay_out_suite, processes_in, require_install
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,10 +68,7 @@ def run_gate(repo: Path, base_url: str, install: Install) -> subprocess.Complete
                           cwd=repo, env=env, capture_output=True, text=True, timeout=600)
 
 
-@pytest.fixture(scope="module", params=INSTALLS, ids=lambda i: i.id)
-def install(request) -> Install:
-    require_install(request.param)
-    return request.param
+install = install_fixture(INSTALLS)
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ from rubricgate.runner.sandbox import SandboxPolicy
 from tests.e2e import openai_suite as suite
 from tests.e2e.openai_server import Scenario, ScriptedServer, hang
 from tests.e2e.record_openai_clis import make_workspace
-from tests.e2e.support import Install, installs, require_install
+from tests.e2e.support import install_fixture, Install, installs, require_install
 
 pytestmark = pytest.mark.e2e
 
@@ -44,10 +44,7 @@ VERSION_LOOKS_LIKE = {"opencode": lambda v: v[0].isdigit(), "codex": lambda v: v
 INSTALLS = [install for cli in CLIS for install in installs(cli)]
 
 
-@pytest.fixture(scope="module", params=INSTALLS, ids=lambda i: i.id)
-def install(request) -> Install:
-    require_install(request.param)
-    return request.param
+install = install_fixture(INSTALLS)
 
 
 @pytest.fixture(scope="module")
