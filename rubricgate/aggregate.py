@@ -6,6 +6,7 @@ import pandas as pd
 
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import CaseSpec, RateRow, TrialResult
+from rubricgate.stats import counted
 
 
 def trial_frame(cases: list[CaseSpec], results: list[TrialResult]) -> pd.DataFrame:
@@ -13,12 +14,8 @@ def trial_frame(cases: list[CaseSpec], results: list[TrialResult]) -> pd.DataFra
     tags = {c.id: c.tags for c in cases}
     rows = [{"case_id": r.case_id, "trial": r.trial, "tags": tags.get(r.case_id, []), "outcome": r.outcome,
              **{d: r.grades[d].passed for d in DIMENSIONS}}
-            for r in results if not _not_run(r) and not r.errored]  # errored: the reviewer was never judged
+            for r in results if counted(r)]  # not run, or errored: the reviewer was never judged
     return pd.DataFrame(rows, columns=["case_id", "trial", "tags", "outcome", *DIMENSIONS])
-
-
-def _not_run(result: TrialResult) -> bool:
-    return any(g.category == "not_run" for g in result.grades.values())
 
 
 def dimension_rates(frame: pd.DataFrame) -> dict[str, RateRow]:

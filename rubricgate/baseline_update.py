@@ -6,13 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rubricgate.baseline import load_baseline, updated_baseline, write_baseline
+from rubricgate.baseline import load_baseline, reviewer_fingerprint, updated_baseline, write_baseline
 from rubricgate.errors import GateInputError
 from rubricgate.load import load_all
 from rubricgate.models.baseline import Baseline
 from rubricgate.models.results import CaseSpec, Summary
 from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.records.files import read_summary
+from rubricgate.runner.cache import reviewer_digest
 
 
 @dataclass
@@ -31,6 +32,7 @@ class BaselineUpdated:
     lowered: list[str]
     source: str  # the run folder the rates came from
     warnings: list[str]
+    pooled: bool = False  # the run re-measured the baseline's setup: its trials were added
 
 
 def check_reason(request: BaselineRequest) -> None:
@@ -77,9 +79,12 @@ def update_baseline(request: BaselineRequest) -> BaselineUpdated:
     if problems and not request.allow_partial:
         raise GateInputError(source, "", "not a measurement of the whole suite: " + "; ".join(problems),
                              "update from a complete run of every case, or pass --allow-partial")
-    try:
-        new, lowered = updated_baseline(old, summary, request.reason or "")
+    # The run's own reviewer fingerprint (a `--from` run may predate edits); older summaries: today's files.
+    recorded = summary.reviewer.fingerprint if summary.reviewer else ""
+    digest = recorded or reviewer_fingerprint(reviewer_digest(request.repo, loaded.config.reviewer))
+    try:  # merged per case: a partial run (--allow-partial) refreshes only its cases
+        update = updated_baseline(old, summary, request.reason or "", [c.id for c in loaded.cases], digest)
     except GateInputError as exc:
         raise _lowering_needs_reason(exc, source, request.from_run) from None
-    write_baseline(path, new)
-    return BaselineUpdated(new, lowered, source, problems)
+    write_baseline(path, update.baseline)
+    return BaselineUpdated(update.baseline, update.lowered, source, problems, update.pooled)

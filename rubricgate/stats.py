@@ -1,31 +1,28 @@
-"""Statistics for noisy reviewers: intervals, pass@k / pass^k, exact tests, the statistical gate.
+"""Statistics for noisy reviewers: intervals, pass@k / pass^k, exact tails, bounds on a drop.
 
-Everything here is exact and dependency-free (math.lgamma, statistics.NormalDist): the sample
-sizes are small (tens of cases, a few trials), where normal approximations mislead.
+Everything here is exact or a closed form (math.lgamma, statistics.NormalDist; numpy only for
+the convolution in rubricgate/exact.py): the sample sizes are small (tens of cases, a few
+trials), where normal approximations mislead. The gate's test lives in rubricgate/exact.py.
 
-The statistical gate's question is "does the evidence say this rate is below baseline?". The
-baseline is itself a measured rate (baseline.json records the trials it was measured at), so a
-one-sample test that treats it as a known constant would fire whenever the baseline run happened
-to be lucky: roughly double the nominal false-alarm rate. We therefore compare two samples, the
-current passes/trials against the baseline's passes/trials, with a one-sided Fisher exact test.
-Pooling all trials of all cases into one binomial count is conservative for a fixed suite whose
-cases pass with different probabilities (the pooled variance overstates the real one), so the
-false-alarm rate stays at or below 1 - confidence. bench/gate_soundness.py measures both claims.
+Two kinds of interval, because they answer two questions:
+  * per case, Wilson: trials of one case are independent draws of the agent's nondeterminism;
+  * per suite, Wilson at the design-effect-adjusted sample size: trials of one case are not
+    independent of each other when the question is "how often does this reviewer pass cases
+    like these", so cases are treated as clusters (Kish's design effect from the between-case
+    variance). With one trial per case it is the plain Wilson interval.
+Every interval has low <= rate <= high, with exactly 0 at 0 passes and exactly 1 when all pass.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Literal
 
-from rubricgate.models.baseline import Baseline
-from rubricgate.models.config import GateConfig
 from rubricgate.models.results import RateRow, TrialResult
 
-RateStatus = Literal["ok", "regression", "inconclusive"]
+Count = tuple[int, int]  # (passes, trials)
 
 
 def wilson(passes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -33,12 +30,99 @@ def wilson(passes: int, trials: int, confidence: float = 0.95) -> tuple[float, f
     _check_counts(passes, trials)
     if trials == 0:
         return 0.0, 1.0
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    p, n = passes / trials, trials
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    # Clamp away float dust so an all-pass rate has high == 1.0 exactly.
-    return max(0.0, centre - half), min(1.0, centre + half)
+    low, high = wilson_bounds(passes / trials, trials, _z(0.5 + confidence / 2))
+    return (0.0 if passes == 0 else low), (1.0 if passes == trials else high)
+
+
+def wilson_bounds(rate: float, n: float, z: float) -> tuple[float, float]:
+    """Wilson bounds at score z for a rate over n (n may be fractional: an effective size).
+
+    Clamped so that low <= rate <= high whatever the float rounding.
+    """
+    centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(max(0.0, rate * (1 - rate)) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, min(rate, centre - half)), min(1.0, max(rate, centre + half))
+
+
+def cluster_interval(counts: Sequence[Count], confidence: float = 0.95) -> tuple[float, float, float]:
+    """(low, high, effective n): a suite rate's interval with cases as clusters.
+
+    The design effect is the ratio of the between-case (cluster) variance of the pooled rate to
+    the binomial one, at least 1; Wilson is then taken at n / deff. When every trial agrees
+    (all pass or all fail) there is no variance to measure and each case counts once.
+    """
+    counts = [(x, n) for x, n in counts if n]
+    for x, n in counts:
+        _check_counts(x, n)
+    passes, trials = sum(x for x, _ in counts), sum(n for _, n in counts)
+    if not trials:
+        return 0.0, 1.0, 0.0
+    n_eff = _effective_n(counts, passes, trials)
+    low, high = wilson_bounds(passes / trials, n_eff, _z(0.5 + confidence / 2))
+    return (0.0 if passes == 0 else low), (1.0 if passes == trials else high), n_eff
+
+
+def _effective_n(counts: Sequence[Count], passes: int, trials: int) -> float:
+    cases, rate = len(counts), passes / trials
+    if cases < 2:
+        return float(trials)
+    if passes in (0, trials):
+        return float(cases)
+    # Design effect: the ratio estimator's between-case variance over the binomial one (both
+    # without small-sample factors, so one trial per case gives exactly 1).
+    deff = max(1.0, sum((x - rate * n) ** 2 for x, n in counts) / (trials * rate * (1 - rate)))
+    return trials / deff
+
+
+@dataclass(frozen=True)
+class DropBound:
+    """How far a rate may have dropped: estimate, one-sided upper bound, and what narrows it."""
+
+    drop: float  # reference rate - current rate, on the shared cases, weighted by current trials
+    upper: float  # one-sided upper confidence bound on the drop
+    reference_half: float  # the reference rate's share of the margin of error
+    current_half: float  # the current rate's share
+    current_trials: int
+    cases: int
+
+
+def drop_bound(strata: Iterable[tuple[int, int, int, int]], confidence: float) -> DropBound | None:
+    """Upper confidence bound on (reference rate - current rate) over cases both sides ran.
+
+    The reference rate is standardized to the current run's trial mix (each case weighted by
+    its current trials), so a case run more often now does not move it. Newcombe's hybrid
+    score method combines the two Wilson bounds, each at Kish's effective sample size.
+    """
+    rows = [(x1, n1, x0, n0) for x1, n1, x0, n0 in strata if n1 and n0]
+    if not rows:
+        return None
+    n1_sum = sum(n1 for _, n1, _, _ in rows)
+    weights = [n1 / n1_sum for _, n1, _, _ in rows]
+    current = sum(x1 for x1, _, _, _ in rows) / n1_sum
+    reference = sum(w * x0 / n0 for w, (_, _, x0, n0) in zip(weights, rows))
+    n0_eff = 1 / sum(w * w / n0 for w, (_, _, _, n0) in zip(weights, rows))
+    z = _z(confidence)
+    ref_half = wilson_bounds(reference, n0_eff, z)[1] - reference
+    cur_half = current - wilson_bounds(current, n1_sum, z)[0]
+    drop = reference - current
+    return DropBound(drop, drop + math.hypot(ref_half, cur_half), ref_half, cur_half, n1_sum, len(rows))
+
+
+def more_trials(bound: DropBound, margin: float) -> int | None:
+    """Extra trials per case after which the upper bound should fall below `margin`.
+
+    From the observed margin of error, which shrinks like 1/sqrt(trials) on the current side
+    only. None when more current trials cannot get there: the drop itself is at least the
+    margin, or the reference's own uncertainty already uses it up (re-measure the baseline).
+    """
+    room = (margin - bound.drop) ** 2 - bound.reference_half ** 2
+    if bound.drop >= margin or room <= 0:
+        return None
+    if bound.current_half == 0 or bound.upper < margin:
+        return 0
+    per_case = bound.current_trials / bound.cases
+    factor = bound.current_half ** 2 / room
+    return max(1, math.ceil(per_case * factor - per_case))
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -81,8 +165,13 @@ def binom_cdf(x: int, n: int, p: float) -> float:
 
 
 def binom_sf(x: int, n: int, p: float) -> float:
-    """P(X >= x) for X ~ Binomial(n, p)."""
-    return 1.0 - binom_cdf(x - 1, n, p) if x > 0 else 1.0
+    """P(X >= x) for X ~ Binomial(n, p), summed over the upper terms: never 1 - cdf, which
+    rounds a tail below 1e-16 to 0 (60 regressions vs 0 fixes would read p = 0)."""
+    if x <= 0:
+        return 1.0
+    if x > n:
+        return 0.0
+    return min(1.0, sum(_binom_pmf(i, n, p) for i in range(x, n + 1)))
 
 
 def mcnemar_exact(regressed: int, fixed: int) -> float:
@@ -109,41 +198,22 @@ def fisher_less(x1: int, n1: int, x0: int, n0: int) -> float:
     return min(1.0, sum(_hypergeom_pmf(i, total, successes, drawn) for i in range(low, x1 + 1)))
 
 
-@dataclass(frozen=True)
-class RateTest:
-    """The statistical gate's verdict on one rate, with the evidence behind it."""
-
-    status: RateStatus
-    p_value: float | None
-    reason: str
-
-
-def judge_rate(passes: int, trials: int, baseline_rate: float, baseline_trials: int,
-              confidence: float, enough_trials: bool) -> RateTest:
-    """Is passes/trials below baseline_rate (measured over baseline_trials) at `confidence`?
-
-    regression: the one-sided Fisher p-value is below 1 - confidence.
-    inconclusive: the rate is below baseline, the evidence is too weak, and fewer trials than
-    the configured minimum were run, so a real drop could hide in the noise (the gate warns).
-    ok: at or above baseline, or below it by no more than noise with enough trials to tell.
-    """
-    _check_counts(passes, trials)
-    if trials == 0 or passes / trials >= baseline_rate:
-        return RateTest("ok", None, "at or above baseline")
-    base_passes = round(baseline_rate * baseline_trials)
-    p = fisher_less(passes, trials, base_passes, baseline_trials)
-    if p < 1 - confidence:
-        return RateTest("regression", p, f"below baseline (p={p:.3g} < {1 - confidence:.3g})")
-    if not enough_trials:
-        return RateTest("inconclusive", p, f"below baseline but too few trials to tell (p={p:.3g})")
-    return RateTest("ok", p, f"below baseline within noise (p={p:.3g})")
-
-
-def add_intervals(rates: dict[str, RateRow], confidence: float = 0.95) -> None:
-    """Fill low/high of every rate with its Wilson interval (rows without trials stay None)."""
-    for row in rates.values():
+def add_intervals(rates: dict[str, RateRow], per_case: dict[str, dict[str, Count]],
+                  confidence: float = 0.95) -> None:
+    """Fill low/high of every suite rate with its cluster-aware interval (cases as clusters)."""
+    for dim, row in rates.items():
         if row.trials:
-            row.low, row.high = wilson(row.passes, row.trials, confidence)
+            counts = [dims[dim] for dims in per_case.values() if dim in dims]
+            row.low, row.high, _ = cluster_interval(counts or [(row.passes, row.trials)], confidence)
+
+
+def counted(result: TrialResult) -> bool:
+    """Does this trial count in a rate? Not when it never ran (budget, interruption) or when
+    it is `errored` (the agent failed for infrastructure reasons: it says nothing about the
+    reviewer). Every rate, per-case count and test goes through this one predicate."""
+    if result.errored:
+        return False
+    return not any(g.category == "not_run" for g in result.grades.values())
 
 
 def trial_passed(trial: TrialResult) -> bool:
@@ -160,40 +230,23 @@ def case_consistency(trials: list[TrialResult]) -> tuple[float | None, float | N
     return pass_at_k(n, c, n), pass_hat_k(n, c, n), is_flaky(outcomes)
 
 
-def suite_consistency(per_case: list[list[TrialResult]]) -> dict[str, float | int | None]:
-    """Suite pass@k and pass^k at k = the smallest trial count any case ran (defined for all)."""
-    counts = [(len(ts), sum(trial_passed(t) for t in ts)) for ts in per_case if ts]
-    if not counts:
-        return {"k": None, "pass_at_k": None, "pass_hat_k": None}
-    k = min(n for n, _ in counts)
-    return {"k": k, "pass_at_k": suite_pass_at_k(counts, k), "pass_hat_k": suite_pass_hat_k(counts, k)}
+def suite_consistency(per_case: list[list[TrialResult]]) -> dict:
+    """pass@k / pass^k per k (each case at its own trials, averaged over cases with that k).
 
-
-def compare_statistical(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
-                        n_cases: int, case_trials: int) -> tuple[list[str], list[str]]:
-    """The statistical gate over every baselined rate: (regression reasons, warnings).
-
-    baseline.json records the trials per case it was measured at, so its sample is taken to be
-    baseline.trials x the current number of cases. `case_trials` is the fewest trials any case
-    ran: below gate.min_trials a non-significant dip is reported as inconclusive (a warning).
+    The headline group is the k most cases ran (ties: the larger k). `all_pass` is the rate
+    pass@k and pass^k are built from: trials that passed every dimension, over all trials.
     """
-    reasons, warnings = [], []
-    for dim, row in rates.items():
-        if dim not in baseline.rates or row.rate is None:
-            continue
-        base = baseline.rates[dim]
-        row.baseline, row.delta = base, row.rate - base
-        result = judge_rate(row.passes, row.trials, base, baseline.trials * max(n_cases, 1),
-                            gate.confidence, case_trials >= gate.min_trials)
-        row.status = result.status
-        line = f"{dim} rate {row.rate:.1%} vs baseline {base:.1%}: {result.reason}"
-        if result.status == "regression":
-            reasons.append(line)
-        elif result.status == "inconclusive":
-            warnings.append(f"{line}; run --trials {gate.min_trials} or more to decide")
-        elif result.p_value is not None:  # a dip the evidence does not support: say so anyway
-            warnings.append(line)
-    return reasons, warnings
+    counts = [(len(ts), sum(trial_passed(t) for t in ts)) for ts in per_case if ts]
+    groups: dict[int, list[Count]] = {}
+    for n, c in counts:
+        groups.setdefault(n, []).append((n, c))
+    by_k = [{"k": k, "cases": len(g), "pass_at_k": suite_pass_at_k(g, k), "pass_hat_k": suite_pass_hat_k(g, k)}
+            for k, g in sorted(groups.items())]
+    passes, trials = sum(c for _, c in counts), sum(n for n, _ in counts)
+    top = max(by_k, key=lambda g: (g["cases"], g["k"]), default={"k": None, "cases": 0, "pass_at_k": None,
+                                                                  "pass_hat_k": None})
+    return {**top, "by_k": by_k, "all_pass": {"passes": passes, "trials": trials,
+                                              "rate": passes / trials if trials else None}}
 
 
 def _log_comb(n: int, k: int) -> float:
@@ -212,6 +265,10 @@ def _hypergeom_pmf(i: int, total: int, successes: int, drawn: int) -> float:
     log_p = (_log_comb(successes, i) + _log_comb(total - successes, drawn - i)
              - _log_comb(total, drawn))
     return math.exp(log_p)
+
+
+def _z(level: float) -> float:
+    return NormalDist().inv_cdf(level)
 
 
 def _check_counts(passes: int, trials: int) -> None:

@@ -7,13 +7,14 @@ from datetime import datetime, timezone
 
 from rubricgate.agents.support import support_for
 from rubricgate.aggregate import Counts, as_rates, case_counts, dimension_rates, tag_counts, trial_frame
-from rubricgate.cost import Budget, cost_summary, is_not_run
+from rubricgate.cost import Budget, cost_summary
 from rubricgate.errored import errored_gate, errored_list
 from rubricgate.gate import cannot_judge, decide
 from rubricgate.load import Loaded
-from rubricgate.models.results import CaseSummary, Decision, Summary, TrialResult
+from rubricgate.models.baseline import MeasuredWith
+from rubricgate.models.results import CaseSummary, Decision, GateDetail, Summary, TrialResult
 from rubricgate.runner.scheduler import Job
-from rubricgate.stats import add_intervals, case_consistency, suite_consistency, wilson
+from rubricgate.stats import add_intervals, case_consistency, counted, suite_consistency, wilson
 
 
 @dataclass
@@ -35,11 +36,14 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
     """Aggregate and gate: the Summary every report renders (also used by regrade)."""
     frame = trial_frame(loaded.cases, results)
     rates = dimension_rates(frame)
-    add_intervals(rates, loaded.config.gate.confidence)
-    decision = errored_gate(_decision(loaded, rates, state, len(results), len(jobs), _shape(jobs)),
-                            results, len(jobs), loaded.config.gate.max_errored)
     confidence = loaded.config.gate.confidence
     per_case, per_tag = case_counts(frame), tag_counts(frame)
+    add_intervals(rates, per_case, confidence)
+    default = jobs[0].agent if jobs else loaded.config.agent.name
+    run_with = MeasuredWith(agent=default, agent_version=state.agent_versions.get(default),
+                            model=loaded.config.agent.model or reported_model(results))
+    decision, gate = _decision(loaded, rates, state, len(results), len(jobs), per_case, run_with)
+    decision = errored_gate(decision, results, len(jobs), loaded.config.gate.max_errored)
     by_case: dict[str, list[TrialResult]] = {}
     for r in results:
         by_case.setdefault(r.case_id, []).append(r)
@@ -49,7 +53,6 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
                          intervals=intervals(per_case, confidence).get(c.id, {}),
                          **_consistency(by_case.get(c.id, [])))
              for c in loaded.cases if c.id in {j.case.id for j in jobs}]
-    default = jobs[0].agent if jobs else loaded.config.agent.name
     return Summary(run_id=state.run_id, started_at=state.started, kind=state.kind,
                    finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                    complete=not state.interrupted and len(results) == len(jobs) and not state.not_run, agent=default,
@@ -57,8 +60,9 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
                    model=loaded.config.agent.model or reported_model(results), trials_default=state.trials or loaded.config.trials,
                    decision=decision, rates=rates, rates_by_tag=as_rates(per_tag),
                    intervals_by_tag=intervals(per_tag, confidence), cases=cases,
-                   flaky_cases=[c.id for c in cases if c.flaky], errored=errored_list(results), cost=cost_summary(cases, state.budget),
-                   pass_k=suite_consistency([[t for t in c.trials if not is_not_run(t) and not t.errored] for c in cases]),
+                   flaky_cases=[c.id for c in cases if c.flaky], errored=errored_list(results),
+                   cost=cost_summary(cases, state.budget),
+                   pass_k=suite_consistency([[t for t in c.trials if counted(t)] for c in cases]), gate=gate,
                    config={"method": loaded.config.gate.method, "rubric": loaded.config.reviewer.rubric})
 
 
@@ -76,29 +80,21 @@ def reported_model(results: list[TrialResult]) -> str | None:
 
 def _consistency(trials: list[TrialResult]) -> dict:
     """pass@k, pass^k (k = the case's trials) and flakiness over the trials that ran."""
-    pass_at, pass_hat, flaky = case_consistency([t for t in trials if not is_not_run(t) and not t.errored])
+    pass_at, pass_hat, flaky = case_consistency([t for t in trials if counted(t)])
     return {"pass_at_k": pass_at, "pass_hat_k": pass_hat, "flaky": flaky}
 
 
-def _shape(jobs: list[Job]) -> tuple[int, int]:
-    """(cases, fewest trials any case is planned to run): the statistical gate's sample shape."""
-    per_case: dict[str, int] = {}
-    for job in jobs:
-        per_case[job.case.id] = per_case.get(job.case.id, 0) + 1
-    return len(per_case), min(per_case.values(), default=0)
-
-
 def _decision(loaded: Loaded, rates, state: RunState, done: int, total: int,
-              shape: tuple[int, int] = (0, 1)) -> Decision:
+              per_case: Counts, run_with: MeasuredWith) -> tuple[Decision, GateDetail | None]:
     if state.not_run:
-        return cannot_judge([f"{state.budget.reason}: {state.not_run} of {total} trials not run; the report is partial"])
+        return cannot_judge([f"{state.budget.reason}: {state.not_run} of {total} trials not run; the report is partial"]), None
     if state.interrupted:
-        return cannot_judge([f"run interrupted after {done} of {total} trials; the report is partial"])
+        return cannot_judge([f"run interrupted after {done} of {total} trials; the report is partial"]), None
     if state.tree_violations:
-        return cannot_judge([f"the original repository was modified during the run: {', '.join(state.tree_violations[:5])}"])
+        return cannot_judge([f"the original repository was modified during the run: {', '.join(state.tree_violations[:5])}"]), None
     if loaded.baseline is None and state.kind == "baseline":
         return Decision(status="baseline", exit_code=0, method=loaded.config.gate.method,
-                        reasons=["baseline run: rates measured for baseline.json, not gated"])
+                        reasons=["baseline run: rates measured for baseline.json, not gated"]), None
     if loaded.baseline is None:
-        return cannot_judge(["no baseline to compare against"])
-    return decide(rates, loaded.baseline, loaded.config.gate, *shape)
+        return cannot_judge(["no baseline to compare against"]), None
+    return decide(rates, loaded.baseline, loaded.config.gate, per_case, run_with)

@@ -76,3 +76,77 @@ def test_baseline_values_are_numbers_for_known_dimensions(tmp_path, rates, needl
     with pytest.raises(GateInputError) as err:
         load_baseline(path, "baseline.json")
     assert needle in str(err.value)
+
+
+# -- format 2: per-case counts, merging, migration --------------------------------------------
+
+def test_update_writes_format_2_with_per_case_counts_and_what_it_was_measured_with(repo):
+    result = update(repo)
+    assert result.exit_code == 0, result.output
+    data = rates(repo)
+    assert data["format_version"] == 2
+    assert data["cases"] and all(set(dims) == {"verdict", "tool_use", "trajectory"} for dims in data["cases"].values())
+    some = next(iter(data["cases"].values()))["verdict"]
+    assert some == {"passes": 1, "trials": 1}
+    measured = data["measured_with"]
+    assert measured["agent"] == "builtin" and len(measured["reviewer_digest"]) == 64
+    assert "migrated from format 1" in data["history"][-1]["reason"]  # the repo fixture starts at format 1
+
+
+def test_committed_format_1_baseline_still_gates(repo):
+    assert json.loads((repo / "baseline.json").read_text())["format_version"] == 1
+    assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code == 0
+
+
+def test_update_from_an_only_run_merges_its_cases_and_keeps_the_others(repo):
+    assert update(repo).exit_code == 0
+    before = rates(repo)["cases"]
+    one = sorted(before)[0]
+    earlier = set((repo / "reports").iterdir())
+    assert CliRunner().invoke(main, ["run", "--repo", str(repo), "--only", one, "--trials", "3"]).exit_code == 0
+    (run_dir,) = set((repo / "reports").iterdir()) - earlier
+    assert update(repo, "--from", str(run_dir)).exit_code == 2  # partial: refused unless asked for
+    result = update(repo, "--from", str(run_dir), "--allow-partial")
+    assert result.exit_code == 0, result.output
+    after = rates(repo)
+    assert after["cases"][one]["verdict"] == {"passes": 4, "trials": 4}  # same setup: 1/1 + 3/3 pooled
+    assert {c: v for c, v in after["cases"].items() if c != one} == {c: v for c, v in before.items() if c != one}
+    assert after["history"][-1]["cases"] == [one]
+
+
+def test_a_lower_case_rate_needs_a_reason_and_names_the_case(repo):
+    assert update(repo).exit_code == 0
+    set_severity(repo, "fm-description-required", "warning")  # one block fixture now fails
+    result = update(repo)
+    assert result.exit_code == 2 and "needs a reason" in result.output and "verdict 1/1 -> 0/1" in result.output
+
+
+def test_cases_no_longer_in_the_suite_are_dropped(repo):
+    assert update(repo).exit_code == 0
+    data = rates(repo)
+    data["cases"]["fixture-gone"] = data["cases"][sorted(data["cases"])[0]]
+    (repo / "baseline.json").write_text(json.dumps(data))
+    assert update(repo).exit_code == 0
+    assert "fixture-gone" not in rates(repo)["cases"]
+
+
+def test_malformed_format_2_is_a_one_line_error(repo):
+    assert update(repo).exit_code == 0
+    data = rates(repo)
+    case = sorted(data["cases"])[0]
+    data["cases"][case]["verdict"] = {"passes": 4, "trials": 3}
+    (repo / "baseline.json").write_text(json.dumps(data))
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert result.exit_code == 2 and "baseline.json" in result.output and "Traceback" not in result.output
+
+
+def test_re_measuring_the_same_setup_pools_trials_and_a_changed_reviewer_replaces_them(repo):
+    assert update(repo).exit_code == 0
+    result = update(repo)
+    assert result.exit_code == 0 and "trials pooled" in result.output
+    data = rates(repo)
+    assert {v["verdict"]["trials"] for v in data["cases"].values()} == {2}
+    assert data["history"][-1]["reason"].startswith("re-measured with the same reviewer")
+    set_severity(repo, "fm-description-required", "warning")  # a different reviewer: counts replaced
+    assert update(repo, "--reason", "descriptions optional").exit_code == 0
+    assert {v["verdict"]["trials"] for v in rates(repo)["cases"].values()} == {1}

@@ -1,4 +1,4 @@
-"""rubricgate.compare and `rubricgate compare`: flips, McNemar, decisions, the paired run."""
+"""rubricgate.compare and `rubricgate compare`: flips, the stratified test, decisions, the paired run."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from tests.conftest import git, make_repo
 from rubricgate.cli import main
-from rubricgate.compare import compare_summaries, case_flips, paired_tests
+from rubricgate.compare import compare_summaries, case_flips
 from rubricgate.cost import not_run_trial
 from rubricgate.models.config import GateConfig
 from rubricgate.models.results import CaseSummary, Decision, Grade, Summary, TrialResult
@@ -109,46 +109,68 @@ def test_flip_kinds_and_reasons() -> None:
     assert flips["flaky-same"].kind == "unchanged"
 
 
-def test_paired_tests_count_discordant_pairs_by_trial_index() -> None:
+def test_per_case_counts_make_the_test_blind_to_trial_order() -> None:
+    # Pairing by trial index would count 2 regressed vs 1 fixed here, and 0 vs 0 after a
+    # reshuffle of the same trials; per-case counts give one answer for both.
     base = _summary({"a": [True, True, False], "b": [True, False, True]})
-    head = _summary({"a": [False, True, True], "b": [False, False, True]})
-    verdict = paired_tests(base, head)[0]
-    assert verdict.dimension == "verdict"
-    assert (verdict.pairs, verdict.regressed, verdict.fixed) == (6, 2, 1)
-    assert (verdict.base_passes, verdict.head_passes) == (4, 3)
-    assert verdict.p_value == pytest.approx(0.5)  # P(X >= 2 | n=3, 1/2)
+    orders = ({"a": [False, True, True], "b": [False, False, True]}, {"a": [True, True, False], "b": [True, False, False]})
+    tests = [compare_summaries(base, _summary(head), STATISTICAL).tests[0] for head in orders]
+    assert tests[0].p_value == tests[1].p_value
+    verdict = tests[0]
+    assert (verdict.cases, verdict.base_passes, verdict.base_trials, verdict.head_passes, verdict.head_trials) == (2, 4, 6, 3, 6)
+
+
+def test_unchanged_flips_are_not_called_credible() -> None:
+    base = _summary({"a": [True, True, False], "b": [True] * 3})
+    flips = {f.case_id: f for f in case_flips(base, _summary({"a": [True, False, False], "b": [True] * 3}))}
+    assert flips["a"].kind == "regressed" and not flips["a"].credible and flips["a"].p_value is not None
+    assert flips["b"].p_value is None
+
 
 
 # -- decisions --------------------------------------------------------------------------------
 
-def test_strict_fails_on_net_regressions_only() -> None:
+def test_strict_fails_on_any_dip_and_states_its_false_alarm_rate() -> None:
     worse = compare_summaries(_summary({"a": [True], "b": [True]}), _summary({"a": [False], "b": [True]}), STRICT)
-    assert worse.decision.exit_code == 1 and worse.decision.reasons[0].startswith("verdict: 1 regressed vs 0 fixed")
+    assert worse.decision.exit_code == 1 and worse.decision.reasons[0].startswith("verdict: 2/2 -> 1/2 on 2 shared")
+    assert any("strict fails on any dip" in w for w in worse.decision.warnings)
     swap = compare_summaries(_summary({"a": [True], "b": [False]}), _summary({"a": [False], "b": [True]}), STRICT)
     assert swap.decision.exit_code == 0 and swap.counts()["regressed"] == 1 and swap.counts()["fixed"] == 1
+
+
+def test_strict_false_alarm_rate_is_zero_for_a_deterministic_reviewer() -> None:
+    same = compare_summaries(_summary({"a": [True] * 3, "b": [False] * 3}), _summary({"a": [True] * 3, "b": [False] * 3}), STRICT)
+    assert same.decision.exit_code == 0
+    assert "with probability at most 0.0%" in same.decision.warnings[0]
+    noisy = compare_summaries(_summary({"a": [True, False] * 3}), _summary({"a": [False, True] * 3}), STRICT)
+    assert "use --method statistical" in noisy.decision.warnings[0]
 
 
 def test_statistical_fails_only_on_significant_regressions() -> None:
     base = _summary({"a": [True] * 5, "b": [True] * 5})
     head = _summary({"a": [False] * 5, "b": [True] * 5})
     comparison = compare_summaries(base, head, STATISTICAL)
-    assert comparison.decision.exit_code == 1  # 5 vs 0 discordant pairs: p = 1/32
-    assert comparison.tests[0].p_value == pytest.approx(1 / 32)
+    assert comparison.decision.exit_code == 1
+    # 0/5 vs 5/5 given 5 passes in 10: P(X = 0) = 1/252; mid-p halves it; Holm over 3 dimensions.
+    assert comparison.tests[0].p_value == pytest.approx(0.5 / 252)
+    assert comparison.tests[0].p_holm == pytest.approx(3 * 0.5 / 252)
+    flip = next(f for f in comparison.flips if f.case_id == "a")
+    assert flip.credible
 
 
-def test_statistical_warns_when_too_few_trials() -> None:
+def test_statistical_says_inconclusive_when_too_few_trials() -> None:
     comparison = compare_summaries(_summary({"a": [True], "b": [True]}), _summary({"a": [False], "b": [True]}), STATISTICAL)
     assert comparison.decision.exit_code == 0
     assert comparison.tests[0].status == "inconclusive"
-    assert "too few trials" in comparison.decision.warnings[0]
+    assert "inconclusive: the drop could be up to" in comparison.decision.warnings[0]
+    assert "more trials per case" in comparison.decision.warnings[0]
 
 
-def test_statistical_dip_within_noise_passes_with_a_warning() -> None:
-    base = _summary({"a": [True, True, True], "b": [True, True, True]})
-    head = _summary({"a": [True, False, True], "b": [True, True, True]})
-    comparison = compare_summaries(base, head, STATISTICAL)
-    assert comparison.decision.exit_code == 0 and comparison.tests[0].status == "ok"
-    assert "within noise" in comparison.decision.warnings[0]
+def test_statistical_no_change_needs_a_tight_bound() -> None:
+    many = {f"c{i}": [True] * 10 for i in range(40)}
+    comparison = compare_summaries(_summary(many), _summary(many), STATISTICAL)
+    assert comparison.decision.exit_code == 0 and comparison.tests[0].label == "no change"
+    assert not comparison.decision.warnings
 
 
 # -- the paired run with real git and the builtin reviewer -----------------------------------
@@ -239,3 +261,38 @@ def test_paired_run_with_cache_never_mixes_the_two_reviewers(tmp_path: Path, mon
         code, out, _ = cli("--base", "HEAD", "--repo", str(repo), "--cache")
         assert code == 1 and "REGRESSED  fixture-data-loader" in out
         assert len(calls) == expected_calls
+
+
+# -- interleaving base and head trials ---------------------------------------------------------
+
+def test_interleaving_is_seeded_and_uses_both_orders() -> None:
+    from rubricgate.compare_run import interleaving
+
+    rounds = interleaving(7, 40)
+    assert rounds == interleaving(7, 40) and rounds != interleaving(8, 40)
+    assert all(sorted(r) == ["base", "head"] for r in rounds)
+    assert {tuple(r) for r in rounds} == {("base", "head"), ("head", "base")}
+    assert interleaving(7, 1) == [["base", "head"]] and interleaving(7, 5, interleave=False) == [["base", "head"]]
+
+
+def test_merged_rounds_renumber_trials_per_case() -> None:
+    from rubricgate.compare_run import merge_rounds
+
+    merged = merge_rounds([_summary({"a": [True], "b": [False]}, "r1"), _summary({"a": [False], "b": [True]}, "r2")])
+    a = next(c for c in merged.cases if c.id == "a")
+    assert [t.trial for t in a.trials] == [1, 2] and merged.run_id == "r1+r2"
+    assert not merge_rounds([_summary({"a": [True]}), _summary({"a": [True]}, complete=False)]).complete
+
+
+def test_paired_run_interleaves_rounds_and_records_the_seed(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    _lower_description_rule(repo)
+    out_json = tmp_path / "cmp.json"
+    code, out, err = cli("--base", "HEAD", "--repo", str(repo), "--trials", "2", "--seed", "7", "--json", str(out_json))
+    assert code == 1, out + err
+    assert "REGRESSED  fixture-data-loader  2/2 -> 0/2" in out
+    assert "order: interleaved in 2 rounds, seed 7" in out
+    order = json.loads(out_json.read_text())["order"]
+    assert order["seed"] == 7 and order["interleaved"] and len(order["rounds"]) == 2
+    compare_dir = next((repo / "reports").glob("compare-*"))
+    assert len(list((compare_dir / "base").iterdir())) == 2 and len(list((compare_dir / "head").iterdir())) == 2

@@ -35,10 +35,16 @@ def test_reason_cannot_forge_the_marker():
     (1e-12, "ok", "no change"), (-1e-9, "ok", "no change"),
     # statistical gate: the label follows the gate, never REGRESSION under a PASS decision
     (-0.1, "inconclusive", "inconclusive (drop; run more trials)"),
-    (-0.05, "ok", "no change (drop within noise)"),
+    (-0.05, "ok", "drop within noise (no bound recorded)"),
 ])
 def test_delta_labels(delta, status, label):
     row = RateRow(rate=0.5, passes=1, trials=2, baseline=0.5 - delta, delta=delta, status=status)
+    assert delta_label(row) == label
+
+
+def test_the_gates_own_label_wins():
+    label = "inconclusive: the drop could be up to 12.3 points; run 4 more trials per case"
+    row = RateRow(rate=0.9, passes=9, trials=10, baseline=0.95, delta=-0.05, status="inconclusive", label=label)
     assert delta_label(row) == label
 
 
@@ -67,7 +73,15 @@ def test_rates_carry_their_interval_and_pass_k_is_shown_for_repeated_trials():
     body = render_body(rf.summary())
     assert "| dimension | rate | interval | baseline | delta | change |" in body
     assert "| verdict | 75.0% (3/4) | 30.1% – 95.4% |" in body
-    assert "pass@2 100.0% (some trial passed) · pass^2 50.0% (every trial passed)" in body
+    assert "pass@2 100.0% (some trial passed) · pass^2 50.0% (all 2 trials passed), over all case(s) with 2 trials" in body
+    every = rf.summary(pass_k={"k": 2, "cases": 1, "pass_at_k": 1.0, "pass_hat_k": 0.5,
+                               "by_k": [{"k": 2, "cases": 1, "pass_at_k": 1.0, "pass_hat_k": 0.5},
+                                        {"k": 3, "cases": 1, "pass_at_k": 1.0, "pass_hat_k": 0.0}],
+                               "all_pass": {"passes": 3, "trials": 5, "rate": 0.6}})
+    body = render_body(every)
+    assert "all-dimension pass rate 60.0% (3/5)" in body
+    assert "pass^2 50.0% (all 2 trials passed), over 1 case(s) with 2 trials" in body
+    assert "pass^3 0.0% (all 3 trials passed), over 1 case(s) with 3 trials" in body
     assert "pass@1" not in render_body(rf.summary(pass_k={"k": 1, "pass_at_k": 1.0, "pass_hat_k": 1.0}))
 
 

@@ -61,7 +61,38 @@ def test_no_drift_and_rate_deltas():
     b = rf.summary(run_id="w2")
     text = render_trend([a, b])
     assert "No change of agent, CLI version or model" in text
-    assert "75.0% (-25.0 pp)" in text and "100.0% (0.0 pp)" in text
+    assert "75.0% [30.1%–95.4%] (-25.0 pp)" in text and "100.0% [51.0%–100.0%] (0.0 pp)" in text
+    assert "| 2 × 1 |" in text and "| 2 × 2 |" in text  # cases x trials per case
+    assert "CHANGED" not in text.split("A move is marked")[0]  # 2 cases: a 25-point move is noise
+
+
+def _run(run_id: str, outcomes: dict[str, list[bool]]):
+    from rubricgate.models.results import CaseSummary, Decision, Grade, RateRow, Summary, TrialResult
+
+    def trial(cid, i, ok):
+        return TrialResult(case_id=cid, trial=i, outcome="PASS",
+                           grades={d: Grade(passed=ok or d != "verdict") for d in ("verdict", "tool_use", "trajectory")})
+    cases = [CaseSummary(id=c, source="task", trials=[trial(c, i + 1, ok) for i, ok in enumerate(oks)])
+             for c, oks in outcomes.items()]
+    n = sum(len(v) for v in outcomes.values())
+    x = sum(sum(v) for v in outcomes.values())
+    rates = {"verdict": RateRow(rate=x / n, passes=x, trials=n), "tool_use": RateRow(rate=1.0, passes=n, trials=n),
+             "trajectory": RateRow(rate=1.0, passes=n, trials=n)}
+    return Summary(run_id=run_id, started_at=run_id, agent="builtin", decision=Decision(status="pass", exit_code=0),
+                   rates=rates, cases=cases)
+
+
+def test_a_move_is_flagged_only_when_the_test_says_so():
+    steady = {f"c{i}": [True, True, False] for i in range(10)}
+    wobble = {f"c{i}": [True, False, False] if i < 3 else [True, True, False] for i in range(10)}
+    broken = {f"c{i}": [False] * 3 if i < 6 else [True, True, False] for i in range(10)}
+    from rubricgate.reports.trend import moves
+    noise = moves(_run("a", steady), _run("b", wobble))["verdict"]
+    assert noise.delta == pytest.approx(-0.1) and not noise.changed and noise.p_value > 0.05
+    real = moves(_run("a", steady), _run("b", broken))["verdict"]
+    assert real.changed and real.p_value <= 0.05
+    text = render_trend([_run("a", steady), _run("b", wobble), _run("c", steady), _run("d", broken)])
+    assert text.count("CHANGED (p=") == 1
 
 
 # -- the model a run used comes from the agent when rubricgate.yaml does not pin one -----------

@@ -12,7 +12,8 @@ import click
 from rubricgate.cli.app import main
 from rubricgate.cli.core import (_listeners, _repo, _sigterm_as_interrupt, cache_option, config_option,
                                  fail_input, max_cost_option, repo_option)
-from rubricgate.compare import Comparison, compare_summaries, paired_run
+from rubricgate.compare import Comparison, compare_summaries
+from rubricgate.compare_run import paired_run
 from rubricgate.config import CONFIG_NAME, load_config
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.models.config import GateConfig
@@ -32,12 +33,15 @@ from rubricgate.records.files import read_summary, write_json_atomic
 @click.option("--trials", type=click.IntRange(min=1), default=None, help="Trials per case (with --base).")
 @click.option("--only", multiple=True, help="Only cases whose id contains this text (with --base).")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, help="Trials run at once (with --base).")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="Seed of the base/head interleaving (with --base; default: drawn and printed).")
 @cache_option
 @max_cost_option
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the comparison as JSON to this file.")
-def compare(runs, base_ref, repo, config_path, method, agent, trials, only, jobs, cache, max_cost, json_out) -> None:
-    """Per-case flips (regressed / fixed / unchanged), McNemar's exact test, and a decision.
+def compare(runs, base_ref, repo, config_path, method, agent, trials, only, jobs, seed, cache, max_cost,
+            json_out) -> None:
+    """Per-case flips, the stratified exact test per dimension (Holm), and a decision.
 
     \b
     rubricgate compare RUN_A RUN_B     two stored runs (base = RUN_A, head = RUN_B)
@@ -51,7 +55,7 @@ def compare(runs, base_ref, repo, config_path, method, agent, trials, only, jobs
         if base_ref is not None:
             options = RunOptions(repo=root, config_path=config_path, agent=agent, trials=trials, only=list(only),
                                  jobs=jobs, cache=cache, max_cost=max_cost)
-            comparison = _paired(options, base_ref, method)
+            comparison = _paired(options, base_ref, method, seed)
         else:
             comparison = _stored(runs, _gate(root, config_path, method))
     except (GateInputError, GateInputErrors) as exc:
@@ -83,16 +87,16 @@ def _stored(runs: tuple[Path, ...], gate: GateConfig) -> Comparison:
     return compare_summaries(base, head, gate, str(runs[0]), str(runs[1]))
 
 
-def _paired(options: RunOptions, ref: str, method: str | None) -> Comparison:
-    outcome = paired_run(options, ref, method, listeners=_listeners)
+def _paired(options: RunOptions, ref: str, method: str | None, seed: int | None) -> Comparison:
+    outcome = paired_run(options, ref, method, listeners=_listeners, seed=seed)
     click.echo(f"base run: {outcome.base_run_dir}\nhead run: {outcome.head_run_dir}", err=True)
     return outcome.comparison
 
 
 def comparison_json(comparison: Comparison) -> dict:
     """The comparison as plain JSON (flips, per-dimension tests, decision)."""
-    return {"format_version": 1, "base": comparison.base_label, "head": comparison.head_label,
-            "counts": comparison.counts(), "flips": [asdict(f) for f in comparison.flips],
+    return {"format_version": 2, "base": comparison.base_label, "head": comparison.head_label,
+            "order": comparison.order, "counts": comparison.counts(), "flips": [asdict(f) for f in comparison.flips],
             "tests": [asdict(t) for t in comparison.tests],
             "decision": comparison.decision.model_dump(mode="json")}
 
@@ -106,12 +110,21 @@ def render_comparison(comparison: Comparison) -> str:
     for flip in sorted(comparison.flips, key=lambda f: order[f.kind]):
         if flip.kind == "unchanged" and not flip.reasons:
             continue
-        lines.append(f"  {flip.kind.upper():<10} {flip.case_id}  {flip.base} -> {flip.head}")
+        mark = "" if flip.p_value is None else (
+            f"  credible (p={flip.p_value:.3g})" if flip.credible else f"  within noise (p={flip.p_value:.3g})")
+        lines.append(f"  {flip.kind.upper():<10} {flip.case_id}  {flip.base} -> {flip.head}{mark}")
         lines += [f"      {reason}" for reason in flip.reasons[:3]]
-    lines.append("paired trials (McNemar, exact, one-sided):")
+    lines.append("per-case counts (stratified exact mid-p, one-sided, Holm across dimensions; "
+                 "a case's p is Holm-adjusted over the cases that moved):")
     for t in comparison.tests:
-        lines.append(f"  {t.dimension:<11}{t.base_passes}/{t.pairs} -> {t.head_passes}/{t.pairs}  "
-                     f"regressed {t.regressed}, fixed {t.fixed}, p={t.p_value:.3g}  {t.status}")
+        holm = "" if t.p_holm is None else f", Holm {t.p_holm:.3g}"
+        lines.append(f"  {t.dimension:<11}{t.base_passes}/{t.base_trials} -> {t.head_passes}/{t.head_trials} "
+                     f"on {t.cases} cases  p={t.p_value:.3g}{holm}  {t.label or t.status}")
+    if comparison.order:
+        o = comparison.order
+        how = (f"interleaved in {len(o['rounds'])} rounds" if o.get("interleaved")
+               else "one side after the other (cached answers are keyed by trial index)")
+        lines.append(f"order: {how}, seed {o.get('seed')}")
     d = comparison.decision
     verdict = {"pass": "PASS (exit 0)", "regression": "REGRESSION (exit 1)", "error": "CANNOT JUDGE (exit 2)"}[d.status]
     lines.append(f"decision ({d.method}): {verdict}" + (f" - {'; '.join(d.reasons)}" if d.reasons else ""))

@@ -147,8 +147,9 @@ def baseline_update(repo, config_path, reason, from_run, allow_partial) -> None:
         fail_input(exc)
     for warning in done.warnings:
         click.echo(f"warning: partial run accepted (--allow-partial): {warning}", err=True)
-    lowered = f" (lowered {', '.join(done.lowered)}: {reason})" if done.lowered else ""
-    click.echo(f"baseline updated from {done.source}: {_rates(done.baseline.rates)}{lowered}")
+    lowered = f" (lowered {'; '.join(done.lowered[:5])}: {reason})" if done.lowered else ""
+    pooled = " (same reviewer, agent and model: trials pooled with the baseline's)" if done.pooled else ""
+    click.echo(f"baseline updated from {done.source}: {_rates(done.baseline.rates)}{lowered}{pooled}")
 
 
 SCHEMAS = {"task": TaskFile, "baseline": Baseline, "config": Config, "expect": FixtureExpect}

@@ -58,10 +58,21 @@ class AgentConfig(StrictModel):
 
 class GateConfig(StrictModel):
     method: Literal["strict", "statistical"] = "strict"
+    # Family-wise: the chance that an unchanged reviewer fails the run (any dimension) is at most
+    # 1 - confidence under the statistical method.
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
-    min_trials: int = Field(default=3, ge=1)
+    min_trials: int = Field(default=3, ge=1)  # the fewest trials per case `inconclusive` advice suggests
     # Trials whose infrastructure failed on every attempt; more than this and the run cannot judge.
     max_errored: int = Field(default=0, ge=0)
+    # A drop is labelled "no change" only when its upper confidence bound is below this.
+    margin: float = Field(default=0.05, gt=0.0, lt=1.0)
+    # Cases the baseline does not have: listed with their rates (report), or required to pass
+    # every trial (strict). Unset: report under statistical, strict under strict.
+    new_cases: Literal["report", "strict"] | None = None
+
+    def new_cases_rule(self) -> str:
+        """The effective rule for new cases."""
+        return self.new_cases or ("report" if self.method == "statistical" else "strict")
 
 
 class Config(StrictModel):

@@ -111,6 +111,23 @@ class RateRow(StrictModel):
     baseline: float | None = None
     delta: float | None = None
     status: Literal["ok", "regression", "inconclusive", "no_baseline"] = "ok"
+    # The gate's evidence: Holm-adjusted mid-p (statistical), the upper confidence bound on the
+    # drop over the shared cases, and the label the reports show (see rubricgate/gate.py).
+    p_value: float | None = None
+    drop_upper: float | None = None
+    label: str = ""
+
+
+class GateDetail(StrictModel):
+    """What the gate compared: the cases both runs share, and the ones only one side has."""
+
+    shared_cases: int = 0
+    new_cases: list[str] = Field(default_factory=list)  # in the run, not in the baseline
+    missing_cases: list[str] = Field(default_factory=list)  # in the baseline, not in the run
+    new_case_rates: dict[str, RateRow] = Field(default_factory=dict)
+    new_cases_rule: str = "report"
+    interval: str = ""  # what the suite intervals cover
+    notes: list[str] = Field(default_factory=list)
 
 
 class Decision(StrictModel):
@@ -161,8 +178,11 @@ class Summary(StrictModel):
     cases: list[CaseSummary]
     flaky_cases: list[str] = Field(default_factory=list)
     errored: list[str] = Field(default_factory=list)  # "case #trial: reason" of every errored trial
-    # Suite pass@k / pass^k (tau-bench) at k = the fewest trials any case ran: {k, pass_at_k, pass_hat_k}.
+    # Suite pass@k / pass^k (tau-bench), each case at its own trials, averaged over the cases with
+    # the same k: {k, cases, pass_at_k, pass_hat_k} for the most common k, `by_k` for every k, and
+    # `all_pass` (trials that passed every dimension: what pass@k counts).
     pass_k: dict[str, Any] = Field(default_factory=dict)
+    gate: GateDetail | None = None
     cost: dict[str, Any] = Field(default_factory=dict)
     config: dict[str, Any] = Field(default_factory=dict)
     # How agent processes were isolated: "bwrap" (kernel sandbox) or "copy-only" (a throwaway

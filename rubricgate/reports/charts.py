@@ -78,7 +78,9 @@ def _interval_bars(ax, summary: Summary, dims: list[str]) -> None:
     if not shown:
         return
     rows = [summary.rates[dims[i]] for i in shown]
-    err = [[r.rate - r.low for r in rows], [r.high - r.rate for r in rows]]
+    # max(0, ...): a bound equal to the rate may differ from it by float dust, and matplotlib
+    # refuses a negative error bar ('yerr' must not contain negative values).
+    err = [[max(0.0, r.rate - r.low) for r in rows], [max(0.0, r.high - r.rate) for r in rows]]
     ax.errorbar(shown, [r.rate for r in rows], yerr=err, fmt="none", ecolor="#555555", capsize=4,
                 label="interval")
 

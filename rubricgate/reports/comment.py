@@ -56,6 +56,8 @@ def delta_label(row: RateRow) -> str:
     """
     if row.rate is None:
         return "not measured"
+    if row.label:  # the gate's own label (rubricgate/gate.py): it also knows the drop's bound
+        return row.label
     if row.delta is None or row.baseline is None:
         return "no baseline"
     if row.status == "regression":
@@ -63,7 +65,7 @@ def delta_label(row: RateRow) -> str:
     if row.delta > _EPS:
         return "improvement"
     if row.delta < -_EPS:
-        return "inconclusive (drop; run more trials)" if row.status == "inconclusive" else "no change (drop within noise)"
+        return "inconclusive (drop; run more trials)" if row.status == "inconclusive" else "drop within noise (no bound recorded)"
     return "no change"
 
 
@@ -88,7 +90,11 @@ def rates_table(summary: Summary) -> list[str]:
     lines = ["| dimension | rate | interval | baseline | delta | change |", "| --- | --- | --- | --- | --- | --- |"]
     for dim, row in summary.rates.items():
         lines.append(f"| {escape_md(dim)} | {pct(row.rate)} ({row.passes}/{row.trials}) | {interval(row)} | "
-                     f"{pct(row.baseline)} | {signed_pp(row.delta)} | {delta_label(row)} |")
+                     f"{pct(row.baseline)} | {signed_pp(row.delta)} | {escape_md(delta_label(row))} |")
+    gate = summary.gate
+    if gate is not None and gate.shared_cases:
+        lines += ["", f"Baseline and delta are over the {gate.shared_cases} case(s) both runs share. "
+                  f"Intervals: {escape_md(gate.interval)}."]
     return lines
 
 
@@ -140,13 +146,25 @@ def headline(summary: Summary) -> str:
     return text
 
 
+def k_groups(pass_k: dict | None) -> list[dict]:
+    """pass@k / pass^k groups, one per k; a summary written before `by_k` has its one group."""
+    pass_k = pass_k or {}
+    if "by_k" in pass_k:
+        return list(pass_k["by_k"])
+    return [{**pass_k, "cases": pass_k.get("cases", "all")}] if pass_k.get("k") else []
+
+
 def _consistency_line(summary: Summary) -> list[str]:
-    """pass@k / pass^k when cases ran more than once (with one trial they equal the rate)."""
-    k = (summary.pass_k or {}).get("k")
-    if not k or k < 2:
+    """pass@k / pass^k per k (each over the cases that ran k trials), beside the all-dimension rate."""
+    groups = [g for g in k_groups(summary.pass_k) if (g.get("k") or 0) >= 2]
+    if not groups:
         return []
-    line = (f"Consistency over {k} trials, mean over cases: pass@{k} {pct(summary.pass_k.get('pass_at_k'))} "
-            f"(some trial passed) · pass^{k} {pct(summary.pass_k.get('pass_hat_k'))} (every trial passed)")
+    every = summary.pass_k.get("all_pass") or {}
+    parts = [f"pass@{g['k']} {pct(g['pass_at_k'])} (some trial passed) · pass^{g['k']} {pct(g['pass_hat_k'])} "
+             f"(all {g['k']} trials passed), over {g['cases']} case(s) with {g['k']} trials" for g in groups]
+    beside = (f"; all-dimension pass rate {pct(every.get('rate'))} ({every.get('passes', 0)}/{every.get('trials', 0)})"
+              if every else "")
+    line = f"Consistency (a trial passes when every dimension passes{beside}): " + "; ".join(parts)
     return [line, ""]
 
 

@@ -18,7 +18,7 @@ from rubricgate.errors import GateInputError
 from rubricgate.models.results import CaseSummary, Summary, TrialResult
 from rubricgate.models.transcript import Transcript
 from rubricgate.reports import charts, explain
-from rubricgate.reports.comment import delta_label, failures_by_category, headline, interval, pct, signed_pp
+from rubricgate.reports.comment import delta_label, failures_by_category, headline, interval, k_groups, pct, signed_pp
 from rubricgate.reports.junit import xml_safe
 from rubricgate.reports.replay import trial_failed
 from rubricgate.records.files import read_transcript
@@ -112,8 +112,10 @@ def _noise_and_cost(s: Summary) -> str:
     """Flaky cases, pass@k / pass^k and spend: how much of the result is noise, and what it cost."""
     k = s.pass_k or {}
     flaky = ", ".join(f"<code>{e(c)}</code>" for c in s.flaky_cases) or "none"
-    consistency = (f"<li>pass@{e(k.get('k'))} {pct(k.get('pass_at_k'))} · pass^{e(k.get('k'))} {pct(k.get('pass_hat_k'))}</li>"
-                   if k else "")
+    every = k.get("all_pass") or {}
+    consistency = "".join(f"<li>pass@{e(g['k'])} {pct(g['pass_at_k'])} · pass^{e(g['k'])} {pct(g['pass_hat_k'])} "
+                          f"over {e(g['cases'])} case(s) with {e(g['k'])} trials · all-dimension rate "
+                          f"{pct(every.get('rate'))}</li>" for g in k_groups(k))
     cost = s.cost or {}
     spend = "not reported" if cost.get("cost_usd") is None else f"${cost['cost_usd']:.4f}"
     tokens = f"{cost.get('input_tokens', 0)} in / {cost.get('output_tokens', 0)} out tokens"

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import Summary
+from rubricgate.reports.comment import k_groups
 
 
 def _pct(x: float | None) -> str:
@@ -17,7 +18,7 @@ def rate_lines(summary: Summary) -> list[str]:
     for dim in DIMENSIONS:
         row = summary.rates[dim]
         base = "" if row.baseline is None else f"  baseline {_pct(row.baseline)}  delta {row.delta:+.1%}" if row.delta is not None else ""
-        mark = {"regression": "  REGRESSION", "inconclusive": "  inconclusive"}.get(row.status, "")
+        mark = f"  {row.label}" if row.label else {"regression": "  REGRESSION", "inconclusive": "  inconclusive"}.get(row.status, "")
         ci = "" if row.low is None or row.high is None else f" [{row.low:.0%}-{row.high:.0%}]"
         lines.append(f"  {dim:<11}{_pct(row.rate)}  ({row.passes}/{row.trials}){ci}{base}{mark}")
     return lines
@@ -56,9 +57,12 @@ def _noise_and_cost_lines(summary: Summary) -> list[str]:
     lines = []
     if summary.flaky_cases:
         lines.append(f"flaky (mixed results across trials): {', '.join(summary.flaky_cases)}")
-    k = summary.pass_k.get("k")
-    if k and k > 1:
-        lines.append(f"pass@{k} {summary.pass_k['pass_at_k']:.1%}  pass^{k} {summary.pass_k['pass_hat_k']:.1%}")
+    for g in k_groups(summary.pass_k):
+        if g["k"] > 1:  # each k over the cases that ran k trials; all-dimension rate beside it
+            every = summary.pass_k.get("all_pass") or {}
+            lines.append(f"pass@{g['k']} {g['pass_at_k']:.1%}  pass^{g['k']} {g['pass_hat_k']:.1%}  "
+                         f"({g['cases']} cases with {g['k']} trials; all-dimension rate "
+                         f"{every.get('passes', 0)}/{every.get('trials', 0)})")
     cost = summary.cost
     if cost.get("input_tokens") or cost.get("cost_usd") or cost.get("cached_trials") or cost.get("budget"):
         usd = "unknown" if cost.get("cost_usd") is None else f"${cost['cost_usd']:.4f}"

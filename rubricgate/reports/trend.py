@@ -2,7 +2,8 @@
 
 A rate that moves when the agent CLI version or the model changed is a different finding from
 one that moves after a rubric edit, so every such change between consecutive runs is flagged
-next to the rates.
+next to the rates. A rate's move itself is flagged only when a test says it is more than noise:
+an unchanged noisy reviewer moves 5 points or more between runs a good part of the time.
 """
 
 from __future__ import annotations
@@ -10,11 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from rubricgate.compare import summary_counts
 from rubricgate.errors import GateInputError
+from rubricgate.exact import holm, lower_midp, upper_midp
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import Summary
 from rubricgate.reports.comment import escape_md, pct, signed_pp
 from rubricgate.records.files import read_summary
+from rubricgate.stats import counted
 
 _WATCHED = (("agent", "agent"), ("agent_version", "agent CLI version"), ("model", "model"))
 
@@ -57,30 +61,74 @@ def _dims(summaries: list[Summary]) -> list[str]:
     return [d for d in DIMENSIONS if d in seen] + sorted(seen - set(DIMENSIONS))
 
 
-def _cell(s: Summary, prev: Summary | None, dim: str) -> str:
+@dataclass(frozen=True)
+class Move:
+    """A run-to-run change of one rate, and whether a test says it is real."""
+
+    delta: float
+    p_value: float | None  # two-sided stratified exact mid-p on the shared cases, Holm across dimensions
+    changed: bool
+
+
+def moves(prev: Summary, cur: Summary, confidence: float = 0.95) -> dict[str, Move]:
+    """Per dimension: the change from `prev` to `cur`, flagged only when the stratified exact test
+    on the cases both runs hold (two-sided, Holm across dimensions) says so at `confidence`."""
+    before, after = summary_counts(prev), summary_counts(cur)
+    shared = [c for c in after if c in before]
+    raw = {}
+    for dim in _dims([prev, cur]):
+        strata = [(*after[c][dim], *before[c][dim]) for c in shared if dim in after[c] and dim in before[c]]
+        if any(n1 and n0 for _, n1, _, n0 in strata):
+            raw[dim] = min(1.0, 2 * min(lower_midp(strata), upper_midp(strata)))
+    adjusted = holm(raw, 1 - confidence)
+    out = {}
+    for dim in _dims([prev, cur]):
+        a, b = prev.rates.get(dim), cur.rates.get(dim)
+        if a is None or b is None or a.rate is None or b.rate is None:
+            continue
+        p = adjusted.get(dim)
+        out[dim] = Move(b.rate - a.rate, p, p is not None and p <= 1 - confidence)
+    return out
+
+
+def _cell(s: Summary, move: Move | None, dim: str) -> str:
     row = s.rates.get(dim)
     if row is None or row.rate is None:
         return "n/a"
-    before = prev.rates.get(dim) if prev else None
-    if before is None or before.rate is None:
-        return pct(row.rate)
-    return f"{pct(row.rate)} ({signed_pp(row.rate - before.rate)})"
+    ci = "" if row.low is None or row.high is None else f" [{pct(row.low)}–{pct(row.high)}]"
+    text = f"{pct(row.rate)}{ci}"
+    if move is None:
+        return text
+    flag = f", CHANGED (p={move.p_value:.2g})" if move.changed else ""
+    return f"{text} ({signed_pp(move.delta)}{flag})"
 
 
-def render_trend(summaries: list[Summary]) -> str:
-    """Markdown: one row per run with each rate and its change from the previous run, then drift flags."""
+def _shape(s: Summary) -> str:
+    trials = [len([t for t in c.trials if counted(t)]) for c in s.cases]
+    spread = sorted(set(trials))
+    per_case = "/".join(map(str, spread)) if len(spread) <= 3 else f"{spread[0]}-{spread[-1]}"
+    return f"{len(s.cases)} × {per_case or 0}"
+
+
+def render_trend(summaries: list[Summary], confidence: float = 0.95) -> str:
+    """Markdown: one row per run with each rate, its interval, the cases x trials it rests on, and
+    its change from the previous run (CHANGED only when the test says so), then drift flags."""
     dims = _dims(summaries)
     lines = ["## rubricgate trend", "",
-             "| run | started | agent | CLI version | model | " + " | ".join(escape_md(d) for d in dims) + " | decision |",
-             "| --- " * (6 + len(dims)) + "|"]
+             "| run | started | agent | CLI version | model | cases × trials | " + " | ".join(escape_md(d) for d in dims)
+             + " | decision |", "| --- " * (7 + len(dims)) + "|"]
     changed_runs = {d.to_run for d in drifts(summaries)}
     for i, s in enumerate(summaries):
         mark = " (changed)" if s.run_id in changed_runs else ""
-        cells = " | ".join(_cell(s, summaries[i - 1] if i else None, d) for d in dims)
+        step = moves(summaries[i - 1], s, confidence) if i else {}
+        cells = " | ".join(_cell(s, step.get(d), d) for d in dims)
         lines.append(f"| {escape_md(s.run_id)}{mark} | {escape_md(s.started_at)} | {escape_md(s.agent)} | "
-                     f"{escape_md(s.agent_version or 'unknown')} | {escape_md(s.model or 'unknown')} | {cells} | "
-                     f"{escape_md(s.decision.status)} |")
+                     f"{escape_md(s.agent_version or 'unknown')} | {escape_md(s.model or 'unknown')} | {_shape(s)} | "
+                     f"{cells} | {escape_md(s.decision.status)} |")
     found = drifts(summaries)
-    lines += ["", "### Agent drift"] + ([f"- WARNING: {escape_md(d.line(), 500)}" for d in found]
-                                       or ["No change of agent, CLI version or model across these runs."])
+    lines += ["", f"A move is marked CHANGED only when a two-sided stratified exact test on the cases both runs "
+              f"hold (Holm across dimensions) says so at {confidence:.0%}; other moves are within noise.",
+              "", "### Agent drift"]
+    lines += [f"- WARNING: {escape_md(d.line(), 500)}" for d in found] or [
+        "No change of agent, CLI version or model across these runs."]
     return "\n".join(lines) + "\n"
