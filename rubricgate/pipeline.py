@@ -46,6 +46,9 @@ class RunOptions:
     cache: bool = False  # reuse cached transcripts (rubricgate/runner/cache.py)
     cache_dir: Path | None = None  # beats config cache_dir; default $XDG_CACHE_HOME/rubricgate
     max_cost: float | None = None  # USD budget; once spent no new trial starts (rubricgate/cost.py)
+    # The caller exits right after the run (the CLI): after an interrupt, Ctrl-C stays ignored so
+    # a late one cannot turn the written partial report's exit 2 into a death by signal.
+    exits_after: bool = False
     kind: str = "run"  # "baseline": a `baseline update` run - its folder and summary say so, it is not gated
 
 
@@ -95,7 +98,8 @@ def run_suite(options: RunOptions) -> RunOutcome:
     try:
         summary = write_run_reports(ctx, loaded, summary, options.repo)
     finally:
-        restore_interrupts(ctx.saved_handlers)  # ignored since the interrupt: the report is written
+        if not options.exits_after:  # ignored since the interrupt: the report is written
+            restore_interrupts(ctx.saved_handlers)
     kept = ctx.tree.root if options.keep_workspaces else None
     return RunOutcome(summary, ctx.run_dir, summary.decision.exit_code, kept)
 

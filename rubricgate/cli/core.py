@@ -66,7 +66,7 @@ def _repo(repo: Path | None) -> Path:
 def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, cache_dir, max_cost) -> None:
     """Run the suite against the reviewer and gate the rates against baseline.json."""
     signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
-    options = RunOptions(repo=_repo(repo), config_path=config_path, agent=agent, trials=trials,
+    options = RunOptions(repo=_repo(repo), config_path=config_path, agent=agent, trials=trials, exits_after=True,
                          only=list(only), jobs=jobs, keep_workspaces=keep_workspaces, listeners=_listeners(),
                          cache=cache or cache_dir is not None, cache_dir=cache_dir, max_cost=max_cost)
     try:
