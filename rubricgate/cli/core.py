@@ -18,7 +18,7 @@ from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.models.baseline import Baseline
 from rubricgate.models.config import Config
 from rubricgate.models.task import FixtureExpect, TaskFile
-from rubricgate.pipeline import RunOptions, load_all, run_suite
+from rubricgate.load import load_all
 from rubricgate.reports.progress import Progress
 from rubricgate.reports.terminal import render_terminal
 
@@ -29,6 +29,20 @@ def fail_input(exc: GateInputError | GateInputErrors) -> None:
     for err in errors:
         click.echo(f"error: {err.one_line()}", err=True)
     sys.exit(exitcodes.CANNOT_JUDGE)
+
+
+def run_suite(options):
+    """rubricgate.pipeline.run_suite, imported on use: the runner and the reports are not needed
+    by `validate` or `schema`, which share this module (bench/startup.py)."""
+    from rubricgate.pipeline import run_suite as run_pipeline
+
+    return run_pipeline(options)
+
+
+def _run_options(**fields):
+    from rubricgate.pipeline import RunOptions
+
+    return RunOptions(**fields)
 
 
 def _sigterm_as_interrupt(*_: object) -> None:
@@ -66,7 +80,7 @@ def _repo(repo: Path | None) -> Path:
 def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, cache_dir, max_cost) -> None:
     """Run the suite against the reviewer and gate the rates against baseline.json."""
     signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
-    options = RunOptions(repo=_repo(repo), config_path=config_path, agent=agent, trials=trials,
+    options = _run_options(repo=_repo(repo), config_path=config_path, agent=agent, trials=trials,
                          only=list(only), jobs=jobs, keep_workspaces=keep_workspaces, listeners=_listeners(),
                          cache=cache or cache_dir is not None, cache_dir=cache_dir, max_cost=max_cost)
     try:
