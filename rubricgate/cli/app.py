@@ -24,6 +24,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
                 "Say whether any gated file changed since BASE; exit 2 when BASE is not in this clone."),
     "compare": ("rubricgate.cli.compare_cmd",
                 "Per-case flips (regressed / fixed / unchanged), McNemar's exact test, and a decision."),
+    "merge": ("rubricgate.cli.merge_cmd",
+              "Join the shards of one run into one run and gate it, as if one machine had run every trial."),
     "publish": ("rubricgate.cli.reports_cmd",
                 "Upsert the PR comment (edited in place on later runs) and sync the regression label."),
     "regrade": ("rubricgate.cli.reports_cmd",

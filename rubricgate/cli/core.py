@@ -77,20 +77,30 @@ def _repo(repo: Path | None) -> Path:
 @cache_option
 @cache_dir_option
 @max_cost_option
-def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, cache_dir, max_cost) -> None:
+@click.option("--shard", default=None, metavar="K/N",
+              help="Run only shard K of N (deterministic, balanced); join the shards with `rubricgate merge`.")
+@click.option("--shard-costs", type=click.Path(path_type=Path), default=None, metavar="RUN_DIR",
+              help="Balance the shards by this earlier run's trial durations (give every shard the same one).")
+def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, cache_dir, max_cost, shard,
+        shard_costs) -> None:
     """Run the suite against the reviewer and gate the rates against baseline.json."""
+    from rubricgate.shard import run_shard, shard_exit_code, spec_from_flags
+
     signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
-    options = _run_options(repo=_repo(repo), config_path=config_path, agent=agent, trials=trials,
-                         only=list(only), jobs=jobs, keep_workspaces=keep_workspaces, listeners=_listeners(),
-                         cache=cache or cache_dir is not None, cache_dir=cache_dir, max_cost=max_cost)
     try:
-        outcome = run_suite(options)
+        options = _run_options(repo=_repo(repo), config_path=config_path, agent=agent, trials=trials,
+                               only=list(only), jobs=jobs, keep_workspaces=keep_workspaces, listeners=_listeners(),
+                               cache=cache or cache_dir is not None, cache_dir=cache_dir, max_cost=max_cost,
+                               shard=spec_from_flags(shard, shard_costs))
+        outcome = run_shard(options) if shard else run_suite(options)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     click.echo(render_terminal(outcome.summary, str(outcome.run_dir)))
     if outcome.workspaces is not None:
         click.echo(f"workspaces kept: {outcome.workspaces}/<trial>/ (the trial's folder is in events.jsonl)")
-    sys.exit(outcome.exit_code)
+    if shard:
+        click.echo(f"shard {shard}: a partial run; `rubricgate merge` of all shards gates the suite", err=True)
+    sys.exit(shard_exit_code(outcome.summary) if shard else outcome.exit_code)
 
 
 def _listeners(label: str | None = None) -> list:
