@@ -37,8 +37,11 @@ def wilson(passes: int, trials: int, confidence: float = 0.95) -> tuple[float, f
     p, n = passes / trials, trials
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    # Clamp away float dust so an all-pass rate has high == 1.0 exactly.
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # At p = 0 or 1 the exact bound is 0 or 1; float dust (300/300 gives 0.9999999999999998) would
+    # put the rate outside its own interval, and a negative error bar makes the chart raise.
+    low = 0.0 if passes == 0 else max(0.0, centre - half)
+    high = 1.0 if passes == trials else min(1.0, centre + half)
+    return low, high
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
