@@ -15,7 +15,8 @@ import os
 import shutil
 from pathlib import Path
 
-TARGET = '"tier": "PASS"'
+# The verdict as it appears in the raw stream (inside a JSON string, so its quotes are escaped).
+TARGET = 'tier\\": \\"PASS'
 
 
 def _exe(variable: str, name: str) -> str | None:
@@ -34,7 +35,9 @@ def promptfoo_row(work: Path, cases: int, jobs: int, stub: Path):
               "providers": [{"id": f"exec: {stub}"}],
               "tests": [{"vars": {"i": i}, "assert": [{"type": "contains", "value": TARGET}]} for i in range(cases)]}
     (work / "promptfooconfig.json").write_text(json.dumps(config))
+    # The log files are off: promptfoo 0.121 on Node 20 crashes writing them at exit (after the eval).
     env = {**os.environ, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1",
+           "PROMPTFOO_DISABLE_DEBUG_LOG": "true", "PROMPTFOO_DISABLE_ERROR_LOG": "true",
            "PROMPTFOO_CONFIG_DIR": str(work / ".promptfoo")}
     return run_measured([exe, "eval", "-c", str(work / "promptfooconfig.json"), "--no-cache", "--no-table",
                          "--no-write", "--no-progress-bar", "-j", str(jobs)], work, env)
@@ -75,6 +78,6 @@ def inspect_row(work: Path, cases: int, jobs: int, stub: Path):
     work.mkdir(parents=True, exist_ok=True)
     (work / "peers_task.py").write_text(INSPECT_TASK.format(stub=str(stub), target=TARGET, cases=cases))
     env = {**os.environ, "INSPECT_LOG_DIR": str(work / "logs")}
-    return run_measured([exe, "eval", str(work / "peers_task.py"), "--model", "mockllm/model",
+    return run_measured([exe, "eval", "peers_task.py", "--model", "mockllm/model",
                          "--max-samples", str(jobs), "--max-subprocesses", str(jobs), "--display", "none",
                          "--log-dir", str(work / "logs")], work, env)

@@ -203,7 +203,7 @@ def table(args, stub: Path, work: Path) -> None:
             rows = [("floor", j, lambda j=j: floor_row(staged, cases, j, stub)) for j in args.jobs]
             rows += [("rubricgate", j, lambda j=j: rubricgate_row(repo, j)) for j in args.jobs]
             if tree == "small":
-                rows += [(name, j, lambda j=j, f=f: f(work / f"{name}-{cases}", cases, j, stub))
+                rows += [(name, j, lambda j=j, f=f, name=name: f(work / f"{name}-{cases}", cases, j, stub))
                          for name, f in (("promptfoo", promptfoo_row), ("inspect_ai", inspect_row)) for j in args.jobs]
             results = interleaved(rows, args.reps)
             floors = {j: m.wall for (name, j, _), m in zip(rows, results) if name == "floor" and m}
