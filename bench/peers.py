@@ -14,7 +14,7 @@ efficiency T1 / (jobs x Tjobs) up to --jobs 16 with a stub that waits 1 s per tr
 case count that is a multiple of every jobs value.
 
     python bench/peers.py            # the sizes: 200 and 2,000 cases, both trees (long)
-    python bench/peers.py --quick    # a few minutes: 40 and 400 cases, a 500-file 10 MB "large" tree
+    python bench/peers.py --quick    # a few minutes: 20 and 200 cases, a 500-file 10 MB "large" tree
     python bench/peers.py --cases 200 --trees small --jobs 1,4 --reps 3 --efficiency-cases 64
 
 Peers: PROMPTFOO=/path/to/promptfoo and INSPECT=/path/to/inspect select the executables
@@ -269,7 +269,7 @@ def main() -> int:
     parser.add_argument("--skip-table", action="store_true")
     parser.add_argument("--skip-efficiency", action="store_true")
     args = parser.parse_args()
-    args.cases = args.cases or ([40, 400] if args.quick else [200, 2000])
+    args.cases = args.cases or ([20, 200] if args.quick else [200, 2000])
     args.reps = args.reps or (1 if args.quick else 3)
     args.efficiency_cases = args.efficiency_cases or (16 if args.quick else 64)
     work = Path(tempfile.mkdtemp(prefix="rubricgate-peers-"))
