@@ -2,7 +2,9 @@
 
 Builds a synthetic suite of N task files (3 trials each, results made up, nothing is run) and
 times `load_all` (YAML through libyaml's safe loader when present, against the pure-Python safe
-loader measured in the same run) and `build_summary`, at each size. Linear means the per-case
+loader measured in the same run), `build_summary` and writing the reports (summary.json, HTML
+with its charts, comment, JUnit) at each size, with the process's peak RSS so far (sizes ascend,
+so each figure is the peak up to that size). Linear means the per-case
 time stays flat as N grows; the last column is the per-case time relative to the smallest N.
 
     python bench/summary_scaling.py [--sizes 200,1000,2000]
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
 import sys
 import tempfile
@@ -27,6 +30,8 @@ from rubricgate import loading  # noqa: E402
 from rubricgate.load import load_all  # noqa: E402
 from rubricgate.models.results import Grade, TrialResult  # noqa: E402
 from rubricgate.pipeline import RunOptions, plan  # noqa: E402
+from rubricgate.reports.bundle import write_reports  # noqa: E402
+from rubricgate.reports.summary import write_summary  # noqa: E402
 from rubricgate.summarize import RunState, build_summary  # noqa: E402
 
 TRIALS = 3
@@ -66,7 +71,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="200,1000,2000")
     sizes = [int(s) for s in parser.parse_args().sizes.split(",")]
     print(f"libyaml available: {bool(getattr(yaml, '__with_libyaml__', False))}")
-    print(f"{'cases':>6} {'load s':>8} {'pure-Py load s':>15} {'summary s':>10} {'summary ms/case':>16} {'x smallest':>11}")
+    print(f"{'cases':>6} {'load s':>8} {'pure-Py load s':>15} {'summary s':>10} {'summary ms/case':>16} "
+          f"{'x smallest':>11} {'reports s':>10} {'peak RSS MB':>12}")
     first = None
     for n in sizes:
         tmp = Path(tempfile.mkdtemp(prefix="rubricgate-scaling-"))
@@ -80,12 +86,17 @@ def main() -> None:
             jobs = plan(loaded, RunOptions(repo=repo))
             results = results_for(jobs)
             state = RunState(run_id="bench", started="2026-01-01T00:00:00+00:00")
-            summary_s, _ = timed(lambda: build_summary(loaded, jobs, results, state))
+            summary_s, summary = timed(lambda: build_summary(loaded, jobs, results, state))
+            out = tmp / "run"
+            out.mkdir()
+            reports_s, _ = timed(lambda: (write_summary(out, summary), write_reports(summary, out, env={})))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         per_case = summary_s / n
         first = first or per_case
-        print(f"{n:>6} {load_s:8.2f} {pure_s:15.2f} {summary_s:10.2f} {per_case * 1000:16.3f} {per_case / first:10.2f}x")
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"{n:>6} {load_s:8.2f} {pure_s:15.2f} {summary_s:10.2f} {per_case * 1000:16.3f} {per_case / first:10.2f}x "
+              f"{reports_s:10.2f} {peak:12.1f}")
 
 
 if __name__ == "__main__":
