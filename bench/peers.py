@@ -95,11 +95,12 @@ def transcript_lines() -> list[str]:
 def write_stubs(folder: Path) -> tuple[Path, Path]:
     """stub.sh prints the stream; stub-wait.sh sleeps 1 s first (the efficiency reviewer)."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "stream.ndjson").write_text("\n".join(transcript_lines()) + "\n")
+    stream = "\n".join(transcript_lines())
     stubs = []
     for name, wait in (("stub.sh", ""), ("stub-wait.sh", "sleep 1\n")):
         path = folder / name
-        path.write_text(f"#!/bin/sh\n{wait}exec cat {folder / 'stream.ndjson'}\n")
+        # The stream is inside the script: the sandbox shows the agent its program file, not the folder.
+        path.write_text(f"#!/bin/sh\n{wait}cat <<'STREAM'\n{stream}\nSTREAM\n")
         path.chmod(0o755)
         stubs.append(path)
     return stubs[0], stubs[1]
@@ -273,8 +274,10 @@ def main() -> int:
     args.reps = args.reps or (1 if args.quick else 3)
     args.efficiency_cases = args.efficiency_cases or (16 if args.quick else 64)
     work = Path(tempfile.mkdtemp(prefix="rubricgate-peers-"))
+    # Not under the temp dir: the sandbox hides the whole of it (the run's temp root) from the agent.
+    stubs = Path(tempfile.mkdtemp(prefix="rubricgate-peers-stubs-", dir="/var/tmp"))
     try:
-        stub, wait_stub = write_stubs(work / "stubs")
+        stub, wait_stub = write_stubs(stubs)
         print(f"rubricgate vs floor and peers: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}, "
               f"reps {args.reps}{' (quick sizes)' if args.quick else ''}")
         if not args.skip_table:
@@ -283,6 +286,7 @@ def main() -> int:
             efficiency(args, wait_stub, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(stubs, ignore_errors=True)
     return 0
 
 
