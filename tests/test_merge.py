@@ -133,3 +133,26 @@ def test_three_shards_merged_equal_one_run(suite):
     assert sum(e["event"] == "trial_result" for e in events) == sum(len(c["trials"]) for c in one["cases"])
     assert sorted(p.name for p in (merged / "transcripts").iterdir()) == sorted(p.name for p in (single / "transcripts").iterdir())
     assert sorted(p.name for p in merged.iterdir()) == sorted(p.name for p in single.iterdir())
+
+
+def test_shards_that_could_not_judge_merge_into_a_run_that_cannot_either(suite):
+    """--max-cost 0 refuses every trial: each shard exits 2, and so does the merge, as one run would."""
+    single_result, single = _run(suite, "--max-cost", "0")
+    assert single_result.exit_code == 2
+    dirs = []
+    for k in (1, 2):
+        result, run_dir = _run(suite, "--max-cost", "0", "--shard", f"{k}/2")
+        assert result.exit_code == 2, result.output
+        dirs.append(run_dir)
+    merged_result = _merge(suite, dirs)
+    assert merged_result.exit_code == 2, merged_result.output
+    one, joined = _comparable(single), _comparable(_newest(suite))
+    assert joined["decision"] == one["decision"] and joined["cost"] == one["cost"] and joined["complete"] is False
+
+
+def test_shards_run_with_other_options_do_not_merge(suite):
+    first = _shards(suite, 2)[0]
+    result, second = _run(suite, "--only", "fixture", "--shard", "2/2")
+    assert result.exit_code == 0, result.output
+    merged = _merge(suite, [first, second])
+    assert merged.exit_code == 2 and "plan: differs from" in merged.output
