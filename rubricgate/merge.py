@@ -21,9 +21,9 @@ from rubricgate.load import Loaded, load_all
 from rubricgate.models.results import Summary, TrialResult
 from rubricgate.models.shard import ShardRecord
 from rubricgate.pipeline import RunOptions, new_run_id, plan
-from rubricgate.reports.bundle import write_reports
+from rubricgate.reports.bundle import finish_run_reports
 from rubricgate.reports.events import read_events
-from rubricgate.reports.summary import read_summary, write_summary
+from rubricgate.reports.summary import read_summary
 from rubricgate.runner.environment import build_env, scrub, secret_values
 from rubricgate.runner.scheduler import Job
 from rubricgate.shard import SHARD_FILE, input_digests, read_shard_record
@@ -128,9 +128,14 @@ def write_merged(loaded: Loaded, options: RunOptions, jobs: list[Job], shards: l
     for s in shards:
         _copy_transcripts(s, run_dir)
     _write_events(run_dir, shards, jobs, summary, secrets)
-    write_summary(run_dir, summary, secrets)
-    write_reports(summary, run_dir, cases=loaded.cases, secrets=secrets, env={}, repo=options.repo)
-    _append_event(run_dir, "run_completed", secrets, decision=summary.decision.model_dump(mode="json"))
+
+    def completed(final: Summary) -> list:
+        _append_event(run_dir, "run_completed", secrets, decision=final.decision.model_dump(mode="json"))
+        return []
+
+    # As `run` does: reports, run_completed, summary.json last; a write failure makes it exit 2.
+    summary = finish_run_reports(summary, run_dir, cases=loaded.cases, secrets=secrets, repo=options.repo,
+                                 before_summary=completed)
     return Merged(summary, run_dir)
 
 
