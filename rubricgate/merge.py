@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from rubricgate.cost import Budget, is_not_run
@@ -176,8 +177,6 @@ def _write_events(run_dir: Path, shards: list[Shard], jobs: list[Job], summary: 
 
 
 def _append_event(run_dir: Path, event: str, secrets: list[str], at: str | None = None, **fields) -> None:
-    from datetime import datetime, timezone
-
     stamp = at or datetime.now(timezone.utc).isoformat(timespec="milliseconds")
     with (run_dir / "events.jsonl").open("a", encoding="utf-8") as fh:
         fh.write(scrub(json.dumps({"event": event, "at": stamp, **fields}, default=str), secrets) + "\n")

@@ -16,6 +16,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rubricgate import __version__
 from rubricgate.config import CONFIG_NAME
@@ -24,6 +25,9 @@ from rubricgate.load import Loaded
 from rubricgate.loading import load_model
 from rubricgate.models.results import CaseSpec, Summary
 from rubricgate.models.shard import PlanOptions, ShardRecord
+
+if TYPE_CHECKING:  # pipeline imports this module: no import cycle at run time
+    from rubricgate.pipeline import RunOptions, RunOutcome
 
 SHARD_FILE = "shard.json"
 
@@ -122,7 +126,7 @@ def read_shard_record(run_dir: Path) -> ShardRecord:
     return load_model(ShardRecord, path, str(path))
 
 
-def run_shard(options):
+def run_shard(options: RunOptions) -> RunOutcome:
     """run_suite on this shard's slice (options.shard), then shard.json beside its summary.json."""
     from rubricgate.load import load_all
     from rubricgate.pipeline import plan, run_suite
