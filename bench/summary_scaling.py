@@ -31,7 +31,7 @@ from rubricgate.load import load_all  # noqa: E402
 from rubricgate.models.results import Grade, TrialResult  # noqa: E402
 from rubricgate.pipeline import RunOptions, plan  # noqa: E402
 from rubricgate.reports.bundle import write_reports  # noqa: E402
-from rubricgate.reports.summary import write_summary  # noqa: E402
+from rubricgate.records.files import write_summary  # noqa: E402
 from rubricgate.summarize import RunState, build_summary  # noqa: E402
 
 TRIALS = 3

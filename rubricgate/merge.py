@@ -23,8 +23,8 @@ from rubricgate.models.results import Summary, TrialResult
 from rubricgate.models.shard import ShardRecord
 from rubricgate.pipeline import RunOptions, new_run_id, plan
 from rubricgate.reports.bundle import finish_run_reports
-from rubricgate.reports.events import read_events
-from rubricgate.reports.summary import read_summary
+from rubricgate.records.events import read_events
+from rubricgate.records.files import read_summary
 from rubricgate.runner.environment import build_env, scrub, secret_values
 from rubricgate.runner.scheduler import Job
 from rubricgate.shard import SHARD_FILE, input_digests, read_shard_record

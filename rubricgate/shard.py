@@ -110,7 +110,7 @@ def _selected(cases: list[CaseSpec], only: list[str]) -> list[CaseSpec]:
 
 
 def write_shard_record(run_dir: Path, record: ShardRecord) -> Path:
-    from rubricgate.reports.summary import write_json_atomic
+    from rubricgate.records.files import write_json_atomic
 
     path = run_dir / SHARD_FILE
     write_json_atomic(path, record.model_dump(mode="json"))
@@ -130,7 +130,7 @@ def run_shard(options: RunOptions) -> RunOutcome:
     """run_suite on this shard's slice (options.shard), then shard.json beside its summary.json."""
     from rubricgate.load import load_all
     from rubricgate.pipeline import plan, run_suite
-    from rubricgate.reports.events import read_events
+    from rubricgate.records.events import read_events
 
     spec: ShardSpec = options.shard
     outcome = run_suite(options)
@@ -151,7 +151,7 @@ def spec_from_flags(shard: str | None, costs_from: Path | None) -> ShardSpec | N
         if costs_from is not None:
             raise GateInputError("--shard-costs", "", "given without --shard", "add --shard K/N or drop it")
         return None
-    from rubricgate.reports.summary import read_summary
+    from rubricgate.records.files import read_summary
 
     return parse_shard(shard, trial_costs(read_summary(costs_from)) if costs_from else None)
 

@@ -18,7 +18,7 @@ from rubricgate import __version__, exitcodes
 # against the commands the modules really register: a new command must be listed here.
 LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "agents": ("rubricgate.cli.agents_cmd",
-               "List agent adapters and whether each CLI is found on PATH, with its version."),
+               "List agent adapters: CLI found on PATH, its version, the tested range; warn outside it."),
     "baseline": ("rubricgate.cli.core", "Inspect or update baseline.json."),
     "changed": ("rubricgate.cli.reports_cmd",
                 "Say whether any gated file changed since BASE; exit 2 when BASE is not in this clone."),

@@ -11,7 +11,6 @@ import click
 
 from rubricgate import exitcodes
 from rubricgate.agents.selection import check_agents
-from rubricgate.baseline_update import BaselineRequest, update_baseline
 from rubricgate.cli.app import main
 from rubricgate.config import find_repo
 from rubricgate.errors import GateInputError, GateInputErrors
@@ -163,6 +162,8 @@ def baseline() -> None:
               help="Accept a run that left cases out (--only), was interrupted, or had errored trials.")
 def baseline_update(repo, config_path, reason, from_run, allow_partial) -> None:
     """Set the baseline from a run: raise freely, lower only with --reason."""
+    from rubricgate.baseline_update import BaselineRequest, update_baseline  # runs the pipeline: on use
+
     request = BaselineRequest(repo=_repo(repo), config_path=config_path, reason=reason, from_run=from_run,
                               allow_partial=allow_partial, listeners=_listeners())
     try:
