@@ -11,6 +11,7 @@ have produced for the same trials.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -21,11 +22,13 @@ from rubricgate.errors import GateInputError
 from rubricgate.load import Loaded, load_all
 from rubricgate.models.results import Summary, TrialResult
 from rubricgate.models.shard import ShardRecord
-from rubricgate.pipeline import RunOptions, new_run_id, plan
+from rubricgate.pipeline import RunOptions, new_run_id, plan, with_isolation
 from rubricgate.reports.bundle import finish_run_reports
+from rubricgate.reports.explain import annotate
 from rubricgate.records.events import read_events
 from rubricgate.records.files import read_summary
 from rubricgate.runner.environment import build_env, scrub, secret_values
+from rubricgate.runner.sandbox import SandboxPolicy
 from rubricgate.runner.scheduler import Job
 from rubricgate.shard import SHARD_FILE, input_digests, read_shard_record
 from rubricgate.summarize import RunState, build_summary
@@ -124,6 +127,8 @@ def write_merged(loaded: Loaded, options: RunOptions, jobs: list[Job], shards: l
     results = sorted((t for s in shards for c in s.summary.cases for t in c.trials),
                      key=lambda t: order[(t.case_id, t.trial)])
     summary = build_summary(loaded, jobs, results, merged_state(shards, results, options.trials))
+    summary = with_isolation(summary, _isolation(shards))
+    summary = annotate(summary, loaded, options.repo, os.environ)  # reviewer record and CI link, as `run` does
     run_dir = (reports_dir or options.repo / cfg.reports) / summary.run_id
     (run_dir / "transcripts").mkdir(parents=True)
     for s in shards:
@@ -138,6 +143,12 @@ def write_merged(loaded: Loaded, options: RunOptions, jobs: list[Job], shards: l
     summary = finish_run_reports(summary, run_dir, cases=loaded.cases, secrets=secrets, repo=options.repo,
                                  before_summary=completed)
     return Merged(summary, run_dir)
+
+
+def _isolation(shards: list[Shard]) -> SandboxPolicy:
+    """The weakest isolation any shard ran with: one copy-only shard makes the whole run copy-only."""
+    weak = next((s.summary for s in shards if s.summary.isolation != "bwrap"), shards[0].summary)
+    return SandboxPolicy(isolation=weak.isolation, reason=weak.isolation_reason)
 
 
 def merged_state(shards: list[Shard], results: list[TrialResult], trials: int | None) -> RunState:

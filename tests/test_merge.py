@@ -156,3 +156,16 @@ def test_shards_run_with_other_options_do_not_merge(suite):
     assert result.exit_code == 0, result.output
     merged = _merge(suite, [first, second])
     assert merged.exit_code == 2 and "plan: differs from" in merged.output
+
+
+def test_one_copy_only_shard_makes_the_merged_run_copy_only(suite):
+    dirs = _shards(suite, 2)
+    path = dirs[1] / "summary.json"
+    summary = json.loads(path.read_text())
+    summary.update(isolation="copy-only", isolation_reason="bubblewrap missing on that runner")
+    path.write_text(json.dumps(summary))
+    result = _merge(suite, dirs)
+    merged = json.loads((_newest(suite) / "summary.json").read_text())
+    assert result.exit_code == 0, result.output
+    assert merged["isolation"] == "copy-only"
+    assert any("copy-only isolation" in w for w in merged["decision"]["warnings"])
