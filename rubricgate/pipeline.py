@@ -26,6 +26,7 @@ from rubricgate.runner.sandbox import (SandboxPolicy, SandboxUnavailable, hidden
 from rubricgate.runner.scheduler import Job, RunContext, restore_interrupts, run_jobs
 from rubricgate.runner.treecheck import TreeGuard, fingerprint_tree
 from rubricgate.runner.workspace import RunTree, list_tree
+from rubricgate.shard import ShardSpec
 from rubricgate.summarize import RunState, build_summary
 
 __all__ = ["Loaded", "RunOptions", "RunOutcome", "load_all", "plan", "run_suite"]
@@ -50,6 +51,7 @@ class RunOptions:
     # a late one cannot turn the written partial report's exit 2 into a death by signal.
     exits_after: bool = False
     kind: str = "run"  # "baseline": a `baseline update` run - its folder and summary say so, it is not gated
+    shard: ShardSpec | None = None  # run only this slice of the cases (rubricgate/shard.py)
 
 
 @dataclass
@@ -65,6 +67,8 @@ def plan(loaded: Loaded, options: RunOptions) -> list[Job]:
     cases = [c for c in loaded.cases if not options.only or any(s in c.id for s in options.only)]
     if not cases:
         raise GateInputError("--only", "", f"no case id contains {options.only}", "list the case ids with `rubricgate validate --list`")
+    if options.shard is not None:
+        cases = options.shard.select(cases, options.trials)
     return [Job(c, t, options.agent or c.agent or loaded.config.agent.name)
             for c in cases for t in range(1, (options.trials or c.trials) + 1)]
 

@@ -44,15 +44,7 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
                             model=loaded.config.agent.model or reported_model(results))
     decision, gate = _decision(loaded, rates, state, len(results), len(jobs), per_case, run_with)
     decision = errored_gate(decision, results, len(jobs), loaded.config.gate.max_errored)
-    by_case: dict[str, list[TrialResult]] = {}
-    for r in results:
-        by_case.setdefault(r.case_id, []).append(r)
-    cases = [CaseSummary(id=c.id, source=c.source, tags=c.tags, expected_tier=c.expect.tier, why=c.why,
-                         workspace_paths=dict(c.workspace_paths),
-                         rates=as_rates(per_case).get(c.id, {}), trials=by_case.get(c.id, []),
-                         intervals=intervals(per_case, confidence).get(c.id, {}),
-                         **_consistency(by_case.get(c.id, [])))
-             for c in loaded.cases if c.id in {j.case.id for j in jobs}]
+    cases = case_summaries(loaded, jobs, results, per_case, confidence)
     return Summary(run_id=state.run_id, started_at=state.started, kind=state.kind,
                    finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                    complete=not state.interrupted and len(results) == len(jobs) and not state.not_run, agent=default,
@@ -64,6 +56,22 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
                    cost=cost_summary(cases, state.budget),
                    pass_k=suite_consistency([[t for t in c.trials if counted(t)] for c in cases]), gate=gate,
                    config={"method": loaded.config.gate.method, "rubric": loaded.config.reviewer.rubric})
+
+
+def case_summaries(loaded: Loaded, jobs: list[Job], results: list[TrialResult], per_case: Counts,
+                   confidence: float) -> list[CaseSummary]:
+    """One CaseSummary per planned case, in suite order. Every lookup is a dict built once, so this
+    stays linear in the suite (it used to recompute all cases' rates for each case)."""
+    by_case: dict[str, list[TrialResult]] = {}
+    for r in results:
+        by_case.setdefault(r.case_id, []).append(r)
+    planned = {j.case.id for j in jobs}
+    rates, bounds = as_rates(per_case), intervals(per_case, confidence)
+    return [CaseSummary(id=c.id, source=c.source, tags=c.tags, expected_tier=c.expect.tier, why=c.why,
+                        workspace_paths=dict(c.workspace_paths),
+                        rates=rates.get(c.id, {}), trials=by_case.get(c.id, []), intervals=bounds.get(c.id, {}),
+                        **_consistency(by_case.get(c.id, [])))
+            for c in loaded.cases if c.id in planned]
 
 
 def intervals(counts: Counts, confidence: float) -> dict[str, dict[str, list[float]]]:

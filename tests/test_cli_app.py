@@ -40,3 +40,35 @@ def test_keep_workspaces_says_where_they_are(repo):
     root = Path(line.split(": ", 1)[1].split("/<trial>/", 1)[0])
     assert root.is_dir() and any(root.iterdir())
     shutil.rmtree(root)
+
+
+def test_lazy_command_table_matches_what_the_modules_register():
+    """`--help` lists commands from LAZY_COMMANDS without importing them: the table must not drift."""
+    import importlib
+
+    from rubricgate.cli.app import LAZY_COMMANDS
+    for module in {m for m, _ in LAZY_COMMANDS.values()}:
+        importlib.import_module(module)
+    assert sorted(main.commands) == sorted(LAZY_COMMANDS)
+    for name, (module, help_text) in LAZY_COMMANDS.items():
+        command = main.commands[name]
+        assert command.callback.__module__ == module, name
+        assert command.get_short_help_str(limit=1000) == help_text, name
+
+
+def test_unknown_command_is_a_usage_error():
+    result = CliRunner().invoke(main, ["no-such-command"])
+    assert result.exit_code == 2 and "No such command" in result.output
+
+
+def test_commands_that_draw_nothing_import_neither_pandas_nor_matplotlib(repo):
+    """Lean start (issue 13): a fresh interpreter running --help and validate never loads them."""
+    import subprocess
+    import sys
+    probe = ("import sys; from rubricgate.cli import main\n"
+             "for argv in (['--help'], ['validate', '--repo', sys.argv[1]], ['schema']):\n"
+             "    try: main(argv)\n"
+             "    except SystemExit: pass\n"
+             "print(sorted(m for m in ('pandas', 'matplotlib', 'numpy') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", probe, str(repo)], capture_output=True, text=True)
+    assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stderr

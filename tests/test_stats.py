@@ -237,3 +237,11 @@ def test_flaky_cases_are_listed_in_the_summary(tmp_path, monkeypatch) -> None:
     assert summary.flaky_cases == ["fixture-data-loader"]
     block = next(c for c in summary.cases if c.id == "fixture-data-loader")
     assert (block.pass_at_k, block.pass_hat_k, block.flaky) == (1.0, 0.0, True)
+
+
+@pytest.mark.parametrize("n", [300, 1000, 2000, 4000])
+def test_wilson_all_pass_and_all_fail_reach_the_bounds_exactly_at_any_size(n: int) -> None:
+    """300/300 used to give high 0.9999999999999998 (below the rate): the report chart then raised."""
+    assert stats.wilson(n, n)[1] == 1.0 and stats.wilson(0, n)[0] == 0.0
+    low, high = stats.wilson(n, n)
+    assert low <= 1.0 <= high

@@ -1,7 +1,9 @@
-"""Click commands: thin adapters (flags -> config -> library call -> exit code)."""
+"""Click commands: thin adapters (flags -> config -> library call -> exit code).
+
+Each command module registers its commands on `main` when imported; `main` imports a module only
+when one of its commands is invoked (rubricgate.cli.app.LAZY_COMMANDS).
+"""
 
 from rubricgate.cli.app import main
-# Each module registers its commands on `main` when imported.
-from rubricgate.cli import core, agents_cmd, reports_cmd, compare_cmd, adopt_cmd  # noqa: F401,E402
 
 __all__ = ["main"]

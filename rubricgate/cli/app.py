@@ -2,19 +2,71 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
 import click
+from click.utils import make_default_short_help
 
 from rubricgate import __version__, exitcodes
+
+
+# Command name -> (module that registers it on `main`, its one-line help for `--help`).
+# A command's module is imported only when that command runs, so `--help` and `validate` never pay
+# for pandas, matplotlib or the runner (bench/startup.py). tests/test_cli_app.py checks this table
+# against the commands the modules really register: a new command must be listed here.
+LAZY_COMMANDS: dict[str, tuple[str, str]] = {
+    "agents": ("rubricgate.cli.agents_cmd",
+               "List agent adapters: CLI found on PATH, its version, the tested range; warn outside it."),
+    "baseline": ("rubricgate.cli.core", "Inspect or update baseline.json."),
+    "changed": ("rubricgate.cli.reports_cmd",
+                "Say whether any gated file changed since BASE; exit 2 when BASE is not in this clone."),
+    "compare": ("rubricgate.cli.compare_cmd",
+                "Per-case flips (regressed / fixed / unchanged), McNemar's exact test, and a decision."),
+    "init": ("rubricgate.cli.adopt_cmd", "Set up rubricgate here: config, example task and fixtures, workflows."),
+    "merge": ("rubricgate.cli.merge_cmd",
+              "Join the shards of one run into one run and gate it, as if one machine had run every trial."),
+    "publish": ("rubricgate.cli.reports_cmd",
+                "Upsert the PR comment (edited in place on later runs) and sync the regression label."),
+    "record": ("rubricgate.cli.adopt_cmd",
+               "Turn a real review into a regression task: snapshot the reviewed skills, write, validate, run once."),
+    "regrade": ("rubricgate.cli.reports_cmd",
+                "Re-grade a run's stored transcripts under the current expectations and rubric (no agent runs)."),
+    "report": ("rubricgate.cli.reports_cmd",
+               "Re-render report.html, comment.md and junit.xml of RUN_DIR from its summary and transcripts."),
+    "run": ("rubricgate.cli.core", "Run the suite against the reviewer and gate the rates against baseline.json."),
+    "schema": ("rubricgate.cli.core",
+               "Print the JSON Schema of a file format (task, baseline, config, fixture expect) for editors."),
+    "trend": ("rubricgate.cli.reports_cmd",
+              "Rates over time from several runs' summaries; flags agent CLI version or model changes."),
+    "validate": ("rubricgate.cli.core", "Load config, rubric, cases and baseline; report every problem; run nothing."),
+}
 
 
 class GateGroup(click.Group):
     """Any unexpected error becomes one line and exit 2: the gate could not judge.
 
     A traceback is never the user interface; RUBRICGATE_DEBUG=1 shows it for bug reports.
+    Subcommands load on first use (LAZY_COMMANDS).
     """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*LAZY_COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in LAZY_COMMANDS:
+            importlib.import_module(LAZY_COMMANDS[cmd_name][0])  # registers it on `main`
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The listing from the table, so `--help` imports no command module."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(n) for n in names)  # as click.Group does
+        rows = [(n, make_default_short_help(LAZY_COMMANDS[n][1], limit) if n in LAZY_COMMANDS
+                 else self.commands[n].get_short_help_str(limit)) for n in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context):
         try:

@@ -11,14 +11,13 @@ import click
 
 from rubricgate import exitcodes
 from rubricgate.agents.selection import check_agents
-from rubricgate.baseline_update import BaselineRequest, update_baseline
 from rubricgate.cli.app import main
 from rubricgate.config import find_repo
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.models.baseline import Baseline
 from rubricgate.models.config import Config
 from rubricgate.models.task import FixtureExpect, TaskFile
-from rubricgate.pipeline import RunOptions, load_all, run_suite
+from rubricgate.load import load_all
 from rubricgate.reports.progress import Progress
 from rubricgate.reports.terminal import render_terminal
 
@@ -29,6 +28,20 @@ def fail_input(exc: GateInputError | GateInputErrors) -> None:
     for err in errors:
         click.echo(f"error: {err.one_line()}", err=True)
     sys.exit(exitcodes.CANNOT_JUDGE)
+
+
+def run_suite(options):
+    """rubricgate.pipeline.run_suite, imported on use: the runner and the reports are not needed
+    by `validate` or `schema`, which share this module (bench/startup.py)."""
+    from rubricgate.pipeline import run_suite as run_pipeline
+
+    return run_pipeline(options)
+
+
+def _run_options(**fields):
+    from rubricgate.pipeline import RunOptions
+
+    return RunOptions(**fields)
 
 
 def _sigterm_as_interrupt(*_: object) -> None:
@@ -63,20 +76,30 @@ def _repo(repo: Path | None) -> Path:
 @cache_option
 @cache_dir_option
 @max_cost_option
-def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, cache_dir, max_cost) -> None:
+@click.option("--shard", default=None, metavar="K/N",
+              help="Run only shard K of N (deterministic, balanced); join the shards with `rubricgate merge`.")
+@click.option("--shard-costs", type=click.Path(path_type=Path), default=None, metavar="RUN_DIR",
+              help="Balance the shards by this earlier run's trial durations (give every shard the same one).")
+def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, cache_dir, max_cost, shard,
+        shard_costs) -> None:
     """Run the suite against the reviewer and gate the rates against baseline.json."""
+    from rubricgate.shard import run_shard, shard_exit_code, spec_from_flags
+
     signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
-    options = RunOptions(repo=_repo(repo), config_path=config_path, agent=agent, trials=trials, exits_after=True,
-                         only=list(only), jobs=jobs, keep_workspaces=keep_workspaces, listeners=_listeners(),
-                         cache=cache or cache_dir is not None, cache_dir=cache_dir, max_cost=max_cost)
     try:
-        outcome = run_suite(options)
+        options = _run_options(repo=_repo(repo), config_path=config_path, agent=agent, trials=trials,
+                               exits_after=True, only=list(only), jobs=jobs, keep_workspaces=keep_workspaces, listeners=_listeners(),
+                               cache=cache or cache_dir is not None, cache_dir=cache_dir, max_cost=max_cost,
+                               shard=spec_from_flags(shard, shard_costs))
+        outcome = run_shard(options) if shard else run_suite(options)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     click.echo(render_terminal(outcome.summary, str(outcome.run_dir)))
     if outcome.workspaces is not None:
         click.echo(f"workspaces kept: {outcome.workspaces}/<trial>/ (the trial's folder is in events.jsonl)")
-    sys.exit(outcome.exit_code)
+    if shard:
+        click.echo(f"shard {shard}: a partial run; `rubricgate merge` of all shards gates the suite", err=True)
+    sys.exit(shard_exit_code(outcome.summary) if shard else outcome.exit_code)
 
 
 def _listeners(label: str | None = None) -> list:
@@ -139,6 +162,8 @@ def baseline() -> None:
               help="Accept a run that left cases out (--only), was interrupted, or had errored trials.")
 def baseline_update(repo, config_path, reason, from_run, allow_partial) -> None:
     """Set the baseline from a run: raise freely, lower only with --reason."""
+    from rubricgate.baseline_update import BaselineRequest, update_baseline  # runs the pipeline: on use
+
     request = BaselineRequest(repo=_repo(repo), config_path=config_path, reason=reason, from_run=from_run,
                               allow_partial=allow_partial, listeners=_listeners())
     try:

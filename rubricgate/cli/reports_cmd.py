@@ -14,7 +14,7 @@ from rubricgate.cli.app import main
 from rubricgate.cli.core import _repo, config_option, fail_input, repo_option
 from rubricgate.config import load_config
 from rubricgate.errors import GateInputError, GateInputErrors
-from rubricgate.pipeline import load_all
+from rubricgate.load import load_all
 from rubricgate.reports.bundle import COMMENT_FILE, HTML_FILE, JUNIT_FILE, finish_run_reports, write_reports
 from rubricgate.reports.charts import trend_chart
 from rubricgate.reports.comment import DEFAULT_ARTIFACT, render_comment

@@ -8,15 +8,9 @@ from __future__ import annotations
 
 import base64
 import io
+from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.colors import ListedColormap  # noqa: E402
-from matplotlib.ticker import PercentFormatter  # noqa: E402
-
-from rubricgate.models.results import Summary, TrialResult  # noqa: E402
+from rubricgate.models.results import Summary, TrialResult
 
 # Grid cell values: 0 passed every dimension, 1 failed a dimension, 2 no verdict, 3 no such trial.
 _GRID_COLOURS = ["#2e7d32", "#c62828", "#6d6d6d", "#ffffff"]
@@ -27,10 +21,21 @@ def _plain(text: str) -> str:
     return str(text).replace("$", r"\$")
 
 
+def _pyplot() -> Any:
+    """matplotlib.pyplot on the Agg backend, imported on first use: importing it costs ~0.5 s and
+    ~50 MB, which every command that draws no chart (`--help`, `validate`, ...) must not pay."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def _data_uri(fig) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=96, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
+    _pyplot().close(fig)
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
@@ -48,14 +53,14 @@ def y_range(values: list[float | None], pad: float = 0.05) -> tuple[float, float
 def _percent_axis(ax, values: list[float | None], label: str) -> None:
     bottom, top = y_range(values)
     ax.set_ylim(bottom, top)
-    ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+    ax.yaxis.set_major_formatter(_percent())
     ax.set_ylabel(label if bottom == 0 else f"{label} (axis from {bottom:.0%})")
 
 
 def rates_chart(summary: Summary) -> str:
     """Bars: each dimension's rate with its Wilson interval; a black tick: its baseline."""
     dims = list(summary.rates)
-    fig, ax = plt.subplots(figsize=(6, 3))
+    fig, ax = _pyplot().subplots(figsize=(6, 3))
     rates = [summary.rates[d].rate or 0.0 for d in dims]
     colours = ["#c62828" if summary.rates[d].status == "regression" else "#1565c0" for d in dims]
     ax.bar(range(len(dims)), rates, color=colours, width=0.6, label="rate")
@@ -93,13 +98,25 @@ def _cell(t: TrialResult | None) -> int:
     return 1 if any(not g.passed for g in t.grades.values()) else 0
 
 
+def _percent() -> Any:
+    from matplotlib.ticker import PercentFormatter
+
+    return PercentFormatter(1.0, decimals=0)
+
+
+def _colormap() -> Any:
+    from matplotlib.colors import ListedColormap
+
+    return ListedColormap(_GRID_COLOURS)
+
+
 def grid_chart(summary: Summary) -> str:
     """A case-by-trial grid of outcomes, failing cases on top."""
     cases = sorted(summary.cases or [], key=lambda c: not any(_cell(t) in (1, 2) for t in c.trials))
     width = max([max((t.trial for t in c.trials), default=0) for c in cases] + [1])
     grid = [[_cell(next((t for t in c.trials if t.trial == n), None)) for n in range(1, width + 1)] for c in cases]
-    fig, ax = plt.subplots(figsize=(2 + 0.5 * width, 1 + 0.3 * max(len(cases), 1)))
-    ax.pcolormesh(grid or [[3]], cmap=ListedColormap(_GRID_COLOURS), vmin=0, vmax=3,
+    fig, ax = _pyplot().subplots(figsize=(2 + 0.5 * width, 1 + 0.3 * max(len(cases), 1)))
+    ax.pcolormesh(grid or [[3]], cmap=_colormap(), vmin=0, vmax=3,
                   edgecolors="white", linewidth=2)
     ax.invert_yaxis()  # first case on top, as in the case table
     ax.set_yticks([i + 0.5 for i in range(len(cases))], [_plain(c.id) for c in cases], fontsize=8)
@@ -111,7 +128,7 @@ def grid_chart(summary: Summary) -> str:
 
 def trend_chart(summaries: list[Summary]) -> str:
     """One line per dimension across runs, oldest first; dashed lines for the baselines."""
-    fig, ax = plt.subplots(figsize=(7, 3))
+    fig, ax = _pyplot().subplots(figsize=(7, 3))
     dims = sorted({d for s in summaries for d in s.rates})
     xs = range(len(summaries))
     # Dimensions often share a rate (all 100%): distinct markers and sizes keep each one visible.

@@ -1,0 +1,294 @@
+"""rubricgate against a floor and its peers, measured side by side in one run (issue 13 item 4).
+
+Every row runs the same stub reviewer: a shell script printing a 39-line Claude-format stream
+(18 Read/Grep/Glob turns, then a PASS verdict), through rubricgate's `command` agent.
+
+Rows, per suite size (cases) x tree (small: 50 files / 1 MB; large: 5,000 files / 100 MB):
+  floor        a Python thread pool; per case `cp -r` of the tree, the stub in the copy, `rm -r`
+  rubricgate   `python -m rubricgate run --jobs J` (copies, grading, tree check, every report)
+  promptfoo    `promptfoo eval` with an exec provider running the stub (no copies), when installed
+  inspect_ai   `inspect eval` with a solver running the stub (no copies), when installed
+at --jobs 1 and 4: wall seconds (median of --reps, rows interleaved), CPU seconds of the process
+tree and its peak RSS (wait4), and the ratio to the floor at the same jobs. Then parallel
+efficiency T1 / (jobs x Tjobs) up to --jobs 16 with a stub that waits 1 s per trial, on a
+case count that is a multiple of every jobs value.
+
+    python bench/peers.py            # the issue's sizes: 200 and 2,000 cases, both trees (long)
+    python bench/peers.py --quick    # a few minutes: 20 and 200 cases, a 500-file 10 MB "large" tree
+    python bench/peers.py --cases 200 --trees small --jobs 1,4 --reps 3 --efficiency-cases 64
+
+Peers: PROMPTFOO=/path/to/promptfoo and INSPECT=/path/to/inspect select the executables
+(default: on PATH); a peer that is not there is skipped with the reason.
+Targets: rubricgate <= 1.5x the floor at --jobs 4 on the small tree, faster than both peers,
+efficiency >= 0.9 up to --jobs 16.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from bench.peer_tools import inspect_row, promptfoo_row  # noqa: E402
+
+TREES = {"small": (50, 1_000_000), "large": (5_000, 100_000_000)}
+QUICK_TREES = {"small": (50, 1_000_000), "large": (500, 10_000_000)}
+VERDICT = '```json\n{"tier": "PASS", "summary": "stub", "files_reviewed": ["tree/f0000.md"], "findings": []}\n```'
+
+
+@dataclass
+class Measure:
+    wall: float
+    cpu: float
+    rss_mb: float
+    code: int
+
+
+def run_measured(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> Measure:
+    """Wall, CPU (the process and every descendant it waited for) and peak RSS of one command."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code:
+        tail = proc.stderr.read().decode(errors="replace").strip().splitlines()[-1:] if proc.stderr else []
+        print(f"  ! {' '.join(argv[:4])}... exited {code}: {tail}", file=sys.stderr)
+    return Measure(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, code)
+
+
+# ---------------------------------------------------------------- the stub reviewer and the suite
+
+def transcript_lines() -> list[str]:
+    """39 lines: init, 18 (tool_use, tool_result) turns, the final text, the result."""
+    lines = [json.dumps({"type": "system", "subtype": "init", "model": "stub-model", "tools": ["Read", "Grep", "Glob"]})]
+    tools = ["Read", "Grep", "Glob"]
+    for i in range(18):
+        name = tools[i % 3]
+        lines.append(json.dumps({"type": "assistant", "message": {
+            "id": f"msg_{i}", "model": "stub-model", "role": "assistant",
+            "content": [{"type": "tool_use", "id": f"tu_{i}", "name": name, "input": {"file_path": "tree/f0000.md"}}],
+            "usage": {"input_tokens": 100, "output_tokens": 20}}}))
+        lines.append(json.dumps({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"tu_{i}", "content": "1\t# stub\n"}]}}))
+    text = "Review complete.\n\n" + VERDICT
+    lines.append(json.dumps({"type": "assistant", "message": {
+        "id": "msg_final", "model": "stub-model", "role": "assistant", "content": [{"type": "text", "text": text}],
+        "usage": {"input_tokens": 100, "output_tokens": 50}}}))
+    lines.append(json.dumps({"type": "result", "subtype": "success", "is_error": False, "num_turns": 19,
+                             "result": text, "total_cost_usd": 0.0, "usage": {"input_tokens": 1900, "output_tokens": 410}}))
+    return lines
+
+
+def write_stubs(folder: Path) -> tuple[Path, Path]:
+    """stub.sh prints the stream; stub-wait.sh sleeps 1 s first (the efficiency reviewer)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stream = "\n".join(transcript_lines())
+    stubs = []
+    for name, wait in (("stub.sh", ""), ("stub-wait.sh", "sleep 1\n")):
+        path = folder / name
+        # The stream is inside the script: the sandbox shows the agent its program file, not the folder.
+        path.write_text(f"#!/bin/sh\n{wait}cat <<'STREAM'\n{stream}\nSTREAM\n")
+        path.chmod(0o755)
+        stubs.append(path)
+    return stubs[0], stubs[1]
+
+
+def make_suite(dest: Path, cases: int, files: int, size: int, stub: Path) -> Path:
+    """A git repository: the real reviewer, `files` filler files of `size` bytes total, `cases` tasks."""
+    shutil.copytree(ROOT / "reviewer", dest / "reviewer", ignore=shutil.ignore_patterns(".changed-skills.txt"))
+    per_file = max(size // files, 1)
+    tree = dest / "tree"
+    tree.mkdir(parents=True)
+    for i in range(files):
+        sub = tree / f"d{i // 100:03}"
+        sub.mkdir(exist_ok=True)
+        (sub if i else tree).joinpath(f"f{i:04}.md").write_bytes(base64.b64encode(os.urandom(per_file * 3 // 4 + 1))[:per_file])
+    tasks = dest / "evals" / "tasks"
+    tasks.mkdir(parents=True)
+    (dest / "fixtures").mkdir()
+    for i in range(cases):
+        (tasks / f"t{i:05}.yaml").write_text(f"id: t{i:05}\nreview: [tree/f0000.md]\nexpect:\n  tier: PASS\n")
+    _write_config(dest, stub)
+    (dest / "baseline.json").write_text(json.dumps({"format_version": 1, "trials": 1, "history": [],
+                                                    "rates": {"verdict": 1.0, "tool_use": 1.0, "trajectory": 1.0}}))
+    (dest / ".gitignore").write_text("reports/\n")
+    subprocess.run(["git", "init", "-q", "-b", "main", str(dest)], check=True)
+    subprocess.run(["git", "-C", str(dest), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(dest), "-c", "user.email=b@example.com", "-c", "user.name=b", "commit", "-qm", "suite"],
+                   check=True)
+    return dest
+
+
+def _write_config(dest: Path, stub: Path) -> None:
+    (dest / "rubricgate.yaml").write_text(f"""format_version: 1
+suite: {{tasks: evals/tasks, fixtures: fixtures}}
+reviewer:
+  prompt: reviewer/prompts/evaluate.md
+  skill: reviewer/evaluator/SKILL.md
+  rubric: reviewer/evaluator/references/rubric.md
+  changed_files: reviewer/.changed-skills.txt
+agent: {{name: command, command: ["{stub}"], format: claude, timeout_s: 60}}
+rubric:
+  tool_use: {{allowed: [read, grep, glob], required: [read]}}
+  trajectory: {{max_steps: 30}}
+trials: 1
+gate: {{method: strict}}
+baseline: baseline.json
+reports: reports
+""")
+
+
+def use_stub(repo: Path, stub: Path) -> None:
+    """Point the suite at another stub without a commit (the config is read, not copied, per run)."""
+    _write_config(repo, stub)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.email=b@example.com", "-c", "user.name=b", "commit",
+                    "-qam", "stub"], check=True)
+
+
+# ---------------------------------------------------------------- the rows
+
+def floor_row(repo: Path, cases: int, jobs: int, stub: Path) -> Measure:
+    """Python pool + `cp -r` per case: the least any isolating harness pays."""
+    script = f"""
+import subprocess, tempfile, pathlib
+from concurrent.futures import ThreadPoolExecutor
+src = {str(repo)!r}
+def one(i):
+    d = pathlib.Path(tempfile.mkdtemp(prefix='floor-'))
+    subprocess.run(['cp', '-r', src, str(d / 'ws')], check=True)
+    subprocess.run([{str(stub)!r}], cwd=d / 'ws', stdout=subprocess.PIPE, check=True)
+    subprocess.run(['rm', '-r', str(d)], check=True)
+with ThreadPoolExecutor({jobs}) as pool:
+    list(pool.map(one, range({cases})))
+"""
+    return run_measured([sys.executable, "-c", script], repo.parent)
+
+
+def rubricgate_row(repo: Path, jobs: int) -> Measure:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    measure = run_measured([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo), "--jobs", str(jobs)],
+                           repo.parent, env)
+    shutil.rmtree(repo / "reports", ignore_errors=True)
+    return measure
+
+
+def copy_source(repo: Path) -> Path:
+    """The floor copies what a workspace holds: the tree without .git."""
+    staged = repo.parent / "staged"
+    if not staged.exists():
+        shutil.copytree(repo, staged, ignore=shutil.ignore_patterns(".git", "reports"))
+    return staged
+
+
+def table(args, stub: Path, work: Path) -> None:
+    trees = QUICK_TREES if args.quick else TREES
+    print(f"{'cases':>6} {'tree':>6} {'row':12} {'jobs':>4} {'wall s':>8} {'CPU s':>7} {'RSS MB':>7} {'x floor':>8}")
+    for cases in args.cases:
+        for tree in args.trees:
+            files, size = trees[tree]
+            repo = make_suite(work / f"{tree}-{cases}" / "repo", cases, files, size, stub)
+            staged = copy_source(repo)
+            rows = [("floor", j, lambda j=j: floor_row(staged, cases, j, stub)) for j in args.jobs]
+            rows += [("rubricgate", j, lambda j=j: rubricgate_row(repo, j)) for j in args.jobs]
+            if tree == "small":
+                rows += [(name, j, lambda j=j, f=f, name=name: f(work / f"{name}-{cases}", cases, j, stub))
+                         for name, f in (("promptfoo", promptfoo_row), ("inspect_ai", inspect_row)) for j in args.jobs]
+            results = interleaved(rows, args.reps)
+            floors = {j: m.wall for (name, j, _), m in zip(rows, results) if name == "floor" and m}
+            for (name, j, _), m in zip(rows, results):
+                if isinstance(m, str):
+                    print(f"{cases:>6} {tree:>6} {name:12} {j:>4}  skipped: {m}")
+                    continue
+                ratio = m.wall / floors[j] if floors.get(j) else float("nan")
+                bad = "" if m.code == 0 else f"  (exit {m.code})"
+                print(f"{cases:>6} {tree:>6} {name:12} {j:>4} {m.wall:8.2f} {m.cpu:7.2f} {m.rss_mb:7.1f} {ratio:7.2f}x{bad}")
+            shutil.rmtree(work / f"{tree}-{cases}", ignore_errors=True)
+
+
+def interleaved(rows, reps: int) -> list:
+    """Median wall per row (CPU, RSS of the median run), rows interleaved round by round."""
+    runs: list[list] = [[] for _ in rows]
+    for _ in range(reps):
+        for i, (_, _, fn) in enumerate(rows):
+            if runs[i] and isinstance(runs[i][0], str):
+                continue  # skipped once, skipped for good
+            runs[i].append(fn())
+    out = []
+    for row in runs:
+        if isinstance(row[0], str):
+            out.append(row[0])
+            continue
+        by_wall = sorted(row, key=lambda m: m.wall)
+        out.append(by_wall[len(by_wall) // 2])
+    return out
+
+
+def efficiency(args, wait_stub: Path, work: Path) -> None:
+    cases = args.efficiency_cases
+    repo = make_suite(work / "eff" / "repo", cases, *QUICK_TREES["small"], wait_stub)
+    staged = copy_source(repo)
+    print(f"\nparallel efficiency T1 / (jobs x Tjobs), {cases} cases, stub waits 1 s per trial")
+    print(f"{'jobs':>4} {'floor s':>8} {'eff':>5} {'rubricgate s':>13} {'eff':>5}")
+    times: dict[str, dict[int, float]] = {"floor": {}, "rubricgate": {}}
+    for j in args.efficiency_jobs:
+        times["floor"][j] = floor_row(staged, cases, j, wait_stub).wall
+        times["rubricgate"][j] = rubricgate_row(repo, j).wall
+        f1, r1 = times["floor"][args.efficiency_jobs[0]], times["rubricgate"][args.efficiency_jobs[0]]
+        base = args.efficiency_jobs[0]
+        ef = f1 * base / (j * times["floor"][j])
+        er = r1 * base / (j * times["rubricgate"][j])
+        print(f"{j:>4} {times['floor'][j]:8.2f} {ef:5.2f} {times['rubricgate'][j]:13.2f} {er:5.2f}")
+    shutil.rmtree(work / "eff", ignore_errors=True)
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes: runs in a few minutes")
+    parser.add_argument("--cases", type=_ints, default=None, help="suite sizes, e.g. 200,2000")
+    parser.add_argument("--trees", type=lambda t: t.split(","), default=["small", "large"])
+    parser.add_argument("--jobs", type=_ints, default=[1, 4])
+    parser.add_argument("--reps", type=int, default=None)
+    parser.add_argument("--efficiency-cases", type=int, default=None)
+    parser.add_argument("--efficiency-jobs", type=_ints, default=[1, 2, 4, 8, 16])
+    parser.add_argument("--skip-table", action="store_true")
+    parser.add_argument("--skip-efficiency", action="store_true")
+    args = parser.parse_args()
+    args.cases = args.cases or ([20, 200] if args.quick else [200, 2000])
+    args.reps = args.reps or (1 if args.quick else 3)
+    args.efficiency_cases = args.efficiency_cases or (16 if args.quick else 64)
+    work = Path(tempfile.mkdtemp(prefix="rubricgate-peers-"))
+    # Not under the temp dir: the sandbox hides the whole of it (the run's temp root) from the agent.
+    stubs = Path(tempfile.mkdtemp(prefix="rubricgate-peers-stubs-", dir="/var/tmp"))
+    try:
+        stub, wait_stub = write_stubs(stubs)
+        print(f"rubricgate vs floor and peers: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}, "
+              f"reps {args.reps}{' (quick sizes)' if args.quick else ''}")
+        if not args.skip_table:
+            table(args, stub, work)
+        if not args.skip_efficiency:
+            efficiency(args, wait_stub, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(stubs, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

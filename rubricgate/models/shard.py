@@ -1,0 +1,32 @@
+"""shard.json: what a `run --shard K/N` partial run records so `merge` can check the shards belong together."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from rubricgate.models.base import StrictModel
+
+
+class PlanOptions(StrictModel):
+    """The run options that shape the plan: every shard of one run must have used the same."""
+
+    only: list[str] = Field(default_factory=list)
+    trials: int | None = None
+    agent: str | None = None
+    max_cost: float | None = None
+
+
+class ShardRecord(StrictModel):
+    format_version: int = 1
+    run_id: str
+    index: int = Field(ge=1)  # K of K/N, 1-based
+    count: int = Field(ge=1)  # N
+    harness_version: str
+    config_digest: str  # SHA-256 of rubricgate.yaml
+    baseline_digest: str  # SHA-256 of baseline.json ("missing" when there is none)
+    reviewer: dict[str, str]  # digest per reviewer file (prompt, skill and rubric folders)
+    agent_versions: dict[str, str | None] = Field(default_factory=dict)
+    plan: PlanOptions
+    # case id -> shard index for the whole suite: identical in every shard of one run.
+    assignment: dict[str, int]
+    jobs: list[tuple[str, int, str]]  # (case id, trial, agent) this shard ran, in plan order
