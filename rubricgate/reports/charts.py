@@ -110,9 +110,14 @@ def _colormap() -> Any:
     return ListedColormap(_GRID_COLOURS)
 
 
+GRID_MAX_CASES = 50  # past this a picture stops being readable and costs seconds and hundreds of MB
+
+
 def grid_chart(summary: Summary) -> str:
-    """A case-by-trial grid of outcomes, failing cases on top."""
-    cases = sorted(summary.cases or [], key=lambda c: not any(_cell(t) in (1, 2) for t in c.trials))
+    """A case-by-trial grid of outcomes, failing cases on top; at most GRID_MAX_CASES rows (the
+    case table below it lists every case)."""
+    ranked = sorted(summary.cases or [], key=lambda c: not any(_cell(t) in (1, 2) for t in c.trials))
+    cases = ranked[:GRID_MAX_CASES]
     width = max([max((t.trial for t in c.trials), default=0) for c in cases] + [1])
     grid = [[_cell(next((t for t in c.trials if t.trial == n), None)) for n in range(1, width + 1)] for c in cases]
     fig, ax = _pyplot().subplots(figsize=(2 + 0.5 * width, 1 + 0.3 * max(len(cases), 1)))
@@ -122,7 +127,8 @@ def grid_chart(summary: Summary) -> str:
     ax.set_yticks([i + 0.5 for i in range(len(cases))], [_plain(c.id) for c in cases], fontsize=8)
     ax.set_xticks([n + 0.5 for n in range(width)], [str(n) for n in range(1, width + 1)])
     ax.set_xlabel("trial")
-    ax.set_title("Outcome per case and trial (failing cases first)")
+    shown = "" if len(ranked) <= GRID_MAX_CASES else f", first {GRID_MAX_CASES} of {len(ranked)} cases"
+    ax.set_title(f"Outcome per case and trial (failing cases first{shown})")
     return _data_uri(fig)
 
 
