@@ -93,7 +93,8 @@ def run_suite(options: RunOptions) -> RunOutcome:
         results, state.interrupted = list(ctx.results), True
     finally:
         ctx.tree.remove(keep_trials=options.keep_workspaces)
-        sweep_orphans(guard.children)
+        if not _all_sandboxed(policy, agents):  # in the sandbox nothing can escape its PID namespace
+            sweep_orphans(guard.children)
     ctx.tree_violations.extend(c for c in guard.changes() if c not in ctx.tree_violations)
     state.tree_violations, state.not_run, state.budget = ctx.tree_violations, ctx.not_run, ctx.budget
     summary = note_rejections(with_isolation(build_summary(loaded, jobs, results, state), policy),
