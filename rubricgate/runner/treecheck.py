@@ -67,10 +67,15 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+# Between trials git's object store is left to the run-end digest: objects are content-addressed
+# (a new one changes nothing until a ref names it) and there are thousands of them.
+FINGERPRINT_SKIPS = {".git/objects"}
+
+
 def fingerprint_tree(repo: Path, exclude: set[str] = frozenset()) -> TreeDigest:
     """{rel: (mode, size, mtime_ns, ctime_ns, inode)}: cheap, and ctime cannot be put back."""
     state: TreeDigest = {}
-    for rel, path in _entries(repo, exclude):
+    for rel, path in _entries(repo, set(exclude) | FINGERPRINT_SKIPS):
         st = path.lstat()
         state[rel] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
     return state
