@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from rubricgate import loading  # noqa: E402
+from rubricgate import yaml_json  # noqa: E402
 from rubricgate.load import load_all  # noqa: E402
 from rubricgate.models.results import Grade, TrialResult  # noqa: E402
 from rubricgate.pipeline import RunOptions, plan  # noqa: E402
@@ -79,10 +79,10 @@ def main() -> None:
         try:
             repo = make_repo(tmp / "repo", n)
             load_s, loaded = timed(lambda: load_all(repo))
-            fast = loading._SAFE_LOADER
-            loading._SAFE_LOADER = yaml.SafeLoader
+            fast = yaml_json._SAFE_LOADER
+            yaml_json._SAFE_LOADER = yaml.SafeLoader
             pure_s, _ = timed(lambda: load_all(repo))
-            loading._SAFE_LOADER = fast
+            yaml_json._SAFE_LOADER = fast
             jobs = plan(loaded, RunOptions(repo=repo))
             results = results_for(jobs)
             state = RunState(run_id="bench", started="2026-01-01T00:00:00+00:00")

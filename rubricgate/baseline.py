@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
-from rubricgate.loading import load_model
+from rubricgate.yaml_json import load_model
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.baseline import Baseline, BaselineChange, CaseCount, MeasuredWith
 from rubricgate.models.results import Summary

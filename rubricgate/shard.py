@@ -22,7 +22,7 @@ from rubricgate import __version__
 from rubricgate.config import CONFIG_NAME
 from rubricgate.errors import GateInputError
 from rubricgate.load import Loaded
-from rubricgate.loading import load_model
+from rubricgate.yaml_json import load_model
 from rubricgate.models.results import CaseSpec, Summary
 from rubricgate.models.shard import PlanOptions, ShardRecord
 

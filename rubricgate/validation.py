@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from rubricgate.errors import GateInputError
-from rubricgate.loading import read_data
+from rubricgate.yaml_json import read_data
 
 M = TypeVar("M", bound=BaseModel)
 

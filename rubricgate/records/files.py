@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
-from rubricgate.loading import load_model
+from rubricgate.yaml_json import load_model
 from rubricgate.models.results import Summary
 from rubricgate.models.transcript import Transcript
 from rubricgate.records.writing import write_text_atomic

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rubricgate.cost import is_not_run
 from rubricgate.errors import GateInputError
-from rubricgate.loading import load_model
+from rubricgate.yaml_json import load_model
 from rubricgate.models.results import CaseSpec, ReplayArtifact, Summary, TrialResult
 from rubricgate.records.files import read_transcript, write_json_atomic
 

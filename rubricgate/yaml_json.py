@@ -1,4 +1,4 @@
-"""Reading YAML/JSON files into models, with one-line errors naming file and field."""
+"""Reading YAML and JSON files into pydantic models, with one-line errors naming file and field."""
 
 from __future__ import annotations
 
