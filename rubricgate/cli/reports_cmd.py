@@ -14,14 +14,13 @@ from rubricgate.cli.app import main
 from rubricgate.cli.core import _repo, config_option, fail_input, repo_option
 from rubricgate.config import load_config
 from rubricgate.errors import GateInputError, GateInputErrors
-from rubricgate.load import load_all
-from rubricgate.reports.bundle import COMMENT_FILE, HTML_FILE, JUNIT_FILE, finish_run_reports, write_reports
-from rubricgate.reports.charts import trend_chart
+from rubricgate.records.files import read_summary
 from rubricgate.reports.comment import DEFAULT_ARTIFACT, render_comment
 from rubricgate.reports.github import DEFAULT_LABEL, GitHubError, GitHubTarget, publish as publish_comment
-from rubricgate.reports.regrade import regrade_run
-from rubricgate.records.files import read_summary
 from rubricgate.reports.trend import load_summaries, render_trend
+
+# regrade and report load the pipeline, the statistics (numpy) and the charts: imported inside
+# those commands, so `changed` (a CI gate on every pull request) starts in a fraction of a second.
 
 run_dir_arg = click.argument("run_dir", type=click.Path(path_type=Path))
 artifact_option = click.option("--artifact", default=DEFAULT_ARTIFACT, show_default=True,
@@ -39,6 +38,10 @@ def regrade(run_dir, repo, config_path, artifact) -> None:
     Writes a new run folder beside RUN_DIR and exits like `run`: 0 pass, 1 regression, 2 cannot judge.
     """
     try:
+        from rubricgate.load import load_all
+        from rubricgate.reports.bundle import finish_run_reports
+        from rubricgate.reports.regrade import regrade_run
+
         loaded = load_all(_repo(repo), config_path)
         done = regrade_run(run_dir, loaded)
         # summary.json is rewritten last: a report that cannot be written makes it (and us) exit 2.
@@ -67,10 +70,14 @@ def report(run_dir, history, repo, artifact) -> None:
     try:
         run_dir = run_dir or latest_run(_repo(repo))
         summary = read_summary(run_dir)
+        from rubricgate.reports.bundle import write_reports
+
         earlier = load_summaries(list(history)) if history else []
         write_reports(summary, run_dir, history=earlier, artifact=artifact)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
+    from rubricgate.reports.bundle import COMMENT_FILE, HTML_FILE, JUNIT_FILE
+
     click.echo(f"wrote {run_dir / HTML_FILE}, {run_dir / COMMENT_FILE}, {run_dir / JUNIT_FILE}")
 
 
@@ -135,6 +142,8 @@ def _write_outputs(text: str, out: Path | None, chart: Path | None, loaded) -> N
             out.write_text(text, encoding="utf-8")
         if chart:
             import base64
+
+            from rubricgate.reports.charts import trend_chart
 
             chart.write_bytes(base64.b64decode(trend_chart(loaded).split(",", 1)[1]))
         step = os.environ.get("GITHUB_STEP_SUMMARY")
