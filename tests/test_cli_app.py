@@ -66,9 +66,10 @@ def test_commands_that_draw_nothing_import_neither_pandas_nor_matplotlib(repo):
     import subprocess
     import sys
     probe = ("import sys; from rubricgate.cli import main\n"
+             "codes = []\n"
              "for argv in (['--help'], ['validate', '--repo', sys.argv[1]], ['schema']):\n"
              "    try: main(argv)\n"
-             "    except SystemExit: pass\n"
-             "print(sorted(m for m in ('pandas', 'matplotlib', 'numpy') if m in sys.modules))")
+             "    except SystemExit as exit: codes.append(exit.code)\n"
+             "print(codes, sorted(m for m in ('pandas', 'matplotlib', 'numpy') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", probe, str(repo)], capture_output=True, text=True)
-    assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "[0, 0, 0] []", proc.stderr
