@@ -23,7 +23,7 @@ from rubricgate.runner.environment import build_env, secret_values
 from rubricgate.runner.process import CANCEL, sweep_orphans
 from rubricgate.runner.sandbox import (SandboxPolicy, SandboxUnavailable, hidden_paths, hidden_argument,
                                        real_home, resolve_isolation)
-from rubricgate.runner.scheduler import Job, RunContext, restore_interrupts, run_jobs
+from rubricgate.runner.scheduler import Job, RunContext, in_sandbox, restore_interrupts, run_jobs
 from rubricgate.runner.treecheck import TreeGuard, fingerprint_tree
 from rubricgate.runner.workspace import RunTree, list_tree
 from rubricgate.shard import ShardSpec
@@ -217,7 +217,7 @@ def _context(options: RunOptions, loaded: Loaded, run_dir: Path, agents: dict[st
 
 
 def _all_sandboxed(policy: SandboxPolicy, agents: dict[str, Agent]) -> bool:
-    return policy.enforced and all(hasattr(a, "execute") for a in agents.values())
+    return all(in_sandbox(policy, a) for a in agents.values())
 
 
 def answer_key(options: RunOptions, loaded: Loaded) -> set[str]:

@@ -158,5 +158,5 @@ def scrub_file(path: Path, secrets: Iterable[str]) -> None:
 
 
 def encodable(text: str) -> str:
-    """text with lone surrogates shown as \\udXXX escapes, so writing it as UTF-8 cannot fail."""
+    """text with lone surrogates shown as backslash escapes (e.g. \\ud800), so writing it as UTF-8 cannot fail."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")

@@ -233,7 +233,7 @@ def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], sandbox: Sand
 
 def _feed_args(fd: int, payload: bytes) -> None:
     try:
-        os.write(fd, payload) if len(payload) < 60000 else _write_all(fd, payload)
+        _write_all(fd, payload)
     except OSError:  # bwrap died before reading: its exit status reports that
         return
     finally:

@@ -239,9 +239,15 @@ def trial_result(case_id, trial, transcript, parsed, grades, rel) -> TrialResult
         **outcome_fields(transcript, parsed.status == "ok"))
 
 
+def in_sandbox(policy: SandboxPolicy, agent: Agent) -> bool:
+    """Does this agent run inside bubblewrap? Only process-running adapters do; in-process ones
+    (builtin, replay) read their workspace directly."""
+    return policy.enforced and hasattr(agent, "execute")
+
+
 def sandboxed(ctx: RunContext, job: Job) -> bool:
-    """Did this trial's agent run inside bubblewrap? In-process agents (builtin, replay) do not."""
-    return ctx.sandbox.enforced and hasattr(ctx.agents[job.agent], "execute")
+    """Did this trial's agent run inside bubblewrap?"""
+    return in_sandbox(ctx.sandbox, ctx.agents[job.agent])
 
 
 def _check_tree(ctx: RunContext, result: TrialResult) -> TrialResult:
