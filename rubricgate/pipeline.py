@@ -21,6 +21,7 @@ from rubricgate.runner.cache import CACHE_DIR, note_rejections, resolve_cache_di
 from rubricgate.reports.explain import annotate
 from rubricgate.runner.environment import build_env, secret_values
 from rubricgate.runner.process import CANCEL, sweep_orphans
+from rubricgate.runner.overlay import probe_overlay
 from rubricgate.runner.sandbox import (SandboxPolicy, SandboxUnavailable, hidden_paths, hidden_argument,
                                        real_home, resolve_isolation)
 from rubricgate.runner.scheduler import Job, RunContext, in_sandbox, restore_interrupts, run_jobs
@@ -121,8 +122,10 @@ def sandbox_policy(options: RunOptions, loaded: Loaded, agents: dict[str, Agent]
     hidden = hidden_paths(options.repo, _reports_root(options, loaded), options.cache_dir)
     # The temp folder is covered, not hidden: a script the agent runs from there is shown again.
     covered = (*real_home(), *hidden_paths(Path(tempfile.gettempdir())))
+    layers_reason = probe_overlay() if isolation == "bwrap" and not options.keep_workspaces else "not sandboxed"
     policy = SandboxPolicy(isolation=isolation, hidden=hidden, covered=covered,
-                           network=cfg.sandbox_network == "shared", reason=reason)
+                           network=cfg.sandbox_network == "shared", reason=reason,
+                           layers=not layers_reason, layers_reason=layers_reason)
     if policy.enforced:
         for name, agent in agents.items():
             _check_agent_visible(agent, name, hidden)

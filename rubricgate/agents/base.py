@@ -30,6 +30,8 @@ class AgentRequest:
     extra_args: list[str] = field(default_factory=list)
     private: Path | None = None  # harness-only (raw stream); the agent never sees it. None: scratch
     sandbox: SandboxPolicy | None = None  # None: run unsandboxed (adapter unit tests)
+    # Where the harness reads the prompt: an overlay workspace exists only inside the sandbox.
+    prompt_source: Path | None = None
 
     @property
     def home(self) -> Path:

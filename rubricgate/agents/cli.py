@@ -90,7 +90,7 @@ class CliAgent(ABC):
         """One trial: read the prompt, run the CLI with hygiene, normalize, scrub."""
         secrets = secret_values(request.env, self.config.secret_env)
         try:
-            prompt = request.prompt_file.read_text(encoding="utf-8")
+            prompt = (request.prompt_source or request.prompt_file).read_text(encoding="utf-8")
         except OSError as exc:
             return self._failed(request, f"cannot read prompt {request.prompt_file}: {exc.strerror}")
         proc = self.execute(request, self.argv(request, prompt))

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from rubricgate.runner.overlay import Overlay
+
 SandboxSetting = Literal["auto", "bwrap", "none"]
 Isolation = Literal["bwrap", "copy-only"]
 PROBE_TIMEOUT_S = 10.0
@@ -34,7 +36,8 @@ PROBE_TIMEOUT_S = 10.0
 # privilege over the host, and a CLI that sandboxes its own tools (Codex runs bubblewrap itself)
 # can create the nested namespace it needs, which a capability-less root cannot.
 SANDBOX_UID = "1000"
-USER_NS = ["--unshare-user", *(["--uid", SANDBOX_UID, "--gid", SANDBOX_UID] if os.geteuid() == 0 else [])]
+AS_SANDBOX_UID = ["--uid", SANDBOX_UID, "--gid", SANDBOX_UID]
+USER_NS = ["--unshare-user", *(AS_SANDBOX_UID if os.geteuid() == 0 else [])]
 
 
 class SandboxUnavailable(RuntimeError):
@@ -51,6 +54,9 @@ class SandboxPolicy:
     network: bool = True
     reason: str = ""  # why copy-only was chosen, for the loud warning
     bwrap: str = "bwrap"
+    layers: bool = False  # overlay workspaces can be mounted here (runner/overlay.py)
+    layers_reason: str = ""  # why not, when they cannot
+    overlay: Overlay | None = None  # one trial's mount, set on that trial's copy of the policy
 
     @property
     def enforced(self) -> bool:
@@ -109,14 +115,17 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
         args += ["--ro-bind", str(path), str(path)]
     for path in writable:
         args += ["--bind", str(path), str(path)]
-    args += [*USER_NS, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+    # Under the overlay's `unshare` the harness is root in a user namespace: drop to the uid.
+    user_ns = ["--unshare-user", *AS_SANDBOX_UID] if policy.overlay else USER_NS
+    args += [*user_ns, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
              "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", str(cwd), "--clearenv"]
     if not policy.network:
         args.append("--unshare-net")
     for key, value in env.items():
         args += ["--setenv", key, value]
     payload = b"".join(a.encode("utf-8", "surrogateescape") + b"\0" for a in args)
-    return [policy.bwrap, "--args", str(args_fd), "--", *argv], payload
+    mount = policy.overlay.prefix() if policy.overlay else []
+    return [*mount, policy.bwrap, "--args", str(args_fd), "--", *argv], payload
 
 
 def _existing(paths) -> list[Path]:

@@ -6,7 +6,7 @@ import signal
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rubricgate.agents import Agent, AgentRequest
@@ -150,7 +150,7 @@ def _cached_or_run(ctx: RunContext, job: Job) -> tuple[Transcript, bool, Path | 
     case = job.case
     ws = ctx.tree.workspace(case.files, case.workspace_paths,
                             (ctx.config.reviewer.changed_files, case.workspace_review or case.review),
-                            keep=ctx.keep_workspaces)
+                            keep=ctx.keep_workspaces, layered=sandboxed(ctx, job) and ctx.sandbox.layers)
     try:
         transcript = _run_agent(ctx, job, _request(ctx, job, ws))
     finally:
@@ -187,13 +187,15 @@ def _refused(ctx: RunContext, job: Job) -> TrialResult:
 
 def _request(ctx: RunContext, job: Job, ws) -> AgentRequest:
     cfg, rubric, root = ctx.config, job.case.rubric, ws.root
+    sandbox = replace(ctx.sandbox, overlay=ws.overlay) if ws.overlay else ctx.sandbox
     return AgentRequest(
         case_id=job.case.id, trial=job.trial, workspace=root, prompt_file=root / cfg.reviewer.prompt,
+        prompt_source=ws.source(cfg.reviewer.prompt),
         rubric_file=root / cfg.reviewer.rubric, changed_files_file=root / cfg.reviewer.changed_files,
         scratch=ws.scratch, private=ws.private, allowed_tools=rubric.tool_use.allowed,
         max_steps=rubric.trajectory.max_steps, timeout_s=cfg.agent.timeout_s,
         output_cap_bytes=cfg.agent.output_cap_bytes, env=dict(ctx.env), model=cfg.agent.model,
-        extra_args=list(cfg.agent.extra_args), sandbox=ctx.sandbox)
+        extra_args=list(cfg.agent.extra_args), sandbox=sandbox)
 
 
 def _run_agent(ctx: RunContext, job: Job, request: AgentRequest) -> Transcript:

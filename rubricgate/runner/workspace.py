@@ -7,9 +7,12 @@ reviewed files at their neutral paths (`<review_root>/<name>/...`) and the chang
 naming those paths. Folder names are random: nothing the agent can see names a case or a tier.
 
 Cost: the snapshot is copied once per run (and read at the start, so a write to the repository
-during the run cannot change what later trials review). Each trial's copy is one `cp -a
---reflink=auto` of the snapshot — a kernel-level copy-on-write clone on btrfs/xfs, a plain copy in
-C elsewhere — so per-trial cost follows the reviewer's tree, never the size of the suite.
+during the run cannot change what later trials review). A sandboxed trial then gets no copy at
+all: its case files go into a small folder and the agent's mount namespace shows the two as one
+overlay (runner/overlay.py), O(1) in the size of the tree. A trial run outside the sandbox (the
+builtin reviewer, copy-only isolation, --keep-workspaces) gets one `cp -a --reflink=auto` of the
+snapshot — a copy-on-write clone on btrfs/xfs, a plain copy in C elsewhere — so its cost follows
+the reviewer's tree, never the size of the suite.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from rubricgate.runner.overlay import Overlay, layer_folders
 
 # Never copied into a workspace: version control, run outputs and caches.
 SKIP_DIRS = {".git", "node_modules", "__pycache__", ".pytest_cache", ".rubricgate-cache", ".venv"}
@@ -74,10 +79,19 @@ class Workspace:
     scratch: Path
     private: Path
     keep: bool = False
+    overlay: Overlay | None = None  # set: `root` exists only inside the agent's mount namespace
 
     @property
     def writable(self) -> list[Path]:
         return [self.root, self.scratch]
+
+    def source(self, rel: str) -> Path:
+        """Where the harness reads the workspace file `rel`: the file itself, or with an overlay
+        the topmost layer that holds it (the mount is visible to the agent only)."""
+        if self.overlay is None:
+            return self.root / rel
+        return next((layer / rel for layer in self.overlay.lower if (layer / rel).exists()),
+                    self.overlay.lower[-1] / rel)
 
     def remove(self) -> None:
         """Delete the trial's folders unless asked to keep them (--keep-workspaces)."""
@@ -97,21 +111,31 @@ class RunTree:
         _copy_files(repo, self.sources, sources)
 
     def workspace(self, files: dict[str, str], copies: dict[str, str], changed: tuple[str, list[str]],
-                  keep: bool = False) -> Workspace:
-        """A fresh copy of the snapshot plus the case: `copies` {neutral: source}, overlay `files`
-        {neutral: text}, and the changed-files list (path, neutral reviewed paths)."""
+                  keep: bool = False, layered: bool = False) -> Workspace:
+        """The snapshot plus the case: `copies` {neutral: source}, overlay `files` {neutral: text},
+        and the changed-files list (path, neutral reviewed paths). `layered`: the case files go in
+        their own folder and the agent's sandbox mounts them over the snapshot (no copy)."""
         folder = self.root / secrets.token_hex(4)
         ws = Workspace(folder=folder, root=folder / self.name, scratch=folder / "out",
                        private=folder / "private", keep=keep)
-        clone_tree(self.base, ws.root)
-        for neutral, source in copies.items():
-            _place(ws.root / neutral, lambda t, s=source: shutil.copyfile(self.sources / s, t))
-        listing = "".join(f"{p}\n" for p in changed[1])
-        for rel, content in {**files, changed[0]: listing}.items():
-            _place(ws.root / rel, lambda t, c=content: t.write_text(c, encoding="utf-8"))
+        if layered:
+            case, upper, work, target = layer_folders(folder, self.name)
+            ws.overlay, top = Overlay((case, self.base), upper, work, target), case
+        else:
+            clone_tree(self.base, ws.root)
+            top = ws.root
+        self._place_case(top, files, copies, changed)
         (ws.scratch / "home").mkdir(parents=True)
         ws.private.mkdir()
         return ws
+
+    def _place_case(self, top: Path, files: dict[str, str], copies: dict[str, str],
+                    changed: tuple[str, list[str]]) -> None:
+        for neutral, source in copies.items():
+            _place(top / neutral, lambda t, s=source: shutil.copyfile(self.sources / s, t))
+        listing = "".join(f"{p}\n" for p in changed[1])
+        for rel, content in {**files, changed[0]: listing}.items():
+            _place(top / rel, lambda t, c=content: t.write_text(c, encoding="utf-8"))
 
     def remove(self, keep_trials: bool = False) -> None:
         """Delete the run's temp folder; with keep_trials only the snapshot goes."""

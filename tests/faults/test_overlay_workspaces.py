@@ -1,0 +1,94 @@
+"""runner/overlay.py: sandboxed trials see the snapshot through an overlay, never a shared copy.
+
+The reviewer writes, deletes and tries to remount inside its workspace; the next trial must see
+the pristine tree, the snapshot must stay out of reach, and no mount may outlive the trial.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rubricgate.pipeline import RunOptions, run_suite
+from rubricgate.runner.overlay import Overlay, layer_folders, probe_overlay
+from tests.faults.test_sandbox_attacks import repo_for
+
+# Seen at the start of each trial, then the workspace is vandalised.
+VANDAL = r'''
+import glob, subprocess
+cwd = os.getcwd()
+mounts = open("/proc/self/mountinfo").read().splitlines()
+seen = {
+    "planted_before": os.path.exists("planted.txt"),
+    "rubric_before": os.path.exists("reviewer/evaluator/references/rubric.md"),
+    "overlay_cwd": any(f" {cwd} " in m and " overlay " in m for m in mounts),
+    "snapshots_visible": glob.glob("/tmp/rg-*/base"),
+}
+Path("planted.txt").write_text("left by an earlier trial")
+os.remove("reviewer/evaluator/references/rubric.md")
+seen["remount"] = subprocess.run(["mount", "-t", "tmpfs", "none", cwd], capture_output=True).returncode
+seen["umount"] = subprocess.run(["umount", "-l", cwd], capture_output=True).returncode
+note = "SEEN:" + json.dumps(seen) + ":SEEN"
+'''
+
+
+def _seen(run_dir: Path) -> list[dict]:
+    finals = [json.loads(p.read_text())["final_text"] for p in sorted((run_dir / "transcripts").glob("*.json"))]
+    return [json.loads(t.split("SEEN:")[1].split(":SEEN")[0]) for t in finals]
+
+
+# -- failure paths first ------------------------------------------------------------------------
+
+def test_a_temp_folder_an_overlay_cannot_name_falls_back_to_copies(tmp_path: Path) -> None:
+    odd = tmp_path / "a:b"
+    odd.mkdir()
+    assert "cannot name" in probe_overlay(odd)
+
+
+def test_without_unshare_the_probe_says_so(monkeypatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert "unshare" in probe_overlay()
+
+
+def test_the_option_string_names_every_layer_top_first(tmp_path: Path) -> None:
+    case, upper, work, target = layer_folders(tmp_path / "t", "repo")
+    overlay = Overlay((case, tmp_path / "base"), upper, work, target)
+    assert overlay.options() == f"lowerdir={case}:{tmp_path / 'base'},upperdir={upper},workdir={work}"
+    assert overlay.prefix()[-2:] == [overlay.options(), str(target)]
+
+
+# -- in the sandbox -----------------------------------------------------------------------------
+
+@pytest.mark.usefixtures("bwrap_ready")
+def test_the_overlay_mounts_here() -> None:
+    assert probe_overlay() == ""
+
+
+@pytest.mark.usefixtures("bwrap_ready")
+def test_every_trial_sees_a_pristine_tree_whatever_the_last_one_did(tmp_path: Path) -> None:
+    repo = repo_for(tmp_path, VANDAL)
+    mounts_before = Path("/proc/self/mountinfo").read_text()
+    out = run_suite(RunOptions(repo=repo, trials=2))
+    seen = _seen(out.run_dir)
+    assert out.exit_code == 0 and out.summary.isolation == "bwrap" and len(seen) == 4
+    for trial in seen:
+        assert trial["overlay_cwd"], trial  # no copy: the workspace is the overlay
+        assert not trial["planted_before"] and trial["rubric_before"], trial
+        assert trial["snapshots_visible"] == [], trial  # the lower layer is out of reach
+        assert trial["remount"] != 0 and trial["umount"] != 0, trial  # no capability to remount
+    assert Path("/proc/self/mountinfo").read_text() == mounts_before
+
+
+@pytest.mark.usefixtures("bwrap_ready")
+def test_keep_workspaces_keeps_full_copies(tmp_path: Path) -> None:
+    repo = repo_for(tmp_path, VANDAL)
+    out = run_suite(RunOptions(repo=repo, keep_workspaces=True))
+    try:
+        assert all(not trial["overlay_cwd"] for trial in _seen(out.run_dir))
+        kept = [p for p in out.workspaces.rglob("planted.txt")]
+        assert kept and all((p.parent / "reviewer").is_dir() for p in kept)  # the whole tree is there
+    finally:
+        shutil.rmtree(out.workspaces)
