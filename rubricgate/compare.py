@@ -7,7 +7,7 @@ Two sources, one computation:
 
 The unit is the case, not a trial index: pairing trial 1 with trial 1 is arbitrary (re-pairing
 the same trials changes the answer). Per dimension the head's per-case counts are tested against
-the base's with the gate's own test (rubricgate/exact.py: stratified exact mid-p, Holm across the
+the base's with the gate's own test (rubricgate/exact.py: stratified exact test, Holm across the
 dimensions), and labelled the same way (rubricgate/gate.py). The decision follows gate.method:
   statistical  a dimension fails when its Holm-adjusted p <= 1 - confidence: an unchanged
                reviewer fails the comparison with probability at most 1 - confidence;
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rubricgate import exitcodes
-from rubricgate.exact import Stratum, dip_probability, holm, lower_midp, null_distribution, upper_midp
+from rubricgate.exact import Stratum, dip_probability, holm, lower_p, null_distribution, upper_p
 from rubricgate.gate import EPS, judge_dimensions
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.config import GateConfig
@@ -58,7 +58,7 @@ class DimensionTest:
     base_trials: int
     head_passes: int
     head_trials: int
-    p_value: float  # one-sided stratified exact mid-p, before Holm
+    p_value: float  # one-sided stratified exact p, before Holm
     p_holm: float | None  # Holm-adjusted across the dimensions (statistical)
     dip_chance: float  # P(head rate < base rate) if nothing changed: strict's false-alarm rate here
     status: str = "ok"
@@ -118,7 +118,7 @@ def decide_comparison(tests: list[DimensionTest], gate: GateConfig) -> Decision:
     reasons, warnings = [], []
     for t in tests:
         line = (f"{t.dimension}: {t.base_passes}/{t.base_trials} -> {t.head_passes}/{t.head_trials} on {t.cases} "
-                f"shared case(s), stratified exact mid-p {t.p_value:.3g}"
+                f"shared case(s), stratified exact p {t.p_value:.3g}"
                 + ("" if t.p_holm is None else f" (Holm {t.p_holm:.3g})"))
         if t.status == "regression":
             reasons.append(line)
@@ -142,7 +142,7 @@ def _strict_rate(tests: list[DimensionTest], alpha: float) -> list[str]:
 def case_flips(base: Summary, head: Summary, alpha: float = 0.05) -> list[CaseFlip]:
     """One flip per case id in either run, in head order then base-only cases.
 
-    A regressed or fixed case carries its one-sided exact mid-p (Holm across the cases that
+    A regressed or fixed case carries its one-sided exact p (Holm across the cases that
     moved) and is `credible` when that holds at alpha: most single-case moves of a noisy
     reviewer are not, and an unchanged run should list few credible ones.
     """
@@ -161,7 +161,7 @@ def case_flips(base: Summary, head: Summary, alpha: float = 0.05) -> list[CaseFl
 
 def _case_p(flip: CaseFlip, base: CaseSummary, head: CaseSummary) -> float:
     stratum: Stratum = (*_all_pass(head), *_all_pass(base))
-    return lower_midp([stratum]) if flip.kind == "regressed" else upper_midp([stratum])
+    return lower_p([stratum]) if flip.kind == "regressed" else upper_p([stratum])
 
 
 def _flip(cid: str, base: CaseSummary | None, head: CaseSummary | None) -> CaseFlip:
@@ -186,7 +186,7 @@ def _row(strata: list[Stratum]) -> RateRow:
 def _test(dim: str, strata: list[Stratum], row: RateRow) -> DimensionTest:
     both = [s for s in strata if s[1] and s[3]]
     return DimensionTest(dim, len(both), sum(s[2] for s in both), sum(s[3] for s in both),
-                         sum(s[0] for s in both), sum(s[1] for s in both), lower_midp(both), row.p_value,
+                         sum(s[0] for s in both), sum(s[1] for s in both), lower_p(both), row.p_value,
                          dip_probability(null_distribution(both)), row.status, row.label)
 
 

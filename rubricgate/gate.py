@@ -7,7 +7,7 @@ a removed fixture) are listed. So an `--only` run is judged against its own case
 
   strict       a dimension whose rate on the shared cases is below the baseline's (with a float
                tolerance) fails: the seeds' rule, right for a deterministic reviewer.
-  statistical  per dimension a one-sided stratified exact mid-p test (rubricgate/exact.py), Holm
+  statistical  per dimension a one-sided stratified exact test (rubricgate/exact.py), Holm
                across the dimensions, so an unchanged reviewer fails a run with probability at
                most 1 - gate.confidence over all three dimensions together.
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 
 from rubricgate import exitcodes
-from rubricgate.exact import Stratum, holm, lower_midp
+from rubricgate.exact import Stratum, holm, lower_p
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.baseline import Baseline, MeasuredWith
 from rubricgate.models.config import GateConfig
@@ -85,7 +85,7 @@ def judge_dimensions(rates: dict[str, RateRow], strata: dict[str, list[Stratum]]
                      shared: int) -> tuple[list[str], list[str]]:
     """Test (statistical, with Holm) or compare (strict) each dimension; label every row."""
     bounds = {d: drop_bound(s, gate.confidence) for d, s in strata.items()}
-    tested = {d: lower_midp(strata[d]) for d, b in bounds.items() if b is not None}
+    tested = {d: lower_p(strata[d]) for d, b in bounds.items() if b is not None}
     adjusted = holm(tested, 1 - gate.confidence) if gate.method == "statistical" else {}
     reasons, warnings = [], []
     for dim, bound in bounds.items():
@@ -180,7 +180,7 @@ def _reference(strata: list[Stratum], bound: DropBound) -> float:
 def _evidence(dim: str, strata: list[Stratum], bound: DropBound, p_adjusted: float | None, shared: int) -> str:
     x1, n1 = sum(s[0] for s in strata if s[1] and s[3]), bound.current_trials
     x0, n0 = sum(s[2] for s in strata if s[1] and s[3]), sum(s[3] for s in strata if s[1] and s[3])
-    test = "" if p_adjusted is None else f", stratified exact mid-p (Holm) {p_adjusted:.3g}"
+    test = "" if p_adjusted is None else f", stratified exact p (Holm) {p_adjusted:.3g}"
     return (f"{dim} {x1}/{n1} vs baseline {x0}/{n0} on {shared} shared case(s), "
             f"drop {bound.drop * 100:+.1f} points{test}")
 

@@ -151,9 +151,9 @@ def test_statistical_fails_only_on_significant_regressions() -> None:
     head = _summary({"a": [False] * 5, "b": [True] * 5})
     comparison = compare_summaries(base, head, STATISTICAL)
     assert comparison.decision.exit_code == 1
-    # 0/5 vs 5/5 given 5 passes in 10: P(X = 0) = 1/252; mid-p halves it; Holm over 3 dimensions.
-    assert comparison.tests[0].p_value == pytest.approx(0.5 / 252)
-    assert comparison.tests[0].p_holm == pytest.approx(3 * 0.5 / 252)
+    # 0/5 vs 5/5 given 5 passes in 10: P(X = 0) = 1/252 (one case: Fisher's exact p).
+    assert comparison.tests[0].p_value == pytest.approx(1 / 252)
+    assert comparison.tests[0].p_holm == pytest.approx(3 / 252)  # Holm over 3 dimensions
     flip = next(f for f in comparison.flips if f.case_id == "a")
     assert flip.credible
 

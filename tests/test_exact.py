@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import numpy as np
 import pytest
 import scipy.stats as sps
 
@@ -16,13 +17,13 @@ from rubricgate import exact
 @pytest.mark.parametrize("stratum", [(4, 3, 1, 3), (1, 3, -1, 3), (0, -1, 0, 3)])
 def test_impossible_counts_are_rejected(stratum) -> None:
     with pytest.raises(ValueError, match="passes"):
-        exact.lower_midp([stratum])
+        exact.lower_p([stratum])
 
 
-def test_no_informative_case_gives_p_one_half_of_the_point_mass() -> None:
-    # Nothing to compare: S is fixed, so P(S < s) = 0 and P(S = s) = 1 -> mid-p 0.5, never a regression.
-    assert exact.lower_midp([]) == 0.5
-    assert exact.lower_midp([(3, 3, 0, 0), (0, 0, 2, 2)]) == 0.5  # one side empty: skipped
+def test_no_informative_case_gives_p_one() -> None:
+    # Nothing to compare: S is fixed, so P(S >= s) = 1, never a regression.
+    assert exact.lower_p([]) == 1.0
+    assert exact.lower_p([(3, 3, 0, 0), (0, 0, 2, 2), (3, 3, 3, 3)]) == 1.0  # one side empty, degenerate
 
 
 # -- against scipy ----------------------------------------------------------------------------
@@ -33,28 +34,33 @@ def _scipy_tails(x1: int, n1: int, x0: int, n0: int) -> tuple[float, float]:
 
 
 @pytest.mark.parametrize("stratum", [(1, 4, 3, 4), (20, 30, 27, 30), (0, 5, 5, 5), (7, 9, 2, 3), (3, 3, 3, 3)])
-def test_one_case_is_the_hypergeometric_mid_p(stratum) -> None:
-    below, at = _scipy_tails(*stratum)
-    assert exact.lower_midp([stratum]) == pytest.approx(below + at / 2, rel=1e-9)
+def test_one_case_is_fishers_exact_test(stratum) -> None:
+    # One case: the score is monotone in the count, so P(S >= s) is Fisher's one-sided p. (Far
+    # from the tested direction the rounded scores of counts with no evidence tie at 0: p rounds up.)
     x1, n1, x0, n0 = stratum
-    fisher = sps.fisher_exact([[x1, n1 - x1], [x0, n0 - x0]], alternative="less").pvalue
+    less = sps.fisher_exact([[x1, n1 - x1], [x0, n0 - x0]], alternative="less").pvalue
+    greater = sps.fisher_exact([[x1, n1 - x1], [x0, n0 - x0]], alternative="greater").pvalue
+    below, at = _scipy_tails(*stratum)
+    assert below + at == pytest.approx(less, rel=1e-9)
+    for ours, fisher in ((exact.lower_p([stratum]), less), (exact.upper_p([stratum]), greater)):
+        assert ours == pytest.approx(fisher, rel=1e-9) if fisher < 0.5 else ours >= fisher - 1e-12
     low, point, _ = exact.null_distribution([stratum]).tails()
-    assert low + point == pytest.approx(fisher, rel=1e-9)  # the plain exact p is Fisher's
+    assert low + point == pytest.approx(less, rel=1e-9)
 
 
-def _brute_force(strata) -> tuple[float, float, float]:
-    """Enumerate every combination of per-case counts with scipy's pmfs."""
-    dists = []
+def _brute_force(strata, lower: bool) -> float:
+    """P(S >= observed) by enumerating every combination of per-case counts with scipy's pmfs,
+    S the sum of the library's per-case scores."""
+    dists, observed = [], 0
     for x1, n1, x0, n0 in strata:
         d = sps.hypergeom(n1 + n0, x1 + x0, n1)
-        support = range(max(0, x1 + x0 - n0), min(n1, x1 + x0) + 1)
-        dists.append([(v, d.pmf(v)) for v in support])
-    observed = sum(s[0] for s in strata)
-    tails = [0.0, 0.0, 0.0]
-    for combo in itertools.product(*dists):
-        s, p = sum(v for v, _ in combo), math.prod(q for _, q in combo)
-        tails[0 if s < observed else 1 if s == observed else 2] += p
-    return tuple(tails)
+        support = list(range(max(0, x1 + x0 - n0), min(n1, x1 + x0) + 1))
+        pmf = np.array([d.pmf(v) for v in support])
+        scores = exact.case_scores(pmf / pmf.sum(), lower) if len(support) > 1 else np.zeros(1, int)
+        observed += int(scores[x1 - support[0]])
+        dists.append(list(zip(scores, pmf)))
+    return sum(math.prod(q for _, q in combo) for combo in itertools.product(*dists)
+               if sum(v for v, _ in combo) >= observed)
 
 
 @pytest.mark.parametrize("strata", [
@@ -63,16 +69,35 @@ def _brute_force(strata) -> tuple[float, float, float]:
     [(2, 3, 3, 3)] * 4 + [(1, 3, 2, 3)] * 3,
 ])
 def test_several_cases_match_enumeration(strata) -> None:
-    below, at, above = _brute_force(strata)
-    assert exact.null_distribution(strata).tails() == pytest.approx((below, at, above), rel=1e-9, abs=1e-15)
-    assert exact.lower_midp(strata) == pytest.approx(below + at / 2, rel=1e-9)
-    assert exact.upper_midp(strata) == pytest.approx(above + at / 2, rel=1e-9)
+    assert exact.lower_p(strata) == pytest.approx(_brute_force(strata, True), rel=1e-9)
+    assert exact.upper_p(strata) == pytest.approx(_brute_force(strata, False), rel=1e-9)
+
+
+def test_a_case_that_broke_outright_weighs_more_than_a_stray_failure() -> None:
+    # The same pooled drop (2 failures more than before): one reliable case broke, or two
+    # coin-flip cases each lost a pass. The first is news; the plain count cannot tell them apart.
+    broke = [(0, 2, 2, 2)] + [(3, 3, 3, 3)] * 2
+    strays = [(1, 2, 2, 2), (1, 2, 2, 2), (3, 3, 3, 3)]
+    assert exact.lower_p(broke) < exact.lower_p(strays)
+
+
+def test_a_new_failure_in_a_case_that_never_fails_weighs_more_than_one_in_a_flaky_case() -> None:
+    stable = [(4, 5, 5, 5)] + [(3, 5, 2, 5)] * 3  # the new failure is in a case that was 5/5
+    flaky = [(5, 5, 5, 5), (2, 5, 3, 5), (3, 5, 2, 5), (3, 5, 2, 5)]  # ... in a 50% case
+    assert exact.lower_p(stable) < exact.lower_p(flaky)
+
+
+def test_the_fft_path_matches_direct_summation(monkeypatch) -> None:
+    strata = [(k % 4, 3, (k * 7) % 4, 3) for k in range(300)] + [(4, 5, 5, 5)] * 40
+    direct = exact.lower_p(strata), exact.upper_p(strata)
+    monkeypatch.setattr(exact, "_DIRECT_LIMIT", 0)
+    assert (exact.lower_p(strata), exact.upper_p(strata)) == pytest.approx(direct, abs=1e-12)
 
 
 def test_tiny_tails_do_not_underflow_to_zero() -> None:
     # 0/60 against 60/60: P = 1 / C(120, 60), about 1e-35; a 1 - cdf would read 0.
-    p = exact.lower_midp([(0, 60, 60, 60)])
-    assert p == pytest.approx(0.5 / math.comb(120, 60), rel=1e-9)
+    p = exact.lower_p([(0, 60, 60, 60)])
+    assert p == pytest.approx(1 / math.comb(120, 60), rel=1e-9)
     assert p > 0
 
 

@@ -124,7 +124,7 @@ def test_statistical_clear_drop_is_a_regression_with_holm_adjusted_p() -> None:
     decision, _, rates = _decide(base, {f"c{i}": (3, 5) for i in range(20)}, STATISTICAL)
     assert decision.exit_code == 1 and rates["verdict"].status == "regression"
     assert rates["verdict"].p_value is not None and rates["verdict"].p_value < 0.05
-    assert "stratified exact mid-p (Holm)" in decision.reasons[0]
+    assert "stratified exact p (Holm)" in decision.reasons[0]
 
 
 def test_statistical_equal_counts_are_no_change_only_when_the_bound_is_tight() -> None:

@@ -209,7 +209,7 @@ def test_statistical_gate_fails_a_consistent_break_with_enough_trials(tmp_path) 
     from rubricgate.pipeline import RunOptions, run_suite
 
     outcome = run_suite(RunOptions(repo=_gate_repo(tmp_path, "statistical", trials_in_baseline=5), trials=5))
-    # 5/10 vs a baseline of 10/10 (format 1: pooled): mid-p = 0.008, Holm x3 = 0.024 < 0.05.
+    # 5/10 vs a baseline of 10/10 (format 1: pooled): exact p = 0.016, Holm x3 = 0.049 < 0.05.
     assert outcome.exit_code == 1
     assert outcome.summary.rates["verdict"].status == "regression"
     row = outcome.summary.rates["verdict"]

@@ -114,7 +114,7 @@ def render_comparison(comparison: Comparison) -> str:
             f"  credible (p={flip.p_value:.3g})" if flip.credible else f"  within noise (p={flip.p_value:.3g})")
         lines.append(f"  {flip.kind.upper():<10} {flip.case_id}  {flip.base} -> {flip.head}{mark}")
         lines += [f"      {reason}" for reason in flip.reasons[:3]]
-    lines.append("per-case counts (stratified exact mid-p, one-sided, Holm across dimensions; "
+    lines.append("per-case counts (stratified exact test, one-sided, Holm across dimensions; "
                  "a case's p is Holm-adjusted over the cases that moved):")
     for t in comparison.tests:
         holm = "" if t.p_holm is None else f", Holm {t.p_holm:.3g}"

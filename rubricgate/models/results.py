@@ -111,7 +111,7 @@ class RateRow(StrictModel):
     baseline: float | None = None
     delta: float | None = None
     status: Literal["ok", "regression", "inconclusive", "no_baseline"] = "ok"
-    # The gate's evidence: Holm-adjusted mid-p (statistical), the upper confidence bound on the
+    # The gate's evidence: Holm-adjusted exact p (statistical), the upper confidence bound on the
     # drop over the shared cases, and the label the reports show (see rubricgate/gate.py).
     p_value: float | None = None
     drop_upper: float | None = None

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rubricgate.compare import summary_counts
 from rubricgate.errors import GateInputError
-from rubricgate.exact import holm, lower_midp, upper_midp
+from rubricgate.exact import holm, lower_p, upper_p
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import Summary
 from rubricgate.reports.comment import escape_md, pct, signed_pp
@@ -66,7 +66,7 @@ class Move:
     """A run-to-run change of one rate, and whether a test says it is real."""
 
     delta: float
-    p_value: float | None  # two-sided stratified exact mid-p on the shared cases, Holm across dimensions
+    p_value: float | None  # two-sided stratified exact p on the shared cases, Holm across dimensions
     changed: bool
 
 
@@ -79,7 +79,7 @@ def moves(prev: Summary, cur: Summary, confidence: float = 0.95) -> dict[str, Mo
     for dim in _dims([prev, cur]):
         strata = [(*after[c][dim], *before[c][dim]) for c in shared if dim in after[c] and dim in before[c]]
         if any(n1 and n0 for _, n1, _, n0 in strata):
-            raw[dim] = min(1.0, 2 * min(lower_midp(strata), upper_midp(strata)))
+            raw[dim] = min(1.0, 2 * min(lower_p(strata), upper_p(strata)))
     adjusted = holm(raw, 1 - confidence)
     out = {}
     for dim in _dims([prev, cur]):
