@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -154,3 +157,13 @@ def test_the_trend_draws_one_run_and_gaps_without_crashing():
     root = _svg(charts.trend_chart([rf.summary(), gap, rf.summary()]))
     assert len(_all(root, "polyline")) == 0 and len(_all(root, "g", "series")) == 3  # every line broken at run 2
     assert _svg(charts.trend_chart([]))
+
+
+def test_the_report_renders_with_no_plotting_library_importable():
+    # None in sys.modules makes `import matplotlib` raise ImportError, as if it were not installed.
+    probe = ("import sys; sys.modules['matplotlib'] = None\n"
+             "from tests import reports_fixtures as rf\n"
+             "from rubricgate.reports.html import render_html\n"
+             "print(render_html(rf.summary(), None, [rf.passing_summary()]).count('role=\"img\"'))")
+    got = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=Path(__file__).parents[1])
+    assert got.returncode == 0 and got.stdout.strip() == "3", got.stderr[-2000:]
