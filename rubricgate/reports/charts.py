@@ -110,6 +110,12 @@ def _legend_width(entries: list[tuple[str, str]]) -> float:
     return 34 + _CHAR * max((len(_fit(label, 24)) for label, _ in entries), default=0)
 
 
+_RATES_LEGEND = [("rate", f'<rect y="1" width="20" height="9" fill="{BLUE}"/>'),
+                 ("regression", f'<rect y="1" width="20" height="9" fill="{RED}"/>'),
+                 ("interval", f'<path d="M6 0H14M10 0V10M6 10H14" stroke="{GREY}" fill="none"/>'),
+                 ("baseline", f'<line x1="2" x2="18" y1="5" y2="5" stroke="{BLACK}" stroke-width="2.5"/>')]
+
+
 def rates_chart(summary: Summary) -> str:
     """Bars: each dimension's rate (red when it regressed) with its interval; a black tick: its baseline."""
     rows = list(summary.rates.items())
@@ -117,14 +123,10 @@ def rates_chart(summary: Summary) -> str:
     p = _Plot(left=64, top=34, width=_SLOT * max(len(rows), 1), low=low, high=high)
     bars = "".join(_bar(p, p.left + _SLOT * (i + 0.5), d, r) for i, (d, r) in enumerate(rows))
     empty = "" if rows else _text(p.left + p.width / 2, p.top + p.height / 2, "no rates")
-    entries = [("rate", f'<rect y="1" width="20" height="9" fill="{BLUE}"/>'),
-               ("regression", f'<rect y="1" width="20" height="9" fill="{RED}"/>'),
-               ("interval", f'<path d="M6 0H14M10 0V10M6 10H14" stroke="{GREY}" fill="none"/>'),
-               ("baseline", f'<line x1="2" x2="18" y1="5" y2="5" stroke="{BLACK}" stroke-width="2.5"/>')]
     title = "Pass rate per dimension against baseline"
     label = f"{title}: " + "; ".join(f"{d} {_pct(r.rate)} (baseline {_pct(r.baseline)})" for d, r in rows[:20])
-    width = max(p.left + p.width + 16 + _legend_width(entries), 8 + 8 * len(title))
-    body = _y_axis(p, "pass rate") + bars + empty + _legend(p.left + p.width + 16, p.top, entries)
+    width = max(p.left + p.width + 16 + _legend_width(_RATES_LEGEND), 8 + 8 * len(title))
+    body = _y_axis(p, "pass rate") + bars + empty + _legend(p.left + p.width + 16, p.top, _RATES_LEGEND)
     return _svg("chart-rates", label, (width, p.bottom + 30), title, body)
 
 
@@ -205,13 +207,12 @@ def trend_chart(summaries: list[Summary]) -> str:
     """One line per dimension across runs, oldest first, each with its own colour, dash and marker."""
     dims = sorted({d for s in summaries for d in s.rates})
     low, high = y_range([s.rates[d].rate for s in summaries for d in dims if d in s.rates])
-    p = _Plot(left=64, top=34, width=_SLOT * max(len(summaries), 1), low=low, high=high)
-    xs = [p.left + _SLOT * (i + 0.5) for i in range(len(summaries))]
+    step = max(24.0, min(_SLOT, 560 / max(len(summaries), 1)))  # a year of weekly runs still fits a page
+    p = _Plot(left=96, top=34, width=step * max(len(summaries), 1), low=low, high=high)  # room for slanted labels
+    xs = [p.left + step * (i + 0.5) for i in range(len(summaries))]
     series = [_series(p, xs, d, [s.rates[d].rate if d in s.rates else None for s in summaries], i)
               for i, d in enumerate(dims)]
-    names = [s.started_at[:16].replace("T", " ") or s.run_id for s in summaries]
-    ticks = "".join(_text(x, p.bottom + 14, _fit(n, 20), "end", f' transform="rotate(-35 {x:.1f} {p.bottom + 14:.1f})"')
-                    for x, n in zip(xs, names))
+    ticks = _run_labels(p, xs, summaries)
     entries = [(d, _swatch(i)) for i, d in enumerate(dims)]
     title = "Pass rate per dimension over runs"
     label = f"{title}: {len(summaries)} runs, {len(dims)} dimensions ({', '.join(dims[:20])})"
@@ -219,6 +220,13 @@ def trend_chart(summaries: list[Summary]) -> str:
     height = max(p.bottom + 110, p.top + 18 * len(dims) + 8)
     body = _y_axis(p, "pass rate") + ticks + "".join(series) + _legend(p.left + p.width + 16, p.top, entries)
     return _svg("chart-trend", label, (width, height), title, body)
+
+
+def _run_labels(p: _Plot, xs: list[float], summaries: list[Summary]) -> str:
+    """Each run's start (YYYY-MM-DD HH:MM), else its id, slanted under its x position."""
+    names = [s.started_at[:16].replace("T", " ") or s.run_id for s in summaries]
+    y = p.bottom + 14
+    return "".join(_text(x, y, _fit(n, 20), "end", f' transform="rotate(-35 {x:.1f} {y:.1f})"') for x, n in zip(xs, names))
 
 
 def _series(p: _Plot, xs: list[float], dim: str, rates: list[float | None], index: int) -> str:
