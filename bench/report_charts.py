@@ -2,9 +2,10 @@
 
 Each figure is a fresh process that imports the report module and renders the report once
 (3 trials per case, one failing case in 7, with a 5-run trend), so import cost and peak RSS
-count; "charts s" is drawing the three charts again in that process, imports paid. The baseline, measured in the same run, swaps in the matplotlib charts module of
---baseline-ref (the last commit before the SVG charts) when matplotlib is installed; without it
-the baseline rows say so and no ratio is printed. Median of --reps processes per row.
+count; "charts s" is drawing the three charts again in that process, imports paid. The
+baseline, measured in the same run, swaps in the matplotlib charts module of --baseline-ref
+(the last commit before the SVG charts) when matplotlib is installed; without it the baseline
+rows say so and no ratio is printed. Median of --reps processes per row.
 
     python bench/report_charts.py [--sizes 64,2000] [--reps 3] [--baseline-ref REF]
 """
