@@ -2,8 +2,8 @@
 measured in the same run.
 
 Baselines: a bare interpreter (`python -c pass`), the floor of any click + pydantic + PyYAML CLI
-(importing the three), and what importing pandas + matplotlib.pyplot costs on top of the floor
-(the eager import every command used to pay). Each command runs in a fresh process, medians of
+(importing the three), and, when both are installed, what importing pandas + matplotlib.pyplot
+costs on top of the floor (the eager import every command used to pay; neither is a dependency now). Each command runs in a fresh process, medians of
 --reps rounds, the rows interleaved; peak RSS is the child's ru_maxrss from wait4. `agents` asks every agent CLI on PATH
 for its version (those are other programs' start-ups), so it is measured twice: with the CLIs
 hidden (rubricgate's own cost) and with the real PATH.
@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from importlib.util import find_spec
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,8 +67,8 @@ def rows(env: dict[str, str], bare: dict[str, str]) -> list[tuple[str, list[str]
     return [
         ("python -c pass (baseline)", [PY, "-c", "pass"], env, False),
         ("import click+pydantic+yaml (floor)", [PY, "-c", "import click, pydantic, yaml"], env, False),
-        ("floor + pandas + matplotlib.pyplot", [PY, "-c", "import click, pydantic, yaml, pandas, matplotlib.pyplot"],
-         env, False),
+        *([("floor + pandas + matplotlib.pyplot", [PY, "-c", "import click, pydantic, yaml, pandas, matplotlib.pyplot"],
+            env, False)] if find_spec("pandas") and find_spec("matplotlib") else []),
         ("rubricgate --help", [*cli, "--help"], env, True),
         ("rubricgate validate", [*cli, "validate"], env, True),
         ("rubricgate changed --base HEAD", [*cli, "changed", "--base", "HEAD"], env, True),

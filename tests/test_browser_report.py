@@ -1,13 +1,15 @@
 """The HTML report in a real browser: headless Debian chromium.
 
 Checks the key elements after load, that the failures filter works, that transcript payloads
-(<script>, <img onerror>) execute nothing, and saves a screenshot as a test artifact. A canary
+(<script>, <img onerror>) execute nothing, that the inline SVG charts lay out with a real size,
+and saves a screenshot as a test artifact. A canary
 page with the same payload unescaped proves the detector would catch execution.
 Without chromium the test skips; with RUBRICGATE_REQUIRE_BROWSER=1 (set by .ci/run) it fails.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -88,6 +90,24 @@ def test_failures_filter_hides_passing_cases(chromium, tmp_path, report):
     filtered = _dom(chromium, tmp_path, report.as_uri() + "#failures")
     assert re.search(r'<tr class="case" data-failed="0" data-case="pass-weekly-revenue" hidden', filtered)
     assert not re.search(r'data-case="block-missing-description" hidden', filtered)
+
+
+# Measures every chart's laid-out box; it runs in a copy of the report without the CSP (which
+# admits only the report's own script), with the same markup and stylesheet.
+MEASURE = ("<script>document.body.setAttribute('data-boxes', JSON.stringify([].map.call("
+           "document.querySelectorAll('svg'), function (s) { var r = s.getBoundingClientRect();"
+           " return [s.id, Math.round(r.width), Math.round(r.height)]; })));</script></body>")
+
+
+def test_svg_charts_render_with_a_non_zero_box(chromium, tmp_path, report):
+    page = tmp_path / "measured.html"
+    html = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", report.read_text())
+    page.write_text(html.replace("</body>", MEASURE))
+    found = re.search(r'data-boxes="([^"]*)"', _run(chromium, tmp_path, "--window-size=1280,2400",
+                                                      "--virtual-time-budget=3000", "--dump-dom", page.as_uri()))
+    boxes = json.loads(found.group(1).replace("&quot;", '"'))
+    assert [b[0] for b in boxes] == ["chart-rates", "chart-grid", "chart-trend"]
+    assert all(w > 100 and h > 50 for _, w, h in boxes), boxes
 
 
 def test_screenshot_saved_as_artifact(chromium, tmp_path, report):

@@ -2,10 +2,14 @@
 every size from 1 to 2,000 trials: no error, bounds in order, exact 0 and 1 at the ends.
 
 The crash this guards against: Wilson's upper bound at x = n came out as 0.9999999999999999 for
-about a quarter of all n, below the rate, and matplotlib refused the negative error bar.
+about a quarter of all n, below the rate, and the plotting library of the time refused the
+negative error bar. The SVG charts must stay well-formed and inside their plot for all of them.
 """
 
 from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -14,6 +18,11 @@ from rubricgate.reports.charts import rates_chart, trend_chart
 from rubricgate.stats import cluster_interval, wilson
 
 N_MAX = 2000
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _axis(root: ET.Element) -> str:
+    return next(p.get("d") for p in root.iter(SVG + "path") if p.get("class") == "axis")
 
 
 def _suites(n: int) -> dict[str, list[tuple[int, int]]]:
@@ -61,10 +70,15 @@ def test_rates_chart_renders_every_suite_size(start: int) -> None:
     rows = {}
     for n in range(start, min(start + 250, N_MAX + 1)):
         rows.update(_rows(n))
-    assert rates_chart(_summary(rows)).startswith("data:image/png;base64,")
+    root = ET.fromstring(rates_chart(_summary(rows)))
+    top, bottom = (float(v) for v in re.match(r"M[\d.]+ ([\d.]+)V([\d.]+)", _axis(root)).groups())
+    bars = [el for el in root.iter(SVG + "rect") if el.get("class") == "bar"]
+    assert len(bars) == len(rows)
+    assert all(top <= float(b.get("y")) and float(b.get("y")) + float(b.get("height")) <= bottom + 0.01 for b in bars)
 
 
 def test_trend_chart_renders_all_pass_all_fail_and_mixed_runs() -> None:
     summaries = [_summary({"verdict": row}, f"r{i:02d}") for i, row in enumerate(_rows(1).values())]
     summaries += [_summary({"verdict": row}, f"r{i + 10:02d}") for i, row in enumerate(_rows(N_MAX).values())]
-    assert trend_chart(summaries).startswith("data:image/png;base64,")
+    root = ET.fromstring(trend_chart(summaries))
+    assert [g.get("data-dimension") for g in root.iter(SVG + "g") if g.get("class") == "series"] == ["verdict"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -136,9 +137,18 @@ def test_trend_flags_version_change_and_writes_chart(tmp_path):
     b = tmp_path / "b.json"
     a.write_text(rf.summary(run_id="w1").model_dump_json())
     b.write_text(rf.summary(run_id="w2", started_at="2026-01-08T00:00:00Z", agent_version="2.0.0").model_dump_json())
-    got = invoke("trend", str(b), str(a), "--chart", str(tmp_path / "t.png"))
+    got = invoke("trend", str(b), str(a), "--chart", str(tmp_path / "t.svg"))
     assert got.exit_code == 0 and "agent CLI version changed: 1.0.0 → 2.0.0" in got.output
-    assert (tmp_path / "t.png").read_bytes()[:4] == b"\x89PNG"
+    chart = ET.parse(tmp_path / "t.svg").getroot()
+    assert chart.get("id") == "chart-trend" and "2026-01-08 00:00" in "".join(chart.itertext())
+
+
+def test_trend_chart_asked_for_as_png_is_written_as_svg_beside_it(tmp_path):
+    a = tmp_path / "a.json"
+    a.write_text(rf.summary(run_id="w1").model_dump_json())
+    got = invoke("trend", str(a), "--chart", str(tmp_path / "t.png"))
+    assert got.exit_code == 0 and "the trend chart is SVG now" in got.output
+    assert not (tmp_path / "t.png").exists() and ET.parse(tmp_path / "t.svg").getroot().get("role") == "img"
 
 
 def test_changed_missing_base_exits_2_and_writes_no_output(ran, tmp_path):

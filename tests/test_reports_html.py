@@ -39,7 +39,7 @@ def test_self_contained_no_external_resources(page):
     link = '<p id="run-link"><a href="https://github.com/octo/repo/actions/runs/42">workflow run</a></p>'
     assert page.count(link) == 1
     assert not re.search(r'(src|href)="(?!data:|#)', page.replace(link, ""))
-    assert page.count('src="data:image/png;base64,') == 3  # rates, grid, trend
+    assert page.count('<svg xmlns="http://www.w3.org/2000/svg" id="chart-') == 3  # rates, grid, trend, inline
 
 
 def test_csp_admits_only_own_script_by_hash(page):

@@ -1,6 +1,6 @@
 """Commands for adopting rubricgate in a repository: init, record.
 
-Module imports stay light (no pandas, no matplotlib): `record` loads the run machinery only
+Module imports stay light (no numpy, no pipeline): `record` loads the run machinery only
 when it runs the new task.
 """
 

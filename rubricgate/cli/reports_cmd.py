@@ -119,7 +119,7 @@ def latest_run(repo: Path) -> Path:
 @main.command()
 @click.argument("summaries", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--chart", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write the trend chart as a PNG here.")
+              help="Also write the trend chart here, as SVG (a .png path is written as .svg beside it).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the markdown here.")
 def trend(summaries, chart, out) -> None:
@@ -136,16 +136,23 @@ def trend(summaries, chart, out) -> None:
     click.echo(text, nl=False)
 
 
+def _svg_path(chart: Path) -> Path:
+    """Where the SVG trend chart goes: it used to be a PNG, so workflows still passing
+    `--chart trend.png` get `trend.svg` (said on stderr) rather than SVG text in a .png file."""
+    if chart.suffix.lower() != ".png":
+        return chart
+    click.echo(f"--chart {chart}: the trend chart is SVG now; writing {chart.with_suffix('.svg')}", err=True)
+    return chart.with_suffix(".svg")
+
+
 def _write_outputs(text: str, out: Path | None, chart: Path | None, loaded) -> None:
     try:
         if out:
             out.write_text(text, encoding="utf-8")
         if chart:
-            import base64
-
             from rubricgate.reports.charts import trend_chart
 
-            chart.write_bytes(base64.b64decode(trend_chart(loaded).split(",", 1)[1]))
+            _svg_path(chart).write_text(trend_chart(loaded) + "\n", encoding="utf-8")
         step = os.environ.get("GITHUB_STEP_SUMMARY")
         if step:
             with open(step, "a", encoding="utf-8") as fh:

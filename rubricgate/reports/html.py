@@ -1,4 +1,4 @@
-"""The HTML report: one self-contained file (inline CSS, PNG data URIs, one inline script).
+"""The HTML report: one self-contained file (inline CSS, inline SVG charts, one inline script).
 
 Everything that came from a transcript or a case goes through `e()`. As a second line of
 defence a Content-Security-Policy admits only the report's own script, by hash, so even a
@@ -42,7 +42,7 @@ def _asset(name: str) -> str:
 
 def _csp(script: str) -> str:
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-    return (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; "
+    return (f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; "
             "base-uri 'none'; form-action 'none'")
 
 
@@ -128,12 +128,10 @@ def _noise_and_cost(s: Summary) -> str:
 
 
 def _charts(s: Summary, history: list[Summary]) -> str:
+    """The rates, grid and (given earlier runs) trend charts as inline SVG, each with its id."""
     legend = "".join(f'<span style="background:{c}"></span>{e(n)}' for n, c in charts.GRID_LEGEND.items())
-    imgs = [f'<img id="chart-rates" alt="rate per dimension against baseline" src="{charts.rates_chart(s)}">',
-            f'<img id="chart-grid" alt="case by trial outcomes" src="{charts.grid_chart(s)}">']
-    if history:
-        imgs.append(f'<img id="chart-trend" alt="rates over earlier runs" src="{charts.trend_chart([*history, s])}">')
-    return f'<h2>Charts</h2><div class="charts">{"".join(imgs)}</div><p class="legend">grid:{legend}</p>'
+    svgs = [charts.rates_chart(s), charts.grid_chart(s)] + ([charts.trend_chart([*history, s])] if history else [])
+    return f'<h2>Charts</h2><div class="charts">{"".join(svgs)}</div><p class="legend">grid:{legend}</p>'
 
 
 def _case_cost(tally: dict | None) -> str:
