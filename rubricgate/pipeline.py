@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import secrets as _random
 import tempfile
+import threading
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -88,26 +90,37 @@ def run_suite(options: RunOptions) -> RunOutcome:
     guard = TreeGuard.start(options.repo, _watch_exclude(options, loaded))
     ctx, state = start_run(options, loaded, jobs, agents, policy)
     CANCEL.reset()
+    warm_imports()
     try:
         results = run_jobs(ctx, jobs, options.jobs)
     except KeyboardInterrupt:  # keep what finished: a partial, readable report
         results, state.interrupted = list(ctx.results), True
     finally:
-        ctx.tree.remove(keep_trials=options.keep_workspaces)
         if not _all_sandboxed(policy, agents):  # in the sandbox nothing can escape its PID namespace
             sweep_orphans(guard.children)
-    ctx.tree_violations.extend(c for c in guard.changes() if c not in ctx.tree_violations)
-    state.tree_violations, state.not_run, state.budget = ctx.tree_violations, ctx.not_run, ctx.budget
-    summary = note_rejections(with_isolation(build_summary(loaded, jobs, results, state), policy),
-                              ctx.cache_rejected)
-    summary = annotate(summary, loaded, options.repo, os.environ)
+        # Every agent is dead: the run's temp folder goes while the reports are written.
+        cleanup = threading.Thread(target=ctx.tree.remove, kwargs={"keep_trials": options.keep_workspaces})
+        cleanup.start()
     try:
-        summary = write_run_reports(ctx, loaded, summary, options.repo)
+        ctx.tree_violations.extend(c for c in guard.changes() if c not in ctx.tree_violations)
+        state.tree_violations, state.not_run, state.budget = ctx.tree_violations, ctx.not_run, ctx.budget
+        summary = note_rejections(with_isolation(build_summary(loaded, jobs, results, state), policy),
+                                  ctx.cache_rejected)
+        summary = write_run_reports(ctx, loaded, annotate(summary, loaded, options.repo, os.environ), options.repo)
     finally:
+        cleanup.join()
         if not options.exits_after:  # ignored since the interrupt: the report is written
             restore_interrupts(ctx.saved_handlers)
     kept = ctx.tree.root if options.keep_workspaces else None
     return RunOutcome(summary, ctx.run_dir, summary.decision.exit_code, kept)
+
+
+def warm_imports() -> threading.Thread:
+    """Import what the gate needs after the trials (numpy) on a background thread while the
+    first trials run: a fixed cost taken off the run's critical path."""
+    thread = threading.Thread(target=importlib.import_module, args=("numpy",), daemon=True)
+    thread.start()
+    return thread
 
 
 def sandbox_policy(options: RunOptions, loaded: Loaded, agents: dict[str, Agent]) -> SandboxPolicy:
