@@ -135,7 +135,8 @@ def sandbox_policy(options: RunOptions, loaded: Loaded, agents: dict[str, Agent]
     hidden = hidden_paths(options.repo, _reports_root(options, loaded), options.cache_dir)
     # The temp folder is covered, not hidden: a script the agent runs from there is shown again.
     covered = (*real_home(), *hidden_paths(Path(tempfile.gettempdir())))
-    layers_reason = probe_overlay() if isolation == "bwrap" and not options.keep_workspaces else "not sandboxed"
+    layers_reason = ("not sandboxed" if isolation != "bwrap" else
+                     "--keep-workspaces keeps full copies" if options.keep_workspaces else probe_overlay())
     policy = SandboxPolicy(isolation=isolation, hidden=hidden, covered=covered,
                            network=cfg.sandbox_network == "shared", reason=reason,
                            layers=not layers_reason, layers_reason=layers_reason)
@@ -194,7 +195,8 @@ def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job], agents: dict
     ctx.agent_versions = state.agent_versions  # one --version per CLI per run, shared with the cache
     ctx.events.emit("run_started", run_id=run_id, total_trials=len(jobs), cases=len({j.case.id for j in jobs}),
                     case_trials={j.case.id: j.trial for j in jobs},  # last planned trial = count per case
-                    agents=state.agent_versions)
+                    agents=state.agent_versions,
+                    workspaces="overlay" if policy.layers else f"copy ({policy.layers_reason})")
     return ctx, state
 
 

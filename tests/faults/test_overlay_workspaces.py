@@ -80,12 +80,16 @@ def test_every_trial_sees_a_pristine_tree_whatever_the_last_one_did(tmp_path: Pa
         assert trial["snapshots_visible"] == [], trial  # the lower layer is out of reach
         assert trial["remount"] != 0 and trial["umount"] != 0, trial  # no capability to remount
     assert Path("/proc/self/mountinfo").read_text() == mounts_before
+    started = json.loads((out.run_dir / "events.jsonl").read_text().splitlines()[0])
+    assert started["workspaces"] == "overlay"
 
 
 @pytest.mark.usefixtures("bwrap_ready")
 def test_keep_workspaces_keeps_full_copies(tmp_path: Path) -> None:
     repo = repo_for(tmp_path, VANDAL)
     out = run_suite(RunOptions(repo=repo, keep_workspaces=True))
+    started = json.loads((out.run_dir / "events.jsonl").read_text().splitlines()[0])
+    assert started["workspaces"].startswith("copy")
     try:
         assert all(not trial["overlay_cwd"] for trial in _seen(out.run_dir))
         kept = [p for p in out.workspaces.rglob("planted.txt")]
