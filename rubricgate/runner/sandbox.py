@@ -24,6 +24,7 @@ import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -136,13 +137,25 @@ def needed_paths(argv: Sequence[str], env: Mapping[str, str], policy: SandboxPol
     """What the agent needs to run that a covered folder (HOME, /tmp) would hide: the install
     prefixes of PATH entries and of the program, and files named in argv (a script it runs).
     Nothing inside a hidden folder (repository, reports, cache) is ever shown again."""
-    candidates = [Path(p) for p in env.get("PATH", "").split(os.pathsep) if p.startswith("/")]
     program = shutil.which(argv[0], path=env.get("PATH")) if argv else None
-    candidates += [Path(program)] if program else []
+    candidates = [Path(program)] if program else []
     candidates += [Path(a) for a in argv[1:] if a.startswith("/") and Path(a).is_file()]
-    covered = [*policy.covered, Path("/tmp")]
-    prefixes = [install_prefix(p) for p in candidates if _under_any(p, covered) and p.exists()]
-    return [p for p in prefixes if not _overlaps(p, policy.hidden)]
+    return [*_path_prefixes(env.get("PATH", ""), policy.covered, policy.hidden),
+            *_shown_prefixes(tuple(candidates), policy.covered, policy.hidden)]
+
+
+@lru_cache(maxsize=64)
+def _path_prefixes(path_var: str, covered: tuple[Path, ...], hidden: tuple[Path, ...]) -> tuple[Path, ...]:
+    # The same for every trial of a run: computed once (it resolves every PATH entry).
+    entries = tuple(Path(p) for p in path_var.split(os.pathsep) if p.startswith("/"))
+    return _shown_prefixes(entries, covered, hidden)
+
+
+def _shown_prefixes(candidates: tuple[Path, ...], covered: tuple[Path, ...],
+                    hidden: tuple[Path, ...]) -> tuple[Path, ...]:
+    roots = [*covered, Path("/tmp")]
+    prefixes = [install_prefix(p) for p in candidates if _under_any(p, roots) and p.exists()]
+    return tuple(p for p in prefixes if not _overlaps(p, hidden))
 
 
 def install_prefix(path: Path) -> Path:
@@ -157,12 +170,18 @@ def install_prefix(path: Path) -> Path:
     return real
 
 
+def _within(path: Path, root: Path) -> bool:
+    """path is root or lies under it (string test: Path.parents is slow on a per-trial path)."""
+    p, r = str(path), str(root).rstrip("/")
+    return p == r or p.startswith(r + "/") or r == ""
+
+
 def _under_any(path: Path, roots: Sequence[Path]) -> bool:
-    return any(path == r or r in path.parents for r in roots)
+    return any(_within(path, r) for r in roots)
 
 
 def _overlaps(path: Path, roots: Sequence[Path]) -> bool:
-    return any(path == r or r in path.parents or path in r.parents for r in roots)
+    return any(_within(path, r) or _within(r, path) for r in roots)
 
 
 def hidden_paths(repo: Path, *others: Path | None) -> tuple[Path, ...]:
