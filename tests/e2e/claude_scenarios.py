@@ -7,7 +7,6 @@ so one server can answer a whole suite run, each case differently, through the r
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import json
 import time
@@ -65,8 +64,10 @@ def review_correctly(conv: Conversation, path: str, turn: int) -> Reply:
 
 
 def lacks_description(conv: Conversation, path: str) -> bool:
-    """Read the reviewed skill in the client's workspace and look for a frontmatter description."""
-    parts = Path(_abs(conv, path)).read_text(encoding="utf-8").split("---")
+    """Look for a frontmatter description in what the CLI's Read returned (the first tool
+    result), as a model would: the workspace exists only inside the agent's sandbox."""
+    results = conv.tool_results()
+    parts = (results[0] if results else "").split("---")
     return len(parts) < 3 or "description:" not in parts[1]
 
 
