@@ -15,15 +15,18 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rubricgate.errors import GateInputError
 from rubricgate.yaml_json import load_model
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.baseline import Baseline, BaselineChange, CaseCount, MeasuredWith
-from rubricgate.models.results import Summary
-from rubricgate.records.files import write_json_atomic
-from rubricgate.stats import counted
 from rubricgate.validation import did_you_mean
+
+# `validate` only reads the baseline: the run's result models (stats, records) load with the
+# update functions that need them, not on every start (bench/startup.py).
+if TYPE_CHECKING:
+    from rubricgate.models.results import Summary
 
 EPS = 1e-6
 # Re-measuring an unchanged setup pools the trials instead of replacing them: keeping the best of
@@ -57,6 +60,8 @@ def load_baseline(path: Path, display: str) -> Baseline:
 
 def summary_counts(summary: Summary) -> CaseCounts:
     """Per case and dimension, passes and trials over the trials that count (not errored/not run)."""
+    from rubricgate.stats import counted
+
     out: CaseCounts = {}
     for case in summary.cases:
         trials = [t for t in case.trials if counted(t)]
@@ -170,4 +175,6 @@ def reviewer_fingerprint(per_file: dict[str, str]) -> str:
 
 def write_baseline(path: Path, baseline: Baseline) -> None:
     """Atomic, like every file a run writes: an interrupted update never leaves half a baseline."""
+    from rubricgate.records.files import write_json_atomic
+
     write_json_atomic(path, baseline.model_dump(mode="json", exclude_none=False))

@@ -10,7 +10,7 @@ from rubricgate.config import load_config
 from rubricgate.errors import GateInputError, GateInputErrors, collect
 from rubricgate.models.baseline import Baseline
 from rubricgate.models.config import Config
-from rubricgate.models.results import CaseSpec
+from rubricgate.models.case import CaseSpec
 from rubricgate.rubric import RubricSpec, load_rubric
 from rubricgate.suite import load_suite
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.models.config import Config
-from rubricgate.models.results import CaseSpec
+from rubricgate.models.case import CaseSpec
 from rubricgate.models.task import Expect, FixtureExpect, Rubric, TaskFile
 from rubricgate.paths import safe_relpath
 from rubricgate.rubric import RubricSpec

@@ -1,5 +1,11 @@
 """The CLI never shows a traceback: an internal error is one line and exit 2."""
 
+import json
+import os
+import subprocess
+import sys
+
+import pytest
 from click.testing import CliRunner
 
 from rubricgate.cli import main
@@ -73,3 +79,62 @@ def test_commands_that_draw_nothing_import_neither_pandas_nor_numpy(repo):
              "print(codes, sorted(m for m in ('pandas', 'numpy') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", probe, str(repo)], capture_output=True, text=True)
     assert proc.stdout.strip().splitlines()[-1] == "[0, 0, 0] []", proc.stderr
+
+
+# What the fast commands must never load (issue 12 item 5, issue 13 item 2): each is a start-up
+# cost bench/startup.py measured on these paths before, so a regression fails here, not in a timing.
+HEAVY = ["numpy", "pandas", "matplotlib", "rubricgate.pipeline", "rubricgate.exact", "rubricgate.gate",
+         "rubricgate.stats", "rubricgate.models.results", "rubricgate.reports.html", "rubricgate.reports.terminal",
+         "rubricgate.reports.trend", "rubricgate.records.files"]
+# Per command, on top of HEAVY: what it has no use for at all.
+NOT_NEEDED = {
+    "help": ["pydantic", "yaml", "rubricgate.models.base", "rubricgate.cli.core"],
+    "validate": ["rubricgate.reports.progress", "rubricgate.runner.sandbox"],
+    "changed": ["rubricgate.agents", "rubricgate.load", "rubricgate.suite", "rubricgate.cli.core",
+                "rubricgate.models.transcript"],
+    "agents": ["rubricgate.models.config", "rubricgate.models.transcript", "rubricgate.load", "rubricgate.cli.core"],
+}
+_PROBE = """import json, sys
+from rubricgate.cli import main
+argv, names = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+try:
+    main(argv)
+except SystemExit as exit:
+    code = exit.code
+print(json.dumps({"code": code, "loaded": [m for m in names if m in sys.modules]}))
+"""
+
+
+def _fresh_run(argv: list[str], names: list[str], path: str | None = None) -> dict:
+    """Run one command in a fresh interpreter; its exit code and which of `names` it imported."""
+    env = {**os.environ, **({"PATH": path} if path is not None else {})}
+    proc = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(argv), json.dumps(names)],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("command", sorted(NOT_NEEDED))
+def test_fast_commands_do_not_import_heavy_modules(command, repo, tmp_path):
+    """--help, validate, changed and agents each start without numpy, the pipeline or the run's models."""
+    argv = {"help": ["--help"], "validate": ["validate", "--repo", str(repo)],
+            "changed": ["changed", "--base", "main", "--repo", str(repo)], "agents": ["agents"]}[command]
+    names = HEAVY + NOT_NEEDED[command]
+    got = _fresh_run(argv, names, path=str(tmp_path / "no-clis") if command == "agents" else None)
+    assert got == {"code": 0, "loaded": []}
+
+
+def test_probe_sees_what_a_command_imports(repo):
+    """The probe can fail: `compare`'s module loads the statistics, which the fast commands must not."""
+    got = _fresh_run(["compare", "--help"], ["rubricgate.cli.compare_cmd", "pydantic"])
+    assert got == {"code": 0, "loaded": ["rubricgate.cli.compare_cmd", "pydantic"]}
+
+
+def test_agents_with_a_cli_found_still_skips_the_run_modules(tmp_path):
+    """An installed CLI loads its adapter to ask its version, but not the runner's heavy modules."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "claude").write_text('#!/bin/sh\necho "2.1.112 (Claude Code)"\n')
+    (bin_dir / "claude").chmod(0o755)
+    got = _fresh_run(["agents"], HEAVY + ["rubricgate.agents.claude"], path=str(bin_dir))
+    assert got == {"code": 0, "loaded": ["rubricgate.agents.claude"]}

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 from rubricgate.agents.base import Agent, AgentRequest
-from rubricgate.models.config import AgentConfig
+
+if TYPE_CHECKING:  # `rubricgate agents` lists the adapters without loading the config models
+    from rubricgate.models.config import AgentConfig
 
 # name -> "module:Class"; modules are imported lazily so a broken optional adapter
 # cannot stop the builtin from running.

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from rubricgate.models.transcript import Transcript
-from rubricgate.runner.sandbox import SandboxPolicy
+# Annotations only: `validate` and `agents` load this interface without the transcript models and
+# the sandbox (bench/startup.py); the adapters and the runner import what they use.
+if TYPE_CHECKING:
+    from rubricgate.models.transcript import Transcript
+    from rubricgate.runner.sandbox import SandboxPolicy
 
 
 @dataclass

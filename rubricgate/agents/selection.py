@@ -15,7 +15,7 @@ from typing import Protocol
 from rubricgate.agents import ADAPTERS, Agent, get_agent
 from rubricgate.errors import GateInputError
 from rubricgate.models.config import AgentConfig, Config
-from rubricgate.models.results import CaseSpec
+from rubricgate.models.case import CaseSpec
 from rubricgate.runner.environment import build_env
 
 Factory = Callable[[str, AgentConfig], Agent]  # pipeline passes its own get_agent (a test seam)

@@ -16,7 +16,7 @@ from importlib import resources
 from pydantic import ValidationError
 
 from rubricgate.models.base import StrictModel
-from rubricgate.models.results import AgentSupport
+from rubricgate.models.agent_support import AgentSupport
 
 VERSIONS_FILE = "rubricgate/agents/tested_versions.json"
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")

@@ -10,7 +10,6 @@ import click
 from rubricgate.agents import ADAPTERS, get_agent
 from rubricgate.agents.support import support_of, version_ranges
 from rubricgate.cli.app import main
-from rubricgate.models.config import AgentConfig
 
 # Adapters that drive no external binary, and why.
 _NO_BINARY = {"builtin": "embedded reviewer", "replay": "recorded transcripts (agent.replay_dir)",
@@ -61,6 +60,8 @@ _SUPPORT_NOTE = {"tested": "ok, tested version", "in_range": "ok, within the tes
 
 
 def _version(name: str) -> str | None:
+    from rubricgate.models.config import AgentConfig  # only when a CLI is found: the table needs no config
+
     # A broken adapter module must not hide the rest of the table.
     try:
         return get_agent(name, AgentConfig(name=name)).version()

@@ -20,7 +20,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "agents": ("rubricgate.cli.agents_cmd",
                "List agent adapters: CLI found on PATH, its version, the tested range; warn outside it."),
     "baseline": ("rubricgate.cli.core", "Inspect or update baseline.json."),
-    "changed": ("rubricgate.cli.reports_cmd",
+    "changed": ("rubricgate.cli.changed_cmd",
                 "Say whether any gated file changed since BASE; exit 2 when BASE is not in this clone."),
     "compare": ("rubricgate.cli.compare_cmd",
                 "Per-case flips, the stratified exact test per dimension (Holm), and a decision."),

@@ -9,25 +9,18 @@ from pathlib import Path
 
 import click
 
-from rubricgate import exitcodes
 from rubricgate.agents.selection import check_agents
 from rubricgate.cli.app import main
-from rubricgate.config import find_repo
+from rubricgate.cli.options import config_option, fail_input, repo_option
+from rubricgate.cli.options import repo_root as _repo
 from rubricgate.errors import GateInputError, GateInputErrors
+from rubricgate.load import load_all
 from rubricgate.models.baseline import Baseline
 from rubricgate.models.config import Config
 from rubricgate.models.task import FixtureExpect, TaskFile
-from rubricgate.load import load_all
-from rubricgate.reports.progress import Progress
-from rubricgate.reports.terminal import render_terminal
 
-
-def fail_input(exc: GateInputError | GateInputErrors) -> None:
-    """Print one line per problem and exit 2: never a traceback."""
-    errors = exc.errors if isinstance(exc, GateInputErrors) else [exc]
-    for err in errors:
-        click.echo(f"error: {err.one_line()}", err=True)
-    sys.exit(exitcodes.CANNOT_JUDGE)
+# `validate` (and `schema`) share this module with `run`: the terminal report, the progress line
+# and the pipeline are imported inside the commands that use them (bench/startup.py).
 
 
 def run_suite(options):
@@ -48,21 +41,12 @@ def _sigterm_as_interrupt(*_: object) -> None:
     raise KeyboardInterrupt
 
 
-repo_option = click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=None,
-                           help="Repository root (default: nearest folder with rubricgate.yaml).")
-config_option = click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-                             default=None, help="Config file (default: <repo>/rubricgate.yaml).")
-
 cache_option = click.option("--cache", is_flag=True,
                             help="Reuse stored answers of unchanged (reviewer, case, agent, model, trial).")
 cache_dir_option = click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                                 help="Cache folder for --cache (default: config cache_dir, else ~/.cache/rubricgate).")
 max_cost_option = click.option("--max-cost", type=click.FloatRange(min=0), default=None, metavar="USD",
                                help="Stop starting trials once this much is spent; the rest are not run (exit 2).")
-
-
-def _repo(repo: Path | None) -> Path:
-    return (repo or find_repo(Path.cwd())).resolve()
 
 
 @main.command()
@@ -94,6 +78,8 @@ def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, ca
         outcome = run_shard(options) if shard else run_suite(options)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
+    from rubricgate.reports.terminal import render_terminal
+
     click.echo(render_terminal(outcome.summary, str(outcome.run_dir)))
     if outcome.workspaces is not None:
         click.echo(f"workspaces kept: {outcome.workspaces}/<trial>/ (the trial's folder is in events.jsonl)")
@@ -104,6 +90,8 @@ def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, ca
 
 def _listeners(label: str | None = None) -> list:
     """Live progress on stderr (a TTY gets a status line, CI logs one line per case)."""
+    from rubricgate.reports.progress import Progress
+
     return [Progress(sys.stderr, label=label)]
 
 

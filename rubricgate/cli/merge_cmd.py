@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from rubricgate.cli.app import main
-from rubricgate.cli.core import _repo, config_option, fail_input, repo_option
+from rubricgate.cli.options import config_option, fail_input, repo_option
+from rubricgate.cli.options import repo_root as _repo
 from rubricgate.errors import GateInputError, GateInputErrors
 
 

@@ -1,4 +1,4 @@
-"""Commands: regrade, report, publish, trend, changed (the reports people read, and their CI loop)."""
+"""Commands: regrade, report, publish, trend (the reports people read); `changed` is in changed_cmd.py."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 import click
 
 from rubricgate import exitcodes
-from rubricgate.changed import changed_files, gated_paths
 from rubricgate.cli.app import main
-from rubricgate.cli.core import _repo, config_option, fail_input, repo_option
+from rubricgate.cli.options import config_option, fail_input, repo_option
+from rubricgate.cli.options import repo_root as _repo
 from rubricgate.config import load_config
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.records.files import read_summary
@@ -20,7 +20,7 @@ from rubricgate.reports.github import DEFAULT_LABEL, GitHubError, GitHubTarget, 
 from rubricgate.reports.trend import load_summaries, render_trend
 
 # regrade and report load the pipeline, the statistics (numpy) and the charts: imported inside
-# those commands, so `changed` (a CI gate on every pull request) starts in a fraction of a second.
+# those commands, so the light ones here do not pay for them.
 
 run_dir_arg = click.argument("run_dir", type=click.Path(path_type=Path))
 artifact_option = click.option("--artifact", default=DEFAULT_ARTIFACT, show_default=True,
@@ -159,38 +159,3 @@ def _write_outputs(text: str, out: Path | None, chart: Path | None, loaded) -> N
                 fh.write(text + "\n")
     except OSError as exc:
         raise GateInputError(str(exc.filename), "", f"cannot write: {exc.strerror}", "choose a writable path") from exc
-
-
-@main.command()
-@click.option("--base", required=True, help="The revision the change is measured from (e.g. origin/main).")
-@repo_option
-@config_option
-def changed(base, repo, config_path) -> None:
-    """Say whether any gated file changed since BASE; exit 2 when BASE is not in this clone.
-
-    Gated: the reviewer folder, the tasks and fixtures folders, the baseline and rubricgate.yaml.
-    Writes `changed=true|false` to $GITHUB_OUTPUT when that is set.
-    """
-    root = _repo(repo)
-    try:
-        result = changed_files(root, base, gated_paths(load_config(root, config_path)))
-        _github_output(result.changed)
-    except (GateInputError, GateInputErrors) as exc:
-        fail_input(exc)
-    if result.changed:
-        click.echo(f"changed: {len(result.files)} gated file(s) since {base} (merge base {result.merge_base[:12]})")
-        for name in result.files:
-            click.echo(f"  {name}")
-    else:
-        click.echo(f"unchanged: no gated file changed since {base} (merge base {result.merge_base[:12]})")
-
-
-def _github_output(is_changed: bool) -> None:
-    target = os.environ.get("GITHUB_OUTPUT")
-    if not target:
-        return
-    try:
-        with open(target, "a", encoding="utf-8") as fh:
-            fh.write(f"changed={'true' if is_changed else 'false'}\n")
-    except OSError as exc:
-        raise GateInputError(target, "GITHUB_OUTPUT", f"cannot append: {exc.strerror}", "unset it or fix the path") from exc

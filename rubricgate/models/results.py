@@ -6,8 +6,11 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+# CaseSpec and AgentSupport live in their own modules so `validate` and `agents` load them
+# without every result and transcript model (bench/startup.py); they stay importable from here.
+from rubricgate.models.agent_support import AgentSupport
 from rubricgate.models.base import Outcome, StrictModel, Tier
-from rubricgate.models.task import Expect, Rubric
+from rubricgate.models.case import CaseSpec
 from rubricgate.models.transcript import Attempt
 from rubricgate.models.verdict import Finding
 
@@ -51,26 +54,6 @@ class TrialResult(StrictModel):
     run_error: str = ""  # the run ended in an error even though a verdict was graded
     notes: list[str] = Field(default_factory=list)  # stream cross-checks (turn counts, ...)
     findings: list[Finding] = Field(default_factory=list)  # the verdict's findings, as the reviewer wrote them
-
-
-class CaseSpec(StrictModel):
-    """A runnable case: a task file or a fixture, resolved and validated."""
-
-    id: str
-    source: Literal["task", "fixture"]
-    origin: str  # repo-relative file the case came from
-    why: str = ""
-    review: list[str]  # as the task file names them (the source paths)
-    files: dict[str, str] = Field(default_factory=dict)  # overlays, keyed by workspace (neutral) path
-    # What the reviewer sees instead of the suite's own paths: reviewed paths in the workspace,
-    # and every file copied in from the suite, {workspace path: repo source path}.
-    workspace_review: list[str] = Field(default_factory=list)
-    workspace_paths: dict[str, str] = Field(default_factory=dict)
-    expect: Expect
-    rubric: Rubric
-    trials: int = 1
-    tags: list[str] = Field(default_factory=list)
-    agent: str | None = None
 
 
 class CaseSummary(StrictModel):
@@ -144,18 +127,6 @@ class CacheRejection(StrictModel):
     case_id: str
     trial: int
     reason: str
-
-
-class AgentSupport(StrictModel):
-    """An agent CLI's reported version against the range CI tests (agents/tested_versions.json)."""
-
-    version: str | None = None
-    tested_oldest: str
-    tested_newest: str
-    # tested: one of the two versions CI runs; in_range: between them; untested: outside the
-    # range; unknown: no version could be read or parsed.
-    status: Literal["tested", "in_range", "untested", "unknown"]
-    warning: str = ""
 
 
 class Summary(StrictModel):

@@ -1,0 +1,49 @@
+"""Command: changed (the CI gate run on every pull request, so it loads only git, the config and
+path matching: not the suite, the agents, the reports or numpy; bench/startup.py)."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from rubricgate.changed import changed_files, gated_paths
+from rubricgate.cli.app import main
+from rubricgate.cli.options import config_option, fail_input, repo_option, repo_root
+from rubricgate.config import load_config
+from rubricgate.errors import GateInputError, GateInputErrors
+
+
+@main.command()
+@click.option("--base", required=True, help="The revision the change is measured from (e.g. origin/main).")
+@repo_option
+@config_option
+def changed(base, repo, config_path) -> None:
+    """Say whether any gated file changed since BASE; exit 2 when BASE is not in this clone.
+
+    Gated: the reviewer folder, the tasks and fixtures folders, the baseline and rubricgate.yaml.
+    Writes `changed=true|false` to $GITHUB_OUTPUT when that is set.
+    """
+    root = repo_root(repo)
+    try:
+        result = changed_files(root, base, gated_paths(load_config(root, config_path)))
+        _github_output(result.changed)
+    except (GateInputError, GateInputErrors) as exc:
+        fail_input(exc)
+    if result.changed:
+        click.echo(f"changed: {len(result.files)} gated file(s) since {base} (merge base {result.merge_base[:12]})")
+        for name in result.files:
+            click.echo(f"  {name}")
+    else:
+        click.echo(f"unchanged: no gated file changed since {base} (merge base {result.merge_base[:12]})")
+
+
+def _github_output(is_changed: bool) -> None:
+    target = os.environ.get("GITHUB_OUTPUT")
+    if not target:
+        return
+    try:
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(f"changed={'true' if is_changed else 'false'}\n")
+    except OSError as exc:
+        raise GateInputError(target, "GITHUB_OUTPUT", f"cannot append: {exc.strerror}", "unset it or fix the path") from exc

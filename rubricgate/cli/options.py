@@ -1,0 +1,35 @@
+"""What several command modules share: the --repo/--config options and the exit-2 error printer.
+
+Kept apart from cli/core.py so a light command (`changed`) does not import the suite loader,
+the agent adapters and the terminal report with them (bench/startup.py).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from rubricgate import exitcodes
+from rubricgate.config import find_repo
+from rubricgate.errors import GateInputError, GateInputErrors
+
+
+def fail_input(exc: GateInputError | GateInputErrors) -> None:
+    """Print one line per problem and exit 2: never a traceback."""
+    errors = exc.errors if isinstance(exc, GateInputErrors) else [exc]
+    for err in errors:
+        click.echo(f"error: {err.one_line()}", err=True)
+    sys.exit(exitcodes.CANNOT_JUDGE)
+
+
+def repo_root(repo: Path | None) -> Path:
+    """--repo, else the nearest folder (from the working directory up) holding rubricgate.yaml."""
+    return (repo or find_repo(Path.cwd())).resolve()
+
+
+repo_option = click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=None,
+                           help="Repository root (default: nearest folder with rubricgate.yaml).")
+config_option = click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+                             default=None, help="Config file (default: <repo>/rubricgate.yaml).")

@@ -1,0 +1,30 @@
+"""A runnable case, as the suite loader builds it from a task file or a fixture."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from rubricgate.models.base import StrictModel
+from rubricgate.models.task import Expect, Rubric
+
+
+class CaseSpec(StrictModel):
+    """A runnable case: a task file or a fixture, resolved and validated."""
+
+    id: str
+    source: Literal["task", "fixture"]
+    origin: str  # repo-relative file the case came from
+    why: str = ""
+    review: list[str]  # as the task file names them (the source paths)
+    files: dict[str, str] = Field(default_factory=dict)  # overlays, keyed by workspace (neutral) path
+    # What the reviewer sees instead of the suite's own paths: reviewed paths in the workspace,
+    # and every file copied in from the suite, {workspace path: repo source path}.
+    workspace_review: list[str] = Field(default_factory=list)
+    workspace_paths: dict[str, str] = Field(default_factory=dict)
+    expect: Expect
+    rubric: Rubric
+    trials: int = 1
+    tags: list[str] = Field(default_factory=list)
+    agent: str | None = None
