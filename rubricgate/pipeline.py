@@ -22,7 +22,7 @@ from rubricgate.records.events import EventListener, EventLog
 from rubricgate.runner.cache import CACHE_DIR, note_rejections, resolve_cache_dir, signing_key
 from rubricgate.reports.explain import annotate
 from rubricgate.runner.environment import build_env, secret_values
-from rubricgate.runner.process import CANCEL, sweep_orphans
+from rubricgate.runner.process import CANCEL, child_pids, sweep_orphans
 from rubricgate.runner.overlay import probe_overlay
 from rubricgate.runner.sandbox import (SandboxPolicy, SandboxUnavailable, hidden_paths, hidden_argument,
                                        real_home, resolve_isolation)
@@ -86,8 +86,10 @@ def run_suite(options: RunOptions) -> RunOutcome:
     options = _with_cache_dir(options, loaded.config.cache_dir)  # before anything is written
     jobs = plan(loaded, options)
     agents = build_agents(jobs, loaded.config, options.agent, factory=get_agent)
+    known = child_pids()  # before the sandbox probes: their leftovers are this run's to reap
     policy = sandbox_policy(options, loaded, agents)
-    guard = TreeGuard.start(options.repo, _watch_exclude(options, loaded))
+    guard = TreeGuard.start(options.repo, _watch_exclude(options, loaded), adopt=not _all_sandboxed(policy, agents),
+                            known=known)
     ctx, state = start_run(options, loaded, jobs, agents, policy)
     CANCEL.reset()
     warm_imports()
@@ -96,8 +98,10 @@ def run_suite(options: RunOptions) -> RunOutcome:
     except KeyboardInterrupt:  # keep what finished: a partial, readable report
         results, state.interrupted = list(ctx.results), True
     finally:
-        if not _all_sandboxed(policy, agents):  # in the sandbox nothing can escape its PID namespace
-            sweep_orphans(guard.children)
+        # Copy-only: kill and reap escaped descendants. In the sandbox none can outlive its PID
+        # namespace, but a process that adopts orphans (an earlier copy-only run) also inherits
+        # each sandbox's init when bwrap exits without reaping it: reap those zombies too.
+        sweep_orphans(guard.children)
         # Every agent is dead: the run's temp folder goes while the reports are written.
         cleanup = threading.Thread(target=ctx.tree.remove, kwargs={"keep_trials": options.keep_workspaces})
         cleanup.start()

@@ -93,11 +93,15 @@ class TreeGuard:
         self.repo, self.exclude, self.before, self.children = repo, exclude, before, children
 
     @classmethod
-    def start(cls, repo: Path, exclude: set[str]) -> "TreeGuard":
+    def start(cls, repo: Path, exclude: set[str], adopt: bool = True, known: set[int] | None = None) -> "TreeGuard":
+        """Digest the tree; `adopt` (copy-only runs) makes orphaned descendants come back to
+        this process, to be swept at the end (in the sandbox none can outlive its namespace).
+        `known`: this process's children from before the run (default: now), never swept."""
         from rubricgate.runner.process import adopt_orphans, child_pids
 
-        adopt_orphans()  # copy-only: orphaned descendants come back to us, to be swept at the end
-        return cls(repo, exclude, digest_tree(repo, exclude), child_pids())
+        if adopt:
+            adopt_orphans()
+        return cls(repo, exclude, digest_tree(repo, exclude), child_pids() if known is None else known)
 
     def changes(self) -> list[str]:
         """What differs from the start, by content, mode, link target or presence."""

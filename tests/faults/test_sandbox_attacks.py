@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from rubricgate.pipeline import RunOptions, run_suite
+from rubricgate.runner.process import adopt_orphans
 from tests.conftest import make_repo
 from tests.faults.reviewers import live_pids_with, snapshot_bytes, use_reviewer, write_reviewer
 
@@ -197,3 +199,19 @@ except OSError as exc:
         server.close()
     text = json.loads(next((out.run_dir / "transcripts").glob("*.json")).read_text())["final_text"]
     assert expected in text
+
+
+def _zombie_children() -> set[int]:
+    out = subprocess.run(["ps", "-o", "pid=,stat=", "--ppid", str(os.getpid())], capture_output=True, text=True).stdout
+    return {int(pid) for pid, stat in (line.split() for line in out.splitlines()) if stat.startswith("Z")}
+
+
+def test_a_sandboxed_run_leaves_no_zombie_in_a_process_that_adopts_orphans(tmp_path: Path) -> None:
+    # bwrap exits without reaping its namespace's init; in a subreaper (this test process after a
+    # copy-only run) each trial would leave one zombie behind, 2,000 on a 2,000-trial run.
+    adopt_orphans()
+    repo = repo_for(tmp_path, "pass")
+    before = _zombie_children()
+    out = run_suite(RunOptions(repo=repo, trials=3))
+    assert out.exit_code == 0 and out.summary.isolation == "bwrap"
+    assert _zombie_children() - before == set()
