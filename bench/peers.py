@@ -58,14 +58,18 @@ class Measure:
 
 def run_measured(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> Measure:
     """Wall, CPU (the process and every descendant it waited for) and peak RSS of one command."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    if code:
-        tail = proc.stderr.read().decode(errors="replace").strip().splitlines()[-1:] if proc.stderr else []
-        print(f"  ! {' '.join(argv[:4])}... exited {code}: {tail}", file=sys.stderr)
+    # stderr to a file, not a pipe: nobody reads a pipe until the end, and a 2,000-case run's
+    # progress lines fill its 64 KB and block the command being measured.
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        code = os.waitstatus_to_exitcode(status)
+        if code:
+            err.seek(0)
+            tail = err.read().decode(errors="replace").strip().splitlines()[-1:]
+            print(f"  ! {' '.join(argv[:4])}... exited {code}: {tail}", file=sys.stderr)
     return Measure(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, code)
 
 
@@ -186,10 +190,11 @@ def rubricgate_row(repo: Path, jobs: int) -> Measure:
 
 
 def copy_source(repo: Path) -> Path:
-    """The floor copies what a workspace holds: the tree without .git."""
+    """The floor copies what a workspace holds: the tree without .git and without the suite (a
+    blind workspace has no task files; copying them would make the floor grow with the suite)."""
     staged = repo.parent / "staged"
     if not staged.exists():
-        shutil.copytree(repo, staged, ignore=shutil.ignore_patterns(".git", "reports"))
+        shutil.copytree(repo, staged, ignore=shutil.ignore_patterns(".git", "reports", "evals"))
     return staged
 
 
