@@ -96,7 +96,7 @@ class Workspace:
     def remove(self) -> None:
         """Delete the trial's folders unless asked to keep them (--keep-workspaces)."""
         if not self.keep:
-            shutil.rmtree(self.folder, ignore_errors=True)
+            remove_tree(self.folder)
 
 
 class RunTree:
@@ -140,10 +140,33 @@ class RunTree:
     def remove(self, keep_trials: bool = False) -> None:
         """Delete the run's temp folder; with keep_trials only the snapshot goes."""
         if keep_trials:
-            shutil.rmtree(self.root / "base", ignore_errors=True)
-            shutil.rmtree(self.sources, ignore_errors=True)
+            remove_tree(self.root / "base")
+            remove_tree(self.sources)
         else:
-            shutil.rmtree(self.root, ignore_errors=True)
+            remove_tree(self.root)
+
+
+def remove_tree(path: Path) -> None:
+    """Delete a folder, making unreadable subfolders ours to delete first: overlayfs leaves its
+    `work/work` folder with mode 000, which a non-root user cannot list (rmtree would leave the
+    whole trial folder behind in /tmp). Anything else that resists stays, as before."""
+    def make_writable(func, failed: str, _exc) -> None:
+        parent = os.path.dirname(failed)
+        for folder in (failed, parent):
+            try:
+                os.chmod(folder, 0o700)
+            except OSError:
+                return
+        shutil.rmtree(failed, ignore_errors=True) if os.path.isdir(failed) else _unlink(failed)
+
+    shutil.rmtree(path, onerror=make_writable)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        return
 
 
 def _place(target: Path, write) -> None:
