@@ -80,11 +80,18 @@ def probe_overlay(scratch_parent: Path | None = None) -> str:
 
 def _run_probe(overlay: Overlay) -> str:
     argv = [*overlay.prefix(), "test", "-f", str(overlay.target / "f")]
+    problem = probe_command(argv)
+    return f"cannot mount an overlay in a user namespace: {problem}" if problem else ""
+
+
+def probe_command(argv: list[str]) -> str:
+    """'' when argv runs and exits 0 within PROBE_TIMEOUT_S; else its last stderr line (or why
+    it could not start). Shared by the sandbox's and the overlay's start-up probes."""
     try:
         res = subprocess.run(argv, capture_output=True, timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"cannot mount an overlay: {exc}"
+        return f"cannot start: {exc}"
     if res.returncode != 0:
-        detail = res.stderr.decode(errors="replace").strip().splitlines()[-1:] or [f"exit {res.returncode}"]
-        return f"cannot mount an overlay in a user namespace: {detail[0]}"
+        detail = res.stderr.decode(errors="replace").strip().splitlines()[-1:]
+        return detail[0] if detail else f"exit {res.returncode}"
     return ""

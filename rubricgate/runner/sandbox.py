@@ -21,18 +21,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from rubricgate.runner.overlay import Overlay
+from rubricgate.runner.overlay import Overlay, probe_command
 
 SandboxSetting = Literal["auto", "bwrap", "none"]
 Isolation = Literal["bwrap", "copy-only"]
-PROBE_TIMEOUT_S = 10.0
 # Its own user namespace, as an unprivileged uid even when the harness is root: the agent holds no
 # privilege over the host, and a CLI that sandboxes its own tools (Codex runs bubblewrap itself)
 # can create the nested namespace it needs, which a capability-less root cannot.
@@ -71,14 +69,8 @@ def probe_bwrap(bwrap: str | None = None) -> str:
         return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
     argv = [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", *USER_NS,
             "--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "true"]
-    try:
-        res = subprocess.run(argv, capture_output=True, timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"bubblewrap cannot start: {exc}"
-    if res.returncode != 0:
-        detail = res.stderr.decode(errors="replace").strip().splitlines()[-1:] or [f"exit {res.returncode}"]
-        return f"bubblewrap cannot start a sandbox here: {detail[0]}{_userns_hint(detail[0])}"
-    return ""
+    problem = probe_command(argv)
+    return f"bubblewrap cannot start a sandbox here: {problem}{_userns_hint(problem)}" if problem else ""
 
 
 def _userns_hint(detail: str) -> str:
