@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 
-
 class _LazyNumpy:
     """numpy, imported on first use: `run` warms it in the background while the first trials
     run (pipeline.warm_imports), so its ~0.1 s import is not paid at start-up."""
@@ -46,6 +45,7 @@ class _LazyNumpy:
 
 
 np = _LazyNumpy()
+
 # One case: (current passes, current trials, reference passes, reference trials).
 Stratum = tuple[int, int, int, int]
 

@@ -18,10 +18,12 @@ blocked), `probe_overlay` says why and trials fall back to a copy.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 PROBE_TIMEOUT_S = 10.0
@@ -47,9 +49,13 @@ class Overlay:
 
     def prefix(self) -> list[str]:
         """The argv that mounts the overlay in a new user + mount namespace, then execs the rest."""
-        unshare = shutil.which("unshare") or "unshare"
-        return [unshare, "--user", "--map-root-user", "--mount", "sh", "-c", _MOUNT, "sh", self.options(),
+        return [_unshare(), "--user", "--map-root-user", "--mount", "sh", "-c", _MOUNT, "sh", self.options(),
                 str(self.target)]
+
+
+@lru_cache(maxsize=1)
+def _unshare() -> str:
+    return shutil.which("unshare") or "unshare"  # looked up once, not on every trial
 
 
 def layer_folders(folder: Path, name: str) -> tuple[Path, Path, Path, Path]:
@@ -75,7 +81,7 @@ def probe_overlay(scratch_parent: Path | None = None) -> str:
         overlay = Overlay((base,), *layer_folders(root, "m")[1:])
         return _run_probe(overlay)
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        remove_tree(root)
 
 
 def _run_probe(overlay: Overlay) -> str:
@@ -95,3 +101,28 @@ def probe_command(argv: list[str]) -> str:
         detail = res.stderr.decode(errors="replace").strip().splitlines()[-1:]
         return detail[0] if detail else f"exit {res.returncode}"
     return ""
+
+
+def remove_tree(path: Path) -> None:
+    """Delete a folder, making unreadable subfolders ours to delete first: overlayfs leaves its
+    `work/work` folder with mode 000, which a non-root user cannot list (rmtree would leave the
+    whole trial folder behind in /tmp). Anything else that resists stays."""
+    def make_writable(func, failed: str, _exc) -> None:
+        for folder in (failed, os.path.dirname(failed)):
+            try:
+                os.chmod(folder, 0o700)
+            except OSError:
+                return
+        if os.path.isdir(failed):
+            remove_tree(Path(failed))
+        else:
+            _unlink(failed)
+
+    shutil.rmtree(path, onerror=make_writable)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        return

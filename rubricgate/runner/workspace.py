@@ -25,7 +25,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from rubricgate.runner.overlay import Overlay, layer_folders
+from rubricgate.runner.overlay import Overlay, layer_folders, remove_tree
 
 # Never copied into a workspace: version control, run outputs and caches.
 SKIP_DIRS = {".git", "node_modules", "__pycache__", ".pytest_cache", ".rubricgate-cache", ".venv"}
@@ -144,29 +144,6 @@ class RunTree:
             remove_tree(self.sources)
         else:
             remove_tree(self.root)
-
-
-def remove_tree(path: Path) -> None:
-    """Delete a folder, making unreadable subfolders ours to delete first: overlayfs leaves its
-    `work/work` folder with mode 000, which a non-root user cannot list (rmtree would leave the
-    whole trial folder behind in /tmp). Anything else that resists stays, as before."""
-    def make_writable(func, failed: str, _exc) -> None:
-        parent = os.path.dirname(failed)
-        for folder in (failed, parent):
-            try:
-                os.chmod(folder, 0o700)
-            except OSError:
-                return
-        shutil.rmtree(failed, ignore_errors=True) if os.path.isdir(failed) else _unlink(failed)
-
-    shutil.rmtree(path, onerror=make_writable)
-
-
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        return
 
 
 def _place(target: Path, write) -> None:

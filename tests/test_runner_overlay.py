@@ -1,4 +1,4 @@
-"""runner/workspace.py: trial folders are removed whole, even what overlayfs leaves unreadable."""
+"""runner/overlay.py: trial and probe folders are removed whole, even what overlayfs leaves unreadable."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rubricgate.runner.workspace import remove_tree
+from rubricgate.runner.overlay import probe_overlay, remove_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = """
@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-from rubricgate.runner.workspace import remove_tree
+from rubricgate.runner.overlay import probe_overlay, remove_tree
 target = Path(sys.argv[2])
 remove_tree(target)
 print("left" if target.exists() else "gone")
@@ -64,3 +64,30 @@ def test_an_unreadable_subfolder_like_overlayfs_work_is_removed(open_tmp: Path) 
 
 def test_a_missing_folder_is_not_an_error(tmp_path: Path) -> None:
     remove_tree(tmp_path / "never-made")
+
+
+PROBE = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from rubricgate.runner.overlay import probe_overlay
+print(repr(probe_overlay(Path(sys.argv[2]))))
+"""
+
+
+def test_the_start_up_probe_leaves_nothing_behind(open_tmp: Path) -> None:
+    problem = probe_overlay()
+    if problem and os.environ.get("RUBRICGATE_REQUIRE_SANDBOX") != "1":
+        pytest.skip(f"no overlay mounts here: {problem}")
+    shared = open_tmp / "shared"
+    shutil.copytree(ROOT / "rubricgate", shared / "rubricgate", ignore=shutil.ignore_patterns("__pycache__"))
+    scratch = open_tmp / "scratch"
+    scratch.mkdir()
+    if os.geteuid() == 0:
+        for path in (open_tmp, scratch, *shared.rglob("*"), shared):
+            os.chown(path, 65534, 65534)
+    python = "/usr/bin/python3" if os.geteuid() == 0 and Path("/usr/bin/python3").exists() else sys.executable
+    out = subprocess.run(_as_unprivileged([python, "-c", PROBE, str(shared), str(scratch)]),
+                         capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "''", out.stderr  # the overlay mounted ...
+    assert list(scratch.iterdir()) == []  # ... and its probe folder, work/work included, is gone
