@@ -16,7 +16,7 @@ FIXTURES = sorted(p.parent.relative_to(ROOT / "fixtures").as_posix() for p in (R
 
 # Runs inside the sandbox: walk the workspace, HOME, TMPDIR and /tmp; read the environment.
 SNOOP = r'''
-import os, re, json
+import os, re, json, sys
 from pathlib import Path
 needles = NEEDLES
 hits = []
@@ -25,8 +25,15 @@ for path_text in [str(Path.cwd()), os.environ.get("HOME", ""), os.environ.get("T
     for word in needles["path_words"]:
         if re.search(rf"(^|[/_.-]){word}([/_.-]|$)", path_text, re.I):
             hits.append(f"path {path_text} names {word}")
+# The reviewer's own interpreter install is shown read-only so it can run; when the checkout and
+# its venv sit under /tmp it is walked too, and its packages (numpy's "pass" test data,
+# rubricgate's own init templates) are not the suite's answer key.
+own = tuple(os.path.realpath(p) + "/" for p in {sys.prefix, sys.base_prefix})
 for root in roots:
     for dirpath, dirs, files in os.walk(root):
+        if (os.path.realpath(dirpath) + "/").startswith(own):
+            dirs[:] = []
+            continue
         for name in dirs + files:
             rel = os.path.join(dirpath, name)
             for word in needles["path_words"]:
