@@ -12,7 +12,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 import reports_fixtures as rf  # noqa: E402
 
 from rubricgate.errors import GateInputError  # noqa: E402
+from rubricgate.reports import html as html_module  # noqa: E402
 from rubricgate.reports.html import render_html, write_html  # noqa: E402
+from rubricgate.reports.replay import trial_failed  # noqa: E402
 
 
 @pytest.fixture
@@ -81,3 +83,23 @@ def test_noise_and_cost_section_lists_flaky_cases_intervals_and_spend():
 
 def test_unreported_cost_says_so():
     assert "cost not reported" in render_html(rf.summary(cost={}))
+
+
+def test_past_the_inline_budget_passing_trials_link_their_transcript_failing_ones_stay_inline(tmp_path, monkeypatch):
+    run = rf.write_run_dir(tmp_path / "run")
+    summary = rf.summary()
+    trials = [(c.id, t) for c in summary.cases for t in c.trials]
+    passing = [t for _, t in trials if not trial_failed(t)]
+    failing = [t for _, t in trials if trial_failed(t)]
+    assert len(passing) >= 2 and failing  # the fixture has both, or this test proves nothing
+    read: list[str] = []
+    real_load = html_module._load
+    monkeypatch.setattr(html_module, "_load", lambda d, t: read.append(t.transcript) or real_load(d, t))
+    monkeypatch.setattr(html_module, "INLINE_PASSING", 1)
+    page = render_html(summary, run)
+    links = re.findall(r'<p class="muted not-inlined">[^<]*<a href="([^"]+)">', page)
+    assert len(links) == len(passing) - 1  # the first passing trial is still inlined
+    assert set(read) == {t.transcript for t in [*failing, passing[0]] if t.transcript}
+    for t in failing:  # a failing trial's timeline is never left out, however many there are
+        assert t.transcript not in links
+    assert all((run / link).is_file() for link in links)  # each link opens the trial's transcript

@@ -25,6 +25,10 @@ from rubricgate.records.files import read_transcript
 
 MAX_TEXT = 20_000  # a runaway final message should not make the report unusable
 MAX_INPUT = 2_000
+# Passing trials whose tool timeline is inlined; failing trials always are. A 2,000-trial run
+# would otherwise read every transcript and write a page of megabytes that opens slowly; the
+# rest link to their transcript files.
+INLINE_PASSING = 200
 
 
 def e(value: object) -> str:
@@ -208,14 +212,27 @@ def _trial_meta(t: TrialResult) -> str:
             f" · {t.duration_s:.1f}s · {t.input_tokens}+{t.output_tokens} tokens</p>{f'<ul>{warn}</ul>' if warn else ''}")
 
 
-def _trial(run_dir: Path | None, t: TrialResult, mapping: dict[str, str] | None = None) -> str:
-    transcript = _load(run_dir, t)
-    body = (_timeline(transcript) + f'<h4>final message</h4><pre class="final">{e(_clip(transcript.final_text, MAX_TEXT))}</pre>'
-            if transcript else '<p class="muted">transcript not available</p>')
+def _trial(run_dir: Path | None, t: TrialResult, mapping: dict[str, str] | None = None, inline: bool = True) -> str:
     failed = trial_failed(t)
+    body = _transcript_body(run_dir, t) if inline or failed else _transcript_link(t)
     return (f'<details class="trial" data-failed="{int(failed)}"{" open" if failed else ""}>'
             f"<summary>trial {t.trial}: {e(t.outcome)} {'— FAILED' if failed else ''}</summary>"
             f"{_trial_meta(t)}{_grades(t)}<h4>findings</h4>{_findings(t, mapping or {})}{body}</details>")
+
+
+def _transcript_body(run_dir: Path | None, t: TrialResult) -> str:
+    transcript = _load(run_dir, t)
+    if transcript is None:
+        return '<p class="muted">transcript not available</p>'
+    return (_timeline(transcript) + '<h4>final message</h4>'
+            f'<pre class="final">{e(_clip(transcript.final_text, MAX_TEXT))}</pre>')
+
+
+def _transcript_link(t: TrialResult) -> str:
+    if not t.transcript:
+        return '<p class="muted">transcript not available</p>'
+    return (f'<p class="muted not-inlined">passing trial past the first {INLINE_PASSING}: timeline not inlined, '
+            f'see <a href="{e(t.transcript)}">{e(t.transcript)}</a></p>')
 
 
 def _load(run_dir: Path | None, t: TrialResult) -> Transcript | None:
@@ -226,12 +243,15 @@ def _load(run_dir: Path | None, t: TrialResult) -> Transcript | None:
 
 
 def _details(s: Summary, run_dir: Path | None) -> str:
-    parts = []
+    parts, passing = [], 0
     for c in failing_first(s.cases):
         failed = any(trial_failed(t) for t in c.trials)
-        trials = "".join(_trial(run_dir, t, c.workspace_paths) for t in c.trials)
+        trials = []
+        for t in c.trials:
+            passing += not trial_failed(t)
+            trials.append(_trial(run_dir, t, c.workspace_paths, inline=passing <= INLINE_PASSING))
         parts.append(f'<section class="case-detail" id="case-{e(c.id)}" data-failed="{int(failed)}">'
-                     f"<h3>{e(c.id)}</h3>{trials}</section>")
+                     f"<h3>{e(c.id)}</h3>{''.join(trials)}</section>")
     return "<h2>Trials</h2>" + "".join(parts)
 
 

@@ -2,9 +2,9 @@
 hard wall-clock timeout that kills the whole group, stdout streamed to a file under a byte cap.
 
 The agent's stdout can be arbitrarily large (a runaway model loop) and its children can outlive
-it (a tool that spawned a server). So: stdout goes to disk through a pump thread that stops
-writing at the cap but keeps draining the pipe (a blocked pipe would hang the child), stderr is
-kept as a bounded tail for the one-line error, and the group is killed on timeout and once more
+it (a tool that spawned a server). So: stdout goes to disk and stops being written at the cap
+but is still drained (a blocked pipe would hang the child), stderr is kept as a bounded tail for
+the one-line error (both read by the trial's own thread: runner/streams.py), and the group is killed on timeout and once more
 after exit so no grandchild survives the run. A descendant that left the group with setsid()
 (a daemonizing tool server) is found by a per-run token in its inherited environment and killed
 too. The output cap stops the run: past it nothing more can be kept, so running on only burns
@@ -22,17 +22,15 @@ import subprocess
 import threading
 import time
 import uuid
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from rubricgate.runner.sandbox import SandboxPolicy, wrap
+from rubricgate.runner.streams import CappedSink, StderrTail, Streams, Wake, Watch
 
-STDERR_TAIL_BYTES = 8192
 KILL_GRACE_S = 2.0
-_CHUNK = 65536
+DRAIN_TIMEOUT_S = 5.0
 RUN_TOKEN_VAR = "RUBRICGATE_RUN_TOKEN"  # inherited by every descendant; finds setsid() escapees
 _PROC = Path("/proc")
 
@@ -49,72 +47,6 @@ class ProcessResult:
     stdout_bytes: int = 0
     start_error: str = ""  # non-empty when the executable could not be started
     stopped: str = ""  # non-empty when the harness's watch callback ended the run
-
-
-Watch = Callable[[bytes], "str | None"]
-
-
-class _CappedPump(threading.Thread):
-    """Copy a pipe to a file up to `cap` bytes, then keep reading and discard the rest.
-
-    With a `watch` callback every complete line is shown to it; a non-empty return value
-    is a reason to stop the run (the harness enforcing a limit the CLI does not have).
-    """
-
-    def __init__(self, src: IO[bytes], dst: IO[bytes], cap: int, watch: Watch | None = None) -> None:
-        super().__init__(daemon=True)
-        self.src, self.dst, self.cap, self.watch = src, dst, cap, watch
-        self.written = 0
-        self.truncated = False
-        self.stop_reason = ""
-        self.on_stop: Callable[[], object] = lambda: None  # wakes the supervisor at once
-        self._partial = b""
-
-    def run(self) -> None:
-        for chunk in iter(lambda: self.src.read1(_CHUNK), b""):
-            room = self.cap - self.written
-            if room > 0:
-                self.dst.write(chunk[:room])
-                self.written += min(room, len(chunk))
-            if self.watch is not None and not self.stop_reason:
-                self._feed(chunk[:max(room, 0)])
-            if len(chunk) > max(room, 0) and not self.truncated:
-                self.truncated = True
-                self.stop_reason = self.stop_reason or f"output_cap: stdout exceeded the cap of {self.cap} bytes"
-                self.on_stop()
-        self.dst.flush()
-
-    def _feed(self, chunk: bytes) -> None:
-        lines = (self._partial + chunk).split(b"\n")
-        # Keep the unfinished tail, bounded so one endless line cannot grow memory.
-        self._partial = lines.pop()[-self.cap:]
-        for line in lines:
-            reason = self.watch(line) if self.watch else None
-            if reason:
-                self.stop_reason = reason
-                self.on_stop()
-                return
-
-
-class _TailPump(threading.Thread):
-    """Keep the last `cap` bytes of a pipe (stderr): enough for an error line, bounded memory."""
-
-    def __init__(self, src: IO[bytes], cap: int = STDERR_TAIL_BYTES) -> None:
-        super().__init__(daemon=True)
-        self.src, self.cap = src, cap
-        self.chunks: deque[bytes] = deque()
-        self.size = 0
-
-    def run(self) -> None:
-        for chunk in iter(lambda: self.src.read1(_CHUNK), b""):
-            self.chunks.append(chunk)
-            self.size += len(chunk)
-            while self.size - len(self.chunks[0]) >= self.cap:
-                self.size -= len(self.chunks.popleft())
-
-    def text(self) -> str:
-        data = b"".join(self.chunks)[-self.cap:]
-        return data.decode("utf-8", errors="replace")
 
 
 def kill_group(pgid: int, grace_s: float = KILL_GRACE_S,
@@ -198,8 +130,9 @@ def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeo
         except OSError as exc:
             return ProcessResult(None, False, False, "", time.monotonic() - started,
                                  start_error=_start_error(argv[0], exc))
-        pump = _CappedPump(proc.stdout, out, output_cap_bytes, watch)  # type: ignore[arg-type]
-        return _supervise(proc, pump, timeout_s, started, token, sandboxed=sandbox is not None and sandbox.enforced)
+        sink = CappedSink(out, output_cap_bytes, watch)
+        return _supervise(proc, sink, started + timeout_s, started, token,
+                          sandboxed=sandbox is not None and sandbox.enforced)
 
 
 def _start_error(program: str, exc: OSError) -> str:
@@ -227,11 +160,29 @@ def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], sandbox: Sand
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, pass_fds=(read_fd,))
     finally:
         os.close(read_fd)
-    threading.Thread(target=_feed_args, args=(write_fd, payload), daemon=True).start()
+    _feed_args(write_fd, payload)
     return proc
 
 
 def _feed_args(fd: int, payload: bytes) -> None:
+    """Hand bwrap its arguments: at once when they fit the pipe (the usual few KB), else from a
+    thread, as bwrap reads them only after it started."""
+    os.set_blocking(fd, False)
+    try:
+        sent = os.write(fd, payload)
+    except BlockingIOError:
+        sent = 0
+    except OSError:  # bwrap died before reading: its exit status reports that
+        os.close(fd)
+        return
+    if sent == len(payload):
+        os.close(fd)
+        return
+    os.set_blocking(fd, True)
+    threading.Thread(target=_write_rest, args=(fd, payload[sent:]), daemon=True).start()
+
+
+def _write_rest(fd: int, payload: bytes) -> None:
     try:
         _write_all(fd, payload)
     except OSError:  # bwrap died before reading: its exit status reports that
@@ -246,23 +197,19 @@ def _write_all(fd: int, payload: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def _supervise(proc: subprocess.Popen[bytes], pump: _CappedPump, timeout_s: float,
+def _supervise(proc: subprocess.Popen[bytes], sink: CappedSink, deadline: float,
                started: float, token: str, sandboxed: bool) -> ProcessResult:
     """Wait with a deadline, kill on timeout / a watch stop / Ctrl-C, always sweep at the end."""
-    tail = _TailPump(proc.stderr)  # type: ignore[arg-type]
-    wake = threading.Event()
-    pump.on_stop = wake.set
-    pump.start()
-    tail.start()
-    threading.Thread(target=lambda: (proc.wait(), wake.set()), daemon=True).start()
+    tail, wake = StderrTail(), Wake()
+    streams = Streams(proc, sink, tail, wake)
     CANCEL.register(wake)
     try:
-        wake.wait(timeout=max(started + timeout_s - time.monotonic(), 0))
+        streams.wait(deadline)
     finally:
         CANCEL.unregister(wake)
-    timed_out = proc.poll() is None and not pump.stop_reason and not CANCEL.event.is_set()
+    timed_out = proc.poll() is None and not sink.stop_reason and not CANCEL.event.is_set()
     if CANCEL.event.is_set() and proc.poll() is None:
-        pump.stop_reason = "interrupted: the run was stopped"
+        sink.stop_reason = "interrupted: the run was stopped"
     # The sandbox ends with its PID namespace; without one, the group and the token sweep
     # make sure no background child outlives the trial.
     if sandboxed:
@@ -271,12 +218,18 @@ def _supervise(proc: subprocess.Popen[bytes], pump: _CappedPump, timeout_s: floa
     exit_code = proc.wait()
     if not sandboxed:
         kill_escapees(token)
-    pump.join(timeout=5)
-    tail.join(timeout=5)
+    try:
+        streams.drain(DRAIN_TIMEOUT_S)
+    finally:
+        streams.close()
+        wake.close()
+        proc.stdout.close()  # type: ignore[union-attr]
+        proc.stderr.close()  # type: ignore[union-attr]
+    sink.dst.flush()
     return ProcessResult(
-        exit_code=None if timed_out or pump.stop_reason else exit_code, timed_out=timed_out,
-        stdout_truncated=pump.truncated, stderr_tail=tail.text(),
-        duration_s=time.monotonic() - started, stdout_bytes=pump.written, stopped=pump.stop_reason,
+        exit_code=None if timed_out or sink.stop_reason else exit_code, timed_out=timed_out,
+        stdout_truncated=sink.truncated, stderr_tail=tail.text(),
+        duration_s=time.monotonic() - started, stdout_bytes=sink.written, stopped=sink.stop_reason,
     )
 
 

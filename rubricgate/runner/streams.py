@@ -1,0 +1,163 @@
+"""An agent's stdout and stderr, read in the thread that runs its trial: one epoll loop, no pumps.
+
+A trial used to start four helper threads (a stdout pump, a stderr pump, an exit waiter and the
+sandbox's argument feeder). Each costs a thread start and, worse, GIL hand-offs on every chunk:
+with 16 trials at once the interpreter spent more time passing the lock around than parsing.
+Here the trial's own thread waits on the two pipes, the process's pidfd (readable once it
+exits) and a wake pipe (Ctrl-C) with one `select`, and the deadline is the select's timeout.
+
+Same contract as before: stdout goes to a file up to a byte cap and is drained (never left to
+block the agent) past it; every complete stdout line is shown to a `watch` callback whose
+reason stops the run; stderr keeps a bounded tail for the one-line error.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import IO
+
+STDERR_TAIL_BYTES = 8192
+_CHUNK = 65536
+
+Watch = Callable[[bytes], "str | None"]
+
+
+class CappedSink:
+    """stdout: written to `dst` up to `cap` bytes, the rest read and discarded; each complete
+    line shown to `watch`, whose non-empty answer is a reason to stop the run."""
+
+    def __init__(self, dst: IO[bytes], cap: int, watch: Watch | None = None) -> None:
+        self.dst, self.cap, self.watch = dst, cap, watch
+        self.written = 0
+        self.truncated = False
+        self.stop_reason = ""
+        self._partial = b""
+
+    def feed(self, chunk: bytes) -> None:
+        room = self.cap - self.written
+        if room > 0:
+            self.dst.write(chunk[:room])
+            self.written += min(room, len(chunk))
+        if self.watch is not None and not self.stop_reason:
+            self._lines(chunk[:max(room, 0)])
+        if len(chunk) > max(room, 0) and not self.truncated:
+            self.truncated = True
+            self.stop_reason = self.stop_reason or f"output_cap: stdout exceeded the cap of {self.cap} bytes"
+
+    def _lines(self, chunk: bytes) -> None:
+        lines = (self._partial + chunk).split(b"\n")
+        # Keep the unfinished tail, bounded so one endless line cannot grow memory.
+        self._partial = lines.pop()[-self.cap:]
+        for line in lines:
+            reason = self.watch(line) if self.watch else None
+            if reason:
+                self.stop_reason = reason
+                return
+
+
+class StderrTail:
+    """The last `cap` bytes of stderr: enough for an error line, bounded memory."""
+
+    def __init__(self, cap: int = STDERR_TAIL_BYTES) -> None:
+        self.cap = cap
+        self.chunks: deque[bytes] = deque()
+        self.size = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.chunks.append(chunk)
+        self.size += len(chunk)
+        while self.size - len(self.chunks[0]) >= self.cap:
+            self.size -= len(self.chunks.popleft())
+
+    def text(self) -> str:
+        return b"".join(self.chunks)[-self.cap:].decode("utf-8", errors="replace")
+
+
+class Wake:
+    """A settable event that a `select` can wait on (a non-blocking self-pipe); `set` is what
+    the process-wide Ctrl-C switch calls on every running trial."""
+
+    def __init__(self) -> None:
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._write, False)
+
+    def fileno(self) -> int:
+        return self._read
+
+    def set(self) -> None:
+        try:
+            os.write(self._write, b"x")
+        except BlockingIOError:  # the pipe is full: a wake-up is already pending
+            return
+
+    def close(self) -> None:
+        os.close(self._read)
+        os.close(self._write)
+
+
+class Streams:
+    """The select loop over one process: its stdout and stderr pipes, its exit, a wake pipe."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], out: CappedSink, err: StderrTail, wake: Wake) -> None:
+        self.proc, self.out, self.err = proc, out, err
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(proc.stdout.fileno(), selectors.EVENT_READ, out.feed)  # type: ignore[union-attr]
+        self.sel.register(proc.stderr.fileno(), selectors.EVENT_READ, err.feed)  # type: ignore[union-attr]
+        self.sel.register(wake.fileno(), selectors.EVENT_READ, "wake")
+        self._pidfd = _exit_fd(proc, wake)
+        if self._pidfd is not None:
+            self.sel.register(self._pidfd, selectors.EVENT_READ, "exit")
+
+    def wait(self, deadline: float) -> None:
+        """Read until the process exits, a stop reason appears, the wake pipe fires or the
+        (monotonic) deadline passes, whichever comes first."""
+        while not self.out.stop_reason:
+            timeout = deadline - time.monotonic()
+            if timeout <= 0:
+                return
+            events = self.sel.select(timeout)
+            pipes = [key for key, _ in events if callable(key.data)]
+            for key in pipes:  # output before the exit notice: nothing read late is lost
+                self._read(key)
+            if any(key.data in ("exit", "wake") for key, _ in events):
+                return
+
+    def drain(self, timeout_s: float) -> None:
+        """After the process is gone: read both pipes to their end (a killed group closes them),
+        giving up after timeout_s when something outside our reach still holds one open."""
+        deadline = time.monotonic() + timeout_s
+        while self._open_pipes() and (left := deadline - time.monotonic()) > 0:
+            for key, _ in self.sel.select(left):
+                if callable(key.data):
+                    self._read(key)
+
+    def close(self) -> None:
+        self.sel.close()
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+
+    def _read(self, key: selectors.SelectorKey) -> None:
+        chunk = os.read(key.fd, _CHUNK)
+        if chunk:
+            key.data(chunk)
+        else:
+            self.sel.unregister(key.fd)
+
+    def _open_pipes(self) -> bool:
+        return any(callable(key.data) for key in self.sel.get_map().values())
+
+
+def _exit_fd(proc: subprocess.Popen[bytes], wake: Wake) -> int | None:
+    """A pidfd that turns readable when the process exits; where the kernel has none (before
+    Linux 5.3), a thread that waits for it and sets the wake pipe instead."""
+    try:
+        return os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        threading.Thread(target=lambda: (proc.wait(), wake.set()), daemon=True).start()
+        return None
