@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
+import gc
 import os
 import secrets as _random
 import tempfile
@@ -15,6 +15,7 @@ from rubricgate.agents import Agent, get_agent
 from rubricgate.agents.selection import build_agents
 from rubricgate.cost import Budget
 from rubricgate.errors import GateInputError
+from rubricgate.exact import import_numpy
 from rubricgate.load import Loaded, load_all
 from rubricgate.models.results import Summary
 from rubricgate.reports.bundle import finish_run_reports
@@ -93,6 +94,9 @@ def run_suite(options: RunOptions) -> RunOutcome:
     ctx, state = start_run(options, loaded, jobs, agents, policy)
     CANCEL.reset()
     warm_imports()
+    # Modules, models and the loaded suite live until exit: the collector need not walk them
+    # again on every full collection during the trials.
+    gc.freeze()
     try:
         results = run_jobs(ctx, jobs, options.jobs)
     except KeyboardInterrupt:  # keep what finished: a partial, readable report
@@ -122,7 +126,7 @@ def run_suite(options: RunOptions) -> RunOutcome:
 def warm_imports() -> threading.Thread:
     """Import what the gate needs after the trials (numpy) on a background thread while the
     first trials run: a fixed cost taken off the run's critical path."""
-    thread = threading.Thread(target=importlib.import_module, args=("numpy",), daemon=True)
+    thread = threading.Thread(target=import_numpy, daemon=True)
     thread.start()
     return thread
 
