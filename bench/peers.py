@@ -5,6 +5,9 @@ Every row runs the same stub reviewer: a shell script printing a 39-line Claude-
 
 Rows, per suite size (cases) x tree (small: 50 files / 1 MB; large: 5,000 files / 100 MB):
   floor        a Python thread pool; per case `cp -r` of the tree, the stub in the copy, `rm -r`
+  floor+bwrap  the same pool with rubricgate's isolation and nothing else: per case an overlay of
+               the tree mounted in a user namespace and the stub inside bubblewrap (the flags
+               rubricgate passes); what the kernel sandbox the sandbox issue requires costs alone
   rubricgate   `python -m rubricgate run --jobs J` (copies, grading, tree check, every report)
   promptfoo    `promptfoo eval` with an exec provider running the stub (no copies), when installed
   inspect_ai   `inspect eval` with a solver running the stub (no copies), when installed
@@ -181,10 +184,45 @@ with ThreadPoolExecutor({jobs}) as pool:
     return run_measured([sys.executable, "-c", script], repo.parent)
 
 
-def rubricgate_row(repo: Path, jobs: int) -> Measure:
+SANDBOXED_FLOOR = """
+import os, shutil, subprocess, tempfile, pathlib
+from concurrent.futures import ThreadPoolExecutor
+src, stub = {src!r}, {stub!r}
+bwrap = ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp']
+flags = ['--unshare-user', '--uid', '1000', '--gid', '1000', '--unshare-pid', '--unshare-ipc', '--unshare-uts',
+         '--unshare-cgroup-try', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--clearenv',
+         '--setenv', 'PATH', '/usr/bin:/bin']
+mount = 'mount -t overlay overlay -o "$1" "$2" && shift 2 && exec "$@"'
+def one(i):
+    d = pathlib.Path(tempfile.mkdtemp(prefix='floor-'))
+    upper, work, ws = d / 'upper', d / 'work', d / 'ws'
+    for f in (upper, work, ws):
+        f.mkdir()
+    opts = f'lowerdir={{src}},upperdir={{upper}},workdir={{work}}'
+    argv = ['unshare', '--user', '--map-root-user', '--mount', 'sh', '-c', mount, 'sh', opts, str(ws),
+            *bwrap, '--bind', str(ws), str(ws), *flags, '--chdir', str(ws), stub]
+    subprocess.run(argv, stdout=subprocess.PIPE, check=True)
+    os.chmod(work / 'work', 0o700)  # overlayfs leaves it mode 000
+    shutil.rmtree(d)
+with ThreadPoolExecutor({jobs}) as pool:
+    list(pool.map(one, range({cases})))
+"""
+
+
+def sandboxed_floor_row(repo: Path, cases: int, jobs: int, stub: Path) -> Measure | str:
+    """The floor's pool with rubricgate's kernel isolation (overlay + bubblewrap) per case."""
+    if not shutil.which("bwrap") or not shutil.which("unshare"):
+        return "bubblewrap or unshare not installed"
+    script = SANDBOXED_FLOOR.format(src=str(repo), stub=str(stub), jobs=jobs, cases=cases)
+    measure = run_measured([sys.executable, "-c", script], repo.parent)
+    return measure if measure.code == 0 else f"the sandboxed floor failed here (exit {measure.code})"
+
+
+def rubricgate_row(repo: Path, jobs: int, only: str = "") -> Measure:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    measure = run_measured([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo), "--jobs", str(jobs)],
-                           repo.parent, env)
+    subset = ["--only", only] if only else []
+    measure = run_measured([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo), "--jobs", str(jobs),
+                            *subset], repo.parent, env)
     shutil.rmtree(repo / "reports", ignore_errors=True)
     return measure
 
@@ -207,6 +245,7 @@ def table(args, stub: Path, work: Path) -> None:
             repo = make_suite(work / f"{tree}-{cases}" / "repo", cases, files, size, stub)
             staged = copy_source(repo)
             rows = [("floor", j, lambda j=j: floor_row(staged, cases, j, stub)) for j in args.jobs]
+            rows += [("floor+bwrap", j, lambda j=j: sandboxed_floor_row(staged, cases, j, stub)) for j in args.jobs]
             rows += [("rubricgate", j, lambda j=j: rubricgate_row(repo, j)) for j in args.jobs]
             if tree == "small":
                 rows += [(name, j, lambda j=j, f=f, name=name: f(work / f"{name}-{cases}", cases, j, stub))
@@ -242,21 +281,44 @@ def interleaved(rows, reps: int) -> list:
 
 
 def efficiency(args, wait_stub: Path, work: Path) -> None:
-    cases = args.efficiency_cases
+    cases, jobs = args.efficiency_cases, args.efficiency_jobs
     repo = make_suite(work / "eff" / "repo", cases, *QUICK_TREES["small"], wait_stub)
     staged = copy_source(repo)
+    rows = {"floor": lambda j: floor_row(staged, cases, j, wait_stub),
+            "floor+bwrap": lambda j: sandboxed_floor_row(staged, cases, j, wait_stub),
+            "rubricgate": lambda j: rubricgate_row(repo, j)}
     print(f"\nparallel efficiency T1 / (jobs x Tjobs), {cases} cases, stub waits 1 s per trial")
-    print(f"{'jobs':>4} {'floor s':>8} {'eff':>5} {'rubricgate s':>13} {'eff':>5}")
-    times: dict[str, dict[int, float]] = {"floor": {}, "rubricgate": {}}
-    for j in args.efficiency_jobs:
-        times["floor"][j] = floor_row(staged, cases, j, wait_stub).wall
-        times["rubricgate"][j] = rubricgate_row(repo, j).wall
-        f1, r1 = times["floor"][args.efficiency_jobs[0]], times["rubricgate"][args.efficiency_jobs[0]]
-        base = args.efficiency_jobs[0]
-        ef = f1 * base / (j * times["floor"][j])
-        er = r1 * base / (j * times["rubricgate"][j])
-        print(f"{j:>4} {times['floor'][j]:8.2f} {ef:5.2f} {times['rubricgate'][j]:13.2f} {er:5.2f}")
+    print(f"{'jobs':>4} " + " ".join(f"{name + ' s':>14} {'eff':>5}" for name in rows))
+    first: dict[str, Measure] = {}
+    for j in jobs:
+        cells = []
+        for name, row in rows.items():
+            m = row(j)
+            if isinstance(m, str):
+                cells.append(f"{'skipped':>14} {'':>5}")
+                continue
+            first.setdefault(name, m)
+            eff = first[name].wall * jobs[0] / (j * m.wall)
+            cells.append(f"{m.wall:14.2f} {eff:5.2f}")
+        print(f"{j:>4} " + " ".join(cells))
+    _efficiency_bound(first, cases, jobs, repo)
     shutil.rmtree(work / "eff", ignore_errors=True)
+
+
+def _efficiency_bound(first: dict[str, Measure], cases: int, jobs: list[int], repo: Path) -> None:
+    """What the CPU each trial burns allows: the stub sleeps, so a trial's CPU (harness, sandbox,
+    stub) is its cost; j trials at once on n cores need j x cpu / n per wave beyond the 1 s wait,
+    so efficiency cannot pass about 1 / (1 + j x cpu / n) however well the waves overlap.
+    rubricgate's per-trial CPU is the slope between this run and a 10-case one (its start-up
+    CPU is no per-trial cost); the floors' start-up is negligible."""
+    cores = os.cpu_count() or 1
+    for name, m in first.items():
+        per_trial = m.cpu / cases
+        if name == "rubricgate":
+            few = rubricgate_row(repo, jobs[0], only="t0000")
+            per_trial = (m.cpu - few.cpu) / (cases - 10)
+        bounds = " ".join(f"j{j} {1 / (1 + j * per_trial / cores):.2f}" for j in jobs)
+        print(f"  {name}: {per_trial * 1000:.1f} ms CPU per trial; bound on {cores} cores: {bounds}")
 
 
 def _ints(text: str) -> list[int]:
