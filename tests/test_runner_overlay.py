@@ -66,6 +66,34 @@ def test_a_missing_folder_is_not_an_error(tmp_path: Path) -> None:
     remove_tree(tmp_path / "never-made")
 
 
+def test_symlinks_in_a_trial_folder_are_removed_never_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "sub" / "keep.txt").write_text("precious")
+    trial = tmp_path / "trial"
+    (trial / "out").mkdir(parents=True)
+    (trial / "out" / "to-dir").symlink_to(outside)  # an agent's parting gift
+    (trial / "out" / "to-file").symlink_to(outside / "sub" / "keep.txt")
+    link = tmp_path / "link-to-outside"
+    link.symlink_to(outside)
+    remove_tree(trial)
+    remove_tree(link)
+    assert not trial.exists() and not link.is_symlink()
+    assert (outside / "sub" / "keep.txt").read_text() == "precious"
+
+
+def test_read_only_folders_an_agent_left_are_removed(tmp_path: Path) -> None:
+    trial = tmp_path / "trial"
+    locked = trial / "upper" / "locked"
+    locked.mkdir(parents=True)
+    (locked / "f").write_text("x")
+    locked.chmod(0o500)
+    (trial / "work" / "work").mkdir(parents=True)
+    (trial / "work" / "work").chmod(0)
+    remove_tree(trial)
+    assert not trial.exists()
+
+
 PROBE = """
 import sys
 from pathlib import Path

@@ -104,9 +104,37 @@ def probe_command(argv: list[str]) -> str:
 
 
 def remove_tree(path: Path) -> None:
-    """Delete a folder, making unreadable subfolders ours to delete first: overlayfs leaves its
-    `work/work` folder with mode 000, which a non-root user cannot list (rmtree would leave the
-    whole trial folder behind in /tmp). Anything else that resists stays."""
+    """Delete a folder, never raising. The usual trial folder goes by a lean walk (scandir,
+    unlink, rmdir: a third fewer system calls than shutil's descriptor-based walk, which guards
+    against a tree that changes underneath, and nothing runs in a finished trial's folder);
+    overlayfs' `work/work` folder, mode 000, is made ours first. Anything else that resists
+    goes to the careful path: shutil with unreadable subfolders made deletable (as a non-root
+    user rmtree would otherwise leave the whole trial folder in /tmp); what still resists stays.
+    A symlink is removed itself, never followed (at the top or anywhere below)."""
+    if path.is_symlink():
+        _unlink(os.fspath(path))
+        return
+    try:
+        _remove(os.fspath(path))
+    except OSError:
+        _remove_carefully(path)
+
+
+def _remove(path: str) -> None:
+    try:
+        entries = list(os.scandir(path))
+    except PermissionError:
+        os.chmod(path, 0o700)
+        entries = list(os.scandir(path))
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            _remove(entry.path)
+        else:
+            os.unlink(entry.path)
+    os.rmdir(path)
+
+
+def _remove_carefully(path: Path) -> None:
     def make_writable(func, failed: str, _exc) -> None:
         for folder in (failed, os.path.dirname(failed)):
             try:
@@ -114,7 +142,7 @@ def remove_tree(path: Path) -> None:
             except OSError:
                 return
         if os.path.isdir(failed):
-            remove_tree(Path(failed))
+            _remove_carefully(Path(failed))
         else:
             _unlink(failed)
 
