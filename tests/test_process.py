@@ -169,3 +169,19 @@ def test_watch_stops_the_run_on_a_line_and_kills_the_group(tmp_path: Path) -> No
     assert time.monotonic() - started < 4
     assert seen[:4] == [b"step 0", b"step 1", b"step 2", b"step 3"]
     assert "step 20" not in out.read_text()
+
+
+def test_waiting_for_a_pipe_an_untraceable_grandchild_holds_burns_no_cpu(tmp_path: Path) -> None:
+    # A grandchild in its own session without the run token (env -i) is out of the group kill's
+    # and the token sweep's reach; it holds stdout for 2 s. The harness waits for the pipe's end
+    # (up to its drain timeout): asleep, not spinning on the exited process's pidfd.
+    code = ("import subprocess,sys\n"
+            f"subprocess.Popen(['env','-i',{PY!r},'-c','import time; time.sleep(2)'], start_new_session=True)\n"
+            "print('done', flush=True)")
+    cpu = time.thread_time()
+    start = time.monotonic()
+    res, out = _run(tmp_path, code)
+    waited, burned = time.monotonic() - start, time.thread_time() - cpu
+    assert res.exit_code == 0 and out.read_text().strip() == "done"
+    assert waited >= 1.5  # it did wait for the pipe, or this proves nothing
+    assert burned < 0.3, f"{burned:.2f} s of CPU while waiting {waited:.1f} s"

@@ -132,6 +132,9 @@ class Streams:
         """After the process is gone: read both pipes to their end (a killed group closes them),
         giving up after timeout_s when something outside our reach still holds one open."""
         deadline = time.monotonic() + timeout_s
+        for key in list(self.sel.get_map().values()):
+            if not callable(key.data):  # the exit pidfd and the wake pipe stay readable: a busy loop
+                self.sel.unregister(key.fd)
         while self._open_pipes() and (left := deadline - time.monotonic()) > 0:
             for key, _ in self.sel.select(left):
                 if callable(key.data):
