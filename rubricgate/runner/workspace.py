@@ -18,10 +18,13 @@ the reviewer's tree, never the size of the suite.
 from __future__ import annotations
 
 import os
+import queue
 import secrets
 import shutil
 import subprocess
 import tempfile
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,6 +83,7 @@ class Workspace:
     private: Path
     keep: bool = False
     overlay: Overlay | None = None  # set: `root` exists only inside the agent's mount namespace
+    discard: Callable[[Path], None] = remove_tree  # how `remove` deletes the folder
 
     @property
     def writable(self) -> list[Path]:
@@ -96,7 +100,39 @@ class Workspace:
     def remove(self) -> None:
         """Delete the trial's folders unless asked to keep them (--keep-workspaces)."""
         if not self.keep:
-            remove_tree(self.folder)
+            self.discard(self.folder)
+
+
+class Remover:
+    """Deletes finished trials' folders on one background thread, so the job slot starts its
+    next trial at once (deleting a trial folder costs ~1-2 ms of file-system calls: at
+    `--jobs 1` another core does it meanwhile). Only called once every process of the trial
+    is dead; the folders sit under the run's temp root, which every sandbox hides. At most
+    `backlog` wait: past that the trial that finished waits (full copies must not pile up)."""
+
+    def __init__(self, backlog: int = 8) -> None:
+        self._queue: queue.Queue[Path | None] = queue.Queue(maxsize=backlog)
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self, folder: Path) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, name="trial-remover", daemon=True)
+                self._thread.start()
+        self._queue.put(folder)
+
+    def close(self) -> None:
+        """Return once every queued folder is gone."""
+        with self._lock:
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            self._queue.put(None)
+            thread.join()
+
+    def _work(self) -> None:
+        while (folder := self._queue.get()) is not None:
+            remove_tree(folder)
 
 
 class RunTree:
@@ -107,6 +143,7 @@ class RunTree:
         self.name = name or repo.resolve().name or "repo"
         self.base = self.root / "base" / self.name
         self.sources = self.root / "sources"
+        self.remover = Remover()
         _copy_files(repo, self.base, files)
         _copy_files(repo, self.sources, sources)
 
@@ -117,7 +154,7 @@ class RunTree:
         their own folder and the agent's sandbox mounts them over the snapshot (no copy)."""
         folder = self.root / secrets.token_hex(4)
         ws = Workspace(folder=folder, root=folder / self.name, scratch=folder / "out",
-                       private=folder / "private", keep=keep)
+                       private=folder / "private", keep=keep, discard=self.remover)
         if layered:
             case, upper, work, target = layer_folders(folder, self.name)
             ws.overlay, top = Overlay((case, self.base), upper, work, target), case
@@ -138,7 +175,9 @@ class RunTree:
             _place(top / rel, lambda t, c=content: t.write_text(c, encoding="utf-8"))
 
     def remove(self, keep_trials: bool = False) -> None:
-        """Delete the run's temp folder; with keep_trials only the snapshot goes."""
+        """Delete the run's temp folder (once the trial folders queued for removal are gone);
+        with keep_trials only the snapshot goes."""
+        self.remover.close()
         if keep_trials:
             remove_tree(self.root / "base")
             remove_tree(self.sources)

@@ -1,0 +1,60 @@
+"""Trial folders are removed off the job slot's thread, all of them before the run's end."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from rubricgate.runner import workspace
+from rubricgate.runner.workspace import Remover, RunTree
+
+
+def _repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / "docs").mkdir(parents=True)
+    (repo / "docs" / "a.md").write_text("a")
+    return repo
+
+
+def test_every_trial_folder_is_gone_when_the_run_tree_is_removed(tmp_path: Path) -> None:
+    tree = RunTree(_repo(tmp_path), ["docs/a.md"], [])
+    folders = []
+    for _ in range(20):
+        ws = tree.workspace({}, {}, ("changed.txt", []))
+        (ws.root / "docs" / "written-by-agent.md").write_text("x")
+        folders.append(ws.folder)
+        ws.remove()
+    tree.remove()
+    assert not tree.root.exists()
+    assert not any(f.exists() for f in folders)
+
+
+def test_kept_workspaces_are_not_queued_for_removal(tmp_path: Path) -> None:
+    tree = RunTree(_repo(tmp_path), ["docs/a.md"], [])
+    ws = tree.workspace({}, {}, ("changed.txt", []), keep=True)
+    ws.remove()
+    tree.remove(keep_trials=True)
+    assert (ws.root / "docs" / "a.md").read_text() == "a"
+    assert not (tree.root / "base").exists()
+
+
+def test_a_full_backlog_makes_the_finished_trial_wait(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Removal stalls (a slow disk): past the backlog the next trial's hand-off blocks instead of
+    # letting full copies pile up in the temp folder.
+    release = threading.Event()
+    removed: list[Path] = []
+    monkeypatch.setattr(workspace, "remove_tree", lambda f: (release.wait(10), removed.append(f)))
+    remover = Remover(backlog=2)
+    for i in range(3):  # one being removed, two waiting: the backlog is full
+        remover(tmp_path / f"t{i}")
+    handed_off = threading.Event()
+    late = threading.Thread(target=lambda: (remover(tmp_path / "t3"), handed_off.set()))
+    late.start()
+    assert not handed_off.wait(0.5)
+    release.set()
+    assert handed_off.wait(10)
+    late.join()
+    remover.close()
+    assert removed == [tmp_path / f"t{i}" for i in range(4)]
