@@ -185,3 +185,25 @@ def test_waiting_for_a_pipe_an_untraceable_grandchild_holds_burns_no_cpu(tmp_pat
     assert res.exit_code == 0 and out.read_text().strip() == "done"
     assert waited >= 1.5  # it did wait for the pipe, or this proves nothing
     assert burned < 0.3, f"{burned:.2f} s of CPU while waiting {waited:.1f} s"
+
+
+def test_a_failing_stdout_sink_kills_the_agent_before_the_error_propagates(tmp_path: Path) -> None:
+    # A watch that raises stands in for any failure while reading (a full disk under the stdout
+    # file): the error reaches the caller, the agent does not live on until its timeout.
+    pids: list[int] = []
+
+    def watch(line: bytes) -> None:
+        pids.append(int(line))
+        raise RuntimeError("the sink failed")
+
+    code = "import os,time\nprint(os.getpid(), flush=True)\ntime.sleep(60)"
+    started = time.monotonic()
+    try:
+        run_process([PY, "-c", code], cwd=tmp_path, env={"PATH": os.environ["PATH"]}, timeout_s=60,
+                    output_cap_bytes=1_000_000, stdout_path=tmp_path / "out.txt", watch=watch)
+    except RuntimeError as exc:
+        assert "the sink failed" in str(exc)
+    else:
+        raise AssertionError("the sink's error was swallowed")
+    assert pids and not _alive(pids[0])
+    assert time.monotonic() - started < 10

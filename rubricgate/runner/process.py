@@ -205,19 +205,15 @@ def _supervise(proc: subprocess.Popen[bytes], sink: CappedSink, deadline: float,
     CANCEL.register(wake)
     try:
         streams.wait(deadline)
+    except BaseException:  # the stdout file failed (a full disk) or a watch raised: the agent must not live on
+        _end(proc, token, sandboxed)
+        raise
     finally:
         CANCEL.unregister(wake)
     timed_out = proc.poll() is None and not sink.stop_reason and not CANCEL.event.is_set()
     if CANCEL.event.is_set() and proc.poll() is None:
         sink.stop_reason = "interrupted: the run was stopped"
-    # The sandbox ends with its PID namespace; without one, the group and the token sweep
-    # make sure no background child outlives the trial.
-    if sandboxed:
-        kill_sandbox(proc.pid)
-    kill_group(proc.pid, grace_s=0 if sandboxed else KILL_GRACE_S, reap=proc.poll)
-    exit_code = proc.wait()
-    if not sandboxed:
-        kill_escapees(token)
+    exit_code = _end(proc, token, sandboxed)
     try:
         streams.drain(DRAIN_TIMEOUT_S)
     finally:
@@ -231,6 +227,19 @@ def _supervise(proc: subprocess.Popen[bytes], sink: CappedSink, deadline: float,
         stdout_truncated=sink.truncated, stderr_tail=tail.text(),
         duration_s=time.monotonic() - started, stdout_bytes=sink.written, stopped=sink.stop_reason,
     )
+
+
+def _end(proc: subprocess.Popen[bytes], token: str, sandboxed: bool) -> int:
+    """Kill whatever is left of the agent and reap it; its exit code."""
+    # The sandbox ends with its PID namespace; without one, the group and the token sweep
+    # make sure no background child outlives the trial.
+    if sandboxed:
+        kill_sandbox(proc.pid)
+    kill_group(proc.pid, grace_s=0 if sandboxed else KILL_GRACE_S, reap=proc.poll)
+    exit_code = proc.wait()
+    if not sandboxed:
+        kill_escapees(token)
+    return exit_code
 
 
 def kill_sandbox(bwrap_pid: int, timeout_s: float = 5.0) -> None:
