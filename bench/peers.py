@@ -301,24 +301,22 @@ def efficiency(args, wait_stub: Path, work: Path) -> None:
             eff = first[name].wall * jobs[0] / (j * m.wall)
             cells.append(f"{m.wall:14.2f} {eff:5.2f}")
         print(f"{j:>4} " + " ".join(cells))
-    _efficiency_bound(first, cases, jobs, repo)
+    _cpu_per_trial(first, cases, jobs, repo)
     shutil.rmtree(work / "eff", ignore_errors=True)
 
 
-def _efficiency_bound(first: dict[str, Measure], cases: int, jobs: list[int], repo: Path) -> None:
-    """What the CPU each trial burns allows: the stub sleeps, so a trial's CPU (harness, sandbox,
-    stub) is its cost; j trials at once on n cores need j x cpu / n per wave beyond the 1 s wait,
-    so efficiency cannot pass about 1 / (1 + j x cpu / n) however well the waves overlap.
-    rubricgate's per-trial CPU is the slope between this run and a 10-case one (its start-up
-    CPU is no per-trial cost); the floors' start-up is negligible."""
-    cores = os.cpu_count() or 1
+def _cpu_per_trial(first: dict[str, Measure], cases: int, jobs: list[int], repo: Path) -> None:
+    """CPU each trial burns (the stub sleeps, so this is the harness, the sandbox and the stub):
+    what j trials starting together on n cores contend for at every wave. rubricgate's is the
+    slope between this run and a 10-case one, its start-up CPU being no per-trial cost."""
     for name, m in first.items():
         per_trial = m.cpu / cases
         if name == "rubricgate":
             few = rubricgate_row(repo, jobs[0], only="t0000")
             per_trial = (m.cpu - few.cpu) / (cases - 10)
-        bounds = " ".join(f"j{j} {1 / (1 + j * per_trial / cores):.2f}" for j in jobs)
-        print(f"  {name}: {per_trial * 1000:.1f} ms CPU per trial; bound on {cores} cores: {bounds}")
+            print(f"  rubricgate start-up and end: ~{few.wall - 10 * m.wall / cases:.2f} s wall, "
+                  f"~{few.cpu - 10 * per_trial:.2f} s CPU")
+        print(f"  {name}: {per_trial * 1000:.1f} ms CPU per trial")
 
 
 def _ints(text: str) -> list[int]:

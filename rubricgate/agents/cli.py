@@ -22,6 +22,7 @@ from rubricgate.models.transcript import Transcript
 from rubricgate.runner.environment import isolated_env
 from rubricgate.secrets import scrub, scrub_file, scrub_model, secret_values
 from rubricgate.runner.process import ProcessResult, Watch, run_process
+from rubricgate.runner.sandbox import find_program
 
 VERSION_TIMEOUT_S = 30.0
 _UNKNOWN = object()
@@ -61,7 +62,7 @@ class CliAgent(ABC):
         Resolving on the agent's own PATH matters: that is the PATH the process will have.
         """
         path = request.env.get("PATH") if request is not None else None
-        return shutil.which(self.binary, path=path) or self.binary
+        return find_program(self.binary, path) or self.binary
 
     def missing_program(self, path: str | None = None) -> str | None:
         """The program this adapter would start when it cannot be found on `path`, else None.

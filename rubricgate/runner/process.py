@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rubricgate.runner.sandbox import SandboxPolicy, wrap
+from rubricgate.runner.sandbox import SandboxPolicy, find_program, wrap
 from rubricgate.runner.streams import CappedSink, StderrTail, Streams, Wake, Watch
 
 KILL_GRACE_S = 2.0
@@ -147,7 +147,7 @@ def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], sandbox: Sand
         return subprocess.Popen(
             list(argv), cwd=str(cwd), env=dict(env), stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
-    program = shutil.which(argv[0], path=env.get("PATH")) or argv[0]
+    program = find_program(argv[0], env.get("PATH")) or argv[0]
     if not Path(program).exists():
         raise FileNotFoundError(2, "not found", argv[0])
     read_fd, write_fd = os.pipe()
@@ -202,19 +202,8 @@ def _supervise(proc: subprocess.Popen[bytes], sink: CappedSink, deadline: float,
     """Wait with a deadline, kill on timeout / a watch stop / Ctrl-C, always sweep at the end."""
     tail, wake = StderrTail(), Wake()
     streams = Streams(proc, sink, tail, wake)
-    CANCEL.register(wake)
     try:
-        streams.wait(deadline)
-    except BaseException:  # the stdout file failed (a full disk) or a watch raised: the agent must not live on
-        _end(proc, token, sandboxed)
-        raise
-    finally:
-        CANCEL.unregister(wake)
-    timed_out = proc.poll() is None and not sink.stop_reason and not CANCEL.event.is_set()
-    if CANCEL.event.is_set() and proc.poll() is None:
-        sink.stop_reason = "interrupted: the run was stopped"
-    exit_code = _end(proc, token, sandboxed)
-    try:
+        timed_out, exit_code = _wait_and_end(proc, streams, wake, deadline, token, sandboxed)
         streams.drain(DRAIN_TIMEOUT_S)
     finally:
         streams.close()
@@ -227,6 +216,24 @@ def _supervise(proc: subprocess.Popen[bytes], sink: CappedSink, deadline: float,
         stdout_truncated=sink.truncated, stderr_tail=tail.text(),
         duration_s=time.monotonic() - started, stdout_bytes=sink.written, stopped=sink.stop_reason,
     )
+
+
+def _wait_and_end(proc: subprocess.Popen[bytes], streams: Streams, wake: Wake, deadline: float, token: str,
+                  sandboxed: bool) -> tuple[bool, int]:
+    """(timed out?, exit code) once the agent exited, stopped, timed out or was interrupted, and
+    nothing of it is left."""
+    CANCEL.register(wake)
+    try:
+        streams.wait(deadline)
+    except BaseException:  # the stdout file failed (a full disk) or a watch raised: the agent must not live on
+        _end(proc, token, sandboxed)
+        raise
+    finally:
+        CANCEL.unregister(wake)
+    timed_out = proc.poll() is None and not streams.out.stop_reason and not CANCEL.event.is_set()
+    if CANCEL.event.is_set() and proc.poll() is None:
+        streams.out.stop_reason = "interrupted: the run was stopped"
+    return timed_out, _end(proc, token, sandboxed)
 
 
 def _end(proc: subprocess.Popen[bytes], token: str, sandboxed: bool) -> int:

@@ -102,7 +102,7 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
          writable: Sequence[Path], args_fd: int = 3) -> tuple[list[str], bytes]:
     """(bwrap argv, NUL-separated arguments for `--args FD`) running argv inside the sandbox."""
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    for path in _existing([*policy.covered, *policy.hidden]):
+    for path in _existing_folders((*policy.covered, *policy.hidden)):
         args += ["--tmpfs", str(path)]
     for path in _existing(needed_paths(argv, env, policy)):
         args += ["--ro-bind", str(path), str(path)]
@@ -125,15 +125,42 @@ def _existing(paths) -> list[Path]:
     return [p for p in dict.fromkeys(paths) if p.exists()]
 
 
+@lru_cache(maxsize=16)
+def _existing_folders(paths: tuple[Path, ...]) -> list[Path]:
+    # The covered and hidden folders are the same for every trial of a run: looked at once.
+    return _existing(paths)
+
+
+_FOUND: dict[tuple[str, str | None], str] = {}
+
+
+def find_program(name: str, path: str | None) -> str | None:
+    """shutil.which, remembered once found: every trial starts the same program from the same
+    PATH, and each lookup costs a stat per PATH entry. A miss is never remembered."""
+    key = (name, path)
+    if key not in _FOUND:
+        found = shutil.which(name, path=path)
+        if found is None:
+            return None
+        _FOUND[key] = found
+    return _FOUND[key]
+
+
 def needed_paths(argv: Sequence[str], env: Mapping[str, str], policy: SandboxPolicy) -> list[Path]:
     """What the agent needs to run that a covered folder (HOME, /tmp) would hide: the install
     prefixes of PATH entries and of the program, and files named in argv (a script it runs).
     Nothing inside a hidden folder (repository, reports, cache) is ever shown again."""
-    program = shutil.which(argv[0], path=env.get("PATH")) if argv else None
-    candidates = [Path(program)] if program else []
-    candidates += [Path(a) for a in argv[1:] if a.startswith("/") and Path(a).is_file()]
+    program = find_program(argv[0], env.get("PATH")) if argv else None
+    files = tuple(Path(a) for a in argv[1:] if a.startswith("/") and Path(a).is_file())
     return [*_path_prefixes(env.get("PATH", ""), policy.covered, policy.hidden),
-            *_shown_prefixes(tuple(candidates), policy.covered, policy.hidden)]
+            *(_program_prefix(Path(program), policy.covered, policy.hidden) if program else ()),
+            *_shown_prefixes(files, policy.covered, policy.hidden)]
+
+
+@lru_cache(maxsize=16)
+def _program_prefix(program: Path, covered: tuple[Path, ...], hidden: tuple[Path, ...]) -> tuple[Path, ...]:
+    # The same program every trial: its install prefix (a resolve, a stat per component) once.
+    return _shown_prefixes((program,), covered, hidden)
 
 
 @lru_cache(maxsize=64)
