@@ -136,12 +136,13 @@ _FOUND: dict[tuple[str, str | None], str] = {}
 
 def find_program(name: str, path: str | None) -> str | None:
     """shutil.which, remembered once found: every trial starts the same program from the same
-    PATH, and each lookup costs a stat per PATH entry. A miss is never remembered."""
-    key = (name, path)
+    PATH, and each lookup costs a stat per PATH entry. A miss, or a name relative to the
+    current folder, is never remembered."""
+    key = (name, path if path is not None else os.environ.get("PATH", os.defpath))
     if key not in _FOUND:
-        found = shutil.which(name, path=path)
-        if found is None:
-            return None
+        found = shutil.which(name, path=key[1])
+        if found is None or not os.path.isabs(found):
+            return found
         _FOUND[key] = found
     return _FOUND[key]
 
