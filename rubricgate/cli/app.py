@@ -7,7 +7,6 @@ import os
 import sys
 
 import click
-from click.utils import make_default_short_help
 
 from rubricgate import __version__, exitcodes
 
@@ -63,8 +62,10 @@ class GateGroup(click.Group):
         """The listing from the table, so `--help` imports no command module."""
         names = self.list_commands(ctx)
         limit = formatter.width - 6 - max(len(n) for n in names)  # as click.Group does
-        rows = [(n, make_default_short_help(LAZY_COMMANDS[n][1], limit) if n in LAZY_COMMANDS
-                 else self.commands[n].get_short_help_str(limit)) for n in names]
+        # A placeholder Command shortens a lazy command's help by click's own rule (its helper
+        # function is deprecated as public API in click 8.5) without importing the command.
+        rows = [(n, (click.Command(n, help=LAZY_COMMANDS[n][1]) if n in LAZY_COMMANDS else self.commands[n])
+                 .get_short_help_str(limit)) for n in names]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
