@@ -102,7 +102,9 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
          writable: Sequence[Path], args_fd: int = 3) -> tuple[list[str], bytes]:
     """(bwrap argv, NUL-separated arguments for `--args FD`) running argv inside the sandbox."""
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    for path in _existing_folders((*policy.covered, *policy.hidden)):
+    # Looked at on every trial, never remembered: a folder to hide that appears between runs
+    # (a cache made by a later --cache run in the same process) must be hidden at once.
+    for path in _existing([*policy.covered, *policy.hidden]):
         args += ["--tmpfs", str(path)]
     for path in _existing(needed_paths(argv, env, policy)):
         args += ["--ro-bind", str(path), str(path)]
@@ -123,12 +125,6 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
 
 def _existing(paths) -> list[Path]:
     return [p for p in dict.fromkeys(paths) if p.exists()]
-
-
-@lru_cache(maxsize=16)
-def _existing_folders(paths: tuple[Path, ...]) -> list[Path]:
-    # The covered and hidden folders are the same for every trial of a run: looked at once.
-    return _existing(paths)
 
 
 _FOUND: dict[tuple[str, str | None], str] = {}

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -215,3 +217,28 @@ def test_a_sandboxed_run_leaves_no_zombie_in_a_process_that_adopts_orphans(tmp_p
     out = run_suite(RunOptions(repo=repo, trials=3))
     assert out.exit_code == 0 and out.summary.isolation == "bwrap"
     assert _zombie_children() - before == set()
+
+
+LOOK_FOR_CACHE = r'''
+import os
+seen = os.listdir("CACHEDIR") if os.path.isdir("CACHEDIR") else []
+note = "CACHE-SEEN:" + (",".join(seen) if seen else "nothing")
+'''
+
+
+def test_a_cache_made_after_an_earlier_run_in_the_same_process_is_hidden(tmp_path: Path) -> None:
+    # Outside HOME and /tmp (which the sandbox covers wholesale), so only hiding it by name
+    # keeps it from the agent. The first run has no cache folder yet; a later run in the same
+    # process (compare, a test session) makes it: what the sandbox hides is looked at each time.
+    cache = Path(tempfile.mkdtemp(prefix="rg-cache-attack-", dir="/var/tmp"))
+    cache.rmdir()
+    try:
+        repo = repo_for(tmp_path, LOOK_FOR_CACHE.replace("CACHEDIR", str(cache)))
+        run_suite(RunOptions(repo=repo, cache_dir=cache))
+        assert not cache.exists()  # the first run made no cache folder, or this proves nothing
+        out = run_suite(RunOptions(repo=repo, cache=True, cache_dir=cache))
+        assert any(cache.iterdir())  # the cache holds something to see (its signing key at least)
+        finals = [json.loads(p.read_text())["final_text"] for p in (out.run_dir / "transcripts").glob("*.json")]
+        assert finals and all("CACHE-SEEN:nothing" in t for t in finals), finals
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
