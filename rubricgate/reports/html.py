@@ -29,6 +29,7 @@ MAX_INPUT = 2_000
 # would otherwise read every transcript and write a page of megabytes that opens slowly; the
 # rest link to their transcript files.
 INLINE_PASSING = 200
+_NO_TRANSCRIPT = '<p class="muted">transcript not available</p>'
 
 
 def e(value: object) -> str:
@@ -223,14 +224,14 @@ def _trial(run_dir: Path | None, t: TrialResult, mapping: dict[str, str] | None 
 def _transcript_body(run_dir: Path | None, t: TrialResult) -> str:
     transcript = _load(run_dir, t)
     if transcript is None:
-        return '<p class="muted">transcript not available</p>'
+        return _NO_TRANSCRIPT
     return (_timeline(transcript) + '<h4>final message</h4>'
             f'<pre class="final">{e(_clip(transcript.final_text, MAX_TEXT))}</pre>')
 
 
 def _transcript_link(t: TrialResult) -> str:
     if not t.transcript:
-        return '<p class="muted">transcript not available</p>'
+        return _NO_TRANSCRIPT
     return (f'<p class="muted not-inlined">passing trial past the first {INLINE_PASSING}: timeline not inlined, '
             f'see <a href="{e(t.transcript)}">{e(t.transcript)}</a></p>')
 

@@ -4,11 +4,11 @@ hard wall-clock timeout that kills the whole group, stdout streamed to a file un
 The agent's stdout can be arbitrarily large (a runaway model loop) and its children can outlive
 it (a tool that spawned a server). So: stdout goes to disk and stops being written at the cap
 but is still drained (a blocked pipe would hang the child), stderr is kept as a bounded tail for
-the one-line error (both read by the trial's own thread: runner/streams.py), and the group is killed on timeout and once more
-after exit so no grandchild survives the run. A descendant that left the group with setsid()
-(a daemonizing tool server) is found by a per-run token in its inherited environment and killed
-too. The output cap stops the run: past it nothing more can be kept, so running on only burns
-time and tokens.
+the one-line error (both read by the trial's own thread: runner/streams.py), and the group is
+killed on timeout and once more after exit so no grandchild survives the run. A descendant that
+left the group with setsid() (a daemonizing tool server) is found by a per-run token in its
+inherited environment and killed too. The output cap stops the run: past it nothing more can be
+kept, so running on only burns time and tokens.
 """
 
 from __future__ import annotations

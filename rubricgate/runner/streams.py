@@ -105,7 +105,7 @@ class Streams:
     """The select loop over one process: its stdout and stderr pipes, its exit, a wake pipe."""
 
     def __init__(self, proc: subprocess.Popen[bytes], out: CappedSink, err: StderrTail, wake: Wake) -> None:
-        self.proc, self.out, self.err = proc, out, err
+        self.out = out  # its stop reason ends the wait
         self.sel = selectors.DefaultSelector()
         self.sel.register(proc.stdout.fileno(), selectors.EVENT_READ, out.feed)  # type: ignore[union-attr]
         self.sel.register(proc.stderr.fileno(), selectors.EVENT_READ, err.feed)  # type: ignore[union-attr]
