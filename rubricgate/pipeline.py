@@ -23,11 +23,13 @@ from rubricgate.records.events import EventListener, EventLog
 from rubricgate.runner.cache import CACHE_DIR, note_rejections, resolve_cache_dir, signing_key
 from rubricgate.reports.explain import annotate
 from rubricgate.runner.environment import build_env, secret_values
-from rubricgate.runner.process import CANCEL, child_pids, sweep_orphans
+from rubricgate.runner.admission import CANCEL
+from rubricgate.runner.process import child_pids, sweep_orphans
 from rubricgate.runner.overlay import probe_overlay
 from rubricgate.runner.sandbox import (SandboxPolicy, SandboxUnavailable, hidden_paths, hidden_argument,
                                        real_home, resolve_isolation)
 from rubricgate.runner.scheduler import Job, RunContext, in_sandbox, restore_interrupts, run_jobs
+from rubricgate.runner.scratch import Scratch, choose_scratch, tree_bytes
 from rubricgate.runner.treecheck import TreeGuard, fingerprint_tree
 from rubricgate.runner.workspace import RunTree, list_tree
 from rubricgate.shard import ShardSpec
@@ -88,10 +90,12 @@ def run_suite(options: RunOptions) -> RunOutcome:
     jobs = plan(loaded, options)
     agents = build_agents(jobs, loaded.config, options.agent, factory=get_agent)
     known = child_pids()  # before the sandbox probes: their leftovers are this run's to reap
-    policy = sandbox_policy(options, loaded, agents)
+    files = list_tree(options.repo, answer_key(options, loaded) | _watch_exclude(options, loaded))
+    scratch = choose_scratch(tree_bytes(options.repo, files))  # runner/scratch.py
+    policy = sandbox_policy(options, loaded, agents, scratch)
     guard = TreeGuard.start(options.repo, _watch_exclude(options, loaded), adopt=not _all_sandboxed(policy, agents),
                             known=known)
-    ctx, state = start_run(options, loaded, jobs, agents, policy)
+    ctx, state = start_run(options, loaded, jobs, agents, policy, Workspaces(files, scratch))
     CANCEL.reset()
     warm_imports()
     # Modules, models and the loaded suite live until exit: the collector need not walk them
@@ -131,7 +135,16 @@ def warm_imports() -> threading.Thread:
     return thread
 
 
-def sandbox_policy(options: RunOptions, loaded: Loaded, agents: dict[str, Agent]) -> SandboxPolicy:
+@dataclass(frozen=True)
+class Workspaces:
+    """What the run's workspaces are made of: the snapshot's files, and where they live."""
+
+    files: list[str]
+    scratch: Scratch
+
+
+def sandbox_policy(options: RunOptions, loaded: Loaded, agents: dict[str, Agent],
+                   scratch: Scratch | None = None) -> SandboxPolicy:
     """Decide isolation before any trial: bubblewrap, or copy-only said out loud. Exit 2 when
     bubblewrap is required and cannot start, or when the agent needs a file the sandbox hides."""
     cfg = loaded.config.agent
@@ -142,9 +155,11 @@ def sandbox_policy(options: RunOptions, loaded: Loaded, agents: dict[str, Agent]
                              "install bubblewrap, or set agent.sandbox: none") from exc
     hidden = hidden_paths(options.repo, _reports_root(options, loaded), options.cache_dir)
     # The temp folder is covered, not hidden: a script the agent runs from there is shown again.
-    covered = (*real_home(), *hidden_paths(Path(tempfile.gettempdir())))
+    temps = (scratch.shown, scratch.private) if scratch else ()
+    covered = (*real_home(), *hidden_paths(Path(tempfile.gettempdir()), *temps))
     layers_reason = ("not sandboxed" if isolation != "bwrap" else
-                     "--keep-workspaces keeps full copies" if options.keep_workspaces else probe_overlay())
+                     "--keep-workspaces keeps full copies" if options.keep_workspaces else
+                     probe_overlay(scratch.private if scratch else None))
     policy = SandboxPolicy(isolation=isolation, hidden=hidden, covered=covered,
                            network=cfg.sandbox_network == "shared", reason=reason,
                            layers=not layers_reason, layers_reason=layers_reason)
@@ -191,12 +206,12 @@ def _watch_exclude(options: RunOptions, loaded: Loaded) -> set[str]:
 
 
 def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job], agents: dict[str, Agent],
-              policy: SandboxPolicy) -> tuple[RunContext, RunState]:
+              policy: SandboxPolicy, workspaces: Workspaces) -> tuple[RunContext, RunState]:
     """Create the run folder and context, and record run_started."""
     run_id = new_run_id() + ("-baseline" if options.kind == "baseline" else "")
     run_dir = _reports_root(options, loaded) / run_id
     run_dir.mkdir(parents=True)
-    ctx = _context(options, loaded, run_dir, agents, policy, jobs)
+    ctx = _context(options, loaded, run_dir, agents, policy, jobs, workspaces)
     state = RunState(run_id=run_id, started=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                      agent_versions={n: a.version() for n, a in agents.items()}, trials=options.trials,
                      kind=options.kind)
@@ -204,7 +219,8 @@ def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job], agents: dict
     ctx.events.emit("run_started", run_id=run_id, total_trials=len(jobs), cases=len({j.case.id for j in jobs}),
                     case_trials={j.case.id: j.trial for j in jobs},  # last planned trial = count per case
                     agents=state.agent_versions,
-                    workspaces="overlay" if policy.layers else f"copy ({policy.layers_reason})")
+                    workspaces="overlay" if policy.layers else f"copy ({policy.layers_reason})",
+                    private_folders=f"{workspaces.scratch.private} ({workspaces.scratch.reason})")
     return ctx, state
 
 
@@ -225,14 +241,14 @@ def write_run_reports(ctx: RunContext, loaded: Loaded, summary: Summary, repo: P
 
 
 def _context(options: RunOptions, loaded: Loaded, run_dir: Path, agents: dict[str, Agent],
-             policy: SandboxPolicy, jobs: list[Job]) -> RunContext:
+             policy: SandboxPolicy, jobs: list[Job], workspaces: Workspaces) -> RunContext:
     cfg = loaded.config
     env = build_env(cfg.agent.env_allowlist, cfg.agent.secret_env)
     secrets = secret_values(env, cfg.agent.secret_env)
     exclude = _watch_exclude(options, loaded)
     events = EventLog(run_dir / "events.jsonl", options.listeners, secrets)
     sources = sorted({src for j in jobs for src in j.case.workspace_paths.values()})
-    tree = RunTree(options.repo, list_tree(options.repo, answer_key(options, loaded) | exclude), sources)
+    tree = RunTree(options.repo, workspaces.files, sources, scratch=workspaces.scratch)
     ctx = RunContext(repo=options.repo, config=cfg, rubric=loaded.rubric, run_dir=run_dir, events=events,
                      agents=agents, tree=tree, sandbox=policy, env=env, secrets=secrets, exclude=exclude,
                      fingerprint=None if _all_sandboxed(policy, agents) else fingerprint_tree(options.repo, exclude),

@@ -24,7 +24,7 @@ def test_every_trial_folder_is_gone_when_the_run_tree_is_removed(tmp_path: Path)
     for _ in range(20):
         ws = tree.workspace({}, {}, ("changed.txt", []))
         (ws.root / "docs" / "written-by-agent.md").write_text("x")
-        folders.append(ws.folder)
+        folders.extend(ws.folders)
         ws.remove()
     tree.remove()
     assert not tree.root.exists()

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 # the sandbox (bench/startup.py); the adapters and the runner import what they use.
 if TYPE_CHECKING:
     from rubricgate.models.transcript import Transcript
+    from rubricgate.runner.admission import AgentSlots
     from rubricgate.runner.sandbox import SandboxPolicy
 
 
@@ -35,6 +36,16 @@ class AgentRequest:
     sandbox: SandboxPolicy | None = None  # None: run unsandboxed (adapter unit tests)
     # Where the harness reads the prompt: an overlay workspace exists only inside the sandbox.
     prompt_source: Path | None = None
+    slots: AgentSlots | None = None  # the run's bound on agents running at once (None: no bound)
+    # Where the agent sees `scratch` when the sandbox mounts it elsewhere (runner/scratch.py).
+    scratch_view: Path | None = None
+
+    def agent_view(self, path: Path) -> Path:
+        """A path under `scratch` as the agent sees it (argv, environment): the harness reads
+        and writes `path` itself, the agent the same file at its view of the scratch folder."""
+        if self.scratch_view is None or not path.is_relative_to(self.scratch):
+            return path
+        return self.scratch_view / path.relative_to(self.scratch)
 
     @property
     def home(self) -> Path:

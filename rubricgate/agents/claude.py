@@ -46,7 +46,7 @@ class ClaudeAgent(CliAgent):
     def agent_env(self, request: AgentRequest) -> dict[str, str]:
         # No telemetry, autoupdate or error reporting from a throwaway run.
         return {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
-                "CLAUDE_CONFIG_DIR": str(request.home / ".claude")}
+                "CLAUDE_CONFIG_DIR": str(request.agent_view(request.home / ".claude"))}
 
     def parse(self, data: bytes, request: AgentRequest) -> Draft:
         return parse_claude_stream(data, agent=self.name, allowed=request.allowed_tools)

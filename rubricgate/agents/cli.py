@@ -105,11 +105,12 @@ class CliAgent(ABC):
 
     def execute(self, request: AgentRequest, argv: list[str]) -> ProcessResult:
         """Run argv in the workspace with the isolated environment."""
-        env = {**isolated_env(request.env, request.home), **self.agent_env(request)}
+        env = {**isolated_env(request.env, request.home, request.agent_view(request.home)), **self.agent_env(request)}
         return run_process(argv, cwd=request.workspace, env=env, timeout_s=request.timeout_s,
                            output_cap_bytes=request.output_cap_bytes,
                            stdout_path=request.raw_stream_file, watch=self.watch(request),
-                           sandbox=request.sandbox, writable=[request.scratch])
+                           sandbox=request.sandbox, writable=[(request.scratch, request.agent_view(request.scratch))],
+                           slots=request.slots)
 
     def _failed(self, request: AgentRequest, error: str) -> Transcript:
         return Transcript(agent=self.name, agent_version=self.version(), termination="crashed",

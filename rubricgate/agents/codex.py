@@ -48,7 +48,7 @@ class CodexAgent(CliAgent):
 
     def argv(self, request: AgentRequest, prompt: str) -> list[str]:
         """codex exec --json -o FILE -s read-only ... -- PROMPT."""
-        args = [self.executable(), "exec", "--json", "-o", str(request.last_message_file),
+        args = [self.executable(), "exec", "--json", "-o", str(request.agent_view(request.last_message_file)),
                 "-s", "read-only", "--skip-git-repo-check", "--color", "never",
                 "-C", str(request.workspace)]
         model = request.model or self.config.model
@@ -57,7 +57,7 @@ class CodexAgent(CliAgent):
         return args + list(request.extra_args) + ["--", prompt]
 
     def agent_env(self, request: AgentRequest) -> dict[str, str]:
-        env = {"CODEX_HOME": str(codex_home(request))}
+        env = {"CODEX_HOME": str(request.agent_view(codex_home(request)))}
         if request.env.get("OPENAI_API_KEY") and not request.env.get("OPENAI_BASE_URL"):
             env["CODEX_API_KEY"] = request.env["OPENAI_API_KEY"]  # exec mode's API-key login
         return env

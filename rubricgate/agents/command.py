@@ -94,7 +94,7 @@ def validate_template(config: AgentConfig) -> tuple[list[str], str]:
 def placeholder_values(request: AgentRequest, config: AgentConfig) -> dict[str, str | None]:
     allowed = request.allowed_tools
     return {"prompt_file": str(request.prompt_file), "workspace": str(request.workspace),
-            "last_message_file": str(request.last_message_file),
+            "last_message_file": str(request.agent_view(request.last_message_file)),
             "max_steps": str(request.max_steps) if request.max_steps is not None else None,
             "allowed_tools": ",".join(allowed) if allowed is not None else None,
             "model": request.model or config.model}

@@ -25,7 +25,7 @@ class CortexAgent(CliAgent):
         """cortex exec --file PROMPT ... --format json (the prompt is passed by path)."""
         args = [self.executable(request), "exec", "--file", str(request.prompt_file),
                 "--no-mcp", "--no-history", "--bypass", "--format", "json",
-                "--output-last-message", str(request.last_message_file)]
+                "--output-last-message", str(request.agent_view(request.last_message_file))]
         if request.allowed_tools is not None:
             args += ["--allowed", ",".join(request.allowed_tools)]
         if request.max_steps is not None:

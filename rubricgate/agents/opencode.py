@@ -64,7 +64,7 @@ class OpenCodeAgent(CliAgent):
         return args + list(request.extra_args) + ["--", prompt]
 
     def agent_env(self, request: AgentRequest) -> dict[str, str]:
-        return {**QUIET_ENV, "OPENCODE_CONFIG": str(config_path(request))}
+        return {**QUIET_ENV, "OPENCODE_CONFIG": str(request.agent_view(config_path(request)))}
 
     def execute(self, request: AgentRequest, argv: list[str]) -> ProcessResult:
         """Write the run's opencode.json (allowlist, steps, provider), then run."""

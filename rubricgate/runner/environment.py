@@ -21,15 +21,18 @@ def build_env(allowlist: Iterable[str], secret_names: Iterable[str],
     return {k: v for k, v in source.items() if k in names}
 
 
-def isolated_env(base: Mapping[str, str], home: Path) -> dict[str, str]:
-    """base plus a throwaway HOME, XDG dirs and TMPDIR under `home`, created on disk.
+XDG_DIRS = {"HOME": ".", "XDG_CONFIG_HOME": ".config", "XDG_CACHE_HOME": ".cache",
+            "XDG_DATA_HOME": ".local/share", "XDG_STATE_HOME": ".local/state", "TMPDIR": "tmp"}
+
+
+def isolated_env(base: Mapping[str, str], home: Path, view: Path | None = None) -> dict[str, str]:
+    """base plus a throwaway HOME, XDG dirs and TMPDIR under `home`, created on disk; the
+    variables name them at `view` (where the agent's sandbox mounts `home`) when given.
 
     Agent CLIs read and write config, caches and session history under these; pointing them
     at a per-run directory keeps the user's real config out and the run's state contained.
     """
-    dirs = {"HOME": home, "XDG_CONFIG_HOME": home / ".config", "XDG_CACHE_HOME": home / ".cache",
-            "XDG_DATA_HOME": home / ".local" / "share", "XDG_STATE_HOME": home / ".local" / "state",
-            "TMPDIR": home / "tmp"}
-    for path in dirs.values():
-        path.mkdir(parents=True, exist_ok=True)
-    return {**base, **{k: str(v) for k, v in dirs.items()}}
+    for rel in XDG_DIRS.values():
+        (home / rel).mkdir(parents=True, exist_ok=True)
+    seen = view or home
+    return {**base, **{k: os.path.normpath(seen / rel) for k, rel in XDG_DIRS.items()}}

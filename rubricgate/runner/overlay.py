@@ -58,9 +58,9 @@ def _unshare() -> str:
     return shutil.which("unshare") or "unshare"  # looked up once, not on every trial
 
 
-def layer_folders(folder: Path, name: str) -> tuple[Path, Path, Path, Path]:
-    """(case layer, upper, work, mount target) inside one trial folder; created empty."""
-    paths = (folder / "case", folder / "upper", folder / "work", folder / name)
+def layer_folders(layers: Path, target: Path) -> tuple[Path, Path, Path, Path]:
+    """(case layer, upper, work, mount target): the first three inside `layers`; created empty."""
+    paths = (layers / "case", layers / "upper", layers / "work", target)
     for path in paths:
         path.mkdir(parents=True)
     return paths
@@ -78,7 +78,7 @@ def probe_overlay(scratch_parent: Path | None = None) -> str:
         base = root / "base"
         base.mkdir()
         (base / "f").write_text("x")
-        overlay = Overlay((base,), *layer_folders(root, "m")[1:])
+        overlay = Overlay((base,), *layer_folders(root, root / "m")[1:])
         return _run_probe(overlay)
     finally:
         remove_tree(root)

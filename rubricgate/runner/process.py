@@ -26,7 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rubricgate.runner.sandbox import SandboxPolicy, find_program, wrap
+from rubricgate.runner.admission import CANCEL, AgentSlots
+from rubricgate.runner.sandbox import SandboxPolicy, Writable, find_program, wrap
 from rubricgate.runner.streams import CappedSink, StderrTail, Streams, Wake, Watch
 
 KILL_GRACE_S = 2.0
@@ -82,57 +83,76 @@ def _group_alive(pgid: int) -> bool:
     return _signal_group(pgid, 0)
 
 
-class Cancelled:
-    """Process-wide stop switch: after Ctrl-C / SIGTERM no new agent starts and every running
-    one is woken and killed at once (no poll interval, no waiting for its timeout)."""
-
-    def __init__(self) -> None:
-        self.event = threading.Event()
-        self._lock = threading.Lock()
-        self._waiters: set[threading.Event] = set()
-
-    def trip(self) -> None:
-        self.event.set()
-        with self._lock:
-            for wake in self._waiters:
-                wake.set()
-
-    def reset(self) -> None:
-        self.event.clear()
-
-    def register(self, wake: threading.Event) -> None:
-        with self._lock:
-            self._waiters.add(wake)
-        if self.event.is_set():
-            wake.set()
-
-    def unregister(self, wake: threading.Event) -> None:
-        with self._lock:
-            self._waiters.discard(wake)
-
-
-CANCEL = Cancelled()
-
-
 def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
                 output_cap_bytes: int, stdout_path: Path, watch: Watch | None = None,
-                sandbox: SandboxPolicy | None = None, writable: Sequence[Path] = ()) -> ProcessResult:
+                sandbox: SandboxPolicy | None = None, writable: Sequence[Writable] = (),
+                slots: AgentSlots | None = None) -> ProcessResult:
     """Run argv in its own session (inside bubblewrap when `sandbox` enforces one); never raises
-    for a failing or missing executable. `watch(line)` sees each stdout line; a reason kills it."""
-    started = time.monotonic()
+    for a failing or missing executable. `watch(line)` sees each stdout line; a reason kills it.
+
+    `slots` bounds the agents running at once. A sandboxed agent is launched before it holds one:
+    its sandbox is built while other agents run, and the agent waits at a gate inside it until a
+    slot is free (runner/admission.py); its time and its timeout start at the gate."""
     stdout_path.parent.mkdir(parents=True, exist_ok=True)
-    token = uuid.uuid4().hex
     if CANCEL.event.is_set():
-        return ProcessResult(None, False, False, "", 0.0, stopped="interrupted: the run was stopped")
-    with open(stdout_path, "wb") as out:
-        try:
-            proc = _spawn(argv, cwd, {**env, RUN_TOKEN_VAR: token}, sandbox, writable)
-        except OSError as exc:
-            return ProcessResult(None, False, False, "", time.monotonic() - started,
-                                 start_error=_start_error(argv[0], exc))
-        sink = CappedSink(out, output_cap_bytes, watch)
-        return _supervise(proc, sink, started + timeout_s, started, token,
-                          sandboxed=sandbox is not None and sandbox.enforced)
+        return _interrupted()
+    gated = slots is not None and sandbox is not None and sandbox.enforced
+    if slots is not None and not gated and not slots.acquire():
+        return _interrupted()
+    try:
+        with open(stdout_path, "wb") as out:
+            return _launch(argv, cwd, env, timeout_s, CappedSink(out, output_cap_bytes, watch), sandbox, writable,
+                           slots if gated else None)
+    finally:
+        if slots is not None and not gated:
+            slots.release()
+
+
+def _launch(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout_s: float, sink: CappedSink,
+            sandbox: SandboxPolicy | None, writable: Sequence[Writable], gate_slots: AgentSlots | None) -> ProcessResult:
+    token = uuid.uuid4().hex
+    started = time.monotonic()
+    sandboxed = sandbox is not None and sandbox.enforced
+    try:
+        proc, gate = _spawn(argv, cwd, {**env, RUN_TOKEN_VAR: token}, sandbox, writable, gated=gate_slots is not None)
+    except OSError as exc:
+        return ProcessResult(None, False, False, "", time.monotonic() - started, start_error=_start_error(argv[0], exc))
+    if gate is None or gate_slots is None:
+        return _supervise(proc, sink, started + timeout_s, started, token, sandboxed)
+    if not gate_slots.acquire():  # stopped while its sandbox waited: the agent never ran
+        _discard(proc, gate, token)
+        return _interrupted()
+    try:
+        started = time.monotonic()
+        _open_gate(gate)
+        return _supervise(proc, sink, started + timeout_s, started, token, sandboxed)
+    finally:
+        gate_slots.release()  # the agent is dead (`_supervise` made sure): the next one may start
+
+
+def _interrupted() -> ProcessResult:
+    return ProcessResult(None, False, False, "", 0.0, stopped="interrupted: the run was stopped")
+
+
+def _open_gate(gate: int) -> None:
+    """Let the agent held at the gate start (its `read` gets the line)."""
+    try:
+        os.write(gate, b"go\n")
+    except BrokenPipeError:  # the sandbox died while it was being built: its exit status says why
+        return
+    finally:
+        os.close(gate)
+
+
+def _discard(proc: subprocess.Popen[bytes], gate: int, token: str) -> None:
+    """A launched sandbox whose agent must not start: closing the gate ends it (its `read` sees
+    end of file, so `exec` never runs); it is killed and reaped all the same."""
+    os.close(gate)
+    try:
+        _end(proc, token, sandboxed=True)
+    finally:
+        proc.stdout.close()  # type: ignore[union-attr]
+        proc.stderr.close()  # type: ignore[union-attr]
 
 
 def _start_error(program: str, exc: OSError) -> str:
@@ -142,26 +162,36 @@ def _start_error(program: str, exc: OSError) -> str:
 
 
 def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], sandbox: SandboxPolicy | None,
-           writable: Sequence[Path]) -> subprocess.Popen[bytes]:
+           writable: Sequence[Writable], gated: bool = False) -> tuple[subprocess.Popen[bytes], int | None]:
+    """(process, write end of its gate or None). A gated agent reads its gate on stdin."""
     if sandbox is None or not sandbox.enforced:
         return subprocess.Popen(
             list(argv), cwd=str(cwd), env=dict(env), stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True), None
     program = find_program(argv[0], env.get("PATH")) or argv[0]
     if not Path(program).exists():
         raise FileNotFoundError(2, "not found", argv[0])
     read_fd, write_fd = os.pipe()
-    wrapped, payload = wrap(sandbox, [program, *argv[1:]], cwd=cwd, env=env, writable=[cwd, *writable],
-                            args_fd=read_fd)
+    gate_read, gate = os.pipe() if gated else (subprocess.DEVNULL, None)
+    # An overlay workspace is mounted at its own target and shown to the agent as its cwd.
+    workspace = (sandbox.overlay.target, cwd) if sandbox.overlay else cwd
+    wrapped, payload = wrap(sandbox, [program, *argv[1:]], cwd=cwd, env=env, writable=[workspace, *writable],
+                            args_fd=read_fd, gated=gated)
     try:
         # bwrap itself gets no secrets: they travel in the pipe, not in its argv or environment.
         proc = subprocess.Popen(
-            wrapped, cwd="/", env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, stdin=subprocess.DEVNULL,
+            wrapped, cwd="/", env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, stdin=gate_read,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, pass_fds=(read_fd,))
+    except BaseException:
+        if gate is not None:
+            os.close(gate)
+        raise
     finally:
         os.close(read_fd)
+        if gate is not None:
+            os.close(gate_read)
     _feed_args(write_fd, payload)
-    return proc
+    return proc, gate
 
 
 def _feed_args(fd: int, payload: bytes) -> None:

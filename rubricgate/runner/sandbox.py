@@ -98,9 +98,18 @@ def resolve_isolation(setting: SandboxSetting, env: Mapping[str, str] | None = N
     return "copy-only", problem
 
 
+# A gated agent waits inside its finished sandbox until the harness writes "go" on its stdin;
+# end of file (the harness died, or discarded the trial) ends it without running the agent.
+GATE = ["/bin/sh", "-c", 'read -r go && [ "$go" = go ] && exec "$@" </dev/null', "sh"]
+
+
+Writable = Path | tuple[Path, Path]  # a folder, or (folder, where the agent sees it)
+
+
 def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
-         writable: Sequence[Path], args_fd: int = 3) -> tuple[list[str], bytes]:
-    """(bwrap argv, NUL-separated arguments for `--args FD`) running argv inside the sandbox."""
+         writable: Sequence[Writable], args_fd: int = 3, gated: bool = False) -> tuple[list[str], bytes]:
+    """(bwrap argv, NUL-separated arguments for `--args FD`) running argv inside the sandbox;
+    `gated`: behind GATE, reading stdin."""
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     # Looked at on every trial, never remembered: a folder to hide that appears between runs
     # (a cache made by a later --cache run in the same process) must be hidden at once.
@@ -108,8 +117,9 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
         args += ["--tmpfs", str(path)]
     for path in _existing(needed_paths(argv, env, policy)):
         args += ["--ro-bind", str(path), str(path)]
-    for path in writable:
-        args += ["--bind", str(path), str(path)]
+    for item in writable:
+        source, target = item if isinstance(item, tuple) else (item, item)
+        args += ["--bind", str(source), str(target)]
     # Under the overlay's `unshare` the harness is root in a user namespace: drop to the uid.
     user_ns = ["--unshare-user", *AS_SANDBOX_UID] if policy.overlay else USER_NS
     args += [*user_ns, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
@@ -120,7 +130,7 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
         args += ["--setenv", key, value]
     payload = b"".join(a.encode("utf-8", "surrogateescape") + b"\0" for a in args)
     mount = policy.overlay.prefix() if policy.overlay else []
-    return [*mount, policy.bwrap, "--args", str(args_fd), "--", *argv], payload
+    return [*mount, policy.bwrap, "--args", str(args_fd), "--", *(GATE if gated else ()), *argv], payload
 
 
 def _existing(paths) -> list[Path]:

@@ -20,7 +20,7 @@ from rubricgate.records.events import EventLog
 from rubricgate.records.files import transcript_name, write_transcript
 from rubricgate.rubric import RubricSpec
 from rubricgate.runner.cache import KeyParts, Lookup, RunDigests, key_parts, load_cached, run_digests, store
-from rubricgate.runner.process import CANCEL
+from rubricgate.runner.admission import CANCEL, AgentSlots
 from rubricgate.runner.retry import RetryPolicy, run_with_retries
 from rubricgate.runner.sandbox import SandboxPolicy
 from rubricgate.runner.treecheck import TreeDigest, fingerprint_tree, tree_changes
@@ -57,6 +57,7 @@ class RunContext:
     digests: RunDigests | None = None  # cache key parts shared by every trial, hashed once
     saved_handlers: dict = field(default_factory=dict)  # signal handlers to restore after an interrupt
     cache_rejected: list[CacheRejection] = field(default_factory=list)  # forged entries, re-run
+    slots: AgentSlots | None = None  # --jobs: agents running at once (runner/admission.py)
 
 
 @dataclass(frozen=True)
@@ -67,15 +68,23 @@ class Job:
 
 
 def run_jobs(ctx: RunContext, jobs: list[Job], workers: int = 1) -> list[TrialResult]:
-    """Run every job on `workers` threads; results also accumulate in ctx.results, so an
-    interrupted run still knows what finished.
+    """Run every job with at most `workers` agents at once; results also accumulate in
+    ctx.results, so an interrupted run still knows what finished.
+
+    There are more trial threads than agent slots: while `workers` agents run, other trials
+    build their workspace and sandbox and wait at its gate, and finished ones are graded
+    (runner/admission.py). Under --max-cost there are none ahead: a trial waiting at the gate
+    when the budget runs out would still start.
 
     The main thread only waits, so Ctrl-C (or SIGTERM) lands here, never inside a trial: it
     stops new trials, wakes and kills every running agent, waits for their trials to wind down
     (a workspace is removed only once its agent is dead), then re-raises. Further Ctrl-C while
     winding down are absorbed: no traceback, no leftover.
     """
-    pool = ThreadPoolExecutor(max_workers=max(workers, 1), thread_name_prefix="trial")
+    workers = max(workers, 1)
+    ctx.slots = AgentSlots(workers)
+    pool = ThreadPoolExecutor(max_workers=trial_threads(workers, ctx.budget.max_usd is not None),
+                              thread_name_prefix="trial")
     futures = [pool.submit(run_trial, ctx, job) for job in jobs]
     try:
         wait(futures)
@@ -89,6 +98,12 @@ def run_jobs(ctx: RunContext, jobs: list[Job], workers: int = 1) -> list[TrialRe
         future.result()  # an internal error in the harness itself surfaces here
     order = {(j.case.id, j.trial): i for i, j in enumerate(jobs)}
     return sorted(ctx.results, key=lambda r: order[(r.case_id, r.trial)])
+
+
+def trial_threads(workers: int, budgeted: bool = False) -> int:
+    """Trials in progress at once for `workers` agent slots: as many again (plus one) prepare
+    or grade beside the running ones, except under a budget."""
+    return workers if budgeted else 2 * workers + 1
 
 
 def ignore_interrupts() -> dict:
@@ -192,10 +207,10 @@ def _request(ctx: RunContext, job: Job, ws) -> AgentRequest:
         case_id=job.case.id, trial=job.trial, workspace=root, prompt_file=root / cfg.reviewer.prompt,
         prompt_source=ws.source(cfg.reviewer.prompt),
         rubric_file=root / cfg.reviewer.rubric, changed_files_file=root / cfg.reviewer.changed_files,
-        scratch=ws.scratch, private=ws.private, allowed_tools=rubric.tool_use.allowed,
+        scratch=ws.scratch, scratch_view=ws.scratch_view, private=ws.private, allowed_tools=rubric.tool_use.allowed,
         max_steps=rubric.trajectory.max_steps, timeout_s=cfg.agent.timeout_s,
         output_cap_bytes=cfg.agent.output_cap_bytes, env=dict(ctx.env), model=cfg.agent.model,
-        extra_args=list(cfg.agent.extra_args), sandbox=sandbox)
+        extra_args=list(cfg.agent.extra_args), sandbox=sandbox, slots=ctx.slots)
 
 
 def _run_agent(ctx: RunContext, job: Job, request: AgentRequest) -> Transcript:
@@ -207,12 +222,21 @@ def _run_agent(ctx: RunContext, job: Job, request: AgentRequest) -> Transcript:
 
 def _run_once(ctx: RunContext, job: Job, request: AgentRequest) -> Transcript:
     started = time.monotonic()
+    agent = ctx.agents[job.agent]
+    # A process agent takes its slot in run_process (after its sandbox is built); one that runs
+    # in this process (builtin, replay) takes it here.
+    slots = None if hasattr(agent, "execute") else ctx.slots
+    if slots is not None and not slots.acquire():
+        return Transcript(agent=job.agent, termination="crashed", exit_code=None, error="interrupted: the run was stopped")
     try:
         # Scrubbed here for every adapter: what is graded, cached and written holds no secret.
-        return scrub_model(ctx.agents[job.agent].run(request), ctx.secrets)
+        return scrub_model(agent.run(request), ctx.secrets)
     except Exception as exc:  # an adapter bug must become a graded ERROR, not abort the run
         return Transcript(agent=job.agent, termination="crashed", exit_code=None,
                           duration_s=time.monotonic() - started, error=f"adapter raised {type(exc).__name__}: {exc}")
+    finally:
+        if slots is not None:
+            slots.release()
 
 
 def grade(ctx: RunContext, case: CaseSpec, trial: int, transcript: Transcript) -> TrialResult:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rubricgate.runner.overlay import Overlay, layer_folders, remove_tree
+from rubricgate.runner.scratch import Scratch
 
 # Never copied into a workspace: version control, run outputs and caches.
 SKIP_DIRS = {".git", "node_modules", "__pycache__", ".pytest_cache", ".rubricgate-cache", ".venv"}
@@ -75,14 +76,16 @@ def _inside(repo: Path, root: Path, rel: str) -> bool:
 @dataclass
 class Workspace:
     """One trial's folders: `root` (the agent's cwd), `scratch` (its HOME and output files, also
-    writable) and `private` (the harness's raw stream: never visible to the agent)."""
+    writable) and `private` (the harness's raw stream: never visible to the agent); `folders`
+    hold them all (one shown to the agent, one private: runner/scratch.py)."""
 
-    folder: Path
+    folders: tuple[Path, ...]
     root: Path
     scratch: Path
     private: Path
     keep: bool = False
     overlay: Overlay | None = None  # set: `root` exists only inside the agent's mount namespace
+    scratch_view: Path | None = None  # set: where the agent's sandbox shows `scratch`
     discard: Callable[[Path], None] = remove_tree  # how `remove` deletes the folder
 
     @property
@@ -100,7 +103,8 @@ class Workspace:
     def remove(self) -> None:
         """Delete the trial's folders unless asked to keep them (--keep-workspaces)."""
         if not self.keep:
-            self.discard(self.folder)
+            for folder in self.folders:
+                self.discard(folder)
 
 
 class Remover:
@@ -110,7 +114,9 @@ class Remover:
     is dead; the folders sit under the run's temp root, which every sandbox hides. At most
     `backlog` wait: past that the trial that finished waits (full copies must not pile up)."""
 
-    def __init__(self, backlog: int = 8) -> None:
+    BACKLOG = 8
+
+    def __init__(self, backlog: int = BACKLOG) -> None:
         self._queue: queue.Queue[Path | None] = queue.Queue(maxsize=backlog)
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -138,11 +144,14 @@ class Remover:
 class RunTree:
     """The per-run snapshot of the tree and the case sources; makes each trial's workspace."""
 
-    def __init__(self, repo: Path, files: list[str], sources: list[str], name: str | None = None) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix="rg-"))
+    def __init__(self, repo: Path, files: list[str], sources: list[str], name: str | None = None,
+                 scratch: Scratch | None = None) -> None:
+        shown, private = (scratch.shown, scratch.private) if scratch else (None, None)
+        self.root = Path(tempfile.mkdtemp(prefix="rg-", dir=shown))
+        self.store = Path(tempfile.mkdtemp(prefix="rg-", dir=private)) if private != shown else self.root
         self.name = name or repo.resolve().name or "repo"
-        self.base = self.root / "base" / self.name
-        self.sources = self.root / "sources"
+        self.base = self.store / "base" / self.name
+        self.sources = self.store / "sources"
         self.remover = Remover()
         _copy_files(repo, self.base, files)
         _copy_files(repo, self.sources, sources)
@@ -152,18 +161,21 @@ class RunTree:
         """The snapshot plus the case: `copies` {neutral: source}, overlay `files` {neutral: text},
         and the changed-files list (path, neutral reviewed paths). `layered`: the case files go in
         their own folder and the agent's sandbox mounts them over the snapshot (no copy)."""
-        folder = self.root / secrets.token_hex(4)
-        ws = Workspace(folder=folder, root=folder / self.name, scratch=folder / "out",
-                       private=folder / "private", keep=keep, discard=self.remover)
-        if layered:
-            case, upper, work, target = layer_folders(folder, self.name)
+        token = secrets.token_hex(4)
+        folder, store = self.root / token, self.store / token
+        if layered:  # nothing in the shown folder: the sandbox mounts the private ones there
+            ws = Workspace(folders=(store,), root=folder / self.name, scratch=store / "out",
+                           private=store / "private", keep=keep, discard=self.remover, scratch_view=folder / "out")
+            case, upper, work, target = layer_folders(store, store / self.name)
             ws.overlay, top = Overlay((case, self.base), upper, work, target), case
         else:
+            ws = Workspace(folders=tuple(dict.fromkeys((folder, store))), root=folder / self.name,
+                           scratch=folder / "out", private=store / "private", keep=keep, discard=self.remover)
             clone_tree(self.base, ws.root)
             top = ws.root
         self._place_case(top, files, copies, changed)
         (ws.scratch / "home").mkdir(parents=True)
-        ws.private.mkdir()
+        ws.private.mkdir(parents=True)
         return ws
 
     def _place_case(self, top: Path, files: dict[str, str], copies: dict[str, str],
@@ -179,10 +191,12 @@ class RunTree:
         with keep_trials only the snapshot goes."""
         self.remover.close()
         if keep_trials:
-            remove_tree(self.root / "base")
+            remove_tree(self.store / "base")
             remove_tree(self.sources)
         else:
             remove_tree(self.root)
+        if self.store != self.root and not keep_trials:
+            remove_tree(self.store)
 
 
 def _place(target: Path, write) -> None:

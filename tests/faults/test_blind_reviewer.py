@@ -14,13 +14,15 @@ from tests.faults.reviewers import use_reviewer, write_reviewer
 TASKS = ["block-missing-description", "warn-batch-one-bad-file", "overlay-missing-name", "pass-batch-clean"]
 FIXTURES = sorted(p.parent.relative_to(ROOT / "fixtures").as_posix() for p in (ROOT / "fixtures").glob("*/*/SKILL.md"))
 
-# Runs inside the sandbox: walk the workspace, HOME, TMPDIR and /tmp; read the environment.
+# Runs inside the sandbox: walk the workspace, HOME, TMPDIR, /tmp and /dev/shm (where the run's
+# folders live when it is a tmpfs); read the environment.
 SNOOP = r'''
 import os, re, json, sys
 from pathlib import Path
 needles = NEEDLES
 hits = []
-roots = [Path.cwd(), Path(os.environ["HOME"]), Path(os.environ.get("TMPDIR", "/tmp")), Path("/tmp")]
+roots = [Path.cwd(), Path(os.environ["HOME"]), Path(os.environ.get("TMPDIR", "/tmp")), Path("/tmp"),
+         Path("/dev/shm")]
 for path_text in [str(Path.cwd()), os.environ.get("HOME", ""), os.environ.get("TMPDIR", "")]:
     for word in needles["path_words"]:
         if re.search(rf"(^|[/_.-]){word}([/_.-]|$)", path_text, re.I):

@@ -25,7 +25,7 @@ seen = {
     "planted_before": os.path.exists("planted.txt"),
     "rubric_before": os.path.exists("reviewer/evaluator/references/rubric.md"),
     "overlay_cwd": any(f" {cwd} " in m and " overlay " in m for m in mounts),
-    "snapshots_visible": glob.glob("/tmp/rg-*/base"),
+    "snapshots_visible": glob.glob("/tmp/rg-*/base") + glob.glob("/dev/shm/rg-*/base"),
 }
 Path("planted.txt").write_text("left by an earlier trial")
 os.remove("reviewer/evaluator/references/rubric.md")
@@ -54,7 +54,7 @@ def test_without_unshare_the_probe_says_so(monkeypatch) -> None:
 
 
 def test_the_option_string_names_every_layer_top_first(tmp_path: Path) -> None:
-    case, upper, work, target = layer_folders(tmp_path / "t", "repo")
+    case, upper, work, target = layer_folders(tmp_path / "t", tmp_path / "t" / "repo")
     overlay = Overlay((case, tmp_path / "base"), upper, work, target)
     assert overlay.options() == f"lowerdir={case}:{tmp_path / 'base'},upperdir={upper},workdir={work}"
     assert overlay.prefix()[-2:] == [overlay.options(), str(target)]

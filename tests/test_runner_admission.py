@@ -1,0 +1,74 @@
+"""runner/admission.py: at most N agents at once; a waiter gives up at Ctrl-C, never starts."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from rubricgate.runner.admission import CANCEL, AgentSlots
+from rubricgate.runner.scheduler import trial_threads
+
+
+# -- failure paths first ------------------------------------------------------------------------
+
+def test_zero_slots_is_refused() -> None:
+    with pytest.raises(ValueError, match="must be >= 1"):
+        AgentSlots(0)
+
+
+def test_a_slot_released_twice_is_a_bug_not_an_extra_slot() -> None:
+    slots = AgentSlots(1)
+    assert slots.acquire()
+    slots.release()
+    with pytest.raises(RuntimeError, match="more often than acquired"):
+        slots.release()
+
+
+def test_a_waiter_gives_up_at_ctrl_c_and_takes_no_slot() -> None:
+    slots = AgentSlots(1)
+    assert slots.acquire()
+    answers: list[bool] = []
+    waiters = [threading.Thread(target=lambda: answers.append(slots.acquire())) for _ in range(3)]
+    for w in waiters:
+        w.start()
+    time.sleep(0.2)
+    try:
+        CANCEL.trip()
+        for w in waiters:
+            w.join(2)
+        assert answers == [False, False, False]
+        assert slots.running == 1  # only the slot taken before the stop
+        assert not slots.acquire()  # and nothing starts after it, even with a slot free
+    finally:
+        CANCEL.reset()
+
+
+# -- the bound ----------------------------------------------------------------------------------
+
+def test_never_more_than_n_hold_a_slot_however_many_wait() -> None:
+    slots, lock = AgentSlots(3), threading.Lock()
+    now, peak = [0], [0]
+
+    def trial() -> None:
+        assert slots.acquire()
+        with lock:
+            now[0] += 1
+            peak[0] = max(peak[0], now[0])
+        time.sleep(0.01)
+        with lock:
+            now[0] -= 1
+        slots.release()
+
+    threads = [threading.Thread(target=trial) for _ in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert peak[0] == 3 and slots.running == 0
+
+
+def test_trials_ahead_of_the_slots_except_under_a_budget() -> None:
+    assert trial_threads(1) == 3 and trial_threads(4) == 9
+    assert trial_threads(4, budgeted=True) == 4  # a trial at the gate when the budget runs out would start
