@@ -18,12 +18,10 @@ from rubricgate.errors import GateInputError
 from rubricgate.exact import import_numpy
 from rubricgate.load import Loaded, load_all
 from rubricgate.models.results import Summary
-from rubricgate.reports.bundle import finish_run_reports
 from rubricgate.records.events import EventListener, EventLog
 from rubricgate.runner.cache import CACHE_DIR, note_rejections, resolve_cache_dir, signing_key
-from rubricgate.reports.explain import annotate
 from rubricgate.runner.environment import build_env, secret_values
-from rubricgate.runner.admission import CANCEL
+from rubricgate.runner.admission import CANCEL, AgentSlots
 from rubricgate.runner.process import child_pids, sweep_orphans
 from rubricgate.runner.overlay import probe_overlay
 from rubricgate.runner.sandbox import (SandboxPolicy, SandboxUnavailable, hidden_paths, hidden_argument,
@@ -97,7 +95,7 @@ def run_suite(options: RunOptions) -> RunOutcome:
                             known=known)
     ctx, state = start_run(options, loaded, jobs, agents, policy, Workspaces(files, scratch))
     CANCEL.reset()
-    warm_imports()
+    warm_imports(ctx.slots.filled if ctx.slots else None)
     # Modules, models and the loaded suite live until exit: the collector need not walk them
     # again on every full collection during the trials.
     gc.freeze()
@@ -118,6 +116,8 @@ def run_suite(options: RunOptions) -> RunOutcome:
         state.tree_violations, state.not_run, state.budget = ctx.tree_violations, ctx.not_run, ctx.budget
         summary = note_rejections(with_isolation(build_summary(loaded, jobs, results, state), policy),
                                   ctx.cache_rejected)
+        from rubricgate.reports.explain import annotate  # warmed during the trials
+
         summary = write_run_reports(ctx, loaded, annotate(summary, loaded, options.repo, os.environ), options.repo)
     finally:
         cleanup.join()
@@ -127,10 +127,22 @@ def run_suite(options: RunOptions) -> RunOutcome:
     return RunOutcome(summary, ctx.run_dir, summary.decision.exit_code, kept)
 
 
-def warm_imports() -> threading.Thread:
-    """Import what the gate needs after the trials (numpy) on a background thread while the
-    first trials run: a fixed cost taken off the run's critical path."""
-    thread = threading.Thread(target=import_numpy, daemon=True)
+WARM_AFTER_S = 1.0
+
+
+def warm_imports(after: threading.Event | None = None) -> threading.Thread:
+    """Import what the end of the run needs (numpy for the gate, the report writers) on a
+    background thread while trials run: a fixed cost taken off the run's critical path. It waits
+    until the first agents are all out (`after`, at most WARM_AFTER_S): importing holds the
+    interpreter, and the trials being launched need it more."""
+    def warm() -> None:
+        if after is not None:
+            after.wait(WARM_AFTER_S)
+        import_numpy()
+        import rubricgate.reports.bundle  # noqa: F401
+        import rubricgate.reports.explain  # noqa: F401
+
+    thread = threading.Thread(target=warm, daemon=True, name="warm-imports")
     thread.start()
     return thread
 
@@ -236,6 +248,8 @@ def write_run_reports(ctx: RunContext, loaded: Loaded, summary: Summary, repo: P
         ctx.events.close()  # a full disk may only show when the last line is flushed
         return ctx.events.write_failures[len(earlier):]
 
+    from rubricgate.reports.bundle import finish_run_reports  # warmed during the trials
+
     return finish_run_reports(summary, ctx.run_dir, cases=loaded.cases, secrets=ctx.secrets, repo=repo,
                               earlier=earlier, before_summary=completed)
 
@@ -253,7 +267,7 @@ def _context(options: RunOptions, loaded: Loaded, run_dir: Path, agents: dict[st
                      agents=agents, tree=tree, sandbox=policy, env=env, secrets=secrets, exclude=exclude,
                      fingerprint=None if _all_sandboxed(policy, agents) else fingerprint_tree(options.repo, exclude),
                      keep_workspaces=options.keep_workspaces, cases=loaded.cases,
-                     budget=Budget(options.max_cost),
+                     budget=Budget(options.max_cost), slots=AgentSlots(max(options.jobs, 1)),
                      cache_dir=options.cache_dir if options.cache else None)
     return ctx
 

@@ -72,3 +72,39 @@ def test_never_more_than_n_hold_a_slot_however_many_wait() -> None:
 def test_trials_ahead_of_the_slots_except_under_a_budget() -> None:
     assert trial_threads(1) == 3 and trial_threads(4) == 9
     assert trial_threads(4, budgeted=True) == 4  # a trial at the gate when the budget runs out would start
+
+
+def test_a_released_slot_passes_to_the_first_waiter_whose_gate_the_releaser_opens() -> None:
+    slots = AgentSlots(1)
+    assert slots.acquire()
+    opened: list[tuple[int, int]] = []
+    waiters = []
+    for i in range(3):
+        t = threading.Thread(target=slots.take, args=(lambda i=i: opened.append((i, threading.get_ident())),))
+        t.start()
+        waiters.append(t)
+        time.sleep(0.05)  # queued in this order
+    for expected in range(3):
+        slots.release()  # by this thread: the next waiter's gate opens here, before its thread runs
+        assert opened[-1] == (expected, threading.get_ident())
+    slots.release()
+    for t in waiters:
+        t.join(2)
+    assert slots.running == 0
+
+
+def test_after_ctrl_c_a_release_opens_no_waiting_gate() -> None:
+    slots = AgentSlots(1)
+    assert slots.acquire()
+    opened: list[int] = []
+    answer: list = []
+    waiter = threading.Thread(target=lambda: answer.append(slots.take(lambda: opened.append(1))))
+    waiter.start()
+    time.sleep(0.05)
+    try:
+        CANCEL.trip()
+        slots.release()
+        waiter.join(2)
+    finally:
+        CANCEL.reset()
+    assert opened == [] and answer == [None] and slots.running == 0

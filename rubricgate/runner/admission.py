@@ -11,6 +11,9 @@ already built, while the finished trial is graded on the other core (runner/proc
 from __future__ import annotations
 
 import threading
+import time
+from collections import deque
+from collections.abc import Callable
 
 
 class Cancelled:
@@ -47,53 +50,96 @@ CANCEL = Cancelled()
 
 
 class AgentSlots:
-    """At most `size` agents running at once. `acquire` waits for a free slot and answers False
-    when the run is stopped instead (a waiting trial must not start its agent after Ctrl-C)."""
+    """At most `size` agents running at once, taken in turn (first come, first served).
+
+    A finished agent's slot passes straight to the next waiting trial, and the thread that
+    releases it opens that trial's gate itself: the next agent starts the moment one ends, not
+    when its own thread next gets the interpreter (with 16 trials grading at once, that is tens
+    of milliseconds later). After Ctrl-C no waiting trial is given a slot."""
 
     def __init__(self, size: int) -> None:
         if size < 1:
             raise ValueError(f"agent slots must be >= 1, got {size}")
         self.size = size
         self._free = size
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
+        self._queue: deque[_Turn] = deque()
+        self.filled = threading.Event()  # every slot was taken once: the first agents are all out
+        # Held while a trial builds its workspace and starts its sandbox: that work holds the
+        # interpreter, so trials doing it side by side only take turns at it, and each finishes
+        # late. One at a time, the first sandbox starts building at once.
+        self.launching = threading.Lock()
+
+    def take(self, open_gate: Callable[[], None] | None = None) -> float | None:
+        """Wait for a slot, then call `open_gate` (in whichever thread grants the slot); the
+        monotonic time the slot was granted, or None when the run was stopped first."""
+        turn = _Turn(self, open_gate)
+        with self._lock:
+            if CANCEL.event.is_set():
+                return None
+            now = self._free > 0 and not self._queue
+            if now:
+                self._free -= 1
+            else:
+                self._queue.append(turn)
+            if not self._free:
+                self.filled.set()
+        if now:
+            return turn.grant()
+        CANCEL.register(turn)
+        try:
+            turn.granted.wait()
+        finally:
+            CANCEL.unregister(turn)
+        return None if turn.cancelled else turn.at
 
     def acquire(self) -> bool:
-        with self._cond:
-            if self._free and not CANCEL.event.is_set():
-                self._free -= 1
-                return True
-        waker = _Notify(self._cond)
-        CANCEL.register(waker)
-        try:
-            with self._cond:
-                while not self._free and not CANCEL.event.is_set():
-                    self._cond.wait()
-                if CANCEL.event.is_set():
-                    return False
-                self._free -= 1
-                return True
-        finally:
-            CANCEL.unregister(waker)
+        """take() without a gate: True once a slot is held, False when the run was stopped."""
+        return self.take() is not None
 
     def release(self) -> None:
-        with self._cond:
-            if self._free >= self.size:
-                raise RuntimeError("agent slot released more often than acquired")
-            self._free += 1
-            self._cond.notify()
+        """Give the slot back: to the next waiting trial (its gate opened here), or to the pool."""
+        with self._lock:
+            turn = self._queue.popleft() if self._queue and not CANCEL.event.is_set() else None
+            if turn is None:
+                if self._free >= self.size:
+                    raise RuntimeError("agent slot released more often than acquired")
+                self._free += 1
+        if turn is not None:
+            turn.grant()
+
+    def cancel(self, turn: _Turn) -> None:
+        """A waiting trial's turn is withdrawn (Ctrl-C): it returns None and holds no slot."""
+        with self._lock:
+            if turn not in self._queue:
+                return  # granted already: it holds its slot and sees the stop itself
+            self._queue.remove(turn)
+            turn.cancelled = True
+        turn.granted.set()
 
     @property
     def running(self) -> int:
-        with self._cond:
+        with self._lock:
             return self.size - self._free
 
 
-class _Notify:
-    """What CANCEL.trip sets for one waiting `acquire`: wakes every waiter to see the stop."""
+class _Turn:
+    """One trial waiting for a slot; `set` is what CANCEL.trip calls."""
 
-    def __init__(self, cond: threading.Condition) -> None:
-        self.cond = cond
+    def __init__(self, slots: AgentSlots, open_gate: Callable[[], None] | None) -> None:
+        self.slots, self.open_gate = slots, open_gate
+        self.granted = threading.Event()
+        self.cancelled = False
+        self.at = 0.0
+
+    def grant(self) -> float:
+        self.at = time.monotonic()
+        try:
+            if self.open_gate is not None:
+                self.open_gate()
+        finally:
+            self.granted.set()
+        return self.at
 
     def set(self) -> None:
-        with self.cond:
-            self.cond.notify_all()
+        self.slots.cancel(self)

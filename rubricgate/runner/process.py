@@ -13,6 +13,7 @@ kept, so running on only burns time and tokens.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import select
@@ -114,18 +115,18 @@ def _launch(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout_s: f
     started = time.monotonic()
     sandboxed = sandbox is not None and sandbox.enforced
     try:
-        proc, gate = _spawn(argv, cwd, {**env, RUN_TOKEN_VAR: token}, sandbox, writable, gated=gate_slots is not None)
+        with gate_slots.launching if gate_slots else contextlib.nullcontext():
+            proc, gate = _spawn(argv, cwd, {**env, RUN_TOKEN_VAR: token}, sandbox, writable, gated=gate_slots is not None)
     except OSError as exc:
         return ProcessResult(None, False, False, "", time.monotonic() - started, start_error=_start_error(argv[0], exc))
     if gate is None or gate_slots is None:
         return _supervise(proc, sink, started + timeout_s, started, token, sandboxed)
-    if not gate_slots.acquire():  # stopped while its sandbox waited: the agent never ran
+    opened = gate_slots.take(lambda: _open_gate(gate))  # possibly by the thread whose agent just ended
+    if opened is None:  # stopped while its sandbox waited: the agent never ran
         _discard(proc, gate, token)
         return _interrupted()
     try:
-        started = time.monotonic()
-        _open_gate(gate)
-        return _supervise(proc, sink, started + timeout_s, started, token, sandboxed)
+        return _supervise(proc, sink, opened + timeout_s, opened, token, sandboxed)
     finally:
         gate_slots.release()  # the agent is dead (`_supervise` made sure): the next one may start
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 import time
@@ -82,11 +83,14 @@ def run_jobs(ctx: RunContext, jobs: list[Job], workers: int = 1) -> list[TrialRe
     winding down are absorbed: no traceback, no leftover.
     """
     workers = max(workers, 1)
-    ctx.slots = AgentSlots(workers)
+    if ctx.slots is None or ctx.slots.size != workers:
+        ctx.slots = AgentSlots(workers)
     pool = ThreadPoolExecutor(max_workers=trial_threads(workers, ctx.budget.max_usd is not None),
                               thread_name_prefix="trial")
-    futures = [pool.submit(run_trial, ctx, job) for job in jobs]
+    futures = [pool.submit(run_trial, ctx, job) for job in jobs[:workers]]
     try:
+        _first_wave_out(ctx.slots, futures)
+        futures += [pool.submit(run_trial, ctx, job) for job in jobs[workers:]]
         wait(futures)
     except KeyboardInterrupt:
         CANCEL.trip()
@@ -98,6 +102,26 @@ def run_jobs(ctx: RunContext, jobs: list[Job], workers: int = 1) -> list[TrialRe
         future.result()  # an internal error in the harness itself surfaces here
     order = {(j.case.id, j.trial): i for i, j in enumerate(jobs)}
     return sorted(ctx.results, key=lambda r: order[(r.case_id, r.trial)])
+
+
+def _first_wave_out(slots: AgentSlots, first: list) -> None:
+    """Wait until the first agents are all out (or their trials ended without one: cached,
+    refused). Only then are the trials ahead built: built together with the first ones they
+    would compete with them for the CPU and delay the start of the whole run."""
+    left = [len(first)]
+    lock = threading.Lock()
+
+    def done(_future) -> None:
+        with lock:
+            left[0] -= 1
+            if not left[0]:
+                slots.filled.set()
+
+    if not first:
+        return
+    for future in first:
+        future.add_done_callback(done)
+    slots.filled.wait()
 
 
 def trial_threads(workers: int, budgeted: bool = False) -> int:
@@ -163,9 +187,10 @@ def _cached_or_run(ctx: RunContext, job: Job) -> tuple[Transcript, bool, Path | 
     if lookup.rejected:  # a forged or damaged entry: never used, always reported, trial re-run
         _reject(ctx, job, lookup.rejected)
     case = job.case
-    ws = ctx.tree.workspace(case.files, case.workspace_paths,
-                            (ctx.config.reviewer.changed_files, case.workspace_review or case.review),
-                            keep=ctx.keep_workspaces, layered=sandboxed(ctx, job) and ctx.sandbox.layers)
+    with ctx.slots.launching if ctx.slots else contextlib.nullcontext():
+        ws = ctx.tree.workspace(case.files, case.workspace_paths,
+                                (ctx.config.reviewer.changed_files, case.workspace_review or case.review),
+                                keep=ctx.keep_workspaces, layered=sandboxed(ctx, job) and ctx.sandbox.layers)
     try:
         transcript = _run_agent(ctx, job, _request(ctx, job, ws))
     finally:

@@ -3,7 +3,9 @@
 The sandbox makes the repository invisible to the agent; this check is what catches a hole in
 that (or everything, in copy-only mode). It cannot be fooled by putting back a size and an
 mtime: it compares content digests of every file, `.git` included (hooks, config, refs,
-objects), file modes, symlink targets and the set of folders.
+objects), file modes, symlink targets and the set of folders. At the end of the run a file is
+read again unless its lstat, ctime included (which no user-space call can set back), is what it
+was at the start and it was not touched within two seconds of the start.
 
 Skipped, and only these: the reports and cache folders (the run writes there), `.git/index`
 and `*.lock` files under `.git` (git rewrites the index's stat cache whenever anyone runs
@@ -18,6 +20,8 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 GIT_REWRITES = (".git/index",)
@@ -42,12 +46,20 @@ def _entries(repo: Path, exclude: set[str]):
                 yield prefix + name, Path(root, name)
 
 
-def digest_tree(repo: Path, exclude: set[str] = frozenset()) -> TreeDigest:
-    """{rel: (kind, mode, sha256 | link target)} for every file, folder and symlink."""
+def digest_tree(repo: Path, exclude: set[str] = frozenset(), stats: TreeDigest | None = None,
+                known: Callable[[str, tuple], tuple | None] | None = None) -> TreeDigest:
+    """{rel: (kind, mode, sha256 | link target)} for every file, folder and symlink. `stats`
+    collects each entry's lstat signature; `known(rel, signature)` may answer an entry's digest
+    without reading it (TreeGuard: unchanged since the start)."""
     state: TreeDigest = {}
     for rel, path in _entries(repo, exclude):
         st = path.lstat()
-        if stat.S_ISLNK(st.st_mode):
+        signature = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+        if stats is not None:
+            stats[rel] = signature
+        if known is not None and (same := known(rel, signature)) is not None:
+            state[rel] = same
+        elif stat.S_ISLNK(st.st_mode):
             state[rel] = ("link", st.st_mode, os.readlink(path))
         elif stat.S_ISDIR(st.st_mode):
             state[rel] = ("dir", st.st_mode, "")
@@ -86,11 +98,23 @@ def tree_changes(before: TreeDigest, after: TreeDigest) -> list[str]:
     return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
 
 
-class TreeGuard:
-    """Content digests of the repository at the start of a run, compared once at its end."""
+# A file whose ctime is this close to the start digest may have been written again within the
+# same timestamp tick after it was read: its content is always compared (git's "racy" rule).
+RACY_NS = 2_000_000_000
 
-    def __init__(self, repo: Path, exclude: set[str], before: TreeDigest, children: set[int]) -> None:
+
+class TreeGuard:
+    """Content digests of the repository at the start of a run, compared once at its end.
+
+    At the end only what may have changed is read again: a file whose lstat (mode, size, mtime,
+    ctime, inode) is what it was at the start keeps its digest. ctime cannot be set back from
+    user space, so a rewrite shows however its size and mtime were restored; files touched
+    within RACY_NS of the start are read again regardless."""
+
+    def __init__(self, repo: Path, exclude: set[str], before: TreeDigest, children: set[int],
+                 stats: TreeDigest | None = None, started_ns: int = 0) -> None:
         self.repo, self.exclude, self.before, self.children = repo, exclude, before, children
+        self.stats, self.started_ns = stats or {}, started_ns
 
     @classmethod
     def start(cls, repo: Path, exclude: set[str], adopt: bool = True, known: set[int] | None = None) -> "TreeGuard":
@@ -101,8 +125,16 @@ class TreeGuard:
 
         if adopt:
             adopt_orphans()
-        return cls(repo, exclude, digest_tree(repo, exclude), child_pids() if known is None else known)
+        started_ns = time.time_ns()
+        stats: TreeDigest = {}
+        before = digest_tree(repo, exclude, stats=stats)
+        return cls(repo, exclude, before, child_pids() if known is None else known, stats, started_ns)
 
     def changes(self) -> list[str]:
         """What differs from the start, by content, mode, link target or presence."""
-        return tree_changes(self.before, digest_tree(self.repo, self.exclude))
+        return tree_changes(self.before, digest_tree(self.repo, self.exclude, known=self._unchanged))
+
+    def _unchanged(self, rel: str, signature: tuple) -> tuple | None:
+        if self.stats.get(rel) != signature or signature[3] >= self.started_ns - RACY_NS:
+            return None
+        return self.before.get(rel)
