@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from rubricgate.agents.selection import check_agents
-from rubricgate.cli.app import main
+from rubricgate.cli.app import collector_paused, main
 from rubricgate.cli.options import config_option, fail_input, repo_option
 from rubricgate.cli.options import repo_root as _repo
 from rubricgate.errors import GateInputError, GateInputErrors
@@ -26,13 +26,15 @@ from rubricgate.models.task import FixtureExpect, TaskFile
 def run_suite(options):
     """rubricgate.pipeline.run_suite, imported on use: the runner and the reports are not needed
     by `validate` or `schema`, which share this module (bench/startup.py)."""
-    from rubricgate.pipeline import run_suite as run_pipeline
+    with collector_paused():
+        from rubricgate.pipeline import run_suite as run_pipeline
 
     return run_pipeline(options)
 
 
 def _run_options(**fields):
-    from rubricgate.pipeline import RunOptions
+    with collector_paused():
+        from rubricgate.pipeline import RunOptions
 
     return RunOptions(**fields)
 

@@ -10,6 +10,7 @@ already built, while the finished trial is graded on the other core (runner/proc
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import deque
@@ -65,10 +66,7 @@ class AgentSlots:
         self._lock = threading.Lock()
         self._queue: deque[_Turn] = deque()
         self.filled = threading.Event()  # every slot was taken once: the first agents are all out
-        # Held while a trial builds its workspace and starts its sandbox: that work holds the
-        # interpreter, so trials doing it side by side only take turns at it, and each finishes
-        # late. One at a time, the first sandbox starts building at once.
-        self.launching = threading.Lock()
+        self._launching = threading.Lock()
 
     def take(self, open_gate: Callable[[], None] | None = None) -> float | None:
         """Wait for a slot, then call `open_gate` (in whichever thread grants the slot); the
@@ -116,6 +114,14 @@ class AgentSlots:
             self._queue.remove(turn)
             turn.cancelled = True
         turn.granted.set()
+
+    def launching(self) -> contextlib.AbstractContextManager:
+        """Held while a trial builds its workspace and starts its sandbox, until the first agents
+        are out: that work holds the interpreter, so the first trials doing it side by side
+        would only take turns at it and all finish late; one at a time, the first sandbox
+        starts building at once. Later, trials building beside running ones need no order
+        (a lock there only makes them queue behind whoever waits for the interpreter)."""
+        return contextlib.nullcontext() if self.filled.is_set() else self._launching
 
     @property
     def running(self) -> int:

@@ -115,7 +115,7 @@ def _launch(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout_s: f
     started = time.monotonic()
     sandboxed = sandbox is not None and sandbox.enforced
     try:
-        with gate_slots.launching if gate_slots else contextlib.nullcontext():
+        with gate_slots.launching() if gate_slots else contextlib.nullcontext():
             proc, gate = _spawn(argv, cwd, {**env, RUN_TOKEN_VAR: token}, sandbox, writable, gated=gate_slots is not None)
     except OSError as exc:
         return ProcessResult(None, False, False, "", time.monotonic() - started, start_error=_start_error(argv[0], exc))
