@@ -30,3 +30,12 @@ def test_a_miss_is_not_remembered(tmp_path: Path) -> None:
     assert find_program("rg-late-cli", folder) is None
     late = _program(tmp_path / "bin", "rg-late-cli")  # installed after the first look
     assert find_program("rg-late-cli", folder) == str(late)
+
+
+def test_a_folder_inside_another_hidden_one_costs_no_mount_of_its_own() -> None:
+    from rubricgate.runner.sandbox import outermost
+
+    paths = [Path("/home/u"), Path("/home/u/repo"), Path("/tmp/x/repo"), Path("/srv/cache"), Path("/home/u")]
+    assert outermost(paths, also=(Path("/tmp"),)) == [Path("/home/u"), Path("/srv/cache")]
+    assert outermost([Path("/tmp"), Path("/opt/a")], also=(Path("/tmp"),)) == [Path("/opt/a")]
+    assert outermost([Path("/opt/ab"), Path("/opt/a")]) == [Path("/opt/ab"), Path("/opt/a")]  # a prefix, not a parent

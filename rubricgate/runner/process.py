@@ -139,7 +139,7 @@ def _open_gate(gate: int) -> None:
     """Let the agent held at the gate start (its `read` gets the line)."""
     try:
         os.write(gate, b"go\n")
-    except BrokenPipeError:  # the sandbox died while it was being built: its exit status says why
+    except OSError:  # the sandbox died while it was being built: its exit status says why
         return
     finally:
         os.close(gate)

@@ -113,9 +113,9 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     # Looked at on every trial, never remembered: a folder to hide that appears between runs
     # (a cache made by a later --cache run in the same process) must be hidden at once.
-    for path in _existing([*policy.covered, *policy.hidden]):
+    for path in outermost(_existing([*policy.covered, *policy.hidden]), also=(Path("/tmp"),)):
         args += ["--tmpfs", str(path)]
-    for path in _existing(needed_paths(argv, env, policy)):
+    for path in outermost(_existing(needed_paths(argv, env, policy))):
         args += ["--ro-bind", str(path), str(path)]
     for item in writable:
         source, target = item if isinstance(item, tuple) else (item, item)
@@ -131,6 +131,16 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
     payload = b"".join(a.encode("utf-8", "surrogateescape") + b"\0" for a in args)
     mount = policy.overlay.prefix() if policy.overlay else []
     return [*mount, policy.bwrap, "--args", str(args_fd), "--", *(GATE if gated else ()), *argv], payload
+
+
+def outermost(paths: Sequence[Path], also: Sequence[Path] = ()) -> list[Path]:
+    """`paths` without those inside another one (or inside `also`): every mount costs the kernel
+    work at the sandbox's start and end, and one over the outer folder already does the job.
+    Safe for the hidden folders because no folder shown again ever holds a hidden one
+    (`_shown_prefixes`), so what lies under a covered folder stays covered."""
+    roots = [*also, *paths]
+    return [p for p in dict.fromkeys(paths)
+            if not any(r != p and _within(p, r) for r in roots) and p not in also]
 
 
 def _existing(paths) -> list[Path]:
