@@ -17,7 +17,7 @@ from rubricgate.cost import Budget
 from rubricgate.errors import GateInputError
 from rubricgate.exact import import_numpy
 from rubricgate.load import Loaded, load_all
-from rubricgate.models.results import Summary
+from rubricgate.models.results import Summary, build_run_end_models
 from rubricgate.records.events import EventListener, EventLog
 from rubricgate.runner.cache import CACHE_DIR, note_rejections, resolve_cache_dir, signing_key
 from rubricgate.runner.environment import build_env, secret_values
@@ -95,7 +95,7 @@ def run_suite(options: RunOptions) -> RunOutcome:
                             known=known)
     ctx, state = start_run(options, loaded, jobs, agents, policy, Workspaces(files, scratch))
     CANCEL.reset()
-    warm_imports(ctx.slots.filled if ctx.slots else None)
+    warming = warm_imports(ctx.slots.filled if ctx.slots else None)
     # Modules, models and the loaded suite live until exit: the collector need not walk them
     # again on every full collection during the trials.
     gc.freeze()
@@ -112,6 +112,9 @@ def run_suite(options: RunOptions) -> RunOutcome:
         cleanup = threading.Thread(target=ctx.tree.remove, kwargs={"keep_trials": options.keep_workspaces})
         cleanup.start()
     try:
+        if ctx.slots:
+            ctx.slots.filled.set()  # the trials are over: nothing left for the warm-up to wait for
+        warming.join()  # its models and modules are what the rest of the run uses
         ctx.tree_violations.extend(c for c in guard.changes() if c not in ctx.tree_violations)
         state.tree_violations, state.not_run, state.budget = ctx.tree_violations, ctx.not_run, ctx.budget
         summary = note_rejections(with_isolation(build_summary(loaded, jobs, results, state), policy),
@@ -141,6 +144,7 @@ def warm_imports(after: threading.Event | None = None) -> threading.Thread:
         import_numpy()
         import rubricgate.reports.bundle  # noqa: F401
         import rubricgate.reports.explain  # noqa: F401
+        build_run_end_models()
 
     thread = threading.Thread(target=warm, daemon=True, name="warm-imports")
     thread.start()

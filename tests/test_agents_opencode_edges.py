@@ -14,8 +14,9 @@ DATA = Path(__file__).parent / "data" / "transcripts" / "opencode"
 VERDICT = 'Review done.\n\n```json\n{"tier": "PASS", "summary": "s", "files_reviewed": [], "findings": []}\n```\n'
 
 
-def replay(name: str, stream: bytes | None = None):
-    return replay_recording("opencode", name, lambda d, m: parse_opencode_stream(d, allowed=m["allowed_tools"]), stream)
+def replay(name: str, stream: bytes | None = None, **proc: object):
+    return replay_recording("opencode", name, lambda d, m: parse_opencode_stream(d, allowed=m["allowed_tools"]), stream,
+                            **proc)
 
 
 def test_a_run_ending_after_a_tool_calls_step_is_not_completed() -> None:
@@ -23,6 +24,16 @@ def test_a_run_ending_after_a_tool_calls_step_is_not_completed() -> None:
     assert t.exit_code == 0 and t.termination != "completed"
     assert "tool-calls" in t.error
     assert [(c.name, c.status) for c in t.tool_calls][-1] == ("bash", "denied")
+
+
+def test_when_rubricgate_stopped_the_run_its_reason_explains_where_the_stream_ends() -> None:
+    """The step-limit watch kills OpenCode mid-turn: whether the kill lands before or after the
+    step that asked for tools was written is a race, and must not change the grade."""
+    t = replay("ask_ends_run", exit_code=None, stopped="max_turns: step 7 exceeds max_steps 6")
+    assert t.termination == "max_turns" and "stopped by rubricgate: max_turns" in t.error
+    cut = replay("ask_ends_run", (DATA / "ask_ends_run.ndjson").read_bytes()[:-40], exit_code=None,
+                 stopped="max_turns: step 7 exceeds max_steps 6")
+    assert cut.termination == "max_turns"  # a line cut by the kill is not a truncated stream either
 
 
 def test_text_before_the_pending_tool_call_does_not_make_it_completed() -> None:

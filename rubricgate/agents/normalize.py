@@ -103,6 +103,10 @@ class Draft:
     retry_after_s: float | None = None  # a retry delay the CLI reported
     reported_turns: int | None = None  # the CLI's own turn count, when it gives one
     notes: list[str] = field(default_factory=list)
+    # How the stream ended, read from the stream alone (cut mid-line, stopped after a step that
+    # asked for tools). Applied unless the process explains the end: when rubricgate itself
+    # stopped or killed the agent, the stream ends wherever the kill caught it.
+    ending: tuple[str, str] | None = None
 
     def add_tool(self, raw_name: str, args: Any, step: int, status: str = "ok") -> ToolCall:
         """Record one tool call with its normalized name."""
@@ -111,6 +115,11 @@ class Draft:
                         status=status, step=step)
         self.tool_calls.append(call)
         return call
+
+    def ended_early(self, termination: str, error: str) -> None:
+        """Record how the stream ended when that is all the stream says (see `ending`)."""
+        if self.ending is None:
+            self.ending = (termination, error)
 
     def fail(self, termination: str, error: str) -> None:
         """Record an abnormal end; the first recorded reason wins."""
@@ -158,6 +167,8 @@ def _apply_process(draft: Draft, proc: ProcessResult) -> None:
         _mark_stopped_tool(draft, proc.stopped)
         draft.fail("max_turns" if proc.stopped.startswith("max_turns") else "crashed",
                    f"stopped by rubricgate: {proc.stopped}")
+    elif draft.ending is not None:
+        draft.fail(*draft.ending)
     elif proc.exit_code not in (0, None) and not draft.saw_result:
         draft.fail("crashed", f"exit {proc.exit_code}: {_last_line(proc.stderr_tail) or 'no output'}")
     elif not draft.saw_result and not draft.final_text:
@@ -208,7 +219,7 @@ def last_line_broken(data: bytes | str) -> bool:
 def fail_if_truncated(draft: Draft, data: bytes | str) -> None:
     """A cut-off stream: the answer (if any) is kept for the verdict grader, the run is not done."""
     if not draft.saw_result and last_line_broken(data):
-        draft.fail("crashed", "the stream ended mid-line (truncated output)")
+        draft.ended_early("crashed", "the stream ended mid-line (truncated output)")
 
 
 

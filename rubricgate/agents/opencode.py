@@ -216,7 +216,7 @@ class _OpenCodeState:
         if self.last_reason == "tool-calls":
             # The model asked for tools and the CLI stopped (a permission set to "ask" ends a
             # non-interactive run): the run did not complete, whatever text came before.
-            d.fail("crashed", "the run ended after a step that asked for tool calls (finish reason tool-calls); "
+            d.ended_early("crashed", "the run ended after a step that asked for tool calls (finish reason tool-calls); "
                               "a permission set to \"ask\" ends a non-interactive run")
 
 
