@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 
 from rubricgate.runner.admission import CANCEL, AgentSlots
-from rubricgate.runner.scheduler import trial_threads
+from rubricgate.runner.scheduler import runs_ahead, trial_threads
 
 
 # -- failure paths first ------------------------------------------------------------------------
@@ -69,9 +70,14 @@ def test_never_more_than_n_hold_a_slot_however_many_wait() -> None:
     assert peak[0] == 3 and slots.running == 0
 
 
-def test_trials_ahead_of_the_slots_except_under_a_budget() -> None:
-    assert trial_threads(1) == 3 and trial_threads(4) == 9
-    assert trial_threads(4, budgeted=True) == 4  # a trial at the gate when the budget runs out would start
+def test_trials_run_ahead_of_the_slots_only_when_nothing_forbids_it() -> None:
+    from rubricgate.cost import Budget
+
+    assert trial_threads(1) == 3 and trial_threads(4) == 9 and trial_threads(4, ahead=False) == 4
+    ctx = SimpleNamespace(budget=Budget(None), fingerprint=None)
+    assert runs_ahead(ctx)
+    assert not runs_ahead(SimpleNamespace(budget=Budget(1.0), fingerprint=None))  # a trial at its gate would start
+    assert not runs_ahead(SimpleNamespace(budget=Budget(None), fingerprint={}))  # per-trial repository check
 
 
 def test_a_released_slot_passes_to_the_first_waiter_whose_gate_the_releaser_opens() -> None:

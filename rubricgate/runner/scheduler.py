@@ -74,8 +74,7 @@ def run_jobs(ctx: RunContext, jobs: list[Job], workers: int = 1) -> list[TrialRe
 
     There are more trial threads than agent slots: while `workers` agents run, other trials
     build their workspace and sandbox and wait at its gate, and finished ones are graded
-    (runner/admission.py). Under --max-cost there are none ahead: a trial waiting at the gate
-    when the budget runs out would still start.
+    (runner/admission.py); see `runs_ahead` for when there are none ahead.
 
     The main thread only waits, so Ctrl-C (or SIGTERM) lands here, never inside a trial: it
     stops new trials, wakes and kills every running agent, waits for their trials to wind down
@@ -85,8 +84,7 @@ def run_jobs(ctx: RunContext, jobs: list[Job], workers: int = 1) -> list[TrialRe
     workers = max(workers, 1)
     if ctx.slots is None or ctx.slots.size != workers:
         ctx.slots = AgentSlots(workers)
-    pool = ThreadPoolExecutor(max_workers=trial_threads(workers, ctx.budget.max_usd is not None),
-                              thread_name_prefix="trial")
+    pool = ThreadPoolExecutor(max_workers=trial_threads(workers, ahead=runs_ahead(ctx)), thread_name_prefix="trial")
     futures = [pool.submit(run_trial, ctx, job) for job in jobs[:workers]]
     try:
         _first_wave_out(ctx.slots, futures)
@@ -124,10 +122,18 @@ def _first_wave_out(slots: AgentSlots, first: list) -> None:
     slots.filled.wait()
 
 
-def trial_threads(workers: int, budgeted: bool = False) -> int:
+def trial_threads(workers: int, ahead: bool = True) -> int:
     """Trials in progress at once for `workers` agent slots: as many again (plus one) prepare
-    or grade beside the running ones, except under a budget."""
-    return workers if budgeted else 2 * workers + 1
+    or grade beside the running ones when trials may run ahead."""
+    return 2 * workers + 1 if ahead else workers
+
+
+def runs_ahead(ctx: RunContext) -> bool:
+    """May trials prepare and grade beside the running agents? Not under a budget (a trial
+    waiting at its gate when the budget runs out would still start), and not when trials are
+    checked against the repository one by one (an agent outside the sandbox: the check after
+    a trial must not see the next agent's writes)."""
+    return ctx.budget.max_usd is None and ctx.fingerprint is None
 
 
 def ignore_interrupts() -> dict:
