@@ -76,17 +76,19 @@ def snapshot_bytes(root: Path) -> dict[str, bytes]:
             if p.is_file() and "reports" not in p.relative_to(root).parts}
 
 
-def live_pids_with(marker: str) -> list[int]:
-    """Pids whose command line or environment mentions marker (a leftover of the run)."""
+def live_pids_with(marker: str, unless: bytes | None = None) -> list[int]:
+    """Pids whose command line or environment mentions marker (a leftover of the run), except
+    those whose command line holds `unless` (the test's own harness process)."""
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
-            blob = (proc / "cmdline").read_bytes() + (proc / "environ").read_bytes()
+            cmdline = (proc / "cmdline").read_bytes()
+            blob = cmdline + (proc / "environ").read_bytes()
         except OSError:
             continue
-        if marker.encode() in blob:
+        if marker.encode() in blob and not (unless and unless in cmdline):
             found.append(int(proc.name))
     return found
 

@@ -23,6 +23,7 @@ import pytest
 from rubricgate.runner.admission import CANCEL, AgentSlots
 from rubricgate.runner.process import ProcessResult, run_process
 from rubricgate.runner.sandbox import GATE, SandboxPolicy, wrap
+from tests.faults.reviewers import live_pids_with
 
 pytestmark = pytest.mark.usefixtures("bwrap_ready")
 ROOT = Path(__file__).resolve().parents[2]
@@ -135,18 +136,8 @@ def test_an_agent_at_the_gate_never_starts_once_the_harness_is_killed(tmp_path: 
 
 
 def _sandbox_processes(folder: Path) -> list[int]:
-    """Processes whose command line names the folder (the sandbox's bwrap, its gate)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if str(folder).encode() in cmdline and b"python" not in cmdline:
-            found.append(int(entry.name))
-    return found
+    """The sandbox's processes (bwrap, its gate): their command lines name the folder."""
+    return live_pids_with(str(folder), unless=b"python")
 
 
 # -- what a gate is for -------------------------------------------------------------------------
