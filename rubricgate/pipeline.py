@@ -88,11 +88,11 @@ def run_suite(options: RunOptions) -> RunOutcome:
     jobs = plan(loaded, options)
     agents = build_agents(jobs, loaded.config, options.agent, factory=get_agent)
     known = child_pids()  # before the sandbox probes: their leftovers are this run's to reap
-    files = list_tree(options.repo, answer_key(options, loaded) | _watch_exclude(options, loaded))
+    exclude = _watch_exclude(options, loaded)
+    files = list_tree(options.repo, answer_key(options, loaded) | exclude)
     scratch = choose_scratch(tree_bytes(options.repo, files))  # runner/scratch.py
     policy = sandbox_policy(options, loaded, agents, scratch)
-    guard = TreeGuard.start(options.repo, _watch_exclude(options, loaded), adopt=not _all_sandboxed(policy, agents),
-                            known=known)
+    guard = TreeGuard.start(options.repo, exclude, adopt=not _all_sandboxed(policy, agents), known=known)
     ctx, state = start_run(options, loaded, jobs, agents, policy, Workspaces(files, scratch))
     CANCEL.reset()
     warming = warm_imports(ctx.slots.filled if ctx.slots else None)

@@ -65,7 +65,9 @@ class AgentSlots:
         self._free = size
         self._lock = threading.Lock()
         self._queue: deque[_Turn] = deque()
-        self.filled = threading.Event()  # every slot was taken once: the first agents are all out
+        # The first agents are all out: every slot was taken once, or the first trials ended
+        # without one (scheduler._first_wave_out), or the run is over.
+        self.filled = threading.Event()
         self._launching = threading.Lock()
 
     def take(self, open_gate: Callable[[], None] | None = None) -> float | None:

@@ -106,17 +106,13 @@ def _first_wave_out(slots: AgentSlots, first: list) -> None:
     """Wait until the first agents are all out (or their trials ended without one: cached,
     refused). Only then are the trials ahead built: built together with the first ones they
     would compete with them for the CPU and delay the start of the whole run."""
-    left = [len(first)]
-    lock = threading.Lock()
-
-    def done(_future) -> None:
-        with lock:
-            left[0] -= 1
-            if not left[0]:
-                slots.filled.set()
-
     if not first:
         return
+
+    def done(_future) -> None:
+        if all(f.done() for f in first):  # the state is set before callbacks run
+            slots.filled.set()
+
     for future in first:
         future.add_done_callback(done)
     slots.filled.wait()
