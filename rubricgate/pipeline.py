@@ -15,7 +15,6 @@ from rubricgate.agents import Agent, get_agent
 from rubricgate.agents.selection import build_agents
 from rubricgate.cost import Budget
 from rubricgate.errors import GateInputError
-from rubricgate.exact import import_numpy
 from rubricgate.load import Loaded, load_all
 from rubricgate.models.results import Summary, build_run_end_models
 from rubricgate.records.events import EventListener, EventLog
@@ -134,14 +133,14 @@ WARM_AFTER_S = 1.0
 
 
 def warm_imports(after: threading.Event | None = None) -> threading.Thread:
-    """Import what the end of the run needs (numpy for the gate, the report writers) on a
+    """Import what the end of the run needs (the report writers, the summary's models) on a
     background thread while trials run: a fixed cost taken off the run's critical path. It waits
     until the first agents are all out (`after`, at most WARM_AFTER_S): importing holds the
-    interpreter, and the trials being launched need it more."""
+    interpreter, and the trials being launched need it more. Not numpy: most runs never need it
+    (exact.py), and beside fast trials its import only takes turns with them."""
     def warm() -> None:
         if after is not None:
             after.wait(WARM_AFTER_S)
-        import_numpy()
         import rubricgate.reports.bundle  # noqa: F401
         import rubricgate.reports.explain  # noqa: F401
         build_run_end_models()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -24,6 +26,17 @@ def test_no_informative_case_gives_p_one() -> None:
     # Nothing to compare: S is fixed, so P(S >= s) = 1, never a regression.
     assert exact.lower_p([]) == 1.0
     assert exact.lower_p([(3, 3, 0, 0), (0, 0, 2, 2), (3, 3, 3, 3)]) == 1.0  # one side empty, degenerate
+
+
+def test_settled_cases_are_judged_without_numpy_and_mixed_ones_with_it() -> None:
+    # A run whose cases all passed (or failed) on both sides never imports numpy (~0.15 s of
+    # the interpreter); adding one case that could have moved gives the same p as on its own.
+    code = ("import sys; from rubricgate import exact; "
+            "print(exact.lower_p([(3, 3, 5, 5), (0, 2, 0, 4), (1, 1, 0, 0)]), 'numpy' in sys.modules); "
+            "p = exact.lower_p([(3, 3, 5, 5), (1, 3, 5, 5)]); "
+            "print(p == exact.lower_p([(1, 3, 5, 5)]) < 1.0, 'numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["1.0", "False", "True", "True"]
 
 
 # -- against scipy ----------------------------------------------------------------------------
