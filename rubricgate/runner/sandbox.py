@@ -111,12 +111,10 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
     """(bwrap argv, NUL-separated arguments for `--args FD`) running argv inside the sandbox;
     `gated`: behind GATE, reading stdin."""
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    # Looked at on every trial, never remembered: a folder to hide that appears between runs
-    # (a cache made by a later --cache run in the same process) must be hidden at once.
-    for path in outermost(_existing([*policy.covered, *policy.hidden]), also=(Path("/tmp"),)):
-        args += ["--tmpfs", str(path)]
-    for path in outermost(_existing(needed_paths(argv, env, policy))):
-        args += ["--ro-bind", str(path), str(path)]
+    # Which folders exist is looked at on every trial, never remembered: a folder to hide that
+    # appears between runs (a cache made by a later --cache run in the same process) must be
+    # hidden at once. What mounts a given set of folders needs is the same every time.
+    args += _mounts(_existing([*policy.covered, *policy.hidden]), _existing(needed_paths(argv, env, policy)))
     for item in writable:
         source, target = item if isinstance(item, tuple) else (item, item)
         args += ["--bind", str(source), str(target)]
@@ -128,7 +126,7 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
         args.append("--unshare-net")
     for key, value in env.items():
         args += ["--setenv", key, value]
-    payload = b"".join(a.encode("utf-8", "surrogateescape") + b"\0" for a in args)
+    payload = ("\0".join(args) + "\0").encode("utf-8", "surrogateescape")
     mount = policy.overlay.prefix() if policy.overlay else []
     return [*mount, policy.bwrap, "--args", str(args_fd), "--", *(GATE if gated else ()), *argv], payload
 
@@ -143,8 +141,19 @@ def outermost(paths: Sequence[Path], also: Sequence[Path] = ()) -> list[Path]:
             if not any(r != p and _within(p, r) for r in roots) and p not in also]
 
 
-def _existing(paths) -> list[Path]:
-    return [p for p in dict.fromkeys(paths) if p.exists()]
+def _existing(paths) -> tuple[Path, ...]:
+    return tuple(p for p in dict.fromkeys(paths) if os.path.exists(p))
+
+
+@lru_cache(maxsize=64)
+def _mounts(hidden: tuple[Path, ...], shown: tuple[Path, ...]) -> tuple[str, ...]:
+    """bwrap's mount arguments: tmpfs over the hidden folders, read-only binds of the shown ones."""
+    args: list[str] = []
+    for path in outermost(hidden, also=(Path("/tmp"),)):
+        args += ["--tmpfs", str(path)]
+    for path in outermost(shown):
+        args += ["--ro-bind", str(path), str(path)]
+    return tuple(args)
 
 
 _FOUND: dict[tuple[str, str | None], str] = {}
@@ -168,16 +177,16 @@ def needed_paths(argv: Sequence[str], env: Mapping[str, str], policy: SandboxPol
     prefixes of PATH entries and of the program, and files named in argv (a script it runs).
     Nothing inside a hidden folder (repository, reports, cache) is ever shown again."""
     program = find_program(argv[0], env.get("PATH")) if argv else None
-    files = tuple(Path(a) for a in argv[1:] if a.startswith("/") and Path(a).is_file())
+    files = tuple(Path(a) for a in argv[1:] if a.startswith("/") and os.path.isfile(a))
     return [*_path_prefixes(env.get("PATH", ""), policy.covered, policy.hidden),
-            *(_program_prefix(Path(program), policy.covered, policy.hidden) if program else ()),
-            *_shown_prefixes(files, policy.covered, policy.hidden)]
+            *(_program_prefix(program, policy.covered, policy.hidden) if program else ()),
+            *(_shown_prefixes(files, policy.covered, policy.hidden) if files else ())]
 
 
 @lru_cache(maxsize=16)
-def _program_prefix(program: Path, covered: tuple[Path, ...], hidden: tuple[Path, ...]) -> tuple[Path, ...]:
+def _program_prefix(program: str, covered: tuple[Path, ...], hidden: tuple[Path, ...]) -> tuple[Path, ...]:
     # The same program every trial: its install prefix (a resolve, a stat per component) once.
-    return _shown_prefixes((program,), covered, hidden)
+    return _shown_prefixes((Path(program),), covered, hidden)
 
 
 @lru_cache(maxsize=64)
