@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from rubricgate.errors import GateInputError
@@ -20,12 +21,29 @@ def safe_relpath(repo: Path, rel: str, display: str, field: str) -> PurePosixPat
         raise GateInputError(display, field, f"path {rel!r} contains '..'", "keep paths inside the repository")
     # String paths, not pathlib: `validate` checks every suite path, and building a Path per
     # parent to compare was a measurable part of its start-up (bench/startup.py).
-    root = os.path.realpath(repo)
+    root = real_root(os.fspath(repo), _identity(repo))
     resolved = resolve_under(root, rel)
     if resolved != root and not resolved.startswith(root.rstrip(os.sep) + os.sep):
         raise GateInputError(display, field, f"path {rel!r} resolves outside the repository (symlink)",
                              "point at a file inside the repository")
     return pure
+
+
+@lru_cache(maxsize=8)
+def real_root(repo: str, identity: tuple[int, int] | None) -> str:
+    """The repository's real path, resolved once for a given folder: every task path of a
+    suite is checked against it (realpath walks each component from `/` in Python). `identity`
+    (device, inode of what `repo` names now) makes a path re-pointed at another folder resolve
+    again."""
+    return os.path.realpath(repo)
+
+
+def _identity(repo: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(repo)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def resolve_under(root: str, rel: str) -> str:

@@ -43,3 +43,20 @@ def test_resolves_as_realpath_does(tree, rel: str) -> None:
     repo, _ = tree
     root = os.path.realpath(repo)
     assert resolve_under(root, rel) == os.path.realpath(os.path.join(root, rel))
+
+
+def test_a_repository_link_pointed_elsewhere_is_resolved_again(tmp_path: Path) -> None:
+    # The repository's real path is remembered per folder, not per name: re-pointing a link at
+    # a folder whose task path leads out must not pass on the first folder's answer.
+    safe, unsafe = tmp_path / "safe", tmp_path / "unsafe"
+    (safe / "docs").mkdir(parents=True)
+    (safe / "docs" / "a.md").write_text("a")
+    unsafe.mkdir()
+    os.symlink(tmp_path, unsafe / "docs")
+    link = tmp_path / "repo"
+    os.symlink(safe, link)
+    safe_relpath(link, "docs/a.md", "t.yaml", "review[0]")
+    link.unlink()
+    os.symlink(unsafe, link)
+    with pytest.raises(GateInputError, match="resolves outside the repository"):
+        safe_relpath(link, "docs/a.md", "t.yaml", "review[0]")
