@@ -20,7 +20,9 @@ TARGET = 'tier\\": \\"PASS'
 
 
 def _exe(variable: str, name: str) -> str | None:
-    return os.environ.get(variable) or shutil.which(name)
+    """The peer's executable: $VARIABLE when it names a program that runs, else `name` on PATH."""
+    given = os.environ.get(variable)
+    return shutil.which(given) if given else shutil.which(name)
 
 
 def promptfoo_row(work: Path, cases: int, jobs: int, stub: Path):
