@@ -27,7 +27,7 @@ from rubricgate.runner.sandbox import (SandboxPolicy, SandboxUnavailable, hidden
                                        real_home, resolve_isolation)
 from rubricgate.runner.scheduler import Job, RunContext, in_sandbox, restore_interrupts, run_jobs
 from rubricgate.runner.scratch import Scratch, choose_scratch, tree_bytes
-from rubricgate.runner.treecheck import TreeGuard, fingerprint_tree
+from rubricgate.runner.treecheck import TreeGuard, fingerprint_tree, settle_own_bytecode
 from rubricgate.runner.workspace import RunTree, list_tree
 from rubricgate.shard import ShardSpec
 from rubricgate.summarize import RunState, build_summary
@@ -87,6 +87,7 @@ def run_suite(options: RunOptions) -> RunOutcome:
     jobs = plan(loaded, options)
     agents = build_agents(jobs, loaded.config, options.agent, factory=get_agent)
     known = child_pids()  # before the sandbox probes: their leftovers are this run's to reap
+    settle_own_bytecode(options.repo)  # before the tree is listed and watched
     exclude = _watch_exclude(options, loaded)
     files = list_tree(options.repo, answer_key(options, loaded) | exclude)
     scratch = choose_scratch(tree_bytes(options.repo, files))  # runner/scratch.py

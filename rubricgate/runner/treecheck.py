@@ -17,9 +17,11 @@ ctime, which no user-space call can set back, so a rewrite with the mtime restor
 
 from __future__ import annotations
 
+import compileall
 import hashlib
 import os
 import stat
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -138,3 +140,17 @@ class TreeGuard:
         if self.stats.get(rel) != signature or signature[3] >= self.started_ns - RACY_NS:
             return None
         return self.before.get(rel)
+
+
+def settle_own_bytecode(repo: Path) -> None:
+    """When rubricgate's own source lies inside the watched repository (its own checkout, an
+    editable install: the README's first command), write its bytecode before the tree is
+    watched. A module first imported mid-run (the report writers load lazily) would otherwise
+    write `__pycache__` into the repository and read as a change to it: a false alarm on a
+    fresh clone. Fresh bytecode costs a stat per module; with bytecode writing off, nothing."""
+    if sys.dont_write_bytecode:
+        return
+    package = Path(__file__).resolve().parents[1]
+    if not package.is_relative_to(repo.resolve()):
+        return
+    compileall.compile_dir(package, quiet=2)
