@@ -199,15 +199,21 @@ def holm(p_values: Mapping[str, float], alpha: float) -> dict[str, float]:
     return adjusted
 
 
+def _support(n1: int, n0: int, total: int) -> tuple[int, int]:
+    """(lowest, highest) number of current passes possible given `total` passes."""
+    return max(0, total - n0), min(n1, total)
+
+
 def _one_point(n1: int, n0: int, total: int) -> bool:
     """True when the current passes can take one value only, given `total` passes."""
-    return max(0, total - n0) == min(n1, total)
+    low, high = _support(n1, n0, total)
+    return low == high
 
 
 @lru_cache(maxsize=4096)
 def _hypergeom(n1: int, n0: int, total: int) -> tuple[int, np.ndarray]:
     """(lowest value, pmf) of the current passes given `total` passes over n1 + n0 trials."""
-    low, high = max(0, total - n0), min(n1, total)
+    low, high = _support(n1, n0, total)
     logs = [_log_comb(total, i) + _log_comb(n1 + n0 - total, n1 - i) for i in range(low, high + 1)]
     top = max(logs)
     weights = np.exp(np.array(logs) - top)
