@@ -14,7 +14,10 @@ Rows, per suite size (cases) x tree (small: 50 files / 1 MB; large: 5,000 files 
 at --jobs 1 and 4: wall seconds (median of --reps, rows interleaved), CPU seconds of the process
 tree and its peak RSS (wait4), and the ratio to the floor at the same jobs. Then parallel
 efficiency T1 / (jobs x Tjobs) up to --jobs 16 with a stub that waits 1 s per trial, on a
-case count that is a multiple of every jobs value.
+case count that is a multiple of every jobs value; rubricgate's wall split into its start-up
+(process start -> run_started), trial phase and end (from its events), against the start-up
+floor of its core dependencies (a fresh Python importing click, pydantic and PyYAML and
+validating one model), with the efficiency it would have with its start-up at that floor.
 
     python bench/peers.py            # the issue's sizes: 200 and 2,000 cases, both trees (long)
     python bench/peers.py --quick    # a few minutes: 20 and 200 cases, a 500-file 10 MB "large" tree
@@ -57,6 +60,8 @@ class Measure:
     cpu: float
     rss_mb: float
     code: int
+    started_s: float | None = None  # rubricgate: process start -> run_started (its fixed start-up)
+    trials_s: float | None = None  # rubricgate: run_started -> the last trial's result
 
 
 def run_measured(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> Measure:
@@ -221,10 +226,46 @@ def sandboxed_floor_row(repo: Path, cases: int, jobs: int, stub: Path) -> Measur
 def rubricgate_row(repo: Path, jobs: int, only: str = "") -> Measure:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     subset = ["--only", only] if only else []
+    began = time.time()
     measure = run_measured([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo), "--jobs", str(jobs),
                             *subset], repo.parent, env)
+    measure.started_s, measure.trials_s = _phases(repo / "reports", began)
     shutil.rmtree(repo / "reports", ignore_errors=True)
     return measure
+
+
+def _phases(reports: Path, began: float) -> tuple[float | None, float | None]:
+    """(process start -> run_started, run_started -> last trial_result) from the run's events."""
+    from datetime import datetime
+
+    logs = sorted(reports.glob("*/events.jsonl"))
+    if not logs:
+        return None, None
+    stamps: dict[str, list[float]] = {}
+    for line in logs[-1].read_text().splitlines():
+        event = json.loads(line)
+        stamps.setdefault(event["event"], []).append(datetime.fromisoformat(event["at"]).timestamp())
+    if "run_started" not in stamps or "trial_result" not in stamps:
+        return None, None
+    started = stamps["run_started"][0]
+    return started - began, max(stamps["trial_result"]) - started
+
+
+STARTUP_FLOOR = """
+import click, yaml
+from pydantic import BaseModel, ConfigDict
+class M(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    x: int
+M.model_validate({"x": 1})
+"""
+
+
+def startup_floor(reps: int = 5) -> float:
+    """Median wall of a fresh process that imports the core dependencies a run needs before its
+    first trial (click, pydantic, PyYAML) and validates one model: the least start-up any harness
+    built on them pays."""
+    return statistics.median(run_measured([sys.executable, "-c", STARTUP_FLOOR], ROOT).wall for _ in range(reps))
 
 
 def copy_source(repo: Path) -> Path:
@@ -290,6 +331,7 @@ def efficiency(args, wait_stub: Path, work: Path) -> None:
     print(f"\nparallel efficiency T1 / (jobs x Tjobs), {cases} cases, stub waits 1 s per trial")
     print(f"{'jobs':>4} " + " ".join(f"{name + ' s':>14} {'eff':>5}" for name in rows))
     first: dict[str, Measure] = {}
+    ours: dict[int, Measure] = {}
     for j in jobs:
         cells = []
         for name, row in rows.items():
@@ -298,11 +340,33 @@ def efficiency(args, wait_stub: Path, work: Path) -> None:
                 cells.append(f"{'skipped':>14} {'':>5}")
                 continue
             first.setdefault(name, m)
+            if name == "rubricgate":
+                ours[j] = m
             eff = first[name].wall * jobs[0] / (j * m.wall)
             cells.append(f"{m.wall:14.2f} {eff:5.2f}")
         print(f"{j:>4} " + " ".join(cells))
+    _fixed_costs(ours, jobs[0])
     _cpu_per_trial(first, cases, jobs, repo)
     shutil.rmtree(work / "eff", ignore_errors=True)
+
+
+def _fixed_costs(ours: dict[int, Measure], base: int) -> None:
+    """Split rubricgate's wall into its fixed start-up (process start -> run_started), the trial
+    phase and the end, and say what its efficiency would be with the start-up at the floor of
+    its core dependencies: the part of the gap that start-up alone explains."""
+    if base not in ours or ours[base].started_s is None:
+        return
+    floor = startup_floor()
+    print(f"  start-up floor (fresh python: click + pydantic + PyYAML imported, one model validated): {floor:.2f} s")
+    t1 = ours[base]
+    for j, m in ours.items():
+        if m.started_s is None or m.trials_s is None:
+            continue
+        end = m.wall - m.started_s - m.trials_s
+        trial_eff = (t1.trials_s or 0) * base / (j * m.trials_s) if m.trials_s else float("nan")
+        at_floor = (t1.wall - t1.started_s + floor) * base / (j * (m.wall - m.started_s + floor))
+        print(f"  rubricgate --jobs {j}: start-up {m.started_s:.2f} s, trials {m.trials_s:.2f} s, end {end:.2f} s; "
+              f"trial phase eff {trial_eff:.2f}; eff with start-up at the floor {at_floor:.2f}")
 
 
 def _cpu_per_trial(first: dict[str, Measure], cases: int, jobs: list[int], repo: Path) -> None:
