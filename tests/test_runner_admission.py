@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from rubricgate.runner import admission as ad
 from rubricgate.runner.admission import CANCEL, AgentSlots
 from rubricgate.runner.scheduler import runs_ahead, trial_threads
 
@@ -114,3 +115,70 @@ def test_after_ctrl_c_a_release_opens_no_waiting_gate() -> None:
     finally:
         CANCEL.reset()
     assert opened == [] and answer == [None] and slots.running == 0
+
+
+# -- a sandbox built ahead waits out the hand-over ------------------------------------------------
+
+def _all_taken_after_a_run(seconds: float) -> tuple[AgentSlots, float]:
+    """One slot, handed out just now, after an earlier agent held it `seconds`."""
+    slots = AgentSlots(1)
+    assert slots.acquire()
+    slots.ran(seconds)
+    slots.release()
+    granted = slots.take()
+    assert granted is not None
+    return slots, granted
+
+
+def test_after_ctrl_c_a_trial_waiting_out_a_hand_over_stops_waiting_at_once() -> None:
+    slots, _ = _all_taken_after_a_run(100.0)  # a long typical run: the pause is the cap
+    slots.filled.set()
+    done = threading.Event()
+    waiter = threading.Thread(target=lambda: (slots.launching(), done.set()))
+    try:
+        CANCEL.trip()
+        started = time.monotonic()
+        waiter.start()
+        waiter.join(2)
+        assert done.is_set() and time.monotonic() - started < ad.HANDOVER_MAX_S
+    finally:
+        CANCEL.reset()
+
+
+def test_no_pause_while_a_slot_is_free_or_before_any_agent_finished() -> None:
+    slots = AgentSlots(2)
+    assert slots.take() is not None  # one of two slots taken: a new agent could start now
+    slots.ran(1.0)
+    assert slots.handover_pause(time.monotonic()) == 0.0
+    fresh = AgentSlots(1)
+    assert fresh.take() is not None  # every slot taken, but no agent has finished yet
+    assert fresh.handover_pause(time.monotonic()) == 0.0
+
+
+def test_the_pause_is_a_share_of_a_typical_run_capped_and_ends_with_its_window() -> None:
+    slots, granted = _all_taken_after_a_run(0.2)  # short agents: a share of their run
+    assert slots.handover_pause(granted) == pytest.approx(ad.HANDOVER_SHARE * 0.2)
+    assert slots.handover_pause(granted + ad.HANDOVER_SHARE * 0.2) == 0.0
+    slow, at = _all_taken_after_a_run(60.0)  # long agents: never more than the cap
+    assert slow.handover_pause(at) == pytest.approx(ad.HANDOVER_MAX_S)
+
+
+def test_the_typical_run_follows_the_agents_without_jumping() -> None:
+    slots, granted = _all_taken_after_a_run(0.2)
+    slots.ran(1.2)  # one slow agent among fast ones moves the average a fifth of the way
+    assert slots.handover_pause(granted) == pytest.approx(ad.HANDOVER_SHARE * 0.4)
+
+
+def test_agents_too_short_to_build_ahead_beside_get_no_pause() -> None:
+    slots, granted = _all_taken_after_a_run(ad.HANDOVER_MIN_RUN_S / 2)
+    assert slots.handover_pause(granted) == 0.0
+
+
+def test_a_trial_building_ahead_right_after_a_hand_over_waits_it_out() -> None:
+    slots, _ = _all_taken_after_a_run(100.0)
+    slots.filled.set()  # the first agents are out: later trials build without the lock
+    started = time.monotonic()
+    with slots.launching():
+        waited = time.monotonic() - started
+    assert waited >= ad.HANDOVER_MAX_S - 0.02  # Event.wait never returns early but for Ctrl-C
+    assert slots.handover_pause(time.monotonic()) == 0.0  # and once is enough

@@ -16,6 +16,14 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+# Right after agents are handed their slots the CPU is theirs: their processes start while the
+# trials that just ended are graded and their sandboxes torn down. A sandbox built ahead is needed
+# only when a running agent ends, so one that would be built then waits out the hand-over: this
+# share of a typical agent's run, at most HANDOVER_MAX_S. Agents shorter than HANDOVER_MIN_RUN_S
+# get no pause: building the next sandbox takes most of their run already (10-20 ms).
+HANDOVER_SHARE = 0.15
+HANDOVER_MAX_S = 0.15
+HANDOVER_MIN_RUN_S = 0.1
 
 class Cancelled:
     """Process-wide stop switch: after Ctrl-C / SIGTERM no new agent starts and every running
@@ -69,6 +77,8 @@ class AgentSlots:
         # without one (scheduler._first_wave_out), or the run is over.
         self.filled = threading.Event()
         self._launching = threading.Lock()
+        self._last_grant = 0.0  # monotonic time a slot was last handed to an agent
+        self._typical_run = 0.0  # moving average of how long an agent held its slot (0: none yet)
 
     def take(self, open_gate: Callable[[], None] | None = None) -> float | None:
         """Wait for a slot, then call `open_gate` (in whichever thread grants the slot); the
@@ -118,12 +128,39 @@ class AgentSlots:
         turn.granted.set()
 
     def launching(self) -> contextlib.AbstractContextManager:
-        """Held while a trial builds its workspace and starts its sandbox, until the first agents
-        are out: that work holds the interpreter, so the first trials doing it side by side
-        would only take turns at it and all finish late; one at a time, the first sandbox
-        starts building at once. Later, trials building beside running ones need no order
-        (a lock there only makes them queue behind whoever waits for the interpreter)."""
-        return contextlib.nullcontext() if self.filled.is_set() else self._launching
+        """What a trial holds while it builds its workspace and starts its sandbox.
+
+        Until the first agents are out, a lock: that work holds the interpreter, so the first
+        trials doing it side by side would only take turns at it and all finish late; one at a
+        time, the first sandbox starts building at once. Later no order is needed (a lock there
+        only makes them queue behind whoever waits for the interpreter), but a trial building
+        ahead (every slot taken) first waits out the last hand-over (`handover_pause`)."""
+        if not self.filled.is_set():
+            return self._launching
+        pause = self.handover_pause(time.monotonic())
+        if pause > 0:
+            CANCEL.event.wait(pause)  # Ctrl-C ends the pause: the trial then sees the stop
+        return contextlib.nullcontext()
+
+    def handover_pause(self, now: float) -> float:
+        """Seconds a sandbox about to be built should wait: none while a slot is free (its agent
+        may start at once) or before any agent has finished (no typical run yet); otherwise
+        until HANDOVER_SHARE of a typical run, at most HANDOVER_MAX_S, after the last hand-over;
+        none for agents shorter than HANDOVER_MIN_RUN_S."""
+        with self._lock:
+            if self._free or self._typical_run < HANDOVER_MIN_RUN_S:
+                return 0.0
+            window = min(HANDOVER_SHARE * self._typical_run, HANDOVER_MAX_S)
+            return max(0.0, self._last_grant + window - now)
+
+    def ran(self, seconds: float) -> None:
+        """An agent held its slot this long (the moving average `handover_pause` scales by)."""
+        with self._lock:
+            self._typical_run = seconds if not self._typical_run else 0.8 * self._typical_run + 0.2 * seconds
+
+    def _granted(self, at: float) -> None:
+        with self._lock:
+            self._last_grant = max(self._last_grant, at)
 
     @property
     def running(self) -> int:
@@ -142,6 +179,7 @@ class _Turn:
 
     def grant(self) -> float:
         self.at = time.monotonic()
+        self.slots._granted(self.at)
         try:
             if self.open_gate is not None:
                 self.open_gate()

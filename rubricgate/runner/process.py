@@ -128,6 +128,7 @@ def _launch(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout_s: f
     try:
         return _supervise(proc, sink, opened + timeout_s, opened, token, sandboxed)
     finally:
+        gate_slots.ran(time.monotonic() - opened)
         gate_slots.release()  # the agent is dead (`_supervise` made sure): the next one may start
 
 
