@@ -134,7 +134,7 @@ def test_after_ctrl_c_a_trial_waiting_out_a_hand_over_stops_waiting_at_once() ->
     slots, _ = _all_taken_after_a_run(100.0)  # a long typical run: the pause is the cap
     slots.filled.set()
     done = threading.Event()
-    waiter = threading.Thread(target=lambda: (slots.launching(), done.set()))
+    waiter = threading.Thread(target=lambda: (slots.wait_out_handover(), done.set()))
     try:
         CANCEL.trip()
         started = time.monotonic()
@@ -177,8 +177,11 @@ def test_agents_too_short_to_build_ahead_beside_get_no_pause() -> None:
 def test_a_trial_building_ahead_right_after_a_hand_over_waits_it_out() -> None:
     slots, _ = _all_taken_after_a_run(100.0)
     slots.filled.set()  # the first agents are out: later trials build without the lock
-    started = time.monotonic()
     with slots.launching():
-        waited = time.monotonic() - started
+        pass  # the lock-free build itself never waits
+    assert slots.handover_pause(time.monotonic()) > 0  # the wait is wait_out_handover's alone
+    started = time.monotonic()
+    slots.wait_out_handover()
+    waited = time.monotonic() - started
     assert waited >= ad.HANDOVER_MAX_S - 0.02  # Event.wait never returns early but for Ctrl-C
     assert slots.handover_pause(time.monotonic()) == 0.0  # and once is enough

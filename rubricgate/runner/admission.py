@@ -25,6 +25,7 @@ HANDOVER_SHARE = 0.15
 HANDOVER_MAX_S = 0.15
 HANDOVER_MIN_RUN_S = 0.1
 
+
 class Cancelled:
     """Process-wide stop switch: after Ctrl-C / SIGTERM no new agent starts and every running
     one is woken and killed at once (no poll interval, no waiting for its timeout)."""
@@ -128,19 +129,19 @@ class AgentSlots:
         turn.granted.set()
 
     def launching(self) -> contextlib.AbstractContextManager:
-        """What a trial holds while it builds its workspace and starts its sandbox.
+        """Held while a trial builds its workspace and starts its sandbox, until the first agents
+        are out: that work holds the interpreter, so the first trials doing it side by side
+        would only take turns at it and all finish late; one at a time, the first sandbox
+        starts building at once. Later, trials building beside running ones need no order
+        (a lock there only makes them queue behind whoever waits for the interpreter)."""
+        return contextlib.nullcontext() if self.filled.is_set() else self._launching
 
-        Until the first agents are out, a lock: that work holds the interpreter, so the first
-        trials doing it side by side would only take turns at it and all finish late; one at a
-        time, the first sandbox starts building at once. Later no order is needed (a lock there
-        only makes them queue behind whoever waits for the interpreter), but a trial building
-        ahead (every slot taken) first waits out the last hand-over (`handover_pause`)."""
-        if not self.filled.is_set():
-            return self._launching
+    def wait_out_handover(self) -> None:
+        """Called once by a trial before it builds: a trial building ahead (every slot taken)
+        waits out the last hand-over (`handover_pause`); Ctrl-C ends the wait at once."""
         pause = self.handover_pause(time.monotonic())
         if pause > 0:
-            CANCEL.event.wait(pause)  # Ctrl-C ends the pause: the trial then sees the stop
-        return contextlib.nullcontext()
+            CANCEL.event.wait(pause)
 
     def handover_pause(self, now: float) -> float:
         """Seconds a sandbox about to be built should wait: none while a slot is free (its agent

@@ -189,6 +189,8 @@ def _cached_or_run(ctx: RunContext, job: Job) -> tuple[Transcript, bool, Path | 
     if lookup.rejected:  # a forged or damaged entry: never used, always reported, trial re-run
         _reject(ctx, job, lookup.rejected)
     case = job.case
+    if ctx.slots:
+        ctx.slots.wait_out_handover()  # once per trial, before its workspace and sandbox
     with ctx.slots.launching() if ctx.slots else contextlib.nullcontext():
         ws = ctx.tree.workspace(case.files, case.workspace_paths,
                                 (ctx.config.reviewer.changed_files, case.workspace_review or case.review),
