@@ -14,7 +14,8 @@ Rows, per suite size (cases) x tree (small: 50 files / 1 MB; large: 5,000 files 
 at --jobs 1 and 4: wall seconds (median of --reps, rows interleaved), CPU seconds of the process
 tree and its peak RSS (wait4), and the ratio to the floor at the same jobs. Then parallel
 efficiency T1 / (jobs x Tjobs) up to --jobs 16 with a stub that waits 1 s per trial, on a
-case count that is a multiple of every jobs value; rubricgate's wall split into its start-up
+case count that is a multiple of every jobs value (rows at --jobs >= 4: the median of
+--efficiency-reps interleaved runs, their range beside it); rubricgate's wall split into its start-up
 (process start -> run_started), trial phase and end (from its events), against the start-up
 floor of its core dependencies (a fresh Python importing click, pydantic and PyYAML and
 validating one model), with the efficiency it would have with its start-up at that floor.
@@ -305,20 +306,29 @@ def table(args, stub: Path, work: Path) -> None:
 
 def interleaved(rows, reps: int) -> list:
     """Median wall per row (CPU, RSS of the median run), rows interleaved round by round."""
-    runs: list[list] = [[] for _ in rows]
+    runs = interleaved_runs([fn for _, _, fn in rows], reps)
+    return [row[0] if isinstance(row[0], str) else median_run(row) for row in runs]
+
+
+def interleaved_runs(fns: list, reps: int) -> list[list]:
+    """Every run of every row, `reps` rounds of one run per row (a slow minute of the machine
+    hits every row alike); a row skipped once (a reason string) is skipped for good."""
+    runs: list[list] = [[] for _ in fns]
     for _ in range(reps):
-        for i, (_, _, fn) in enumerate(rows):
-            if runs[i] and isinstance(runs[i][0], str):
-                continue  # skipped once, skipped for good
-            runs[i].append(fn())
-    out = []
-    for row in runs:
-        if isinstance(row[0], str):
-            out.append(row[0])
-            continue
-        by_wall = sorted(row, key=lambda m: m.wall)
-        out.append(by_wall[len(by_wall) // 2])
-    return out
+        for i, fn in enumerate(fns):
+            if not (runs[i] and isinstance(runs[i][0], str)):
+                runs[i].append(fn())
+    return runs
+
+
+def median_run(measured: list[Measure]) -> Measure:
+    """The run with the median wall time (its own CPU, RSS and split into start-up, trials, end)."""
+    return sorted(measured, key=lambda m: m.wall)[len(measured) // 2]
+
+
+# Rows this short (4.5 s at 16 jobs) move by a tenth between runs on a busy 2-core machine, so
+# they are repeated; a 65 s --jobs 1 row moves by a few hundredths and is measured once.
+SHORT_ROWS_FROM = 4
 
 
 def efficiency(args, wait_stub: Path, work: Path) -> None:
@@ -328,22 +338,26 @@ def efficiency(args, wait_stub: Path, work: Path) -> None:
     rows = {"floor": lambda j: floor_row(staged, cases, j, wait_stub),
             "floor+bwrap": lambda j: sandboxed_floor_row(staged, cases, j, wait_stub),
             "rubricgate": lambda j: rubricgate_row(repo, j)}
-    print(f"\nparallel efficiency T1 / (jobs x Tjobs), {cases} cases, stub waits 1 s per trial")
-    print(f"{'jobs':>4} " + " ".join(f"{name + ' s':>14} {'eff':>5}" for name in rows))
+    reps = args.efficiency_reps
+    print(f"\nparallel efficiency T1 / (jobs x Tjobs), {cases} cases, stub waits 1 s per trial; "
+          f"--jobs >= {SHORT_ROWS_FROM}: median of {reps} interleaved runs (range in brackets)")
+    print(f"{'jobs':>4} " + " ".join(f"{name + ' s':>22} {'eff':>5}" for name in rows))
     first: dict[str, Measure] = {}
     ours: dict[int, Measure] = {}
     for j in jobs:
+        runs = interleaved_runs([lambda row=row: row(j) for row in rows.values()], reps if j >= SHORT_ROWS_FROM else 1)
         cells = []
-        for name, row in rows.items():
-            m = row(j)
-            if isinstance(m, str):
-                cells.append(f"{'skipped':>14} {'':>5}")
+        for name, measured in zip(rows, runs):
+            if isinstance(measured[0], str):
+                cells.append(f"{'skipped':>22} {'':>5}")
                 continue
+            m = median_run(measured)
             first.setdefault(name, m)
             if name == "rubricgate":
                 ours[j] = m
             eff = first[name].wall * jobs[0] / (j * m.wall)
-            cells.append(f"{m.wall:14.2f} {eff:5.2f}")
+            spread = f"[{min(x.wall for x in measured):.2f}-{max(x.wall for x in measured):.2f}]" if len(measured) > 1 else ""
+            cells.append(f"{m.wall:8.2f} {spread:>13} {eff:5.2f}")
         print(f"{j:>4} " + " ".join(cells))
     _fixed_costs(ours, jobs[0])
     _cpu_per_trial(first, cases, jobs, repo)
@@ -396,12 +410,15 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=None)
     parser.add_argument("--efficiency-cases", type=int, default=None)
     parser.add_argument("--efficiency-jobs", type=_ints, default=[1, 2, 4, 8, 16])
+    parser.add_argument("--efficiency-reps", type=int, default=None,
+                        help=f"runs per row at --jobs >= {SHORT_ROWS_FROM}, median kept (default 5, quick 1)")
     parser.add_argument("--skip-table", action="store_true")
     parser.add_argument("--skip-efficiency", action="store_true")
     args = parser.parse_args()
     args.cases = args.cases or ([20, 200] if args.quick else [200, 2000])
     args.reps = args.reps or (1 if args.quick else 3)
     args.efficiency_cases = args.efficiency_cases or (16 if args.quick else 64)
+    args.efficiency_reps = args.efficiency_reps or (1 if args.quick else 5)
     work = Path(tempfile.mkdtemp(prefix="rubricgate-peers-"))
     # Not under the temp dir: the sandbox hides the whole of it (the run's temp root) from the agent.
     stubs = Path(tempfile.mkdtemp(prefix="rubricgate-peers-stubs-", dir="/var/tmp"))

@@ -32,7 +32,8 @@ from rubricgate.models.results import Grade, TrialResult  # noqa: E402
 from rubricgate.pipeline import RunOptions, plan  # noqa: E402
 from rubricgate.reports.bundle import write_reports  # noqa: E402
 from rubricgate.records.files import write_summary  # noqa: E402
-from rubricgate.summarize import RunState, build_summary  # noqa: E402
+from rubricgate.run_state import RunState
+from rubricgate.summarize import build_summary  # noqa: E402
 
 TRIALS = 3
 

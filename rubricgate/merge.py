@@ -31,7 +31,8 @@ from rubricgate.runner.environment import build_env, scrub, secret_values
 from rubricgate.runner.sandbox import SandboxPolicy
 from rubricgate.runner.scheduler import Job
 from rubricgate.shard import SHARD_FILE, input_digests, read_shard_record
-from rubricgate.summarize import RunState, build_summary
+from rubricgate.run_state import RunState
+from rubricgate.summarize import build_summary
 
 TREE_CHANGED = "the original repository changed during this trial: "
 # Fields every shard of one run records identically (the assignment is checked on its own).

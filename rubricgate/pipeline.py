@@ -7,9 +7,11 @@ import os
 import secrets as _random
 import tempfile
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rubricgate.agents import Agent, get_agent
 from rubricgate.agents.selection import build_agents
@@ -18,10 +20,11 @@ from rubricgate.errors import GateInputError
 from rubricgate.load import Loaded, load_all
 from rubricgate.models.results import Summary, build_run_end_models
 from rubricgate.records.events import EventListener, EventLog
+from rubricgate.run_state import RunState
 from rubricgate.runner.cache import CACHE_DIR, note_rejections, resolve_cache_dir, signing_key
 from rubricgate.runner.environment import build_env, secret_values
 from rubricgate.runner.admission import CANCEL, AgentSlots
-from rubricgate.runner.process import child_pids, sweep_orphans
+from rubricgate.runner.process import adopt_orphans, child_pids, sweep_orphans
 from rubricgate.runner.overlay import probe_overlay
 from rubricgate.runner.sandbox import (SandboxPolicy, SandboxUnavailable, hidden_paths, hidden_argument,
                                        real_home, resolve_isolation)
@@ -29,8 +32,9 @@ from rubricgate.runner.scheduler import Job, RunContext, in_sandbox, restore_int
 from rubricgate.runner.scratch import Scratch, choose_scratch, tree_bytes
 from rubricgate.runner.treecheck import TreeGuard, fingerprint_tree, settle_own_bytecode
 from rubricgate.runner.workspace import RunTree, list_tree
-from rubricgate.shard import ShardSpec
-from rubricgate.summarize import RunState, build_summary
+
+if TYPE_CHECKING:
+    from rubricgate.shard import ShardSpec
 
 __all__ = ["Loaded", "RunOptions", "RunOutcome", "load_all", "plan", "run_suite"]
 
@@ -91,8 +95,7 @@ def run_suite(options: RunOptions) -> RunOutcome:
     exclude = _watch_exclude(options, loaded)
     files = list_tree(options.repo, answer_key(options, loaded) | exclude)
     scratch = choose_scratch(tree_bytes(options.repo, files))  # runner/scratch.py
-    policy = sandbox_policy(options, loaded, agents, scratch)
-    guard = TreeGuard.start(options.repo, exclude, adopt=not _all_sandboxed(policy, agents), known=known)
+    policy, guard = isolate_and_watch(options, loaded, agents, scratch, exclude, known)
     ctx, state = start_run(options, loaded, jobs, agents, policy, Workspaces(files, scratch))
     CANCEL.reset()
     warming = warm_imports(ctx.slots.filled if ctx.slots else None)
@@ -117,6 +120,8 @@ def run_suite(options: RunOptions) -> RunOutcome:
         warming.join()  # its models and modules are what the rest of the run uses
         ctx.tree_violations.extend(c for c in guard.changes() if c not in ctx.tree_violations)
         state.tree_violations, state.not_run, state.budget = ctx.tree_violations, ctx.not_run, ctx.budget
+        from rubricgate.summarize import build_summary  # warmed during the trials
+
         summary = note_rejections(with_isolation(build_summary(loaded, jobs, results, state), policy),
                                   ctx.cache_rejected)
         from rubricgate.reports.explain import annotate  # warmed during the trials
@@ -144,11 +149,27 @@ def warm_imports(after: threading.Event | None = None) -> threading.Thread:
             after.wait(WARM_AFTER_S)
         import rubricgate.reports.bundle  # noqa: F401
         import rubricgate.reports.explain  # noqa: F401
+        import rubricgate.summarize  # noqa: F401
         build_run_end_models()
 
     thread = threading.Thread(target=warm, daemon=True, name="warm-imports")
     thread.start()
     return thread
+
+
+def isolate_and_watch(options: RunOptions, loaded: Loaded, agents: dict[str, Agent], scratch: Scratch,
+                      exclude: set[str], known: set[int]) -> tuple[SandboxPolicy, TreeGuard]:
+    """The sandbox decision and the repository's start digest, side by side: the probes mostly
+    wait for their child processes, and the digest reads the repository meanwhile (a run's
+    start is its fixed cost). Both are done before any agent starts; a copy-only run then
+    adopts its orphans (runner/treecheck.py)."""
+    with ThreadPoolExecutor(1, thread_name_prefix="sandbox-probes") as pool:
+        probing = pool.submit(sandbox_policy, options, loaded, agents, scratch)
+        guard = TreeGuard.start(options.repo, exclude, adopt=False, known=known)
+    policy = probing.result()
+    if not _all_sandboxed(policy, agents):
+        adopt_orphans()
+    return policy, guard
 
 
 @dataclass(frozen=True)
@@ -211,9 +232,11 @@ def _reports_root(options: RunOptions, loaded: Loaded) -> Path:
 
 
 def _watch_exclude(options: RunOptions, loaded: Loaded) -> set[str]:
-    """Repo paths the run itself writes to: the reports folder and the cache, when inside."""
+    """Repo paths the run itself writes to, when inside: the reports folder, the cache, and the
+    temp folder (TMPDIR pointed into the repository: the run's workspaces and probes go there)."""
     out = set()
-    for path in (_reports_root(options, loaded), options.cache_dir or options.repo / CACHE_DIR):
+    for path in (_reports_root(options, loaded), options.cache_dir or options.repo / CACHE_DIR,
+                 Path(tempfile.gettempdir())):
         try:
             out.add(path.resolve().relative_to(options.repo.resolve()).as_posix())
         except ValueError:

@@ -2,34 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from rubricgate.agents.support import support_for
 from rubricgate.aggregate import Counts, as_rates, case_counts, dimension_rates, tag_counts, trial_frame
-from rubricgate.cost import Budget, cost_summary
+from rubricgate.cost import cost_summary
 from rubricgate.errored import errored_gate, errored_list
 from rubricgate.gate import cannot_judge, decide
 from rubricgate.load import Loaded
 from rubricgate.models.baseline import MeasuredWith
 from rubricgate.models.results import CaseSummary, Decision, GateDetail, Summary, TrialResult
+from rubricgate.run_state import RunState
 from rubricgate.runner.scheduler import Job
 from rubricgate.stats import add_intervals, case_consistency, counted, suite_consistency, wilson
-
-
-@dataclass
-class RunState:
-    """What happened to the run as a whole, beyond its trial results."""
-
-    run_id: str
-    started: str
-    agent_versions: dict[str, str | None] = field(default_factory=dict)
-    interrupted: bool = False
-    tree_violations: list[str] = field(default_factory=list)
-    not_run: int = 0
-    budget: Budget = field(default_factory=lambda: Budget(None))
-    trials: int | None = None  # --trials, when given: what the run was asked for
-    kind: str = "run"  # "baseline": measured for `baseline update`, not gated
 
 
 def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], state: RunState) -> Summary:

@@ -220,3 +220,43 @@ def test_replay_artifact_holds_what_the_reviewer_was_shown(repo):
     shown = artifact["reviewed_files"]["fixtures/block/data-loader/SKILL.md"]
     assert shown == (repo / "fixtures/block/data-loader/SKILL.md").read_text()
     assert artifact["trial"]["grades"]["verdict"]["category"] == "wrong_tier"
+
+
+def test_temp_folder_inside_the_repository_is_the_runs_own_not_a_change(repo, scripted, monkeypatch):
+    # TMPDIR pointed into the repository: the run's workspaces and sandbox probes are made
+    # there while the start digest reads the repository; none of it is the agent's doing.
+    inside = repo / "tmp"
+    inside.mkdir()
+    monkeypatch.setenv("TMPDIR", str(inside))
+    monkeypatch.setattr("tempfile.tempdir", str(inside))
+    out = run(repo)
+    assert out.exit_code == 0, out.summary.decision.reasons
+    assert not any("modified" in r for r in out.summary.decision.reasons)
+
+
+_START_PROBE = """import json, pathlib, sys
+import rubricgate.pipeline as pipeline
+names, seen = json.loads(sys.argv[2]), {}
+real = pipeline.run_jobs
+def first_agents(*args, **kwargs):
+    seen["at_start"] = [m for m in names if m in sys.modules]
+    return real(*args, **kwargs)
+pipeline.run_jobs = first_agents
+out = pipeline.run_suite(pipeline.RunOptions(repo=pathlib.Path(sys.argv[1])))
+print(json.dumps({"code": out.exit_code, **seen, "at_end": [m for m in names if m in sys.modules]}))
+"""
+RUN_END_ONLY = ["rubricgate.summarize", "rubricgate.aggregate", "rubricgate.gate", "rubricgate.stats",
+                "rubricgate.exact", "rubricgate.reports.bundle"]
+SHARDING_ONLY = ["rubricgate.shard", "rubricgate.models.shard"]
+
+
+def test_a_run_starts_its_agents_before_loading_what_only_its_end_needs(repo):
+    """Aggregation, gating and the report writers load beside the trials, not before them (a
+    run's start is its fixed cost), and sharding not at all; the probe sees the former by the end."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", _START_PROBE, str(repo), json.dumps(RUN_END_ONLY + SHARDING_ONLY)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"code": 0, "at_start": [], "at_end": RUN_END_ONLY}

@@ -69,14 +69,16 @@ max_cost_option = click.option("--max-cost", type=click.FloatRange(min=0), defau
 def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, cache_dir, max_cost, shard,
         shard_costs) -> None:
     """Run the suite against the reviewer and gate the rates against baseline.json."""
-    from rubricgate.shard import run_shard, shard_exit_code, spec_from_flags
+    sharding = shard is not None or shard_costs is not None
+    if sharding:  # the shard module and its models only when sharding: a run's start is its fixed cost
+        from rubricgate.shard import run_shard, shard_exit_code, spec_from_flags
 
     signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
     try:
         options = _run_options(repo=_repo(repo), config_path=config_path, agent=agent, trials=trials,
                                exits_after=True, only=list(only), jobs=jobs, keep_workspaces=keep_workspaces, listeners=_listeners(),
                                cache=cache or cache_dir is not None, cache_dir=cache_dir, max_cost=max_cost,
-                               shard=spec_from_flags(shard, shard_costs))
+                               shard=spec_from_flags(shard, shard_costs) if sharding else None)
         outcome = run_shard(options) if shard else run_suite(options)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)

@@ -16,7 +16,8 @@ from rubricgate.graders import grade_trial
 from rubricgate.models.results import CaseSpec, Summary, TrialResult
 from rubricgate.load import Loaded
 from rubricgate.pipeline import new_run_id
-from rubricgate.summarize import RunState, build_summary
+from rubricgate.run_state import RunState
+from rubricgate.summarize import build_summary
 from rubricgate.records.files import read_summary, read_transcript, write_summary
 from rubricgate.rubric import RubricSpec
 from rubricgate.runner.scheduler import Job, trial_result
