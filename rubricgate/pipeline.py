@@ -7,6 +7,7 @@ import os
 import secrets as _random
 import tempfile
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -18,7 +19,8 @@ from rubricgate.agents.selection import build_agents
 from rubricgate.cost import Budget
 from rubricgate.errors import GateInputError
 from rubricgate.load import Loaded, load_all
-from rubricgate.models.results import Summary, build_run_end_models
+from rubricgate.models.results import Summary, TrialResult, build_run_end_models
+from rubricgate.models.transcript import Transcript
 from rubricgate.records.events import EventListener, EventLog
 from rubricgate.run_state import RunState
 from rubricgate.runner.cache import CACHE_DIR, note_rejections, resolve_cache_dir, signing_key
@@ -97,8 +99,11 @@ def run_suite(options: RunOptions) -> RunOutcome:
     scratch = choose_scratch(tree_bytes(options.repo, files))  # runner/scratch.py
     policy, guard = isolate_and_watch(options, loaded, agents, scratch, exclude, known)
     ctx, state = start_run(options, loaded, jobs, agents, policy, Workspaces(files, scratch))
+    bodies: dict[str, str] = {}
+    reports_loaded = threading.Event()
+    ctx.on_graded = prerender_report(bodies, reports_loaded)
     CANCEL.reset()
-    warming = warm_imports(ctx.slots.filled if ctx.slots else None)
+    warming = warm_imports(ctx.slots.filled if ctx.slots else None, reports_loaded)
     # Modules, models and the loaded suite live until exit: the collector need not walk them
     # again on every full collection during the trials.
     gc.freeze()
@@ -126,7 +131,8 @@ def run_suite(options: RunOptions) -> RunOutcome:
                                   ctx.cache_rejected)
         from rubricgate.reports.explain import annotate  # warmed during the trials
 
-        summary = write_run_reports(ctx, loaded, annotate(summary, loaded, options.repo, os.environ), options.repo)
+        summary = write_run_reports(ctx, loaded, annotate(summary, loaded, options.repo, os.environ), options.repo,
+                                    bodies)
     finally:
         cleanup.join()
         if not options.exits_after:  # ignored since the interrupt: the report is written
@@ -138,21 +144,25 @@ def run_suite(options: RunOptions) -> RunOutcome:
 WARM_AFTER_S = 1.0
 
 
-def warm_imports(after: threading.Event | None = None) -> threading.Thread:
+def warm_imports(after: threading.Event | None = None, warm: threading.Event | None = None) -> threading.Thread:
     """Import what the end of the run needs (the report writers, the summary's models) on a
     background thread while trials run: a fixed cost taken off the run's critical path. It waits
     until the first agents are all out (`after`, at most WARM_AFTER_S): importing holds the
-    interpreter, and the trials being launched need it more. Not numpy: most runs never need it
-    (exact.py), and beside fast trials its import only takes turns with them."""
-    def warm() -> None:
+    interpreter, and the trials being launched need it more. `warm` is set once the report
+    writers are loaded. Not numpy: most runs never need it (exact.py), and beside fast trials
+    its import only takes turns with them."""
+    def load() -> None:
         if after is not None:
             after.wait(WARM_AFTER_S)
         import rubricgate.reports.bundle  # noqa: F401
         import rubricgate.reports.explain  # noqa: F401
         import rubricgate.summarize  # noqa: F401
+
+        if warm is not None:
+            warm.set()
         build_run_end_models()
 
-    thread = threading.Thread(target=warm, daemon=True, name="warm-imports")
+    thread = threading.Thread(target=load, daemon=True, name="warm-imports")
     thread.start()
     return thread
 
@@ -170,6 +180,24 @@ def isolate_and_watch(options: RunOptions, loaded: Loaded, agents: dict[str, Age
     if not _all_sandboxed(policy, agents):
         adopt_orphans()
     return policy, guard
+
+
+def prerender_report(bodies: dict[str, str], loaded: threading.Event) -> Callable[[TrialResult, Transcript], None]:
+    """The hook that renders each trial's part of report.html into `bodies` as soon as the trial
+    is recorded, beside the running agents: the run's end then renders only the rest. Only once
+    the warm-up has loaded the report writers (`loaded`): a trial never waits for that import,
+    and one that ends before it is rendered from its file at the end."""
+    def prerender(result: TrialResult, transcript: Transcript) -> None:
+        if not loaded.is_set():
+            return
+        from rubricgate.reports.html import prerender_body  # loaded: `loaded` is set
+
+        try:
+            prerender_body(bodies, result, transcript)
+        except Exception:  # noqa: BLE001 - a trial with no body held is rendered from its file at the
+            return  # end, where a failure is reported as a report that could not be written (exit 2)
+
+    return prerender
 
 
 @dataclass(frozen=True)
@@ -263,7 +291,8 @@ def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job], agents: dict
     return ctx, state
 
 
-def write_run_reports(ctx: RunContext, loaded: Loaded, summary: Summary, repo: Path) -> Summary:
+def write_run_reports(ctx: RunContext, loaded: Loaded, summary: Summary, repo: Path,
+                      bodies: dict[str, str] | None = None) -> Summary:
     """Replay artifacts, HTML, comment.md, junit.xml, then summary.json last (reports/bundle.py).
 
     Returns the summary as finally decided: a report that could not be written makes it exit 2.
@@ -278,7 +307,7 @@ def write_run_reports(ctx: RunContext, loaded: Loaded, summary: Summary, repo: P
     from rubricgate.reports.bundle import finish_run_reports  # warmed during the trials
 
     return finish_run_reports(summary, ctx.run_dir, cases=loaded.cases, secrets=ctx.secrets, repo=repo,
-                              earlier=earlier, before_summary=completed)
+                              earlier=earlier, before_summary=completed, bodies=bodies)
 
 
 def _context(options: RunOptions, loaded: Loaded, run_dir: Path, agents: dict[str, Agent],

@@ -260,3 +260,27 @@ def test_a_run_starts_its_agents_before_loading_what_only_its_end_needs(repo):
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"code": 0, "at_start": [], "at_end": RUN_END_ONLY}
+
+
+def test_the_runs_report_page_is_what_its_files_render(repo, scripted, monkeypatch):
+    """The run renders each trial's part of report.html as the trial ends (once the report
+    writers are loaded); the page written at the end must be exactly what rendering from
+    summary.json and the transcript files gives."""
+    import time
+
+    import rubricgate.reports.html as html_module
+    from rubricgate.records.files import read_summary
+
+    def slow(answer):  # long enough for the warm-up to load the report writers meanwhile
+        return lambda request: time.sleep(0.3) or answer(request)
+
+    for case_id in list(scripted):
+        scripted[case_id] = slow(scripted[case_id])
+    held = []
+    real = html_module.prerender_body
+    monkeypatch.setattr(html_module, "prerender_body", lambda b, r, t: held.append(r.transcript) or real(b, r, t))
+    out = run(repo)
+    assert out.exit_code == 0 and held  # some bodies were rendered during the run, or this proves nothing
+    written = (out.run_dir / "report.html").read_text(encoding="utf-8")
+    assert written == html_module.render_html(read_summary(out.run_dir), out.run_dir)
+    assert written.count('<table class="timeline">') == sum(len(c.trials) for c in out.summary.cases)

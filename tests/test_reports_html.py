@@ -103,3 +103,42 @@ def test_past_the_inline_budget_passing_trials_link_their_transcript_failing_one
     for t in failing:  # a failing trial's timeline is never left out, however many there are
         assert t.transcript not in links
     assert all((run / link).is_file() for link in links)  # each link opens the trial's transcript
+
+
+def test_bodies_rendered_during_the_run_make_the_same_page_as_the_files(tmp_path):
+    """prerender_body renders from the transcript in memory; the page must be what rendering
+    every trial from its written file gives (escaping included: the fixture holds payloads)."""
+    run = rf.write_run_dir(tmp_path / "run")
+    summary = rf.summary()
+    bodies: html_module.Bodies = {}
+    for t in (t for c in summary.cases for t in c.trials):
+        html_module.prerender_body(bodies, t, rf.transcript())
+    assert bodies and all(b.startswith('<table class="timeline">') for b in bodies.values())
+    assert render_html(summary, run, bodies=bodies) == render_html(summary, run)
+
+
+def test_a_held_body_is_used_and_a_missing_one_is_read_from_its_file(tmp_path, monkeypatch):
+    run = rf.write_run_dir(tmp_path / "run")
+    summary = rf.summary()
+    held, *rest = [t for c in summary.cases for t in c.trials if t.transcript]
+    assert rest  # one trial held, the others read
+    read: list[str] = []
+    real_load = html_module._load
+    monkeypatch.setattr(html_module, "_load", lambda d, t: read.append(t.transcript) or real_load(d, t))
+    page = render_html(summary, run, bodies={held.transcript: "<p>HELD-BODY</p>"})
+    assert page.count("HELD-BODY") == 1 and held.transcript not in read
+    assert sorted(read) == sorted(t.transcript for t in rest)
+
+
+def test_prerender_holds_every_failing_trial_and_passing_ones_up_to_the_inline_cap(monkeypatch):
+    monkeypatch.setattr(html_module, "INLINE_PASSING", 2)
+    summary = rf.summary()
+    trials = [t for c in summary.cases for t in c.trials]
+    passing = next(t for t in trials if not trial_failed(t))
+    failing = next(t for t in trials if trial_failed(t))
+    bodies: html_module.Bodies = {}
+    for i in range(4):
+        html_module.prerender_body(bodies, passing.model_copy(update={"transcript": f"p{i}.json"}), rf.transcript())
+    html_module.prerender_body(bodies, failing.model_copy(update={"transcript": "f.json"}), rf.transcript())
+    html_module.prerender_body(bodies, failing.model_copy(update={"transcript": ""}), rf.transcript())
+    assert sorted(bodies) == ["f.json", "p0.json", "p1.json"]  # no file written: nothing to key it by

@@ -16,7 +16,7 @@ from rubricgate import exitcodes
 from rubricgate.errors import GateInputError
 from rubricgate.models.results import CaseSpec, Decision, Summary
 from rubricgate.reports.comment import DEFAULT_ARTIFACT, render_comment
-from rubricgate.reports.html import render_html
+from rubricgate.reports.html import Bodies, render_html
 from rubricgate.reports.junit import render_junit
 from rubricgate.reports.replay import REPLAY_DIR, write_replay_artifacts
 from rubricgate.reports.step_summary import append_step_summary
@@ -49,10 +49,10 @@ def write_reports(summary: Summary, run_dir: Path, cases: list[CaseSpec] | None 
 def write_reports_collecting(summary: Summary, run_dir: Path, cases: list[CaseSpec] | None = None,
                              history: list[Summary] | None = None, secrets: list[str] | None = None,
                              env: Mapping[str, str] | None = None, artifact: str = DEFAULT_ARTIFACT,
-                             repo: Path | None = None) -> tuple[list[Path], list[WriteFailure]]:
+                             repo: Path | None = None, bodies: Bodies | None = None) -> tuple[list[Path], list[WriteFailure]]:
     """Try every report; return the files written and the ones that failed (never raises for a write)."""
     secrets = secrets or []
-    steps = _page_steps(summary, run_dir, history, secrets, artifact)
+    steps = _page_steps(summary, run_dir, history, secrets, artifact, bodies)
     if cases is not None:
         steps.insert(0, (run_dir / REPLAY_DIR, lambda: write_replay_artifacts(run_dir, cases, summary, secrets, repo)))
     steps.append((Path("$GITHUB_STEP_SUMMARY"), lambda: _optional(append_step_summary(summary, env, artifact))))
@@ -60,10 +60,10 @@ def write_reports_collecting(summary: Summary, run_dir: Path, cases: list[CaseSp
 
 
 def _page_steps(summary: Summary, run_dir: Path, history: list[Summary] | None, secrets: list[str],
-                artifact: str) -> list[Step]:
+                artifact: str, bodies: Bodies | None = None) -> list[Step]:
     """The reports that show the decision: rewritten when a write failure changes it."""
     html, comment, junit = run_dir / HTML_FILE, run_dir / COMMENT_FILE, run_dir / JUNIT_FILE
-    return [(html, lambda: [write_text_atomic(html, render_html(summary, run_dir, history), secrets)]),
+    return [(html, lambda: [write_text_atomic(html, render_html(summary, run_dir, history, bodies), secrets)]),
             (comment, lambda: [write_text_atomic(comment, render_comment(summary, artifact), secrets)]),
             (junit, lambda: [write_text_atomic(junit, render_junit(summary), secrets)])]
 
@@ -88,15 +88,17 @@ def _attempt(steps: list[Step]) -> tuple[list[Path], list[WriteFailure]]:
 def finish_run_reports(summary: Summary, run_dir: Path, *, cases: list[CaseSpec] | None,
                        secrets: list[str] | None = None, repo: Path | None = None,
                        earlier: list[WriteFailure] | None = None, artifact: str = DEFAULT_ARTIFACT,
-                       before_summary: Callable[[Summary], list[WriteFailure]] | None = None) -> Summary:
+                       before_summary: Callable[[Summary], list[WriteFailure]] | None = None,
+                       bodies: Bodies | None = None) -> Summary:
     """Write a run's reports, then summary.json last; any failure makes the decision exit 2.
 
     `earlier` are failures from during the run (a transcript, events.jsonl); `before_summary` is
     called with the decision about to be written (e.g. to log run_completed) and may add failures.
+    `bodies`: the HTML's trial bodies rendered during the run (reports/html.py).
     Returns the summary as finally decided (what the run must exit with).
     """
     _, failures = write_reports_collecting(summary, run_dir, cases, secrets=secrets, env={}, artifact=artifact,
-                                           repo=repo)
+                                           repo=repo, bodies=bodies)
     failures = [*(earlier or []), *failures]
     if failures:
         summary = with_write_failures(summary, failures)
@@ -105,7 +107,7 @@ def finish_run_reports(summary: Summary, run_dir: Path, *, cases: list[CaseSpec]
         failures += late
         summary = with_write_failures(summary, failures)
     if failures:  # the pages already written show the old decision: render them again
-        _, again = _attempt(_page_steps(summary, run_dir, None, secrets or [], artifact))
+        _, again = _attempt(_page_steps(summary, run_dir, None, secrets or [], artifact, bodies))
         summary = with_write_failures(summary, failures + [f for f in again if f not in failures])
     try:
         write_summary(run_dir, summary, secrets)

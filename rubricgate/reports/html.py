@@ -30,6 +30,7 @@ MAX_INPUT = 2_000
 # rest link to their transcript files.
 INLINE_PASSING = 200
 _NO_TRANSCRIPT = '<p class="muted">transcript not available</p>'
+Bodies = dict[str, str]  # a trial's transcript path (relative to the run dir) -> its rendered body
 
 
 def e(value: object) -> str:
@@ -213,20 +214,35 @@ def _trial_meta(t: TrialResult) -> str:
             f" · {t.duration_s:.1f}s · {t.input_tokens}+{t.output_tokens} tokens</p>{f'<ul>{warn}</ul>' if warn else ''}")
 
 
-def _trial(run_dir: Path | None, t: TrialResult, mapping: dict[str, str] | None = None, inline: bool = True) -> str:
+def _trial(run_dir: Path | None, t: TrialResult, mapping: dict[str, str] | None = None, inline: bool = True,
+           bodies: Bodies | None = None) -> str:
     failed = trial_failed(t)
-    body = _transcript_body(run_dir, t) if inline or failed else _transcript_link(t)
+    body = _transcript_body(run_dir, t, bodies) if inline or failed else _transcript_link(t)
     return (f'<details class="trial" data-failed="{int(failed)}"{" open" if failed else ""}>'
             f"<summary>trial {t.trial}: {e(t.outcome)} {'— FAILED' if failed else ''}</summary>"
             f"{_trial_meta(t)}{_grades(t)}<h4>findings</h4>{_findings(t, mapping or {})}{body}</details>")
 
 
-def _transcript_body(run_dir: Path | None, t: TrialResult) -> str:
-    transcript = _load(run_dir, t)
+def _transcript_body(run_dir: Path | None, t: TrialResult, bodies: Bodies | None = None) -> str:
+    ready = bodies.get(t.transcript) if bodies and t.transcript else None
+    return ready if ready is not None else transcript_body(_load(run_dir, t))
+
+
+def transcript_body(transcript: Transcript | None) -> str:
+    """A trial's tool timeline and final message, as the report inlines them."""
     if transcript is None:
         return _NO_TRANSCRIPT
     return (_timeline(transcript) + '<h4>final message</h4>'
             f'<pre class="final">{e(_clip(transcript.final_text, MAX_TEXT))}</pre>')
+
+
+def prerender_body(bodies: Bodies, result: TrialResult, transcript: Transcript) -> None:
+    """Render a trial's body as soon as its transcript is written, beside the other trials, so
+    the run's end renders only the rest of the page. Every failing trial's, and passing ones
+    while fewer than INLINE_PASSING bodies are held (no more can be inlined). A body not held
+    here is rendered from the transcript file at the end, as without this."""
+    if result.transcript and (trial_failed(result) or len(bodies) < INLINE_PASSING):
+        bodies[result.transcript] = transcript_body(transcript)
 
 
 def _transcript_link(t: TrialResult) -> str:
@@ -243,25 +259,27 @@ def _load(run_dir: Path | None, t: TrialResult) -> Transcript | None:
     return read_transcript(run_dir, t.transcript)
 
 
-def _details(s: Summary, run_dir: Path | None) -> str:
+def _details(s: Summary, run_dir: Path | None, bodies: Bodies | None = None) -> str:
     parts, passing = [], 0
     for c in failing_first(s.cases):
         failed = any(trial_failed(t) for t in c.trials)
         trials = []
         for t in c.trials:
             passing += not trial_failed(t)
-            trials.append(_trial(run_dir, t, c.workspace_paths, inline=passing <= INLINE_PASSING))
+            trials.append(_trial(run_dir, t, c.workspace_paths, inline=passing <= INLINE_PASSING, bodies=bodies))
         parts.append(f'<section class="case-detail" id="case-{e(c.id)}" data-failed="{int(failed)}">'
                      f"<h3>{e(c.id)}</h3>{''.join(trials)}</section>")
     return "<h2>Trials</h2>" + "".join(parts)
 
 
-def render_html(summary: Summary, run_dir: Path | None = None, history: list[Summary] | None = None) -> str:
-    """The whole report as one HTML document."""
+def render_html(summary: Summary, run_dir: Path | None = None, history: list[Summary] | None = None,
+                bodies: Bodies | None = None) -> str:
+    """The whole report as one HTML document; `bodies`: trial bodies rendered during the run
+    (`prerender_body`), the rest read from the run's transcript files."""
     script = _asset("report.js")
     body = (_header(summary) + _rates_table(summary) + _failing_cases(summary) + _noise_and_cost(summary)
             + _charts(summary, history or [])
-            + _case_table(summary) + _failure_groups(summary) + _details(summary, run_dir))
+            + _case_table(summary) + _failure_groups(summary) + _details(summary, run_dir, bodies))
     return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{e(_csp(script))}">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'

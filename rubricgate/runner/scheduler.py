@@ -6,6 +6,7 @@ import contextlib
 import signal
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -59,6 +60,9 @@ class RunContext:
     saved_handlers: dict = field(default_factory=dict)  # signal handlers to restore after an interrupt
     cache_rejected: list[CacheRejection] = field(default_factory=list)  # forged entries, re-run
     slots: AgentSlots | None = None  # --jobs: agents running at once (runner/admission.py)
+    # Called in the trial's thread once its result is recorded (the pipeline renders the trial's
+    # part of the report there, beside the running agents).
+    on_graded: Callable[[TrialResult, Transcript], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -177,6 +181,8 @@ def run_trial(ctx: RunContext, job: Job) -> TrialResult | None:
     with ctx.lock:
         ctx.results.append(result)
     ctx.events.emit("trial_result", **_event_fields(result, ws_root if ctx.keep_workspaces else None))
+    if ctx.on_graded is not None:
+        ctx.on_graded(result, transcript)
     return result
 
 
