@@ -144,12 +144,13 @@ def run_suite(options: RunOptions) -> RunOutcome:
 WARM_AFTER_S = 1.0
 
 
-def warm_imports(after: threading.Event | None = None, warm: threading.Event | None = None) -> threading.Thread:
+def warm_imports(after: threading.Event | None = None,
+                 reports_loaded: threading.Event | None = None) -> threading.Thread:
     """Import what the end of the run needs (the report writers, the summary's models) on a
     background thread while trials run: a fixed cost taken off the run's critical path. It waits
     until the first agents are all out (`after`, at most WARM_AFTER_S): importing holds the
-    interpreter, and the trials being launched need it more. `warm` is set once the report
-    writers are loaded. Not numpy: most runs never need it (exact.py), and beside fast trials
+    interpreter, and the trials being launched need it more. `reports_loaded` is set once the
+    report writers are loaded. Not numpy: most runs never need it (exact.py), and beside fast trials
     its import only takes turns with them."""
     def load() -> None:
         if after is not None:
@@ -158,8 +159,8 @@ def warm_imports(after: threading.Event | None = None, warm: threading.Event | N
         import rubricgate.reports.explain  # noqa: F401
         import rubricgate.summarize  # noqa: F401
 
-        if warm is not None:
-            warm.set()
+        if reports_loaded is not None:
+            reports_loaded.set()
         build_run_end_models()
 
     thread = threading.Thread(target=load, daemon=True, name="warm-imports")
@@ -182,15 +183,16 @@ def isolate_and_watch(options: RunOptions, loaded: Loaded, agents: dict[str, Age
     return policy, guard
 
 
-def prerender_report(bodies: dict[str, str], loaded: threading.Event) -> Callable[[TrialResult, Transcript], None]:
+def prerender_report(bodies: dict[str, str],
+                     reports_loaded: threading.Event) -> Callable[[TrialResult, Transcript], None]:
     """The hook that renders each trial's part of report.html into `bodies` as soon as the trial
     is recorded, beside the running agents: the run's end then renders only the rest. Only once
-    the warm-up has loaded the report writers (`loaded`): a trial never waits for that import,
+    the warm-up has loaded the report writers (`reports_loaded`): a trial never waits for that import,
     and one that ends before it is rendered from its file at the end."""
     def prerender(result: TrialResult, transcript: Transcript) -> None:
-        if not loaded.is_set():
+        if not reports_loaded.is_set():
             return
-        from rubricgate.reports.html import prerender_body  # loaded: `loaded` is set
+        from rubricgate.reports.html import prerender_body  # already loaded by the warm-up
 
         try:
             prerender_body(bodies, result, transcript)

@@ -284,3 +284,24 @@ def test_the_runs_report_page_is_what_its_files_render(repo, scripted, monkeypat
     written = (out.run_dir / "report.html").read_text(encoding="utf-8")
     assert written == html_module.render_html(read_summary(out.run_dir), out.run_dir)
     assert written.count('<table class="timeline">') == sum(len(c.trials) for c in out.summary.cases)
+
+
+def test_a_body_that_fails_to_render_during_the_run_is_rendered_from_its_file(repo, scripted, monkeypatch):
+    import time
+
+    import rubricgate.reports.html as html_module
+
+    calls = []
+
+    def broken(bodies, result, transcript):
+        calls.append(result.transcript)
+        raise RuntimeError("renderer bug")
+
+    for case_id in list(scripted):
+        answer = scripted[case_id]
+        scripted[case_id] = lambda request, answer=answer: time.sleep(0.3) or answer(request)
+    monkeypatch.setattr(html_module, "prerender_body", broken)
+    out = run(repo)
+    assert calls and out.exit_code == 0  # the hook ran and failed, the run did not
+    page = (out.run_dir / "report.html").read_text(encoding="utf-8")
+    assert page.count('<table class="timeline">') == sum(len(c.trials) for c in out.summary.cases)
