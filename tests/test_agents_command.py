@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -75,6 +76,23 @@ def test_harness_enforces_allowlist_when_template_does_not(tmp_path: Path) -> No
     assert "tool_denied: bash" in t.error
     assert [(c.name, c.status) for c in t.tool_calls][-1] == ("bash", "denied")
     assert "```json" not in t.final_text  # stopped before the answer
+
+
+def test_a_forbidden_tool_hidden_behind_a_raw_u2028_is_still_stopped_and_recorded(tmp_path: Path) -> None:
+    """A CLI written in Node leaves U+2028 raw in its JSON lines; a line cut there would hide
+    the call from the watch and the grader alike (a false pass)."""
+    stream = tmp_path / "u2028.ndjson"
+    lines = [json.loads(line) for line in (CLAUDE_DATA / "forbidden_tool.ndjson").read_text().splitlines() if line]
+    for event in lines:
+        for block in (event.get("message") or {}).get("content") or []:
+            if isinstance(block, dict) and block.get("name") == "Bash":
+                block["input"] = {"command": "cat /etc/hostname\u2028# looks like a comment"}
+    stream.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in lines), encoding="utf-8")
+    assert "\u2028" in stream.read_text(encoding="utf-8")
+    agent = get_agent("command", _cfg(_replayer(tmp_path, "forbidden_tool", delay=0.2)[:2] + [str(stream)]))
+    t = agent.run(_request(tmp_path, allowed_tools=["read", "grep", "glob"]))
+    assert "tool_denied: bash" in t.error
+    assert [(c.name, c.status) for c in t.tool_calls][-1] == ("bash", "denied") and t.skipped_lines == 0
 
 
 def test_limits_in_template_are_left_to_the_cli(tmp_path: Path) -> None:

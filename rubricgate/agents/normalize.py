@@ -58,7 +58,11 @@ def parse_json_lines(data: bytes | str) -> tuple[list[dict[str, Any]], int]:
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
     events: list[dict[str, Any]] = []
     skipped = 0
-    for line in text.splitlines():
+    # Lines end at "\n" only: str.splitlines() would also cut at U+2028, U+2029 and \x85, which
+    # a JSON string may hold raw (Node's JSON.stringify leaves them so); the cut line's event (a
+    # forbidden tool call, say) would vanish into two "non-JSON" lines. A "\r" before the "\n"
+    # goes with strip().
+    for line in text.split("\n"):
         line = line.strip()
         if not line:
             continue
