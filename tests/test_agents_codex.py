@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from rubricgate.agents.base import AgentRequest
-from rubricgate.agents.codex import (CodexAgent, classify_command, codex_config, limit_watch,
-                                     output_status, parse_codex_stream, unwrap_shell)
+from rubricgate.agents.codex import CodexAgent, codex_config, limit_watch, output_status, parse_codex_stream
+from rubricgate.agents.shell_commands import classify_command, unwrap_shell
 from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import Transcript
 from tests.agent_recordings import agent_request, replay_recording

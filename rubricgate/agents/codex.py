@@ -31,13 +31,11 @@ from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.cli import CliAgent
 from rubricgate.agents.normalize import (Draft, fail_if_truncated, feed_stream, mark_not_allowed,
                                          normalize_tool_name, parse_json_lines)
+from rubricgate.agents.shell_commands import classify_command
 from rubricgate.runner.process import ProcessResult, Watch
 
 PROVIDER_ID = "rubricgate"  # the custom provider used when OPENAI_BASE_URL is set
 TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
-_READ = {"cat", "head", "tail", "nl", "wc", "less", "more", "file", "stat"}
-_GREP = {"grep", "rg", "egrep", "fgrep", "ag", "ack"}
-_GLOB = {"ls", "find", "fd", "tree"}
 
 
 class CodexAgent(CliAgent):
@@ -107,48 +105,6 @@ def codex_config(request: AgentRequest, default_model: str | None) -> str:
 
 def _toml(value: str) -> str:
     return json.dumps(value)  # a JSON string is a valid TOML basic string
-
-
-def classify_command(command: str) -> str:
-    """Normalized tool name for a shell command: read, grep, glob or bash."""
-    words = _words(unwrap_shell(command))
-    if not words:
-        return "bash"
-    prog, rest = words[0].rsplit("/", 1)[-1], words[1:]
-    if prog in _READ or (prog == "sed" and "-i" not in rest and "-n" in rest):
-        return "read"
-    if prog == "rg" and "--files" in rest:
-        return "glob"
-    if prog in _GREP:
-        return "grep"
-    if prog in _GLOB and not {"-delete", "-exec", "-execdir"} & set(rest):
-        return "glob"
-    return "bash"
-
-
-def _words(command: str) -> list[str]:
-    """Shell words, or [] for anything compound (pipes, redirects, lists, substitutions)."""
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    try:
-        words = list(lexer)
-    except ValueError:
-        return []
-    # Operators come out as bare punctuation tokens; quoted "a|b" stays inside its word.
-    if any(set(w) <= set("|&;<>()") for w in words) or "$(" in command or "`" in command:
-        return []
-    return words
-
-
-def unwrap_shell(command: str) -> str:
-    """`/bin/bash -lc 'cmd'` -> `cmd`; anything else unchanged."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return command
-    if len(words) == 3 and words[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and words[1] in ("-lc", "-c"):
-        return words[2]
-    return command
 
 
 def tool_name(item: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:

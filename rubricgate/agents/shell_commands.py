@@ -1,0 +1,105 @@
+"""Which tool a shell command amounts to: read, grep, glob, or bash.
+
+Codex runs every action as a shell command, so the tool-use grade rests on this: a command that
+is graded as a read must not be able to write a file or run another program. The rule is
+conservative: anything compound (a pipe, a list, a redirect, a substitution, a newline), any
+program not listed, and any option that makes a listed program write or execute is bash.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+_READ = {"cat", "head", "tail", "nl", "wc", "file", "stat"}
+_GREP = {"grep", "rg", "egrep", "fgrep", "ag", "ack"}
+_GLOB = {"ls", "find", "fd", "tree"}
+# Options that make a listed program write files or run other programs. Long ones match as
+# `--opt` or `--opt=value`; single letters also inside combined short flags (`-Hx`).
+_UNSAFE_LONG = {
+    "find": ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"),
+    "fd": ("--exec", "--exec-batch"),
+    "rg": ("--pre", "--pre-glob"),  # a preprocessor program run on every file
+    "ag": ("--pager",),
+    "ack": ("--pager", "--output"),
+    "file": ("--compile",),
+}
+_UNSAFE_LETTERS = {"fd": "xX", "tree": "oR", "file": "C"}
+# sed reads only when it prints: `-n` with line-range or /regex/ print scripts, nothing else
+# (a sed script can also write files with `w` and, in GNU sed, run commands with `e`).
+_SED_PRINT = re.compile(r"\s*((\d+|\$)(\s*,\s*(\d+|\$))?|/[^/\\]*/)\s*p\s*")
+_SED_FLAGS = {"-n", "--quiet", "--silent", "-E", "-r", "--regexp-extended", "-s", "--separate", "-u", "-z"}
+
+
+def classify_command(command: str) -> str:
+    """Normalized tool name for a shell command: read, grep, glob or bash."""
+    words = _words(unwrap_shell(command))
+    if not words:
+        return "bash"
+    prog, rest = words[0].rsplit("/", 1)[-1], words[1:]
+    if _unsafe_option(prog, rest):
+        return "bash"
+    if prog in _READ or (prog == "sed" and _sed_prints(rest)):
+        return "read"
+    if prog == "rg" and "--files" in rest:
+        return "glob"
+    if prog in _GREP:
+        return "grep"
+    return "glob" if prog in _GLOB else "bash"
+
+
+def _unsafe_option(prog: str, rest: list[str]) -> bool:
+    longs, letters = _UNSAFE_LONG.get(prog, ()), _UNSAFE_LETTERS.get(prog, "")
+    for word in rest:
+        if any(word == opt or word.startswith(opt + "=") for opt in longs):
+            return True
+        if letters and re.fullmatch(r"-[A-Za-z]+", word) and set(word[1:]) & set(letters):
+            return True
+    return False
+
+
+def _sed_prints(rest: list[str]) -> bool:
+    """True for `sed -n SCRIPT FILE...` (or `-e SCRIPT`) whose every script only prints lines."""
+    scripts, files, quiet = [], [], False
+    words = iter(rest)
+    for word in words:
+        if word in ("-e", "-ne", "--expression"):
+            scripts.append(next(words, ""))
+            quiet = quiet or word == "-ne"
+        elif word in _SED_FLAGS:
+            quiet = quiet or word in ("-n", "--quiet", "--silent")
+        elif word.startswith("-"):
+            return False  # -i, --in-place, -f SCRIPT_FILE, anything unknown
+        elif not scripts and not files:
+            scripts.append(word)
+        else:
+            files.append(word)
+    return quiet and bool(scripts) and all(_SED_PRINT.fullmatch(s) for s in scripts)
+
+
+def _words(command: str) -> list[str]:
+    """Shell words, or [] for anything compound (pipes, redirects, lists, substitutions, and
+    newlines, which the shell runs as separate commands but shlex reads as spaces)."""
+    if "\n" in command or "\r" in command:
+        return []
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:
+        return []
+    # Operators come out as bare punctuation tokens; quoted "a|b" stays inside its word.
+    if any(set(w) <= set("|&;<>()") for w in words) or "$(" in command or "`" in command:
+        return []
+    return words
+
+
+def unwrap_shell(command: str) -> str:
+    """`/bin/bash -lc 'cmd'` -> `cmd`; anything else unchanged."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    if len(words) == 3 and words[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and words[1] in ("-lc", "-c"):
+        return words[2]
+    return command

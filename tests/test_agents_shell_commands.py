@@ -1,0 +1,65 @@
+"""agents/shell_commands.py: a command graded as a read, grep or glob cannot write or execute.
+
+Codex runs every action as a shell command; a write or an execution graded as a read would pass
+the tool-use allowlist (read, grep, glob) for a reviewer that broke it: a false pass.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rubricgate.agents.shell_commands import classify_command
+
+# Each of these writes a file or runs another program, dressed as a listed reading tool.
+WRITES_OR_RUNS = [
+    "cat a.md\nrm -rf x",                      # a newline is a command separator to the shell
+    "/bin/bash -lc 'cat a.md\nrm -rf x'",
+    "cat a.md\r\nrm -rf x",
+    "sed -n '1e id' a.md",                      # GNU sed runs a command with `e`
+    "sed -n 'w /tmp/out' a.md",                 # ... and writes a file with `w`
+    "sed -n '1,5p;w /tmp/out' a.md",
+    "sed -n -f script.sed a.md",                # a script file we cannot see
+    "sed -n -i '1p' a.md",
+    "sed --in-place=.bak -n '1p' a.md",
+    "sed '1,5p' a.md",                          # without -n it is still only printing, but not our shape
+    "rg --pre sh pattern .",                    # a preprocessor program run on every file
+    "rg --pre=./x pattern .",
+    "rg --pre-glob '*' --pre sh x .",
+    "find . -name '*.md' -fprint /tmp/list",
+    "find . -ok rm {} ;",
+    "find . -okdir rm {} +",
+    "find . -fls /tmp/x",
+    "fd -x rm",
+    "fd -HIx rm",                               # combined short flags
+    "fd --exec rm {}",
+    "fd --exec-batch=rm",
+    "fd -X rm",
+    "ag --pager rm x",
+    "ack --pager=rm x",
+    "ack --output='$0' x",
+    "tree -o /tmp/tree.txt",
+    "tree -aR -H . ",
+    "file -C -m magic",
+    "less +!id a.md",                           # less and more run commands interactively: not reads
+    "more a.md",
+]
+
+
+@pytest.mark.parametrize("command", WRITES_OR_RUNS)
+def test_a_command_that_writes_or_runs_something_is_bash(command: str) -> None:
+    assert classify_command(command) == "bash"
+
+
+READS = {
+    "cat a.md": "read", "sed -n '1,200p' a.md": "read", "sed -n 1,20p a.md b.md": "read",
+    "sed -n '$p' a.md": "read", "sed -ne '10,20p' a.md": "read", "sed -n -e '5p' -e '/name:/p' a.md": "read",
+    "sed -n '/description/p' SKILL.md": "read", "head -n 50 a.md": "read", "wc -l a.md": "read",
+    "rg -n 'sk-|AKIA' skills": "grep", "rg --files skills": "glob", "grep -rn TODO .": "grep",
+    "find . -name '*.md'": "glob", "fd -e md": "glob", "fd -H SKILL": "glob", "ls -la": "glob",
+    "tree -a skills": "glob", "file a.md": "read",
+}
+
+
+def test_plain_reads_greps_and_globs_keep_their_names() -> None:
+    """The strict rule must not turn an honest reviewer's reads into bash (a false alarm)."""
+    assert {c: classify_command(c) for c in READS} == READS
