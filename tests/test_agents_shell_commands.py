@@ -35,8 +35,10 @@ WRITES_OR_RUNS = [
     "fd --exec-batch=rm",
     "fd -X rm",
     "ag --pager rm x",
-    "ack --pager=rm x",
-    "ack --output='$0' x",
+    "ack --noenv --pager=rm x",
+    "ack --noenv --output='$0' x",
+    "ack TODO .",                               # an .ackrc in the reviewed tree can set a pager
+    "rg --hostname-bin ./x --hyperlink-format default pattern .",
     "tree -o /tmp/tree.txt",
     "tree -aR -H . ",
     "file -C -m magic",
@@ -56,7 +58,7 @@ READS = {
     "sed -n '/description/p' SKILL.md": "read", "head -n 50 a.md": "read", "wc -l a.md": "read",
     "rg -n 'sk-|AKIA' skills": "grep", "rg --files skills": "glob", "grep -rn TODO .": "grep",
     "find . -name '*.md'": "glob", "fd -e md": "glob", "fd -H SKILL": "glob", "ls -la": "glob",
-    "tree -a skills": "glob", "file a.md": "read",
+    "tree -a skills": "glob", "file a.md": "read", "ack --noenv TODO .": "grep", "ag TODO .": "grep",
 }
 
 

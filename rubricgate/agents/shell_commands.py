@@ -19,7 +19,7 @@ _GLOB = {"ls", "find", "fd", "tree"}
 _UNSAFE_LONG = {
     "find": ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"),
     "fd": ("--exec", "--exec-batch"),
-    "rg": ("--pre", "--pre-glob"),  # a preprocessor program run on every file
+    "rg": ("--pre", "--pre-glob", "--hostname-bin"),  # programs ripgrep runs (per file; for hyperlinks)
     "ag": ("--pager",),
     "ack": ("--pager", "--output"),
     "file": ("--compile",),
@@ -49,6 +49,8 @@ def classify_command(command: str) -> str:
 
 
 def _unsafe_option(prog: str, rest: list[str]) -> bool:
+    if prog == "ack" and "--noenv" not in rest:
+        return True  # ack also reads options (a --pager) from an .ackrc in the reviewed tree
     longs, letters = _UNSAFE_LONG.get(prog, ()), _UNSAFE_LETTERS.get(prog, "")
     for word in rest:
         if any(word == opt or word.startswith(opt + "=") for opt in longs):
