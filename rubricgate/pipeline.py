@@ -98,7 +98,7 @@ def run_suite(options: RunOptions) -> RunOutcome:
     files = list_tree(options.repo, answer_key(options, loaded) | exclude)
     scratch = choose_scratch(tree_bytes(options.repo, files))  # runner/scratch.py
     policy, guard = isolate_and_watch(options, loaded, agents, scratch, exclude, known)
-    ctx, state = start_run(options, loaded, jobs, agents, policy, Workspaces(files, scratch))
+    ctx, state = start_run(options, loaded, jobs, agents, policy, Workspaces(files, scratch), exclude)
     bodies: dict[str, str] = {}
     reports_loaded = threading.Event()
     ctx.on_graded = prerender_report(bodies, reports_loaded)
@@ -275,12 +275,13 @@ def _watch_exclude(options: RunOptions, loaded: Loaded) -> set[str]:
 
 
 def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job], agents: dict[str, Agent],
-              policy: SandboxPolicy, workspaces: Workspaces) -> tuple[RunContext, RunState]:
-    """Create the run folder and context, and record run_started."""
+              policy: SandboxPolicy, workspaces: Workspaces, exclude: set[str]) -> tuple[RunContext, RunState]:
+    """Create the run folder and context, and record run_started. `exclude`: the repository
+    paths the run writes to itself (`_watch_exclude`), which the tree checks skip."""
     run_id = new_run_id() + ("-baseline" if options.kind == "baseline" else "")
     run_dir = _reports_root(options, loaded) / run_id
     run_dir.mkdir(parents=True)
-    ctx = _context(options, loaded, run_dir, agents, policy, jobs, workspaces)
+    ctx = _context(options, loaded, run_dir, agents, policy, jobs, workspaces, exclude)
     state = RunState(run_id=run_id, started=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                      agent_versions={n: a.version() for n, a in agents.items()}, trials=options.trials,
                      kind=options.kind)
@@ -313,11 +314,10 @@ def write_run_reports(ctx: RunContext, loaded: Loaded, summary: Summary, repo: P
 
 
 def _context(options: RunOptions, loaded: Loaded, run_dir: Path, agents: dict[str, Agent],
-             policy: SandboxPolicy, jobs: list[Job], workspaces: Workspaces) -> RunContext:
+             policy: SandboxPolicy, jobs: list[Job], workspaces: Workspaces, exclude: set[str]) -> RunContext:
     cfg = loaded.config
     env = build_env(cfg.agent.env_allowlist, cfg.agent.secret_env)
     secrets = secret_values(env, cfg.agent.secret_env)
-    exclude = _watch_exclude(options, loaded)
     events = EventLog(run_dir / "events.jsonl", options.listeners, secrets)
     sources = sorted({src for j in jobs for src in j.case.workspace_paths.values()})
     tree = RunTree(options.repo, workspaces.files, sources, scratch=workspaces.scratch)
