@@ -38,12 +38,28 @@ WRITES_OR_RUNS = [
     "ack --noenv --pager=rm x",
     "ack --noenv --output='$0' x",
     "ack TODO .",                               # an .ackrc in the reviewed tree can set a pager
+    "ack -- --noenv TODO",                      # after `--` it is a pattern, not the option
     "rg --hostname-bin ./x --hyperlink-format default pattern .",
     "tree -o /tmp/tree.txt",
     "tree -aR -H . ",
     "file -C -m magic",
     "less +!id a.md",                           # less and more run commands interactively: not reads
     "more a.md",
+    # A program named like a reader but taken from a path: the reviewed tree's own `cat` script.
+    "./cat a.md",
+    "skills/bin/grep -rn TODO .",
+    "../../tmp/x/rg TODO .",
+    "/tmp/x/ls -la",
+    "/usr/bin/../../tmp/x/cat a.md",
+    # getopt_long and Perl's Getopt::Long take any unambiguous prefix of a long option.
+    "ag --pag rm x",
+    "ag --page=rm x",
+    "ack --noenv --pag=rm x",
+    "ack --noenv --outp='$0' x",
+    "file --comp -m magic",
+    "rg -z TODO .",                              # runs a decompressor program on compressed files
+    "rg -nz TODO .",
+    "rg --search-zip TODO .",
 ]
 
 
@@ -59,6 +75,8 @@ READS = {
     "rg -n 'sk-|AKIA' skills": "grep", "rg --files skills": "glob", "grep -rn TODO .": "grep",
     "find . -name '*.md'": "glob", "fd -e md": "glob", "fd -H SKILL": "glob", "ls -la": "glob",
     "tree -a skills": "glob", "file a.md": "read", "ack --noenv TODO .": "grep", "ag TODO .": "grep",
+    "/usr/bin/cat a.md": "read", "/bin/grep -rn TODO .": "grep", "ag --passthrough TODO .": "grep",
+    "ag -- --pager": "grep", "rg -n -- --pre .": "grep", "find . -name a -o -name b": "glob",
 }
 
 

@@ -3,11 +3,14 @@
 Codex runs every action as a shell command, so the tool-use grade rests on this: a command that
 is graded as a read must not be able to write a file or run another program. The rule is
 conservative: anything compound (a pipe, a list, a redirect, a substitution, a newline), any
-program not listed, and any option that makes a listed program write or execute is bash.
+program not listed or named by a path outside the system's bin folders (`./cat` is whatever the
+reviewed tree put there), and any option, or abbreviation of one, that makes a listed program
+write or execute is bash.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 
@@ -24,7 +27,11 @@ _UNSAFE_LONG = {
     "ack": ("--pager", "--output"),
     "file": ("--compile",),
 }
-_UNSAFE_LETTERS = {"fd": "xX", "tree": "oR", "file": "C"}
+_UNSAFE_LETTERS = {"fd": "xX", "tree": "oR", "file": "C", "rg": "z"}
+_UNSAFE_LONG["rg"] += ("--search-zip",)  # -z: runs gzip, xz, zstd... on compressed files
+# Where a listed program may come from when named by path: a `./cat` in the reviewed tree is
+# whatever program its author wrote.
+_SYSTEM_BIN = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/")
 # sed reads only when it prints: `-n` with line-range or /regex/ print scripts, nothing else
 # (a sed script can also write files with `w` and, in GNU sed, run commands with `e`).
 _SED_PRINT = re.compile(r"\s*((\d+|\$)(\s*,\s*(\d+|\$))?|/[^/\\]*/)\s*p\s*")
@@ -35,6 +42,8 @@ def classify_command(command: str) -> str:
     """Normalized tool name for a shell command: read, grep, glob or bash."""
     words = _words(unwrap_shell(command))
     if not words:
+        return "bash"
+    if "/" in words[0] and not posixpath.normpath(words[0]).startswith(_SYSTEM_BIN):
         return "bash"
     prog, rest = words[0].rsplit("/", 1)[-1], words[1:]
     if _unsafe_option(prog, rest):
@@ -49,15 +58,27 @@ def classify_command(command: str) -> str:
 
 
 def _unsafe_option(prog: str, rest: list[str]) -> bool:
-    if prog == "ack" and "--noenv" not in rest:
+    # After `--` come file names and patterns (for find: paths, and its primaries after them).
+    options = rest[:rest.index("--")] if "--" in rest and prog != "find" else rest
+    if prog == "ack" and "--noenv" not in options:
         return True  # ack also reads options (a --pager) from an .ackrc in the reviewed tree
     longs, letters = _UNSAFE_LONG.get(prog, ()), _UNSAFE_LETTERS.get(prog, "")
-    for word in rest:
-        if any(word == opt or word.startswith(opt + "=") for opt in longs):
+    for word in options:
+        if any(_names_option(word, opt) for opt in longs):
             return True
         if letters and re.fullmatch(r"-[A-Za-z]+", word) and set(word[1:]) & set(letters):
             return True
     return False
+
+
+def _names_option(word: str, opt: str) -> bool:
+    """`word` is `opt`, `opt=value`, or for a `--long` option any prefix of it: getopt_long and
+    Perl's Getopt::Long (ag, ack, file) take an unambiguous abbreviation (`--pag` for `--pager`).
+    find's single-dash primaries are matched whole (`-o` is its "or", not `-ok`)."""
+    name = word.split("=", 1)[0]
+    if name == opt:
+        return True
+    return opt.startswith("--") and name.startswith("--") and len(name) > 2 and opt.startswith(name)
 
 
 def _sed_prints(rest: list[str]) -> bool:
