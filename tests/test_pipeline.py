@@ -248,15 +248,18 @@ print(json.dumps({"code": out.exit_code, **seen, "at_end": [m for m in names if 
 RUN_END_ONLY = ["rubricgate.summarize", "rubricgate.aggregate", "rubricgate.gate", "rubricgate.stats",
                 "rubricgate.exact", "rubricgate.reports.bundle"]
 SHARDING_ONLY = ["rubricgate.shard", "rubricgate.models.shard"]
+NEVER = ["asyncio"]  # typing_extensions < 4.16 loaded it under pydantic-core (pyproject pins >= 4.16)
 
 
 def test_a_run_starts_its_agents_before_loading_what_only_its_end_needs(repo):
     """Aggregation, gating and the report writers load beside the trials, not before them (a
-    run's start is its fixed cost), and sharding not at all; the probe sees the former by the end."""
+    run's start is its fixed cost), and sharding and asyncio not at all; the probe sees the former
+    by the end."""
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-c", _START_PROBE, str(repo), json.dumps(RUN_END_ONLY + SHARDING_ONLY)],
+    names = RUN_END_ONLY + SHARDING_ONLY + NEVER
+    proc = subprocess.run([sys.executable, "-c", _START_PROBE, str(repo), json.dumps(names)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"code": 0, "at_start": [], "at_end": RUN_END_ONLY}
