@@ -60,6 +60,25 @@ WRITES_OR_RUNS = [
     "rg -z TODO .",                              # runs a decompressor program on compressed files
     "rg -nz TODO .",
     "rg --search-zip TODO .",
+    # shlex ends a command at a `#` inside a word; the shell reads `a#b` as a word and goes on.
+    "cat a#b; rm x",
+    "cat a#|sh",
+    # Pipelines: every stage must be a listed command, and only a real `|` cuts one.
+    "cat a.md | sh",
+    "rg --files | xargs rm",
+    "cat a.md | tee b.md",
+    "cat a.md | sed -n 'w out'",
+    "cat a.md | ./grep x",
+    "cat a.md || rm x",
+    "cat a.md && rm x",
+    "cat a.md |& sh",
+    "cat a.md |",
+    "| cat a.md",
+    "fd x '|' cat -x sh -c 'touch pwn'",        # a quoted `|` is an argument: this is fd -x
+    "fd x \\| cat -x sh -c 'touch pwn'",         # ... and so is an escaped one
+    "fd x \"|\" cat -x sh",
+    "fd x $'\\'|' cat -x sh",                  # bash's $'...': not followed, so bash
+    "/bin/bash -lc 'cat a.md | sh'",
 ]
 
 
@@ -77,6 +96,9 @@ READS = {
     "tree -a skills": "glob", "file a.md": "read", "ack --noenv TODO .": "grep", "ag TODO .": "grep",
     "/usr/bin/cat a.md": "read", "/bin/grep -rn TODO .": "grep", "ag --passthrough TODO .": "grep",
     "ag -- --pager": "grep", "rg -n -- --pre .": "grep", "find . -name a -o -name b": "glob",
+    "nl -ba SKILL.md | sed -n '1,120p'": "read", "rg -n TODO . | head -20": "grep",
+    "rg --files | rg SKILL": "glob", "ls -la skills | head": "glob", "grep -rn 'a|b' .": "grep",
+    "/bin/bash -lc \"nl -ba a.md | sed -n '1,80p'\"": "read", "cat \"a|b.md\" | wc -l": "read",
 }
 
 

@@ -39,8 +39,13 @@ _SED_FLAGS = {"-n", "--quiet", "--silent", "-E", "-r", "--regexp-extended", "-s"
 
 
 def classify_command(command: str) -> str:
-    """Normalized tool name for a shell command: read, grep, glob or bash."""
-    words = _words(unwrap_shell(command))
+    """Normalized tool name for a shell command: read, grep, glob or bash. A pipeline of listed
+    commands (`nl -ba f | sed -n '1,80p'`, `rg --files | rg SKILL`) is named by its first one."""
+    names = [_classify_words(_words(stage)) for stage in _pipeline(unwrap_shell(command))]
+    return "bash" if "bash" in names else names[0]
+
+
+def _classify_words(words: list[str]) -> str:
     if not words:
         return "bash"
     if "/" in words[0] and not posixpath.normpath(words[0]).startswith(_SYSTEM_BIN):
@@ -100,6 +105,30 @@ def _sed_prints(rest: list[str]) -> bool:
     return quiet and bool(scripts) and all(_SED_PRINT.fullmatch(s) for s in scripts)
 
 
+def _pipeline(command: str) -> list[str]:
+    """The command cut at each `|` the shell reads as a pipe: not inside quotes, not escaped.
+    `$'...'` strings (bash's, with escaped quotes inside) are not followed: such a command is
+    one stage, and any `|` left in a stage makes it bash (`_words`)."""
+    if "$'" in command:
+        return [command]
+    stages, start, quote, i = [], 0, "", 0
+    while i < len(command):
+        ch = command[i]
+        if quote == "'":
+            quote = "" if ch == "'" else quote
+        elif ch == "\\":
+            i += 1  # the next character is taken literally (inside double quotes too, for `"`)
+        elif quote:
+            quote = "" if ch == '"' else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "|":
+            stages.append(command[start:i])
+            start = i + 1
+        i += 1
+    return [*stages, command[start:]]
+
+
 def _words(command: str) -> list[str]:
     """Shell words, or [] for anything compound (pipes, redirects, lists, substitutions, and
     newlines, which the shell runs as separate commands but shlex reads as spaces)."""
@@ -107,6 +136,9 @@ def _words(command: str) -> list[str]:
         return []
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
+    # No comments: shlex would end the command at a `#` inside a word (`cat a#b; rm x` read as
+    # `cat a`), where the shell reads `a#b` as a word and runs `rm x`.
+    lexer.commenters = ""
     try:
         words = list(lexer)
     except ValueError:
