@@ -78,6 +78,8 @@ WRITES_OR_RUNS = [
     "fd x \\| cat -x sh -c 'touch pwn'",         # ... and so is an escaped one
     "fd x \"|\" cat -x sh",
     "fd x $'\\'|' cat -x sh",                  # bash's $'...': not followed, so bash
+    "fd x ${u:-a|cat -x sh}",                   # the | is the default value's: fd x a|cat -x sh
+    "cat $[1|2]",
     "/bin/bash -lc 'cat a.md | sh'",
 ]
 

@@ -107,9 +107,10 @@ def _sed_prints(rest: list[str]) -> bool:
 
 def _pipeline(command: str) -> list[str]:
     """The command cut at each `|` the shell reads as a pipe: not inside quotes, not escaped.
-    `$'...'` strings (bash's, with escaped quotes inside) are not followed: such a command is
-    one stage, and any `|` left in a stage makes it bash (`_words`)."""
-    if "$'" in command:
+    Expansions that may hold a `|` of their own (`${x:-a|cat -x}`, `$[1|2]`) and bash's `$'...'`
+    strings (escaped quotes inside) are not followed: such a command is one stage, and any `|`
+    left in a stage makes it bash (`_words`)."""
+    if any(opening in command for opening in ("$'", "${", "$[")):
         return [command]
     stages, start, quote, i = [], 0, "", 0
     while i < len(command):
