@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import json
 import os
 import shutil
@@ -205,8 +206,11 @@ def one(i):
     for f in (upper, work, ws):
         f.mkdir()
     opts = f'lowerdir={{src}},upperdir={{upper}},workdir={{work}}'
-    argv = ['unshare', '--user', '--map-root-user', '--mount', 'sh', '-c', mount, 'sh', opts, str(ws),
-            *bwrap, '--bind', str(ws), str(ws), *flags, '--chdir', str(ws), stub]
+    if {native}:  # bubblewrap >= 0.11 mounts the overlay itself, as rubricgate then lets it
+        argv = [*bwrap, '--overlay-src', src, '--overlay', str(upper), str(work), str(ws), *flags, '--chdir', str(ws), stub]
+    else:
+        argv = ['unshare', '--user', '--map-root-user', '--mount', 'sh', '-c', mount, 'sh', opts, str(ws),
+                *bwrap, '--bind', str(ws), str(ws), *flags, '--chdir', str(ws), stub]
     subprocess.run(argv, stdout=subprocess.PIPE, check=True)
     os.chmod(work / 'work', 0o700)  # overlayfs leaves it mode 000
     shutil.rmtree(d)
@@ -215,11 +219,21 @@ with ThreadPoolExecutor({jobs}) as pool:
 """
 
 
+@functools.lru_cache(maxsize=1)
+def overlay_mount() -> str:
+    """Who mounts the overlays here, as rubricgate decides it (runner/sandbox.py probe_layers)."""
+    from rubricgate.runner.sandbox import probe_layers
+
+    by, problem = probe_layers()
+    return "none" if problem else by
+
+
 def sandboxed_floor_row(repo: Path, cases: int, jobs: int, stub: Path) -> Measure | str:
     """The floor's pool with rubricgate's kernel isolation (overlay + bubblewrap) per case."""
     if not shutil.which("bwrap") or not shutil.which("unshare"):
         return "bubblewrap or unshare not installed"
-    script = SANDBOXED_FLOOR.format(src=str(repo), stub=str(stub), jobs=jobs, cases=cases)
+    script = SANDBOXED_FLOOR.format(src=str(repo), stub=str(stub), jobs=jobs, cases=cases,
+                                    native=overlay_mount() == "bwrap")
     measure = run_measured([sys.executable, "-c", script], repo.parent)
     return measure if measure.code == 0 else f"the sandboxed floor failed here (exit {measure.code})"
 
@@ -425,7 +439,8 @@ def main() -> int:
     try:
         stub, wait_stub = write_stubs(stubs)
         print(f"rubricgate vs floor and peers: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}, "
-              f"reps {args.reps}{' (quick sizes)' if args.quick else ''}")
+              f"reps {args.reps}{' (quick sizes)' if args.quick else ''}; overlays mounted by {overlay_mount()} "
+              f"({shutil.which('bwrap')})")
         if not args.skip_table:
             table(args, stub, work)
         if not args.skip_efficiency:

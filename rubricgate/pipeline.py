@@ -27,9 +27,8 @@ from rubricgate.runner.cache import CACHE_DIR, note_rejections, resolve_cache_di
 from rubricgate.runner.environment import build_env, secret_values
 from rubricgate.runner.admission import CANCEL, AgentSlots
 from rubricgate.runner.process import adopt_orphans, child_pids, sweep_orphans
-from rubricgate.runner.overlay import probe_overlay
 from rubricgate.runner.sandbox import (SandboxPolicy, SandboxUnavailable, hidden_paths, hidden_argument,
-                                       real_home, resolve_isolation)
+                                       probe_layers, real_home, resolve_isolation)
 from rubricgate.runner.scheduler import Job, RunContext, in_sandbox, restore_interrupts, run_jobs
 from rubricgate.runner.scratch import Scratch, choose_scratch, tree_bytes
 from rubricgate.runner.treecheck import TreeGuard, fingerprint_tree, settle_own_bytecode
@@ -224,12 +223,12 @@ def sandbox_policy(options: RunOptions, loaded: Loaded, agents: dict[str, Agent]
     # The temp folder is covered, not hidden: a script the agent runs from there is shown again.
     temps = (scratch.shown, scratch.private) if scratch else ()
     covered = (*real_home(), *hidden_paths(Path(tempfile.gettempdir()), *temps))
-    layers_reason = ("not sandboxed" if isolation != "bwrap" else
-                     "--keep-workspaces keeps full copies" if options.keep_workspaces else
-                     probe_overlay(scratch.private if scratch else None))
+    layers_by, layers_reason = (("unshare", "not sandboxed") if isolation != "bwrap" else
+                                ("unshare", "--keep-workspaces keeps full copies") if options.keep_workspaces else
+                                probe_layers(scratch.private if scratch else None))
     policy = SandboxPolicy(isolation=isolation, hidden=hidden, covered=covered,
                            network=cfg.sandbox_network == "shared", reason=reason,
-                           layers=not layers_reason, layers_reason=layers_reason)
+                           layers=not layers_reason, layers_reason=layers_reason, layers_by=layers_by)
     if policy.enforced:
         for name, agent in agents.items():
             _check_agent_visible(agent, name, hidden)
@@ -289,7 +288,8 @@ def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job], agents: dict
     ctx.events.emit("run_started", run_id=run_id, total_trials=len(jobs), cases=len({j.case.id for j in jobs}),
                     case_trials={j.case.id: j.trial for j in jobs},  # last planned trial = count per case
                     agents=state.agent_versions,
-                    workspaces="overlay" if policy.layers else f"copy ({policy.layers_reason})",
+                    workspaces=f"overlay (mounted by {policy.layers_by})" if policy.layers
+                    else f"copy ({policy.layers_reason})",
                     private_folders=f"{workspaces.scratch.private} ({workspaces.scratch.reason})")
     return ctx, state
 

@@ -6,13 +6,20 @@ copy is unnecessary: the agent's mount namespace can show the snapshot as the re
 layer of an overlayfs, the case files as a small layer above it, and take its writes into an
 empty upper folder. Mounting costs the same on a 50-file tree as on a 5,000-file one.
 
-bubblewrap 0.8 (Debian 12) has no `--overlay`, so the mount is made one step earlier: the agent's
-command becomes `unshare --user --map-root-user --mount sh -c 'mount -t overlay ... && exec bwrap
-...'`. The kernel allows an overlay mount in a user namespace since Linux 5.11. `unshare` and `sh`
-exec in place, so the process the harness started and later kills is bwrap, as before, and the
-mount disappears with its namespace when the trial ends. bwrap then runs the agent as an
-unprivileged uid in a nested user namespace with every capability dropped: the agent cannot
-unmount or remount anything. Where the kernel refuses (an older kernel, user namespaces
+Two ways to mount it, the first that works here (probed once per run, `sandbox.probe_layers`):
+
+- bubblewrap >= 0.11 (Debian 13, Ubuntu 25.04, Fedora 41) mounts it itself: `--overlay-src` per
+  layer, `--overlay UPPER WORK DEST` on the agent's workspace. One process fewer than the other
+  way, and three fewer programs started: ~2.4 ms less per trial (bench/peers.py).
+- bubblewrap 0.8 (Debian 12) has no `--overlay`, so the mount is made one step earlier: the
+  agent's command becomes `unshare --user --map-root-user --mount sh -c 'mount -t overlay ... &&
+  exec bwrap ...'`. `unshare` and `sh` exec in place, so the process the harness started and
+  later kills is bwrap, as before, and the mount disappears with its namespace when the trial
+  ends.
+
+The kernel allows an overlay mount in a user namespace since Linux 5.11. Either way bwrap runs
+the agent as an unprivileged uid in a user namespace with every capability dropped: the agent
+cannot unmount or remount anything. Where neither works (an older kernel, user namespaces
 blocked), `probe_overlay` says why and trials fall back to a copy.
 """
 
@@ -22,15 +29,18 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 PROBE_TIMEOUT_S = 10.0
 # The overlay option string separates layers with ':' and options with ','; a path holding
 # either (or a backslash, its escape) cannot be named safely, so such a temp folder copies.
 _UNSAFE = (":", ",", "\\")
 _MOUNT = 'mount -t overlay overlay -o "$1" "$2" && shift 2 && exec "$@"'
+OverlayMount = Literal["bwrap", "unshare"]  # who mounts a trial's overlay (see above)
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,12 @@ class Overlay:
         return [_unshare(), "--user", "--map-root-user", "--mount", "sh", "-c", _MOUNT, "sh", self.options(),
                 str(self.target)]
 
+    def bwrap_args(self, dest: Path) -> list[str]:
+        """bwrap's own overlay on `dest` (inside the sandbox): `--overlay-src` bottom layer first.
+        bwrap names each folder to the kernel by file descriptor, so no path needs escaping."""
+        sources = [arg for layer in reversed(self.lower) for arg in ("--overlay-src", str(layer))]
+        return [*sources, "--overlay", str(self.upper), str(self.work), str(dest)]
+
 
 @lru_cache(maxsize=1)
 def _unshare() -> str:
@@ -66,9 +82,12 @@ def layer_folders(layers: Path, target: Path) -> tuple[Path, Path, Path, Path]:
     return paths
 
 
-def probe_overlay(scratch_parent: Path | None = None) -> str:
-    """'' when an overlay can be mounted in a user namespace here; else why it cannot."""
-    if not shutil.which("unshare"):
+def probe_overlay(scratch_parent: Path | None = None,
+                  mount_with: Callable[[Overlay], list[str]] | None = None) -> str:
+    """'' when an overlay can be mounted in a user namespace here; else why it cannot.
+    `mount_with(overlay)`: the argv that mounts it on its target and runs what follows (default:
+    `unshare` + `mount`)."""
+    if mount_with is None and not shutil.which("unshare"):
         return "unshare (util-linux) is not installed"
     parent = Path(scratch_parent or tempfile.gettempdir())
     if any(c in str(parent) for c in _UNSAFE):
@@ -79,15 +98,11 @@ def probe_overlay(scratch_parent: Path | None = None) -> str:
         base.mkdir()
         (base / "f").write_text("x")
         overlay = Overlay((base,), *layer_folders(root, root / "m")[1:])
-        return _run_probe(overlay)
+        argv = [*(mount_with(overlay) if mount_with else overlay.prefix()), "test", "-f", str(overlay.target / "f")]
+        problem = probe_command(argv)
+        return f"cannot mount an overlay in a user namespace: {problem}" if problem else ""
     finally:
         remove_tree(root)
-
-
-def _run_probe(overlay: Overlay) -> str:
-    argv = [*overlay.prefix(), "test", "-f", str(overlay.target / "f")]
-    problem = probe_command(argv)
-    return f"cannot mount an overlay in a user namespace: {problem}" if problem else ""
 
 
 def probe_command(argv: list[str]) -> str:

@@ -27,7 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from rubricgate.runner.overlay import Overlay, probe_command
+from rubricgate.runner.overlay import Overlay, OverlayMount, probe_command, probe_overlay
 
 SandboxSetting = Literal["auto", "bwrap", "none"]
 Isolation = Literal["bwrap", "copy-only"]
@@ -55,11 +55,17 @@ class SandboxPolicy:
     bwrap: str = "bwrap"
     layers: bool = False  # overlay workspaces can be mounted here (runner/overlay.py)
     layers_reason: str = ""  # why not, when they cannot
+    layers_by: OverlayMount = "unshare"  # who mounts them: bwrap itself (>= 0.11) or unshare + mount
     overlay: Overlay | None = None  # one trial's mount, set on that trial's copy of the policy
 
     @property
     def enforced(self) -> bool:
         return self.isolation == "bwrap"
+
+    @property
+    def bwrap_mounts_overlay(self) -> bool:
+        """This trial's overlay is mounted by bwrap on the workspace (no `unshare` step)."""
+        return self.overlay is not None and self.layers_by == "bwrap"
 
 
 def probe_bwrap(bwrap: str | None = None) -> str:
@@ -71,6 +77,17 @@ def probe_bwrap(bwrap: str | None = None) -> str:
             "--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "true"]
     problem = probe_command(argv)
     return f"bubblewrap cannot start a sandbox here: {problem}{_userns_hint(problem)}" if problem else ""
+
+
+def probe_layers(scratch_parent: Path | None = None, bwrap: str = "bwrap") -> tuple[OverlayMount, str]:
+    """(who mounts overlay workspaces here, '' or why neither can): bwrap itself when it has
+    `--overlay` (>= 0.11), else `unshare` + `mount` in front of it."""
+    def by_bwrap(overlay: Overlay) -> list[str]:
+        return [bwrap, "--ro-bind", "/", "/", *USER_NS, *overlay.bwrap_args(overlay.target)]
+
+    if not probe_overlay(scratch_parent, mount_with=by_bwrap):
+        return "bwrap", ""
+    return "unshare", probe_overlay(scratch_parent)
 
 
 def _userns_hint(detail: str) -> str:
@@ -115,11 +132,14 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
     # appears between runs (a cache made by a later --cache run in the same process) must be
     # hidden at once. What mounts a given set of folders needs is the same every time.
     args += _mounts(_existing([*policy.covered, *policy.hidden]), _existing(needed_paths(argv, env, policy)))
+    if policy.bwrap_mounts_overlay:
+        args += policy.overlay.bwrap_args(cwd)  # type: ignore[union-attr]
     for item in writable:
         source, target = item if isinstance(item, tuple) else (item, item)
         args += ["--bind", str(source), str(target)]
     # Under the overlay's `unshare` the harness is root in a user namespace: drop to the uid.
-    user_ns = ["--unshare-user", *AS_SANDBOX_UID] if policy.overlay else USER_NS
+    chained = policy.overlay is not None and not policy.bwrap_mounts_overlay
+    user_ns = ["--unshare-user", *AS_SANDBOX_UID] if chained else USER_NS
     args += [*user_ns, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
              "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", str(cwd), "--clearenv"]
     if not policy.network:
@@ -127,7 +147,7 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
     for key, value in env.items():
         args += ["--setenv", key, value]
     payload = ("\0".join(args) + "\0").encode("utf-8", "surrogateescape")
-    mount = policy.overlay.prefix() if policy.overlay else []
+    mount = policy.overlay.prefix() if chained else []  # type: ignore[union-attr]
     return [*mount, policy.bwrap, "--args", str(args_fd), "--", *(GATE if gated else ()), *argv], payload
 
 

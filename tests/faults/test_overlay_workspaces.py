@@ -14,6 +14,7 @@ import pytest
 
 from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.runner.overlay import Overlay, layer_folders, probe_overlay
+from rubricgate.runner.sandbox import SandboxPolicy, probe_layers, wrap
 from tests.faults.test_sandbox_attacks import repo_for
 
 # Seen at the start of each trial, then the workspace is vandalised.
@@ -60,6 +61,40 @@ def test_the_option_string_names_every_layer_top_first(tmp_path: Path) -> None:
     assert overlay.prefix()[-2:] == [overlay.options(), str(target)]
 
 
+def test_bwraps_own_overlay_names_the_layers_bottom_first(tmp_path: Path) -> None:
+    case, upper, work, target = layer_folders(tmp_path / "t", tmp_path / "t" / "repo")
+    base, dest = tmp_path / "base", Path("/work/repo")
+    assert Overlay((case, base), upper, work, target).bwrap_args(dest) == [
+        "--overlay-src", str(base), "--overlay-src", str(case), "--overlay", str(upper), str(work), str(dest)]
+
+
+def test_each_mount_has_its_own_argv(tmp_path: Path) -> None:
+    """bwrap's own overlay: bwrap alone, the overlay on the agent's cwd; unshare's: the chain,
+    and bwrap drops to the sandbox uid of the user namespace `unshare` made."""
+    overlay = Overlay((tmp_path / "case", tmp_path / "base"), tmp_path / "up", tmp_path / "wk", tmp_path / "m")
+    cwd = tmp_path / "view" / "repo"
+    for by in ("bwrap", "unshare"):
+        policy = SandboxPolicy("bwrap", layers=True, layers_by=by, overlay=overlay)
+        argv, payload = wrap(policy, ["/bin/true"], cwd=cwd, env={}, writable=[tmp_path / "out"])
+        args = payload.decode().split("\0")
+        if by == "bwrap":
+            assert argv[0] == "bwrap" and policy.bwrap_mounts_overlay
+            at = args.index("--overlay")
+            assert args[at - 4:at + 4] == [*overlay.bwrap_args(cwd)]
+        else:
+            assert Path(argv[0]).name == "unshare" and argv[argv.index("bwrap") - 1] == str(overlay.target)
+            assert "--overlay" not in args and not policy.bwrap_mounts_overlay
+        assert "--unshare-user" in args
+
+
+@pytest.mark.usefixtures("bwrap_ready")
+def test_a_bwrap_without_overlay_leaves_the_mount_to_unshare(tmp_path: Path) -> None:
+    old = tmp_path / "bwrap"  # what bubblewrap 0.8 says to --overlay-src
+    old.write_text("#!/bin/sh\necho 'bwrap: Unknown option --overlay-src' >&2\nexit 1\n")
+    old.chmod(0o755)
+    assert probe_layers(bwrap=str(old)) == ("unshare", "")
+
+
 # -- in the sandbox -----------------------------------------------------------------------------
 
 @pytest.mark.usefixtures("bwrap_ready")
@@ -67,8 +102,7 @@ def test_the_overlay_mounts_here() -> None:
     assert probe_overlay() == ""
 
 
-@pytest.mark.usefixtures("bwrap_ready")
-def test_every_trial_sees_a_pristine_tree_whatever_the_last_one_did(tmp_path: Path) -> None:
+def test_every_trial_sees_a_pristine_tree_whatever_the_last_one_did(tmp_path: Path, overlay_mount: str) -> None:
     repo = repo_for(tmp_path, VANDAL)
     mounts_before = Path("/proc/self/mountinfo").read_text()
     out = run_suite(RunOptions(repo=repo, trials=2))
@@ -81,7 +115,7 @@ def test_every_trial_sees_a_pristine_tree_whatever_the_last_one_did(tmp_path: Pa
         assert trial["remount"] != 0 and trial["umount"] != 0, trial  # no capability to remount
     assert Path("/proc/self/mountinfo").read_text() == mounts_before
     started = json.loads((out.run_dir / "events.jsonl").read_text().splitlines()[0])
-    assert started["workspaces"] == "overlay"
+    assert started["workspaces"] == f"overlay (mounted by {overlay_mount})"
 
 
 @pytest.mark.usefixtures("bwrap_ready")

@@ -21,7 +21,7 @@ from rubricgate.runner.process import adopt_orphans
 from tests.conftest import make_repo
 from tests.faults.reviewers import live_pids_with, snapshot_bytes, use_reviewer, write_reviewer
 
-pytestmark = pytest.mark.usefixtures("bwrap_ready")
+pytestmark = pytest.mark.usefixtures("bwrap_ready", "overlay_mount")  # each way an overlay is mounted
 FIXTURES = ["pass/weekly-revenue-summary", "block/data-loader"]
 
 
