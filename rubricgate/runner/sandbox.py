@@ -132,13 +132,14 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
     # appears between runs (a cache made by a later --cache run in the same process) must be
     # hidden at once. What mounts a given set of folders needs is the same every time.
     args += _mounts(_existing([*policy.covered, *policy.hidden]), _existing(needed_paths(argv, env, policy)))
-    if policy.bwrap_mounts_overlay:
-        args += policy.overlay.bwrap_args(cwd)  # type: ignore[union-attr]
+    overlay = policy.overlay
+    if overlay is not None and policy.bwrap_mounts_overlay:
+        args += overlay.bwrap_args(cwd)
     for item in writable:
         source, target = item if isinstance(item, tuple) else (item, item)
         args += ["--bind", str(source), str(target)]
     # Under the overlay's `unshare` the harness is root in a user namespace: drop to the uid.
-    chained = policy.overlay is not None and not policy.bwrap_mounts_overlay
+    chained = overlay is not None and not policy.bwrap_mounts_overlay
     user_ns = ["--unshare-user", *AS_SANDBOX_UID] if chained else USER_NS
     args += [*user_ns, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
              "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", str(cwd), "--clearenv"]
@@ -147,7 +148,7 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
     for key, value in env.items():
         args += ["--setenv", key, value]
     payload = ("\0".join(args) + "\0").encode("utf-8", "surrogateescape")
-    mount = policy.overlay.prefix() if chained else []  # type: ignore[union-attr]
+    mount = overlay.prefix() if overlay is not None and chained else []
     return [*mount, policy.bwrap, "--args", str(args_fd), "--", *(GATE if gated else ()), *argv], payload
 
 
