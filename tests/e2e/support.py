@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -34,20 +34,36 @@ def required() -> bool:
 
 @dataclass(frozen=True)
 class Install:
-    """One installed version of a CLI; bin_dir None means "whatever is on PATH"."""
+    """One installed version of a CLI; bin_dir None means "whatever is on PATH". `bwrap_dir`: a
+    folder whose bubblewrap (>= 0.11) goes first on the PATH, so the run's overlays are mounted
+    by bwrap itself rather than by `unshare` (`with_bwrap_overlay`)."""
 
     cli: str
     version: str
     bin_dir: str | None = None
+    bwrap_dir: str | None = None
 
     @property
     def id(self) -> str:
-        return f"{self.cli}-{self.version}"
+        return f"{self.cli}-{self.version}" + ("-bwrap-overlay" if self.bwrap_dir else "")
+
+    @property
+    def overlay_mount(self) -> str:
+        """Who mounts the run's overlay workspaces with this install's PATH."""
+        return "bwrap" if self.bwrap_dir else "unshare"
 
     def path(self, base: str | None = None) -> str:
         """The agent's PATH: this install's bin first, then `base` (default: ours)."""
         base = os.environ.get("PATH", "/usr/bin:/bin") if base is None else base
-        return f"{self.bin_dir}:{base}" if self.bin_dir else base
+        first = [d for d in (self.bin_dir, self.bwrap_dir) if d]
+        return ":".join([*first, base])
+
+
+def with_bwrap_overlay(found: list[Install]) -> list[Install]:
+    """`found` and, when .ci/run built a bubblewrap >= 0.11 (RUBRICGATE_BWRAP_WITH_OVERLAY), the
+    newest of them again with it first on the PATH: the real CLI in an overlay bwrap mounted."""
+    folder = os.environ.get("RUBRICGATE_BWRAP_WITH_OVERLAY")
+    return [*found, replace(found[-1], bwrap_dir=folder)] if folder and found else found
 
 
 def manifest() -> dict | None:
@@ -111,3 +127,16 @@ def install_fixture(params: list[Install]):
         require_install(request.param)
         return request.param
     return install
+
+
+def overlay_used(run_dir: Path) -> str:
+    """How the run's workspaces were made, from its first event (`overlay (mounted by ...)`)."""
+    return json.loads((run_dir / "events.jsonl").read_text().splitlines()[0])["workspaces"]
+
+
+def check_overlay(run_dir: Path, install: Install) -> None:
+    """Trials ran in overlays; with the install's own bubblewrap first, bwrap mounted them."""
+    used = overlay_used(run_dir)
+    assert used.startswith("overlay"), used
+    if install.bwrap_dir:
+        assert used == "overlay (mounted by bwrap)", used

@@ -22,7 +22,8 @@ import yaml
 
 from tests.e2e import claude_scenarios as sc
 from tests.e2e.anthropic_server import ScriptedAnthropicServer
-from tests.e2e.support import install_fixture, Install, installs, lay_out_suite, processes_in, require_install
+from tests.e2e.support import (install_fixture, Install, check_overlay, installs, lay_out_suite, processes_in,
+                               require_install, with_bwrap_overlay)
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,7 +41,7 @@ CASES = {
 }
 
 
-INSTALLS = installs("claude")
+INSTALLS = with_bwrap_overlay(installs("claude"))
 RATES = {"verdict": 3 / 5, "tool_use": 4 / 5, "trajectory": 4 / 5}  # api-down errored: out of every rate
 
 
@@ -106,6 +107,7 @@ def test_cli_version_recorded_and_secret_never_written(gate_run, install: Instal
     _, summary, repo = gate_run
     assert summary["agent_version"] and "Claude Code" in summary["agent_version"]
     assert summary["isolation"] == "bwrap", summary["isolation_reason"]  # the CLI ran inside the sandbox
+    check_overlay(repo / "reports" / summary["run_id"], install)
     if install.bin_dir:  # the prefix's CLI ran, not another one on PATH
         assert summary["agent_version"].startswith(install.version)
         support = summary["agent_support"]["claude"]

@@ -27,7 +27,7 @@ from rubricgate.runner.sandbox import SandboxPolicy
 from tests.e2e import openai_suite as suite
 from tests.e2e.openai_server import Scenario, ScriptedServer, answer, bash, hang, verdict_text
 from tests.e2e.record_openai_clis import make_workspace, skill
-from tests.e2e.support import install_fixture, Install, installs, require_install
+from tests.e2e.support import install_fixture, Install, check_overlay, installs, require_install, with_bwrap_overlay
 
 pytestmark = pytest.mark.e2e
 
@@ -41,7 +41,7 @@ EXPECTED = {
 }
 RATES = {"verdict": 2 / 4, "tool_use": 3 / 4, "trajectory": 3 / 4}  # api-down errored: out of every rate
 VERSION_LOOKS_LIKE = {"opencode": lambda v: v[0].isdigit(), "codex": lambda v: v.startswith("codex-cli")}
-INSTALLS = [install for cli in CLIS for install in installs(cli)]
+INSTALLS = [install for cli in CLIS for install in with_bwrap_overlay(installs(cli))]
 
 
 install = install_fixture(INSTALLS)
@@ -74,6 +74,7 @@ def test_cli_version_recorded_and_secret_never_written(gate_run, install: Instal
     cli, _, summary, repo = gate_run
     assert summary["agent_version"] and VERSION_LOOKS_LIKE[cli](summary["agent_version"])
     assert summary["isolation"] == "bwrap", summary["isolation_reason"]  # the CLI ran inside the sandbox
+    check_overlay(repo / "reports" / summary["run_id"], install)
     if install.bin_dir:  # the prefix's CLI ran, not another one on PATH
         assert summary["agent_version"].endswith(install.version)
         support = summary["agent_support"][cli]
