@@ -34,13 +34,18 @@ def start_run(tmp_path: Path, jobs: int, sandbox: str) -> tuple[subprocess.Popen
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
     env = {**os.environ, "TMPDIR": str(tmpdir), "PYTHONPATH": str(ROOT)}
+    # SIGINT as a terminal would deliver it, even when this test runs in a background job (`pytest &`
+    # from a script starts its children with SIGINT ignored, and a process keeps that across exec).
     proc = subprocess.Popen([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo), "--jobs", str(jobs)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     want = min(jobs, len(FIXTURES))
-    deadline = time.monotonic() + 30
-    while len(live_pids_with(marker)) < 2 * want and time.monotonic() < deadline:
+    deadline, counts = time.monotonic() + 30, [0]
+    # Twice in a row: the shell that starts a reviewer's second escape names the marker too, briefly.
+    while min(counts[-2:]) < 2 * want and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert len(live_pids_with(marker)) >= 2 * want, "the agents never started"
+        counts.append(len(live_pids_with(marker)))
+    assert min(counts[-2:]) >= 2 * want, f"the agents never started: {counts[-5:]}"
     return proc, marker, tmpdir
 
 
