@@ -47,11 +47,6 @@ class Install:
     def id(self) -> str:
         return f"{self.cli}-{self.version}" + ("-bwrap-overlay" if self.bwrap_dir else "")
 
-    @property
-    def overlay_mount(self) -> str:
-        """Who mounts the run's overlay workspaces with this install's PATH."""
-        return "bwrap" if self.bwrap_dir else "unshare"
-
     def path(self, base: str | None = None) -> str:
         """The agent's PATH: this install's bin first, then `base` (default: ours)."""
         base = os.environ.get("PATH", "/usr/bin:/bin") if base is None else base
