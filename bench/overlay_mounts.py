@@ -21,13 +21,12 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.peers import TREES, make_suite, write_stubs  # noqa: E402
+from bench.peers import TREES, bench_folders, make_suite, write_stubs  # noqa: E402
 from rubricgate.runner.overlay import Overlay, layer_folders, remove_tree  # noqa: E402
 from rubricgate.runner.sandbox import SandboxPolicy, probe_layers, wrap  # noqa: E402
 
@@ -80,9 +79,7 @@ def main() -> int:
     args = parser.parse_args()
     paths = {"unshare": os.environ.get("PATH", "/usr/bin:/bin"),
              "bwrap": f"{args.bwrap}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"}
-    work = Path(tempfile.mkdtemp(prefix="rubricgate-mounts-"))
-    stubs = Path(tempfile.mkdtemp(prefix="rubricgate-mounts-stubs-", dir="/var/tmp"))  # the sandbox hides /tmp
-    try:
+    with bench_folders("rubricgate-mounts-") as (work, stubs):
         os.environ["PATH"] = paths["bwrap"]
         if probe_layers()[0] != "bwrap":
             raise SystemExit(f"no bubblewrap with --overlay in {args.bwrap}")
@@ -113,9 +110,6 @@ def main() -> int:
         launch_ratio = statistics.median(launches["bwrap"]) / statistics.median(launches["unshare"])
         run_ratio = statistics.median(runs["bwrap"]) / statistics.median(runs["unshare"])
         print(f"  bwrap's own / unshare: launch {launch_ratio:.2f}x, run {run_ratio:.2f}x")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(stubs, ignore_errors=True)
     return 0
 
 

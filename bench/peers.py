@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import functools
 import json
 import os
@@ -433,10 +434,7 @@ def main() -> int:
     args.reps = args.reps or (1 if args.quick else 3)
     args.efficiency_cases = args.efficiency_cases or (16 if args.quick else 64)
     args.efficiency_reps = args.efficiency_reps or (1 if args.quick else 5)
-    work = Path(tempfile.mkdtemp(prefix="rubricgate-peers-"))
-    # Not under the temp dir: the sandbox hides the whole of it (the run's temp root) from the agent.
-    stubs = Path(tempfile.mkdtemp(prefix="rubricgate-peers-stubs-", dir="/var/tmp"))
-    try:
+    with bench_folders("rubricgate-peers-") as (work, stubs):
         stub, wait_stub = write_stubs(stubs)
         print(f"rubricgate vs floor and peers: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}, "
               f"reps {args.reps}{' (quick sizes)' if args.quick else ''}; overlays mounted by {overlay_mount()} "
@@ -445,10 +443,20 @@ def main() -> int:
             table(args, stub, work)
         if not args.skip_efficiency:
             efficiency(args, wait_stub, work)
+    return 0
+
+
+@contextlib.contextmanager
+def bench_folders(prefix: str):
+    """(work folder, stubs folder), removed afterwards. The stubs are not under the temp folder:
+    the sandbox hides the whole of it (the run's temp root) from the agent."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    stubs = Path(tempfile.mkdtemp(prefix=prefix + "stubs-", dir="/var/tmp"))
+    try:
+        yield work, stubs
     finally:
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(stubs, ignore_errors=True)
-    return 0
 
 
 if __name__ == "__main__":
