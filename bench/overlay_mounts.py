@@ -41,10 +41,9 @@ def launch_ms(by: str, folder: Path, base: Path, launches: int) -> float:
         overlay = Overlay((layer_folders(trial, trial / "m")[0], base), trial / "upper", trial / "work", trial / "m")
         policy = SandboxPolicy("bwrap", layers=True, layers_by=by, overlay=overlay)  # type: ignore[arg-type]
         cwd = folder / "view" / "repo"
-        workspace = [] if policy.bwrap_mounts_overlay else [(overlay.target, cwd)]
         read_fd, write_fd = os.pipe()
         argv, payload = wrap(policy, ["/usr/bin/test", "-f", str(cwd / "f0")], cwd=cwd,
-                             env={"PATH": "/usr/bin:/bin"}, writable=workspace, args_fd=read_fd)
+                             env={"PATH": "/usr/bin:/bin"}, args_fd=read_fd)
         os.write(write_fd, payload)
         os.close(write_fd)
         done = subprocess.run(argv, pass_fds=(read_fd,), capture_output=True)

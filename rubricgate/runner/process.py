@@ -175,10 +175,7 @@ def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], sandbox: Sand
         raise FileNotFoundError(2, "not found", argv[0])
     read_fd, write_fd = os.pipe()
     gate_read, gate = os.pipe() if gated else (subprocess.DEVNULL, None)
-    # An overlay workspace is mounted by bwrap on the agent's cwd, or (mounted by `unshare` at its
-    # own target) shown there; a copy is shown as it is.
-    workspace = [] if sandbox.bwrap_mounts_overlay else [(sandbox.overlay.target, cwd) if sandbox.overlay else cwd]
-    wrapped, payload = wrap(sandbox, [program, *argv[1:]], cwd=cwd, env=env, writable=[*workspace, *writable],
+    wrapped, payload = wrap(sandbox, [program, *argv[1:]], cwd=cwd, env=env, writable=writable,
                             args_fd=read_fd, gated=gated)
     try:
         # bwrap itself gets no secrets: they travel in the pipe, not in its argv or environment.

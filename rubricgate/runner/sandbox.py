@@ -124,9 +124,11 @@ Writable = Path | tuple[Path, Path]  # a folder, or (folder, where the agent see
 
 
 def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
-         writable: Sequence[Writable], args_fd: int = 3, gated: bool = False) -> tuple[list[str], bytes]:
-    """(bwrap argv, NUL-separated arguments for `--args FD`) running argv inside the sandbox;
-    `gated`: behind GATE, reading stdin."""
+         writable: Sequence[Writable] = (), args_fd: int = 3, gated: bool = False) -> tuple[list[str], bytes]:
+    """(bwrap argv, NUL-separated arguments for `--args FD`) running argv inside the sandbox in
+    `cwd`, its workspace: the trial's overlay (mounted there by bwrap, or by `unshare` at its own
+    target and shown there) or the folder itself, writable; `writable`: the other folders the
+    agent may write. `gated`: behind GATE, reading stdin."""
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     # Which folders exist is looked at on every trial, never remembered: a folder to hide that
     # appears between runs (a cache made by a later --cache run in the same process) must be
@@ -135,6 +137,8 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
     overlay = policy.overlay
     if overlay is not None and policy.bwrap_mounts_overlay:
         args += overlay.bwrap_args(cwd)
+    else:
+        writable = [(overlay.target, cwd) if overlay is not None else cwd, *writable]
     for item in writable:
         source, target = item if isinstance(item, tuple) else (item, item)
         args += ["--bind", str(source), str(target)]

@@ -81,7 +81,7 @@ def test_after_ctrl_c_an_agent_at_the_gate_never_starts(tmp_path: Path) -> None:
 def test_without_go_at_the_gate_the_sandbox_ends_and_the_agent_never_runs(tmp_path: Path, said: bytes) -> None:
     args_read, args_write = os.pipe()
     argv, payload = wrap(SandboxPolicy("bwrap"), _marker_script(tmp_path), cwd=tmp_path,
-                         env={"PATH": "/usr/bin:/bin"}, writable=[tmp_path], args_fd=args_read, gated=True)
+                         env={"PATH": "/usr/bin:/bin"}, args_fd=args_read, gated=True)
     assert argv[-len(GATE) - 3:-3] == GATE
     os.write(args_write, payload)
     os.close(args_write)

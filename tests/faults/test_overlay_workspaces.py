@@ -69,22 +69,28 @@ def test_bwraps_own_overlay_names_the_layers_bottom_first(tmp_path: Path) -> Non
 
 
 def test_each_mount_has_its_own_argv(tmp_path: Path) -> None:
-    """bwrap's own overlay: bwrap alone, the overlay on the agent's cwd; unshare's: the chain,
-    and bwrap drops to the sandbox uid of the user namespace `unshare` made."""
+    """bwrap's own overlay: bwrap alone, the overlay on the agent's cwd; unshare's: the chain, its
+    mount shown at the cwd; a copy: the cwd itself. The other writable folders after them."""
     overlay = Overlay((tmp_path / "case", tmp_path / "base"), tmp_path / "up", tmp_path / "wk", tmp_path / "m")
     cwd = tmp_path / "view" / "repo"
     for by in ("bwrap", "unshare"):
         policy = SandboxPolicy("bwrap", layers=True, layers_by=by, overlay=overlay)
         argv, payload = wrap(policy, ["/bin/true"], cwd=cwd, env={}, writable=[tmp_path / "out"])
         args = payload.decode().split("\0")
+        binds = [args[i + 1:i + 3] for i, a in enumerate(args) if a == "--bind"]
         if by == "bwrap":
             assert argv[0] == "bwrap" and policy.bwrap_mounts_overlay
             at = args.index("--overlay")
-            assert args[at - 4:at + 4] == [*overlay.bwrap_args(cwd)]
+            assert args[at - 4:at + 4] == overlay.bwrap_args(cwd)
+            assert binds == [[str(tmp_path / "out")] * 2]  # nothing bound over the overlay
         else:
             assert Path(argv[0]).name == "unshare" and argv[argv.index("bwrap") - 1] == str(overlay.target)
             assert "--overlay" not in args and not policy.bwrap_mounts_overlay
+            assert binds == [[str(overlay.target), str(cwd)], [str(tmp_path / "out")] * 2]
         assert "--unshare-user" in args
+    _, payload = wrap(SandboxPolicy("bwrap"), ["/bin/true"], cwd=cwd, env={})
+    args = payload.decode().split("\0")
+    assert [args[i + 1:i + 3] for i, a in enumerate(args) if a == "--bind"] == [[str(cwd)] * 2]  # a copy
 
 
 @pytest.mark.usefixtures("bwrap_ready")
