@@ -19,11 +19,11 @@ SHA256=9760d007363e3abba7c747489910f9f82d9fca53ba3bd3282e396fa3c97a3314
 if ! "$DIR/bwrap" --version 2>/dev/null | grep -q '^bubblewrap 0\.12\.0$'; then
   echo "$SHA256  $TARBALL" | sha256sum -c --quiet
   missing=()
-  for tool in gcc ninja pkg-config; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+  for tool in gcc ninja pkg-config xz; do command -v "$tool" >/dev/null || missing+=("$tool"); done
   [ -e /usr/include/sys/capability.h ] || missing+=(libcap-dev)
   if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq
-    apt-get install -y -qq --no-install-recommends gcc libc6-dev libcap-dev ninja-build pkg-config >/dev/null
+    apt-get install -y -qq --no-install-recommends gcc libc6-dev libcap-dev ninja-build pkg-config xz-utils >/dev/null
   fi
   build=$(mktemp -d)
   trap 'rm -rf "$build"' EXIT
