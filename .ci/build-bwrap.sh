@@ -28,9 +28,15 @@ if ! "$DIR/bwrap" --version 2>/dev/null | grep -q '^bubblewrap 0\.12\.0$'; then
   build=$(mktemp -d)
   trap 'rm -rf "$build"' EXIT
   tar -xJf "$TARBALL" -C "$build"
-  PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --target "$build/meson" 'meson>=1.0'
+  if python3 -m pip --version >/dev/null 2>&1; then
+    PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --target "$build/meson" 'meson>=1.0'
+    meson=(env PYTHONPATH="$build/meson" python3 "$build/meson/bin/meson")
+  else
+    command -v meson >/dev/null || apt-get install -y -qq --no-install-recommends meson >/dev/null
+    meson=(meson)
+  fi
   (cd "$build/bubblewrap-0.12.0" &&
-    PYTHONPATH="$build/meson" python3 "$build/meson/bin/meson" setup _build -Dselinux=disabled -Dman=disabled \
+    "${meson[@]}" setup _build -Dselinux=disabled -Dman=disabled \
       -Dtests=false -Dbash_completion=disabled -Dzsh_completion=disabled >/dev/null &&
     ninja -C _build >/dev/null)
   mkdir -p "$DIR"
