@@ -32,7 +32,7 @@ if ! "$DIR/bwrap" --version 2>/dev/null | grep -q '^bubblewrap 0\.12\.0$'; then
     PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --target "$build/meson" 'meson>=1.0'
     meson=(env PYTHONPATH="$build/meson" python3 "$build/meson/bin/meson")
   else
-    command -v meson >/dev/null || apt-get install -y -qq --no-install-recommends meson >/dev/null
+    command -v meson >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends meson >/dev/null; }
     meson=(meson)
   fi
   (cd "$build/bubblewrap-0.12.0" &&
