@@ -19,7 +19,8 @@ from rubricgate.agents.selection import build_agents
 from rubricgate.cost import Budget
 from rubricgate.errors import GateInputError
 from rubricgate.load import Loaded, load_all
-from rubricgate.models.results import Summary, TrialResult, build_run_end_models
+from rubricgate.models.base import build_models
+from rubricgate.models.results import RUN_END_MODELS, TRIAL_MODELS, Summary, TrialResult
 from rubricgate.models.transcript import Transcript
 from rubricgate.records.events import EventListener, EventLog
 from rubricgate.run_state import RunState
@@ -145,8 +146,9 @@ WARM_AFTER_S = 1.0
 
 def warm_imports(after: threading.Event | None = None,
                  reports_loaded: threading.Event | None = None) -> threading.Thread:
-    """Import what the end of the run needs (the report writers, the summary's models) on a
-    background thread while trials run: a fixed cost taken off the run's critical path. It waits
+    """Build the models a trial needs when it ends, and import what the end of the run needs (the
+    report writers, the summary's models), on a background thread while trials run: a fixed cost
+    taken off the run's critical path. It waits
     until the first agents are all out (`after`, at most WARM_AFTER_S): importing holds the
     interpreter, and the trials being launched need it more. `reports_loaded` is set once the
     report writers are loaded. Not numpy: most runs never need it (exact.py), and beside fast trials
@@ -154,13 +156,14 @@ def warm_imports(after: threading.Event | None = None,
     def load() -> None:
         if after is not None:
             after.wait(WARM_AFTER_S)
+        build_models(TRIAL_MODELS)  # before the first trial ends, if it runs that long
         import rubricgate.reports.bundle  # noqa: F401
         import rubricgate.reports.explain  # noqa: F401
         import rubricgate.summarize  # noqa: F401
 
         if reports_loaded is not None:
             reports_loaded.set()
-        build_run_end_models()
+        build_models(RUN_END_MODELS)
 
     thread = threading.Thread(target=load, daemon=True, name="warm-imports")
     thread.start()

@@ -236,14 +236,19 @@ def test_temp_folder_inside_the_repository_is_the_runs_own_not_a_change(repo, sc
 
 _START_PROBE = """import json, pathlib, sys
 import rubricgate.pipeline as pipeline
+from rubricgate.models.results import RUN_END_MODELS, TRIAL_MODELS
 names, seen = json.loads(sys.argv[2]), {}
 real = pipeline.run_jobs
+def built():
+    return [m.__name__ for m in TRIAL_MODELS + RUN_END_MODELS if m.__pydantic_complete__]
 def first_agents(*args, **kwargs):
     seen["at_start"] = [m for m in names if m in sys.modules]
+    seen["built_at_start"] = built()
     return real(*args, **kwargs)
 pipeline.run_jobs = first_agents
 out = pipeline.run_suite(pipeline.RunOptions(repo=pathlib.Path(sys.argv[1])))
-print(json.dumps({"code": out.exit_code, **seen, "at_end": [m for m in names if m in sys.modules]}))
+print(json.dumps({"code": out.exit_code, **seen, "at_end": [m for m in names if m in sys.modules],
+                  "built_at_end": len(built())}))
 """
 RUN_END_ONLY = ["rubricgate.summarize", "rubricgate.aggregate", "rubricgate.gate", "rubricgate.stats",
                 "rubricgate.exact", "rubricgate.reports.bundle"]
@@ -254,7 +259,10 @@ NEVER = ["asyncio"]  # typing_extensions < 4.16 loaded it under pydantic-core (p
 def test_a_run_starts_its_agents_before_loading_what_only_its_end_needs(repo):
     """Aggregation, gating and the report writers load beside the trials, not before them (a
     run's start is its fixed cost), and sharding and asyncio not at all; the probe sees the former
-    by the end."""
+    by the end. Likewise the validators of what trials and the run's end write: none is built
+    before the first agents start, every one by the end."""
+    from rubricgate.models.results import RUN_END_MODELS, TRIAL_MODELS
+
     import subprocess
     import sys
 
@@ -262,7 +270,9 @@ def test_a_run_starts_its_agents_before_loading_what_only_its_end_needs(repo):
     proc = subprocess.run([sys.executable, "-c", _START_PROBE, str(repo), json.dumps(names)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"code": 0, "at_start": [], "at_end": RUN_END_ONLY}
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {
+        "code": 0, "at_start": [], "at_end": RUN_END_ONLY,
+        "built_at_start": [], "built_at_end": len(TRIAL_MODELS + RUN_END_MODELS)}
 
 
 def test_the_runs_report_page_is_what_its_files_render(repo, scripted, monkeypatch):

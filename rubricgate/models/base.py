@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -14,6 +15,17 @@ DIMENSIONS: tuple[str, ...] = ("verdict", "tool_use", "trajectory")
 
 
 class StrictModel(BaseModel):
-    """Base for every on-disk format: unknown keys are an error, not ignored."""
+    """Base for every on-disk format: unknown keys are an error, not ignored.
 
-    model_config = ConfigDict(extra="forbid")
+    Validators are built on first use, not at import (`defer_build`): a command builds only the
+    models it touches, and `run` starts its first agents before it builds what trials and the
+    run's end need (`build_models`, on the warm-up thread). pydantic >= 2.14 makes a build that
+    several threads start at once safe."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+
+def build_models(models: Iterable[type[BaseModel]]) -> None:
+    """Build these deferred validators now (pipeline.warm_imports, beside the running agents)."""
+    for model in models:
+        model.model_rebuild()

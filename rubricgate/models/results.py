@@ -4,29 +4,21 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 # CaseSpec and AgentSupport live in their own modules so `validate` and `agents` load them
 # without every result and transcript model (bench/startup.py); they stay importable from here.
 from rubricgate.models.agent_support import AgentSupport
 from rubricgate.models.base import Outcome, StrictModel, Tier
 from rubricgate.models.case import CaseSpec
-from rubricgate.models.transcript import Attempt
-from rubricgate.models.verdict import Finding
+from rubricgate.models.transcript import Attempt, ToolCall, Transcript, Usage
+from rubricgate.models.verdict import Finding, ParsedVerdict, Verdict
 
 GradeCategory = Literal[
     "wrong_tier", "missed_rule", "unexpected_rule", "no_verdict", "malformed_verdict",
     "forbidden_tool", "missing_tool", "too_many_steps", "agent_error", "timeout", "not_run",
     "errored",  # infrastructure failure after every retry: no grader judged it, excluded from rates
 ]
-
-
-class RunEndModel(StrictModel):
-    """A model first needed when the run ends (the summary and what it holds). Its validator is
-    built on first use, not at import: `run` starts ~40 ms sooner, and builds these on a
-    background thread while trials run (`build_run_end_models`)."""
-
-    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Grade(StrictModel):
@@ -64,7 +56,7 @@ class TrialResult(StrictModel):
     findings: list[Finding] = Field(default_factory=list)  # the verdict's findings, as the reviewer wrote them
 
 
-class CaseSummary(RunEndModel):
+class CaseSummary(StrictModel):
     id: str
     source: str
     tags: list[str] = Field(default_factory=list)
@@ -79,12 +71,12 @@ class CaseSummary(RunEndModel):
     workspace_paths: dict[str, str] = Field(default_factory=dict)  # neutral path in the workspace -> source path
 
 
-class RuleRow(RunEndModel):
+class RuleRow(StrictModel):
     severity: str
     kind: str
 
 
-class ReviewerRecord(RunEndModel):
+class ReviewerRecord(StrictModel):
     """What the reviewer was: a SHA-256 per reviewer file, and the rubric's rule table."""
 
     digests: dict[str, str] = Field(default_factory=dict)
@@ -93,7 +85,7 @@ class ReviewerRecord(RunEndModel):
     fingerprint: str = ""
 
 
-class RateRow(RunEndModel):
+class RateRow(StrictModel):
     rate: float | None
     passes: int
     trials: int
@@ -109,7 +101,7 @@ class RateRow(RunEndModel):
     label: str = ""
 
 
-class GateDetail(RunEndModel):
+class GateDetail(StrictModel):
     """What the gate compared: the cases both runs share, and the ones only one side has."""
 
     shared_cases: int = 0
@@ -121,7 +113,7 @@ class GateDetail(RunEndModel):
     notes: list[str] = Field(default_factory=list)
 
 
-class Decision(RunEndModel):
+class Decision(StrictModel):
     status: Literal["pass", "regression", "error", "baseline"]  # baseline: measured for baseline.json, not gated
     exit_code: int
     method: str = "strict"
@@ -137,7 +129,7 @@ class CacheRejection(StrictModel):
     reason: str
 
 
-class Summary(RunEndModel):
+class Summary(StrictModel):
     format_version: int = 1
     run_id: str
     started_at: str
@@ -174,7 +166,7 @@ class Summary(RunEndModel):
     run_url: str | None = None  # the CI run (GitHub Actions) that produced this summary
 
 
-class ReplayArtifact(RunEndModel):
+class ReplayArtifact(StrictModel):
     format_version: int = 1
     case: CaseSpec
     trial: TrialResult
@@ -183,10 +175,7 @@ class ReplayArtifact(RunEndModel):
     reviewed_files: dict[str, str] = Field(default_factory=dict)
 
 
+# What every trial builds as it ends (its transcript, verdict and result), then what the run's end
+# builds: `run` builds both, in this order, once its first agents are out (pipeline.warm_imports).
+TRIAL_MODELS = (ToolCall, Usage, Attempt, Transcript, Finding, Verdict, ParsedVerdict, Grade, TrialResult)
 RUN_END_MODELS = (CaseSummary, RuleRow, ReviewerRecord, RateRow, GateDetail, Decision, Summary, ReplayArtifact)
-
-
-def build_run_end_models() -> None:
-    """Build the deferred validators now (pipeline.warm_imports calls it beside the trials)."""
-    for model in RUN_END_MODELS:
-        model.model_rebuild()

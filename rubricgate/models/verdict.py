@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 class Finding(BaseModel):
     # Agents add harmless extra keys (e.g. "kind"); tolerated on input, dropped on output.
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)  # built on first use: models/base.py
 
     severity: Severity
     rule: str
@@ -22,7 +22,7 @@ class Finding(BaseModel):
 
 
 class Verdict(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)  # built on first use: models/base.py
 
     tier: Tier
     summary: str = ""

@@ -1,0 +1,67 @@
+"""Deferred validators (models/base.py): built on first use, as strict as ever, safe to first use
+from many trial threads at once."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from rubricgate.models.base import build_models
+
+# A fresh interpreter: in this one earlier tests have built the models already.
+_FIRST_USE = """import json, sys, threading
+sys.setswitchinterval(1e-6)  # switch threads often: mid-build too
+from rubricgate.models.results import TrialResult
+assert not TrialResult.__pydantic_complete__, "built at import"
+data = json.loads(sys.argv[1])
+barrier, results, errors = threading.Barrier(16), [], []
+def first_use():
+    barrier.wait()
+    try:
+        results.append(TrialResult.model_validate(data).model_dump(mode="json"))
+    except Exception as exc:
+        errors.append(repr(exc))
+threads = [threading.Thread(target=first_use) for _ in range(16)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(json.dumps({"errors": errors, "distinct": len({json.dumps(r, sort_keys=True) for r in results})}))
+"""
+RESULT = {"case_id": "c1", "trial": 1, "outcome": "PASS", "grades": {"verdict": {"passed": True}}}
+
+
+def _first_use(data: dict) -> dict:
+    proc = subprocess.run([sys.executable, "-c", _FIRST_USE, json.dumps(data)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_an_unknown_key_is_refused_on_first_use_of_a_deferred_model():
+    got = _first_use({**RESULT, "smuggled": 1})
+    assert got["distinct"] == 0 and len(got["errors"]) == 16
+    assert all("smuggled" in e and "extra" in e.lower() for e in got["errors"])
+
+
+def test_sixteen_threads_using_a_model_first_together_all_get_its_own_validator():
+    """pydantic before 2.14 could hand a thread the parent's validator mid-build (pyproject pins >= 2.14)."""
+    assert _first_use(RESULT) == {"errors": [], "distinct": 1}
+
+
+def test_build_models_builds_what_it_is_given_and_only_that():
+    script = ("from rubricgate.models.base import build_models\n"
+              "from rubricgate.models.results import Grade, Summary\n"
+              "build_models([Grade])\n"
+              "print(Grade.__pydantic_complete__, Summary.__pydantic_complete__)")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert proc.stdout.split() == ["True", "False"], proc.stderr
+
+
+def test_build_models_raises_for_a_model_that_cannot_be_built():
+    from pydantic import BaseModel, ConfigDict, PydanticUndefinedAnnotation
+
+    class Broken(BaseModel):
+        model_config = ConfigDict(defer_build=True)
+        field: "NoSuchType"  # noqa: F821
+
+    with pytest.raises(PydanticUndefinedAnnotation):
+        build_models([Broken])
