@@ -177,7 +177,7 @@ def test_agents_too_short_to_build_ahead_beside_get_no_pause() -> None:
 def test_a_trial_building_ahead_right_after_a_hand_over_waits_it_out() -> None:
     slots, _ = _all_taken_after_a_run(100.0)
     slots.filled.set()  # the first agents are out: later trials build without the lock
-    with slots.launching():
+    with slots.launch_turn():
         pass  # the lock-free build itself never waits
     assert slots.handover_pause(time.monotonic()) > 0  # the wait is wait_out_handover's alone
     started = time.monotonic()

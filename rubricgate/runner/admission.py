@@ -14,7 +14,7 @@ import contextlib
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 # Right after agents are handed their slots the CPU is theirs: their processes start while the
 # trials that just ended are graded and their sandboxes torn down. A sandbox built ahead is needed
@@ -78,6 +78,7 @@ class AgentSlots:
         # without one (scheduler._first_wave_out), or the run is over.
         self.filled = threading.Event()
         self._launching = threading.Lock()
+        self._turn = threading.local()  # .held: this thread holds the launch turn
         self._last_grant = 0.0  # monotonic time a slot was last handed to an agent
         self._typical_run = 0.0  # moving average of how long an agent held its slot (0: none yet)
 
@@ -128,13 +129,28 @@ class AgentSlots:
             turn.cancelled = True
         turn.granted.set()
 
-    def launching(self) -> contextlib.AbstractContextManager:
-        """Held while a trial builds its workspace and starts its sandbox, until the first agents
-        are out: that work holds the interpreter, so the first trials doing it side by side
-        would only take turns at it and all finish late; one at a time, the first sandbox
-        starts building at once. Later, trials building beside running ones need no order
+    @contextlib.contextmanager
+    def launch_turn(self) -> Iterator[None]:
+        """Held by a trial from its workspace's first folder until its agent is launched
+        (`end_launch_turn`, called where the agent starts), until the first agents are out: that
+        work holds the interpreter, so the first trials doing it side by side would only take
+        turns at it and all finish late; one whole launch at a time, the first agent starts at
+        once and the last no later. Later, trials building beside running ones need no order
         (a lock there only makes them queue behind whoever waits for the interpreter)."""
-        return contextlib.nullcontext() if self.filled.is_set() else self._launching
+        if not self.filled.is_set():
+            self._launching.acquire()
+            self._turn.held = True
+        try:
+            yield
+        finally:
+            self.end_launch_turn()
+
+    def end_launch_turn(self) -> None:
+        """This thread's agent is launched (or will wait for a slot, or failed to start): the
+        next trial may launch. A no-op in a thread that does not hold the turn."""
+        if getattr(self._turn, "held", False):
+            self._turn.held = False
+            self._launching.release()
 
     def wait_out_handover(self) -> None:
         """Called once by a trial before it builds: a trial building ahead (every slot taken)

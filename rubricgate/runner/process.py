@@ -13,7 +13,6 @@ kept, so running on only burns time and tokens.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import select
@@ -98,8 +97,10 @@ def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeo
     if CANCEL.event.is_set():
         return _interrupted()
     gated = slots is not None and sandbox is not None and sandbox.enforced
-    if slots is not None and not gated and not slots.acquire():
-        return _interrupted()
+    if slots is not None and not gated:
+        slots.end_launch_turn()  # never wait for a slot holding the launch turn
+        if not slots.acquire():
+            return _interrupted()
     try:
         with open(stdout_path, "wb") as out:
             return _launch(argv, cwd, env, timeout_s, CappedSink(out, output_cap_bytes, watch), sandbox, writable,
@@ -115,10 +116,12 @@ def _launch(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout_s: f
     started = time.monotonic()
     sandboxed = sandbox is not None and sandbox.enforced
     try:
-        with gate_slots.launching() if gate_slots else contextlib.nullcontext():
-            proc, gate = _spawn(argv, cwd, {**env, RUN_TOKEN_VAR: token}, sandbox, writable, gated=gate_slots is not None)
+        proc, gate = _spawn(argv, cwd, {**env, RUN_TOKEN_VAR: token}, sandbox, writable, gated=gate_slots is not None)
     except OSError as exc:
         return ProcessResult(None, False, False, "", time.monotonic() - started, start_error=_start_error(argv[0], exc))
+    finally:
+        if gate_slots is not None:
+            gate_slots.end_launch_turn()  # launched (or failed to): the next trial may launch
     if gate is None or gate_slots is None:
         return _supervise(proc, sink, started + timeout_s, started, token, sandboxed)
     opened = gate_slots.take(lambda: _open_gate(gate))  # possibly by the thread whose agent just ended

@@ -197,14 +197,15 @@ def _cached_or_run(ctx: RunContext, job: Job) -> tuple[Transcript, bool, Path | 
     case = job.case
     if ctx.slots:
         ctx.slots.wait_out_handover()  # once per trial, before its workspace and sandbox
-    with ctx.slots.launching() if ctx.slots else contextlib.nullcontext():
+    # The launch turn ends where the agent is launched (runner/process.py), or here at the latest.
+    with ctx.slots.launch_turn() if ctx.slots else contextlib.nullcontext():
         ws = ctx.tree.workspace(case.files, case.workspace_paths,
                                 (ctx.config.reviewer.changed_files, case.workspace_review or case.review),
                                 keep=ctx.keep_workspaces, layered=sandboxed(ctx, job) and ctx.sandbox.layers)
-    try:
-        transcript = _run_agent(ctx, job, _request(ctx, job, ws))
-    finally:
-        ws.remove()  # run_process returns only once every process of the agent is dead
+        try:
+            transcript = _run_agent(ctx, job, _request(ctx, job, ws))
+        finally:
+            ws.remove()  # run_process returns only once every process of the agent is dead
     if parts is not None and not CANCEL.event.is_set():
         store(ctx.cache_dir, parts, transcript)
     return transcript, False, ws.root
@@ -261,6 +262,8 @@ def _run_once(ctx: RunContext, job: Job, request: AgentRequest) -> Transcript:
     # A process agent takes its slot in run_process (after its sandbox is built); one that runs
     # in this process (builtin, replay) takes it here.
     slots = None if hasattr(agent, "execute") else ctx.slots
+    if slots is not None:
+        slots.end_launch_turn()  # an in-process agent: nothing to launch, and never wait holding the turn
     if slots is not None and not slots.acquire():
         return Transcript(agent=job.agent, termination="crashed", exit_code=None, error="interrupted: the run was stopped")
     try:
