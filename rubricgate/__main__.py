@@ -1,4 +1,4 @@
-from rubricgate.cli import main
+from rubricgate.cli.console import console_main
 
 if __name__ == "__main__":
-    main()
+    console_main()

@@ -1,0 +1,95 @@
+"""The console entry (cli/console.py): the command's status and output, then a quick exit."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from rubricgate.cli.console import FLUSH_FAILED, exit_status, flush_streams
+
+
+def _rubricgate(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rubricgate", *args], capture_output=True, text=True, **kwargs)
+
+
+def test_bad_input_still_exits_2_with_its_one_line_error(tmp_path):
+    (tmp_path / "rubricgate.yaml").write_text("format_version: 1\nsuite: [not, a, mapping]\n")
+    proc = _rubricgate("validate", "--repo", str(tmp_path))
+    assert proc.returncode == 2
+    assert "rubricgate.yaml" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_output_written_to_a_pipe_arrives_whole_before_the_exit(repo):
+    """stdout to a pipe is block-buffered: only the flush before os._exit gets it out."""
+    proc = _rubricgate("validate", "--repo", str(repo), "--list")
+    assert proc.returncode == 0, proc.stderr
+    listed = proc.stdout.splitlines()
+    assert len(listed) >= 3 and all(line.strip() for line in listed)
+
+
+def test_a_stdout_nobody_reads_any_more_exits_1_quietly_as_before():
+    """click turns the broken pipe into exit 1 (as it did before this entry); no traceback."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "rubricgate", "--version"], stdout=write, stderr=subprocess.PIPE)
+    finally:
+        os.close(write)
+    assert (proc.returncode, proc.stderr) == (1, b"")
+
+
+def test_interpreter_shutdown_is_skipped_after_the_command():
+    """What the entry is for: exit handlers (interpreter teardown) do not run."""
+    script = ("import atexit, sys\n"
+              "atexit.register(lambda: print('torn down', flush=True))\n"
+              "sys.argv = ['rubricgate', '--version']\n"
+              "from rubricgate.cli.console import console_main\n"
+              "console_main()\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert proc.returncode == 0
+    assert "rubricgate" in proc.stdout and "torn down" not in proc.stdout
+
+
+@pytest.mark.parametrize(("code", "status", "printed"), [(None, 0, ""), (0, 0, ""), (2, 2, ""), ("no repo", 1, "no repo")])
+def test_exit_status_follows_sys_exit(code, status, printed, capsys):
+    assert exit_status(code) == status
+    assert capsys.readouterr().err.strip() == printed
+
+
+def test_a_failed_flush_keeps_a_failing_status(monkeypatch):
+    class Broken:
+        def flush(self):
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stdout", Broken())
+    assert flush_streams(0) == FLUSH_FAILED
+    assert flush_streams(2) == 2
+
+
+def _spy_plugin(folder):
+    """A pydantic plugin, installed as a package's entry point, that records what it is shown."""
+    dist = folder / "spy_plugin-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: spy-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[pydantic]\nspy = spy_plugin:plugin\n")
+    seen = folder / "seen.txt"
+    (folder / "spy_plugin.py").write_text(
+        "class Plugin:\n"
+        "    def new_schema_validator(self, schema, schema_type, schema_type_path, schema_kind, config, plugin_settings):\n"
+        f"        open({str(seen)!r}, 'a').write(str(schema_type) + '\\n')\n"
+        "        return None, None, None\n"
+        "plugin = Plugin()\n")
+    return seen
+
+
+@pytest.mark.parametrize(("setting", "shown"), [(None, False), ("", True)])
+def test_pydantic_plugins_see_nothing_unless_the_user_turns_them_on(repo, tmp_path, setting, shown):
+    seen = _spy_plugin(tmp_path / "site")
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tmp_path / "site"), env.get("PYTHONPATH")]))
+    if setting is not None:
+        env["PYDANTIC_DISABLE_PLUGINS"] = setting  # the user's own choice: plugins on
+    proc = _rubricgate("validate", "--repo", str(repo), env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert seen.exists() == shown
