@@ -65,3 +65,15 @@ def test_build_models_raises_for_a_model_that_cannot_be_built():
 
     with pytest.raises(PydanticUndefinedAnnotation):
         build_models([Broken])
+
+
+def test_no_model_module_postpones_its_annotations():
+    """pydantic would evaluate each postponed annotation from its string at import (models/__init__.py)."""
+    from pathlib import Path
+
+    import rubricgate.models
+
+    folder = Path(rubricgate.models.__file__).parent
+    postponed = [p.name for p in sorted(folder.glob("*.py"))
+                 if "from __future__ import annotations" in (line.strip() for line in p.read_text().splitlines())]
+    assert postponed == []

@@ -1,7 +1,5 @@
 """An agent CLI's version against its tested range: `rubricgate agents` and summary.json."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from rubricgate.models.base import StrictModel

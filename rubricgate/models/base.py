@@ -1,7 +1,5 @@
 """Shared pydantic base: every file we read or write forbids unknown keys."""
 
-from __future__ import annotations
-
 from collections.abc import Iterable
 from typing import Literal
 

@@ -5,8 +5,6 @@ shares with the baseline at its own trials. The suite rates are kept for display
 (suite rates only) is still read; `rubricgate baseline update` rewrites it as format 2.
 """
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field, StrictFloat, StrictInt, model_validator

@@ -1,7 +1,5 @@
 """A runnable case, as the suite loader builds it from a task file or a fixture."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field

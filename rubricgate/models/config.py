@@ -1,7 +1,5 @@
 """rubricgate.yaml: ties paths, agent, default rubric and gate together."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field

@@ -1,7 +1,5 @@
 """summary.json, events and replay artifacts: what a run writes."""
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import Field

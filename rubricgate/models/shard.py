@@ -1,7 +1,5 @@
 """shard.json: what a `run --shard K/N` partial run records so `merge` can check the shards belong together."""
 
-from __future__ import annotations
-
 from pydantic import Field
 
 from rubricgate.models.base import StrictModel

@@ -1,7 +1,5 @@
 """Task file (evals/tasks/<id>.yaml) and fixture expect.yaml models."""
 
-from __future__ import annotations
-
 from pydantic import Field, field_validator, model_validator
 
 from rubricgate.models.base import StrictModel, Tier

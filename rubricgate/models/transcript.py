@@ -1,7 +1,5 @@
 """The normalized transcript every agent adapter produces."""
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import Field

@@ -1,7 +1,5 @@
 """The verdict contract: the last fenced json block of the reviewer's final message."""
 
-from __future__ import annotations
-
 from pydantic import Field
 
 from rubricgate.models.base import Severity, StrictModel, Tier
