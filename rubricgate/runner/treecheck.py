@@ -23,7 +23,7 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 GIT_REWRITES = (".git/index",)
@@ -36,16 +36,21 @@ def _skipped(rel: str, exclude: set[str]) -> bool:
     return any(rel == e or rel.startswith(e + "/") for e in exclude)
 
 
-def _entries(repo: Path, exclude: set[str]):
-    for root, dirs, names in os.walk(repo):
-        rel_root = Path(root).relative_to(repo).as_posix()
-        prefix = "" if rel_root == "." else rel_root + "/"
-        dirs[:] = [d for d in dirs if not _skipped(prefix + d, exclude)]
-        for d in dirs:
-            yield prefix + d, Path(root, d)
-        for name in names:
-            if not _skipped(prefix + name, exclude):
-                yield prefix + name, Path(root, name)
+def _entries(repo: Path, exclude: set[str]) -> Iterator[tuple[str, os.DirEntry]]:
+    """(repo-relative path, entry) for every folder, file and symlink under repo but the skipped;
+    a symlink to a folder is an entry, never followed. One scandir per folder and strings, not
+    Path objects: the start digest is on the way to a run's first agents."""
+    folders = [("", os.fspath(repo))]
+    while folders:
+        prefix, folder = folders.pop()
+        with os.scandir(folder) as listing:
+            for entry in listing:
+                rel = prefix + entry.name
+                if _skipped(rel, exclude):
+                    continue
+                yield rel, entry
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append((rel + "/", entry.path))
 
 
 def digest_tree(repo: Path, exclude: set[str] = frozenset(), stats: TreeDigest | None = None,
@@ -54,23 +59,23 @@ def digest_tree(repo: Path, exclude: set[str] = frozenset(), stats: TreeDigest |
     collects each entry's lstat signature; `known(rel, signature)` may answer an entry's digest
     without reading it (TreeGuard: unchanged since the start)."""
     state: TreeDigest = {}
-    for rel, path in _entries(repo, exclude):
-        st = path.lstat()
+    for rel, entry in _entries(repo, exclude):
+        st = entry.stat(follow_symlinks=False)
         signature = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
         if stats is not None:
             stats[rel] = signature
         if known is not None and (same := known(rel, signature)) is not None:
             state[rel] = same
         elif stat.S_ISLNK(st.st_mode):
-            state[rel] = ("link", st.st_mode, os.readlink(path))
+            state[rel] = ("link", st.st_mode, os.readlink(entry.path))
         elif stat.S_ISDIR(st.st_mode):
             state[rel] = ("dir", st.st_mode, "")
         else:
-            state[rel] = ("file", st.st_mode, _sha256(path))
+            state[rel] = ("file", st.st_mode, _sha256(entry.path))
     return state
 
 
-def _sha256(path: Path) -> str:
+def _sha256(path: str) -> str:
     h = hashlib.sha256()
     try:
         with open(path, "rb") as f:
@@ -89,8 +94,8 @@ FINGERPRINT_SKIPS = {".git/objects"}
 def fingerprint_tree(repo: Path, exclude: set[str] = frozenset()) -> TreeDigest:
     """{rel: (mode, size, mtime_ns, ctime_ns, inode)}: cheap, and ctime cannot be put back."""
     state: TreeDigest = {}
-    for rel, path in _entries(repo, set(exclude) | FINGERPRINT_SKIPS):
-        st = path.lstat()
+    for rel, entry in _entries(repo, set(exclude) | FINGERPRINT_SKIPS):
+        st = entry.stat(follow_symlinks=False)
         state[rel] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
     return state
 
