@@ -12,7 +12,9 @@ Rows, per suite size (cases) x tree (small: 50 files / 1 MB; large: 5,000 files 
   promptfoo    `promptfoo eval` with an exec provider running the stub (no copies), when installed
   inspect_ai   `inspect eval` with a solver running the stub (no copies), when installed
 at --jobs 1 and 4: wall seconds (median of --reps, rows interleaved), CPU seconds of the process
-tree and its peak RSS (wait4), and the ratio to the floor at the same jobs. Then parallel
+tree and its peak RSS (wait4), the CPU seconds the whole machine was busy meanwhile (kernel
+threads included: sandbox set-up and teardown run there), and the ratio to the floor at the same
+jobs. Then parallel
 efficiency T1 / (jobs x Tjobs) up to --jobs 16 with a stub that waits 1 s per trial, on a
 case count that is a multiple of every jobs value (rows at --jobs >= 4: the median of
 --efficiency-reps interleaved runs, their range beside it); rubricgate's wall split into its start-up
@@ -63,6 +65,7 @@ class Measure:
     cpu: float
     rss_mb: float
     code: int
+    busy: float = 0.0  # CPU seconds the whole machine was busy meanwhile (kernel threads included)
     started_s: float | None = None  # rubricgate: process start -> run_started (its fixed start-up)
     trials_s: float | None = None  # rubricgate: run_started -> the last trial's result
 
@@ -72,16 +75,31 @@ def run_measured(argv: list[str], cwd: Path, env: dict[str, str] | None = None) 
     # stderr to a file, not a pipe: nobody reads a pipe until the end, and a 2,000-case run's
     # progress lines fill its 64 KB and block the command being measured.
     with tempfile.TemporaryFile() as err:
+        busy_before = machine_busy()
         start = time.perf_counter()
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
+        busy = machine_busy() - busy_before
         code = os.waitstatus_to_exitcode(status)
         if code:
             err.seek(0)
             tail = err.read().decode(errors="replace").strip().splitlines()[-1:]
             print(f"  ! {' '.join(argv[:4])}... exited {code}: {tail}", file=sys.stderr)
-    return Measure(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, code)
+    return Measure(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, code, busy)
+
+
+def machine_busy() -> float:
+    """CPU seconds every core has spent busy since boot (/proc/stat: user, nice, system, irq,
+    softirq). A process's own CPU misses what the kernel does for it in its own threads: setting
+    up and tearing down a sandbox's namespaces and mounts is most of that (floor+bwrap: ~5 ms a
+    trial on this machine), so rows are compared by this too. 0 where /proc/stat is missing."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:8]
+    except OSError:
+        return 0.0
+    user, nice, system, _idle, _iowait, irq, softirq = map(int, fields)
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
 
 
 # ---------------------------------------------------------------- the stub reviewer and the suite
@@ -295,7 +313,7 @@ def copy_source(repo: Path) -> Path:
 
 def table(args, stub: Path, work: Path) -> None:
     trees = QUICK_TREES if args.quick else TREES
-    print(f"{'cases':>6} {'tree':>6} {'row':12} {'jobs':>4} {'wall s':>8} {'CPU s':>7} {'RSS MB':>7} {'x floor':>8}")
+    print(f"{'cases':>6} {'tree':>6} {'row':12} {'jobs':>4} {'wall s':>8} {'CPU s':>7} {'busy s':>7} {'RSS MB':>7} {'x floor':>8}")
     for cases in args.cases:
         for tree in args.trees:
             files, size = trees[tree]
@@ -315,7 +333,7 @@ def table(args, stub: Path, work: Path) -> None:
                     continue
                 ratio = m.wall / floors[j] if floors.get(j) else float("nan")
                 bad = "" if m.code == 0 else f"  (exit {m.code})"
-                print(f"{cases:>6} {tree:>6} {name:12} {j:>4} {m.wall:8.2f} {m.cpu:7.2f} {m.rss_mb:7.1f} {ratio:7.2f}x{bad}")
+                print(f"{cases:>6} {tree:>6} {name:12} {j:>4} {m.wall:8.2f} {m.cpu:7.2f} {m.busy:7.2f} {m.rss_mb:7.1f} {ratio:7.2f}x{bad}")
             shutil.rmtree(work / f"{tree}-{cases}", ignore_errors=True)
 
 
