@@ -14,9 +14,8 @@ Rows, per suite size (cases) x tree (small: 50 files / 1 MB; large: 5,000 files 
 at --jobs 1 and 4: wall seconds (median of --reps, rows interleaved), CPU seconds of the process
 tree and its peak RSS (wait4), the CPU seconds the whole machine was busy meanwhile (kernel
 threads included: sandbox set-up and teardown run there), and the ratio to the floor at the same
-jobs. Then parallel
-efficiency T1 / (jobs x Tjobs) up to --jobs 16 with a stub that waits 1 s per trial, on a
-case count that is a multiple of every jobs value (rows at --jobs >= 4: the median of
+jobs. Then parallel efficiency T1 / (jobs x Tjobs) up to --jobs 16 with a stub that waits 1 s
+per trial, on a case count that is a multiple of every jobs value (rows at --jobs >= 4: the median of
 --efficiency-reps interleaved runs, their range beside it); rubricgate's wall split into its start-up
 (process start -> run_started), trial phase and end (from its events), against the start-up
 floor of its core dependencies (a fresh Python importing click, pydantic and PyYAML and

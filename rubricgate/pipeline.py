@@ -148,11 +148,10 @@ def warm_imports(after: threading.Event | None = None,
                  reports_loaded: threading.Event | None = None) -> threading.Thread:
     """Build the models a trial needs when it ends, and import what the end of the run needs (the
     report writers, the summary's models), on a background thread while trials run: a fixed cost
-    taken off the run's critical path. It waits
-    until the first agents are all out (`after`, at most WARM_AFTER_S): importing holds the
-    interpreter, and the trials being launched need it more. `reports_loaded` is set once the
-    report writers are loaded. Not numpy: most runs never need it (exact.py), and beside fast trials
-    its import only takes turns with them."""
+    taken off the run's critical path. It waits until the first agents are all out (`after`, at
+    most WARM_AFTER_S): importing holds the interpreter, and the trials being launched need it
+    more. `reports_loaded` is set once the report writers are loaded. Not numpy: most runs never
+    need it (exact.py), and beside fast trials its import only takes turns with them."""
     def load() -> None:
         if after is not None:
             after.wait(WARM_AFTER_S)

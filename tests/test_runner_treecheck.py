@@ -68,3 +68,20 @@ def test_an_untouched_tree_is_not_read_again_at_the_end(tmp_path: Path, monkeypa
     guard = _aged(TreeGuard.start(repo, set(), adopt=False, known=set()))
     reads = _reads(monkeypatch)
     assert guard.changes() == [] and reads == []
+
+
+def test_a_folder_that_cannot_be_listed_is_digested_as_a_folder_not_a_crash(tmp_path: Path, monkeypatch) -> None:
+    repo = _repo(tmp_path)
+    locked = repo / "locked"
+    (locked / "inner").mkdir(parents=True)
+    (locked / "inner" / "x.md").write_text("x")
+    real_scandir = os.scandir
+
+    def refuse(path):  # as an unreadable folder would (root reads every folder, so refused here)
+        if os.fspath(path).endswith("/locked"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(treecheck.os, "scandir", refuse)
+    digest = treecheck.digest_tree(repo)
+    assert digest["locked"][0] == "dir" and not any(rel.startswith("locked/") for rel in digest)

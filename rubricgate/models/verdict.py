@@ -1,9 +1,8 @@
 """The verdict contract: the last fenced json block of the reviewer's final message."""
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from rubricgate.models.base import Severity, StrictModel, Tier
-from pydantic import BaseModel, ConfigDict
 
 
 class Finding(BaseModel):

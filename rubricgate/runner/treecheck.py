@@ -43,7 +43,11 @@ def _entries(repo: Path, exclude: set[str]) -> Iterator[tuple[str, os.DirEntry]]
     folders = [("", os.fspath(repo))]
     while folders:
         prefix, folder = folders.pop()
-        with os.scandir(folder) as listing:
+        try:
+            listing = os.scandir(folder)
+        except OSError:  # unreadable, or gone since its parent was listed: the folder's own entry
+            continue  # stands for it, as with os.walk (the same at the start and at the end)
+        with listing:
             for entry in listing:
                 rel = prefix + entry.name
                 if _skipped(rel, exclude):
