@@ -77,3 +77,20 @@ def test_no_model_module_postpones_its_annotations():
     postponed = [p.name for p in sorted(folder.glob("*.py"))
                  if "from __future__ import annotations" in (line.strip() for line in p.read_text().splitlines())]
     assert postponed == []
+
+
+def test_every_model_builds_its_validator_on_first_use():
+    """models/base.py: no model class pays for its validator at import."""
+    import importlib
+    import pkgutil
+
+    import rubricgate.models
+    from pydantic import BaseModel
+
+    classes = []
+    for info in pkgutil.iter_modules(rubricgate.models.__path__):
+        module = importlib.import_module(f"rubricgate.models.{info.name}")
+        classes += [c for c in vars(module).values()
+                    if isinstance(c, type) and issubclass(c, BaseModel) and c.__module__ == module.__name__]
+    assert len(classes) >= 30
+    assert [c.__name__ for c in classes if not c.model_config.get("defer_build")] == []
