@@ -261,10 +261,10 @@ def test_a_run_starts_its_agents_before_loading_what_only_its_end_needs(repo):
     run's start is its fixed cost), and sharding and asyncio not at all; the probe sees the former
     by the end. Likewise the validators of what trials and the run's end write: none is built
     before the first agents start, every one by the end."""
-    from rubricgate.models.results import RUN_END_MODELS, TRIAL_MODELS
-
     import subprocess
     import sys
+
+    from rubricgate.models.results import RUN_END_MODELS, TRIAL_MODELS
 
     names = RUN_END_ONLY + SHARDING_ONLY + NEVER
     proc = subprocess.run([sys.executable, "-c", _START_PROBE, str(repo), json.dumps(names)],

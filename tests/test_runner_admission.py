@@ -47,6 +47,44 @@ def test_a_waiter_gives_up_at_ctrl_c_and_takes_no_slot() -> None:
         CANCEL.reset()
 
 
+def _launch_then(slots: AgentSlots, then) -> threading.Thread:
+    """A trial thread: takes the launch turn (held until something ends it), then runs `then`."""
+    def trial() -> None:
+        slots.launch_turn().__enter__()
+        then()
+
+    thread = threading.Thread(target=trial, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_taking_a_slot_ends_the_takers_launch_turn() -> None:
+    """A trial never waits for a slot holding the launch turn: the next trial could not launch
+    until a slot freed (runner/process.py and the scheduler rely on this, not on calls of their own)."""
+    slots = AgentSlots(2)
+    with slots.launch_turn():
+        assert slots.acquire()  # one slot of two: the first agents are not all out yet
+        launched = threading.Event()
+        _launch_then(slots, launched.set)
+        assert launched.wait(2), "the trial that took a slot kept the launch turn"
+    assert not slots.filled.is_set()
+
+
+def test_the_launch_turn_is_one_trial_at_a_time_until_the_first_agents_are_out() -> None:
+    slots = AgentSlots(2)
+    launched = threading.Event()
+    with slots.launch_turn():
+        other = _launch_then(slots, launched.set)
+        assert not launched.wait(0.1)  # queued behind this launch
+        slots.end_launch_turn()  # this trial's agent is launched
+        assert launched.wait(2)
+        slots.end_launch_turn()  # a second end (the `with` ends it too) is a no-op
+    other.join(2)
+    slots.filled.set()
+    with slots.launch_turn(), slots.launch_turn():  # the first agents are out: no turn at all
+        pass
+
+
 # -- the bound ----------------------------------------------------------------------------------
 
 def test_never_more_than_n_hold_a_slot_however_many_wait() -> None:

@@ -84,7 +84,9 @@ class AgentSlots:
 
     def take(self, open_gate: Callable[[], None] | None = None) -> float | None:
         """Wait for a slot, then call `open_gate` (in whichever thread grants the slot); the
-        monotonic time the slot was granted, or None when the run was stopped first."""
+        monotonic time the slot was granted, or None when the run was stopped first. A trial
+        never waits for a slot holding the launch turn: this ends the caller's."""
+        self.end_launch_turn()
         turn = _Turn(self, open_gate)
         with self._lock:
             if CANCEL.event.is_set():
@@ -146,7 +148,7 @@ class AgentSlots:
             self.end_launch_turn()
 
     def end_launch_turn(self) -> None:
-        """This thread's agent is launched (or will wait for a slot, or failed to start): the
+        """This thread's agent is launched, or failed to start, or waits for a slot (`take`): the
         next trial may launch. A no-op in a thread that does not hold the turn."""
         if getattr(self._turn, "held", False):
             self._turn.held = False

@@ -97,10 +97,8 @@ def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeo
     if CANCEL.event.is_set():
         return _interrupted()
     gated = slots is not None and sandbox is not None and sandbox.enforced
-    if slots is not None and not gated:
-        slots.end_launch_turn()  # never wait for a slot holding the launch turn
-        if not slots.acquire():
-            return _interrupted()
+    if slots is not None and not gated and not slots.acquire():
+        return _interrupted()
     try:
         with open(stdout_path, "wb") as out:
             return _launch(argv, cwd, env, timeout_s, CappedSink(out, output_cap_bytes, watch), sandbox, writable,

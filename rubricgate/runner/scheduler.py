@@ -262,8 +262,6 @@ def _run_once(ctx: RunContext, job: Job, request: AgentRequest) -> Transcript:
     # A process agent takes its slot in run_process (after its sandbox is built); one that runs
     # in this process (builtin, replay) takes it here.
     slots = None if hasattr(agent, "execute") else ctx.slots
-    if slots is not None:
-        slots.end_launch_turn()  # an in-process agent: nothing to launch, and never wait holding the turn
     if slots is not None and not slots.acquire():
         return Transcript(agent=job.agent, termination="crashed", exit_code=None, error="interrupted: the run was stopped")
     try:
