@@ -22,13 +22,13 @@ _GLOB = {"ls", "find", "fd", "tree"}
 _UNSAFE_LONG = {
     "find": ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"),
     "fd": ("--exec", "--exec-batch"),
-    "rg": ("--pre", "--pre-glob", "--hostname-bin"),  # programs ripgrep runs (per file; for hyperlinks)
+    # Programs ripgrep runs: per file, for hyperlinks, and decompressors (-z: gzip, xz, zstd...).
+    "rg": ("--pre", "--pre-glob", "--hostname-bin", "--search-zip"),
     "ag": ("--pager",),
     "ack": ("--pager", "--output"),
     "file": ("--compile",),
 }
 _UNSAFE_LETTERS = {"fd": "xX", "tree": "oR", "file": "C", "rg": "z"}
-_UNSAFE_LONG["rg"] += ("--search-zip",)  # -z: runs gzip, xz, zstd... on compressed files
 # Where a listed program may come from when named by path: a `./cat` in the reviewed tree is
 # whatever program its author wrote.
 _SYSTEM_BIN = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/")
