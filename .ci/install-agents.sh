@@ -38,7 +38,9 @@ while read -r cli package binary version; do
     rm -rf "$prefix"
     npm install -g --prefix "$prefix" --no-fund --no-audit --loglevel=error "$package@$version"
   fi
-  reported=$("$exe" --version | head -1)
+  # sed reads the whole output: `head -1` exits after one line, and a CLI still writing then
+  # dies of a broken pipe, which pipefail makes this script's failure (seen with rg below).
+  reported=$("$exe" --version | sed -n 1p)
   if ! grep -qF "$version" <<<"$reported"; then
     echo "error: $exe --version says '$reported', expected $version" >&2
     exit 1
@@ -54,4 +56,4 @@ echo "== manifest: $DIR/manifest.json ($CHANNEL)"
 if ! command -v rg >/dev/null; then
   apt-get update -q && apt-get install -y -q ripgrep
 fi
-rg --version | head -1
+rg --version | sed -n 1p
