@@ -121,7 +121,10 @@ def scrub_scratch(request: AgentRequest, secrets: list[str]) -> None:
     """Scrub what rubricgate keeps beside the run (raw stream, last message, rollout copy).
 
     These survive a run under --keep-workspaces; the throwaway HOME is the CLI's own business.
+    Nothing to look for without secrets (two folder listings a trial otherwise).
     """
+    if not secrets:
+        return
     for folder in {request.scratch, request.private or request.scratch}:
         if folder.is_dir():
             for path in folder.iterdir():
