@@ -79,8 +79,7 @@ def test_no_model_module_postpones_its_annotations():
     assert postponed == []
 
 
-def test_every_model_builds_its_validator_on_first_use():
-    """models/base.py: no model class pays for its validator at import."""
+def _model_classes() -> list:
     import importlib
     import pkgutil
 
@@ -93,4 +92,39 @@ def test_every_model_builds_its_validator_on_first_use():
         classes += [c for c in vars(module).values()
                     if isinstance(c, type) and issubclass(c, BaseModel) and c.__module__ == module.__name__]
     assert len(classes) >= 30
-    assert [c.__name__ for c in classes if not c.model_config.get("defer_build")] == []
+    return classes
+
+
+def test_every_model_builds_its_validator_on_first_use():
+    """models/base.py: no model class pays for its validator at import."""
+    assert [c.__name__ for c in _model_classes() if not c.model_config.get("defer_build")] == []
+
+
+def test_no_model_builds_empty_lists_or_dicts_with_a_builtin_factory():
+    """models/__init__.py: pydantic inspects each factory's signature when it builds a validator."""
+    slow = [f"{c.__name__}.{name}" for c in _model_classes() for name, field in c.model_fields.items()
+            if field.default_factory in (list, dict, set)]
+    assert slow == []
+
+
+def test_every_empty_list_or_dict_default_is_a_fresh_one_per_instance():
+    """`= []` is safe only because pydantic copies a mutable default: a pydantic that stopped
+    doing so would share one list between every transcript, summary and task. Checked on the
+    models themselves: a default filled in on one instance must not show on the next."""
+    from pydantic import ValidationError
+
+    checked = 0
+    for model in _model_classes():
+        mutable = [n for n, f in model.model_fields.items() if isinstance(f.default, (list, dict))]
+        pairs = [(model.model_construct(), model.model_construct())]
+        try:  # validation fills defaults on its own path (pydantic-core): where {} is valid, that too
+            pairs.append((model.model_validate({}), model.model_validate({})))
+        except ValidationError:
+            pass
+        for (first, second), name in ((pair, name) for pair in pairs for name in mutable):
+            value = getattr(first, name)
+            value.append("x") if isinstance(value, list) else value.update(x=1)
+            assert getattr(second, name) in ([], {}), f"{model.__name__}.{name} is shared between instances"
+            assert model.model_fields[name].default in ([], {}), f"{model.__name__}.{name}: the default itself changed"
+            checked += 1
+    assert checked >= 50

@@ -39,7 +39,7 @@ class BaselineChange(StrictModel):
     trials: int
     reason: str = ""
     run_id: str = ""
-    cases: list[str] = Field(default_factory=list)  # the cases a merge (`--from` a partial run) changed
+    cases: list[str] = []  # the cases a merge (`--from` a partial run) changed
 
 
 # A rate is a number: `true` or "1.0" in baseline.json is a mistake, not 1.0.
@@ -50,6 +50,6 @@ class Baseline(StrictModel):
     format_version: Literal[1, 2] = 2
     rates: dict[str, Rate]  # suite rates, for display (format 1: what the gate compared against)
     trials: int = Field(default=1, ge=1)  # format 1: trials per case; format 2: the most any case ran
-    cases: dict[str, dict[str, CaseCount]] = Field(default_factory=dict)
+    cases: dict[str, dict[str, CaseCount]] = {}
     measured_with: MeasuredWith | None = None
-    history: list[BaselineChange] = Field(default_factory=list)
+    history: list[BaselineChange] = []

@@ -2,8 +2,6 @@
 
 from typing import Literal
 
-from pydantic import Field
-
 from rubricgate.models.base import StrictModel
 from rubricgate.models.task import Expect, Rubric
 
@@ -16,13 +14,13 @@ class CaseSpec(StrictModel):
     origin: str  # repo-relative file the case came from
     why: str = ""
     review: list[str]  # as the task file names them (the source paths)
-    files: dict[str, str] = Field(default_factory=dict)  # overlays, keyed by workspace (neutral) path
+    files: dict[str, str] = {}  # overlays, keyed by workspace (neutral) path
     # What the reviewer sees instead of the suite's own paths: reviewed paths in the workspace,
     # and every file copied in from the suite, {workspace path: repo source path}.
-    workspace_review: list[str] = Field(default_factory=list)
-    workspace_paths: dict[str, str] = Field(default_factory=dict)
+    workspace_review: list[str] = []
+    workspace_paths: dict[str, str] = {}
     expect: Expect
     rubric: Rubric
     trials: int = 1
-    tags: list[str] = Field(default_factory=list)
+    tags: list[str] = []
     agent: str | None = None

@@ -17,7 +17,7 @@ class SuiteConfig(StrictModel):
     # <review_root>/<name>/, so no path the reviewer sees names its expected tier.
     review_root: str = "skills"
     # More repo paths kept out of every workspace (docs or tests that quote expected answers).
-    workspace_exclude: list[str] = Field(default_factory=list)
+    workspace_exclude: list[str] = []
 
 
 class ReviewerConfig(StrictModel):
@@ -39,7 +39,7 @@ class AgentConfig(StrictModel):
     # ignores its arguments would otherwise run a whole review just to print a version.
     version_command: list[str] | None = None
     model: str | None = None
-    extra_args: list[str] = Field(default_factory=list)
+    extra_args: list[str] = []
     env_allowlist: list[str] = Field(default_factory=lambda: list(DEFAULT_ENV_ALLOWLIST))
     # Passed through to the agent but scrubbed from every written output.
     secret_env: list[str] = Field(default_factory=lambda: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "SNOWFLAKE_PAT"])

@@ -2,8 +2,6 @@
 
 from typing import Any, Literal
 
-from pydantic import Field
-
 # CaseSpec and AgentSupport live in their own modules so `validate` and `agents` load them
 # without every result and transcript model (bench/startup.py); they stay importable from here.
 from rubricgate.models.agent_support import AgentSupport
@@ -34,8 +32,8 @@ class TrialResult(StrictModel):
     escalated: bool = False
     grades: dict[str, Grade]
     steps: int = 0
-    tool_calls: list[str] = Field(default_factory=list)
-    verdict_warnings: list[str] = Field(default_factory=list)
+    tool_calls: list[str] = []
+    verdict_warnings: list[str] = []
     termination: str = "completed"
     exit_code: int | None = 0
     duration_s: float = 0.0
@@ -48,25 +46,25 @@ class TrialResult(StrictModel):
     # Infrastructure failed on every attempt (API, auth, missing CLI, sandbox): the reviewer was
     # never judged, so the trial is excluded from every rate and counted against gate.max_errored.
     errored: bool = False
-    attempts: list[Attempt] = Field(default_factory=list)  # every attempt, when there was more than one
+    attempts: list[Attempt] = []  # every attempt, when there was more than one
     run_error: str = ""  # the run ended in an error even though a verdict was graded
-    notes: list[str] = Field(default_factory=list)  # stream cross-checks (turn counts, ...)
-    findings: list[Finding] = Field(default_factory=list)  # the verdict's findings, as the reviewer wrote them
+    notes: list[str] = []  # stream cross-checks (turn counts, ...)
+    findings: list[Finding] = []  # the verdict's findings, as the reviewer wrote them
 
 
 class CaseSummary(StrictModel):
     id: str
     source: str
-    tags: list[str] = Field(default_factory=list)
+    tags: list[str] = []
     expected_tier: Tier | None = None
-    rates: dict[str, float] = Field(default_factory=dict)
-    intervals: dict[str, list[float]] = Field(default_factory=dict)  # Wilson [low, high] per dimension
+    rates: dict[str, float] = {}
+    intervals: dict[str, list[float]] = {}  # Wilson [low, high] per dimension
     pass_at_k: float | None = None
     pass_hat_k: float | None = None
     flaky: bool = False
-    trials: list[TrialResult] = Field(default_factory=list)
+    trials: list[TrialResult] = []
     why: str = ""  # what the case protects (task `why:`, fixture expect.yaml `why:`)
-    workspace_paths: dict[str, str] = Field(default_factory=dict)  # neutral path in the workspace -> source path
+    workspace_paths: dict[str, str] = {}  # neutral path in the workspace -> source path
 
 
 class RuleRow(StrictModel):
@@ -77,8 +75,8 @@ class RuleRow(StrictModel):
 class ReviewerRecord(StrictModel):
     """What the reviewer was: a SHA-256 per reviewer file, and the rubric's rule table."""
 
-    digests: dict[str, str] = Field(default_factory=dict)
-    rules: dict[str, RuleRow] = Field(default_factory=dict)
+    digests: dict[str, str] = {}
+    rules: dict[str, RuleRow] = {}
     # One sha256 over `digests` (json, sorted keys): what baseline format 2 keeps as reviewer_digest.
     fingerprint: str = ""
 
@@ -103,20 +101,20 @@ class GateDetail(StrictModel):
     """What the gate compared: the cases both runs share, and the ones only one side has."""
 
     shared_cases: int = 0
-    new_cases: list[str] = Field(default_factory=list)  # in the run, not in the baseline
-    missing_cases: list[str] = Field(default_factory=list)  # in the baseline, not in the run
-    new_case_rates: dict[str, RateRow] = Field(default_factory=dict)
+    new_cases: list[str] = []  # in the run, not in the baseline
+    missing_cases: list[str] = []  # in the baseline, not in the run
+    new_case_rates: dict[str, RateRow] = {}
     new_cases_rule: str = "report"
     interval: str = ""  # what the suite intervals cover
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = []
 
 
 class Decision(StrictModel):
     status: Literal["pass", "regression", "error", "baseline"]  # baseline: measured for baseline.json, not gated
     exit_code: int
     method: str = "strict"
-    reasons: list[str] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
+    reasons: list[str] = []
+    warnings: list[str] = []
 
 
 class CacheRejection(StrictModel):
@@ -137,28 +135,28 @@ class Summary(StrictModel):
     agent: str
     agent_version: str | None = None
     # Per agent CLI the run used that has a tested range; a warning when outside it.
-    agent_support: dict[str, AgentSupport] = Field(default_factory=dict)
+    agent_support: dict[str, AgentSupport] = {}
     model: str | None = None
     trials_default: int = 1
     decision: Decision
     rates: dict[str, RateRow]
-    rates_by_tag: dict[str, dict[str, float]] = Field(default_factory=dict)
-    intervals_by_tag: dict[str, dict[str, list[float]]] = Field(default_factory=dict)
+    rates_by_tag: dict[str, dict[str, float]] = {}
+    intervals_by_tag: dict[str, dict[str, list[float]]] = {}
     cases: list[CaseSummary]
-    flaky_cases: list[str] = Field(default_factory=list)
-    errored: list[str] = Field(default_factory=list)  # "case #trial: reason" of every errored trial
+    flaky_cases: list[str] = []
+    errored: list[str] = []  # "case #trial: reason" of every errored trial
     # Suite pass@k / pass^k (tau-bench), each case at its own trials, averaged over the cases with
     # the same k: {k, cases, pass_at_k, pass_hat_k} for the most common k, `by_k` for every k, and
     # `all_pass` (trials that passed every dimension: what pass@k counts).
-    pass_k: dict[str, Any] = Field(default_factory=dict)
+    pass_k: dict[str, Any] = {}
     gate: GateDetail | None = None
-    cost: dict[str, Any] = Field(default_factory=dict)
-    config: dict[str, Any] = Field(default_factory=dict)
+    cost: dict[str, Any] = {}
+    config: dict[str, Any] = {}
     # How agent processes were isolated: "bwrap" (kernel sandbox) or "copy-only" (a throwaway
     # copy and nothing more, said loudly everywhere), with why copy-only was chosen.
     isolation: Literal["bwrap", "copy-only"] = "bwrap"
     isolation_reason: str = ""
-    cache_rejected: list[CacheRejection] = Field(default_factory=list)  # forged or damaged entries, re-run
+    cache_rejected: list[CacheRejection] = []  # forged or damaged entries, re-run
     reviewer: ReviewerRecord | None = None  # this run's reviewer files and rule table
     baseline_reviewer: ReviewerRecord | None = None  # the baseline's, when it is known
     run_url: str | None = None  # the CI run (GitHub Actions) that produced this summary
@@ -170,7 +168,7 @@ class ReplayArtifact(StrictModel):
     trial: TrialResult
     transcript: dict[str, Any]
     # What the reviewer was shown: each reviewed file as it was in the run (overlay or repository).
-    reviewed_files: dict[str, str] = Field(default_factory=dict)
+    reviewed_files: dict[str, str] = {}
 
 
 # What every trial builds as it ends (its transcript, verdict and result), then what the run's end

@@ -8,7 +8,7 @@ from rubricgate.models.base import StrictModel
 class PlanOptions(StrictModel):
     """The run options that shape the plan: every shard of one run must have used the same."""
 
-    only: list[str] = Field(default_factory=list)
+    only: list[str] = []
     trials: int | None = None
     agent: str | None = None
     max_cost: float | None = None
@@ -23,7 +23,7 @@ class ShardRecord(StrictModel):
     config_digest: str  # SHA-256 of rubricgate.yaml
     baseline_digest: str  # SHA-256 of baseline.json ("missing" when there is none)
     reviewer: dict[str, str]  # digest per reviewer file (prompt, skill and rubric folders)
-    agent_versions: dict[str, str | None] = Field(default_factory=dict)
+    agent_versions: dict[str, str | None] = {}
     plan: PlanOptions
     # case id -> shard index for the whole suite: identical in every shard of one run.
     assignment: dict[str, int]

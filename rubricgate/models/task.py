@@ -9,8 +9,8 @@ class Expect(StrictModel):
     """What a correct review of the case looks like; at least one key."""
 
     tier: Tier | None = None
-    rules: list[str] = Field(default_factory=list)
-    absent_rules: list[str] = Field(default_factory=list)
+    rules: list[str] = []
+    absent_rules: list[str] = []
     # No `ignore_agent_exit`: the continuous-evals seed fails a task on a non-zero agent exit unless
     # it is set, but here exit status is never a verdict (the verdict is graded and a run error is
     # recorded beside it), so the flag would be accepted and ignored. An old task using it is
@@ -27,8 +27,8 @@ class ToolUseRubric(StrictModel):
     """Tool allowlist: normalized names; forbidden/required are anchored regexes."""
 
     allowed: list[str] | None = None
-    forbidden: list[str] = Field(default_factory=list)
-    required: list[str] = Field(default_factory=list)
+    forbidden: list[str] = []
+    required: list[str] = []
 
 
 class TrajectoryRubric(StrictModel):
@@ -43,11 +43,11 @@ class Rubric(StrictModel):
 class FixtureExpect(StrictModel):
     """Optional expect.yaml beside a fixture: adds rules to the folder's tier."""
 
-    rules: list[str] = Field(default_factory=list)
-    absent_rules: list[str] = Field(default_factory=list)
+    rules: list[str] = []
+    absent_rules: list[str] = []
     rubric: Rubric | None = None
     trials: int | None = Field(default=None, gt=0)
-    tags: list[str] = Field(default_factory=list)
+    tags: list[str] = []
     why: str = ""
 
 
@@ -57,11 +57,11 @@ class TaskFile(StrictModel):
     id: str
     why: str = ""
     review: list[str] = Field(min_length=1)
-    files: dict[str, str] = Field(default_factory=dict)
+    files: dict[str, str] = {}
     expect: Expect
     rubric: Rubric | None = None
     trials: int | None = Field(default=None, gt=0)
-    tags: list[str] = Field(default_factory=list)
+    tags: list[str] = []
     agent: str | None = None
 
     @field_validator("id")

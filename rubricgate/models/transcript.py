@@ -13,7 +13,7 @@ ToolStatus = Literal["ok", "error", "denied"]
 class ToolCall(StrictModel):
     raw_name: str
     name: str  # normalized: read, grep, glob, bash, write, edit, mcp__server__tool kept whole
-    input: dict[str, Any] = Field(default_factory=dict)
+    input: dict[str, Any] = {}
     status: ToolStatus = "ok"
     step: int = 0  # 1-based model turn that issued it (0 = unknown)
 
@@ -41,7 +41,7 @@ class Transcript(StrictModel):
     agent_version: str | None = None
     model: str | None = None
     steps: int = 0
-    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = []
     final_text: str = ""
     usage: Usage = Field(default_factory=Usage)
     termination: Termination = "completed"
@@ -52,5 +52,5 @@ class Transcript(StrictModel):
     error: str = ""  # one line: why the run ended abnormally
     retry_after_s: float | None = None  # a retry delay the CLI itself reported (rate limit, overload)
     reported_turns: int | None = None  # the CLI's own turn count (Claude num_turns), a cross-check
-    notes: list[str] = Field(default_factory=list)  # e.g. a CLI count below the turns the stream shows
-    attempts: list[Attempt] = Field(default_factory=list)  # every attempt of this trial, last one included
+    notes: list[str] = []  # e.g. a CLI count below the turns the stream shows
+    attempts: list[Attempt] = []  # every attempt of this trial, last one included

@@ -1,6 +1,6 @@
 """The verdict contract: the last fenced json block of the reviewer's final message."""
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from rubricgate.models.base import Severity, StrictModel, Tier
 
@@ -23,8 +23,8 @@ class Verdict(BaseModel):
 
     tier: Tier
     summary: str = ""
-    files_reviewed: list[str] = Field(default_factory=list)
-    findings: list[Finding] = Field(default_factory=list)
+    files_reviewed: list[str] = []
+    findings: list[Finding] = []
 
 
 class ParsedVerdict(StrictModel):
@@ -34,6 +34,6 @@ class ParsedVerdict(StrictModel):
     reported_tier: Tier | None = None
     effective_tier: Tier | None = None
     escalated: bool = False
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[str] = []
     error: str = ""
     verdict: Verdict | None = None
