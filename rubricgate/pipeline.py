@@ -33,7 +33,7 @@ from rubricgate.runner.sandbox import (SandboxPolicy, SandboxUnavailable, hidden
 from rubricgate.runner.scheduler import Job, RunContext, in_sandbox, restore_interrupts, run_jobs
 from rubricgate.runner.scratch import Scratch, choose_scratch, tree_bytes
 from rubricgate.runner.treecheck import TreeGuard, fingerprint_tree, settle_own_bytecode
-from rubricgate.runner.workspace import RunTree, list_tree
+from rubricgate.runner.workspace import GitListing, RunTree, list_tree
 
 if TYPE_CHECKING:
     from rubricgate.shard import ShardSpec
@@ -88,6 +88,7 @@ def new_run_id() -> str:
 
 def run_suite(options: RunOptions) -> RunOutcome:
     """load -> plan -> run -> aggregate -> gate -> report. Raises GateInputError(s) on bad input."""
+    listing = GitListing(options.repo)  # git lists the tree on the other core while the suite loads
     loaded = load_all(options.repo, options.config_path, options.require_baseline)
     options = _with_cache_dir(options, loaded.config.cache_dir)  # before anything is written
     jobs = plan(loaded, options)
@@ -95,7 +96,7 @@ def run_suite(options: RunOptions) -> RunOutcome:
     known = child_pids()  # before the sandbox probes: their leftovers are this run's to reap
     settle_own_bytecode(options.repo)  # before the tree is listed and watched
     exclude = _watch_exclude(options, loaded)
-    files = list_tree(options.repo, answer_key(options, loaded) | exclude)
+    files = list_tree(options.repo, answer_key(options, loaded) | exclude, listing)
     scratch = choose_scratch(tree_bytes(options.repo, files))  # runner/scratch.py
     policy, guard = isolate_and_watch(options, loaded, agents, scratch, exclude, known)
     ctx, state = start_run(options, loaded, jobs, agents, policy, Workspaces(files, scratch), exclude)

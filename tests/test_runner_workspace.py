@@ -58,3 +58,31 @@ def test_a_full_backlog_makes_the_finished_trial_wait(tmp_path: Path, monkeypatc
     late.join()
     remover.close()
     assert removed == [tmp_path / f"t{i}" for i in range(4)]
+
+
+def _git(repo: Path, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+def test_a_listing_started_early_is_what_git_lists_then_filtered(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / ".gitignore").write_text("ignored.txt\n")
+    (repo / "ignored.txt").write_text("x")
+    (repo / "evals").mkdir()
+    (repo / "evals" / "t1.yaml").write_text("id: t1")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "docs/a.md")  # tracked; .gitignore and evals/ untracked, ignored.txt ignored
+    listing = workspace.GitListing(repo)
+    assert listing.names() == [".gitignore", "docs/a.md", "evals/t1.yaml"]
+    assert workspace.list_tree(repo, {"evals"}, listing) == [".gitignore", "docs/a.md"]
+
+
+def test_outside_a_repository_the_listing_is_none_and_the_tree_is_walked(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / "__pycache__").mkdir()
+    (repo / "__pycache__" / "m.pyc").write_bytes(b"")
+    listing = workspace.GitListing(repo)
+    assert listing.names() is None
+    assert workspace.list_tree(repo, listing=listing) == ["docs/a.md"]

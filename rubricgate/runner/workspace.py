@@ -35,14 +35,36 @@ from rubricgate.runner.scratch import Scratch
 SKIP_DIRS = {".git", "node_modules", "__pycache__", ".pytest_cache", ".rubricgate-cache", ".venv"}
 
 
-def list_tree(repo: Path, exclude: set[str] = frozenset()) -> list[str]:
-    """Repo-relative files a workspace holds: git's tracked + untracked-not-ignored, else a walk;
-    minus SKIP_DIRS and every path equal to or under an `exclude` entry."""
-    try:
-        out = subprocess.run(["git", "-C", str(repo), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                             capture_output=True, check=True, stdin=subprocess.DEVNULL).stdout
-        names = sorted({n for n in out.decode("utf-8", "surrogateescape").split("\0") if n})
-    except (OSError, subprocess.CalledProcessError):
+class GitListing:
+    """`git ls-files` of a repository, started now and read later: `run` starts it before the
+    suite loads, and git lists the tree on the other core meanwhile (a run's start is its fixed
+    cost). A thread waits for git, so a run that ends early (bad input) leaves no process
+    behind. `names()`: the sorted names, or None when git could not list (not a repository)."""
+
+    def __init__(self, repo: Path) -> None:
+        self._names: list[str] | None = None
+        self._thread = threading.Thread(target=self._list, args=(repo,), name="git-ls-files", daemon=True)
+        self._thread.start()
+
+    def _list(self, repo: Path) -> None:
+        argv = ["git", "-C", str(repo), "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+        try:
+            out = subprocess.run(argv, capture_output=True, check=True, stdin=subprocess.DEVNULL).stdout
+        except (OSError, subprocess.CalledProcessError):
+            return
+        self._names = sorted({n for n in out.decode("utf-8", "surrogateescape").split("\0") if n})
+
+    def names(self) -> list[str] | None:
+        self._thread.join()
+        return self._names
+
+
+def list_tree(repo: Path, exclude: set[str] = frozenset(), listing: GitListing | None = None) -> list[str]:
+    """Repo-relative files a workspace holds: git's tracked + untracked-not-ignored (`listing`,
+    when already started), else a walk; minus SKIP_DIRS and every path equal to or under an
+    `exclude` entry."""
+    names = (listing or GitListing(repo)).names()
+    if names is None:
         names = _walk(repo)
     root = repo.resolve()
     return [n for n in names if not excluded(n, exclude) and _inside(repo, root, n)]
