@@ -86,3 +86,28 @@ def test_outside_a_repository_the_listing_is_none_and_the_tree_is_walked(tmp_pat
     listing = workspace.GitListing(repo)
     assert listing.names() is None
     assert workspace.list_tree(repo, listing=listing) == ["docs/a.md"]
+
+
+def test_only_files_inside_the_repository_are_listed_once_symlinks_are_followed(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    outside = tmp_path / "outside"
+    (outside / "dir").mkdir(parents=True)
+    (outside / "secret.txt").write_text("s")
+    (outside / "dir" / "x.md").write_text("x")
+    (repo / "link-in.md").symlink_to(repo / "docs" / "a.md")  # kept: a file inside
+    (repo / "link-out.txt").symlink_to(outside / "secret.txt")  # dropped: points outside
+    (repo / "dir-out").symlink_to(outside / "dir")  # a folder outside: nothing under it is kept
+    (repo / "dangling.md").symlink_to(repo / "gone.md")
+    (repo / "docs" / "sub").mkdir()
+    (repo / "docs" / "sub" / "b.md").write_text("b")
+    names = ["dangling.md", "deleted.md", "dir-out/x.md", "docs", "docs/a.md", "docs/sub/b.md",
+             "link-in.md", "link-out.txt"]
+
+    class Listed:
+        def names(self) -> list[str]:
+            return names
+
+    assert workspace.list_tree(repo, listing=Listed()) == ["docs/a.md", "docs/sub/b.md", "link-in.md"]
+    # The same when the repository is named through a symlink of its own.
+    (tmp_path / "alias").symlink_to(repo)
+    assert workspace.list_tree(tmp_path / "alias", listing=Listed()) == ["docs/a.md", "docs/sub/b.md", "link-in.md"]

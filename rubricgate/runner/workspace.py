@@ -21,6 +21,7 @@ import os
 import queue
 import secrets
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
@@ -66,8 +67,8 @@ def list_tree(repo: Path, exclude: set[str] = frozenset(), listing: GitListing |
     names = (listing or GitListing(repo)).names()
     if names is None:
         names = _walk(repo)
-    root = repo.resolve()
-    return [n for n in names if not excluded(n, exclude) and _inside(repo, root, n)]
+    inside = _Inside(repo)
+    return [n for n in names if not excluded(n, exclude) and inside(n)]
 
 
 def _walk(repo: Path) -> list[str]:
@@ -86,13 +87,35 @@ def excluded(rel: str, exclude: set[str] | frozenset[str]) -> bool:
     return any(rel == e or rel.startswith(e + "/") for e in exclude)
 
 
-def _inside(repo: Path, root: Path, rel: str) -> bool:
-    # Deleted-but-tracked files and symlinks pointing outside the repo are not copied.
-    path = repo / rel
-    if not path.is_file():
-        return False
-    real = path.resolve()
-    return real == root or root in real.parents
+class _Inside:
+    """Is the listed file a file, and inside the repository once symlinks are followed? Deleted
+    but tracked files and symlinks pointing outside are not copied. One lstat a file: its folder's
+    real path is resolved once per folder (resolving each file walked every path component from
+    `/` in Python: listing a 5,000-file tree took 334 ms with it, 45 ms with git's part now)."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = os.fspath(repo)
+        self.root = os.path.realpath(self.repo)
+        self._real_dirs: dict[str, str] = {}
+
+    def __call__(self, rel: str) -> bool:
+        path = os.path.join(self.repo, rel)
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            return False
+        if stat.S_ISLNK(mode):
+            real = os.path.realpath(path)
+            return os.path.isfile(real) and self._within(real)
+        if not stat.S_ISREG(mode):
+            return False
+        folder, name = os.path.split(rel)
+        if folder not in self._real_dirs:
+            self._real_dirs[folder] = os.path.realpath(os.path.join(self.repo, folder))
+        return self._within(os.path.join(self._real_dirs[folder], name))
+
+    def _within(self, real: str) -> bool:
+        return real == self.root or real.startswith(self.root.rstrip(os.sep) + os.sep)
 
 
 @dataclass
