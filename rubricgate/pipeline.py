@@ -31,9 +31,9 @@ from rubricgate.runner.process import adopt_orphans, child_pids, sweep_orphans
 from rubricgate.runner.sandbox import (SandboxPolicy, SandboxUnavailable, hidden_paths, hidden_argument,
                                        probe_layers, real_home, resolve_isolation)
 from rubricgate.runner.scheduler import Job, RunContext, in_sandbox, restore_interrupts, run_jobs
-from rubricgate.runner.scratch import Scratch, choose_scratch, tree_bytes
+from rubricgate.runner.scratch import Scratch, choose_scratch
 from rubricgate.runner.treecheck import TreeGuard, fingerprint_tree, settle_own_bytecode
-from rubricgate.runner.workspace import GitListing, RunTree, list_tree
+from rubricgate.runner.workspace import GitListing, RunTree, list_tree_sized
 
 if TYPE_CHECKING:
     from rubricgate.shard import ShardSpec
@@ -96,10 +96,10 @@ def run_suite(options: RunOptions) -> RunOutcome:
     known = child_pids()  # before the sandbox probes: their leftovers are this run's to reap
     settle_own_bytecode(options.repo)  # before the tree is listed and watched
     exclude = _watch_exclude(options, loaded)
-    files = list_tree(options.repo, answer_key(options, loaded) | exclude, listing)
-    scratch = choose_scratch(tree_bytes(options.repo, files))  # runner/scratch.py
-    policy, guard = isolate_and_watch(options, loaded, agents, scratch, exclude, known)
-    ctx, state = start_run(options, loaded, jobs, agents, policy, Workspaces(files, scratch), exclude)
+    files, size = list_tree_sized(options.repo, answer_key(options, loaded) | exclude, listing)
+    workspaces = Workspaces(files, choose_scratch(size), sorted({s for j in jobs for s in j.case.workspace_paths.values()}))
+    policy, guard, tree = isolate_and_watch(options, loaded, agents, workspaces, exclude, known)
+    ctx, state = start_run(options, loaded, jobs, agents, policy, tree, exclude)
     bodies: dict[str, str] = {}
     reports_loaded = threading.Event()
     ctx.on_graded = prerender_report(bodies, reports_loaded)
@@ -170,19 +170,34 @@ def warm_imports(after: threading.Event | None = None,
     return thread
 
 
-def isolate_and_watch(options: RunOptions, loaded: Loaded, agents: dict[str, Agent], scratch: Scratch,
-                      exclude: set[str], known: set[int]) -> tuple[SandboxPolicy, TreeGuard]:
-    """The sandbox decision and the repository's start digest, side by side: the probes mostly
-    wait for their child processes, and the digest reads the repository meanwhile (a run's
-    start is its fixed cost). Both are done before any agent starts; a copy-only run then
-    adopts its orphans (runner/treecheck.py)."""
-    with ThreadPoolExecutor(1, thread_name_prefix="sandbox-probes") as pool:
-        probing = pool.submit(sandbox_policy, options, loaded, agents, scratch)
-        guard = TreeGuard.start(options.repo, exclude, adopt=False, known=known)
-    policy = probing.result()
+def isolate_and_watch(options: RunOptions, loaded: Loaded, agents: dict[str, Agent], workspaces: Workspaces,
+                      exclude: set[str], known: set[int]) -> tuple[SandboxPolicy, TreeGuard, RunTree]:
+    """The sandbox decision, the run's snapshot of the tree and the repository's start digest,
+    side by side: the probes mostly wait for their child processes, and copying and digesting
+    the tree are mostly file system calls, which leave the interpreter to the other thread (a
+    5,000-file, 100 MB tree: ~0.4 s each). All done before any agent starts; a copy-only run
+    then adopts its orphans (runner/treecheck.py)."""
+    with ThreadPoolExecutor(2, thread_name_prefix="run-start") as pool:
+        probing = pool.submit(sandbox_policy, options, loaded, agents, workspaces.scratch)
+        copying = pool.submit(RunTree, options.repo, workspaces.files, workspaces.sources, scratch=workspaces.scratch)
+        try:
+            guard = TreeGuard.start(options.repo, exclude, adopt=False, known=known)
+            policy = probing.result()
+        except BaseException:
+            _discard_tree(copying)
+            raise
+    tree = copying.result()
     if not _all_sandboxed(policy, agents):
         adopt_orphans()
-    return policy, guard
+    return policy, guard, tree
+
+
+def _discard_tree(copying) -> None:
+    # The run ends before its first trial (bwrap required and missing, say): its snapshot goes.
+    try:
+        copying.result().remove()
+    except Exception:  # noqa: BLE001 - the copy failed too: nothing of it to remove
+        return
 
 
 def prerender_report(bodies: dict[str, str],
@@ -206,10 +221,12 @@ def prerender_report(bodies: dict[str, str],
 
 @dataclass(frozen=True)
 class Workspaces:
-    """What the run's workspaces are made of: the snapshot's files, and where they live."""
+    """What the run's workspaces are made of: the snapshot's files, where they live, and the
+    case sources the trials place over it."""
 
     files: list[str]
     scratch: Scratch
+    sources: list[str]
 
 
 def sandbox_policy(options: RunOptions, loaded: Loaded, agents: dict[str, Agent],
@@ -277,13 +294,23 @@ def _watch_exclude(options: RunOptions, loaded: Loaded) -> set[str]:
 
 
 def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job], agents: dict[str, Agent],
-              policy: SandboxPolicy, workspaces: Workspaces, exclude: set[str]) -> tuple[RunContext, RunState]:
+              policy: SandboxPolicy, tree: RunTree, exclude: set[str]) -> tuple[RunContext, RunState]:
     """Create the run folder and context, and record run_started. `exclude`: the repository
-    paths the run writes to itself (`_watch_exclude`), which the tree checks skip."""
+    paths the run writes to itself (`_watch_exclude`), which the tree checks skip. A run that
+    cannot start (an unwritable reports folder) takes its snapshot `tree` with it."""
+    try:
+        return _start_run(options, loaded, jobs, agents, policy, tree, exclude)
+    except BaseException:
+        tree.remove()
+        raise
+
+
+def _start_run(options: RunOptions, loaded: Loaded, jobs: list[Job], agents: dict[str, Agent],
+               policy: SandboxPolicy, tree: RunTree, exclude: set[str]) -> tuple[RunContext, RunState]:
     run_id = new_run_id() + ("-baseline" if options.kind == "baseline" else "")
     run_dir = _reports_root(options, loaded) / run_id
     run_dir.mkdir(parents=True)
-    ctx = _context(options, loaded, run_dir, agents, policy, jobs, workspaces, exclude)
+    ctx = _context(options, loaded, run_dir, agents, policy, tree, exclude)
     state = RunState(run_id=run_id, started=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                      agent_versions={n: a.version() for n, a in agents.items()}, trials=options.trials,
                      kind=options.kind)
@@ -293,7 +320,7 @@ def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job], agents: dict
                     agents=state.agent_versions,
                     workspaces=f"overlay (mounted by {policy.layers_by})" if policy.layers
                     else f"copy ({policy.layers_reason})",
-                    private_folders=f"{workspaces.scratch.private} ({workspaces.scratch.reason})")
+                    private_folders=f"{tree.scratch.private} ({tree.scratch.reason})")
     return ctx, state
 
 
@@ -317,13 +344,11 @@ def write_run_reports(ctx: RunContext, loaded: Loaded, summary: Summary, repo: P
 
 
 def _context(options: RunOptions, loaded: Loaded, run_dir: Path, agents: dict[str, Agent],
-             policy: SandboxPolicy, jobs: list[Job], workspaces: Workspaces, exclude: set[str]) -> RunContext:
+             policy: SandboxPolicy, tree: RunTree, exclude: set[str]) -> RunContext:
     cfg = loaded.config
     env = build_env(cfg.agent.env_allowlist, cfg.agent.secret_env)
     secrets = secret_values(env, cfg.agent.secret_env)
     events = EventLog(run_dir / "events.jsonl", options.listeners, secrets)
-    sources = sorted({src for j in jobs for src in j.case.workspace_paths.values()})
-    tree = RunTree(options.repo, workspaces.files, sources, scratch=workspaces.scratch)
     ctx = RunContext(repo=options.repo, config=cfg, rubric=loaded.rubric, run_dir=run_dir, events=events,
                      agents=agents, tree=tree, sandbox=policy, env=env, secrets=secrets, exclude=exclude,
                      fingerprint=None if _all_sandboxed(policy, agents) else fingerprint_tree(options.repo, exclude),

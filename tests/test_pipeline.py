@@ -196,6 +196,42 @@ def test_workspaces_are_removed_unless_kept(repo, scripted, tmp_path):
     assert seen[-1].exists() and (seen[-1] / "reviewer/.changed-skills.txt").read_text().strip().endswith("SKILL.md")
 
 
+def _own_temp(tmp_path, monkeypatch):
+    """A temp folder of this test's own, for the run's snapshot and trial folders."""
+    import tempfile
+
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    return temp
+
+
+def test_a_run_that_cannot_start_leaves_no_snapshot_behind(repo, scripted, tmp_path, monkeypatch):
+    """The snapshot is copied beside the start digest and the sandbox probes (pipeline.isolate_and_watch):
+    when the run then ends before its first trial, the copy of the tree goes too."""
+    from rubricgate.errors import GateInputError
+
+    temp = _own_temp(tmp_path, monkeypatch)
+    cfg = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    cfg.setdefault("agent", {})["sandbox"] = "bwrap"  # required, and (below) not installed
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(cfg))
+    monkeypatch.setattr("rubricgate.runner.sandbox.shutil.which", lambda *a, **k: None)
+    with pytest.raises(GateInputError, match="agent.sandbox"):
+        run(repo)
+    assert list(temp.iterdir()) == []
+    cfg["agent"]["sandbox"] = "none"
+    cfg["reports"] = "reports-file"  # a file where the run's folder should go: the run cannot start
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(cfg))
+    (repo / "reports-file").write_text("not a folder")
+    with pytest.raises(OSError):
+        run(repo)
+    assert list(temp.iterdir()) == []
+    cfg["reports"] = "reports"
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(cfg))
+    assert run(repo).exit_code == 0 and list(temp.iterdir()) == []  # and a run that starts cleans up too
+
+
 def test_terminal_groups_a_failure_repeated_across_trials(repo):
     set_severity(repo, "fm-description-required", "warning")
     result = CliRunner().invoke(main, ["run", "--repo", str(repo), "--trials", "3"])

@@ -111,3 +111,34 @@ def test_only_files_inside_the_repository_are_listed_once_symlinks_are_followed(
     # The same when the repository is named through a symlink of its own.
     (tmp_path / "alias").symlink_to(repo)
     assert workspace.list_tree(tmp_path / "alias", listing=Listed()) == ["docs/a.md", "docs/sub/b.md", "link-in.md"]
+
+
+@pytest.mark.parametrize("cp", ["gnu", "missing", "failing"])
+def test_the_snapshot_holds_the_listed_files_with_their_modes_and_links_followed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cp: str) -> None:
+    repo = _repo(tmp_path)
+    (repo / "bin").mkdir()
+    (repo / "bin" / "tool.sh").write_text("#!/bin/sh\n")
+    (repo / "bin" / "tool.sh").chmod(0o755)
+    (repo / "docs" / "odd name\nwith newline.md").write_text("odd")
+    (repo / "-dash.md").write_text("dash")
+    (repo / "link.md").symlink_to(repo / "docs" / "a.md")
+    (repo / "left-out.md").write_text("not listed")
+    if cp == "missing":
+        monkeypatch.setattr(workspace, "CP_PARENTS", ["rg-no-such-program"])
+    elif cp == "failing":
+        monkeypatch.setattr(workspace, "CP_PARENTS", ["false"])
+    files = ["-dash.md", "bin/tool.sh", "docs/a.md", "docs/odd name\nwith newline.md", "link.md"]
+    dest = tmp_path / "snapshot"
+    workspace._copy_files(repo, dest, files)
+    copied = sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file())
+    assert copied == sorted(files)
+    assert (dest / "bin" / "tool.sh").stat().st_mode & 0o777 == 0o755
+    assert not (dest / "link.md").is_symlink() and (dest / "link.md").read_text() == "a"
+    assert (dest / "docs" / "a.md").stat().st_mtime_ns == (repo / "docs" / "a.md").stat().st_mtime_ns
+
+
+def test_a_file_gone_since_it_was_listed_is_an_error_not_a_silent_gap(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        workspace._copy_files(repo, tmp_path / "snapshot", ["docs/a.md", "docs/gone.md"])
