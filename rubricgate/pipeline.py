@@ -97,7 +97,7 @@ def run_suite(options: RunOptions) -> RunOutcome:
     settle_own_bytecode(options.repo)  # before the tree is listed and watched
     exclude = _watch_exclude(options, loaded)
     files, size = list_tree_sized(options.repo, answer_key(options, loaded) | exclude, listing)
-    workspaces = Workspaces(files, choose_scratch(size), sorted({s for j in jobs for s in j.case.workspace_paths.values()}))
+    workspaces = Workspaces(files, choose_scratch(size), case_sources(jobs))  # runner/scratch.py
     policy, guard, tree = isolate_and_watch(options, loaded, agents, workspaces, exclude, known)
     ctx, state = start_run(options, loaded, jobs, agents, policy, tree, exclude)
     bodies: dict[str, str] = {}
@@ -173,10 +173,10 @@ def warm_imports(after: threading.Event | None = None,
 def isolate_and_watch(options: RunOptions, loaded: Loaded, agents: dict[str, Agent], workspaces: Workspaces,
                       exclude: set[str], known: set[int]) -> tuple[SandboxPolicy, TreeGuard, RunTree]:
     """The sandbox decision, the run's snapshot of the tree and the repository's start digest,
-    side by side: the probes mostly wait for their child processes, and copying and digesting
-    the tree are mostly file system calls, which leave the interpreter to the other thread (a
-    5,000-file, 100 MB tree: ~0.4 s each). All done before any agent starts; a copy-only run
-    then adopts its orphans (runner/treecheck.py)."""
+    side by side: the probes and the snapshot (GNU cp, runner/workspace.py) run in processes of
+    their own that two worker threads wait for, while this thread digests the repository (a
+    5,000-file, 100 MB tree: ~0.3 s to copy, ~0.4 s to digest). All done before any agent starts;
+    a copy-only run then adopts its orphans (runner/treecheck.py)."""
     with ThreadPoolExecutor(2, thread_name_prefix="run-start") as pool:
         probing = pool.submit(sandbox_policy, options, loaded, agents, workspaces.scratch)
         copying = pool.submit(RunTree, options.repo, workspaces.files, workspaces.sources, scratch=workspaces.scratch)
@@ -190,6 +190,11 @@ def isolate_and_watch(options: RunOptions, loaded: Loaded, agents: dict[str, Age
     if not _all_sandboxed(policy, agents):
         adopt_orphans()
     return policy, guard, tree
+
+
+def case_sources(jobs: list[Job]) -> list[str]:
+    """The suite files the planned cases place in their workspaces (fixture folders, say)."""
+    return sorted({source for job in jobs for source in job.case.workspace_paths.values()})
 
 
 def _discard_tree(copying) -> None:

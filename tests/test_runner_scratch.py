@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from rubricgate.runner.scratch import MARGIN_BYTES, Scratch, choose_scratch, tree_bytes
+from rubricgate.runner.scratch import MARGIN_BYTES, Scratch, choose_scratch
 from rubricgate.runner.workspace import RunTree
 
 
@@ -43,12 +43,6 @@ def test_a_writable_tmpfs_with_room_takes_the_private_folders_only(tmp_path: Pat
     got = choose_scratch(1000, env={}, shm=tmp_path, mounts=_mounts(tmp_path, tmp_path))
     assert got == Scratch(shown=Path(tempfile.gettempdir()), private=tmp_path, reason="tmpfs")
     assert MARGIN_BYTES > 1000
-
-
-def test_tree_bytes_sums_the_snapshot_and_skips_a_file_gone_since(tmp_path: Path) -> None:
-    (tmp_path / "a").write_bytes(b"x" * 10)
-    (tmp_path / "b").write_bytes(b"y" * 5)
-    assert tree_bytes(tmp_path, ["a", "b", "gone"]) == 15
 
 
 def test_a_layered_workspace_makes_nothing_in_the_shown_folder(tmp_path: Path) -> None:

@@ -142,3 +142,21 @@ def test_a_file_gone_since_it_was_listed_is_an_error_not_a_silent_gap(tmp_path: 
     repo = _repo(tmp_path)
     with pytest.raises(FileNotFoundError):
         workspace._copy_files(repo, tmp_path / "snapshot", ["docs/a.md", "docs/gone.md"])
+
+
+def test_the_listing_sums_what_the_snapshot_will_hold(tmp_path: Path) -> None:
+    """runner/scratch.py decides where the snapshot goes by this size: the listed files only,
+    a linked file by its target, nothing for a file gone since it was listed or left out."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a").write_bytes(b"x" * 10)
+    (repo / "b").write_bytes(b"y" * 5)
+    (repo / "big-excluded").write_bytes(b"z" * 1000)
+    (repo / "link").symlink_to(repo / "a")
+
+    class Listed:
+        def names(self) -> list[str]:
+            return ["a", "b", "big-excluded", "gone", "link"]
+
+    files, size = workspace.list_tree_sized(repo, {"big-excluded"}, Listed())
+    assert files == ["a", "b", "link"] and size == 25

@@ -70,13 +70,3 @@ def _is_tmpfs(folder: Path, mounts: Path) -> bool:
     target = os.fspath(folder)
     return any(len(f) > 2 and f[1] == target and f[2] == "tmpfs" for f in (line.split() for line in lines))
 
-
-def tree_bytes(repo: Path, files: list[str]) -> int:
-    """The size of the files a snapshot holds (a file gone since it was listed counts 0)."""
-    total = 0
-    for rel in files:
-        try:
-            total += os.stat(repo / rel).st_size
-        except OSError:
-            continue
-    return total

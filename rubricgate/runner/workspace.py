@@ -97,9 +97,9 @@ def excluded(rel: str, exclude: set[str] | frozenset[str]) -> bool:
 
 class _Inside:
     """Is the listed file a file, and inside the repository once symlinks are followed? Deleted
-    but tracked files and symlinks pointing outside are not copied. One lstat a file: its folder's
-    real path is resolved once per folder (resolving each file walked every path component from
-    `/` in Python: listing a 5,000-file tree took 334 ms with it, 45 ms with git's part now)."""
+    but tracked files and symlinks pointing outside are not copied. One lstat a file, and each
+    folder's real path resolved once (a full resolve per file walks every path component from `/`
+    in Python: listing a 5,000-file tree took 334 ms that way, 45 ms this way, git included)."""
 
     def __init__(self, repo: Path) -> None:
         self.repo = os.fspath(repo)
