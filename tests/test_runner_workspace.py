@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import threading
 from pathlib import Path
 
@@ -61,9 +62,17 @@ def test_a_full_backlog_makes_the_finished_trial_wait(tmp_path: Path, monkeypatc
 
 
 def _git(repo: Path, *args: str) -> None:
-    import subprocess
-
     subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+class _Listed:
+    """A listing already made: these names, as git would have given them."""
+
+    def __init__(self, names: list[str]) -> None:
+        self._names = names
+
+    def names(self) -> list[str]:
+        return self._names
 
 
 def test_a_listing_started_early_is_what_git_lists_then_filtered(tmp_path: Path) -> None:
@@ -100,17 +109,12 @@ def test_only_files_inside_the_repository_are_listed_once_symlinks_are_followed(
     (repo / "dangling.md").symlink_to(repo / "gone.md")
     (repo / "docs" / "sub").mkdir()
     (repo / "docs" / "sub" / "b.md").write_text("b")
-    names = ["dangling.md", "deleted.md", "dir-out/x.md", "docs", "docs/a.md", "docs/sub/b.md",
-             "link-in.md", "link-out.txt"]
-
-    class Listed:
-        def names(self) -> list[str]:
-            return names
-
-    assert workspace.list_tree(repo, listing=Listed()) == ["docs/a.md", "docs/sub/b.md", "link-in.md"]
+    listed = _Listed(["dangling.md", "deleted.md", "dir-out/x.md", "docs", "docs/a.md", "docs/sub/b.md",
+                      "link-in.md", "link-out.txt"])
+    assert workspace.list_tree(repo, listing=listed) == ["docs/a.md", "docs/sub/b.md", "link-in.md"]
     # The same when the repository is named through a symlink of its own.
     (tmp_path / "alias").symlink_to(repo)
-    assert workspace.list_tree(tmp_path / "alias", listing=Listed()) == ["docs/a.md", "docs/sub/b.md", "link-in.md"]
+    assert workspace.list_tree(tmp_path / "alias", listing=listed) == ["docs/a.md", "docs/sub/b.md", "link-in.md"]
 
 
 @pytest.mark.parametrize("cp", ["gnu", "missing", "failing"])
@@ -153,10 +157,5 @@ def test_the_listing_sums_what_the_snapshot_will_hold(tmp_path: Path) -> None:
     (repo / "b").write_bytes(b"y" * 5)
     (repo / "big-excluded").write_bytes(b"z" * 1000)
     (repo / "link").symlink_to(repo / "a")
-
-    class Listed:
-        def names(self) -> list[str]:
-            return ["a", "b", "big-excluded", "gone", "link"]
-
-    files, size = workspace.list_tree_sized(repo, {"big-excluded"}, Listed())
+    files, size = workspace.list_tree_sized(repo, {"big-excluded"}, _Listed(["a", "b", "big-excluded", "gone", "link"]))
     assert files == ["a", "b", "link"] and size == 25
