@@ -313,6 +313,7 @@ def copy_source(repo: Path) -> Path:
 def table(args, stub: Path, work: Path) -> None:
     trees = QUICK_TREES if args.quick else TREES
     print(f"{'cases':>6} {'tree':>6} {'row':12} {'jobs':>4} {'wall s':>8} {'CPU s':>7} {'busy s':>7} {'RSS MB':>7} {'x floor':>8}")
+    trial_ms: dict[int, float] = {}  # suite size -> rubricgate's trial phase per trial, small tree
     for cases in args.cases:
         for tree in args.trees:
             files, size = trees[tree]
@@ -333,7 +334,20 @@ def table(args, stub: Path, work: Path) -> None:
                 ratio = m.wall / floors[j] if floors.get(j) else float("nan")
                 bad = "" if m.code == 0 else f"  (exit {m.code})"
                 print(f"{cases:>6} {tree:>6} {name:12} {j:>4} {m.wall:8.2f} {m.cpu:7.2f} {m.busy:7.2f} {m.rss_mb:7.1f} {ratio:7.2f}x{bad}")
+                if name == "rubricgate" and tree == "small" and j == min(args.jobs) and m.trials_s:
+                    trial_ms[cases] = 1000 * m.trials_s / cases
             shutil.rmtree(work / f"{tree}-{cases}", ignore_errors=True)
+    print_trial_growth(trial_ms, min(args.jobs))
+
+
+def print_trial_growth(trial_ms: dict[int, float], jobs: int) -> None:
+    """The constant-cost target: rubricgate's trial phase (run_started -> last result, so the
+    fixed start-up and end are out) per trial at each suite size, against the smallest."""
+    if len(trial_ms) < 2:
+        return
+    sizes = sorted(trial_ms)
+    shown = ", ".join(f"{c} cases {trial_ms[c]:.1f} ms ({trial_ms[c] / trial_ms[sizes[0]]:.2f}x)" for c in sizes)
+    print(f"  rubricgate per trial at --jobs {jobs}, trial phase only: {shown}")
 
 
 def interleaved(rows, reps: int) -> list:
