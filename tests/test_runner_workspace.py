@@ -159,3 +159,15 @@ def test_the_listing_sums_what_the_snapshot_will_hold(tmp_path: Path) -> None:
     (repo / "link").symlink_to(repo / "a")
     files, size = workspace.list_tree_sized(repo, {"big-excluded"}, _Listed(["a", "b", "big-excluded", "gone", "link"]))
     assert files == ["a", "b", "link"] and size == 25
+
+
+def test_a_snapshot_that_cannot_be_copied_leaves_nothing_behind(tmp_path: Path) -> None:
+    from rubricgate.runner.scratch import Scratch
+
+    repo = _repo(tmp_path)
+    shown, private = tmp_path / "shown", tmp_path / "private"
+    shown.mkdir()
+    private.mkdir()
+    with pytest.raises(FileNotFoundError):
+        RunTree(repo, ["docs/a.md", "docs/gone.md"], [], scratch=Scratch(shown, private, "tmpfs"))
+    assert list(shown.iterdir()) == [] and list(private.iterdir()) == []

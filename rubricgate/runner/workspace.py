@@ -213,8 +213,12 @@ class RunTree:
         self.base = self.store / "base" / self.name
         self.sources = self.store / "sources"
         self.remover = Remover()
-        _copy_files(repo, self.base, files)
-        _copy_files(repo, self.sources, sources)
+        try:
+            _copy_files(repo, self.base, files)
+            _copy_files(repo, self.sources, sources)
+        except BaseException:  # a file gone since it was listed, a full disk: no half snapshot left
+            self.remove()
+            raise
 
     def workspace(self, files: dict[str, str], copies: dict[str, str], changed: tuple[str, list[str]],
                   keep: bool = False, layered: bool = False) -> Workspace:
