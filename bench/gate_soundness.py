@@ -5,8 +5,8 @@ with probability .99, 6 with .85, 3 with .60). Every trial is graded on three di
 independently with the case's probability (independence is the hardest case for a family-wise
 guarantee: correlated dimensions make Holm more conservative, not less). Each simulated CI run
 measures a baseline (per-case counts, as `rubricgate baseline update` writes them), runs the
-suite again, and calls the project's own `rubricgate.gate.decide` (and, for `compare`,
-`rubricgate.compare.dimension_tests`) on the per-case counts.
+suite again, and calls the project's own `rubricgate.gating.gate.decide` (and, for `compare`,
+`rubricgate.gating.compare.dimension_tests`) on the per-case counts.
 
 Scenarios (issue 10, item 9):
   unchanged             nothing changed, at 1 / 3 / 5 trials per case
@@ -18,7 +18,7 @@ Scenarios (issue 10, item 9):
   mixed trials          28 cases at 1 trial, 2 at 5 (baseline and run alike), nothing changed
   best of 3             the baseline is the best of 3 runs (most passes) kept by hand, unchanged;
                         and the same 3 runs through `baseline update`, which pools the trials of
-                        an unchanged setup (rubricgate.baseline.pool)
+                        an unchanged setup (rubricgate.gating.baseline.pool)
   concentrated          -10 pts by 3 stable cases breaking outright (a deleted rule)
   all at .85            every case at .85, unchanged (the hardest case for discreteness)
   compare               `compare` (head vs base runs, no baseline file), unchanged and -15 pts
@@ -43,9 +43,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from rubricgate.baseline import pool  # noqa: E402
-from rubricgate.compare import dimension_tests  # noqa: E402
-from rubricgate.gate import decide  # noqa: E402
+from rubricgate.gating.baseline import pool  # noqa: E402
+from rubricgate.gating.compare import dimension_tests  # noqa: E402
+from rubricgate.gating.gate import decide  # noqa: E402
 from rubricgate.models.base import DIMENSIONS  # noqa: E402
 from rubricgate.models.baseline import Baseline, CaseCount  # noqa: E402
 from rubricgate.models.config import GateConfig  # noqa: E402
@@ -144,7 +144,7 @@ def _passes(counts: dict) -> int:
 
 
 def _pooled(runs: list[dict]) -> dict:
-    """Several baseline runs pooled with the library's own rule (rubricgate.baseline.pool)."""
+    """Several baseline runs pooled with the library's own rule (rubricgate.gating.baseline.pool)."""
     as_models = lambda c: {i: {d: CaseCount(passes=x, trials=n) for d, (x, n) in dims.items()}  # noqa: E731
                            for i, dims in c.items()}
     total = as_models(runs[0])

@@ -4,7 +4,7 @@ The claim (README, "Intervals that say what they cover"): the suite interval cov
 reviewer's pass rate on cases like these. Cases are drawn from a population (the suite of issue
 10: 70% of cases pass each trial with probability .99, 20% with .85, 10% with .60; population
 rate .923), each run K trials; we count how often the interval contains .923. The cluster-aware
-interval (rubricgate.stats.cluster_interval) is compared with a plain Wilson interval over all
+interval (rubricgate.gating.stats.cluster_interval) is compared with a plain Wilson interval over all
 trials, which treats the trials of one case as independent.
 
 Usage: python bench/interval_coverage.py [--sims N] [--seed S]
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from rubricgate.stats import cluster_interval, wilson  # noqa: E402
+from rubricgate.gating.stats import cluster_interval, wilson  # noqa: E402
 
 LEVELS, WEIGHTS = np.array([0.99, 0.85, 0.60]), np.array([0.7, 0.2, 0.1])
 TRUTH = float(LEVELS @ WEIGHTS)

@@ -27,8 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.peers import TREES, bench_folders, make_suite, write_stubs  # noqa: E402
-from rubricgate.runner.overlay import Overlay, layer_folders, remove_tree  # noqa: E402
-from rubricgate.runner.sandbox import SandboxPolicy, probe_layers, wrap  # noqa: E402
+from rubricgate.isolation.overlay import Overlay, layer_folders, remove_tree  # noqa: E402
+from rubricgate.isolation.sandbox import SandboxPolicy, probe_layers, wrap  # noqa: E402
 
 MOUNTS = ("unshare", "bwrap")
 

@@ -30,9 +30,9 @@ sys.path.insert(0, str(ROOT))
 from rubricgate.agents.base import AgentRequest  # noqa: E402
 from rubricgate.agents.builtin import BuiltinAgent  # noqa: E402
 from rubricgate.pipeline import RunOptions, run_suite  # noqa: E402
-from rubricgate.runner.sandbox import probe_bwrap  # noqa: E402
+from rubricgate.isolation.sandbox import probe_bwrap  # noqa: E402
 from rubricgate.runner.workspace import RunTree, list_tree  # noqa: E402
-from rubricgate.suite import neutral_layout  # noqa: E402
+from rubricgate.suite.cases import neutral_layout  # noqa: E402
 from rubricgate.models.config import Config  # noqa: E402
 
 KEEP_OUT = {"fixtures", "evals", "tests", "bench", "reports", "baseline.json", "rubricgate.yaml"}

@@ -26,14 +26,14 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from rubricgate import yaml_json  # noqa: E402
-from rubricgate.load import load_all  # noqa: E402
+from rubricgate.suite.cases import yaml_json  # noqa: E402
+from rubricgate.suite.load import load_all  # noqa: E402
 from rubricgate.models.results import Grade, TrialResult  # noqa: E402
 from rubricgate.pipeline import RunOptions, plan  # noqa: E402
 from rubricgate.reports.bundle import write_reports  # noqa: E402
 from rubricgate.records.files import write_summary  # noqa: E402
-from rubricgate.run_state import RunState
-from rubricgate.summarize import build_summary  # noqa: E402
+from rubricgate.runner.run_state import RunState
+from rubricgate.gating.summarize import build_summary  # noqa: E402
 
 TRIALS = 3
 

@@ -4,39 +4,51 @@ from __future__ import annotations
 
 import gc
 import os
-import secrets as _random
 import tempfile
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rubricgate.agents import Agent, get_agent
 from rubricgate.agents.selection import build_agents
-from rubricgate.cost import Budget
 from rubricgate.errors import GateInputError
-from rubricgate.load import Loaded, load_all
+from rubricgate.isolation.admission import CANCEL, AgentSlots
+from rubricgate.isolation.environment import build_env, secret_values
+from rubricgate.isolation.process import adopt_orphans, child_pids, sweep_orphans
+from rubricgate.isolation.sandbox import (
+    SandboxPolicy,
+    SandboxUnavailable,
+    hidden_argument,
+    hidden_paths,
+    probe_layers,
+    real_home,
+    resolve_isolation,
+)
+from rubricgate.isolation.scratch import Scratch, choose_scratch
 from rubricgate.models.base import build_models
+from rubricgate.models.case import CaseSpec
 from rubricgate.models.results import RUN_END_MODELS, TRIAL_MODELS, Summary, TrialResult
 from rubricgate.models.transcript import Transcript
 from rubricgate.records.events import EventListener, EventLog
-from rubricgate.run_state import RunState
+from rubricgate.records.files import new_run_id
 from rubricgate.runner.cache import CACHE_DIR, note_rejections, resolve_cache_dir, signing_key
-from rubricgate.runner.environment import build_env, secret_values
-from rubricgate.runner.admission import CANCEL, AgentSlots
-from rubricgate.runner.process import adopt_orphans, child_pids, sweep_orphans
-from rubricgate.runner.sandbox import (SandboxPolicy, SandboxUnavailable, hidden_paths, hidden_argument,
-                                       probe_layers, real_home, resolve_isolation)
+from rubricgate.runner.cost import Budget
+from rubricgate.runner.run_state import RunState
 from rubricgate.runner.scheduler import Job, RunContext, in_sandbox, restore_interrupts, run_jobs
-from rubricgate.runner.scratch import Scratch, choose_scratch
 from rubricgate.runner.treecheck import TreeGuard, fingerprint_tree, settle_own_bytecode
 from rubricgate.runner.workspace import GitListing, RunTree, list_tree_sized
+from rubricgate.suite.load import Loaded, load_all
 
-if TYPE_CHECKING:
-    from rubricgate.shard import ShardSpec
+
+class CaseSlice(Protocol):
+    """One machine's part of the suite (fleet/shard.py's ShardSpec): the pipeline only asks it
+    which cases to run, so the fleet layer above can hand one in without the pipeline importing it."""
+
+    def select(self, cases: list[CaseSpec], trials: int | None) -> list[CaseSpec]: ...
 
 __all__ = ["Loaded", "RunOptions", "RunOutcome", "load_all", "plan", "run_suite"]
 
@@ -55,12 +67,12 @@ class RunOptions:
     require_baseline: bool = True
     cache: bool = False  # reuse cached transcripts (rubricgate/runner/cache.py)
     cache_dir: Path | None = None  # beats config cache_dir; default $XDG_CACHE_HOME/rubricgate
-    max_cost: float | None = None  # USD budget; once spent no new trial starts (rubricgate/cost.py)
+    max_cost: float | None = None  # USD budget; once spent no new trial starts (rubricgate/runner/cost.py)
     # The caller exits right after the run (the CLI): after an interrupt, Ctrl-C stays ignored so
     # a late one cannot turn the written partial report's exit 2 into a death by signal.
     exits_after: bool = False
     kind: str = "run"  # "baseline": a `baseline update` run - its folder and summary say so, it is not gated
-    shard: ShardSpec | None = None  # run only this slice of the cases (rubricgate/shard.py)
+    shard: CaseSlice | None = None  # run only this slice of the cases (rubricgate/fleet/shard.py)
 
 
 @dataclass
@@ -80,10 +92,6 @@ def plan(loaded: Loaded, options: RunOptions) -> list[Job]:
         cases = options.shard.select(cases, options.trials)
     return [Job(c, t, options.agent or c.agent or loaded.config.agent.name)
             for c in cases for t in range(1, (options.trials or c.trials) + 1)]
-
-
-def new_run_id() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + _random.token_hex(3)
 
 
 def run_suite(options: RunOptions) -> RunOutcome:
@@ -126,7 +134,7 @@ def run_suite(options: RunOptions) -> RunOutcome:
         warming.join()  # its models and modules are what the rest of the run uses
         ctx.tree_violations.extend(c for c in guard.changes() if c not in ctx.tree_violations)
         state.tree_violations, state.not_run, state.budget = ctx.tree_violations, ctx.not_run, ctx.budget
-        from rubricgate.summarize import build_summary  # warmed during the trials
+        from rubricgate.gating.summarize import build_summary  # warmed during the trials
 
         summary = note_rejections(with_isolation(build_summary(loaded, jobs, results, state), policy),
                                   ctx.cache_rejected)
@@ -157,9 +165,9 @@ def warm_imports(after: threading.Event | None = None,
         if after is not None:
             after.wait(WARM_AFTER_S)
         build_models(TRIAL_MODELS)  # before the first trial ends, if it runs that long
+        import rubricgate.gating.summarize  # noqa: F401
         import rubricgate.reports.bundle  # noqa: F401
         import rubricgate.reports.explain  # noqa: F401
-        import rubricgate.summarize  # noqa: F401
 
         if reports_loaded is not None:
             reports_loaded.set()
@@ -316,7 +324,7 @@ def _start_run(options: RunOptions, loaded: Loaded, jobs: list[Job], agents: dic
     run_dir = _reports_root(options, loaded) / run_id
     run_dir.mkdir(parents=True)
     ctx = _context(options, loaded, run_dir, agents, policy, tree, exclude)
-    state = RunState(run_id=run_id, started=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    state = RunState(run_id=run_id, started=datetime.now(UTC).isoformat(timespec="seconds"),
                      agent_versions={n: a.version() for n, a in agents.items()}, trials=options.trials,
                      kind=options.kind)
     ctx.agent_versions = state.agent_versions  # one --version per CLI per run, shared with the cache

@@ -9,7 +9,7 @@ from pathlib import Path
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.normalize import Draft, finish
 from rubricgate.models.transcript import Transcript
-from rubricgate.runner.process import ProcessResult
+from rubricgate.isolation.process import ProcessResult
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 

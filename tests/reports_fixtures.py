@@ -14,8 +14,8 @@ from rubricgate.models.results import (
 from rubricgate.models.task import Expect, Rubric, ToolUseRubric, TrajectoryRubric
 from rubricgate.models.verdict import Finding
 from rubricgate.models.transcript import ToolCall, Transcript
-from rubricgate.cost import cost_summary
-from rubricgate.stats import wilson
+from rubricgate.runner.cost import cost_summary
+from rubricgate.gating.stats import wilson
 
 HOSTILE = (
     "<script>document.title='PWNED-SCRIPT'</script>"

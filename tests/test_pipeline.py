@@ -216,7 +216,7 @@ def test_a_run_that_cannot_start_leaves_no_snapshot_behind(repo, scripted, tmp_p
     cfg = yaml.safe_load((repo / "rubricgate.yaml").read_text())
     cfg.setdefault("agent", {})["sandbox"] = "bwrap"  # required, and (below) not installed
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(cfg))
-    monkeypatch.setattr("rubricgate.runner.sandbox.shutil.which", lambda *a, **k: None)
+    monkeypatch.setattr("rubricgate.isolation.sandbox.shutil.which", lambda *a, **k: None)
     with pytest.raises(GateInputError, match="agent.sandbox"):
         run(repo)
     assert list(temp.iterdir()) == []
@@ -286,9 +286,9 @@ out = pipeline.run_suite(pipeline.RunOptions(repo=pathlib.Path(sys.argv[1])))
 print(json.dumps({"code": out.exit_code, **seen, "at_end": [m for m in names if m in sys.modules],
                   "built_at_end": len(built())}))
 """
-RUN_END_ONLY = ["rubricgate.summarize", "rubricgate.aggregate", "rubricgate.gate", "rubricgate.stats",
-                "rubricgate.exact", "rubricgate.reports.bundle"]
-SHARDING_ONLY = ["rubricgate.shard", "rubricgate.models.shard"]
+RUN_END_ONLY = ["rubricgate.gating.summarize", "rubricgate.gating.aggregate", "rubricgate.gating.gate", "rubricgate.gating.stats",
+                "rubricgate.gating.exact", "rubricgate.reports.bundle"]
+SHARDING_ONLY = ["rubricgate.fleet.shard", "rubricgate.models.shard"]
 NEVER = ["asyncio"]  # typing_extensions < 4.16 loaded it under pydantic-core (pyproject pins >= 4.16)
 
 

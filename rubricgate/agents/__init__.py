@@ -1,4 +1,7 @@
-"""Agent adapters, one module per agent. `get_agent(name, config)` builds one."""
+"""Agent adapters, one module per agent. `get_agent(name, config)` builds one.
+
+May import: isolation (processes, sandbox), suite (the rubric), models, errors, secrets.
+"""
 
 from __future__ import annotations
 

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Protocol
 # Annotations only: `validate` and `agents` load this interface without the transcript models and
 # the sandbox (bench/startup.py); the adapters and the runner import what they use.
 if TYPE_CHECKING:
+    from rubricgate.isolation.admission import AgentSlots
+    from rubricgate.isolation.sandbox import SandboxPolicy
     from rubricgate.models.transcript import Transcript
-    from rubricgate.runner.admission import AgentSlots
-    from rubricgate.runner.sandbox import SandboxPolicy
 
 
 @dataclass

@@ -18,7 +18,7 @@ from rubricgate.agents.skill_checks import CHECKS, SECRET_PATTERNS, Hit, Skill, 
 from rubricgate.errors import GateInputError
 from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import ToolCall, Transcript, Usage
-from rubricgate.rubric import RubricSpec, load_rubric
+from rubricgate.suite.rubric import RubricSpec, load_rubric
 
 SECRET_REGEX = "|".join(p.pattern for p in SECRET_PATTERNS)
 

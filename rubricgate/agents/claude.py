@@ -20,7 +20,13 @@ from typing import Any
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.cli import CliAgent
 from rubricgate.agents.normalize import (
-    CLAUDE_TOOL_NAMES, Draft, TurnCounter, feed_stream, is_tool_block, mark_not_allowed, tool_block_name,
+    CLAUDE_TOOL_NAMES,
+    Draft,
+    TurnCounter,
+    feed_stream,
+    is_tool_block,
+    mark_not_allowed,
+    tool_block_name,
 )
 
 _DENIAL_MARKERS = ("has been denied", "permission denied", "was blocked")

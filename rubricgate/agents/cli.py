@@ -17,12 +17,12 @@ from pathlib import Path
 
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.normalize import Draft, finish, read_stream
+from rubricgate.isolation.environment import isolated_env
+from rubricgate.isolation.process import ProcessResult, Watch, run_process
+from rubricgate.isolation.sandbox import find_program
 from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import Transcript
-from rubricgate.runner.environment import isolated_env
 from rubricgate.secrets import scrub, scrub_file, scrub_model, secret_values
-from rubricgate.runner.process import ProcessResult, Watch, run_process
-from rubricgate.runner.sandbox import find_program
 
 VERSION_TIMEOUT_S = 30.0
 _UNKNOWN = object()

@@ -29,10 +29,16 @@ from typing import Any
 
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.cli import CliAgent
-from rubricgate.agents.normalize import (Draft, fail_if_truncated, feed_stream, mark_not_allowed,
-                                         normalize_tool_name, parse_json_lines)
+from rubricgate.agents.normalize import (
+    Draft,
+    fail_if_truncated,
+    feed_stream,
+    mark_not_allowed,
+    normalize_tool_name,
+    parse_json_lines,
+)
 from rubricgate.agents.shell_commands import classify_command
-from rubricgate.runner.process import ProcessResult, Watch
+from rubricgate.isolation.process import ProcessResult, Watch
 
 PROVIDER_ID = "rubricgate"  # the custom provider used when OPENAI_BASE_URL is set
 TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}

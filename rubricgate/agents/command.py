@@ -23,8 +23,8 @@ from rubricgate.agents.cli import _UNKNOWN, CliAgent, probe_version
 from rubricgate.agents.formats import FORMATS, parser_for, watch_for
 from rubricgate.agents.normalize import Draft
 from rubricgate.errors import GateInputError
+from rubricgate.isolation.process import Watch
 from rubricgate.models.config import AgentConfig
-from rubricgate.runner.process import Watch
 
 KNOWN_CLIS = {"claude", "cortex", "opencode", "codex"}
 PLACEHOLDERS = ("prompt_file", "workspace", "last_message_file", "max_steps", "allowed_tools", "model")

@@ -14,9 +14,14 @@ from collections.abc import Callable
 from typing import Any
 
 from rubricgate.agents.normalize import (
-    Draft, TurnCounter, is_tool_block, normalize_tool_name, parse_json_lines, tool_block_name,
+    Draft,
+    TurnCounter,
+    is_tool_block,
+    normalize_tool_name,
+    parse_json_lines,
+    tool_block_name,
 )
-from rubricgate.runner.process import Watch
+from rubricgate.isolation.process import Watch
 
 FORMATS: dict[str, str] = {
     "claude": "rubricgate.agents.claude:parse_claude_stream",

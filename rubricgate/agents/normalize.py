@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rubricgate.isolation.process import ProcessResult
 from rubricgate.models.transcript import ToolCall, Transcript, Usage
-from rubricgate.runner.process import ProcessResult
 
 # Lower-cased raw name (underscores and dashes dropped) -> normalized name.
 _CANONICAL = {

@@ -30,7 +30,7 @@ from typing import Any
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.cli import CliAgent
 from rubricgate.agents.normalize import Draft, fail_if_truncated, feed_stream, mark_not_allowed, parse_json_lines
-from rubricgate.runner.process import ProcessResult, Watch
+from rubricgate.isolation.process import ProcessResult, Watch
 
 # Normalized name -> OpenCode permission key (write and patch are governed by "edit").
 OPENCODE_PERMISSIONS = {"read": "read", "grep": "grep", "glob": "glob", "list": "list",

@@ -19,10 +19,10 @@ from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.formats import FORMATS, parser_for
 from rubricgate.agents.normalize import finish
 from rubricgate.errors import GateInputError
-from rubricgate.yaml_json import load_model
+from rubricgate.isolation.process import ProcessResult
 from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import Transcript
-from rubricgate.runner.process import ProcessResult
+from rubricgate.suite.yaml_json import load_model
 
 _CONFIG = "rubricgate.yaml"
 

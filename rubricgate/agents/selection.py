@@ -14,9 +14,9 @@ from typing import Protocol
 
 from rubricgate.agents import ADAPTERS, Agent, get_agent
 from rubricgate.errors import GateInputError
-from rubricgate.models.config import AgentConfig, Config
+from rubricgate.isolation.environment import build_env
 from rubricgate.models.case import CaseSpec
-from rubricgate.runner.environment import build_env
+from rubricgate.models.config import AgentConfig, Config
 
 Factory = Callable[[str, AgentConfig], Agent]  # pipeline passes its own get_agent (a test seam)
 

@@ -15,8 +15,8 @@ from importlib import resources
 
 from pydantic import ValidationError
 
-from rubricgate.models.base import StrictModel
 from rubricgate.models.agent_support import AgentSupport
+from rubricgate.models.base import StrictModel
 
 VERSIONS_FILE = "rubricgate/agents/tested_versions.json"
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")

@@ -2,6 +2,8 @@
 
 Each command module registers its commands on `main` when imported; `main` imports a module only
 when one of its commands is invoked (rubricgate.cli.app.LAZY_COMMANDS).
+
+May import: everything; nothing imports cli.
 """
 
 from rubricgate.cli.app import main

@@ -12,9 +12,9 @@ from pathlib import Path
 import click
 
 from rubricgate import exitcodes
+from rubricgate.adopt.workflows import INIT_AGENTS
 from rubricgate.cli.app import main
 from rubricgate.errors import GateInputError, GateInputErrors
-from rubricgate.workflows import INIT_AGENTS
 
 
 def _fail(exc: GateInputError | GateInputErrors) -> None:
@@ -36,7 +36,7 @@ def _fail(exc: GateInputError | GateInputErrors) -> None:
               help="What the workflows `pip install` (a version pin or a git URL).")
 def init(repo, agent, prompt, skill, rubric, pip_spec) -> None:
     """Set up rubricgate here: config, example task and fixtures, workflows. Never overwrites."""
-    from rubricgate.scaffold import InitOptions, init_repo
+    from rubricgate.adopt.init import InitOptions, init_repo
 
     try:
         done = init_repo(InitOptions(repo=repo, agent=agent, prompt=prompt, skill=skill, rubric=rubric,
@@ -92,8 +92,8 @@ def record(repo, config_path, pr, github_repo, base, head, from_run, case_id, ex
 
     Exit 0 when the task is recorded (whether or not the reviewer gets it right today), 2 when not.
     """
-    from rubricgate.config import find_repo, load_config
-    from rubricgate.record import RecordRequest, build_task, review_root, slug, validate_new_task, write_task
+    from rubricgate.adopt.record import RecordRequest, build_task, review_root, slug, validate_new_task, write_task
+    from rubricgate.suite.config import find_repo, load_config
 
     root = (repo or find_repo(Path.cwd())).resolve()
     request = RecordRequest(expect=expect.upper(), rules=list(rules), absent_rules=list(absent_rules), why=why,
@@ -115,7 +115,7 @@ def record(repo, config_path, pr, github_repo, base, head, from_run, case_id, ex
 
 def _reviewed(root, config, pr, github_repo, base, head, from_run, case_id):
     """Exactly one source; returns (Reviewed, a short tag for the default id)."""
-    from rubricgate import record_sources as sources
+    from rubricgate.adopt import record_sources as sources
 
     chosen = [name for name, on in (("--pr", pr), ("--base/--head", base or head), ("--from/--case", from_run or case_id)) if on]
     if len(chosen) != 1:
@@ -151,7 +151,7 @@ def _target(github_repo: str | None):
 
 
 def _report_today(root: Path, task_id: str, config_path: Path | None) -> None:
-    from rubricgate.record import run_once
+    from rubricgate.adopt.record import run_once
 
     try:
         today = run_once(root, task_id, config_path)

@@ -12,10 +12,9 @@ import click
 
 from rubricgate import __version__, exitcodes
 
-
 # Command name -> (module that registers it on `main`, its one-line help for `--help`).
 # A command's module is imported only when that command runs, so `--help` and `validate` never pay
-# for numpy, the charts or the runner (bench/startup.py). tests/test_cli_app.py checks this table
+# for numpy, the charts or the runner (bench/startup.py). tests/cli/test_app.py checks this table
 # against the commands the modules really register: a new command must be listed here.
 LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "agents": ("rubricgate.cli.agents_cmd",

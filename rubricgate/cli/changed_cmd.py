@@ -7,11 +7,11 @@ import os
 
 import click
 
-from rubricgate.changed import changed_files, gated_paths
+from rubricgate.adopt.changed import changed_files, gated_paths
 from rubricgate.cli.app import main
 from rubricgate.cli.options import config_option, fail_input, repo_option, repo_root
-from rubricgate.config import load_config
 from rubricgate.errors import GateInputError, GateInputErrors
+from rubricgate.suite.config import load_config
 
 
 @main.command()

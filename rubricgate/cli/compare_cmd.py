@@ -10,15 +10,23 @@ from pathlib import Path
 import click
 
 from rubricgate.cli.app import main
-from rubricgate.cli.core import (_listeners, _repo, _sigterm_as_interrupt, cache_option, config_option,
-                                 fail_input, max_cost_option, repo_option)
-from rubricgate.compare import Comparison, compare_summaries
-from rubricgate.compare_run import paired_run
-from rubricgate.config import CONFIG_NAME, load_config
+from rubricgate.cli.core import (
+    _listeners,
+    _repo,
+    _sigterm_as_interrupt,
+    cache_option,
+    config_option,
+    fail_input,
+    max_cost_option,
+    repo_option,
+)
 from rubricgate.errors import GateInputError, GateInputErrors
+from rubricgate.flows.compare_run import paired_run
+from rubricgate.gating.compare import Comparison, compare_summaries
 from rubricgate.models.config import GateConfig
 from rubricgate.pipeline import RunOptions
 from rubricgate.records.files import read_summary, write_json_atomic
+from rubricgate.suite.config import CONFIG_NAME, load_config
 
 
 @main.command()

@@ -14,10 +14,10 @@ from rubricgate.cli.app import collector_paused, main
 from rubricgate.cli.options import config_option, fail_input, repo_option
 from rubricgate.cli.options import repo_root as _repo
 from rubricgate.errors import GateInputError, GateInputErrors
-from rubricgate.load import load_all
 from rubricgate.models.baseline import Baseline
 from rubricgate.models.config import Config
 from rubricgate.models.task import FixtureExpect, TaskFile
+from rubricgate.suite.load import load_all
 
 # `validate` (and `schema`) share this module with `run`: the terminal report, the progress line
 # and the pipeline are imported inside the commands that use them (bench/startup.py).
@@ -71,7 +71,7 @@ def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, ca
     """Run the suite against the reviewer and gate the rates against baseline.json."""
     sharding = shard is not None or shard_costs is not None
     if sharding:  # the shard module and its models only when sharding: a run's start is its fixed cost
-        from rubricgate.shard import run_shard, shard_exit_code, spec_from_flags
+        from rubricgate.fleet.shard import run_shard, shard_exit_code, spec_from_flags
 
     signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
     try:
@@ -154,7 +154,7 @@ def baseline() -> None:
               help="Accept a run that left cases out (--only), was interrupted, or had errored trials.")
 def baseline_update(repo, config_path, reason, from_run, allow_partial) -> None:
     """Set the baseline from a run: raise freely, lower only with --reason."""
-    from rubricgate.baseline_update import BaselineRequest, update_baseline  # runs the pipeline: on use
+    from rubricgate.flows.baseline_update import BaselineRequest, update_baseline  # runs the pipeline: on use
 
     request = BaselineRequest(repo=_repo(repo), config_path=config_path, reason=reason, from_run=from_run,
                               allow_partial=allow_partial, listeners=_listeners())

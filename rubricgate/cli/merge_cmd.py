@@ -23,7 +23,7 @@ def merge(run_dirs, repo, config_path) -> None:
     Exits 2 when a shard is missing, given twice, or ran other inputs (config, baseline, reviewer,
     versions, options) than the rest or than this repository holds.
     """
-    from rubricgate.merge import merge_runs
+    from rubricgate.fleet.merge import merge_runs
     from rubricgate.reports.terminal import render_terminal
 
     try:

@@ -12,8 +12,8 @@ from pathlib import Path
 import click
 
 from rubricgate import exitcodes
-from rubricgate.config import find_repo
 from rubricgate.errors import GateInputError, GateInputErrors
+from rubricgate.suite.config import find_repo
 
 
 def fail_input(exc: GateInputError | GateInputErrors) -> None:

@@ -12,12 +12,13 @@ from rubricgate import exitcodes
 from rubricgate.cli.app import main
 from rubricgate.cli.options import config_option, fail_input, repo_option
 from rubricgate.cli.options import repo_root as _repo
-from rubricgate.config import load_config
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.records.files import read_summary
 from rubricgate.reports.comment import DEFAULT_ARTIFACT, render_comment
-from rubricgate.reports.github import DEFAULT_LABEL, GitHubError, GitHubTarget, publish as publish_comment
+from rubricgate.reports.github import DEFAULT_LABEL, GitHubError, GitHubTarget
+from rubricgate.reports.github import publish as publish_comment
 from rubricgate.reports.trend import load_summaries, render_trend
+from rubricgate.suite.config import load_config
 
 # regrade and report load the pipeline, the statistics (numpy) and the charts: imported inside
 # those commands, so the light ones here do not pay for them.
@@ -38,9 +39,9 @@ def regrade(run_dir, repo, config_path, artifact) -> None:
     Writes a new run folder beside RUN_DIR and exits like `run`: 0 pass, 1 regression, 2 cannot judge.
     """
     try:
-        from rubricgate.load import load_all
         from rubricgate.reports.bundle import finish_run_reports
         from rubricgate.reports.regrade import regrade_run
+        from rubricgate.suite.load import load_all
 
         loaded = load_all(_repo(repo), config_path)
         done = regrade_run(run_dir, loaded)

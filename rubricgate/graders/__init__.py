@@ -1,8 +1,11 @@
-"""Graders: small pure functions, one per dimension. Grading never needs the agent."""
+"""Graders: small pure functions, one per dimension. Grading never needs the agent.
+
+May import: suite (the rubric), models. Never agents, isolation or runner (import-linter).
+"""
 
 from __future__ import annotations
 
-from rubricgate.failures import errored_reason, is_errored
+from rubricgate.graders.failures import errored_reason, is_errored
 from rubricgate.graders.tool_use import grade_tool_use
 from rubricgate.graders.trajectory import grade_trajectory
 from rubricgate.graders.verdict import grade_verdict

@@ -7,5 +7,7 @@ An empty list or dict default is written `= []` / `= {}`: pydantic copies a muta
 each instance, and a `default_factory` costs a signature inspection per field when the validator
 is built (for a builtin such as `list`, parsing its text signature: ~4 ms the first time, then
 0.05-0.25 ms a field), on the way to a run's first agents.
-tests/test_models_base.py keeps both ways.
+tests/models/test_models_base.py keeps both ways.
+
+May import: nothing from rubricgate but models itself.
 """

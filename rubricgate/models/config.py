@@ -45,7 +45,7 @@ class AgentConfig(StrictModel):
     secret_env: list[str] = Field(default_factory=lambda: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "SNOWFLAKE_PAT"])
     replay_dir: str | None = None
     # bubblewrap around every agent process. auto: when it works here (required under CI=true);
-    # bwrap: required; none: copy-only, on purpose. See rubricgate/runner/sandbox.py.
+    # bwrap: required; none: copy-only, on purpose. See rubricgate/isolation/sandbox.py.
     sandbox: Literal["auto", "bwrap", "none"] = "auto"
     sandbox_network: Literal["shared", "none"] = "shared"
     # Infrastructure failures (API errors, auth, rate limits, a CLI that fails to start) are retried

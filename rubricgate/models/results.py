@@ -91,7 +91,7 @@ class RateRow(StrictModel):
     delta: float | None = None
     status: Literal["ok", "regression", "inconclusive", "no_baseline"] = "ok"
     # The gate's evidence: Holm-adjusted exact p (statistical), the upper confidence bound on the
-    # drop over the shared cases, and the label the reports show (see rubricgate/gate.py).
+    # drop over the shared cases, and the label the reports show (see rubricgate/gating/gate.py).
     p_value: float | None = None
     drop_upper: float | None = None
     label: str = ""

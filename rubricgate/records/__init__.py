@@ -2,4 +2,6 @@
 
 A lower layer than reports/: the runner writes here while trials run; reports/ only renders
 what is recorded. Every write is scrubbed and atomic (writing.py).
+
+May import: suite (file reading), models, errors, secrets.
 """

@@ -7,9 +7,10 @@ a full disk must not crash the run, but it must make the decision exit 2 at the 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import IO, Any
 
 from rubricgate.records.writing import WriteFailure, failure
 from rubricgate.secrets import encodable, scrub, scrub_data
@@ -33,7 +34,7 @@ class EventLog:
 
     def emit(self, event: str, **fields: Any) -> None:
         """Record an event now (flushed before returning), then tell the listeners."""
-        record = {"event": event, "at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **fields}
+        record = {"event": event, "at": datetime.now(UTC).isoformat(timespec="milliseconds"), **fields}
         record = scrub_data(record, self.secrets)  # listeners print to CI logs: they get it scrubbed too
         self._write(scrub(json.dumps(record, default=str), self.secrets) + "\n")
         for listener in self.listeners:

@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import json
+import secrets as _random
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
 from rubricgate.errors import GateInputError
-from rubricgate.yaml_json import load_model
 from rubricgate.models.results import Summary
 from rubricgate.models.transcript import Transcript
 from rubricgate.records.writing import write_text_atomic
 from rubricgate.secrets import scrub_data
+from rubricgate.suite.yaml_json import load_model
+
+
+def new_run_id() -> str:
+    """A run folder's name: UTC start time (sorts by time) and a random suffix (shards never collide)."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + _random.token_hex(3)
 
 
 def write_json_atomic(path: Path, data: dict, secrets: list[str] | None = None) -> None:

@@ -1,1 +1,5 @@
-"""Report formats, one module each."""
+"""Report formats, one module each.
+
+May import: gating, runner, records, graders, suite, models, errors, exitcodes.
+Never the pipeline: a report renders what is recorded.
+"""

@@ -15,13 +15,13 @@ from pathlib import Path
 from rubricgate import exitcodes
 from rubricgate.errors import GateInputError
 from rubricgate.models.results import CaseSpec, Decision, Summary
+from rubricgate.records.files import write_summary
+from rubricgate.records.writing import WriteFailure, failure, write_text_atomic
 from rubricgate.reports.comment import DEFAULT_ARTIFACT, render_comment
 from rubricgate.reports.html import Bodies, render_html
 from rubricgate.reports.junit import render_junit
 from rubricgate.reports.replay import REPLAY_DIR, write_replay_artifacts
 from rubricgate.reports.step_summary import append_step_summary
-from rubricgate.records.files import write_summary
-from rubricgate.records.writing import WriteFailure, failure, write_text_atomic
 
 COMMENT_FILE = "comment.md"
 JUNIT_FILE = "junit.xml"

@@ -56,7 +56,7 @@ def delta_label(row: RateRow) -> str:
     """
     if row.rate is None:
         return "not measured"
-    if row.label:  # the gate's own label (rubricgate/gate.py): it also knows the drop's bound
+    if row.label:  # the gate's own label (rubricgate/gating/gate.py): it also knows the drop's bound
         return row.label
     if row.delta is None or row.baseline is None:
         return "no baseline"

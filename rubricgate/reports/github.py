@@ -49,7 +49,7 @@ class GitHubTarget:
     token: str
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> "GitHubTarget":
+    def from_env(cls, env: Mapping[str, str] | None = None) -> GitHubTarget:
         """Read GITHUB_API_URL, GITHUB_REPOSITORY and GITHUB_TOKEN; bad values are input errors."""
         env = os.environ if env is None else env
         api = env.get("GITHUB_API_URL", "").strip() or "https://api.github.com"

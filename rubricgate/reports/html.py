@@ -17,11 +17,11 @@ from pathlib import Path
 from rubricgate.errors import GateInputError
 from rubricgate.models.results import CaseSummary, Summary, TrialResult
 from rubricgate.models.transcript import Transcript
+from rubricgate.records.files import read_transcript
 from rubricgate.reports import charts, explain
 from rubricgate.reports.comment import delta_label, failures_by_category, headline, interval, k_groups, pct, signed_pp
 from rubricgate.reports.junit import xml_safe
 from rubricgate.reports.replay import trial_failed
-from rubricgate.records.files import read_transcript
 
 MAX_TEXT = 20_000  # a runaway final message should not make the report unusable
 MAX_INPUT = 2_000

@@ -12,16 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
+from rubricgate.gating.summarize import build_summary
 from rubricgate.graders import grade_trial
+from rubricgate.graders.contract import parse_verdict
 from rubricgate.models.results import CaseSpec, Summary, TrialResult
-from rubricgate.load import Loaded
-from rubricgate.pipeline import new_run_id
-from rubricgate.run_state import RunState
-from rubricgate.summarize import build_summary
-from rubricgate.records.files import read_summary, read_transcript, write_summary
-from rubricgate.rubric import RubricSpec
+from rubricgate.records.files import new_run_id, read_summary, read_transcript, write_summary
+from rubricgate.runner.run_state import RunState
 from rubricgate.runner.scheduler import Job, trial_result
-from rubricgate.verdict import parse_verdict
+from rubricgate.suite.load import Loaded
+from rubricgate.suite.rubric import RubricSpec
 
 TREE_CHANGED = "the original repository changed during this trial"
 

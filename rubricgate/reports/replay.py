@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rubricgate.cost import is_not_run
 from rubricgate.errors import GateInputError
-from rubricgate.yaml_json import load_model
 from rubricgate.models.results import CaseSpec, ReplayArtifact, Summary, TrialResult
 from rubricgate.records.files import read_transcript, write_json_atomic
+from rubricgate.runner.cost import is_not_run
+from rubricgate.suite.yaml_json import load_model
 
 REPLAY_DIR = "replay"
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rubricgate.compare import summary_counts
 from rubricgate.errors import GateInputError
-from rubricgate.exact import holm, lower_p, upper_p
+from rubricgate.gating.compare import summary_counts
+from rubricgate.gating.exact import holm, lower_p, upper_p
+from rubricgate.gating.stats import counted
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import Summary
-from rubricgate.reports.comment import escape_md, pct, signed_pp
 from rubricgate.records.files import read_summary
-from rubricgate.stats import counted
+from rubricgate.reports.comment import escape_md, pct, signed_pp
 
 _WATCHED = (("agent", "agent"), ("agent_version", "agent CLI version"), ("model", "model"))
 

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rubricgate.failures import is_infra_failure, retry_after
+from rubricgate.graders.failures import is_infra_failure, retry_after
 from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import Attempt, Transcript
 
@@ -28,7 +28,7 @@ class RetryPolicy:
     max_wait_s: float = MAX_WAIT_S
 
     @classmethod
-    def from_config(cls, agent: AgentConfig) -> "RetryPolicy":
+    def from_config(cls, agent: AgentConfig) -> RetryPolicy:
         """agent.retries and agent.retry_backoff_s."""
         return cls(retries=agent.retries, backoff_s=agent.retry_backoff_s)
 

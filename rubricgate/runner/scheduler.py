@@ -12,23 +12,23 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rubricgate.agents import Agent, AgentRequest
-from rubricgate.cost import Budget, not_run_trial
-from rubricgate.failures import outcome_fields
 from rubricgate.graders import grade_trial
+from rubricgate.graders.contract import parse_verdict
+from rubricgate.graders.failures import outcome_fields
+from rubricgate.isolation.admission import CANCEL, AgentSlots
+from rubricgate.isolation.sandbox import SandboxPolicy
 from rubricgate.models.config import Config
 from rubricgate.models.results import CacheRejection, CaseSpec, Grade, TrialResult
 from rubricgate.models.transcript import Transcript
 from rubricgate.records.events import EventLog
 from rubricgate.records.files import transcript_name, write_transcript
-from rubricgate.rubric import RubricSpec
 from rubricgate.runner.cache import KeyParts, Lookup, RunDigests, key_parts, load_cached, run_digests, store
-from rubricgate.runner.admission import CANCEL, AgentSlots
+from rubricgate.runner.cost import Budget, not_run_trial
 from rubricgate.runner.retry import RetryPolicy, run_with_retries
-from rubricgate.runner.sandbox import SandboxPolicy
 from rubricgate.runner.treecheck import TreeDigest, fingerprint_tree, tree_changes
 from rubricgate.runner.workspace import RunTree
 from rubricgate.secrets import scrub_model
-from rubricgate.verdict import parse_verdict
+from rubricgate.suite.rubric import RubricSpec
 
 
 @dataclass

@@ -128,11 +128,11 @@ class TreeGuard:
         self.stats, self.started_ns = stats or {}, started_ns
 
     @classmethod
-    def start(cls, repo: Path, exclude: set[str], adopt: bool = True, known: set[int] | None = None) -> "TreeGuard":
+    def start(cls, repo: Path, exclude: set[str], adopt: bool = True, known: set[int] | None = None) -> TreeGuard:
         """Digest the tree; `adopt` (copy-only runs) makes orphaned descendants come back to
         this process, to be swept at the end (in the sandbox none can outlive its namespace).
         `known`: this process's children from before the run (default: now), never swept."""
-        from rubricgate.runner.process import adopt_orphans, child_pids
+        from rubricgate.isolation.process import adopt_orphans, child_pids
 
         if adopt:
             adopt_orphans()

@@ -29,8 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rubricgate.runner.overlay import Overlay, layer_folders, remove_tree
-from rubricgate.runner.scratch import Scratch
+from rubricgate.isolation.overlay import Overlay, layer_folders, remove_tree
+from rubricgate.isolation.scratch import Scratch
 
 # Never copied into a workspace: version control, run outputs and caches.
 SKIP_DIRS = {".git", "node_modules", "__pycache__", ".pytest_cache", ".rubricgate-cache", ".venv"}

@@ -5,7 +5,7 @@
 --bin puts an installed version's bin folder first on PATH (e.g. the newest:
 /opt/rubricgate-agents/claude-2.1.332/bin, from .ci/install-agents.sh) and --out names the folder
 under tests/data/transcripts (default `claude`, the 2.1.112 recordings; the newest go to
-`claude-<version>`, and tests/test_agents_recorded_versions.py parses every such folder).
+`claude-<version>`, and tests/agents/test_recorded_versions.py parses every such folder).
 
 Each recording is the exact stdout of the installed `claude` CLI, run through ClaudeAgent
 (so with the adapter's real flags) against the scripted Anthropic server. A `.meta.json`
@@ -25,7 +25,7 @@ from pathlib import Path
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.claude import ClaudeAgent
 from rubricgate.models.config import AgentConfig
-from rubricgate.runner.sandbox import SandboxPolicy
+from rubricgate.isolation.sandbox import SandboxPolicy
 from tests.e2e import claude_scenarios as sc
 from tests.e2e.anthropic_server import ScriptedAnthropicServer
 

@@ -124,7 +124,7 @@ def test_real_cli_timeout_kills_everything(install: Install, tmp_path: Path) -> 
     """A hung model: the hard timeout ends the run and no process is left in the workspace."""
     from rubricgate.agents.claude import ClaudeAgent
     from rubricgate.models.config import AgentConfig
-    from rubricgate.runner.sandbox import SandboxPolicy
+    from rubricgate.isolation.sandbox import SandboxPolicy
     from tests.e2e.record_claude import make_workspace, request_for
 
     with ScriptedAnthropicServer(sc.script_for({}, default=sc.slow)) as server:

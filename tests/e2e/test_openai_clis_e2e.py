@@ -23,7 +23,7 @@ import pytest
 from rubricgate.agents import get_agent
 from rubricgate.agents.base import AgentRequest
 from rubricgate.models.config import AgentConfig
-from rubricgate.runner.sandbox import SandboxPolicy
+from rubricgate.isolation.sandbox import SandboxPolicy
 from tests.e2e import openai_suite as suite
 from tests.e2e.openai_server import Scenario, ScriptedServer, answer, bash, hang, verdict_text
 from tests.e2e.record_openai_clis import make_workspace, skill

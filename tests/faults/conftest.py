@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from rubricgate.runner.overlay import probe_overlay
-from rubricgate.runner.sandbox import probe_bwrap, probe_layers
+from rubricgate.isolation.overlay import probe_overlay
+from rubricgate.isolation.sandbox import probe_bwrap, probe_layers
 
 
 @pytest.fixture(scope="session")

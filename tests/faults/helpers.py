@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rubricgate.runner.sandbox import probe_bwrap
+from rubricgate.isolation.sandbox import probe_bwrap
 
 from tests.conftest import git, make_repo
 

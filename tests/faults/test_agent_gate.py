@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from rubricgate.runner.admission import CANCEL, AgentSlots
-from rubricgate.runner.process import ProcessResult, run_process
-from rubricgate.runner.sandbox import GATE, SandboxPolicy, wrap
+from rubricgate.isolation.admission import CANCEL, AgentSlots
+from rubricgate.isolation.process import ProcessResult, run_process
+from rubricgate.isolation.sandbox import GATE, SandboxPolicy, wrap
 from tests.faults.reviewers import live_pids_with
 
 pytestmark = pytest.mark.usefixtures("bwrap_ready")
@@ -101,9 +101,9 @@ HARNESS = textwrap.dedent('''
     import os, sys, time
     from pathlib import Path
     sys.path.insert(0, {root!r})
-    from rubricgate.runner.admission import AgentSlots
-    from rubricgate.runner.process import run_process
-    from rubricgate.runner.sandbox import SandboxPolicy
+    from rubricgate.isolation.admission import AgentSlots
+    from rubricgate.isolation.process import run_process
+    from rubricgate.isolation.sandbox import SandboxPolicy
     folder = Path({folder!r})
     slots = AgentSlots(1)
     slots.acquire()  # the only slot is taken: the agent below waits at its gate

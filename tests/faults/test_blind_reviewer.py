@@ -69,7 +69,7 @@ note = "HITS=" + json.dumps(sorted(set(hits)))
 def needles(repo: Path) -> dict:
     """What would give the answer away: suite folder names and tier words in paths; answer-key
     text (expect keys, suite paths, baseline keys, case ids, expected rule ids) in contents."""
-    from rubricgate.load import load_all
+    from rubricgate.suite.load import load_all
     loaded = load_all(repo)
     rules = sorted({r for c in loaded.cases for r in c.expect.rules})
     ids = [c.id for c in loaded.cases]
@@ -108,7 +108,7 @@ def test_the_snoop_does_find_a_planted_answer(tmp_path: Path) -> None:
 
 
 def test_the_workspace_maps_fixtures_to_neutral_paths(tmp_path: Path) -> None:
-    from rubricgate.load import load_all
+    from rubricgate.suite.load import load_all
     repo = make_repo(tmp_path / "repo", fixtures=FIXTURES, tasks=["warn-batch-one-bad-file"])
     cases = {c.id: c for c in load_all(repo).cases}
     block = cases["fixture-data-loader"]

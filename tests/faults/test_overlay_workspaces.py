@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from rubricgate.pipeline import RunOptions, run_suite
-from rubricgate.runner.overlay import Overlay, layer_folders, probe_overlay
-from rubricgate.runner.sandbox import SandboxPolicy, probe_layers, wrap
+from rubricgate.isolation.overlay import Overlay, layer_folders, probe_overlay
+from rubricgate.isolation.sandbox import SandboxPolicy, probe_layers, wrap
 from tests.faults.test_sandbox_attacks import repo_for
 
 # Seen at the start of each trial, then the workspace is vandalised.

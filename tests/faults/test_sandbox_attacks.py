@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from rubricgate.pipeline import RunOptions, run_suite
-from rubricgate.runner.process import adopt_orphans
+from rubricgate.isolation.process import adopt_orphans
 from tests.conftest import make_repo
 from tests.faults.reviewers import live_pids_with, snapshot_bytes, use_reviewer, write_reviewer
 
@@ -156,7 +156,7 @@ def test_a_program_inside_the_repository_is_a_plan_time_error(tmp_path: Path) ->
 def test_sandbox_bwrap_without_bubblewrap_is_exit_2(tmp_path: Path, monkeypatch) -> None:
     from rubricgate.errors import GateInputError
     repo = repo_for(tmp_path, "")
-    monkeypatch.setattr("rubricgate.runner.sandbox.shutil.which", lambda *a, **k: None)
+    monkeypatch.setattr("rubricgate.isolation.sandbox.shutil.which", lambda *a, **k: None)
     with pytest.raises(GateInputError) as err:
         run_suite(RunOptions(repo=repo))
     assert "agent.sandbox" in err.value.one_line() and "not installed" in err.value.one_line()
@@ -165,7 +165,7 @@ def test_sandbox_bwrap_without_bubblewrap_is_exit_2(tmp_path: Path, monkeypatch)
 def test_auto_under_ci_requires_bubblewrap(tmp_path: Path, monkeypatch) -> None:
     from rubricgate.errors import GateInputError
     repo = repo_for(tmp_path, "", sandbox="auto")
-    monkeypatch.setattr("rubricgate.runner.sandbox.shutil.which", lambda *a, **k: None)
+    monkeypatch.setattr("rubricgate.isolation.sandbox.shutil.which", lambda *a, **k: None)
     monkeypatch.setenv("CI", "true")
     with pytest.raises(GateInputError):
         run_suite(RunOptions(repo=repo))

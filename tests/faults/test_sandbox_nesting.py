@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rubricgate.runner.process import run_process
-from rubricgate.runner.sandbox import SandboxPolicy
+from rubricgate.isolation.process import run_process
+from rubricgate.isolation.sandbox import SandboxPolicy
 
 
 @pytest.fixture

@@ -1,0 +1,98 @@
+"""`changed --base REF`: did any gated file change since REF?
+
+The seed's lesson: on a shallow clone a diff against a missing base silently returns nothing,
+which would wave through a PR that changed every gated file. So a base that is not present, or
+that shares no history with HEAD, is a loud input error (exit 2), never "nothing changed".
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from rubricgate.errors import GateInputError
+from rubricgate.models.config import Config
+from rubricgate.suite.config import CONFIG_NAME
+
+_FULL_HISTORY = "check out full history (actions/checkout with fetch-depth: 0) or `git fetch` the base"
+
+
+@dataclass(frozen=True)
+class ChangedResult:
+    """The gated files that differ between the merge base and the working tree."""
+
+    base: str
+    merge_base: str
+    gated: list[str]
+    files: list[str]
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.files)
+
+
+def gated_paths(config: Config) -> list[str]:
+    """What the gate protects: the reviewer folder, the suite, the baseline and the config."""
+    reviewer = os.path.commonpath([config.reviewer.prompt, config.reviewer.skill, config.reviewer.rubric])
+    paths = [reviewer, config.suite.tasks, config.suite.fixtures, config.baseline, CONFIG_NAME]
+    return sorted({p.strip("/") for p in paths if p and p.strip("/") not in ("", ".")})
+
+
+def is_gated(path: str, gated: list[str]) -> bool:
+    """A file is gated when it is a gated path or lies under one."""
+    return any(path == g or path.startswith(g + "/") for g in gated)
+
+
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = os.environ | {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
+    try:
+        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                              env=env, stdin=subprocess.DEVNULL, check=False)
+    except FileNotFoundError:
+        raise GateInputError("git", "", "git is not installed", "install git") from None
+
+
+def _is_shallow(repo: Path) -> bool:
+    return _git(repo, "rev-parse", "--is-shallow-repository").stdout.strip() == "true"
+
+
+def _resolve(repo: Path, ref: str) -> str:
+    """The commit REF names, or a loud error saying why it cannot be used."""
+    if not ref or ref.startswith("-"):
+        raise GateInputError("--base", "REF", f"not a revision: {ref!r}", "give a branch, tag or commit")
+    if _git(repo, "rev-parse", "--is-inside-work-tree").returncode != 0:
+        raise GateInputError(str(repo), "", "not inside a git work tree", "run from a clone of the repository")
+    got = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    if got.returncode != 0:
+        shallow = " (this is a shallow clone)" if _is_shallow(repo) else ""
+        raise GateInputError("--base", "REF", f"{ref!r} is not present in this clone{shallow}", _FULL_HISTORY)
+    return got.stdout.strip()
+
+
+def _merge_base(repo: Path, ref: str, commit: str) -> str:
+    got = _git(repo, "merge-base", commit, "HEAD")
+    if got.returncode != 0:
+        shallow = " (this is a shallow clone)" if _is_shallow(repo) else ""
+        raise GateInputError("--base", "REF", f"{ref!r} shares no history with HEAD{shallow}", _FULL_HISTORY)
+    return got.stdout.strip()
+
+
+def _diff_names(repo: Path, merge_base: str) -> list[str]:
+    """Tracked changes since the merge base (committed or not) plus untracked files."""
+    diff = _git(repo, "diff", "--name-only", "--no-renames", "-z", merge_base, "--")
+    untracked = _git(repo, "ls-files", "--others", "--exclude-standard", "-z")
+    for got in (diff, untracked):
+        if got.returncode != 0:
+            last = (got.stderr.strip().splitlines() or ["failed"])[-1]
+            raise GateInputError("git", " ".join(got.args[3:5]), last, "check the clone")
+    return sorted({n for n in (diff.stdout + untracked.stdout).split("\0") if n})
+
+
+def changed_files(repo: Path, base: str, gated: list[str]) -> ChangedResult:
+    """Compare the working tree with the merge base of REF and HEAD, filtered to gated paths."""
+    commit = _resolve(repo, base)
+    mb = _merge_base(repo, base, commit)
+    files = [f for f in _diff_names(repo, mb) if is_gated(f, gated)]
+    return ChangedResult(base=base, merge_base=mb, gated=gated, files=files)

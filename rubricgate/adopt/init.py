@@ -1,0 +1,221 @@
+"""`init`: set rubricgate up in an existing repository, never overwriting anything.
+
+It looks for the reviewer the team already has (a prompt, an evaluator skill, a rubric) among
+the repository's files; what it does not find it writes from a starter. Then it writes
+rubricgate.yaml, one example task, one example fixture per tier and the two workflows. Every
+file that already exists is skipped and reported, so running init twice is harmless.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path, PurePosixPath
+
+import yaml
+
+from rubricgate.adopt.workflows import AGENT_CLIS, WORKFLOW_NAMES, render_workflow
+from rubricgate.errors import GateInputError
+from rubricgate.suite.config import CONFIG_NAME
+from rubricgate.suite.paths import safe_relpath
+from rubricgate.suite.rubric import parse_rules
+
+STARTER = {"prompt": "reviewer/prompts/evaluate.md", "skill": "reviewer/evaluator/SKILL.md",
+           "rubric": "reviewer/evaluator/references/rubric.md"}
+GITIGNORE_LINES = ("/reports/", ".rubricgate-cache/")
+EXAMPLE_TASK = "evals/tasks/example-secret-in-skill.yaml"
+
+
+@dataclass
+class InitOptions:
+    repo: Path
+    agent: str = "builtin"
+    prompt: str | None = None  # given paths win over discovery
+    skill: str | None = None
+    rubric: str | None = None
+    pip_spec: str = "rubricgate"  # what the workflows `pip install`
+    workflows_dir: str = ".github/workflows"
+
+
+@dataclass
+class InitResult:
+    reviewer: dict[str, str]  # role -> path
+    found: dict[str, str]  # role -> "found" | "given" | "starter"
+    written: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def init_repo(options: InitOptions) -> InitResult:
+    """Discover or write the reviewer, then the config, examples and workflows."""
+    repo = options.repo.resolve()
+    _check_git(repo)
+    reviewer, found = locate_reviewer(repo, options)
+    result = InitResult(reviewer=reviewer, found=found)
+    for role, source in found.items():
+        if source == "starter":
+            _write(repo, reviewer[role], _starter(role).read_text(encoding="utf-8"), result)
+    if "starter" in found.values() and set(found.values()) != {"starter"}:
+        result.notes.append("the starter files name reviewer/... paths: point them at your "
+                            + ", ".join(reviewer[r] for r, s in found.items() if s != "starter"))
+    rules = _rule_ids(repo / reviewer["rubric"], reviewer["rubric"], result)
+    _write(repo, CONFIG_NAME, config_text(reviewer, options.agent), result)
+    _write_examples(repo, rules, result)
+    for name in WORKFLOW_NAMES:
+        _write(repo, f"{options.workflows_dir}/{name}", render_workflow(name, options.agent, options.pip_spec), result)
+    _extend_gitignore(repo, changed_files_path(reviewer), result)
+    return result
+
+
+def _check_git(repo: Path) -> None:
+    got = subprocess.run(["git", "-C", str(repo), "rev-parse", "--is-inside-work-tree"], capture_output=True,
+                         text=True, stdin=subprocess.DEVNULL, check=False)
+    if got.returncode != 0 or got.stdout.strip() != "true":
+        raise GateInputError(str(repo), "", "not inside a git work tree", "run `git init` first, or pass --repo")
+
+
+def repo_files(repo: Path) -> list[str]:
+    """Tracked and untracked-not-ignored files, as the runner's workspaces see them."""
+    out = subprocess.run(["git", "-C", str(repo), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                         capture_output=True, check=True, stdin=subprocess.DEVNULL).stdout
+    return sorted({n for n in out.decode("utf-8", "surrogateescape").split("\0") if n})
+
+
+def locate_reviewer(repo: Path, options: InitOptions) -> tuple[dict[str, str], dict[str, str]]:
+    """Each role's path and how it was obtained: given (option), found (discovered) or starter."""
+    files = repo_files(repo)
+    given = {"prompt": options.prompt, "skill": options.skill, "rubric": options.rubric}
+    paths, found = {}, {}
+    for role in ("rubric", "skill", "prompt"):
+        if given[role]:
+            safe_relpath(repo, given[role], "--" + role, "path")
+            if not (repo / given[role]).is_file():
+                raise GateInputError("--" + role, "path", f"{given[role]!r} does not exist", "give an existing file")
+            paths[role], found[role] = given[role], "given"
+            continue
+        hit = _discover(role, files, paths)
+        paths[role], found[role] = (hit, "found") if hit else (STARTER[role], "starter")
+    return {r: paths[r] for r in ("prompt", "skill", "rubric")}, {r: found[r] for r in ("prompt", "skill", "rubric")}
+
+
+def _discover(role: str, files: list[str], known: dict[str, str]) -> str | None:
+    """The likeliest existing file for a role (first match in sorted order)."""
+    md = [f for f in files if f.lower().endswith(".md") and not f.startswith(("fixtures/", "evals/", "tests/"))]
+    if role == "rubric":
+        named = [f for f in md if PurePosixPath(f).name.lower() == "rubric.md"]
+        return next((f for f in named if "/references/" in f"/{f}"), named[0] if named else None)
+    if role == "skill":
+        rubric = known.get("rubric", "")
+        beside = str(PurePosixPath(rubric).parent.parent / "SKILL.md") if "/references/" in f"/{rubric}" else ""
+        if beside in files:
+            return beside
+        return next((f for f in md if PurePosixPath(f).name == "SKILL.md" and _reviewer_like(f)), None)
+    prompts = [f for f in md if "prompts/" in f"/{f}" or PurePosixPath(f).parent.name == "prompts"]
+    return next((f for f in prompts if _reviewer_like(PurePosixPath(f).name)), prompts[0] if prompts else None)
+
+
+def _reviewer_like(path: str) -> bool:
+    lowered = path.lower()
+    return any(word in lowered for word in ("evaluat", "review", "check", "grade"))
+
+
+def changed_files_path(reviewer: dict[str, str]) -> str:
+    """The changed-files list lives beside the reviewer: <their common folder>/.changed-skills.txt."""
+    common = os.path.commonpath([str(PurePosixPath(p).parent) for p in reviewer.values()])
+    return f"{common}/.changed-skills.txt" if common not in ("", ".") else ".changed-skills.txt"
+
+
+def _starter(role: str) -> Traversable:
+    return resources.files("rubricgate.adopt").joinpath("templates", "starter", *STARTER[role].split("/"))
+
+
+def _rule_ids(path: Path, display: str, result: InitResult) -> set[str]:
+    """The rubric's rule ids; a rubric rubricgate cannot parse is noted, not fatal (the user fixes it)."""
+    try:
+        return set(parse_rules(path.read_text(encoding="utf-8"), display))
+    except GateInputError as exc:
+        result.notes.append(f"{exc.one_line()}: rubricgate needs the rubric's rule table (README: Rubric)")
+    except OSError as exc:
+        result.notes.append(f"{display}: cannot read ({exc.strerror})")
+    return set()
+
+
+def _write(repo: Path, rel: str, text: str, result: InitResult) -> None:
+    """Create `rel` with `text` unless it exists: init never overwrites."""
+    safe_relpath(repo, rel, "init", rel)
+    path = repo / rel
+    if path.exists():
+        result.skipped.append(rel)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    result.written.append(rel)
+
+
+def _write_examples(repo: Path, rules: set[str], result: InitResult) -> None:
+    """One task and one fixture per tier; rule ids the rubric does not have are left out."""
+    root = resources.files("rubricgate.adopt").joinpath("templates", "examples")
+    for rel, node in _walk(root, ""):
+        text = node.read_text(encoding="utf-8")
+        if rel.endswith("expect.yaml") or rel == EXAMPLE_TASK:
+            text = _fit_rules(text, rules, rel == EXAMPLE_TASK)
+        _write(repo, rel, text, result)
+
+
+def _walk(node: Traversable, prefix: str):
+    for child in sorted(node.iterdir(), key=lambda c: c.name):
+        rel = f"{prefix}{child.name}"
+        if child.is_dir():
+            yield from _walk(child, rel + "/")
+        else:
+            yield rel, child
+
+
+def _fit_rules(text: str, rules: set[str], task: bool) -> str:
+    """Keep only expected rule ids the rubric defines, so the examples validate against it."""
+    data = yaml.safe_load(text)
+    expect = data["expect"] if task else data
+    kept = [r for r in expect.get("rules", []) if r in rules]
+    if kept == expect.get("rules", []):
+        return text
+    expect["rules"] = kept
+    if not kept:
+        expect.pop("rules")
+    return yaml.safe_dump(data, sort_keys=False, width=100)
+
+
+def _extend_gitignore(repo: Path, changed_files: str, result: InitResult) -> None:
+    """Append the run outputs and the changed-files list to .gitignore (lines already there stay)."""
+    path = repo / ".gitignore"
+    existing = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    missing = [line for line in (*GITIGNORE_LINES, changed_files) if line not in existing]
+    if not missing:
+        return
+    prefix = "" if not existing or existing[-1] == "" else "\n"
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(prefix + "# rubricgate\n" + "".join(f"{line}\n" for line in missing))
+    result.written.append(".gitignore (appended " + ", ".join(missing) + ")")
+
+
+def config_text(reviewer: dict[str, str], agent: str) -> str:
+    """rubricgate.yaml with comments; a model-backed agent gets three trials and the statistical gate."""
+    cli = AGENT_CLIS.get(agent)
+    agent_block = f"  name: {agent}\n  timeout_s: 300\n"
+    if cli:
+        agent_block += (f"  # model: pin one here; unset, the summary records the model the agent reports\n"
+                        f"  secret_env: [{cli.secret}]   # passed to the agent, scrubbed from every report\n")
+    gate = ("gate:\n  method: statistical   # a model-backed reviewer is noisy: strict would flap\n"
+            "  confidence: 0.95\n  min_trials: 3\n") if cli else "gate:\n  method: strict   # the builtin is deterministic\n"
+    return (f"# rubricgate: ties the suite, the reviewer under test, the agent and the gate together.\n"
+            f"# Written by `rubricgate init`. Schema: `rubricgate schema config`.\n"
+            f"format_version: 1\n\nsuite:\n  tasks: evals/tasks\n  fixtures: fixtures\n"
+            f"  review_root: skills   # where reviewed files appear in the reviewer's workspace\n\nreviewer:\n"
+            f"  prompt: {reviewer['prompt']}\n  skill: {reviewer['skill']}\n  rubric: {reviewer['rubric']}\n"
+            f"  changed_files: {changed_files_path(reviewer)}\n\nagent:\n{agent_block}\n"
+            f"# Default rubric for cases that do not set their own.\nrubric:\n  tool_use:\n"
+            f"    allowed: [read, grep, glob]\n    forbidden: [\"write|edit|multiedit|bash|notebookedit\"]\n"
+            f"    required: [read]\n  trajectory:\n    max_steps: 20\n\ntrials: {3 if cli else 1}\n\n{gate}\n"
+            f"baseline: baseline.json\nreports: reports\n")

@@ -1,0 +1,153 @@
+"""`record`: turn a real review the reviewer got wrong (or right) into a regression task.
+
+The reviewed files are snapshotted into the task's `files:` overlay under the suite's review
+root (`skills/<name>/...` by default), so the task keeps testing the same content after the
+originals change. The task is written, validated with the rest of the suite, and run once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import yaml
+
+from rubricgate.adopt.record_sources import Reviewed
+from rubricgate.errors import GateInputError, GateInputErrors
+from rubricgate.models.task import Expect, TaskFile
+
+DEFAULT_REVIEW_ROOT = "skills"
+
+
+@dataclass
+class RecordRequest:
+    """What the maintainer says the correct outcome is."""
+
+    expect: str  # PASS | WARN | BLOCK
+    rules: list[str] = field(default_factory=list)
+    absent_rules: list[str] = field(default_factory=list)
+    why: str = ""
+    task_id: str | None = None
+    tags: list[str] = field(default_factory=list)
+
+
+def review_root(config) -> str:
+    """Where reviewed files sit in a workspace (`suite.review_root`, default `skills`)."""
+    return str(getattr(config.suite, "review_root", None) or DEFAULT_REVIEW_ROOT).strip("/")
+
+
+def overlay_paths(reviewed: Reviewed, root: str) -> dict[str, str]:
+    """Source path -> overlay path: <root>/<skill folder name>/<path inside the folder>; names made unique."""
+    mapping: dict[str, str] = {}
+    used: set[str] = set()
+    for skill in reviewed.skills:
+        folder = PurePosixPath(skill).parent
+        name, n = folder.name or "skill", 2
+        while name in used:
+            name, n = f"{folder.name}-{n}", n + 1
+        used.add(name)
+        for path in reviewed.files:
+            if path == skill or PurePosixPath(path).is_relative_to(folder) and path not in mapping:
+                mapping[path] = f"{root}/{name}/{PurePosixPath(path).relative_to(folder).as_posix()}"
+    return mapping
+
+
+def build_task(reviewed: Reviewed, request: RecordRequest, root: str, default_id: str) -> TaskFile:
+    """The task model; raises GateInputError when there is nothing to review."""
+    if not reviewed.skills:
+        raise GateInputError(reviewed.origin, "SKILL.md", "no changed skill found",
+                             "pick a source that changes a SKILL.md (or a file in its folder)")
+    mapping = overlay_paths(reviewed, root)
+    why = request.why.strip() or f"recorded from {reviewed.origin}"
+    try:
+        expect = Expect(tier=request.expect.upper(), rules=request.rules, absent_rules=request.absent_rules)
+        return TaskFile(id=request.task_id or default_id, why=why, review=[mapping[s] for s in reviewed.skills],
+                        files={mapping[p]: reviewed.files[p] for p in sorted(mapping, key=mapping.get)},
+                        expect=expect, tags=list(dict.fromkeys(["recorded", *request.tags])))
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        raise GateInputError("record", "--expect/--rule/--id", str(exc).splitlines()[-1].strip(),
+                             "see `rubricgate record --help`") from None
+
+
+def slug(text: str) -> str:
+    """A task-id-safe slug: lowercase letters, digits and hyphens."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "task"
+
+
+class _Literal(str):
+    """A string dumped as a YAML block scalar (`|`), so a snapshotted file stays readable."""
+
+
+def _literal(dumper: yaml.SafeDumper, value: _Literal) -> yaml.Node:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+
+
+class _TaskDumper(yaml.SafeDumper):
+    pass
+
+
+_TaskDumper.add_representer(_Literal, _literal)
+
+
+def task_yaml(task: TaskFile) -> str:
+    """The task file's text: the snapshotted files as block scalars, keys in the documented order."""
+    data = task.model_dump(mode="json", exclude_defaults=True)
+    data["expect"] = task.expect.model_dump(mode="json", exclude_defaults=True)
+    data["files"] = {p: _Literal(t) if "\n" in t and _block_safe(t) else t for p, t in task.files.items()}
+    return yaml.dump(data, Dumper=_TaskDumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _block_safe(text: str) -> bool:
+    # PyYAML falls back to quoting for trailing spaces or tabs; a block scalar must round-trip exactly.
+    return not any(line != line.rstrip(" \t") for line in text.splitlines()) and "\r" not in text
+
+
+def write_task(repo: Path, tasks_dir: str, task: TaskFile) -> Path:
+    """Write evals/tasks/<id>.yaml; an existing file is an error (record never overwrites)."""
+    path = repo / tasks_dir / f"{task.id}.yaml"
+    if path.exists():
+        raise GateInputError(f"{tasks_dir}/{task.id}.yaml", "id", "a task with this id exists", "pass --id NEW-ID")
+    text = task_yaml(task)
+    if yaml.safe_load(text) != yaml.safe_load(yaml.safe_dump(task.model_dump(mode="json", exclude_defaults=True))):
+        raise GateInputError(str(path), "files", "the snapshot would not read back unchanged", "report this as a bug")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def validate_new_task(repo: Path, path: Path, config_path: Path | None = None) -> None:
+    """Load the whole suite; a problem in the new task removes it again (nothing half-written stays)."""
+    from rubricgate.suite.load import load_all
+
+    display = path.relative_to(repo).as_posix()
+    try:
+        load_all(repo, config_path, require_baseline=False)
+    except (GateInputError, GateInputErrors) as exc:
+        errors = exc.errors if isinstance(exc, GateInputErrors) else [exc]
+        if any(e.file == display for e in errors):
+            path.unlink()
+            raise GateInputErrors([e for e in errors if e.file == display]) from None
+        raise
+
+
+@dataclass
+class TodayResult:
+    """How the current reviewer does on the new task."""
+
+    correct: bool
+    failures: list[str]
+    run_dir: Path
+    also_ran: list[str] = field(default_factory=list)  # case ids containing the task id (--only matches text)
+
+
+def run_once(repo: Path, task_id: str, config_path: Path | None = None) -> TodayResult:
+    """Run the new task once against the configured reviewer (no baseline needed)."""
+    from rubricgate.pipeline import RunOptions, run_suite
+
+    outcome = run_suite(RunOptions(repo=repo, config_path=config_path, only=[task_id], trials=1, require_baseline=False))
+    case = next(c for c in outcome.summary.cases if c.id == task_id)
+    failures = [f"{d}: {g.category or 'failed'}: {g.reason}" for t in case.trials for d, g in t.grades.items()
+                if not g.passed]
+    return TodayResult(correct=bool(case.trials) and not failures, failures=failures, run_dir=outcome.run_dir,
+                       also_ran=[c.id for c in outcome.summary.cases if c.id != task_id])

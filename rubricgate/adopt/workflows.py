@@ -1,0 +1,108 @@
+"""The GitHub Actions workflows `init` writes, and the CLI versions they install.
+
+Templates live in rubricgate/adopt/templates/workflows/. Lines between `#<agent>` and `#</agent>`
+are kept only for a model-backed agent (CLI install, API key, the fork job); `@NAME@`
+placeholders are filled from the agent's row below. Run as
+`python -m rubricgate.adopt.workflows tested-version claude` to print the version a workflow installs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from importlib import resources
+
+from rubricgate.errors import GateInputError
+
+WORKFLOW_NAMES = ("rubricgate-pr.yml", "rubricgate-weekly.yml")
+VERSIONS_FILE = "tested_versions.json"  # rubricgate/agents/tested_versions.json, kept by the e2e tests
+DEFAULT_PIP = "rubricgate"
+
+
+@dataclass(frozen=True)
+class AgentCli:
+    """How a workflow installs and authenticates one agent CLI."""
+
+    npm: str
+    command: str
+    secret: str
+
+
+AGENT_CLIS = {
+    "claude": AgentCli("@anthropic-ai/claude-code", "claude", "ANTHROPIC_API_KEY"),
+    "codex": AgentCli("@openai/codex", "codex", "OPENAI_API_KEY"),
+    "opencode": AgentCli("opencode-ai", "opencode", "OPENAI_API_KEY"),
+}
+INIT_AGENTS = ("builtin", *AGENT_CLIS)
+
+
+def render_workflow(name: str, agent: str, pip_spec: str = DEFAULT_PIP) -> str:
+    """One workflow's text for `agent` (builtin: no CLI, no secret, one trial; else three)."""
+    text = resources.files("rubricgate.adopt").joinpath("templates", "workflows", name).read_text(encoding="utf-8")
+    cli = AGENT_CLIS.get(agent)
+    values = {"AGENT": agent, "PIP": pip_spec, "TRIALS": "3" if cli else "1"}
+    if cli:
+        values |= {"NPM": cli.npm, "CLI": cli.command, "SECRET": cli.secret}
+    text = _keep_blocks(text, keep=cli is not None)
+    for key, value in values.items():
+        text = text.replace(f"@{key}@", value)
+    return text
+
+
+def _keep_blocks(text: str, keep: bool) -> str:
+    """Drop the marker lines; drop what they enclose too unless `keep`."""
+    out, inside = [], False
+    for line in text.splitlines(keepends=True):
+        if line.strip() in ("#<agent>", "#</agent>"):
+            inside = line.strip() == "#<agent>"
+            continue
+        if keep or not inside:
+            out.append(line)
+    return "".join(out)
+
+
+def tested_version(agent: str, data: object | None = None) -> str:
+    """The newest version of `agent`'s CLI the e2e suite passed with, from the versions file.
+
+    Accepts a plain version, a list (newest last) or a mapping with `newest`/`latest`/`versions`,
+    so the workflow does not break when the file grows more detail.
+    """
+    data = _versions() if data is None else data
+    if isinstance(data, dict) and isinstance(data.get("agents"), dict):  # {"format_version", "agents": {...}}
+        data = data["agents"]
+    entry = data.get(agent) if isinstance(data, dict) else None
+    if isinstance(entry, dict):
+        entry = entry.get("newest") or entry.get("latest") or entry.get("versions") or entry.get("tested")
+    if isinstance(entry, list):
+        entry = entry[-1] if entry else None
+    if not isinstance(entry, str) or not entry.strip():
+        raise GateInputError(f"rubricgate/agents/{VERSIONS_FILE}", agent, "no tested version for this agent",
+                             "use an agent the e2e suite covers (claude, codex, opencode)")
+    return entry.strip()
+
+
+def _versions() -> object:
+    try:
+        text = resources.files("rubricgate.agents").joinpath(VERSIONS_FILE).read_text(encoding="utf-8")
+        return json.loads(text)
+    except (OSError, ValueError) as exc:
+        raise GateInputError(f"rubricgate/agents/{VERSIONS_FILE}", "", f"cannot read the versions file ({exc})",
+                             "reinstall rubricgate") from exc
+
+
+def main(argv: list[str]) -> int:
+    """`tested-version AGENT`: print it (exit 0) or one error line (exit 2)."""
+    if len(argv) != 2 or argv[0] != "tested-version":
+        print("usage: python -m rubricgate.adopt.workflows tested-version AGENT", file=sys.stderr)
+        return 2
+    try:
+        print(tested_version(argv[1]))
+    except GateInputError as exc:
+        print(f"error: {exc.one_line()}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,194 @@
+"""`rubricgate merge RUN_DIR...`: join the partial runs of `run --shard K/N` into one gated run.
+
+The shards must belong together: the same rubricgate version, config, baseline, reviewer files,
+agent versions, plan options and N, every shard 1..N exactly once, no case twice, none missing,
+and the repository the merge runs in must hold the same config, baseline and reviewer. Then the
+trials are re-assembled in plan order and pass through the same build_summary and report writers
+as a single run, so the merged summary, events, reports and decision are what one machine would
+have produced for the same trials.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rubricgate.errors import GateInputError
+from rubricgate.fleet.shard import SHARD_FILE, input_digests, read_shard_record
+from rubricgate.gating.summarize import build_summary
+from rubricgate.isolation.environment import build_env, scrub, secret_values
+from rubricgate.isolation.sandbox import SandboxPolicy
+from rubricgate.models.results import Summary, TrialResult
+from rubricgate.models.shard import ShardRecord
+from rubricgate.pipeline import RunOptions, plan, with_isolation
+from rubricgate.records.events import read_events
+from rubricgate.records.files import new_run_id, read_summary
+from rubricgate.reports.bundle import finish_run_reports
+from rubricgate.reports.explain import annotate
+from rubricgate.runner.cost import Budget, is_not_run
+from rubricgate.runner.run_state import RunState
+from rubricgate.runner.scheduler import Job
+from rubricgate.suite.load import Loaded, load_all
+
+TREE_CHANGED = "the original repository changed during this trial: "
+# Fields every shard of one run records identically (the assignment is checked on its own).
+SAME = ("count", "harness_version", "config_digest", "baseline_digest", "reviewer", "agent_versions", "plan")
+
+
+@dataclass
+class Shard:
+    run_dir: Path
+    record: ShardRecord
+    summary: Summary
+
+
+@dataclass
+class Merged:
+    summary: Summary
+    run_dir: Path
+
+
+def merge_runs(repo: Path, run_dirs: list[Path], config_path: Path | None = None,
+               reports_dir: Path | None = None) -> Merged:
+    """Check the shards, rebuild the run from their trials, write it as a new run folder."""
+    shards = [Shard(d, read_shard_record(d), read_summary(d)) for d in run_dirs]
+    check_together(shards)
+    loaded = load_all(repo, config_path)
+    first = shards[0].record
+    options = RunOptions(repo=repo, config_path=config_path, only=first.plan.only, trials=first.plan.trials,
+                         agent=first.plan.agent, max_cost=first.plan.max_cost)
+    check_against_repo(shards[0], loaded, options)
+    jobs = plan(loaded, options)  # the whole suite's plan, as one machine would run it
+    check_coverage(shards, jobs)
+    return write_merged(loaded, options, jobs, shards, reports_dir)
+
+
+def check_together(shards: list[Shard]) -> None:
+    """Same N, same inputs, each index 1..N exactly once; else a one-line error naming the shard."""
+    if not shards:
+        raise GateInputError("merge", "RUN_DIR", "no shard runs given", "pass every shard's run folder")
+    first = shards[0]
+    for s in shards[1:]:
+        for name in SAME:
+            if getattr(s.record, name) != getattr(first.record, name):
+                raise _mismatch(s, name, f"differs from {first.run_dir}'s", "merge shards of one run (same commit and options)")
+    seen: dict[int, Path] = {}
+    for s in shards:
+        if s.record.index in seen:
+            raise _mismatch(s, "index", f"shard {s.record.index}/{s.record.count} is also {seen[s.record.index]}",
+                            "pass each shard once")
+        seen[s.record.index] = s.run_dir
+    missing = sorted(set(range(1, first.record.count + 1)) - set(seen))
+    if missing:
+        raise GateInputError(str(first.run_dir / SHARD_FILE), "index",
+                             f"shard(s) {', '.join(f'{k}/{first.record.count}' for k in missing)} missing",
+                             "pass every shard's run folder (a failed shard job must be rerun)")
+
+
+def check_against_repo(shard: Shard, loaded: Loaded, options: RunOptions) -> None:
+    """The merge gates with this repository's config and baseline: they must be what the shards ran with."""
+    for name, value in input_digests(loaded, options.repo, options.config_path).items():
+        if getattr(shard.record, name) != value:
+            raise _mismatch(shard, name, "differs from this repository's", "merge in a checkout of the commit the shards ran")
+
+
+def check_coverage(shards: list[Shard], jobs: list[Job]) -> None:
+    """Every shard ran exactly its assigned jobs of the whole plan: no case twice, none missing."""
+    planned = {j.case.id for j in jobs}
+    for s in shards:
+        if set(s.record.assignment) != planned or s.record.assignment != shards[0].record.assignment:
+            raise _mismatch(s, "assignment", "splits a different set of cases", "merge shards of one run")
+    owner: dict[str, Path] = {}
+    for s in shards:
+        for case_id, _, _ in s.record.jobs:
+            if owner.setdefault(case_id, s.run_dir) != s.run_dir:
+                raise _mismatch(s, "jobs", f"case {case_id} was also run by {owner[case_id]}", "merge shards of one run")
+    expected = {(j.case.id, j.trial, j.agent) for j in jobs}
+    ran = {tuple(j) for s in shards for j in s.record.jobs}
+    if ran != expected:
+        gone = sorted(expected - ran)[:3] or sorted(ran - expected)[:3]
+        raise GateInputError(str(shards[0].run_dir / SHARD_FILE), "jobs", f"the shards do not cover the plan: {gone}",
+                             "merge every shard of one run")
+
+
+def _mismatch(shard: Shard, field: str, what: str, fix: str) -> GateInputError:
+    return GateInputError(str(shard.run_dir / SHARD_FILE), field, what, fix)
+
+
+def write_merged(loaded: Loaded, options: RunOptions, jobs: list[Job], shards: list[Shard],
+                 reports_dir: Path | None) -> Merged:
+    """summary.json, events.jsonl, transcripts and every report, as `run` writes them."""
+    cfg = loaded.config
+    secrets = secret_values(build_env(cfg.agent.env_allowlist, cfg.agent.secret_env), cfg.agent.secret_env)
+    order = {(j.case.id, j.trial): i for i, j in enumerate(jobs)}
+    results = sorted((t for s in shards for c in s.summary.cases for t in c.trials),
+                     key=lambda t: order[(t.case_id, t.trial)])
+    summary = build_summary(loaded, jobs, results, merged_state(shards, results, options.trials))
+    summary = with_isolation(summary, _isolation(shards))
+    summary = annotate(summary, loaded, options.repo, os.environ)  # reviewer record and CI link, as `run` does
+    run_dir = (reports_dir or options.repo / cfg.reports) / summary.run_id
+    (run_dir / "transcripts").mkdir(parents=True)
+    for s in shards:
+        _copy_transcripts(s, run_dir)
+    _write_events(run_dir, shards, jobs, summary, secrets)
+
+    def completed(final: Summary) -> list:
+        _append_event(run_dir, "run_completed", secrets, decision=final.decision.model_dump(mode="json"))
+        return []
+
+    # As `run` does: reports, run_completed, summary.json last; a write failure makes it exit 2.
+    summary = finish_run_reports(summary, run_dir, cases=loaded.cases, secrets=secrets, repo=options.repo,
+                                 before_summary=completed)
+    return Merged(summary, run_dir)
+
+
+def _isolation(shards: list[Shard]) -> SandboxPolicy:
+    """The weakest isolation any shard ran with: one copy-only shard makes the whole run copy-only."""
+    weak = next((s.summary for s in shards if s.summary.isolation != "bwrap"), shards[0].summary)
+    return SandboxPolicy(isolation=weak.isolation, reason=weak.isolation_reason)
+
+
+def merged_state(shards: list[Shard], results: list[TrialResult], trials: int | None) -> RunState:
+    """The run-level facts of the whole: interrupted, tree violations and budget of any shard."""
+    first = shards[0].record
+    state = RunState(run_id=new_run_id(), started=min(s.summary.started_at for s in shards),
+                     agent_versions=dict(first.agent_versions), trials=trials,
+                     interrupted=any(len(s.record.jobs) > sum(len(c.trials) for c in s.summary.cases) for s in shards),
+                     budget=Budget(first.plan.max_cost))
+    state.not_run = sum(1 for r in results if is_not_run(r))
+    state.tree_violations = sorted({path for r in results for g in r.grades.values() if g.reason.startswith(TREE_CHANGED)
+                                    for path in g.reason.removeprefix(TREE_CHANGED).split(", ")})
+    budgets = [s.summary.cost.get("budget", {}) for s in shards]
+    state.budget.spent_usd = sum(b.get("spent_usd", 0.0) for b in budgets)
+    state.budget.reason = next((b["reason"] for b in budgets if b.get("reason")), "")
+    return state
+
+
+def _copy_transcripts(shard: Shard, run_dir: Path) -> None:
+    for case in shard.summary.cases:
+        for t in case.trials:
+            if t.transcript and (shard.run_dir / t.transcript).is_file():
+                shutil.copy2(shard.run_dir / t.transcript, run_dir / t.transcript)
+
+
+def _write_events(run_dir: Path, shards: list[Shard], jobs: list[Job], summary: Summary, secrets: list[str]) -> None:
+    """run_started for the whole, then every shard's case and trial events in time order."""
+    _append_event(run_dir, "run_started", secrets, at=summary.started_at, run_id=summary.run_id,
+                  total_trials=len(jobs), cases=len({j.case.id for j in jobs}),
+                  case_trials={j.case.id: j.trial for j in jobs}, agents=shards[0].record.agent_versions,
+                  shards=[s.record.run_id for s in sorted(shards, key=lambda s: s.record.index)])
+    middle = [e for s in shards for e in read_events(s.run_dir / "events.jsonl")
+              if e["event"] not in ("run_started", "run_completed")]
+    with (run_dir / "events.jsonl").open("a", encoding="utf-8") as fh:
+        for event in sorted(middle, key=lambda e: e.get("at", "")):
+            fh.write(scrub(json.dumps(event, default=str), secrets) + "\n")
+
+
+def _append_event(run_dir: Path, event: str, secrets: list[str], at: str | None = None, **fields) -> None:
+    stamp = at or datetime.now(UTC).isoformat(timespec="milliseconds")
+    with (run_dir / "events.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(scrub(json.dumps({"event": event, "at": stamp, **fields}, default=str), secrets) + "\n")

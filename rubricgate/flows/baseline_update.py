@@ -1,0 +1,91 @@
+"""The `baseline update` flow: check the inputs before running anything, run (or read) a
+complete measurement, and refuse one that does not cover the whole suite unless told."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from rubricgate.errors import GateInputError
+from rubricgate.gating.baseline import reviewer_fingerprint, updated_baseline, write_baseline
+from rubricgate.models.baseline import Baseline
+from rubricgate.models.results import CaseSpec, Summary
+from rubricgate.pipeline import RunOptions, run_suite
+from rubricgate.records.files import read_summary
+from rubricgate.runner.cache import reviewer_digest
+from rubricgate.suite.baseline_file import load_baseline
+from rubricgate.suite.load import load_all
+
+
+@dataclass
+class BaselineRequest:
+    repo: Path
+    config_path: Path | None = None
+    reason: str | None = None
+    from_run: Path | None = None
+    allow_partial: bool = False
+    listeners: list | None = None
+
+
+@dataclass
+class BaselineUpdated:
+    baseline: Baseline
+    lowered: list[str]
+    source: str  # the run folder the rates came from
+    warnings: list[str]
+    pooled: bool = False  # the run re-measured the baseline's setup: its trials were added
+
+
+def check_reason(request: BaselineRequest) -> None:
+    """Before anything runs: a --reason given blank is a mistake, not "no reason"."""
+    if request.reason is not None and not request.reason.strip():
+        raise GateInputError("--reason", "", "the reason is empty", "say why the baseline changes, or leave --reason out")
+
+
+def _lowering_needs_reason(exc: GateInputError, source: str, from_run: Path | None) -> GateInputError:
+    """The run is kept: finishing the update needs only the reason, not another run."""
+    if from_run is not None:
+        return exc
+    return GateInputError(exc.file, exc.field, exc.problem,
+                          f"the measured run is kept: rubricgate baseline update --from {source} --reason '...'")
+
+
+def partial_problems(summary: Summary, cases: list[CaseSpec]) -> list[str]:
+    """Why a run does not measure the whole suite: interrupted, cases left out, trials errored."""
+    problems = []
+    if not summary.complete:
+        problems.append("the run did not complete (interrupted, or trials were not run)")
+    missing = sorted({c.id for c in cases} - {c.id for c in summary.cases})
+    if missing:
+        problems.append(f"the run covers {len(cases) - len(missing)} of {len(cases)} cases (missing {missing[0]}"
+                        + (f" and {len(missing) - 1} more" if len(missing) > 1 else "") + ")")
+    if summary.errored:
+        problems.append(f"{len(summary.errored)} trial(s) errored (infrastructure), so the rates leave them out")
+    return problems
+
+
+def update_baseline(request: BaselineRequest) -> BaselineUpdated:
+    """Check inputs, measure (or read) the run, refuse a partial one unless allowed, write baseline.json."""
+    check_reason(request)
+    loaded = load_all(request.repo, request.config_path, require_baseline=False)
+    path = request.repo / loaded.config.baseline
+    old = load_baseline(path, loaded.config.baseline) if path.exists() else None
+    if request.from_run is not None:
+        summary, source = read_summary(request.from_run), str(request.from_run)
+    else:
+        outcome = run_suite(RunOptions(repo=request.repo, config_path=request.config_path, require_baseline=False,
+                                       listeners=list(request.listeners or []), kind="baseline"))
+        summary, source = outcome.summary, str(outcome.run_dir)
+    problems = partial_problems(summary, loaded.cases)
+    if problems and not request.allow_partial:
+        raise GateInputError(source, "", "not a measurement of the whole suite: " + "; ".join(problems),
+                             "update from a complete run of every case, or pass --allow-partial")
+    # The run's own reviewer fingerprint (a `--from` run may predate edits); older summaries: today's files.
+    recorded = summary.reviewer.fingerprint if summary.reviewer else ""
+    digest = recorded or reviewer_fingerprint(reviewer_digest(request.repo, loaded.config.reviewer))
+    try:  # merged per case: a partial run (--allow-partial) refreshes only its cases
+        update = updated_baseline(old, summary, request.reason or "", [c.id for c in loaded.cases], digest)
+    except GateInputError as exc:
+        raise _lowering_needs_reason(exc, source, request.from_run) from None
+    write_baseline(path, update.baseline)
+    return BaselineUpdated(update.baseline, update.lowered, source, problems, update.pooled)

@@ -1,0 +1,189 @@
+"""`compare --base REF`: the suite with the reviewer files at REF and as in the working tree.
+
+Base and head trials are interleaved: the run is split into rounds of one trial per case, and in
+each round the base and head runs go in a random order drawn from a recorded seed, so anything
+that drifts during the run (API behaviour, rate limiting, a warming cache) falls on both sides
+alike instead of reading as a reviewer change. Each round is an ordinary `run_suite` call (the
+runner is not changed); the rounds of a side are merged into one summary for the comparison.
+Every case runs K trials a side, K = --trials or the config's `trials` (per-task `trials:` is not
+used here). With --cache, cached answers are keyed by trial index, so rounds of one trial would
+all replay trial 1: the two sides then run one after the other, as a whole, and the comparison
+says so.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
+
+from rubricgate.errors import GateInputError
+from rubricgate.gating.compare import Comparison, compare_summaries
+from rubricgate.models.config import ReviewerConfig
+from rubricgate.models.results import Summary
+from rubricgate.pipeline import RunOptions, run_suite
+from rubricgate.records.files import new_run_id
+from rubricgate.runner.cache import resolve_cache_dir
+from rubricgate.runner.workspace import list_tree
+from rubricgate.suite.config import CONFIG_NAME, load_config
+
+SIDES = ("base", "head")
+
+
+@contextmanager
+def ref_worktree(repo: Path, ref: str) -> Iterator[Path]:
+    """A throwaway `git worktree` of REF, removed afterwards; bad REF -> GateInputError."""
+    sha = resolve_ref(repo, ref)
+    holder = Path(tempfile.mkdtemp(prefix="rubricgate-base-"))
+    tree = holder / "tree"
+    _git(repo, "worktree", "add", "--detach", "--quiet", str(tree), sha, what="git worktree add")
+    try:
+        yield tree
+    finally:
+        # --force: the worktree is ours and throwaway; prune keeps .git/worktrees tidy.
+        _git(repo, "worktree", "remove", "--force", str(tree), what="git worktree remove", check=False)
+        shutil.rmtree(holder, ignore_errors=True)
+
+
+def resolve_ref(repo: Path, ref: str) -> str:
+    """The commit REF names, or a one-line error naming the flag and the fix."""
+    if not ref or ref.startswith("-"):
+        raise GateInputError("--base", "", f"invalid git ref {ref!r}", "pass a branch, tag or commit")
+    if _git(repo, "rev-parse", "--is-inside-work-tree", what="git", check=False).returncode != 0:
+        raise GateInputError("--base", "", f"{repo} is not a git repository",
+                             "run `compare --base` inside a git checkout")
+    proc = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", what="git", check=False)
+    if proc.returncode != 0:
+        raise GateInputError("--base", "", f"unknown git ref {ref!r}",
+                             "use a branch, tag or commit that exists here (git fetch it first)")
+    return proc.stdout.strip()
+
+
+def reviewer_paths(reviewer: ReviewerConfig) -> list[str]:
+    """What "the reviewer" is: the prompt, and the folders of the evaluator skill and rubric."""
+    folders = sorted({str(PurePosixPath(reviewer.skill).parent), str(PurePosixPath(reviewer.rubric).parent)})
+    return [reviewer.prompt, *folders]
+
+
+@contextmanager
+def base_checkout(repo: Path, ref_tree: Path, reviewer: ReviewerConfig, ref: str,
+                  exclude: set[str], folders: tuple[str, ...] = ()) -> Iterator[Path]:
+    """A temp copy of the working tree whose reviewer files are replaced by those at REF.
+
+    `folders` (the suite's tasks and fixtures folders) are created even when empty: a copy of
+    files alone would drop an empty folder the config names, and loading would then fail.
+    """
+    for rel in (reviewer.prompt, reviewer.skill, reviewer.rubric):
+        if not (ref_tree / rel).is_file():
+            raise GateInputError("--base", "reviewer", f"{ref} has no {rel}",
+                                 "pick a ref where the reviewer files exist")
+    root = Path(tempfile.mkdtemp(prefix="rubricgate-basecopy-"))
+    try:
+        _copy_files(repo, root, [f for f in list_tree(repo, exclude) if not _in_reviewer(f, reviewer)])
+        _copy_files(ref_tree, root, [f for f in list_tree(ref_tree) if _in_reviewer(f, reviewer)])
+        for folder in (f for f in folders if (repo / f).is_dir()):
+            (root / folder).mkdir(parents=True, exist_ok=True)
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@dataclass
+class PairedOutcome:
+    comparison: Comparison
+    base_run_dir: Path
+    head_run_dir: Path
+
+
+def paired_run(options: RunOptions, ref: str, method: str | None = None,
+               listeners: Callable[[str], list] | None = None, seed: int | None = None) -> PairedOutcome:
+    """Run the suite with the reviewer at REF and as in the working tree, interleaved; compare.
+
+    `method` overrides gate.method from rubricgate.yaml; `listeners(label)` makes fresh progress
+    listeners for each run; `seed` fixes the interleaving (drawn and recorded when None).
+    """
+    repo = options.repo
+    config_path = (options.config_path or repo / CONFIG_NAME).resolve()
+    config = load_config(repo, config_path)
+    out = options.reports_dir or repo / config.reports / f"compare-{new_run_id()}"
+    common = dict(config_path=config_path, require_baseline=False,
+                  cache_dir=resolve_cache_dir(repo, config.cache_dir, options.cache_dir) if options.cache else None)
+    fresh = listeners or (lambda label: list(options.listeners))
+    seed = secrets.randbits(32) if seed is None else seed
+    schedule = interleaving(seed, options.trials or config.trials, interleave=not options.cache)
+    labels = {"base": f"reviewer at {ref}", "head": "working tree"}
+    rounds: dict[str, list[Summary]] = {"base": [], "head": []}
+    with ref_worktree(repo, ref) as ref_tree:
+        with base_checkout(repo, ref_tree, config.reviewer, ref, {config.reports.split("/")[0]},
+                           (config.suite.tasks, config.suite.fixtures)) as base_repo:
+            roots = {"base": base_repo, "head": repo}
+            for r, order in enumerate(schedule, 1):
+                for side in order:
+                    trials = 1 if len(schedule) > 1 else options.trials
+                    run = replace(options, repo=roots[side], reports_dir=out / side, trials=trials,
+                                  listeners=fresh(_label(labels[side], r, len(schedule))), **common)
+                    rounds[side].append(run_suite(run).summary)
+    gate = config.gate.model_copy(update={"method": method}) if method else config.gate
+    comparison = compare_summaries(merge_rounds(rounds["base"]), merge_rounds(rounds["head"]), gate,
+                                   labels["base"], labels["head"])
+    comparison.order = {"seed": seed, "interleaved": len(schedule) > 1, "rounds": schedule}
+    return PairedOutcome(comparison, out / "base", out / "head")
+
+
+def interleaving(seed: int, trials: int, interleave: bool = True) -> list[list[str]]:
+    """The order of the runs: per round (one trial per case), base and head in a seeded random order."""
+    if not interleave or trials < 2:
+        return [list(SIDES)]
+    rng = random.Random(seed)
+    return [rng.sample(SIDES, 2) for _ in range(trials)]
+
+
+def merge_rounds(summaries: list[Summary]) -> Summary:
+    """One side's rounds as one summary: each case's trials concatenated and renumbered 1..K.
+
+    Only what the comparison reads is merged (cases, completeness, run ids); the per-round
+    summaries on disk keep their own rates and reports.
+    """
+    if len(summaries) == 1:
+        return summaries[0]
+    cases: dict = {}
+    for summary in summaries:
+        for case in summary.cases:
+            merged = cases.setdefault(case.id, case.model_copy(update={"trials": []}))
+            start = len(merged.trials)
+            merged.trials.extend([t.model_copy(update={"trial": start + i + 1}) for i, t in enumerate(case.trials)])
+    return summaries[0].model_copy(update={"cases": list(cases.values()),
+                                           "complete": all(s.complete for s in summaries),
+                                           "run_id": "+".join(s.run_id for s in summaries)})
+
+
+def _label(side: str, r: int, total: int) -> str:
+    return side if total == 1 else f"{side}, round {r}/{total}"
+
+
+def _in_reviewer(rel: str, reviewer: ReviewerConfig) -> bool:
+    if rel == reviewer.changed_files:
+        return False
+    return any(rel == p or rel.startswith(p.rstrip("/") + "/") for p in reviewer_paths(reviewer))
+
+
+def _copy_files(src: Path, dst: Path, files: list[str]) -> None:
+    for rel in files:
+        target = dst / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src / rel, target)
+
+
+def _git(repo: Path, *args: str, what: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL)
+    if check and proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["failed"])[-1]
+        raise GateInputError("--base", "", f"{what} failed: {last}", "check the ref and the repository state")
+    return proc

@@ -1,0 +1,70 @@
+"""Trial results -> rates per dimension, per case and per tag.
+
+Plain Python, one pass over the trials: counting passes needs no data frame, and importing pandas
+costs ~0.3 s and ~40 MB on every command (bench/startup.py measures it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rubricgate.gating.stats import counted
+from rubricgate.models.base import DIMENSIONS
+from rubricgate.models.results import CaseSpec, RateRow, TrialResult
+
+
+@dataclass(frozen=True)
+class TrialRow:
+    """One trial that ran: its case, tags and whether it passed each dimension."""
+
+    case_id: str
+    trial: int
+    tags: tuple[str, ...]
+    outcome: str
+    passed: dict[str, bool]
+
+
+Frame = list[TrialRow]
+Counts = dict[str, dict[str, tuple[int, int]]]  # group -> dimension -> (passes, trials)
+
+
+def trial_frame(cases: list[CaseSpec], results: list[TrialResult]) -> Frame:
+    """One row per trial that ran and was judged (not_run and errored trials are left out)."""
+    tags = {c.id: tuple(c.tags) for c in cases}
+    return [TrialRow(r.case_id, r.trial, tags.get(r.case_id, ()), r.outcome,
+                     {d: r.grades[d].passed for d in DIMENSIONS})
+            for r in results if counted(r)]  # not run, or errored: the reviewer was never judged
+
+
+def dimension_rates(frame: Frame) -> dict[str, RateRow]:
+    """A rate is passes / trials over all cases."""
+    out = {}
+    for dim in DIMENSIONS:
+        n, k = len(frame), sum(row.passed[dim] for row in frame)
+        out[dim] = RateRow(rate=(k / n) if n else None, passes=k, trials=n)
+    return out
+
+
+def _grouped_counts(pairs) -> Counts:
+    """(group, row) pairs -> per group and dimension (passes, trials), groups sorted like a groupby."""
+    tallies: dict[str, dict[str, list[int]]] = {}
+    for group, row in pairs:
+        dims = tallies.setdefault(str(group), {d: [0, 0] for d in DIMENSIONS})
+        for d in DIMENSIONS:
+            dims[d][0] += row.passed[d]
+            dims[d][1] += 1
+    return {g: {d: (p, n) for d, (p, n) in tallies[g].items()} for g in sorted(tallies)}
+
+
+def case_counts(frame: Frame) -> Counts:
+    """Per case: passes and trials of each dimension."""
+    return _grouped_counts((row.case_id, row) for row in frame)
+
+
+def tag_counts(frame: Frame) -> Counts:
+    """Per tag: passes and trials of each dimension over every trial of every case with the tag."""
+    return _grouped_counts((tag, row) for row in frame for tag in row.tags)
+
+
+def as_rates(counts: Counts) -> dict[str, dict[str, float]]:
+    return {g: {d: p / n for d, (p, n) in dims.items() if n} for g, dims in counts.items()}

@@ -1,0 +1,156 @@
+"""Reading baseline.json, and the update rules: raise freely, lower only with a reason.
+
+An update merges per case: the cases the run holds are replaced by the run's counts, the others
+are kept (so `baseline update --from` an `--only` run refreshes just those cases), and cases no
+longer in the suite are dropped. When the reviewer files, agent, CLI version and model are the
+ones the baseline was measured with, the run's trials are added to the baseline's instead (a
+re-measurement of the same thing: more trials, and no way to keep only a lucky run). Format 1 files (suite rates only) are read, and written back
+as format 2 on the next update.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rubricgate.errors import GateInputError
+from rubricgate.models.base import DIMENSIONS
+from rubricgate.models.baseline import Baseline, BaselineChange, CaseCount, MeasuredWith
+
+# `validate` only reads the baseline: the run's result models (stats, records) load with the
+# update functions that need them, not on every start (bench/startup.py).
+if TYPE_CHECKING:
+    from rubricgate.models.results import Summary
+
+EPS = 1e-6
+# Re-measuring an unchanged setup pools the trials instead of replacing them: keeping the best of
+# several runs would bias the baseline upwards and make later unchanged runs look like drops
+# (bench/gate_soundness.py: "best of 3").
+POOLED_REASON = "re-measured with the same reviewer, agent, CLI version and model: trials pooled"
+CaseCounts = dict[str, dict[str, CaseCount]]
+
+
+def summary_counts(summary: Summary) -> CaseCounts:
+    """Per case and dimension, passes and trials over the trials that count (not errored/not run)."""
+    from rubricgate.gating.stats import counted
+
+    out: CaseCounts = {}
+    for case in summary.cases:
+        trials = [t for t in case.trials if counted(t)]
+        if trials:
+            out[case.id] = {d: CaseCount(passes=sum(t.grades[d].passed for t in trials if d in t.grades),
+                                         trials=sum(d in t.grades for t in trials)) for d in DIMENSIONS}
+    if not out:
+        raise GateInputError("summary.json", "cases", "the run graded no trial", "run the suite first")
+    return out
+
+
+def suite_rates(cases: CaseCounts) -> dict[str, float]:
+    """Pooled rate per dimension over every case: for display."""
+    rates = {}
+    for dim in DIMENSIONS:
+        n = sum(c[dim].trials for c in cases.values())
+        rates[dim] = round(sum(c[dim].passes for c in cases.values()) / n, 6) if n else 0.0
+    return rates
+
+
+@dataclass(frozen=True)
+class Update:
+    baseline: Baseline
+    lowered: list[str]  # "case dimension old -> new" (or "dimension" for a format 1 suite rate)
+    changed_cases: list[str]
+    pooled: bool = False  # the run re-measured the baseline's setup: trials were added
+
+
+def updated_baseline(old: Baseline | None, summary: Summary, reason: str, suite_ids: list[str] | None = None,
+                     reviewer_digest: str | None = None) -> Update:
+    """Merge the run's per-case counts into the baseline; lowering anything needs a reason.
+
+    `suite_ids` (the cases the suite has now) drops entries of removed or renamed cases.
+    """
+    measured = MeasuredWith(reviewer_digest=reviewer_digest, agent=summary.agent, agent_version=summary.agent_version,
+                            model=summary.model, run_id=summary.run_id)
+    pooled = old is not None and same_setup(old.measured_with, measured)
+    run = pool(old.cases, summary_counts(summary)) if pooled else summary_counts(summary)
+    kept = _kept(old, run, suite_ids)
+    cases = {**kept, **run}
+    lowered = [] if pooled else _lowered(old, run, suite_rates(cases))
+    if lowered and not reason.strip():
+        raise GateInputError("baseline.json", "cases", "lowering " + "; ".join(lowered[:5])
+                             + (" ..." if len(lowered) > 5 else "") + " needs a reason",
+                             "pass --reason 'why the lower rate is right'")
+    change = _change(old, cases, summary.run_id, reason or (POOLED_REASON if pooled else _auto_reason(old, bool(kept))),
+                     sorted(run) if kept else [])
+    new = Baseline(rates=change.rates, trials=change.trials, cases=cases, measured_with=measured,
+                   history=(old.history if old else []) + [change])
+    return Update(new, lowered, sorted(run), pooled)
+
+
+def _kept(old: Baseline | None, run: CaseCounts, suite_ids: list[str] | None) -> CaseCounts:
+    """The baseline's cases the run did not hold, less those no longer in the suite."""
+    kept = {c: v for c, v in (old.cases if old else {}).items() if c not in run}
+    return kept if suite_ids is None else {c: v for c, v in kept.items() if c in set(suite_ids)}
+
+
+def _change(old: Baseline | None, cases: CaseCounts, run_id: str, reason: str, changed: list[str]) -> BaselineChange:
+    at = datetime.now(UTC).isoformat(timespec="seconds")
+    trials = max((c[d].trials for c in cases.values() for d in DIMENSIONS), default=1) or 1
+    return BaselineChange(at=at, rates=suite_rates(cases), trials=trials, reason=reason, run_id=run_id, cases=changed)
+
+
+def same_setup(before: MeasuredWith | None, now: MeasuredWith) -> bool:
+    """Same reviewer files, agent, CLI version and model: a new run re-measures the same thing."""
+    if before is None or before.reviewer_digest is None or now.reviewer_digest is None:
+        return False
+    keys = ("reviewer_digest", "agent", "agent_version", "model")
+    return all(getattr(before, k) == getattr(now, k) for k in keys)
+
+
+def pool(old: CaseCounts, run: CaseCounts) -> CaseCounts:
+    """The run's counts added to the baseline's, case by case (cases new to the baseline as they are)."""
+    out = {}
+    for case, dims in run.items():
+        before = old.get(case, {})
+        out[case] = {d: CaseCount(passes=c.passes + (before[d].passes if d in before else 0),
+                                  trials=c.trials + (before[d].trials if d in before else 0)) for d, c in dims.items()}
+    return out
+
+
+def _lowered(old: Baseline | None, run: CaseCounts, rates: dict[str, float]) -> list[str]:
+    """Every per-case rate (format 2) or suite rate (format 1) the update would lower."""
+    if old is None:
+        return []
+    if not old.cases:
+        return [f"{d} {old.rates[d]:.1%} -> {rates[d]:.1%}" for d in DIMENSIONS if rates[d] < old.rates[d] - EPS]
+    out = []
+    for case, dims in run.items():
+        before = old.cases.get(case)
+        for d in DIMENSIONS if before else ():
+            b, n = before[d], dims[d]
+            if b.trials and n.trials and n.passes / n.trials < b.passes / b.trials - EPS:
+                out.append(f"{case} {d} {b.passes}/{b.trials} -> {n.passes}/{n.trials}")
+    return out
+
+
+def _auto_reason(old: Baseline | None, partial: bool) -> str:
+    if old is None:
+        return "initial baseline"
+    if old.format_version == 1:
+        return "raised: the suite passes at the higher rate; migrated from format 1 to per-case counts"
+    return "merged the run's cases: none lower" if partial else "raised: the suite passes at the higher rate"
+
+
+def reviewer_fingerprint(per_file: dict[str, str]) -> str:
+    """One sha256 over the reviewer files' own digests (rubricgate.runner.cache.reviewer_digest)."""
+    return hashlib.sha256(json.dumps(per_file, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def write_baseline(path: Path, baseline: Baseline) -> None:
+    """Atomic, like every file a run writes: an interrupted update never leaves half a baseline."""
+    from rubricgate.records.files import write_json_atomic
+
+    write_json_atomic(path, baseline.model_dump(mode="json", exclude_none=False))

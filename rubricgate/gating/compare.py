@@ -1,0 +1,239 @@
+"""Comparison of two runs: per-case flips, the stratified exact test per dimension, a decision.
+
+Two sources, one computation:
+  * two stored runs (`rubricgate compare RUN_A RUN_B`): base = RUN_A, head = RUN_B;
+  * a paired run (`rubricgate compare --base REF`, rubricgate/flows/compare_run.py): the same cases run
+    with the reviewer files at REF and as in the working tree, base and head trials interleaved.
+
+The unit is the case, not a trial index: pairing trial 1 with trial 1 is arbitrary (re-pairing
+the same trials changes the answer). Per dimension the head's per-case counts are tested against
+the base's with the gate's own test (rubricgate/gating/exact.py: stratified exact test, Holm across the
+dimensions), and labelled the same way (rubricgate/gating/gate.py). The decision follows gate.method:
+  statistical  a dimension fails when its Holm-adjusted p <= 1 - confidence: an unchanged
+               reviewer fails the comparison with probability at most 1 - confidence;
+  strict       a dimension fails when its rate on the shared cases is lower at all. Its
+               false-alarm rate is stated with the result: the exact chance that an unchanged
+               reviewer dips on these counts (0 for a deterministic reviewer).
+A side with trials that did not run (interrupted, budget spent) cannot be judged: exit 2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from rubricgate import exitcodes
+from rubricgate.gating.exact import Stratum, dip_probability, holm, lower_p, null_distribution, upper_p
+from rubricgate.gating.gate import EPS, judge_dimensions
+from rubricgate.gating.stats import counted, trial_passed
+from rubricgate.models.base import DIMENSIONS
+from rubricgate.models.config import GateConfig
+from rubricgate.models.results import CaseSummary, Decision, RateRow, Summary, TrialResult
+
+FlipKind = Literal["regressed", "fixed", "unchanged", "added", "removed"]
+KINDS: tuple[FlipKind, ...] = ("regressed", "fixed", "unchanged", "added", "removed")
+Counts = dict[str, dict[str, tuple[int, int]]]
+
+
+@dataclass
+class CaseFlip:
+    """How one case moved from base to head (a trial passes when every dimension passes)."""
+
+    case_id: str
+    kind: FlipKind
+    base: str  # "passes/trials" or "-" when the case is absent
+    head: str
+    reasons: list[str] = field(default_factory=list)
+    p_value: float | None = None  # Holm-adjusted over the cases that moved, one-sided in the move's direction
+    credible: bool = False  # the move holds on its own at the gate's confidence
+
+
+@dataclass
+class DimensionTest:
+    """Per-case counts over the shared cases and the stratified exact test for one dimension."""
+
+    dimension: str
+    cases: int
+    base_passes: int
+    base_trials: int
+    head_passes: int
+    head_trials: int
+    p_value: float  # one-sided stratified exact p, before Holm
+    p_holm: float | None  # Holm-adjusted across the dimensions (statistical)
+    dip_chance: float  # P(head rate < base rate) if nothing changed: strict's false-alarm rate here
+    status: str = "ok"
+    label: str = ""
+
+
+@dataclass
+class Comparison:
+    base_label: str
+    head_label: str
+    flips: list[CaseFlip]
+    tests: list[DimensionTest]
+    decision: Decision
+    order: dict = field(default_factory=dict)  # how base and head trials were interleaved (seed, rounds)
+
+    def counts(self) -> dict[str, int]:
+        """Cases per flip kind."""
+        return {kind: sum(f.kind == kind for f in self.flips) for kind in KINDS}
+
+
+def compare_summaries(base: Summary, head: Summary, gate: GateConfig,
+                      base_label: str = "base", head_label: str = "head") -> Comparison:
+    """Flips, per-dimension tests and the decision for two runs of the same suite."""
+    flips = case_flips(base, head, 1 - gate.confidence)
+    problems = _unjudgeable(base, head)
+    tests = [] if problems else dimension_tests(summary_counts(base), summary_counts(head), gate)
+    if not problems and not tests:
+        problems = ["the two runs share no case that ran on both sides"]
+    decision = _cannot(problems, gate) if problems else decide_comparison(tests, gate)
+    return Comparison(base_label, head_label, flips, tests, decision)
+
+
+def summary_counts(summary: Summary) -> Counts:
+    """Per case and dimension: (passes, trials) over the trials that count."""
+    out: Counts = {}
+    for case in summary.cases:
+        trials = [t for t in case.trials if counted(t)]
+        dims = {d for t in trials for d in t.grades}
+        if trials:
+            out[case.id] = {d: (sum(t.grades[d].passed for t in trials if d in t.grades),
+                                sum(d in t.grades for t in trials)) for d in _ordered(dims)}
+    return out
+
+
+def dimension_tests(base: Counts, head: Counts, gate: GateConfig) -> list[DimensionTest]:
+    """The gate's test and labels with base as the reference and head as the current run."""
+    shared = [c for c in head if c in base]
+    dims = _ordered({d for c in shared for d in head[c] if d in base[c]})
+    strata = {d: [(*head[c][d], *base[c][d]) for c in shared if d in head[c] and d in base[c]] for d in dims}
+    rows = {d: _row(strata[d]) for d in dims}
+    judge_dimensions(rows, strata, gate, len(shared))
+    return [_test(d, strata[d], rows[d]) for d in dims if any(s[1] and s[3] for s in strata[d])]
+
+
+def decide_comparison(tests: list[DimensionTest], gate: GateConfig) -> Decision:
+    """Exit 1 when a dimension regressed by the configured method; strict states its false-alarm rate."""
+    reasons, warnings = [], []
+    for t in tests:
+        line = (f"{t.dimension}: {t.base_passes}/{t.base_trials} -> {t.head_passes}/{t.head_trials} on {t.cases} "
+                f"shared case(s), stratified exact p {t.p_value:.3g}"
+                + ("" if t.p_holm is None else f" (Holm {t.p_holm:.3g})"))
+        if t.status == "regression":
+            reasons.append(line)
+        elif t.status == "inconclusive":
+            warnings.append(f"{line}: {t.label}")
+    if gate.method == "strict":
+        warnings += _strict_rate(tests, 1 - gate.confidence)
+    status, code = ("regression", exitcodes.REGRESSION) if reasons else ("pass", exitcodes.OK)
+    return Decision(status=status, exit_code=code, method=gate.method, reasons=reasons, warnings=warnings)
+
+
+def _strict_rate(tests: list[DimensionTest], alpha: float) -> list[str]:
+    chance = min(1.0, sum(t.dip_chance for t in tests))
+    line = (f"strict fails on any dip: on these counts an unchanged reviewer would fail it with probability "
+            f"at most {chance:.1%} (sum over dimensions of the exact chance of a dip)")
+    if chance > alpha:
+        line += f"; that is above {alpha:.0%}: this reviewer is noisy, use --method statistical"
+    return [line]
+
+
+def case_flips(base: Summary, head: Summary, alpha: float = 0.05) -> list[CaseFlip]:
+    """One flip per case id in either run, in head order then base-only cases.
+
+    A regressed or fixed case carries its one-sided exact p (Holm across the cases that
+    moved) and is `credible` when that holds at alpha: most single-case moves of a noisy
+    reviewer are not, and an unchanged run should list few credible ones.
+    """
+    base_cases, head_cases = _by_id(base), _by_id(head)
+    ids = list(head_cases) + [cid for cid in base_cases if cid not in head_cases]
+    flips = [_flip(cid, base_cases.get(cid), head_cases.get(cid)) for cid in ids]
+    raw = {f.case_id: _case_p(f, base_cases[f.case_id], head_cases[f.case_id])
+           for f in flips if f.kind in ("regressed", "fixed")}
+    adjusted = holm(raw, alpha)
+    for f in flips:
+        if f.case_id in adjusted:
+            f.p_value = adjusted[f.case_id]
+            f.credible = f.p_value <= alpha
+    return flips
+
+
+def _case_p(flip: CaseFlip, base: CaseSummary, head: CaseSummary) -> float:
+    stratum: Stratum = (*_all_pass(head), *_all_pass(base))
+    return lower_p([stratum]) if flip.kind == "regressed" else upper_p([stratum])
+
+
+def _flip(cid: str, base: CaseSummary | None, head: CaseSummary | None) -> CaseFlip:
+    if base is None or head is None:
+        present = head or base
+        kind: FlipKind = "added" if base is None else "removed"
+        return CaseFlip(cid, kind, _score(base), _score(head), _failures(present.trials) if present else [])
+    (bx, bn), (hx, hn) = _all_pass(base), _all_pass(head)
+    if not bn or not hn or abs(hx / hn - bx / bn) <= EPS:
+        still = _failures(_ran(head.trials))
+        return CaseFlip(cid, "unchanged", _score(base), _score(head), [f"still failing: {r}" for r in still])
+    if hx / hn < bx / bn:
+        return CaseFlip(cid, "regressed", _score(base), _score(head), _failures(_ran(head.trials)))
+    return CaseFlip(cid, "fixed", _score(base), _score(head), [f"was: {r}" for r in _failures(_ran(base.trials))])
+
+
+def _row(strata: list[Stratum]) -> RateRow:
+    x, n = sum(s[0] for s in strata), sum(s[1] for s in strata)
+    return RateRow(rate=x / n if n else None, passes=x, trials=n)
+
+
+def _test(dim: str, strata: list[Stratum], row: RateRow) -> DimensionTest:
+    both = [s for s in strata if s[1] and s[3]]
+    return DimensionTest(dim, len(both), sum(s[2] for s in both), sum(s[3] for s in both),
+                         sum(s[0] for s in both), sum(s[1] for s in both), lower_p(both), row.p_value,
+                         dip_probability(null_distribution(both)), row.status, row.label)
+
+
+def _cannot(problems: list[str], gate: GateConfig) -> Decision:
+    return Decision(status="error", exit_code=exitcodes.CANNOT_JUDGE, method=gate.method, reasons=problems)
+
+
+def _unjudgeable(base: Summary, head: Summary) -> list[str]:
+    problems = []
+    for label, summary in (("base", base), ("head", head)):
+        missing = sum(not counted(t) and not t.errored for c in summary.cases for t in c.trials)
+        if missing or not summary.complete:
+            problems.append(f"{label} run {summary.run_id} is incomplete ({missing} trials did not run)")
+        if summary.errored:  # infrastructure failures: neither side's reviewer was judged there
+            problems.append(f"{label} run {summary.run_id}: {len(summary.errored)} trial(s) errored (infrastructure)")
+    return problems
+
+
+def _ordered(dims: set[str]) -> list[str]:
+    return [d for d in DIMENSIONS if d in dims] + sorted(dims - set(DIMENSIONS))
+
+
+def _all_pass(case: CaseSummary) -> tuple[int, int]:
+    ran = _ran(case.trials)
+    return sum(map(trial_passed, ran)), len(ran)
+
+
+def _ran(trials: list[TrialResult]) -> list[TrialResult]:
+    return [t for t in trials if counted(t)]
+
+
+def _by_id(summary: Summary) -> dict[str, CaseSummary]:
+    return {c.id: c for c in summary.cases}
+
+
+def _score(case: CaseSummary | None) -> str:
+    if case is None:
+        return "-"
+    x, n = _all_pass(case)
+    return f"{x}/{n}"
+
+
+def _failures(trials: list[TrialResult]) -> list[str]:
+    """Distinct failure reasons, each with the trials it happened in."""
+    seen: dict[str, list[int]] = {}
+    for t in trials:
+        for dim, g in t.grades.items():
+            if not g.passed:
+                seen.setdefault(f"{dim}: {g.category or 'failed'}: {g.reason}".rstrip(": "), []).append(t.trial)
+    return [f"{reason} (trial {', '.join(map(str, ts))})" for reason, ts in seen.items()]

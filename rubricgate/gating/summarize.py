@@ -1,0 +1,93 @@
+"""Aggregate and gate a run's trial results into the Summary every report renders."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from rubricgate.agents.support import support_for
+from rubricgate.gating.aggregate import Counts, as_rates, case_counts, dimension_rates, tag_counts, trial_frame
+from rubricgate.gating.errored import errored_gate, errored_list
+from rubricgate.gating.gate import cannot_judge, decide
+from rubricgate.gating.stats import add_intervals, case_consistency, counted, suite_consistency, wilson
+from rubricgate.models.baseline import MeasuredWith
+from rubricgate.models.results import CaseSummary, Decision, GateDetail, Summary, TrialResult
+from rubricgate.runner.cost import cost_summary
+from rubricgate.runner.run_state import RunState
+from rubricgate.runner.scheduler import Job
+from rubricgate.suite.load import Loaded
+
+
+def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], state: RunState) -> Summary:
+    """Aggregate and gate: the Summary every report renders (also used by regrade)."""
+    frame = trial_frame(loaded.cases, results)
+    rates = dimension_rates(frame)
+    confidence = loaded.config.gate.confidence
+    per_case, per_tag = case_counts(frame), tag_counts(frame)
+    add_intervals(rates, per_case, confidence)
+    default = jobs[0].agent if jobs else loaded.config.agent.name
+    run_with = MeasuredWith(agent=default, agent_version=state.agent_versions.get(default),
+                            model=loaded.config.agent.model or reported_model(results))
+    decision, gate = _decision(loaded, rates, state, len(results), len(jobs), per_case, run_with)
+    decision = errored_gate(decision, results, len(jobs), loaded.config.gate.max_errored)
+    cases = case_summaries(loaded, jobs, results, per_case, confidence)
+    return Summary(run_id=state.run_id, started_at=state.started, kind=state.kind,
+                   finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                   complete=not state.interrupted and len(results) == len(jobs) and not state.not_run, agent=default,
+                   agent_version=state.agent_versions.get(default), agent_support=support_for(state.agent_versions),
+                   model=loaded.config.agent.model or reported_model(results), trials_default=state.trials or loaded.config.trials,
+                   decision=decision, rates=rates, rates_by_tag=as_rates(per_tag),
+                   intervals_by_tag=intervals(per_tag, confidence), cases=cases,
+                   flaky_cases=[c.id for c in cases if c.flaky], errored=errored_list(results),
+                   cost=cost_summary(cases, state.budget),
+                   pass_k=suite_consistency([[t for t in c.trials if counted(t)] for c in cases]), gate=gate,
+                   config={"method": loaded.config.gate.method, "rubric": loaded.config.reviewer.rubric})
+
+
+def case_summaries(loaded: Loaded, jobs: list[Job], results: list[TrialResult], per_case: Counts,
+                   confidence: float) -> list[CaseSummary]:
+    """One CaseSummary per planned case, in suite order. Every lookup is a dict built once, so this
+    stays linear in the suite (it used to recompute all cases' rates for each case)."""
+    by_case: dict[str, list[TrialResult]] = {}
+    for r in results:
+        by_case.setdefault(r.case_id, []).append(r)
+    planned = {j.case.id for j in jobs}
+    rates, bounds = as_rates(per_case), intervals(per_case, confidence)
+    return [CaseSummary(id=c.id, source=c.source, tags=c.tags, expected_tier=c.expect.tier, why=c.why,
+                        workspace_paths=dict(c.workspace_paths),
+                        rates=rates.get(c.id, {}), trials=by_case.get(c.id, []), intervals=bounds.get(c.id, {}),
+                        **_consistency(by_case.get(c.id, [])))
+            for c in loaded.cases if c.id in planned]
+
+
+def intervals(counts: Counts, confidence: float) -> dict[str, dict[str, list[float]]]:
+    """Wilson interval [low, high] of every per-case or per-tag rate."""
+    return {g: {d: [round(x, 4) for x in wilson(p, n, confidence)] for d, (p, n) in dims.items() if n}
+            for g, dims in counts.items()}
+
+
+def reported_model(results: list[TrialResult]) -> str | None:
+    """The model(s) the agent said it used when none is configured, so `trend` sees a default change."""
+    models = sorted({r.model for r in results if r.model})
+    return ", ".join(models) or None
+
+
+def _consistency(trials: list[TrialResult]) -> dict:
+    """pass@k, pass^k (k = the case's trials) and flakiness over the trials that ran."""
+    pass_at, pass_hat, flaky = case_consistency([t for t in trials if counted(t)])
+    return {"pass_at_k": pass_at, "pass_hat_k": pass_hat, "flaky": flaky}
+
+
+def _decision(loaded: Loaded, rates, state: RunState, done: int, total: int,
+              per_case: Counts, run_with: MeasuredWith) -> tuple[Decision, GateDetail | None]:
+    if state.not_run:
+        return cannot_judge([f"{state.budget.reason}: {state.not_run} of {total} trials not run; the report is partial"]), None
+    if state.interrupted:
+        return cannot_judge([f"run interrupted after {done} of {total} trials; the report is partial"]), None
+    if state.tree_violations:
+        return cannot_judge([f"the original repository was modified during the run: {', '.join(state.tree_violations[:5])}"]), None
+    if loaded.baseline is None and state.kind == "baseline":
+        return Decision(status="baseline", exit_code=0, method=loaded.config.gate.method,
+                        reasons=["baseline run: rates measured for baseline.json, not gated"]), None
+    if loaded.baseline is None:
+        return cannot_judge(["no baseline to compare against"]), None
+    return decide(rates, loaded.baseline, loaded.config.gate, per_case, run_with)

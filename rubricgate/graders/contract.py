@@ -1,0 +1,98 @@
+"""Final text -> verdict: the last fenced json block, validated, tier recomputed.
+
+The findings are evidence and the tier is a claim about it, so the harness recomputes the
+tier and escalates an under-reported one. It never lowers a tier the agent over-called.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from pydantic import ValidationError
+
+from rubricgate.models.verdict import ParsedVerdict, Verdict
+from rubricgate.suite.rubric import RubricSpec
+
+TIER_ORDER = {"PASS": 0, "WARN": 1, "BLOCK": 2}
+# A fence opens with ```json (any case) and closes with ``` on its own line.
+_FENCE = re.compile(r"```[ \t]*json[ \t]*\r?\n(.*?)\r?\n[ \t]*```", re.S | re.I)
+
+
+def last_json_block(text: str) -> str | None:
+    """Body of the last ```json fenced block, or None when there is none."""
+    blocks = _FENCE.findall(text or "")
+    return blocks[-1] if blocks else None
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
+    # json.loads keeps the last of repeated keys; a verdict saying "tier" twice is malformed.
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _short(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "verdict"
+    return f"{where}: {err['msg']}"
+
+
+def parse_verdict(final_text: str, rubric: RubricSpec) -> ParsedVerdict:
+    """Parse, validate and cross-check the verdict in an agent's final message."""
+    block = last_json_block(final_text)
+    if block is None:
+        return ParsedVerdict(status="missing", error="no fenced ```json block in the final message")
+    try:
+        data = json.loads(block, object_pairs_hook=_no_duplicate_keys)
+    except json.JSONDecodeError as exc:
+        return ParsedVerdict(status="malformed", error=f"verdict is not valid JSON: {exc.msg} at line {exc.lineno}")
+    except _DuplicateKey as exc:
+        return ParsedVerdict(status="malformed", error=f"verdict has duplicate key {exc.key!r}: which one counts is ambiguous")
+    try:
+        verdict = Verdict.model_validate(data)
+    except ValidationError as exc:
+        return ParsedVerdict(status="invalid", error=f"verdict does not match the contract: {_short(exc)}")
+    return cross_check(verdict, rubric)
+
+
+def cross_check(verdict: Verdict, rubric: RubricSpec) -> ParsedVerdict:
+    """Recompute the tier from findings (rubric severities win) and escalate upward only."""
+    warnings = rule_warnings(verdict, rubric)
+    severities = [_severity_of(f.rule, f.severity, rubric) for f in verdict.findings]
+    derived = rubric.derive_tier(severities)
+    effective, escalated = verdict.tier, False
+    if TIER_ORDER[derived] > TIER_ORDER[verdict.tier]:
+        effective, escalated = derived, True
+        warnings.append(
+            f"agent reported tier {verdict.tier} but its findings derive {derived} "
+            f"({severities.count('critical')} critical, {severities.count('warning')} warning); escalating to {derived}")
+    return ParsedVerdict(status="ok", reported_tier=verdict.tier, effective_tier=effective,
+                         escalated=escalated, warnings=warnings, verdict=verdict)
+
+
+def _severity_of(rule_id: str, reported: str, rubric: RubricSpec) -> str:
+    # Severity is a property of the rule: the rubric's severity counts, not the agent's.
+    rule = rubric.rules.get(rule_id)
+    return rule.severity if rule else reported
+
+
+def rule_warnings(verdict: Verdict, rubric: RubricSpec) -> list[str]:
+    """Findings whose rule is unknown to the rubric, or whose severity differs from it."""
+    out = []
+    for f in verdict.findings:
+        rule = rubric.rules.get(f.rule)
+        if rule is None:
+            out.append(f"finding cites unknown rule {f.rule!r} ({f.file}:{f.line})")
+        elif rule.severity != f.severity:
+            out.append(f"finding {f.rule} reported as {f.severity}, rubric says {rule.severity}")
+    return out

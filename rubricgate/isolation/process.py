@@ -1,0 +1,391 @@
+"""Run one agent process with hygiene: own process group, stdin from /dev/null,
+hard wall-clock timeout that kills the whole group, stdout streamed to a file under a byte cap.
+
+The agent's stdout can be arbitrarily large (a runaway model loop) and its children can outlive
+it (a tool that spawned a server). So: stdout goes to disk and stops being written at the cap
+but is still drained (a blocked pipe would hang the child), stderr is kept as a bounded tail for
+the one-line error (both read by the trial's own thread: runner/streams.py), and the group is
+killed on timeout and once more after exit so no grandchild survives the run. A descendant that
+left the group with setsid() (a daemonizing tool server) is found by a per-run token in its
+inherited environment and killed too. The output cap stops the run: past it nothing more can be
+kept, so running on only burns time and tokens.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rubricgate.isolation.admission import CANCEL, AgentSlots
+from rubricgate.isolation.sandbox import SandboxPolicy, Writable, find_program, wrap
+from rubricgate.isolation.streams import CappedSink, StderrTail, Streams, Wake, Watch
+
+KILL_GRACE_S = 2.0
+DRAIN_TIMEOUT_S = 5.0
+RUN_TOKEN_VAR = "RUBRICGATE_RUN_TOKEN"  # inherited by every descendant; finds setsid() escapees
+_PROC = Path("/proc")
+
+
+@dataclass
+class ProcessResult:
+    """What happened to one process. exit_code is None when it never started or was killed."""
+
+    exit_code: int | None
+    timed_out: bool
+    stdout_truncated: bool
+    stderr_tail: str
+    duration_s: float
+    stdout_bytes: int = 0
+    start_error: str = ""  # non-empty when the executable could not be started
+    stopped: str = ""  # non-empty when the harness's watch callback ended the run
+
+
+def kill_group(pgid: int, grace_s: float = KILL_GRACE_S,
+               reap: Callable[[], object] | None = None) -> None:
+    """SIGTERM the process group, wait up to grace_s for it to empty, then SIGKILL it.
+
+    `reap` (e.g. Popen.poll) is called while waiting: an unreaped zombie leader still
+    counts as a group member, so without it we would always wait the full grace period.
+    """
+    if not _signal_group(pgid, signal.SIGTERM):
+        return
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if reap is not None:
+            reap()
+        if not _group_alive(pgid):
+            return
+        time.sleep(0.05)
+    _signal_group(pgid, signal.SIGKILL)
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send sig to the group; False when the group no longer exists."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _group_alive(pgid: int) -> bool:
+    # Signal 0 probes existence without delivering anything.
+    return _signal_group(pgid, 0)
+
+
+def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
+                output_cap_bytes: int, stdout_path: Path, watch: Watch | None = None,
+                sandbox: SandboxPolicy | None = None, writable: Sequence[Writable] = (),
+                slots: AgentSlots | None = None) -> ProcessResult:
+    """Run argv in its own session (inside bubblewrap when `sandbox` enforces one); never raises
+    for a failing or missing executable. `watch(line)` sees each stdout line; a reason kills it.
+
+    `slots` bounds the agents running at once. A sandboxed agent is launched before it holds one:
+    its sandbox is built while other agents run, and the agent waits at a gate inside it until a
+    slot is free (runner/admission.py); its time and its timeout start at the gate."""
+    stdout_path.parent.mkdir(parents=True, exist_ok=True)
+    if CANCEL.event.is_set():
+        return _interrupted()
+    gated = slots is not None and sandbox is not None and sandbox.enforced
+    if slots is not None and not gated and not slots.acquire():
+        return _interrupted()
+    try:
+        with open(stdout_path, "wb") as out:
+            return _launch(argv, cwd, env, timeout_s, CappedSink(out, output_cap_bytes, watch), sandbox, writable,
+                           slots if gated else None)
+    finally:
+        if slots is not None and not gated:
+            slots.release()
+
+
+def _launch(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout_s: float, sink: CappedSink,
+            sandbox: SandboxPolicy | None, writable: Sequence[Writable], gate_slots: AgentSlots | None) -> ProcessResult:
+    token = uuid.uuid4().hex
+    started = time.monotonic()
+    sandboxed = sandbox is not None and sandbox.enforced
+    try:
+        proc, gate = _spawn(argv, cwd, {**env, RUN_TOKEN_VAR: token}, sandbox, writable, gated=gate_slots is not None)
+    except OSError as exc:
+        return ProcessResult(None, False, False, "", time.monotonic() - started, start_error=_start_error(argv[0], exc))
+    finally:
+        if gate_slots is not None:
+            gate_slots.end_launch_turn()  # launched (or failed to): the next trial may launch
+    if gate is None or gate_slots is None:
+        return _supervise(proc, sink, started + timeout_s, started, token, sandboxed)
+    opened = gate_slots.take(lambda: _open_gate(gate))  # possibly by the thread whose agent just ended
+    if opened is None:  # stopped while its sandbox waited: the agent never ran
+        _discard(proc, gate, token)
+        return _interrupted()
+    try:
+        return _supervise(proc, sink, opened + timeout_s, opened, token, sandboxed)
+    finally:
+        gate_slots.ran(time.monotonic() - opened)
+        gate_slots.release()  # the agent is dead (`_supervise` made sure): the next one may start
+
+
+def _interrupted() -> ProcessResult:
+    return ProcessResult(None, False, False, "", 0.0, stopped="interrupted: the run was stopped")
+
+
+def _open_gate(gate: int) -> None:
+    """Let the agent held at the gate start (its `read` gets the line)."""
+    try:
+        os.write(gate, b"go\n")
+    except OSError:  # the sandbox died while it was being built: its exit status says why
+        return
+    finally:
+        os.close(gate)
+
+
+def _discard(proc: subprocess.Popen[bytes], gate: int, token: str) -> None:
+    """A launched sandbox whose agent must not start: closing the gate ends it (its `read` sees
+    end of file, so `exec` never runs); it is killed and reaped all the same."""
+    os.close(gate)
+    try:
+        _end(proc, token, sandboxed=True)
+    finally:
+        proc.stdout.close()  # type: ignore[union-attr]
+        proc.stderr.close()  # type: ignore[union-attr]
+
+
+def _start_error(program: str, exc: OSError) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return f"cannot start {program!r}: not found (is the CLI installed and on the agent's PATH?)"
+    return f"cannot start {program!r}: {exc.strerror or exc}"
+
+
+def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], sandbox: SandboxPolicy | None,
+           writable: Sequence[Writable], gated: bool = False) -> tuple[subprocess.Popen[bytes], int | None]:
+    """(process, write end of its gate or None). A gated agent reads its gate on stdin."""
+    if sandbox is None or not sandbox.enforced:
+        return subprocess.Popen(
+            list(argv), cwd=str(cwd), env=dict(env), stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True), None
+    program = find_program(argv[0], env.get("PATH")) or argv[0]
+    if not Path(program).exists():
+        raise FileNotFoundError(2, "not found", argv[0])
+    read_fd, write_fd = os.pipe()
+    gate_read, gate = os.pipe() if gated else (subprocess.DEVNULL, None)
+    wrapped, payload = wrap(sandbox, [program, *argv[1:]], cwd=cwd, env=env, writable=writable,
+                            args_fd=read_fd, gated=gated)
+    try:
+        # bwrap itself gets no secrets: they travel in the pipe, not in its argv or environment.
+        proc = subprocess.Popen(
+            wrapped, cwd="/", env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, stdin=gate_read,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, pass_fds=(read_fd,))
+    except BaseException:
+        if gate is not None:
+            os.close(gate)
+        raise
+    finally:
+        os.close(read_fd)
+        if gate is not None:
+            os.close(gate_read)
+    _feed_args(write_fd, payload)
+    return proc, gate
+
+
+def _feed_args(fd: int, payload: bytes) -> None:
+    """Hand bwrap its arguments: at once when they fit the pipe (the usual few KB), else from a
+    thread, as bwrap reads them only after it started."""
+    os.set_blocking(fd, False)
+    try:
+        sent = os.write(fd, payload)
+    except BlockingIOError:
+        sent = 0
+    except OSError:  # bwrap died before reading: its exit status reports that
+        os.close(fd)
+        return
+    if sent == len(payload):
+        os.close(fd)
+        return
+    os.set_blocking(fd, True)
+    threading.Thread(target=_write_rest, args=(fd, payload[sent:]), daemon=True).start()
+
+
+def _write_rest(fd: int, payload: bytes) -> None:
+    try:
+        _write_all(fd, payload)
+    except OSError:  # bwrap died before reading: its exit status reports that
+        return
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, payload: bytes) -> None:
+    view = memoryview(payload)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _supervise(proc: subprocess.Popen[bytes], sink: CappedSink, deadline: float,
+               started: float, token: str, sandboxed: bool) -> ProcessResult:
+    """Wait with a deadline, kill on timeout / a watch stop / Ctrl-C, always sweep at the end."""
+    tail, wake = StderrTail(), Wake()
+    streams = Streams(proc, sink, tail, wake)
+    try:
+        timed_out, exit_code = _wait_and_end(proc, streams, wake, deadline, token, sandboxed)
+        streams.drain(DRAIN_TIMEOUT_S)
+    finally:
+        streams.close()
+        wake.close()
+        proc.stdout.close()  # type: ignore[union-attr]
+        proc.stderr.close()  # type: ignore[union-attr]
+    sink.dst.flush()
+    return ProcessResult(
+        exit_code=None if timed_out or sink.stop_reason else exit_code, timed_out=timed_out,
+        stdout_truncated=sink.truncated, stderr_tail=tail.text(),
+        duration_s=time.monotonic() - started, stdout_bytes=sink.written, stopped=sink.stop_reason,
+    )
+
+
+def _wait_and_end(proc: subprocess.Popen[bytes], streams: Streams, wake: Wake, deadline: float, token: str,
+                  sandboxed: bool) -> tuple[bool, int]:
+    """(timed out?, exit code) once the agent exited, stopped, timed out or was interrupted, and
+    nothing of it is left."""
+    CANCEL.register(wake)
+    try:
+        streams.wait(deadline)
+    except BaseException:  # the stdout file failed (a full disk) or a watch raised: the agent must not live on
+        _end(proc, token, sandboxed)
+        raise
+    finally:
+        CANCEL.unregister(wake)
+    timed_out = proc.poll() is None and not streams.out.stop_reason and not CANCEL.event.is_set()
+    if CANCEL.event.is_set() and proc.poll() is None:
+        streams.out.stop_reason = "interrupted: the run was stopped"
+    return timed_out, _end(proc, token, sandboxed)
+
+
+def _end(proc: subprocess.Popen[bytes], token: str, sandboxed: bool) -> int:
+    """Kill whatever is left of the agent and reap it; its exit code."""
+    # The sandbox ends with its PID namespace; without one, the group and the token sweep
+    # make sure no background child outlives the trial.
+    if sandboxed:
+        kill_sandbox(proc.pid)
+    kill_group(proc.pid, grace_s=0 if sandboxed else KILL_GRACE_S, reap=proc.poll)
+    exit_code = proc.wait()
+    if not sandboxed:
+        kill_escapees(token)
+    return exit_code
+
+
+def kill_sandbox(bwrap_pid: int, timeout_s: float = 5.0) -> None:
+    """SIGKILL the sandbox's init and return once it is gone.
+
+    Killing a PID namespace's init makes the kernel kill every process in it and the init only
+    exits after they all have, so when its pidfd turns readable nothing of the agent is left and
+    its workspace may be removed.
+    """
+    for pid in _children(bwrap_pid):
+        try:
+            fd = os.pidfd_open(pid)
+        except OSError:  # already gone
+            continue
+        try:
+            _signal_pid(pid, signal.SIGKILL)
+            select.select([fd], [], [], timeout_s)
+        finally:
+            os.close(fd)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = (_PROC / str(pid) / "task" / str(pid) / "children").read_text()
+    except OSError:
+        return []
+    return [int(p) for p in text.split()]
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def adopt_orphans() -> bool:
+    """Make this process the reaper of its orphaned descendants (Linux prctl), so a child that
+    double-forked with `env -i` (no run token to find it by) is still ours to kill."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def child_pids() -> set[int]:
+    """Every live child of this process, across its threads."""
+    out: set[int] = set()
+    task_dir = _PROC / "self" / "task"
+    if not task_dir.is_dir():
+        return out
+    for task in task_dir.iterdir():
+        try:
+            out.update(int(p) for p in (task / "children").read_text().split())
+        except OSError:
+            continue
+    return out
+
+
+def sweep_orphans(known: set[int]) -> list[int]:
+    """Kill and reap the children this run left behind (reparented orphans), sparing `known`
+    (children that existed before the run). Returns the pids killed."""
+    killed = []
+    for _ in range(3):
+        found = child_pids() - known
+        for pid in found:
+            _signal_pid(pid, signal.SIGKILL)
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                continue
+        killed += found
+        if not found:
+            break
+    return killed
+
+
+def kill_escapees(token: str, passes: int = 3) -> list[int]:
+    """SIGKILL every process whose environment carries this run's token; the pids killed.
+
+    These are descendants that left the process group with setsid() (a daemonized tool
+    server): the group kill cannot reach them, but they inherited the token. Several passes
+    catch a child forked while its parent was being killed. Without /proc this does nothing.
+    """
+    killed: list[int] = []
+    for _ in range(passes):
+        found = [pid for pid in _pids() if _has_token(pid, token)]
+        for pid in found:
+            _signal_pid(pid, signal.SIGKILL)
+        killed += found
+        if not found:
+            break
+    return killed
+
+
+def _pids() -> list[int]:
+    if not _PROC.is_dir():
+        return []
+    me = os.getpid()
+    return [int(p.name) for p in _PROC.iterdir() if p.name.isdigit() and int(p.name) != me]
+
+
+def _has_token(pid: int, token: str) -> bool:
+    try:
+        environ = (_PROC / str(pid) / "environ").read_bytes()
+    except OSError:  # gone, or another user's process: not ours either way
+        return False
+    return f"{RUN_TOKEN_VAR}={token}".encode() in environ.split(b"\0")
+
+
+def _signal_pid(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        return

@@ -1,0 +1,24 @@
+"""What happened to a run as a whole, beyond its trial results (summarize.py turns it into the
+Summary). Its own module so that starting a run does not import the aggregation and gating
+it needs only at the end (pipeline.warm_imports loads those beside the trials)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rubricgate.runner.cost import Budget
+
+
+@dataclass
+class RunState:
+    """What happened to the run as a whole, beyond its trial results."""
+
+    run_id: str
+    started: str
+    agent_versions: dict[str, str | None] = field(default_factory=dict)
+    interrupted: bool = False
+    tree_violations: list[str] = field(default_factory=list)
+    not_run: int = 0
+    budget: Budget = field(default_factory=lambda: Budget(None))
+    trials: int | None = None  # --trials, when given: what the run was asked for
+    kind: str = "run"  # "baseline": measured for `baseline update`, not gated

@@ -1,0 +1,192 @@
+"""evals/ + fixtures/ -> cases. Every load error names its file and field.
+
+Problems are collected, not raised one by one, so `validate` can report all of them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rubricgate.errors import GateInputError, GateInputErrors, collect
+from rubricgate.models.case import CaseSpec
+from rubricgate.models.config import Config
+from rubricgate.models.task import Expect, FixtureExpect, Rubric, TaskFile
+from rubricgate.suite.checks import fixture_layout_errors, task_errors, task_layout_errors
+from rubricgate.suite.paths import safe_relpath
+from rubricgate.suite.rubric import RubricSpec
+from rubricgate.suite.validation import load_all_errors
+
+TIERS = {"pass": "PASS", "warn": "WARN", "block": "BLOCK"}
+TASK_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def load_suite(repo: Path, config: Config, rubric: RubricSpec | None = None) -> list[CaseSpec]:
+    """All cases (tasks then fixtures), or GateInputErrors listing every problem."""
+    errors: list[GateInputError] = task_layout_errors(repo, config) + fixture_layout_errors(repo, config)
+    cases = _load_tasks(repo, config, errors, rubric) + _load_fixtures(repo, config, errors)
+    _check_duplicates(cases, errors)
+    for case in cases:
+        _check_review_root(repo, config, case, errors)
+    if rubric is not None:
+        for case in cases:
+            if case.source != "task":  # a task's rule ids were checked with the rest of its file
+                _check_rule_ids(case, rubric, errors)
+    if not cases and not errors:
+        errors.append(GateInputError(config.suite.tasks, "", "no cases: no task files and no fixtures",
+                                     "add evals/tasks/<id>.yaml or fixtures/<tier>/<name>/SKILL.md"))
+    if errors:
+        raise GateInputErrors(errors)
+    return cases
+
+
+def _load_tasks(repo: Path, config: Config, errors: list[GateInputError],
+                rubric: RubricSpec | None = None) -> list[CaseSpec]:
+    folder = repo / config.suite.tasks
+    if not folder.is_dir():
+        return []
+    paths = sorted(p for p in folder.iterdir() if p.suffix in TASK_SUFFIXES and p.is_file())
+    return _each(errors, [lambda p=p: _task_case(repo, config, p, f"{config.suite.tasks}/{p.name}", rubric)
+                          for p in paths])
+
+
+def _each(errors: list[GateInputError], loaders) -> list[CaseSpec]:
+    """Run every loader; a bad file adds its error and the rest still load."""
+    cases = []
+    for load in loaders:
+        try:
+            cases.append(load())
+        except GateInputErrors as exc:
+            errors.extend(exc.errors)
+        except GateInputError as exc:
+            errors.append(exc)
+    return cases
+
+
+def _task_case(repo: Path, config: Config, path: Path, display: str, rubric: RubricSpec | None = None) -> CaseSpec:
+    """One task file -> a case, or GateInputErrors with every problem in the file."""
+    task, errors = load_all_errors(TaskFile, path, display)
+    if task is None:
+        raise GateInputErrors(errors)
+    errors += task_errors(repo, task, path, display)
+    merged = collect(errors, lambda: merge_rubric(task.rubric, config.rubric, display))
+    layout = collect(errors, lambda: neutral_layout(repo, config, task.review, task.files, display))
+    case = CaseSpec(id=task.id, source="task", origin=display, why=task.why, review=task.review,
+                    expect=task.expect, rubric=merged or Rubric(), trials=task.trials or config.trials,
+                    tags=task.tags, agent=task.agent, **(layout or {"files": task.files}))
+    if rubric is not None:
+        _check_rule_ids(case, rubric, errors)
+    if errors:
+        raise GateInputErrors(errors)
+    return case
+
+
+def merge_rubric(own: Rubric | None, default: Rubric, display: str) -> Rubric:
+    """Task rubric keys override the config defaults; both dimensions must end up set."""
+    tool_use = (own.tool_use if own else None) or default.tool_use
+    trajectory = (own.trajectory if own else None) or default.trajectory
+    if tool_use is None:
+        raise GateInputError(display, "rubric.tool_use", "no tool-use rubric for this case",
+                             "set rubric.tool_use here or a default in rubricgate.yaml")
+    if trajectory is None:
+        raise GateInputError(display, "rubric.trajectory", "no trajectory rubric for this case",
+                             "set rubric.trajectory.max_steps here or a default in rubricgate.yaml")
+    return Rubric(tool_use=tool_use, trajectory=trajectory)
+
+
+def _load_fixtures(repo: Path, config: Config, errors: list[GateInputError]) -> list[CaseSpec]:
+    root = repo / config.suite.fixtures
+    skills = [(skill, tier) for folder, tier in TIERS.items() for skill in sorted((root / folder).glob("*/SKILL.md"))]
+    return _each(errors, [lambda s=s, t=t: _fixture_case(repo, config, s, t) for s, t in skills])
+
+
+def _fixture_case(repo: Path, config: Config, skill: Path, tier: str) -> CaseSpec:
+    rel = skill.relative_to(repo).as_posix()
+    safe_relpath(repo, rel, rel, "path")
+    extra, origin = FixtureExpect(), rel
+    expect_file = skill.parent / "expect.yaml"
+    if expect_file.is_file():
+        origin = expect_file.relative_to(repo).as_posix()
+        loaded, problems = load_all_errors(FixtureExpect, expect_file, origin)
+        if problems:
+            raise GateInputErrors(problems)
+        extra = loaded or extra
+    expect = Expect(tier=tier, rules=extra.rules, absent_rules=extra.absent_rules)
+    name = skill.parent.name
+    layout = neutral_layout(repo, config, [rel], {}, origin)
+    tags = list(dict.fromkeys(["fixture", tier.lower(), *extra.tags]))
+    # The id carries no tier: it is not shown to the reviewer, and it must not need to hide.
+    return CaseSpec(id=f"fixture-{name}", source="fixture", origin=origin, why=extra.why,
+                    review=[rel], expect=expect, rubric=merge_rubric(extra.rubric, config.rubric, origin),
+                    trials=extra.trials or config.trials, tags=tags, **layout)
+
+
+def neutral_layout(repo: Path, config: Config, review: list[str], files: dict[str, str],
+                   display: str) -> dict:
+    """Where the case's files appear in the workspace: suite paths mapped to neutral ones.
+
+    A fixture folder `fixtures/<tier>/<name>/` (with its references, without its expect.yaml)
+    lands at `<review_root>/<name>/`; review entries and overlay keys inside it are mapped the
+    same way. Reviewing a task file itself would hand the reviewer its answer key: an error.
+    """
+    mapped = {rel: _neutral(rel, config, display) for rel in [*review, *files]}
+    copies: dict[str, str] = {}
+    for rel in review:
+        if mapped[rel] != rel and rel not in files:
+            copies.update(_fixture_folder(repo, config, rel))
+    return {"workspace_review": [mapped[r] for r in review],
+            "files": {mapped[k]: v for k, v in files.items()},
+            "workspace_paths": {**copies, **{mapped[k]: k for k in files if mapped[k] != k}}}
+
+
+def _neutral(rel: str, config: Config, display: str) -> str:
+    tasks, fixtures = config.suite.tasks.rstrip("/"), config.suite.fixtures.rstrip("/")
+    if rel == tasks or rel.startswith(tasks + "/"):
+        raise GateInputError(display, "review", f"{rel!r} lies in the task folder, which the reviewer never sees",
+                             "put the content under files: or in a fixture")
+    if not rel.startswith(fixtures + "/"):
+        return rel
+    parts = rel[len(fixtures) + 1:].split("/")
+    if len(parts) < 3 or parts[0] not in TIERS:
+        raise GateInputError(display, "review", f"{rel!r} is not inside a fixture folder {fixtures}/<tier>/<name>/",
+                             "review a file of a fixture, or put the content under files:")
+    return "/".join([config.suite.review_root.rstrip("/"), *parts[1:]])
+
+
+def _fixture_folder(repo: Path, config: Config, rel: str) -> dict[str, str]:
+    """{neutral: source} for every file of the fixture folder holding rel, but expect.yaml."""
+    fixtures = config.suite.fixtures.rstrip("/")
+    tier, name = rel[len(fixtures) + 1:].split("/")[:2]
+    folder = repo / fixtures / tier / name
+    out = {}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        sub = path.relative_to(folder).as_posix()
+        if sub != "expect.yaml":
+            out[f"{config.suite.review_root.rstrip('/')}/{name}/{sub}"] = f"{fixtures}/{tier}/{name}/{sub}"
+    return out
+
+
+def _check_review_root(repo: Path, config: Config, case: CaseSpec, errors: list[GateInputError]) -> None:
+    """A case folder mapped onto an existing folder under review_root would mix two skills."""
+    depth = len(config.suite.review_root.rstrip("/").split("/")) + 1
+    for folder in sorted({"/".join(p.split("/")[:depth]) for p in case.workspace_paths}):
+        if (repo / folder).exists():
+            errors.append(GateInputError(
+                case.origin, "review", f"the case's folder is reviewed at {folder}/, which already exists "
+                "in the repository", "rename the fixture folder or set suite.review_root to a free folder"))
+
+
+def _check_duplicates(cases: list[CaseSpec], errors: list[GateInputError]) -> None:
+    seen: dict[str, str] = {}
+    for case in cases:
+        if case.id in seen:
+            errors.append(GateInputError(case.origin, "id", f"duplicate case id {case.id!r} (also in {seen[case.id]})",
+                                         "give every task a unique id"))
+        seen.setdefault(case.id, case.origin)
+
+
+def _check_rule_ids(case: CaseSpec, rubric: RubricSpec, errors: list[GateInputError]) -> None:
+    for key in ("rules", "absent_rules"):
+        for rid in getattr(case.expect, key):
+            if rid not in rubric.rules:
+                errors.append(GateInputError(case.origin, f"expect.{key}", f"unknown rule id {rid!r}",
+                                             f"use an id from {rubric.path}"))

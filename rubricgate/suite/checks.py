@@ -1,0 +1,161 @@
+"""Checks that make `validate` tell everything about the suite folders and task files.
+
+Kept apart from suite.py (which turns files into cases) so each part stays small: here every
+file under the suite folders is either a case or an error naming the file and the fix, task
+and fixture files may not be symlinks out of the repository, and a task's `files:` must be
+writable in a copy of the tree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+from rubricgate.errors import GateInputError, collect
+from rubricgate.models.config import Config
+from rubricgate.models.task import TaskFile
+from rubricgate.suite.paths import safe_relpath
+from rubricgate.suite.validation import did_you_mean
+
+TIER_FOLDERS = ("pass", "warn", "block")
+TASK_SUFFIXES = (".yaml", ".yml", ".json")
+FIXTURE_FILE = "SKILL.md"
+
+
+def _visible(folder: Path) -> list[Path]:
+    # Hidden entries (.gitkeep, .DS_Store) are the file system's or git's, not the suite's.
+    return sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+
+
+def _rel(repo: Path, path: Path) -> str:
+    return path.relative_to(repo).as_posix()
+
+
+# --- evals/tasks/ ---------------------------------------------------------------------------
+def task_layout_errors(repo: Path, config: Config) -> list[GateInputError]:
+    """Every entry of the tasks folder is a task file, else an error naming it and the fix."""
+    folder = repo / config.suite.tasks
+    if not folder.is_dir():
+        return []
+    errors = []
+    for path in _visible(folder):
+        rel = _rel(repo, path)
+        if path.is_dir():
+            nested = [p for p in path.rglob("*") if p.suffix in TASK_SUFFIXES]
+            what = f"holds {len(nested)} task file(s) that are not loaded" if nested else "is not a task"
+            errors.append(GateInputError(rel, "", f"folder inside {config.suite.tasks}/ {what}",
+                                         f"move task files directly into {config.suite.tasks}/ (no sub-folders)"))
+        elif path.suffix not in TASK_SUFFIXES:
+            errors.append(GateInputError(rel, "", "not a task file (tasks are .yaml, .yml or .json)",
+                                         f"rename it to .yaml or move it out of {config.suite.tasks}/"))
+    return errors
+
+
+def task_errors(repo: Path, task: TaskFile, path: Path, display: str) -> list[GateInputError]:
+    """Everything about a parsed task beyond its schema, all problems at once."""
+    errors: list[GateInputError] = []
+    collect(errors, lambda: safe_relpath(repo, display, display, "(file)"))
+    if task.id != path.stem:
+        errors.append(GateInputError(display, "id", f"id {task.id!r} differs from the file stem {path.stem!r}",
+                                     f"rename the file or set id: {path.stem}"))
+    for i, rel in enumerate(task.review):
+        if collect(errors, lambda rel=rel, i=i: safe_relpath(repo, rel, display, f"review[{i}]")) is not None:
+            if rel not in task.files and not (repo / rel).is_file():
+                errors.append(GateInputError(display, f"review[{i}]", f"{rel!r} does not exist",
+                                             "point at an existing file or add it under files:"))
+    for rel in task.files:
+        if collect(errors, lambda rel=rel: safe_relpath(repo, rel, display, f"files.{rel}")) is not None:
+            errors.extend(files_key_errors(repo, rel, task.files, display))
+    return errors
+
+
+def files_key_errors(repo: Path, rel: str, files: dict[str, str], display: str) -> list[GateInputError]:
+    """A `files:` key must be writable in a copy of the tree: no parent may be a file."""
+    parts = PurePosixPath(rel).parts
+    for i in range(1, len(parts)):
+        parent = "/".join(parts[:i])
+        if (repo / parent).is_file() or parent in files:
+            return [GateInputError(display, f"files.{rel}", f"cannot be written: its parent {parent!r} is a file",
+                                   "choose a path whose folders are not files")]
+    if (repo / rel).is_dir():
+        return [GateInputError(display, f"files.{rel}", f"cannot be written: {rel!r} is a folder in the repository",
+                               "name a file, not a folder")]
+    return []
+
+
+# --- fixtures/ ------------------------------------------------------------------------------
+def fixture_layout_errors(repo: Path, config: Config) -> list[GateInputError]:
+    """fixtures/<pass|warn|block>/<name>/SKILL.md only; anything else is an error with its fix."""
+    root = repo / config.suite.fixtures
+    if not root.is_dir():
+        return []
+    errors = []
+    for entry in _visible(root):
+        rel = _rel(repo, entry)
+        if entry.is_dir() and entry.name in TIER_FOLDERS:
+            for item in _visible(entry):
+                errors.extend(_fixture_folder_errors(repo, item))
+        elif entry.is_dir():
+            errors.append(GateInputError(rel, "", f"unknown tier folder {entry.name!r}{did_you_mean(entry.name, TIER_FOLDERS)}",
+                                         f"fixtures live in {config.suite.fixtures}/<pass|warn|block>/<name>/; rename or move it"))
+        else:
+            errors.append(GateInputError(rel, "", "a file directly under the fixtures folder is not a case",
+                                         f"move it into {config.suite.fixtures}/<tier>/<name>/ or out of the suite"))
+    return errors
+
+
+def _fixture_folder_errors(repo: Path, folder: Path) -> list[GateInputError]:
+    rel = _rel(repo, folder)
+    if not folder.is_dir():
+        return [GateInputError(rel, "", "a file directly under a tier folder is not a case",
+                               f"put it in its own folder as {folder.parent.name}/<name>/{FIXTURE_FILE}")]
+    errors = _symlink_errors(repo, folder)
+    if (folder / FIXTURE_FILE).is_file():
+        return errors + _odd_fixture_files(repo, folder)
+    names = {p.name for p in folder.iterdir()}
+    wrong_case = next((n for n in names if n.lower() == FIXTURE_FILE.lower()), None)
+    nested = sorted(_rel(repo, p.parent) for p in folder.glob(f"*/**/{FIXTURE_FILE}"))
+    if wrong_case:
+        problem, fix = f"{wrong_case!r} is not recognised (the name is case-sensitive)", f"rename it to {FIXTURE_FILE}"
+    elif nested:
+        problem, fix = f"fixture nested too deep ({nested[0]})", f"move it up to {folder.parent.name}/<name>/{FIXTURE_FILE}"
+    else:
+        problem, fix = f"no {FIXTURE_FILE} in this fixture folder", f"add {FIXTURE_FILE} or remove the folder"
+    return errors + [GateInputError(rel, "", problem, fix)]
+
+
+def _odd_fixture_files(repo: Path, folder: Path) -> list[GateInputError]:
+    for name in ("expect.yml", "expect.json", "Expect.yaml"):
+        if (folder / name).is_file():
+            return [GateInputError(_rel(repo, folder / name), "", "not read: the fixture's expectations file is expect.yaml",
+                                   "rename it to expect.yaml")]
+    return []
+
+
+def _symlink_errors(repo: Path, folder: Path) -> list[GateInputError]:
+    """No file of a fixture may be a symlink out of the repository."""
+    errors: list[GateInputError] = []
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink():
+            rel = _rel(repo, path)
+            collect(errors, lambda rel=rel: safe_relpath(repo, rel, rel, "(file)"))
+    return errors
+
+
+# --- rubricgate.yaml: reports -----------------------------------------------------------------
+def reports_folder_errors(config: Config, display: str) -> list[GateInputError]:
+    """`reports:` must be a folder of its own: not the repository, nor one holding or inside
+    any other configured path (run folders are created and pruned there)."""
+    rel = PurePosixPath(config.reports)
+    if str(rel) in ("", "."):
+        return [GateInputError(display, "reports", "the repository root cannot be the reports folder",
+                               "use a dedicated folder, e.g. reports")]
+    r = config.reviewer
+    others = {"suite.tasks": config.suite.tasks, "suite.fixtures": config.suite.fixtures, "reviewer.prompt": r.prompt,
+              "reviewer.skill": r.skill, "reviewer.rubric": r.rubric, "reviewer.changed_files": r.changed_files,
+              "baseline": config.baseline}
+    for field, other in others.items():
+        o = PurePosixPath(other)
+        if o == rel or rel in o.parents or o in rel.parents:
+            return [GateInputError(display, "reports", f"{config.reports!r} overlaps {field} ({other!r})",
+                                   "use a dedicated folder that holds nothing else, e.g. reports")]
+    return []

@@ -1,0 +1,72 @@
+"""Loading rubricgate.yaml into the Config model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rubricgate.errors import GateInputError, GateInputErrors
+from rubricgate.models.config import Config
+from rubricgate.suite.checks import reports_folder_errors
+from rubricgate.suite.paths import safe_relpath
+from rubricgate.suite.validation import load_all_errors
+
+CONFIG_NAME = "rubricgate.yaml"
+
+
+def find_repo(start: Path) -> Path:
+    """The nearest folder at or above `start` holding rubricgate.yaml (else `start`)."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / CONFIG_NAME).is_file():
+            return folder
+    return start
+
+
+def load_config(repo: Path, path: Path | None = None) -> Config:
+    """Load the config; a missing file is an error (the gate cannot judge without it)."""
+    path = path or repo / CONFIG_NAME
+    if not path.is_file():
+        raise GateInputError(str(path), "", "config file not found", f"create {CONFIG_NAME} at the repository root")
+    display = _display(repo, path)
+    config, problems = load_all_errors(Config, path, display)
+    if problems or config is None:
+        raise GateInputErrors(problems)
+    check_config_paths(repo, config, display)
+    if config.agent.replay_dir and not Path(config.agent.replay_dir).is_absolute():
+        # Like every other path in the file, relative to the repository, not to the shell's cwd.
+        config.agent.replay_dir = str(repo / config.agent.replay_dir)
+    return config
+
+
+def _paths(config: Config) -> dict[str, tuple[str, str]]:
+    """field -> (path, what must be there: file | dir | any)."""
+    r = config.reviewer
+    return {"suite.tasks": (config.suite.tasks, "dir"), "suite.fixtures": (config.suite.fixtures, "dir"),
+            "reviewer.prompt": (r.prompt, "file"), "reviewer.skill": (r.skill, "file"),
+            "reviewer.rubric": (r.rubric, "file"), "reviewer.changed_files": (r.changed_files, "any"),
+            "baseline": (config.baseline, "any"), "reports": (config.reports, "any")}
+
+
+def check_config_paths(repo: Path, config: Config, display: str = CONFIG_NAME) -> None:
+    """Every configured path stays inside the repository, and what must exist does."""
+    errors = []
+    for field, (rel, kind) in _paths(config).items():
+        try:
+            safe_relpath(repo, rel, display, field)
+        except GateInputError as exc:
+            errors.append(exc)
+            continue
+        path = repo / rel
+        if (kind == "file" and not path.is_file()) or (kind == "dir" and not path.is_dir()):
+            errors.append(GateInputError(display, field, f"{kind} {rel!r} does not exist",
+                                         f"create it or correct {field} in {CONFIG_NAME}"))
+    errors += reports_folder_errors(config, display)
+    if errors:
+        raise GateInputErrors(errors)
+
+
+def _display(repo: Path, path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(repo.resolve()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,39 @@
+"""The load stage: config, rubric, cases and baseline, with every problem reported."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from rubricgate.errors import GateInputError, GateInputErrors, collect
+from rubricgate.models.baseline import Baseline
+from rubricgate.models.case import CaseSpec
+from rubricgate.models.config import Config
+from rubricgate.suite.baseline_file import load_baseline
+from rubricgate.suite.cases import load_suite
+from rubricgate.suite.config import load_config
+from rubricgate.suite.rubric import RubricSpec, load_rubric
+
+
+@dataclass
+class Loaded:
+    """Everything the load stage produced."""
+
+    config: Config
+    rubric: RubricSpec
+    cases: list[CaseSpec]
+    baseline: Baseline | None
+
+
+def load_all(repo: Path, config_path: Path | None = None, require_baseline: bool = True) -> Loaded:
+    """Load config, rubric, cases and baseline; raise GateInputErrors listing every problem."""
+    config = load_config(repo, config_path)
+    errors: list[GateInputError] = []
+    rubric = collect(errors, lambda: load_rubric(repo / config.reviewer.rubric, config.reviewer.rubric))
+    cases = collect(errors, lambda: load_suite(repo, config, rubric)) or []
+    baseline = None
+    if require_baseline:
+        baseline = collect(errors, lambda: load_baseline(repo / config.baseline, config.baseline))
+    if errors:
+        raise GateInputErrors(errors)
+    return Loaded(config, rubric, cases, baseline)

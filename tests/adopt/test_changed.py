@@ -1,0 +1,113 @@
+"""`changed --base REF` against real git repositories, shallow clones included."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rubricgate.adopt.changed import changed_files, gated_paths, is_gated
+from rubricgate.errors import GateInputError
+from rubricgate.models.config import Config
+
+GATED = gated_paths(Config())
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                          env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+                               "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+                               "HOME": str(repo), "PATH": "/usr/bin:/bin"}).stdout.strip()
+
+
+def commit(repo: Path, files: dict[str, str], msg: str) -> str:
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", msg)
+    return git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    r = tmp_path / "origin"
+    r.mkdir()
+    git(r, "init", "-q", "-b", "main")
+    commit(r, {"rubricgate.yaml": "trials: 1\n", "README.md": "x\n", "reviewer/prompts/evaluate.md": "p\n"}, "base")
+    return r
+
+
+def test_gated_paths_from_default_config():
+    assert GATED == ["baseline.json", "evals/tasks", "fixtures", "reviewer", "rubricgate.yaml"]
+    assert is_gated("reviewer/prompts/evaluate.md", GATED) and not is_gated("reviewerx/a", GATED)
+
+
+def test_missing_ref_is_loud(repo):
+    with pytest.raises(GateInputError, match="'nope' is not present in this clone") as err:
+        changed_files(repo, "nope", GATED)
+    assert "fetch-depth: 0" in str(err.value)
+
+
+def test_shallow_clone_missing_base_fails_not_unchanged(repo, tmp_path):
+    base = git(repo, "rev-parse", "HEAD")
+    commit(repo, {"fixtures/pass/a/SKILL.md": "s\n"}, "change a gated file")
+    clone = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(clone)], check=True)
+    with pytest.raises(GateInputError, match=r"not present in this clone \(this is a shallow clone\)"):
+        changed_files(clone, base, GATED)
+    with pytest.raises(GateInputError, match="shallow clone"):
+        changed_files(clone, "HEAD~1", GATED)
+
+
+def test_option_like_ref_is_rejected(repo):
+    with pytest.raises(GateInputError, match="not a revision"):
+        changed_files(repo, "--output=/tmp/x", GATED)
+
+
+def test_not_a_git_repo(tmp_path):
+    with pytest.raises(GateInputError, match="not inside a git work tree"):
+        changed_files(tmp_path, "HEAD", GATED)
+
+
+def test_unrelated_history_is_loud(repo):
+    git(repo, "checkout", "-q", "--orphan", "other")
+    commit(repo, {"other.txt": "o\n"}, "orphan")
+    with pytest.raises(GateInputError, match="shares no history"):
+        changed_files(repo, "main", GATED)
+
+
+def test_only_ungated_changes_reads_unchanged(repo):
+    git(repo, "checkout", "-q", "-b", "feature")
+    commit(repo, {"README.md": "y\n", "docs/x.md": "d\n"}, "docs")
+    result = changed_files(repo, "main", GATED)
+    assert not result.changed and result.files == []
+
+
+def test_gated_changes_listed_committed_uncommitted_and_untracked(repo):
+    git(repo, "checkout", "-q", "-b", "feature")
+    commit(repo, {"baseline.json": "{}\n"}, "baseline")
+    (repo / "reviewer/prompts/evaluate.md").write_text("edited\n")
+    (repo / "evals/tasks").mkdir(parents=True)
+    (repo / "evals/tasks/new.yaml").write_text("id: new\n")
+    result = changed_files(repo, "main", GATED)
+    assert result.files == ["baseline.json", "evals/tasks/new.yaml", "reviewer/prompts/evaluate.md"]
+
+
+def test_base_moved_on_uses_merge_base(repo):
+    git(repo, "checkout", "-q", "-b", "feature")
+    commit(repo, {"README.md": "feature\n"}, "feature work")
+    git(repo, "checkout", "-q", "main")
+    commit(repo, {"fixtures/block/x/SKILL.md": "main only\n"}, "main moved on")
+    git(repo, "checkout", "-q", "feature")
+    # The fixture changed on main, not on this branch: it must not count against the PR.
+    assert changed_files(repo, "main", GATED).files == []
+
+
+def test_full_clone_sees_the_change(repo, tmp_path):
+    base = git(repo, "rev-parse", "HEAD")
+    commit(repo, {"fixtures/pass/a/SKILL.md": "s\n"}, "gated")
+    clone = tmp_path / "full"
+    subprocess.run(["git", "clone", "-q", f"file://{repo}", str(clone)], check=True)
+    assert changed_files(clone, base, GATED).files == ["fixtures/pass/a/SKILL.md"]

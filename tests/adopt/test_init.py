@@ -1,0 +1,129 @@
+"""`rubricgate init`: a fresh repository gets a suite that validates and passes; nothing is overwritten."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from rubricgate.cli import main
+from rubricgate.suite.config import load_config
+from tests.conftest import ROOT, git
+
+FOREIGN_RUBRIC = """# Our skill rubric
+
+| id | severity | kind | rule |
+| --- | --- | --- | --- |
+| fm-description-required | critical | mechanical | The frontmatter has a description. |
+| tone-friendly | suggestion | judgement | The skill reads kindly. |
+"""
+
+
+def fresh(tmp_path: Path) -> Path:
+    repo = tmp_path / "fresh"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    (repo / "README.md").write_text("our project\n")
+    return repo
+
+
+def cli(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_outside_a_git_repository_is_one_error_line_exit_2(tmp_path):
+    got = cli("init", "--repo", str(tmp_path))
+    assert got.exit_code == 2
+    assert got.output.strip().splitlines() == [f"error: {tmp_path.resolve()}: not inside a git work tree "
+                                               "(fix: run `git init` first, or pass --repo)"]
+
+
+def test_a_given_reviewer_file_that_does_not_exist_is_exit_2(tmp_path):
+    repo = fresh(tmp_path)
+    got = cli("init", "--repo", str(repo), "--rubric", "review/rubric.md")
+    assert got.exit_code == 2 and "--rubric: path: 'review/rubric.md' does not exist" in got.output
+    assert not (repo / "rubricgate.yaml").exists()
+
+
+def test_fresh_repository_then_baseline_validate_and_run_pass(tmp_path):
+    repo = fresh(tmp_path)
+    got = cli("init", "--repo", str(repo))
+    assert got.exit_code == 0, got.output
+    for rel in ("rubricgate.yaml", "evals/tasks/example-secret-in-skill.yaml", "fixtures/pass/example-tidy-skill/SKILL.md",
+                "fixtures/warn/example-stub-skill/SKILL.md", "fixtures/block/example-no-description/SKILL.md",
+                ".github/workflows/rubricgate-pr.yml", ".github/workflows/rubricgate-weekly.yml",
+                "reviewer/evaluator/references/rubric.md"):
+        assert f"wrote {rel}" in got.output
+    assert got.output.rstrip().splitlines()[-3:][0] == "next:"
+    assert "rubricgate baseline update --repo" in got.output and "rubricgate run --repo" in got.output
+    assert cli("baseline", "update", "--repo", str(repo)).exit_code == 0
+    valid = cli("validate", "--repo", str(repo))
+    assert valid.exit_code == 0 and valid.output.startswith("ok: 4 cases (1 tasks, 3 fixtures)")
+    ran = cli("run", "--repo", str(repo))
+    assert ran.exit_code == 0, ran.output
+    assert "decision: PASS" in ran.output
+
+
+def test_second_init_skips_everything_and_keeps_edits(tmp_path):
+    repo = fresh(tmp_path)
+    cli("init", "--repo", str(repo))
+    (repo / "rubricgate.yaml").write_text((repo / "rubricgate.yaml").read_text() + "# edited\n")
+    gitignore = (repo / ".gitignore").read_text()
+    again = cli("init", "--repo", str(repo), "--agent", "claude")
+    assert again.exit_code == 0
+    assert "wrote" not in again.output
+    assert "skipped rubricgate.yaml (exists; not overwritten)" in again.output
+    assert (repo / "rubricgate.yaml").read_text().endswith("# edited\n")
+    assert (repo / ".gitignore").read_text() == gitignore  # lines already there are not appended twice
+
+
+def test_finds_an_existing_reviewer_and_fits_the_examples_to_its_rubric(tmp_path):
+    repo = fresh(tmp_path)
+    (repo / "tools/review/skill-evaluator/references").mkdir(parents=True)
+    (repo / "tools/review/prompts").mkdir(parents=True)
+    (repo / "tools/review/skill-evaluator/references/rubric.md").write_text(FOREIGN_RUBRIC)
+    (repo / "tools/review/skill-evaluator/SKILL.md").write_text("---\nname: skill-evaluator\n---\nReview.\n")
+    (repo / "tools/review/prompts/review-skills.md").write_text("Review the changed skills.\n")
+    (repo / "skills/other/SKILL.md").parent.mkdir(parents=True)
+    (repo / "skills/other/SKILL.md").write_text("---\nname: other\n---\n")
+    git(repo, "add", "-A")
+    got = cli("init", "--repo", str(repo))
+    assert got.exit_code == 0, got.output
+    assert "reviewer rubric: tools/review/skill-evaluator/references/rubric.md (found in the repository)" in got.output
+    assert "reviewer skill: tools/review/skill-evaluator/SKILL.md (found" in got.output
+    assert "reviewer prompt: tools/review/prompts/review-skills.md (found" in got.output
+    assert not (repo / "reviewer").exists()
+    config = load_config(repo)
+    assert config.reviewer.changed_files == "tools/review/.changed-skills.txt"
+    # Rule ids the foreign rubric lacks are dropped from the examples, so validate loads them.
+    assert "rules" not in yaml.safe_load((repo / "fixtures/warn/example-stub-skill/expect.yaml").read_text())
+    block = yaml.safe_load((repo / "fixtures/block/example-no-description/expect.yaml").read_text())
+    assert block["rules"] == ["fm-description-required"]
+    task = yaml.safe_load((repo / "evals/tasks/example-secret-in-skill.yaml").read_text())
+    assert task["expect"] == {"tier": "BLOCK"}
+    assert cli("baseline", "update", "--repo", str(repo)).exit_code in (0, 1)
+    assert cli("validate", "--repo", str(repo)).exit_code == 0
+
+
+def test_agent_claude_writes_a_config_for_a_noisy_reviewer(tmp_path):
+    repo = fresh(tmp_path)
+    got = cli("init", "--repo", str(repo), "--agent", "claude")
+    assert got.exit_code == 0
+    config = load_config(repo)
+    assert (config.agent.name, config.trials, config.gate.method) == ("claude", 3, "statistical")
+    assert config.agent.secret_env == ["ANTHROPIC_API_KEY"]
+    workflow = (repo / ".github/workflows/rubricgate-pr.yml").read_text()
+    assert "@anthropic-ai/claude-code" in workflow and "rubricgate run --trials 3" in workflow
+    assert "with the agent's API key in the environment" in got.output
+
+
+def test_builtin_config_is_strict_with_one_trial(tmp_path):
+    repo = fresh(tmp_path)
+    cli("init", "--repo", str(repo))
+    config = load_config(repo)
+    assert (config.agent.name, config.trials, config.gate.method) == ("builtin", 1, "strict")
+    assert config.suite.review_root == "skills"
+    for rel in ("prompts/evaluate.md", "evaluator/SKILL.md", "evaluator/references/rubric.md"):
+        assert (repo / "reviewer" / rel).read_text() == (ROOT / "reviewer" / rel).read_text()  # the starter is this reviewer

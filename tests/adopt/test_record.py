@@ -1,0 +1,201 @@
+"""`rubricgate record`: a real review becomes a task, from a PR (fake GitHub API), git refs or a replay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from rubricgate.cli import main
+from rubricgate.adopt.record import overlay_paths, task_yaml
+from rubricgate.adopt.record_sources import Reviewed, skill_folder_of
+from rubricgate.models.task import TaskFile
+from tests.conftest import git, make_repo, write_task
+from tests.fake_github import FakeGitHub
+
+CLEAN = ("---\nname: orders-loader\ndescription: Loads yesterday's orders export into staging. Use when someone "
+         "asks to reload orders or the nightly load failed.\n---\n\n# Reload orders\n\n1. Download the export.\n"
+         "2. Run the COPY into staging.orders.\n3. Report the row count.\n")
+LEAKY_REF = "Connect with\n\n    token: ghp_abcdefghijklmnopqrstuvwxyz0123\n"
+
+
+def cli(*args: str, env: dict | None = None):
+    return CliRunner().invoke(main, list(args), env=env)
+
+
+def commit(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", message)
+
+
+@pytest.fixture
+def feature(tmp_path: Path) -> Path:
+    """A repository whose branch `feature` adds a skill with a token in its references."""
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "checkout", "-qb", "feature")
+    (repo / "team/skills/orders-loader/references").mkdir(parents=True)
+    (repo / "team/skills/orders-loader/SKILL.md").write_text(CLEAN)
+    (repo / "team/skills/orders-loader/references/setup.md").write_text(LEAKY_REF)
+    (repo / "reviewer/prompts/evaluate.md").write_text((repo / "reviewer/prompts/evaluate.md").read_text() + "\n")
+    commit(repo, "add orders-loader")
+    return repo
+
+
+def task_of(repo: Path, task_id: str) -> dict:
+    return yaml.safe_load((repo / "evals/tasks" / f"{task_id}.yaml").read_text())
+
+
+# --- failure paths first --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args, problem", [
+    ([], "no source"),
+    (["--pr", "3", "--base", "main", "--head", "feature"], "several sources: --pr, --base/--head"),
+    (["--base", "main"], "both refs are needed"),
+    (["--case", "x"], "both are needed"),
+])
+def test_exactly_one_complete_source(feature, args, problem):
+    got = cli("record", "--repo", str(feature), "--expect", "BLOCK", *args)
+    assert got.exit_code == 2 and problem in got.output and "Traceback" not in got.output
+
+
+def test_unknown_ref_is_exit_2_naming_it(feature):
+    got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--base", "main", "--head", "nope")
+    assert got.exit_code == 2
+    assert got.output.strip() == ("error: --head: REF: 'nope' is not a commit in this repository "
+                                  "(fix: fetch it or check the name)")
+
+
+def test_unknown_rule_leaves_no_task_behind(feature):
+    got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--rule", "no-such-rule",
+              "--base", "main", "--head", "feature", "--id", "t1", "--no-run")
+    assert got.exit_code == 2 and "unknown rule id 'no-such-rule'" in got.output
+    assert not (feature / "evals/tasks/t1.yaml").exists()
+
+
+def test_never_overwrites_a_task(feature):
+    write_task(feature, {"id": "t1", "review": ["fixtures/block/data-loader/SKILL.md"], "expect": {"tier": "BLOCK"}})
+    got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--base", "main", "--head", "feature",
+              "--id", "t1", "--no-run")
+    assert got.exit_code == 2 and "a task with this id exists" in got.output
+
+
+def test_no_changed_skill_is_exit_2(feature):
+    got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--base", "main", "--head", "main")
+    assert got.exit_code == 2 and "no changed skill found" in got.output
+
+
+def test_pr_source_api_error_is_one_line(feature):
+    with FakeGitHub() as gh:
+        got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--pr", "9", env=gh.env())
+    assert got.exit_code == 2
+    assert got.output.count("\n") == 1 and "HTTP 404 Not Found" in got.output and gh.requests == [("GET", "/repos/octo/repo/pulls/9")]
+
+
+def test_replay_source_without_artifact_is_exit_2(repo, tmp_path):
+    run_dir = tmp_path / "run"
+    (run_dir / "replay").mkdir(parents=True)
+    got = cli("record", "--repo", str(repo), "--expect", "BLOCK", "--from", str(run_dir), "--case", "x")
+    assert got.exit_code == 2 and "no replay artifact for this case" in got.output
+
+
+# --- the three sources --------------------------------------------------------------------
+
+
+def test_git_source_snapshots_head_not_the_work_tree_and_runs_once(feature):
+    (feature / "team/skills/orders-loader/references/setup.md").write_text("edited later, not committed\n")
+    got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--rule", "secret-in-file",
+              "--base", "main", "--head", "feature", "--why", "a token in references must block")
+    assert got.exit_code == 0, got.output
+    task = task_of(feature, "block-secret-in-file-feature")
+    assert task["review"] == ["skills/orders-loader/SKILL.md"]  # under suite.review_root, not fixtures/
+    assert task["files"] == {"skills/orders-loader/SKILL.md": CLEAN, "skills/orders-loader/references/setup.md": LEAKY_REF}
+    assert task["expect"] == {"tier": "BLOCK", "rules": ["secret-in-file"]}
+    assert task["why"] == "a token in references must block"
+    assert not any(p.startswith("skills/prompts") or "reviewer" in p for p in task["files"])  # the reviewer is not a skill
+    assert "recorded evals/tasks/block-secret-in-file-feature.yaml from git main..feature" in got.output
+    assert "the current reviewer gets it right today" in got.output
+    assert cli("validate", "--repo", str(feature)).exit_code == 0
+
+
+def test_says_which_other_cases_the_single_run_included(feature):
+    write_task(feature, {"id": "blocks-feature-too", "review": ["fixtures/block/data-loader/SKILL.md"],
+                         "expect": {"tier": "BLOCK"}})
+    got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--base", "main", "--head", "feature", "--id", "blocks")
+    assert got.exit_code == 0, got.output
+    assert "note: the run also included blocks-feature-too (their ids contain 'blocks')" in got.output
+
+
+def test_reports_when_the_reviewer_gets_it_wrong_today(feature):
+    got = cli("record", "--repo", str(feature), "--expect", "PASS", "--base", "main", "--head", "feature", "--id", "wrong")
+    assert got.exit_code == 0
+    assert "the current reviewer gets it WRONG today" in got.output
+    assert "verdict: wrong_tier: expected PASS, got BLOCK" in got.output
+
+
+def test_pr_source_reads_changed_skills_and_references_at_the_head(feature):
+    head = "a" * 40
+    files = {"team/skills/orders-loader/SKILL.md": CLEAN, "team/skills/orders-loader/references/setup.md": LEAKY_REF,
+             "team/skills/orders-loader/references/deep/more.md": "more\n", "README.md": "x\n",
+             "reviewer/evaluator/SKILL.md": "---\nname: evaluator\n---\n"}
+    changed = {"team/skills/orders-loader/references/setup.md": "modified", "README.md": "modified",
+               "reviewer/evaluator/SKILL.md": "modified", "team/skills/gone/SKILL.md": "removed"}
+    with FakeGitHub() as gh:
+        gh.add_pull(12, head, files, changed)
+        got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--rule", "secret-in-file", "--pr", "12",
+                  "--no-run", env=gh.env(GITHUB_REPOSITORY="someone/else"))
+        assert got.exit_code == 2 and "HTTP 404" in got.output  # the wrong repository is not silently empty
+        got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--rule", "secret-in-file", "--pr", "12",
+                  "--no-run", "--github-repo", "octo/repo", env=gh.env(GITHUB_REPOSITORY="someone/else"))
+    assert got.exit_code == 0, got.output
+    task = task_of(feature, "block-secret-in-file-pr-12")
+    assert task["review"] == ["skills/orders-loader/SKILL.md"]
+    assert task["files"] == {"skills/orders-loader/SKILL.md": CLEAN,
+                             "skills/orders-loader/references/deep/more.md": "more\n",
+                             "skills/orders-loader/references/setup.md": LEAKY_REF}
+    assert "from pull request #12 at aaaaaaaaaaaa" in got.output
+
+
+def test_replay_source_records_what_the_reviewer_saw(repo, tmp_path):
+    write_task(repo, {"id": "wrongly-passes", "review": ["fixtures/block/data-loader/SKILL.md"],
+                      "expect": {"tier": "PASS"}})
+    ran = cli("run", "--repo", str(repo))
+    assert ran.exit_code == 1
+    run_dir = max((repo / "reports").iterdir())
+    (repo / "fixtures/block/data-loader/SKILL.md").write_text("changed after the run\n")
+    (repo / "evals/tasks/wrongly-passes.yaml").unlink()
+    got = cli("record", "--repo", str(repo), "--expect", "BLOCK", "--from", str(run_dir), "--case", "wrongly-passes",
+              "--id", "data-loader-blocks", "--no-run")
+    assert got.exit_code == 0, got.output
+    task = task_of(repo, "data-loader-blocks")
+    assert task["review"] == ["skills/data-loader/SKILL.md"]
+    assert task["files"]["skills/data-loader/SKILL.md"] != "changed after the run\n"
+    assert task["files"]["skills/data-loader/SKILL.md"].startswith("---")
+    assert task["why"].startswith("recorded from replay")
+
+
+# --- the pieces ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path, folder", [("a/b/SKILL.md", "a/b"), ("a/b/references/x.md", "a/b"),
+                                          ("a/b/scripts/deep/run.sh", "a/b"), ("README.md", None), ("a/notes.md", None)])
+def test_skill_folder_of(path, folder):
+    assert skill_folder_of(path) == folder
+
+
+def test_overlay_paths_keep_two_skills_with_one_name_apart():
+    reviewed = Reviewed("x", ["a/tool/SKILL.md", "b/tool/SKILL.md"],
+                        {"a/tool/SKILL.md": "1", "b/tool/SKILL.md": "2", "b/tool/references/r.md": "3"})
+    assert overlay_paths(reviewed, "skills") == {"a/tool/SKILL.md": "skills/tool/SKILL.md",
+                                                 "b/tool/SKILL.md": "skills/tool-2/SKILL.md",
+                                                 "b/tool/references/r.md": "skills/tool-2/references/r.md"}
+
+
+def test_task_yaml_reads_back_exactly_even_with_awkward_text():
+    files = {"skills/a/SKILL.md": "line one\n  indented\n\n", "skills/a/t.md": "trailing space \nx",
+             "skills/a/one.md": "no newline"}
+    task = TaskFile(id="t", review=["skills/a/SKILL.md"], files=files, expect={"tier": "BLOCK"})
+    assert yaml.safe_load(task_yaml(task))["files"] == files
+    assert "skills/a/SKILL.md: |" in task_yaml(task)

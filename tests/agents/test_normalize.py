@@ -1,0 +1,80 @@
+"""Shared normalization: tool names, non-JSON lines, and the exit-status-is-not-a-verdict rule."""
+
+from __future__ import annotations
+
+from rubricgate.agents.normalize import Draft, finish, normalize_tool_name, parse_json_lines
+from rubricgate.isolation.process import ProcessResult
+
+
+def _proc(**kw: object) -> ProcessResult:
+    base = dict(exit_code=0, timed_out=False, stdout_truncated=False, stderr_tail="", duration_s=0.5)
+    return ProcessResult(**{**base, **kw})  # type: ignore[arg-type]
+
+
+def test_tool_names_normalize() -> None:
+    cases = {"Read": "read", "read": "read", "Grep": "grep", "Glob": "glob", "Bash": "bash",
+             "Write": "write", "Edit": "edit", "MultiEdit": "edit", "NotebookEdit": "edit",
+             "mcp__github__create_issue": "mcp__github__create_issue", "SomethingNew": "somethingnew"}
+    assert {raw: normalize_tool_name(raw) for raw in cases} == cases
+
+
+def test_non_json_truncated_and_non_object_lines_are_counted() -> None:
+    data = b'banner\n{"type":"a"}\n\n[1,2]\n{"type":"b"\n\xff\xfe junk\n{"type":"c"}'
+    events, skipped = parse_json_lines(data)
+    assert [e["type"] for e in events] == ["a", "c"] and skipped == 4
+
+
+def test_clean_exit_without_result_is_crashed() -> None:
+    t = finish(Draft(agent="x"), _proc(), version=None)
+    assert t.termination == "crashed" and t.exit_code == 0
+
+
+def test_error_exit_with_result_keeps_answer() -> None:
+    d = Draft(agent="x", final_text="answer", saw_result=True)
+    d.fail("max_turns", "limit")
+    t = finish(d, _proc(exit_code=1), version="1.0")
+    assert t.final_text == "answer" and t.termination == "max_turns" and t.exit_code == 1
+
+
+def test_timeout_overrides_and_start_error_is_crashed() -> None:
+    assert finish(Draft(agent="x", saw_result=True), _proc(timed_out=True, exit_code=None), version=None).termination == "timeout"
+    t = finish(Draft(agent="x"), _proc(exit_code=None, start_error="cannot start 'x'"), version=None)
+    assert t.termination == "crashed" and "cannot start" in t.error
+
+
+def test_watch_stop_maps_to_max_turns() -> None:
+    t = finish(Draft(agent="x", steps=5), _proc(exit_code=None, stopped="max_turns: 5 > 4"), version=None)
+    assert t.termination == "max_turns" and "stopped by rubricgate" in t.error
+
+
+# Characters str.splitlines() cuts at but a JSON string may hold raw (JSON escapes only control
+# characters below 0x20, the quote and the backslash; Node's JSON.stringify leaves U+2028 raw).
+RAW_IN_JSON_STRINGS = ["\u2028", "\u2029", "\x85"]
+
+
+def test_a_json_line_holding_line_separator_characters_is_one_event_not_two_skipped() -> None:
+    import json
+
+    for ch in RAW_IN_JSON_STRINGS:
+        line = json.dumps({"type": "assistant", "text": f"a{ch}b"}, ensure_ascii=False)
+        assert ch in line  # raw, as a CLI may write it
+        events, skipped = parse_json_lines((line + "\n").encode())
+        assert (events, skipped) == ([{"type": "assistant", "text": f"a{ch}b"}], 0), repr(ch)
+    crlf = b'{"type":"a"}\r\n{"type":"b"}\r\n'  # Windows line ends still split and strip
+    assert parse_json_lines(crlf) == ([{"type": "a"}, {"type": "b"}], 0)
+
+
+def test_a_forbidden_tool_whose_input_holds_u2028_is_seen_by_the_parser_and_the_watch() -> None:
+    """Dropping that line would hide a forbidden tool call from grading: a false pass."""
+    import json
+
+    from rubricgate.agents.claude import parse_claude_stream
+    from rubricgate.agents.formats import claude_shape_watch
+
+    call = {"type": "assistant", "message": {"id": "m1", "model": "m", "role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "rm -rf x\u2028y"}}]}}
+    stream = json.dumps(call, ensure_ascii=False) + "\n"
+    draft = parse_claude_stream(stream.encode(), allowed=["read", "grep", "glob"])
+    assert [c.name for c in draft.tool_calls] == ["bash"] and draft.skipped_lines == 0
+    watch = claude_shape_watch(None, ["read", "grep", "glob"])
+    assert watch(stream.rstrip("\n").encode()).startswith("tool_denied: bash")

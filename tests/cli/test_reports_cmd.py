@@ -1,0 +1,178 @@
+"""The report commands end to end: regrade, report, publish, trend, changed; plus the summary.json golden."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+import reports_fixtures as rf  # noqa: E402
+from conftest import make_repo, write_task  # noqa: E402
+from fake_github import FakeGitHub  # noqa: E402
+
+from rubricgate.cli import main  # noqa: E402
+from rubricgate.pipeline import RunOptions, run_suite  # noqa: E402
+from rubricgate.reports.comment import MARKER  # noqa: E402
+
+TASK = {"id": "data-loader-needs-description", "why": "protects fm-description-required",
+        "review": ["fixtures/block/data-loader/SKILL.md"],
+        "expect": {"tier": "BLOCK", "rules": ["fm-description-required"]}}
+
+
+def invoke(*args: str, env: dict | None = None):
+    return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+
+
+@pytest.fixture
+def ran(tmp_path):
+    """A real run of the builtin reviewer on a small repo: (repo, run_dir)."""
+    repo = make_repo(tmp_path / "repo", commit=False)
+    write_task(repo, TASK)
+    outcome = run_suite(RunOptions(repo=repo))
+    assert outcome.exit_code == 0, outcome.summary.decision
+    return repo, outcome.run_dir
+
+
+# --- failures first ---------------------------------------------------------------------
+
+def test_report_on_missing_run_dir_exits_2_with_one_line(tmp_path):
+    got = invoke("report", str(tmp_path / "nope"))
+    assert got.exit_code == 2 and got.output.count("\n") == 1 and "no summary.json here" in got.output
+
+
+def test_regrade_of_a_foreign_run_exits_2(ran, tmp_path):
+    repo, _ = ran
+    foreign = rf.write_run_dir(tmp_path / "foreign")
+    got = invoke("regrade", str(foreign), "--repo", str(repo))
+    assert got.exit_code == 2 and "no case of this run is in the current suite" in got.output
+
+
+def test_regrade_after_expectation_change_fails_without_running_an_agent(ran, monkeypatch):
+    repo, run_dir = ran
+    monkeypatch.setattr("rubricgate.pipeline.get_agent", lambda *a: pytest.fail("regrade started an agent"))
+    write_task(repo, TASK | {"expect": {"tier": "PASS"}})
+    got = invoke("regrade", str(run_dir), "--repo", str(repo))
+    assert got.exit_code == 1, got.output
+    new_dir = Path(got.output.split(" -> ")[1].split(" · ")[0])
+    summary = json.loads((new_dir / "summary.json").read_text())
+    assert summary["config"]["regraded_from"] == run_dir.name and summary["decision"]["status"] == "regression"
+    replay = json.loads((new_dir / "replay" / "data-loader-needs-description-1.json").read_text())
+    assert replay["case"]["expect"]["tier"] == "PASS" and replay["trial"]["grades"]["verdict"]["category"] == "wrong_tier"
+    assert (new_dir / "report.html").is_file() and MARKER in (new_dir / "comment.md").read_text()
+    assert json.loads((run_dir / "summary.json").read_text())["decision"]["status"] == "pass"  # old run untouched
+
+
+def test_regrade_unchanged_passes_and_warns_about_dropped_cases(ran):
+    repo, run_dir = ran
+    (repo / "evals/tasks/data-loader-needs-description.yaml").unlink()
+    got = CliRunner().invoke(main, ["regrade", str(run_dir), "--repo", str(repo)])
+    assert got.exit_code == 0, got.output
+    assert "warning: case data-loader-needs-description is no longer in the suite" in got.output
+
+
+def test_report_rerenders_every_format(ran, tmp_path):
+    _, run_dir = ran
+    step = tmp_path / "step.md"
+    got = invoke("report", str(run_dir), "--history", str(run_dir), env={"GITHUB_STEP_SUMMARY": str(step)})
+    assert got.exit_code == 0, got.output
+    assert 'id="chart-trend"' in (run_dir / "report.html").read_text()
+    assert (run_dir / "junit.xml").read_text().startswith("<?xml")
+    assert "rubricgate: PASS" in step.read_text()
+
+
+def test_summary_json_golden(tmp_path):
+    """A real run with something to show: two trials, a wrong tier, a step-limit failure, a regression."""
+    repo = make_repo(tmp_path / "repo", commit=False)
+    write_task(repo, TASK)
+    write_task(repo, TASK | {"id": "data-loader-judged-clean", "expect": {"tier": "PASS"}})
+    write_task(repo, TASK | {"id": "data-loader-in-one-step",
+                             "rubric": {"tool_use": {"allowed": ["read", "grep", "glob"]}, "trajectory": {"max_steps": 1}}})
+    outcome = run_suite(RunOptions(repo=repo, trials=2))
+    assert outcome.exit_code == 1
+    text = rf.scrub((outcome.run_dir / "summary.json").read_text(), [repo])
+    assert '"category": "wrong_tier"' in text and '"category": "too_many_steps"' in text
+    rf.assert_golden("summary.json", text)
+
+
+# --- publish ------------------------------------------------------------------------------
+
+def test_publish_without_token_exits_2(ran):
+    _, run_dir = ran
+    got = invoke("publish", str(run_dir), "--pr", "3", env={"GITHUB_TOKEN": "", "GITHUB_REPOSITORY": "o/r"})
+    assert got.exit_code == 2 and "GITHUB_TOKEN: not set" in got.output
+
+
+def test_publish_api_failure_exits_2_loudly(ran):
+    _, run_dir = ran
+    with FakeGitHub() as gh:
+        gh.fail[("POST", r"/comments$")] = (403, "Resource not accessible by integration")
+        got = invoke("publish", str(run_dir), "--pr", "3", env=gh.env())
+    assert got.exit_code == 2 and "HTTP 403 Resource not accessible by integration" in got.output
+
+
+def test_publish_creates_then_updates_latest_run(ran):
+    repo, _ = ran
+    with FakeGitHub() as gh:
+        first = invoke("publish", "--pr", "3", "--repo", str(repo), env=gh.env())
+        second = invoke("publish", "--pr", "3", "--repo", str(repo), env=gh.env())
+    assert first.exit_code == 0 and "created on PR #3" in first.output
+    assert second.exit_code == 0 and "updated on PR #3" in second.output and len(gh.issue_comments(3)) == 1
+
+
+# --- trend and changed ----------------------------------------------------------------------
+
+def test_trend_without_summaries_exits_2():
+    got = invoke("trend")
+    assert got.exit_code == 2 and "no summaries given" in got.output
+
+
+def test_trend_flags_version_change_and_writes_chart(tmp_path):
+    a = tmp_path / "a.json"
+    b = tmp_path / "b.json"
+    a.write_text(rf.summary(run_id="w1").model_dump_json())
+    b.write_text(rf.summary(run_id="w2", started_at="2026-01-08T00:00:00Z", agent_version="2.0.0").model_dump_json())
+    got = invoke("trend", str(b), str(a), "--chart", str(tmp_path / "t.svg"))
+    assert got.exit_code == 0 and "agent CLI version changed: 1.0.0 → 2.0.0" in got.output
+    chart = ET.parse(tmp_path / "t.svg").getroot()
+    assert chart.get("id") == "chart-trend" and "2026-01-08 00:00" in "".join(chart.itertext())
+
+
+def test_trend_chart_asked_for_as_png_is_written_as_svg_beside_it(tmp_path):
+    a = tmp_path / "a.json"
+    a.write_text(rf.summary(run_id="w1").model_dump_json())
+    got = invoke("trend", str(a), "--chart", str(tmp_path / "t.png"))
+    assert got.exit_code == 0 and "the trend chart is SVG now" in got.output
+    assert not (tmp_path / "t.png").exists() and ET.parse(tmp_path / "t.svg").getroot().get("role") == "img"
+
+
+def test_changed_missing_base_exits_2_and_writes_no_output(ran, tmp_path):
+    repo, _ = ran
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    out = tmp_path / "gh_output"
+    got = invoke("changed", "--base", "origin/main", "--repo", str(repo), env={"GITHUB_OUTPUT": str(out)})
+    assert got.exit_code == 2 and "'origin/main' is not present in this clone" in got.output
+    assert not out.exists()
+
+
+def test_changed_reports_gated_files_and_github_output(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    (repo / "baseline.json").write_text(json.dumps({"format_version": 1, "rates": {}, "trials": 1}))
+    out = tmp_path / "gh_output"
+    got = invoke("changed", "--base", "main", "--repo", str(repo), env={"GITHUB_OUTPUT": str(out)})
+    assert got.exit_code == 0 and "changed: 1 gated file(s)" in got.output and "  baseline.json" in got.output
+    assert out.read_text() == "changed=true\n"
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "baseline.json"], check=True)
+    got = invoke("changed", "--base", "main", "--repo", str(repo), env={"GITHUB_OUTPUT": str(out)})
+    assert "unchanged" in got.output and out.read_text().endswith("changed=false\n")
+
+
+def test_publish_with_no_runs_exits_2(tmp_path):
+    repo = make_repo(tmp_path / "repo", commit=False)
+    got = invoke("publish", "--pr", "1", "--repo", str(repo), env={"GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "o/r"})
+    assert got.exit_code == 2 and "no run with a summary.json here" in got.output

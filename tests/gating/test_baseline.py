@@ -1,0 +1,152 @@
+"""baseline update: raise freely, lower only with a reason that is kept."""
+
+import json
+
+import pytest
+
+from click.testing import CliRunner
+
+from rubricgate.cli import main
+from tests.conftest import set_severity
+
+
+def update(repo, *args):
+    return CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo), *args])
+
+
+def rates(repo):
+    return json.loads((repo / "baseline.json").read_text())
+
+
+def test_lowering_without_reason_is_refused(repo):
+    set_severity(repo, "fm-description-required", "warning")
+    before = (repo / "baseline.json").read_text()
+    result = update(repo)
+    assert result.exit_code == 2 and "needs a reason" in result.output and "--reason" in result.output
+    assert (repo / "baseline.json").read_text() == before
+
+
+def test_lowering_with_reason_is_kept_in_history(repo):
+    set_severity(repo, "fm-description-required", "warning")
+    result = update(repo, "--reason", "descriptions are optional for internal skills")
+    assert result.exit_code == 0, result.output
+    data = rates(repo)
+    assert data["rates"]["verdict"] == 0.5
+    assert data["history"][-1]["reason"] == "descriptions are optional for internal skills"
+
+
+def test_raising_needs_no_reason(repo):
+    (repo / "baseline.json").write_text(json.dumps({"format_version": 1, "rates": {"verdict": 0.5, "tool_use": 0.5, "trajectory": 0.5}, "trials": 1, "history": []}))
+    result = update(repo)
+    assert result.exit_code == 0 and rates(repo)["rates"]["verdict"] == 1.0
+    assert "raised" in rates(repo)["history"][-1]["reason"]
+
+
+def test_update_from_a_stored_run(repo):
+    assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code == 0
+    run_dir = next((repo / "reports").iterdir())
+    result = update(repo, "--from", str(run_dir))
+    assert result.exit_code == 0 and rates(repo)["history"][-1]["run_id"] == run_dir.name
+
+
+def test_missing_run_dir_is_one_line_error(repo, tmp_path):
+    result = update(repo, "--from", str(tmp_path / "nope"))
+    assert result.exit_code == 2 and "no summary.json here" in result.output
+
+
+def test_schema_commands_print_json_schema():
+    for which, key in (("task", "expect"), ("baseline", "rates"), ("config", "agent"), ("expect", "absent_rules")):
+        result = CliRunner().invoke(main, ["schema", which])
+        assert result.exit_code == 0 and key in json.loads(result.output)["properties"]
+
+
+@pytest.mark.parametrize("rates, needle", [
+    ({"verdict": True, "tool_use": 1.0, "trajectory": 1.0}, "rates.verdict"),
+    ({"verdict": "1.0", "tool_use": 1.0, "trajectory": 1.0}, "rates.verdict"),
+    ({"verdict": 1.0, "tool_use": 1.0, "trajectory": 1.0, "verdikt": 0.5}, "unknown dimension 'verdikt' (did you mean 'verdict'?)"),
+])
+def test_baseline_values_are_numbers_for_known_dimensions(tmp_path, rates, needle) -> None:
+    import json as _json
+
+    from rubricgate.suite.baseline_file import load_baseline
+    from rubricgate.errors import GateInputError
+
+    path = tmp_path / "baseline.json"
+    path.write_text(_json.dumps({"format_version": 1, "rates": rates, "trials": 1, "history": []}))
+    with pytest.raises(GateInputError) as err:
+        load_baseline(path, "baseline.json")
+    assert needle in str(err.value)
+
+
+# -- format 2: per-case counts, merging, migration --------------------------------------------
+
+def test_update_writes_format_2_with_per_case_counts_and_what_it_was_measured_with(repo):
+    result = update(repo)
+    assert result.exit_code == 0, result.output
+    data = rates(repo)
+    assert data["format_version"] == 2
+    assert data["cases"] and all(set(dims) == {"verdict", "tool_use", "trajectory"} for dims in data["cases"].values())
+    some = next(iter(data["cases"].values()))["verdict"]
+    assert some == {"passes": 1, "trials": 1}
+    measured = data["measured_with"]
+    assert measured["agent"] == "builtin" and len(measured["reviewer_digest"]) == 64
+    assert "migrated from format 1" in data["history"][-1]["reason"]  # the repo fixture starts at format 1
+
+
+def test_committed_format_1_baseline_still_gates(repo):
+    assert json.loads((repo / "baseline.json").read_text())["format_version"] == 1
+    assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code == 0
+
+
+def test_update_from_an_only_run_merges_its_cases_and_keeps_the_others(repo):
+    assert update(repo).exit_code == 0
+    before = rates(repo)["cases"]
+    one = sorted(before)[0]
+    earlier = set((repo / "reports").iterdir())
+    assert CliRunner().invoke(main, ["run", "--repo", str(repo), "--only", one, "--trials", "3"]).exit_code == 0
+    (run_dir,) = set((repo / "reports").iterdir()) - earlier
+    assert update(repo, "--from", str(run_dir)).exit_code == 2  # partial: refused unless asked for
+    result = update(repo, "--from", str(run_dir), "--allow-partial")
+    assert result.exit_code == 0, result.output
+    after = rates(repo)
+    assert after["cases"][one]["verdict"] == {"passes": 4, "trials": 4}  # same setup: 1/1 + 3/3 pooled
+    assert {c: v for c, v in after["cases"].items() if c != one} == {c: v for c, v in before.items() if c != one}
+    assert after["history"][-1]["cases"] == [one]
+
+
+def test_a_lower_case_rate_needs_a_reason_and_names_the_case(repo):
+    assert update(repo).exit_code == 0
+    set_severity(repo, "fm-description-required", "warning")  # one block fixture now fails
+    result = update(repo)
+    assert result.exit_code == 2 and "needs a reason" in result.output and "verdict 1/1 -> 0/1" in result.output
+
+
+def test_cases_no_longer_in_the_suite_are_dropped(repo):
+    assert update(repo).exit_code == 0
+    data = rates(repo)
+    data["cases"]["fixture-gone"] = data["cases"][sorted(data["cases"])[0]]
+    (repo / "baseline.json").write_text(json.dumps(data))
+    assert update(repo).exit_code == 0
+    assert "fixture-gone" not in rates(repo)["cases"]
+
+
+def test_malformed_format_2_is_a_one_line_error(repo):
+    assert update(repo).exit_code == 0
+    data = rates(repo)
+    case = sorted(data["cases"])[0]
+    data["cases"][case]["verdict"] = {"passes": 4, "trials": 3}
+    (repo / "baseline.json").write_text(json.dumps(data))
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert result.exit_code == 2 and "baseline.json" in result.output and "Traceback" not in result.output
+
+
+def test_re_measuring_the_same_setup_pools_trials_and_a_changed_reviewer_replaces_them(repo):
+    assert update(repo).exit_code == 0
+    result = update(repo)
+    assert result.exit_code == 0 and "trials pooled" in result.output
+    data = rates(repo)
+    assert {v["verdict"]["trials"] for v in data["cases"].values()} == {2}
+    assert data["history"][-1]["reason"].startswith("re-measured with the same reviewer")
+    set_severity(repo, "fm-description-required", "warning")  # a different reviewer: counts replaced
+    assert update(repo, "--reason", "descriptions optional").exit_code == 0
+    assert {v["verdict"]["trials"] for v in rates(repo)["cases"].values()} == {1}

@@ -1,0 +1,298 @@
+"""rubricgate.gating.compare and `rubricgate compare`: flips, the stratified test, decisions, the paired run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import git, make_repo
+from rubricgate.cli import main
+from rubricgate.gating.compare import compare_summaries, case_flips
+from rubricgate.runner.cost import not_run_trial
+from rubricgate.models.config import GateConfig
+from rubricgate.models.results import CaseSummary, Decision, Grade, Summary, TrialResult
+
+RUBRIC = "reviewer/evaluator/references/rubric.md"
+STRICT, STATISTICAL = GateConfig(), GateConfig(method="statistical", min_trials=3)
+
+
+def _trial(case: str, i: int, passed: bool, dim: str = "verdict", reason: str = "expected BLOCK, got WARN") -> TrialResult:
+    grades = {d: Grade(passed=True) for d in ("verdict", "tool_use", "trajectory")}
+    if not passed:
+        grades[dim] = Grade(passed=False, category="wrong_tier", reason=reason)
+    return TrialResult(case_id=case, trial=i, outcome="PASS", grades=grades)
+
+
+def _summary(outcomes: dict[str, list[bool]], run_id: str = "r", complete: bool = True) -> Summary:
+    cases = [CaseSummary(id=cid, source="fixture", trials=[_trial(cid, i + 1, ok) for i, ok in enumerate(oks)])
+             for cid, oks in outcomes.items()]
+    return Summary(run_id=run_id, started_at="t", agent="builtin", decision=Decision(status="pass", exit_code=0),
+                   rates={}, cases=cases, complete=complete)
+
+
+def cli(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["compare", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+# -- bad input: one line, exit 2 --------------------------------------------------------------
+
+def test_one_run_dir_is_an_input_error(tmp_path: Path) -> None:
+    code, _, err = cli(str(tmp_path))
+    assert code == 2 and "expected two run dirs, got 1" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_run_dirs_and_base_together_are_an_input_error(tmp_path: Path) -> None:
+    code, _, err = cli("a", "b", "--base", "HEAD", "--repo", str(tmp_path))
+    assert code == 2 and "not both" in err
+
+
+def test_run_dir_without_summary_is_an_input_error(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    code, _, err = cli(str(tmp_path / "a"), str(tmp_path / "b"), "--repo", str(tmp_path))
+    assert code == 2 and "no summary.json" in err and "Traceback" not in err
+
+
+def test_unknown_base_ref_exits_2(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    code, _, err = cli("--base", "no-such-branch", "--repo", str(repo))
+    assert code == 2
+    assert err.strip() == ("error: --base: unknown git ref 'no-such-branch' "
+                           "(fix: use a branch, tag or commit that exists here (git fetch it first))")
+
+
+def test_base_outside_git_exits_2(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", commit=False)
+    code, _, err = cli("--base", "HEAD", "--repo", str(repo))
+    assert code == 2 and "not a git repository" in err
+
+
+def test_base_ref_without_reviewer_exits_2(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "rm", "-q", "-r", "reviewer/prompts")
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "drop prompt")
+    git(repo, "checkout", "-q", "HEAD~1", "--", "reviewer/prompts")
+    code, _, err = cli("--base", "HEAD", "--repo", str(repo))
+    assert code == 2 and "HEAD has no reviewer/prompts/evaluate.md" in err
+    assert git(repo, "worktree", "list").count("\n") == 1  # the throwaway worktree is gone
+
+
+def test_incomplete_run_cannot_be_judged() -> None:
+    head = _summary({"a": [True]})
+    head.cases[0].trials.append(not_run_trial("a", 2, "cost budget spent"))
+    comparison = compare_summaries(_summary({"a": [True, True]}), head, STRICT)
+    assert comparison.decision.exit_code == 2
+    assert "head run r is incomplete (1 trials did not run)" in comparison.decision.reasons[0]
+
+
+def test_runs_with_nothing_in_common_cannot_be_judged() -> None:
+    comparison = compare_summaries(_summary({"a": [True]}), _summary({"b": [True]}), STRICT)
+    assert comparison.decision.exit_code == 2
+    assert [f.kind for f in comparison.flips] == ["added", "removed"]
+
+
+# -- flips ------------------------------------------------------------------------------------
+
+def test_flip_kinds_and_reasons() -> None:
+    base = _summary({"reg": [True, True], "fix": [False, False], "same": [True, False], "flaky-same": [False, True]})
+    head = _summary({"reg": [True, False], "fix": [True, False], "same": [True, False], "flaky-same": [True, False]})
+    flips = {f.case_id: f for f in case_flips(base, head)}
+    assert flips["reg"].kind == "regressed" and (flips["reg"].base, flips["reg"].head) == ("2/2", "1/2")
+    assert flips["reg"].reasons == ["verdict: wrong_tier: expected BLOCK, got WARN (trial 2)"]
+    assert flips["fix"].kind == "fixed" and flips["fix"].reasons[0].startswith("was: verdict: wrong_tier")
+    assert flips["same"].kind == "unchanged" and flips["same"].reasons[0].startswith("still failing:")
+    assert flips["flaky-same"].kind == "unchanged"
+
+
+def test_per_case_counts_make_the_test_blind_to_trial_order() -> None:
+    # Pairing by trial index would count 2 regressed vs 1 fixed here, and 0 vs 0 after a
+    # reshuffle of the same trials; per-case counts give one answer for both.
+    base = _summary({"a": [True, True, False], "b": [True, False, True]})
+    orders = ({"a": [False, True, True], "b": [False, False, True]}, {"a": [True, True, False], "b": [True, False, False]})
+    tests = [compare_summaries(base, _summary(head), STATISTICAL).tests[0] for head in orders]
+    assert tests[0].p_value == tests[1].p_value
+    verdict = tests[0]
+    assert (verdict.cases, verdict.base_passes, verdict.base_trials, verdict.head_passes, verdict.head_trials) == (2, 4, 6, 3, 6)
+
+
+def test_unchanged_flips_are_not_called_credible() -> None:
+    base = _summary({"a": [True, True, False], "b": [True] * 3})
+    flips = {f.case_id: f for f in case_flips(base, _summary({"a": [True, False, False], "b": [True] * 3}))}
+    assert flips["a"].kind == "regressed" and not flips["a"].credible and flips["a"].p_value is not None
+    assert flips["b"].p_value is None
+
+
+
+# -- decisions --------------------------------------------------------------------------------
+
+def test_strict_fails_on_any_dip_and_states_its_false_alarm_rate() -> None:
+    worse = compare_summaries(_summary({"a": [True], "b": [True]}), _summary({"a": [False], "b": [True]}), STRICT)
+    assert worse.decision.exit_code == 1 and worse.decision.reasons[0].startswith("verdict: 2/2 -> 1/2 on 2 shared")
+    assert any("strict fails on any dip" in w for w in worse.decision.warnings)
+    swap = compare_summaries(_summary({"a": [True], "b": [False]}), _summary({"a": [False], "b": [True]}), STRICT)
+    assert swap.decision.exit_code == 0 and swap.counts()["regressed"] == 1 and swap.counts()["fixed"] == 1
+
+
+def test_strict_false_alarm_rate_is_zero_for_a_deterministic_reviewer() -> None:
+    same = compare_summaries(_summary({"a": [True] * 3, "b": [False] * 3}), _summary({"a": [True] * 3, "b": [False] * 3}), STRICT)
+    assert same.decision.exit_code == 0
+    assert "with probability at most 0.0%" in same.decision.warnings[0]
+    noisy = compare_summaries(_summary({"a": [True, False] * 3}), _summary({"a": [False, True] * 3}), STRICT)
+    assert "use --method statistical" in noisy.decision.warnings[0]
+
+
+def test_statistical_fails_only_on_significant_regressions() -> None:
+    base = _summary({"a": [True] * 5, "b": [True] * 5})
+    head = _summary({"a": [False] * 5, "b": [True] * 5})
+    comparison = compare_summaries(base, head, STATISTICAL)
+    assert comparison.decision.exit_code == 1
+    # 0/5 vs 5/5 given 5 passes in 10: P(X = 0) = 1/252 (one case: Fisher's exact p).
+    assert comparison.tests[0].p_value == pytest.approx(1 / 252)
+    assert comparison.tests[0].p_holm == pytest.approx(3 / 252)  # Holm over 3 dimensions
+    flip = next(f for f in comparison.flips if f.case_id == "a")
+    assert flip.credible
+
+
+def test_statistical_says_inconclusive_when_too_few_trials() -> None:
+    comparison = compare_summaries(_summary({"a": [True], "b": [True]}), _summary({"a": [False], "b": [True]}), STATISTICAL)
+    assert comparison.decision.exit_code == 0
+    assert comparison.tests[0].status == "inconclusive"
+    assert "inconclusive: the drop could be up to" in comparison.decision.warnings[0]
+    assert "more trials per case" in comparison.decision.warnings[0]
+
+
+def test_statistical_no_change_needs_a_tight_bound() -> None:
+    many = {f"c{i}": [True] * 10 for i in range(40)}
+    comparison = compare_summaries(_summary(many), _summary(many), STATISTICAL)
+    assert comparison.decision.exit_code == 0 and comparison.tests[0].label == "no change"
+    assert not comparison.decision.warnings
+
+
+# -- the paired run with real git and the builtin reviewer -----------------------------------
+
+FIXTURES = ["block/data-loader", "block/forecast-notebook-runner", "pass/weekly-revenue-summary"]
+
+
+def _lower_description_rule(repo: Path) -> None:
+    path = repo / RUBRIC
+    text = path.read_text(encoding="utf-8")
+    lowered = text.replace("| fm-description-required | critical |", "| fm-description-required | warning |")
+    assert lowered != text
+    path.write_text(lowered, encoding="utf-8")
+
+
+def test_lowering_a_critical_rule_regresses_and_exits_1(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    _lower_description_rule(repo)
+    before = git(repo, "status", "--porcelain")
+    out_json = tmp_path / "cmp.json"
+    code, out, err = cli("--base", "HEAD", "--repo", str(repo), "--json", str(out_json))
+    assert code == 1, out + err
+    assert "REGRESSED  fixture-data-loader  1/1 -> 0/1" in out
+    assert "verdict: wrong_tier" in out
+    data = json.loads(out_json.read_text())
+    assert data["counts"]["regressed"] == 1 and data["counts"]["unchanged"] == 2
+    assert data["decision"]["exit_code"] == 1
+    assert git(repo, "status", "--porcelain") == before  # the working tree was not touched
+    assert git(repo, "worktree", "list").count("\n") == 1
+
+
+def test_unchanged_reviewer_exits_0_with_no_flips(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    code, out, err = cli("--base", "HEAD", "--repo", str(repo))
+    assert code == 0, out + err
+    assert "0 regressed, 0 fixed, 3 unchanged" in out
+
+
+def test_restoring_the_rule_is_a_fix(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    _lower_description_rule(repo)
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "lower rule")
+    git(repo, "checkout", "-q", "HEAD~1", "--", RUBRIC)  # working tree: the rule is critical again
+    code, out, _ = cli("--base", "HEAD", "--repo", str(repo))
+    assert code == 0
+    assert "FIXED      fixture-data-loader  0/1 -> 1/1" in out
+
+
+def test_stored_runs_give_the_same_flips(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    _lower_description_rule(repo)
+    cli("--base", "HEAD", "--repo", str(repo))
+    compare_dir = next((repo / "reports").glob("compare-*"))
+    base_run, head_run = next((compare_dir / "base").iterdir()), next((compare_dir / "head").iterdir())
+    code, out, _ = cli(str(base_run), str(head_run), "--repo", str(repo))
+    assert code == 1
+    assert "REGRESSED  fixture-data-loader  1/1 -> 0/1" in out
+    code, _, _ = cli(str(head_run), str(base_run), "--repo", str(repo))
+    assert code == 0  # the other direction is a fix
+
+
+def test_working_tree_reviewer_files_only_are_swapped(tmp_path: Path) -> None:
+    # A fixture edited (uncommitted) in the working tree is used on both sides: only the reviewer
+    # comes from REF, so the case set and its content are the same for both runs.
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    skill = repo / "fixtures/pass/weekly-revenue-summary/SKILL.md"
+    skill.write_text(skill.read_text().replace("description:", "descriptionx:", 1))
+    code, out, _ = cli("--base", "HEAD", "--repo", str(repo))
+    assert code == 0
+    assert "0 regressed, 0 fixed, 3 unchanged" in out
+    assert "still failing" in out  # both sides see the edited fixture
+
+
+def test_paired_run_with_cache_never_mixes_the_two_reviewers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rubricgate.agents.builtin import BuiltinAgent
+
+    calls = []
+
+    class Counting(BuiltinAgent):
+        def run(self, request):  # type: ignore[no-untyped-def]
+            calls.append(request.case_id)
+            return super().run(request)
+
+    monkeypatch.setattr("rubricgate.pipeline.get_agent", lambda name, cfg: Counting(cfg))
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    _lower_description_rule(repo)
+    for expected_calls in (6, 6):  # the second compare is served from the cache
+        code, out, _ = cli("--base", "HEAD", "--repo", str(repo), "--cache")
+        assert code == 1 and "REGRESSED  fixture-data-loader" in out
+        assert len(calls) == expected_calls
+
+
+# -- interleaving base and head trials ---------------------------------------------------------
+
+def test_interleaving_is_seeded_and_uses_both_orders() -> None:
+    from rubricgate.flows.compare_run import interleaving
+
+    rounds = interleaving(7, 40)
+    assert rounds == interleaving(7, 40) and rounds != interleaving(8, 40)
+    assert all(sorted(r) == ["base", "head"] for r in rounds)
+    assert {tuple(r) for r in rounds} == {("base", "head"), ("head", "base")}
+    assert interleaving(7, 1) == [["base", "head"]] and interleaving(7, 5, interleave=False) == [["base", "head"]]
+
+
+def test_merged_rounds_renumber_trials_per_case() -> None:
+    from rubricgate.flows.compare_run import merge_rounds
+
+    merged = merge_rounds([_summary({"a": [True], "b": [False]}, "r1"), _summary({"a": [False], "b": [True]}, "r2")])
+    a = next(c for c in merged.cases if c.id == "a")
+    assert [t.trial for t in a.trials] == [1, 2] and merged.run_id == "r1+r2"
+    assert not merge_rounds([_summary({"a": [True]}), _summary({"a": [True]}, complete=False)]).complete
+
+
+def test_paired_run_interleaves_rounds_and_records_the_seed(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    _lower_description_rule(repo)
+    out_json = tmp_path / "cmp.json"
+    code, out, err = cli("--base", "HEAD", "--repo", str(repo), "--trials", "2", "--seed", "7", "--json", str(out_json))
+    assert code == 1, out + err
+    assert "REGRESSED  fixture-data-loader  2/2 -> 0/2" in out
+    assert "order: interleaved in 2 rounds, seed 7" in out
+    order = json.loads(out_json.read_text())["order"]
+    assert order["seed"] == 7 and order["interleaved"] and len(order["rounds"]) == 2
+    compare_dir = next((repo / "reports").glob("compare-*"))
+    assert len(list((compare_dir / "base").iterdir())) == 2 and len(list((compare_dir / "head").iterdir())) == 2

@@ -1,0 +1,186 @@
+"""rubricgate.gating.gate: what is compared (shared cases), the two methods, and the labels."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from rubricgate.gating.gate import decide
+from rubricgate.models.base import DIMENSIONS
+from rubricgate.models.baseline import Baseline, CaseCount
+from rubricgate.models.config import GateConfig
+from rubricgate.models.results import RateRow
+from rubricgate.gating.stats import counted, drop_bound, more_trials
+
+STRICT, STATISTICAL = GateConfig(), GateConfig(method="statistical")
+
+
+def _counts(spec: dict[str, tuple[int, int]]) -> dict[str, dict[str, tuple[int, int]]]:
+    """Every dimension of a case at the same (passes, trials)."""
+    return {c: {d: xn for d in DIMENSIONS} for c, xn in spec.items()}
+
+
+def _baseline(spec: dict[str, tuple[int, int]]) -> Baseline:
+    cases = {c: {d: CaseCount(passes=x, trials=n) for d in DIMENSIONS} for c, (x, n) in spec.items()}
+    x, n = sum(v[0] for v in spec.values()), sum(v[1] for v in spec.values())
+    return Baseline(rates={d: x / n for d in DIMENSIONS}, trials=3, cases=cases)
+
+
+def _rates(per_case) -> dict[str, RateRow]:
+    out = {}
+    for d in DIMENSIONS:
+        x, n = sum(c[d][0] for c in per_case.values()), sum(c[d][1] for c in per_case.values())
+        out[d] = RateRow(rate=x / n if n else None, passes=x, trials=n)
+    return out
+
+
+def _decide(base: dict, run: dict, gate: GateConfig = STRICT):
+    per_case = _counts(run)
+    rates = _rates(per_case)
+    decision, detail = decide(rates, _baseline(base), gate, per_case)
+    return decision, detail, rates
+
+
+SUITE = {**{f"stable{i}": (3, 3) for i in range(6)}, **{f"hard{i}": (1, 3) for i in range(3)}}
+
+
+# -- what cannot be judged --------------------------------------------------------------------
+
+def test_no_graded_trial_cannot_be_judged() -> None:
+    decision, _, _ = _decide(SUITE, {"stable0": (0, 0)})
+    assert decision.exit_code == 2 and "no trial was graded" in decision.reasons[0]
+
+
+def test_no_shared_case_cannot_be_judged() -> None:
+    decision, detail, _ = _decide(SUITE, {"fixture-renamed": (3, 3)})
+    assert decision.exit_code == 2 and "no case of this run is in baseline.json" in decision.reasons[0]
+    assert detail.new_cases == ["fixture-renamed"]
+
+
+# -- only the shared cases are compared -------------------------------------------------------
+
+@pytest.mark.parametrize("gate", [STRICT, STATISTICAL])
+def test_only_run_of_hard_cases_is_judged_against_their_own_baseline(gate) -> None:
+    # The hard cases alone pass 3/9, far below the suite's 21/27; against their own 3/9 nothing fell.
+    decision, detail, rates = _decide(SUITE, {f"hard{i}": (1, 3) for i in range(3)}, gate)
+    assert decision.exit_code == 0, decision.reasons
+    assert rates["verdict"].baseline == pytest.approx(1 / 3) and rates["verdict"].delta == 0.0
+    assert detail.shared_cases == 3 and sorted(detail.missing_cases) == [f"stable{i}" for i in range(6)]
+    assert any("6 baseline case(s) not in this run" in w for w in decision.warnings)
+
+
+def test_a_drop_on_the_shared_cases_is_found_in_an_only_run() -> None:
+    decision, _, rates = _decide(SUITE, {f"stable{i}": (2, 3) for i in range(6)})
+    assert decision.exit_code == 1 and rates["verdict"].status == "regression"
+    assert decision.reasons[0].startswith("verdict 12/18 vs baseline 18/18 on 6 shared case(s)")
+
+
+def test_new_cases_are_reported_apart_and_not_gated_by_default_under_statistical() -> None:
+    run = {**SUITE, "newcase": (0, 3)}
+    decision, detail, rates = _decide(SUITE, run, STATISTICAL)
+    assert decision.exit_code == 0
+    assert detail.new_cases == ["newcase"] and detail.new_case_rates["verdict"].rate == 0.0
+    assert any("new case newcase: verdict 0/3 (no baseline: reported, not gated)" in w for w in decision.warnings)
+    assert rates["verdict"].baseline == pytest.approx(21 / 27)  # the new case is not in the comparison
+
+
+def test_new_cases_must_pass_under_strict() -> None:
+    decision, detail, _ = _decide(SUITE, {**SUITE, "newcase": (2, 3)}, STRICT)
+    assert detail.new_cases_rule == "strict"
+    assert decision.exit_code == 1 and "new case newcase: verdict 2/3" in decision.reasons[0]
+    ok, _, _ = _decide(SUITE, {**SUITE, "newcase": (2, 3)}, GateConfig(new_cases="report"))
+    assert ok.exit_code == 0
+
+
+# -- strict: a tolerance, not float equality --------------------------------------------------
+
+def test_strict_equal_rates_stored_rounded_are_no_change() -> None:
+    # A format 1 baseline stored 60/90 as 0.666667: the same 60/90 now is not a dip.
+    per_case = _counts({f"c{i}": (2, 3) for i in range(30)})
+    rates = _rates(per_case)
+    old = Baseline(format_version=1, rates={d: 0.666667 for d in DIMENSIONS}, trials=3)
+    decision, _ = decide(rates, old, STRICT, per_case)
+    assert decision.exit_code == 0 and rates["verdict"].label == "no change"
+    assert any("format 1" in w for w in decision.warnings)
+
+
+def test_strict_format_1_still_fails_just_below_the_stored_rate() -> None:
+    per_case = _counts({f"c{i}": (1, 1) if i < 33 else (0, 1) for i in range(37)})  # 33/37 = 0.892
+    rates = _rates(per_case)
+    decision, _ = decide(rates, Baseline(format_version=1, rates={d: 0.9 for d in DIMENSIONS}, trials=1), STRICT, per_case)
+    assert decision.exit_code == 1
+
+
+def test_strict_any_drop_on_shared_cases_fails() -> None:
+    decision, _, rates = _decide(SUITE, {**SUITE, "hard0": (0, 3)})
+    assert decision.exit_code == 1 and rates["verdict"].label == "REGRESSION"
+
+
+# -- statistical: the test, Holm, labels ------------------------------------------------------
+
+def test_statistical_clear_drop_is_a_regression_with_holm_adjusted_p() -> None:
+    base = {f"c{i}": (5, 5) for i in range(20)}
+    decision, _, rates = _decide(base, {f"c{i}": (3, 5) for i in range(20)}, STATISTICAL)
+    assert decision.exit_code == 1 and rates["verdict"].status == "regression"
+    assert rates["verdict"].p_value is not None and rates["verdict"].p_value < 0.05
+    assert "stratified exact p (Holm)" in decision.reasons[0]
+
+
+def test_statistical_equal_counts_are_no_change_only_when_the_bound_is_tight() -> None:
+    many = {f"c{i}": (10, 10) for i in range(40)}
+    decision, _, rates = _decide(many, many, STATISTICAL)
+    assert rates["verdict"].label == "no change" and rates["verdict"].drop_upper < 0.05
+    assert decision.exit_code == 0 and not decision.warnings
+    few = {f"c{i}": (1, 1) for i in range(10)}
+    decision, _, rates = _decide(few, few, STATISTICAL)
+    label = rates["verdict"].label
+    assert rates["verdict"].status == "inconclusive" and label.startswith("inconclusive: the drop could be up to")
+    assert "more trials per case" in label and decision.exit_code == 0
+
+
+def test_statistical_small_dip_is_never_called_no_change() -> None:
+    base = {f"c{i}": (3, 3) for i in range(30)}
+    run = {**base, "c0": (2, 3), "c1": (2, 3)}
+    decision, _, rates = _decide(base, run, STATISTICAL)
+    assert decision.exit_code == 0 and rates["verdict"].status == "inconclusive"
+    assert rates["verdict"].drop_upper > 0.05
+
+
+def test_more_trials_suggestion_brings_the_bound_under_the_margin() -> None:
+    strata = [(4, 5, 80, 100)] * 10  # 80% on both sides; the current run is the coarse one
+    bound = drop_bound(strata, 0.95)
+    assert bound.upper > 0.05
+    k = more_trials(bound, 0.05)
+    assert k is not None and k >= 1
+    n = -(-(5 + k) // 5) * 5  # the suggested trials per case, rounded up so 80% stays exact
+    bigger = [(n * 4 // 5, n, x0, n0) for _, _, x0, n0 in strata]
+    assert drop_bound(bigger, 0.95).upper < 0.05
+
+
+def test_more_trials_cannot_help_when_the_baseline_is_too_coarse() -> None:
+    bound = drop_bound([(150, 300, 1, 2)], 0.95)  # a two-trial baseline
+    assert more_trials(bound, 0.05) is None
+
+
+# -- what counts ------------------------------------------------------------------------------
+
+def test_errored_and_not_run_trials_do_not_count() -> None:
+    from rubricgate.runner.cost import not_run_trial
+
+    assert not counted(not_run_trial("a", 1, "budget"))
+    assert not counted(SimpleNamespace(errored=True, grades={}))  # wt-honest's errored trials
+    assert counted(SimpleNamespace(errored=False, grades={}))
+
+
+def test_a_baseline_measured_with_another_model_is_flagged() -> None:
+    from rubricgate.models.baseline import MeasuredWith
+
+    per_case = _counts(SUITE)
+    base = _baseline(SUITE).model_copy(update={"measured_with": MeasuredWith(agent="claude", agent_version="2.1.3",
+                                                                             model="m-1")})
+    decision, _ = decide(_rates(per_case), base, STRICT, per_case,
+                         MeasuredWith(agent="claude", agent_version="2.1.4", model="m-1"))
+    assert any("CLI version 2.1.3 -> 2.1.4" in w for w in decision.warnings)
+    same, _ = decide(_rates(per_case), base, STRICT, per_case, MeasuredWith(agent="claude", agent_version="2.1.3", model="m-1"))
+    assert not any("different setup" in w for w in same.warnings)

@@ -1,0 +1,84 @@
+"""Every interval, and the charts drawn from them, for all-pass, all-fail and mixed suites at
+every size from 1 to 2,000 trials: no error, bounds in order, exact 0 and 1 at the ends.
+
+The crash this guards against: Wilson's upper bound at x = n came out as 0.9999999999999999 for
+about a quarter of all n, below the rate, and the plotting library of the time refused the
+negative error bar. The SVG charts must stay well-formed and inside their plot for all of them.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from rubricgate.models.results import Decision, RateRow, Summary
+from rubricgate.reports.charts import rates_chart, trend_chart
+from rubricgate.gating.stats import cluster_interval, wilson
+
+N_MAX = 2000
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _axis(root: ET.Element) -> str:
+    return next(p.get("d") for p in root.iter(SVG + "path") if p.get("class") == "axis")
+
+
+def _suites(n: int) -> dict[str, list[tuple[int, int]]]:
+    """Per-case (passes, trials) of three suites of n trials in all: all-pass and all-fail at one
+    trial per case, and mixed at 3 trials per case with cases passing 0-3 (design effect > 1)."""
+    mixed = [(min(i % 4, min(3, n - 3 * i)), min(3, n - 3 * i)) for i in range((n + 2) // 3)]
+    return {"all-pass": [(1, 1)] * n, "all-fail": [(0, 1)] * n, "mixed": mixed}
+
+
+def _rows(n: int) -> dict[str, RateRow]:
+    rows = {}
+    for kind, counts in _suites(n).items():
+        passes, trials = sum(x for x, _ in counts), sum(t for _, t in counts)
+        low, high, _ = cluster_interval(counts)
+        rows[f"{kind}-{n}"] = RateRow(rate=passes / trials, passes=passes, trials=trials, low=low, high=high)
+    return rows
+
+
+def _check(row: RateRow) -> None:
+    assert 0.0 <= row.low <= row.rate <= row.high <= 1.0, row
+    if row.passes == row.trials:
+        assert row.high == 1.0
+    if row.passes == 0:
+        assert row.low == 0.0
+
+
+def test_every_interval_is_ordered_with_exact_ends() -> None:
+    for n in range(1, N_MAX + 1):
+        for x in {0, 1, n // 2, n - 1, n} & set(range(n + 1)):
+            low, high = wilson(x, n)
+            assert 0.0 <= low <= x / n <= high <= 1.0, (x, n, low, high)
+            assert (low == 0.0) == (x == 0) and (high == 1.0) == (x == n), (x, n, low, high)
+        for row in _rows(n).values():
+            _check(row)
+
+
+def _summary(rates: dict[str, RateRow], run_id: str = "r") -> Summary:
+    return Summary(run_id=run_id, started_at=f"2026-12-01T00:00:{run_id[-2:]}", agent="builtin",
+                   decision=Decision(status="pass", exit_code=0), rates=rates, cases=[])
+
+
+@pytest.mark.parametrize("start", range(1, N_MAX + 1, 250))
+def test_rates_chart_renders_every_suite_size(start: int) -> None:
+    # 250 sizes x 3 suites = 750 bars per chart: every n from 1 to 2,000 is drawn once.
+    rows = {}
+    for n in range(start, min(start + 250, N_MAX + 1)):
+        rows.update(_rows(n))
+    root = ET.fromstring(rates_chart(_summary(rows)))
+    top, bottom = (float(v) for v in re.match(r"M[\d.]+ ([\d.]+)V([\d.]+)", _axis(root)).groups())
+    bars = [el for el in root.iter(SVG + "rect") if el.get("class") == "bar"]
+    assert len(bars) == len(rows)
+    assert all(top <= float(b.get("y")) and float(b.get("y")) + float(b.get("height")) <= bottom + 0.01 for b in bars)
+
+
+def test_trend_chart_renders_all_pass_all_fail_and_mixed_runs() -> None:
+    summaries = [_summary({"verdict": row}, f"r{i:02d}") for i, row in enumerate(_rows(1).values())]
+    summaries += [_summary({"verdict": row}, f"r{i + 10:02d}") for i, row in enumerate(_rows(N_MAX).values())]
+    root = ET.fromstring(trend_chart(summaries))
+    assert [g.get("data-dimension") for g in root.iter(SVG + "g") if g.get("class") == "series"] == ["verdict"]

@@ -1,0 +1,49 @@
+"""Agent environment: allowlist only, throwaway HOME, secrets scrubbed from outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rubricgate.models.transcript import Transcript
+from rubricgate.isolation.environment import (REDACTED, build_env, isolated_env, scrub, scrub_file,
+                                           scrub_model, secret_values)
+
+
+def test_build_env_passes_only_allowlist_and_secrets() -> None:
+    src = {"PATH": "/bin", "AWS_SECRET": "x", "ANTHROPIC_API_KEY": "sk-123456789", "HOME": "/root"}
+    assert build_env(["PATH"], ["ANTHROPIC_API_KEY"], src) == {"PATH": "/bin", "ANTHROPIC_API_KEY": "sk-123456789"}
+
+
+def test_short_secret_values_are_not_scrubbed() -> None:
+    assert secret_values({"A": "abc", "B": "long-secret-value"}, ["A", "B", "C"]) == ["long-secret-value"]
+
+
+def test_isolated_env_creates_throwaway_dirs(tmp_path: Path) -> None:
+    env = isolated_env({"PATH": "/bin", "HOME": "/root"}, tmp_path / "home")
+    assert env["HOME"] == str(tmp_path / "home") and env["PATH"] == "/bin"
+    for key in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "TMPDIR"):
+        assert Path(env[key]).is_dir() and env[key].startswith(str(tmp_path / "home"))
+
+
+def test_scrub_file_and_model(tmp_path: Path) -> None:
+    secret = 'sk-"quoted"\\value'
+    f = tmp_path / "s.ndjson"
+    f.write_text(f'{{"t": "key {secret}"}}\n')
+    scrub_file(f, [secret])
+    assert secret not in f.read_text() and REDACTED in f.read_text()
+    t = scrub_model(Transcript(agent="a", final_text=f"the key is {secret}!", error=secret), [secret])
+    assert t.final_text == f"the key is {REDACTED}!" and t.error == REDACTED
+    assert scrub(f"x{secret}y", [secret]) == f"x{REDACTED}y"
+
+
+def test_secret_is_scrubbed_inside_json_escapes_everywhere(tmp_path):
+    import json
+    secret = 'p@ss"wörd\\123'
+    as_json = json.dumps({"k": f"x {secret} y"})  # quotes, backslash and non-ASCII escaped
+    assert "REDACTED" in scrub(as_json, [secret]) and "123" not in scrub(as_json, [secret])
+    f = tmp_path / "stream.ndjson"
+    f.write_bytes(as_json.encode() + b"\n\xff tail " + secret.encode() + b"\n")
+    scrub_file(f, [secret])
+    assert b"123" not in f.read_bytes() and f.read_bytes().endswith(b"[REDACTED]\n")
+    t = scrub_model(Transcript(agent="a", final_text=f"key {secret}"), [secret])
+    assert t.final_text == "key [REDACTED]"

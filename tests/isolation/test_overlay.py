@@ -1,0 +1,121 @@
+"""runner/overlay.py: trial and probe folders are removed whole, even what overlayfs leaves unreadable."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from rubricgate.isolation.overlay import probe_overlay, remove_tree
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = """
+import sys
+import tempfile
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from rubricgate.isolation.overlay import probe_overlay, remove_tree
+target = Path(sys.argv[2])
+remove_tree(target)
+print("left" if target.exists() else "gone")
+"""
+
+
+def _as_unprivileged(argv: list[str]) -> list[str]:
+    # Root ignores permissions, so the case only shows for another user: run it as nobody.
+    if os.geteuid() != 0:
+        return argv
+    if not shutil.which("setpriv"):
+        pytest.fail("setpriv (util-linux) is needed to run this check as an unprivileged user")
+    return ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", *argv]
+
+
+@pytest.fixture
+def open_tmp():
+    # pytest's own tmp_path sits under a 0700 folder the unprivileged user cannot enter.
+    folder = Path(tempfile.mkdtemp(prefix="rg-rm-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_an_unreadable_subfolder_like_overlayfs_work_is_removed(open_tmp: Path) -> None:
+    tmp_path = open_tmp
+    shared = tmp_path / "shared"
+    shutil.copytree(ROOT / "rubricgate", shared / "rubricgate", ignore=shutil.ignore_patterns("__pycache__"))
+    trial = tmp_path / "trial"
+    (trial / "work" / "work").mkdir(parents=True)
+    (trial / "work" / "work" / "left-over").write_text("x")
+    (trial / "upper").mkdir()
+    (trial / "upper" / "written").write_text("y")
+    for path in [tmp_path, *tmp_path.rglob("*")]:
+        os.chown(path, 65534, 65534) if os.geteuid() == 0 else None
+    (trial / "work" / "work").chmod(0)  # as overlayfs leaves it
+    python = "/usr/bin/python3" if os.geteuid() == 0 and Path("/usr/bin/python3").exists() else sys.executable
+    out = subprocess.run(_as_unprivileged([python, "-c", SCRIPT, str(shared), str(trial)]),
+                         capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "gone", out.stderr
+
+
+def test_a_missing_folder_is_not_an_error(tmp_path: Path) -> None:
+    remove_tree(tmp_path / "never-made")
+
+
+def test_symlinks_in_a_trial_folder_are_removed_never_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "sub" / "keep.txt").write_text("precious")
+    trial = tmp_path / "trial"
+    (trial / "out").mkdir(parents=True)
+    (trial / "out" / "to-dir").symlink_to(outside)  # an agent's parting gift
+    (trial / "out" / "to-file").symlink_to(outside / "sub" / "keep.txt")
+    link = tmp_path / "link-to-outside"
+    link.symlink_to(outside)
+    remove_tree(trial)
+    remove_tree(link)
+    assert not trial.exists() and not link.is_symlink()
+    assert (outside / "sub" / "keep.txt").read_text() == "precious"
+
+
+def test_read_only_folders_an_agent_left_are_removed(tmp_path: Path) -> None:
+    trial = tmp_path / "trial"
+    locked = trial / "upper" / "locked"
+    locked.mkdir(parents=True)
+    (locked / "f").write_text("x")
+    locked.chmod(0o500)
+    (trial / "work" / "work").mkdir(parents=True)
+    (trial / "work" / "work").chmod(0)
+    remove_tree(trial)
+    assert not trial.exists()
+
+
+PROBE = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from rubricgate.isolation.overlay import probe_overlay
+print(repr(probe_overlay(Path(sys.argv[2]))))
+"""
+
+
+def test_the_start_up_probe_leaves_nothing_behind(open_tmp: Path) -> None:
+    problem = probe_overlay()
+    if problem and os.environ.get("RUBRICGATE_REQUIRE_SANDBOX") != "1":
+        pytest.skip(f"no overlay mounts here: {problem}")
+    shared = open_tmp / "shared"
+    shutil.copytree(ROOT / "rubricgate", shared / "rubricgate", ignore=shutil.ignore_patterns("__pycache__"))
+    scratch = open_tmp / "scratch"
+    scratch.mkdir()
+    if os.geteuid() == 0:
+        for path in (open_tmp, scratch, *shared.rglob("*"), shared):
+            os.chown(path, 65534, 65534)
+    python = "/usr/bin/python3" if os.geteuid() == 0 and Path("/usr/bin/python3").exists() else sys.executable
+    out = subprocess.run(_as_unprivileged([python, "-c", PROBE, str(shared), str(scratch)]),
+                         capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "''", out.stderr  # the overlay mounted ...
+    assert list(scratch.iterdir()) == []  # ... and its probe folder, work/work included, is gone

@@ -1,0 +1,209 @@
+"""run_process: timeouts kill the whole group, output is capped, stdin is /dev/null."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from rubricgate.isolation.process import run_process
+
+PY = sys.executable
+
+
+def _run(tmp_path: Path, code: str, *, timeout_s: float = 10, cap: int = 1_000_000,
+         env: dict[str, str] | None = None):
+    out = tmp_path / "out" / "stdout.txt"
+    res = run_process([PY, "-c", code], cwd=tmp_path, env=env or {"PATH": os.environ["PATH"]},
+                      timeout_s=timeout_s, output_cap_bytes=cap, stdout_path=out)
+    return res, out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie reparented to init is not running; /proc tells us.
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+def test_missing_executable_is_reported_not_raised(tmp_path: Path) -> None:
+    res = run_process(["/nonexistent/agent-cli"], cwd=tmp_path, env={}, timeout_s=5,
+                      output_cap_bytes=100, stdout_path=tmp_path / "s.txt")
+    assert res.exit_code is None
+    assert "cannot start" in res.start_error and "/nonexistent/agent-cli" in res.start_error
+
+
+def test_timeout_kills_the_whole_group_including_grandchildren(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    code = (
+        "import subprocess,sys,time\n"
+        f"p=subprocess.Popen([sys.executable,'-c','import time; time.sleep(60)'])\n"
+        f"open({str(pidfile)!r},'w').write(str(p.pid))\n"
+        "time.sleep(60)\n"
+    )
+    started = time.monotonic()
+    res, _ = _run(tmp_path, code, timeout_s=1.0)
+    assert res.timed_out and res.exit_code is None
+    assert time.monotonic() - started < 8
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 3
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child), "grandchild survived the timeout"
+
+
+def test_sigterm_ignoring_process_is_sigkilled(tmp_path: Path) -> None:
+    code = "import signal,time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('x',flush=True)\ntime.sleep(60)"
+    started = time.monotonic()
+    res, _ = _run(tmp_path, code, timeout_s=0.5)
+    assert res.timed_out
+    assert time.monotonic() - started < 6
+
+
+def test_background_child_left_after_clean_exit_is_swept(tmp_path: Path) -> None:
+    pidfile = tmp_path / "bg.pid"
+    code = (
+        "import subprocess,sys\n"
+        "p=subprocess.Popen([sys.executable,'-c','import time; time.sleep(60)'],"
+        "stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL)\n"
+        f"open({str(pidfile)!r},'w').write(str(p.pid))\n"
+    )
+    res, _ = _run(tmp_path, code)
+    assert res.exit_code == 0 and not res.timed_out
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 3
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+def test_output_cap_truncates_reports_and_stops_the_run(tmp_path: Path) -> None:
+    code = "import sys\nfor _ in range(2000): sys.stdout.write('y'*1000+'\\n')"
+    res, out = _run(tmp_path, code, cap=10_000)
+    assert res.stdout_truncated
+    assert out.stat().st_size == 10_000 == res.stdout_bytes
+    assert res.stopped.startswith("output_cap") and res.exit_code is None and not res.timed_out
+
+
+def test_runaway_writer_is_stopped_at_the_cap_not_at_the_timeout(tmp_path: Path) -> None:
+    started = time.monotonic()
+    res, out = _run(tmp_path, "import sys\nwhile True: sys.stdout.write('x'*4096)", timeout_s=30, cap=200_000)
+    assert time.monotonic() - started < 10, "a runaway agent ran on until the timeout"
+    assert res.stdout_truncated and not res.timed_out and out.stat().st_size == 200_000
+
+
+def _escapee_code(pidfile: Path, tail: str) -> str:
+    """A child that leaves the process group with setsid() and holds stdout open, like a daemon."""
+    return ("import subprocess,sys,time\n"
+            "p=subprocess.Popen([sys.executable,'-c','import time; time.sleep(60)'],start_new_session=True)\n"
+            f"open({str(pidfile)!r},'w').write(str(p.pid))\n" + tail)
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+def test_setsid_escapee_is_killed_after_a_clean_exit(tmp_path: Path) -> None:
+    pidfile = tmp_path / "escapee.pid"
+    started = time.monotonic()
+    res, _ = _run(tmp_path, _escapee_code(pidfile, "print('done')\n"))
+    assert res.exit_code == 0
+    assert _gone_within(int(pidfile.read_text()), 3), "a setsid() grandchild survived the run"
+    assert time.monotonic() - started < 5, "the run waited on a pipe held open by an escapee"
+
+
+def test_setsid_escapee_is_killed_on_timeout_within_the_deadline(tmp_path: Path) -> None:
+    pidfile = tmp_path / "escapee.pid"
+    started = time.monotonic()
+    res, _ = _run(tmp_path, _escapee_code(pidfile, "time.sleep(60)\n"), timeout_s=1.0)
+    assert res.timed_out
+    assert _gone_within(int(pidfile.read_text()), 3), "a setsid() grandchild survived the timeout"
+    assert time.monotonic() - started < 6
+
+
+def test_missing_executable_says_not_found(tmp_path: Path) -> None:
+    res = run_process(["no-such-agent-cli-xyz"], cwd=tmp_path, env={"PATH": str(tmp_path)}, timeout_s=5,
+                      output_cap_bytes=100, stdout_path=tmp_path / "s.txt")
+    assert "not found" in res.start_error and "PATH" in res.start_error
+
+
+def test_under_cap_is_not_truncated(tmp_path: Path) -> None:
+    res, out = _run(tmp_path, "print('hello')")
+    assert not res.stdout_truncated and out.read_text() == "hello\n"
+
+
+def test_stdin_is_dev_null_and_exit_code_and_stderr_tail(tmp_path: Path) -> None:
+    code = "import sys\nd=sys.stdin.read()\nsys.stderr.write('E'*20000+'boom')\nprint(repr(d))\nsys.exit(3)"
+    res, out = _run(tmp_path, code)
+    assert out.read_text().strip() == "''"
+    assert res.exit_code == 3
+    assert res.stderr_tail.endswith("boom") and len(res.stderr_tail) <= 8192
+
+
+def test_own_session_and_env_only_what_was_passed(tmp_path: Path) -> None:
+    code = "import os\nprint(os.getsid(0)==os.getpid(), sorted(k for k in os.environ if k!='LC_CTYPE'))"
+    res, out = _run(tmp_path, code, env={"PATH": os.environ["PATH"], "ONLY_ME": "1"})
+    assert out.read_text().strip() == "True ['ONLY_ME', 'PATH', 'RUBRICGATE_RUN_TOKEN']"
+
+
+def test_watch_stops_the_run_on_a_line_and_kills_the_group(tmp_path: Path) -> None:
+    code = "import time\nfor i in range(100):\n    print('step', i, flush=True)\n    time.sleep(0.05)"
+    out = tmp_path / "s.txt"
+    seen: list[bytes] = []
+
+    def watch(line: bytes) -> str | None:
+        seen.append(line)
+        return "too many steps" if line == b"step 3" else None
+
+    started = time.monotonic()
+    res = run_process([PY, "-c", code], cwd=tmp_path, env={"PATH": os.environ["PATH"]},
+                      timeout_s=20, output_cap_bytes=10_000, stdout_path=out, watch=watch)
+    assert res.stopped == "too many steps" and not res.timed_out and res.exit_code is None
+    assert time.monotonic() - started < 4
+    assert seen[:4] == [b"step 0", b"step 1", b"step 2", b"step 3"]
+    assert "step 20" not in out.read_text()
+
+
+def test_waiting_for_a_pipe_an_untraceable_grandchild_holds_burns_no_cpu(tmp_path: Path) -> None:
+    # A grandchild in its own session without the run token (env -i) is out of the group kill's
+    # and the token sweep's reach; it holds stdout for 2 s. The harness waits for the pipe's end
+    # (up to its drain timeout): asleep, not spinning on the exited process's pidfd.
+    code = ("import subprocess,sys\n"
+            f"subprocess.Popen(['env','-i',{PY!r},'-c','import time; time.sleep(2)'], start_new_session=True)\n"
+            "print('done', flush=True)")
+    cpu = time.thread_time()
+    start = time.monotonic()
+    res, out = _run(tmp_path, code)
+    waited, burned = time.monotonic() - start, time.thread_time() - cpu
+    assert res.exit_code == 0 and out.read_text().strip() == "done"
+    assert waited >= 1.5  # it did wait for the pipe, or this proves nothing
+    assert burned < 0.3, f"{burned:.2f} s of CPU while waiting {waited:.1f} s"
+
+
+def test_a_failing_stdout_sink_kills_the_agent_before_the_error_propagates(tmp_path: Path) -> None:
+    # A watch that raises stands in for any failure while reading (a full disk under the stdout
+    # file): the error reaches the caller, the agent does not live on until its timeout.
+    pids: list[int] = []
+
+    def watch(line: bytes) -> None:
+        pids.append(int(line))
+        raise RuntimeError("the sink failed")
+
+    code = "import os,time\nprint(os.getpid(), flush=True)\ntime.sleep(60)"
+    started = time.monotonic()
+    try:
+        run_process([PY, "-c", code], cwd=tmp_path, env={"PATH": os.environ["PATH"]}, timeout_s=60,
+                    output_cap_bytes=1_000_000, stdout_path=tmp_path / "out.txt", watch=watch)
+    except RuntimeError as exc:
+        assert "the sink failed" in str(exc)
+    else:
+        raise AssertionError("the sink's error was swallowed")
+    assert pids and not _alive(pids[0])
+    assert time.monotonic() - started < 10

@@ -1,0 +1,43 @@
+"""JUnit XML: one testcase per case and dimension, XML-safe text, golden file."""
+
+from __future__ import annotations
+
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+import reports_fixtures as rf  # noqa: E402
+
+from rubricgate.models.results import Grade  # noqa: E402
+from rubricgate.reports.junit import render_junit, xml_safe  # noqa: E402
+
+
+def test_invalid_xml_characters_are_escaped_visibly():
+    assert xml_safe("a\x00b\x07c\ud800d\ufffe") == "a\\x00b\\x07c\\ud800d\\ufffe"
+    assert xml_safe("tab\tnl\n ok é 😀") == "tab\tnl\n ok é 😀"
+
+
+def test_document_parses_despite_hostile_transcript_text():
+    root = ET.fromstring(render_junit(rf.summary()).encode("utf-8"))
+    failure = root.find(".//testcase[@name='verdict'][@classname='rubricgate.block-missing-description']/failure")
+    assert failure is not None and "<script>" in failure.text and "\\x00\\x07" in failure.text
+
+
+def test_one_testcase_per_case_and_dimension_with_counts():
+    suite = ET.fromstring(render_junit(rf.summary()).encode()).find("testsuite")
+    cases = suite.findall("testcase")
+    assert len(cases) == 2 * 3
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("6", "2", "0")
+
+
+def test_agent_errors_are_errors_not_failures():
+    s = rf.summary()
+    for t in s.cases[0].trials:
+        t.grades["verdict"] = Grade(passed=False, category="timeout", reason="killed after 300s")
+    suite = ET.fromstring(render_junit(s).encode()).find("testsuite")
+    assert suite.get("errors") == "1"
+
+
+def test_junit_golden():
+    rf.assert_golden("junit.xml", rf.scrub(render_junit(rf.summary())))

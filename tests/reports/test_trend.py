@@ -1,0 +1,124 @@
+"""trend: ordering, rate deltas between runs, and agent / CLI version / model drift flags."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+import reports_fixtures as rf  # noqa: E402
+
+from rubricgate.errors import GateInputError  # noqa: E402
+from rubricgate.reports.trend import drifts, load_summaries, render_trend  # noqa: E402
+
+
+def _write(tmp: Path, name: str, summary) -> Path:
+    run = tmp / name
+    run.mkdir()
+    (run / "summary.json").write_text(summary.model_dump_json())
+    return run
+
+
+def test_no_summaries_is_input_error():
+    with pytest.raises(GateInputError, match="no summaries given"):
+        load_summaries([])
+
+
+def test_missing_summary_names_path(tmp_path):
+    with pytest.raises(GateInputError, match="no summary.json here"):
+        load_summaries([tmp_path])
+
+
+def test_corrupt_summary_is_input_error(tmp_path):
+    bad = tmp_path / "summary.json"
+    bad.write_text('{"run_id": 3}')
+    with pytest.raises(GateInputError, match="summary.json"):
+        load_summaries([bad])
+
+
+def test_sorted_oldest_first_regardless_of_argument_order(tmp_path):
+    old = _write(tmp_path, "a", rf.passing_summary().model_copy(update={"run_id": "r-old", "started_at": "2026-01-01T00:00:00Z"}))
+    new = _write(tmp_path, "b", rf.summary(run_id="r-new", started_at="2026-01-08T00:00:00Z"))
+    assert [s.run_id for s in load_summaries([new, old / "summary.json"])] == ["r-old", "r-new"]
+
+
+def test_version_and_model_changes_are_flagged():
+    a = rf.summary(run_id="w1", started_at="2026-01-01T00:00:00Z")
+    b = rf.summary(run_id="w2", started_at="2026-01-08T00:00:00Z", agent_version="1.1.0")
+    c = rf.summary(run_id="w3", started_at="2026-01-15T00:00:00Z", agent_version="1.1.0", model="m-2")
+    found = drifts([a, b, c])
+    assert [(d.what, d.before, d.after, d.to_run) for d in found] == [
+        ("agent CLI version", "1.0.0", "1.1.0", "w2"), ("model", "m-1", "m-2", "w3")]
+    text = render_trend([a, b, c])
+    assert "WARNING: agent CLI version changed: 1.0.0 → 1.1.0 (between w1 and w2)" in text
+    assert "| w2 (changed) |" in text and "| w1 |" in text
+
+
+def test_no_drift_and_rate_deltas():
+    a = rf.passing_summary().model_copy(update={"run_id": "w1"})
+    b = rf.summary(run_id="w2")
+    text = render_trend([a, b])
+    assert "No change of agent, CLI version or model" in text
+    assert "75.0% [30.1%–95.4%] (-25.0 pp)" in text and "100.0% [51.0%–100.0%] (0.0 pp)" in text
+    assert "| 2 × 1 |" in text and "| 2 × 2 |" in text  # cases x trials per case
+    assert "CHANGED" not in text.split("A move is marked")[0]  # 2 cases: a 25-point move is noise
+
+
+def _run(run_id: str, outcomes: dict[str, list[bool]]):
+    from rubricgate.models.results import CaseSummary, Decision, Grade, RateRow, Summary, TrialResult
+
+    def trial(cid, i, ok):
+        return TrialResult(case_id=cid, trial=i, outcome="PASS",
+                           grades={d: Grade(passed=ok or d != "verdict") for d in ("verdict", "tool_use", "trajectory")})
+    cases = [CaseSummary(id=c, source="task", trials=[trial(c, i + 1, ok) for i, ok in enumerate(oks)])
+             for c, oks in outcomes.items()]
+    n = sum(len(v) for v in outcomes.values())
+    x = sum(sum(v) for v in outcomes.values())
+    rates = {"verdict": RateRow(rate=x / n, passes=x, trials=n), "tool_use": RateRow(rate=1.0, passes=n, trials=n),
+             "trajectory": RateRow(rate=1.0, passes=n, trials=n)}
+    return Summary(run_id=run_id, started_at=run_id, agent="builtin", decision=Decision(status="pass", exit_code=0),
+                   rates=rates, cases=cases)
+
+
+def test_a_move_is_flagged_only_when_the_test_says_so():
+    steady = {f"c{i}": [True, True, False] for i in range(10)}
+    wobble = {f"c{i}": [True, False, False] if i < 3 else [True, True, False] for i in range(10)}
+    broken = {f"c{i}": [False] * 3 if i < 6 else [True, True, False] for i in range(10)}
+    from rubricgate.reports.trend import moves
+    noise = moves(_run("a", steady), _run("b", wobble))["verdict"]
+    assert noise.delta == pytest.approx(-0.1) and not noise.changed and noise.p_value > 0.05
+    real = moves(_run("a", steady), _run("b", broken))["verdict"]
+    assert real.changed and real.p_value <= 0.05
+    text = render_trend([_run("a", steady), _run("b", wobble), _run("c", steady), _run("d", broken)])
+    assert text.count("CHANGED (p=") == 1
+
+
+# -- the model a run used comes from the agent when rubricgate.yaml does not pin one -----------
+
+from rubricgate.agents.builtin import BuiltinAgent  # noqa: E402
+from rubricgate.pipeline import RunOptions, run_suite  # noqa: E402
+from conftest import make_repo  # noqa: E402
+
+
+class ModelReportingAgent(BuiltinAgent):
+    """The builtin reviewer, claiming to be whatever model the CLI defaulted to this week."""
+
+    reported = "model-a"
+
+    def run(self, request):  # type: ignore[no-untyped-def]
+        return super().run(request).model_copy(update={"model": ModelReportingAgent.reported})
+
+
+def test_default_model_change_is_flagged_when_no_model_is_configured(tmp_path, monkeypatch):
+    monkeypatch.setattr("rubricgate.pipeline.get_agent", lambda name, cfg: ModelReportingAgent(cfg))
+    repo = make_repo(tmp_path / "repo", commit=False)
+    runs = []
+    for model in ("model-a", "model-b"):
+        ModelReportingAgent.reported = model
+        runs.append(run_suite(RunOptions(repo=repo)).summary)
+    assert [s.model for s in runs] == ["model-a", "model-b"]
+    assert all(t.model == "model-b" for c in runs[1].cases for t in c.trials)
+    assert [(d.what, d.before, d.after) for d in drifts(runs)] == [("model", "model-a", "model-b")]
+    assert "WARNING: model changed: model-a → model-b" in render_trend(runs)

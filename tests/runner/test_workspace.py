@@ -1,0 +1,173 @@
+"""Trial folders are removed off the job slot's thread, all of them before the run's end."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from rubricgate.runner import workspace
+from rubricgate.runner.workspace import Remover, RunTree
+
+
+def _repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / "docs").mkdir(parents=True)
+    (repo / "docs" / "a.md").write_text("a")
+    return repo
+
+
+def test_every_trial_folder_is_gone_when_the_run_tree_is_removed(tmp_path: Path) -> None:
+    tree = RunTree(_repo(tmp_path), ["docs/a.md"], [])
+    folders = []
+    for _ in range(20):
+        ws = tree.workspace({}, {}, ("changed.txt", []))
+        (ws.root / "docs" / "written-by-agent.md").write_text("x")
+        folders.extend(ws.folders)
+        ws.remove()
+    tree.remove()
+    assert not tree.root.exists()
+    assert not any(f.exists() for f in folders)
+
+
+def test_kept_workspaces_are_not_queued_for_removal(tmp_path: Path) -> None:
+    tree = RunTree(_repo(tmp_path), ["docs/a.md"], [])
+    ws = tree.workspace({}, {}, ("changed.txt", []), keep=True)
+    ws.remove()
+    tree.remove(keep_trials=True)
+    assert (ws.root / "docs" / "a.md").read_text() == "a"
+    assert not (tree.root / "base").exists()
+
+
+def test_a_full_backlog_makes_the_finished_trial_wait(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Removal stalls (a slow disk): past the backlog the next trial's hand-off blocks instead of
+    # letting full copies pile up in the temp folder.
+    release = threading.Event()
+    removed: list[Path] = []
+    monkeypatch.setattr(workspace, "remove_tree", lambda f: (release.wait(10), removed.append(f)))
+    remover = Remover(backlog=2)
+    for i in range(3):  # one being removed, two waiting: the backlog is full
+        remover(tmp_path / f"t{i}")
+    handed_off = threading.Event()
+    late = threading.Thread(target=lambda: (remover(tmp_path / "t3"), handed_off.set()))
+    late.start()
+    assert not handed_off.wait(0.5)
+    release.set()
+    assert handed_off.wait(10)
+    late.join()
+    remover.close()
+    assert removed == [tmp_path / f"t{i}" for i in range(4)]
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+class _Listed:
+    """A listing already made: these names, as git would have given them."""
+
+    def __init__(self, names: list[str]) -> None:
+        self._names = names
+
+    def names(self) -> list[str]:
+        return self._names
+
+
+def test_a_listing_started_early_is_what_git_lists_then_filtered(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / ".gitignore").write_text("ignored.txt\n")
+    (repo / "ignored.txt").write_text("x")
+    (repo / "evals").mkdir()
+    (repo / "evals" / "t1.yaml").write_text("id: t1")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "docs/a.md")  # tracked; .gitignore and evals/ untracked, ignored.txt ignored
+    listing = workspace.GitListing(repo)
+    assert listing.names() == [".gitignore", "docs/a.md", "evals/t1.yaml"]
+    assert workspace.list_tree(repo, {"evals"}, listing) == [".gitignore", "docs/a.md"]
+
+
+def test_outside_a_repository_the_listing_is_none_and_the_tree_is_walked(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / "__pycache__").mkdir()
+    (repo / "__pycache__" / "m.pyc").write_bytes(b"")
+    listing = workspace.GitListing(repo)
+    assert listing.names() is None
+    assert workspace.list_tree(repo, listing=listing) == ["docs/a.md"]
+
+
+def test_only_files_inside_the_repository_are_listed_once_symlinks_are_followed(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    outside = tmp_path / "outside"
+    (outside / "dir").mkdir(parents=True)
+    (outside / "secret.txt").write_text("s")
+    (outside / "dir" / "x.md").write_text("x")
+    (repo / "link-in.md").symlink_to(repo / "docs" / "a.md")  # kept: a file inside
+    (repo / "link-out.txt").symlink_to(outside / "secret.txt")  # dropped: points outside
+    (repo / "dir-out").symlink_to(outside / "dir")  # a folder outside: nothing under it is kept
+    (repo / "dangling.md").symlink_to(repo / "gone.md")
+    (repo / "docs" / "sub").mkdir()
+    (repo / "docs" / "sub" / "b.md").write_text("b")
+    listed = _Listed(["dangling.md", "deleted.md", "dir-out/x.md", "docs", "docs/a.md", "docs/sub/b.md",
+                      "link-in.md", "link-out.txt"])
+    assert workspace.list_tree(repo, listing=listed) == ["docs/a.md", "docs/sub/b.md", "link-in.md"]
+    # The same when the repository is named through a symlink of its own.
+    (tmp_path / "alias").symlink_to(repo)
+    assert workspace.list_tree(tmp_path / "alias", listing=listed) == ["docs/a.md", "docs/sub/b.md", "link-in.md"]
+
+
+@pytest.mark.parametrize("cp", ["gnu", "missing", "failing"])
+def test_the_snapshot_holds_the_listed_files_with_their_modes_and_links_followed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cp: str) -> None:
+    repo = _repo(tmp_path)
+    (repo / "bin").mkdir()
+    (repo / "bin" / "tool.sh").write_text("#!/bin/sh\n")
+    (repo / "bin" / "tool.sh").chmod(0o755)
+    (repo / "docs" / "odd name\nwith newline.md").write_text("odd")
+    (repo / "-dash.md").write_text("dash")
+    (repo / "link.md").symlink_to(repo / "docs" / "a.md")
+    (repo / "left-out.md").write_text("not listed")
+    if cp == "missing":
+        monkeypatch.setattr(workspace, "CP_PARENTS", ["rg-no-such-program"])
+    elif cp == "failing":
+        monkeypatch.setattr(workspace, "CP_PARENTS", ["false"])
+    files = ["-dash.md", "bin/tool.sh", "docs/a.md", "docs/odd name\nwith newline.md", "link.md"]
+    dest = tmp_path / "snapshot"
+    workspace._copy_files(repo, dest, files)
+    copied = sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file())
+    assert copied == sorted(files)
+    assert (dest / "bin" / "tool.sh").stat().st_mode & 0o777 == 0o755
+    assert not (dest / "link.md").is_symlink() and (dest / "link.md").read_text() == "a"
+    assert (dest / "docs" / "a.md").stat().st_mtime_ns == (repo / "docs" / "a.md").stat().st_mtime_ns
+
+
+def test_a_file_gone_since_it_was_listed_is_an_error_not_a_silent_gap(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        workspace._copy_files(repo, tmp_path / "snapshot", ["docs/a.md", "docs/gone.md"])
+
+
+def test_the_listing_sums_what_the_snapshot_will_hold(tmp_path: Path) -> None:
+    """runner/scratch.py decides where the snapshot goes by this size: the listed files only,
+    a linked file by its target, nothing for a file gone since it was listed or left out."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a").write_bytes(b"x" * 10)
+    (repo / "b").write_bytes(b"y" * 5)
+    (repo / "big-excluded").write_bytes(b"z" * 1000)
+    (repo / "link").symlink_to(repo / "a")
+    files, size = workspace.list_tree_sized(repo, {"big-excluded"}, _Listed(["a", "b", "big-excluded", "gone", "link"]))
+    assert files == ["a", "b", "link"] and size == 25
+
+
+def test_a_snapshot_that_cannot_be_copied_leaves_nothing_behind(tmp_path: Path) -> None:
+    from rubricgate.isolation.scratch import Scratch
+
+    repo = _repo(tmp_path)
+    shown, private = tmp_path / "shown", tmp_path / "private"
+    shown.mkdir()
+    private.mkdir()
+    with pytest.raises(FileNotFoundError):
+        RunTree(repo, ["docs/a.md", "docs/gone.md"], [], scratch=Scratch(shown, private, "tmpfs"))
+    assert list(shown.iterdir()) == [] and list(private.iterdir()) == []

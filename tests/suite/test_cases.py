@@ -1,0 +1,173 @@
+"""Bad input: each a one-line error naming file and field, and exit code 2."""
+
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from rubricgate.cli import main
+from tests.conftest import make_repo, write_task
+
+GOOD = {"id": "t1", "why": "w", "review": ["fixtures/block/data-loader/SKILL.md"],
+        "expect": {"tier": "BLOCK"}, "tags": ["x"]}
+
+
+def validate(repo):
+    result = CliRunner().invoke(main, ["validate", "--repo", str(repo)])
+    return result.exit_code, result.output
+
+
+def one_error(repo, *needles):
+    code, out = validate(repo)
+    assert code == 2, out
+    assert "Traceback" not in out
+    line = next(l for l in out.splitlines() if l.startswith("error:"))
+    for needle in needles:
+        assert needle in line, line
+    return line
+
+
+def test_broken_yaml(repo):
+    (repo / "evals/tasks/broken.yaml").write_text("id: broken\nreview: [a\n")
+    one_error(repo, "evals/tasks/broken.yaml", "invalid YAML")
+
+
+def test_unknown_key(repo):
+    write_task(repo, {**GOOD, "expectt": {"tier": "PASS"}})
+    one_error(repo, "evals/tasks/t1.yaml", "expectt", "unknown key")
+
+
+def test_missing_expect(repo):
+    write_task(repo, {k: v for k, v in GOOD.items() if k != "expect"})
+    one_error(repo, "evals/tasks/t1.yaml", "expect", "add it")
+
+
+def test_empty_expect(repo):
+    write_task(repo, {**GOOD, "expect": {}})
+    one_error(repo, "evals/tasks/t1.yaml", "at least one of tier")
+
+
+def test_missing_rubric_without_defaults(repo):
+    (repo / "rubricgate.yaml").write_text(_drop_rubric((repo / "rubricgate.yaml").read_text()))
+    write_task(repo, GOOD)
+    one_error(repo, "rubric.tool_use", "no tool-use rubric")
+
+
+def _drop_rubric(cfg: str) -> str:
+    import yaml
+    data = yaml.safe_load(cfg)
+    data.pop("rubric", None)
+    return yaml.safe_dump(data)
+
+
+@pytest.mark.parametrize("path,needle", [("../outside/SKILL.md", "contains '..'"),
+                                         ("/etc/passwd", "absolute path"),
+                                         ("fixtures/../../x", "contains '..'")])
+def test_review_path_escape(repo, path, needle):
+    write_task(repo, {**GOOD, "review": [path]})
+    one_error(repo, "evals/tasks/t1.yaml", "review[0]", needle)
+
+
+def test_files_overlay_escape(repo):
+    write_task(repo, {**GOOD, "files": {"../evil.md": "x"}})
+    one_error(repo, "files.../evil.md", "contains '..'")
+
+
+def test_symlink_escape(repo, tmp_path):
+    outside = tmp_path / "secret"
+    outside.mkdir()
+    (outside / "SKILL.md").write_text("---\nname: x\n---\n")
+    os.symlink(outside, repo / "linked")  # outside the suite folders: only the review path is wrong
+    write_task(repo, {**GOOD, "review": ["linked/SKILL.md"]})
+    one_error(repo, "review[0]", "outside the repository")
+
+
+def test_review_file_must_exist(repo):
+    write_task(repo, {**GOOD, "review": ["fixtures/none/SKILL.md"]})
+    one_error(repo, "review[0]", "does not exist")
+
+
+def test_empty_suite(tmp_path):
+    repo = make_repo(tmp_path / "r", fixtures=[])
+    one_error(repo, "evals/tasks", "no cases")
+
+
+def test_duplicate_ids(repo):
+    write_task(repo, GOOD)
+    (repo / "evals/tasks/t1.json").write_text('{"id": "t1", "review": ["fixtures/block/data-loader/SKILL.md"], "expect": {"tier": "BLOCK"}}')
+    one_error(repo, "duplicate case id 't1'")
+
+
+def test_id_must_equal_stem(repo):
+    write_task(repo, GOOD, name="other")
+    one_error(repo, "evals/tasks/other.yaml", "id", "differs from the file stem")
+
+
+def test_unknown_rule_in_expect(repo):
+    write_task(repo, {**GOOD, "expect": {"tier": "BLOCK", "rules": ["no-such-rule"]}})
+    one_error(repo, "expect.rules", "unknown rule id 'no-such-rule'")
+
+
+def test_unreadable_baseline(repo):
+    (repo / "baseline.json").write_text("{not json")
+    one_error(repo, "baseline.json", "invalid JSON")
+
+
+def test_missing_config(tmp_path):
+    code, out = validate(tmp_path)
+    assert code == 2 and "config file not found" in out
+
+
+def test_every_problem_is_reported(repo):
+    write_task(repo, {**GOOD, "review": ["/abs"]}, name="t1")
+    write_task(repo, {**GOOD, "id": "t2", "bogus": 1}, name="t2")
+    code, out = validate(repo)
+    assert code == 2 and out.count("error:") == 2
+
+
+def test_valid_suite(repo):
+    write_task(repo, GOOD)
+    code, out = validate(repo)
+    assert code == 0 and "3 cases (1 tasks, 2 fixtures)" in out
+
+
+@pytest.mark.parametrize("field,value,needle", [
+    ("reviewer.prompt", "/etc/passwd", "absolute path"),
+    ("reviewer.rubric", "../rubric.md", "contains '..'"),
+    ("suite.tasks", "evals/taskz", "dir 'evals/taskz' does not exist"),
+    ("reviewer.skill", "reviewer/none/SKILL.md", "does not exist"),
+])
+def test_config_paths_are_checked(repo, field, value, needle):
+    import yaml
+    data = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    section, key = field.split(".")
+    data[section][key] = value
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(data))
+    one_error(repo, "rubricgate.yaml", field, needle)
+
+
+def test_config_unknown_key(repo):
+    (repo / "rubricgate.yaml").write_text((repo / "rubricgate.yaml").read_text() + "\nagnet: {name: claude}\n")
+    one_error(repo, "rubricgate.yaml", "agnet", "unknown key")
+
+
+def test_ignore_agent_exit_is_rejected_not_silently_ignored(repo) -> None:
+    from tests.conftest import write_task
+    from rubricgate.pipeline import load_all
+    from rubricgate.errors import GateInputErrors
+
+    write_task(repo, {"id": "t", "review": ["fixtures/block/data-loader/SKILL.md"],
+                      "expect": {"tier": "BLOCK", "ignore_agent_exit": True}})
+    with pytest.raises(GateInputErrors) as err:
+        load_all(repo)
+    assert "expect.ignore_agent_exit" in str(err.value)
+
+
+def test_fixture_tags_are_not_repeated(tmp_path):
+    repo = make_repo(tmp_path / "r", fixtures=["block/data-loader"])
+    (repo / "fixtures/block/data-loader/expect.yaml").write_text("tags: [block, fixture, loaders]\n")
+    from rubricgate.suite.config import load_config
+    from rubricgate.suite.cases import load_suite
+
+    case = next(c for c in load_suite(repo, load_config(repo)) if c.source == "fixture")
+    assert case.tags == ["fixture", "block", "loaders"]
