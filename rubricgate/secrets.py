@@ -148,7 +148,8 @@ def scrub_model(model: M, secrets: Iterable[str]) -> M:
 def scrub_file(path: Path, secrets: Iterable[str]) -> None:
     """Rewrite a captured file with every secret form removed (no-op when none occur)."""
     values = list(secrets)
-    if not values or not path.is_file():
+    # lstat, not is_file: a link the agent planted beside its output must not be written through.
+    if not values or path.is_symlink() or not path.is_file():
         return
     # surrogateescape round-trips any bytes, so a non-UTF-8 stream is scrubbed, not mangled.
     data = path.read_bytes().decode("utf-8", "surrogateescape")

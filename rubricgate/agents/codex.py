@@ -23,6 +23,7 @@ Facts verified against codex-cli 0.171.0 driven by tests/e2e/openai_server.py (R
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from rubricgate.agents.normalize import (
 )
 from rubricgate.agents.shell_commands import classify_command
 from rubricgate.isolation.process import ProcessResult, Watch
+from rubricgate.isolation.untrusted import UntrustedPath, read_reviewer_text, read_under, write_fresh
 
 PROVIDER_ID = "rubricgate"  # the custom provider used when OPENAI_BASE_URL is set
 TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
@@ -77,12 +79,11 @@ class CodexAgent(CliAgent):
         return limit_watch(request.max_steps)
 
     def parse(self, data: bytes, request: AgentRequest) -> Draft:
-        rollout = find_rollout(codex_home(request))
-        draft = parse_codex_stream(data, agent=self.name, allowed=request.allowed_tools,
-                                   rollout=rollout.read_bytes() if rollout else None)
+        rollout = read_rollout(codex_home(request))
+        draft = parse_codex_stream(data, agent=self.name, allowed=request.allowed_tools, rollout=rollout)
         if rollout is not None:
             # Keep the complete record beside the raw stream: it is the only place hidden calls show.
-            (request.scratch / "codex-rollout.jsonl").write_bytes(rollout.read_bytes())
+            write_fresh(request.scratch / "codex-rollout.jsonl", rollout)
         draft.model = request.model or self.config.model
         if not draft.final_text:
             draft.final_text = _read_last_message(request.last_message_file)
@@ -195,9 +196,29 @@ def parse_codex_stream(data: bytes | str, *, agent: str = "codex", allowed: list
 
 
 def find_rollout(home: Path) -> Path | None:
-    """The run's session file under CODEX_HOME/sessions (one run, so at most one is expected)."""
-    found = sorted((home / "sessions").glob("**/rollout-*.jsonl")) if home.is_dir() else []
+    """The run's session file under CODEX_HOME/sessions (one run, so at most one is expected),
+    found without entering a linked folder (the agent wrote that tree)."""
+    found = sorted(_rollouts(home / "sessions")) if not home.is_symlink() and home.is_dir() else []
     return found[-1] if found else None
+
+
+def _rollouts(folder: Path) -> list[Path]:
+    found: list[Path] = []
+    for top, dirs, files in os.walk(folder, followlinks=False):
+        found += [Path(top) / f for f in files if f.startswith("rollout-") and f.endswith(".jsonl")]
+    return found
+
+
+def read_rollout(home: Path) -> bytes | None:
+    """The session rollout's bytes (size-capped), read without following a link; None when
+    there is none or it is not a regular file inside `home`."""
+    found = find_rollout(home)
+    if found is None:
+        return None
+    try:
+        return read_under(home, found.relative_to(home))
+    except (OSError, UntrustedPath):
+        return None
 
 
 def apply_rollout(draft: Draft, rollout: bytes | str) -> None:
@@ -352,8 +373,6 @@ def _error_text(err: Any) -> str:
 
 
 def _read_last_message(path: Path) -> str:
-    """The -o file: optional, used only when the stream carried no agent message."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError:
-        return ""
+    """The -o file: optional, used only when the stream carried no agent message; never
+    followed through a link the agent planted there."""
+    return read_reviewer_text(path)

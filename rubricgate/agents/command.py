@@ -24,6 +24,7 @@ from rubricgate.agents.formats import FORMATS, parser_for, watch_for
 from rubricgate.agents.normalize import Draft
 from rubricgate.errors import GateInputError
 from rubricgate.isolation.process import Watch
+from rubricgate.isolation.untrusted import read_reviewer_text
 from rubricgate.models.config import AgentConfig
 
 KNOWN_CLIS = {"claude", "cortex", "opencode", "codex"}
@@ -118,14 +119,12 @@ def _codex_rollout(fmt: str, request: AgentRequest) -> dict[str, bytes]:
     the only record of commands the sandbox refused."""
     if fmt != "codex":
         return {}
-    from rubricgate.agents.codex import find_rollout
+    from rubricgate.agents.codex import read_rollout
 
-    rollout = find_rollout(request.home / ".codex")
-    return {"rollout": rollout.read_bytes()} if rollout is not None else {}
+    rollout = read_rollout(request.home / ".codex")
+    return {"rollout": rollout} if rollout is not None else {}
 
 
 def _read(path) -> str:  # type: ignore[no-untyped-def]
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
+    # Written by the agent: never followed through a link it planted (isolation/untrusted.py).
+    return read_reviewer_text(path)

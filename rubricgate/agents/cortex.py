@@ -13,6 +13,7 @@ from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.claude import parse_claude_stream
 from rubricgate.agents.cli import CliAgent
 from rubricgate.agents.normalize import Draft
+from rubricgate.isolation.untrusted import read_reviewer_text
 
 
 class CortexAgent(CliAgent):
@@ -59,7 +60,5 @@ def _last_text_line(data: bytes | str) -> str:
 
 
 def _read_optional(path) -> str:  # type: ignore[no-untyped-def]
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
+    # Written by the agent: never followed through a link it planted (isolation/untrusted.py).
+    return read_reviewer_text(path)

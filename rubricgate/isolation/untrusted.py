@@ -1,0 +1,98 @@
+"""Reading what a reviewer or a shard wrote, without trusting its shape.
+
+A reviewer can write into its scratch folder (HOME, the last-message file) and a shard folder
+comes from another machine. Either can hold a symbolic link where the harness expects a file:
+`last-message.txt -> /etc/shadow`, `transcripts -> ../../.git/hooks`. The harness runs outside
+the sandbox, so following such a link reads (or writes) what the sandbox hid. Here every path
+is opened component by component from a trusted folder with O_NOFOLLOW, only a regular file is
+read, a FIFO cannot block the read (O_NONBLOCK), and at most `cap` bytes are taken.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path, PurePosixPath
+
+DEFAULT_CAP = 8_000_000
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+
+
+class UntrustedPath(ValueError):
+    """A path that leaves its folder, passes through a link, or is not a regular file."""
+
+
+def relative_parts(rel: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The components of a relative path that stays inside its folder; raises UntrustedPath for
+    an absolute path, an empty one, or any `..` or `.` component."""
+    text = os.fspath(rel)
+    parts = PurePosixPath(text).parts
+    if not text or text.startswith("/") or "\\" in text or "\0" in text:
+        raise UntrustedPath(f"{text!r} is not a relative path inside its folder")
+    if not parts or any(p in ("..", ".") for p in parts) or "/./" in f"/{text}/" or "/../" in f"/{text}/":
+        raise UntrustedPath(f"{text!r} leaves its folder")
+    return parts
+
+
+def open_under(root: Path, rel: str | os.PathLike[str]) -> int:
+    """A read-only descriptor of the regular file `root/rel`, no link followed below `root`."""
+    parts = relative_parts(rel)
+    fd = os.open(root, _DIR_FLAGS)
+    try:
+        for part in parts[:-1]:
+            nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        try:
+            leaf = os.open(parts[-1], _FILE_FLAGS, dir_fd=fd)
+        except OSError as exc:
+            if exc.errno == 40:  # ELOOP: the last component is a link
+                raise UntrustedPath(f"{rel} is a symbolic link") from exc
+            raise
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(os.fstat(leaf).st_mode):
+        os.close(leaf)
+        raise UntrustedPath(f"{rel} is not a regular file")
+    return leaf
+
+
+def read_under(root: Path, rel: str | os.PathLike[str], cap: int = DEFAULT_CAP) -> bytes:
+    """At most `cap` bytes of the regular file `root/rel`, opened without following links.
+    Raises OSError when it is absent and UntrustedPath when it is a link or not a file."""
+    fd = open_under(root, rel)
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read(cap)
+
+
+def read_reviewer_text(path: Path, cap: int = DEFAULT_CAP) -> str:
+    """The text of a file the reviewer wrote beside its run (last message): '' when it is
+    absent, a link, not a regular file, or unreadable; at most `cap` bytes."""
+    try:
+        data = read_under(path.parent, path.name, cap)
+    except (OSError, UntrustedPath):
+        return ""
+    return data.decode("utf-8", errors="replace")
+
+
+def regular_file(path: Path) -> bool:
+    """path itself (not what a link names) is a regular file."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def write_fresh(path: Path, data: bytes) -> None:
+    """Write `data` to a new regular file at `path`, first removing whatever the reviewer left
+    there (a link to a host file must be replaced, never written through)."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except IsADirectoryError:
+        raise UntrustedPath(f"{path} is a folder") from None
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
