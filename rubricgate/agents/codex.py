@@ -204,7 +204,7 @@ def find_rollout(home: Path) -> Path | None:
 
 def _rollouts(folder: Path) -> list[Path]:
     found: list[Path] = []
-    for top, dirs, files in os.walk(folder, followlinks=False):
+    for top, _dirs, files in os.walk(folder, followlinks=False):
         found += [Path(top) / f for f in files if f.startswith("rollout-") and f.endswith(".jsonl")]
     return found
 

@@ -12,20 +12,20 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
 from rubricgate.fleet.shard import SHARD_FILE, input_digests, read_shard_record
+from rubricgate.fleet.verify import shard_events, transcript_bytes, verify_shards
 from rubricgate.gating.summarize import build_summary
 from rubricgate.isolation.environment import build_env, scrub, secret_values
 from rubricgate.isolation.sandbox import SandboxPolicy
+from rubricgate.isolation.untrusted import write_fresh
 from rubricgate.models.results import Summary, TrialResult
 from rubricgate.models.shard import ShardRecord
 from rubricgate.pipeline import RunOptions, plan, with_isolation
-from rubricgate.records.events import read_events
 from rubricgate.records.files import new_run_id, read_summary
 from rubricgate.reports.bundle import finish_run_reports
 from rubricgate.reports.explain import annotate
@@ -64,6 +64,7 @@ def merge_runs(repo: Path, run_dirs: list[Path], config_path: Path | None = None
     check_against_repo(shards[0], loaded, options)
     jobs = plan(loaded, options)  # the whole suite's plan, as one machine would run it
     check_coverage(shards, jobs)
+    verify_shards(shards, jobs, loaded)  # counts, numbers and grades re-derived, not trusted
     return write_merged(loaded, options, jobs, shards, reports_dir)
 
 
@@ -169,10 +170,12 @@ def merged_state(shards: list[Shard], results: list[TrialResult], trials: int | 
 
 
 def _copy_transcripts(shard: Shard, run_dir: Path) -> None:
+    """Regular files from the shard's transcripts/ only (no link followed, none written through)."""
     for case in shard.summary.cases:
         for t in case.trials:
-            if t.transcript and (shard.run_dir / t.transcript).is_file():
-                shutil.copy2(shard.run_dir / t.transcript, run_dir / t.transcript)
+            data = transcript_bytes(shard, t) if t.transcript else None
+            if data is not None:
+                write_fresh(run_dir / t.transcript, data)
 
 
 def _write_events(run_dir: Path, shards: list[Shard], jobs: list[Job], summary: Summary, secrets: list[str]) -> None:
@@ -181,10 +184,9 @@ def _write_events(run_dir: Path, shards: list[Shard], jobs: list[Job], summary: 
                   total_trials=len(jobs), cases=len({j.case.id for j in jobs}),
                   case_trials={j.case.id: j.trial for j in jobs}, agents=shards[0].record.agent_versions,
                   shards=[s.record.run_id for s in sorted(shards, key=lambda s: s.record.index)])
-    middle = [e for s in shards for e in read_events(s.run_dir / "events.jsonl")
-              if e["event"] not in ("run_started", "run_completed")]
+    middle = [e for s in shards for e in shard_events(s) if e.get("event") not in ("run_started", "run_completed")]
     with (run_dir / "events.jsonl").open("a", encoding="utf-8") as fh:
-        for event in sorted(middle, key=lambda e: e.get("at", "")):
+        for event in sorted(middle, key=lambda e: str(e.get("at", ""))):
             fh.write(scrub(json.dumps(event, default=str), secrets) + "\n")
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.isolation.untrusted import UntrustedPath, read_reviewer_text, read_under, write_fresh
+from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.secrets import scrub_file
 from tests.conftest import git, make_repo
 from tests.faults.helpers import sandbox_modes
