@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from rubricgate.errors import GateInputError
 from rubricgate.models.config import Config
@@ -33,11 +33,43 @@ class ChangedResult:
         return bool(self.files)
 
 
-def gated_paths(config: Config) -> list[str]:
-    """What the gate protects: the reviewer folder, the suite, the baseline and the config."""
-    reviewer = os.path.commonpath([config.reviewer.prompt, config.reviewer.skill, config.reviewer.rubric])
-    paths = [reviewer, config.suite.tasks, config.suite.fixtures, config.baseline, CONFIG_NAME]
-    return sorted({p.strip("/") for p in paths if p and p.strip("/") not in ("", ".")})
+def reviewer_paths(config: Config) -> list[str]:
+    """The reviewer's files, each on its own: the prompt, the evaluator skill's folder, the rubric.
+
+    Their common folder is not enough: a prompt under .github/ and a rubric beside it share only
+    `.github`, and a prompt at the root shares nothing with the rest, which would gate nothing.
+    """
+    r = config.reviewer
+    skill_folder = str(PurePosixPath(r.skill).parent)
+    return [p for p in (r.prompt, skill_folder, r.rubric) if p.strip("/") not in ("", ".")]
+
+
+def gated_paths(config: Config, repo: Path | None = None) -> list[str]:
+    """What the gate protects: the reviewer's files, the suite, the baseline and the config.
+
+    With `repo`, a path reached through a symlinked folder is gated at its real place too (git
+    reports changes there), and so is the link itself.
+    """
+    paths = [*reviewer_paths(config), config.suite.tasks, config.suite.fixtures, config.baseline, CONFIG_NAME]
+    listed = {p.strip("/") for p in paths if p and p.strip("/") not in ("", ".")}
+    if repo is not None:
+        listed |= {real for p in listed if (real := _real_relpath(repo, p))}
+    return sorted(_outermost(listed))
+
+
+def _real_relpath(repo: Path, rel: str) -> str | None:
+    """`rel` with every symlink resolved, relative to the repository; None outside it or unchanged."""
+    root = repo.resolve()
+    real = (root / rel).resolve()
+    if not real.is_relative_to(root) or real == root:
+        return None
+    out = real.relative_to(root).as_posix()
+    return out if out != rel else None
+
+
+def _outermost(paths: set[str]) -> set[str]:
+    """Drop paths that lie under another listed path (the rubric inside the skill's folder)."""
+    return {p for p in paths if not any(p != q and p.startswith(q + "/") for q in paths)}
 
 
 def is_gated(path: str, gated: list[str]) -> bool:

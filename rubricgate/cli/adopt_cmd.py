@@ -135,10 +135,9 @@ def _reviewed(root, config, pr, github_repo, base, head, from_run, case_id):
 
 def _not_reviewed(config) -> list[str]:
     """The reviewer's own folder and the suite are what is gated, not skills under review."""
-    import os
+    from rubricgate.adopt.changed import reviewer_paths
 
-    r = config.reviewer
-    return [os.path.commonpath([r.prompt, r.skill, r.rubric]), config.suite.fixtures, config.suite.tasks]
+    return [*reviewer_paths(config), config.suite.fixtures, config.suite.tasks]
 
 
 def _target(github_repo: str | None):

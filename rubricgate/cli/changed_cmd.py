@@ -21,12 +21,12 @@ from rubricgate.suite.config import load_config
 def changed(base, repo, config_path) -> None:
     """Say whether any gated file changed since BASE; exit 2 when BASE is not in this clone.
 
-    Gated: the reviewer folder, the tasks and fixtures folders, the baseline and rubricgate.yaml.
+    Gated: the reviewer's prompt, evaluator skill folder and rubric, the tasks and fixtures folders, the baseline and rubricgate.yaml.
     Writes `changed=true|false` to $GITHUB_OUTPUT when that is set.
     """
     root = repo_root(repo)
     try:
-        result = changed_files(root, base, gated_paths(load_config(root, config_path)))
+        result = changed_files(root, base, gated_paths(load_config(root, config_path), root))
         _github_output(result.changed)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)

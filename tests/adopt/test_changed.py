@@ -40,8 +40,61 @@ def repo(tmp_path: Path) -> Path:
 
 
 def test_gated_paths_from_default_config():
-    assert GATED == ["baseline.json", "evals/tasks", "fixtures", "reviewer", "rubricgate.yaml"]
+    assert GATED == ["baseline.json", "evals/tasks", "fixtures", "reviewer/evaluator", "reviewer/prompts/evaluate.md",
+                     "rubricgate.yaml"]
     assert is_gated("reviewer/prompts/evaluate.md", GATED) and not is_gated("reviewerx/a", GATED)
+    assert is_gated("reviewer/evaluator/references/rubric.md", GATED)
+
+
+# prompt, evaluator skill, rubric -> a file each layout must gate (and one it must not)
+LAYOUTS = {
+    "common folder": (".github/prompts/review.md", ".github/reviewer/SKILL.md", ".github/reviewer/rubric.md"),
+    "no common folder": (".github/prompts/review.md", "skills/skill-reviewer/SKILL.md", "docs/rubric.md"),
+    "prompt at the root": ("REVIEW.md", "reviewer/evaluator/SKILL.md", "reviewer/evaluator/references/rubric.md"),
+    "rubric outside any skill": ("prompts/review.md", "reviewer/SKILL.md", ".github/RUBRIC.md"),
+}
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("role", [0, 1, 2])
+def test_every_reviewer_file_is_gated_in_any_layout(repo, layout, role):
+    prompt, skill, rubric = LAYOUTS[layout]
+    config = Config.model_validate({"reviewer": {"prompt": prompt, "skill": skill, "rubric": rubric}})
+    commit(repo, {prompt: "p\n", skill: "s\n", rubric: "| id | severity | kind |\n", "skills/pdf/SKILL.md": "x\n"}, "layout")
+    base = git(repo, "rev-parse", "HEAD")
+    edited = (prompt, skill, rubric)[role]
+    commit(repo, {edited: "weakened\n"}, "edit")
+    got = changed_files(repo, base, gated_paths(config, repo))
+    assert got.files == [edited], got.gated
+    commit(repo, {"skills/pdf/SKILL.md": "y\n"}, "a reviewed skill, not the reviewer")
+    assert changed_files(repo, git(repo, "rev-parse", "HEAD~1"), gated_paths(config, repo)).files == []
+
+
+def test_a_reviewer_folder_reached_through_a_symlink_is_gated_at_its_real_place(repo):
+    commit(repo, {".github/reviewer/prompt.md": "p\n", ".github/reviewer/SKILL.md": "s\n",
+                  ".github/reviewer/rubric.md": "r\n"}, "real")
+    (repo / "review").symlink_to(".github/reviewer")
+    commit(repo, {}, "link")
+    base = git(repo, "rev-parse", "HEAD")
+    config = Config.model_validate({"reviewer": {"prompt": "review/prompt.md", "skill": "review/SKILL.md",
+                                                 "rubric": "review/rubric.md"}})
+    commit(repo, {".github/reviewer/rubric.md": "weakened\n"}, "edit through the real path")
+    assert changed_files(repo, base, gated_paths(config, repo)).files == [".github/reviewer/rubric.md"]
+
+
+def test_changed_cli_sees_a_rubric_edit_when_reviewer_files_share_no_folder(repo):
+    from click.testing import CliRunner
+
+    from rubricgate.cli import main
+
+    commit(repo, {"rubricgate.yaml": "reviewer:\n  prompt: .github/review.md\n  skill: skills/reviewer/SKILL.md\n"
+                                     "  rubric: .github/rubric.md\n", ".github/review.md": "p\n",
+                  ".github/rubric.md": "r\n", "skills/reviewer/SKILL.md": "s\n", "evals/tasks/.keep": "",
+                  "fixtures/.keep": ""}, "layout")
+    base = git(repo, "rev-parse", "HEAD")
+    commit(repo, {".github/rubric.md": "weakened\n"}, "weaken the rubric")
+    got = CliRunner().invoke(main, ["changed", "--base", base, "--repo", str(repo)])
+    assert got.exit_code == 0 and got.output.startswith("changed: 1 gated file"), got.output
 
 
 def test_missing_ref_is_loud(repo):
