@@ -17,7 +17,8 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from rubricgate.adopt.workflows import AGENT_CLIS, WORKFLOW_NAMES, render_workflow
+from rubricgate.adopt.install_origin import InstallSpec, check_requirement, detect
+from rubricgate.adopt.workflows import AGENT_CLIS, WORKFLOW_NAMES, render_workflow, yaml_scalar
 from rubricgate.errors import GateInputError
 from rubricgate.suite.config import CONFIG_NAME
 from rubricgate.suite.paths import safe_relpath
@@ -36,7 +37,7 @@ class InitOptions:
     prompt: str | None = None  # given paths win over discovery
     skill: str | None = None
     rubric: str | None = None
-    pip_spec: str = "rubricgate"  # what the workflows `pip install`
+    pip_spec: str | None = None  # what the workflows `pip install`; None: this rubricgate's origin
     workflows_dir: str = ".github/workflows"
 
 
@@ -47,14 +48,16 @@ class InitResult:
     written: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    install: InstallSpec | None = None  # what the workflows install, and where that came from
 
 
 def init_repo(options: InitOptions) -> InitResult:
     """Discover or write the reviewer, then the config, examples and workflows."""
     repo = options.repo.resolve()
     _check_git(repo)
+    install = _install_spec(options.pip_spec)
     reviewer, found = locate_reviewer(repo, options)
-    result = InitResult(reviewer=reviewer, found=found)
+    result = InitResult(reviewer=reviewer, found=found, install=install)
     for role, source in found.items():
         if source == "starter":
             _write(repo, reviewer[role], _starter(role).read_text(encoding="utf-8"), result)
@@ -65,9 +68,16 @@ def init_repo(options: InitOptions) -> InitResult:
     _write(repo, CONFIG_NAME, config_text(reviewer, options.agent), result)
     _write_examples(repo, rules, result)
     for name in WORKFLOW_NAMES:
-        _write(repo, f"{options.workflows_dir}/{name}", render_workflow(name, options.agent, options.pip_spec), result)
+        _write(repo, f"{options.workflows_dir}/{name}", render_workflow(name, options.agent, install.requirement), result)
     _extend_gitignore(repo, changed_files_path(reviewer), result)
     return result
+
+
+def _install_spec(given: str | None) -> InstallSpec:
+    """--pip checked (pinned, one line), else the running rubricgate's own origin."""
+    if given is None:
+        return detect()
+    return InstallSpec(check_requirement(given), "as given with --pip")
 
 
 def _check_git(repo: Path) -> None:
@@ -200,21 +210,32 @@ def _extend_gitignore(repo: Path, changed_files: str, result: InitResult) -> Non
     result.written.append(".gitignore (appended " + ", ".join(missing) + ")")
 
 
+def allowlist(cli) -> list[str]:
+    """agent.env_allowlist for a CLI: the defaults, its endpoint variables, proxies and CA bundles."""
+    from rubricgate.adopt.workflows import NETWORK_ENV
+    from rubricgate.models.config import DEFAULT_ENV_ALLOWLIST
+
+    return list(dict.fromkeys([*DEFAULT_ENV_ALLOWLIST, *cli.endpoint_env, *NETWORK_ENV]))
+
+
 def config_text(reviewer: dict[str, str], agent: str) -> str:
     """rubricgate.yaml with comments; a model-backed agent gets three trials and the statistical gate."""
     cli = AGENT_CLIS.get(agent)
     agent_block = f"  name: {agent}\n  timeout_s: 300\n"
     if cli:
         agent_block += (f"  # model: pin one here; unset, the summary records the model the agent reports\n"
-                        f"  secret_env: [{cli.secret}]   # passed to the agent, scrubbed from every report\n")
+                        f"  secret_env: [{cli.secret}]   # passed to the agent, scrubbed from every report\n"
+                        f"  # The CLI's endpoint, proxy and CA variables reach it only when listed here.\n"
+                        f"  env_allowlist: [{', '.join(allowlist(cli))}]\n")
     gate = ("gate:\n  method: statistical   # a model-backed reviewer is noisy: strict would flap\n"
             "  confidence: 0.95\n  min_trials: 3\n") if cli else "gate:\n  method: strict   # the builtin is deterministic\n"
     return (f"# rubricgate: ties the suite, the reviewer under test, the agent and the gate together.\n"
             f"# Written by `rubricgate init`. Schema: `rubricgate schema config`.\n"
             f"format_version: 1\n\nsuite:\n  tasks: evals/tasks\n  fixtures: fixtures\n"
             f"  review_root: skills   # where reviewed files appear in the reviewer's workspace\n\nreviewer:\n"
-            f"  prompt: {reviewer['prompt']}\n  skill: {reviewer['skill']}\n  rubric: {reviewer['rubric']}\n"
-            f"  changed_files: {changed_files_path(reviewer)}\n\nagent:\n{agent_block}\n"
+            f"  prompt: {yaml_scalar(reviewer['prompt'])}\n  skill: {yaml_scalar(reviewer['skill'])}\n"
+            f"  rubric: {yaml_scalar(reviewer['rubric'])}\n"
+            f"  changed_files: {yaml_scalar(changed_files_path(reviewer))}\n\nagent:\n{agent_block}\n"
             f"# Default rubric for cases that do not set their own.\nrubric:\n  tool_use:\n"
             f"    allowed: [read, grep, glob]\n    forbidden: [\"write|edit|multiedit|bash|notebookedit\"]\n"
             f"    required: [read]\n  trajectory:\n    max_steps: 20\n\ntrials: {3 if cli else 1}\n\n{gate}\n"

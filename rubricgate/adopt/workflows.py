@@ -2,7 +2,8 @@
 
 Templates live in rubricgate/adopt/templates/workflows/. Lines between `#<agent>` and `#</agent>`
 are kept only for a model-backed agent (CLI install, API key, the fork job); `@NAME@`
-placeholders are filled from the agent's row below. Run as
+placeholders are filled from the agent's row below; a value that lands in a YAML scalar is
+written by the YAML emitter (`yaml_scalar`), never pasted into the text. Run as
 `python -m rubricgate.adopt.workflows tested-version claude` to print the version a workflow installs.
 """
 
@@ -12,6 +13,8 @@ import json
 import sys
 from dataclasses import dataclass
 from importlib import resources
+
+import yaml
 
 from rubricgate.errors import GateInputError
 
@@ -27,12 +30,17 @@ class AgentCli:
     npm: str
     command: str
     secret: str
+    endpoint_env: tuple[str, ...] = ()  # the CLI's documented endpoint variables (docs/agents.md)
 
 
+# Proxy and CA variables every CLI honours (Node's and the system's): a team behind a proxy or a
+# private CA sets them, and without them in agent.env_allowlist the CLI hangs on its retries.
+NETWORK_ENV = ("HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
+               "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS")
 AGENT_CLIS = {
-    "claude": AgentCli("@anthropic-ai/claude-code", "claude", "ANTHROPIC_API_KEY"),
-    "codex": AgentCli("@openai/codex", "codex", "OPENAI_API_KEY"),
-    "opencode": AgentCli("opencode-ai", "opencode", "OPENAI_API_KEY"),
+    "claude": AgentCli("@anthropic-ai/claude-code", "claude", "ANTHROPIC_API_KEY", ("ANTHROPIC_BASE_URL",)),
+    "codex": AgentCli("@openai/codex", "codex", "OPENAI_API_KEY", ("OPENAI_BASE_URL", "CODEX_CA_CERTIFICATE")),
+    "opencode": AgentCli("opencode-ai", "opencode", "OPENAI_API_KEY", ("OPENAI_BASE_URL",)),
 }
 INIT_AGENTS = ("builtin", *AGENT_CLIS)
 
@@ -41,13 +49,20 @@ def render_workflow(name: str, agent: str, pip_spec: str = DEFAULT_PIP) -> str:
     """One workflow's text for `agent` (builtin: no CLI, no secret, one trial; else three)."""
     text = resources.files("rubricgate.adopt").joinpath("templates", "workflows", name).read_text(encoding="utf-8")
     cli = AGENT_CLIS.get(agent)
-    values = {"AGENT": agent, "PIP": pip_spec, "TRIALS": "3" if cli else "1"}
+    if agent not in INIT_AGENTS:
+        raise GateInputError("--agent", agent, "no workflow for this agent", f"use one of {', '.join(INIT_AGENTS)}")
+    values = {"AGENT": agent, "PIP": yaml_scalar(pip_spec), "TRIALS": "3" if cli else "1"}
     if cli:
         values |= {"NPM": cli.npm, "CLI": cli.command, "SECRET": cli.secret}
     text = _keep_blocks(text, keep=cli is not None)
     for key, value in values.items():
         text = text.replace(f"@{key}@", value)
     return text
+
+
+def yaml_scalar(value: str) -> str:
+    """`value` as one double-quoted YAML scalar, escaped by the emitter (quotes, newlines, colons)."""
+    return yaml.safe_dump(value, default_style='"', width=1 << 20, allow_unicode=False).strip().removesuffix("...").strip()
 
 
 def _keep_blocks(text: str, keep: bool) -> str:

@@ -32,8 +32,9 @@ def _fail(exc: GateInputError | GateInputErrors) -> None:
 @click.option("--prompt", default=None, help="The reviewer's prompt file (default: found, else a starter).")
 @click.option("--skill", default=None, help="The evaluator skill's SKILL.md (default: found, else a starter).")
 @click.option("--rubric", default=None, help="The rubric with the rule table (default: found, else a starter).")
-@click.option("--pip", "pip_spec", default="rubricgate", show_default=True,
-              help="What the workflows `pip install` (a version pin or a git URL).")
+@click.option("--pip", "pip_spec", default=None,
+              help="What the workflows `pip install`: a pinned requirement (rubricgate==X.Y.Z, "
+                   "'rubricgate @ git+https://...@COMMIT'). Default: where this rubricgate was installed from.")
 def init(repo, agent, prompt, skill, rubric, pip_spec) -> None:
     """Set up rubricgate here: config, example task and fixtures, workflows. Never overwrites."""
     from rubricgate.adopt.init import InitOptions, init_repo
@@ -48,6 +49,7 @@ def init(repo, agent, prompt, skill, rubric, pip_spec) -> None:
     click.echo("".join(f"wrote {p}\n" for p in done.written), nl=False)
     click.echo("".join(f"skipped {p} (exists; not overwritten)\n" for p in done.skipped), nl=False)
     click.echo("".join(f"note: {n}\n" for n in done.notes), nl=False)
+    click.echo(f"workflows install {done.install.requirement} ({done.install.origin})")
     click.echo(_next_steps(agent, repo))
 
 

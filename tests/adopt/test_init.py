@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -127,3 +128,52 @@ def test_builtin_config_is_strict_with_one_trial(tmp_path):
     assert config.suite.review_root == "skills"
     for rel in ("prompts/evaluate.md", "evaluator/SKILL.md", "evaluator/references/rubric.md"):
         assert (repo / "reviewer" / rel).read_text() == (ROOT / "reviewer" / rel).read_text()  # the starter is this reviewer
+
+
+def test_agent_claude_allowlists_the_endpoint_proxy_and_ca_variables(tmp_path):
+    repo = fresh(tmp_path)
+    assert cli("init", "--repo", str(repo), "--agent", "claude").exit_code == 0
+    allow = load_config(repo).agent.env_allowlist
+    for name in ("PATH", "ANTHROPIC_BASE_URL", "HTTPS_PROXY", "NO_PROXY", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE"):
+        assert name in allow
+
+
+@pytest.mark.parametrize("pip", ['rubricgate==1.0"\n  EVIL: "x', "rubricgate==1.0\nEVIL: 1", "rubricgate",
+                                 "requests==2.0", "rubricgate==1.0 $(id)"])
+def test_pip_with_a_quote_newline_or_no_pin_is_refused_before_anything_is_written(tmp_path, pip):
+    repo = fresh(tmp_path)
+    got = cli("init", "--repo", str(repo), "--pip", pip)
+    assert got.exit_code == 2 and got.output.count("\n") == 1 and "--pip" in got.output, got.output
+    assert not (repo / "rubricgate.yaml").exists()
+
+
+@pytest.mark.parametrize("pip", ["rubricgate==0.1.0", "rubricgate @ git+https://github.com/o/r@0123abcd",
+                                 "git+https://github.com/o/r@v1#egg=rubricgate"])
+def test_pip_pins_are_written_by_the_yaml_emitter(tmp_path, pip):
+    repo = fresh(tmp_path)
+    got = cli("init", "--repo", str(repo), "--pip", pip)
+    assert got.exit_code == 0, got.output
+    for name in ("rubricgate-pr.yml", "rubricgate-weekly.yml"):
+        data = yaml.safe_load((repo / ".github/workflows" / name).read_text())
+        assert data["env"]["RUBRICGATE_PIP"] == pip
+    assert f"workflows install {pip} (as given with --pip)" in got.output
+
+
+def test_default_install_is_this_rubricgates_origin_never_bare(tmp_path):
+    repo = fresh(tmp_path)
+    got = cli("init", "--repo", str(repo))
+    pip = yaml.safe_load((repo / ".github/workflows/rubricgate-pr.yml").read_text())["env"]["RUBRICGATE_PIP"]
+    assert pip.startswith(("rubricgate==", "rubricgate @ ")), pip
+    assert f"workflows install {pip} (" in got.output
+    if pip.startswith("rubricgate=="):  # a checkout (this test's rubricgate): said, with the way out
+        assert "--pip" in got.output
+
+
+def test_reviewer_paths_with_yaml_syntax_stay_plain_values(tmp_path):
+    repo = fresh(tmp_path)
+    odd = "rev: #x/prompts/evaluate.md"
+    (repo / odd).parent.mkdir(parents=True)
+    (repo / odd).write_text("review\n")
+    got = cli("init", "--repo", str(repo), "--prompt", odd)
+    assert got.exit_code == 0, got.output
+    assert load_config(repo).reviewer.prompt == odd
