@@ -6,7 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-python3 -m build --sdist --wheel --outdir "$out/dist" . >"$out/build.log" 2>&1 || { tail -20 "$out/build.log"; exit 1; }
+# Built from a copy of the tracked (and untracked, not ignored) files: setuptools leaves build/ and
+# an egg-info beside the sources, and an egg-info in the checkout shadows the installed metadata.
+mkdir "$out/src"
+git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$out/src"
+python3 -m build --sdist --wheel --outdir "$out/dist" "$out/src" >"$out/build.log" 2>&1 || { tail -20 "$out/build.log"; exit 1; }
 for artifact in "$out"/dist/*.whl "$out"/dist/*.tar.gz; do
   venv="$out/venv-$(basename "$artifact")"
   python3 -m venv "$venv"

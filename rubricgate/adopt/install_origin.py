@@ -13,6 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 
 from rubricgate.errors import GateInputError
 
@@ -32,13 +33,26 @@ class InstallSpec:
 
 def detect(dist_name: str = DIST) -> InstallSpec:
     """The requirement that installs the rubricgate running now, from its recorded origin."""
+    import rubricgate
+
     try:
         dist = metadata.distribution(dist_name)
     except metadata.PackageNotFoundError:
-        from rubricgate import __version__
+        return _local(rubricgate.__version__, "an uninstalled source tree (on PYTHONPATH)")
+    direct = dist.read_text("direct_url.json")
+    if direct is None and not _runs_from(dist, Path(rubricgate.__file__)):
+        # Metadata without an origin, but not of the code running (a source tree on PYTHONPATH
+        # beside some other install): that is no index release.
+        return _local(rubricgate.__version__, f"a source tree at {Path(rubricgate.__file__).parent.parent}")
+    return from_direct_url(dist.version, direct)
 
-        return _local(__version__, "an uninstalled source tree (on PYTHONPATH)")
-    return from_direct_url(dist.version, dist.read_text("direct_url.json"))
+
+def _runs_from(dist: metadata.Distribution, running: Path) -> bool:
+    """Whether `dist`'s installed files include the module that is running."""
+    try:
+        return Path(str(dist.locate_file("rubricgate/__init__.py"))).resolve() == running.resolve()
+    except OSError:
+        return False
 
 
 def from_direct_url(version: str, text: str | None) -> InstallSpec:
