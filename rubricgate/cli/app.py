@@ -40,6 +40,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
                "Print the JSON Schema of a file format (task, baseline, config, fixture expect) for editors."),
     "trend": ("rubricgate.cli.reports_cmd",
               "Rates over time from several runs' summaries; flags agent CLI version or model changes."),
+    "view": ("rubricgate.cli.view_cmd",
+             "Browse runs, cases across runs, comparisons, the trend, transcripts and live runs in a browser."),
     "validate": ("rubricgate.cli.core", "Load config, rubric, cases and baseline; report every problem; run nothing."),
 }
 

@@ -1,0 +1,96 @@
+"""`view --build DIR`: the viewer's pages as a static site (no server, no external request).
+
+Every page the server answers, written to a file at its own path: runs, trend, each run and
+its report, every case, each run against the previous run of its kind, and the transcripts
+of every failing trial (every trial of a run up to ALL_TRIALS; past that, passing trials'
+transcripts would make a year of history hundreds of thousands of files). The live page needs
+a server and is not built. DIR must be empty, absent or an earlier build (a marker file says so),
+so a wrong path never overwrites someone's files.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from rubricgate.errors import GateInputError
+from rubricgate.records.writing import write_text_atomic
+from rubricgate.view import pages, urls
+from rubricgate.view.index import cell_failed
+from rubricgate.view.site import Site
+
+MARKER = ".rubricgate-view-site"
+ALL_TRIALS = 2_000
+
+
+@dataclass
+class Built:
+    out: Path
+    pages: int
+    runs: int
+    cases: int
+
+
+def build_site(site: Site, out: Path) -> Built:
+    """Write every page of `site` under `out`."""
+    _check_out(out)
+    site.static = True
+    heads = site.catalog.heads()
+    site.transcripts, case_ids = _trials_to_write(site, heads)
+    previous = pages._previous_of(heads)
+    site.compares = {(base, head) for head, base in previous.items()}
+    paths = [urls.runs(), urls.trend()] + [urls.run(h.run_id) for h in heads]
+    paths += [urls.report(h.run_id) for h in heads]
+    paths += [urls.compare(base, head) for base, head in sorted(site.compares)]
+    paths += [urls.case(c) for c in sorted(case_ids)]
+    paths += [urls.transcript(run_id, cid, n) for run_id, cid, n in _transcript_pages(site, heads)]
+    for path in paths:
+        _write(out, path, site.page(path).body)
+    (out / MARKER).write_text("written by rubricgate view --build: rebuilt in place\n", encoding="utf-8")
+    return Built(out, len(paths), len(heads), len(case_ids))
+
+
+def _trials_to_write(site: Site, heads) -> tuple[set[tuple[str, str]], set[str]]:
+    keep, case_ids = set(), set()
+    for h in heads:
+        ref = site.catalog.ref(h.run_id)
+        if ref is None:
+            continue
+        for cid in site.catalog.case_ids(ref):
+            case_ids.add(cid)
+            cell = site.catalog.case(ref, cid) if ref.folder else None
+            for t in cell.trials if cell else []:
+                if t.transcript and (h.trials <= ALL_TRIALS or cell_failed(t)) and ref.has(t.transcript):
+                    keep.add((h.run_id, t.transcript))
+    return keep, case_ids
+
+
+def _transcript_pages(site: Site, heads) -> list[tuple[str, str, int]]:
+    keep = site.transcripts or set()
+    out = []
+    for h in heads:
+        ref = site.catalog.ref(h.run_id)
+        if ref is None or not ref.folder:
+            continue
+        for cid in site.catalog.case_ids(ref):
+            cell = site.catalog.case(ref, cid)
+            out += [(h.run_id, cid, t.n) for t in (cell.trials if cell else []) if (h.run_id, t.transcript) in keep]
+    return out
+
+
+def _check_out(out: Path) -> None:
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise GateInputError(str(out), "--build", "not a folder", "give a new or empty folder for the site")
+    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
+        raise GateInputError(str(out), "--build", "folder is not empty and holds no earlier build",
+                             "give a new or empty folder (a build is rebuilt in place)")
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def _write(out: Path, rel: str, body: bytes) -> None:
+    target = out / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_symlink():  # an earlier build's folder holds a link: never write through it
+        os.unlink(target)
+    write_text_atomic(target, body.decode("utf-8"))

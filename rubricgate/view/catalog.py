@@ -1,0 +1,197 @@
+"""Every run the viewer was given: found in folders, indexed once, read through safe.py.
+
+A folder given to `view` may be a run folder (summary.json and/or events.jsonl), a reports folder
+of run folders, or a folder of summary files (`<run id>.json`, as the weekly workflow keeps them
+on its history branch, also under `summaries/`). Links are never followed: a linked run folder
+or summary is skipped, as anything the harness reads from a folder it did not write.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rubricgate.errors import GateInputError
+from rubricgate.models.results import Summary
+from rubricgate.models.transcript import Transcript
+from rubricgate.models.view_index import CaseCell, RunHead
+from rubricgate.view import index, safe
+
+SUMMARY = "summary.json"
+EVENTS = "events.jsonl"
+
+
+@dataclass(frozen=True)
+class RunRef:
+    """Where one run's files are: `root` is the folder they are read under."""
+
+    key: str  # the run id (or the folder's name while a run has no summary yet)
+    root: Path
+    summary: str  # summary file below root ("summary.json", or "<id>.json" for a summary alone)
+    folder: bool  # a run folder (transcripts, events, report.html) rather than a summary file alone
+
+    def has(self, rel: str) -> bool:
+        return self.folder and safe.file_stamp(self.root, rel) is not None
+
+
+def find_runs(folders: list[Path]) -> list[RunRef]:
+    """The runs in these folders (one level down, or two for a history checkout's summaries/)."""
+    found: dict[str, RunRef] = {}
+    for folder in folders:
+        if not safe.is_plain_dir(folder):
+            raise GateInputError(str(folder), "", "not a folder (or a link to one)", "pass a reports folder or a run folder")
+        for ref in _runs_in(folder.resolve()):
+            # The same run as a folder and as a history summary: the folder has its transcripts.
+            if ref.key not in found or (ref.folder and not found[ref.key].folder):
+                found[ref.key] = ref
+    return list(found.values())
+
+
+def _runs_in(folder: Path) -> list[RunRef]:
+    if _is_run(folder):
+        return [RunRef(folder.name, folder, SUMMARY, True)]
+    out = []
+    for child in sorted(folder.iterdir()):
+        if safe.is_plain_dir(child) and _is_run(child):
+            out.append(RunRef(child.name, child, SUMMARY, True))
+        elif child.suffix == ".json" and safe.is_plain_file(child) and not child.name.startswith("view-"):
+            out.append(RunRef(child.stem, folder, child.name, False))
+        elif child.name == "summaries" and safe.is_plain_dir(child):
+            out += [r for r in _runs_in(child) if not r.folder]
+    return out
+
+
+def _is_run(folder: Path) -> bool:
+    return safe.is_plain_file(folder / SUMMARY) or safe.is_plain_file(folder / EVENTS)
+
+
+@dataclass
+class Catalog:
+    """The runs, their heads (cached per stamp) and what each page reads from them."""
+
+    refs: list[RunRef]
+    _heads: dict[str, RunHead] = field(default_factory=dict)
+    _memory_cases: dict[str, str] = field(default_factory=dict)  # unwritable folders: the cases text
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    problems: list[str] = field(default_factory=list)  # runs left out of the last listing, and why
+
+    @classmethod
+    def of(cls, folders: list[Path]) -> Catalog:
+        """Every run under these folders."""
+        return cls(find_runs(folders))
+
+    def refresh(self) -> None:
+        """Look for new runs (a live viewer: a run started since)."""
+        roots = {r.root if not r.folder else r.root.parent for r in self.refs}
+        known = {r.key for r in self.refs}
+        self.refs += [r for root in roots for r in _runs_in(root) if r.key not in known]
+
+    def ref(self, key: str) -> RunRef | None:
+        return next((r for r in self.refs if r.key == key), None)
+
+    def heads(self) -> list[RunHead]:
+        """Every finished run's head, newest first (a run without a summary is live, not listed
+        here; one whose summary cannot be read is left out and named in `problems`)."""
+        out, self.problems = [], []
+        for ref in self.refs:
+            try:
+                head = self.head(ref)
+            except GateInputError as exc:
+                self.problems.append(exc.one_line())
+                continue
+            if head is not None:
+                out.append(head)
+        return sorted(out, key=lambda h: (h.started_at, h.run_id), reverse=True)
+
+    def live(self) -> list[RunRef]:
+        """Run folders with events and no summary yet: running (or killed)."""
+        return [r for r in self.refs if r.folder and safe.file_stamp(r.root, r.summary) is None and r.has(EVENTS)]
+
+    def head(self, ref: RunRef) -> RunHead | None:
+        """The run's head from the index (built on first use), None while it has no summary."""
+        stamp = safe.file_stamp(ref.root, ref.summary)
+        if stamp is None:
+            return None
+        with self._lock:
+            cached = self._heads.get(ref.key)
+            if cached is not None and cached.stamp == stamp:
+                return cached
+            head = (index.load_cached(ref.root, stamp) if ref.folder else None) or self._build(ref, stamp)
+            self._heads[ref.key] = head
+            return head
+
+    def _build(self, ref: RunRef, stamp: str) -> RunHead:
+        summary = self.summary(ref)
+        head, cases = index.head_of(summary, stamp, self._kind(ref, summary)), index.cases_of(summary, stamp)
+        if ref.key != summary.run_id:
+            head = head.model_copy(update={"run_id": ref.key})
+        if not (ref.folder and index.store(ref.root, head, cases)):
+            self._memory_cases[ref.key] = index.dump_cases(cases)
+        return head
+
+    def _kind(self, ref: RunRef, summary: Summary) -> str:
+        if ref.has("shard.json"):
+            return "shard"
+        if ref.has(EVENTS) and "shards" in self._first_event(ref):
+            return "merged"
+        return summary.kind
+
+    def _first_event(self, ref: RunRef) -> dict:
+        first = safe.read_text(ref.root, EVENTS).split("\n", 1)[0]
+        try:
+            found = json.loads(first)
+        except ValueError:
+            return {}
+        return found if isinstance(found, dict) else {}
+
+    def summary(self, ref: RunRef) -> Summary:
+        """The full summary (the run and comparison pages); GateInputError naming the file when bad."""
+        display = str(ref.root / ref.summary)
+        try:
+            return Summary.model_validate_json(safe.read_bytes(ref.root, ref.summary))
+        except safe.Refused as exc:
+            raise GateInputError(display, "", f"cannot read: {exc}", "check the run folder") from exc
+        except ValueError as exc:
+            raise GateInputError(display, "", f"not a valid summary: {str(exc).splitlines()[0]}",
+                                 "point the viewer at folders rubricgate wrote") from exc
+
+    def case(self, ref: RunRef, case_id: str) -> CaseCell | None:
+        """One case's trials in one run, from the index (never the summary, once indexed)."""
+        head = self.head(ref)
+        if head is None:
+            return None
+        raw = self._cases_raw(ref, head.stamp)
+        return index.case_from_raw(raw, case_id) if raw is not None else None
+
+    def case_ids(self, ref: RunRef) -> list[str]:
+        """The run's case ids in suite order."""
+        head = self.head(ref)
+        raw = self._cases_raw(ref, head.stamp) if head else None
+        return list(raw.get("cases", {})) if raw else []
+
+    def _cases_raw(self, ref: RunRef, stamp: str) -> dict | None:
+        text = self._memory_cases.get(ref.key)
+        if text is None and ref.folder:
+            try:
+                text = safe.read_text(ref.root, index.CASES_FILE)
+            except safe.Refused:
+                text = None
+        raw = index.parse_cases_text(text, stamp) if text is not None else None
+        if raw is None:  # damaged or stale on disk: build it again from the summary
+            self._heads.pop(ref.key, None)
+            with self._lock:
+                self._build(ref, stamp)
+            text = self._memory_cases.get(ref.key) or safe.read_text(ref.root, index.CASES_FILE)
+            raw = index.parse_cases_text(text, stamp)
+        return raw
+
+    def transcript(self, ref: RunRef, rel: str) -> Transcript | None:
+        """A stored transcript below the run folder, None when absent or unreadable."""
+        if not ref.folder or not rel.startswith("transcripts/"):
+            return None
+        try:
+            return Transcript.model_validate_json(safe.read_bytes(ref.root, rel))
+        except (safe.Refused, ValueError):
+            return None

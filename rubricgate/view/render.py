@@ -1,0 +1,61 @@
+"""Jinja2 (autoescaping on) turns each page's data into HTML.
+
+Every page carries a Content-Security-Policy: its one inline script admitted by hash, no other
+script, no external request (connect-src 'self' only for the live page's polling). Autoescaping
+makes every value text; the CSP is the second line should a template ever mark one safe.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from rubricgate.reports import explain
+from rubricgate.reports.comment import pct
+from rubricgate.view import urls
+
+
+def _asset(name: str) -> str:
+    return resources.files("rubricgate.view").joinpath("templates", name).read_text(encoding="utf-8")
+
+
+@cache
+def environment():
+    """The template environment (jinja2 imported here, on the first page rendered)."""
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.PackageLoader("rubricgate.view", "templates"),
+                             autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.globals.update(u=urls, pct=pct, slug=urls.slug, location=explain.finding_location,
+                       as_json=lambda v: json.dumps(v, ensure_ascii=False, indent=1, default=str))
+    return env
+
+
+def csp(script: str, live: bool = False) -> str:
+    """The page's policy: this script by hash, inline styles, nothing fetched but (live) its own data."""
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    connect = "connect-src 'self'; " if live else ""
+    return (f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; {connect}"
+            "img-src data:; base-uri 'none'; form-action 'none'")
+
+
+def render(template: str, path: str, *, static: bool = False,
+           linkable: Callable[[str, Any], bool] | None = None, can_compare: Callable[[str, str], bool] | None = None,
+           **data: Any) -> str:
+    """One page at `path` (relative to the site root: links are made relative to it)."""
+    from markupsafe import Markup  # comes with jinja2
+
+    script = _asset("view.js")
+    live = data.get("live_source") is not None
+    context = {"root": urls.up(path), "static": static, "page": template.removesuffix(".html"),
+               "csp": csp(script, live), "script": Markup(script), "css": Markup(_asset("view.css")), "live_source": None,
+               "built_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+               "linkable": linkable or (lambda run_id, t: bool(t.transcript)),
+               "can_compare": can_compare or (lambda base, head: True), **data}
+    return environment().get_template(template).render(context)

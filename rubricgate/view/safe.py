@@ -1,0 +1,95 @@
+"""Reading files under a folder the viewer was given, never through a link.
+
+Every path is walked from the folder's own descriptor one component at a time with O_NOFOLLOW:
+a symlink anywhere below the folder (to a file or to another folder) is refused, and `..`,
+absolute paths and empty components are refused before anything is opened.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path, PurePosixPath
+
+MAX_FILE = 256 * 1024 * 1024  # a summary of a very large run is tens of MB; nothing here is larger
+
+
+class Refused(Exception):
+    """A path outside the folder, through a link, or not a regular file."""
+
+
+def parts(rel: str) -> list[str]:
+    """The components of a relative POSIX path; Refused for absolute, `..`, `.` or empty ones."""
+    if not rel or "\x00" in rel or "\\" in rel or PurePosixPath(rel).is_absolute():
+        raise Refused(f"not a relative path: {rel!r}")
+    out = rel.split("/")
+    if any(p in ("", ".", "..") for p in out):
+        raise Refused(f"not a plain path below the folder: {rel!r}")
+    return out
+
+
+def _open_dir(root: Path) -> int:
+    return os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+
+
+def open_below(root: Path, rel: str) -> int:
+    """A read-only descriptor of `root/rel`, refusing links and anything but a regular file."""
+    names = parts(rel)
+    fd = _open_dir(root)
+    try:
+        for name in names[:-1]:
+            nxt = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        leaf = os.open(names[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+    except OSError as exc:
+        raise Refused(f"{rel}: {exc.strerror}") from exc
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(os.fstat(leaf).st_mode):
+        os.close(leaf)
+        raise Refused(f"{rel}: not a regular file")
+    return leaf
+
+
+def read_bytes(root: Path, rel: str, limit: int = MAX_FILE) -> bytes:
+    """The bytes of `root/rel` (see open_below); Refused when larger than `limit`."""
+    fd = open_below(root, rel)
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise Refused(f"{rel}: larger than {limit} bytes")
+    return data
+
+
+def read_text(root: Path, rel: str) -> str:
+    """`root/rel` as UTF-8 text (undecodable bytes replaced)."""
+    return read_bytes(root, rel).decode("utf-8", errors="replace")
+
+
+def file_stamp(root: Path, rel: str) -> str | None:
+    """"size:mtime_ns" of a regular file below `root` (not through a link), None when absent."""
+    try:
+        fd = open_below(root, rel)
+    except Refused:
+        return None
+    try:
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def is_plain_dir(path: Path) -> bool:
+    """A real folder, not a link to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def is_plain_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False

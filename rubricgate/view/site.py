@@ -1,0 +1,111 @@
+"""Every page of the viewer by its path: what the server answers and what --build writes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from rubricgate.errors import GateInputError
+from rubricgate.view import charts, live, pages, safe, urls
+from rubricgate.view.catalog import Catalog
+from rubricgate.view.render import render
+
+HTML = "text/html; charset=utf-8"
+
+
+@dataclass(frozen=True)
+class Page:
+    status: int
+    content_type: str
+    body: bytes
+
+
+class Site:
+    """The pages over one catalog; `static`: links only to pages a static build writes."""
+
+    def __init__(self, catalog: Catalog, static: bool = False):
+        self.catalog = catalog
+        self.static = static
+        self.transcripts: set[tuple[str, str]] | None = None  # static: (run id, transcript) pages written
+        self.compares: set[tuple[str, str]] | None = None  # static: (base, head) pages written
+
+    def page(self, path: str) -> Page:
+        """The page at `path` (relative, no leading slash); 404 for anything else."""
+        found = urls.route(path)
+        if found is None:
+            return self._missing(path, f"no page {path!r}")
+        name, slugs = found
+        try:
+            return getattr(self, f"_{name}")(path, **slugs)
+        except pages.NotFound as exc:
+            return self._missing(path, str(exc))
+        except GateInputError as exc:
+            return self._missing(path, exc.one_line(), status=500)
+
+    def _html(self, template: str, path: str, **data) -> Page:
+        body = render(template, path, static=self.static, linkable=self._linkable, can_compare=self._can_compare, **data)
+        return Page(200, HTML, body.encode("utf-8"))
+
+    def _missing(self, path: str, problem: str, status: int = 404) -> Page:
+        body = render("missing.html", path if urls.route(path) else "missing.html", static=self.static, problem=problem)
+        return Page(status, HTML, body.encode("utf-8"))
+
+    def _linkable(self, run_id: str, trial) -> bool:
+        if not trial.transcript:
+            return False
+        return self.transcripts is None or (run_id, trial.transcript) in self.transcripts
+
+    def _can_compare(self, base: str, head: str) -> bool:
+        return self.compares is None or (base, head) in self.compares
+
+    def _runs(self, path: str) -> Page:
+        data = pages.runs_page(self.catalog)
+        dims = list(dict.fromkeys(d for h in data["runs"] for d in h.rates))
+        return self._html("runs.html", path or "index.html", dims=dims, **data)
+
+    def _trend(self, path: str) -> Page:
+        data = pages.trend_page(self.catalog)
+        return self._html("trend.html", path, charts=[charts.trend_chart(data["points"], data["dims"])], **data)
+
+    def _run(self, path: str, run: str) -> Page:
+        return self._html("run.html", path, **pages.run_page(self.catalog, pages.ref_of(self.catalog, run)))
+
+    def _report(self, path: str, run: str) -> Page:
+        """The run's own report.html as it wrote it (its own CSP), or rendered from the summary."""
+        ref = pages.ref_of(self.catalog, run)
+        if ref.has("report.html"):
+            return Page(200, HTML, safe.read_bytes(ref.root, "report.html"))
+        from rubricgate.reports.html import render_html
+
+        return Page(200, HTML, render_html(self.catalog.summary(ref), None).encode("utf-8"))
+
+    def _case(self, path: str, case: str) -> Page:
+        history = pages.case_page(self.catalog, case)
+        return self._html("case.html", path, h=history, window=pages.FLAKY_WINDOW,
+                          flaky_chart=charts.flaky_chart(history))
+
+    def _compare(self, path: str, base: str, head: str) -> Page:
+        data = pages.compare_page(self.catalog, pages.ref_of(self.catalog, base), pages.ref_of(self.catalog, head))
+        return self._html("compare.html", path, **data)
+
+    def _transcript(self, path: str, run: str, trial: str, case: str) -> Page:
+        ref = pages.ref_of(self.catalog, run)
+        return self._html("transcript.html", path, **pages.transcript_page(self.catalog, ref, case, int(trial)))
+
+    def _live(self, path: str, run: str) -> Page:
+        if self.static:
+            raise pages.NotFound("a static site has no live pages: run `rubricgate view` to follow a run")
+        ref = pages.ref_of(self.catalog, run)
+        return self._html("live.html", path, run_id=ref.key, live_source=urls.live_data(ref.key).split("/", 1)[1])
+
+    def _live_data(self, path: str, run: str) -> Page:
+        if self.static:
+            raise pages.NotFound("a static site has no live data")
+        data = live.progress(pages.ref_of(self.catalog, run))
+        return Page(200, "application/json", json.dumps(data).encode("utf-8"))
+
+
+def site_for(folders: list[Path], static: bool = False) -> Site:
+    """A site over every run in these folders."""
+    return Site(Catalog.of(folders), static)

@@ -1,0 +1,36 @@
+"""`rubricgate view`: --build over a real run, and one-line errors with exit 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from rubricgate.cli.app import main
+from rubricgate.pipeline import RunOptions, run_suite
+
+
+def test_build_over_the_default_reports_folder_of_a_real_run(repo, tmp_path):
+    run = run_suite(RunOptions(repo=repo)).run_dir
+    got = CliRunner().invoke(main, ["view", "--repo", str(repo), "--build", str(tmp_path / "site")])
+    assert got.exit_code == 0, got.output
+    assert "wrote " in got.output and "(1 runs, 2 cases)" in got.output
+    assert run.name in (tmp_path / "site" / "index.html").read_text()
+
+
+def test_a_missing_folder_is_one_line_and_exit_2(tmp_path):
+    got = CliRunner().invoke(main, ["view", str(tmp_path / "nope"), "--build", str(tmp_path / "site")])
+    assert got.exit_code == 2 and got.output.count("\n") == 1 and "not a folder" in got.output
+
+
+def test_no_reports_yet_is_one_line_and_exit_2(repo):
+    got = CliRunner().invoke(main, ["view", "--repo", str(repo), "--no-open"])
+    assert got.exit_code == 2 and "no reports folder yet" in got.output
+
+
+def test_help_loads_no_template_engine():
+    code = ("import sys\nfrom rubricgate.cli.app import main\nmain(['view', '--help'], standalone_mode=False)\n"
+            "print('jinja2' in sys.modules)")
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert got.stdout.strip().endswith("False"), got.stdout + got.stderr

@@ -1,0 +1,60 @@
+"""`view --build`: the same pages as files, linked relatively, nothing fetched from elsewhere."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+import reports_fixtures as rf  # noqa: E402
+import view_fixtures as vf  # noqa: E402
+
+from rubricgate.errors import GateInputError  # noqa: E402
+from rubricgate.view import build, urls  # noqa: E402
+from rubricgate.view.site import site_for  # noqa: E402
+
+OLD, NEW = "20260101T000000Z-abc120", "20260102T000000Z-abc121"
+
+
+@pytest.fixture
+def built(tmp_path) -> Path:
+    vf.write_runs(tmp_path / "reports")
+    build.build_site(site_for([tmp_path / "reports"]), tmp_path / "site")
+    return tmp_path / "site"
+
+
+def test_every_page_is_written_at_its_path(built):
+    for path in (urls.runs(), urls.trend(), urls.run(OLD), urls.report(NEW), urls.compare(OLD, NEW),
+                 urls.case(vf.HOSTILE_ID), urls.case("pass-weekly-revenue"), urls.transcript(OLD, vf.HOSTILE_ID, 2)):
+        assert (built / path).is_file(), path
+    assert not list(built.glob("live/*"))
+
+
+def test_every_relative_link_resolves_to_a_written_page(built):
+    for page in built.rglob("*.html"):
+        for href in re.findall(r'href="([^"#]+)"', page.read_text()):
+            if href.startswith("https://github.com/octo/repo/actions/runs/"):
+                continue  # the summary's own workflow link
+            assert not re.match(r"[a-z]+:|//", href), f"{page}: {href}"
+            assert (page.parent / href).resolve().is_file(), f"{page.relative_to(built)} links to missing {href}"
+
+
+def test_passing_trials_of_a_large_run_link_nowhere(tmp_path, monkeypatch):
+    monkeypatch.setattr(build, "ALL_TRIALS", 1)
+    rf.write_run_dir(tmp_path / "reports" / OLD, rf.summary(run_id=OLD))
+    build.build_site(site_for([tmp_path / "reports"]), tmp_path / "site")
+    written = {p.name for p in (tmp_path / "site" / "transcript").rglob("*.html")}
+    assert written == {f"{urls.slug('block-missing-description')}.html"}
+    assert len(list((tmp_path / "site" / "transcript").rglob("*.html"))) == 2  # both of its trials failed
+
+
+def test_refuses_a_folder_that_holds_other_files(tmp_path, built):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    with pytest.raises(GateInputError, match="not empty"):
+        build.build_site(site_for([tmp_path / "reports"]), tmp_path / "mine")
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+    build.build_site(site_for([tmp_path / "reports"]), built)  # an earlier build is rebuilt in place

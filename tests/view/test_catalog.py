@@ -1,0 +1,128 @@
+"""Finding runs and indexing each once: cached by the summary's stamp, rebuilt when it changes."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+import view_fixtures as vf  # noqa: E402
+
+from rubricgate.errors import GateInputError  # noqa: E402
+from rubricgate.view import index  # noqa: E402
+from rubricgate.view.catalog import Catalog  # noqa: E402
+
+
+@pytest.fixture
+def reports(tmp_path) -> Path:
+    vf.write_runs(tmp_path / "reports")
+    return tmp_path / "reports"
+
+
+def test_index_is_written_once_and_read_instead_of_the_summary(reports, monkeypatch):
+    heads = Catalog.of([reports]).heads()
+    assert [h.run_id for h in heads] == ["20260102T000000Z-abc121", "20260101T000000Z-abc120"]
+    run = reports / heads[0].run_id
+    assert (run / index.HEAD_FILE).is_file() and (run / index.CASES_FILE).is_file()
+    fresh = Catalog.of([reports])
+    monkeypatch.setattr(Catalog, "summary", lambda self, ref: pytest.fail("the summary was parsed again"))
+    assert fresh.heads()[0] == heads[0]
+    assert fresh.case(fresh.ref(heads[0].run_id), vf.HOSTILE_ID).trials[0].fails["verdict"].startswith("wrong_tier")
+
+
+def test_a_rewritten_summary_is_indexed_again(reports):
+    cat = Catalog.of([reports])
+    run = reports / "20260102T000000Z-abc121"
+    before = cat.head(cat.ref(run.name))
+    data = json.loads((run / "summary.json").read_text())
+    data["model"] = "m-2"
+    (run / "summary.json").write_text(json.dumps(data))
+    after = Catalog.of([reports]).head(cat.ref(run.name))
+    assert before.model == "m-1" and after.model == "m-2" and after.stamp != before.stamp
+
+
+def test_a_damaged_index_is_rebuilt_not_trusted(reports):
+    Catalog.of([reports]).heads()
+    run = reports / "20260102T000000Z-abc121"
+    (run / index.HEAD_FILE).write_text('{"stamp": "x", "run_id": "forged"}')
+    (run / index.CASES_FILE).write_text("{not json")
+    cat = Catalog.of([reports])
+    assert cat.head(cat.ref(run.name)).run_id == run.name
+    assert cat.case(cat.ref(run.name), "pass-weekly-revenue") is not None
+
+
+def test_an_unwritable_folder_keeps_its_index_in_memory(reports):
+    run = reports / "20260101T000000Z-abc120"
+    os.chmod(run, 0o555)
+    try:
+        if os.access(run, os.W_OK):
+            pytest.skip("running as a user who can write anyway")
+        cat = Catalog.of([reports])
+        assert cat.case(cat.ref(run.name), "pass-weekly-revenue").trials[0].outcome == "PASS"
+        assert not (run / index.HEAD_FILE).exists()
+    finally:
+        os.chmod(run, 0o755)
+
+
+def test_linked_run_folders_and_summaries_are_skipped(reports, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    vf.write_runs(elsewhere, 1)
+    os.symlink(elsewhere / "20260101T000000Z-abc120", reports / "linked-run")
+    os.symlink(elsewhere / "20260101T000000Z-abc120" / "summary.json", reports / "linked.json")
+    assert sorted(r.key for r in Catalog.of([reports]).refs) == ["20260101T000000Z-abc120", "20260102T000000Z-abc121"]
+
+
+def test_a_linked_summary_inside_a_run_folder_is_not_read(reports, tmp_path):
+    run = reports / "20260101T000000Z-abc120"
+    (run / "summary.json").rename(tmp_path / "moved.json")
+    os.symlink(tmp_path / "moved.json", run / "summary.json")
+    (run / "events.jsonl").write_text("")
+    cat = Catalog.of([reports])
+    assert [h.run_id for h in cat.heads()] == ["20260102T000000Z-abc121"]
+
+
+def test_history_summaries_and_run_folders_merge_by_run_id(reports, tmp_path):
+    history = tmp_path / "history" / "summaries"
+    history.mkdir(parents=True)
+    for run in reports.iterdir():
+        (history / f"{run.name}.json").write_text((run / "summary.json").read_text())
+    (history / "20251201T000000Z-old000.json").write_text(
+        (reports / "20260101T000000Z-abc120" / "summary.json").read_text())
+    cat = Catalog.of([reports, tmp_path / "history"])
+    assert len(cat.refs) == 3 and all(r.folder for r in cat.refs if r.key.startswith("2026"))
+    old = cat.ref("20251201T000000Z-old000")
+    assert not old.folder and cat.head(old).run_id == "20251201T000000Z-old000"
+    assert cat.case(old, "pass-weekly-revenue") is not None and not list(history.glob("view-*"))
+
+
+def test_shard_and_merged_runs_are_told_apart(reports):
+    shard, merged = reports / "20260101T000000Z-abc120", reports / "20260102T000000Z-abc121"
+    (shard / "shard.json").write_text("{}")
+    (merged / "events.jsonl").write_text(json.dumps({"event": "run_started", "shards": ["a", "b"]}) + "\n")
+    kinds = {h.run_id: h.kind for h in Catalog.of([reports]).heads()}
+    assert kinds == {shard.name: "shard", merged.name: "merged"}
+
+
+def test_a_folder_that_is_not_one_is_a_clear_error(tmp_path):
+    with pytest.raises(GateInputError, match="not a folder"):
+        Catalog.of([tmp_path / "missing"])
+
+
+def test_a_bad_summary_names_its_file(reports):
+    run = reports / "20260101T000000Z-abc120"
+    (run / "summary.json").write_text('{"run_id": 3}')
+    cat = Catalog.of([reports])
+    with pytest.raises(GateInputError, match="summary.json.*not a valid summary"):
+        cat.head(cat.ref(run.name))
+
+
+def test_an_unreadable_run_is_left_out_of_the_listing_and_named(reports):
+    run = reports / "20260101T000000Z-abc120"
+    (run / "summary.json").write_text("{broken")
+    cat = Catalog.of([reports])
+    assert [h.run_id for h in cat.heads()] == ["20260102T000000Z-abc121"]
+    assert len(cat.problems) == 1 and "abc120/summary.json" in cat.problems[0]

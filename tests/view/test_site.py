@@ -1,0 +1,109 @@
+"""Every page over hostile run folders: the content each shows, and markup from runs as text."""
+
+from __future__ import annotations
+
+import html as html_lib
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+import reports_fixtures as rf  # noqa: E402
+import view_fixtures as vf  # noqa: E402
+
+from rubricgate.view import urls  # noqa: E402
+from rubricgate.view.site import site_for  # noqa: E402
+
+OLD, NEW = "20260101T000000Z-abc120", "20260102T000000Z-abc121"
+
+
+@pytest.fixture
+def site(tmp_path):
+    vf.write_runs(tmp_path / "reports")
+    return site_for([tmp_path / "reports"])
+
+
+def text(site, path: str, status: int = 200) -> str:
+    page = site.page(path)
+    assert page.status == status, page.body[-500:]
+    return page.body.decode()
+
+
+def assert_inert(html: str) -> None:
+    """No markup from a run survives: the payloads appear only escaped, one script (ours)."""
+    assert "<img src=x" not in html and "<script>document" not in html
+    assert len(re.findall(r"<script", html)) == 1
+    assert "&lt;img src=x onerror=" in html
+
+
+def test_runs_page_lists_runs_with_rates_intervals_and_filters(site):
+    html = text(site, urls.runs())
+    assert re.findall(r'<tr class="run" data-run="([^"]+)"', html) == [NEW, OLD]
+    assert "75.0% <span class=\"muted\">(3/4, " in html and "1.0.0" in html and "1.1.0" in html
+    assert '<option value="baseline">' in html and urls.compare(OLD, NEW) in html
+
+
+def test_run_page_has_the_report_content_and_links(site):
+    html = text(site, urls.run(OLD))
+    assert 'id="next-step"' in html and 'id="reviewer-change"' in html and 'id="failing-cases"' in html
+    assert urls.case(vf.HOSTILE_ID) in html and urls.transcript(OLD, vf.HOSTILE_ID, 1) in html
+    assert "skills/data-loader/SKILL.md:7" in html or "fixtures/block/data-loader/SKILL.md:7" in html
+    assert_inert(html)
+
+
+def test_case_page_has_the_strip_first_failure_and_flakiness(site):
+    html = text(site, urls.case(vf.HOSTILE_ID))
+    assert re.findall(r'class="case-run" data-run="([^"]+)" data-failed="(\d)"', html) == [(NEW, "1"), (OLD, "1")]
+    assert f"first failed in <a href=\"../{urls.run(OLD)}\">{OLD}</a>" in html
+    assert 'id="flaky-chart"' in html and html.count('class="cell fail"') == 4
+    assert_inert(html)
+
+
+def test_transcript_page_shows_timeline_final_message_and_grades(site):
+    html = text(site, urls.transcript(OLD, vf.HOSTILE_ID, 1))
+    assert html.count('<tr class="call">') == 2 and 'id="final"' in html and "denied" in html
+    assert re.search(r"<td>verdict</td><td class=\"bad\">FAIL</td><td>wrong_tier: expected BLOCK", html)
+    assert_inert(html)
+
+
+def test_compare_page_has_flips_with_their_test_and_the_diffs(tmp_path):
+    reports = tmp_path / "reports"
+    rf.write_run_dir(reports / OLD, rf.passing_summary().model_copy(update={"run_id": OLD,
+                     "reviewer": rf.reviewer_records()[1]}))
+    rf.write_run_dir(reports / NEW, rf.summary(run_id=NEW, started_at="2026-01-02T00:00:00Z"))
+    html = text(site_for([reports]), urls.compare(OLD, NEW))
+    assert re.search(r'data-case="block-missing-description" data-kind="regressed"', html)
+    assert "p " in html and ("credible" in html or "could be noise" in html)
+    assert re.search(r"<td>secret-in-file</td><td>critical · mechanical</td><td>absent</td>", html)
+    assert re.search(r"<td>tone-kind</td><td>absent</td><td>suggestion · judgement</td>", html)
+    assert "reviewer/evaluator/references/rubric.md" in html
+
+
+def test_trend_page_marks_tested_changes_and_drift(site):
+    html = text(site, urls.trend())
+    assert 'id="trend-chart"' in html and "CLI: 1.0.0 → 1.1.0" in html
+    assert 'class="mark-drift"' in html
+
+
+def test_report_is_the_runs_own_file(site, tmp_path):
+    (tmp_path / "reports" / OLD / "report.html").write_text("<!DOCTYPE html><p>the run's report</p>")
+    assert text(site, urls.report(OLD)) == "<!DOCTYPE html><p>the run's report</p>"
+    assert "rubricgate report" in text(site, urls.report(NEW))  # none written: rendered from the summary
+
+
+@pytest.mark.parametrize("path", ["../etc/passwd", "run/../../x.html", "run/nope.html", "case/x.html",
+                                  f"transcript/{urls.slug(OLD)}/9/{urls.slug(vf.HOSTILE_ID)}.html", "summary.json",
+                                  f"run/{urls.slug(OLD)}/summary.json"])
+def test_anything_else_is_not_found(site, path):
+    assert site.page(path).status == 404
+
+
+def test_every_page_carries_a_policy_that_admits_only_its_script(site):
+    for path in (urls.runs(), urls.run(OLD), urls.case(vf.HOSTILE_ID), urls.trend()):
+        html = text(site, path)
+        policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html).group(1)
+        policy = html_lib.unescape(policy)
+        assert "default-src 'none'" in policy and "script-src 'sha256-" in policy and "connect-src" not in policy
+        assert not re.search(r'(src|href)="(https?:)?//', html.replace(rf.summary().run_url, ""))
