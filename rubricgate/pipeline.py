@@ -16,6 +16,7 @@ from typing import Protocol
 from rubricgate.agents import Agent, get_agent
 from rubricgate.agents.selection import build_agents
 from rubricgate.errors import GateInputError
+from rubricgate.gating.changes import changed_first, rule_changes, with_rule_changes
 from rubricgate.isolation.admission import CANCEL, AgentSlots
 from rubricgate.isolation.environment import build_env, secret_values
 from rubricgate.isolation.process import adopt_orphans, child_pids, sweep_orphans
@@ -90,8 +91,15 @@ def plan(loaded: Loaded, options: RunOptions) -> list[Job]:
         raise GateInputError("--only", "", f"no case id contains {options.only}", "list the case ids with `rubricgate validate --list`")
     if options.shard is not None:
         cases = options.shard.select(cases, options.trials)
+    cases = changed_first(cases, rule_changes(loaded.rubric, loaded.cases, loaded.baseline))
     return [Job(c, t, options.agent or c.agent or loaded.config.agent.name)
             for c in cases for t in range(1, (options.trials or c.trials) + 1)]
+
+
+def with_changes(summary: Summary, loaded: Loaded) -> Summary:
+    """Coverage, the rules changed since the baseline and the change-aware decision (gating/changes.py)."""
+    return with_rule_changes(summary, loaded.rubric, loaded.cases, loaded.baseline, loaded.config.gate,
+                             loaded.config.reviewer.rubric)
 
 
 def run_suite(options: RunOptions) -> RunOutcome:
@@ -140,8 +148,8 @@ def run_suite(options: RunOptions) -> RunOutcome:
                                   ctx.cache_rejected)
         from rubricgate.reports.explain import annotate  # warmed during the trials
 
-        summary = write_run_reports(ctx, loaded, annotate(summary, loaded, options.repo, os.environ), options.repo,
-                                    bodies)
+        summary = write_run_reports(ctx, loaded, with_changes(annotate(summary, loaded, options.repo, os.environ),
+                                                              loaded), options.repo, bodies)
     finally:
         cleanup.join()
         if not options.exits_after:  # ignored since the interrupt: the report is written

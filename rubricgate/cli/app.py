@@ -24,6 +24,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
                 "Say whether any gated file changed since BASE; exit 2 when BASE is not in this clone."),
     "compare": ("rubricgate.cli.compare_cmd",
                 "Per-case flips, the stratified exact test per dimension (Holm), and a decision."),
+    "coverage": ("rubricgate.cli.coverage_cmd",
+                 "Which cases exercise each rule; the uncovered ones; --suggest writes fixture skeletons."),
     "init": ("rubricgate.cli.adopt_cmd", "Set up rubricgate here: config, example task and fixtures, workflows."),
     "merge": ("rubricgate.cli.merge_cmd",
               "Join the shards of one run into one run and gate it, as if one machine had run every trial."),

@@ -116,6 +116,9 @@ def validate(repo, config_path, list_cases) -> None:
     click.echo("\n".join(case_count_lines(loaded.cases)))
     if list_cases:
         click.echo("\n".join(case_list_lines(loaded.cases)))
+    from rubricgate.suite.coverage import coverage_lines, rule_coverage
+
+    click.echo("\n".join(coverage_lines(rule_coverage(loaded.rubric, loaded.cases, loaded.baseline))))
 
 
 def case_count_lines(cases) -> list[str]:

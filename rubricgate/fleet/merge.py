@@ -25,7 +25,7 @@ from rubricgate.isolation.sandbox import SandboxPolicy
 from rubricgate.isolation.untrusted import write_fresh
 from rubricgate.models.results import Summary, TrialResult
 from rubricgate.models.shard import ShardRecord
-from rubricgate.pipeline import RunOptions, plan, with_isolation
+from rubricgate.pipeline import RunOptions, plan, with_changes, with_isolation
 from rubricgate.records.files import new_run_id, read_summary
 from rubricgate.reports.bundle import finish_run_reports
 from rubricgate.reports.explain import annotate
@@ -130,7 +130,7 @@ def write_merged(loaded: Loaded, options: RunOptions, jobs: list[Job], shards: l
                      key=lambda t: order[(t.case_id, t.trial)])
     summary = build_summary(loaded, jobs, results, merged_state(shards, results, options.trials))
     summary = with_isolation(summary, _isolation(shards))
-    summary = annotate(summary, loaded, options.repo, os.environ)  # reviewer record and CI link, as `run` does
+    summary = with_changes(annotate(summary, loaded, options.repo, os.environ), loaded)  # as `run` does
     run_dir = (reports_dir or options.repo / cfg.reports) / summary.run_id
     (run_dir / "transcripts").mkdir(parents=True)
     for s in shards:

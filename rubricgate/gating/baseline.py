@@ -4,8 +4,9 @@ An update merges per case: the cases the run holds are replaced by the run's cou
 are kept (so `baseline update --from` an `--only` run refreshes just those cases), and cases no
 longer in the suite are dropped. When the reviewer files, agent, CLI version and model are the
 ones the baseline was measured with, the run's trials are added to the baseline's instead (a
-re-measurement of the same thing: more trials, and no way to keep only a lucky run). Format 1 files (suite rates only) are read, and written back
-as format 2 on the next update.
+re-measurement of the same thing: more trials, and no way to keep only a lucky run). Format 1 files (suite rates only) and format 2 files are read, and written back
+as format 3 on the next update, which also records the reviewer file by file, its rule table and
+warning threshold, and the rule ids the run's reviewer cited per case (rule coverage).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from rubricgate.errors import GateInputError
 from rubricgate.models.base import DIMENSIONS
-from rubricgate.models.baseline import Baseline, BaselineChange, CaseCount, MeasuredWith
+from rubricgate.models.baseline import Baseline, BaselineChange, CaseCount, MeasuredWith, RuleRecord
 
 # `validate` only reads the baseline: the run's result models (stats, records) load with the
 # update functions that need them, not on every start (bench/startup.py).
@@ -86,8 +87,45 @@ def updated_baseline(old: Baseline | None, summary: Summary, reason: str, suite_
     change = _change(old, cases, summary.run_id, reason or (POOLED_REASON if pooled else _auto_reason(old, bool(kept))),
                      sorted(run) if kept else [])
     new = Baseline(rates=change.rates, trials=change.trials, cases=cases, measured_with=measured,
-                   history=(old.history if old else []) + [change])
+                   history=(old.history if old else []) + [change], **reviewer_fields(summary),
+                   cited=merged_cited(old, summary, set(cases), pooled))
     return Update(new, lowered, sorted(run), pooled)
+
+
+def reviewer_fields(summary: Summary) -> dict:
+    """Format 3's record of the reviewer the run measured: digests, rule table, threshold."""
+    rec = summary.reviewer
+    if rec is None:
+        return {}
+    return {"reviewer_digests": dict(rec.digests), "tier_threshold": rec.tier_threshold,
+            "rubric_rules": {r: RuleRecord(severity=row.severity, kind=row.kind) for r, row in rec.rules.items()}}
+
+
+def cited_rules(summary: Summary) -> dict[str, list[str]]:
+    """Per case, one rule id per finding the reviewer reported (the most any counted trial did)."""
+    from collections import Counter
+
+    from rubricgate.gating.stats import counted
+
+    out: dict[str, list[str]] = {}
+    for case in summary.cases:
+        most: Counter[str] = Counter()
+        for trial in (t for t in case.trials if counted(t)):
+            most |= Counter(f.rule for f in trial.findings if f.rule)
+        if any(counted(t) for t in case.trials):
+            out[case.id] = sorted(most.elements())
+    return out
+
+
+def merged_cited(old: Baseline | None, summary: Summary, suite: set[str], pooled: bool) -> dict[str, list[str]]:
+    """The run's citations over the baseline's: kept for cases it did not run, joined when pooled."""
+    from collections import Counter
+
+    before = {c: v for c, v in (old.cited if old else {}).items() if c in suite}
+    now = cited_rules(summary)
+    if pooled:
+        now = {c: sorted((Counter(v) | Counter(before.get(c, []))).elements()) for c, v in now.items()}
+    return {**before, **now}
 
 
 def _kept(old: Baseline | None, run: CaseCounts, suite_ids: list[str] | None) -> CaseCounts:

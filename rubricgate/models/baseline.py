@@ -1,8 +1,12 @@
 """baseline.json: per-case, per-dimension pass counts, what they were measured with, history.
 
 Format 2 keeps, per case and dimension, passes and trials: the gate compares each case the run
-shares with the baseline at its own trials. The suite rates are kept for display. Format 1
-(suite rates only) is still read; `rubricgate baseline update` rewrites it as format 2.
+shares with the baseline at its own trials. The suite rates are kept for display. Format 3 adds
+what rule coverage and change-aware decisions need: per reviewer file its digest, the rule table
+and the warning threshold the baseline was measured with, and per case the rule ids the
+baseline run's reviewer cited. Formats 1 and 2 are still read (without those, coverage counts
+expectations only and rule changes are unknown); `rubricgate baseline update` rewrites them as
+format 3.
 """
 
 from typing import Literal
@@ -46,10 +50,24 @@ class BaselineChange(StrictModel):
 Rate = StrictFloat | StrictInt
 
 
+class RuleRecord(StrictModel):
+    """One row of the rule table the baseline was measured with."""
+
+    severity: str
+    kind: str
+
+
 class Baseline(StrictModel):
-    format_version: Literal[1, 2] = 2
+    format_version: Literal[1, 2, 3] = 3
     rates: dict[str, Rate]  # suite rates, for display (format 1: what the gate compared against)
     trials: int = Field(default=1, ge=1)  # format 1: trials per case; format 2: the most any case ran
     cases: dict[str, dict[str, CaseCount]] = {}
     measured_with: MeasuredWith | None = None
     history: list[BaselineChange] = []
+    # Format 3: the reviewer the counts were measured with, file by file and rule by rule.
+    reviewer_digests: dict[str, str] = {}
+    rubric_rules: dict[str, RuleRecord] = {}
+    tier_threshold: int | None = Field(default=None, ge=1)  # warnings that make a BLOCK
+    # Per case, the rule id of every finding the baseline run's reviewer reported (one entry a
+    # finding, the most any trial reported): the "cited by the reviewer" half of rule coverage.
+    cited: dict[str, list[str]] = {}

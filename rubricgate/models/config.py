@@ -67,6 +67,9 @@ class GateConfig(StrictModel):
     # Cases the baseline does not have: listed with their rates (report), or required to pass
     # every trial (strict). Unset: report under statistical, strict under strict.
     new_cases: Literal["report", "strict"] | None = None
+    # A result the gate cannot settle (a changed rule no case exercises): fail exits 2, pass
+    # judges it PASS and says so in every report's headline.
+    inconclusive: Literal["fail", "pass"] = "fail"
 
     def new_cases_rule(self) -> str:
         """The effective rule for new cases."""

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from rubricgate.models.agent_support import AgentSupport
 from rubricgate.models.base import Outcome, StrictModel, Tier
 from rubricgate.models.case import CaseSpec
+from rubricgate.models.coverage import RuleChange
 from rubricgate.models.transcript import Attempt, ToolCall, Transcript, Usage
 from rubricgate.models.verdict import Finding, ParsedVerdict, Verdict
 
@@ -79,6 +80,7 @@ class ReviewerRecord(StrictModel):
     rules: dict[str, RuleRow] = {}
     # One sha256 over `digests` (json, sorted keys): what baseline format 2 keeps as reviewer_digest.
     fingerprint: str = ""
+    tier_threshold: int | None = None  # warning findings that make a BLOCK (the rubric's tier derivation)
 
 
 class RateRow(StrictModel):
@@ -110,7 +112,8 @@ class GateDetail(StrictModel):
 
 
 class Decision(StrictModel):
-    status: Literal["pass", "regression", "error", "baseline"]  # baseline: measured for baseline.json, not gated
+    # baseline: measured for baseline.json, not gated; inconclusive: a change the suite cannot see
+    status: Literal["pass", "regression", "error", "baseline", "inconclusive"]
     exit_code: int
     method: str = "strict"
     reasons: list[str] = []
@@ -160,6 +163,10 @@ class Summary(StrictModel):
     reviewer: ReviewerRecord | None = None  # this run's reviewer files and rule table
     baseline_reviewer: ReviewerRecord | None = None  # the baseline's, when it is known
     run_url: str | None = None  # the CI run (GitHub Actions) that produced this summary
+    # Which cases exercise each rule (rubricgate/suite/coverage.py Coverage.as_dict), and the
+    # rules the reviewer changed since the baseline with the cases that see them.
+    coverage: dict[str, Any] | None = None
+    rule_changes: list[RuleChange] = []
 
 
 class ReplayArtifact(StrictModel):
@@ -174,4 +181,4 @@ class ReplayArtifact(StrictModel):
 # What every trial builds as it ends (its transcript, verdict and result), then what the run's end
 # builds: `run` builds both, in this order, once its first agents are out (pipeline.warm_imports).
 TRIAL_MODELS = (ToolCall, Usage, Attempt, Transcript, Finding, Verdict, ParsedVerdict, Grade, TrialResult)
-RUN_END_MODELS = (CaseSummary, RuleRow, ReviewerRecord, RateRow, GateDetail, Decision, Summary, ReplayArtifact)
+RUN_END_MODELS = (RuleChange, CaseSummary, RuleRow, ReviewerRecord, RateRow, GateDetail, Decision, Summary, ReplayArtifact)

@@ -23,6 +23,7 @@ MAX_FINDINGS = 10
 _EPS = 1e-6  # the strict gate's own tolerance (gate.EPS)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _HEADLINE = {"pass": "PASS", "regression": "REGRESSION", "error": "ERROR (could not judge)",
+             "inconclusive": "INCONCLUSIVE (a change no case exercises)",
              "baseline": "BASELINE RUN (measured for baseline.json, not gated)"}
 
 
@@ -143,6 +144,8 @@ def headline(summary: Summary) -> str:
     text = _HEADLINE.get(status, status)
     if status == "pass" and any(r.status == "inconclusive" for r in summary.rates.values()):
         text += " (inconclusive: too few trials to rule out a drop)"
+    if status == "pass" and any(not c.cases for c in summary.rule_changes):
+        text += " (inconclusive: a changed rule no case exercises; gate.inconclusive: pass)"
     return text
 
 

@@ -34,7 +34,8 @@ def reviewer_record(repo: Path, config, rubric) -> ReviewerRecord:
 
     rules = {r.id: RuleRow(severity=r.severity, kind=r.kind) for r in rubric.rules.values()}
     digests = reviewer_digest(repo, config.reviewer)
-    return ReviewerRecord(digests=digests, rules=rules, fingerprint=fingerprint(digests))
+    return ReviewerRecord(digests=digests, rules=rules, fingerprint=fingerprint(digests),
+                          tier_threshold=rubric.warning_block_threshold)
 
 
 def fingerprint(digests: Mapping[str, str]) -> str:
@@ -75,7 +76,8 @@ def baseline_reviewer(baseline, reports: Path) -> ReviewerRecord | None:
     digests = getattr(baseline, "reviewer_digests", None)
     if digests:
         rules = _plain(getattr(baseline, "rubric_rules", None) or {})
-        return ReviewerRecord.model_validate({"digests": dict(digests), "rules": rules, "fingerprint": fingerprint(digests)})
+        return ReviewerRecord.model_validate({"digests": dict(digests), "rules": rules, "fingerprint": fingerprint(digests),
+                                              "tier_threshold": getattr(baseline, "tier_threshold", None)})
     one = getattr(measured, "reviewer_digest", None)
     return ReviewerRecord(fingerprint=one) if one else None
 

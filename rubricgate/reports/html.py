@@ -20,6 +20,7 @@ from rubricgate.models.transcript import Transcript
 from rubricgate.records.files import read_transcript
 from rubricgate.reports import charts, explain
 from rubricgate.reports.comment import delta_label, failures_by_category, headline, interval, k_groups, pct, signed_pp
+from rubricgate.reports.coverage_html import coverage_section
 from rubricgate.reports.junit import xml_safe
 from rubricgate.reports.replay import trial_failed
 
@@ -279,7 +280,8 @@ def render_html(summary: Summary, run_dir: Path | None = None, history: list[Sum
     script = _asset("report.js")
     body = (_header(summary) + _rates_table(summary) + _failing_cases(summary) + _noise_and_cost(summary)
             + _charts(summary, history or [])
-            + _case_table(summary) + _failure_groups(summary) + _details(summary, run_dir, bodies))
+            + coverage_section(summary) + _case_table(summary) + _failure_groups(summary)
+            + _details(summary, run_dir, bodies))
     return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{e(_csp(script))}">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -27,8 +27,8 @@ def load_baseline(path: Path, display: str) -> Baseline:
         rate = baseline.rates.get(dim)
         if rate is None or not 0.0 <= rate <= 1.0:
             raise GateInputError(display, f"rates.{dim}", "missing or outside [0, 1]", "set a rate between 0 and 1")
-    if baseline.format_version == 2 and not baseline.cases:
-        raise GateInputError(display, "cases", "format 2 without per-case counts", "run `rubricgate baseline update`")
+    if baseline.format_version >= 2 and not baseline.cases:
+        raise GateInputError(display, "cases", f"format {baseline.format_version} without per-case counts", "run `rubricgate baseline update`")
     for case, dims in baseline.cases.items():
         missing = [d for d in DIMENSIONS if d not in dims]
         if missing:

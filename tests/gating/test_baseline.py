@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from click.testing import CliRunner
 
 from rubricgate.cli import main
@@ -68,8 +67,8 @@ def test_schema_commands_print_json_schema():
 def test_baseline_values_are_numbers_for_known_dimensions(tmp_path, rates, needle) -> None:
     import json as _json
 
-    from rubricgate.suite.baseline_file import load_baseline
     from rubricgate.errors import GateInputError
+    from rubricgate.suite.baseline_file import load_baseline
 
     path = tmp_path / "baseline.json"
     path.write_text(_json.dumps({"format_version": 1, "rates": rates, "trials": 1, "history": []}))
@@ -84,7 +83,7 @@ def test_update_writes_format_2_with_per_case_counts_and_what_it_was_measured_wi
     result = update(repo)
     assert result.exit_code == 0, result.output
     data = rates(repo)
-    assert data["format_version"] == 2
+    assert data["format_version"] == 3
     assert data["cases"] and all(set(dims) == {"verdict", "tool_use", "trajectory"} for dims in data["cases"].values())
     some = next(iter(data["cases"].values()))["verdict"]
     assert some == {"passes": 1, "trials": 1}
@@ -150,3 +149,25 @@ def test_re_measuring_the_same_setup_pools_trials_and_a_changed_reviewer_replace
     set_severity(repo, "fm-description-required", "warning")  # a different reviewer: counts replaced
     assert update(repo, "--reason", "descriptions optional").exit_code == 0
     assert {v["verdict"]["trials"] for v in rates(repo)["cases"].values()} == {1}
+
+
+# -- format 3: the reviewer and the rules its reviewer cited -----------------------------------
+
+def test_update_writes_format_3_with_rule_table_threshold_and_citations(repo):
+    assert update(repo).exit_code == 0
+    data = rates(repo)
+    assert data["format_version"] == 3 and data["tier_threshold"] == 3
+    assert data["rubric_rules"]["secret-in-file"] == {"severity": "critical", "kind": "mechanical"}
+    assert "reviewer/evaluator/references/rubric.md" in data["reviewer_digests"]
+    assert data["cited"]["fixture-data-loader"] == ["fm-description-required"]
+    assert data["cited"]["fixture-weekly-revenue-summary"] == []
+
+
+def test_a_format_2_baseline_still_loads_and_gates(repo):
+    assert update(repo).exit_code == 0
+    data = rates(repo)
+    for key in ("reviewer_digests", "rubric_rules", "tier_threshold", "cited"):
+        data.pop(key)
+    data["format_version"] = 2
+    (repo / "baseline.json").write_text(json.dumps(data))
+    assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code == 0

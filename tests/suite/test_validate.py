@@ -121,7 +121,8 @@ def test_validate_ends_with_case_counts_and_lists_every_case_id(repo) -> None:
     assert code == 0, out
     assert "tasks: 1 (BLOCK 1)" in out and "fixtures: 2 (PASS 1, BLOCK 1)" in out
     code, out = validate(repo, "--list")
-    ids = [line.split()[0] for line in out.splitlines()[3:]]
+    lines = out.splitlines()
+    ids = [line.split()[0] for line in lines[3:next(i for i, t in enumerate(lines) if t.startswith("rule coverage:"))]]
     from rubricgate.pipeline import load_all
 
     assert code == 0 and sorted(ids) == sorted(c.id for c in load_all(repo).cases) and "t" in ids and len(ids) == 3

@@ -1,0 +1,116 @@
+"""Change-aware decisions: which rules an edit to the reviewer touched, and which cases can see it.
+
+When the reviewer differs from the one baseline.json (format 3) was measured with, every changed
+rule is named with the cases that exercise it (rubricgate/suite/coverage.py): rules added,
+removed, moved to another severity or kind, the warning threshold of the tier derivation, and
+reviewer files changed outside the rule table (the prompt, the evaluator skill, rubric prose),
+which every case exercises. A changed rule that no case exercises cannot be judged by the suite:
+the decision is INCONCLUSIVE (exit 2) under `gate.inconclusive: fail` (the default), a PASS with
+the warning in its headline under `pass`; never a silent PASS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from rubricgate import exitcodes
+from rubricgate.models.baseline import Baseline
+from rubricgate.models.case import CaseSpec
+from rubricgate.models.config import GateConfig
+from rubricgate.models.coverage import RuleChange
+from rubricgate.models.results import Decision, ReviewerRecord, Summary
+from rubricgate.suite.coverage import rule_coverage, tier_exercises
+from rubricgate.suite.rubric import RubricSpec
+
+ADVICE = "add one with `rubricgate record` or a fixture"
+
+
+def rule_changes(rubric: RubricSpec, cases: list[CaseSpec], baseline: Baseline | None,
+                 digests: Mapping[str, str] | None = None, rubric_path: str = "") -> list[RuleChange]:
+    """Every rule the reviewer changed since the baseline, with the cases that exercise it.
+
+    Empty when the baseline does not record its rule table (formats 1 and 2). `digests` (this
+    reviewer's files) adds the files changed outside the rule table.
+    """
+    if baseline is None or not baseline.rubric_rules:
+        return []
+    cov = rule_coverage(rubric, cases, baseline)
+    exercised = {r.rule: r.cases for r in cov.rows}
+    old, now = baseline.rubric_rules, rubric.rules
+    out = [RuleChange(rule=r, change="added", detail=f"added ({now[r].severity})", cases=exercised.get(r, []))
+           for r in now if r not in old]
+    out += [RuleChange(rule=r, change="removed", detail=f"removed (was {old[r].severity})",
+                       cases=sorted(c for c, rules in baseline.cited.items() if r in rules))
+            for r in old if r not in now]
+    for r in (r for r in now if r in old):
+        for attr in ("severity", "kind"):
+            before, after = getattr(old[r], attr), getattr(now[r], attr)
+            if before != after:
+                out.append(RuleChange(rule=r, change=attr, detail=f"{attr} {before} -> {after}", cases=exercised.get(r, [])))
+    out += _threshold_change(rubric, cases, baseline)
+    out += _file_changes(digests or {}, baseline, rubric_path, [c.id for c in cases], bool(out))
+    return out
+
+
+def _threshold_change(rubric: RubricSpec, cases: list[CaseSpec], baseline: Baseline) -> list[RuleChange]:
+    before = baseline.tier_threshold
+    if before is None or before == rubric.warning_block_threshold:
+        return []
+    then = replace(rubric, warning_block_threshold=before)
+    seen = sorted(c.id for c in cases if any("tier:warning-threshold" in tier_exercises(spec, c, baseline.cited)
+                                             for spec in (rubric, then)))
+    return [RuleChange(rule="tier:warning-threshold", change="threshold",
+                       detail=f"warning threshold {before} -> {rubric.warning_block_threshold}", cases=seen)]
+
+
+def _file_changes(digests: Mapping[str, str], baseline: Baseline, rubric_path: str, every: list[str],
+                  table_changed: bool) -> list[RuleChange]:
+    """Reviewer files changed beyond the rule table: every case reads them."""
+    if not digests or not baseline.reviewer_digests:
+        return []
+    old = baseline.reviewer_digests
+    files = sorted(p for p in set(digests) | set(old) if digests.get(p) != old.get(p))
+    if table_changed:  # the rubric's edit is already named rule by rule
+        files = [p for p in files if p != rubric_path]
+    return [RuleChange(rule=p, change="file", detail=f"file {p} changed", cases=list(every)) for p in files]
+
+
+def change_line(change: RuleChange, shown: int = 8) -> str:
+    """'rule X changed severity critical -> warning; exercised by 3 case(s): a, b, c' (or the advice)."""
+    what = f"rule {change.rule} changed {change.detail}" if change.change != "file" else change.detail
+    if not change.cases:
+        return f"{what}; no case exercises it; {ADVICE}"
+    ids = ", ".join(change.cases[:shown]) + (f" +{len(change.cases) - shown}" if len(change.cases) > shown else "")
+    return f"{what}; exercised by {len(change.cases)} case(s): {ids}"
+
+
+def change_aware(decision: Decision, changes: list[RuleChange], gate: GateConfig) -> Decision:
+    """Name every changed rule; a change no case exercises makes a PASS inconclusive (gate.inconclusive)."""
+    if not changes:
+        return decision
+    blind = [change_line(c) for c in changes if not c.cases]
+    seen = [change_line(c) for c in changes if c.cases]
+    if not blind or decision.status not in ("pass", "inconclusive"):
+        return decision.model_copy(update={"warnings": [*blind, *seen, *decision.warnings]})
+    if gate.inconclusive == "pass":
+        note = "gate.inconclusive: pass - judged PASS although the suite cannot see this change"
+        return decision.model_copy(update={"warnings": [*(f"{b} ({note})" for b in blind), *seen, *decision.warnings]})
+    return decision.model_copy(update={"status": "inconclusive", "exit_code": exitcodes.CANNOT_JUDGE,
+                                       "reasons": [*blind, *decision.reasons], "warnings": [*seen, *decision.warnings]})
+
+
+def with_rule_changes(summary: Summary, rubric: RubricSpec, cases: list[CaseSpec], baseline: Baseline | None,
+                      gate: GateConfig, rubric_path: str = "") -> Summary:
+    """The summary with its coverage table, the changed rules and the change-aware decision."""
+    now: ReviewerRecord | None = summary.reviewer
+    changes = rule_changes(rubric, cases, baseline, now.digests if now else None, rubric_path)
+    coverage = rule_coverage(rubric, cases, baseline).as_dict()
+    decision = summary.decision if summary.kind == "baseline" else change_aware(summary.decision, changes, gate)
+    return summary.model_copy(update={"coverage": coverage, "rule_changes": changes, "decision": decision})
+
+
+def changed_first(cases: list[CaseSpec], changes: list[RuleChange]) -> list[CaseSpec]:
+    """Cases that exercise a changed rule (not a whole changed file) first, suite order kept otherwise."""
+    first = {c for ch in changes if ch.change != "file" for c in ch.cases}
+    return [c for c in cases if c.id in first] + [c for c in cases if c.id not in first]

@@ -1,0 +1,101 @@
+"""Fixture skeletons: a SKILL.md that violates exactly one rule, with its expect.yaml.
+
+For the rules the builtin reviewer checks (rubricgate/agents/skill_checks.py) the violation is
+written out; for any other rule (a judgement rule, a rule new to the team's rubric) the skill is
+clean and carries a marked place where the maintainer writes the violation. The expected tier is
+what the rubric derives from one finding of the rule's severity. Skeletons are written into a
+folder for review (`rubricgate coverage --suggest DIR`), never into the suite.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from rubricgate.errors import GateInputError
+from rubricgate.suite.rubric import RubricSpec, Rule
+
+DESCRIPTION = ("Summarises a warehouse table's row counts by day. Use when the user asks "
+               "\"how many rows landed yesterday\" or \"is the orders table complete\".")
+STEPS = ["# Daily row counts", "", "1. Read `references/tables.md` for the table's date column.",
+         "2. Run `SELECT date_col, COUNT(*) FROM <table> GROUP BY 1 ORDER BY 1 DESC LIMIT 7` with the SQL tool.",
+         "3. Write the counts as a markdown table and flag any day below half the weekly median."]
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    """A fixture folder to write: <tier>/<name>/SKILL.md and expect.yaml (+ extra files)."""
+
+    rule: str
+    tier: str  # pass | warn | block
+    name: str
+    files: dict[str, str]  # relative to the fixture folder
+    written_out: bool  # the violation is in the text (False: a marked place to write it)
+
+
+def _skill(name: str, *, fm: list[str] | None = None, body: list[str] | None = None) -> str:
+    front = fm if fm is not None else [f"name: {name}", f"description: {DESCRIPTION}"]
+    return "\n".join(["---", *front, "---", *(STEPS if body is None else body)]) + "\n"
+
+
+def _mechanical(rid: str, name: str) -> dict[str, str] | None:
+    """The SKILL.md (and files) violating one rule the builtin checks, or None for another rule."""
+    desc = f"description: {DESCRIPTION}"
+    texts = {
+        "fm-frontmatter-present": "\n".join(STEPS) + "\n",
+        "fm-name-required": _skill(name, fm=[desc]),
+        "fm-name-format": _skill(name, fm=[f"name: {name}", desc]),  # the folder name itself is bad
+        "fm-name-matches-folder": _skill(name, fm=[f"name: {name}-renamed", desc]),
+        "fm-description-required": _skill(name, fm=[f"name: {name}"]),
+        "fm-description-length": _skill(name, fm=[f"name: {name}", f"description: {DESCRIPTION} " + "x" * 1030]),
+        "body-length": _skill(name, body=STEPS + [f"- note {i}: keep the counts per day." for i in range(500)]),
+        "body-present": _skill(name, body=["# Daily row counts"]),
+        "refs-link-broken": _skill(name, body=STEPS + ["", "See [the table list](references/missing-tables.md)."]),
+        "secret-in-file": _skill(name, body=STEPS + ["", "Connect with `password: Hunter2-prod-9x` as the loader user."]),
+    }
+    return {"SKILL.md": texts[rid]} if rid in texts else None
+
+
+def _name(rid: str) -> str:
+    # fm-name-format needs a folder name that breaks the format, and a name equal to it.
+    return f"{rid}--example" if rid == "fm-name-format" else f"{rid}-example"
+
+
+def tier_for(rule: Rule, rubric: RubricSpec) -> str:
+    """The tier one finding of the rule makes under the rubric's derivation."""
+    return rubric.derive_tier([rule.severity]).lower()
+
+
+def skeleton(rule: Rule, rubric: RubricSpec) -> Skeleton:
+    """A fixture for the rule: written out for the builtin's rules, a marked place otherwise."""
+    name = _name(rule.id)
+    files = _mechanical(rule.id, name)
+    written = files is not None
+    if files is None:
+        todo = (f"<!-- TODO: rewrite one part of this skill so it violates {rule.id} and nothing else: "
+                f"{rule.text} -->")
+        files = {"SKILL.md": _skill(name, body=STEPS + ["", todo])}
+    why = f"protects {rule.id} ({rule.severity}): a rubric edit to it must fail a case"
+    expect = {"why": why, "rules": [rule.id]}
+    files["expect.yaml"] = yaml.safe_dump(expect, sort_keys=False, width=100)
+    return Skeleton(rule.id, tier_for(rule, rubric), name, files, written)
+
+
+def write_skeletons(out: Path, skeletons: list[Skeleton], forbidden: list[Path]) -> list[Path]:
+    """Write each skeleton to out/<tier>/<name>/; refuse a folder inside the suite (`forbidden`)."""
+    target = out.resolve()
+    for folder in forbidden:
+        root = folder.resolve()
+        if target == root or root in target.parents:
+            raise GateInputError("--suggest", "", f"{out} is inside the suite ({folder})",
+                                 "write skeletons to a folder outside it, review them, then move them in")
+    written = []
+    for sk in skeletons:
+        folder = out / sk.tier / sk.name
+        folder.mkdir(parents=True, exist_ok=True)
+        for rel, text in sk.files.items():
+            (folder / rel).write_text(text, encoding="utf-8")
+        written.append(folder)
+    return written

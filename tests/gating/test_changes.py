@@ -1,0 +1,105 @@
+"""Change-aware decisions: every changed rule named with its cases; an unseen change is INCONCLUSIVE."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from rubricgate.cli.app import main
+from rubricgate.gating.changes import change_aware, changed_first, rule_changes
+from rubricgate.models.baseline import Baseline, RuleRecord
+from rubricgate.models.case import CaseSpec
+from rubricgate.models.config import GateConfig
+from rubricgate.models.results import Decision
+from rubricgate.models.task import Expect, Rubric
+from rubricgate.suite.rubric import load_rubric
+from tests.conftest import set_severity
+
+ROOT = Path(__file__).resolve().parents[2]
+RUBRIC = load_rubric(ROOT / "reviewer/evaluator/references/rubric.md")
+
+
+def case(cid: str, tier: str, rules=()) -> CaseSpec:
+    return CaseSpec(id=cid, source="task", origin=f"{cid}.yaml", review=["x/SKILL.md"], rubric=Rubric(),
+                    expect=Expect(tier=tier, rules=list(rules)))
+
+
+def recorded(**edits) -> Baseline:
+    rules = {r.id: RuleRecord(severity=r.severity, kind=r.kind) for r in RUBRIC.rules.values()}
+    for rid, sev in edits.items():
+        rules[rid] = RuleRecord(severity=sev, kind=rules[rid].kind)
+    return Baseline(rates={}, format_version=3, rubric_rules=rules, tier_threshold=3)
+
+
+def test_no_record_of_the_rule_table_means_no_changes():
+    assert rule_changes(RUBRIC, [], Baseline(rates={})) == [] and rule_changes(RUBRIC, [], None) == []
+
+
+def test_a_severity_change_names_the_cases_that_exercise_the_rule():
+    cases = [case("a", "BLOCK", ["secret-in-file"]), case("b", "PASS")]
+    (change,) = rule_changes(RUBRIC, cases, recorded(**{"secret-in-file": "warning"}))
+    assert (change.rule, change.change, change.cases) == ("secret-in-file", "severity", ["a"])
+    assert change.detail == "severity warning -> critical"
+
+
+def test_an_unseen_change_makes_a_pass_inconclusive_with_exit_2():
+    changes = rule_changes(RUBRIC, [case("b", "PASS")], recorded(**{"scope-single-purpose": "warning"}))
+    decision = change_aware(Decision(status="pass", exit_code=0), changes, GateConfig())
+    assert decision.status == "inconclusive" and decision.exit_code == 2
+    assert decision.reasons[0] == ("rule scope-single-purpose changed severity warning -> suggestion; no case "
+                                   "exercises it; add one with `rubricgate record` or a fixture")
+
+
+def test_inconclusive_pass_policy_passes_and_says_so():
+    changes = rule_changes(RUBRIC, [], recorded(**{"scope-single-purpose": "warning"}))
+    decision = change_aware(Decision(status="pass", exit_code=0), changes, GateConfig(inconclusive="pass"))
+    assert decision.status == "pass" and decision.exit_code == 0 and "gate.inconclusive: pass" in decision.warnings[0]
+
+
+def test_a_regression_stays_a_regression():
+    changes = rule_changes(RUBRIC, [], recorded(**{"scope-single-purpose": "warning"}))
+    decision = change_aware(Decision(status="regression", exit_code=1), changes, GateConfig())
+    assert decision.exit_code == 1 and "no case exercises it" in decision.warnings[0]
+
+
+def test_removed_added_and_threshold_changes():
+    base = recorded()
+    base.rubric_rules["old-rule"] = RuleRecord(severity="warning", kind="judgement")
+    base.cited = {"w": ["old-rule"]}
+    now = replace(RUBRIC, rules={k: v for k, v in RUBRIC.rules.items() if k != "body-length"},
+                  warning_block_threshold=2)
+    cases = [case("w", "WARN", ["body-present", "refs-link-broken"])]
+    got = {c.rule: c for c in rule_changes(now, cases, base)}
+    assert got["old-rule"].change == "removed" and got["old-rule"].cases == ["w"]
+    assert got["body-length"].change == "removed" and got["body-length"].cases == []
+    assert got["tier:warning-threshold"].detail == "warning threshold 3 -> 2" and got["tier:warning-threshold"].cases == ["w"]
+
+
+def test_prompt_edits_are_seen_by_every_case():
+    base = recorded()
+    base.reviewer_digests = {"reviewer/prompts/evaluate.md": "0" * 64}
+    (change,) = rule_changes(RUBRIC, [case("a", "PASS")], base, {"reviewer/prompts/evaluate.md": "1" * 64})
+    assert change.change == "file" and change.cases == ["a"]
+
+
+def test_cases_exercising_changed_rules_run_first():
+    cases = [case("a", "PASS"), case("b", "BLOCK", ["secret-in-file"]), case("c", "PASS")]
+    changes = rule_changes(RUBRIC, cases, recorded(**{"secret-in-file": "warning"}))
+    assert [c.id for c in changed_first(cases, changes)] == ["b", "a", "c"]
+
+
+def test_run_exits_2_naming_an_edited_rule_no_case_exercises(repo):
+    assert CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo)]).exit_code == 0
+    set_severity(repo, "scope-single-purpose", "warning")
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert result.exit_code == 2, result.output
+    assert "rule scope-single-purpose changed severity suggestion -> warning; no case exercises it" in result.output
+    run_dir = max(p for p in (repo / "reports").iterdir() if not p.name.endswith("-baseline"))
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["decision"]["status"] == "inconclusive" and summary["rule_changes"][0]["cases"] == []
+    assert "scope-single-purpose" in summary["coverage"]["uncovered"]
+    html = (run_dir / "report.html").read_text()
+    assert 'id="coverage"' in html and 'id="rule-changes"' in html

@@ -1,0 +1,74 @@
+"""Rule coverage: which cases exercise each rule, from expectations and baseline citations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from rubricgate.cli.app import main
+from rubricgate.models.baseline import Baseline
+from rubricgate.models.case import CaseSpec
+from rubricgate.models.task import Expect, Rubric
+from rubricgate.suite.coverage import coverage_lines, rule_coverage
+from rubricgate.suite.load import load_all
+from rubricgate.suite.rubric import load_rubric
+
+ROOT = Path(__file__).resolve().parents[2]
+JUDGEMENT = {"desc-what-and-when", "examples-present", "no-contradictions", "scope-single-purpose", "steps-actionable"}
+
+
+def case(cid: str, tier: str | None = None, rules=(), absent=()) -> CaseSpec:
+    return CaseSpec(id=cid, source="task", origin=f"{cid}.yaml", review=["x/SKILL.md"], rubric=Rubric(),
+                    expect=Expect(tier=tier, rules=list(rules), absent_rules=list(absent)))
+
+
+def rubric():
+    return load_rubric(ROOT / "reviewer/evaluator/references/rubric.md")
+
+
+def test_rules_no_expectation_cites_are_uncovered():
+    cov = rule_coverage(rubric(), [case("a", "BLOCK", rules=["secret-in-file"])])
+    assert cov.row("secret-in-file").expected == ("a",)
+    assert "fm-name-required" in cov.uncovered and "secret-in-file" not in cov.uncovered
+    assert not cov.cited_known
+
+
+def test_absent_rules_count_as_exercising():
+    cov = rule_coverage(rubric(), [case("a", "PASS", absent=["body-length"])])
+    assert cov.row("body-length").cases == ["a"]
+
+
+def test_baseline_citations_cover_a_rule_and_place_the_tier_rules():
+    base = Baseline(rates={}, cases={}, format_version=3,
+                    cited={"a": ["body-present", "refs-link-broken", "fm-name-matches-folder"]})
+    cov = rule_coverage(rubric(), [case("a", "BLOCK")], base)
+    assert cov.cited_known and cov.row("body-present").cited == ("a",) and cov.row("body-present").expected == ()
+    threshold = cov.row("tier:warning-threshold")
+    assert threshold.cited == ("a",) and threshold.expected == ()  # three warnings, no critical, BLOCK
+
+
+def test_tier_rules_from_expected_tiers():
+    cases = [case("p", "PASS"), case("w", "WARN", rules=["body-present", "refs-link-broken"]),
+             case("b", "BLOCK", rules=["secret-in-file"])]
+    cov = rule_coverage(rubric(), cases)
+    assert cov.row("tier:otherwise-pass").cases == ["p"]
+    assert cov.row("tier:warnings-warn").cases == ["w"]
+    assert cov.row("tier:warning-threshold").cases == ["w"]  # two warnings: a threshold of 2 flips it
+    assert cov.row("tier:critical-blocks").cases == ["b"]
+
+
+def test_this_repository_leaves_exactly_the_judgement_rules_uncovered():
+    loaded = load_all(ROOT)
+    cov = rule_coverage(loaded.rubric, loaded.cases, loaded.baseline)
+    assert set(cov.uncovered) == JUDGEMENT
+    text = "\n".join(coverage_lines(cov))
+    assert "UNCOVERED" in text and "scope-single-purpose" in text.splitlines()[-1]
+
+
+def test_validate_and_coverage_print_the_table(repo):
+    out = CliRunner().invoke(main, ["validate", "--repo", str(repo)])
+    assert out.exit_code == 0 and "rule coverage:" in out.output and "uncovered:" in out.output
+    out = CliRunner().invoke(main, ["coverage", "--repo", str(repo), "--json"])
+    assert out.exit_code == 0, out.output
+    assert '"uncovered"' in out.output and '"scope-single-purpose"' in out.output

@@ -1,0 +1,54 @@
+"""Fixture skeletons violate exactly their rule, and are never written into the suite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from rubricgate.agents.skill_checks import CHECKS, parse_skill, scan_secrets
+from rubricgate.cli.app import main
+from rubricgate.errors import GateInputError
+from rubricgate.suite.rubric import load_rubric
+from rubricgate.suite.skeletons import skeleton, write_skeletons
+
+ROOT = Path(__file__).resolve().parents[2]
+RUBRIC = load_rubric(ROOT / "reviewer/evaluator/references/rubric.md")
+
+
+@pytest.mark.parametrize("rid", sorted(r for r in RUBRIC.rules if RUBRIC.rules[r].kind == "mechanical"))
+def test_a_mechanical_skeleton_breaks_its_rule_and_no_other(rid, tmp_path):
+    sk = skeleton(RUBRIC.rules[rid], RUBRIC)
+    folder = tmp_path / sk.name
+    folder.mkdir()
+    text = sk.files["SKILL.md"]
+    skill = parse_skill(f"skills/{sk.name}/SKILL.md", text, folder)
+    hits = [h.rule for check in CHECKS.values() for h in check(skill)] + [h.rule for h in scan_secrets(text.splitlines())]
+    assert hits == [rid] and sk.written_out
+    assert yaml.safe_load(sk.files["expect.yaml"])["rules"] == [rid]
+    assert sk.tier == RUBRIC.derive_tier([RUBRIC.rules[rid].severity]).lower()
+
+
+def test_a_judgement_skeleton_marks_where_the_violation_goes():
+    sk = skeleton(RUBRIC.rules["scope-single-purpose"], RUBRIC)
+    assert not sk.written_out and "TODO" in sk.files["SKILL.md"] and sk.tier == "pass"
+
+
+def test_skeletons_are_refused_inside_the_suite(tmp_path):
+    suite = tmp_path / "fixtures"
+    with pytest.raises(GateInputError, match="inside the suite"):
+        write_skeletons(suite / "new", [skeleton(RUBRIC.rules["body-present"], RUBRIC)], [suite])
+    assert not (suite / "new").exists()
+
+
+def test_suggest_writes_one_folder_per_uncovered_rule(repo, tmp_path):
+    out = tmp_path / "suggested"
+    result = CliRunner().invoke(main, ["coverage", "--repo", str(repo), "--suggest", str(out)])
+    assert result.exit_code == 0, result.output
+    folders = sorted(p.parent.name for p in out.glob("*/*/SKILL.md"))
+    assert "scope-single-purpose-example" in folders and "wrote" in result.output
+    assert not list((repo / "fixtures").glob("*/*-example"))
+    bad = CliRunner().invoke(main, ["coverage", "--repo", str(repo), "--suggest", str(repo / "fixtures" / "x")])
+    assert bad.exit_code == 2 and "inside the suite" in bad.output
