@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.conftest import git, make_repo
 from rubricgate.cli import main
-from rubricgate.gating.compare import case_flips, compare_summaries
+from rubricgate.gating.compare import compare_summaries, case_flips
+from rubricgate.runner.cost import not_run_trial
 from rubricgate.models.config import GateConfig
 from rubricgate.models.results import CaseSummary, Decision, Grade, Summary, TrialResult
-from rubricgate.runner.cost import not_run_trial
-from tests.conftest import git, make_repo
 
 RUBRIC = "reviewer/evaluator/references/rubric.md"
 STRICT, STATISTICAL = GateConfig(), GateConfig(method="statistical", min_trials=3)

@@ -13,6 +13,7 @@ import scipy.stats as sps
 
 from rubricgate.gating import exact
 
+
 # -- bad input --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("stratum", [(4, 3, 1, 3), (1, 3, -1, 3), (0, -1, 0, 3)])

@@ -7,11 +7,11 @@ from types import SimpleNamespace
 import pytest
 
 from rubricgate.gating.gate import decide
-from rubricgate.gating.stats import counted, drop_bound, more_trials
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.baseline import Baseline, CaseCount
 from rubricgate.models.config import GateConfig
 from rubricgate.models.results import RateRow
+from rubricgate.gating.stats import counted, drop_bound, more_trials
 
 STRICT, STATISTICAL = GateConfig(), GateConfig(method="statistical")
 

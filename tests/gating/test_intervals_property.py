@@ -13,9 +13,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from rubricgate.gating.stats import cluster_interval, wilson
 from rubricgate.models.results import Decision, RateRow, Summary
 from rubricgate.reports.charts import rates_chart, trend_chart
+from rubricgate.gating.stats import cluster_interval, wilson
 
 N_MAX = 2000
 SVG = "{http://www.w3.org/2000/svg}"

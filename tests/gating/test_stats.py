@@ -6,6 +6,7 @@ import pytest
 
 from rubricgate.gating import stats
 
+
 # -- bad input --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("passes,trials", [(-1, 3), (4, 3), (0, -1)])

@@ -152,9 +152,9 @@ def test_config_unknown_key(repo):
 
 
 def test_ignore_agent_exit_is_rejected_not_silently_ignored(repo) -> None:
-    from rubricgate.errors import GateInputErrors
-    from rubricgate.pipeline import load_all
     from tests.conftest import write_task
+    from rubricgate.pipeline import load_all
+    from rubricgate.errors import GateInputErrors
 
     write_task(repo, {"id": "t", "review": ["fixtures/block/data-loader/SKILL.md"],
                       "expect": {"tier": "BLOCK", "ignore_agent_exit": True}})
@@ -166,8 +166,8 @@ def test_ignore_agent_exit_is_rejected_not_silently_ignored(repo) -> None:
 def test_fixture_tags_are_not_repeated(tmp_path):
     repo = make_repo(tmp_path / "r", fixtures=["block/data-loader"])
     (repo / "fixtures/block/data-loader/expect.yaml").write_text("tags: [block, fixture, loaders]\n")
-    from rubricgate.suite.cases import load_suite
     from rubricgate.suite.config import load_config
+    from rubricgate.suite.cases import load_suite
 
     case = next(c for c in load_suite(repo, load_config(repo)) if c.source == "fixture")
     assert case.tags == ["fixture", "block", "loaders"]
