@@ -208,7 +208,7 @@ def _own_temp(tmp_path, monkeypatch):
 
 
 def test_a_run_that_cannot_start_leaves_no_snapshot_behind(repo, scripted, tmp_path, monkeypatch):
-    """The snapshot is copied beside the start digest and the sandbox probes (pipeline.isolate_and_watch):
+    """The snapshot is copied beside the start digest and the sandbox probes (runner/startup.py isolate_and_watch):
     when the run then ends before its first trial, the copy of the tree goes too."""
     from rubricgate.errors import GateInputError
 
@@ -272,16 +272,17 @@ def test_temp_folder_inside_the_repository_is_the_runs_own_not_a_change(repo, sc
 
 _START_PROBE = """import json, pathlib, sys
 import rubricgate.pipeline as pipeline
+import rubricgate.runner.trials as trials
 from rubricgate.models.results import RUN_END_MODELS, TRIAL_MODELS
 names, seen = json.loads(sys.argv[2]), {}
-real = pipeline.run_jobs
+real = trials.run_jobs
 def built():
     return [m.__name__ for m in TRIAL_MODELS + RUN_END_MODELS if m.__pydantic_complete__]
 def first_agents(*args, **kwargs):
     seen["at_start"] = [m for m in names if m in sys.modules]
     seen["built_at_start"] = built()
     return real(*args, **kwargs)
-pipeline.run_jobs = first_agents
+trials.run_jobs = first_agents
 out = pipeline.run_suite(pipeline.RunOptions(repo=pathlib.Path(sys.argv[1])))
 print(json.dumps({"code": out.exit_code, **seen, "at_end": [m for m in names if m in sys.modules],
                   "built_at_end": len(built())}))

@@ -25,13 +25,14 @@ from rubricgate.isolation.sandbox import SandboxPolicy
 from rubricgate.isolation.untrusted import write_fresh
 from rubricgate.models.results import Summary, TrialResult
 from rubricgate.models.shard import ShardRecord
-from rubricgate.pipeline import RunOptions, plan, with_changes, with_isolation
+from rubricgate.pipeline import RunOptions, plan, with_changes
 from rubricgate.records.files import new_run_id, read_summary
 from rubricgate.reports.bundle import finish_run_reports
 from rubricgate.reports.explain import annotate
 from rubricgate.runner.cost import Budget, is_not_run
 from rubricgate.runner.run_state import RunState
 from rubricgate.runner.scheduler import Job
+from rubricgate.runner.startup import with_isolation
 from rubricgate.suite.load import Loaded, load_all
 
 TREE_CHANGED = "the original repository changed during this trial: "

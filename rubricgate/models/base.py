@@ -24,6 +24,6 @@ class StrictModel(BaseModel):
 
 
 def build_models(models: Iterable[type[BaseModel]]) -> None:
-    """Build these deferred validators now (pipeline.warm_imports, beside the running agents)."""
+    """Build these deferred validators now (reports/ahead.py, beside the running agents)."""
     for model in models:
         model.model_rebuild()

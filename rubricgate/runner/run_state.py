@@ -1,6 +1,6 @@
 """What happened to a run as a whole, beyond its trial results (summarize.py turns it into the
 Summary). Its own module so that starting a run does not import the aggregation and gating
-it needs only at the end (pipeline.warm_imports loads those beside the trials)."""
+it needs only at the end (reports/ahead.py loads those beside the trials)."""
 
 from __future__ import annotations
 

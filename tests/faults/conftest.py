@@ -26,7 +26,7 @@ def overlay_mount(request, monkeypatch, bwrap_ready) -> str:
     """Each way a trial's overlay workspace is mounted: `unshare` + `mount` in front of bwrap
     (bubblewrap 0.8, Debian 12), or by bwrap itself (>= 0.11). Fails under .ci/run without both."""
     if request.param == "unshare":
-        monkeypatch.setattr("rubricgate.pipeline.probe_layers", lambda parent=None: ("unshare", probe_overlay(parent)))
+        monkeypatch.setattr("rubricgate.runner.startup.probe_layers", lambda parent=None: ("unshare", probe_overlay(parent)))
         return "unshare"
     folder = os.environ.get("RUBRICGATE_BWRAP_WITH_OVERLAY")
     if folder:

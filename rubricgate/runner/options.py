@@ -1,0 +1,41 @@
+"""What a caller asks of one run (`rubricgate run`'s flags, or a library call)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from rubricgate.models.case import CaseSpec
+from rubricgate.records.events import EventListener
+
+
+class CaseSlice(Protocol):
+    """One machine's part of the suite (fleet/shard.py's ShardSpec): a run only asks it which
+    cases to run, so the fleet layer above can hand one in without the runner importing it."""
+
+    def select(self, cases: list[CaseSpec], trials: int | None) -> list[CaseSpec]: ...
+
+
+@dataclass
+class RunOptions:
+    """One run's options; only `repo` is required."""
+
+    repo: Path
+    config_path: Path | None = None
+    agent: str | None = None  # overrides per-task and config agents
+    trials: int | None = None  # overrides per-task and config trials
+    keep_workspaces: bool = False
+    jobs: int = 1
+    only: list[str] = field(default_factory=list)  # case-id substrings to select
+    listeners: list[EventListener] = field(default_factory=list)
+    reports_dir: Path | None = None
+    require_baseline: bool = True
+    cache: bool = False  # reuse cached transcripts (rubricgate/runner/cache.py)
+    cache_dir: Path | None = None  # beats config cache_dir; default $XDG_CACHE_HOME/rubricgate
+    max_cost: float | None = None  # USD budget; once spent no new trial starts (rubricgate/runner/cost.py)
+    # The caller exits right after the run (the CLI): after an interrupt, Ctrl-C stays ignored so
+    # a late one cannot turn the written partial report's exit 2 into a death by signal.
+    exits_after: bool = False
+    kind: str = "run"  # "baseline": a `baseline update` run - its folder and summary say so, it is not gated
+    shard: CaseSlice | None = None  # run only this slice of the cases (rubricgate/fleet/shard.py)

@@ -1,0 +1,277 @@
+"""A run's start, up to its first trial: the agents, the sandbox decision, the snapshot every
+workspace is cloned from, the repository's start digest, the run folder and its event log.
+
+This is the run's fixed cost, so the independent parts overlap: git lists the tree while the
+suite loads (runner/workspace.py's GitListing, started by the pipeline), and the sandbox probes
+and the snapshot copy run in processes of their own while this thread digests the repository
+(`isolate_and_watch`). A run that cannot start removes whatever it had made.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rubricgate.agents import Agent
+from rubricgate.agents.selection import build_agents
+from rubricgate.errors import GateInputError
+from rubricgate.isolation.admission import AgentSlots
+from rubricgate.isolation.environment import build_env, secret_values
+from rubricgate.isolation.process import adopt_orphans, child_pids
+from rubricgate.isolation.sandbox import (
+    SandboxPolicy,
+    SandboxUnavailable,
+    hidden_argument,
+    hidden_paths,
+    probe_layers,
+    real_home,
+    resolve_isolation,
+)
+from rubricgate.isolation.scratch import Scratch, choose_scratch
+from rubricgate.models.results import Summary
+from rubricgate.records.events import EventLog
+from rubricgate.records.files import new_run_id
+from rubricgate.runner.cache import CACHE_DIR, resolve_cache_dir, signing_key
+from rubricgate.runner.cost import Budget
+from rubricgate.runner.options import RunOptions
+from rubricgate.runner.run_state import RunState
+from rubricgate.runner.scheduler import Job, RunContext, in_sandbox, restore_interrupts
+from rubricgate.runner.treecheck import TreeGuard, fingerprint_tree, settle_own_bytecode
+from rubricgate.runner.workspace import GitListing, RunTree, list_tree_sized
+from rubricgate.suite.load import Loaded
+
+AgentFactory = Callable[..., Agent]
+
+
+@dataclass
+class StartedRun:
+    """A run ready for its first trial. As a context manager, its end waits for the snapshot's
+    removal (started by `run_trials` once every agent is dead) and gives Ctrl-C back, unless the
+    caller exits right after the run: then a late Ctrl-C cannot turn the written partial
+    report's exit 2 into a death by signal."""
+
+    ctx: RunContext
+    state: RunState
+    policy: SandboxPolicy
+    guard: TreeGuard
+    options: RunOptions
+    cleanup: threading.Thread | None = None
+
+    def __enter__(self) -> StartedRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.cleanup is not None:
+            self.cleanup.join()
+        if not self.options.exits_after:
+            restore_interrupts(self.ctx.saved_handlers)
+
+    def remove_snapshot(self) -> None:
+        """Remove the run's temp folder on a thread of its own, while the reports are written."""
+        self.cleanup = threading.Thread(target=self.ctx.tree.remove,
+                                        kwargs={"keep_trials": self.options.keep_workspaces})
+        self.cleanup.start()
+
+    @property
+    def kept(self) -> Path | None:
+        """Where --keep-workspaces left each trial's folder."""
+        return self.ctx.tree.root if self.options.keep_workspaces else None
+
+
+@dataclass(frozen=True)
+class Workspaces:
+    """What the run's workspaces are made of: the snapshot's files, where they live, and the
+    case sources the trials place over it."""
+
+    files: list[str]
+    scratch: Scratch
+    sources: list[str]
+
+
+def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job], listing: GitListing,
+              agent_factory: AgentFactory) -> StartedRun:
+    """Everything before the first trial: agents, isolation, the snapshot, the run folder."""
+    agents = build_agents(jobs, loaded.config, options.agent, factory=agent_factory)
+    known = child_pids()  # before the sandbox probes: their leftovers are this run's to reap
+    settle_own_bytecode(options.repo)  # before the tree is listed and watched
+    exclude = watch_exclude(options, loaded)
+    files, size = list_tree_sized(options.repo, answer_key(options, loaded) | exclude, listing)
+    workspaces = Workspaces(files, choose_scratch(size), case_sources(jobs))  # isolation/scratch.py
+    policy, guard, tree = isolate_and_watch(options, loaded, agents, workspaces, exclude, known)
+    ctx, state = open_run_folder(options, loaded, jobs, agents, policy, tree, exclude)
+    return StartedRun(ctx, state, policy, guard, options)
+
+
+def isolate_and_watch(options: RunOptions, loaded: Loaded, agents: dict[str, Agent], workspaces: Workspaces,
+                      exclude: set[str], known: set[int]) -> tuple[SandboxPolicy, TreeGuard, RunTree]:
+    """The sandbox decision, the run's snapshot of the tree and the repository's start digest,
+    side by side: the probes and the snapshot (GNU cp, runner/workspace.py) run in processes of
+    their own that two worker threads wait for, while this thread digests the repository (a
+    5,000-file, 100 MB tree: ~0.3 s to copy, ~0.4 s to digest). All done before any agent starts;
+    a copy-only run then adopts its orphans (runner/treecheck.py)."""
+    with ThreadPoolExecutor(2, thread_name_prefix="run-start") as pool:
+        probing = pool.submit(sandbox_policy, options, loaded, agents, workspaces.scratch)
+        copying = pool.submit(RunTree, options.repo, workspaces.files, workspaces.sources, scratch=workspaces.scratch)
+        try:
+            guard = TreeGuard.start(options.repo, exclude, adopt=False, known=known)
+            policy = probing.result()
+        except BaseException:
+            _discard_tree(copying)
+            raise
+    tree = copying.result()
+    if not all_sandboxed(policy, agents):
+        adopt_orphans()
+    return policy, guard, tree
+
+
+def case_sources(jobs: list[Job]) -> list[str]:
+    """The suite files the planned cases place in their workspaces (fixture folders, say)."""
+    return sorted({source for job in jobs for source in job.case.workspace_paths.values()})
+
+
+def _discard_tree(copying) -> None:
+    # The run ends before its first trial (bwrap required and missing, say): its snapshot goes.
+    try:
+        copying.result().remove()
+    except Exception:  # noqa: BLE001 - the copy failed too: nothing of it to remove
+        return
+
+
+def sandbox_policy(options: RunOptions, loaded: Loaded, agents: dict[str, Agent],
+                   scratch: Scratch | None = None) -> SandboxPolicy:
+    """Decide isolation before any trial: bubblewrap, or copy-only said out loud. Exit 2 when
+    bubblewrap is required and cannot start, or when the agent needs a file the sandbox hides."""
+    cfg = loaded.config.agent
+    try:
+        isolation, reason = resolve_isolation(cfg.sandbox)
+    except SandboxUnavailable as exc:
+        raise GateInputError("rubricgate.yaml", "agent.sandbox", str(exc),
+                             "install bubblewrap, or set agent.sandbox: none") from exc
+    hidden = hidden_paths(options.repo, reports_root(options, loaded), options.cache_dir)
+    # The temp folder is covered, not hidden: a script the agent runs from there is shown again.
+    temps = (scratch.shown, scratch.private) if scratch else ()
+    covered = (*real_home(), *hidden_paths(Path(tempfile.gettempdir()), *temps))
+    layers_by, layers_reason = (("unshare", "not sandboxed") if isolation != "bwrap" else
+                                ("unshare", "--keep-workspaces keeps full copies") if options.keep_workspaces else
+                                probe_layers(scratch.private if scratch else None))
+    policy = SandboxPolicy(isolation=isolation, hidden=hidden, covered=covered,
+                           network=cfg.sandbox_network == "shared", reason=reason,
+                           layers=not layers_reason, layers_reason=layers_reason, layers_by=layers_by)
+    if policy.enforced:
+        for name, agent in agents.items():
+            _check_agent_visible(agent, name, hidden)
+    return policy
+
+
+def _check_agent_visible(agent: Agent, name: str, hidden: tuple[Path, ...]) -> None:
+    argv = list(getattr(agent, "template", None) or [])
+    if not argv and hasattr(agent, "executable"):
+        argv = [agent.executable()]
+    bad = hidden_argument(argv, hidden)
+    if bad:
+        raise GateInputError("rubricgate.yaml", "agent.command" if name == "command" else "agent.name",
+                             f"{bad} is inside the repository (or reports, cache), which the sandbox hides from the agent",
+                             "install the program outside the repository, or refer to it as {workspace}/<path>")
+
+
+def with_isolation(summary: Summary, policy: SandboxPolicy) -> Summary:
+    """Record how agents were isolated; copy-only is a warning on the decision, never silent."""
+    update: dict = {"isolation": policy.isolation, "isolation_reason": policy.reason}
+    if not policy.enforced:
+        warning = f"copy-only isolation: agents ran without a sandbox ({policy.reason})"
+        update["decision"] = summary.decision.model_copy(
+            update={"warnings": [warning, *summary.decision.warnings]})
+    return summary.model_copy(update=update)
+
+
+def reports_root(options: RunOptions, loaded: Loaded) -> Path:
+    """The folder run folders go in: --reports-dir, else the config's `reports`."""
+    return options.reports_dir or options.repo / loaded.config.reports
+
+
+def watch_exclude(options: RunOptions, loaded: Loaded) -> set[str]:
+    """Repo paths the run itself writes to, when inside: the reports folder, the cache, and the
+    temp folder (TMPDIR pointed into the repository: the run's workspaces and probes go there)."""
+    out = set()
+    for path in (reports_root(options, loaded), options.cache_dir or options.repo / CACHE_DIR,
+                 Path(tempfile.gettempdir())):
+        try:
+            out.add(path.resolve().relative_to(options.repo.resolve()).as_posix())
+        except ValueError:
+            continue
+    return out
+
+
+def open_run_folder(options: RunOptions, loaded: Loaded, jobs: list[Job], agents: dict[str, Agent],
+                    policy: SandboxPolicy, tree: RunTree, exclude: set[str]) -> tuple[RunContext, RunState]:
+    """Create the run folder and context, and record run_started. `exclude`: the repository
+    paths the run writes to itself (`watch_exclude`), which the tree checks skip. A run that
+    cannot start (an unwritable reports folder) takes its snapshot `tree` with it."""
+    try:
+        return _open_run_folder(options, loaded, jobs, agents, policy, tree, exclude)
+    except BaseException:
+        tree.remove()
+        raise
+
+
+def _open_run_folder(options: RunOptions, loaded: Loaded, jobs: list[Job], agents: dict[str, Agent],
+                     policy: SandboxPolicy, tree: RunTree, exclude: set[str]) -> tuple[RunContext, RunState]:
+    run_id = new_run_id() + ("-baseline" if options.kind == "baseline" else "")
+    run_dir = reports_root(options, loaded) / run_id
+    run_dir.mkdir(parents=True)
+    ctx = _context(options, loaded, run_dir, agents, policy, tree, exclude)
+    state = RunState(run_id=run_id, started=datetime.now(UTC).isoformat(timespec="seconds"),
+                     agent_versions={n: a.version() for n, a in agents.items()}, trials=options.trials,
+                     kind=options.kind)
+    ctx.agent_versions = state.agent_versions  # one --version per CLI per run, shared with the cache
+    ctx.events.emit("run_started", run_id=run_id, total_trials=len(jobs), cases=len({j.case.id for j in jobs}),
+                    case_trials={j.case.id: j.trial for j in jobs},  # last planned trial = count per case
+                    agents=state.agent_versions,
+                    workspaces=f"overlay (mounted by {policy.layers_by})" if policy.layers
+                    else f"copy ({policy.layers_reason})",
+                    private_folders=f"{tree.scratch.private} ({tree.scratch.reason})")
+    return ctx, state
+
+
+def _context(options: RunOptions, loaded: Loaded, run_dir: Path, agents: dict[str, Agent],
+             policy: SandboxPolicy, tree: RunTree, exclude: set[str]) -> RunContext:
+    cfg = loaded.config
+    env = build_env(cfg.agent.env_allowlist, cfg.agent.secret_env)
+    secrets = secret_values(env, cfg.agent.secret_env)
+    events = EventLog(run_dir / "events.jsonl", options.listeners, secrets)
+    return RunContext(repo=options.repo, config=cfg, rubric=loaded.rubric, run_dir=run_dir, events=events,
+                      agents=agents, tree=tree, sandbox=policy, env=env, secrets=secrets, exclude=exclude,
+                      fingerprint=None if all_sandboxed(policy, agents) else fingerprint_tree(options.repo, exclude),
+                      keep_workspaces=options.keep_workspaces, cases=loaded.cases,
+                      budget=Budget(options.max_cost), slots=AgentSlots(max(options.jobs, 1)),
+                      cache_dir=options.cache_dir if options.cache else None)
+
+
+def all_sandboxed(policy: SandboxPolicy, agents: dict[str, Agent]) -> bool:
+    """Does bubblewrap hold every agent of the run (none runs copy-only)?"""
+    return all(in_sandbox(policy, a) for a in agents.values())
+
+
+def answer_key(options: RunOptions, loaded: Loaded) -> set[str]:
+    """Repo paths no workspace may hold: the suite, baseline, config, reports, cache, and
+    `suite.workspace_exclude`."""
+    cfg, repo = loaded.config, options.repo.resolve()
+    config_file = (options.config_path or options.repo / "rubricgate.yaml").resolve()
+    paths = {cfg.suite.tasks, cfg.suite.fixtures, cfg.baseline, cfg.reports, CACHE_DIR, *cfg.suite.workspace_exclude}
+    if repo in config_file.parents:
+        paths.add(config_file.relative_to(repo).as_posix())
+    return {p.strip("/") for p in paths if p.strip("/")}
+
+
+def with_cache_dir(options: RunOptions, configured: str | None) -> RunOptions:
+    """Options with the cache folder resolved (the sandbox hides it even without --cache) and,
+    under --cache, its signing key checked (or made) before any trial runs."""
+    path = resolve_cache_dir(options.repo, configured, options.cache_dir)
+    if options.cache:
+        signing_key(path)
+    return replace(options, cache_dir=path)
