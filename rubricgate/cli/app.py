@@ -29,6 +29,9 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("rubricgate.cli.adopt_cmd", "Set up rubricgate here: config, example task and fixtures, workflows."),
     "merge": ("rubricgate.cli.merge_cmd",
               "Join the shards of one run into one run and gate it, as if one machine had run every trial."),
+    "mutate": ("rubricgate.cli.mutate_cmd",
+               "Mutate the rubric and prompt (delete a rule, move a severity or the threshold, drop a paragraph);"
+               " report the mutation score and every surviving mutant with a fixture skeleton."),
     "publish": ("rubricgate.cli.reports_cmd",
                 "Upsert the PR comment (edited in place on later runs) and sync the regression label."),
     "record": ("rubricgate.cli.adopt_cmd",

@@ -109,3 +109,14 @@ def load_rubric(path: Path, display: str | None = None) -> RubricSpec:
     except OSError as exc:
         raise GateInputError(shown, "", f"cannot read rubric ({exc.strerror})", "check reviewer.rubric in rubricgate.yaml") from exc
     return RubricSpec(shown, parse_rules(text, shown), parse_threshold(text))
+
+
+def table_columns(text: str) -> tuple[int, dict[str, int]]:
+    """(0-based line of the rule table's header, {column name: index}); (-1, {}) when there is none."""
+    return _table_header(text.splitlines())
+
+
+def threshold_span(text: str) -> tuple[int, int] | None:
+    """Where the warning threshold is written ("Three" in "Three or more warning findings, ..."), if it is."""
+    match = _THRESHOLD.search(text)
+    return match.span(1) if match else None

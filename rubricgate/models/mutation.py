@@ -1,0 +1,35 @@
+"""mutation.json: what `rubricgate mutate` measured (rubricgate/mutate/)."""
+
+from rubricgate.models.base import StrictModel
+
+
+class MutantResult(StrictModel):
+    id: str
+    kind: str
+    rule: str
+    description: str
+    status: str  # killed | rejected | flagged | survived | error | not_run
+    detail: str = ""
+    explanation: str = ""  # why a survivor survived, and what would kill it
+    skeleton: str = ""  # the fixture skeleton folder written for it, if any
+    seconds: float = 0.0
+
+
+class SkippedMutant(StrictModel):
+    id: str
+    rule: str
+    reason: str
+
+
+class MutationReport(StrictModel):
+    format_version: int = 1
+    agent: str
+    jobs: int
+    shard: str = ""
+    mutants: list[MutantResult]
+    skipped: list[SkippedMutant] = []
+    killed: int  # killed + rejected: edits the suite cannot pass
+    score: float | None  # killed / mutants run
+    mechanical_score: float | None  # the same over mutants of mechanical rules and the tier derivation
+    control_seconds: float = 0.0  # the unmutated run
+    wall_seconds: float = 0.0

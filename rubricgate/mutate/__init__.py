@@ -1,0 +1,1 @@
+"""Rubric mutation testing: plausible edits to the reviewer files, and whether the suite notices."""

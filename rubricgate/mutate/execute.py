@@ -1,0 +1,148 @@
+"""Running the suite against each mutant: a temp copy of the repository per mutant, never the
+user's tree, and `rubricgate run` in a process of its own (its signal handlers, sandbox probes and
+run state are per process), several at once (--jobs).
+
+Each run's outcome is classified:
+  killed     a case failed (exit 1): the suite sees the edit
+  rejected   the suite no longer loads (a case names a deleted rule): the edit cannot pass unseen
+  flagged    INCONCLUSIVE (exit 2): no case exercises the changed rule; coverage, not the suite, caught it
+  survived   the run passed (exit 0)
+  error      the run could not judge for another reason (see `detail`)
+  not_run    the --max-cost budget was spent before it started
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import rubricgate
+from rubricgate.mutate.mutants import Mutant
+
+_SKIP_NAMES = {".git", "__pycache__", ".rubricgate-cache", "node_modules", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How each mutant's suite run is made (the `run` flags mutate passes on)."""
+
+    agent: str | None = "builtin"
+    jobs: int = 1  # mutants at once
+    cache_dir: Path | None = None  # --cache into this folder
+    max_cost: float | None = None  # USD over all mutants
+    timeout_s: float = 1800.0
+    reports: str = "reports"  # the repository's reports folder, left out of each copy
+
+
+@dataclass
+class Outcome:
+    mutant: Mutant
+    status: str  # killed | rejected | flagged | survived | error | not_run
+    exit_code: int | None = None
+    detail: str = ""
+    failed_cases: list[str] = field(default_factory=list)
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+
+
+def copy_repo(repo: Path, dest: Path, reports: str) -> Path:
+    """The repository without its git folder, caches and reports: what a run of it needs."""
+    top_skip = {reports.strip("/").split("/")[0]}
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        skip = _SKIP_NAMES | (top_skip if Path(folder) == repo else set())
+        return {n for n in names if n in skip}
+
+    shutil.copytree(repo, dest, ignore=ignore, symlinks=True)
+    return dest
+
+
+def apply(mutant: Mutant | None, repo: Path) -> None:
+    """Write the mutant's edited file into a copy (None: the unmutated control run)."""
+    if mutant is not None:
+        (repo / mutant.file).write_text(mutant.text, encoding="utf-8")
+
+
+def run_one(repo: Path, mutant: Mutant | None, settings: RunSettings, budget: float | None) -> Outcome:
+    """Copy, mutate, run the suite in its own process, classify; the copy is removed after."""
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="rubricgate-mutant-") as tmp:
+        copy = copy_repo(repo, Path(tmp) / "repo", settings.reports)
+        apply(mutant, copy)
+        proc = _run(copy, settings, budget)
+        outcome = classify(mutant, proc.returncode, proc.stdout + proc.stderr, _summary(copy, settings.reports))
+    outcome.seconds = time.monotonic() - started
+    return outcome
+
+
+def _run(copy: Path, settings: RunSettings, budget: float | None) -> subprocess.CompletedProcess:
+    argv = [sys.executable, "-m", "rubricgate", "run", "--repo", str(copy), "--jobs", "1"]
+    argv += ["--agent", settings.agent] if settings.agent else []
+    argv += ["--cache", "--cache-dir", str(settings.cache_dir)] if settings.cache_dir else []
+    argv += ["--max-cost", f"{budget:.6f}"] if budget is not None else []
+    env = dict(os.environ)
+    # The child imports this same rubricgate, wherever it was imported from.
+    root = str(Path(rubricgate.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
+    try:
+        return subprocess.run(argv, cwd=copy, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=settings.timeout_s)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(argv, -1, "", f"timed out after {settings.timeout_s:.0f} s")
+
+
+def _summary(copy: Path, reports: str) -> dict | None:
+    runs = sorted((copy / reports).glob("*/summary.json")) if (copy / reports).is_dir() else []
+    if not runs:
+        return None
+    try:
+        return json.loads(runs[-1].read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def classify(mutant: Mutant | None, code: int, output: str, summary: dict | None) -> Outcome:
+    """The run's exit code and summary -> killed / rejected / flagged / survived / error."""
+    decision = (summary or {}).get("decision") or {}
+    failed = [c["id"] for c in (summary or {}).get("cases", [])
+              if any(not g.get("passed", True) for t in c.get("trials", []) for g in t.get("grades", {}).values())]
+    cost = float(((summary or {}).get("cost") or {}).get("cost_usd") or 0.0)
+    last = next((line for line in reversed(output.strip().splitlines()) if line.startswith("error:")), "")
+    if code == 1:
+        status, detail = "killed", f"{len(failed)} case(s) failed: " + ", ".join(failed[:5])
+    elif code == 0:
+        status, detail = "survived", "the suite passed"
+    elif decision.get("status") == "inconclusive":
+        status, detail = "flagged", "; ".join(decision.get("reasons", [])[:2])
+    elif summary is None and "unknown rule id" in output:
+        status, detail = "rejected", last or "a case names the changed rule"
+    else:
+        status, detail = "error", last or "; ".join(decision.get("reasons", [])[:2]) or f"exit {code}"
+    return Outcome(mutant, status, code, detail, failed, cost)  # type: ignore[arg-type]
+
+
+def run_all(repo: Path, mutants: list[Mutant], settings: RunSettings) -> list[Outcome]:
+    """Every mutant's outcome, in the given order; --max-cost stops new runs once spent."""
+    spent, lock = [0.0], threading.Lock()
+
+    def one(m: Mutant) -> Outcome:
+        with lock:
+            left = None if settings.max_cost is None else settings.max_cost - spent[0]
+        if left is not None and left <= 0:
+            return Outcome(m, "not_run", None, f"--max-cost {settings.max_cost} spent")
+        out = run_one(repo, m, settings, left)
+        with lock:
+            spent[0] += out.cost_usd
+        return out
+
+    with ThreadPoolExecutor(max(settings.jobs, 1), thread_name_prefix="mutant") as pool:
+        return list(pool.map(one, mutants))

@@ -1,0 +1,124 @@
+"""`rubricgate mutate`: generate mutants, check the unmutated suite passes, run every mutant,
+score, explain the survivors and write a fixture skeleton for each survivor of a rule."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rubricgate.errors import GateInputError
+from rubricgate.models.mutation import MutationReport, SkippedMutant
+from rubricgate.mutate.execute import Outcome, RunSettings, run_all, run_one
+from rubricgate.mutate.mutants import all_mutants, select
+from rubricgate.mutate.score import mechanical, result, score
+from rubricgate.records.files import new_run_id, write_json_atomic
+from rubricgate.suite.load import Loaded, load_all
+from rubricgate.suite.skeletons import skeleton, write_skeletons
+
+EXTRA_TARGETS = ("prompt", "tier:warning-threshold")
+
+
+@dataclass
+class MutateRequest:
+    repo: Path
+    config_path: Path | None = None
+    agent: str = "builtin"
+    jobs: int = 1
+    cache: bool = False
+    cache_dir: Path | None = None
+    max_cost: float | None = None
+    shard: str | None = None  # K/N
+    only_rules: list[str] = field(default_factory=list)
+    out: Path | None = None  # default <reports>/mutate-<run id>/
+    timeout_s: float = 1800.0
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    """'2/4' -> (2, 4); a malformed value is an input error."""
+    if text is None:
+        return None
+    match = re.fullmatch(r"(\d+)/(\d+)", text.strip())
+    if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
+        raise GateInputError("--shard", "", f"{text!r} is not K/N with 1 <= K <= N", "use e.g. --shard 1/4")
+    return int(match.group(1)), int(match.group(2))
+
+
+def _settings(request: MutateRequest, loaded: Loaded) -> RunSettings:
+    cache_dir = None
+    if request.cache or request.cache_dir is not None:
+        from rubricgate.runner.cache import resolve_cache_dir
+
+        cache_dir = resolve_cache_dir(request.repo, loaded.config.cache_dir, request.cache_dir)
+    return RunSettings(agent=request.agent, jobs=request.jobs, cache_dir=cache_dir, max_cost=request.max_cost,
+                       timeout_s=request.timeout_s, reports=loaded.config.reports)
+
+
+def _check_rules(request: MutateRequest, loaded: Loaded) -> None:
+    for rid in request.only_rules:
+        if rid not in loaded.rubric.rules and rid not in EXTRA_TARGETS:
+            raise GateInputError("--only-rules", "", f"unknown rule {rid!r}",
+                                 f"use ids from {loaded.config.reviewer.rubric}, or {' / '.join(EXTRA_TARGETS)}")
+
+
+def mutate(request: MutateRequest) -> tuple[MutationReport, Path]:
+    """Run every selected mutant; returns the report and the folder it was written to."""
+    loaded = load_all(request.repo, request.config_path)
+    _check_rules(request, loaded)
+    cfg = loaded.config.reviewer
+    mutants, skipped = all_mutants(request.repo, loaded.rubric, cfg.rubric, cfg.prompt)
+    chosen = select(mutants, request.only_rules, parse_shard(request.shard))
+    if not chosen:
+        raise GateInputError("--only-rules", "", "no mutant to run", "name rules the rubric has, or drop --only-rules")
+    settings = _settings(request, loaded)
+    started = time.monotonic()
+    control = run_one(request.repo, None, settings, request.max_cost)
+    if control.status != "survived":
+        raise GateInputError("rubricgate run", "", f"the unmutated suite does not pass ({control.detail})",
+                             "make `rubricgate run` pass first: a mutant is judged against a green suite")
+    outcomes = run_all(request.repo, chosen, settings)
+    out = request.out or request.repo / loaded.config.reports / f"mutate-{new_run_id()}"
+    report = _report(request, loaded, outcomes, skipped, out, control.seconds, time.monotonic() - started)
+    write_json_atomic(out / "mutation.json", report.model_dump(mode="json"))
+    return report, out
+
+
+def _report(request: MutateRequest, loaded: Loaded, outcomes: list[Outcome], skipped, out: Path,
+            control_s: float, wall_s: float) -> MutationReport:
+    folders = _skeletons(request, loaded, outcomes, out)
+    results = [result(o, loaded.rubric, request.agent, folders.get(o.mutant.rule, "")) for o in outcomes]
+    selected = {o.mutant.rule for o in outcomes}
+    return MutationReport(agent=request.agent, jobs=request.jobs, shard=request.shard or "", mutants=results,
+                          skipped=[SkippedMutant(id=s.id, rule=s.rule, reason=s.reason) for s in skipped
+                                   if s.rule in selected or not request.only_rules],
+                          killed=sum(o.status in ("killed", "rejected") for o in outcomes), score=score(outcomes),
+                          mechanical_score=score([o for o in outcomes if mechanical(o, loaded.rubric)]),
+                          control_seconds=round(control_s, 3), wall_seconds=round(wall_s, 3))
+
+
+def _skeletons(request: MutateRequest, loaded: Loaded, outcomes: list[Outcome], out: Path) -> dict[str, str]:
+    """A fixture skeleton per rule with a surviving (or only flagged) mutant, under out/skeletons/."""
+    rules = sorted({o.mutant.rule for o in outcomes if o.status in ("survived", "flagged")
+                    and o.mutant.rule in loaded.rubric.rules})
+    made = [skeleton(loaded.rubric.rules[r], loaded.rubric) for r in rules]
+    suite = loaded.config.suite
+    folders = write_skeletons(out / "skeletons", made, [request.repo / suite.fixtures, request.repo / suite.tasks])
+    return {sk.rule: str(folder) for sk, folder in zip(made, folders, strict=True)}
+
+
+def report_lines(report: MutationReport, out: Path) -> list[str]:
+    """The terminal summary: score, survivors with their rule and why, skipped mutants."""
+    pct = lambda x: "n/a" if x is None else f"{x:.1%}"  # noqa: E731
+    ran = [m for m in report.mutants if m.status not in ("error", "not_run")]
+    lines = [f"mutation score {pct(report.score)} ({report.killed}/{len(ran)} mutants caught), "
+             f"mechanical rules {pct(report.mechanical_score)}; {len(report.skipped)} skipped; "
+             f"wall {report.wall_seconds:.1f} s at --jobs {report.jobs}"]
+    for m in report.mutants:
+        if m.status not in ("killed", "rejected"):
+            lines.append(f"  {m.status:<8} {m.id}: {m.description} - {m.explanation or m.detail}")
+            if m.skeleton:
+                lines.append(f"           skeleton: {m.skeleton}/")
+    lines += [f"  skipped  {s.id}: {s.reason}" for s in report.skipped]
+    lines.append(f"report: {out / 'mutation.json'}")
+    return lines

@@ -1,0 +1,52 @@
+"""The mutation score, and for every surviving mutant why it survived and what would kill it."""
+
+from __future__ import annotations
+
+from rubricgate.models.mutation import MutantResult
+from rubricgate.mutate.execute import Outcome
+from rubricgate.suite.rubric import RubricSpec
+
+CAUGHT = ("killed", "rejected")
+RUN = ("killed", "rejected", "flagged", "survived")
+
+
+def explain(outcome: Outcome, rubric: RubricSpec, agent: str) -> str:
+    """Why the mutant survived (or was only flagged), in one sentence with what to add."""
+    m = outcome.mutant
+    if outcome.status in CAUGHT:
+        return ""
+    if outcome.status in ("error", "not_run"):
+        return outcome.detail
+    builtin = agent == "builtin"
+    if m.rule == "prompt":
+        return ("the builtin reviewer does not read the prompt: only a model reviewer (--agent) can kill it"
+                if builtin else "no case's verdict depends on this paragraph: record a case that does")
+    rule = rubric.rules.get(m.rule)
+    if rule is not None and rule.kind == "judgement" and builtin:
+        return ("judgement rule: the builtin reviewer never reports it, so no case run with it can see the edit; "
+                "add a case citing it and run mutate with a model reviewer (--agent)")
+    if m.rule == "tier:warning-threshold":
+        return ("no case sits at the threshold's boundary: add a BLOCK case with exactly N warnings and no critical, "
+                "and a WARN case with N - 1")
+    if m.kind == "delete-rule":
+        return f"no case expects a finding of {m.rule} (expect.rules): add one (skeleton)"
+    return f"no case's tier depends on the severity of {m.rule}: add a case whose only finding is {m.rule} (skeleton)"
+
+
+def mechanical(outcome: Outcome, rubric: RubricSpec) -> bool:
+    """A mutant of a mechanical rule or of the tier derivation: what the builtin reviewer can judge."""
+    rule = rubric.rules.get(outcome.mutant.rule)
+    return outcome.mutant.rule == "tier:warning-threshold" or (rule is not None and rule.kind == "mechanical")
+
+
+def score(outcomes: list[Outcome]) -> float | None:
+    """Caught (killed or rejected) over the mutants that ran."""
+    ran = [o for o in outcomes if o.status in RUN]
+    return round(sum(o.status in CAUGHT for o in ran) / len(ran), 4) if ran else None
+
+
+def result(outcome: Outcome, rubric: RubricSpec, agent: str, skeleton: str = "") -> MutantResult:
+    m = outcome.mutant
+    return MutantResult(id=m.id, kind=m.kind, rule=m.rule, description=m.description, status=outcome.status,
+                        detail=outcome.detail, explanation=explain(outcome, rubric, agent), skeleton=skeleton,
+                        seconds=round(outcome.seconds, 3))

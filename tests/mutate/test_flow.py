@@ -1,0 +1,60 @@
+"""`rubricgate mutate` on a small real repository: a score, survivors explained, the tree untouched."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from rubricgate.cli.app import main
+from rubricgate.errors import GateInputError
+from rubricgate.mutate.execute import classify
+from rubricgate.mutate.flow import parse_shard
+from rubricgate.mutate.mutants import Mutant
+from tests.conftest import git
+
+M = Mutant("severity-down:x", "severity-down", "x", "x: warning -> suggestion", "r.md", "")
+
+
+def test_classify_tells_killed_rejected_flagged_survived_and_error_apart():
+    assert classify(M, 1, "", {"cases": []}).status == "killed"
+    assert classify(M, 2, "error: t.yaml: expect.rules: unknown rule id 'x' (fix: ...)", None).status == "rejected"
+    assert classify(M, 2, "", {"decision": {"status": "inconclusive", "reasons": ["r"]}}).status == "flagged"
+    assert classify(M, 0, "", {}).status == "survived"
+    assert classify(M, 2, "error: bwrap failed", None).status == "error"
+
+
+def test_a_bad_shard_is_an_input_error():
+    with pytest.raises(GateInputError):
+        parse_shard("3/2")
+    assert parse_shard("2/4") == (2, 4)
+
+
+def test_mutate_scores_explains_survivors_and_never_touches_the_tree(repo, tmp_path):
+    assert CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo)]).exit_code == 0  # format 3
+    before = git(repo, "status", "--porcelain")
+    rubric_before = (repo / "reviewer/evaluator/references/rubric.md").read_text()
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["mutate", "--repo", str(repo), "--jobs", "2", "--out", str(out),
+                                       "--only-rules", "fm-description-required,fm-name-required,body-present"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "mutation.json").read_text())
+    status = {m["id"]: m["status"] for m in report["mutants"]}
+    assert status["delete-rule:fm-description-required"] == "rejected"  # the block fixture names it
+    assert status["severity-down:fm-description-required"] == "killed"
+    assert status["severity-down:fm-name-required"] == "flagged"  # no case of this repo exercises it
+    assert status["severity-up:body-present"] == "survived"  # a pass fixture expects it absent: no tier moves
+    assert {s["id"] for s in report["skipped"]} == {"severity-up:fm-description-required", "severity-up:fm-name-required"}
+    survivor = next(m for m in report["mutants"] if m["id"] == "severity-up:body-present")
+    assert "no case's tier depends on the severity of body-present" in survivor["explanation"]
+    assert (out / "skeletons/warn/body-present-example/SKILL.md").is_file()
+    assert (out / "skeletons/block/fm-name-required-example/expect.yaml").is_file()
+    assert "mutation score" in result.output and "severity-up:body-present" in result.output
+    assert git(repo, "status", "--porcelain") == before
+    assert (repo / "reviewer/evaluator/references/rubric.md").read_text() == rubric_before
+
+
+def test_unknown_rule_is_refused_before_anything_runs(repo):
+    result = CliRunner().invoke(main, ["mutate", "--repo", str(repo), "--only-rules", "no-such-rule"])
+    assert result.exit_code == 2 and "unknown rule 'no-such-rule'" in result.output
