@@ -288,7 +288,7 @@ print(json.dumps({"code": out.exit_code, **seen, "at_end": [m for m in names if 
                   "built_at_end": len(built())}))
 """
 RUN_END_ONLY = ["rubricgate.gating.summarize", "rubricgate.gating.aggregate", "rubricgate.gating.gate", "rubricgate.gating.stats",
-                "rubricgate.gating.exact", "rubricgate.reports.bundle"]
+                "rubricgate.gating.exact", "rubricgate.reports.bundle", "jinja2"]  # jinja2: the report's templates
 SHARDING_ONLY = ["rubricgate.fleet.shard", "rubricgate.models.shard"]
 NEVER = ["asyncio"]  # typing_extensions < 4.16 loaded it under pydantic-core (pyproject pins >= 4.16)
 

@@ -165,6 +165,13 @@ class Catalog:
         raw = self._cases_raw(ref, head.stamp)
         return index.case_from_raw(raw, case_id) if raw is not None else None
 
+    def find_case(self, ref: RunRef, match) -> CaseCell | None:
+        """The first case of the run whose id `match(id)` accepts (the index parsed once)."""
+        head = self.head(ref)
+        raw = self._cases_raw(ref, head.stamp) if head else None
+        found = next((c for c in raw.get("cases", {}) if match(c)), None) if raw else None
+        return index.case_from_raw(raw, found) if raw and found is not None else None
+
     def case_ids(self, ref: RunRef) -> list[str]:
         """The run's case ids in suite order."""
         head = self.head(ref)

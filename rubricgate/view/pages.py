@@ -105,9 +105,7 @@ def case_page(cat: Catalog, case_slug: str) -> CaseHistory:
 
 
 def _find_case(cat: Catalog, ref: RunRef, case_slug: str) -> CaseCell | None:
-    ids = cat.case_ids(ref)
-    found = next((c for c in ids if urls.slug(c) == case_slug), None)
-    return cat.case(ref, found) if found is not None else None
+    return cat.find_case(ref, lambda case_id: urls.slug(case_id) == case_slug)
 
 
 def _case_history(case_id: str, rows: list[CaseRun]) -> CaseHistory:

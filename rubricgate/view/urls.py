@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
+@lru_cache(maxsize=65536)  # the same case ids in every run a case page looks through
 def slug(value: str) -> str:
     """A file-name-safe, unique stand-in for an id: its safe characters and 10 hex of its hash."""
     digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:10]

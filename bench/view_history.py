@@ -1,0 +1,204 @@
+"""A year of weekly runs in the viewer: runs page and case page times, from the per-run index,
+against reading every summary and every transcript (measured in the same run).
+
+Generates RUNS run folders of CASES cases x TRIALS trials in the real formats (summary.json,
+transcripts/, events.jsonl through the real models and writers; outcomes made up: a few cases
+flaky and drifting, the reviewer files changed every 13 runs, the agent CLI once), then times:
+
+  * index build: the first `rubricgate view` over the folders (each summary parsed once and
+    its index written: view-index.json + view-cases.json);
+  * runs page and case page from the index, each in a fresh process (a new viewer started on the
+    indexed folders: interpreter, imports, template compile and page), and in a warm one (the
+    viewer already serving: a new Catalog reading the index files again, templates compiled);
+  * the two things the index stands in for: parsing every summary.json (what the runs page would
+    cost without it) and reading every transcript of every run.
+
+    python bench/view_history.py [--runs 52] [--cases 2000] [--trials 3] [--keep DIR]
+
+Target (issue 31): runs page and case page each under 1 s for 52 runs x 2,000 cases x 3 trials.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rubricgate.gating.stats import wilson  # noqa: E402
+from rubricgate.models.results import (  # noqa: E402
+    CaseSummary, Decision, Grade, RateRow, ReviewerRecord, RuleRow, Summary, TrialResult,
+)
+from rubricgate.models.transcript import ToolCall, Transcript, Usage  # noqa: E402
+from rubricgate.records.files import write_summary  # noqa: E402
+
+DIMS = ("verdict", "tool_use", "trajectory")
+FINAL = 'Reviewed 1 file.\n```json\n{"tier": "%s", "summary": "synthetic", "files_reviewed": ["skills/s/SKILL.md"], "findings": []}\n```'
+
+
+def _trial(rng: random.Random, case_id: str, n: int, fail_p: float) -> TrialResult:
+    failed = rng.random() < fail_p
+    grades = {"verdict": Grade(passed=not failed, category="wrong_tier" if failed else None,
+                               reason="expected BLOCK, got PASS" if failed else ""),
+              "tool_use": Grade(passed=True), "trajectory": Grade(passed=True)}
+    return TrialResult(case_id=case_id, trial=n, outcome="PASS" if failed else "BLOCK", grades=grades, steps=4,
+                       effective_tier="PASS" if failed else "BLOCK", reported_tier="PASS" if failed else "BLOCK",
+                       tool_calls=["read", "grep"], duration_s=3.2, transcript=f"transcripts/{case_id}-{n}.json")
+
+
+def _transcript(t: TrialResult) -> Transcript:
+    calls = [ToolCall(raw_name="Read", name="read", input={"file_path": "skills/s/SKILL.md"}, step=1),
+             ToolCall(raw_name="Grep", name="grep", input={"pattern": "description:", "path": "skills"}, step=2)]
+    return Transcript(agent="claude", agent_version="2.1.332", model="m", steps=t.steps, tool_calls=calls,
+                      final_text=FINAL % t.outcome, usage=Usage(input_tokens=1200, output_tokens=300), duration_s=3.2)
+
+
+def make_run(reports: Path, week: int, cases: int, trials: int) -> Path:
+    """One weekly run folder: summary, every transcript, events."""
+    rng = random.Random(week)
+    run_id = f"2026{1 + week // 5:02d}{1 + (week % 5) * 6:02d}T051700Z-{week:06x}"
+    run_dir = reports / run_id
+    run_dir.mkdir(parents=True)
+    (run_dir / "transcripts").mkdir()
+    out, counts, texts = [], {d: [0, 0] for d in DIMS}, {}
+    for i in range(cases):
+        cid = f"case-{i:05d}"
+        fail_p = 0.0 if i % 40 else min(0.6, 0.05 + 0.01 * week)  # a few cases get flakier over the year
+        ts = [_trial(rng, cid, n, fail_p) for n in range(1, trials + 1)]
+        for t in ts:
+            # The model's own JSON, made once per outcome (records.files.write_transcript would
+            # scrub and rename each of 300,000 files: an hour of setup for the same bytes).
+            text = texts.get(t.outcome) or texts.setdefault(t.outcome, _transcript(t).model_dump_json(indent=2))
+            (run_dir / t.transcript).write_text(text)
+            for d in DIMS:
+                counts[d][0] += t.grades[d].passed
+                counts[d][1] += 1
+        out.append(CaseSummary(id=cid, source="task", expected_tier="BLOCK", trials=ts,
+                               flaky=len({t.outcome for t in ts}) > 1,
+                               rates={d: sum(t.grades[d].passed for t in ts) / trials for d in DIMS}))
+    write_summary(run_dir, _summary(run_id, week, out, counts))
+    (run_dir / "events.jsonl").write_text(json.dumps({"event": "run_started", "run_id": run_id}) + "\n")
+    return run_dir
+
+
+def _summary(run_id: str, week: int, cases: list[CaseSummary], counts: dict) -> Summary:
+    rates = {d: RateRow(rate=p / n, passes=p, trials=n, low=wilson(p, n)[0], high=wilson(p, n)[1], baseline=0.99)
+             for d, (p, n) in counts.items()}
+    digests = {"reviewer/prompts/evaluate.md": f"{week // 13:064x}", "reviewer/evaluator/references/rubric.md": "b" * 64}
+    return Summary(run_id=run_id, started_at=f"2026-01-01T05:17:00Z+{week:02d}w", finished_at="", agent="claude",
+                   agent_version="2.1.112" if week < 30 else "2.1.332", model="m", trials_default=3,
+                   decision=Decision(status="pass", exit_code=0), rates=rates, cases=cases,
+                   flaky_cases=[c.id for c in cases if c.flaky],
+                   reviewer=ReviewerRecord(digests=digests, fingerprint=f"{week // 13:064x}",
+                                           rules={"fm-description-required": RuleRow(severity="critical", kind="mechanical")}))
+
+
+def read_every_summary(reports: Path) -> float:
+    start = time.perf_counter()
+    for run in sorted(reports.iterdir()):
+        Summary.model_validate_json((run / "summary.json").read_bytes())
+    return time.perf_counter() - start
+
+
+def read_every_transcript(reports: Path) -> tuple[float, int]:
+    start, count = time.perf_counter(), 0
+    for run in sorted(reports.iterdir()):
+        for path in (run / "transcripts").iterdir():
+            Transcript.model_validate_json(path.read_bytes())
+            count += 1
+    return time.perf_counter() - start, count
+
+
+FRESH = """
+import sys, time
+start = time.perf_counter()
+from pathlib import Path
+from rubricgate.view.site import site_for
+from rubricgate.view import urls
+site = site_for([Path(sys.argv[1])])
+page = site.page(sys.argv[2])
+assert page.status == 200, page.body[-300:]
+print(time.perf_counter() - start)
+"""
+
+
+def fresh(reports: Path, path: str) -> float:
+    """A page in a new process on the indexed folders (its whole start included)."""
+    got = subprocess.run([sys.executable, "-c", FRESH, str(reports), path], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+    return float(got.stdout.strip())
+
+
+def warm(reports: Path, path: str) -> float:
+    """A page with the templates compiled, reading the index files again (a new Catalog)."""
+    from rubricgate.view.site import site_for
+
+    start = time.perf_counter()
+    page = site_for([reports]).page(path)
+    assert page.status == 200
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=52)
+    ap.add_argument("--cases", type=int, default=2000)
+    ap.add_argument("--trials", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--keep", type=Path, help="generate here (or reuse what is there) and keep it")
+    args = ap.parse_args()
+    base = args.keep or Path(tempfile.mkdtemp(prefix="rubricgate-view-bench-"))
+    reports = base / "reports"
+    try:
+        _bench(reports, args)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def _bench(reports: Path, args) -> None:
+    from rubricgate.view import urls
+    from rubricgate.view.site import site_for
+
+    if not reports.is_dir():
+        start = time.perf_counter()
+        for week in range(args.runs):
+            make_run(reports, week, args.cases, args.trials)
+        print(f"generated {args.runs} runs x {args.cases} cases x {args.trials} trials "
+              f"({args.runs * args.cases * args.trials:,} trials) in {time.perf_counter() - start:.0f} s")
+    for stale in reports.glob("*/view-*.json"):
+        stale.unlink()
+    start = time.perf_counter()
+    assert site_for([reports]).page(urls.runs()).status == 200
+    build = time.perf_counter() - start
+    case = urls.case("case-00040")  # one of the cases that gets flakier
+    rows = []
+    for name, path in (("runs page", urls.runs()), ("case page", case)):
+        f = statistics.median(fresh(reports, path) for _ in range(args.reps))
+        w = statistics.median(warm(reports, path) for _ in range(args.reps))
+        rows.append((name, f, w))
+    summaries = read_every_summary(reports)
+    transcripts, count = read_every_transcript(reports)
+    print(f"\nindex build (first view of the folders, once per run): {build:.2f} s "
+          f"({build / args.runs * 1000:.0f} ms a run)")
+    print(f"{'page':<10} {'fresh process':>14} {'warm viewer':>12}   target < 1 s")
+    for name, f, w in rows:
+        print(f"{name:<10} {f:>12.3f} s {w:>10.3f} s   {'met' if max(f, w) < 1 else 'NOT met'}")
+    print(f"\nwithout the index: every summary.json parsed {summaries:.2f} s; "
+          f"every transcript read ({count:,}) {transcripts:.1f} s")
+    print(f"runs page from the index (fresh process) is {summaries / rows[0][1]:.0f}x faster than parsing the "
+          f"summaries and {transcripts / rows[0][1]:.0f}x faster than reading the transcripts")
+
+
+if __name__ == "__main__":
+    main()
