@@ -52,6 +52,24 @@ def run_url(env: Mapping[str, str]) -> str | None:
     return f"{server.rstrip('/')}/{repo}/actions/runs/{run}"
 
 
+_PULL_REF = re.compile(r"refs/pull/(\d{1,9})/(merge|head)")
+_BRANCH = re.compile(r"[A-Za-z0-9._/+-]{1,200}")
+
+
+def ci_ref(env: Mapping[str, str]) -> dict[str, str | int]:
+    """The branch and pull request a CI run was for ({"branch", "pr"} as known; empty outside CI),
+    so the viewer can list a PR's runs and a branch's. Strict shapes, as for run_url."""
+    out: dict[str, str | int] = {}
+    branch = (env.get("GITHUB_HEAD_REF") or env.get("GITHUB_REF_NAME") or "").strip()
+    pull = _PULL_REF.fullmatch(env.get("GITHUB_REF", "").strip())
+    if pull:
+        out["pr"] = int(pull.group(1))
+        branch = env.get("GITHUB_HEAD_REF", "").strip()  # GITHUB_REF_NAME is "N/merge" there
+    if branch and _BRANCH.fullmatch(branch):
+        out["branch"] = branch
+    return out
+
+
 def baseline_reviewer(baseline, reports: Path) -> ReviewerRecord | None:
     """The reviewer the baseline was measured with.
 
@@ -90,7 +108,8 @@ def annotate(summary: Summary, loaded, repo: Path, env: Mapping[str, str]) -> Su
     """The summary with this run's reviewer, the baseline's reviewer and the CI run link."""
     base = baseline_reviewer(loaded.baseline, repo / loaded.config.reports) if loaded.baseline is not None else None
     return summary.model_copy(update={"reviewer": reviewer_record(repo, loaded.config, loaded.rubric),
-                                      "baseline_reviewer": base, "run_url": run_url(env)})
+                                      "baseline_reviewer": base, "run_url": run_url(env),
+                                      "config": {**summary.config, **ci_ref(env)}})
 
 
 # --- comparing reviewers ----------------------------------------------------------------------

@@ -91,6 +91,8 @@ def test_agent_runs_are_sandboxed_with_bubblewrap_and_userns_allowed():
     for name in WORKFLOW_NAMES:
         for job in load(render_workflow(name, "claude"))["jobs"].values():
             text = runs(job)
+            if "rubricgate run" not in text:
+                continue  # the weekly Pages job publishes what the eval job built: no agent in it
             assert "apt-get install -y -q bubblewrap" in text
             assert "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0" in text
 
@@ -114,6 +116,19 @@ def test_weekly_keeps_history_on_a_branch_not_in_the_actions_cache():
     assert 'git fetch --depth=1 origin "$HISTORY_BRANCH"' in text
     assert 'push origin "HEAD:refs/heads/$HISTORY_BRANCH"' in text
     assert "rubricgate run --trials 3" in text and "rubricgate trend" in text
+
+
+def test_weekly_publishes_the_viewer_site_to_pages_whatever_the_gate_decided():
+    data = load(render_workflow("rubricgate-weekly.yml", "claude"))
+    eval_job, pages = data["jobs"]["eval"], data["jobs"]["pages"]
+    built = step(eval_job, "Viewer site")
+    assert built["run"] == 'rubricgate view "$RUNNER_TEMP/rubricgate-history" reports --build "$RUNNER_TEMP/rubricgate-site"'
+    names = [s.get("name", "") for s in eval_job["steps"]]
+    assert names.index(built["name"]) > names.index(step(eval_job, "Keep this run's summary")["name"])
+    assert step(eval_job, "upload-pages-artifact")["with"]["path"] == "${{ runner.temp }}/rubricgate-site"
+    assert pages["needs"] == "eval" and pages["if"].startswith("always()")
+    assert pages["permissions"] == {"pages": "write", "id-token": "write"}
+    assert pages["steps"][0]["uses"] == "actions/deploy-pages@v4" and pages["environment"]["name"] == "github-pages"
 
 
 def test_builtin_rendering_has_no_cli_no_secret_and_one_trial():
@@ -199,6 +214,10 @@ def test_weekly_history_branch_round_trip_with_real_git(tmp_path):
         got = _run_step(_step_script("rubricgate-weekly.yml", "Keep this run's summary"), checkout, env)
         assert got.returncode == 0, got.stdout + got.stderr
         assert (checkout / "reports" / "trend.md").is_file()
+        got = _run_step(_step_script("rubricgate-weekly.yml", "Viewer site"), checkout, env)
+        assert got.returncode == 0, got.stdout + got.stderr
+        index = (temp / "rubricgate-site" / "index.html").read_text()
+        assert all(r in index for r in ["20260105T051700Z-aaaaaa", "20260112T051700Z-bbbbbb"][:week + 1])
     listed = subprocess.run(["git", "--git-dir", str(origin), "ls-tree", "--name-only", "rubricgate-history", "summaries/"],
                             capture_output=True, text=True, check=True).stdout.split()
     assert listed == ["summaries/20260105T051700Z-aaaaaa.json", "summaries/20260112T051700Z-bbbbbb.json"]

@@ -55,6 +55,19 @@ def test_run_url_only_from_a_well_formed_actions_environment(env, url):
     assert explain.run_url(env) == url
 
 
+@pytest.mark.parametrize("env, ref", [
+    ({}, {}),
+    ({"GITHUB_REF": "refs/heads/main", "GITHUB_REF_NAME": "main"}, {"branch": "main"}),
+    ({"GITHUB_REF": "refs/pull/42/merge", "GITHUB_REF_NAME": "42/merge", "GITHUB_HEAD_REF": "rubric/tighten"},
+     {"pr": 42, "branch": "rubric/tighten"}),
+    ({"GITHUB_REF": "refs/pull/42/merge", "GITHUB_REF_NAME": "42/merge"}, {"pr": 42}),
+    ({"GITHUB_REF_NAME": "evil<script>"}, {}),
+    ({"GITHUB_REF": "refs/pull/x/merge", "GITHUB_REF_NAME": "x/merge"}, {"branch": "x/merge"}),
+])
+def test_ci_ref_names_the_branch_and_pull_request_in_well_formed_shapes(env, ref):
+    assert explain.ci_ref(env) == ref
+
+
 def test_reviewer_change_unknown_without_a_baseline_record():
     s = rf.summary(baseline_reviewer=None)
     assert explain.reviewer_change(s).known is False

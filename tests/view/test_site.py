@@ -107,3 +107,13 @@ def test_every_page_carries_a_policy_that_admits_only_its_script(site):
         policy = html_lib.unescape(policy)
         assert "default-src 'none'" in policy and "script-src 'sha256-" in policy and "connect-src" not in policy
         assert not re.search(r'(src|href)="(https?:)?//', html.replace(rf.summary().run_url, ""))
+
+
+def test_runs_page_filters_by_the_branch_and_pull_request_a_run_recorded(tmp_path):
+    reports = tmp_path / "reports"
+    rf.write_run_dir(reports / OLD, rf.summary(run_id=OLD, config={"branch": "rubric/tighten", "pr": 7}))
+    rf.write_run_dir(reports / NEW, rf.summary(run_id=NEW, started_at="2026-01-02T00:00:00Z", config={"branch": "main"}))
+    html = text(site_for([reports]), urls.runs())
+    assert f'data-run="{OLD}" data-kind="run" data-branch="rubric/tighten" data-pr="pr-7"' in html
+    assert f'data-run="{NEW}" data-kind="run" data-branch="main" data-pr=""' in html
+    assert '<option value="pr-7">PR #7</option>' in html and '<option value="rubric/tighten">' in html
