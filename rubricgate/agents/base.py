@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from rubricgate.isolation.admission import AgentSlots
     from rubricgate.isolation.sandbox import SandboxPolicy
+    from rubricgate.suite.rubric import Vocabulary
     from rubricgate.models.transcript import Transcript
 
 
@@ -37,6 +38,7 @@ class AgentRequest:
     # Where the harness reads the prompt: an overlay workspace exists only inside the sandbox.
     prompt_source: Path | None = None
     slots: AgentSlots | None = None  # the run's bound on agents running at once (None: no bound)
+    vocabulary: Vocabulary | None = None  # rubricgate.yaml `tiers:` (None: the default words)
     # Where the agent sees `scratch` when the sandbox mounts it elsewhere (runner/scratch.py).
     scratch_view: Path | None = None
 

@@ -18,7 +18,7 @@ from rubricgate.agents.skill_checks import CHECKS, SECRET_PATTERNS, Hit, Skill, 
 from rubricgate.errors import GateInputError
 from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import ToolCall, Transcript, Usage
-from rubricgate.suite.rubric import RubricSpec, load_rubric
+from rubricgate.suite.rubric import DEFAULT_VOCABULARY, RubricSpec, load_rubric
 
 SECRET_REGEX = "|".join(p.pattern for p in SECRET_PATTERNS)
 
@@ -85,7 +85,7 @@ class BuiltinAgent:
         if rubric_text is None:
             return "I could not read the rubric, so I cannot review.", "rubric not found in workspace"
         try:
-            rubric = load_rubric(request.rubric_file, rel(request.rubric_file))
+            rubric = load_rubric(request.rubric_file, rel(request.rubric_file), request.vocabulary or DEFAULT_VOCABULARY)
         except GateInputError as exc:
             return f"The rubric does not parse: {exc.one_line()}", "rubric does not parse"
         hits = review_files(session, paths, rubric)
@@ -134,7 +134,7 @@ def render_final(paths: list[str], hits: list[tuple[str, Hit]], rubric: RubricSp
     findings = [{"severity": rubric.rules[h.rule].severity, "rule": h.rule, "file": f, "line": h.line,
                  "quote": h.quote, "issue": h.issue, "fix": h.fix} for f, h in hits]
     tier = rubric.derive_tier(f["severity"] for f in findings)
-    worst = sorted(findings, key=lambda f: ("critical", "warning", "suggestion").index(f["severity"]))
+    worst = sorted(findings, key=lambda f: rubric.rank(f["severity"]))
     summary = (f"{worst[0]['rule']}: {worst[0]['issue']}" if worst else
                f"No mechanical rule is violated in {len(paths)} file(s).")
     verdict = {"tier": tier, "summary": summary, "files_reviewed": paths, "findings": findings}

@@ -75,9 +75,14 @@ def cross_check(verdict: Verdict, rubric: RubricSpec) -> ParsedVerdict:
         effective, escalated = derived, True
         warnings.append(
             f"agent reported tier {verdict.tier} but its findings derive {derived} "
-            f"({severities.count('critical')} critical, {severities.count('warning')} warning); escalating to {derived}")
+            f"({_counts(severities, rubric)}); escalating to {derived}")
     return ParsedVerdict(status="ok", reported_tier=verdict.tier, effective_tier=effective,
                          escalated=escalated, warnings=warnings, verdict=verdict)
+
+
+def _counts(severities: list[str], rubric: RubricSpec) -> str:
+    """'1 critical, 0 warning' in the rubric's own words (its two most severe)."""
+    return ", ".join(f"{severities.count(word)} {word}" for word in rubric.severities[:2])
 
 
 def _severity_of(rule_id: str, reported: str, rubric: RubricSpec) -> str:

@@ -4,7 +4,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from rubricgate.models.base import StrictModel
+from rubricgate.models.base import Severity, StrictModel, Tier
 from rubricgate.models.task import Rubric
 
 DEFAULT_ENV_ALLOWLIST = ["PATH", "LANG", "LC_ALL", "TZ", "TERM", "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS"]
@@ -76,12 +76,34 @@ class GateConfig(StrictModel):
         return self.new_cases or ("report" if self.method == "statistical" else "strict")
 
 
+class TierRuleConfig(StrictModel):
+    """One tier rule in the team's words: `at_least` findings of `severity` give `tier`."""
+
+    severity: str = Field(min_length=1, max_length=40)
+    at_least: int = Field(default=1, ge=1, le=1000)
+    tier: Tier
+
+
+class TiersConfig(StrictModel):
+    """The rubric's own severity words and tier derivation (docs/agents.md: the team's rubric).
+
+    `severities` maps each word of the rubric's severity column to what it means to rubricgate
+    (critical, warning or suggestion: report ordering); `rules` are applied in order, the first
+    match gives the tier, no match is PASS. Without `rules`, the default derivation applies to
+    the mapped meanings.
+    """
+
+    severities: dict[str, Severity] = Field(min_length=1, max_length=20)
+    rules: list[TierRuleConfig] | None = Field(default=None, max_length=50)
+
+
 class Config(StrictModel):
     format_version: int = 1
     suite: SuiteConfig = Field(default_factory=SuiteConfig)
     reviewer: ReviewerConfig = Field(default_factory=ReviewerConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
     rubric: Rubric = Field(default_factory=Rubric)  # defaults for tasks without their own
+    tiers: TiersConfig | None = None  # unset: critical/warning/suggestion and the rubric's derivation
     trials: int = Field(default=1, ge=1)
     gate: GateConfig = Field(default_factory=GateConfig)
     baseline: str = "baseline.json"

@@ -59,7 +59,7 @@ def rule_mutants(rubric: RubricSpec, text: str, path: str) -> tuple[list[Mutant]
             edited = _set_cell(lines[row], cols["severity"], new)
             made.append(Mutant(mid, kind, rule.id, f"{rule.id}: {rule.severity} -> {new}", path,
                                "".join(lines[:row] + [edited] + lines[row + 1:])))
-    return [m for m in made if _parses(m, path)], skipped
+    return [m for m in made if _parses(m, path, rubric)], skipped
 
 
 def _set_cell(line: str, index: int, value: str) -> str:
@@ -71,9 +71,9 @@ def _set_cell(line: str, index: int, value: str) -> str:
     return "|".join(parts)
 
 
-def _parses(mutant: Mutant, path: str) -> bool:
+def _parses(mutant: Mutant, path: str, rubric: RubricSpec) -> bool:
     try:
-        parse_rules(mutant.text, path)
+        parse_rules(mutant.text, path, rubric.vocabulary)  # the team's words (rubricgate.yaml tiers:)
     except GateInputError:
         return False  # e.g. the last rule deleted: a rubric the gate rejects is no plausible edit
     return True

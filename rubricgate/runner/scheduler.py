@@ -246,7 +246,7 @@ def _request(ctx: RunContext, job: Job, ws) -> AgentRequest:
         scratch=ws.scratch, scratch_view=ws.scratch_view, private=ws.private, allowed_tools=rubric.tool_use.allowed,
         max_steps=rubric.trajectory.max_steps, timeout_s=cfg.agent.timeout_s,
         output_cap_bytes=cfg.agent.output_cap_bytes, env=dict(ctx.env), model=cfg.agent.model,
-        extra_args=list(cfg.agent.extra_args), sandbox=sandbox, slots=ctx.slots)
+        extra_args=list(cfg.agent.extra_args), sandbox=sandbox, slots=ctx.slots, vocabulary=ctx.rubric.vocabulary)
 
 
 def _run_agent(ctx: RunContext, job: Job, request: AgentRequest) -> Transcript:

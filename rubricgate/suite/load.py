@@ -12,7 +12,7 @@ from rubricgate.models.config import Config
 from rubricgate.suite.baseline_file import load_baseline
 from rubricgate.suite.cases import load_suite
 from rubricgate.suite.config import load_config
-from rubricgate.suite.rubric import RubricSpec, load_rubric
+from rubricgate.suite.rubric import RubricSpec, load_rubric, vocabulary_from
 
 
 @dataclass
@@ -29,7 +29,8 @@ def load_all(repo: Path, config_path: Path | None = None, require_baseline: bool
     """Load config, rubric, cases and baseline; raise GateInputErrors listing every problem."""
     config = load_config(repo, config_path)
     errors: list[GateInputError] = []
-    rubric = collect(errors, lambda: load_rubric(repo / config.reviewer.rubric, config.reviewer.rubric))
+    rubric = collect(errors, lambda: load_rubric(repo / config.reviewer.rubric, config.reviewer.rubric,
+                                                 vocabulary_from(config.tiers)))
     cases = collect(errors, lambda: load_suite(repo, config, rubric)) or []
     baseline = None
     if require_baseline:

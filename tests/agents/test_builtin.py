@@ -7,7 +7,7 @@ import yaml
 
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.builtin import BuiltinAgent
-from rubricgate.suite.rubric import load_rubric
+from rubricgate.suite.rubric import DEFAULT_VOCABULARY, load_rubric, vocabulary_from
 from rubricgate.models.config import Config
 from rubricgate.runner.workspace import RunTree, list_tree
 from rubricgate.suite.cases import neutral_layout
@@ -18,7 +18,8 @@ FIXTURES = sorted(p.parent for p in (ROOT / "fixtures").glob("*/*/SKILL.md"))
 CHANGED = "reviewer/.changed-skills.txt"
 
 
-def review(repo: Path, paths: list[str], overlay: dict | None = None, grade_with: Path | None = None):
+def review(repo: Path, paths: list[str], overlay: dict | None = None, grade_with: Path | None = None,
+           vocabulary=None):
     """Review `paths` as a run would: fixtures at their neutral paths, no suite in the workspace."""
     layout = neutral_layout(repo, Config(), paths, overlay or {}, "test")
     keep_out = {"fixtures", "evals", "tests", "bench", "reports", "baseline.json", "rubricgate.yaml"}
@@ -27,11 +28,12 @@ def review(repo: Path, paths: list[str], overlay: dict | None = None, grade_with
     try:
         request = AgentRequest(case_id="c", trial=1, workspace=ws.root, prompt_file=ws.root / "reviewer/prompts/evaluate.md",
                                rubric_file=ws.root / "reviewer/evaluator/references/rubric.md",
-                               changed_files_file=ws.root / CHANGED, scratch=ws.scratch)
+                               changed_files_file=ws.root / CHANGED, scratch=ws.scratch, vocabulary=vocabulary)
         transcript = BuiltinAgent().run(request)
     finally:
         tree.remove()
-    rubric = load_rubric((grade_with or repo) / "reviewer/evaluator/references/rubric.md")
+    rubric = load_rubric((grade_with or repo) / "reviewer/evaluator/references/rubric.md",
+                         vocabulary=vocabulary or DEFAULT_VOCABULARY)
     return transcript, parse_verdict(transcript.final_text, rubric)
 
 
@@ -101,3 +103,20 @@ def test_root_level_skill_bundles_only_its_own_folders():
     transcript, parsed = review(ROOT, ["SKILL.md"], {"SKILL.md": skill})
     grepped = [c.input["path"] for c in transcript.tool_calls if c.name == "grep"]
     assert grepped == ["SKILL.md"] and parsed.effective_tier == "PASS"
+
+
+def test_the_builtin_speaks_the_teams_vocabulary_and_applies_its_tier_rules(tmp_path):
+    from rubricgate.models.config import TiersConfig
+
+    repo = make_repo(tmp_path / "r")
+    rubric = repo / "reviewer/evaluator/references/rubric.md"
+    text = rubric.read_text()
+    for old, new in (("| critical |", "| major |"), ("| warning |", "| minor |"), ("| suggestion |", "| minor |")):
+        text = text.replace(old, new)
+    rubric.write_text(text)
+    vocabulary = vocabulary_from(TiersConfig.model_validate(
+        {"severities": {"major": "warning", "minor": "suggestion"}, "rules": [{"severity": "major", "tier": "WARN"}]}))
+    transcript, parsed = review(repo, ["fixtures/block/data-loader/SKILL.md"], vocabulary=vocabulary)
+    assert transcript.termination == "completed", transcript.error
+    assert {f.severity for f in parsed.verdict.findings} == {"major"}
+    assert (parsed.verdict.tier, parsed.effective_tier) == ("WARN", "WARN")  # "Any major -> WARN", never BLOCK

@@ -1,5 +1,6 @@
 """rubric.md parsing: the table is the single source of truth."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,76 @@ def test_threshold_follows_the_prose():
 def test_tier_derivation(severities, tier):
     rubric = load_rubric(ROOT / "reviewer/evaluator/references/rubric.md")
     assert rubric.derive_tier(severities) == tier
+
+
+TEAM_RUBRIC = """# Review rubric
+
+| id | severity | kind | rule |
+| --- | --- | --- | --- |
+| fm-description-required | major | mechanical | The frontmatter has a description. |
+| style-heading | minor | judgement | The body starts with a heading. |
+
+## Tiers
+
+Any major -> WARN. Three minors -> WARN. Otherwise PASS.
+"""
+
+
+def _team_vocabulary():
+    from rubricgate.models.config import TiersConfig
+    from rubricgate.suite.rubric import vocabulary_from
+
+    return vocabulary_from(TiersConfig.model_validate({
+        "severities": {"major": "warning", "minor": "suggestion"},
+        "rules": [{"severity": "major", "tier": "WARN"}, {"severity": "minor", "at_least": 3, "tier": "WARN"}]}))
+
+
+def test_a_team_vocabulary_and_rules_drive_the_derivation():
+    from rubricgate.suite.rubric import parse_rubric
+
+    rubric = parse_rubric(TEAM_RUBRIC, "r.md", _team_vocabulary())
+    assert rubric.rules["fm-description-required"].severity == "major"
+    assert rubric.severities == ("major", "minor")
+    assert rubric.derive_tier(["major"]) == "WARN"  # the default derivation has no "major": PASS
+    assert rubric.derive_tier(["major"] * 5) == "WARN"  # never BLOCK: this rubric has no BLOCK rule
+    assert rubric.derive_tier(["minor"] * 2) == "PASS" and rubric.derive_tier(["minor"] * 3) == "WARN"
+
+
+def test_the_team_rubric_without_its_vocabulary_is_an_error_naming_the_line_and_the_setting():
+    from rubricgate.suite.rubric import parse_rubric
+
+    with pytest.raises(GateInputError) as exc:
+        parse_rubric(TEAM_RUBRIC, "r.md")
+    assert exc.value.field == "line 5" and "tiers.severities" in exc.value.one_line()
+
+
+def test_a_tier_section_the_default_derivation_cannot_read_is_an_error_naming_its_line():
+    from rubricgate.suite.rubric import parse_rubric
+
+    text = TEAM_RUBRIC.replace("| major |", "| warning |").replace("| minor |", "| suggestion |")
+    with pytest.raises(GateInputError) as exc:
+        parse_rubric(text, "r.md")
+    assert exc.value.field == "line 8" and "tiers:" in exc.value.one_line()
+    stated = text.replace("Any major -> WARN.", "Two or more warning findings, tier is BLOCK.")
+    assert parse_rubric(stated, "r.md").warning_block_threshold == 2
+
+
+def test_tier_rules_naming_a_word_outside_the_vocabulary_are_refused():
+    from rubricgate.models.config import TiersConfig
+    from rubricgate.suite.rubric import vocabulary_from
+
+    bad = TiersConfig.model_validate({"severities": {"major": "warning"}, "rules": [{"severity": "blocker", "tier": "BLOCK"}]})
+    with pytest.raises(GateInputError, match="blocker"):
+        vocabulary_from(bad)
+
+
+def test_the_grader_recomputes_the_tier_in_the_teams_words():
+    from rubricgate.graders.contract import parse_verdict
+    from rubricgate.suite.rubric import parse_rubric
+
+    rubric = parse_rubric(TEAM_RUBRIC, "r.md", _team_vocabulary())
+    finding = {"severity": "major", "rule": "fm-description-required", "file": "s/SKILL.md", "line": 1}
+    verdict = '```json\n' + json.dumps({"tier": "PASS", "findings": [finding]}) + '\n```'
+    got = parse_verdict(verdict, rubric)
+    assert (got.status, got.effective_tier, got.escalated, got.warnings) == ("ok", "WARN", True, [
+        "agent reported tier PASS but its findings derive WARN (1 major, 0 minor); escalating to WARN"])
