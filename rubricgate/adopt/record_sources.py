@@ -30,9 +30,13 @@ class Reviewed:
     files: dict[str, str] = field(default_factory=dict)
 
 
-def skill_folder_of(path: str) -> str | None:
-    """The skill folder a changed file belongs to: SKILL.md's folder, or the folder above references/."""
+def skill_folder_of(path: str, skill_folders: set[str] | None = None) -> str | None:
+    """The skill folder a changed file belongs to: the nearest folder above it holding a SKILL.md
+    (`skill_folders`, when the tree is known), else SKILL.md's folder or the folder above
+    references/, scripts/ or assets/."""
     p = PurePosixPath(path)
+    if skill_folders is not None:
+        return next((str(f) for f in p.parents if str(f) in skill_folders), None)
     if p.name == SKILL_FILE:
         return str(p.parent)
     parts = p.parts
@@ -116,7 +120,9 @@ def from_git(repo: Path, base: str, head: str, excluded: list[str]) -> Reviewed:
     head_sha, base_sha = _rev(repo, head, "--head"), _rev(repo, base, "--base")
     merge_base = _git(repo, "--base", "merge-base", base_sha, head_sha).strip()
     names = _git(repo, "--head", "diff", "--name-only", "--no-renames", "--diff-filter=d", "-z", merge_base, head_sha)
-    folders = sorted({s for s in map(skill_folder_of, filter(None, names.split("\0")))
+    tree = _git(repo, "--head", "ls-tree", "-r", "-z", "--name-only", head_sha).split("\0")
+    skill_folders = {str(PurePosixPath(t).parent) for t in tree if PurePosixPath(t).name == SKILL_FILE} - {"."}
+    folders = sorted({s for s in (skill_folder_of(n, skill_folders) for n in names.split("\0") if n)
                       if s is not None and _keep(s + "/", excluded)})
     out = Reviewed(origin=f"git {base}..{head} at {head_sha[:12]}")
     for folder in folders:

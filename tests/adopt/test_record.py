@@ -120,6 +120,20 @@ def test_git_source_snapshots_head_not_the_work_tree_and_runs_once(feature):
     assert cli("validate", "--repo", str(feature)).exit_code == 0
 
 
+@pytest.mark.parametrize("changed", ["team/skills/orders-loader/forms.md", "team/skills/orders-loader/docs/deep/x.md"])
+def test_a_change_to_any_file_under_a_skill_folder_records_that_skill(feature, changed):
+    git(feature, "checkout", "-qb", "forms")
+    (feature / changed).parent.mkdir(parents=True, exist_ok=True)
+    (feature / changed).write_text("# Forms\n\nFill the form fields.\n")
+    commit(feature, "a file beside SKILL.md, not under references/")
+    got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--base", "feature", "--head", "forms",
+              "--id", "forms-change", "--no-run")
+    assert got.exit_code == 0, got.output
+    task = task_of(feature, "forms-change")
+    assert task["review"] == ["skills/orders-loader/SKILL.md"]
+    assert "skills/orders-loader/" + changed.removeprefix("team/skills/orders-loader/") in task["files"]
+
+
 def test_says_which_other_cases_the_single_run_included(feature):
     write_task(feature, {"id": "blocks-feature-too", "review": ["fixtures/block/data-loader/SKILL.md"],
                          "expect": {"tier": "BLOCK"}})
