@@ -10,7 +10,7 @@ reports/ahead.py (the end of the run prepared beside the trials).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rubricgate.agents import get_agent
@@ -19,7 +19,7 @@ from rubricgate.gating.changes import changed_first, rule_changes, with_rule_cha
 from rubricgate.models.results import Summary, TrialResult
 from rubricgate.reports.ahead import ReportsAhead
 from rubricgate.runner.cache import note_rejections
-from rubricgate.runner.options import CaseSlice, RunOptions
+from rubricgate.runner.options import CaseSlice, RunOptions, default_jobs
 from rubricgate.runner.scheduler import Job
 from rubricgate.runner.startup import StartedRun, start_run, with_cache_dir, with_isolation
 from rubricgate.runner.trials import run_trials
@@ -43,6 +43,7 @@ def run_suite(options: RunOptions) -> RunOutcome:
     loaded = load_all(options.repo, options.config_path, options.require_baseline)
     options = with_cache_dir(options, loaded.config.cache_dir)  # before anything is written
     jobs = plan(loaded, options)
+    options = replace(options, jobs=options.jobs or default_jobs(loaded.config.agent.jobs, [j.agent for j in jobs]))
     with start_run(options, loaded, jobs, listing, agent_factory=get_agent) as run:
         ahead = ReportsAhead(run.ctx.slots.filled if run.ctx.slots else None)
         results = run_trials(run, jobs, options.jobs, on_graded=ahead.prerender)

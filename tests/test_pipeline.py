@@ -355,3 +355,13 @@ def test_a_body_that_fails_to_render_during_the_run_is_rendered_from_its_file(re
     assert calls and out.exit_code == 0  # the hook ran and failed, the run did not
     page = (out.run_dir / "report.html").read_text(encoding="utf-8")
     assert page.count('<table class="timeline">') == sum(len(c.trials) for c in out.summary.cases)
+
+
+def test_default_jobs_is_four_for_a_cli_reviewer_one_for_the_builtin_and_the_config_wins():
+    from rubricgate.runner.options import CLI_JOBS, default_jobs
+
+    builtin, claude = "builtin", "claude"
+    assert CLI_JOBS >= 4
+    assert default_jobs(None, [builtin, builtin]) == 1
+    assert default_jobs(None, [builtin, claude]) == CLI_JOBS
+    assert default_jobs(6, [claude]) == 6 and default_jobs(2, [builtin]) == 2

@@ -50,8 +50,11 @@ class ClaudeAgent(CliAgent):
         return args + self.model_args(request, "--model") + list(request.extra_args)
 
     def agent_env(self, request: AgentRequest) -> dict[str, str]:
-        # No telemetry, autoupdate or error reporting from a throwaway run.
+        # No telemetry, autoupdate or error reporting from a throwaway run. The CLI's own retries
+        # (10 by default, with backoff: ten minutes against a dead endpoint) are off unless the
+        # team sets CLAUDE_CODE_MAX_RETRIES: agent.retries is the one retry policy.
         return {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+                "CLAUDE_CODE_MAX_RETRIES": request.env.get("CLAUDE_CODE_MAX_RETRIES", "0"),
                 "CLAUDE_CONFIG_DIR": str(request.agent_view(request.home / ".claude"))}
 
     def parse(self, data: bytes, request: AgentRequest) -> Draft:
@@ -205,11 +208,19 @@ def _termination(d: Draft, ev: dict[str, Any], synthetic: str, last_text: str) -
     elif sub == "success" and is_error:
         # `result` is the CLI's error message here; only what the model itself said is an answer.
         d.final_text = last_text
-        message = str(ev.get("result") or synthetic or "the CLI reported an error")
+        message = _actionable(str(ev.get("result") or synthetic or "the CLI reported an error"))
         status = ev.get("api_error_status")
         d.fail("api_error", f"API {status}: {message}" if status else message)
     elif sub != "success" or is_error:
         d.fail("crashed", f"{sub or 'unknown result'}: {'; '.join(ev.get('errors') or [])}".rstrip(": "))
+
+
+def _actionable(message: str) -> str:
+    """The CLI's words, with what to set when they only say to log in (the harness has no login)."""
+    if "not logged in" in message.lower():
+        return (f"{message}: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the environment and list it in "
+                "agent.secret_env in rubricgate.yaml")
+    return message
 
 
 def _result_text(block: dict[str, Any]) -> str:

@@ -57,7 +57,8 @@ max_cost_option = click.option("--max-cost", type=click.FloatRange(min=0), defau
 @click.option("--agent", default=None, help="Agent adapter for every case (overrides tasks and config).")
 @click.option("--trials", type=click.IntRange(min=1), default=None, help="Trials per case (overrides tasks and config).")
 @click.option("--only", multiple=True, help="Run only cases whose id contains this text (repeatable).")
-@click.option("--jobs", type=click.IntRange(min=1), default=1, help="Trials run at once.")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Trials run at once. Default: agent.jobs in rubricgate.yaml, else 4 for a CLI reviewer, 1 for the builtin.")
 @click.option("--keep-workspaces", is_flag=True, help="Keep each trial's throwaway copy for debugging.")
 @cache_option
 @cache_dir_option

@@ -52,6 +52,8 @@ class AgentConfig(StrictModel):
     # this many times with exponential backoff and jitter; a retry-after the CLI reports is honoured.
     retries: int = Field(default=2, ge=0, le=10)
     retry_backoff_s: float = Field(default=2.0, ge=0, le=300)
+    # Trials at once (`run --jobs` wins). Unset: 4 when a CLI reviews, 1 for the builtin.
+    jobs: int | None = Field(default=None, ge=1, le=64)
 
 
 class GateConfig(StrictModel):

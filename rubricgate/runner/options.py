@@ -26,7 +26,7 @@ class RunOptions:
     agent: str | None = None  # overrides per-task and config agents
     trials: int | None = None  # overrides per-task and config trials
     keep_workspaces: bool = False
-    jobs: int = 1
+    jobs: int | None = None  # None: agent.jobs from the config, else by agent (`default_jobs`)
     only: list[str] = field(default_factory=list)  # case-id substrings to select
     listeners: list[EventListener] = field(default_factory=list)
     reports_dir: Path | None = None
@@ -39,3 +39,15 @@ class RunOptions:
     exits_after: bool = False
     kind: str = "run"  # "baseline": a `baseline update` run - its folder and summary say so, it is not gated
     shard: CaseSlice | None = None  # run only this slice of the cases (rubricgate/fleet/shard.py)
+
+
+# Agents that run in-process and spend no model time: more of them at once gains nothing.
+_LOCAL_AGENTS = ("builtin", "replay")
+CLI_JOBS = 4  # a CLI reviewer waits on its model most of the time: four at once by default
+
+
+def default_jobs(configured: int | None, agents: list[str]) -> int:
+    """Trials at once: agent.jobs when set, else 1 for local agents and CLI_JOBS for any CLI."""
+    if configured:
+        return configured
+    return CLI_JOBS if any(a not in _LOCAL_AGENTS for a in agents) else 1
