@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from rubricgate.isolation.admission import AgentSlots
     from rubricgate.isolation.sandbox import SandboxPolicy
-    from rubricgate.suite.rubric import Vocabulary
     from rubricgate.models.transcript import Transcript
+    from rubricgate.suite.rubric import Vocabulary
 
 
 @dataclass
