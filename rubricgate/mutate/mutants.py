@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
-from rubricgate.suite.rubric import SEVERITIES, RubricSpec, parse_rules, parse_threshold, table_columns, threshold_span
+from rubricgate.suite.rubric import (
+    DEFAULT_VOCABULARY,
+    SEVERITIES,
+    RubricSpec,
+    parse_rules,
+    parse_threshold,
+    table_columns,
+    threshold_span,
+)
 
 _WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
 
@@ -73,7 +81,7 @@ def _set_cell(line: str, index: int, value: str) -> str:
 
 def _parses(mutant: Mutant, path: str, rubric: RubricSpec) -> bool:
     try:
-        parse_rules(mutant.text, path, rubric.vocabulary)  # the team's words (rubricgate.yaml tiers:)
+        parse_rules(mutant.text, path, getattr(rubric, "vocabulary", DEFAULT_VOCABULARY))  # the team's words (tiers:)
     except GateInputError:
         return False  # e.g. the last rule deleted: a rubric the gate rejects is no plausible edit
     return True
