@@ -72,3 +72,13 @@ def test_validate_and_coverage_print_the_table(repo):
     out = CliRunner().invoke(main, ["coverage", "--repo", str(repo), "--json"])
     assert out.exit_code == 0, out.output
     assert '"uncovered"' in out.output and '"scope-single-purpose"' in out.output
+
+
+def test_every_rule_the_builtin_judges_has_a_fixture_where_it_is_the_only_finding():
+    """Each mechanical rule is exercised by a fixture whose only finding (in the baseline run) it is:
+    a mutant of that rule's severity then flips a case no other rule's edit can mask."""
+    loaded = load_all(ROOT)
+    fixtures = {c.id for c in loaded.cases if c.source == "fixture"}
+    alone = {rules[0] for case, rules in loaded.baseline.cited.items() if case in fixtures and len(set(rules)) == 1}
+    mechanical = {r.id for r in loaded.rubric.rules.values() if r.kind == "mechanical"}
+    assert mechanical - alone == set()
