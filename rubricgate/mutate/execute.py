@@ -28,7 +28,8 @@ from pathlib import Path
 import rubricgate
 from rubricgate.mutate.mutants import Mutant
 
-_SKIP_NAMES = {".git", "__pycache__", ".rubricgate-cache", "node_modules", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
+_SKIP_NAMES = {".git", "__pycache__", ".rubricgate-cache", "node_modules", ".pytest_cache", ".mypy_cache", ".ruff_cache",
+               ".import_linter_cache", ".benchmarks"}
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,8 @@ class RunSettings:
     max_cost: float | None = None  # USD over all mutants
     timeout_s: float = 1800.0
     reports: str = "reports"  # the repository's reports folder, left out of each copy
+    # suite.workspace_exclude: no workspace ever holds these, so no mutant's copy needs them
+    exclude: tuple[str, ...] = ()
 
 
 @dataclass
@@ -54,13 +57,14 @@ class Outcome:
     seconds: float = 0.0
 
 
-def copy_repo(repo: Path, dest: Path, reports: str) -> Path:
-    """The repository without its git folder, caches and reports: what a run of it needs."""
-    top_skip = {reports.strip("/").split("/")[0]}
+def copy_repo(repo: Path, dest: Path, reports: str, exclude: tuple[str, ...] = ()) -> Path:
+    """The repository without its git folder, caches, reports and `exclude` (repo-relative paths)."""
+    skip_paths = {p.strip("/") for p in (reports, *exclude) if p.strip("/")}
 
     def ignore(folder: str, names: list[str]) -> set[str]:
-        skip = _SKIP_NAMES | (top_skip if Path(folder) == repo else set())
-        return {n for n in names if n in skip}
+        rel = Path(folder).relative_to(repo).as_posix()
+        under = "" if rel == "." else rel + "/"
+        return {n for n in names if n in _SKIP_NAMES or under + n in skip_paths}
 
     shutil.copytree(repo, dest, ignore=ignore, symlinks=True)
     return dest
@@ -76,7 +80,7 @@ def run_one(repo: Path, mutant: Mutant | None, settings: RunSettings, budget: fl
     """Copy, mutate, run the suite in its own process, classify; the copy is removed after."""
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="rubricgate-mutant-") as tmp:
-        copy = copy_repo(repo, Path(tmp) / "repo", settings.reports)
+        copy = copy_repo(repo, Path(tmp) / "repo", settings.reports, settings.exclude)
         apply(mutant, copy)
         proc = _run(copy, settings, budget)
         outcome = classify(mutant, proc.returncode, proc.stdout + proc.stderr, _summary(copy, settings.reports))

@@ -52,7 +52,8 @@ def _settings(request: MutateRequest, loaded: Loaded) -> RunSettings:
 
         cache_dir = resolve_cache_dir(request.repo, loaded.config.cache_dir, request.cache_dir)
     return RunSettings(agent=request.agent, jobs=request.jobs, cache_dir=cache_dir, max_cost=request.max_cost,
-                       timeout_s=request.timeout_s, reports=loaded.config.reports)
+                       timeout_s=request.timeout_s, reports=loaded.config.reports,
+                       exclude=tuple(loaded.config.suite.workspace_exclude))
 
 
 def _check_rules(request: MutateRequest, loaded: Loaded) -> None:
