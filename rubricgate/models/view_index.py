@@ -2,8 +2,8 @@
 parsing a run's summary or any of its transcripts.
 
 Two files in a run folder, both stamped with the summary.json they were built from (size and
-mtime): `view-index.json`, the run's head (what the runs page shows), and `view-cases.json`,
-every case's trials as one short record each (what a case page reads across runs).
+mtime): `view-index.json`, the run's head (what the runs page shows), and `view-cases.jsonl`,
+every case's trials as one short line each (what a case page reads across runs).
 """
 
 from rubricgate.models.base import StrictModel
@@ -71,7 +71,8 @@ class CaseCell(StrictModel):
 
 
 class RunCases(StrictModel):
-    """Every case of a run; stored as {"format_version", "stamp", "cases": {id: CaseCell}}."""
+    """Every case of a run; stored as view-cases.jsonl: a line {"format_version", "stamp"}, then
+    `<case id as JSON>\t<CaseCell>` a line (rubricgate/view/index.py)."""
 
     format_version: int = INDEX_FORMAT
     stamp: str

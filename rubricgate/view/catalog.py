@@ -73,7 +73,7 @@ class Catalog:
 
     refs: list[RunRef]
     _heads: dict[str, RunHead] = field(default_factory=dict)
-    _memory_cases: dict[str, str] = field(default_factory=dict)  # unwritable folders: the cases text
+    _memory_cases: dict[str, bytes] = field(default_factory=dict)  # unwritable folders: their cases file
     _lock: threading.Lock = field(default_factory=threading.Lock)
     problems: list[str] = field(default_factory=list)  # runs left out of the last listing, and why
 
@@ -124,11 +124,12 @@ class Catalog:
 
     def _build(self, ref: RunRef, stamp: str) -> RunHead:
         summary = self.summary(ref)
-        head, cases = index.head_of(summary, stamp, self._kind(ref, summary)), index.cases_of(summary, stamp)
+        head = index.head_of(summary, stamp, self._kind(ref, summary))
+        cases = index.dump_cases(index.cases_of(summary, stamp))
         if ref.key != summary.run_id:
             head = head.model_copy(update={"run_id": ref.key})
         if not (ref.folder and index.store(ref.root, head, cases)):
-            self._memory_cases[ref.key] = index.dump_cases(cases)
+            self._memory_cases[ref.key] = cases
         return head
 
     def _kind(self, ref: RunRef, summary: Summary) -> str:
@@ -159,40 +160,35 @@ class Catalog:
 
     def case(self, ref: RunRef, case_id: str) -> CaseCell | None:
         """One case's trials in one run, from the index (never the summary, once indexed)."""
-        head = self.head(ref)
-        if head is None:
-            return None
-        raw = self._cases_raw(ref, head.stamp)
-        return index.case_from_raw(raw, case_id) if raw is not None else None
+        data = self._cases(ref)
+        return index.find_case(data, case_id) if data is not None else None
 
-    def find_case(self, ref: RunRef, match) -> CaseCell | None:
-        """The first case of the run whose id `match(id)` accepts (the index parsed once)."""
-        head = self.head(ref)
-        raw = self._cases_raw(ref, head.stamp) if head else None
-        found = next((c for c in raw.get("cases", {}) if match(c)), None) if raw else None
-        return index.case_from_raw(raw, found) if raw and found is not None else None
+    def cases(self, ref: RunRef) -> list[CaseCell]:
+        """Every case of the run in suite order."""
+        data = self._cases(ref)
+        return index.all_cases(data) if data is not None else []
 
     def case_ids(self, ref: RunRef) -> list[str]:
         """The run's case ids in suite order."""
-        head = self.head(ref)
-        raw = self._cases_raw(ref, head.stamp) if head else None
-        return list(raw.get("cases", {})) if raw else []
+        data = self._cases(ref)
+        return index.case_ids(data) if data is not None else []
 
-    def _cases_raw(self, ref: RunRef, stamp: str) -> dict | None:
-        text = self._memory_cases.get(ref.key)
-        if text is None and ref.folder:
+    def _cases(self, ref: RunRef) -> bytes | None:
+        """The run's view-cases.jsonl (built again when absent, damaged or stale)."""
+        head = self.head(ref)
+        if head is None:
+            return None
+        data = self._memory_cases.get(ref.key)
+        if data is None and ref.folder:
             try:
-                text = safe.read_text(ref.root, index.CASES_FILE)
+                data = safe.read_bytes(ref.root, index.CASES_FILE)
             except safe.Refused:
-                text = None
-        raw = index.parse_cases_text(text, stamp) if text is not None else None
-        if raw is None:  # damaged or stale on disk: build it again from the summary
-            self._heads.pop(ref.key, None)
+                data = None
+        if data is None or not index.cases_valid(data, head.stamp):
             with self._lock:
-                self._build(ref, stamp)
-            text = self._memory_cases.get(ref.key) or safe.read_text(ref.root, index.CASES_FILE)
-            raw = index.parse_cases_text(text, stamp)
-        return raw
+                self._build(ref, head.stamp)
+            data = self._memory_cases.get(ref.key) or safe.read_bytes(ref.root, index.CASES_FILE)
+        return data
 
     def transcript(self, ref: RunRef, rel: str) -> Transcript | None:
         """A stored transcript below the run folder, None when absent or unreadable."""

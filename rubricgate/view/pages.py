@@ -63,8 +63,7 @@ def run_page(cat: Catalog, ref: RunRef) -> dict:
     """The run's head, the report's explanation (next step, reviewer change) and every case."""
     head = head_of(cat, ref)
     summary = cat.summary(ref)
-    cases = [cat.case(ref, cid) for cid in cat.case_ids(ref)]
-    listed = sorted((c for c in cases if c is not None), key=lambda c: not any(cell_failed(t) for t in c.trials))
+    listed = sorted(cat.cases(ref), key=lambda c: not any(cell_failed(t) for t in c.trials))
     failing = [(c, explain.first_failure(c)) for c in explain.failing_cases(summary)]
     return {"head": head, "ref": ref, "summary": summary, "next_step": explain.next_step(summary),
             "reviewer_lines": explain.reviewer_lines(summary), "failing": failing, "cases": listed,
@@ -92,20 +91,23 @@ class CaseHistory:
 
 def case_page(cat: Catalog, case_slug: str) -> CaseHistory:
     """A case across every run: the strip, when it first failed, its flakiness over time."""
-    case_id, rows = None, []
-    for head in reversed(cat.heads()):  # oldest first
-        ref = cat.ref(head.run_id)
-        cell = _find_case(cat, ref, case_slug) if ref else None
-        if cell is not None:
-            case_id = cell.id
-        rows.append(CaseRun(head, cell))
+    heads = cat.heads()
+    case_id = next((cid for h in heads for cid in _case_id(cat, cat.ref(h.run_id), case_slug)), None)
     if case_id is None:
         raise NotFound(f"no case {case_slug}")
-    return _case_history(case_id, [r for r in rows if r.cell is not None])
+    rows = []
+    for head in reversed(heads):  # oldest first
+        ref = cat.ref(head.run_id)
+        cell = cat.case(ref, case_id) if ref else None
+        if cell is not None:
+            rows.append(CaseRun(head, cell))
+    return _case_history(case_id, rows)
 
 
-def _find_case(cat: Catalog, ref: RunRef, case_slug: str) -> CaseCell | None:
-    return cat.find_case(ref, lambda case_id: urls.slug(case_id) == case_slug)
+def _case_id(cat: Catalog, ref: RunRef | None, case_slug: str) -> list[str]:
+    """The id whose slug this is, as a list of one (or none): looked up in one run's ids."""
+    ids = cat.case_ids(ref) if ref is not None else []
+    return [c for c in ids if urls.slug(c) == case_slug][:1]
 
 
 def _case_history(case_id: str, rows: list[CaseRun]) -> CaseHistory:
@@ -167,7 +169,7 @@ def trend_page(cat: Catalog) -> dict:
 def transcript_page(cat: Catalog, ref: RunRef, case_slug: str, trial: int) -> dict:
     """One trial: its grades from the index, its transcript's tool timeline and final message."""
     head = head_of(cat, ref)
-    cell = _find_case(cat, ref, case_slug)
+    cell = next((cat.case(ref, cid) for cid in _case_id(cat, ref, case_slug)), None)
     found = next((t for t in cell.trials if t.n == trial), None) if cell else None
     if cell is None or found is None:
         raise NotFound(f"no trial {trial} of case {case_slug} in run {ref.key}")
