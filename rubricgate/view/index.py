@@ -9,13 +9,14 @@ viewer cannot write (a read-only checkout) keeps its index in memory instead.
 from __future__ import annotations
 
 import json
+import os
+import secrets
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from rubricgate.models.results import CaseSummary, Summary, TrialResult
 from rubricgate.models.view_index import INDEX_FORMAT, CaseCell, RateCell, RunCases, RunHead, TrialCell
-from rubricgate.records.writing import write_text_atomic
 from rubricgate.view import safe
 
 HEAD_FILE = "view-index.json"
@@ -96,11 +97,25 @@ def store(folder: Path, head: RunHead, cases: bytes) -> bool:
     """Write the index into the run folder (cases first, so a head on disk always has its cases).
     False when the folder is not writable: the caller keeps the index in memory."""
     try:
-        write_text_atomic(folder / CASES_FILE, cases.decode("utf-8"))
-        write_text_atomic(folder / HEAD_FILE, head.model_dump_json() + "\n")
+        _write_new(folder, CASES_FILE, cases)
+        _write_new(folder, HEAD_FILE, (head.model_dump_json() + "\n").encode("utf-8"))
     except OSError:
         return False
     return True
+
+
+def _write_new(folder: Path, name: str, data: bytes) -> None:
+    """Write through a temp file created new (O_EXCL: never through a planted link) and rename
+    it over `name` (a link there is replaced, not followed)."""
+    tmp = f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(folder / tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(folder / tmp, folder / name)
+    except OSError:
+        (folder / tmp).unlink(missing_ok=True)
+        raise
 
 
 def cases_valid(data: bytes, stamp: str) -> bool:
