@@ -12,12 +12,15 @@ import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rubricgate.errors import GateInputError
-from rubricgate.models.results import Summary
-from rubricgate.models.transcript import Transcript
 from rubricgate.models.view_index import CaseCell, RunHead
 from rubricgate.view import index, safe
+
+if TYPE_CHECKING:  # the runs and case pages read only the index: these models load when needed
+    from rubricgate.models.results import Summary
+    from rubricgate.models.transcript import Transcript
 
 SUMMARY = "summary.json"
 EVENTS = "events.jsonl"
@@ -149,6 +152,8 @@ class Catalog:
 
     def summary(self, ref: RunRef) -> Summary:
         """The full summary (the run and comparison pages); GateInputError naming the file when bad."""
+        from rubricgate.models.results import Summary
+
         display = str(ref.root / ref.summary)
         try:
             return Summary.model_validate_json(safe.read_bytes(ref.root, ref.summary))
@@ -194,6 +199,8 @@ class Catalog:
         """A stored transcript below the run folder, None when absent or unreadable."""
         if not ref.folder or not rel.startswith("transcripts/"):
             return None
+        from rubricgate.models.transcript import Transcript
+
         try:
             return Transcript.model_validate_json(safe.read_bytes(ref.root, rel))
         except (safe.Refused, ValueError):

@@ -12,12 +12,15 @@ import json
 import os
 import secrets
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from rubricgate.models.results import CaseSummary, Summary, TrialResult
 from rubricgate.models.view_index import INDEX_FORMAT, CaseCell, RateCell, RunCases, RunHead, TrialCell
 from rubricgate.view import safe
+
+if TYPE_CHECKING:  # built from a summary once; read without these models after that
+    from rubricgate.models.results import CaseSummary, Summary, TrialResult
 
 HEAD_FILE = "view-index.json"
 CASES_FILE = "view-cases.jsonl"

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 
 from rubricgate.errors import GateInputError
 from rubricgate.models.view_index import CaseCell, RunHead
-from rubricgate.reports import explain
 from rubricgate.view import urls
 from rubricgate.view.catalog import Catalog, RunRef
 from rubricgate.view.index import cell_failed
@@ -61,6 +60,8 @@ def head_of(cat: Catalog, ref: RunRef) -> RunHead:
 
 def run_page(cat: Catalog, ref: RunRef) -> dict:
     """The run's head, the report's explanation (next step, reviewer change) and every case."""
+    from rubricgate.reports import explain
+
     head = head_of(cat, ref)
     summary = cat.summary(ref)
     listed = sorted(cat.cases(ref), key=lambda c: not any(cell_failed(t) for t in c.trials))

@@ -16,9 +16,18 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from rubricgate.reports import explain
-from rubricgate.reports.comment import pct
 from rubricgate.view import urls
+
+
+def pct(value: float | None) -> str:
+    """A rate as the reports write it: 87.5%, or n/a."""
+    return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
+def _location(finding, mapping) -> str:
+    from rubricgate.reports.explain import finding_location  # the run page only
+
+    return finding_location(finding, mapping)
 
 
 def _asset(name: str) -> str:
@@ -32,7 +41,7 @@ def environment():
 
     env = jinja2.Environment(loader=jinja2.PackageLoader("rubricgate.view", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.globals.update(u=urls, pct=pct, slug=urls.slug, location=explain.finding_location,
+    env.globals.update(u=urls, pct=pct, slug=urls.slug, location=_location,
                        as_json=lambda v: json.dumps(v, ensure_ascii=False, indent=1, default=str))
     return env
 
