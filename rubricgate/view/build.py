@@ -37,46 +37,47 @@ def build_site(site: Site, out: Path) -> Built:
     _check_out(out)
     site.static = True
     heads = site.catalog.heads()
-    site.transcripts, case_ids = _trials_to_write(site, heads)
+    scan = _scan(site, heads)
+    site.transcripts, site.histories = scan.keep, scan.histories
     previous = pages._previous_of(heads)
     site.compares = {(base, head) for head, base in previous.items()}
     paths = [urls.runs(), urls.trend()] + [urls.run(h.run_id) for h in heads]
     paths += [urls.report(h.run_id) for h in heads]
     paths += [urls.compare(base, head) for base, head in sorted(site.compares)]
-    paths += [urls.case(c) for c in sorted(case_ids)]
-    paths += [urls.transcript(run_id, cid, n) for run_id, cid, n in _transcript_pages(site, heads)]
+    paths += [urls.case(c) for c in sorted(scan.case_ids)]
+    paths += [urls.transcript(run_id, cid, n) for run_id, cid, n in scan.transcript_pages]
     for path in paths:
         _write(out, path, site.page(path).body)
     (out / MARKER).write_text("written by rubricgate view --build: rebuilt in place\n", encoding="utf-8")
-    return Built(out, len(paths), len(heads), len(case_ids))
+    return Built(out, len(paths), len(heads), len(scan.case_ids))
 
 
-def _trials_to_write(site: Site, heads) -> tuple[set[tuple[str, str]], set[str]]:
-    keep, case_ids = set(), set()
-    for h in heads:
+@dataclass
+class _Scan:
+    keep: set[tuple[str, str]]  # (run id, transcript) whose page is written
+    transcript_pages: list[tuple[str, str, int]]  # (run id, case id, trial)
+    histories: dict[str, pages.CaseHistory]  # case slug -> its page's data
+    case_ids: list[str]
+
+
+def _scan(site: Site, heads) -> _Scan:
+    """One pass over every run's cases, oldest run first: the case pages' rows and the transcript
+    pages to write (a case page per case would otherwise read every run again)."""
+    keep: set[tuple[str, str]] = set()
+    written: list[tuple[str, str, int]] = []
+    rows: dict[str, list[pages.CaseRun]] = {}
+    for h in reversed(heads):
         ref = site.catalog.ref(h.run_id)
         if ref is None:
             continue
-        for cid in site.catalog.case_ids(ref):
-            case_ids.add(cid)
-            cell = site.catalog.case(ref, cid) if ref.folder else None
-            for t in cell.trials if cell else []:
-                if t.transcript and (h.trials <= ALL_TRIALS or cell_failed(t)) and ref.has(t.transcript):
+        for cell in site.catalog.cases(ref):
+            rows.setdefault(cell.id, []).append(pages.CaseRun(h, cell))
+            for t in cell.trials:
+                if ref.folder and t.transcript and (h.trials <= ALL_TRIALS or cell_failed(t)) and ref.has(t.transcript):
                     keep.add((h.run_id, t.transcript))
-    return keep, case_ids
-
-
-def _transcript_pages(site: Site, heads) -> list[tuple[str, str, int]]:
-    keep = site.transcripts or set()
-    out = []
-    for h in heads:
-        ref = site.catalog.ref(h.run_id)
-        if ref is None or not ref.folder:
-            continue
-        for cid in site.catalog.case_ids(ref):
-            cell = site.catalog.case(ref, cid)
-            out += [(h.run_id, cid, t.n) for t in (cell.trials if cell else []) if (h.run_id, t.transcript) in keep]
-    return out
+                    written.append((h.run_id, cell.id, t.n))
+    histories = {urls.slug(cid): pages.case_history(cid, r) for cid, r in rows.items()}
+    return _Scan(keep, written, histories, list(rows))
 
 
 def _check_out(out: Path) -> None:

@@ -102,7 +102,7 @@ def case_page(cat: Catalog, case_slug: str) -> CaseHistory:
         cell = cat.case(ref, case_id) if ref else None
         if cell is not None:
             rows.append(CaseRun(head, cell))
-    return _case_history(case_id, rows)
+    return case_history(case_id, rows)
 
 
 def _case_id(cat: Catalog, ref: RunRef | None, case_slug: str) -> list[str]:
@@ -111,7 +111,8 @@ def _case_id(cat: Catalog, ref: RunRef | None, case_slug: str) -> list[str]:
     return [c for c in ids if urls.slug(c) == case_slug][:1]
 
 
-def _case_history(case_id: str, rows: list[CaseRun]) -> CaseHistory:
+def case_history(case_id: str, rows: list[CaseRun]) -> CaseHistory:
+    """The case page's data from its runs (oldest first)."""
     for r in rows:
         trials = r.cell.trials if r.cell else []
         r.failed = any(cell_failed(t) for t in trials)

@@ -29,6 +29,7 @@ class Site:
         self.static = static
         self.transcripts: set[tuple[str, str]] | None = None  # static: (run id, transcript) pages written
         self.compares: set[tuple[str, str]] | None = None  # static: (base, head) pages written
+        self.histories: dict[str, pages.CaseHistory] | None = None  # static: every case page's data, read in one pass
 
     def page(self, path: str) -> Page:
         """The page at `path` (relative, no leading slash); 404 for anything else."""
@@ -81,7 +82,8 @@ class Site:
         return Page(200, HTML, render_html(self.catalog.summary(ref), None).encode("utf-8"))
 
     def _case(self, path: str, case: str) -> Page:
-        history = pages.case_page(self.catalog, case)
+        found = self.histories.get(case) if self.histories is not None else None
+        history = found or pages.case_page(self.catalog, case)
         return self._html("case.html", path, h=history, window=pages.FLAKY_WINDOW,
                           flaky_chart=charts.flaky_chart(history))
 

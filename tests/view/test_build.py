@@ -58,3 +58,12 @@ def test_refuses_a_folder_that_holds_other_files(tmp_path, built):
         build.build_site(site_for([tmp_path / "reports"]), tmp_path / "mine")
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
     build.build_site(site_for([tmp_path / "reports"]), built)  # an earlier build is rebuilt in place
+
+
+def test_case_pages_from_the_one_pass_scan_match_the_servers(built, tmp_path):
+    served = site_for([tmp_path / "reports"]).page(urls.case(vf.HOSTILE_ID)).body.decode()
+    written = (built / urls.case(vf.HOSTILE_ID)).read_text()
+    rows = r'class="case-run" data-run="([^"]+)" data-failed="(\d)"'
+    assert re.findall(rows, written) == re.findall(rows, served) and len(re.findall(rows, served)) == 2
+    assert re.search(r'id="first-failure">first failed in <a href="\.\./run/[^"]+">' + OLD, written)
+    assert written.count('class="cell fail"') == served.count('class="cell fail"') == 4
