@@ -154,8 +154,10 @@ def make_suite(dest: Path, cases: int, files: int, size: int, stub: Path) -> Pat
     for i in range(cases):
         (tasks / f"t{i:05}.yaml").write_text(f"id: t{i:05}\nreview: [tree/f0000.md]\nexpect:\n  tier: PASS\n")
     _write_config(dest, stub)
-    (dest / "baseline.json").write_text(json.dumps({"format_version": 1, "trials": 1, "history": [],
-                                                    "rates": {"verdict": 1.0, "tool_use": 1.0, "trajectory": 1.0}}))
+    one = {d: {"passes": 1, "trials": 1} for d in ("verdict", "tool_use", "trajectory")}
+    (dest / "baseline.json").write_text(json.dumps({"format_version": 2, "trials": 1, "history": [],
+                                                    "rates": {"verdict": 1.0, "tool_use": 1.0, "trajectory": 1.0},
+                                                    "cases": {f"t{i:05}": one for i in range(cases)}}))
     (dest / ".gitignore").write_text("reports/\n")
     subprocess.run(["git", "init", "-q", "-b", "main", str(dest)], check=True)
     subprocess.run(["git", "-C", str(dest), "add", "-A"], check=True)

@@ -49,8 +49,11 @@ def make_repo(dest: Path, cases: int) -> Path:
         (tasks / f"t{i:05}.yaml").write_text(
             f"id: t{i:05}\nwhy: synthetic case {i}\nreview: [skill.md]\nexpect:\n  tier: PASS\n"
             f"tags: [group-{i % 20}, synthetic]\ntrials: {TRIALS}\n")
-    (dest / "baseline.json").write_text(json.dumps({"format_version": 1, "trials": TRIALS, "history": [],
-                                                    "rates": {"verdict": 0.9, "tool_use": 1.0, "trajectory": 1.0}}))
+    counts = {"verdict": {"passes": TRIALS - 1, "trials": TRIALS}, "tool_use": {"passes": TRIALS, "trials": TRIALS},
+              "trajectory": {"passes": TRIALS, "trials": TRIALS}}
+    (dest / "baseline.json").write_text(json.dumps({"format_version": 2, "trials": TRIALS, "history": [],
+                                                    "rates": {"verdict": 0.9, "tool_use": 1.0, "trajectory": 1.0},
+                                                    "cases": {f"t{i:05}": counts for i in range(cases)}}))
     return dest
 
 

@@ -30,7 +30,10 @@ def make_repo(dest: Path, fixtures: list[str] | None = None, tasks: list[str] | 
     for name in tasks or []:
         shutil.copy(ROOT / "evals" / "tasks" / f"{name}.yaml", dest / "evals" / "tasks")
     rates = baseline or {"verdict": 1.0, "tool_use": 1.0, "trajectory": 1.0}
-    (dest / "baseline.json").write_text(json.dumps({"format_version": 1, "rates": rates, "trials": 1, "history": []}))
+    ids = [f"fixture-{Path(rel).name}" for rel in fixtures if fixtures is not None] if fixtures is not None else [
+        "fixture-weekly-revenue-summary", "fixture-data-loader"]
+    ids += [yaml.safe_load((dest / "evals" / "tasks" / f"{name}.yaml").read_text())["id"] for name in tasks or []]
+    write_baseline_cases(dest, ids, rates)
     (dest / ".gitignore").write_text("reports/\n")
     if commit:
         subprocess.run(["git", "init", "-q", "-b", "main", str(dest)], check=True)
@@ -52,9 +55,26 @@ def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "repo")
 
 
+def write_baseline_cases(repo: Path, ids: list[str], rates: dict[str, float] | None = None) -> None:
+    """A format 2 baseline.json holding every case id at the given rate (as n/4; 1.0 as 1/1),
+    kept in step with the suite by write_task: a test's baseline knows every case it runs."""
+    rates = rates or {"verdict": 1.0, "tool_use": 1.0, "trajectory": 1.0}
+    counts = {d: {"passes": 1, "trials": 1} if r == 1.0 else {"passes": round(r * 4), "trials": 4}
+              for d, r in rates.items()}
+    (repo / "baseline.json").write_text(json.dumps({"format_version": 2, "rates": rates, "trials": 1, "history": [],
+                                                    "cases": {i: counts for i in ids}}))
+
+
 def write_task(repo: Path, data: dict, name: str | None = None) -> Path:
     path = repo / "evals" / "tasks" / f"{name or data.get('id', 'task')}.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
+    baseline = repo / "baseline.json"
+    if data.get("id") and baseline.is_file():
+        stored = json.loads(baseline.read_text())
+        if stored.get("format_version") == 2 and data["id"] not in stored["cases"]:
+            stored["cases"][data["id"]] = next(iter(stored["cases"].values()), None) or {
+                d: {"passes": 1, "trials": 1} for d in ("verdict", "tool_use", "trajectory")}
+            baseline.write_text(json.dumps(stored))
     return path
 
 

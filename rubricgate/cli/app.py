@@ -32,6 +32,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "mutate": ("rubricgate.cli.mutate_cmd",
                "Mutate the rubric and prompt (delete a rule, move a severity or the threshold, drop a paragraph);"
                " report the mutation score and every surviving mutant with a fixture skeleton."),
+    "plan": ("rubricgate.cli.plan_cmd",
+             "Smallest drop the statistical gate detects per dimension at this size, and what would reach a target."),
     "publish": ("rubricgate.cli.reports_cmd",
                 "Upsert the PR comment (edited in place on later runs) and sync the regression label."),
     "record": ("rubricgate.cli.adopt_cmd",

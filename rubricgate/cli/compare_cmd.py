@@ -119,7 +119,8 @@ def render_comparison(comparison: Comparison) -> str:
         if flip.kind == "unchanged" and not flip.reasons:
             continue
         mark = "" if flip.p_value is None else (
-            f"  credible (p={flip.p_value:.3g})" if flip.credible else f"  within noise (p={flip.p_value:.3g})")
+            f"  credible (p={flip.p_value:.3g})" if flip.credible
+        else f"  not established at this size (p={flip.p_value:.3g}; more trials would tell)")
         lines.append(f"  {flip.kind.upper():<10} {flip.case_id}  {flip.base} -> {flip.head}{mark}")
         lines += [f"      {reason}" for reason in flip.reasons[:3]]
     lines.append("per-case counts (stratified exact test, one-sided, Holm across dimensions; "
@@ -134,7 +135,8 @@ def render_comparison(comparison: Comparison) -> str:
                else "one side after the other (cached answers are keyed by trial index)")
         lines.append(f"order: {how}, seed {o.get('seed')}")
     d = comparison.decision
-    verdict = {"pass": "PASS (exit 0)", "regression": "REGRESSION (exit 1)", "error": "CANNOT JUDGE (exit 2)"}[d.status]
+    verdict = {"pass": "PASS (exit 0)", "regression": "REGRESSION (exit 1)", "error": "CANNOT JUDGE (exit 2)",
+               "inconclusive": f"INCONCLUSIVE (exit {d.exit_code})"}[d.status]
     lines.append(f"decision ({d.method}): {verdict}" + (f" - {'; '.join(d.reasons)}" if d.reasons else ""))
     lines += [f"warning: {w}" for w in d.warnings]
     return "\n".join(lines)

@@ -109,6 +109,11 @@ def validate(repo, config_path, list_cases) -> None:
     try:
         loaded = load_all(_repo(repo), config_path)
         check_agents(loaded.cases, loaded.config)
+        if loaded.config.gate.method == "statistical":  # the plan's arithmetic only when it gates on it
+            from rubricgate.gating.planning import check_margin, suite_plan
+
+            gate = loaded.config.gate
+            check_margin(suite_plan(loaded.baseline, [c.id for c in loaded.cases], gate, loaded.config.trials), gate)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     tasks = sum(1 for c in loaded.cases if c.source == "task")

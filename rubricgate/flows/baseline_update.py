@@ -69,7 +69,7 @@ def update_baseline(request: BaselineRequest) -> BaselineUpdated:
     check_reason(request)
     loaded = load_all(request.repo, request.config_path, require_baseline=False)
     path = request.repo / loaded.config.baseline
-    old = load_baseline(path, loaded.config.baseline) if path.exists() else None
+    old = load_baseline(path, loaded.config.baseline, allow_format_1=True) if path.exists() else None
     if request.from_run is not None:
         summary, source = read_summary(request.from_run), str(request.from_run)
     else:

@@ -24,7 +24,7 @@ from typing import Literal
 
 from rubricgate import exitcodes
 from rubricgate.gating.exact import Stratum, dip_probability, holm, lower_p, null_distribution, upper_p
-from rubricgate.gating.gate import EPS, judge_dimensions
+from rubricgate.gating.gate import EPS, final_decision, judge_dimensions
 from rubricgate.gating.stats import counted, trial_passed
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.config import GateConfig
@@ -114,8 +114,9 @@ def dimension_tests(base: Counts, head: Counts, gate: GateConfig) -> list[Dimens
 
 
 def decide_comparison(tests: list[DimensionTest], gate: GateConfig) -> Decision:
-    """Exit 1 when a dimension regressed by the configured method; strict states its false-alarm rate."""
-    reasons, warnings = [], []
+    """Exit 1 on a regression, 2 when undecided (0 under gate.inconclusive: pass), else 0;
+    strict states its false-alarm rate."""
+    reasons, warnings, undecided = [], [], []
     for t in tests:
         line = (f"{t.dimension}: {t.base_passes}/{t.base_trials} -> {t.head_passes}/{t.head_trials} on {t.cases} "
                 f"shared case(s), stratified exact p {t.p_value:.3g}"
@@ -123,11 +124,10 @@ def decide_comparison(tests: list[DimensionTest], gate: GateConfig) -> Decision:
         if t.status == "regression":
             reasons.append(line)
         elif t.status == "inconclusive":
-            warnings.append(f"{line}: {t.label}")
+            undecided.append(f"{line}: {t.label}")
     if gate.method == "strict":
         warnings += _strict_rate(tests, 1 - gate.confidence)
-    status, code = ("regression", exitcodes.REGRESSION) if reasons else ("pass", exitcodes.OK)
-    return Decision(status=status, exit_code=code, method=gate.method, reasons=reasons, warnings=warnings)
+    return final_decision(gate, reasons, warnings, undecided)
 
 
 def _strict_rate(tests: list[DimensionTest], alpha: float) -> list[str]:

@@ -7,22 +7,15 @@ the two runs do not hold the same cases at the same trials. The answer is to str
 within a case, given how many of its current + reference trials passed in total, the number that
 passed in the current run is hypergeometric under "nothing changed", independently across cases.
 
-Any statistic that is a sum of per-case scores g_i(X_i) then has an exact null distribution: the
-convolution of each case's score distribution. Nothing is approximated and no parameter is
-estimated, so the test is valid at 1 trial per case as at 100. Which score is a question of power
-(bench/gate_soundness.py measures it on issue 10's suite):
+The statistic is the plain sum of current passes over the cases (the exact conditional
+Cochran-Mantel-Haenszel test): its null distribution is the convolution of the per-case
+hypergeometric distributions, computed exactly on the integers, so nothing is rounded, estimated
+or approximated and the test is valid at 1 trial per case as at 100. With one case it is Fisher's
+exact test. The p-value is the plain exact one, P(S <= observed): it never exceeds its level.
 
-- the plain sum of current passes (exact Cochran-Mantel-Haenszel) misses regressions where a few
-  reliable cases break outright (57% caught for a 10-point drop made by 3 cases breaking) and
-  regressions spread over the suite (76% for 10 points at 5 trials);
-- so each case scores -log of its own one-sided mid-distribution function at the observed count
-  (Fisher's combination: one case that broke outright is strong evidence on its own), weighted by
-  the inverse of the case's null variance (capped): a new failure in a case that never fails
-  tells more than one in a coin-flip case. Both depend only on the margins the test conditions
-  on, so the test stays exact; scores are rounded to a 1/SCORE_STEPS grid to convolve them.
-
-The p-value is the plain exact one, P(S >= observed): the score takes so many distinct values
-that the discreteness a mid-p would correct for is small, and the plain p never exceeds its level.
+A sum of passes weighs every trial alike, so one reliable case that breaks outright moves it
+little on a large suite: that shape is caught by the per-case family (rubricgate/gating/collapse.py),
+not by weighting the sum (a weighted score has no integer support and would have to be rounded).
 """
 
 from __future__ import annotations
@@ -100,24 +93,19 @@ def null_distribution(strata: Iterable[Stratum]) -> NullDistribution:
     return NullDistribution(pmf, offset, observed, n1_sum, n0_sum, t_sum)
 
 
-SCORE_STEPS = 4  # grid of the per-case scores: 1/4 of a unit of -log
-MAX_LOG = 30.0  # per-case evidence caps at e^-30: one impossible-looking case cannot swamp the rest
-MAX_WEIGHT = 16.0  # 1 / variance, capped for cases with very unequal trials on the two sides
-
-
 def lower_p(strata: Iterable[Stratum]) -> float:
     """One-sided exact p that the current passes are below the reference's, stratified by case."""
-    return _scored_p(strata, lower=True)
+    return _tail_p(strata, lower=True)
 
 
 def upper_p(strata: Iterable[Stratum]) -> float:
     """One-sided exact p that the current passes are above the reference's (a credible fix)."""
-    return _scored_p(strata, lower=False)
+    return _tail_p(strata, lower=False)
 
 
-def _scored_p(strata: Iterable[Stratum], lower: bool) -> float:
-    """P(S >= observed) for S = the sum of per-case scores, under "nothing changed"."""
-    dists, observed = [], 0
+def _tail_p(strata: Iterable[Stratum], lower: bool) -> float:
+    """P(S <= observed) (lower) or P(S >= observed) for S = the sum of current passes."""
+    dists, observed, offset = [], 0, 0
     for x1, n1, x0, n0 in strata:
         _check(x1, n1)
         _check(x0, n0)
@@ -127,26 +115,12 @@ def _scored_p(strata: Iterable[Stratum], lower: bool) -> float:
             # settled then never imports (~0.15 s of the interpreter).
             continue
         low, pmf = _hypergeom(n1, n0, x1 + x0)
-        scores = case_scores(pmf, lower)
-        observed += int(scores[x1 - low])
-        dists.append(np.bincount(scores, weights=pmf))
+        observed, offset = observed + x1, offset + low
+        dists.append(pmf)
     if not dists:
-        return 1.0  # nothing could have moved: S is 0 with certainty
-    pmf = _convolve_all(dists)
-    return min(1.0, float(pmf[observed:].sum()))
-
-
-def case_scores(pmf: np.ndarray, lower: bool) -> np.ndarray:
-    """Integer score of each possible count of one case: weight x -log(mid-distribution function
-    in the tested direction), on the SCORE_STEPS grid, lowest score 0."""
-    mid = np.cumsum(pmf) - pmf / 2 if lower else np.cumsum(pmf[::-1])[::-1] - pmf / 2
-    values = np.arange(len(pmf))
-    mean = float((values * pmf).sum())
-    variance = float(((values - mean) ** 2 * pmf).sum())
-    weight = min(1.0 / variance, MAX_WEIGHT) if variance > 0 else MAX_WEIGHT
-    evidence = np.minimum(-np.log(np.maximum(mid, math.exp(-MAX_LOG))), MAX_LOG)
-    scores = np.rint(evidence * weight * SCORE_STEPS).astype(np.int64)
-    return scores - scores.min()
+        return 1.0  # nothing could have moved: S is fixed
+    pmf, j = _convolve_all(dists), observed - offset
+    return min(1.0, float(pmf[:j + 1].sum() if lower else pmf[j:].sum()))
 
 
 _DIRECT_LIMIT = 4_000_000  # above this many products an FFT is faster than direct summation

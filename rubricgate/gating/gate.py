@@ -8,25 +8,31 @@ a removed fixture) are listed. So an `--only` run is judged against its own case
   strict       a dimension whose rate on the shared cases is below the baseline's (with a float
                tolerance) fails: the seeds' rule, right for a deterministic reviewer.
   statistical  per dimension a one-sided stratified exact test (rubricgate/gating/exact.py), Holm
-               across the dimensions, so an unchanged reviewer fails a run with probability at
-               most 1 - gate.confidence over all three dimensions together.
+               across the dimensions, and a per-case exact test, Holm across cases and
+               dimensions (rubricgate/gating/collapse.py); alpha = 1 - gate.confidence is shared
+               between the two (rubricgate/gating/outcome.py), so an unchanged reviewer exits 1
+               with probability at most alpha.
 
-Labels say what is known: REGRESSION only when the gate counts it; "no change" (or
-"improvement") only when the upper confidence bound on the drop is below gate.margin; otherwise
-"inconclusive: the drop could be up to X points; run K more trials per case".
+Statistical outcomes (rubricgate/gating/outcome.py): PASS only when the upper confidence bound on
+the drop is at most gate.margin; REGRESSION when a drop is established and exceeds the margin;
+otherwise INCONCLUSIVE, which exits 2 ("could not judge at this size") unless
+`gate.inconclusive: pass` is set, when it exits 0 and the headline says so.
 """
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass, field
 
 from rubricgate import exitcodes
-from rubricgate.gating.exact import Stratum, holm, lower_p
-from rubricgate.gating.stats import DropBound, drop_bound, more_trials
+from rubricgate.gating.collapse import case_family
+from rubricgate.gating.exact import Stratum, holm, lower_p, upper_p
+from rubricgate.gating.outcome import ALPHA_SHARES, Evidence, classify, label
+from rubricgate.gating.stats import DropBound, drop_bound
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.baseline import Baseline, MeasuredWith
 from rubricgate.models.config import GateConfig
 from rubricgate.models.results import Decision, GateDetail, RateRow
+from rubricgate.suite.baseline_file import REMEASURE
 
 # Rates are ratios of small integers (and format 1 stored them rounded to 6 digits): compare
 # with a tolerance so 60/90 against a stored 0.666667 is not a dip.
@@ -37,42 +43,69 @@ INTERVAL_NOTE = ("suite intervals treat cases as clusters (design-effect-adjuste
 
 
 def decide(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
-           per_case: Counts, run_with: MeasuredWith | None = None) -> tuple[Decision, GateDetail]:
-    """Exit 0 when every rate holds, 1 on a regression, 2 when nothing can be compared.
+           per_case: Counts, run_with: MeasuredWith | None = None, look: Look | None = None) -> tuple[Decision, GateDetail]:
+    """Exit 0 when every rate holds, 1 on a regression, 2 when it cannot be judged or decided.
 
     Fills each row's baseline, delta, status, p_value, drop_upper and label. `run_with` (the
     run's agent, CLI version and model) is checked against what the baseline was measured with.
+    `look` carries the spending fraction and confirmation counts of an adaptive run.
     """
+    look = look or Look()
     detail = GateDetail(new_cases_rule=gate.new_cases_rule(), interval=INTERVAL_NOTE)
     detail.notes += stale_baseline(baseline.measured_with, run_with)
     if all(rates[d].trials == 0 for d in DIMENSIONS):
         return cannot_judge(["no trial was graded"], gate.method), detail
+    if baseline.format_version == 1 or not baseline.cases:
+        return cannot_judge([f"baseline.json is format 1 (suite rates only): re-measure it with `{REMEASURE}`"],
+                            gate.method), detail
     strata = shared_strata(per_case, baseline, rates, detail)
     if not detail.shared_cases:
         return cannot_judge(["no case of this run is in baseline.json (were cases renamed?)"], gate.method), detail
-    reasons, warnings = judge_dimensions(rates, strata, gate, detail.shared_cases)
+    reasons, warnings, undecided = judge_dimensions(rates, strata, gate, detail.shared_cases, look.spend)
+    case_reasons, flaky = judge_cases(per_case, baseline, gate, look)
     new_reasons, new_warnings = judge_new_cases(per_case, detail, gate)
-    reasons, warnings = reasons + new_reasons, warnings + new_warnings + _notes(detail)
-    status, code = ("regression", exitcodes.REGRESSION) if reasons else ("pass", exitcodes.OK)
-    return Decision(status=status, exit_code=code, method=gate.method, reasons=reasons, warnings=warnings), detail
+    detail.case_regressions = case_reasons
+    detail.flaky = flaky
+    reasons = reasons + case_reasons + new_reasons
+    warnings = warnings + new_warnings + _flaky_lines(flaky) + _notes(detail)
+    return final_decision(gate, reasons, warnings, undecided), detail
+
+
+@dataclass(frozen=True)
+class Look:
+    """Where an adaptive run stands: this look's spending fraction (1 for a run that looks once)
+    and, for re-tried cases, the counts of their confirmation trials alone."""
+
+    spend: float = 1.0
+    confirmed: Counts = field(default_factory=dict)
+
+
+def final_decision(gate: GateConfig, reasons: list[str], warnings: list[str], undecided: list[str]) -> Decision:
+    """Regression (1) beats undecided (2, or 0 under gate.inconclusive: pass) beats pass (0)."""
+    if reasons:
+        return Decision(status="regression", exit_code=exitcodes.REGRESSION, method=gate.method,
+                        reasons=reasons, warnings=warnings + undecided)
+    if undecided:
+        code = exitcodes.OK if gate.inconclusive == "pass" else exitcodes.CANNOT_JUDGE
+        note = ["gate.inconclusive: pass lets this undecided run exit 0"] if code == exitcodes.OK else []
+        return Decision(status="inconclusive", exit_code=code, method=gate.method, reasons=undecided,
+                        warnings=note + warnings)
+    return Decision(status="pass", exit_code=exitcodes.OK, method=gate.method, warnings=warnings)
+
+
+def judge_cases(per_case: Counts, baseline: Baseline, gate: GateConfig, look: Look) -> tuple[list[str], list[str]]:
+    """The per-case family (statistical only): collapses are reasons, flaky stable cases notes."""
+    if gate.method != "statistical":
+        return [], []
+    base = {c: {d: (v.passes, v.trials) for d, v in dims.items()} for c, dims in baseline.cases.items()}
+    level = (1 - gate.confidence) * ALPHA_SHARES["cases"]
+    findings = case_family(per_case, base, level, gate.margin, look.spend, look.confirmed)
+    return [f.line() for f in findings if f.regression], [f.line() for f in findings if not f.regression]
 
 
 def shared_strata(per_case: Counts, baseline: Baseline, rates: dict[str, RateRow],
                   detail: GateDetail) -> dict[str, list[Stratum]]:
-    """Per dimension, (current passes, trials, baseline passes, trials) of every shared case.
-
-    A format 1 baseline has no per-case counts: the run is then one pooled stratum against
-    the suite rate at baseline.trials per case (the old behaviour), with a note to migrate.
-    """
-    if baseline.format_version == 1 or not baseline.cases:
-        detail.shared_cases = len(per_case)
-        detail.notes.append("baseline.json is format 1 (suite rates only): judged on pooled rates; "
-                            "run `rubricgate baseline update` to record per-case counts")
-        n0 = baseline.trials * max(len(per_case), 1)
-        # ceil (less the tolerance): the reference count is never below the stored rate, so strict
-        # still fails 33/37 against a stored 0.9 and passes 60/90 against a stored 0.666667.
-        return {d: [(rates[d].passes, rates[d].trials, min(n0, math.ceil((baseline.rates[d] - EPS) * n0)), n0)]
-                for d in DIMENSIONS}
+    """Per dimension, (current passes, trials, baseline passes, trials) of every shared case."""
     shared = [c for c in per_case if c in baseline.cases]
     detail.shared_cases = len(shared)
     detail.new_cases = [c for c in per_case if c not in baseline.cases]
@@ -82,54 +115,48 @@ def shared_strata(per_case: Counts, baseline: Baseline, rates: dict[str, RateRow
 
 
 def judge_dimensions(rates: dict[str, RateRow], strata: dict[str, list[Stratum]], gate: GateConfig,
-                     shared: int) -> tuple[list[str], list[str]]:
-    """Test (statistical, with Holm) or compare (strict) each dimension; label every row."""
-    bounds = {d: drop_bound(s, gate.confidence) for d, s in strata.items()}
-    tested = {d: lower_p(strata[d]) for d, b in bounds.items() if b is not None}
-    adjusted = holm(tested, 1 - gate.confidence) if gate.method == "statistical" else {}
-    reasons, warnings = [], []
+                     shared: int, spend: float = 1.0) -> tuple[list[str], list[str], list[str]]:
+    """Test (statistical) or compare (strict) each dimension; label every row.
+
+    Returns (regression reasons, warnings, undecided reasons). Under statistical the p-values are
+    divided by the look's spending fraction and Holm-adjusted across the dimensions, and the
+    drop's bound is taken at confidence 1 - alpha x spend (rubricgate/gating/outcome.py).
+    """
+    alpha = (1 - gate.confidence) * spend
+    bounds = {d: drop_bound(s, 1 - alpha) for d, s in strata.items()}
+    level = (1 - gate.confidence) * ALPHA_SHARES["dimensions"]
+    tested = [d for d, b in bounds.items() if b is not None]
+    drops = holm({d: min(1.0, lower_p(strata[d]) / spend) for d in tested}, level)
+    rises = holm({d: min(1.0, upper_p(strata[d]) / spend) for d in tested}, level)
+    reasons, warnings, undecided = [], [], []
     for dim, bound in bounds.items():
         row = rates[dim]
         if bound is None:
             row.status, row.label = "no_baseline", "no shared case"
             continue
         row.baseline, row.delta, row.drop_upper = _reference(strata[dim], bound), -bound.drop or 0.0, bound.upper
-        row.p_value = adjusted.get(dim)
-        line = _evidence(dim, strata[dim], bound, row.p_value, shared)
-        if _regressed(gate, bound, row.p_value):
-            row.status, row.label = "regression", "REGRESSION"
-            reasons.append(line)
+        line = _evidence(dim, strata[dim], bound, drops.get(dim) if gate.method == "statistical" else None, shared)
+        if gate.method == "strict":
+            _strict_row(row, bound, line, reasons)
             continue
-        _label(row, bound, gate)
-        if row.status == "inconclusive":
-            warnings.append(f"{line}: {row.label}")
-    return reasons, warnings
+        row.p_value = drops[dim]
+        ev = Evidence(bound.drop, bound.upper, drops[dim], rises[dim], level)
+        outcome, row.label = classify(ev, gate.margin), label(ev, gate.margin)
+        row.status = {"pass": "ok", "regression": "regression", "inconclusive": "inconclusive"}[outcome]
+        if outcome == "regression":
+            reasons.append(line)
+        elif outcome == "inconclusive":
+            undecided.append(f"{line}: {row.label}")
+    return reasons, warnings, undecided
 
 
-def _regressed(gate: GateConfig, bound: DropBound, p_adjusted: float | None) -> bool:
-    if gate.method == "statistical":
-        return p_adjusted is not None and p_adjusted <= 1 - gate.confidence
-    return bound.drop > EPS
-
-
-def _label(row: RateRow, bound: DropBound, gate: GateConfig) -> None:
-    """no change / improvement when the bound allows it (strict: a deterministic reviewer)."""
-    settled = gate.method == "strict" or bound.upper < gate.margin
-    if settled:
-        row.status, row.label = "ok", "improvement" if bound.drop < -EPS else "no change"
+def _strict_row(row: RateRow, bound: DropBound, line: str, reasons: list[str]) -> None:
+    """A deterministic reviewer: any dip is a regression, an equal rate is no change."""
+    if bound.drop > EPS:
+        row.status, row.label = "regression", "REGRESSION"
+        reasons.append(line)
         return
-    row.status, row.label = "inconclusive", inconclusive_label(bound, gate)
-
-
-def inconclusive_label(bound: DropBound, gate: GateConfig) -> str:
-    """'inconclusive: the drop could be up to X points; run K more trials per case' (or why not)."""
-    head = f"inconclusive: the drop could be up to {bound.upper * 100:.1f} points"
-    k = more_trials(bound, gate.margin)
-    if k is None:
-        return f"{head}; the baseline's own uncertainty is too large: re-measure it with more trials per case"
-    # Never suggest stopping short of gate.min_trials per case: below it the bound is not stable.
-    k = max(k, 1, gate.min_trials - bound.current_trials // max(bound.cases, 1))
-    return f"{head}; run {k} more trial{'s' * (k > 1)} per case"
+    row.status, row.label = "ok", "improvement" if bound.drop < -EPS else "no change"
 
 
 def judge_new_cases(per_case: Counts, detail: GateDetail, gate: GateConfig) -> tuple[list[str], list[str]]:
@@ -158,6 +185,12 @@ def stale_baseline(measured: MeasuredWith | None, run: MeasuredWith | None) -> l
              for k, label in keys if getattr(measured, k) != getattr(run, k)]
     return [f"the baseline was measured with a different setup ({', '.join(diffs)}): a change may be the "
             "agent's, not the reviewer's"] if diffs else []
+
+
+def _flaky_lines(flaky: list[str]) -> list[str]:
+    """Flaky stable cases, at most 10 lines (all of them are in summary.json's gate.flaky)."""
+    more = [f"flaky: {len(flaky) - 10} more stable case(s) failed once or more (summary.json gate.flaky)"]
+    return [f"flaky {f}" for f in flaky[:10]] + (more if len(flaky) > 10 else [])
 
 
 def _notes(detail: GateDetail) -> list[str]:

@@ -9,7 +9,8 @@ Two kinds of interval, because they answer two questions:
   * per suite, Wilson at the design-effect-adjusted sample size: trials of one case are not
     independent of each other when the question is "how often does this reviewer pass cases
     like these", so cases are treated as clusters (Kish's design effect from the between-case
-    variance). With one trial per case it is the plain Wilson interval.
+    variance, with the C/(C-1) small-sample factor). With one trial per case the effective size
+    is n (C-1)/C: the plain Wilson interval, a little wider.
 Every interval has low <= rate <= high, with exactly 0 at 0 passes and exactly 1 when all pass.
 """
 
@@ -68,9 +69,11 @@ def _effective_n(counts: Sequence[Count], passes: int, trials: int) -> float:
         return float(trials)
     if passes in (0, trials):
         return float(cases)
-    # Design effect: the ratio estimator's between-case variance over the binomial one (both
-    # without small-sample factors, so one trial per case gives exactly 1).
-    deff = max(1.0, sum((x - rate * n) ** 2 for x, n in counts) / (trials * rate * (1 - rate)))
+    # Design effect: the ratio estimator's between-case variance, with the usual C/(C-1)
+    # small-sample factor of a cluster-robust variance (without it 5 clusters understate the
+    # variance by 20%), over the binomial one; at least 1.
+    between = sum((x - rate * n) ** 2 for x, n in counts) * cases / (cases - 1)
+    deff = max(1.0, between / (trials * rate * (1 - rate)))
     return trials / deff
 
 

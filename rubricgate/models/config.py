@@ -69,9 +69,15 @@ class GateConfig(StrictModel):
     # Cases the baseline does not have: listed with their rates (report), or required to pass
     # every trial (strict). Unset: report under statistical, strict under strict.
     new_cases: Literal["report", "strict"] | None = None
-    # A result the gate cannot settle (a changed rule no case exercises): fail exits 2, pass
-    # judges it PASS and says so in every report's headline.
+    # What a run the gate cannot settle exits with: a changed rule no case exercises, or neither
+    # PASS nor REGRESSION within the trial budget. fail: exit 2 (the default); pass: exit 0, and
+    # every report's headline says so. Only an explicit `pass` lets an undecided run through.
     inconclusive: Literal["fail", "pass"] = "fail"
+    # The most design trials any case gets under the statistical gate's adaptive rounds; a stable
+    # case re-tried after a failure may run as many again as confirmation.
+    max_trials_per_case: int = Field(default=10, ge=1, le=1000)
+    # A stored baseline older than this (days) is warned about by `run` and the weekly job.
+    baseline_max_age_days: int = Field(default=30, ge=1)
 
     def new_cases_rule(self) -> str:
         """The effective rule for new cases."""

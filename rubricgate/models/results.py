@@ -109,10 +109,15 @@ class GateDetail(StrictModel):
     new_cases_rule: str = "report"
     interval: str = ""  # what the suite intervals cover
     notes: list[str] = []
+    case_regressions: list[str] = []  # single cases that collapsed (rubricgate/gating/collapse.py)
+    flaky: list[str] = []  # stable baseline cases that failed now without it being established
+    plan: dict[str, Any] = {}  # the power plan: smallest detectable drop per dimension (gating/power.py)
+    looks: list[dict[str, Any]] = []  # adaptive rounds: trials so far and outcome per look
 
 
 class Decision(StrictModel):
-    # baseline: measured for baseline.json, not gated; inconclusive: a change the suite cannot see
+    # baseline: measured for baseline.json, not gated; inconclusive: a change the suite cannot see,
+    # or neither PASS nor REGRESSION at this size (exit 2, or 0 under gate.inconclusive: pass)
     status: Literal["pass", "regression", "error", "baseline", "inconclusive"]
     exit_code: int
     method: str = "strict"

@@ -23,7 +23,7 @@ MAX_FINDINGS = 10
 _EPS = 1e-6  # the strict gate's own tolerance (gate.EPS)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _HEADLINE = {"pass": "PASS", "regression": "REGRESSION", "error": "ERROR (could not judge)",
-             "inconclusive": "INCONCLUSIVE (a change no case exercises)",
+             "inconclusive": "INCONCLUSIVE (could not judge)",
              "baseline": "BASELINE RUN (measured for baseline.json, not gated)"}
 
 
@@ -52,7 +52,7 @@ def delta_label(row: RateRow) -> str:
     """improvement / no change / REGRESSION, following the gate's own judgement of the row.
 
     REGRESSION only when the gate counted the row as one: under the statistical method a dip
-    the evidence does not support is "within noise", and one too small a sample cannot judge
+    the evidence does not support is "not established", and one too small a sample cannot judge
     is "inconclusive", so the label never contradicts the decision above it.
     """
     if row.rate is None:
@@ -66,7 +66,7 @@ def delta_label(row: RateRow) -> str:
     if row.delta > _EPS:
         return "improvement"
     if row.delta < -_EPS:
-        return "inconclusive (drop; run more trials)" if row.status == "inconclusive" else "drop within noise (no bound recorded)"
+        return "inconclusive (drop; run more trials)" if row.status == "inconclusive" else "drop not established (no bound recorded)"
     return "no change"
 
 
@@ -129,7 +129,7 @@ def failures_section(summary: Summary) -> list[str]:
 
 def _decision_lines(summary: Summary) -> list[str]:
     d = summary.decision
-    lines = [f"**Decision:** {_HEADLINE.get(d.status, d.status)} (exit {d.exit_code}, method {escape_md(d.method)})"]
+    lines = [f"**Decision:** {headline(summary)} (exit {d.exit_code}, method {escape_md(d.method)})"]
     lines += [f"- {escape_md(r)}" for r in d.reasons]
     lines += [f"- warning: {escape_md(w)}" for w in d.warnings]
     lines += [f"- warning: {escape_md(a.warning)}" for a in summary.agent_support.values() if a.warning]
@@ -139,12 +139,17 @@ def _decision_lines(summary: Summary) -> list[str]:
 
 
 def headline(summary: Summary) -> str:
-    """PASS / REGRESSION / ERROR; a pass that rests on too few trials says so."""
-    status = summary.decision.status
-    text = _HEADLINE.get(status, status)
-    if status == "pass" and any(r.status == "inconclusive" for r in summary.rates.values()):
-        text += " (inconclusive: too few trials to rule out a drop)"
-    if status == "pass" and any(not c.cases for c in summary.rule_changes):
+    """PASS / REGRESSION / INCONCLUSIVE / ERROR; an undecided run let through by
+    `gate.inconclusive: pass` says so first, and so does a pass beside a changed rule no case exercises."""
+    d = summary.decision
+    text = _HEADLINE.get(d.status, d.status)
+    if d.status == "inconclusive" and d.exit_code == 0:
+        text = "INCONCLUSIVE, passed by gate.inconclusive: pass (could not judge at this size)"
+    elif d.status == "inconclusive" and not any(r.status == "inconclusive" for r in summary.rates.values()):
+        text = "INCONCLUSIVE (a change no case exercises)"
+    elif d.status == "inconclusive":
+        text = "INCONCLUSIVE (could not judge at this size)"
+    if d.status in ("pass", "inconclusive") and any(not c.cases for c in summary.rule_changes) and d.exit_code == 0:
         text += " (inconclusive: a changed rule no case exercises; gate.inconclusive: pass)"
     return text
 

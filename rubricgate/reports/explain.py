@@ -217,4 +217,7 @@ def next_step(summary: Summary) -> str | None:
         return f"{NEXT_STEP_REVERT}; or, if the new behaviour is intended, {NEXT_STEP_ACCEPT}"
     if status == "error":
         return "fix what the reasons above name (exit 2: the gate could not judge), then re-run"
+    if status == "inconclusive":
+        return ("add cases or raise the budget (gate.max_trials_per_case, --max-cost); "
+                "`rubricgate plan` shows what would reach the margin")
     return None

@@ -83,8 +83,9 @@ def render_terminal(summary: Summary, run_dir: str) -> str:
     lines += honesty_lines(summary)
     lines += _noise_and_cost_lines(summary)
     verdict = {"pass": "PASS (exit 0)", "regression": "REGRESSION (exit 1)", "error": "CANNOT JUDGE (exit 2)",
-               "baseline": "BASELINE RUN (measured, not gated)",
-               "inconclusive": "INCONCLUSIVE (exit 2)"}.get(d.status, f"{d.status.upper()} (exit {d.exit_code})")
+               "inconclusive": f"INCONCLUSIVE (exit {d.exit_code}"
+               + (", passed by gate.inconclusive: pass)" if d.exit_code == 0 else ")"),
+               "baseline": "BASELINE RUN (measured, not gated)"}.get(d.status, f"{d.status.upper()} (exit {d.exit_code})")
     lines += [f"decision: {verdict}" + (f" - {'; '.join(d.reasons)}" if d.reasons else "")]
     lines += [f"warning: {w}" for w in d.warnings]
     lines += [f"warning: {a.warning}" for a in summary.agent_support.values() if a.warning]

@@ -13,9 +13,15 @@ from rubricgate.models.baseline import Baseline
 from rubricgate.suite.validation import did_you_mean
 from rubricgate.suite.yaml_json import load_model
 
+REMEASURE = "rubricgate baseline update --reason 're-measured per case'"
 
-def load_baseline(path: Path, display: str) -> Baseline:
-    """Load and check: every dimension has a suite rate in [0, 1], every case every dimension."""
+
+def load_baseline(path: Path, display: str, allow_format_1: bool = False) -> Baseline:
+    """Load and check: every dimension has a suite rate in [0, 1], every case every dimension.
+
+    Format 1 (suite rates only) cannot be gated: an `--only` run of hard cases against a suite
+    rate fails nearly always with nothing changed. Only `baseline update` reads it (to replace it).
+    """
     if not path.is_file():
         raise GateInputError(display, "", "baseline not found", "run `rubricgate baseline update` and commit the file")
     baseline = load_model(Baseline, path, display)
@@ -33,4 +39,7 @@ def load_baseline(path: Path, display: str) -> Baseline:
         missing = [d for d in DIMENSIONS if d not in dims]
         if missing:
             raise GateInputError(display, f"cases.{case}.{missing[0]}", "missing", "run `rubricgate baseline update`")
+    if baseline.format_version == 1 and not allow_format_1:
+        raise GateInputError(display, "format_version", "format 1 keeps suite rates only; the gate needs per-case counts",
+                             f"re-measure it: {REMEASURE}")
     return baseline

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.e2e.support import lay_out_suite, processes_in  # noqa: F401  (re-exported for the tests)
+from tests.e2e.support import lay_out_suite, processes_in, write_baseline  # noqa: F401  (re-exported for the tests)
 from tests.e2e.openai_server import Scenario, answer, bash, glob, grep, http_error, read, verdict_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,8 +50,9 @@ def scenarios() -> list[Scenario]:
 FOLDERS = ["block/no-description", "pass/tool-happy", "pass/long-winded", "pass/bad-json", "pass/api-down"]
 
 
-def make_suite(repo: Path, rates: dict[str, float]) -> None:
-    """Reviewer copy, five fixtures, config for the scripted provider, baseline at `rates`."""
+def make_suite(repo: Path, expected: dict[str, tuple]) -> None:
+    """Reviewer copy, five fixtures, config for the scripted provider, baseline of the `expected`
+    categories per fixture folder."""
     config = lay_out_suite(repo, FOLDERS)
     # sandbox: bwrap — the e2e suite runs the CLIs inside the kernel sandbox, or fails (exit 2).
     config["agent"] = {"name": "builtin", "model": "scripted", "timeout_s": 120, "sandbox": "bwrap",
@@ -60,7 +61,7 @@ def make_suite(repo: Path, rates: dict[str, float]) -> None:
     config["gate"]["max_errored"] = 1  # the scripted outage (pass/api-down)
     config["rubric"]["trajectory"]["max_steps"] = MAX_STEPS
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    (repo / "baseline.json").write_text(json.dumps({"format_version": 1, "rates": rates, "trials": 1, "history": []}))
+    write_baseline(repo, expected)
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
     subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
     subprocess.run(["git", "-C", str(repo), "-c", "user.email=t@example.com", "-c", "user.name=t",

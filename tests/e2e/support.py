@@ -99,6 +99,17 @@ def processes_in(directory: Path) -> list[int]:
     return pids
 
 
+def write_baseline(repo: Path, expected: dict[str, tuple]) -> None:
+    """A format 2 baseline.json of the scripted outcomes: per fixture folder the expected failure
+    category of verdict, tool_use and trajectory (None: passes; "errored": in no rate)."""
+    dims = ("verdict", "tool_use", "trajectory")
+    cases = {f"fixture-{folder.split('/')[1]}": {d: {"passes": int(c is None), "trials": 1} for d, c in zip(dims, cats)}
+             for folder, cats in expected.items() if "errored" not in cats}
+    rates = {d: sum(c[d]["passes"] for c in cases.values()) / len(cases) for d in dims}
+    (repo / "baseline.json").write_text(json.dumps({"format_version": 2, "rates": rates, "trials": 1, "history": [],
+                                                    "cases": cases}))
+
+
 def lay_out_suite(repo: Path, folders) -> dict:
     """The reviewer, one skill per fixture folder ("block/no-description" has no description),
     an empty evals/tasks; returns this repository's rubricgate.yaml as a dict to adapt."""

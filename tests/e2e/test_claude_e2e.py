@@ -22,7 +22,7 @@ import yaml
 
 from tests.e2e import claude_scenarios as sc
 from tests.e2e.anthropic_server import ScriptedAnthropicServer
-from tests.e2e.support import (install_fixture, Install, check_overlay, installs, lay_out_suite, processes_in,
+from tests.e2e.support import (install_fixture, write_baseline, Install, check_overlay, installs, lay_out_suite, processes_in,
                                require_install, with_bwrap_overlay)
 
 pytestmark = pytest.mark.e2e
@@ -54,8 +54,7 @@ def make_suite(repo: Path) -> None:
     config["gate"]["max_errored"] = 1  # the scripted outage; more would be "could not judge"
     config["rubric"]["trajectory"]["max_steps"] = 6
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    rates = RATES
-    (repo / "baseline.json").write_text(json.dumps({"format_version": 1, "rates": rates, "trials": 1, "history": []}))
+    write_baseline(repo, {folder: categories for folder, (_, categories) in CASES.items()})
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
     subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
     subprocess.run(["git", "-C", str(repo), "-c", "user.email=t@example.com", "-c", "user.name=t",

@@ -51,7 +51,7 @@ install = install_fixture(INSTALLS)
 def gate_run(install: Install, tmp_path_factory: pytest.TempPathFactory):
     cli = install.cli
     repo = tmp_path_factory.mktemp(f"e2e-{install.id}") / "repo"
-    suite.make_suite(repo, RATES)
+    suite.make_suite(repo, EXPECTED)
     with ScriptedServer(suite.scenarios()) as server:
         proc, summary = suite.run_gate(repo, cli, server.base_url, install.path())
     return cli, proc, summary, repo

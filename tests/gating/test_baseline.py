@@ -89,11 +89,28 @@ def test_update_writes_format_2_with_per_case_counts_and_what_it_was_measured_wi
     assert some == {"passes": 1, "trials": 1}
     measured = data["measured_with"]
     assert measured["agent"] == "builtin" and len(measured["reviewer_digest"]) == 64
-    assert "migrated from format 1" in data["history"][-1]["reason"]  # the repo fixture starts at format 1
 
 
-def test_committed_format_1_baseline_still_gates(repo):
-    assert json.loads((repo / "baseline.json").read_text())["format_version"] == 1
+def _format_1(repo) -> None:
+    (repo / "baseline.json").write_text(json.dumps({"format_version": 1, "history": [], "trials": 1,
+                                                    "rates": {"verdict": 1.0, "tool_use": 1.0, "trajectory": 1.0}}))
+
+
+def test_a_format_1_baseline_is_exit_2_with_the_command_that_re_measures_it(repo):
+    _format_1(repo)
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert result.exit_code == 2
+    line = [x for x in result.output.splitlines() if x.startswith("error:")]
+    assert len(line) == 1 and "baseline.json: format_version: format 1" in line[0]
+    assert "rubricgate baseline update --reason" in line[0]
+
+
+def test_the_re_measure_command_migrates_a_format_1_baseline(repo):
+    _format_1(repo)
+    result = update(repo, "--reason", "re-measured per case")
+    assert result.exit_code == 0, result.output
+    data = rates(repo)
+    assert data["format_version"] == 2 and "re-measured per case" in data["history"][-1]["reason"]
     assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code == 0
 
 

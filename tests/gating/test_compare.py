@@ -160,16 +160,16 @@ def test_statistical_fails_only_on_significant_regressions() -> None:
 
 def test_statistical_says_inconclusive_when_too_few_trials() -> None:
     comparison = compare_summaries(_summary({"a": [True], "b": [True]}), _summary({"a": [False], "b": [True]}), STATISTICAL)
-    assert comparison.decision.exit_code == 0
+    assert comparison.decision.exit_code == 2 and comparison.decision.status == "inconclusive"
     assert comparison.tests[0].status == "inconclusive"
-    assert "inconclusive: the drop could be up to" in comparison.decision.warnings[0]
-    assert "more trials per case" in comparison.decision.warnings[0]
+    assert "could not judge at this size: the drop could be up to" in comparison.decision.reasons[0]
+    assert "add cases or raise the budget" in comparison.decision.reasons[0]
 
 
 def test_statistical_no_change_needs_a_tight_bound() -> None:
     many = {f"c{i}": [True] * 10 for i in range(40)}
     comparison = compare_summaries(_summary(many), _summary(many), STATISTICAL)
-    assert comparison.decision.exit_code == 0 and comparison.tests[0].label == "no change"
+    assert comparison.decision.exit_code == 0 and comparison.tests[0].label.startswith("no change")
     assert not comparison.decision.warnings
 
 

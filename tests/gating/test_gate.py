@@ -11,7 +11,7 @@ from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.baseline import Baseline, CaseCount
 from rubricgate.models.config import GateConfig
 from rubricgate.models.results import RateRow
-from rubricgate.gating.stats import counted, drop_bound, more_trials
+from rubricgate.gating.stats import counted
 
 STRICT, STATISTICAL = GateConfig(), GateConfig(method="statistical")
 
@@ -62,9 +62,11 @@ def test_no_shared_case_cannot_be_judged() -> None:
 
 @pytest.mark.parametrize("gate", [STRICT, STATISTICAL])
 def test_only_run_of_hard_cases_is_judged_against_their_own_baseline(gate) -> None:
-    # The hard cases alone pass 3/9, far below the suite's 21/27; against their own 3/9 nothing fell.
+    # The hard cases alone pass 3/9, far below the suite's 21/27; against their own 3/9 nothing fell
+    # (strict: no dip; statistical: no regression, but 9 trials cannot bound the drop: undecided).
     decision, detail, rates = _decide(SUITE, {f"hard{i}": (1, 3) for i in range(3)}, gate)
-    assert decision.exit_code == 0, decision.reasons
+    assert decision.exit_code == (0 if gate is STRICT else 2), decision.reasons
+    assert decision.status != "regression"
     assert rates["verdict"].baseline == pytest.approx(1 / 3) and rates["verdict"].delta == 0.0
     assert detail.shared_cases == 3 and sorted(detail.missing_cases) == [f"stable{i}" for i in range(6)]
     assert any("6 baseline case(s) not in this run" in w for w in decision.warnings)
@@ -79,7 +81,7 @@ def test_a_drop_on_the_shared_cases_is_found_in_an_only_run() -> None:
 def test_new_cases_are_reported_apart_and_not_gated_by_default_under_statistical() -> None:
     run = {**SUITE, "newcase": (0, 3)}
     decision, detail, rates = _decide(SUITE, run, STATISTICAL)
-    assert decision.exit_code == 0
+    assert decision.status == "inconclusive" and not any("newcase" in r for r in decision.reasons)
     assert detail.new_cases == ["newcase"] and detail.new_case_rates["verdict"].rate == 0.0
     assert any("new case newcase: verdict 0/3 (no baseline: reported, not gated)" in w for w in decision.warnings)
     assert rates["verdict"].baseline == pytest.approx(21 / 27)  # the new case is not in the comparison
@@ -95,21 +97,13 @@ def test_new_cases_must_pass_under_strict() -> None:
 
 # -- strict: a tolerance, not float equality --------------------------------------------------
 
-def test_strict_equal_rates_stored_rounded_are_no_change() -> None:
-    # A format 1 baseline stored 60/90 as 0.666667: the same 60/90 now is not a dip.
+def test_a_format_1_baseline_cannot_be_judged_and_names_the_command_that_re_measures_it() -> None:
     per_case = _counts({f"c{i}": (2, 3) for i in range(30)})
     rates = _rates(per_case)
     old = Baseline(format_version=1, rates={d: 0.666667 for d in DIMENSIONS}, trials=3)
     decision, _ = decide(rates, old, STRICT, per_case)
-    assert decision.exit_code == 0 and rates["verdict"].label == "no change"
-    assert any("format 1" in w for w in decision.warnings)
-
-
-def test_strict_format_1_still_fails_just_below_the_stored_rate() -> None:
-    per_case = _counts({f"c{i}": (1, 1) if i < 33 else (0, 1) for i in range(37)})  # 33/37 = 0.892
-    rates = _rates(per_case)
-    decision, _ = decide(rates, Baseline(format_version=1, rates={d: 0.9 for d in DIMENSIONS}, trials=1), STRICT, per_case)
-    assert decision.exit_code == 1
+    assert decision.exit_code == 2 and len(decision.reasons) == 1
+    assert "format 1" in decision.reasons[0] and "rubricgate baseline update" in decision.reasons[0]
 
 
 def test_strict_any_drop_on_shared_cases_fails() -> None:
@@ -127,40 +121,77 @@ def test_statistical_clear_drop_is_a_regression_with_holm_adjusted_p() -> None:
     assert "stratified exact p (Holm)" in decision.reasons[0]
 
 
-def test_statistical_equal_counts_are_no_change_only_when_the_bound_is_tight() -> None:
+def test_statistical_equal_counts_pass_only_when_the_bound_is_tight() -> None:
     many = {f"c{i}": (10, 10) for i in range(40)}
     decision, _, rates = _decide(many, many, STATISTICAL)
-    assert rates["verdict"].label == "no change" and rates["verdict"].drop_upper < 0.05
-    assert decision.exit_code == 0 and not decision.warnings
+    assert rates["verdict"].label.startswith("no change") and rates["verdict"].drop_upper <= 0.05
+    assert decision.exit_code == 0 and decision.status == "pass" and not decision.warnings
     few = {f"c{i}": (1, 1) for i in range(10)}
     decision, _, rates = _decide(few, few, STATISTICAL)
     label = rates["verdict"].label
-    assert rates["verdict"].status == "inconclusive" and label.startswith("inconclusive: the drop could be up to")
-    assert "more trials per case" in label and decision.exit_code == 0
+    assert rates["verdict"].status == "inconclusive"
+    assert label.startswith("INCONCLUSIVE: could not judge at this size: the drop could be up to")
+    assert "add cases or raise the budget" in label
+    assert decision.exit_code == 2 and decision.status == "inconclusive"
+
+
+def test_inconclusive_pass_lets_an_undecided_run_exit_0_and_says_so() -> None:
+    few = {f"c{i}": (1, 1) for i in range(10)}
+    decision, _, _ = _decide(few, few, GateConfig(method="statistical", inconclusive="pass"))
+    assert decision.exit_code == 0 and decision.status == "inconclusive"
+    assert "gate.inconclusive: pass" in decision.warnings[0]
 
 
 def test_statistical_small_dip_is_never_called_no_change() -> None:
     base = {f"c{i}": (3, 3) for i in range(30)}
     run = {**base, "c0": (2, 3), "c1": (2, 3)}
     decision, _, rates = _decide(base, run, STATISTICAL)
-    assert decision.exit_code == 0 and rates["verdict"].status == "inconclusive"
+    assert decision.exit_code == 2 and rates["verdict"].status == "inconclusive"
     assert rates["verdict"].drop_upper > 0.05
 
 
-def test_more_trials_suggestion_brings_the_bound_under_the_margin() -> None:
-    strata = [(4, 5, 80, 100)] * 10  # 80% on both sides; the current run is the coarse one
-    bound = drop_bound(strata, 0.95)
-    assert bound.upper > 0.05
-    k = more_trials(bound, 0.05)
-    assert k is not None and k >= 1
-    n = -(-(5 + k) // 5) * 5  # the suggested trials per case, rounded up so 80% stays exact
-    bigger = [(n * 4 // 5, n, x0, n0) for _, _, x0, n0 in strata]
-    assert drop_bound(bigger, 0.95).upper < 0.05
+def test_a_significant_drop_smaller_than_the_margin_is_not_a_regression() -> None:
+    # 4 points down on 300 trials a side: established (p < 0.001) but the margin is 5 points.
+    base = {f"c{i}": (10, 10) for i in range(30)}
+    run = {f"c{i}": (10, 10) if i % 5 else (8, 10) for i in range(30)}
+    decision, _, rates = _decide(base, run, STATISTICAL)
+    assert rates["verdict"].p_value < 1e-3 and rates["verdict"].status == "inconclusive"
+    assert decision.exit_code == 2 and rates["verdict"].drop_upper > 0.04
 
 
-def test_more_trials_cannot_help_when_the_baseline_is_too_coarse() -> None:
-    bound = drop_bound([(150, 300, 1, 2)], 0.95)  # a two-trial baseline
-    assert more_trials(bound, 0.05) is None
+def test_a_significant_drop_whose_bound_is_under_the_margin_passes() -> None:
+    base = {f"c{i}": (100, 100) for i in range(120)}
+    run = {f"c{i}": (98, 100) for i in range(120)}
+    decision, _, rates = _decide(base, run, STATISTICAL)
+    assert rates["verdict"].p_value < 1e-6 and rates["verdict"].drop_upper <= 0.05
+    assert decision.exit_code == 0 and rates["verdict"].label.startswith("no change")
+
+
+def test_improvement_needs_its_own_significant_test() -> None:
+    base = {f"c{i}": (9, 10) for i in range(100)}
+    slight = {**base, "c0": (10, 10)}
+    decision, _, rates = _decide(base, slight, STATISTICAL)
+    assert rates["verdict"].delta > 0 and not rates["verdict"].label.startswith("improvement")
+    clear = {f"c{i}": (10, 10) for i in range(100)}
+    decision, _, rates = _decide(base, clear, STATISTICAL)
+    assert rates["verdict"].label.startswith("improvement") and decision.exit_code == 0
+
+
+def test_one_stable_case_collapsing_is_a_regression_on_a_large_suite() -> None:
+    base = {f"c{i}": (10, 10) for i in range(300)}
+    run = {**{f"c{i}": (10, 10) for i in range(300)}, "c7": (0, 10)}
+    decision, detail, rates = _decide(base, run, STATISTICAL)
+    assert rates["verdict"].status != "regression"  # the suite-level sum barely moves
+    assert decision.exit_code == 1 and detail.case_regressions
+    assert detail.case_regressions[0].startswith("c7: verdict 0/10 vs baseline 10/10")
+
+
+def test_a_one_off_failure_of_a_stable_case_is_shown_as_flaky() -> None:
+    base = {f"c{i}": (10, 10) for i in range(30)}
+    run = {**base, "c3": (9, 10)}
+    decision, detail, _ = _decide(base, run, STATISTICAL)
+    assert not detail.case_regressions and detail.flaky[0].startswith("c3: verdict 9/10 vs baseline 10/10")
+    assert any(w.startswith("flaky c3: verdict 9/10") for w in decision.warnings)
 
 
 # -- what counts ------------------------------------------------------------------------------

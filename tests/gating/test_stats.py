@@ -142,7 +142,9 @@ def _t(passed: bool, dim_fail: str = "verdict") -> TrialResult:
 def test_add_intervals_fills_rows_with_trials_only() -> None:
     rates = {"verdict": RateRow(rate=0.8, passes=8, trials=10), "tool_use": RateRow(rate=None, passes=0, trials=0)}
     stats.add_intervals(rates, {f"c{i}": {"verdict": (x, 1)} for i, x in enumerate([1] * 8 + [0] * 2)})
-    assert rates["verdict"].low == pytest.approx(0.4902, abs=1e-4)  # one trial per case: plain Wilson
+    # One trial per case: Wilson at n (C-1)/C = 9, a little wider than plain Wilson's 0.4902.
+    assert rates["verdict"].low == pytest.approx(stats.wilson_bounds(0.8, 9, 1.959964)[0], abs=1e-6)
+    assert rates["verdict"].low < 0.4902
     assert rates["tool_use"].low is None and rates["tool_use"].high is None
 
 
@@ -187,6 +189,9 @@ def _gate_repo(tmp_path, method: str, trials_in_baseline: int = 1):
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
     base = _json.loads((repo / "baseline.json").read_text())
     base["trials"] = trials_in_baseline
+    for dims in base["cases"].values():
+        for d in dims:
+            dims[d] = {"passes": trials_in_baseline, "trials": trials_in_baseline}
     (repo / "baseline.json").write_text(_json.dumps(base))
     set_severity(repo, "fm-description-required", "warning")  # the block fixture now fails
     return repo
@@ -198,10 +203,10 @@ def test_statistical_gate_warns_where_strict_fails_on_one_trial(tmp_path) -> Non
     strict = run_suite(RunOptions(repo=_gate_repo(tmp_path / "s", "strict")))
     assert strict.exit_code == 1
     outcome = run_suite(RunOptions(repo=_gate_repo(tmp_path / "t", "statistical")))
-    assert outcome.exit_code == 0  # 1/2 vs 2/2 is no evidence (p = 0.5) ...
+    assert outcome.exit_code == 2  # 1/2 vs 2/2 is no evidence (p = 0.5), and no pass either ...
     assert outcome.summary.rates["verdict"].status == "inconclusive"
     assert "the drop could be up to" in outcome.summary.rates["verdict"].label  # ... and it says so
-    assert any("inconclusive" in w for w in outcome.summary.decision.warnings)
+    assert any("could not judge at this size" in r for r in outcome.summary.decision.reasons)
     assert outcome.summary.decision.method == "statistical"
 
 
@@ -209,7 +214,7 @@ def test_statistical_gate_fails_a_consistent_break_with_enough_trials(tmp_path) 
     from rubricgate.pipeline import RunOptions, run_suite
 
     outcome = run_suite(RunOptions(repo=_gate_repo(tmp_path, "statistical", trials_in_baseline=5), trials=5))
-    # 5/10 vs a baseline of 10/10 (format 1: pooled): exact p = 0.016, Holm x3 = 0.049 < 0.05.
+    # 0/5 vs 5/5 on the block case: exact p = 1/252, Holm x3 = 0.012 < 0.04 (the dimensions' share).
     assert outcome.exit_code == 1
     assert outcome.summary.rates["verdict"].status == "regression"
     row = outcome.summary.rates["verdict"]

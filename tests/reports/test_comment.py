@@ -35,7 +35,7 @@ def test_reason_cannot_forge_the_marker():
     (1e-12, "ok", "no change"), (-1e-9, "ok", "no change"),
     # statistical gate: the label follows the gate, never REGRESSION under a PASS decision
     (-0.1, "inconclusive", "inconclusive (drop; run more trials)"),
-    (-0.05, "ok", "drop within noise (no bound recorded)"),
+    (-0.05, "ok", "drop not established (no bound recorded)"),
 ])
 def test_delta_labels(delta, status, label):
     row = RateRow(rate=0.5, passes=1, trials=2, baseline=0.5 - delta, delta=delta, status=status)
@@ -57,13 +57,20 @@ def test_unmeasured_rate_is_not_called_no_baseline():
     assert delta_label(RateRow(rate=None, passes=0, trials=0, baseline=1.0)) == "not measured"
 
 
+def test_an_undecided_run_that_exits_2_says_inconclusive_in_its_headline():
+    s = rf.summary(decision=Decision(status="inconclusive", exit_code=2, method="statistical",
+                                     reasons=["verdict: INCONCLUSIVE: could not judge at this size"]))
+    assert render_body(s).startswith("## rubricgate: INCONCLUSIVE (could not judge at this size)")
+
+
 def test_inconclusive_pass_says_so_in_headline_warning_and_table():
     rates = rf.rates() | {"verdict": RateRow(rate=0.9, passes=9, trials=10, low=0.6, high=0.98, baseline=1.0,
                                              delta=-0.1, status="inconclusive")}
     warning = "verdict rate 90.0% vs baseline 100.0%: below baseline but too few trials to tell (p=0.24)"
-    s = rf.summary(rates=rates, decision=Decision(status="pass", exit_code=0, method="statistical", warnings=[warning]))
+    s = rf.summary(rates=rates, decision=Decision(status="inconclusive", exit_code=0, method="statistical",
+                                                  warnings=[warning]))
     body = render_body(s)
-    assert body.startswith("## rubricgate: PASS (inconclusive: too few trials to rule out a drop)")
+    assert body.startswith("## rubricgate: INCONCLUSIVE, passed by gate.inconclusive: pass")
     assert "- warning: verdict rate 90.0% vs baseline 100.0%: below baseline but too few trials" in body
     assert "| verdict | 90.0% (9/10) | 60.0% – 98.0% | 100.0% | -10.0 pp | inconclusive (drop; run more trials) |" in body
     assert "| REGRESSION |" not in body

@@ -1,0 +1,38 @@
+"""`rubricgate plan`: what the statistical gate can show at this size, without running anything."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from rubricgate.cli.app import main
+from rubricgate.cli.options import config_option, fail_input, repo_option
+from rubricgate.cli.options import repo_root as _repo
+from rubricgate.errors import GateInputError, GateInputErrors
+
+
+@main.command()
+@repo_option
+@config_option
+@click.option("--trials", type=click.IntRange(min=1), default=None,
+              help="Trials per case in the first round (default: the config's trials).")
+@click.option("--only", multiple=True, help="Plan only cases whose id contains this text (repeatable).")
+@click.option("--target", type=click.FloatRange(0.0, 1.0, min_open=True), default=None,
+              help="A drop (fraction) to ask what reaches it; default gate.margin + 0.05.")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+def plan(repo, config_path, trials, only, target, as_json) -> None:
+    """Smallest drop detectable with 80% power per dimension, and what would reach a target."""
+    from rubricgate.gating.planning import suite_plan
+    from rubricgate.suite.load import load_all
+
+    try:
+        loaded = load_all(_repo(repo), config_path)
+        cases = [c.id for c in loaded.cases if not only or any(s in c.id for s in only)]
+        found = suite_plan(loaded.baseline, cases, loaded.config.gate, trials or loaded.config.trials, target)
+        if found is None:
+            raise GateInputError(loaded.config.baseline, "cases", "no planned case is in the baseline",
+                                 "run `rubricgate baseline update` to measure them")
+    except (GateInputError, GateInputErrors) as exc:
+        fail_input(exc)
+    click.echo(json.dumps(found.as_json(), indent=2) if as_json else "\n".join(found.lines()))

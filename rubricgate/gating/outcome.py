@@ -1,0 +1,77 @@
+"""Three outcomes per dimension, one meaning each, and how the error rate is shared out.
+
+  PASS         the one-sided upper confidence bound on the drop is at most gate.margin: the data
+               show the rate fell by no more than the margin (it may have risen).
+  REGRESSION   the drop is established (its exact one-sided p, adjusted for multiplicity, is at
+               most its share of alpha) AND it matters: the observed drop exceeds gate.margin.
+               A drop that is real but smaller than the margin is not a regression.
+  INCONCLUSIVE anything else: the data cannot yet tell a drop larger than the margin from one
+               smaller. The run exits 2 (or 0 under `gate.inconclusive: pass`, said in every
+               headline).
+
+The two are disjoint: a REGRESSION has drop > margin, and the upper bound is never below the
+drop, so it cannot also be a PASS. "improvement" is a PASS whose rise has its own significant
+one-sided exact test (adjusted like the drop's); a rise without one is "no change".
+
+Alpha = 1 - gate.confidence is the chance an unchanged reviewer exits 1, over everything the gate
+tests. It is split between the dimension-level tests (Holm over the dimensions) and the per-case
+family (Holm over every case and dimension, rubricgate/gating/collapse.py) by ALPHA_SHARES, and,
+when the run looks more than once (adaptive rounds), across the looks by the spending fractions
+of rubricgate/gating/sequential.py: a p-value from look k is divided by that look's fraction
+before Holm, and the PASS bound at look k is taken at confidence 1 - alpha x fraction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Outcome = Literal["pass", "regression", "inconclusive"]
+
+# Shares of alpha: the dimension-level stratified tests, and the per-case family that catches a
+# single collapsing case on a large suite (where the suite-level sum barely moves).
+ALPHA_SHARES = {"dimensions": 0.8, "cases": 0.2}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one dimension's data say at one look."""
+
+    drop: float  # observed drop (reference - current), as a fraction
+    upper: float  # one-sided upper confidence bound on the drop
+    p_drop: float  # exact one-sided p for "dropped", adjusted (Holm, and the look's spending)
+    p_rise: float  # exact one-sided p for "rose", adjusted the same way
+    level: float  # what an adjusted p is compared with: alpha x this family's share
+
+
+def classify(ev: Evidence, margin: float) -> Outcome:
+    """PASS / REGRESSION / INCONCLUSIVE by the rules above."""
+    if ev.p_drop <= ev.level and ev.drop > margin:
+        return "regression"
+    if ev.upper <= margin:
+        return "pass"
+    return "inconclusive"
+
+
+def improved(ev: Evidence) -> bool:
+    """A rise that holds on its own significant test (never from the sign alone)."""
+    return ev.drop < 0 and ev.p_rise <= ev.level
+
+
+def label(ev: Evidence, margin: float) -> str:
+    """The row's words: always what `classify` decided, with the figures it decided on."""
+    outcome = classify(ev, margin)
+    up, drop = ev.upper * 100, ev.drop * 100
+    if outcome == "regression":
+        return f"REGRESSION: down {drop:.1f} points (more than the {margin * 100:.0f}-point margin; adjusted p {ev.p_drop:.2g})"
+    if outcome == "pass" and improved(ev):
+        return f"improvement: up {-drop:.1f} points (adjusted p {ev.p_rise:.2g}); the drop is at most {max(up, 0):.1f} points"
+    if outcome == "pass":
+        return f"no change: the drop is at most {max(up, 0):.1f} points (margin {margin * 100:.0f})"
+    return inconclusive_text(ev.upper)
+
+
+def inconclusive_text(upper: float) -> str:
+    """The one line an undecided dimension gets (and the run's reason when it exits 2)."""
+    return (f"INCONCLUSIVE: could not judge at this size: the drop could be up to {upper * 100:.1f} points; "
+            "add cases or raise the budget")

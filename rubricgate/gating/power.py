@@ -1,0 +1,176 @@
+"""The plan before the first trial: what this suite, at this budget, can show.
+
+Per dimension, from the baseline's per-case counts over the cases the run shares with it:
+  * the smallest drop the gate detects with 80% power (REGRESSION: the stratified exact test
+    rejects at its share of alpha AND the observed drop exceeds gate.margin), at the first look
+    and at the full budget;
+  * the bound an unchanged reviewer is expected to reach (PASS needs it at or under the margin);
+  * what would reach a target drop: trials per case, or cases at the same mix of rates.
+
+The drop is spread over the cases in proportion to their rates (every case a little worse, as a
+vaguer prompt makes it): p_i = b_i (1 - d / mean b). Power uses the normal approximation of the
+stratified statistic (its exact conditional mean and variance per case) at the level the gate
+uses at that look (alpha x the dimensions' share / the dimensions x the look's spending fraction,
+Holm's first step); bench/gate_power.py measures the real thing by simulation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from statistics import NormalDist
+
+from rubricgate.gating.outcome import ALPHA_SHARES
+from rubricgate.gating.sequential import Schedule, schedule
+from rubricgate.gating.stats import drop_bound
+
+POWER = 0.8
+Counts = Sequence[tuple[int, int]]  # per shared case: baseline (passes, trials)
+_N = NormalDist()
+
+
+def power(base: Counts, trials: Sequence[float], drop: float, level: float, margin: float) -> float:
+    """Approximate chance of a REGRESSION when the true drop is `drop`, at `trials` per case."""
+    n1_all = sum(trials)
+    mean_b = sum(t * x / n for t, (x, n) in zip(trials, base)) / n1_all if n1_all else 0.0
+    if not n1_all or mean_b <= 0 or drop <= 0:
+        return 0.0
+    shift = var0 = var1 = spread = 0.0
+    for t, (x0, n0) in zip(trials, base):
+        b = x0 / n0
+        p = max(0.0, b * (1 - drop / mean_b))
+        big_n = t + n0
+        shift += t * n0 / big_n * (p - b)
+        m = t * p + x0
+        var0 += t * n0 * m * (big_n - m) / (big_n * big_n * max(big_n - 1, 1))
+        var1 += (n0 / big_n) ** 2 * t * p * (1 - p)
+        spread += t * p * (1 - p)
+    z_test = _z_margin(-shift - _N.inv_cdf(1 - level) * math.sqrt(var0), var1)
+    z_matter = _z_margin(drop - margin, spread / n1_all ** 2)
+    return _N.cdf(min(z_test, z_matter))
+
+
+def _z_margin(distance: float, variance: float) -> float:
+    if variance <= 0:
+        return math.inf if distance > 0 else -math.inf
+    return distance / math.sqrt(variance)
+
+
+def detectable(base: Counts, trials: Sequence[float], level: float, margin: float) -> float | None:
+    """Smallest drop (half-point steps) detected with 80% power; None when none is."""
+    for half_points in range(1, 201):
+        if power(base, trials, half_points / 200, level, margin) >= POWER:
+            return half_points / 200
+    return None
+
+
+def expected_bound(base: Counts, trials: Sequence[float], confidence: float) -> float | None:
+    """The PASS bound an unchanged reviewer is expected to reach (its counts at their means)."""
+    bound = drop_bound([(t * x / n, t, x, n) for t, (x, n) in zip(trials, base) if t], confidence)
+    return None if bound is None else bound.upper
+
+
+def dimension_level(alpha: float, dims: int, spend: float) -> float:
+    """The level one dimension's test is compared with when the others did not move."""
+    return alpha * ALPHA_SHARES["dimensions"] / max(dims, 1) * spend
+
+
+@dataclass(frozen=True)
+class DimensionPlan:
+    dimension: str
+    cases: int
+    detectable_first: float | None  # at the first look
+    detectable_budget: float | None  # at the last look (the whole budget)
+    unchanged_bound: float | None  # an unchanged reviewer's expected bound at the whole budget
+    reach_trials: int | None  # trials per case (fixed design) that detect the target
+    reach_cases: int | None  # cases (same mix, first-look trials) that detect the target
+
+
+@dataclass(frozen=True)
+class Plan:
+    margin: float
+    target: float
+    first_trials: int
+    max_trials: int
+    looks: list[int]
+    dimensions: list[DimensionPlan]
+
+    def as_json(self) -> dict:
+        """The plan as summary.json keeps it (gate.plan)."""
+        return asdict(self)
+
+    def lines(self) -> list[str]:
+        """What `rubricgate plan` and the start of a run print."""
+        head = (f"plan: {self.dimensions[0].cases if self.dimensions else 0} shared case(s), {self.first_trials} "
+                f"trial(s) per case first, up to {self.max_trials} (gate.max_trials_per_case), looks after rounds "
+                f"{', '.join(map(str, self.looks))}; margin {_pts(self.margin)}")
+        return [head] + [line for d in self.dimensions for line in _dimension_lines(d, self)]
+
+
+def _dimension_lines(d: DimensionPlan, plan: Plan) -> list[str]:
+    bound = "never" if d.unchanged_bound is None else _pts(max(d.unchanged_bound, 0.0))
+    out = [f"  {d.dimension}: smallest drop detectable with 80% power: {_pts(d.detectable_first)} at the first look, "
+           f"{_pts(d.detectable_budget)} at the full budget; an unchanged reviewer's bound reaches {bound}"
+           + ("" if d.unchanged_bound is not None and d.unchanged_bound <= plan.margin
+              else f" (above the {_pts(plan.margin)} margin: it cannot PASS within the budget)")]
+    trials = ("more than 1000 trials per case (the baseline's own trials limit it: re-measure it with more)"
+              if d.reach_trials is None else f"{d.reach_trials} trial{'s' * (d.reach_trials > 1)} per case")
+    cases = "more than 20x the cases" if d.reach_cases is None else f"{d.reach_cases} cases"
+    out.append(f"    {_pts(plan.target)} needs {trials}, or {cases}")
+    return out
+
+
+def _pts(value: float | None) -> str:
+    return "none within the budget" if value is None else f"{value * 100:.1f} points"
+
+
+def plan_dimension(dim: str, base: Counts, first: int, sched: Schedule, order: list[str],
+                   alpha: float, margin: float, target: float, dims: int) -> DimensionPlan:
+    """One dimension's plan under the schedule (cases in `order`, the schedule's keys)."""
+    last = sched.looks[-1]
+    at_first = [float(sched.trials_after(c, sched.looks[0])) for c in order]
+    at_last = [float(sched.trials_after(c, last)) for c in order]
+    level_first = dimension_level(alpha, dims, sched.spend[0])
+    level_last = dimension_level(alpha, dims, sched.spend[-1])
+    fixed = dimension_level(alpha, dims, 1.0)
+    reach_t = next((t for t in range(1, 1001) if power(base, [t] * len(base), target, fixed, margin) >= POWER), None)
+    reach_c = next((c for c in range(len(base), 20 * len(base) + 1)
+                    if power([base[i % len(base)] for i in range(c)], [first] * c, target, fixed, margin) >= POWER), None)
+    return DimensionPlan(dim, len(base), detectable(base, at_first, level_first, margin),
+                         detectable(base, at_last, level_last, margin),
+                         expected_bound(base, at_last, 1 - alpha * sched.spend[-1]), reach_t, reach_c)
+
+
+def make_plan(baseline: Mapping[str, Mapping[str, tuple[int, int]]], dims: Sequence[str], confidence: float,
+              margin: float, first: int, max_trials: int, target: float | None = None) -> Plan:
+    """The plan for these shared cases (case -> dimension -> baseline passes, trials)."""
+    alpha, target = 1 - confidence, target if target is not None else margin + 0.05
+    sched = design(baseline, dims, confidence, margin, first, max_trials)
+    order = list(sched.caps)
+    out = [plan_dimension(d, [baseline[c][d] for c in order], first, sched, order, alpha, margin, target, len(dims))
+           for d in dims]
+    return Plan(margin, target, first, max_trials, sched.looks, out)
+
+
+def design(baseline: Mapping[str, Mapping[str, tuple[int, int]]], dims: Sequence[str], confidence: float,
+           margin: float, first: int, max_trials: int) -> Schedule:
+    """The run's fixed design: allocation by the most uncertain dimension of each case, and the
+    planned look where every dimension of an unchanged reviewer is expected to PASS."""
+    worst = {c: max((counts[d] for d in dims), key=lambda xn: _uncertain(xn)) for c, counts in baseline.items()}
+
+    def passes(trials: Mapping[str, int], spend: float) -> bool:
+        for d in dims:
+            bound = expected_bound([baseline[c][d] for c in trials], [float(t) for t in trials.values()],
+                                   1 - (1 - confidence) * spend)
+            if bound is None or bound > margin:
+                return False
+        return True
+
+    return schedule(worst, max_trials, first, passes)
+
+
+def _uncertain(xn: tuple[int, int]) -> float:
+    from rubricgate.gating.sequential import uncertainty
+
+    return uncertainty(*xn)
