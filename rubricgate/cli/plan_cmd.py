@@ -22,7 +22,7 @@ from rubricgate.errors import GateInputError, GateInputErrors
               help="A drop (fraction) to ask what reaches it; default gate.margin + 0.05.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 def plan(repo, config_path, trials, only, target, as_json) -> None:
-    """Smallest drop detectable with 80% power per dimension, and what would reach a target."""
+    """Smallest drop the statistical gate detects per dimension at this size, and what would reach a target."""
     from rubricgate.gating.planning import suite_plan
     from rubricgate.suite.load import load_all
 

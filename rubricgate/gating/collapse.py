@@ -67,7 +67,7 @@ def case_family(current: Counts, baseline: Counts, level: float, margin: float,
                 continue
             fresh = confirmed.get(case, {}).get(dim)
             used, fraction = (fresh, 1.0) if fresh and fresh[1] else (counts, spend)
-            pairs[(case, dim)] = (used, base)
+            pairs[(case, dim)] = (used, base, counts)
             raw[f"{case}\x00{dim}"] = min(1.0, lower_p([(*used, *base)]) / fraction)
     adjusted = holm(raw, level) if raw else {}
     return [f for f in (_finding(key, pairs, adjusted, level, margin) for key in raw) if f is not None]
@@ -75,11 +75,12 @@ def case_family(current: Counts, baseline: Counts, level: float, margin: float,
 
 def _finding(key: str, pairs: dict, adjusted: dict[str, float], level: float, margin: float) -> CaseFinding | None:
     case, dim = key.split("\x00")
-    (x1, n1), (x0, n0) = pairs[(case, dim)]
+    (x1, n1), (x0, n0), (design_x, design_n) = pairs[(case, dim)]
     p = adjusted[key]
     drop = x0 / n0 - x1 / n1
     if p <= level and drop > margin:
         return CaseFinding(case, dim, (x1, n1), (x0, n0), p, True)
-    if stable((x0, n0)) and x1 < n1:
-        return CaseFinding(case, dim, (x1, n1), (x0, n0), p, False)
+    if stable((x0, n0)) and (x1 < n1 or design_x < design_n):  # shown with the counts that failed
+        shown = (x1, n1) if x1 < n1 else (design_x, design_n)
+        return CaseFinding(case, dim, shown, (x0, n0), p, False)
     return None

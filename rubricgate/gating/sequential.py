@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 PLANNED_SHARE = 0.8  # of alpha, spent at the look where an unchanged reviewer is expected to pass
+NEXT_SHARE = 0.1  # at the look after it (a run that just misses the planned look)
 
 
 @dataclass(frozen=True)
@@ -70,11 +71,17 @@ def look_rounds(first: int, last: int) -> list[int]:
 
 
 def spending(looks: int, planned: int) -> list[float]:
-    """PLANNED_SHARE at the planned look, the rest shared equally by the others."""
+    """PLANNED_SHARE at the planned look, NEXT_SHARE at the one after, the rest shared equally."""
     if looks == 1:
         return [1.0]
-    rest = (1 - PLANNED_SHARE) / (looks - 1)
-    return [PLANNED_SHARE if k == planned else rest for k in range(looks)]
+    fixed = {planned: PLANNED_SHARE}
+    if planned + 1 < looks:
+        fixed[planned + 1] = NEXT_SHARE
+    if len(fixed) == looks:
+        fixed[planned] = 1 - sum(v for k, v in fixed.items() if k != planned)
+        return [fixed[k] for k in range(looks)]
+    rest = (1 - sum(fixed.values())) / (looks - len(fixed))
+    return [fixed.get(k, rest) for k in range(looks)]
 
 
 def schedule(baseline: Mapping[str, tuple[int, int]], max_trials: int, first: int,

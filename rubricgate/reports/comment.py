@@ -145,7 +145,8 @@ def headline(summary: Summary) -> str:
     text = _HEADLINE.get(d.status, d.status)
     if d.status == "inconclusive" and d.exit_code == 0:
         text = "INCONCLUSIVE, passed by gate.inconclusive: pass (could not judge at this size)"
-    elif d.status == "inconclusive" and not any(r.status == "inconclusive" for r in summary.rates.values()):
+    elif d.status == "inconclusive" and any(not c.cases for c in summary.rule_changes) and not any(
+            r.status == "inconclusive" for r in summary.rates.values()):
         text = "INCONCLUSIVE (a change no case exercises)"
     elif d.status == "inconclusive":
         text = "INCONCLUSIVE (could not judge at this size)"

@@ -1,0 +1,195 @@
+"""Gate power: false alarms, power and trials spent, fixed design against adaptive, with MC errors.
+
+Each simulated CI run draws a baseline (per-case counts, as `rubricgate baseline update` writes
+them) from a suite of per-case pass probabilities, then runs the suite again through the
+project's own code: rubricgate.gating.adaptive.AdaptiveRun (the rounds, looks and stopping the
+pipeline uses) for the adaptive design, and rubricgate.gating.gate.decide once at a fixed number
+of trials per case for the fixed design. The three dimensions of a trial are drawn independently
+with the case's probability (the hardest case for family-wise control). A drop hits the verdict
+dimension only.
+
+Suites (heterogeneous, as real reviewers are): "stable" every case at .995-1; "mixed" 70% of cases
+at .99, 20% flaky at .3-.8, 10% at .9; 20 to 300 cases; the baseline has 10 trials per case.
+Shapes: unchanged; a spread drop (every case proportionally worse); flaky cases getting worse
+(the drop made only by the flaky cases); one stable case collapsing to always-fail; drift (the
+whole run 2 points worse than the baseline's day, nothing changed in the reviewer: counted as
+a false alarm when it exits 1, since the margin is 5); an --only subset (the flaky cases alone);
+new cases (5 cases the baseline does not have).
+
+Each figure is a share of runs with its Monte Carlo standard error sqrt(p(1-p)/runs).
+
+Usage: python bench/gate_power.py [--quick] [--sims N] [--seed S] [--out bench/out]
+--quick: fewer runs and scenarios, for CI (about a minute on one core).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from rubricgate.gating.adaptive import AdaptiveRun, _rates  # noqa: E402
+from rubricgate.gating.gate import decide  # noqa: E402
+from rubricgate.models.base import DIMENSIONS  # noqa: E402
+from rubricgate.models.baseline import Baseline, CaseCount  # noqa: E402
+from rubricgate.models.config import GateConfig  # noqa: E402
+
+GATE = GateConfig(method="statistical")  # confidence .95, margin .05, max_trials_per_case 10
+BASE_TRIALS = 10
+
+
+def stable_suite(cases: int, rng: random.Random) -> list[float]:
+    return [1.0 if rng.random() < 0.7 else 0.995 for _ in range(cases)]
+
+
+def mixed_suite(cases: int, rng: random.Random) -> list[float]:
+    out = []
+    for i in range(cases):
+        u = i / cases
+        out.append(0.99 if u < 0.7 else rng.uniform(0.3, 0.8) if u < 0.9 else 0.9)
+    return out
+
+
+@dataclass
+class Scenario:
+    name: str
+    suite: str  # stable | mixed
+    cases: int
+    drop: float = 0.0  # points off the verdict dimension's mean over the shared cases
+    how: str = "spread"  # spread | flaky | collapse | drift | subset | new
+    fixed_trials: list[int] = field(default_factory=lambda: [1, 3, 5, 10])
+
+
+def scenarios(quick: bool) -> list[Scenario]:
+    """The table's rows; --quick keeps one of each kind that a target is checked on."""
+    rows = [Scenario("unchanged", "stable", 30), Scenario("unchanged", "stable", 300),
+            Scenario("unchanged", "mixed", 30), Scenario("unchanged", "mixed", 100),
+            Scenario("drop margin+5 (10 pts), spread", "mixed", 30, 0.10),
+            Scenario("drop margin+5 (10 pts), spread", "stable", 30, 0.10),
+            Scenario("flaky cases 10 pts worse", "mixed", 100, 0.10, "flaky"),
+            Scenario("one stable case collapses", "stable", 30, how="collapse"),
+            Scenario("one stable case collapses", "stable", 300, how="collapse"),
+            Scenario("drift: run 2 pts worse, reviewer unchanged", "mixed", 30, 0.02, "drift"),
+            Scenario("--only the flaky cases, unchanged", "mixed", 100, how="subset"),
+            Scenario("5 new cases, unchanged", "mixed", 30, how="new"),
+            Scenario("unchanged", "mixed", 20)]
+    if quick:
+        keep = {0, 2, 4, 7}
+        rows = [r for i, r in enumerate(rows) if i in keep]
+    return rows
+
+
+def draw_baseline(probs: dict[str, float], rng: random.Random) -> Baseline:
+    cases = {c: {d: CaseCount(passes=sum(rng.random() < p for _ in range(BASE_TRIALS)), trials=BASE_TRIALS)
+                 for d in DIMENSIONS} for c, p in probs.items()}
+    return Baseline(rates={d: 1.0 for d in DIMENSIONS}, trials=BASE_TRIALS, cases=cases)
+
+
+def current_probs(s: Scenario, probs: dict[str, float], rng: random.Random) -> dict[str, dict[str, float]]:
+    """Per case and dimension, the run's pass probability under the scenario."""
+    verdict = dict(probs)
+    if s.how in ("spread", "drift") and s.drop:
+        mean = sum(probs.values()) / len(probs)
+        verdict = {c: p * (1 - s.drop / mean) for c, p in probs.items()}
+    elif s.how == "flaky":
+        flaky = [c for c, p in probs.items() if p < 0.85]
+        share = s.drop * len(probs) / len(flaky)  # the suite mean drops by s.drop
+        verdict = {c: max(0.0, p - share) if c in flaky else p for c, p in probs.items()}
+    elif s.how == "collapse":
+        victim = next(c for c, p in probs.items() if p == 1.0)
+        verdict = {**probs, victim: 0.0}
+    return {c: {d: (verdict[c] if d == "verdict" else p) for d in DIMENSIONS} for c, p in probs.items()}
+
+
+def one_run(s: Scenario, rng: random.Random, fixed: int | None) -> tuple[int, int]:
+    """(exit code, trials spent) of one simulated run; fixed=None is the adaptive design."""
+    probs = {f"c{i}": p for i, p in enumerate((stable_suite if s.suite == "stable" else mixed_suite)(s.cases, rng))}
+    baseline = draw_baseline(probs, rng)
+    run_probs = dict(probs)
+    if s.how == "subset":
+        run_probs = {c: p for c, p in probs.items() if p < 0.85}
+    if s.how == "new":
+        run_probs.update({f"new{i}": rng.uniform(0.3, 0.9) for i in range(5)})
+    now = current_probs(s, run_probs, rng)
+    if fixed is not None:
+        return fixed_run(baseline, now, fixed, rng)
+    return adaptive_run(baseline, now, rng)
+
+
+def _trial(p: dict[str, float], rng: random.Random) -> dict[str, bool]:
+    return {d: rng.random() < p[d] for d in DIMENSIONS}
+
+
+def adaptive_run(baseline: Baseline, now: dict[str, dict[str, float]], rng: random.Random) -> tuple[int, int]:
+    run = AdaptiveRun(baseline, GATE, list(now), first=1)
+    while True:
+        for case, _, confirm in run.next_batch():
+            run.record(case, _trial(now[case], rng), confirm)
+        result = run.look()
+        if result.stop:
+            return result.decision.exit_code, result.trials
+
+
+def fixed_run(baseline: Baseline, now: dict[str, dict[str, float]], trials: int, rng: random.Random) -> tuple[int, int]:
+    per_case = {}
+    for case, p in now.items():
+        outs = [_trial(p, rng) for _ in range(trials)]
+        per_case[case] = {d: (sum(o[d] for o in outs), trials) for d in DIMENSIONS}
+    decision, _ = decide(_rates(per_case), baseline, GATE, per_case)
+    return decision.exit_code, trials * len(now)
+
+
+def share(hits: int, runs: int) -> str:
+    p = hits / runs
+    return f"{p:.1%} ± {math.sqrt(p * (1 - p) / runs):.1%}"
+
+
+def measure(s: Scenario, sims: int, seed: int, fixed: int | None) -> dict:
+    rng = random.Random(seed)
+    codes, spent = [], []
+    for _ in range(sims):
+        code, trials = one_run(s, rng, fixed)
+        codes.append(code)
+        spent.append(trials)
+    return {"exit0": sum(c == 0 for c in codes), "exit1": sum(c == 1 for c in codes),
+            "exit2": sum(c == 2 for c in codes), "runs": sims, "trials": sum(spent) / sims}
+
+
+def row(s: Scenario, design: str, m: dict) -> str:
+    n = m["runs"]
+    return (f"| {s.name} | {s.suite} | {s.cases} | {design} | {share(m['exit0'], n)} | {share(m['exit1'], n)} | "
+            f"{share(m['exit2'], n)} | {m['trials']:.0f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--sims", type=int, default=None)
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--out", type=Path, default=Path("bench/out"))
+    args = parser.parse_args()
+    sims = args.sims or (100 if args.quick else 400)
+    start = time.monotonic()
+    lines = ["| scenario | suite | cases | design | exit 0 (PASS) | exit 1 (REGRESSION) | exit 2 (INCONCLUSIVE) "
+             "| mean trials |", "| --- " * 8 + "|"]
+    results = {}
+    for i, s in enumerate(scenarios(args.quick)):
+        designs = [("adaptive", None)] + [(f"fixed {k}", k) for k in (s.fixed_trials if not args.quick else [3])]
+        for name, fixed in designs:
+            m = measure(s, sims, args.seed + i, fixed)
+            results[(s.name, s.suite, s.cases, name)] = m
+            lines.append(row(s, name, m))
+            print(lines[-1], flush=True)
+    lines += ["", f"{sims} runs per row, seed {args.seed}, {time.monotonic() - start:.0f} s"]
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "gate_power.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines[-1:]))
+
+
+if __name__ == "__main__":
+    main()

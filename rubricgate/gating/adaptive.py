@@ -1,0 +1,174 @@
+"""The adaptive run as a state machine: which trials to run next, and when to stop.
+
+Plain data in, plain data out, so the pipeline's run step and bench/gate_power.py drive the very
+same code: `next_batch()` says how many more trials each case runs (the fixed design of
+rubricgate/gating/sequential.py up to the next look, plus confirmations of stable cases that
+failed), `record()` takes the graded outcomes, `look()` judges at that look's spending fraction
+with the gate itself (rubricgate/gating/gate.py) and says whether the run may stop.
+
+The dimension-level test and the PASS bound see the design trials only; a confirmation batch
+is seen only by its case's per-case test (gate.Look.confirmed), so selecting a case because it
+failed never biases a count that a test at a fixed design relies on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from rubricgate.gating.collapse import stable
+from rubricgate.gating.gate import Look, decide
+from rubricgate.gating.outcome import ALPHA_SHARES
+from rubricgate.gating.power import design
+from rubricgate.gating.sequential import Schedule, confirmation_size
+from rubricgate.models.base import DIMENSIONS
+from rubricgate.models.baseline import Baseline
+from rubricgate.models.config import GateConfig
+from rubricgate.models.results import Decision, GateDetail, RateRow
+
+Outcome = Mapping[str, bool]  # dimension -> passed, for one graded trial
+
+
+@dataclass
+class Tally:
+    """Per case and dimension, passes and trials."""
+
+    counts: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+
+    def add(self, case: str, outcome: Outcome) -> None:
+        dims = self.counts.setdefault(case, {d: [0, 0] for d in DIMENSIONS})
+        for d in DIMENSIONS:
+            dims[d][0] += bool(outcome.get(d))
+            dims[d][1] += 1
+
+    def frozen(self) -> dict[str, dict[str, tuple[int, int]]]:
+        return {c: {d: (x, n) for d, (x, n) in dims.items()} for c, dims in self.counts.items()}
+
+
+@dataclass
+class LookResult:
+    """What the gate said at one look, and whether the run stops there."""
+
+    index: int
+    trials: int  # every trial run so far (design, new cases and confirmations)
+    decision: Decision
+    detail: GateDetail
+    rates: dict[str, RateRow]
+    stop: bool
+    why: str
+
+
+class AdaptiveRun:
+    """Rounds of trials for the cases in `order` (suite order; changed cases first)."""
+
+    def __init__(self, baseline: Baseline, gate: GateConfig, order: Sequence[str], first: int = 1):
+        self.baseline, self.gate, self.first = baseline, gate, max(1, first)
+        shared = [c for c in order if c in baseline.cases and all(baseline.cases[c][d].trials for d in DIMENSIONS)]
+        counts = {c: {d: (baseline.cases[c][d].passes, baseline.cases[c][d].trials) for d in DIMENSIONS} for c in shared}
+        self.schedule: Schedule = design(counts, DIMENSIONS, gate.confidence, gate.margin, self.first,
+                                         max(gate.max_trials_per_case, self.first))
+        self.order, self.shared = list(order), shared
+        self.new = [c for c in order if c not in counts]
+        self.design, self.confirm = Tally(), Tally()
+        self.done_rounds, self.looks, self.ran = 0, [], 0
+        self.pending: dict[str, int] = {}  # case -> confirmation trials scheduled, not yet recorded
+        self.confirmed_cases: set[str] = set()
+        self.trial_index: dict[str, int] = {c: 0 for c in order}
+
+    def next_batch(self) -> list[tuple[str, int, bool]]:
+        """(case, trial number, is_confirmation) of every trial up to the next look; [] when the
+        design is spent and no confirmation is pending."""
+        k = len(self.looks)
+        decided = bool(self.looks) and self.looks[-1].decision.status != "inconclusive"
+        # Decided, with confirmations pending: only those run (the design's next look is not needed).
+        target = self.done_rounds if decided or k >= len(self.schedule.looks) else self.schedule.looks[k]
+        batch = []
+        for case in self.order:
+            if case in self.schedule.caps:
+                have, want = min(self.done_rounds, self.schedule.caps[case]), min(target, self.schedule.caps[case])
+                batch += [(case, False)] * (want - have)
+            elif k == 0:
+                batch += [(case, False)] * self.first  # new cases: reported apart, run once
+            batch += [(case, True)] * self.pending.get(case, 0)
+        self.done_rounds = target
+        return [(case, self._number(case), confirm) for case, confirm in batch]
+
+    def _number(self, case: str) -> int:
+        self.trial_index[case] += 1
+        return self.trial_index[case]
+
+    def record(self, case: str, outcome: Outcome | None, confirmation: bool) -> None:
+        """One trial's grades (None: it did not count: errored or not run)."""
+        if confirmation:
+            self.pending[case] = max(0, self.pending.get(case, 0) - 1)
+            if not self.pending[case]:
+                self.confirmed_cases.add(case)
+        if outcome is None:
+            return
+        self.ran += 1
+        (self.confirm if confirmation else self.design).add(case, outcome)
+
+    def look(self) -> LookResult:
+        """Judge at this look's spending fraction; stop when decided, spent, or regressed."""
+        k = min(self._design_looks(), len(self.schedule.spend) - 1)
+        spend = self.schedule.spend[k] if self.shared else 1.0
+        per_case = self.design.frozen()
+        rates = _rates(per_case)
+        confirmed = {c: v for c, v in self.confirm.frozen().items() if c in self.confirmed_cases}
+        decision, detail = decide(rates, self.baseline, self.gate, per_case, look=Look(spend, confirmed))
+        self._schedule_confirmations(per_case)
+        last = k + 1 >= len(self.schedule.looks)
+        stop, why = self._stop(decision, last)
+        result = LookResult(len(self.looks), self.ran, decision, detail, rates, stop, why)
+        self.looks.append(result)
+        return result
+
+    def _design_looks(self) -> int:
+        """Looks taken at a new design round so far (a confirmation-only look repeats the last)."""
+        rounds = [r for r in self.schedule.looks if r <= self.done_rounds]
+        return max(0, len(rounds) - 1)
+
+    def _stop(self, decision: Decision, last: bool) -> tuple[bool, str]:
+        if decision.status == "regression":
+            return True, "a regression is established"
+        if any(self.pending.values()):
+            return False, "confirming stable cases that failed"
+        if decision.status != "inconclusive":
+            return True, "every dimension is decided"
+        return (True, "the trial budget is spent") if last else (False, "undecided: more trials")
+
+    def _schedule_confirmations(self, per_case: Mapping[str, Mapping[str, tuple[int, int]]]) -> None:
+        """Stable baseline cases that failed a design trial get one confirmation batch each."""
+        pairs = sum(1 for _ in self.shared) * len(DIMENSIONS)
+        level = (1 - self.gate.confidence) * ALPHA_SHARES["cases"] / max(pairs, 1)
+        for case in self.shared:
+            if case in self.confirmed_cases or self.pending.get(case):
+                continue
+            base = self.baseline.cases[case]
+            failed = [d for d in DIMENSIONS if stable((base[d].passes, base[d].trials))
+                      and case in per_case and per_case[case][d][0] < per_case[case][d][1]]
+            if failed:
+                n0 = min(base[d].trials for d in failed)
+                size = confirmation_size((n0, n0), level, self.gate.max_trials_per_case)
+                if size:
+                    self.pending[case] = size
+                else:
+                    self.confirmed_cases.add(case)  # cannot be shown within the budget: flaky note only
+
+    def spend(self) -> float:
+        """The spending fraction of the latest look (1 for a run that looked once)."""
+        return self.schedule.spend[min(self._design_looks(), len(self.schedule.spend) - 1)] if self.shared else 1.0
+
+    def history(self) -> list[dict]:
+        """Per look: trials so far, the decision and why the run stopped or went on (summary.json)."""
+        return [{"look": r.index + 1, "trials": r.trials, "status": r.decision.status, "stop": r.stop, "why": r.why}
+                for r in self.looks]
+
+
+def _rates(per_case: Mapping[str, Mapping[str, tuple[int, int]]]) -> dict[str, RateRow]:
+    out = {}
+    for d in DIMENSIONS:
+        x = sum(c[d][0] for c in per_case.values() if d in c)
+        n = sum(c[d][1] for c in per_case.values() if d in c)
+        out[d] = RateRow(rate=x / n if n else None, passes=x, trials=n)
+    return out

@@ -1,0 +1,75 @@
+"""rubricgate.gating.adaptive: rounds up to each look, stopping when decided, confirmations apart."""
+
+from __future__ import annotations
+
+from rubricgate.gating.adaptive import AdaptiveRun
+from rubricgate.models.base import DIMENSIONS
+from rubricgate.models.baseline import Baseline, CaseCount
+from rubricgate.models.config import GateConfig
+
+GATE = GateConfig(method="statistical")
+
+
+def _baseline(spec: dict[str, tuple[int, int]]) -> Baseline:
+    return Baseline(rates={d: 1.0 for d in DIMENSIONS},
+                    cases={c: {d: CaseCount(passes=x, trials=n) for d in DIMENSIONS} for c, (x, n) in spec.items()})
+
+
+def _drive(run: AdaptiveRun, outcome) -> list:
+    """Run batches until the state machine stops; outcome(case, n, confirm) -> passed."""
+    looks = []
+    while True:
+        for case, n, confirm in run.next_batch():
+            ok = outcome(case, n, confirm)
+            run.record(case, {d: ok for d in DIMENSIONS}, confirm)
+        looks.append(run.look())
+        if looks[-1].stop:
+            return looks
+
+
+def test_a_stable_suite_that_keeps_passing_stops_at_the_planned_look_with_a_pass() -> None:
+    run = AdaptiveRun(_baseline({f"c{i}": (10, 10) for i in range(30)}), GATE, [f"c{i}" for i in range(30)])
+    looks = _drive(run, lambda *_: True)
+    assert looks[-1].decision.status == "pass" and looks[-1].decision.exit_code == 0
+    assert looks[-1].trials == 60 and len(looks) == 2  # 3/margin trials in all, one each round
+    assert [h["stop"] for h in run.history()] == [False, True]
+
+
+def test_a_large_stable_suite_passes_on_one_trial_each() -> None:
+    ids = [f"c{i}" for i in range(300)]
+    looks = _drive(AdaptiveRun(_baseline({c: (10, 10) for c in ids}), GATE, ids), lambda *_: True)
+    assert looks[-1].trials == 300 and looks[-1].decision.status == "pass"
+
+
+def test_a_collapsing_stable_case_is_re_tried_and_is_a_regression() -> None:
+    ids = [f"c{i}" for i in range(300)]
+    run = AdaptiveRun(_baseline({c: (10, 10) for c in ids}), GATE, ids)
+    looks = _drive(run, lambda case, n, confirm: case != "c5")
+    assert looks[-1].decision.exit_code == 1
+    assert any(r.startswith("c5: verdict 0/") and "vs baseline 10/10" in r for r in looks[-1].decision.reasons)
+    assert 0 < run.confirm.frozen()["c5"]["verdict"][1] <= GATE.max_trials_per_case
+
+
+def test_a_one_off_failure_is_re_tried_and_shown_as_flaky_not_a_regression() -> None:
+    ids = [f"c{i}" for i in range(30)]
+    run = AdaptiveRun(_baseline({c: (10, 10) for c in ids}), GATE, ids)
+    looks = _drive(run, lambda case, n, confirm: not (case == "c3" and n == 1))
+    assert looks[-1].decision.exit_code != 1 and any(f.startswith("c3: verdict") for f in looks[-1].detail.flaky)
+    assert "c3" in run.confirm.frozen()
+
+
+def test_an_undecidable_suite_spends_its_budget_and_ends_inconclusive() -> None:
+    ids = [f"c{i}" for i in range(4)]
+    run = AdaptiveRun(_baseline({c: (5, 10) for c in ids}), GATE, ids)
+    looks = _drive(run, lambda case, n, confirm: n % 2 == 0)  # exactly as often as before
+    assert looks[-1].decision.status == "inconclusive" and looks[-1].decision.exit_code == 2
+    assert looks[-1].why == "the trial budget is spent"
+    assert looks[-1].trials == 4 * GATE.max_trials_per_case
+    assert "could not judge at this size" in looks[-1].decision.reasons[0]
+
+
+def test_new_cases_run_once_in_the_first_round_and_are_not_gated() -> None:
+    ids = [f"c{i}" for i in range(30)] + ["brand-new"]
+    run = AdaptiveRun(_baseline({f"c{i}": (10, 10) for i in range(30)}), GATE, ids)
+    _drive(run, lambda case, n, confirm: case != "brand-new")
+    assert run.design.frozen()["brand-new"]["verdict"] == (0, 1)
