@@ -46,7 +46,8 @@ def run_suite(options: RunOptions) -> RunOutcome:
     options = replace(options, jobs=options.jobs or default_jobs(loaded.config.agent.jobs, [j.agent for j in jobs]))
     with start_run(options, loaded, jobs, listing, agent_factory=get_agent) as run:
         ahead = ReportsAhead(run.ctx.slots.filled if run.ctx.slots else None)
-        results = run_trials(run, jobs, options.jobs, on_graded=ahead.prerender)
+        rounds = adaptive_rounds(loaded, jobs, options)
+        results = run_trials(run, jobs, options.jobs, on_graded=ahead.prerender, rounds=rounds)
         summary = aggregate_and_gate(loaded, jobs, results, run, ahead)
         summary = report(run, loaded, summary, ahead)
     return RunOutcome(summary, run.ctx.run_dir, summary.decision.exit_code, run.kept)
@@ -62,6 +63,17 @@ def plan(loaded: Loaded, options: RunOptions) -> list[Job]:
     cases = changed_first(cases, rule_changes(loaded.rubric, loaded.cases, loaded.baseline))
     return [Job(c, t, options.agent or c.agent or loaded.config.agent.name)
             for c in cases for t in range(1, (options.trials or c.trials) + 1)]
+
+
+def adaptive_rounds(loaded: Loaded, jobs: list[Job], options: RunOptions):
+    """The statistical gate's adaptive rounds (gating/adaptive.py) over the planned cases, in plan
+    order (changed cases first); None for a fixed design: strict, a baseline run, a shard."""
+    if loaded.config.gate.method != "statistical" or options.shard is not None:
+        return None
+    from rubricgate.gating.adaptive import rounds_for
+
+    order = list(dict.fromkeys(j.case.id for j in jobs))
+    return rounds_for(loaded.baseline, loaded.config.gate, order, options.trials or loaded.config.trials, options.kind)
 
 
 def aggregate_and_gate(loaded: Loaded, jobs: list[Job], results: list[TrialResult], run: StartedRun,

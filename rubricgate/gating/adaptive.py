@@ -57,6 +57,10 @@ class LookResult:
     stop: bool
     why: str
 
+    def lines(self) -> list[str]:
+        """One progress line: the look, the trials so far, the decision and why it goes on or stops."""
+        return [f"look {self.index + 1}: {self.trials} trials, {self.decision.status}: {self.why}"]
+
 
 class AdaptiveRun:
     """Rounds of trials for the cases in `order` (suite order; changed cases first)."""
@@ -155,6 +159,25 @@ class AdaptiveRun:
                 else:
                     self.confirmed_cases.add(case)  # cannot be shown within the budget: flaky note only
 
+    def plan_lines(self) -> list[str]:
+        """The plan, printed before the first trial (gating/power.py)."""
+        return self.plan().lines() if self.shared else ["plan: no case of this run is in the baseline"]
+
+    def plan(self):
+        """The power plan of this run's shared cases (gating/power.py's Plan)."""
+        from rubricgate.gating.power import make_plan
+
+        counts = {c: {d: (self.baseline.cases[c][d].passes, self.baseline.cases[c][d].trials) for d in DIMENSIONS}
+                  for c in self.shared}
+        return make_plan(counts, DIMENSIONS, self.gate.confidence, self.gate.margin, self.first,
+                         max(self.gate.max_trials_per_case, self.first))
+
+    def gate_inputs(self) -> tuple[dict[str, dict[str, tuple[int, int]]], Look]:
+        """What the final decision is made on: the design counts and the last look's spending and
+        confirmations (the summary's gate uses these, not every trial pooled)."""
+        confirmed = {c: v for c, v in self.confirm.frozen().items() if c in self.confirmed_cases}
+        return self.design.frozen(), Look(self.spend(), confirmed)
+
     def spend(self) -> float:
         """The spending fraction of the latest look (1 for a run that looked once)."""
         return self.schedule.spend[min(self._design_looks(), len(self.schedule.spend) - 1)] if self.shared else 1.0
@@ -172,3 +195,13 @@ def _rates(per_case: Mapping[str, Mapping[str, tuple[int, int]]]) -> dict[str, R
         n = sum(c[d][1] for c in per_case.values() if d in c)
         out[d] = RateRow(rate=x / n if n else None, passes=x, trials=n)
     return out
+
+
+def rounds_for(baseline: Baseline | None, gate: GateConfig, order: Sequence[str], first: int,
+               kind: str = "run") -> AdaptiveRun | None:
+    """The adaptive policy for a statistical run against a baseline; None for a fixed design
+    (strict gate, a baseline run, no baseline, or nothing shared with it)."""
+    if gate.method != "statistical" or baseline is None or kind != "run" or not baseline.cases:
+        return None
+    run = AdaptiveRun(baseline, gate, order, first)
+    return run if run.shared else None

@@ -10,7 +10,7 @@ from rubricgate.gating.errored import errored_gate, errored_list
 from rubricgate.gating.gate import cannot_judge, decide
 from rubricgate.gating.stats import add_intervals, case_consistency, counted, suite_consistency, wilson
 from rubricgate.models.baseline import MeasuredWith
-from rubricgate.models.results import CaseSummary, Decision, GateDetail, Summary, TrialResult
+from rubricgate.models.results import CaseSummary, Decision, GateDetail, RateRow, Summary, TrialResult
 from rubricgate.runner.cost import cost_summary
 from rubricgate.runner.run_state import RunState
 from rubricgate.runner.scheduler import Job
@@ -19,6 +19,7 @@ from rubricgate.suite.load import Loaded
 
 def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], state: RunState) -> Summary:
     """Aggregate and gate: the Summary every report renders (also used by regrade)."""
+    jobs = state.jobs_run if state.jobs_run is not None else jobs  # adaptive rounds: what ran
     frame = trial_frame(loaded.cases, results)
     rates = dimension_rates(frame)
     confidence = loaded.config.gate.confidence
@@ -90,4 +91,26 @@ def _decision(loaded: Loaded, rates, state: RunState, done: int, total: int,
                         reasons=["baseline run: rates measured for baseline.json, not gated"]), None
     if loaded.baseline is None:
         return cannot_judge(["no baseline to compare against"]), None
+    if state.adaptive is not None:  # the design's counts and the last look (gating/adaptive.py)
+        return _adaptive_decision(loaded, rates, state.adaptive, run_with)
     return decide(rates, loaded.baseline, loaded.config.gate, per_case, run_with)
+
+
+GATE_FIELDS = ("baseline", "delta", "status", "p_value", "drop_upper", "label")
+
+
+def _adaptive_decision(loaded: Loaded, rates: dict[str, RateRow], adaptive, run_with: MeasuredWith):
+    """Judged on the design's trials and the last look (confirmations apart); the gate's findings
+    go onto the run's rows, which keep every trial."""
+    design, look = adaptive.gate_inputs()
+    rows = {}
+    for dim in rates:
+        x = sum(c[dim][0] for c in design.values() if dim in c)
+        n = sum(c[dim][1] for c in design.values() if dim in c)
+        rows[dim] = RateRow(rate=x / n if n else None, passes=x, trials=n)
+    decision, detail = decide(rows, loaded.baseline, loaded.config.gate, design, run_with, look)
+    for dim, row in rows.items():
+        for name in GATE_FIELDS:
+            setattr(rates[dim], name, getattr(row, name))
+    detail.looks, detail.plan = adaptive.history(), adaptive.plan().as_json()
+    return decision, detail

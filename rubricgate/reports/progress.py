@@ -85,6 +85,14 @@ class Progress:
         self.cases = {k: _CaseState(expected=v) for k, v in planned.items()}
         self.total_cases = cases if isinstance(cases, int) else len(self.cases)
 
+    def _on_plan(self, ev: Mapping[str, Any]) -> None:
+        for line in ev.get("lines") or []:  # the statistical gate's plan, before the first trial
+            self._line(str(line))
+
+    def _on_look(self, ev: Mapping[str, Any]) -> None:
+        for line in ev.get("lines") or []:  # an adaptive run's look: trials so far, decided or not
+            self._line(str(line))
+
     def _on_case_started(self, ev: Mapping[str, Any]) -> None:
         state = self.cases.setdefault(str(ev.get("case_id")), _CaseState())
         if state.expected is None and isinstance(ev.get("trials"), int):

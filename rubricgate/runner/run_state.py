@@ -5,6 +5,7 @@ it needs only at the end (reports/ahead.py loads those beside the trials)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from rubricgate.runner.cost import Budget
 
@@ -22,3 +23,7 @@ class RunState:
     budget: Budget = field(default_factory=lambda: Budget(None))
     trials: int | None = None  # --trials, when given: what the run was asked for
     kind: str = "run"  # "baseline": measured for `baseline update`, not gated
+    # Adaptive rounds (gating/adaptive.py, driven by runner/trials.py): the policy object and
+    # every job it ran, which then stand for the plan in the summary.
+    adaptive: Any = None
+    jobs_run: list | None = None

@@ -8,7 +8,8 @@ to run (rounds until a rate is settled, say) belongs here, around `run_jobs`.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from rubricgate.isolation.admission import CANCEL
 from rubricgate.isolation.process import sweep_orphans
@@ -20,11 +21,26 @@ from rubricgate.runner.startup import StartedRun
 OnGraded = Callable[[TrialResult, Transcript], None]
 
 
+class Rounds(Protocol):
+    """A policy that decides how many trials to run (gating/adaptive.py's AdaptiveRun): the
+    runner asks it for the next batch, tells it every result, and asks whether to stop."""
+
+    def next_batch(self) -> list[tuple[str, int, bool]]: ...  # (case id, trial number, confirmation)
+
+    def record(self, case: str, outcome: Mapping[str, bool] | None, confirmation: bool) -> None: ...
+
+    def look(self) -> Any: ...  # has .stop (bool) and .lines() for the progress log
+
+    def plan_lines(self) -> list[str]: ...
+
+
 def run_trials(run: StartedRun, jobs: list[Job], workers: int = 1,
-               on_graded: OnGraded | None = None) -> list[TrialResult]:
+               on_graded: OnGraded | None = None, rounds: Rounds | None = None) -> list[TrialResult]:
     """Run `jobs` with at most `workers` agents at once and return their results in plan order.
     Ctrl-C keeps what finished (the run's state says it was interrupted): a partial, readable
-    report. `on_graded` is called in each trial's thread once its result is recorded."""
+    report. `on_graded` is called in each trial's thread once its result is recorded. With
+    `rounds`, the trials run batch by batch as the policy asks, `jobs` naming each case's spec
+    and agent, until it says stop (the jobs that ran go on the run's state)."""
     ctx = run.ctx
     ctx.on_graded = on_graded
     CANCEL.reset()
@@ -32,7 +48,7 @@ def run_trials(run: StartedRun, jobs: list[Job], workers: int = 1,
     # again on every full collection during the trials.
     gc.freeze()
     try:
-        results = run_jobs(ctx, jobs, workers)
+        results = run_jobs(ctx, jobs, workers) if rounds is None else _run_rounds(run, jobs, workers, rounds)
     except KeyboardInterrupt:
         results, run.state.interrupted = list(ctx.results), True
     finally:
@@ -45,6 +61,41 @@ def run_trials(run: StartedRun, jobs: list[Job], workers: int = 1,
         ctx.slots.filled.set()  # the trials are over: nothing left for a warm-up to wait for
     _record_run_end(run)
     return results
+
+
+def _run_rounds(run: StartedRun, jobs: list[Job], workers: int, rounds: Rounds) -> list[TrialResult]:
+    """Batches until the policy stops, the budget refuses a trial, or Ctrl-C (which propagates
+    with ctx.results holding every finished trial)."""
+    ctx, state = run.ctx, run.state
+    template = {j.case.id: j for j in jobs}
+    state.adaptive, state.jobs_run = rounds, []
+    ctx.events.emit("plan", lines=rounds.plan_lines())
+    while True:
+        batch = [(Job(template[c].case, n, template[c].agent), confirm) for c, n, confirm in rounds.next_batch()]
+        if not batch:
+            break
+        done, ctx.results = ctx.results, []
+        try:
+            found = run_jobs(ctx, [job for job, _ in batch], workers)
+        finally:
+            ctx.results = done + ctx.results
+        state.jobs_run += [job for job, _ in batch]
+        by_key = {(r.case_id, r.trial): r for r in found}
+        for job, confirm in batch:
+            result = by_key.get((job.case.id, job.trial))
+            rounds.record(job.case.id, _outcome(result), confirm)
+        look = rounds.look()
+        ctx.events.emit("look", lines=look.lines())
+        if look.stop or ctx.not_run:
+            break
+    return list(ctx.results)
+
+
+def _outcome(result: TrialResult | None) -> dict[str, bool] | None:
+    """Per dimension passed, for a trial that counts (not errored, not refused by the budget)."""
+    if result is None or result.errored or any(g.category == "not_run" for g in result.grades.values()):
+        return None
+    return {d: g.passed for d, g in result.grades.items()}
 
 
 def _record_run_end(run: StartedRun) -> None:
