@@ -62,7 +62,7 @@ def plan(loaded: Loaded, options: RunOptions) -> list[Job]:
         cases = options.shard.select(cases, options.trials)
     cases = changed_first(cases, rule_changes(loaded.rubric, loaded.cases, loaded.baseline))
     return [Job(c, t, options.agent or c.agent or loaded.config.agent.name)
-            for c in cases for t in range(1, (options.trials or c.trials) + 1)]
+            for c in cases for t in range(options.first_trial, options.first_trial + (options.trials or c.trials))]
 
 
 def adaptive_rounds(loaded: Loaded, jobs: list[Job], options: RunOptions):

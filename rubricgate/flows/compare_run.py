@@ -6,9 +6,8 @@ that drifts during the run (API behaviour, rate limiting, a warming cache) falls
 alike instead of reading as a reviewer change. Each round is an ordinary `run_suite` call (the
 runner is not changed); the rounds of a side are merged into one summary for the comparison.
 Every case runs K trials a side, K = --trials or the config's `trials` (per-task `trials:` is not
-used here). With --cache, cached answers are keyed by trial index, so rounds of one trial would
-all replay trial 1: the two sides then run one after the other, as a whole, and the comparison
-says so.
+used here). Round r runs trial number r, so with --cache (answers keyed by trial index) the
+rounds replay different answers and stay interleaved too.
 """
 
 from __future__ import annotations
@@ -116,7 +115,7 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
                   cache_dir=resolve_cache_dir(repo, config.cache_dir, options.cache_dir) if options.cache else None)
     fresh = listeners or (lambda label: list(options.listeners))
     seed = secrets.randbits(32) if seed is None else seed
-    schedule = interleaving(seed, options.trials or config.trials, interleave=not options.cache)
+    schedule = interleaving(seed, options.trials or config.trials)
     labels = {"base": f"reviewer at {ref}", "head": "working tree"}
     rounds: dict[str, list[Summary]] = {"base": [], "head": []}
     with ref_worktree(repo, ref) as ref_tree:
@@ -127,6 +126,7 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
                 for side in order:
                     trials = 1 if len(schedule) > 1 else options.trials
                     run = replace(options, repo=roots[side], reports_dir=out / side, trials=trials,
+                                  first_trial=r if len(schedule) > 1 else 1,
                                   listeners=fresh(_label(labels[side], r, len(schedule))), **common)
                     rounds[side].append(run_suite(run).summary)
     gate = config.gate.model_copy(update={"method": method}) if method else config.gate

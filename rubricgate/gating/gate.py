@@ -22,6 +22,7 @@ otherwise INCONCLUSIVE, which exits 2 ("could not judge at this size") unless
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from rubricgate import exitcodes
 from rubricgate.gating.collapse import case_family
@@ -52,7 +53,7 @@ def decide(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
     """
     look = look or Look()
     detail = GateDetail(new_cases_rule=gate.new_cases_rule(), interval=INTERVAL_NOTE)
-    detail.notes += stale_baseline(baseline.measured_with, run_with)
+    detail.notes += stale_baseline(baseline.measured_with, run_with) + baseline_age(baseline, gate.baseline_max_age_days)
     if all(rates[d].trials == 0 for d in DIMENSIONS):
         return cannot_judge(["no trial was graded"], gate.method), detail
     if baseline.format_version == 1 or not baseline.cases:
@@ -185,6 +186,22 @@ def stale_baseline(measured: MeasuredWith | None, run: MeasuredWith | None) -> l
              for k, label in keys if getattr(measured, k) != getattr(run, k)]
     return [f"the baseline was measured with a different setup ({', '.join(diffs)}): a change may be the "
             "agent's, not the reviewer's"] if diffs else []
+
+
+def baseline_age(baseline: Baseline, max_days: int, now: datetime | None = None) -> list[str]:
+    """A note when the baseline was last measured more than `max_days` ago: a model served under
+    the same name drifts, and a stored baseline does not (gate.baseline_max_age_days)."""
+    if not baseline.history:
+        return []
+    try:
+        at = datetime.fromisoformat(baseline.history[-1].at.replace("Z", "+00:00"))
+    except ValueError:
+        return []
+    age = ((now or datetime.now(UTC)) - (at if at.tzinfo else at.replace(tzinfo=UTC))).days
+    if age <= max_days:
+        return []
+    return [f"baseline.json was last measured {age} days ago (gate.baseline_max_age_days: {max_days}): "
+            "re-measure it (`rubricgate baseline update`) or judge head against base with `rubricgate compare --base`"]
 
 
 def _flaky_lines(flaky: list[str]) -> list[str]:

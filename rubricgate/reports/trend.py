@@ -71,23 +71,39 @@ class Move:
 
 
 def moves(prev: Summary, cur: Summary, confidence: float = 0.95) -> dict[str, Move]:
-    """Per dimension: the change from `prev` to `cur`, flagged only when the stratified exact test
-    on the cases both runs hold (two-sided, Holm across dimensions) says so at `confidence`."""
+    """Per dimension: the change from `prev` to `cur` on the cases both runs hold, flagged only when
+    the two-sided stratified exact test on those cases (Holm across dimensions) says so."""
+    return series_moves([prev, cur], confidence)[1]
+
+
+def series_moves(summaries: list[Summary], confidence: float = 0.95) -> list[dict[str, Move]]:
+    """Every run-to-run move of the series ({} for the first run). Each delta and test is over the
+    cases both runs hold; Holm runs across every move of every dimension in the series, so an
+    unchanged reviewer shows a CHANGED anywhere in the table with probability at most 1 - confidence."""
+    steps = [_step(prev, cur) for prev, cur in zip(summaries, summaries[1:])]
+    raw = {f"{i}\x00{dim}": p for i, step in enumerate(steps) for dim, (_, p) in step.items() if p is not None}
+    adjusted = holm(raw, 1 - confidence)
+    out: list[dict[str, Move]] = [{}]
+    for i, step in enumerate(steps):
+        row = {}
+        for dim, (delta, _) in step.items():
+            p = adjusted.get(f"{i}\x00{dim}")
+            row[dim] = Move(delta, p, p is not None and p <= 1 - confidence)
+        out.append(row)
+    return out
+
+
+def _step(prev: Summary, cur: Summary) -> dict[str, tuple[float, float | None]]:
+    """Per dimension (delta over the shared cases, raw two-sided p)."""
     before, after = summary_counts(prev), summary_counts(cur)
     shared = [c for c in after if c in before]
-    raw = {}
-    for dim in _dims([prev, cur]):
-        strata = [(*after[c][dim], *before[c][dim]) for c in shared if dim in after[c] and dim in before[c]]
-        if any(n1 and n0 for _, n1, _, n0 in strata):
-            raw[dim] = min(1.0, 2 * min(lower_p(strata), upper_p(strata)))
-    adjusted = holm(raw, 1 - confidence)
     out = {}
     for dim in _dims([prev, cur]):
-        a, b = prev.rates.get(dim), cur.rates.get(dim)
-        if a is None or b is None or a.rate is None or b.rate is None:
-            continue
-        p = adjusted.get(dim)
-        out[dim] = Move(b.rate - a.rate, p, p is not None and p <= 1 - confidence)
+        strata = [(*after[c][dim], *before[c][dim]) for c in shared if dim in after[c] and dim in before[c]]
+        x1, n1 = sum(s[0] for s in strata), sum(s[1] for s in strata)
+        x0, n0 = sum(s[2] for s in strata), sum(s[3] for s in strata)
+        if n1 and n0:
+            out[dim] = (x1 / n1 - x0 / n0, min(1.0, 2 * min(lower_p(strata), upper_p(strata))))
     return out
 
 
@@ -118,16 +134,18 @@ def render_trend(summaries: list[Summary], confidence: float = 0.95) -> str:
              "| run | started | agent | CLI version | model | cases × trials | " + " | ".join(escape_md(d) for d in dims)
              + " | decision |", "| --- " * (7 + len(dims)) + "|"]
     changed_runs = {d.to_run for d in drifts(summaries)}
+    steps = series_moves(summaries, confidence)
     for i, s in enumerate(summaries):
         mark = " (changed)" if s.run_id in changed_runs else ""
-        step = moves(summaries[i - 1], s, confidence) if i else {}
+        step = steps[i]
         cells = " | ".join(_cell(s, step.get(d), d) for d in dims)
         lines.append(f"| {escape_md(s.run_id)}{mark} | {escape_md(s.started_at)} | {escape_md(s.agent)} | "
                      f"{escape_md(s.agent_version or 'unknown')} | {escape_md(s.model or 'unknown')} | {_shape(s)} | "
                      f"{cells} | {escape_md(s.decision.status)} |")
     found = drifts(summaries)
-    lines += ["", f"A move is marked CHANGED only when a two-sided stratified exact test on the cases both runs "
-              f"hold (Holm across dimensions) says so at {confidence:.0%}; other moves are within noise.",
+    lines += ["", f"A move (in brackets: on the cases both runs hold) is marked CHANGED only when a two-sided "
+              f"stratified exact test on those cases says so at {confidence:.0%}, Holm across every move of every "
+              "dimension in this table (series-wide control); other moves are not established.",
               "", "### Agent drift"]
     lines += [f"- WARNING: {escape_md(d.line(), 500)}" for d in found] or [
         "No change of agent, CLI version or model across these runs."]

@@ -25,6 +25,9 @@ class RunOptions:
     config_path: Path | None = None
     agent: str | None = None  # overrides per-task and config agents
     trials: int | None = None  # overrides per-task and config trials
+    # The first trial's number: an interleaved round r of `compare --base` runs trial r, so
+    # cached answers (keyed by trial index) differ from round to round.
+    first_trial: int = 1
     keep_workspaces: bool = False
     jobs: int | None = None  # None: agent.jobs from the config, else by agent (`default_jobs`)
     only: list[str] = field(default_factory=list)  # case-id substrings to select

@@ -87,6 +87,14 @@ def test_pr_gate_installs_the_tested_cli_passes_the_key_and_runs_three_trials():
     assert step(gate, "upload-artifact")["with"]["path"] == "reports/"
 
 
+def test_pr_gate_decides_on_head_against_base_interleaved_in_the_same_job():
+    gate = load(render_workflow("rubricgate-pr.yml", "claude"))["jobs"]["gate"]
+    compare = step(gate, "Judge head against base")
+    assert 'rubricgate compare --base "origin/${{ github.base_ref }}" --trials 3' in compare["run"]
+    assert compare["env"] == {"ANTHROPIC_API_KEY": "${{ secrets.ANTHROPIC_API_KEY }}"}
+    assert step(gate, "Gate decision")["env"]["CODE"] == "${{ steps.compare.outputs.exit }}"
+
+
 def test_agent_runs_are_sandboxed_with_bubblewrap_and_userns_allowed():
     for name in WORKFLOW_NAMES:
         for job in load(render_workflow(name, "claude"))["jobs"].values():

@@ -263,6 +263,26 @@ def test_paired_run_with_cache_never_mixes_the_two_reviewers(tmp_path: Path, mon
         assert len(calls) == expected_calls
 
 
+def test_paired_run_with_cache_interleaves_and_each_round_has_its_own_cached_answer(tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from rubricgate.agents.builtin import BuiltinAgent
+
+    calls = []
+
+    class Counting(BuiltinAgent):
+        def run(self, request):  # type: ignore[no-untyped-def]
+            calls.append(request.case_id)
+            return super().run(request)
+
+    monkeypatch.setattr("rubricgate.pipeline.get_agent", lambda name, cfg: Counting(cfg))
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    _lower_description_rule(repo)
+    for _ in range(2):  # 2 sides x 3 cases x 3 rounds the first time; all cached the second
+        code, out, _ = cli("--base", "HEAD", "--repo", str(repo), "--cache", "--trials", "3", "--seed", "5")
+        assert code == 1 and "interleaved in 3 rounds" in out
+        assert len(calls) == 18
+
+
 # -- interleaving base and head trials ---------------------------------------------------------
 
 def test_interleaving_is_seeded_and_uses_both_orders() -> None:

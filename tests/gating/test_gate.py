@@ -215,3 +215,17 @@ def test_a_baseline_measured_with_another_model_is_flagged() -> None:
     assert any("CLI version 2.1.3 -> 2.1.4" in w for w in decision.warnings)
     same, _ = decide(_rates(per_case), base, STRICT, per_case, MeasuredWith(agent="claude", agent_version="2.1.3", model="m-1"))
     assert not any("different setup" in w for w in same.warnings)
+
+
+def test_an_old_baseline_is_warned_about_with_its_age_and_the_fix() -> None:
+    from datetime import UTC, datetime
+
+    from rubricgate.gating.gate import baseline_age
+    from rubricgate.models.baseline import BaselineChange
+
+    old = _baseline(SUITE).model_copy(update={"history": [BaselineChange(at="2026-01-01T00:00:00+00:00", rates={}, trials=1)]})
+    notes = baseline_age(old, 30, now=datetime(2026, 3, 2, tzinfo=UTC))
+    assert len(notes) == 1 and notes[0].startswith("baseline.json was last measured 60 days ago")
+    assert baseline_age(old, 90, now=datetime(2026, 3, 2, tzinfo=UTC)) == []
+    decision, _ = decide(_rates(_counts(SUITE)), old, GateConfig(baseline_max_age_days=1), _counts(SUITE))
+    assert any("gate.baseline_max_age_days: 1" in w for w in decision.warnings)

@@ -221,8 +221,8 @@ def test_statistical_gate_fails_a_consistent_break_with_enough_trials(tmp_path) 
     assert row.low is not None and row.low < 0.5 < row.high
     block = next(c for c in outcome.summary.cases if c.id == "fixture-data-loader")
     assert (block.pass_at_k, block.pass_hat_k, block.flaky) == (0.0, 0.0, False)
-    assert {k: outcome.summary.pass_k[k] for k in ("k", "cases", "pass_at_k", "pass_hat_k")} == \
-        {"k": 5, "cases": 2, "pass_at_k": 0.5, "pass_hat_k": 0.5}
+    # Adaptive rounds from 5 trials a case: the failing stable case is re-tried to confirm the collapse.
+    assert outcome.summary.gate.looks and len(block.trials) > 5
 
 
 def test_flaky_cases_are_listed_in_the_summary(tmp_path, monkeypatch) -> None:

@@ -63,7 +63,7 @@ def test_no_drift_and_rate_deltas():
     assert "No change of agent, CLI version or model" in text
     assert "75.0% [30.1%–95.4%] (-25.0 pp)" in text and "100.0% [51.0%–100.0%] (0.0 pp)" in text
     assert "| 2 × 1 |" in text and "| 2 × 2 |" in text  # cases x trials per case
-    assert "CHANGED" not in text.split("A move is marked")[0]  # 2 cases: a 25-point move is noise
+    assert "CHANGED" not in text.split("A move (in brackets")[0]  # 2 cases: a 25-point move is noise
 
 
 def _run(run_id: str, outcomes: dict[str, list[bool]]):
@@ -93,6 +93,25 @@ def test_a_move_is_flagged_only_when_the_test_says_so():
     assert real.changed and real.p_value <= 0.05
     text = render_trend([_run("a", steady), _run("b", wobble), _run("c", steady), _run("d", broken)])
     assert text.count("CHANGED (p=") == 1
+
+
+def test_the_delta_is_over_the_cases_both_runs_hold():
+    full = {**{f"c{i}": [True, True, True] for i in range(5)}, **{f"h{i}": [False, False, True] for i in range(5)}}
+    only_stable = {f"c{i}": [True, True, True] for i in range(5)}  # an --only run: pooled rate 100% vs 66.7%
+    from rubricgate.reports.trend import moves
+    move = moves(_run("a", full), _run("b", only_stable))["verdict"]
+    assert move.delta == 0.0 and not move.changed
+
+
+def test_series_control_holds_across_every_move_of_the_table():
+    from rubricgate.reports.trend import series_moves
+    runs = [_run(f"r{k}", {f"c{i}": [True, True, False] for i in range(10)}) for k in range(6)]
+    broken = _run("r6", {f"c{i}": [False] * 3 for i in range(10)})
+    steps = series_moves([*runs, broken])
+    assert len(steps) == 7 and steps[0] == {}
+    # Holm over 6 steps x 3 dimensions: the real break's p is multiplied across the series, not per step.
+    alone = series_moves([runs[0], broken])[1]["verdict"].p_value
+    assert steps[-1]["verdict"].p_value >= alone and steps[-1]["verdict"].changed
 
 
 # -- the model a run used comes from the agent when rubricgate.yaml does not pin one -----------
