@@ -27,6 +27,10 @@ from rubricgate.models.config import GateConfig
 from rubricgate.models.results import Decision, GateDetail, RateRow
 
 Outcome = Mapping[str, bool]  # dimension -> passed, for one graded trial
+# Confirmation trials run this many at a time and stop at the first pass of the failing
+# dimensions: the per-case test rejects only when every confirmation trial fails, so stopping
+# at a pass changes no rejection (and a one-off failure costs one or two trials, not the batch).
+CONFIRM_CHUNK = 2
 
 
 @dataclass
@@ -75,7 +79,8 @@ class AdaptiveRun:
         self.new = [c for c in order if c not in counts]
         self.design, self.confirm = Tally(), Tally()
         self.done_rounds, self.looks, self.ran = 0, [], 0
-        self.pending: dict[str, int] = {}  # case -> confirmation trials scheduled, not yet recorded
+        self.pending: dict[str, int] = {}  # case -> confirmation trials still to run
+        self.failing: dict[str, list[str]] = {}  # case -> the stable dimensions it failed
         self.confirmed_cases: set[str] = set()
         self.trial_index: dict[str, int] = {c: 0 for c in order}
 
@@ -93,7 +98,7 @@ class AdaptiveRun:
                 batch += [(case, False)] * (want - have)
             elif k == 0:
                 batch += [(case, False)] * self.first  # new cases: reported apart, run once
-            batch += [(case, True)] * self.pending.get(case, 0)
+            batch += [(case, True)] * min(self.pending.get(case, 0), CONFIRM_CHUNK)
         self.done_rounds = target
         return [(case, self._number(case), confirm) for case, confirm in batch]
 
@@ -104,7 +109,8 @@ class AdaptiveRun:
     def record(self, case: str, outcome: Outcome | None, confirmation: bool) -> None:
         """One trial's grades (None: it did not count: errored or not run)."""
         if confirmation:
-            self.pending[case] = max(0, self.pending.get(case, 0) - 1)
+            passed = outcome is not None and any(outcome.get(d) for d in self.failing.get(case, ()))
+            self.pending[case] = 0 if passed else max(0, self.pending.get(case, 0) - 1)
             if not self.pending[case]:
                 self.confirmed_cases.add(case)
         if outcome is None:
@@ -155,7 +161,7 @@ class AdaptiveRun:
                 n0 = min(base[d].trials for d in failed)
                 size = confirmation_size((n0, n0), level, self.gate.max_trials_per_case)
                 if size:
-                    self.pending[case] = size
+                    self.pending[case], self.failing[case] = size, failed
                 else:
                     self.confirmed_cases.add(case)  # cannot be shown within the budget: flaky note only
 

@@ -26,8 +26,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-PLANNED_SHARE = 0.8  # of alpha, spent at the look where an unchanged reviewer is expected to pass
-NEXT_SHARE = 0.1  # at the look after it (a run that just misses the planned look)
+# Alpha fractions from the planned look on (the look where an unchanged reviewer is expected to
+# PASS, then the ones after it for a run that just misses it); what is left is shared by the rest.
+PLANNED_SHARES = (0.77, 0.12, 0.06, 0.03)
 
 
 @dataclass(frozen=True)
@@ -71,17 +72,21 @@ def look_rounds(first: int, last: int) -> list[int]:
 
 
 def spending(looks: int, planned: int) -> list[float]:
-    """PLANNED_SHARE at the planned look, NEXT_SHARE at the one after, the rest shared equally."""
+    """PLANNED_SHARES from the planned look on; the rest of alpha shared equally by the other looks
+    (or added to the planned one when there are none). Sums to 1."""
     if looks == 1:
         return [1.0]
-    fixed = {planned: PLANNED_SHARE}
-    if planned + 1 < looks:
-        fixed[planned + 1] = NEXT_SHARE
-    if len(fixed) == looks:
-        fixed[planned] = 1 - sum(v for k, v in fixed.items() if k != planned)
-        return [fixed[k] for k in range(looks)]
-    rest = (1 - sum(fixed.values())) / (looks - len(fixed))
-    return [fixed.get(k, rest) for k in range(looks)]
+    out = [0.0] * looks
+    for j, share in enumerate(PLANNED_SHARES):
+        if planned + j < looks:
+            out[planned + j] = share
+    free = [k for k in range(looks) if not out[k]]
+    rest = 1 - sum(out)
+    for k in free:
+        out[k] = rest / len(free)
+    if not free:
+        out[planned] += rest
+    return out
 
 
 def schedule(baseline: Mapping[str, tuple[int, int]], max_trials: int, first: int,
@@ -93,7 +98,7 @@ def schedule(baseline: Mapping[str, tuple[int, int]], max_trials: int, first: in
     rounds = look_rounds(first, max(allocation.values(), default=first))
     planned = next((k for k, r in enumerate(rounds)
                     if expected_pass({c: min(r, cap) for c, cap in allocation.items()},
-                                     PLANNED_SHARE if len(rounds) > 1 else 1.0)), len(rounds) - 1)
+                                     PLANNED_SHARES[0] if len(rounds) > 1 else 1.0)), len(rounds) - 1)
     return Schedule(allocation, first, rounds, spending(len(rounds), planned))
 
 

@@ -138,6 +138,26 @@ def _decision_lines(summary: Summary) -> list[str]:
     return lines
 
 
+def plan_lines(summary: Summary) -> list[str]:
+    """The statistical gate's plan and looks (summary.json gate.plan, gate.looks): what this run
+    could detect, and how many trials it took to decide."""
+    plan = summary.gate.plan if summary.gate else {}
+    if not plan:
+        return []
+    dims = "; ".join(f"{d['dimension']} {_points(d['detectable_budget'])} (first look {_points(d['detectable_first'])})"
+                     for d in plan.get("dimensions", []))
+    lines = [f"Plan: smallest drop detectable with 80% power at the full budget: {dims}; margin {_points(plan['margin'])}"]
+    looks = summary.gate.looks if summary.gate else []
+    if looks:
+        last = looks[-1]
+        lines.append(f"Adaptive rounds: {len(looks)} look(s), {last['trials']} trials; {last['why']}")
+    return lines
+
+
+def _points(value: float | None) -> str:
+    return "none within the budget" if value is None else f"{value * 100:.1f} points"
+
+
 def headline(summary: Summary) -> str:
     """PASS / REGRESSION / INCONCLUSIVE / ERROR; an undecided run let through by
     `gate.inconclusive: pass` says so first, and so does a pass beside a changed rule no case exercises."""
@@ -251,10 +271,16 @@ def failing_cases_section(summary: Summary) -> list[str]:
     return lines + [""]
 
 
+def _plan_block(summary: Summary) -> list[str]:
+    lines = plan_lines(summary)
+    return [f"- {escape_md(line)}" for line in lines] + ([""] if lines else [])
+
+
 def render_body(summary: Summary, artifact: str = DEFAULT_ARTIFACT) -> str:
     """The report markdown without the marker (also used for $GITHUB_STEP_SUMMARY)."""
     lines = [f"## rubricgate: {headline(summary)}", "",
-             _run_line(summary), "", *_decision_lines(summary), "", *_context_lines(summary), *rates_table(summary), "",
+             _run_line(summary), "", *_decision_lines(summary), "", *_plan_block(summary), *_context_lines(summary),
+             *rates_table(summary), "",
              *_consistency_line(summary)]
     if summary.flaky_cases:
         lines += ["Flaky cases (mixed results across trials): " + ", ".join(escape_md(c) for c in summary.flaky_cases), ""]

@@ -24,7 +24,16 @@ from rubricgate.models.results import CaseSummary, Summary, TrialResult
 from rubricgate.models.transcript import Transcript
 from rubricgate.records.files import read_transcript
 from rubricgate.reports import charts, explain
-from rubricgate.reports.comment import delta_label, failures_by_category, headline, interval, k_groups, pct, signed_pp
+from rubricgate.reports.comment import (
+    delta_label,
+    failures_by_category,
+    headline,
+    interval,
+    k_groups,
+    pct,
+    plan_lines,
+    signed_pp,
+)
 from rubricgate.reports.junit import xml_safe
 from rubricgate.reports.replay import trial_failed
 
@@ -197,7 +206,7 @@ def _context(s: Summary, run_dir: Path | None, history: list[Summary], bodies: B
     failing = [(c, explain.first_failure(c)) for c in explain.failing_cases(s)]
     return {"s": s, "csp": _csp(script), "script": _markup(script), "css": _markup(_asset("report.css")),
             "headline": headline(s), "who": " · ".join(str(x) for x in (s.agent, s.agent_version, s.model) if x),
-            "next_step": explain.next_step(s), "reviewer_lines": explain.reviewer_lines(s),
+            "next_step": explain.next_step(s), "reviewer_lines": explain.reviewer_lines(s), "plan_lines": plan_lines(s),
             "reviewer_changed": explain.reviewer_change(s).changed, "failing": failing,
             "k_groups": k_groups(s.pass_k or {}), "every_rate": ((s.pass_k or {}).get("all_pass") or {}).get("rate"),
             "charts": _charts(s, history), "grid_legend": list(charts.GRID_LEGEND.items()),

@@ -148,3 +148,20 @@ def test_cost_line_only_when_spend_was_reported():
     assert "Cost:" not in render_body(rf.summary(cost={"cost_usd": 0.0, "input_tokens": 0}))
     body = render_body(rf.summary(cost={"cost_usd": 1.5, "input_tokens": 1200, "output_tokens": 300}))
     assert "Cost: $1.5000 · 1200 input / 300 output tokens" in body
+
+
+def test_the_plan_and_the_looks_are_in_the_comment_and_the_html_report():
+    from rubricgate.models.results import GateDetail
+    from rubricgate.reports.html import render_html
+
+    plan = {"margin": 0.05, "dimensions": [{"dimension": "verdict", "detectable_budget": 0.085, "detectable_first": 0.2}]}
+    looks = [{"look": 1, "trials": 30, "status": "inconclusive", "stop": False, "why": "undecided: more trials"},
+             {"look": 2, "trials": 60, "status": "pass", "stop": True, "why": "every dimension is decided"}]
+    s = rf.summary().model_copy(update={"gate": GateDetail(plan=plan, looks=looks)})
+    body = render_body(s)
+    assert ("- Plan: smallest drop detectable with 80% power at the full budget: verdict 8.5 points "
+            "(first look 20.0 points); margin 5.0 points") in body
+    assert "- Adaptive rounds: 2 look(s), 60 trials; every dimension is decided" in body
+    html = render_html(s)
+    assert '<ul id="plan"><li>Plan: smallest drop detectable' in html
+    assert "Plan:" not in render_body(rf.summary())  # a fixed-design run has no plan to show
