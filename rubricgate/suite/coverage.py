@@ -94,7 +94,9 @@ def known_findings(case: CaseSpec, cited: Mapping[str, list[str]]) -> list[str]:
 def tier_exercises(rubric: RubricSpec, case: CaseSpec, cited: Mapping[str, list[str]]) -> list[str]:
     """The tier-derivation rules the case's expected tier and known findings exercise."""
     tier, found = case.expect.tier, known_findings(case, cited)
-    severities = [rubric.rules[r].severity for r in found if r in rubric.rules]
+    # The rubric's own severity words mean critical / warning / suggestion (rubricgate.yaml tiers:).
+    meanings = getattr(getattr(rubric, "vocabulary", None), "meanings", {})
+    severities = [meanings.get(s, s) for s in (rubric.rules[r].severity for r in found if r in rubric.rules)]
     warnings, critical = severities.count("warning"), "critical" in severities
     threshold = rubric.warning_block_threshold
     out = []

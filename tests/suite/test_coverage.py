@@ -82,3 +82,17 @@ def test_every_rule_the_builtin_judges_has_a_fixture_where_it_is_the_only_findin
     alone = {rules[0] for case, rules in loaded.baseline.cited.items() if case in fixtures and len(set(rules)) == 1}
     mechanical = {r.id for r in loaded.rubric.rules.values() if r.kind == "mechanical"}
     assert mechanical - alone == set()
+
+
+def test_tier_rules_read_the_rubrics_own_severity_words():
+    from dataclasses import replace
+
+    from rubricgate.suite.rubric import Vocabulary
+
+    base = rubric()
+    words = Vocabulary({"major": "critical", "minor": "warning", "nit": "suggestion"})
+    renamed = {k: replace(r, severity={"critical": "major", "warning": "minor", "suggestion": "nit"}[r.severity])
+               for k, r in base.rules.items()}
+    spec = replace(base, rules=renamed, vocabulary=words)
+    cov = rule_coverage(spec, [case("b", "BLOCK", rules=["secret-in-file"]), case("w", "WARN", rules=["body-present", "refs-link-broken"])])
+    assert cov.row("tier:critical-blocks").cases == ["b"] and cov.row("tier:warning-threshold").cases == ["w"]
