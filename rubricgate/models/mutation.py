@@ -10,6 +10,7 @@ class MutantResult(StrictModel):
     description: str
     status: str  # killed | rejected | flagged | survived | error | not_run
     detail: str = ""
+    cases: list[str] = []  # the cases that failed: what killed it
     explanation: str = ""  # why a survivor survived, and what would kill it
     skeleton: str = ""  # the fixture skeleton folder written for it, if any
     seconds: float = 0.0

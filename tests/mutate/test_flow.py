@@ -43,6 +43,8 @@ def test_mutate_scores_explains_survivors_and_never_touches_the_tree(repo, tmp_p
     status = {m["id"]: m["status"] for m in report["mutants"]}
     assert status["delete-rule:fm-description-required"] == "rejected"  # the block fixture names it
     assert status["severity-down:fm-description-required"] == "killed"
+    killed = next(m for m in report["mutants"] if m["id"] == "severity-down:fm-description-required")
+    assert killed["cases"] == ["fixture-data-loader"]
     assert status["severity-down:fm-name-required"] == "flagged"  # no case of this repo exercises it
     assert status["severity-up:body-present"] == "survived"  # a pass fixture expects it absent: no tier moves
     assert {s["id"] for s in report["skipped"]} == {"severity-up:fm-description-required", "severity-up:fm-name-required"}
