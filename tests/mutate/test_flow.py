@@ -60,3 +60,10 @@ def test_mutate_scores_explains_survivors_and_never_touches_the_tree(repo, tmp_p
 def test_unknown_rule_is_refused_before_anything_runs(repo):
     result = CliRunner().invoke(main, ["mutate", "--repo", str(repo), "--only-rules", "no-such-rule"])
     assert result.exit_code == 2 and "unknown rule 'no-such-rule'" in result.output
+
+
+def test_a_spent_budget_runs_nothing_and_exits_2(repo, tmp_path):
+    result = CliRunner().invoke(main, ["mutate", "--repo", str(repo), "--max-cost", "0", "--out", str(tmp_path / "o"),
+                                       "--only-rules", "body-present"])
+    assert result.exit_code == 2 and "does not pass" in result.output
+    assert not (tmp_path / "o").exists()
