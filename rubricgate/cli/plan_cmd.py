@@ -35,4 +35,11 @@ def plan(repo, config_path, trials, only, target, as_json) -> None:
                                  "run `rubricgate baseline update` to measure them")
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
-    click.echo(json.dumps(found.as_json(), indent=2) if as_json else "\n".join(found.lines()))
+    from rubricgate.suite.coverage import coverage_lines, rule_coverage
+
+    # What the planned cases can see at all: a rule none of them exercises has no power to plan.
+    coverage = rule_coverage(loaded.rubric, [c for c in loaded.cases if c.id in set(cases)], loaded.baseline)
+    if as_json:
+        click.echo(json.dumps({**found.as_json(), "coverage": coverage.as_dict()}, indent=2))
+    else:
+        click.echo("\n".join([*found.lines(), *coverage_lines(coverage)]))

@@ -58,3 +58,17 @@ def test_validate_accepts_a_margin_within_reach(tmp_path) -> None:
     repo = make_repo(tmp_path / "repo")
     _statistical(repo, margin=0.5, max_trials_per_case=20)
     assert CliRunner().invoke(main, ["validate", "--repo", str(repo)]).exit_code == 0
+
+
+def test_plan_ends_with_the_rule_coverage_of_the_planned_cases(tmp_path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    _statistical(repo)
+    _many_trials(repo)
+    result = CliRunner().invoke(main, ["plan", "--repo", str(repo)])
+    assert result.exit_code == 0, result.output
+    assert "rule coverage:" in result.output and "uncovered:" in result.output
+    data = json.loads(CliRunner().invoke(main, ["plan", "--repo", str(repo), "--json"]).output)
+    assert "scope-single-purpose" in data["coverage"]["uncovered"]
+    only = json.loads(CliRunner().invoke(main, ["plan", "--repo", str(repo), "--json", "--only", "data-loader"]).output)
+    row = next(r for r in only["coverage"]["rules"] if r["rule"] == "tier:otherwise-pass")
+    assert row["expected"] == []  # the pass fixture is not planned
