@@ -165,6 +165,10 @@ class AdaptiveRun:
                 else:
                     self.confirmed_cases.add(case)  # cannot be shown within the budget: flaky note only
 
+    def most_trials(self) -> int:
+        """Trials the design runs if no look stops it (confirmations aside): the progress total."""
+        return self.schedule.total_after(self.schedule.looks[-1]) + self.first * len(self.new)
+
     def plan_lines(self) -> list[str]:
         """The plan, printed before the first trial (gating/power.py)."""
         return self.plan().lines() if self.shared else ["plan: no case of this run is in the baseline"]

@@ -88,6 +88,10 @@ class Progress:
     def _on_plan(self, ev: Mapping[str, Any]) -> None:
         for line in ev.get("lines") or []:  # the statistical gate's plan, before the first trial
             self._line(str(line))
+        if isinstance(ev.get("total_trials"), int):  # adaptive: the most the design may run
+            self.total_trials = ev["total_trials"]
+            for state in self.cases.values():
+                state.expected = None  # a case is done when the run says so, not after round 1
 
     def _on_look(self, ev: Mapping[str, Any]) -> None:
         for line in ev.get("lines") or []:  # an adaptive run's look: trials so far, decided or not

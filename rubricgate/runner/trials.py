@@ -33,6 +33,8 @@ class Rounds(Protocol):
 
     def plan_lines(self) -> list[str]: ...
 
+    def most_trials(self) -> int: ...  # the design's trials if no look stops it (confirmations aside)
+
 
 def run_trials(run: StartedRun, jobs: list[Job], workers: int = 1,
                on_graded: OnGraded | None = None, rounds: Rounds | None = None) -> list[TrialResult]:
@@ -69,7 +71,7 @@ def _run_rounds(run: StartedRun, jobs: list[Job], workers: int, rounds: Rounds) 
     ctx, state = run.ctx, run.state
     template = {j.case.id: j for j in jobs}
     state.adaptive, state.jobs_run = rounds, []
-    ctx.events.emit("plan", lines=rounds.plan_lines())
+    ctx.events.emit("plan", lines=rounds.plan_lines(), total_trials=rounds.most_trials())
     while True:
         batch = [(Job(template[c].case, n, template[c].agent), confirm) for c, n, confirm in rounds.next_batch()]
         if not batch:

@@ -122,3 +122,18 @@ def test_a_labelled_run_leaves_the_decision_to_the_comparison():
     p({"event": "run_started", "total_trials": 0, "cases": 0})
     p({"event": "run_completed", "decision": {"status": "error", "reasons": ["no baseline to compare against"]}})
     assert "reviewer at HEAD~1: run finished" in out.getvalue() and "no baseline" not in out.getvalue()
+
+
+def test_an_adaptive_runs_plan_is_printed_and_its_total_is_the_designs_most() -> None:
+    import io
+
+    from rubricgate.reports.progress import Progress
+
+    out = io.StringIO()
+    progress = Progress(out, tty=False)
+    progress({"event": "run_started", "total_trials": 3, "cases": 3, "case_trials": {"a": 1, "b": 1, "c": 1}})
+    progress({"event": "plan", "lines": ["plan: 3 shared case(s)", "  verdict: ..."], "total_trials": 30})
+    progress({"event": "look", "lines": ["look 1: 3 trials, inconclusive: undecided: more trials"]})
+    text = out.getvalue()
+    assert "plan: 3 shared case(s)" in text and "look 1: 3 trials" in text
+    assert progress.total_trials == 30
