@@ -2,7 +2,7 @@
 
 Plain data in, plain data out, so the pipeline's run step and bench/gate_power.py drive the very
 same code: `next_batch()` says how many more trials each case runs (the fixed design of
-rubricgate/gating/sequential.py up to the next look, plus confirmations of stable cases that
+rubricgate/gating/sequential.py up to the next look, plus confirmations of reliable cases that
 failed), `record()` takes the graded outcomes, `look()` judges at that look's spending fraction
 with the gate itself (rubricgate/gating/gate.py) and says whether the run may stop.
 
@@ -16,11 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from rubricgate.gating.collapse import stable
 from rubricgate.gating.gate import Look, decide
 from rubricgate.gating.outcome import ALPHA_SHARES
 from rubricgate.gating.power import design
-from rubricgate.gating.sequential import Schedule, confirmation_size
+from rubricgate.gating.sequential import Schedule, confirmation_size, reliable
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.baseline import Baseline
 from rubricgate.models.config import GateConfig
@@ -80,7 +79,7 @@ class AdaptiveRun:
         self.design, self.confirm = Tally(), Tally()
         self.done_rounds, self.looks, self.ran = 0, [], 0
         self.pending: dict[str, int] = {}  # case -> confirmation trials still to run
-        self.failing: dict[str, list[str]] = {}  # case -> the stable dimensions it failed
+        self.failing: dict[str, list[str]] = {}  # case -> the reliable dimensions it failed
         self.confirmed_cases: set[str] = set()
         self.trial_index: dict[str, int] = {c: 0 for c in order}
 
@@ -142,24 +141,26 @@ class AdaptiveRun:
         if decision.status == "regression":
             return True, "a regression is established"
         if any(self.pending.values()):
-            return False, "confirming stable cases that failed"
+            return False, "confirming reliable cases that failed"
         if decision.status != "inconclusive":
             return True, "every dimension is decided"
         return (True, "the trial budget is spent") if last else (False, "undecided: more trials")
 
     def _schedule_confirmations(self, per_case: Mapping[str, Mapping[str, tuple[int, int]]]) -> None:
-        """Stable baseline cases that failed a design trial get one confirmation batch each."""
+        """Reliable baseline cases (sequential.reliable) that failed a design trial get one confirmation
+        batch each, run CONFIRM_CHUNK at a time."""
         pairs = sum(1 for _ in self.shared) * len(DIMENSIONS)
         level = (1 - self.gate.confidence) * ALPHA_SHARES["cases"] / max(pairs, 1)
         for case in self.shared:
             if case in self.confirmed_cases or self.pending.get(case):
                 continue
             base = self.baseline.cases[case]
-            failed = [d for d in DIMENSIONS if stable((base[d].passes, base[d].trials))
+            failed = [d for d in DIMENSIONS if reliable((base[d].passes, base[d].trials))
                       and case in per_case and per_case[case][d][0] < per_case[case][d][1]]
             if failed:
-                n0 = min(base[d].trials for d in failed)
-                size = confirmation_size((n0, n0), level, self.gate.max_trials_per_case)
+                size = max(confirmation_size((base[d].passes, base[d].trials), level, self.gate.max_trials_per_case)
+                           or self.gate.max_trials_per_case + 1 for d in failed)
+                size = 0 if size > self.gate.max_trials_per_case else size
                 if size:
                     self.pending[case], self.failing[case] = size, failed
                 else:

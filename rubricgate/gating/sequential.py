@@ -15,8 +15,8 @@ to a case *because* it failed would bias its count downwards). The allocation fo
 baseline's uncertainty (Neyman allocation): a case whose baseline is flaky gets up to
 gate.max_trials_per_case trials, one that always passed proportionally fewer (at least one).
 
-A case that always passed in the baseline and fails now is the one exception, handled apart:
-it is re-tried with a confirmation batch drawn after the failure that selected it, and its
+A case that was reliable in the baseline (at most one failure in 5 or more trials) and fails now
+is the one exception, handled apart: it is re-tried with a confirmation batch drawn after the failure that selected it, and its
 per-case test uses those fresh trials only (rubricgate/gating/collapse.py), tested once.
 """
 
@@ -109,13 +109,21 @@ class PassCheck:
 
 
 def confirmation_size(baseline: tuple[int, int], level: float, room: int) -> int:
-    """Trials a re-tried stable case needs so that failing them all is significant at `level`
-    (Fisher: p = 1 / C(n + n0, n) against n0/n0), at most `room`; 0 when even `room` cannot."""
-    n0 = baseline[1]
+    """Trials a re-tried case needs so that failing them all is significant at `level` (Fisher's
+    one-sided exact p of 0/n against the baseline's x0/n0; 1 / C(n + n0, n) when x0 = n0), at most
+    `room`; 0 when even `room` cannot."""
+    x0, n0 = baseline
     for n in range(1, room + 1):
-        if 1 / math.comb(n + n0, n) <= level:
+        # P(0 current passes | x0 passes in total over n + n0 trials) = C(n0, x0) / C(n + n0, x0)
+        if math.comb(n0, x0) / math.comb(n + n0, x0) <= level:
             return n
     return 0
+
+
+def reliable(baseline: tuple[int, int]) -> bool:
+    """Worth re-trying when it fails now: at least 5 baseline trials with at most one failure."""
+    x0, n0 = baseline
+    return n0 >= 5 and x0 >= n0 - 1
 
 
 def undecided(outcomes: Sequence[str]) -> bool:

@@ -39,3 +39,13 @@ def test_confirmation_size_is_the_fewest_all_failing_trials_that_reach_the_level
     n = confirmation_size((10, 10), 1e-4, 20)
     assert 1 / math.comb(n + 10, n) <= 1e-4 < 1 / math.comb(n + 9, n - 1)
     assert confirmation_size((3, 3), 1e-4, 10) == 0  # a 3-trial baseline cannot show it within 10
+
+
+def test_a_case_with_one_baseline_failure_is_still_reliable_and_needs_a_longer_confirmation() -> None:
+    from rubricgate.gating.sequential import reliable
+
+    assert reliable((9, 10)) and reliable((5, 5)) and not reliable((8, 10)) and not reliable((3, 3))
+    level = 1e-4
+    n = confirmation_size((9, 10), level, 30)
+    assert math.comb(10, 9) / math.comb(n + 10, 9) <= level < math.comb(10, 9) / math.comb(n + 9, 9)
+    assert n > confirmation_size((10, 10), level, 30)
