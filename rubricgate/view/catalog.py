@@ -75,6 +75,7 @@ class Catalog:
     """The runs, their heads (cached per stamp) and what each page reads from them."""
 
     refs: list[RunRef]
+    folders: list[Path] = field(default_factory=list)  # as given: where refresh() looks again
     _heads: dict[str, RunHead] = field(default_factory=dict)
     _memory_cases: dict[str, bytes] = field(default_factory=dict)  # unwritable folders: their cases file
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -83,13 +84,12 @@ class Catalog:
     @classmethod
     def of(cls, folders: list[Path]) -> Catalog:
         """Every run under these folders."""
-        return cls(find_runs(folders))
+        return cls(find_runs(folders), [f.resolve() for f in folders])
 
     def refresh(self) -> None:
         """Look for new runs (a live viewer: a run started since)."""
-        roots = {r.root if not r.folder else r.root.parent for r in self.refs}
         known = {r.key for r in self.refs}
-        self.refs += [r for root in roots for r in _runs_in(root) if r.key not in known]
+        self.refs += [r for root in self.folders if safe.is_plain_dir(root) for r in _runs_in(root) if r.key not in known]
 
     def ref(self, key: str) -> RunRef | None:
         return next((r for r in self.refs if r.key == key), None)

@@ -135,3 +135,13 @@ def test_an_unreadable_run_is_left_out_of_the_listing_and_named(reports):
     cat = Catalog.of([reports])
     assert [h.run_id for h in cat.heads()] == ["20260102T000000Z-abc121"]
     assert len(cat.problems) == 1 and "abc120/summary.json" in cat.problems[0]
+
+
+def test_refresh_finds_new_runs_only_in_the_folders_given(reports):
+    one = Catalog.of([reports / "20260101T000000Z-abc120"])
+    whole = Catalog.of([reports])
+    vf.write_runs(reports, 3)  # a third run appears beside them
+    one.refresh()
+    whole.refresh()
+    assert [r.key for r in one.refs] == ["20260101T000000Z-abc120"]
+    assert len(whole.refs) == 3
