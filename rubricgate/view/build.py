@@ -1,7 +1,7 @@
 """`view --build DIR`: the viewer's pages as a static site (no server, no external request).
 
 Every page the server answers, written to a file at its own path: runs, trend, each run and
-its report, every case, each run against the previous run of its kind, and the transcripts
+its own report.html (when it has one), every case, each run against the previous run of its kind, and the transcripts
 of every failing trial (every trial of a run up to ALL_TRIALS; past that, passing trials'
 transcripts would make a year of history hundreds of thousands of files). The live page needs
 a server and is not built. DIR must be empty, absent or an earlier build (a marker file says so),
@@ -42,7 +42,8 @@ def build_site(site: Site, out: Path) -> Built:
     previous = pages._previous_of(heads)
     site.compares = {(base, head) for head, base in previous.items()}
     paths = [urls.runs(), urls.trend()] + [urls.run(h.run_id) for h in heads]
-    paths += [urls.report(h.run_id) for h in heads]
+    # A run's own report.html, copied; a run without one (a history summary) is shown by its run page alone.
+    paths += [urls.report(h.run_id) for h in heads if (ref := site.catalog.ref(h.run_id)) and ref.has("report.html")]
     paths += [urls.compare(base, head) for base, head in sorted(site.compares)]
     paths += [urls.case(c) for c in sorted(scan.case_ids)]
     paths += [urls.transcript(run_id, cid, n) for run_id, cid, n in scan.transcript_pages]

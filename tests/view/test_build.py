@@ -22,6 +22,7 @@ OLD, NEW = "20260101T000000Z-abc120", "20260102T000000Z-abc121"
 @pytest.fixture
 def built(tmp_path) -> Path:
     vf.write_runs(tmp_path / "reports")
+    (tmp_path / "reports" / NEW / "report.html").write_text("<!DOCTYPE html><p>the run's own report</p>")
     build.build_site(site_for([tmp_path / "reports"]), tmp_path / "site")
     return tmp_path / "site"
 
@@ -31,6 +32,8 @@ def test_every_page_is_written_at_its_path(built):
                  urls.case(vf.HOSTILE_ID), urls.case("pass-weekly-revenue"), urls.transcript(OLD, vf.HOSTILE_ID, 2)):
         assert (built / path).is_file(), path
     assert not list(built.glob("live/*"))
+    assert (built / urls.report(NEW)).read_text() == "<!DOCTYPE html><p>the run's own report</p>"
+    assert not (built / urls.report(OLD)).exists() and urls.report(OLD) not in (built / urls.run(OLD)).read_text()
 
 
 def test_every_relative_link_resolves_to_a_written_page(built):
