@@ -73,6 +73,7 @@ def updated_baseline(old: Baseline | None, summary: Summary, reason: str, suite_
 
     `suite_ids` (the cases the suite has now) drops entries of removed or renamed cases.
     """
+    _not_counted_before(old, summary.run_id)
     measured = MeasuredWith(reviewer_digest=reviewer_digest, agent=summary.agent, agent_version=summary.agent_version,
                             model=summary.model, run_id=summary.run_id)
     pooled = old is not None and same_setup(old.measured_with, measured)
@@ -90,6 +91,14 @@ def updated_baseline(old: Baseline | None, summary: Summary, reason: str, suite_
                    history=(old.history if old else []) + [change], **reviewer_fields(summary),
                    cited=merged_cited(old, summary, set(cases), pooled))
     return Update(new, lowered, sorted(run), pooled)
+
+
+def _not_counted_before(old: Baseline | None, run_id: str) -> None:
+    """A run already in the baseline's history would be pooled again (3/3 -> 6/6): refused."""
+    earlier = next((h for h in (old.history if old else []) if run_id and h.run_id == run_id), None)
+    if earlier is not None:
+        raise GateInputError("--from", run_id, f"this run is already counted in baseline.json (since {earlier.at})",
+                             "give a run the baseline has not counted, or measure a new one: rubricgate baseline update")
 
 
 def reviewer_fields(summary: Summary) -> dict:

@@ -188,3 +188,13 @@ def test_a_format_2_baseline_still_loads_and_gates(repo):
     data["format_version"] = 2
     (repo / "baseline.json").write_text(json.dumps(data))
     assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code == 0
+
+
+def test_the_same_run_given_again_is_refused_not_pooled_twice(repo):
+    assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code == 0
+    run_dir = next((repo / "reports").iterdir())
+    assert update(repo, "--from", str(run_dir)).exit_code == 0
+    counted = (repo / "baseline.json").read_text()
+    again = update(repo, "--from", str(run_dir))
+    assert again.exit_code == 2 and "already counted in baseline.json" in again.output, again.output
+    assert (repo / "baseline.json").read_text() == counted
