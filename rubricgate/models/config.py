@@ -52,6 +52,10 @@ class AgentConfig(StrictModel):
     # this many times with exponential backoff and jitter; a retry-after the CLI reports is honoured.
     retries: int = Field(default=2, ge=0, le=10)
     retry_backoff_s: float = Field(default=2.0, ge=0, le=300)
+    # Before the suite, each agent CLI answers one minimal request in the trials' sandbox and
+    # environment; a key, endpoint or network problem ends the run in seconds (exit 2).
+    preflight: bool = True
+    preflight_timeout_s: float = Field(default=45.0, gt=0, le=600)
     # Trials at once (`run --jobs` wins). Unset: 4 when a CLI reviews, 1 for the builtin.
     jobs: int | None = Field(default=None, ge=1, le=64)
 

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rubricgate.agents import Agent
+from rubricgate.agents.preflight import preflight_agents
 from rubricgate.agents.selection import build_agents
 from rubricgate.errors import GateInputError
 from rubricgate.isolation.admission import AgentSlots
@@ -103,8 +104,23 @@ def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job], listing: Git
     files, size = list_tree_sized(options.repo, answer_key(options, loaded) | exclude, listing)
     workspaces = Workspaces(files, choose_scratch(size), case_sources(jobs))  # isolation/scratch.py
     policy, guard, tree = isolate_and_watch(options, loaded, agents, workspaces, exclude, known)
+    preflight(loaded, agents, policy, workspaces.scratch, tree)
     ctx, state = open_run_folder(options, loaded, jobs, agents, policy, tree, exclude)
     return StartedRun(ctx, state, policy, guard, options)
+
+
+def preflight(loaded: Loaded, agents: dict[str, Agent], policy: SandboxPolicy, scratch: Scratch, tree: RunTree) -> None:
+    """Each agent CLI answers one minimal request in the trials' sandbox and environment, or the
+    run ends here (exit 2, the variable to set) and takes its snapshot with it."""
+    cfg = loaded.config.agent
+    if not cfg.preflight:
+        return
+    try:
+        preflight_agents(agents, build_env(cfg.env_allowlist, cfg.secret_env), policy, scratch.shown,
+                         cfg.preflight_timeout_s)
+    except BaseException:
+        tree.remove()
+        raise
 
 
 def isolate_and_watch(options: RunOptions, loaded: Loaded, agents: dict[str, Agent], workspaces: Workspaces,

@@ -1,0 +1,99 @@
+"""Preflight: before the suite, each agent CLI answers one minimal request, in the sandbox and
+environment the trials get.
+
+A missing key, a refused key, an endpoint that is down or unreachable through the sandbox's
+network, a proxy that was not allowlisted: each would otherwise surface as every trial erroring
+after the CLI's own retries. Here it ends the run in seconds (exit 2) with one line naming the
+variable or setting to fix.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from rubricgate.agents.base import Agent, AgentRequest
+from rubricgate.errors import GateInputError
+
+PROMPT = "This is a connectivity check. Reply with the single word OK. Use no tools."
+DEFAULT_TIMEOUT_S = 45.0
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """The variables that point a CLI at its model and authenticate it (docs/agents.md)."""
+
+    key: str
+    base_url: str
+    default: str
+
+
+ENDPOINTS = {
+    "claude": Endpoint("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+    "codex": Endpoint("OPENAI_API_KEY", "OPENAI_BASE_URL", "https://api.openai.com"),
+    "opencode": Endpoint("OPENAI_API_KEY", "OPENAI_BASE_URL", "the provider in opencode's configuration"),
+    "cortex": Endpoint("SNOWFLAKE_PAT", "SNOWFLAKE_ACCOUNT", "the Snowflake account in the connection"),
+}
+_AUTH = re.compile(r"not logged in|\b40[13]\b|unauthori[sz]ed|forbidden|invalid.{0,20}(api|x-api)[- _]?key|"
+                   r"authentication|api key|credential", re.I)
+_NETWORK = re.compile(r"econnrefused|connection refused|unable to connect|could not connect|enotfound|getaddrinfo|"
+                      r"timed? ?out|reconnecting|network|fetch failed|socket|error sending request|"
+                      r"stream disconnected|dns|proxy|certificate|ssl|tls", re.I)
+
+
+def preflight_agents(agents: dict[str, Agent], env: dict[str, str], sandbox, shown: Path,
+                     timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    """Run each CLI agent once; raise GateInputError with the fix when one cannot reach its model."""
+    for name, agent in agents.items():
+        if name in ENDPOINTS and getattr(agent, "name", name) in ENDPOINTS:
+            check_agent(name, agent, env, sandbox, shown, timeout_s)
+
+
+def check_agent(name: str, agent: Agent, env: dict[str, str], sandbox, shown: Path, timeout_s: float) -> None:
+    """One minimal request in a throwaway workspace under `shown` (what the sandbox shows)."""
+    root = Path(tempfile.mkdtemp(prefix="preflight-", dir=shown))
+    try:
+        transcript = agent.run(_request(root, env, sandbox, timeout_s))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    if transcript.termination in ("completed", "max_turns") or transcript.steps > 0:
+        return
+    raise diagnose(name, transcript.termination, transcript.error or "", transcript.exit_code, env)
+
+
+def _request(root: Path, env: dict[str, str], sandbox, timeout_s: float) -> AgentRequest:
+    ws, scratch = root / "workspace", root / "scratch"
+    ws.mkdir()
+    scratch.mkdir()
+    (ws / "PREFLIGHT.md").write_text(PROMPT + "\n", encoding="utf-8")
+    (ws / "changed.txt").write_text("", encoding="utf-8")
+    return AgentRequest(case_id="preflight", trial=0, workspace=ws, prompt_file=ws / "PREFLIGHT.md",
+                        rubric_file=ws / "PREFLIGHT.md", changed_files_file=ws / "changed.txt", scratch=scratch,
+                        allowed_tools=[], max_steps=2, timeout_s=timeout_s, env=dict(env), sandbox=sandbox)
+
+
+def diagnose(name: str, termination: str, error: str, exit_code: int | None, env: dict[str, str]) -> GateInputError:
+    """The failed preflight as one line naming what to set."""
+    point = ENDPOINTS[name]
+    where = env.get(point.base_url) or point.default
+    said = (error.strip().splitlines() or [termination])[0][:200]
+    field = f"agent {name} (preflight)"
+    if exit_code == 127:
+        return GateInputError("rubricgate.yaml", field, f"{name} could not start in the sandbox: {said}",
+                              f"install {name} where the sandbox shows it (a real folder on the agent's PATH, "
+                              "not a symlink into a folder the sandbox hides) or put its folder on PATH")
+    if _AUTH.search(error):
+        missing = "" if env.get(point.key) else f"{point.key} is not set; "
+        return GateInputError("rubricgate.yaml", field, f"{missing}{name} was not let in by {where}: {said}",
+                              f"set {point.key} in the environment and list it in agent.secret_env "
+                              "(a refused key: check its value and the endpoint)")
+    if termination == "timeout" or _NETWORK.search(error):
+        return GateInputError("rubricgate.yaml", field, f"{name} cannot reach {where}: {said}",
+                              f"check {point.base_url} and any HTTPS_PROXY/NO_PROXY or CA bundle, each listed in "
+                              "agent.env_allowlist, and agent.sandbox_network (shared)")
+    return GateInputError("rubricgate.yaml", field, f"{name} failed its preflight request ({termination}): {said}",
+                          f"run `{name}` by hand with the same environment; {point.key} and {point.base_url} "
+                          "reach it only when listed in agent.secret_env / agent.env_allowlist")

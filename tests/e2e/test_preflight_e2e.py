@@ -1,0 +1,97 @@
+"""Preflight with the REAL Claude Code CLI: a refused key, a stopped endpoint and a missing key
+each end `rubricgate run` in seconds with exit 2 and one line naming what to set; a working
+endpoint runs the suite as before."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.e2e import claude_scenarios as sc
+from tests.e2e.anthropic_server import Reply, ScriptedAnthropicServer
+from tests.e2e.support import Install, install_fixture, installs, lay_out_suite
+
+pytestmark = pytest.mark.e2e
+install = install_fixture(installs("claude"))
+KEY = "sk-ant-preflight-0123456789"
+
+
+class RefusingServer(ScriptedAnthropicServer):
+    """Every request, the preflight's included, is refused as a bad key would be."""
+
+    def answer(self, body, headers) -> Reply:
+        return Reply(error_status=401, error_type="authentication_error", error_message="invalid x-api-key")
+
+
+def suite(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    config = lay_out_suite(repo, ["block/no-description"])
+    config["agent"] = {"name": "claude", "timeout_s": 90, "sandbox": "bwrap", "retries": 0,
+                       "env_allowlist": ["PATH", "LANG", "ANTHROPIC_BASE_URL"], "secret_env": ["ANTHROPIC_API_KEY"]}
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    (repo / "baseline.json").write_text(json.dumps({"format_version": 1, "trials": 1, "history": [],
+                                                    "rates": {"verdict": 1.0, "tool_use": 1.0, "trajectory": 1.0}}))
+    return repo
+
+
+def run(repo: Path, install: Install, base_url: str, key: str | None = KEY):
+    env = {**os.environ, "PATH": install.path(), "ANTHROPIC_BASE_URL": base_url}
+    env.pop("ANTHROPIC_API_KEY", None)
+    if key:
+        env["ANTHROPIC_API_KEY"] = key
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo)], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=600)
+    return proc, time.monotonic() - started
+
+
+def _one_error_line(proc) -> str:
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
+    assert proc.returncode == 2 and len(errors) == 1, proc.stdout + proc.stderr
+    assert not list((Path(proc.args[4]) / "reports").glob("*/summary.json")), "no trial may have run"
+    return errors[0]
+
+
+def test_a_refused_key_names_the_variable(install: Install, tmp_path: Path) -> None:
+    repo = suite(tmp_path)
+    with RefusingServer(sc.script_for({})) as server:
+        proc, took = run(repo, install, server.base_url)
+    line = _one_error_line(proc)
+    assert "set ANTHROPIC_API_KEY" in line and "agent.secret_env" in line and "preflight" in line, line
+    assert took < 30, took
+
+
+def test_a_missing_key_names_the_variable(install: Install, tmp_path: Path) -> None:
+    repo = suite(tmp_path)
+    with ScriptedAnthropicServer(sc.script_for({})) as server:
+        proc, took = run(repo, install, server.base_url, key=None)
+    line = _one_error_line(proc)
+    assert "ANTHROPIC_API_KEY is not set" in line and "set ANTHROPIC_API_KEY" in line, line
+    assert took < 30, took
+
+
+def test_a_stopped_endpoint_names_the_base_url_setting(install: Install, tmp_path: Path) -> None:
+    repo = suite(tmp_path)
+    with socket.socket() as sock:  # a port nobody listens on: connection refused
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc, took = run(repo, install, f"http://127.0.0.1:{port}")
+    line = _one_error_line(proc)
+    assert f"cannot reach http://127.0.0.1:{port}" in line and "ANTHROPIC_BASE_URL" in line, line
+    assert took < 30, took
+
+
+def test_a_working_endpoint_passes_preflight_and_runs_the_suite(install: Install, tmp_path: Path) -> None:
+    repo = suite(tmp_path)
+    with ScriptedAnthropicServer(sc.script_for({})) as server:
+        proc, _ = run(repo, install, server.base_url)
+    assert list((repo / "reports").glob("*/summary.json")), proc.stdout + proc.stderr
+    assert "preflight" not in proc.stderr
