@@ -1,8 +1,10 @@
 """Live progress for `run`: an on_event listener the scheduler calls once per event.
 
-On a terminal it redraws one status line (cases done, failures so far, elapsed, remaining).
-When stdout is not a TTY (CI logs) it prints one line per finished case and no carriage
-returns, so logs stay readable and grep-able.
+It says what the run is doing from its first second: one line when the run starts (cases,
+trials, agents, how many at once). On a terminal it then redraws one status line (cases done,
+failures so far, elapsed, remaining). When stdout is not a TTY (CI logs) it prints a line when a
+case starts and one when it finishes, and no carriage returns, so logs stay readable and
+grep-able and a slow first trial is not silence.
 """
 
 from __future__ import annotations
@@ -84,6 +86,10 @@ class Progress:
         planned = _expected_trials(ev.get("case_trials") or cases)
         self.cases = {k: _CaseState(expected=v) for k, v in planned.items()}
         self.total_cases = cases if isinstance(cases, int) else len(self.cases)
+        if self.label is None and ev.get("run_id"):
+            agents = ", ".join(ev.get("agents") or {}) or "?"
+            jobs = f", {ev['jobs']} at once" if ev.get("jobs") else ""
+            self._line(f"run {ev['run_id']}: {self.total_cases} cases, {self.total_trials} trials, agent {agents}{jobs}")
 
     def _on_plan(self, ev: Mapping[str, Any]) -> None:
         for line in ev.get("lines") or []:  # the statistical gate's plan, before the first trial
@@ -101,6 +107,8 @@ class Progress:
         state = self.cases.setdefault(str(ev.get("case_id")), _CaseState())
         if state.expected is None and isinstance(ev.get("trials"), int):
             state.expected = ev["trials"]
+        if not self.tty:
+            self._line(f"case {ev.get('case_id')}: started")
         self._draw()
 
     def _on_trial_result(self, ev: Mapping[str, Any]) -> None:

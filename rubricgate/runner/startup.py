@@ -247,7 +247,7 @@ def _open_run_folder(options: RunOptions, loaded: Loaded, jobs: list[Job], agent
     ctx.agent_versions = state.agent_versions  # one --version per CLI per run, shared with the cache
     ctx.events.emit("run_started", run_id=run_id, total_trials=len(jobs), cases=len({j.case.id for j in jobs}),
                     case_trials={j.case.id: j.trial for j in jobs},  # last planned trial = count per case
-                    agents=state.agent_versions,
+                    agents=state.agent_versions, jobs=options.jobs,
                     workspaces=f"overlay (mounted by {policy.layers_by})" if policy.layers
                     else f"copy ({policy.layers_reason})",
                     private_folders=f"{tree.scratch.private} ({tree.scratch.reason})")

@@ -24,7 +24,7 @@ def good() -> dict:
 
 
 def feed(progress: Progress, clock: Clock) -> None:
-    progress({"event": "run_started", "run_id": "r", "total_trials": 4,
+    progress({"event": "run_started", "run_id": "r", "total_trials": 4, "agents": {"claude": "2.1.332"}, "jobs": 4,
               "cases": [{"id": "a", "trials": 2}, {"id": "b", "trials": 2}]})
     progress({"event": "case_started", "case_id": "a"})
     clock.t += 10
@@ -44,7 +44,10 @@ def test_non_tty_prints_one_line_per_case_without_carriage_returns():
     lines = out.getvalue().splitlines()
     assert "\r" not in out.getvalue() and "\x1b" not in out.getvalue()
     assert lines == [
+        "run r: 2 cases, 4 trials, agent claude, 4 at once",
+        "case a: started",
         "case a: 1/2 trials passed (FAIL verdict:wrong_tier) [1/2 cases, 2/4 trials, 1 failed, 0:20 elapsed, ~0:20 left]",
+        "case b: started",
         "case b: 2/2 trials passed (ok) [2/2 cases, 4/4 trials, 1 failed, 0:30 elapsed]",
         "run finished: 2/2 cases, 4/4 trials, 1 failed, 0:30 elapsed · decision regression",
     ]
@@ -54,7 +57,8 @@ def test_tty_redraws_in_place():
     out, clock = io.StringIO(), Clock()
     feed(Progress(out, tty=True, clock=clock), clock)
     text = out.getvalue()
-    assert text.count("\r\x1b[K") >= 6 and text.count("\n") == 1
+    assert text.count("\r\x1b[K") >= 6 and text.count("\n") == 2  # the run's first line, its last
+    assert text.split("\n")[0].endswith("run r: 2 cases, 4 trials, agent claude, 4 at once")
     assert "1/2 cases, 2/4 trials, 1 failed, 0:20 elapsed, ~0:20 left" in text
 
 
@@ -90,9 +94,9 @@ def test_trial_count_from_case_started_as_the_scheduler_sends_it():
     p({"event": "run_started", "run_id": "r", "total_trials": 3, "cases": 2})
     p({"event": "case_started", "case_id": "a", "trials": 2, "agent": "builtin"})
     p({"event": "trial_result", "case_id": "a", "trial": 1, "grades": good()})
-    assert out.getvalue() == ""
+    assert out.getvalue().splitlines() == ["run r: 2 cases, 3 trials, agent ?", "case a: started"]
     p({"event": "trial_result", "case_id": "a", "trial": 2, "grades": good()})
-    assert out.getvalue().startswith("case a: 2/2 trials passed (ok) [1/2 cases, 2/3 trials")
+    assert out.getvalue().splitlines()[2].startswith("case a: 2/2 trials passed (ok) [1/2 cases, 2/3 trials")
 
 
 def test_planned_trials_from_run_started_beat_case_started_count():
@@ -101,10 +105,10 @@ def test_planned_trials_from_run_started_beat_case_started_count():
     p({"event": "run_started", "total_trials": 2, "cases": 1, "case_trials": {"a": 2}})
     p({"event": "case_started", "case_id": "a", "trials": 1})  # the task's own count; --trials said 2
     p({"event": "trial_result", "case_id": "a", "trial": 1, "grades": good()})
-    assert out.getvalue() == ""
+    assert out.getvalue() == "case a: started\n"
     p({"event": "trial_result", "case_id": "a", "trial": 2, "grades": good()})
     p({"event": "run_completed", "decision": "pass"})
-    assert [line.split(":")[0] for line in out.getvalue().splitlines()] == ["case a", "run finished"]
+    assert [line.split(":")[0] for line in out.getvalue().splitlines()] == ["case a", "case a", "run finished"]
 
 
 def test_a_run_that_cannot_be_judged_says_why_on_its_last_line():
