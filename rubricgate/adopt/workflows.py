@@ -16,11 +16,12 @@ from importlib import resources
 
 import yaml
 
+from rubricgate import __version__
 from rubricgate.errors import GateInputError
 
 WORKFLOW_NAMES = ("rubricgate-pr.yml", "rubricgate-weekly.yml")
 VERSIONS_FILE = "tested_versions.json"  # rubricgate/agents/tested_versions.json, kept by the e2e tests
-DEFAULT_PIP = "rubricgate"
+DEFAULT_PIP = f"rubricgate=={__version__}"  # never a bare name: init pins the running rubricgate's origin
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,23 @@ class BuiltinAgent:
         return render_final(paths, hits, rubric), ""
 
 
+def unjudged_rules(rubric: RubricSpec) -> list[str]:
+    """The rubric's rules the builtin cannot judge: judgement rules, and mechanical ones it has no check for."""
+    judged = {*CHECKS, "secret-in-file"}
+    return [r.id for r in rubric.rules.values() if r.kind != "mechanical" or r.id not in judged]
+
+
+def scope_note(rubric: RubricSpec) -> str | None:
+    """One line saying which rules the builtin's verdicts leave out (None when it judges them all)."""
+    left = unjudged_rules(rubric)
+    if not left:
+        return None
+    shown = ", ".join(left[:8]) + (f" and {len(left) - 8} more" if len(left) > 8 else "")
+    return (f"the builtin reviewer judges {len(rubric.rules) - len(left)} of {len(rubric.rules)} rules; it cannot "
+            f"judge {shown}: its verdicts say nothing about those (with a model-backed reviewer, a builtin run "
+            f"is a smoke test of the suite)")
+
+
 def review_files(session: _Session, paths: list[str], rubric: RubricSpec) -> list[tuple[str, Hit]]:
     """Phases: read every skill, glob its bundled files, grep all of them for credentials."""
     session.next_step()

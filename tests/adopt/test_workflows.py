@@ -230,3 +230,22 @@ def test_weekly_history_branch_round_trip_with_real_git(tmp_path):
                             capture_output=True, text=True, check=True).stdout.split()
     assert listed == ["summaries/20260105T051700Z-aaaaaa.json", "summaries/20260112T051700Z-bbbbbb.json"]
     assert "20260105" in (tmp_path / "checkout1" / "reports" / "trend.md").read_text()  # week 2 saw week 1
+
+
+def test_the_fork_job_calls_itself_a_smoke_test_not_a_verdict():
+    steps = load(render_workflow("rubricgate-pr.yml", "claude"))["jobs"]["offline"]["steps"]
+    names = [s.get("name", "") for s in steps]
+    assert any("Smoke test of the suite" in n and "not a verdict on the claude reviewer" in n for n in names), names
+
+
+def test_validate_says_which_rules_the_builtin_cannot_judge(tmp_path):
+    from click.testing import CliRunner
+
+    from rubricgate.cli import main
+    from tests.conftest import make_repo
+
+    repo = make_repo(tmp_path / "r")
+    got = CliRunner().invoke(main, ["validate", "--repo", str(repo)])
+    assert got.exit_code == 0, got.output
+    note = next(line for line in got.output.splitlines() if line.startswith("note: the builtin reviewer"))
+    assert "judges 10 of 15 rules" in note and "desc-what-and-when" in note
