@@ -12,6 +12,8 @@ import click
 
 from rubricgate import __version__, exitcodes
 
+SIGPIPE_STATUS = 141  # 128 + SIGPIPE: what a shell reports for a writer whose reader left
+
 # Command name -> (module that registers it on `main`, its one-line help for `--help`).
 # A command's module is imported only when that command runs, so `--help` and `validate` never pay
 # for numpy, the charts or the runner (bench/startup.py). tests/cli/test_app.py checks this table
@@ -98,6 +100,11 @@ class GateGroup(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
             raise
+        except BrokenPipeError:
+            # The reader left (`rubricgate validate | head -1`): stop quietly as a pipeline's writer
+            # does, with SIGPIPE's status; a later flush into the closed pipe must not fail again.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(SIGPIPE_STATUS)
         except Exception as exc:
             if os.environ.get("RUBRICGATE_DEBUG") == "1":
                 raise

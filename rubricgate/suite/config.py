@@ -26,7 +26,8 @@ def load_config(repo: Path, path: Path | None = None) -> Config:
     """Load the config; a missing file is an error (the gate cannot judge without it)."""
     path = path or repo / CONFIG_NAME
     if not path.is_file():
-        raise GateInputError(str(path), "", "config file not found", f"create {CONFIG_NAME} at the repository root")
+        raise GateInputError(str(path), "", "config file not found",
+                             "run `rubricgate init` in the repository, or give --repo or --config")
     display = _display(repo, path)
     config, problems = load_all_errors(Config, path, display)
     if problems or config is None:

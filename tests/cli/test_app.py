@@ -140,3 +140,24 @@ def test_agents_with_a_cli_found_still_skips_the_run_modules(tmp_path):
     (bin_dir / "claude").chmod(0o755)
     got = _fresh_run(["agents"], HEAVY + ["rubricgate.agents.claude"], path=str(bin_dir))
     assert got == {"code": 0, "loaded": ["rubricgate.agents.claude"]}
+
+
+def test_a_reader_that_leaves_early_is_no_internal_error(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    proc = subprocess.Popen([sys.executable, "-m", "rubricgate", "validate", "--list", "--repo", str(ROOT)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    assert proc.stdout.readline().startswith(b"ok:")
+    proc.stdout.close()  # `| head -1`
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141 and "internal error" not in stderr, stderr
+
+
+def test_outside_a_repository_the_fix_is_init(tmp_path):
+    from click.testing import CliRunner
+
+    got = CliRunner().invoke(main, ["validate", "--repo", str(tmp_path)])
+    assert got.exit_code == 2 and "run `rubricgate init`" in got.output, got.output
