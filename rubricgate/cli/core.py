@@ -169,6 +169,7 @@ def baseline_update(repo, config_path, reason, from_run, allow_partial) -> None:
     """Set the baseline from a run: raise freely, lower only with --reason."""
     from rubricgate.flows.baseline_update import BaselineRequest, update_baseline  # runs the pipeline: on use
 
+    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)  # a cancelled CI job: the partial report, exit 2
     request = BaselineRequest(repo=_repo(repo), config_path=config_path, reason=reason, from_run=from_run,
                               allow_partial=allow_partial, listeners=_listeners())
     try:

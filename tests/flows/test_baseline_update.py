@@ -60,3 +60,32 @@ def test_a_partial_run_is_refused_unless_allowed(repo) -> None:
     assert (repo / "baseline.json").read_text() == before
     result = update(repo, "--from", str(run_dir), "--allow-partial")
     assert result.exit_code == 0 and "partial run accepted" in result.output
+
+
+def test_sigterm_during_baseline_update_ends_in_exit_2_with_the_partial_report(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    import uuid
+
+    from tests.conftest import ROOT, make_repo
+    from tests.faults.reviewers import live_pids_with, use_reviewer, write_reviewer
+
+    marker = f"rg-bu-{uuid.uuid4().hex[:8]}"
+    repo = make_repo(tmp_path / "repo", fixtures=["pass/weekly-revenue-summary"])
+    slow = "import subprocess, time\nsubprocess.Popen(['sh', '-c', 'sleep 60 # MARKER'])\ntime.sleep(60)\n"
+    use_reviewer(repo, write_reviewer(tmp_path / "agents", slow.replace("MARKER", marker)), sandbox="none")
+    proc = subprocess.Popen([sys.executable, "-m", "rubricgate", "baseline", "update", "--repo", str(repo)],
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not live_pids_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 2, (out, err)
+    assert "Traceback" not in err and "interrupted" in err
+    summary = next((repo / "reports").glob("*/summary.json"))
+    assert '"complete": false' in summary.read_text().replace('"complete":false', '"complete": false')
