@@ -107,8 +107,7 @@ def _listeners(label: str | None = None) -> list:
 def validate(repo, config_path, list_cases) -> None:
     """Load config, rubric, cases and baseline; report every problem; run nothing."""
     try:
-        loaded = load_all(_repo(repo), config_path)
-        check_agents(loaded.cases, loaded.config)
+        loaded = _load_checked(_repo(repo), config_path)
         if loaded.config.gate.method == "statistical":  # the plan's arithmetic only when it gates on it
             from rubricgate.gating.planning import check_margin, suite_plan
 
@@ -129,6 +128,23 @@ def validate(repo, config_path, list_cases) -> None:
     from rubricgate.suite.coverage import coverage_lines, rule_coverage
 
     click.echo("\n".join(coverage_lines(rule_coverage(loaded.rubric, loaded.cases, loaded.baseline))))
+
+
+def _load_checked(root: Path, config_path: Path | None):
+    """The suite with its agents and baseline checked together: a missing CLI and a missing
+    baseline are both reported, not only the first found."""
+    from dataclasses import replace
+
+    from rubricgate.errors import collect
+    from rubricgate.suite.baseline_file import load_baseline
+
+    loaded = load_all(root, config_path, require_baseline=False)
+    errors: list[GateInputError] = []
+    collect(errors, lambda: check_agents(loaded.cases, loaded.config))
+    baseline = collect(errors, lambda: load_baseline(root / loaded.config.baseline, loaded.config.baseline))
+    if errors:
+        raise GateInputErrors(errors)
+    return replace(loaded, baseline=baseline)
 
 
 def case_count_lines(cases) -> list[str]:

@@ -177,3 +177,12 @@ def test_reviewer_paths_with_yaml_syntax_stay_plain_values(tmp_path):
     got = cli("init", "--repo", str(repo), "--prompt", odd)
     assert got.exit_code == 0, got.output
     assert load_config(repo).reviewer.prompt == odd
+
+
+def test_validate_reports_a_missing_cli_and_a_missing_baseline_together(tmp_path, monkeypatch):
+    repo = fresh(tmp_path)
+    assert cli("init", "--repo", str(repo), "--agent", "codex").exit_code == 0
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    got = cli("validate", "--repo", str(repo))
+    assert got.exit_code == 2
+    assert "program 'codex' not found on PATH" in got.output and "baseline not found" in got.output, got.output
