@@ -112,6 +112,7 @@ def _chat_state(body: dict[str, Any]) -> tuple[int, Places]:
     places += [("first user message", _content_text(m.get("content")))
                for m in [next((m for m in msgs if m.get("role") == "user"), {})] if m]
     places += [("role:system message", _content_text(m.get("content"))) for m in msgs if m.get("role") == "system"]
+    places += [("later user message", _content_text(m.get("content"))) for m in msgs if m.get("role") == "user"][1:]
     return turns, places
 
 
@@ -129,6 +130,7 @@ def _responses_state(body: dict[str, Any]) -> tuple[int, Places]:
     places += [(f"role:{i['role']} message", _content_text(i.get("content"))) for i in items
                if i.get("type", "message") == "message" and i.get("role") in ("system", "developer")]
     places.append(("instructions", str(body.get("instructions") or "")))
+    places += [("later user message", _content_text(u.get("content"))) for u in users[1:]]
     return turns, places
 
 
@@ -136,6 +138,9 @@ def _content_text(content: Any) -> str:
     if isinstance(content, list):
         return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
     return str(content or "")
+
+
+PREFLIGHT_PROMPT = "This is a connectivity check."  # rubricgate/agents/preflight.py's PROMPT
 
 
 class Script:
@@ -150,6 +155,8 @@ class Script:
         Raises ScriptError when no scenario key is anywhere in the request, or a scenario
         without repeat_last ran out of turns: a model that answers without a verdict would only
         hide the problem behind a plausible failure."""
+        if any(PREFLIGHT_PROMPT in text for _, text in places):
+            return answer("OK")  # rubricgate's preflight before the suite: one plain answer
         if turns_done == 0:
             return OPENING
         scenario = self.scenario_for(places)
