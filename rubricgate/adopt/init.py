@@ -22,7 +22,7 @@ from rubricgate.adopt.workflows import AGENT_CLIS, WORKFLOW_NAMES, render_workfl
 from rubricgate.errors import GateInputError
 from rubricgate.suite.config import CONFIG_NAME
 from rubricgate.suite.paths import safe_relpath
-from rubricgate.suite.rubric import parse_rules
+from rubricgate.suite.rubric import RubricSpec, parse_rubric
 
 STARTER = {"prompt": "reviewer/prompts/evaluate.md", "skill": "reviewer/evaluator/SKILL.md",
            "rubric": "reviewer/evaluator/references/rubric.md"}
@@ -64,9 +64,9 @@ def init_repo(options: InitOptions) -> InitResult:
     if "starter" in found.values() and set(found.values()) != {"starter"}:
         result.notes.append("the starter files name reviewer/... paths: point them at your "
                             + ", ".join(reviewer[r] for r, s in found.items() if s != "starter"))
-    rules = _rule_ids(repo / reviewer["rubric"], reviewer["rubric"], result)
+    rubric = _rubric(repo / reviewer["rubric"], reviewer["rubric"], result)
     _write(repo, CONFIG_NAME, config_text(reviewer, options.agent), result)
-    _write_examples(repo, rules, result)
+    _write_examples(repo, rubric, result)
     for name in WORKFLOW_NAMES:
         _write(repo, f"{options.workflows_dir}/{name}", render_workflow(name, options.agent, install.requirement), result)
     _extend_gitignore(repo, changed_files_path(reviewer), result)
@@ -142,15 +142,15 @@ def _starter(role: str) -> Traversable:
     return resources.files("rubricgate.adopt").joinpath("templates", "starter", *STARTER[role].split("/"))
 
 
-def _rule_ids(path: Path, display: str, result: InitResult) -> set[str]:
-    """The rubric's rule ids; a rubric rubricgate cannot parse is noted, not fatal (the user fixes it)."""
+def _rubric(path: Path, display: str, result: InitResult) -> RubricSpec | None:
+    """The rubric as rubricgate reads it; one it cannot read is noted (the user fixes it), never guessed."""
     try:
-        return set(parse_rules(path.read_text(encoding="utf-8"), display))
+        return parse_rubric(path.read_text(encoding="utf-8"), display)
     except GateInputError as exc:
-        result.notes.append(f"{exc.one_line()}: rubricgate needs the rubric's rule table (README: Rubric)")
+        result.notes.append(f"{exc.one_line()}; examples that need its rules were not written")
     except OSError as exc:
         result.notes.append(f"{display}: cannot read ({exc.strerror})")
-    return set()
+    return None
 
 
 def _write(repo: Path, rel: str, text: str, result: InitResult) -> None:
@@ -165,14 +165,28 @@ def _write(repo: Path, rel: str, text: str, result: InitResult) -> None:
     result.written.append(rel)
 
 
-def _write_examples(repo: Path, rules: set[str], result: InitResult) -> None:
-    """One task and one fixture per tier; rule ids the rubric does not have are left out."""
-    root = resources.files("rubricgate.adopt").joinpath("templates", "examples")
-    for rel, node in _walk(root, ""):
-        text = node.read_text(encoding="utf-8")
-        if rel.endswith("expect.yaml") or rel == EXAMPLE_TASK:
-            text = _fit_rules(text, rules, rel == EXAMPLE_TASK)
-        _write(repo, rel, text, result)
+def _write_examples(repo: Path, rubric: RubricSpec | None, result: InitResult) -> None:
+    """One task and one fixture per tier, each only for rules the rubric has and with the tier
+    the rubric derives from them: an example this rubric cannot produce is left out and said."""
+    files = dict(_walk(resources.files("rubricgate.adopt").joinpath("templates", "examples"), ""))
+    units: dict[str, list[str]] = {}  # an example: the task file, or a fixture folder's files
+    for rel in files:
+        units.setdefault(rel if rel == EXAMPLE_TASK else "/".join(rel.split("/")[:3]), []).append(rel)
+    for unit, rels in units.items():
+        expect_rel = unit if unit == EXAMPLE_TASK else f"{unit}/expect.yaml"
+        data = yaml.safe_load(files[expect_rel].read_text(encoding="utf-8")) if expect_rel in files else None
+        fitted = _fit(data, unit == EXAMPLE_TASK, rubric) if data is not None else ("", None)
+        if fitted is None:
+            result.notes.append(f"left out the example {unit}: the rubric has none of the rules it shows")
+            if unit == EXAMPLE_TASK:  # the suite's tasks folder must exist, and git keeps no empty one
+                _write(repo, str(PurePosixPath(EXAMPLE_TASK).parent / ".gitkeep"), "", result)
+            continue
+        tier, kept = fitted
+        for rel in rels:
+            text = files[rel].read_text(encoding="utf-8")
+            if rel == expect_rel and kept != yaml.safe_load(text):
+                text = yaml.safe_dump(kept, sort_keys=False, width=100)
+            _write(repo, _retiered(rel, tier) if tier else rel, text, result)
 
 
 def _walk(node: Traversable, prefix: str):
@@ -184,17 +198,29 @@ def _walk(node: Traversable, prefix: str):
             yield rel, child
 
 
-def _fit_rules(text: str, rules: set[str], task: bool) -> str:
-    """Keep only expected rule ids the rubric defines, so the examples validate against it."""
-    data = yaml.safe_load(text)
+def _fit(data: dict, task: bool, rubric: RubricSpec | None) -> tuple[str, dict] | None:
+    """(the tier the rubric gives the example's rules, the expectation kept to those rules), or
+    None when it names rules and the rubric has none of them."""
     expect = data["expect"] if task else data
-    kept = [r for r in expect.get("rules", []) if r in rules]
-    if kept == expect.get("rules", []):
-        return text
+    named = list(expect.get("rules", []))
+    kept = [r for r in named if rubric is not None and r in rubric.rules]
+    if named and not kept:
+        return None
+    if not named:
+        return "", data
+    tier = rubric.derive_tier(rubric.rules[r].severity for r in kept)  # type: ignore[union-attr]
     expect["rules"] = kept
-    if not kept:
-        expect.pop("rules")
-    return yaml.safe_dump(data, sort_keys=False, width=100)
+    if task:
+        expect["tier"] = tier
+    return tier, data
+
+
+def _retiered(rel: str, tier: str) -> str:
+    """fixtures/<tier>/<name>/...: the folder of the tier the rubric produces."""
+    parts = rel.split("/")
+    if parts[0] == "fixtures" and len(parts) > 2:
+        parts[1] = tier.lower()
+    return "/".join(parts)
 
 
 def _extend_gitignore(repo: Path, changed_files: str, result: InitResult) -> None:

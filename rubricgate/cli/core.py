@@ -119,15 +119,15 @@ def validate(repo, config_path, list_cases) -> None:
     click.echo(f"ok: {len(loaded.cases)} cases ({tasks} tasks, {len(loaded.cases) - tasks} fixtures), "
                f"{len(loaded.rubric.rules)} rules, baseline {_rates(loaded.baseline.rates)}")
     click.echo("\n".join(case_count_lines(loaded.cases)))
-    from rubricgate.agents.builtin import scope_note
-
-    if (note := scope_note(loaded.rubric)) is not None:
-        click.echo(f"note: {note}")
     if list_cases:
         click.echo("\n".join(case_list_lines(loaded.cases)))
     from rubricgate.suite.coverage import coverage_lines, rule_coverage
 
     click.echo("\n".join(coverage_lines(rule_coverage(loaded.rubric, loaded.cases, loaded.baseline))))
+    from rubricgate.agents.builtin import scope_note
+
+    if (note := scope_note(loaded.rubric)) is not None:
+        click.echo(f"note: {note}")
 
 
 def _load_checked(root: Path, config_path: Path | None):

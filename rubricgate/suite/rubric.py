@@ -119,7 +119,7 @@ def parse_rules(text: str, path: str, vocabulary: Vocabulary = DEFAULT_VOCABULAR
     start, cols = _table_header(lines)
     if start < 0:
         raise GateInputError(path, "rules table", "no markdown table with id | severity | kind columns",
-                             "add the rule table described in design.md")
+                             "add a markdown table whose header row is | id | severity | kind | rule |")
     rules: dict[str, Rule] = {}
     for lineno in range(start + 2, len(lines)):
         if not lines[lineno].lstrip().startswith("|"):

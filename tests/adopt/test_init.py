@@ -98,12 +98,13 @@ def test_finds_an_existing_reviewer_and_fits_the_examples_to_its_rubric(tmp_path
     assert not (repo / "reviewer").exists()
     config = load_config(repo)
     assert config.reviewer.changed_files == "tools/review/.changed-skills.txt"
-    # Rule ids the foreign rubric lacks are dropped from the examples, so validate loads them.
-    assert "rules" not in yaml.safe_load((repo / "fixtures/warn/example-stub-skill/expect.yaml").read_text())
+    # Only examples of rules the foreign rubric has, at the tier it derives; the rest are said.
+    assert not (repo / "fixtures/warn/example-stub-skill").exists()
+    assert not (repo / "evals/tasks/example-secret-in-skill.yaml").exists() and (repo / "evals/tasks").is_dir()
+    assert "left out the example fixtures/warn/example-stub-skill" in got.output
     block = yaml.safe_load((repo / "fixtures/block/example-no-description/expect.yaml").read_text())
     assert block["rules"] == ["fm-description-required"]
-    task = yaml.safe_load((repo / "evals/tasks/example-secret-in-skill.yaml").read_text())
-    assert task["expect"] == {"tier": "BLOCK"}
+    assert (repo / "fixtures/pass/example-tidy-skill/SKILL.md").is_file()
     assert cli("baseline", "update", "--repo", str(repo)).exit_code in (0, 1)
     assert cli("validate", "--repo", str(repo)).exit_code == 0
 
@@ -186,3 +187,30 @@ def test_validate_reports_a_missing_cli_and_a_missing_baseline_together(tmp_path
     got = cli("validate", "--repo", str(repo))
     assert got.exit_code == 2
     assert "program 'codex' not found on PATH" in got.output and "baseline not found" in got.output, got.output
+
+
+TEAM_RUBRIC = FOREIGN_RUBRIC.replace("| critical |", "| major |").replace("| suggestion |", "| minor |") + (
+    "\n## Tiers\n\nAny major -> WARN.\n")
+
+
+def test_a_rubric_init_cannot_read_is_named_and_no_example_claims_a_tier_it_cannot_produce(tmp_path):
+    repo = fresh(tmp_path)
+    (repo / ".github").mkdir()
+    (repo / ".github/rubric.md").write_text(TEAM_RUBRIC)
+    got = cli("init", "--repo", str(repo), "--rubric", ".github/rubric.md")
+    assert got.exit_code == 0, got.output
+    assert "note: .github/rubric.md: line 5: severity 'major'" in got.output and "tiers.severities" in got.output
+    assert "design.md" not in got.output
+    assert sorted(p.relative_to(repo).as_posix() for p in (repo / "fixtures").rglob("*") if p.is_file()) == [
+        "fixtures/pass/example-tidy-skill/SKILL.md"]
+
+
+def test_examples_move_to_the_tier_the_rubric_derives(tmp_path):
+    repo = fresh(tmp_path)
+    (repo / ".github").mkdir()
+    lowered = FOREIGN_RUBRIC.replace("| critical |", "| warning |") + (
+        "\n## Tier derivation\n\n1. Three or more warning findings, tier is BLOCK.\n")
+    (repo / ".github/rubric.md").write_text(lowered)
+    assert cli("init", "--repo", str(repo), "--rubric", ".github/rubric.md").exit_code == 0
+    assert (repo / "fixtures/warn/example-no-description/SKILL.md").is_file()  # one warning: WARN, not BLOCK
+    assert not (repo / "fixtures/block").exists()
