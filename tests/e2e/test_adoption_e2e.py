@@ -117,16 +117,14 @@ def lay_out(repo: Path) -> None:
 
 def adapt_config(repo: Path) -> None:
     """What the walkthrough in docs/agents.md has the team do after init: its rubric's words,
-    one trial on the strict gate for this test's speed, the team's own fixtures."""
+    one trial on the strict gate for this test's speed, the team's own fixtures beside the one
+    example init could keep (a PASS fixture: the rubric's rules were unreadable to it)."""
     config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
     config["tiers"] = TIERS
     config["trials"] = 1
     config["gate"] = {"method": "strict"}
     config["agent"] |= {"sandbox": "bwrap", "timeout_s": 120, "retries": 0}
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    shutil.rmtree(repo / "fixtures")
-    (repo / "evals/tasks/example-secret-in-skill.yaml").unlink()
-    (repo / "evals/tasks/.gitkeep").write_text("")  # git keeps no empty folder
     for tier, name, described in (("warn", "no-description", False), ("pass", "tidy", True)):
         (repo / "fixtures" / tier / name).mkdir(parents=True)
         (repo / "fixtures" / tier / name / "SKILL.md").write_text(_skill(name, described))
@@ -173,6 +171,9 @@ def test_init_finds_the_teams_reviewer_and_pins_what_the_workflows_install(adopt
     assert "workflows install rubricgate" in out
     config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
     assert "ANTHROPIC_BASE_URL" in config["agent"]["env_allowlist"]
+    # Its rubric's words are named with the line and the setting; no example claims a tier it cannot produce.
+    assert f"note: {RUBRIC}: line 5: severity 'major'" in out and "tiers.severities" in out
+    assert "left out the example evals/tasks/example-secret-in-skill.yaml" in out
 
 
 def test_validate_baseline_and_run_pass_with_the_teams_vocabulary(adopted):
@@ -181,6 +182,7 @@ def test_validate_baseline_and_run_pass_with_the_teams_vocabulary(adopted):
     _ok(steps["validate"])
     baseline = json.loads((repo / "baseline.json").read_text())
     assert baseline["rates"]["verdict"] == 1.0, baseline  # WARN produced by "Any major -> WARN"
+    assert len(baseline["cases"]) == 3  # the team's two fixtures and init's PASS example
     _ok(steps["run"])
 
 
