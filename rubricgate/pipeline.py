@@ -53,18 +53,6 @@ def run_suite(options: RunOptions) -> RunOutcome:
     return RunOutcome(summary, run.ctx.run_dir, summary.decision.exit_code, run.kept)
 
 
-def with_builtin_scope(summary: Summary, loaded: Loaded, jobs: list[Job]) -> Summary:
-    """A builtin run over a rubric it cannot fully judge says so on the decision (the fork job's
-    offline run is then a smoke test of the suite, not a verdict on the team's reviewer)."""
-    from rubricgate.agents.builtin import scope_note
-
-    note = scope_note(loaded.rubric) if any(j.agent == "builtin" for j in jobs) else None
-    if note is None:
-        return summary
-    decision = summary.decision.model_copy(update={"warnings": [*summary.decision.warnings, note]})
-    return summary.model_copy(update={"decision": decision})
-
-
 def plan(loaded: Loaded, options: RunOptions) -> list[Job]:
     """(case, trial, agent) jobs; --agent beats a task's agent, which beats the config's."""
     cases = [c for c in loaded.cases if not options.only or any(s in c.id for s in options.only)]
@@ -99,7 +87,6 @@ def aggregate_and_gate(loaded: Loaded, jobs: list[Job], results: list[TrialResul
 
     summary = build_summary(loaded, jobs, results, run.state)
     summary = note_rejections(with_isolation(summary, run.policy), run.ctx.cache_rejected)
-    summary = with_builtin_scope(summary, loaded, jobs)
     return with_changes(annotate(summary, loaded, run.ctx.repo, os.environ), loaded)
 
 

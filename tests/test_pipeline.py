@@ -368,6 +368,6 @@ def test_default_jobs_is_four_for_a_cli_reviewer_one_for_the_builtin_and_the_con
 
 
 def test_a_builtin_run_says_which_rules_its_verdicts_leave_out(repo):
-    warnings = run(repo).summary.decision.warnings
-    note = next(w for w in warnings if w.startswith("the builtin reviewer judges"))
+    result = cli(repo)
+    note = next(line for line in result.output.splitlines() if line.startswith("note: the builtin reviewer judges"))
     assert "10 of 15 rules" in note and "scope-single-purpose" in note

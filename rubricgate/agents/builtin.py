@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,19 +93,20 @@ class BuiltinAgent:
         return render_final(paths, hits, rubric), ""
 
 
-def unjudged_rules(rubric: RubricSpec) -> list[str]:
-    """The rubric's rules the builtin cannot judge: judgement rules, and mechanical ones it has no check for."""
+def unjudged_rules(kinds: Mapping[str, str]) -> list[str]:
+    """Of a rule table (id -> kind), the rules the builtin cannot judge: judgement rules, and
+    mechanical ones it has no check for."""
     judged = {*CHECKS, "secret-in-file"}
-    return [r.id for r in rubric.rules.values() if r.kind != "mechanical" or r.id not in judged]
+    return [rid for rid, kind in kinds.items() if kind != "mechanical" or rid not in judged]
 
 
-def scope_note(rubric: RubricSpec) -> str | None:
+def scope_note(kinds: Mapping[str, str]) -> str | None:
     """One line saying which rules the builtin's verdicts leave out (None when it judges them all)."""
-    left = unjudged_rules(rubric)
+    left = unjudged_rules(kinds)
     if not left:
         return None
     shown = ", ".join(left[:8]) + (f" and {len(left) - 8} more" if len(left) > 8 else "")
-    return (f"the builtin reviewer judges {len(rubric.rules) - len(left)} of {len(rubric.rules)} rules; it cannot "
+    return (f"the builtin reviewer judges {len(kinds) - len(left)} of {len(kinds)} rules; it cannot "
             f"judge {shown}: its verdicts say nothing about those (with a model-backed reviewer, a builtin run "
             f"is a smoke test of the suite)")
 

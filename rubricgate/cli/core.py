@@ -86,6 +86,7 @@ def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, ca
     from rubricgate.reports.terminal import render_terminal
 
     click.echo(render_terminal(outcome.summary, str(outcome.run_dir)))
+    _builtin_scope(outcome.summary)
     if outcome.workspaces is not None:
         click.echo(f"workspaces kept: {outcome.workspaces}/<trial>/ (the trial's folder is in events.jsonl)")
     if shard:
@@ -126,8 +127,17 @@ def validate(repo, config_path, list_cases) -> None:
     click.echo("\n".join(coverage_lines(rule_coverage(loaded.rubric, loaded.cases, loaded.baseline))))
     from rubricgate.agents.builtin import scope_note
 
-    if (note := scope_note(loaded.rubric)) is not None:
+    if (note := scope_note({r.id: r.kind for r in loaded.rubric.rules.values()})) is not None:
         click.echo(f"note: {note}")
+
+
+def _builtin_scope(summary) -> None:
+    """After a builtin run: which of the rubric's rules its verdicts leave out (stderr)."""
+    from rubricgate.agents.builtin import scope_note
+
+    rules = summary.reviewer.rules if summary.reviewer else {}
+    if "builtin" in (summary.agent or "").split(",") and (note := scope_note({r: row.kind for r, row in rules.items()})):
+        click.echo(f"note: {note}", err=True)
 
 
 def _load_checked(root: Path, config_path: Path | None):
