@@ -5,8 +5,9 @@ it anywhere: its stream, stderr, a tool input, the verdict JSON. By the time it 
 have been JSON-escaped once or several times (a verdict inside a stream line inside a transcript
 inside an event), HTML/XML-escaped, or cut (a 300-character error line, a stderr tail, an output
 cap). So scrubbing replaces, longest first:
-  * every *written form* of the value: raw, JSON-escaped at depth 1 to 3 (ASCII or UTF-8 at each
-    level), and each of those HTML/XML-escaped;
+  * every *written form* of the value: raw or encoded (base64, base64url, hex, percent), each
+    JSON-escaped at depth 1 to 3 (ASCII or UTF-8 at each level), and each of those
+    HTML/XML-escaped;
   * a *fragment left at a cut*: at least MIN_FRAGMENT leading characters of a form that stop
     short of the whole form (the cut ended the text), or trailing ones that start mid-form (a
     tail kept only its end).
@@ -19,8 +20,10 @@ so a transcript is never blanked.
 
 from __future__ import annotations
 
+import base64
 import html
 import json
+import urllib.parse
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -58,13 +61,39 @@ def _markup_forms(form: str) -> set[str]:
     return {html.escape(form, quote=True), html.escape(form, quote=False), xml_attr}
 
 
+def encoded_forms(value: str) -> set[str]:
+    """The value as the common encodings write it: base64 (standard and URL-safe, padded or
+    not), hex (either case) and percent-encoding. A reviewer asked not to print a key may
+    still print it encoded."""
+    raw = value.encode("utf-8", "surrogateescape")
+    b64 = {base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()}
+    return {value, *b64, *(f.rstrip("=") for f in b64), raw.hex(), raw.hex().upper(),
+            urllib.parse.quote(value, safe="", errors="surrogateescape")}
+
+
 @lru_cache(maxsize=64)
 def written_forms(value: str) -> tuple[str, ...]:
     """Every form in which `value` may appear in a written file, longest first."""
-    forms = json_forms(value)
+    forms: set[str] = set()
+    for encoded in encoded_forms(value):
+        forms |= json_forms(encoded)
     for form in list(forms):
         forms |= _markup_forms(form)
     return tuple(sorted(forms, key=len, reverse=True))
+
+
+# Variables that name where things are, not secrets: left in reports even when copy-only runs
+# treat the rest of the parent environment as secret (a reviewer without a sandbox can read it).
+NOT_SECRET = frozenset({"PATH", "HOME", "PWD", "OLDPWD", "SHELL", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM",
+                        "TZ", "TMPDIR", "SHLVL", "HOSTNAME", "PYTHONPATH", "VIRTUAL_ENV", "CI", "_"})
+
+
+def parent_env_secrets(environ: Mapping[str, str], secrets: Iterable[str] = ()) -> list[str]:
+    """Every value of the parent environment worth scrubbing (plus `secrets`), longest first:
+    what a copy-only reviewer could read from the harness's /proc entry."""
+    found = {v for k, v in environ.items() if k not in NOT_SECRET and not k.startswith(("LC_", "XDG_"))
+             and len(v) >= MIN_SECRET_CHARS} | set(secrets)
+    return sorted(found, key=len, reverse=True)
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:

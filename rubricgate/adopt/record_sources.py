@@ -174,18 +174,75 @@ def from_replay(run_dir: Path, case_id: str, repo: Path) -> Reviewed:
                              "pick a case id from the run's failures")
     out = Reviewed(origin=f"replay {run_dir.name}/{case_id} trial {artifact.trial.trial}")
     sources = dict(getattr(artifact.case, "workspace_paths", {}) or {})
+    where = str(run_dir / "replay")
     for path, text in artifact.reviewed_files.items():
+        _inside(path, where, "reviewed_files")
+        _inside(sources.get(path, path), where, "workspace_paths")
         out.skills.append(path)
-        out.files[path] = text
-        out.files.update(_beside(path, artifact.case.files, repo / sources.get(path, path)))
+        out.files[path] = _capped(text, path, where)
+        out.files.update(_beside(path, artifact.case.files, repo, sources.get(path, path), where))
     return out
 
 
-def _beside(skill: str, overlay: dict[str, str], on_disk: Path) -> dict[str, str]:
-    """The rest of a replayed skill's folder: the case's overlay, else the repository's copy today."""
+MAX_TEXT_CHARS = 256_000  # one file of a recorded skill
+MAX_TOTAL_CHARS = 4_000_000  # every file of one `record --from`
+
+
+def _inside(path: str, where: str, field: str) -> None:
+    """A replay artifact is a file a run (or anyone) wrote: its paths must stay in the repository."""
+    parts = PurePosixPath(path).parts
+    if not path or path.startswith("/") or "\\" in path or ".." in parts:
+        raise GateInputError(where, field, f"path {path!r} leaves the repository",
+                             "record from an artifact rubricgate wrote; paths are repository-relative")
+
+
+def _capped(text: str, path: str, where: str) -> str:
+    if len(text) > MAX_TEXT_CHARS:
+        raise GateInputError(where, path, f"holds more than {MAX_TEXT_CHARS:,} characters",
+                             "record a skill of ordinary size")
+    return text
+
+
+def _beside(skill: str, overlay: dict[str, str], repo: Path, source: str, where: str) -> dict[str, str]:
+    """The rest of a replayed skill's folder: the case's overlay, else the repository's copy
+    today: regular text files under the size cap, inside the repository (no link out), at most
+    MAX_FILES, MAX_DEPTH folders down."""
     folder = str(PurePosixPath(skill).parent) + "/"
-    found = {p: t for p, t in overlay.items() if p.startswith(folder) and p != skill}
-    if found or not on_disk.parent.is_dir():
+    found = {p: _capped(t, p, where) for p, t in overlay.items() if p.startswith(folder) and p != skill}
+    for p in found:
+        _inside(p, where, "case.files")
+    top = (repo / source).parent
+    if found or not top.is_dir() or not top.resolve().is_relative_to(repo.resolve()):
         return found
-    files = [f for f in sorted(on_disk.parent.rglob("*")) if f.is_file() and f.name != SKILL_FILE][:MAX_FILES]
-    return {folder + f.relative_to(on_disk.parent).as_posix(): f.read_text(encoding="utf-8", errors="replace") for f in files}
+    return {folder + rel: text for rel, text in _text_files(top, repo.resolve())}
+
+
+def _text_files(top: Path, repo: Path) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    total = 0
+    for dirpath, dirs, files in os.walk(top):  # never into a linked folder
+        rel_dir = Path(dirpath).relative_to(top)
+        if len(rel_dir.parts) >= MAX_DEPTH:
+            dirs.clear()
+        for name in sorted(files):
+            path = Path(dirpath) / name
+            text = _regular_text(path, repo) if name != SKILL_FILE else None
+            if text is None:
+                continue
+            total += len(text)
+            if len(out) >= MAX_FILES or total > MAX_TOTAL_CHARS:
+                return out
+            out.append(((rel_dir / name).as_posix(), text))
+    return out
+
+
+def _regular_text(path: Path, repo: Path) -> str | None:
+    """The file's text when it is a regular file inside the repository, under the cap, UTF-8."""
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_TEXT_CHARS:
+            return None
+        if not path.resolve().is_relative_to(repo):
+            return None
+        return path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None

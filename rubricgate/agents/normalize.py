@@ -164,6 +164,8 @@ def _apply_process(draft: Draft, proc: ProcessResult) -> None:
         draft.fail("crashed", proc.start_error)
     elif proc.timed_out:
         draft.termination, draft.error = "timeout", f"killed after the wall-clock timeout ({proc.duration_s:.0f}s)"
+    elif proc.limit:  # the reviewer's own doing: a failure, never an infrastructure error
+        draft.fail("crashed", f"{proc.limit}: {_last_line(proc.stderr_tail) or 'no output'}")
     elif proc.stdout_truncated and (proc.stopped.startswith("output_cap") or not proc.stopped):
         draft.fail("crashed", f"output exceeded the cap: stopped after {proc.stdout_bytes} bytes of stdout "
                               "(raise agent.output_cap_bytes if this output is expected)")

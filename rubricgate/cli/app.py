@@ -98,13 +98,17 @@ class GateGroup(click.Group):
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
-        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except BrokenPipeError:
             # The reader left (`rubricgate validate | head -1`): stop quietly as a pipeline's writer
             # does, with SIGPIPE's status; a later flush into the closed pipe must not fail again.
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(SIGPIPE_STATUS)
+        except (click.Abort, KeyboardInterrupt):  # before the run could judge: never exit 1 (regression)
+            click.echo("error: interrupted: the run was stopped before it could judge "
+                       "(fix: run it again; nothing was gated)", err=True)
+            sys.exit(exitcodes.CANNOT_JUDGE)
         except Exception as exc:
             if os.environ.get("RUBRICGATE_DEBUG") == "1":
                 raise

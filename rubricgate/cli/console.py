@@ -15,24 +15,53 @@ installed package (6 ms with 114 installed) before the first file is validated.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import NoReturn
-
-from rubricgate.cli.app import main
 
 # What CPython exits with when flushing stdout at shutdown fails (e.g. `rubricgate ... | head`).
 FLUSH_FAILED = 120
 
 
+INTERRUPTED = ("error: interrupted: the run was stopped before it could judge "
+               "(fix: run it again; nothing was gated)")
+
+
 def console_main() -> NoReturn:
-    """Run `rubricgate` with the process's arguments and exit with its status."""
+    """Run `rubricgate` with the process's arguments and exit with its status.
+
+    Ctrl-C and SIGTERM count from the first instruction on: before a command runs (imports,
+    argument parsing) they end it with exit 2 and one line, never click's "Aborted!" and exit 1
+    (the regression code); once a run folder exists the run writes a partial report itself."""
+    signal.signal(signal.SIGTERM, _as_interrupt)
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     try:
-        main()
-        status = 0
+        status = _run_main()
     except SystemExit as exc:
         status = exit_status(exc.code)
     os._exit(flush_streams(status))
+
+
+def _run_main() -> int:
+    import click
+
+    try:
+        from rubricgate.cli.app import main
+
+        main(standalone_mode=False)
+        return 0
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except (click.Abort, KeyboardInterrupt):
+        print(INTERRUPTED, file=sys.stderr)
+        return 2
+
+
+def _as_interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
 
 
 def exit_status(code: object) -> int:

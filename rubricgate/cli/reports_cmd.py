@@ -107,13 +107,18 @@ def publish(run_dir, pr, label, repo, artifact) -> None:
 
 
 def latest_run(repo: Path) -> Path:
-    """The newest run folder under the configured reports folder (run ids start with a UTC timestamp)."""
+    """The newest run folder under the configured reports folder (run ids start with a UTC
+    timestamp). Never an earlier one: when the newest has no summary.json (it could not be
+    written, the run exited 2) that is an error, not a reason to report the run before it."""
     folder = repo / load_config(repo).reports
     # A `baseline update` run (folder <run-id>-baseline) is not the run a report is wanted for.
-    runs = sorted(p.parent for p in folder.glob("*/summary.json") if not p.parent.name.endswith("-baseline")) \
-        if folder.is_dir() else []
+    runs = sorted(p.parent for name in ("summary.json", "events.jsonl") for p in folder.glob(f"*/{name}")
+                  if not p.parent.name.endswith("-baseline")) if folder.is_dir() else []
     if not runs:
         raise GateInputError(str(folder), "", "no run with a summary.json here", "run `rubricgate run` or pass RUN_DIR")
+    if not (runs[-1] / "summary.json").is_file():
+        raise GateInputError(str(runs[-1]), "summary.json", "the newest run has no summary (it could not be written; "
+                             "the run exited 2)", "rerun `rubricgate run`, or pass an earlier RUN_DIR on purpose")
     return runs[-1]
 
 

@@ -4,7 +4,7 @@ An API outage, a login problem, a rate limit, a CLI that is missing or fails to 
 that cannot be set up, or a crash before the first model turn says nothing about the reviewer:
 such a trial is retried and, if it keeps failing, `errored` (no grader judges it). A timeout, a
 turn limit, a missing or malformed verdict, a forbidden tool or too many steps is the reviewer's
-behaviour and is graded. A verdict always wins: exit status is not a verdict.
+behaviour and is graded, and so is a sandbox limit the reviewer reached. A verdict always wins: exit status is not a verdict.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import re
 from typing import Literal
 
 from rubricgate.graders.contract import last_json_block
-from rubricgate.models.transcript import Transcript
+from rubricgate.models.transcript import LIMIT_REACHED, Transcript
 
 FailureKind = Literal["infra", "reviewer"]
 
@@ -28,6 +28,8 @@ def failure_kind(transcript: Transcript) -> FailureKind | None:
         return None
     if term == "api_error":
         return "infra"
+    if (transcript.error or "").startswith(LIMIT_REACHED):
+        return "reviewer"  # a sandbox limit reached is the reviewer's doing, even before any turn
     if term == "crashed" and transcript.steps == 0:
         return "infra"  # the CLI never reached the model: missing, failed to start, sandbox, auth
     return "reviewer"

@@ -57,16 +57,24 @@ class Overlay:
         lower = ":".join(str(p) for p in self.lower)
         return f"lowerdir={lower},upperdir={self.upper},workdir={self.work}"
 
-    def prefix(self) -> list[str]:
-        """The argv that mounts the overlay in a new user + mount namespace, then execs the rest."""
-        return [_unshare(), "--user", "--map-root-user", "--mount", "sh", "-c", _MOUNT, "sh", self.options(),
-                str(self.target)]
+    def prefix(self, userns_fd: int | None = None) -> list[str]:
+        """The argv that mounts the overlay in a new mount namespace, then execs the rest: in a
+        new user namespace too, or (a root harness) in the trial's, entered by `nsenter`."""
+        mount = ["sh", "-c", _MOUNT, "sh", self.options(), str(self.target)]
+        if userns_fd is None:
+            return [_unshare(), "--user", "--map-root-user", "--mount", *mount]
+        return [_nsenter(), f"--user=/proc/self/fd/{userns_fd}", "--", _unshare(), "--mount", *mount]
 
     def bwrap_args(self, dest: Path) -> list[str]:
         """bwrap's own overlay on `dest` (inside the sandbox): `--overlay-src` bottom layer first.
         bwrap names each folder to the kernel by file descriptor, so no path needs escaping."""
         sources = [arg for layer in reversed(self.lower) for arg in ("--overlay-src", str(layer))]
         return [*sources, "--overlay", str(self.upper), str(self.work), str(dest)]
+
+
+@lru_cache(maxsize=1)
+def _nsenter() -> str:
+    return shutil.which("nsenter") or "nsenter"
 
 
 @lru_cache(maxsize=1)

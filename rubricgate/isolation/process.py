@@ -26,6 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rubricgate.isolation.admission import CANCEL, AgentSlots
+from rubricgate.isolation.identity import give_to_sandbox_user, root_harness, user_namespace
+from rubricgate.isolation.limits import Limits, limit_reached
+from rubricgate.isolation.rootfs import identity_pipes
 from rubricgate.isolation.sandbox import SandboxPolicy, Writable, find_program, wrap
 from rubricgate.isolation.streams import CappedSink, StderrTail, Streams, Wake, Watch
 
@@ -47,6 +50,7 @@ class ProcessResult:
     stdout_bytes: int = 0
     start_error: str = ""  # non-empty when the executable could not be started
     stopped: str = ""  # non-empty when the harness's watch callback ended the run
+    limit: str = ""  # the sandbox limit the agent reached (isolation/limits.py), if any
 
 
 def kill_group(pgid: int, grace_s: float = KILL_GRACE_S,
@@ -112,6 +116,7 @@ def _launch(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout_s: f
     token = uuid.uuid4().hex
     started = time.monotonic()
     sandboxed = sandbox is not None and sandbox.enforced
+    limits = sandbox.limits if sandbox is not None and sandboxed else None
     try:
         proc, gate = _spawn(argv, cwd, {**env, RUN_TOKEN_VAR: token}, sandbox, writable, gated=gate_slots is not None)
     except OSError as exc:
@@ -120,13 +125,13 @@ def _launch(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout_s: f
         if gate_slots is not None:
             gate_slots.end_launch_turn()  # launched (or failed to): the next trial may launch
     if gate is None or gate_slots is None:
-        return _supervise(proc, sink, started + timeout_s, started, token, sandboxed)
+        return _supervise(proc, sink, started + timeout_s, started, token, sandboxed, limits)
     opened = gate_slots.take(lambda: _open_gate(gate))  # possibly by the thread whose agent just ended
     if opened is None:  # stopped while its sandbox waited: the agent never ran
         _discard(proc, gate, token)
         return _interrupted()
     try:
-        return _supervise(proc, sink, opened + timeout_s, opened, token, sandboxed)
+        return _supervise(proc, sink, opened + timeout_s, opened, token, sandboxed, limits)
     finally:
         gate_slots.ran(time.monotonic() - opened)
         gate_slots.release()  # the agent is dead (`_supervise` made sure): the next one may start
@@ -173,25 +178,44 @@ def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], sandbox: Sand
     program = find_program(argv[0], env.get("PATH")) or argv[0]
     if not Path(program).exists():
         raise FileNotFoundError(2, "not found", argv[0])
+    userns = _trial_identity(writable, None if sandbox.overlay is not None else cwd)
+    identity = identity_pipes()
     read_fd, write_fd = os.pipe()
     gate_read, gate = os.pipe() if gated else (subprocess.DEVNULL, None)
-    wrapped, payload = wrap(sandbox, [program, *argv[1:]], cwd=cwd, env=env, writable=writable,
-                            args_fd=read_fd, gated=gated)
+    passed = (read_fd, *identity.values(), *(() if userns is None else (userns,)))
     try:
+        wrapped, payload = wrap(sandbox, [program, *argv[1:]], cwd=cwd, env=env, writable=writable,
+                                args_fd=read_fd, gated=gated, userns_fd=userns, identity=identity)
         # bwrap itself gets no secrets: they travel in the pipe, not in its argv or environment.
         proc = subprocess.Popen(
             wrapped, cwd="/", env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, stdin=gate_read,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, pass_fds=(read_fd,))
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, pass_fds=passed)
     except BaseException:
         if gate is not None:
             os.close(gate)
+        os.close(write_fd)
         raise
     finally:
-        os.close(read_fd)
+        for fd in passed:
+            os.close(fd)
         if gate is not None:
             os.close(gate_read)
     _feed_args(write_fd, payload)
     return proc, gate
+
+
+def _trial_identity(writable: Sequence[Writable], cwd: Path | None) -> int | None:
+    """A root harness: the trial's own user namespace (its descriptor), the folders the agent
+    writes given to the sandbox user first (the scratch folder with what the harness put in it;
+    the workspace folder itself, whose copied files the sandbox user owns already: runner/
+    workspace.py). An ordinary user: None (bwrap maps the sandbox user onto it)."""
+    if not root_harness():
+        return None
+    for item in writable:
+        give_to_sandbox_user(item[0] if isinstance(item, tuple) else item)
+    if cwd is not None and cwd.is_dir():
+        give_to_sandbox_user(cwd, recursive=False)
+    return user_namespace()
 
 
 def _feed_args(fd: int, payload: bytes) -> None:
@@ -228,7 +252,7 @@ def _write_all(fd: int, payload: bytes) -> None:
 
 
 def _supervise(proc: subprocess.Popen[bytes], sink: CappedSink, deadline: float,
-               started: float, token: str, sandboxed: bool) -> ProcessResult:
+               started: float, token: str, sandboxed: bool, limits: Limits | None = None) -> ProcessResult:
     """Wait with a deadline, kill on timeout / a watch stop / Ctrl-C, always sweep at the end."""
     tail, wake = StderrTail(), Wake()
     streams = Streams(proc, sink, tail, wake)
@@ -241,10 +265,12 @@ def _supervise(proc: subprocess.Popen[bytes], sink: CappedSink, deadline: float,
         proc.stdout.close()  # type: ignore[union-attr]
         proc.stderr.close()  # type: ignore[union-attr]
     sink.dst.flush()
+    stderr = tail.text()
     return ProcessResult(
         exit_code=None if timed_out or sink.stop_reason else exit_code, timed_out=timed_out,
-        stdout_truncated=sink.truncated, stderr_tail=tail.text(),
+        stdout_truncated=sink.truncated, stderr_tail=stderr,
         duration_s=time.monotonic() - started, stdout_bytes=sink.written, stopped=sink.stop_reason,
+        limit=limit_reached(exit_code, stderr, limits) if limits is not None and exit_code != 0 and not timed_out else "",
     )
 
 

@@ -7,12 +7,12 @@ plant a git hook or poison the cache. So every agent process runs inside bubblew
 - its own PID namespace (`--unshare-pid`): `/proc` shows only the sandbox, and when the
   sandbox's init dies the kernel kills every process in it, whatever `setsid`, `env -i` or a
   double fork did; `--die-with-parent` ties that init to the harness;
-- `/` read-only, a private `/tmp`, and tmpfs over what it must not see: the original
-  repository, the reports folder, the cache, the run's own temp root and the user's real HOME;
+- a root built from an allowlist (isolation/rootfs.py): the system's program and library
+  folders, a few /etc files, the agent CLI's own install folder, read-only; a private,
+  size-capped `/tmp`; nothing else of the host (no /run, no HOME, no other checkout);
 - only the trial's workspace and its throwaway HOME / output folder writable;
-- what it needs to run visible read-only again: its program and the install prefixes of the
-  PATH entries that fall under a hidden folder (a CLI under ~/.local, a pyenv Python);
-- no capabilities (`--cap-drop ALL`), so even a root agent cannot unmount what hides the repo;
+- an unprivileged sandbox user that is no host user owning files, even under a root harness
+  (isolation/identity.py), no capabilities, and per-trial limits (isolation/limits.py);
 - an environment built from the allowlist with `--clearenv`; the arguments, secrets among
   them, travel through a pipe (`--args FD`), never on a command line another process can read.
 """
@@ -27,16 +27,28 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
+from rubricgate.isolation.identity import CAPS_FOR_DROP, drop_to_sandbox_user
+from rubricgate.isolation.limits import Limits, limit_prefix
 from rubricgate.isolation.overlay import Overlay, OverlayMount, probe_command, probe_overlay
+from rubricgate.isolation.rootfs import (
+    SANDBOX_UID,
+    AgentFolderRefused,
+    agent_folders,
+    identity_args,
+    in_system,
+    install_prefixes,
+    parent_dirs,
+    system_mounts,
+)
 
 SandboxSetting = Literal["auto", "bwrap", "none"]
 Isolation = Literal["bwrap", "copy-only"]
-# Its own user namespace, as an unprivileged uid even when the harness is root: the agent holds no
-# privilege over the host, and a CLI that sandboxes its own tools (Codex runs bubblewrap itself)
-# can create the nested namespace it needs, which a capability-less root cannot.
-SANDBOX_UID = "1000"
-AS_SANDBOX_UID = ["--uid", SANDBOX_UID, "--gid", SANDBOX_UID]
-USER_NS = ["--unshare-user", *(AS_SANDBOX_UID if os.geteuid() == 0 else [])]
+# Its own user namespace as the unprivileged sandbox uid: the agent holds no privilege over the
+# host, and a CLI that sandboxes its own tools (Codex runs bubblewrap itself) can create the
+# nested namespace it needs. A root harness maps that uid onto no host user (isolation/identity.py).
+AS_SANDBOX_UID = ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+USER_NS = ["--unshare-user", *AS_SANDBOX_UID]
+__all__ = ["AgentFolderRefused"]
 
 
 class SandboxUnavailable(RuntimeError):
@@ -49,7 +61,8 @@ class SandboxPolicy:
 
     isolation: Isolation
     hidden: tuple[Path, ...] = ()  # never visible: repository, reports, cache, run temp root
-    covered: tuple[Path, ...] = ()  # covered too, but install prefixes inside are shown: real HOME
+    covered: tuple[Path, ...] = ()  # the run's temp roots: no agent folder may hold them
+    home: tuple[Path, ...] = ()  # the real HOME: never shown, nor any agent folder holding it
     network: bool = True
     reason: str = ""  # why copy-only was chosen, for the loud warning
     bwrap: str = "bwrap"
@@ -57,6 +70,7 @@ class SandboxPolicy:
     layers_reason: str = ""  # why not, when they cannot
     layers_by: OverlayMount = "unshare"  # who mounts them: bwrap itself (>= 0.11) or unshare + mount
     overlay: Overlay | None = None  # one trial's mount, set on that trial's copy of the policy
+    limits: Limits = Limits()  # per-trial bounds inside the sandbox (agent.limits)
 
     @property
     def enforced(self) -> bool:
@@ -73,8 +87,9 @@ def probe_bwrap(bwrap: str | None = None) -> str:
     exe = bwrap or shutil.which("bwrap")
     if not exe:
         return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    argv = [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", *USER_NS,
-            "--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "true"]
+    argv = [exe, *system_mounts(), "--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--size", str(Limits().tmp_bytes),
+            "--tmpfs", "/tmp", *USER_NS, "--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            *limit_prefix(), "true"]
     problem = probe_command(argv)
     return f"bubblewrap cannot start a sandbox here: {problem}{_userns_hint(problem)}" if problem else ""
 
@@ -83,7 +98,7 @@ def probe_layers(scratch_parent: Path | None = None, bwrap: str = "bwrap") -> tu
     """(who mounts overlay workspaces here, '' or why neither can): bwrap itself when it has
     `--overlay` (>= 0.11), else `unshare` + `mount` in front of it."""
     def by_bwrap(overlay: Overlay) -> list[str]:
-        return [bwrap, "--ro-bind", "/", "/", *USER_NS, *overlay.bwrap_args(overlay.target)]
+        return [bwrap, *system_mounts(), *USER_NS, *parent_dirs([overlay.target]), *overlay.bwrap_args(overlay.target)]
 
     if not probe_overlay(scratch_parent, mount_with=by_bwrap):
         return "bwrap", ""
@@ -99,20 +114,16 @@ def _userns_hint(detail: str) -> str:
 
 def resolve_isolation(setting: SandboxSetting, env: Mapping[str, str] | None = None,
                       probe=probe_bwrap) -> tuple[Isolation, str]:
-    """(isolation, reason). `bwrap`, and `auto` under CI=true, raise SandboxUnavailable when it
-    cannot start; `auto` elsewhere falls back to copy-only with the reason; `none` is explicit."""
-    env = os.environ if env is None else env
+    """(isolation, reason). Copy-only is a choice (`none`), never a fallback: `auto` and `bwrap`
+    raise SandboxUnavailable with the fix when bubblewrap cannot start. `env` is kept for
+    callers that pass one; CI or not, the answer is the same."""
     if setting == "none":
         return "copy-only", "agent.sandbox is none"
     problem = probe()
     if not problem:
         return "bwrap", ""
-    if setting == "bwrap":
-        raise SandboxUnavailable(f"{problem}; agent.sandbox is bwrap")
-    if env.get("CI", "").lower() == "true":
-        raise SandboxUnavailable(f"{problem}; under CI=true a sandbox is required "
-                                 "(install bubblewrap, or set agent.sandbox: none to run copy-only on purpose)")
-    return "copy-only", problem
+    raise SandboxUnavailable(f"{problem}; agent.sandbox is {setting} (install bubblewrap, or set "
+                             "agent.sandbox: none to run copy-only on purpose: no cache, parent environment scrubbed)")
 
 
 # A gated agent waits inside its finished sandbox until the harness writes "go" on its stdin;
@@ -124,43 +135,57 @@ Writable = Path | tuple[Path, Path]  # a folder, or (folder, where the agent see
 
 
 def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
-         writable: Sequence[Writable] = (), args_fd: int = 3, gated: bool = False) -> tuple[list[str], bytes]:
+         writable: Sequence[Writable] = (), args_fd: int = 3, gated: bool = False,
+         userns_fd: int | None = None, identity: dict[str, int] | None = None) -> tuple[list[str], bytes]:
     """(bwrap argv, NUL-separated arguments for `--args FD`) running argv inside the sandbox in
     `cwd`, its workspace: the trial's overlay (mounted there by bwrap, or by `unshare` at its own
     target and shown there) or the folder itself, writable; `writable`: the other folders the
-    agent may write. `gated`: behind GATE, reading stdin."""
-    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    # Which folders exist is looked at on every trial, never remembered: a folder to hide that
-    # appears between runs (a cache made by a later --cache run in the same process) must be
-    # hidden at once. What mounts a given set of folders needs is the same every time.
-    args += _mounts(_existing([*policy.covered, *policy.hidden]), _existing(needed_paths(argv, env, policy)))
+    agent may write. `gated`: behind GATE, reading stdin. `userns_fd`: the trial's user
+    namespace made by a root harness (isolation/identity.py); None for an ordinary user.
+    `identity`: pipes holding /etc/passwd and /etc/group (rootfs.identity_pipes)."""
     overlay = policy.overlay
+    if overlay is None or not policy.bwrap_mounts_overlay:
+        writable = [(overlay.target, cwd) if overlay is not None else cwd, *writable]
+    binds = [(item if isinstance(item, tuple) else (item, item)) for item in writable]
+    shown = shown_folders(argv, policy)
+    args = [*system_mounts(), "--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--size", str(policy.limits.tmp_bytes),
+            "--tmpfs", "/tmp", *identity_args(identity or {}), *parent_dirs([*shown, cwd, *(target for _, target in binds)])]
+    for path in outermost(list(shown)):
+        args += ["--ro-bind", str(path), str(path)]
+    # Which hidden folders exist is looked at on every trial, never remembered: one that appears
+    # between runs (a cache made by a later --cache run) must be hidden at once.
+    args += _hide_inside(_existing(policy.hidden), shown)
     if overlay is not None and policy.bwrap_mounts_overlay:
         args += overlay.bwrap_args(cwd)
-    else:
-        writable = [(overlay.target, cwd) if overlay is not None else cwd, *writable]
-    for item in writable:
-        source, target = item if isinstance(item, tuple) else (item, item)
+    for source, target in binds:
         args += ["--bind", str(source), str(target)]
-    # Under the overlay's `unshare` the harness is root in a user namespace: drop to the uid.
     chained = overlay is not None and not policy.bwrap_mounts_overlay
-    user_ns = ["--unshare-user", *AS_SANDBOX_UID] if chained else USER_NS
-    args += [*user_ns, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-             "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", str(cwd), "--clearenv"]
+    args += _identity_args(userns_fd, chained)
+    args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+             "--die-with-parent", "--new-session", "--chdir", str(cwd), "--clearenv"]
     if not policy.network:
         args.append("--unshare-net")
     for key, value in env.items():
         args += ["--setenv", key, value]
     payload = ("\0".join(args) + "\0").encode("utf-8", "surrogateescape")
-    mount = overlay.prefix() if overlay is not None and chained else []
-    return [*mount, policy.bwrap, "--args", str(args_fd), "--", *(GATE if gated else ()), *argv], payload
+    mount = (overlay.prefix(userns_fd) if chained else [])  # type: ignore[union-attr]
+    inner = [*(drop_to_sandbox_user() if userns_fd is not None else ()), *limit_prefix(policy.limits), *(GATE if gated else ())]
+    return [*mount, policy.bwrap, "--args", str(args_fd), "--", *inner, *argv], payload
+
+
+def _identity_args(userns_fd: int | None, chained: bool) -> list[str]:
+    """Who bwrap makes the agent. An ordinary user: its own new user namespace with the sandbox
+    uid mapped onto that user. A root harness: the trial's namespace (joined by bwrap, or
+    already entered by `nsenter` for the chained overlay), and the agent drops to the sandbox
+    user itself (`setpriv`), so it keeps only what that needs until then."""
+    if userns_fd is None:
+        return ["--unshare-user", *AS_SANDBOX_UID, "--cap-drop", "ALL"]
+    return [*(() if chained else ("--userns", str(userns_fd))), *CAPS_FOR_DROP]
 
 
 def outermost(paths: Sequence[Path], also: Sequence[Path] = ()) -> list[Path]:
     """`paths` without those inside another one (or inside `also`): every mount costs the kernel
-    work at the sandbox's start and end, and one over the outer folder already does the job.
-    Safe for the hidden folders because no folder shown again ever holds a hidden one
-    (`_shown_prefixes`), so what lies under a covered folder stays covered."""
+    work at the sandbox's start and end, and one over the outer folder already does the job."""
     roots = [*also, *paths]
     return [p for p in dict.fromkeys(paths)
             if not any(r != p and _within(p, r) for r in roots) and p not in also]
@@ -170,15 +195,10 @@ def _existing(paths) -> tuple[Path, ...]:
     return tuple(p for p in dict.fromkeys(paths) if os.path.exists(p))
 
 
-@lru_cache(maxsize=64)
-def _mounts(hidden: tuple[Path, ...], shown: tuple[Path, ...]) -> tuple[str, ...]:
-    """bwrap's mount arguments: tmpfs over the hidden folders, read-only binds of the shown ones."""
-    args: list[str] = []
-    for path in outermost(hidden, also=(Path("/tmp"),)):
-        args += ["--tmpfs", str(path)]
-    for path in outermost(shown):
-        args += ["--ro-bind", str(path), str(path)]
-    return tuple(args)
+def _hide_inside(hidden: tuple[Path, ...], shown: tuple[Path, ...]) -> list[str]:
+    """tmpfs over a hidden folder that lies inside something shown (a repository under /usr/src);
+    everything else hidden is simply never mounted."""
+    return [arg for h in hidden if in_system(h) or any(_within(h, s) for s in shown) for arg in ("--tmpfs", str(h))]
 
 
 _FOUND: dict[tuple[str, str | None], str] = {}
@@ -197,47 +217,25 @@ def find_program(name: str, path: str | None) -> str | None:
     return _FOUND[key]
 
 
-def needed_paths(argv: Sequence[str], env: Mapping[str, str], policy: SandboxPolicy) -> list[Path]:
-    """What the agent needs to run that a covered folder (HOME, /tmp) would hide: the install
-    prefixes of PATH entries and of the program, and files named in argv (a script it runs).
-    Nothing inside a hidden folder (repository, reports, cache) is ever shown again."""
-    program = find_program(argv[0], env.get("PATH")) if argv else None
-    files = tuple(Path(a) for a in argv[1:] if a.startswith("/") and os.path.isfile(a))
-    return [*_path_prefixes(env.get("PATH", ""), policy.covered, policy.hidden),
-            *(_program_prefix(program, policy.covered, policy.hidden) if program else ()),
-            *(_shown_prefixes(files, policy.covered, policy.hidden) if files else ())]
-
-
-@lru_cache(maxsize=16)
-def _program_prefix(program: str, covered: tuple[Path, ...], hidden: tuple[Path, ...]) -> tuple[Path, ...]:
-    # The same program every trial: its install prefix (a resolve, a stat per component) once.
-    return _shown_prefixes((Path(program),), covered, hidden)
+def shown_folders(argv: Sequence[str], policy: SandboxPolicy) -> tuple[Path, ...]:
+    """What the agent needs beyond the system folders: its program's install folder and the
+    files argv names (a script). Raises AgentFolderRefused for one that would show the real
+    HOME, the repository, the reports or the cache (checked at plan time: `check_agent_folders`)."""
+    files = tuple(a for a in argv[1:] if a.startswith("/") and os.path.isfile(a))
+    return _shown(argv[0] if argv else None, files, policy.home, policy.hidden, policy.covered)
 
 
 @lru_cache(maxsize=64)
-def _path_prefixes(path_var: str, covered: tuple[Path, ...], hidden: tuple[Path, ...]) -> tuple[Path, ...]:
-    # The same for every trial of a run: computed once (it resolves every PATH entry).
-    entries = tuple(Path(p) for p in path_var.split(os.pathsep) if p.startswith("/"))
-    return _shown_prefixes(entries, covered, hidden)
-
-
-def _shown_prefixes(candidates: tuple[Path, ...], covered: tuple[Path, ...],
-                    hidden: tuple[Path, ...]) -> tuple[Path, ...]:
-    roots = [*covered, Path("/tmp")]
-    prefixes = [install_prefix(p) for p in candidates if _under_any(p, roots) and p.exists()]
-    return tuple(p for p in prefixes if not _overlaps(p, hidden))
+def _shown(program: str | None, files: tuple[str, ...], home: tuple[Path, ...],
+           hidden: tuple[Path, ...], temps: tuple[Path, ...]) -> tuple[Path, ...]:
+    # The same program and script every trial: resolved and checked once.
+    return agent_folders(program, files, home, hidden, temps)
 
 
 def install_prefix(path: Path) -> Path:
     """The folder that holds a program with what it loads: `<prefix>` for `<prefix>/bin/x`,
     the file itself otherwise (a script in a temp folder)."""
-    real = path.resolve()
-    for candidate in (real, path):
-        parts = candidate.parts
-        if "bin" in parts[2:]:
-            idx = len(parts) - 1 - parts[::-1].index("bin")
-            return Path(*parts[:idx])
-    return real
+    return install_prefixes(path)[-1]
 
 
 def _within(path: Path, root: Path) -> bool:
@@ -250,10 +248,6 @@ def _under_any(path: Path, roots: Sequence[Path]) -> bool:
     return any(_within(path, r) for r in roots)
 
 
-def _overlaps(path: Path, roots: Sequence[Path]) -> bool:
-    return any(_within(path, r) or _within(r, path) for r in roots)
-
-
 def hidden_paths(repo: Path, *others: Path | None) -> tuple[Path, ...]:
     """Folders a sandboxed agent must never see: the repository, the reports folder, the cache and
     the run's temp root (resolved, deduplicated)."""
@@ -261,7 +255,7 @@ def hidden_paths(repo: Path, *others: Path | None) -> tuple[Path, ...]:
 
 
 def real_home() -> tuple[Path, ...]:
-    """The invoking user's real HOME, covered in the sandbox (its install prefixes shown again)."""
+    """The invoking user's real HOME: never shown, nor any agent folder holding it."""
     home = os.environ.get("HOME", "")
     return (Path(home).resolve(),) if home not in ("", "/") else ()
 

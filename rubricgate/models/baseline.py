@@ -14,11 +14,12 @@ from typing import Literal
 from pydantic import Field, StrictFloat, StrictInt, model_validator
 
 from rubricgate.models.base import StrictModel
+from rubricgate.models.bounds import MAX_BASELINE_TRIALS
 
 
 class CaseCount(StrictModel):
-    passes: int = Field(ge=0)
-    trials: int = Field(ge=0)
+    passes: int = Field(ge=0, le=MAX_BASELINE_TRIALS)
+    trials: int = Field(ge=1, le=MAX_BASELINE_TRIALS)
 
     @model_validator(mode="after")
     def _passes_within_trials(self) -> "CaseCount":
@@ -60,7 +61,7 @@ class RuleRecord(StrictModel):
 class Baseline(StrictModel):
     format_version: Literal[1, 2, 3] = 3
     rates: dict[str, Rate]  # suite rates, for display (format 1: what the gate compared against)
-    trials: int = Field(default=1, ge=1)  # format 1: trials per case; format 2: the most any case ran
+    trials: int = Field(default=1, ge=1, le=MAX_BASELINE_TRIALS)  # format 1: trials per case; format 2: the most any case ran
     cases: dict[str, dict[str, CaseCount]] = {}
     measured_with: MeasuredWith | None = None
     history: list[BaselineChange] = []
@@ -71,3 +72,10 @@ class Baseline(StrictModel):
     # Per case, the rule id of every finding the baseline run's reviewer reported (one entry a
     # finding, the most any trial reported): the "cited by the reviewer" half of rule coverage.
     cited: dict[str, list[str]] = {}
+
+    @model_validator(mode="after")
+    def _rates_are_rates(self) -> "Baseline":
+        bad = next((k for k, v in self.rates.items() if not 0.0 <= v <= 1.0), None)
+        if bad is not None:
+            raise ValueError(f"rates.{bad} is {self.rates[bad]}, not a rate between 0 and 1")
+        return self

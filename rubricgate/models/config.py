@@ -5,6 +5,7 @@ from typing import Literal
 from pydantic import Field
 
 from rubricgate.models.base import Severity, StrictModel, Tier
+from rubricgate.models.bounds import MAX_ERRORED, MAX_OUTPUT_CAP_BYTES, MAX_TIMEOUT_S, MAX_TRIALS
 from rubricgate.models.task import Rubric
 
 DEFAULT_ENV_ALLOWLIST = ["PATH", "LANG", "LC_ALL", "TZ", "TERM", "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS"]
@@ -27,10 +28,20 @@ class ReviewerConfig(StrictModel):
     changed_files: str = "reviewer/.changed-skills.txt"
 
 
+class AgentLimits(StrictModel):
+    """Per-trial bounds inside the sandbox (docs/isolation.md); a trial that reaches one fails
+    as the reviewer's error. Upper bounds keep a typo from meaning "unlimited"."""
+
+    processes: int = Field(default=1024, ge=16, le=65_536)  # processes and threads (RLIMIT_NPROC)
+    memory_mb: int = Field(default=8192, ge=64, le=1_048_576)  # private writable memory (RLIMIT_DATA)
+    file_mb: int = Field(default=1024, ge=1, le=1_048_576)  # one file's size (RLIMIT_FSIZE)
+    tmp_mb: int = Field(default=1024, ge=1, le=65_536)  # the private /tmp (size-capped tmpfs)
+
+
 class AgentConfig(StrictModel):
     name: str = "builtin"
-    timeout_s: float = Field(default=300.0, gt=0)
-    output_cap_bytes: int = Field(default=8_000_000, gt=0)
+    timeout_s: float = Field(default=300.0, gt=0, le=MAX_TIMEOUT_S)
+    output_cap_bytes: int = Field(default=8_000_000, gt=0, le=MAX_OUTPUT_CAP_BYTES)
     # The command adapter: a template with {prompt_file} {workspace} {last_message_file} {max_steps}
     command: list[str] | None = None
     format: str | None = None  # transcript format for `command`: claude|cortex|opencode|codex
@@ -48,6 +59,7 @@ class AgentConfig(StrictModel):
     # bwrap: required; none: copy-only, on purpose. See rubricgate/isolation/sandbox.py.
     sandbox: Literal["auto", "bwrap", "none"] = "auto"
     sandbox_network: Literal["shared", "none"] = "shared"
+    limits: AgentLimits = Field(default_factory=AgentLimits)
     # Infrastructure failures (API errors, auth, rate limits, a CLI that fails to start) are retried
     # this many times with exponential backoff and jitter; a retry-after the CLI reports is honoured.
     retries: int = Field(default=2, ge=0, le=10)
@@ -65,9 +77,9 @@ class GateConfig(StrictModel):
     # Family-wise: the chance that an unchanged reviewer fails the run (any dimension) is at most
     # 1 - confidence under the statistical method.
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
-    min_trials: int = Field(default=3, ge=1)  # the fewest trials per case `inconclusive` advice suggests
+    min_trials: int = Field(default=3, ge=1, le=MAX_TRIALS)  # the fewest trials per case `inconclusive` advice suggests
     # Trials whose infrastructure failed on every attempt; more than this and the run cannot judge.
-    max_errored: int = Field(default=0, ge=0)
+    max_errored: int = Field(default=0, ge=0, le=MAX_ERRORED)
     # A drop is labelled "no change" only when its upper confidence bound is below this.
     margin: float = Field(default=0.05, gt=0.0, lt=1.0)
     # Cases the baseline does not have: listed with their rates (report), or required to pass
@@ -116,7 +128,7 @@ class Config(StrictModel):
     agent: AgentConfig = Field(default_factory=AgentConfig)
     rubric: Rubric = Field(default_factory=Rubric)  # defaults for tasks without their own
     tiers: TiersConfig | None = None  # unset: critical/warning/suggestion and the rubric's derivation
-    trials: int = Field(default=1, ge=1)
+    trials: int = Field(default=1, ge=1, le=MAX_TRIALS)
     gate: GateConfig = Field(default_factory=GateConfig)
     baseline: str = "baseline.json"
     reports: str = "reports"

@@ -3,6 +3,7 @@
 from pydantic import Field, field_validator, model_validator
 
 from rubricgate.models.base import StrictModel, Tier
+from rubricgate.models.bounds import MAX_FILE_CHARS, MAX_ID_CHARS, MAX_LIST_ITEMS, MAX_STEPS, MAX_TASK_FILES, MAX_TRIALS
 
 
 class Expect(StrictModel):
@@ -32,7 +33,7 @@ class ToolUseRubric(StrictModel):
 
 
 class TrajectoryRubric(StrictModel):
-    max_steps: int = Field(gt=0)
+    max_steps: int = Field(gt=0, le=MAX_STEPS)
 
 
 class Rubric(StrictModel):
@@ -46,7 +47,7 @@ class FixtureExpect(StrictModel):
     rules: list[str] = []
     absent_rules: list[str] = []
     rubric: Rubric | None = None
-    trials: int | None = Field(default=None, gt=0)
+    trials: int | None = Field(default=None, gt=0, le=MAX_TRIALS)
     tags: list[str] = []
     why: str = ""
 
@@ -54,13 +55,13 @@ class FixtureExpect(StrictModel):
 class TaskFile(StrictModel):
     """One recorded eval task."""
 
-    id: str
+    id: str = Field(max_length=MAX_ID_CHARS)
     why: str = ""
-    review: list[str] = Field(min_length=1)
-    files: dict[str, str] = {}
+    review: list[str] = Field(min_length=1, max_length=MAX_LIST_ITEMS)
+    files: dict[str, str] = Field(default={}, max_length=MAX_TASK_FILES)
     expect: Expect
     rubric: Rubric | None = None
-    trials: int | None = Field(default=None, gt=0)
+    trials: int | None = Field(default=None, gt=0, le=MAX_TRIALS)
     tags: list[str] = []
     agent: str | None = None
 
@@ -71,4 +72,12 @@ class TaskFile(StrictModel):
 
         if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", v):
             raise ValueError("id must be lowercase letters, digits, '.', '_' or '-'")
+        return v
+
+    @field_validator("files")
+    @classmethod
+    def _file_sizes(cls, v: dict[str, str]) -> dict[str, str]:
+        big = next((name for name, text in v.items() if len(text) > MAX_FILE_CHARS), None)
+        if big is not None:
+            raise ValueError(f"files.{big} holds more than {MAX_FILE_CHARS:,} characters")
         return v

@@ -10,6 +10,10 @@ Termination = Literal["completed", "max_turns", "api_error", "timeout", "crashed
 ToolStatus = Literal["ok", "error", "denied"]
 
 
+# How an error starts when the reviewer reached a sandbox limit (isolation/limits.py): the
+# reviewer's failure, graded, never an infrastructure error (graders/failures.py).
+LIMIT_REACHED = "the reviewer reached the sandbox's "
+
 class ToolCall(StrictModel):
     raw_name: str
     name: str  # normalized: read, grep, glob, bash, write, edit, mcp__server__tool kept whole

@@ -113,7 +113,21 @@ def finish_run_reports(summary: Summary, run_dir: Path, *, cases: list[CaseSpec]
         write_summary(run_dir, summary, secrets)
     except OSError as exc:
         summary = with_write_failures(summary, [*failures, failure(run_dir / SUMMARY_FILE, exc)])
+        _no_stale_pages(summary, run_dir, secrets or [], artifact, bodies)
     return summary
+
+
+def _no_stale_pages(summary: Summary, run_dir: Path, secrets: list[str], artifact: str, bodies: Bodies | None) -> None:
+    """The pages written before summary.json failed show a decision that no longer holds (PASS):
+    rendered again with the exit-2 one, and each that cannot be is removed, never left saying
+    PASS. junit.xml goes either way: it holds per-trial results only, all passing."""
+    (run_dir / JUNIT_FILE).unlink(missing_ok=True)
+    steps = _page_steps(summary, run_dir, None, secrets, artifact, bodies)[:2]
+    _, again = _attempt(steps)
+    failed = {str(f.path) for f in again}
+    for target, _ in steps:
+        if str(target) in failed:
+            target.unlink(missing_ok=True)
 
 
 def with_write_failures(summary: Summary, failures: list[WriteFailure]) -> Summary:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
+from rubricgate.isolation.untrusted import regular_file
 from rubricgate.models.results import CaseSpec, ReplayArtifact, Summary, TrialResult
 from rubricgate.records.files import read_transcript, write_json_atomic
 from rubricgate.runner.cost import is_not_run
@@ -83,4 +84,5 @@ def read_replay(path: Path) -> ReplayArtifact:
 def read_replays(run_dir: Path) -> list[ReplayArtifact]:
     """Every replay artifact of a run, sorted by file name."""
     folder = run_dir / REPLAY_DIR
-    return [read_replay(p) for p in sorted(folder.glob("*.json"))] if folder.is_dir() else []
+    # Regular files only: a link in a handed-over run folder must not read a host file.
+    return [read_replay(p) for p in sorted(folder.glob("*.json")) if regular_file(p)] if folder.is_dir() else []

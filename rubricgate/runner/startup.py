@@ -9,6 +9,7 @@ and the snapshot copy run in processes of their own while this thread digests th
 
 from __future__ import annotations
 
+import os
 import tempfile
 import threading
 from collections.abc import Callable
@@ -23,15 +24,19 @@ from rubricgate.agents.selection import build_agents
 from rubricgate.errors import GateInputError
 from rubricgate.isolation.admission import AgentSlots
 from rubricgate.isolation.environment import build_env, secret_values
+from rubricgate.isolation.limits import Limits
 from rubricgate.isolation.process import adopt_orphans, child_pids
 from rubricgate.isolation.sandbox import (
+    AgentFolderRefused,
     SandboxPolicy,
     SandboxUnavailable,
+    find_program,
     hidden_argument,
     hidden_paths,
     probe_layers,
     real_home,
     resolve_isolation,
+    shown_folders,
 )
 from rubricgate.isolation.scratch import Scratch, choose_scratch
 from rubricgate.models.results import Summary
@@ -44,6 +49,7 @@ from rubricgate.runner.run_state import RunState
 from rubricgate.runner.scheduler import Job, RunContext, in_sandbox, restore_interrupts
 from rubricgate.runner.treecheck import TreeGuard, fingerprint_tree, settle_own_bytecode
 from rubricgate.runner.workspace import GitListing, RunTree, list_tree_sized
+from rubricgate.secrets import parent_env_secrets
 from rubricgate.suite.load import Loaded
 
 AgentFactory = Callable[..., Agent]
@@ -166,40 +172,52 @@ def sandbox_policy(options: RunOptions, loaded: Loaded, agents: dict[str, Agent]
     try:
         isolation, reason = resolve_isolation(cfg.sandbox)
     except SandboxUnavailable as exc:
-        raise GateInputError("rubricgate.yaml", "agent.sandbox", str(exc),
-                             "install bubblewrap, or set agent.sandbox: none") from exc
+        if cfg.sandbox == "auto" and not any(hasattr(a, "execute") for a in agents.values()):
+            isolation, reason = "copy-only", "no agent process to isolate (in-process reviewer)"
+        else:
+            raise GateInputError("rubricgate.yaml", "agent.sandbox", str(exc),
+                                 "install bubblewrap, or set agent.sandbox: none") from exc
     hidden = hidden_paths(options.repo, reports_root(options, loaded), options.cache_dir)
-    # The temp folder is covered, not hidden: a script the agent runs from there is shown again.
+    # The temp folders: no agent folder may hold them (a script the agent runs from there is shown).
     temps = (scratch.shown, scratch.private) if scratch else ()
-    covered = (*real_home(), *hidden_paths(Path(tempfile.gettempdir()), *temps))
+    covered = hidden_paths(Path(tempfile.gettempdir()), *temps)
     layers_by, layers_reason = (("unshare", "not sandboxed") if isolation != "bwrap" else
                                 ("unshare", "--keep-workspaces keeps full copies") if options.keep_workspaces else
                                 probe_layers(scratch.private if scratch else None))
-    policy = SandboxPolicy(isolation=isolation, hidden=hidden, covered=covered,
+    policy = SandboxPolicy(isolation=isolation, hidden=hidden, covered=covered, home=real_home(),
                            network=cfg.sandbox_network == "shared", reason=reason,
-                           layers=not layers_reason, layers_reason=layers_reason, layers_by=layers_by)
+                           layers=not layers_reason, layers_reason=layers_reason, layers_by=layers_by,
+                           limits=Limits(**cfg.limits.model_dump()))
     if policy.enforced:
         for name, agent in agents.items():
-            _check_agent_visible(agent, name, hidden)
+            _check_agent_visible(agent, name, policy)
     return policy
 
 
-def _check_agent_visible(agent: Agent, name: str, hidden: tuple[Path, ...]) -> None:
+def _check_agent_visible(agent: Agent, name: str, policy: SandboxPolicy) -> None:
     argv = list(getattr(agent, "template", None) or [])
     if not argv and hasattr(agent, "executable"):
         argv = [agent.executable()]
-    bad = hidden_argument(argv, hidden)
+    field = "agent.command" if name == "command" else "agent.name"
+    bad = hidden_argument(argv, policy.hidden)
     if bad:
-        raise GateInputError("rubricgate.yaml", "agent.command" if name == "command" else "agent.name",
+        raise GateInputError("rubricgate.yaml", field,
                              f"{bad} is inside the repository (or reports, cache), which the sandbox hides from the agent",
                              "install the program outside the repository, or refer to it as {workspace}/<path>")
+    program = find_program(argv[0], None) if argv else None
+    try:
+        shown_folders([program or (argv[0] if argv else ""), *argv[1:]], policy)
+    except AgentFolderRefused as exc:
+        what, _, fix = str(exc).partition("; ")
+        raise GateInputError("rubricgate.yaml", field, what, fix or "install the CLI in a folder of its own") from None
 
 
 def with_isolation(summary: Summary, policy: SandboxPolicy) -> Summary:
     """Record how agents were isolated; copy-only is a warning on the decision, never silent."""
     update: dict = {"isolation": policy.isolation, "isolation_reason": policy.reason}
     if not policy.enforced:
-        warning = f"copy-only isolation: agents ran without a sandbox ({policy.reason})"
+        warning = (f"copy-only isolation: agents ran without a sandbox ({policy.reason}); the cache was not used "
+                   "and the whole parent environment was scrubbed from the reports")
         update["decision"] = summary.decision.model_copy(
             update={"warnings": [warning, *summary.decision.warnings]})
     return summary.model_copy(update=update)
@@ -259,13 +277,22 @@ def _context(options: RunOptions, loaded: Loaded, run_dir: Path, agents: dict[st
     cfg = loaded.config
     env = build_env(cfg.agent.env_allowlist, cfg.agent.secret_env)
     secrets = secret_values(env, cfg.agent.secret_env)
+    copy_only = runs_unsandboxed(policy, agents)
+    if copy_only:  # a reviewer outside a sandbox can read the harness's whole environment
+        secrets = parent_env_secrets(os.environ, secrets)
     events = EventLog(run_dir / "events.jsonl", options.listeners, secrets)
     return RunContext(repo=options.repo, config=cfg, rubric=loaded.rubric, run_dir=run_dir, events=events,
                       agents=agents, tree=tree, sandbox=policy, env=env, secrets=secrets, exclude=exclude,
                       fingerprint=None if all_sandboxed(policy, agents) else fingerprint_tree(options.repo, exclude),
                       keep_workspaces=options.keep_workspaces, cases=loaded.cases,
                       budget=Budget(options.max_cost), slots=AgentSlots(max(options.jobs, 1)),
-                      cache_dir=options.cache_dir if options.cache else None)
+                      # Copy-only, the reviewer could read the cache's signing key and forge entries.
+                      cache_dir=options.cache_dir if options.cache and not copy_only else None)
+
+
+def runs_unsandboxed(policy: SandboxPolicy, agents: dict[str, Agent]) -> bool:
+    """Copy-only with an agent that runs a process (builtin and replay run none)."""
+    return not policy.enforced and any(hasattr(a, "execute") for a in agents.values())
 
 
 def all_sandboxed(policy: SandboxPolicy, agents: dict[str, Agent]) -> bool:

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rubricgate.isolation.identity import give_to_sandbox_user, root_harness
 from rubricgate.isolation.overlay import Overlay, layer_folders, remove_tree
 from rubricgate.isolation.scratch import Scratch
 
@@ -216,6 +217,8 @@ class RunTree:
         try:
             _copy_files(repo, self.base, files)
             _copy_files(repo, self.sources, sources)
+            if root_harness():  # the sandbox user writes its workspace (cp -a keeps the owner)
+                give_to_sandbox_user(self.base)
         except BaseException:  # a file gone since it was listed, a full disk: no half snapshot left
             self.remove()
             raise
@@ -238,6 +241,9 @@ class RunTree:
             clone_tree(self.base, ws.root)
             top = ws.root
         self._place_case(top, files, copies, changed)
+        if layered and root_harness():  # the overlay's top: case files and the writable layer
+            give_to_sandbox_user(top)
+            give_to_sandbox_user(ws.overlay.upper)  # type: ignore[union-attr]
         (ws.scratch / "home").mkdir(parents=True)
         ws.private.mkdir(parents=True)
         return ws

@@ -15,7 +15,42 @@ M = TypeVar("M", bound=BaseModel)
 
 # libyaml's loader parses ~10x faster (2,000 task files: 0.3 s instead of 3 s). CSafeLoader is the
 # C build of SafeLoader: the same safe subset (no python/* tags), so safety does not depend on it.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class DuplicateKey(ValueError):
+    """A key given twice in one mapping: YAML and JSON keep the last silently (a second
+    `agent:` block would replace the sandbox setting), so it is an error here."""
+
+
+class _UniqueKeyLoader(_BASE_LOADER):  # type: ignore[misc, valid-type]
+    """The safe loader, refusing a mapping that names a key twice (the parser is still C's)."""
+
+    def construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
+        seen: set[object] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if key in seen:
+                raise DuplicateKey(f"line {key_node.start_mark.line + 1}: key {key!r} is given twice")
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
+_SAFE_LOADER = _UniqueKeyLoader
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(f"key {key!r} is given twice")
+        out[key] = value
+    return out
+
+
+def loads_json(text: str) -> Any:
+    """json.loads, refusing an object that names a key twice."""
+    return json.loads(text, object_pairs_hook=_unique_pairs)
 
 _FIXES = {
     "extra_forbidden": "remove it (unknown key) or check its spelling",
@@ -31,8 +66,11 @@ def read_data(path: Path, display: str) -> Any:
         raise GateInputError(display, "", f"cannot read file ({exc})", "check the path") from exc
     try:
         if path.suffix == ".json":
-            return json.loads(text)
+            return loads_json(text)
         return safe_load_yaml(text)
+    except DuplicateKey as exc:
+        where, _, what = str(exc).rpartition(": ") if str(exc).startswith("line ") else ("", "", str(exc))
+        raise GateInputError(display, where or "(keys)", what, "give each key once (merge the two blocks)") from None
     except json.JSONDecodeError as exc:
         raise GateInputError(display, f"line {exc.lineno}", f"invalid JSON: {exc.msg}", "fix the syntax") from exc
     except yaml.YAMLError as exc:

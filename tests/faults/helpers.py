@@ -13,7 +13,6 @@ import pytest
 import yaml
 
 from rubricgate.isolation.sandbox import probe_bwrap
-
 from tests.conftest import git, make_repo
 
 FAKE = Path(__file__).parent / "fake_reviewer.py"

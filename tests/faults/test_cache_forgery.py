@@ -57,7 +57,7 @@ POISONS = {"hand-edited": _hand_edit, "unsigned": _unsigned, "moved from another
            "moved and relabelled": _moved_and_relabelled}
 
 
-@pytest.mark.parametrize("sandbox", sandbox_modes())
+@pytest.mark.parametrize("sandbox", sandbox_modes()[1:])  # copy-only uses no cache (test_copy_only.py)
 @pytest.mark.parametrize("poison", sorted(POISONS))
 def test_poisoned_entry_is_rejected_reported_and_rerun(tmp_path: Path, poison: str, sandbox: str) -> None:
     repo = fake_repo(tmp_path, WRONG, sandbox)

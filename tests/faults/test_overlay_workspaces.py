@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.isolation.overlay import Overlay, layer_folders, probe_overlay
 from rubricgate.isolation.sandbox import SandboxPolicy, probe_layers, wrap
+from rubricgate.pipeline import RunOptions, run_suite
 from tests.faults.test_sandbox_attacks import repo_for
 
 # Seen at the start of each trial, then the workspace is vandalised.

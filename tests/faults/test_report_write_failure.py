@@ -79,7 +79,7 @@ def test_a_full_disk_through_the_cli_exits_2_and_the_summary_says_so(tmp_path: P
     _no_space_for(monkeypatch, name)
     result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
     assert result.exit_code == 2, result.output
-    assert f"could not write" in result.output and "No space left on device" in result.output
+    assert "could not write" in result.output and "No space left on device" in result.output
     [run_dir] = list((repo / "reports").iterdir())
     assert _summary(run_dir)["decision"]["exit_code"] == 2
     assert not list(run_dir.rglob(".*.tmp"))  # no half-written file left behind

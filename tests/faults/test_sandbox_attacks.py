@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.isolation.process import adopt_orphans
+from rubricgate.pipeline import RunOptions, run_suite
 from tests.conftest import make_repo
 from tests.faults.reviewers import live_pids_with, snapshot_bytes, use_reviewer, write_reviewer
 
@@ -162,16 +162,21 @@ def test_sandbox_bwrap_without_bubblewrap_is_exit_2(tmp_path: Path, monkeypatch)
     assert "agent.sandbox" in err.value.one_line() and "not installed" in err.value.one_line()
 
 
-def test_auto_under_ci_requires_bubblewrap(tmp_path: Path, monkeypatch) -> None:
+def test_auto_requires_bubblewrap_in_ci_and_out(tmp_path: Path, monkeypatch) -> None:
     from rubricgate.errors import GateInputError
     repo = repo_for(tmp_path, "", sandbox="auto")
     monkeypatch.setattr("rubricgate.isolation.sandbox.shutil.which", lambda *a, **k: None)
-    monkeypatch.setenv("CI", "true")
-    with pytest.raises(GateInputError):
-        run_suite(RunOptions(repo=repo))
-    monkeypatch.setenv("CI", "false")
-    out = run_suite(RunOptions(repo=repo))  # outside CI: copy-only, said out loud
-    assert out.summary.isolation == "copy-only" and "not installed" in out.summary.isolation_reason
+    for ci in ("true", "false"):  # copy-only is a choice, never a fallback
+        monkeypatch.setenv("CI", ci)
+        with pytest.raises(GateInputError) as err:
+            run_suite(RunOptions(repo=repo))
+        assert "agent.sandbox: none" in err.value.one_line()
+
+
+def test_copy_only_on_purpose_is_said_out_loud(tmp_path: Path) -> None:
+    repo = repo_for(tmp_path, "", sandbox="none")
+    out = run_suite(RunOptions(repo=repo))
+    assert out.summary.isolation == "copy-only" and "agent.sandbox is none" in out.summary.isolation_reason
     assert any("copy-only" in w for w in out.summary.decision.warnings)
     for report in ("comment.md", "report.html"):  # said loudly wherever the result is read
         assert "copy-only isolation" in (out.run_dir / report).read_text()
