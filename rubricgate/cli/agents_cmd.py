@@ -56,7 +56,7 @@ def _with_support(row: AgentRow) -> AgentRow:
 
 
 _SUPPORT_NOTE = {"tested": "ok, tested version", "in_range": "ok, within the tested range",
-                 "untested": "UNTESTED version", "unknown": "ok, version not comparable"}
+                 "untested": "UNTESTED version", "unknown": "UNRECOGNISED version (not checked)"}
 
 
 def _version(name: str) -> str | None:

@@ -53,3 +53,10 @@ def test_tested_and_in_range_versions_do_not_warn(tmp_path: Path, monkeypatch) -
     assert "ok, tested version" in lines["claude"] and "ok, tested version" in lines["codex"]
     assert "warning" not in result.stderr
     assert "-" == lines["cortex"].split()[3]  # no tested range for a CLI CI does not install
+
+
+def test_a_version_line_without_a_version_is_not_ok(tmp_path: Path, monkeypatch) -> None:
+    fake_cli(tmp_path, "claude", "echo 'Claude Code (build abc)'")
+    result, lines = run_agents(tmp_path, monkeypatch)
+    assert "UNRECOGNISED version" in lines["claude"] and " ok" not in lines["claude"], lines["claude"]
+    assert "could not be checked against the tested range" in result.stderr
