@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class GateInputError(Exception):
@@ -26,7 +29,7 @@ class GateInputErrors(Exception):
         super().__init__("\n".join(e.one_line() for e in errors))
 
 
-def collect(errors: list[GateInputError], check: Callable[[], object]) -> object:
+def collect(errors: list[GateInputError], check: Callable[[], T]) -> T | None:
     """Run a check that raises; keep its problem(s) in `errors` and carry on (None then)."""
     try:
         return check()

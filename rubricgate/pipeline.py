@@ -43,11 +43,12 @@ def run_suite(options: RunOptions) -> RunOutcome:
     loaded = load_all(options.repo, options.config_path, options.require_baseline)
     options = with_cache_dir(options, loaded.config.cache_dir)  # before anything is written
     jobs = plan(loaded, options)
-    options = replace(options, jobs=options.jobs or default_jobs(loaded.config.agent.jobs, [j.agent for j in jobs]))
+    workers = options.jobs or default_jobs(loaded.config.agent.jobs, [j.agent for j in jobs])
+    options = replace(options, jobs=workers)
     with start_run(options, loaded, jobs, listing, agent_factory=get_agent) as run:
         ahead = ReportsAhead(run.ctx.slots.filled if run.ctx.slots else None)
         rounds = adaptive_rounds(loaded, jobs, options)
-        results = run_trials(run, jobs, options.jobs, on_graded=ahead.prerender, rounds=rounds)
+        results = run_trials(run, jobs, workers, on_graded=ahead.prerender, rounds=rounds)
         summary = aggregate_and_gate(loaded, jobs, results, run, ahead)
         summary = report(run, loaded, summary, ahead)
     return RunOutcome(summary, run.ctx.run_dir, summary.decision.exit_code, run.kept)

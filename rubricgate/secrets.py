@@ -132,7 +132,8 @@ def _tail_spans(text: str, form: str) -> list[tuple[int, int]]:
 
 def _redact(text: str, spans: list[tuple[int, int]]) -> str:
     """Replace the union of the spans, each merged run by one marker."""
-    pieces, pos = [], 0
+    pieces: list[str] = []
+    pos = 0
     for begin, end in sorted(spans):
         if end <= pos:
             continue

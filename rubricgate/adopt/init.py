@@ -45,10 +45,10 @@ class InitOptions:
 class InitResult:
     reviewer: dict[str, str]  # role -> path
     found: dict[str, str]  # role -> "found" | "given" | "starter"
+    install: InstallSpec  # what the workflows install, and where that came from
     written: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    install: InstallSpec | None = None  # what the workflows install, and where that came from
 
 
 def init_repo(options: InitOptions) -> InitResult:
@@ -98,13 +98,15 @@ def locate_reviewer(repo: Path, options: InitOptions) -> tuple[dict[str, str], d
     """Each role's path and how it was obtained: given (option), found (discovered) or starter."""
     files = repo_files(repo)
     given = {"prompt": options.prompt, "skill": options.skill, "rubric": options.rubric}
-    paths, found = {}, {}
+    paths: dict[str, str] = {}
+    found: dict[str, str] = {}
     for role in ("rubric", "skill", "prompt"):
-        if given[role]:
-            safe_relpath(repo, given[role], "--" + role, "path")
-            if not (repo / given[role]).is_file():
-                raise GateInputError("--" + role, "path", f"{given[role]!r} does not exist", "give an existing file")
-            paths[role], found[role] = given[role], "given"
+        path = given[role]
+        if path:
+            safe_relpath(repo, path, "--" + role, "path")
+            if not (repo / path).is_file():
+                raise GateInputError("--" + role, "path", f"{path!r} does not exist", "give an existing file")
+            paths[role], found[role] = path, "given"
             continue
         hit = _discover(role, files, paths)
         paths[role], found[role] = (hit, "found") if hit else (STARTER[role], "starter")

@@ -63,7 +63,7 @@ def build_task(reviewed: Reviewed, request: RecordRequest, root: str, default_id
     try:
         expect = Expect(tier=request.expect.upper(), rules=request.rules, absent_rules=request.absent_rules)
         return TaskFile(id=request.task_id or default_id, why=why, review=[mapping[s] for s in reviewed.skills],
-                        files={mapping[p]: reviewed.files[p] for p in sorted(mapping, key=mapping.get)},
+                        files={mapping[p]: reviewed.files[p] for p in sorted(mapping, key=lambda p: mapping[p])},
                         expect=expect, tags=list(dict.fromkeys(["recorded", *request.tags])))
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         raise GateInputError("record", "--expect/--rule/--id", str(exc).splitlines()[-1].strip(),

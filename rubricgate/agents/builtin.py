@@ -152,8 +152,8 @@ def render_final(paths: list[str], hits: list[tuple[str, Hit]], rubric: RubricSp
     """Prose summary plus the verdict block, as the verdict contract asks."""
     findings = [{"severity": rubric.rules[h.rule].severity, "rule": h.rule, "file": f, "line": h.line,
                  "quote": h.quote, "issue": h.issue, "fix": h.fix} for f, h in hits]
-    tier = rubric.derive_tier(f["severity"] for f in findings)
-    worst = sorted(findings, key=lambda f: rubric.rank(f["severity"]))
+    tier = rubric.derive_tier(rubric.rules[h.rule].severity for _, h in hits)
+    worst = sorted(findings, key=lambda f: rubric.rank(str(f["severity"])))
     summary = (f"{worst[0]['rule']}: {worst[0]['issue']}" if worst else
                f"No mechanical rule is violated in {len(paths)} file(s).")
     verdict = {"tier": tier, "summary": summary, "files_reviewed": paths, "findings": findings}

@@ -34,6 +34,7 @@ from rubricgate.agents.normalize import (
     Draft,
     fail_if_truncated,
     feed_stream,
+    field_dict,
     mark_not_allowed,
     normalize_tool_name,
     parse_json_lines,
@@ -229,7 +230,7 @@ def apply_rollout(draft: Draft, rollout: bytes | str) -> None:
     model response, which is an exact turn count.
     """
     entries, _ = parse_json_lines(rollout)
-    payloads = [e.get("payload") for e in entries if isinstance(e.get("payload"), dict)]
+    payloads = [field_dict(e, "payload") for e in entries if isinstance(e.get("payload"), dict)]
     responses = {str(p.get("response_id")) for p in payloads if p.get("response_id")}
     calls, outputs = _rollout_calls(payloads)
     if not calls and not responses:
@@ -334,7 +335,7 @@ class _CodexState:
 
     def _item(self, ev: dict[str, Any]) -> None:
         self.turns.feed(ev)
-        item = ev.get("item") if isinstance(ev.get("item"), dict) else {}
+        item = field_dict(ev, "item")
         kind = item.get("type")
         if kind in TOOL_ITEMS:
             self._tool(item)

@@ -125,6 +125,6 @@ def _codex_rollout(fmt: str, request: AgentRequest) -> dict[str, bytes]:
     return {"rollout": rollout} if rollout is not None else {}
 
 
-def _read(path) -> str:  # type: ignore[no-untyped-def]
+def _read(path: Path) -> str:
     # Written by the agent: never followed through a link it planted (isolation/untrusted.py).
     return read_reviewer_text(path)

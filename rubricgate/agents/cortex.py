@@ -9,6 +9,8 @@ lines on stdout, so it goes through the Claude parser with non-JSON lines skippe
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.claude import parse_claude_stream
 from rubricgate.agents.cli import CliAgent
@@ -59,6 +61,6 @@ def _last_text_line(data: bytes | str) -> str:
     return lines[-1] if lines else ""
 
 
-def _read_optional(path) -> str:  # type: ignore[no-untyped-def]
+def _read_optional(path: Path) -> str:
     # Written by the agent: never followed through a link it planted (isolation/untrusted.py).
     return read_reviewer_text(path)

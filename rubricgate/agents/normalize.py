@@ -74,6 +74,12 @@ def parse_json_lines(data: bytes | str) -> tuple[list[dict[str, Any]], int]:
     return events, skipped
 
 
+def field_dict(obj: dict[str, Any], key: str) -> dict[str, Any]:
+    """obj[key] when it is a JSON object, else {}: an agent's stream line may hold anything there."""
+    value = obj.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def _loads(line: str) -> Any:
     if not line.startswith("{"):
         return None
@@ -151,7 +157,7 @@ def finish(draft: Draft, proc: ProcessResult, *, version: str | None) -> Transcr
         tool_calls=draft.tool_calls, final_text=draft.final_text,
         usage=Usage(input_tokens=draft.input_tokens, output_tokens=draft.output_tokens,
                     cost_usd=draft.cost_usd),
-        termination=draft.termination, exit_code=proc.exit_code,  # type: ignore[arg-type]
+        termination=draft.termination, exit_code=proc.exit_code,
         duration_s=round(proc.duration_s, 3), skipped_lines=draft.skipped_lines,
         output_truncated=proc.stdout_truncated, error=draft.error, retry_after_s=draft.retry_after_s,
         reported_turns=draft.reported_turns, notes=draft.notes,

@@ -29,7 +29,14 @@ from typing import Any
 
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.cli import CliAgent
-from rubricgate.agents.normalize import Draft, fail_if_truncated, feed_stream, mark_not_allowed, parse_json_lines
+from rubricgate.agents.normalize import (
+    Draft,
+    fail_if_truncated,
+    feed_stream,
+    field_dict,
+    mark_not_allowed,
+    parse_json_lines,
+)
 from rubricgate.isolation.process import ProcessResult, Watch
 
 # Normalized name -> OpenCode permission key (write and patch are governed by "edit").
@@ -164,7 +171,7 @@ class _OpenCodeState:
         self.last_reason = ""
 
     def feed(self, ev: dict[str, Any]) -> None:
-        part = ev.get("part") if isinstance(ev.get("part"), dict) else {}
+        part = field_dict(ev, "part")
         kind = ev.get("type")
         if kind == "step_start":
             self.draft.steps += 1
@@ -180,7 +187,7 @@ class _OpenCodeState:
             self._error(ev.get("error"))
 
     def _tool(self, part: dict[str, Any]) -> None:
-        state = part.get("state") if isinstance(part.get("state"), dict) else {}
+        state = field_dict(part, "state")
         name, status, args = str(part.get("tool", "")), tool_status(state), state.get("input") or {}
         if name == "invalid" and isinstance(args, dict) and isinstance(args.get("tool"), str) and args["tool"]:
             # OpenCode rewrites a call to a tool it does not offer into its `invalid` tool, which
@@ -190,8 +197,8 @@ class _OpenCodeState:
 
     def _finish_step(self, part: dict[str, Any]) -> None:
         self.last_reason = str(part.get("reason") or "")
-        tokens = part.get("tokens") if isinstance(part.get("tokens"), dict) else {}
-        cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+        tokens = field_dict(part, "tokens")
+        cache = field_dict(tokens, "cache")
         self.draft.input_tokens += _int(tokens.get("input")) + _int(cache.get("read")) + _int(cache.get("write"))
         self.draft.output_tokens += _int(tokens.get("output")) + _int(tokens.get("reasoning"))
         cost = part.get("cost")
@@ -201,7 +208,7 @@ class _OpenCodeState:
     def _error(self, err: Any) -> None:
         err = err if isinstance(err, dict) else {}
         name = str(err.get("name") or "error")
-        data = err.get("data") if isinstance(err.get("data"), dict) else {}
+        data = field_dict(err, "data")
         status = data.get("statusCode")
         message = str(data.get("message") or name)
         text = f"{name} {status}: {message}" if status else f"{name}: {message}"

@@ -22,9 +22,16 @@ Factory = Callable[[str, AgentConfig], Agent]  # pipeline passes its own get_age
 
 
 class PlannedJob(Protocol):
-    case: CaseSpec
-    trial: int
-    agent: str
+    """A planned (case, trial, agent) job, as runner/scheduler.py's Job holds it (read-only)."""
+
+    @property
+    def case(self) -> CaseSpec: ...
+
+    @property
+    def trial(self) -> int: ...
+
+    @property
+    def agent(self) -> str: ...
 
 
 @dataclass

@@ -88,7 +88,9 @@ def _names_option(word: str, opt: str) -> bool:
 
 def _sed_prints(rest: list[str]) -> bool:
     """True for `sed -n SCRIPT FILE...` (or `-e SCRIPT`) whose every script only prints lines."""
-    scripts, files, quiet = [], [], False
+    scripts: list[str] = []
+    files: list[str] = []
+    quiet = False
     words = iter(rest)
     for word in words:
         if word in ("-e", "-ne", "--expression"):

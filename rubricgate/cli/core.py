@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import click
+from pydantic import BaseModel
 
 from rubricgate.agents.selection import check_agents
 from rubricgate.cli.app import collector_paused, main
@@ -118,7 +119,7 @@ def validate(repo, config_path, list_cases) -> None:
         fail_input(exc)
     tasks = sum(1 for c in loaded.cases if c.source == "task")
     click.echo(f"ok: {len(loaded.cases)} cases ({tasks} tasks, {len(loaded.cases) - tasks} fixtures), "
-               f"{len(loaded.rubric.rules)} rules, baseline {_rates(loaded.baseline.rates)}")
+               f"{len(loaded.rubric.rules)} rules, baseline {_rates(loaded.baseline.rates) if loaded.baseline else 'none'}")
     click.echo("\n".join(case_count_lines(loaded.cases)))
     if list_cases:
         click.echo("\n".join(case_list_lines(loaded.cases)))
@@ -209,7 +210,7 @@ def baseline_update(repo, config_path, reason, from_run, allow_partial) -> None:
     click.echo(f"baseline updated from {done.source}: {_rates(done.baseline.rates)}{lowered}{pooled}")
 
 
-SCHEMAS = {"task": TaskFile, "baseline": Baseline, "config": Config, "expect": FixtureExpect}
+SCHEMAS: dict[str, type[BaseModel]] = {"task": TaskFile, "baseline": Baseline, "config": Config, "expect": FixtureExpect}
 
 
 @main.command()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -16,7 +17,7 @@ from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.suite.config import find_repo
 
 
-def fail_input(exc: GateInputError | GateInputErrors) -> None:
+def fail_input(exc: GateInputError | GateInputErrors) -> NoReturn:
     """Print one line per problem and exit 2: never a traceback."""
     errors = exc.errors if isinstance(exc, GateInputErrors) else [exc]
     for err in errors:

@@ -132,7 +132,9 @@ def run_shard(options: RunOptions) -> RunOutcome:
     from rubricgate.records.events import read_events
     from rubricgate.suite.load import load_all
 
-    spec: ShardSpec = options.shard
+    spec = options.shard
+    if not isinstance(spec, ShardSpec):
+        raise ValueError("run_shard needs options.shard set to a ShardSpec")
     outcome = run_suite(options)
     loaded = load_all(options.repo, options.config_path, options.require_baseline)
     started = next((e for e in read_events(outcome.run_dir / "events.jsonl") if e["event"] == "run_started"), {})

@@ -22,6 +22,7 @@ from rubricgate.errors import GateInputError
 from rubricgate.graders import grade_trial
 from rubricgate.graders.contract import parse_verdict
 from rubricgate.isolation.untrusted import UntrustedPath, read_under, relative_parts
+from rubricgate.models.case import CaseSpec
 from rubricgate.models.results import TrialResult
 from rubricgate.models.transcript import Transcript
 from rubricgate.runner.scheduler import Job, trial_result
@@ -77,7 +78,7 @@ def _finite_non_negative(value: object) -> bool:
     return isinstance(value, (int, float)) and math.isfinite(value) and value >= 0
 
 
-def check_grades(shard: Shard, t: TrialResult, case, loaded: Loaded) -> None:  # type: ignore[no-untyped-def]
+def check_grades(shard: Shard, t: TrialResult, case: CaseSpec, loaded: Loaded) -> None:
     """The recorded outcome and grades equal what the trial's own transcript earns."""
     if not t.transcript or t.errored or any(g.category == "not_run" or g.reason.startswith(TREE_CHANGED)
                                             for g in t.grades.values()):

@@ -111,8 +111,7 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
     config_path = (options.config_path or repo / CONFIG_NAME).resolve()
     config = load_config(repo, config_path)
     out = options.reports_dir or repo / config.reports / f"compare-{new_run_id()}"
-    common = dict(config_path=config_path, require_baseline=False,
-                  cache_dir=resolve_cache_dir(repo, config.cache_dir, options.cache_dir) if options.cache else None)
+    cache_dir = resolve_cache_dir(repo, config.cache_dir, options.cache_dir) if options.cache else None
     fresh = listeners or (lambda label: list(options.listeners))
     seed = secrets.randbits(32) if seed is None else seed
     schedule = interleaving(seed, options.trials or config.trials)
@@ -127,7 +126,8 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
                     trials = 1 if len(schedule) > 1 else options.trials
                     run = replace(options, repo=roots[side], reports_dir=out / side, trials=trials,
                                   first_trial=r if len(schedule) > 1 else 1,
-                                  listeners=fresh(_label(labels[side], r, len(schedule))), **common)
+                                  listeners=fresh(_label(labels[side], r, len(schedule))),
+                                  config_path=config_path, require_baseline=False, cache_dir=cache_dir)
                     rounds[side].append(run_suite(run).summary)
     gate = config.gate.model_copy(update={"method": method}) if method else config.gate
     comparison = compare_summaries(merge_rounds(rounds["base"]), merge_rounds(rounds["head"]), gate,

@@ -77,7 +77,8 @@ class AdaptiveRun:
         self.order, self.shared = list(order), shared
         self.new = [c for c in order if c not in counts]
         self.design, self.confirm = Tally(), Tally()
-        self.done_rounds, self.looks, self.ran = 0, [], 0
+        self.done_rounds, self.ran = 0, 0
+        self.looks: list[LookResult] = []
         self.pending: dict[str, int] = {}  # case -> confirmation trials still to run
         self.failing: dict[str, list[str]] = {}  # case -> the reliable dimensions it failed
         self.confirmed_cases: set[str] = set()

@@ -77,7 +77,7 @@ def updated_baseline(old: Baseline | None, summary: Summary, reason: str, suite_
     measured = MeasuredWith(reviewer_digest=reviewer_digest, agent=summary.agent, agent_version=summary.agent_version,
                             model=summary.model, run_id=summary.run_id)
     pooled = old is not None and same_setup(old.measured_with, measured)
-    run = pool(old.cases, summary_counts(summary)) if pooled else summary_counts(summary)
+    run = pool(old.cases, summary_counts(summary)) if old is not None and pooled else summary_counts(summary)
     kept = _kept(old, run, suite_ids)
     cases = {**kept, **run}
     lowered = [] if pooled else _lowered(old, run, suite_rates(cases))
@@ -176,7 +176,9 @@ def _lowered(old: Baseline | None, run: CaseCounts, rates: dict[str, float]) -> 
     out = []
     for case, dims in run.items():
         before = old.cases.get(case)
-        for d in DIMENSIONS if before else ():
+        if before is None:
+            continue
+        for d in DIMENSIONS:
             b, n = before[d], dims[d]
             if b.trials and n.trials and n.passes / n.trials < b.passes / b.trials - EPS:
                 out.append(f"{case} {d} {b.passes}/{b.trials} -> {n.passes}/{n.trials}")

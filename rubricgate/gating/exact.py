@@ -25,6 +25,10 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy itself is imported on first use (_LazyNumpy)
+    from numpy import ndarray
 
 
 class _LazyNumpy:
@@ -60,7 +64,7 @@ class NullDistribution:
     over the informative cases (both sides ran), which is what the pooled rates are over.
     """
 
-    pmf: np.ndarray
+    pmf: ndarray
     offset: int
     observed: int
     current_trials: int
@@ -126,7 +130,7 @@ def _tail_p(strata: Iterable[Stratum], lower: bool) -> float:
 _DIRECT_LIMIT = 4_000_000  # above this many products an FFT is faster than direct summation
 
 
-def _convolve_all(dists: list[np.ndarray]) -> np.ndarray:
+def _convolve_all(dists: list[ndarray]) -> ndarray:
     """The distribution of the sum, convolved pairwise in a balanced tree (thousands of cases)."""
     if not dists:
         return np.ones(1)
@@ -136,7 +140,7 @@ def _convolve_all(dists: list[np.ndarray]) -> np.ndarray:
     return dists[0]
 
 
-def _convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _convolve(a: ndarray, b: ndarray) -> ndarray:
     """a * b; by FFT for long inputs, clipped at 0 and renormalized: the FFT's rounding (~1e-16
     of the peak) is far below any tail the gate compares with alpha."""
     if len(a) * len(b) <= _DIRECT_LIMIT:
@@ -185,7 +189,7 @@ def _one_point(n1: int, n0: int, total: int) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _hypergeom(n1: int, n0: int, total: int) -> tuple[int, np.ndarray]:
+def _hypergeom(n1: int, n0: int, total: int) -> tuple[int, ndarray]:
     """(lowest value, pmf) of the current passes given `total` passes over n1 + n0 trials."""
     low, high = _support(n1, n0, total)
     logs = [_log_comb(total, i) + _log_comb(n1 + n0 - total, n1 - i) for i in range(low, high + 1)]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Literal
 
 from rubricgate import exitcodes
 from rubricgate.gating.collapse import case_family
@@ -34,6 +35,9 @@ from rubricgate.models.baseline import Baseline, MeasuredWith
 from rubricgate.models.config import GateConfig
 from rubricgate.models.results import Decision, GateDetail, RateRow
 from rubricgate.suite.baseline_file import REMEASURE
+
+RowStatus = Literal["ok", "regression", "inconclusive", "no_baseline"]
+_ROW_STATUS: dict[str, RowStatus] = {"pass": "ok", "regression": "regression", "inconclusive": "inconclusive"}
 
 # Rates are ratios of small integers (and format 1 stored them rounded to 6 digits): compare
 # with a tolerance so 60/90 against a stored 0.666667 is not a dip.
@@ -129,7 +133,9 @@ def judge_dimensions(rates: dict[str, RateRow], strata: dict[str, list[Stratum]]
     tested = [d for d, b in bounds.items() if b is not None]
     drops = holm({d: min(1.0, lower_p(strata[d]) / spend) for d in tested}, level)
     rises = holm({d: min(1.0, upper_p(strata[d]) / spend) for d in tested}, level)
-    reasons, warnings, undecided = [], [], []
+    reasons: list[str] = []
+    warnings: list[str] = []
+    undecided: list[str] = []
     for dim, bound in bounds.items():
         row = rates[dim]
         if bound is None:
@@ -143,7 +149,7 @@ def judge_dimensions(rates: dict[str, RateRow], strata: dict[str, list[Stratum]]
         row.p_value = drops[dim]
         ev = Evidence(bound.drop, bound.upper, drops[dim], rises[dim], level)
         outcome, row.label = classify(ev, gate.margin), label(ev, gate.margin)
-        row.status = {"pass": "ok", "regression": "regression", "inconclusive": "inconclusive"}[outcome]
+        row.status = _ROW_STATUS[outcome]
         if outcome == "regression":
             reasons.append(line)
         elif outcome == "inconclusive":

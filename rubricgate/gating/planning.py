@@ -22,9 +22,12 @@ def shared_baseline(baseline: Baseline, case_ids: Sequence[str]) -> dict[str, di
     return out
 
 
-def suite_plan(baseline: Baseline, case_ids: Sequence[str], gate: GateConfig, first: int,
+def suite_plan(baseline: Baseline | None, case_ids: Sequence[str], gate: GateConfig, first: int,
                target: float | None = None) -> Plan | None:
-    """The plan for a run of `case_ids` at `first` trials per case first; None when it shares no case."""
+    """The plan for a run of `case_ids` at `first` trials per case first; None when it shares no case
+    (or there is no baseline)."""
+    if baseline is None:
+        return None
     shared = shared_baseline(baseline, case_ids)
     if not shared:
         return None

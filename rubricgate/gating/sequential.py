@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 # Alpha fractions from the planned look on (the look where an unchanged reviewer is expected to
 # PASS, then the ones after it for a run that just misses it); what is left is shared by the rest.
@@ -102,7 +103,7 @@ def schedule(baseline: Mapping[str, tuple[int, int]], max_trials: int, first: in
     return Schedule(allocation, first, rounds, spending(len(rounds), planned))
 
 
-class PassCheck:
+class PassCheck(Protocol):
     """Callable protocol: (trials by case, spending fraction) -> expected to PASS."""
 
     def __call__(self, trials: Mapping[str, int], spend: float) -> bool: ...

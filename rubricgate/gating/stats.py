@@ -85,11 +85,11 @@ class DropBound:
     upper: float  # one-sided upper confidence bound on the drop
     reference_half: float  # the reference rate's share of the margin of error
     current_half: float  # the current rate's share
-    current_trials: int
+    current_trials: float  # a count; planning passes expected (fractional) ones
     cases: int
 
 
-def drop_bound(strata: Iterable[tuple[int, int, int, int]], confidence: float) -> DropBound | None:
+def drop_bound(strata: Iterable[tuple[float, float, int, int]], confidence: float) -> DropBound | None:
     """Upper confidence bound on (reference rate - current rate) over cases both sides ran.
 
     The reference rate is standardized to the current run's trial mix (each case weighted by

@@ -101,7 +101,9 @@ GATE_FIELDS = ("baseline", "delta", "status", "p_value", "drop_upper", "label")
 
 def _adaptive_decision(loaded: Loaded, rates: dict[str, RateRow], adaptive, run_with: MeasuredWith):
     """Judged on the design's trials and the last look (confirmations apart); the gate's findings
-    go onto the run's rows, which keep every trial."""
+    go onto the run's rows, which keep every trial. Only called with a baseline."""
+    if loaded.baseline is None:  # _decision returns before this without one
+        raise ValueError("an adaptive decision needs a baseline")
     design, look = adaptive.gate_inputs()
     rows = {}
     for dim in rates:

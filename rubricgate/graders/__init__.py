@@ -26,8 +26,8 @@ def grade_trial(case: CaseSpec, transcript: Transcript, parsed: ParsedVerdict) -
         return {d: Grade(passed=False, category="errored", reason=reason) for d in DIMENSIONS}
     return {
         "verdict": grade_verdict(case, transcript, parsed),
-        "tool_use": grade_tool_use(case.rubric.tool_use, transcript),
-        "trajectory": grade_trajectory(case.rubric.trajectory, transcript),
+        "tool_use": grade_tool_use(case.tool_use, transcript),
+        "trajectory": grade_trajectory(case.trajectory, transcript),
     }
 
 

@@ -362,7 +362,7 @@ def child_pids() -> set[int]:
 def sweep_orphans(known: set[int]) -> list[int]:
     """Kill and reap the children this run left behind (reparented orphans), sparing `known`
     (children that existed before the run). Returns the pids killed."""
-    killed = []
+    killed: list[int] = []
     for _ in range(3):
         found = child_pids() - known
         for pid in found:

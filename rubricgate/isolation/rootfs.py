@@ -92,9 +92,10 @@ def _program_folders(program: Path, home: Sequence[Path], hidden: Sequence[Path]
                      temps: Sequence[Path]) -> list[Path]:
     """The install folder as named and as resolved; the named one is dropped when it may not be
     shown (`~/.local` for `~/.local/bin/x -> ~/.local/share/x/1.0/x`) and the resolved one may."""
-    named, *resolved = [p for p in install_prefixes(program) if not in_system(p)] or [None]
-    if named is None or not resolved:
-        return [named] if named is not None else []
+    found = [p for p in install_prefixes(program) if not in_system(p)]
+    if len(found) < 2:
+        return found
+    named, *resolved = found
     try:
         refuse_folder(named, home, hidden, temps)
     except AgentFolderRefused:

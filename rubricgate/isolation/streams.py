@@ -162,5 +162,9 @@ def _exit_fd(proc: subprocess.Popen[bytes], wake: Wake) -> int | None:
     try:
         return os.pidfd_open(proc.pid)
     except (AttributeError, OSError):
-        threading.Thread(target=lambda: (proc.wait(), wake.set()), daemon=True).start()
+        def wait_then_wake() -> None:
+            proc.wait()
+            wake.set()
+
+        threading.Thread(target=wait_then_wake, daemon=True).start()
         return None

@@ -3,7 +3,7 @@
 from typing import Literal
 
 from rubricgate.models.base import StrictModel
-from rubricgate.models.task import Expect, Rubric
+from rubricgate.models.task import Expect, Rubric, ToolUseRubric, TrajectoryRubric
 
 
 class CaseSpec(StrictModel):
@@ -24,3 +24,17 @@ class CaseSpec(StrictModel):
     trials: int = 1
     tags: list[str] = []
     agent: str | None = None
+
+    @property
+    def tool_use(self) -> ToolUseRubric:
+        """The case's tool-use rubric; the suite loader sets one on every case it builds."""
+        if self.rubric.tool_use is None:
+            raise ValueError(f"case {self.id} has no tool-use rubric (suite/cases.py merges one in)")
+        return self.rubric.tool_use
+
+    @property
+    def trajectory(self) -> TrajectoryRubric:
+        """The case's trajectory rubric; the suite loader sets one on every case it builds."""
+        if self.rubric.trajectory is None:
+            raise ValueError(f"case {self.id} has no trajectory rubric (suite/cases.py merges one in)")
+        return self.rubric.trajectory

@@ -232,7 +232,8 @@ def _run_labels(p: _Plot, xs: list[float], summaries: list[Summary]) -> str:
 def _series(p: _Plot, xs: list[float], dim: str, rates: list[float | None], index: int) -> str:
     """One dimension's polyline (broken where a run lacks the dimension) and a marker per run."""
     colour, (dash, shape, size) = _COLOURS[index % len(_COLOURS)], _STYLES[index % len(_STYLES)]
-    runs, current = [], []
+    runs: list[list[tuple[float, float, float]]] = []
+    current: list[tuple[float, float, float]] = []
     for x, rate in zip(xs, rates):
         if rate is None:
             runs, current = runs + [current], []

@@ -97,7 +97,7 @@ def _step(prev: Summary, cur: Summary) -> dict[str, tuple[float, float | None]]:
     """Per dimension (delta over the shared cases, raw two-sided p)."""
     before, after = summary_counts(prev), summary_counts(cur)
     shared = [c for c in after if c in before]
-    out = {}
+    out: dict[str, tuple[float, float | None]] = {}
     for dim in _dims([prev, cur]):
         strata = [(*after[c][dim], *before[c][dim]) for c in shared if dim in after[c] and dim in before[c]]
         x1, n1 = sum(s[0] for s in strata), sum(s[1] for s in strata)

@@ -35,6 +35,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -317,7 +318,8 @@ def _file_sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _jsonable(value: object) -> object:
+def _jsonable(value: dict[str, Any]) -> dict[str, Any]:
+    """The dict as its JSON round trip holds it (tuples as lists, keys sorted): what is signed is what is read back."""
     return json.loads(json.dumps(value, sort_keys=True))
 
 

@@ -104,7 +104,9 @@ class _Tally:
 
 def cost_summary(cases: Iterable[CaseSummary], budget: Budget | None = None) -> dict[str, Any]:
     """Totals for the run, per case and per tag; plus the budget state when one was set."""
-    total, by_case, by_tag = _Tally(), defaultdict(_Tally), defaultdict(_Tally)
+    total = _Tally()
+    by_case: defaultdict[str, _Tally] = defaultdict(_Tally)
+    by_tag: defaultdict[str, _Tally] = defaultdict(_Tally)
     for case in cases:
         for trial in case.trials:
             total.add(trial)

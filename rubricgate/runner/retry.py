@@ -43,7 +43,7 @@ def backoff_delay(retry: int, policy: RetryPolicy, rng: random.Random, asked: fl
 
 
 def run_with_retries(run_once: Callable[[], Transcript], policy: RetryPolicy, *,
-                     sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None,
+                     sleep: Callable[[float], object] = time.sleep, rng: random.Random | None = None,
                      before_retry: Callable[[], None] | None = None,
                      stop: Callable[[], bool] = lambda: False) -> Transcript:
     """Run until the run is not an infrastructure failure, the retries are spent, or `stop()`.

@@ -188,8 +188,9 @@ def run_trial(ctx: RunContext, job: Job) -> TrialResult | None:
 
 def _cached_or_run(ctx: RunContext, job: Job) -> tuple[Transcript, bool, Path | None]:
     """(transcript, from cache?, workspace root): a cache hit needs no workspace and no agent."""
-    parts = _cache_parts(ctx, job) if ctx.cache_dir is not None else None
-    lookup = load_cached(ctx.cache_dir, parts) if parts is not None else Lookup()
+    cache_dir = ctx.cache_dir
+    parts = _cache_parts(ctx, job) if cache_dir is not None else None
+    lookup = load_cached(cache_dir, parts) if cache_dir is not None and parts is not None else Lookup()
     if lookup.transcript is not None:
         return lookup.transcript, True, None
     if lookup.rejected:  # a forged or damaged entry: never used, always reported, trial re-run
@@ -206,8 +207,8 @@ def _cached_or_run(ctx: RunContext, job: Job) -> tuple[Transcript, bool, Path | 
             transcript = _run_agent(ctx, job, _request(ctx, job, ws))
         finally:
             ws.remove()  # run_process returns only once every process of the agent is dead
-    if parts is not None and not CANCEL.event.is_set():
-        store(ctx.cache_dir, parts, transcript)
+    if cache_dir is not None and parts is not None and not CANCEL.event.is_set():
+        store(cache_dir, parts, transcript)
     return transcript, False, ws.root
 
 
@@ -237,14 +238,14 @@ def _refused(ctx: RunContext, job: Job) -> TrialResult:
 
 
 def _request(ctx: RunContext, job: Job, ws) -> AgentRequest:
-    cfg, rubric, root = ctx.config, job.case.rubric, ws.root
+    cfg, root = ctx.config, ws.root
     sandbox = replace(ctx.sandbox, overlay=ws.overlay) if ws.overlay else ctx.sandbox
     return AgentRequest(
         case_id=job.case.id, trial=job.trial, workspace=root, prompt_file=root / cfg.reviewer.prompt,
         prompt_source=ws.source(cfg.reviewer.prompt),
         rubric_file=root / cfg.reviewer.rubric, changed_files_file=root / cfg.reviewer.changed_files,
-        scratch=ws.scratch, scratch_view=ws.scratch_view, private=ws.private, allowed_tools=rubric.tool_use.allowed,
-        max_steps=rubric.trajectory.max_steps, timeout_s=cfg.agent.timeout_s,
+        scratch=ws.scratch, scratch_view=ws.scratch_view, private=ws.private, allowed_tools=job.case.tool_use.allowed,
+        max_steps=job.case.trajectory.max_steps, timeout_s=cfg.agent.timeout_s,
         output_cap_bytes=cfg.agent.output_cap_bytes, env=dict(ctx.env), model=cfg.agent.model,
         extra_args=list(cfg.agent.extra_args), sandbox=sandbox, slots=ctx.slots, vocabulary=ctx.rubric.vocabulary)
 

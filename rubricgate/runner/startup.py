@@ -28,6 +28,7 @@ from rubricgate.isolation.limits import Limits
 from rubricgate.isolation.process import adopt_orphans, child_pids
 from rubricgate.isolation.sandbox import (
     AgentFolderRefused,
+    OverlayMount,
     SandboxPolicy,
     SandboxUnavailable,
     find_program,
@@ -181,9 +182,10 @@ def sandbox_policy(options: RunOptions, loaded: Loaded, agents: dict[str, Agent]
     # The temp folders: no agent folder may hold them (a script the agent runs from there is shown).
     temps = (scratch.shown, scratch.private) if scratch else ()
     covered = hidden_paths(Path(tempfile.gettempdir()), *temps)
-    layers_by, layers_reason = (("unshare", "not sandboxed") if isolation != "bwrap" else
+    layers: tuple[OverlayMount, str] = (("unshare", "not sandboxed") if isolation != "bwrap" else
                                 ("unshare", "--keep-workspaces keeps full copies") if options.keep_workspaces else
                                 probe_layers(scratch.private if scratch else None))
+    layers_by, layers_reason = layers
     policy = SandboxPolicy(isolation=isolation, hidden=hidden, covered=covered, home=real_home(),
                            network=cfg.sandbox_network == "shared", reason=reason,
                            layers=not layers_reason, layers_reason=layers_reason, layers_by=layers_by,
@@ -285,7 +287,7 @@ def _context(options: RunOptions, loaded: Loaded, run_dir: Path, agents: dict[st
                       agents=agents, tree=tree, sandbox=policy, env=env, secrets=secrets, exclude=exclude,
                       fingerprint=None if all_sandboxed(policy, agents) else fingerprint_tree(options.repo, exclude),
                       keep_workspaces=options.keep_workspaces, cases=loaded.cases,
-                      budget=Budget(options.max_cost), slots=AgentSlots(max(options.jobs, 1)),
+                      budget=Budget(options.max_cost), slots=AgentSlots(max(options.jobs or 1, 1)),
                       # Copy-only, the reviewer could read the cache's signing key and forge entries.
                       cache_dir=options.cache_dir if options.cache and not copy_only else None)
 

@@ -24,19 +24,20 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 GIT_REWRITES = (".git/index",)
 TreeDigest = dict[str, tuple]
 
 
-def _skipped(rel: str, exclude: set[str]) -> bool:
+def _skipped(rel: str, exclude: AbstractSet[str]) -> bool:
     if rel in GIT_REWRITES or (rel.startswith(".git/") and rel.endswith(".lock")):
         return True
     return any(rel == e or rel.startswith(e + "/") for e in exclude)
 
 
-def _entries(repo: Path, exclude: set[str]) -> Iterator[tuple[str, os.DirEntry]]:
+def _entries(repo: Path, exclude: AbstractSet[str]) -> Iterator[tuple[str, os.DirEntry]]:
     """(repo-relative path, entry) for every folder, file and symlink under repo but the skipped;
     a symlink to a folder is an entry, never followed. One scandir per folder and strings, not
     Path objects: the start digest is on the way to a run's first agents."""
@@ -57,7 +58,7 @@ def _entries(repo: Path, exclude: set[str]) -> Iterator[tuple[str, os.DirEntry]]
                     folders.append((rel + "/", entry.path))
 
 
-def digest_tree(repo: Path, exclude: set[str] = frozenset(), stats: TreeDigest | None = None,
+def digest_tree(repo: Path, exclude: AbstractSet[str] = frozenset(), stats: TreeDigest | None = None,
                 known: Callable[[str, tuple], tuple | None] | None = None) -> TreeDigest:
     """{rel: (kind, mode, sha256 | link target)} for every file, folder and symlink. `stats`
     collects each entry's lstat signature; `known(rel, signature)` may answer an entry's digest
@@ -95,7 +96,7 @@ def _sha256(path: str) -> str:
 FINGERPRINT_SKIPS = {".git/objects"}
 
 
-def fingerprint_tree(repo: Path, exclude: set[str] = frozenset()) -> TreeDigest:
+def fingerprint_tree(repo: Path, exclude: AbstractSet[str] = frozenset()) -> TreeDigest:
     """{rel: (mode, size, mtime_ns, ctime_ns, inode)}: cheap, and ctime cannot be put back."""
     state: TreeDigest = {}
     for rel, entry in _entries(repo, set(exclude) | FINGERPRINT_SKIPS):

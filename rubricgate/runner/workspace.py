@@ -26,6 +26,7 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,14 +62,14 @@ class GitListing:
         return self._names
 
 
-def list_tree(repo: Path, exclude: set[str] = frozenset(), listing: GitListing | None = None) -> list[str]:
+def list_tree(repo: Path, exclude: AbstractSet[str] = frozenset(), listing: GitListing | None = None) -> list[str]:
     """Repo-relative files a workspace holds: git's tracked + untracked-not-ignored (`listing`,
     when already started), else a walk; minus SKIP_DIRS and every path equal to or under an
     `exclude` entry."""
     return list_tree_sized(repo, exclude, listing)[0]
 
 
-def list_tree_sized(repo: Path, exclude: set[str] = frozenset(),
+def list_tree_sized(repo: Path, exclude: AbstractSet[str] = frozenset(),
                     listing: GitListing | None = None) -> tuple[list[str], int]:
     """list_tree, and the bytes those files hold (what their snapshot needs: runner/scratch.py),
     from the same lstat that checks each one (symlinks followed)."""
@@ -88,7 +89,7 @@ def _walk(repo: Path) -> list[str]:
     return sorted(found)
 
 
-def excluded(rel: str, exclude: set[str] | frozenset[str]) -> bool:
+def excluded(rel: str, exclude: AbstractSet[str]) -> bool:
     """True when rel is under a skipped folder or equals / lies under an excluded path."""
     parts = rel.split("/")
     if any(p in SKIP_DIRS for p in parts[:-1]):

@@ -8,6 +8,7 @@ writable in a copy of the tree.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path, PurePosixPath
 
 from rubricgate.errors import GateInputError, collect
@@ -58,12 +59,12 @@ def task_errors(repo: Path, task: TaskFile, path: Path, display: str) -> list[Ga
         errors.append(GateInputError(display, "id", f"id {task.id!r} differs from the file stem {path.stem!r}",
                                      f"rename the file or set id: {path.stem}"))
     for i, rel in enumerate(task.review):
-        if collect(errors, lambda rel=rel, i=i: safe_relpath(repo, rel, display, f"review[{i}]")) is not None:
+        if collect(errors, partial(safe_relpath, repo, rel, display, f"review[{i}]")) is not None:
             if rel not in task.files and not (repo / rel).is_file():
                 errors.append(GateInputError(display, f"review[{i}]", f"{rel!r} does not exist",
                                              "point at an existing file or add it under files:"))
     for rel in task.files:
-        if collect(errors, lambda rel=rel: safe_relpath(repo, rel, display, f"files.{rel}")) is not None:
+        if collect(errors, partial(safe_relpath, repo, rel, display, f"files.{rel}")) is not None:
             errors.extend(files_key_errors(repo, rel, task.files, display))
     return errors
 
@@ -137,7 +138,7 @@ def _symlink_errors(repo: Path, folder: Path) -> list[GateInputError]:
     for path in sorted(folder.rglob("*")):
         if path.is_symlink():
             rel = _rel(repo, path)
-            collect(errors, lambda rel=rel: safe_relpath(repo, rel, rel, "(file)"))
+            collect(errors, partial(safe_relpath, repo, rel, rel, "(file)"))
     return errors
 
 

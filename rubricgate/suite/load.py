@@ -35,6 +35,6 @@ def load_all(repo: Path, config_path: Path | None = None, require_baseline: bool
     baseline = None
     if require_baseline:
         baseline = collect(errors, lambda: load_baseline(repo / config.baseline, config.baseline))
-    if errors:
+    if errors or rubric is None:  # no rubric: its problem is in `errors`
         raise GateInputErrors(errors)
     return Loaded(config, rubric, cases, baseline)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
+from rubricgate.models.base import Tier
 
 SEVERITIES = ("critical", "warning", "suggestion")
 KINDS = ("mechanical", "judgement")
@@ -32,7 +33,7 @@ class TierRule:
 
     severity: str
     at_least: int
-    tier: str
+    tier: Tier
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class RubricSpec:
         meaning = self.vocabulary.meanings.get(severity, "")
         return SEVERITIES.index(meaning) if meaning in SEVERITIES else len(SEVERITIES)
 
-    def derive_tier(self, severities: Iterable[str]) -> str:
+    def derive_tier(self, severities: Iterable[str]) -> Tier:
         """The explicit rules (first match wins, none is PASS), else the default derivation:
         critical -> BLOCK; >=N warnings -> BLOCK; warnings -> WARN."""
         sev = list(severities)

@@ -26,7 +26,7 @@ class DuplicateKey(ValueError):
 class _UniqueKeyLoader(_BASE_LOADER):  # type: ignore[misc, valid-type]
     """The safe loader, refusing a mapping that names a key twice (the parser is still C's)."""
 
-    def construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
+    def construct_mapping(self, node, deep=False):
         seen: set[object] = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
