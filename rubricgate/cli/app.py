@@ -28,6 +28,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
                 "Per-case flips, the stratified exact test per dimension (Holm), and a decision."),
     "coverage": ("rubricgate.cli.coverage_cmd",
                  "Which cases exercise each rule; the uncovered ones; --suggest writes fixture skeletons."),
+    "export": ("rubricgate.cli.export_cmd",
+               "Write runs, cases and trials of run folders as CSV, Parquet or JSON lines (pandas frames)."),
     "init": ("rubricgate.cli.adopt_cmd", "Set up rubricgate here: config, example task and fixtures, workflows."),
     "merge": ("rubricgate.cli.merge_cmd",
               "Join the shards of one run into one run and gate it, as if one machine had run every trial."),

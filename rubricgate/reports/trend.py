@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from rubricgate.analysis import case_counts
 from rubricgate.errors import GateInputError
-from rubricgate.gating.compare import summary_counts
 from rubricgate.gating.exact import holm, lower_p, upper_p
 from rubricgate.gating.stats import counted
 from rubricgate.models.base import DIMENSIONS
@@ -95,7 +95,7 @@ def series_moves(summaries: list[Summary], confidence: float = 0.95) -> list[dic
 
 def _step(prev: Summary, cur: Summary) -> dict[str, tuple[float, float | None]]:
     """Per dimension (delta over the shared cases, raw two-sided p)."""
-    before, after = summary_counts(prev), summary_counts(cur)
+    before, after = case_counts(prev), case_counts(cur)
     shared = [c for c in after if c in before]
     out: dict[str, tuple[float, float | None]] = {}
     for dim in _dims([prev, cur]):

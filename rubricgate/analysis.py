@@ -1,0 +1,215 @@
+"""Run results as pandas DataFrames: one or many run folders, one row per run, case or trial.
+
+    from rubricgate.analysis import trials_df, cases_df, runs_df
+    trials = trials_df(["reports/20260101T000000Z-ab12", "reports/20260108T000000Z-cd34"])
+    trials.groupby(["run_id", "case_id"])["verdict_passed"].mean()
+
+`runs` is a run folder, a summary.json, a loaded Summary, or a list of any of these. Every
+frame starts with `run_id`; rows keep the runs' order, each run's cases in suite order, each
+case's trials in trial order. Per-dimension columns exist for the three gated dimensions
+(verdict, tool_use, trajectory) and any other dimension a run recorded. docs/architecture.md
+lists the columns too; `rubricgate export` writes these frames as CSV, Parquet or JSON lines.
+
+pandas is imported when a frame is built, never when this module is: `--help`, `validate` and
+the start of a run do not pay for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rubricgate.errors import GateInputError
+from rubricgate.gating.stats import counted
+from rubricgate.models.base import DIMENSIONS
+from rubricgate.models.results import CaseSummary, Summary, TrialResult
+from rubricgate.records.files import read_summary
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+RunsArg = str | Path | Summary | Iterable[str | Path | Summary]
+Counts = dict[str, dict[str, tuple[int, int]]]
+
+
+def summaries(runs: RunsArg) -> list[Summary]:
+    """The summaries behind `runs` (folders and summary.json files are read; GateInputError, exit 2,
+    names one that cannot be)."""
+    items = [runs] if isinstance(runs, (str, Path, Summary)) else list(runs)
+    return [r if isinstance(r, Summary) else read_summary(Path(r)) for r in items]
+
+
+def _dims(loaded: list[Summary]) -> list[str]:
+    seen = {d for s in loaded for c in s.cases for t in c.trials for d in t.grades} | {d for s in loaded for d in s.rates}
+    return [*DIMENSIONS, *sorted(seen - set(DIMENSIONS))]
+
+
+def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=columns)
+
+
+TRIAL_COLUMNS = ["run_id", "case_id", "trial", "outcome", "expected_tier", "reported_tier", "effective_tier",
+                 "escalated", "counted", "errored", "cached", "steps", "tool_calls", "termination", "exit_code",
+                 "duration_s", "input_tokens", "output_tokens", "cost_usd", "model"]
+
+
+def trials_df(runs: RunsArg) -> pd.DataFrame:
+    """One row per trial. Columns: run_id, case_id, trial (1-based), outcome (PASS/WARN/BLOCK/
+    ERROR), expected_tier, reported_tier (what the reviewer said), effective_tier (after the
+    rubric's escalation), escalated, counted (False for errored or not-run trials: they are in no
+    rate), errored, cached (replayed from the trial cache), steps, tool_calls (how many), termination,
+    exit_code, duration_s, input_tokens, output_tokens, cost_usd (None when unpriced), model;
+    then per dimension `<dim>_passed` (bool, None when the trial has no such grade) and
+    `<dim>_category` (the failure category, None when it passed)."""
+    loaded = summaries(runs)
+    dims = _dims(loaded)
+    rows = [_trial_row(s.run_id, c, t, dims) for s in loaded for c in s.cases for t in c.trials]
+    return _frame(rows, TRIAL_COLUMNS + [f"{d}_{k}" for d in dims for k in ("passed", "category")])
+
+
+def _trial_row(run_id: str, case: CaseSummary, t: TrialResult, dims: list[str]) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "run_id": run_id, "case_id": case.id, "trial": t.trial, "outcome": t.outcome, "expected_tier": case.expected_tier,
+        "reported_tier": t.reported_tier, "effective_tier": t.effective_tier, "escalated": t.escalated,
+        "counted": counted(t), "errored": t.errored, "cached": t.cached, "steps": t.steps,
+        "tool_calls": len(t.tool_calls), "termination": t.termination, "exit_code": t.exit_code,
+        "duration_s": t.duration_s, "input_tokens": t.input_tokens, "output_tokens": t.output_tokens,
+        "cost_usd": t.cost_usd, "model": t.model}
+    for d in dims:
+        grade = t.grades.get(d)
+        row[f"{d}_passed"] = None if grade is None else grade.passed
+        row[f"{d}_category"] = None if grade is None else grade.category
+    return row
+
+
+CASE_COLUMNS = ["run_id", "case_id", "source", "tags", "expected_tier", "trials", "counted_trials",
+                "all_passed", "pass_at_k", "pass_hat_k", "flaky"]
+
+
+def cases_df(runs: RunsArg) -> pd.DataFrame:
+    """One row per case of each run. Columns: run_id, case_id, source (task/fixture), tags
+    (comma-separated), expected_tier, trials (recorded), counted_trials (those in the rates),
+    all_passed (counted trials that passed every dimension), pass_at_k, pass_hat_k, flaky; then per
+    dimension `<dim>_passes` and `<dim>_trials` (over the counted trials) and `<dim>_rate`
+    (passes / trials, None when no counted trial has that grade)."""
+    loaded = summaries(runs)
+    dims = _dims(loaded)
+    trials = trials_df(loaded)
+    counts = _case_counts(trials, dims)
+    rows = [_case_row(s.run_id, c, dims, counts) for s in loaded for c in s.cases]
+    return _frame(rows, CASE_COLUMNS + [f"{d}_{k}" for d in dims for k in ("passes", "trials", "rate")])
+
+
+def _case_counts(trials: pd.DataFrame, dims: list[str]) -> pd.DataFrame:
+    """Per (run_id, case_id): counted trials, those that passed every dimension, and per dimension
+    the passes and trials with that grade."""
+    kept = trials[trials["counted"]].copy()
+    passed = kept[[f"{d}_passed" for d in dims]]
+    kept["all_passed"] = passed.notna().any(axis=1) & passed.fillna(True).astype(bool).all(axis=1)
+    aggs: dict[str, tuple[str, str]] = {"counted_trials": ("trial", "size"), "all_passed": ("all_passed", "sum")}
+    for d in dims:
+        kept[f"{d}_has"] = kept[f"{d}_passed"].notna()
+        kept[f"{d}_ok"] = kept[f"{d}_passed"].fillna(False).astype(bool)
+        aggs |= {f"{d}_passes": (f"{d}_ok", "sum"), f"{d}_trials": (f"{d}_has", "sum")}
+    return kept.groupby(["run_id", "case_id"], sort=False).agg(**aggs)
+
+
+def _case_row(run_id: str, case: CaseSummary, dims: list[str], counts: pd.DataFrame) -> dict[str, Any]:
+    key = (run_id, case.id)
+    got = counts.loc[key] if key in counts.index else None
+    row: dict[str, Any] = {
+        "run_id": run_id, "case_id": case.id, "source": case.source, "tags": ",".join(case.tags),
+        "expected_tier": case.expected_tier, "trials": len(case.trials),
+        "counted_trials": int(got["counted_trials"]) if got is not None else 0,
+        "all_passed": int(got["all_passed"]) if got is not None else 0,
+        "pass_at_k": case.pass_at_k, "pass_hat_k": case.pass_hat_k, "flaky": case.flaky}
+    for d in dims:
+        passes = int(got[f"{d}_passes"]) if got is not None else 0
+        n = int(got[f"{d}_trials"]) if got is not None else 0
+        row |= {f"{d}_passes": passes, f"{d}_trials": n, f"{d}_rate": passes / n if n else None}
+    return row
+
+
+RUN_COLUMNS = ["run_id", "started_at", "finished_at", "kind", "complete", "agent", "agent_version", "model",
+               "decision", "exit_code", "method", "isolation", "cases", "trials", "errored_trials", "flaky_cases",
+               "cost_usd"]
+
+
+def runs_df(runs: RunsArg) -> pd.DataFrame:
+    """One row per run. Columns: run_id, started_at, finished_at (ISO 8601, UTC), kind (run/
+    baseline), complete (False: interrupted or trials not run), agent, agent_version, model,
+    decision (pass/regression/error/baseline/inconclusive), exit_code, method (the gate's),
+    isolation (bwrap/copy-only), cases, trials, errored_trials, flaky_cases, cost_usd (None when
+    unpriced); then per dimension `<dim>_rate`, `<dim>_low`, `<dim>_high` (its interval),
+    `<dim>_baseline` and `<dim>_status` (ok/regression/inconclusive/no_baseline)."""
+    loaded = summaries(runs)
+    dims = _dims(loaded)
+    rows = [_run_row(s, dims) for s in loaded]
+    return _frame(rows, RUN_COLUMNS + [f"{d}_{k}" for d in dims for k in ("rate", "low", "high", "baseline", "status")])
+
+
+def _run_row(s: Summary, dims: list[str]) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "run_id": s.run_id, "started_at": s.started_at, "finished_at": s.finished_at, "kind": s.kind,
+        "complete": s.complete, "agent": s.agent, "agent_version": s.agent_version, "model": s.model,
+        "decision": s.decision.status, "exit_code": s.decision.exit_code, "method": s.decision.method,
+        "isolation": s.isolation, "cases": len(s.cases), "trials": sum(len(c.trials) for c in s.cases),
+        "errored_trials": len(s.errored), "flaky_cases": len(s.flaky_cases), "cost_usd": s.cost.get("cost_usd")}
+    for d in dims:
+        r = s.rates.get(d)
+        row |= {f"{d}_rate": r and r.rate, f"{d}_low": r and r.low, f"{d}_high": r and r.high,
+                f"{d}_baseline": r and r.baseline, f"{d}_status": r and r.status}
+    return row
+
+
+def case_counts(summary: Summary) -> Counts:
+    """Per case and dimension of one run: (passes, trials) over the counted trials, from cases_df
+    (what the trend's run-to-run test is computed on)."""
+    frame = cases_df(summary)
+    dims = [d for d in _dims([summary]) if f"{d}_trials" in frame]
+    out: Counts = {}
+    for row in frame[frame["counted_trials"] > 0].to_dict("records"):
+        out[row["case_id"]] = {d: (int(row[f"{d}_passes"]), int(row[f"{d}_trials"])) for d in dims
+                               if row[f"{d}_trials"]}
+    return out
+
+
+FORMATS = {"csv": ".csv", "parquet": ".parquet", "jsonl": ".jsonl"}
+FRAMES = {"runs": runs_df, "cases": cases_df, "trials": trials_df}
+
+
+def export(runs: RunsArg, fmt: str, out_dir: Path) -> list[Path]:
+    """Write runs, cases and trials (the three frames) to `out_dir` as runs.<ext>, cases.<ext>,
+    trials.<ext>; returns their paths. Parquet needs pyarrow (the `parquet` extra)."""
+    if fmt not in FORMATS:
+        raise GateInputError("--format", fmt, f"unknown format {fmt!r}", f"use one of {', '.join(FORMATS)}")
+    if fmt == "parquet":
+        _require_pyarrow()
+    loaded = summaries(runs)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        return [_write(frame(loaded), out_dir / f"{name}{FORMATS[fmt]}", fmt) for name, frame in FRAMES.items()]
+    except OSError as exc:
+        raise GateInputError(str(exc.filename or out_dir), "", f"cannot write: {exc.strerror}",
+                             "choose a writable --out folder") from exc
+
+
+def _require_pyarrow() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("pyarrow") is None:
+        raise GateInputError("--format", "parquet", "pyarrow is not installed",
+                             "pip install 'rubricgate[parquet]', or use --format csv or jsonl")
+
+
+def _write(frame: pd.DataFrame, path: Path, fmt: str) -> Path:
+    if fmt == "csv":
+        frame.to_csv(path, index=False)
+    elif fmt == "jsonl":
+        frame.to_json(path, orient="records", lines=True)
+    else:
+        frame.to_parquet(path, index=False)
+    return path

@@ -1,0 +1,116 @@
+"""rubricgate.analysis: the run, case and trial frames over real run folders, and `export`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from rubricgate import analysis
+from rubricgate.cli import main
+from rubricgate.gating.compare import summary_counts
+from rubricgate.pipeline import RunOptions, run_suite
+from rubricgate.records.files import read_summary
+from tests.conftest import make_repo, set_severity
+
+BLOCK_CASE = "fixture-data-loader"
+
+
+@pytest.fixture(scope="module")
+def run_dirs(tmp_path_factory):
+    """Two runs of the builtin reviewer, 2 trials a case: as committed, then with the critical
+    rule lowered to a warning (the BLOCK fixture then gets WARN: a verdict regression)."""
+    repo = make_repo(tmp_path_factory.mktemp("analysis") / "repo")
+    first = run_suite(RunOptions(repo=repo, trials=2))
+    set_severity(repo, "fm-description-required", "warning")
+    second = run_suite(RunOptions(repo=repo, trials=2))
+    assert (first.exit_code, second.exit_code) == (0, 1)
+    return [first.run_dir, second.run_dir]
+
+
+def test_trials_df_has_a_row_per_trial_with_its_grades(run_dirs):
+    frame = analysis.trials_df(run_dirs)
+    assert list(frame.columns[:len(analysis.TRIAL_COLUMNS)]) == analysis.TRIAL_COLUMNS
+    summaries = [read_summary(d) for d in run_dirs]
+    assert len(frame) == sum(len(c.trials) for s in summaries for c in s.cases) == 8
+    assert list(frame["run_id"].unique()) == [s.run_id for s in summaries]
+    block = frame[frame["case_id"] == BLOCK_CASE].set_index(["run_id", "trial"])
+    after = block.loc[summaries[1].run_id]
+    assert list(after["verdict_passed"]) == [False, False] and set(after["verdict_category"]) == {"wrong_tier"}
+    assert list(after["reported_tier"]) == ["WARN", "WARN"] and set(after["expected_tier"]) == {"BLOCK"}
+    assert block.loc[summaries[0].run_id]["verdict_passed"].all()
+    assert frame["counted"].all() and (frame["steps"] > 0).all() and frame["tool_use_passed"].all()
+
+
+def test_cases_df_counts_what_the_gate_counts(run_dirs):
+    frame = analysis.cases_df(run_dirs)
+    assert list(frame.columns[:len(analysis.CASE_COLUMNS)]) == analysis.CASE_COLUMNS
+    for summary in (read_summary(d) for d in run_dirs):
+        rows = frame[frame["run_id"] == summary.run_id].set_index("case_id")
+        assert list(rows.index) == [c.id for c in summary.cases]
+        for case_id, dims in summary_counts(summary).items():  # the gate's own per-case counts
+            for dim, (passes, trials) in dims.items():
+                assert (rows.loc[case_id, f"{dim}_passes"], rows.loc[case_id, f"{dim}_trials"]) == (passes, trials)
+    last = frame[frame["run_id"] == read_summary(run_dirs[1]).run_id].set_index("case_id")
+    assert last.loc[BLOCK_CASE, "verdict_rate"] == 0.0 and last.loc[BLOCK_CASE, "all_passed"] == 0
+    assert analysis.case_counts(read_summary(run_dirs[1])) == summary_counts(read_summary(run_dirs[1]))
+
+
+def test_cases_df_leaves_errored_trials_out_of_the_counts(run_dirs):
+    summary = read_summary(run_dirs[0])
+    case = summary.cases[0]
+    broken = case.trials[0].model_copy(update={"errored": True, "outcome": "ERROR"})
+    summary = summary.model_copy(update={"cases": [case.model_copy(update={"trials": [broken, case.trials[1]]})]})
+    row = analysis.cases_df(summary).iloc[0]
+    assert (row["trials"], row["counted_trials"], row["verdict_trials"]) == (2, 1, 1)
+    assert analysis.trials_df(summary)["counted"].tolist() == [False, True]
+
+
+def test_runs_df_has_a_row_per_run_with_rates_and_decision(run_dirs):
+    frame = analysis.runs_df(run_dirs + [run_dirs[1] / "summary.json"])
+    assert list(frame.columns[:len(analysis.RUN_COLUMNS)]) == analysis.RUN_COLUMNS
+    summaries = [read_summary(d) for d in run_dirs]
+    assert list(frame["decision"]) == ["pass", "regression", "regression"]
+    assert list(frame["exit_code"]) == [0, 1, 1]
+    assert list(frame["verdict_rate"][:2]) == [s.rates["verdict"].rate for s in summaries]
+    assert frame.loc[1, "verdict_status"] == "regression" and list(frame["trials"]) == [4, 4, 4]
+
+
+def test_a_folder_without_a_summary_is_one_line_exit_2(tmp_path):
+    result = CliRunner().invoke(main, ["export", str(tmp_path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "no summary.json here" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+def test_export_writes_the_three_frames(run_dirs, tmp_path, fmt):
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["export", *map(str, run_dirs), "--format", fmt, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    read = {"csv": pd.read_csv, "parquet": pd.read_parquet,
+            "jsonl": lambda p: pd.read_json(p, orient="records", lines=True)}[fmt]
+    trials = read(out / f"trials.{fmt}")
+    assert len(trials) == 8 and list(trials.columns) == list(analysis.trials_df(run_dirs).columns)
+    assert len(read(out / f"runs.{fmt}")) == 2 and len(read(out / f"cases.{fmt}")) == 4
+    assert result.output.count("wrote ") == 3
+
+
+def test_parquet_without_pyarrow_is_one_line_exit_2(run_dirs, tmp_path, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pyarrow" else real(name, *a))
+    result = CliRunner().invoke(main, ["export", str(run_dirs[0]), "--format", "parquet", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "pyarrow is not installed" in result.output
+    assert "rubricgate[parquet]" in result.output and not list(tmp_path.iterdir())
+
+
+def test_pandas_loads_only_when_a_frame_is_built():
+    code = ("import sys, rubricgate.analysis, rubricgate.reports.trend, rubricgate.cli.export_cmd;"
+            "import json; print(json.dumps('pandas' in sys.modules))")
+    assert json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                     check=True).stdout) is False
