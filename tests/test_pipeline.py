@@ -288,14 +288,17 @@ print(json.dumps({"code": out.exit_code, **seen, "at_end": [m for m in names if 
                   "built_at_end": len(built())}))
 """
 RUN_END_ONLY = ["rubricgate.gating.summarize", "rubricgate.gating.aggregate", "rubricgate.gating.gate", "rubricgate.gating.stats",
-                "rubricgate.gating.exact", "rubricgate.reports.bundle", "jinja2"]  # jinja2: the report's templates
+                "rubricgate.gating.exact", "rubricgate.reports.bundle", "jinja2",  # jinja2: the report's templates
+                "matplotlib"]  # the report's charts
 SHARDING_ONLY = ["rubricgate.fleet.shard", "rubricgate.models.shard"]
-NEVER = ["asyncio"]  # typing_extensions < 4.16 loaded it under pydantic-core (pyproject pins >= 4.16)
+# asyncio: typing_extensions before 4.16 imports it under pydantic-core (pyproject pins >= 4.16);
+# pandas: only the analysis frames (export, trend) use it.
+NEVER = ["asyncio", "pandas"]
 
 
 def test_a_run_starts_its_agents_before_loading_what_only_its_end_needs(repo):
     """Aggregation, gating and the report writers load beside the trials, not before them (a
-    run's start is its fixed cost), and sharding and asyncio not at all; the probe sees the former
+    run's start is its fixed cost), and sharding, asyncio and pandas not at all; the probe sees the former
     by the end. Likewise the validators of what trials and the run's end write: none is built
     before the first agents start, every one by the end."""
     import subprocess

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
@@ -30,11 +27,26 @@ def _all(root: ET.Element, tag: str, cls: str | None = None) -> list[ET.Element]
     return [el for el in root.iter(NS + tag) if cls is None or el.get("class") == cls]
 
 
+def _ys(el: ET.Element) -> list[float]:
+    """Every y coordinate of the paths under `el` (matplotlib writes 'M x y L x y ... z')."""
+    return [float(y) for p in el.iter(NS + "path") for y in re.findall(r"[ML] [-\d.]+ ([-\d.]+)", p.get("d", ""))]
+
+
 def _plot_box(root: ET.Element) -> tuple[float, float]:
-    """(top, bottom) of the plot, read off the axis path 'M left top V bottom H right'."""
-    d = _all(root, "path", "axis")[0].get("d")
-    top, bottom = re.match(r"M[\d.]+ ([\d.]+)V([\d.]+)H", d).groups()
-    return float(top), float(bottom)
+    """(top, bottom) of the plot area, read off its background path."""
+    ys = _ys(_all(root, "g", "plot-area")[0])
+    return min(ys), max(ys)
+
+
+def _fill(el: ET.Element, root: ET.Element) -> str:
+    """The fill colour of the first path under `el` (matplotlib writes it in a style attribute);
+    a hatched fill is a pattern over a background rect of that colour."""
+    style = next(el.iter(NS + "path")).get("style", "")
+    fill = re.search(r"fill: (#[0-9a-f]{6}|url\(#[^)]+\))", style).group(1)
+    if fill.startswith("url(#"):
+        pattern = next(p for p in root.iter(NS + "pattern") if p.get("id") == fill[5:-1])
+        return pattern.find(NS + "rect").get("fill")
+    return fill
 
 
 def _rates(*values: float | None, **row) -> dict[str, RateRow]:
@@ -69,7 +81,7 @@ def test_bar_heights_are_proportional_to_rates_on_the_zoomed_axis():
     low, high = charts.y_range([0.9, 0.95, 1.0])
     assert low == 0.85
     top, bottom = _plot_box(root)
-    heights = [float(b.get("height")) for b in _all(root, "rect", "bar")]
+    heights = [max(_ys(b)) - min(_ys(b)) for b in _all(root, "g", "bar")]
     expected = [(bottom - top) * (r - low) / (high - low) for r in (0.9, 0.95, 1.0)]
     assert heights == pytest.approx(expected, abs=0.02)
     assert "pass rate (axis from 85%)" in "".join(root.itertext())
@@ -81,8 +93,14 @@ def test_a_full_axis_says_nothing_about_where_it_starts():
 
 
 def test_the_regression_bar_is_red_and_the_others_blue():
-    bars = {b.get("data-dimension"): b.get("fill") for b in _all(_svg(charts.rates_chart(rf.summary())), "rect", "bar")}
-    assert bars == {"verdict": charts.RED, "tool_use": charts.BLUE, "trajectory": charts.BLUE}
+    root = _svg(charts.rates_chart(rf.summary()))
+    bars = {b.get("data-dimension"): (b.get("data-status"), _fill(b, root)) for b in _all(root, "g", "bar")}
+    assert bars == {"verdict": ("regression", charts.RED.lower()), "tool_use": ("ok", charts.BLUE.lower()),
+                    "trajectory": ("ok", charts.BLUE.lower())}
+    # Not by colour alone: the regression bar is also hatched (a pattern laid over it), the others not.
+    hatched = {b.get("data-dimension") for b in _all(root, "g", "bar")
+               if any("url(#h" in p.get("style", "") for p in b.iter(NS + "path"))}
+    assert hatched == {"verdict"}
 
 
 def test_whiskers_and_ticks_stay_inside_the_plot_even_with_float_dust():
@@ -91,14 +109,18 @@ def test_whiskers_and_ticks_stay_inside_the_plot_even_with_float_dust():
     dust = RateRow(rate=0.0, passes=0, trials=5, low=1e-17, high=0.4, baseline=0.0)
     root = _svg(charts.rates_chart(rf.summary(rates={"a": row, "b": dust})))
     top, bottom = _plot_box(root)
-    ys = [float(v) for p in _all(root, "path", "interval") for v in re.findall(r"(?:M[\d.]+ |V)([\d.]+)", p.get("d"))]
-    ys += [float(line.get("y1")) for line in _all(root, "line", "baseline")]
-    assert len(ys) == 2 * 4 + 2 and all(top <= y <= bottom for y in ys)
+    ys = [y for g in _all(root, "g", "interval") + _all(root, "g", "baseline") for y in _ys(g)]
+    assert len(_all(root, "g", "interval")) == 2 and len(_all(root, "g", "baseline")) == 2
+    assert ys and all(top - 0.01 <= y <= bottom + 0.01 for y in ys)
 
 
 def test_values_off_the_axis_are_clamped_to_it():
-    plot = charts._Plot(left=0, top=10, width=100, low=0.5, high=1.02)
-    assert plot.y(-3.0) == plot.bottom and plot.y(7.0) == plot.top and plot.top < plot.y(0.75) < plot.bottom
+    assert charts._clamp(-3.0, 0.5, 1.02) == 0.5 and charts._clamp(7.0, 0.5, 1.02) == 1.02
+    assert charts._clamp(0.75, 0.5, 1.02) == 0.75
+    root = _svg(charts.rates_chart(rf.summary(rates=_rates(0.9, 1.0, low=0.2, high=1.0, baseline=0.1))))
+    top, bottom = _plot_box(root)
+    ys = [y for cls in ("bar", "interval", "baseline") for g in _all(root, "g", cls) for y in _ys(g)]
+    assert all(top - 0.01 <= y <= bottom + 0.01 for y in ys)
 
 
 @pytest.mark.parametrize("rates", [{}, _rates(None), _rates(0.5, low=None, high=0.7), _rates(0.5, baseline=None),
@@ -106,7 +128,7 @@ def test_values_off_the_axis_are_clamped_to_it():
                          ids=["no rates", "rate None", "low None", "baseline None", "all pass", "all fail"])
 def test_degenerate_rates_draw_without_crashing(rates):
     root = _svg(charts.rates_chart(rf.summary(rates=rates)))
-    assert len(_all(root, "rect", "bar")) == sum(r.rate is not None for r in rates.values())
+    assert len(_all(root, "g", "bar")) == sum(r.rate is not None for r in rates.values())
     assert ("no rates" in "".join(root.itertext())) == (not rates)
 
 
@@ -114,24 +136,26 @@ def test_the_grid_shows_at_most_50_cases_failing_first():
     failing = rf.cases()[1]
     passing = [CaseSummary(id=f"ok-{i:03d}", source="fixture", trials=[rf.trial(f"ok-{i:03d}", 1)]) for i in range(120)]
     root = _svg(charts.grid_chart(rf.summary(cases=[*passing, failing])))
-    rows = [g.get("data-case") for g in _all(root, "g", "row")]
+    rows = [g.get("data-case") for g in _all(root, "g", "case-label")]
     assert len(rows) == charts.GRID_MAX_CASES and rows[0] == failing.id and rows[1:] == [c.id for c in passing[:49]]
     assert f"first {charts.GRID_MAX_CASES} of 121 cases" in "".join(root.itertext())
 
 
 def test_a_small_suite_shows_every_case_with_its_outcome_colours():
     root = _svg(charts.grid_chart(rf.summary()))
-    rows = _all(root, "g", "row")
-    assert [g.get("data-case") for g in rows] == ["block-missing-description", "pass-weekly-revenue"]
-    assert [c.get("fill") for c in _all(rows[0], "rect", "cell")] == [charts.GRID_LEGEND["failed a dimension"]] * 2
-    assert [c.get("fill") for c in _all(rows[1], "rect", "cell")] == [charts.GRID_LEGEND["passed"]] * 2
-    assert [t.text for t in _all(rows[1], "text", "case-label")] == ["pass-weekly-revenue"]
+    labels = _all(root, "g", "case-label")
+    assert [g.get("data-case") for g in labels] == ["block-missing-description", "pass-weekly-revenue"]
+    cells = {c: [g for g in _all(root, "g", "cell") if g.get("data-case") == c] for c in ("block-missing-description",
+                                                                                      "pass-weekly-revenue")}
+    assert [_fill(g, root).lower() for g in cells["block-missing-description"]] == [charts.GRID_LEGEND["failed a dimension"].lower()] * 2
+    assert [_fill(g, root).lower() for g in cells["pass-weekly-revenue"]] == [charts.GRID_LEGEND["passed"].lower()] * 2
+    assert ["".join(g.itertext()).strip() for g in labels][1].endswith("pass-weekly-revenue")
     assert "first" not in "".join(root.itertext()).replace("failing cases first", "")
 
 
 def test_the_grid_marks_errors_and_missing_trials_and_survives_no_cases():
     errored = CaseSummary(id="e", source="task", trials=[rf.trial("e", 1, "ERROR"), rf.trial("e", 3, "PASS")])
-    cells = _all(_svg(charts.grid_chart(rf.summary(cases=[errored]))), "rect", "cell")
+    cells = _all(_svg(charts.grid_chart(rf.summary(cases=[errored]))), "g", "cell")
     assert [c.get("data-outcome") for c in cells] == ["ERROR", "no such trial", "passed"]
     assert "no cases" in "".join(_svg(charts.grid_chart(rf.summary(cases=[]))).itertext())
 
@@ -141,29 +165,33 @@ def test_the_trend_has_one_distinct_series_per_dimension_and_run_labels():
     root = _svg(charts.trend_chart(runs))
     series = _all(root, "g", "series")
     assert [g.get("data-dimension") for g in series] == ["tool_use", "trajectory", "verdict"]
-    styles = {(g.find(NS + "polyline").get("stroke-dasharray"), g.find(NS + "polyline").get("stroke"),
-               g[-1].tag, g[-1].get("points", "")[:4]) for g in series}
-    assert len(styles) == 3 and len({dash for dash, *_ in styles}) == 3
-    assert all(len(_all(g, "polyline")) == 1 for g in series)
-    assert {g[-1].tag for g in series} == {NS + "circle", NS + "polygon"}
+    # Readable without colour: every series has its own dash pattern and its own marker.
+    assert len({g.get("data-linestyle") for g in series}) == 3 and len({g.get("data-marker") for g in series}) == 3
+    assert all(len(_all(g, "use")) == 3 for g in series)  # a marker per run
     text = "".join(root.itertext())
     assert "2026-01-01 00:00" in text and "run-2" in text and "Pass rate per dimension over runs" in text
 
 
 def test_the_trend_draws_one_run_and_gaps_without_crashing():
     one = _svg(charts.trend_chart([rf.summary()]))
-    assert len(_all(one, "g", "series")) == 3 and not _all(one, "polyline") and len(_all(one, "circle")) >= 1
+    assert len(_all(one, "g", "series")) == 3 and all(len(_all(g, "use")) == 1 for g in _all(one, "g", "series"))
     gap = rf.summary(rates={"verdict": RateRow(rate=None, passes=0, trials=0)})
     root = _svg(charts.trend_chart([rf.summary(), gap, rf.summary()]))
-    assert len(_all(root, "polyline")) == 0 and len(_all(root, "g", "series")) == 3  # every line broken at run 2
+    series = {g.get("data-dimension"): g for g in _all(root, "g", "series")}
+    assert len(series) == 3 and len(_all(series["verdict"], "use")) == 2  # no marker where the rate is missing
     assert _svg(charts.trend_chart([]))
 
 
-def test_the_report_renders_with_no_plotting_library_importable():
-    # None in sys.modules makes `import matplotlib` raise ImportError, as if it were not installed.
-    probe = ("import sys; sys.modules['matplotlib'] = None\n"
-             "from tests import reports_fixtures as rf\n"
-             "from rubricgate.reports.html import render_html\n"
-             "print(render_html(rf.summary(), None, [rf.passing_summary()]).count('role=\"img\"'))")
-    got = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=Path(__file__).parents[2])
-    assert got.returncode == 0 and got.stdout.strip() == "3", got.stderr[-2000:]
+def test_charts_are_self_contained_deterministic_and_share_no_id():
+    s = rf.summary()
+    drawn = [charts.rates_chart(s), charts.grid_chart(s), charts.trend_chart([rf.passing_summary(), s])]
+    assert drawn == [charts.rates_chart(s), charts.grid_chart(s), charts.trend_chart([rf.passing_summary(), s])]
+    ids = []
+    for markup in drawn:
+        root = _svg(markup)
+        assert not _all(root, "style") and not _all(root, "metadata") and not _all(root, "script")
+        assert not _all(root, "image") and "<text" in markup  # text stays text: no glyph outlines
+        refs = re.findall(r'(?:href="|url\()([^")]+)', markup)
+        assert refs and all(r.startswith("#") for r in refs)  # only the chart's own markers and clips
+        ids += [el.get("id") for el in root.iter() if el.get("id")]
+    assert len(ids) == len(set(ids))
