@@ -42,7 +42,7 @@ GRID_MAX_CASES = 50  # past this a picture stops being readable; the case table 
 # and marker size (smaller markers are drawn later, on top of larger ones).
 _COLOURS = ["#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#00838f", "#ad1457", "#5d4037", "#455a64"]
 _STYLES = [("-", "o", 7.0), ("--", "s", 6.0), (":", "^", 5.5), ("-.", "D", 4.0)]
-_RC: dict[str, Any] = {"svg.fonttype": "none", "text.parse_math": False, "text.usetex": False, "font.family": "sans-serif",
+_RC: dict[Any, Any] = {"svg.fonttype": "none", "text.parse_math": False, "text.usetex": False, "font.family": "sans-serif",
        "font.size": 9, "axes.titlesize": 11, "axes.titleweight": "bold", "axes.titlelocation": "left",
        "hatch.linewidth": 0.8, "svg.image_inline": True}
 
