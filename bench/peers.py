@@ -1,4 +1,4 @@
-"""rubricgate against a floor and its peers, measured side by side in one run (issue 13 item 4).
+"""rubricgate against a floor and its peers, measured side by side in one run.
 
 Every row runs the same stub reviewer: a shell script printing a 39-line Claude-format stream
 (18 Read/Grep/Glob turns, then a PASS verdict), through rubricgate's `command` agent.

@@ -4,8 +4,8 @@ measured in the same run.
 Baselines: a bare interpreter (`python -c pass`), the floor of any click + pydantic + PyYAML CLI
 (importing the three), the floor plus one pydantic model (pydantic loads BaseModel's machinery
 lazily, so the floor alone does not include it), and, when both are installed, what importing
-pandas + matplotlib.pyplot costs on top of the floor (the eager import every command used to pay;
-neither is a dependency now). Each command runs in a fresh process, medians of --reps rounds after
+pandas + matplotlib.pyplot costs on top of the floor (what an eager import would add to every
+command; both are imported only where used). Each command runs in a fresh process, medians of --reps rounds after
 one warm-up round, the rows interleaved; peak RSS is the child's ru_maxrss from wait4. `agents`
 asks every agent CLI on PATH for its version (those are other programs' start-ups), so it is
 measured twice: with the CLIs hidden (rubricgate's own cost) and with the real PATH.
@@ -18,7 +18,7 @@ with PYTHONDONTWRITEBYTECODE=1 and an editable install runs it.
 
     python bench/startup.py [--reps 5]
 
-Targets (issue 13 item 2, issue 12 item 5): `--help`, `validate`, `agents`, `changed` under 0.5 s
+Targets: `--help`, `validate`, `agents`, `changed` under 0.5 s
 and 60 MB.
 """
 

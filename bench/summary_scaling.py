@@ -1,4 +1,4 @@
-"""build_summary and suite loading against suite size: both must grow linearly (issue 13 item 3).
+"""build_summary and suite loading against suite size: both must grow linearly.
 
 Builds a synthetic suite of N task files (3 trials each, results made up, nothing is run) and
 times `load_all` (YAML through libyaml's safe loader when present, against the pure-Python safe

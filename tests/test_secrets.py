@@ -34,7 +34,7 @@ def test_lone_surrogates_and_undecodable_bytes_never_crash(tmp_path: Path) -> No
 
 
 def test_scrub_model_keeps_a_transcript_with_a_lone_surrogate_whole() -> None:
-    # A JSON round trip rejects surrogates: it used to crash here and blank the transcript.
+    # A JSON round trip rejects surrogates: scrubbing must neither crash here nor blank the transcript.
     call = ToolCall(raw_name="Bash", name="bash", input={"command": f"echo \ud800 {SECRET}"}, step=1)
     t = scrub_model(Transcript(agent="a", tool_calls=[call], final_text="done"), [SECRET])
     assert [c.name for c in t.tool_calls] == ["bash"]

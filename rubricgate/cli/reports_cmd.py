@@ -143,11 +143,11 @@ def trend(summaries, chart, out) -> None:
 
 
 def _svg_path(chart: Path) -> Path:
-    """Where the SVG trend chart goes: it used to be a PNG, so workflows still passing
-    `--chart trend.png` get `trend.svg` (said on stderr) rather than SVG text in a .png file."""
+    """Where the SVG trend chart goes: a `--chart trend.png` gets `trend.svg` beside it (said on
+    stderr) rather than SVG text in a .png file."""
     if chart.suffix.lower() != ".png":
         return chart
-    click.echo(f"--chart {chart}: the trend chart is SVG now; writing {chart.with_suffix('.svg')}", err=True)
+    click.echo(f"--chart {chart}: the trend chart is SVG; writing {chart.with_suffix('.svg')}", err=True)
     return chart.with_suffix(".svg")
 
 

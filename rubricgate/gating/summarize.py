@@ -47,7 +47,7 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
 def case_summaries(loaded: Loaded, jobs: list[Job], results: list[TrialResult], per_case: Counts,
                    confidence: float) -> list[CaseSummary]:
     """One CaseSummary per planned case, in suite order. Every lookup is a dict built once, so this
-    stays linear in the suite (it used to recompute all cases' rates for each case)."""
+    stays linear in the suite (never all cases' rates again for each case)."""
     by_case: dict[str, list[TrialResult]] = {}
     for r in results:
         by_case.setdefault(r.case_id, []).append(r)

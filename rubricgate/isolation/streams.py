@@ -1,12 +1,12 @@
 """An agent's stdout and stderr, read in the thread that runs its trial: one epoll loop, no pumps.
 
-A trial used to start four helper threads (a stdout pump, a stderr pump, an exit waiter and the
-sandbox's argument feeder). Each costs a thread start and, worse, GIL hand-offs on every chunk:
-with 16 trials at once the interpreter spent more time passing the lock around than parsing.
-Here the trial's own thread waits on the two pipes, the process's pidfd (readable once it
+Helper threads per trial (a stdout pump, a stderr pump, an exit waiter and the sandbox's argument
+feeder) would each cost a thread start and, worse, GIL hand-offs on every chunk: with 16 trials at
+once the interpreter spends more time passing the lock around than parsing. So the trial's own
+thread waits on the two pipes, the process's pidfd (readable once it
 exits) and a wake pipe (Ctrl-C) with one `select`, and the deadline is the select's timeout.
 
-Same contract as before: stdout goes to a file up to a byte cap and is drained (never left to
+The contract: stdout goes to a file up to a byte cap and is drained (never left to
 block the agent) past it; every complete stdout line is shown to a `watch` callback whose
 reason stops the run; stderr keeps a bounded tail for the one-line error.
 """

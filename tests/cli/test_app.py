@@ -68,7 +68,7 @@ def test_unknown_command_is_a_usage_error():
 
 
 def test_commands_that_draw_nothing_import_neither_pandas_nor_numpy(repo):
-    """Lean start (issue 13): a fresh interpreter running --help and validate never loads them."""
+    """Lean start: a fresh interpreter running --help and validate never loads them."""
     import subprocess
     import sys
     probe = ("import sys; from rubricgate.cli import main\n"
@@ -81,7 +81,7 @@ def test_commands_that_draw_nothing_import_neither_pandas_nor_numpy(repo):
     assert proc.stdout.strip().splitlines()[-1] == "[0, 0, 0] []", proc.stderr
 
 
-# What the fast commands must never load (issue 12 item 5, issue 13 item 2): each is a start-up
+# What the fast commands must never load: each is a start-up
 # cost bench/startup.py measured on these paths before, so a regression fails here, not in a timing.
 HEAVY = ["numpy", "pandas", "matplotlib", "rubricgate.pipeline", "rubricgate.gating.exact", "rubricgate.gating.gate",
          "rubricgate.gating.stats", "rubricgate.models.results", "rubricgate.reports.html", "rubricgate.reports.terminal",

@@ -1,9 +1,9 @@
 """Fault: a reviewer echoes a secret everywhere it can; no form of it survives in any written file.
 
-Attacks from issue 8: a secret at the end of a long stderr line (the 300-character error cut
-used to keep 22 of its 24 characters), a secret with `"`, `\\` and `é` inside the verdict JSON
-(it survived double-escaped), three levels of JSON escaping, and a lone surrogate in a tool
-input (it crashed scrubbing, blanked the transcript and hid a Bash call from the grader).
+Attacks: a secret at the end of a long stderr line (a 300-character error cut can keep 22 of
+its 24 characters), a secret with `"`, `\\` and `é` inside the verdict JSON (it can survive
+double-escaped), three levels of JSON escaping, and a lone surrogate in a tool input (which can
+crash scrubbing, blank the transcript and hide a Bash call from the grader).
 """
 
 from __future__ import annotations
