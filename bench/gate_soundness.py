@@ -1,6 +1,6 @@
 """Gate soundness: family-wise false alarms and power of the gate, through its own code.
 
-A stochastic reviewer is simulated on the 30-case suite of issue 10 (21 cases pass each trial
+A stochastic reviewer is simulated on a 30-case reference suite (21 cases pass each trial
 with probability .99, 6 with .85, 3 with .60). Every trial is graded on three dimensions, drawn
 independently with the case's probability (independence is the hardest case for a family-wise
 guarantee: correlated dimensions make Holm more conservative, not less). Each simulated CI run
@@ -8,7 +8,7 @@ measures a baseline (per-case counts, as `rubricgate baseline update` writes the
 suite again, and calls the project's own `rubricgate.gating.gate.decide` (and, for `compare`,
 `rubricgate.gating.compare.dimension_tests`) on the per-case counts.
 
-Scenarios (issue 10, item 9):
+Scenarios:
   unchanged             nothing changed, at 1 / 3 / 5 trials per case
   drop 5/10/15 pts      the verdict dimension gets worse by that many points (every case
                         proportionally: a vaguer prompt), at 1 / 3 / 5 trials
@@ -72,7 +72,7 @@ class Scenario:
 
 
 def scenarios() -> list[Scenario]:
-    """Every scenario issue 10 lists, in table order."""
+    """Every scenario, in table order."""
     out = [Scenario(f"unchanged, {k} trial{'s' * (k > 1)}", k) for k in (1, 3, 5)]
     out += [Scenario(f"verdict -{d} pts, {k} trial{'s' * (k > 1)}", k, drop=d / 100) for d in (5, 10, 15) for k in (1, 3, 5)]
     out += [Scenario("verdict -10 pts, 7 trials (what the 80% target needs)", 7, drop=0.10)]

@@ -10,7 +10,7 @@ in its own process (rubricgate/mutate/execute.py). No API key, no network.
 
     python bench/mutation.py [--jobs 1 4] [--only-after]
 
-Target (issue 32): score 100% on mechanical rules after the fixtures; every survivor explained.
+Target: score 100% on mechanical rules after the fixtures; every survivor explained.
 """
 
 from __future__ import annotations

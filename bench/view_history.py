@@ -15,7 +15,7 @@ flaky and drifting, the reviewer files changed every 13 runs, the agent CLI once
 
     python bench/view_history.py [--runs 52] [--cases 2000] [--trials 3] [--keep DIR]
 
-Target (issue 31): runs page and case page each under 1 s for 52 runs x 2,000 cases x 3 trials.
+Target: runs page and case page each under 1 s for 52 runs x 2,000 cases x 3 trials.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from rubricgate.suite.config import CONFIG_NAME
 from rubricgate.suite.load import Loaded
 from rubricgate.suite.yaml_json import load_model
 
-if TYPE_CHECKING:  # pipeline imports this module: no import cycle at run time
+if TYPE_CHECKING:  # for annotations only; run_shard imports the pipeline when it runs
     from rubricgate.pipeline import RunOptions, RunOutcome
 
 SHARD_FILE = "shard.json"

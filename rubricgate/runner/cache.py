@@ -45,7 +45,7 @@ from rubricgate.models.config import AgentConfig, ReviewerConfig
 from rubricgate.models.results import CacheRejection, CaseSpec, Summary
 from rubricgate.models.transcript import Transcript
 
-CACHE_DIR = ".rubricgate-cache"  # the old in-repository location; no longer used by default
+CACHE_DIR = ".rubricgate-cache"  # a cache folder inside the repository: hidden from agents, never in a workspace
 APP_DIR = "rubricgate"
 KEY_FILE = "hmac-key"
 FORMAT_VERSION = 3
