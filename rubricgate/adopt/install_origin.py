@@ -40,11 +40,20 @@ def detect(dist_name: str = DIST) -> InstallSpec:
     except metadata.PackageNotFoundError:
         return _local(rubricgate.__version__, "an uninstalled source tree (on PYTHONPATH)")
     direct = dist.read_text("direct_url.json")
+    if direct is None and _is_source_tree(dist):
+        # An .egg-info folder beside the code: a checkout's build metadata seen on sys.path
+        # (the current directory), shadowing the installed record of the same checkout.
+        return _local(rubricgate.__version__, f"a source tree at {Path(rubricgate.__file__).parent.parent}")
     if direct is None and not _runs_from(dist, Path(rubricgate.__file__)):
         # Metadata without an origin, but not of the code running (a source tree on PYTHONPATH
         # beside some other install): that is no index release.
         return _local(rubricgate.__version__, f"a source tree at {Path(rubricgate.__file__).parent.parent}")
     return from_direct_url(dist.version, direct)
+
+
+def _is_source_tree(dist: metadata.Distribution) -> bool:
+    """Whether `dist` is read from a checkout's `.egg-info` rather than an installed `.dist-info`."""
+    return str(getattr(dist, "_path", "")).endswith(".egg-info")
 
 
 def _runs_from(dist: metadata.Distribution, running: Path) -> bool:

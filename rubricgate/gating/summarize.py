@@ -32,7 +32,7 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
     decision = errored_gate(decision, results, len(jobs), loaded.config.gate.max_errored)
     cases = case_summaries(loaded, jobs, results, per_case, confidence)
     return Summary(run_id=state.run_id, started_at=state.started, kind=state.kind,
-                   finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                   finished_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
                    complete=not state.interrupted and len(results) == len(jobs) and not state.not_run, agent=default,
                    agent_version=state.agent_versions.get(default), agent_support=support_for(state.agent_versions),
                    model=loaded.config.agent.model or reported_model(results), trials_default=state.trials or loaded.config.trials,

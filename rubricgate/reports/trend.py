@@ -42,7 +42,7 @@ def load_summaries(paths: list[Path]) -> list[Summary]:
     if not paths:
         raise GateInputError("trend", "SUMMARY", "no summaries given", "pass one or more summary.json files or run dirs")
     summaries = [read_summary(p) for p in paths]
-    return sorted(summaries, key=lambda s: (s.started_at, s.run_id))
+    return sorted(summaries, key=lambda s: (s.started_at, s.finished_at or "", s.run_id))
 
 
 def drifts(summaries: list[Summary]) -> list[Drift]:

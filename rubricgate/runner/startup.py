@@ -261,7 +261,7 @@ def _open_run_folder(options: RunOptions, loaded: Loaded, jobs: list[Job], agent
     run_dir = reports_root(options, loaded) / run_id
     run_dir.mkdir(parents=True)
     ctx = _context(options, loaded, run_dir, agents, policy, tree, exclude)
-    state = RunState(run_id=run_id, started=datetime.now(UTC).isoformat(timespec="seconds"),
+    state = RunState(run_id=run_id, started=datetime.now(UTC).isoformat(timespec="milliseconds"),
                      agent_versions={n: a.version() for n, a in agents.items()}, trials=options.trials,
                      kind=options.kind)
     ctx.agent_versions = state.agent_versions  # one --version per CLI per run, shared with the cache

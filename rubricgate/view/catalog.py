@@ -106,7 +106,7 @@ class Catalog:
                 continue
             if head is not None:
                 out.append(head)
-        return sorted(out, key=lambda h: (h.started_at, h.run_id), reverse=True)
+        return sorted(out, key=lambda h: (h.started_at, h.finished_at, h.run_id), reverse=True)
 
     def live(self) -> list[RunRef]:
         """Run folders with events and no summary yet: running (or killed)."""

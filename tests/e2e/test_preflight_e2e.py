@@ -4,7 +4,6 @@ endpoint runs the suite as before."""
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -17,7 +16,7 @@ import yaml
 
 from tests.e2e import claude_scenarios as sc
 from tests.e2e.anthropic_server import Reply, ScriptedAnthropicServer
-from tests.e2e.support import Install, install_fixture, installs, lay_out_suite
+from tests.e2e.support import Install, install_fixture, installs, lay_out_suite, write_baseline
 
 pytestmark = pytest.mark.e2e
 install = install_fixture(installs("claude"))
@@ -37,8 +36,7 @@ def suite(tmp_path: Path) -> Path:
     config["agent"] = {"name": "claude", "timeout_s": 90, "sandbox": "bwrap", "retries": 0,
                        "env_allowlist": ["PATH", "LANG", "ANTHROPIC_BASE_URL"], "secret_env": ["ANTHROPIC_API_KEY"]}
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    (repo / "baseline.json").write_text(json.dumps({"format_version": 1, "trials": 1, "history": [],
-                                                    "rates": {"verdict": 1.0, "tool_use": 1.0, "trajectory": 1.0}}))
+    write_baseline(repo, {"block/no-description": (None, None, None)})
     return repo
 
 
