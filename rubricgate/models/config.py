@@ -93,7 +93,7 @@ class GateConfig(StrictModel):
     # case re-tried after a failure may run as many again as confirmation.
     max_trials_per_case: int = Field(default=10, ge=1, le=1000)
     # A stored baseline older than this (days) is warned about by `run` and the weekly job.
-    baseline_max_age_days: int = Field(default=30, ge=1)
+    baseline_max_age_days: int = Field(default=30, ge=1, le=3650)
 
     def new_cases_rule(self) -> str:
         """The effective rule for new cases."""
