@@ -117,7 +117,8 @@ def passing_summary() -> Summary:
 def transcript(final: str = "", calls: list[ToolCall] | None = None) -> Transcript:
     """A transcript with a hostile tool input and final text."""
     calls = calls if calls is not None else [
-        ToolCall(raw_name="Read", name="read", input={"file_path": "fixtures/block/x/SKILL.md"}, step=1),
+        ToolCall(raw_name="Read", name="read", input={"file_path": "fixtures/block/x/SKILL.md"}, step=1,
+                 result="---\nname: " + HOSTILE + "\n---\n", result_cut=12),
         ToolCall(raw_name="Bash", name="bash", input={"command": "echo " + HOSTILE}, status="denied", step=2),
     ]
     final = final or 'Review done.\n```json\n{"tier": "PASS", "summary": "' + HOSTILE.replace('"', "'") + '"}\n```'

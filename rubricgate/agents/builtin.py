@@ -37,20 +37,28 @@ class _Session:
 
     def read(self, rel: str) -> str | None:
         path = self.workspace / rel
-        ok = path.is_file()
-        self._call("Read", "read", {"file_path": rel}, ok)
-        return path.read_text(encoding="utf-8", errors="replace") if ok else None
+        text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+        self._call("Read", "read", {"file_path": rel}, text if text is not None else f"{rel}: no such file",
+                   text is not None)
+        return text
 
     def glob(self, pattern: str) -> list[Path]:
         found = sorted(p for p in self.workspace.glob(pattern) if p.is_file())
-        self._call("Glob", "glob", {"pattern": pattern}, True)
+        listing = "\n".join(p.relative_to(self.workspace).as_posix() for p in found)
+        self._call("Glob", "glob", {"pattern": pattern}, listing or "no files found", True)
         return found
 
-    def grep(self, rel: str) -> None:
-        self._call("Grep", "grep", {"pattern": SECRET_REGEX, "path": rel}, True)
+    def grep(self, rel: str, lines: list[str]) -> list[Hit]:
+        """Scan one file's lines for credentials, recorded as a grep with its matching lines."""
+        hits = scan_secrets(lines)
+        shown = "\n".join(f"{rel}:{h.line}:{h.quote}" for h in hits)
+        self._call("Grep", "grep", {"pattern": SECRET_REGEX, "path": rel}, shown or "no matches", True)
+        return hits
 
-    def _call(self, raw: str, name: str, args: dict, ok: bool) -> None:
-        self.calls.append(ToolCall(raw_name=raw, name=name, input=args, status="ok" if ok else "error", step=self.step))
+    def _call(self, raw: str, name: str, args: dict, result: str, ok: bool) -> None:
+        call = ToolCall(raw_name=raw, name=name, input=args, status="ok" if ok else "error", step=self.step)
+        call.keep_result(result)
+        self.calls.append(call)
 
 
 class BuiltinAgent:
@@ -142,9 +150,8 @@ def _grep_secrets(session: _Session, skill: Skill, files: list[Path]) -> list[tu
         rel = path.relative_to(session.workspace).as_posix()
         if path.suffix.lower() not in {".md", ".txt", ".yaml", ".yml", ".json", ".py", ".sh", ".sql", ".toml", ".cfg", ".ini", ".env", ""}:
             continue
-        session.grep(rel)
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        out += [(rel, h) for h in scan_secrets(lines)]
+        out += [(rel, h) for h in session.grep(rel, lines)]
     return out
 
 

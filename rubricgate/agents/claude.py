@@ -133,10 +133,18 @@ class _ClaudeState:
             if isinstance(block, dict) and str(block.get("type", "")).endswith("tool_result") \
                     and ev.get("parent_tool_use_id") is None:
                 self.turns.tool_result()
-            if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error"):
-                text = _result_text(block).lower()
-                denied = any(m in text for m in _DENIAL_MARKERS)
-                self._set_status(block.get("tool_use_id"), "denied" if denied else "error")
+            if isinstance(block, dict) and str(block.get("type", "")).endswith("tool_result"):
+                self._keep_result(block)
+
+    def _keep_result(self, block: dict[str, Any]) -> None:
+        """The result text goes on its call; an error result sets the call's status."""
+        idx = self.calls.get(str(block.get("tool_use_id")))
+        text = _result_text(block)
+        if idx is not None:
+            self.draft.tool_calls[idx].keep_result(text)
+        if block.get("type") == "tool_result" and block.get("is_error"):
+            denied = any(m in text.lower() for m in _DENIAL_MARKERS)
+            self._set_status(block.get("tool_use_id"), "denied" if denied else "error")
 
     def _set_status(self, tool_id: Any, status: str) -> None:
         idx = self.calls.get(str(tool_id))
@@ -226,5 +234,5 @@ def _actionable(message: str) -> str:
 def _result_text(block: dict[str, Any]) -> str:
     content = block.get("content", "")
     if isinstance(content, list):
-        return " ".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+        return "\n".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
     return str(content)

@@ -130,6 +130,18 @@ def tool_name(item: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
     return kind, normalize_tool_name(kind.replace("_", "")), {"query": item.get("query", "")}
 
 
+def item_result(item: dict[str, Any]) -> str | None:
+    """What a tool item returned: a command's output, an MCP call's result or error; None while
+    the item shows none (in progress, or a kind that returns nothing, such as a file change)."""
+    if item.get("type") == "command_execution" and isinstance(item.get("aggregated_output"), str):
+        return str(item["aggregated_output"])
+    for key in ("result", "error"):
+        value = item.get(key) if item.get("type") == "mcp_tool_call" else None
+        if value not in (None, "", {}):
+            return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return None
+
+
 def item_status(item: dict[str, Any]) -> str:
     """completed -> ok (a non-zero exit is an error); declined -> denied; failed -> error."""
     status = str(item.get("status") or "")
@@ -242,6 +254,8 @@ def apply_rollout(draft: Draft, rollout: bytes | str) -> None:
         status = output_status(name, outputs.get(call_id))
         call = draft.add_tool(raw, args, step_of.get(call_id, 0), status)
         call.name = name
+        if call_id in outputs:
+            call.keep_result(outputs[call_id])
     draft.steps = max(len(responses), draft.steps)
 
 
@@ -347,11 +361,15 @@ class _CodexState:
         raw, name, args = tool_name(item)
         status = item_status(item) if item.get("status") != "in_progress" else "error"
         if item_id in self.calls:
-            self.draft.tool_calls[self.calls[item_id]].status = status  # type: ignore[assignment]
-            return
-        call = self.draft.add_tool(raw, args, max(self.turns.steps, 1), status)
-        call.name = name
-        self.calls[item_id] = len(self.draft.tool_calls) - 1
+            call = self.draft.tool_calls[self.calls[item_id]]
+            call.status = status  # type: ignore[assignment]
+        else:
+            call = self.draft.add_tool(raw, args, max(self.turns.steps, 1), status)
+            call.name = name
+            self.calls[item_id] = len(self.draft.tool_calls) - 1
+        result = item_result(item)
+        if result is not None:
+            call.keep_result(result)
 
     def close(self) -> None:
         d = self.draft

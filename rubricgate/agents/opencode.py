@@ -193,7 +193,10 @@ class _OpenCodeState:
             # OpenCode rewrites a call to a tool it does not offer into its `invalid` tool, which
             # "completes" with an error text. The reviewer still tried to call the real tool.
             name, status = args["tool"], "denied"
-        self.draft.add_tool(name, args, max(self.draft.steps, 1), status)
+        call = self.draft.add_tool(name, args, max(self.draft.steps, 1), status)
+        output = state.get("output") if state.get("output") is not None else state.get("error")
+        if output is not None:
+            call.keep_result(output if isinstance(output, str) else json.dumps(output, ensure_ascii=False))
 
     def _finish_step(self, part: dict[str, Any]) -> None:
         self.last_reason = str(part.get("reason") or "")

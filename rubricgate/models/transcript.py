@@ -14,12 +14,27 @@ ToolStatus = Literal["ok", "error", "denied"]
 # reviewer's failure, graded, never an infrastructure error (graders/failures.py).
 LIMIT_REACHED = "the reviewer reached the sandbox's "
 
+# Format 2 keeps what each tool returned (ToolCall.result); format 1 files read unchanged, their
+# calls with no result.
+TRANSCRIPT_FORMAT = 2
+# A tool result is kept up to this many characters: enough to see what the reviewer read or
+# what a command printed, while a run that reads large files keeps its transcripts small.
+MAX_RESULT_CHARS = 4000
+
+
 class ToolCall(StrictModel):
     raw_name: str
     name: str  # normalized: read, grep, glob, bash, write, edit, mcp__server__tool kept whole
     input: dict[str, Any] = {}
     status: ToolStatus = "ok"
     step: int = 0  # 1-based model turn that issued it (0 = unknown)
+    result: str | None = None  # what the tool returned, as text (None: the stream does not show it)
+    result_cut: int = 0  # characters of the result left out past MAX_RESULT_CHARS
+
+    def keep_result(self, text: str) -> None:
+        """Store what the tool returned, capped at MAX_RESULT_CHARS (the rest is counted)."""
+        self.result = text[:MAX_RESULT_CHARS]
+        self.result_cut = max(0, len(text) - MAX_RESULT_CHARS)
 
 
 class Usage(StrictModel):
@@ -40,7 +55,7 @@ class Attempt(StrictModel):
 
 
 class Transcript(StrictModel):
-    format_version: int = 1
+    format_version: int = TRANSCRIPT_FORMAT
     agent: str
     agent_version: str | None = None
     model: str | None = None

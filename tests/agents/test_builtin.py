@@ -9,6 +9,7 @@ from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.builtin import BuiltinAgent
 from rubricgate.suite.rubric import DEFAULT_VOCABULARY, load_rubric, vocabulary_from
 from rubricgate.models.config import Config
+from rubricgate.models.transcript import MAX_RESULT_CHARS
 from rubricgate.runner.workspace import RunTree, list_tree
 from rubricgate.suite.cases import neutral_layout
 from rubricgate.graders.contract import parse_verdict
@@ -81,7 +82,8 @@ def test_transcript_records_reads_globs_and_greps_per_phase():
 
 def test_missing_listed_file_is_an_error_call_not_a_crash():
     transcript, parsed = review(ROOT, ["fixtures/pass/nope/SKILL.md"])
-    assert any(c.status == "error" for c in transcript.tool_calls)
+    missing = [c for c in transcript.tool_calls if c.status == "error"]
+    assert [c.result for c in missing] == [f"{missing[0].input['file_path']}: no such file"]
     assert parsed.effective_tier == "PASS"
 
 
@@ -120,3 +122,15 @@ def test_the_builtin_speaks_the_teams_vocabulary_and_applies_its_tier_rules(tmp_
     assert transcript.termination == "completed", transcript.error
     assert {f.severity for f in parsed.verdict.findings} == {"major"}
     assert (parsed.verdict.tier, parsed.effective_tier) == ("WARN", "WARN")  # "Any major -> WARN", never BLOCK
+
+
+def test_each_call_keeps_what_it_returned_the_file_the_listing_and_the_matching_lines():
+    fixture = ROOT / "fixtures/block/support-ticket-classifier/SKILL.md"
+    transcript, _ = review(ROOT, ["fixtures/block/support-ticket-classifier/SKILL.md"])
+    skill = transcript.tool_calls[0].result.strip()  # the changed-files list: the skill's path in the workspace
+    read = next(c for c in transcript.tool_calls if c.input.get("file_path") == skill)
+    assert read.result == fixture.read_text()[:MAX_RESULT_CHARS]
+    assert skill in next(c for c in transcript.tool_calls if c.name == "glob").result.splitlines()
+    grep = next(c for c in transcript.tool_calls if c.name == "grep" and c.input["path"] == skill)
+    hit = next(n for n, line in enumerate(fixture.read_text().splitlines(), 1) if "sk-" in line or "AKIA" in line)
+    assert grep.result.startswith(f"{skill}:{hit}:")

@@ -16,7 +16,7 @@ from rubricgate.agents import get_agent
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.claude import ClaudeAgent, claude_tools, parse_claude_stream
 from rubricgate.models.config import AgentConfig
-from rubricgate.models.transcript import Transcript
+from rubricgate.models.transcript import MAX_RESULT_CHARS, Transcript
 from tests.agent_recordings import agent_request, replay_recording
 
 DATA = Path(__file__).parents[1] / "data" / "transcripts" / "claude"
@@ -198,3 +198,18 @@ def test_env_is_isolated_and_secrets_scrubbed(tmp_path: Path, monkeypatch) -> No
     seen = dict(line.split("=", 1) for line in (req.home / "env.txt").read_text().splitlines() if "=" in line)
     assert "HARNESS_ONLY_VARIABLE" not in seen
     assert seen["XDG_CONFIG_HOME"].startswith(str(req.home)) and seen["CLAUDE_CONFIG_DIR"].startswith(str(req.home))
+
+
+def test_each_call_keeps_what_its_tool_returned() -> None:
+    t = replay("review_ok")
+    reads = [c for c in t.tool_calls if c.name == "read"]
+    assert reads[0].result == "1\tfixtures/block/no-description/SKILL.md\n2\t"
+    assert "name: no-description" in (reads[1].result or "")
+    assert [c.result for c in t.tool_calls if c.name in ("grep", "glob")] == ["No files found", "No files found"]
+
+
+def test_a_long_tool_result_is_capped_and_the_rest_counted() -> None:
+    long = "x" * (MAX_RESULT_CHARS + 123)
+    data = (DATA / "review_ok.ndjson").read_text().replace("No files found", long).encode()
+    grep = next(c for c in replay("review_ok", data).tool_calls if c.name == "grep")
+    assert grep.result == "x" * MAX_RESULT_CHARS and grep.result_cut == 123

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from rubricgate.agents.base import AgentRequest
-from rubricgate.agents.codex import CodexAgent, codex_config, limit_watch, output_status, parse_codex_stream
+from rubricgate.agents.codex import (CodexAgent, codex_config, item_result, limit_watch, output_status,
+                                     parse_codex_stream)
 from rubricgate.agents.shell_commands import classify_command, unwrap_shell
 from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import Transcript
@@ -173,3 +174,19 @@ def test_missing_cli_is_a_crashed_transcript_not_an_exception(tmp_path: Path, mo
     req.prompt_file.write_text("review")
     t = CodexAgent(AgentConfig()).run(req)
     assert t.termination == "crashed" and "cannot start" in t.error
+
+
+def test_each_command_keeps_its_output_from_the_stream_and_from_the_rollout() -> None:
+    streamed = replay("review_ok", rollout=False).tool_calls
+    assert [c.result for c in streamed][0] == "fixtures/pass/review_ok/SKILL.md\n"
+    assert "name: weekly-revenue-summary" in (streamed[1].result or "")
+    rolled = replay("review_ok").tool_calls
+    assert all(c.result and "Process exited with code" in c.result for c in rolled)
+    assert "fixtures/pass/review_ok/SKILL.md" in (rolled[0].result or "")
+
+
+def test_an_mcp_call_keeps_its_error_and_a_file_change_has_no_result() -> None:
+    assert item_result({"type": "mcp_tool_call", "result": None, "error": {"message": "<b>no</b>"}}) == \
+        '{"message": "<b>no</b>"}'
+    assert item_result({"type": "file_change", "changes": []}) is None
+    assert item_result({"type": "command_execution", "status": "in_progress"}) is None

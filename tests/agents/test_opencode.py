@@ -199,3 +199,10 @@ def test_missing_cli_is_a_crashed_transcript_not_an_exception(tmp_path: Path, mo
 def test_unreadable_prompt_is_crashed(tmp_path: Path) -> None:
     t = OpenCodeAgent(AgentConfig()).run(request(tmp_path, prompt_file=tmp_path / "missing.md"))
     assert t.termination == "crashed" and "cannot read prompt" in t.error
+
+
+def test_each_call_keeps_its_output() -> None:
+    calls = replay("review_ok").tool_calls
+    assert "1: fixtures/pass/review_ok/SKILL.md" in (calls[0].result or "")
+    assert [c.result for c in calls if c.name == "grep"] == ["No files found"]
+    assert (calls[-1].result or "").endswith("references/a.md")

@@ -68,6 +68,15 @@ def test_transcript_page_shows_timeline_final_message_and_grades(site):
     assert_inert(html)
 
 
+def test_transcript_page_shows_each_calls_result_as_text(site):
+    html = text(site, urls.transcript(OLD, vf.HOSTILE_ID, 1))
+    results = re.findall(r'<pre class="result">(.*?)</pre>', html, re.S)
+    assert len(results) == 1 and html_lib.unescape(results[0]) == "---\nname: " + rf.HOSTILE + "\n---\n"
+    assert "12 more characters not kept" in html
+    assert html.count('class="muted no-result">not recorded') == 1  # the call whose result the stream did not show
+    assert_inert(html)
+
+
 def test_compare_page_has_flips_with_their_test_and_the_diffs(tmp_path):
     reports = tmp_path / "reports"
     rf.write_run_dir(reports / OLD, rf.passing_summary().model_copy(update={"run_id": OLD,
