@@ -2,12 +2,15 @@
 
 An entry is the transcript of one (case, trial), keyed by a SHA-256 over everything that can
 change the agent's answer:
-  * the reviewer files (prompt, and every file in the evaluator skill and rubric folders),
+  * the reviewer files: the prompt, skill and rubric, every file in their folders, and every
+    repository file they name (runner/cache_inputs.py),
   * the case (its full spec, plus every file in the folder of each reviewed file),
   * repository-wide agent context files (AGENTS.md, CLAUDE.md, .claude/, ...) the CLIs load,
   * the agent name and its settings (command, format, model, extra args, timeout, max steps),
   * the values of the non-secret environment variables passed to the agent (a base URL or a
     model variable on the allowlist changes the answer; secrets change who pays, not what),
+  * the agent program: the bytes of the file its command starts and of every file the command
+    names (runner/cache_inputs.py), hashed once per run,
   * the agent CLI version and model, the rubricgate version, and the trial index.
 The entry stores those parts too; a load whose parts differ in any way is a miss, so an entry
 never crosses a change of any key part even if two keys ever collided.
@@ -32,8 +35,8 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,11 +47,12 @@ from rubricgate.errors import GateInputError
 from rubricgate.models.config import AgentConfig, ReviewerConfig
 from rubricgate.models.results import CacheRejection, CaseSpec, Summary
 from rubricgate.models.transcript import Transcript
+from rubricgate.runner.cache_inputs import program_digest, reviewer_files
 
 CACHE_DIR = ".rubricgate-cache"  # a cache folder inside the repository: hidden from agents, never in a workspace
 APP_DIR = "rubricgate"
 KEY_FILE = "hmac-key"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 CACHEABLE = {"completed", "max_turns"}
 # Files an agent CLI reads on its own from the working tree; a change can change any answer.
 AGENT_CONTEXT = ["AGENTS.md", "CLAUDE.md", ".claude", ".opencode", "opencode.json", ".codex", ".cortex"]
@@ -70,6 +74,7 @@ class KeyParts:
     model: str | None
     trial: int
     env: str = ""  # digest of the non-secret environment the agent sees
+    program: str = ""  # digest of the agent program's files (runner/cache_inputs.py)
     harness_version: str = __version__
     format_version: int = FORMAT_VERSION
 
@@ -83,11 +88,15 @@ class RunDigests:
 
     reviewer: dict[str, str]
     context: dict[str, str]
+    programs: dict[str, str] = field(default_factory=dict)  # agent name -> program digest
 
 
-def run_digests(repo: Path, reviewer: ReviewerConfig) -> RunDigests:
-    """Digest the reviewer files and the repository-wide agent context files."""
-    return RunDigests(reviewer=reviewer_digest(repo, reviewer), context=files_digest(repo, AGENT_CONTEXT))
+def run_digests(repo: Path, reviewer: ReviewerConfig, programs: Mapping[str, Sequence[str]] | None = None,
+                path: str | None = None) -> RunDigests:
+    """Digest the reviewer files, the repository-wide agent context files and each agent's
+    program (`programs`: agent name -> the argv it starts, resolved on `path`)."""
+    return RunDigests(reviewer=reviewer_digest(repo, reviewer), context=files_digest(repo, AGENT_CONTEXT),
+                      programs={name: program_digest(argv, repo, path) for name, argv in (programs or {}).items()})
 
 
 def key_parts(repo: Path, reviewer: ReviewerConfig, case: CaseSpec, agent: AgentConfig, *,
@@ -100,7 +109,7 @@ def key_parts(repo: Path, reviewer: ReviewerConfig, case: CaseSpec, agent: Agent
         context=digests.context, agent=agent_name,
         agent_settings=_digest_json(_agent_settings(agent, case)),
         agent_version=agent_version, model=model, trial=trial,
-        env=env_digest(env or {}, agent.secret_env),
+        env=env_digest(env or {}, agent.secret_env), program=digests.programs.get(agent_name, ""),
     )
 
 
@@ -116,12 +125,11 @@ def cache_key(parts: KeyParts) -> str:
 
 
 def reviewer_digest(repo: Path, reviewer: ReviewerConfig) -> dict[str, str]:
-    """Digest per reviewer file: the prompt and every file in the skill's and rubric's folders."""
-    folders = {str(Path(reviewer.skill).parent), str(Path(reviewer.rubric).parent)}
-    digests = files_digest(repo, [reviewer.prompt, reviewer.skill, reviewer.rubric, *sorted(folders)])
+    """Digest per reviewer file: the prompt, skill and rubric, their folders, and every
+    repository file they name (runner/cache_inputs.py)."""
     # The changed-files list is written per case; it is part of the case, not the reviewer.
-    digests.pop(reviewer.changed_files, None)
-    return digests
+    return files_digest(repo, reviewer_files(repo, [reviewer.prompt, reviewer.skill, reviewer.rubric],
+                                             skip=[reviewer.changed_files]))
 
 
 def case_digest(repo: Path, case: CaseSpec) -> str:

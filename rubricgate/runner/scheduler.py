@@ -222,10 +222,21 @@ def _reject(ctx: RunContext, job: Job, reason: str) -> None:
 def _cache_parts(ctx: RunContext, job: Job) -> KeyParts:
     with ctx.lock:
         if ctx.digests is None:
-            ctx.digests = run_digests(ctx.repo, ctx.config.reviewer)
+            ctx.digests = run_digests(ctx.repo, ctx.config.reviewer, agent_programs(ctx.agents), ctx.env.get("PATH"))
     return key_parts(ctx.repo, ctx.config.reviewer, job.case, ctx.config.agent, agent_name=job.agent,
                      agent_version=ctx.agent_versions.get(job.agent), model=ctx.config.agent.model, trial=job.trial,
                      env=ctx.env, digests=ctx.digests)
+
+
+def agent_programs(agents: dict[str, Agent]) -> dict[str, list[str]]:
+    """The argv each agent starts (its command template, or its CLI), for the cache key;
+    agents that run no process (builtin, replay) have none."""
+    out = {}
+    for name, agent in agents.items():
+        argv = list(getattr(agent, "template", None) or [])
+        executable = getattr(agent, "executable", None)  # CLI adapters; builtin and replay have none
+        out[name] = argv or ([executable()] if executable is not None else [])
+    return out
 
 
 def _refused(ctx: RunContext, job: Job) -> TrialResult:
