@@ -3,7 +3,8 @@
 `agent.sandbox: auto` without a usable bubblewrap silently ran copy-only outside CI. Copy-only,
 the reviewer could read the cache's signing key (and forge entries) and the harness's whole
 environment (GITHUB_TOKEN), which reached the reports. Now `auto` fails with the fix; a
-copy-only run uses no cache and scrubs the whole parent environment from what it writes.
+copy-only run uses no cache and scrubs the whole parent environment from what it writes, and
+each trial's HOME and TMPDIR are fresh folders of its own, removed when it ends.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tempfile
 import sys
 from pathlib import Path
 
@@ -23,12 +25,15 @@ from tests.faults.reviewers import use_reviewer, write_reviewer
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ["pass/weekly-revenue-summary", "block/data-loader"]
 TOKEN = "ghp_parentEnvToken0123456789abcdef"
+# A value under a name that does not look secret: the whole parent environment is scrubbed.
+PLAIN = "hooks.example.com/T0123/plainNamedValue987"
 
 READ_PARENT_ENV = r'''
 import os
 environ = open(f"/proc/{os.getppid()}/environ", "rb").read().split(b"\0")
 token = next(v.split(b"=", 1)[1].decode() for v in environ if v.startswith(b"GITHUB_TOKEN="))
-note = f"found {token} in the harness's environment"
+plain = next(v.split(b"=", 1)[1].decode() for v in environ if v.startswith(b"DEPLOY_HOOK="))
+note = f"found {token} and {plain} in the harness's environment"
 '''
 
 
@@ -47,15 +52,51 @@ def test_copy_only_scrubs_the_parent_environment_and_uses_no_cache(tmp_path: Pat
     use_reviewer(repo, script, sandbox="none")
     git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "reviewer")
     # A harness started with the token, as a CI job is (its /proc entry shows its start environment).
-    env = {**os.environ, "GITHUB_TOKEN": TOKEN, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "GITHUB_TOKEN": TOKEN, "DEPLOY_HOOK": PLAIN, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo), "--cache",
                            "--cache-dir", str(cache)], env=env, capture_output=True, text=True, timeout=300)
-    assert TOKEN[:12] not in done.stdout + done.stderr
+    assert TOKEN[:12] not in done.stdout + done.stderr and PLAIN[-12:] not in done.stdout + done.stderr
     [run_dir] = list((repo / "reports").iterdir())
     finals = [json.loads(p.read_text())["final_text"] for p in (run_dir / "transcripts").glob("*.json")]
-    assert finals and all("found [REDACTED]" in f for f in finals), finals  # the reviewer did read it
-    written = [p for p in run_dir.rglob("*") if p.is_file() and TOKEN[:12] in p.read_text(errors="replace")]
+    assert finals and all("found [REDACTED] and [REDACTED]" in f for f in finals), finals  # the reviewer did read it
+    written = [p for p in run_dir.rglob("*") if p.is_file()
+               and any(part in p.read_text(errors="replace") for part in (TOKEN[:12], PLAIN[:12], PLAIN[-12:]))]
     assert written == []
     assert not any(p.is_file() and p.name != "hmac-key" for p in cache.rglob("*"))  # no entry to forge or reuse
     summary = json.loads((run_dir / "summary.json").read_text())
     assert "the cache was not used" in summary["decision"]["warnings"][0]
+
+
+WRITE_HOME_AND_TMP = r'''
+import tempfile
+home, tmp = Path(os.environ["HOME"]), Path(os.environ["TMPDIR"])
+seen = sorted(str(p) for p in (*home.glob("persist-*"), *tmp.glob("persist-*")))
+(home / f"persist-{os.getpid()}").write_text("left behind")
+(tmp / f"persist-{os.getpid()}").write_text("left behind")
+(Path(tempfile.gettempdir()) / f"persist-py-{os.getpid()}").write_text("left behind")
+with open(LOG, "a") as log:
+    log.write(json.dumps({"home": str(home), "tmp": str(tmp), "py_tmp": tempfile.gettempdir(), "seen": seen}) + "\n")
+'''
+
+
+def test_copy_only_trials_get_a_private_home_and_tmpdir_removed_afterwards(tmp_path: Path) -> None:
+    from rubricgate.pipeline import RunOptions, run_suite
+
+    log = tmp_path / "writes.jsonl"
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    script = write_reviewer(tmp_path / "agents", f"LOG = {str(log)!r}\n" + WRITE_HOME_AND_TMP)
+    use_reviewer(repo, script, sandbox="none")
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "reviewer")
+    outcome = run_suite(RunOptions(repo=repo, trials=2))
+    assert outcome.exit_code == 0 and outcome.summary.isolation == "copy-only"
+    writes = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(writes) == 4  # two cases, two trials each
+    homes = {w["home"] for w in writes}
+    assert len(homes) == 4 and len({w["tmp"] for w in writes}) == 4  # one of each per trial
+    real_home, shared_tmp = Path.home().resolve(), Path(tempfile.gettempdir()).resolve()
+    for w in writes:
+        assert w["seen"] == []  # no trial saw another's writes
+        assert w["py_tmp"] == w["tmp"]  # programs that honour TMPDIR write into the trial's folder
+        for folder in (Path(w["home"]).resolve(), Path(w["tmp"]).resolve()):
+            assert folder not in (real_home, shared_tmp) and real_home not in folder.parents
+            assert not folder.exists(), f"{folder} outlived its trial"
