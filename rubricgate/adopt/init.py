@@ -256,7 +256,7 @@ def config_text(reviewer: dict[str, str], agent: str) -> str:
                         f"  # The CLI's endpoint, proxy and CA variables reach it only when listed here.\n"
                         f"  env_allowlist: [{', '.join(allowlist(cli))}]\n")
     gate = ("gate:\n  method: statistical   # a model-backed reviewer is noisy: strict would flap\n"
-            "  confidence: 0.95\n  min_trials: 3\n") if cli else "gate:\n  method: strict   # the builtin is deterministic\n"
+            "  confidence: 0.95\n  max_trials_per_case: 10\n") if cli else "gate:\n  method: strict   # the builtin is deterministic\n"
     return (f"# rubricgate: ties the suite, the reviewer under test, the agent and the gate together.\n"
             f"# Written by `rubricgate init`. Schema: `rubricgate schema config`.\n"
             f"format_version: 1\n\nsuite:\n  tasks: evals/tasks\n  fixtures: fixtures\n"

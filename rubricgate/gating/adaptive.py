@@ -120,14 +120,11 @@ class AdaptiveRun:
 
     def look(self) -> LookResult:
         """Judge at this look's spending fraction; stop when decided, spent, or regressed."""
-        k = min(self._design_looks(), len(self.schedule.spend) - 1)
-        spend = self.schedule.spend[k] if self.shared else 1.0
-        per_case = self.design.frozen()
+        per_case, look = self.gate_inputs()
         rates = _rates(per_case)
-        confirmed = {c: v for c, v in self.confirm.frozen().items() if c in self.confirmed_cases}
-        decision, detail = decide(rates, self.baseline, self.gate, per_case, look=Look(spend, confirmed))
+        decision, detail = decide(rates, self.baseline, self.gate, per_case, look=look)
         self._schedule_confirmations(per_case)
-        last = k + 1 >= len(self.schedule.looks)
+        last = self._design_looks() + 1 >= len(self.schedule.looks)
         stop, why = self._stop(decision, last)
         result = LookResult(len(self.looks), self.ran, decision, detail, rates, stop, why)
         self.looks.append(result)
@@ -188,11 +185,13 @@ class AdaptiveRun:
         """What the final decision is made on: the design counts and the last look's spending and
         confirmations (the summary's gate uses these, not every trial pooled)."""
         confirmed = {c: v for c, v in self.confirm.frozen().items() if c in self.confirmed_cases}
-        return self.design.frozen(), Look(self.spend(), confirmed)
+        return self.design.frozen(), Look(self.spend(), confirmed, self.spend(bound=True))
 
-    def spend(self) -> float:
-        """The spending fraction of the latest look (1 for a run that looked once)."""
-        return self.schedule.spend[min(self._design_looks(), len(self.schedule.spend) - 1)] if self.shared else 1.0
+    def spend(self, bound: bool = False) -> float:
+        """The tests' (or with `bound`, the PASS bound's) spending fraction of the latest look (1
+        for a run that looked once)."""
+        fractions = self.schedule.pass_spend if bound else self.schedule.spend
+        return fractions[min(self._design_looks(), len(fractions) - 1)] if self.shared else 1.0
 
     def history(self) -> list[dict]:
         """Per look: trials so far, the decision and why the run stopped or went on (summary.json)."""

@@ -29,7 +29,7 @@ from rubricgate import exitcodes
 from rubricgate.gating.collapse import case_family
 from rubricgate.gating.exact import Stratum, holm, lower_p, upper_p
 from rubricgate.gating.outcome import ALPHA_SHARES, Evidence, classify, label
-from rubricgate.gating.stats import DropBound, drop_bound
+from rubricgate.gating.stats import DropBound, drop_bound, drop_lower
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.baseline import Baseline, MeasuredWith
 from rubricgate.models.config import GateConfig
@@ -66,7 +66,8 @@ def decide(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
     strata = shared_strata(per_case, baseline, rates, detail)
     if not detail.shared_cases:
         return cannot_judge(["no case of this run is in baseline.json (were cases renamed?)"], gate.method), detail
-    reasons, warnings, undecided = judge_dimensions(rates, strata, gate, detail.shared_cases, look.spend)
+    reasons, warnings, undecided = judge_dimensions(rates, strata, gate, detail.shared_cases, look.spend,
+                                                    look.bound_spend())
     case_reasons, flaky = judge_cases(per_case, baseline, gate, look)
     new_reasons, new_warnings = judge_new_cases(per_case, detail, gate)
     detail.case_regressions = case_reasons
@@ -78,11 +79,17 @@ def decide(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
 
 @dataclass(frozen=True)
 class Look:
-    """Where an adaptive run stands: this look's spending fraction (1 for a run that looks once)
-    and, for re-tried cases, the counts of their confirmation trials alone."""
+    """Where an adaptive run stands: this look's spending fractions (1 for a run that looks once):
+    the tests' and the PASS bound's (the tests' when unset), and, for re-tried cases, the counts
+    of their confirmation trials alone."""
 
     spend: float = 1.0
     confirmed: Counts = field(default_factory=dict)
+    pass_spend: float | None = None
+
+    def bound_spend(self) -> float:
+        """The PASS bound's spending fraction at this look."""
+        return self.spend if self.pass_spend is None else self.pass_spend
 
 
 def final_decision(gate: GateConfig, reasons: list[str], warnings: list[str], undecided: list[str]) -> Decision:
@@ -120,14 +127,15 @@ def shared_strata(per_case: Counts, baseline: Baseline, rates: dict[str, RateRow
 
 
 def judge_dimensions(rates: dict[str, RateRow], strata: dict[str, list[Stratum]], gate: GateConfig,
-                     shared: int, spend: float = 1.0) -> tuple[list[str], list[str], list[str]]:
+                     shared: int, spend: float = 1.0,
+                     pass_spend: float | None = None) -> tuple[list[str], list[str], list[str]]:
     """Test (statistical) or compare (strict) each dimension; label every row.
 
     Returns (regression reasons, warnings, undecided reasons). Under statistical the p-values are
     divided by the look's spending fraction and Holm-adjusted across the dimensions, and the
-    drop's bound is taken at confidence 1 - alpha x spend (rubricgate/gating/outcome.py).
+    drop's bound is taken at confidence 1 - alpha x pass_spend (rubricgate/gating/outcome.py).
     """
-    alpha = (1 - gate.confidence) * spend
+    alpha = (1 - gate.confidence) * (spend if pass_spend is None else pass_spend)
     bounds = {d: drop_bound(s, 1 - alpha) for d, s in strata.items()}
     level = (1 - gate.confidence) * ALPHA_SHARES["dimensions"]
     tested = [d for d, b in bounds.items() if b is not None]
@@ -147,14 +155,22 @@ def judge_dimensions(rates: dict[str, RateRow], strata: dict[str, list[Stratum]]
             _strict_row(row, bound, line, reasons)
             continue
         row.p_value = drops[dim]
-        ev = Evidence(bound.drop, bound.upper, drops[dim], rises[dim], level)
-        outcome, row.label = classify(ev, gate.margin), label(ev, gate.margin)
+        ev = Evidence(bound.drop, bound.upper, drops[dim], rises[dim], level,
+                      _lower(strata[dim], gate, level * spend / len(tested)))
+        outcome, row.label = classify(ev, gate.margin, gate.drift_allowance), label(ev, gate.margin, gate.drift_allowance)
         row.status = _ROW_STATUS[outcome]
         if outcome == "regression":
             reasons.append(line)
         elif outcome == "inconclusive":
             undecided.append(f"{line}: {row.label}")
     return reasons, warnings, undecided
+
+
+def _lower(strata: list[Stratum], gate: GateConfig, level: float) -> float:
+    """The drop's lower bound for the drift allowance, at the dimension's Bonferroni share of the
+    tests' level at this look (-inf without an allowance: nothing to compare)."""
+    lower = drop_lower(strata, 1 - level) if gate.drift_allowance > 0 else None
+    return float("-inf") if lower is None else lower
 
 
 def _strict_row(row: RateRow, bound: DropBound, line: str, reasons: list[str]) -> None:

@@ -4,7 +4,9 @@
                show the rate fell by no more than the margin (it may have risen).
   REGRESSION   the drop is established (its exact one-sided p, adjusted for multiplicity, is at
                most its share of alpha) AND it matters: the observed drop exceeds gate.margin.
-               A drop that is real but smaller than the margin is not a regression.
+               A drop that is real but smaller than the margin is not a regression. Against a
+               stored baseline it must also exceed the drift allowance (gate.drift_allowance):
+               the drop's lower confidence bound, at the same level, is above it.
   INCONCLUSIVE anything else: the data cannot yet tell a drop larger than the margin from one
                smaller. The run exits 2 (or 0 under `gate.inconclusive: pass`, said in every
                headline).
@@ -42,15 +44,21 @@ class Evidence:
     p_drop: float  # exact one-sided p for "dropped", adjusted (Holm, and the look's spending)
     p_rise: float  # exact one-sided p for "rose", adjusted the same way
     level: float  # what an adjusted p is compared with: alpha x this family's share
+    lower: float = float("-inf")  # one-sided lower confidence bound on the drop (the drift allowance's)
 
 
-def classify(ev: Evidence, margin: float) -> Outcome:
-    """PASS / REGRESSION / INCONCLUSIVE by the rules above."""
-    if ev.p_drop <= ev.level and ev.drop > margin:
+def classify(ev: Evidence, margin: float, allowance: float = 0.0) -> Outcome:
+    """PASS / REGRESSION / INCONCLUSIVE by the rules above (`allowance`: gate.drift_allowance)."""
+    if regressed(ev, margin, allowance):
         return "regression"
     if ev.upper <= margin:
         return "pass"
     return "inconclusive"
+
+
+def regressed(ev: Evidence, margin: float, allowance: float = 0.0) -> bool:
+    """Established, larger than the margin, and (with an allowance) established beyond the allowance."""
+    return ev.p_drop <= ev.level and ev.drop > margin and (allowance <= 0 or ev.lower > allowance)
 
 
 def improved(ev: Evidence) -> bool:
@@ -58,9 +66,9 @@ def improved(ev: Evidence) -> bool:
     return ev.drop < 0 and ev.p_rise <= ev.level
 
 
-def label(ev: Evidence, margin: float) -> str:
+def label(ev: Evidence, margin: float, allowance: float = 0.0) -> str:
     """The row's words: always what `classify` decided, with the figures it decided on."""
-    outcome = classify(ev, margin)
+    outcome = classify(ev, margin, allowance)
     up, drop = ev.upper * 100, ev.drop * 100
     if outcome == "regression":
         return f"REGRESSION: down {drop:.1f} points (more than the {margin * 100:.0f}-point margin; adjusted p {ev.p_drop:.2g})"
@@ -68,6 +76,9 @@ def label(ev: Evidence, margin: float) -> str:
         return f"improvement: up {-drop:.1f} points (adjusted p {ev.p_rise:.2g}); the drop is at most {max(up, 0):.1f} points"
     if outcome == "pass":
         return f"no change: the drop is at most {max(up, 0):.1f} points (margin {margin * 100:.0f})"
+    if regressed(ev, margin):  # blocked by the allowance alone
+        return (f"INCONCLUSIVE: down {drop:.1f} points, not shown beyond the {allowance * 100:.0f}-point drift "
+                "allowance of a stored baseline; judge head against base with `rubricgate compare --base`")
     return inconclusive_text(ev.upper)
 
 

@@ -141,7 +141,7 @@ def plan_dimension(dim: str, base: Counts, first: int, sched: Schedule, order: l
                     if power([base[i % len(base)] for i in range(c)], [first] * c, target, fixed, margin) >= POWER), None)
     return DimensionPlan(dim, len(base), detectable(base, at_first, level_first, margin),
                          detectable(base, at_last, level_last, margin),
-                         expected_bound(base, at_last, 1 - alpha * sched.spend[-1]), reach_t, reach_c)
+                         expected_bound(base, at_last, 1 - alpha * sched.pass_spend[-1]), reach_t, reach_c)
 
 
 def make_plan(baseline: Mapping[str, Mapping[str, tuple[int, int]]], dims: Sequence[str], confidence: float,
@@ -159,7 +159,7 @@ def design(baseline: Mapping[str, Mapping[str, tuple[int, int]]], dims: Sequence
            margin: float, first: int, max_trials: int) -> Schedule:
     """The run's fixed design: allocation by the most uncertain dimension of each case, and the
     planned look where every dimension of an unchanged reviewer is expected to PASS."""
-    worst = {c: max((counts[d] for d in dims), key=lambda xn: _uncertain(xn)) for c, counts in baseline.items()}
+    worst = {c: counts[dims[0]] for c, counts in baseline.items()}  # the allocation reads the cases only
 
     def passes(trials: Mapping[str, int], spend: float) -> bool:
         for d in dims:
@@ -169,10 +169,4 @@ def design(baseline: Mapping[str, Mapping[str, tuple[int, int]]], dims: Sequence
                 return False
         return True
 
-    return schedule(worst, max_trials, first, passes)
-
-
-def _uncertain(xn: tuple[int, int]) -> float:
-    from rubricgate.gating.sequential import uncertainty
-
-    return uncertainty(*xn)
+    return schedule(worst, max_trials, first, passes, 1 - confidence)

@@ -1,23 +1,29 @@
 """Adaptive trials that stay valid under repeated looks: the design, the looks and alpha spending.
 
-The procedure is a group-sequential design with Bonferroni alpha spending (the union bound; Lan &
-DeMets, Biometrika 1983, for spending functions in general): the run looks at the data after a
-fixed set of rounds, and look k may spend the fraction s_k of alpha, with sum(s_k) = 1. A test at
-look k rejects when its p-value is at most alpha x share x s_k, and the PASS bound at look k is
-taken at confidence 1 - alpha x s_k. Whatever the looks see, the chance of any false REGRESSION
-over all of them is at most the sum of what each may spend, so stopping early (as soon as every
-dimension is decided) costs nothing in validity. The union bound needs no joint distribution of
-the statistics across looks, which is what lets each look use the exact discrete tests.
+The run looks at the data after a fixed set of rounds. Two errors are controlled, each by its
+own spending of alpha over the looks, both used through the union bound (a look's share is used
+on its own, so no joint distribution of the statistics across looks is needed and every look
+keeps the exact discrete tests):
+  * a false REGRESSION (the tests): look k's p-values are divided by s_k, the increment at that
+    look of a Lan-DeMets spending function of the information fraction (the design's trials so
+    far over its whole; Lan & DeMets, Biometrika 1983), Pocock type by default, so a large drop
+    can stop the run early;
+  * a false PASS (the bound): the bound at look k is taken at confidence 1 - alpha x b_k, with
+    most of alpha at the planned look (where an unchanged reviewer is expected to PASS) and a
+    share kept for a later look, where a run that saw one more failure than expected can still
+    PASS.
+Each set of fractions sums to 1, so whatever the looks see and wherever the run stops, each
+error's chance over all looks is at most alpha.
 
-What makes that hold is that the design is fixed before the first trial: which case gets its
-r-th trial in round r depends on the baseline alone, never on what the run has seen (adding trials
-to a case *because* it failed would bias its count downwards). The allocation follows the
-baseline's uncertainty (Neyman allocation): a case whose baseline is flaky gets up to
-gate.max_trials_per_case trials, one that always passed proportionally fewer (at least one).
+What makes that hold is that the design is fixed before the first trial: every case gets every
+round up to gate.max_trials_per_case, and which looks there are depends on the baseline alone,
+never on what the run has seen (adding trials to a case *because* it failed would bias its
+count downwards).
 
 A case that was reliable in the baseline (at most one failure in 5 or more trials) and fails now
-is the one exception, handled apart: it is re-tried with a confirmation batch drawn after the failure that selected it, and its
-per-case test uses those fresh trials only (rubricgate/gating/collapse.py), tested once.
+is the one exception, handled apart: it is re-tried with a confirmation batch drawn after the
+failure that selected it, and its per-case test uses those fresh trials only
+(rubricgate/gating/collapse.py), tested once.
 """
 
 from __future__ import annotations
@@ -25,11 +31,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Protocol
 
-# Alpha fractions from the planned look on (the look where an unchanged reviewer is expected to
-# PASS, then the ones after it for a run that just misses it); what is left is shared by the rest.
-PLANNED_SHARES = (0.77, 0.12, 0.06, 0.03)
+# The PASS bound's alpha fractions from the planned look on (the look where an unchanged reviewer
+# is expected to PASS, then the ones after it; the third, two looks on, is about twice the trials
+# of the planned one, where one unexpected failure still leaves room to PASS); what is left is
+# shared by the other looks. They sum to less than 1, so every look gets some.
+PLANNED_SHARES = (0.76, 0.03, 0.17, 0.02)
+TEST_SHAPE = "pocock"  # the tests' Lan-DeMets shape (ld_spending)
+_N = NormalDist()
 
 
 @dataclass(frozen=True)
@@ -39,7 +50,8 @@ class Schedule:
     caps: dict[str, int]  # the most design trials each case gets
     first: int  # trials every case gets before the first look
     looks: list[int]  # rounds after which the gate looks (round r: every case still under its cap)
-    spend: list[float]  # alpha fraction of each look; sums to 1
+    spend: list[float]  # the tests' alpha fraction at each look (false REGRESSION); sums to 1
+    pass_spend: list[float]  # the PASS bound's alpha fraction at each look (false PASS); sums to 1
 
     def trials_after(self, case: str, rounds: int) -> int:
         """Design trials of `case` once `rounds` rounds have run."""
@@ -50,17 +62,11 @@ class Schedule:
         return sum(min(rounds, cap) for cap in self.caps.values())
 
 
-def uncertainty(passes: int, trials: int) -> float:
-    """sqrt(p(1-p)) at a shrunk baseline rate (Jeffreys: (x + 1/2) / (n + 1)), so 10/10 is not 0."""
-    p = (passes + 0.5) / (trials + 1)
-    return math.sqrt(p * (1 - p))
-
-
 def caps(baseline: Mapping[str, tuple[int, int]], max_trials: int, first: int = 1) -> dict[str, int]:
-    """Neyman allocation of up to `max_trials` per case by the baseline's uncertainty (at least `first`)."""
-    u = {c: uncertainty(x, n) for c, (x, n) in baseline.items()}
-    top = max(u.values(), default=0.0) or 1.0
-    return {c: min(max_trials, max(first, math.ceil(max_trials * v / top - 1e-9))) for c, v in u.items()}
+    """Every case gets every round, up to `max_trials` (at least `first`). A drop that makes every
+    case proportionally worse moves a reliable case's count the most for its noise, so sparing
+    reliable cases (allocating by the baseline's uncertainty) costs power where it is cheapest."""
+    return {c: max(max_trials, first) for c in baseline}
 
 
 def look_rounds(first: int, last: int) -> list[int]:
@@ -91,16 +97,34 @@ def spending(looks: int, planned: int) -> list[float]:
 
 
 def schedule(baseline: Mapping[str, tuple[int, int]], max_trials: int, first: int,
-             expected_pass: PassCheck) -> Schedule:
+             expected_pass: PassCheck, alpha: float = 0.05) -> Schedule:
     """The design for these shared cases. `expected_pass(trials_by_case, spend)` tells whether an
     unchanged reviewer is expected to PASS at that design and spending: the planned look is the
-    first such look (or the last)."""
+    first such look (or the last). The tests spend alpha by information fraction
+    (`ld_spending`), the PASS bound around the planned look (`spending`)."""
     allocation = caps(baseline, max_trials, first)
     rounds = look_rounds(first, max(allocation.values(), default=first))
     planned = next((k for k, r in enumerate(rounds)
                     if expected_pass({c: min(r, cap) for c, cap in allocation.items()},
                                      PLANNED_SHARES[0] if len(rounds) > 1 else 1.0)), len(rounds) - 1)
-    return Schedule(allocation, first, rounds, spending(len(rounds), planned))
+    total = sum(allocation.values()) or 1
+    fractions = [sum(min(r, cap) for cap in allocation.values()) / total for r in rounds]
+    return Schedule(allocation, first, rounds, ld_spending(fractions, alpha), spending(len(rounds), planned))
+
+
+def ld_spending(fractions: Sequence[float], alpha: float, shape: str | None = None) -> list[float]:
+    """The increments of a Lan-DeMets spending function at these information fractions (design
+    trials so far over the whole design's; the last is 1), as fractions of alpha summing to 1.
+
+    obf: O'Brien-Fleming type, 2 - 2 Phi(z_{alpha/2} / sqrt(t)), little early and most at the end;
+    pocock: Pocock type, ln(1 + (e - 1) t), spread evenly. Each increment is used on its own (the
+    union bound), so any fixed shape keeps the total at alpha."""
+    shape = shape or TEST_SHAPE
+    z = _N.inv_cdf(1 - alpha / 2)
+    cumulative = {"obf": lambda t: 2 * (1 - _N.cdf(z / math.sqrt(t))) / alpha if t > 0 else 0.0,
+                  "pocock": lambda t: math.log(1 + (math.e - 1) * t)}[shape]
+    levels = [min(1.0, cumulative(min(1.0, t))) for t in fractions[:-1]] + [1.0]
+    return [max(0.0, b - a) for a, b in zip([0.0] + levels[:-1], levels)]
 
 
 class PassCheck(Protocol):

@@ -111,6 +111,24 @@ def drop_bound(strata: Iterable[tuple[float, float, int, int]], confidence: floa
     return DropBound(drop, drop + math.hypot(ref_half, cur_half), ref_half, cur_half, n1_sum, len(rows))
 
 
+def drop_lower(strata: Iterable[tuple[float, float, int, int]], confidence: float) -> float | None:
+    """One-sided lower confidence bound on (reference rate - current rate): drop_bound's mirror
+    (Newcombe's hybrid score method, the reference at Kish's effective size), None without a
+    shared case. The gate's drift allowance compares it with gate.drift_allowance."""
+    rows = [(x1, n1, x0, n0) for x1, n1, x0, n0 in strata if n1 and n0]
+    if not rows:
+        return None
+    n1_sum = sum(n1 for _, n1, _, _ in rows)
+    weights = [n1 / n1_sum for _, n1, _, _ in rows]
+    current = sum(x1 for x1, _, _, _ in rows) / n1_sum
+    reference = sum(w * x0 / n0 for w, (_, _, x0, n0) in zip(weights, rows))
+    n0_eff = 1 / sum(w * w / n0 for w, (_, _, _, n0) in zip(weights, rows))
+    z = _z(confidence)
+    ref_half = reference - wilson_bounds(reference, n0_eff, z)[0]
+    cur_half = wilson_bounds(current, n1_sum, z)[1] - current
+    return reference - current - math.hypot(ref_half, cur_half)
+
+
 def more_trials(bound: DropBound, margin: float) -> int | None:
     """Extra trials per case after which the upper bound should fall below `margin`.
 

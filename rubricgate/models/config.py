@@ -2,7 +2,7 @@
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from rubricgate.models.base import Severity, StrictModel, Tier
 from rubricgate.models.bounds import MAX_ERRORED, MAX_OUTPUT_CAP_BYTES, MAX_TIMEOUT_S, MAX_TRIALS
@@ -77,11 +77,15 @@ class GateConfig(StrictModel):
     # Family-wise: the chance that an unchanged reviewer fails the run (any dimension) is at most
     # 1 - confidence under the statistical method.
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
-    min_trials: int = Field(default=3, ge=1, le=MAX_TRIALS)  # the fewest trials per case `inconclusive` advice suggests
     # Trials whose infrastructure failed on every attempt; more than this and the run cannot judge.
     max_errored: int = Field(default=0, ge=0, le=MAX_ERRORED)
     # A drop is labelled "no change" only when its upper confidence bound is below this.
     margin: float = Field(default=0.05, gt=0.0, lt=1.0)
+    # Against a stored baseline a served model drifts by itself: a REGRESSION must also show the
+    # drop beyond this (its lower confidence bound above it), so a drift of at most this exits 1
+    # with probability at most 1 - confidence, at a cost in power (docs/statistics.md). 0 (the
+    # default) turns it off; below gate.margin.
+    drift_allowance: float = Field(default=0.0, ge=0.0, lt=1.0)
     # Cases the baseline does not have: listed with their rates (report), or required to pass
     # every trial (strict). Unset: report under statistical, strict under strict.
     new_cases: Literal["report", "strict"] | None = None
@@ -94,6 +98,13 @@ class GateConfig(StrictModel):
     max_trials_per_case: int = Field(default=10, ge=1, le=1000)
     # A stored baseline older than this (days) is warned about by `run` and the weekly job.
     baseline_max_age_days: int = Field(default=30, ge=1, le=3650)
+
+    @model_validator(mode="after")
+    def _allowance_below_margin(self) -> "GateConfig":
+        if self.drift_allowance and self.drift_allowance >= self.margin:
+            raise ValueError(f"drift_allowance {self.drift_allowance} is not below margin {self.margin} "
+                             "(fix: lower gate.drift_allowance, or 0 to turn it off)")
+        return self
 
     def new_cases_rule(self) -> str:
         """The effective rule for new cases."""

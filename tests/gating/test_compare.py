@@ -16,7 +16,7 @@ from rubricgate.models.config import GateConfig
 from rubricgate.models.results import CaseSummary, Decision, Grade, Summary, TrialResult
 
 RUBRIC = "reviewer/evaluator/references/rubric.md"
-STRICT, STATISTICAL = GateConfig(), GateConfig(method="statistical", min_trials=3)
+STRICT, STATISTICAL = GateConfig(), GateConfig(method="statistical")
 
 
 def _trial(case: str, i: int, passed: bool, dim: str = "verdict", reason: str = "expected BLOCK, got WARN") -> TrialResult:

@@ -229,3 +229,29 @@ def test_an_old_baseline_is_warned_about_with_its_age_and_the_fix() -> None:
     assert baseline_age(old, 90, now=datetime(2026, 3, 2, tzinfo=UTC)) == []
     decision, _ = decide(_rates(_counts(SUITE)), old, GateConfig(baseline_max_age_days=1), _counts(SUITE))
     assert any("gate.baseline_max_age_days: 1" in w for w in decision.warnings)
+
+
+# -- the drift allowance ------------------------------------------------------------------------
+
+def test_a_drop_not_shown_beyond_the_drift_allowance_is_inconclusive_not_a_regression() -> None:
+    base = {f"c{i}": (10, 10) for i in range(40)}
+    run = {f"c{i}": (9 if i < 24 else 10, 10) for i in range(40)}  # 6 points down, established
+    decision, _, rates = _decide(base, run, STATISTICAL)
+    assert decision.exit_code == 1 and rates["verdict"].status == "regression"
+    drifting = GateConfig(method="statistical", drift_allowance=0.04)
+    decision, _, rates = _decide(base, run, drifting)
+    assert decision.exit_code == 2 and rates["verdict"].status == "inconclusive"
+    assert "not shown beyond the 4-point drift allowance" in rates["verdict"].label
+    assert "compare --base" in rates["verdict"].label
+
+
+def test_a_large_drop_is_a_regression_whatever_the_drift_allowance() -> None:
+    base = {f"c{i}": (10, 10) for i in range(40)}
+    decision, _, rates = _decide(base, {f"c{i}": (7, 10) for i in range(40)},
+                                 GateConfig(method="statistical", drift_allowance=0.04))
+    assert decision.exit_code == 1 and rates["verdict"].status == "regression"
+
+
+def test_a_drift_allowance_at_or_above_the_margin_is_refused_with_the_fix() -> None:
+    with pytest.raises(ValueError, match="drift_allowance 0.05 is not below margin 0.05.*fix: lower"):
+        GateConfig(method="statistical", drift_allowance=0.05)

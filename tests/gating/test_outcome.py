@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rubricgate.gating.exact import holm, upper_p
 from rubricgate.gating.gate import Look, decide, shared_strata
 from rubricgate.gating.outcome import ALPHA_SHARES, Evidence, classify, improved, label
+from rubricgate.gating.stats import drop_lower
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.baseline import Baseline, CaseCount
 from rubricgate.models.config import GateConfig
@@ -17,14 +18,18 @@ unit = st.floats(min_value=-1.0, max_value=1.0, allow_nan=False)
 prob = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 
 
-@given(drop=unit, extra=st.floats(min_value=0, max_value=1), p_drop=prob, p_rise=prob,
-       level=st.floats(min_value=1e-4, max_value=0.2), margin=st.floats(min_value=0.01, max_value=0.5))
-def test_classify_is_exactly_the_documented_rule(drop, extra, p_drop, p_rise, level, margin) -> None:
-    ev = Evidence(drop, drop + extra, p_drop, p_rise, level)  # the bound is never below the drop
-    outcome = classify(ev, margin)
-    assert (outcome == "regression") == (p_drop <= level and drop > margin)
-    assert (outcome == "pass") == (not (p_drop <= level and drop > margin) and ev.upper <= margin)
-    words = label(ev, margin)
+@settings(suppress_health_check=list(HealthCheck), deadline=None)
+@given(drop=unit, extra=st.floats(min_value=0, max_value=1), below=st.floats(min_value=0, max_value=1),
+       p_drop=prob, p_rise=prob, level=st.floats(min_value=1e-4, max_value=0.2),
+       margin=st.floats(min_value=0.01, max_value=0.5), allowance=st.sampled_from([0.0, 0.005, 0.02]))
+def test_classify_is_exactly_the_documented_rule(drop, extra, below, p_drop, p_rise, level, margin, allowance) -> None:
+    # The bounds are never on the wrong side of the drop.
+    ev = Evidence(drop, drop + extra, p_drop, p_rise, level, drop - below)
+    outcome = classify(ev, margin, allowance)
+    regression = p_drop <= level and drop > margin and (allowance == 0 or drop - below > allowance)
+    assert (outcome == "regression") == regression
+    assert (outcome == "pass") == (not regression and ev.upper <= margin)
+    words = label(ev, margin, allowance)
     assert words.startswith({"regression": "REGRESSION", "inconclusive": "INCONCLUSIVE"}.get(
         outcome, "improvement" if improved(ev) else "no change"))
 
@@ -38,8 +43,9 @@ def suites(draw):
         n1, n0 = draw(st.integers(1, 8)), draw(st.integers(1, 8))
         per_case[f"c{i}"] = {d: (draw(st.integers(0, n1)), n1) for d in DIMENSIONS}
         base[f"c{i}"] = {d: CaseCount(passes=draw(st.integers(0, n0)), trials=n0) for d in DIMENSIONS}
-    gate = GateConfig(method="statistical", margin=draw(st.sampled_from([0.02, 0.05, 0.1, 0.2])),
-                      confidence=draw(st.sampled_from([0.8, 0.9, 0.95, 0.99])))
+    margin = draw(st.sampled_from([0.02, 0.05, 0.1, 0.2]))
+    gate = GateConfig(method="statistical", margin=margin, confidence=draw(st.sampled_from([0.8, 0.9, 0.95, 0.99])),
+                      drift_allowance=draw(st.sampled_from([0.0, margin / 2])))
     return per_case, base, gate, draw(st.sampled_from([1.0, 0.5, 0.1]))
 
 
@@ -51,7 +57,7 @@ def _rates(per_case) -> dict[str, RateRow]:
     return out
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(suites())
 def test_every_row_label_and_the_exit_code_agree_with_the_test_and_the_margin(suite) -> None:
     per_case, cases, gate, spend = suite
@@ -63,14 +69,17 @@ def test_every_row_label_and_the_exit_code_agree_with_the_test_and_the_margin(su
     rises = holm({d: min(1.0, upper_p(strata[d]) / spend) for d in DIMENSIONS}, level)
     for dim, row in rates.items():
         drop = -row.delta
+        lower = drop_lower(strata[dim], 1 - level * spend / len(DIMENSIONS))
+        regression = (row.p_value <= level and drop > gate.margin
+                      and (not gate.drift_allowance or lower > gate.drift_allowance))
         if row.status == "regression":
-            assert row.p_value <= level and drop > gate.margin and row.label.startswith("REGRESSION")
+            assert regression and row.label.startswith("REGRESSION")
         elif row.status == "ok":
-            assert row.drop_upper <= gate.margin and not (row.p_value <= level and drop > gate.margin)
+            assert row.drop_upper <= gate.margin and not regression
             assert row.label.startswith("improvement") == (drop < 0 and rises[dim] <= level)
         else:
             assert row.status == "inconclusive" and row.label.startswith("INCONCLUSIVE")
-            assert row.drop_upper > gate.margin and not (row.p_value <= level and drop > gate.margin)
+            assert row.drop_upper > gate.margin and not regression
     regressed = any(r.status == "regression" for r in rates.values()) or bool(detail.case_regressions)
     undecided = any(r.status == "inconclusive" for r in rates.values())
     assert decision.exit_code == (1 if regressed else 2 if undecided else 0)

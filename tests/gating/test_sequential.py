@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from rubricgate.gating.sequential import caps, confirmation_size, look_rounds, schedule, spending
+from rubricgate.gating.sequential import caps, confirmation_size, ld_spending, look_rounds, schedule, spending
 
 
 def test_spending_sums_to_one_and_favours_the_planned_look() -> None:
@@ -22,17 +22,34 @@ def test_looks_start_at_the_first_round_and_end_at_the_budget() -> None:
     assert look_rounds(2, 30)[-1] == 30
 
 
-def test_flaky_cases_get_the_budget_and_stable_ones_fewer_but_at_least_the_first_round() -> None:
+def test_every_case_gets_every_round_up_to_the_budget_and_at_least_the_first_round() -> None:
     got = caps({"stable": (10, 10), "flaky": (5, 10), "hard": (8, 10)}, 10, first=1)
-    assert got["flaky"] == 10 and 1 <= got["stable"] < got["hard"] < 10
-    assert set(caps({f"c{i}": (10, 10) for i in range(5)}, 7).values()) == {7}  # all alike: all the budget
+    assert set(got.values()) == {10}  # a proportional drop shows most on reliable cases: none is spared
+    assert set(caps({"c": (3, 3)}, 2, first=4).values()) == {4}
 
 
-def test_the_planned_look_is_the_first_where_an_unchanged_reviewer_is_expected_to_pass() -> None:
+def test_the_planned_look_gets_most_of_the_pass_alpha_and_the_tests_spend_by_information() -> None:
     sched = schedule({f"c{i}": (10, 10) for i in range(30)}, 10, 1,
                      lambda trials, spend: sum(trials.values()) >= 60)
-    assert sched.looks == [1, 2, 3, 5, 8, 10] and sched.spend[1] == max(sched.spend)
+    assert sched.looks == [1, 2, 3, 5, 8, 10] and sched.pass_spend[1] == max(sched.pass_spend)
     assert sched.total_after(2) == 60
+    assert sum(sched.spend) == pytest.approx(1.0) and sum(sched.pass_spend) == pytest.approx(1.0)
+    assert sched.spend == pytest.approx(ld_spending([0.1, 0.2, 0.3, 0.5, 0.8, 1.0], 0.05))
+
+
+@pytest.mark.parametrize("shape", ["pocock", "obf"])
+def test_lan_demets_increments_sum_to_one_and_follow_their_shape(shape: str) -> None:
+    fractions = [0.1, 0.2, 0.3, 0.5, 0.8, 1.0]
+    got = ld_spending(fractions, 0.05, shape)
+    assert sum(got) == pytest.approx(1.0) and min(got) >= 0
+    if shape == "pocock":  # ln(1 + (e - 1) t): 16% of alpha by a tenth of the trials
+        assert got[0] == pytest.approx(math.log(1 + (math.e - 1) * 0.1))
+    else:  # O'Brien-Fleming type: almost nothing at a tenth, most at the end
+        assert got[0] < 1e-6 and got[-1] > 0.3
+
+
+def test_a_single_look_spends_everything_at_once() -> None:
+    assert ld_spending([1.0], 0.05) == [1.0] and spending(1, 0) == [1.0]
 
 
 def test_confirmation_size_is_the_fewest_all_failing_trials_that_reach_the_level() -> None:

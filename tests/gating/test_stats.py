@@ -185,7 +185,7 @@ def _gate_repo(tmp_path, method: str, trials_in_baseline: int = 1):
 
     repo = make_repo(tmp_path / "repo", fixtures=["pass/weekly-revenue-summary", "block/data-loader"])
     config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
-    config["gate"] = {"method": method, "confidence": 0.95, "min_trials": 3}
+    config["gate"] = {"method": method, "confidence": 0.95}
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
     base = _json.loads((repo / "baseline.json").read_text())
     base["trials"] = trials_in_baseline
@@ -221,8 +221,8 @@ def test_statistical_gate_fails_a_consistent_break_with_enough_trials(tmp_path) 
     assert row.low is not None and row.low < 0.5 < row.high
     block = next(c for c in outcome.summary.cases if c.id == "fixture-data-loader")
     assert (block.pass_at_k, block.pass_hat_k, block.flaky) == (0.0, 0.0, False)
-    # Adaptive rounds from 5 trials a case: the failing stable case is re-tried to confirm the collapse.
-    assert outcome.summary.gate.looks and len(block.trials) > 5
+    # Adaptive rounds from 5 trials a case: the first look already spends enough of alpha to establish it.
+    assert outcome.summary.gate.looks[0]["status"] == "regression" and len(block.trials) == 5
 
 
 def test_flaky_cases_are_listed_in_the_summary(tmp_path, monkeypatch) -> None:
@@ -250,3 +250,13 @@ def test_wilson_all_pass_and_all_fail_reach_the_bounds_exactly_at_any_size(n: in
     assert stats.wilson(n, n)[1] == 1.0 and stats.wilson(0, n)[0] == 0.0
     low, high = stats.wilson(n, n)
     assert low <= 1.0 <= high
+
+
+def test_the_drop_lower_bound_is_below_the_drop_and_mirrors_the_upper_one() -> None:
+    from rubricgate.gating.stats import drop_bound, drop_lower
+
+    strata = [(7, 10, 9, 10), (3, 5, 5, 5), (10, 10, 10, 10)]
+    bound, lower = drop_bound(strata, 0.95), drop_lower(strata, 0.95)
+    assert lower is not None and bound is not None and lower < bound.drop < bound.upper
+    assert drop_lower(strata, 0.99) < lower  # more confidence, a wider bound
+    assert drop_lower([(0, 0, 5, 5)], 0.95) is None  # no shared case
