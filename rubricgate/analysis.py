@@ -140,7 +140,7 @@ RUN_COLUMNS = ["run_id", "started_at", "finished_at", "kind", "complete", "agent
 
 def runs_df(runs: RunsArg) -> pd.DataFrame:
     """One row per run. Columns: run_id, started_at, finished_at (ISO 8601, UTC), kind (run/
-    baseline), complete (False: interrupted or trials not run), agent, agent_version, model,
+    baseline/record), complete (False: interrupted or trials not run), agent, agent_version, model,
     decision (pass/regression/error/baseline/inconclusive), exit_code, method (the gate's),
     isolation (bwrap/copy-only), cases, trials, errored_trials, flaky_cases, cost_usd (None when
     unpriced); then per dimension `<dim>_rate`, `<dim>_low`, `<dim>_high` (its interval),

@@ -145,7 +145,8 @@ def run_once(repo: Path, task_id: str, config_path: Path | None = None) -> Today
     """Run the new task once against the configured reviewer (no baseline needed)."""
     from rubricgate.pipeline import RunOptions, run_suite
 
-    outcome = run_suite(RunOptions(repo=repo, config_path=config_path, only=[task_id], trials=1, require_baseline=False))
+    outcome = run_suite(RunOptions(repo=repo, config_path=config_path, only=[task_id], trials=1, require_baseline=False,
+                                   kind="record"))
     case = next(c for c in outcome.summary.cases if c.id == task_id)
     failures = [f"{d}: {g.category or 'failed'}: {g.reason}" for t in case.trials for d, g in t.grades.items()
                 if not g.passed]

@@ -111,9 +111,10 @@ def latest_run(repo: Path) -> Path:
     timestamp). Never an earlier one: when the newest has no summary.json (it could not be
     written, the run exited 2) that is an error, not a reason to report the run before it."""
     folder = repo / load_config(repo).reports
-    # A `baseline update` run (folder <run-id>-baseline) is not the run a report is wanted for.
+    # A `baseline update` run (<run-id>-baseline) or `record`'s run (<run-id>-record) is not the
+    # run a report is wanted for.
     runs = sorted(p.parent for name in ("summary.json", "events.jsonl") for p in folder.glob(f"*/{name}")
-                  if not p.parent.name.endswith("-baseline")) if folder.is_dir() else []
+                  if not p.parent.name.endswith(("-baseline", "-record"))) if folder.is_dir() else []
     if not runs:
         raise GateInputError(str(folder), "", "no run with a summary.json here", "run `rubricgate run` or pass RUN_DIR")
     if not (runs[-1] / "summary.json").is_file():

@@ -27,6 +27,7 @@ from rubricgate.models.results import Summary, TrialResult
 from rubricgate.models.shard import ShardRecord
 from rubricgate.pipeline import RunOptions, plan, with_changes
 from rubricgate.records.files import new_run_id, read_summary
+from rubricgate.records.run_index import index_run
 from rubricgate.reports.bundle import finish_run_reports
 from rubricgate.reports.explain import annotate
 from rubricgate.runner.cost import Budget, is_not_run
@@ -145,6 +146,7 @@ def write_merged(loaded: Loaded, options: RunOptions, jobs: list[Job], shards: l
     # As `run` does: reports, run_completed, summary.json last; a write failure makes it exit 2.
     summary = finish_run_reports(summary, run_dir, cases=loaded.cases, secrets=secrets, repo=options.repo,
                                  before_summary=completed)
+    index_run(run_dir, summary, "merged", secrets)  # the viewer's index, as a run writes its own
     return Merged(summary, run_dir)
 
 

@@ -139,7 +139,8 @@ class Summary(StrictModel):
     started_at: str
     finished_at: str = ""
     complete: bool = True
-    kind: Literal["run", "baseline"] = "run"  # baseline: a `baseline update` run, measured and not gated
+    # baseline: a `baseline update` run, measured and not gated; record: the one run `record` makes of a new task
+    kind: Literal["run", "baseline", "record"] = "run"
     agent: str
     agent_version: str | None = None
     # Per agent CLI the run used that has a tested range; a warning when outside it.

@@ -40,7 +40,7 @@ class RunOptions:
     # The caller exits right after the run (the CLI): after an interrupt, Ctrl-C stays ignored so
     # a late one cannot turn the written partial report's exit 2 into a death by signal.
     exits_after: bool = False
-    kind: str = "run"  # "baseline": a `baseline update` run - its folder and summary say so, it is not gated
+    kind: str = "run"  # "baseline" (a `baseline update` run, not gated) or "record": its folder and summary say so
     shard: CaseSlice | None = None  # run only this slice of the cases (rubricgate/fleet/shard.py)
 
 

@@ -22,7 +22,7 @@ class RunState:
     not_run: int = 0
     budget: Budget = field(default_factory=lambda: Budget(None))
     trials: int | None = None  # --trials, when given: what the run was asked for
-    kind: str = "run"  # "baseline": measured for `baseline update`, not gated
+    kind: str = "run"  # "baseline": measured for `baseline update`, not gated; "record": `record`'s one run
     # Adaptive rounds (gating/adaptive.py, driven by runner/trials.py): the policy object and
     # every job it ran, which then stand for the plan in the summary.
     adaptive: Any = None

@@ -257,7 +257,7 @@ def open_run_folder(options: RunOptions, loaded: Loaded, jobs: list[Job], agents
 
 def _open_run_folder(options: RunOptions, loaded: Loaded, jobs: list[Job], agents: dict[str, Agent],
                      policy: SandboxPolicy, tree: RunTree, exclude: set[str]) -> tuple[RunContext, RunState]:
-    run_id = new_run_id() + ("-baseline" if options.kind == "baseline" else "")
+    run_id = new_run_id() + ("" if options.kind == "run" else f"-{options.kind}")
     run_dir = reports_root(options, loaded) / run_id
     run_dir.mkdir(parents=True)
     ctx = _context(options, loaded, run_dir, agents, policy, tree, exclude)

@@ -1,90 +1,29 @@
-"""The per-run index: built once from a run's summary.json, then read instead of it.
+"""The per-run index as the viewer reads it: read instead of a run's summary.json.
 
-A run folder gets `view-index.json` (the head the runs page lists) and `view-cases.jsonl` (each
-case's trials, one line a case) the first time the viewer reads it; both carry the
-summary's stamp, so a summary rewritten by `report` or `regrade` is indexed again. A folder the
-viewer cannot write (a read-only checkout) keeps its index in memory instead.
+A run writes `view-index.json` and `view-cases.jsonl` itself at its end (records/run_index.py);
+the viewer builds them with the same functions the first time it reads a run folder without a
+current one (both carry the summary's stamp, so a summary rewritten by `report` or `regrade` is
+indexed again). A folder the viewer cannot write (a read-only checkout) keeps its index in memory.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import secrets
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from rubricgate.models.view_index import INDEX_FORMAT, CaseCell, RateCell, RunCases, RunHead, TrialCell
+from rubricgate.models.view_index import INDEX_FORMAT, CaseCell, RunHead, TrialCell
+from rubricgate.records.run_index import CASES_FILE, HEAD_FILE, cases_of, dump_cases, head_of, store
 from rubricgate.view import safe
 
-if TYPE_CHECKING:  # built from a summary once; read without these models after that
-    from rubricgate.models.results import CaseSummary, Summary, TrialResult
-
-HEAD_FILE = "view-index.json"
-CASES_FILE = "view-cases.jsonl"
-MAX_REASON = 300  # a grade's reason as the case strip's tooltip: the transcript page has the rest
-
-
-def head_of(summary: Summary, stamp: str, kind: str | None = None) -> RunHead:
-    """The runs page's row of a run; `kind` overrides the summary's (shard, merged: from the folder)."""
-    cost = summary.cost or {}
-    failing = sum(any(_failed(t) for t in c.trials) for c in summary.cases)
-    rules = {k: [r.severity, r.kind] for k, r in (summary.reviewer.rules if summary.reviewer else {}).items()}
-    return RunHead(
-        stamp=stamp, run_id=summary.run_id, kind=kind or summary.kind, branch=_text(summary.config.get("branch")),
-        pr=_int(summary.config.get("pr")), started_at=summary.started_at, finished_at=summary.finished_at,
-        complete=summary.complete, status=summary.decision.status, exit_code=summary.decision.exit_code,
-        method=summary.decision.method, agent=summary.agent, agent_version=summary.agent_version, model=summary.model,
-        reviewer=summary.reviewer.fingerprint if summary.reviewer else "",
-        reviewer_files=dict(summary.reviewer.digests) if summary.reviewer else {}, rules=rules,
-        rates={d: RateCell(rate=r.rate, passes=r.passes, trials=r.trials, low=r.low, high=r.high, baseline=r.baseline)
-               for d, r in summary.rates.items()},
-        cases=len(summary.cases), trials=sum(len(c.trials) for c in summary.cases), failing_cases=failing,
-        flaky_cases=len(summary.flaky_cases), errored=len(summary.errored), cost_usd=cost.get("cost_usd"),
-        tokens=int(cost.get("input_tokens", 0) or 0) + int(cost.get("output_tokens", 0) or 0), run_url=summary.run_url)
-
-
-def cases_of(summary: Summary, stamp: str) -> RunCases:
-    """Every case's trials as the case page reads them."""
-    return RunCases(stamp=stamp, cases={c.id: _case(c) for c in summary.cases})
-
-
-def _case(c: CaseSummary) -> CaseCell:
-    return CaseCell(id=c.id, expected=c.expected_tier, flaky=c.flaky, trials=[_trial(t) for t in c.trials])
-
-
-def _trial(t: TrialResult) -> TrialCell:
-    fails = {d: f"{g.category or 'failed'}: {g.reason}"[:MAX_REASON] for d, g in t.grades.items() if not g.passed}
-    return TrialCell(n=t.trial, outcome=t.outcome, tier=t.effective_tier, fails=fails, errored=t.errored,
-                     transcript=t.transcript)
-
-
-def _failed(t: TrialResult) -> bool:
-    return t.errored or any(not g.passed for g in t.grades.values())
-
-
-def _text(value: object) -> str | None:
-    return str(value) if value not in (None, "") else None
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+__all__ = ["CASES_FILE", "HEAD_FILE", "all_cases", "case_ids", "cases_of", "cases_valid", "cell_failed", "dump_cases",
+           "find_case", "head_of", "load_cached", "store"]
 
 
 def cell_failed(t: TrialCell) -> bool:
     """A trial that failed a dimension or errored."""
     return t.errored or bool(t.fails)
-
-
-def dump_cases(cases: RunCases) -> bytes:
-    """view-cases.jsonl: a header line (format, stamp), then one line a case, `<id as JSON>\\t<case>`,
-    in suite order. A case page finds its one line with a byte search and parses only that:
-    json.loads of a 2,000-case run is ~15 ms, times 52 runs is a second."""
-    lines = [json.dumps({"format_version": cases.format_version, "stamp": cases.stamp})]
-    lines += [f"{json.dumps(cid)}\t{cell.model_dump_json(exclude_defaults=True)}" for cid, cell in cases.cases.items()]
-    return ("\n".join(lines) + "\n").encode("utf-8")
 
 
 def load_cached(folder: Path, stamp: str) -> RunHead | None:
@@ -94,31 +33,6 @@ def load_cached(folder: Path, stamp: str) -> RunHead | None:
     except (safe.Refused, ValidationError, ValueError):
         return None  # absent, a link, damaged or an older format: built again
     return head if head.stamp == stamp and head.format_version == INDEX_FORMAT else None
-
-
-def store(folder: Path, head: RunHead, cases: bytes) -> bool:
-    """Write the index into the run folder (cases first, so a head on disk always has its cases).
-    False when the folder is not writable: the caller keeps the index in memory."""
-    try:
-        _write_new(folder, CASES_FILE, cases)
-        _write_new(folder, HEAD_FILE, (head.model_dump_json() + "\n").encode("utf-8"))
-    except OSError:
-        return False
-    return True
-
-
-def _write_new(folder: Path, name: str, data: bytes) -> None:
-    """Write through a temp file created new (O_EXCL: never through a planted link) and rename
-    it over `name` (a link there is replaced, not followed)."""
-    tmp = f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    fd = os.open(folder / tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(folder / tmp, folder / name)
-    except OSError:
-        (folder / tmp).unlink(missing_ok=True)
-        raise
 
 
 def cases_valid(data: bytes, stamp: str) -> bool:

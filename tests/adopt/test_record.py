@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from rubricgate.cli import main
 from rubricgate.adopt.record import overlay_paths, task_yaml
 from rubricgate.adopt.record_sources import Reviewed, skill_folder_of
 from rubricgate.models.task import TaskFile
+from rubricgate.view.catalog import Catalog
 from tests.conftest import git, make_repo, write_task
 from tests.fake_github import FakeGitHub
 
@@ -213,3 +215,15 @@ def test_task_yaml_reads_back_exactly_even_with_awkward_text():
     task = TaskFile(id="t", review=["skills/a/SKILL.md"], files=files, expect={"tier": "BLOCK"})
     assert yaml.safe_load(task_yaml(task))["files"] == files
     assert "skills/a/SKILL.md: |" in task_yaml(task)
+
+
+def test_the_single_run_is_a_record_run_and_the_viewer_lists_it_as_one(feature):
+    got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--base", "main", "--head", "feature", "--id", "rec")
+    assert got.exit_code == 0, got.output
+    run_dir = max((feature / "reports").iterdir())
+    assert run_dir.name.endswith("-record")
+    assert json.loads((run_dir / "summary.json").read_text())["kind"] == "record"
+    assert json.loads((run_dir / "view-index.json").read_text())["kind"] == "record"  # indexed by the run itself
+    assert [h.kind for h in Catalog.of([feature / "reports"]).heads()] == ["record"]
+    report = cli("report", "--repo", str(feature))
+    assert report.exit_code == 2 and "no run" in report.output  # a record run is not "the latest run"

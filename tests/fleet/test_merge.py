@@ -170,3 +170,19 @@ def test_one_copy_only_shard_makes_the_merged_run_copy_only(suite):
     assert result.exit_code == 0, result.output
     assert merged["isolation"] == "copy-only"
     assert any("copy-only isolation" in w for w in merged["decision"]["warnings"])
+
+
+def test_a_run_its_shards_and_the_merged_run_each_write_their_viewer_index(suite, monkeypatch):
+    from rubricgate.view.catalog import Catalog
+
+    result, single = _run(suite)
+    assert result.exit_code == 0, result.output
+    dirs = _shards(suite, 2)
+    assert _merge(suite, dirs).exit_code == 0
+    merged = _newest(suite)
+    kinds = {p.name: json.loads((p / "view-index.json").read_text())["kind"] for p in [single, *dirs, merged]}
+    assert kinds == {single.name: "run", dirs[0].name: "shard", dirs[1].name: "shard", merged.name: "merged"}
+    monkeypatch.setattr(Catalog, "summary", lambda self, ref: pytest.fail("the viewer parsed a summary"))
+    cat = Catalog.of([suite / "reports"])
+    assert {h.run_id: h.kind for h in cat.heads()} == kinds
+    assert all(cat.cases(cat.ref(name)) for name in kinds)

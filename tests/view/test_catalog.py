@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 import view_fixtures as vf  # noqa: E402
 
 from rubricgate.errors import GateInputError  # noqa: E402
+from rubricgate.records import run_index  # noqa: E402
 from rubricgate.view import index  # noqa: E402
 from rubricgate.view.catalog import Catalog  # noqa: E402
 
@@ -59,7 +60,7 @@ def test_an_unwritable_folder_keeps_its_index_in_memory(reports, monkeypatch):
     def refuse(folder, name, data):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(index, "_write_new", refuse)
+    monkeypatch.setattr(run_index, "_write_new", refuse)
     run = reports / "20260101T000000Z-abc120"
     cat = Catalog.of([reports])
     assert cat.case(cat.ref(run.name), "pass-weekly-revenue").trials[0].outcome == "PASS"
