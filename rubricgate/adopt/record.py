@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 import yaml
+from pydantic import ValidationError
 
 from rubricgate.adopt.record_sources import Reviewed
 from rubricgate.errors import GateInputError, GateInputErrors
@@ -65,9 +66,22 @@ def build_task(reviewed: Reviewed, request: RecordRequest, root: str, default_id
         return TaskFile(id=request.task_id or default_id, why=why, review=[mapping[s] for s in reviewed.skills],
                         files={mapping[p]: reviewed.files[p] for p in sorted(mapping, key=lambda p: mapping[p])},
                         expect=expect, tags=list(dict.fromkeys(["recorded", *request.tags])))
-    except ValueError as exc:  # pydantic's ValidationError is a ValueError
-        raise GateInputError("record", "--expect/--rule/--id", str(exc).splitlines()[-1].strip(),
-                             "see `rubricgate record --help`") from None
+    except ValidationError as exc:
+        raise _option_error(exc) from None
+
+
+# Which option sets each task field `record` builds (the rest come from the source).
+_OPTION_OF = {"id": "--id", "expect": "--expect/--rule/--absent-rule", "tier": "--expect", "rules": "--rule",
+              "absent_rules": "--absent-rule", "why": "--why", "tags": "--tag"}
+
+
+def _option_error(exc: ValidationError) -> GateInputError:
+    """The first problem, as one line naming the option that set the field."""
+    first = exc.errors()[0]
+    loc = [str(part) for part in first.get("loc", ())]
+    option = next((_OPTION_OF[part] for part in loc if part in _OPTION_OF), "--expect/--rule/--id")
+    return GateInputError("record", option, f"{'.'.join(loc) or 'value'}: {first['msg']}",
+                          f"change {option}; `rubricgate record --help` lists the options")
 
 
 def slug(text: str) -> str:

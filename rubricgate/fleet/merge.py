@@ -26,7 +26,7 @@ from rubricgate.isolation.untrusted import write_fresh
 from rubricgate.models.results import Summary, TrialResult
 from rubricgate.models.shard import ShardRecord
 from rubricgate.pipeline import RunOptions, plan, with_changes
-from rubricgate.records.files import new_run_id, read_summary
+from rubricgate.records.files import make_run_folder, new_run_id, read_summary
 from rubricgate.records.run_index import index_run
 from rubricgate.reports.bundle import finish_run_reports
 from rubricgate.reports.explain import annotate
@@ -133,8 +133,8 @@ def write_merged(loaded: Loaded, options: RunOptions, jobs: list[Job], shards: l
     summary = build_summary(loaded, jobs, results, merged_state(shards, results, options.trials))
     summary = with_isolation(summary, _isolation(shards))
     summary = with_changes(annotate(summary, loaded, options.repo, os.environ), loaded)  # as `run` does
-    run_dir = (reports_dir or options.repo / cfg.reports) / summary.run_id
-    (run_dir / "transcripts").mkdir(parents=True)
+    run_dir = make_run_folder(reports_dir or options.repo / cfg.reports, summary.run_id, tuple(s.run_dir for s in shards))
+    (run_dir / "transcripts").mkdir()
     for s in shards:
         _copy_transcripts(s, run_dir)
     _write_events(run_dir, shards, jobs, summary, secrets)

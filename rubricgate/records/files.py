@@ -23,6 +23,27 @@ def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + _random.token_hex(3)
 
 
+def make_run_folder(reports: Path, run_id: str, inputs: tuple[Path, ...] = ()) -> Path:
+    """Create the new run folder `reports/run_id`, or raise a one-line GateInputError: the folder
+    exists already (another run's, or one of `inputs`, the folders this run reads), or the
+    reports folder cannot be written (read-only, not a folder, full)."""
+    run_dir = reports / run_id
+    for source in inputs:
+        if run_dir.resolve() == source.resolve():
+            raise GateInputError(str(source), "", f"is the folder this run would be written to ({run_dir})",
+                                 "move the input folders out of the reports folder, or rerun for a fresh run id")
+    try:
+        run_dir.mkdir(parents=True)
+    except FileExistsError:
+        raise GateInputError(str(run_dir), "", "a run folder of this name exists already",
+                             "rerun for a fresh run id; never write into an existing run folder") from None
+    except OSError as exc:
+        raise GateInputError(str(reports), "", f"cannot create the run folder {run_id}: {exc.strerror or exc}",
+                             "make the reports folder writable, or set `reports:` in rubricgate.yaml to a writable "
+                             "folder") from None
+    return run_dir
+
+
 def write_json_atomic(path: Path, data: dict, secrets: list[str] | None = None) -> None:
     """Write scrubbed JSON via a temp file and rename, so a crash never leaves half a file."""
     write_text_atomic(path, json.dumps(scrub_data(data, secrets or []), indent=2, default=str) + "\n", secrets)

@@ -42,7 +42,7 @@ from rubricgate.isolation.sandbox import (
 from rubricgate.isolation.scratch import Scratch, choose_scratch
 from rubricgate.models.results import Summary
 from rubricgate.records.events import EventLog
-from rubricgate.records.files import new_run_id
+from rubricgate.records.files import make_run_folder, new_run_id
 from rubricgate.runner.cache import CACHE_DIR, resolve_cache_dir, signing_key
 from rubricgate.runner.cost import Budget
 from rubricgate.runner.options import RunOptions
@@ -258,8 +258,7 @@ def open_run_folder(options: RunOptions, loaded: Loaded, jobs: list[Job], agents
 def _open_run_folder(options: RunOptions, loaded: Loaded, jobs: list[Job], agents: dict[str, Agent],
                      policy: SandboxPolicy, tree: RunTree, exclude: set[str]) -> tuple[RunContext, RunState]:
     run_id = new_run_id() + ("" if options.kind == "run" else f"-{options.kind}")
-    run_dir = reports_root(options, loaded) / run_id
-    run_dir.mkdir(parents=True)
+    run_dir = make_run_folder(reports_root(options, loaded), run_id)
     ctx = _context(options, loaded, run_dir, agents, policy, tree, exclude)
     state = RunState(run_id=run_id, started=datetime.now(UTC).isoformat(timespec="milliseconds"),
                      agent_versions={n: a.version() for n, a in agents.items()}, trials=options.trials,

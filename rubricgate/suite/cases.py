@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rubricgate.errors import GateInputError, GateInputErrors, collect
+from rubricgate.models.bounds import MAX_ID_CHARS
 from rubricgate.models.case import CaseSpec
 from rubricgate.models.config import Config
 from rubricgate.models.task import Expect, FixtureExpect, Rubric, TaskFile
@@ -112,6 +113,10 @@ def _fixture_case(repo: Path, config: Config, skill: Path, tier: str) -> CaseSpe
         extra = loaded or extra
     expect = Expect(tier=tier, rules=extra.rules, absent_rules=extra.absent_rules)
     name = skill.parent.name
+    if len(f"fixture-{name}") > MAX_ID_CHARS:  # the id names its transcript files; the OS bounds their names
+        raise GateInputError(skill.parent.relative_to(repo).as_posix(), "folder name",
+                             f"the case id fixture-<folder> is {len(name) + 8} characters, over {MAX_ID_CHARS}",
+                             f"rename the folder to at most {MAX_ID_CHARS - 8} characters")
     layout = neutral_layout(repo, config, [rel], {}, origin)
     tags = list(dict.fromkeys(["fixture", tier.lower(), *extra.tags]))
     # The id carries no tier: it is not shown to the reviewer, and it must not need to hide.

@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import tempfile
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from rubricgate.isolation.sandbox import SandboxUnavailable, resolve_isolation
+from rubricgate.pipeline import RunOptions, run_suite
 from tests.conftest import git, make_repo
 from tests.faults.reviewers import use_reviewer, write_reviewer
 
@@ -80,8 +81,6 @@ with open(LOG, "a") as log:
 
 
 def test_copy_only_trials_get_a_private_home_and_tmpdir_removed_afterwards(tmp_path: Path) -> None:
-    from rubricgate.pipeline import RunOptions, run_suite
-
     log = tmp_path / "writes.jsonl"
     repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
     script = write_reviewer(tmp_path / "agents", f"LOG = {str(log)!r}\n" + WRITE_HOME_AND_TMP)
