@@ -4,7 +4,8 @@ Each invocation takes the next behaviour from a plan (the last one repeats):
 - "answer": reads the changed-files list and answers BLOCK for a skill without a description,
   else PASS, in Claude stream-json;
 - "api_error": replays the real Claude Code recording of an API error (exit 1);
-- "crash": prints nothing and exits 1 (a CLI that dies before its first model turn).
+- "crash": prints nothing and exits 1 (a CLI that dies before its first model turn);
+- "silent": prints nothing and never ends (a CLI hung on a dead connection).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ if mode == "api_error":
     sys.stdout.buffer.write(Path(api_error).read_bytes()); sys.exit(1)
 if mode == "crash":
     sys.exit(1)
+if mode == "silent":
+    import time; time.sleep(600); sys.exit(0)
 paths = Path(changed_file).read_text().split()
 workspace = Path(changed_file).parents[1]
 # Judged by the file itself (the blind reviewer sees neutral paths): no description -> BLOCK.

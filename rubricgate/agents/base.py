@@ -29,6 +29,7 @@ class AgentRequest:
     allowed_tools: list[str] | None = None  # normalized names; None = no allowlist
     max_steps: int | None = None
     timeout_s: float = 300.0
+    idle_timeout_s: float = 0.0  # stop after this long without a line of output (0: never)
     output_cap_bytes: int = 8_000_000
     env: dict[str, str] = field(default_factory=dict)  # minimal env; adapters add HOME etc.
     model: str | None = None

@@ -107,7 +107,7 @@ class CliAgent(ABC):
         """Run argv in the workspace with the isolated environment."""
         env = {**isolated_env(request.env, request.home, request.agent_view(request.home)), **self.agent_env(request)}
         return run_process(argv, cwd=request.workspace, env=env, timeout_s=request.timeout_s,
-                           output_cap_bytes=request.output_cap_bytes,
+                           idle_timeout_s=request.idle_timeout_s, output_cap_bytes=request.output_cap_bytes,
                            stdout_path=request.raw_stream_file, watch=self.watch(request),
                            sandbox=request.sandbox, writable=[(request.scratch, request.agent_view(request.scratch))],
                            slots=request.slots)

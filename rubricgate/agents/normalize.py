@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rubricgate.isolation.process import ProcessResult
+from rubricgate.isolation.streams import IDLE_STOP
 from rubricgate.models.transcript import ToolCall, Transcript, Usage
 
 # Lower-cased raw name (underscores and dashes dropped) -> normalized name.
@@ -31,6 +32,12 @@ _CANONICAL = {
     "webfetch": "webfetch", "websearch": "websearch", "task": "task", "agent": "task",
     "todowrite": "todowrite",
 }
+
+# How a stop reason starts when the harness ended the run because the infrastructure failed
+# (a silent agent; a CLI that keeps reconnecting to a model server that is down): the trial is
+# an infrastructure failure (graders/failures.py), retried and then errored, never graded.
+UNREACHABLE_STOP = "model_unreachable"
+INFRA_STOPS = (IDLE_STOP, UNREACHABLE_STOP)
 
 # Normalized name -> Claude Code's built-in tool name (for --tools).
 CLAUDE_TOOL_NAMES = {
@@ -175,6 +182,8 @@ def _apply_process(draft: Draft, proc: ProcessResult) -> None:
     elif proc.stdout_truncated and (proc.stopped.startswith("output_cap") or not proc.stopped):
         draft.fail("crashed", f"output exceeded the cap: stopped after {proc.stdout_bytes} bytes of stdout "
                               "(raise agent.output_cap_bytes if this output is expected)")
+    elif proc.stopped.startswith(INFRA_STOPS):
+        draft.termination, draft.error = "api_error", f"stopped by rubricgate: {proc.stopped}"
     elif proc.stopped:
         _mark_stopped_tool(draft, proc.stopped)
         draft.fail("max_turns" if proc.stopped.startswith("max_turns") else "crashed",

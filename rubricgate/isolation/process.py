@@ -8,7 +8,9 @@ the one-line error (both read by the trial's own thread: runner/streams.py), and
 killed on timeout and once more after exit so no grandchild survives the run. A descendant that
 left the group with setsid() (a daemonizing tool server) is found by a per-run token in its
 inherited environment and killed too. The output cap stops the run: past it nothing more can be
-kept, so running on only burns time and tokens.
+kept, so running on only burns time and tokens. So does silence: an agent that printed nothing on
+either pipe for the idle timeout is stalled (a hung connection, a CLI waiting on nothing) and is
+stopped long before the wall-clock timeout.
 """
 
 from __future__ import annotations
@@ -89,9 +91,12 @@ def _group_alive(pgid: int) -> bool:
 def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
                 output_cap_bytes: int, stdout_path: Path, watch: Watch | None = None,
                 sandbox: SandboxPolicy | None = None, writable: Sequence[Writable] = (),
-                slots: AgentSlots | None = None) -> ProcessResult:
+                slots: AgentSlots | None = None, idle_timeout_s: float = 0.0) -> ProcessResult:
     """Run argv in its own session (inside bubblewrap when `sandbox` enforces one); never raises
     for a failing or missing executable. `watch(line)` sees each stdout line; a reason kills it.
+
+    `idle_timeout_s` (0: off) stops an agent that printed nothing on stdout or stderr for that
+    long: `stopped` then starts with streams.IDLE_STOP.
 
     `slots` bounds the agents running at once. A sandboxed agent is launched before it holds one:
     its sandbox is built while other agents run, and the agent waits at a gate inside it until a
@@ -104,16 +109,17 @@ def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeo
         return _interrupted()
     try:
         with open(stdout_path, "wb") as out:
-            return _launch(argv, cwd, env, timeout_s, CappedSink(out, output_cap_bytes, watch), sandbox, writable,
+            sink = CappedSink(out, output_cap_bytes, watch)
+            return _launch(argv, cwd, env, (timeout_s, idle_timeout_s), sink, sandbox, writable,
                            slots if gated else None)
     finally:
         if slots is not None and not gated:
             slots.release()
 
 
-def _launch(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout_s: float, sink: CappedSink,
+def _launch(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeouts: tuple[float, float], sink: CappedSink,
             sandbox: SandboxPolicy | None, writable: Sequence[Writable], gate_slots: AgentSlots | None) -> ProcessResult:
-    token = uuid.uuid4().hex
+    (timeout_s, idle_s), token = timeouts, uuid.uuid4().hex
     started = time.monotonic()
     sandboxed = sandbox is not None and sandbox.enforced
     limits = sandbox.limits if sandbox is not None and sandboxed else None
@@ -125,13 +131,13 @@ def _launch(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout_s: f
         if gate_slots is not None:
             gate_slots.end_launch_turn()  # launched (or failed to): the next trial may launch
     if gate is None or gate_slots is None:
-        return _supervise(proc, sink, started + timeout_s, started, token, sandboxed, limits)
+        return _supervise(proc, sink, (started + timeout_s, idle_s), started, token, sandboxed, limits)
     opened = gate_slots.take(lambda: _open_gate(gate))  # possibly by the thread whose agent just ended
     if opened is None:  # stopped while its sandbox waited: the agent never ran
         _discard(proc, gate, token)
         return _interrupted()
     try:
-        return _supervise(proc, sink, opened + timeout_s, opened, token, sandboxed, limits)
+        return _supervise(proc, sink, (opened + timeout_s, idle_s), opened, token, sandboxed, limits)
     finally:
         gate_slots.ran(time.monotonic() - opened)
         gate_slots.release()  # the agent is dead (`_supervise` made sure): the next one may start
@@ -251,11 +257,12 @@ def _write_all(fd: int, payload: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def _supervise(proc: subprocess.Popen[bytes], sink: CappedSink, deadline: float,
+def _supervise(proc: subprocess.Popen[bytes], sink: CappedSink, deadlines: tuple[float, float],
                started: float, token: str, sandboxed: bool, limits: Limits | None = None) -> ProcessResult:
-    """Wait with a deadline, kill on timeout / a watch stop / Ctrl-C, always sweep at the end."""
-    tail, wake = StderrTail(), Wake()
-    streams = Streams(proc, sink, tail, wake)
+    """Wait with a deadline, kill on timeout / a watch or idle stop / Ctrl-C, always sweep at the end.
+    `deadlines`: (the monotonic wall-clock deadline, the idle timeout in seconds or 0)."""
+    (deadline, idle_s), tail, wake = deadlines, StderrTail(), Wake()
+    streams = Streams(proc, sink, tail, wake, idle_s)
     try:
         timed_out, exit_code = _wait_and_end(proc, streams, wake, deadline, token, sandboxed)
         streams.drain(DRAIN_TIMEOUT_S)

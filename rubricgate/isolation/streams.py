@@ -8,7 +8,8 @@ exits) and a wake pipe (Ctrl-C) with one `select`, and the deadline is the selec
 
 The contract: stdout goes to a file up to a byte cap and is drained (never left to
 block the agent) past it; every complete stdout line is shown to a `watch` callback whose
-reason stops the run; stderr keeps a bounded tail for the one-line error.
+reason stops the run; stderr keeps a bounded tail for the one-line error; silence on both
+pipes for the idle timeout stops it too.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ STDERR_TAIL_BYTES = 8192
 _CHUNK = 65536
 
 Watch = Callable[[bytes], "str | None"]
+# How the stop reason of an agent that went silent starts: a stall of the CLI or its connection,
+# which the transcript reports as an infrastructure failure (agents/normalize.py).
+IDLE_STOP = "idle_timeout"
 
 
 class CappedSink:
@@ -104,8 +108,10 @@ class Wake:
 class Streams:
     """The select loop over one process: its stdout and stderr pipes, its exit, a wake pipe."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], out: CappedSink, err: StderrTail, wake: Wake) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], out: CappedSink, err: StderrTail, wake: Wake,
+                 idle_s: float = 0.0) -> None:
         self.out = out  # its stop reason ends the wait
+        self.idle_s, self.last_output = idle_s, time.monotonic()
         self.sel = selectors.DefaultSelector()
         self.sel.register(proc.stdout.fileno(), selectors.EVENT_READ, out.feed)  # type: ignore[union-attr]
         self.sel.register(proc.stderr.fileno(), selectors.EVENT_READ, err.feed)  # type: ignore[union-attr]
@@ -116,9 +122,10 @@ class Streams:
 
     def wait(self, deadline: float) -> None:
         """Read until the process exits, a stop reason appears, the wake pipe fires or the
-        (monotonic) deadline passes, whichever comes first."""
+        (monotonic) deadline passes, whichever comes first. Silence on both pipes for idle_s
+        (when set) is a stop reason of its own."""
         while not self.out.stop_reason:
-            timeout = deadline - time.monotonic()
+            timeout = self._until(deadline)
             if timeout <= 0:
                 return
             events = self.sel.select(timeout)
@@ -127,6 +134,19 @@ class Streams:
                 self._read(key)
             if any(key.data in ("exit", "wake") for key, _ in events):
                 return
+
+    def _until(self, deadline: float) -> float:
+        """Seconds to wait for the next event: to the deadline, or to the end of the allowed silence
+        (0 once it has ended, with the stop reason set)."""
+        now = time.monotonic()
+        if not self.idle_s:
+            return deadline - now
+        quiet = self.last_output + self.idle_s - now
+        if quiet <= 0 < deadline - now:
+            self.out.stop_reason = (f"{IDLE_STOP}: the agent printed nothing on stdout or stderr for "
+                                    f"{self.idle_s:g} s (agent.idle_timeout_s)")
+            return 0.0
+        return min(deadline - now, quiet)
 
     def drain(self, timeout_s: float) -> None:
         """After the process is gone: read both pipes to their end (a killed group closes them),
@@ -148,6 +168,7 @@ class Streams:
     def _read(self, key: selectors.SelectorKey) -> None:
         chunk = os.read(key.fd, _CHUNK)
         if chunk:
+            self.last_output = time.monotonic()
             key.data(chunk)
         else:
             self.sel.unregister(key.fd)

@@ -10,6 +10,7 @@ MAX_TRIALS = 1_000  # per case, in config, task or expect.yaml
 MAX_BASELINE_TRIALS = 1_000_000  # a baseline case's trials (it sums runs)
 MAX_STEPS = 10_000  # trajectory.max_steps
 MAX_TIMEOUT_S = 86_400.0  # agent.timeout_s: one day
+MAX_IDLE_TIMEOUT_S = 3_600.0  # agent.idle_timeout_s: an hour without a line is no live agent
 MAX_OUTPUT_CAP_BYTES = 1 << 30  # agent.output_cap_bytes
 MAX_ERRORED = 1_000_000  # gate.max_errored
 MAX_ID_CHARS = 100  # a case id (a task id, or fixture-<folder>): it names transcript files, whose names the OS bounds

@@ -5,7 +5,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from rubricgate.models.base import Severity, StrictModel, Tier
-from rubricgate.models.bounds import MAX_ERRORED, MAX_OUTPUT_CAP_BYTES, MAX_TIMEOUT_S, MAX_TRIALS
+from rubricgate.models.bounds import MAX_ERRORED, MAX_IDLE_TIMEOUT_S, MAX_OUTPUT_CAP_BYTES, MAX_TIMEOUT_S, MAX_TRIALS
 from rubricgate.models.task import Rubric
 
 DEFAULT_ENV_ALLOWLIST = ["PATH", "LANG", "LC_ALL", "TZ", "TERM", "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS"]
@@ -41,6 +41,10 @@ class AgentLimits(StrictModel):
 class AgentConfig(StrictModel):
     name: str = "builtin"
     timeout_s: float = Field(default=300.0, gt=0, le=MAX_TIMEOUT_S)
+    # An agent that prints nothing (stdout or stderr) this long is stalled, not thinking: it is
+    # stopped and the trial is an infrastructure failure (retried, then errored), never a
+    # reviewer timeout. 0 switches it off (a wrapper command that prints only at its end).
+    idle_timeout_s: float = Field(default=120.0, ge=0, le=MAX_IDLE_TIMEOUT_S)
     output_cap_bytes: int = Field(default=8_000_000, gt=0, le=MAX_OUTPUT_CAP_BYTES)
     # The command adapter: a template with {prompt_file} {workspace} {last_message_file} {max_steps}
     command: list[str] | None = None

@@ -256,7 +256,7 @@ def _request(ctx: RunContext, job: Job, ws) -> AgentRequest:
         prompt_source=ws.source(cfg.reviewer.prompt),
         rubric_file=root / cfg.reviewer.rubric, changed_files_file=root / cfg.reviewer.changed_files,
         scratch=ws.scratch, scratch_view=ws.scratch_view, private=ws.private, allowed_tools=job.case.tool_use.allowed,
-        max_steps=job.case.trajectory.max_steps, timeout_s=cfg.agent.timeout_s,
+        max_steps=job.case.trajectory.max_steps, timeout_s=cfg.agent.timeout_s, idle_timeout_s=cfg.agent.idle_timeout_s,
         output_cap_bytes=cfg.agent.output_cap_bytes, env=dict(ctx.env), model=cfg.agent.model,
         extra_args=list(cfg.agent.extra_args), sandbox=sandbox, slots=ctx.slots, vocabulary=ctx.rubric.vocabulary)
 

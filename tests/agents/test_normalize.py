@@ -78,3 +78,20 @@ def test_a_forbidden_tool_whose_input_holds_u2028_is_seen_by_the_parser_and_the_
     assert [c.name for c in draft.tool_calls] == ["bash"] and draft.skipped_lines == 0
     watch = claude_shape_watch(None, ["read", "grep", "glob"])
     assert watch(stream.rstrip("\n").encode()).startswith("tool_denied: bash")
+
+
+def test_an_idle_stop_is_an_infrastructure_failure_even_after_model_turns() -> None:
+    from rubricgate.graders.failures import failure_kind, is_infra_failure
+
+    draft = Draft(agent="x", steps=2)  # it had been talking to the model before going silent
+    reason = "idle_timeout: the agent printed nothing on stdout or stderr for 120 s (agent.idle_timeout_s)"
+    t = finish(draft, _proc(exit_code=None, stopped=reason), version=None)
+    assert t.termination == "api_error" and t.error == f"stopped by rubricgate: {reason}"
+    assert failure_kind(t) == "infra" and is_infra_failure(t)
+
+
+def test_a_reviewer_stop_stays_the_reviewers_failure() -> None:
+    from rubricgate.graders.failures import failure_kind
+
+    t = finish(Draft(agent="x", steps=2), _proc(exit_code=None, stopped="tool_denied: bash x"), version=None)
+    assert t.termination == "crashed" and failure_kind(t) == "reviewer"

@@ -67,6 +67,16 @@ def test_huge_trials_fail_at_once_naming_the_bound(repo: Path) -> None:
     assert "trials" in _validate(repo) and "1000" in _validate(repo)
 
 
+@pytest.mark.parametrize("value, says", [(86_400, "less than or equal to 3600"), (-1, "greater than or equal to 0")],
+                         ids=["above-bound", "negative"])
+def test_idle_timeout_out_of_range_names_the_field_and_bound(repo: Path, value: float, says: str) -> None:
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config.setdefault("agent", {})["idle_timeout_s"] = value
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    line = _validate(repo)
+    assert "idle_timeout_s" in line and says in line, line
+
+
 def test_a_300_character_task_id_is_an_input_error(repo: Path) -> None:
     task = yaml.safe_load((Path(__file__).parents[2] / "evals/tasks/block-missing-description.yaml").read_text())
     task["id"] = "a" * 300

@@ -58,6 +58,19 @@ def test_a_crash_before_the_first_turn_is_infra(repo) -> None:
     assert result.exit_code == 2 and "2 of 2 trials errored" in result.output, result.output
 
 
+def test_a_silent_agent_is_stopped_at_the_idle_timeout_as_infra_never_a_reviewer_timeout(repo) -> None:
+    install(repo, ["silent"], retries=0, timeout_s=600, idle_timeout_s=0.5)
+    result = _run(repo)
+    assert result.exit_code == 2 and "2 of 2 trials errored" in result.output, result.output
+    assert "REGRESSION" not in result.output
+    trials = [t for c in _summary(repo)["cases"] for t in c["trials"]]
+    assert all(t["errored"] for t in trials)
+    assert all(g["category"] == "errored" for t in trials for g in t["grades"].values())
+    [attempt] = trials[0]["attempts"]
+    assert attempt["infra"] and attempt["termination"] != "timeout"
+    assert "idle_timeout" in attempt["error"] and "agent.idle_timeout_s" in attempt["error"], attempt
+
+
 def test_errored_within_max_errored_is_left_out_of_the_rates(repo) -> None:
     install(repo, ["api_error", "answer"], retries=0)
     cfg = yaml.safe_load((repo / "rubricgate.yaml").read_text())

@@ -13,10 +13,10 @@ PY = sys.executable
 
 
 def _run(tmp_path: Path, code: str, *, timeout_s: float = 10, cap: int = 1_000_000,
-         env: dict[str, str] | None = None):
+         env: dict[str, str] | None = None, idle_timeout_s: float = 0.0):
     out = tmp_path / "out" / "stdout.txt"
     res = run_process([PY, "-c", code], cwd=tmp_path, env=env or {"PATH": os.environ["PATH"]},
-                      timeout_s=timeout_s, output_cap_bytes=cap, stdout_path=out)
+                      timeout_s=timeout_s, output_cap_bytes=cap, stdout_path=out, idle_timeout_s=idle_timeout_s)
     return res, out
 
 
@@ -54,6 +54,31 @@ def test_timeout_kills_the_whole_group_including_grandchildren(tmp_path: Path) -
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(child), "grandchild survived the timeout"
+
+
+def test_an_agent_silent_for_the_idle_timeout_is_stopped_not_timed_out(tmp_path: Path) -> None:
+    pidfile = tmp_path / "agent.pid"
+    code = f"import os,time\nopen({str(pidfile)!r},'w').write(str(os.getpid()))\nprint('started',flush=True)\ntime.sleep(60)"
+    res, out = _run(tmp_path, code, timeout_s=60, idle_timeout_s=0.5)
+    assert res.stopped.startswith("idle_timeout:") and "agent.idle_timeout_s" in res.stopped, res
+    assert not res.timed_out and res.exit_code is None
+    assert out.read_text() == "started\n"  # what it printed before going silent is kept
+    assert not _alive(int(pidfile.read_text()))
+
+
+def test_output_on_either_pipe_keeps_an_agent_alive_past_the_idle_timeout(tmp_path: Path) -> None:
+    # Eight lines 0.2 s apart, alternating pipes: every gap is under the idle timeout, the run is not.
+    code = ("import sys,time\nfor i in range(8):\n"
+            "    (sys.stdout if i % 2 else sys.stderr).write(f'{i}\\n'); sys.stdout.flush(); sys.stderr.flush()\n"
+            "    time.sleep(0.2)\n")
+    res, out = _run(tmp_path, code, timeout_s=60, idle_timeout_s=0.6)
+    assert res.exit_code == 0 and not res.stopped and not res.timed_out, res
+    assert out.read_text() == "1\n3\n5\n7\n"
+
+
+def test_no_idle_timeout_by_default(tmp_path: Path) -> None:
+    res, _ = _run(tmp_path, "import time\ntime.sleep(0.3)", timeout_s=60)
+    assert res.exit_code == 0 and not res.stopped
 
 
 def test_sigterm_ignoring_process_is_sigkilled(tmp_path: Path) -> None:
