@@ -7,7 +7,7 @@ but is still drained (a blocked pipe would hang the child), stderr is kept as a 
 the one-line error (both read by the trial's own thread: runner/streams.py), and the group is
 killed on timeout and once more after exit so no grandchild survives the run. A descendant that
 left the group with setsid() (a daemonizing tool server) is found by a per-run token in its
-inherited environment and killed too. The output cap stops the run: past it nothing more can be
+inherited environment and killed too (isolation/reaping.py). The output cap stops the run: past it nothing more can be
 kept, so running on only burns time and tokens. So does silence: an agent that printed nothing on
 either pipe for the idle timeout is stalled (a hung connection, a CLI waiting on nothing) and is
 stopped long before the wall-clock timeout.
@@ -15,29 +15,24 @@ stopped long before the wall-clock timeout.
 
 from __future__ import annotations
 
-import ctypes
 import os
-import select
-import signal
 import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from rubricgate.isolation.admission import CANCEL, AgentSlots
 from rubricgate.isolation.identity import give_to_sandbox_user, root_harness, user_namespace
 from rubricgate.isolation.limits import Limits, limit_reached
+from rubricgate.isolation.reaping import KILL_GRACE_S, RUN_TOKEN_VAR, kill_escapees, kill_group, kill_sandbox
 from rubricgate.isolation.rootfs import identity_pipes
 from rubricgate.isolation.sandbox import SandboxPolicy, Writable, find_program, wrap
 from rubricgate.isolation.streams import CappedSink, StderrTail, Streams, Wake, Watch
 
-KILL_GRACE_S = 2.0
 DRAIN_TIMEOUT_S = 5.0
-RUN_TOKEN_VAR = "RUBRICGATE_RUN_TOKEN"  # inherited by every descendant; finds setsid() escapees
-_PROC = Path("/proc")
 
 
 @dataclass
@@ -53,39 +48,6 @@ class ProcessResult:
     start_error: str = ""  # non-empty when the executable could not be started
     stopped: str = ""  # non-empty when the harness's watch callback ended the run
     limit: str = ""  # the sandbox limit the agent reached (isolation/limits.py), if any
-
-
-def kill_group(pgid: int, grace_s: float = KILL_GRACE_S,
-               reap: Callable[[], object] | None = None) -> None:
-    """SIGTERM the process group, wait up to grace_s for it to empty, then SIGKILL it.
-
-    `reap` (e.g. Popen.poll) is called while waiting: an unreaped zombie leader still
-    counts as a group member, so without it we would always wait the full grace period.
-    """
-    if not _signal_group(pgid, signal.SIGTERM):
-        return
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        if reap is not None:
-            reap()
-        if not _group_alive(pgid):
-            return
-        time.sleep(0.05)
-    _signal_group(pgid, signal.SIGKILL)
-
-
-def _signal_group(pgid: int, sig: int) -> bool:
-    """Send sig to the group; False when the group no longer exists."""
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-def _group_alive(pgid: int) -> bool:
-    # Signal 0 probes existence without delivering anything.
-    return _signal_group(pgid, 0)
 
 
 def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
@@ -310,115 +272,3 @@ def _end(proc: subprocess.Popen[bytes], token: str, sandboxed: bool) -> int:
     if not sandboxed:
         kill_escapees(token)
     return exit_code
-
-
-def kill_sandbox(bwrap_pid: int, timeout_s: float = 5.0) -> None:
-    """SIGKILL the sandbox's init and return once it is gone.
-
-    Killing a PID namespace's init makes the kernel kill every process in it and the init only
-    exits after they all have, so when its pidfd turns readable nothing of the agent is left and
-    its workspace may be removed.
-    """
-    for pid in _children(bwrap_pid):
-        try:
-            fd = os.pidfd_open(pid)
-        except OSError:  # already gone
-            continue
-        try:
-            _signal_pid(pid, signal.SIGKILL)
-            select.select([fd], [], [], timeout_s)
-        finally:
-            os.close(fd)
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        text = (_PROC / str(pid) / "task" / str(pid) / "children").read_text()
-    except OSError:
-        return []
-    return [int(p) for p in text.split()]
-
-
-PR_SET_CHILD_SUBREAPER = 36
-
-
-def adopt_orphans() -> bool:
-    """Make this process the reaper of its orphaned descendants (Linux prctl), so a child that
-    double-forked with `env -i` (no run token to find it by) is still ours to kill."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def child_pids() -> set[int]:
-    """Every live child of this process, across its threads."""
-    out: set[int] = set()
-    task_dir = _PROC / "self" / "task"
-    if not task_dir.is_dir():
-        return out
-    for task in task_dir.iterdir():
-        try:
-            out.update(int(p) for p in (task / "children").read_text().split())
-        except OSError:
-            continue
-    return out
-
-
-def sweep_orphans(known: set[int]) -> list[int]:
-    """Kill and reap the children this run left behind (reparented orphans), sparing `known`
-    (children that existed before the run). Returns the pids killed."""
-    killed: list[int] = []
-    for _ in range(3):
-        found = child_pids() - known
-        for pid in found:
-            _signal_pid(pid, signal.SIGKILL)
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                continue
-        killed += found
-        if not found:
-            break
-    return killed
-
-
-def kill_escapees(token: str, passes: int = 3) -> list[int]:
-    """SIGKILL every process whose environment carries this run's token; the pids killed.
-
-    These are descendants that left the process group with setsid() (a daemonized tool
-    server): the group kill cannot reach them, but they inherited the token. Several passes
-    catch a child forked while its parent was being killed. Without /proc this does nothing.
-    """
-    killed: list[int] = []
-    for _ in range(passes):
-        found = [pid for pid in _pids() if _has_token(pid, token)]
-        for pid in found:
-            _signal_pid(pid, signal.SIGKILL)
-        killed += found
-        if not found:
-            break
-    return killed
-
-
-def _pids() -> list[int]:
-    if not _PROC.is_dir():
-        return []
-    me = os.getpid()
-    return [int(p.name) for p in _PROC.iterdir() if p.name.isdigit() and int(p.name) != me]
-
-
-def _has_token(pid: int, token: str) -> bool:
-    try:
-        environ = (_PROC / str(pid) / "environ").read_bytes()
-    except OSError:  # gone, or another user's process: not ours either way
-        return False
-    return f"{RUN_TOKEN_VAR}={token}".encode() in environ.split(b"\0")
-
-
-def _signal_pid(pid: int, sig: int) -> None:
-    try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
-        return

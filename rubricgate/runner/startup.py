@@ -25,7 +25,7 @@ from rubricgate.errors import GateInputError
 from rubricgate.isolation.admission import AgentSlots
 from rubricgate.isolation.environment import build_env, secret_values
 from rubricgate.isolation.limits import Limits
-from rubricgate.isolation.process import adopt_orphans, child_pids
+from rubricgate.isolation.reaping import adopt_orphans, child_pids
 from rubricgate.isolation.sandbox import (
     AgentFolderRefused,
     OverlayMount,

@@ -133,7 +133,7 @@ class TreeGuard:
         """Digest the tree; `adopt` (copy-only runs) makes orphaned descendants come back to
         this process, to be swept at the end (in the sandbox none can outlive its namespace).
         `known`: this process's children from before the run (default: now), never swept."""
-        from rubricgate.isolation.process import adopt_orphans, child_pids
+        from rubricgate.isolation.reaping import adopt_orphans, child_pids
 
         if adopt:
             adopt_orphans()

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from rubricgate.isolation.admission import CANCEL
-from rubricgate.isolation.process import sweep_orphans
+from rubricgate.isolation.reaping import sweep_orphans
 from rubricgate.models.results import TrialResult
 from rubricgate.models.transcript import Transcript
 from rubricgate.runner.scheduler import Job, run_jobs

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from rubricgate.isolation.process import adopt_orphans
+from rubricgate.isolation.reaping import adopt_orphans
 from rubricgate.pipeline import RunOptions, run_suite
 from tests.conftest import make_repo
 from tests.faults.reviewers import live_pids_with, snapshot_bytes, use_reviewer, write_reviewer

@@ -1,0 +1,202 @@
+"""Ending what an agent left behind: its process group, a sandbox's PID namespace, descendants
+that left the group (found by a per-run token in their environment) and orphans this process
+adopted. Every kill here is by process id, group or token: never by name.
+
+A copy-only agent's group is done once only zombies are left in it: an orphaned child is
+reparented to this process (when it adopts orphans) or to an init that may never reap it, and
+the kernel keeps a zombie in its group until then. So the group is read from /proc and the
+zombies that are ours are reaped, rather than waiting out the kill grace for a dead process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import select
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+KILL_GRACE_S = 2.0
+RUN_TOKEN_VAR = "RUBRICGATE_RUN_TOKEN"  # inherited by every descendant; finds setsid() escapees
+_PROC = Path("/proc")
+
+def kill_group(pgid: int, grace_s: float = KILL_GRACE_S,
+               reap: Callable[[], object] | None = None) -> None:
+    """SIGTERM the process group, wait up to grace_s for it to empty, then SIGKILL it.
+
+    `reap` (e.g. Popen.poll) is called while waiting: an unreaped zombie leader still
+    counts as a group member for the kernel. So do the agent's other children once it has
+    exited: they are reparented to this process when it adopts orphans (`adopt_orphans`), or to
+    an init that may never reap them. So the group counts as empty once every member left is a
+    zombie, and the zombies that are ours are reaped on the way.
+    """
+    if not _signal_group(pgid, signal.SIGTERM):
+        return
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if reap is not None:
+            reap()
+        if not _group_alive(pgid):
+            return
+        time.sleep(0.05)
+    _signal_group(pgid, signal.SIGKILL)
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send sig to the group; False when the group no longer exists."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _group_alive(pgid: int) -> bool:
+    """Some member of the group still runs. Signal 0 probes existence without delivering anything;
+    when the kernel still knows the group, /proc says whether any member is more than a zombie."""
+    if not _signal_group(pgid, 0):
+        return False
+    if not _PROC.is_dir():
+        return True
+    return any(not _reaped_zombie(pid, pgid, state) for pid, state in _group_members(pgid))
+
+
+def _group_members(pgid: int) -> list[tuple[int, str]]:
+    """(pid, state letter) of every process in the group, from /proc/PID/stat."""
+    members = []
+    for pid in _pids():
+        try:
+            stat = (_PROC / str(pid) / "stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()  # after "(comm)", which may hold spaces
+        if len(fields) > 2 and fields[2] == str(pgid):
+            members.append((pid, fields[0]))
+    return members
+
+
+def _reaped_zombie(pid: int, pgid: int, state: str) -> bool:
+    """True for a zombie (dead, whoever reaps it); one of ours is reaped here. The leader is left
+    to its Popen, whose exit code it is."""
+    if state != "Z":
+        return False
+    if pid != pgid:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:  # another parent's zombie: dead all the same
+            return True
+    return True
+
+
+def kill_sandbox(bwrap_pid: int, timeout_s: float = 5.0) -> None:
+    """SIGKILL the sandbox's init and return once it is gone.
+
+    Killing a PID namespace's init makes the kernel kill every process in it and the init only
+    exits after they all have, so when its pidfd turns readable nothing of the agent is left and
+    its workspace may be removed.
+    """
+    for pid in _children(bwrap_pid):
+        try:
+            fd = os.pidfd_open(pid)
+        except OSError:  # already gone
+            continue
+        try:
+            _signal_pid(pid, signal.SIGKILL)
+            select.select([fd], [], [], timeout_s)
+        finally:
+            os.close(fd)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = (_PROC / str(pid) / "task" / str(pid) / "children").read_text()
+    except OSError:
+        return []
+    return [int(p) for p in text.split()]
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def adopt_orphans() -> bool:
+    """Make this process the reaper of its orphaned descendants (Linux prctl), so a child that
+    double-forked with `env -i` (no run token to find it by) is still ours to kill."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def child_pids() -> set[int]:
+    """Every live child of this process, across its threads."""
+    out: set[int] = set()
+    task_dir = _PROC / "self" / "task"
+    if not task_dir.is_dir():
+        return out
+    for task in task_dir.iterdir():
+        try:
+            out.update(int(p) for p in (task / "children").read_text().split())
+        except OSError:
+            continue
+    return out
+
+
+def sweep_orphans(known: set[int]) -> list[int]:
+    """Kill and reap the children this run left behind (reparented orphans), sparing `known`
+    (children that existed before the run). Returns the pids killed."""
+    killed: list[int] = []
+    for _ in range(3):
+        found = child_pids() - known
+        for pid in found:
+            _signal_pid(pid, signal.SIGKILL)
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                continue
+        killed += found
+        if not found:
+            break
+    return killed
+
+
+def kill_escapees(token: str, passes: int = 3) -> list[int]:
+    """SIGKILL every process whose environment carries this run's token; the pids killed.
+
+    These are descendants that left the process group with setsid() (a daemonized tool
+    server): the group kill cannot reach them, but they inherited the token. Several passes
+    catch a child forked while its parent was being killed. Without /proc this does nothing.
+    """
+    killed: list[int] = []
+    for _ in range(passes):
+        found = [pid for pid in _pids() if _has_token(pid, token)]
+        for pid in found:
+            _signal_pid(pid, signal.SIGKILL)
+        killed += found
+        if not found:
+            break
+    return killed
+
+
+def _pids() -> list[int]:
+    if not _PROC.is_dir():
+        return []
+    me = os.getpid()
+    return [int(p.name) for p in _PROC.iterdir() if p.name.isdigit() and int(p.name) != me]
+
+
+def _has_token(pid: int, token: str) -> bool:
+    try:
+        environ = (_PROC / str(pid) / "environ").read_bytes()
+    except OSError:  # gone, or another user's process: not ours either way
+        return False
+    return f"{RUN_TOKEN_VAR}={token}".encode() in environ.split(b"\0")
+
+
+def _signal_pid(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        return

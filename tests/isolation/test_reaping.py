@@ -1,0 +1,53 @@
+"""isolation/reaping.py: a copy-only agent's group is done when only zombies are left in it.
+
+The agent leaves a child behind and exits. The harness adopts orphans (as a run does), so the
+child, once SIGTERM ends it, is a zombie of the harness's in the agent's group: counted as alive,
+the run waited the whole kill grace and then sent SIGKILL to a dead process. Run in a child
+interpreter: making pytest itself a subreaper would change every later test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HARNESS = r'''
+import json, os, signal, sys
+from pathlib import Path
+from rubricgate.isolation import reaping
+from rubricgate.isolation.process import run_process
+
+tmp = Path(sys.argv[1])
+assert reaping.adopt_orphans()
+sent = []
+real = reaping._signal_group
+def recording(pgid, sig):
+    sent.append(int(sig))
+    return real(pgid, sig)
+reaping._signal_group = recording
+agent = ("import subprocess, sys\n"
+         "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+         f"open({str(tmp / 'child.pid')!r}, 'w').write(str(p.pid))\n"
+         "print('verdict', flush=True)\n")
+res = run_process([sys.executable, "-c", agent], cwd=tmp, env={"PATH": os.environ["PATH"]}, timeout_s=60,
+                  output_cap_bytes=10_000, stdout_path=tmp / "out.txt")
+child = int((tmp / "child.pid").read_text())
+stat = Path(f"/proc/{child}/stat")
+state = stat.read_text().rsplit(")", 1)[-1].split()[0] if stat.exists() else "gone"
+print(json.dumps({"exit_code": res.exit_code, "duration_s": res.duration_s, "child": state,
+                  "sigkill": int(signal.SIGKILL) in sent, "grace": reaping.KILL_GRACE_S}))
+'''
+
+
+def test_a_child_left_by_a_copy_only_agent_is_reaped_without_waiting_out_the_grace(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-c", HARNESS, str(tmp_path)], capture_output=True, text=True,
+                          timeout=120, env={**os.environ})
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["exit_code"] == 0
+    assert seen["child"] == "gone", f"the agent's child is left as {seen['child']!r} (Z: an unreaped zombie)"
+    assert not seen["sigkill"], "the group was SIGKILLed: its zombie was waited on for the whole grace"
+    assert seen["duration_s"] < seen["grace"] / 2, seen
