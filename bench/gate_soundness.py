@@ -5,8 +5,11 @@ with probability .99, 6 with .85, 3 with .60). Every trial is graded on three di
 independently with the case's probability (independence is the hardest case for a family-wise
 guarantee: correlated dimensions make Holm more conservative, not less). Each simulated CI run
 measures a baseline (per-case counts, as `rubricgate baseline update` writes them), runs the
-suite again, and calls the project's own `rubricgate.gating.gate.decide` (and, for `compare`,
-`rubricgate.gating.compare.dimension_tests`) on the per-case counts.
+suite again at a fixed number of trials per case, and calls the project's own
+`rubricgate.gating.gate.decide` once (and, for `compare`, `rubricgate.gating.compare.dimension_tests`)
+on the per-case counts: the gate at one look, as a fixed design (`--shard`, strict and baseline
+runs) uses it. The adaptive rounds a statistical `run` uses by default, with their looks and
+alpha spending, are measured by bench/gate_power.py.
 
 Scenarios:
   unchanged             nothing changed, at 1 / 3 / 5 trials per case
@@ -52,7 +55,7 @@ from rubricgate.models.config import GateConfig  # noqa: E402
 from rubricgate.models.results import RateRow  # noqa: E402
 
 SUITE = np.array([0.99] * 21 + [0.85] * 6 + [0.60] * 3)
-FLAT = np.full(30, 0.85)  # every case at .8-.9: where the issue measured 8.8-10.5% before
+FLAT = np.full(30, 0.85)  # every case at .85: the hardest case for a discrete test's false alarms
 HARD, STABLE = list(range(21, 30)), list(range(21))
 STATISTICAL, STRICT = GateConfig(method="statistical"), GateConfig(method="strict", new_cases="report")
 TARGET_FA, TARGET_POWER = 0.05, 0.80
@@ -193,7 +196,7 @@ def table(rows: list[tuple[Scenario, dict[str, float]]], sims: int) -> str:
 
 
 def _power_target(s: Scenario) -> float | None:
-    """Issue 10's targets: a 15-point drop at 3 trials, a 10-point drop at 5, on the 30 cases."""
+    """The power targets: a 15-point drop at 3 trials, a 10-point drop at 5, on the 30 cases."""
     full = len(s.run_cases) == 30
     if full and ((round(s.drop * 100) == 15 and s.trials == 3) or (round(s.drop * 100) == 10 and s.trials == 5)):
         return TARGET_POWER

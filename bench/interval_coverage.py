@@ -1,9 +1,9 @@
 """Interval coverage: does a suite rate's 95% interval cover what it claims?
 
 The claim (README, "Intervals that say what they cover"): the suite interval covers the
-reviewer's pass rate on cases like these. Cases are drawn from a population (the suite of issue
-10: 70% of cases pass each trial with probability .99, 20% with .85, 10% with .60; population
-rate .923), each run K trials; we count how often the interval contains .923. The cluster-aware
+reviewer's pass rate on cases like these. Cases are drawn from a population (the reference
+suite of bench/gate_soundness.py: 70% of cases pass each trial with probability .99, 20% with
+.85, 10% with .60; population rate .923), each run K trials; we count how often the interval contains .923. The cluster-aware
 interval (rubricgate.gating.stats.cluster_interval) is compared with a plain Wilson interval over all
 trials, which treats the trials of one case as independent.
 

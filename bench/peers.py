@@ -21,7 +21,7 @@ per trial, on a case count that is a multiple of every jobs value (rows at --job
 floor of its core dependencies (a fresh Python importing click, pydantic and PyYAML and
 validating one model), with the efficiency it would have with its start-up at that floor.
 
-    python bench/peers.py            # the sizes: 200 and 2,000 cases, both trees (long)
+    python bench/peers.py            # the target sizes: 200 and 2,000 cases, both trees (long)
     python bench/peers.py --quick    # a few minutes: 20 and 200 cases, a 500-file 10 MB "large" tree
     python bench/peers.py --cases 200 --trees small --jobs 1,4 --reps 3 --efficiency-cases 64
 

@@ -87,10 +87,11 @@ class AdaptiveRun:
     def next_batch(self) -> list[tuple[str, int, bool]]:
         """(case, trial number, is_confirmation) of every trial up to the next look; [] when the
         design is spent and no confirmation is pending."""
-        k = len(self.looks)
-        decided = bool(self.looks) and self.looks[-1].decision.status != "inconclusive"
-        # Decided, with confirmations pending: only those run (the design's next look is not needed).
-        target = self.done_rounds if decided or k >= len(self.schedule.looks) else self.schedule.looks[k]
+        k = self._design_looks() + 1 if self.looks else 0
+        # Confirmations pending: only those run, the design waits (its next look may not be needed:
+        # a confirmed collapse stops the run). A look after them repeats the design's last one.
+        waiting = any(self.pending.values())
+        target = self.done_rounds if waiting or k >= len(self.schedule.looks) else self.schedule.looks[k]
         batch = []
         for case in self.order:
             if case in self.schedule.caps:

@@ -53,7 +53,7 @@ def honesty_lines(summary: Summary, limit: int = 15) -> list[str]:
 
 
 def _noise_and_cost_lines(summary: Summary) -> list[str]:
-    """Flaky cases, pass^k when trials were repeated, and the spend (issue #5)."""
+    """Flaky cases, pass^k when trials were repeated, and the spend."""
     lines = []
     if summary.flaky_cases:
         lines.append(f"flaky (mixed results across trials): {', '.join(summary.flaky_cases)}")

@@ -73,3 +73,14 @@ def test_new_cases_run_once_in_the_first_round_and_are_not_gated() -> None:
     run = AdaptiveRun(_baseline({f"c{i}": (10, 10) for i in range(30)}), GATE, ids)
     _drive(run, lambda case, n, confirm: case != "brand-new")
     assert run.design.frozen()["brand-new"]["verdict"] == (0, 1)
+
+
+def test_confirmations_run_before_the_design_goes_on_so_a_collapse_stops_the_run_early() -> None:
+    ids = [f"c{i}" for i in range(30)]
+    run = AdaptiveRun(_baseline({c: (10, 10) for c in ids}), GATE, ids)
+    looks = _drive(run, lambda case, n, confirm: case != "c5")
+    assert looks[-1].decision.exit_code == 1 and looks[-1].why == "a regression is established"
+    confirmations = run.confirm.frozen()["c5"]["verdict"][1]
+    assert looks[-1].trials == 30 + confirmations  # the first round, then the confirmation batch alone
+    trials = [look.trials for look in looks]
+    assert all(0 < b - a <= 2 for a, b in zip(trials, trials[1:]))  # two confirmation trials a look
