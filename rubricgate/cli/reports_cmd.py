@@ -39,6 +39,7 @@ def regrade(run_dir, repo, config_path, artifact) -> None:
     Writes a new run folder beside RUN_DIR and exits like `run`: 0 pass, 1 regression, 2 cannot judge.
     """
     try:
+        from rubricgate.records.run_index import index_run
         from rubricgate.reports.bundle import finish_run_reports
         from rubricgate.reports.regrade import regrade_run
         from rubricgate.suite.load import load_all
@@ -47,6 +48,7 @@ def regrade(run_dir, repo, config_path, artifact) -> None:
         done = regrade_run(run_dir, loaded)
         # summary.json is rewritten last: a report that cannot be written makes it (and us) exit 2.
         final = finish_run_reports(done.summary, done.run_dir, cases=done.cases, artifact=artifact)
+        index_run(done.run_dir, final)  # the viewer's index, as a run writes its own
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     for warning in done.warnings:

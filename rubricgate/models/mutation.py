@@ -14,6 +14,8 @@ class MutantResult(StrictModel):
     explanation: str = ""  # why a survivor survived, and what would kill it
     skeleton: str = ""  # the fixture skeleton folder written for it, if any
     seconds: float = 0.0
+    trials: int = 0  # trials its suite run recorded
+    cached_trials: int = 0  # of those, answers replayed from the trial cache (--cache)
 
 
 class SkippedMutant(StrictModel):

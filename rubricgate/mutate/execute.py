@@ -55,6 +55,8 @@ class Outcome:
     failed_cases: list[str] = field(default_factory=list)
     cost_usd: float = 0.0
     seconds: float = 0.0
+    trials: int = 0  # trials the run recorded
+    cached: int = 0  # of those, replayed from the trial cache
 
 
 def copy_repo(repo: Path, dest: Path, reports: str, exclude: tuple[str, ...] = ()) -> Path:
@@ -120,6 +122,7 @@ def classify(mutant: Mutant | None, code: int, output: str, summary: dict | None
     failed = [c["id"] for c in (summary or {}).get("cases", [])
               if any(not g.get("passed", True) for t in c.get("trials", []) for g in t.get("grades", {}).values())]
     cost = float(((summary or {}).get("cost") or {}).get("cost_usd") or 0.0)
+    trials = [t for c in (summary or {}).get("cases", []) for t in c.get("trials", [])]
     last = next((line for line in reversed(output.strip().splitlines()) if line.startswith("error:")), "")
     if code == 1:
         status, detail = "killed", f"{len(failed)} case(s) failed: " + ", ".join(failed[:5])
@@ -131,7 +134,8 @@ def classify(mutant: Mutant | None, code: int, output: str, summary: dict | None
         status, detail = "rejected", last or "a case names the changed rule"
     else:
         status, detail = "error", last or "; ".join(decision.get("reasons", [])[:2]) or f"exit {code}"
-    return Outcome(mutant, status, code, detail, failed, cost)  # type: ignore[arg-type]
+    return Outcome(mutant, status, code, detail, failed, cost,  # type: ignore[arg-type]
+                   trials=len(trials), cached=sum(bool(t.get("cached")) for t in trials))
 
 
 def run_all(repo: Path, mutants: list[Mutant], settings: RunSettings) -> list[Outcome]:

@@ -121,5 +121,8 @@ def report_lines(report: MutationReport, out: Path) -> list[str]:
             if m.skeleton:
                 lines.append(f"           skeleton: {m.skeleton}/")
     lines += [f"  skipped  {s.id}: {s.reason}" for s in report.skipped]
+    cached = sum(m.cached_trials for m in report.mutants)
+    if cached:
+        lines.append(f"{cached} of {sum(m.trials for m in report.mutants)} mutant trials replayed from the trial cache")
     lines.append(f"report: {out / 'mutation.json'}")
     return lines

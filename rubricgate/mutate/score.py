@@ -49,4 +49,4 @@ def result(outcome: Outcome, rubric: RubricSpec, agent: str, skeleton: str = "")
     m = outcome.mutant
     return MutantResult(id=m.id, kind=m.kind, rule=m.rule, description=m.description, status=outcome.status,
                         detail=outcome.detail, cases=list(outcome.failed_cases), explanation=explain(outcome, rubric, agent), skeleton=skeleton,
-                        seconds=round(outcome.seconds, 3))
+                        seconds=round(outcome.seconds, 3), trials=outcome.trials, cached_trials=outcome.cached)

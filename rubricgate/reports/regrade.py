@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
+from rubricgate.gating.changes import with_rule_changes
 from rubricgate.gating.summarize import build_summary
 from rubricgate.graders import grade_trial
 from rubricgate.graders.contract import parse_verdict
@@ -89,6 +90,10 @@ def regrade_run(run_dir: Path, loaded: Loaded, reports_dir: Path | None = None) 
     summary = fresh.model_copy(update={
         "agent": old.agent, "agent_version": old.agent_version, "model": old.model, "decision": decision,
         "config": fresh.config | {"regraded_from": old.run_id}})
+    # As a run: the coverage table, the rules changed since the baseline and the change-aware
+    # decision. Rule-table changes only: the transcripts were answers to the run's own prompt.
+    summary = with_rule_changes(summary, loaded.rubric, loaded.cases, loaded.baseline, loaded.config.gate,
+                                loaded.config.reviewer.rubric)
     out = (reports_dir or run_dir.parent) / new_id
     _copy_transcripts(run_dir, out, results)
     write_summary(out, summary)

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 import reports_fixtures as rf  # noqa: E402
-from conftest import make_repo, write_task  # noqa: E402
+from conftest import make_repo, set_severity, write_task  # noqa: E402
 from fake_github import FakeGitHub  # noqa: E402
 
 from rubricgate.cli import main  # noqa: E402
@@ -74,6 +74,34 @@ def test_regrade_unchanged_passes_and_warns_about_dropped_cases(ran):
     got = CliRunner().invoke(main, ["regrade", str(run_dir), "--repo", str(repo)])
     assert got.exit_code == 0, got.output
     assert "warning: case data-loader-needs-description is no longer in the suite" in got.output
+
+
+def _regraded(output: str) -> dict:
+    return json.loads((Path(output.split(" -> ")[1].split(" · ")[0]) / "summary.json").read_text())
+
+
+def test_regrade_of_an_edit_to_a_rule_no_case_exercises_cannot_judge_it_as_run_cannot(ran):
+    repo, _ = ran
+    assert invoke("baseline", "update", "--repo", str(repo)).exit_code == 0  # records the rule table
+    run_dir = run_suite(RunOptions(repo=repo)).run_dir
+    set_severity(repo, "fm-name-required", "suggestion")
+    got = CliRunner().invoke(main, ["regrade", str(run_dir), "--repo", str(repo)])
+    assert got.exit_code == 2, got.output
+    summary = _regraded(got.output)
+    assert summary["decision"]["status"] == "inconclusive"
+    assert any("fm-name-required" in r and "no case exercises it" in r for r in summary["decision"]["reasons"])
+    assert [c["rule"] for c in summary["rule_changes"]] == ["fm-name-required"]
+    assert run_suite(RunOptions(repo=repo)).summary.decision.status == "inconclusive"  # as a run decides
+
+
+def test_regrade_carries_the_coverage_table_as_run_does(ran):
+    repo, run_dir = ran
+    got = CliRunner().invoke(main, ["regrade", str(run_dir), "--repo", str(repo)])
+    assert got.exit_code == 0, got.output
+    coverage = json.loads((run_dir / "summary.json").read_text())["coverage"]
+    assert coverage and coverage["rules"] and _regraded(got.output)["coverage"] == coverage
+    new_dir = Path(got.output.split(" -> ")[1].split(" · ")[0])
+    assert json.loads((new_dir / "view-index.json").read_text())["run_id"] == new_dir.name  # indexed for the viewer
 
 
 def test_report_rerenders_every_format(ran, tmp_path):
