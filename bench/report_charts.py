@@ -3,8 +3,8 @@
 Each figure is a fresh process that imports the report module and renders the report once
 (3 trials per case, one failing case in 7, with a 5-run trend), so import cost and peak RSS
 count; "charts s" is drawing the three charts again in that process, imports paid. The
-baseline, measured in the same run, swaps in the hand-drawn SVG charts module of --baseline-ref
-(the charts before matplotlib drew them): the difference is what matplotlib costs a report.
+baseline, measured in the same run, swaps in the charts module of --baseline-ref, whose charts are
+SVG written by hand with no plotting library: the difference is what matplotlib costs a report.
 Median of --reps processes per row.
 
     python bench/report_charts.py [--sizes 200,2000] [--reps 3] [--baseline-ref REF]

@@ -92,7 +92,12 @@ def compare_summaries(base: Summary, head: Summary, gate: GateConfig,
 
 
 def summary_counts(summary: Summary) -> Counts:
-    """Per case and dimension: (passes, trials) over the trials that count."""
+    """Per case and dimension: (passes, trials) over the trials that count.
+
+    By hand rather than through analysis.case_counts (the same counts from cases_df): the gating
+    layer sits below analysis, and at 2,000 cases x 3 trials this loop takes ~20 ms where pandas
+    takes ~0.5 s to import and ~0.25 s to build the frame, on `compare --base` and on every
+    comparison page the viewer serves."""
     out: Counts = {}
     for case in summary.cases:
         trials = [t for t in case.trials if counted(t)]

@@ -4,8 +4,8 @@
 trials, one line a case), both stamped with the summary.json they stand for ("size:mtime_ns").
 A run writes them itself right after its summary.json (`index_run`), from the summary it has in
 memory, so the first view of a run parses no summary; the viewer builds them with the same
-functions for any run folder without a current index (a summary rewritten by `report` or
-`regrade`, a history checkout, a run whose index could not be written).
+functions for any run folder without a current index (a summary written or edited by anything
+else, a history checkout, a run whose index could not be written).
 """
 
 from __future__ import annotations

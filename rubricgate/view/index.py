@@ -2,8 +2,8 @@
 
 A run writes `view-index.json` and `view-cases.jsonl` itself at its end (records/run_index.py);
 the viewer builds them with the same functions the first time it reads a run folder without a
-current one (both carry the summary's stamp, so a summary rewritten by `report` or `regrade` is
-indexed again). A folder the viewer cannot write (a read-only checkout) keeps its index in memory.
+current one (both carry the summary's stamp, so a summary written or edited since is indexed
+again). A folder the viewer cannot write (a read-only checkout) keeps its index in memory.
 """
 
 from __future__ import annotations
