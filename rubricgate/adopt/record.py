@@ -98,23 +98,37 @@ def _literal(dumper: yaml.SafeDumper, value: _Literal) -> yaml.Node:
 
 
 class _TaskDumper(yaml.SafeDumper):
-    pass
+    """Keeps `|` for text PyYAML would quote only out of caution: trailing spaces (markdown's hard
+    line break) and tabs, both of which a literal block holds exactly."""
+
+    def choose_scalar_style(self) -> str:
+        event = self.event
+        if (getattr(event, "style", None) == "|" and not self.flow_level and not self.simple_key_context
+                and _block_holds(event.value)):
+            return "|"  # process_scalar has analysed the value already; write_literal needs no more
+        return super().choose_scalar_style()
 
 
 _TaskDumper.add_representer(_Literal, _literal)
+_NOT_IN_BLOCK = re.compile(r"[^\t\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+
+
+def _block_holds(text: str) -> bool:
+    """Line breaks other than \\n, control characters and a BOM have no literal form in a block."""
+    return "\n" in text and not _NOT_IN_BLOCK.search(text)
 
 
 def task_yaml(task: TaskFile) -> str:
     """The task file's text: the snapshotted files as block scalars, keys in the documented order."""
     data = task.model_dump(mode="json", exclude_defaults=True)
     data["expect"] = task.expect.model_dump(mode="json", exclude_defaults=True)
-    data["files"] = {p: _Literal(t) if "\n" in t and _block_safe(t) else t for p, t in task.files.items()}
+    data["files"] = {p: _Literal(t) if _block_holds(t) and _reads_back(t) else t for p, t in task.files.items()}
     return yaml.dump(data, Dumper=_TaskDumper, sort_keys=False, allow_unicode=True, width=100)
 
 
-def _block_safe(text: str) -> bool:
-    # PyYAML falls back to quoting for trailing spaces or tabs; a block scalar must round-trip exactly.
-    return not any(line != line.rstrip(" \t") for line in text.splitlines()) and "\r" not in text
+def _reads_back(text: str) -> bool:
+    """Whether `text` as a block scalar loads back unchanged (checked, not assumed, per file)."""
+    return yaml.safe_load(yaml.dump({"f": _Literal(text)}, Dumper=_TaskDumper, allow_unicode=True)) == {"f": text}
 
 
 def write_task(repo: Path, tasks_dir: str, task: TaskFile) -> Path:

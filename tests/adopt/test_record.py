@@ -227,3 +227,21 @@ def test_the_single_run_is_a_record_run_and_the_viewer_lists_it_as_one(feature):
     assert [h.kind for h in Catalog.of([feature / "reports"]).heads()] == ["record"]
     report = cli("report", "--repo", str(feature))
     assert report.exit_code == 2 and "no run" in report.output  # a record run is not "the latest run"
+
+
+def test_snapshots_with_trailing_spaces_and_tabs_are_still_block_scalars():
+    # Markdown's hard line break is two trailing spaces; scripts indent with tabs.
+    files = {"skills/a/SKILL.md": "---\nname: a\n---\n\nFirst line  \nsecond line\n",
+             "skills/a/scripts/run.sh": "if true; then\n\techo ok \t\nfi\n", "skills/a/blank.md": "a\n   \nb\n"}
+    task = TaskFile(id="t", review=["skills/a/SKILL.md"], files=files, expect={"tier": "BLOCK"})
+    text = task_yaml(task)
+    assert yaml.safe_load(text)["files"] == files
+    for path in files:
+        assert f"{path}: |" in text, text
+    assert "\\n" not in text and "\\t" not in text  # nothing escaped onto one line
+
+
+def test_text_a_block_scalar_cannot_hold_stays_quoted_and_reads_back():
+    files = {"skills/a/SKILL.md": "windows\r\nline\r\n", "skills/a/ctl.md": "bell\x07here\n"}
+    task = TaskFile(id="t", review=["skills/a/SKILL.md"], files=files, expect={"tier": "BLOCK"})
+    assert yaml.safe_load(task_yaml(task))["files"] == files
