@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from rubricgate.adopt.record_sources import Reviewed
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.models.task import Expect, TaskFile
+from rubricgate.secrets import find_credentials, redact_credentials
 
 DEFAULT_REVIEW_ROOT = "skills"
 
@@ -52,6 +53,21 @@ def overlay_paths(reviewed: Reviewed, root: str) -> dict[str, str]:
             if path == skill or PurePosixPath(path).is_relative_to(folder) and path not in mapping:
                 mapping[path] = f"{root}/{name}/{PurePosixPath(path).relative_to(folder).as_posix()}"
     return mapping
+
+
+def guard_credentials(reviewed: Reviewed, redact: bool) -> list[str]:
+    """A credential in what would be snapshotted stops the recording (GateInputError naming the
+    file and line), or with `redact` is replaced by a placeholder of the same shape marked REDACTED
+    (rubricgate/secrets.py). Returns the places redacted."""
+    found = [(path, no, kind) for path in sorted(reviewed.files) for no, kind in find_credentials(reviewed.files[path])]
+    if found and not redact:
+        path, no, kind = found[0]
+        more = f" and {len(found) - 1} more line(s)" if len(found) > 1 else ""
+        raise GateInputError(f"{path}:{no}", "", f"credential in clear ({kind}){more}; a task would commit it",
+                             "remove and rotate it, or pass --redact to record a marked placeholder in its place")
+    for path in {p for p, _, _ in found}:
+        reviewed.files[path] = redact_credentials(reviewed.files[path])
+    return [f"{p}:{n}" for p, n, _ in found]
 
 
 def build_task(reviewed: Reviewed, request: RecordRequest, root: str, default_id: str) -> TaskFile:

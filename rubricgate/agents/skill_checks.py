@@ -14,18 +14,11 @@ from pathlib import Path
 
 import yaml
 
+from rubricgate.secrets import CREDENTIAL_PATTERNS
+
 NAME_FORMAT = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 LINK = re.compile(r"\]\(\s*<?((?:\./)?(?:references|scripts|assets)/[^)\s>#]+)")
-SECRET_PATTERNS = [
-    re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"),
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
-    re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
-    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
-    # A credential-looking key with a literal value: no $VAR, {{ }}, <placeholder>.
-    re.compile(r"(?i)\b(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key)\b[\"']?\s*[:=]\s*[\"']?"
-               r"(?=[^\s\"'<>{}$]*[0-9!@#%^&*+/=_-])[^\s\"'<>{}$]{8,}"),
-]
+SECRET_PATTERNS = CREDENTIAL_PATTERNS  # shared with `record`'s check and the reports' masking
 
 
 @dataclass

@@ -86,15 +86,25 @@ def _next_steps(agent: str, repo: Path) -> str:
 @click.option("--why", default="", help="What the task protects, in a sentence (shown when it fails).")
 @click.option("--id", "task_id", default=None, help="Task id (default: from the tier, rule and source).")
 @click.option("--tag", "tags", multiple=True, help="Tag (repeatable).")
+@click.option("--redact", is_flag=True, default=False,
+              help="Record a credential found in the snapshotted files as <redacted:KIND> instead of stopping.")
 @click.option("--run/--no-run", "run_it", default=True, show_default=True,
               help="Run the new task once against the current reviewer.")
 def record(repo, config_path, pr, github_repo, base, head, from_run, case_id, expect, rules, absent_rules, why,
-           task_id, tags, run_it) -> None:
+           task_id, tags, redact, run_it) -> None:
     """Turn a real review into a regression task: snapshot the reviewed skills, write, validate, run once.
 
     Exit 0 when the task is recorded (whether or not the reviewer gets it right today), 2 when not.
     """
-    from rubricgate.adopt.record import RecordRequest, build_task, review_root, slug, validate_new_task, write_task
+    from rubricgate.adopt.record import (
+        RecordRequest,
+        build_task,
+        guard_credentials,
+        review_root,
+        slug,
+        validate_new_task,
+        write_task,
+    )
     from rubricgate.suite.config import find_repo, load_config
 
     root = (repo or find_repo(Path.cwd())).resolve()
@@ -103,6 +113,7 @@ def record(repo, config_path, pr, github_repo, base, head, from_run, case_id, ex
     try:
         config = load_config(root, config_path)
         reviewed, source_tag = _reviewed(root, config, pr, github_repo, base, head, from_run, case_id)
+        redacted = guard_credentials(reviewed, redact)
         default_id = slug(f"{request.expect}-{request.rules[0] if request.rules else 'review'}-{source_tag}")
         task = build_task(reviewed, request, review_root(config), default_id)
         path = write_task(root, config.suite.tasks, task)
@@ -111,6 +122,8 @@ def record(repo, config_path, pr, github_repo, base, head, from_run, case_id, ex
         _fail(exc)
     click.echo(f"recorded {path.relative_to(root)} from {reviewed.origin}: {len(task.review)} skill(s), "
                f"{len(task.files)} file(s) snapshotted under {review_root(config)}/")
+    if redacted:
+        click.echo(f"redacted {len(redacted)} credential(s): {', '.join(redacted)}")
     if run_it:
         _report_today(root, task.id, config_path)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from rubricgate.models.results import CaseSummary, RateRow, Summary
 from rubricgate.reports import explain
+from rubricgate.secrets import mask_credentials
 
 MARKER = "<!-- rubricgate:report -->"
 DEFAULT_ARTIFACT = "rubricgate-report"
@@ -38,8 +39,9 @@ class Failure:
 
 
 def escape_md(text: str, limit: int = MAX_REASON) -> str:
-    """One line of inert markdown: no HTML, no table breaks, no mentions, no code spans."""
-    text = " ".join(_CONTROL.sub(" ", str(text)).split())
+    """One line of inert markdown: no HTML, no table breaks, no mentions, no code spans, and no
+    credential-shaped text (a quoted key shows as <masked:KIND>)."""
+    text = " ".join(_CONTROL.sub(" ", mask_credentials(str(text))).split())
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     for raw, safe in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|"), ("`", "\\`"),

@@ -36,6 +36,7 @@ from rubricgate.reports.comment import (
 )
 from rubricgate.reports.junit import xml_safe
 from rubricgate.reports.replay import trial_failed
+from rubricgate.secrets import mask_credentials
 
 MAX_TEXT = 20_000  # a runaway final message should not make the report unusable
 MAX_INPUT = 2_000
@@ -47,8 +48,9 @@ Bodies = dict[str, str]  # a trial's transcript path (relative to the run dir) -
 
 
 def e(value: object) -> str:
-    """HTML-escape text (quotes too, so it is safe inside attributes); control characters shown as \\xNN."""
-    return html.escape(xml_safe(str(value)), quote=True)
+    """HTML-escape text (quotes too, so it is safe inside attributes); control characters shown as
+    \\xNN; credential-shaped text (a key a reviewer quoted) shown as <masked:KIND>."""
+    return html.escape(xml_safe(mask_credentials(str(value))), quote=True)
 
 
 def _clip(text: str, limit: int) -> str:

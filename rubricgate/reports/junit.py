@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import CaseSummary, Summary, TrialResult
+from rubricgate.secrets import mask_credentials
 
 # Everything outside the XML 1.0 Char production.
 _INVALID = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -40,8 +41,8 @@ def _failure_element(failed: list[TrialResult], dim: str) -> ET.Element:
     tag = "error" if all(c in _ERROR_CATEGORIES for c in categories) else "failure"
     el = ET.Element(tag, message=xml_safe(f"{len(failed)} trial(s) failed: " + ", ".join(sorted(set(categories)))),
                     type=xml_safe(categories[0]))
-    el.text = xml_safe("\n".join(f"trial {t.trial}: {t.grades[dim].category or 'uncategorized'}: "
-                                 f"{t.grades[dim].reason}" for t in failed))
+    el.text = xml_safe(mask_credentials("\n".join(f"trial {t.trial}: {t.grades[dim].category or 'uncategorized'}: "
+                                                  f"{t.grades[dim].reason}" for t in failed)))
     return el
 
 
@@ -55,7 +56,7 @@ def _testcase(case: CaseSummary, dim: str) -> ET.Element:
         ET.SubElement(el, "skipped", message="no trial was graded on this dimension")
     run_errors = [f"trial {t.trial}: run error after a graded verdict: {t.run_error}" for t in case.trials if t.run_error]
     if run_errors:
-        ET.SubElement(el, "system-out").text = xml_safe("\n".join(run_errors))
+        ET.SubElement(el, "system-out").text = xml_safe(mask_credentials("\n".join(run_errors)))
     return el
 
 

@@ -21,6 +21,7 @@ CLEAN = ("---\nname: orders-loader\ndescription: Loads yesterday's orders export
          "asks to reload orders or the nightly load failed.\n---\n\n# Reload orders\n\n1. Download the export.\n"
          "2. Run the COPY into staging.orders.\n3. Report the row count.\n")
 LEAKY_REF = "Connect with\n\n    token: ghp_abcdefghijklmnopqrstuvwxyz0123\n"
+REDACTED_REF = "Connect with\n\n    token: ghp_REDACTEDbyRUBRICGATE\n"
 
 
 def cli(*args: str, env: dict | None = None):
@@ -72,16 +73,25 @@ def test_unknown_ref_is_exit_2_naming_it(feature):
 
 def test_unknown_rule_leaves_no_task_behind(feature):
     got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--rule", "no-such-rule",
-              "--base", "main", "--head", "feature", "--id", "t1", "--no-run")
+              "--base", "main", "--head", "feature", "--redact", "--id", "t1", "--no-run")
     assert got.exit_code == 2 and "unknown rule id 'no-such-rule'" in got.output
     assert not (feature / "evals/tasks/t1.yaml").exists()
 
 
 def test_never_overwrites_a_task(feature):
     write_task(feature, {"id": "t1", "review": ["fixtures/block/data-loader/SKILL.md"], "expect": {"tier": "BLOCK"}})
-    got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--base", "main", "--head", "feature",
+    got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--base", "main", "--head", "feature", "--redact",
               "--id", "t1", "--no-run")
     assert got.exit_code == 2 and "a task with this id exists" in got.output
+
+
+def test_a_credential_in_the_recorded_content_stops_with_the_file_and_line(feature):
+    got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--base", "main", "--head", "feature", "--no-run")
+    assert got.exit_code == 2
+    lines = got.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: team/skills/orders-loader/references/setup.md:3: credential in clear (GitHub token)")
+    assert "--redact" in lines[0] and "ghp_" not in got.output
+    assert not (feature / "evals/tasks").exists() or not list((feature / "evals/tasks").glob("*feature*"))
 
 
 def test_no_changed_skill_is_exit_2(feature):
@@ -109,11 +119,13 @@ def test_replay_source_without_artifact_is_exit_2(repo, tmp_path):
 def test_git_source_snapshots_head_not_the_work_tree_and_runs_once(feature):
     (feature / "team/skills/orders-loader/references/setup.md").write_text("edited later, not committed\n")
     got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--rule", "secret-in-file",
-              "--base", "main", "--head", "feature", "--why", "a token in references must block")
+              "--base", "main", "--head", "feature", "--why", "a token in references must block", "--redact")
     assert got.exit_code == 0, got.output
     task = task_of(feature, "block-secret-in-file-feature")
     assert task["review"] == ["skills/orders-loader/SKILL.md"]  # under suite.review_root, not fixtures/
-    assert task["files"] == {"skills/orders-loader/SKILL.md": CLEAN, "skills/orders-loader/references/setup.md": LEAKY_REF}
+    assert task["files"] == {"skills/orders-loader/SKILL.md": CLEAN, "skills/orders-loader/references/setup.md": REDACTED_REF}
+    assert "ghp_abcdefgh" not in (feature / "evals/tasks/block-secret-in-file-feature.yaml").read_text()
+    assert "redacted 1 credential(s): team/skills/orders-loader/references/setup.md:3" in got.output
     assert task["expect"] == {"tier": "BLOCK", "rules": ["secret-in-file"]}
     assert task["why"] == "a token in references must block"
     assert not any(p.startswith("skills/prompts") or "reviewer" in p for p in task["files"])  # the reviewer is not a skill
@@ -128,7 +140,7 @@ def test_a_change_to_any_file_under_a_skill_folder_records_that_skill(feature, c
     (feature / changed).parent.mkdir(parents=True, exist_ok=True)
     (feature / changed).write_text("# Forms\n\nFill the form fields.\n")
     commit(feature, "a file beside SKILL.md, not under references/")
-    got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--base", "feature", "--head", "forms",
+    got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--base", "feature", "--head", "forms", "--redact",
               "--id", "forms-change", "--no-run")
     assert got.exit_code == 0, got.output
     task = task_of(feature, "forms-change")
@@ -139,13 +151,13 @@ def test_a_change_to_any_file_under_a_skill_folder_records_that_skill(feature, c
 def test_says_which_other_cases_the_single_run_included(feature):
     write_task(feature, {"id": "blocks-feature-too", "review": ["fixtures/block/data-loader/SKILL.md"],
                          "expect": {"tier": "BLOCK"}})
-    got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--base", "main", "--head", "feature", "--id", "blocks")
+    got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--base", "main", "--head", "feature", "--redact", "--id", "blocks")
     assert got.exit_code == 0, got.output
     assert "note: the run also included blocks-feature-too (their ids contain 'blocks')" in got.output
 
 
 def test_reports_when_the_reviewer_gets_it_wrong_today(feature):
-    got = cli("record", "--repo", str(feature), "--expect", "PASS", "--base", "main", "--head", "feature", "--id", "wrong")
+    got = cli("record", "--repo", str(feature), "--expect", "PASS", "--base", "main", "--head", "feature", "--redact", "--id", "wrong")
     assert got.exit_code == 0
     assert "the current reviewer gets it WRONG today" in got.output
     assert "verdict: wrong_tier: expected PASS, got BLOCK" in got.output
@@ -164,13 +176,13 @@ def test_pr_source_reads_changed_skills_and_references_at_the_head(feature):
                   "--no-run", env=gh.env(GITHUB_REPOSITORY="someone/else"))
         assert got.exit_code == 2 and "HTTP 404" in got.output  # the wrong repository is not silently empty
         got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--rule", "secret-in-file", "--pr", "12",
-                  "--no-run", "--github-repo", "octo/repo", env=gh.env(GITHUB_REPOSITORY="someone/else"))
+                  "--no-run", "--github-repo", "octo/repo", "--redact", env=gh.env(GITHUB_REPOSITORY="someone/else"))
     assert got.exit_code == 0, got.output
     task = task_of(feature, "block-secret-in-file-pr-12")
     assert task["review"] == ["skills/orders-loader/SKILL.md"]
     assert task["files"] == {"skills/orders-loader/SKILL.md": CLEAN,
                              "skills/orders-loader/references/deep/more.md": "more\n",
-                             "skills/orders-loader/references/setup.md": LEAKY_REF}
+                             "skills/orders-loader/references/setup.md": REDACTED_REF}
     assert "from pull request #12 at aaaaaaaaaaaa" in got.output
 
 

@@ -165,3 +165,20 @@ def test_the_plan_and_the_looks_are_in_the_comment_and_the_html_report():
     html = render_html(s)
     assert '<ul id="plan"><li>Plan: smallest drop detectable' in html
     assert "Plan:" not in render_body(rf.summary())  # a fixed-design run has no plan to show
+
+
+TOKEN = "ghp_" + "Zk8abcdefghijklmnopqrstu0123"
+
+
+def _leaky_summary():
+    s = rf.summary()
+    first = s.cases[1].trials[0]
+    first.findings[0].quote = f"    token: {TOKEN}"
+    first.grades["verdict"].reason = f"expected BLOCK, got PASS; the reviewer missed {TOKEN}"
+    return s
+
+
+def test_credential_shaped_quotes_are_masked_in_the_comment():
+    body = render_comment(_leaky_summary())
+    assert TOKEN not in body and TOKEN.replace("_", "\\_") not in body and "Zk8abcdefgh" not in body
+    assert "token: &lt;masked:github-token&gt;" in body

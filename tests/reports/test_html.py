@@ -142,3 +142,13 @@ def test_prerender_holds_every_failing_trial_and_passing_ones_up_to_the_inline_c
     html_module.prerender_body(bodies, failing.model_copy(update={"transcript": "f.json"}), rf.transcript())
     html_module.prerender_body(bodies, failing.model_copy(update={"transcript": ""}), rf.transcript())
     assert sorted(bodies) == ["f.json", "p0.json", "p1.json"]  # no file written: nothing to key it by
+
+
+def test_credential_shaped_quotes_are_masked_in_the_html_report(tmp_path):
+    token = "ghp_" + "Zk8abcdefghijklmnopqrstu0123"
+    s = rf.summary()
+    s.cases[1].trials[0].findings[0].quote = f"    token: {token}"
+    s.cases[1].trials[0].grades["verdict"].reason = f"the reviewer missed {token}"
+    page = render_html(s, rf.write_run_dir(tmp_path / "run", s), history=[])
+    assert "Zk8abcdefgh" not in page
+    assert "token: &lt;masked:github-token&gt;" in page

@@ -41,3 +41,11 @@ def test_agent_errors_are_errors_not_failures():
 
 def test_junit_golden():
     rf.assert_golden("junit.xml", rf.scrub(render_junit(rf.summary())))
+
+
+def test_credential_shaped_reasons_are_masked():
+    token = "ghp_" + "Zk8abcdefghijklmnopqrstu0123"
+    s = rf.summary()
+    s.cases[1].trials[0].grades["verdict"].reason = f"the reviewer missed {token}"
+    xml = render_junit(s)
+    assert "Zk8abcdefgh" not in xml and "&lt;masked:github-token&gt;" in xml
