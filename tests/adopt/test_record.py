@@ -230,7 +230,8 @@ def test_task_yaml_reads_back_exactly_even_with_awkward_text():
 
 
 def test_the_single_run_is_a_record_run_and_the_viewer_lists_it_as_one(feature):
-    got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--base", "main", "--head", "feature", "--id", "rec")
+    got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--base", "main", "--head", "feature", "--id", "rec",
+              "--redact")
     assert got.exit_code == 0, got.output
     run_dir = max((feature / "reports").iterdir())
     assert run_dir.name.endswith("-record")
