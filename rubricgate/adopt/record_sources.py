@@ -112,7 +112,7 @@ def _call(client: GitHubClient, path: str):
         raise GateInputError("--pr", "GitHub API", str(exc), "check GITHUB_REPOSITORY, GITHUB_TOKEN and the PR number") from None
 
 
-# --- two refs of the local git history --------------------------------------------------------
+# --- two refs of the local git history, or a ref and the working tree --------------------------------------------------------
 
 
 def from_git(repo: Path, base: str, head: str, excluded: list[str]) -> Reviewed:
@@ -131,6 +131,33 @@ def from_git(repo: Path, base: str, head: str, excluded: list[str]) -> Reviewed:
         if f"{folder}/{SKILL_FILE}" in paths:
             out.skills.append(f"{folder}/{SKILL_FILE}")
             out.files.update({p: _git(repo, "--head", "show", f"{head_sha}:{p}") for p in paths})
+    return out
+
+
+WORKTREE = "WORKTREE"  # `--head WORKTREE`: the files on disk, not a commit
+
+
+def from_worktree(repo: Path, base: str, excluded: list[str]) -> Reviewed:
+    """Skills changed between the merge base of BASE and HEAD and the working tree (committed,
+    staged, unstaged and untracked files; ignored ones never), read from disk."""
+    base_sha, head_sha = _rev(repo, base, "--base"), _rev(repo, "HEAD", "--head")
+    merge_base = _git(repo, "--base", "merge-base", base_sha, head_sha).strip()
+    changed = _git(repo, "--head", "diff", "--name-only", "--no-renames", "--diff-filter=d", "-z", merge_base)
+    untracked = _git(repo, "--head", "ls-files", "-z", "--others", "--exclude-standard")
+    present = [p for p in _git(repo, "--head", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+               .split("\0") if p and (repo / p).is_file()]
+    skill_folders = {str(PurePosixPath(p).parent) for p in present if PurePosixPath(p).name == SKILL_FILE} - {"."}
+    names = [n for n in (changed + untracked).split("\0") if n]
+    folders = sorted({s for s in (skill_folder_of(n, skill_folders) for n in names)
+                      if s is not None and _keep(s + "/", excluded)})
+    out = Reviewed(origin=f"git {base}..{WORKTREE} (the working tree, uncommitted changes included)")
+    for folder in folders:
+        texts = {p: _regular_text(repo / p, repo.resolve()) for p in present if p.startswith(folder + "/")}
+        if texts.get(f"{folder}/{SKILL_FILE}") is None:
+            raise GateInputError(f"{folder}/{SKILL_FILE}", "", "not a regular UTF-8 file inside the repository "
+                                 f"under {MAX_TEXT_CHARS:,} characters", "record a skill whose SKILL.md is plain text")
+        out.skills.append(f"{folder}/{SKILL_FILE}")
+        out.files.update({p: t for p, t in list(texts.items())[:MAX_FILES] if t is not None})
     return out
 
 

@@ -75,7 +75,9 @@ def _next_steps(agent: str, repo: Path) -> str:
               help="Source: a pull request (GitHub REST; GITHUB_TOKEN and GITHUB_REPOSITORY as in Actions).")
 @click.option("--github-repo", default=None, metavar="OWNER/NAME", help="With --pr: instead of $GITHUB_REPOSITORY.")
 @click.option("--base", default=None, help="Source: skills changed since the merge base with BASE ...")
-@click.option("--head", default=None, help="... up to HEAD, read at HEAD.")
+@click.option("--head", default=None,
+              help="... up to HEAD, read at HEAD; WORKTREE (the default with --base): the working tree, "
+                   "uncommitted and untracked files included.")
 @click.option("--from", "from_run", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Source: a run folder with replay artifacts (with --case).")
 @click.option("--case", "case_id", default=None, help="With --from: the case whose replay to record.")
@@ -135,13 +137,16 @@ def _reviewed(root, config, pr, github_repo, base, head, from_run, case_id):
     chosen = [name for name, on in (("--pr", pr), ("--base/--head", base or head), ("--from/--case", from_run or case_id)) if on]
     if len(chosen) != 1:
         raise GateInputError("record", "source", f"{'no source' if not chosen else 'several sources: ' + ', '.join(chosen)}",
-                             "give exactly one of --pr N, --base REF --head REF, --from RUN_DIR --case ID")
+                             "give exactly one of --pr N, --base REF [--head REF], --from RUN_DIR --case ID")
     excluded = _not_reviewed(config)
     if pr:
         return sources.from_pull_request(_target(github_repo), pr, excluded), f"pr-{pr}"
     if base or head:
-        if not (base and head):
-            raise GateInputError("record", "--base/--head", "both refs are needed", "give --base REF --head REF")
+        if not base:
+            raise GateInputError("record", "--base", "--base is needed with --head", "give --base REF")
+        head = head or sources.WORKTREE
+        if head == sources.WORKTREE:
+            return sources.from_worktree(root, base, excluded), "worktree"
         return sources.from_git(root, base, head, excluded), f"{head}"
     if not (from_run and case_id):
         raise GateInputError("record", "--from/--case", "both are needed", "give --from RUN_DIR --case ID")

@@ -56,7 +56,7 @@ def task_of(repo: Path, task_id: str) -> dict:
 @pytest.mark.parametrize("args, problem", [
     ([], "no source"),
     (["--pr", "3", "--base", "main", "--head", "feature"], "several sources: --pr, --base/--head"),
-    (["--base", "main"], "both refs are needed"),
+    (["--head", "feature"], "--base is needed"),
     (["--case", "x"], "both are needed"),
 ])
 def test_exactly_one_complete_source(feature, args, problem):
@@ -202,6 +202,45 @@ def test_replay_source_records_what_the_reviewer_saw(repo, tmp_path):
     assert task["files"]["skills/data-loader/SKILL.md"] != "changed after the run\n"
     assert task["files"]["skills/data-loader/SKILL.md"].startswith("---")
     assert task["why"].startswith("recorded from replay")
+
+
+def test_the_working_tree_is_recorded_uncommitted_and_untracked_changes_included(feature):
+    git(feature, "checkout", "-q", "main")
+    skill = feature / "team/skills/invoices"
+    (skill / "references").mkdir(parents=True)
+    (skill / "SKILL.md").write_text(CLEAN.replace("orders-loader", "invoices"))
+    (skill / "references/notes.md").write_text("uncommitted notes  \n")
+    (skill / "scratch.log").write_text("ignored\n")
+    (feature / ".gitignore").write_text("reports/\n*.log\n")
+    got = cli("record", "--repo", str(feature), "--expect", "PASS", "--base", "main", "--head", "WORKTREE",
+              "--id", "wt", "--no-run")
+    assert got.exit_code == 0, got.output
+    task = task_of(feature, "wt")
+    assert task["review"] == ["skills/invoices/SKILL.md"]
+    assert task["files"] == {"skills/invoices/SKILL.md": CLEAN.replace("orders-loader", "invoices"),
+                             "skills/invoices/references/notes.md": "uncommitted notes  \n"}  # never the ignored log
+    assert "from git main..WORKTREE (the working tree, uncommitted changes included)" in got.output
+
+
+def test_without_head_the_working_tree_is_read_and_an_edit_of_a_committed_skill_counts(feature):
+    (feature / "team/skills/orders-loader/references/setup.md").write_text("now read from an env var\n")
+    got = cli("record", "--repo", str(feature), "--expect", "PASS", "--base", "main", "--id", "edited", "--no-run")
+    assert got.exit_code == 0, got.output
+    files = task_of(feature, "edited")["files"]
+    assert files["skills/orders-loader/references/setup.md"] == "now read from an env var\n"
+    assert "from git main..WORKTREE" in got.output
+
+
+def test_a_working_tree_skill_md_that_is_not_text_is_exit_2_naming_it(feature):
+    (feature / "team/skills/orders-loader/SKILL.md").write_bytes(b"\xff\xfe not utf-8\n")
+    got = cli("record", "--repo", str(feature), "--expect", "PASS", "--base", "main", "--no-run")
+    assert got.exit_code == 2
+    assert got.output.startswith("error: team/skills/orders-loader/SKILL.md: not a regular UTF-8 file")
+
+
+def test_the_working_tree_with_nothing_changed_since_base_records_nothing(feature):
+    got = cli("record", "--repo", str(feature), "--expect", "PASS", "--base", "feature", "--no-run")
+    assert got.exit_code == 2 and "no changed skill found" in got.output
 
 
 # --- the pieces ---------------------------------------------------------------------------
