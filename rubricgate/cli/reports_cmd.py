@@ -17,7 +17,7 @@ from rubricgate.records.files import read_summary
 from rubricgate.reports.comment import DEFAULT_ARTIFACT, render_comment
 from rubricgate.reports.github import DEFAULT_LABEL, GitHubError, GitHubTarget
 from rubricgate.reports.github import publish as publish_comment
-from rubricgate.reports.trend import load_summaries, render_trend
+from rubricgate.reports.trend import left_out_line, render_trend, suite_runs
 from rubricgate.suite.config import load_config
 
 # regrade and report load the pipeline, the statistics (numpy) and the charts: imported inside
@@ -75,8 +75,10 @@ def report(run_dir, history, repo, artifact) -> None:
         summary = read_summary(run_dir)
         from rubricgate.reports.bundle import write_reports
 
-        earlier = load_summaries(list(history)) if history else []
-        write_reports(summary, run_dir, history=earlier, artifact=artifact)
+        chosen = suite_runs(list(history)) if history else None
+        if chosen and chosen.left_out:
+            click.echo(f"--history: {left_out_line(chosen.left_out)}", err=True)
+        write_reports(summary, run_dir, history=chosen.runs if chosen else [], artifact=artifact)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     from rubricgate.reports.bundle import COMMENT_FILE, HTML_FILE, JUNIT_FILE
@@ -131,14 +133,22 @@ def latest_run(repo: Path) -> Path:
               help="Also write the trend chart here, as SVG (a .png path is written as .svg beside it).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the markdown here.")
-def trend(summaries, chart, out) -> None:
+@click.option("--all-kinds", is_flag=True, default=False,
+              help="Also show record, baseline and shard runs (left out by default: they are not runs of the whole suite).")
+def trend(summaries, chart, out, all_kinds) -> None:
     """Rates over time from several runs' summaries; flags agent CLI version or model changes.
 
+    Only runs of the whole suite are shown unless --all-kinds; the output says how many were left out.
     The markdown goes to stdout, and is appended to $GITHUB_STEP_SUMMARY when that is set.
     """
     try:
-        loaded = load_summaries(list(summaries))
-        text = render_trend(loaded)
+        chosen = suite_runs(list(summaries), all_kinds)
+        if not chosen.runs:
+            parts = ", ".join(f"{n} {k}" for k, n in chosen.left_out.items())
+            raise GateInputError("trend", "SUMMARY", f"no run of the whole suite among these (left out: {parts})",
+                                 "pass gated runs' summaries, or --all-kinds to show these")
+        loaded = chosen.runs
+        text = render_trend(loaded, left_out=chosen.left_out)
         _write_outputs(text, out, chart, loaded)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)

@@ -8,6 +8,7 @@ an unchanged noisy reviewer moves 5 points or more between runs a good part of t
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +44,45 @@ def load_summaries(paths: list[Path]) -> list[Summary]:
         raise GateInputError("trend", "SUMMARY", "no summaries given", "pass one or more summary.json files or run dirs")
     summaries = [read_summary(p) for p in paths]
     return sorted(summaries, key=lambda s: (s.started_at, s.finished_at or "", s.run_id))
+
+
+# The file a `run --shard K/N` writes beside its summary (rubricgate/fleet/shard.py, a layer above).
+_SHARD_FILE = "shard.json"
+
+
+@dataclass(frozen=True)
+class TrendRuns:
+    """The runs a trend shows, oldest first, and how many of each other kind it left out."""
+
+    runs: list[Summary]
+    left_out: dict[str, int]
+
+
+def suite_runs(paths: list[Path], all_kinds: bool = False) -> TrendRuns:
+    """The runs of the whole suite among `paths` (a gated run or a merge of shards): a `record`
+    run (one case), a `baseline update` run and a single shard answer other questions and would
+    read as jumps in the rates. With `all_kinds`, every run."""
+    if not paths:
+        load_summaries(paths)  # its one-line error for no summaries
+    tagged = sorted(((_kind(p, s), s) for p, s in ((p, read_summary(p)) for p in paths)),
+                    key=lambda ks: (ks[1].started_at, ks[1].finished_at or "", ks[1].run_id))
+    kept = [s for k, s in tagged if all_kinds or k == "run"]
+    left = Counter(k for k, _ in tagged if not all_kinds and k != "run")
+    return TrendRuns(kept, dict(sorted(left.items())))
+
+
+def _kind(path: Path, summary: Summary) -> str:
+    folder = path if path.is_dir() else path.parent
+    return "shard" if (folder / _SHARD_FILE).is_file() else summary.kind
+
+
+def left_out_line(left_out: dict[str, int]) -> str:
+    """'Left out 3 run(s) that are not runs of the whole suite: 1 baseline, 2 record', or ''."""
+    if not left_out:
+        return ""
+    parts = ", ".join(f"{n} {kind}" for kind, n in left_out.items())
+    return (f"Left out {sum(left_out.values())} run(s) that are not runs of the whole suite: {parts} "
+            "(`--all-kinds` includes them).")
 
 
 def drifts(summaries: list[Summary]) -> list[Drift]:
@@ -126,9 +166,10 @@ def _shape(s: Summary) -> str:
     return f"{len(s.cases)} × {per_case or 0}"
 
 
-def render_trend(summaries: list[Summary], confidence: float = 0.95) -> str:
+def render_trend(summaries: list[Summary], confidence: float = 0.95, left_out: dict[str, int] | None = None) -> str:
     """Markdown: one row per run with each rate, its interval, the cases x trials it rests on, and
-    its change from the previous run (CHANGED only when the test says so), then drift flags."""
+    its change from the previous run (CHANGED only when the test says so), what was left out
+    (`suite_runs`), then drift flags."""
     dims = _dims(summaries)
     lines = ["## rubricgate trend", "",
              "| run | started | agent | CLI version | model | cases × trials | " + " | ".join(escape_md(d) for d in dims)
@@ -146,7 +187,7 @@ def render_trend(summaries: list[Summary], confidence: float = 0.95) -> str:
     lines += ["", f"A move (in brackets: on the cases both runs hold) is marked CHANGED only when a two-sided "
               f"stratified exact test on those cases says so at {confidence:.0%}, Holm across every move of every "
               "dimension in this table (series-wide control); other moves are not established.",
-              "", "### Agent drift"]
+              *(["", left_out_line(left_out)] if left_out else []), "", "### Agent drift"]
     lines += [f"- WARNING: {escape_md(d.line(), 500)}" for d in found] or [
         "No change of agent, CLI version or model across these runs."]
     return "\n".join(lines) + "\n"

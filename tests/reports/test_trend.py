@@ -141,3 +141,53 @@ def test_default_model_change_is_flagged_when_no_model_is_configured(tmp_path, m
     assert all(t.model == "model-b" for c in runs[1].cases for t in c.trials)
     assert [(d.what, d.before, d.after) for d in drifts(runs)] == [("model", "model-a", "model-b")]
     assert "WARNING: model changed: model-a → model-b" in render_trend(runs)
+
+
+# --- which runs a trend is about ------------------------------------------------------------------
+
+from click.testing import CliRunner  # noqa: E402
+
+from rubricgate.cli import main  # noqa: E402
+from rubricgate.reports.trend import suite_runs  # noqa: E402
+
+
+def _kinds(tmp: Path) -> list[Path]:
+    """Two runs of the suite, and a record run, a baseline run and a shard beside them."""
+    tmp.mkdir(parents=True, exist_ok=True)
+
+    def at(run_id: str, minute: int, **extra):
+        return rf.passing_summary().model_copy(update={"run_id": run_id, "started_at": f"2026-01-01T00:{minute:02d}:00Z", **extra})
+    paths = [_write(tmp, "a", at("run-a", 1)), _write(tmp, "b", at("run-b", 5)),
+             _write(tmp, "rec", at("rec-1", 2, kind="record")), _write(tmp, "base", at("base-1", 3, kind="baseline")),
+             _write(tmp, "shard", at("shard-1", 4))]
+    (tmp / "shard" / "shard.json").write_text("{}")
+    return paths
+
+
+def test_record_baseline_and_shard_runs_are_left_out_and_counted(tmp_path):
+    chosen = suite_runs(_kinds(tmp_path))
+    assert [s.run_id for s in chosen.runs] == ["run-a", "run-b"]
+    assert chosen.left_out == {"baseline": 1, "record": 1, "shard": 1}
+    text = render_trend(chosen.runs, left_out=chosen.left_out)
+    assert "rec-1" not in text and "base-1" not in text and "shard-1" not in text
+    assert "Left out 3 run(s) that are not runs of the whole suite: 1 baseline, 1 record, 1 shard" in text
+    every = suite_runs(_kinds(tmp_path / "again"), all_kinds=True)
+    assert [s.run_id for s in every.runs] == ["run-a", "rec-1", "base-1", "shard-1", "run-b"] and every.left_out == {}
+
+
+def test_nothing_but_partial_runs_is_exit_2_saying_what_was_left_out(tmp_path):
+    rec = _write(tmp_path, "rec", rf.passing_summary().model_copy(update={"run_id": "rec-1", "kind": "record"}))
+    got = CliRunner().invoke(main, ["trend", str(rec)])
+    assert got.exit_code == 2
+    assert "no run of the whole suite among these (left out: 1 record)" in got.output and "--all-kinds" in got.output
+
+
+def test_the_trend_command_and_its_chart_leave_record_runs_out(tmp_path):
+    paths = _kinds(tmp_path / "runs")
+    chart = tmp_path / "trend.svg"
+    got = CliRunner().invoke(main, ["trend", *map(str, paths), "--chart", str(chart)])
+    assert got.exit_code == 0, got.output
+    assert "rec-1" not in got.output and "Left out 3 run(s)" in got.output
+    assert "2 runs" in chart.read_text() and "rec-1" not in chart.read_text()
+    every = CliRunner().invoke(main, ["trend", *map(str, paths), "--all-kinds"])
+    assert every.exit_code == 0 and "rec-1" in every.output and "Left out" not in every.output
