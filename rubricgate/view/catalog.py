@@ -12,16 +12,20 @@ import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel
 
 from rubricgate.errors import GateInputError
 from rubricgate.models.view_index import CaseCell, RunHead
+from rubricgate.secrets import encodable
 from rubricgate.view import index, safe
 
 if TYPE_CHECKING:  # the runs and case pages read only the index: these models load when needed
     from rubricgate.models.results import Summary
     from rubricgate.models.transcript import Transcript
 
+M = TypeVar("M", bound=BaseModel)
 SUMMARY = "summary.json"
 EVENTS = "events.jsonl"
 
@@ -156,7 +160,7 @@ class Catalog:
 
         display = str(ref.root / ref.summary)
         try:
-            return Summary.model_validate_json(safe.read_bytes(ref.root, ref.summary))
+            return read_json_model(Summary, safe.read_bytes(ref.root, ref.summary))
         except safe.Refused as exc:
             raise GateInputError(display, "", f"cannot read: {exc}", "check the run folder") from exc
         except ValueError as exc:
@@ -202,6 +206,31 @@ class Catalog:
         from rubricgate.models.transcript import Transcript
 
         try:
-            return Transcript.model_validate_json(safe.read_bytes(ref.root, rel))
+            return read_json_model(Transcript, safe.read_bytes(ref.root, rel))
         except (safe.Refused, ValueError):
             return None
+
+
+def read_json_model(model: type[M], raw: bytes) -> M:
+    """A summary or transcript from its JSON. One that holds a lone surrogate (a CLI's undecodable
+    output, written JSON-escaped as \\udc80) is refused by pydantic's JSON parser: it is read
+    through json.loads with each surrogate shown as its backslash escape, as the reports show it."""
+    try:
+        return model.model_validate_json(raw)
+    except ValueError as exc:
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise exc from None
+        return model.model_validate(_escaped(data))
+
+
+def _escaped(value: Any) -> Any:
+    """JSON data with every string's lone surrogates as backslash escapes (secrets.encodable)."""
+    if isinstance(value, str):
+        return encodable(value)
+    if isinstance(value, list):
+        return [_escaped(v) for v in value]
+    if isinstance(value, dict):
+        return {_escaped(k): _escaped(v) for k, v in value.items()}
+    return value

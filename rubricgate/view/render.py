@@ -2,7 +2,9 @@
 
 Every page carries a Content-Security-Policy: its one inline script admitted by hash, no other
 script, no external request (connect-src 'self' only for the live page's polling). Autoescaping
-makes every value text; the CSP is the second line should a template ever mark one safe.
+makes every value text; the CSP is the second line should a template ever mark one safe. Every
+value shown has its credential-shaped text masked, as report.html masks it: tool results hold what
+the reviewer read, and a key in a reviewed file must not reach a published site.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from rubricgate.secrets import mask_credentials
 from rubricgate.view import urls
 
 
@@ -30,6 +33,19 @@ def _location(finding, mapping) -> str:
     return finding_location(finding, mapping)
 
 
+# The shortest text a credential pattern matches ("pwd=" and an 8-character value): shorter
+# values (most of a page: rates, counts, short ids) skip the masking's six expressions.
+SHORTEST_CREDENTIAL = 12
+
+
+def _shown(value: Any) -> Any:
+    """A value as a page shows it: text masked (secrets.mask_credentials); the page's own script
+    and style as they are (markup, a str subclass), so their hashes hold."""
+    if type(value) is str and len(value) >= SHORTEST_CREDENTIAL:
+        return mask_credentials(value)
+    return value
+
+
 def _asset(name: str) -> str:
     return resources.files("rubricgate.view").joinpath("templates", name).read_text(encoding="utf-8")
 
@@ -39,7 +55,7 @@ def environment():
     """The template environment (jinja2 imported here, on the first page rendered)."""
     import jinja2
 
-    env = jinja2.Environment(loader=jinja2.PackageLoader("rubricgate.view", "templates"),
+    env = jinja2.Environment(loader=jinja2.PackageLoader("rubricgate.view", "templates"), finalize=_shown,
                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.globals.update(u=urls, pct=pct, slug=urls.slug, location=_location,
                        as_json=lambda v: json.dumps(v, ensure_ascii=False, indent=1, default=str))

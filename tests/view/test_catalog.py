@@ -146,3 +146,24 @@ def test_refresh_finds_new_runs_only_in_the_folders_given(reports):
     whole.refresh()
     assert [r.key for r in one.refs] == ["20260101T000000Z-abc120"]
     assert len(whole.refs) == 3
+
+
+def test_a_run_holding_a_lone_surrogate_is_listed_with_it_shown_escaped(tmp_path):
+    """A CLI's undecodable output reaches summary.json and the transcript JSON-escaped (\\udc80):
+    the run is listed, its case and transcript readable, the surrogate shown as \\udc80."""
+    import reports_fixtures as rf
+    from rubricgate.models.results import Grade
+    from rubricgate.records.files import write_summary, write_transcript
+
+    run = tmp_path / "reports" / "20260101T000000Z-abc123"
+    run.mkdir(parents=True)
+    s = rf.summary(run_id=run.name)
+    trial = s.cases[0].trials[0]
+    trial.grades["verdict"] = Grade(passed=False, category="wrong_tier", reason="bad \udc80 byte")
+    write_summary(run, s)
+    write_transcript(run, trial.case_id, trial.trial, rf.transcript(final="answer \udc80 here"))
+    cat = Catalog.of([tmp_path / "reports"])
+    assert [h.run_id for h in cat.heads()] == [run.name] and not cat.problems
+    cell = cat.case(cat.ref(run.name), trial.case_id)
+    assert cell.trials[0].fails["verdict"] == "wrong_tier: bad \\udc80 byte"
+    assert cat.transcript(cat.ref(run.name), trial.transcript).final_text == "answer \\udc80 here"

@@ -126,3 +126,18 @@ def test_runs_page_filters_by_the_branch_and_pull_request_a_run_recorded(tmp_pat
     assert f'data-run="{OLD}" data-kind="run" data-branch="rubric/tighten" data-pr="pr-7"' in html
     assert f'data-run="{NEW}" data-kind="run" data-branch="main" data-pr=""' in html
     assert '<option value="pr-7">PR #7</option>' in html and '<option value="rubric/tighten">' in html
+
+
+def test_credential_shaped_text_a_reviewed_file_held_is_masked_as_the_report_masks_it(tmp_path):
+    """Tool results carry what the reviewer read; a key in a reviewed skill must not reach a page
+    (the static site is published)."""
+    from rubricgate.models.transcript import ToolCall
+
+    key = "sk-" + "A1b2C3d4E5f6G7h8J9k0"
+    run = vf.write_runs(tmp_path / "reports", count=1)[0]
+    call = ToolCall(raw_name="Read", name="read", input={"file_path": "SKILL.md"}, step=1,
+                    result=f"---\nname: x\n---\nexport OPENAI_API_KEY={key}\n")
+    t = rf.transcript(final=f"I found {key} in SKILL.md", calls=[call])
+    (run / "transcripts" / "evil-1.json").write_text(t.model_dump_json())
+    html = text(site_for([tmp_path / "reports"]), urls.transcript(run.name, vf.HOSTILE_ID, 1))
+    assert key not in html and html.count("&lt;masked:api-key&gt;") == 2
