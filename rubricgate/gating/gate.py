@@ -29,7 +29,7 @@ from rubricgate import exitcodes
 from rubricgate.gating.collapse import case_family
 from rubricgate.gating.exact import Stratum, holm, lower_p, upper_p
 from rubricgate.gating.outcome import ALPHA_SHARES, Evidence, classify, label
-from rubricgate.gating.stats import DropBound, drop_bound, drop_lower
+from rubricgate.gating.stats import DropBound, add_intervals, drop_bound, drop_lower
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.baseline import Baseline, MeasuredWith
 from rubricgate.models.config import GateConfig
@@ -70,6 +70,8 @@ def decide(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
                                                     look.bound_spend())
     case_reasons, flaky = judge_cases(per_case, baseline, gate, look)
     new_reasons, new_warnings = judge_new_cases(per_case, detail, gate)
+    if detail.new_cases:
+        shared_headline(rates, strata, {c: v for c, v in per_case.items() if c in baseline.cases}, gate.confidence)
     detail.case_regressions = case_reasons
     detail.flaky = flaky
     reasons = reasons + case_reasons + new_reasons
@@ -124,6 +126,20 @@ def shared_strata(per_case: Counts, baseline: Baseline, rates: dict[str, RateRow
     detail.missing_cases = [c for c in baseline.cases if c not in per_case]
     return {d: [(*per_case[c][d], baseline.cases[c][d].passes, baseline.cases[c][d].trials)
                 for c in shared if d in per_case[c] and d in baseline.cases[c]] for d in DIMENSIONS}
+
+
+def shared_headline(rates: dict[str, RateRow], strata: dict[str, list[Stratum]], shared: Counts,
+                    confidence: float) -> None:
+    """Each suite rate (and its interval) over the shared cases only: the rate the gate compared,
+    so the headline never mixes in new cases (their rates are GateDetail.new_case_rates) and
+    rate, baseline and delta in one row agree."""
+    for dim, cells in strata.items():
+        both = [s for s in cells if s[1] and s[3]]
+        row = rates.get(dim)
+        if row is not None and both:
+            row.passes, row.trials = sum(s[0] for s in both), sum(s[1] for s in both)
+            row.rate = row.passes / row.trials
+    add_intervals({d: r for d, r in rates.items() if any(s[1] and s[3] for s in strata.get(d, []))}, shared, confidence)
 
 
 def judge_dimensions(rates: dict[str, RateRow], strata: dict[str, list[Stratum]], gate: GateConfig,

@@ -96,9 +96,22 @@ def rates_table(summary: Summary) -> list[str]:
                      f"{pct(row.baseline)} | {signed_pp(row.delta)} | {escape_md(delta_label(row))} |")
     gate = summary.gate
     if gate is not None and gate.shared_cases:
-        lines += ["", f"Baseline and delta are over the {gate.shared_cases} case(s) both runs share. "
+        lines += ["", f"Rates, baseline and delta are over the {gate.shared_cases} case(s) both runs share. "
                   f"Intervals: {escape_md(gate.interval)}."]
-    return lines
+    new = new_cases_line(summary)
+    return lines + (["", escape_md(new, 2000)] if new else [])
+
+
+def new_cases_line(summary: Summary) -> str:
+    """Plain text: the cases not in the baseline and their rates, kept beside the gate's rates
+    (which are over the shared cases only); '' when there are none."""
+    gate = summary.gate
+    if gate is None or not gate.new_cases:
+        return ""
+    rates = " · ".join(f"{d} {pct(r.rate)} ({r.passes}/{r.trials})" for d, r in gate.new_case_rates.items())
+    return (f"New cases (not in baseline.json, not in the rates above): {len(gate.new_cases)} case(s)"
+            + (f": {rates}" if rates else "") + f" — {', '.join(gate.new_cases[:10])}"
+            + (" ..." if len(gate.new_cases) > 10 else ""))
 
 
 def failures_by_category(summary: Summary) -> dict[str, list[Failure]]:

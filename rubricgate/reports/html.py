@@ -30,6 +30,7 @@ from rubricgate.reports.comment import (
     headline,
     interval,
     k_groups,
+    new_cases_line,
     pct,
     plan_lines,
     signed_pp,
@@ -207,7 +208,7 @@ def _context(s: Summary, run_dir: Path | None, history: list[Summary], bodies: B
     script = _asset("report.js")
     failing = [(c, explain.first_failure(c)) for c in explain.failing_cases(s)]
     return {"s": s, "csp": _csp(script), "script": _markup(script), "css": _markup(_asset("report.css")),
-            "headline": headline(s), "who": " · ".join(str(x) for x in (s.agent, s.agent_version, s.model) if x),
+            "headline": headline(s), "new_cases": new_cases_line(s), "who": " · ".join(str(x) for x in (s.agent, s.agent_version, s.model) if x),
             "next_step": explain.next_step(s), "reviewer_lines": explain.reviewer_lines(s), "plan_lines": plan_lines(s),
             "reviewer_changed": explain.reviewer_change(s).changed, "failing": failing,
             "k_groups": k_groups(s.pass_k or {}), "every_rate": ((s.pass_k or {}).get("all_pass") or {}).get("rate"),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import Summary
-from rubricgate.reports.comment import k_groups
+from rubricgate.reports.comment import k_groups, new_cases_line
 
 
 def _pct(x: float | None) -> str:
@@ -21,7 +21,8 @@ def rate_lines(summary: Summary) -> list[str]:
         mark = f"  {row.label}" if row.label else {"regression": "  REGRESSION", "inconclusive": "  inconclusive"}.get(row.status, "")
         ci = "" if row.low is None or row.high is None else f" [{row.low:.0%}-{row.high:.0%}]"
         lines.append(f"  {dim:<11}{_pct(row.rate)}  ({row.passes}/{row.trials}){ci}{base}{mark}")
-    return lines
+    new = new_cases_line(summary)
+    return lines + ([f"  {new}"] if new else [])
 
 
 def failure_lines(summary: Summary, limit: int = 15) -> list[str]:

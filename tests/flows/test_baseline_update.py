@@ -45,8 +45,10 @@ def test_the_run_folder_is_labelled_a_baseline_run_not_an_error(repo) -> None:
     assert summary["kind"] == "baseline" and summary["decision"]["status"] == "baseline"
     assert summary["decision"]["exit_code"] == 0
     assert "run finished" in result.output and "decision baseline" in result.output  # progress, on stderr
-    trend = CliRunner().invoke(main, ["trend", str(run_dir)])
+    trend = CliRunner().invoke(main, ["trend", "--all-kinds", str(run_dir)])
     assert "error" not in trend.output.lower() and "baseline" in trend.output
+    alone = CliRunner().invoke(main, ["trend", str(run_dir)])  # not a run of the suite's trend by default
+    assert alone.exit_code == 2 and "left out: 1 baseline" in alone.output
     report = CliRunner().invoke(main, ["report", "--repo", str(repo)])
     assert report.exit_code == 2 and "no run" in report.output  # a baseline run is not "the latest run"
 

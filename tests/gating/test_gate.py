@@ -87,6 +87,25 @@ def test_new_cases_are_reported_apart_and_not_gated_by_default_under_statistical
     assert rates["verdict"].baseline == pytest.approx(21 / 27)  # the new case is not in the comparison
 
 
+@pytest.mark.parametrize("gate", [STRICT, STATISTICAL])
+def test_the_headline_rate_is_the_shared_cases_rate_and_new_cases_stay_beside_it(gate) -> None:
+    # 21/27 on the shared cases, unchanged; a failing new case would pull a mixed rate to 21/30.
+    decision, detail, rates = _decide(SUITE, {**SUITE, "newcase": (0, 3)}, gate)
+    row = rates["verdict"]
+    assert (row.passes, row.trials) == (21, 27) and row.rate == pytest.approx(21 / 27)
+    assert row.rate == pytest.approx(row.baseline + row.delta)  # rate, baseline and delta agree
+    assert row.low is not None and row.low <= row.rate <= row.high
+    assert (detail.new_case_rates["verdict"].passes, detail.new_case_rates["verdict"].trials) == (0, 3)
+
+
+def test_without_new_cases_the_rates_are_left_as_they_were() -> None:
+    per_case = _counts(SUITE)
+    rates = _rates(per_case)
+    rates["verdict"].low, rates["verdict"].high = 0.1, 0.9  # what the caller measured stays
+    decide(rates, _baseline(SUITE), STRICT, per_case)
+    assert (rates["verdict"].passes, rates["verdict"].trials, rates["verdict"].low) == (21, 27, 0.1)
+
+
 def test_new_cases_must_pass_under_strict() -> None:
     decision, detail, _ = _decide(SUITE, {**SUITE, "newcase": (2, 3)}, STRICT)
     assert detail.new_cases_rule == "strict"

@@ -182,3 +182,24 @@ def test_credential_shaped_quotes_are_masked_in_the_comment():
     body = render_comment(_leaky_summary())
     assert TOKEN not in body and TOKEN.replace("_", "\\_") not in body and "Zk8abcdefgh" not in body
     assert "token: &lt;masked:github-token&gt;" in body
+
+
+def _with_new_cases():
+    from rubricgate.models.results import GateDetail
+
+    gate = GateDetail(shared_cases=2, new_cases=["brand-new"], interval="x",
+                      new_case_rates={"verdict": RateRow(rate=0.0, passes=0, trials=3, status="no_baseline")})
+    return rf.summary(gate=gate)
+
+
+def test_new_cases_are_reported_beside_the_shared_case_rates_in_comment_html_and_terminal(tmp_path):
+    from rubricgate.reports.html import render_html
+    from rubricgate.reports.terminal import rate_lines
+
+    s = _with_new_cases()
+    line = "New cases (not in baseline.json, not in the rates above): 1 case(s): verdict 0.0% (0/3)"
+    assert line in render_comment(s)
+    assert "Rates, baseline and delta are over the 2 case(s) both runs share" in render_comment(s)
+    assert line in render_html(s, rf.write_run_dir(tmp_path / "run", s), history=[])
+    assert any(line in x for x in rate_lines(s))
+    assert "New cases" not in render_comment(rf.summary())
