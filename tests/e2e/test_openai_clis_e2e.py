@@ -16,6 +16,8 @@ verdict grader says no_verdict, the trajectory grader too_many_steps.
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pytest
@@ -131,3 +133,12 @@ def test_opencode_ignores_the_reviewed_trees_own_config_and_plugins(opencode_ins
     assert not (ws / "BASH_RAN").exists() and not (ws / "PLUGIN_RAN").exists()
     bash_calls = [c for c in transcript.tool_calls if c.name == "bash"]
     assert bash_calls and all(c.status != "ok" for c in bash_calls), transcript.tool_calls
+
+
+def test_each_tool_call_keeps_what_the_cli_returned(gate_run) -> None:
+    _, _, summary, repo = gate_run
+    case = next(c for c in summary["cases"] if c["id"].endswith("no-description"))
+    rel = case["trials"][0]["transcript"]
+    calls = json.loads((repo / "reports" / summary["run_id"] / rel).read_text())["tool_calls"]
+    reads = [c for c in calls if c["name"] == "read" and "no-description/SKILL.md" in json.dumps(c["input"])]
+    assert reads and "name: no-description" in (reads[0]["result"] or ""), calls

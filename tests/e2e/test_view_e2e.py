@@ -1,7 +1,7 @@
 """The viewer over a run of the REAL Claude Code CLI against the scripted model server
 (tests/e2e/test_claude_e2e.py's suite): in headless chromium the runs page lists the run, its
 page shows the scripted failures, and the transcript of the forbidden-tool case shows the CLI's
-own tool calls and final message. Newest installed Claude Code only: the other versions are
+own tool calls with what each returned, and its final message. Newest installed Claude Code only: the other versions are
 covered by test_claude_e2e.py, and the viewer reads the same normalized transcript from each.
 """
 
@@ -67,6 +67,9 @@ def test_its_failing_cases_and_the_forbidden_tool_transcript(viewed):
     tools = browser.js("[].map.call(document.querySelectorAll('#timeline tr.call'), function (r) {"
                        " return r.children[3].textContent; })")
     assert "Bash" in tools, tools  # the raw name the CLI reported for the forbidden call
+    first = browser.js("(function (r) { return [r.children[2].textContent, r.children[6].textContent]; })"
+                       "(document.querySelector('#timeline tr.call'))")
+    assert first[0] == "read" and "tool-happy/SKILL.md" in first[1], first  # the changed-files list, as the CLI read it
     assert "FAIL" in browser.js("document.getElementById('grades').textContent")
     assert '"tier"' in browser.js("document.getElementById('final').textContent")
     browser.screenshot(artifacts() / "viewer-e2e-transcript.png")
