@@ -17,7 +17,6 @@ verdict grader says no_verdict, the trajectory grader too_many_steps.
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 
 import pytest
