@@ -224,7 +224,7 @@ def test_a_run_that_cannot_start_leaves_no_snapshot_behind(repo, scripted, tmp_p
     cfg["reports"] = "reports-file"  # a file where the run's folder should go: the run cannot start
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(cfg))
     (repo / "reports-file").write_text("not a folder")
-    with pytest.raises(OSError):
+    with pytest.raises(GateInputError, match="cannot create the run folder"):
         run(repo)
     assert list(temp.iterdir()) == []
     cfg["reports"] = "reports"
