@@ -56,3 +56,17 @@ def test_cache_replays_every_trial_of_an_unchanged_mutant_the_second_time(repo, 
     total = sum(m["trials"] for m in ran)
     assert f"{total} of {total} mutant trials replayed from the trial cache" in second.output
     assert sorted(p.relative_to(cache) for p in cache.rglob("*") if p.is_file()) == entries  # nothing new stored
+
+
+def test_shards_split_the_mutants_between_them_and_together_cover_every_one(repo, tmp_path):
+    whole = mutate(repo, tmp_path / "all")
+    assert whole.exit_code == 0, whole.output
+    every = [m["id"] for m in json.loads((tmp_path / "all/mutation.json").read_text())["mutants"]]
+    parts = []
+    for k in (1, 2):
+        result = mutate(repo, tmp_path / f"part{k}", "--shard", f"{k}/2")
+        assert result.exit_code == 0, result.output
+        report = json.loads((tmp_path / f"part{k}/mutation.json").read_text())
+        assert report["shard"] == f"{k}/2"
+        parts.append([m["id"] for m in report["mutants"]])
+    assert parts[0] and parts[1] and sorted(parts[0] + parts[1]) == sorted(every)
