@@ -31,6 +31,7 @@ from typing import Any
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.cli import CliAgent
 from rubricgate.agents.normalize import (
+    UNREACHABLE_STOP,
     Draft,
     fail_if_truncated,
     feed_stream,
@@ -45,6 +46,7 @@ from rubricgate.isolation.untrusted import UntrustedPath, read_reviewer_text, re
 
 PROVIDER_ID = "rubricgate"  # the custom provider used when OPENAI_BASE_URL is set
 TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
+MAX_RECONNECTS = 2  # "Reconnecting..." notices in one run before it is stopped as an outage
 
 
 class CodexAgent(CliAgent):
@@ -178,14 +180,16 @@ class TurnCounter:
         return item if new else None
 
 
-def limit_watch(max_steps: int | None) -> Watch | None:
-    """Stop the run at the first model turn past max_steps (Codex has no turn limit of its own)."""
-    if max_steps is None:
-        return None
+def limit_watch(max_steps: int | None) -> Watch:
+    """Stop the run at the first model turn past max_steps (Codex has no turn limit of its own),
+    and at its second "Reconnecting..." notice (`reconnect_stop`)."""
     counter = TurnCounter()
+    reconnects = [0]
 
     def watch(line: bytes) -> str | None:
-        if b'"item.' not in line:
+        if b"Reconnecting" in line:
+            return reconnect_stop(line, reconnects)
+        if max_steps is None or b'"item.' not in line:
             return None
         events, _ = parse_json_lines(line)
         if events:
@@ -195,6 +199,24 @@ def limit_watch(max_steps: int | None) -> Watch | None:
         return None
 
     return watch
+
+
+def reconnect_stop(line: bytes, seen: list[int]) -> str | None:
+    """A stop reason at the MAX_RECONNECTS-th "Reconnecting..." error event, else None.
+
+    With its model server down, codex 0.171.0 prints `{"type":"error","message":"Reconnecting...
+    waiting for network (...)"}` at growing intervals for ever, whatever its provider's retry
+    settings: the idle timeout never fires and the trial would run to its wall-clock timeout
+    and be graded a reviewer timeout. One notice may be a blip Codex recovers from; a second in
+    the same run is an outage, for the harness's own retry policy (runner/retry.py)."""
+    events, _ = parse_json_lines(line)
+    message = str(events[0].get("message", "")) if events and events[0].get("type") == "error" else ""
+    if not message.startswith("Reconnecting"):
+        return None
+    seen[0] += 1
+    if seen[0] < MAX_RECONNECTS:
+        return None
+    return f"{UNREACHABLE_STOP}: codex kept reconnecting to its model server: {message[:200]}"
 
 
 def parse_codex_stream(data: bytes | str, *, agent: str = "codex", allowed: list[str] | None = None,

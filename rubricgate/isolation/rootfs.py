@@ -91,16 +91,19 @@ def agent_folders(program: str | None, files: Sequence[str], home: Sequence[Path
 def _program_folders(program: Path, home: Sequence[Path], hidden: Sequence[Path],
                      temps: Sequence[Path]) -> list[Path]:
     """The install folder as named and as resolved; the named one is dropped when it may not be
-    shown (`~/.local` for `~/.local/bin/x -> ~/.local/share/x/1.0/x`) and the resolved one may."""
-    found = [p for p in install_prefixes(program) if not in_system(p)]
-    if len(found) < 2:
+    shown (`~/.local` for `~/.local/bin/x -> ~/.local/share/x/1.0/x`, or a link to a system
+    program) and the resolved one may: the sandbox then starts the program by its resolved path
+    (sandbox.visible_program)."""
+    prefixes = install_prefixes(program)
+    found = [p for p in prefixes if not in_system(p)]
+    if len(prefixes) < 2 or in_system(prefixes[0]):
         return found
-    named, *resolved = found
+    named, resolved = prefixes
     try:
         refuse_folder(named, home, hidden, temps)
     except AgentFolderRefused:
-        return resolved
-    return [named, *resolved]
+        return [resolved] if not in_system(resolved) else []
+    return found
 
 
 def refuse_folder(path: Path, home: Sequence[Path], hidden: Sequence[Path], temps: Sequence[Path] = ()) -> None:

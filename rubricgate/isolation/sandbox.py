@@ -148,6 +148,7 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
         writable = [(overlay.target, cwd) if overlay is not None else cwd, *writable]
     binds = [(item if isinstance(item, tuple) else (item, item)) for item in writable]
     shown = shown_folders(argv, policy)
+    argv = [visible_program(argv[0], shown), *argv[1:]] if argv else argv
     args = [*system_mounts(), "--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--size", str(policy.limits.tmp_bytes),
             "--tmpfs", "/tmp", *identity_args(identity or {}), *parent_dirs([*shown, cwd, *(target for _, target in binds)])]
     for path in outermost(list(shown)):
@@ -230,6 +231,17 @@ def _shown(program: str | None, files: tuple[str, ...], home: tuple[Path, ...],
            hidden: tuple[Path, ...], temps: tuple[Path, ...]) -> tuple[Path, ...]:
     # The same program and script every trial: resolved and checked once.
     return agent_folders(program, files, home, hidden, temps)
+
+
+def visible_program(program: str, shown: Sequence[Path]) -> str:
+    """The path the sandbox can start `program` by: as named when the sandbox shows it there,
+    else the file it resolves to. A CLI linked from a folder that may not be shown
+    (`~/.local/bin/claude -> ~/.local/share/claude/versions/X`: the dot-folder holds credentials)
+    is shown only where it really lives; started by its link it would not exist (exit 127)."""
+    if not os.path.isabs(program) or in_system(Path(program)) or _under_any(Path(program), shown):
+        return program
+    real = os.path.realpath(program)
+    return real if in_system(Path(real)) or _under_any(Path(real), shown) else program
 
 
 def install_prefix(path: Path) -> Path:

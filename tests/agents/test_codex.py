@@ -7,6 +7,7 @@ recordings, so the parser never meets a stream written from memory.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from rubricgate.agents.base import AgentRequest
@@ -165,7 +166,41 @@ def test_watch_stops_past_max_steps() -> None:
     assert stops[0] == "max_turns: turn 3 exceeds max_steps 2"
     ok = limit_watch(6)
     assert not any(ok(ln) for ln in (DATA / "review_ok.ndjson").read_bytes().splitlines())  # type: ignore[misc]
-    assert limit_watch(None) is None
+    unlimited = limit_watch(None)
+    assert not any(unlimited(ln) for ln in lines)  # no max_steps: turns are not limited
+
+
+def test_reconnecting_for_ever_is_stopped_at_the_second_notice_as_an_outage() -> None:
+    # A real stream: codex 0.171.0 with its model server down prints "Reconnecting..." for ever.
+    lines = (DATA / "unreachable.ndjson").read_bytes().splitlines()
+    watch = limit_watch(6)
+    stops = [watch(ln) for ln in lines]
+    assert stops[:4] == [None] * 4 and stops[4] is not None, stops
+    assert stops[4].startswith("model_unreachable: codex kept reconnecting") and "waiting for network" in stops[4]
+    t = replay("unreachable", rollout=False, timed_out=False, stopped=stops[4])
+    assert t.termination == "api_error" and "kept reconnecting" in t.error
+    from rubricgate.graders.failures import is_infra_failure
+
+    assert is_infra_failure(t)
+
+
+def test_one_reconnect_before_the_final_error_is_not_stopped() -> None:
+    # The real 500 recording: "Reconnecting... 1/1", then the error that says what went wrong.
+    watch = limit_watch(6)
+    assert not any(watch(ln) for ln in (DATA / "api_error.ndjson").read_bytes().splitlines())
+
+
+def test_the_command_format_codex_stops_an_endless_reconnect_well_before_the_timeout(tmp_path: Path) -> None:
+    from rubricgate.agents import get_agent
+
+    script = tmp_path / "codex-down.py"
+    script.write_text("import sys,time\nfor line in open(sys.argv[1], 'rb'):\n"
+                      "    sys.stdout.buffer.write(line); sys.stdout.flush()\ntime.sleep(120)\n")
+    cfg = AgentConfig(name="command", format="codex", command=[sys.executable, str(script),
+                                                               str(DATA / "unreachable.ndjson")])
+    req = request(tmp_path, timeout_s=120)
+    t = get_agent("command", cfg).run(req)
+    assert t.termination == "api_error" and "model_unreachable" in t.error, t.error
 
 
 def test_missing_cli_is_a_crashed_transcript_not_an_exception(tmp_path: Path, monkeypatch) -> None:

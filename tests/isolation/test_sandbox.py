@@ -39,3 +39,57 @@ def test_a_folder_inside_another_hidden_one_costs_no_mount_of_its_own() -> None:
     assert outermost(paths, also=(Path("/tmp"),)) == [Path("/home/u"), Path("/srv/cache")]
     assert outermost([Path("/tmp"), Path("/opt/a")], also=(Path("/tmp"),)) == [Path("/opt/a")]
     assert outermost([Path("/opt/ab"), Path("/opt/a")]) == [Path("/opt/ab"), Path("/opt/a")]  # a prefix, not a parent
+
+
+# -- a CLI linked from a folder the sandbox may not show ------------------------------------------
+
+def _linked_cli(home: Path, target: Path) -> Path:
+    """~/.local/bin/tool -> target, as Claude Code's native installer links itself."""
+    link = home / ".local" / "bin" / "tool"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(target)
+    return link
+
+
+def _run_in_sandbox(tmp_path: Path, home: Path):
+    from rubricgate.isolation.process import run_process
+    from rubricgate.isolation.sandbox import SandboxPolicy
+
+    ws, out = tmp_path / "ws", tmp_path / "out.txt"
+    ws.mkdir()
+    res = run_process(["tool"], cwd=ws, env={"PATH": f"{home}/.local/bin:/usr/bin:/bin"}, timeout_s=30,
+                      output_cap_bytes=10_000, stdout_path=out, sandbox=SandboxPolicy("bwrap", home=(home,)))
+    return res, out.read_text()
+
+
+def test_a_cli_linked_from_a_home_dot_folder_starts_by_its_real_path(tmp_path: Path) -> None:
+    # Its link's folder (~/.local, which holds credentials) is never shown; where it lives is.
+    home = tmp_path / "home"
+    real = _program(home / ".local" / "share" / "tool" / "1.0", "tool")
+    real.write_text("#!/bin/sh\necho \"started as $0\"\n")
+    _linked_cli(home, real)
+    res, out = _run_in_sandbox(tmp_path, home)
+    assert res.exit_code == 0, res.stderr_tail  # was 127: "failed to execute .../.local/bin/tool"
+    assert out == f"started as {real}\n"
+
+
+def test_a_cli_linked_from_a_home_dot_folder_to_a_system_program_starts(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    _linked_cli(home, Path("/bin/true").resolve())
+    res, _ = _run_in_sandbox(tmp_path, home)  # was refused: it showed nothing but the dot-folder
+    assert res.exit_code == 0, res.stderr_tail
+
+
+def test_visible_program_keeps_a_shown_or_system_path_and_resolves_a_hidden_link(tmp_path: Path) -> None:
+    from rubricgate.isolation.sandbox import visible_program
+
+    real = _program(tmp_path / "opt" / "tool" / "bin", "tool")
+    link = tmp_path / "links" / "tool"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    shown = [tmp_path / "opt" / "tool"]
+    assert visible_program(str(link), shown) == str(real)
+    assert visible_program(str(real), shown) == str(real)
+    assert visible_program("/usr/bin/env", shown) == "/usr/bin/env"
+    assert visible_program("tool", shown) == "tool"  # relative: resolved in the workspace
+    assert visible_program(str(link), []) == str(link)  # nowhere shown: the preflight says so (exit 127)
