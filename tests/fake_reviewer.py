@@ -5,7 +5,8 @@ Each invocation takes the next behaviour from a plan (the last one repeats):
   else PASS, in Claude stream-json;
 - "api_error": replays the real Claude Code recording of an API error (exit 1);
 - "crash": prints nothing and exits 1 (a CLI that dies before its first model turn);
-- "silent": prints nothing and never ends (a CLI hung on a dead connection).
+- "silent": prints nothing and never ends (a CLI hung on a dead connection);
+- "linger": answers, leaving a child behind in its process group (its pid in `linger.pid`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ if mode == "crash":
     sys.exit(1)
 if mode == "silent":
     import time; time.sleep(600); sys.exit(0)
+if mode == "linger":
+    import subprocess
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    (Path(counter_file).parent / "linger.pid").write_text(str(child.pid))
 paths = Path(changed_file).read_text().split()
 workspace = Path(changed_file).parents[1]
 # Judged by the file itself (the blind reviewer sees neutral paths): no description -> BLOCK.

@@ -51,3 +51,21 @@ def test_a_child_left_by_a_copy_only_agent_is_reaped_without_waiting_out_the_gra
     assert seen["child"] == "gone", f"the agent's child is left as {seen['child']!r} (Z: an unreaped zombie)"
     assert not seen["sigkill"], "the group was SIGKILLed: its zombie was waited on for the whole grace"
     assert seen["duration_s"] < seen["grace"] / 2, seen
+
+
+def test_a_run_whose_agent_leaves_a_child_records_a_trial_shorter_than_the_grace(repo: Path) -> None:
+    # The whole path: `rubricgate run` adopts orphans, the copy-only agent answers and leaves a child.
+    from click.testing import CliRunner
+
+    from rubricgate.cli import main
+    from rubricgate.isolation.reaping import KILL_GRACE_S
+    from tests.fake_reviewer import install
+
+    counter = install(repo, ["linger"], jobs=1)
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert result.exit_code == 0, result.output
+    child = int((counter.parent / "linger.pid").read_text())
+    assert not Path(f"/proc/{child}").exists(), "the agent's child outlived its trial (or is an unreaped zombie)"
+    summary = json.loads(next((repo / "reports").glob("*/summary.json")).read_text())
+    durations = [t["duration_s"] for c in summary["cases"] for t in c["trials"]]
+    assert durations and max(durations) < KILL_GRACE_S / 2, durations
