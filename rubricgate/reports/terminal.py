@@ -7,6 +7,7 @@ from pathlib import Path
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import Summary
 from rubricgate.reports.comment import k_groups, new_cases_line
+from rubricgate.secrets import mask_credentials
 
 
 def _pct(x: float | None) -> str:
@@ -73,7 +74,8 @@ def _noise_and_cost_lines(summary: Summary) -> list[str]:
 
 
 def render_terminal(summary: Summary, run_dir: str) -> str:
-    """Rates vs baseline, the failing cases with reasons, then the decision."""
+    """Rates vs baseline, the failing cases with reasons, then the decision; credential-shaped
+    text in a reason shown as <masked:KIND> (CI logs are often public)."""
     d = summary.decision
     n_trials = sum(len(c.trials) for c in summary.cases)
     head = f"rubricgate {summary.run_id}: {len(summary.cases)} cases, {n_trials} trials, agent {summary.agent}"
@@ -92,4 +94,4 @@ def render_terminal(summary: Summary, run_dir: str) -> str:
     lines += [f"warning: {a.warning}" for a in summary.agent_support.values() if a.warning]
     html = Path(run_dir) / "report.html"
     lines.append(f"report: {html if html.is_file() else run_dir}")
-    return "\n".join(lines)
+    return mask_credentials("\n".join(lines))

@@ -203,3 +203,10 @@ def test_new_cases_are_reported_beside_the_shared_case_rates_in_comment_html_and
     assert line in render_html(s, rf.write_run_dir(tmp_path / "run", s), history=[])
     assert any(line in x for x in rate_lines(s))
     assert "New cases" not in render_comment(rf.summary())
+
+
+def test_credential_shaped_reasons_are_masked_in_the_terminal_summary():
+    from rubricgate.reports.terminal import render_terminal
+
+    out = render_terminal(_leaky_summary(), "/nowhere")
+    assert "Zk8abcdefgh" not in out and "<masked:github-token>" in out
