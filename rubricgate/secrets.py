@@ -231,6 +231,10 @@ _PLACEHOLDER = re.compile(r"(?:sk-REDACTED-BY-RUBRICGATE|AKIAREDACTED00000000|gh
                           r"xox[abprs]-REDACTED-BY-RUBRICGATE|REDACTED_BY_RUBRICGATE)$")
 
 
+# A prefix every pattern above needs: text without any of these holds no credential.
+_MAYBE = re.compile(r"sk-|AKIA|gh[pousr]_|xox[abprs]-|PRIVATE KEY|(?i:passw|pwd|secret|token|api[_-]?key|access[_-]?key)")
+
+
 def find_credentials(text: str) -> list[tuple[int, str]]:
     """(1-based line, kind) of every line holding something credential-shaped, one entry per line."""
     found = []
@@ -257,6 +261,8 @@ def _redacted(match: re.Match[str], slug: str) -> str:
 
 def mask_credentials(text: str) -> str:
     """`text` with each credential shown as `<masked:KIND>`: what the reports do to quoted text."""
+    if not _MAYBE.search(text):  # the common case, one scan: reports call this on every value
+        return text
     for _, slug, pattern in CREDENTIAL_KINDS:
         text = _REPLACED.get(slug, pattern).sub(functools.partial(_masked, slug=slug), text)
     return text

@@ -124,3 +124,11 @@ def test_masking_keeps_the_text_around_a_credential() -> None:
     assert mask_credentials(f"line 4: token: {GH_TOKEN} (in clear)") == "line 4: token: <masked:github-token> (in clear)"
     assert mask_credentials("-----BEGIN RSA PRIVATE KEY-----") == "<masked:private-key>"
     assert mask_credentials("nothing here") == "nothing here"
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("key sk-" + "a1" * 10, "api-key"), ("id " + AWS_ID, "aws-access-key-id"), ("t " + GH_TOKEN, "github-token"),
+    ("s xoxb-" + "1234567890ab", "slack-token"), ("-----BEGIN EC PRIVATE KEY-----", "private-key"),
+    ("PASSWORD = 'Hunter2-long'", "credential"), ("Api-Key: abc123def456", "credential")])
+def test_every_kind_is_masked(text: str, kind: str) -> None:
+    assert f"<masked:{kind}>" in mask_credentials(text)
