@@ -59,9 +59,10 @@ def describe_errors(model: type[BaseModel], exc: ValidationError, display: str) 
             unknown.append(GateInputError(display, where, f"unknown key {key!r}{hint}",
                                           "rename it to a known key or remove it"))
         else:
-            msg = err["msg"].removeprefix("Value error, ")
-            other.append(GateInputError(display, where, msg,
-                                        _FIXES.get(err["type"], "see `rubricgate schema` for the expected shape")))
+            # A model's own check may carry its fix: "... (fix: lower gate.drift_allowance)".
+            msg, _, own_fix = err["msg"].removeprefix("Value error, ").partition(" (fix: ")
+            other.append(GateInputError(display, where, msg, own_fix.removesuffix(")") or _FIXES.get(
+                err["type"], "see `rubricgate schema` for the expected shape")))
     return unknown + other
 
 

@@ -47,6 +47,21 @@ def test_unknown_key_is_named_with_did_you_mean_not_hidden_by_missing_field(repo
     assert has(lines, "evals/tasks/t.yaml", "expect: Field required")
 
 
+def test_a_drift_allowance_not_below_the_margin_is_one_line_with_its_own_fix(repo) -> None:
+    write_task(repo, GOOD)
+    set_config(repo, gate={"method": "statistical", "margin": 0.05, "drift_allowance": 0.06})
+    lines = errors(repo)
+    assert has(lines, "rubricgate.yaml", "gate", "drift_allowance 0.06 is not below margin 0.05",
+               "fix: lower gate.drift_allowance, or 0 to turn it off")
+    assert not has(lines, "drift_allowance", "rubricgate schema")
+
+
+def test_the_removed_min_trials_key_is_an_unknown_key_with_the_fix(repo) -> None:
+    write_task(repo, GOOD)
+    set_config(repo, gate={"method": "statistical", "min_trials": 3})
+    assert has(errors(repo), "rubricgate.yaml", "gate.min_trials", "unknown key", "remove it")
+
+
 def test_every_problem_in_one_file_is_reported(repo) -> None:
     write_task(repo, {**GOOD, "review": ["fixtures/none/SKILL.md"], "tagz": ["x"],
                       "expect": {"tier": "BLOCK", "rules": ["no-such-rule"]}})
