@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -110,6 +111,18 @@ def publish(run_dir, pr, label, repo, artifact) -> None:
     click.echo(f"comment {result.comment_id} {result.comment_action} on PR #{pr}; label {label!r} {result.label_action}")
 
 
+def _started(run: Path) -> tuple[str, str]:
+    """A run folder's order: its id's timestamp (to the second), then the millisecond its first
+    event was logged, so two runs started in one second keep their order (the id's random suffix
+    would not)."""
+    try:
+        with open(run / "events.jsonl", encoding="utf-8") as events:
+            first = json.loads(events.readline() or "{}")
+    except (OSError, ValueError):
+        first = {}
+    return run.name.split("-", 1)[0], str(first.get("at", "")) if isinstance(first, dict) else ""
+
+
 def latest_run(repo: Path) -> Path:
     """The newest run folder under the configured reports folder (run ids start with a UTC
     timestamp). Never an earlier one: when the newest has no summary.json (it could not be
@@ -117,8 +130,8 @@ def latest_run(repo: Path) -> Path:
     folder = repo / load_config(repo).reports
     # A `baseline update` run (<run-id>-baseline) or `record`'s run (<run-id>-record) is not the
     # run a report is wanted for.
-    runs = sorted(p.parent for name in ("summary.json", "events.jsonl") for p in folder.glob(f"*/{name}")
-                  if not p.parent.name.endswith(("-baseline", "-record"))) if folder.is_dir() else []
+    runs = sorted({p.parent for name in ("summary.json", "events.jsonl") for p in folder.glob(f"*/{name}")
+                   if not p.parent.name.endswith(("-baseline", "-record"))} if folder.is_dir() else set(), key=_started)
     if not runs:
         raise GateInputError(str(folder), "", "no run with a summary.json here", "run `rubricgate run` or pass RUN_DIR")
     if not (runs[-1] / "summary.json").is_file():

@@ -204,3 +204,15 @@ def test_publish_with_no_runs_exits_2(tmp_path):
     repo = make_repo(tmp_path / "repo", commit=False)
     got = invoke("publish", "--pr", "1", "--repo", str(repo), env={"GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "o/r"})
     assert got.exit_code == 2 and "no run with a summary.json here" in got.output
+
+
+def test_of_two_runs_started_in_one_second_the_later_is_the_latest(ran):
+    repo, _ = ran
+    reports = repo / "reports"
+    for run_id, at in (("20990101T000000Z-ffffff", "2099-01-01T00:00:00.100+00:00"),
+                       ("20990101T000000Z-000000", "2099-01-01T00:00:00.900+00:00")):
+        (reports / run_id).mkdir()
+        (reports / run_id / "events.jsonl").write_text(json.dumps({"event": "run_started", "at": at}) + "\n")
+    (reports / "20990101T000000Z-ffffff" / "summary.json").write_text("{}")
+    got = invoke("report", "--repo", str(repo))
+    assert got.exit_code == 2 and "20990101T000000Z-000000" in got.output and "newest run has no summary" in got.output
