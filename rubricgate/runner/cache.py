@@ -33,6 +33,7 @@ import hashlib
 import hmac
 import json
 import os
+import shutil
 import stat
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -208,6 +209,21 @@ def _create_key(path: Path) -> None:
             pass  # another run created it first: use theirs
     finally:
         os.unlink(tmp)
+
+
+def retire_cache(cache_dir: Path) -> None:
+    """Throw away the cache folder, its entries and its signing key, after a copy-only run: that
+    run's reviewer could read the key and sign entries a later sandboxed run would accept. The
+    folder is renamed first (which moves a planted symlink, never what it points at), then
+    removed without following links; the next run with --cache starts a fresh key."""
+    if not os.path.lexists(cache_dir):
+        return
+    retired = cache_dir.with_name(f".{cache_dir.name}-retired-{os.urandom(6).hex()}")
+    os.rename(cache_dir, retired)
+    if retired.is_symlink() or not retired.is_dir():
+        retired.unlink()
+    else:
+        shutil.rmtree(retired)
 
 
 def _read_key(path: Path) -> bytes:

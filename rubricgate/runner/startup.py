@@ -43,7 +43,7 @@ from rubricgate.isolation.scratch import Scratch, choose_scratch
 from rubricgate.models.results import Summary
 from rubricgate.records.events import EventLog
 from rubricgate.records.files import make_run_folder, new_run_id
-from rubricgate.runner.cache import CACHE_DIR, resolve_cache_dir, signing_key
+from rubricgate.runner.cache import CACHE_DIR, resolve_cache_dir, retire_cache, signing_key
 from rubricgate.runner.cost import Budget
 from rubricgate.runner.options import RunOptions
 from rubricgate.runner.run_state import RunState
@@ -69,6 +69,7 @@ class StartedRun:
     guard: TreeGuard
     options: RunOptions
     cleanup: threading.Thread | None = None
+    cache_retired: str = ""  # copy-only: how the cache folder was thrown away (retire_unsafe_cache)
 
     def __enter__(self) -> StartedRun:
         return self
@@ -80,7 +81,10 @@ class StartedRun:
             restore_interrupts(self.ctx.saved_handlers)
 
     def remove_snapshot(self) -> None:
-        """Remove the run's temp folder on a thread of its own, while the reports are written."""
+        """Remove the run's temp folder on a thread of its own, while the reports are written;
+        after a copy-only run, throw the cache folder away first (every agent is dead now)."""
+        if runs_unsandboxed(self.policy, self.ctx.agents):
+            self.cache_retired = retire_unsafe_cache(self.options.cache_dir)
         self.cleanup = threading.Thread(target=self.ctx.tree.remove,
                                         kwargs={"keep_trials": self.options.keep_workspaces})
         self.cleanup.start()
@@ -214,12 +218,25 @@ def _check_agent_visible(agent: Agent, name: str, policy: SandboxPolicy) -> None
         raise GateInputError("rubricgate.yaml", field, what, fix or "install the CLI in a folder of its own") from None
 
 
-def with_isolation(summary: Summary, policy: SandboxPolicy) -> Summary:
+def retire_unsafe_cache(cache_dir: Path | None) -> str:
+    """Throw the cache folder away after a copy-only run (its reviewer could read the signing
+    key); what happened, as the run's warning says it."""
+    if cache_dir is None:
+        return ""
+    try:
+        retire_cache(cache_dir)
+    except OSError as exc:
+        return f"the cache folder {cache_dir} could not be cleared ({exc.strerror}): delete it before the next --cache run"
+    return "the cache folder was cleared with its signing key, which the reviewer could read"
+
+
+def with_isolation(summary: Summary, policy: SandboxPolicy, cache_retired: str = "") -> Summary:
     """Record how agents were isolated; copy-only is a warning on the decision, never silent."""
     update: dict = {"isolation": policy.isolation, "isolation_reason": policy.reason}
     if not policy.enforced:
         warning = (f"copy-only isolation: agents ran without a sandbox ({policy.reason}); the cache was not used "
-                   "and the whole parent environment was scrubbed from the reports")
+                   "and the whole parent environment was scrubbed from the reports"
+                   + (f"; {cache_retired}" if cache_retired else ""))
         update["decision"] = summary.decision.model_copy(
             update={"warnings": [warning, *summary.decision.warnings]})
     return summary.model_copy(update=update)

@@ -20,6 +20,8 @@ import pytest
 
 from rubricgate.isolation.sandbox import SandboxUnavailable, resolve_isolation
 from rubricgate.pipeline import RunOptions, run_suite
+from rubricgate.runner.cache import signing_key
+from rubricgate.runner.startup import retire_unsafe_cache
 from tests.conftest import git, make_repo
 from tests.faults.reviewers import use_reviewer, write_reviewer
 
@@ -99,3 +101,51 @@ def test_copy_only_trials_get_a_private_home_and_tmpdir_removed_afterwards(tmp_p
         for folder in (Path(w["home"]).resolve(), Path(w["tmp"]).resolve()):
             assert folder not in (real_home, shared_tmp) and real_home not in folder.parents
             assert not folder.exists(), f"{folder} outlived its trial"
+
+
+FORGE_WITH_THE_KEY = r'''
+cache = Path(CACHE)
+key = (cache / "hmac-key").read_text()
+slot = cache / "ab"
+slot.mkdir(exist_ok=True)
+(slot / ("ab" + "0" * 62 + ".json")).write_text(json.dumps({"signed_with": key}))
+note = "read the cache key and left an entry signed with it"
+'''
+
+
+def test_a_copy_only_run_throws_away_the_cache_its_reviewer_could_sign_for(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    signing_key(cache)  # a cache some earlier sandboxed run made
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    script = write_reviewer(tmp_path / "agents", f"CACHE = {str(cache)!r}\n" + FORGE_WITH_THE_KEY)
+    use_reviewer(repo, script, sandbox="none")
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "reviewer")
+    outcome = run_suite(RunOptions(repo=repo, cache_dir=cache))
+    finals = [json.loads(p.read_text())["final_text"] for p in (outcome.run_dir / "transcripts").glob("*.json")]
+    assert finals and all("left an entry signed with it" in f for f in finals), finals  # the forgery happened
+    assert not os.path.lexists(cache)  # key and forged entry gone: the next --cache run starts a fresh key
+    assert not list(tmp_path.glob(".cache-retired-*"))
+    assert "cache folder was cleared" in outcome.summary.decision.warnings[0]
+
+
+def test_clearing_the_cache_moves_a_planted_link_and_never_follows_it(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("not the cache's")
+    cache = tmp_path / "cache"
+    cache.symlink_to(elsewhere)  # what a copy-only reviewer could leave in place of the cache folder
+    assert retire_unsafe_cache(cache).startswith("the cache folder was cleared")
+    assert not os.path.lexists(cache) and (elsewhere / "keep.txt").read_text() == "not the cache's"
+
+
+def test_a_cache_that_cannot_be_cleared_is_named_in_the_warning(tmp_path: Path) -> None:
+    parent = tmp_path / "locked"
+    (parent / "cache").mkdir(parents=True)
+    parent.chmod(0o500)  # no rename inside it
+    try:
+        if os.access(parent, os.W_OK):
+            pytest.skip("running as root: permissions do not stop the rename")
+        said = retire_unsafe_cache(parent / "cache")
+    finally:
+        parent.chmod(0o700)
+    assert f"the cache folder {parent / 'cache'} could not be cleared" in said and "delete it" in said
