@@ -91,8 +91,9 @@ def test_poisoned_entry_is_rejected_reported_and_rerun(tmp_path: Path, poison: s
     assert not run_suite(RunOptions(repo=repo, cache=True)).summary.cache_rejected
 
 
-def test_signing_key_is_private_and_never_written_into_a_report(tmp_path: Path) -> None:
-    repo = fake_repo(tmp_path, WRONG)
+@pytest.mark.parametrize("sandbox", sandbox_modes()[1:])  # copy-only throws the cache away (test_copy_only.py)
+def test_signing_key_is_private_and_never_written_into_a_report(tmp_path: Path, sandbox: str) -> None:
+    repo = fake_repo(tmp_path, WRONG, sandbox)
     done = run_suite(RunOptions(repo=repo, cache=True))
     key_file = default_cache_dir() / KEY_FILE
     assert key_file.stat().st_mode & 0o777 == 0o600
