@@ -19,13 +19,22 @@ writable folder: the per-launch difference, median and quartiles. This is what t
 to each trial with nothing else in the figure (no workspace, no Python start-up), so it is the
 least noisy of the three on a shared machine.
 
-    python bench/run_overhead.py [--trials 3] [--rounds 3] [--launches 60]
+Part 4, the sandbox's root against the one it replaced: rubricgate's bubblewrap command for
+`/bin/true` (the root built from an allowlist: system folders, the few /etc files, private
+/tmp and HOME, passwd/group from pipes, the rlimit prefix) against the earlier design's root
+(`--ro-bind / /`, tmpfs over HOME and the hidden folders), both started straight by
+subprocess with the same namespaces, alternating: what the allowlist adds per trial
+(target: <= 10 ms).
+
+    python bench/run_overhead.py [--trials 3] [--rounds 3] [--launches 60] [--launch-only]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,7 +49,7 @@ from rubricgate.agents.base import AgentRequest  # noqa: E402
 from rubricgate.agents.builtin import BuiltinAgent  # noqa: E402
 from rubricgate.isolation.limits import Limits  # noqa: E402
 from rubricgate.isolation.process import run_process  # noqa: E402
-from rubricgate.isolation.sandbox import SandboxPolicy, probe_bwrap  # noqa: E402
+from rubricgate.isolation.sandbox import SandboxPolicy, probe_bwrap, wrap  # noqa: E402
 from rubricgate.models.config import Config  # noqa: E402
 from rubricgate.pipeline import RunOptions, run_suite  # noqa: E402
 from rubricgate.runner.workspace import RunTree, list_tree  # noqa: E402
@@ -159,6 +168,7 @@ def main() -> None:
             return
         (tmp / "launch" / "cwd").mkdir(parents=True)
         report_launch(launch_ms(tmp / "launch" / "cwd", args.launches))
+        report_roots(roots_ms(tmp / "launch" / "cwd", args.launches))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -213,14 +223,18 @@ def launch_ms(folder: Path, launches: int) -> dict[str, list[float]]:
 
 def report_launch(times: dict[str, list[float]]) -> None:
     """Median launch per mode and the paired differences' median and quartiles."""
-    import statistics
-
-    diffs = [b - p for p, b in zip(times["plain"], times["bwrap"], strict=True)]
-    q1, median, q3 = statistics.quantiles(diffs, n=4)
-    print(f"launch /bin/true, plain / sandbox : {statistics.median(times['plain']):8.2f} / "
-          f"{statistics.median(times['bwrap']):.2f} ms ({len(diffs)} each)")
+    report_paired(times, "plain", "bwrap", "plain / sandbox", "sandbox launch adds per trial")
     print(f"launch /bin/true in a bare bwrap  : {statistics.median(times['bare']):8.2f} ms (the floor of any bwrap sandbox)")
-    print(f"sandbox launch adds per trial     : {median:8.2f} ms median, quartiles {q1:.2f} .. {q3:.2f} ms"
+
+
+def report_paired(times: dict[str, list[float]], base: str, new: str, modes: str, added: str) -> None:
+    """Both modes' median launch, then what `new` adds to `base`: the median and quartiles of the
+    paired differences (each launch against its neighbour of the other mode)."""
+    diffs = [b - a for a, b in zip(times[base], times[new], strict=True)]
+    q1, median, q3 = statistics.quantiles(diffs, n=4)
+    print(f"launch /bin/true, {modes:<16}: {statistics.median(times[base]):8.2f} / "
+          f"{statistics.median(times[new]):.2f} ms ({len(diffs)} each)")
+    print(f"{added:<34}: {median:8.2f} ms median, quartiles {q1:.2f} .. {q3:.2f} ms"
           f"  (target <= 10 ms: {'met' if median <= 10 else 'MISSED'})")
 
 
@@ -228,8 +242,6 @@ def report_isolation(iso: dict[str, list[float]]) -> None:
     """Medians per mode, then what bubblewrap adds per trial: on the same copied workspaces (the
     sandbox's own cost) and as a run uses it (overlay against copy-only's copies), each with the
     spread of the rounds' paired differences."""
-    import statistics
-
     for mode, values in iso.items():
         print(f"stub CLI per trial, {mode:<18}: {statistics.median(values) * 1000:8.2f} ms")
     for label, sandboxed, plain in (("same copied workspaces", "bwrap, copies", "copy-only, copies"),
@@ -238,6 +250,53 @@ def report_isolation(iso: dict[str, list[float]]) -> None:
         added = statistics.median(diffs)
         print(f"sandbox adds per trial, {label}: {added:8.2f} ms median, rounds {diffs[0]:.1f} .. {diffs[-1]:.1f} ms"
               f"  (target <= 10 ms: {'met' if added <= 10 else 'MISSED'})")
+
+
+
+# The earlier design's root: the whole host read-only, a list of folders hidden under tmpfs
+# (HOME, the repository, the cache), the workspace writable; the same namespaces as today.
+def denylist_argv(folder: Path) -> list[str]:
+    """The bubblewrap command the denylist sandbox ran for /bin/true in `folder`."""
+    hidden = [Path.home(), ROOT, Path.home() / ".cache" / "rubricgate"]
+    args = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for path in hidden:
+        if path.exists() and path not in folder.parents:
+            args += ["--tmpfs", str(path)]
+    return [*args, "--bind", str(folder), str(folder), "--unshare-user", "--unshare-pid", "--unshare-ipc",
+            "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--chdir", str(folder), "--clearenv", "/bin/true"]
+
+
+def allowlist_launch(policy: SandboxPolicy, folder: Path) -> None:
+    """/bin/true in today's sandbox (`wrap`, as every trial's agent is started), by subprocess."""
+    read_end, write_end = os.pipe()
+    argv, payload = wrap(policy, ["/bin/true"], cwd=folder, env={"PATH": "/usr/bin:/bin"}, args_fd=read_end)
+    os.write(write_end, payload)
+    os.close(write_end)
+    try:
+        subprocess.run(argv, check=True, pass_fds=(read_end,))
+    finally:
+        os.close(read_end)
+
+
+def roots_ms(folder: Path, launches: int) -> dict[str, list[float]]:
+    """Wall ms of each /bin/true launch in the allowlist root and the denylist root, alternating."""
+    policy = SandboxPolicy("bwrap", limits=Limits())
+    old = denylist_argv(folder)
+    times: dict[str, list[float]] = {"allowlist": [], "denylist": []}
+    for _ in range(launches):
+        start = time.perf_counter()
+        allowlist_launch(policy, folder)
+        times["allowlist"].append((time.perf_counter() - start) * 1000)
+        start = time.perf_counter()
+        subprocess.run(old, check=True)
+        times["denylist"].append((time.perf_counter() - start) * 1000)
+    return times
+
+
+def report_roots(times: dict[str, list[float]]) -> None:
+    """Median launch per root and what the allowlist adds to the denylist, paired."""
+    report_paired(times, "denylist", "allowlist", "denylist / allow", "allowlist root adds per trial")
 
 
 if __name__ == "__main__":
