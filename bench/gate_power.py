@@ -17,6 +17,9 @@ a false alarm when it exits 1, since the margin is 5), with gate.drift_allowance
 default) and at 2 points, and what that allowance costs on the 10-point drop; an --only subset
 (the flaky cases alone); new cases (5 cases the baseline does not have).
 
+Every design of a row runs on the same simulated suites, baselines and trial outcomes (the n-th
+trial of a case is the same draw in each: Streams), so the designs are compared paired.
+
 Targets: "fixed design reaching the same power" is interpolated linearly in power between the
 two fixed designs of the row that bracket the adaptive power.
 
@@ -134,31 +137,44 @@ def one_run(s: Scenario, rng: random.Random, fixed: int | None) -> tuple[int, in
     if s.how == "new":
         run_probs.update({f"new{i}": rng.uniform(0.3, 0.9) for i in range(5)})
     now = current_probs(s, run_probs, rng)
+    streams = Streams(rng.getrandbits(64))
     if fixed is not None:
-        return fixed_run(baseline, now, fixed, rng, s.gate())
-    return adaptive_run(baseline, now, rng, s.gate())
+        return fixed_run(baseline, now, fixed, streams, s.gate())
+    return adaptive_run(baseline, now, streams, s.gate())
 
 
-def _trial(p: dict[str, float], rng: random.Random) -> dict[str, bool]:
-    return {d: rng.random() < p[d] for d in DIMENSIONS}
+class Streams:
+    """The run's trial outcomes: per case, one random stream for its design trials and one for its
+    confirmations. The n-th design trial of a case is then the same draw in every design of a
+    row (same seed) and whatever the confirmations ran, so designs and versions of the code are
+    compared on the same trials (paired), not on independent noise."""
+
+    def __init__(self, seed: int):
+        self.seed, self.rngs = seed, {}
+
+    def trial(self, case: str, confirm: bool, p: dict[str, float]) -> dict[str, bool]:
+        rng = self.rngs.get((case, confirm))
+        if rng is None:
+            rng = self.rngs[(case, confirm)] = random.Random(f"{self.seed}/{case}/{confirm}")
+        return {d: rng.random() < p[d] for d in DIMENSIONS}
 
 
-def adaptive_run(baseline: Baseline, now: dict[str, dict[str, float]], rng: random.Random,
+def adaptive_run(baseline: Baseline, now: dict[str, dict[str, float]], streams: Streams,
                  gate: GateConfig = GATE) -> tuple[int, int]:
     run = AdaptiveRun(baseline, gate, list(now), first=1)
     while True:
         for case, _, confirm in run.next_batch():
-            run.record(case, _trial(now[case], rng), confirm)
+            run.record(case, streams.trial(case, confirm, now[case]), confirm)
         result = run.look()
         if result.stop:
             return result.decision.exit_code, result.trials
 
 
-def fixed_run(baseline: Baseline, now: dict[str, dict[str, float]], trials: int, rng: random.Random,
+def fixed_run(baseline: Baseline, now: dict[str, dict[str, float]], trials: int, streams: Streams,
               gate: GateConfig = GATE) -> tuple[int, int]:
     per_case = {}
     for case, p in now.items():
-        outs = [_trial(p, rng) for _ in range(trials)]
+        outs = [streams.trial(case, False, p) for _ in range(trials)]
         per_case[case] = {d: (sum(o[d] for o in outs), trials) for d in DIMENSIONS}
     decision, _ = decide(_rates(per_case), baseline, gate, per_case)
     return decision.exit_code, trials * len(now)

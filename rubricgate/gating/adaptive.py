@@ -26,10 +26,10 @@ from rubricgate.models.config import GateConfig
 from rubricgate.models.results import Decision, GateDetail, RateRow
 
 Outcome = Mapping[str, bool]  # dimension -> passed, for one graded trial
-# Confirmation trials run this many at a time and stop at the first pass of the failing
-# dimensions: the per-case test rejects only when every confirmation trial fails, so stopping
-# at a pass changes no rejection (and a one-off failure costs one or two trials, not the batch).
-CONFIRM_CHUNK = 2
+# Confirmation trials run one, then two, then four, ... at a time (each batch as large as all
+# before it) and stop at the first pass of the failing dimensions: the per-case test rejects
+# only when every confirmation trial fails, so stopping at a pass changes no rejection. A
+# one-off failure then costs one trial, and a batch of 7 runs in 3 rounds instead of 4.
 
 
 @dataclass
@@ -80,6 +80,7 @@ class AdaptiveRun:
         self.done_rounds, self.ran = 0, 0
         self.looks: list[LookResult] = []
         self.pending: dict[str, int] = {}  # case -> confirmation trials still to run
+        self.confirm_sent: dict[str, int] = {}  # case -> confirmation trials handed out so far
         self.failing: dict[str, list[str]] = {}  # case -> the reliable dimensions it failed
         self.confirmed_cases: set[str] = set()
         self.trial_index: dict[str, int] = {c: 0 for c in order}
@@ -99,9 +100,17 @@ class AdaptiveRun:
                 batch += [(case, False)] * (want - have)
             elif k == 0:
                 batch += [(case, False)] * self.first  # new cases: reported apart, run once
-            batch += [(case, True)] * min(self.pending.get(case, 0), CONFIRM_CHUNK)
+            batch += [(case, True)] * self._confirm_now(case)
         self.done_rounds = target
         return [(case, self._number(case), confirm) for case, confirm in batch]
+
+    def _confirm_now(self, case: str) -> int:
+        """Confirmation trials of `case` to run in this batch: as many as it has run so far, plus
+        one (1, 2, 4, ...), at most what is still pending. Most re-tried cases pass their first
+        confirmation trial, so a small first batch spares the trials a pass would make useless."""
+        size = min(self.pending.get(case, 0), self.confirm_sent.get(case, 0) + 1)
+        self.confirm_sent[case] = self.confirm_sent.get(case, 0) + size
+        return size
 
     def _number(self, case: str) -> int:
         self.trial_index[case] += 1
@@ -147,7 +156,7 @@ class AdaptiveRun:
 
     def _schedule_confirmations(self, per_case: Mapping[str, Mapping[str, tuple[int, int]]]) -> None:
         """Reliable baseline cases (sequential.reliable) that failed a design trial get one confirmation
-        batch each, run CONFIRM_CHUNK at a time."""
+        batch each, run 1, 2, 4, ... at a time (_confirm_now)."""
         pairs = sum(1 for _ in self.shared) * len(DIMENSIONS)
         level = (1 - self.gate.confidence) * ALPHA_SHARES["cases"] / max(pairs, 1)
         for case in self.shared:

@@ -83,4 +83,13 @@ def test_confirmations_run_before_the_design_goes_on_so_a_collapse_stops_the_run
     confirmations = run.confirm.frozen()["c5"]["verdict"][1]
     assert looks[-1].trials == 30 + confirmations  # the first round, then the confirmation batch alone
     trials = [look.trials for look in looks]
-    assert all(0 < b - a <= 2 for a, b in zip(trials, trials[1:]))  # two confirmation trials a look
+    # one confirmation trial, then two, then four: each batch as large as all before it
+    assert [b - a for a, b in zip(trials, trials[1:])] == [1, 2, 4] and confirmations == 7
+
+
+def test_a_one_off_failure_costs_one_confirmation_trial_when_it_passes() -> None:
+    ids = [f"c{i}" for i in range(30)]
+    run = AdaptiveRun(_baseline({c: (10, 10) for c in ids}), GATE, ids)
+    looks = _drive(run, lambda case, n, confirm: not (case == "c3" and n == 1))
+    assert run.confirm.frozen()["c3"]["verdict"] == (1, 1)  # the batch stops at the first pass
+    assert looks[1].trials == 31 and looks[-1].decision.exit_code != 1
