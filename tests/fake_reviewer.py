@@ -24,8 +24,13 @@ import json, sys
 from pathlib import Path
 plan_file, counter_file, changed_file, api_error = sys.argv[1:5]
 plan = json.loads(Path(plan_file).read_text())
-n = int(Path(counter_file).read_text()) if Path(counter_file).exists() else 0
-Path(counter_file).write_text(str(n + 1))
+import fcntl, os
+# Trials run side by side (a CLI reviewer's jobs default to 4): the count is taken under a lock.
+fd = os.open(counter_file, os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+n = int(os.read(fd, 32) or b"0")
+os.lseek(fd, 0, 0); os.ftruncate(fd, 0); os.write(fd, str(n + 1).encode())
+os.close(fd)
 mode = plan[min(n, len(plan) - 1)]
 if mode == "api_error":
     sys.stdout.buffer.write(Path(api_error).read_bytes()); sys.exit(1)
