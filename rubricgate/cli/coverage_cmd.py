@@ -65,7 +65,7 @@ def _suggest(root: Path, loaded, cov, out: Path) -> list[str]:
     skeletons = [skeleton(rule, loaded.rubric) for rule in rules]
     forbidden = [root / loaded.config.suite.fixtures, root / loaded.config.suite.tasks]
     folders = write_skeletons(out, skeletons, forbidden)
-    lines = [f"wrote {f}/ ({'violation written out' if s.written_out else 'TODO: write the violation'})"
+    lines = [f"wrote {f}/ ({'violation written out' if s.written_out else 'write the violation where its comment says'})"
              for f, s in zip(folders, skeletons, strict=True)]
     lines += [f"no skeleton for {r}: a tier-derivation rule; add a case whose findings sit at its boundary"
               for r in cov.uncovered if r not in loaded.rubric.rules]

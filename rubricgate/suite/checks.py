@@ -15,6 +15,7 @@ from rubricgate.errors import GateInputError, collect
 from rubricgate.models.config import Config
 from rubricgate.models.task import TaskFile
 from rubricgate.suite.paths import safe_relpath
+from rubricgate.suite.skeletons import VIOLATION_MARKER
 from rubricgate.suite.validation import did_you_mean
 
 TIER_FOLDERS = ("pass", "warn", "block")
@@ -111,7 +112,7 @@ def _fixture_folder_errors(repo: Path, folder: Path) -> list[GateInputError]:
                                f"put it in its own folder as {folder.parent.name}/<name>/{FIXTURE_FILE}")]
     errors = _symlink_errors(repo, folder)
     if (folder / FIXTURE_FILE).is_file():
-        return errors + _odd_fixture_files(repo, folder)
+        return errors + _odd_fixture_files(repo, folder) + _unwritten_skeleton(repo, folder / FIXTURE_FILE)
     names = {p.name for p in folder.iterdir()}
     wrong_case = next((n for n in names if n.lower() == FIXTURE_FILE.lower()), None)
     nested = sorted(_rel(repo, p.parent) for p in folder.glob(f"*/**/{FIXTURE_FILE}"))
@@ -129,6 +130,16 @@ def _odd_fixture_files(repo: Path, folder: Path) -> list[GateInputError]:
         if (folder / name).is_file():
             return [GateInputError(_rel(repo, folder / name), "", "not read: the fixture's expectations file is expect.yaml",
                                    "rename it to expect.yaml")]
+    return []
+
+
+def _unwritten_skeleton(repo: Path, skill: Path) -> list[GateInputError]:
+    """A `coverage --suggest` skeleton moved in before its violation was written: it would
+    expect a tier that its clean text cannot produce."""
+    for number, line in enumerate(skill.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        if VIOLATION_MARKER in line:
+            return [GateInputError(f"{_rel(repo, skill)}:{number}", "", "a fixture skeleton whose violation is not written yet",
+                                   "write the violation the comment asks for and remove the comment")]
     return []
 
 

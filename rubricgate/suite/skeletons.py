@@ -58,6 +58,11 @@ def _mechanical(rid: str, name: str) -> dict[str, str] | None:
     return {"SKILL.md": texts[rid]} if rid in texts else None
 
 
+# Marks where a reviewer of the skeleton writes the violation by hand; `validate` refuses a
+# fixture that still holds it (suite/checks.py), so an unfinished skeleton never becomes a case.
+VIOLATION_MARKER = "rubricgate: write the violation here"
+
+
 def _name(rid: str) -> str:
     # fm-name-format needs a folder name that breaks the format, and a name equal to it.
     return f"{rid}--example" if rid == "fm-name-format" else f"{rid}-example"
@@ -74,9 +79,9 @@ def skeleton(rule: Rule, rubric: RubricSpec) -> Skeleton:
     files = _mechanical(rule.id, name)
     written = files is not None
     if files is None:
-        todo = (f"<!-- TODO: rewrite one part of this skill so it violates {rule.id} and nothing else: "
-                f"{rule.text} -->")
-        files = {"SKILL.md": _skill(name, body=STEPS + ["", todo])}
+        place = (f"<!-- {VIOLATION_MARKER}: rewrite one part of this skill so it violates {rule.id} "
+                 f"and nothing else: {rule.text} -->")
+        files = {"SKILL.md": _skill(name, body=STEPS + ["", place])}
     why = f"protects {rule.id} ({rule.severity}): a rubric edit to it must fail a case"
     expect = {"why": why, "rules": [rule.id]}
     files["expect.yaml"] = yaml.safe_dump(expect, sort_keys=False, width=100)

@@ -54,6 +54,7 @@ def test_a_single_look_spends_everything_at_once() -> None:
 
 def test_confirmation_size_is_the_fewest_all_failing_trials_that_reach_the_level() -> None:
     n = confirmation_size((10, 10), 1e-4, 20)
+    assert n == 7  # C(17, 7) = 19,448 >= 10^4 > C(16, 6) = 8,008
     assert 1 / math.comb(n + 10, n) <= 1e-4 < 1 / math.comb(n + 9, n - 1)
     assert confirmation_size((3, 3), 1e-4, 10) == 0  # a 3-trial baseline cannot show it within 10
 

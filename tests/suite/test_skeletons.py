@@ -12,7 +12,7 @@ from rubricgate.agents.skill_checks import CHECKS, parse_skill, scan_secrets
 from rubricgate.cli.app import main
 from rubricgate.errors import GateInputError
 from rubricgate.suite.rubric import load_rubric
-from rubricgate.suite.skeletons import skeleton, write_skeletons
+from rubricgate.suite.skeletons import VIOLATION_MARKER, skeleton, write_skeletons
 
 ROOT = Path(__file__).resolve().parents[2]
 RUBRIC = load_rubric(ROOT / "reviewer/evaluator/references/rubric.md")
@@ -33,7 +33,7 @@ def test_a_mechanical_skeleton_breaks_its_rule_and_no_other(rid, tmp_path):
 
 def test_a_judgement_skeleton_marks_where_the_violation_goes():
     sk = skeleton(RUBRIC.rules["scope-single-purpose"], RUBRIC)
-    assert not sk.written_out and "TODO" in sk.files["SKILL.md"] and sk.tier == "pass"
+    assert not sk.written_out and VIOLATION_MARKER in sk.files["SKILL.md"] and sk.tier == "pass"
 
 
 def test_skeletons_are_refused_inside_the_suite(tmp_path):
@@ -52,3 +52,18 @@ def test_suggest_writes_one_folder_per_uncovered_rule(repo, tmp_path):
     assert not list((repo / "fixtures").glob("*/*-example"))
     bad = CliRunner().invoke(main, ["coverage", "--repo", str(repo), "--suggest", str(repo / "fixtures" / "x")])
     assert bad.exit_code == 2 and "inside the suite" in bad.output
+
+
+def test_a_skeleton_moved_into_the_suite_before_its_violation_is_written_is_refused(repo, tmp_path):
+    out = tmp_path / "suggested"
+    assert CliRunner().invoke(main, ["coverage", "--repo", str(repo), "--suggest", str(out)]).exit_code == 0
+    [unwritten] = [p.parent for p in out.glob("*/scope-single-purpose-example/SKILL.md")]
+    target = repo / "fixtures" / unwritten.parent.name / unwritten.name
+    unwritten.rename(target)
+    result = CliRunner().invoke(main, ["validate", "--repo", str(repo)])
+    assert result.exit_code == 2, result.output
+    line = next(n for n, text in enumerate((target / "SKILL.md").read_text().splitlines(), 1) if VIOLATION_MARKER in text)
+    assert f"SKILL.md:{line}" in result.output and "violation is not written yet" in result.output
+    text = (target / "SKILL.md").read_text()
+    (target / "SKILL.md").write_text("\n".join(t for t in text.splitlines() if VIOLATION_MARKER not in t) + "\n")
+    assert "violation is not written yet" not in CliRunner().invoke(main, ["validate", "--repo", str(repo)]).output
