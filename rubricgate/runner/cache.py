@@ -211,15 +211,20 @@ def _create_key(path: Path) -> None:
         os.unlink(tmp)
 
 
-def retire_cache(cache_dir: Path) -> None:
-    """Throw away the cache folder, its entries and its signing key, after a copy-only run: that
-    run's reviewer could read the key and sign entries a later sandboxed run would accept. The
-    folder is renamed first (which moves a planted symlink, never what it points at), then
-    removed without following links; the next run with --cache starts a fresh key."""
+def retire_cache(cache_dir: Path) -> Path | None:
+    """Move the cache folder, its entries and its signing key out of use, after a copy-only run:
+    that run's reviewer could read the key and sign entries a later sandboxed run would accept.
+    A rename, so a planted symlink is moved, never what it points at; the next run with --cache
+    starts a fresh key. Returns where the folder went, for `remove_retired`."""
     if not os.path.lexists(cache_dir):
-        return
+        return None
     retired = cache_dir.with_name(f".{cache_dir.name}-retired-{os.urandom(6).hex()}")
     os.rename(cache_dir, retired)
+    return retired
+
+
+def remove_retired(retired: Path) -> None:
+    """Delete a retired cache folder without following links (a link itself is unlinked)."""
     if retired.is_symlink() or not retired.is_dir():
         retired.unlink()
     else:

@@ -43,7 +43,7 @@ from rubricgate.isolation.scratch import Scratch, choose_scratch
 from rubricgate.models.results import Summary
 from rubricgate.records.events import EventLog
 from rubricgate.records.files import make_run_folder, new_run_id
-from rubricgate.runner.cache import CACHE_DIR, resolve_cache_dir, retire_cache, signing_key
+from rubricgate.runner.cache import CACHE_DIR, remove_retired, resolve_cache_dir, retire_cache, signing_key
 from rubricgate.runner.cost import Budget
 from rubricgate.runner.options import RunOptions
 from rubricgate.runner.run_state import RunState
@@ -82,12 +82,17 @@ class StartedRun:
 
     def remove_snapshot(self) -> None:
         """Remove the run's temp folder on a thread of its own, while the reports are written;
-        after a copy-only run, throw the cache folder away first (every agent is dead now)."""
+        after a copy-only run, its cache folder too, moved out of use first (every agent is dead now)."""
+        retired = None
         if runs_unsandboxed(self.policy, self.ctx.agents):
-            self.cache_retired = retire_unsafe_cache(self.options.cache_dir)
-        self.cleanup = threading.Thread(target=self.ctx.tree.remove,
-                                        kwargs={"keep_trials": self.options.keep_workspaces})
+            self.cache_retired, retired = retire_unsafe_cache(self.options.cache_dir)
+        self.cleanup = threading.Thread(target=self._remove_temporary, args=(retired,))
         self.cleanup.start()
+
+    def _remove_temporary(self, retired_cache: Path | None) -> None:
+        self.ctx.tree.remove(keep_trials=self.options.keep_workspaces)
+        if retired_cache is not None:
+            remove_retired(retired_cache)
 
     @property
     def kept(self) -> Path | None:
@@ -218,16 +223,16 @@ def _check_agent_visible(agent: Agent, name: str, policy: SandboxPolicy) -> None
         raise GateInputError("rubricgate.yaml", field, what, fix or "install the CLI in a folder of its own") from None
 
 
-def retire_unsafe_cache(cache_dir: Path | None) -> str:
-    """Throw the cache folder away after a copy-only run (its reviewer could read the signing
-    key); what happened, as the run's warning says it."""
+def retire_unsafe_cache(cache_dir: Path | None) -> tuple[str, Path | None]:
+    """Move the cache folder out of use after a copy-only run (its reviewer could read the signing
+    key): what happened, as the run's warning says it, and where the folder went."""
     if cache_dir is None:
-        return ""
+        return "", None
     try:
-        retire_cache(cache_dir)
+        retired = retire_cache(cache_dir)
     except OSError as exc:
-        return f"the cache folder {cache_dir} could not be cleared ({exc.strerror}): delete it before the next --cache run"
-    return "the cache folder was cleared with its signing key, which the reviewer could read"
+        return f"the cache folder {cache_dir} could not be cleared ({exc.strerror}): delete it before the next --cache run", None
+    return "the cache folder was cleared with its signing key, which the reviewer could read", retired
 
 
 def with_isolation(summary: Summary, policy: SandboxPolicy, cache_retired: str = "") -> Summary:

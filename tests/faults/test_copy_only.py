@@ -20,7 +20,7 @@ import pytest
 
 from rubricgate.isolation.sandbox import SandboxUnavailable, resolve_isolation
 from rubricgate.pipeline import RunOptions, run_suite
-from rubricgate.runner.cache import signing_key
+from rubricgate.runner.cache import remove_retired, signing_key
 from rubricgate.runner.startup import retire_unsafe_cache
 from tests.conftest import git, make_repo
 from tests.faults.reviewers import use_reviewer, write_reviewer
@@ -134,7 +134,10 @@ def test_clearing_the_cache_moves_a_planted_link_and_never_follows_it(tmp_path: 
     (elsewhere / "keep.txt").write_text("not the cache's")
     cache = tmp_path / "cache"
     cache.symlink_to(elsewhere)  # what a copy-only reviewer could leave in place of the cache folder
-    assert retire_unsafe_cache(cache).startswith("the cache folder was cleared")
+    said, retired = retire_unsafe_cache(cache)
+    assert said.startswith("the cache folder was cleared")
+    remove_retired(retired)
+    assert not os.path.lexists(retired)  # the moved link itself is gone
     assert not os.path.lexists(cache) and (elsewhere / "keep.txt").read_text() == "not the cache's"
 
 
@@ -145,7 +148,7 @@ def test_a_cache_that_cannot_be_cleared_is_named_in_the_warning(tmp_path: Path) 
     try:
         if os.access(parent, os.W_OK):
             pytest.skip("running as root: permissions do not stop the rename")
-        said = retire_unsafe_cache(parent / "cache")
+        said, _ = retire_unsafe_cache(parent / "cache")
     finally:
         parent.chmod(0o700)
     assert f"the cache folder {parent / 'cache'} could not be cleared" in said and "delete it" in said
