@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import Summary
-from rubricgate.reports.comment import k_groups, new_cases_line
+from rubricgate.reports.comment import k_groups, new_cases_line, signed_pp
 from rubricgate.secrets import mask_credentials
 
 
@@ -18,7 +18,7 @@ def rate_lines(summary: Summary) -> list[str]:
     lines = []
     for dim in DIMENSIONS:
         row = summary.rates[dim]
-        base = "" if row.baseline is None else f"  baseline {_pct(row.baseline)}  delta {row.delta:+.1%}" if row.delta is not None else ""
+        base = "" if row.baseline is None else f"  baseline {_pct(row.baseline)}  delta {signed_pp(row.delta)}" if row.delta is not None else ""
         mark = f"  {row.label}" if row.label else {"regression": "  REGRESSION", "inconclusive": "  inconclusive"}.get(row.status, "")
         ci = "" if row.low is None or row.high is None else f" [{row.low:.0%}-{row.high:.0%}]"
         lines.append(f"  {dim:<11}{_pct(row.rate)}  ({row.passes}/{row.trials}){ci}{base}{mark}")
