@@ -33,7 +33,9 @@ def start_run(tmp_path: Path, jobs: int, sandbox: str) -> tuple[subprocess.Popen
     use_reviewer(repo, write_reviewer(tmp_path / "agents", SLOW.replace("MARKER", marker)), sandbox=sandbox)
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
-    env = {**os.environ, "TMPDIR": str(tmpdir), "PYTHONPATH": str(ROOT)}
+    # PYTHONFAULTHANDLER: a run that hangs after the signal is aborted with every thread's stack
+    # (communicate_or_dump), so a rare hang says where it sits.
+    env = {**os.environ, "TMPDIR": str(tmpdir), "PYTHONPATH": str(ROOT), "PYTHONFAULTHANDLER": "1"}
     # SIGINT as a terminal would deliver it, even when this test runs in a background job (`pytest &`
     # from a script starts its children with SIGINT ignored, and a process keeps that across exec).
     proc = subprocess.Popen([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo), "--jobs", str(jobs)],
@@ -49,6 +51,17 @@ def start_run(tmp_path: Path, jobs: int, sandbox: str) -> tuple[subprocess.Popen
     return proc, marker, tmpdir
 
 
+def communicate_or_dump(proc: subprocess.Popen, timeout: float = 30) -> tuple[str, str]:
+    """The run's output once it exited; a run still going after `timeout` is aborted (SIGABRT,
+    which the fault handler answers with every thread's stack) and the test fails showing them."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        out, err = proc.communicate(timeout=30)
+        pytest.fail(f"the run did not end within {timeout:.0f}s of the signal; its threads:\n{err[-6000:]}")
+
+
 @pytest.mark.parametrize("jobs, signals, sandbox", [
     (1, [signal.SIGINT], "bwrap"),
     (4, [signal.SIGINT, signal.SIGINT, signal.SIGINT], "bwrap"),
@@ -61,7 +74,7 @@ def test_interrupt_leaves_nothing_behind(tmp_path: Path, jobs: int, signals: lis
     for sig in signals:
         proc.send_signal(sig)
         time.sleep(0.15)
-    out, err = proc.communicate(timeout=30)
+    out, err = communicate_or_dump(proc)
     took = time.monotonic() - sent
     assert proc.returncode == 2, (out, err)
     assert took < 5, f"exit took {took:.1f}s"
