@@ -195,12 +195,13 @@ class AdaptiveRun:
         """What the final decision is made on: the design counts and the last look's spending and
         confirmations (the summary's gate uses these, not every trial pooled)."""
         confirmed = {c: v for c, v in self.confirm.frozen().items() if c in self.confirmed_cases}
-        return self.design.frozen(), Look(self.spend(), confirmed, self.spend(bound=True))
+        return self.design.frozen(), Look(self.spend("tests"), confirmed, self.spend("bound"), self.spend("cases"))
 
-    def spend(self, bound: bool = False) -> float:
-        """The tests' (or with `bound`, the PASS bound's) spending fraction of the latest look (1
-        for a run that looked once)."""
-        fractions = self.schedule.pass_spend if bound else self.schedule.spend
+    def spend(self, what: str = "tests") -> float:
+        """The latest look's fraction of alpha for the tests, the PASS bound or the per-case
+        family (1 for a run that looked once)."""
+        fractions = {"tests": self.schedule.spend, "bound": self.schedule.pass_spend,
+                     "cases": self.schedule.case_spend}[what]
         return fractions[min(self._design_looks(), len(fractions) - 1)] if self.shared else 1.0
 
     def history(self) -> list[dict]:

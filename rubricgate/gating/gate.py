@@ -81,17 +81,22 @@ def decide(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
 
 @dataclass(frozen=True)
 class Look:
-    """Where an adaptive run stands: this look's spending fractions (1 for a run that looks once):
-    the tests' and the PASS bound's (the tests' when unset), and, for re-tried cases, the counts
-    of their confirmation trials alone."""
+    """Where an adaptive run stands: this look's fractions of alpha (1 for a run that looks once):
+    the tests' nominal level, the PASS bound's and the per-case family's (the tests' when unset),
+    and, for re-tried cases, the counts of their confirmation trials alone."""
 
     spend: float = 1.0
     confirmed: Counts = field(default_factory=dict)
     pass_spend: float | None = None
+    case_spend: float | None = None
 
     def bound_spend(self) -> float:
-        """The PASS bound's spending fraction at this look."""
+        """The PASS bound's fraction of alpha at this look."""
         return self.spend if self.pass_spend is None else self.pass_spend
+
+    def cases_spend(self) -> float:
+        """The per-case family's fraction of alpha at this look."""
+        return self.spend if self.case_spend is None else self.case_spend
 
 
 def final_decision(gate: GateConfig, reasons: list[str], warnings: list[str], undecided: list[str]) -> Decision:
@@ -113,7 +118,7 @@ def judge_cases(per_case: Counts, baseline: Baseline, gate: GateConfig, look: Lo
         return [], []
     base = {c: {d: (v.passes, v.trials) for d, v in dims.items()} for c, dims in baseline.cases.items()}
     level = (1 - gate.confidence) * ALPHA_SHARES["cases"]
-    findings = case_family(per_case, base, level, gate.margin, look.spend, look.confirmed)
+    findings = case_family(per_case, base, level, gate.margin, look.cases_spend(), look.confirmed)
     return [f.line() for f in findings if f.regression], [f.line() for f in findings if not f.regression]
 
 

@@ -105,8 +105,8 @@ class Plan:
     def lines(self) -> list[str]:
         """What `rubricgate plan` and the start of a run print."""
         head = (f"plan: {self.dimensions[0].cases if self.dimensions else 0} shared case(s), {self.first_trials} "
-                f"trial(s) per case first, up to {self.max_trials} (gate.max_trials_per_case), looks after rounds "
-                f"{', '.join(map(str, self.looks))}; margin {_pts(self.margin)}")
+                f"trial(s) per case first, up to {self.max_trials} (gate.max_trials_per_case), {_looks(self.looks)}; "
+                f"margin {_pts(self.margin)}")
         return [head] + [line for d in self.dimensions for line in _dimension_lines(d, self)]
 
 
@@ -121,6 +121,12 @@ def _dimension_lines(d: DimensionPlan, plan: Plan) -> list[str]:
     cases = "more than 20x the cases" if d.reach_cases is None else f"{d.reach_cases} cases"
     out.append(f"    {_pts(plan.target)} needs {trials}, or {cases}")
     return out
+
+
+def _looks(rounds: list[int]) -> str:
+    if len(rounds) > 2 and rounds == list(range(rounds[0], rounds[-1] + 1)):
+        return f"a look after every round from {rounds[0]} to {rounds[-1]}"
+    return f"looks after round{'s' * (len(rounds) > 1)} {', '.join(map(str, rounds))}"
 
 
 def _pts(value: float | None) -> str:

@@ -1,19 +1,20 @@
 """Adaptive trials that stay valid under repeated looks: the design, the looks and alpha spending.
 
-The run looks at the data after a fixed set of rounds. Two errors are controlled, each by its
-own spending of alpha over the looks, both used through the union bound (a look's share is used
-on its own, so no joint distribution of the statistics across looks is needed and every look
-keeps the exact discrete tests):
-  * a false REGRESSION (the tests): look k's p-values are divided by s_k, the increment at that
-    look of a Lan-DeMets spending function of the information fraction (the design's trials so
-    far over its whole; Lan & DeMets, Biometrika 1983), Pocock type by default, so a large drop
-    can stop the run early;
-  * a false PASS (the bound): the bound at look k is taken at confidence 1 - alpha x b_k, with
-    most of alpha at the planned look (where an unchanged reviewer is expected to PASS) and a
-    share kept for a later look, where a run that saw one more failure than expected can still
-    PASS.
-Each set of fractions sums to 1, so whatever the looks see and wherever the run stops, each
-error's chance over all looks is at most alpha.
+The run looks at the data after every round. Two errors are controlled, each by its own
+spending of alpha over the looks (Lan & DeMets, Biometrika 1983: the chance of a first crossing
+at look k is the increment of a spending function there):
+  * a false REGRESSION (the tests): a Lan-DeMets spending function of the information fraction
+    (the design's trials so far over its whole), Pocock type, so a large drop can stop the run
+    early;
+  * a false PASS (the bound): most of alpha at the planned look (where an unchanged reviewer is
+    expected to PASS) and shares at the looks after it, where a run that saw one more failure
+    than expected can still PASS.
+The looks share most of their trials, so a look's nominal level may exceed its increment: the
+levels come from the joint distribution of the looks (rubricgate/gating/boundaries.py), and the
+gate runs each look's exact test at alpha x that level (p-values divided by it; the bound taken
+at confidence 1 - alpha x it). The per-case family (rubricgate/gating/collapse.py), whose levels
+are far smaller, keeps the increments themselves (the union bound, exact whatever the joint
+distribution).
 
 What makes that hold is that the design is fixed before the first trial: every case gets every
 round up to gate.max_trials_per_case, and which looks there are depends on the baseline alone,
@@ -34,12 +35,18 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Protocol
 
-# The PASS bound's alpha fractions from the planned look on (the look where an unchanged reviewer
-# is expected to PASS, then the ones after it; the third, two looks on, is about twice the trials
-# of the planned one, where one unexpected failure still leaves room to PASS); what is left is
-# shared by the other looks. They sum to less than 1, so every look gets some.
-PLANNED_SHARES = (0.76, 0.03, 0.17, 0.02)
+from rubricgate.gating.boundaries import nominal_fractions
+
+# The PASS bound's alpha fractions, by the trials of a look as a multiple of the planned look's
+# (the first where an unchanged reviewer is expected to PASS): most at the planned look, then at
+# twice its trials (where one unexpected failure is outweighed) and at three times (two
+# failures); what is left is shared by the other looks, so every look gets some.
+PASS_SHARES = ((1, 0.76), (2, 0.18), (3, 0.04))
 TEST_SHAPE = "pocock"  # the tests' Lan-DeMets shape (ld_spending)
+# The tests' nominal levels are computed at Holm's first (smallest) level for three dimensions:
+# a look's level grows with alpha (the looks' overlap weighs more), so the fractions found at the
+# smallest level are conservative at Holm's later, larger ones.
+TEST_ALPHA_SHARE = 0.8 / 3
 _N = NormalDist()
 
 
@@ -50,8 +57,9 @@ class Schedule:
     caps: dict[str, int]  # the most design trials each case gets
     first: int  # trials every case gets before the first look
     looks: list[int]  # rounds after which the gate looks (round r: every case still under its cap)
-    spend: list[float]  # the tests' alpha fraction at each look (false REGRESSION); sums to 1
-    pass_spend: list[float]  # the PASS bound's alpha fraction at each look (false PASS); sums to 1
+    spend: list[float]  # the tests' nominal alpha fraction at each look (false REGRESSION)
+    pass_spend: list[float]  # the PASS bound's nominal alpha fraction at each look (false PASS)
+    case_spend: list[float]  # the per-case family's fraction at each look: the tests' increments, sum 1
 
     def trials_after(self, case: str, rounds: int) -> int:
         """Design trials of `case` once `rounds` rounds have run."""
@@ -70,24 +78,23 @@ def caps(baseline: Mapping[str, tuple[int, int]], max_trials: int, first: int = 
 
 
 def look_rounds(first: int, last: int) -> list[int]:
-    """first, then about every 1.5x (first, first+1, ... 1.5x), and the last round."""
-    rounds, r = [], max(1, first)
-    while r < last:
-        rounds.append(r)
-        r = max(r + 1, math.ceil(r * 1.5))
-    return rounds + [max(last, first)]
+    """After the first round, then after every round up to the last: with levels from the joint
+    distribution, one more look costs the others little, and a run stops one round sooner."""
+    return list(range(max(1, first), max(last, first) + 1))
 
 
-def spending(looks: int, planned: int) -> list[float]:
-    """PLANNED_SHARES from the planned look on; the rest of alpha shared equally by the other looks
-    (or added to the planned one when there are none). Sums to 1."""
-    if looks == 1:
+def spending(rounds: Sequence[int], planned: int) -> list[float]:
+    """The PASS bound's increments over the looks after `rounds`: PASS_SHARES at the first look
+    with at least that multiple of the planned look's rounds (at the last look when none has);
+    the rest shared equally by the other looks (or added to the planned one when there are
+    none). Sums to 1."""
+    if len(rounds) == 1:
         return [1.0]
-    out = [0.0] * looks
-    for j, share in enumerate(PLANNED_SHARES):
-        if planned + j < looks:
-            out[planned + j] = share
-    free = [k for k in range(looks) if not out[k]]
+    out = [0.0] * len(rounds)
+    for multiple, share in PASS_SHARES:
+        k = next((j for j, r in enumerate(rounds) if r >= multiple * rounds[planned]), len(rounds) - 1)
+        out[k] += share
+    free = [k for k in range(len(rounds)) if not out[k]]
     rest = 1 - sum(out)
     for k in free:
         out[k] = rest / len(free)
@@ -100,16 +107,36 @@ def schedule(baseline: Mapping[str, tuple[int, int]], max_trials: int, first: in
              expected_pass: PassCheck, alpha: float = 0.05) -> Schedule:
     """The design for these shared cases. `expected_pass(trials_by_case, spend)` tells whether an
     unchanged reviewer is expected to PASS at that design and spending: the planned look is the
-    first such look (or the last). The tests spend alpha by information fraction
-    (`ld_spending`), the PASS bound around the planned look (`spending`)."""
+    first such look at its increment (a nominal level is never below it), or the last. The tests
+    spend alpha by information fraction (`ld_spending`), the PASS bound around the planned look
+    (`spending`); both are turned into nominal levels over the looks' joint distribution."""
     allocation = caps(baseline, max_trials, first)
     rounds = look_rounds(first, max(allocation.values(), default=first))
     planned = next((k for k, r in enumerate(rounds)
                     if expected_pass({c: min(r, cap) for c, cap in allocation.items()},
-                                     PLANNED_SHARES[0] if len(rounds) > 1 else 1.0)), len(rounds) - 1)
+                                     PASS_SHARES[0][1] if len(rounds) > 1 else 1.0)), len(rounds) - 1)
     total = sum(allocation.values()) or 1
     fractions = [sum(min(r, cap) for cap in allocation.values()) / total for r in rounds]
-    return Schedule(allocation, first, rounds, ld_spending(fractions, alpha), spending(len(rounds), planned))
+    tests, bound = ld_spending(fractions, alpha), spending(rounds, planned)
+    info = information({c: n0 for c, (_, n0) in baseline.items()}, allocation, rounds)
+    return Schedule(allocation, first, rounds, nominal_fractions(info, _cumulative(tests), alpha * TEST_ALPHA_SHARE),
+                    nominal_fractions(info, _cumulative(bound), alpha), tests)
+
+
+def information(baseline_trials: Mapping[str, int], allocation: Mapping[str, int], rounds: Sequence[int]) -> list[float]:
+    """The information about the drop at each look, up to a constant: per case 1 / (1/n + 1/n0)
+    for n design trials now and n0 in the baseline (the baseline's trials are shared by every
+    look, which is why the looks are so strongly correlated)."""
+    return [sum(1 / (1 / min(r, cap) + 1 / max(baseline_trials[c], 1)) for c, cap in allocation.items())
+            for r in rounds]
+
+
+def _cumulative(increments: Sequence[float]) -> list[float]:
+    out, total = [], 0.0
+    for share in increments:
+        total += share
+        out.append(total)
+    return out[:-1] + [1.0]
 
 
 def ld_spending(fractions: Sequence[float], alpha: float, shape: str | None = None) -> list[float]:
@@ -117,8 +144,8 @@ def ld_spending(fractions: Sequence[float], alpha: float, shape: str | None = No
     trials so far over the whole design's; the last is 1), as fractions of alpha summing to 1.
 
     obf: O'Brien-Fleming type, 2 - 2 Phi(z_{alpha/2} / sqrt(t)), little early and most at the end;
-    pocock: Pocock type, ln(1 + (e - 1) t), spread evenly. Each increment is used on its own (the
-    union bound), so any fixed shape keeps the total at alpha."""
+    pocock: Pocock type, ln(1 + (e - 1) t), spread evenly. Used on its own, each increment keeps
+    the total at alpha (the union bound): the per-case family does so."""
     shape = shape or TEST_SHAPE
     z = _N.inv_cdf(1 - alpha / 2)
     cumulative = {"obf": lambda t: 2 * (1 - _N.cdf(z / math.sqrt(t))) / alpha if t > 0 else 0.0,

@@ -12,12 +12,20 @@ from rubricgate.gating.sequential import caps, confirmation_size, ld_spending, l
 def test_spending_sums_to_one_and_favours_the_planned_look() -> None:
     for looks in range(1, 8):
         for planned in range(looks):
-            fractions = spending(looks, planned)
+            fractions = spending(list(range(1, looks + 1)), planned)
             assert sum(fractions) == pytest.approx(1.0) and max(fractions) == fractions[planned]
 
 
+def test_the_pass_bound_keeps_shares_at_twice_and_three_times_the_planned_trials() -> None:
+    got = spending(list(range(1, 11)), planned=1)  # planned after round 2: shares at rounds 4 and 6
+    assert got[1] == pytest.approx(0.76) and got[3] == pytest.approx(0.18) and got[5] == pytest.approx(0.04)
+    assert got[0] == got[2] == got[4] == got[9] == pytest.approx(0.02 / 7)
+    late = spending(list(range(1, 11)), planned=5)  # planned after round 6: twice and three times are past the budget
+    assert late[9] == pytest.approx(0.22) and late[5] == pytest.approx(0.76) and late[0] == pytest.approx(0.02 / 8)
+
+
 def test_looks_start_at_the_first_round_and_end_at_the_budget() -> None:
-    assert look_rounds(1, 10) == [1, 2, 3, 5, 8, 10]
+    assert look_rounds(1, 10) == list(range(1, 11))
     assert look_rounds(3, 3) == [3]
     assert look_rounds(2, 30)[-1] == 30
 
@@ -31,10 +39,23 @@ def test_every_case_gets_every_round_up_to_the_budget_and_at_least_the_first_rou
 def test_the_planned_look_gets_most_of_the_pass_alpha_and_the_tests_spend_by_information() -> None:
     sched = schedule({f"c{i}": (10, 10) for i in range(30)}, 10, 1,
                      lambda trials, spend: sum(trials.values()) >= 60)
-    assert sched.looks == [1, 2, 3, 5, 8, 10] and sched.pass_spend[1] == max(sched.pass_spend)
+    assert sched.looks == list(range(1, 11)) and sched.pass_spend[1] == max(sched.pass_spend)
     assert sched.total_after(2) == 60
-    assert sum(sched.spend) == pytest.approx(1.0) and sum(sched.pass_spend) == pytest.approx(1.0)
-    assert sched.spend == pytest.approx(ld_spending([0.1, 0.2, 0.3, 0.5, 0.8, 1.0], 0.05))
+    increments = ld_spending([r / 10 for r in range(1, 11)], 0.05)
+    assert sched.case_spend == pytest.approx(increments) and sum(sched.case_spend) == pytest.approx(1.0)
+    # the looks overlap, so each look's nominal level is at least its increment and at most
+    # everything spent by then; the first look has nothing before it
+    spent = [sum(increments[:k + 1]) for k in range(10)]
+    assert sched.spend[0] == pytest.approx(increments[0], rel=1e-6)
+    assert all(inc - 1e-9 <= nominal <= total + 1e-9 for inc, nominal, total in zip(increments, sched.spend, spent))
+    assert sum(sched.spend) > 2  # the union bound would leave 1
+
+
+def test_the_information_of_a_look_counts_the_baseline_trials_every_look_shares() -> None:
+    from rubricgate.gating.sequential import information
+
+    got = information({"a": 10, "b": 5}, {"a": 10, "b": 10}, [1, 10])
+    assert got == pytest.approx([1 / (1 + 1 / 10) + 1 / (1 + 1 / 5), 5 + 1 / (1 / 10 + 1 / 5)])
 
 
 @pytest.mark.parametrize("shape", ["pocock", "obf"])
@@ -49,7 +70,7 @@ def test_lan_demets_increments_sum_to_one_and_follow_their_shape(shape: str) -> 
 
 
 def test_a_single_look_spends_everything_at_once() -> None:
-    assert ld_spending([1.0], 0.05) == [1.0] and spending(1, 0) == [1.0]
+    assert ld_spending([1.0], 0.05) == [1.0] and spending([3], 0) == [1.0]
 
 
 def test_confirmation_size_is_the_fewest_all_failing_trials_that_reach_the_level() -> None:
