@@ -16,7 +16,9 @@ whole run 2 points worse than the baseline's day, nothing changed in the reviewe
 a false alarm when it exits 1, since the margin is 5), with gate.drift_allowance off (the
 default) and at 2 points, and what that allowance costs on the 10-point drop; an --only subset
 (the flaky cases alone); new cases (5 cases the baseline does not have); a drop of exactly the
-margin (what a PASS must not be claimed on more than alpha of the time).
+margin (what a PASS must not be claimed on more than alpha of the time); the PR workflow under the
+same drift (`compare --base`: head against base in the same job, K trials a side, through
+rubricgate.gating.compare).
 
 Every design of a row runs on the same simulated suites, baselines and trial outcomes (the n-th
 trial of a case is the same draw in each: Streams), so the designs are compared paired.
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import math
 import random
+import statistics
 import sys
 import time
 from dataclasses import dataclass, field
@@ -42,6 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rubricgate.gating.adaptive import AdaptiveRun, _rates  # noqa: E402
+from rubricgate.gating.compare import decide_comparison, dimension_tests  # noqa: E402
 from rubricgate.gating.gate import decide  # noqa: E402
 from rubricgate.models.base import DIMENSIONS  # noqa: E402
 from rubricgate.models.baseline import Baseline, CaseCount  # noqa: E402
@@ -73,9 +77,10 @@ class Scenario:
     suite: str  # perfect | stable | mixed
     cases: int
     drop: float = 0.0  # points off the verdict dimension's mean over the shared cases
-    how: str = "spread"  # spread | flaky | collapse | drift | subset | new
+    how: str = "spread"  # spread | flaky | collapse | drift | subset | new | interleaved (compare --base)
     fixed_trials: list[int] = field(default_factory=lambda: [1, 3, 5, 10])
     allowance: float = 0.0  # gate.drift_allowance
+    more: int = 1  # runs for this row: `more` x the table's (the rows a target is judged on at its limit)
 
     def gate(self) -> GateConfig:
         return GateConfig(method="statistical", drift_allowance=self.allowance)
@@ -84,9 +89,9 @@ class Scenario:
 def scenarios(quick: bool) -> list[Scenario]:
     """The table's rows; --quick keeps one of each kind that a target is checked on."""
     rows = [Scenario("unchanged", "perfect", 30), Scenario("unchanged", "perfect", 300),
-            Scenario("unchanged", "stable", 30), Scenario("unchanged", "stable", 300),
+            Scenario("unchanged", "stable", 30, more=5), Scenario("unchanged", "stable", 300),
             Scenario("unchanged", "mixed", 30), Scenario("unchanged", "mixed", 100),
-            Scenario("drop margin+5 (10 pts), spread", "mixed", 30, 0.10, fixed_trials=[1, 3, 5, 7, 8, 9, 10]),
+            Scenario("drop margin+5 (10 pts), spread", "mixed", 30, 0.10, fixed_trials=[1, 3, 5, 7, 8, 9, 10], more=5),
             Scenario("drop margin+5 (10 pts), spread", "stable", 30, 0.10),
             Scenario("flaky cases 10 pts worse", "mixed", 100, 0.10, "flaky"),
             Scenario("one stable case collapses", "stable", 30, how="collapse"),
@@ -100,7 +105,9 @@ def scenarios(quick: bool) -> list[Scenario]:
             Scenario("5 new cases, unchanged", "mixed", 30, how="new"),
             Scenario("unchanged", "mixed", 20),
             Scenario("drop exactly the margin (5 pts), spread", "stable", 30, 0.05),
-            Scenario("drop exactly the margin (5 pts), spread", "mixed", 30, 0.05)]
+            Scenario("drop exactly the margin (5 pts), spread", "mixed", 30, 0.05),
+            Scenario("drift: both sides 2 pts worse, PR workflow (compare --base)", "mixed", 30, 0.02,
+                     "interleaved", fixed_trials=[3, 5, 10])]
     if quick:
         keep = {0, 2, 6, 9, 17}
         rows = [r for i, r in enumerate(rows) if i in keep]
@@ -116,7 +123,7 @@ def draw_baseline(probs: dict[str, float], rng: random.Random) -> Baseline:
 def current_probs(s: Scenario, probs: dict[str, float], rng: random.Random) -> dict[str, dict[str, float]]:
     """Per case and dimension, the run's pass probability under the scenario."""
     verdict = dict(probs)
-    if s.how in ("spread", "drift") and s.drop:
+    if s.how in ("spread", "drift", "interleaved") and s.drop:
         mean = sum(probs.values()) / len(probs)
         verdict = {c: p * (1 - s.drop / mean) for c, p in probs.items()}
     elif s.how == "flaky":
@@ -141,6 +148,8 @@ def one_run(s: Scenario, rng: random.Random, fixed: int | None) -> tuple[int, in
         run_probs.update({f"new{i}": rng.uniform(0.3, 0.9) for i in range(5)})
     now = current_probs(s, run_probs, rng)
     streams = Streams(rng.getrandbits(64))
+    if s.how == "interleaved":
+        return interleaved_run(now, fixed or 1, streams, s.gate())
     if fixed is not None:
         return fixed_run(baseline, now, fixed, streams, s.gate())
     return adaptive_run(baseline, now, streams, s.gate())
@@ -183,6 +192,21 @@ def fixed_run(baseline: Baseline, now: dict[str, dict[str, float]], trials: int,
     return decision.exit_code, trials * len(now)
 
 
+def interleaved_run(now: dict[str, dict[str, float]], trials: int, streams: Streams,
+                    gate: GateConfig = GATE) -> tuple[int, int]:
+    """`rubricgate compare --base` on an unchanged reviewer: base and head run the same cases in
+    the same job, so both see the day's model (here 2 points worse than the stored baseline's)."""
+    sides = {}
+    for side in ("base", "head"):
+        counts = {}
+        for case, p in now.items():
+            outs = [streams.trial(f"{side}/{case}", False, p) for _ in range(trials)]
+            counts[case] = {d: (sum(o[d] for o in outs), trials) for d in DIMENSIONS}
+        sides[side] = counts
+    decision = decide_comparison(dimension_tests(sides["base"], sides["head"], gate), gate)
+    return decision.exit_code, 2 * trials * len(now)
+
+
 def share(hits: int, runs: int) -> str:
     p = hits / runs
     return f"{p:.1%} ± {math.sqrt(p * (1 - p) / runs):.1%}"
@@ -196,13 +220,15 @@ def measure(s: Scenario, sims: int, seed: int, fixed: int | None) -> dict:
         codes.append(code)
         spent.append(trials)
     return {"exit0": sum(c == 0 for c in codes), "exit1": sum(c == 1 for c in codes),
-            "exit2": sum(c == 2 for c in codes), "runs": sims, "trials": sum(spent) / sims}
+            "exit2": sum(c == 2 for c in codes), "runs": sims, "trials": sum(spent) / sims,
+            "trials_se": statistics.stdev(spent) / math.sqrt(sims) if sims > 1 else 0.0}
 
 
 def row(s: Scenario, design: str, m: dict) -> str:
     n = m["runs"]
-    return (f"| {s.name} | {s.suite} | {s.cases} | {design} | {share(m['exit0'], n)} | {share(m['exit1'], n)} | "
-            f"{share(m['exit2'], n)} | {m['trials']:.0f} |")
+    trials = f"{m['trials']:.1f} ± {m['trials_se']:.1f}" if m["trials_se"] else f"{m['trials']:.0f}"
+    return (f"| {s.name} | {s.suite} | {s.cases} | {design} | {n} | {share(m['exit0'], n)} | {share(m['exit1'], n)} | "
+            f"{share(m['exit2'], n)} | {trials} |")
 
 
 def targets(results: dict, margin: float = 0.05) -> list[str]:
@@ -210,7 +236,9 @@ def targets(results: dict, margin: float = 0.05) -> list[str]:
     out = []
     for what, kinds in (("exit 1 with nothing changed <= 5%, adaptive and fixed", ("unchanged", "--only", "5 new")),
                         ("exit 1 with a 2-point drift against the stored baseline (reviewer unchanged) <= 5%, "
-                         "adaptive and fixed", ("drift",))):
+                         "adaptive and fixed", ("drift: run",)),
+                        ("exit 1 with a 2-point drift in the PR workflow (head against base, interleaved) <= 5%",
+                         ("drift: both",))):
         rows = {k: m for k, m in results.items() if k[0].startswith(kinds)}
         if rows:
             worst = max(rows.items(), key=lambda kv: kv[1]["exit1"] / kv[1]["runs"])
@@ -233,7 +261,8 @@ def targets(results: dict, margin: float = 0.05) -> list[str]:
             ok = m["exit0"] / m["runs"] >= 0.95 and m["trials"] <= 1.25 * limit
             out.append(_target(f"{suite} suite of {cases}: >= 95% PASS within 1.25x the information limit "
                                f"({limit} trials)", ok,
-                               f"PASS {share(m['exit0'], m['runs'])}, {m['trials']:.0f} trials ({m['trials'] / limit:.2f}x)"))
+                               f"PASS {share(m['exit0'], m['runs'])}, {m['trials']:.1f} ± {m['trials_se']:.1f} trials "
+                               f"({m['trials'] / limit:.2f}x)"))
     for key in [k for k in results if k[3] == "adaptive" and k[0].startswith(("drop margin+5", "flaky"))]:
         out.append(_efficiency(results, key))
     for cases in (30, 300):
@@ -282,18 +311,20 @@ def main() -> None:
     args = parser.parse_args()
     sims = args.sims or (100 if args.quick else 400)
     start = time.monotonic()
-    lines = ["| scenario | suite | cases | design | exit 0 (PASS) | exit 1 (REGRESSION) | exit 2 (INCONCLUSIVE) "
-             "| mean trials |", "| --- " * 8 + "|"]
+    lines = ["| scenario | suite | cases | design | runs | exit 0 (PASS) | exit 1 (REGRESSION) | exit 2 (INCONCLUSIVE) "
+             "| mean trials |", "| --- " * 9 + "|"]
     results = {}
     for i, s in enumerate(scenarios(args.quick)):
-        designs = [("adaptive", None)] + [(f"fixed {k}", k) for k in (s.fixed_trials if not args.quick else [3])]
+        sizes = s.fixed_trials if not args.quick else [3]
+        designs = ([(f"interleaved {k} a side", k) for k in sizes] if s.how == "interleaved"
+                   else [("adaptive", None)] + [(f"fixed {k}", k) for k in sizes])
         for name, fixed in designs:
-            m = measure(s, sims, args.seed + i, fixed)
+            m = measure(s, sims * (1 if args.quick else s.more), args.seed + i, fixed)
             results[(s.name, s.suite, s.cases, name)] = m
             lines.append(row(s, name, m))
             print(lines[-1], flush=True)
     lines += ["", "Targets:", *targets(results), "",
-              f"{sims} runs per row, seed {args.seed}, {time.monotonic() - start:.0f} s"]
+              f"seed {args.seed}, {time.monotonic() - start:.0f} s"]
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "gate_power.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines[-(len(targets(results)) + 3):]))

@@ -36,6 +36,8 @@ from statistics import NormalDist
 from typing import Protocol
 
 from rubricgate.gating.boundaries import nominal_fractions
+from rubricgate.gating.outcome import ALPHA_SHARES
+from rubricgate.models.base import DIMENSIONS
 
 # The PASS bound's alpha fractions, by the trials of a look as a multiple of the planned look's
 # (the first where an unchanged reviewer is expected to PASS): most at the planned look, then at
@@ -43,10 +45,10 @@ from rubricgate.gating.boundaries import nominal_fractions
 # failures); what is left is shared by the other looks, so every look gets some.
 PASS_SHARES = ((1, 0.76), (2, 0.18), (3, 0.04))
 TEST_SHAPE = "pocock"  # the tests' Lan-DeMets shape (ld_spending)
-# The tests' nominal levels are computed at Holm's first (smallest) level for three dimensions:
+# The tests' nominal levels are computed at Holm's first (smallest) level across the dimensions:
 # a look's level grows with alpha (the looks' overlap weighs more), so the fractions found at the
 # smallest level are conservative at Holm's later, larger ones.
-TEST_ALPHA_SHARE = 0.8 / 3
+TEST_ALPHA_SHARE = ALPHA_SHARES["dimensions"] / len(DIMENSIONS)
 _N = NormalDist()
 
 
