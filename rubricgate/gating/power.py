@@ -126,7 +126,9 @@ def _dimension_lines(d: DimensionPlan, plan: Plan) -> list[str]:
 def _looks(rounds: list[int]) -> str:
     if len(rounds) > 2 and rounds == list(range(rounds[0], rounds[-1] + 1)):
         return f"a look after every round from {rounds[0]} to {rounds[-1]}"
-    return f"looks after round{'s' * (len(rounds) > 1)} {', '.join(map(str, rounds))}"
+    if len(rounds) == 1:
+        return f"one look, after round {rounds[0]}"
+    return f"looks after rounds {', '.join(map(str, rounds))}"
 
 
 def _pts(value: float | None) -> str:

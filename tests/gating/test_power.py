@@ -52,6 +52,16 @@ def test_the_plan_says_what_reaches_a_target_and_when_a_suite_cannot_pass() -> N
     assert plan.as_json()["dimensions"][0]["dimension"] == "verdict"
 
 
+def test_the_plan_names_its_looks_and_a_later_look_detects_less_than_the_first() -> None:
+    plan = make_plan(_suite(MIXED), DIMENSIONS, 0.95, 0.05, 1, 10)
+    assert plan.looks == list(range(1, 11)) and "a look after every round from 1 to 10" in plan.lines()[0]
+    single = make_plan(_suite(MIXED), DIMENSIONS, 0.95, 0.05, 3, 3)
+    assert single.looks == [3] and "one look, after round 3;" in single.lines()[0]
+    verdict = plan.dimensions[0]
+    assert verdict.detectable_budget is not None and verdict.detectable_first is not None
+    assert verdict.detectable_budget < verdict.detectable_first
+
+
 def _gate_power(rates: list[float], trials: int, drop: float, sims: int, seed: int = 7) -> float:
     """Share of simulated runs whose verdict row is a REGRESSION (fixed design, one look)."""
     rng, hits, n0 = random.Random(seed), 0, 10
