@@ -104,12 +104,13 @@ def scenarios(quick: bool) -> list[Scenario]:
             Scenario("--only the flaky cases, unchanged", "mixed", 100, how="subset"),
             Scenario("5 new cases, unchanged", "mixed", 30, how="new"),
             Scenario("unchanged", "mixed", 20),
+            Scenario("drop exactly the margin (5 pts), spread", "perfect", 30, 0.05, more=5),
             Scenario("drop exactly the margin (5 pts), spread", "stable", 30, 0.05),
             Scenario("drop exactly the margin (5 pts), spread", "mixed", 30, 0.05),
             Scenario("drift: both sides 2 pts worse, PR workflow (compare --base)", "mixed", 30, 0.02,
                      "interleaved", fixed_trials=[3, 5, 10])]
     if quick:
-        keep = {0, 2, 6, 9, 17}
+        keep = {0, 2, 6, 9, 17, 18}
         rows = [r for i, r in enumerate(rows) if i in keep]
     return rows
 

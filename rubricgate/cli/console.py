@@ -33,12 +33,15 @@ def console_main() -> NoReturn:
     Ctrl-C and SIGTERM count from the first instruction on: before a command runs (imports,
     argument parsing) they end it with exit 2 and one line, never click's "Aborted!" and exit 1
     (the regression code); once a run folder exists the run writes a partial report itself."""
-    signal.signal(signal.SIGTERM, _as_interrupt)
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    try:
+    try:  # from the handler on: a signal during the imports below is an interrupt too
+        signal.signal(signal.SIGTERM, _as_interrupt)
+        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
         status = _run_main()
     except SystemExit as exc:
         status = exit_status(exc.code)
+    except KeyboardInterrupt:
+        print(INTERRUPTED, file=sys.stderr)
+        status = 2
     os._exit(flush_streams(status))
 
 

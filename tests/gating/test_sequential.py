@@ -16,12 +16,14 @@ def test_spending_sums_to_one_and_favours_the_planned_look() -> None:
             assert sum(fractions) == pytest.approx(1.0) and max(fractions) == fractions[planned]
 
 
-def test_the_pass_bound_keeps_shares_at_twice_and_three_times_the_planned_trials() -> None:
-    got = spending(list(range(1, 11)), planned=1)  # planned after round 2: shares at rounds 4 and 6
-    assert got[1] == pytest.approx(0.76) and got[3] == pytest.approx(0.18) and got[5] == pytest.approx(0.04)
-    assert got[0] == got[2] == got[4] == got[9] == pytest.approx(0.02 / 7)
-    late = spending(list(range(1, 11)), planned=5)  # planned after round 6: twice and three times are past the budget
-    assert late[9] == pytest.approx(0.22) and late[5] == pytest.approx(0.76) and late[0] == pytest.approx(0.02 / 8)
+def test_the_pass_bound_keeps_shares_by_multiples_of_the_planned_trials_and_half_the_rest_for_the_budget() -> None:
+    got = spending(list(range(1, 11)), planned=1)  # planned after round 2: 1.5x is round 3, 2.5x round 5, 4x round 8
+    assert got[1] == pytest.approx(0.76) and got[2] == pytest.approx(0.03)
+    assert got[4] == pytest.approx(0.17) and got[7] == pytest.approx(0.02)
+    assert got[9] == pytest.approx(0.01) and got[0] == got[3] == got[5] == pytest.approx(0.01 / 5)
+    late = spending(list(range(1, 11)), planned=5)  # planned after round 6: 2.5x and 4x are past the budget
+    assert late[9] == pytest.approx(0.19) and late[5] == pytest.approx(0.76) and late[8] == pytest.approx(0.03)
+    assert late[0] == pytest.approx(0.02 / 7)  # the budget's look is taken: the rest is shared by the others
 
 
 def test_looks_start_at_the_first_round_and_end_at_the_budget() -> None:
@@ -41,6 +43,8 @@ def test_the_planned_look_gets_most_of_the_pass_alpha_and_the_tests_spend_by_inf
                      lambda trials, spend: sum(trials.values()) >= 60)
     assert sched.looks == list(range(1, 11)) and sched.pass_spend[1] == max(sched.pass_spend)
     assert sched.total_after(2) == 60
+    # the PASS bound uses its increments as they are (the union bound)
+    assert sched.pass_spend == pytest.approx(spending(sched.looks, 1)) and sum(sched.pass_spend) == pytest.approx(1.0)
     increments = ld_spending([r / 10 for r in range(1, 11)], 0.05)
     assert sched.case_spend == pytest.approx(increments) and sum(sched.case_spend) == pytest.approx(1.0)
     # the looks overlap, so each look's nominal level is at least its increment and at most
