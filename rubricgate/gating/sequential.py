@@ -9,12 +9,12 @@ at look k is the increment of a spending function there):
   * a false PASS (the bound): most of alpha at the planned look (where an unchanged reviewer is
     expected to PASS) and shares at the looks after it, where a run that saw one more failure
     than expected can still PASS.
-The looks share most of their trials, so a look's nominal level may exceed its increment: the
-levels come from the joint distribution of the looks (rubricgate/gating/boundaries.py), and the
-gate runs each look's exact test at alpha x that level (p-values divided by it; the bound taken
-at confidence 1 - alpha x it). The per-case family (rubricgate/gating/collapse.py), whose levels
-are far smaller, keeps the increments themselves (the union bound, exact whatever the joint
-distribution).
+The looks share most of their trials, so a look's nominal test level may exceed its increment:
+the tests' levels come from the joint distribution of the looks (rubricgate/gating/boundaries.py),
+and the gate runs each look's exact test at alpha x that level (p-values divided by it). The PASS
+bound, which works next to the boundary where the counts are far from normal, and the per-case
+family (rubricgate/gating/collapse.py), whose levels are far smaller, keep their increments (the
+union bound, exact whatever the joint distribution).
 
 What makes that hold is that the design is fixed before the first trial: every case gets every
 round up to gate.max_trials_per_case, and which looks there are depends on the baseline alone,
@@ -61,7 +61,7 @@ class Schedule:
     first: int  # trials every case gets before the first look
     looks: list[int]  # rounds after which the gate looks (round r: every case still under its cap)
     spend: list[float]  # the tests' nominal alpha fraction at each look (false REGRESSION)
-    pass_spend: list[float]  # the PASS bound's nominal alpha fraction at each look (false PASS)
+    pass_spend: list[float]  # the PASS bound's alpha fraction at each look (false PASS): its increments
     case_spend: list[float]  # the per-case family's fraction at each look: the tests' increments, sum 1
 
     def trials_after(self, case: str, rounds: int) -> int:
@@ -112,9 +112,10 @@ def schedule(baseline: Mapping[str, tuple[int, int]], max_trials: int, first: in
              expected_pass: PassCheck, alpha: float = 0.05) -> Schedule:
     """The design for these shared cases. `expected_pass(trials_by_case, spend)` tells whether an
     unchanged reviewer is expected to PASS at that design and spending: the planned look is the
-    first such look at its increment (a nominal level is never below it), or the last. The tests
+    first such look at its share, or the last. The tests
     spend alpha by information fraction (`ld_spending`), the PASS bound around the planned look
-    (`spending`); both are turned into nominal levels over the looks' joint distribution."""
+    (`spending`); the tests' increments are turned into nominal levels over the looks' joint
+    distribution."""
     allocation = caps(baseline, max_trials, first)
     rounds = look_rounds(first, max(allocation.values(), default=first))
     planned = next((k for k, r in enumerate(rounds)
