@@ -185,10 +185,7 @@ def adaptive_run(baseline: Baseline, now: dict[str, dict[str, float]], streams: 
 
 def fixed_run(baseline: Baseline, now: dict[str, dict[str, float]], trials: int, streams: Streams,
               gate: GateConfig = GATE) -> tuple[int, int]:
-    per_case = {}
-    for case, p in now.items():
-        outs = [streams.trial(case, False, p) for _ in range(trials)]
-        per_case[case] = {d: (sum(o[d] for o in outs), trials) for d in DIMENSIONS}
+    per_case = draw_counts(now, trials, streams)
     decision, _ = decide(_rates(per_case), baseline, gate, per_case)
     return decision.exit_code, trials * len(now)
 
@@ -197,15 +194,20 @@ def interleaved_run(now: dict[str, dict[str, float]], trials: int, streams: Stre
                     gate: GateConfig = GATE) -> tuple[int, int]:
     """`rubricgate compare --base` on an unchanged reviewer: base and head run the same cases in
     the same job, so both see the day's model (here 2 points worse than the stored baseline's)."""
-    sides = {}
-    for side in ("base", "head"):
-        counts = {}
-        for case, p in now.items():
-            outs = [streams.trial(f"{side}/{case}", False, p) for _ in range(trials)]
-            counts[case] = {d: (sum(o[d] for o in outs), trials) for d in DIMENSIONS}
-        sides[side] = counts
-    decision = decide_comparison(dimension_tests(sides["base"], sides["head"], gate), gate)
+    base, head = (draw_counts(now, trials, streams, side) for side in ("base/", "head/"))
+    decision = decide_comparison(dimension_tests(base, head, gate), gate)
     return decision.exit_code, 2 * trials * len(now)
+
+
+def draw_counts(now: dict[str, dict[str, float]], trials: int, streams: Streams,
+                stream: str = "") -> dict[str, dict[str, tuple[int, int]]]:
+    """Per case and dimension, (passes, trials) of `trials` design trials drawn from the case's
+    stream (`stream` names another set of streams: a side of an interleaved comparison)."""
+    per_case = {}
+    for case, p in now.items():
+        outs = [streams.trial(stream + case, False, p) for _ in range(trials)]
+        per_case[case] = {d: (sum(o[d] for o in outs), trials) for d in DIMENSIONS}
+    return per_case
 
 
 def share(hits: int, runs: int) -> str:

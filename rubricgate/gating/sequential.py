@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from statistics import NormalDist
 from typing import Protocol
 
@@ -42,9 +43,10 @@ from rubricgate.models.base import DIMENSIONS
 # The PASS bound's alpha fractions, by the trials of a look as a multiple of the planned look's
 # (the first where an unchanged reviewer is expected to PASS): most at the planned look, then
 # at 2.5 times its trials (where one unexpected failure is outweighed), a little at 1.5 and 4
-# times; what is left is shared by the other looks, so every look gets some. Used as they are
-# (the union bound): see `schedule` for why the PASS bound does not take joint levels.
-PASS_SHARES = ((1, 0.76), (1.5, 0.03), (2.5, 0.17), (4, 0.02))
+# times and at the budget's look (a run's last chance: no multiple reaches it, so the last look);
+# what is left is shared by the other looks, so every look gets some. Used as they are (the
+# union bound): see `schedule` for why the PASS bound does not take joint levels.
+PASS_SHARES = ((1, 0.76), (1.5, 0.03), (2.5, 0.17), (4, 0.02), (math.inf, 0.01))
 TEST_SHAPE = "pocock"  # the tests' Lan-DeMets shape (ld_spending)
 # The tests' nominal levels are computed at Holm's first (smallest) level across the dimensions:
 # a look's level grows with alpha (the looks' overlap weighs more), so the fractions found at the
@@ -89,8 +91,8 @@ def look_rounds(first: int, last: int) -> list[int]:
 def spending(rounds: Sequence[int], planned: int) -> list[float]:
     """The PASS bound's increments over the looks after `rounds`: PASS_SHARES at the first look
     with at least that multiple of the planned look's rounds (at the last look when none has);
-    of the rest, half to the last look (the budget) and half shared equally by the other looks
-    (or all added to the planned one when there are none). Sums to 1."""
+    the rest shared equally by the other looks (or added to the planned one when there are
+    none). Sums to 1."""
     if len(rounds) == 1:
         return [1.0]
     out = [0.0] * len(rounds)
@@ -99,8 +101,6 @@ def spending(rounds: Sequence[int], planned: int) -> list[float]:
         out[k] += share
     free = [k for k in range(len(rounds)) if not out[k]]
     rest = 1 - sum(out)
-    if free and free[-1] == len(rounds) - 1 and len(free) > 1:
-        out[-1], rest, free = rest / 2, rest / 2, free[:-1]  # the budget's look: a run's last chance
     for k in free:
         out[k] = rest / len(free)
     if not free:
@@ -142,11 +142,8 @@ def information(baseline_trials: Mapping[str, int], allocation: Mapping[str, int
 
 
 def _cumulative(increments: Sequence[float]) -> list[float]:
-    out, total = [], 0.0
-    for share in increments:
-        total += share
-        out.append(total)
-    return out[:-1] + [1.0]
+    """Spent by each look, the last exactly 1 (no rounding left over)."""
+    return list(accumulate(increments))[:-1] + [1.0]
 
 
 def ld_spending(fractions: Sequence[float], alpha: float, shape: str | None = None) -> list[float]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from itertools import accumulate
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ INFO = [30 / (1 / r + 1 / 10) for r in LOOKS]  # 30 cases, a 10-trial baseline s
 
 
 def _cumulative(increments: list[float]) -> list[float]:
-    return [sum(increments[:k + 1]) for k in range(len(increments) - 1)] + [1.0]
+    return list(accumulate(increments))[:-1] + [1.0]
 
 
 def test_information_that_does_not_increase_is_refused() -> None:

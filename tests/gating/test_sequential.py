@@ -16,14 +16,14 @@ def test_spending_sums_to_one_and_favours_the_planned_look() -> None:
             assert sum(fractions) == pytest.approx(1.0) and max(fractions) == fractions[planned]
 
 
-def test_the_pass_bound_keeps_shares_by_multiples_of_the_planned_trials_and_half_the_rest_for_the_budget() -> None:
+def test_the_pass_bound_keeps_shares_by_multiples_of_the_planned_trials_and_one_for_the_budget() -> None:
     got = spending(list(range(1, 11)), planned=1)  # planned after round 2: 1.5x is round 3, 2.5x round 5, 4x round 8
     assert got[1] == pytest.approx(0.76) and got[2] == pytest.approx(0.03)
     assert got[4] == pytest.approx(0.17) and got[7] == pytest.approx(0.02)
     assert got[9] == pytest.approx(0.01) and got[0] == got[3] == got[5] == pytest.approx(0.01 / 5)
     late = spending(list(range(1, 11)), planned=5)  # planned after round 6: 2.5x and 4x are past the budget
-    assert late[9] == pytest.approx(0.19) and late[5] == pytest.approx(0.76) and late[8] == pytest.approx(0.03)
-    assert late[0] == pytest.approx(0.02 / 7)  # the budget's look is taken: the rest is shared by the others
+    assert late[9] == pytest.approx(0.20) and late[5] == pytest.approx(0.76) and late[8] == pytest.approx(0.03)
+    assert late[0] == pytest.approx(0.01 / 7)  # what no multiple claims is shared by the other looks
 
 
 def test_looks_start_at_the_first_round_and_end_at_the_budget() -> None:
@@ -80,7 +80,10 @@ def test_a_single_look_spends_everything_at_once() -> None:
 def test_confirmation_size_is_the_fewest_all_failing_trials_that_reach_the_level() -> None:
     n = confirmation_size((10, 10), 1e-4, 20)
     assert n == 7  # C(17, 7) = 19,448 >= 10^4 > C(16, 6) = 8,008
-    assert 1 / math.comb(n + 10, n) <= 1e-4 < 1 / math.comb(n + 9, n - 1)
+    for n0 in (5, 10, 20):  # the size brackets the level for every baseline and level, not just one
+        for level in (1e-2, 1e-3, 1e-4, 1e-5):
+            n = confirmation_size((n0, n0), level, 40)
+            assert 1 / math.comb(n + n0, n) <= level < 1 / math.comb(n + n0 - 1, n - 1), (n0, level, n)
     assert confirmation_size((3, 3), 1e-4, 10) == 0  # a 3-trial baseline cannot show it within 10
 
 
