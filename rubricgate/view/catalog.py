@@ -8,17 +8,16 @@ or summary is skipped, as anything the harness reads from a folder it did not wr
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel
 
+from rubricgate import boundary
 from rubricgate.errors import GateInputError
 from rubricgate.models.view_index import CaseCell, RunHead
-from rubricgate.secrets import encodable
 from rubricgate.view import index, safe
 
 if TYPE_CHECKING:  # the runs and case pages read only the index: these models load when needed
@@ -100,9 +99,13 @@ class Catalog:
 
     def heads(self) -> list[RunHead]:
         """Every finished run's head, newest first (a run without a summary is live, not listed
-        here; one whose summary cannot be read is left out and named in `problems`)."""
+        here; one whose summary cannot be read, or whose folder is gone, is left out and named in
+        `problems`: one bad run never takes the listing down)."""
         out, self.problems = [], []
         for ref in self.refs:
+            if not safe.is_plain_dir(ref.root):
+                self.problems.append(f"{ref.root}: the run's folder is gone (removed since the viewer found it)")
+                continue
             try:
                 head = self.head(ref)
             except GateInputError as exc:
@@ -149,7 +152,7 @@ class Catalog:
     def _first_event(self, ref: RunRef) -> dict:
         first = safe.read_text(ref.root, EVENTS).split("\n", 1)[0]
         try:
-            found = json.loads(first)
+            found = boundary.loads(first)
         except ValueError:
             return {}
         return found if isinstance(found, dict) else {}
@@ -212,25 +215,7 @@ class Catalog:
 
 
 def read_json_model(model: type[M], raw: bytes) -> M:
-    """A summary or transcript from its JSON. One that holds a lone surrogate (a CLI's undecodable
-    output, written JSON-escaped as \\udc80) is refused by pydantic's JSON parser: it is read
-    through json.loads with each surrogate shown as its backslash escape, as the reports show it."""
-    try:
-        return model.model_validate_json(raw)
-    except ValueError as exc:
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            raise exc from None
-        return model.model_validate(_escaped(data))
-
-
-def _escaped(value: Any) -> Any:
-    """JSON data with every string's lone surrogates as backslash escapes (secrets.encodable)."""
-    if isinstance(value, str):
-        return encodable(value)
-    if isinstance(value, list):
-        return [_escaped(v) for v in value]
-    if isinstance(value, dict):
-        return {_escaped(k): _escaped(v) for k, v in value.items()}
-    return value
+    """A summary or transcript from its JSON, through the bounded loader (boundary.validate_json):
+    a value nested too deep is a ValueError, and a lone surrogate (a CLI's undecodable output,
+    written JSON-escaped as \\udc80) is shown as its backslash escape, as the reports show it."""
+    return boundary.validate_json(model, raw)

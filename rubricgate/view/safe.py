@@ -35,7 +35,10 @@ def _open_dir(root: Path) -> int:
 def open_below(root: Path, rel: str) -> int:
     """A read-only descriptor of `root/rel`, refusing links and anything but a regular file."""
     names = parts(rel)
-    fd = _open_dir(root)
+    try:
+        fd = _open_dir(root)
+    except OSError as exc:  # the run folder was removed while the viewer serves
+        raise Refused(f"{root}: {exc.strerror}") from exc
     try:
         for name in names[:-1]:
             nxt = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)

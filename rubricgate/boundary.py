@@ -1,0 +1,181 @@
+"""Data from outside the harness, made safe where it enters: JSON with a depth bound, text
+without lone surrogates, numbers that are finite.
+
+Everything a reviewer prints, and every file rubricgate reads back, is data: it may be nested
+deeper than Python's recursion (json.loads raises RecursionError near 1,000 levels; pydantic's
+serializer gives up near 300, long after the value was accepted), hold a lone surrogate (the
+JSON escape \\ud800 decodes to a str that cannot be written as UTF-8), or a number that is not
+one (NaN, Infinity, 1e999). Each of those once ended a whole run with an internal error, so one
+loader here parses every JSON the harness reads:
+
+* `loads` refuses a value nested deeper than MAX_DEPTH (`TooDeep`, a ValueError: for a file,
+  an input error naming it), or with `clip` replaces what lies deeper by a placeholder (a
+  reviewer's stream line: the event is kept, its deep part is not);
+* lone surrogates in strings and keys become their backslash escape (`\\ud800` as six
+  characters), as the reports show undecodable output;
+* NaN, Infinity and numbers beyond a float become None (unknown), never a float that compares
+  false with every bound.
+
+May import: nothing from rubricgate.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+M = TypeVar("M", bound="BaseModel")
+
+MAX_DEPTH = 64  # containers in any JSON the harness reads; what it writes stays far below
+VALUE_DEPTH = 32  # a reviewer's free-form value (a tool input) as it is kept in a transcript
+PLACEHOLDER = "[rubricgate: nested deeper than {depth} levels, left out]"
+
+_NOT_SKELETON = bytes(c for c in range(256) if c not in b'"[]{}')
+_QUOTED = re.compile(rb'"[^"]*"')
+_ONE_KIND = bytes.maketrans(b"{}", b"[]")  # the depth is the same whichever bracket pairs
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+class TooDeep(ValueError):
+    """A JSON value nested deeper than the harness reads."""
+
+
+class DuplicateKey(ValueError):
+    """A key given twice in one JSON object (json keeps the last silently)."""
+
+
+def loads(data: str | bytes, *, unique_keys: bool = False, clip: bool = False) -> Any:
+    """Parse JSON with the bounds above. ValueError (TooDeep, DuplicateKey, JSONDecodeError,
+    UnicodeDecodeError) for what cannot be read; never RecursionError."""
+    text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
+    if nested_deeper(text, MAX_DEPTH):
+        if not clip:
+            raise TooDeep(f"nested deeper than {MAX_DEPTH} levels")
+        text = clip_text(text, MAX_DEPTH)
+    try:
+        value = json.loads(text, object_pairs_hook=_unique_pairs if unique_keys else None,
+                           parse_constant=_not_a_number, parse_float=_finite_float)
+    except RecursionError:  # only below a deep call stack: the bound above is far from Python's
+        raise TooDeep(f"nested too deep to read (at most {MAX_DEPTH} levels)") from None
+    return clean_value(value) if _may_hold_surrogates(text) else value
+
+
+def validate_json(model: type[M], data: str | bytes) -> M:
+    """A pydantic model from JSON text with the bounds of `loads` (ValueError, pydantic's
+    ValidationError among them, for what cannot be read). pydantic's own parser reads it when
+    no surrogate escape needs showing (it refuses lone surrogates; loads shows them escaped)."""
+    text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
+    if nested_deeper(text, MAX_DEPTH):
+        raise TooDeep(f"nested deeper than {MAX_DEPTH} levels")
+    if _may_hold_surrogates(text):
+        return model.model_validate(loads(text))
+    return model.model_validate_json(text)
+
+
+def nested_deeper(text: str, limit: int) -> bool:
+    """True when some container in the JSON text is nested more than `limit` levels deep.
+
+    In C-speed passes over a skeleton: escaped quotes and backslashes dropped, then every byte
+    but quotes and brackets, then the strings (now quotes around brackets only), then innermost
+    pairs (of one kind) peeled one level a pass, at most `limit` passes: a 7 MB summary takes a few ms and a
+    200,000-level value no more. Exact for valid JSON; what is not valid json.loads reports."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    raw = text.replace("\\\\", "").replace('\\"', "").encode("utf-8", "surrogatepass")
+    skeleton = _QUOTED.sub(b"", raw.translate(None, _NOT_SKELETON).replace(b'""', b"")).translate(_ONE_KIND)
+    for _ in range(limit):
+        peeled = skeleton.replace(b"[]", b"")
+        if peeled == skeleton:
+            return False
+        skeleton = peeled
+    return skeleton.replace(b"[]", b"") != skeleton
+
+
+def clip_text(text: str, limit: int) -> str:
+    """The JSON text with every container deeper than `limit` replaced by the placeholder string."""
+    out: list[str] = []
+    depth, cut_from, kept = 0, -1, 0
+    for token in _TOKENS.finditer(text):
+        mark = token.group()
+        if mark in "[{":
+            depth += 1
+            if depth == limit + 1:
+                cut_from = token.start()
+        elif mark in "]}":
+            depth -= 1
+            if depth == limit and cut_from >= 0:
+                out += [text[kept:cut_from], json.dumps(PLACEHOLDER.format(depth=limit))]
+                kept, cut_from = token.end(), -1
+    if cut_from >= 0:  # never closed: the text is broken anyway; json.loads says so
+        return text[:cut_from]
+    return "".join(out) + text[kept:]
+
+
+def clip_value(value: Any, limit: int = VALUE_DEPTH) -> tuple[Any, bool]:
+    """A parsed value with containers deeper than `limit` replaced by the placeholder; and
+    whether anything was cut."""
+    if not isinstance(value, dict | list):
+        return value, False
+    if limit <= 0:
+        return PLACEHOLDER.format(depth=VALUE_DEPTH), True
+    if isinstance(value, dict):
+        pairs = [(k, clip_value(v, limit - 1)) for k, v in value.items()]
+        return {k: v for k, (v, _) in pairs}, any(cut for _, (_, cut) in pairs)
+    items = [clip_value(v, limit - 1) for v in value]
+    return [v for v, _ in items], any(cut for _, cut in items)
+
+
+def clean_text(text: str) -> str:
+    """`text` with lone surrogates as their backslash escape, so writing it as UTF-8 cannot fail."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8") if _SURROGATE.search(text) else text
+
+
+def clean_value(value: Any) -> Any:
+    """A parsed JSON value with clean_text applied to every string and key (depth already bounded)."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        return [clean_value(v) for v in value]
+    if isinstance(value, dict):
+        return {clean_text(k): clean_value(v) for k, v in value.items()}
+    return value
+
+
+def is_amount(value: object) -> bool:
+    """A cost, a count or a duration as a reviewer or a shard may report it: a finite number >= 0."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+
+
+def amount_or_none(value: object) -> float | None:
+    """`value` as a float when it is an amount (is_amount), else None (unknown)."""
+    return float(value) if is_amount(value) else None  # type: ignore[arg-type]
+
+
+def _may_hold_surrogates(text: str) -> bool:
+    # A JSON escape of a surrogate (a pair decodes to one character; a lone one stays a
+    # surrogate), or one already in the text (bytes decoded with surrogateescape).
+    return "\\ud" in text or "\\uD" in text or (not text.isascii() and _SURROGATE.search(text) is not None)
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(f"key {key!r} is given twice")
+        out[key] = value
+    return out
+
+
+def _not_a_number(_constant: str) -> None:
+    return None  # NaN, Infinity, -Infinity: unknown
+
+
+def _finite_float(text: str) -> float | None:
+    number = float(text)
+    return number if math.isfinite(number) else None  # 1e999 reads as inf: unknown

@@ -1,0 +1,132 @@
+"""The one bounded JSON loader: a depth bound, lone surrogates shown escaped, numbers finite."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel, ValidationError
+
+from rubricgate import boundary
+from rubricgate.boundary import MAX_DEPTH, PLACEHOLDER, TooDeep
+
+
+def depth(value) -> int:
+    if isinstance(value, dict):
+        return 1 + max((depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((depth(v) for v in value), default=0)
+    return 0
+
+
+def nested(levels: int, leaf: object = "x") -> object:
+    value = leaf
+    for i in range(levels):
+        value = {"a": value} if i % 2 else [value]
+    return value
+
+
+def test_a_value_200000_levels_deep_is_too_deep_not_a_recursion_error() -> None:
+    with pytest.raises(TooDeep, match="nested deeper than 64 levels"):
+        boundary.loads("[" * 200_000 + "]" * 200_000)
+
+
+def test_one_level_over_the_bound_is_refused_and_the_bound_itself_read() -> None:
+    assert depth(boundary.loads(json.dumps(nested(MAX_DEPTH)))) == MAX_DEPTH
+    with pytest.raises(TooDeep):
+        boundary.loads(json.dumps(nested(MAX_DEPTH + 1)))
+
+
+def test_clip_keeps_the_event_and_replaces_only_its_deep_part() -> None:
+    line = json.dumps({"type": "tool_use", "name": "Bash", "input": nested(300)})
+    event = boundary.loads(line, clip=True)
+    assert event["type"] == "tool_use" and event["name"] == "Bash"
+    assert depth(event) == MAX_DEPTH and PLACEHOLDER.format(depth=MAX_DEPTH) in json.dumps(event)
+
+
+@pytest.mark.parametrize("text", ['["]]]]]", [[[]]]]', '{"a": "\\\\", "b": [[["x"]]]}', '["a\\n", [[{}]]]',
+                                  '["[", "]", [[[]]]]', '{"k\\"[[[": "\\\\\\"{{{"}'])
+def test_brackets_and_escapes_inside_strings_do_not_count(text: str) -> None:
+    true = depth(json.loads(text))
+    assert not boundary.nested_deeper(text, true) and (true == 0 or boundary.nested_deeper(text, true - 1))
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(alphabet='ab[]{}"\\\n'),
+                    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(alphabet='k[]"\\'), kids, max_size=3),
+                    max_leaves=40)
+
+
+@settings(max_examples=150, deadline=None)
+@given(JSON, st.integers(min_value=0, max_value=12))
+def test_nested_deeper_is_exact_for_any_json(value, limit: int) -> None:
+    text = json.dumps(value)
+    assert boundary.nested_deeper(text, limit) == (depth(value) > limit)
+
+
+@settings(max_examples=150, deadline=None)
+@given(JSON, st.integers(min_value=1, max_value=6))
+def test_clip_text_gives_json_no_deeper_than_the_limit(value, limit: int) -> None:
+    clipped = json.loads(boundary.clip_text(json.dumps(value), limit))
+    assert depth(clipped) <= limit
+    if depth(value) <= limit:
+        assert clipped == value
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet='[]{}"\\,:0123456789.eE-+ \nabtrufalsn\ud800NaInfity', max_size=60))
+def test_any_text_is_a_value_error_or_a_value(text: str) -> None:
+    try:
+        boundary.loads(text, clip=True)
+        boundary.loads(text, unique_keys=True)
+    except ValueError:
+        pass
+
+
+def test_lone_surrogates_are_shown_escaped_and_pairs_kept() -> None:
+    value = boundary.loads('{"model": "m\\ud800", "\\udc80k": ["\\ud83d\\ude00"]}')
+    assert value == {"model": "m\\ud800", "\\udc80k": ["\U0001f600"]}
+    json.dumps(value, ensure_ascii=False).encode("utf-8")  # writable
+
+
+@pytest.mark.parametrize("text", ["NaN", "Infinity", "-Infinity", "1e999", "-1e999"])
+def test_non_finite_numbers_read_as_unknown(text: str) -> None:
+    assert boundary.loads(f'{{"cost": {text}}}') == {"cost": None}
+
+
+def test_duplicate_keys_only_when_asked() -> None:
+    assert boundary.loads('{"a": 1, "a": 2}') == {"a": 2}
+    with pytest.raises(boundary.DuplicateKey, match="'a' is given twice"):
+        boundary.loads('{"x": {"a": 1, "a": 2}}', unique_keys=True)
+
+
+def test_invalid_utf8_is_a_value_error() -> None:
+    with pytest.raises(ValueError):
+        boundary.loads(b'{"a": "\xff"}')
+
+
+class _Model(BaseModel):
+    name: str
+    data: dict = {}
+
+
+def test_validate_json_bounds_and_escapes() -> None:
+    assert boundary.validate_json(_Model, b'{"name": "a\\udc80"}').name == "a\\udc80"
+    with pytest.raises(TooDeep):
+        boundary.validate_json(_Model, '{"name": "a", "data": {"x": ' + "[" * 100 + "]" * 100 + "}}")
+    with pytest.raises(ValidationError):
+        boundary.validate_json(_Model, b'{"nom": "a"}')
+
+
+def test_clip_value_bounds_a_parsed_value() -> None:
+    clipped, cut = boundary.clip_value(nested(100), 8)
+    assert cut and depth(clipped) == 8
+    assert boundary.clip_value({"a": [1]}, 8) == ({"a": [1]}, False)
+
+
+@pytest.mark.parametrize("value, ok", [(0, True), (0.5, True), (10**6, True), (-1e9, False), (math.nan, False),
+                                       (math.inf, False), (True, False), ("1.0", False), (None, False)])
+def test_is_amount(value, ok: bool) -> None:
+    assert boundary.is_amount(value) is ok
