@@ -34,3 +34,30 @@ def test_help_loads_no_template_engine():
             "print('jinja2' in sys.modules)")
     got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert got.stdout.strip().endswith("False"), got.stdout + got.stderr
+
+
+def test_the_served_viewer_prints_its_url_with_the_token_and_serves_nothing_without_it(repo):
+    import re
+    import urllib.error
+    import urllib.request
+
+    run = run_suite(RunOptions(repo=repo)).run_dir
+    proc = subprocess.Popen([sys.executable, "-m", "rubricgate", "view", "--port", "0", "--no-open", str(run.parent)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()  # type: ignore[union-attr]
+        found = re.fullmatch(r"rubricgate view: (http://127\.0\.0\.1:(\d+)/([A-Za-z0-9_-]{32,})/) \(Ctrl-C to stop\)\n",
+                             line)
+        assert found, line
+        url, port, _ = found.groups()
+        with urllib.request.urlopen(url, timeout=10) as page:
+            assert run.name in page.read().decode()
+        for bare in (f"http://127.0.0.1:{port}/", f"http://127.0.0.1:{port}/index.html"):
+            try:
+                urllib.request.urlopen(bare, timeout=10)
+                raise AssertionError(f"{bare} served a page without the token")
+            except urllib.error.HTTPError as exc:
+                assert exc.code == 403 and run.name not in exc.read().decode()
+    finally:
+        proc.terminate()
+        proc.wait(10)

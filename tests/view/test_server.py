@@ -1,4 +1,4 @@
-"""The loopback server: GET/HEAD only, its own pages only, the right Host only."""
+"""The loopback server: GET/HEAD only, its own pages only, the right Host only, its token only."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 import view_fixtures as vf  # noqa: E402
 
 from rubricgate.view import urls  # noqa: E402
-from rubricgate.view.server import serve_in_thread  # noqa: E402
+from rubricgate.view.server import serve_in_thread, url_of  # noqa: E402
 from rubricgate.view.site import site_for  # noqa: E402
 
 OLD = "20260101T000000Z-abc120"
@@ -30,9 +30,17 @@ def server(tmp_path):
     thread.join(5)
 
 
-def ask(server, method: str, path: str, host: str | None = None) -> tuple[int, dict, bytes]:
+def tokened(server, path: str) -> str:
+    """An origin-form path below the server's token (what its printed URL leads to); any other
+    request target as it is."""
+    if not path.startswith("/"):
+        return path
+    return "/" + url_of(server).split("/", 3)[3] + path[1:]
+
+
+def ask(server, method: str, path: str, host: str | None = None, token: bool = True) -> tuple[int, dict, bytes]:
     conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
-    conn.putrequest(method, path, skip_host=True)
+    conn.putrequest(method, tokened(server, path) if token else path, skip_host=True)
     conn.putheader("Host", host or f"127.0.0.1:{server.server_address[1]}")
     conn.endheaders()
     got = conn.getresponse()
@@ -43,6 +51,30 @@ def ask(server, method: str, path: str, host: str | None = None) -> tuple[int, d
 
 def test_binds_to_loopback_only(server):
     assert server.server_address[0] == "127.0.0.1"
+
+
+@pytest.mark.parametrize("path", ["/", "/index.html", "/" + urls.run(OLD), "/" + urls.live_data(OLD)])
+def test_nothing_is_served_without_the_token(server, path):
+    # Any local process (a reviewer sharing the host's network, another user) can reach the port.
+    token = url_of(server).split("/")[3]
+    wrong = "A" * len(token)
+    for target in (path, f"/{wrong}{path}", f"/{token[:-1]}{path}", f"/{token}", f"/x/{token}{path}"):
+        status, _, body = ask(server, "GET", target, token=False)
+        assert status == 403, target
+        assert b"<tr" not in body and OLD.encode() not in body and token.encode() not in body
+
+
+def test_each_server_has_its_own_token(tmp_path):
+    one, two = (serve_in_thread(site_for([tmp_path]), 0) for _ in range(2))
+    try:
+        assert url_of(one[0]) != url_of(two[0])
+        assert url_of(one[0]).split("/")[3] != url_of(two[0]).split("/")[3]
+        assert len(url_of(one[0]).split("/")[3]) >= 32
+    finally:
+        for srv, thread in (one, two):
+            srv.shutdown()
+            srv.server_close()
+            thread.join(5)
 
 
 def test_get_and_head_serve_pages(server):
