@@ -288,12 +288,12 @@ print(json.dumps({"code": out.exit_code, **seen, "at_end": [m for m in names if 
                   "built_at_end": len(built())}))
 """
 RUN_END_ONLY = ["rubricgate.gating.summarize", "rubricgate.gating.aggregate", "rubricgate.gating.gate", "rubricgate.gating.stats",
-                "rubricgate.gating.exact", "rubricgate.reports.bundle", "jinja2",  # jinja2: the report's templates
-                "matplotlib"]  # the report's charts
+                "rubricgate.gating.exact", "rubricgate.reports.bundle", "jinja2"]  # jinja2: the report's templates
 SHARDING_ONLY = ["rubricgate.fleet.shard", "rubricgate.models.shard"]
 # asyncio: typing_extensions before 4.16 imports it under pydantic-core (pyproject pins >= 4.16);
-# pandas: only the analysis frames (export, trend) use it.
-NEVER = ["asyncio", "pandas"]
+# pandas: only the analysis frames (export, trend) use it; matplotlib and numpy: a run's own report
+# draws no chart (the trend, drawn only given earlier runs, is the one that needs them).
+NEVER = ["asyncio", "pandas", "matplotlib", "numpy"]
 
 
 def test_a_run_starts_its_agents_before_loading_what_only_its_end_needs(repo):

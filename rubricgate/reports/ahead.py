@@ -1,5 +1,6 @@
 """The run's end, prepared beside the running trials: the models and modules that aggregation,
-gating and the report writers need, and each trial's part of report.html.
+gating and the report writers need, and each trial's part of report.html. Not matplotlib: a
+run's own report draws no chart (only a report given earlier runs draws the trend).
 
 Both are fixed costs taken off the run's critical path. Building the trial and run-end model
 validators behind the first agents, not before them, released the first agents 230 ms after
@@ -64,10 +65,6 @@ def warm_imports(after: threading.Event | None = None,
         if reports_loaded is not None:
             reports_loaded.set()
         build_models(RUN_END_MODELS)
-        # The report's charts (reports/charts.py): matplotlib and its SVG writer are the largest
-        # import left at the run's end (docs/performance.md has the figures).
-        import matplotlib.backends.backend_svg  # noqa: F401
-        import matplotlib.figure  # noqa: F401
 
     thread = threading.Thread(target=load, daemon=True, name="warm-imports")
     thread.start()

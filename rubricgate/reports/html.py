@@ -23,7 +23,7 @@ from rubricgate.errors import GateInputError
 from rubricgate.models.results import CaseSummary, Summary, TrialResult
 from rubricgate.models.transcript import Transcript
 from rubricgate.records.files import read_transcript
-from rubricgate.reports import charts, explain
+from rubricgate.reports import explain
 from rubricgate.reports.comment import (
     delta_label,
     failures_by_category,
@@ -91,8 +91,10 @@ def _environment():
     import jinja2
     from markupsafe import Markup
 
+    from rubricgate.reports.render_cache import bytecode_cache
+
     env = jinja2.Environment(loader=_JoinedLines("rubricgate.reports", "templates"), autoescape=True,
-                             undefined=jinja2.StrictUndefined,
+                             undefined=jinja2.StrictUndefined, bytecode_cache=bytecode_cache(),
                              finalize=lambda v: v if isinstance(v, Markup) else Markup(e(v)))
     env.globals.update(pct=pct, interval=interval, signed_pp=signed_pp, delta_label=delta_label, clip=_clip,
                        as_json=lambda v: json.dumps(v, ensure_ascii=False), location=explain.finding_location,
@@ -187,9 +189,13 @@ def _case_views(s: Summary, run_dir: Path | None, bodies: Bodies | None) -> list
 
 
 def _charts(s: Summary, history: list[Summary]) -> list:
-    """The rates, grid and (given earlier runs) trend charts as inline SVG (escaped by charts.py)."""
-    svgs = [charts.rates_chart(s), charts.grid_chart(s)] + ([charts.trend_chart([*history, s])] if history else [])
-    return [_markup(svg) for svg in svgs]
+    """The trend chart as inline SVG (escaped by charts.py), given earlier runs: the one chart a
+    report draws. matplotlib is imported only then, so a run's own report never loads it."""
+    if not history:
+        return []
+    from rubricgate.reports import charts
+
+    return [_markup(charts.trend_chart([*history, s]))]
 
 
 def _cost_context(s: Summary) -> dict:
@@ -212,7 +218,7 @@ def _context(s: Summary, run_dir: Path | None, history: list[Summary], bodies: B
             "next_step": explain.next_step(s), "reviewer_lines": explain.reviewer_lines(s), "plan_lines": plan_lines(s),
             "reviewer_changed": explain.reviewer_change(s).changed, "failing": failing,
             "k_groups": k_groups(s.pass_k or {}), "every_rate": ((s.pass_k or {}).get("all_pass") or {}).get("rate"),
-            "charts": _charts(s, history), "grid_legend": list(charts.GRID_LEGEND.items()),
+            "charts": _charts(s, history),
             "coverage_rows": cov.get("rules") or [], "uncovered": cov.get("uncovered") or [],
             "cited_known": cov.get("cited_known"), "case_rows": _case_views(s, run_dir, bodies),
             "failure_groups": failures_by_category(s), **_cost_context(s)}

@@ -55,8 +55,11 @@ def environment():
     """The template environment (jinja2 imported here, on the first page rendered)."""
     import jinja2
 
+    from rubricgate.reports.render_cache import bytecode_cache
+
     env = jinja2.Environment(loader=jinja2.PackageLoader("rubricgate.view", "templates"), finalize=_shown,
-                             autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                             autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             bytecode_cache=bytecode_cache())
     env.globals.update(u=urls, pct=pct, slug=urls.slug, location=_location,
                        as_json=lambda v: json.dumps(v, ensure_ascii=False, indent=1, default=str))
     return env

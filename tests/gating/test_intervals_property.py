@@ -1,30 +1,21 @@
-"""Every interval, and the charts drawn from them, for all-pass, all-fail and mixed suites at
+"""Every interval, and the trend chart drawn from them, for all-pass, all-fail and mixed suites at
 every size from 1 to 2,000 trials: no error, bounds in order, exact 0 and 1 at the ends.
 
 The crash this guards against: Wilson's upper bound at x = n came out as 0.9999999999999999 for
-about a quarter of all n, below the rate, and matplotlib refuses a negative error bar. The SVG
-charts must stay well-formed and inside their plot for all of them.
+about a quarter of all n, below the rate (a chart's error bar would be negative).
 """
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 
-import pytest
 
 from rubricgate.gating.stats import cluster_interval, wilson
 from rubricgate.models.results import Decision, RateRow, Summary
-from rubricgate.reports.charts import rates_chart, trend_chart
+from rubricgate.reports.charts import trend_chart
 
 N_MAX = 2000
 SVG = "{http://www.w3.org/2000/svg}"
-
-
-def _extent(el: ET.Element) -> tuple[float, float]:
-    """(top, bottom) of the paths under `el` (matplotlib writes 'M x y L x y ... z')."""
-    ys = [float(y) for p in el.iter(SVG + "path") for y in re.findall(r"[ML] [-\d.]+ ([-\d.]+)", p.get("d", ""))]
-    return min(ys), max(ys)
 
 
 def _suites(n: int) -> dict[str, list[tuple[int, int]]]:
@@ -64,19 +55,6 @@ def test_every_interval_is_ordered_with_exact_ends() -> None:
 def _summary(rates: dict[str, RateRow], run_id: str = "r") -> Summary:
     return Summary(run_id=run_id, started_at=f"2026-12-01T00:00:{run_id[-2:]}", agent="builtin",
                    decision=Decision(status="pass", exit_code=0), rates=rates, cases=[])
-
-
-@pytest.mark.parametrize("start", range(1, N_MAX + 1, 250))
-def test_rates_chart_renders_every_suite_size(start: int) -> None:
-    # 250 sizes x 3 suites = 750 bars per chart: every n from 1 to 2,000 is drawn once.
-    rows = {}
-    for n in range(start, min(start + 250, N_MAX + 1)):
-        rows.update(_rows(n))
-    root = ET.fromstring(rates_chart(_summary(rows)))
-    top, bottom = _extent(next(g for g in root.iter(SVG + "g") if g.get("class") == "plot-area"))
-    bars = [el for el in root.iter(SVG + "g") if el.get("class") == "bar"]
-    assert len(bars) == len(rows)
-    assert all(top - 0.01 <= _extent(b)[0] and _extent(b)[1] <= bottom + 0.01 for b in bars)
 
 
 def test_trend_chart_renders_all_pass_all_fail_and_mixed_runs() -> None:

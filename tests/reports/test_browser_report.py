@@ -79,8 +79,7 @@ def test_report_loads_and_payloads_execute_nothing(chromium, tmp_path, report):
     title = re.search(r"<title>(.*?)</title>", dom, re.S).group(1)
     assert "PWNED" not in title and title.startswith("rubricgate regression")
     assert len(re.findall(r"<script", dom)) == 1 and not re.search(r"<img[^>]+onerror", dom)
-    for marker in ('id="decision"', 'id="rates"', 'id="cases"', 'id="chart-rates"', 'id="chart-grid"',
-                   'id="chart-trend"', 'class="timeline"', 'class="final"'):
+    for marker in ('id="decision"', 'id="rates"', 'id="cases"', 'id="chart-trend"', 'class="timeline"', 'class="final"'):
         assert marker in dom
 
 
@@ -106,7 +105,7 @@ def test_svg_charts_render_with_a_non_zero_box(chromium, tmp_path, report):
     found = re.search(r'data-boxes="([^"]*)"', _run(chromium, tmp_path, "--window-size=1280,2400",
                                                       "--virtual-time-budget=3000", "--dump-dom", page.as_uri()))
     boxes = json.loads(found.group(1).replace("&quot;", '"'))
-    assert [b[0] for b in boxes] == ["chart-rates", "chart-grid", "chart-trend"]
+    assert [b[0] for b in boxes] == ["chart-trend"]
     assert all(w > 100 and h > 50 for _, w, h in boxes), boxes
 
 

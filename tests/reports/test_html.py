@@ -41,7 +41,7 @@ def test_self_contained_no_external_resources(page):
     link = '<p id="run-link"><a href="https://github.com/octo/repo/actions/runs/42">workflow run</a></p>'
     assert page.count(link) == 1
     assert not re.search(r'(src|href)="(?!data:|#)', page.replace(link, ""))
-    assert len(re.findall(r'<svg xmlns="http://www.w3.org/2000/svg"[^>]* id="chart-', page)) == 3  # rates, grid, trend
+    assert len(re.findall(r'<svg xmlns="http://www.w3.org/2000/svg"[^>]* id="chart-', page)) == 1  # the trend
 
 
 def test_csp_admits_only_own_script_by_hash(page):
@@ -52,7 +52,7 @@ def test_csp_admits_only_own_script_by_hash(page):
 
 
 def test_key_elements_and_failure_marks(page):
-    for marker in ('id="decision"', 'id="rates"', 'id="cases"', 'id="only-failures"', 'id="chart-grid"',
+    for marker in ('id="decision"', 'id="rates"', 'id="cases"', 'id="only-failures"',
                    'id="failure-groups"', 'class="timeline"', 'class="grades"', 'class="final"'):
         assert marker in page
     assert 'data-case="block-missing-description"' in page
