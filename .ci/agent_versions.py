@@ -3,7 +3,8 @@
 
     python3 .ci/agent_versions.py plan pinned|latest
         one line per install: "<cli> <package> <binary> <version>" — pinned: the oldest and
-        newest of each CLI in rubricgate/agents/tested_versions.json (once when equal);
+        newest of each CLI in rubricgate/agents/tested_versions.json (once when equal; generated
+        from the adapters' CliSpecs by `python -m rubricgate.agents.registry tested-versions`);
         latest: the registry's current `latest` of each package (`npm view <pkg> version`).
     python3 .ci/agent_versions.py manifest DIR CHANNEL < lines
         lines "<cli> <version> <bin_dir> <reported --version>" -> DIR/manifest.json, which

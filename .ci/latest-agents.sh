@@ -2,7 +2,8 @@
 # The weekly check of what just shipped: install the registry's `latest` of every agent CLI side
 # by side (.ci/install-agents.sh --latest), run the e2e suite against those versions, and fail
 # loudly naming the version and the first failing test. It never edits the versions file: a
-# person bumps `newest` in rubricgate/agents/tested_versions.json after seeing this pass.
+# person bumps `newest` in the CLI's CliSpec (rubricgate/agents/<cli>.py) after seeing this pass
+# and regenerates rubricgate/agents/tested_versions.json (python -m rubricgate.agents.registry tested-versions).
 #
 #   bash .ci/latest-agents.sh     (needs node/npm, python with '.[test]' installed, ripgrep)
 set -euo pipefail

@@ -17,6 +17,7 @@ from importlib import resources
 import yaml
 
 from rubricgate import __version__
+from rubricgate.agents.registry import cli_specs
 from rubricgate.errors import GateInputError
 
 WORKFLOW_NAMES = ("rubricgate-pr.yml", "rubricgate-weekly.yml")
@@ -38,11 +39,9 @@ class AgentCli:
 # private CA sets them, and without them in agent.env_allowlist the CLI hangs on its retries.
 NETWORK_ENV = ("HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
                "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS")
-AGENT_CLIS = {
-    "claude": AgentCli("@anthropic-ai/claude-code", "claude", "ANTHROPIC_API_KEY", ("ANTHROPIC_BASE_URL",)),
-    "codex": AgentCli("@openai/codex", "codex", "OPENAI_API_KEY", ("OPENAI_BASE_URL", "CODEX_CA_CERTIFICATE")),
-    "opencode": AgentCli("opencode-ai", "opencode", "OPENAI_API_KEY", ("OPENAI_BASE_URL",)),
-}
+# Every CLI a workflow can install: from the npm registry, with a tested version (its CliSpec).
+AGENT_CLIS = {name: AgentCli(spec.package, spec.binary, spec.endpoint.key, spec.endpoint.variables)
+              for name, spec in cli_specs().items() if spec.package and spec.tested is not None}
 INIT_AGENTS = ("builtin", *AGENT_CLIS)
 
 
@@ -94,7 +93,7 @@ def tested_version(agent: str, data: object | None = None) -> str:
         entry = entry[-1] if entry else None
     if not isinstance(entry, str) or not entry.strip():
         raise GateInputError(f"rubricgate/agents/{VERSIONS_FILE}", agent, "no tested version for this agent",
-                             "use an agent the e2e suite covers (claude, codex, opencode)")
+                             f"use an agent the e2e suite covers ({', '.join(AGENT_CLIS)})")
     return entry.strip()
 
 

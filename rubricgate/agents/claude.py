@@ -28,6 +28,18 @@ from rubricgate.agents.normalize import (
     mark_not_allowed,
     tool_block_name,
 )
+from rubricgate.agents.spec import CliSpec, Endpoint, StreamFormat, Tested
+
+SPEC = CliSpec(
+    name="claude", adapter="ClaudeAgent", title="Claude Code", binary="claude", package="@anthropic-ai/claude-code",
+    endpoint=Endpoint("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "https://api.anthropic.com",
+                      default_hosts=("api.anthropic.com",)),
+    format=StreamFormat("claude", "rubricgate.agents.claude:parse_claude_stream",
+                        "rubricgate.agents.formats:claude_shape_watch"),
+    context_files=("CLAUDE.md", "CLAUDE.local.md", ".claude", ".mcp.json"),
+    tested=Tested("2.1.112", "2.1.332", "2.1.112 is the last pure-JS release; later ones ship a native binary through "
+                  "an npm optional dependency and run on Node 20 despite engines node>=22"),
+)
 
 _DENIAL_MARKERS = ("has been denied", "permission denied", "was blocked")
 
@@ -35,8 +47,9 @@ _DENIAL_MARKERS = ("has been denied", "permission denied", "was blocked")
 class ClaudeAgent(CliAgent):
     """Drives the real `claude` CLI in print mode."""
 
-    name = "claude"
-    binary = "claude"
+    spec = SPEC
+    name = SPEC.name
+    binary = SPEC.binary
 
     def argv(self, request: AgentRequest, prompt: str) -> list[str]:
         """claude -p PROMPT with the hard tool allowlist and turn limit."""

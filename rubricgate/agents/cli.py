@@ -14,15 +14,20 @@ import tempfile
 from abc import ABC, abstractmethod
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
 
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.normalize import Draft, finish, read_stream
+from rubricgate.agents.spec import CliSpec
 from rubricgate.isolation.environment import isolated_env
-from rubricgate.isolation.process import ProcessResult, Watch, run_process
-from rubricgate.isolation.sandbox import find_program
-from rubricgate.models.config import AgentConfig
-from rubricgate.models.transcript import Transcript
 from rubricgate.secrets import scrub, scrub_file, scrub_model, secret_values
+
+# The process runner, the sandbox and the config and transcript models are imported where a run
+# needs them: `rubricgate agents` and `validate` read the adapters' specs without them.
+if TYPE_CHECKING:
+    from rubricgate.isolation.process import ProcessResult, Watch
+    from rubricgate.models.config import AgentConfig
+    from rubricgate.models.transcript import Transcript
 
 VERSION_TIMEOUT_S = 30.0
 _UNKNOWN = object()
@@ -31,6 +36,7 @@ _UNKNOWN = object()
 class CliAgent(ABC):
     """Base for claude, cortex and other subprocess adapters. Never raises for agent failures."""
 
+    spec: ClassVar[CliSpec | None] = None  # the CLI's facts (agents/spec.py); None: `command`
     name = "cli"
     binary = ""
 
@@ -61,6 +67,8 @@ class CliAgent(ABC):
 
         Resolving on the agent's own PATH matters: that is the PATH the process will have.
         """
+        from rubricgate.isolation.sandbox import find_program
+
         path = request.env.get("PATH") if request is not None else None
         return find_program(self.binary, path) or self.binary
 
@@ -78,9 +86,11 @@ class CliAgent(ABC):
         return None if found else program
 
     def version(self) -> str | None:
-        """`<binary> --version`, first line; None when the CLI is not installed. Cached."""
+        """The spec's version command (`<binary> --version`), first line; None when the CLI is not
+        installed. Cached."""
         if self._version is _UNKNOWN:
-            self._version = probe_version([self.executable(), "--version"]) if shutil.which(self.binary) else None
+            args = self.spec.version_args if self.spec is not None else ("--version",)
+            self._version = probe_version([self.executable(), *args]) if shutil.which(self.binary) else None
         return self._version  # type: ignore[return-value]
 
     def model_args(self, request: AgentRequest, flag: str) -> list[str]:
@@ -105,6 +115,8 @@ class CliAgent(ABC):
 
     def execute(self, request: AgentRequest, argv: list[str]) -> ProcessResult:
         """Run argv in the workspace with the isolated environment."""
+        from rubricgate.isolation.process import run_process
+
         env = {**isolated_env(request.env, request.home, request.agent_view(request.home)), **self.agent_env(request)}
         return run_process(argv, cwd=request.workspace, env=env, timeout_s=request.timeout_s,
                            idle_timeout_s=request.idle_timeout_s, output_cap_bytes=request.output_cap_bytes,
@@ -113,6 +125,8 @@ class CliAgent(ABC):
                            slots=request.slots)
 
     def _failed(self, request: AgentRequest, error: str) -> Transcript:
+        from rubricgate.models.transcript import Transcript
+
         return Transcript(agent=self.name, agent_version=self.version(), termination="crashed",
                           exit_code=None, error=error)
 
@@ -133,6 +147,8 @@ def scrub_scratch(request: AgentRequest, secrets: list[str]) -> None:
 
 def probe_version(argv: list[str]) -> str | None:
     """First non-empty stdout line of a version command, or None when it fails."""
+    from rubricgate.isolation.process import run_process
+
     with tempfile.TemporaryDirectory(prefix="rubricgate-version-") as tmp:
         out = Path(tmp) / "stdout"
         env = isolated_env({"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, Path(tmp) / "home")

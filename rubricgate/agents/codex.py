@@ -26,7 +26,7 @@ import json
 import os
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.cli import CliAgent
@@ -41,8 +41,20 @@ from rubricgate.agents.normalize import (
     parse_json_lines,
 )
 from rubricgate.agents.shell_commands import classify_command
-from rubricgate.isolation.process import ProcessResult, Watch
+from rubricgate.agents.spec import CliSpec, Endpoint, StreamFormat, Tested
 from rubricgate.isolation.untrusted import UntrustedPath, read_reviewer_text, read_under, write_fresh
+
+if TYPE_CHECKING:
+    from rubricgate.isolation.process import ProcessResult, Watch
+
+SPEC = CliSpec(
+    name="codex", adapter="CodexAgent", title="Codex", binary="codex", package="@openai/codex",
+    endpoint=Endpoint("OPENAI_API_KEY", "OPENAI_BASE_URL", "https://api.openai.com",
+                      default_hosts=("api.openai.com",), extra=("CODEX_CA_CERTIFICATE",)),
+    format=StreamFormat("codex", "rubricgate.agents.codex:parse_codex_stream", "rubricgate.agents.codex:limit_watch"),
+    context_files=("AGENTS.md", "AGENTS.override.md", ".codex"),
+    tested=Tested("0.171.0", "0.171.0", "native binary in an optional dependency; runs regardless of Node version"),
+)
 
 PROVIDER_ID = "rubricgate"  # the custom provider used when OPENAI_BASE_URL is set
 TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
@@ -52,8 +64,9 @@ MAX_RECONNECTS = 2  # "Reconnecting..." notices in one run before it is stopped 
 class CodexAgent(CliAgent):
     """Drives the real `codex exec` with a throwaway CODEX_HOME and a read-only sandbox."""
 
-    name = "codex"
-    binary = "codex"
+    spec = SPEC
+    name = SPEC.name
+    binary = SPEC.binary
 
     def argv(self, request: AgentRequest, prompt: str) -> list[str]:
         """codex exec --json -o FILE -s read-only ... -- PROMPT."""
@@ -180,9 +193,11 @@ class TurnCounter:
         return item if new else None
 
 
-def limit_watch(max_steps: int | None) -> Watch:
+def limit_watch(max_steps: int | None, allowed: list[str] | None = None) -> Watch:
     """Stop the run at the first model turn past max_steps (Codex has no turn limit of its own),
-    and at its second "Reconnecting..." notice (`reconnect_stop`)."""
+    and at its second "Reconnecting..." notice (`reconnect_stop`). `allowed` is not raced: a
+    command outside it has already run when its item shows in the stream, so it is recorded and
+    graded by tool_use."""
     counter = TurnCounter()
     reconnects = [0]
 

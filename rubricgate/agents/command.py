@@ -16,18 +16,19 @@ stream and stopping the run.
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.cli import _UNKNOWN, CliAgent, probe_version
-from rubricgate.agents.formats import FORMATS, parser_for, watch_for
+from rubricgate.agents.formats import format_names, parser_for, watch_for
 from rubricgate.agents.normalize import Draft
+from rubricgate.agents.registry import spec_for_binary
 from rubricgate.errors import GateInputError
 from rubricgate.isolation.process import Watch
 from rubricgate.isolation.untrusted import read_reviewer_text
 from rubricgate.models.config import AgentConfig
 
-KNOWN_CLIS = {"claude", "cortex", "opencode", "codex"}
 PLACEHOLDERS = ("prompt_file", "workspace", "last_message_file", "max_steps", "allowed_tools", "model")
 _FIELD = re.compile(r"\{([^{}]*)\}")
 _CONFIG = "rubricgate.yaml"
@@ -44,12 +45,13 @@ class CommandAgent(CliAgent):
         self.binary = self.template[0]
 
     def version(self) -> str | None:
-        """agent.version_command's first line; else `--version` of a known CLI; else None."""
+        """agent.version_command's first line; else a known CLI's version command (its spec's); else None."""
         if self._version is _UNKNOWN:
             if self.config.version_command:
                 self._version = probe_version(list(self.config.version_command))
-            elif Path(self.binary).name in KNOWN_CLIS:
-                return super().version()
+            elif (known := spec_for_binary(Path(self.binary).name)) is not None:
+                found = shutil.which(self.binary)
+                self._version = probe_version([self.executable(), *known.version_args]) if found else None
             else:
                 self._version = None
         return self._version  # type: ignore[return-value]
@@ -81,9 +83,9 @@ def validate_template(config: AgentConfig) -> tuple[list[str], str]:
         raise GateInputError(_CONFIG, "agent.command", "the command agent needs a command template",
                              'set agent.command, e.g. [my-agent, --prompt-file, "{prompt_file}"]')
     fmt = config.format or "text"
-    if fmt not in FORMATS:
+    if fmt not in format_names():
         raise GateInputError(_CONFIG, "agent.format", f"unknown transcript format {fmt!r}",
-                             f"use one of {', '.join(FORMATS)}")
+                             f"use one of {', '.join(format_names())}")
     for arg in config.command:
         for name in _FIELD.findall(arg):
             if name not in PLACEHOLDERS:

@@ -15,14 +15,23 @@ from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.claude import parse_claude_stream
 from rubricgate.agents.cli import CliAgent
 from rubricgate.agents.normalize import Draft
+from rubricgate.agents.spec import CliSpec, Endpoint, StreamFormat
 from rubricgate.isolation.untrusted import read_reviewer_text
+
+SPEC = CliSpec(
+    name="cortex", adapter="CortexAgent", title="Cortex Code", binary="cortex",
+    endpoint=Endpoint("SNOWFLAKE_PAT", "SNOWFLAKE_ACCOUNT", "the Snowflake account in the connection"),
+    format=StreamFormat("cortex", "rubricgate.agents.cortex:parse_cortex", "rubricgate.agents.formats:claude_shape_watch"),
+    context_files=(".cortex",),
+)
 
 
 class CortexAgent(CliAgent):
     """Drives the real `cortex` CLI; the connection comes from `agent.extra_args`."""
 
-    name = "cortex"
-    binary = "cortex"
+    spec = SPEC
+    name = SPEC.name
+    binary = SPEC.binary
 
     def argv(self, request: AgentRequest, prompt: str) -> list[str]:
         """cortex exec --file PROMPT ... --format json (the prompt is passed by path)."""
@@ -43,6 +52,13 @@ class CortexAgent(CliAgent):
         if last.strip():
             draft.final_text = last
         return draft
+
+
+def parse_cortex(data: bytes | str, *, agent: str = "cortex", allowed: list[str] | None = None) -> Draft:
+    """The `cortex` transcript format (for `command` and `replay`): a Cortex stream under `agent`'s name."""
+    draft = parse_cortex_stream(data, allowed=allowed)
+    draft.agent = agent
+    return draft
 
 
 def parse_cortex_stream(data: bytes | str, *, allowed: list[str] | None = None) -> Draft:

@@ -1,9 +1,10 @@
 """Transcript formats by name, for the command and replay adapters.
 
-Each format is a parser `(data, *, agent, allowed) -> Draft` and, where the stream shows turns
-and tool calls as they happen, a watch factory `(max_steps, allowed) -> Watch | None` the
-harness uses to enforce limits a CLI of unknown behaviour may not enforce itself. Parsers are
-imported lazily so one broken adapter module cannot stop the others from loading.
+Each format (a CLI's `CliSpec.format`, agents/spec.py, plus plain text) is a parser
+`(data, *, agent, allowed) -> Draft` and, where the stream shows turns and tool calls as they
+happen, a watch factory `(max_steps, allowed) -> Watch | None` the harness uses to enforce limits
+a CLI of unknown behaviour may not enforce itself. Parsers are imported when used, so one broken
+adapter module cannot stop the others from loading.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import importlib
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rubricgate.agents.normalize import (
     Draft,
@@ -21,31 +22,27 @@ from rubricgate.agents.normalize import (
     parse_json_lines,
     tool_block_name,
 )
-from rubricgate.isolation.process import Watch
+from rubricgate.agents.registry import formats
 
-FORMATS: dict[str, str] = {
-    "claude": "rubricgate.agents.claude:parse_claude_stream",
-    "cortex": "rubricgate.agents.formats:parse_cortex",
-    "opencode": "rubricgate.agents.opencode:parse_opencode_stream",
-    "codex": "rubricgate.agents.codex:parse_codex_stream",
-    "text": "rubricgate.agents.formats:parse_text",
-}
+if TYPE_CHECKING:
+    from rubricgate.isolation.process import Watch
 
 Parser = Callable[..., Draft]
 
 
+def format_names() -> list[str]:
+    """Every transcript format `agent.format` may name."""
+    return list(formats())
+
+
 def parser_for(fmt: str) -> Parser:
     """The parse function of a format name (KeyError for an unknown name)."""
-    module, func = FORMATS[fmt].split(":")
+    return _resolve(formats()[fmt].parser)
+
+
+def _resolve(ref: str) -> Callable[..., Any]:
+    module, func = ref.split(":")
     return getattr(importlib.import_module(module), func)
-
-
-def parse_cortex(data: bytes | str, *, agent: str = "cortex", allowed: list[str] | None = None) -> Draft:
-    from rubricgate.agents.cortex import parse_cortex_stream
-
-    draft = parse_cortex_stream(data, allowed=allowed)
-    draft.agent = agent
-    return draft
 
 
 def parse_text(data: bytes | str, *, agent: str = "command", allowed: list[str] | None = None) -> Draft:
@@ -55,20 +52,9 @@ def parse_text(data: bytes | str, *, agent: str = "command", allowed: list[str] 
 
 
 def watch_for(fmt: str, max_steps: int | None, allowed: list[str] | None) -> Watch | None:
-    """A limit-enforcing watch for the claude/cortex shape; other formats bring their own."""
-    if fmt in ("claude", "cortex"):
-        return claude_shape_watch(max_steps, allowed)
-    if fmt == "opencode":
-        from rubricgate.agents.opencode import step_limit_watch
-
-        return step_limit_watch(max_steps)
-    if fmt == "codex":
-        # Like the codex adapter: turns are enforced; a command outside the allowlist has already
-        # run when its item shows in the stream, so it is recorded and graded, not raced.
-        from rubricgate.agents.codex import limit_watch
-
-        return limit_watch(max_steps)
-    return None
+    """The format's limit-enforcing watch (its spec's `watch`), None for a format without one."""
+    ref = formats()[fmt].watch
+    return _resolve(ref)(max_steps, allowed) if ref else None
 
 
 def claude_shape_watch(max_steps: int | None, allowed: list[str] | None) -> Watch | None:

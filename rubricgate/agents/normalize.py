@@ -13,11 +13,15 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rubricgate.isolation.process import ProcessResult
 from rubricgate.isolation.streams import IDLE_STOP
-from rubricgate.models.transcript import ToolCall, Transcript, Usage
+
+# The transcript models are built only when a stream is parsed: the adapter modules (and their
+# specs) load without them (agents/spec.py).
+if TYPE_CHECKING:
+    from rubricgate.isolation.process import ProcessResult
+    from rubricgate.models.transcript import ToolCall, Transcript
 
 # Lower-cased raw name (underscores and dashes dropped) -> normalized name.
 _CANONICAL = {
@@ -127,6 +131,8 @@ class Draft:
 
     def add_tool(self, raw_name: str, args: Any, step: int, status: str = "ok") -> ToolCall:
         """Record one tool call with its normalized name."""
+        from rubricgate.models.transcript import ToolCall
+
         call = ToolCall(raw_name=raw_name, name=normalize_tool_name(raw_name),
                         input=args if isinstance(args, dict) else {"value": args},
                         status=status, step=step)
@@ -158,6 +164,8 @@ def mark_not_allowed(draft: Draft, allowed: Iterable[str] | None) -> None:
 
 def finish(draft: Draft, proc: ProcessResult, *, version: str | None) -> Transcript:
     """Fold the process outcome into the draft and build the normalized Transcript."""
+    from rubricgate.models.transcript import Transcript, Usage
+
     _apply_process(draft, proc)
     return Transcript(
         agent=draft.agent, agent_version=version, model=draft.model, steps=draft.steps,

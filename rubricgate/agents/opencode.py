@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.cli import CliAgent
@@ -37,7 +37,20 @@ from rubricgate.agents.normalize import (
     mark_not_allowed,
     parse_json_lines,
 )
-from rubricgate.isolation.process import ProcessResult, Watch
+from rubricgate.agents.spec import CliSpec, Endpoint, StreamFormat, Tested
+
+if TYPE_CHECKING:
+    from rubricgate.isolation.process import ProcessResult, Watch
+
+SPEC = CliSpec(
+    name="opencode", adapter="OpenCodeAgent", title="OpenCode", binary="opencode", package="opencode-ai",
+    # Without OPENAI_BASE_URL it talks to whichever provider its own configuration names.
+    endpoint=Endpoint("OPENAI_API_KEY", "OPENAI_BASE_URL", "the provider in opencode's configuration"),
+    format=StreamFormat("opencode", "rubricgate.agents.opencode:parse_opencode_stream",
+                        "rubricgate.agents.opencode:step_limit_watch"),
+    context_files=("AGENTS.md", "CLAUDE.md", "opencode.json", "opencode.jsonc", ".opencode"),
+    tested=Tested("1.18.33", "1.18.33", "native binary in an optional dependency; its grep tool needs ripgrep on PATH"),
+)
 
 # Normalized name -> OpenCode permission key (write and patch are governed by "edit").
 OPENCODE_PERMISSIONS = {"read": "read", "grep": "grep", "glob": "glob", "list": "list",
@@ -58,8 +71,9 @@ QUIET_ENV = {name: "1" for name in (
 class OpenCodeAgent(CliAgent):
     """Drives the real `opencode` CLI in `run` mode with a generated opencode.json."""
 
-    name = "opencode"
-    binary = "opencode"
+    spec = SPEC
+    name = SPEC.name
+    binary = SPEC.binary
 
     def argv(self, request: AgentRequest, prompt: str) -> list[str]:
         """opencode run --format json [-m provider/model] -- PROMPT."""
@@ -132,8 +146,9 @@ def custom_provider(base_url: str, model_id: str) -> dict[str, Any]:
             "models": {model_id: {"name": model_id}}}
 
 
-def step_limit_watch(max_steps: int | None) -> Watch | None:
-    """Stop the run at the first step_start past max_steps (OpenCode's own limit is soft)."""
+def step_limit_watch(max_steps: int | None, allowed: list[str] | None = None) -> Watch | None:
+    """Stop the run at the first step_start past max_steps (OpenCode's own limit is soft). Tools
+    outside `allowed` are removed by the permission config, not watched."""
     if max_steps is None:
         return None
     seen = [0]

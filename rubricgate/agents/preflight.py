@@ -12,31 +12,21 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from rubricgate.agents.base import Agent, AgentRequest
+from rubricgate.agents.registry import cli_specs
+from rubricgate.agents.spec import Endpoint
 from rubricgate.errors import GateInputError
 
 PROMPT = "This is a connectivity check. Reply with the single word OK. Use no tools."
 DEFAULT_TIMEOUT_S = 45.0
 
 
-@dataclass(frozen=True)
-class Endpoint:
-    """The variables that point a CLI at its model and authenticate it (docs/agents.md)."""
+def checked_endpoints() -> dict[str, Endpoint]:
+    """Agent name -> its endpoint, for every CLI whose spec asks for a preflight."""
+    return {name: spec.endpoint for name, spec in cli_specs().items() if spec.preflight}
 
-    key: str
-    base_url: str
-    default: str
-
-
-ENDPOINTS = {
-    "claude": Endpoint("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
-    "codex": Endpoint("OPENAI_API_KEY", "OPENAI_BASE_URL", "https://api.openai.com"),
-    "opencode": Endpoint("OPENAI_API_KEY", "OPENAI_BASE_URL", "the provider in opencode's configuration"),
-    "cortex": Endpoint("SNOWFLAKE_PAT", "SNOWFLAKE_ACCOUNT", "the Snowflake account in the connection"),
-}
 _AUTH = re.compile(r"not logged in|\b40[13]\b|unauthori[sz]ed|forbidden|invalid.{0,20}(api|x-api)[- _]?key|"
                    r"authentication|api key|credential", re.I)
 _NETWORK = re.compile(r"econnrefused|connection refused|unable to connect|could not connect|enotfound|getaddrinfo|"
@@ -47,8 +37,9 @@ _NETWORK = re.compile(r"econnrefused|connection refused|unable to connect|could 
 def preflight_agents(agents: dict[str, Agent], env: dict[str, str], sandbox, shown: Path,
                      timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
     """Run each CLI agent once; raise GateInputError with the fix when one cannot reach its model."""
+    endpoints = checked_endpoints()
     for name, agent in agents.items():
-        if name in ENDPOINTS and getattr(agent, "name", name) in ENDPOINTS:
+        if name in endpoints and getattr(agent, "name", name) in endpoints:
             check_agent(name, agent, env, sandbox, shown, timeout_s)
 
 
@@ -77,7 +68,7 @@ def _request(root: Path, env: dict[str, str], sandbox, timeout_s: float) -> Agen
 
 def diagnose(name: str, termination: str, error: str, exit_code: int | None, env: dict[str, str]) -> GateInputError:
     """The failed preflight as one line naming what to set."""
-    point = ENDPOINTS[name]
+    point = cli_specs()[name].endpoint
     where = env.get(point.base_url) or point.default
     said = (error.strip().splitlines() or [termination])[0][:200]
     field = f"agent {name} (preflight)"

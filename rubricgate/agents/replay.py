@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from rubricgate.agents.base import AgentRequest
-from rubricgate.agents.formats import FORMATS, parser_for
+from rubricgate.agents.formats import format_names, parser_for
 from rubricgate.agents.normalize import finish
 from rubricgate.errors import GateInputError
 from rubricgate.isolation.process import ProcessResult
@@ -42,9 +42,9 @@ class ReplayAgent:
             raise GateInputError(_CONFIG, "agent.replay_dir", f"{self.root} is not a directory",
                                  "point it at an existing run directory or recordings folder")
         self.format = config.format or "claude"
-        if self.format not in FORMATS:
+        if self.format not in format_names():
             raise GateInputError(_CONFIG, "agent.format", f"unknown transcript format {self.format!r}",
-                                 f"use one of {', '.join(FORMATS)}")
+                                 f"use one of {', '.join(format_names())}")
 
     def version(self) -> str | None:
         """Recordings carry their own CLI version; the replay agent has none."""

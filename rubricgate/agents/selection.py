@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from rubricgate.agents import ADAPTERS, Agent, get_agent
+from rubricgate.agents import Agent, get_agent
+from rubricgate.agents.registry import adapter_names
 from rubricgate.errors import GateInputError
 from rubricgate.isolation.environment import build_env
 from rubricgate.models.case import CaseSpec
@@ -96,4 +97,4 @@ def _build(name: str, config: Config, source: tuple[str, str], factory: Factory)
         return factory(name, config.agent)
     except KeyError:
         raise GateInputError(source[0], source[1], f"unknown agent {name!r}",
-                             f"use one of {', '.join(ADAPTERS)}") from None
+                             f"use one of {', '.join(adapter_names())}") from None

@@ -1,24 +1,21 @@
-"""Which agent CLI versions are tested: the versions file, and a reported version against it.
+"""Which agent CLI versions are tested, and a reported version against them.
 
-`tested_versions.json` (beside this module) is the one place the tested range lives: CI installs
-its `oldest` and `newest` of every CLI side by side and runs the e2e suite once per version, and
-`rubricgate agents`, the run summary and the reports compare the installed CLI against it.
+Each CLI's `CliSpec.tested` (beside its adapter) is the one place the tested range lives: CI
+installs its `oldest` and `newest` of every CLI side by side (from `tested_versions.json`, which
+is generated from the specs) and runs the e2e suite once per version, and `rubricgate agents`,
+the run summary and the reports compare the installed CLI against it.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
-from pydantic import ValidationError
-
+from rubricgate.agents.registry import cli_specs
 from rubricgate.models.agent_support import AgentSupport
 from rubricgate.models.base import StrictModel
 
-VERSIONS_FILE = "rubricgate/agents/tested_versions.json"
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 
 
@@ -33,6 +30,8 @@ class CliVersions(StrictModel):
 
 
 class VersionsFile(StrictModel):
+    """tested_versions.json, as the CI scripts read it."""
+
     format_version: int = 1
     about: str = ""
     agents: dict[str, CliVersions]
@@ -59,13 +58,9 @@ def parse_version(text: str | None) -> tuple[int, int, int] | None:
 
 @cache
 def version_ranges() -> dict[str, VersionRange]:
-    """Agent name -> tested range, from the packaged versions file."""
-    raw = resources.files("rubricgate.agents").joinpath("tested_versions.json").read_text(encoding="utf-8")
-    try:
-        data = VersionsFile.model_validate(json.loads(raw))
-    except (ValueError, ValidationError) as exc:  # a packaging defect, not user input
-        raise RuntimeError(f"{VERSIONS_FILE} is invalid: {exc}") from exc
-    return {name: VersionRange(name, cli.oldest, cli.newest) for name, cli in data.agents.items()}
+    """Agent name -> tested range, from the CLIs' specs."""
+    return {name: VersionRange(name, spec.tested.oldest, spec.tested.newest)
+            for name, spec in cli_specs().items() if spec.tested is not None}
 
 
 def support_of(agent: str, version: str | None) -> AgentSupport | None:
@@ -98,5 +93,5 @@ def _warning(agent: str, version: str | None, rng: VersionRange, status: str) ->
     if status == "unknown":
         return (f"{agent}: version {version or 'unknown'} could not be checked against the tested "
                 f"range {rng.label}")
-    return (f"{agent} {version} is outside the tested range {rng.label} ({VERSIONS_FILE}); "
+    return (f"{agent} {version} is outside the tested range {rng.label} (rubricgate/agents/{agent}.py SPEC); "
             "its output format may have changed under the adapter")

@@ -7,14 +7,14 @@ from dataclasses import dataclass
 
 import click
 
-from rubricgate.agents import ADAPTERS, get_agent
+from rubricgate.agents.registry import adapter_names, cli_specs
+from rubricgate.agents.spec import CliSpec
 from rubricgate.agents.support import support_of, version_ranges
 from rubricgate.cli.app import main
 
 # Adapters that drive no external binary, and why.
 _NO_BINARY = {"builtin": "embedded reviewer", "replay": "recorded transcripts (agent.replay_dir)",
               "command": "any command template (agent.command + agent.format)"}
-_BINARIES = {"claude": "claude", "cortex": "cortex", "opencode": "opencode", "codex": "codex"}
 
 
 @dataclass
@@ -31,15 +31,17 @@ class AgentRow:
 def agent_rows() -> list[AgentRow]:
     """One row per registered adapter; versions come from `<cli> --version`."""
     rows = []
-    for name in ADAPTERS:
-        if name in _NO_BINARY:
+    specs = cli_specs()
+    for name in adapter_names():
+        if name not in specs:
             rows.append(AgentRow(name, "-", None, None, _NO_BINARY[name]))
             continue
-        binary = _BINARIES.get(name, name)
-        path = shutil.which(binary)
-        version = _version(name) if path else None
-        note = "ok" if path and version else ("found, but --version failed" if path else "not on PATH")
-        rows.append(_with_support(AgentRow(name, binary, path, version, note)))
+        spec = specs[name]
+        path = shutil.which(spec.binary)
+        version = _version(spec, path) if path else None
+        failed = f"found, but {' '.join(spec.version_args)} failed"
+        note = "ok" if path and version else (failed if path else "not on PATH")
+        rows.append(_with_support(AgentRow(name, spec.binary, path, version, note)))
     return rows
 
 
@@ -59,14 +61,11 @@ _SUPPORT_NOTE = {"tested": "ok, tested version", "in_range": "ok, within the tes
                  "untested": "UNTESTED version", "unknown": "UNRECOGNISED version (not checked)"}
 
 
-def _version(name: str) -> str | None:
-    from rubricgate.models.config import AgentConfig  # only when a CLI is found: the table needs no config
+def _version(spec: CliSpec, path: str) -> str | None:
+    """The first line of the CLI's version command (its spec's), run as every adapter runs it."""
+    from rubricgate.agents.cli import probe_version
 
-    # A broken adapter module must not hide the rest of the table.
-    try:
-        return get_agent(name, AgentConfig(name=name)).version()
-    except ImportError as exc:
-        return f"adapter failed to import: {exc}"
+    return probe_version([path, *spec.version_args])
 
 
 HEADER = ("AGENT", "BINARY", "VERSION", "TESTED", "PATH", "STATUS")

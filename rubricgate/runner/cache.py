@@ -5,7 +5,8 @@ change the agent's answer:
   * the reviewer files: the prompt, skill and rubric, every file in their folders, and every
     repository file they name (runner/cache_inputs.py),
   * the case (its full spec, plus every file in the folder of each reviewed file),
-  * repository-wide agent context files (AGENTS.md, CLAUDE.md, .claude/, ...) the CLIs load,
+  * repository-wide agent context files (AGENTS.md, CLAUDE.md, .claude/, ...) the CLIs load:
+    every CLI's `CliSpec.context_files` (agents/registry.py context_files),
   * the agent name and its settings (command, format, model, extra args, timeout, max steps),
   * the values of the non-secret environment variables passed to the agent (a base URL or a
     model variable on the allowlist changes the answer; secrets change who pays, not what),
@@ -44,6 +45,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rubricgate import __version__
+from rubricgate.agents.registry import context_files
 from rubricgate.errors import GateInputError
 from rubricgate.models.config import AgentConfig, ReviewerConfig
 from rubricgate.models.results import CacheRejection, CaseSpec, Summary
@@ -55,8 +57,6 @@ APP_DIR = "rubricgate"
 KEY_FILE = "hmac-key"
 FORMAT_VERSION = 4
 CACHEABLE = {"completed", "max_turns"}
-# Files an agent CLI reads on its own from the working tree; a change can change any answer.
-AGENT_CONTEXT = ["AGENTS.md", "CLAUDE.md", ".claude", ".opencode", "opencode.json", ".codex", ".cortex"]
 MISSING = "missing"
 # Allowlisted variables that cannot change an answer and differ between a terminal and CI.
 ENV_IGNORED = {"TERM"}
@@ -96,7 +96,7 @@ def run_digests(repo: Path, reviewer: ReviewerConfig, programs: Mapping[str, Seq
                 path: str | None = None) -> RunDigests:
     """Digest the reviewer files, the repository-wide agent context files and each agent's
     program (`programs`: agent name -> the argv it starts, resolved on `path`)."""
-    return RunDigests(reviewer=reviewer_digest(repo, reviewer), context=files_digest(repo, AGENT_CONTEXT),
+    return RunDigests(reviewer=reviewer_digest(repo, reviewer), context=files_digest(repo, context_files()),
                       programs={name: program_digest(argv, repo, path) for name, argv in (programs or {}).items()})
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rubricgate.agents import ADAPTERS
+from rubricgate.agents.registry import adapter_names, cli_specs
 from rubricgate.agents.support import VersionsFile, parse_version, support_for, support_of, version_ranges
 
 VERSIONS = Path(__file__).resolve().parents[2] / "rubricgate" / "agents" / "tested_versions.json"
@@ -15,7 +15,8 @@ VERSIONS = Path(__file__).resolve().parents[2] / "rubricgate" / "agents" / "test
 
 def test_versions_file_is_valid_and_every_range_is_ordered() -> None:
     data = VersionsFile.model_validate(json.loads(VERSIONS.read_text()))
-    assert set(data.agents) == {"claude", "opencode", "codex"} and set(data.agents) <= set(ADAPTERS)
+    assert set(data.agents) == {n for n, s in cli_specs().items() if s.tested} <= set(adapter_names())
+    assert {"claude", "opencode", "codex"} <= set(data.agents)
     for cli in data.agents.values():
         assert parse_version(cli.oldest) <= parse_version(cli.newest), cli
 
