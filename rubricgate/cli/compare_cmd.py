@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -13,10 +12,10 @@ from rubricgate.cli.app import main
 from rubricgate.cli.core import (
     _listeners,
     _repo,
-    _sigterm_as_interrupt,
     cache_option,
     config_option,
     fail_input,
+    interrupt_on_sigterm,
     max_cost_option,
     repo_option,
 )
@@ -56,7 +55,7 @@ def compare(runs, base_ref, repo, config_path, method, agent, trials, only, jobs
     rubricgate compare --base REF      reviewer at REF vs the working tree, same cases and trials
     Exit 0: head holds; 1: head regressed; 2: could not judge.
     """
-    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    interrupt_on_sigterm()
     try:
         _check_mode(runs, base_ref)
         root = _repo(repo)

@@ -10,6 +10,12 @@ It also runs rubricgate with pydantic plugins off, unless PYDANTIC_DISABLE_PLUGI
 a plugin installed beside it (an observability SDK's) would see every document rubricgate
 validates, reviewer transcripts included, and finding plugins reads the metadata of every
 installed package (6 ms with 114 installed) before the first file is validated.
+
+Ctrl-C and SIGTERM are handled from console_main's first statement on, and this module (and the
+package `__init__` files on the way to it) import nothing heavy, so nothing slow runs before it:
+only the interpreter's own start (and its `site`) lies between exec and the handlers. The
+handler raises KeyboardInterrupt once; every later signal is a no-op, so a second interrupt
+cannot land in the code that reports the first one.
 """
 
 from __future__ import annotations
@@ -17,7 +23,10 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from typing import NoReturn
+
+TYPE_CHECKING = False  # typing is not imported before the signal handlers are
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 # What CPython exits with when flushing stdout at shutdown fails (e.g. `rubricgate ... | head`).
 FLUSH_FAILED = 120
@@ -33,8 +42,10 @@ def console_main() -> NoReturn:
     Ctrl-C and SIGTERM count from the first instruction on: before a command runs (imports,
     argument parsing) they end it with exit 2 and one line, never click's "Aborted!" and exit 1
     (the regression code); once a run folder exists the run writes a partial report itself."""
-    try:  # from the handler on: a signal during the imports below is an interrupt too
-        signal.signal(signal.SIGTERM, _as_interrupt)
+    try:  # a SIGINT before the handlers are set raises KeyboardInterrupt in here too
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            if sig == signal.SIGTERM or signal.getsignal(sig) is signal.default_int_handler:  # SIG_IGN stays
+                signal.signal(sig, _as_interrupt)
         os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
         status = _run_main()
     except SystemExit as exc:
@@ -63,7 +74,13 @@ def _run_main() -> int:
         return 2
 
 
+_RAISED: list[bool] = []  # the handler raised once: later signals change nothing
+
+
 def _as_interrupt(*_: object) -> None:
+    if _RAISED:
+        return
+    _RAISED.append(True)
     raise KeyboardInterrupt
 
 

@@ -44,6 +44,14 @@ def _sigterm_as_interrupt(*_: object) -> None:
     raise KeyboardInterrupt
 
 
+def interrupt_on_sigterm() -> None:
+    """SIGTERM (a cancelled CI job) ends the command as Ctrl-C does: the partial report, exit 2.
+    The console entry point has its own handler in place already (cli/console.py), which
+    raises only once: it stays; a library caller (click's test runner) gets this one."""
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+
+
 cache_option = click.option("--cache", is_flag=True,
                             help="Reuse stored answers of unchanged (reviewer, case, agent, model, trial).")
 cache_dir_option = click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -75,7 +83,7 @@ def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, ca
     if sharding:  # the shard module and its models only when sharding: a run's start is its fixed cost
         from rubricgate.fleet.shard import run_shard, shard_exit_code, spec_from_flags
 
-    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    interrupt_on_sigterm()
     try:
         options = _run_options(repo=_repo(repo), config_path=config_path, agent=agent, trials=trials,
                                exits_after=True, only=list(only), jobs=jobs, keep_workspaces=keep_workspaces, listeners=_listeners(),
@@ -196,7 +204,7 @@ def baseline_update(repo, config_path, reason, from_run, allow_partial) -> None:
     """Set the baseline from a run: raise freely, lower only with --reason."""
     from rubricgate.flows.baseline_update import BaselineRequest, update_baseline  # runs the pipeline: on use
 
-    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)  # a cancelled CI job: the partial report, exit 2
+    interrupt_on_sigterm()
     request = BaselineRequest(repo=_repo(repo), config_path=config_path, reason=reason, from_run=from_run,
                               allow_partial=allow_partial, listeners=_listeners())
     try:

@@ -1,4 +1,8 @@
-"""Ctrl-C and SIGTERM end the whole run: no agent, workspace, HOME or traceback left behind."""
+"""Ctrl-C and SIGTERM end the whole run: no agent, workspace, HOME or traceback left behind.
+
+Load-proof: the agents would sleep 10 minutes, and a run still going 5 minutes after the signal
+fails (with every thread's stack); so a pass means the run stopped its agents instead of waiting
+for them, on any machine, without a wall-clock bound on how fast it did so."""
 
 from __future__ import annotations
 
@@ -21,9 +25,9 @@ FIXTURES = ["pass/weekly-revenue-summary", "block/data-loader", "warn/oncall-han
 
 SLOW = r'''
 import subprocess, time
-subprocess.Popen(["setsid", "sh", "-c", "sleep 60 # MARKER"])
-subprocess.Popen(["env", "-i", "sh", "-c", "(sh -c 'sleep 60 # MARKER' &); exit 0"])
-time.sleep(60)
+subprocess.Popen(["setsid", "sh", "-c", "sleep 600 # MARKER"])
+subprocess.Popen(["env", "-i", "sh", "-c", "(sh -c 'sleep 600 # MARKER' &); exit 0"])
+time.sleep(600)
 '''
 
 
@@ -42,7 +46,7 @@ def start_run(tmp_path: Path, jobs: int, sandbox: str) -> tuple[subprocess.Popen
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     want = min(jobs, len(FIXTURES))
-    deadline, counts = time.monotonic() + 30, [0]
+    deadline, counts = time.monotonic() + 300, [0]
     # Twice in a row: the shell that starts a reviewer's second escape names the marker too, briefly.
     while min(counts[-2:]) < 2 * want and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -51,7 +55,7 @@ def start_run(tmp_path: Path, jobs: int, sandbox: str) -> tuple[subprocess.Popen
     return proc, marker, tmpdir
 
 
-def communicate_or_dump(proc: subprocess.Popen, timeout: float = 30) -> tuple[str, str]:
+def communicate_or_dump(proc: subprocess.Popen, timeout: float = 300) -> tuple[str, str]:
     """The run's output once it exited; a run still going after `timeout` is aborted (SIGABRT,
     which the fault handler answers with every thread's stack) and the test fails showing them."""
     try:
@@ -70,14 +74,11 @@ def communicate_or_dump(proc: subprocess.Popen, timeout: float = 30) -> tuple[st
 ])
 def test_interrupt_leaves_nothing_behind(tmp_path: Path, jobs: int, signals: list, sandbox: str) -> None:
     proc, marker, tmpdir = start_run(tmp_path, jobs, sandbox)
-    sent = time.monotonic()
     for sig in signals:
         proc.send_signal(sig)
         time.sleep(0.15)
     out, err = communicate_or_dump(proc)
-    took = time.monotonic() - sent
     assert proc.returncode == 2, (out, err)
-    assert took < 5, f"exit took {took:.1f}s"
     assert "Traceback" not in err and "Traceback" not in out
     assert live_pids_with(marker) == []
     assert list(tmpdir.iterdir()) == []  # no workspace, HOME or snapshot left
