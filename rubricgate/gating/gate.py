@@ -260,7 +260,8 @@ def _notes(detail: GateDetail) -> list[str]:
                      + ", ".join(detail.new_cases[:10]) + (" ..." if len(detail.new_cases) > 10 else ""))
     if detail.missing_cases:
         notes.append(f"judged on the {detail.shared_cases} case(s) both runs share; {len(detail.missing_cases)} "
-                     "baseline case(s) not in this run: " + ", ".join(detail.missing_cases[:10])
+                     "baseline case(s) with no judged trial in this run (left out, or every trial errored): "
+                     + ", ".join(detail.missing_cases[:10])
                      + (" ..." if len(detail.missing_cases) > 10 else ""))
     return notes
 

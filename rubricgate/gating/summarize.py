@@ -80,17 +80,20 @@ def _consistency(trials: list[TrialResult]) -> dict:
 
 def _decision(loaded: Loaded, rates, state: RunState, done: int, total: int,
               per_case: Counts, run_with: MeasuredWith) -> tuple[Decision, GateDetail | None]:
+    method = loaded.config.gate.method  # the configured gate's, even when it could not judge
     if state.not_run:
-        return cannot_judge([f"{state.budget.reason}: {state.not_run} of {total} trials not run; the report is partial"]), None
+        return cannot_judge([f"{state.budget.reason}: {state.not_run} of {total} trials not run; the report is partial"],
+                            method), None
     if state.interrupted:
-        return cannot_judge([f"run interrupted after {done} of {total} trials; the report is partial"]), None
+        return cannot_judge([f"run interrupted after {done} of {total} trials; the report is partial"], method), None
     if state.tree_violations:
-        return cannot_judge([f"the original repository was modified during the run: {', '.join(state.tree_violations[:5])}"]), None
+        return cannot_judge([f"the original repository was modified during the run: {', '.join(state.tree_violations[:5])}"],
+                            method), None
     if loaded.baseline is None and state.kind == "baseline":
         return Decision(status="baseline", exit_code=0, method=loaded.config.gate.method,
                         reasons=["baseline run: rates measured for baseline.json, not gated"]), None
     if loaded.baseline is None:
-        return cannot_judge(["no baseline to compare against"]), None
+        return cannot_judge(["no baseline to compare against"], method), None
     if state.adaptive is not None:  # the design's counts and the last look (gating/adaptive.py)
         return _adaptive_decision(loaded, rates, state.adaptive, run_with)
     return decide(rates, loaded.baseline, loaded.config.gate, per_case, run_with)

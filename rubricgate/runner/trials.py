@@ -79,9 +79,9 @@ def _run_rounds(run: StartedRun, jobs: list[Job], workers: int, rounds: Rounds) 
         done, ctx.results = ctx.results, []
         try:
             found = run_jobs(ctx, [job for job, _ in batch], workers)
-        finally:
+        finally:  # interrupted too: the batch was planned, and what finished of it is reported
             ctx.results = done + ctx.results
-        state.jobs_run += [job for job, _ in batch]
+            state.jobs_run += [job for job, _ in batch]
         by_key = {(r.case_id, r.trial): r for r in found}
         for job, confirm in batch:
             result = by_key.get((job.case.id, job.trial))

@@ -69,7 +69,7 @@ def test_only_run_of_hard_cases_is_judged_against_their_own_baseline(gate) -> No
     assert decision.status != "regression"
     assert rates["verdict"].baseline == pytest.approx(1 / 3) and rates["verdict"].delta == 0.0
     assert detail.shared_cases == 3 and sorted(detail.missing_cases) == [f"stable{i}" for i in range(6)]
-    assert any("6 baseline case(s) not in this run" in w for w in decision.warnings)
+    assert any("6 baseline case(s) with no judged trial in this run" in w for w in decision.warnings)
 
 
 def test_a_drop_on_the_shared_cases_is_found_in_an_only_run() -> None:

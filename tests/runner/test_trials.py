@@ -76,3 +76,26 @@ def test_a_strict_run_keeps_its_fixed_design(tmp_path, method) -> None:
     outcome = run_suite(RunOptions(repo=repo, trials=2))
     assert outcome.exit_code == 0 and outcome.summary.gate.looks == []
     assert {len(c.trials) for c in outcome.summary.cases} == {2}
+
+
+class InterruptedAgent(BuiltinAgent):
+    """Ctrl-C arrives while the block fixture's first trial runs (the pass fixture ran before it)."""
+
+    def run(self, request):  # type: ignore[no-untyped-def]
+        if request.case_id == "fixture-data-loader":
+            raise KeyboardInterrupt
+        return super().run(request)
+
+
+def test_an_interrupted_statistical_run_reports_what_ran_and_its_method(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr("rubricgate.pipeline.get_agent", lambda name, cfg: InterruptedAgent(cfg))
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    _statistical(repo, margin=0.3)
+    outcome = run_suite(RunOptions(repo=repo, jobs=1))
+    s = outcome.summary
+    assert outcome.exit_code == 2 and not s.complete and s.decision.method == "statistical"
+    # Every case of the interrupted round is in the summary, the ones that never ran with no trial.
+    assert len(s.cases) == 3 and any(not c.trials for c in s.cases)
+    ran = sum(len(c.trials) for c in s.cases)
+    assert ran >= 1 and f"run interrupted after {ran} of " in s.decision.reasons[0]
+    assert "of 0 trials" not in s.decision.reasons[0]
