@@ -75,7 +75,8 @@ def adaptive_rounds(loaded: Loaded, jobs: list[Job], options: RunOptions):
     from rubricgate.gating.adaptive import rounds_for
 
     order = list(dict.fromkeys(j.case.id for j in jobs))
-    return rounds_for(loaded.baseline, loaded.config.gate, order, options.trials or loaded.config.trials, options.kind)
+    return rounds_for(loaded.baseline, loaded.config.gate, order, options.trials or loaded.config.trials, options.kind,
+                      loaded.config.graded_dimensions())
 
 
 def aggregate_and_gate(loaded: Loaded, jobs: list[Job], results: list[TrialResult], run: StartedRun,

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from rubricgate.models.dimensions import DIMENSIONS
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -29,7 +31,7 @@ def make_repo(dest: Path, fixtures: list[str] | None = None, tasks: list[str] | 
     (dest / "fixtures").mkdir(exist_ok=True)
     for name in tasks or []:
         shutil.copy(ROOT / "evals" / "tasks" / f"{name}.yaml", dest / "evals" / "tasks")
-    rates = baseline or {"verdict": 1.0, "tool_use": 1.0, "trajectory": 1.0}
+    rates = baseline or dict.fromkeys(DIMENSIONS, 1.0)
     ids = [f"fixture-{Path(rel).name}" for rel in fixtures if fixtures is not None] if fixtures is not None else [
         "fixture-weekly-revenue-summary", "fixture-data-loader"]
     ids += [yaml.safe_load((dest / "evals" / "tasks" / f"{name}.yaml").read_text())["id"] for name in tasks or []]
@@ -58,7 +60,7 @@ def repo(tmp_path: Path) -> Path:
 def write_baseline_cases(repo: Path, ids: list[str], rates: dict[str, float] | None = None) -> None:
     """A format 2 baseline.json holding every case id at the given rate (as n/4; 1.0 as 1/1),
     kept in step with the suite by write_task: a test's baseline knows every case it runs."""
-    rates = rates or {"verdict": 1.0, "tool_use": 1.0, "trajectory": 1.0}
+    rates = rates or dict.fromkeys(DIMENSIONS, 1.0)
     counts = {d: {"passes": 1, "trials": 1} if r == 1.0 else {"passes": round(r * 4), "trials": 4}
               for d, r in rates.items()}
     (repo / "baseline.json").write_text(json.dumps({"format_version": 2, "rates": rates, "trials": 1, "history": [],
@@ -73,7 +75,7 @@ def write_task(repo: Path, data: dict, name: str | None = None) -> Path:
         stored = json.loads(baseline.read_text())
         if stored.get("format_version") == 2 and data["id"] not in stored["cases"]:
             stored["cases"][data["id"]] = next(iter(stored["cases"].values()), None) or {
-                d: {"passes": 1, "trials": 1} for d in ("verdict", "tool_use", "trajectory")}
+                d: {"passes": 1, "trials": 1} for d in DIMENSIONS}
             baseline.write_text(json.dumps(stored))
     return path
 

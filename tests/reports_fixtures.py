@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from rubricgate.models.dimensions import DIMENSIONS
 from rubricgate.models.results import (
     CaseSpec, CaseSummary, Decision, Grade, RateRow, ReviewerRecord, RuleRow, Summary, TrialResult,
 )
@@ -26,7 +27,7 @@ HOSTILE = (
 
 def ok_grades() -> dict[str, Grade]:
     """All three dimensions passing."""
-    return {d: Grade(passed=True) for d in ("verdict", "tool_use", "trajectory")}
+    return {d: Grade(passed=True) for d in DIMENSIONS}
 
 
 def trial(case_id: str, n: int, outcome: str = "BLOCK", **grades: Grade) -> TrialResult:
@@ -54,7 +55,7 @@ def failing_trials() -> list[TrialResult]:
 def cases() -> list[CaseSummary]:
     """Two cases: one clean, one with failures."""
     good = CaseSummary(id="pass-weekly-revenue", source="fixture", expected_tier="PASS",
-                       rates={"verdict": 1.0, "tool_use": 1.0, "trajectory": 1.0},
+                       rates=dict.fromkeys(DIMENSIONS, 1.0),
                        trials=[trial("pass-weekly-revenue", 1, "PASS"), trial("pass-weekly-revenue", 2, "PASS")])
     bad = CaseSummary(id="block-missing-description", source="task", tags=["frontmatter"],
                       expected_tier="BLOCK", rates={"verdict": 0.5, "tool_use": 0.5, "trajectory": 1.0},
@@ -109,7 +110,7 @@ def summary(**overrides) -> Summary:
 
 def passing_summary() -> Summary:
     """Everything at or above baseline."""
-    ok = {d: RateRow(rate=1.0, passes=4, trials=4, baseline=1.0, delta=0.0) for d in ("verdict", "tool_use", "trajectory")}
+    ok = {d: RateRow(rate=1.0, passes=4, trials=4, baseline=1.0, delta=0.0) for d in DIMENSIONS}
     clean = [c.model_copy(update={"trials": [trial(c.id, 1, "PASS")]}) for c in cases()]
     return summary(decision=Decision(status="pass", exit_code=0), rates=ok, cases=clean, flaky_cases=[])
 

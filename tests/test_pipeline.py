@@ -7,6 +7,7 @@ import yaml
 from click.testing import CliRunner
 
 from rubricgate.cli import main
+from rubricgate.models.dimensions import DIMENSIONS
 from rubricgate.models.transcript import ToolCall
 from rubricgate.pipeline import RunOptions, run_suite
 from tests.conftest import set_severity, write_task
@@ -245,7 +246,7 @@ def test_every_rate_has_an_interval_and_trials_default_follows_the_flag(repo):
     case = out.summary.cases[0]
     low, high = case.intervals["verdict"]
     assert 0 < low < case.rates["verdict"] <= high <= 1
-    assert set(out.summary.intervals_by_tag["fixture"]) == {"verdict", "tool_use", "trajectory"}
+    assert set(out.summary.intervals_by_tag["fixture"]) == set(DIMENSIONS)
     assert out.summary.trials_default == 2
 
 

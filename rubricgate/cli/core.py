@@ -122,7 +122,8 @@ def validate(repo, config_path, list_cases) -> None:
             from rubricgate.gating.planning import check_margin, suite_plan
 
             gate = loaded.config.gate
-            check_margin(suite_plan(loaded.baseline, [c.id for c in loaded.cases], gate, loaded.config.trials), gate)
+            check_margin(suite_plan(loaded.baseline, [c.id for c in loaded.cases], gate, loaded.config.trials,
+                                    dims=loaded.config.graded_dimensions()), gate)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     tasks = sum(1 for c in loaded.cases if c.source == "task")

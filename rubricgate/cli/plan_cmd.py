@@ -29,7 +29,8 @@ def plan(repo, config_path, trials, only, target, as_json) -> None:
     try:
         loaded = load_all(_repo(repo), config_path)
         cases = [c.id for c in loaded.cases if not only or any(s in c.id for s in only)]
-        found = suite_plan(loaded.baseline, cases, loaded.config.gate, trials or loaded.config.trials, target)
+        found = suite_plan(loaded.baseline, cases, loaded.config.gate, trials or loaded.config.trials, target,
+                           loaded.config.graded_dimensions())
         if found is None:
             raise GateInputError(loaded.config.baseline, "cases", "no planned case is in the baseline",
                                  "run `rubricgate baseline update` to measure them")

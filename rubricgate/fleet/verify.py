@@ -85,7 +85,7 @@ def check_grades(shard: Shard, t: TrialResult, case: CaseSpec, loaded: Loaded) -
         return  # nothing a transcript can judge again: never run, errored, or wrote to the repository
     transcript = read_shard_transcript(shard, t)
     parsed = parse_verdict(transcript.final_text, loaded.rubric)
-    fresh = trial_result(t.case_id, t.trial, transcript, parsed, grade_trial(case, transcript, parsed), t.transcript)
+    fresh = trial_result(t.case_id, t.trial, transcript, parsed, grade_trial(case, transcript, parsed, loaded.config.graded_dimensions()), t.transcript)
     recorded = {d: g.passed for d, g in t.grades.items()}
     if fresh.outcome != t.outcome or {d: g.passed for d, g in fresh.grades.items()} != recorded:
         raise _bad(shard, (t.case_id, t.trial), "has grades its transcript does not earn", FIX)

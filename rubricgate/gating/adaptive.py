@@ -20,9 +20,9 @@ from rubricgate.gating.gate import Look, decide
 from rubricgate.gating.outcome import ALPHA_SHARES
 from rubricgate.gating.power import design
 from rubricgate.gating.sequential import Schedule, confirmation_size, reliable
-from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.baseline import Baseline
 from rubricgate.models.config import GateConfig
+from rubricgate.models.dimensions import DIMENSIONS
 from rubricgate.models.results import Decision, GateDetail, RateRow
 
 Outcome = Mapping[str, bool]  # dimension -> passed, for one graded trial
@@ -39,10 +39,11 @@ class Tally:
     counts: dict[str, dict[str, list[int]]] = field(default_factory=dict)
 
     def add(self, case: str, outcome: Outcome) -> None:
-        dims = self.counts.setdefault(case, {d: [0, 0] for d in DIMENSIONS})
-        for d in DIMENSIONS:
-            dims[d][0] += bool(outcome.get(d))
-            dims[d][1] += 1
+        dims = self.counts.setdefault(case, {})
+        for d, passed in outcome.items():
+            tally = dims.setdefault(d, [0, 0])
+            tally[0] += bool(passed)
+            tally[1] += 1
 
     def frozen(self) -> dict[str, dict[str, tuple[int, int]]]:
         return {c: {d: (x, n) for d, (x, n) in dims.items()} for c, dims in self.counts.items()}
@@ -68,11 +69,15 @@ class LookResult:
 class AdaptiveRun:
     """Rounds of trials for the cases in `order` (suite order; changed cases first)."""
 
-    def __init__(self, baseline: Baseline, gate: GateConfig, order: Sequence[str], first: int = 1):
+    def __init__(self, baseline: Baseline, gate: GateConfig, order: Sequence[str], first: int = 1,
+                 dims: Sequence[str] = DIMENSIONS):
         self.baseline, self.gate, self.first = baseline, gate, max(1, first)
-        shared = [c for c in order if c in baseline.cases and all(baseline.cases[c][d].trials for d in DIMENSIONS)]
-        counts = {c: {d: (baseline.cases[c][d].passes, baseline.cases[c][d].trials) for d in DIMENSIONS} for c in shared}
-        self.schedule: Schedule = design(counts, DIMENSIONS, gate.confidence, gate.margin, self.first,
+        # The graded dimensions, and of those the ones the baseline measured: the design's (a
+        # dimension new to the baseline is reported as such, never planned on).
+        self.graded = list(dims)
+        self.dims, shared = shared_design(baseline, order, dims)
+        counts = {c: {d: (baseline.cases[c][d].passes, baseline.cases[c][d].trials) for d in self.dims} for c in shared}
+        self.schedule: Schedule = design(counts, self.dims, gate.confidence, gate.margin, self.first,
                                          max(gate.max_trials_per_case, self.first))
         self.order, self.shared = list(order), shared
         self.new = [c for c in order if c not in counts]
@@ -131,7 +136,7 @@ class AdaptiveRun:
     def look(self) -> LookResult:
         """Judge at this look's spending fraction; stop when decided, spent, or regressed."""
         per_case, look = self.gate_inputs()
-        rates = _rates(per_case)
+        rates = _rates(per_case, self.graded)
         decision, detail = decide(rates, self.baseline, self.gate, per_case, look=look)
         self._schedule_confirmations(per_case)
         last = self._design_looks() + 1 >= len(self.schedule.looks)
@@ -157,13 +162,13 @@ class AdaptiveRun:
     def _schedule_confirmations(self, per_case: Mapping[str, Mapping[str, tuple[int, int]]]) -> None:
         """Reliable baseline cases (sequential.reliable) that failed a design trial get one confirmation
         batch each, run 1, 2, 4, ... at a time (_confirm_now)."""
-        pairs = sum(1 for _ in self.shared) * len(DIMENSIONS)
+        pairs = sum(1 for _ in self.shared) * len(self.dims)
         level = (1 - self.gate.confidence) * ALPHA_SHARES["cases"] / max(pairs, 1)
         for case in self.shared:
             if case in self.confirmed_cases or self.pending.get(case):
                 continue
             base = self.baseline.cases[case]
-            failed = [d for d in DIMENSIONS if reliable((base[d].passes, base[d].trials))
+            failed = [d for d in self.dims if reliable((base[d].passes, base[d].trials))
                       and case in per_case and per_case[case][d][0] < per_case[case][d][1]]
             if failed:
                 size = max(confirmation_size((base[d].passes, base[d].trials), level, self.gate.max_trials_per_case)
@@ -186,9 +191,9 @@ class AdaptiveRun:
         """The power plan of this run's shared cases (gating/power.py's Plan)."""
         from rubricgate.gating.power import make_plan
 
-        counts = {c: {d: (self.baseline.cases[c][d].passes, self.baseline.cases[c][d].trials) for d in DIMENSIONS}
+        counts = {c: {d: (self.baseline.cases[c][d].passes, self.baseline.cases[c][d].trials) for d in self.dims}
                   for c in self.shared}
-        return make_plan(counts, DIMENSIONS, self.gate.confidence, self.gate.margin, self.first,
+        return make_plan(counts, self.dims, self.gate.confidence, self.gate.margin, self.first,
                          max(self.gate.max_trials_per_case, self.first))
 
     def gate_inputs(self) -> tuple[dict[str, dict[str, tuple[int, int]]], Look]:
@@ -210,20 +215,30 @@ class AdaptiveRun:
                 for r in self.looks]
 
 
-def _rates(per_case: Mapping[str, Mapping[str, tuple[int, int]]]) -> dict[str, RateRow]:
+def _rates(per_case: Mapping[str, Mapping[str, tuple[int, int]]], dims: Sequence[str]) -> dict[str, RateRow]:
     out = {}
-    for d in DIMENSIONS:
+    for d in dims:
         x = sum(c[d][0] for c in per_case.values() if d in c)
         n = sum(c[d][1] for c in per_case.values() if d in c)
         out[d] = RateRow(rate=x / n if n else None, passes=x, trials=n)
     return out
 
 
+def shared_design(baseline: Baseline, order: Sequence[str], dims: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(the graded dimensions the baseline measured, the planned cases it measured them on)."""
+    measured = [d for d in dims if any(d in baseline.cases.get(c, {}) for c in order)]
+    shared = [c for c in order if measured and c in baseline.cases
+              and all(d in baseline.cases[c] and baseline.cases[c][d].trials for d in measured)]
+    return measured, shared
+
+
 def rounds_for(baseline: Baseline | None, gate: GateConfig, order: Sequence[str], first: int,
-               kind: str = "run") -> AdaptiveRun | None:
+               kind: str = "run", dims: Sequence[str] = DIMENSIONS) -> AdaptiveRun | None:
     """The adaptive policy for a statistical run against a baseline; None for a fixed design
-    (strict gate, a baseline run, no baseline, or nothing shared with it)."""
+    (strict gate, a baseline run, no baseline, or nothing shared with it: `run --only` of cases
+    new to the baseline runs them once and reports them as new)."""
     if gate.method != "statistical" or baseline is None or kind != "run" or not baseline.cases:
         return None
-    run = AdaptiveRun(baseline, gate, order, first)
-    return run if run.shared else None
+    if not shared_design(baseline, order, dims)[1]:
+        return None
+    return AdaptiveRun(baseline, gate, order, first, dims)

@@ -6,10 +6,11 @@ costs ~0.3 s and ~40 MB on every command (bench/startup.py measures it).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rubricgate.gating.stats import counted
-from rubricgate.models.base import DIMENSIONS
+from rubricgate.models.dimensions import ordered
 from rubricgate.models.results import CaseSpec, RateRow, TrialResult
 
 
@@ -32,15 +33,17 @@ def trial_frame(cases: list[CaseSpec], results: list[TrialResult]) -> Frame:
     """One row per trial that ran and was judged (not_run and errored trials are left out)."""
     tags = {c.id: tuple(c.tags) for c in cases}
     return [TrialRow(r.case_id, r.trial, tags.get(r.case_id, ()), r.outcome,
-                     {d: r.grades[d].passed for d in DIMENSIONS})
+                     {d: g.passed for d, g in r.grades.items()})
             for r in results if counted(r)]  # not run, or errored: the reviewer was never judged
 
 
-def dimension_rates(frame: Frame) -> dict[str, RateRow]:
-    """A rate is passes / trials over all cases."""
+def dimension_rates(frame: Frame, dims: Sequence[str] | None = None) -> dict[str, RateRow]:
+    """A rate is passes / trials over all cases, per graded dimension (`dims`; unset: every
+    dimension a trial of the frame was graded on)."""
     out = {}
-    for dim in DIMENSIONS:
-        n, k = len(frame), sum(row.passed[dim] for row in frame)
+    for dim in ordered({d for row in frame for d in row.passed}) if dims is None else dims:
+        graded = [row.passed[dim] for row in frame if dim in row.passed]
+        n, k = len(graded), sum(graded)
         out[dim] = RateRow(rate=(k / n) if n else None, passes=k, trials=n)
     return out
 
@@ -49,10 +52,11 @@ def _grouped_counts(pairs) -> Counts:
     """(group, row) pairs -> per group and dimension (passes, trials), groups sorted like a groupby."""
     tallies: dict[str, dict[str, list[int]]] = {}
     for group, row in pairs:
-        dims = tallies.setdefault(str(group), {d: [0, 0] for d in DIMENSIONS})
-        for d in DIMENSIONS:
-            dims[d][0] += row.passed[d]
-            dims[d][1] += 1
+        dims = tallies.setdefault(str(group), {})
+        for d, passed in row.passed.items():
+            tally = dims.setdefault(d, [0, 0])
+            tally[0] += passed
+            tally[1] += 1
     return {g: {d: (p, n) for d, (p, n) in tallies[g].items()} for g in sorted(tallies)}
 
 

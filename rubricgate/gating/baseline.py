@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rubricgate.errors import GateInputError
-from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.baseline import Baseline, BaselineChange, CaseCount, MeasuredWith, RuleRecord
+from rubricgate.models.dimensions import ordered
 
 # `validate` only reads the baseline: the run's result models (stats, records) load with the
 # update functions that need them, not on every start (bench/startup.py).
@@ -42,20 +42,21 @@ def summary_counts(summary: Summary) -> CaseCounts:
     out: CaseCounts = {}
     for case in summary.cases:
         trials = [t for t in case.trials if counted(t)]
+        graded = ordered({d for t in trials for d in t.grades})  # the run's dimensions (gate.dimensions)
         if trials:
             out[case.id] = {d: CaseCount(passes=sum(t.grades[d].passed for t in trials if d in t.grades),
-                                         trials=sum(d in t.grades for t in trials)) for d in DIMENSIONS}
+                                         trials=sum(d in t.grades for t in trials)) for d in graded}
     if not out:
         raise GateInputError("summary.json", "cases", "the run graded no trial", "run the suite first")
     return out
 
 
 def suite_rates(cases: CaseCounts) -> dict[str, float]:
-    """Pooled rate per dimension over every case: for display."""
+    """Pooled rate per dimension over every case that holds it: for display."""
     rates = {}
-    for dim in DIMENSIONS:
-        n = sum(c[dim].trials for c in cases.values())
-        rates[dim] = round(sum(c[dim].passes for c in cases.values()) / n, 6) if n else 0.0
+    for dim in ordered({d for c in cases.values() for d in c}):
+        n = sum(c[dim].trials for c in cases.values() if dim in c)
+        rates[dim] = round(sum(c[dim].passes for c in cases.values() if dim in c) / n, 6) if n else 0.0
     return rates
 
 
@@ -145,7 +146,7 @@ def _kept(old: Baseline | None, run: CaseCounts, suite_ids: list[str] | None) ->
 
 def _change(old: Baseline | None, cases: CaseCounts, run_id: str, reason: str, changed: list[str]) -> BaselineChange:
     at = datetime.now(UTC).isoformat(timespec="seconds")
-    trials = max((c[d].trials for c in cases.values() for d in DIMENSIONS), default=1) or 1
+    trials = max((count.trials for c in cases.values() for count in c.values()), default=1) or 1
     return BaselineChange(at=at, rates=suite_rates(cases), trials=trials, reason=reason, run_id=run_id, cases=changed)
 
 
@@ -172,13 +173,14 @@ def _lowered(old: Baseline | None, run: CaseCounts, rates: dict[str, float]) -> 
     if old is None:
         return []
     if not old.cases:
-        return [f"{d} {old.rates[d]:.1%} -> {rates[d]:.1%}" for d in DIMENSIONS if rates[d] < old.rates[d] - EPS]
+        return [f"{d} {old.rates[d]:.1%} -> {rates[d]:.1%}" for d in ordered(old.rates)
+                if d in rates and rates[d] < old.rates[d] - EPS]
     out = []
     for case, dims in run.items():
         before = old.cases.get(case)
         if before is None:
             continue
-        for d in DIMENSIONS:
+        for d in ordered(set(before) & set(dims)):
             b, n = before[d], dims[d]
             if b.trials and n.trials and n.passes / n.trials < b.passes / b.trials - EPS:
                 out.append(f"{case} {d} {b.passes}/{b.trials} -> {n.passes}/{n.trials}")

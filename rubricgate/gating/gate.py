@@ -30,7 +30,6 @@ from rubricgate.gating.collapse import case_family
 from rubricgate.gating.exact import Stratum, holm, lower_p, upper_p
 from rubricgate.gating.outcome import ALPHA_SHARES, Evidence, classify, label
 from rubricgate.gating.stats import DropBound, add_intervals, drop_bound, drop_lower
-from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.baseline import Baseline, MeasuredWith
 from rubricgate.models.config import GateConfig
 from rubricgate.models.results import Decision, GateDetail, RateRow
@@ -58,14 +57,14 @@ def decide(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
     look = look or Look()
     detail = GateDetail(new_cases_rule=gate.new_cases_rule(), interval=INTERVAL_NOTE)
     detail.notes += stale_baseline(baseline.measured_with, run_with) + baseline_age(baseline, gate.baseline_max_age_days)
-    if all(rates[d].trials == 0 for d in DIMENSIONS):
+    if all(row.trials == 0 for row in rates.values()):
         return cannot_judge(["no trial was graded"], gate.method), detail
     if baseline.format_version == 1 or not baseline.cases:
         return cannot_judge([f"baseline.json is format 1 (suite rates only): re-measure it with `{REMEASURE}`"],
                             gate.method), detail
     strata = shared_strata(per_case, baseline, rates, detail)
     if not detail.shared_cases:
-        return cannot_judge(["no case of this run is in baseline.json (were cases renamed?)"], gate.method), detail
+        return only_new_cases(per_case, detail, gate), detail
     reasons, warnings, undecided = judge_dimensions(rates, strata, gate, detail.shared_cases, look.spend,
                                                     look.bound_spend())
     case_reasons, flaky = judge_cases(per_case, baseline, gate, look)
@@ -130,7 +129,7 @@ def shared_strata(per_case: Counts, baseline: Baseline, rates: dict[str, RateRow
     detail.new_cases = [c for c in per_case if c not in baseline.cases]
     detail.missing_cases = [c for c in baseline.cases if c not in per_case]
     return {d: [(*per_case[c][d], baseline.cases[c][d].passes, baseline.cases[c][d].trials)
-                for c in shared if d in per_case[c] and d in baseline.cases[c]] for d in DIMENSIONS}
+                for c in shared if d in per_case[c] and d in baseline.cases[c]] for d in rates}
 
 
 def shared_headline(rates: dict[str, RateRow], strata: dict[str, list[Stratum]], shared: Counts,
@@ -168,7 +167,7 @@ def judge_dimensions(rates: dict[str, RateRow], strata: dict[str, list[Stratum]]
     for dim, bound in bounds.items():
         row = rates[dim]
         if bound is None:
-            row.status, row.label = "no_baseline", "no shared case"
+            row.status, row.label = "no_baseline", _no_baseline(dim, strata[dim])
             continue
         row.baseline, row.delta, row.drop_upper = _reference(strata[dim], bound), -bound.drop or 0.0, bound.upper
         line = _evidence(dim, strata[dim], bound, drops.get(dim) if gate.method == "statistical" else None, shared)
@@ -185,6 +184,12 @@ def judge_dimensions(rates: dict[str, RateRow], strata: dict[str, list[Stratum]]
         elif outcome == "inconclusive":
             undecided.append(f"{line}: {row.label}")
     return reasons, warnings, undecided
+
+
+def _no_baseline(dim: str, strata: list[Stratum]) -> str:
+    """Why a dimension has no comparison: the baseline never measured it (a grader added since
+    it was, until `baseline update`), or no shared case has trials on both sides."""
+    return "no shared case" if strata else f"no baseline: run `rubricgate baseline update` to measure {dim}"
 
 
 def _lower(strata: list[Stratum], gate: GateConfig, level: float) -> float:
@@ -210,7 +215,7 @@ def judge_new_cases(per_case: Counts, detail: GateDetail, gate: GateConfig) -> t
         for dim, (x, n) in per_case[case].items():
             if x < n:
                 failing.append(f"new case {case}: {dim} {x}/{n}")
-    for dim in DIMENSIONS:
+    for dim in {d: None for c in detail.new_cases for d in per_case[c]}:
         x = sum(per_case[c][dim][0] for c in detail.new_cases if dim in per_case[c])
         n = sum(per_case[c][dim][1] for c in detail.new_cases if dim in per_case[c])
         if n:
@@ -218,6 +223,20 @@ def judge_new_cases(per_case: Counts, detail: GateDetail, gate: GateConfig) -> t
     if detail.new_cases_rule == "strict":
         return [f"{f} (no baseline; gate.new_cases: strict requires every trial to pass)" for f in failing], []
     return [], [f"{f} (no baseline: reported, not gated)" for f in failing]
+
+
+def only_new_cases(per_case: Counts, detail: GateDetail, gate: GateConfig) -> Decision:
+    """No case the baseline holds ran (`run --only` of a case added since): the new cases are
+    reported; under `gate.new_cases: strict` they are judged (every trial must pass), otherwise
+    nothing was compared and the run cannot judge (exit 2)."""
+    reasons, warnings = judge_new_cases(per_case, detail, gate)
+    if not detail.new_cases:
+        return cannot_judge(["no case of this run is in baseline.json (were cases renamed?)"], gate.method)
+    if detail.new_cases_rule == "strict":
+        return final_decision(gate, reasons, warnings + _notes(detail), [])
+    names = ", ".join(detail.new_cases[:10]) + (" ..." if len(detail.new_cases) > 10 else "")
+    return cannot_judge([f"only case(s) new to baseline.json ran ({names}): reported, not gated (gate.new_cases: "
+                         "report); `rubricgate baseline update --from <this run>` adds them"], gate.method)
 
 
 def stale_baseline(measured: MeasuredWith | None, run: MeasuredWith | None) -> list[str]:

@@ -7,31 +7,38 @@ from collections.abc import Sequence
 
 from rubricgate.errors import GateInputError
 from rubricgate.gating.power import Plan, make_plan
-from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.baseline import Baseline
 from rubricgate.models.config import GateConfig
+from rubricgate.models.dimensions import DIMENSIONS
 
 
-def shared_baseline(baseline: Baseline, case_ids: Sequence[str]) -> dict[str, dict[str, tuple[int, int]]]:
-    """Baseline (passes, trials) per dimension of the planned cases it holds, with trials."""
+def measured_dimensions(baseline: Baseline, case_ids: Sequence[str], dims: Sequence[str] = DIMENSIONS) -> list[str]:
+    """Of the graded `dims`, those the baseline measured on any planned case (the rest have no baseline)."""
+    return [d for d in dims if any(d in baseline.cases.get(c, {}) for c in case_ids)]
+
+
+def shared_baseline(baseline: Baseline, case_ids: Sequence[str],
+                    dims: Sequence[str] = DIMENSIONS) -> dict[str, dict[str, tuple[int, int]]]:
+    """Baseline (passes, trials) per measured dimension of the planned cases it holds, with trials."""
+    measured = measured_dimensions(baseline, case_ids, dims)
     out = {}
     for case in case_ids:
-        dims = baseline.cases.get(case)
-        if dims and all(dims[d].trials for d in DIMENSIONS):
-            out[case] = {d: (dims[d].passes, dims[d].trials) for d in DIMENSIONS}
+        counts = baseline.cases.get(case)
+        if measured and counts and all(d in counts and counts[d].trials for d in measured):
+            out[case] = {d: (counts[d].passes, counts[d].trials) for d in measured}
     return out
 
 
 def suite_plan(baseline: Baseline | None, case_ids: Sequence[str], gate: GateConfig, first: int,
-               target: float | None = None) -> Plan | None:
+               target: float | None = None, dims: Sequence[str] = DIMENSIONS) -> Plan | None:
     """The plan for a run of `case_ids` at `first` trials per case first; None when it shares no case
     (or there is no baseline)."""
     if baseline is None:
         return None
-    shared = shared_baseline(baseline, case_ids)
+    shared = shared_baseline(baseline, case_ids, dims)
     if not shared:
         return None
-    return make_plan(shared, DIMENSIONS, gate.confidence, gate.margin, first, gate.max_trials_per_case, target)
+    return make_plan(shared, measured_dimensions(baseline, case_ids, dims), gate.confidence, gate.margin, first, gate.max_trials_per_case, target)
 
 
 def check_margin(plan: Plan | None, gate: GateConfig, config_name: str = "rubricgate.yaml") -> None:

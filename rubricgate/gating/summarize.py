@@ -21,7 +21,7 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
     """Aggregate and gate: the Summary every report renders (also used by regrade)."""
     jobs = state.jobs_run if state.jobs_run is not None else jobs  # adaptive rounds: what ran
     frame = trial_frame(loaded.cases, results)
-    rates = dimension_rates(frame)
+    rates = dimension_rates(frame, loaded.config.graded_dimensions())
     confidence = loaded.config.gate.confidence
     per_case, per_tag = case_counts(frame), tag_counts(frame)
     add_intervals(rates, per_case, confidence)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 
+from rubricgate.models.case import CaseSpec
 from rubricgate.models.results import Grade
 from rubricgate.models.task import ToolUseRubric
 from rubricgate.models.transcript import ToolCall, Transcript
+from rubricgate.models.verdict import ParsedVerdict
 
 
 def _matches(pattern: str, call: ToolCall) -> bool:
@@ -29,3 +31,8 @@ def grade_tool_use(rubric: ToolUseRubric, transcript: Transcript) -> Grade:
         if not any(_matches(pattern, c) for c in transcript.tool_calls):
             return Grade(passed=False, category="missing_tool", reason=f"no call matches required /{pattern}/")
     return Grade(passed=True, reason=f"{len(transcript.tool_calls)} call(s), all allowed")
+
+
+def grade(case: CaseSpec, transcript: Transcript, parsed: ParsedVerdict) -> Grade:
+    """The registered grader (models/dimensions.py): the case's tool-use rubric."""
+    return grade_tool_use(case.tool_use, transcript)

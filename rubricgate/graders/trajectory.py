@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from rubricgate.models.case import CaseSpec
 from rubricgate.models.results import Grade
 from rubricgate.models.task import TrajectoryRubric
 from rubricgate.models.transcript import Transcript
+from rubricgate.models.verdict import ParsedVerdict
 
 
 def grade_trajectory(rubric: TrajectoryRubric, transcript: Transcript) -> Grade:
@@ -16,3 +18,8 @@ def grade_trajectory(rubric: TrajectoryRubric, transcript: Transcript) -> Grade:
                      reason=f"{transcript.steps} step(s), limit {rubric.max_steps}"
                             + (" (turn limit hit)" if transcript.termination == "max_turns" else ""))
     return Grade(passed=True, reason=f"{transcript.steps} step(s) <= {rubric.max_steps}")
+
+
+def grade(case: CaseSpec, transcript: Transcript, parsed: ParsedVerdict) -> Grade:
+    """The registered grader (models/dimensions.py): the case's trajectory rubric."""
+    return grade_trajectory(case.trajectory, transcript)

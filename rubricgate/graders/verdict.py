@@ -40,3 +40,6 @@ def _no_verdict(transcript: Transcript, parsed: ParsedVerdict) -> Grade:
         cause = transcript.error or f"{transcript.termination}, exit {transcript.exit_code}"
         return Grade(passed=False, category="agent_error", reason=f"no verdict; agent failed: {cause}")
     return Grade(passed=False, category="no_verdict", reason=parsed.error or "no verdict in the final message")
+
+
+grade = grade_verdict  # the registered grader (models/dimensions.py)

@@ -5,11 +5,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from rubricgate.models.dimensions import DIMENSIONS  # noqa: F401  (the list lives in models/dimensions.py)
+
 Tier = Literal["PASS", "WARN", "BLOCK"]
 Outcome = Literal["PASS", "WARN", "BLOCK", "ERROR"]
 Severity = Literal["critical", "warning", "suggestion"]
-Dimension = Literal["verdict", "tool_use", "trajectory"]
-DIMENSIONS: tuple[str, ...] = ("verdict", "tool_use", "trajectory")
 
 
 class StrictModel(BaseModel):

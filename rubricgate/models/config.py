@@ -2,8 +2,9 @@
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from rubricgate.models import dimensions
 from rubricgate.models.base import Severity, StrictModel, Tier
 from rubricgate.models.bounds import MAX_ERRORED, MAX_IDLE_TIMEOUT_S, MAX_OUTPUT_CAP_BYTES, MAX_TIMEOUT_S, MAX_TRIALS
 from rubricgate.models.task import Rubric
@@ -102,6 +103,22 @@ class GateConfig(StrictModel):
     max_trials_per_case: int = Field(default=10, ge=1, le=1000)
     # A stored baseline older than this (days) is warned about by `run` and the weekly job.
     baseline_max_age_days: int = Field(default=30, ge=1, le=3650)
+    # What is graded and gated (models/dimensions.py). Unset: every dimension the agent's
+    # transcript can show (an answer-only `command` reviewer: the verdict alone).
+    dimensions: list[str] | None = Field(default=None, min_length=1, max_length=20)
+
+    @field_validator("dimensions")
+    @classmethod
+    def _known_dimensions(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return value
+        known = dimensions.names()
+        for name in value:
+            if name not in known:
+                raise ValueError(f"unknown dimension {name!r} (fix: use some of {', '.join(known)})")
+        if len(set(value)) != len(value):
+            raise ValueError("a dimension is listed twice (fix: list each once)")
+        return dimensions.ordered(value)
 
     @model_validator(mode="after")
     def _allowance_below_margin(self) -> "GateConfig":
@@ -149,3 +166,9 @@ class Config(StrictModel):
     reports: str = "reports"
     # --cache folder; unset: $XDG_CACHE_HOME/rubricgate (~/.cache/rubricgate). Never inside the repo.
     cache_dir: str | None = None
+
+    def graded_dimensions(self) -> tuple[str, ...]:
+        """What a trial is graded on: gate.dimensions, else what the agent's transcript shows."""
+        if self.gate.dimensions is not None:
+            return tuple(self.gate.dimensions)
+        return dimensions.default_dimensions(self.agent.name, self.agent.format)

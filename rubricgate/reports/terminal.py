@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rubricgate.models.base import DIMENSIONS
+from rubricgate.models.dimensions import ordered
 from rubricgate.models.results import Summary
 from rubricgate.reports.comment import k_groups, new_cases_line, signed_pp
 from rubricgate.secrets import mask_credentials
@@ -16,7 +16,7 @@ def _pct(x: float | None) -> str:
 
 def rate_lines(summary: Summary) -> list[str]:
     lines = []
-    for dim in DIMENSIONS:
+    for dim in ordered(summary.rates):
         row = summary.rates[dim]
         base = "" if row.baseline is None else f"  baseline {_pct(row.baseline)}  delta {signed_pp(row.delta)}" if row.delta is not None else ""
         mark = f"  {row.label}" if row.label else {"regression": "  REGRESSION", "inconclusive": "  inconclusive"}.get(row.status, "")

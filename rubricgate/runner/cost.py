@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rubricgate.models.base import DIMENSIONS
+from rubricgate.models.dimensions import DIMENSIONS
 from rubricgate.models.results import CaseSummary, Grade, TrialResult
 
 
@@ -57,9 +57,9 @@ class Budget:
             return bool(self.reason) or (self.max_usd is not None and self.spent_usd >= self.max_usd)
 
 
-def not_run_trial(case_id: str, trial: int, reason: str) -> TrialResult:
-    """The record of a trial the budget refused: it fails every dimension, category not_run."""
-    grades = {dim: Grade(passed=False, category="not_run", reason=reason) for dim in DIMENSIONS}
+def not_run_trial(case_id: str, trial: int, reason: str, dims: Sequence[str] = DIMENSIONS) -> TrialResult:
+    """The record of a trial the budget refused: it fails every graded dimension, category not_run."""
+    grades = {dim: Grade(passed=False, category="not_run", reason=reason) for dim in dims}
     return TrialResult(case_id=case_id, trial=trial, outcome="ERROR", grades=grades,
                        termination="crashed", exit_code=None)
 

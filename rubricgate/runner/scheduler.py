@@ -240,7 +240,7 @@ def agent_programs(agents: dict[str, Agent]) -> dict[str, list[str]]:
 
 
 def _refused(ctx: RunContext, job: Job) -> TrialResult:
-    result = not_run_trial(job.case.id, job.trial, ctx.budget.reason)
+    result = not_run_trial(job.case.id, job.trial, ctx.budget.reason, ctx.config.graded_dimensions())
     with ctx.lock:
         ctx.not_run += 1
         ctx.results.append(result)
@@ -255,10 +255,20 @@ def _request(ctx: RunContext, job: Job, ws) -> AgentRequest:
         case_id=job.case.id, trial=job.trial, workspace=root, prompt_file=root / cfg.reviewer.prompt,
         prompt_source=ws.source(cfg.reviewer.prompt),
         rubric_file=root / cfg.reviewer.rubric, changed_files_file=root / cfg.reviewer.changed_files,
-        scratch=ws.scratch, scratch_view=ws.scratch_view, private=ws.private, allowed_tools=job.case.tool_use.allowed,
-        max_steps=job.case.trajectory.max_steps, timeout_s=cfg.agent.timeout_s, idle_timeout_s=cfg.agent.idle_timeout_s,
+        scratch=ws.scratch, scratch_view=ws.scratch_view, private=ws.private, allowed_tools=_allowed(job.case),
+        max_steps=_max_steps(job.case), timeout_s=cfg.agent.timeout_s, idle_timeout_s=cfg.agent.idle_timeout_s,
         output_cap_bytes=cfg.agent.output_cap_bytes, env=dict(ctx.env), model=cfg.agent.model,
         extra_args=list(cfg.agent.extra_args), sandbox=sandbox, slots=ctx.slots, vocabulary=ctx.rubric.vocabulary)
+
+
+def _allowed(case: CaseSpec) -> list[str] | None:
+    """The tools the agent is offered: the case's tool-use rubric (none set: no allowlist)."""
+    return case.rubric.tool_use.allowed if case.rubric.tool_use else None
+
+
+def _max_steps(case: CaseSpec) -> int | None:
+    """The turn limit handed to the agent: the case's trajectory rubric (none set: no limit)."""
+    return case.rubric.trajectory.max_steps if case.rubric.trajectory else None
 
 
 def _run_agent(ctx: RunContext, job: Job, request: AgentRequest) -> Transcript:
@@ -290,7 +300,7 @@ def _run_once(ctx: RunContext, job: Job, request: AgentRequest) -> Transcript:
 def grade(ctx: RunContext, case: CaseSpec, trial: int, transcript: Transcript) -> TrialResult:
     """Parse the verdict, grade three dimensions, store the transcript."""
     parsed = parse_verdict(transcript.final_text, ctx.rubric)
-    grades = grade_trial(case, transcript, parsed)
+    grades = grade_trial(case, transcript, parsed, ctx.config.graded_dimensions())
     try:
         rel = write_transcript(ctx.run_dir, case.id, trial, transcript, ctx.secrets)
     except OSError as exc:  # a full disk is recorded and makes the run exit 2, not a crash

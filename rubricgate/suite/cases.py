@@ -5,12 +5,15 @@ Problems are collected, not raised one by one, so `validate` can report all of t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from rubricgate.errors import GateInputError, GateInputErrors, collect
+from rubricgate.models import dimensions
 from rubricgate.models.bounds import MAX_ID_CHARS
 from rubricgate.models.case import CaseSpec
 from rubricgate.models.config import Config
+from rubricgate.models.dimensions import DIMENSIONS
 from rubricgate.models.task import Expect, FixtureExpect, Rubric, TaskFile
 from rubricgate.suite.checks import fixture_layout_errors, task_errors, task_layout_errors
 from rubricgate.suite.paths import safe_relpath
@@ -69,7 +72,7 @@ def _task_case(repo: Path, config: Config, path: Path, display: str, rubric: Rub
     if task is None:
         raise GateInputErrors(errors)
     errors += task_errors(repo, task, path, display)
-    merged = collect(errors, lambda: merge_rubric(task.rubric, config.rubric, display))
+    merged = collect(errors, lambda: merge_rubric(task.rubric, config.rubric, display, config.graded_dimensions()))
     layout = collect(errors, lambda: neutral_layout(repo, config, task.review, task.files, display))
     case = CaseSpec(id=task.id, source="task", origin=display, why=task.why, review=task.review,
                     expect=task.expect, rubric=merged or Rubric(), trials=task.trials or config.trials,
@@ -81,14 +84,16 @@ def _task_case(repo: Path, config: Config, path: Path, display: str, rubric: Rub
     return case
 
 
-def merge_rubric(own: Rubric | None, default: Rubric, display: str) -> Rubric:
-    """Task rubric keys override the config defaults; both dimensions must end up set."""
+def merge_rubric(own: Rubric | None, default: Rubric, display: str, dims: Sequence[str] = DIMENSIONS) -> Rubric:
+    """Task rubric keys override the config defaults; what a graded dimension reads must end up set
+    (a run that grades the verdict alone needs neither)."""
     tool_use = (own.tool_use if own else None) or default.tool_use
     trajectory = (own.trajectory if own else None) or default.trajectory
-    if tool_use is None:
+    needed = {dimensions.spec(d).rubric for d in dims}
+    if tool_use is None and "tool_use" in needed:
         raise GateInputError(display, "rubric.tool_use", "no tool-use rubric for this case",
                              "set rubric.tool_use here or a default in rubricgate.yaml")
-    if trajectory is None:
+    if trajectory is None and "trajectory" in needed:
         raise GateInputError(display, "rubric.trajectory", "no trajectory rubric for this case",
                              "set rubric.trajectory.max_steps here or a default in rubricgate.yaml")
     return Rubric(tool_use=tool_use, trajectory=trajectory)
@@ -121,7 +126,7 @@ def _fixture_case(repo: Path, config: Config, skill: Path, tier: str) -> CaseSpe
     tags = list(dict.fromkeys(["fixture", tier.lower(), *extra.tags]))
     # The id carries no tier: it is not shown to the reviewer, and it must not need to hide.
     return CaseSpec(id=f"fixture-{name}", source="fixture", origin=origin, why=extra.why,
-                    review=[rel], expect=expect, rubric=merge_rubric(extra.rubric, config.rubric, origin),
+                    review=[rel], expect=expect, rubric=merge_rubric(extra.rubric, config.rubric, origin, config.graded_dimensions()),
                     trials=extra.trials or config.trials, tags=tags, **layout)
 
 

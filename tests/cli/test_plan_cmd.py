@@ -8,6 +8,7 @@ import yaml
 from click.testing import CliRunner
 
 from rubricgate.cli import main
+from rubricgate.models.dimensions import DIMENSIONS
 from tests.conftest import make_repo
 
 
@@ -41,7 +42,7 @@ def test_plan_json_carries_every_dimension(tmp_path) -> None:
     repo = make_repo(tmp_path / "repo")
     result = CliRunner().invoke(main, ["plan", "--repo", str(repo), "--json"])
     data = json.loads(result.output)
-    assert [d["dimension"] for d in data["dimensions"]] == ["verdict", "tool_use", "trajectory"]
+    assert [d["dimension"] for d in data["dimensions"]] == list(DIMENSIONS)
 
 
 def test_validate_refuses_a_margin_the_suite_can_never_show_with_one_line_and_exit_2(tmp_path) -> None:

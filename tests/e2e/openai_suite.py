@@ -12,8 +12,9 @@ from pathlib import Path
 
 import yaml
 
-from tests.e2e.support import lay_out_suite, processes_in, write_baseline  # noqa: F401  (re-exported for the tests)
+from rubricgate.models.dimensions import DIMENSIONS
 from tests.e2e.openai_server import Scenario, answer, bash, glob, grep, http_error, read, verdict_text
+from tests.e2e.support import lay_out_suite, processes_in, write_baseline  # noqa: F401  (re-exported for the tests)
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "sk-openai-e2e-secret-0123456789"
@@ -84,7 +85,7 @@ def categories(summary: dict, folder: str) -> tuple:
     name = folder.split("/")[1]
     case = next(c for c in summary["cases"] if name in c["id"])
     grades = case["trials"][0]["grades"]
-    return tuple(grades[d]["category"] for d in ("verdict", "tool_use", "trajectory"))
+    return tuple(grades[d]["category"] for d in DIMENSIONS)
 
 
 def leaked_files(repo: Path) -> list[Path]:

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from rubricgate.models.dimensions import DIMENSIONS
+
 ROOT = Path(__file__).resolve().parents[2]
 SKILL_OK = ("---\nname: {name}\ndescription: Summarise things; use when asked for a summary.\n---\n"
             "# {name}\n\n1. Read the input file.\n2. Summarise it in five bullets.\n3. Save nothing.\n")
@@ -102,7 +104,7 @@ def processes_in(directory: Path) -> list[int]:
 def write_baseline(repo: Path, expected: dict[str, tuple]) -> None:
     """A format 2 baseline.json of the scripted outcomes: per fixture folder the expected failure
     category of verdict, tool_use and trajectory (None: passes; "errored": in no rate)."""
-    dims = ("verdict", "tool_use", "trajectory")
+    dims = DIMENSIONS
     cases = {f"fixture-{folder.split('/')[1]}": {d: {"passes": int(c is None), "trials": 1} for d, c in zip(dims, cats)}
              for folder, cats in expected.items() if "errored" not in cats}
     rates = {d: sum(c[d]["passes"] for c in cases.values()) / len(cases) for d in dims}

@@ -23,6 +23,7 @@ import yaml
 from tests.e2e import claude_scenarios as sc
 from tests.e2e.anthropic_server import ScriptedAnthropicServer
 from tests.e2e.support import (install_fixture, write_baseline, Install, check_overlay, installs, lay_out_suite, processes_in,
+from rubricgate.models.dimensions import DIMENSIONS
                                require_install, with_bwrap_overlay)
 
 pytestmark = pytest.mark.e2e
@@ -98,7 +99,7 @@ def test_each_case_fails_exactly_as_scripted(gate_run, rel: str) -> None:
     _, summary, _ = gate_run
     case_id = next(c["id"] for c in summary["cases"] if rel.split("/")[1] in c["id"])
     trial = next(c for c in summary["cases"] if c["id"] == case_id)["trials"][0]
-    got = tuple(trial["grades"][d]["category"] for d in ("verdict", "tool_use", "trajectory"))
+    got = tuple(trial["grades"][d]["category"] for d in DIMENSIONS)
     assert got == CASES[rel][1], json.dumps(trial["grades"], indent=1)
 
 

@@ -17,6 +17,7 @@ import yaml
 from click.testing import CliRunner
 
 from rubricgate.cli import main
+from rubricgate.models.dimensions import DIMENSIONS
 from rubricgate.secrets import REDACTED, scrub
 from tests.conftest import make_repo
 
@@ -54,7 +55,7 @@ def test_a_key_twice_in_baseline_json_is_an_error(repo: Path) -> None:
     ({"passes": 10**30, "trials": 10**30}, "less than or equal to 1000000"),
 ], ids=["zero-trials", "huge-counts"])
 def test_baseline_counts_out_of_range_are_errors(repo: Path, counts: dict, says: str) -> None:
-    dims = {d: counts for d in ("verdict", "tool_use", "trajectory")}
+    dims = {d: counts for d in DIMENSIONS}
     (repo / "baseline.json").write_text(json.dumps({"format_version": 2, "rates": {"verdict": 1.0},
                                                     "cases": {"fixture-data-loader": dims}}))
     assert says in _validate(repo)

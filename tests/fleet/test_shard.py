@@ -9,9 +9,10 @@ from click.testing import CliRunner
 
 from rubricgate.cli import main
 from rubricgate.errors import GateInputError
+from rubricgate.fleet.shard import assign, parse_shard, spec_from_flags, trial_costs
+from rubricgate.models.dimensions import DIMENSIONS
 from rubricgate.models.results import CaseSpec
 from rubricgate.models.task import Expect, Rubric
-from rubricgate.fleet.shard import assign, parse_shard, spec_from_flags, trial_costs
 from tests.conftest import make_repo
 
 RUBRIC = Rubric.model_validate({"tool_use": {"allowed": ["read"]}, "trajectory": {"max_steps": 5}})
@@ -87,7 +88,7 @@ def test_shard_runs_its_slice_and_records_it(tmp_path):
 
 def test_trial_costs_are_mean_seconds_per_trial_that_ran(tmp_path):
     from rubricgate.models.results import CaseSummary, Decision, Grade, Summary, TrialResult
-    grades = {d: Grade(passed=True) for d in ("verdict", "tool_use", "trajectory")}
+    grades = {d: Grade(passed=True) for d in DIMENSIONS}
     skipped = {d: Grade(passed=False, category="not_run") for d in grades}
     trials = [TrialResult(case_id="a", trial=1, outcome="PASS", grades=grades, duration_s=2.0),
               TrialResult(case_id="a", trial=2, outcome="PASS", grades=grades, duration_s=4.0),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rubricgate.gating.aggregate import as_rates, case_counts, dimension_rates, tag_counts, trial_frame
+from rubricgate.models.dimensions import DIMENSIONS
 from rubricgate.models.results import CaseSpec, Grade, TrialResult
 from rubricgate.models.task import Expect, Rubric
 
@@ -14,8 +15,7 @@ def _case(case_id: str, tags: list[str]) -> CaseSpec:
 
 
 def _trial(case_id: str, trial: int, verdict: bool, category: str | None = None) -> TrialResult:
-    grades = {"verdict": Grade(passed=verdict, category=category), "tool_use": Grade(passed=True),
-              "trajectory": Grade(passed=True)}
+    grades = {d: Grade(passed=True) for d in DIMENSIONS} | {"verdict": Grade(passed=verdict, category=category)}
     return TrialResult(case_id=case_id, trial=trial, outcome="PASS", grades=grades)
 
 
@@ -29,7 +29,8 @@ def test_not_run_trials_count_nowhere():
 
 
 def test_no_trials_gives_no_rate_and_no_groups():
-    assert dimension_rates([])["verdict"].rate is None
+    assert {d: r.rate for d, r in dimension_rates([], DIMENSIONS).items()} == dict.fromkeys(DIMENSIONS)
+    assert dimension_rates([]) == {}  # no graded dimension named, none seen
     assert case_counts([]) == {} and tag_counts([]) == {}
 
 
@@ -42,8 +43,15 @@ def test_counts_per_dimension_case_and_tag():
     tags = tag_counts(frame)
     assert list(tags) == ["x", "y"]  # sorted, like the groupby it replaces
     assert tags["x"]["verdict"] == (1, 2) and tags["y"]["verdict"] == (1, 3)
-    assert as_rates(case_counts(frame)) == {"a": {"verdict": 0.0, "tool_use": 1.0, "trajectory": 1.0},
-                                            "b": {"verdict": 0.5, "tool_use": 1.0, "trajectory": 1.0}}
+    others = {d: 1.0 for d in DIMENSIONS if d != "verdict"}
+    assert as_rates(case_counts(frame)) == {"a": {"verdict": 0.0, **others}, "b": {"verdict": 0.5, **others}}
+
+
+def test_only_the_graded_dimensions_are_counted():
+    """A run grading the verdict alone (gate.dimensions) has a verdict rate and no other."""
+    trials = [TrialResult(case_id="a", trial=1, outcome="PASS", grades={"verdict": Grade(passed=False)})]
+    frame = trial_frame(CASES, trials)
+    assert list(dimension_rates(frame)) == ["verdict"] and case_counts(frame) == {"a": {"verdict": (0, 1)}}
 
 
 def test_a_trial_of_an_unknown_case_has_no_tags():

@@ -6,6 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from rubricgate.cli import main
+from rubricgate.models.dimensions import DIMENSIONS
 from tests.conftest import set_severity
 
 
@@ -77,6 +78,21 @@ def test_baseline_values_are_numbers_for_known_dimensions(tmp_path, rates, needl
     assert needle in str(err.value)
 
 
+def test_a_case_naming_an_unregistered_dimension_is_refused_and_a_missing_one_is_not(tmp_path) -> None:
+    from rubricgate.errors import GateInputError
+    from rubricgate.suite.baseline_file import load_baseline
+
+    one = {"passes": 1, "trials": 1}
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps({"format_version": 2, "rates": {"verdict": 1.0}, "cases": {"a": {"verdict": one}}}))
+    assert set(load_baseline(path, "baseline.json").cases["a"]) == {"verdict"}  # a grader added since: not an error
+    path.write_text(json.dumps({"format_version": 2, "rates": {"verdict": 1.0},
+                                "cases": {"a": {"verdict": one, "tool_uze": one}}}))
+    with pytest.raises(GateInputError) as err:
+        load_baseline(path, "baseline.json")
+    assert "cases.*.tool_uze: unknown dimension 'tool_uze' (did you mean 'tool_use'?)" in str(err.value)
+
+
 # -- format 2: per-case counts, merging, migration --------------------------------------------
 
 def test_update_writes_format_2_with_per_case_counts_and_what_it_was_measured_with(repo):
@@ -84,7 +100,7 @@ def test_update_writes_format_2_with_per_case_counts_and_what_it_was_measured_wi
     assert result.exit_code == 0, result.output
     data = rates(repo)
     assert data["format_version"] == 3
-    assert data["cases"] and all(set(dims) == {"verdict", "tool_use", "trajectory"} for dims in data["cases"].values())
+    assert data["cases"] and all(set(dims) == set(DIMENSIONS) for dims in data["cases"].values())
     some = next(iter(data["cases"].values()))["verdict"]
     assert some == {"passes": 1, "trials": 1}
     measured = data["measured_with"]
@@ -93,7 +109,7 @@ def test_update_writes_format_2_with_per_case_counts_and_what_it_was_measured_wi
 
 def _format_1(repo) -> None:
     (repo / "baseline.json").write_text(json.dumps({"format_version": 1, "history": [], "trials": 1,
-                                                    "rates": {"verdict": 1.0, "tool_use": 1.0, "trajectory": 1.0}}))
+                                                    "rates": dict.fromkeys(DIMENSIONS, 1.0)}))
 
 
 def test_a_format_1_baseline_is_exit_2_with_the_command_that_re_measures_it(repo):

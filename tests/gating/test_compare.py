@@ -8,19 +8,20 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import git, make_repo
 from rubricgate.cli import main
-from rubricgate.gating.compare import compare_summaries, case_flips
-from rubricgate.runner.cost import not_run_trial
+from rubricgate.gating.compare import case_flips, compare_summaries
 from rubricgate.models.config import GateConfig
+from rubricgate.models.dimensions import DIMENSIONS
 from rubricgate.models.results import CaseSummary, Decision, Grade, Summary, TrialResult
+from rubricgate.runner.cost import not_run_trial
+from tests.conftest import git, make_repo
 
 RUBRIC = "reviewer/evaluator/references/rubric.md"
 STRICT, STATISTICAL = GateConfig(), GateConfig(method="statistical")
 
 
 def _trial(case: str, i: int, passed: bool, dim: str = "verdict", reason: str = "expected BLOCK, got WARN") -> TrialResult:
-    grades = {d: Grade(passed=True) for d in ("verdict", "tool_use", "trajectory")}
+    grades = {d: Grade(passed=True) for d in DIMENSIONS}
     if not passed:
         grades[dim] = Grade(passed=False, category="wrong_tier", reason=reason)
     return TrialResult(case_id=case, trial=i, outcome="PASS", grades=grades)

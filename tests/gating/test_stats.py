@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rubricgate.gating import stats
-
+from rubricgate.models.dimensions import DIMENSIONS
 
 # -- bad input --------------------------------------------------------------------------------
 
@@ -135,7 +135,7 @@ from rubricgate.models.results import Grade, RateRow, TrialResult  # noqa: E402
 
 
 def _t(passed: bool, dim_fail: str = "verdict") -> TrialResult:
-    grades = {d: Grade(passed=passed or d != dim_fail) for d in ("verdict", "tool_use", "trajectory")}
+    grades = {d: Grade(passed=passed or d != dim_fail) for d in DIMENSIONS}
     return TrialResult(case_id="c", trial=1, outcome="PASS", grades=grades)
 
 

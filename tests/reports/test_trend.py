@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 import reports_fixtures as rf  # noqa: E402
 
 from rubricgate.errors import GateInputError  # noqa: E402
+from rubricgate.models.dimensions import DIMENSIONS
 from rubricgate.reports.trend import drifts, load_summaries, render_trend  # noqa: E402
 
 
@@ -71,7 +72,7 @@ def _run(run_id: str, outcomes: dict[str, list[bool]]):
 
     def trial(cid, i, ok):
         return TrialResult(case_id=cid, trial=i, outcome="PASS",
-                           grades={d: Grade(passed=ok or d != "verdict") for d in ("verdict", "tool_use", "trajectory")})
+                           grades={d: Grade(passed=ok or d != "verdict") for d in DIMENSIONS})
     cases = [CaseSummary(id=c, source="task", trials=[trial(c, i + 1, ok) for i, ok in enumerate(oks)])
              for c, oks in outcomes.items()]
     n = sum(len(v) for v in outcomes.values())
@@ -116,9 +117,10 @@ def test_series_control_holds_across_every_move_of_the_table():
 
 # -- the model a run used comes from the agent when rubricgate.yaml does not pin one -----------
 
+from conftest import make_repo  # noqa: E402
+
 from rubricgate.agents.builtin import BuiltinAgent  # noqa: E402
 from rubricgate.pipeline import RunOptions, run_suite  # noqa: E402
-from conftest import make_repo  # noqa: E402
 
 
 class ModelReportingAgent(BuiltinAgent):

@@ -6,8 +6,9 @@ import threading
 
 import pytest
 
-from rubricgate.runner import cost
+from rubricgate.models.dimensions import DIMENSIONS
 from rubricgate.models.results import CaseSummary, Grade, TrialResult
+from rubricgate.runner import cost
 
 
 def _trial(case: str, i: int, usd: float | None, cached: bool = False, tokens: int = 10) -> TrialResult:
@@ -75,7 +76,7 @@ def test_budget_is_thread_safe() -> None:
 def test_not_run_trial_fails_every_dimension() -> None:
     trial = cost.not_run_trial("a", 2, "cost budget spent")
     assert trial.outcome == "ERROR"
-    assert set(trial.grades) == {"verdict", "tool_use", "trajectory"}
+    assert set(trial.grades) == set(DIMENSIONS)
     assert all(not g.passed and g.category == "not_run" for g in trial.grades.values())
     assert cost.is_not_run(trial)
     assert not cost.is_not_run(_trial("a", 1, 0.1))
