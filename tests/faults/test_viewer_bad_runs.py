@@ -20,7 +20,7 @@ import view_fixtures as vf  # noqa: E402
 
 from rubricgate.view import build, urls  # noqa: E402
 from rubricgate.view.catalog import Catalog  # noqa: E402
-from rubricgate.view.server import serve_in_thread  # noqa: E402
+from rubricgate.view.server import serve_in_thread, url_of  # noqa: E402
 from rubricgate.view.site import site_for  # noqa: E402
 
 OLD, MID, NEW = "20260101T000000Z-abc120", "20260102T000000Z-abc121", "20260103T000000Z-abc122"
@@ -34,8 +34,9 @@ def reports(tmp_path) -> Path:
 
 
 def _get(server, path: str) -> tuple[int, bytes]:
+    """GET `path` below the server's token (the URL `rubricgate view` prints)."""
     conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=30)
-    conn.request("GET", path)
+    conn.request("GET", "/" + url_of(server).split("/", 3)[3] + path.lstrip("/"))
     got = conn.getresponse()
     body = got.read()
     conn.close()
