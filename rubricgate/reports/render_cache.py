@@ -46,7 +46,18 @@ def bytecode_cache():
         return None
     import jinja2
 
-    return jinja2.FileSystemBytecodeCache(str(folder))
+    class KeptIfThere(jinja2.FileSystemBytecodeCache):
+        """A compiled template that cannot be stored (the folder went: a copy-only run throws
+        the whole cache folder away once its trials end) is compiled again next time, and the
+        page is still written."""
+
+        def dump_bytecode(self, bucket) -> None:
+            try:
+                super().dump_bytecode(bucket)
+            except OSError:
+                return
+
+    return KeptIfThere(str(folder))
 
 
 def content_key(*parts: str) -> str:

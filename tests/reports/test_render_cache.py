@@ -54,3 +54,19 @@ def test_templates_are_compiled_once_into_the_private_folder(_private_cache_home
         assert sorted((_private_cache_home / "rubricgate" / render_cache.TEMPLATES).iterdir()) == stored
     finally:
         html._environment.cache_clear()
+
+
+def test_a_page_is_written_when_the_cache_folder_went_meanwhile(_private_cache_home):
+    # A copy-only run throws the whole cache folder away once its trials end, after the template
+    # environment (and its bytecode cache) was made: the page is compiled and written all the same.
+    import shutil
+
+    from rubricgate.reports import html
+
+    html._environment.cache_clear()
+    try:
+        html._environment()
+        shutil.rmtree(_private_cache_home / "rubricgate")
+        assert "<html" in html.render_html(rf.summary())
+    finally:
+        html._environment.cache_clear()
