@@ -1,4 +1,7 @@
-"""The pull-request comment (markdown): decision, rates vs baseline, failures by category.
+"""The pull-request comment (markdown), cause first: one line with the decision, the dimension and
+its drop, the changed rule and the failing cases (reports/story.py); the next step; the rates;
+each failing case with its trials grouped and the reviewer's findings; then the statistics and
+the run's details folded in <details>.
 
 The comment carries a hidden marker so `publish` edits the previous one instead of stacking a
 new comment per push. Everything that came from a transcript is escaped: GitHub renders some
@@ -8,34 +11,22 @@ HTML, and an unescaped `@name` would ping people from a reviewer's output.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
-from dataclasses import dataclass
 
 from rubricgate.models.results import CaseSummary, RateRow, Summary
-from rubricgate.reports import explain
+from rubricgate.reports import explain, story
 from rubricgate.secrets import mask_credentials
 
 MARKER = "<!-- rubricgate:report -->"
 DEFAULT_ARTIFACT = "rubricgate-report"
-MAX_PER_CATEGORY = 20  # keeps a badly broken run under GitHub's 65,536-character body limit
 MAX_REASON = 300
-MAX_FAILING_CASES = 10  # explained one by one; the rest are in the failures list and the artifact
-MAX_FINDINGS = 10
+MAX_FAILING_CASES = 5  # explained one by one; the rest named with their counts (all are in the artifact)
+MAX_FINDINGS = 5
+MAX_LISTED = 20  # keeps a badly broken run under GitHub's 65,536-character body limit
 _EPS = 1e-6  # the strict gate's own tolerance (gate.EPS)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _HEADLINE = {"pass": "PASS", "regression": "REGRESSION", "error": "ERROR (could not judge)",
              "inconclusive": "INCONCLUSIVE (could not judge)",
              "baseline": "BASELINE RUN (measured for baseline.json, not gated)"}
-
-
-@dataclass(frozen=True)
-class Failure:
-    """One failed grade of one trial."""
-
-    case_id: str
-    trial: int
-    dimension: str
-    reason: str
 
 
 def escape_md(text: str, limit: int = MAX_REASON) -> str:
@@ -88,20 +79,6 @@ def interval(row: RateRow) -> str:
     return "n/a" if row.low is None or row.high is None else f"{pct(row.low)} – {pct(row.high)}"
 
 
-def rates_table(summary: Summary) -> list[str]:
-    """Markdown table: each dimension's rate, its Wilson interval, and the change against baseline."""
-    lines = ["| dimension | rate | interval | baseline | delta | change |", "| --- | --- | --- | --- | --- | --- |"]
-    for dim, row in summary.rates.items():
-        lines.append(f"| {escape_md(dim)} | {pct(row.rate)} ({row.passes}/{row.trials}) | {interval(row)} | "
-                     f"{pct(row.baseline)} | {signed_pp(row.delta)} | {escape_md(delta_label(row))} |")
-    gate = summary.gate
-    if gate is not None and gate.shared_cases:
-        lines += ["", f"Rates, baseline and delta are over the {gate.shared_cases} case(s) both runs share. "
-                  f"Intervals: {escape_md(gate.interval)}."]
-    new = new_cases_line(summary)
-    return lines + (["", escape_md(new, 2000)] if new else [])
-
-
 def new_cases_line(summary: Summary) -> str:
     """Plain text: the cases not in the baseline and their rates, kept beside the gate's rates
     (which are over the shared cases only); '' when there are none."""
@@ -112,45 +89,6 @@ def new_cases_line(summary: Summary) -> str:
     return (f"New cases (not in baseline.json, not in the rates above): {len(gate.new_cases)} case(s)"
             + (f": {rates}" if rates else "") + f" — {', '.join(gate.new_cases[:10])}"
             + (" ..." if len(gate.new_cases) > 10 else ""))
-
-
-def failures_by_category(summary: Summary) -> dict[str, list[Failure]]:
-    """Every failed grade, grouped by its category (sorted for stable output)."""
-    groups: dict[str, list[Failure]] = defaultdict(list)
-    for case in summary.cases:
-        for t in case.trials:
-            for dim, grade in t.grades.items():
-                if not grade.passed:
-                    groups[grade.category or "uncategorized"].append(Failure(case.id, t.trial, dim, grade.reason))
-    return {k: groups[k] for k in sorted(groups)}
-
-
-def failures_section(summary: Summary) -> list[str]:
-    """### Failed cases by category, each failure with its reason."""
-    groups = failures_by_category(summary)
-    if not groups:
-        return ["No failed trials."]
-    lines = ["### Failed cases by category"]
-    for category, items in groups.items():
-        cases = len({f.case_id for f in items})
-        lines += ["", f"**{escape_md(category)}** — {len(items)} failed grade(s) in {cases} case(s)", ""]
-        for f in items[:MAX_PER_CATEGORY]:
-            lines.append(f"- {escape_md(f.case_id)} trial {f.trial} ({escape_md(f.dimension)}): "
-                         f"{escape_md(f.reason) or 'no reason given'}")
-        if len(items) > MAX_PER_CATEGORY:
-            lines.append(f"- … and {len(items) - MAX_PER_CATEGORY} more (see the artifact)")
-    return lines
-
-
-def _decision_lines(summary: Summary) -> list[str]:
-    d = summary.decision
-    lines = [f"**Decision:** {headline(summary)} (exit {d.exit_code}, method {escape_md(d.method)})"]
-    lines += [f"- {escape_md(r)}" for r in d.reasons]
-    lines += [f"- warning: {escape_md(w)}" for w in d.warnings]
-    lines += [f"- warning: {escape_md(a.warning)}" for a in summary.agent_support.values() if a.warning]
-    if not summary.complete:
-        lines.append("- warning: the run did not complete; rates cover finished trials only")
-    return lines
 
 
 def plan_lines(summary: Summary) -> list[str]:
@@ -165,7 +103,9 @@ def plan_lines(summary: Summary) -> list[str]:
     looks = summary.gate.looks if summary.gate else []
     if looks:
         last = looks[-1]
-        lines.append(f"Adaptive rounds: {len(looks)} look(s), {last['trials']} trials; {last['why']}")
+        # A run that could not be judged (errored trials, an interrupt) must not read as decided.
+        why = last["why"] if summary.decision.status != "error" else "the rounds stopped, then the run could not be judged"
+        lines.append(f"Adaptive rounds: {len(looks)} look(s), {last['trials']} trials; {why}")
     return lines
 
 
@@ -214,7 +154,8 @@ def _consistency_line(summary: Summary) -> list[str]:
 
 def _run_line(summary: Summary) -> str:
     who = " ".join(escape_md(x) for x in (summary.agent, summary.agent_version or "", summary.model or "") if x)
-    return f"Run {escape_md(summary.run_id)} · agent {who} · {len(summary.cases)} case(s)"
+    link = f" · [workflow run]({summary.run_url})" if summary.run_url else ""
+    return f"Run {escape_md(summary.run_id)} · agent {who} · {len(summary.cases)} case(s){link}"
 
 
 def _cost_lines(summary: Summary) -> list[str]:
@@ -223,38 +164,65 @@ def _cost_lines(summary: Summary) -> list[str]:
     if not cost.get("cost_usd") and not cost.get("input_tokens"):
         return []
     spend = "not reported" if cost.get("cost_usd") is None else f"${cost['cost_usd']:.4f}"
-    return [f"Cost: {spend} · {cost.get('input_tokens', 0)} input / {cost.get('output_tokens', 0)} output tokens", ""]
+    return [f"- Cost: {spend} · {cost.get('input_tokens', 0)} input / {cost.get('output_tokens', 0)} output tokens"]
 
 
-def _honesty_section(summary: Summary) -> list[str]:
+def _honesty_lines(summary: Summary) -> list[str]:
     """Errored trials (infrastructure, not judged) and run errors after a graded verdict."""
     lines = []
     if summary.errored:
-        lines += [f"**Errored trials** (infrastructure; left out of every rate): {len(summary.errored)}", ""]
-        lines += [f"- {escape_md(x)}" for x in summary.errored[:MAX_PER_CATEGORY]] + [""]
-    run_errors = [f"- {escape_md(c.id)} trial {t.trial}: {escape_md(t.run_error)}"
+        lines.append(f"- Errored trials (infrastructure; left out of every rate): {len(summary.errored)}: "
+                     + "; ".join(escape_md(x, 200) for x in summary.errored[:MAX_LISTED])
+                     + (" …" if len(summary.errored) > MAX_LISTED else ""))
+    run_errors = [f"{escape_md(c.id)} #{t.trial}: {escape_md(t.run_error, 200)}"
                   for c in summary.cases for t in c.trials if t.run_error]
     if run_errors:
-        lines += ["**Run errors after a graded verdict:**", "", *run_errors[:MAX_PER_CATEGORY], ""]
+        lines.append("- Run errors after a graded verdict: " + "; ".join(run_errors[:MAX_LISTED]))
     return lines
 
 
-def _context_lines(summary: Summary) -> list[str]:
-    """The CI run link, the next step, and whether the reviewer differs from the baseline's."""
-    lines = [f"[Workflow run]({summary.run_url})", ""] if summary.run_url else []
+def lead_line(summary: Summary) -> str:
+    """The one line the comment and the step summary start with (markdown, escaped)."""
+    lead = story.lead(summary)
+    head = f"{story.EMOJI.get(lead.status, '')} rubricgate **{lead.badge}**".strip()
+    if lead.qualifier:
+        head += f" ({escape_md(lead.qualifier)})"
+    body = " ".join(escape_md(p, 600) for p in (lead.what, lead.cause) if p)
+    cases = f"; {escape_md(lead.cases_label)}: {escape_md(story.shown_cases(lead.cases), 400)}" if lead.cases else ""
+    return f"### {head}: {body}{cases}" if body else f"### {head}{cases}"
+
+
+def _next_step(summary: Summary) -> list[str]:
+    if summary.decision.status == "regression":
+        return [f"**Next step:** {explain.NEXT_STEP_REVERT}; or, if the new behaviour is intended, "
+                f"`{explain.NEXT_STEP_ACCEPT}`", ""]
     step = explain.next_step(summary)
-    if step is not None and summary.decision.status == "regression":
-        lines += [f"**Next step:** {explain.NEXT_STEP_REVERT}; or, if the new behaviour is intended, "
-                  f"`{explain.NEXT_STEP_ACCEPT}`", ""]
-    elif step is not None:
-        lines += [f"**Next step:** {step}", ""]
-    first, *details = explain.reviewer_lines(summary)
-    prefix, _, said = first.partition(": ")
-    return lines + [f"**{escape_md(prefix)}:** {escape_md(said, 1000)}", *(f"- {escape_md(d)}" for d in details), ""]
+    return [f"**Next step:** {escape_md(step, 1000)}", ""] if step else []
+
+
+def _partial_lines(summary: Summary) -> list[str]:
+    facts = story.partial(summary)
+    if not facts.why:
+        return []
+    title = "Partial run" if facts.why != "errored" else "Errored trials"
+    lines = [f"**{title}:** " + "; ".join(escape_md(line, 600) for line in facts.lines()), ""]
+    return lines + ["Every trial that ran has its transcript in the run folder; the rates below cover the "
+                    "judged trials only and are not gated.", ""]
+
+
+def rates_table(summary: Summary) -> list[str]:
+    """Markdown table: each dimension's rate, its baseline and the change the gate judged."""
+    lines = ["| dimension | rate | baseline | change |", "| --- | --- | --- | --- |"]
+    for dim, row in summary.rates.items():
+        mark = "❌ " if row.status == "regression" else "❔ " if row.status == "inconclusive" else ""
+        lines.append(f"| {escape_md(dim)} | {pct(row.rate)} ({row.passes}/{row.trials}) | {pct(row.baseline)} | "
+                     f"{mark}{signed_pp(row.delta)}: {escape_md(delta_label(row))} |")
+    new = new_cases_line(summary)
+    return lines + (["", escape_md(new, 2000)] if new else [])
 
 
 def findings_table(case: CaseSummary) -> list[str]:
-    """The first failed trial's findings: rule, severity, file:line (source path too), quote."""
+    """The first failed trial's findings: rule, severity, file:line (source path too), issue, quote."""
     failed = explain.first_failure(case)
     if failed is None:
         return []
@@ -262,49 +230,82 @@ def findings_table(case: CaseSummary) -> list[str]:
         said = f"tier {failed.effective_tier}" if failed.effective_tier else "no verdict"
         return [f"Trial {failed.trial}: the reviewer reported no findings ({said})."]
     lines = [f"Trial {failed.trial} findings ({failed.effective_tier or 'no tier'}):", "",
-             "| rule | severity | file:line | quote |", "| --- | --- | --- | --- |"]
+             "| rule | severity | file:line | issue | quote |", "| --- | --- | --- | --- | --- |"]
     for f in failed.findings[:MAX_FINDINGS]:
         lines.append(f"| {escape_md(f.rule)} | {escape_md(f.severity)} | "
-                     f"{escape_md(explain.finding_location(f, case.workspace_paths))} | {escape_md(f.quote, 120)} |")
+                     f"{escape_md(explain.finding_location(f, case.workspace_paths))} | {escape_md(f.issue, 160)} | "
+                     f"{escape_md(f.quote, 80)} |")
     if len(failed.findings) > MAX_FINDINGS:
-        lines.append(f"| … | | | {len(failed.findings) - MAX_FINDINGS} more |")
+        lines.append(f"| … | | | {len(failed.findings) - MAX_FINDINGS} more | |")
     return lines
 
 
 def failing_cases_section(summary: Summary) -> list[str]:
-    """### Failing cases: each one's `why` and what the reviewer found."""
-    failing = explain.failing_cases(summary)
-    if not failing:
+    """Each failing case: its trials grouped in one line, its why, what the reviewer found."""
+    stories = story.case_stories(summary)
+    if not stories:
         return []
-    lines = ["### Failing cases"]
-    for case in failing[:MAX_FAILING_CASES]:
+    lines = [f"**Failing cases** ({len(stories)} of {len(summary.cases)})"]
+    for st in stories[:MAX_FAILING_CASES]:
+        case = st.case
         why = escape_md(case.why) if case.why else "no `why` recorded for this case"
-        lines += ["", f"**{escape_md(case.id)}** (expected {escape_md(case.expected_tier or 'n/a')}) — {why}", "",
-                  *findings_table(case)]
-    if len(failing) > MAX_FAILING_CASES:
-        lines += ["", f"… and {len(failing) - MAX_FAILING_CASES} more failing case(s) (see the artifact)"]
+        lines += ["", f"**{escape_md(case.id)}** (expected {escape_md(case.expected_tier or 'n/a')}) — "
+                  f"{escape_md(st.line(), 600)}", "", f"Why it matters: {why}", "", *findings_table(case)]
+    rest = stories[MAX_FAILING_CASES:]
+    if rest:
+        lines += ["", f"… and {len(rest)} more failing case(s): "
+                  + "; ".join(f"{escape_md(st.case.id)} ({st.failed}/{st.trials})" for st in rest[:MAX_LISTED])
+                  + (" …" if len(rest) > MAX_LISTED else "")]
     return lines + [""]
 
 
-def _plan_block(summary: Summary) -> list[str]:
-    lines = plan_lines(summary)
-    return [f"- {escape_md(line)}" for line in lines] + ([""] if lines else [])
+def _noise_lines(summary: Summary) -> list[str]:
+    lines = [escape_md(line, 1500) for line in (story.unconfirmed_line(summary), story.flaky_line(summary)) if line]
+    return [*(f"- {line}" for line in lines), ""] if lines else []
+
+
+def _details(title: str, lines: list[str]) -> list[str]:
+    """A folded block (GitHub renders <details> in comments); nothing when it would be empty."""
+    body = [line for line in lines if line is not None]
+    if not any(body):
+        return []
+    return [f"<details><summary>{title}</summary>", "", *body, "", "</details>", ""]
+
+
+def _statistics(summary: Summary) -> list[str]:
+    d = summary.decision
+    lines = [f"- {escape_md(line)}" for line in plan_lines(summary)]
+    lines += [f"- reason: {escape_md(r)}" for r in d.reasons]
+    lines += [f"- {line}" for line in _consistency_line(summary) if line]
+    gate = summary.gate
+    if gate is not None and gate.shared_cases:
+        lines.append(f"- Rates, baseline and delta are over the {gate.shared_cases} case(s) both runs share. "
+                     f"Intervals: {escape_md(gate.interval)}.")
+    lines += [f"- {escape_md(dim)}: interval {interval(row)}" for dim, row in summary.rates.items() if row.low is not None]
+    return _details(f"Statistics ({escape_md(d.method)} gate, exit {d.exit_code})", lines)
+
+
+def _run_details(summary: Summary) -> list[str]:
+    first, *rest = explain.reviewer_lines(summary)
+    prefix, _, said = first.partition(": ")
+    warnings = [*summary.decision.warnings, *(a.warning for a in summary.agent_support.values() if a.warning)]
+    if not summary.complete:
+        warnings.append("the run did not complete; rates cover finished trials only")
+    lines = [f"- {_run_line(summary)}", f"- {escape_md(prefix)}: {escape_md(said, 1000)}",
+             *(f"  - {escape_md(r)}" for r in rest), *_cost_lines(summary), *_honesty_lines(summary),
+             *(f"- warning: {escape_md(w)}" for w in warnings)]
+    title = "The run: reviewer vs baseline" + (f", {len(warnings)} warning(s)" if warnings else "")
+    return _details(title, lines)
 
 
 def render_body(summary: Summary, artifact: str = DEFAULT_ARTIFACT) -> str:
-    """The report markdown without the marker (also used for $GITHUB_STEP_SUMMARY)."""
-    lines = [f"## rubricgate: {headline(summary)}", "",
-             _run_line(summary), "", *_decision_lines(summary), "", *_plan_block(summary), *_context_lines(summary),
-             *rates_table(summary), "",
-             *_consistency_line(summary)]
-    if summary.flaky_cases:
-        lines += ["Flaky cases (mixed results across trials): " + ", ".join(escape_md(c) for c in summary.flaky_cases), ""]
-    lines += _cost_lines(summary)
-    lines += _honesty_section(summary)
-    lines += [*failing_cases_section(summary), *failures_section(summary), "",
-              f"Replay files for each failed trial: workflow artifact **{escape_md(artifact, 100)}**, "
-              f"folder reports/{escape_md(summary.run_id)}/replay/ (inspect offline with "
-              f"`rubricgate report` or re-grade with `rubricgate regrade`)."]
+    """The report markdown without the marker (also used for $GITHUB_STEP_SUMMARY): the one line,
+    the next step, the rates, the failing cases, then the statistics and the run folded."""
+    lines = [lead_line(summary), "", *_next_step(summary), *_partial_lines(summary), *rates_table(summary), "",
+             *failing_cases_section(summary), *_noise_lines(summary), *_statistics(summary), *_run_details(summary),
+             f"Replay files for each failed trial: workflow artifact **{escape_md(artifact, 100)}**, folder "
+             f"reports/{escape_md(summary.run_id)}/replay/ (`rubricgate report` renders them, `rubricgate regrade` "
+             "grades them again)."]
     return "\n".join(lines) + "\n"
 
 

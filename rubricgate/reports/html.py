@@ -14,37 +14,23 @@ import hashlib
 import html
 import json
 import re
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
-from rubricgate.models.results import CaseSummary, Summary, TrialResult
+from rubricgate.models.results import Summary, TrialResult
 from rubricgate.models.transcript import Transcript
 from rubricgate.records.files import read_transcript
-from rubricgate.reports import explain
-from rubricgate.reports.comment import (
-    delta_label,
-    failures_by_category,
-    headline,
-    interval,
-    k_groups,
-    new_cases_line,
-    pct,
-    plan_lines,
-    signed_pp,
-)
+from rubricgate.reports import explain, html_context, story
+from rubricgate.reports.comment import delta_label, interval, k_groups, new_cases_line, pct, plan_lines, signed_pp
+from rubricgate.reports.html_context import case_cost, explain_context, page_context
 from rubricgate.reports.junit import xml_safe
 from rubricgate.reports.replay import trial_failed
 from rubricgate.secrets import mask_credentials
 
 MAX_TEXT = 20_000  # a runaway final message should not make the report unusable
 MAX_INPUT = 2_000
-# Passing trials whose tool timeline is inlined; failing trials always are. A 2,000-trial run
-# would otherwise read every transcript and write a page of megabytes that opens slowly; the
-# rest link to their transcript files.
-INLINE_PASSING = 200
 Bodies = dict[str, str]  # a trial's transcript path (relative to the run dir) -> its rendered body
 
 
@@ -98,7 +84,7 @@ def _environment():
                              finalize=lambda v: v if isinstance(v, Markup) else Markup(e(v)))
     env.globals.update(pct=pct, interval=interval, signed_pp=signed_pp, delta_label=delta_label, clip=_clip,
                        as_json=lambda v: json.dumps(v, ensure_ascii=False), location=explain.finding_location,
-                       case_cost=_case_cost, MAX_TEXT=MAX_TEXT, MAX_INPUT=MAX_INPUT, INLINE_PASSING=INLINE_PASSING,
+                       case_cost=case_cost, shown_cases=story.shown_cases, MAX_TEXT=MAX_TEXT, MAX_INPUT=MAX_INPUT,
                        NEXT_STEP_REVERT=explain.NEXT_STEP_REVERT, NEXT_STEP_ACCEPT=explain.NEXT_STEP_ACCEPT)
     return env
 
@@ -107,19 +93,6 @@ def _markup(text: str):
     from markupsafe import Markup
 
     return Markup(text)
-
-
-def _case_cost(tally: dict | None) -> str:
-    """One case's spend: '$0.0123 · 900 tokens', 'not reported' when any trial was unpriced."""
-    if not tally:
-        return "n/a"
-    usd = "not reported" if tally.get("cost_usd") is None else f"${tally['cost_usd']:.4f}"
-    return f"{usd} · {tally.get('input_tokens', 0) + tally.get('output_tokens', 0)} tokens"
-
-
-def failing_first(cases: list[CaseSummary]) -> list[CaseSummary]:
-    """Failing cases on top, suite order kept within each group."""
-    return sorted(cases, key=lambda c: not any(trial_failed(t) for t in c.trials))
 
 
 def transcript_body(transcript: Transcript | None) -> str:
@@ -132,7 +105,7 @@ def prerender_body(bodies: Bodies, result: TrialResult, transcript: Transcript) 
     the run's end renders only the rest of the page. Every failing trial's, and passing ones
     while fewer than INLINE_PASSING bodies are held (no more can be inlined). A body not held
     here is rendered from the transcript file at the end, as without this."""
-    if result.transcript and (trial_failed(result) or len(bodies) < INLINE_PASSING):
+    if result.transcript and (trial_failed(result) or len(bodies) < html_context.INLINE_PASSING):
         bodies[result.transcript] = transcript_body(transcript)
 
 
@@ -141,51 +114,6 @@ def _load(run_dir: Path | None, t: TrialResult) -> Transcript | None:
     if run_dir is None or not t.transcript or not (run_dir / t.transcript).is_file():
         return None
     return read_transcript(run_dir, t.transcript)
-
-
-@dataclass
-class _TrialView:
-    trial: TrialResult
-    failed: bool
-    mapping: dict[str, str]
-    tiers: str
-    warnings: list[str]
-    body: object  # the rendered timeline (markup), or None: linked, not inlined
-
-
-@dataclass
-class _CaseView:
-    case: CaseSummary
-    failed: bool
-    trials: list[_TrialView]
-
-
-def _honesty(t: TrialResult) -> list[str]:
-    """Errored / run-error / attempt lines of a trial, shown with its verdict warnings."""
-    lines = [f"run error after the verdict: {t.run_error}"] if t.run_error else []
-    if len(t.attempts) > 1 or t.errored:
-        lines.append(f"{len(t.attempts)} attempt(s): " + "; ".join(
-            f"{a.termination} {a.error}".strip() for a in t.attempts))
-    return lines + list(t.notes)
-
-
-def _case_views(s: Summary, run_dir: Path | None, bodies: Bodies | None) -> list[_CaseView]:
-    """Every case failing first, each trial with its body: inlined while the budget lasts."""
-    out, passing = [], 0
-    for c in failing_first(s.cases):
-        views = []
-        for t in c.trials:
-            failed = trial_failed(t)
-            passing += not failed
-            body = None
-            if failed or passing <= INLINE_PASSING:
-                ready = bodies.get(t.transcript) if bodies and t.transcript else None
-                body = _markup(ready if ready is not None else transcript_body(_load(run_dir, t)))
-            tiers = (f"reported {t.reported_tier or '-'} → effective {t.effective_tier or '-'}"
-                     + (" (escalated)" if t.escalated else ""))
-            views.append(_TrialView(t, failed, c.workspace_paths, tiers, [*t.verdict_warnings, *_honesty(t)], body))
-        out.append(_CaseView(c, any(v.failed for v in views), views))
-    return out
 
 
 def _charts(s: Summary, history: list[Summary]) -> list:
@@ -198,30 +126,22 @@ def _charts(s: Summary, history: list[Summary]) -> list:
     return [_markup(charts.trend_chart([*history, s]))]
 
 
-def _cost_context(s: Summary) -> dict:
-    cost = s.cost or {}
-    extra = ", ".join(f"{cost[key]} {key.replace('_', ' ')}" for key in ("unpriced_trials", "cached_trials", "not_run_trials")
-                      if cost.get(key))
-    by_tag = list(cost.get("by_tag", {}).items()) if cost.get("input_tokens") or cost.get("cost_usd") else []
-    shown = cost.get("input_tokens") or cost.get("cost_usd") or cost.get("unpriced_trials")
-    return {"spend": "not reported" if cost.get("cost_usd") is None else f"${cost['cost_usd']:.4f}",
-            "tokens": f"{cost.get('input_tokens', 0)} in / {cost.get('output_tokens', 0)} out tokens",
-            "cost_extra": extra, "by_tag": by_tag, "case_costs": cost.get("by_case", {}) if shown else None}
+def _body_of(run_dir: Path | None, bodies: Bodies | None):
+    """A trial's inlined body: the one rendered during the run, else rendered from its file."""
+    def body(t: TrialResult):
+        ready = bodies.get(t.transcript) if bodies and t.transcript else None
+        return _markup(ready if ready is not None else transcript_body(_load(run_dir, t)))
+    return body
 
 
 def _context(s: Summary, run_dir: Path | None, history: list[Summary], bodies: Bodies | None) -> dict:
-    cov = s.coverage or {}
     script = _asset("report.js")
-    failing = [(c, explain.first_failure(c)) for c in explain.failing_cases(s)]
-    return {"s": s, "csp": _csp(script), "script": _markup(script), "css": _markup(_asset("report.css")),
-            "headline": headline(s), "new_cases": new_cases_line(s), "who": " · ".join(str(x) for x in (s.agent, s.agent_version, s.model) if x),
-            "next_step": explain.next_step(s), "reviewer_lines": explain.reviewer_lines(s), "plan_lines": plan_lines(s),
-            "reviewer_changed": explain.reviewer_change(s).changed, "failing": failing,
-            "k_groups": k_groups(s.pass_k or {}), "every_rate": ((s.pass_k or {}).get("all_pass") or {}).get("rate"),
-            "charts": _charts(s, history),
-            "coverage_rows": cov.get("rules") or [], "uncovered": cov.get("uncovered") or [],
-            "cited_known": cov.get("cited_known"), "case_rows": _case_views(s, run_dir, bodies),
-            "failure_groups": failures_by_category(s), **_cost_context(s)}
+    context = page_context(s, _body_of(run_dir, bodies), explain_context(s))
+    return {**context, "csp": _csp(script), "script": _markup(script),
+            "css": _markup(_asset("theme.css") + _asset("report.css")),
+            "new_cases": new_cases_line(s), "who": " · ".join(str(x) for x in (s.agent, s.agent_version, s.model) if x),
+            "plan_lines": plan_lines(s), "k_groups": k_groups(s.pass_k or {}),
+            "every_rate": ((s.pass_k or {}).get("all_pass") or {}).get("rate"), "charts": _charts(s, history)}
 
 
 def render_html(summary: Summary, run_dir: Path | None = None, history: list[Summary] | None = None,

@@ -111,7 +111,7 @@ def test_report_rerenders_every_format(ran, tmp_path):
     assert got.exit_code == 0, got.output
     assert 'id="chart-trend"' in (run_dir / "report.html").read_text()
     assert (run_dir / "junit.xml").read_text().startswith("<?xml")
-    assert "rubricgate: PASS" in step.read_text()
+    assert "rubricgate **PASS**" in step.read_text()
 
 
 def test_summary_json_golden(tmp_path):

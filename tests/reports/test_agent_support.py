@@ -23,7 +23,7 @@ def untested_summary():
 
 def test_html_warns_about_an_untested_version_escaped(tmp_path: Path) -> None:
     page = render_html(untested_summary(), rf.write_run_dir(tmp_path / "run"), history=[])
-    assert '<p class="bad agent-support">warning: claude 2.1.999 &lt;b&gt;(Claude Code)&lt;/b&gt; is outside' in page
+    assert '<li>warning: claude 2.1.999 &lt;b&gt;(Claude Code)&lt;/b&gt; is outside' in page
     assert "<b>(Claude Code)</b>" not in page
 
 
@@ -35,5 +35,5 @@ def test_comment_and_terminal_warn_about_an_untested_version() -> None:
 
 def test_tested_version_adds_no_warning(tmp_path: Path) -> None:
     tested = rf.summary(agent="claude", agent_support=support_for({"claude": "2.1.332 (Claude Code)"}))
-    assert "agent-support" not in render_html(tested, rf.write_run_dir(tmp_path / "run"), history=[])
+    assert "tested range" not in render_html(tested, rf.write_run_dir(tmp_path / "run"), history=[])
     assert "tested range" not in render_body(tested) and "tested range" not in render_terminal(tested, "r")

@@ -77,7 +77,7 @@ def test_report_loads_and_payloads_execute_nothing(chromium, tmp_path, report):
     dom = _dom(chromium, tmp_path, report.as_uri())
     assert 'data-ready="1"' in dom, "the report's own script did not run"
     title = re.search(r"<title>(.*?)</title>", dom, re.S).group(1)
-    assert "PWNED" not in title and title.startswith("rubricgate regression")
+    assert "PWNED" not in title and title.startswith("REGRESSION · rubricgate report")
     assert len(re.findall(r"<script", dom)) == 1 and not re.search(r"<img[^>]+onerror", dom)
     for marker in ('id="decision"', 'id="rates"', 'id="cases"', 'id="chart-trend"', 'class="timeline"', 'class="final"'):
         assert marker in dom
@@ -87,7 +87,7 @@ def test_failures_filter_hides_passing_cases(chromium, tmp_path, report):
     plain = _dom(chromium, tmp_path, report.as_uri())
     assert not re.search(r'<tr class="case"[^>]*hidden', plain)
     filtered = _dom(chromium, tmp_path, report.as_uri() + "#failures")
-    assert re.search(r'<tr class="case" data-failed="0" data-case="pass-weekly-revenue" hidden', filtered)
+    assert re.search(r'<tr class="case" data-failed="0" data-case="pass-weekly-revenue"[^>]* hidden', filtered)
     assert not re.search(r'data-case="block-missing-description" hidden', filtered)
 
 

@@ -153,13 +153,13 @@ def test_a_run_records_its_reviewer_and_the_ci_link(tmp_path, monkeypatch):
 
 def test_comment_explains_failing_cases_and_escapes_findings():
     body = render_body(rf.summary())
-    assert "**block-missing-description** (expected BLOCK) — protects fm-description-required @\u200bteam" in body
-    assert "| rule | severity | file:line | quote |" in body
+    assert "Why it matters: protects fm-description-required @\u200bteam" in body
+    assert "| rule | severity | file:line | issue | quote |" in body
     assert "skills/data-loader/SKILL.md:7 (source: fixtures/block/data-loader/SKILL.md)" in body
     assert "Load \\| the data &lt;script&gt;" in body and "<script>" not in body
-    assert "[Workflow run](https://github.com/octo/repo/actions/runs/42)" in body
-    assert "- severity changed: fm-description-required critical → warning" in body
-    assert "### Failing cases" not in render_body(rf.passing_summary())
+    assert "[workflow run](https://github.com/octo/repo/actions/runs/42)" in body
+    assert "  - severity changed: fm-description-required critical → warning" in body
+    assert "**Failing cases**" not in render_body(rf.passing_summary())
 
 
 def test_html_puts_failing_cases_first_with_why_and_findings(tmp_path):

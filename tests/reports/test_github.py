@@ -100,7 +100,7 @@ def test_create_then_edit_same_comment_then_label_removed_on_pass(gh):
     assert second.comment_id == first.comment_id and second.comment_action == "updated"
     assert second.label_action == "removed" and gh.labels[7] == set()
     ours = [c for c in gh.issue_comments(7) if MARKER in c["body"]]
-    assert len(ours) == 1 and "rubricgate: PASS" in ours[0]["body"]
+    assert len(ours) == 1 and "rubricgate **PASS**" in ours[0]["body"]
     assert len(gh.issue_comments(7)) == 2  # the human comment is untouched
 
 

@@ -1,0 +1,322 @@
+"""What a run's reports say first, in the same words on every screen: the PR comment, the step
+summary, report.html and the viewer's run page all open with one line (the decision, the
+dimension and its drop, the cause and the cases), then the next step, then the table.
+
+Pure functions over the Summary, returning plain text (each renderer escapes it):
+
+- `lead`: the one line. Its cause is the changed rule the failing cases exercise (or any
+  changed rule, or the reviewer files that changed, or a changed agent, CLI or model);
+- `partial`: what a run that did not finish, or could not be judged, ran and did not run, and why;
+- `case_stories`: each failing case with its trials grouped ("3/3 trials: verdict wrong_tier:
+  expected BLOCK, got WARN"), failing first;
+- `unconfirmed` and `flaky`: two different things with two names. "flaky" is only a case whose
+  trials disagree; a case stable in the baseline that fails now without the drop being
+  established is an unconfirmed drop, told in one grouped line.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from rubricgate.models.results import CaseSummary, RateRow, Summary, TrialResult
+from rubricgate.reports.explain import reviewer_change
+from rubricgate.reports.replay import trial_failed
+
+BADGES = {"pass": "PASS", "regression": "REGRESSION", "inconclusive": "INCONCLUSIVE", "error": "COULD NOT JUDGE",
+          "baseline": "BASELINE"}
+# A shape beside each badge's text, so no decision is told by colour alone (HTML: aria-hidden).
+GLYPHS = {"pass": "✓", "regression": "✗", "inconclusive": "?", "error": "!", "baseline": "◆"}
+EMOJI = {"pass": "✅", "regression": "❌", "inconclusive": "❔", "error": "⚠️", "baseline": "📏"}
+SHOWN_CASES = 3  # named in the one line; the rest counted
+UNCONFIRMED = "unconfirmed drop"  # the gate's word for a stable case failing without an established drop
+
+
+def badge(summary: Summary) -> str:
+    """The decision in one or two words, as every badge shows it."""
+    return BADGES.get(summary.decision.status, summary.decision.status.upper())
+
+
+@dataclass
+class Lead:
+    """The one line every report starts with."""
+
+    status: str
+    badge: str
+    what: str  # the dimensions and their drops, or what stopped the run
+    cause: str = ""  # "after <rule> <change>", "" when there is none to name
+    cases: list[str] = field(default_factory=list)
+    cases_label: str = "failing"
+    exit_code: int = 0
+    qualifier: str = ""  # "passed by gate.inconclusive: pass"
+
+    def text(self) -> str:
+        """'REGRESSION: verdict 94.9% vs 100.0% baseline (-5.1 pp) after ...; failing: a, b (+1 more)'."""
+        head = self.badge + (f" ({self.qualifier})" if self.qualifier else "")
+        parts = [p for p in (self.what, self.cause) if p]
+        line = f"{head}: {' '.join(parts)}" if parts else head
+        return line + (f"; {self.cases_label}: {shown_cases(self.cases)}" if self.cases else "")
+
+
+def shown_cases(cases: list[str]) -> str:
+    more = len(cases) - SHOWN_CASES
+    return ", ".join(cases[:SHOWN_CASES]) + (f" (+{more} more)" if more > 0 else "")
+
+
+def pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
+def pp(delta: float | None) -> str:
+    """-0.051 -> '-5.1 pp', 0 -> '0.0 pp' (as the rates tables write it)."""
+    if delta is None:
+        return "n/a"
+    return "0.0 pp" if abs(delta) < 5e-4 else f"{delta * 100:+.1f} pp"
+
+
+def _row_text(dim: str, row: RateRow) -> str:
+    if row.baseline is None:
+        return f"{dim} {pct(row.rate)} (no baseline)"
+    return f"{dim} {pct(row.rate)} vs {pct(row.baseline)} baseline ({pp(row.delta)})"
+
+
+def lead(summary: Summary) -> Lead:
+    """Decision, dimension and drop, cause and cases: by decision."""
+    d = summary.decision
+    out = Lead(d.status, badge(summary), "", exit_code=d.exit_code)
+    if d.status == "inconclusive" and d.exit_code == 0:
+        out.qualifier = "passed by gate.inconclusive: pass"
+    builder = {"regression": _regression, "inconclusive": _inconclusive, "pass": _pass, "baseline": _baseline}
+    return builder.get(d.status, _error)(summary, out)
+
+
+def _regression(s: Summary, out: Lead) -> Lead:
+    rows = [_row_text(dim, r) for dim, r in s.rates.items() if r.status == "regression"]
+    collapses = s.gate.case_regressions if s.gate else []
+    out.what = "; ".join(rows) or (f"{len(collapses)} case(s) collapsed" if collapses else _first(s.decision.reasons))
+    failing = [c.id for c in failing_cases(s)]
+    out.cause, out.cases = cause(s, set(failing)), failing
+    return out
+
+
+def _inconclusive(s: Summary, out: Lead) -> Lead:
+    blind = [c for c in s.rule_changes if not c.cases]
+    open_rows = [(dim, r) for dim, r in s.rates.items() if r.status == "inconclusive"]
+    if open_rows:
+        out.what = "; ".join(f"{_row_text(dim, r)}: {r.label}" if r.label else _row_text(dim, r) for dim, r in open_rows)
+        out.cause = cause(s, {c.id for c in failing_cases(s)})
+    elif blind:
+        out.what = "; ".join(f"{c.rule} {arrow(c.detail)} and no case exercises it" for c in blind[:2])
+        out.what += f" (+{len(blind) - 2} more)" if len(blind) > 2 else ""
+    else:
+        out.what = _first(s.decision.reasons)
+    out.cases, out.cases_label = unconfirmed_cases(s) or [c.id for c in failing_cases(s)], "failing"
+    if unconfirmed_cases(s):
+        out.cases_label = "unconfirmed drops"
+    return out
+
+
+def _pass(s: Summary, out: Lead) -> Lead:
+    margin = (s.gate.plan or {}).get("margin") if s.gate else None
+    held = "every dimension within the margin" if s.decision.method == "statistical" else "no rate below baseline"
+    if margin is not None:
+        held = f"every dimension within the {margin * 100:.0f}-point margin"
+    out.what = f"{held} ({', '.join(f'{d} {pct(r.rate)}' for d, r in s.rates.items())})"
+    change = cause(s, set())
+    out.cause = change.replace("after ", "with ", 1) if change.startswith("after ") else ""
+    return out
+
+
+def _baseline(s: Summary, out: Lead) -> Lead:
+    out.what = (f"measured {len(s.cases)} case(s) × {trial_shape(s)} for baseline.json "
+                f"({', '.join(f'{d} {pct(r.rate)}' for d, r in s.rates.items())}); not gated")
+    return out
+
+
+def _error(s: Summary, out: Lead) -> Lead:
+    facts = partial(s)
+    out.what = facts.headline() if facts.why else _first(s.decision.reasons)
+    errored = [c.id for c in s.cases if c.trials and all(t.errored for t in c.trials)]
+    out.cases, out.cases_label = (errored, "no judged trial") if errored else ([], "")
+    return out
+
+
+def _first(reasons: list[str]) -> str:
+    return reasons[0] if reasons else ""
+
+
+def arrow(detail: str) -> str:
+    return detail.replace(" -> ", " → ")
+
+
+def trial_shape(s: Summary) -> str:
+    """'3 trials' or '1-3 trials' per case."""
+    counts = sorted({len(c.trials) for c in s.cases} or {0})
+    return f"{counts[0]} trial(s)" if len(counts) == 1 else f"{counts[0]}-{counts[-1]} trials"
+
+
+def cause(s: Summary, cases: set[str]) -> str:
+    """What changed since the baseline that these cases see: the changed rules they exercise (or
+    any changed rule), else the reviewer files that differ, else a changed agent, CLI or model."""
+    changes = [c for c in s.rule_changes if c.change != "file"]
+    hit = [f"{c.rule} {arrow(c.detail)}" for c in changes if cases & set(c.cases)] or [
+        f"{c.rule} {arrow(c.detail)}" for c in changes] or _rule_table_changes(s)
+    if hit:
+        return f"after {'; '.join(hit[:2])}" + (f" (+{len(hit) - 2} more rule changes)" if len(hit) > 2 else "")
+    files = reviewer_change(s).files or [c.rule for c in s.rule_changes if c.change == "file"]
+    if files:
+        return f"after {', '.join(files[:3])} changed"
+    drift = [n for n in (s.gate.notes if s.gate else []) if n.startswith("the baseline was measured with")]
+    if drift:
+        return "with the reviewer files unchanged: " + drift[0]
+    return ""
+
+
+def _rule_table_changes(s: Summary) -> list[str]:
+    """The rule table's changes against the baseline's reviewer, when the run recorded no rule
+    changes of its own (a summary rendered again, or one from before they were recorded)."""
+    change = reviewer_change(s)
+    return ([f"{r} severity {old} → {new}" for r, old, new in change.severity]
+            + [f"{r} added ({sev})" for r, sev in change.added] + [f"{r} removed (was {sev})" for r, sev in change.removed])
+
+
+def failing_cases(s: Summary) -> list[CaseSummary]:
+    """Cases with a failed (or errored) trial, in suite order."""
+    return [c for c in s.cases if any(trial_failed(t) for t in c.trials)]
+
+
+# --- cases and their trials, grouped ------------------------------------------------------
+
+
+@dataclass
+class Problem:
+    """One way a case failed, over its trials: 'verdict wrong_tier: expected BLOCK, got WARN' x2."""
+
+    dimension: str
+    category: str
+    reason: str
+    trials: list[int]
+
+
+@dataclass
+class CaseStory:
+    case: CaseSummary
+    failed: int  # trials that failed a dimension or errored
+    problems: list[Problem]
+    first: TrialResult | None  # the first failing trial (its findings are shown)
+
+    @property
+    def trials(self) -> int:
+        return len(self.case.trials)
+
+    def line(self) -> str:
+        """'2/3 trials failed: verdict wrong_tier: expected BLOCK, got WARN (#1, #2)'."""
+        shown = "; ".join(f"{p.dimension} {p.category}: {p.reason}" + _which(p.trials, self.trials)
+                          for p in self.problems[:3])
+        more = f"; +{len(self.problems) - 3} more" if len(self.problems) > 3 else ""
+        return f"{self.failed}/{self.trials} trials failed: {shown}{more}"
+
+
+def _which(trials: list[int], of: int) -> str:
+    return "" if len(trials) == of else " (trial " + ", ".join(f"#{n}" for n in trials) + ")"
+
+
+def case_story(case: CaseSummary) -> CaseStory:
+    grouped: dict[tuple[str, str, str], list[int]] = {}
+    for t in case.trials:
+        for dim, g in t.grades.items():
+            if not g.passed:
+                grouped.setdefault((dim, g.category or "failed", g.reason or "no reason given"), []).append(t.trial)
+    problems = [Problem(dim, cat, reason, trials) for (dim, cat, reason), trials in grouped.items()]
+    problems.sort(key=lambda p: -len(p.trials))
+    failing = [t for t in case.trials if trial_failed(t)]
+    return CaseStory(case, len(failing), problems, failing[0] if failing else None)
+
+
+def case_stories(s: Summary) -> list[CaseStory]:
+    """Every failing case's story, the most failing trials first (suite order among equals)."""
+    stories = [case_story(c) for c in failing_cases(s)]
+    return sorted(stories, key=lambda st: -st.failed / max(st.trials, 1))
+
+
+def unconfirmed_cases(s: Summary) -> list[str]:
+    """Stable baseline cases failing now without an established drop, by case id (the gate's
+    per-case family, summary.json gate.flaky)."""
+    lines = s.gate.flaky if s.gate else []
+    return list(dict.fromkeys(line.split(": ", 1)[0] for line in lines))
+
+
+def unconfirmed_line(s: Summary) -> str:
+    """One grouped line for them, or ''."""
+    cases = unconfirmed_cases(s)
+    if not cases:
+        return ""
+    return (f"{len(cases)} {UNCONFIRMED}(s), stable in the baseline and failing now, not established at this size "
+            f"(more trials would tell): {', '.join(cases[:10])}" + (" ..." if len(cases) > 10 else ""))
+
+
+def flaky_line(s: Summary) -> str:
+    """Cases whose trials disagree (some passed, some failed), or ''."""
+    if not s.flaky_cases:
+        return ""
+    return (f"{len(s.flaky_cases)} flaky case(s) (mixed outcomes across their trials): "
+            + ", ".join(s.flaky_cases[:10]) + (" ..." if len(s.flaky_cases) > 10 else ""))
+
+
+# --- runs that did not finish or could not be judged ---------------------------------------
+
+
+@dataclass
+class Partial:
+    """What ran and what did not, and why (why '' for a run that finished and was judged)."""
+
+    why: str
+    ran: int  # trials that ran (judged or errored)
+    judged: int
+    errored: int
+    not_run: int  # trials the budget refused
+    cases_run: int
+    cases_not_run: list[str]
+    errored_kinds: Counter = field(default_factory=Counter)
+
+    def headline(self) -> str:
+        if self.why == "interrupted":
+            return (f"the run was interrupted after {self.ran} trial(s) of {self.cases_run} case(s); "
+                    f"{len(self.cases_not_run)} case(s) did not run")
+        if self.why == "budget":
+            return f"the budget was spent: {self.not_run} trial(s) not run, {self.ran} ran"
+        kinds = ", ".join(f"{k} ×{n}" for k, n in self.errored_kinds.most_common(3))
+        return (f"{self.errored} of {self.ran} trial(s) errored (infrastructure: {kinds}); "
+                f"the {self.judged} judged trial(s) are shown, not gated")
+
+    def lines(self) -> list[str]:
+        """What ran, what did not, why: for the report's 'Partial run' section."""
+        out = [f"ran: {self.ran} trial(s) of {self.cases_run} case(s); judged: {self.judged}; "
+               f"errored (infrastructure, in no rate): {self.errored}"]
+        if self.not_run:
+            out.append(f"not run (the budget refused them): {self.not_run} trial(s)")
+        if self.cases_not_run:
+            out.append(f"did not run: {len(self.cases_not_run)} case(s): " + ", ".join(self.cases_not_run[:10])
+                       + (" ..." if len(self.cases_not_run) > 10 else ""))
+        return out
+
+
+def partial(s: Summary) -> Partial:
+    """The facts of a run that did not finish or could not be judged (why '' otherwise)."""
+    from rubricgate.runner.cost import is_not_run
+
+    trials = [t for c in s.cases for t in c.trials]
+    not_run = sum(is_not_run(t) for t in trials)
+    ran = [t for t in trials if not is_not_run(t)]
+    errored = [t for t in ran if t.errored]
+    kinds = Counter(_error_kind(t) for t in errored)
+    why = ("budget" if not_run else "interrupted") if not s.complete else ("errored" if errored else "")
+    if why == "errored" and s.decision.status != "error":
+        why = ""  # within gate.max_errored: a warning, the run was judged
+    return Partial(why, len(ran), len(ran) - len(errored), len(errored), not_run,
+                   sum(1 for c in s.cases if any(not is_not_run(t) for t in c.trials)),
+                   [c.id for c in s.cases if not any(not is_not_run(t) for t in c.trials)], kinds)
+
+
+def _error_kind(t: TrialResult) -> str:
+    return (t.attempts[-1].termination if t.attempts else "") or t.termination or "error"
