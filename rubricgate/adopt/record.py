@@ -70,12 +70,23 @@ def guard_credentials(reviewed: Reviewed, redact: bool) -> list[str]:
     return [f"{p}:{n}" for p, n, _ in found]
 
 
+def as_change(reviewed: Reviewed, root: str) -> Reviewed:
+    """A patch source as reviewed files: the patch at <root>/<patch name> first, then the changed
+    files at their own paths (the workspace then reads as the head of the change)."""
+    if not reviewed.patch:
+        return reviewed
+    at = f"{root}/{reviewed.patch_name}"
+    return Reviewed(reviewed.origin, [at, *sorted(reviewed.files)], {at: reviewed.patch, **reviewed.files},
+                    reviewed.patch, reviewed.patch_name)
+
+
 def build_task(reviewed: Reviewed, request: RecordRequest, root: str, default_id: str) -> TaskFile:
     """The task model; raises GateInputError when there is nothing to review."""
     if not reviewed.skills:
         raise GateInputError(reviewed.origin, "SKILL.md", "no changed skill found",
-                             "pick a source that changes a SKILL.md (or a file in its folder)")
-    mapping = overlay_paths(reviewed, root)
+                             "pick a source that changes a SKILL.md (or a file in its folder), or set "
+                             "suite.layout: files in rubricgate.yaml to record a change to any files")
+    mapping = {p: p for p in reviewed.files} if reviewed.patch else overlay_paths(reviewed, root)
     why = request.why.strip() or f"recorded from {reviewed.origin}"
     try:
         expect = Expect(tier=request.expect.upper(), rules=request.rules, absent_rules=request.absent_rules)

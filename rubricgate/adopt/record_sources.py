@@ -23,11 +23,14 @@ MAX_DEPTH = 4  # folders below a skill folder that are snapshotted
 
 @dataclass
 class Reviewed:
-    """The reviewed skills: SKILL.md paths, and every snapshotted file's content by source path."""
+    """The reviewed skills: SKILL.md paths, and every snapshotted file's content by source path.
+    A change to any files (adopt/record_changes.py) carries its unified diff in `patch` instead."""
 
     origin: str  # "pr 12", "git main..feature", "replay <run>/<case>"
     skills: list[str] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
+    patch: str = ""
+    patch_name: str = ""  # the patch's file name in the task (it names no expected answer)
 
 
 def skill_folder_of(path: str, skill_folders: set[str] | None = None) -> str | None:
@@ -207,7 +210,7 @@ def from_replay(run_dir: Path, case_id: str, repo: Path) -> Reviewed:
         _inside(sources.get(path, path), where, "workspace_paths")
         out.skills.append(path)
         out.files[path] = _capped(text, path, where)
-        out.files.update(_beside(path, artifact.case.files, repo, sources.get(path, path), where))
+        out.files.update(_beside(path, artifact.case.files, repo, sources, where))
     return out
 
 
@@ -230,18 +233,42 @@ def _capped(text: str, path: str, where: str) -> str:
     return text
 
 
-def _beside(skill: str, overlay: dict[str, str], repo: Path, source: str, where: str) -> dict[str, str]:
-    """The rest of a replayed skill's folder: the case's overlay, else the repository's copy
-    today: regular text files under the size cap, inside the repository (no link out), at most
-    MAX_FILES, MAX_DEPTH folders down."""
+def _beside(skill: str, overlay: dict[str, str], repo: Path, sources: dict[str, str], where: str) -> dict[str, str]:
+    """The rest of a replayed skill's folder as the reviewer saw it: the case's overlay, else the
+    files the run copied in (`workspace_paths`: a fixture's folder without its expect.yaml), else
+    the repository's copy today; regular text files under the size cap, inside the repository (no
+    link out), at most MAX_FILES, MAX_DEPTH folders down. A fixture's expect.yaml (the answer
+    key) is never taken: the reviewer never saw it, and a task holding it would show it."""
     folder = str(PurePosixPath(skill).parent) + "/"
     found = {p: _capped(t, p, where) for p, t in overlay.items() if p.startswith(folder) and p != skill}
     for p in found:
         _inside(p, where, "case.files")
-    top = (repo / source).parent
-    if found or not top.is_dir() or not top.resolve().is_relative_to(repo.resolve()):
+    if found:
         return found
-    return {folder + rel: text for rel, text in _text_files(top, repo.resolve())}
+    seen = {p: s for p, s in sources.items() if p.startswith(folder) and p != skill}
+    if seen:
+        return _copied(seen, repo, where)
+    top = (repo / sources.get(skill, skill)).parent
+    if not top.is_dir() or not top.resolve().is_relative_to(repo.resolve()):
+        return found
+    return {folder + rel: text for rel, text in _text_files(top, repo.resolve()) if rel != ANSWER_KEY}
+
+
+ANSWER_KEY = "expect.yaml"  # beside a fixture's files: never part of what a task shows the reviewer
+
+
+def _copied(seen: dict[str, str], repo: Path, where: str) -> dict[str, str]:
+    """{workspace path: text} of the files a run copied into the workspace, read from the repository."""
+    out: dict[str, str] = {}
+    for path, source in sorted(seen.items())[:MAX_FILES]:
+        _inside(path, where, "workspace_paths")
+        _inside(source, where, "workspace_paths")
+        if PurePosixPath(source).name == ANSWER_KEY:
+            continue
+        text = _regular_text(repo / source, repo.resolve())
+        if text is not None:
+            out[path] = text
+    return out
 
 
 def _text_files(top: Path, repo: Path) -> list[tuple[str, str]]:

@@ -7,7 +7,8 @@ rubricgate.yaml:
       format: claude          # claude | cortex | opencode | codex | text
 
 Placeholders: {prompt_file} {workspace} {last_message_file} {max_steps} {allowed_tools}
-(comma-separated normalized names) {model}. An argument that is only a placeholder with no
+(comma-separated normalized names) {model} {changed_files} (the reviewed-files list, one path a
+line: reviewer.changed_files in the workspace). An argument that is only a placeholder with no
 value (no max_steps, no allowlist, no model) is dropped together with the flag before it.
 When the template does not pass a limit to the CLI, the harness enforces it by watching the
 stream and stopping the run.
@@ -29,7 +30,7 @@ from rubricgate.isolation.process import Watch
 from rubricgate.isolation.untrusted import read_reviewer_text
 from rubricgate.models.config import AgentConfig
 
-PLACEHOLDERS = ("prompt_file", "workspace", "last_message_file", "max_steps", "allowed_tools", "model")
+PLACEHOLDERS = ("prompt_file", "workspace", "last_message_file", "max_steps", "allowed_tools", "model", "changed_files")
 _FIELD = re.compile(r"\{([^{}]*)\}")
 _CONFIG = "rubricgate.yaml"
 
@@ -100,7 +101,7 @@ def placeholder_values(request: AgentRequest, config: AgentConfig) -> dict[str, 
             "last_message_file": str(request.agent_view(request.last_message_file)),
             "max_steps": str(request.max_steps) if request.max_steps is not None else None,
             "allowed_tools": ",".join(allowed) if allowed is not None else None,
-            "model": request.model or config.model}
+            "model": request.model or config.model, "changed_files": str(request.changed_files_file)}
 
 
 def fill_template(template: list[str], values: dict[str, str | None]) -> list[str]:

@@ -74,13 +74,15 @@ def _next_steps(agent: str, repo: Path) -> str:
 @click.option("--pr", type=click.IntRange(min=1), default=None,
               help="Source: a pull request (GitHub REST; GITHUB_TOKEN and GITHUB_REPOSITORY as in Actions).")
 @click.option("--github-repo", default=None, metavar="OWNER/NAME", help="With --pr: instead of $GITHUB_REPOSITORY.")
-@click.option("--base", default=None, help="Source: skills changed since the merge base with BASE ...")
+@click.option("--base", default=None, help="Source: skills (suite.layout files: any files) changed since the merge base with BASE ...")
 @click.option("--head", default=None,
               help="... up to HEAD, read at HEAD; WORKTREE (the default with --base): the working tree, "
                    "uncommitted and untracked files included.")
 @click.option("--from", "from_run", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Source: a run folder with replay artifacts (with --case).")
 @click.option("--case", "case_id", default=None, help="With --from: the case whose replay to record.")
+@click.option("--diff", "diff_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Source: a .diff or .patch file (git diff, diff -u); the task reviews the patch.")
 @click.option("--expect", type=click.Choice(["PASS", "WARN", "BLOCK"], case_sensitive=False), required=True,
               help="The correct tier.")
 @click.option("--rule", "rules", multiple=True, help="A rule id the correct review cites (repeatable).")
@@ -92,14 +94,15 @@ def _next_steps(agent: str, repo: Path) -> str:
               help="Record a credential found in the snapshotted files as <redacted:KIND> instead of stopping.")
 @click.option("--run/--no-run", "run_it", default=True, show_default=True,
               help="Run the new task once against the current reviewer.")
-def record(repo, config_path, pr, github_repo, base, head, from_run, case_id, expect, rules, absent_rules, why,
-           task_id, tags, redact, run_it) -> None:
-    """Turn a real review into a regression task: snapshot the reviewed skills, write, validate, run once.
+def record(repo, config_path, pr, github_repo, base, head, from_run, case_id, diff_file, expect, rules, absent_rules,
+           why, task_id, tags, redact, run_it) -> None:
+    """Turn a real review into a regression task: snapshot the reviewed files, write, validate, run once.
 
     Exit 0 when the task is recorded (whether or not the reviewer gets it right today), 2 when not.
     """
     from rubricgate.adopt.record import (
         RecordRequest,
+        as_change,
         build_task,
         guard_credentials,
         review_root,
@@ -114,7 +117,8 @@ def record(repo, config_path, pr, github_repo, base, head, from_run, case_id, ex
                             task_id=task_id, tags=list(tags))
     try:
         config = load_config(root, config_path)
-        reviewed, source_tag = _reviewed(root, config, pr, github_repo, base, head, from_run, case_id)
+        reviewed, source_tag = _reviewed(root, config, pr, github_repo, base, head, from_run, case_id, diff_file)
+        reviewed = as_change(reviewed, review_root(config))
         redacted = guard_credentials(reviewed, redact)
         default_id = slug(f"{request.expect}-{request.rules[0] if request.rules else 'review'}-{source_tag}")
         task = build_task(reviewed, request, review_root(config), default_id)
@@ -122,23 +126,29 @@ def record(repo, config_path, pr, github_repo, base, head, from_run, case_id, ex
         validate_new_task(root, path, config_path)
     except (GateInputError, GateInputErrors) as exc:
         _fail(exc)
-    click.echo(f"recorded {path.relative_to(root)} from {reviewed.origin}: {len(task.review)} skill(s), "
-               f"{len(task.files)} file(s) snapshotted under {review_root(config)}/")
+    what = "file(s) reviewed" if reviewed.patch else "skill(s)"
+    click.echo(f"recorded {path.relative_to(root)} from {reviewed.origin}: {len(task.review)} {what}, "
+               f"{len(task.files)} file(s) snapshotted" + ("" if reviewed.patch else f" under {review_root(config)}/"))
     if redacted:
         click.echo(f"redacted {len(redacted)} credential(s): {', '.join(redacted)}")
     if run_it:
         _report_today(root, task.id, config_path)
 
 
-def _reviewed(root, config, pr, github_repo, base, head, from_run, case_id):
+def _reviewed(root, config, pr, github_repo, base, head, from_run, case_id, diff_file=None):
     """Exactly one source; returns (Reviewed, a short tag for the default id)."""
+    from rubricgate.adopt import record_changes as changes
     from rubricgate.adopt import record_sources as sources
 
-    chosen = [name for name, on in (("--pr", pr), ("--base/--head", base or head), ("--from/--case", from_run or case_id)) if on]
+    chosen = [name for name, on in (("--pr", pr), ("--base/--head", base or head), ("--from/--case", from_run or case_id),
+                                    ("--diff", diff_file)) if on]
     if len(chosen) != 1:
         raise GateInputError("record", "source", f"{'no source' if not chosen else 'several sources: ' + ', '.join(chosen)}",
-                             "give exactly one of --pr N, --base REF [--head REF], --from RUN_DIR --case ID")
+                             "give exactly one of --pr N, --base REF [--head REF], --from RUN_DIR --case ID, --diff FILE")
     excluded = _not_reviewed(config)
+    files = config.suite.layout == "files"
+    if diff_file:
+        return changes.from_diff(diff_file), "patch"
     if pr:
         return sources.from_pull_request(_target(github_repo), pr, excluded), f"pr-{pr}"
     if base or head:
@@ -146,8 +156,10 @@ def _reviewed(root, config, pr, github_repo, base, head, from_run, case_id):
             raise GateInputError("record", "--base", "--base is needed with --head", "give --base REF")
         head = head or sources.WORKTREE
         if head == sources.WORKTREE:
-            return sources.from_worktree(root, base, excluded), "worktree"
-        return sources.from_git(root, base, head, excluded), f"{head}"
+            return (changes.changed_from_worktree(root, base, excluded) if files
+                    else sources.from_worktree(root, base, excluded)), "worktree"
+        return (changes.changed_from_git(root, base, head, excluded) if files
+                else sources.from_git(root, base, head, excluded)), f"{head}"
     if not (from_run and case_id):
         raise GateInputError("record", "--from/--case", "both are needed", "give --from RUN_DIR --case ID")
     return sources.from_replay(from_run, case_id, root), case_id

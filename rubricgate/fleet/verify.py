@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from rubricgate.errors import GateInputError
-from rubricgate.graders import grade_trial
-from rubricgate.graders.contract import parse_verdict
+from rubricgate.graders import judge
 from rubricgate.isolation.untrusted import UntrustedPath, read_under, relative_parts
 from rubricgate.models.case import CaseSpec
 from rubricgate.models.results import TrialResult
@@ -84,8 +83,8 @@ def check_grades(shard: Shard, t: TrialResult, case: CaseSpec, loaded: Loaded) -
                                             for g in t.grades.values()):
         return  # nothing a transcript can judge again: never run, errored, or wrote to the repository
     transcript = read_shard_transcript(shard, t)
-    parsed = parse_verdict(transcript.final_text, loaded.rubric)
-    fresh = trial_result(t.case_id, t.trial, transcript, parsed, grade_trial(case, transcript, parsed, loaded.config.graded_dimensions()), t.transcript)
+    parsed, grades = judge(case, transcript, loaded.rubric, loaded.config)
+    fresh = trial_result(t.case_id, t.trial, transcript, parsed, grades, t.transcript)
     recorded = {d: g.passed for d, g in t.grades.items()}
     if fresh.outcome != t.outcome or {d: g.passed for d, g in fresh.grades.items()} != recorded:
         raise _bad(shard, (t.case_id, t.trial), "has grades its transcript does not earn", FIX)

@@ -108,7 +108,8 @@ def reviewer_fields(summary: Summary) -> dict:
     if rec is None:
         return {}
     return {"reviewer_digests": dict(rec.digests), "tier_threshold": rec.tier_threshold,
-            "rubric_rules": {r: RuleRecord(severity=row.severity, kind=row.kind) for r, row in rec.rules.items()}}
+            "rubric_rules": {r: RuleRecord(severity=row.severity, kind=row.kind, statement=row.statement)
+                             for r, row in rec.rules.items()}}
 
 
 def cited_rules(summary: Summary) -> dict[str, list[str]]:

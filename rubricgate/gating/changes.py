@@ -21,7 +21,7 @@ from rubricgate.models.config import GateConfig
 from rubricgate.models.coverage import RuleChange
 from rubricgate.models.results import Decision, ReviewerRecord, Summary
 from rubricgate.suite.coverage import rule_coverage, tier_exercises
-from rubricgate.suite.rubric import RubricSpec
+from rubricgate.suite.rubric import RubricSpec, Rule
 
 ADVICE = "add one with `rubricgate record` or a fixture"
 
@@ -48,9 +48,21 @@ def rule_changes(rubric: RubricSpec, cases: list[CaseSpec], baseline: Baseline |
             before, after = getattr(old[r], attr), getattr(now[r], attr)
             if before != after:
                 out.append(RuleChange(rule=r, change=attr, detail=f"{attr} {before} -> {after}", cases=exercised.get(r, [])))
+        out += _statement_change(r, old[r].statement, now[r], exercised.get(r, []))
     out += _threshold_change(rubric, cases, baseline)
     out += _file_changes(digests or {}, baseline, rubric_path, [c.id for c in cases], bool(out))
     return out
+
+
+def _statement_change(rule: str, before: str, now: Rule, cases: list[str]) -> list[RuleChange]:
+    """A rule stated in the reviewer's files (rubricgate.yaml verdict.rules): its line edited, or gone."""
+    after = now.text if now.file else ""
+    if not before or before == after:
+        return []
+    if not after:
+        return [RuleChange(rule=rule, change="removed", detail=f"removed from the reviewer's files (was: {before[:120]!r})",
+                           cases=cases)]
+    return [RuleChange(rule=rule, change="statement", detail=f"statement {before[:120]!r} -> {after[:120]!r}", cases=cases)]
 
 
 def _threshold_change(rubric: RubricSpec, cases: list[CaseSpec], baseline: Baseline) -> list[RuleChange]:

@@ -16,6 +16,9 @@ from rubricgate.graders.contract import last_json_block
 from rubricgate.models.transcript import LIMIT_REACHED, Transcript
 
 FailureKind = Literal["infra", "reviewer"]
+# ParsedVerdict.status of an answer a verdict hook failed on (graders/extract.py): rubricgate's
+# side failed, so the trial is errored like an infrastructure failure, never graded.
+EXTRACTOR_ERROR = "extractor_error"
 
 # "retry-after: 30", "Retry-After 30s", "retry after 2.5 seconds" in an error line.
 _RETRY_AFTER = re.compile(r"retry[- _]after[\"'\s:=]*(\d+(?:\.\d+)?)", re.I)
@@ -59,10 +62,10 @@ def errored_reason(transcript: Transcript) -> str:
     return f"infrastructure failure after {tries} attempt(s): {transcript.error or transcript.termination}"
 
 
-def outcome_fields(transcript: Transcript, verdict_ok: bool) -> dict:
-    """The TrialResult fields that keep an outage apart from a reviewer failure."""
+def outcome_fields(transcript: Transcript, verdict_ok: bool, extractor_failed: bool = False) -> dict:
+    """The TrialResult fields that keep an outage (or a failed verdict hook) apart from a reviewer failure."""
     failed = failure_kind(transcript) is not None
-    errored = is_errored(transcript, verdict_ok)
+    errored = is_errored(transcript, verdict_ok) or extractor_failed
     # One clean attempt says nothing the trial does not; retries and errored trials list them all.
     attempts = list(transcript.attempts) if errored or len(transcript.attempts) > 1 else []
     return {"errored": errored, "attempts": attempts,

@@ -23,6 +23,15 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
+def drop_empty(data: dict, *keys: str) -> dict:
+    """A dumped model without the given keys when they are empty: an optional field most files
+    never use stays out of them (and out of their goldens) rather than written as ""."""
+    for key in keys:
+        if not data.get(key):
+            data.pop(key, None)
+    return data
+
+
 def build_models(models: Iterable[type[BaseModel]]) -> None:
     """Build these deferred validators now (reports/ahead.py, beside the running agents)."""
     for model in models:

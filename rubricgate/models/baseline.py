@@ -11,9 +11,9 @@ format 3.
 
 from typing import Literal
 
-from pydantic import Field, StrictFloat, StrictInt, model_validator
+from pydantic import Field, StrictFloat, StrictInt, model_serializer, model_validator
 
-from rubricgate.models.base import StrictModel
+from rubricgate.models.base import StrictModel, drop_empty
 from rubricgate.models.bounds import MAX_BASELINE_TRIALS
 
 
@@ -56,6 +56,11 @@ class RuleRecord(StrictModel):
 
     severity: str
     kind: str
+    statement: str = ""  # the rule as the reviewer's files stated it (rules named in rubricgate.yaml)
+
+    @model_serializer(mode="wrap")
+    def _without_empty_statement(self, handler):
+        return drop_empty(handler(self), "statement")
 
 
 class Baseline(StrictModel):

@@ -8,6 +8,7 @@ from rubricgate.models import dimensions
 from rubricgate.models.base import Severity, StrictModel, Tier
 from rubricgate.models.bounds import MAX_ERRORED, MAX_IDLE_TIMEOUT_S, MAX_OUTPUT_CAP_BYTES, MAX_TIMEOUT_S, MAX_TRIALS
 from rubricgate.models.task import Rubric
+from rubricgate.models.verdict_config import VerdictConfig
 
 DEFAULT_ENV_ALLOWLIST = ["PATH", "LANG", "LC_ALL", "TZ", "TERM", "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS"]
 
@@ -20,6 +21,9 @@ class SuiteConfig(StrictModel):
     review_root: str = "skills"
     # More repo paths kept out of every workspace (docs or tests that quote expected answers).
     workspace_exclude: list[str] = []
+    # What a fixture folder is: `skills`, a skill (its SKILL.md reviewed, the other files beside
+    # it); `files`, any files (all of them reviewed, or those its expect.yaml `review:` names).
+    layout: Literal["skills", "files"] = "skills"
 
 
 class ReviewerConfig(StrictModel):
@@ -160,6 +164,7 @@ class Config(StrictModel):
     agent: AgentConfig = Field(default_factory=AgentConfig)
     rubric: Rubric = Field(default_factory=Rubric)  # defaults for tasks without their own
     tiers: TiersConfig | None = None  # unset: critical/warning/suggestion and the rubric's derivation
+    verdict: VerdictConfig | None = None  # unset: the JSON verdict contract (models/verdict_config.py)
     trials: int = Field(default=1, ge=1, le=MAX_TRIALS)
     gate: GateConfig = Field(default_factory=GateConfig)
     baseline: str = "baseline.json"

@@ -9,6 +9,6 @@ class RuleChange(StrictModel):
     """One rule (or reviewer file) that differs from the baseline's, and the cases that see it."""
 
     rule: str  # rule id, tier:warning-threshold, or the reviewer file's path
-    change: Literal["added", "removed", "severity", "kind", "threshold", "file"]
+    change: Literal["added", "removed", "severity", "kind", "statement", "threshold", "file"]
     detail: str
     cases: list[str] = []  # the cases that exercise it; empty: the suite cannot see the change

@@ -2,10 +2,12 @@
 
 from typing import Any, Literal
 
+from pydantic import model_serializer
+
 # CaseSpec and AgentSupport live in their own modules so `validate` and `agents` load them
 # without every result and transcript model (bench/startup.py); they stay importable from here.
 from rubricgate.models.agent_support import AgentSupport
-from rubricgate.models.base import Outcome, StrictModel, Tier
+from rubricgate.models.base import Outcome, StrictModel, Tier, drop_empty
 from rubricgate.models.case import CaseSpec
 from rubricgate.models.coverage import RuleChange
 from rubricgate.models.transcript import Attempt, ToolCall, Transcript, Usage
@@ -71,6 +73,11 @@ class CaseSummary(StrictModel):
 class RuleRow(StrictModel):
     severity: str
     kind: str
+    statement: str = ""  # the rule as the reviewer's files state it (rules named in rubricgate.yaml)
+
+    @model_serializer(mode="wrap")
+    def _without_empty_statement(self, handler):
+        return drop_empty(handler(self), "statement")
 
 
 class ReviewerRecord(StrictModel):

@@ -46,6 +46,9 @@ class FixtureExpect(StrictModel):
 
     rules: list[str] = []
     absent_rules: list[str] = []
+    # The files the reviewer is asked to review, relative to the fixture folder (default: its
+    # SKILL.md under suite.layout skills, every file but expect.yaml under files).
+    review: list[str] = Field(default=[], max_length=MAX_LIST_ITEMS)
     rubric: Rubric | None = None
     trials: int | None = Field(default=None, gt=0, le=MAX_TRIALS)
     tags: list[str] = []

@@ -127,8 +127,29 @@ def prompt_mutants(text: str, path: str) -> list[Mutant]:
     return made
 
 
+def statement_mutants(rubric: RubricSpec, repo: Path) -> tuple[list[Mutant], list[Skipped]]:
+    """Rules named in rubricgate.yaml (suite/rule_table.py): delete the line of the reviewer's
+    files that states each one. Their severities live in rubricgate.yaml, which the reviewer
+    never reads, so no severity mutant of them is plausible."""
+    made, skipped = [], []
+    for rule in (r for r in rubric.rules.values() if not r.file and not r.line):
+        skipped.append(Skipped(f"delete-rule:{rule.id}", rule.id, "its statement is not found in the reviewer's "
+                               "files (verdict.rules[].statement)"))
+    for rule in (r for r in rubric.rules.values() if r.file):
+        lines = (repo / rule.file).read_text(encoding="utf-8").splitlines(keepends=True)
+        row = rule.line - 1
+        made.append(Mutant(f"delete-rule:{rule.id}", "delete-rule", rule.id,
+                           f"delete the statement of {rule.id} ({rule.file}:{rule.line})", rule.file,
+                           "".join(lines[:row] + lines[row + 1:])))
+    return made, skipped
+
+
 def all_mutants(repo: Path, rubric: RubricSpec, rubric_path: str, prompt_path: str) -> tuple[list[Mutant], list[Skipped]]:
     """Every mutant of the rubric and the prompt, and those skipped with a reason."""
+    if any(r.file or not r.line for r in rubric.rules.values()):  # the rules are named in rubricgate.yaml
+        rules, skipped = statement_mutants(rubric, repo)
+        paragraphs = prompt_mutants((repo / prompt_path).read_text(encoding="utf-8"), prompt_path)
+        return rules + paragraphs, skipped
     text = (repo / rubric_path).read_text(encoding="utf-8")
     rules, skipped = rule_mutants(rubric, text, rubric_path)
     tiers, skipped_tiers = threshold_mutants(rubric, text, rubric_path)

@@ -32,10 +32,16 @@ def reviewer_record(repo: Path, config, rubric) -> ReviewerRecord:
     """SHA-256 of each reviewer file (the cache's own digest) and the rubric's rule table."""
     from rubricgate.runner.cache import reviewer_digest
 
-    rules = {r.id: RuleRow(severity=r.severity, kind=r.kind) for r in rubric.rules.values()}
+    rules = {r.id: RuleRow(severity=r.severity, kind=r.kind, statement=statement_of(r)) for r in rubric.rules.values()}
     digests = reviewer_digest(repo, config.reviewer)
     return ReviewerRecord(digests=digests, rules=rules, fingerprint=fingerprint(digests),
                           tier_threshold=rubric.warning_block_threshold)
+
+
+def statement_of(rule) -> str:
+    """A rule's statement in the reviewer's files (rules named in rubricgate.yaml: suite/rule_table.py);
+    "" for a rubric table's row, whose edits the rubric file's digest shows."""
+    return rule.text if getattr(rule, "file", "") or not rule.line else ""
 
 
 def fingerprint(digests: Mapping[str, str]) -> str:

@@ -8,16 +8,14 @@ copy of the transcripts, a fresh summary.json, replay artifacts and every report
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
 from rubricgate.gating.changes import with_rule_changes
 from rubricgate.gating.summarize import build_summary
-from rubricgate.graders import grade_trial
-from rubricgate.graders.contract import parse_verdict
-from rubricgate.models.dimensions import DIMENSIONS
+from rubricgate.graders import judge
+from rubricgate.models.config import Config
 from rubricgate.models.results import CaseSpec, Summary, TrialResult
 from rubricgate.records.files import new_run_id, read_summary, read_transcript, write_summary
 from rubricgate.runner.run_state import RunState
@@ -42,14 +40,13 @@ def _keep_as_is(t: TrialResult) -> bool:
                                    for g in t.grades.values())
 
 
-def regrade_trial(run_dir: Path, case: CaseSpec, t: TrialResult, rubric: RubricSpec,
-                  dims: Sequence[str] = DIMENSIONS) -> TrialResult:
+def regrade_trial(run_dir: Path, case: CaseSpec, t: TrialResult, rubric: RubricSpec, config: Config) -> TrialResult:
     """Parse and grade the stored transcript again; keeps the transcript path."""
     if _keep_as_is(t):
         return t
     transcript = read_transcript(run_dir, t.transcript)
-    parsed = parse_verdict(transcript.final_text, rubric)
-    result = trial_result(case.id, t.trial, transcript, parsed, grade_trial(case, transcript, parsed, dims), t.transcript)
+    parsed, grades = judge(case, transcript, rubric, config)
+    result = trial_result(case.id, t.trial, transcript, parsed, grades, t.transcript)
     return result.model_copy(update={"cached": t.cached})
 
 
@@ -63,7 +60,7 @@ def _regrade_all(run_dir: Path, old: Summary, loaded: Loaded) -> tuple[list[Job]
             continue
         for t in cs.trials:
             jobs.append(Job(case, t.trial, old.agent))
-            results.append(regrade_trial(run_dir, case, t, loaded.rubric, loaded.config.graded_dimensions()))
+            results.append(regrade_trial(run_dir, case, t, loaded.rubric, loaded.config))
     return jobs, results, warnings
 
 

@@ -12,9 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rubricgate.agents import Agent, AgentRequest
-from rubricgate.graders import grade_trial
-from rubricgate.graders.contract import parse_verdict
-from rubricgate.graders.failures import outcome_fields
+from rubricgate.graders import judge
+from rubricgate.graders.failures import EXTRACTOR_ERROR, outcome_fields
 from rubricgate.isolation.admission import CANCEL, AgentSlots
 from rubricgate.isolation.sandbox import SandboxPolicy
 from rubricgate.models.config import Config
@@ -298,9 +297,8 @@ def _run_once(ctx: RunContext, job: Job, request: AgentRequest) -> Transcript:
 
 
 def grade(ctx: RunContext, case: CaseSpec, trial: int, transcript: Transcript) -> TrialResult:
-    """Parse the verdict, grade three dimensions, store the transcript."""
-    parsed = parse_verdict(transcript.final_text, ctx.rubric)
-    grades = grade_trial(case, transcript, parsed, ctx.config.graded_dimensions())
+    """Read the verdict, grade the run's dimensions, store the transcript."""
+    parsed, grades = judge(case, transcript, ctx.rubric, ctx.config)
     try:
         rel = write_transcript(ctx.run_dir, case.id, trial, transcript, ctx.secrets)
     except OSError as exc:  # a full disk is recorded and makes the run exit 2, not a crash
@@ -320,7 +318,7 @@ def trial_result(case_id, trial, transcript, parsed, grades, rel) -> TrialResult
         input_tokens=transcript.usage.input_tokens, output_tokens=transcript.usage.output_tokens,
         cost_usd=transcript.usage.cost_usd, model=transcript.model, transcript=rel,
         findings=parsed.verdict.findings if parsed.verdict else [],
-        **outcome_fields(transcript, parsed.status == "ok"))
+        **outcome_fields(transcript, parsed.status == "ok", parsed.status == EXTRACTOR_ERROR))
 
 
 def in_sandbox(policy: SandboxPolicy, agent: Agent) -> bool:

@@ -6,7 +6,7 @@ Problems are collected, not raised one by one, so `validate` can report all of t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from rubricgate.errors import GateInputError, GateInputErrors, collect
 from rubricgate.models import dimensions
@@ -21,6 +21,7 @@ from rubricgate.suite.rubric import RubricSpec
 from rubricgate.suite.validation import load_all_errors
 
 TIERS = {"pass": "PASS", "warn": "WARN", "block": "BLOCK"}
+SKILL_FILE = "SKILL.md"
 TASK_SUFFIXES = (".yaml", ".yml", ".json")
 
 
@@ -101,33 +102,57 @@ def merge_rubric(own: Rubric | None, default: Rubric, display: str, dims: Sequen
 
 def _load_fixtures(repo: Path, config: Config, errors: list[GateInputError]) -> list[CaseSpec]:
     root = repo / config.suite.fixtures
-    skills = [(skill, tier) for folder, tier in TIERS.items() for skill in sorted((root / folder).glob("*/SKILL.md"))]
-    return _each(errors, [lambda s=s, t=t: _fixture_case(repo, config, s, t) for s, t in skills])
+    if config.suite.layout == "skills":
+        folders = [(skill.parent, tier) for folder, tier in TIERS.items()
+                   for skill in sorted((root / folder).glob(f"*/{SKILL_FILE}"))]
+    else:  # files: every folder under a tier folder (the layout checks report the empty ones)
+        folders = [(f, tier) for folder, tier in TIERS.items() if (root / folder).is_dir()
+                   for f in sorted((root / folder).iterdir()) if f.is_dir() and not f.name.startswith(".")]
+    return _each(errors, [lambda f=f, t=t: _fixture_case(repo, config, f, t) for f, t in folders])
 
 
-def _fixture_case(repo: Path, config: Config, skill: Path, tier: str) -> CaseSpec:
-    rel = skill.relative_to(repo).as_posix()
-    safe_relpath(repo, rel, rel, "path")
-    extra, origin = FixtureExpect(), rel
-    expect_file = skill.parent / "expect.yaml"
+def _fixture_case(repo: Path, config: Config, folder: Path, tier: str) -> CaseSpec:
+    top = folder.relative_to(repo).as_posix()
+    extra, origin = FixtureExpect(), f"{top}/{SKILL_FILE}" if config.suite.layout == "skills" else top
+    expect_file = folder / "expect.yaml"
     if expect_file.is_file():
         origin = expect_file.relative_to(repo).as_posix()
         loaded, problems = load_all_errors(FixtureExpect, expect_file, origin)
         if problems:
             raise GateInputErrors(problems)
         extra = loaded or extra
+    review = [f"{top}/{sub}" for sub in _reviewed(repo, config, folder, extra.review, origin)]
+    for rel in review:
+        safe_relpath(repo, rel, rel, "path")
     expect = Expect(tier=tier, rules=extra.rules, absent_rules=extra.absent_rules)
-    name = skill.parent.name
+    name = folder.name
     if len(f"fixture-{name}") > MAX_ID_CHARS:  # the id names its transcript files; the OS bounds their names
-        raise GateInputError(skill.parent.relative_to(repo).as_posix(), "folder name",
+        raise GateInputError(top, "folder name",
                              f"the case id fixture-<folder> is {len(name) + 8} characters, over {MAX_ID_CHARS}",
                              f"rename the folder to at most {MAX_ID_CHARS - 8} characters")
-    layout = neutral_layout(repo, config, [rel], {}, origin)
+    layout = neutral_layout(repo, config, review, {}, origin)
     tags = list(dict.fromkeys(["fixture", tier.lower(), *extra.tags]))
     # The id carries no tier: it is not shown to the reviewer, and it must not need to hide.
     return CaseSpec(id=f"fixture-{name}", source="fixture", origin=origin, why=extra.why,
-                    review=[rel], expect=expect, rubric=merge_rubric(extra.rubric, config.rubric, origin, config.graded_dimensions()),
+                    review=review, expect=expect,
+                    rubric=merge_rubric(extra.rubric, config.rubric, origin, config.graded_dimensions()),
                     trials=extra.trials or config.trials, tags=tags, **layout)
+
+
+def _reviewed(repo: Path, config: Config, folder: Path, declared: list[str], origin: str) -> list[str]:
+    """The fixture's reviewed files, relative to its folder: those expect.yaml declares, else its
+    SKILL.md (skills layout) or every file but expect.yaml (files layout), sorted."""
+    if not declared:
+        if config.suite.layout == "skills":
+            return [SKILL_FILE]
+        return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
+                      if p.is_file() and p.relative_to(folder).as_posix() != "expect.yaml")
+    for i, sub in enumerate(declared):
+        pure = PurePosixPath(sub)
+        if pure.is_absolute() or ".." in pure.parts or sub == "expect.yaml" or not (folder / sub).is_file():
+            raise GateInputError(origin, f"review[{i}]", f"{sub!r} is not a file of this fixture folder",
+                                 "name files inside the fixture's folder, relative to it (not expect.yaml)")
+    return list(declared)
 
 
 def neutral_layout(repo: Path, config: Config, review: list[str], files: dict[str, str],

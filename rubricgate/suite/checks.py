@@ -95,7 +95,8 @@ def fixture_layout_errors(repo: Path, config: Config) -> list[GateInputError]:
         rel = _rel(repo, entry)
         if entry.is_dir() and entry.name in TIER_FOLDERS:
             for item in _visible(entry):
-                errors.extend(_fixture_folder_errors(repo, item))
+                errors.extend(_fixture_folder_errors(repo, item) if config.suite.layout == "skills"
+                              else _files_folder_errors(repo, item))
         elif entry.is_dir():
             errors.append(GateInputError(rel, "", f"unknown tier folder {entry.name!r}{did_you_mean(entry.name, TIER_FOLDERS)}",
                                          f"fixtures live in {config.suite.fixtures}/<pass|warn|block>/<name>/; rename or move it"))
@@ -123,6 +124,19 @@ def _fixture_folder_errors(repo: Path, folder: Path) -> list[GateInputError]:
     else:
         problem, fix = f"no {FIXTURE_FILE} in this fixture folder", f"add {FIXTURE_FILE} or remove the folder"
     return errors + [GateInputError(rel, "", problem, fix)]
+
+
+def _files_folder_errors(repo: Path, folder: Path) -> list[GateInputError]:
+    """suite.layout files: a folder holding the reviewed files (any names), expect.yaml beside them."""
+    rel = _rel(repo, folder)
+    if not folder.is_dir():
+        return [GateInputError(rel, "", "a file directly under a tier folder is not a case",
+                               f"put it in its own folder: {folder.parent.name}/<name>/{folder.name}")]
+    errors = _symlink_errors(repo, folder) + _odd_fixture_files(repo, folder)
+    if not any(p.is_file() and p.name != "expect.yaml" for p in folder.rglob("*")):
+        errors.append(GateInputError(rel, "", "no file to review in this fixture folder",
+                                     "add the files the reviewer reviews (a .diff, code, documents) or remove the folder"))
+    return errors
 
 
 def _odd_fixture_files(repo: Path, folder: Path) -> list[GateInputError]:

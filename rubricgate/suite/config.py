@@ -36,7 +36,19 @@ def load_config(repo: Path, path: Path | None = None) -> Config:
     if config.agent.replay_dir and not Path(config.agent.replay_dir).is_absolute():
         # Like every other path in the file, relative to the repository, not to the shell's cwd.
         config.agent.replay_dir = str(repo / config.agent.replay_dir)
+    if config.verdict is not None and config.verdict.hook is not None:
+        config.verdict.hook = _hook_path(repo, config.verdict.hook, display)
     return config
+
+
+def _hook_path(repo: Path, hook: str, display: str) -> str:
+    """verdict.hook with its file checked (inside the repository, a regular file) and made absolute."""
+    file, _, func = hook.rpartition(":")
+    safe_relpath(repo, file, display, "verdict.hook")
+    if not (repo / file).is_file() or (repo / file).is_symlink():
+        raise GateInputError(display, "verdict.hook", f"{file!r} is not a file in the repository",
+                             "give the path of the hook's .py file, relative to the repository")
+    return f"{(repo / file).resolve()}:{func}"
 
 
 def _paths(config: Config) -> dict[str, tuple[str, str]]:

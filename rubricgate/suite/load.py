@@ -13,6 +13,8 @@ from rubricgate.suite.baseline_file import load_baseline
 from rubricgate.suite.cases import load_suite
 from rubricgate.suite.config import load_config
 from rubricgate.suite.rubric import RubricSpec, load_rubric, vocabulary_from
+from rubricgate.suite.rule_table import check_rule_map, table_rubric
+from rubricgate.suite.verdict_hook import load_hook
 
 
 @dataclass
@@ -29,8 +31,7 @@ def load_all(repo: Path, config_path: Path | None = None, require_baseline: bool
     """Load config, rubric, cases and baseline; raise GateInputErrors listing every problem."""
     config = load_config(repo, config_path)
     errors: list[GateInputError] = []
-    rubric = collect(errors, lambda: load_rubric(repo / config.reviewer.rubric, config.reviewer.rubric,
-                                                 vocabulary_from(config.tiers)))
+    rubric = collect(errors, lambda: reviewer_rubric(repo, config))
     cases = collect(errors, lambda: load_suite(repo, config, rubric)) or []
     baseline = None
     if require_baseline:
@@ -38,3 +39,19 @@ def load_all(repo: Path, config_path: Path | None = None, require_baseline: bool
     if errors or rubric is None:  # no rubric: its problem is in `errors`
         raise GateInputErrors(errors)
     return Loaded(config, rubric, cases, baseline)
+
+
+def reviewer_rubric(repo: Path, config: Config) -> RubricSpec:
+    """The reviewer's rules: rubricgate.yaml's `verdict.rules` when they carry severities, else the
+    rubric file's table (which `verdict.rules` then maps finding titles onto); a verdict hook is
+    loaded here, so a broken one is an input error before anything runs."""
+    vocabulary = vocabulary_from(config.tiers)
+    verdict = config.verdict
+    if verdict is not None and verdict.hook is not None:
+        load_hook(verdict.hook)
+    if verdict is not None and verdict.defines_rules():
+        return table_rubric(repo, config, vocabulary)
+    rubric = load_rubric(repo / config.reviewer.rubric, config.reviewer.rubric, vocabulary)
+    if verdict is not None and verdict.rules:
+        check_rule_map(verdict, rubric)
+    return rubric

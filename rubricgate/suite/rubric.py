@@ -68,8 +68,9 @@ class Rule:
     id: str
     severity: str
     kind: str
-    text: str
-    line: int
+    text: str  # the rule as the reviewer's files state it ("": not stated there, suite/rule_table.py)
+    line: int  # 1-based, in `file` (0: not stated)
+    file: str = ""  # where it is stated, when not in the rubric's table (suite/rule_table.py)
 
 
 @dataclass(frozen=True)

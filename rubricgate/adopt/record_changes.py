@@ -1,0 +1,107 @@
+"""Where `record` gets a change to any files (suite.layout: files, or `--diff`): the patch and
+the changed files as they are after it.
+
+Each source returns Reviewed with `patch` (a unified diff) and the changed files' text at the
+head, keyed by their repository path; the task reviews the patch and those files (record.py).
+Binary files, files over the size cap and deleted files are in the patch only.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from rubricgate.adopt.record_sources import (
+    MAX_FILES,
+    MAX_TEXT_CHARS,
+    WORKTREE,
+    Reviewed,
+    _git,
+    _keep,
+    _regular_text,
+    _rev,
+    _run_git,
+)
+from rubricgate.errors import GateInputError
+
+MAX_PATCH_CHARS = 2_000_000
+_DIFF = re.compile(r"^(diff --git |--- \S|\+\+\+ \S|@@ )", re.M)
+
+
+def changed_from_git(repo: Path, base: str, head: str, excluded: list[str]) -> Reviewed:
+    """Files changed between the merge base of BASE and HEAD, read at HEAD, and the patch."""
+    head_sha, base_sha = _rev(repo, head, "--head"), _rev(repo, base, "--base")
+    merge_base = _git(repo, "--base", "merge-base", base_sha, head_sha).strip()
+    names = _names(_git(repo, "--head", "diff", "--name-only", "--no-renames", "-z", merge_base, head_sha), excluded)
+    out = Reviewed(origin=f"git {base}..{head} at {head_sha[:12]}", patch_name=f"{head_sha[:12]}.diff")
+    out.patch = _patch(repo, [merge_base, head_sha], names)
+    present = set(_git(repo, "--head", "ls-tree", "-r", "-z", "--name-only", head_sha, "--", *names).split("\0")) if names else set()
+    for name in (n for n in names if n in present):
+        text = _run_git(repo, "show", f"{head_sha}:{name}")
+        if text.returncode == 0 and len(text.stdout) <= MAX_TEXT_CHARS and "\0" not in text.stdout:
+            out.files[name] = text.stdout
+    return _checked(out)
+
+
+def changed_from_worktree(repo: Path, base: str, excluded: list[str]) -> Reviewed:
+    """Files changed between the merge base of BASE and HEAD and the working tree (uncommitted and
+    untracked included, ignored never), read from disk, and the patch."""
+    base_sha, head_sha = _rev(repo, base, "--base"), _rev(repo, "HEAD", "--head")
+    merge_base = _git(repo, "--base", "merge-base", base_sha, head_sha).strip()
+    tracked = _names(_git(repo, "--head", "diff", "--name-only", "--no-renames", "-z", merge_base), excluded)
+    untracked = _names(_git(repo, "--head", "ls-files", "-z", "--others", "--exclude-standard"), excluded)
+    out = Reviewed(origin=f"git {base}..{WORKTREE} (the working tree, uncommitted changes included)",
+                   patch_name="worktree.diff")
+    out.patch = _patch(repo, [merge_base], tracked) + "".join(_new_file_patch(repo, n) for n in untracked)
+    for name in [*tracked, *untracked]:
+        text = _regular_text(repo / name, repo.resolve())
+        if text is not None and "\0" not in text:
+            out.files[name] = text
+    return _checked(out)
+
+
+def from_diff(path: Path) -> Reviewed:
+    """A .diff or .patch file as it is: the task reviews the patch alone."""
+    shown = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise GateInputError(shown, "--diff", f"cannot read ({exc.strerror})", "give an existing .diff or .patch file") from None
+    if len(raw) > MAX_PATCH_CHARS:
+        raise GateInputError(shown, "--diff", f"over {MAX_PATCH_CHARS:,} bytes", "record a smaller change")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise GateInputError(shown, "--diff", "not UTF-8 text", "give a unified diff (git diff > change.diff)") from None
+    if not _DIFF.search(text):
+        raise GateInputError(shown, "--diff", "not a unified diff (no 'diff --git', '---', '+++' or '@@' line)",
+                             "give the output of `git diff` or `diff -u`")
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", path.name).strip("-") or "change.diff"
+    return Reviewed(origin=f"patch {path.name}", patch=text, patch_name=name)
+
+
+def _names(listing: str, excluded: list[str]) -> list[str]:
+    return sorted({n for n in listing.split("\0") if n and _keep(n, excluded)})[:MAX_FILES]
+
+
+def _patch(repo: Path, revs: list[str], names: list[str]) -> str:
+    """`git diff` of those files (no colour, no external diff tool)."""
+    if not names:
+        return ""
+    return _git(repo, "--head", "diff", "--no-color", "--no-ext-diff", "--no-renames", *revs, "--", *names)
+
+
+def _new_file_patch(repo: Path, name: str) -> str:
+    """An untracked file as a new-file patch (git diff --no-index exits 1 when the files differ)."""
+    got = _run_git(repo, "diff", "--no-color", "--no-ext-diff", "--no-index", "--", "/dev/null", name)
+    return got.stdout if got.returncode in (0, 1) else ""
+
+
+def _checked(out: Reviewed) -> Reviewed:
+    if not out.patch.strip():
+        raise GateInputError(out.origin, "changed files", "no changed file found (outside the reviewer and the suite)",
+                             "pick refs between which the reviewed code changed")
+    if len(out.patch) > MAX_PATCH_CHARS:
+        raise GateInputError(out.origin, "patch", f"the change is over {MAX_PATCH_CHARS:,} characters",
+                             "record a smaller change")
+    return out

@@ -1,0 +1,183 @@
+"""The reviewer's own answer -> a verdict, as rubricgate.yaml's `verdict:` describes it.
+
+The answer is read into the contract's shape (a tier, findings with a rule and a severity) and
+then cross-checked exactly as a JSON verdict is (graders/contract.py `cross_check`): the tier is
+recomputed from the findings with the rubric's severities and escalated, never lowered. Without
+`tier:` the answer states no tier of its own and the derived tier is the verdict.
+
+Four outcomes, as for the contract: ok; missing (an empty answer, no block, a hook returning
+None); malformed (unreadable YAML/JSON, a hook raising ValueError); invalid (the shape does not
+match `verdict:`: the findings are not a list, a tier value not in `tier.map`). A hook that fails
+in any other way is `extractor_error`: rubricgate's failure, not the reviewer's, so the trial is
+errored (out of every rate, exit 2 past gate.max_errored), never graded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import yaml
+
+from rubricgate.graders.contract import cross_check, parse_verdict
+from rubricgate.models.verdict import Finding, ParsedVerdict, Verdict
+from rubricgate.models.verdict_config import FindingFields, VerdictConfig
+from rubricgate.suite.rubric import RubricSpec
+
+_FENCES = {"yaml": r"ya?ml", "json": r"json"}
+HOOK_FIELDS = FindingFields(path="findings", rule="rule", severity="severity", quote="quote", fix="fix")
+BUILTIN = "builtin"  # rubricgate's own reviewer always answers in the contract
+
+
+def read_verdict(text: str, rubric: RubricSpec, config: VerdictConfig | None, agent: str = "") -> ParsedVerdict:
+    """The verdict in a reviewer's final answer, read the configured way (default: the contract)."""
+    if config is None or config.format == "contract" or agent == BUILTIN:
+        return parse_verdict(text, rubric)
+    if not (text or "").strip():
+        return ParsedVerdict(status="missing", error="the reviewer's answer is empty")
+    if config.format == "hook":
+        return _from_hook(text, rubric, config)
+    if config.format == "markdown":
+        return _finish(_markdown_findings(text, config), _tier(None, text, config), rubric, config)
+    data = _structured(text, config.format)
+    if isinstance(data, ParsedVerdict):
+        return data
+    try:
+        raw = _at(data, config.findings.path, default=[])
+        if not isinstance(raw, list):
+            raise _Invalid(f"{config.findings.path or 'the answer'} is not a list of findings")
+        items = [_item(f, i, config.findings) for i, f in enumerate(raw)]
+        return _finish(items, _tier(data, text, config), rubric, config)
+    except _Invalid as exc:
+        return ParsedVerdict(status="invalid", error=f"the answer does not match verdict: ({exc})")
+
+
+class _Invalid(ValueError):
+    """The answer's shape does not match rubricgate.yaml's `verdict:`."""
+
+
+def _structured(text: str, fmt: str) -> Any:
+    """The last fenced block of the format, else the whole answer, parsed (or a ParsedVerdict)."""
+    blocks = re.findall(rf"```[ \t]*{_FENCES[fmt]}[ \t]*\r?\n(.*?)\r?\n[ \t]*```", text, re.S | re.I)
+    body = blocks[-1] if blocks else text
+    try:
+        data = yaml.safe_load(body) if fmt == "yaml" else json.loads(body)
+    except (yaml.YAMLError, ValueError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return ParsedVerdict(status="malformed", error=f"the answer is not valid {fmt.upper()}: {first}")
+    if not isinstance(data, dict | list):
+        return ParsedVerdict(status="malformed", error=f"the answer's {fmt.upper()} is a {type(data).__name__}, "
+                                                       "not a mapping or a list")
+    return data
+
+
+def _at(data: Any, path: str, default: Any = None) -> Any:
+    """The value at a dotted path ("" is the data itself); a missing key gives `default`."""
+    for key in [k for k in path.split(".") if k]:
+        if isinstance(data, dict) and key in data:
+            data = data[key]
+        elif isinstance(data, list) and key.isdigit() and int(key) < len(data):
+            data = data[int(key)]
+        else:
+            return default
+    return data
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value).strip()
+
+
+def _item(raw: Any, index: int, fields: FindingFields) -> dict[str, Any]:
+    """One finding's fields by role (title, rule, severity, file, line, issue, quote, fix)."""
+    if isinstance(raw, str):
+        return {"title": raw.strip()}
+    if not isinstance(raw, dict):
+        raise _Invalid(f"finding {index + 1} is a {type(raw).__name__}, not a mapping")
+    roles = ("title", "rule", "severity", "file", "line", "issue", "quote", "fix")
+    return {role: raw.get(getattr(fields, role)) for role in roles if getattr(fields, role)}
+
+
+def _markdown_findings(text: str, config: VerdictConfig) -> list[dict[str, Any]]:
+    """Every header matching `headers` is a finding: its text the title, what follows it the issue."""
+    pattern = re.compile(config.headers, re.M)
+    heads = list(pattern.finditer(text))
+    out = []
+    for i, head in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
+        title = head.group(1) if pattern.groups else head.group(0)
+        out.append({"title": title.strip(), "issue": text[head.end():end].strip()})
+    return out
+
+
+def _tier(data: Any, text: str, config: VerdictConfig) -> str | None:
+    """The answer's own tier through `tier.map`, or None when the config names no tier."""
+    spec = config.tier
+    if spec is None:
+        return None
+    if spec.path is not None:
+        value = _at(data, spec.path)
+    else:
+        match = re.search(spec.pattern or "", text, re.M)
+        value = (match.group(1) if match and match.re.groups else match.group(0) if match else None)
+    if value is None:
+        raise _Invalid(f"no verdict at {spec.path or spec.pattern!r}")
+    mapped = {k.strip().lower(): t for k, t in spec.map.items()}.get(_text(value).lower())
+    if mapped is None:
+        raise _Invalid(f"verdict {_text(value)[:80]!r} is not in verdict.tier.map ({', '.join(spec.map)})")
+    return mapped
+
+
+def _finish(items: list[dict[str, Any]], tier: str | None, rubric: RubricSpec, config: VerdictConfig) -> ParsedVerdict:
+    """Findings named by the rules, the tier (stated, or derived), cross-checked like a JSON verdict."""
+    warnings: list[str] = []
+    findings = [_finding(item, rubric, config, warnings) for item in items]
+    derived = rubric.derive_tier(f.severity for f in findings)
+    verdict = Verdict(tier=tier or derived, findings=findings)
+    parsed = cross_check(verdict, rubric)
+    unknown = {f"finding cites unknown rule {f.rule!r} ({f.file}:{f.line})" for f in findings if not f.rule}
+    parsed.warnings = [w for w in parsed.warnings if w not in unknown] + warnings
+    return parsed
+
+
+def _finding(item: dict[str, Any], rubric: RubricSpec, config: VerdictConfig, warnings: list[str]) -> Finding:
+    title = _text(item.get("title"))
+    rule = _text(item.get("rule")) or _named(title, config)
+    if not rule and config.unmatched == "warn":
+        warnings.append(f"finding {title[:80]!r} matches no rule of verdict.rules")
+    severity = rubric.rules[rule].severity if rule in rubric.rules else _text(item.get("severity"))
+    line = item.get("line")
+    return Finding(severity=severity or rubric.severities[-1], rule=rule, file=_text(item.get("file")),
+                   line=line if isinstance(line, int) and not isinstance(line, bool) else None,
+                   quote=_text(item.get("quote")), issue=_text(item.get("issue")) or title, fix=_text(item.get("fix")))
+
+
+def _named(title: str, config: VerdictConfig) -> str:
+    """The first rule whose title pattern matches the finding's title ("" for none)."""
+    return next((r.id for r in config.rules if re.search(r.match, title)), "")
+
+
+def _from_hook(text: str, rubric: RubricSpec, config: VerdictConfig) -> ParsedVerdict:
+    """The hook's dict ({tier?, findings: [{title|rule, severity?, file?, line?, issue?}]}), read
+    like a structured answer with the default field names; ValueError from the hook: malformed."""
+    from rubricgate.suite.verdict_hook import load_hook
+
+    try:
+        data = load_hook(config.hook or "")(text)
+    except ValueError as exc:
+        return ParsedVerdict(status="malformed", error=f"the verdict hook could not read the answer: {exc}")
+    except Exception as exc:  # the hook's bug, not the reviewer's: the trial is errored (module docstring)
+        return ParsedVerdict(status="extractor_error", error=f"the verdict hook failed: {type(exc).__name__}: {exc}")
+    if data is None:
+        return ParsedVerdict(status="missing", error="the verdict hook found no verdict in the answer")
+    if not isinstance(data, dict) or not isinstance(data.get("findings", []), list):
+        return ParsedVerdict(status="extractor_error",
+                             error="the verdict hook returned no {findings: [...]} mapping (fix the hook)")
+    try:
+        items = [_item(f, i, HOOK_FIELDS) for i, f in enumerate(data.get("findings", []))]
+        tier = data.get("tier")
+        if tier is not None and tier not in ("PASS", "WARN", "BLOCK"):
+            raise _Invalid(f"tier {tier!r} is not PASS, WARN or BLOCK")
+        return _finish(items, tier, rubric, config)
+    except _Invalid as exc:
+        return ParsedVerdict(status="invalid", error=f"the verdict hook's answer: {exc}")

@@ -1,0 +1,133 @@
+"""rubricgate.yaml `verdict:`: how the reviewer's own answer becomes a tier and findings.
+
+Unset (or `format: contract`), the answer ends with rubricgate's JSON verdict (graders/contract.py).
+Otherwise the reviewer keeps its own format and rubricgate reads it (graders/extract.py):
+
+  yaml / json  the last fenced ```yaml (```json) block, else the whole answer; `findings.path`
+               names the list of findings, `tier.path` the verdict (optional: unset, the tier is
+               derived from the findings' severities);
+  markdown     every header matching `headers` is a finding, its text the title;
+  hook         a Python function `file.py:function` in the repository, (answer) -> dict or None.
+
+A finding's title is matched against `rules` (first match wins): each row names the rule, its
+severity (unless the rubric's table gives it) and where the reviewer's files state it
+(`statement`, a regex; default: `match`), so an edit to that statement is a named rule change.
+"""
+
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from rubricgate.models.base import StrictModel, Tier
+from rubricgate.models.bounds import MAX_ID_CHARS
+
+_PATTERN_CHARS = 500
+
+
+def _regex(value: str | None, what: str) -> str | None:
+    if value is None:
+        return value
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise ValueError(f"{what} {value!r} is not a regular expression: {exc} (fix: correct the pattern)") from None
+    return value
+
+
+class VerdictRule(StrictModel):
+    """One rule of the reviewer: the findings it names (by title) and where its files state it."""
+
+    id: str = Field(max_length=MAX_ID_CHARS)
+    match: str = Field(min_length=1, max_length=_PATTERN_CHARS)  # regex over a finding's title
+    severity: str | None = Field(default=None, min_length=1, max_length=40)
+    kind: Literal["mechanical", "judgement"] = "judgement"
+    statement: str | None = Field(default=None, min_length=1, max_length=_PATTERN_CHARS)
+
+    @field_validator("id")
+    @classmethod
+    def _kebab(cls, v: str) -> str:
+        if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", v):
+            raise ValueError(f"rule id {v!r} is not kebab-case (fix: use ids like sql-injection)")
+        return v
+
+    @field_validator("match", "statement")
+    @classmethod
+    def _patterns(cls, v: str | None) -> str | None:
+        return _regex(v, "pattern")
+
+    def statement_pattern(self) -> str:
+        """Where the reviewer's files state the rule: `statement`, else the title pattern."""
+        return self.statement or self.match
+
+
+class TierField(StrictModel):
+    """Where the answer states its verdict: a path (yaml/json) or a regex's first group, and
+    what each value means. Matched case-insensitively, surrounding spaces ignored."""
+
+    path: str | None = Field(default=None, min_length=1, max_length=200)
+    pattern: str | None = Field(default=None, min_length=1, max_length=_PATTERN_CHARS)
+    map: dict[str, Tier] = Field(min_length=1, max_length=50)
+
+    @field_validator("pattern")
+    @classmethod
+    def _pattern(cls, v: str | None) -> str | None:
+        return _regex(v, "tier.pattern")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "TierField":
+        if (self.path is None) == (self.pattern is None):
+            raise ValueError("give exactly one of path and pattern (fix: path for yaml/json, pattern for any answer)")
+        return self
+
+
+class FindingFields(StrictModel):
+    """Where the findings are (yaml/json) and which field of each holds what."""
+
+    path: str = Field(default="findings", max_length=200)  # dotted; "" when the answer is the list itself
+    title: str = "title"  # the free text matched against `rules`
+    rule: str | None = None  # a field holding a rule id directly (used before the title)
+    severity: str | None = None  # a field holding the severity (a rule's own severity wins)
+    file: str | None = "file"
+    line: str | None = "line"
+    issue: str | None = "issue"
+    quote: str | None = None
+    fix: str | None = None
+
+
+class VerdictConfig(StrictModel):
+    format: Literal["contract", "yaml", "json", "markdown", "hook"] = "contract"
+    tier: TierField | None = None  # unset: derived from the findings (the rubric's tier rules)
+    findings: FindingFields = Field(default_factory=FindingFields)
+    headers: str = Field(default=r"^#{1,6}[ \t]+(.+?)[ \t#]*$", max_length=_PATTERN_CHARS)  # markdown findings
+    rules: list[VerdictRule] = Field(default=[], max_length=1000)
+    unmatched: Literal["warn", "ignore"] = "warn"  # a finding no rule names: a verdict warning, or nothing
+    hook: str | None = Field(default=None, max_length=500)  # format: hook: "path/in/repo.py:function"
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, v: str) -> str:
+        return _regex(v, "headers") or v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "VerdictConfig":
+        if (self.format == "hook") != (self.hook is not None):
+            raise ValueError("format: hook goes with hook: FILE.py:FUNCTION, and only with it "
+                             "(fix: set both, or neither)")
+        if self.hook is not None and not re.fullmatch(r"[^:]+\.py:[A-Za-z_][A-Za-z0-9_]*", self.hook):
+            raise ValueError(f"hook {self.hook!r} is not FILE.py:FUNCTION (fix: e.g. reviewer/verdict.py:extract)")
+        if self.format == "contract" and self.tier is not None:
+            raise ValueError("tier: is read from the reviewer's own format (fix: set format, or drop tier)")
+        ids = [r.id for r in self.rules]
+        twice = next((i for i in ids if ids.count(i) > 1), None)
+        if twice:
+            raise ValueError(f"rule {twice!r} is listed twice (fix: one row per rule; `match` is a regex: use |)")
+        given = {r.severity is not None for r in self.rules}
+        if len(given) > 1:
+            raise ValueError("some rules give a severity and some do not (fix: give every rule its severity, or "
+                             "none when the rubric's table gives them)")
+        return self
+
+    def defines_rules(self) -> bool:
+        """The rules and severities live here (not in a rubric table): every row has a severity."""
+        return bool(self.rules) and all(r.severity is not None for r in self.rules)

@@ -1,0 +1,144 @@
+"""`record` of a change to any files (suite.layout: files): a commit range of a code repository,
+a .diff file; and `record --from` of a fixture, which never takes its answer key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from rubricgate.cli import main
+from tests.conftest import git, make_repo, set_severity
+
+APP = "def load(conn, user):\n    return conn.execute('SELECT * FROM t WHERE id = %s' % user)\n"
+APP_FIXED = "def load(conn, user):\n    return conn.execute('SELECT * FROM t WHERE id = ?', (user,))\n"
+
+
+def cli(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def commit(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", message)
+
+
+def task_of(repo: Path, task_id: str) -> dict:
+    return yaml.safe_load((repo / "evals/tasks" / f"{task_id}.yaml").read_text())
+
+
+@pytest.fixture
+def code_repo(tmp_path: Path) -> Path:
+    """A code repository (layout files) whose branch `feature` edits app/db.py and adds a file."""
+    repo = make_repo(tmp_path / "repo")
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["suite"].update({"layout": "files", "review_root": "changes"})
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    for rel in ("fixtures/pass/weekly-revenue-summary", "fixtures/block/data-loader"):
+        (repo / rel / "expect.yaml").unlink(missing_ok=True)
+    (repo / "app").mkdir()
+    (repo / "app/db.py").write_text(APP_FIXED)
+    commit(repo, "code")
+    git(repo, "checkout", "-qb", "feature")
+    (repo / "app/db.py").write_text(APP)
+    (repo / "app/new.py").write_text("X = 1\n")
+    (repo / "reviewer/prompts/evaluate.md").write_text((repo / "reviewer/prompts/evaluate.md").read_text() + "\n")
+    commit(repo, "unsafe query")
+    git(repo, "checkout", "-q", "main")
+    return repo
+
+
+# --- failure paths first --------------------------------------------------------------------
+
+
+def test_a_range_that_changes_no_reviewed_file_is_exit_2(code_repo):
+    git(code_repo, "checkout", "-qb", "only-reviewer")
+    (code_repo / "reviewer/prompts/evaluate.md").write_text("x\n")
+    commit(code_repo, "reviewer only")
+    got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--base", "main", "--head", "only-reviewer",
+              "--no-run")
+    assert got.exit_code == 2 and "no changed file found (outside the reviewer and the suite)" in got.output
+
+
+@pytest.mark.parametrize(("content", "problem"), [
+    (b"just some notes\n", "not a unified diff"),
+    (b"\xff\xfe--- a\n", "not UTF-8 text"),
+])
+def test_a_diff_file_that_is_not_a_patch_is_exit_2(code_repo, tmp_path, content, problem):
+    path = tmp_path / "notes.diff"
+    path.write_bytes(content)
+    got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--diff", str(path), "--no-run")
+    assert got.exit_code == 2 and problem in got.output and "Traceback" not in got.output
+
+
+def test_a_diff_with_a_credential_stops_naming_the_line(code_repo, tmp_path):
+    path = tmp_path / "leak.diff"
+    path.write_text("--- a/app/x.py\n+++ b/app/x.py\n@@ -1 +1 @@\n-X = 1\n+TOKEN = 'ghp_abcdefghijklmnopqrstuvwxyz0123'\n")
+    got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--diff", str(path), "--no-run")
+    assert got.exit_code == 2 and "changes/leak.diff:5" in got.output
+
+
+# --- what a recorded change holds ----------------------------------------------------------
+
+
+def test_a_commit_range_of_a_code_repository_becomes_a_task_reviewing_its_patch(code_repo):
+    got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--base", "main", "--head", "feature",
+              "--id", "unsafe-query", "--no-run")
+    assert got.exit_code == 0, got.output
+    task = task_of(code_repo, "unsafe-query")
+    sha = git(code_repo, "rev-parse", "feature").strip()[:12]
+    assert task["review"] == [f"changes/{sha}.diff", "app/db.py", "app/new.py"]
+    patch = task["files"][f"changes/{sha}.diff"]
+    assert "diff --git a/app/db.py b/app/db.py" in patch and "+    return conn.execute('SELECT * FROM t WHERE id = %s' % user)" in patch
+    assert task["files"]["app/db.py"] == APP and task["files"]["app/new.py"] == "X = 1\n"
+    assert "reviewer/" not in patch  # the reviewer's own files are gated, not reviewed
+    assert "3 file(s) reviewed" in got.output
+
+
+def test_the_recorded_change_runs_as_a_case(code_repo):
+    got = cli("record", "--repo", str(code_repo), "--expect", "PASS", "--base", "main", "--head", "feature",
+              "--id", "unsafe-query")
+    assert got.exit_code == 0, got.output
+    assert "the current reviewer gets it" in got.output
+
+
+def test_a_diff_file_becomes_a_task_reviewing_the_patch_alone(code_repo, tmp_path):
+    diff = git(code_repo, "diff", "main", "feature", "--", "app/db.py")
+    path = tmp_path / "unsafe query.patch"
+    path.write_text(diff)
+    got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--diff", str(path), "--id", "from-diff",
+              "--no-run")
+    assert got.exit_code == 0, got.output
+    task = task_of(code_repo, "from-diff")
+    assert task["review"] == ["changes/unsafe-query.patch"] and task["files"] == {"changes/unsafe-query.patch": diff}
+
+
+def test_the_working_tree_change_includes_untracked_files(code_repo):
+    (code_repo / "app/db.py").write_text(APP)
+    (code_repo / "app/extra.py").write_text("Y = 2\n")
+    got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--base", "main", "--id", "wt", "--no-run")
+    assert got.exit_code == 0, got.output
+    task = task_of(code_repo, "wt")
+    assert task["review"] == ["changes/worktree.diff", "app/db.py", "app/extra.py"]
+    assert "+Y = 2" in task["files"]["changes/worktree.diff"]
+
+
+# --- record --from a fixture: the answer key stays out --------------------------------------
+
+
+def test_record_from_a_fixture_replay_never_snapshots_its_expect_yaml(tmp_path):
+    """The README tour: break the rubric, run, record the failed fixture from its replay."""
+    repo = make_repo(tmp_path / "repo")
+    assert (repo / "fixtures/block/data-loader/expect.yaml").is_file()
+    set_severity(repo, "fm-description-required", "warning")
+    ran = cli("run", "--repo", str(repo))
+    assert ran.exit_code == 1, ran.output
+    run_dir = max((repo / "reports").iterdir())
+    got = cli("record", "--repo", str(repo), "--expect", "BLOCK", "--from", str(run_dir), "--case",
+              "fixture-data-loader", "--id", "data-loader-replayed", "--no-run")
+    assert got.exit_code == 0, got.output
+    files = task_of(repo, "data-loader-replayed")["files"]
+    assert not any(Path(p).name == "expect.yaml" for p in files), sorted(files)
+    assert "skills/data-loader/SKILL.md" in files and any("/references/" in p for p in files)

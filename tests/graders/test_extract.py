@@ -1,0 +1,140 @@
+"""Verdicts from the reviewer's own answer (graders/extract.py): failure paths first."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from rubricgate.graders import grade_trial
+from rubricgate.graders.extract import read_verdict
+from rubricgate.models.results import CaseSpec
+from rubricgate.models.task import Expect, Rubric
+from rubricgate.models.transcript import Transcript
+from rubricgate.models.verdict_config import VerdictConfig
+from rubricgate.suite.rubric import DEFAULT_VOCABULARY, RubricSpec, Rule
+
+RUBRIC = RubricSpec("reviewer/rules.md", {
+    "sql-injection": Rule("sql-injection", "critical", "judgement", "", 0),
+    "missing-tests": Rule("missing-tests", "warning", "judgement", "", 0),
+    "naming": Rule("naming", "suggestion", "judgement", "", 0),
+}, 3, DEFAULT_VOCABULARY)
+RULES = [{"id": "sql-injection", "match": "(?i)sql injection|unsafe query"},
+         {"id": "missing-tests", "match": "(?i)tests?"}, {"id": "naming", "match": "(?i)naming"}]
+PR_AGENT = {"format": "yaml", "rules": RULES,
+            "findings": {"path": "review.key_issues_to_review", "title": "issue_header", "file": "relevant_file",
+                         "line": "start_line", "issue": "issue_content"}}
+
+
+def config(**overrides) -> VerdictConfig:
+    return VerdictConfig.model_validate({**PR_AGENT, **overrides})
+
+
+def answer(issues: str) -> str:
+    return "Here is my review.\n```yaml\nreview:\n  estimated_effort_to_review_[1-5]: 2\n" + textwrap.indent(
+        textwrap.dedent(issues), "  ") + "```\n"
+
+
+SQL = """key_issues_to_review:
+  - relevant_file: app/db.py
+    issue_header: Possible SQL Injection
+    issue_content: the query is built by string concatenation
+    start_line: 12
+"""
+
+
+@pytest.mark.parametrize(("text", "status", "needle"), [
+    ("", "missing", "empty"),
+    ("```yaml\nreview: [unclosed\n```", "malformed", "not valid YAML"),
+    ("just prose, no structure", "malformed", "a str, not a mapping"),
+    (answer("key_issues_to_review: not-a-list\n"), "invalid", "review.key_issues_to_review is not a list"),
+    (answer("key_issues_to_review:\n  - 42\n"), "invalid", "finding 1 is a int"),
+])
+def test_an_unreadable_answer_is_never_a_verdict(text, status, needle):
+    got = read_verdict(text, RUBRIC, config())
+    assert got.status == status and needle in got.error and got.effective_tier is None
+
+
+def test_a_tier_value_outside_the_map_or_absent_is_invalid():
+    tiered = config(tier={"path": "review.verdict", "map": {"approve": "PASS", "request changes": "BLOCK"}})
+    assert "'maybe' is not in verdict.tier.map" in read_verdict(answer("verdict: maybe\n"), RUBRIC, tiered).error
+    assert read_verdict(answer("key_issues_to_review: []\n"), RUBRIC, tiered).status == "invalid"
+
+
+def test_free_text_headers_become_rule_findings_and_the_tier_is_derived():
+    got = read_verdict(answer(SQL), RUBRIC, config())
+    assert got.status == "ok" and got.effective_tier == "BLOCK" and not got.escalated
+    f = got.verdict.findings[0]
+    assert (f.rule, f.severity, f.file, f.line) == ("sql-injection", "critical", "app/db.py", 12)
+    assert "string concatenation" in f.issue
+    clean = read_verdict(answer("key_issues_to_review: []\n"), RUBRIC, config())
+    assert (clean.status, clean.effective_tier) == ("ok", "PASS")
+
+
+def test_an_under_reported_tier_is_escalated_never_lowered():
+    tiered = config(tier={"path": "review.verdict", "map": {"Approve": "PASS", "Block": "BLOCK"}})
+    up = read_verdict(answer("verdict: approve\n" + SQL), RUBRIC, tiered)
+    assert (up.reported_tier, up.effective_tier, up.escalated) == ("PASS", "BLOCK", True)
+    kept = read_verdict(answer("verdict: block\nkey_issues_to_review: []\n"), RUBRIC, tiered)
+    assert (kept.reported_tier, kept.effective_tier) == ("BLOCK", "BLOCK")
+
+
+def test_a_header_no_rule_names_is_kept_with_a_warning_and_changes_no_tier():
+    got = read_verdict(answer("key_issues_to_review:\n  - issue_header: Typo in docstring\n"), RUBRIC, config())
+    assert got.effective_tier == "PASS" and got.verdict.findings[0].rule == ""
+    assert got.warnings == ["finding 'Typo in docstring' matches no rule of verdict.rules"]
+    quiet = read_verdict(answer("key_issues_to_review:\n  - issue_header: Typo\n"), RUBRIC, config(unmatched="ignore"))
+    assert quiet.warnings == []
+
+
+def test_markdown_headers_and_a_tier_pattern():
+    md = config(format="markdown", tier={"pattern": r"(?im)^verdict:\s*(\w+)", "map": {"ok": "PASS", "no": "BLOCK"}})
+    text = "## Missing tests for parse()\nNothing covers the new branch.\n\n### naming: `x2`\nRename.\n\nVerdict: ok\n"
+    got = read_verdict(text, RUBRIC, md)
+    assert [f.rule for f in got.verdict.findings] == ["missing-tests", "naming"]
+    assert (got.reported_tier, got.effective_tier, got.escalated) == ("PASS", "WARN", True)
+    assert "Nothing covers the new branch." in got.verdict.findings[0].issue
+
+
+def test_json_of_another_shape_with_rule_ids():
+    shaped = config(format="json", findings={"path": "result.problems", "rule": "code", "title": "title"})
+    text = '{"result": {"problems": [{"code": "missing-tests", "title": "x"}, {"code": "naming"}]}}'
+    got = read_verdict(text, RUBRIC, shaped)
+    assert [f.rule for f in got.verdict.findings] == ["missing-tests", "naming"] and got.effective_tier == "WARN"
+
+
+def test_the_contract_stays_the_default_and_the_builtin_always_speaks_it():
+    contract = '```json\n{"tier": "PASS", "findings": []}\n```'
+    assert read_verdict(contract, RUBRIC, None).effective_tier == "PASS"
+    assert read_verdict(contract, RUBRIC, config(), agent="builtin").effective_tier == "PASS"
+    assert read_verdict(contract, RUBRIC, config()).status == "malformed"  # not the reviewer's YAML
+
+
+def _hook(tmp_path, body: str) -> VerdictConfig:
+    path = tmp_path / "hook.py"
+    path.write_text(textwrap.dedent(body))
+    return VerdictConfig.model_validate({"format": "hook", "hook": f"{path}:extract", "rules": RULES})
+
+
+def test_a_hook_that_cannot_read_the_answer_is_malformed_and_a_buggy_hook_errors_the_trial(tmp_path):
+    reader = _hook(tmp_path, "def extract(text):\n    raise ValueError('no verdict section')\n")
+    assert read_verdict("anything", RUBRIC, reader).status == "malformed"
+    buggy = _hook(tmp_path, "def extract(text):\n    return text['x']\n")
+    got = read_verdict("anything", RUBRIC, buggy)
+    assert got.status == "extractor_error" and "TypeError" in got.error
+    case = CaseSpec(id="c", source="task", origin="t", review=["a"], expect=Expect(tier="PASS"), rubric=Rubric())
+    grades = grade_trial(case, Transcript(agent="command", steps=1, final_text="anything"), got, ["verdict"])
+    assert grades["verdict"].category == "errored" and "TypeError" in grades["verdict"].reason
+
+
+def test_a_hook_maps_the_answer_through_the_same_rules(tmp_path):
+    hook = _hook(tmp_path, """
+        def extract(text):
+            if "LGTM" in text:
+                return {"findings": []}
+            return {"findings": [{"title": line[2:]} for line in text.splitlines() if line.startswith("- ")]}
+        """)
+    assert read_verdict("LGTM", RUBRIC, hook).effective_tier == "PASS"
+    got = read_verdict("- unsafe query in db.py\n- naming", RUBRIC, hook)
+    assert [f.rule for f in got.verdict.findings] == ["sql-injection", "naming"] and got.effective_tier == "BLOCK"
+    assert read_verdict("x", RUBRIC, _hook(tmp_path, "def extract(text):\n    return None\n")).status == "missing"

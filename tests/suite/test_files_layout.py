@@ -1,0 +1,72 @@
+"""suite.layout: files: fixtures of any file names, the reviewed files declared in expect.yaml or
+all of them; the skills layout (the default) is unchanged."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from rubricgate.errors import GateInputErrors
+from rubricgate.suite.load import load_all
+from tests.conftest import make_repo
+
+DIFF = "--- a/app/db.py\n+++ b/app/db.py\n@@ -1 +1 @@\n-q = run(sql, args)\n+q = run(sql % args)\n"
+
+
+@pytest.fixture
+def repo(tmp_path):
+    repo = make_repo(tmp_path / "repo", fixtures=[])
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["suite"].update({"layout": "files", "review_root": "changes"})
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    (repo / "baseline.json").unlink()
+    return repo
+
+
+def fixture(repo, tier: str, name: str, files: dict[str, str]):
+    folder = repo / "fixtures" / tier / name
+    for rel, text in files.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text)
+    return folder
+
+
+def problems(repo) -> list[str]:
+    with pytest.raises(GateInputErrors) as err:
+        load_all(repo, require_baseline=False)
+    return [e.one_line() for e in err.value.errors]
+
+
+def test_a_folder_with_nothing_to_review_is_an_error(repo):
+    fixture(repo, "block", "empty", {"expect.yaml": "rules: []\n"})
+    assert any("fixtures/block/empty: no file to review in this fixture folder" in p for p in problems(repo))
+
+
+@pytest.mark.parametrize("declared", [["missing.diff"], ["../other/x.diff"], ["expect.yaml"]])
+def test_a_declared_review_file_must_be_a_file_of_the_folder(repo, declared):
+    fixture(repo, "block", "sqli", {"change.diff": DIFF, "expect.yaml": yaml.safe_dump({"review": declared})})
+    assert any("expect.yaml: review[0]" in p and "is not a file of this fixture folder" in p for p in problems(repo))
+
+
+def test_any_file_names_every_file_reviewed_by_default_the_answer_key_never(repo):
+    fixture(repo, "block", "sqli", {"change.diff": DIFF, "app/db.py": "q = run(sql % args)\n",
+                                     "expect.yaml": "why: string-built SQL\n"})
+    case = load_all(repo, require_baseline=False).cases[0]
+    assert case.id == "fixture-sqli" and case.expect.tier == "BLOCK"
+    assert case.review == ["fixtures/block/sqli/app/db.py", "fixtures/block/sqli/change.diff"]
+    assert case.workspace_review == ["changes/sqli/app/db.py", "changes/sqli/change.diff"]
+    assert set(case.workspace_paths) == {"changes/sqli/app/db.py", "changes/sqli/change.diff"}
+
+
+def test_the_reviewed_files_declared_in_expect_yaml(repo):
+    fixture(repo, "pass", "rename", {"rename.patch": DIFF, "context/notes.md": "why\n",
+                                      "expect.yaml": yaml.safe_dump({"review": ["rename.patch"]})})
+    case = load_all(repo, require_baseline=False).cases[0]
+    assert case.workspace_review == ["changes/rename/rename.patch"]
+    assert "changes/rename/context/notes.md" in case.workspace_paths  # beside it, not reviewed
+
+
+def test_the_skills_layout_still_needs_a_skill_md(tmp_path):
+    repo = make_repo(tmp_path / "skills-repo", fixtures=[])
+    fixture(repo, "block", "sqli", {"change.diff": DIFF})
+    assert any("no SKILL.md in this fixture folder" in p for p in problems(repo))

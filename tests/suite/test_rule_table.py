@@ -1,0 +1,83 @@
+"""Rules named in rubricgate.yaml (`verdict.rules`) and the verdict hook, as the load stage reads
+them: every problem one line naming the file, field and fix; the rules located in the reviewer's files."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from rubricgate.cli import main
+from rubricgate.suite.load import load_all
+from tests.conftest import make_repo
+
+RULES = [{"id": "sql-injection", "severity": "critical", "match": "(?i)sql injection"},
+         {"id": "missing-tests", "severity": "warning", "match": "(?i)missing tests", "statement": "(?i)new code without tests"}]
+PROMPT = "# Review\n\nReport under headers.\n\n- Flag SQL injection: queries built from strings.\n- Flag new code without tests.\n"
+
+
+@pytest.fixture
+def repo(tmp_path):
+    repo = make_repo(tmp_path / "repo", fixtures=["pass/weekly-revenue-summary"])
+    (repo / "fixtures/pass/weekly-revenue-summary/expect.yaml").unlink(missing_ok=True)
+    (repo / "reviewer/prompts/evaluate.md").write_text(PROMPT)
+    return repo
+
+
+def configure(repo, verdict: dict, **reviewer) -> None:
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["verdict"] = verdict
+    config["reviewer"].update(reviewer)
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+
+
+def validate(repo) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["validate", "--repo", str(repo)])
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize(("verdict", "needle"), [
+    ({"format": "yaml", "rules": [{**RULES[0], "severity": "major"}]},
+     "rubricgate.yaml: verdict.rules[0].severity: severity 'major' of sql-injection"),
+    ({"format": "yaml", "rules": [{**RULES[0], "match": "(unclosed"}]}, "is not a regular expression"),
+    ({"format": "yaml", "rules": [RULES[0], {"id": "x", "match": "x"}]}, "some rules give a severity and some do not"),
+    ({"format": "yaml", "rules": [{"id": "no-such-rule", "match": "x"}]}, "verdict.rules[0].id: unknown rule id 'no-such-rule'"),
+    ({"format": "hook"}, "format: hook goes with hook: FILE.py:FUNCTION"),
+    ({"format": "hook", "hook": "../outside.py:extract"}, "verdict.hook: path '../outside.py' contains '..'"),
+    ({"format": "hook", "hook": "reviewer/nope.py:extract"}, "'reviewer/nope.py' is not a file in the repository"),
+    ({"format": "yaml", "tier": {"map": {"ok": "PASS"}}}, "give exactly one of path and pattern"),
+])
+def test_a_bad_verdict_section_is_one_line_exit_2(repo, verdict, needle):
+    configure(repo, verdict)
+    code, out = validate(repo)
+    assert code == 2 and needle in out and "Traceback" not in out, out
+
+
+@pytest.mark.parametrize(("body", "needle"), [
+    ("def extract(text:\n", "the verdict hook failed to load: SyntaxError"),
+    ("raise RuntimeError('at import')\n", "the verdict hook failed to load: RuntimeError: at import"),
+    ("def other(text):\n    return None\n", "extract: no such function in the verdict hook"),
+    ("def extract():\n    return None\n", "does not take one argument"),
+])
+def test_a_hook_that_cannot_be_loaded_is_exit_2_before_anything_runs(repo, body, needle):
+    (repo / "reviewer/verdict_hook.py").write_text(body)
+    configure(repo, {"format": "hook", "hook": "reviewer/verdict_hook.py:extract"})
+    code, out = validate(repo)
+    assert code == 2 and needle in out and "Traceback" not in out, out
+
+
+def test_rules_named_in_the_config_are_located_in_the_reviewer_files(repo):
+    configure(repo, {"format": "yaml", "rules": [*RULES, {"id": "naming", "severity": "suggestion", "match": "naming"}]})
+    rubric = load_all(repo, require_baseline=False).rubric
+    sql, tests, naming = (rubric.rules[r] for r in ("sql-injection", "missing-tests", "naming"))
+    assert (sql.file, sql.line, sql.text) == ("reviewer/prompts/evaluate.md", 5, "- Flag SQL injection: queries built from strings.")
+    assert (tests.file, tests.line, tests.severity) == ("reviewer/prompts/evaluate.md", 6, "warning")
+    assert (naming.file, naming.line, naming.text) == ("", 0, "")  # not stated: still a rule cases may name
+    assert rubric.derive_tier(["warning"]) == "WARN" and rubric.derive_tier(["critical"]) == "BLOCK"
+    assert validate(repo)[0] == 0
+
+
+def test_rules_mapped_onto_the_rubric_table_take_its_severities(repo):
+    configure(repo, {"format": "yaml", "rules": [{"id": "fm-description-required", "match": "(?i)description"}]})
+    rubric = load_all(repo, require_baseline=False).rubric
+    assert rubric.rules["fm-description-required"].severity == "critical" and len(rubric.rules) > 1
