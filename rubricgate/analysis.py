@@ -205,9 +205,23 @@ def _require_pyarrow() -> None:
                              "pip install 'rubricgate[parquet]', or use --format csv or jsonl")
 
 
+# A spreadsheet opening a CSV runs a cell that starts with one of these as a formula (OWASP, "CSV
+# Injection"): a reviewer's model name or a case id `=HYPERLINK(...)` would be a live link.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(value: Any) -> Any:
+    """A text cell that a spreadsheet would run as a formula, prefixed with a single quote
+    (shown as text); any other value unchanged."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+
 def _write(frame: pd.DataFrame, path: Path, fmt: str) -> Path:
+    # Only CSV is opened by spreadsheets as it is; Parquet and JSON lines keep each value typed
+    # and unchanged (what reads them gets the data, not a formula).
     if fmt == "csv":
-        frame.to_csv(path, index=False)
+        text = frame.select_dtypes(include="object").columns
+        frame.assign(**{c: frame[c].map(csv_safe) for c in text}).to_csv(path, index=False)
     elif fmt == "jsonl":
         frame.to_json(path, orient="records", lines=True)
     else:

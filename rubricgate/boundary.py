@@ -33,6 +33,7 @@ M = TypeVar("M", bound="BaseModel")
 
 MAX_DEPTH = 64  # containers in any JSON the harness reads; what it writes stays far below
 VALUE_DEPTH = 32  # a reviewer's free-form value (a tool input) as it is kept in a transcript
+MAX_COUNT = 10**15  # tokens a trial may report: a thousand times any real run
 PLACEHOLDER = "[rubricgate: nested deeper than {depth} levels, left out]"
 
 _NOT_SKELETON = bytes(c for c in range(256) if c not in b'"[]{}')
@@ -48,6 +49,10 @@ class TooDeep(ValueError):
 
 class DuplicateKey(ValueError):
     """A key given twice in one JSON object (json keeps the last silently)."""
+
+    def __init__(self, message: str, key: object = None) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 def loads(data: str | bytes, *, unique_keys: bool = False, clip: bool = False) -> Any:
@@ -149,12 +154,16 @@ def clean_value(value: Any) -> Any:
 
 def is_amount(value: object) -> bool:
     """A cost, a count or a duration as a reviewer or a shard may report it: a finite number >= 0."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return value >= 0  # math.isfinite would overflow on 10**400
+    return isinstance(value, float) and math.isfinite(value) and value >= 0
 
 
-def amount_or_none(value: object) -> float | None:
-    """`value` as a float when it is an amount (is_amount), else None (unknown)."""
-    return float(value) if is_amount(value) else None  # type: ignore[arg-type]
+def is_count(value: object, limit: int = MAX_COUNT) -> bool:
+    """A token or step count: an int from 0 to `limit` (a larger one is no real count)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= limit
 
 
 def _may_hold_surrogates(text: str) -> bool:
@@ -167,7 +176,7 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise DuplicateKey(f"key {key!r} is given twice")
+            raise DuplicateKey(f"key {key!r} is given twice", key)
         out[key] = value
     return out
 

@@ -114,3 +114,11 @@ def test_pandas_loads_only_when_a_frame_is_built():
             "import json; print(json.dumps('pandas' in sys.modules))")
     assert json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                      check=True).stdout) is False
+
+
+def test_csv_cells_a_spreadsheet_would_run_are_shown_as_text() -> None:
+    from rubricgate.analysis import csv_safe
+
+    for cell in ("=HYPERLINK(\"x\")", "+1", "-2+3", "@SUM(A1)", "\tx", "\rx"):
+        assert csv_safe(cell) == "'" + cell
+    assert [csv_safe(v) for v in ("ok", "", 3, -1.5, None)] == ["ok", "", 3, -1.5, None]

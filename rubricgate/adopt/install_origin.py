@@ -9,12 +9,12 @@ names rubricgate (a git URL at a commit, another version).
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from rubricgate import boundary
 from rubricgate.errors import GateInputError
 
 DIST = "rubricgate"
@@ -69,7 +69,7 @@ def from_direct_url(version: str, text: str | None) -> InstallSpec:
     if not text:
         return InstallSpec(f"{DIST}=={version}", f"rubricgate {version} from a package index")
     try:
-        data = json.loads(text)
+        data = boundary.loads(text)
     except ValueError:
         return _local(version, "an install whose direct_url.json cannot be read")
     url = data.get("url", "") if isinstance(data, dict) else ""

@@ -9,14 +9,13 @@ written by the YAML emitter (`yaml_scalar`), never pasted into the text. Run as
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass
 from importlib import resources
 
 import yaml
 
-from rubricgate import __version__
+from rubricgate import __version__, boundary
 from rubricgate.agents.registry import cli_specs
 from rubricgate.errors import GateInputError
 
@@ -100,7 +99,7 @@ def tested_version(agent: str, data: object | None = None) -> str:
 def _versions() -> object:
     try:
         text = resources.files("rubricgate.agents").joinpath(VERSIONS_FILE).read_text(encoding="utf-8")
-        return json.loads(text)
+        return boundary.loads(text)
     except (OSError, ValueError) as exc:
         raise GateInputError(f"rubricgate/agents/{VERSIONS_FILE}", "", f"cannot read the versions file ({exc})",
                              "reinstall rubricgate") from exc

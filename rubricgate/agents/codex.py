@@ -28,6 +28,7 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rubricgate import boundary
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.cli import CliAgent
 from rubricgate.agents.normalize import (
@@ -356,7 +357,7 @@ def _json_object(value: Any) -> dict[str, Any]:
     if isinstance(value, dict):
         return value
     try:
-        parsed = json.loads(value) if isinstance(value, str) else None
+        parsed = boundary.loads(value, clip=True) if isinstance(value, str) else None
     except ValueError:
         return {"input": value}
     return parsed if isinstance(parsed, dict) else {"input": value}

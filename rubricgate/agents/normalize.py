@@ -9,12 +9,12 @@ clean exit with no answer is still an error for the verdict grader to see.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rubricgate import boundary
 from rubricgate.isolation.streams import IDLE_STOP
 
 # The transcript models are built only when a stream is parsed: the adapter modules (and their
@@ -92,10 +92,13 @@ def field_dict(obj: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 def _loads(line: str) -> Any:
+    # The bounded loader: a line nested deeper than boundary.MAX_DEPTH keeps its event with the
+    # deep part replaced by a placeholder (never RecursionError, never a hidden tool call); lone
+    # surrogates come back escaped and NaN or 1e999 as None.
     if not line.startswith("{"):
         return None
     try:
-        return json.loads(line)
+        return boundary.loads(line, clip=True)
     except ValueError:
         return None
 
@@ -130,12 +133,14 @@ class Draft:
     ending: tuple[str, str] | None = None
 
     def add_tool(self, raw_name: str, args: Any, step: int, status: str = "ok") -> ToolCall:
-        """Record one tool call with its normalized name."""
+        """Record one tool call with its normalized name (its input cut at boundary.VALUE_DEPTH)."""
         from rubricgate.models.transcript import ToolCall
 
-        call = ToolCall(raw_name=raw_name, name=normalize_tool_name(raw_name),
-                        input=args if isinstance(args, dict) else {"value": args},
-                        status=status, step=step)
+        args, cut = boundary.clip_value(args if isinstance(args, dict) else {"value": args})
+        if cut:
+            self.notes.append(f"tool call {len(self.tool_calls) + 1} ({raw_name[:80]}): its input nests deeper than "
+                              f"{boundary.VALUE_DEPTH} levels; the deeper part is left out")
+        call = ToolCall(raw_name=raw_name, name=normalize_tool_name(raw_name), input=args, status=status, step=step)
         self.tool_calls.append(call)
         return call
 
@@ -167,6 +172,7 @@ def finish(draft: Draft, proc: ProcessResult, *, version: str | None) -> Transcr
     from rubricgate.models.transcript import Transcript, Usage
 
     _apply_process(draft, proc)
+    _check_amounts(draft)
     return Transcript(
         agent=draft.agent, agent_version=version, model=draft.model, steps=draft.steps,
         tool_calls=draft.tool_calls, final_text=draft.final_text,
@@ -177,6 +183,19 @@ def finish(draft: Draft, proc: ProcessResult, *, version: str | None) -> Transcr
         output_truncated=proc.stdout_truncated, error=draft.error, retry_after_s=draft.retry_after_s,
         reported_turns=draft.reported_turns, notes=draft.notes,
     )
+
+
+def _check_amounts(draft: Draft) -> None:
+    """A cost or token count the CLI reported that is not a finite amount >= 0 (-1e9, NaN) is
+    unknown, never charged or summed: the check `merge` applies to a shard's (boundary.is_amount)."""
+    if draft.cost_usd is not None and not boundary.is_amount(draft.cost_usd):
+        draft.notes.append(f"the CLI reported a cost of {draft.cost_usd!r}, not an amount: the cost is unknown")
+        draft.cost_usd = None
+    for name in ("input_tokens", "output_tokens"):
+        value = getattr(draft, name)
+        if not boundary.is_count(value):
+            draft.notes.append(f"the CLI reported {name} {str(value)[:40]}, not a count: 0 kept")
+            setattr(draft, name, 0)
 
 
 def _apply_process(draft: Draft, proc: ProcessResult) -> None:

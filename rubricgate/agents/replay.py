@@ -12,9 +12,9 @@ A missing recording is bad input (exit 2), never a silently skipped case.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from rubricgate import boundary
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.formats import format_names, parser_for
 from rubricgate.agents.normalize import finish
@@ -78,12 +78,23 @@ class ReplayAgent:
 
     def _from_stream(self, path: Path, request: AgentRequest) -> Transcript:
         meta_path = path.with_suffix(".meta.json")
-        meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+        meta = _meta(meta_path)
         draft = parser_for(self.format)(path.read_bytes(), agent=self.name, allowed=request.allowed_tools,
                                         **_companions(path, self.format))
         proc = ProcessResult(exit_code=meta.get("exit_code", 0), timed_out=bool(meta.get("timed_out")),
                              stdout_truncated=False, stderr_tail="", duration_s=0.0)
         return finish(draft, proc, version=meta.get("cli_version"))
+
+
+def _meta(path: Path) -> dict:
+    """A recording's process outcome (exit code, timeout, CLI version); {} when there is none."""
+    if not path.is_file():
+        return {}
+    try:
+        data = boundary.loads(path.read_bytes())
+    except ValueError as exc:
+        raise GateInputError(str(path), "", f"not valid JSON ({str(exc)[:200]})", "fix the file or remove it") from None
+    return data if isinstance(data, dict) else {}
 
 
 def _companions(path: Path, fmt: str) -> dict[str, bytes]:

@@ -15,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from rubricgate.secrets import CREDENTIAL_PATTERNS
+from rubricgate.suite.yaml_json import safe_load_yaml
 
 NAME_FORMAT = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 LINK = re.compile(r"\]\(\s*<?((?:\./)?(?:references|scripts|assets)/[^)\s>#]+)")
@@ -64,8 +65,10 @@ def parse_skill(path: str, text: str, folder: Path) -> Skill:
         return skill
     skill.fm_end = close + 1
     try:
-        data = yaml.safe_load("\n".join(skill.lines[1:close]))
-    except yaml.YAMLError as exc:
+        # Bounded: a reviewed skill is anyone's text, and one nested 1,000 levels deep raised
+        # RecursionError out of the reviewer.
+        data = safe_load_yaml("\n".join(skill.lines[1:close]), unique_keys=False)
+    except (yaml.YAMLError, ValueError) as exc:
         skill.fm_error = f"frontmatter is not valid YAML ({str(exc).splitlines()[0]})"
         return skill
     if isinstance(data, dict):

@@ -11,13 +11,13 @@ folder. Anything that does not add up is a one-line GateInputError (exit 2).
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
+from rubricgate import boundary
+from rubricgate.boundary import is_amount
 from rubricgate.errors import GateInputError
 from rubricgate.graders import judge
 from rubricgate.isolation.untrusted import UntrustedPath, read_under, relative_parts
@@ -60,7 +60,7 @@ def verify_shards(shards: list[Shard], jobs: list[Job], loaded: Loaded) -> None:
         if s.summary.complete and own - ran:
             raise _bad(s, sorted(own - ran)[0], "is missing from a shard that says it completed", FIX)
         spent = s.summary.cost.get("budget", {}).get("spent_usd", 0.0)
-        if not _finite_non_negative(spent):
+        if not is_amount(spent):
             raise GateInputError(str(s.run_dir / "summary.json"), "cost.budget.spent_usd",
                                  f"{spent!r} is not a non-negative amount", FIX)
 
@@ -69,12 +69,8 @@ def check_numbers(shard: Shard, t: TrialResult) -> None:
     """Costs, tokens, steps and durations are non-negative and finite."""
     for name in ("cost_usd", "duration_s", "input_tokens", "output_tokens", "steps"):
         value = getattr(t, name)
-        if value is not None and not _finite_non_negative(value):
+        if value is not None and not is_amount(value):
             raise _bad(shard, (t.case_id, t.trial), f"has {name} {value!r} (must be finite and >= 0)", FIX)
-
-
-def _finite_non_negative(value: object) -> bool:
-    return isinstance(value, (int, float)) and math.isfinite(value) and value >= 0
 
 
 def check_grades(shard: Shard, t: TrialResult, case: CaseSpec, loaded: Loaded) -> None:
@@ -94,7 +90,7 @@ def read_shard_transcript(shard: Shard, t: TrialResult) -> Transcript:
     """The trial's transcript, a regular file directly in the shard's transcripts/ folder."""
     data = transcript_bytes(shard, t, missing_ok=False)
     try:
-        return Transcript.model_validate_json(data or b"")
+        return boundary.validate_json(Transcript, data or b"")
     except (ValidationError, ValueError) as exc:
         raise GateInputError(str(shard.run_dir / "summary.json"), f"{t.case_id}#{t.trial}.transcript",
                              f"{t.transcript}: {_first_line(exc)}", FIX) from None
@@ -153,7 +149,7 @@ def _json_lines(data: bytes) -> list[object]:
     out = []
     for line in data.decode("utf-8", errors="replace").splitlines():
         try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
+            out.append(boundary.loads(line))
+        except ValueError:
             continue  # only the last line of a killed run can be partial
     return out

@@ -11,6 +11,7 @@ import re
 
 from pydantic import ValidationError
 
+from rubricgate import boundary
 from rubricgate.models.verdict import ParsedVerdict, Verdict
 from rubricgate.suite.rubric import RubricSpec
 
@@ -25,22 +26,6 @@ def last_json_block(text: str) -> str | None:
     return blocks[-1] if blocks else None
 
 
-class _DuplicateKey(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
-    # json.loads keeps the last of repeated keys; a verdict saying "tier" twice is malformed.
-    out: dict = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
-    return out
-
-
 def _short(exc: ValidationError) -> str:
     err = exc.errors()[0]
     where = ".".join(str(p) for p in err["loc"]) or "verdict"
@@ -53,11 +38,14 @@ def parse_verdict(final_text: str, rubric: RubricSpec) -> ParsedVerdict:
     if block is None:
         return ParsedVerdict(status="missing", error="no fenced ```json block in the final message")
     try:
-        data = json.loads(block, object_pairs_hook=_no_duplicate_keys)
+        # json.loads keeps the last of repeated keys; a verdict saying "tier" twice is malformed.
+        data = boundary.loads(block, unique_keys=True)
     except json.JSONDecodeError as exc:
         return ParsedVerdict(status="malformed", error=f"verdict is not valid JSON: {exc.msg} at line {exc.lineno}")
-    except _DuplicateKey as exc:
+    except boundary.DuplicateKey as exc:
         return ParsedVerdict(status="malformed", error=f"verdict has duplicate key {exc.key!r}: which one counts is ambiguous")
+    except ValueError as exc:  # nested deeper than any verdict
+        return ParsedVerdict(status="malformed", error=f"verdict is not valid JSON: {exc}")
     try:
         verdict = Verdict.model_validate(data)
     except ValidationError as exc:

@@ -38,9 +38,11 @@ class ToolCall(StrictModel):
 
 
 class Usage(StrictModel):
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float | None = None
+    # Amounts (finite, >= 0): adapters check what a CLI reports before it gets here
+    # (agents/normalize.py), so a stored transcript claiming -1e9 or NaN is refused on reading.
+    input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+    cost_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
 class Attempt(StrictModel):

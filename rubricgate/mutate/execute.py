@@ -13,7 +13,6 @@ Each run's outcome is classified:
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -26,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import rubricgate
+from rubricgate import boundary
 from rubricgate.mutate.mutants import Mutant
 
 _SKIP_NAMES = {".git", "__pycache__", ".rubricgate-cache", "node_modules", ".pytest_cache", ".mypy_cache", ".ruff_cache",
@@ -111,7 +111,7 @@ def _summary(copy: Path, reports: str) -> dict | None:
     if not runs:
         return None
     try:
-        return json.loads(runs[-1].read_text(encoding="utf-8"))
+        return boundary.loads(runs[-1].read_bytes())
     except (OSError, ValueError):
         return None
 

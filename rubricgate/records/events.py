@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from rubricgate import boundary
 from rubricgate.records.writing import WriteFailure, failure
 from rubricgate.secrets import encodable, scrub, scrub_data
 
@@ -71,7 +72,7 @@ def read_events(path: Path) -> list[dict[str, Any]]:
     out = []
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
+            out.append(boundary.loads(line))
+        except ValueError:  # cut by a crash, or nested deeper than any event
             continue  # only the last line of a killed run can be partial
     return out

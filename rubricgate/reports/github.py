@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rubricgate import boundary
 from rubricgate.errors import GateInputError
 from rubricgate.models.results import Summary
 from rubricgate.reports.comment import MARKER
@@ -141,7 +142,7 @@ class GitHubClient:
 def _message(exc: urllib.error.HTTPError) -> str:
     """GitHub's own error message from the body, when it sent one."""
     try:
-        payload = json.loads(exc.read().decode("utf-8", "replace") or "{}")
+        payload = boundary.loads(exc.read().decode("utf-8", "replace") or "{}")
     except (ValueError, OSError):
         return exc.reason or ""
     msg = payload.get("message", "") if isinstance(payload, dict) else ""
@@ -152,7 +153,7 @@ def _decode(raw: bytes, method: str, path: str) -> Any:
     if not raw.strip():
         return None
     try:
-        return json.loads(raw)
+        return boundary.loads(raw)
     except ValueError:
         raise GitHubError(f"GitHub API {method} {path}: answer is not JSON") from None
 

@@ -44,7 +44,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rubricgate import __version__
+from rubricgate import __version__, boundary
 from rubricgate.agents.registry import context_files
 from rubricgate.errors import GateInputError
 from rubricgate.models.config import AgentConfig, ReviewerConfig
@@ -290,7 +290,7 @@ def load_cached(cache_dir: Path, parts: KeyParts, signing: bytes | None = None) 
 def _verified_body(raw: str, key: str, signing: bytes) -> tuple[dict, str]:
     """(entry body, "") when its HMAC matches; ({}, why not) otherwise."""
     try:
-        entry = json.loads(raw)
+        entry = boundary.loads(raw)
     except ValueError:
         return {}, "entry is not valid JSON (changed after it was written)"
     if not isinstance(entry, dict) or not isinstance(entry.get("hmac"), str):

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rubricgate.boundary import is_amount
 from rubricgate.models.dimensions import DIMENSIONS
 from rubricgate.models.results import CaseSummary, Grade, TrialResult
 
@@ -40,13 +41,14 @@ class Budget:
             return not self.reason
 
     def record(self, cost_usd: float | None, cached: bool = False) -> None:
-        """Charge one finished trial; an unpriced trial under a budget stops new trials."""
+        """Charge one finished trial; an unpriced trial under a budget stops new trials, and so
+        does a cost that is not an amount (-1e9 would refund the budget; NaN compares false)."""
         if cached:
             return
         with self._lock:
-            if cost_usd is None:
+            if cost_usd is None or not is_amount(cost_usd):
                 if self.max_usd is not None and not self.reason:
-                    self.reason = "the agent reported no cost, so --max-cost cannot be enforced"
+                    self.reason = "the agent reported no cost (or one that is not an amount), so --max-cost cannot be enforced"
                 return
             self.spent_usd += cost_usd
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from rubricgate import boundary
+from rubricgate.boundary import MAX_DEPTH, DuplicateKey, TooDeep
 from rubricgate.errors import GateInputError
 
 M = TypeVar("M", bound=BaseModel)
@@ -18,9 +21,13 @@ M = TypeVar("M", bound=BaseModel)
 _BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class DuplicateKey(ValueError):
-    """A key given twice in one mapping: YAML and JSON keep the last silently (a second
-    `agent:` block would replace the sandbox setting), so it is an error here."""
+# A YAML file's anchors and aliases may name one value many times: nine aliases of nine of nine
+# ... expand to a billion values for whatever walks the result (validation, scrubbing).
+MAX_NODES = 100_000
+
+
+class TooLarge(ValueError):
+    """A YAML value whose aliases expand to more than MAX_NODES values."""
 
 
 class _UniqueKeyLoader(_BASE_LOADER):  # type: ignore[misc, valid-type]
@@ -28,8 +35,12 @@ class _UniqueKeyLoader(_BASE_LOADER):  # type: ignore[misc, valid-type]
 
     def construct_mapping(self, node, deep=False):
         seen: set[object] = set()
+        # A key given twice: YAML keeps the last silently (a second `agent:` block would replace
+        # the sandbox setting), so it is an error here.
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
+            if not isinstance(key, Hashable):
+                break  # a list or mapping as a key: the constructor below refuses it
             if key in seen:
                 raise DuplicateKey(f"line {key_node.start_mark.line + 1}: key {key!r} is given twice")
             seen.add(key)
@@ -39,18 +50,10 @@ class _UniqueKeyLoader(_BASE_LOADER):  # type: ignore[misc, valid-type]
 _SAFE_LOADER = _UniqueKeyLoader
 
 
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise DuplicateKey(f"key {key!r} is given twice")
-        out[key] = value
-    return out
-
-
 def loads_json(text: str) -> Any:
-    """json.loads, refusing an object that names a key twice."""
-    return json.loads(text, object_pairs_hook=_unique_pairs)
+    """JSON through the bounded loader (boundary.loads), refusing an object that names a key twice."""
+    return boundary.loads(text, unique_keys=True)
+
 
 _FIXES = {
     "extra_forbidden": "remove it (unknown key) or check its spelling",
@@ -58,12 +61,22 @@ _FIXES = {
 }
 
 
+def utf8_text(data: bytes, display: str) -> str:
+    """An input file's bytes as text; a one-line error naming the file when they are not UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise GateInputError(display, f"byte {exc.start}", f"not UTF-8 text ({exc.reason}: {data[exc.start]:#04x})",
+                             "save the file as UTF-8") from None
+
+
 def read_data(path: Path, display: str) -> Any:
     """Parse a .yaml/.yml/.json file (YAML via safe_load) or raise a one-line error."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        data = path.read_bytes()
+    except OSError as exc:
         raise GateInputError(display, "", f"cannot read file ({exc})", "check the path") from exc
+    text = utf8_text(data, display)
     try:
         if path.suffix == ".json":
             return loads_json(text)
@@ -71,6 +84,8 @@ def read_data(path: Path, display: str) -> Any:
     except DuplicateKey as exc:
         where, _, what = str(exc).rpartition(": ") if str(exc).startswith("line ") else ("", "", str(exc))
         raise GateInputError(display, where or "(keys)", what, "give each key once (merge the two blocks)") from None
+    except (TooDeep, TooLarge) as exc:
+        raise GateInputError(display, "(top level)", str(exc), "flatten the data (no real file nests this deep)") from None
     except json.JSONDecodeError as exc:
         raise GateInputError(display, f"line {exc.lineno}", f"invalid JSON: {exc.msg}", "fix the syntax") from exc
     except yaml.YAMLError as exc:
@@ -80,9 +95,56 @@ def read_data(path: Path, display: str) -> Any:
         raise GateInputError(display, where, f"invalid YAML: {problem}", "fix the syntax") from exc
 
 
-def safe_load_yaml(text: str) -> Any:
-    """yaml.safe_load, through libyaml when it is installed."""
-    return yaml.load(text, Loader=_SAFE_LOADER)  # noqa: S506 - a SafeLoader, never the full Loader
+def safe_load_yaml(text: str, unique_keys: bool = True) -> Any:
+    """yaml.safe_load through libyaml, within the depth bound every reader keeps (TooDeep:
+    libyaml's composer recurses, and 100,000 nested brackets crash the interpreter) and a bound on
+    what aliases expand to (TooLarge); DuplicateKey for a key given twice (unless not asked)."""
+    if _may_nest_deeper(text, MAX_DEPTH):
+        _check_depth(text)
+    loader = _SAFE_LOADER if unique_keys else _BASE_LOADER
+    try:
+        value = yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader, never the full Loader
+    except RecursionError:
+        raise TooDeep(f"nested too deep to read (at most {MAX_DEPTH} levels)") from None
+    if "*" in text:  # an alias: the value may be far larger (and deeper) than its text
+        _check_expansion(value)
+    return value
+
+
+def _may_nest_deeper(text: str, limit: int) -> bool:
+    """A cheap upper bound: each flow bracket opens a level, and block levels need indentation
+    (two levels a column at most: a sequence may sit at its mapping's column) or "- "/"? " marks."""
+    lead = max((len(line) - len(line.lstrip(" -?:")) for line in text.split("\n")), default=0)
+    return text.count("[") + text.count("{") + 2 * lead + 2 > limit
+
+
+def _check_depth(text: str) -> None:
+    """TooDeep when a collection nests deeper than MAX_DEPTH, read from libyaml's event stream
+    (its parser keeps a stack, not recursion; it stops at the first level too deep)."""
+    depth = 0
+    for event in yaml.parse(text, Loader=_BASE_LOADER):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise TooDeep(f"nested deeper than {MAX_DEPTH} levels")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _check_expansion(value: Any) -> None:
+    """TooDeep or TooLarge when the value, aliases expanded, nests deeper than MAX_DEPTH or holds
+    more than MAX_NODES values (counted without recursion, stopping at the bound)."""
+    stack, seen = [(value, 1)], 0
+    while stack:
+        item, depth = stack.pop()
+        seen += 1
+        if seen > MAX_NODES:
+            raise TooLarge(f"its aliases expand to more than {MAX_NODES:,} values")
+        if isinstance(item, dict | list):
+            if depth > MAX_DEPTH:
+                raise TooDeep(f"nested deeper than {MAX_DEPTH} levels (through its aliases)")
+            children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
+            stack += [(child, depth + 1) for child in children]
 
 
 def validation_error(display: str, exc: ValidationError) -> GateInputError:

@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pydantic import ValidationError
-
+from rubricgate import boundary
 from rubricgate.models.view_index import INDEX_FORMAT, CaseCell, RunHead, TrialCell
 from rubricgate.records.run_index import CASES_FILE, HEAD_FILE, cases_of, dump_cases, head_of, store
 from rubricgate.view import safe
@@ -29,8 +28,8 @@ def cell_failed(t: TrialCell) -> bool:
 def load_cached(folder: Path, stamp: str) -> RunHead | None:
     """The cached head when it was built from this summary (same stamp and format), else None."""
     try:
-        head = RunHead.model_validate_json(safe.read_bytes(folder, HEAD_FILE))
-    except (safe.Refused, ValidationError, ValueError):
+        head = boundary.validate_json(RunHead, safe.read_bytes(folder, HEAD_FILE))
+    except (safe.Refused, ValueError):  # ValidationError is one
         return None  # absent, a link, damaged or an older format: built again
     return head if head.stamp == stamp and head.format_version == INDEX_FORMAT else None
 
@@ -39,7 +38,7 @@ def cases_valid(data: bytes, stamp: str) -> bool:
     """view-cases.jsonl built from this summary, in this format."""
     first = data.split(b"\n", 1)[0]
     try:
-        header = json.loads(first)
+        header = boundary.loads(first)
     except ValueError:
         return False
     return isinstance(header, dict) and header.get("stamp") == stamp and header.get("format_version") == INDEX_FORMAT
@@ -53,8 +52,8 @@ def find_case(data: bytes, case_id: str) -> CaseCell | None:
         return None
     end = data.find(b"\n", at + len(key))
     try:
-        return CaseCell.model_validate_json(data[at + len(key): end if end >= 0 else len(data)])
-    except ValidationError:
+        return boundary.validate_json(CaseCell, data[at + len(key): end if end >= 0 else len(data)])
+    except ValueError:  # ValidationError is one
         return None
 
 
@@ -65,8 +64,8 @@ def all_cases(data: bytes) -> list[CaseCell]:
         body = line.split(b"\t", 1)[1] if b"\t" in line else b""
         try:
             if body:
-                out.append(CaseCell.model_validate_json(body))
-        except ValidationError:
+                out.append(boundary.validate_json(CaseCell, body))
+        except ValueError:  # ValidationError is one
             continue
     return out
 
@@ -77,7 +76,7 @@ def case_ids(data: bytes) -> list[str]:
     for line in data.split(b"\n")[1:]:
         key = line.split(b"\t", 1)[0]
         try:
-            found = json.loads(key) if key else None
+            found = boundary.loads(key) if key else None
         except ValueError:
             continue
         if isinstance(found, str):

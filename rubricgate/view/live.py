@@ -6,9 +6,9 @@ from the folder with no link followed. Every string goes to the page as text (te
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from rubricgate import boundary
 from rubricgate.view import safe
 from rubricgate.view.catalog import EVENTS, RunRef
 
@@ -33,7 +33,7 @@ def progress(ref: RunRef) -> dict[str, Any]:
 
 def _parse(line: str) -> dict | None:
     try:
-        event = json.loads(line)
+        event = boundary.loads(line)
     except ValueError:
         return None  # the line being written when we read
     return event if isinstance(event, dict) else None

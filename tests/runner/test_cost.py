@@ -200,3 +200,11 @@ def test_builtin_reviewer_is_free_so_a_budget_never_stops_it(tmp_path) -> None:
     repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
     result = CliRunner().invoke(main, ["run", "--repo", str(repo), "--max-cost", "0.01", "--trials", "2"])
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("usd", [-1e9, float("nan"), float("-inf")])
+def test_a_cost_that_is_not_an_amount_never_refunds_the_budget_and_stops_it(usd: float) -> None:
+    budget = cost.Budget(0.5)
+    budget.record(0.25)
+    budget.record(usd)
+    assert budget.spent_usd == 0.25 and not budget.try_start() and "cannot be enforced" in budget.reason
