@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from rubricgate.agents.selection import check_agents
 from rubricgate.cli.app import collector_paused, main
-from rubricgate.cli.options import config_option, fail_input, repo_option
+from rubricgate.cli.options import FiniteFloatRange, config_option, fail_input, repo_option
 from rubricgate.cli.options import repo_root as _repo
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.models.baseline import Baseline
@@ -56,7 +56,7 @@ cache_option = click.option("--cache", is_flag=True,
                             help="Reuse stored answers of unchanged (reviewer, case, agent, model, trial).")
 cache_dir_option = click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                                 help="Cache folder for --cache (default: config cache_dir, else ~/.cache/rubricgate).")
-max_cost_option = click.option("--max-cost", type=click.FloatRange(min=0), default=None, metavar="USD",
+max_cost_option = click.option("--max-cost", type=FiniteFloatRange(min=0), default=None, metavar="USD",
                                help="Stop starting trials once this much is spent; the rest are not run (exit 2).")
 
 
@@ -161,7 +161,8 @@ def _load_checked(root: Path, config_path: Path | None):
     loaded = load_all(root, config_path, require_baseline=False)
     errors: list[GateInputError] = []
     collect(errors, lambda: check_agents(loaded.cases, loaded.config))
-    baseline = collect(errors, lambda: load_baseline(root / loaded.config.baseline, loaded.config.baseline))
+    baseline = collect(errors, lambda: load_baseline(root / loaded.config.baseline, loaded.config.baseline,
+                                                     case_ids=[c.id for c in loaded.cases]))
     if errors:
         raise GateInputErrors(errors)
     return replace(loaded, baseline=baseline)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import click
@@ -58,12 +59,20 @@ def coverage(repo, config_path, as_json, suggest) -> None:
         click.echo(line, err=as_json)
 
 
+def _reviewer_folders(reviewer) -> set[Path]:
+    """The folders of the prompt, skill and rubric and the one they share (reviewer/), not the root."""
+    parents = {Path(rel).parent for rel in (reviewer.prompt, reviewer.skill, reviewer.rubric)}
+    shared = Path(os.path.commonpath([p.as_posix() for p in parents]))
+    return {p for p in (*parents, shared) if p != Path(".")}
+
+
 def _suggest(root: Path, loaded, cov, out: Path) -> list[str]:
     from rubricgate.suite.skeletons import skeleton, write_skeletons
 
     rules = [loaded.rubric.rules[r] for r in cov.uncovered if r in loaded.rubric.rules]
     skeletons = [skeleton(rule, loaded.rubric) for rule in rules]
     forbidden = [root / loaded.config.suite.fixtures, root / loaded.config.suite.tasks]
+    forbidden += [root / folder for folder in _reviewer_folders(loaded.config.reviewer)]
     folders = write_skeletons(out, skeletons, forbidden)
     lines = [f"wrote {f}/ ({'violation written out' if s.written_out else 'write the violation where its comment says'})"
              for f, s in zip(folders, skeletons, strict=True)]

@@ -9,7 +9,7 @@ import click
 
 from rubricgate import exitcodes
 from rubricgate.cli.app import main
-from rubricgate.cli.options import config_option, fail_input, repo_option, repo_root
+from rubricgate.cli.options import FiniteFloatRange, config_option, fail_input, repo_option, repo_root
 from rubricgate.errors import GateInputError, GateInputErrors
 
 
@@ -20,14 +20,14 @@ from rubricgate.errors import GateInputError, GateInputErrors
 @click.option("--jobs", type=click.IntRange(min=1), default=1, help="Mutants run at once.")
 @click.option("--cache", is_flag=True, help="Reuse stored answers of unchanged (reviewer, case, agent, model, trial).")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Cache folder for --cache.")
-@click.option("--max-cost", type=click.FloatRange(min=0), default=None, metavar="USD",
+@click.option("--max-cost", type=FiniteFloatRange(min=0), default=None, metavar="USD",
               help="Stop starting mutants once this much is spent over all of them (exit 2).")
 @click.option("--shard", default=None, metavar="K/N", help="Run only every Nth mutant from the Kth.")
 @click.option("--only-rules", multiple=True, metavar="RULE",
               help="Only mutants of these rules (repeatable or comma-separated; tier:warning-threshold, prompt).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for mutation.json and the skeletons (default: <reports>/mutate-<id>/).")
-@click.option("--min-score", type=click.FloatRange(0, 1), default=None, help="Exit 1 when the score is below this.")
+@click.option("--min-score", type=FiniteFloatRange(0, 1), default=None, help="Exit 1 when the score is below this.")
 def mutate(repo, config_path, agent, jobs, cache, cache_dir, max_cost, shard, only_rules, out, min_score) -> None:
     """Mutate the rubric and prompt (delete a rule, move a severity or the threshold, drop a paragraph);
     report the mutation score and every surviving mutant with a fixture skeleton."""

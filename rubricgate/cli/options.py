@@ -6,6 +6,7 @@ the agent adapters and the terminal report with them (bench/startup.py).
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import NoReturn
@@ -34,3 +35,14 @@ repo_option = click.option("--repo", type=click.Path(file_okay=False, path_type=
                            help="Repository root (default: nearest folder with rubricgate.yaml).")
 config_option = click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
                              default=None, help="Config file (default: <repo>/rubricgate.yaml).")
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click.FloatRange that also refuses nan and infinities: nan compares false with both
+    bounds, so `--target nan` passed the range and `--max-cost nan` never stopped a run."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value} is not a finite number", param, ctx)
+        return number

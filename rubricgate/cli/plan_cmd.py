@@ -7,7 +7,7 @@ import json
 import click
 
 from rubricgate.cli.app import main
-from rubricgate.cli.options import config_option, fail_input, repo_option
+from rubricgate.cli.options import FiniteFloatRange, config_option, fail_input, repo_option
 from rubricgate.cli.options import repo_root as _repo
 from rubricgate.errors import GateInputError, GateInputErrors
 
@@ -18,7 +18,7 @@ from rubricgate.errors import GateInputError, GateInputErrors
 @click.option("--trials", type=click.IntRange(min=1), default=None,
               help="Trials per case in the first round (default: the config's trials).")
 @click.option("--only", multiple=True, help="Plan only cases whose id contains this text (repeatable).")
-@click.option("--target", type=click.FloatRange(0.0, 1.0, min_open=True), default=None,
+@click.option("--target", type=FiniteFloatRange(0.0, 1.0, min_open=True), default=None,
               help="A drop (fraction) to ask what reaches it; default gate.margin + 0.05.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 def plan(repo, config_path, trials, only, target, as_json) -> None:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
 
 import click
 
-from rubricgate import exitcodes
+from rubricgate import boundary, exitcodes
 from rubricgate.cli.app import main
 from rubricgate.cli.options import config_option, fail_input, repo_option
 from rubricgate.cli.options import repo_root as _repo
@@ -40,12 +39,18 @@ def regrade(run_dir, repo, config_path, artifact) -> None:
     Writes a new run folder beside RUN_DIR and exits like `run`: 0 pass, 1 regression, 2 cannot judge.
     """
     try:
+        from dataclasses import replace
+
         from rubricgate.records.run_index import index_run
         from rubricgate.reports.bundle import finish_run_reports
         from rubricgate.reports.regrade import regrade_run
+        from rubricgate.suite.baseline_file import load_baseline
         from rubricgate.suite.load import load_all
 
-        loaded = load_all(_repo(repo), config_path)
+        # The baseline as it is: a case removed since the run is dropped from the regraded run
+        # (with a warning), not an error here.
+        loaded = load_all(_repo(repo), config_path, require_baseline=False)
+        loaded = replace(loaded, baseline=load_baseline(_repo(repo) / loaded.config.baseline, loaded.config.baseline))
         done = regrade_run(run_dir, loaded)
         # summary.json is rewritten last: a report that cannot be written makes it (and us) exit 2.
         final = finish_run_reports(done.summary, done.run_dir, cases=done.cases, artifact=artifact)
@@ -117,7 +122,7 @@ def _started(run: Path) -> tuple[str, str]:
     would not)."""
     try:
         with open(run / "events.jsonl", encoding="utf-8") as events:
-            first = json.loads(events.readline() or "{}")
+            first = boundary.loads(events.readline() or "{}")
     except (OSError, ValueError):
         first = {}
     return run.name.split("-", 1)[0], str(first.get("at", "")) if isinstance(first, dict) else ""

@@ -5,6 +5,7 @@ input side, which the load stage needs before any gating exists."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
@@ -16,11 +17,14 @@ from rubricgate.suite.yaml_json import load_model
 REMEASURE = "rubricgate baseline update --reason 're-measured per case'"
 
 
-def load_baseline(path: Path, display: str, allow_format_1: bool = False) -> Baseline:
+def load_baseline(path: Path, display: str, allow_format_1: bool = False,
+                  case_ids: Collection[str] | None = None) -> Baseline:
     """Load and check: every dimension it holds is registered (its rates in [0, 1]: the model).
     A dimension the baseline does not hold, or holds for some cases only (a grader added since, a
     partial update), is not an error: the gate compares what both sides measured and reports the
-    rest as "no baseline" until `baseline update` measures it.
+    rest as "no baseline" until `baseline update` measures it. Given the suite's `case_ids`, a
+    case the suite does not have is an error: a typo or a removed task would otherwise sit in the
+    file unseen, its counts never compared with anything.
 
     Format 1 (suite rates only) cannot be gated: an `--only` run of hard cases against a suite
     rate fails nearly always with nothing changed. Only `baseline update` reads it (to replace it).
@@ -41,6 +45,12 @@ def load_baseline(path: Path, display: str, allow_format_1: bool = False) -> Bas
     for case, dims in baseline.cases.items():
         if not dims:
             raise GateInputError(display, f"cases.{case}", "no dimension", "run `rubricgate baseline update`")
+    unknown = sorted(set(baseline.cases) - set(case_ids)) if case_ids is not None else []
+    if unknown:
+        more = f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""
+        raise GateInputError(display, f"cases.{unknown[0]}", f"no task or fixture has this case id{more}"
+                             f"{did_you_mean(unknown[0], list(case_ids or ()))}",
+                             "run `rubricgate baseline update` (it drops cases the suite no longer has), or restore the case")
     if baseline.format_version == 1 and not allow_format_1:
         raise GateInputError(display, "format_version", "format 1 keeps suite rates only; the gate needs per-case counts",
                              f"re-measure it: {REMEASURE}")

@@ -9,6 +9,7 @@ from rubricgate.models.config import Config
 from rubricgate.suite.checks import reports_folder_errors
 from rubricgate.suite.paths import safe_relpath
 from rubricgate.suite.validation import load_all_errors
+from rubricgate.suite.yaml_json import utf8_text
 
 CONFIG_NAME = "rubricgate.yaml"
 
@@ -73,6 +74,11 @@ def check_config_paths(repo: Path, config: Config, display: str = CONFIG_NAME) -
         if (kind == "file" and not path.is_file()) or (kind == "dir" and not path.is_dir()):
             errors.append(GateInputError(display, field, f"{kind} {rel!r} does not exist",
                                          f"create it or correct {field} in {CONFIG_NAME}"))
+        elif kind == "file":  # the reviewer's prompt, skill and rubric: text every CLI reads
+            try:
+                utf8_text(path.read_bytes(), rel)
+            except GateInputError as exc:
+                errors.append(exc)
     errors += reports_folder_errors(config, display)
     if errors:
         raise GateInputErrors(errors)

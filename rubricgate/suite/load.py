@@ -35,7 +35,8 @@ def load_all(repo: Path, config_path: Path | None = None, require_baseline: bool
     cases = collect(errors, lambda: load_suite(repo, config, rubric)) or []
     baseline = None
     if require_baseline:
-        baseline = collect(errors, lambda: load_baseline(repo / config.baseline, config.baseline))
+        ids = None if errors else [c.id for c in cases]  # a case that did not load is not unknown
+        baseline = collect(errors, lambda: load_baseline(repo / config.baseline, config.baseline, case_ids=ids))
     if errors or rubric is None:  # no rubric: its problem is in `errors`
         raise GateInputErrors(errors)
     return Loaded(config, rubric, cases, baseline)

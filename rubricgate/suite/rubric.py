@@ -16,6 +16,7 @@ from pathlib import Path
 
 from rubricgate.errors import GateInputError
 from rubricgate.models.base import Tier
+from rubricgate.suite.yaml_json import utf8_text
 
 SEVERITIES = ("critical", "warning", "suggestion")
 KINDS = ("mechanical", "judgement")
@@ -187,10 +188,10 @@ def load_rubric(path: Path, display: str | None = None, vocabulary: Vocabulary =
     """Read and parse rubric.md; errors name the file."""
     shown = display or str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise GateInputError(shown, "", f"cannot read rubric ({exc.strerror})", "check reviewer.rubric in rubricgate.yaml") from exc
-    return parse_rubric(text, shown, vocabulary)
+    return parse_rubric(utf8_text(data, shown), shown, vocabulary)
 
 
 def table_columns(text: str) -> tuple[int, dict[str, int]]:

@@ -89,16 +89,23 @@ def skeleton(rule: Rule, rubric: RubricSpec) -> Skeleton:
 
 
 def write_skeletons(out: Path, skeletons: list[Skeleton], forbidden: list[Path]) -> list[Path]:
-    """Write each skeleton to out/<tier>/<name>/; refuse a folder inside the suite (`forbidden`)."""
+    """Write each skeleton to out/<tier>/<name>/; refuse a folder inside the suite or the reviewer
+    (`forbidden`), and a link on the way (out itself, or a folder or file below it): it would put
+    the skeletons somewhere else, possibly back into the suite."""
     target = out.resolve()
     for folder in forbidden:
         root = folder.resolve()
         if target == root or root in target.parents:
-            raise GateInputError("--suggest", "", f"{out} is inside the suite ({folder})",
-                                 "write skeletons to a folder outside it, review them, then move them in")
+            raise GateInputError("--suggest", "", f"{out} is inside the suite or the reviewer ({folder})",
+                                 "write skeletons to a folder outside them, review them, then move them in")
     written = []
     for sk in skeletons:
         folder = out / sk.tier / sk.name
+        given = [Path(*out.parts[:n]) for n in range(1, len(out.parts))]  # the folders on the way, as given
+        for path in [*given, out, out / sk.tier, folder, *(folder / rel for rel in sk.files)]:
+            if path.is_symlink():
+                raise GateInputError("--suggest", "", f"{path} is a link",
+                                     "give a plain folder (skeletons are never written through a link)")
         folder.mkdir(parents=True, exist_ok=True)
         for rel, text in sk.files.items():
             (folder / rel).write_text(text, encoding="utf-8")

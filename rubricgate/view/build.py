@@ -34,7 +34,9 @@ class Built:
 
 def build_site(site: Site, out: Path) -> Built:
     """Write every page of `site` under `out`."""
-    _check_out(out)
+    # The folders of runs it shows and the reports folders holding them: a site written there
+    # would land among the runs.
+    _check_out(out, [*site.catalog.folders, *{r.root.parent for r in site.catalog.refs if r.folder}])
     site.static = True
     heads = site.catalog.heads()
     scan = _scan(site, heads)
@@ -81,7 +83,12 @@ def _scan(site: Site, heads) -> _Scan:
     return _Scan(keep, written, histories, list(rows))
 
 
-def _check_out(out: Path) -> None:
+def _check_out(out: Path, viewed: list[Path]) -> None:
+    target = out.resolve()
+    for folder in viewed:
+        if target == folder or folder in target.parents or target in folder.parents:
+            raise GateInputError(str(out), "--build", f"overlaps the folder of runs it shows ({folder})",
+                                 "give a folder outside the reports folders")
     if out.is_symlink() or (out.exists() and not out.is_dir()):
         raise GateInputError(str(out), "--build", "not a folder", "give a new or empty folder for the site")
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():

@@ -38,7 +38,7 @@ def test_a_judgement_skeleton_marks_where_the_violation_goes():
 
 def test_skeletons_are_refused_inside_the_suite(tmp_path):
     suite = tmp_path / "fixtures"
-    with pytest.raises(GateInputError, match="inside the suite"):
+    with pytest.raises(GateInputError, match="inside the suite or the reviewer"):
         write_skeletons(suite / "new", [skeleton(RUBRIC.rules["body-present"], RUBRIC)], [suite])
     assert not (suite / "new").exists()
 
@@ -51,7 +51,7 @@ def test_suggest_writes_one_folder_per_uncovered_rule(repo, tmp_path):
     assert "scope-single-purpose-example" in folders and "wrote" in result.output
     assert not list((repo / "fixtures").glob("*/*-example"))
     bad = CliRunner().invoke(main, ["coverage", "--repo", str(repo), "--suggest", str(repo / "fixtures" / "x")])
-    assert bad.exit_code == 2 and "inside the suite" in bad.output
+    assert bad.exit_code == 2 and "inside the suite or the reviewer" in bad.output
 
 
 def test_a_skeleton_moved_into_the_suite_before_its_violation_is_written_is_refused(repo, tmp_path):

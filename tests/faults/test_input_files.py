@@ -1,0 +1,142 @@
+"""Issue 37, LOW list: input files and flags that were accepted, or ended in an internal error.
+
+Each is now the one-line error (file, field, fix) with exit 2: a baseline naming a case the suite
+does not have; a rubric, prompt or task that is not UTF-8; a config nested 100,000 levels deep
+(libyaml's composer recursed until the interpreter crashed) or whose aliases expand to a billion
+values; `plan --target nan` and `run --max-cost nan`; `coverage --suggest` through a link or into
+the reviewer's folders; `view --build` into the folder of runs it shows.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from rubricgate.cli import main
+from tests.conftest import make_repo
+
+FIXTURES = ["pass/weekly-revenue-summary", "block/data-loader"]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo", fixtures=FIXTURES, commit=False)
+
+
+def _one_error(*args: str) -> str:
+    result = CliRunner().invoke(main, list(args))
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "internal error" not in result.output, result.output
+    lines = [line for line in result.output.strip().splitlines() if line.startswith(("error:", "Error:"))]
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+def _validate(repo: Path) -> str:
+    return _one_error("validate", "--repo", str(repo))
+
+
+def test_a_baseline_naming_a_case_the_suite_does_not_have_is_refused(repo: Path) -> None:
+    baseline = json.loads((repo / "baseline.json").read_text())
+    baseline["cases"]["fixture-data-loadr"] = baseline["cases"]["fixture-data-loader"]
+    (repo / "baseline.json").write_text(json.dumps(baseline))
+    line = _validate(repo)
+    assert "baseline.json: cases.fixture-data-loadr:" in line and "did you mean 'fixture-data-loader'" in line
+    assert "rubricgate baseline update" in line
+    assert "cases.fixture-data-loadr" in _one_error("run", "--repo", str(repo))
+
+
+def test_a_key_twice_inside_a_baseline_case_is_refused(repo: Path) -> None:
+    text = (repo / "baseline.json").read_text()
+    case = '"fixture-data-loader": {"verdict": {"passes": 0, "trials": 1}, "tool_use": {"passes": 1, "trials": 1}, ' \
+           '"trajectory": {"passes": 1, "trials": 1}}, '
+    (repo / "baseline.json").write_text(text.replace('"cases": {', '"cases": {' + case, 1))
+    assert "'fixture-data-loader' is given twice" in _validate(repo)
+
+
+@pytest.mark.parametrize("rel", ["reviewer/evaluator/references/rubric.md", "reviewer/prompts/evaluate.md",
+                                 "fixtures/block/data-loader/expect.yaml", "rubricgate.yaml"])
+def test_a_file_that_is_not_utf8_is_an_input_error_naming_it(repo: Path, rel: str) -> None:
+    path = repo / rel
+    path.write_bytes((path.read_bytes() if path.is_file() else b"tier: BLOCK\n") + b"\n# \xff\xfe\n")
+    line = _validate(repo)
+    assert rel in line and "not UTF-8 text" in line and "save the file as UTF-8" in line
+
+
+def test_a_config_nested_100000_levels_deep_is_an_input_error_not_a_crash(repo: Path) -> None:
+    config = (repo / "rubricgate.yaml").read_text()
+    (repo / "rubricgate.yaml").write_text(config + "\nextra: " + "[" * 100_000 + "]" * 100_000 + "\n")
+    # In a child process: on the old code this killed the interpreter (SIGSEGV), not the test.
+    done = subprocess.run([sys.executable, "-m", "rubricgate", "validate", "--repo", str(repo)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, (done.returncode, done.stderr[-500:])
+    assert "rubricgate.yaml: (top level): nested deeper than 64 levels" in done.stderr
+
+
+def test_a_task_whose_aliases_expand_to_a_billion_values_is_refused(repo: Path) -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
+    (repo / "evals" / "tasks").mkdir(parents=True, exist_ok=True)
+    (repo / "evals" / "tasks" / "bomb.yaml").write_text("\n".join(lines) + "\n")
+    line = _validate(repo)
+    assert "bomb.yaml" in line and "expand to more than" in line
+
+
+def test_a_reviewed_skill_nested_deep_is_a_finding_of_the_builtin_reviewer(repo: Path) -> None:
+    skill = repo / "fixtures" / "block" / "data-loader" / "SKILL.md"
+    skill.write_text("---\nname: " + "[" * 5000 + "]" * 5000 + "\n---\nbody\n")
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert "internal error" not in result.output and "adapter raised" not in result.output, result.output
+    summary = json.loads(next((repo / "reports").glob("*/summary.json")).read_text())
+    trial = next(c for c in summary["cases"] if c["id"] == "fixture-data-loader")["trials"][0]
+    assert trial["termination"] == "completed" and trial["effective_tier"] == "BLOCK"
+
+
+@pytest.mark.parametrize("args", [["plan", "--target", "nan"], ["run", "--max-cost", "nan"],
+                                  ["run", "--max-cost", "inf"], ["mutate", "--min-score", "nan"]])
+def test_a_flag_that_is_not_a_finite_number_is_refused(repo: Path, args: list[str]) -> None:
+    assert "is not a finite number" in _one_error(*args, "--repo", str(repo))
+
+
+def test_coverage_suggest_never_writes_through_a_link(repo: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (repo / "suggested").symlink_to(elsewhere)
+    for out in ("suggested", "suggested/more"):
+        assert "is a link" in _one_error("coverage", "--repo", str(repo), "--suggest", str(repo / out))
+    assert list(elsewhere.iterdir()) == []
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "block").symlink_to(elsewhere)
+    assert "is a link" in _one_error("coverage", "--repo", str(repo), "--suggest", str(tmp_path / "plain"))
+    assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("out", ["reviewer/suggested", "reviewer/prompts/x", "reviewer"])
+def test_coverage_suggest_never_writes_into_the_reviewer(repo: Path, out: str) -> None:
+    line = _one_error("coverage", "--repo", str(repo), "--suggest", str(repo / out))
+    assert "inside the suite or the reviewer" in line
+    assert not (repo / out / "block").exists()
+
+
+def test_view_build_never_writes_into_the_folder_of_runs_it_shows(repo: Path, tmp_path: Path) -> None:
+    assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code == 0
+    [run] = list((repo / "reports").iterdir())
+    for args in (["--repo", str(repo), "--build", str(repo / "reports" / "site")],
+                 [str(run), "--build", str(repo / "reports" / "site")],
+                 [str(repo / "reports"), "--build", str(run / "site")]):
+        assert "overlaps the folder of runs it shows" in _one_error("view", *args)
+    assert sorted(p.name for p in (repo / "reports").iterdir()) == [run.name] and not (run / "site").exists()
+    good = CliRunner().invoke(main, ["view", "--repo", str(repo), "--build", str(tmp_path / "site")])
+    assert good.exit_code == 0, good.output
+
+
+def test_a_config_key_alias_of_a_mapping_is_an_input_error(repo: Path) -> None:
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config) + "? [a, b]\n: 1\n")
+    assert "rubricgate.yaml" in _validate(repo)
