@@ -14,16 +14,17 @@ errored (out of every rate, exit 2 past gate.max_errored), never graded.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 import yaml
 
+from rubricgate import boundary
 from rubricgate.graders.contract import cross_check, parse_verdict
 from rubricgate.models.verdict import Finding, ParsedVerdict, Verdict
 from rubricgate.models.verdict_config import FindingFields, VerdictConfig
 from rubricgate.suite.rubric import RubricSpec
+from rubricgate.suite.yaml_json import safe_load_yaml
 
 _FENCES = {"yaml": r"ya?ml", "json": r"json"}
 HOOK_FIELDS = FindingFields(path="findings", rule="rule", severity="severity", quote="quote", fix="fix")
@@ -62,7 +63,9 @@ def _structured(text: str, fmt: str) -> Any:
     blocks = re.findall(rf"```[ \t]*{_FENCES[fmt]}[ \t]*\r?\n(.*?)\r?\n[ \t]*```", text, re.S | re.I)
     body = blocks[-1] if blocks else text
     try:
-        data = yaml.safe_load(body) if fmt == "yaml" else json.loads(body)
+        # Bounded (issue 37): an answer nested past boundary.MAX_DEPTH, or YAML whose aliases expand
+        # to a billion values, is malformed, never RecursionError or a hang.
+        data = safe_load_yaml(body, unique_keys=False) if fmt == "yaml" else boundary.loads(body)
     except (yaml.YAMLError, ValueError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return ParsedVerdict(status="malformed", error=f"the answer is not valid {fmt.upper()}: {first}")
