@@ -16,7 +16,6 @@ import random
 import secrets
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -24,6 +23,7 @@ from pathlib import Path, PurePosixPath
 
 from rubricgate.errors import GateInputError
 from rubricgate.gating.compare import Comparison, compare_summaries
+from rubricgate.isolation.leftovers import owned_folder, remove_owned
 from rubricgate.models.config import ReviewerConfig
 from rubricgate.models.results import Summary
 from rubricgate.pipeline import RunOptions, run_suite
@@ -39,15 +39,17 @@ SIDES = ("base", "head")
 def ref_worktree(repo: Path, ref: str) -> Iterator[Path]:
     """A throwaway `git worktree` of REF, removed afterwards; bad REF -> GateInputError."""
     sha = resolve_ref(repo, ref)
-    holder = Path(tempfile.mkdtemp(prefix="rubricgate-base-"))
+    # A worktree whose folder a killed compare left (and a later run's sweep removed) is pruned.
+    _git(repo, "worktree", "prune", what="git worktree prune", check=False)
+    holder = owned_folder("rubricgate-base-")
     tree = holder / "tree"
-    _git(repo, "worktree", "add", "--detach", "--quiet", str(tree), sha, what="git worktree add")
     try:
+        _git(repo, "worktree", "add", "--detach", "--quiet", str(tree), sha, what="git worktree add")
         yield tree
     finally:
         # --force: the worktree is ours and throwaway; prune keeps .git/worktrees tidy.
         _git(repo, "worktree", "remove", "--force", str(tree), what="git worktree remove", check=False)
-        shutil.rmtree(holder, ignore_errors=True)
+        remove_owned(holder)
 
 
 def resolve_ref(repo: Path, ref: str) -> str:
@@ -82,7 +84,7 @@ def base_checkout(repo: Path, ref_tree: Path, reviewer: ReviewerConfig, ref: str
         if not (ref_tree / rel).is_file():
             raise GateInputError("--base", "reviewer", f"{ref} has no {rel}",
                                  "pick a ref where the reviewer files exist")
-    root = Path(tempfile.mkdtemp(prefix="rubricgate-basecopy-"))
+    root = owned_folder("rubricgate-basecopy-")
     try:
         _copy_files(repo, root, [f for f in list_tree(repo, exclude) if not _in_reviewer(f, reviewer)])
         _copy_files(ref_tree, root, [f for f in list_tree(ref_tree) if _in_reviewer(f, reviewer)])
@@ -90,7 +92,7 @@ def base_checkout(repo: Path, ref_tree: Path, reviewer: ReviewerConfig, ref: str
             (root / folder).mkdir(parents=True, exist_ok=True)
         yield root
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        remove_owned(root)
 
 
 @dataclass

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rubricgate.isolation.admission import CANCEL, AgentSlots
+from rubricgate.isolation.guardian import current as current_guardian
 from rubricgate.isolation.identity import give_to_sandbox_user, root_harness, user_namespace
 from rubricgate.isolation.limits import Limits, limit_reached
 from rubricgate.isolation.reaping import KILL_GRACE_S, RUN_TOKEN_VAR, kill_escapees, kill_group, kill_sandbox
@@ -92,6 +93,8 @@ def _launch(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeouts: tu
     finally:
         if gate_slots is not None:
             gate_slots.end_launch_turn()  # launched (or failed to): the next trial may launch
+    if not sandboxed and (guardian := current_guardian()) is not None:
+        guardian.watch(proc.pid, token)  # killed with its group if the harness dies (isolation/guardian.py)
     if gate is None or gate_slots is None:
         return _supervise(proc, sink, (started + timeout_s, idle_s), started, token, sandboxed, limits)
     opened = gate_slots.take(lambda: _open_gate(gate))  # possibly by the thread whose agent just ended
@@ -271,4 +274,6 @@ def _end(proc: subprocess.Popen[bytes], token: str, sandboxed: bool) -> int:
     exit_code = proc.wait()
     if not sandboxed:
         kill_escapees(token)
+        if (guardian := current_guardian()) is not None:
+            guardian.release(proc.pid)
     return exit_code

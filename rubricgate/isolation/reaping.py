@@ -11,6 +11,7 @@ zombies that are ours are reaped, rather than waiting out the kill grace for a d
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import select
 import signal
@@ -124,8 +125,7 @@ def adopt_orphans() -> bool:
     """Make this process the reaper of its orphaned descendants (Linux prctl), so a child that
     double-forked with `env -i` (no run token to find it by) is still ours to kill."""
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        return _libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
 
@@ -168,7 +168,14 @@ def kill_escapees(token: str, passes: int = 3) -> list[int]:
     These are descendants that left the process group with setsid() (a daemonized tool
     server): the group kill cannot reach them, but they inherited the token. Several passes
     catch a child forked while its parent was being killed. Without /proc this does nothing.
+
+    Called once the agent's group is dead. When this process adopts orphans, every escapee
+    still alive is then its child or a descendant of one (its parents died with the group, or
+    escaped too), so only its children are read, and the subtrees of those that carry the
+    token: a handful of reads, never the whole process table. Otherwise every process is read.
     """
+    if adopting_orphans():
+        return _kill_adopted(token, passes)
     killed: list[int] = []
     for _ in range(passes):
         found = [pid for pid in _pids() if _has_token(pid, token)]
@@ -178,6 +185,67 @@ def kill_escapees(token: str, passes: int = 3) -> list[int]:
         if not found:
             break
     return killed
+
+
+def _kill_adopted(token: str, passes: int) -> list[int]:
+    """Kill the children of this process that carry the token, with everything below them, and
+    reap them (they are ours). A grandchild whose parent died meanwhile is adopted too: the
+    next pass finds it."""
+    killed: list[int] = []
+    for _ in range(passes):
+        tops = [pid for pid in child_pids() if _has_token(pid, token)]
+        found = [pid for top in tops for pid in (top, *_descendants(top))]
+        for pid in found:
+            _signal_pid(pid, signal.SIGKILL)
+        for pid in tops:
+            _reap(pid)
+        killed += found
+        if not found:
+            break
+    return killed
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below `pid`, from the children lists of its threads (and theirs)."""
+    found, queue = [], [pid]
+    while queue:
+        parent = queue.pop()
+        try:
+            tasks = os.listdir(_PROC / str(parent) / "task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                children = [int(p) for p in (_PROC / str(parent) / "task" / task / "children").read_text().split()]
+            except OSError:
+                continue
+            found += children
+            queue += children
+    return found
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:  # reaped already (the run's end sweep, or it was not ours)
+        return
+
+
+PR_GET_CHILD_SUBREAPER = 37
+
+
+def adopting_orphans() -> bool:
+    """Is this process the reaper of its orphaned descendants (`adopt_orphans` ran)?"""
+    try:
+        flag = ctypes.c_int(0)
+        return _libc().prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) == 0 and flag.value == 1
+    except (OSError, AttributeError):
+        return False
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
 
 
 def _pids() -> list[int]:

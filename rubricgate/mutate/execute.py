@@ -17,7 +17,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +25,7 @@ from pathlib import Path
 
 import rubricgate
 from rubricgate import boundary
+from rubricgate.isolation.leftovers import owned_folder, remove_owned
 from rubricgate.mutate.mutants import Mutant
 
 _SKIP_NAMES = {".git", "__pycache__", ".rubricgate-cache", "node_modules", ".pytest_cache", ".mypy_cache", ".ruff_cache",
@@ -81,11 +81,14 @@ def apply(mutant: Mutant | None, repo: Path) -> None:
 def run_one(repo: Path, mutant: Mutant | None, settings: RunSettings, budget: float | None) -> Outcome:
     """Copy, mutate, run the suite in its own process, classify; the copy is removed after."""
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="rubricgate-mutant-") as tmp:
-        copy = copy_repo(repo, Path(tmp) / "repo", settings.reports, settings.exclude)
+    tmp = owned_folder("rubricgate-mutant-")  # a killed mutate's copy goes with a later run's sweep
+    try:
+        copy = copy_repo(repo, tmp / "repo", settings.reports, settings.exclude)
         apply(mutant, copy)
         proc = _run(copy, settings, budget)
         outcome = classify(mutant, proc.returncode, proc.stdout + proc.stderr, _summary(copy, settings.reports))
+    finally:
+        remove_owned(tmp)
     outcome.seconds = time.monotonic() - started
     return outcome
 

@@ -24,6 +24,8 @@ from rubricgate.agents.selection import build_agents
 from rubricgate.errors import GateInputError
 from rubricgate.isolation.admission import AgentSlots
 from rubricgate.isolation.environment import build_env, secret_values
+from rubricgate.isolation.guardian import Guardian, start_guardian, stop_guardian
+from rubricgate.isolation.leftovers import sweep_in_background
 from rubricgate.isolation.limits import Limits
 from rubricgate.isolation.reaping import adopt_orphans, child_pids
 from rubricgate.isolation.sandbox import (
@@ -70,13 +72,16 @@ class StartedRun:
     options: RunOptions
     cleanup: threading.Thread | None = None
     cache_retired: str = ""  # copy-only: how the cache folder was thrown away (retire_unsafe_cache)
+    sweep: threading.Thread | None = None  # removing killed runs' left-overs (isolation/leftovers.py)
 
     def __enter__(self) -> StartedRun:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.cleanup is not None:
-            self.cleanup.join()
+        for thread in (self.cleanup, self.sweep):
+            if thread is not None:
+                thread.join()
+        stop_guardian()  # every agent is dead and the temp folders are gone
         if not self.options.exits_after:
             restore_interrupts(self.ctx.saved_handlers)
 
@@ -114,6 +119,7 @@ def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job], listing: Git
               agent_factory: AgentFactory) -> StartedRun:
     """Everything before the first trial: agents, isolation, the snapshot, the run folder."""
     agents = build_agents(jobs, loaded.config, options.agent, factory=agent_factory)
+    sweep = sweep_in_background()  # what killed runs left in /dev/shm and the temp folder
     known = child_pids()  # before the sandbox probes: their leftovers are this run's to reap
     settle_own_bytecode(options.repo)  # before the tree is listed and watched
     exclude = watch_exclude(options, loaded)
@@ -122,7 +128,16 @@ def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job], listing: Git
     policy, guard, tree = isolate_and_watch(options, loaded, agents, workspaces, exclude, known)
     preflight(loaded, agents, policy, workspaces.scratch, tree)
     ctx, state = open_run_folder(options, loaded, jobs, agents, policy, tree, exclude)
-    return StartedRun(ctx, state, policy, guard, options)
+    if runs_unsandboxed(policy, agents):  # copy-only agents die with the harness, however it ends
+        guard_folders(start_guardian(), tree, options.keep_workspaces)
+    return StartedRun(ctx, state, policy, guard, options, sweep=sweep)
+
+
+def guard_folders(guardian: Guardian, tree: RunTree, keep: bool) -> None:
+    """The run's temp folders go with its agents if the harness is killed (not when kept)."""
+    if not keep:
+        for folder in dict.fromkeys((tree.root, tree.store)):
+            guardian.remove_on_death(folder)
 
 
 def preflight(loaded: Loaded, agents: dict[str, Agent], policy: SandboxPolicy, scratch: Scratch, tree: RunTree) -> None:

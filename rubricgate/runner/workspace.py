@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rubricgate.isolation.identity import give_to_sandbox_user, root_harness
+from rubricgate.isolation.leftovers import disown, owned_folder, remove_owned
 from rubricgate.isolation.overlay import Overlay, layer_folders, remove_tree
 from rubricgate.isolation.scratch import Scratch
 
@@ -209,8 +210,9 @@ class RunTree:
                  scratch: Scratch | None = None) -> None:
         self.scratch = scratch or Scratch(Path(tempfile.gettempdir()), Path(tempfile.gettempdir()), "default")
         shown, private = (scratch.shown, scratch.private) if scratch else (None, None)
-        self.root = Path(tempfile.mkdtemp(prefix="rg-", dir=shown))
-        self.store = Path(tempfile.mkdtemp(prefix="rg-", dir=private)) if private != shown else self.root
+        # Each holds its owner's lock: a later run removes them if this process is killed (leftovers.py).
+        self.root = owned_folder("rg-", shown)
+        self.store = owned_folder("rg-", private) if private != shown else self.root
         self.name = name or repo.resolve().name or "repo"
         self.base = self.store / "base" / self.name
         self.sources = self.store / "sources"
@@ -264,10 +266,12 @@ class RunTree:
         if keep_trials:
             remove_tree(self.store / "base")
             remove_tree(self.sources)
-        else:
-            remove_tree(self.root)
-        if self.store != self.root and not keep_trials:
-            remove_tree(self.store)
+            for folder in {self.root, self.store}:
+                disown(folder)
+            return
+        remove_owned(self.root)
+        if self.store != self.root:
+            remove_owned(self.store)
 
 
 def _place(target: Path, write) -> None:

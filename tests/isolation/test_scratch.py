@@ -5,6 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from rubricgate.isolation.leftovers import OWNER_FILE
 from rubricgate.isolation.scratch import MARGIN_BYTES, Scratch, choose_scratch
 from rubricgate.runner.workspace import RunTree
 
@@ -60,7 +61,7 @@ def test_a_layered_workspace_makes_nothing_in_the_shown_folder(tmp_path: Path) -
     assert ws.root.is_relative_to(tree.root) and ws.scratch_view.is_relative_to(tree.root)
     assert all(f.is_relative_to(private) for f in ws.folders) and ws.scratch.is_dir()
     assert ws.overlay.target.is_relative_to(private) and (ws.overlay.lower[0] / "changed.txt").is_file()
-    assert list(tree.root.iterdir()) == []
+    assert [p.name for p in tree.root.iterdir()] == [OWNER_FILE]  # the run's lock (isolation/leftovers.py)
     ws.remove()
     tree.remove()
     assert list(shown.iterdir()) == [] and list(private.iterdir()) == []

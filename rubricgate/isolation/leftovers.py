@@ -1,0 +1,146 @@
+"""Temp folders a process owns, and removing the ones whose owner is provably dead.
+
+A run keeps its snapshot in /dev/shm or the temp folder, `mutate` a copy of the repository per
+mutant, `compare --base` the reviewer at the base. A process killed with SIGKILL (an OOM kill, a
+CI job cancelled hard) removes none of them, and nothing else would: a 100 MB snapshot in
+/dev/shm is memory held until reboot.
+
+So each such folder holds a lock file, `.rubricgate-owner`, that its maker holds an exclusive
+`flock` on for as long as it lives (the kernel drops the lock when the last descriptor of it
+closes: at exit, however the process ends). The file is locked before it gets its name (made
+under a staging name, locked, then renamed), so the named file is never unlocked while its
+owner lives. At its start a run looks at the temp folders with the names these folders take and
+removes each one whose lock file it can lock itself: that proves the owner dead. A folder
+without a lock file (another program's, an older rubricgate's, one being made) is never
+touched, nor one of another user.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import secrets
+import tempfile
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
+from rubricgate.isolation.overlay import remove_tree
+
+OWNER_FILE = ".rubricgate-owner"
+PREFIXES = ("rg-", "rubricgate-mutant-", "rubricgate-base-", "rubricgate-basecopy-")
+SHM = Path("/dev/shm")
+
+_held: dict[str, int] = {}  # folder -> the descriptor holding its lock
+_guard = threading.Lock()
+
+
+def owned_folder(prefix: str, parent: Path | str | None = None) -> Path:
+    """A new temp folder (tempfile.mkdtemp) holding this process's lock file. Without flock
+    (a file system that refuses it) the folder is made all the same, just never swept."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    try:
+        claim(folder)
+    except OSError:
+        return folder
+    return folder
+
+
+def claim(folder: Path) -> None:
+    """Put a lock file in `folder`, locked by this process until `release` or its exit."""
+    staged = folder / f"{OWNER_FILE}.{secrets.token_hex(4)}"
+    fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(staged, folder / OWNER_FILE)
+    except OSError:
+        os.close(fd)
+        staged.unlink(missing_ok=True)
+        raise
+    with _guard:
+        _held[os.fspath(folder)] = fd
+
+
+def release(folder: Path) -> None:
+    """Drop the lock of a folder this process removed (or never claimed)."""
+    with _guard:
+        fd = _held.pop(os.fspath(folder), None)
+    if fd is not None:
+        os.close(fd)
+
+
+def disown(folder: Path) -> None:
+    """Keep `folder` for good (--keep-workspaces): its lock file goes before the lock does, so no
+    later run takes it for a dead run's left-over."""
+    try:
+        (folder / OWNER_FILE).unlink(missing_ok=True)
+    except OSError:
+        return
+    finally:
+        release(folder)
+
+
+def remove_owned(folder: Path) -> None:
+    """Remove a folder this process owns, then drop its lock (never raises)."""
+    remove_tree(folder)
+    release(folder)
+
+
+def sweep_dead(parents: Iterable[Path | str] | None = None) -> list[Path]:
+    """Remove every left-over of a dead owner in `parents` (the temp folder and /dev/shm);
+    the folders removed."""
+    removed = []
+    for parent in parents if parents is not None else (tempfile.gettempdir(), SHM):
+        for folder in _candidates(Path(parent)):
+            fd = _dead_owner_lock(folder)
+            if fd is None:
+                continue
+            try:  # held while removing: a second sweeping run sees it locked, as if alive
+                remove_tree(folder)
+            finally:
+                os.close(fd)
+            removed.append(folder)
+    return removed
+
+
+def sweep_in_background(parents: Iterable[Path | str] | None = None) -> threading.Thread:
+    """sweep_dead on a thread of its own: a run's start does not wait for it."""
+    thread = threading.Thread(target=sweep_dead, args=(parents,), name="leftover-sweep", daemon=True)
+    thread.start()
+    return thread
+
+
+def _candidates(parent: Path) -> list[Path]:
+    """This user's real folders in `parent` named like the ones `owned_folder` makes."""
+    found: list[Path] = []
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return found
+    me = os.geteuid()
+    for entry in entries:
+        if not entry.name.startswith(PREFIXES):
+            continue
+        try:
+            if entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == me:
+                found.append(Path(entry.path))
+        except OSError:
+            continue
+    return found
+
+
+def _dead_owner_lock(folder: Path) -> int | None:
+    """A descriptor holding the folder's lock when its owner is dead (we could take the lock);
+    None while it lives, or when the folder holds no lock file of ours."""
+    try:
+        fd = os.open(folder / OWNER_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if os.fstat(fd).st_uid != os.geteuid():
+            raise BlockingIOError
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd

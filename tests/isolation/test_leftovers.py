@@ -1,0 +1,85 @@
+"""isolation/leftovers.py: a temp folder is removed only when its owner is provably dead."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from rubricgate.isolation.leftovers import OWNER_FILE, disown, owned_folder, release, remove_owned, sweep_dead
+from tests.conftest import ROOT
+
+OWNER = r'''
+import sys, time
+from rubricgate.isolation.leftovers import owned_folder
+folder = owned_folder(sys.argv[2], sys.argv[1])
+(folder / "snapshot").write_text("x" * 1000)
+print(folder, flush=True)
+time.sleep(600)
+'''
+
+
+def _owner(parent: Path, prefix: str = "rg-") -> tuple[subprocess.Popen, Path]:
+    proc = subprocess.Popen([sys.executable, "-c", OWNER, str(parent), prefix], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return proc, Path(proc.stdout.readline().strip())  # type: ignore[union-attr]
+
+
+def test_a_live_owners_folder_stays_and_a_killed_ones_goes(tmp_path: Path) -> None:
+    proc, folder = _owner(tmp_path)
+    try:
+        assert sweep_dead([tmp_path]) == [] and (folder / "snapshot").exists()
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert sweep_dead([tmp_path]) == [folder] and not folder.exists()
+
+
+def test_every_prefix_a_run_mutate_or_compare_uses_is_swept(tmp_path: Path) -> None:
+    folders = []
+    for prefix in ("rg-", "rubricgate-mutant-", "rubricgate-base-", "rubricgate-basecopy-"):
+        proc, folder = _owner(tmp_path, prefix)
+        proc.kill()
+        proc.wait()
+        folders.append(folder)
+    assert sorted(sweep_dead([tmp_path])) == sorted(folders)
+
+
+def test_a_folder_of_this_process_is_never_taken_for_dead(tmp_path: Path) -> None:
+    folder = owned_folder("rg-", tmp_path)
+    try:
+        assert sweep_dead([tmp_path]) == [] and folder.exists()
+    finally:
+        remove_owned(folder)
+    assert not folder.exists()
+
+
+def test_folders_without_a_lock_file_or_of_other_names_are_never_touched(tmp_path: Path) -> None:
+    plain = tmp_path / "rg-faults-abc123"  # another program's folder with a similar name
+    plain.mkdir()
+    unlocked_name = tmp_path / "pytest-of-me"
+    unlocked_name.mkdir()
+    (unlocked_name / OWNER_FILE).write_text("")  # not a name ours take
+    linked = tmp_path / "rg-link"
+    linked.symlink_to(unlocked_name)
+    assert sweep_dead([tmp_path]) == []
+    assert plain.exists() and unlocked_name.exists() and linked.is_symlink()
+
+
+def test_a_kept_folder_is_disowned_before_its_lock_goes(tmp_path: Path) -> None:
+    folder = owned_folder("rg-", tmp_path)
+    disown(folder)  # --keep-workspaces: the user looks at it after the run
+    assert sweep_dead([tmp_path]) == [] and folder.exists()
+
+
+def test_the_named_lock_file_is_locked_from_the_moment_it_exists(tmp_path: Path) -> None:
+    # Made under a staging name, locked, then renamed: no instant where the name is unlocked.
+    folder = owned_folder("rg-", tmp_path)
+    try:
+        assert [p.name for p in folder.iterdir()] == [OWNER_FILE]
+        assert sweep_dead([tmp_path]) == []
+    finally:
+        release(folder)
+    assert sweep_dead([tmp_path]) == [folder]
