@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from rubricgate.models.dimensions import DIMENSIONS
 from tests.e2e import claude_scenarios as sc
 from tests.e2e.anthropic_server import ScriptedAnthropicServer
 from tests.e2e.support import (install_fixture, write_baseline, Install, check_overlay, installs, lay_out_suite, processes_in,
-from rubricgate.models.dimensions import DIMENSIONS
                                require_install, with_bwrap_overlay)
 
 pytestmark = pytest.mark.e2e
