@@ -89,7 +89,8 @@ def aggregate_and_gate(loaded: Loaded, jobs: list[Job], results: list[TrialResul
     from rubricgate.reports.explain import annotate
 
     summary = build_summary(loaded, jobs, results, run.state)
-    summary = note_rejections(with_isolation(summary, run.policy, run.cache_retired), run.ctx.cache_rejected)
+    summary = note_rejections(with_isolation(summary, run.policy, run.cache_retired, run.ctx.scrub_notes),
+                              run.ctx.cache_rejected)
     return with_changes(annotate(summary, loaded, run.ctx.repo, os.environ), loaded)
 
 

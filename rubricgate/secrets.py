@@ -1,21 +1,25 @@
 """Secret values and the one mechanism that keeps them out of everything rubricgate writes.
 
-A secret (a value of a variable on `agent.secret_env`) reaches the agent, and the agent can echo
-it anywhere: its stream, stderr, a tool input, the verdict JSON. By the time it is written it may
-have been JSON-escaped once or several times (a verdict inside a stream line inside a transcript
-inside an event), HTML/XML-escaped, or cut (a 300-character error line, a stderr tail, an output
-cap). So scrubbing replaces, longest first:
+A secret (a value of a variable on `agent.secret_env`, or in a copy-only run a secret-looking
+value of the harness's own environment, which the reviewer can read) reaches the agent, and the
+agent can echo it anywhere: its stream, stderr, a tool input, the verdict JSON. By the time it is
+written it may have been JSON-escaped once or several times (a verdict inside a stream line
+inside a transcript inside an event), HTML/XML-escaped, or cut (a 300-character error line, a
+stderr tail, an output cap). So scrubbing replaces, longest first:
   * every *written form* of the value: raw or encoded (base64, base64url, hex, percent), each
     JSON-escaped at depth 1 to 3 (ASCII or UTF-8 at each level), and each of those
     HTML/XML-escaped;
   * a *fragment left at a cut*: at least MIN_FRAGMENT leading characters of a form that stop
-    short of the whole form (the cut ended the text), or trailing ones that start mid-form (a
-    tail kept only its end).
-The fragment rule errs on the side of hiding: any run of >= 8 characters equal to the start (or
-end) of a secret is redacted wherever it stands. Scrubbing works on `str` with plain string
-operations, so lone surrogates and bytes decoded with surrogateescape pass through unchanged;
-models are scrubbed field by field (never through a JSON round trip, which rejects surrogates),
-so a transcript is never blanked.
+    short of the whole form where the text was cut, or trailing ones that start where a kept
+    tail begins. The cut is the anchor: the fragment must end at the end of the text (or before
+    a character no token holds: a quote, a space, `<`, a backslash, `&`, a bracket) and match the form
+    as far as it goes; eight characters equal to a secret's start inside a longer word of other
+    text (`description` in `fm-description-required`) are not a fragment.
+Scrubbing is for what is *written*: graders read the transcript as the agent gave it
+(runner/written.py says when a scrub would have changed a grade or an id). It works on `str`
+with plain string operations, so lone surrogates and bytes decoded with surrogateescape pass
+through unchanged; models are scrubbed field by field (never through a JSON round trip, which
+rejects surrogates), so a transcript is never blanked.
 """
 
 from __future__ import annotations
@@ -24,8 +28,10 @@ import base64
 import functools
 import html
 import json
+import math
 import re
 import urllib.parse
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -84,50 +90,141 @@ def written_forms(value: str) -> tuple[str, ...]:
     return tuple(sorted(forms, key=len, reverse=True))
 
 
-# Variables that name where things are, not secrets: left in reports even when copy-only runs
-# treat the rest of the parent environment as secret (a reviewer without a sandbox can read it).
+# --- which values of the harness's environment are secrets (copy-only runs) ------------------
+
+# Variables that name where things are, not secrets, whatever their shape.
 NOT_SECRET = frozenset({"PATH", "HOME", "PWD", "OLDPWD", "SHELL", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM",
                         "TZ", "TMPDIR", "SHLVL", "HOSTNAME", "PYTHONPATH", "VIRTUAL_ENV", "CI", "_"})
+# Names that say a value is a credential: its value is a secret whatever it looks like.
+_SECRET_NAME = re.compile(r"(?i)token|secret|passw|passphrase|credential|cookie|private|signature|"
+                          r"api_?key|access_?key|auth(?!or)|(?:^|_)(?:key|pat|pwd|dsn)(?:_|$)")
+# A run of token characters long enough to hide a key; a commit SHA or UUID is an id.
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9+/=_-]{16,}")
+_ID_SHAPED = re.compile(r"[0-9a-f]+|[0-9A-F]+|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 
 
 def parent_env_secrets(environ: Mapping[str, str], secrets: Iterable[str] = ()) -> list[str]:
-    """Every value of the parent environment worth scrubbing (plus `secrets`), longest first:
-    what a copy-only reviewer could read from the harness's /proc entry."""
-    found = {v for k, v in environ.items() if k not in NOT_SECRET and not k.startswith(("LC_", "XDG_"))
-             and len(v) >= MIN_SECRET_CHARS} | set(secrets)
+    """What a copy-only run scrubs (a reviewer without a sandbox can read the harness's
+    environment in /proc): `secrets` (the configured ones) and every value of the parent
+    environment that is a secret by its name or its shape, longest first. CI refs, run ids,
+    paths, branch names and commit SHAs are none: scrubbing them rewrote rule and case ids."""
+    found = {v for k, v in environ.items() if len(v) >= MIN_SECRET_CHARS and secret_variable(k, v)} | set(secrets)
     return sorted(found, key=len, reverse=True)
+
+
+def secret_variable(name: str, value: str) -> bool:
+    """A variable whose value is a secret: named like a credential, or shaped like one."""
+    if name in NOT_SECRET or name.startswith(("LC_", "XDG_")):
+        return False
+    return bool(_SECRET_NAME.search(name)) or looks_secret(value)
+
+
+def looks_secret(value: str) -> bool:
+    """Credential-shaped (the patterns below: `sk-`, `ghp_`, `AKIA`, a private key...) or holding
+    a random-looking token: 16+ token characters with lower, upper case and digits, switching
+    between them as random text does (a third of the steps or more; words and camelCase do so
+    far less) and with high entropy. Hex strings and UUIDs are ids (a SHA), never by shape."""
+    if any(p.search(value) for p in CREDENTIAL_PATTERNS):
+        return True
+    return any(_random_token(run) for run in _TOKEN_RUN.findall(value))
+
+
+def _random_token(run: str) -> bool:
+    alnum = [c for c in run if c.isascii() and c.isalnum()]
+    if len(alnum) < 16 or _ID_SHAPED.fullmatch(run):
+        return False
+    kinds = [0 if c.islower() else 1 if c.isupper() else 2 for c in alnum]
+    if len(set(kinds)) < 3:
+        return False
+    switches = sum(a != b for a, b in zip(kinds, kinds[1:], strict=False)) / (len(kinds) - 1)
+    counts = Counter(alnum)
+    entropy = -sum(n / len(alnum) * math.log2(n / len(alnum)) for n in counts.values())
+    return switches >= 0.33 and entropy >= 3.3
+
+
+# --- scrubbing ---------------------------------------------------------------------------------
+
+# What may stand right after a cut (or right before a kept tail) when the cut kept part of a
+# form: an edge of the text, or a character that no token holds (the end of a JSON string, a
+# tag, an escape, a space, a bracket, an ellipsis the cut added).
+_CUT_EDGE = frozenset(' \t\n\r"\'`<>\\&()[]{},;:|…')
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:
     """Replace every written form of every secret, then every fragment left at a cut."""
-    forms = sorted({f for value in secrets for f in written_forms(value)}, key=len, reverse=True)
-    for form in forms:  # whole forms first, so no fragment rule can split a whole occurrence
-        text = text.replace(form, REDACTED)
-    spans = [span for form in forms if len(form) > MIN_FRAGMENT
-             for span in (*_head_spans(text, form), *_tail_spans(text, form))]
-    return _redact(text, spans) if spans else text
+    return _scrubber(tuple(sorted(set(secrets))))(text)
+
+
+class _Scrubber:
+    """The forms of one set of secrets, with one pattern that finds any of them (or a piece
+    long enough to be a fragment): most text holds none, and is returned after one scan."""
+
+    def __init__(self, secrets: tuple[str, ...]) -> None:
+        self.forms = sorted({f for value in secrets for f in written_forms(value)}, key=len, reverse=True)
+        pieces = {p for f in self.forms for p in ((f,) if len(f) <= MIN_FRAGMENT else (f[:MIN_FRAGMENT], f[-MIN_FRAGMENT:]))}
+        self.probe = re.compile(_trie_pattern(sorted(pieces))) if pieces else None
+
+    def __call__(self, text: str) -> str:
+        if self.probe is None or not self.probe.search(text):
+            return text
+        for form in self.forms:  # whole forms first, so no fragment rule can split a whole occurrence
+            if form in text:
+                text = text.replace(form, REDACTED)
+        spans = [span for form in self.forms if len(form) > MIN_FRAGMENT
+                 for span in (*_head_spans(text, form), *_tail_spans(text, form))]
+        return _redact(text, spans) if spans else text
+
+
+@lru_cache(maxsize=16)
+def _scrubber(secrets: tuple[str, ...]) -> _Scrubber:
+    return _Scrubber(secrets)
+
+
+def _trie_pattern(words: list[str]) -> str:
+    """One regular expression matching any of `words`, as a trie (an alternation of hundreds of
+    literals is tried branch by branch at every position; a trie shares their prefixes)."""
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def walk(node: dict) -> str:
+        ends = "" in node
+        branches = [re.escape(ch) + walk(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if ends else body
+
+    return walk(trie)
 
 
 def _head_spans(text: str, form: str) -> list[tuple[int, int]]:
-    """Where text holds form's first MIN_FRAGMENT chars, extended as far as form matches."""
+    """Where text holds form's first MIN_FRAGMENT chars, extended as far as form matches, and
+    the match ends at a cut (see _CUT_EDGE)."""
     spans, hit = [], text.find(form[:MIN_FRAGMENT])
     while hit != -1:
         end = hit + MIN_FRAGMENT
         while end - hit < len(form) and end < len(text) and text[end] == form[end - hit]:
             end += 1
-        spans.append((hit, end))
+        if end == len(text) or text[end] in _CUT_EDGE:
+            spans.append((hit, end))
         hit = text.find(form[:MIN_FRAGMENT], hit + 1)
     return spans
 
 
 def _tail_spans(text: str, form: str) -> list[tuple[int, int]]:
-    """Where text holds form's last MIN_FRAGMENT chars, extended backwards as far as form matches."""
+    """Where text holds form's last MIN_FRAGMENT chars, extended backwards as far as form
+    matches, and the match starts where a kept tail would (see _CUT_EDGE)."""
     spans, hit = [], text.find(form[-MIN_FRAGMENT:])
     while hit != -1:
         begin, k = hit, len(form) - MIN_FRAGMENT
         while k > 0 and begin > 0 and text[begin - 1] == form[k - 1]:
             begin, k = begin - 1, k - 1
-        spans.append((begin, hit + MIN_FRAGMENT))
+        if begin == 0 or text[begin - 1] in _CUT_EDGE:
+            spans.append((begin, hit + MIN_FRAGMENT))
         hit = text.find(form[-MIN_FRAGMENT:], hit + 1)
     return spans
 

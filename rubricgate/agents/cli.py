@@ -20,7 +20,7 @@ from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.normalize import Draft, finish, read_stream
 from rubricgate.agents.spec import CliSpec
 from rubricgate.isolation.environment import isolated_env
-from rubricgate.secrets import scrub, scrub_file, scrub_model, secret_values
+from rubricgate.secrets import scrub, scrub_file, secret_values
 
 # The process runner, the sandbox and the config and transcript models are imported where a run
 # needs them: `rubricgate agents` and `validate` read the adapters' specs without them.
@@ -98,20 +98,21 @@ class CliAgent(ABC):
         return [flag, model] if model else []
 
     def run(self, request: AgentRequest) -> Transcript:
-        """One trial: read the prompt, run the CLI with hygiene, normalize, scrub."""
+        """One trial: read the prompt, run the CLI with hygiene, normalize. The transcript is the
+        agent's own (graders read it as given); what is written is scrubbed (runner/written.py)."""
         secrets = secret_values(request.env, self.config.secret_env)
         try:
             prompt = (request.prompt_source or request.prompt_file).read_text(encoding="utf-8")
         except OSError as exc:
             return self._failed(request, f"cannot read prompt {request.prompt_file}: {exc.strerror}")
         proc = self.execute(request, self.argv(request, prompt))
-        # Scrub before parsing: every cut below (the 300-character error line, the last stderr
-        # line) then works on clean text and cannot leave part of a secret behind.
-        scrub_scratch(request, secrets)
+        # stderr is read for the one-line error alone, never graded: scrubbed before its cut (the
+        # 300-character error line) so the cut cannot leave part of a secret behind.
         proc = replace(proc, stderr_tail=scrub(proc.stderr_tail, secrets))
         transcript = finish(self.parse(read_stream(request.raw_stream_file), request), proc,
                             version=self.version())
-        return scrub_model(transcript, secrets)
+        scrub_scratch(request, secrets)  # the raw stream and last message kept beside the run
+        return transcript
 
     def execute(self, request: AgentRequest, argv: list[str]) -> ProcessResult:
         """Run argv in the workspace with the isolated environment."""

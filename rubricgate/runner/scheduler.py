@@ -26,6 +26,7 @@ from rubricgate.runner.cost import Budget, not_run_trial
 from rubricgate.runner.retry import RetryPolicy, run_with_retries
 from rubricgate.runner.treecheck import TreeDigest, fingerprint_tree, tree_changes
 from rubricgate.runner.workspace import RunTree
+from rubricgate.runner.written import written
 from rubricgate.secrets import scrub_model
 from rubricgate.suite.rubric import RubricSpec
 
@@ -58,6 +59,7 @@ class RunContext:
     digests: RunDigests | None = None  # cache key parts shared by every trial, hashed once
     saved_handlers: dict = field(default_factory=dict)  # signal handlers to restore after an interrupt
     cache_rejected: list[CacheRejection] = field(default_factory=list)  # forged entries, re-run
+    scrub_notes: list[str] = field(default_factory=list)  # scrubs that changed a grade or an id (written.py)
     slots: AgentSlots | None = None  # --jobs: agents running at once (runner/admission.py)
     # Called in the trial's thread once its result is recorded (the pipeline renders the trial's
     # part of the report there, beside the running agents).
@@ -173,7 +175,7 @@ def run_trial(ctx: RunContext, job: Job) -> TrialResult | None:
     if CANCEL.event.is_set() and not cached:
         return None  # killed by the interrupt: not a result of the reviewer
     ctx.budget.record(transcript.usage.cost_usd, cached)
-    result = grade(ctx, case, job.trial, transcript)
+    result, transcript = grade(ctx, case, job.trial, transcript)
     if not cached and not sandboxed(ctx, job):
         result = _check_tree(ctx, result)
     result = result.model_copy(update={"cached": cached})
@@ -207,7 +209,7 @@ def _cached_or_run(ctx: RunContext, job: Job) -> tuple[Transcript, bool, Path | 
         finally:
             ws.remove()  # run_process returns only once every process of the agent is dead
     if cache_dir is not None and parts is not None and not CANCEL.event.is_set():
-        store(cache_dir, parts, transcript)
+        store(cache_dir, parts, scrub_model(transcript, ctx.secrets))  # written: scrubbed
     return transcript, False, ws.root
 
 
@@ -286,8 +288,7 @@ def _run_once(ctx: RunContext, job: Job, request: AgentRequest) -> Transcript:
     if slots is not None and not slots.acquire():
         return Transcript(agent=job.agent, termination="crashed", exit_code=None, error="interrupted: the run was stopped")
     try:
-        # Scrubbed here for every adapter: what is graded, cached and written holds no secret.
-        return scrub_model(agent.run(request), ctx.secrets)
+        return agent.run(request)  # as the agent gave it: graded so, scrubbed where written
     except Exception as exc:  # an adapter bug must become a graded ERROR, not abort the run
         return Transcript(agent=job.agent, termination="crashed", exit_code=None,
                           duration_s=time.monotonic() - started, error=f"adapter raised {type(exc).__name__}: {exc}")
@@ -296,15 +297,22 @@ def _run_once(ctx: RunContext, job: Job, request: AgentRequest) -> Transcript:
             slots.release()
 
 
-def grade(ctx: RunContext, case: CaseSpec, trial: int, transcript: Transcript) -> TrialResult:
-    """Read the verdict, grade the run's dimensions, store the transcript."""
+def grade(ctx: RunContext, case: CaseSpec, trial: int, transcript: Transcript) -> tuple[TrialResult, Transcript]:
+    """Read the verdict and grade the run's dimensions on the transcript as the agent gave it;
+    store it scrubbed. The result and transcript as written (runner/written.py)."""
     parsed, grades = judge(case, transcript, ctx.rubric, ctx.config)
+    out = written(case, trial_result(case.id, trial, transcript, parsed, grades, ""), transcript, ctx.secrets,
+                  ctx.rubric, ctx.config)
+    if out.note:
+        with ctx.lock:
+            ctx.scrub_notes.append(out.note)
+        ctx.events.emit("scrub_changed", case_id=case.id, trial=trial, note=out.note)
     try:
-        rel = write_transcript(ctx.run_dir, case.id, trial, transcript, ctx.secrets)
+        rel = write_transcript(ctx.run_dir, case.id, trial, out.transcript, ctx.secrets)
     except OSError as exc:  # a full disk is recorded and makes the run exit 2, not a crash
         rel = ""
         ctx.events.failed(ctx.run_dir / transcript_name(case.id, trial), exc)
-    return trial_result(case.id, trial, transcript, parsed, grades, rel)
+    return out.result.model_copy(update={"transcript": rel}), out.transcript
 
 
 def trial_result(case_id, trial, transcript, parsed, grades, rel) -> TrialResult:

@@ -250,15 +250,18 @@ def retire_unsafe_cache(cache_dir: Path | None) -> tuple[str, Path | None]:
     return "the cache folder was cleared with its signing key, which the reviewer could read", retired
 
 
-def with_isolation(summary: Summary, policy: SandboxPolicy, cache_retired: str = "") -> Summary:
-    """Record how agents were isolated; copy-only is a warning on the decision, never silent."""
+def with_isolation(summary: Summary, policy: SandboxPolicy, cache_retired: str = "",
+                   scrub_notes: list[str] | None = None) -> Summary:
+    """Record how agents were isolated; copy-only is a warning on the decision, never silent;
+    so is a scrub that changed what a trial's written result shows (runner/written.py)."""
     update: dict = {"isolation": policy.isolation, "isolation_reason": policy.reason}
+    warnings = list(scrub_notes or [])
     if not policy.enforced:
-        warning = (f"copy-only isolation: agents ran without a sandbox ({policy.reason}); the cache was not used "
-                   "and the whole parent environment was scrubbed from the reports"
-                   + (f"; {cache_retired}" if cache_retired else ""))
-        update["decision"] = summary.decision.model_copy(
-            update={"warnings": [warning, *summary.decision.warnings]})
+        warnings.insert(0, f"copy-only isolation: agents ran without a sandbox ({policy.reason}); the cache was not "
+                           "used and the secret-looking values of the parent environment were scrubbed from the reports"
+                        + (f"; {cache_retired}" if cache_retired else ""))
+    if warnings:
+        update["decision"] = summary.decision.model_copy(update={"warnings": [*warnings, *summary.decision.warnings]})
     return summary.model_copy(update=update)
 
 

@@ -193,7 +193,7 @@ def test_env_is_isolated_and_secrets_scrubbed(tmp_path: Path, monkeypatch) -> No
     t = ClaudeAgent(AgentConfig(name="claude")).run(req)
     assert t.termination == "completed", t.error
     assert f"HOME={req.home}" in t.final_text and "t=1" in t.final_text
-    assert "key=[REDACTED]" in t.final_text
+    assert "key=sk-live-abcdef123456" in t.final_text  # graded as given; scrubbed where written
     assert "sk-live-abcdef123456" not in req.raw_stream_file.read_text()
     seen = dict(line.split("=", 1) for line in (req.home / "env.txt").read_text().splitlines() if "=" in line)
     assert "HARNESS_ONLY_VARIABLE" not in seen

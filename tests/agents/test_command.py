@@ -149,7 +149,8 @@ def test_secrets_are_scrubbed_from_every_file_rubricgate_keeps_in_scratch(tmp_pa
     cmd = [sh, "-c", 'echo "$OPENAI_API_KEY"; printf "key %s" "$OPENAI_API_KEY" > "$1"', "sh", "{last_message_file}"]
     req = _request(tmp_path, env={"PATH": os.environ["PATH"], "OPENAI_API_KEY": secret})
     t = get_agent("command", _cfg(cmd, "text")).run(req)
-    assert secret not in t.model_dump_json() and "[REDACTED]" in t.final_text
+    # The transcript is the agent's own (graders read it as given); what is kept on disk is not.
+    assert t.final_text == f"key {secret}"
     kept = [p for p in req.scratch.iterdir() if p.is_file() and secret.encode() in p.read_bytes()]
     assert kept == []
 

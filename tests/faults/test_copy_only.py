@@ -3,8 +3,9 @@
 `agent.sandbox: auto` without a usable bubblewrap silently ran copy-only outside CI. Copy-only,
 the reviewer could read the cache's signing key (and forge entries) and the harness's whole
 environment (GITHUB_TOKEN), which reached the reports. Now `auto` fails with the fix; a
-copy-only run uses no cache and scrubs the whole parent environment from what it writes, and
-each trial's HOME and TMPDIR are fresh folders of its own, removed when it ends.
+copy-only run uses no cache and scrubs the secret-looking values of the parent environment from
+what it writes (tests/faults/test_scrub_grading.py: and nothing else), and each trial's HOME and
+TMPDIR are fresh folders of its own, removed when it ends.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from tests.faults.reviewers import use_reviewer, write_reviewer
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ["pass/weekly-revenue-summary", "block/data-loader"]
 TOKEN = "ghp_parentEnvToken0123456789abcdef"
-# A value under a name that does not look secret: the whole parent environment is scrubbed.
-PLAIN = "hooks.example.com/T0123/plainNamedValue987"
+# A secret under a name that does not say so (a webhook URL with its token): found by its shape.
+PLAIN = "hooks.example.com/services/T0123ABCD/B0456EFGH/Xk9fQ2mZr7LpW4tNb8Vc1sHd"
 
 READ_PARENT_ENV = r'''
 import os
