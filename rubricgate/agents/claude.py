@@ -15,7 +15,8 @@ Facts verified against claude 2.1.112 driven by tests/e2e/anthropic_server.py:
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.cli import CliAgent
@@ -24,11 +25,17 @@ from rubricgate.agents.normalize import (
     Draft,
     TurnCounter,
     feed_stream,
+    field_dict,
     is_tool_block,
     mark_not_allowed,
+    parse_json_lines,
+    retry_stop,
     tool_block_name,
 )
 from rubricgate.agents.spec import CliSpec, Endpoint, StreamFormat, Tested
+
+if TYPE_CHECKING:
+    from rubricgate.isolation.process import Watch
 
 SPEC = CliSpec(
     name="claude", adapter="ClaudeAgent", title="Claude Code", binary="claude", package="@anthropic-ai/claude-code",
@@ -64,14 +71,36 @@ class ClaudeAgent(CliAgent):
 
     def agent_env(self, request: AgentRequest) -> dict[str, str]:
         # No telemetry, autoupdate or error reporting from a throwaway run. The CLI's own retries
-        # (10 by default, with backoff: ten minutes against a dead endpoint) are off unless the
-        # team sets CLAUDE_CODE_MAX_RETRIES: agent.retries is the one retry policy.
+        # (10 by default, with backoff: ten minutes against a dead endpoint) are cut to one unless
+        # the team sets CLAUDE_CODE_MAX_RETRIES: that one retry is announced by a system/api_retry
+        # event naming the endpoint's status and the wait (its retry-after), and a long wait is
+        # stopped there (watch): agent.retries is the one retry policy.
         return {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
-                "CLAUDE_CODE_MAX_RETRIES": request.env.get("CLAUDE_CODE_MAX_RETRIES", "0"),
+                "CLAUDE_CODE_MAX_RETRIES": request.env.get("CLAUDE_CODE_MAX_RETRIES", "1"),
                 "CLAUDE_CONFIG_DIR": str(request.agent_view(request.home / ".claude"))}
+
+    def watch(self, request: AgentRequest) -> Watch | None:
+        """Stop at a long retry the CLI announces (unless the team chose its retries)."""
+        return None if "CLAUDE_CODE_MAX_RETRIES" in request.env else api_retry_stop
 
     def parse(self, data: bytes, request: AgentRequest) -> Draft:
         return parse_claude_stream(data, agent=self.name, allowed=request.allowed_tools)
+
+
+def api_retry_stop(line: bytes) -> str | None:
+    """A stop reason at a `system/api_retry` event whose wait is long (normalize.retry_stop):
+    Claude Code emits it before sleeping, with the endpoint's status (none: no answer) and the
+    delay it computed from the retry-after header."""
+    if b'"api_retry"' not in line:
+        return None
+    events, _ = parse_json_lines(line)
+    ev = events[0] if events else {}
+    if ev.get("type") != "system" or ev.get("subtype") != "api_retry":
+        return None
+    status, delay = ev.get("error_status"), ev.get("retry_delay_ms")
+    code = status if isinstance(status, int) and not isinstance(status, bool) else None
+    wait = float(delay) / 1000 if isinstance(delay, (int, float)) and not isinstance(delay, bool) else None
+    return retry_stop("claude", code, str(ev.get("error") or "error"), wait)
 
 
 def claude_tools(allowed: list[str]) -> str:
@@ -98,7 +127,9 @@ class _ClaudeState:
         self.last_text = ""  # text of the final top-level assistant turn only
         self.synthetic = ""
         self.retry_error = ""
+        self.retry_status: int | None = None
         self.retry_delay_s: float | None = None
+        self.message_usage: dict[str, dict[str, Any]] = {}  # message id -> its usage, for a run without a result
 
     def feed(self, ev: dict[str, Any]) -> None:
         handler = {"system": self._system, "assistant": self._assistant, "user": self._user,
@@ -114,6 +145,8 @@ class _ClaudeState:
             self._set_status(ev.get("tool_use_id"), "denied")
         elif sub == "api_retry":
             self.retry_error = f"API {ev.get('error_status')} {ev.get('error') or ''}".strip()
+            status = ev.get("error_status")
+            self.retry_status = status if isinstance(status, int) else None
             delay = ev.get("retry_delay_ms")
             self.retry_delay_s = float(delay) / 1000 if isinstance(delay, (int, float)) else None
 
@@ -127,6 +160,8 @@ class _ClaudeState:
             self.synthetic = " ".join(b.get("text", "") for b in blocks if b.get("type") == "text")
             self._tools(blocks, self.turns.turns)
             return
+        if isinstance(msg.get("usage"), dict):
+            self.message_usage[str(msg.get("id") or len(self.message_usage))] = msg["usage"]
         if top_level and self.turns.assistant(str(msg.get("id") or "")):
             self.last_text = ""  # a new turn: only the final turn's text is the answer
         self._tools(blocks, self.turns.turns)
@@ -187,8 +222,11 @@ class _ClaudeState:
             cross_check_turns(d, *reported)
         if not d.saw_result:
             d.final_text = self.last_text
+            _message_usage(d, self.message_usage.values())
             if self.synthetic or self.retry_error:
-                d.fail("api_error", self.synthetic or self.retry_error)
+                said = "its own error message (model <synthetic>)" if self.synthetic else "a system/api_retry event"
+                d.endpoint_error(self.synthetic or self.retry_error, self.retry_status,
+                                 f"no result event; the CLI's {said}")
 
 
 def claimed_model_turns(num_turns: int, subtype: str, is_error: bool) -> int:
@@ -212,28 +250,47 @@ def cross_check_turns(d: Draft, num_turns: int, subtype: str, is_error: bool) ->
                        f"shows {d.steps}; counted {d.steps}")
 
 
+_INPUT_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
 def _usage(d: Draft, ev: dict[str, Any]) -> None:
-    usage = ev.get("usage") or {}
-    d.input_tokens = sum(int(usage.get(k) or 0) for k in
-                         ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
-    d.output_tokens = int(usage.get("output_tokens") or 0)
+    usage = field_dict(ev, "usage")
+    d.input_tokens = sum(_count(usage.get(k)) for k in _INPUT_KEYS)
+    d.output_tokens = _count(usage.get("output_tokens"))
     cost = ev.get("total_cost_usd")
     d.cost_usd = float(cost) if isinstance(cost, (int, float)) else None
+
+
+def _message_usage(d: Draft, usages: Iterable[dict[str, Any]]) -> None:
+    """A run that ended without its result event (killed, crashed): the tokens each model
+    message reported, summed (each message once, whatever its number of content lines)."""
+    for usage in usages:
+        d.input_tokens += sum(_count(usage.get(k)) for k in _INPUT_KEYS)
+        d.output_tokens += _count(usage.get("output_tokens"))
+
+
+def _count(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _termination(d: Draft, ev: dict[str, Any], synthetic: str, last_text: str) -> None:
     """subtype + is_error -> termination; success with is_error is an error, not an answer."""
     sub, is_error = str(ev.get("subtype") or ""), bool(ev.get("is_error"))
     if sub == "error_max_turns":
-        d.fail("max_turns", "; ".join(ev.get("errors") or []) or "maximum number of turns reached")
+        d.fail("max_turns", "; ".join(ev.get("errors") or []) or "maximum number of turns reached", "max_turns",
+               "result.subtype error_max_turns")
     elif sub == "success" and is_error:
         # `result` is the CLI's error message here; only what the model itself said is an answer.
         d.final_text = last_text
         message = _actionable(str(ev.get("result") or synthetic or "the CLI reported an error"))
-        status = ev.get("api_error_status")
-        d.fail("api_error", f"API {status}: {message}" if status else message)
+        raw = ev.get("api_error_status")
+        status = raw if isinstance(raw, int) and not isinstance(raw, bool) else None
+        d.endpoint_error(f"API {raw}: {message}" if raw else message, status,
+                         f"the CLI's result event: is_error with api_error_status {raw}" if raw
+                         else "the CLI's result event: is_error without an API status")
     elif sub != "success" or is_error:
-        d.fail("crashed", f"{sub or 'unknown result'}: {'; '.join(ev.get('errors') or [])}".rstrip(": "))
+        d.fail("crashed", f"{sub or 'unknown result'}: {'; '.join(ev.get('errors') or [])}".rstrip(": "),
+               "agent_error", f"the CLI's result event: subtype {sub or '(none)'}")
 
 
 def _actionable(message: str) -> str:

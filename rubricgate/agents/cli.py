@@ -61,6 +61,15 @@ class CliAgent(ABC):
         """A per-line check that stops the run, for limits the CLI cannot enforce itself."""
         return None
 
+    def read_stderr(self, draft: Draft, stderr_tail: str) -> None:
+        """What the CLI's stderr adds to the parsed stream (its retry notices), if anything."""
+        return None
+
+    def stderr_watch(self, request: AgentRequest) -> Watch | None:
+        """The same for stderr's lines: a CLI that reports its own retries there is stopped at the
+        first, with the endpoint's answer as evidence (agent.retries is the one retry policy)."""
+        return None
+
     # --- shared machinery --------------------------------------------------------------
     def executable(self, request: AgentRequest | None = None) -> str:
         """The CLI's path on the run's PATH (the harness's without a request), or its bare name.
@@ -109,8 +118,9 @@ class CliAgent(ABC):
         # stderr is read for the one-line error alone, never graded: scrubbed before its cut (the
         # 300-character error line) so the cut cannot leave part of a secret behind.
         proc = replace(proc, stderr_tail=scrub(proc.stderr_tail, secrets))
-        transcript = finish(self.parse(read_stream(request.raw_stream_file), request), proc,
-                            version=self.version())
+        draft = self.parse(read_stream(request.raw_stream_file), request)
+        self.read_stderr(draft, proc.stderr_tail)
+        transcript = finish(draft, proc, version=self.version())
         scrub_scratch(request, secrets)  # the raw stream and last message kept beside the run
         return transcript
 
@@ -123,7 +133,7 @@ class CliAgent(ABC):
                            idle_timeout_s=request.idle_timeout_s, output_cap_bytes=request.output_cap_bytes,
                            stdout_path=request.raw_stream_file, watch=self.watch(request),
                            sandbox=request.sandbox, writable=[(request.scratch, request.agent_view(request.scratch))],
-                           slots=request.slots)
+                           slots=request.slots, stderr_watch=self.stderr_watch(request))
 
     def _failed(self, request: AgentRequest, error: str) -> Transcript:
         from rubricgate.models.transcript import Transcript

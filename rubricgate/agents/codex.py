@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,8 @@ from rubricgate.agents.normalize import (
     mark_not_allowed,
     normalize_tool_name,
     parse_json_lines,
+    retry_stop,
+    rust_duration_s,
 )
 from rubricgate.agents.shell_commands import classify_command
 from rubricgate.agents.spec import CliSpec, Endpoint, StreamFormat, Tested
@@ -60,6 +63,10 @@ SPEC = CliSpec(
 PROVIDER_ID = "rubricgate"  # the custom provider used when OPENAI_BASE_URL is set
 TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
 MAX_RECONNECTS = 2  # "Reconnecting..." notices in one run before it is stopped as an outage
+RETRY_LOG = "codex_core::responses_retry=warn"  # the log target that announces Codex's retries
+_SAMPLING_RETRY = re.compile(r"retrying sampling request \(\d+/\d+ in ([\d.]+)(ns|µs|us|ms|s)\).*?sampling_error=(.*)$")
+_CONNECTION_RETRY = re.compile(r"waiting to retry\b.*?\berror=(.*?)\s+retry_delay=([\d.]+)(ns|µs|us|ms|s)\b")
+_LAST_STATUS = re.compile(r"last status: ([1-5]\d\d)\b")
 
 
 class CodexAgent(CliAgent):
@@ -80,7 +87,10 @@ class CodexAgent(CliAgent):
         return args + list(request.extra_args) + ["--", prompt]
 
     def agent_env(self, request: AgentRequest) -> dict[str, str]:
-        env = {"CODEX_HOME": str(request.agent_view(codex_home(request)))}
+        # Codex names a retry's wait (the endpoint's retry-after) only in its log: this target
+        # alone goes to stderr, where stderr_watch reads it (unless the team sets RUST_LOG).
+        env = {"CODEX_HOME": str(request.agent_view(codex_home(request))),
+               "RUST_LOG": request.env.get("RUST_LOG", RETRY_LOG)}
         if request.env.get("OPENAI_API_KEY") and not request.env.get("OPENAI_BASE_URL"):
             env["CODEX_API_KEY"] = request.env["OPENAI_API_KEY"]  # exec mode's API-key login
         return env
@@ -94,6 +104,15 @@ class CodexAgent(CliAgent):
 
     def watch(self, request: AgentRequest) -> Watch | None:
         return limit_watch(request.max_steps)
+
+    def stderr_watch(self, request: AgentRequest) -> Watch | None:
+        return retry_notice_stop
+
+    def read_stderr(self, draft: Draft, stderr_tail: str) -> None:
+        """The wait of the last retry Codex announced: the harness's retry waits at least that."""
+        notices = [parsed for line in stderr_tail.splitlines() if (parsed := retry_notice(line)) is not None]
+        if notices and draft.retry_after_s is None:
+            draft.retry_after_s = notices[-1][2]
 
     def parse(self, data: bytes, request: AgentRequest) -> Draft:
         rollout = read_rollout(codex_home(request))
@@ -217,6 +236,38 @@ def limit_watch(max_steps: int | None, allowed: list[str] | None = None) -> Watc
     return watch
 
 
+def retry_notice(line: str) -> tuple[int | None, str, float, bool] | None:
+    """(status, error, wait in seconds, answered) of a retry Codex's log announces, else None.
+
+    codex-cli 0.171.0 logs, at WARN, "stream disconnected - retrying sampling request (1/1 in
+    19.99s)... sampling_error=exceeded retry limit, last status: 429 Too Many Requests" when the
+    endpoint answered with an error, and "stream connection failed; waiting to retry ...
+    error=Connection failed: ... retry_delay=5s" when it did not answer."""
+    if "codex_core::responses_retry" not in line:
+        return None
+    answered = _SAMPLING_RETRY.search(line)
+    if answered is not None:
+        said = answered.group(3).strip()
+        status = _LAST_STATUS.search(said)
+        return (int(status.group(1)) if status else None, said,
+                rust_duration_s(answered.group(1), answered.group(2)), True)
+    failed = _CONNECTION_RETRY.search(line)
+    if failed is not None:
+        return None, failed.group(1).strip(), rust_duration_s(failed.group(2), failed.group(3)), False
+    return None
+
+
+def retry_notice_stop(line: bytes) -> str | None:
+    """Stop at a retry Codex announces with a long wait (normalize.retry_stop)."""
+    if b"responses_retry" not in line:
+        return None
+    notice = retry_notice(line.decode("utf-8", errors="replace"))
+    if notice is None:
+        return None
+    status, said, wait, answered = notice
+    return retry_stop("codex", status, said[:200], wait, answered)
+
+
 def reconnect_stop(line: bytes, seen: list[int]) -> str | None:
     """A stop reason at the MAX_RECONNECTS-th "Reconnecting..." error event, else None.
 
@@ -283,6 +334,7 @@ def apply_rollout(draft: Draft, rollout: bytes | str) -> None:
     payloads = [field_dict(e, "payload") for e in entries if isinstance(e.get("payload"), dict)]
     responses = {str(p.get("response_id")) for p in payloads if p.get("response_id")}
     calls, outputs = _rollout_calls(payloads)
+    _rollout_usage(draft, payloads)
     if not calls and not responses:
         return
     draft.tool_calls = []
@@ -295,6 +347,16 @@ def apply_rollout(draft: Draft, rollout: bytes | str) -> None:
         if call_id in outputs:
             call.keep_result(outputs[call_id])
     draft.steps = max(len(responses), draft.steps)
+
+
+def _rollout_usage(draft: Draft, payloads: list[dict[str, Any]]) -> None:
+    """Tokens of a run whose stream has no usage (it failed before turn.completed): the rollout's
+    last token_count, the session's running total of what the endpoint reported."""
+    if draft.input_tokens or draft.output_tokens:
+        return
+    counts = [field_dict(field_dict(p, "info"), "total_token_usage") for p in payloads if p.get("type") == "token_count"]
+    if counts:
+        _usage(draft, counts[-1])
 
 
 def _rollout_calls(payloads: list[dict[str, Any]]) -> tuple[dict[str, tuple[str, Any]], dict[str, str]]:
@@ -338,8 +400,10 @@ def output_status(name: str, output: str | None) -> str:
     if output is None:
         return "error"  # never answered: the run ended mid-call
     text = output.lower()
-    if any(m in text for m in ("read-only file system", "operation not permitted", "rejected",
-                               "declined", "blocked by policy", "sandbox denied")):
+    # A refusal: the sandbox's, or Codex's own under approval_policy "never" ("approval policy is
+    # Never; reject command - you cannot ask for escalated permissions ...": no process ran).
+    if any(m in text for m in ("read-only file system", "operation not permitted", "rejected", "reject command",
+                               "approval policy is never", "declined", "blocked by policy", "sandbox denied")):
         return "denied"
     code = _exit_code(output)
     return "ok" if code in (None, 0) or (code == 1 and name == "grep") else "error"
@@ -380,10 +444,10 @@ class _CodexState:
             self.draft.saw_result = True
             _usage(self.draft, ev.get("usage"))
         elif kind == "turn.failed":
-            self.draft.fail("api_error", _error_text(ev.get("error")))
+            self.draft.endpoint_error(_error_text(ev.get("error")), None, "the CLI's turn.failed event")
         elif kind == "error" and not str(ev.get("message", "")).startswith("Reconnecting"):
             # "Reconnecting... n/m" is a retry notice; the error after the last retry counts.
-            self.draft.fail("api_error", _error_text(ev))
+            self.draft.endpoint_error(_error_text(ev), None, "the CLI's error event")
 
     def _item(self, ev: dict[str, Any]) -> None:
         self.turns.feed(ev)

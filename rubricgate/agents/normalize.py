@@ -9,6 +9,8 @@ clean exit with no answer is still an error for the verdict grader to see.
 
 from __future__ import annotations
 
+import re
+import signal
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from rubricgate import boundary
 from rubricgate.isolation.streams import IDLE_STOP
+from rubricgate.models.failures import FailureClass, derived_failure, endpoint_failure
 
 # The transcript models are built only when a stream is parsed: the adapter modules (and their
 # specs) load without them (agents/spec.py).
@@ -41,7 +44,37 @@ _CANONICAL = {
 # (a silent agent; a CLI that keeps reconnecting to a model server that is down): the trial is
 # an infrastructure failure (graders/failures.py), retried and then errored, never graded.
 UNREACHABLE_STOP = "model_unreachable"
-INFRA_STOPS = (IDLE_STOP, UNREACHABLE_STOP)
+# How the stop reason starts when a CLI said it would retry a request the endpoint answered with an
+# error (429, 529, 5xx) and its wait was long: the harness's retry waits it instead, outside the
+# trial's clock. The reason carries "API <status>" and "retry after <seconds> s".
+ENDPOINT_STOP = "endpoint_error"
+INFRA_STOPS = (IDLE_STOP, UNREACHABLE_STOP, ENDPOINT_STOP)
+# A retry the CLI makes sooner than this is left to it (a blip costs no restart); a longer wait
+# (a retry-after, a backoff against a dead endpoint) stops the run, so the class is known in
+# seconds and the wait happens in the harness's retry, which honours it (runner/retry.py).
+INLINE_RETRY_S = 5.0
+_RETRY_AFTER_IN_STOP = re.compile(r"retry after (\d+(?:\.\d+)?) s")
+_API_STATUS_IN_STOP = re.compile(r"API ([1-5]\d\d)\b")
+
+
+def retry_stop(cli: str, status: int | None, said: str, delay_s: float | None, answered: bool | None = None,
+               leave_short: bool = True) -> str | None:
+    """The stop reason for a CLI's retry notice, or None when its retry is left to it (a short
+    wait, unless not `leave_short`). `answered` (default: a status was given) says the endpoint
+    answered with an error; otherwise the request never got an answer."""
+    if leave_short and delay_s is not None and delay_s < INLINE_RETRY_S:
+        return None
+    wait = f"; retry after {delay_s:.1f} s" if delay_s is not None else ""
+    if not (status is not None if answered is None else answered):
+        return f"{UNREACHABLE_STOP}: {cli} could not reach its model server and would retry ({said}){wait}"
+    code = f"API {status}" if status is not None else "an API error"
+    return f"{ENDPOINT_STOP}: {cli} would retry a model request the endpoint answered with {code} ({said}){wait}"
+
+
+def rust_duration_s(amount: str, unit: str) -> float:
+    """A Rust `Duration` as its Debug form prints it ("19.99s", "500ms", "0ns") -> seconds."""
+    scale = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "us": 1e-6, "ns": 1e-9}.get(unit, 1.0)
+    return float(amount) * scale
 
 # Normalized name -> Claude Code's built-in tool name (for --tools).
 CLAUDE_TOOL_NAMES = {
@@ -122,6 +155,10 @@ class Draft:
     cost_usd: float | None = None
     termination: str = "completed"
     error: str = ""
+    failure: FailureClass | None = None  # models/failures.py, with the evidence that decided it
+    evidence: str = ""
+    signal: str | None = None
+    api_status: int | None = None
     skipped_lines: int = 0
     saw_result: bool = False  # the stream reached its own end-of-run event
     retry_after_s: float | None = None  # a retry delay the CLI reported
@@ -149,12 +186,34 @@ class Draft:
         if self.ending is None:
             self.ending = (termination, error)
 
-    def fail(self, termination: str, error: str) -> None:
-        """Record an abnormal end; the first recorded reason wins."""
+    def fail(self, termination: str, error: str, failure: FailureClass | None = None, evidence: str = "") -> None:
+        """Record an abnormal end, its failure class and the evidence; the first recorded reason wins."""
         if self.termination == "completed":
             self.termination = termination
         if not self.error:
             self.error = _one_line(error)
+        if self.failure is None and failure is not None:
+            self.failure, self.evidence = failure, _one_line(evidence)
+
+    def endpoint_error(self, error: str, status: int | None, evidence: str) -> None:
+        """The CLI reports that the model endpoint answered with an error (or not at all)."""
+        self.api_status = self.api_status or status
+        self.fail("api_error", error, endpoint_failure(status, error), evidence)
+
+
+def signal_of(exit_code: int | None) -> tuple[str, str] | None:
+    """(signal name, how the status shows it) when an exit status says a signal ended the process:
+    -N from the process itself, 128 + N relayed by bubblewrap, a shell or a wrapper that re-raises."""
+    if exit_code is None or exit_code == 0:
+        return None
+    number = -exit_code if exit_code < 0 else exit_code - 128
+    if not 0 < number < 65 or 0 < exit_code <= 128:
+        return None
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        return None
+    return name, (f"exit {exit_code} = 128 + {number}" if exit_code > 0 else f"exit status {exit_code}")
 
 
 def mark_not_allowed(draft: Draft, allowed: Iterable[str] | None) -> None:
@@ -180,7 +239,8 @@ def finish(draft: Draft, proc: ProcessResult, *, version: str | None) -> Transcr
                     cost_usd=draft.cost_usd),
         termination=draft.termination, exit_code=proc.exit_code,
         duration_s=round(proc.duration_s, 3), skipped_lines=draft.skipped_lines,
-        output_truncated=proc.stdout_truncated, error=draft.error, retry_after_s=draft.retry_after_s,
+        output_truncated=proc.stdout_truncated, error=draft.error, failure=draft.failure, evidence=draft.evidence,
+        signal=draft.signal, api_status=draft.api_status, retry_after_s=draft.retry_after_s,
         reported_turns=draft.reported_turns, notes=draft.notes,
     )
 
@@ -199,28 +259,72 @@ def _check_amounts(draft: Draft) -> None:
 
 
 def _apply_process(draft: Draft, proc: ProcessResult) -> None:
-    # Order matters: a start failure or a timeout explains everything after it.
+    """The process's end, with its failure class: what rubricgate did to it first (a start failure,
+    a timeout, a stop explains everything after it), then what happened to it."""
+    if not _ended_by_harness(draft, proc):
+        _ended_by_itself(draft, proc)
+    if draft.termination != "completed" and draft.failure is None:
+        draft.failure = derived_failure(draft.termination, draft.steps, draft.error, draft.api_status)
+
+
+def _ended_by_harness(draft: Draft, proc: ProcessResult) -> bool:
+    """A start failure, the wall-clock timeout, a sandbox limit, the output cap or a stop."""
     if proc.start_error:
-        draft.fail("crashed", proc.start_error)
+        draft.fail("crashed", proc.start_error, "start", "the program could not be started")
     elif proc.timed_out:
         draft.termination, draft.error = "timeout", f"killed after the wall-clock timeout ({proc.duration_s:.0f}s)"
+        draft.failure, draft.evidence = "timeout", "still running at agent.timeout_s"
     elif proc.limit:  # the reviewer's own doing: a failure, never an infrastructure error
-        draft.fail("crashed", f"{proc.limit}: {_last_line(proc.stderr_tail) or 'no output'}")
+        draft.fail("crashed", f"{proc.limit}: {_last_line(proc.stderr_tail) or 'no output'}", "sandbox_limit",
+                   f"exit {proc.exit_code} and its last stderr lines")
     elif proc.stdout_truncated and (proc.stopped.startswith("output_cap") or not proc.stopped):
         draft.fail("crashed", f"output exceeded the cap: stopped after {proc.stdout_bytes} bytes of stdout "
-                              "(raise agent.output_cap_bytes if this output is expected)")
+                              "(raise agent.output_cap_bytes if this output is expected)", "stopped",
+                   f"{proc.stdout_bytes} bytes of stdout")
     elif proc.stopped.startswith(INFRA_STOPS):
-        draft.termination, draft.error = "api_error", f"stopped by rubricgate: {proc.stopped}"
+        _infra_stop(draft, proc.stopped)
     elif proc.stopped:
         _mark_stopped_tool(draft, proc.stopped)
+        interrupted = proc.stopped.startswith("interrupted")
         draft.fail("max_turns" if proc.stopped.startswith("max_turns") else "crashed",
-                   f"stopped by rubricgate: {proc.stopped}")
+                   f"stopped by rubricgate: {proc.stopped}",
+                   "harness" if interrupted else "max_turns" if proc.stopped.startswith("max_turns") else "stopped",
+                   f"rubricgate's stop: {proc.stopped}")
+    else:
+        return False
+    return True
+
+
+def _infra_stop(draft: Draft, stopped: str) -> None:
+    """rubricgate stopped a CLI that went silent, could not reach its endpoint, or would retry an
+    error answer: the endpoint's class, its retry-after kept for the harness's retry."""
+    draft.termination, draft.error = "api_error", f"stopped by rubricgate: {stopped}"
+    wait = _RETRY_AFTER_IN_STOP.search(stopped)
+    if wait and draft.retry_after_s is None:
+        draft.retry_after_s = float(wait.group(1))
+    status = _API_STATUS_IN_STOP.search(stopped)
+    draft.api_status = draft.api_status or (int(status.group(1)) if status else None)
+    cls = endpoint_failure(draft.api_status, stopped) if stopped.startswith(ENDPOINT_STOP) else "unreachable"
+    draft.failure, draft.evidence = cls, f"rubricgate's stop: {stopped}"
+
+
+def _ended_by_itself(draft: Draft, proc: ProcessResult) -> None:
+    """A signal rubricgate did not send, a stream that ended early, an error exit, no result."""
+    killed = signal_of(proc.exit_code)
+    if killed is not None and not draft.saw_result:
+        name, how = killed
+        draft.termination, draft.error, draft.signal = "crashed", f"killed by {name} ({how})", name
+        draft.failure, draft.evidence = "signal", f"{how} after {draft.steps} model turn(s); rubricgate sent no signal"
     elif draft.ending is not None:
-        draft.fail(*draft.ending)
+        draft.fail(*draft.ending, failure="start" if draft.steps == 0 else "agent_error",
+                   evidence=f"the stream ended early after {draft.steps} model turn(s), exit {proc.exit_code}")
     elif proc.exit_code not in (0, None) and not draft.saw_result:
-        draft.fail("crashed", f"exit {proc.exit_code}: {_last_line(proc.stderr_tail) or 'no output'}")
+        draft.fail("crashed", f"exit {proc.exit_code}: {_last_line(proc.stderr_tail) or 'no output'}",
+                   "start" if draft.steps == 0 else "agent_error",
+                   f"exit {proc.exit_code} after {draft.steps} model turn(s) with no error record")
     elif not draft.saw_result and not draft.final_text:
-        draft.fail("crashed", "the agent produced no result")
+        draft.fail("crashed", "the agent produced no result", "start" if draft.steps == 0 else "agent_error",
+                   f"exit {proc.exit_code} after {draft.steps} model turn(s) with no result")
 
 
 def _mark_stopped_tool(draft: Draft, reason: str) -> None:

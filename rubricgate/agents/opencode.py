@@ -24,6 +24,8 @@ Facts verified against opencode 1.18.33 driven by tests/e2e/openai_server.py:
 from __future__ import annotations
 
 import json
+import re
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +38,7 @@ from rubricgate.agents.normalize import (
     field_dict,
     mark_not_allowed,
     parse_json_lines,
+    retry_stop,
 )
 from rubricgate.agents.spec import CliSpec, Endpoint, StreamFormat, Tested
 
@@ -59,6 +62,8 @@ OPENCODE_PERMISSIONS = {"read": "read", "grep": "grep", "glob": "glob", "list": 
 PROVIDER_ID = "rubricgate"  # the custom provider used when OPENAI_BASE_URL is set
 _DENIAL_MARKERS = ("unavailable tool", "prevents you from using", "permission", "rejected", "denied")
 _API_ERRORS = {"APIError", "ProviderAuthError", "UnknownError"}
+_STREAM_ERROR = re.compile(r'timestamp=(\S+) .*message="stream error".*?error\.error="(.*?)"?\s*$')
+_UNREACHABLE = re.compile(r"cannot connect|unable to connect|econnrefused|connection refused|fetch failed", re.I)
 
 # No update checks, model catalogue downloads, sharing, LSP downloads, or reading the user's
 # Claude Code files: a run talks only to the configured model.
@@ -76,8 +81,9 @@ class OpenCodeAgent(CliAgent):
     binary = SPEC.binary
 
     def argv(self, request: AgentRequest, prompt: str) -> list[str]:
-        """opencode run --format json [-m provider/model] -- PROMPT."""
-        args = [self.executable(), "run", "--format", "json", "--pure"]
+        """opencode run --format json [-m provider/model] -- PROMPT, its errors logged to stderr
+        (where stderr_watch sees a failing endpoint at once: OpenCode retries it silently)."""
+        args = [self.executable(), "run", "--format", "json", "--pure", "--print-logs", "--log-level", "ERROR"]
         model = self.model_ref(request)
         if model:
             args += ["-m", model]
@@ -103,11 +109,14 @@ class OpenCodeAgent(CliAgent):
 
     def opencode_config(self, request: AgentRequest) -> dict[str, Any]:
         """The opencode.json for one run."""
+        # The title agent asks the model for a session title on every run (a request of some
+        # 2,000 tokens that no stream event shows): nobody reads a throwaway session's title.
         cfg: dict[str, Any] = {"$schema": "https://opencode.ai/config.json", "autoupdate": False,
-                               "share": "disabled", "permission": permissions(request.allowed_tools)}
+                               "share": "disabled", "permission": permissions(request.allowed_tools),
+                               "agent": {"title": {"disable": True}}}
         if request.max_steps is not None:
             # OpenCode's own (soft) form of the limit; watch() is the hard one.
-            cfg["agent"] = {"build": {"steps": request.max_steps}}
+            cfg["agent"]["build"] = {"steps": request.max_steps}
         base_url = request.env.get("OPENAI_BASE_URL")
         model = self.model_ref(request)
         if base_url and model:
@@ -119,9 +128,16 @@ class OpenCodeAgent(CliAgent):
     def watch(self, request: AgentRequest) -> Watch | None:
         return step_limit_watch(request.max_steps)
 
+    def stderr_watch(self, request: AgentRequest) -> Watch | None:
+        return stream_error_watch()
+
     def parse(self, data: bytes, request: AgentRequest) -> Draft:
         draft = parse_opencode_stream(data, agent=self.name, allowed=request.allowed_tools)
         draft.model = draft.model or self.model_ref(request)
+        if request.env.get("OPENAI_BASE_URL") and draft.cost_usd is not None:
+            # Our custom provider has no prices: OpenCode reports a cost of 0 for every step, which
+            # is no price at all, not a free run (--max-cost must not count it as one).
+            draft.cost_usd = None
         return draft
 
 
@@ -161,6 +177,40 @@ def step_limit_watch(max_steps: int | None, allowed: list[str] | None = None) ->
         return None
 
     return watch
+
+
+def stream_error_watch() -> Watch:
+    """Stop at OpenCode's second "stream error" log line of the main agent in a run.
+
+    With its endpoint failing, opencode 1.18.33 retries five times, 2 to 30 s apart (a retry-after
+    sets the wait), printing nothing on stdout: about 70 s before its error event against a dead
+    server. Each failed request logs `level=ERROR ... message="stream error" ... small=false ...
+    error.error="AI_APICallError: <what the endpoint said>"`. One may be a blip its first retry
+    recovers from; a second is an outage. The wait between the two (its backoff, or the
+    endpoint's retry-after) is the least the harness's retry waits."""
+    seen: list[datetime] = []
+
+    def watch(line: bytes) -> str | None:
+        if b'"stream error"' not in line or b"small=true" in line:
+            return None
+        found = _STREAM_ERROR.search(line.decode("utf-8", errors="replace"))
+        if found is None:
+            return None
+        seen.append(_log_time(found.group(1)))
+        if len(seen) < 2:
+            return None
+        said = found.group(2)
+        return retry_stop("opencode", None, said[:200], (seen[-1] - seen[-2]).total_seconds(),
+                          answered=not _UNREACHABLE.search(said), leave_short=False)
+
+    return watch
+
+
+def _log_time(stamp: str) -> datetime:
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return datetime.now(UTC)
 
 
 def _event_type(line: bytes) -> str:
@@ -230,7 +280,11 @@ class _OpenCodeState:
         status = data.get("statusCode")
         message = str(data.get("message") or name)
         text = f"{name} {status}: {message}" if status else f"{name}: {message}"
-        self.draft.fail("api_error" if name in _API_ERRORS else "crashed", text)
+        if name in _API_ERRORS:
+            code = status if isinstance(status, int) and not isinstance(status, bool) else None
+            self.draft.endpoint_error(text, code, f"the CLI's error event {name}" + (f" statusCode {status}" if status else ""))
+        else:
+            self.draft.fail("crashed", text, "agent_error", f"the CLI's error event {name}")
         self.draft.retry_after_s = retry_after_header(data.get("responseHeaders"))
 
     def close(self) -> None:

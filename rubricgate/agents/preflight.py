@@ -13,11 +13,15 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rubricgate.agents.base import Agent, AgentRequest
 from rubricgate.agents.registry import cli_specs
 from rubricgate.agents.spec import Endpoint
 from rubricgate.errors import GateInputError
+
+if TYPE_CHECKING:
+    from rubricgate.models.transcript import Transcript
 
 PROMPT = "This is a connectivity check. Reply with the single word OK. Use no tools."
 DEFAULT_TIMEOUT_S = 45.0
@@ -47,12 +51,14 @@ def check_agent(name: str, agent: Agent, env: dict[str, str], sandbox, shown: Pa
     """One minimal request in a throwaway workspace under `shown` (what the sandbox shows)."""
     root = Path(tempfile.mkdtemp(prefix="preflight-", dir=shown))
     try:
-        transcript = agent.run(_request(root, env, sandbox, timeout_s))
+        request = _request(root, env, sandbox, timeout_s)
+        transcript = agent.run(request)
+        printed = request.raw_stream_file.is_file() and request.raw_stream_file.stat().st_size > 0
     finally:
         shutil.rmtree(root, ignore_errors=True)
     if transcript.termination in ("completed", "max_turns") or transcript.steps > 0:
         return
-    raise diagnose(name, transcript.termination, transcript.error or "", transcript.exit_code, env)
+    raise diagnose(name, transcript, env, printed=printed, timeout_s=timeout_s)
 
 
 def _request(root: Path, env: dict[str, str], sandbox, timeout_s: float) -> AgentRequest:
@@ -66,25 +72,46 @@ def _request(root: Path, env: dict[str, str], sandbox, timeout_s: float) -> Agen
                         allowed_tools=[], max_steps=2, timeout_s=timeout_s, env=dict(env), sandbox=sandbox)
 
 
-def diagnose(name: str, termination: str, error: str, exit_code: int | None, env: dict[str, str]) -> GateInputError:
-    """The failed preflight as one line naming what to set."""
+def diagnose(name: str, transcript: Transcript, env: dict[str, str], *, printed: bool,
+             timeout_s: float = DEFAULT_TIMEOUT_S) -> GateInputError:
+    """The failed preflight as one line naming what to set. The time budget is not the endpoint's
+    verdict: a CLI still starting when it ran out says so, and only the endpoint's own answer (or
+    the CLI's report that it got none) blames the endpoint."""
     point = cli_specs()[name].endpoint
     where = env.get(point.base_url) or point.default
-    said = (error.strip().splitlines() or [termination])[0][:200]
+    error, cls = transcript.error or "", transcript.failure
+    said = (error.strip().splitlines() or [transcript.termination])[0][:200]
     field = f"agent {name} (preflight)"
-    if exit_code == 127:
+    if transcript.exit_code == 127:
         return GateInputError("rubricgate.yaml", field, f"{name} could not start in the sandbox: {said}",
                               f"install {name} where the sandbox shows it (a real folder on the agent's PATH, "
                               "not a symlink into a folder the sandbox hides) or put its folder on PATH")
-    if _AUTH.search(error):
+    if cls == "auth" or (cls is None and _AUTH.search(error)):
         missing = "" if env.get(point.key) else f"{point.key} is not set; "
         return GateInputError("rubricgate.yaml", field, f"{missing}{name} was not let in by {where}: {said}",
                               f"set {point.key} in the environment and list it in agent.secret_env "
                               "(a refused key: check its value and the endpoint)")
-    if termination == "timeout" or _NETWORK.search(error):
+    if transcript.termination == "timeout":
+        return _out_of_time(name, where, timeout_s, printed, field)
+    if cls == "unreachable" or (cls is None and _NETWORK.search(error)):
         return GateInputError("rubricgate.yaml", field, f"{name} cannot reach {where}: {said}",
                               f"check {point.base_url} and any HTTPS_PROXY/NO_PROXY or CA bundle, each listed in "
                               "agent.env_allowlist, and agent.sandbox_network (shared)")
-    return GateInputError("rubricgate.yaml", field, f"{name} failed its preflight request ({termination}): {said}",
-                          f"run `{name}` by hand with the same environment; {point.key} and {point.base_url} "
-                          "reach it only when listed in agent.secret_env / agent.env_allowlist")
+    return GateInputError("rubricgate.yaml", field, f"{name} failed its preflight request ({cls or transcript.termination}): "
+                          f"{said}", f"run `{name}` by hand with the same environment; {point.key} and "
+                          f"{point.base_url} reach it only when listed in agent.secret_env / agent.env_allowlist")
+
+
+def _out_of_time(name: str, where: str, timeout_s: float, printed: bool, field: str) -> GateInputError:
+    """The preflight's time ran out: before the CLI printed anything (it was still starting: a
+    loaded machine, a slow first start), or while it waited on an endpoint that never answered."""
+    if not printed:
+        return GateInputError("rubricgate.yaml", field,
+                              f"{name} did not finish starting in {timeout_s:.0f} s: it printed nothing and "
+                              f"reported no error from {where} (still starting, or waiting on an answer)",
+                              "raise agent.preflight_timeout_s on a loaded machine, or run "
+                              f"`{name} --version` to see that it starts")
+    return GateInputError("rubricgate.yaml", field,
+                          f"{name} started, but {where} did not answer within {timeout_s:.0f} s",
+                          "check that the endpoint answers (it accepted the connection and sent nothing), "
+                          "or raise agent.preflight_timeout_s")

@@ -1,10 +1,12 @@
 """Why an agent run failed: the infrastructure, or the reviewer's own behaviour.
 
-An API outage, a login problem, a rate limit, a CLI that is missing or fails to start, a sandbox
-that cannot be set up, or a crash before the first model turn says nothing about the reviewer:
-such a trial is retried and, if it keeps failing, `errored` (no grader judges it). A timeout, a
-turn limit, a missing or malformed verdict, a forbidden tool or too many steps is the reviewer's
-behaviour and is graded, and so is a sandbox limit the reviewer reached. A verdict always wins: exit status is not a verdict.
+The adapter classifies each run that did not complete by what the harness observed (the failure
+classes of models/failures.py, with their evidence): a signal rubricgate did not send, an endpoint
+that could not be reached or answered with an error, a refused key, a rate limit, a CLI that never
+started, rubricgate's own adapter failing - each says nothing about the reviewer: such a trial is
+retried and, if it keeps failing, `errored` (no grader judges it). A timeout, a turn limit, a
+sandbox limit, a harness stop or an abnormal end after a model turn without such evidence is the
+reviewer's and is graded. A verdict always wins: exit status is not a verdict.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import re
 from typing import Literal
 
 from rubricgate.graders.contract import last_json_block
+from rubricgate.models.failures import INFRA_FAILURES, FailureClass, derived_failure
 from rubricgate.models.transcript import LIMIT_REACHED, Transcript
 
 FailureKind = Literal["infra", "reviewer"]
@@ -24,18 +27,24 @@ EXTRACTOR_ERROR = "extractor_error"
 _RETRY_AFTER = re.compile(r"retry[- _]after[\"'\s:=]*(\d+(?:\.\d+)?)", re.I)
 
 
+def failure_class(transcript: Transcript) -> FailureClass | None:
+    """None for a clean run; else its class: the adapter's, or one derived for a transcript that
+    carries none (written before the classes existed, or by an adapter outside agents/)."""
+    if transcript.termination == "completed" and not transcript.error:
+        return None
+    if transcript.failure is not None:
+        return transcript.failure
+    if (transcript.error or "").startswith(LIMIT_REACHED):
+        return "sandbox_limit"  # the reviewer's doing, even before any turn
+    return derived_failure(transcript.termination, transcript.steps, transcript.error, transcript.api_status)
+
+
 def failure_kind(transcript: Transcript) -> FailureKind | None:
     """None for a clean run; otherwise whose failure it was (see the module docstring)."""
-    term = transcript.termination
-    if term == "completed" and not transcript.error:
+    cls = failure_class(transcript)
+    if cls is None:
         return None
-    if term == "api_error":
-        return "infra"
-    if (transcript.error or "").startswith(LIMIT_REACHED):
-        return "reviewer"  # a sandbox limit reached is the reviewer's doing, even before any turn
-    if term == "crashed" and transcript.steps == 0:
-        return "infra"  # the CLI never reached the model: missing, failed to start, sandbox, auth
-    return "reviewer"
+    return "infra" if cls in INFRA_FAILURES else "reviewer"
 
 
 def is_infra_failure(transcript: Transcript) -> bool:
@@ -57,17 +66,32 @@ def is_errored(transcript: Transcript, verdict_ok: bool) -> bool:
 
 
 def errored_reason(transcript: Transcript) -> str:
-    """One line: the last infrastructure error and how many attempts were made."""
+    """One line: the last infrastructure error, its class and how many attempts were made."""
     tries = max(1, len(transcript.attempts))
-    return f"infrastructure failure after {tries} attempt(s): {transcript.error or transcript.termination}"
+    cls = failure_class(transcript)
+    return (f"infrastructure failure ({cls}) after {tries} attempt(s): "
+            f"{transcript.error or transcript.termination}")
+
+
+def evidence(transcript: Transcript) -> str:
+    """What decided the class, and on how many of the attempts the same class was seen."""
+    said = transcript.evidence or f"termination {transcript.termination}: {transcript.error}".strip(": ")
+    tries = transcript.attempts
+    if len(tries) > 1:
+        same = sum(1 for a in tries if a.failure == failure_class(transcript))
+        said += f"; the same class on {same} of {len(tries)} attempts"
+    return said
 
 
 def outcome_fields(transcript: Transcript, verdict_ok: bool, extractor_failed: bool = False) -> dict:
-    """The TrialResult fields that keep an outage (or a failed verdict hook) apart from a reviewer failure."""
-    failed = failure_kind(transcript) is not None
+    """The TrialResult fields that keep an outage (or a failed verdict hook) apart from a reviewer
+    failure: errored or not, the failure class and its evidence (the gate reads them), every attempt."""
+    own = failure_class(transcript)
+    cls = own or ("harness" if extractor_failed else None)
     errored = is_errored(transcript, verdict_ok) or extractor_failed
     # One clean attempt says nothing the trial does not; retries and errored trials list them all.
     attempts = list(transcript.attempts) if errored or len(transcript.attempts) > 1 else []
-    return {"errored": errored, "attempts": attempts,
-            "run_error": (transcript.error or transcript.termination) if verdict_ok and failed else "",
+    said = evidence(transcript) if own else "the verdict extractor failed" if cls else ""
+    return {"errored": errored, "attempts": attempts, "failure": cls, "evidence": said,
+            "run_error": (transcript.error or transcript.termination) if verdict_ok and own else "",
             "notes": list(transcript.notes)}

@@ -54,9 +54,11 @@ class ProcessResult:
 def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
                 output_cap_bytes: int, stdout_path: Path, watch: Watch | None = None,
                 sandbox: SandboxPolicy | None = None, writable: Sequence[Writable] = (),
-                slots: AgentSlots | None = None, idle_timeout_s: float = 0.0) -> ProcessResult:
+                slots: AgentSlots | None = None, idle_timeout_s: float = 0.0,
+                stderr_watch: Watch | None = None) -> ProcessResult:
     """Run argv in its own session (inside bubblewrap when `sandbox` enforces one); never raises
-    for a failing or missing executable. `watch(line)` sees each stdout line; a reason kills it.
+    for a failing or missing executable. `watch(line)` sees each stdout line, `stderr_watch(line)`
+    each stderr line; a reason kills it.
 
     `idle_timeout_s` (0: off) stops an agent that printed nothing on stdout or stderr for that
     long: `stopped` then starts with streams.IDLE_STOP.
@@ -72,7 +74,7 @@ def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeo
         return _interrupted()
     try:
         with open(stdout_path, "wb") as out:
-            sink = CappedSink(out, output_cap_bytes, watch)
+            sink = CappedSink(out, output_cap_bytes, watch, stderr_watch)
             return _launch(argv, cwd, env, (timeout_s, idle_timeout_s), sink, sandbox, writable,
                            slots if gated else None)
     finally:
@@ -226,7 +228,7 @@ def _supervise(proc: subprocess.Popen[bytes], sink: CappedSink, deadlines: tuple
                started: float, token: str, sandboxed: bool, limits: Limits | None = None) -> ProcessResult:
     """Wait with a deadline, kill on timeout / a watch or idle stop / Ctrl-C, always sweep at the end.
     `deadlines`: (the monotonic wall-clock deadline, the idle timeout in seconds or 0)."""
-    (deadline, idle_s), tail, wake = deadlines, StderrTail(), Wake()
+    (deadline, idle_s), tail, wake = deadlines, StderrTail(sink=sink), Wake()
     streams = Streams(proc, sink, tail, wake, idle_s)
     try:
         timed_out, exit_code = _wait_and_end(proc, streams, wake, deadline, token, sandboxed)

@@ -34,10 +34,12 @@ IDLE_STOP = "idle_timeout"
 
 class CappedSink:
     """stdout: written to `dst` up to `cap` bytes, the rest read and discarded; each complete
-    line shown to `watch`, whose non-empty answer is a reason to stop the run."""
+    line shown to `watch`, whose non-empty answer is a reason to stop the run. `stderr_watch` is
+    the same for stderr's lines (StderrTail shows them), for a CLI that reports its retries there."""
 
-    def __init__(self, dst: IO[bytes], cap: int, watch: Watch | None = None) -> None:
-        self.dst, self.cap, self.watch = dst, cap, watch
+    def __init__(self, dst: IO[bytes], cap: int, watch: Watch | None = None,
+                 stderr_watch: Watch | None = None) -> None:
+        self.dst, self.cap, self.watch, self.stderr_watch = dst, cap, watch, stderr_watch
         self.written = 0
         self.truncated = False
         self.stop_reason = ""
@@ -66,18 +68,32 @@ class CappedSink:
 
 
 class StderrTail:
-    """The last `cap` bytes of stderr: enough for an error line, bounded memory."""
+    """The last `cap` bytes of stderr: enough for an error line, bounded memory. With a `sink`
+    whose `stderr_watch` is set, each complete line is shown to it; its reason stops the run."""
 
-    def __init__(self, cap: int = STDERR_TAIL_BYTES) -> None:
+    def __init__(self, cap: int = STDERR_TAIL_BYTES, sink: CappedSink | None = None) -> None:
         self.cap = cap
         self.chunks: deque[bytes] = deque()
         self.size = 0
+        self.sink = sink if sink is not None and sink.stderr_watch is not None else None
+        self._partial = b""
 
     def feed(self, chunk: bytes) -> None:
         self.chunks.append(chunk)
         self.size += len(chunk)
         while self.size - len(self.chunks[0]) >= self.cap:
             self.size -= len(self.chunks.popleft())
+        if self.sink is not None and not self.sink.stop_reason:
+            self._lines(chunk, self.sink)
+
+    def _lines(self, chunk: bytes, sink: CappedSink) -> None:
+        lines = (self._partial + chunk).split(b"\n")
+        self._partial = lines.pop()[-self.cap:]  # an endless line cannot grow memory
+        for line in lines:
+            reason = sink.stderr_watch(line) if sink.stderr_watch else None
+            if reason:
+                sink.stop_reason = reason
+                return
 
     def text(self) -> str:
         return b"".join(self.chunks)[-self.cap:].decode("utf-8", errors="replace")

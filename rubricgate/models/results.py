@@ -10,6 +10,7 @@ from rubricgate.models.agent_support import AgentSupport
 from rubricgate.models.base import Outcome, StrictModel, Tier, drop_empty
 from rubricgate.models.case import CaseSpec
 from rubricgate.models.coverage import RuleChange
+from rubricgate.models.failures import FailureClass
 from rubricgate.models.transcript import Attempt, ToolCall, Transcript, Usage
 from rubricgate.models.verdict import Finding, ParsedVerdict, Verdict
 
@@ -49,6 +50,10 @@ class TrialResult(StrictModel):
     # Infrastructure failed on every attempt (API, auth, missing CLI, sandbox): the reviewer was
     # never judged, so the trial is excluded from every rate and counted against gate.max_errored.
     errored: bool = False
+    # Why the run did not complete (models/failures.py; None when it did) and what the harness saw
+    # that decided it: an errored trial's class is an infrastructure one.
+    failure: FailureClass | None = None
+    evidence: str = ""
     attempts: list[Attempt] = []  # every attempt, when there was more than one
     run_error: str = ""  # the run ended in an error even though a verdict was graded
     notes: list[str] = []  # stream cross-checks (turn counts, ...)

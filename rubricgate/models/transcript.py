@@ -5,6 +5,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from rubricgate.models.base import StrictModel
+from rubricgate.models.failures import FailureClass
 
 Termination = Literal["completed", "max_turns", "api_error", "timeout", "crashed"]
 ToolStatus = Literal["ok", "error", "denied"]
@@ -54,6 +55,7 @@ class Attempt(StrictModel):
     duration_s: float = 0.0
     waited_s: float = 0.0  # backoff slept before this attempt
     infra: bool = False  # failed for infrastructure reasons (API, auth, missing CLI, crash before a turn)
+    failure: FailureClass | None = None  # its failure class (Transcript.failure)
 
 
 class Transcript(StrictModel):
@@ -71,6 +73,13 @@ class Transcript(StrictModel):
     skipped_lines: int = 0  # non-JSON lines in the native stream
     output_truncated: bool = False
     error: str = ""  # one line: why the run ended abnormally
+    # The failure's class and what the harness observed that decided it ("exit 139 = 128 + SIGSEGV",
+    # "the CLI's result event: api_error_status 529"); None on a run that completed, and on
+    # transcripts written before the classes existed (graders/failures.py derives one).
+    failure: FailureClass | None = None
+    evidence: str = ""
+    signal: str | None = None  # the signal that ended the CLI ("SIGSEGV"), when one did
+    api_status: int | None = None  # the HTTP status of the endpoint's error answer, as the CLI reported it
     retry_after_s: float | None = None  # a retry delay the CLI itself reported (rate limit, overload)
     reported_turns: int | None = None  # the CLI's own turn count (Claude num_turns), a cross-check
     notes: list[str] = []  # e.g. a CLI count below the turns the stream shows

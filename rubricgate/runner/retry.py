@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rubricgate.graders.failures import is_infra_failure, retry_after
+from rubricgate.graders.failures import failure_class, is_infra_failure, retry_after
 from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import Attempt, Transcript
 
@@ -70,4 +70,5 @@ def run_with_retries(run_once: Callable[[], Transcript], policy: RetryPolicy, *,
 
 def _attempt(transcript: Transcript, waited: float, infra: bool) -> Attempt:
     return Attempt(termination=transcript.termination, error=transcript.error, exit_code=transcript.exit_code,
-                   duration_s=round(transcript.duration_s, 3), waited_s=round(waited, 3), infra=infra)
+                   duration_s=round(transcript.duration_s, 3), waited_s=round(waited, 3), infra=infra,
+                   failure=failure_class(transcript))

@@ -159,7 +159,8 @@ def test_config_points_at_custom_provider_and_sets_soft_steps(tmp_path: Path) ->
 def test_config_without_base_url_uses_the_model_as_given(tmp_path: Path) -> None:
     agent = OpenCodeAgent(AgentConfig(name="opencode", model="anthropic/claude-sonnet-4-5"))
     cfg = agent.opencode_config(request(tmp_path, max_steps=None, allowed_tools=None))
-    assert "provider" not in cfg and "agent" not in cfg and cfg["model"] == "anthropic/claude-sonnet-4-5"
+    assert "provider" not in cfg and cfg["agent"] == {"title": {"disable": True}}
+    assert cfg["model"] == "anthropic/claude-sonnet-4-5"
 
 
 def test_argv_ends_with_the_prompt_after_double_dash(tmp_path: Path) -> None:

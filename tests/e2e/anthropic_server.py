@@ -16,24 +16,33 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.e2e.peer import kill_client
 from tests.loopback import LoopbackServer
 
 
 @dataclass
 class Reply:
-    """One model turn: text and/or tool calls, or an HTTP error."""
+    """One model turn: text and/or tool calls, an HTTP error (with `headers`, say retry-after),
+    or a failure of the connection itself: a stream that is not JSON (`malformed`), no answer for
+    `hang_s` seconds, or the client's process killed by the signal `crash` (tests/e2e/peer.py)."""
 
     text: str = ""
     tools: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     error_status: int = 0
     error_type: str = "invalid_request_error"
     error_message: str = "scripted error"
+    headers: dict[str, str] = field(default_factory=dict)
+    malformed: bool = False
+    hang_s: float = 0.0
+    crash: signal.Signals | None = None
 
 
 Script = Callable[["Conversation"], Reply]
@@ -124,6 +133,8 @@ class ScriptedAnthropicServer(LoopbackServer):
         self.script, self.model = script, model
         self.requests: list[dict[str, Any]] = []
         self.problems: list[str] = []  # ScriptErrors: reported when the server stops
+        self.failed_at: float | None = None  # time.monotonic() of the first failure served (a cause's instant)
+        self.killed: list[int] = []  # PIDs a `crash` reply killed
         self._counter = 0
         self._lock = threading.Lock()
         self.serve(_handler_for(self))
@@ -213,11 +224,25 @@ def _handler_for(server: ScriptedAnthropicServer) -> type[BaseHTTPRequestHandler
                 self._send(200, "application/json", b'{"input_tokens": 100}')
                 return
             reply = server.answer(body, {k.lower(): v for k, v in self.headers.items()})
-            if reply.error_status:
-                err = {"type": "error", "error": {"type": reply.error_type, "message": reply.error_message}}
-                self._send(reply.error_status, "application/json", json.dumps(err).encode())
+            if reply.error_status or reply.malformed or reply.hang_s or reply.crash:
+                self._fail(reply)
                 return
             self._reply(body, reply)
+
+        def _fail(self, reply: Reply) -> None:
+            """An error answer, a broken stream, silence, or the client killed mid-request."""
+            server.failed_at = server.failed_at or time.monotonic()
+            if reply.crash is not None:
+                server.killed.append(kill_client(self.client_address[1], server.httpd.server_address[1], reply.crash))
+                self.close_connection = True
+            elif reply.hang_s:
+                time.sleep(reply.hang_s)  # bounded: the client is stopped long before
+                self.close_connection = True
+            elif reply.malformed:
+                self._send(200, "text/event-stream", b"event: message_start\ndata: {this is not json\n\n")
+            else:
+                err = {"type": "error", "error": {"type": reply.error_type, "message": reply.error_message}}
+                self._send(reply.error_status, "application/json", json.dumps(err).encode(), reply.headers)
 
         def _reply(self, body: dict[str, Any], reply: Reply) -> None:
             content = _message_blocks(reply, server)
@@ -232,8 +257,10 @@ def _handler_for(server: ScriptedAnthropicServer) -> type[BaseHTTPRequestHandler
             payload = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in _sse_events(msg))
             self._send(200, "text/event-stream", payload.encode())
 
-        def _send(self, status: int, ctype: str, data: bytes) -> None:
+        def _send(self, status: int, ctype: str, data: bytes, headers: dict[str, str] | None = None) -> None:
             self.send_response(status)
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
             self.send_header("content-type", ctype)
             self.send_header("content-length", str(len(data)))
             self.send_header("request-id", "req_scripted")

@@ -17,24 +17,28 @@ from __future__ import annotations
 
 import json
 import shlex
+import signal
 import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.e2e.peer import kill_client
 from tests.loopback import LoopbackServer
 
 
 @dataclass
 class Turn:
-    """One model turn. kind: tool | text | error | malformed."""
+    """One model turn. kind: tool | text | error | malformed | hang | crash."""
 
     kind: str
     tool: str = ""
     args: dict[str, Any] = field(default_factory=dict)
     text: str = ""
     status: int = 500
+    headers: dict[str, str] | None = None  # an error's response headers (None: a fast retry-after)
+    signal: signal.Signals | None = None  # crash: the client's process is killed with it
 
 
 def read(path: str) -> Turn:
@@ -61,9 +65,16 @@ def answer(text: str) -> Turn:
     return Turn("text", text=text)
 
 
-def http_error(status: int = 500, text: str = "scripted upstream failure") -> Turn:
-    """The model API answers this turn with an HTTP error (>= 500 is retryable for clients)."""
-    return Turn("error", text=text, status=status)
+def http_error(status: int = 500, text: str = "scripted upstream failure",
+               headers: dict[str, str] | None = None) -> Turn:
+    """The model API answers this turn with an HTTP error (>= 500 is retryable for clients);
+    `headers` replace the default fast retry-after (retry-after-ms 20)."""
+    return Turn("error", text=text, status=status, headers=headers)
+
+
+def crash(sig: signal.Signals = signal.SIGSEGV) -> Turn:
+    """The client's process is killed by `sig` when it asks for this turn (tests/e2e/peer.py)."""
+    return Turn("crash", signal=sig)
 
 
 def malformed() -> Turn:
@@ -278,6 +289,8 @@ class ScriptedServer(LoopbackServer):
         self.script = Script(scenarios)
         self.requests: list[dict[str, Any]] = []  # (path, body) log, for tests and debugging
         self.problems: list[str] = []  # ScriptErrors: reported when the server stops
+        self.failed_at: float | None = None  # time.monotonic() of the first failure served (a cause's instant)
+        self.killed: list[int] = []  # PIDs a `crash` turn killed
         self.lock = threading.Lock()
         self.serve(_handler_for(self))
 
@@ -337,6 +350,13 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 self._json(404, {"error": {"message": f"no route {self.path}"}})
 
         def _play(self, turn: Turn, events: Any, chat: bool) -> None:
+            if turn.kind in ("hang", "error", "malformed", "crash"):
+                server.failed_at = server.failed_at or time.monotonic()
+            if turn.kind == "crash":
+                server.killed.append(kill_client(self.client_address[1], server.httpd.server_address[1],
+                                                 turn.signal or signal.SIGSEGV))
+                self.close_connection = True
+                return
             if turn.kind == "hang":
                 time.sleep(turn.status)  # bounded: the client is killed long before
                 return
@@ -345,7 +365,7 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 kind = "server_error" if turn.status >= 500 else "invalid_request_error"
                 self._json(turn.status, {"error": {"message": turn.text, "type": kind,
                                                    "code": "scripted"}},
-                           {"retry-after-ms": "20", "retry-after": "0"})
+                           {"retry-after-ms": "20", "retry-after": "0"} if turn.headers is None else turn.headers)
                 return
             if turn.kind == "malformed":
                 self._sse([b"data: {this is not json\n\n"])

@@ -232,3 +232,20 @@ def test_a_failing_stdout_sink_kills_the_agent_before_the_error_propagates(tmp_p
         raise AssertionError("the sink's error was swallowed")
     assert pids and not _alive(pids[0])
     assert time.monotonic() - started < 10
+
+
+def test_a_stderr_watch_stops_the_run_at_its_line(tmp_path: Path) -> None:
+    """A CLI that announces its retries on stderr only (Codex's log, OpenCode's --print-logs)."""
+    code = ("import sys, time\nfor i in range(100):\n"
+            "    print('notice', i, file=sys.stderr, flush=True)\n    time.sleep(0.05)")
+    seen: list[bytes] = []
+
+    def stderr_watch(line: bytes) -> str | None:
+        seen.append(line)
+        return "endpoint_error: retrying" if line == b"notice 2" else None
+
+    res = run_process([PY, "-c", code], cwd=tmp_path, env={"PATH": os.environ["PATH"]}, timeout_s=20,
+                      output_cap_bytes=10_000, stdout_path=tmp_path / "s.txt", stderr_watch=stderr_watch)
+    assert res.stopped == "endpoint_error: retrying" and res.exit_code is None and not res.timed_out
+    assert seen == [b"notice 0", b"notice 1", b"notice 2"]
+    assert "notice 30" not in res.stderr_tail
