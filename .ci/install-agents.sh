@@ -39,7 +39,7 @@ while read -r cli package binary version; do
     npm install -g --prefix "$prefix" --no-fund --no-audit --loglevel=error "$package@$version"
   fi
   # sed reads the whole output: `head -1` exits after one line, and a CLI still writing then
-  # dies of a broken pipe, which pipefail makes this script's failure (seen with rg below).
+  # dies of a broken pipe, which pipefail makes this script's failure (seen with rg).
   reported=$("$exe" --version | sed -n 1p)
   if ! grep -qF "$version" <<<"$reported"; then
     echo "error: $exe --version says '$reported', expected $version" >&2
@@ -51,9 +51,9 @@ done <<<"$plan"
 python3 .ci/agent_versions.py manifest "$DIR" "$CHANNEL" <<<"$installed" >/dev/null
 echo "== manifest: $DIR/manifest.json ($CHANNEL)"
 
-# OpenCode's grep tool shells out to ripgrep (and would try to download it otherwise).
-# (bubblewrap, which the e2e suite runs every CLI inside, comes from .ci/install-sandbox.sh.)
+# OpenCode's grep tool shells out to ripgrep. This script installs nothing outside its prefixes:
+# ripgrep comes from .ci/install-tools.sh (and bubblewrap, which the e2e suite runs every CLI
+# inside, from .ci/install-sandbox.sh), both called by .ci/run.
 if ! command -v rg >/dev/null; then
-  apt-get update -q && apt-get install -y -q ripgrep
+  echo "warning: ripgrep is not on PATH: OpenCode's grep tool needs it (bash .ci/install-tools.sh installs it)" >&2
 fi
-rg --version | sed -n 1p

@@ -69,3 +69,13 @@ def test_weekly_workflow_is_scheduled_keyless_and_runs_the_latest_check() -> Non
     assert any(s.get("run") == "bash .ci/latest-agents.sh" for s in job["steps"])
     script = (ROOT / ".ci/latest-agents.sh").read_text()
     assert "install-agents.sh --latest" in script and "agent_versions.py verdict" in script
+
+
+def test_installing_the_agents_installs_nothing_system_wide() -> None:
+    """.ci/install-agents.sh installed ripgrep with apt-get on a developer's machine; the system
+    packages come from .ci/ scripts that .ci/run calls on CI's fresh machine."""
+    agents = (ROOT / ".ci/install-agents.sh").read_text()
+    assert "apt-get" not in agents and "sudo" not in agents
+    run = (ROOT / ".ci/run").read_text()
+    assert run.index("bash .ci/install-tools.sh") < run.index("bash .ci/install-agents.sh")
+    assert "ripgrep" in (ROOT / ".ci/install-tools.sh").read_text()
