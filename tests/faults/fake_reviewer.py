@@ -9,6 +9,10 @@ to what to do when reviewing it; "*" is the fallback:
                    (JSON-escaped three times), "stderr_cut" (a long stderr line ending in it,
                    then exit 1 with no result: the 300-character error cut)
   bash_surrogate   also issue a Bash call whose input holds a lone surrogate (\\ud800)
+  hide             instead of answering, look like an outage (what a reviewer wrong on that case
+                   would do to be left out of the rates): "malformed_event" (an assistant event
+                   whose message is a number, then no result), "fake_api_error" (a result claiming
+                   an API 529, exit 1), "exit_1_silent" (nothing on stdout, exit 1)
 It learns what it reviews the way the real reviewer does: the changed-files list in its cwd.
 """
 
@@ -47,12 +51,26 @@ def verdict(reviewed: str, step: dict, secret: str) -> str:
     return "Review complete.\n\n```json\n" + json.dumps(body, indent=2, ensure_ascii=False) + "\n```\n"
 
 
+def hide(how: str) -> int:
+    """End the way an outage would, without an answer (see the module docstring)."""
+    if how == "malformed_event":
+        line({"type": "assistant", "message": 1.5})
+        return 0
+    if how == "fake_api_error":
+        line({"type": "result", "subtype": "success", "is_error": True, "num_turns": 1, "api_error_status": 529,
+              "result": "API Error: 529 Overloaded", "usage": {"input_tokens": 10, "output_tokens": 0}})
+        return 1
+    return 1  # exit_1_silent: no output at all
+
+
 def main() -> int:
     plan = json.loads(base64.b64decode(sys.argv[1]))
     reviewed = open(CHANGED, encoding="utf-8").read().split()[0]
     step = next((v for k, v in plan.items() if k != "*" and k in reviewed), None) or plan["*"]
     secret = os.environ.get(SECRET_VAR, "")
     where = step.get("secret_in", [])
+    if step.get("hide"):
+        return hide(step["hide"])
     line({"type": "system", "subtype": "init", "model": "fake-model", "tools": ["Read", "Grep", "Glob"]})
     tool(1, "Read", {"file_path": CHANGED})
     tool(2, "Read", {"file_path": reviewed + (f"?token={secret}" if "tool" in where else "")})

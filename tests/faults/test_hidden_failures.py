@@ -1,0 +1,69 @@
+"""A reviewer cannot hide a wrong answer as an outage (issue 38, target 2).
+
+The reviewer below is wrong on the BLOCK case data-loader, and on that case alone it ends the way
+an outage would: a malformed event, a claimed API error, or exit 1 with no output. Such a trial is
+`errored` (missing data, left out of every rate), so with gate.max_errored: 1 the run used to
+PASS with exit 0 when the truth is a regression. The records carry what the gate needs (errored,
+the failure class, its evidence); the gate's side, a PASS that must hold with every errored trial
+counted as a failure, is gating/'s worst-case bound.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from rubricgate.cli import main
+from rubricgate.models.failures import INFRA_FAILURES
+from tests.faults.helpers import PASS, RIGHT_BLOCK
+from tests.faults.test_report_write_failure import fake_repo
+
+HIDES = ["malformed_event", "fake_api_error", "exit_1_silent"]
+WRONG_ON_BLOCK = {"tier": "PASS", "rules": []}
+
+
+def _repo(tmp_path: Path, data_loader: dict) -> Path:
+    plan = {"data-loader": data_loader, "forecast-notebook-runner": RIGHT_BLOCK, "*": PASS}
+    repo = fake_repo(tmp_path, plan)
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["gate"]["max_errored"] = 1
+    config["agent"].update({"retries": 1, "retry_backoff_s": 0})
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    return repo
+
+
+def _trial(repo: Path, case: str) -> dict:
+    summary = json.loads(next((repo / "reports").glob("*/summary.json")).read_text())
+    return next(t for c in summary["cases"] if c["id"].endswith(case) for t in c["trials"])
+
+
+def test_the_same_reviewer_wrong_in_the_open_is_a_regression(tmp_path: Path) -> None:
+    """The control: without hiding, the wrong answer on the BLOCK case fails the gate."""
+    repo = _repo(tmp_path, WRONG_ON_BLOCK)
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert result.exit_code == 1, result.output
+
+
+@pytest.mark.parametrize("hide", HIDES)
+def test_a_hidden_failure_is_recorded_as_errored_with_its_class_and_evidence(tmp_path: Path, hide: str) -> None:
+    repo = _repo(tmp_path, {**WRONG_ON_BLOCK, "hide": hide})
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    trial = _trial(repo, "data-loader")
+    assert trial["errored"] and trial["failure"] in INFRA_FAILURES and trial["evidence"], trial
+    assert len(trial["attempts"]) == 2 and all(a["failure"] == trial["failure"] for a in trial["attempts"])
+    assert {g["category"] for g in trial["grades"].values()} == {"errored"}
+    assert result.exit_code != 1 or "REGRESSION" in result.output
+
+
+@pytest.mark.xfail(strict=True, reason="waits on gating/'s worst-case bound (a PASS must hold with every errored "
+                                       "trial counted as a failure): today gate.max_errored: 1 leaves the errored "
+                                       "BLOCK trial out and the run PASSes")
+@pytest.mark.parametrize("hide", HIDES)
+def test_a_reviewer_hiding_a_wrong_block_answer_never_gets_exit_0(tmp_path: Path, hide: str) -> None:
+    repo = _repo(tmp_path, {**WRONG_ON_BLOCK, "hide": hide})
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert result.exit_code != 0, result.output
