@@ -39,6 +39,12 @@ class InitOptions:
     rubric: str | None = None
     pip_spec: str | None = None  # what the workflows `pip install`; None: this rubricgate's origin
     workflows_dir: str = ".github/workflows"
+    # --agent command: your reviewer program (a command line, placeholders allowed), its key and
+    # endpoint variables, and the fixture layout (default files: a fixture holds any files).
+    command: str | None = None
+    secret: str | None = None
+    endpoint_env: list[str] = field(default_factory=list)
+    layout: str | None = None
 
 
 @dataclass
@@ -56,7 +62,14 @@ def init_repo(options: InitOptions) -> InitResult:
     repo = options.repo.resolve()
     _check_git(repo)
     install = _install_spec(options.pip_spec)
-    reviewer, found = locate_reviewer(repo, options)
+    command = command_argv(options)
+    if command:
+        from rubricgate.adopt.init_command import command_reviewer
+
+        reviewer = command_reviewer(repo, options.prompt, options.skill, options.rubric, command)
+        found = dict.fromkeys(reviewer, "given")
+    else:
+        reviewer, found = locate_reviewer(repo, options)
     result = InitResult(reviewer=reviewer, found=found, install=install)
     for role, source in found.items():
         if source == "starter":
@@ -64,13 +77,39 @@ def init_repo(options: InitOptions) -> InitResult:
     if "starter" in found.values() and set(found.values()) != {"starter"}:
         result.notes.append("the starter files name reviewer/... paths: point them at your "
                             + ", ".join(reviewer[r] for r, s in found.items() if s != "starter"))
-    rubric = _rubric(repo / reviewer["rubric"], reviewer["rubric"], result)
-    _write(repo, CONFIG_NAME, config_text(reviewer, options.agent), result)
-    _write_examples(repo, rubric, result)
+    layout = options.layout or ("files" if command else "skills")
+    if command:
+        from rubricgate.adopt.init_command import command_config_text, write_empty_suite
+
+        _write(repo, CONFIG_NAME, command_config_text(reviewer, command, options, layout), result)
+        write_empty_suite(repo, result, _write)
+    else:
+        rubric = _rubric(repo / reviewer["rubric"], reviewer["rubric"], result)
+        _write(repo, CONFIG_NAME, config_text(reviewer, options.agent), result)
+        _write_examples(repo, rubric, result)
     for name in WORKFLOW_NAMES:
-        _write(repo, f"{options.workflows_dir}/{name}", render_workflow(name, options.agent, install.requirement), result)
-    _extend_gitignore(repo, changed_files_path(reviewer), result)
+        _write(repo, f"{options.workflows_dir}/{name}",
+               render_workflow(name, options.agent, install.requirement, options.secret), result)
+    _extend_gitignore(repo, changed_files_path(reviewer, layout), result)
     return result
+
+
+def command_argv(options: InitOptions) -> list[str] | None:
+    """--command as the config's argv (shell words, placeholders kept); required with --agent command."""
+    if options.agent != "command":
+        if options.command or options.secret or options.endpoint_env:
+            raise GateInputError("--command", "", "--command, --secret and --endpoint-env are for --agent command",
+                                 "add --agent command, or drop them")
+        return None
+    if not options.command or not options.command.strip():
+        raise GateInputError("--command", "", "--agent command needs the command that runs your reviewer once",
+                             "pass --command 'python3 reviewer/review.py {changed_files} {workspace}'")
+    import shlex
+
+    try:
+        return shlex.split(options.command)
+    except ValueError as exc:
+        raise GateInputError("--command", "", f"cannot split it into words ({exc})", "quote it as a shell would") from None
 
 
 def _install_spec(given: str | None) -> InstallSpec:
@@ -134,10 +173,12 @@ def _reviewer_like(path: str) -> bool:
     return any(word in lowered for word in ("evaluat", "review", "check", "grade"))
 
 
-def changed_files_path(reviewer: dict[str, str]) -> str:
-    """The changed-files list lives beside the reviewer: <their common folder>/.changed-skills.txt."""
+def changed_files_path(reviewer: dict[str, str], layout: str = "skills") -> str:
+    """The reviewed-files list lives beside the reviewer: <their common folder>/.changed-skills.txt
+    (the skills layout's name, which its prompts read), .changed-files.txt for any other files."""
     common = os.path.commonpath([str(PurePosixPath(p).parent) for p in reviewer.values()])
-    return f"{common}/.changed-skills.txt" if common not in ("", ".") else ".changed-skills.txt"
+    name = ".changed-skills.txt" if layout == "skills" else ".changed-files.txt"
+    return f"{common}/{name}" if common not in ("", ".") else name
 
 
 def _starter(role: str) -> Traversable:

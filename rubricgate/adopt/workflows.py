@@ -1,14 +1,18 @@
 """The GitHub Actions workflows `init` writes, and the CLI versions they install.
 
 Templates live in rubricgate/adopt/templates/workflows/. Lines between `#<agent>` and `#</agent>`
-are kept only for a model-backed agent (CLI install, API key, the fork job); `@NAME@`
-placeholders are filled from the agent's row below; a value that lands in a YAML scalar is
+are kept only for a model-backed agent (API key, three trials, the fork job); inside or beside
+them, `#<cli>` (installing the CLI from npm) and `#<smoke>` (the fork job's run on the embedded
+reviewer) only for an agent CLI, `#<command>` only for a `command` reviewer (your own program:
+nothing to install, and a fork's suite is validated, not run); `@NAME@` placeholders are filled
+from the agent's row below; a value that lands in a YAML scalar is
 written by the YAML emitter (`yaml_scalar`), never pasted into the text. Run as
 `python -m rubricgate.adopt.workflows tested-version claude` to print the version a workflow installs.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 from importlib import resources
@@ -41,19 +45,26 @@ NETWORK_ENV = ("HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_pro
 # Every CLI a workflow can install: from the npm registry, with a tested version (its CliSpec).
 AGENT_CLIS = {name: AgentCli(spec.package, spec.binary, spec.endpoint.key, spec.endpoint.variables)
               for name, spec in cli_specs().items() if spec.package and spec.tested is not None}
-INIT_AGENTS = ("builtin", *AGENT_CLIS)
+COMMAND = "command"  # your own reviewer program (agents/command.py)
+INIT_AGENTS = ("builtin", *AGENT_CLIS, COMMAND)
+DEFAULT_COMMAND_SECRET = "OPENAI_API_KEY"
 
 
-def render_workflow(name: str, agent: str, pip_spec: str = DEFAULT_PIP) -> str:
-    """One workflow's text for `agent` (builtin: no CLI, no secret, one trial; else three)."""
+def render_workflow(name: str, agent: str, pip_spec: str = DEFAULT_PIP, secret: str | None = None) -> str:
+    """One workflow's text for `agent` (builtin: no CLI, no secret, one trial; else three and the
+    key: the CLI's, or `secret` for a command reviewer)."""
     text = resources.files("rubricgate.adopt").joinpath("templates", "workflows", name).read_text(encoding="utf-8")
     cli = AGENT_CLIS.get(agent)
     if agent not in INIT_AGENTS:
         raise GateInputError("--agent", agent, "no workflow for this agent", f"use one of {', '.join(INIT_AGENTS)}")
-    values = {"AGENT": agent, "PIP": yaml_scalar(pip_spec), "TRIALS": "3" if cli else "1"}
+    model_backed = cli is not None or agent == COMMAND
+    values = {"AGENT": agent, "PIP": yaml_scalar(pip_spec), "TRIALS": "3" if model_backed else "1"}
     if cli:
         values |= {"NPM": cli.npm, "CLI": cli.command, "SECRET": cli.secret}
-    text = _keep_blocks(text, keep=cli is not None)
+    elif agent == COMMAND:
+        values |= {"SECRET": secret or DEFAULT_COMMAND_SECRET}
+    blocks = {"agent", "cli", "smoke"} if cli else {"agent", "command"} if agent == COMMAND else set()
+    text = _keep_blocks(text, keep=blocks)
     for key, value in values.items():
         text = text.replace(f"@{key}@", value)
     return text
@@ -64,14 +75,22 @@ def yaml_scalar(value: str) -> str:
     return yaml.safe_dump(value, default_style='"', width=1 << 20, allow_unicode=False).strip().removesuffix("...").strip()
 
 
-def _keep_blocks(text: str, keep: bool) -> str:
-    """Drop the marker lines; drop what they enclose too unless `keep`."""
-    out, inside = [], False
+_MARKER = re.compile(r"#<(/?)([a-z]+)>")
+
+
+def _keep_blocks(text: str, keep: set[str]) -> str:
+    """Drop the marker lines; drop what they enclose too unless every enclosing block is in `keep`."""
+    out: list[str] = []
+    open_blocks: list[str] = []
     for line in text.splitlines(keepends=True):
-        if line.strip() in ("#<agent>", "#</agent>"):
-            inside = line.strip() == "#<agent>"
+        marker = _MARKER.fullmatch(line.strip())
+        if marker:
+            if marker.group(1):
+                open_blocks.pop()
+            else:
+                open_blocks.append(marker.group(2))
             continue
-        if keep or not inside:
+        if all(b in keep for b in open_blocks):
             out.append(line)
     return "".join(out)
 

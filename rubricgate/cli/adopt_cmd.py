@@ -30,18 +30,31 @@ def _fail(exc: GateInputError | GateInputErrors) -> None:
 @click.option("--agent", type=click.Choice(INIT_AGENTS), default="builtin", show_default=True,
               help="The reviewer's agent CLI: the config and workflows are written for it.")
 @click.option("--prompt", default=None, help="The reviewer's prompt file (default: found, else a starter).")
-@click.option("--skill", default=None, help="The evaluator skill's SKILL.md (default: found, else a starter).")
-@click.option("--rubric", default=None, help="The rubric with the rule table (default: found, else a starter).")
+@click.option("--skill", default=None, help="The evaluator skill's SKILL.md, or with --agent command the program "
+              "that runs the review (default: found, else a starter).")
+@click.option("--rubric", default=None, help="The rubric with the rule table, or with --agent command the file "
+              "stating the rules (default: found, else a starter; for command the prompt).")
 @click.option("--pip", "pip_spec", default=None,
               help="What the workflows `pip install`: a pinned requirement (rubricgate==X.Y.Z, "
                    "'rubricgate @ git+https://...@COMMIT'). Default: where this rubricgate was installed from.")
-def init(repo, agent, prompt, skill, rubric, pip_spec) -> None:
+@click.option("--command", "command", default=None,
+              help="With --agent command: the command line that runs your reviewer once (placeholders: "
+                   "{workspace} {changed_files} {prompt_file} ...); its stdout is the answer.")
+@click.option("--secret", default=None, metavar="VAR",
+              help="With --agent command: the environment variable holding its API key (default OPENAI_API_KEY).")
+@click.option("--endpoint-env", "endpoint_env", multiple=True, metavar="VAR",
+              help="With --agent command: a variable naming its model endpoint, passed through (repeatable).")
+@click.option("--layout", type=click.Choice(["skills", "files"]), default=None,
+              help="What a fixture folder holds: a skill (SKILL.md) or any files (default: files for "
+                   "--agent command, else skills).")
+def init(repo, agent, prompt, skill, rubric, pip_spec, command, secret, endpoint_env, layout) -> None:
     """Set up rubricgate here: config, example task and fixtures, workflows. Never overwrites."""
     from rubricgate.adopt.init import InitOptions, init_repo
 
     try:
         done = init_repo(InitOptions(repo=repo, agent=agent, prompt=prompt, skill=skill, rubric=rubric,
-                                     pip_spec=pip_spec))
+                                     pip_spec=pip_spec, command=command, secret=secret,
+                                     endpoint_env=list(endpoint_env), layout=layout))
     except (GateInputError, GateInputErrors) as exc:
         _fail(exc)
     for role, path in done.reviewer.items():

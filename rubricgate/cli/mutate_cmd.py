@@ -16,8 +16,9 @@ from rubricgate.errors import GateInputError, GateInputErrors
 @main.command()
 @repo_option
 @config_option
-@click.option("--agent", default="builtin", show_default=True, help="Reviewer each mutant's suite runs with.")
-@click.option("--jobs", type=click.IntRange(min=1), default=1, help="Mutants run at once.")
+@click.option("--agent", default=None, help="Reviewer each mutant's suite runs with (default: agent.name in rubricgate.yaml).")
+@click.option("--jobs", type=click.IntRange(min=1), default=1,
+              help="Mutants run at once (each run's trials at once: agent.jobs in rubricgate.yaml).")
 @click.option("--cache", is_flag=True, help="Reuse stored answers of unchanged (reviewer, case, agent, model, trial).")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Cache folder for --cache.")
 @click.option("--max-cost", type=FiniteFloatRange(min=0), default=None, metavar="USD",
@@ -36,7 +37,8 @@ def mutate(repo, config_path, agent, jobs, cache, cache_dir, max_cost, shard, on
 
     rules = [r.strip() for item in only_rules for r in item.split(",") if r.strip()]
     request = MutateRequest(repo=repo_root(repo), config_path=config_path, agent=agent, jobs=jobs, cache=cache,
-                            cache_dir=cache_dir, max_cost=max_cost, shard=shard, only_rules=rules, out=out)
+                            cache_dir=cache_dir, max_cost=max_cost, shard=shard, only_rules=rules, out=out,
+                            progress=lambda line: click.echo(line, err=True))
     try:
         report, folder = run_mutate(request)
     except (GateInputError, GateInputErrors) as exc:

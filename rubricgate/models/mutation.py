@@ -8,7 +8,7 @@ class MutantResult(StrictModel):
     kind: str
     rule: str
     description: str
-    status: str  # killed | rejected | flagged | survived | error | not_run
+    status: str  # killed | rejected | flagged | undecided | survived | error | not_run
     detail: str = ""
     cases: list[str] = []  # the cases that failed: what killed it
     explanation: str = ""  # why a survivor survived, and what would kill it
@@ -32,7 +32,9 @@ class MutationReport(StrictModel):
     mutants: list[MutantResult]
     skipped: list[SkippedMutant] = []
     killed: int  # killed + rejected: edits the suite cannot pass
-    score: float | None  # killed / mutants run
+    undecided: int = 0  # INCONCLUSIVE within the trial budget (statistical gate): in no score
+    score: float | None  # killed / mutants decided (killed, rejected, flagged, survived)
+    control_status: str = ""  # the unmutated run: survived (PASS) or undecided
     mechanical_score: float | None  # the same over mutants of mechanical rules and the tier derivation
     control_seconds: float = 0.0  # the unmutated run
     wall_seconds: float = 0.0

@@ -2,10 +2,13 @@
 user's tree, and `rubricgate run` in a process of its own (its signal handlers, sandbox probes and
 run state are per process), several at once (--jobs).
 
-Each run's outcome is classified:
+Each run is an ordinary `rubricgate run` of the copy against the repository's baseline, with the
+repository's config (or --config), its agent (or --agent) and its agent.jobs; under the
+statistical gate it takes adaptive rounds like any run. Its outcome is classified:
   killed     a case failed (exit 1): the suite sees the edit
   rejected   the suite no longer loads (a case names a deleted rule): the edit cannot pass unseen
   flagged    INCONCLUSIVE (exit 2): no case exercises the changed rule; coverage, not the suite, caught it
+  undecided  INCONCLUSIVE (exit 2) otherwise: a noisy reviewer, and the trial budget could not settle it
   survived   the run passed (exit 0)
   error      the run could not judge for another reason (see `detail`)
   not_run    the --max-cost budget was spent before it started
@@ -19,6 +22,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,17 +31,22 @@ import rubricgate
 from rubricgate import boundary
 from rubricgate.isolation.leftovers import owned_folder, remove_owned
 from rubricgate.mutate.mutants import Mutant
+from rubricgate.mutate.progress import Progress
 
 _SKIP_NAMES = {".git", "__pycache__", ".rubricgate-cache", "node_modules", ".pytest_cache", ".mypy_cache", ".ruff_cache",
                ".import_linter_cache", ".benchmarks"}
+
+
+BLIND = "no case exercises it"  # gating/changes.py: a changed rule the suite cannot see
 
 
 @dataclass(frozen=True)
 class RunSettings:
     """How each mutant's suite run is made (the `run` flags mutate passes on)."""
 
-    agent: str | None = "builtin"
-    jobs: int = 1  # mutants at once
+    agent: str | None = None  # None: the config's agent.name
+    config: str | None = None  # --config: repo-relative (mapped into each copy) or an absolute path outside it
+    jobs: int = 1  # mutants at once (each run's trials at once: the config's agent.jobs)
     cache_dir: Path | None = None  # --cache into this folder
     max_cost: float | None = None  # USD over all mutants
     timeout_s: float = 1800.0
@@ -93,8 +102,20 @@ def run_one(repo: Path, mutant: Mutant | None, settings: RunSettings, budget: fl
     return outcome
 
 
+def reported(run: Callable[[], Outcome], label: str, progress: Progress | None) -> Outcome:
+    """One run, with its start and end on the progress lines."""
+    if progress is not None:
+        progress.start(label)
+    out = run()
+    if progress is not None:
+        progress.finish(label, out.status, out.seconds)
+    return out
+
+
 def _run(copy: Path, settings: RunSettings, budget: float | None) -> subprocess.CompletedProcess:
-    argv = [sys.executable, "-m", "rubricgate", "run", "--repo", str(copy), "--jobs", "1"]
+    argv = [sys.executable, "-m", "rubricgate", "run", "--repo", str(copy)]
+    argv += ["--config", str(copy / settings.config if not Path(settings.config).is_absolute() else settings.config)
+             ] if settings.config else []
     argv += ["--agent", settings.agent] if settings.agent else []
     argv += ["--cache", "--cache-dir", str(settings.cache_dir)] if settings.cache_dir else []
     argv += ["--max-cost", f"{budget:.6f}"] if budget is not None else []
@@ -132,7 +153,9 @@ def classify(mutant: Mutant | None, code: int, output: str, summary: dict | None
     elif code == 0:
         status, detail = "survived", "the suite passed"
     elif decision.get("status") == "inconclusive":
-        status, detail = "flagged", "; ".join(decision.get("reasons", [])[:2])
+        reasons = decision.get("reasons", [])
+        status = "flagged" if any(BLIND in r for r in reasons) else "undecided"
+        detail = "; ".join(reasons[:2])
     elif summary is None and "unknown rule id" in output:
         status, detail = "rejected", last or "a case names the changed rule"
     else:
@@ -141,7 +164,7 @@ def classify(mutant: Mutant | None, code: int, output: str, summary: dict | None
                    trials=len(trials), cached=sum(bool(t.get("cached")) for t in trials))
 
 
-def run_all(repo: Path, mutants: list[Mutant], settings: RunSettings) -> list[Outcome]:
+def run_all(repo: Path, mutants: list[Mutant], settings: RunSettings, progress: Progress | None = None) -> list[Outcome]:
     """Every mutant's outcome, in the given order; --max-cost stops new runs once spent."""
     spent, lock = [0.0], threading.Lock()
 
@@ -149,8 +172,9 @@ def run_all(repo: Path, mutants: list[Mutant], settings: RunSettings) -> list[Ou
         with lock:
             left = None if settings.max_cost is None else settings.max_cost - spent[0]
         if left is not None and left <= 0:
-            return Outcome(m, "not_run", None, f"--max-cost {settings.max_cost} spent")
-        out = run_one(repo, m, settings, left)
+            out = Outcome(m, "not_run", None, f"--max-cost {settings.max_cost} spent")
+        else:
+            out = reported(lambda: run_one(repo, m, settings, left), m.id, progress)
         with lock:
             spent[0] += out.cost_usd
         return out

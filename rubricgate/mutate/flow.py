@@ -1,31 +1,39 @@
-"""`rubricgate mutate`: generate mutants, check the unmutated suite passes, run every mutant,
-score, explain the survivors and write a fixture skeleton for each survivor of a rule."""
+"""`rubricgate mutate`: generate mutants, check the unmutated suite is not failing, run every
+mutant, score, explain the survivors and write a fixture skeleton for each survivor of a rule.
+
+The unmutated (control) run must not fail: a mutant is judged against a suite that holds. Under
+the statistical gate a noisy reviewer's control run may be undecided (INCONCLUSIVE within the
+budget); the mutants then run all the same, each decided by the gate on its own (caught,
+survived or undecided), and the report says the control was undecided."""
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
 from rubricgate.models.mutation import MutationReport, SkippedMutant
-from rubricgate.mutate.execute import Outcome, RunSettings, run_all, run_one
+from rubricgate.mutate.execute import Outcome, RunSettings, reported, run_all, run_one
 from rubricgate.mutate.mutants import all_mutants, select
+from rubricgate.mutate.progress import Progress
 from rubricgate.mutate.score import mechanical, result, score
 from rubricgate.records.files import new_run_id, write_json_atomic
 from rubricgate.suite.load import Loaded, load_all
 from rubricgate.suite.skeletons import skeleton, write_skeletons
 
 EXTRA_TARGETS = ("prompt", "tier:warning-threshold")
+CONTROL_OK = ("survived", "undecided")  # PASS, or a statistical INCONCLUSIVE: never a failing suite
 
 
 @dataclass
 class MutateRequest:
     repo: Path
     config_path: Path | None = None
-    agent: str = "builtin"
-    jobs: int = 1
+    agent: str | None = None  # None: the config's agent.name
+    jobs: int = 1  # mutants at once
     cache: bool = False
     cache_dir: Path | None = None
     max_cost: float | None = None
@@ -33,6 +41,8 @@ class MutateRequest:
     only_rules: list[str] = field(default_factory=list)
     out: Path | None = None  # default <reports>/mutate-<run id>/
     timeout_s: float = 1800.0
+    progress: Callable[[str], None] | None = None  # a line at each run's start and end, and every progress_s
+    progress_s: float = 10.0
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -51,9 +61,18 @@ def _settings(request: MutateRequest, loaded: Loaded) -> RunSettings:
         from rubricgate.runner.cache import resolve_cache_dir
 
         cache_dir = resolve_cache_dir(request.repo, loaded.config.cache_dir, request.cache_dir)
-    return RunSettings(agent=request.agent, jobs=request.jobs, cache_dir=cache_dir, max_cost=request.max_cost,
-                       timeout_s=request.timeout_s, reports=loaded.config.reports,
+    return RunSettings(agent=request.agent, config=_config_arg(request), jobs=request.jobs, cache_dir=cache_dir,
+                       max_cost=request.max_cost, timeout_s=request.timeout_s, reports=loaded.config.reports,
                        exclude=tuple(loaded.config.suite.workspace_exclude))
+
+
+def _config_arg(request: MutateRequest) -> str | None:
+    """--config as each copy's run takes it: inside the repository, the same file in the copy."""
+    if request.config_path is None:
+        return None
+    path = request.config_path.resolve()
+    repo = request.repo.resolve()
+    return path.relative_to(repo).as_posix() if path.is_relative_to(repo) else str(path)
 
 
 def _check_rules(request: MutateRequest, loaded: Loaded) -> None:
@@ -74,28 +93,31 @@ def mutate(request: MutateRequest) -> tuple[MutationReport, Path]:
         raise GateInputError("--only-rules", "", "no mutant to run", "name rules the rubric has, or drop --only-rules")
     settings = _settings(request, loaded)
     started = time.monotonic()
-    control = run_one(request.repo, None, settings, request.max_cost)
-    if control.status != "survived":
-        raise GateInputError("rubricgate run", "", f"the unmutated suite does not pass ({control.detail})",
-                             "make `rubricgate run` pass first: a mutant is judged against a green suite")
-    outcomes = run_all(request.repo, chosen, settings)
+    agent = request.agent or loaded.config.agent.name
+    with Progress(request.progress or (lambda line: None), len(chosen), request.progress_s) as progress:
+        control = reported(lambda: run_one(request.repo, None, settings, request.max_cost), "control", progress)
+        if control.status not in CONTROL_OK:
+            raise GateInputError("rubricgate run", "", f"the unmutated suite does not pass ({control.detail})",
+                                 "make `rubricgate run` pass first: a mutant is judged against a green suite")
+        outcomes = run_all(request.repo, chosen, settings, progress)
     out = request.out or request.repo / loaded.config.reports / f"mutate-{new_run_id()}"
-    report = _report(request, loaded, outcomes, skipped, out, control.seconds, time.monotonic() - started)
+    report = _report(request, loaded, agent, outcomes, skipped, out, control, time.monotonic() - started)
     write_json_atomic(out / "mutation.json", report.model_dump(mode="json"))
     return report, out
 
 
-def _report(request: MutateRequest, loaded: Loaded, outcomes: list[Outcome], skipped, out: Path,
-            control_s: float, wall_s: float) -> MutationReport:
+def _report(request: MutateRequest, loaded: Loaded, agent: str, outcomes: list[Outcome], skipped, out: Path,
+            control: Outcome, wall_s: float) -> MutationReport:
     folders = _skeletons(request, loaded, outcomes, out)
-    results = [result(o, loaded.rubric, request.agent, folders.get(o.mutant.rule, "")) for o in outcomes]
+    results = [result(o, loaded.rubric, agent, folders.get(o.mutant.rule, "")) for o in outcomes]
     selected = {o.mutant.rule for o in outcomes}
-    return MutationReport(agent=request.agent, jobs=request.jobs, shard=request.shard or "", mutants=results,
+    return MutationReport(agent=agent, jobs=request.jobs, shard=request.shard or "", mutants=results,
+                          control_status=control.status, undecided=sum(o.status == "undecided" for o in outcomes),
                           skipped=[SkippedMutant(id=s.id, rule=s.rule, reason=s.reason) for s in skipped
                                    if s.rule in selected or not request.only_rules],
                           killed=sum(o.status in ("killed", "rejected") for o in outcomes), score=score(outcomes),
                           mechanical_score=score([o for o in outcomes if mechanical(o, loaded.rubric)]),
-                          control_seconds=round(control_s, 3), wall_seconds=round(wall_s, 3))
+                          control_seconds=round(control.seconds, 3), wall_seconds=round(wall_s, 3))
 
 
 def _skeletons(request: MutateRequest, loaded: Loaded, outcomes: list[Outcome], out: Path) -> dict[str, str]:
@@ -111,10 +133,13 @@ def _skeletons(request: MutateRequest, loaded: Loaded, outcomes: list[Outcome], 
 def report_lines(report: MutationReport, out: Path) -> list[str]:
     """The terminal summary: score, survivors with their rule and why, skipped mutants."""
     pct = lambda x: "n/a" if x is None else f"{x:.1%}"  # noqa: E731
-    ran = [m for m in report.mutants if m.status not in ("error", "not_run")]
+    ran = [m for m in report.mutants if m.status not in ("error", "not_run", "undecided")]
+    undecided = f"; {report.undecided} undecided (the gate could not settle them within the budget)" if report.undecided else ""
     lines = [f"mutation score {pct(report.score)} ({report.killed}/{len(ran)} mutants caught), "
-             f"mechanical rules {pct(report.mechanical_score)}; {len(report.skipped)} skipped; "
+             f"mechanical rules {pct(report.mechanical_score)}; {len(report.skipped)} skipped{undecided}; "
              f"wall {report.wall_seconds:.1f} s at --jobs {report.jobs}"]
+    if report.control_status == "undecided":
+        lines.append("note: the unmutated run was undecided (INCONCLUSIVE): each mutant was decided by the gate on its own")
     for m in report.mutants:
         if m.status not in ("killed", "rejected"):
             lines.append(f"  {m.status:<8} {m.id}: {m.description} - {m.explanation or m.detail}")

@@ -17,6 +17,9 @@ def explain(outcome: Outcome, rubric: RubricSpec, agent: str) -> str:
         return ""
     if outcome.status in ("error", "not_run"):
         return outcome.detail
+    if outcome.status == "undecided":
+        return ("the gate could not decide within the trial budget: raise gate.max_trials_per_case, or add cases "
+                "that exercise this edit")
     builtin = agent == "builtin"
     if m.rule == "prompt":
         return ("the builtin reviewer does not read the prompt: only a model reviewer (--agent) can kill it"

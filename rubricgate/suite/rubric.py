@@ -122,7 +122,8 @@ def parse_rules(text: str, path: str, vocabulary: Vocabulary = DEFAULT_VOCABULAR
     start, cols = _table_header(lines)
     if start < 0:
         raise GateInputError(path, "rules table", "no markdown table with id | severity | kind columns",
-                             "add a markdown table whose header row is | id | severity | kind | rule |")
+                             "add a markdown table whose header row is | id | severity | kind | rule |, or name the "
+                             "rules in rubricgate.yaml verdict.rules with their severities (docs/code-review.md)")
     rules: dict[str, Rule] = {}
     for lineno in range(start + 2, len(lines)):
         if not lines[lineno].lstrip().startswith("|"):

@@ -20,7 +20,7 @@ def mutate(repo: Path, out: Path, *args: str):
 def test_a_score_below_min_score_exits_1_with_the_report_still_shown(repo, tmp_path):
     result = mutate(repo, tmp_path / "out", "--min-score", "1")
     assert result.exit_code == 1, result.output
-    assert result.output.startswith("mutation score ") and (tmp_path / "out/mutation.json").is_file()
+    assert result.stdout.startswith("mutation score ") and (tmp_path / "out/mutation.json").is_file()
 
 
 def test_the_terminal_shows_the_score_each_survivor_and_its_skeleton(repo, tmp_path):
@@ -29,7 +29,7 @@ def test_the_terminal_shows_the_score_each_survivor_and_its_skeleton(repo, tmp_p
     assert result.exit_code == 0, result.output
     report = json.loads((out / "mutation.json").read_text())
     ran = [m for m in report["mutants"] if m["status"] not in ("error", "not_run")]
-    lines = result.output.splitlines()
+    lines = result.stdout.splitlines()  # the report; progress lines go to stderr
     assert lines[0].startswith(f"mutation score {report['score']:.1%} ({report['killed']}/{len(ran)} mutants caught)")
     survivor = next(m for m in report["mutants"] if m["status"] == "survived")
     at = lines.index(f"  survived {survivor['id']}: {survivor['description']} - {survivor['explanation']}")
@@ -38,6 +38,8 @@ def test_the_terminal_shows_the_score_each_survivor_and_its_skeleton(repo, tmp_p
     assert skeleton.is_relative_to(out / "skeletons") and (skeleton / "SKILL.md").is_file()
     assert RULE in (skeleton / "expect.yaml").read_text()
     assert lines[-1] == f"report: {out / 'mutation.json'}" and "replayed from the trial cache" not in result.output
+    progress = result.stderr.splitlines()
+    assert progress[0].startswith("mutate: control: started") and any(" mutants done" in p for p in progress)
 
 
 def test_cache_replays_every_trial_of_an_unchanged_mutant_the_second_time(repo, tmp_path):

@@ -17,10 +17,13 @@ from tests.conftest import git
 M = Mutant("severity-down:x", "severity-down", "x", "x: warning -> suggestion", "r.md", "")
 
 
-def test_classify_tells_killed_rejected_flagged_survived_and_error_apart():
+def test_classify_tells_killed_rejected_flagged_undecided_survived_and_error_apart():
     assert classify(M, 1, "", {"cases": []}).status == "killed"
     assert classify(M, 2, "error: t.yaml: expect.rules: unknown rule id 'x' (fix: ...)", None).status == "rejected"
-    assert classify(M, 2, "", {"decision": {"status": "inconclusive", "reasons": ["r"]}}).status == "flagged"
+    blind = "rule x changed severity warning -> suggestion; no case exercises it; add one with `rubricgate record`"
+    assert classify(M, 2, "", {"decision": {"status": "inconclusive", "reasons": [blind]}}).status == "flagged"
+    noisy = "verdict 30/33 vs baseline 31/33 on 11 shared case(s), drop +3.0 points: INCONCLUSIVE"
+    assert classify(M, 2, "", {"decision": {"status": "inconclusive", "reasons": [noisy]}}).status == "undecided"
     assert classify(M, 0, "", {}).status == "survived"
     assert classify(M, 2, "error: bwrap failed", None).status == "error"
 
