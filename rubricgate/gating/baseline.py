@@ -81,12 +81,15 @@ def updated_baseline(old: Baseline | None, summary: Summary, reason: str, suite_
     run = pool(old.cases, summary_counts(summary)) if old is not None and pooled else summary_counts(summary)
     kept = _kept(old, run, suite_ids)
     cases = {**kept, **run}
-    lowered = [] if pooled else _lowered(old, run, suite_rates(cases))
+    # Pooling lowers a rate too when the new trials fail more often: like any lowering, it needs a reason.
+    lowered = _lowered(old, run, suite_rates(cases))
     if lowered and not reason.strip():
-        raise GateInputError("baseline.json", "cases", "lowering " + "; ".join(lowered[:5])
-                             + (" ..." if len(lowered) > 5 else "") + " needs a reason",
+        how = "pooling this run lowers " if pooled else "lowering "
+        raise GateInputError("baseline.json", "cases", how + "; ".join(lowered[:5])
+                             + (" ..." if len(lowered) > 5 else "") + " and needs a reason",
                              "pass --reason 'why the lower rate is right'")
-    change = _change(old, cases, summary.run_id, reason or (POOLED_REASON if pooled else _auto_reason(old, bool(kept))),
+    said = f"{POOLED_REASON}; {reason}" if pooled and reason.strip() else reason
+    change = _change(old, cases, summary.run_id, said or (POOLED_REASON if pooled else _auto_reason(old, bool(kept))),
                      sorted(run) if kept else [])
     new = Baseline(rates=change.rates, trials=change.trials, cases=cases, measured_with=measured,
                    history=(old.history if old else []) + [change], **reviewer_fields(summary),

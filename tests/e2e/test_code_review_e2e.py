@@ -44,8 +44,8 @@ def world(tmp_path_factory):
     with ScriptedReviewModel(seed=40) as model:
         repo = adopt(tmp_path_factory.mktemp("code-review") / "repo", model.origin, GATE)
         env = environment(model.origin)
-        for _ in range(3):  # re-measuring the same reviewer pools its trials: nine a case
-            got = cli("baseline", "update", "--repo", str(repo), env=env)
+        for _ in range(3):  # re-measuring the same reviewer pools its trials: nine a case (a lower rate needs a reason)
+            got = cli("baseline", "update", "--repo", str(repo), "--reason", "re-measured", env=env)
             assert got.exit_code == 0, got.output
         commit(repo, "baseline")
         yield repo, env, model

@@ -214,3 +214,20 @@ def test_the_same_run_given_again_is_refused_not_pooled_twice(repo):
     again = update(repo, "--from", str(run_dir))
     assert again.exit_code == 2 and "already counted in baseline.json" in again.output, again.output
     assert (repo / "baseline.json").read_text() == counted
+
+
+def test_pooling_a_run_that_lowers_a_rate_needs_a_reason_too(repo):
+    """README: lowering needs a reason. Pooling (`--from` a run of the same reviewer) lowers a
+    rate when the run's trials failed more often; it was accepted silently."""
+    assert update(repo).exit_code == 0
+    clean = (repo / "fixtures/pass/weekly-revenue-summary/SKILL.md").read_text()
+    (repo / "fixtures/block/data-loader/SKILL.md").write_text(clean)  # the suite, not the reviewer: same setup
+    assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code == 1
+    run_dir = max((repo / "reports").iterdir())
+    refused = update(repo, "--from", str(run_dir))
+    assert refused.exit_code == 2, refused.output
+    assert "pooling this run lowers fixture-data-loader verdict 1/1 -> 1/2 and needs a reason" in refused.output
+    kept = update(repo, "--from", str(run_dir), "--reason", "the loader fixture was simplified on purpose")
+    assert kept.exit_code == 0, kept.output
+    last = rates(repo)["history"][-1]["reason"]
+    assert last.startswith("re-measured with the same reviewer") and last.endswith("simplified on purpose")
