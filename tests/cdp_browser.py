@@ -140,3 +140,67 @@ class Browser:
         os.close(self._to_chrome)
         os.close(self._from_chrome)
         shutil.rmtree(self.profile, ignore_errors=True)
+
+
+# --- what the accessibility and layout tests measure ---------------------------------------------
+
+AXE_DIR = "/opt/rubricgate-axe"  # .ci/install-axe.sh puts axe-core here (npm, its own prefix)
+
+
+def axe_source() -> str:
+    """axe-core's script (installed from npm by .ci/install-axe.sh); skip (or fail under
+    RUBRICGATE_REQUIRE_BROWSER=1) without it."""
+    found = Path(os.environ.get("RUBRICGATE_AXE") or
+                 Path(os.environ.get("RUBRICGATE_AXE_DIR", AXE_DIR)) / "lib/node_modules/axe-core/axe.min.js")
+    if found.is_file():
+        return found.read_text(encoding="utf-8")
+    if os.environ.get("RUBRICGATE_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"axe-core not found at {found} but RUBRICGATE_REQUIRE_BROWSER=1: run .ci/install-axe.sh")
+    pytest.skip(f"axe-core not installed at {found} (bash .ci/install-axe.sh)")
+
+
+def axe_violations(browser: Browser, source: str) -> list[dict]:
+    """axe-core's serious and critical violations on the page shown (WCAG 2.x A and AA rules and
+    best practices), each as {id, impact, help, targets}."""
+    if not browser.js("typeof window.axe === 'object'"):
+        browser.call("Runtime.evaluate", expression=source)
+    got = browser.call("Runtime.evaluate", awaitPromise=True, returnByValue=True, expression=(
+        "axe.run(document, {resultTypes: ['violations']}).then(function (r) { return r.violations.map(function (v) {"
+        " return {id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 5).map(function (n) {"
+        " return n.target.join(' '); })}; }); })"))
+    if "exceptionDetails" in got:
+        raise RuntimeError(f"axe.run: {got['exceptionDetails']}")
+    return [v for v in got["result"]["value"] if v["impact"] in ("serious", "critical")]
+
+
+def set_scheme(browser: Browser, dark: bool) -> None:
+    """prefers-color-scheme: dark (or light) for the pages opened next."""
+    browser.call("Emulation.setEmulatedMedia", features=[{"name": "prefers-color-scheme",
+                                                          "value": "dark" if dark else "light"}])
+
+
+def set_width(browser: Browser, width: int, height: int = 900) -> None:
+    """A viewport `width` CSS pixels wide (a phone's below 700: the mobile flag honours the
+    viewport meta tag)."""
+    browser.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
+                 mobile=width < 700)
+
+
+def overflow(browser: Browser) -> tuple[int, int]:
+    """(the page's scroll width, the viewport's width): no horizontal overflow when the first is
+    not larger."""
+    return browser.js("[document.documentElement.scrollWidth, window.innerWidth]")
+
+
+BADGE_CONTRAST = """(function () {
+  function rgb(c) { var m = c.match(/[\\d.]+/g).map(Number); return m.slice(0, 3); }
+  function lum(c) { return rgb(c).map(function (v) { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); })
+    .reduce(function (s, v, i) { return s + v * [0.2126, 0.7152, 0.0722][i]; }, 0); }
+  var e = document.querySelector(%s), s = getComputedStyle(e), a = lum(s.color), b = lum(s.backgroundColor);
+  return {text: e.textContent.trim(), cls: e.className, ratio: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)};
+})()"""
+
+
+def badge(browser: Browser, selector: str = "#decision .decision, span#decision.decision") -> dict:
+    """The decision badge's text, classes and its text-on-background contrast (computed styles)."""
+    return browser.js(BADGE_CONTRAST % json.dumps(selector))

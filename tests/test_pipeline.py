@@ -337,7 +337,7 @@ def test_the_runs_report_page_is_what_its_files_render(repo, scripted, monkeypat
     assert out.exit_code == 0 and held  # some bodies were rendered during the run, or this proves nothing
     written = (out.run_dir / "report.html").read_text(encoding="utf-8")
     assert written == html_module.render_html(read_summary(out.run_dir), out.run_dir)
-    assert written.count('<table class="timeline">') == sum(len(c.trials) for c in out.summary.cases)
+    assert written.count('<table class="timeline cards">') == sum(len(c.trials) for c in out.summary.cases)
 
 
 def test_a_body_that_fails_to_render_during_the_run_is_rendered_from_its_file(repo, scripted, monkeypatch):
@@ -358,7 +358,7 @@ def test_a_body_that_fails_to_render_during_the_run_is_rendered_from_its_file(re
     out = run(repo)
     assert calls and out.exit_code == 0  # the hook ran and failed, the run did not
     page = (out.run_dir / "report.html").read_text(encoding="utf-8")
-    assert page.count('<table class="timeline">') == sum(len(c.trials) for c in out.summary.cases)
+    assert page.count('<table class="timeline cards">') == sum(len(c.trials) for c in out.summary.cases)
 
 
 def test_default_jobs_is_four_for_a_cli_reviewer_one_for_the_builtin_and_the_config_wins():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -21,10 +21,12 @@ from rubricgate.cli.core import (
 )
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.flows.compare_run import paired_run
+from rubricgate.flows.comparison_record import RECORD_FILE, comparison_record, side_runs, write_record
 from rubricgate.gating.compare import Comparison, compare_summaries
+from rubricgate.models.comparison import ComparisonRecord
 from rubricgate.models.config import GateConfig
 from rubricgate.pipeline import RunOptions
-from rubricgate.records.files import read_summary, write_json_atomic
+from rubricgate.records.files import read_summary
 from rubricgate.suite.config import CONFIG_NAME, load_config
 
 
@@ -56,21 +58,30 @@ def compare(runs, base_ref, repo, config_path, method, agent, trials, only, jobs
     Exit 0: head holds; 1: head regressed; 2: could not judge.
     """
     interrupt_on_sigterm()
+    started = _now()
     try:
         _check_mode(runs, base_ref)
         root = _repo(repo)
         if base_ref is not None:
             options = RunOptions(repo=root, config_path=config_path, agent=agent, trials=trials, only=list(only),
                                  jobs=jobs, cache=cache, max_cost=max_cost)
-            comparison = _paired(options, base_ref, method, seed)
+            comparison, record = _paired(options, base_ref, method, seed, started)
         else:
             comparison = _stored(runs, _gate(root, config_path, method))
+            record = comparison_record(comparison, started_at=started, finished_at=_now(),
+                                       runs=([runs[0]], [runs[1]]), repo=root)
+        if json_out is not None:
+            write_record(json_out, record)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
-    if json_out is not None:
-        write_json_atomic(json_out, comparison_json(comparison))
+    except OSError as exc:
+        fail_input(GateInputError(str(json_out), "--json", f"cannot write: {exc.strerror}", "choose a writable path"))
     click.echo(render_comparison(comparison))
     sys.exit(comparison.decision.exit_code)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def _check_mode(runs: tuple[Path, ...], base_ref: str | None) -> None:
@@ -94,18 +105,21 @@ def _stored(runs: tuple[Path, ...], gate: GateConfig) -> Comparison:
     return compare_summaries(base, head, gate, str(runs[0]), str(runs[1]))
 
 
-def _paired(options: RunOptions, ref: str, method: str | None, seed: int | None) -> Comparison:
+def _paired(options: RunOptions, ref: str, method: str | None, seed: int | None,
+            started: str) -> tuple[Comparison, ComparisonRecord]:
+    """Run and compare; keep the comparison as `comparison.json` beside its base and head runs."""
     outcome = paired_run(options, ref, method, listeners=_listeners, seed=seed)
     click.echo(f"base run: {outcome.base_run_dir}\nhead run: {outcome.head_run_dir}", err=True)
-    return outcome.comparison
-
-
-def comparison_json(comparison: Comparison) -> dict:
-    """The comparison as plain JSON (flips, per-dimension tests, decision)."""
-    return {"format_version": 2, "base": comparison.base_label, "head": comparison.head_label,
-            "order": comparison.order, "counts": comparison.counts(), "flips": [asdict(f) for f in comparison.flips],
-            "tests": [asdict(t) for t in comparison.tests],
-            "decision": comparison.decision.model_dump(mode="json")}
+    folder = outcome.base_run_dir.parent
+    record = comparison_record(outcome.comparison, started_at=started, finished_at=_now(), record_id=folder.name,
+                               runs=(side_runs(outcome.base_run_dir), side_runs(outcome.head_run_dir)),
+                               repo=options.repo)
+    try:
+        write_record(folder / RECORD_FILE, record)
+    except OSError as exc:
+        raise GateInputError(str(folder / RECORD_FILE), "", f"cannot write: {exc.strerror}",
+                             "check the reports folder") from exc
+    return outcome.comparison, record
 
 
 def render_comparison(comparison: Comparison) -> str:

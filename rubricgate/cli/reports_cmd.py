@@ -188,8 +188,14 @@ def _write_outputs(text: str, out: Path | None, chart: Path | None, loaded) -> N
             out.write_text(text, encoding="utf-8")
         if chart:
             from rubricgate.reports.charts import trend_chart
+            from rubricgate.reports.trend import by_branch
 
-            _svg_path(chart).write_text(trend_chart(loaded) + "\n", encoding="utf-8")
+            series = by_branch(loaded)
+            branch = max(series, key=lambda b: (b in ("main", "master"), len(series[b])))
+            if len(series) > 1:
+                click.echo(f"--chart: the trend of branch {branch} ({len(series[branch])} runs; "
+                           f"{len(series) - 1} other branch(es) in the markdown)", err=True)
+            _svg_path(chart).write_text(trend_chart(series[branch]) + "\n", encoding="utf-8")
         step = os.environ.get("GITHUB_STEP_SUMMARY")
         if step:
             with open(step, "a", encoding="utf-8") as fh:

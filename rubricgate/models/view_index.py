@@ -8,7 +8,7 @@ every case's trials as one short line each (what a case page reads across runs).
 
 from rubricgate.models.base import StrictModel
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 
 
 class RateCell(StrictModel):
@@ -50,6 +50,8 @@ class RunHead(StrictModel):
     cost_usd: float | None = None
     tokens: int = 0
     run_url: str | None = None
+    margin: float | None = None  # the statistical gate's margin (the trend draws it below the baseline)
+    changes: list[str] = []  # the first rules changed since the baseline: "rule severity critical -> warning"
 
 
 class TrialCell(StrictModel):

@@ -28,6 +28,7 @@ HEAD_FILE = "view-index.json"
 CASES_FILE = "view-cases.jsonl"
 SUMMARY_FILE = "summary.json"
 MAX_REASON = 300  # a grade's reason as the case strip's tooltip: the transcript page has the rest
+MAX_CHANGES = 3  # rule changes a run's row names (its run page has every one)
 
 
 def index_run(run_dir: Path, summary: Summary, kind: str | None = None, secrets: list[str] | None = None) -> bool:
@@ -64,7 +65,9 @@ def head_of(summary: Summary, stamp: str, kind: str | None = None) -> RunHead:
                for d, r in summary.rates.items()},
         cases=len(summary.cases), trials=sum(len(c.trials) for c in summary.cases), failing_cases=failing,
         flaky_cases=len(summary.flaky_cases), errored=len(summary.errored), cost_usd=cost.get("cost_usd"),
-        tokens=int(cost.get("input_tokens", 0) or 0) + int(cost.get("output_tokens", 0) or 0), run_url=summary.run_url)
+        tokens=int(cost.get("input_tokens", 0) or 0) + int(cost.get("output_tokens", 0) or 0), run_url=summary.run_url,
+        margin=(summary.gate.plan or {}).get("margin") if summary.gate else None,
+        changes=[f"{c.rule} {c.detail}" for c in summary.rule_changes[:MAX_CHANGES]])
 
 
 def cases_of(summary: Summary, stamp: str) -> RunCases:

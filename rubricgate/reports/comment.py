@@ -196,7 +196,7 @@ def _next_step(summary: Summary) -> list[str]:
     if summary.decision.status == "regression":
         return [f"**Next step:** {explain.NEXT_STEP_REVERT}; or, if the new behaviour is intended, "
                 f"`{explain.NEXT_STEP_ACCEPT}`", ""]
-    step = explain.next_step(summary)
+    step = story.next_step(summary)
     return [f"**Next step:** {escape_md(step, 1000)}", ""] if step else []
 
 
@@ -215,8 +215,9 @@ def rates_table(summary: Summary) -> list[str]:
     lines = ["| dimension | rate | baseline | change |", "| --- | --- | --- | --- |"]
     for dim, row in summary.rates.items():
         mark = "❌ " if row.status == "regression" else "❔ " if row.status == "inconclusive" else ""
-        lines.append(f"| {escape_md(dim)} | {pct(row.rate)} ({row.passes}/{row.trials}) | {pct(row.baseline)} | "
-                     f"{mark}{signed_pp(row.delta)}: {escape_md(delta_label(row))} |")
+        change = "not gated (the run could not be judged)" if story.not_gated(summary) else (
+            f"{mark}{signed_pp(row.delta)}: {escape_md(delta_label(row))}")
+        lines.append(f"| {escape_md(dim)} | {pct(row.rate)} ({row.passes}/{row.trials}) | {pct(row.baseline)} | {change} |")
     new = new_cases_line(summary)
     return lines + (["", escape_md(new, 2000)] if new else [])
 
@@ -260,7 +261,8 @@ def failing_cases_section(summary: Summary) -> list[str]:
 
 
 def _noise_lines(summary: Summary) -> list[str]:
-    lines = [escape_md(line, 1500) for line in (story.unconfirmed_line(summary), story.flaky_line(summary)) if line]
+    told = (story.unconfirmed_line(summary), story.flaky_line(summary), story.errored_line(summary))
+    lines = [escape_md(line, 1500) for line in told if line]
     return [*(f"- {line}" for line in lines), ""] if lines else []
 
 

@@ -76,6 +76,21 @@ def ci_ref(env: Mapping[str, str]) -> dict[str, str | int]:
     return out
 
 
+def local_branch(repo: Path) -> str | None:
+    """The branch checked out in `repo` (outside CI, where no environment names it), read from
+    .git/HEAD without starting git; None when detached, not a repository, or unreadable."""
+    dot = repo / ".git"
+    try:
+        if dot.is_file():  # a worktree or submodule: "gitdir: <path>"
+            gitdir = dot.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip()
+            dot = (repo / gitdir) if not Path(gitdir).is_absolute() else Path(gitdir)
+        head = (dot / "HEAD").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeError):
+        return None
+    name = head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else ""
+    return name if _BRANCH.fullmatch(name) else None
+
+
 def baseline_reviewer(baseline, reports: Path) -> ReviewerRecord | None:
     """The reviewer the baseline was measured with.
 
@@ -111,11 +126,17 @@ def _plain(rules: Mapping) -> dict:
 
 
 def annotate(summary: Summary, loaded, repo: Path, env: Mapping[str, str]) -> Summary:
-    """The summary with this run's reviewer, the baseline's reviewer and the CI run link."""
+    """The summary with this run's reviewer, the baseline's reviewer, the CI run link and the
+    branch and pull request (from the CI environment, or outside CI the branch checked out), so
+    `trend` and the viewer keep one series per branch."""
     base = baseline_reviewer(loaded.baseline, repo / loaded.config.reports) if loaded.baseline is not None else None
+    where = ci_ref(env)
+    if "branch" not in where and not env.get("GITHUB_ACTIONS"):  # outside CI: the checked-out branch
+        branch = local_branch(repo)
+        where = {**where, **({"branch": branch} if branch else {})}
     return summary.model_copy(update={"reviewer": reviewer_record(repo, loaded.config, loaded.rubric),
                                       "baseline_reviewer": base, "run_url": run_url(env),
-                                      "config": {**summary.config, **ci_ref(env)}})
+                                      "config": {**summary.config, **where}})
 
 
 # --- comparing reviewers ----------------------------------------------------------------------

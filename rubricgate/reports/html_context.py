@@ -102,11 +102,12 @@ class TrialView:
 @dataclass
 class CaseView:
     case: CaseSummary
-    failed: bool
+    failed: bool  # shown open: a judged trial failed, or a trial errored
     cells: list[Cell]
     trials: list[TrialView]
     story: story.CaseStory | None
     anchor: str
+    outcome: str = "passing"  # failing, flaky, errored, passing (what the filter and the status say)
 
 
 def honesty(t: TrialResult) -> list[str]:
@@ -122,7 +123,9 @@ def case_views(s: Summary, body_of) -> list[CaseView]:
     """Every case, failing first (most failing trials first), each trial with its body while the
     inline budget lasts (`body_of(trial)` renders or fetches it)."""
     stories = {st.case.id: st for st in story.case_stories(s)}
-    order = [st.case for st in stories.values()] + [c for c in s.cases if c.id not in stories]
+    errored = [c for c in story.errored_cases(s) if c.id not in stories]
+    seen = set(stories) | {c.id for c in errored}
+    order = [st.case for st in stories.values()] + errored + [c for c in s.cases if c.id not in seen]
     out: list[CaseView] = []
     passing = 0
     for c in order:
@@ -136,7 +139,9 @@ def case_views(s: Summary, body_of) -> list[CaseView]:
             views.append(TrialView(t, failed, tiers, [*t.verdict_warnings, *honesty(t)],
                                    body_of(t) if inline else None, f"{anchor(c.id)}-t{t.trial}"))
         cells = [trial_cell(c.id, v.trial, v.body is not None) for v in views]
-        out.append(CaseView(c, c.id in stories, cells, views, stories.get(c.id), anchor(c.id)))
+        outcome = ("flaky" if c.flaky else "failing") if c.id in stories else "errored" if c.id in seen else (
+            "passing" if c.trials else "not run")
+        out.append(CaseView(c, c.id in seen or not c.trials, cells, views, stories.get(c.id), anchor(c.id), outcome))
     return out
 
 
@@ -178,10 +183,12 @@ def page_context(s: Summary, body_of, explain_lines: dict) -> dict:
     facts = story.partial(s)
     views = case_views(s, body_of)
     failing = [v for v in views if v.failed]
+    told = [v for v in failing if v.story is not None]
     return {"s": s, "lead": lead, "glyph": story.GLYPHS.get(s.decision.status, "!"), "partial": facts,
             "meters": {d: meter(r, margin_of(s)) for d, r in s.rates.items()}, "margin": margin_of(s),
-            "failing": failing, "passing": [v for v in views if not v.failed], "shown_failing": SHOWN_FAILING,
-            "unconfirmed": story.unconfirmed_line(s), "flaky": story.flaky_line(s), "warnings": warnings(s),
+            "failing": failing, "told": told, "passing": [v for v in views if not v.failed], "shown_failing": SHOWN_FAILING,
+            "unconfirmed": story.unconfirmed_line(s), "flaky": story.flaky_line(s), "errored": story.errored_line(s),
+            "warnings": warnings(s), "not_gated": story.not_gated(s),
             "case_costs": (s.cost or {}).get("by_case") if (s.cost or {}).get("by_case") else None,
             "rules_of": {v.case.id: sorted({f.rule for t in v.case.trials for f in t.findings}) for v in views},
             **explain_lines, **cost_context(s)}
@@ -190,6 +197,6 @@ def page_context(s: Summary, body_of, explain_lines: dict) -> dict:
 def explain_context(s: Summary) -> dict:
     """The reviewer against the baseline's, the next step, the coverage table."""
     cov = s.coverage or {}
-    return {"next_step": explain.next_step(s), "reviewer_lines": explain.reviewer_lines(s),
+    return {"next_step": story.next_step(s), "reviewer_lines": explain.reviewer_lines(s),
             "reviewer_changed": explain.reviewer_change(s).changed, "coverage_rows": cov.get("rules") or [],
             "uncovered": cov.get("uncovered") or [], "cited_known": cov.get("cited_known")}

@@ -20,6 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from rubricgate.models.results import CaseSummary, RateRow, Summary, TrialResult
+from rubricgate.reports import explain
 from rubricgate.reports.explain import reviewer_change
 from rubricgate.reports.replay import trial_failed
 
@@ -181,8 +182,24 @@ def _rule_table_changes(s: Summary) -> list[str]:
 
 
 def failing_cases(s: Summary) -> list[CaseSummary]:
-    """Cases with a failed (or errored) trial, in suite order."""
-    return [c for c in s.cases if any(trial_failed(t) for t in c.trials)]
+    """Cases with a judged trial that failed, in suite order (a trial that errored was never
+    judged: its case is errored, not failing)."""
+    return [c for c in s.cases if any(trial_failed(t) and not t.errored for t in c.trials)]
+
+
+def errored_cases(s: Summary) -> list[CaseSummary]:
+    """Cases with an errored trial (infrastructure: the reviewer was never judged), in suite order."""
+    return [c for c in s.cases if any(t.errored for t in c.trials)]
+
+
+def errored_line(s: Summary) -> str:
+    """One line for the errored cases, or ''."""
+    cases = errored_cases(s)
+    if not cases:
+        return ""
+    trials = sum(t.errored for c in cases for t in c.trials)
+    return (f"{trials} errored trial(s) in {len(cases)} case(s) (infrastructure: never judged, in no rate): "
+            + ", ".join(c.id for c in cases[:10]) + (" ..." if len(cases) > 10 else ""))
 
 
 # --- cases and their trials, grouped ------------------------------------------------------
@@ -190,12 +207,17 @@ def failing_cases(s: Summary) -> list[CaseSummary]:
 
 @dataclass
 class Problem:
-    """One way a case failed, over its trials: 'verdict wrong_tier: expected BLOCK, got WARN' x2."""
+    """One way a case failed, over its dimensions and trials: 'verdict wrong_tier: expected BLOCK,
+    got WARN' in 2 trials; an errored trial's one reason for every dimension, once."""
 
-    dimension: str
+    dimensions: list[str]
     category: str
     reason: str
     trials: list[int]
+
+    @property
+    def dimension(self) -> str:
+        return ", ".join(self.dimensions)
 
 
 @dataclass
@@ -222,14 +244,16 @@ def _which(trials: list[int], of: int) -> str:
 
 
 def case_story(case: CaseSummary) -> CaseStory:
-    grouped: dict[tuple[str, str, str], list[int]] = {}
+    grouped: dict[tuple[str, str], tuple[list[str], list[int]]] = {}
     for t in case.trials:
         for dim, g in t.grades.items():
             if not g.passed:
-                grouped.setdefault((dim, g.category or "failed", g.reason or "no reason given"), []).append(t.trial)
-    problems = [Problem(dim, cat, reason, trials) for (dim, cat, reason), trials in grouped.items()]
-    problems.sort(key=lambda p: -len(p.trials))
-    failing = [t for t in case.trials if trial_failed(t)]
+                dims, trials = grouped.setdefault((g.category or "failed", g.reason or "no reason given"), ([], []))
+                dims.append(dim) if dim not in dims else None
+                trials.append(t.trial) if t.trial not in trials else None
+    problems = [Problem(dims, cat, reason, trials) for (cat, reason), (dims, trials) in grouped.items()]
+    problems.sort(key=lambda p: (p.category == "errored", -len(p.trials)))
+    failing = [t for t in case.trials if trial_failed(t) and not t.errored]
     return CaseStory(case, len(failing), problems, failing[0] if failing else None)
 
 
@@ -316,6 +340,28 @@ def partial(s: Summary) -> Partial:
     return Partial(why, len(ran), len(ran) - len(errored), len(errored), not_run,
                    sum(1 for c in s.cases if any(not is_not_run(t) for t in c.trials)),
                    [c.id for c in s.cases if not any(not is_not_run(t) for t in c.trials)], kinds)
+
+
+def next_step(s: Summary) -> str | None:
+    """What to do now: the report's next step, said for what stopped a partial run."""
+    why = partial(s).why
+    if why == "interrupted":
+        return "run it again: it was stopped before every trial ran (nothing was gated; the trials that finished are kept here)"
+    if why == "budget":
+        return "raise the budget (--max-cost) or run fewer cases (--only), then run it again"
+    if why == "errored":
+        return ("check the agent's endpoint, key and network (each errored trial says what failed), then run it "
+                "again; gate.max_errored sets how many errored trials a run may have")
+    blind = [c.rule for c in s.rule_changes if not c.cases]
+    if s.decision.status == "inconclusive" and blind and not any(r.status == "inconclusive" for r in s.rates.values()):
+        return (f"add a case that exercises {', '.join(blind[:3])}: rubricgate coverage --suggest DIR writes a fixture "
+                "skeleton for each uncovered rule, rubricgate record turns a real review into a task")
+    return explain.next_step(s)
+
+
+def not_gated(s: Summary) -> bool:
+    """A run whose rates were not compared with the baseline: it could not be judged."""
+    return s.decision.status == "error"
 
 
 def _error_kind(t: TrialResult) -> str:

@@ -166,28 +166,64 @@ def _shape(s: Summary) -> str:
     return f"{len(s.cases)} × {per_case or 0}"
 
 
+NO_BRANCH = "(no branch recorded)"
+
+
+def branch_of(s: Summary) -> str:
+    """The branch a run recorded (the CI's, or outside CI the one checked out)."""
+    branch = s.config.get("branch")
+    return str(branch) if branch else NO_BRANCH
+
+
+def by_branch(summaries: list[Summary]) -> dict[str, list[Summary]]:
+    """The runs (oldest first) as one series per branch: a pull request's runs apart from main's."""
+    out: dict[str, list[Summary]] = {}
+    for s in summaries:
+        out.setdefault(branch_of(s), []).append(s)
+    return out
+
+
+def judged(s: Summary) -> bool:
+    """A rate point: the run finished and was judged (an interrupted or errored run is marked)."""
+    return s.complete and s.decision.status != "error"
+
+
 def render_trend(summaries: list[Summary], confidence: float = 0.95, left_out: dict[str, int] | None = None) -> str:
-    """Markdown: one row per run with each rate, its interval, the cases x trials it rests on, and
-    its change from the previous run (CHANGED only when the test says so), what was left out
+    """Markdown: per branch, one row per run with each rate, its interval, the cases x trials it
+    rests on, and its change from the previous judged run (CHANGED only when the test says so);
+    a run that is partial or could not be judged is marked, never a rate point; what was left out
     (`suite_runs`), then drift flags."""
-    dims = _dims(summaries)
-    lines = ["## rubricgate trend", "",
-             "| run | started | agent | CLI version | model | cases × trials | " + " | ".join(escape_md(d) for d in dims)
-             + " | decision |", "| --- " * (7 + len(dims)) + "|"]
-    changed_runs = {d.to_run for d in drifts(summaries)}
-    steps = series_moves(summaries, confidence)
-    for i, s in enumerate(summaries):
-        mark = " (changed)" if s.run_id in changed_runs else ""
-        step = steps[i]
-        cells = " | ".join(_cell(s, step.get(d), d) for d in dims)
-        lines.append(f"| {escape_md(s.run_id)}{mark} | {escape_md(s.started_at)} | {escape_md(s.agent)} | "
-                     f"{escape_md(s.agent_version or 'unknown')} | {escape_md(s.model or 'unknown')} | {_shape(s)} | "
-                     f"{cells} | {escape_md(s.decision.status)} |")
-    found = drifts(summaries)
-    lines += ["", f"A move (in brackets: on the cases both runs hold) is marked CHANGED only when a two-sided "
+    series = by_branch(summaries)
+    lines = ["## rubricgate trend", ""]
+    for branch, runs in series.items():
+        if len(series) > 1:
+            lines += [f"### Branch {escape_md(branch)} ({len(runs)} run(s))", ""]
+        lines += [*_table(runs, confidence), ""]
+    found = [d for runs in series.values() for d in drifts([s for s in runs if judged(s)])]
+    lines += [f"A move (in brackets: on the cases both runs hold) is marked CHANGED only when a two-sided "
               f"stratified exact test on those cases says so at {confidence:.0%}, Holm across every move of every "
-              "dimension in this table (series-wide control); other moves are not established.",
+              "dimension in its table (series-wide control); other moves are not established. Each branch is a "
+              "series of its own; a run that is partial or could not be judged is no rate point.",
               *(["", left_out_line(left_out)] if left_out else []), "", "### Agent drift"]
     lines += [f"- WARNING: {escape_md(d.line(), 500)}" for d in found] or [
         "No change of agent, CLI version or model across these runs."]
     return "\n".join(lines) + "\n"
+
+
+def _table(summaries: list[Summary], confidence: float) -> list[str]:
+    """One branch's table: its judged runs' moves tested, its partial runs marked."""
+    dims = _dims(summaries)
+    lines = ["| run | started | agent | CLI version | model | cases × trials | " + " | ".join(escape_md(d) for d in dims)
+             + " | decision |", "| --- " * (7 + len(dims)) + "|"]
+    rated = [s for s in summaries if judged(s)]
+    changed_runs = {d.to_run for d in drifts(rated)}
+    steps = dict(zip((s.run_id for s in rated), series_moves(rated, confidence)))
+    for s in summaries:
+        mark = " (changed)" if s.run_id in changed_runs else ""
+        step = steps.get(s.run_id)
+        cells = " | ".join(_cell(s, step.get(d), d) if step is not None else "partial: not a rate point" for d in dims)
+        decision = escape_md(s.decision.status) + ("" if judged(s) else " (partial)" if not s.complete else "")
+        lines.append(f"| {escape_md(s.run_id)}{mark} | {escape_md(s.started_at)} | {escape_md(s.agent)} | "
+                     f"{escape_md(s.agent_version or 'unknown')} | {escape_md(s.model or 'unknown')} | {_shape(s)} | "
+                     f"{cells} | {decision} |")
+    return lines

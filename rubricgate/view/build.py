@@ -1,7 +1,8 @@
 """`view --build DIR`: the viewer's pages as a static site (no server, no external request).
 
-Every page the server answers, written to a file at its own path: runs, trend, each run and
-its own report.html (when it has one), every case, each run against the previous run of its kind, and the transcripts
+Every page the server answers, written to a file at its own path: runs, the trend of each branch,
+each run and its own report.html (when it has one), each comparison `compare` decided, every case,
+each run against the previous run of its kind, and the transcripts
 of every failing trial (every trial of a run up to ALL_TRIALS; past that, passing trials'
 transcripts would make a year of history hundreds of thousands of files). The live page needs
 a server and is not built. DIR must be empty, absent or an earlier build (a marker file says so),
@@ -43,7 +44,9 @@ def build_site(site: Site, out: Path) -> Built:
     site.transcripts, site.histories = scan.keep, scan.histories
     previous = pages._previous_of(heads)
     site.compares = {(base, head) for head, base in previous.items()}
-    paths = [urls.runs(), urls.trend()] + [urls.run(h.run_id) for h in heads]
+    paths = [urls.runs(), urls.trend()] + [urls.trend(b) for b in pages.branch_series(site.catalog)]
+    paths += [urls.run(h.run_id) for h in heads]
+    paths += [urls.compare_record(h.run_id) for _, _, h in site.catalog.comparisons()]
     # A run's own report.html, copied; a run without one (a history summary) is shown by its run page alone.
     paths += [urls.report(h.run_id) for h in heads if (ref := site.catalog.ref(h.run_id)) and ref.has("report.html")]
     paths += [urls.compare(base, head) for base, head in sorted(site.compares)]

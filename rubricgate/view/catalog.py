@@ -18,9 +18,10 @@ from pydantic import BaseModel
 from rubricgate import boundary
 from rubricgate.errors import GateInputError
 from rubricgate.models.view_index import CaseCell, RunHead
-from rubricgate.view import index, safe
+from rubricgate.view import comparisons, index, safe
 
 if TYPE_CHECKING:  # the runs and case pages read only the index: these models load when needed
+    from rubricgate.models.comparison import ComparisonRecord
     from rubricgate.models.results import Summary
     from rubricgate.models.transcript import Transcript
 
@@ -62,11 +63,19 @@ def _runs_in(folder: Path) -> list[RunRef]:
     for child in sorted(folder.iterdir()):
         if safe.is_plain_dir(child) and _is_run(child):
             out.append(RunRef(child.name, child, SUMMARY, True))
-        elif child.suffix == ".json" and safe.is_plain_file(child) and not child.name.startswith("view-"):
+        elif (child.suffix == ".json" and safe.is_plain_file(child) and not child.name.startswith("view-")
+              and not comparisons.is_record(child)):
             out.append(RunRef(child.stem, folder, child.name, False))
         elif child.name == "summaries" and safe.is_plain_dir(child):
             out += [r for r in _runs_in(child) if not r.folder]
+    # The runs a `compare --base` made, in its folder beside its record.
+    out += [RunRef(run.name, run, SUMMARY, True) for run in comparisons.in_folder(folder)[1] if _is_run(run)]
     return out
+
+
+def find_comparisons(folders: list[Path]) -> list[comparisons.ComparisonRef]:
+    """The comparison records in these folders (a folder, or its compare-* folders)."""
+    return [ref for folder in folders if safe.is_plain_dir(folder) for ref in comparisons.in_folder(folder.resolve())[0]]
 
 
 def _is_run(folder: Path) -> bool:
@@ -83,16 +92,38 @@ class Catalog:
     _memory_cases: dict[str, bytes] = field(default_factory=dict)  # unwritable folders: their cases file
     _lock: threading.Lock = field(default_factory=threading.Lock)
     problems: list[str] = field(default_factory=list)  # runs left out of the last listing, and why
+    records: list[comparisons.ComparisonRef] = field(default_factory=list)  # what `compare` decided
 
     @classmethod
     def of(cls, folders: list[Path]) -> Catalog:
-        """Every run under these folders."""
-        return cls(find_runs(folders), [f.resolve() for f in folders])
+        """Every run and comparison under these folders."""
+        return cls(find_runs(folders), [f.resolve() for f in folders], records=find_comparisons(folders))
 
     def refresh(self) -> None:
-        """Look for new runs (a live viewer: a run started since)."""
+        """Look for new runs and comparisons (a live viewer: a run started since)."""
         known = {r.key for r in self.refs}
         self.refs += [r for root in self.folders if safe.is_plain_dir(root) for r in _runs_in(root) if r.key not in known]
+        self.records += [r for r in find_comparisons(self.folders) if r not in self.records]
+
+    def comparisons(self) -> list[tuple[comparisons.ComparisonRef, ComparisonRecord, RunHead]]:
+        """Every comparison record once (the copy in its own folder when there are two), newest
+        first; one that cannot be read is named in `problems`."""
+        found: dict[str, tuple[comparisons.ComparisonRef, ComparisonRecord, RunHead]] = {}
+        for ref in self.records:
+            try:
+                record = comparisons.read(ref)
+            except GateInputError as exc:
+                self.problems.append(exc.one_line())
+                continue
+            key = comparisons.key_of(ref, record)
+            if key not in found or ref.file == comparisons.RECORD_FILE:
+                found[key] = (ref, record, comparisons.head_of(ref, record))
+        return sorted(found.values(), key=lambda x: (x[2].started_at, x[2].run_id), reverse=True)
+
+    def ref_at(self, folder: Path) -> RunRef | None:
+        """The run whose folder this is."""
+        wanted = folder.resolve() if folder.exists() else folder
+        return next((r for r in self.refs if r.folder and r.root == wanted), None)
 
     def ref(self, key: str) -> RunRef | None:
         return next((r for r in self.refs if r.key == key), None)
@@ -129,8 +160,17 @@ class Catalog:
             if cached is not None and cached.stamp == stamp:
                 return cached
             head = (index.load_cached(ref.root, stamp) if ref.folder else None) or self._build(ref, stamp)
+            head = self._as_found(ref, head)
             self._heads[ref.key] = head
             return head
+
+    def _as_found(self, ref: RunRef, head: RunHead) -> RunHead:
+        """The head under the name the run is found by (a folder renamed after its run: its pages
+        are named by the folder, so every link finds them) and, for a run a `compare --base` made,
+        that kind (it wrote its own index as a plain run)."""
+        side = comparisons.side_of(ref.root) if ref.folder else None
+        update = {**({"run_id": ref.key} if head.run_id != ref.key else {}), **({"kind": side} if side else {})}
+        return head.model_copy(update=update) if update else head
 
     def _build(self, ref: RunRef, stamp: str) -> RunHead:
         summary = self.summary(ref)
@@ -145,6 +185,9 @@ class Catalog:
     def _kind(self, ref: RunRef, summary: Summary) -> str:
         if ref.has("shard.json"):
             return "shard"
+        side = comparisons.side_of(ref.root) if ref.folder else None
+        if side:
+            return side
         if ref.has(EVENTS) and "shards" in self._first_event(ref):
             return "merged"
         return summary.kind

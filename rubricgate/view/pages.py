@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from rubricgate.errors import GateInputError
 from rubricgate.models.view_index import CaseCell, RunHead
-from rubricgate.view import urls
+from rubricgate.view import comparisons, urls
 from rubricgate.view.catalog import Catalog, RunRef
 from rubricgate.view.index import cell_failed
 
@@ -24,19 +24,30 @@ class NotFound(Exception):
 
 
 def runs_page(cat: Catalog) -> dict:
-    """Every run, newest first, with what the filters need; and the runs still going."""
+    """Every run and every comparison `compare` decided, newest first, with what the filters
+    need; and the runs still going."""
     heads = cat.heads()
+    # A comparison's own runs (each side's rounds) are on its page: the comparison is the row.
+    listed = sorted([*(h for h in heads if not h.kind.startswith("compare-")), *(head for _, _, head in cat.comparisons())],
+                    key=lambda h: (h.started_at, h.finished_at, h.run_id), reverse=True)
     previous = _previous_of(heads)
-    return {"runs": heads, "previous": previous, "kinds": sorted({h.kind for h in heads} | set(KINDS)),
-            "branches": sorted({h.branch for h in heads if h.branch}), "prs": sorted({h.pr for h in heads if h.pr}),
-            "live": [r.key for r in cat.live()], "problems": list(cat.problems)}
+    return {"runs": listed, "previous": previous, "kinds": sorted({h.kind for h in listed} | set(KINDS)),
+            "statuses": STATUSES, "branches": sorted({h.branch for h in listed if h.branch}),
+            "prs": sorted({h.pr for h in listed if h.pr}), "live": [r.key for r in cat.live()],
+            "problems": list(cat.problems)}
+
+
+STATUSES = ("pass", "regression", "inconclusive", "error", "baseline")
 
 
 def _previous_of(heads: list[RunHead]) -> dict[str, str]:
-    """Each run's predecessor of the same kind (heads newest first): the default comparison."""
+    """Each run's predecessor of the same kind (heads newest first): the default comparison.
+    A comparison's own rounds are not compared with each other."""
     out: dict[str, str] = {}
     last: dict[str, str] = {}
     for h in reversed(heads):
+        if h.kind.startswith("compare"):
+            continue
         if h.kind in last:
             out[h.run_id] = last[h.kind]
         last[h.kind] = h.run_id
@@ -59,17 +70,63 @@ def head_of(cat: Catalog, ref: RunRef) -> RunHead:
 
 
 def run_page(cat: Catalog, ref: RunRef) -> dict:
-    """The run's head, the report's explanation (next step, reviewer change) and every case."""
-    from rubricgate.reports import explain
+    """The run as its report tells it, cause first (reports/story.py): the one line, the next
+    step, the rates against baseline and margin, the failing cases with their trials grouped,
+    the statistics folded, then every case with its trials, filterable by outcome, case and rule."""
+    from rubricgate.reports import explain, html_context, story
+    from rubricgate.reports.comment import delta_label, interval, plan_lines, signed_pp
 
     head = head_of(cat, ref)
     summary = cat.summary(ref)
-    listed = sorted(cat.cases(ref), key=lambda c: not any(cell_failed(t) for t in c.trials))
-    failing = [(c, explain.first_failure(c)) for c in explain.failing_cases(summary)]
-    return {"head": head, "ref": ref, "summary": summary, "next_step": explain.next_step(summary),
-            "reviewer_lines": explain.reviewer_lines(summary), "failing": failing, "cases": listed,
-            "reasons": summary.decision.reasons, "warnings": summary.decision.warnings,
-            "has_report": ref.has("report.html"), "previous": _previous_of(cat.heads()).get(head.run_id)}
+    cells = {c.id: c for c in cat.cases(ref)}
+    stories = story.case_stories(summary)
+    order = [st.case.id for st in stories] + [c.id for c in summary.cases if c.id not in {st.case.id for st in stories}]
+    rows = [CaseRow(cells[cid], _outcome(cells[cid]), sorted({f.rule for t in by_id.trials for f in t.findings}))
+            for by_id in summary.cases for cid in [by_id.id] if cid in cells]
+    rows.sort(key=lambda r: order.index(r.cell.id) if r.cell.id in order else len(order))
+    return {"head": head, "ref": ref, "summary": summary, "lead": story.lead(summary), "partial": story.partial(summary),
+            "glyph": story.GLYPHS.get(summary.decision.status, "!"), "next_step": story.next_step(summary),
+            "not_gated": story.not_gated(summary),
+            "reviewer_lines": explain.reviewer_lines(summary), "stories": stories[:SHOWN_FAILING],
+            "more_failing": stories[SHOWN_FAILING:], "cases": rows, "rules": sorted({r for row in rows for r in row.rules}),
+            "meters": {d: html_context.meter(r, html_context.margin_of(summary)) for d, r in summary.rates.items()},
+            "delta_label": delta_label, "interval": interval, "plan_lines": plan_lines(summary),
+            "unconfirmed": story.unconfirmed_line(summary), "flaky": story.flaky_line(summary),
+            "errored": story.errored_line(summary), "signed_pp": signed_pp,
+            "warnings": html_context.warnings(summary), "reasons": summary.decision.reasons,
+            "has_report": ref.has("report.html"), "previous": _previous_of(cat.heads()).get(head.run_id),
+            "comparison_of": _comparison_of(cat, ref) if head.kind.startswith("compare-") else None,
+            "NEXT_STEP_REVERT": explain.NEXT_STEP_REVERT, "NEXT_STEP_ACCEPT": explain.NEXT_STEP_ACCEPT}
+
+
+def _comparison_of(cat: Catalog, ref: RunRef) -> str | None:
+    """The key of the comparison a `compare --base` run was one side of."""
+    for cref, record, head in cat.comparisons():
+        if any(p.resolve() == ref.root for paths in comparisons.side_folders(cref, record).values() for p in paths):
+            return head.run_id
+    return None
+
+
+SHOWN_FAILING = 30  # failing cases told in full on a run page; the rest are rows of the case table
+
+
+@dataclass
+class CaseRow:
+    """A case of a run as its table row: its trials, its outcome for the filter, the rules it cited."""
+
+    cell: CaseCell
+    outcome: str  # failing, errored, flaky, passing, not run
+    rules: list[str]
+
+
+def _outcome(cell: CaseCell) -> str:
+    if not cell.trials:
+        return "not run"
+    if any(t.errored for t in cell.trials) and not any(t.fails and not t.errored for t in cell.trials):
+        return "errored"
+    if any(cell_failed(t) for t in cell.trials):
+        return "flaky" if cell.flaky else "failing"
+    return "passing"
 
 
 @dataclass
@@ -136,10 +193,42 @@ def compare_page(cat: Catalog, base: RunRef, head: RunRef) -> dict:
     except GateInputError as exc:
         raise NotFound(exc.problem) from exc
     bh, hh = head_of(cat, base), head_of(cat, head)
-    return {"base": bh, "head": hh, "comparison": comparison,
+    return {"base": bh, "head": hh, "comparison": comparison, "base_label": bh.run_id, "head_label": hh.run_id,
+            "record": None, "order": None, "side_runs": [], "moved": _moved(comparison.flips),
             "flips": [f for f in comparison.flips if f.kind != "unchanged"],
             "unchanged": sum(f.kind == "unchanged" for f in comparison.flips),
             "rules": _diff(bh.rules, hh.rules), "files": _diff(bh.reviewer_files, hh.reviewer_files)}
+
+
+def comparison_page(cat: Catalog, record_slug: str) -> dict:
+    """A comparison `compare` decided, as it recorded it, with the runs of each side it made."""
+    found = next(((ref, record, head) for ref, record, head in cat.comparisons() if urls.slug(head.run_id) == record_slug),
+                 None)
+    if found is None:
+        raise NotFound(f"no comparison {record_slug}")
+    ref, record, head = found
+    sides = {side: [r for r in (cat.ref_at(p) for p in paths) if r is not None]
+             for side, paths in comparisons.side_folders(ref, record).items()}
+    first = {side: next((cat.head(r) for r in runs if cat.head(r) is not None), None) for side, runs in sides.items()}
+    bh, hh = first["base"], first["head"]
+    return {"comparison": record, "record": head.run_id, "base_label": record.base, "head_label": record.head,
+            "order": record.order or None, "moved": _moved(record.flips),
+            "side_runs": [(side, [r.key for r in runs]) for side, runs in sides.items() if runs],
+            "flips": [f for f in record.flips if f.kind != "unchanged"],
+            "unchanged": sum(f.kind == "unchanged" for f in record.flips), "base": bh, "head": hh,
+            "rules": _diff(bh.rules, hh.rules) if bh and hh else [],
+            "files": _diff(bh.reviewer_files, hh.reviewer_files) if bh and hh else []}
+
+
+def _moved(flips) -> str:
+    """'2 cases regressed (a, b), 1 fixed' — what the comparison found, in one line."""
+    by: dict[str, list[str]] = {}
+    for f in flips:
+        by.setdefault(f.kind, []).append(f.case_id)
+    parts = [f"{len(by[k])} case(s) {k}" + (f" ({', '.join(by[k][:3])}{' …' if len(by[k]) > 3 else ''})"
+                                          if k in ("regressed", "fixed") else "")
+             for k in ("regressed", "fixed", "added", "removed") if by.get(k)]
+    return "; ".join(parts) or f"no case moved ({len(by.get('unchanged', []))} unchanged)"
 
 
 def _diff(base: dict, head: dict) -> list[tuple[str, object, object]]:
@@ -153,10 +242,39 @@ class TrendPoint:
     tested_change: bool  # the reviewer files differ from the previous run's: a rubric/prompt change
     drift: list[str]  # agent CLI or model changes since the previous run
 
+    @property
+    def partial(self) -> bool:
+        """Interrupted, budget spent or could not be judged: marked, never a rate point."""
+        return not self.head.complete or self.head.status == "error"
 
-def trend_page(cat: Catalog) -> dict:
-    """The gated runs oldest first, each marked with the changes since the one before."""
-    heads = [h for h in reversed(cat.heads()) if h.kind in TREND_KINDS]
+
+NO_BRANCH = "(no branch recorded)"
+DEFAULT_BRANCHES = ("main", "master", "trunk")
+
+
+def branch_series(cat: Catalog) -> dict[str, list[RunHead]]:
+    """The gated runs oldest first, one series per branch (a PR's branch apart from main's)."""
+    series: dict[str, list[RunHead]] = {}
+    for h in reversed(cat.heads()):
+        if h.kind in TREND_KINDS:
+            series.setdefault(h.branch or NO_BRANCH, []).append(h)
+    return series
+
+
+def default_branch(series: dict[str, list[RunHead]]) -> str | None:
+    """main (or master, trunk) when it has runs, else the branch with the most."""
+    named = [b for b in DEFAULT_BRANCHES if b in series]
+    return named[0] if named else max(series, key=lambda b: (len(series[b]), b), default=None)
+
+
+def trend_page(cat: Catalog, branch_slug: str | None = None) -> dict:
+    """One branch's gated runs oldest first, each marked with the changes since the one before."""
+    series = branch_series(cat)
+    branch = default_branch(series) if branch_slug is None else next(
+        (b for b in series if urls.slug(b) == branch_slug), None)
+    if branch_slug is not None and branch is None:
+        raise NotFound(f"no branch {branch_slug} among the gated runs")
+    heads = series.get(branch, []) if branch is not None else []
     points = []
     for prev, cur in zip([None, *heads], heads):
         changed = prev is not None and bool(cur.reviewer) and cur.reviewer != prev.reviewer
@@ -165,11 +283,14 @@ def trend_page(cat: Catalog) -> dict:
                                          if getattr(prev, a) != getattr(cur, a)]
         points.append(TrendPoint(cur, changed, drift))
     dims = list(dict.fromkeys(d for h in heads for d in h.rates))
-    return {"points": points, "dims": dims}
+    branches = sorted(((b, len(hs)) for b, hs in series.items()), key=lambda x: (x[0] != branch, -x[1], x[0]))
+    return {"points": points, "dims": dims, "heads": heads, "branch": branch, "branches": branches,
+            "partial": sum(p.partial for p in points)}
 
 
 def transcript_page(cat: Catalog, ref: RunRef, case_slug: str, trial: int) -> dict:
-    """One trial: its grades from the index, its transcript's tool timeline and final message."""
+    """One trial: its grades from the index, its transcript's tool timeline and final message,
+    and the failing trials before and after it in the run (case order, then trial order)."""
     head = head_of(cat, ref)
     cell = next((cat.case(ref, cid) for cid in _case_id(cat, ref, case_slug)), None)
     found = next((t for t in cell.trials if t.n == trial), None) if cell else None
@@ -177,4 +298,10 @@ def transcript_page(cat: Catalog, ref: RunRef, case_slug: str, trial: int) -> di
         raise NotFound(f"no trial {trial} of case {case_slug} in run {ref.key}")
     transcript = cat.transcript(ref, found.transcript) if found.transcript else None
     grades = [(d, found.fails.get(d)) for d in head.rates] + [(d, r) for d, r in found.fails.items() if d not in head.rates]
-    return {"head": head, "case": cell, "trial": found, "transcript": transcript, "grades": grades}
+    trials = [(c.id, t.n, cell_failed(t)) for c in cat.cases(ref) for t in c.trials]
+    at = next(i for i, (cid, n, _) in enumerate(trials) if cid == cell.id and n == trial)
+    before = [(cid, n) for cid, n, failed in trials[:at] if failed]
+    after = [(cid, n) for cid, n, failed in trials[at + 1:] if failed]
+    return {"head": head, "case": cell, "trial": found, "transcript": transcript, "grades": grades,
+            "previous_failing": before[-1] if before else None, "next_failing": after[0] if after else None,
+            "failing_count": sum(f for _, _, f in trials), "failing_at": len(before) + 1 if trials[at][2] else None}

@@ -51,6 +51,12 @@ def _asset(name: str) -> str:
 
 
 @cache
+def _theme() -> str:
+    """The stylesheet report.html uses too (rubricgate/reports/templates/theme.css): one look."""
+    return resources.files("rubricgate.reports").joinpath("templates", "theme.css").read_text(encoding="utf-8")
+
+
+@cache
 def environment():
     """The template environment (jinja2 imported here, on the first page rendered)."""
     import jinja2
@@ -60,7 +66,10 @@ def environment():
     env = jinja2.Environment(loader=jinja2.PackageLoader("rubricgate.view", "templates"), finalize=_shown,
                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              bytecode_cache=bytecode_cache())
-    env.globals.update(u=urls, pct=pct, slug=urls.slug, location=_location,
+    from rubricgate.reports import story
+
+    env.globals.update(u=urls, pct=pct, slug=urls.slug, location=_location, shown_cases=story.shown_cases,
+                       badges={**story.BADGES, "running": "RUNNING"}, glyphs={**story.GLYPHS, "running": "…"},
                        as_json=lambda v: json.dumps(v, ensure_ascii=False, indent=1, default=str))
     return env
 
@@ -82,7 +91,7 @@ def render(template: str, path: str, *, static: bool = False,
     script = _asset("view.js")
     live = data.get("live_source") is not None
     context = {"root": urls.up(path), "static": static, "page": template.removesuffix(".html"),
-               "csp": csp(script, live), "script": Markup(script), "css": Markup(_asset("view.css")), "live_source": None,
+               "csp": csp(script, live), "script": Markup(script), "css": Markup(_theme() + _asset("view.css")), "live_source": None,
                "built_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
                "linkable": linkable or (lambda run_id, t: bool(t.transcript)),
                "can_compare": can_compare or (lambda base, head: True), **data}

@@ -65,9 +65,13 @@ class Site:
         dims = list(dict.fromkeys(d for h in data["runs"] for d in h.rates))
         return self._html("runs.html", path or "index.html", dims=dims, **data)
 
-    def _trend(self, path: str) -> Page:
-        data = pages.trend_page(self.catalog)
-        return self._html("trend.html", path, charts=[charts.trend_chart(data["points"], data["dims"])], **data)
+    def _trend(self, path: str, branch: str | None = None) -> Page:
+        data = pages.trend_page(self.catalog, branch)
+        wide, narrow = charts.trend_svgs(data["heads"]) if data["heads"] else ("", "")
+        return self._html("trend.html", path, wide=_markup(wide), narrow=_markup(narrow), **data)
+
+    def _trend_branch(self, path: str, branch: str) -> Page:
+        return self._trend(path, branch)
 
     def _run(self, path: str, run: str) -> Page:
         return self._html("run.html", path, **pages.run_page(self.catalog, pages.ref_of(self.catalog, run)))
@@ -84,12 +88,14 @@ class Site:
     def _case(self, path: str, case: str) -> Page:
         found = self.histories.get(case) if self.histories is not None else None
         history = found or pages.case_page(self.catalog, case)
-        return self._html("case.html", path, h=history, window=pages.FLAKY_WINDOW,
-                          flaky_chart=charts.flaky_chart(history))
+        return self._html("case.html", path, h=history, window=pages.FLAKY_WINDOW)
 
     def _compare(self, path: str, base: str, head: str) -> Page:
         data = pages.compare_page(self.catalog, pages.ref_of(self.catalog, base), pages.ref_of(self.catalog, head))
         return self._html("compare.html", path, **data)
+
+    def _comparison(self, path: str, record: str) -> Page:
+        return self._html("compare.html", path, **pages.comparison_page(self.catalog, record))
 
     def _transcript(self, path: str, run: str, trial: str, case: str) -> Page:
         ref = pages.ref_of(self.catalog, run)
@@ -106,6 +112,14 @@ class Site:
             raise pages.NotFound("a static site has no live data")
         data = live.progress(pages.ref_of(self.catalog, run))
         return Page(200, "application/json", json.dumps(data).encode("utf-8"))
+
+
+def _markup(svg: str):
+    """A chart drawn by reports/charts.py: its SVG was re-serialised by ElementTree, every text in
+    it escaped, so it goes into the page as markup."""
+    from markupsafe import Markup
+
+    return Markup(svg)
 
 
 def site_for(folders: list[Path], static: bool = False) -> Site:

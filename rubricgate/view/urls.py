@@ -26,8 +26,9 @@ def runs() -> str:
     return "index.html"
 
 
-def trend() -> str:
-    return "trend.html"
+def trend(branch: str | None = None) -> str:
+    """The trend page: the default branch's at trend.html, any branch's at trend/<slug>.html."""
+    return "trend.html" if branch is None else f"trend/{slug(branch)}.html"
 
 
 def run(run_id: str) -> str:
@@ -46,6 +47,11 @@ def compare(base: str, head: str) -> str:
     return f"compare/{slug(base)}..{slug(head)}.html"
 
 
+def compare_record(key: str) -> str:
+    """A comparison `rubricgate compare` decided and wrote (compare.json, comparison.json)."""
+    return f"comparison/{slug(key)}.html"
+
+
 def transcript(run_id: str, case_id: str, trial: int) -> str:
     return f"transcript/{slug(run_id)}/{int(trial)}/{slug(case_id)}.html"
 
@@ -61,10 +67,12 @@ def live_data(run_id: str) -> str:
 ROUTES = [
     ("runs", re.compile(r"(?:index\.html)?")),
     ("trend", re.compile(r"trend\.html")),
+    ("trend_branch", re.compile(r"trend/(?P<branch>[A-Za-z0-9_-]+)\.html")),
     ("run", re.compile(r"run/(?P<run>[A-Za-z0-9_-]+)\.html")),
     ("report", re.compile(r"run/(?P<run>[A-Za-z0-9_-]+)/report\.html")),
     ("case", re.compile(r"case/(?P<case>[A-Za-z0-9_-]+)\.html")),
     ("compare", re.compile(r"compare/(?P<base>[A-Za-z0-9_-]+)\.\.(?P<head>[A-Za-z0-9_-]+)\.html")),
+    ("comparison", re.compile(r"comparison/(?P<record>[A-Za-z0-9_-]+)\.html")),
     ("transcript", re.compile(r"transcript/(?P<run>[A-Za-z0-9_-]+)/(?P<trial>\d{1,6})/(?P<case>[A-Za-z0-9_-]+)\.html")),
     ("live", re.compile(r"live/(?P<run>[A-Za-z0-9_-]+)\.html")),
     ("live_data", re.compile(r"live/(?P<run>[A-Za-z0-9_-]+)\.json")),

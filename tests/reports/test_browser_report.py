@@ -79,7 +79,7 @@ def test_report_loads_and_payloads_execute_nothing(chromium, tmp_path, report):
     title = re.search(r"<title>(.*?)</title>", dom, re.S).group(1)
     assert "PWNED" not in title and title.startswith("REGRESSION · rubricgate report")
     assert len(re.findall(r"<script", dom)) == 1 and not re.search(r"<img[^>]+onerror", dom)
-    for marker in ('id="decision"', 'id="rates"', 'id="cases"', 'id="chart-trend"', 'class="timeline"', 'class="final"'):
+    for marker in ('id="decision"', 'id="rates"', 'id="cases"', 'id="chart-trend"', 'class="timeline cards"', 'class="final"'):
         assert marker in dom
 
 

@@ -150,8 +150,10 @@ def test_a_change_no_case_exercises_is_named_in_the_first_line():
     change = RuleChange(rule="scope-single-purpose", change="severity", detail="severity suggestion -> warning")
     s = rf.passing_summary().model_copy(update={
         "rule_changes": [change], "decision": Decision(status="inconclusive", exit_code=2, reasons=["r"])})
-    assert first_line(render_body(s)) == (
+    body = render_body(s)
+    assert first_line(body) == (
         "### ❔ rubricgate **INCONCLUSIVE**: scope-single-purpose severity suggestion → warning and no case exercises it")
+    assert "**Next step:** add a case that exercises scope-single-purpose: rubricgate coverage --suggest DIR" in body
 
 
 def test_pass_says_what_held():

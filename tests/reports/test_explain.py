@@ -16,7 +16,6 @@ from rubricgate.models.results import Decision, ReviewerRecord, RuleRow  # noqa:
 from rubricgate.models.verdict import Finding  # noqa: E402
 from rubricgate.pipeline import RunOptions, run_suite  # noqa: E402
 from rubricgate.reports import explain  # noqa: E402
-from rubricgate.reports.charts import y_range  # noqa: E402
 from rubricgate.reports.comment import render_body  # noqa: E402
 from rubricgate.reports.html import render_html  # noqa: E402
 from tests.conftest import make_repo  # noqa: E402
@@ -171,12 +170,29 @@ def test_html_puts_failing_cases_first_with_why_and_findings(tmp_path):
     rows = [m for m in ("data-case=\"block-missing-description\"", "data-case=\"pass-weekly-revenue\"")]
     table = page[page.index('id="cases"'):]
     assert table.index(rows[0]) < table.index(rows[1])  # the failing case on top
-    assert "<td>skills/data-loader/SKILL.md:7 (source: fixtures/block/data-loader/SKILL.md)</td>" in page
+    assert '<td data-label="file:line">skills/data-loader/SKILL.md:7 (source: fixtures/block/data-loader/SKILL.md)</td>' in page
     assert "&lt;script&gt;document.title" in page[failing:page.index('id="cases"')]
 
 
-def test_charts_y_axis_zooms_to_the_data():
-    assert y_range([1.0]) == (0.9, 1.02)
-    assert y_range([0.946, 1.0]) == (0.85, 1.02)  # a 5-point drop spans a third of the axis
-    assert y_range([0.07, 1.0]) == (0.0, 1.02)
-    assert y_range([None]) == (0.0, 1.02)
+def test_the_branch_outside_ci_is_read_from_git_head_without_starting_git(tmp_path):
+    from tests.conftest import git
+
+    repo = make_repo(tmp_path / "repo")
+    assert explain.local_branch(repo) == "main"
+    git(repo, "checkout", "-q", "-b", "rubric/tighten")
+    assert explain.local_branch(repo) == "rubric/tighten"
+    git(repo, "worktree", "add", "-q", "-b", "feature-x", str(tmp_path / "wt"))
+    assert explain.local_branch(tmp_path / "wt") == "feature-x"  # .git is a file naming the worktree's gitdir
+    git(repo, "checkout", "-q", "--detach")
+    assert explain.local_branch(repo) is None and explain.local_branch(tmp_path / "nowhere") is None
+
+
+def test_a_run_outside_ci_records_its_branch_and_in_ci_the_ci_ref(tmp_path, monkeypatch):
+    repo = make_repo(tmp_path / "repo", fixtures=["pass/weekly-revenue-summary"])
+    for key in ("GITHUB_ACTIONS", "GITHUB_REF", "GITHUB_REF_NAME", "GITHUB_HEAD_REF"):
+        monkeypatch.delenv(key, raising=False)
+    assert run_suite(RunOptions(repo=repo)).summary.config["branch"] == "main"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_REF", "refs/heads/release")
+    monkeypatch.setenv("GITHUB_REF_NAME", "release")
+    assert run_suite(RunOptions(repo=repo)).summary.config["branch"] == "release"

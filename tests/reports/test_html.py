@@ -79,7 +79,7 @@ def test_failing_cases_group_their_trials_and_show_the_findings_issue(page):
     failing = page[page.index('id="failing-cases"'):page.index('id="statistics"')]
     assert "2/2 trials failed: verdict wrong_tier: expected BLOCK, got PASS" in failing
     assert "tool_use forbidden_tool: bash is forbidden (trial #2)" in failing
-    assert "<th scope=\"col\">issue</th>" in failing and "<td>stub body</td>" in failing
+    assert "<th scope=\"col\">issue</th>" in failing and '<td data-label="issue">stub body</td>' in failing
     assert failing.count('class="trial"') == 2  # each trial folded under its case
 
 
@@ -135,7 +135,7 @@ def test_an_interrupted_run_says_what_ran_and_what_did_not_and_marks_itself_part
     assert 'id="partial-mark">PARTIAL RUN<' in page and '<h2 id="partial-h">Partial run</h2>' in page
     assert "did not run: 1 case(s): pass-weekly-revenue" in page and "why: run interrupted after 2 of 4 trials" in page
     assert "Over the judged trials only; not gated." in page
-    assert page.count('class="timeline"') == 2  # both trials that ran are reachable
+    assert page.count('class="timeline cards"') == 2  # both trials that ran are reachable
 
 
 def test_an_errored_run_never_says_its_dimensions_are_decided():

@@ -59,7 +59,7 @@ def test_every_decision_badge_has_its_own_style_at_aa_contrast(status, dark):
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
 def test_text_links_and_outcome_glyphs_are_at_aa_contrast(dark):
     p = _scheme(dark)
-    pairs = [(fg, bg) for fg in ("--fg", "--muted", "--link", "--good", "--bad", "--warn") for bg in ("--bg", "--bg-subtle")]
+    pairs = [(fg, bg) for fg in ("--fg", "--muted", "--link", "--good", "--bad", "--warn", "--mark") for bg in ("--bg", "--bg-subtle")]
     pairs += [(f"--cell-{k}-fg", f"--cell-{k}") for k in ("ok", "fail", "errored", "none")]
     low = {(fg, bg): round(contrast(p[fg], p[bg]), 2) for fg, bg in pairs if contrast(p[fg], p[bg]) < 4.5}
     assert not low, low

@@ -193,3 +193,37 @@ def test_the_trend_command_and_its_chart_leave_record_runs_out(tmp_path):
     assert "2 runs" in chart.read_text() and "rec-1" not in chart.read_text()
     every = CliRunner().invoke(main, ["trend", *map(str, paths), "--all-kinds"])
     assert every.exit_code == 0 and "rec-1" in every.output and "Left out" not in every.output
+
+
+def test_each_branch_is_a_series_of_its_own_and_a_partial_run_is_no_rate_point():
+    from rubricgate.models.results import Decision
+
+    main = [rf.passing_summary().model_copy(update={"run_id": f"main-{i}", "started_at": f"2026-01-0{i + 1}T00:00:00Z",
+                                                    "config": {"branch": "main"}}) for i in range(3)]
+    pr = rf.summary(run_id="pr-1", started_at="2026-01-02T12:00:00Z", config={"branch": "rubric/tighten", "pr": 7})
+    cut = main[1].model_copy(update={"complete": False, "decision": Decision(status="error", exit_code=2)})
+    text = render_trend([main[0], pr, cut, main[2]])
+    first, second = text.split("### Branch ")[1:3]
+    assert first.startswith("main (3 run(s))") and "pr-1" not in first
+    assert second.startswith("rubric/tighten (1 run(s))") and "main-" not in second
+    row = next(line for line in first.splitlines() if line.startswith("| main-1"))
+    assert row.count("partial: not a rate point") == 3 and "error (partial)" in row
+    moved = next(line for line in first.splitlines() if line.startswith("| main-2"))
+    assert "(0.0 pp)" in moved  # compared with main-0, the judged run before it
+
+
+def test_the_viewers_trend_is_per_branch_with_main_first(tmp_path):
+    from rubricgate.view import urls
+    from rubricgate.view.site import site_for
+
+    reports = tmp_path / "reports"
+    rf.write_run_dir(reports / "r1", rf.summary(run_id="r1", config={"branch": "main"}))
+    rf.write_run_dir(reports / "r2", rf.summary(run_id="r2", started_at="2026-01-02T00:00:00Z", config={"branch": "feature-x"}))
+    rf.write_run_dir(reports / "r3", rf.summary(run_id="r3", started_at="2026-01-03T00:00:00Z", config={"branch": "feature-x"}))
+    site = site_for([reports])
+    default = site.page(urls.trend()).body.decode()
+    assert '<code id="branch">main</code>' in default and 'data-run="r1"' in default and 'data-run="r2"' not in default
+    assert urls.trend("feature-x").split("/", 1)[1] in default  # a link to the other branch's trend
+    other = site.page(urls.trend("feature-x")).body.decode()
+    assert 'data-run="r2"' in other and 'data-run="r3"' in other and 'data-run="r1"' not in other
+    assert site.page("trend/nope.html").status == 404

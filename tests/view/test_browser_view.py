@@ -104,8 +104,8 @@ def test_compare_with_the_previous_run(browser, world):
 
 def test_trend_page_draws_the_rates(browser, world):
     browser.open(world["url"] + urls.trend())
-    assert browser.js("document.querySelectorAll('#trend-chart g.series').length") == 3
-    box = browser.js("(function(){var r=document.getElementById('trend-chart').getBoundingClientRect();"
+    assert browser.js("document.querySelectorAll('#chart-trend g.series').length") == 3
+    box = browser.js("(function(){var r=document.getElementById('chart-trend').getBoundingClientRect();"
                      "return [r.width, r.height];})()")
     assert box[0] > 300 and box[1] > 100
     shot(browser, "trend")

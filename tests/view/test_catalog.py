@@ -167,3 +167,19 @@ def test_a_run_holding_a_lone_surrogate_is_listed_with_it_shown_escaped(tmp_path
     cell = cat.case(cat.ref(run.name), trial.case_id)
     assert cell.trials[0].fails["verdict"] == "wrong_tier: bad \\udc80 byte"
     assert cat.transcript(cat.ref(run.name), trial.transcript).final_text == "answer \\udc80 here"
+
+
+def test_a_run_folder_named_otherwise_than_its_run_still_opens(reports):
+    """A renamed folder (copied, or named for a baseline): its pages are named by the folder, so
+    every link finds them, with its run index written by the run itself."""
+    from rubricgate.view import urls
+    from rubricgate.view.site import site_for
+
+    Catalog.of([reports]).heads()  # the index is written with the summary's own run id
+    (reports / "20260101T000000Z-abc120").rename(reports / "renamed-run")
+    site = site_for([reports])
+    runs = site.page(urls.runs()).body.decode()
+    assert urls.run("renamed-run") in runs
+    page = site.page(urls.run("renamed-run"))
+    assert page.status == 200 and b'id="run-id">renamed-run<' in page.body
+    assert site.page(urls.transcript("renamed-run", vf.HOSTILE_ID, 1)).status == 200

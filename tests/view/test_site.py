@@ -41,7 +41,8 @@ def assert_inert(html: str) -> None:
 def test_runs_page_lists_runs_with_rates_intervals_and_filters(site):
     html = text(site, urls.runs())
     assert re.findall(r'<tr class="run" data-run="([^"]+)"', html) == [NEW, OLD]
-    assert "75.0% <span class=\"muted\">(3/4, " in html and "1.0.0" in html and "1.1.0" in html
+    assert re.search(r'<span title="3/4, interval 30.1%–95.4%, baseline 100.0%">75.0%</span>', html)
+    assert "1.0.0" in html and "1.1.0" in html
     assert '<option value="baseline">' in html and urls.compare(OLD, NEW) in html
 
 
@@ -57,20 +58,22 @@ def test_case_page_has_the_strip_first_failure_and_flakiness(site):
     html = text(site, urls.case(vf.HOSTILE_ID))
     assert re.findall(r'class="case-run" data-run="([^"]+)" data-failed="(\d)"', html) == [(NEW, "1"), (OLD, "1")]
     assert f"first failed in <a href=\"../{urls.run(OLD)}\">{OLD}</a>" in html
-    assert 'id="flaky-chart"' in html and html.count('class="cell fail"') == 4
+    assert 'class="history" role="img"' in html and html.count('class="cell fail"') == 4
+    assert "flaky in 100.0% of the last 8 runs" in html
     assert_inert(html)
 
 
 def test_transcript_page_shows_timeline_final_message_and_grades(site):
     html = text(site, urls.transcript(OLD, vf.HOSTILE_ID, 1))
     assert html.count('<tr class="call">') == 2 and 'id="final"' in html and "denied" in html
-    assert re.search(r"<td>verdict</td><td class=\"bad\">FAIL</td><td>wrong_tier: expected BLOCK", html)
+    assert re.search(r'<th scope="row">verdict</th><td class="inline bad" data-label="result">✗ FAIL</td>'
+                     r'<td data-label="why">wrong_tier: expected BLOCK', html)
     assert_inert(html)
 
 
 def test_transcript_page_shows_each_calls_result_as_text(site):
     html = text(site, urls.transcript(OLD, vf.HOSTILE_ID, 1))
-    results = re.findall(r'<pre class="result">(.*?)</pre>', html, re.S)
+    results = re.findall(r'<pre class="result" tabindex="0">(.*?)</pre>', html, re.S)
     assert len(results) == 1 and html_lib.unescape(results[0]) == "---\nname: " + rf.HOSTILE + "\n---\n"
     assert "12 more characters not kept" in html
     assert html.count('class="muted no-result">not recorded') == 1  # the call whose result the stream did not show
@@ -85,14 +88,14 @@ def test_compare_page_has_flips_with_their_test_and_the_diffs(tmp_path):
     html = text(site_for([reports]), urls.compare(OLD, NEW))
     assert re.search(r'data-case="block-missing-description" data-kind="regressed"', html)
     assert "p " in html and ("credible" in html or "could be noise" in html)
-    assert re.search(r"<td>secret-in-file</td><td>critical · mechanical</td><td>absent</td>", html)
-    assert re.search(r"<td>tone-kind</td><td>absent</td><td>suggestion · judgement</td>", html)
+    assert re.search(r'<th scope="row">secret-in-file</th><td>critical · mechanical</td><td>absent</td>', html)
+    assert re.search(r'<th scope="row">tone-kind</th><td>absent</td><td>suggestion · judgement</td>', html)
     assert "reviewer/evaluator/references/rubric.md" in html
 
 
 def test_trend_page_marks_tested_changes_and_drift(site):
     html = text(site, urls.trend())
-    assert 'id="trend-chart"' in html and "CLI: 1.0.0 → 1.1.0" in html
+    assert 'id="chart-trend"' in html and 'id="chart-trend-narrow"' in html and "CLI: 1.0.0 → 1.1.0" in html
     assert 'class="mark-drift"' in html
 
 
@@ -123,8 +126,8 @@ def test_runs_page_filters_by_the_branch_and_pull_request_a_run_recorded(tmp_pat
     rf.write_run_dir(reports / OLD, rf.summary(run_id=OLD, config={"branch": "rubric/tighten", "pr": 7}))
     rf.write_run_dir(reports / NEW, rf.summary(run_id=NEW, started_at="2026-01-02T00:00:00Z", config={"branch": "main"}))
     html = text(site_for([reports]), urls.runs())
-    assert f'data-run="{OLD}" data-kind="run" data-branch="rubric/tighten" data-pr="pr-7"' in html
-    assert f'data-run="{NEW}" data-kind="run" data-branch="main" data-pr=""' in html
+    assert re.search(f'data-run="{OLD}" data-kind="run" [^>]*data-branch="rubric/tighten" data-pr="pr-7"', html)
+    assert re.search(f'data-run="{NEW}" data-kind="run" [^>]*data-branch="main" data-pr=""', html)
     assert '<option value="pr-7">PR #7</option>' in html and '<option value="rubric/tighten">' in html
 
 

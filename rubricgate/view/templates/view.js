@@ -1,55 +1,95 @@
 (function () {
   "use strict";
   var body = document.body;
+  function $(id) { return document.getElementById(id); }
   function show(row, yes) { if (yes) { row.removeAttribute("hidden"); } else { row.setAttribute("hidden", ""); } }
-  function filterRuns() {
-    var kind = document.getElementById("kind").value, where = document.getElementById("where").value;
-    [].forEach.call(document.querySelectorAll("tr.run"), function (row) {
-      show(row, (!kind || row.getAttribute("data-kind") === kind) &&
-        (!where || row.getAttribute("data-branch") === where || row.getAttribute("data-pr") === where));
-    });
+  function counted(rows, shown) {
+    var out = $("filter-count");
+    if (out) { out.textContent = shown < rows.length ? shown + " of " + rows.length + " shown" : ""; }
   }
-  if (document.getElementById("kind")) {
-    document.getElementById("kind").addEventListener("change", filterRuns);
-    document.getElementById("where").addEventListener("change", filterRuns);
+  // The runs page: search, decision, kind, branch or PR.
+  function filterRuns() {
+    var text = $("run-search").value.trim().toLowerCase(), status = $("decision-filter").value;
+    var kind = $("kind").value, where = $("where").value, rows = document.querySelectorAll("tr.run"), shown = 0;
+    [].forEach.call(rows, function (row) {
+      var yes = (!kind || row.getAttribute("data-kind") === kind) &&
+        (!where || row.getAttribute("data-branch") === where || row.getAttribute("data-pr") === where) &&
+        (!status || row.getAttribute("data-status") === status || (status === "partial" && row.getAttribute("data-partial") === "1")) &&
+        (!text || row.getAttribute("data-text").indexOf(text) >= 0);
+      show(row, yes); shown += yes;
+    });
+    counted(rows, shown);
+  }
+  if ($("run-search")) {
+    ["run-search", "decision-filter", "kind", "where"].forEach(function (id) {
+      $(id).addEventListener(id === "run-search" ? "input" : "change", filterRuns);
+    });
     var params = new URLSearchParams(location.search);
-    if (params.get("kind")) { document.getElementById("kind").value = params.get("kind"); }
-    if (params.get("where")) { document.getElementById("where").value = params.get("where"); }
+    if (params.get("kind")) { $("kind").value = params.get("kind"); }
+    if (params.get("where")) { $("where").value = params.get("where"); }
     filterRuns();
   }
-  var go = document.getElementById("compare-go");
+  // A run page: outcome, case id, rule cited.
+  function filterCases() {
+    var outcome = $("outcome-filter").value, text = $("case-filter").value.trim().toLowerCase();
+    var rule = $("rule-filter").value, rows = document.querySelectorAll("#cases tr.case"), shown = 0;
+    [].forEach.call(rows, function (row) {
+      var yes = (!outcome || row.getAttribute("data-outcome") === outcome) &&
+        (!text || row.getAttribute("data-case").toLowerCase().indexOf(text) >= 0) &&
+        (!rule || (" " + row.getAttribute("data-rules") + " ").indexOf(" " + rule + " ") >= 0);
+      show(row, yes); shown += yes;
+    });
+    counted(rows, shown);
+  }
+  if ($("outcome-filter")) {
+    $("outcome-filter").addEventListener("change", filterCases);
+    $("case-filter").addEventListener("input", filterCases);
+    $("rule-filter").addEventListener("change", filterCases);
+    var wanted = new URLSearchParams(location.search).get("outcome");
+    if (wanted) { $("outcome-filter").value = wanted; }
+    filterCases();
+  }
+  // A transcript: [ and ] step to the previous and next failing trial.
+  document.addEventListener("keydown", function (e) {
+    var tag = (e.target.tagName || "").toLowerCase();
+    if (e.altKey || e.ctrlKey || e.metaKey || tag === "input" || tag === "select" || tag === "textarea") { return; }
+    var link = e.key === "[" ? $("prev-failing") : e.key === "]" ? $("next-failing") : null;
+    if (link) { location.href = link.href; }
+  });
+  var go = $("compare-go");
   if (go) {
     go.addEventListener("click", function () {
-      var base = document.getElementById("compare-base").value, head = document.getElementById("compare-head").value;
+      var base = $("compare-base").value, head = $("compare-head").value;
       if (base && head && base !== head) { location.href = "compare/" + base + ".." + head + ".html"; }
     });
   }
   function text(el, value) { el.textContent = value === null || value === undefined ? "" : String(value); }
   function pct(p, n) { return n ? (100 * p / n).toFixed(1) + "% (" + p + "/" + n + ")" : "n/a"; }
   function paint(data) {
-    text(document.getElementById("done"), data.done);
-    text(document.getElementById("total"), data.total === null ? "?" : data.total);
-    var bar = document.getElementById("bar");
-    bar.style.width = (data.total ? Math.min(100, 100 * data.done / data.total) : 0) + "%";
-    var rates = document.getElementById("live-rates");
+    text($("done"), data.done);
+    text($("total"), data.total === null ? "?" : data.total);
+    var share = data.total ? Math.min(100, 100 * data.done / data.total) : 0;
+    $("bar").style.width = share + "%";
+    $("progress").setAttribute("aria-valuenow", String(Math.round(share)));
+    var rates = $("live-rates");
     rates.textContent = "";
     Object.keys(data.rates).forEach(function (dim) {
       var tr = document.createElement("tr"), a = document.createElement("td"), b = document.createElement("td");
       text(a, dim); text(b, pct(data.rates[dim][0], data.rates[dim][1]));
       tr.appendChild(a); tr.appendChild(b); rates.appendChild(tr);
     });
-    var recent = document.getElementById("recent");
+    var recent = $("recent");
     recent.textContent = "";
     data.recent.forEach(function (r) {
       var li = document.createElement("li");
-      text(li, r.case + " #" + r.trial + ": " + r.outcome + (r.failed.length ? " — failed " + r.failed.join(", ") : ""));
+      text(li, (r.failed.length ? "✗ " : "✓ ") + r.case + " #" + r.trial + ": " + r.outcome + (r.failed.length ? " — failed " + r.failed.join(", ") : ""));
       li.className = r.failed.length ? "bad" : "";
       li.setAttribute("data-case", r.case);
       recent.appendChild(li);
     });
     body.setAttribute("data-done", String(data.done));
     if (data.finished) {
-      text(document.getElementById("state"), "finished: " + (data.decision || "no decision"));
+      text($("state"), "finished: " + (data.decision || "no decision"));
       body.setAttribute("data-finished", "1");
     }
     return data.finished;
