@@ -26,7 +26,8 @@ def changed(base, repo, config_path) -> None:
     """
     root = repo_root(repo)
     try:
-        result = changed_files(root, base, gated_paths(load_config(root, config_path), root))
+        config = load_config(root, config_path)
+        result = changed_files(root, base, gated_paths(config, root))
         _github_output(result.changed)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
@@ -34,6 +35,11 @@ def changed(base, repo, config_path) -> None:
         click.echo(f"changed: {len(result.files)} gated file(s) since {base} (merge base {result.merge_base[:12]})")
         for name in result.files:
             click.echo(f"  {name}")
+        if config.verdict is not None and config.verdict.defines_rules():
+            from rubricgate.adopt.changed_rules import changed_rules  # rules named in rubricgate.yaml only
+
+            for line in changed_rules(root, config, result.merge_base):
+                click.echo(f"  {line}")
     else:
         click.echo(f"unchanged: no gated file changed since {base} (merge base {result.merge_base[:12]})")
 

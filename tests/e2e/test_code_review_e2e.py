@@ -98,6 +98,10 @@ def _pr_gate(repo: Path, env: dict) -> tuple[int, dict]:
 def test_a_prompt_edit_deleting_two_rules_fails_the_pr_gate(on_main):
     repo, env = on_main
     edit_rules(repo, RULES_J2_TWO_DELETED, "drop two rules")
+    changed = cli("changed", "--repo", str(repo), "--base", "main")  # the workflow's first step
+    assert changed.exit_code == 0 and "reviewer/rules.j2" in changed.output
+    assert "rule sql-injection: removed from the reviewer's files" in changed.output
+    assert "rule broad-except: removed from the reviewer's files" in changed.output
     code, comparison = _pr_gate(repo, env)
     assert code == 1, comparison["decision"]
     regressed = {f["case_id"] for f in comparison["flips"] if f["kind"] == "regressed"}

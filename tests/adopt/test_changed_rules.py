@@ -1,0 +1,52 @@
+"""`changed --base` names the rules (stated in the reviewer's files, named in rubricgate.yaml) that
+an edit rewords, deletes or adds; a reviewer with a rubric table lists files only, as before."""
+
+from __future__ import annotations
+
+import yaml
+from click.testing import CliRunner
+
+from rubricgate.cli import main
+from tests.conftest import git, make_repo
+
+PROMPT = "# Review\n\n- Flag SQL injection: queries built from strings.\n- Flag new code without tests.\n"
+RULES = [{"id": "sql-injection", "severity": "critical", "match": "(?i)sql injection"},
+         {"id": "missing-tests", "severity": "warning", "match": "(?i)missing tests", "statement": "(?i)without tests"},
+         {"id": "naming", "severity": "suggestion", "match": "(?i)naming"}]
+
+
+def commit(repo, message):
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", message)
+
+
+def changed(repo):
+    return CliRunner().invoke(main, ["changed", "--repo", str(repo), "--base", "main"])
+
+
+def test_an_edit_of_stated_rules_is_named_rule_by_rule(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["verdict"] = {"format": "yaml", "rules": RULES}
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    (repo / "reviewer/prompts/evaluate.md").write_text(PROMPT)
+    commit(repo, "rules in the prompt")
+    git(repo, "checkout", "-qb", "pr")
+    (repo / "reviewer/prompts/evaluate.md").write_text(
+        "# Review\n\n- Report changes that add code without tests.\n- Flag naming that hides intent.\n")
+    got = changed(repo)
+    assert got.exit_code == 0, got.output
+    lines = got.output.splitlines()
+    assert "  reviewer/prompts/evaluate.md" in lines
+    assert "  rule sql-injection: removed from the reviewer's files (was: '- Flag SQL injection: queries built from strings.')" in lines
+    assert ("  rule missing-tests: statement '- Flag new code without tests.' -> "
+            "'- Report changes that add code without tests.'") in lines
+    assert "  rule naming: stated now ('- Flag naming that hides intent.')" in lines
+
+
+def test_a_rubric_table_reviewer_lists_the_changed_files_only(repo):
+    git(repo, "checkout", "-qb", "pr")
+    rubric = repo / "reviewer/evaluator/references/rubric.md"
+    rubric.write_text(rubric.read_text() + "\n")
+    got = changed(repo)
+    assert got.exit_code == 0 and "rule " not in got.output and "rubric.md" in got.output
