@@ -27,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.peers import TREES, bench_folders, make_suite, write_stubs  # noqa: E402
+from rubricgate.isolation.netaccess import NetworkAccess  # noqa: E402
 from rubricgate.isolation.overlay import Overlay, layer_folders, remove_tree  # noqa: E402
 from rubricgate.isolation.sandbox import SandboxPolicy, probe_layers, wrap  # noqa: E402
 
@@ -39,7 +40,8 @@ def launch_ms(by: str, folder: Path, base: Path, launches: int) -> float:
     for i in range(launches):
         trial = folder / f"t{i}"
         overlay = Overlay((layer_folders(trial, trial / "m")[0], base), trial / "upper", trial / "work", trial / "m")
-        policy = SandboxPolicy("bwrap", layers=True, layers_by=by, overlay=overlay)  # type: ignore[arg-type]
+        policy = SandboxPolicy("bwrap", layers=True, layers_by=by, overlay=overlay,  # type: ignore[arg-type]
+                               network=NetworkAccess("shared"))  # the mounts alone
         cwd = folder / "view" / "repo"
         read_fd, write_fd = os.pipe()
         argv, payload = wrap(policy, ["/usr/bin/test", "-f", str(cwd / "f0")], cwd=cwd,

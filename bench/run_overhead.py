@@ -26,6 +26,13 @@ Part 4, the sandbox's root against the one it replaced: rubricgate's bubblewrap 
 subprocess with the same namespaces, alternating: what the allowlist adds per trial
 (target: <= 10 ms).
 
+Part 5, the network: `/bin/true`, then `curl` of one page from a loopback server, through
+`run_process` in rubricgate's sandbox with `agent.sandbox_network` shared, none (a network
+namespace of its own) and allowlist (that, the trial's proxy door, socat in the sandbox and the
+wait until it listens; curl's request relayed by the proxy), alternating: what the allowlist
+adds per trial against the shared network (target: <= 10 ms at the median), and the harness's
+own CPU per trial in each mode (its Python: the door, the relay thread).
+
     python bench/run_overhead.py [--trials 3] [--rounds 3] [--launches 60] [--launch-only]
 """
 
@@ -48,6 +55,7 @@ sys.path.insert(0, str(ROOT))
 from rubricgate.agents.base import AgentRequest  # noqa: E402
 from rubricgate.agents.builtin import BuiltinAgent  # noqa: E402
 from rubricgate.isolation.limits import Limits  # noqa: E402
+from rubricgate.isolation.netaccess import NetworkAccess  # noqa: E402
 from rubricgate.isolation.process import run_process  # noqa: E402
 from rubricgate.isolation.sandbox import SandboxPolicy, probe_bwrap, wrap  # noqa: E402
 from rubricgate.models.config import Config  # noqa: E402
@@ -70,6 +78,7 @@ emit({"type": "result", "subtype": "success", "is_error": False, "result": text,
 """
 
 CHANGED = "reviewer/.changed-skills.txt"
+SHARED = NetworkAccess("shared")
 
 
 def clean_copy(dest: Path) -> Path:
@@ -169,6 +178,7 @@ def main() -> None:
         (tmp / "launch" / "cwd").mkdir(parents=True)
         report_launch(launch_ms(tmp / "launch" / "cwd", args.launches))
         report_roots(roots_ms(tmp / "launch" / "cwd", args.launches))
+        report_network(*network_ms(tmp / "launch" / "cwd", args.launches))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -205,7 +215,7 @@ BARE_BWRAP = ["bwrap", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bi
 def launch_ms(folder: Path, launches: int) -> dict[str, list[float]]:
     """Wall ms of each `/bin/true` launch through run_process, plain and in rubricgate's sandbox,
     and of a bare bubblewrap around it, alternating."""
-    policy = SandboxPolicy("bwrap", limits=Limits())
+    policy = SandboxPolicy("bwrap", limits=Limits(), network=SHARED)  # the network's own cost: part 5
     times: dict[str, list[float]] = {"plain": [], "bwrap": [], "bare": []}
     for i in range(launches):
         for mode, sandbox in (("plain", None), ("bwrap", policy)):
@@ -281,7 +291,7 @@ def allowlist_launch(policy: SandboxPolicy, folder: Path) -> None:
 
 def roots_ms(folder: Path, launches: int) -> dict[str, list[float]]:
     """Wall ms of each /bin/true launch in the allowlist root and the denylist root, alternating."""
-    policy = SandboxPolicy("bwrap", limits=Limits())
+    policy = SandboxPolicy("bwrap", limits=Limits(), network=SHARED)  # as the denylist root had it
     old = denylist_argv(folder)
     times: dict[str, list[float]] = {"allowlist": [], "denylist": []}
     for _ in range(launches):
@@ -297,6 +307,68 @@ def roots_ms(folder: Path, launches: int) -> dict[str, list[float]]:
 def report_roots(times: dict[str, list[float]]) -> None:
     """Median launch per root and what the allowlist adds to the denylist, paired."""
     report_paired(times, "denylist", "allowlist", "denylist / allow", "allowlist root adds per trial")
+
+
+NETWORK_MODES = ("shared", "none", "allowlist")
+
+
+def network_ms(folder: Path, launches: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """(wall ms, harness CPU ms) of each launch per network mode and agent, alternating."""
+    import http.server
+    import threading
+
+    from rubricgate.isolation.netaccess import HostPort, network_access
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args) -> None:
+            return
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    agents = {"true": ["/bin/true"], "curl": ["/usr/bin/curl", "-sf", "-o", "/dev/null", f"http://127.0.0.1:{port}/"]}
+    wall: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
+    policies = {mode: SandboxPolicy("bwrap", limits=Limits(), network=network_access(
+        mode, [HostPort("127.0.0.1", port)], {})) for mode in NETWORK_MODES}  # type: ignore[arg-type]
+    try:
+        for i in range(launches):
+            for agent, argv in agents.items():
+                for mode, policy in policies.items():
+                    if agent == "curl" and mode == "none":
+                        continue  # nothing to reach
+                    key = f"{agent}, {mode}"
+                    start, spent = time.perf_counter(), time.process_time()
+                    done = run_process(argv, cwd=folder, env={"PATH": "/usr/bin:/bin"}, timeout_s=30,
+                                       output_cap_bytes=1 << 16, stdout_path=folder.parent / f"net-{i}" / "out",
+                                       sandbox=policy)
+                    wall.setdefault(key, []).append((time.perf_counter() - start) * 1000)
+                    cpu.setdefault(key, []).append((time.process_time() - spent) * 1000)
+                    if done.exit_code != 0:
+                        raise SystemExit(f"{key}: exit {done.exit_code}: {done.stderr_tail}")
+    finally:
+        server.shutdown()
+        server.server_close()
+    return wall, cpu
+
+
+def report_network(wall: dict[str, list[float]], cpu: dict[str, list[float]]) -> None:
+    """Per agent: what a namespace of its own and the allowlist add to the shared network, paired,
+    and the harness's CPU per launch in each mode."""
+    for agent in ("true", "curl"):
+        if agent == "true":
+            report_paired(wall, "true, shared", "true, none", "shared / netns", "own netns adds per trial")
+        report_paired(wall, f"{agent}, shared", f"{agent}, allowlist", f"{agent}: shared/allow",
+                      f"allowlist adds per trial ({agent})")
+    for key, values in cpu.items():
+        q1, median, q3 = statistics.quantiles(values, n=4)
+        print(f"harness CPU per launch, {key:<16}: {median:6.2f} ms median, quartiles {q1:.2f} .. {q3:.2f} ms")
 
 
 if __name__ == "__main__":

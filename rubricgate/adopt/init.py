@@ -295,7 +295,11 @@ def config_text(reviewer: dict[str, str], agent: str) -> str:
         agent_block += (f"  # model: pin one here; unset, the summary records the model the agent reports\n"
                         f"  secret_env: [{cli.secret}]   # passed to the agent, scrubbed from every report\n"
                         f"  # The CLI's endpoint, proxy and CA variables reach it only when listed here.\n"
-                        f"  env_allowlist: [{', '.join(allowlist(cli))}]\n")
+                        f"  env_allowlist: [{', '.join(allowlist(cli))}]\n"
+                        f"  # The reviewer's own network: only its model endpoint (its endpoint variable, or the\n"
+                        f"  # CLI's public API), through rubricgate's proxy; HTTPS_PROXY above is chained through.\n"
+                        f"  sandbox_network: allowlist   # none: no network; shared: the host's (warned)\n"
+                        f"  network_allow: []   # more host:port the reviewer may reach\n")
     gate = ("gate:\n  method: statistical   # a model-backed reviewer is noisy: strict would flap\n"
             "  confidence: 0.95\n  max_trials_per_case: 10\n") if cli else "gate:\n  method: strict   # the builtin is deterministic\n"
     return (f"# rubricgate: ties the suite, the reviewer under test, the agent and the gate together.\n"

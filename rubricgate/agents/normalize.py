@@ -228,7 +228,7 @@ def mark_not_allowed(draft: Draft, allowed: Iterable[str] | None) -> None:
 
 def finish(draft: Draft, proc: ProcessResult, *, version: str | None) -> Transcript:
     """Fold the process outcome into the draft and build the normalized Transcript."""
-    from rubricgate.models.transcript import Transcript, Usage
+    from rubricgate.models.transcript import NetworkConnection, Transcript, Usage
 
     _apply_process(draft, proc)
     _check_amounts(draft)
@@ -242,6 +242,7 @@ def finish(draft: Draft, proc: ProcessResult, *, version: str | None) -> Transcr
         output_truncated=proc.stdout_truncated, error=draft.error, failure=draft.failure, evidence=draft.evidence,
         signal=draft.signal, api_status=draft.api_status, retry_after_s=draft.retry_after_s,
         reported_turns=draft.reported_turns, notes=draft.notes,
+        network=[NetworkConnection(**vars(c)) for c in proc.network], network_omitted=proc.network_omitted,
     )
 
 

@@ -58,7 +58,8 @@ def check_agent(name: str, agent: Agent, env: dict[str, str], sandbox, shown: Pa
         shutil.rmtree(root, ignore_errors=True)
     if transcript.termination in ("completed", "max_turns") or transcript.steps > 0:
         return
-    raise diagnose(name, transcript, env, printed=printed, timeout_s=timeout_s)
+    raise network_problem(name, transcript.network, sandbox, env) or \
+        diagnose(name, transcript, env, printed=printed, timeout_s=timeout_s)
 
 
 def _request(root: Path, env: dict[str, str], sandbox, timeout_s: float) -> AgentRequest:
@@ -96,7 +97,9 @@ def diagnose(name: str, transcript: Transcript, env: dict[str, str], *, printed:
     if cls == "unreachable" or (cls is None and _NETWORK.search(error)):
         return GateInputError("rubricgate.yaml", field, f"{name} cannot reach {where}: {said}",
                               f"check {point.base_url} and any HTTPS_PROXY/NO_PROXY or CA bundle, each listed in "
-                              "agent.env_allowlist, and agent.sandbox_network (shared)")
+                              "agent.env_allowlist; under agent.sandbox_network: allowlist the CLI reaches only "
+                              "its endpoint and agent.network_allow, through rubricgate's proxy (HTTPS_PROXY inside "
+                              "the sandbox), and a client that ignores HTTPS_PROXY reaches nothing")
     return GateInputError("rubricgate.yaml", field, f"{name} failed its preflight request ({cls or transcript.termination}): "
                           f"{said}", f"run `{name}` by hand with the same environment; {point.key} and "
                           f"{point.base_url} reach it only when listed in agent.secret_env / agent.env_allowlist")
@@ -115,3 +118,35 @@ def _out_of_time(name: str, where: str, timeout_s: float, printed: bool, field: 
                           f"{name} started, but {where} did not answer within {timeout_s:.0f} s",
                           "check that the endpoint answers (it accepted the connection and sent nothing), "
                           "or raise agent.preflight_timeout_s")
+
+
+def network_problem(name: str, network, sandbox, env: dict[str, str]) -> GateInputError | None:
+    """The preflight's failure as the sandbox's proxy saw it: nothing reached an endpoint, and a
+    connection could not be made or was refused (not in the allowlist). None when the proxy
+    relayed something (the endpoint answered: the CLI's own error says what) or saw nothing."""
+    if getattr(getattr(sandbox, "network", None), "mode", None) != "allowlist" or \
+            any(c.outcome == "relayed" for c in network):
+        return None
+    point = cli_specs()[name].endpoint
+    where = env.get(point.base_url) or point.default
+    field = f"agent {name} (preflight)"
+    failed = [c for c in network if c.outcome == "unreachable"]
+    if failed:
+        return GateInputError("rubricgate.yaml", field,
+                              f"{name} cannot reach {where}: the sandbox's proxy could not connect to "
+                              f"{_where(failed[0])} ({failed[0].detail})",
+                              f"check that the endpoint is up and {point.base_url} names it; behind a proxy, list "
+                              "HTTPS_PROXY in agent.env_allowlist (the sandbox's proxy goes through it)")
+    refused = [c for c in network if c.outcome == "refused"]
+    if refused:
+        hosts = ", ".join(dict.fromkeys(_where(c) for c in refused))
+        return GateInputError("rubricgate.yaml", field,
+                              f"{name} cannot reach {where}: the sandbox's proxy refused {hosts}, which is not in "
+                              "its network allowlist",
+                              f"point {point.base_url} at the endpoint, or list the host:port the CLI needs in "
+                              "agent.network_allow (agent.sandbox_network: allowlist)")
+    return None
+
+
+def _where(connection) -> str:
+    return f"[{connection.host}]:{connection.port}" if ":" in connection.host else f"{connection.host}:{connection.port}"

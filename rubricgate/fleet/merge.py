@@ -21,6 +21,7 @@ from rubricgate.fleet.shard import SHARD_FILE, input_digests, read_shard_record
 from rubricgate.fleet.verify import shard_events, transcript_bytes, verify_shards
 from rubricgate.gating.summarize import build_summary
 from rubricgate.isolation.environment import build_env, scrub, secret_values
+from rubricgate.isolation.netaccess import NetworkAccess
 from rubricgate.isolation.sandbox import SandboxPolicy
 from rubricgate.isolation.untrusted import write_fresh
 from rubricgate.models.results import Summary, TrialResult
@@ -151,9 +152,12 @@ def write_merged(loaded: Loaded, options: RunOptions, jobs: list[Job], shards: l
 
 
 def _isolation(shards: list[Shard]) -> SandboxPolicy:
-    """The weakest isolation any shard ran with: one copy-only shard makes the whole run copy-only."""
+    """The weakest isolation any shard ran with: one copy-only shard makes the whole run copy-only,
+    one whose sandbox shared the host's network makes it shared."""
     weak = next((s.summary for s in shards if s.summary.isolation != "bwrap"), shards[0].summary)
-    return SandboxPolicy(isolation=weak.isolation, reason=weak.isolation_reason)
+    shared = any(s.summary.sandbox_network == "shared" for s in shards)
+    return SandboxPolicy(isolation=weak.isolation, reason=weak.isolation_reason,
+                         network=NetworkAccess("shared" if shared else "allowlist"))
 
 
 def merged_state(shards: list[Shard], results: list[TrialResult], trials: int | None) -> RunState:

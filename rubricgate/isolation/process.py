@@ -15,19 +15,22 @@ stopped long before the wall-clock timeout.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rubricgate.isolation.admission import CANCEL, AgentSlots
 from rubricgate.isolation.guardian import current as current_guardian
 from rubricgate.isolation.identity import give_to_sandbox_user, root_harness, user_namespace
 from rubricgate.isolation.limits import Limits, limit_reached
+from rubricgate.isolation.netns import NamespaceGone, listen_in
+from rubricgate.isolation.proxy import Connection, TrialDoor, open_door
 from rubricgate.isolation.reaping import KILL_GRACE_S, RUN_TOKEN_VAR, kill_escapees, kill_group, kill_sandbox
 from rubricgate.isolation.rootfs import identity_pipes
 from rubricgate.isolation.sandbox import SandboxPolicy, Writable, find_program, wrap
@@ -49,6 +52,8 @@ class ProcessResult:
     start_error: str = ""  # non-empty when the executable could not be started
     stopped: str = ""  # non-empty when the harness's watch callback ended the run
     limit: str = ""  # the sandbox limit the agent reached (isolation/limits.py), if any
+    network: list[Connection] = field(default_factory=list)  # what it connected to through the proxy
+    network_omitted: int = 0  # connections past proxy.MAX_LOGGED, counted only
 
 
 def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
@@ -84,12 +89,26 @@ def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeo
 
 def _launch(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeouts: tuple[float, float], sink: CappedSink,
             sandbox: SandboxPolicy | None, writable: Sequence[Writable], gate_slots: AgentSlots | None) -> ProcessResult:
+    """A sandbox whose network is by allowlist gets its proxy door (isolation/proxy.py), whose
+    log becomes the result's `network`."""
+    door = open_door(sandbox.network) if sandbox is not None and sandbox.enforced and sandbox.network.proxied else None
+    try:
+        result = _launch_in(argv, cwd, env, timeouts, sink, sandbox, writable, gate_slots, door)
+    finally:
+        log, omitted = door.close() if door is not None else ([], 0)
+    return replace(result, network=log, network_omitted=omitted) if door is not None else result
+
+
+def _launch_in(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeouts: tuple[float, float],
+               sink: CappedSink, sandbox: SandboxPolicy | None, writable: Sequence[Writable],
+               gate_slots: AgentSlots | None, door: TrialDoor | None) -> ProcessResult:
     (timeout_s, idle_s), token = timeouts, uuid.uuid4().hex
     started = time.monotonic()
     sandboxed = sandbox is not None and sandbox.enforced
     limits = sandbox.limits if sandbox is not None and sandboxed else None
     try:
-        proc, gate = _spawn(argv, cwd, {**env, RUN_TOKEN_VAR: token}, sandbox, writable, gated=gate_slots is not None)
+        proc, gate = _spawn(argv, cwd, {**env, RUN_TOKEN_VAR: token}, sandbox, writable,
+                            gated=gate_slots is not None or door is not None, door=door)
     except OSError as exc:
         return ProcessResult(None, False, False, "", time.monotonic() - started, start_error=_start_error(argv[0], exc))
     finally:
@@ -97,6 +116,8 @@ def _launch(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeouts: tu
             gate_slots.end_launch_turn()  # launched (or failed to): the next trial may launch
     if not sandboxed and (guardian := current_guardian()) is not None:
         guardian.watch(proc.pid, token)  # killed with its group if the harness dies (isolation/guardian.py)
+    if gate is not None and gate_slots is None:  # gated only until its proxy listened: go at once
+        _open_gate(gate)
     if gate is None or gate_slots is None:
         return _supervise(proc, sink, (started + timeout_s, idle_s), started, token, sandboxed, limits)
     opened = gate_slots.take(lambda: _open_gate(gate))  # possibly by the thread whose agent just ended
@@ -142,8 +163,11 @@ def _start_error(program: str, exc: OSError) -> str:
 
 
 def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], sandbox: SandboxPolicy | None,
-           writable: Sequence[Writable], gated: bool = False) -> tuple[subprocess.Popen[bytes], int | None]:
-    """(process, write end of its gate or None). A gated agent reads its gate on stdin."""
+           writable: Sequence[Writable], gated: bool = False,
+           door: TrialDoor | None = None) -> tuple[subprocess.Popen[bytes], int | None]:
+    """(process, write end of its gate or None). A gated agent reads its gate on stdin; `door`:
+    the trial's proxy (a sandbox whose network is by allowlist), listening in the sandbox's
+    namespace before this returns."""
     if sandbox is None or not sandbox.enforced:
         return subprocess.Popen(
             list(argv), cwd=str(cwd), env=dict(env), stdin=subprocess.DEVNULL,
@@ -155,18 +179,20 @@ def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], sandbox: Sand
     identity = identity_pipes()
     read_fd, write_fd = os.pipe()
     gate_read, gate = os.pipe() if gated else (subprocess.DEVNULL, None)
-    passed = (read_fd, *identity.values(), *(() if userns is None else (userns,)))
+    info_read, info_write = os.pipe() if door is not None else (None, None)
+    passed = (read_fd, *identity.values(), *(() if userns is None else (userns,)),
+              *(() if info_write is None else (info_write,)))
     try:
         wrapped, payload = wrap(sandbox, [program, *argv[1:]], cwd=cwd, env=env, writable=writable,
-                                args_fd=read_fd, gated=gated, userns_fd=userns, identity=identity)
+                                args_fd=read_fd, gated=gated, userns_fd=userns, identity=identity, info_fd=info_write)
         # bwrap itself gets no secrets: they travel in the pipe, not in its argv or environment.
         proc = subprocess.Popen(
             wrapped, cwd="/", env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, stdin=gate_read,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, pass_fds=passed)
     except BaseException:
-        if gate is not None:
-            os.close(gate)
-        os.close(write_fd)
+        for fd in (gate, write_fd, info_read):
+            if fd is not None:
+                os.close(fd)
         raise
     finally:
         for fd in passed:
@@ -174,7 +200,44 @@ def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], sandbox: Sand
         if gate is not None:
             os.close(gate_read)
     _feed_args(write_fd, payload)
+    if door is not None and info_read is not None:
+        _open_door(door, info_read, proc, gate)
     return proc, gate
+
+
+def _open_door(door: TrialDoor, info_read: int, proc: subprocess.Popen[bytes], gate: int | None) -> None:
+    """The proxy listens in the sandbox's namespace (its process's pid from bwrap's --info-fd),
+    before the gate opens. A sandbox that died first is left to its exit status; one whose
+    namespace cannot be entered is ended (OSError: the trial cannot start)."""
+    pid = _sandbox_pid(info_read)
+    if pid is None:
+        return  # bwrap stopped before its sandbox existed: its exit status and stderr say why
+    try:
+        door.listen(listen_in(pid, door.access.ports))
+    except NamespaceGone:
+        return
+    except OSError as exc:
+        if gate is not None:
+            os.close(gate)
+        _end(proc, "", sandboxed=True)
+        proc.stdout.close()  # type: ignore[union-attr]
+        proc.stderr.close()  # type: ignore[union-attr]
+        raise OSError(exc.errno, f"the sandbox's network proxy cannot listen in its namespace: {exc.strerror}") from None
+
+
+def _sandbox_pid(info_read: int) -> int | None:
+    """The sandbox process's pid bwrap wrote to --info-fd (it closes the pipe after), or None."""
+    data = b""
+    try:
+        while chunk := os.read(info_read, 4096):
+            data += chunk
+    finally:
+        os.close(info_read)
+    try:
+        pid = json.loads(data)["child-pid"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return pid if isinstance(pid, int) and pid > 0 else None
 
 
 def _trial_identity(writable: Sequence[Writable], cwd: Path | None) -> int | None:

@@ -14,7 +14,10 @@ plant a git hook or poison the cache. So every agent process runs inside bubblew
 - an unprivileged sandbox user that is no host user owning files, even under a root harness
   (isolation/identity.py), no capabilities, and per-trial limits (isolation/limits.py);
 - an environment built from the allowlist with `--clearenv`; the arguments, secrets among
-  them, travel through a pipe (`--args FD`), never on a command line another process can read.
+  them, travel through a pipe (`--args FD`), never on a command line another process can read;
+- a network namespace of its own, the model endpoints reached only through the harness's
+  allowlisting proxy (isolation/netaccess.py, proxy.py), unless `agent.sandbox_network` says
+  otherwise.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Literal
 
 from rubricgate.isolation.identity import CAPS_FOR_DROP, drop_to_sandbox_user
 from rubricgate.isolation.limits import Limits, limit_prefix
+from rubricgate.isolation.netaccess import CLEARED_VARS, PROXY_VARS, NetworkAccess
 from rubricgate.isolation.overlay import Overlay, OverlayMount, probe_command, probe_overlay
 from rubricgate.isolation.rootfs import (
     SANDBOX_UID,
@@ -63,7 +67,7 @@ class SandboxPolicy:
     hidden: tuple[Path, ...] = ()  # never visible: repository, reports, cache, run temp root
     covered: tuple[Path, ...] = ()  # the run's temp roots: no agent folder may hold them
     home: tuple[Path, ...] = ()  # the real HOME: never shown, nor any agent folder holding it
-    network: bool = True
+    network: NetworkAccess = NetworkAccess()  # allowlist (through the proxy), none, or shared
     reason: str = ""  # why copy-only was chosen, for the loud warning
     bwrap: str = "bwrap"
     layers: bool = False  # overlay workspaces can be mounted here (runner/overlay.py)
@@ -136,13 +140,16 @@ Writable = Path | tuple[Path, Path]  # a folder, or (folder, where the agent see
 
 def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
          writable: Sequence[Writable] = (), args_fd: int = 3, gated: bool = False,
-         userns_fd: int | None = None, identity: dict[str, int] | None = None) -> tuple[list[str], bytes]:
+         userns_fd: int | None = None, identity: dict[str, int] | None = None,
+         info_fd: int | None = None) -> tuple[list[str], bytes]:
     """(bwrap argv, NUL-separated arguments for `--args FD`) running argv inside the sandbox in
     `cwd`, its workspace: the trial's overlay (mounted there by bwrap, or by `unshare` at its own
     target and shown there) or the folder itself, writable; `writable`: the other folders the
     agent may write. `gated`: behind GATE, reading stdin. `userns_fd`: the trial's user
     namespace made by a root harness (isolation/identity.py); None for an ordinary user.
-    `identity`: pipes holding /etc/passwd and /etc/group (rootfs.identity_pipes)."""
+    `identity`: pipes holding /etc/passwd and /etc/group (rootfs.identity_pipes). `info_fd`:
+    where bwrap writes its sandbox process's pid (the proxy listens in that process's network
+    namespace before the gate opens: a sandbox whose network is by allowlist is always gated)."""
     overlay = policy.overlay
     if overlay is None or not policy.bwrap_mounts_overlay:
         writable = [(overlay.target, cwd) if overlay is not None else cwd, *writable]
@@ -164,14 +171,34 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
     args += _identity_args(userns_fd, chained)
     args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
              "--die-with-parent", "--new-session", "--chdir", str(cwd), "--clearenv"]
-    if not policy.network:
-        args.append("--unshare-net")
-    for key, value in env.items():
+    args += network_args(policy.network, info_fd)
+    for key, value in sandbox_env(policy.network, env).items():
         args += ["--setenv", key, value]
     payload = ("\0".join(args) + "\0").encode("utf-8", "surrogateescape")
     mount = (overlay.prefix(userns_fd) if chained else [])  # type: ignore[union-attr]
-    inner = [*(drop_to_sandbox_user() if userns_fd is not None else ()), *limit_prefix(policy.limits), *(GATE if gated else ())]
+    inner = [*(drop_to_sandbox_user() if userns_fd is not None else ()), *limit_prefix(policy.limits),
+             *(GATE if gated or policy.network.proxied else ())]
     return [*mount, policy.bwrap, "--args", str(args_fd), "--", *inner, *argv], payload
+
+
+def network_args(access: NetworkAccess, info_fd: int | None) -> list[str]:
+    """bwrap arguments for the sandbox's network: its own namespace unless shared, and (by
+    allowlist) the pipe its sandbox process's pid is written to, for the proxy's listeners."""
+    if access.mode == "shared":
+        return []
+    if not access.proxied:
+        return ["--unshare-net"]
+    if info_fd is None:
+        raise ValueError("a sandbox whose network is by allowlist needs bwrap's --info-fd")
+    return ["--unshare-net", "--info-fd", str(info_fd)]
+
+
+def sandbox_env(access: NetworkAccess, env: Mapping[str, str]) -> Mapping[str, str]:
+    """The agent's environment inside: by allowlist, the proxy variables name the sandbox's
+    forwarder (the user's own proxy is the harness's upstream, never the reviewer's)."""
+    if not access.proxied:
+        return env
+    return {**{k: v for k, v in env.items() if k not in PROXY_VARS and k not in CLEARED_VARS}, **access.sandbox_env()}
 
 
 def _identity_args(userns_fd: int | None, chained: bool) -> list[str]:

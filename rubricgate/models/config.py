@@ -67,7 +67,14 @@ class AgentConfig(StrictModel):
     # bubblewrap around every agent process. auto: when it works here (required under CI=true);
     # bwrap: required; none: copy-only, on purpose. See rubricgate/isolation/sandbox.py.
     sandbox: Literal["auto", "bwrap", "none"] = "auto"
-    sandbox_network: Literal["shared", "none"] = "shared"
+    # The sandbox's network (docs/isolation.md). allowlist: a network namespace of its own; the
+    # model endpoints (the CLI's endpoint variables, or its public default) and network_allow
+    # reached only through rubricgate's proxy. none: nothing. shared: the host's network, every
+    # loopback service included; an explicit opt-out, warned in every report.
+    sandbox_network: Literal["allowlist", "shared", "none"] = "allowlist"
+    # More host:port the reviewer may reach under the allowlist ([::1]:8080 for IPv6). A host
+    # on the host's loopback is reachable only when named here or by an endpoint variable.
+    network_allow: list[str] = Field(default=[], max_length=100)
     limits: AgentLimits = Field(default_factory=AgentLimits)
     # Infrastructure failures (API errors, auth, rate limits, a CLI that fails to start) are retried
     # this many times with exponential backoff and jitter; a retry-after the CLI reports is honoured.
@@ -79,6 +86,19 @@ class AgentConfig(StrictModel):
     preflight_timeout_s: float = Field(default=45.0, gt=0, le=600)
     # Trials at once (`run --jobs` wins). Unset: 4 when a CLI reviews, 1 for the builtin.
     jobs: int | None = Field(default=None, ge=1, le=64)
+
+
+    @field_validator("network_allow")
+    @classmethod
+    def _host_ports(cls, entries: list[str]) -> list[str]:
+        for entry in entries:
+            host, sep, port = entry.rpartition(":")
+            bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+            if not sep or not port.isdigit() or not 0 < int(port) < 65536 or not bare or \
+                    (":" in bare and bare == host) or any(c in bare for c in "/@ \t?#[]"):
+                raise ValueError(f"{entry!r} is not host:port (fix: write it as api.example.com:443, 127.0.0.1:8080 "
+                                 "or [::1]:8080)")
+        return entries
 
 
 class GateConfig(StrictModel):

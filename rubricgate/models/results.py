@@ -177,6 +177,9 @@ class Summary(StrictModel):
     # copy and nothing more, said loudly everywhere), with why copy-only was chosen.
     isolation: Literal["bwrap", "copy-only"] = "bwrap"
     isolation_reason: str = ""
+    # The sandbox's network (agent.sandbox_network; docs/isolation.md); None: copy-only, or a
+    # summary written before it was recorded. "shared" is warned like copy-only.
+    sandbox_network: Literal["allowlist", "none", "shared"] | None = None
     cache_rejected: list[CacheRejection] = []  # forged or damaged entries, re-run
     reviewer: ReviewerRecord | None = None  # this run's reviewer files and rule table
     baseline_reviewer: ReviewerRecord | None = None  # the baseline's, when it is known

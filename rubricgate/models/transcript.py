@@ -58,6 +58,27 @@ class Attempt(StrictModel):
     failure: FailureClass | None = None  # its failure class (Transcript.failure)
 
 
+class NetworkConnection(StrictModel):
+    """One connection a sandboxed reviewer made through rubricgate's proxy (isolation/proxy.py):
+    where to, what became of it, and what the endpoint answered where the harness sees it (a
+    plain http response; a tunnel's traffic is encrypted). Never a header value, path or body."""
+
+    host: str
+    port: int
+    kind: Literal["tunnel", "http"]  # CONNECT (https), or a plain http request forwarded
+    # relayed: connected; refused: not in the allowlist (or a name resolving to loopback);
+    # unreachable: the endpoint (or the user's upstream proxy) could not be reached; bad_request:
+    # not a request the proxy relays.
+    outcome: Literal["relayed", "refused", "unreachable", "bad_request"]
+    detail: str = ""  # why it was refused or unreachable: "connection refused", "cannot resolve ..."
+    status: int | None = None  # the endpoint's HTTP status (plain http only)
+    retry_after: str | None = None  # the endpoint's Retry-After header (plain http only)
+    sent: int = 0  # bytes from the reviewer to the endpoint
+    received: int = 0  # bytes from the endpoint to the reviewer
+    at_s: float = 0.0  # seconds after the trial's sandbox was set up
+    duration_s: float = 0.0
+
+
 class Transcript(StrictModel):
     format_version: int = TRANSCRIPT_FORMAT
     agent: str
@@ -84,3 +105,7 @@ class Transcript(StrictModel):
     reported_turns: int | None = None  # the CLI's own turn count (Claude num_turns), a cross-check
     notes: list[str] = []  # e.g. a CLI count below the turns the stream shows
     attempts: list[Attempt] = []  # every attempt of this trial, last one included
+    # The last attempt's connections through the sandbox's proxy (agent.sandbox_network:
+    # allowlist), in order; `network_omitted` more past isolation/proxy.py's MAX_LOGGED.
+    network: list[NetworkConnection] = []
+    network_omitted: int = 0

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rubricgate.agents import Agent
+from rubricgate.agents.endpoints import run_endpoints
 from rubricgate.agents.preflight import preflight_agents
 from rubricgate.agents.selection import build_agents
 from rubricgate.errors import GateInputError
@@ -27,6 +28,7 @@ from rubricgate.isolation.environment import build_env, secret_values
 from rubricgate.isolation.guardian import Guardian, start_guardian, stop_guardian
 from rubricgate.isolation.leftovers import sweep_in_background
 from rubricgate.isolation.limits import Limits
+from rubricgate.isolation.netaccess import NetworkAccess, NetworkUnavailable, network_access
 from rubricgate.isolation.reaping import adopt_orphans, child_pids
 from rubricgate.isolation.sandbox import (
     AgentFolderRefused,
@@ -211,13 +213,28 @@ def sandbox_policy(options: RunOptions, loaded: Loaded, agents: dict[str, Agent]
                                 probe_layers(scratch.private if scratch else None))
     layers_by, layers_reason = layers
     policy = SandboxPolicy(isolation=isolation, hidden=hidden, covered=covered, home=real_home(),
-                           network=cfg.sandbox_network == "shared", reason=reason,
+                           network=network_decision(loaded, agents, isolation), reason=reason,
                            layers=not layers_reason, layers_reason=layers_reason, layers_by=layers_by,
                            limits=Limits(**cfg.limits.model_dump()))
     if policy.enforced:
         for name, agent in agents.items():
             _check_agent_visible(agent, name, policy)
     return policy
+
+
+def network_decision(loaded: Loaded, agents: dict[str, Agent], isolation: str) -> NetworkAccess:
+    """What the sandbox's network lets through (isolation/netaccess.py): the run's CLIs' model
+    endpoints and agent.network_allow under the allowlist; exit 2 with the fix when the
+    allowlist cannot work here (socat missing, a proxy URL it cannot chain through)."""
+    cfg = loaded.config.agent
+    if isolation != "bwrap":
+        return NetworkAccess("shared")  # copy-only: no sandbox, the host's network (said in its warning)
+    env = build_env(cfg.env_allowlist, cfg.secret_env)
+    try:
+        return network_access(cfg.sandbox_network, run_endpoints([(name, cfg.model) for name in agents], env,
+                                                                 cfg.network_allow, cfg.format), env)
+    except NetworkUnavailable as exc:
+        raise GateInputError("rubricgate.yaml", "agent.sandbox_network", str(exc), exc.fix) from None
 
 
 def _check_agent_visible(agent: Agent, name: str, policy: SandboxPolicy) -> None:
@@ -252,17 +269,27 @@ def retire_unsafe_cache(cache_dir: Path | None) -> tuple[str, Path | None]:
 
 def with_isolation(summary: Summary, policy: SandboxPolicy, cache_retired: str = "",
                    scrub_notes: list[str] | None = None) -> Summary:
-    """Record how agents were isolated; copy-only is a warning on the decision, never silent;
-    so is a scrub that changed what a trial's written result shows (runner/written.py)."""
-    update: dict = {"isolation": policy.isolation, "isolation_reason": policy.reason}
+    """Record how agents were isolated; copy-only is a warning on the decision, never silent,
+    and so is a sandbox sharing the host's network; so is a scrub that changed what a trial's
+    written result shows (runner/written.py)."""
+    update: dict = {"isolation": policy.isolation, "isolation_reason": policy.reason,
+                    "sandbox_network": policy.network.mode if policy.enforced else None}
     warnings = list(scrub_notes or [])
     if not policy.enforced:
         warnings.insert(0, f"copy-only isolation: agents ran without a sandbox ({policy.reason}); the cache was not "
                            "used and the secret-looking values of the parent environment were scrubbed from the reports"
                         + (f"; {cache_retired}" if cache_retired else ""))
+    elif policy.network.mode == "shared":
+        warnings.insert(0, SHARED_NETWORK_WARNING)
     if warnings:
         update["decision"] = summary.decision.model_copy(update={"warnings": [*warnings, *summary.decision.warnings]})
     return summary.model_copy(update=update)
+
+
+SHARED_NETWORK_WARNING = ("shared network: the sandboxed reviewer had the host's network (agent.sandbox_network: "
+                          "shared), so it could reach every service on the host's loopback and its abstract sockets, "
+                          "a served viewer's answer key among them; the default, allowlist, lets it reach only its "
+                          "model endpoints")
 
 
 def reports_root(options: RunOptions, loaded: Loaded) -> Path:

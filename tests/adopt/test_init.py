@@ -137,6 +137,9 @@ def test_agent_claude_allowlists_the_endpoint_proxy_and_ca_variables(tmp_path):
     allow = load_config(repo).agent.env_allowlist
     for name in ("PATH", "ANTHROPIC_BASE_URL", "HTTPS_PROXY", "NO_PROXY", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE"):
         assert name in allow
+    agent = load_config(repo).agent
+    assert (agent.sandbox_network, agent.network_allow) == ("allowlist", [])
+    assert "sandbox_network: allowlist" in (repo / "rubricgate.yaml").read_text()
 
 
 @pytest.mark.parametrize("pip", ['rubricgate==1.0"\n  EVIL: "x', "rubricgate==1.0\nEVIL: 1", "rubricgate",

@@ -148,3 +148,14 @@ def check_overlay(run_dir: Path, install: Install) -> None:
     assert used.startswith("overlay"), used
     if install.bwrap_dir:
         assert used == "overlay (mounted by bwrap)", used
+
+
+def sandbox_to(base_url: str):
+    """A bubblewrap policy whose network lets the agent reach exactly `base_url`'s host:port
+    (the scripted server), through the harness's proxy, as a run's default allowlist would."""
+    from rubricgate.isolation.netaccess import endpoint_of, network_access
+    from rubricgate.isolation.sandbox import SandboxPolicy
+
+    endpoint = endpoint_of(base_url)
+    assert endpoint is not None, base_url
+    return SandboxPolicy("bwrap", network=network_access("allowlist", [endpoint], {}))

@@ -25,6 +25,7 @@ from tests.e2e import claude_scenarios as sc
 from tests.e2e.anthropic_server import ScriptedAnthropicServer
 from tests.e2e.support import (install_fixture, write_baseline, Install, check_overlay, installs, lay_out_suite, processes_in,
                                require_install, with_bwrap_overlay)
+from rubricgate.models.dimensions import DIMENSIONS
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
@@ -120,17 +121,37 @@ def test_cli_version_recorded_and_secret_never_written(gate_run, install: Instal
     assert "[REDACTED]" in transcript.read_text()
 
 
+def test_the_cli_reached_its_scripted_endpoint_only_through_the_sandbox_proxy(gate_run) -> None:
+    """The default network (allowlist): the CLI's own network namespace, its model calls relayed
+    by the harness's proxy to the scripted server and logged per trial; nothing else relayed."""
+    _, summary, repo = gate_run
+    assert summary["sandbox_network"] == "allowlist"
+    run_dir = repo / "reports" / summary["run_id"]
+    network = {c["id"]: json.loads((run_dir / c["trials"][0]["transcript"]).read_text())["network"]
+               for c in summary["cases"]}
+    relayed = {(n["host"], n["port"]) for log in network.values() for n in log if n["outcome"] == "relayed"}
+    assert len(relayed) == 1 and next(iter(relayed))[0] == "127.0.0.1", relayed  # the scripted server alone
+    assert all(log for log in network.values())  # every trial's model calls went through the proxy
+    for log in network.values():
+        assert all(n["outcome"] in ("relayed", "refused") for n in log), log
+        assert all(n["host"] != "127.0.0.1" for n in log if n["outcome"] == "refused"), log
+    down = next(log for case_id, log in network.items() if "api-down" in case_id)
+    # A plain http request shows the endpoint's answer (2.1.332); a tunnel (2.1.112) only its bytes.
+    statuses = {n["status"] for n in down if n["kind"] == "http" and n["outcome"] == "relayed"}
+    assert not statuses or 400 in statuses, down
+
+
 def test_real_cli_timeout_kills_everything(install: Install, tmp_path: Path) -> None:
     """A hung model: the hard timeout ends the run and no process is left in the workspace."""
     from rubricgate.agents.claude import ClaudeAgent
     from rubricgate.models.config import AgentConfig
-    from rubricgate.isolation.sandbox import SandboxPolicy
     from tests.e2e.record_claude import make_workspace, request_for
+    from tests.e2e.support import sandbox_to
 
     with ScriptedAnthropicServer(sc.script_for({}, default=sc.slow)) as server:
         ws = make_workspace(tmp_path)
         req = request_for(ws, tmp_path / "scratch", server.base_url, ["read", "grep", "glob"], 6, 4.0,
-                          {"PATH": install.path()}, sandbox=SandboxPolicy("bwrap"))
+                          {"PATH": install.path()}, sandbox=sandbox_to(server.base_url))
         transcript = ClaudeAgent(AgentConfig(name="claude")).run(req)
     assert transcript.termination == "timeout" and transcript.exit_code is None
     assert transcript.duration_s < 15

@@ -24,11 +24,11 @@ import pytest
 from rubricgate.agents import get_agent
 from rubricgate.agents.base import AgentRequest
 from rubricgate.models.config import AgentConfig
-from rubricgate.isolation.sandbox import SandboxPolicy
 from tests.e2e import openai_suite as suite
 from tests.e2e.openai_server import Scenario, ScriptedServer, answer, bash, hang, verdict_text
 from tests.e2e.record_openai_clis import make_workspace, skill
-from tests.e2e.support import install_fixture, Install, check_overlay, installs, require_install, with_bwrap_overlay
+from tests.e2e.support import (install_fixture, Install, check_overlay, installs, require_install, sandbox_to,
+                               with_bwrap_overlay)
 
 pytestmark = pytest.mark.e2e
 
@@ -84,6 +84,19 @@ def test_cli_version_recorded_and_secret_never_written(gate_run, install: Instal
     assert suite.leaked_files(repo) == []
 
 
+def test_the_cli_reached_its_scripted_endpoint_only_through_the_sandbox_proxy(gate_run) -> None:
+    """The default network (allowlist): the CLI's model calls relayed to the scripted server by
+    the harness's proxy and logged per trial (status included: plain http); nothing else relayed."""
+    _, _, summary, repo = gate_run
+    assert summary["sandbox_network"] == "allowlist"
+    run_dir = repo / "reports" / summary["run_id"]
+    logs = [json.loads((run_dir / c["trials"][0]["transcript"]).read_text())["network"] for c in summary["cases"]]
+    relayed = {(n["host"], n["port"]) for log in logs for n in log if n["outcome"] == "relayed"}
+    assert len(relayed) == 1 and next(iter(relayed))[0] == "127.0.0.1", relayed  # the scripted server alone
+    assert all(any(n["outcome"] == "relayed" and n["status"] for n in log) for log in logs), logs
+    assert all(n["host"] != "127.0.0.1" for log in logs for n in log if n["outcome"] != "relayed"), logs
+
+
 def test_real_cli_timeout_kills_everything(install: Install, tmp_path: Path) -> None:
     """A hung model: the hard timeout ends the run and no process is left in the workspace."""
     cli = install.cli
@@ -95,7 +108,7 @@ def test_real_cli_timeout_kills_everything(install: Install, tmp_path: Path) -> 
                            changed_files_file=ws / "reviewer/.changed-skills.txt", scratch=tmp_path / "scratch",
                            allowed_tools=["read", "grep", "glob"], max_steps=6, timeout_s=8.0,
                            env={"PATH": install.path("/usr/local/bin:/usr/bin:/bin"), "OPENAI_BASE_URL": server.base_url},
-                           sandbox=SandboxPolicy("bwrap"))
+                           sandbox=sandbox_to(server.base_url))
         transcript = get_agent(cli, AgentConfig(name=cli, model="scripted")).run(req)
     assert transcript.termination == "timeout" and transcript.exit_code is None
     assert transcript.duration_s < 20

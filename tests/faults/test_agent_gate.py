@@ -21,12 +21,15 @@ from pathlib import Path
 import pytest
 
 from rubricgate.isolation.admission import CANCEL, AgentSlots
+from rubricgate.isolation.netaccess import NetworkAccess
 from rubricgate.isolation.process import ProcessResult, run_process
 from rubricgate.isolation.sandbox import GATE, SandboxPolicy, wrap
 from tests.faults.reviewers import live_pids_with
 
 pytestmark = pytest.mark.usefixtures("bwrap_ready")
 ROOT = Path(__file__).resolve().parents[2]
+# The gate alone (no network), and with the network allowlist's forwarder in the same shell.
+OFFLINE = SandboxPolicy("bwrap", network=NetworkAccess("none"))
 
 
 def _marker_script(folder: Path) -> list[str]:
@@ -80,7 +83,7 @@ def test_after_ctrl_c_an_agent_at_the_gate_never_starts(tmp_path: Path) -> None:
 @pytest.mark.parametrize("said", [b"", b"nope\n"], ids=["end-of-file", "another-word"])
 def test_without_go_at_the_gate_the_sandbox_ends_and_the_agent_never_runs(tmp_path: Path, said: bytes) -> None:
     args_read, args_write = os.pipe()
-    argv, payload = wrap(SandboxPolicy("bwrap"), _marker_script(tmp_path), cwd=tmp_path,
+    argv, payload = wrap(OFFLINE, _marker_script(tmp_path), cwd=tmp_path,
                          env={"PATH": "/usr/bin:/bin"}, args_fd=args_read, gated=True)
     assert argv[-len(GATE) - 3:-3] == GATE
     os.write(args_write, payload)
@@ -154,15 +157,17 @@ def test_the_agents_time_starts_at_the_gate_not_while_it_waited(tmp_path: Path) 
     assert res.duration_s < 2
 
 
-def test_the_gate_leaves_the_agent_its_stdin_at_dev_null_and_its_environment(tmp_path: Path) -> None:
+@pytest.mark.parametrize("network", ["none", "allowlist"])
+def test_the_gate_leaves_the_agent_its_stdin_at_dev_null_and_its_environment(tmp_path: Path, network: str) -> None:
     script = 'read -r line; echo "stdin=[$line]"; env | sort'
     res = run_process(["/bin/sh", "-c", script], cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "ONLY": "this"},
                       timeout_s=20, output_cap_bytes=10000, stdout_path=tmp_path.parent / "env.out",
-                      sandbox=SandboxPolicy("bwrap"), slots=AgentSlots(1))
+                      sandbox=SandboxPolicy("bwrap", network=NetworkAccess(network)), slots=AgentSlots(1))  # type: ignore[arg-type]
     out = (tmp_path.parent / "env.out").read_text().splitlines()
     assert res.exit_code == 0 and out[0] == "stdin=[]"
     names = {line.split("=", 1)[0] for line in out[1:]}
-    assert names <= {"PATH", "ONLY", "PWD", "RUBRICGATE_RUN_TOKEN", "OLDPWD"}, names
+    proxy = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NODE_USE_ENV_PROXY"}
+    assert names <= {"PATH", "ONLY", "PWD", "RUBRICGATE_RUN_TOKEN", "OLDPWD"} | (proxy if network == "allowlist" else set()), names
 
 
 SPAN = r'''

@@ -69,7 +69,7 @@ def _seen(run_dir: Path) -> list[dict]:
     return [json.loads(t.split("SEEN:")[1].split(":SEEN")[0]) for t in finals]
 
 
-@pytest.fixture(scope="module", params=["shared", "none"])
+@pytest.fixture(scope="module", params=["allowlist", "shared", "none"])
 def looked(request) -> Iterator[tuple[dict, dict]]:
     """One run of a reviewer that looks around, per sandbox_network setting: (what it saw, paths).
     Outside the temp folder (/var/tmp), as a HOME and other checkouts are: /tmp is private anyway."""
@@ -114,7 +114,7 @@ def _look(root: Path, network: str) -> tuple[dict, dict]:
         out = run_suite(RunOptions(repo=repo))
     server.close()
     assert out.summary.isolation == "bwrap"
-    return _seen(out.run_dir)[0], {"repo": repo, "home": home, "root": root}
+    return _seen(out.run_dir)[0], {"repo": repo, "home": home, "root": root, "network": network}
 
 
 def test_no_host_socket_and_no_run_folder_is_reachable(looked) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from rubricgate.isolation.overlay import Overlay, layer_folders, probe_overlay
+from rubricgate.isolation.netaccess import NetworkAccess
 from rubricgate.isolation.sandbox import SandboxPolicy, probe_layers, wrap
 from rubricgate.pipeline import RunOptions, run_suite
 from tests.faults.test_sandbox_attacks import repo_for
@@ -74,7 +75,7 @@ def test_each_mount_has_its_own_argv(tmp_path: Path) -> None:
     overlay = Overlay((tmp_path / "case", tmp_path / "base"), tmp_path / "up", tmp_path / "wk", tmp_path / "m")
     cwd = tmp_path / "view" / "repo"
     for by in ("bwrap", "unshare"):
-        policy = SandboxPolicy("bwrap", layers=True, layers_by=by, overlay=overlay)
+        policy = SandboxPolicy("bwrap", layers=True, layers_by=by, overlay=overlay, network=NetworkAccess("none"))
         argv, payload = wrap(policy, ["/bin/true"], cwd=cwd, env={}, writable=[tmp_path / "out"])
         args = payload.decode().split("\0")
         binds = [args[i + 1:i + 3] for i, a in enumerate(args) if a == "--bind"]
@@ -88,7 +89,7 @@ def test_each_mount_has_its_own_argv(tmp_path: Path) -> None:
             assert "--overlay" not in args and not policy.bwrap_mounts_overlay
             assert binds == [[str(overlay.target), str(cwd)], [str(tmp_path / "out")] * 2]
         assert "--unshare-user" in args
-    _, payload = wrap(SandboxPolicy("bwrap"), ["/bin/true"], cwd=cwd, env={})
+    _, payload = wrap(SandboxPolicy("bwrap", network=NetworkAccess("none")), ["/bin/true"], cwd=cwd, env={})
     args = payload.decode().split("\0")
     assert [args[i + 1:i + 3] for i, a in enumerate(args) if a == "--bind"] == [[str(cwd)] * 2]  # a copy
 

@@ -1,0 +1,41 @@
+"""agents/endpoints.py: which host:port each CLI needs, for the sandbox's network allowlist."""
+
+from __future__ import annotations
+
+import pytest
+
+from rubricgate.agents.endpoints import agent_endpoints, run_endpoints
+from rubricgate.isolation.netaccess import HostPort
+
+
+def test_an_endpoint_variable_wins_over_the_public_default() -> None:
+    assert agent_endpoints("claude", {}) == [HostPort("api.anthropic.com", 443)]
+    assert agent_endpoints("claude", {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8123"}) == [HostPort("127.0.0.1", 8123)]
+    assert agent_endpoints("codex", {}) == [HostPort("api.openai.com", 443)]
+    assert agent_endpoints("codex", {"OPENAI_BASE_URL": "https://gw.corp/v1"}) == [HostPort("gw.corp", 443)]
+
+
+def test_opencode_without_a_base_url_reaches_its_models_provider_only() -> None:
+    assert agent_endpoints("opencode", {}, model="anthropic/claude-x") == [HostPort("api.anthropic.com", 443)]
+    assert agent_endpoints("opencode", {}, model="openai/gpt-x") == [HostPort("api.openai.com", 443)]
+    assert agent_endpoints("opencode", {}, model=None) == []
+    assert agent_endpoints("opencode", {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}) == [HostPort("127.0.0.1", 9)]
+
+
+def test_cortex_reaches_its_snowflake_account() -> None:
+    assert agent_endpoints("cortex", {"SNOWFLAKE_ACCOUNT": "MyOrg-Acct"}) == [
+        HostPort("myorg-acct.snowflakecomputing.com", 443)]
+    assert agent_endpoints("cortex", {}) == []
+
+
+def test_a_command_agent_gets_its_formats_cli_and_every_endpoint_variable_set() -> None:
+    env = {"OPENAI_BASE_URL": "http://127.0.0.1:7/v1"}
+    assert agent_endpoints("command", env, fmt="claude") == [HostPort("127.0.0.1", 7), HostPort("api.anthropic.com", 443)]
+    assert agent_endpoints("command", {}, fmt="text") == [] and agent_endpoints("builtin", env) == []
+
+
+def test_a_run_allows_its_agents_endpoints_and_network_allow() -> None:
+    got = run_endpoints([("claude", None), ("codex", None)], {}, ["[::1]:8080", "api.anthropic.com:443"])
+    assert got == sorted({HostPort("api.anthropic.com", 443), HostPort("api.openai.com", 443), HostPort("::1", 8080)})
+    with pytest.raises(ValueError):
+        run_endpoints([], {}, ["nope"])
