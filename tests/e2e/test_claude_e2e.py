@@ -25,7 +25,6 @@ from tests.e2e import claude_scenarios as sc
 from tests.e2e.anthropic_server import ScriptedAnthropicServer
 from tests.e2e.support import (install_fixture, write_baseline, Install, check_overlay, installs, lay_out_suite, processes_in,
                                require_install, with_bwrap_overlay)
-from rubricgate.models.dimensions import DIMENSIONS
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
