@@ -70,7 +70,7 @@ def _suggest(root: Path, loaded, cov, out: Path) -> list[str]:
     from rubricgate.suite.skeletons import skeleton, write_skeletons
 
     rules = [loaded.rubric.rules[r] for r in cov.uncovered if r in loaded.rubric.rules]
-    skeletons = [skeleton(rule, loaded.rubric) for rule in rules]
+    skeletons = [skeleton(rule, loaded.rubric, loaded.config.suite.layout) for rule in rules]
     forbidden = [root / loaded.config.suite.fixtures, root / loaded.config.suite.tasks]
     forbidden += [root / folder for folder in _reviewer_folders(loaded.config.reviewer)]
     folders = write_skeletons(out, skeletons, forbidden)

@@ -124,7 +124,7 @@ def _skeletons(request: MutateRequest, loaded: Loaded, outcomes: list[Outcome], 
     """A fixture skeleton per rule with a surviving (or only flagged) mutant, under out/skeletons/."""
     rules = sorted({o.mutant.rule for o in outcomes if o.status in ("survived", "flagged")
                     and o.mutant.rule in loaded.rubric.rules})
-    made = [skeleton(loaded.rubric.rules[r], loaded.rubric) for r in rules]
+    made = [skeleton(loaded.rubric.rules[r], loaded.rubric, loaded.config.suite.layout) for r in rules]
     suite = loaded.config.suite
     folders = write_skeletons(out / "skeletons", made, [request.repo / suite.fixtures, request.repo / suite.tasks])
     return {sk.rule: str(folder) for sk, folder in zip(made, folders, strict=True)}

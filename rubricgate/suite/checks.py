@@ -133,6 +133,8 @@ def _files_folder_errors(repo: Path, folder: Path) -> list[GateInputError]:
         return [GateInputError(rel, "", "a file directly under a tier folder is not a case",
                                f"put it in its own folder: {folder.parent.name}/<name>/{folder.name}")]
     errors = _symlink_errors(repo, folder) + _odd_fixture_files(repo, folder)
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "expect.yaml" and not p.is_symlink()):
+        errors += _unwritten_skeleton(repo, path)
     if not any(p.is_file() and p.name != "expect.yaml" for p in folder.rglob("*")):
         errors.append(GateInputError(rel, "", "no file to review in this fixture folder",
                                      "add the files the reviewer reviews (a .diff, code, documents) or remove the folder"))

@@ -68,17 +68,28 @@ def _name(rid: str) -> str:
     return f"{rid}--example" if rid == "fm-name-format" else f"{rid}-example"
 
 
+def _patch_place(rule: Rule) -> str:
+    """A patch with one added line marking where to write a change that violates the rule."""
+    return ("diff --git a/src/example.py b/src/example.py\n--- a/src/example.py\n+++ b/src/example.py\n"
+            "@@ -1,1 +1,2 @@\n def handler(request):\n"
+            f"+    # {VIOLATION_MARKER}: replace this line with a change that violates {rule.id} "
+            f"and nothing else: {rule.text or rule.id}\n")
+
+
 def tier_for(rule: Rule, rubric: RubricSpec) -> str:
     """The tier one finding of the rule makes under the rubric's derivation."""
     return rubric.derive_tier([rule.severity]).lower()
 
 
-def skeleton(rule: Rule, rubric: RubricSpec) -> Skeleton:
-    """A fixture for the rule: written out for the builtin's rules, a marked place otherwise."""
+def skeleton(rule: Rule, rubric: RubricSpec, layout: str = "skills") -> Skeleton:
+    """A fixture for the rule: written out for the builtin's rules, a marked place otherwise (under
+    suite.layout files, a change.diff whose added line is where the violation goes)."""
     name = _name(rule.id)
-    files = _mechanical(rule.id, name)
+    files = _mechanical(rule.id, name) if layout == "skills" else None
     written = files is not None
-    if files is None:
+    if layout != "skills":
+        files = {"change.diff": _patch_place(rule)}
+    elif files is None:
         place = (f"<!-- {VIOLATION_MARKER}: rewrite one part of this skill so it violates {rule.id} "
                  f"and nothing else: {rule.text} -->")
         files = {"SKILL.md": _skill(name, body=STEPS + ["", place])}

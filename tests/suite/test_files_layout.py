@@ -70,3 +70,16 @@ def test_the_skills_layout_still_needs_a_skill_md(tmp_path):
     repo = make_repo(tmp_path / "skills-repo", fixtures=[])
     fixture(repo, "block", "sqli", {"change.diff": DIFF})
     assert any("no SKILL.md in this fixture folder" in p for p in problems(repo))
+
+
+def test_a_skeleton_for_a_files_suite_is_a_patch_and_is_refused_until_written(repo):
+    from rubricgate.suite.rubric import DEFAULT_VOCABULARY, RubricSpec, Rule
+    from rubricgate.suite.skeletons import skeleton
+
+    rule = Rule("sql-injection", "critical", "judgement", "- SQL injection: flag string-built queries.", 3, "p.toml")
+    made = skeleton(rule, RubricSpec("p.toml", {rule.id: rule}, 3, DEFAULT_VOCABULARY), "files")
+    assert made.tier == "block" and set(made.files) == {"change.diff", "expect.yaml"} and not made.written_out
+    assert "sql-injection" in made.files["change.diff"] and "SKILL.md" not in made.files
+    fixture(repo, made.tier, made.name, made.files)
+    assert any(f"fixtures/block/{made.name}/change.diff:6: a fixture skeleton whose violation is not written yet" in p
+               for p in problems(repo))
