@@ -48,10 +48,13 @@ class FakeGitHub(LoopbackServer):
             self.comments[self.next_id] = {"id": self.next_id, "issue": issue, "body": body}
             return self.next_id
 
-    def add_pull(self, number: int, head: str, files: dict[str, str], changed: dict[str, str]) -> None:
-        """A PR whose head commit holds `files`; `changed` maps filename -> status (added, modified, removed)."""
+    def add_pull(self, number: int, head: str, files: dict[str, str], changed: dict[str, str],
+                 patches: dict[str, str] | None = None) -> None:
+        """A PR whose head commit holds `files`; `changed` maps filename -> status (added, modified,
+        removed); `patches` filename -> the hunks GitHub shows for it."""
         self.trees[head] = dict(files)
-        self.pulls[number] = {"head": head, "files": [{"filename": f, "status": s} for f, s in changed.items()]}
+        self.pulls[number] = {"head": head, "files": [{"filename": f, "status": s} | (
+            {"patch": patches[f]} if patches and f in patches else {}) for f, s in changed.items()]}
 
     def contents(self, path: str, ref: str) -> object | None:
         """The contents API's answer: a file object, a directory listing, or None (404)."""

@@ -16,13 +16,17 @@ from rubricgate.adopt.record_sources import (
     MAX_TEXT_CHARS,
     WORKTREE,
     Reviewed,
+    _file,
     _git,
+    _head_sha,
     _keep,
+    _pr_files,
     _regular_text,
     _rev,
     _run_git,
 )
 from rubricgate.errors import GateInputError
+from rubricgate.reports.github import GitHubClient, GitHubTarget
 
 MAX_PATCH_CHARS = 2_000_000
 _DIFF = re.compile(r"^(diff --git |--- \S|\+\+\+ \S|@@ )", re.M)
@@ -58,6 +62,29 @@ def changed_from_worktree(repo: Path, base: str, excluded: list[str]) -> Reviewe
         if text is not None and "\0" not in text:
             out.files[name] = text
     return _checked(out)
+
+
+def changed_from_pull_request(target: GitHubTarget, pr: int, excluded: list[str]) -> Reviewed:
+    """A pull request's changed files at its head commit, and its patch (GitHub's per-file hunks;
+    a file GitHub shows no patch for, binary or too large, is named in it without one)."""
+    client = GitHubClient(target)
+    head = _head_sha(client, pr)
+    listed = [f for f in _pr_files(client, pr) if _keep(f["filename"], excluded)][:MAX_FILES]
+    out = Reviewed(origin=f"pull request #{pr} at {head[:12]}", patch_name=f"pr-{pr}.diff")
+    out.patch = "".join(_file_patch(f) for f in listed)
+    for f in (f for f in listed if f.get("status") != "removed"):
+        text = _file(client, f["filename"], head)
+        if len(text) <= MAX_TEXT_CHARS and "\0" not in text:
+            out.files[f["filename"]] = text
+    return _checked(out)
+
+
+def _file_patch(f: dict) -> str:
+    name, status = f["filename"], f.get("status")
+    old, new = ("/dev/null" if status == "added" else f"a/{name}"), ("/dev/null" if status == "removed" else f"b/{name}")
+    hunks = f.get("patch") if isinstance(f.get("patch"), str) else ""
+    body = hunks.rstrip("\n") + "\n" if hunks else "Binary files differ, or too large to show\n"
+    return f"diff --git a/{name} b/{name}\n--- {old}\n+++ {new}\n{body}"
 
 
 def from_diff(path: Path) -> Reviewed:

@@ -163,7 +163,8 @@ def _reviewed(root, config, pr, github_repo, base, head, from_run, case_id, diff
     if diff_file:
         return changes.from_diff(diff_file), "patch"
     if pr:
-        return sources.from_pull_request(_target(github_repo), pr, excluded), f"pr-{pr}"
+        return (changes.changed_from_pull_request(_target(github_repo), pr, excluded) if files
+                else sources.from_pull_request(_target(github_repo), pr, excluded)), f"pr-{pr}"
     if base or head:
         if not base:
             raise GateInputError("record", "--base", "--base is needed with --head", "give --base REF")

@@ -11,13 +11,14 @@ from click.testing import CliRunner
 
 from rubricgate.cli import main
 from tests.conftest import git, make_repo, set_severity
+from tests.fake_github import FakeGitHub
 
 APP = "def load(conn, user):\n    return conn.execute('SELECT * FROM t WHERE id = %s' % user)\n"
 APP_FIXED = "def load(conn, user):\n    return conn.execute('SELECT * FROM t WHERE id = ?', (user,))\n"
 
 
-def cli(*args: str):
-    return CliRunner().invoke(main, list(args))
+def cli(*args: str, env: dict | None = None):
+    return CliRunner().invoke(main, list(args), env=env)
 
 
 def commit(repo: Path, message: str) -> None:
@@ -123,6 +124,22 @@ def test_the_working_tree_change_includes_untracked_files(code_repo):
     task = task_of(code_repo, "wt")
     assert task["review"] == ["changes/worktree.diff", "app/db.py", "app/extra.py"]
     assert "+Y = 2" in task["files"]["changes/worktree.diff"]
+
+
+def test_a_pull_request_becomes_a_task_reviewing_its_patch_and_changed_files(code_repo):
+    hunks = "@@ -1,2 +1,2 @@\n def load(conn, user):\n-    return conn.execute('... = ?', (user,))\n+    return conn.execute('... = %s' % user)"
+    with FakeGitHub() as gh:
+        gh.add_pull(21, "b" * 40, {"app/db.py": APP, "reviewer/prompts/evaluate.md": "x\n"},
+                    {"app/db.py": "modified", "app/old.py": "removed", "reviewer/prompts/evaluate.md": "modified"},
+                    {"app/db.py": hunks})
+        got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--pr", "21", "--id", "pr-task", "--no-run",
+                  env=gh.env())
+    assert got.exit_code == 0, got.output
+    task = task_of(code_repo, "pr-task")
+    assert task["review"] == ["changes/pr-21.diff", "app/db.py"] and task["files"]["app/db.py"] == APP
+    patch = task["files"]["changes/pr-21.diff"]
+    assert "+++ b/app/db.py\n@@ -1,2 +1,2 @@" in patch and "--- a/app/old.py\n+++ /dev/null" in patch
+    assert "evaluate.md" not in patch  # the reviewer's own files are gated, not reviewed
 
 
 # --- record --from a fixture: the answer key stays out --------------------------------------
