@@ -8,7 +8,14 @@ with the gate itself (rubricgate/gating/gate.py) and says whether the run may st
 
 The dimension-level test and the PASS bound see the design trials only; a confirmation batch
 is seen only by its case's per-case test (gate.Look.confirmed), so selecting a case because it
-failed never biases a count that a test at a fixed design relies on.
+failed never biases a count that a test at a fixed design relies on. An errored trial (the
+agent failed for infrastructure reasons) is missing data: the tests leave it out, and the PASS
+bound and the per-case family count it as a failure (the worst case), so hiding failures as
+errors can never make a run PASS.
+
+A run that ended INCONCLUSIVE with its budget spent can be continued (`extend`): the design's
+pre-planned continuation rounds (rubricgate/gating/sequential.py) then run, with the errors
+still controlled over everything the run did.
 """
 
 from __future__ import annotations
@@ -16,10 +23,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from rubricgate.gating.collapse import reliable, stable
 from rubricgate.gating.gate import Look, decide
 from rubricgate.gating.outcome import ALPHA_SHARES
 from rubricgate.gating.power import design
-from rubricgate.gating.sequential import Schedule, confirmation_size, reliable
+from rubricgate.gating.sequential import Schedule, confirmation_size
 from rubricgate.models.baseline import Baseline
 from rubricgate.models.config import GateConfig
 from rubricgate.models.dimensions import DIMENSIONS
@@ -30,6 +38,9 @@ Outcome = Mapping[str, bool]  # dimension -> passed, for one graded trial
 # before it) and stop at the first pass of the failing dimensions: the per-case test rejects
 # only when every confirmation trial fails, so stopping at a pass changes no rejection. A
 # one-off failure then costs one trial, and a batch of 7 runs in 3 rounds instead of 4.
+# A confirmation may run past gate.max_trials_per_case, up to this many times it: a case that
+# fails every trial is never let through because the budget was too small to show it.
+CONFIRM_FACTOR = 3
 
 
 @dataclass
@@ -82,32 +93,38 @@ class AdaptiveRun:
         self.order, self.shared = list(order), shared
         self.new = [c for c in order if c not in counts]
         self.design, self.confirm = Tally(), Tally()
+        self.lost: dict[str, int] = {}  # case -> errored design trials
+        self.lost_confirm: dict[str, int] = {}  # case -> errored confirmation trials
         self.done_rounds, self.ran = 0, 0
+        self.limit = self.schedule.budget_looks  # looks this run may take (a continuation raises it)
         self.looks: list[LookResult] = []
         self.pending: dict[str, int] = {}  # case -> confirmation trials still to run
         self.confirm_sent: dict[str, int] = {}  # case -> confirmation trials handed out so far
         self.failing: dict[str, list[str]] = {}  # case -> the reliable dimensions it failed
         self.confirmed_cases: set[str] = set()
         self.trial_index: dict[str, int] = {c: 0 for c in order}
+        self.confirmation_trials: set[tuple[str, int]] = set()
 
     def next_batch(self) -> list[tuple[str, int, bool]]:
         """(case, trial number, is_confirmation) of every trial up to the next look; [] when the
-        design is spent and no confirmation is pending."""
+        design is spent (up to this run's limit) and no confirmation is pending."""
         k = self._design_looks() + 1 if self.looks else 0
         # Confirmations pending: only those run, the design waits (its next look may not be needed:
         # a confirmed collapse stops the run). A look after them repeats the design's last one.
         waiting = any(self.pending.values())
-        target = self.done_rounds if waiting or k >= len(self.schedule.looks) else self.schedule.looks[k]
+        target = self.done_rounds if waiting or k >= self.limit else self.schedule.looks[k]
         batch = []
         for case in self.order:
             if case in self.schedule.caps:
-                have, want = min(self.done_rounds, self.schedule.caps[case]), min(target, self.schedule.caps[case])
-                batch += [(case, False)] * (want - have)
+                have = self.schedule.trials_after(case, self.done_rounds)
+                batch += [(case, False)] * (self.schedule.trials_after(case, target) - have)
             elif k == 0:
                 batch += [(case, False)] * self.first  # new cases: reported apart, run once
             batch += [(case, True)] * self._confirm_now(case)
         self.done_rounds = target
-        return [(case, self._number(case), confirm) for case, confirm in batch]
+        out = [(case, self._number(case), confirm) for case, confirm in batch]
+        self.confirmation_trials.update((case, n) for case, n, confirm in out if confirm)
+        return out
 
     def _confirm_now(self, case: str) -> int:
         """Confirmation trials of `case` to run in this batch: as many as it has run so far, plus
@@ -121,13 +138,16 @@ class AdaptiveRun:
         self.trial_index[case] += 1
         return self.trial_index[case]
 
-    def record(self, case: str, outcome: Outcome | None, confirmation: bool) -> None:
-        """One trial's grades (None: it did not count: errored or not run)."""
+    def record(self, case: str, outcome: Outcome | None, confirmation: bool, errored: bool = False) -> None:
+        """One trial's grades (None: it did not count: errored, or not run)."""
         if confirmation:
             passed = outcome is not None and any(outcome.get(d) for d in self.failing.get(case, ()))
             self.pending[case] = 0 if passed else max(0, self.pending.get(case, 0) - 1)
             if not self.pending[case]:
                 self.confirmed_cases.add(case)
+        if errored:
+            lost = self.lost_confirm if confirmation else self.lost
+            lost[case] = lost.get(case, 0) + 1
         if outcome is None:
             return
         self.ran += 1
@@ -137,51 +157,83 @@ class AdaptiveRun:
         """Judge at this look's spending fraction; stop when decided, spent, or regressed."""
         per_case, look = self.gate_inputs()
         rates = _rates(per_case, self.graded)
-        decision, detail = decide(rates, self.baseline, self.gate, per_case, look=look)
+        decision, detail = decide(rates, self.baseline, self.gate, per_case, look=look, errored=self.lost)
         self._schedule_confirmations(per_case)
-        last = self._design_looks() + 1 >= len(self.schedule.looks)
-        stop, why = self._stop(decision, last)
-        result = LookResult(len(self.looks), self.ran, decision, detail, rates, stop, why)
+        last = self._design_looks() + 1 >= self.limit
+        stop, why = self._stop(decision, detail, last)
+        result = LookResult(len(self.looks), self.ran + sum(self.lost.values()) + sum(self.lost_confirm.values()),
+                            decision, detail, rates, stop, why)
         self.looks.append(result)
         return result
+
+    def extend(self) -> bool:
+        """Continue a run that ended undecided: allow the next budget of pre-planned rounds
+        (False when the design has no continuation left)."""
+        if self.limit >= len(self.schedule.looks):
+            return False
+        self.limit = min(len(self.schedule.looks), self.limit + self.schedule.budget_looks)
+        return True
+
+    def continuations(self) -> int:
+        """How many continuations this run has taken."""
+        return (self.limit - self.schedule.budget_looks) // max(self.schedule.budget_looks, 1)
 
     def _design_looks(self) -> int:
         """Looks taken at a new design round so far (a confirmation-only look repeats the last)."""
         rounds = [r for r in self.schedule.looks if r <= self.done_rounds]
         return max(0, len(rounds) - 1)
 
-    def _stop(self, decision: Decision, last: bool) -> tuple[bool, str]:
+    def _stop(self, decision: Decision, detail: GateDetail, last: bool) -> tuple[bool, str]:
         if decision.status == "regression":
             return True, "a regression is established"
         if any(self.pending.values()):
             return False, "confirming reliable cases that failed"
         if decision.status != "inconclusive":
             return True, "every dimension is decided"
+        if detail.suspected and not any(r for r in decision.reasons if r not in detail.suspected):
+            return True, "a collapse is suspected and cannot be tested at this size"
         return (True, "the trial budget is spent") if last else (False, "undecided: more trials")
 
     def _schedule_confirmations(self, per_case: Mapping[str, Mapping[str, tuple[int, int]]]) -> None:
-        """Reliable baseline cases (sequential.reliable) that failed a design trial get one confirmation
-        batch each, run 1, 2, 4, ... at a time (_confirm_now)."""
-        pairs = sum(1 for _ in self.shared) * len(self.dims)
-        level = (1 - self.gate.confidence) * ALPHA_SHARES["cases"] / max(pairs, 1)
+        """Cases reliable in the baseline, or never failing there, that failed a design trial of
+        such a dimension (or had one errored) get one confirmation batch each, run 1, 2, 4, ... at a time
+        (_confirm_now). Its size is what failing it all needs to be significant at the per-case
+        family's first Holm-Tarone level (the pairs that can reject, counted now), at most
+        CONFIRM_FACTOR x the budget; when even that cannot show it, the budget's worth: a pass
+        among them still tells a one-off failure from a case that fails every time."""
+        alpha = (1 - self.gate.confidence) * ALPHA_SHARES["cases"]
+        level = alpha / (2 * (self._open_pairs(per_case) + 1))  # room for pairs that open later
+        room = self.confirm_room()
         for case in self.shared:
             if case in self.confirmed_cases or self.pending.get(case):
                 continue
             base = self.baseline.cases[case]
-            failed = [d for d in self.dims if reliable((base[d].passes, base[d].trials))
-                      and case in per_case and per_case[case][d][0] < per_case[case][d][1]]
+            failed = [d for d in self.dims if _retry(base[d].passes, base[d].trials)
+                      and (self.lost.get(case) or (case in per_case and per_case[case][d][0] < per_case[case][d][1]))]
             if failed:
-                size = max(confirmation_size((base[d].passes, base[d].trials), level, self.gate.max_trials_per_case)
-                           or self.gate.max_trials_per_case + 1 for d in failed)
-                size = 0 if size > self.gate.max_trials_per_case else size
-                if size:
-                    self.pending[case], self.failing[case] = size, failed
-                else:
-                    self.confirmed_cases.add(case)  # cannot be shown within the budget: flaky note only
+                sizes = [confirmation_size((base[d].passes, base[d].trials), level, room) for d in failed]
+                need = max(sizes) if all(sizes) else 0
+                self.pending[case] = need or self.gate.max_trials_per_case
+                self.failing[case] = failed
+
+    def _open_pairs(self, per_case: Mapping[str, Mapping[str, tuple[int, int]]]) -> int:
+        """Shared (case, dimension) pairs whose trials did not all agree on both sides: the
+        pairs that can reject (Tarone's count of the per-case family)."""
+        count = 0
+        for case in self.shared:
+            for d in self.dims:
+                x1, n1 = per_case.get(case, {}).get(d, (0, 0))
+                x0, n0 = self.baseline.cases[case][d].passes, self.baseline.cases[case][d].trials
+                count += not (x1 + x0 in (0, n1 + n0))
+        return count
+
+    def confirm_room(self) -> int:
+        """The most confirmation trials one case may get."""
+        return CONFIRM_FACTOR * self.gate.max_trials_per_case
 
     def most_trials(self) -> int:
         """Trials the design runs if no look stops it (confirmations aside): the progress total."""
-        return self.schedule.total_after(self.schedule.looks[-1]) + self.first * len(self.new)
+        return self.schedule.total_after(self.schedule.looks[self.limit - 1]) + self.first * len(self.new)
 
     def plan_lines(self) -> list[str]:
         """The plan, printed before the first trial (gating/power.py)."""
@@ -197,22 +249,24 @@ class AdaptiveRun:
                          max(self.gate.max_trials_per_case, self.first))
 
     def gate_inputs(self) -> tuple[dict[str, dict[str, tuple[int, int]]], Look]:
-        """What the final decision is made on: the design counts and the last look's spending and
-        confirmations (the summary's gate uses these, not every trial pooled)."""
+        """What the final decision is made on: the design counts and the last look's spending,
+        PASS score and confirmations (the summary's gate uses these, not every trial pooled)."""
         confirmed = {c: v for c, v in self.confirm.frozen().items() if c in self.confirmed_cases}
-        return self.design.frozen(), Look(self.spend("tests"), confirmed, self.spend("bound"), self.spend("cases"))
-
-    def spend(self, what: str = "tests") -> float:
-        """The latest look's fraction of alpha for the tests, the PASS bound or the per-case
-        family (1 for a run that looked once)."""
-        fractions = {"tests": self.schedule.spend, "bound": self.schedule.pass_spend,
-                     "cases": self.schedule.case_spend}[what]
-        return fractions[min(self._design_looks(), len(fractions) - 1)] if self.shared else 1.0
+        k = self._design_looks()
+        if not self.shared:
+            return self.design.frozen(), Look(confirmed=confirmed, lost_confirm=dict(self.lost_confirm))
+        return self.design.frozen(), Look(self.schedule.spend[k], confirmed, self.schedule.pass_score(k),
+                                          self.schedule.case_spend[k], self.confirm_room(), lost_confirm=dict(self.lost_confirm))
 
     def history(self) -> list[dict]:
         """Per look: trials so far, the decision and why the run stopped or went on (summary.json)."""
         return [{"look": r.index + 1, "trials": r.trials, "status": r.decision.status, "stop": r.stop, "why": r.why}
                 for r in self.looks]
+
+
+def _retry(passes: int, trials: int) -> bool:
+    """A case worth re-trying when it fails: reliable in the baseline, or it never failed there."""
+    return reliable((passes, trials)) or stable((passes, trials))
 
 
 def _rates(per_case: Mapping[str, Mapping[str, tuple[int, int]]], dims: Sequence[str]) -> dict[str, RateRow]:

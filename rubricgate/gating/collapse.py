@@ -2,14 +2,24 @@
 
 A sum of passes over 300 cases barely moves when one case goes from 10/10 to 0/5, however real
 that is. So besides the dimension-level test every shared case is tested on its own, per
-dimension: Fisher's exact one-sided test of its current passes against its baseline passes,
-Holm across every (case, dimension) pair the run and the baseline share, at the per-case share
-of alpha (rubricgate/gating/outcome.py). Holm holds under any dependence, so the correlated
-dimensions of one trial cost nothing in validity.
+dimension: Fisher's exact one-sided test of its current passes against its baseline passes
+(rubricgate/gating/evidence.py), Holm across every (case, dimension) pair the run and the
+baseline share, with Tarone's count (a pair whose every trial passed on both sides cannot
+reject and costs the others nothing), at the per-case share of alpha
+(rubricgate/gating/outcome.py). Holm holds under any dependence, so the correlated dimensions of
+one trial cost nothing in validity.
 
-A case counts as REGRESSION when its adjusted p holds AND its own drop exceeds gate.margin (the
-same "established and it matters" rule as a dimension). A case that was stable in the baseline
-(every trial passed) and fails now without reaching that is listed as flaky: shown, not hidden.
+Each (case, dimension) the family flags is one of four kinds, each with one meaning:
+  collapse     its adjusted p holds AND its own drop exceeds gate.margin: a REGRESSION.
+  suspected    every one of its trials in this run failed (errored trials counted as failures),
+               its baseline never failed or was reliable (rubricgate/gating/sequential.py), and
+               its test does not hold: a collapse the run could not test at this size. The run
+               is INCONCLUSIVE naming it (never PASS); the line says how many baseline trials
+               per case would let it be shown.
+  unconfirmed  every trial failed, its baseline passed at least once but was not reliable, and
+               its test does not hold: a drop of this case that is not established (a note).
+  flaky        its baseline never failed and its trials in this run disagree (some passed, some
+               failed): mixed outcomes (a note).
 
 A p-value comes with a spending fraction (the look it was computed at, under adaptive rounds):
 it is divided by that fraction before Holm. A case re-tried because it failed (a confirmation,
@@ -19,31 +29,49 @@ after the failure that selected it: fresh data, tested once, so its fraction is 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
-from rubricgate.gating.exact import holm, lower_p
+from rubricgate.gating.evidence import TRIAL, Unit, family, weigh
+from rubricgate.gating.exact import tarone_count
+from rubricgate.gating.outcome import Evidence
 
 Counts = Mapping[str, Mapping[str, tuple[int, int]]]  # case -> dimension -> (passes, trials)
+Kind = Literal["collapse", "suspected", "unconfirmed", "flaky"]
+KIND_WORDS: dict[str, str] = {"collapse": "collapse", "suspected": "collapse suspected, not testable at this size",
+                              "unconfirmed": "unconfirmed drop", "flaky": "flaky"}
 
 
 @dataclass(frozen=True)
 class CaseFinding:
-    """One case and dimension the family flagged: a collapse (regression) or a flaky failure."""
+    """One case and dimension the family flagged (see the kinds above)."""
 
     case_id: str
     dimension: str
-    current: tuple[int, int]
+    current: tuple[int, int]  # the counts the finding is about (confirmations, else the design's)
     baseline: tuple[int, int]
     p_adjusted: float
-    regression: bool
+    kind: Kind
+    errored: int = 0  # errored trials of this case in the run (counted as failures)
+    need: int | None = None  # suspected: baseline trials per case that would let it be shown
+
+    @property
+    def regression(self) -> bool:
+        return self.kind == "collapse"
 
     def line(self) -> str:
-        """'fixture-x: verdict 0/5 vs baseline 10/10 (per-case exact p, Holm 0.0021)'."""
+        """'fixture-x: verdict 0/5 vs baseline 10/10 (collapse; per-case exact p, Holm-Tarone, 0.0021)'."""
         (x1, n1), (x0, n0) = self.current, self.baseline
-        what = "a collapse" if self.regression else "flaky: a drop not established"
-        return (f"{self.case_id}: {self.dimension} {x1}/{n1} vs baseline {x0}/{n0} "
-                f"({what}; per-case exact p, Holm over cases and dimensions, {self.p_adjusted:.2g})")
+        lost = f" + {self.errored} errored" if self.errored else ""
+        text = (f"{self.case_id}: {self.dimension} {x1}/{n1}{lost} vs baseline {x0}/{n0} ({KIND_WORDS[self.kind]}; "
+                f"per-case exact p, Holm over cases and dimensions, {self.p_adjusted:.2g})")
+        if self.kind == "suspected":
+            fix = (f"about {self.need} baseline trials per case would show it" if self.need
+                   else "no baseline size within reach would show it")
+            text += f"; {fix}: rubricgate baseline update"
+        return text
 
 
 def stable(baseline: tuple[int, int]) -> bool:
@@ -51,36 +79,83 @@ def stable(baseline: tuple[int, int]) -> bool:
     return baseline[1] > 0 and baseline[0] == baseline[1]
 
 
-def case_family(current: Counts, baseline: Counts, level: float, margin: float,
-                spend: float = 1.0, confirmed: Counts | None = None) -> list[CaseFinding]:
-    """Every shared (case, dimension) tested; regressions and flaky stable cases returned.
+def reliable(baseline: tuple[int, int]) -> bool:
+    """Worth re-trying when it fails now: at least 5 baseline trials with at most one failure."""
+    x0, n0 = baseline
+    return n0 >= 5 and x0 >= n0 - 1
 
-    `current`: the run's counts (from its fixed design, spending fraction `spend`);
-    `confirmed`: for re-tried cases, the counts of their confirmation trials alone.
+
+def case_family(current: Counts, baseline: Counts, level: float, margin: float,
+                spend: float = 1.0, confirmed: Counts | None = None,
+                errored: Mapping[str, int] | None = None, unit: Unit = TRIAL,
+                confirm_room: int | None = None) -> list[CaseFinding]:
+    """Every shared (case, dimension) tested; the pairs of the four kinds returned.
+
+    `current`: the run's design counts (spending fraction `spend`); `confirmed`: for re-tried
+    cases, the counts of their confirmation trials alone; `errored`: per case, its errored
+    trials (failures in the worst case); `confirm_room`: the most confirmation trials a
+    suspected case could get (the baseline size that would show it is computed for it).
     """
-    confirmed = confirmed or {}
+    confirmed, errored = confirmed or {}, errored or {}
     pairs, raw = {}, {}
     for case, dims in current.items():
         for dim, counts in dims.items():
             base = baseline.get(case, {}).get(dim)
-            if base is None or not counts[1] or not base[1]:
+            if base is None or not base[1] or not (counts[1] or errored.get(case)):
                 continue
             fresh = confirmed.get(case, {}).get(dim)
             used, fraction = (fresh, 1.0) if fresh and fresh[1] else (counts, spend)
-            pairs[(case, dim)] = (used, base, counts)
-            raw[f"{case}\x00{dim}"] = min(1.0, lower_p([(*used, *base)]) / fraction)
-    adjusted = holm(raw, level) if raw else {}
-    return [f for f in (_finding(key, pairs, adjusted, level, margin) for key in raw) if f is not None]
+            pairs[f"{case}\x00{dim}"] = (used, base, counts, fresh)
+            if used[1]:
+                ev = weigh([(*used, *base)], level, None, unit=unit)
+                if ev is not None:
+                    raw[f"{case}\x00{dim}"] = _scaled(ev, fraction)
+    adjusted = family(raw, 1.0) if raw else {}
+    count = tarone_count([e.floor_drop for e in raw.values()], level) if raw else 1
+    out = []
+    for key, (used, base, design, fresh) in pairs.items():
+        case, dim = key.split("\x00")
+        ev = adjusted.get(key)
+        finding = _finding(case, dim, used, base, design, fresh, ev, level, margin, errored.get(case, 0), unit)
+        if finding is not None:
+            if finding.kind == "suspected":
+                room = confirm_room or max(used[1], 1)
+                finding = _with_need(finding, level / (count + 1), room)
+            out.append(finding)
+    return out
 
 
-def _finding(key: str, pairs: dict, adjusted: dict[str, float], level: float, margin: float) -> CaseFinding | None:
-    case, dim = key.split("\x00")
-    (x1, n1), (x0, n0), (design_x, design_n) = pairs[(case, dim)]
-    p = adjusted[key]
-    drop = x0 / n0 - x1 / n1
-    if p <= level and drop > margin:
-        return CaseFinding(case, dim, (x1, n1), (x0, n0), p, True)
-    if stable((x0, n0)) and (x1 < n1 or design_x < design_n):  # shown with the counts that failed
-        shown = (x1, n1) if x1 < n1 else (design_x, design_n)
-        return CaseFinding(case, dim, shown, (x0, n0), p, False)
+def _scaled(ev: Evidence, fraction: float) -> Evidence:
+    """p and its floor divided by the look's fraction (1 for fresh confirmation trials)."""
+    from dataclasses import replace
+
+    return replace(ev, p_drop=min(1.0, ev.p_drop / fraction), floor_drop=min(1.0, ev.floor_drop / fraction),
+                   p_rise=min(1.0, ev.p_rise / fraction), floor_rise=min(1.0, ev.floor_rise / fraction))
+
+
+def _finding(case: str, dim: str, used, base, design, fresh, ev: Evidence | None, level: float, margin: float,
+             lost: int, unit: Unit) -> CaseFinding | None:
+    (x1, n1), (x0, n0) = used, base
+    p = ev.p_drop if ev is not None else 1.0
+    if ev is not None and n1 and p <= level and x0 / n0 - x1 / n1 > margin:
+        return CaseFinding(case, dim, used, base, p, "collapse", lost)
+    ran = [c for c in (design, fresh) if c and c[1]]
+    passed = sum(c[0] for c in ran)
+    failed = sum(c[1] - c[0] for c in ran) + lost
+    if not passed and failed and x0:  # every trial failed (or errored)
+        shown = used if n1 else (0, 0)
+        if stable(base) or reliable(base):
+            return CaseFinding(case, dim, shown, base, p, "suspected", lost)
+        return CaseFinding(case, dim, shown, base, p, "unconfirmed", lost)
+    if stable(base) and passed and failed:
+        shown = design if design[0] < design[1] else (fresh or design)
+        return CaseFinding(case, dim, shown, base, p, "flaky", lost)
     return None
+
+
+def _with_need(finding: CaseFinding, level: float, room: int) -> CaseFinding:
+    """The baseline trials per case (all passing) with which `room` failing confirmation trials
+    would be significant at `level` (None: more than 1000)."""
+    need = next((n0 for n0 in range(1, 1001) if 1 / math.comb(n0 + room, room) <= level), None)
+    return CaseFinding(finding.case_id, finding.dimension, finding.current, finding.baseline, finding.p_adjusted,
+                       finding.kind, finding.errored, need)

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rubricgate import exitcodes
-from rubricgate.gating.exact import Stratum, dip_probability, holm, lower_p, null_distribution, upper_p
+from rubricgate.gating.evidence import weigh
+from rubricgate.gating.exact import Stratum, dip_probability, holm, null_distribution
 from rubricgate.gating.gate import EPS, final_decision, judge_dimensions
 from rubricgate.gating.stats import counted, trial_passed
 from rubricgate.models.base import DIMENSIONS
@@ -166,7 +167,8 @@ def case_flips(base: Summary, head: Summary, alpha: float = 0.05) -> list[CaseFl
 
 def _case_p(flip: CaseFlip, base: CaseSummary, head: CaseSummary) -> float:
     stratum: Stratum = (*_all_pass(head), *_all_pass(base))
-    return lower_p([stratum]) if flip.kind == "regressed" else upper_p([stratum])
+    ev = weigh([stratum], 1.0, None)
+    return 1.0 if ev is None else ev.p_drop if flip.kind == "regressed" else ev.p_rise
 
 
 def _flip(cid: str, base: CaseSummary | None, head: CaseSummary | None) -> CaseFlip:
@@ -190,9 +192,10 @@ def _row(strata: list[Stratum]) -> RateRow:
 
 def _test(dim: str, strata: list[Stratum], row: RateRow) -> DimensionTest:
     both = [s for s in strata if s[1] and s[3]]
+    ev = weigh(both, 1.0, None)
     return DimensionTest(dim, len(both), sum(s[2] for s in both), sum(s[3] for s in both),
-                         sum(s[0] for s in both), sum(s[1] for s in both), lower_p(both), row.p_value,
-                         dip_probability(null_distribution(both)), row.status, row.label)
+                         sum(s[0] for s in both), sum(s[1] for s in both), 1.0 if ev is None else ev.p_drop,
+                         row.p_value, dip_probability(null_distribution(both)), row.status, row.label)
 
 
 def _cannot(problems: list[str], gate: GateConfig) -> Decision:

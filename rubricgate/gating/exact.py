@@ -163,18 +163,51 @@ def dip_probability(dist: NullDistribution, tolerance: float = 1e-6) -> float:
     return float(dist.pmf[dips].sum())
 
 
-def holm(p_values: Mapping[str, float], alpha: float) -> dict[str, float]:
+def holm(p_values: Mapping[str, float], alpha: float,
+         smallest: Mapping[str, float] | None = None) -> dict[str, float]:
     """Holm-adjusted p-values; a hypothesis is rejected when its adjusted p <= alpha.
 
     Holm controls the family-wise error rate at alpha under any dependence between the tests,
     which matters here: the three dimensions of one trial are strongly correlated.
+
+    `smallest` (each test's smallest attainable p given what it conditions on: `smallest_p`)
+    applies Tarone's count (Tarone 1990, Biometrics 46, 515-522; step-down with Holm: Hommel and
+    Krummenauer 1998, Biometrics 54, 673-681): at each step only the remaining tests that could
+    still reach alpha / k count, k the smallest number for which at most k of them can. A test
+    that cannot reject whatever its data (a case whose every trial passed on both sides, a
+    dimension that did not vary) then costs the others nothing: each counted test is valid
+    given its margins, so the family stays within alpha. The adjusted p is then "at this
+    alpha": p x the count at its step, running maximum.
     """
     order = sorted(p_values, key=lambda key: p_values[key])
-    m, running, adjusted = len(order), 0.0, {}
+    running, adjusted = 0.0, {}
     for i, key in enumerate(order):
-        running = max(running, min(1.0, (m - i) * p_values[key]))
+        rest = order[i:]
+        m = len(rest) if smallest is None else tarone_count([smallest[k] for k in rest], alpha)
+        running = max(running, min(1.0, m * p_values[key]))
         adjusted[key] = running
     return adjusted
+
+
+def tarone_count(smallest: Iterable[float], alpha: float) -> int:
+    """The smallest k >= 1 such that at most k tests can reach alpha / k (Tarone's count)."""
+    floors = sorted(smallest)
+    for k in range(1, len(floors) + 1):
+        if sum(1 for f in floors if f <= alpha / k) <= k:
+            return k
+    return max(1, len(floors))
+
+
+def smallest_p(strata: Iterable[Stratum], lower: bool = True) -> float:
+    """The smallest one-sided p the stratified test can give on these margins: every case at the
+    bottom (lower) or top of its support. 1 when nothing can move (the test cannot reject)."""
+    out = 1.0
+    for x1, n1, x0, n0 in strata:
+        if n1 == 0 or n0 == 0 or _one_point(n1, n0, x1 + x0):
+            continue
+        _, pmf = _hypergeom(n1, n0, x1 + x0)
+        out *= float(pmf[0] if lower else pmf[-1])
+    return out
 
 
 def _support(n1: int, n0: int, total: int) -> tuple[int, int]:

@@ -21,15 +21,17 @@ otherwise INCONCLUSIVE, which exits 2 ("could not judge at this size") unless
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
 from rubricgate import exitcodes
-from rubricgate.gating.collapse import case_family
-from rubricgate.gating.exact import Stratum, holm, lower_p, upper_p
+from rubricgate.gating.collapse import CaseFinding, case_family
+from rubricgate.gating.evidence import TRIAL, Bounds, Unit, family, weigh
+from rubricgate.gating.exact import Stratum
 from rubricgate.gating.outcome import ALPHA_SHARES, Evidence, classify, label
-from rubricgate.gating.stats import DropBound, add_intervals, drop_bound, drop_lower
+from rubricgate.gating.stats import add_intervals
 from rubricgate.models.baseline import Baseline, MeasuredWith
 from rubricgate.models.config import GateConfig
 from rubricgate.models.results import Decision, GateDetail, RateRow
@@ -47,51 +49,62 @@ INTERVAL_NOTE = ("suite intervals treat cases as clusters (design-effect-adjuste
 
 
 def decide(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
-           per_case: Counts, run_with: MeasuredWith | None = None, look: Look | None = None) -> tuple[Decision, GateDetail]:
+           per_case: Counts, run_with: MeasuredWith | None = None, look: Look | None = None,
+           errored: Mapping[str, int] | None = None) -> tuple[Decision, GateDetail]:
     """Exit 0 when every rate holds, 1 on a regression, 2 when it cannot be judged or decided.
 
     Fills each row's baseline, delta, status, p_value, drop_upper and label. `run_with` (the
     run's agent, CLI version and model) is checked against what the baseline was measured with.
-    `look` carries the spending fraction and confirmation counts of an adaptive run.
+    `look` carries the spending fractions, the PASS bound's score and the confirmation counts of
+    an adaptive run; `errored` the run's errored trials per case (failures in the worst case).
     """
     look = look or Look()
+    errored = {c: n for c, n in (errored or {}).items() if n}
     detail = GateDetail(new_cases_rule=gate.new_cases_rule(), interval=INTERVAL_NOTE)
     detail.notes += stale_baseline(baseline.measured_with, run_with) + baseline_age(baseline, gate.baseline_max_age_days)
-    if all(row.trials == 0 for row in rates.values()):
+    if all(row.trials == 0 for row in rates.values()) and not errored:
         return cannot_judge(["no trial was graded"], gate.method), detail
     if baseline.format_version == 1 or not baseline.cases:
         return cannot_judge([f"baseline.json is format 1 (suite rates only): re-measure it with `{REMEASURE}`"],
                             gate.method), detail
+    per_case = {**{c: {d: (0, 0) for d in rates} for c in errored if c not in per_case}, **per_case}
     strata = shared_strata(per_case, baseline, rates, detail)
     if not detail.shared_cases:
         return only_new_cases(per_case, detail, gate), detail
+    lost = {d: [errored.get(c, 0) for c in _shared_ids(per_case, baseline, d)] for d in rates}
     reasons, warnings, undecided = judge_dimensions(rates, strata, gate, detail.shared_cases, look.spend,
-                                                    look.bound_spend())
-    case_reasons, flaky = judge_cases(per_case, baseline, gate, look)
+                                                    look.pass_scores, lost, look.unit)
+    lost_cases = {c: errored.get(c, 0) + look.lost_confirm.get(c, 0) for c in {*errored, *look.lost_confirm}}
+    case_lines(judge_cases(per_case, baseline, gate, look, lost_cases), detail)
     new_reasons, new_warnings = judge_new_cases(per_case, detail, gate)
     if detail.new_cases:
         shared_headline(rates, strata, {c: v for c, v in per_case.items() if c in baseline.cases}, gate.confidence)
-    detail.case_regressions = case_reasons
-    detail.flaky = flaky
-    reasons = reasons + case_reasons + new_reasons
-    warnings = warnings + new_warnings + _flaky_lines(flaky) + _notes(detail)
+    reasons = reasons + detail.case_regressions + new_reasons
+    undecided = undecided + detail.suspected
+    warnings = warnings + new_warnings + _finding_lines(detail) + _notes(detail)
     return final_decision(gate, reasons, warnings, undecided), detail
+
+
+def _shared_ids(per_case: Counts, baseline: Baseline, dim: str) -> list[str]:
+    """The shared cases of one dimension, in the order shared_strata lists them."""
+    return [c for c in per_case if c in baseline.cases and dim in per_case[c] and dim in baseline.cases[c]]
 
 
 @dataclass(frozen=True)
 class Look:
-    """Where an adaptive run stands: this look's fractions of alpha (1 for a run that looks once):
-    the tests' nominal level, the PASS bound's and the per-case family's (the tests' when unset),
-    and, for re-tried cases, the counts of their confirmation trials alone."""
+    """Where an adaptive run stands (the defaults: a run that looks once): the tests' nominal
+    fraction of alpha at this look, the PASS bound's calibrated band scores (None: calibrated here as a
+    design that looks once), the per-case family's fraction (the tests' when unset), the counts of
+    re-tried cases' confirmation trials alone, the most confirmation trials a suspected case could
+    get, and how a case's trials count (within-run dependence)."""
 
     spend: float = 1.0
     confirmed: Counts = field(default_factory=dict)
-    pass_spend: float | None = None
+    pass_scores: tuple[float, ...] | None = None
     case_spend: float | None = None
-
-    def bound_spend(self) -> float:
-        """The PASS bound's fraction of alpha at this look."""
-        return self.spend if self.pass_spend is None else self.pass_spend
+    confirm_room: int | None = None
+    unit: Unit = TRIAL
+    lost_confirm: Mapping[str, int] = field(default_factory=dict)  # errored confirmation trials per case
 
     def cases_spend(self) -> float:
         """The per-case family's fraction of alpha at this look."""
@@ -111,14 +124,25 @@ def final_decision(gate: GateConfig, reasons: list[str], warnings: list[str], un
     return Decision(status="pass", exit_code=exitcodes.OK, method=gate.method, warnings=warnings)
 
 
-def judge_cases(per_case: Counts, baseline: Baseline, gate: GateConfig, look: Look) -> tuple[list[str], list[str]]:
-    """The per-case family (statistical only): collapses are reasons, flaky stable cases notes."""
-    if gate.method != "statistical":
-        return [], []
+def judge_cases(per_case: Counts, baseline: Baseline, gate: GateConfig, look: Look,
+                errored: Mapping[str, int] | None = None) -> list[CaseFinding]:
+    """The per-case family (statistical; under strict only a stable case whose every trial failed
+    or errored with some errored, whose failures may hide there, is kept: a suspected collapse)."""
     base = {c: {d: (v.passes, v.trials) for d, v in dims.items()} for c, dims in baseline.cases.items()}
     level = (1 - gate.confidence) * ALPHA_SHARES["cases"]
-    findings = case_family(per_case, base, level, gate.margin, look.cases_spend(), look.confirmed)
-    return [f.line() for f in findings if f.regression], [f.line() for f in findings if not f.regression]
+    found = case_family(per_case, base, level, gate.margin, look.cases_spend(), look.confirmed, errored, look.unit,
+                        look.confirm_room)
+    if gate.method != "statistical":
+        return [f for f in found if f.kind == "suspected" and f.errored]
+    return found
+
+
+def case_lines(findings: list[CaseFinding], detail: GateDetail) -> None:
+    """The per-case findings onto the detail, one list per kind (summary.json gate.*)."""
+    detail.case_regressions = [f.line() for f in findings if f.kind == "collapse"]
+    detail.suspected = [f.line() for f in findings if f.kind == "suspected"]
+    detail.unconfirmed = [f.line() for f in findings if f.kind == "unconfirmed"]
+    detail.flaky = [f.line() for f in findings if f.kind == "flaky"]
 
 
 def shared_strata(per_case: Counts, baseline: Baseline, rates: dict[str, RateRow],
@@ -147,36 +171,37 @@ def shared_headline(rates: dict[str, RateRow], strata: dict[str, list[Stratum]],
 
 
 def judge_dimensions(rates: dict[str, RateRow], strata: dict[str, list[Stratum]], gate: GateConfig,
-                     shared: int, spend: float = 1.0,
-                     pass_spend: float | None = None) -> tuple[list[str], list[str], list[str]]:
+                     shared: int, spend: float = 1.0, pass_scores: tuple[float, ...] | None = None,
+                     errored: Mapping[str, list[int]] | None = None,
+                     unit: Unit = TRIAL) -> tuple[list[str], list[str], list[str]]:
     """Test (statistical) or compare (strict) each dimension; label every row.
 
-    Returns (regression reasons, warnings, undecided reasons). Under statistical the p-values are
-    divided by the look's spending fraction and Holm-adjusted across the dimensions, and the
-    drop's bound is taken at confidence 1 - alpha x pass_spend (rubricgate/gating/outcome.py).
+    Returns (regression reasons, warnings, undecided reasons). The evidence is weighed once per
+    dimension (rubricgate/gating/evidence.py): under statistical the p-values are divided by the
+    look's nominal fraction and Holm-adjusted across the dimensions (Tarone's count: a dimension
+    that did not vary costs the others nothing), and the PASS bound is taken at the calibrated
+    score with errored trials counted as failures (rubricgate/gating/outcome.py).
     """
-    alpha = (1 - gate.confidence) * (spend if pass_spend is None else pass_spend)
-    bounds = {d: drop_bound(s, 1 - alpha) for d, s in strata.items()}
-    level = (1 - gate.confidence) * ALPHA_SHARES["dimensions"]
-    tested = [d for d, b in bounds.items() if b is not None]
-    drops = holm({d: min(1.0, lower_p(strata[d]) / spend) for d in tested}, level)
-    rises = holm({d: min(1.0, upper_p(strata[d]) / spend) for d in tested}, level)
+    alpha = 1 - gate.confidence
+    level = alpha * ALPHA_SHARES["dimensions"]
+    tested = [d for d, s in strata.items() if any(x[1] and x[3] for x in s)]
+    bounds = Bounds(alpha, gate.margin, 1 - level * spend / max(len(tested), 1), pass_scores)
+    weighed = {d: weigh(strata[d], level, bounds, (errored or {}).get(d), unit) for d in tested}
+    evidence = family({d: e for d, e in weighed.items() if e is not None}, spend)
     reasons: list[str] = []
     warnings: list[str] = []
     undecided: list[str] = []
-    for dim, bound in bounds.items():
-        row = rates[dim]
-        if bound is None:
+    for dim in strata:
+        row, ev = rates[dim], evidence.get(dim)
+        if ev is None:
             row.status, row.label = "no_baseline", _no_baseline(dim, strata[dim])
             continue
-        row.baseline, row.delta, row.drop_upper = _reference(strata[dim], bound), -bound.drop or 0.0, bound.upper
-        line = _evidence(dim, strata[dim], bound, drops.get(dim) if gate.method == "statistical" else None, shared)
+        row.baseline, row.delta, row.drop_upper = _reference(strata[dim]), -ev.drop or 0.0, ev.upper
+        line = _evidence(dim, strata[dim], ev.drop, ev.p_drop if gate.method == "statistical" else None, shared)
         if gate.method == "strict":
-            _strict_row(row, bound, line, reasons)
+            _strict_row(row, ev, line, reasons, undecided, sum((errored or {}).get(dim, [])))
             continue
-        row.p_value = drops[dim]
-        ev = Evidence(bound.drop, bound.upper, drops[dim], rises[dim], level,
-                      _lower(strata[dim], gate, level * spend / len(tested)))
+        row.p_value = ev.p_drop
         outcome, row.label = classify(ev, gate.margin, gate.drift_allowance), label(ev, gate.margin, gate.drift_allowance)
         row.status = _ROW_STATUS[outcome]
         if outcome == "regression":
@@ -192,20 +217,18 @@ def _no_baseline(dim: str, strata: list[Stratum]) -> str:
     return "no shared case" if strata else f"no baseline: run `rubricgate baseline update` to measure {dim}"
 
 
-def _lower(strata: list[Stratum], gate: GateConfig, level: float) -> float:
-    """The drop's lower bound for the drift allowance, at the dimension's Bonferroni share of the
-    tests' level at this look (-inf without an allowance: nothing to compare)."""
-    lower = drop_lower(strata, 1 - level) if gate.drift_allowance > 0 else None
-    return float("-inf") if lower is None else lower
-
-
-def _strict_row(row: RateRow, bound: DropBound, line: str, reasons: list[str]) -> None:
-    """A deterministic reviewer: any dip is a regression, an equal rate is no change."""
-    if bound.drop > EPS:
+def _strict_row(row: RateRow, ev: Evidence, line: str, reasons: list[str], undecided: list[str], lost: int) -> None:
+    """A deterministic reviewer: any dip is a regression, an equal rate is no change; errored
+    trials that would make a dip had they failed leave the row undecided."""
+    if ev.drop > EPS:
         row.status, row.label = "regression", "REGRESSION"
         reasons.append(line)
         return
-    row.status, row.label = "ok", "improvement" if bound.drop < -EPS else "no change"
+    if lost and ev.drop + lost / max(row.trials + lost, 1) > EPS:
+        row.status, row.label = "inconclusive", f"INCONCLUSIVE: {lost} errored trial(s) could hide a drop"
+        undecided.append(f"{line}: {row.label}")
+        return
+    row.status, row.label = "ok", "improvement" if ev.drop < -EPS else "no change"
 
 
 def judge_new_cases(per_case: Counts, detail: GateDetail, gate: GateConfig) -> tuple[list[str], list[str]]:
@@ -266,10 +289,16 @@ def baseline_age(baseline: Baseline, max_days: int, now: datetime | None = None)
             "re-measure it (`rubricgate baseline update`) or judge head against base with `rubricgate compare --base`"]
 
 
-def _flaky_lines(flaky: list[str]) -> list[str]:
-    """Flaky stable cases, at most 10 lines (all of them are in summary.json's gate.flaky)."""
-    more = [f"flaky: {len(flaky) - 10} more stable case(s) failed once or more (summary.json gate.flaky)"]
-    return [f"flaky {f}" for f in flaky[:10]] + (more if len(flaky) > 10 else [])
+def _finding_lines(detail: GateDetail) -> list[str]:
+    """Unconfirmed drops and flaky stable cases, at most 10 lines each (all of them are in
+    summary.json's gate.unconfirmed and gate.flaky)."""
+    out = []
+    for name, items, where in (("unconfirmed drop", detail.unconfirmed, "gate.unconfirmed"),
+                               ("flaky", detail.flaky, "gate.flaky")):
+        out += [f"{name} {f}" for f in items[:10]]
+        if len(items) > 10:
+            out.append(f"{name}: {len(items) - 10} more case(s) (summary.json {where})")
+    return out
 
 
 def _notes(detail: GateDetail) -> list[str]:
@@ -285,17 +314,20 @@ def _notes(detail: GateDetail) -> list[str]:
     return notes
 
 
-def _reference(strata: list[Stratum], bound: DropBound) -> float:
-    current = sum(x1 for x1, n1, _, n0 in strata if n1 and n0) / bound.current_trials
-    return current + bound.drop
+def _reference(strata: list[Stratum]) -> float:
+    """The baseline's rate standardized to the run's trial mix (what the delta is against)."""
+    rows = [s for s in strata if s[1] and s[3]]
+    n1 = sum(s[1] for s in rows)
+    return sum(s[1] / n1 * s[2] / s[3] for s in rows)
 
 
-def _evidence(dim: str, strata: list[Stratum], bound: DropBound, p_adjusted: float | None, shared: int) -> str:
-    x1, n1 = sum(s[0] for s in strata if s[1] and s[3]), bound.current_trials
-    x0, n0 = sum(s[2] for s in strata if s[1] and s[3]), sum(s[3] for s in strata if s[1] and s[3])
+def _evidence(dim: str, strata: list[Stratum], drop: float, p_adjusted: float | None, shared: int) -> str:
+    both = [s for s in strata if s[1] and s[3]]
+    x1, n1 = sum(s[0] for s in both), sum(s[1] for s in both)
+    x0, n0 = sum(s[2] for s in both), sum(s[3] for s in both)
     test = "" if p_adjusted is None else f", stratified exact p (Holm) {p_adjusted:.3g}"
     return (f"{dim} {x1}/{n1} vs baseline {x0}/{n0} on {shared} shared case(s), "
-            f"drop {bound.drop * 100:+.1f} points{test}")
+            f"drop {drop * 100:+.1f} points{test}")
 
 
 def cannot_judge(reasons: list[str], method: str = "strict") -> Decision:

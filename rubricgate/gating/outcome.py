@@ -6,7 +6,9 @@
                most its share of alpha) AND it matters: the observed drop exceeds gate.margin.
                A drop that is real but smaller than the margin is not a regression. Against a
                stored baseline it must also exceed the drift allowance (gate.drift_allowance):
-               the drop's lower confidence bound, at the same level, is above it.
+               the drop's lower confidence bound, at the same level, is above it. The label
+               states what is shown: the drop's lower bound, and "more than the margin" only
+               when that bound is above the margin.
   INCONCLUSIVE anything else: the data cannot yet tell a drop larger than the margin from one
                smaller. The run exits 2 (or 0 under `gate.inconclusive: pass`, said in every
                headline).
@@ -44,7 +46,9 @@ class Evidence:
     p_drop: float  # exact one-sided p for "dropped", adjusted (Holm, and the look's spending)
     p_rise: float  # exact one-sided p for "rose", adjusted the same way
     level: float  # what an adjusted p is compared with: alpha x this family's share
-    lower: float = float("-inf")  # one-sided lower confidence bound on the drop (the drift allowance's)
+    lower: float = float("-inf")  # one-sided lower confidence bound on the drop (what REGRESSION states)
+    floor_drop: float = 0.0  # the smallest p_drop these margins allow (Tarone's count: 1 cannot reject)
+    floor_rise: float = 0.0
 
 
 def classify(ev: Evidence, margin: float, allowance: float = 0.0) -> Outcome:
@@ -71,7 +75,7 @@ def label(ev: Evidence, margin: float, allowance: float = 0.0) -> str:
     outcome = classify(ev, margin, allowance)
     up, drop = ev.upper * 100, ev.drop * 100
     if outcome == "regression":
-        return f"REGRESSION: down {drop:.1f} points (more than the {margin * 100:.0f}-point margin; adjusted p {ev.p_drop:.2g})"
+        return regression_text(ev, margin)
     if outcome == "pass" and improved(ev):
         return f"improvement: up {-drop:.1f} points (adjusted p {ev.p_rise:.2g}); the drop is at most {max(up, 0):.1f} points"
     if outcome == "pass":
@@ -80,6 +84,18 @@ def label(ev: Evidence, margin: float, allowance: float = 0.0) -> str:
         return (f"INCONCLUSIVE: down {drop:.1f} points, not shown beyond the {allowance * 100:.0f}-point drift "
                 "allowance of a stored baseline; judge head against base with `rubricgate compare --base`")
     return inconclusive_text(ev.upper)
+
+
+def regression_text(ev: Evidence, margin: float) -> str:
+    """What a REGRESSION shows: the observed drop, its lower bound, and "more than the margin"
+    only when the lower bound is above it (an established drop whose observed size exceeds the
+    margin may itself be smaller than the margin)."""
+    drop, lower, points = ev.drop * 100, ev.lower * 100, f"{margin * 100:.0f}-point margin"
+    shown = f"at least {lower:.1f} points" if ev.lower > 0 else "above 0"
+    if ev.lower > margin:
+        return f"REGRESSION: down {drop:.1f} points, more than the {points} (shown: {shown}; adjusted p {ev.p_drop:.2g})"
+    return (f"REGRESSION: down {drop:.1f} points (shown: {shown}, not shown to exceed the {points}; "
+            f"adjusted p {ev.p_drop:.2g})")
 
 
 def inconclusive_text(upper: float) -> str:

@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
 
+from rubricgate.gating.evidence import pass_bound
 from rubricgate.gating.outcome import ALPHA_SHARES
 from rubricgate.gating.sequential import Schedule, schedule
-from rubricgate.gating.stats import drop_bound
 
 POWER = 0.8
 Counts = Sequence[tuple[int, int]]  # per shared case: baseline (passes, trials)
@@ -65,12 +65,12 @@ def detectable(base: Counts, trials: Sequence[float], level: float, margin: floa
     return None
 
 
-def expected_bound(base: Counts, trials: Sequence[float], confidence: float, median: bool = False) -> float | None:
-    """The PASS bound an unchanged reviewer is expected to reach (its counts at their means, or
-    each case's at its median count: a case that passes 99.7% of the time passes 2 of 2)."""
-    rows = [(round(t * x / n) if median else t * x / n, t, x, n) for t, (x, n) in zip(trials, base) if t]
-    bound = drop_bound(rows, confidence)
-    return None if bound is None else bound.upper
+def expected_bound(base: Counts, trials: Sequence[float], z: tuple[float, ...]) -> float | None:
+    """The PASS bound an unchanged reviewer is expected to reach at these band scores: each case's passes at
+    its median count (a case that passes 99.7% of the time passes 2 of 2)."""
+    rows = [(round(t * x / n), t, x, n) for t, (x, n) in zip(trials, base) if t]
+    bound = pass_bound(rows, z)
+    return None if bound == math.inf else bound
 
 
 def dimension_level(alpha: float, dims: int, spend: float) -> float:
@@ -138,18 +138,18 @@ def _pts(value: float | None) -> str:
 def plan_dimension(dim: str, base: Counts, first: int, sched: Schedule, order: list[str],
                    alpha: float, margin: float, target: float, dims: int) -> DimensionPlan:
     """One dimension's plan under the schedule (cases in `order`, the schedule's keys)."""
-    last = sched.looks[-1]
+    end = sched.budget_looks - 1
     at_first = [float(sched.trials_after(c, sched.looks[0])) for c in order]
-    at_last = [float(sched.trials_after(c, last)) for c in order]
+    at_last = [float(sched.trials_after(c, sched.looks[end])) for c in order]
     level_first = dimension_level(alpha, dims, sched.spend[0])
-    level_last = dimension_level(alpha, dims, sched.spend[-1])
+    level_last = dimension_level(alpha, dims, sched.spend[end])
     fixed = dimension_level(alpha, dims, 1.0)
     reach_t = next((t for t in range(1, 1001) if power(base, [t] * len(base), target, fixed, margin) >= POWER), None)
     reach_c = next((c for c in range(len(base), 20 * len(base) + 1)
                     if power([base[i % len(base)] for i in range(c)], [first] * c, target, fixed, margin) >= POWER), None)
     return DimensionPlan(dim, len(base), detectable(base, at_first, level_first, margin),
                          detectable(base, at_last, level_last, margin),
-                         expected_bound(base, at_last, 1 - alpha * sched.pass_spend[-1]), reach_t, reach_c)
+                         expected_bound(base, at_last, sched.pass_score(end)), reach_t, reach_c)
 
 
 def make_plan(baseline: Mapping[str, Mapping[str, tuple[int, int]]], dims: Sequence[str], confidence: float,
@@ -160,21 +160,20 @@ def make_plan(baseline: Mapping[str, Mapping[str, tuple[int, int]]], dims: Seque
     order = list(sched.caps)
     out = [plan_dimension(d, [baseline[c][d] for c in order], first, sched, order, alpha, margin, target, len(dims))
            for d in dims]
-    return Plan(margin, target, first, max_trials, sched.looks, out)
+    return Plan(margin, target, first, max_trials, sched.looks[:sched.budget_looks], out)
 
 
 def design(baseline: Mapping[str, Mapping[str, tuple[int, int]]], dims: Sequence[str], confidence: float,
            margin: float, first: int, max_trials: int) -> Schedule:
-    """The run's fixed design: allocation by the most uncertain dimension of each case, and the
-    planned look where every dimension of an unchanged reviewer is expected to PASS."""
+    """The run's fixed design: every case every round, and the planned look where every
+    dimension of an unchanged reviewer is expected to PASS at its median counts."""
     worst = {c: counts[dims[0]] for c, counts in baseline.items()}  # the allocation reads the cases only
 
-    def passes(trials: Mapping[str, int], spend: float) -> bool:
+    def passes(rounds: int, z: tuple[float, ...]) -> bool:
         for d in dims:
-            bound = expected_bound([baseline[c][d] for c in trials], [float(t) for t in trials.values()],
-                                   1 - (1 - confidence) * spend, median=True)
+            bound = expected_bound([baseline[c][d] for c in baseline], [float(rounds)] * len(baseline), z)
             if bound is None or bound > margin:
                 return False
         return True
 
-    return schedule(worst, max_trials, first, passes, 1 - confidence)
+    return schedule(worst, max_trials, first, passes, 1 - confidence, margin)

@@ -4,49 +4,53 @@ The run looks at the data after every round. Two errors are controlled, each by 
 spending of alpha over the looks (Lan & DeMets, Biometrika 1983: the chance of a first crossing
 at look k is the increment of a spending function there):
   * a false REGRESSION (the tests): a Lan-DeMets spending function of the information fraction
-    (the design's trials so far over its whole), Pocock type, so a large drop can stop the run
-    early;
-  * a false PASS (the bound): most of alpha at the planned look (where an unchanged reviewer is
-    expected to PASS) and shares at the looks after it, where a run that saw one more failure
-    than expected can still PASS.
-The looks share most of their trials, so a look's nominal test level may exceed its increment:
-the tests' levels come from the joint distribution of the looks (rubricgate/gating/boundaries.py),
-and the gate runs each look's exact test at alpha x that level (p-values divided by it). The PASS
-bound, which works next to the boundary where the counts are far from normal, and the per-case
-family (rubricgate/gating/collapse.py), whose levels are far smaller, keep their increments (the
-union bound, exact whatever the joint distribution).
+    (the design's trials so far over the budget's), Pocock type, so a large drop can stop the
+    run early. The looks share most of their trials, so a look's nominal test level may exceed
+    its increment: the levels come from the joint distribution of the looks
+    (rubricgate/gating/boundaries.py), and the gate runs each look's exact test at alpha x that
+    level (p-values divided by it).
+  * a false PASS (the bound): most of alpha at the planned look (the first where an unchanged
+    reviewer is expected to PASS, at its median counts), the rest at looks with more trials,
+    where a run that saw one more failure than expected can still PASS. The bound's score at
+    each look is calibrated exactly (rubricgate/gating/passbound.py): the chance of a PASS by
+    look k at a drop of exactly the margin is at most alpha x the cumulative fraction at k.
+
+The design reaches past the budget: CONTINUATIONS more budgets of rounds, pre-planned, for a run
+continued after it ended INCONCLUSIVE (`rubricgate run --continue`). Their looks get the tests'
+TEST_CONTINUATION share of alpha and whatever the PASS spending reaches there, so a run
+continued up to five times still errs with probability at most alpha in all.
 
 What makes that hold is that the design is fixed before the first trial: every case gets every
-round up to gate.max_trials_per_case, and which looks there are depends on the baseline alone,
-never on what the run has seen (adding trials to a case *because* it failed would bias its
-count downwards).
+round up to gate.max_trials_per_case (and again per continuation), and which looks there are
+depends on the baseline alone, never on what the run has seen (adding trials to a case
+*because* it failed would bias its count downwards).
 
-A case that was reliable in the baseline (at most one failure in 5 or more trials) and fails now
-is the one exception, handled apart: it is re-tried with a confirmation batch drawn after the
-failure that selected it, and its per-case test uses those fresh trials only
-(rubricgate/gating/collapse.py), tested once.
+A case that was reliable in the baseline (rubricgate/gating/collapse.py: at most one failure in
+5 or more trials) or never failed there, and fails now, is the one exception, handled apart: it
+is re-tried with a confirmation batch drawn after the failure that selected it, and its per-case
+test uses those fresh trials only (rubricgate/gating/collapse.py), tested once.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import accumulate
 from statistics import NormalDist
-from typing import Protocol
 
 from rubricgate.gating.boundaries import nominal_fractions
 from rubricgate.gating.outcome import ALPHA_SHARES
+from rubricgate.gating.passbound import calibrate
 from rubricgate.models.base import DIMENSIONS
 
-# The PASS bound's alpha fractions, by the trials of a look as a multiple of the planned look's
-# (the first where an unchanged reviewer is expected to PASS): most at the planned look, then
-# at 2.5 times its trials (where one unexpected failure is outweighed), a little at 1.5 and 4
-# times and at the budget's look (a run's last chance: no multiple reaches it, so the last look);
-# what is left is shared by the other looks, so every look gets some. Used as they are (the
-# union bound): see `schedule` for why the PASS bound does not take joint levels.
-PASS_SHARES = ((1, 0.76), (1.5, 0.03), (2.5, 0.17), (4, 0.02), (math.inf, 0.01))
+CONTINUATIONS = 5  # budgets of rounds a run may be continued by, planned with the first
+TEST_CONTINUATION = 0.05  # the tests' share of alpha kept for the continuations, a fifth each
+PASS_RESERVE = 0.06  # the PASS bound's share of alpha kept for looks after the planned one
+PASS_EARLY = 0.10  # when the planned look is past the budget: the budget's last look's share
+# The reserve after the planned look, cumulatively, by the trials of a look as a multiple of the
+# planned look's: most where one more failure than the planned look's is outweighed (2.5x).
+PASS_AFTER = ((1.5, 0.1), (2.5, 0.6), (4, 0.8), (6, 0.9))
 TEST_SHAPE = "pocock"  # the tests' Lan-DeMets shape (ld_spending)
 # The tests' nominal levels are computed at Holm's first (smallest) level across the dimensions:
 # a look's level grows with alpha (the looks' overlap weighs more), so the fractions found at the
@@ -54,25 +58,44 @@ TEST_SHAPE = "pocock"  # the tests' Lan-DeMets shape (ld_spending)
 TEST_ALPHA_SHARE = ALPHA_SHARES["dimensions"] / len(DIMENSIONS)
 _N = NormalDist()
 
+PassCheck = Callable[[int, tuple[float, ...]], bool]  # (round, PASS band scores) -> an unchanged reviewer's median counts PASS
 
-@dataclass(frozen=True)
+
+@dataclass
 class Schedule:
     """The fixed design: trials per case after each round, and the looks with their spending."""
 
-    caps: dict[str, int]  # the most design trials each case gets
+    caps: dict[str, int]  # the most design trials each case gets within the budget
     first: int  # trials every case gets before the first look
-    looks: list[int]  # rounds after which the gate looks (round r: every case still under its cap)
+    looks: list[int]  # rounds after which the gate looks, the budget's and the continuations'
+    budget_looks: int  # how many of `looks` are within the budget (the rest: continuations)
     spend: list[float]  # the tests' nominal alpha fraction at each look (false REGRESSION)
-    pass_spend: list[float]  # the PASS bound's alpha fraction at each look (false PASS): its increments
-    case_spend: list[float]  # the per-case family's fraction at each look: the tests' increments, sum 1
+    case_spend: list[float]  # the per-case family's fraction at each look: the tests' increments
+    planned: int  # the planned look (may be past the budget: then a continuation's)
+    pass_cumulative: list[float]  # the PASS bound's cumulative fraction of alpha by each look
+    n0: int = 1  # the baseline's pooled trials per dimension (what the PASS calibration uses)
+    alpha: float = 0.05
+    margin: float = 0.05
+    _scores: list[tuple[float, ...]] = field(default_factory=list)
 
     def trials_after(self, case: str, rounds: int) -> int:
-        """Design trials of `case` once `rounds` rounds have run."""
-        return min(rounds, self.caps[case])
+        """Design trials of `case` once `rounds` rounds have run (continuation rounds included)."""
+        return min(rounds, self.caps[case]) if rounds <= self.budget_round() else rounds
+
+    def budget_round(self) -> int:
+        return self.looks[self.budget_looks - 1]
 
     def total_after(self, rounds: int) -> int:
         """Design trials of the whole suite once `rounds` rounds have run."""
-        return sum(min(rounds, cap) for cap in self.caps.values())
+        return sum(self.trials_after(c, rounds) for c in self.caps)
+
+    def pass_score(self, look: int) -> tuple[float, ...]:
+        """The PASS bound's calibrated band scores at look `look` (0-based), computed when first needed."""
+        if look >= len(self._scores):
+            upto = max(look + 1, self.budget_looks)
+            trials = [self.total_after(r) for r in self.looks[:upto]]
+            self._scores = list(calibrate(self.n0, trials, self.pass_cumulative[:upto], self.alpha, self.margin).z)
+        return self._scores[look]
 
 
 def caps(baseline: Mapping[str, tuple[int, int]], max_trials: int, first: int = 1) -> dict[str, int]:
@@ -82,63 +105,81 @@ def caps(baseline: Mapping[str, tuple[int, int]], max_trials: int, first: int = 
     return {c: max(max_trials, first) for c in baseline}
 
 
-def look_rounds(first: int, last: int) -> list[int]:
-    """After the first round, then after every round up to the last: with levels from the joint
-    distribution, one more look costs the others little, and a run stops one round sooner."""
-    return list(range(max(1, first), max(last, first) + 1))
+def look_rounds(first: int, last: int, continuations: int = 0) -> list[int]:
+    """After the first round, then after every round up to the last, and on through the
+    continuations' rounds: with levels from the joint distribution, one more look costs the
+    others little, and a run stops one round sooner."""
+    last = max(last, first)
+    return list(range(max(1, first), last + 1)) + list(range(last + 1, last * (1 + continuations) + 1))
 
 
-def spending(rounds: Sequence[int], planned: int) -> list[float]:
-    """The PASS bound's increments over the looks after `rounds`: PASS_SHARES at the first look
-    with at least that multiple of the planned look's rounds (at the last look when none has);
-    the rest shared equally by the other looks (or added to the planned one when there are
-    none). Sums to 1."""
-    if len(rounds) == 1:
-        return [1.0]
+def false_alarm_spending(fractions: Sequence[float], budget_looks: int) -> list[float]:
+    """The tests' cumulative spending: Lan-DeMets (Pocock type) over the budget's information
+    fractions up to 1 - TEST_CONTINUATION, then a fifth of the rest by the end of each
+    continuation, linearly in its looks' information. The last look spends everything."""
+    within = [(1 - TEST_CONTINUATION) * c for c in _cumulative(ld_spending(fractions[:budget_looks], 1.0))]
+    rest = list(fractions[budget_looks:])
+    if not rest:
+        return within[:-1] + [1.0]
+    top = fractions[budget_looks - 1]
+    span = (rest[-1] - top) / CONTINUATIONS if rest[-1] > top else 1.0
+    out = within + [min(1.0, 1 - TEST_CONTINUATION + TEST_CONTINUATION * (f - top) / (span * CONTINUATIONS))
+                    for f in rest]
+    return out[:-1] + [1.0]
+
+
+def pass_spending(rounds: Sequence[int], budget_looks: int, planned: int) -> list[float]:
+    """The PASS bound's cumulative fraction of alpha by each look: none before the planned look
+    (PASS_EARLY at the budget's last look when the planned one is past it), 1 - PASS_RESERVE at
+    the planned look, then the reserve by PASS_AFTER's multiples of the planned look's rounds,
+    all of it by the last look. A look's calibration spends at most this by it."""
     out = [0.0] * len(rounds)
-    for multiple, share in PASS_SHARES:
-        k = next((j for j, r in enumerate(rounds) if r >= multiple * rounds[planned]), len(rounds) - 1)
-        out[k] += share
-    free = [k for k in range(len(rounds)) if not out[k]]
-    rest = 1 - sum(out)
-    for k in free:
-        out[k] = rest / len(free)
-    if not free:
-        out[planned] += rest
+    last_budget = budget_looks - 1
+    for k in range(len(rounds)):
+        if k < planned:
+            out[k] = PASS_EARLY if planned > last_budget and k >= last_budget else 0.0
+            continue
+        share = max((s for m, s in PASS_AFTER if rounds[k] >= m * rounds[planned]), default=0.0)
+        out[k] = 1 - PASS_RESERVE + PASS_RESERVE * share
+    out[-1] = 1.0
     return out
 
 
 def schedule(baseline: Mapping[str, tuple[int, int]], max_trials: int, first: int,
-             expected_pass: PassCheck, alpha: float = 0.05) -> Schedule:
-    """The design for these shared cases. `expected_pass(trials_by_case, spend)` tells whether an
-    unchanged reviewer is expected to PASS at that design and spending: the planned look is the
-    first such look at its share, or the last. The tests
-    spend alpha by information fraction (`ld_spending`), the PASS bound around the planned look
-    (`spending`); the tests' increments are turned into nominal levels over the looks' joint
-    distribution."""
+             expected_pass: PassCheck, alpha: float = 0.05, margin: float = 0.05) -> Schedule:
+    """The design for these shared cases. `expected_pass(round, score)` tells whether an unchanged
+    reviewer's median counts PASS after that round at that score; the planned look is the first
+    look where they do at the score a look would get with 1 - PASS_RESERVE of alpha and no PASS
+    before it. The tests spend alpha by information fraction (nominal levels over the looks'
+    joint distribution), the PASS bound around the planned look (`pass_spending`)."""
     allocation = caps(baseline, max_trials, first)
-    rounds = look_rounds(first, max(allocation.values(), default=first))
-    planned = next((k for k, r in enumerate(rounds)
-                    if expected_pass({c: min(r, cap) for c, cap in allocation.items()},
-                                     PASS_SHARES[0][1] if len(rounds) > 1 else 1.0)), len(rounds) - 1)
+    budget = max(allocation.values(), default=first)
+    rounds = look_rounds(first, budget, CONTINUATIONS)
+    budget_looks = len(look_rounds(first, budget))
+    n0 = sum(n for _, n in baseline.values()) or 1
     total = sum(allocation.values()) or 1
-    fractions = [sum(min(r, cap) for cap in allocation.values()) / total for r in rounds]
-    tests, bound = ld_spending(fractions, alpha), spending(rounds, planned)
-    info = information({c: n0 for c, (_, n0) in baseline.items()}, allocation, rounds)
-    # The PASS bound keeps its increments: next to the boundary (every trial passing) the score
-    # bound is liberal and the counts far from normal, and joint levels there let a run PASS on
-    # one or two failures at looks where, for a suite at exactly the margin, that happens more
-    # often than the model says (bench/gate_power.py, "drop exactly the margin" on the perfect suite).
-    return Schedule(allocation, first, rounds, nominal_fractions(info, _cumulative(tests), alpha * TEST_ALPHA_SHARE),
-                    bound, tests)
+    trials = [len(allocation) * r for r in rounds]
+    planned = next((k for k, r in enumerate(rounds)
+                    if expected_pass(r, _fixed_score(n0, trials[k], alpha * (1 - PASS_RESERVE), margin))),
+                   len(rounds) - 1)
+    fractions = [t / total for t in trials]
+    tests = false_alarm_spending(fractions, budget_looks)
+    info = information({c: n0_c for c, (_, n0_c) in baseline.items()}, rounds)
+    increments = [b - a for a, b in zip([0.0] + tests[:-1], tests)]
+    return Schedule(allocation, first, rounds, budget_looks,
+                    nominal_fractions(info, tests, alpha * TEST_ALPHA_SHARE), increments, planned,
+                    pass_spending(rounds, budget_looks, planned), n0, alpha, margin)
 
 
-def information(baseline_trials: Mapping[str, int], allocation: Mapping[str, int], rounds: Sequence[int]) -> list[float]:
+def _fixed_score(n0: int, n1: int, alpha: float, margin: float) -> tuple[float, ...]:
+    return calibrate(n0, [n1], [1.0], alpha, margin).z[0]
+
+
+def information(baseline_trials: Mapping[str, int], rounds: Sequence[int]) -> list[float]:
     """The information about the drop at each look, up to a constant: per case 1 / (1/n + 1/n0)
     for n design trials now and n0 in the baseline (the baseline's trials are shared by every
     look, which is why the looks are so strongly correlated)."""
-    return [sum(1 / (1 / min(r, cap) + 1 / max(baseline_trials[c], 1)) for c, cap in allocation.items())
-            for r in rounds]
+    return [sum(1 / (1 / r + 1 / max(n0, 1)) for n0 in baseline_trials.values()) for r in rounds]
 
 
 def _cumulative(increments: Sequence[float]) -> list[float]:
@@ -151,20 +192,13 @@ def ld_spending(fractions: Sequence[float], alpha: float, shape: str | None = No
     trials so far over the whole design's; the last is 1), as fractions of alpha summing to 1.
 
     obf: O'Brien-Fleming type, 2 - 2 Phi(z_{alpha/2} / sqrt(t)), little early and most at the end;
-    pocock: Pocock type, ln(1 + (e - 1) t), spread evenly. Used on its own, each increment keeps
-    the total at alpha (the union bound): the per-case family does so."""
+    pocock: Pocock type, ln(1 + (e - 1) t), spread evenly."""
     shape = shape or TEST_SHAPE
     z = _N.inv_cdf(1 - alpha / 2)
     cumulative = {"obf": lambda t: 2 * (1 - _N.cdf(z / math.sqrt(t))) / alpha if t > 0 else 0.0,
                   "pocock": lambda t: math.log(1 + (math.e - 1) * t)}[shape]
     levels = [min(1.0, cumulative(min(1.0, t))) for t in fractions[:-1]] + [1.0]
     return [max(0.0, b - a) for a, b in zip([0.0] + levels[:-1], levels)]
-
-
-class PassCheck(Protocol):
-    """Callable protocol: (trials by case, spending fraction) -> expected to PASS."""
-
-    def __call__(self, trials: Mapping[str, int], spend: float) -> bool: ...
 
 
 def confirmation_size(baseline: tuple[int, int], level: float, room: int) -> int:
@@ -177,12 +211,6 @@ def confirmation_size(baseline: tuple[int, int], level: float, room: int) -> int
         if math.comb(n0, x0) / math.comb(n + n0, x0) <= level:
             return n
     return 0
-
-
-def reliable(baseline: tuple[int, int]) -> bool:
-    """Worth re-trying when it fails now: at least 5 baseline trials with at most one failure."""
-    x0, n0 = baseline
-    return n0 >= 5 and x0 >= n0 - 1
 
 
 def undecided(outcomes: Sequence[str]) -> bool:

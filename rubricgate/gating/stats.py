@@ -1,4 +1,4 @@
-"""Statistics for noisy reviewers: intervals, pass@k / pass^k, exact tails, bounds on a drop.
+"""Statistics for noisy reviewers: intervals, pass@k / pass^k, exact tails.
 
 Everything here is exact or a closed form (math.lgamma, statistics.NormalDist; numpy only for
 the convolution in rubricgate/gating/exact.py): the sample sizes are small (tens of cases, a few
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from statistics import NormalDist
 
 from rubricgate.models.results import RateRow, TrialResult
@@ -75,75 +74,6 @@ def _effective_n(counts: Sequence[Count], passes: int, trials: int) -> float:
     between = sum((x - rate * n) ** 2 for x, n in counts) * cases / (cases - 1)
     deff = max(1.0, between / (trials * rate * (1 - rate)))
     return trials / deff
-
-
-@dataclass(frozen=True)
-class DropBound:
-    """How far a rate may have dropped: estimate, one-sided upper bound, and what narrows it."""
-
-    drop: float  # reference rate - current rate, on the shared cases, weighted by current trials
-    upper: float  # one-sided upper confidence bound on the drop
-    reference_half: float  # the reference rate's share of the margin of error
-    current_half: float  # the current rate's share
-    current_trials: float  # a count; planning passes expected (fractional) ones
-    cases: int
-
-
-def drop_bound(strata: Iterable[tuple[float, float, int, int]], confidence: float) -> DropBound | None:
-    """Upper confidence bound on (reference rate - current rate) over cases both sides ran.
-
-    The reference rate is standardized to the current run's trial mix (each case weighted by
-    its current trials), so a case run more often now does not move it. Newcombe's hybrid
-    score method combines the two Wilson bounds, each at Kish's effective sample size.
-    """
-    rows = [(x1, n1, x0, n0) for x1, n1, x0, n0 in strata if n1 and n0]
-    if not rows:
-        return None
-    n1_sum = sum(n1 for _, n1, _, _ in rows)
-    weights = [n1 / n1_sum for _, n1, _, _ in rows]
-    current = sum(x1 for x1, _, _, _ in rows) / n1_sum
-    reference = sum(w * x0 / n0 for w, (_, _, x0, n0) in zip(weights, rows))
-    n0_eff = 1 / sum(w * w / n0 for w, (_, _, _, n0) in zip(weights, rows))
-    z = _z(confidence)
-    ref_half = wilson_bounds(reference, n0_eff, z)[1] - reference
-    cur_half = current - wilson_bounds(current, n1_sum, z)[0]
-    drop = reference - current
-    return DropBound(drop, drop + math.hypot(ref_half, cur_half), ref_half, cur_half, n1_sum, len(rows))
-
-
-def drop_lower(strata: Iterable[tuple[float, float, int, int]], confidence: float) -> float | None:
-    """One-sided lower confidence bound on (reference rate - current rate): drop_bound's mirror
-    (Newcombe's hybrid score method, the reference at Kish's effective size), None without a
-    shared case. The gate's drift allowance compares it with gate.drift_allowance."""
-    rows = [(x1, n1, x0, n0) for x1, n1, x0, n0 in strata if n1 and n0]
-    if not rows:
-        return None
-    n1_sum = sum(n1 for _, n1, _, _ in rows)
-    weights = [n1 / n1_sum for _, n1, _, _ in rows]
-    current = sum(x1 for x1, _, _, _ in rows) / n1_sum
-    reference = sum(w * x0 / n0 for w, (_, _, x0, n0) in zip(weights, rows))
-    n0_eff = 1 / sum(w * w / n0 for w, (_, _, _, n0) in zip(weights, rows))
-    z = _z(confidence)
-    ref_half = reference - wilson_bounds(reference, n0_eff, z)[0]
-    cur_half = wilson_bounds(current, n1_sum, z)[1] - current
-    return reference - current - math.hypot(ref_half, cur_half)
-
-
-def more_trials(bound: DropBound, margin: float) -> int | None:
-    """Extra trials per case after which the upper bound should fall below `margin`.
-
-    From the observed margin of error, which shrinks like 1/sqrt(trials) on the current side
-    only. None when more current trials cannot get there: the drop itself is at least the
-    margin, or the reference's own uncertainty already uses it up (re-measure the baseline).
-    """
-    room = (margin - bound.drop) ** 2 - bound.reference_half ** 2
-    if bound.drop >= margin or room <= 0:
-        return None
-    if bound.current_half == 0 or bound.upper < margin:
-        return 0
-    per_case = bound.current_trials / bound.cases
-    factor = bound.current_half ** 2 / room
-    return max(1, math.ceil(per_case * factor - per_case))
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

@@ -20,6 +20,7 @@ from rubricgate.suite.load import Loaded
 def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], state: RunState) -> Summary:
     """Aggregate and gate: the Summary every report renders (also used by regrade)."""
     jobs = state.jobs_run if state.jobs_run is not None else jobs  # adaptive rounds: what ran
+    results = marked_confirmations(results, state.adaptive)
     frame = trial_frame(loaded.cases, results)
     rates = dimension_rates(frame, loaded.config.graded_dimensions())
     confidence = loaded.config.gate.confidence
@@ -28,7 +29,7 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
     default = jobs[0].agent if jobs else loaded.config.agent.name
     run_with = MeasuredWith(agent=default, agent_version=state.agent_versions.get(default),
                             model=loaded.config.agent.model or reported_model(results))
-    decision, gate = _decision(loaded, rates, state, len(results), len(jobs), per_case, run_with)
+    decision, gate = _decision(loaded, rates, state, len(results), len(jobs), per_case, run_with, errored_counts(results))
     decision = errored_gate(decision, results, len(jobs), loaded.config.gate.max_errored)
     cases = case_summaries(loaded, jobs, results, per_case, confidence)
     return Summary(run_id=state.run_id, started_at=state.started, kind=state.kind,
@@ -78,8 +79,26 @@ def _consistency(trials: list[TrialResult]) -> dict:
     return {"pass_at_k": pass_at, "pass_hat_k": pass_hat, "flaky": flaky}
 
 
+def marked_confirmations(results: list[TrialResult], adaptive) -> list[TrialResult]:
+    """The trials an adaptive run ran as confirmations, marked (`confirmation`): summary.json
+    keeps them apart from the design trials the rates count."""
+    marks = getattr(adaptive, "confirmation_trials", None)
+    if not marks:
+        return results
+    return [r.model_copy(update={"confirmation": True}) if (r.case_id, r.trial) in marks else r for r in results]
+
+
+def errored_counts(results: list[TrialResult]) -> dict[str, int]:
+    """Errored design trials per case: the gate counts them as failures in the worst case."""
+    out: dict[str, int] = {}
+    for r in results:
+        if r.errored and not r.confirmation:
+            out[r.case_id] = out.get(r.case_id, 0) + 1
+    return out
+
+
 def _decision(loaded: Loaded, rates, state: RunState, done: int, total: int,
-              per_case: Counts, run_with: MeasuredWith) -> tuple[Decision, GateDetail | None]:
+              per_case: Counts, run_with: MeasuredWith, errored: dict[str, int]) -> tuple[Decision, GateDetail | None]:
     method = loaded.config.gate.method  # the configured gate's, even when it could not judge
     if state.not_run:
         return cannot_judge([f"{state.budget.reason}: {state.not_run} of {total} trials not run; the report is partial"],
@@ -96,15 +115,16 @@ def _decision(loaded: Loaded, rates, state: RunState, done: int, total: int,
         return cannot_judge(["no baseline to compare against"], method), None
     if state.adaptive is not None:  # the design's counts and the last look (gating/adaptive.py)
         return _adaptive_decision(loaded, rates, state.adaptive, run_with)
-    return decide(rates, loaded.baseline, loaded.config.gate, per_case, run_with)
+    return decide(rates, loaded.baseline, loaded.config.gate, per_case, run_with, errored=errored)
 
 
 GATE_FIELDS = ("baseline", "delta", "status", "p_value", "drop_upper", "label")
 
 
 def _adaptive_decision(loaded: Loaded, rates: dict[str, RateRow], adaptive, run_with: MeasuredWith):
-    """Judged on the design's trials and the last look (confirmations apart); the gate's findings
-    go onto the run's rows, which keep every trial. Only called with a baseline."""
+    """Judged on the design's trials and the last look (confirmations apart). The run's rows then
+    count the design trials the gate compared, so each rate and its delta count the same trials;
+    the confirmations are kept apart (gate.confirmations). Only called with a baseline."""
     if loaded.baseline is None:  # _decision returns before this without one
         raise ValueError("an adaptive decision needs a baseline")
     design, look = adaptive.gate_inputs()
@@ -113,9 +133,10 @@ def _adaptive_decision(loaded: Loaded, rates: dict[str, RateRow], adaptive, run_
         x = sum(c[dim][0] for c in design.values() if dim in c)
         n = sum(c[dim][1] for c in design.values() if dim in c)
         rows[dim] = RateRow(rate=x / n if n else None, passes=x, trials=n)
-    decision, detail = decide(rows, loaded.baseline, loaded.config.gate, design, run_with, look)
+    add_intervals(rows, design, loaded.config.gate.confidence)
+    decision, detail = decide(rows, loaded.baseline, loaded.config.gate, design, run_with, look, adaptive.lost)
     for dim, row in rows.items():
-        for name in GATE_FIELDS:
-            setattr(rates[dim], name, getattr(row, name))
+        rates[dim] = row
     detail.looks, detail.plan = adaptive.history(), adaptive.plan().as_json()
+    detail.confirmations = {c: {d: [x, n] for d, (x, n) in dims.items()} for c, dims in adaptive.confirm.frozen().items()}
     return decision, detail

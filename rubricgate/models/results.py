@@ -54,6 +54,9 @@ class TrialResult(StrictModel):
     # that decided it: an errored trial's class is an infrastructure one.
     failure: FailureClass | None = None
     evidence: str = ""
+    # A confirmation trial of the statistical gate's adaptive rounds (a reliable case re-tried
+    # after it failed): tested on its own by the per-case family, never in a dimension's rate.
+    confirmation: bool = False
     attempts: list[Attempt] = []  # every attempt, when there was more than one
     run_error: str = ""  # the run ended in an error even though a verdict was graded
     notes: list[str] = []  # stream cross-checks (turn counts, ...)
@@ -121,8 +124,14 @@ class GateDetail(StrictModel):
     new_cases_rule: str = "report"
     interval: str = ""  # what the suite intervals cover
     notes: list[str] = []
-    case_regressions: list[str] = []  # single cases that collapsed (rubricgate/gating/collapse.py)
-    flaky: list[str] = []  # stable baseline cases that failed now without it being established
+    # The per-case family (rubricgate/gating/collapse.py), one line per (case, dimension) and kind:
+    case_regressions: list[str] = []  # collapses: established and beyond the margin (REGRESSION)
+    suspected: list[str] = []  # every trial failed where the baseline never failed, not testable here (INCONCLUSIVE)
+    unconfirmed: list[str] = []  # every trial failed, the case's own test not established (a note)
+    flaky: list[str] = []  # stable baseline cases with mixed outcomes now (a note)
+    # Confirmation trials of re-tried cases, kept apart from the rates the gate compared:
+    # case -> dimension -> [passes, trials] (the trials themselves carry `confirmation: true`).
+    confirmations: dict[str, dict[str, list[int]]] = {}
     plan: dict[str, Any] = {}  # the power plan: smallest detectable drop per dimension (gating/power.py)
     looks: list[dict[str, Any]] = []  # adaptive rounds: trials so far and outcome per look
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from rubricgate.analysis import case_counts
 from rubricgate.errors import GateInputError
-from rubricgate.gating.exact import holm, lower_p, upper_p
+from rubricgate.gating.evidence import weigh
+from rubricgate.gating.exact import holm
 from rubricgate.gating.stats import counted
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import Summary
@@ -142,8 +143,9 @@ def _step(prev: Summary, cur: Summary) -> dict[str, tuple[float, float | None]]:
         strata = [(*after[c][dim], *before[c][dim]) for c in shared if dim in after[c] and dim in before[c]]
         x1, n1 = sum(s[0] for s in strata), sum(s[1] for s in strata)
         x0, n0 = sum(s[2] for s in strata), sum(s[3] for s in strata)
-        if n1 and n0:
-            out[dim] = (x1 / n1 - x0 / n0, min(1.0, 2 * min(lower_p(strata), upper_p(strata))))
+        ev = weigh(strata, 1.0, None)  # the gate's own evidence (rubricgate/gating/evidence.py)
+        if n1 and n0 and ev is not None:
+            out[dim] = (x1 / n1 - x0 / n0, min(1.0, 2 * min(ev.p_drop, ev.p_rise)))
     return out
 
 

@@ -27,7 +27,8 @@ class Rounds(Protocol):
 
     def next_batch(self) -> list[tuple[str, int, bool]]: ...  # (case id, trial number, confirmation)
 
-    def record(self, case: str, outcome: Mapping[str, bool] | None, confirmation: bool) -> None: ...
+    def record(self, case: str, outcome: Mapping[str, bool] | None, confirmation: bool,
+               errored: bool = False) -> None: ...
 
     def look(self) -> Any: ...  # has .stop (bool) and .lines() for the progress log
 
@@ -85,7 +86,7 @@ def _run_rounds(run: StartedRun, jobs: list[Job], workers: int, rounds: Rounds) 
         by_key = {(r.case_id, r.trial): r for r in found}
         for job, confirm in batch:
             result = by_key.get((job.case.id, job.trial))
-            rounds.record(job.case.id, _outcome(result), confirm)
+            rounds.record(job.case.id, _outcome(result), confirm, errored=bool(result is not None and result.errored))
         look = rounds.look()
         ctx.events.emit("look", lines=look.lines())
         if look.stop or ctx.not_run:

@@ -46,8 +46,48 @@ def test_a_collapsing_stable_case_is_re_tried_and_is_a_regression() -> None:
     run = AdaptiveRun(_baseline({c: (10, 10) for c in ids}), GATE, ids)
     looks = _drive(run, lambda case, n, confirm: case != "c5")
     assert looks[-1].decision.exit_code == 1
-    assert any(r.startswith("c5: verdict 0/") and "vs baseline 10/10" in r for r in looks[-1].decision.reasons)
+    assert any(r.startswith("c5: verdict 0/") and "vs baseline 10/10 (collapse" in r for r in looks[-1].decision.reasons)
     assert 0 < run.confirm.frozen()["c5"]["verdict"][1] <= GATE.max_trials_per_case
+
+
+def test_a_collapse_on_a_3_trial_baseline_is_confirmed_past_the_per_case_budget() -> None:
+    """The old 3-trial baseline `init` gave: failing 10 trials is not significant against 3/3 among
+    90 pairs, so the confirmation runs past gate.max_trials_per_case instead of letting it pass."""
+    ids = [f"c{i}" for i in range(30)]
+    run = AdaptiveRun(_baseline({c: (3, 3) for c in ids}), GATE, ids)
+    looks = _drive(run, lambda case, n, confirm: case != "c5")
+    assert looks[-1].decision.exit_code == 1, looks[-1].decision
+    used = run.confirm.frozen()["c5"]["verdict"][1]
+    assert GATE.max_trials_per_case < used <= run.confirm_room()
+
+
+def test_a_collapse_the_budget_cannot_show_is_inconclusive_naming_the_case_never_a_pass() -> None:
+    ids = [f"c{i}" for i in range(30)]
+    run = AdaptiveRun(_baseline({c: (1, 1) for c in ids}), GATE, ids)  # one baseline trial a case
+    looks = _drive(run, lambda case, n, confirm: case != "c5")
+    last = looks[-1]
+    assert last.decision.exit_code == 2 and last.decision.status == "inconclusive"
+    assert any(r.startswith("c5: verdict 0/") and "collapse suspected, not testable at this size" in r
+               for r in last.decision.reasons), last.decision.reasons
+    assert last.why == "a collapse is suspected and cannot be tested at this size" or "budget" in last.why
+
+
+def test_a_case_whose_trials_all_errored_can_never_pass_whatever_the_suite_size() -> None:
+    """A reviewer that hides its failures on one case as infrastructure errors: the worst case
+    (every errored trial a failure) is a suspected collapse, so the run never exits 0."""
+    ids = [f"c{i}" for i in range(300)]
+    run = AdaptiveRun(_baseline({c: (10, 10) for c in ids}), GATE, ids)
+    while True:
+        for case, _, confirm in run.next_batch():
+            if case == "c9":
+                run.record(case, None, confirm, errored=True)
+            else:
+                run.record(case, {d: True for d in DIMENSIONS}, confirm)
+        look = run.look()
+        if look.stop:
+            break
+    assert look.decision.exit_code != 0 and look.decision.status == "inconclusive"
+    assert any(r.startswith("c9: verdict 0/0 + ") and "errored" in r for r in look.decision.reasons)
 
 
 def test_a_one_off_failure_is_re_tried_and_shown_as_flaky_not_a_regression() -> None:
@@ -83,8 +123,9 @@ def test_confirmations_run_before_the_design_goes_on_so_a_collapse_stops_the_run
     confirmations = run.confirm.frozen()["c5"]["verdict"][1]
     assert looks[-1].trials == 30 + confirmations  # the first round, then the confirmation batch alone
     trials = [look.trials for look in looks]
-    # one confirmation trial, then two, then four: each batch as large as all before it
-    assert [b - a for a, b in zip(trials, trials[1:])] == [1, 2, 4] and confirmations == 7
+    # one confirmation trial, then two, then the rest (at most as many as all before): 4 in all,
+    # what failing them all needs at the family's first Holm-Tarone level (only this pair can reject)
+    assert [b - a for a, b in zip(trials, trials[1:])] == [1, 2, 1] and confirmations == 4
 
 
 def test_a_one_off_failure_costs_one_confirmation_trial_when_it_passes() -> None:

@@ -71,16 +71,19 @@ def test_a_silent_agent_is_stopped_at_the_idle_timeout_as_infra_never_a_reviewer
     assert "idle_timeout" in attempt["error"] and "agent.idle_timeout_s" in attempt["error"], attempt
 
 
-def test_errored_within_max_errored_is_left_out_of_the_rates(repo) -> None:
+def test_errored_within_max_errored_is_left_out_of_the_rates_but_can_never_make_a_pass(repo) -> None:
+    """Within gate.max_errored the errored trial is left out of every rate, and the decision must
+    hold with it counted as a failure: here it could hide a drop, so the run cannot pass."""
     install(repo, ["api_error", "answer"], retries=0)
     cfg = yaml.safe_load((repo / "rubricgate.yaml").read_text())
     cfg["gate"]["max_errored"] = 1
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(cfg))
     result = _run(repo)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 2, result.output
     summary = _summary(repo)
     assert summary["rates"]["verdict"]["trials"] == 1 and summary["rates"]["verdict"]["rate"] == 1.0
     assert "1 of 2 trials errored" in " ".join(summary["decision"]["warnings"])
+    assert "errored trial(s) could hide a drop" in " ".join(summary["decision"]["reasons"])
     assert "errored (infrastructure" in result.output
 
 

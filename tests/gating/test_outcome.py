@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rubricgate.gating.exact import holm, upper_p
+from rubricgate.gating.evidence import Bounds, family, weigh
+from rubricgate.gating.exact import holm, smallest_p, upper_p
 from rubricgate.gating.gate import Look, decide, shared_strata
 from rubricgate.gating.outcome import ALPHA_SHARES, Evidence, classify, improved, label
-from rubricgate.gating.stats import drop_lower
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.baseline import Baseline, CaseCount
 from rubricgate.models.config import GateConfig
@@ -32,6 +32,10 @@ def test_classify_is_exactly_the_documented_rule(drop, extra, below, p_drop, p_r
     words = label(ev, margin, allowance)
     assert words.startswith({"regression": "REGRESSION", "inconclusive": "INCONCLUSIVE"}.get(
         outcome, "improvement" if improved(ev) else "no change"))
+    if outcome == "regression":  # it states what is shown: the margin only when the lower bound is past it
+        assert (f"more than the {margin * 100:.0f}-point margin" in words) == (ev.lower > margin)
+        assert ("not shown to exceed" in words) == (ev.lower <= margin)
+        assert (f"at least {ev.lower * 100:.1f} points" in words) == (ev.lower > 0)
 
 
 @st.composite
@@ -57,7 +61,7 @@ def _rates(per_case) -> dict[str, RateRow]:
     return out
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(suites())
 def test_every_row_label_and_the_exit_code_agree_with_the_test_and_the_margin(suite) -> None:
     per_case, cases, gate, spend = suite
@@ -66,14 +70,18 @@ def test_every_row_label_and_the_exit_code_agree_with_the_test_and_the_margin(su
     decision, detail = decide(rates, baseline, gate, per_case, look=Look(spend=spend))
     level = (1 - gate.confidence) * ALPHA_SHARES["dimensions"]
     strata = shared_strata(per_case, baseline, _rates(per_case), GateDetail())
-    rises = holm({d: min(1.0, upper_p(strata[d]) / spend) for d in DIMENSIONS}, level)
+    raw = {d: upper_p(strata[d]) / spend for d in DIMENSIONS}
+    rises = holm({d: min(1.0, p) for d, p in raw.items()}, level,
+                 {d: min(1.0, smallest_p(strata[d], lower=False) / spend) for d in DIMENSIONS})
+    bounds = Bounds(1 - gate.confidence, gate.margin, 1 - level * spend / len(DIMENSIONS))
+    lowers = {d: weigh(strata[d], level, bounds).lower for d in DIMENSIONS}
     for dim, row in rates.items():
         drop = -row.delta
-        lower = drop_lower(strata[dim], 1 - level * spend / len(DIMENSIONS))
         regression = (row.p_value <= level and drop > gate.margin
-                      and (not gate.drift_allowance or lower > gate.drift_allowance))
+                      and (not gate.drift_allowance or lowers[dim] > gate.drift_allowance))
         if row.status == "regression":
             assert regression and row.label.startswith("REGRESSION")
+            assert ("more than the" in row.label) == (lowers[dim] > gate.margin)
         elif row.status == "ok":
             assert row.drop_upper <= gate.margin and not regression
             assert row.label.startswith("improvement") == (drop < 0 and rises[dim] <= level)
@@ -81,6 +89,19 @@ def test_every_row_label_and_the_exit_code_agree_with_the_test_and_the_margin(su
             assert row.status == "inconclusive" and row.label.startswith("INCONCLUSIVE")
             assert row.drop_upper > gate.margin and not regression
     regressed = any(r.status == "regression" for r in rates.values()) or bool(detail.case_regressions)
-    undecided = any(r.status == "inconclusive" for r in rates.values())
+    undecided = any(r.status == "inconclusive" for r in rates.values()) or bool(detail.suspected)
     assert decision.exit_code == (1 if regressed else 2 if undecided else 0)
     assert decision.status == ("regression" if regressed else "inconclusive" if undecided else "pass")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(suites())
+def test_the_evidence_bounds_never_sit_on_the_wrong_side_of_the_drop(suite) -> None:
+    per_case, cases, gate, spend = suite
+    baseline = Baseline(rates={d: 1.0 for d in DIMENSIONS}, cases=cases)
+    strata = shared_strata(per_case, baseline, _rates(per_case), GateDetail())
+    bounds = Bounds(1 - gate.confidence, gate.margin, 0.99)
+    weighed = {d: weigh(strata[d], 0.04, bounds) for d in DIMENSIONS}
+    for ev in family({d: e for d, e in weighed.items() if e is not None}, spend).values():
+        assert ev.lower <= ev.drop <= ev.upper
+        assert 0 <= ev.floor_drop <= 1 and 0 <= ev.p_drop <= 1

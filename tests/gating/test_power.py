@@ -37,8 +37,9 @@ def test_more_trials_detect_a_smaller_drop_and_nothing_is_detected_below_the_mar
 
 def test_an_unchanged_reviewer_bound_shrinks_with_trials() -> None:
     base = [v["verdict"] for v in _suite([1.0] * 30).values()]
-    assert expected_bound(base, [1] * 30, 0.95) > expected_bound(base, [3] * 30, 0.95)
-    assert expected_bound(base, [3] * 30, 0.95) <= 0.05
+    scores = (1.645,) * 7
+    assert expected_bound(base, [1] * 30, scores) > expected_bound(base, [3] * 30, scores)
+    assert expected_bound(base, [3] * 30, scores) <= 0.05
 
 
 def test_the_plan_says_what_reaches_a_target_and_when_a_suite_cannot_pass() -> None:

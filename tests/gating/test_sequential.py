@@ -6,30 +6,54 @@ import math
 
 import pytest
 
-from rubricgate.gating.sequential import caps, confirmation_size, ld_spending, look_rounds, schedule, spending
+from rubricgate.gating.collapse import reliable
+from rubricgate.gating.sequential import (
+    CONTINUATIONS,
+    PASS_EARLY,
+    PASS_RESERVE,
+    TEST_CONTINUATION,
+    caps,
+    confirmation_size,
+    false_alarm_spending,
+    information,
+    ld_spending,
+    look_rounds,
+    pass_spending,
+    schedule,
+)
 
 
-def test_spending_sums_to_one_and_favours_the_planned_look() -> None:
-    for looks in range(1, 8):
-        for planned in range(looks):
-            fractions = spending(list(range(1, looks + 1)), planned)
-            assert sum(fractions) == pytest.approx(1.0) and max(fractions) == fractions[planned]
+def test_the_pass_spending_has_nothing_before_the_planned_look_and_everything_by_the_last() -> None:
+    rounds = look_rounds(1, 10, CONTINUATIONS)
+    for planned in (0, 1, 4, 9):
+        got = pass_spending(rounds, 10, planned)
+        assert all(g == 0 for g in got[:planned]) and got[planned] == pytest.approx(1 - PASS_RESERVE)
+        assert all(a <= b for a, b in zip(got, got[1:])) and got[-1] == 1.0
+    # one more failure than the planned look's is outweighed at 2.5x its trials: most of the reserve there
+    got = pass_spending(rounds, 10, 1)
+    assert got[4] - got[3] == pytest.approx(PASS_RESERVE * 0.5)
 
 
-def test_the_pass_bound_keeps_shares_by_multiples_of_the_planned_trials_and_one_for_the_budget() -> None:
-    got = spending(list(range(1, 11)), planned=1)  # planned after round 2: 1.5x is round 3, 2.5x round 5, 4x round 8
-    assert got[1] == pytest.approx(0.76) and got[2] == pytest.approx(0.03)
-    assert got[4] == pytest.approx(0.17) and got[7] == pytest.approx(0.02)
-    assert got[9] == pytest.approx(0.01) and got[0] == got[3] == got[5] == pytest.approx(0.01 / 5)
-    late = spending(list(range(1, 11)), planned=5)  # planned after round 6: 2.5x and 4x are past the budget
-    assert late[9] == pytest.approx(0.20) and late[5] == pytest.approx(0.76) and late[8] == pytest.approx(0.03)
-    assert late[0] == pytest.approx(0.01 / 7)  # what no multiple claims is shared by the other looks
+def test_a_planned_look_past_the_budget_leaves_the_budget_a_small_share() -> None:
+    rounds = look_rounds(1, 10, CONTINUATIONS)
+    got = pass_spending(rounds, 10, 13)  # planned in the first continuation
+    assert got[:9] == [0.0] * 9 and got[9] == pytest.approx(PASS_EARLY) and got[13] == pytest.approx(1 - PASS_RESERVE)
 
 
-def test_looks_start_at_the_first_round_and_end_at_the_budget() -> None:
+def test_the_tests_keep_a_share_for_the_continuations_a_fifth_each() -> None:
+    rounds = look_rounds(1, 10, CONTINUATIONS)
+    got = false_alarm_spending([r / 10 for r in rounds], 10)
+    assert got[9] == pytest.approx(1 - TEST_CONTINUATION) and got[-1] == 1.0
+    assert all(a <= b for a, b in zip(got, got[1:]))
+    ends = [got[10 * (c + 1) - 1] for c in range(CONTINUATIONS + 1)]
+    assert ends == pytest.approx([1 - TEST_CONTINUATION * (1 - c / CONTINUATIONS) for c in range(CONTINUATIONS + 1)])
+    assert false_alarm_spending([0.5, 1.0], 2)[-1] == 1.0  # no continuation: the budget spends it all
+
+
+def test_looks_start_at_the_first_round_and_run_on_through_the_continuations() -> None:
     assert look_rounds(1, 10) == list(range(1, 11))
     assert look_rounds(3, 3) == [3]
-    assert look_rounds(2, 30)[-1] == 30
+    assert look_rounds(1, 10, 5)[-1] == 60 and look_rounds(2, 30)[-1] == 30
 
 
 def test_every_case_gets_every_round_up_to_the_budget_and_at_least_the_first_round() -> None:
@@ -39,26 +63,38 @@ def test_every_case_gets_every_round_up_to_the_budget_and_at_least_the_first_rou
 
 
 def test_the_planned_look_gets_most_of_the_pass_alpha_and_the_tests_spend_by_information() -> None:
-    sched = schedule({f"c{i}": (10, 10) for i in range(30)}, 10, 1,
-                     lambda trials, spend: sum(trials.values()) >= 60)
-    assert sched.looks == list(range(1, 11)) and sched.pass_spend[1] == max(sched.pass_spend)
-    assert sched.total_after(2) == 60
-    # the PASS bound uses its increments as they are (the union bound)
-    assert sched.pass_spend == pytest.approx(spending(sched.looks, 1)) and sum(sched.pass_spend) == pytest.approx(1.0)
-    increments = ld_spending([r / 10 for r in range(1, 11)], 0.05)
-    assert sched.case_spend == pytest.approx(increments) and sum(sched.case_spend) == pytest.approx(1.0)
+    sched = schedule({f"c{i}": (10, 10) for i in range(30)}, 10, 1, lambda rounds, scores: rounds >= 2)
+    assert sched.looks == list(range(1, 61)) and sched.budget_looks == 10 and sched.planned == 1
+    assert sched.total_after(2) == 60 and sched.total_after(12) == 360  # continuation rounds count
+    spent = [sum(sched.case_spend[:k + 1]) for k in range(len(sched.looks))]
+    assert spent[9] == pytest.approx(1 - TEST_CONTINUATION) and spent[-1] == pytest.approx(1.0)
     # the looks overlap, so each look's nominal level is at least its increment and at most
     # everything spent by then; the first look has nothing before it
-    spent = [sum(increments[:k + 1]) for k in range(10)]
-    assert sched.spend[0] == pytest.approx(increments[0], rel=1e-6)
-    assert all(inc - 1e-9 <= nominal <= total + 1e-9 for inc, nominal, total in zip(increments, sched.spend, spent))
-    assert sum(sched.spend) > 2  # the union bound would leave 1
+    assert sched.spend[0] == pytest.approx(sched.case_spend[0], rel=1e-6)
+    assert all(inc - 1e-9 <= nominal <= total + 1e-9
+               for inc, nominal, total in zip(sched.case_spend, sched.spend, spent))
+    assert sum(sched.spend[:10]) > 2  # the union bound would leave 1
+
+
+def test_the_pass_scores_are_calibrated_to_the_cumulative_spending_at_every_look() -> None:
+    from rubricgate.gating.passbound import calibrate
+
+    sched = schedule({f"c{i}": (10, 10) for i in range(30)}, 10, 1, lambda rounds, scores: rounds >= 2)
+    trials = [sched.total_after(r) for r in sched.looks[:10]]
+    cal = calibrate(sched.n0, trials, sched.pass_cumulative[:10], 0.05, 0.05)
+    assert [sched.pass_score(k) for k in range(10)] == list(cal.z)
+    assert all(e <= 0.05 * c + 1e-12 for e, c in zip(cal.error, sched.pass_cumulative))
+    # no PASS before the planned look; at it, a perfect suite PASSes on no failure in 60 trials
+    from rubricgate.gating.passbound import pass_upper
+
+    assert min(sched.pass_score(0)) >= 40
+    top = sched.pass_score(1)[-1]
+    assert pass_upper(1.0, 300, 60, 60, top) <= 0.05 < pass_upper(1.0, 300, 59, 60, top)
+    assert 0.95 ** 60 <= cal.error[1] <= 0.05 * sched.pass_cumulative[1]
 
 
 def test_the_information_of_a_look_counts_the_baseline_trials_every_look_shares() -> None:
-    from rubricgate.gating.sequential import information
-
-    got = information({"a": 10, "b": 5}, {"a": 10, "b": 10}, [1, 10])
+    got = information({"a": 10, "b": 5}, [1, 10])
     assert got == pytest.approx([1 / (1 + 1 / 10) + 1 / (1 + 1 / 5), 5 + 1 / (1 / 10 + 1 / 5)])
 
 
@@ -74,7 +110,7 @@ def test_lan_demets_increments_sum_to_one_and_follow_their_shape(shape: str) -> 
 
 
 def test_a_single_look_spends_everything_at_once() -> None:
-    assert ld_spending([1.0], 0.05) == [1.0] and spending([3], 0) == [1.0]
+    assert ld_spending([1.0], 0.05) == [1.0] and pass_spending([3], 1, 0) == [1.0]
 
 
 def test_confirmation_size_is_the_fewest_all_failing_trials_that_reach_the_level() -> None:
@@ -88,8 +124,6 @@ def test_confirmation_size_is_the_fewest_all_failing_trials_that_reach_the_level
 
 
 def test_a_case_with_one_baseline_failure_is_still_reliable_and_needs_a_longer_confirmation() -> None:
-    from rubricgate.gating.sequential import reliable
-
     assert reliable((9, 10)) and reliable((5, 5)) and not reliable((8, 10)) and not reliable((3, 3))
     level = 1e-4
     n = confirmation_size((9, 10), level, 30)

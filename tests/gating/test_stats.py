@@ -250,13 +250,3 @@ def test_wilson_all_pass_and_all_fail_reach_the_bounds_exactly_at_any_size(n: in
     assert stats.wilson(n, n)[1] == 1.0 and stats.wilson(0, n)[0] == 0.0
     low, high = stats.wilson(n, n)
     assert low <= 1.0 <= high
-
-
-def test_the_drop_lower_bound_is_below_the_drop_and_mirrors_the_upper_one() -> None:
-    from rubricgate.gating.stats import drop_bound, drop_lower
-
-    strata = [(7, 10, 9, 10), (3, 5, 5, 5), (10, 10, 10, 10)]
-    bound, lower = drop_bound(strata, 0.95), drop_lower(strata, 0.95)
-    assert lower is not None and bound is not None and lower < bound.drop < bound.upper
-    assert drop_lower(strata, 0.99) < lower  # more confidence, a wider bound
-    assert drop_lower([(0, 0, 5, 5)], 0.95) is None  # no shared case
