@@ -185,7 +185,9 @@ def judge_dimensions(rates: dict[str, RateRow], strata: dict[str, list[Stratum]]
     alpha = 1 - gate.confidence
     level = alpha * ALPHA_SHARES["dimensions"]
     tested = [d for d, s in strata.items() if any(x[1] and x[3] for x in s)]
-    bounds = Bounds(alpha, gate.margin, 1 - level * spend / max(len(tested), 1), pass_scores)
+    # Strict compares rates alone: no bound to calibrate (a strict run never loads numpy for one).
+    bounds = Bounds(alpha, gate.margin, 1 - level * spend / max(len(tested), 1), pass_scores) \
+        if gate.method == "statistical" else None
     weighed = {d: weigh(strata[d], level, bounds, (errored or {}).get(d), unit) for d in tested}
     evidence = family({d: e for d, e in weighed.items() if e is not None}, spend)
     reasons: list[str] = []
@@ -196,7 +198,8 @@ def judge_dimensions(rates: dict[str, RateRow], strata: dict[str, list[Stratum]]
         if ev is None:
             row.status, row.label = "no_baseline", _no_baseline(dim, strata[dim])
             continue
-        row.baseline, row.delta, row.drop_upper = _reference(strata[dim]), -ev.drop or 0.0, ev.upper
+        row.baseline, row.delta = _reference(strata[dim]), -ev.drop or 0.0
+        row.drop_upper = ev.upper if bounds is not None else None
         line = _evidence(dim, strata[dim], ev.drop, ev.p_drop if gate.method == "statistical" else None, shared)
         if gate.method == "strict":
             _strict_row(row, ev, line, reasons, undecided, sum((errored or {}).get(dim, [])))

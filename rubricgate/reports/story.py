@@ -264,9 +264,9 @@ def case_stories(s: Summary) -> list[CaseStory]:
 
 
 def unconfirmed_cases(s: Summary) -> list[str]:
-    """Stable baseline cases failing now without an established drop, by case id (the gate's
-    per-case family, summary.json gate.flaky)."""
-    lines = s.gate.flaky if s.gate else []
+    """Cases failing every trial now without an established drop, by case id (the gate's per-case
+    family, summary.json gate.unconfirmed; gate.flaky holds the stable cases with mixed outcomes)."""
+    lines = s.gate.unconfirmed if s.gate else []
     return list(dict.fromkeys(line.split(": ", 1)[0] for line in lines))
 
 

@@ -52,10 +52,12 @@ def test_no_graded_trial_cannot_be_judged() -> None:
     assert decision.exit_code == 2 and "no trial was graded" in decision.reasons[0]
 
 
-def test_no_shared_case_cannot_be_judged() -> None:
-    decision, detail, _ = _decide(SUITE, {"fixture-renamed": (3, 3)})
-    assert decision.exit_code == 2 and "no case of this run is in baseline.json" in decision.reasons[0]
+def test_no_shared_case_cannot_be_judged_unless_new_cases_are_strict() -> None:
+    decision, detail, _ = _decide(SUITE, {"fixture-renamed": (3, 3)}, STATISTICAL)
+    assert decision.exit_code == 2 and "only case(s) new to baseline.json ran (fixture-renamed)" in decision.reasons[0]
     assert detail.new_cases == ["fixture-renamed"]
+    strict, _, _ = _decide(SUITE, {"fixture-renamed": (2, 3)})  # strict: every trial of a new case must pass
+    assert strict.exit_code == 1 and "new case fixture-renamed: verdict 2/3" in strict.reasons[0]
 
 
 # -- only the shared cases are compared -------------------------------------------------------

@@ -118,8 +118,8 @@ def test_the_statistics_and_the_run_are_folded():
 
 
 def test_flaky_is_only_mixed_outcomes_and_an_unconfirmed_drop_has_its_own_grouped_line():
-    gate = GateDetail(flaky=["fixture-a: verdict 0/3 vs baseline 6/6 (flaky: a drop not established; p 1)",
-                             "fixture-b: verdict 1/3 vs baseline 6/6 (flaky: a drop not established; p 1)"])
+    gate = GateDetail(unconfirmed=["fixture-a: verdict 0/3 vs baseline 3/6 (unconfirmed drop; p 1)",
+                                   "fixture-b: verdict 0/3 vs baseline 4/6 (unconfirmed drop; p 1)"])
     body = render_body(rf.summary(gate=gate, flaky_cases=["block-missing-description"]))
     lines = [line for line in body.splitlines() if "fixture-a" in line]
     assert len(lines) == 1 and "2 unconfirmed drop(s)" in lines[0] and "fixture-a, fixture-b" in lines[0]
