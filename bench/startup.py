@@ -24,7 +24,11 @@ part of every run. Its `import` row beside it is what the run loads (`python -X 
 sums the self times of every module) and the `jinja2 templates` row what rendering its
 report.html costs on its own (the template compile a bytecode cache saves).
 
-    python bench/startup.py [--reps 5]
+    python bench/startup.py [--reps 5] [--baseline-ref REF ...]
+
+With --baseline-ref, the 1-case run is measured again with the code at each REF (a git worktree
+of it on PYTHONPATH), in the same rounds: e.g. 656987e^ (2026-12-02, before the run drew matplotlib
+charts) and 75c5671 (before they were taken off the run).
 
 Targets: `--help`, `validate`, `agents`, `changed` under 0.5 s and 60 MB; a 1-case `run` under
 0.35 s CPU and 45 MB.
@@ -72,12 +76,17 @@ def round_robin(table: list, reps: int) -> list[tuple[float, float, float, int, 
     A first, unmeasured round fills the bytecode cache and the OS file cache."""
     runs: list[list[tuple[float, float, float, int]]] = [[] for _ in table]
     for _, argv, env, _ in table:
-        measure(argv, env, ROOT)
+        measure(argv, env, _cwd(env))
     for _ in range(reps):
         for i, (_, argv, env, _) in enumerate(table):
-            runs[i].append(measure(argv, env, ROOT))
+            runs[i].append(measure(argv, env, _cwd(env)))
     return [(*(statistics.median(r[k] for r in row) for k in range(3)), row[-1][3],
              f"{min(r[1] for r in row):.3f}-{max(r[1] for r in row):.3f}") for row in runs]
+
+
+def _cwd(env: dict[str, str]) -> Path:
+    """Where a row runs: the code it measures (`python -m` puts the working folder first on sys.path)."""
+    return Path(env.get("PYTHONPATH") or ROOT)
 
 
 def hidden_clis_path() -> str:
@@ -91,15 +100,23 @@ def hidden_clis_path() -> str:
     return str(folder)
 
 
-def repo_copy(into: Path) -> Path:
-    """This repository's tracked files, committed in a fresh git repository (a run's start digests
-    the tree and lists it with git)."""
+def worktree(ref: str, tree: Path) -> Path:
+    """The code at `ref`, checked out beside (removed at the end)."""
+    tree.parent.mkdir(parents=True)
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(tree), ref], check=True)
+    return tree
+
+
+def repo_copy(into: Path, source: Path = ROOT) -> Path:
+    """`source`'s tracked files (this repository, or the code at a baseline ref with its own suite
+    and config), committed in a fresh git repository (a run's start digests the tree and lists
+    it with git)."""
     repo = into / "repo"
-    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=True).stdout
+    listed = subprocess.run(["git", "-C", str(source), "ls-files", "-z"], capture_output=True, check=True).stdout
     for rel in filter(None, listed.decode().split("\0")):
-        if (ROOT / rel).is_file():
+        if (source / rel).is_file():
             (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / rel, repo / rel)
+            shutil.copy2(source / rel, repo / rel)
     git = ["git", "-C", str(repo), "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "bench"]):
         subprocess.run([*git, *args], check=True, capture_output=True)
@@ -107,11 +124,14 @@ def repo_copy(into: Path) -> Path:
     return repo
 
 
-def rows(env: dict[str, str], bare: dict[str, str], cold: dict[str, str], repo: Path) \
-        -> list[tuple[str, list[str], dict[str, str], bool]]:
+def rows(env: dict[str, str], bare: dict[str, str], cold: dict[str, str], repo: Path,
+         baselines: dict[str, Path] | None = None) -> list[tuple[str, list[str], dict[str, str], bool]]:
     """(label, argv, env, is a target row)."""
     cli = [PY, "-m", "rubricgate"]
     one_case = [*cli, "run", "--repo", str(repo), "--only", ONE_CASE]
+    earlier = [(f"run, 1 case, at {ref}", [*cli, "run", "--repo", str(repo_copy(tree.parent / "suite", tree)), "--only",
+                                             ONE_CASE], {**env, "PYTHONPATH": str(tree)}, False)
+               for ref, tree in (baselines or {}).items()]
     return [
         ("python -c pass (baseline)", [PY, "-c", "pass"], env, False),
         ("import click+pydantic+yaml (floor)", [PY, "-c", "import click, pydantic, yaml"], env, False),
@@ -126,6 +146,7 @@ def rows(env: dict[str, str], bare: dict[str, str], cold: dict[str, str], repo: 
         ("rubricgate changed --base HEAD", [*cli, "changed", "--base", "HEAD"], env, True),
         ("rubricgate agents (CLIs hidden)", [*cli, "agents"], bare, True),
         ("rubricgate agents (real PATH)", [*cli, "agents"], env, False),
+        *earlier,
         ("rubricgate run, 1 case (builtin)", one_case, env, True),
     ]
 
@@ -140,13 +161,20 @@ def environments(pyc: str) -> tuple[dict[str, str], dict[str, str], dict[str, st
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5)
-    reps = parser.parse_args().reps
+    parser.add_argument("--baseline-ref", action="append", default=[], metavar="REF")
+    args = parser.parse_args()
+    reps = args.reps
     print(f"start-up, median of {reps} fresh processes (target < {TARGET_S} s and < {TARGET_MB:.0f} MB)")
     print(f"{'command':40} {'wall s':>7} {'CPU s':>6} {'RSS MB':>7} {'x floor':>8}  verdict")
     with tempfile.TemporaryDirectory(prefix="rubricgate-bench-pyc-") as pyc:
         env = environments(pyc)
-        table = rows(*env, repo_copy(Path(pyc)))
-        results = round_robin(table, reps)
+        trees = {ref: worktree(ref, Path(pyc) / f"ref-{i}" / "code") for i, ref in enumerate(args.baseline_ref)}
+        table = rows(*env, repo_copy(Path(pyc)), trees)
+        try:
+            results = round_robin(table, reps)
+        finally:
+            for tree in trees.values():
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
         floor = None
         misses = 0
         for (label, _, _, target), (wall, cpu, rss, code, spread) in zip(table, results):
@@ -157,7 +185,8 @@ def main() -> int:
                 ok = _met(label, wall, cpu, rss) and code == 0
                 misses += not ok
                 verdict = "ok" if ok else f"MISS (exit {code})" if code else "MISS"
-            print(f"{label:40} {wall:7.3f} {cpu:6.3f} {rss:7.1f} {ratio}  {verdict:5} CPU {spread}")
+            note = f" (exit {code})" if code and not target else ""
+            print(f"{label:40} {wall:7.3f} {cpu:6.3f} {rss:7.1f} {ratio}  {verdict:5} CPU {spread}{note}")
         print(one_case_costs(table[-1][1], env[0]))
     return 1 if misses else 0
 

@@ -71,7 +71,8 @@ def test_landmarks_scroll_regions_and_outcome_glyphs(page):
     regions = re.findall(r'<div class="scroll" tabindex="0" role="region" aria-[a-z]+="[^"]+">', page)
     assert len(regions) >= 4  # the rates, findings and case tables scroll inside, reachable by keyboard
     assert re.search(r'<a class="cell fail" href="#[^"]+" title="trial 1: failed verdict wrong_tier"[^>]*>✗</a>', page)
-    assert re.search(r'<a class="cell ok" href="#[^"]+" title="trial 1: passed"[^>]*>✓</a>', page)
+    assert re.search(r'<td class="inline" data-label="trials"><a href="#case-pass-weekly-revenue-[0-9a-f]+-t1">✓ 2/2 passed</a>',
+                     page)  # a passing case: one line, its first trial one link away
     assert '<pre class="final" tabindex="0">' in page
 
 
@@ -163,23 +164,25 @@ def test_every_decision_has_its_badge_text_and_style(status, text):
 
 
 def test_past_the_inline_budget_passing_trials_link_their_transcript_failing_ones_stay_inline(tmp_path, monkeypatch):
-    run = rf.write_run_dir(tmp_path / "run")
-    summary = rf.summary()
-    summary.cases[0].trials.append(rf.trial("pass-weekly-revenue", 3, "PASS"))
-    rf.write_run_dir(run, summary)
+    later = CaseSummary(id="pass-later", source="fixture", expected_tier="PASS",
+                        trials=[rf.trial("pass-later", 1, "PASS"), rf.trial("pass-later", 2, "PASS")])
+    summary = rf.summary(cases=[*rf.cases(), later])
+    run = rf.write_run_dir(tmp_path / "run", summary)
     trials = [t for c in summary.cases for t in c.trials]
-    passing = [t for t in trials if not trial_failed(t)]
     failing = [t for t in trials if trial_failed(t)]
     read: list[str] = []
     real_load = html_module._load
     monkeypatch.setattr(html_module, "_load", lambda d, t: read.append(t.transcript) or real_load(d, t))
-    monkeypatch.setattr(html_context, "INLINE_PASSING", 1)
+    monkeypatch.setattr(html_context, "INLINE_PASSING", 2)  # the first passing case's two trials
     page = render_html(summary, run)
-    links = re.findall(r'<p class="muted not-inlined">[^<]*<a href="([^"]+)">', page)
-    cells = re.findall(r'<a class="cell ok" href="([^"]+)"', page)
-    assert cells[0].startswith("#") and cells[1:] == [t.transcript for t in passing[1:]]  # the rest link their file
-    assert set(read) == {t.transcript for t in [*failing, passing[0]]}
-    assert not links and all((run / c).is_file() for c in cells[1:])
+    assert set(read) == {t.transcript for t in failing} | {"transcripts/pass-weekly-revenue-1.json",
+                                                             "transcripts/pass-weekly-revenue-2.json"}
+    assert re.search(r'data-case="pass-weekly-revenue"[^>]*>.*?<a href="#case-pass-weekly-revenue-[0-9a-f]+-t1">', page)
+    later_row = re.search(r'data-case="pass-later"[^>]*>.*?</tr>', page).group(0)
+    assert '<a href="transcripts/pass-later-1.json">✓ 2/2 passed</a>' in later_row  # past the budget: its file
+    assert (run / "transcripts/pass-later-1.json").is_file()
+    for t in failing:  # a failing trial's timeline is never left out, however many there are
+        assert f'id="{html_context.anchor(t.case_id)}-t{t.trial}"' in page
 
 
 def test_a_thousand_case_run_stays_under_1_mb_with_its_passing_cases_collapsed():

@@ -49,3 +49,15 @@ def test_credential_shaped_reasons_are_masked():
     s.cases[1].trials[0].grades["verdict"].reason = f"the reviewer missed {token}"
     xml = render_junit(s)
     assert "Zk8abcdefgh" not in xml and "&lt;masked:github-token&gt;" in xml
+
+
+def test_xml_safe_leaves_out_exactly_what_xml_1_0_cannot_hold():
+    """Every code point against the XML 1.0 Char production, written as the ranges it allows."""
+    import re
+
+    from rubricgate.reports.junit import _INVALID
+
+    allowed = re.compile("[\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+    every = "".join(map(chr, range(0x110000)))
+    assert _INVALID.sub("", every) == "".join(allowed.findall(every))
+    assert "".join(_INVALID.findall(every)) == allowed.sub("", every)
