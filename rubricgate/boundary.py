@@ -65,7 +65,7 @@ def loads(data: str | bytes, *, unique_keys: bool = False, clip: bool = False) -
         text = clip_text(text, MAX_DEPTH)
     try:
         value = json.loads(text, object_pairs_hook=_unique_pairs if unique_keys else None,
-                           parse_constant=_not_a_number, parse_float=_finite_float)
+                           parse_constant=_not_a_number, parse_float=_finite_float, parse_int=_int)
     except RecursionError:  # only below a deep call stack: the bound above is far from Python's
         raise TooDeep(f"nested too deep to read (at most {MAX_DEPTH} levels)") from None
     return clean_value(value) if _may_hold_surrogates(text) else value
@@ -183,6 +183,12 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _not_a_number(_constant: str) -> None:
     return None  # NaN, Infinity, -Infinity: unknown
+
+
+def _int(text: str) -> int | float | None:
+    # Past 300 digits no count is meant (and past 4,300 int() refuses): read it as a float, so
+    # past a float's range it is unknown like 1e999.
+    return int(text) if len(text) <= 300 else _finite_float(text)
 
 
 def _finite_float(text: str) -> float | None:

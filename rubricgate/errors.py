@@ -8,6 +8,11 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
+# C0 controls (newline, carriage return, escape, ...), DEL, C1 controls and the Unicode line and
+# paragraph separators -> their backslash escape.
+_ESCAPED = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]} | {0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
 class GateInputError(Exception):
     """Bad input: one line naming the file, the field and the fix."""
 
@@ -16,9 +21,11 @@ class GateInputError(Exception):
         super().__init__(self.one_line())
 
     def one_line(self) -> str:
+        """`file: field: problem (fix: ...)`, with control characters and line separators a
+        file's key or value may hold shown escaped: it is one line, and no terminal escape."""
         where = f"{self.file}: {self.field}: " if self.field else f"{self.file}: "
         tail = f" (fix: {self.fix})" if self.fix else ""
-        return f"{where}{self.problem}{tail}"
+        return f"{where}{self.problem}{tail}".translate(_ESCAPED)
 
 
 class GateInputErrors(Exception):

@@ -140,7 +140,8 @@ class _ClaudeState:
     def _system(self, ev: dict[str, Any]) -> None:
         sub = ev.get("subtype")
         if sub == "init":
-            self.draft.model = ev.get("model") or self.draft.model
+            model = ev.get("model")
+            self.draft.model = model if isinstance(model, str) and model else self.draft.model
         elif sub == "permission_denied":
             self._set_status(ev.get("tool_use_id"), "denied")
         elif sub == "api_retry":
@@ -151,8 +152,9 @@ class _ClaudeState:
             self.retry_delay_s = float(delay) / 1000 if isinstance(delay, (int, float)) else None
 
     def _assistant(self, ev: dict[str, Any]) -> None:
-        msg = ev.get("message") or {}
-        blocks = [b for b in msg.get("content") or [] if isinstance(b, dict)]
+        msg = field_dict(ev, "message")
+        content = msg.get("content")
+        blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
         top_level = ev.get("parent_tool_use_id") is None
         if msg.get("model") == "<synthetic>":
             # The CLI's own text dressed as a message: not a model turn and not an answer, but a
@@ -176,7 +178,7 @@ class _ClaudeState:
                 self.calls[str(block.get("id"))] = len(self.draft.tool_calls) - 1
 
     def _user(self, ev: dict[str, Any]) -> None:
-        content = (ev.get("message") or {}).get("content")
+        content = field_dict(ev, "message").get("content")
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and str(block.get("type", "")).endswith("tool_result") \
                     and ev.get("parent_tool_use_id") is None:

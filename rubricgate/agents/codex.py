@@ -35,6 +35,7 @@ from rubricgate.agents.cli import CliAgent
 from rubricgate.agents.normalize import (
     UNREACHABLE_STOP,
     Draft,
+    as_count,
     fail_if_truncated,
     feed_stream,
     field_dict,
@@ -208,7 +209,7 @@ class TurnCounter:
         if new and self.awaiting_model:
             self.steps += 1
             self.awaiting_model = False
-        if ev.get("type") == "item.completed" and item.get("type") in TOOL_ITEMS:
+        if ev.get("type") == "item.completed" and str(item.get("type")) in TOOL_ITEMS:
             self.awaiting_model = True
         return item if new else None
 
@@ -388,7 +389,7 @@ def _rollout_tool(raw: str, arguments: Any) -> tuple[str, dict[str, Any]]:
     args = _json_object(arguments)
     if raw in ("exec_command", "shell", "local_shell_call", "shell_command"):
         cmd = args.get("cmd") or args.get("command") or ""
-        command = shlex.join(cmd) if isinstance(cmd, list) else str(cmd)
+        command = shlex.join(str(c) for c in cmd) if isinstance(cmd, list) else str(cmd)
         return classify_command(command), {"command": command}
     if raw == "apply_patch":
         return "edit", args
@@ -412,8 +413,9 @@ def output_status(name: str, output: str | None) -> str:
 def _exit_code(output: str) -> int | None:
     for marker in ("Process exited with code ", "Exit code: "):
         if marker in output:
-            digits = output.split(marker, 1)[1].split()[0].strip(",.")
-            return int(digits) if digits.lstrip("-").isdigit() else None
+            words = output.split(marker, 1)[1].split()
+            digits = words[0].strip(",.") if words else ""
+            return int(digits) if digits.lstrip("-").isdigit() and len(digits) <= 10 else None
     return None
 
 
@@ -452,7 +454,7 @@ class _CodexState:
     def _item(self, ev: dict[str, Any]) -> None:
         self.turns.feed(ev)
         item = field_dict(ev, "item")
-        kind = item.get("type")
+        kind = str(item.get("type"))
         if kind in TOOL_ITEMS:
             self._tool(item)
         elif kind == "agent_message" and str(item.get("text", "")).strip():
@@ -483,8 +485,8 @@ class _CodexState:
 
 def _usage(d: Draft, usage: Any) -> None:
     usage = usage if isinstance(usage, dict) else {}
-    d.input_tokens += int(usage.get("input_tokens") or 0)
-    d.output_tokens += int(usage.get("output_tokens") or 0)
+    d.input_tokens += as_count(usage.get("input_tokens"))
+    d.output_tokens += as_count(usage.get("output_tokens"))
 
 
 def _error_text(err: Any) -> str:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from rubricgate.agents.normalize import (
     Draft,
     TurnCounter,
+    field_dict,
     is_tool_block,
     normalize_tool_name,
     parse_json_lines,
@@ -84,7 +85,7 @@ def claude_shape_watch(max_steps: int | None, allowed: list[str] | None) -> Watc
 
 
 def _has_tool_result(ev: dict[str, Any]) -> bool:
-    content = (ev.get("message") or {}).get("content")
+    content = field_dict(ev, "message").get("content")
     return isinstance(content, list) and any(
         isinstance(b, dict) and str(b.get("type", "")).endswith("tool_result") for b in content)
 
@@ -92,7 +93,8 @@ def _has_tool_result(ev: dict[str, Any]) -> bool:
 def _tool_violation(msg: dict[str, Any], ok: set[str] | None) -> str | None:
     if ok is None:
         return None
-    for block in msg.get("content") or []:
+    content = msg.get("content")
+    for block in content if isinstance(content, list) else []:
         if is_tool_block(block):
             name = normalize_tool_name(tool_block_name(block))
             if name not in ok:

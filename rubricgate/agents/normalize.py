@@ -118,6 +118,16 @@ def parse_json_lines(data: bytes | str) -> tuple[list[dict[str, Any]], int]:
     return events, skipped
 
 
+def as_count(value: Any) -> int:
+    """A token count as a CLI reports it (an int, a float, a string of digits); anything else is 0.
+    What is not a count at all is caught later (`finish`): this only keeps a parser from raising."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int | float):
+        return int(value)
+    return int(value) if isinstance(value, str) and value.isdigit() and len(value) <= 18 else 0
+
+
 def field_dict(obj: dict[str, Any], key: str) -> dict[str, Any]:
     """obj[key] when it is a JSON object, else {}: an agent's stream line may hold anything there."""
     value = obj.get(key)
@@ -257,6 +267,8 @@ def _check_amounts(draft: Draft) -> None:
         if not boundary.is_count(value):
             draft.notes.append(f"the CLI reported {name} {str(value)[:40]}, not a count: 0 kept")
             setattr(draft, name, 0)
+    if draft.retry_after_s is not None and not boundary.is_amount(draft.retry_after_s):
+        draft.retry_after_s = None  # a delay of -1 or NaN seconds: none asked for
 
 
 def _apply_process(draft: Draft, proc: ProcessResult) -> None:

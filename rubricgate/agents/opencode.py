@@ -33,6 +33,7 @@ from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.cli import CliAgent
 from rubricgate.agents.normalize import (
     Draft,
+    as_count,
     fail_if_truncated,
     feed_stream,
     field_dict,
@@ -267,8 +268,8 @@ class _OpenCodeState:
         self.last_reason = str(part.get("reason") or "")
         tokens = field_dict(part, "tokens")
         cache = field_dict(tokens, "cache")
-        self.draft.input_tokens += _int(tokens.get("input")) + _int(cache.get("read")) + _int(cache.get("write"))
-        self.draft.output_tokens += _int(tokens.get("output")) + _int(tokens.get("reasoning"))
+        self.draft.input_tokens += as_count(tokens.get("input")) + as_count(cache.get("read")) + as_count(cache.get("write"))
+        self.draft.output_tokens += as_count(tokens.get("output")) + as_count(tokens.get("reasoning"))
         cost = part.get("cost")
         if isinstance(cost, (int, float)):
             self.draft.cost_usd = (self.draft.cost_usd or 0.0) + float(cost)
@@ -318,6 +319,3 @@ def tool_status(state: dict[str, Any]) -> str:
     message = str(state.get("error") or "").lower()
     return "denied" if any(m in message for m in _DENIAL_MARKERS) else "error"
 
-
-def _int(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) else 0

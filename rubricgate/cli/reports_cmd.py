@@ -121,7 +121,7 @@ def _started(run: Path) -> tuple[str, str]:
     event was logged, so two runs started in one second keep their order (the id's random suffix
     would not)."""
     try:
-        with open(run / "events.jsonl", encoding="utf-8") as events:
+        with open(run / "events.jsonl", encoding="utf-8", errors="replace") as events:
             first = boundary.loads(events.readline() or "{}")
     except (OSError, ValueError):
         first = {}

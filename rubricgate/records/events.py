@@ -70,7 +70,8 @@ class EventLog:
 def read_events(path: Path) -> list[dict[str, Any]]:
     """Every complete line of an events file (a line cut by a crash is skipped)."""
     out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    # Bytes that are not UTF-8 (a disk error, a hand edit) cost their line, never the read.
+    for line in path.read_bytes().decode("utf-8", errors="replace").splitlines():
         try:
             out.append(boundary.loads(line))
         except ValueError:  # cut by a crash, or nested deeper than any event

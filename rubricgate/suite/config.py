@@ -56,6 +56,7 @@ def _paths(config: Config) -> dict[str, tuple[str, str]]:
     """field -> (path, what must be there: file | dir | any)."""
     r = config.reviewer
     return {"suite.tasks": (config.suite.tasks, "dir"), "suite.fixtures": (config.suite.fixtures, "dir"),
+            "suite.review_root": (config.suite.review_root, "any"),
             "reviewer.prompt": (r.prompt, "file"), "reviewer.skill": (r.skill, "file"),
             "reviewer.rubric": (r.rubric, "file"), "reviewer.changed_files": (r.changed_files, "any"),
             "baseline": (config.baseline, "any"), "reports": (config.reports, "any")}

@@ -9,6 +9,11 @@ from pathlib import Path, PurePosixPath
 
 from rubricgate.errors import GateInputError
 
+# What Linux allows (PATH_MAX, NAME_MAX): a longer path is no file anyone has, and asking the
+# file system about it raises ENAMETOOLONG where a missing file would simply not exist.
+MAX_PATH_BYTES = 4096
+MAX_NAME_BYTES = 255
+
 
 def safe_relpath(repo: Path, rel: str, display: str, field: str) -> PurePosixPath:
     """Validate a repo-relative path: not absolute, no '..', no symlink out of the repo."""
@@ -19,6 +24,10 @@ def safe_relpath(repo: Path, rel: str, display: str, field: str) -> PurePosixPat
         raise GateInputError(display, field, f"absolute path {rel!r}", "use a path relative to the repository root")
     if ".." in pure.parts:
         raise GateInputError(display, field, f"path {rel!r} contains '..'", "keep paths inside the repository")
+    if len(rel.encode("utf-8", "surrogateescape")) > MAX_PATH_BYTES or \
+            any(len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for part in pure.parts):
+        raise GateInputError(display, field, f"path {rel[:60]!r}... is longer than a file system allows",
+                             f"shorten it (at most {MAX_NAME_BYTES} bytes a name, {MAX_PATH_BYTES} in all)")
     # String paths, not pathlib: `validate` checks every suite path, and building a Path per
     # parent to compare was a measurable part of its start-up (bench/startup.py).
     root = real_root(os.fspath(repo), _identity(repo))

@@ -22,7 +22,8 @@ SEVERITIES = ("critical", "warning", "suggestion")
 KINDS = ("mechanical", "judgement")
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
                  "seven": 7, "eight": 8, "nine": 9, "ten": 10}
-_THRESHOLD = re.compile(r"(\d+|[a-z]+) or more warning findings?,? (?:the )?tier is block", re.I)
+# The number word is bounded: unbounded, a 200,000-letter line made the search quadratic (minutes).
+_THRESHOLD = re.compile(r"\b(\d{1,4}|[a-z]{1,12}) or more warning findings?,? (?:the )?tier is block", re.I)
 _TIER_HEADING = re.compile(r"^#{1,6}\s.*\btiers?\b", re.I)
 _FIX_TIERS = ("state it as 'Three or more warning findings, tier is BLOCK', or give the rubric's own words "
               "and rules in rubricgate.yaml `tiers:` (docs/agents.md)")

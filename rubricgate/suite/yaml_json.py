@@ -93,6 +93,9 @@ def read_data(path: Path, display: str) -> Any:
         where = f"line {mark.line + 1}" if mark else "yaml"
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise GateInputError(display, where, f"invalid YAML: {problem}", "fix the syntax") from exc
+    except ValueError as exc:  # a value the parser's constructors refuse (an integer of 5,000 digits)
+        raise GateInputError(display, "(top level)", f"unreadable value: {str(exc).splitlines()[0][:200]}",
+                             "fix the value") from exc
 
 
 def safe_load_yaml(text: str, unique_keys: bool = True) -> Any:

@@ -140,3 +140,23 @@ def test_a_config_key_alias_of_a_mapping_is_an_input_error(repo: Path) -> None:
     config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config) + "? [a, b]\n: 1\n")
     assert "rubricgate.yaml" in _validate(repo)
+
+
+@pytest.mark.parametrize("where", ["review_root", "task review"])
+def test_a_path_longer_than_a_file_system_allows_is_an_input_error(repo: Path, where: str) -> None:
+    long = "x" * 20_000
+    if where == "review_root":
+        config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+        config.setdefault("suite", {})["review_root"] = long
+        (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    else:
+        (repo / "evals" / "tasks" / "long.yaml").write_text(yaml.safe_dump(
+            {"id": "long", "review": [long], "expect": {"tier": "PASS"}, "rubric": {"trajectory": {"max_steps": 3}}}))
+    assert "longer than a file system allows" in _validate(repo)
+
+
+def test_a_key_holding_control_characters_is_shown_escaped_on_one_line(repo: Path) -> None:
+    text = (repo / "baseline.json").read_text()
+    (repo / "baseline.json").write_text(text.replace('"format_version"', '"fo\\rmat\\u001b[31m_version"', 1))
+    line = _validate(repo)
+    assert "fo\\x0dmat\\x1b[31m_version" in line and "\x1b" not in line and "\r" not in line

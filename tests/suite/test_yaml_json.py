@@ -76,3 +76,12 @@ def test_read_data_names_the_byte_that_is_not_utf8(tmp_path: Path) -> None:
     with pytest.raises(GateInputError) as err:
         read_data(tmp_path / "t.yaml", "t.yaml")
     assert err.value.one_line() == "t.yaml: byte 8: not UTF-8 text (invalid continuation byte: 0xe9) (fix: save the file as UTF-8)"
+
+
+def test_a_rubric_line_of_200000_letters_is_read_not_searched_for_minutes() -> None:
+    """The tier-threshold search was quadratic in a line's length (the fuzz's `long_line`)."""
+    from rubricgate.suite.rubric import parse_threshold
+    from tests.fuzz.harness import hang_guard
+
+    with hang_guard(60):  # a hang detector, not a speed bound: the search is linear now
+        assert parse_threshold("x" * 200_000 + "\nThree or more warning findings, tier is BLOCK.\n") == 3

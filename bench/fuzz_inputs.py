@@ -1,0 +1,80 @@
+"""Fuzz every input format: mutated real inputs through the code that reads them (issues 37, 38).
+
+For each transcript format (mutations of the real recorded streams under tests/data/transcripts,
+every CLI's folder found on its own) and each file format (rubricgate.yaml, a task, expect.yaml,
+baseline.json, rubric.md, summary.json, events.jsonl, shard.json, a cache entry), COUNT seeded
+mutated inputs (byte flips, truncation, duplication, deep nesting, huge and non-finite numbers,
+lone surrogates, wrong types, duplicate keys, YAML alias bombs) go through tests/fuzz/targets.py.
+Printed per format: inputs, failures (an exception, a hang past 60 s, or an outcome outside the
+documented classes), the outcome classes with their counts, and the time per input (median /
+95th percentile / slowest). Each failing input is written to --out with its seed, for replay.
+
+Usage: python bench/fuzz_inputs.py [--count 1000] [--seed 37] [--only FORMAT ...] [--out DIR]
+Exit 1 when any input failed. The test suite runs the same loop at a small count
+(tests/fuzz/test_fuzz_inputs.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.fuzz.harness import Tally, fuzz_files, fuzz_transcripts  # noqa: E402
+from tests.fuzz.targets import FILES, World, recordings  # noqa: E402
+
+HEADER = ["| format | inputs | failures | outcome classes | time per input (median / p95 / max) |",
+          "|---|---|---|---|---|"]
+
+
+def row(t: Tally) -> str:
+    classes = ", ".join(f"{name} {n}" for name, n in t.outcomes.most_common())
+    return f"| {t.fmt} | {t.inputs} | {len(t.failures)} | {classes} | {t.spread()} |"
+
+
+def save_failures(tallies: list[Tally], out: Path, seed: int) -> list[str]:
+    lines = []
+    for t in tallies:
+        for f in t.failures:
+            name = f"{f.fmt.replace(' ', '-').replace('/', '-')}-{f.index}"
+            (out / f"{name}.input").write_bytes(f.data)
+            lines.append(f"{name}: {f.label} seed {seed} index {f.index} {'+'.join(f.mutations)}: {f.error}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--count", type=int, default=1000, help="mutated inputs per format (default 1000)")
+    ap.add_argument("--seed", type=int, default=37)
+    ap.add_argument("--only", nargs="*", default=None, help="formats to fuzz (default: every one)")
+    ap.add_argument("--out", type=Path, default=Path("/tmp/rubricgate-fuzz-failures"))
+    args = ap.parse_args(argv)
+    world = World.make()
+    started = time.perf_counter()
+    print("\n".join(HEADER), flush=True)
+    tallies: list[Tally] = []
+    runs = [(fuzz_transcripts, fmt) for fmt in recordings()] + [(fuzz_files, f.name) for f in FILES]
+    try:
+        for run, fmt in runs:
+            if args.only and fmt not in args.only:
+                continue
+            tallies += run(world, args.count, args.seed, {fmt})
+            print(row(tallies[-1]), flush=True)
+    finally:
+        world.close()
+    total = sum(t.inputs for t in tallies)
+    failed = sum(len(t.failures) for t in tallies)
+    print(f"\n{total} inputs in {time.perf_counter() - started:.0f} s, seed {args.seed}: {failed} failed")
+    if failed:
+        args.out.mkdir(parents=True, exist_ok=True)
+        print("\n".join(save_failures(tallies, args.out, args.seed)))
+        print(f"failing inputs written to {args.out}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

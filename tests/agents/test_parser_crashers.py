@@ -1,0 +1,79 @@
+"""Events the parser fuzz (tests/fuzz, bench/fuzz_inputs.py) found raising out of an adapter's
+parser or its limit watch: each now ends in a documented termination class, the event's odd
+field read as absent (issues 37 and 38)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rubricgate.agents.codex import parse_codex_stream
+from rubricgate.agents.formats import parser_for, watch_for
+from rubricgate.agents.normalize import finish
+from rubricgate.isolation.process import ProcessResult
+
+RESULT = {"type": "result", "subtype": "success", "is_error": False, "result": "done", "num_turns": 1}
+TERMINATIONS = {"completed", "max_turns", "api_error", "timeout", "crashed"}
+
+
+def _proc() -> ProcessResult:
+    return ProcessResult(exit_code=0, timed_out=False, stdout_truncated=False, stderr_tail="", duration_s=0.5)
+
+
+def _stream(*events: object) -> bytes:
+    return "\n".join(json.dumps(e) for e in events).encode()
+
+
+CLAUDE_SHAPE = [
+    {"type": "assistant", "message": 1.5},
+    {"type": "assistant", "message": {"id": "m", "content": 7}},
+    {"type": "user", "message": 1},
+    {"type": "system", "subtype": "init", "model": {"name": "m"}},
+    {**RESULT, "usage": {"input_tokens": {"a": 1}, "output_tokens": "many"}},
+    {**RESULT, "usage": ["x"]},
+]
+
+
+@pytest.mark.parametrize("fmt", ["claude", "cortex"])
+@pytest.mark.parametrize("event", CLAUDE_SHAPE, ids=lambda e: json.dumps(e)[:60])
+def test_claude_shaped_events_with_odd_fields_never_raise(fmt: str, event: dict) -> None:
+    data = _stream(event, RESULT)
+    t = finish(parser_for(fmt)(data, agent=fmt, allowed=["read"]), _proc(), version=None)
+    assert t.termination in TERMINATIONS and t.usage.input_tokens >= 0
+    watch = watch_for(fmt, 3, ["read"])
+    for line in data.split(b"\n"):
+        watch(line + b"\n")
+
+
+@pytest.mark.parametrize("event", [
+    {"type": "assistant", "message": {"id": "m", "content": True}},
+    {"type": "assistant", "message": {"id": "m", "content": 2.5}},
+    {"type": "user", "message": [1]},
+], ids=["content-bool", "content-float", "user-message-list"])
+def test_the_claude_shape_watch_reads_odd_content_as_none(event: dict) -> None:
+    watch = watch_for("claude", 3, ["read"])
+    assert watch(json.dumps(event).encode() + b"\n") is None
+
+
+@pytest.mark.parametrize("event", [
+    {"type": "item.completed", "item": {"id": "1", "type": {"a": 1}}},
+    {"type": "item.started", "item": {"id": "1", "type": ["command_execution"]}},
+    {"type": "turn.completed", "usage": {"input_tokens": "\ufffd\ufffd", "output_tokens": {"a": 1}}},
+], ids=["type-dict", "type-list", "usage-not-numbers"])
+def test_codex_events_with_odd_fields_never_raise(event: dict) -> None:
+    t = finish(parse_codex_stream(_stream(event, {"type": "turn.completed", "usage": {}})), _proc(), version=None)
+    assert t.termination in TERMINATIONS
+
+
+@pytest.mark.parametrize("payload", [
+    {"type": "function_call_output", "call_id": "c", "output": "Exit code: "},
+    {"type": "function_call_output", "call_id": "c", "output": "Exit code: " + "9" * 5000},
+    {"type": "function_call", "call_id": "c", "name": "exec_command", "arguments": {"cmd": [1, None, "ls"]}},
+], ids=["exit-code-cut", "exit-code-5000-digits", "cmd-not-strings"])
+def test_codex_rollouts_with_odd_records_never_raise(payload: dict) -> None:
+    call = {"type": "function_call", "call_id": "c", "name": "exec_command", "arguments": '{"cmd": "ls"}'}
+    rollout = _stream({"payload": call}, {"payload": payload}, {"payload": {"response_id": "r"}})
+    t = finish(parse_codex_stream(_stream({"type": "turn.completed", "usage": {}}), rollout=rollout), _proc(),
+               version=None)
+    assert t.termination in TERMINATIONS and t.tool_calls
