@@ -171,24 +171,37 @@ class Workspace:
 
 class Remover:
     """Deletes finished trials' folders on one background thread, so the job slot starts its
-    next trial at once (deleting a trial folder costs ~1-2 ms of file-system calls: at
-    `--jobs 1` another core does it meanwhile). Only called once every process of the trial
-    is dead; the folders sit under the run's temp root, which every sandbox hides. At most
-    `backlog` wait: past that the trial that finished waits (full copies must not pile up)."""
+    next trial at once. Only called once every process of the trial is dead; the folders sit
+    under the run's temp root, which every sandbox hides. At most `backlog` wait: past that the
+    trial that finished waits (full copies must not pile up).
+
+    A sandboxed trial's folder (case files, the overlay's layers, HOME) is a dozen entries: Python
+    removes it in ~1 ms. A full copy of the tree (copy-only, the builtin reviewer,
+    --keep-workspaces) is the whole tree: in Python the thread fell behind four trials at once
+    (it needs the interpreter's lock the trials hold; 200 copy-only trials of a 50-file tree
+    waited on it for most of their wall time). Copies therefore go in batches to one `rm -rf`
+    each: the copies queued meanwhile (up to a backlog's worth, so at most twice the backlog
+    exist at once), removed in C outside the interpreter."""
 
     BACKLOG = 8
 
     def __init__(self, backlog: int = BACKLOG) -> None:
-        self._queue: queue.Queue[Path | None] = queue.Queue(maxsize=backlog)
+        self._queue: queue.Queue[tuple[Path, bool] | None] = queue.Queue(maxsize=backlog)
+        self._backlog = backlog
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
-    def __call__(self, folder: Path) -> None:
+    def __call__(self, folder: Path, bulk: bool = False) -> None:
+        """Remove `folder` soon; `bulk`: it is a full copy (batched into one `rm -rf`)."""
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._work, name="trial-remover", daemon=True)
                 self._thread.start()
-        self._queue.put(folder)
+        self._queue.put((folder, bulk))
+
+    def copy(self, folder: Path) -> None:
+        """Remove a full copy of the tree soon."""
+        self(folder, bulk=True)
 
     def close(self) -> None:
         """Return once every queued folder is gone."""
@@ -199,8 +212,43 @@ class Remover:
             thread.join()
 
     def _work(self) -> None:
-        while (folder := self._queue.get()) is not None:
-            remove_tree(folder)
+        ahead: list[tuple[Path, bool] | None] = []  # taken from the queue, not yet handled
+        while (item := ahead.pop() if ahead else self._queue.get()) is not None:
+            folder, bulk = item
+            if not bulk:
+                remove_tree(folder)
+                continue
+            batch = [folder]  # and the copies queued meanwhile, up to a backlog's worth
+            while len(batch) < self._backlog:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None or not more[1]:
+                    ahead.append(more)
+                    break
+                batch.append(more[0])
+            remove_trees(batch)
+
+
+def remove_trees(folders: list[Path]) -> None:
+    """Remove whole folders with one `rm -rf` (never following a link, never crossing into
+    another file system); what it left (no GNU rm, a folder it could not enter) goes by
+    remove_tree, which never raises."""
+    if folders and _rm_rf(folders):
+        folders = [f for f in folders if os.path.lexists(f)]
+    for folder in folders:
+        remove_tree(folder)
+
+
+def _rm_rf(folders: list[Path]) -> bool:
+    """Run `rm -rf` over the folders; False when there is no `rm` to run."""
+    try:
+        subprocess.run(["rm", "-rf", "--one-file-system", "--", *map(os.fspath, folders)], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    except OSError:
+        return False
+    return True
 
 
 class RunTree:
@@ -240,7 +288,7 @@ class RunTree:
             ws.overlay, top = Overlay((case, self.base), upper, work, target), case
         else:
             ws = Workspace(folders=tuple(dict.fromkeys((folder, store))), root=folder / self.name,
-                           scratch=folder / "out", private=store / "private", keep=keep, discard=self.remover)
+                           scratch=folder / "out", private=store / "private", keep=keep, discard=self.remover.copy)
             clone_tree(self.base, ws.root)
             top = ws.root
         self._place_case(top, files, copies, changed)

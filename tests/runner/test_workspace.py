@@ -171,3 +171,31 @@ def test_a_snapshot_that_cannot_be_copied_leaves_nothing_behind(tmp_path: Path) 
     with pytest.raises(FileNotFoundError):
         RunTree(repo, ["docs/a.md", "docs/gone.md"], [], scratch=Scratch(shown, private, "tmpfs"))
     assert list(shown.iterdir()) == [] and list(private.iterdir()) == []
+
+
+def test_full_copies_queued_together_go_in_one_rm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A copy of the whole tree per trial (copy-only): one `rm -rf` for the copies queued meanwhile,
+    # outside the interpreter, instead of a Python walk of each that fell behind four trials.
+    calls: list[list[str]] = []
+    real_run = subprocess.run
+
+    def recording(argv, **kw):
+        calls.append(list(argv))
+        return real_run(argv, **kw)
+
+    monkeypatch.setattr(workspace.subprocess, "run", recording)
+    copies = []
+    for i in range(4):
+        (tmp_path / f"c{i}" / "tree" / ".hidden").mkdir(parents=True)
+        (tmp_path / f"c{i}" / "tree" / ".hidden" / "f").write_text("x")
+        (tmp_path / f"c{i}" / "link").symlink_to(tmp_path)  # removed itself, never followed
+        copies.append(tmp_path / f"c{i}")
+    remover = Remover(backlog=4)
+    remover._queue.put((copies[0], True))  # queued before the thread starts: taken together
+    for c in copies[1:]:
+        remover._queue.put((c, True))
+    remover.copy(tmp_path / "absent")  # starts the thread (the queue holds 4 already: waits its turn)
+    remover.close()
+    assert not any(c.exists() or c.is_symlink() for c in copies) and tmp_path.exists()
+    rms = [c for c in calls if c[:2] == ["rm", "-rf"]]
+    assert rms and rms[0][-4:] == [str(c) for c in copies]
