@@ -1,5 +1,9 @@
 """`changed --base REF`: did any gated file change since REF?
 
+Gated: the reviewer, which is its whole closure (suite/closure.py: the prompt, skill and rubric,
+their folders, every file they reference, transitively, and `reviewer.files`), taken both in the
+working tree and at the merge base; the suite's tasks and fixtures, the baseline and the config.
+
 The seed's lesson: on a shallow clone a diff against a missing base silently returns nothing,
 which would wave through a PR that changed every gated file. So a base that is not present, or
 that shares no history with HEAD, is a loud input error (exit 2), never "nothing changed".
@@ -9,24 +13,29 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from rubricgate.errors import GateInputError
 from rubricgate.models.config import Config
+from rubricgate.suite.closure import reviewer_closure
 from rubricgate.suite.config import CONFIG_NAME
+from rubricgate.suite.trees import CommitTree, WorkTree
 
 _FULL_HISTORY = "check out full history (actions/checkout with fetch-depth: 0) or `git fetch` the base"
 
 
 @dataclass(frozen=True)
 class ChangedResult:
-    """The gated files that differ between the merge base and the working tree."""
+    """The gated files that differ between the merge base and the working tree, and why each
+    is gated."""
 
     base: str
     merge_base: str
     gated: list[str]
     files: list[str]
+    reasons: dict[str, str] = field(default_factory=dict)
+    capped: bool = False  # the reviewer's closure reached its file limit (suite/closure.py)
 
     @property
     def changed(self) -> bool:
@@ -34,24 +43,31 @@ class ChangedResult:
 
 
 def reviewer_paths(config: Config) -> list[str]:
-    """The reviewer's files, each on its own: the prompt, the evaluator skill's folder, the rubric.
-
-    Their common folder is not enough: a prompt under .github/ and a rubric beside it share only
-    `.github`, and a prompt at the root shares nothing with the rest, which would gate nothing.
-    """
+    """The reviewer's configured files, each on its own: the prompt, the evaluator skill's
+    folder, the rubric (what the reviewer is beyond them: its closure, suite/closure.py)."""
     r = config.reviewer
     skill_folder = str(PurePosixPath(r.skill).parent)
     return [p for p in (r.prompt, skill_folder, r.rubric) if p.strip("/") not in ("", ".")]
 
 
+SUITE_ROLES = {"suite.tasks": "a task (suite.tasks)", "suite.fixtures": "a fixture (suite.fixtures)",
+               "baseline": "the baseline", "config": "the config"}
+
+
+def suite_roles(config: Config) -> dict[str, str]:
+    """The gated paths besides the reviewer: the suite, the baseline and the config -> what each is."""
+    paths = {config.suite.tasks: SUITE_ROLES["suite.tasks"], config.suite.fixtures: SUITE_ROLES["suite.fixtures"],
+             config.baseline: SUITE_ROLES["baseline"], CONFIG_NAME: SUITE_ROLES["config"]}
+    return {p.strip("/"): role for p, role in paths.items() if p and p.strip("/") not in ("", ".")}
+
+
 def gated_paths(config: Config, repo: Path | None = None) -> list[str]:
-    """What the gate protects: the reviewer's files, the suite, the baseline and the config.
+    """The suite, the baseline and the config (the reviewer is its closure, read from the tree).
 
     With `repo`, a path reached through a symlinked folder is gated at its real place too (git
     reports changes there), and so is the link itself.
     """
-    paths = [*reviewer_paths(config), config.suite.tasks, config.suite.fixtures, config.baseline, CONFIG_NAME]
-    listed = {p.strip("/") for p in paths if p and p.strip("/") not in ("", ".")}
+    listed = set(suite_roles(config))
     if repo is not None:
         listed |= {real for p in listed if (real := _real_relpath(repo, p))}
     return sorted(_outermost(listed))
@@ -122,9 +138,29 @@ def _diff_names(repo: Path, merge_base: str) -> list[str]:
     return sorted({n for n in (diff.stdout + untracked.stdout).split("\0") if n})
 
 
-def changed_files(repo: Path, base: str, gated: list[str]) -> ChangedResult:
-    """Compare the working tree with the merge base of REF and HEAD, filtered to gated paths."""
+def changed_files(repo: Path, base: str, config: Config) -> ChangedResult:
+    """Compare the working tree with the merge base of REF and HEAD: a changed file is gated
+    when it is in the reviewer's closure, in the working tree or at the merge base (a reference
+    removed, a file deleted), or in the suite, baseline or config."""
     commit = _resolve(repo, base)
     mb = _merge_base(repo, base, commit)
-    files = [f for f in _diff_names(repo, mb) if is_gated(f, gated)]
-    return ChangedResult(base=base, merge_base=mb, gated=gated, files=files)
+    gated = gated_paths(config, repo)
+    names = _diff_names(repo, mb)
+    if not names:
+        return ChangedResult(base=base, merge_base=mb, gated=gated, files=[])
+    now = reviewer_closure(WorkTree(repo), config)
+    then_tree = CommitTree(repo, mb)
+    try:
+        then = reviewer_closure(then_tree, config)
+    finally:
+        then_tree.close()
+    roles, reasons = suite_roles(config), {}
+    for name in names:
+        if name in now:
+            reasons[name] = now.reasons[name]
+        elif name in then:
+            reasons[name] = f"{then.reasons[name]}, at the merge base"
+        elif is_gated(name, gated):
+            reasons[name] = next((r for p, r in roles.items() if is_gated(name, [p])), "a gated path")
+    return ChangedResult(base=base, merge_base=mb, gated=gated, files=sorted(reasons), reasons=reasons,
+                         capped=now.capped or then.capped)

@@ -7,7 +7,7 @@ import os
 
 import click
 
-from rubricgate.adopt.changed import changed_files, gated_paths
+from rubricgate.adopt.changed import changed_files
 from rubricgate.cli.app import main
 from rubricgate.cli.options import config_option, fail_input, repo_option, repo_root
 from rubricgate.errors import GateInputError, GateInputErrors
@@ -21,20 +21,21 @@ from rubricgate.suite.config import load_config
 def changed(base, repo, config_path) -> None:
     """Say whether any gated file changed since BASE; exit 2 when BASE is not in this clone.
 
-    Gated: the reviewer's prompt, evaluator skill folder and rubric, the tasks and fixtures folders, the baseline and rubricgate.yaml.
+    Gated: the reviewer (its prompt, skill and rubric and every file they reference), the tasks and
+    fixtures folders, the baseline and rubricgate.yaml. Each changed file is listed with why it is gated.
     Writes `changed=true|false` to $GITHUB_OUTPUT when that is set.
     """
     root = repo_root(repo)
     try:
         config = load_config(root, config_path)
-        result = changed_files(root, base, gated_paths(config, root))
+        result = changed_files(root, base, config)
         _github_output(result.changed)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     if result.changed:
         click.echo(f"changed: {len(result.files)} gated file(s) since {base} (merge base {result.merge_base[:12]})")
         for name in result.files:
-            click.echo(f"  {name}")
+            click.echo(f"  {name}  ({result.reasons.get(name, 'gated')})")
         if config.verdict is not None and config.verdict.defines_rules():
             from rubricgate.adopt.changed_rules import changed_rules  # rules named in rubricgate.yaml only
 
@@ -42,6 +43,9 @@ def changed(base, repo, config_path) -> None:
                 click.echo(f"  {line}")
     else:
         click.echo(f"unchanged: no gated file changed since {base} (merge base {result.merge_base[:12]})")
+    if result.capped:
+        click.echo("note: the reviewer references more files than rubricgate follows (500); a change to one it "
+                   "did not reach is not seen: name them in reviewer.files", err=True)
 
 
 def _github_output(is_changed: bool) -> None:

@@ -24,7 +24,7 @@ def coverage_report(repo: Path, config_path: Path | None = None):
     loaded = load_all(repo, config_path, require_baseline=False)
     path = repo / loaded.config.baseline
     baseline = load_baseline(path, loaded.config.baseline) if path.is_file() else None
-    digests = reviewer_digest(repo, loaded.config.reviewer)
+    digests = reviewer_digest(repo, loaded.config)
     changes = rule_changes(loaded.rubric, loaded.cases, baseline, digests, loaded.config.reviewer.rubric)
     return loaded, rule_coverage(loaded.rubric, loaded.cases, baseline), changes
 

@@ -93,7 +93,7 @@ def input_digests(loaded: Loaded, repo: Path, config_path: Path | None) -> dict:
 
     return {"harness_version": __version__, "config_digest": file_digest(config_path or repo / CONFIG_NAME),
             "baseline_digest": file_digest(repo / loaded.config.baseline),
-            "reviewer": reviewer_digest(repo, loaded.config.reviewer)}
+            "reviewer": reviewer_digest(repo, loaded.config)}
 
 
 def shard_record(loaded: Loaded, spec: ShardSpec, plan: PlanOptions, run_id: str, repo: Path,

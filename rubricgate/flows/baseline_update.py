@@ -82,7 +82,7 @@ def update_baseline(request: BaselineRequest) -> BaselineUpdated:
                              "update from a complete run of every case, or pass --allow-partial")
     # The run's own reviewer fingerprint (a `--from` run may predate edits); older summaries: today's files.
     recorded = summary.reviewer.fingerprint if summary.reviewer else ""
-    digest = recorded or reviewer_fingerprint(reviewer_digest(request.repo, loaded.config.reviewer))
+    digest = recorded or reviewer_fingerprint(reviewer_digest(request.repo, loaded.config))
     try:  # merged per case: a partial run (--allow-partial) refreshes only its cases
         update = updated_baseline(old, summary, request.reason or "", [c.id for c in loaded.cases], digest)
     except GateInputError as exc:

@@ -1,4 +1,7 @@
-"""`compare --base REF`: the suite with the reviewer files at REF and as in the working tree.
+"""`compare --base REF`: the suite with the reviewer at REF and as in the working tree.
+
+The reviewer is its whole closure (suite/closure.py): the prompt, skill and rubric and every
+repository file they reference, so a policy the prompt links to is at REF on the base side too.
 
 Base and head trials are interleaved: the run is split into rounds of one trial per case, and in
 each round the base and head runs go in a random order drawn from a recorded seed, so anything
@@ -19,18 +22,20 @@ import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from rubricgate.errors import GateInputError
 from rubricgate.gating.compare import Comparison, compare_summaries
 from rubricgate.isolation.leftovers import owned_folder, remove_owned
-from rubricgate.models.config import ReviewerConfig
+from rubricgate.models.config import Config
 from rubricgate.models.results import Summary
 from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.records.files import new_run_id
 from rubricgate.runner.cache import resolve_cache_dir
 from rubricgate.runner.workspace import list_tree
+from rubricgate.suite.closure import reviewer_closure
 from rubricgate.suite.config import CONFIG_NAME, load_config
+from rubricgate.suite.trees import WorkTree
 
 SIDES = ("base", "head")
 
@@ -66,28 +71,28 @@ def resolve_ref(repo: Path, ref: str) -> str:
     return proc.stdout.strip()
 
 
-def reviewer_paths(reviewer: ReviewerConfig) -> list[str]:
-    """What "the reviewer" is: the prompt, and the folders of the evaluator skill and rubric."""
-    folders = sorted({str(PurePosixPath(reviewer.skill).parent), str(PurePosixPath(reviewer.rubric).parent)})
-    return [reviewer.prompt, *folders]
-
-
 @contextmanager
-def base_checkout(repo: Path, ref_tree: Path, reviewer: ReviewerConfig, ref: str,
+def base_checkout(repo: Path, ref_tree: Path, config: Config, ref: str,
                   exclude: set[str], folders: tuple[str, ...] = ()) -> Iterator[Path]:
-    """A temp copy of the working tree whose reviewer files are replaced by those at REF.
+    """A temp copy of the working tree whose reviewer is the one at REF: its whole closure
+    (suite/closure.py), taken both at REF and in the working tree. A closure file that exists at
+    REF is copied from there; one that exists only in the working tree (added since) is left
+    out, so the base side has exactly REF's reviewer.
 
     `folders` (the suite's tasks and fixtures folders) are created even when empty: a copy of
     files alone would drop an empty folder the config names, and loading would then fail.
     """
+    reviewer = config.reviewer
     for rel in (reviewer.prompt, reviewer.skill, reviewer.rubric):
         if not (ref_tree / rel).is_file():
             raise GateInputError("--base", "reviewer", f"{ref} has no {rel}",
                                  "pick a ref where the reviewer files exist")
+    at_ref = reviewer_closure(WorkTree(ref_tree), config)
+    closure = set(at_ref.files) | set(reviewer_closure(WorkTree(repo), config).files)
     root = owned_folder("rubricgate-basecopy-")
     try:
-        _copy_files(repo, root, [f for f in list_tree(repo, exclude) if not _in_reviewer(f, reviewer)])
-        _copy_files(ref_tree, root, [f for f in list_tree(ref_tree) if _in_reviewer(f, reviewer)])
+        _copy_files(repo, root, [f for f in list_tree(repo, exclude) if f not in closure])
+        _copy_files(ref_tree, root, sorted(f for f in closure if (ref_tree / f).is_file()))
         for folder in (f for f in folders if (repo / f).is_dir()):
             (root / folder).mkdir(parents=True, exist_ok=True)
         yield root
@@ -120,7 +125,7 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
     labels = {"base": f"reviewer at {ref}", "head": "working tree"}
     rounds: dict[str, list[Summary]] = {"base": [], "head": []}
     with ref_worktree(repo, ref) as ref_tree:
-        with base_checkout(repo, ref_tree, config.reviewer, ref, {config.reports.split("/")[0]},
+        with base_checkout(repo, ref_tree, config, ref, {config.reports.split("/")[0]},
                            (config.suite.tasks, config.suite.fixtures)) as base_repo:
             roots = {"base": base_repo, "head": repo}
             for r, order in enumerate(schedule, 1):
@@ -167,12 +172,6 @@ def merge_rounds(summaries: list[Summary]) -> Summary:
 
 def _label(side: str, r: int, total: int) -> str:
     return side if total == 1 else f"{side}, round {r}/{total}"
-
-
-def _in_reviewer(rel: str, reviewer: ReviewerConfig) -> bool:
-    if rel == reviewer.changed_files:
-        return False
-    return any(rel == p or rel.startswith(p.rstrip("/") + "/") for p in reviewer_paths(reviewer))
 
 
 def _copy_files(src: Path, dst: Path, files: list[str]) -> None:

@@ -31,6 +31,9 @@ class ReviewerConfig(StrictModel):
     skill: str = "reviewer/evaluator/SKILL.md"
     rubric: str = "reviewer/evaluator/references/rubric.md"
     changed_files: str = "reviewer/.changed-skills.txt"
+    # Globs (repo-relative, `**` spans folders) of files that are part of the reviewer although
+    # nothing it references names them: a data file its script opens (suite/closure.py).
+    files: list[str] = []
 
 
 class AgentLimits(StrictModel):

@@ -33,7 +33,7 @@ def reviewer_record(repo: Path, config, rubric) -> ReviewerRecord:
     from rubricgate.runner.cache import reviewer_digest
 
     rules = {r.id: RuleRow(severity=r.severity, kind=r.kind, statement=statement_of(r)) for r in rubric.rules.values()}
-    digests = reviewer_digest(repo, config.reviewer)
+    digests = reviewer_digest(repo, config)
     return ReviewerRecord(digests=digests, rules=rules, fingerprint=fingerprint(digests),
                           tier_threshold=rubric.warning_block_threshold)
 

@@ -2,8 +2,8 @@
 
 An entry is the transcript of one (case, trial), keyed by a SHA-256 over everything that can
 change the agent's answer:
-  * the reviewer files: the prompt, skill and rubric, every file in their folders, and every
-    repository file they name (runner/cache_inputs.py),
+  * the reviewer files: the reviewer's closure (suite/closure.py: the prompt, skill and rubric,
+    their folders, every repository file they reference, transitively, and `reviewer.files`),
   * the case (its full spec, plus every file in the folder of each reviewed file),
   * repository-wide agent context files (AGENTS.md, CLAUDE.md, .claude/, ...) the CLIs load:
     every CLI's `CliSpec.context_files` (agents/registry.py context_files),
@@ -47,10 +47,12 @@ from pydantic import ValidationError
 from rubricgate import __version__, boundary
 from rubricgate.agents.registry import context_files
 from rubricgate.errors import GateInputError
-from rubricgate.models.config import AgentConfig, ReviewerConfig
+from rubricgate.models.config import AgentConfig, Config
 from rubricgate.models.results import CacheRejection, CaseSpec, Summary
 from rubricgate.models.transcript import Transcript
-from rubricgate.runner.cache_inputs import program_digest, reviewer_files
+from rubricgate.runner.cache_inputs import program_digest
+from rubricgate.suite.closure import reviewer_closure
+from rubricgate.suite.trees import WorkTree
 
 CACHE_DIR = ".rubricgate-cache"  # a cache folder inside the repository: hidden from agents, never in a workspace
 APP_DIR = "rubricgate"
@@ -92,19 +94,19 @@ class RunDigests:
     programs: dict[str, str] = field(default_factory=dict)  # agent name -> program digest
 
 
-def run_digests(repo: Path, reviewer: ReviewerConfig, programs: Mapping[str, Sequence[str]] | None = None,
+def run_digests(repo: Path, config: Config, programs: Mapping[str, Sequence[str]] | None = None,
                 path: str | None = None) -> RunDigests:
     """Digest the reviewer files, the repository-wide agent context files and each agent's
     program (`programs`: agent name -> the argv it starts, resolved on `path`)."""
-    return RunDigests(reviewer=reviewer_digest(repo, reviewer), context=files_digest(repo, context_files()),
+    return RunDigests(reviewer=reviewer_digest(repo, config), context=files_digest(repo, context_files()),
                       programs={name: program_digest(argv, repo, path) for name, argv in (programs or {}).items()})
 
 
-def key_parts(repo: Path, reviewer: ReviewerConfig, case: CaseSpec, agent: AgentConfig, *,
+def key_parts(repo: Path, config: Config, case: CaseSpec, agent: AgentConfig, *,
               agent_name: str, agent_version: str | None, model: str | None, trial: int,
               env: Mapping[str, str] | None = None, digests: RunDigests | None = None) -> KeyParts:
     """Collect the key parts for one (case, trial); pass the run's `digests` to skip rehashing them."""
-    digests = digests or run_digests(repo, reviewer)
+    digests = digests or run_digests(repo, config)
     return KeyParts(
         reviewer=digests.reviewer, case=case_digest(repo, case),
         context=digests.context, agent=agent_name,
@@ -125,12 +127,10 @@ def cache_key(parts: KeyParts) -> str:
     return _digest_json(asdict(parts))
 
 
-def reviewer_digest(repo: Path, reviewer: ReviewerConfig) -> dict[str, str]:
-    """Digest per reviewer file: the prompt, skill and rubric, their folders, and every
-    repository file they name (runner/cache_inputs.py)."""
-    # The changed-files list is written per case; it is part of the case, not the reviewer.
-    return files_digest(repo, reviewer_files(repo, [reviewer.prompt, reviewer.skill, reviewer.rubric],
-                                             skip=[reviewer.changed_files]))
+def reviewer_digest(repo: Path, config: Config) -> dict[str, str]:
+    """Digest per reviewer file: the reviewer's closure (suite/closure.py), which leaves out the
+    changed-files list (written per case: part of the case, not the reviewer)."""
+    return files_digest(repo, reviewer_closure(WorkTree(repo), config).files)
 
 
 def case_digest(repo: Path, case: CaseSpec) -> str:

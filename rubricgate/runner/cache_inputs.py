@@ -1,12 +1,8 @@
-"""What the trial cache digests besides the case: the reviewer's files and the agent's program.
+"""What the trial cache digests besides the case: the agent's program.
 
-Reviewer files are everything a reviewer is pointed at, not only the three configured paths:
-  * the prompt, skill and rubric, every file in each one's folder (walked), and every file in
-    the folder that holds all three (`reviewer/` in the default layout) unless that is the
-    repository root;
-  * every repository file those files name: a Markdown link target or a backticked path,
-    resolved beside the naming file and from the repository root, followed through the files
-    it reaches (a reference's own references), up to MAX_REFERENCED files.
+The reviewer's files are its closure (suite/closure.py: the prompt, skill and rubric, their
+folders, every repository file they reference, transitively, and `reviewer.files`), the same
+set `changed`, `compare --base` and the change-aware decision read; runner/cache.py digests it.
 
 The agent program is the file its command starts (resolved on the agent's PATH, links followed)
 and every file the command names (a script it runs): their bytes, so an edited wrapper script
@@ -20,78 +16,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from rubricgate.isolation.sandbox import find_program
 
-MAX_REFERENCED = 500  # referenced files followed per run; a reviewer names a handful
-MAX_SCANNED_BYTES = 1 << 20  # a reviewer file larger than this is digested but not scanned for names
 HASH_WHOLE_BYTES = 32 << 20
 EDGE_BYTES = 1 << 20
-TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".yaml", ".yml", ".json", ".toml", ""}
-# `path/to/file.md` in backticks, or the target of a Markdown link [text](path#anchor "title").
-_BACKTICKED = re.compile(r"`([^`\s]+)`")
-_LINKED = re.compile(r"\]\(\s*<?([^)\s>#]+)")
 _PLACEHOLDER = re.compile(r"\{[a-z_]+\}")
-
-
-def reviewer_files(repo: Path, configured: Sequence[str], skip: Iterable[str] = ()) -> list[str]:
-    """Repo-relative paths of every reviewer file (see the module docstring), sorted; a
-    configured path that does not exist is kept (its digest says missing)."""
-    skipped = set(skip)
-    found = {rel for rel in configured if rel not in skipped}
-    for folder in _reviewer_folders(configured):
-        found.update(rel for rel in _walk(repo, folder) if rel not in skipped)
-    found |= _referenced(repo, sorted(found), skipped)
-    return sorted(found)
-
-
-def _reviewer_folders(configured: Sequence[str]) -> set[str]:
-    parents = {Path(rel).parent for rel in configured}
-    common = Path(os.path.commonpath([p.as_posix() for p in parents])) if parents else Path(".")
-    return {p.as_posix() for p in (*parents, common) if p != Path(".")}
-
-
-def _walk(repo: Path, folder: str) -> list[str]:
-    root = repo / folder
-    if not root.is_dir() or root.is_symlink():
-        return []
-    return [p.relative_to(repo).as_posix() for p in root.rglob("*")
-            if p.is_file() and "__pycache__" not in p.parts]
-
-
-def _referenced(repo: Path, start: list[str], skipped: set[str]) -> set[str]:
-    """Files reached from `start` through names in their text (breadth first, capped)."""
-    seen, queue, found = set(start), list(start), set[str]()
-    while queue and len(found) < MAX_REFERENCED:
-        rel = queue.pop(0)
-        for name in _names_in(repo / rel):
-            target = _repo_file(repo, rel, name)
-            if target and target not in seen and target not in skipped:
-                seen.add(target)
-                found.add(target)
-                queue.append(target)
-    return found
-
-
-def _names_in(path: Path) -> list[str]:
-    if path.suffix.lower() not in TEXT_SUFFIXES or not path.is_file() or path.stat().st_size > MAX_SCANNED_BYTES:
-        return []
-    text = path.read_text(encoding="utf-8", errors="replace")
-    return [*_LINKED.findall(text), *_BACKTICKED.findall(text)]
-
-
-def _repo_file(repo: Path, naming: str, name: str) -> str | None:
-    """`name` as a regular file inside the repository, beside `naming` or from the root."""
-    if "://" in name or name.startswith(("/", "~", "-")) or _PLACEHOLDER.search(name) or "*" in name:
-        return None
-    root = repo.resolve()
-    for base in (root / Path(naming).parent, root):
-        candidate = (base / name).resolve()
-        if candidate.is_file() and candidate.is_relative_to(root) and ".git" not in candidate.relative_to(root).parts:
-            return candidate.relative_to(root).as_posix()
-    return None
 
 
 def program_digest(argv: Sequence[str], repo: Path, path: str | None) -> str:

@@ -223,8 +223,8 @@ def _reject(ctx: RunContext, job: Job, reason: str) -> None:
 def _cache_parts(ctx: RunContext, job: Job) -> KeyParts:
     with ctx.lock:
         if ctx.digests is None:
-            ctx.digests = run_digests(ctx.repo, ctx.config.reviewer, agent_programs(ctx.agents), ctx.env.get("PATH"))
-    return key_parts(ctx.repo, ctx.config.reviewer, job.case, ctx.config.agent, agent_name=job.agent,
+            ctx.digests = run_digests(ctx.repo, ctx.config, agent_programs(ctx.agents), ctx.env.get("PATH"))
+    return key_parts(ctx.repo, ctx.config, job.case, ctx.config.agent, agent_name=job.agent,
                      agent_version=ctx.agent_versions.get(job.agent), model=ctx.config.agent.model, trial=job.trial,
                      env=ctx.env, digests=ctx.digests)
 

@@ -80,6 +80,11 @@ def check_config_paths(repo: Path, config: Config, display: str = CONFIG_NAME) -
                 utf8_text(path.read_bytes(), rel)
             except GateInputError as exc:
                 errors.append(exc)
+    for i, pattern in enumerate(config.reviewer.files):  # globs: inside the repository too
+        try:
+            safe_relpath(repo, pattern, display, f"reviewer.files[{i}]")
+        except GateInputError as exc:
+            errors.append(exc)
     errors += reports_folder_errors(config, display)
     if errors:
         raise GateInputErrors(errors)

@@ -40,10 +40,9 @@ def repo(tmp_path: Path) -> Path:
 
 
 def test_gated_paths_from_default_config():
-    assert GATED == ["baseline.json", "evals/tasks", "fixtures", "reviewer/evaluator", "reviewer/prompts/evaluate.md",
-                     "rubricgate.yaml"]
-    assert is_gated("reviewer/prompts/evaluate.md", GATED) and not is_gated("reviewerx/a", GATED)
-    assert is_gated("reviewer/evaluator/references/rubric.md", GATED)
+    # Besides the reviewer, which is its closure (tests/suite/test_closure.py).
+    assert GATED == ["baseline.json", "evals/tasks", "fixtures", "rubricgate.yaml"]
+    assert is_gated("fixtures/pass/a/SKILL.md", GATED) and not is_gated("fixturesx/a", GATED)
 
 
 # prompt, evaluator skill, rubric -> a file each layout must gate (and one it must not)
@@ -64,10 +63,10 @@ def test_every_reviewer_file_is_gated_in_any_layout(repo, layout, role):
     base = git(repo, "rev-parse", "HEAD")
     edited = (prompt, skill, rubric)[role]
     commit(repo, {edited: "weakened\n"}, "edit")
-    got = changed_files(repo, base, gated_paths(config, repo))
-    assert got.files == [edited], got.gated
+    got = changed_files(repo, base, config)
+    assert got.files == [edited], got.reasons
     commit(repo, {"skills/pdf/SKILL.md": "y\n"}, "a reviewed skill, not the reviewer")
-    assert changed_files(repo, git(repo, "rev-parse", "HEAD~1"), gated_paths(config, repo)).files == []
+    assert changed_files(repo, git(repo, "rev-parse", "HEAD~1"), config).files == []
 
 
 def test_a_reviewer_folder_reached_through_a_symlink_is_gated_at_its_real_place(repo):
@@ -79,7 +78,7 @@ def test_a_reviewer_folder_reached_through_a_symlink_is_gated_at_its_real_place(
     config = Config.model_validate({"reviewer": {"prompt": "review/prompt.md", "skill": "review/SKILL.md",
                                                  "rubric": "review/rubric.md"}})
     commit(repo, {".github/reviewer/rubric.md": "weakened\n"}, "edit through the real path")
-    assert changed_files(repo, base, gated_paths(config, repo)).files == [".github/reviewer/rubric.md"]
+    assert changed_files(repo, base, config).files == [".github/reviewer/rubric.md"]
 
 
 def test_changed_cli_sees_a_rubric_edit_when_reviewer_files_share_no_folder(repo):
@@ -99,7 +98,7 @@ def test_changed_cli_sees_a_rubric_edit_when_reviewer_files_share_no_folder(repo
 
 def test_missing_ref_is_loud(repo):
     with pytest.raises(GateInputError, match="'nope' is not present in this clone") as err:
-        changed_files(repo, "nope", GATED)
+        changed_files(repo, "nope", Config())
     assert "fetch-depth: 0" in str(err.value)
 
 
@@ -109,32 +108,32 @@ def test_shallow_clone_missing_base_fails_not_unchanged(repo, tmp_path):
     clone = tmp_path / "shallow"
     subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(clone)], check=True)
     with pytest.raises(GateInputError, match=r"not present in this clone \(this is a shallow clone\)"):
-        changed_files(clone, base, GATED)
+        changed_files(clone, base, Config())
     with pytest.raises(GateInputError, match="shallow clone"):
-        changed_files(clone, "HEAD~1", GATED)
+        changed_files(clone, "HEAD~1", Config())
 
 
 def test_option_like_ref_is_rejected(repo):
     with pytest.raises(GateInputError, match="not a revision"):
-        changed_files(repo, "--output=/tmp/x", GATED)
+        changed_files(repo, "--output=/tmp/x", Config())
 
 
 def test_not_a_git_repo(tmp_path):
     with pytest.raises(GateInputError, match="not inside a git work tree"):
-        changed_files(tmp_path, "HEAD", GATED)
+        changed_files(tmp_path, "HEAD", Config())
 
 
 def test_unrelated_history_is_loud(repo):
     git(repo, "checkout", "-q", "--orphan", "other")
     commit(repo, {"other.txt": "o\n"}, "orphan")
     with pytest.raises(GateInputError, match="shares no history"):
-        changed_files(repo, "main", GATED)
+        changed_files(repo, "main", Config())
 
 
 def test_only_ungated_changes_reads_unchanged(repo):
     git(repo, "checkout", "-q", "-b", "feature")
     commit(repo, {"README.md": "y\n", "docs/x.md": "d\n"}, "docs")
-    result = changed_files(repo, "main", GATED)
+    result = changed_files(repo, "main", Config())
     assert not result.changed and result.files == []
 
 
@@ -144,7 +143,7 @@ def test_gated_changes_listed_committed_uncommitted_and_untracked(repo):
     (repo / "reviewer/prompts/evaluate.md").write_text("edited\n")
     (repo / "evals/tasks").mkdir(parents=True)
     (repo / "evals/tasks/new.yaml").write_text("id: new\n")
-    result = changed_files(repo, "main", GATED)
+    result = changed_files(repo, "main", Config())
     assert result.files == ["baseline.json", "evals/tasks/new.yaml", "reviewer/prompts/evaluate.md"]
 
 
@@ -155,7 +154,7 @@ def test_base_moved_on_uses_merge_base(repo):
     commit(repo, {"fixtures/block/x/SKILL.md": "main only\n"}, "main moved on")
     git(repo, "checkout", "-q", "feature")
     # The fixture changed on main, not on this branch: it must not count against the PR.
-    assert changed_files(repo, "main", GATED).files == []
+    assert changed_files(repo, "main", Config()).files == []
 
 
 def test_full_clone_sees_the_change(repo, tmp_path):
@@ -163,4 +162,4 @@ def test_full_clone_sees_the_change(repo, tmp_path):
     commit(repo, {"fixtures/pass/a/SKILL.md": "s\n"}, "gated")
     clone = tmp_path / "full"
     subprocess.run(["git", "clone", "-q", f"file://{repo}", str(clone)], check=True)
-    assert changed_files(clone, base, GATED).files == ["fixtures/pass/a/SKILL.md"]
+    assert changed_files(clone, base, Config()).files == ["fixtures/pass/a/SKILL.md"]

@@ -28,7 +28,7 @@ from rubricgate.agents.registry import (
 )
 from rubricgate.agents.spec import CliSpec
 from rubricgate.agents.support import VersionsFile, parse_version, version_ranges
-from rubricgate.models.config import AgentConfig, ReviewerConfig
+from rubricgate.models.config import AgentConfig, Config, ReviewerConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = list(cli_specs().values())
@@ -133,16 +133,16 @@ def test_an_edit_to_any_context_file_of_a_cli_changes_the_cache_key(spec: CliSpe
         (tmp_path / name).write_text("x\n")
     assert set(spec.context_files) <= set(context_files())
     for rel in spec.context_files:
-        before = run_digests(tmp_path, reviewer).context
+        before = run_digests(tmp_path, Config(reviewer=reviewer)).context
         target = tmp_path / rel
         # A name with a dot and no suffix (".claude") is a folder a CLI reads files from.
         if rel.startswith(".") and "." not in rel[1:]:
             target.mkdir(exist_ok=True)
             target = target / "settings.json"
         target.write_text("{}\n")
-        created = run_digests(tmp_path, reviewer).context
+        created = run_digests(tmp_path, Config(reviewer=reviewer)).context
         target.write_text('{"edited": true}\n')
-        edited = run_digests(tmp_path, reviewer).context
+        edited = run_digests(tmp_path, Config(reviewer=reviewer)).context
         assert before != created != edited, rel
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rubricgate.models.config import ReviewerConfig
+from rubricgate.models.config import Config
 from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.reports.terminal import render_terminal
 from rubricgate.runner.cache import run_digests
@@ -63,10 +63,10 @@ def _reviewer_repo(root: Path) -> Path:
 @pytest.mark.parametrize("where", sorted(READABLE))
 def test_a_change_to_any_reviewer_file_changes_the_key(tmp_path: Path, where: str) -> None:
     repo = _reviewer_repo(tmp_path)
-    before = run_digests(repo, ReviewerConfig())
+    before = run_digests(repo, Config())
     with (repo / READABLE[where]).open("a") as changed:
         changed.write("one more rule\n")
-    after = run_digests(repo, ReviewerConfig())
+    after = run_digests(repo, Config())
     assert after.reviewer != before.reviewer, where
     assert READABLE[where] in after.reviewer
 
@@ -74,7 +74,7 @@ def test_a_change_to_any_reviewer_file_changes_the_key(tmp_path: Path, where: st
 def test_the_per_case_changed_list_is_not_a_reviewer_file(tmp_path: Path) -> None:
     repo = _reviewer_repo(tmp_path)
     (repo / "reviewer/.changed-skills.txt").write_text("skills/x/SKILL.md\n")
-    assert "reviewer/.changed-skills.txt" not in run_digests(repo, ReviewerConfig()).reviewer
+    assert "reviewer/.changed-skills.txt" not in run_digests(repo, Config()).reviewer
 
 
 def test_a_changed_agent_entry_file_changes_the_key(tmp_path: Path) -> None:
@@ -86,9 +86,9 @@ def test_a_changed_agent_entry_file_changes_the_key(tmp_path: Path) -> None:
     (tmp_path / "cli" / "bin").mkdir()
     os.symlink(entry, tmp_path / "cli" / "bin" / "fakecli")
     path = str(tmp_path / "cli" / "bin")
-    before = run_digests(tmp_path, ReviewerConfig(), {"fakecli": ["fakecli"]}, path).programs
+    before = run_digests(tmp_path, Config(), {"fakecli": ["fakecli"]}, path).programs
     entry.write_text("console.log('1.0, patched')\n")
-    after = run_digests(tmp_path, ReviewerConfig(), {"fakecli": ["fakecli"]}, path).programs
+    after = run_digests(tmp_path, Config(), {"fakecli": ["fakecli"]}, path).programs
     assert before["fakecli"] and after["fakecli"] != before["fakecli"]
 
 

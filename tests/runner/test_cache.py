@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rubricgate.errors import GateInputError
-from rubricgate.models.config import AgentConfig, ReviewerConfig
+from rubricgate.models.config import AgentConfig, Config, ReviewerConfig
 from rubricgate.models.results import CaseSpec
 from rubricgate.models.task import Expect, Rubric, ToolUseRubric, TrajectoryRubric
 from rubricgate.models.transcript import Transcript
@@ -46,7 +46,7 @@ def _case(**changes: object) -> CaseSpec:
 def _parts(repo: Path, case: CaseSpec | None = None, agent: AgentConfig | None = None,
            **kw: object) -> cache.KeyParts:
     args = dict(agent_name="builtin", agent_version="1.0", model="m", trial=1)
-    return cache.key_parts(repo, REVIEWER, case or _case(), agent or AgentConfig(), **{**args, **kw})
+    return cache.key_parts(repo, Config(reviewer=REVIEWER), case or _case(), agent or AgentConfig(), **{**args, **kw})
 
 
 def _transcript(termination: str = "completed") -> Transcript:

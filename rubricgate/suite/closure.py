@@ -1,0 +1,206 @@
+"""The reviewer's file closure: what the gate treats as "the reviewer".
+
+A reviewer is more than the three files rubricgate.yaml names. Its prompt links a policy, its
+skill includes fragments, its TOML template names the rules file it renders. An edit to any of
+them changes the reviewer as much as an edit to the prompt does, so `changed`, `compare --base`,
+the trial cache's key and the change-aware decision all read one closure, computed here:
+
+  * the prompt, skill and rubric (`reviewer.prompt`, `.skill`, `.rubric`), by the names given;
+  * every repository file they reference, transitively: Markdown links and reference
+    definitions (and HTML href/src), Jinja includes (`{% include "x" %}`, `import`, `from`,
+    `extends`), `@path` mentions (as Claude Code imports them), `!include path`, paths in code
+    spans, and the string values of a TOML, YAML or JSON file that name a repository file; a
+    name is resolved beside the file that names it, then from the repository root, and counts
+    only when a regular file (or a folder: its files) is there;
+  * the files `reviewer.files` matches (globs, `**` spanning folders): what no reference names;
+  * every file in the folder of each of the three (a skill is its folder) and in the folder
+    holding all three (`reviewer/`), unless that is the repository root; and what those name.
+
+Never in it: a path that leaves the repository once its symlinks are followed, `.git`, the
+changed-files list (written per case), the suite's tasks and fixtures, the baseline, the
+config, the reports and the cache. At most MAX_FILES files; a file larger than
+MAX_SCANNED_BYTES, or not text, is in the closure but not read for names.
+
+Each file carries why it is in (`reasons`), which `rubricgate changed` prints.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import tomllib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from rubricgate.models.config import Config
+from rubricgate.suite.config import CONFIG_NAME
+from rubricgate.suite.trees import Tree
+from rubricgate.suite.yaml_json import loads_json, safe_load_yaml
+
+MAX_FILES = 500
+MAX_SCANNED_BYTES = 1 << 20
+CACHE_DIR = ".rubricgate-cache"  # the default cache folder inside a repository (runner/cache.py)
+
+# (pattern, how the naming file refers to the target: "linked from X", ...)
+_REFERENCES = [
+    (re.compile(r"!?\[[^\]\n]*\]\(\s*<?([^)\s>]+)"), "linked from"),
+    (re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*<?([^\s>]+)", re.MULTILINE), "linked from"),
+    (re.compile(r"""(?:href|src)\s*=\s*["']([^"']+)["']"""), "linked from"),
+    (re.compile(r"""\{%-?\s*(?:include|import|from|extends)\s+["']([^"']+)["']"""), "included by"),
+    (re.compile(r"""!include\s+["']?([^\s"']+)"""), "included by"),
+    (re.compile(r"(?<![\w@./-])@([\w][\w./-]*[\w])"), "@-mentioned in"),
+    (re.compile(r"`([^`\s]+)`"), "named in a code span of"),
+]
+_NOT_A_PATH = re.compile(r"\{|\}|\*|\?|\[|\]|\$|://|^mailto:|^[/~-]")
+_STRUCTURED = {".toml", ".yaml", ".yml", ".json"}
+
+
+@dataclass
+class Closure:
+    """The reviewer's files: repository-relative path -> why it is in the closure."""
+
+    reasons: dict[str, str] = field(default_factory=dict)
+    capped: bool = False  # MAX_FILES reached: more may be referenced
+
+    @property
+    def files(self) -> list[str]:
+        return sorted(self.reasons)
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self.reasons
+
+
+def closure_skip(config: Config) -> list[str]:
+    """What is never the reviewer: the changed-files list, the suite, baseline, config, reports
+    and cache (a prompt that names one of them in a code span does not make it the reviewer's)."""
+    paths = [config.reviewer.changed_files, config.suite.tasks, config.suite.fixtures, config.baseline,
+             config.reports, CONFIG_NAME, CACHE_DIR, *( [config.cache_dir] if config.cache_dir else [])]
+    return [p.strip("/") for p in paths if p and p.strip("/") not in ("", ".")]
+
+
+def reviewer_closure(tree: Tree, config: Config) -> Closure:
+    """The closure of `config`'s reviewer in `tree` (see the module docstring)."""
+    walk = _Walk(tree, closure_skip(config))
+    r = config.reviewer
+    for rel, what in ((r.prompt, "the prompt (reviewer.prompt)"), (r.skill, "the evaluator skill (reviewer.skill)"),
+                      (r.rubric, "the rubric (reviewer.rubric)")):
+        walk.configured(rel, what)
+    walk.follow()
+    for pattern in r.files:
+        for rel in tree.glob(pattern):
+            walk.add(rel, f"matched by reviewer.files {pattern!r}")
+    for folder, why in _folders([r.prompt, r.skill, r.rubric]):
+        real = tree.real(folder)
+        for rel in tree.files_under(real[0]) if real and real[1] == "dir" else []:
+            walk.add(rel, why)
+    walk.follow()
+    return walk.closure
+
+
+def _folders(configured: list[str]) -> Iterator[tuple[str, str]]:
+    """The folder of each configured file, then the one holding all three (never the root)."""
+    parents = [posixpath.dirname(rel) for rel in configured]
+    common = posixpath.commonpath(parents) if all(parents) else ""
+    for rel, parent in zip(configured, parents, strict=True):
+        if parent:
+            yield parent, f"in the folder of {rel}"
+    if common:
+        yield common, "in the folder holding the prompt, skill and rubric"
+
+
+class _Walk:
+    """Breadth first from the files added, through the names in each."""
+
+    def __init__(self, tree: Tree, skip: list[str]) -> None:
+        self.tree, self.skip = tree, skip
+        self.closure = Closure()
+        self.queue: list[str] = []
+
+    def configured(self, rel: str, why: str) -> None:
+        """A configured file: in the closure by its name (a deleted one too), and by its real path."""
+        self.closure.reasons.setdefault(rel, why)
+        self.add(rel, why, named=rel)
+
+    def add(self, rel: str, why: str, named: str | None = None) -> None:
+        real = self.tree.real(rel)
+        if real is None or self._skipped(real[0]):
+            return
+        paths = [real[0]] if real[1] == "file" else self.tree.files_under(real[0])
+        for path in paths:
+            if self._skipped(path) or (path in self.closure and path != named):
+                continue
+            if len(self.closure.reasons) >= MAX_FILES:
+                self.closure.capped = True
+                return
+            self.closure.reasons.setdefault(path, why if real[1] == "file" else f"{why} (a file of {real[0]})")
+            self.queue.append(path)
+
+    def follow(self) -> None:
+        while self.queue:
+            rel = self.queue.pop(0)
+            for name, how in references(rel, self.tree.read(rel, MAX_SCANNED_BYTES)):
+                for candidate in (posixpath.join(posixpath.dirname(rel), name), name):
+                    target = posixpath.normpath(candidate)
+                    if target.startswith("../") or target == "..":
+                        continue  # leaves the repository by its name
+                    if self.tree.real(target) is not None:
+                        self.add(target, f"{how} {rel}")
+                        break
+
+    def _skipped(self, rel: str) -> bool:
+        return any(rel == s or rel.startswith(s + "/") for s in self.skip)
+
+
+def references(rel: str, data: bytes | None) -> list[tuple[str, str]]:
+    """(name, how it is referred to) for every candidate path named in a file's bytes."""
+    if not data or b"\0" in data[:8192] or len(data) >= MAX_SCANNED_BYTES:
+        return []
+    text = data.decode("utf-8", errors="replace")
+    found = [(m.group(1), how) for pattern, how in _REFERENCES for m in pattern.finditer(text)]
+    suffix = posixpath.splitext(rel)[1].lower()
+    if suffix in _STRUCTURED:
+        found += [(value, "a path value in") for value in _string_values(_parsed(text, suffix))]
+    out = []
+    for name, how in found:
+        clean = _clean(name)
+        if clean:
+            out.append((clean, how))
+    return out
+
+
+def _clean(name: str) -> str | None:
+    """A referenced name as a repository path, or None (a URL, an absolute or home path, a
+    placeholder or glob, an anchor alone)."""
+    name = name.strip().strip("<>\"'").split("#", 1)[0].split("?", 1)[0].rstrip(".,;:)")
+    if not name or len(name) > 4096 or "\n" in name or _NOT_A_PATH.search(name):
+        return None
+    return name
+
+
+def _parsed(text: str, suffix: str) -> Any:
+    """A structured file's data, or None when it does not parse (its text was searched anyway)."""
+    try:
+        if suffix == ".toml":
+            return tomllib.loads(text)
+        if suffix == ".json":
+            return loads_json(text)
+        return safe_load_yaml(text, unique_keys=False)
+    except (ValueError, yaml.YAMLError):  # TOML, JSON, depth and size errors are ValueErrors
+        return None
+
+
+def _string_values(data: Any) -> Iterable[str]:
+    """Every short one-line string in the data (keys left out), iteratively."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if len(item) <= 4096 and "\n" not in item:
+                yield item
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)

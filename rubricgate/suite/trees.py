@@ -1,0 +1,205 @@
+"""A repository's files as the reviewer's closure reads them: the working tree, or a commit.
+
+Both answer the same questions with repository-relative POSIX paths: what a path names once
+every symlink on the way is followed (`real`: None when it leaves the repository, goes through
+`.git` or names nothing), a file's bytes, the files under a folder, and the files a glob
+matches. A path that resolves outside the repository is never read, in either.
+
+The commit is read through git itself (`ls-tree` once, `cat-file --batch` for contents), so
+`rubricgate changed` can follow the reviewer's references at the merge base without checking
+it out.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import stat
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+from typing import Protocol
+
+MAX_LINKS = 40  # symlinks followed in one path, as the kernel's ELOOP limit
+
+
+class Tree(Protocol):
+    """What the closure needs of a repository's files."""
+
+    def real(self, rel: str) -> tuple[str, str] | None:
+        """(real repo-relative path, 'file' | 'dir'), or None (missing, outside, inside .git)."""
+
+    def read(self, rel: str, limit: int) -> bytes | None:
+        """The first `limit` bytes of the regular file `rel` names (a real path), or None."""
+
+    def files_under(self, rel: str) -> list[str]:
+        """Every regular file under the real folder `rel`, sorted (not through symlinked folders)."""
+
+    def glob(self, pattern: str) -> list[str]:
+        """The regular files whose repo-relative path matches `pattern` (`**` spans folders)."""
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A repo-relative glob as a regular expression: `**/` any folders (or none), `**` anything,
+    `*` and `?` within one name, `[...]` a class."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and (end := pattern.find("]", i + 1)) != -1:
+            out.append(pattern[i:end + 1])
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out))
+
+
+def _in_git(rel: str) -> bool:
+    return rel == ".git" or rel.startswith(".git/")
+
+
+class WorkTree:
+    """The files of a folder on disk (the working tree, or a worktree of a ref)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = os.path.realpath(root)
+
+    def real(self, rel: str) -> tuple[str, str] | None:
+        path = os.path.realpath(os.path.join(self.root, rel))
+        if not path.startswith(self.root.rstrip(os.sep) + os.sep):
+            return None
+        inside = os.path.relpath(path, self.root).replace(os.sep, "/")
+        if _in_git(inside):
+            return None
+        if os.path.isfile(path):
+            return inside, "file"
+        return (inside, "dir") if os.path.isdir(path) else None
+
+    def read(self, rel: str, limit: int) -> bytes | None:
+        try:
+            fd = os.open(os.path.join(self.root, rel), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or device put there meanwhile
+                return None
+            return handle.read(limit)
+
+    def files_under(self, rel: str) -> list[str]:
+        found = []
+        for folder, dirs, files in os.walk(os.path.join(self.root, rel)):
+            dirs[:] = sorted(d for d in dirs if d != ".git" and not os.path.islink(os.path.join(folder, d)))
+            for name in files:
+                path = os.path.join(folder, name)
+                if os.path.isfile(path) and not os.path.islink(path):
+                    found.append(os.path.relpath(path, self.root).replace(os.sep, "/"))
+        return sorted(found)
+
+    def glob(self, pattern: str) -> list[str]:
+        regex = glob_regex(pattern)
+        return [rel for rel in self.files_under("") if regex.fullmatch(rel)]
+
+
+class CommitTree:
+    """The files of one commit of a repository, read through git (no checkout)."""
+
+    def __init__(self, repo: Path, commit: str) -> None:
+        self.repo, self.commit = repo, commit
+        listing = _git(repo, ["ls-tree", "-r", "-z", "--full-tree", commit]).decode("utf-8", "surrogateescape")
+        self.entries: dict[str, tuple[str, str]] = {}  # path -> (mode, object)
+        for line in filter(None, listing.split("\0")):
+            meta, _, path = line.partition("\t")
+            mode, _, obj = meta.split(" ")
+            self.entries[path] = (mode, obj)
+        self.dirs = {posixpath.dirname(p) for p in self.entries}
+        self.dirs |= {d for p in list(self.dirs) for d in _parents(p)}
+        self._batch: subprocess.Popen[bytes] | None = None
+
+    def real(self, rel: str) -> tuple[str, str] | None:
+        parts = [p for p in rel.split("/") if p not in ("", ".")]
+        done: list[str] = []
+        links = 0
+        while parts:
+            part = parts.pop(0)
+            if part == "..":
+                if not done:
+                    return None
+                done.pop()
+                continue
+            done.append(part)
+            path = "/".join(done)
+            mode = self.entries.get(path, ("", ""))[0]
+            if mode == "120000":  # a symlink: its target replaces it, relative to its folder
+                links += 1
+                target = (self._blob(path, 4096) or b"").decode("utf-8", "surrogateescape")
+                if links > MAX_LINKS or target.startswith("/"):
+                    return None
+                done.pop()
+                parts = [p for p in target.split("/") if p not in ("", ".")] + parts
+        path = "/".join(done)
+        if not path or _in_git(path):
+            return None
+        if self.entries.get(path, ("", ""))[0].startswith("100"):
+            return path, "file"
+        return (path, "dir") if path in self.dirs else None
+
+    def read(self, rel: str, limit: int) -> bytes | None:
+        if not self.entries.get(rel, ("", ""))[0].startswith("100"):
+            return None
+        return self._blob(rel, limit)
+
+    def files_under(self, rel: str) -> list[str]:
+        prefix = rel.rstrip("/") + "/" if rel else ""
+        return sorted(p for p, (mode, _) in self.entries.items()
+                      if p.startswith(prefix) and mode.startswith("100") and not _in_git(p))
+
+    def glob(self, pattern: str) -> list[str]:
+        regex = glob_regex(pattern)
+        return [rel for rel in self.files_under("") if regex.fullmatch(rel)]
+
+    def _blob(self, rel: str, limit: int) -> bytes | None:
+        """An object's bytes through one long-lived `git cat-file --batch`."""
+        if self._batch is None:
+            self._batch = subprocess.Popen(["git", "-C", str(self.repo), "cat-file", "--batch"], stdin=subprocess.PIPE,
+                                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        proc = self._batch
+        proc.stdin.write(self.entries[rel][1].encode() + b"\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+        header = proc.stdout.readline().split()  # type: ignore[union-attr]
+        if len(header) != 3:
+            return None
+        data = proc.stdout.read(int(header[2]) + 1)[:-1]  # type: ignore[union-attr]
+        return data[:limit]
+
+    def close(self) -> None:
+        if self._batch is not None:
+            self._batch.stdin.close()  # type: ignore[union-attr]
+            self._batch.wait()
+            self._batch = None
+
+
+@lru_cache(maxsize=4096)
+def _parents(path: str) -> tuple[str, ...]:
+    out = []
+    while path:
+        path = posixpath.dirname(path)
+        out.append(path)
+    return tuple(out)
+
+
+def _git(repo: Path, args: list[str]) -> bytes:
+    env = {**os.environ, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True, env=env,
+                          stdin=subprocess.DEVNULL).stdout

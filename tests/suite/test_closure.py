@@ -1,0 +1,157 @@
+"""suite/closure.py: the reviewer is every file its prompt, skill and rubric reference, transitively."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rubricgate.models.config import Config
+from rubricgate.suite import closure as closure_module
+from rubricgate.suite.closure import reviewer_closure
+from rubricgate.suite.trees import CommitTree, WorkTree, glob_regex
+
+CONFIG = Config()
+PROMPT, SKILL, RUBRIC = CONFIG.reviewer.prompt, CONFIG.reviewer.skill, CONFIG.reviewer.rubric
+
+
+def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    repo = tmp_path / "repo"
+    base = {PROMPT: "Review.\n", SKILL: "---\nname: evaluator\n---\n", RUBRIC: "| id | severity |\n"}
+    for rel, text in {**base, **files}.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    return repo
+
+
+def _closure(repo: Path, config: Config = CONFIG):
+    return reviewer_closure(WorkTree(repo), config)
+
+
+# -- what must never be in it (failure paths first) ---------------------------------------------
+
+def test_a_name_that_leaves_the_repository_is_never_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "secret.md"
+    outside.write_text("not the reviewer's")
+    repo = _repo(tmp_path, {PROMPT: "See [up](../../../secret.md), `/etc/passwd`, @~/.bashrc.\n"})
+    (repo / "docs").mkdir()
+    (repo / "docs" / "escape.md").symlink_to(outside)  # inside by name, outside once resolved
+    (repo / PROMPT).write_text("See [up](../../../secret.md), `/etc/passwd`, [link](../../docs/escape.md).\n")
+    got = _closure(repo)
+    assert all(not f.startswith("..") and "secret" not in f and "passwd" not in f for f in got.files)
+    assert "docs/escape.md" not in got.files
+
+
+def test_git_the_suite_the_baseline_the_config_and_the_changed_list_are_never_the_reviewer(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {PROMPT: "Read `rubricgate.yaml`, `baseline.json`, [a task](../../evals/tasks/t.yaml), "
+                                    "`fixtures/pass/a/SKILL.md`, `.git/config` and `reviewer/.changed-skills.txt`.\n",
+                            "rubricgate.yaml": "x: 1\n", "baseline.json": "{}\n", "evals/tasks/t.yaml": "id: t\n",
+                            "fixtures/pass/a/SKILL.md": "s\n", ".git/config": "[core]\n",
+                            "reviewer/.changed-skills.txt": "x\n"})
+    assert _closure(repo).files == sorted([PROMPT, SKILL, RUBRIC])
+
+
+def test_words_in_code_spans_that_name_no_file_are_not_paths(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {PROMPT: "Rules: `fm-description-required`, `{placeholder}`, `*.md`, [site](https://x.io/a.md).\n"})
+    assert _closure(repo).files == sorted([PROMPT, SKILL, RUBRIC])
+
+
+# -- every kind of reference ------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, how", [
+    ("Follow [the policy](policy.md#strict \"title\").", "linked from"),
+    ("Follow [the policy][p].\n\n[p]: policy.md", "linked from"),
+    ('<a href="policy.md">policy</a>', "linked from"),
+    ("{% include 'policy.md' %}", "included by"),
+    ('{%- import "policy.md" as p %}', "included by"),
+    ("!include policy.md", "included by"),
+    ("@reviewer/prompts/policy.md", "@-mentioned in"),
+    ("Read `policy.md` first.", "named in a code span of"),
+])
+def test_each_kind_of_reference_brings_in_the_file_with_its_reason(tmp_path: Path, text: str, how: str) -> None:
+    repo = _repo(tmp_path, {PROMPT: text + "\n", "reviewer/prompts/policy.md": "strict\n"})
+    (repo / "reviewer" / "prompts" / "other.md").unlink(missing_ok=True)
+    got = _closure(repo, Config.model_validate({"reviewer": {"prompt": PROMPT}}))
+    assert got.reasons["reviewer/prompts/policy.md"] == f"{how} {PROMPT}"
+
+
+def test_references_are_followed_transitively_and_outside_the_reviewer_folder(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {PROMPT: "Follow [the policy](policy.md).\n",
+                            "reviewer/prompts/policy.md": "Strictness: @docs/review/strictness.md\n",
+                            "docs/review/strictness.md": "See [examples](examples/) and `docs/glossary.md`.\n",
+                            "docs/review/examples/a.md": "a\n", "docs/review/examples/b.md": "b\n",
+                            "docs/glossary.md": "g\n", "docs/unrelated.md": "u\n"})
+    got = _closure(repo)
+    assert {"docs/review/strictness.md", "docs/review/examples/a.md", "docs/review/examples/b.md",
+            "docs/glossary.md"} <= set(got.files)
+    assert "docs/unrelated.md" not in got.files
+    assert got.reasons["docs/review/strictness.md"] == "@-mentioned in reviewer/prompts/policy.md"
+    assert got.reasons["docs/review/examples/a.md"] == "linked from docs/review/strictness.md (a file of docs/review/examples)"
+
+
+def test_a_toml_prompt_template_brings_in_its_includes_and_path_values(tmp_path: Path) -> None:
+    # The code-diff reviewer: a TOML template rendered with Jinja, naming its rules file.
+    toml = ('[pr_review_prompt]\nrules_file = "reviewer/rules/extra.md"\nsystem = """\nYou review code.\n'
+            "{% include 'rules.j2' %}\n\"\"\"\nuser = \"{{ diff }}\"\n")
+    config = Config.model_validate({"reviewer": {"prompt": "reviewer/pr_review.toml", "skill": "reviewer/review.py",
+                                                 "rubric": "reviewer/rules.j2"}})
+    repo = _repo(tmp_path, {"reviewer/pr_review.toml": toml, "reviewer/review.py": "print('x')\n",
+                            "reviewer/rules.j2": "{% include 'more-rules.j2' %}\n",
+                            "reviewer/more-rules.j2": "- no secrets\n", "reviewer/rules/extra.md": "- x\n"})
+    got = _closure(repo, config)
+    assert got.reasons["reviewer/rules/extra.md"] == "a path value in reviewer/pr_review.toml"
+    assert got.reasons["reviewer/more-rules.j2"] == "included by reviewer/rules.j2"
+
+
+def test_reviewer_files_globs_bring_in_what_no_reference_names(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {"data/weights/a.json": "{}\n", "data/weights/deep/b.json": "{}\n", "data/c.txt": "c\n"})
+    config = Config.model_validate({"reviewer": {"files": ["data/**/*.json"]}})
+    got = _closure(repo, config)
+    assert {"data/weights/a.json", "data/weights/deep/b.json"} <= set(got.files) and "data/c.txt" not in got.files
+    assert got.reasons["data/weights/a.json"] == "matched by reviewer.files 'data/**/*.json'"
+
+
+def test_a_deleted_configured_file_is_still_named(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {})
+    (repo / RUBRIC).unlink()
+    assert RUBRIC in _closure(repo).files  # its deletion is a change to the reviewer
+
+
+def test_the_closure_is_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(closure_module, "MAX_FILES", 5)
+    repo = _repo(tmp_path, {PROMPT: "".join(f"[{i}](p{i}.md)\n" for i in range(10)),
+                            **{f"reviewer/prompts/p{i}.md": "x\n" for i in range(10)}})
+    got = _closure(repo)
+    assert len(got.files) == 5 and got.capped
+
+
+def test_globs_match_as_documented() -> None:
+    assert glob_regex("docs/**/*.md").fullmatch("docs/a.md") and glob_regex("docs/**/*.md").fullmatch("docs/x/y/a.md")
+    assert not glob_regex("docs/*.md").fullmatch("docs/x/a.md") and glob_regex("a?.md").fullmatch("ab.md")
+
+
+# -- the same closure at a commit ---------------------------------------------------------------
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_the_closure_at_a_commit_is_the_closure_of_its_checkout(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {PROMPT: "Follow [the policy](policy.md) and `shared/style.md`.\n",
+                            "reviewer/prompts/policy.md": "@docs/strict.md\n", "docs/strict.md": "s\n",
+                            "docs/real.md": "r\n", "docs/other.md": "o\n"})
+    (repo / "shared").symlink_to("docs")  # a symlinked folder, resolved inside the commit
+    (repo / "docs" / "style.md").write_text("[real](real.md)\n")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "x")
+    tree = CommitTree(repo, _git(repo, "rev-parse", "HEAD"))
+    try:
+        at_commit = reviewer_closure(tree, CONFIG)
+    finally:
+        tree.close()
+    on_disk = _closure(repo)
+    assert at_commit.files == on_disk.files and at_commit.reasons == on_disk.reasons
+    assert {"docs/strict.md", "docs/style.md", "docs/real.md"} <= set(at_commit.files)
+    assert "docs/other.md" not in at_commit.files
