@@ -85,8 +85,7 @@ def reviewer_closure(tree: Tree, config: Config) -> Closure:
     """The closure of `config`'s reviewer in `tree` (see the module docstring)."""
     walk = _Walk(tree, closure_skip(config))
     r = config.reviewer
-    for rel, what in ((r.prompt, "the prompt (reviewer.prompt)"), (r.skill, "the evaluator skill (reviewer.skill)"),
-                      (r.rubric, "the rubric (reviewer.rubric)")):
+    for rel, what in ((r.prompt, "reviewer.prompt"), (r.skill, "reviewer.skill"), (r.rubric, "reviewer.rubric")):
         walk.configured(rel, what)
     walk.follow()
     for pattern in r.files:

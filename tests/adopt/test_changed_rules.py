@@ -37,7 +37,7 @@ def test_an_edit_of_stated_rules_is_named_rule_by_rule(tmp_path):
     got = changed(repo)
     assert got.exit_code == 0, got.output
     lines = got.output.splitlines()
-    assert "  reviewer/prompts/evaluate.md" in lines
+    assert "  reviewer/prompts/evaluate.md  (reviewer.prompt)" in lines
     assert "  rule sql-injection: removed from the reviewer's files (was: '- Flag SQL injection: queries built from strings.')" in lines
     assert ("  rule missing-tests: statement '- Flag new code without tests.' -> "
             "'- Report changes that add code without tests.'") in lines
