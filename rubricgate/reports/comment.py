@@ -22,6 +22,7 @@ MAX_REASON = 300
 MAX_FAILING_CASES = 5  # explained one by one; the rest named with their counts (all are in the artifact)
 MAX_FINDINGS = 5
 MAX_LISTED = 20  # keeps a badly broken run under GitHub's 65,536-character body limit
+MAX_WARNING = 200  # a folded warning's first words; report.html and summary.json have each in full
 _EPS = 1e-6  # the strict gate's own tolerance (gate.EPS)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _HEADLINE = {"pass": "PASS", "regression": "REGRESSION", "error": "ERROR (could not judge)",
@@ -144,11 +145,11 @@ def _consistency_line(summary: Summary) -> list[str]:
     if not groups:
         return []
     every = summary.pass_k.get("all_pass") or {}
-    parts = [f"pass@{g['k']} {pct(g['pass_at_k'])} (some trial passed) · pass^{g['k']} {pct(g['pass_hat_k'])} "
-             f"(all {g['k']} trials passed), over {g['cases']} case(s) with {g['k']} trials" for g in groups]
-    beside = (f"; all-dimension pass rate {pct(every.get('rate'))} ({every.get('passes', 0)}/{every.get('trials', 0)})"
-              if every else "")
-    line = f"Consistency (a trial passes when every dimension passes{beside}): " + "; ".join(parts)
+    parts = [f"pass@{g['k']} {pct(g['pass_at_k'])} · pass^{g['k']} {pct(g['pass_hat_k'])} over {g['cases']} case(s) "
+             f"with {g['k']} trials" for g in groups]
+    beside = (f"; every dimension passed in {pct(every.get('rate'))} of trials ({every.get('passes', 0)}/"
+              f"{every.get('trials', 0)})" if every else "")
+    line = "Consistency (pass@k: some trial passed every dimension; pass^k: all did): " + "; ".join(parts) + beside
     return [line, ""]
 
 
@@ -247,11 +248,16 @@ def failing_cases_section(summary: Summary) -> list[str]:
     if not stories:
         return []
     lines = [f"**Failing cases** ({len(stories)} of {len(summary.cases)})"]
+    tables: dict[str, str] = {}  # a findings table already shown -> the case it was shown for
     for st in stories[:MAX_FAILING_CASES]:
         case = st.case
         why = escape_md(case.why) if case.why else "no `why` recorded for this case"
+        table = findings_table(case)
+        shown = "\n".join(table[1:])
+        said = [f"{table[0].rstrip(':')}: the same as {tables[shown]}'s."] if shown in tables and len(table) > 1 else table
+        tables.setdefault(shown, escape_md(case.id))
         lines += ["", f"**{escape_md(case.id)}** (expected {escape_md(case.expected_tier or 'n/a')}) — "
-                  f"{escape_md(st.line(), 600)}", "", f"Why it matters: {why}", "", *findings_table(case)]
+                  f"{escape_md(st.line(), 600)}", "", f"Why it matters: {why}", "", *said]
     rest = stories[MAX_FAILING_CASES:]
     if rest:
         lines += ["", f"… and {len(rest)} more failing case(s): "
@@ -281,9 +287,8 @@ def _statistics(summary: Summary) -> list[str]:
     lines += [f"- {line}" for line in _consistency_line(summary) if line]
     gate = summary.gate
     if gate is not None and gate.shared_cases:
-        lines.append(f"- Rates, baseline and delta are over the {gate.shared_cases} case(s) both runs share. "
-                     f"Intervals: {escape_md(gate.interval)}.")
-    lines += [f"- {escape_md(dim)}: interval {interval(row)}" for dim, row in summary.rates.items() if row.low is not None]
+        lines.append(f"- Rates, baseline and delta are over the {gate.shared_cases} case(s) both runs share; intervals: "
+                     + "; ".join(f"{escape_md(dim)} {interval(row)}" for dim, row in summary.rates.items()))
     return _details(f"Statistics ({escape_md(d.method)} gate, exit {d.exit_code})", lines)
 
 
@@ -295,7 +300,7 @@ def _run_details(summary: Summary) -> list[str]:
         warnings.append("the run did not complete; rates cover finished trials only")
     lines = [f"- {_run_line(summary)}", f"- {escape_md(prefix)}: {escape_md(said, 1000)}",
              *(f"  - {escape_md(r)}" for r in rest), *_cost_lines(summary), *_honesty_lines(summary),
-             *(f"- warning: {escape_md(w)}" for w in warnings)]
+             *(f"- warning: {escape_md(w, MAX_WARNING)}" for w in warnings)]
     title = "The run: reviewer vs baseline" + (f", {len(warnings)} warning(s)" if warnings else "")
     return _details(title, lines)
 

@@ -47,6 +47,8 @@ def trial_cell(case_id: str, t: TrialResult, inlined: bool) -> Cell:
     else:
         cls, glyph, what = "ok", "✓", "passed"
     href = f"#{anchor(case_id)}-t{t.trial}" if inlined else t.transcript
+    if t.confirmation:  # a re-tried case's fresh trial: tested on its own, in no rate
+        cls, what = f"{cls} confirm", f"{what} (a confirmation trial, not in the rates)"
     return Cell(cls, glyph, f"trial {t.trial}: {what}", href)
 
 

@@ -109,11 +109,15 @@ def _inconclusive(s: Summary, out: Lead) -> Lead:
     elif blind:
         out.what = "; ".join(f"{c.rule} {arrow(c.detail)} and no case exercises it" for c in blind[:2])
         out.what += f" (+{len(blind) - 2} more)" if len(blind) > 2 else ""
+    elif suspected_cases(s):
+        out.what = "every trial of a case failed where its baseline never did, not testable at this size"
     else:
         out.what = _first(s.decision.reasons)
-    out.cases, out.cases_label = unconfirmed_cases(s) or [c.id for c in failing_cases(s)], "failing"
-    if unconfirmed_cases(s):
-        out.cases_label = "unconfirmed drops"
+    for cases, label in ((suspected_cases(s), "collapse suspected"), (unconfirmed_cases(s), "unconfirmed drops"),
+                         ([c.id for c in failing_cases(s)], "failing")):
+        if cases:
+            out.cases, out.cases_label = cases, label
+            break
     return out
 
 
@@ -267,6 +271,13 @@ def unconfirmed_cases(s: Summary) -> list[str]:
     """Cases failing every trial now without an established drop, by case id (the gate's per-case
     family, summary.json gate.unconfirmed; gate.flaky holds the stable cases with mixed outcomes)."""
     lines = s.gate.unconfirmed if s.gate else []
+    return list(dict.fromkeys(line.split(": ", 1)[0] for line in lines))
+
+
+def suspected_cases(s: Summary) -> list[str]:
+    """Cases whose every trial failed where the baseline never failed, not testable at this size
+    (summary.json gate.suspected: the run is INCONCLUSIVE naming them)."""
+    lines = s.gate.suspected if s.gate else []
     return list(dict.fromkeys(line.split(": ", 1)[0] for line in lines))
 
 

@@ -104,6 +104,13 @@ def test_trials_are_grouped_per_case_and_the_finding_carries_its_issue_text():
     assert "trial 1 (verdict)" not in body  # no line per failed trial any more
 
 
+def test_a_second_case_with_the_same_findings_points_to_the_first():
+    twin = rf.cases()[1].model_copy(update={"id": "block-twin"})
+    body = render_body(rf.summary(cases=[*rf.cases(), twin]))
+    assert body.count("| rule | severity | file:line | issue | quote |") == 1
+    assert "Trial 1 findings (PASS): the same as block-missing-description's." in body
+
+
 def test_the_statistics_and_the_run_are_folded():
     plan = {"margin": 0.05, "dimensions": [{"dimension": "verdict", "detectable_budget": 0.085, "detectable_first": 0.2}]}
     looks = [{"look": 1, "trials": 30, "status": "inconclusive", "stop": False, "why": "undecided: more trials"},
@@ -154,6 +161,15 @@ def test_a_change_no_case_exercises_is_named_in_the_first_line():
     assert first_line(body) == (
         "### ❔ rubricgate **INCONCLUSIVE**: scope-single-purpose severity suggestion → warning and no case exercises it")
     assert "**Next step:** add a case that exercises scope-single-purpose: rubricgate coverage --suggest DIR" in body
+
+
+def test_a_suspected_collapse_is_named_in_the_first_line():
+    gate = GateDetail(suspected=["fixture-x: verdict 0/3 vs baseline 3/3 (collapse suspected, not testable at this size)"])
+    s = rf.passing_summary().model_copy(update={"gate": gate, "decision": Decision(
+        status="inconclusive", exit_code=2, method="statistical", reasons=["fixture-x: collapse suspected"])})
+    assert first_line(render_body(s)) == (
+        "### ❔ rubricgate **INCONCLUSIVE**: every trial of a case failed where its baseline never did, not testable "
+        "at this size; collapse suspected: fixture-x")
 
 
 def test_pass_says_what_held():
