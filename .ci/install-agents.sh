@@ -13,7 +13,8 @@
 #
 # Node 20 is enough: Claude Code 2.1.112 is the last pure-JS release (engines node>=18); later
 # releases ship a native binary through an npm optional dependency and run on Node 20 despite
-# their engines field (npm only warns), as do OpenCode's and Codex's native binaries.
+# their engines field (npm only warns), as do OpenCode's, Codex's and Copilot CLI's native
+# binaries; Gemini CLI asks for node>=20, and Qwen Code (engines node>=22) runs on Node 20 too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=${RUBRICGATE_AGENTS_DIR:-/opt/rubricgate-agents}
@@ -24,6 +25,9 @@ case "${1:-}" in
   *) echo "usage: $0 [--latest]" >&2; exit 2 ;;
 esac
 
+# Copilot CLI's loader runs the newest package in its cache instead of its own unless auto-update
+# is off: a version check must see the installed release.
+export COPILOT_AUTO_UPDATE=false
 node --version
 mkdir -p "$DIR"
 plan=$(python3 .ci/agent_versions.py plan "$CHANNEL")

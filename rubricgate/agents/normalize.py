@@ -84,6 +84,20 @@ CLAUDE_TOOL_NAMES = {
 }
 
 
+def native_tools(tool_names: dict[str, str]) -> dict[str, tuple[str, ...]]:
+    """A CLI's {its tool name: normalized name} table turned around: normalized name -> the CLI's
+    tools, for restricting it to an allowlist written in normalized names."""
+    native: dict[str, tuple[str, ...]] = {}
+    for raw, name in tool_names.items():
+        native[name] = (*native.get(name, ()), raw)
+    return native
+
+
+def count_or_zero(value: Any) -> int:
+    """A count a CLI reported as a JSON number, else 0 (a string, a bool, null)."""
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
 def normalize_tool_name(raw: str) -> str:
     """Read/read -> read, MultiEdit -> edit, Bash -> bash; mcp__server__tool is kept whole."""
     name = raw.strip()
@@ -162,6 +176,7 @@ class Draft:
     final_text: str = ""
     input_tokens: int = 0
     output_tokens: int = 0
+    tokens_known: bool = True  # False: the CLI reported no token counts (usage unknown, never 0)
     cost_usd: float | None = None
     termination: str = "completed"
     error: str = ""
@@ -245,8 +260,8 @@ def finish(draft: Draft, proc: ProcessResult, *, version: str | None) -> Transcr
     return Transcript(
         agent=draft.agent, agent_version=version, model=draft.model, steps=draft.steps,
         tool_calls=draft.tool_calls, final_text=draft.final_text,
-        usage=Usage(input_tokens=draft.input_tokens, output_tokens=draft.output_tokens,
-                    cost_usd=draft.cost_usd),
+        usage=Usage(input_tokens=draft.input_tokens if draft.tokens_known else None,
+                    output_tokens=draft.output_tokens if draft.tokens_known else None, cost_usd=draft.cost_usd),
         termination=draft.termination, exit_code=proc.exit_code,
         duration_s=round(proc.duration_s, 3), skipped_lines=draft.skipped_lines,
         output_truncated=proc.stdout_truncated, error=draft.error, failure=draft.failure, evidence=draft.evidence,
@@ -329,7 +344,11 @@ def _ended_by_itself(draft: Draft, proc: ProcessResult) -> None:
         draft.termination, draft.error, draft.signal = "crashed", f"killed by {name} ({how})", name
         draft.failure, draft.evidence = "signal", f"{how} after {draft.steps} model turn(s); rubricgate sent no signal"
     elif draft.ending is not None:
-        draft.fail(*draft.ending, failure="start" if draft.steps == 0 else "agent_error",
+        # A stream that ended at the CLI's turn limit is the limit's; any other early end is a start
+        # failure before the first turn and the reviewer's own after it.
+        cls: FailureClass = "max_turns" if draft.ending[0] == "max_turns" else \
+            "start" if draft.steps == 0 else "agent_error"
+        draft.fail(*draft.ending, failure=cls,
                    evidence=f"the stream ended early after {draft.steps} model turn(s), exit {proc.exit_code}")
     elif proc.exit_code not in (0, None) and not draft.saw_result:
         draft.fail("crashed", f"exit {proc.exit_code}: {_last_line(proc.stderr_tail) or 'no output'}",

@@ -18,7 +18,7 @@ from pathlib import Path
 from rubricgate.agents.spec import CliSpec, StreamFormat
 
 # Adapters that drive an agent CLI: each is rubricgate/agents/<name>.py with a module-level SPEC.
-CLI_AGENTS = ("claude", "cortex", "opencode", "codex")
+CLI_AGENTS = ("claude", "cortex", "opencode", "codex", "gemini", "qwen", "copilot")
 # Adapters without a CLI of their own (listed first and last, as `rubricgate agents` shows them).
 EMBEDDED = {"builtin": "rubricgate.agents.builtin:BuiltinAgent"}
 GENERIC = {"command": "rubricgate.agents.command:CommandAgent", "replay": "rubricgate.agents.replay:ReplayAgent"}

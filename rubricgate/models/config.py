@@ -65,7 +65,8 @@ class AgentConfig(StrictModel):
     extra_args: list[str] = []
     env_allowlist: list[str] = Field(default_factory=lambda: list(DEFAULT_ENV_ALLOWLIST))
     # Passed through to the agent but scrubbed from every written output.
-    secret_env: list[str] = Field(default_factory=lambda: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "SNOWFLAKE_PAT"])
+    secret_env: list[str] = Field(default_factory=lambda: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "SNOWFLAKE_PAT",
+                                                           "GEMINI_API_KEY", "COPILOT_PROVIDER_API_KEY"])
     replay_dir: str | None = None
     # bubblewrap around every agent process. auto: when it works here (required under CI=true);
     # bwrap: required; none: copy-only, on purpose. See rubricgate/isolation/sandbox.py.

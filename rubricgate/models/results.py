@@ -41,8 +41,8 @@ class TrialResult(StrictModel):
     termination: str = "completed"
     exit_code: int | None = 0
     duration_s: float = 0.0
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: int | None = 0  # None: the agent reported no token counts
+    output_tokens: int | None = 0
     cost_usd: float | None = None
     model: str | None = None  # as the agent reported it (transcript.model)
     cached: bool = False

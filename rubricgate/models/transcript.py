@@ -41,8 +41,9 @@ class ToolCall(StrictModel):
 class Usage(StrictModel):
     # Amounts (finite, >= 0): adapters check what a CLI reports before it gets here
     # (agents/normalize.py), so a stored transcript claiming -1e9 or NaN is refused on reading.
-    input_tokens: int = Field(default=0, ge=0)
-    output_tokens: int = Field(default=0, ge=0)
+    # A token count is None when the CLI reported none (unknown, never a made-up 0).
+    input_tokens: int | None = Field(default=0, ge=0)
+    output_tokens: int | None = Field(default=0, ge=0)
     cost_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 

@@ -78,6 +78,7 @@ class _Tally:
     cost_usd: float = 0.0
     trials: int = 0
     unpriced: int = 0
+    untokened: int = 0  # spending trials whose agent reported no token counts
     cached: int = 0
     not_run: int = 0
 
@@ -89,8 +90,10 @@ class _Tally:
         if trial.cached:
             self.cached += 1
             return
-        self.input_tokens += trial.input_tokens
-        self.output_tokens += trial.output_tokens
+        if trial.input_tokens is None or trial.output_tokens is None:
+            self.untokened += 1
+        self.input_tokens += trial.input_tokens or 0
+        self.output_tokens += trial.output_tokens or 0
         if trial.cost_usd is None:
             self.unpriced += 1
         else:
@@ -101,6 +104,7 @@ class _Tally:
         cost = None if self.unpriced else round(self.cost_usd, 6)
         return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
                 "cost_usd": cost, "trials": self.trials, "unpriced_trials": self.unpriced,
+                "untokened_trials": self.untokened,
                 "cached_trials": self.cached, "not_run_trials": self.not_run}
 
 

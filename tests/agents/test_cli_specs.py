@@ -135,10 +135,12 @@ def test_an_edit_to_any_context_file_of_a_cli_changes_the_cache_key(spec: CliSpe
     for rel in spec.context_files:
         before = run_digests(tmp_path, Config(reviewer=reviewer)).context
         target = tmp_path / rel
-        # A name with a dot and no suffix (".claude") is a folder a CLI reads files from.
-        if rel.startswith(".") and "." not in rel[1:]:
-            target.mkdir(exist_ok=True)
+        # A name without a suffix (".claude", ".github/instructions") is a folder a CLI reads files from.
+        name = rel.rsplit("/", 1)[-1]
+        if "." not in name.lstrip("."):
+            target.mkdir(parents=True, exist_ok=True)
             target = target / "settings.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text("{}\n")
         created = run_digests(tmp_path, Config(reviewer=reviewer)).context
         target.write_text('{"edited": true}\n')

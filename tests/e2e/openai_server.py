@@ -1,7 +1,7 @@
 """A scripted OpenAI-compatible model server on 127.0.0.1, for driving real agent CLIs offline.
 
-It speaks two dialects: chat/completions SSE (OpenCode through @ai-sdk/openai-compatible) and the
-Responses API SSE (Codex). The "model" is a script: a list of turns (call a tool, answer text,
+It speaks two dialects: chat/completions SSE (OpenCode through @ai-sdk/openai-compatible, Qwen
+Code, Copilot CLI's custom provider) and the Responses API SSE (Codex). The "model" is a script: a list of turns (call a tool, answer text,
 fail with an HTTP error, stream garbage). A conversation picks its script by the scenario key
 found in the request — tool results first (every case starts with the same opening turn, reading
 the changed-files list, whose listed path selects the scenario), then the first user message,
@@ -9,13 +9,17 @@ then system messages and instructions — so one server can serve a whole suite.
 anywhere, or a scenario runs out of turns, the request gets a non-retryable 400 (the CLI stops at
 once) and leaving the `with` block fails the test saying what was missing and where it looked.
 
-Tool calls are written abstractly (read/grep/glob/bash/write) and translated to the client's own
-tools: OpenCode's `read {filePath}` etc., and Codex's shell tool (`cat`, `grep -n`, `ls`).
+Tool calls are written abstractly (read/grep/glob/bash/write) and translated to the tools the client
+offers in its request: OpenCode's `read {filePath}`, Qwen Code's `read_file {file_path}`, Copilot's
+`view {path}` (the last two take absolute paths, joined to the working directory the client
+states), and Codex's shell tool (`cat`, `grep -n`, `ls`). A `crash(signal)` turn kills the client
+process by that signal mid-run (tests/e2e/peer.py).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import signal
 import threading
@@ -157,8 +161,9 @@ PREFLIGHT_PROMPT = "This is a connectivity check."  # rubricgate/agents/prefligh
 class Script:
     """Chooses the next turn from the conversation so far."""
 
-    def __init__(self, scenarios: list[Scenario]) -> None:
+    def __init__(self, scenarios: list[Scenario], opening: Turn = OPENING) -> None:
         self.scenarios = scenarios
+        self.opening = opening  # every conversation's first turn: read the changed-files list
 
     def next_turn(self, turns_done: int, places: Places) -> Turn:
         """The opening read, then the turns of the scenario the conversation names.
@@ -169,7 +174,7 @@ class Script:
         if any(PREFLIGHT_PROMPT in text for _, text in places):
             return answer("OK")  # rubricgate's preflight before the suite: one plain answer
         if turns_done == 0:
-            return OPENING
+            return self.opening
         scenario = self.scenario_for(places)
         index = turns_done - 1
         if index >= len(scenario.turns):
@@ -187,11 +192,64 @@ class Script:
                 return self.scenarios[min(hits)[1]]
         looked = ", ".join(dict.fromkeys(name for name, text in places if text)) or "nothing"
         raise ScriptError(f"no scenario key ({', '.join(s.key for s in self.scenarios)}) in the request; "
-                          f"looked in: {looked}. The opening read of {OPENING.args['path']} did not come "
+                          f"looked in: {looked}. The opening read of {self.opening.args['path']} did not come "
                           "back, or came back somewhere tests/e2e/openai_server.py does not look")
 
 
 # ---------------------------------------------------------------- chat/completions dialect
+
+# Where a client states its working directory: Qwen Code ("I'm currently working in the
+# directory: /x"), Copilot CLI ("Current working directory: /x"), Gemini CLI ("Workspace
+# Directories:\n  - /x").
+_CWD = re.compile(r"(?:currently working in the directory|Current working directory|Workspace Directories:\**)"
+                  r":?\s*(?:-\s*)?(/[^\s`'\"]+)")
+
+
+def stated_cwd(places: Places) -> str:
+    """The working directory the request states, or "" when it names none."""
+    for _, text in places:
+        m = _CWD.search(text)
+        if m:
+            return m.group(1).rstrip(".")
+    return ""
+
+
+def absolute(path: str, cwd: str) -> str:
+    """`path` joined to the client's stated working directory (a script error without one)."""
+    if path.startswith("/"):
+        return path
+    if not cwd:
+        raise ScriptError(f"this client wants absolute paths but its request states no working directory "
+                          f"(looked for {_CWD.pattern!r}); cannot make {path!r} absolute")
+    return f"{cwd.rstrip('/')}/{path}"
+
+
+def _dialect(tools: list[dict[str, Any]]) -> str:
+    """Which client's tool set the request offers: opencode, qwen or copilot."""
+    names = {str((t.get("function") or t).get("name")) for t in tools if isinstance(t, dict)}
+    if "read_file" in names:
+        return "qwen"
+    if "view" in names:
+        return "copilot"
+    return "opencode"
+
+
+def chat_call(turn: Turn, tools: list[dict[str, Any]], cwd: str) -> tuple[str, dict[str, Any]]:
+    """Abstract tool -> the name and arguments of the offering client's own tool."""
+    a, dialect = turn.args, _dialect(tools)
+    if dialect == "qwen":
+        return {"read": lambda: ("read_file", {"file_path": absolute(a.get("path", ""), cwd)}),
+                "grep": lambda: ("grep_search", {"pattern": a.get("pattern"), "path": absolute(a.get("path", "."), cwd)}),
+                "glob": lambda: ("glob", {"pattern": a.get("pattern")}),
+                "write": lambda: ("write_file", {"file_path": absolute(a.get("path", ""), cwd), "content": a.get("content")}),
+                }.get(turn.tool, lambda: ("run_shell_command", {"command": a.get("command"), "is_background": False}))()
+    if dialect == "copilot":
+        return {"read": lambda: ("view", {"path": absolute(a.get("path", ""), cwd)}),
+                "grep": lambda: ("grep", {"pattern": a.get("pattern"), "paths": absolute(a.get("path", "."), cwd)}),
+                "glob": lambda: ("glob", {"pattern": a.get("pattern")}),
+                "write": lambda: ("create", {"path": absolute(a.get("path", ""), cwd), "file_text": a.get("content")}),
+                }.get(turn.tool, lambda: ("bash", {"command": a.get("command"), "description": "scripted command"}))()
+    return _opencode_call(turn)
 
 
 def _opencode_call(turn: Turn) -> tuple[str, dict[str, Any]]:
@@ -213,14 +271,14 @@ def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
             "model": "scripted", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
 
-def chat_events(turn: Turn, n: int) -> list[dict[str, Any]]:
+def chat_events(turn: Turn, n: int, tools: list[dict[str, Any]] | None = None, cwd: str = "") -> list[dict[str, Any]]:
     """The SSE data payloads for one chat/completions turn (n numbers the tool call id)."""
     usage = {"choices": [], "id": "chatcmpl-scripted", "object": "chat.completion.chunk",
              "created": int(time.time()), "model": "scripted",
              "usage": {"prompt_tokens": 100 + n, "completion_tokens": 20, "total_tokens": 120 + n}}
     if turn.kind == "text":
         return [_chunk({"role": "assistant", "content": turn.text}), _chunk({}, "stop"), usage]
-    name, args = _opencode_call(turn)
+    name, args = chat_call(turn, tools or [], cwd)
     call = {"index": 0, "id": f"call_{n}", "type": "function",
             "function": {"name": name, "arguments": json.dumps(args)}}
     return [_chunk({"role": "assistant", "tool_calls": [call]}), _chunk({}, "tool_calls"), usage]
@@ -285,8 +343,8 @@ def responses_events(turn: Turn, n: int, tools: list[dict[str, Any]]) -> list[tu
 class ScriptedServer(LoopbackServer):
     """ThreadingHTTPServer on 127.0.0.1:<free port>; use as a context manager."""
 
-    def __init__(self, scenarios: list[Scenario]) -> None:
-        self.script = Script(scenarios)
+    def __init__(self, scenarios: list[Scenario], opening: Turn = OPENING) -> None:
+        self.script = Script(scenarios, opening)
         self.requests: list[dict[str, Any]] = []  # (path, body) log, for tests and debugging
         self.problems: list[str] = []  # ScriptErrors: reported when the server stops
         self.failed_at: float | None = None  # time.monotonic() of the first failure served (a cause's instant)
@@ -299,9 +357,25 @@ class ScriptedServer(LoopbackServer):
         try:
             return self.script.next_turn(*state)
         except ScriptError as exc:
-            with self.lock:
-                self.problems.append(str(exc))
-            return http_error(400, f"scripted server: {exc}")
+            return self.refuse(exc)
+
+    def refuse(self, exc: ScriptError) -> Turn:
+        """A non-retryable 400 for a request the script cannot follow; the test fails on exit."""
+        with self.lock:
+            self.problems.append(str(exc))
+        return http_error(400, f"scripted server: {exc}")
+
+    def chat_reply(self, body: dict[str, Any], n: int) -> tuple[Turn, list[tuple[None, dict[str, Any]]]]:
+        """The turn and SSE payloads answering one chat/completions request. A request without
+        tools is a client's side request (OpenCode's session title): it gets a short text."""
+        state = _chat_state(body)
+        turn = self.next_turn(state) if body.get("tools") else answer("Scripted review")
+        try:
+            events = chat_events(turn, n, body.get("tools") or [], stated_cwd(state[1])) \
+                if turn.kind in ("text", "tool") else []
+        except ScriptError as exc:
+            return self.refuse(exc), []
+        return turn, [(None, e) for e in events]
 
     def __exit__(self, *exc: object) -> None:
         super().__exit__(*exc)
@@ -338,10 +412,8 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             body = json.loads(raw or b"{}")
             n = server.record(self.path, body)
             if self.path.endswith("/chat/completions"):
-                # OpenCode asks a tool-less "small model" for a session title first.
-                turn = (server.next_turn(_chat_state(body)) if body.get("tools")
-                        else answer("Scripted review"))
-                self._play(turn, lambda: [(None, e) for e in chat_events(turn, n)], chat=True)
+                turn, chat = server.chat_reply(body, n)
+                self._play(turn, lambda: chat, chat=True)
             elif self.path.endswith("/responses"):
                 turn = server.next_turn(_responses_state(body))
                 tools = body.get("tools", [])

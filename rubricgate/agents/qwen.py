@@ -1,0 +1,281 @@
+"""Qwen Code (`qwen -p PROMPT --output-format stream-json`) adapter and its parser.
+
+Facts verified against qwen 0.21.10 and 0.24.4 driven by tests/e2e/openai_server.py
+(chat/completions SSE):
+- The stream follows Claude Code's event shape (`system/init`, `assistant`, `user` tool results,
+  a last `result` with `num_turns`, `usage`, `permission_denials`), plus `stream_event` lines.
+  One `assistant` line is one model turn (its `message.id` is new each turn), with the turn's
+  token usage; the result's usage is the run's total. There is no cost.
+- A failed model request is NOT a model turn although it looks like one: the CLI prints an
+  `assistant` message of its own whose only text is "[API Error: <status> <message>]", with no
+  stop reason and zero usage, then a result carrying the same message: `error_during_execution`,
+  exit 1 (0.24); `success` with that text as the `result`, exit 0 (0.21). Claude Code's parser
+  counts the message as a turn and, on 0.21, the error as the reviewer's answer.
+- Its tool names are Gemini CLI's (read_file, grep_search, glob, run_shell_command, ...). In
+  headless mode with `--approval-mode default` a tool that needs approval (shell, writes) is
+  declined ("requires permission ... declined"), listed in `permission_denials`; tools named
+  by `--exclude-tools` are not offered. `--max-session-turns N` ends the run after N turns.
+- Its loop guard halts a run repeating one tool call with the same arguments
+  (`error_during_execution`, "Loop detection halted the run"): the reviewer's own failure.
+- The CLI retries a 5xx or 429 answer up to 7 times with backoff (about 75 s against a server
+  answering 500), a setting does not change it; a 4xx other than 429 fails at once.
+- Usage statistics go to a public endpoint unless QWEN_USAGE_STATISTICS_ENABLED=false; the
+  launcher re-executes itself in child Node processes unless QWEN_CODE_NO_RELAUNCH is set.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from rubricgate.agents.base import AgentRequest
+from rubricgate.agents.cli import CliAgent
+from rubricgate.agents.normalize import (
+    Draft,
+    TurnCounter,
+    count_or_zero,
+    fail_if_truncated,
+    feed_stream,
+    field_dict,
+    is_tool_block,
+    mark_not_allowed,
+    native_tools,
+    parse_json_lines,
+)
+from rubricgate.agents.spec import CliSpec, Endpoint, StreamFormat, Tested
+
+if TYPE_CHECKING:
+    from rubricgate.isolation.process import ProcessResult, Watch
+
+SPEC = CliSpec(
+    name="qwen", adapter="QwenAgent", title="Qwen Code", binary="qwen", package="@qwen-code/qwen-code",
+    # Its OpenAI-compatible auth (--auth-type openai): without a base URL the OpenAI SDK's own.
+    endpoint=Endpoint("OPENAI_API_KEY", "OPENAI_BASE_URL", "https://api.openai.com",
+                      default_hosts=("api.openai.com",), extra=("OPENAI_MODEL",)),
+    format=StreamFormat("qwen", "rubricgate.agents.qwen:parse_qwen_stream", "rubricgate.agents.qwen:turn_limit_watch"),
+    context_files=("QWEN.md", "AGENTS.md", ".qwen", ".qwenignore"),
+    tested=Tested("0.21.10", "0.24.4", "declares engines node>=22 and runs on Node 20; 0.21 ends a failed model "
+                  "request with a successful result"),
+)
+
+TOOL_NAMES = {"read_file": "read", "read_many_files": "read", "grep_search": "grep", "glob": "glob",
+              "list_directory": "list", "run_shell_command": "bash", "write_file": "write", "edit": "edit",
+              "web_fetch": "webfetch", "web_search": "websearch", "todo_write": "todowrite", "agent": "task"}
+NATIVE_TOOLS = native_tools(TOOL_NAMES)
+_DENIAL_MARKERS = ("requires permission", "declined", "deny rule", "not found in registry", "not available",
+                   "outside", "not in workspace")
+API_ERROR_PREFIX = "[API Error"
+_QUIET_ENV = {"QWEN_CODE_NO_RELAUNCH": "1", "QWEN_USAGE_STATISTICS_ENABLED": "false", "NO_COLOR": "1"}
+
+
+class QwenAgent(CliAgent):
+    """Drives the real `qwen` CLI headless through an OpenAI-compatible endpoint."""
+
+    spec = SPEC
+    name = SPEC.name
+    binary = SPEC.binary
+
+    def argv(self, request: AgentRequest, prompt: str) -> list[str]:
+        """qwen --prompt=PROMPT --output-format stream-json --approval-mode default ..."""
+        args = [self.executable(request), f"--prompt={prompt}", "--output-format", "stream-json",
+                "--approval-mode", "default", "--auth-type", "openai"]
+        if request.allowed_tools is not None:
+            args += tool_args(request.allowed_tools)
+        if request.max_steps is not None:
+            args += ["--max-session-turns", str(request.max_steps)]
+        return args + self.model_args(request, "--model") + list(request.extra_args)
+
+    def agent_env(self, request: AgentRequest) -> dict[str, str]:
+        return dict(_QUIET_ENV)
+
+    def execute(self, request: AgentRequest, argv: list[str]) -> ProcessResult:
+        """Write the run's user settings (HOME/.qwen), then run."""
+        settings = request.home / ".qwen" / "settings.json"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(json.dumps(QWEN_SETTINGS, indent=2), encoding="utf-8")
+        return super().execute(request, argv)
+
+    def watch(self, request: AgentRequest) -> Watch | None:
+        return turn_limit_watch(request.max_steps)
+
+    def parse(self, data: bytes, request: AgentRequest) -> Draft:
+        draft = parse_qwen_stream(data, agent=self.name, allowed=request.allowed_tools, max_steps=request.max_steps)
+        draft.model = draft.model or request.model or self.config.model
+        return draft
+
+
+# No usage statistics, telemetry, update checks or SDK retries (agent.retries is the one policy).
+QWEN_SETTINGS = {"privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
+                 "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+                 "model": {"generationConfig": {"maxRetries": 0}}}
+
+
+def tool_args(allowed: list[str]) -> list[str]:
+    """--core-tools for the allowlist, --exclude-tools for every other tool the CLI has."""
+    keep = [n for a in allowed for n in NATIVE_TOOLS.get(a, (a,))]
+    drop = [raw for raw in TOOL_NAMES if raw not in keep]
+    return [*(["--core-tools", ",".join(keep)] if keep else []), "--exclude-tools", ",".join(drop)]
+
+
+def turn_limit_watch(max_steps: int | None, allowed: list[str] | None = None) -> Watch | None:
+    """Stop the run at the first model turn past max_steps (the CLI's limit is a flag a reviewed
+    tree's settings cannot lift, but a parse of the same structure keeps the count exact)."""
+    if max_steps is None:
+        return None
+    state = _QwenState(Draft(agent="qwen"))
+
+    def watch(line: bytes) -> str | None:
+        events, _ = parse_json_lines(line)
+        if events and events[0].get("type") in ("assistant", "user"):
+            state.feed(events[0])
+            if state.turns.turns > max_steps:
+                return f"max_turns: turn {state.turns.turns} exceeds max_steps {max_steps}"
+        return None
+
+    return watch
+
+
+def parse_qwen_stream(data: bytes | str, *, agent: str = "qwen", allowed: list[str] | None = None,
+                      max_steps: int | None = None) -> Draft:
+    """Qwen Code stream-json -> Draft. `max_steps`: the --max-session-turns the run was given.
+
+    At that limit the CLI exits 53 without a result event, its message on stderr only: a stream
+    that ends right after a round of tool results at max_steps turns ended there."""
+    state = feed_stream(data, agent, _QwenState)
+    d = state.draft
+    if max_steps is not None and not d.saw_result and d.termination == "completed" and state.after_tools \
+            and d.steps >= max_steps:
+        d.ended_early("max_turns", f"the CLI stopped at its turn limit (--max-session-turns {max_steps})")
+    fail_if_truncated(state.draft, data)
+    mark_not_allowed(state.draft, allowed)
+    return state.draft
+
+
+def is_cli_error_message(msg: dict[str, Any]) -> bool:
+    """The CLI's own "[API Error: ...]" dressed as an assistant message (no stop reason, no usage)."""
+    blocks = [b for b in msg.get("content") or [] if isinstance(b, dict)]
+    text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+    usage = field_dict(msg, "usage")
+    return (bool(blocks) and all(b.get("type") == "text" for b in blocks) and text.startswith(API_ERROR_PREFIX)
+            and msg.get("stop_reason") is None and not usage.get("output_tokens"))
+
+
+class _QwenState:
+    """Walks the events once; a model turn is a new top-level assistant message."""
+
+    def __init__(self, draft: Draft) -> None:
+        self.draft = draft
+        self.turns = TurnCounter()
+        self.calls: dict[str, int] = {}
+        self.last_text = ""
+        self.cli_error = ""
+        self.turn_tokens = [0, 0]  # summed per turn: the run's tokens when no result arrives
+        self.after_tools = False  # the last event was a round of tool results
+
+    def feed(self, ev: dict[str, Any]) -> None:
+        kind = ev.get("type")
+        top = ev.get("parent_tool_use_id") is None
+        if kind in ("assistant", "user", "result"):
+            self.after_tools = kind == "user"
+        if kind == "system" and ev.get("subtype") == "init":
+            self.draft.model = str(ev.get("model") or "") or None
+        elif kind == "assistant" and top:
+            self._assistant(field_dict(ev, "message"))
+        elif kind == "user" and top:
+            self._tool_results(field_dict(ev, "message"))
+        elif kind == "result":
+            self._end(ev)
+
+    def _assistant(self, msg: dict[str, Any]) -> None:
+        if is_cli_error_message(msg):
+            self.cli_error = "".join(str(b.get("text", "")) for b in msg.get("content") or [] if isinstance(b, dict))
+            return
+        if self.turns.assistant(str(msg.get("id") or "")):
+            self.last_text = ""
+        usage = field_dict(msg, "usage")
+        self.turn_tokens[0] += count_or_zero(usage.get("input_tokens"))
+        self.turn_tokens[1] += count_or_zero(usage.get("output_tokens"))
+        for block in msg.get("content") or []:
+            if is_tool_block(block):
+                raw = str(block.get("name", ""))
+                call = self.draft.add_tool(raw, block.get("input") or {}, self.turns.turns)
+                call.name = TOOL_NAMES.get(raw, call.name)
+                self.calls[str(block.get("id"))] = len(self.draft.tool_calls) - 1
+            elif isinstance(block, dict) and block.get("type") == "text" and str(block.get("text", "")).strip():
+                self.last_text = "\n".join(filter(None, [self.last_text, str(block["text"])]))
+
+    def _tool_results(self, msg: dict[str, Any]) -> None:
+        content = msg.get("content")
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict) or block.get("type") != "tool_result":
+                continue
+            self.turns.tool_result()
+            idx = self.calls.get(str(block.get("tool_use_id")))
+            if idx is None:
+                continue
+            text = _text(block.get("content"))
+            self.draft.tool_calls[idx].keep_result(text)
+            if block.get("is_error"):
+                denied = any(m in text.lower() for m in _DENIAL_MARKERS)
+                self.draft.tool_calls[idx].status = "denied" if denied else "error"
+
+    def _end(self, ev: dict[str, Any]) -> None:
+        d = self.draft
+        usage = field_dict(ev, "usage")
+        if usage:
+            d.input_tokens, d.output_tokens = count_or_zero(usage.get("input_tokens")), count_or_zero(usage.get("output_tokens"))
+        else:
+            d.input_tokens, d.output_tokens = self.turn_tokens
+        if isinstance(ev.get("num_turns"), int):
+            d.reported_turns = ev["num_turns"]
+        for denial in ev.get("permission_denials") or []:
+            idx = self.calls.get(str((denial or {}).get("tool_use_id"))) if isinstance(denial, dict) else None
+            if idx is not None:
+                d.tool_calls[idx].status = "denied"
+        sub, is_error = str(ev.get("subtype") or ""), bool(ev.get("is_error"))
+        result = str(ev.get("result") or "")
+        if self.cli_error and result == self.cli_error:
+            # 0.21 ends a failed request with a "successful" result whose text is the CLI's error.
+            sub, is_error = "error_during_execution", True
+        d.final_text = (result if sub == "success" and not is_error else "") or self.last_text
+        if sub == "success" and not is_error:
+            d.saw_result = True
+            return
+        message = str(field_dict(ev, "error").get("message") or self.cli_error or sub or "the CLI reported an error")
+        if "max_turns" in sub or "session turns" in message.lower():
+            d.fail("max_turns", message)
+        elif message.startswith(API_ERROR_PREFIX) and self.cli_error:
+            text = api_error_text(message)
+            d.endpoint_error(text, _status(text), "the result's error and the CLI's own [API Error] message")
+        else:
+            d.fail("crashed", message)
+
+    def close(self) -> None:
+        d = self.draft
+        d.steps = self.turns.turns
+        if not d.saw_result and d.termination == "completed":
+            d.final_text = d.final_text or self.last_text
+            d.input_tokens, d.output_tokens = self.turn_tokens
+            if self.cli_error:
+                text = api_error_text(self.cli_error)
+                d.endpoint_error(text, _status(text), "the CLI's own [API Error] message, no result event")
+
+
+def api_error_text(message: str) -> str:
+    """"[API Error: 500 upstream failed] advice..." -> "API 500: upstream failed" (else the
+    text inside the brackets)."""
+    inner = message.removeprefix("[API Error: ").split("]", 1)[0]
+    status, _, rest = inner.partition(" ")
+    return f"API {status}: {rest}" if status.isdigit() and len(status) == 3 and rest else inner
+
+
+def _status(text: str) -> int | None:
+    head = text.removeprefix("API ")[:3]
+    return int(head) if text.startswith("API ") and head.isdigit() else None
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return "\n".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+    return str(content or "")
+

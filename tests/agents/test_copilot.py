@@ -1,0 +1,90 @@
+"""The Copilot CLI adapter: the native binary started directly, offline custom-provider mode,
+tokens from the usage file only when the CLI writes one, the harness's turn limit."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from rubricgate.agents.copilot import (
+    CopilotAgent,
+    apply_usage,
+    native_binary,
+    parse_copilot_stream,
+    turn_limit_watch,
+    writes_usage_file,
+)
+from rubricgate.agents.normalize import Draft
+from rubricgate.models.config import AgentConfig
+from tests.agent_recordings import DATA, agent_request
+
+
+def test_the_native_binary_is_found_beside_the_npm_loader(tmp_path: Path) -> None:
+    package = tmp_path / "lib/node_modules/@github/copilot"
+    native = package / "node_modules/@github/copilot-linux-x64/copilot"
+    native.parent.mkdir(parents=True)
+    native.write_text("#!/bin/sh\n")
+    native.chmod(0o755)
+    (package / "npm-loader.js").write_text("")
+    (tmp_path / "bin").mkdir()
+    os.symlink(package / "npm-loader.js", tmp_path / "bin/copilot")
+    if os.uname().machine in ("x86_64", "amd64"):
+        assert native_binary(str(tmp_path / "bin/copilot")) == str(native)
+    assert native_binary("copilot") == "copilot"  # not found on PATH: left as it is
+    assert native_binary(str(native)) == str(native)
+
+
+def test_usage_file_only_from_1_0_80() -> None:
+    assert writes_usage_file("GitHub Copilot CLI 1.0.102.") and writes_usage_file("1.0.80")
+    assert not writes_usage_file("GitHub Copilot CLI 1.0.40.") and not writes_usage_file(None)
+
+
+@pytest.mark.parametrize("text", ["", "not json", "[1]", '{"modelMetrics": 3}', '{"modelMetrics": {"m": {"usage": {}}}}'])
+def test_no_usable_usage_file_means_unknown_tokens(text: str) -> None:
+    draft = Draft(agent="copilot", input_tokens=7)
+    apply_usage(draft, text)
+    assert not draft.tokens_known
+
+
+def test_usage_file_tokens_are_summed_over_models() -> None:
+    draft = Draft(agent="copilot")
+    apply_usage(draft, json.dumps({"modelMetrics": {
+        "a": {"usage": {"inputTokens": 10, "outputTokens": 2}}, "b": {"usage": {"inputTokens": 5, "outputTokens": 1}}}}))
+    assert draft.tokens_known and (draft.input_tokens, draft.output_tokens) == (15, 3)
+
+
+def test_offline_only_with_a_custom_provider_and_every_run_headless(tmp_path: Path) -> None:
+    agent = CopilotAgent(AgentConfig(name="copilot", model="m1"))
+    byok = agent.agent_env(agent_request(tmp_path, env={"COPILOT_PROVIDER_BASE_URL": "http://127.0.0.1:1/v1"}))
+    assert byok["COPILOT_OFFLINE"] == "true" and byok["COPILOT_AUTO_UPDATE"] == "false"
+    assert "COPILOT_OFFLINE" not in agent.agent_env(agent_request(tmp_path, env={}))
+    argv = agent.argv(agent_request(tmp_path, allowed_tools=["read", "grep", "glob"]), "-p")
+    assert argv[1] == "--prompt=-p" and "--allow-all-tools" in argv and "--no-auto-update" in argv
+    assert "--available-tools=view,grep,glob" in argv and argv[argv.index("--model") + 1] == "m1"
+    assert "--available-tools=" in agent.argv(agent_request(tmp_path, allowed_tools=[]), "x")
+
+
+@pytest.mark.parametrize("stream", [
+    '{"type":"result","exitCode":"0"}',
+    '{"type":"tool.execution_complete","data":{"toolCallId":"zz","success":false,"error":3}}',
+    '{"type":"assistant.message","data":[1,2]}\n{"type":"session.error","data":{"statusCode":{"a":1}}}',
+    '{"type":"tool.execution_start","data":{"toolName":null,"arguments":"x"}}',
+])
+def test_malformed_events_never_raise(stream: str) -> None:
+    assert parse_copilot_stream(stream).termination in ("completed", "crashed", "api_error")
+
+
+def test_a_result_with_an_error_exit_and_no_session_error_is_a_crash() -> None:
+    draft = parse_copilot_stream('{"type":"result","exitCode":3}')
+    assert (draft.termination, draft.saw_result) == ("crashed", False)
+
+
+def test_watch_stops_at_the_first_turn_past_the_limit() -> None:
+    watch = turn_limit_watch(4)
+    assert watch is not None and turn_limit_watch(None) is None
+    lines = (DATA / "copilot-1.0.102" / "review_ok.ndjson").read_bytes().splitlines()
+    stops = [s for s in (watch(line) for line in lines) if s]
+    assert stops[0] == "max_turns: turn 5 exceeds max_steps 4"

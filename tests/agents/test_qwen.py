@@ -1,0 +1,107 @@
+"""The Qwen Code adapter: what a Claude-shaped parser gets wrong on its stream (its own error
+message dressed as a model turn), the turn limit that leaves no result event, its flags."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rubricgate.agents.claude import parse_claude_stream
+from rubricgate.agents.qwen import (
+    QWEN_SETTINGS,
+    QwenAgent,
+    api_error_text,
+    parse_qwen_stream,
+    tool_args,
+    turn_limit_watch,
+)
+from rubricgate.models.config import AgentConfig
+from tests.agent_recordings import DATA, agent_request
+
+OLD, NEW = "qwen-0.21.10", "qwen-0.24.4"
+
+
+def recording(folder: str, name: str) -> bytes:
+    return (DATA / folder / f"{name}.ndjson").read_bytes()
+
+
+@pytest.mark.parametrize("folder", [OLD, NEW])
+def test_the_claude_parser_miscounts_an_api_error_and_this_one_does_not(folder: str) -> None:
+    data = recording(folder, "api_error")
+    claude = parse_claude_stream(data)
+    assert claude.steps == 2  # the CLI's "[API Error: ...]" message counted as a model turn
+    qwen = parse_qwen_stream(data)
+    assert (qwen.steps, qwen.termination, qwen.error) == (1, "api_error", "API 500: scripted upstream failure")
+    assert qwen.final_text == ""
+
+
+def test_on_0_21_the_claude_parser_even_takes_the_error_for_the_reviewers_answer() -> None:
+    claude = parse_claude_stream(recording(OLD, "api_error"))
+    assert claude.termination == "completed" and claude.final_text.startswith("[API Error")
+    assert parse_qwen_stream(recording(OLD, "api_error")).termination == "api_error"
+
+
+def test_a_model_that_writes_api_error_text_is_still_the_model() -> None:
+    turn = {"type": "assistant", "parent_tool_use_id": None, "message": {
+        "id": "m1", "content": [{"type": "text", "text": "[API Error: 500 upstream]"}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 10, "output_tokens": 4}}}
+    result = {"type": "result", "subtype": "success", "is_error": False, "result": "[API Error: 500 upstream]",
+              "usage": {"input_tokens": 10, "output_tokens": 4}}
+    draft = parse_qwen_stream("\n".join(json.dumps(e) for e in (turn, result)))
+    assert (draft.termination, draft.steps, draft.saw_result) == ("completed", 1, True)
+    assert draft.final_text == "[API Error: 500 upstream]"  # graded as the reviewer's (wrong) answer
+
+
+def test_the_turn_limit_is_read_from_where_the_stream_stops() -> None:
+    data = recording(NEW, "max_turns")
+    assert parse_qwen_stream(data, max_steps=5).ending == (
+        "max_turns", "the CLI stopped at its turn limit (--max-session-turns 5)")
+    assert parse_qwen_stream(data, max_steps=9).ending is None  # not at the limit: no such claim
+    assert parse_qwen_stream(data).ending is None
+
+
+@pytest.mark.parametrize("stream", [
+    '{"type":"assistant","message":1.5}',
+    '{"type":"assistant","message":{"content":[{"type":"tool_use","name":7,"input":[1]}],"usage":"x"}}',
+    '{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":null,"content":{"a":1}}]}}',
+    '{"type":"result","subtype":"success","usage":[1],"permission_denials":[1,null,{"tool_use_id":3}]}',
+    '{"type":"result","subtype":5,"is_error":"yes","error":"nope"}',
+])
+def test_malformed_events_never_raise(stream: str) -> None:
+    assert parse_qwen_stream(stream, max_steps=1).termination in ("completed", "crashed", "api_error", "max_turns")
+
+
+def test_api_error_text() -> None:
+    assert api_error_text("[API Error: 429 slow down]") == "API 429: slow down"
+    assert api_error_text("[API Error: 429 slow down] Possible quota limitations.") == "API 429: slow down"
+    assert api_error_text("[API Error: Connection error.]") == "Connection error."
+
+
+def test_flags_restrict_tools_limit_turns_and_never_ask(tmp_path: Path) -> None:
+    agent = QwenAgent(AgentConfig(name="qwen", model="m1"))
+    argv = agent.argv(agent_request(tmp_path, allowed_tools=["read", "grep"], max_steps=4), "-x")
+    assert argv[1] == "--prompt=-x"
+    assert argv[argv.index("--approval-mode") + 1] == "default"  # never yolo: headless declines the rest
+    assert argv[argv.index("--max-session-turns") + 1] == "4"
+    assert argv[argv.index("--core-tools") + 1] == "read_file,read_many_files,grep_search"
+    excluded = argv[argv.index("--exclude-tools") + 1].split(",")
+    assert "run_shell_command" in excluded and "write_file" in excluded and "read_file" not in excluded
+    assert tool_args([])[:1] == ["--exclude-tools"]
+
+
+def test_settings_and_environment_keep_it_quiet(tmp_path: Path) -> None:
+    env = QwenAgent(AgentConfig(name="qwen")).agent_env(agent_request(tmp_path))
+    assert env["QWEN_USAGE_STATISTICS_ENABLED"] == "false" and env["QWEN_CODE_NO_RELAUNCH"] == "1"
+    assert QWEN_SETTINGS["privacy"] == {"usageStatisticsEnabled": False}
+    assert QWEN_SETTINGS["model"] == {"generationConfig": {"maxRetries": 0}}
+
+
+def test_watch_counts_turns_like_the_parser() -> None:
+    watch = turn_limit_watch(2)
+    assert watch is not None
+    lines = [line for line in recording(NEW, "review_ok").splitlines() if line.strip()]
+    said = [watch(line) for line in lines]
+    stops = [s for s in said if s]
+    assert stops and stops[0] == "max_turns: turn 3 exceeds max_steps 2"
