@@ -102,6 +102,7 @@ def mutate(request: MutateRequest) -> tuple[MutationReport, Path]:
         outcomes = run_all(request.repo, chosen, settings, progress)
     out = request.out or request.repo / loaded.config.reports / f"mutate-{new_run_id()}"
     report = _report(request, loaded, agent, outcomes, skipped, out, control, time.monotonic() - started)
+    out.mkdir(parents=True, exist_ok=True)  # no survivor, no skeleton folder to have made it
     write_json_atomic(out / "mutation.json", report.model_dump(mode="json"))
     return report, out
 

@@ -70,3 +70,14 @@ def test_a_spent_budget_runs_nothing_and_exits_2(repo, tmp_path):
                                        "--only-rules", "body-present"])
     assert result.exit_code == 2 and "does not pass" in result.output
     assert not (tmp_path / "o").exists()
+
+
+def test_a_run_where_every_mutant_is_caught_still_writes_its_report(repo, tmp_path):
+    """No survivor means no skeleton folder: the report's folder is made all the same."""
+    assert CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo)]).exit_code == 0
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["mutate", "--repo", str(repo), "--out", str(out),
+                                       "--only-rules", "fm-description-required"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "mutation.json").read_text())
+    assert report["score"] == 1.0 and not (out / "skeletons").exists()
