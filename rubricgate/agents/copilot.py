@@ -15,7 +15,9 @@ Facts verified against copilot 1.0.40 and 1.0.102 driven by tests/e2e/openai_ser
   (1.0.80 and later) writes them (`modelMetrics.<model>.usage.inputTokens/outputTokens`,
   requests.count) when the run ends normally; without that file (an older CLI, a crash) the
   tokens are unknown, never 0. No cost in dollars.
-- The CLI retries a failed model request 5 times (about 5 s) before `session.error`, exit 1.
+- The CLI retries a failed model request 5 times before `session.error`, exit 1: about 5 s for
+  an error the provider answered, about 30 s (1 to 8 s apart) for a provider that is down, each
+  failure a `model.call_failure` event (no status, "error sending request" when unreachable).
 - `--available-tools` removes every other tool from the model's list; a call to one anyway
   comes back `Tool 'X' does not exist.`. A path outside the working directory is refused
   ("Permission denied because no interactive user response"). There is no turn limit.
@@ -32,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,9 +49,11 @@ from rubricgate.agents.normalize import (
     mark_not_allowed,
     native_tools,
     parse_json_lines,
+    retry_stop,
 )
 from rubricgate.agents.spec import CliSpec, Endpoint, StreamFormat, Tested
 from rubricgate.isolation.untrusted import read_reviewer_text
+from rubricgate.models.failures import endpoint_failure
 
 if TYPE_CHECKING:
     from rubricgate.isolation.process import Watch
@@ -61,7 +66,7 @@ SPEC = CliSpec(
                       default_hosts=("api.githubcopilot.com", "api.github.com"),
                       extra=("COPILOT_PROVIDER_TYPE", "COPILOT_PROVIDER_WIRE_API", "COPILOT_MODEL")),
     format=StreamFormat("copilot", "rubricgate.agents.copilot:parse_copilot_stream",
-                        "rubricgate.agents.copilot:turn_limit_watch"),
+                        "rubricgate.agents.copilot:limit_watch"),
     context_files=(".github/copilot-instructions.md", ".github/instructions", ".github/agents", ".github/skills",
                    ".github/hooks", "AGENTS.md", "CLAUDE.md", "GEMINI.md"),
     tested=Tested("1.0.40", "1.0.102", "a Node loader starting a native binary from an optional dependency; "
@@ -105,7 +110,7 @@ class CopilotAgent(CliAgent):
         return env
 
     def watch(self, request: AgentRequest) -> Watch | None:
-        return turn_limit_watch(request.max_steps)
+        return limit_watch(request.max_steps)
 
     def parse(self, data: bytes, request: AgentRequest) -> Draft:
         draft = parse_copilot_stream(data, agent=self.name, allowed=request.allowed_tools,
@@ -140,22 +145,48 @@ def native_binary(program: str) -> str:
     return program
 
 
-def turn_limit_watch(max_steps: int | None, allowed: list[str] | None = None) -> Watch | None:
-    """Stop the run at the first model turn past max_steps (the CLI has no turn limit)."""
-    if max_steps is None:
-        return None
-    seen = [0]
+def limit_watch(max_steps: int | None, allowed: list[str] | None = None) -> Watch:
+    """Stop the run at the first model turn past max_steps (the CLI has no turn limit), and at its
+    second request in a run that never reached the provider (`model.call_failure` with no status
+    and an unreachable's words): against a provider that is down it retries 5 times, 1 to 8 s
+    apart, about 30 s of a trial, where the harness's own retry can decide in seconds. A failure
+    the provider answered (a status) is left to the CLI: its 5 retries take about 5 s."""
+    turns = [0]
+    failed: list[str] = []
 
     def watch(line: bytes) -> str | None:
-        if b"assistant.turn_start" in line:
-            events, _ = parse_json_lines(line)
-            if events and events[0].get("type") == "assistant.turn_start":
-                seen[0] += 1
-                if seen[0] > max_steps:
-                    return f"max_turns: turn {seen[0]} exceeds max_steps {max_steps}"
+        if b"assistant.turn_start" not in line and b"model.call_failure" not in line:
+            return None
+        events, _ = parse_json_lines(line)
+        ev = events[0] if events else {}
+        if ev.get("type") == "assistant.turn_start" and max_steps is not None:
+            turns[0] += 1
+            if turns[0] > max_steps:
+                return f"max_turns: turn {turns[0]} exceeds max_steps {max_steps}"
+        elif ev.get("type") == "model.call_failure":
+            return _unreachable_stop(field_dict(ev, "data"), str(ev.get("timestamp") or ""), failed)
         return None
 
     return watch
+
+
+def _unreachable_stop(data: dict[str, Any], stamp: str, failed: list[str]) -> str | None:
+    said = str(data.get("errorMessage") or "")
+    if data.get("statusCode") is not None or endpoint_failure(None, said) != "unreachable":
+        return None
+    failed.append(stamp)
+    if len(failed) < 2:
+        return None
+    return retry_stop("copilot", None, said[:200], _seconds_between(failed[-2], failed[-1]), answered=False,
+                      leave_short=False)
+
+
+def _seconds_between(first: str, second: str) -> float | None:
+    try:
+        start, end = (datetime.fromisoformat(t.replace("Z", "+00:00")) for t in (first, second))
+    except ValueError:
+        return None
+    return max(0.0, (end - start).total_seconds())
 
 
 def parse_copilot_stream(data: bytes | str, *, agent: str = "copilot", allowed: list[str] | None = None,

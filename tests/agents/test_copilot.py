@@ -14,7 +14,7 @@ from rubricgate.agents.copilot import (
     apply_usage,
     native_binary,
     parse_copilot_stream,
-    turn_limit_watch,
+    limit_watch,
     writes_usage_file,
 )
 from rubricgate.agents.normalize import Draft
@@ -83,8 +83,22 @@ def test_a_result_with_an_error_exit_and_no_session_error_is_a_crash() -> None:
 
 
 def test_watch_stops_at_the_first_turn_past_the_limit() -> None:
-    watch = turn_limit_watch(4)
-    assert watch is not None and turn_limit_watch(None) is None
+    watch = limit_watch(4)
     lines = (DATA / "copilot-1.0.102" / "review_ok.ndjson").read_bytes().splitlines()
     stops = [s for s in (watch(line) for line in lines) if s]
     assert stops[0] == "max_turns: turn 5 exceeds max_steps 4"
+
+
+def test_watch_stops_at_the_second_request_that_never_reached_the_provider() -> None:
+    """Recorded against a closed port (1.0.102): failures 1 to 8 s apart, about 30 s of retries."""
+    lines = (DATA / "copilot-1.0.102" / "unreachable.ndjson").read_bytes().splitlines()
+    watch = limit_watch(None)
+    stops = [s for s in (watch(line) for line in lines) if s]
+    assert len(stops) == 1 and stops[0].startswith("model_unreachable: copilot could not reach its model server")
+    assert "retry after" in stops[0]
+
+
+def test_watch_leaves_an_answered_failure_to_the_clis_own_quick_retries() -> None:
+    lines = (DATA / "copilot-1.0.102" / "api_error.ndjson").read_bytes().splitlines()  # 6 failures, status 500
+    watch = limit_watch(None)
+    assert all(watch(line) is None for line in lines)

@@ -113,3 +113,16 @@ def test_each_end_gets_its_failure_class(folder: str, name: str) -> None:
         assert t.signal is None and t.api_status in (400, None)
     if name == "crash":
         assert t.signal == "SIGSEGV" and t.error.startswith("killed by SIGSEGV")
+
+
+UNREACHABLE = sorted(f for f in FOLDERS if (DATA / f / "unreachable.ndjson").is_file())
+
+
+def test_a_server_that_is_down_is_recorded() -> None:
+    assert {"gemini-0.61.0", "copilot-1.0.102"} <= set(UNREACHABLE)
+
+
+@pytest.mark.parametrize("folder", UNREACHABLE)
+def test_a_server_that_is_down_is_unreachable_before_any_turn(folder: str) -> None:
+    t = replay(folder, "unreachable")
+    assert (t.termination, t.steps, t.failure) == ("api_error", 0, "unreachable"), t.error

@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import tempfile
 from pathlib import Path
 
@@ -57,6 +58,7 @@ SCENARIOS: dict[str, list] = {
                   read("fixtures/pass/max_turns/references/a.md"), glob("fixtures/pass/max_turns/references/*"),
                   done("max_turns")],
     "crash": [crash(signal.SIGSEGV)],
+    "unreachable": [],  # no server: the CLI is pointed at a closed port on 127.0.0.1
 }
 
 
@@ -66,6 +68,16 @@ def scenarios() -> list[Scenario]:
 
 def server_for(cli: str):
     return ScriptedGeminiServer(scenarios()) if cli == "gemini" else ScriptedServer(scenarios())
+
+
+def base_url(cli: str, server, name: str) -> str:
+    """The scripted server's URL, or for `unreachable` one where nothing listens."""
+    if name != "unreachable":
+        return server.base_url
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}" + ("" if cli == "gemini" else "/v1")
 
 
 def record(cli: str, names: list[str], out: Path) -> None:
@@ -80,7 +92,7 @@ def record(cli: str, names: list[str], out: Path) -> None:
                 rubric_file=ws / "reviewer/evaluator/references/rubric.md",
                 changed_files_file=ws / "reviewer/.changed-skills.txt", scratch=scratch,
                 allowed_tools=ALLOWED, max_steps=MAX_STEPS, timeout_s=150,
-                env={"PATH": os.environ["PATH"], **endpoint_env(cli, server.base_url)}, model="scripted")
+                env={"PATH": os.environ["PATH"], **endpoint_env(cli, base_url(cli, server, name))}, model="scripted")
             transcript = agent.run(request)
             stream = request.raw_stream_file.read_text(errors="replace").replace(str(ws), "/workspace")
             (out / f"{name}.ndjson").write_text(stream)
@@ -102,7 +114,7 @@ def main() -> None:
     parser.add_argument("--bin", help="an installed version's bin folder, put first on PATH")
     parser.add_argument("--out", help="folder under tests/data/transcripts (default <cli>-<version>)")
     parser.add_argument("names", nargs="*", help=f"recordings (default all): {', '.join(SCENARIOS)}")
-    args = parser.parse_args()
+    args = parser.parse_intermixed_args()
     unknown = set(args.names) - set(SCENARIOS)
     if unknown:
         parser.error(f"unknown recording(s): {', '.join(sorted(unknown))}")
