@@ -63,3 +63,57 @@ def build_states(base: Path) -> dict[str, Path]:
     with mock.patch("rubricgate.pipeline.get_agent", lambda name, cfg: _Interrupted(cfg)):
         out["interrupted"] = run_suite(RunOptions(repo=repo, jobs=1)).run_dir
     return out
+
+
+MONTH = [("baseline", "2026-11-02"), ("pass", "2026-11-09"), ("regression", "2026-11-20"), ("inconclusive", "2026-11-23"),
+         ("errored", "2026-11-30"), ("interrupted", "2026-12-01")]
+
+
+def as_a_month(states: dict[str, Path]) -> None:
+    """Spread the states over a month of weekly runs on main, the regression on a pull request's
+    branch (for docs/viewer.md's screenshots: the trend then reads as a history)."""
+    import json
+
+    for state, day in MONTH:
+        path = states[state] / "summary.json"
+        data = json.loads(path.read_text())
+        data["started_at"], data["finished_at"] = f"{day}T06:00:00+00:00", f"{day}T06:04:00+00:00"
+        if state == "regression":
+            data["config"] = {**data["config"], "branch": "rubric/loosen-description", "pr": 42}
+        path.write_text(json.dumps(data, indent=2))
+
+
+def screenshots(out: Path) -> None:
+    """docs/viewer.md's screenshots, of the states as a month: `python tests/view_states.py docs/images`."""
+    import tempfile
+
+    from cdp_browser import Browser, chromium_path, set_width
+
+    from rubricgate.view import urls
+    from rubricgate.view.server import serve_in_thread, url_of
+    from rubricgate.view.site import site_for
+
+    states = build_states(Path(tempfile.mkdtemp(prefix="rubricgate-docs-")))
+    as_a_month(states)
+    srv, _ = serve_in_thread(site_for([states["pass"].parent]), 0)
+    browser = Browser(chromium_path(), width=1280, height=860)
+    pages = {"viewer.png": ("", 1280), "viewer-run.png": (urls.run(states["regression"].name), 1280),
+             "viewer-trend.png": (urls.trend(), 1280), "viewer-comparison.png": (urls.compare_record(states["compare"].name), 1280),
+             "viewer-interrupted.png": (urls.run(states["interrupted"].name), 1280),
+             "viewer-phone.png": (urls.run(states["regression"].name), 390)}
+    try:
+        for name, (path, width) in pages.items():
+            set_width(browser, width, 860 if width > 700 else 844)
+            browser.open(url_of(srv) + path)
+            browser.screenshot(out / name, full=False)
+        set_width(browser, 1280, 860)
+        browser.call("Page.navigate", url=(states["regression"] / "report.html").as_uri())
+        browser.wait_for("document.readyState === 'complete'")
+        browser.screenshot(out / "report.png", full=False)
+    finally:
+        browser.close()
+        srv.shutdown()
+
+
+if __name__ == "__main__":
+    screenshots(Path(sys.argv[1]))

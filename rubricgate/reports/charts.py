@@ -146,7 +146,7 @@ _DECISION_MARKS = {"pass": ("o", PASS, "PASS"), "regression": ("X", FAIL, "REGRE
                    "inconclusive": ("D", WARN, "INCONCLUSIVE"), "baseline": ("o", LINE, "BASELINE")}
 WIDE, NARROW = 860, 340  # points; the page shows the one that fits (view.css, report.css)
 NARROW_RUNS = 12  # the narrow chart's latest runs (the table below lists every one)
-CHART_VERSION = "trend-3"  # part of a drawn chart's cache key: bump when the drawing changes
+CHART_VERSION = "trend-4"  # part of a drawn chart's cache key: bump when the drawing changes
 
 
 @dataclass
@@ -244,10 +244,11 @@ def draw_trend(points: list[TrendPoint], width: int = WIDE) -> str:
             ax = fig.add_axes((left / width, (y0 + 14) / height, 1 - (left + 14) / width, (panel - 24) / height))
             _panel(ax, tags, points, dim)
             axes.append(ax)
+        labels = _labels(points, 10 if width >= WIDE else 4)
+        for ax in axes:  # one x axis for every panel: the same runs, labelled under the last
+            ax.set_xticks([i for i, _ in labels], [t for _, t in labels])
         for ax in axes[:-1]:
             ax.tick_params(labelbottom=False)
-        labels = _labels(points, 10 if width >= WIDE else 4)
-        axes[-1].set_xticks([i for i, _ in labels], [t for _, t in labels])
         _legend(fig, width >= WIDE)
         fig.text(8 / width, 1 - 14 / height, "Pass rate per dimension over runs" + (
             f" (latest {len(points)})" if width < WIDE else ""), fontweight="bold", fontsize=11, va="top")
