@@ -89,7 +89,8 @@ def build_task(reviewed: Reviewed, request: RecordRequest, root: str, default_id
     mapping = {p: p for p in reviewed.files} if reviewed.patch else overlay_paths(reviewed, root)
     why = request.why.strip() or f"recorded from {reviewed.origin}"
     try:
-        expect = Expect(tier=request.expect.upper(), rules=request.rules, absent_rules=request.absent_rules)
+        expect = Expect.model_validate({"tier": request.expect.upper(), "rules": request.rules,
+                                        "absent_rules": request.absent_rules})
         return TaskFile(id=request.task_id or default_id, why=why, review=[mapping[s] for s in reviewed.skills],
                         files={mapping[p]: reviewed.files[p] for p in sorted(mapping, key=lambda p: mapping[p])},
                         expect=expect, tags=list(dict.fromkeys(["recorded", *request.tags])))

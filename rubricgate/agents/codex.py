@@ -51,6 +51,7 @@ from rubricgate.isolation.untrusted import UntrustedPath, read_reviewer_text, re
 
 if TYPE_CHECKING:
     from rubricgate.isolation.process import ProcessResult, Watch
+    from rubricgate.models.transcript import ToolStatus
 
 SPEC = CliSpec(
     name="codex", adapter="CodexAgent", title="Codex", binary="codex", package="@openai/codex",
@@ -178,7 +179,7 @@ def item_result(item: dict[str, Any]) -> str | None:
     return None
 
 
-def item_status(item: dict[str, Any]) -> str:
+def item_status(item: dict[str, Any]) -> ToolStatus:
     """completed -> ok (a non-zero exit is an error); declined -> denied; failed -> error."""
     status = str(item.get("status") or "")
     if status == "declined":
@@ -396,7 +397,7 @@ def _rollout_tool(raw: str, arguments: Any) -> tuple[str, dict[str, Any]]:
     return normalize_tool_name(raw), args
 
 
-def output_status(name: str, output: str | None) -> str:
+def output_status(name: str, output: str | None) -> ToolStatus:
     """A call's status from its output text: exit code, sandbox refusal, or policy rejection."""
     if output is None:
         return "error"  # never answered: the run ended mid-call
@@ -466,7 +467,7 @@ class _CodexState:
         status = item_status(item) if item.get("status") != "in_progress" else "error"
         if item_id in self.calls:
             call = self.draft.tool_calls[self.calls[item_id]]
-            call.status = status  # type: ignore[assignment]
+            call.status = status
         else:
             call = self.draft.add_tool(raw, args, max(self.turns.steps, 1), status)
             call.name = name

@@ -24,7 +24,7 @@ from rubricgate.models.failures import FailureClass, derived_failure, endpoint_f
 # specs) load without them (agents/spec.py).
 if TYPE_CHECKING:
     from rubricgate.isolation.process import ProcessResult
-    from rubricgate.models.transcript import ToolCall, Transcript
+    from rubricgate.models.transcript import Termination, ToolCall, ToolStatus, Transcript
 
 # Lower-cased raw name (underscores and dashes dropped) -> normalized name.
 _CANONICAL = {
@@ -178,7 +178,7 @@ class Draft:
     output_tokens: int = 0
     tokens_known: bool = True  # False: the CLI reported no token counts (usage unknown, never 0)
     cost_usd: float | None = None
-    termination: str = "completed"
+    termination: Termination = "completed"
     error: str = ""
     failure: FailureClass | None = None  # models/failures.py, with the evidence that decided it
     evidence: str = ""
@@ -192,9 +192,9 @@ class Draft:
     # How the stream ended, read from the stream alone (cut mid-line, stopped after a step that
     # asked for tools). Applied unless the process explains the end: when rubricgate itself
     # stopped or killed the agent, the stream ends wherever the kill caught it.
-    ending: tuple[str, str] | None = None
+    ending: tuple[Termination, str] | None = None
 
-    def add_tool(self, raw_name: str, args: Any, step: int, status: str = "ok") -> ToolCall:
+    def add_tool(self, raw_name: str, args: Any, step: int, status: ToolStatus = "ok") -> ToolCall:
         """Record one tool call with its normalized name (its input cut at boundary.VALUE_DEPTH)."""
         from rubricgate.models.transcript import ToolCall
 
@@ -206,12 +206,12 @@ class Draft:
         self.tool_calls.append(call)
         return call
 
-    def ended_early(self, termination: str, error: str) -> None:
+    def ended_early(self, termination: Termination, error: str) -> None:
         """Record how the stream ended when that is all the stream says (see `ending`)."""
         if self.ending is None:
             self.ending = (termination, error)
 
-    def fail(self, termination: str, error: str, failure: FailureClass | None = None, evidence: str = "") -> None:
+    def fail(self, termination: Termination, error: str, failure: FailureClass | None = None, evidence: str = "") -> None:
         """Record an abnormal end, its failure class and the evidence; the first recorded reason wins."""
         if self.termination == "completed":
             self.termination = termination

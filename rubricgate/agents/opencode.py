@@ -45,6 +45,7 @@ from rubricgate.agents.spec import CliSpec, Endpoint, StreamFormat, Tested
 
 if TYPE_CHECKING:
     from rubricgate.isolation.process import ProcessResult, Watch
+    from rubricgate.models.transcript import ToolStatus
 
 SPEC = CliSpec(
     name="opencode", adapter="OpenCodeAgent", title="OpenCode", binary="opencode", package="opencode-ai",
@@ -311,7 +312,7 @@ def retry_after_header(headers: Any) -> float | None:
     return None
 
 
-def tool_status(state: dict[str, Any]) -> str:
+def tool_status(state: dict[str, Any]) -> ToolStatus:
     """completed -> ok; an error that says the tool was withheld or refused -> denied."""
     status = str(state.get("status") or "")
     if status == "completed":

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from rubricgate.agents.registry import cli_specs
-from rubricgate.models.agent_support import AgentSupport
+from rubricgate.models.agent_support import AgentSupport, SupportStatus
 from rubricgate.models.base import StrictModel
 
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
@@ -80,7 +80,7 @@ def support_for(versions: dict[str, str | None]) -> dict[str, AgentSupport]:
     return {name: s for name, s in found.items() if s is not None}
 
 
-def _status(parsed: tuple[int, int, int] | None, rng: VersionRange) -> str:
+def _status(parsed: tuple[int, int, int] | None, rng: VersionRange) -> SupportStatus:
     if parsed is None:
         return "unknown"
     low, high = parse_version(rng.oldest), parse_version(rng.newest)

@@ -11,7 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from rubricgate.gating.compare import Comparison
-from rubricgate.models.comparison import ComparisonRecord
+from rubricgate.models.comparison import ComparisonRecord, FlipRecord, TestRecord
 from rubricgate.records.files import write_json_atomic
 from rubricgate.reports.explain import ci_ref, local_branch, run_url
 
@@ -27,13 +27,14 @@ def comparison_record(comparison: Comparison, *, started_at: str = "", finished_
     env = os.environ if env is None else env
     where = ci_ref(env)
     branch = where.get("branch") or (local_branch(repo) if repo is not None else None)
+    pr = where.get("pr")
     return ComparisonRecord(
         id=record_id, base=comparison.base_label, head=comparison.head_label, started_at=started_at,
         finished_at=finished_at, branch=str(branch) if branch else None,
-        pr=where.get("pr") if isinstance(where.get("pr"), int) else None, run_url=run_url(env),
+        pr=pr if isinstance(pr, int) else None, run_url=run_url(env),
         base_runs=[str(p) for p in runs[0]], head_runs=[str(p) for p in runs[1]], order=comparison.order,
-        counts=comparison.counts(), flips=[asdict(f) for f in comparison.flips],
-        tests=[asdict(t) for t in comparison.tests], decision=comparison.decision)
+        counts=comparison.counts(), flips=[FlipRecord.model_validate(asdict(f)) for f in comparison.flips],
+        tests=[TestRecord.model_validate(asdict(t)) for t in comparison.tests], decision=comparison.decision)
 
 
 def write_record(path: Path, record: ComparisonRecord) -> Path:

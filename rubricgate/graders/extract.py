@@ -21,6 +21,7 @@ import yaml
 
 from rubricgate import boundary
 from rubricgate.graders.contract import cross_check, parse_verdict
+from rubricgate.models.base import Tier
 from rubricgate.models.verdict import Finding, ParsedVerdict, Verdict
 from rubricgate.models.verdict_config import FindingFields, VerdictConfig
 from rubricgate.suite.rubric import RubricSpec
@@ -113,7 +114,7 @@ def _markdown_findings(text: str, config: VerdictConfig) -> list[dict[str, Any]]
     return out
 
 
-def _tier(data: Any, text: str, config: VerdictConfig) -> str | None:
+def _tier(data: Any, text: str, config: VerdictConfig) -> Tier | None:
     """The answer's own tier through `tier.map`, or None when the config names no tier."""
     spec = config.tier
     if spec is None:
@@ -131,7 +132,7 @@ def _tier(data: Any, text: str, config: VerdictConfig) -> str | None:
     return mapped
 
 
-def _finish(items: list[dict[str, Any]], tier: str | None, rubric: RubricSpec, config: VerdictConfig) -> ParsedVerdict:
+def _finish(items: list[dict[str, Any]], tier: Tier | None, rubric: RubricSpec, config: VerdictConfig) -> ParsedVerdict:
     """Findings named by the rules, the tier (stated, or derived), cross-checked like a JSON verdict."""
     warnings: list[str] = []
     findings = [_finding(item, rubric, config, warnings) for item in items]

@@ -4,6 +4,8 @@ from typing import Literal
 
 from rubricgate.models.base import StrictModel
 
+SupportStatus = Literal["tested", "in_range", "untested", "unknown"]
+
 
 class AgentSupport(StrictModel):
     """An agent CLI's reported version against the range CI tests (agents/tested_versions.json)."""
@@ -13,5 +15,5 @@ class AgentSupport(StrictModel):
     tested_newest: str
     # tested: one of the two versions CI runs; in_range: between them; untested: outside the
     # range; unknown: no version could be read or parsed.
-    status: Literal["tested", "in_range", "untested", "unknown"]
+    status: SupportStatus
     warning: str = ""

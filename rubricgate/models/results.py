@@ -20,6 +20,9 @@ GradeCategory = Literal[
     "errored",  # infrastructure failure after every retry: no grader judged it, excluded from rates
 ]
 
+# run: gated; baseline: a `baseline update` run, measured and not gated; record: `record`'s one run
+RunKind = Literal["run", "baseline", "record"]
+
 
 class Grade(StrictModel):
     passed: bool
@@ -161,7 +164,7 @@ class Summary(StrictModel):
     finished_at: str = ""
     complete: bool = True
     # baseline: a `baseline update` run, measured and not gated; record: the one run `record` makes of a new task
-    kind: Literal["run", "baseline", "record"] = "run"
+    kind: RunKind = "run"
     agent: str
     agent_version: str | None = None
     # Per agent CLI the run used that has a tested range; a warning when outside it.

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rubricgate.models.case import CaseSpec
 from rubricgate.records.events import EventListener
+
+if TYPE_CHECKING:
+    from rubricgate.models.results import RunKind
 
 
 class CaseSlice(Protocol):
@@ -40,7 +43,7 @@ class RunOptions:
     # The caller exits right after the run (the CLI): after an interrupt, Ctrl-C stays ignored so
     # a late one cannot turn the written partial report's exit 2 into a death by signal.
     exits_after: bool = False
-    kind: str = "run"  # "baseline" (a `baseline update` run, not gated) or "record": its folder and summary say so
+    kind: RunKind = "run"  # "baseline" (a `baseline update` run, not gated) or "record": its folder and summary say so
     shard: CaseSlice | None = None  # run only this slice of the cases (rubricgate/fleet/shard.py)
 
 

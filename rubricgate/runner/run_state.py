@@ -5,9 +5,12 @@ it needs only at the end (reports/ahead.py loads those beside the trials)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rubricgate.runner.cost import Budget
+
+if TYPE_CHECKING:
+    from rubricgate.models.results import RunKind
 
 
 @dataclass
@@ -22,7 +25,7 @@ class RunState:
     not_run: int = 0
     budget: Budget = field(default_factory=lambda: Budget(None))
     trials: int | None = None  # --trials, when given: what the run was asked for
-    kind: str = "run"  # "baseline": measured for `baseline update`, not gated; "record": `record`'s one run
+    kind: RunKind = "run"  # "baseline": measured for `baseline update`, not gated; "record": `record`'s one run
     # Adaptive rounds (gating/adaptive.py, driven by runner/trials.py): the policy object and
     # every job it ran, which then stand for the plan in the summary.
     adaptive: Any = None

@@ -10,6 +10,7 @@ from pathlib import Path, PurePosixPath
 
 from rubricgate.errors import GateInputError, GateInputErrors, collect
 from rubricgate.models import dimensions
+from rubricgate.models.base import Tier
 from rubricgate.models.bounds import MAX_ID_CHARS
 from rubricgate.models.case import CaseSpec
 from rubricgate.models.config import Config
@@ -20,7 +21,7 @@ from rubricgate.suite.paths import safe_relpath
 from rubricgate.suite.rubric import RubricSpec
 from rubricgate.suite.validation import load_all_errors
 
-TIERS = {"pass": "PASS", "warn": "WARN", "block": "BLOCK"}
+TIERS: dict[str, Tier] = {"pass": "PASS", "warn": "WARN", "block": "BLOCK"}
 SKILL_FILE = "SKILL.md"
 TASK_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -111,7 +112,7 @@ def _load_fixtures(repo: Path, config: Config, errors: list[GateInputError]) -> 
     return _each(errors, [lambda f=f, t=t: _fixture_case(repo, config, f, t) for f, t in folders])
 
 
-def _fixture_case(repo: Path, config: Config, folder: Path, tier: str) -> CaseSpec:
+def _fixture_case(repo: Path, config: Config, folder: Path, tier: Tier) -> CaseSpec:
     top = folder.relative_to(repo).as_posix()
     extra, origin = FixtureExpect(), f"{top}/{SKILL_FILE}" if config.suite.layout == "skills" else top
     expect_file = folder / "expect.yaml"

@@ -187,9 +187,9 @@ def compare_page(cat: Catalog, base: RunRef, head: RunRef) -> dict:
     from rubricgate.models.config import GateConfig
 
     b, h = cat.summary(base), cat.summary(head)
-    method = h.decision.method if h.decision.method in ("strict", "statistical") else "strict"
     try:
-        comparison = compare_summaries(b, h, GateConfig(method=method), base.key, head.key)
+        gate = GateConfig(method="statistical" if h.decision.method == "statistical" else "strict")
+        comparison = compare_summaries(b, h, gate, base.key, head.key)
     except GateInputError as exc:
         raise NotFound(exc.problem) from exc
     bh, hh = head_of(cat, base), head_of(cat, head)
