@@ -8,6 +8,7 @@ the few calls the viewer's browser tests need: navigate, evaluate, wait, screens
 from __future__ import annotations
 
 import base64
+import contextlib
 import fcntl
 import json
 import os
@@ -204,3 +205,26 @@ BADGE_CONTRAST = """(function () {
 def badge(browser: Browser, selector: str = "#decision .decision, span#decision.decision") -> dict:
     """The decision badge's text, classes and its text-on-background contrast (computed styles)."""
     return browser.js(BADGE_CONTRAST % json.dumps(selector))
+
+
+@contextlib.contextmanager
+def serving(folders: list[Path]):
+    """`rubricgate view` over these folders on a free loopback port: its URL (with its token)."""
+    from rubricgate.view.server import serve_in_thread, url_of
+    from rubricgate.view.site import site_for
+
+    srv, thread = serve_in_thread(site_for(folders), 0)
+    try:
+        yield url_of(srv)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        thread.join(5)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless chromium for a test module (import this fixture into the module)."""
+    b = Browser(chromium_path())
+    yield b
+    b.close()

@@ -21,12 +21,12 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parents[1]))
 import view_states  # noqa: E402
 from cdp_browser import (  # noqa: E402
-    Browser, artifacts, axe_source, axe_violations, badge, chromium_path, overflow, set_scheme, set_width,
+    Browser, artifacts, axe_source, axe_violations, badge, browser, overflow, serving, set_scheme, set_width,
 )
 
 from rubricgate.view import urls  # noqa: E402
-from rubricgate.view.server import serve_in_thread, url_of  # noqa: E402
-from rubricgate.view.site import site_for  # noqa: E402
+
+__all__ = ["browser"]  # a fixture, shared with the other browser tests
 
 pytestmark = pytest.mark.browser
 BADGES = {"baseline": "BASELINE", "pass": "PASS", "regression": "REGRESSION", "inconclusive": "INCONCLUSIVE",
@@ -42,18 +42,8 @@ def world(tmp_path_factory):
     live = reports / "20991231T000000Z-live01"
     live.mkdir()
     shutil.copy(states["pass"] / "events.jsonl", live / "events.jsonl")
-    srv, thread = serve_in_thread(site_for([reports]), 0)
-    yield {"states": states, "url": url_of(srv), "live": live.name}
-    srv.shutdown()
-    srv.server_close()
-    thread.join(5)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    b = Browser(chromium_path())
-    yield b
-    b.close()
+    with serving([reports]) as url:
+        yield {"states": states, "url": url, "live": live.name}
 
 
 def _pages(world) -> dict[str, str]:

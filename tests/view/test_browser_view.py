@@ -19,13 +19,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parents[1]))
 import reports_fixtures as rf  # noqa: E402
 import view_fixtures as vf  # noqa: E402
-from cdp_browser import Browser, artifacts, chromium_path  # noqa: E402
+from cdp_browser import Browser, artifacts, browser, serving  # noqa: E402
 from conftest import make_repo  # noqa: E402
 
 from rubricgate.pipeline import RunOptions, run_suite  # noqa: E402
 from rubricgate.view import urls  # noqa: E402
-from rubricgate.view.server import serve_in_thread, url_of  # noqa: E402
-from rubricgate.view.site import site_for  # noqa: E402
+
+__all__ = ["browser"]  # a fixture, shared with the other browser tests
 
 pytestmark = pytest.mark.browser
 FIXTURES = ["pass/weekly-revenue-summary", "block/data-loader", "warn/oncall-handoff"]
@@ -39,18 +39,8 @@ def world(tmp_path_factory):
     repo = make_repo(base / "repo", fixtures=FIXTURES)
     runs = [run_suite(RunOptions(repo=repo, trials=2)).run_dir for _ in range(2)]
     vf.write_runs(base / "hostile")
-    srv, thread = serve_in_thread(site_for([repo / "reports", base / "hostile"]), 0)
-    yield {"repo": repo, "runs": runs, "url": url_of(srv)}
-    srv.shutdown()
-    srv.server_close()
-    thread.join(5)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    b = Browser(chromium_path())
-    yield b
-    b.close()
+    with serving([repo / "reports", base / "hostile"]) as url:
+        yield {"repo": repo, "runs": runs, "url": url}
 
 
 def shot(browser: Browser, name: str) -> None:
