@@ -38,6 +38,7 @@ PLACEHOLDER = "[rubricgate: nested deeper than {depth} levels, left out]"
 
 _NOT_SKELETON = bytes(c for c in range(256) if c not in b'"[]{}')
 _QUOTED = re.compile(rb'"[^"]*"')
+_PEEL_BYTES = 1 << 16  # a larger skeleton's depth is a running sum, not `limit` passes over it
 _ONE_KIND = bytes.maketrans(b"{}", b"[]")  # the depth is the same whichever bracket pairs
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -94,12 +95,23 @@ def nested_deeper(text: str, limit: int) -> bool:
         return False
     raw = text.replace("\\\\", "").replace('\\"', "").encode("utf-8", "surrogatepass")
     skeleton = _QUOTED.sub(b"", raw.translate(None, _NOT_SKELETON).replace(b'""', b"")).translate(_ONE_KIND)
+    if len(skeleton) > _PEEL_BYTES:
+        return _running_depth(skeleton) > limit
     for _ in range(limit):
         peeled = skeleton.replace(b"[]", b"")
         if peeled == skeleton:
             return False
         skeleton = peeled
     return skeleton.replace(b"[]", b"") != skeleton
+
+
+def _running_depth(skeleton: bytes) -> int:
+    """The deepest point of a bracket skeleton, by a running sum (numpy: a few ms for millions of
+    brackets, where peeling one level a pass would cost seconds)."""
+    import numpy as np
+
+    steps = np.frombuffer(skeleton, dtype=np.uint8) == ord("[")
+    return int(np.cumsum(steps.astype(np.int64) * 2 - 1).max())
 
 
 def clip_text(text: str, limit: int) -> str:

@@ -210,8 +210,10 @@ class _ClaudeState:
         self.reported = (int(num_turns), str(ev.get("subtype") or ""), bool(ev.get("is_error"))) \
             if isinstance(num_turns, int) else None
         _usage(d, ev)
-        for denial in ev.get("permission_denials") or []:
-            self._set_status((denial or {}).get("tool_use_id"), "denied")
+        denials = ev.get("permission_denials")
+        for denial in denials if isinstance(denials, list) else []:
+            if isinstance(denial, dict):
+                self._set_status(denial.get("tool_use_id"), "denied")
         _termination(d, ev, self.synthetic, self.last_text)
 
     def close(self) -> None:
@@ -279,7 +281,9 @@ def _termination(d: Draft, ev: dict[str, Any], synthetic: str, last_text: str) -
     """subtype + is_error -> termination; success with is_error is an error, not an answer."""
     sub, is_error = str(ev.get("subtype") or ""), bool(ev.get("is_error"))
     if sub == "error_max_turns":
-        d.fail("max_turns", "; ".join(ev.get("errors") or []) or "maximum number of turns reached", "max_turns",
+        errors = ev.get("errors")
+        said = "; ".join(str(e) for e in errors) if isinstance(errors, list) else ""
+        d.fail("max_turns", said or "maximum number of turns reached", "max_turns",
                "result.subtype error_max_turns")
     elif sub == "success" and is_error:
         # `result` is the CLI's error message here; only what the model itself said is an answer.

@@ -115,7 +115,7 @@ class World:
         from rubricgate.runner.cache import key_parts, store
 
         self.cache_dir = self.root / "cache"
-        self.parts = key_parts(self.repo, self.loaded.config.reviewer, self.case(), self.loaded.config.agent,  # type: ignore[attr-defined]
+        self.parts = key_parts(self.repo, self.loaded.config, self.case(), self.loaded.config.agent,  # type: ignore[attr-defined]
                                agent_name="fuzz", agent_version="1", model="m", trial=1)
         transcript = Transcript.model_validate_json((self.run / self._first_transcript()).read_bytes())
         if not store(self.cache_dir, self.parts, transcript):  # type: ignore[arg-type]
