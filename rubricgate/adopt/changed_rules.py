@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rubricgate.adopt.changed import _git
 from rubricgate.models.config import Config
-from rubricgate.suite.rule_table import locate, rule_files
+from rubricgate.suite.rule_table import locate, statement_texts
+from rubricgate.suite.trees import CommitTree, WorkTree
 
 SHOWN = 120  # characters of a statement in a line
 
@@ -23,9 +23,7 @@ def changed_rules(repo: Path, config: Config, merge_base: str) -> list[str]:
     verdict = config.verdict
     if verdict is None or not verdict.defines_rules():
         return []
-    files = rule_files(config)
-    then = {rel: _at(repo, merge_base, rel) for rel in files}
-    now = {rel: _read(repo / rel) for rel in files}
+    then, now = statement_texts(CommitTree(repo, merge_base), config), statement_texts(WorkTree(repo), config)
     out = []
     for row in verdict.rules:
         pattern = re.compile(row.statement_pattern(), re.M)
@@ -40,14 +38,3 @@ def changed_rules(repo: Path, config: Config, merge_base: str) -> list[str]:
             out.append(f"rule {row.id}: statement {before[:SHOWN]!r} -> {after[:SHOWN]!r}")
     return out
 
-
-def _at(repo: Path, commit: str, rel: str) -> str:
-    got = _git(repo, "show", f"{commit}:{rel}")
-    return got.stdout if got.returncode == 0 else ""
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""

@@ -2,7 +2,8 @@
 as the same RubricSpec a rubric's markdown table gives.
 
 Each rule is located in the reviewer's files by its `statement` pattern (default: its title
-pattern): the first matching line of the rubric file, else of the prompt. That line is the rule
+pattern): the first matching line of the rubric file, else of the prompt, else of the rest of
+the reviewer's closure (suite/closure.py: a template's included rules file). That line is the rule
 as the reviewer reads it: recorded in the baseline, compared by change-aware decisions (an edit
 to it is a named rule change; a statement no longer found is a removed rule) and deleted by
 `mutate`. A rule whose statement is not found stays a rule (cases still name it) with no text.
@@ -16,15 +17,25 @@ from pathlib import Path
 from rubricgate.errors import GateInputError
 from rubricgate.models.config import Config
 from rubricgate.models.verdict_config import VerdictConfig
+from rubricgate.suite.closure import MAX_SCANNED_BYTES, reviewer_closure
 from rubricgate.suite.rubric import RubricSpec, Rule, Vocabulary, parse_threshold
+from rubricgate.suite.trees import Tree, WorkTree
 
 MAX_STATEMENT_CHARS = 500
 _CONFIG = "rubricgate.yaml"
 
 
-def rule_files(config: Config) -> list[str]:
-    """Where rule statements are looked for, in order: the rubric file, then the prompt."""
-    return list(dict.fromkeys([config.reviewer.rubric, config.reviewer.prompt]))
+def statement_texts(tree: Tree, config: Config) -> dict[str, str]:
+    """The reviewer's files in the order statements are looked for: the rubric file, the prompt,
+    then the rest of its closure (sorted); unreadable or binary files left out."""
+    first = [config.reviewer.rubric, config.reviewer.prompt]
+    out = {}
+    for rel in dict.fromkeys([*first, *reviewer_closure(tree, config).files]):
+        real = tree.real(rel)
+        data = tree.read(real[0], MAX_SCANNED_BYTES) if real and real[1] == "file" else None
+        if data is not None and b"\0" not in data:
+            out[rel] = data.decode("utf-8", errors="replace")
+    return out
 
 
 def table_rubric(repo: Path, config: Config, vocabulary: Vocabulary) -> RubricSpec:
@@ -32,7 +43,7 @@ def table_rubric(repo: Path, config: Config, vocabulary: Vocabulary) -> RubricSp
     verdict = config.verdict
     if verdict is None or not verdict.defines_rules():
         raise ValueError("table_rubric needs verdict.rules with severities")
-    texts = {rel: _read(repo / rel, rel) for rel in rule_files(config)}
+    texts = statement_texts(WorkTree(repo), config)
     rules = {}
     for i, row in enumerate(verdict.rules):
         if row.severity not in vocabulary.meanings:
@@ -61,9 +72,3 @@ def check_rule_map(verdict: VerdictConfig, rubric: RubricSpec) -> None:
             raise GateInputError(_CONFIG, f"verdict.rules[{i}].id", f"unknown rule id {row.id!r}",
                                  f"use an id from {rubric.path}, or give every row its severity")
 
-
-def _read(path: Path, rel: str) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise GateInputError(rel, "", f"cannot read ({exc.strerror})", "check reviewer.rubric and reviewer.prompt") from exc

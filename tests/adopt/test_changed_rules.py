@@ -12,7 +12,7 @@ from tests.conftest import git, make_repo
 PROMPT = "# Review\n\n- Flag SQL injection: queries built from strings.\n- Flag new code without tests.\n"
 RULES = [{"id": "sql-injection", "severity": "critical", "match": "(?i)sql injection"},
          {"id": "missing-tests", "severity": "warning", "match": "(?i)missing tests", "statement": "(?i)without tests"},
-         {"id": "naming", "severity": "suggestion", "match": "(?i)naming"}]
+         {"id": "naming", "severity": "suggestion", "match": "(?i)naming", "statement": "(?im)^- flag naming"}]
 
 
 def commit(repo, message):

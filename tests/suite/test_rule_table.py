@@ -67,7 +67,8 @@ def test_a_hook_that_cannot_be_loaded_is_exit_2_before_anything_runs(repo, body,
 
 
 def test_rules_named_in_the_config_are_located_in_the_reviewer_files(repo):
-    configure(repo, {"format": "yaml", "rules": [*RULES, {"id": "naming", "severity": "suggestion", "match": "naming"}]})
+    configure(repo, {"format": "yaml", "rules": [*RULES, {"id": "naming", "severity": "suggestion", "match": "naming",
+                                                          "statement": "(?im)^- flag naming"}]})
     rubric = load_all(repo, require_baseline=False).rubric
     sql, tests, naming = (rubric.rules[r] for r in ("sql-injection", "missing-tests", "naming"))
     assert (sql.file, sql.line, sql.text) == ("reviewer/prompts/evaluate.md", 5, "- Flag SQL injection: queries built from strings.")
@@ -81,3 +82,13 @@ def test_rules_mapped_onto_the_rubric_table_take_its_severities(repo):
     configure(repo, {"format": "yaml", "rules": [{"id": "fm-description-required", "match": "(?i)description"}]})
     rubric = load_all(repo, require_baseline=False).rubric
     assert rubric.rules["fm-description-required"].severity == "critical" and len(rubric.rules) > 1
+
+
+def test_a_rule_stated_in_a_file_the_prompt_includes_is_found_there(repo):
+    """The closure: a TOML/Jinja prompt that includes its rules from elsewhere in the repository."""
+    (repo / "reviewer/prompts/evaluate.md").write_text("# Review\n\n{% include '.github/review-policy.j2' %}\n")
+    (repo / ".github").mkdir()
+    (repo / ".github/review-policy.j2").write_text("Policy:\n- Flag SQL injection: queries built from strings.\n")
+    configure(repo, {"format": "yaml", "rules": [RULES[0]]})
+    rule = load_all(repo, require_baseline=False).rubric.rules["sql-injection"]
+    assert (rule.file, rule.line, rule.text) == (".github/review-policy.j2", 2, "- Flag SQL injection: queries built from strings.")
