@@ -241,7 +241,7 @@ with ThreadPoolExecutor({jobs}) as pool:
 
 @functools.lru_cache(maxsize=1)
 def overlay_mount() -> str:
-    """Who mounts the overlays here, as rubricgate decides it (runner/sandbox.py probe_layers)."""
+    """Who mounts the overlays here, as rubricgate decides it (isolation/sandbox.py probe_layers)."""
     from rubricgate.isolation.sandbox import probe_layers
 
     by, problem = probe_layers()

@@ -1,4 +1,4 @@
-"""Named exit codes (design.md): never 0 when something could not be judged."""
+"""Named exit codes (README.md, "Exit codes"): never 0 when something could not be judged."""
 
 OK = 0  # every rate at or above baseline
 REGRESSION = 1  # a rate fell below baseline

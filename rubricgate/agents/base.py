@@ -40,7 +40,7 @@ class AgentRequest:
     prompt_source: Path | None = None
     slots: AgentSlots | None = None  # the run's bound on agents running at once (None: no bound)
     vocabulary: Vocabulary | None = None  # rubricgate.yaml `tiers:` (None: the default words)
-    # Where the agent sees `scratch` when the sandbox mounts it elsewhere (runner/scratch.py).
+    # Where the agent sees `scratch` when the sandbox mounts it elsewhere (isolation/scratch.py).
     scratch_view: Path | None = None
 
     def agent_view(self, path: Path) -> Path:

@@ -5,7 +5,7 @@ prepares its workspace and launches its sandbox (the user namespace, the overlay
 mounts: most of a short trial's cost) *before* it holds a slot, with the agent held at a gate
 inside the sandbox; it takes a slot, opens the gate, and gives the slot back the moment the agent
 is dead, grading afterwards. So the next agent starts as soon as one ends, in a sandbox that is
-already built, while the finished trial is graded on the other core (runner/process.py).
+already built, while the finished trial is graded on the other core (isolation/process.py).
 """
 
 from __future__ import annotations

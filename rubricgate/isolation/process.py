@@ -4,7 +4,7 @@ hard wall-clock timeout that kills the whole group, stdout streamed to a file un
 The agent's stdout can be arbitrarily large (a runaway model loop) and its children can outlive
 it (a tool that spawned a server). So: stdout goes to disk and stops being written at the cap
 but is still drained (a blocked pipe would hang the child), stderr is kept as a bounded tail for
-the one-line error (both read by the trial's own thread: runner/streams.py), and the group is
+the one-line error (both read by the trial's own thread: isolation/streams.py), and the group is
 killed on timeout and once more after exit so no grandchild survives the run. A descendant that
 left the group with setsid() (a daemonizing tool server) is found by a per-run token in its
 inherited environment and killed too (isolation/reaping.py). The output cap stops the run: past it nothing more can be
@@ -70,7 +70,7 @@ def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeo
 
     `slots` bounds the agents running at once. A sandboxed agent is launched before it holds one:
     its sandbox is built while other agents run, and the agent waits at a gate inside it until a
-    slot is free (runner/admission.py); its time and its timeout start at the gate."""
+    slot is free (isolation/admission.py); its time and its timeout start at the gate."""
     stdout_path.parent.mkdir(parents=True, exist_ok=True)
     if CANCEL.event.is_set():
         return _interrupted()

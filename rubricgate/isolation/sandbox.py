@@ -70,7 +70,7 @@ class SandboxPolicy:
     network: NetworkAccess = NetworkAccess()  # allowlist (through the proxy), none, or shared
     reason: str = ""  # why copy-only was chosen, for the loud warning
     bwrap: str = "bwrap"
-    layers: bool = False  # overlay workspaces can be mounted here (runner/overlay.py)
+    layers: bool = False  # overlay workspaces can be mounted here (isolation/overlay.py)
     layers_reason: str = ""  # why not, when they cannot
     layers_by: OverlayMount = "unshare"  # who mounts them: bwrap itself (>= 0.11) or unshare + mount
     overlay: Overlay | None = None  # one trial's mount, set on that trial's copy of the policy

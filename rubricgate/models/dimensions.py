@@ -3,7 +3,7 @@
 Each row names the dimension, its grader (`module:function`, resolved by rubricgate/graders/
 registry.py: a grader is `grade(case, transcript, parsed) -> Grade`), what the reviewer's
 transcript must show for the dimension to say anything, and the case rubric it reads. Adding a
-grader is one module under rubricgate/graders/ and one row here; tests/graders/test_registry.py
+grader is one module under rubricgate/graders/ and one row here; tests/graders/test_grader_registry.py
 ties the two together. Everything else (config validation, baseline files, aggregation, the gate,
 the reports) reads the list from here.
 

@@ -60,7 +60,7 @@ class RunContext:
     saved_handlers: dict = field(default_factory=dict)  # signal handlers to restore after an interrupt
     cache_rejected: list[CacheRejection] = field(default_factory=list)  # forged entries, re-run
     scrub_notes: list[str] = field(default_factory=list)  # scrubs that changed a grade or an id (written.py)
-    slots: AgentSlots | None = None  # --jobs: agents running at once (runner/admission.py)
+    slots: AgentSlots | None = None  # --jobs: agents running at once (isolation/admission.py)
     # Called in the trial's thread once its result is recorded (the pipeline renders the trial's
     # part of the report there, beside the running agents).
     on_graded: Callable[[TrialResult, Transcript], None] | None = None
@@ -79,7 +79,7 @@ def run_jobs(ctx: RunContext, jobs: list[Job], workers: int = 1) -> list[TrialRe
 
     There are more trial threads than agent slots: while `workers` agents run, other trials
     build their workspace and sandbox and wait at its gate, and finished ones are graded
-    (runner/admission.py); see `runs_ahead` for when there are none ahead.
+    (isolation/admission.py); see `runs_ahead` for when there are none ahead.
 
     The main thread only waits, so Ctrl-C (or SIGTERM) lands here, never inside a trial: it
     stops new trials, wakes and kills every running agent, waits for their trials to wind down
@@ -199,7 +199,7 @@ def _cached_or_run(ctx: RunContext, job: Job) -> tuple[Transcript, bool, Path | 
     case = job.case
     if ctx.slots:
         ctx.slots.wait_out_handover()  # once per trial, before its workspace and sandbox
-    # The launch turn ends where the agent is launched (runner/process.py), or here at the latest.
+    # The launch turn ends where the agent is launched (isolation/process.py), or here at the latest.
     with ctx.slots.launch_turn() if ctx.slots else contextlib.nullcontext():
         ws = ctx.tree.workspace(case.files, case.workspace_paths,
                                 (ctx.config.reviewer.changed_files, case.workspace_review or case.review),

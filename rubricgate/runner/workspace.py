@@ -9,7 +9,7 @@ naming those paths. Folder names are random: nothing the agent can see names a c
 Cost: the snapshot is copied once per run (and read at the start, so a write to the repository
 during the run cannot change what later trials review). A sandboxed trial then gets no copy at
 all: its case files go into a small folder and the agent's mount namespace shows the two as one
-overlay (runner/overlay.py), O(1) in the size of the tree. A trial run outside the sandbox (the
+overlay (isolation/overlay.py), O(1) in the size of the tree. A trial run outside the sandbox (the
 builtin reviewer, copy-only isolation, --keep-workspaces) gets one `cp -a --reflink=auto` of the
 snapshot — a copy-on-write clone on btrfs/xfs, a plain copy in C elsewhere — so its cost follows
 the reviewer's tree, never the size of the suite.
@@ -72,7 +72,7 @@ def list_tree(repo: Path, exclude: AbstractSet[str] = frozenset(), listing: GitL
 
 def list_tree_sized(repo: Path, exclude: AbstractSet[str] = frozenset(),
                     listing: GitListing | None = None) -> tuple[list[str], int]:
-    """list_tree, and the bytes those files hold (what their snapshot needs: runner/scratch.py),
+    """list_tree, and the bytes those files hold (what their snapshot needs: isolation/scratch.py),
     from the same lstat that checks each one (symlinks followed)."""
     names = (listing or GitListing(repo)).names()
     if names is None:
@@ -139,7 +139,7 @@ class _Inside:
 class Workspace:
     """One trial's folders: `root` (the agent's cwd), `scratch` (its HOME and output files, also
     writable) and `private` (the harness's raw stream: never visible to the agent); `folders`
-    hold them all (one shown to the agent, one private: runner/scratch.py)."""
+    hold them all (one shown to the agent, one private: isolation/scratch.py)."""
 
     folders: tuple[Path, ...]
     root: Path

@@ -1,4 +1,4 @@
-"""runner/admission.py + process.py: a sandbox built ahead holds its agent at a gate.
+"""isolation/admission.py + process.py: a sandbox built ahead holds its agent at a gate.
 
 `--jobs N` bounds the agents running at once. A sandboxed trial builds its sandbox before it holds
 a slot; what must never happen: its agent starts before it holds one, starts after Ctrl-C, starts

@@ -1,4 +1,4 @@
-"""runner/overlay.py: sandboxed trials see the snapshot through an overlay, never a shared copy.
+"""isolation/overlay.py: sandboxed trials see the snapshot through an overlay, never a shared copy.
 
 The reviewer writes, deletes and tries to remount inside its workspace; the next trial must see
 the pristine tree, the snapshot must stay out of reach, and no mount may outlive the trial.

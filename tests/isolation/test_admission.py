@@ -1,4 +1,4 @@
-"""runner/admission.py: at most N agents at once; a waiter gives up at Ctrl-C, never starts."""
+"""isolation/admission.py: at most N agents at once; a waiter gives up at Ctrl-C, never starts."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def _launch_then(slots: AgentSlots, then) -> threading.Thread:
 
 def test_taking_a_slot_ends_the_takers_launch_turn() -> None:
     """A trial never waits for a slot holding the launch turn: the next trial could not launch
-    until a slot freed (runner/process.py and the scheduler rely on this, not on calls of their own)."""
+    until a slot freed (isolation/process.py and the scheduler rely on this, not on calls of their own)."""
     slots = AgentSlots(2)
     with slots.launch_turn():
         assert slots.acquire()  # one slot of two: the first agents are not all out yet

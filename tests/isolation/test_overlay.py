@@ -1,4 +1,4 @@
-"""runner/overlay.py: trial and probe folders are removed whole, even what overlayfs leaves unreadable."""
+"""isolation/overlay.py: trial and probe folders are removed whole, even what overlayfs leaves unreadable."""
 
 from __future__ import annotations
 

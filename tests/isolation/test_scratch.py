@@ -1,4 +1,4 @@
-"""runner/scratch.py: the harness's private folders go to a tmpfs only when it fits; TMPDIR wins."""
+"""isolation/scratch.py: the harness's private folders go to a tmpfs only when it fits; TMPDIR wins."""
 
 from __future__ import annotations
 

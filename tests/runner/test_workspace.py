@@ -149,7 +149,7 @@ def test_a_file_gone_since_it_was_listed_is_an_error_not_a_silent_gap(tmp_path: 
 
 
 def test_the_listing_sums_what_the_snapshot_will_hold(tmp_path: Path) -> None:
-    """runner/scratch.py decides where the snapshot goes by this size: the listed files only,
+    """isolation/scratch.py decides where the snapshot goes by this size: the listed files only,
     a linked file by its target, nothing for a file gone since it was listed or left out."""
     repo = tmp_path / "repo"
     repo.mkdir()
