@@ -7,27 +7,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from rubricgate.cli import main
+from tests.adopt.test_record import cli, commit, task_of
 from tests.conftest import git, make_repo, set_severity
 from tests.fake_github import FakeGitHub
 
 APP = "def load(conn, user):\n    return conn.execute('SELECT * FROM t WHERE id = %s' % user)\n"
 APP_FIXED = "def load(conn, user):\n    return conn.execute('SELECT * FROM t WHERE id = ?', (user,))\n"
-
-
-def cli(*args: str, env: dict | None = None):
-    return CliRunner().invoke(main, list(args), env=env)
-
-
-def commit(repo: Path, message: str) -> None:
-    git(repo, "add", "-A")
-    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", message)
-
-
-def task_of(repo: Path, task_id: str) -> dict:
-    return yaml.safe_load((repo / "evals/tasks" / f"{task_id}.yaml").read_text())
 
 
 @pytest.fixture
