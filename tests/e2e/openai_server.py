@@ -61,6 +61,12 @@ def bash(command: str) -> Turn:
     return Turn("tool", "bash", {"command": command})
 
 
+def escalated_bash(command: str) -> Turn:
+    """A shell command the model asks to run outside the sandbox (Codex: sandbox_permissions
+    require_escalated), the CLI's interactive permission request."""
+    return Turn("tool", "bash", {"command": command, "escalate": True})
+
+
 def write(path: str, content: str) -> Turn:
     return Turn("tool", "write", {"path": path, "content": content})
 
@@ -302,12 +308,15 @@ def _shell_command(turn: Turn) -> str:
 
 
 def _codex_call(turn: Turn, tools: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
-    """Use whichever shell tool this Codex version offers."""
+    """Use whichever shell tool this Codex version offers; an `escalate` turn asks to run outside
+    the sandbox (which approval_policy "never" refuses)."""
     names = {t.get("name") for t in tools if isinstance(t, dict)}
     command = _shell_command(turn)
+    escalate = {"sandbox_permissions": "require_escalated", "justification": "scripted: needs to write"} \
+        if turn.args.get("escalate") else {}
     if "exec_command" in names:
-        return "exec_command", {"cmd": command}
-    return "shell", {"command": ["bash", "-lc", command]}
+        return "exec_command", {"cmd": command, **escalate}
+    return "shell", {"command": ["bash", "-lc", command], **escalate}
 
 
 def responses_events(turn: Turn, n: int, tools: list[dict[str, Any]]) -> list[tuple[str, dict]]:

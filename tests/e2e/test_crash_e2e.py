@@ -1,0 +1,99 @@
+"""A CLI killed by a signal after its first model turn is the infrastructure's (issue 38, target 1):
+`rubricgate run` with each REAL CLI and version, in bubblewrap, on a two-case suite where the
+scripted server kills the CLI with SIGSEGV when it asks for its second turn on one case
+(tests/e2e/peer.py), every time. That trial is retried, then errored: judged by no grader on any
+dimension, its reason "killed by SIG..." (not the CLI's last stderr line), and the run exits 2.
+The other case is graded as usual. Before, the crash was graded as the reviewer's failed verdict
+and tool use and never retried.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rubricgate.models.dimensions import DIMENSIONS
+from tests.e2e import claude_scenarios as sc
+from tests.e2e import openai_server as oa
+from tests.e2e.anthropic_server import Reply, ScriptedAnthropicServer
+from tests.e2e.openai_suite import missing_description, skill
+from tests.e2e.support import Install, install_fixture, installs, lay_out_suite, write_baseline
+
+pytestmark = pytest.mark.e2e
+FOLDERS = {"block/no-description": (None,) * len(DIMENSIONS), "pass/crashy": ("errored",) * len(DIMENSIONS)}
+KEY = "sk-e2e-crash-0123456789"
+ENDPOINT = {"claude": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"), "codex": ("OPENAI_BASE_URL", "OPENAI_API_KEY"),
+            "opencode": ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
+
+
+def _crash(conv, path, turn) -> Reply:
+    return Reply(crash=signal.SIGSEGV)
+
+
+def _openai_scenarios() -> list[oa.Scenario]:
+    ok = skill("block/no-description")
+    return [oa.Scenario("skills/no-description/", [
+                oa.read(ok), oa.answer(oa.verdict_text("BLOCK", [ok], [missing_description(ok)]))]),
+            oa.Scenario("skills/crashy/", [oa.crash(signal.SIGSEGV)])]
+
+
+def make_suite(repo: Path, cli: str) -> None:
+    config = lay_out_suite(repo, FOLDERS)
+    base_url, key = ENDPOINT[cli]
+    config["agent"] = {"name": cli, "timeout_s": 150, "sandbox": "bwrap", "retries": 1, "retry_backoff_s": 0,
+                       "env_allowlist": ["PATH", "LANG", base_url], "secret_env": [key]}
+    if cli != "claude":
+        config["agent"]["model"] = "scripted"
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    write_baseline(repo, FOLDERS)
+
+
+install = install_fixture([i for cli in ENDPOINT for i in installs(cli)])
+
+
+@pytest.fixture(scope="module")
+def crashed_run(install: Install, tmp_path_factory: pytest.TempPathFactory):
+    repo = tmp_path_factory.mktemp(f"crash-{install.id}") / "repo"
+    make_suite(repo, install.cli)
+    base_url, key = ENDPOINT[install.cli]
+    claude = install.cli == "claude"
+    server = ScriptedAnthropicServer(sc.script_for({"crashy": _crash})) if claude else oa.ScriptedServer(_openai_scenarios())
+    with server:
+        env = {**os.environ, "PATH": install.path(), base_url: server.base_url, key: KEY}
+        proc = subprocess.run([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo)], cwd=repo, env=env,
+                              capture_output=True, text=True, timeout=900)
+    summaries = sorted((repo / "reports").glob("*/summary.json"))
+    assert summaries, proc.stdout + proc.stderr
+    return proc, json.loads(summaries[-1].read_text()), server.killed
+
+
+def _trial(summary: dict, name: str) -> dict:
+    return next(t for c in summary["cases"] if c["id"].endswith(name) for t in c["trials"])
+
+
+def test_a_persistent_crash_is_retried_then_errored_and_the_run_exits_2(crashed_run) -> None:
+    proc, summary, killed = crashed_run
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "killed by SIG" in proc.stdout + proc.stderr
+    trial = _trial(summary, "crashy")
+    assert trial["errored"] and trial["failure"] == "signal", trial
+    assert len(trial["attempts"]) == 2 and all(a["failure"] == "signal" for a in trial["attempts"])
+    assert all(a["error"].startswith("killed by SIG") for a in trial["attempts"]), trial["attempts"]
+    assert "the same class on 2 of 2 attempts" in trial["evidence"]
+    assert len(killed) >= 2  # the server killed the CLI on each attempt
+
+
+def test_the_crashed_case_is_graded_on_no_dimension_and_the_other_is_graded(crashed_run) -> None:
+    _, summary, _ = crashed_run
+    crashed = _trial(summary, "crashy")
+    assert {g["category"] for g in crashed["grades"].values()} == {"errored"}
+    fine = _trial(summary, "no-description")
+    assert not fine["errored"] and all(g["passed"] for g in fine["grades"].values()), fine["grades"]
+    assert any("killed by SIG" in line for line in summary["errored"]), summary["errored"]
