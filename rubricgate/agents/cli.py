@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from rubricgate.agents.base import AgentRequest
-from rubricgate.agents.normalize import Draft, finish, read_stream
+from rubricgate.agents.normalize import Draft, finish, read_stream, with_proxy_evidence
 from rubricgate.agents.spec import CliSpec
 from rubricgate.isolation.environment import isolated_env
 from rubricgate.secrets import scrub, scrub_file, secret_values
@@ -120,7 +120,9 @@ class CliAgent(ABC):
         proc = replace(proc, stderr_tail=scrub(proc.stderr_tail, secrets))
         draft = self.parse(read_stream(request.raw_stream_file), request)
         self.read_stderr(draft, proc.stderr_tail)
-        transcript = finish(draft, proc, version=self.version())
+        sandbox = request.sandbox
+        proxied = sandbox is not None and sandbox.enforced and sandbox.network.proxied
+        transcript = with_proxy_evidence(finish(draft, proc, version=self.version()), proxied)
         scrub_scratch(request, secrets)  # the raw stream and last message kept beside the run
         return transcript
 

@@ -359,6 +359,49 @@ def _ended_by_itself(draft: Draft, proc: ProcessResult) -> None:
                    f"exit {proc.exit_code} after {draft.steps} model turn(s) with no result")
 
 
+def with_proxy_evidence(transcript: Transcript, proxied: bool) -> Transcript:
+    """What the sandbox's proxy saw (Transcript.network; `proxied`: every connection of the run
+    went through it) added to the endpoint failure the CLI reported: the endpoint's status and
+    Retry-After where the harness sees them (plain http), and a claimed answer no request ever
+    asked for - an API status reported while nothing reached any endpoint - is the reviewer's own
+    doing (agent_error), not an outage's."""
+    if transcript.failure not in ("endpoint", "rate_limit", "auth", "unreachable") or not proxied:
+        return transcript
+    relayed = [c for c in transcript.network if c.outcome == "relayed"]
+    if not relayed and transcript.network:
+        # The proxy answered for an endpoint it could not reach or may not reach (the CLI reports
+        # the proxy's 502 or 403 as the endpoint's).
+        failed = transcript.network[-1]
+        said = (f"{transcript.evidence}; the sandbox's proxy relayed no request: {failed.host}:{failed.port} "
+                f"{failed.outcome} ({failed.detail})")
+        return transcript.model_copy(update={"failure": "unreachable", "evidence": _one_line(said)})
+    if transcript.api_status is not None and not transcript.network and not transcript.network_omitted:
+        said = (f"the CLI reported the endpoint's answer API {transcript.api_status}, but no request of this run "
+                "reached an endpoint (the sandbox's proxy relayed none)")
+        return transcript.model_copy(update={"failure": "agent_error", "evidence": said})
+    answered = [c for c in relayed if c.status is not None and c.status >= 400]
+    if not answered:
+        return transcript
+    last = answered[-1]
+    wait = _seconds(last.retry_after)
+    update: dict[str, Any] = {"evidence": _one_line(f"{transcript.evidence}; the sandbox's proxy saw {last.host}:"
+                                                    f"{last.port} answer {last.status}"
+                                                    + (f" with Retry-After {last.retry_after}" if last.retry_after else ""))}
+    if transcript.api_status is None:
+        update["api_status"] = last.status
+    if transcript.retry_after_s is None and wait is not None:
+        update["retry_after_s"] = wait
+    return transcript.model_copy(update=update)
+
+
+def _seconds(retry_after: str | None) -> float | None:
+    """A Retry-After in seconds (its HTTP-date form is not used by model APIs: None)."""
+    try:
+        return max(0.0, float(retry_after)) if retry_after is not None else None
+    except ValueError:
+        return None
+
+
 def _mark_stopped_tool(draft: Draft, reason: str) -> None:
     """A watch stop "tool_denied: NAME ..." denies the last call to NAME: the harness refused it."""
     if not reason.startswith("tool_denied:"):

@@ -158,3 +158,43 @@ def test_opencode_sends_no_title_request_and_its_custom_provider_has_no_cost(tmp
     draft = agent.parse((DATA / "opencode" / "review_ok.ndjson").read_bytes(), req)
     assert draft.cost_usd is None and draft.input_tokens > 0
     assert "--print-logs" in agent.argv(req, "p") and "ERROR" in agent.argv(req, "p")
+
+
+# --- what the sandbox's proxy saw ---------------------------------------------------------------
+
+def _claimed(status: int, network: list, failure: str = "endpoint"):
+    from rubricgate.models.transcript import NetworkConnection, Transcript
+
+    return Transcript(agent="command", termination="api_error", error=f"API {status}: Overloaded", failure=failure,
+                      evidence="the CLI's result event: is_error with api_error_status 529", api_status=status,
+                      network=[NetworkConnection(**c) for c in network])
+
+
+def test_an_api_answer_claimed_without_any_request_is_the_reviewers_own_doing() -> None:
+    """A reviewer program that prints a result claiming API 529, having sent nothing anywhere:
+    under the allowlist sandbox every connection goes through rubricgate's proxy, so the claim
+    has no request behind it."""
+    from rubricgate.agents.normalize import with_proxy_evidence
+
+    t = with_proxy_evidence(_claimed(529, []), proxied=True)
+    assert t.failure == "agent_error" and "relayed none" in t.evidence and failure_kind(t) == "reviewer"
+    assert with_proxy_evidence(_claimed(529, []), proxied=False).failure == "endpoint"  # no proxy: no evidence
+
+
+def test_the_proxys_status_and_retry_after_back_the_cli_up() -> None:
+    from rubricgate.agents.normalize import with_proxy_evidence
+
+    seen = [{"host": "127.0.0.1", "port": 9, "kind": "http", "outcome": "relayed", "status": 200},
+            {"host": "127.0.0.1", "port": 9, "kind": "http", "outcome": "relayed", "status": 429, "retry_after": "12"}]
+    t = with_proxy_evidence(_claimed(429, seen, "rate_limit").model_copy(update={"retry_after_s": None}), proxied=True)
+    assert t.failure == "rate_limit" and t.retry_after_s == 12.0
+    assert "the sandbox's proxy saw 127.0.0.1:9 answer 429 with Retry-After 12" in t.evidence
+
+
+def test_the_proxys_own_answer_for_an_endpoint_it_could_not_reach_is_unreachable() -> None:
+    """Claude Code reports the proxy's 502 for a refused connection as the endpoint's API 502."""
+    from rubricgate.agents.normalize import with_proxy_evidence
+
+    down = [{"host": "127.0.0.1", "port": 9, "kind": "http", "outcome": "unreachable", "detail": "connection refused"}]
+    t = with_proxy_evidence(_claimed(502, down), proxied=True)
+    assert t.failure == "unreachable" and "127.0.0.1:9 unreachable (connection refused)" in t.evidence

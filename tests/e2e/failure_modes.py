@@ -1,5 +1,6 @@
 """Failure modes of the model endpoint and the CLI, played against the REAL CLIs through their
-adapters (inside bubblewrap): each mode's scripted server, the run, the class it ended in and how
+adapters (inside bubblewrap, the endpoint reached through the allowlisting proxy as a run's
+default network reaches it): each mode's scripted server, the run, the class it ended in and how
 long after the cause. Shared by tests/e2e/test_failure_modes_e2e.py (the classes) and
 bench/failure_modes.py (the times against the 30 s target).
 
@@ -20,7 +21,6 @@ from pathlib import Path
 
 from rubricgate.agents import get_agent
 from rubricgate.graders.failures import failure_class
-from rubricgate.isolation.sandbox import SandboxPolicy
 from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import Transcript
 from tests.e2e import claude_scenarios as sc
@@ -30,7 +30,7 @@ from tests.e2e.record_claude import make_workspace as claude_workspace
 from tests.e2e.record_claude import request_for
 from tests.e2e.record_openai_clis import make_workspace as openai_workspace
 from tests.e2e.record_openai_clis import skill
-from tests.e2e.support import Install
+from tests.e2e.support import Install, sandbox_to
 
 MODES = ("down", "auth", "rate_limit", "overloaded", "malformed", "hang", "crash", "permission")
 RETRY_AFTER_S = 10  # what the rate limit and the overload ask for (a long wait: over 5 s)
@@ -82,7 +82,7 @@ def run_claude(install: Install, mode: str, tmp: Path) -> Outcome:
         ws = claude_workspace(tmp)
         url = closed_port_url() if mode == "down" else server.base_url
         req = request_for(ws, tmp / "scratch", url, ALLOWED, 6, TIMEOUT_S, {"PATH": install.path()},
-                          sandbox=SandboxPolicy("bwrap"))
+                          sandbox=sandbox_to(url))
         req.idle_timeout_s = HANG_IDLE_S if mode == "hang" else IDLE_S
         started = time.monotonic()
         transcript = ClaudeAgent(AgentConfig(name="claude")).run(req)
@@ -124,7 +124,7 @@ def run_openai(install: Install, mode: str, tmp: Path) -> Outcome:
                            idle_timeout_s=HANG_IDLE_S if mode == "hang" else IDLE_S,
                            env={"PATH": install.path("/usr/local/bin:/usr/bin:/bin"), "OPENAI_BASE_URL": url,
                                 "OPENAI_API_KEY": "sk-openai-modes-0123456789"},
-                           sandbox=SandboxPolicy("bwrap"))
+                           sandbox=sandbox_to(url))
         started = time.monotonic()
         transcript = get_agent(install.cli, AgentConfig(name=install.cli, model="scripted")).run(req)
         ended = time.monotonic()

@@ -20,16 +20,15 @@ from click.testing import CliRunner
 
 from rubricgate.cli import main
 from rubricgate.models.failures import INFRA_FAILURES
-from tests.faults.helpers import PASS, RIGHT_BLOCK
-from tests.faults.test_report_write_failure import fake_repo
+from tests.faults.helpers import PASS, RIGHT_BLOCK, fake_repo
 
 HIDES = ["malformed_event", "fake_api_error", "exit_1_silent"]
 WRONG_ON_BLOCK = {"tier": "PASS", "rules": []}
 
 
-def _repo(tmp_path: Path, data_loader: dict) -> Path:
+def _repo(tmp_path: Path, data_loader: dict, sandbox: str = "none") -> Path:
     plan = {"data-loader": data_loader, "forecast-notebook-runner": RIGHT_BLOCK, "*": PASS}
-    repo = fake_repo(tmp_path, plan)
+    repo = fake_repo(tmp_path, plan, sandbox=sandbox)
     config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
     config["gate"]["max_errored"] = 1
     config["agent"].update({"retries": 1, "retry_backoff_s": 0})
@@ -65,3 +64,13 @@ def test_a_reviewer_hiding_a_wrong_block_answer_never_gets_exit_0(tmp_path: Path
     repo = _repo(tmp_path, {**WRONG_ON_BLOCK, "hide": hide})
     result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
     assert result.exit_code != 0, result.output
+
+
+def test_a_claimed_api_error_with_no_request_behind_it_is_graded_in_the_sandbox(tmp_path: Path, bwrap_ready) -> None:
+    """Under the allowlist sandbox every request goes through rubricgate's proxy, which saw none:
+    the claimed API 529 is the reviewer's own doing, graded, and the wrong answer is a regression."""
+    repo = _repo(tmp_path, {**WRONG_ON_BLOCK, "hide": "fake_api_error"}, sandbox="bwrap")
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    trial = _trial(repo, "data-loader")
+    assert not trial["errored"] and trial["failure"] == "agent_error" and "relayed none" in trial["evidence"], trial
+    assert result.exit_code == 1, result.output
