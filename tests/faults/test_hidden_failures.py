@@ -1,12 +1,13 @@
 """A reviewer cannot hide a wrong answer as an outage (issue 38, target 2).
 
 The reviewer below is wrong on the BLOCK case data-loader, and on that case alone it ends the way
-an outage would: a malformed event, a claimed API error, or exit 1 with no output. Such a trial is
-`errored` (missing data, left out of every rate), so with gate.max_errored: 1 the run used to
-PASS with exit 0 when the truth is a regression. The records carry what the gate needs (errored,
-the failure class, its evidence); the gate holds a PASS only with every errored trial counted as
-a failure (gating/evidence.py's worst-case bound, gating/collapse.py's suspected collapse), so the
-run never exits 0.
+an outage would: a claimed API error, exit 1 with no output, or a malformed event. The first two
+make the trial `errored` (missing data, left out of every rate), which with gate.max_errored: 1
+used to PASS with exit 0 when the truth is a regression; the records carry what the gate needs
+(errored, the failure class, its evidence), and the gate holds a PASS only when it would hold with
+every errored trial counted as a failure (gating/). A malformed event is the reviewer's own
+stream: graded. Under the allowlist sandbox a claimed API error with no request behind it is
+graded too (the proxy saw none).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from rubricgate.cli import main
 from rubricgate.models.failures import INFRA_FAILURES
 from tests.faults.helpers import PASS, RIGHT_BLOCK, fake_repo
 
-HIDES = ["malformed_event", "fake_api_error", "exit_1_silent"]
+ERRORED = ["fake_api_error", "exit_1_silent"]  # errored: the gate must count them as failures
 WRONG_ON_BLOCK = {"tier": "PASS", "rules": []}
 
 
@@ -48,18 +49,27 @@ def test_the_same_reviewer_wrong_in_the_open_is_a_regression(tmp_path: Path) -> 
     assert result.exit_code == 1, result.output
 
 
-@pytest.mark.parametrize("hide", HIDES)
+@pytest.mark.parametrize("hide", ERRORED)
 def test_a_hidden_failure_is_recorded_as_errored_with_its_class_and_evidence(tmp_path: Path, hide: str) -> None:
     repo = _repo(tmp_path, {**WRONG_ON_BLOCK, "hide": hide})
-    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    CliRunner().invoke(main, ["run", "--repo", str(repo)])
     trial = _trial(repo, "data-loader")
     assert trial["errored"] and trial["failure"] in INFRA_FAILURES and trial["evidence"], trial
     assert len(trial["attempts"]) == 2 and all(a["failure"] == trial["failure"] for a in trial["attempts"])
     assert {g["category"] for g in trial["grades"].values()} == {"errored"}
-    assert result.exit_code != 1 or "REGRESSION" in result.output
 
 
-@pytest.mark.parametrize("hide", HIDES)
+def test_a_malformed_event_is_the_reviewers_own_stream_and_graded(tmp_path: Path) -> None:
+    """An assistant event whose message is a number is a model turn that said nothing usable:
+    the run ended after it without a result, the reviewer's error (agent_error), graded."""
+    repo = _repo(tmp_path, {**WRONG_ON_BLOCK, "hide": "malformed_event"})
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    trial = _trial(repo, "data-loader")
+    assert not trial["errored"] and trial["failure"] == "agent_error", trial
+    assert result.exit_code == 1, result.output
+
+
+@pytest.mark.parametrize("hide", [*ERRORED, "malformed_event"])
 def test_a_reviewer_hiding_a_wrong_block_answer_never_gets_exit_0(tmp_path: Path, hide: str) -> None:
     repo = _repo(tmp_path, {**WRONG_ON_BLOCK, "hide": hide})
     result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
