@@ -227,4 +227,6 @@ SCHEMAS: dict[str, type[BaseModel]] = {"task": TaskFile, "baseline": Baseline, "
 @click.argument("which", type=click.Choice(sorted(SCHEMAS)), default="task")
 def schema(which: str) -> None:
     """Print the JSON Schema of a file format (task, baseline, config, fixture expect) for editors."""
-    click.echo(json.dumps(SCHEMAS[which].model_json_schema(), indent=2))
+    from rubricgate.models.field_docs import json_schema
+
+    click.echo(json.dumps(json_schema(SCHEMAS[which]), indent=2))

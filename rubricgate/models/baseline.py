@@ -19,7 +19,9 @@ from rubricgate.models.bounds import MAX_BASELINE_TRIALS
 
 class CaseCount(StrictModel):
     passes: int = Field(ge=0, le=MAX_BASELINE_TRIALS)
+    """Trials of the case that passed the dimension."""
     trials: int = Field(ge=1, le=MAX_BASELINE_TRIALS)
+    """Trials of the case the dimension was graded on."""
 
     @model_validator(mode="after")
     def _passes_within_trials(self) -> "CaseCount":
@@ -31,20 +33,31 @@ class CaseCount(StrictModel):
 class MeasuredWith(StrictModel):
     """What the baseline was measured with: a different reviewer or agent makes it stale."""
 
-    reviewer_digest: str | None = None  # sha256 over the reviewer files' own sha256s
+    reviewer_digest: str | None = None
+    """SHA-256 over the reviewer files' own SHA-256s."""
     agent: str | None = None
+    """The agent that reviewed the baseline run."""
     agent_version: str | None = None
+    """That agent CLI's version, as its --version printed it."""
     model: str | None = None
+    """The model the agent used, as configured or as its transcripts reported it."""
     run_id: str = ""
+    """The run the counts were measured by."""
 
 
 class BaselineChange(StrictModel):
     at: str
+    """When the baseline changed (ISO 8601, UTC)."""
     rates: dict[str, float]
+    """The suite rates per dimension after the change."""
     trials: int
+    """The most trials any case had after the change."""
     reason: str = ""
+    """Why (required to lower a rate: `baseline update --reason`)."""
     run_id: str = ""
-    cases: list[str] = []  # the cases a merge (`--from` a partial run) changed
+    """The run the change took its counts from."""
+    cases: list[str] = []
+    """The cases a merge (`--from` a partial run) changed."""
 
 
 # A rate is a number: `true` or "1.0" in baseline.json is a mistake, not 1.0.
@@ -55,8 +68,11 @@ class RuleRecord(StrictModel):
     """One row of the rule table the baseline was measured with."""
 
     severity: str
+    """The rule's severity in the rubric (critical, warning, suggestion, or the rubric's own word)."""
     kind: str
-    statement: str = ""  # the rule as the reviewer's files stated it (rules named in rubricgate.yaml)
+    """mechanical or judgement, as the rubric's table says."""
+    statement: str = ""
+    """The rule as the reviewer's files stated it (rules named in rubricgate.yaml)."""
 
     @model_serializer(mode="wrap")
     def _without_empty_statement(self, handler):
@@ -65,18 +81,27 @@ class RuleRecord(StrictModel):
 
 class Baseline(StrictModel):
     format_version: Literal[1, 2, 3] = 3
-    rates: dict[str, Rate]  # suite rates, for display (format 1: what the gate compared against)
-    trials: int = Field(default=1, ge=1, le=MAX_BASELINE_TRIALS)  # format 1: trials per case; format 2: the most any case ran
+    """1: suite rates only (read to be replaced); 2: per-case counts; 3: also the reviewer's files,
+    rules and citations."""
+    rates: dict[str, Rate]
+    """Suite rates, for display (format 1: what the gate compared against)."""
+    trials: int = Field(default=1, ge=1, le=MAX_BASELINE_TRIALS)
+    """Format 1: trials per case; format 2: the most any case ran."""
     cases: dict[str, dict[str, CaseCount]] = {}
+    """Per case id and dimension, the passes and trials the gate compares a run with."""
     measured_with: MeasuredWith | None = None
+    """What the baseline was measured with (a different reviewer, agent or model makes it stale)."""
     history: list[BaselineChange] = []
-    # Format 3: the reviewer the counts were measured with, file by file and rule by rule.
+    """Every change of the baseline, oldest first, with its reason."""
     reviewer_digests: dict[str, str] = {}
+    """Format 3: the reviewer the counts were measured with, file by file and rule by rule."""
     rubric_rules: dict[str, RuleRecord] = {}
-    tier_threshold: int | None = Field(default=None, ge=1)  # warnings that make a BLOCK
-    # Per case, the rule id of every finding the baseline run's reviewer reported (one entry a
-    # finding, the most any trial reported): the "cited by the reviewer" half of rule coverage.
+    """Format 3: the rule table (rule id -> severity and kind) the baseline was measured with."""
+    tier_threshold: int | None = Field(default=None, ge=1)
+    """Warnings that make a BLOCK."""
     cited: dict[str, list[str]] = {}
+    """Per case, the rule id of every finding the baseline run's reviewer reported (one entry a
+    finding, the most any trial reported): the "cited by the reviewer" half of rule coverage."""
 
     @model_validator(mode="after")
     def _rates_are_rates(self) -> "Baseline":

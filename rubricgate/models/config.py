@@ -15,81 +15,108 @@ DEFAULT_ENV_ALLOWLIST = ["PATH", "LANG", "LC_ALL", "TZ", "TERM", "SSL_CERT_FILE"
 
 class SuiteConfig(StrictModel):
     tasks: str = "evals/tasks"
+    """The folder of task files (<id>.yaml or .json), repository-relative."""
     fixtures: str = "fixtures"
-    # Where the team's real skills live: a fixture fixtures/<tier>/<name>/ is reviewed at
-    # <review_root>/<name>/, so no path the reviewer sees names its expected tier.
+    """The folder of fixtures: pass/, warn/ and block/, one folder a case."""
     review_root: str = "skills"
-    # More repo paths kept out of every workspace (docs or tests that quote expected answers).
+    """Where the team's real skills live: a fixture fixtures/<tier>/<name>/ is reviewed at
+    <review_root>/<name>/, so no path the reviewer sees names its expected tier."""
     workspace_exclude: list[str] = []
-    # What a fixture folder is: `skills`, a skill (its SKILL.md reviewed, the other files beside
-    # it); `files`, any files (all of them reviewed, or those its expect.yaml `review:` names).
+    """More repo paths kept out of every workspace (docs or tests that quote expected answers)."""
     layout: Literal["skills", "files"] = "skills"
+    """What a fixture folder is: `skills`, a skill (its SKILL.md reviewed, the other files beside
+    it); `files`, any files (all of them reviewed, or those its expect.yaml `review:` names)."""
 
 
 class ReviewerConfig(StrictModel):
     prompt: str = "reviewer/prompts/evaluate.md"
+    """The reviewer's prompt file, given to the agent."""
     skill: str = "reviewer/evaluator/SKILL.md"
+    """The reviewer's skill file (its instructions)."""
     rubric: str = "reviewer/evaluator/references/rubric.md"
+    """The rubric: a markdown table of rules (id, severity, kind, rule) and the tier derivation."""
     changed_files: str = "reviewer/.changed-skills.txt"
-    # Globs (repo-relative, `**` spans folders) of files that are part of the reviewer although
-    # nothing it references names them: a data file its script opens (suite/closure.py).
+    """Where the harness writes the files to review, one per line, in each trial's copy."""
     files: list[str] = []
+    """Globs (repo-relative, `**` spans folders) of files that are part of the reviewer although
+    nothing it references names them: a data file its script opens (suite/closure.py)."""
 
 
 class AgentLimits(StrictModel):
     """Per-trial bounds inside the sandbox (docs/isolation.md); a trial that reaches one fails
     as the reviewer's error. Upper bounds keep a typo from meaning "unlimited"."""
 
-    processes: int = Field(default=1024, ge=16, le=65_536)  # processes and threads (RLIMIT_NPROC)
-    memory_mb: int = Field(default=8192, ge=64, le=1_048_576)  # private writable memory (RLIMIT_DATA)
-    file_mb: int = Field(default=1024, ge=1, le=1_048_576)  # one file's size (RLIMIT_FSIZE)
-    tmp_mb: int = Field(default=1024, ge=1, le=65_536)  # the private /tmp (size-capped tmpfs)
+    processes: int = Field(default=1024, ge=16, le=65_536)
+    """Processes and threads (RLIMIT_NPROC)."""
+    memory_mb: int = Field(default=8192, ge=64, le=1_048_576)
+    """Private writable memory in MB (RLIMIT_DATA)."""
+    file_mb: int = Field(default=1024, ge=1, le=1_048_576)
+    """One file's size in MB (RLIMIT_FSIZE)."""
+    tmp_mb: int = Field(default=1024, ge=1, le=65_536)
+    """The private /tmp in MB (a size-capped tmpfs)."""
 
 
 class AgentConfig(StrictModel):
     name: str = "builtin"
+    """The agent: builtin, an agent CLI (claude, cortex, opencode, codex, gemini, qwen, copilot),
+    command or replay (`rubricgate agents` lists them)."""
     timeout_s: float = Field(default=300.0, gt=0, le=MAX_TIMEOUT_S)
-    # An agent that prints nothing (stdout or stderr) this long is stalled, not thinking: it is
-    # stopped and the trial is an infrastructure failure (retried, then errored), never a
-    # reviewer timeout. 0 switches it off (a wrapper command that prints only at its end).
+    """Wall-clock seconds a trial may take; past it the agent's process group is killed and the
+    trial is a timeout."""
     idle_timeout_s: float = Field(default=120.0, ge=0, le=MAX_IDLE_TIMEOUT_S)
+    """An agent that prints nothing (stdout or stderr) this long is stalled, not thinking: it is
+    stopped and the trial is an infrastructure failure (retried, then errored), never a reviewer
+    timeout. 0 switches it off (a wrapper command that prints only at its end)."""
     output_cap_bytes: int = Field(default=8_000_000, gt=0, le=MAX_OUTPUT_CAP_BYTES)
-    # The command adapter: a template with {prompt_file} {workspace} {last_message_file} {max_steps}
+    """Bytes of stdout kept from one trial; past it the agent is stopped and the trial fails."""
     command: list[str] | None = None
-    format: str | None = None  # transcript format for `command`: claude|cortex|opencode|codex
-    # How `command` learns its CLI's version (recorded, and part of the cache key). Unset, only a
-    # known CLI (claude, cortex, opencode, codex) is asked `--version`: a wrapper script that
-    # ignores its arguments would otherwise run a whole review just to print a version.
+    """The command adapter: a template with {prompt_file} {workspace} {last_message_file}
+    {max_steps}."""
+    format: str | None = None
+    """Transcript format of `command`'s output: a CLI's stream format (claude, codex, ...) or text."""
     version_command: list[str] | None = None
+    """How `command` learns its CLI's version (recorded, and part of the cache key). Unset, only a
+    known agent CLI is asked `--version`: a wrapper script that
+    ignores its arguments would otherwise run a whole review just to print a version."""
     model: str | None = None
+    """The model the agent CLI uses (passed as its --model); unset: the CLI's own default."""
     extra_args: list[str] = []
+    """More arguments for the agent CLI, after rubricgate's own."""
     env_allowlist: list[str] = Field(default_factory=lambda: list(DEFAULT_ENV_ALLOWLIST))
-    # Passed through to the agent but scrubbed from every written output.
+    """Environment variables passed from rubricgate's environment to the agent; nothing else reaches
+    it."""
     secret_env: list[str] = Field(default_factory=lambda: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "SNOWFLAKE_PAT",
                                                            "GEMINI_API_KEY", "COPILOT_PROVIDER_API_KEY"])
+    """Passed through to the agent but scrubbed from every written output."""
     replay_dir: str | None = None
-    # bubblewrap around every agent process. auto: when it works here (required under CI=true);
-    # bwrap: required; none: copy-only, on purpose. See rubricgate/isolation/sandbox.py.
+    """The folder of recorded transcripts the replay agent answers from (<case>-<trial>.json or
+    .ndjson)."""
     sandbox: Literal["auto", "bwrap", "none"] = "auto"
-    # The sandbox's network (docs/isolation.md). allowlist: a network namespace of its own; the
-    # model endpoints (the CLI's endpoint variables, or its public default) and network_allow
-    # reached only through rubricgate's proxy. none: nothing. shared: the host's network, every
-    # loopback service included; an explicit opt-out, warned in every report.
+    """Bubblewrap around every agent process. auto: when it works here (required under CI=true);
+    bwrap: required; none: copy-only, on purpose. See rubricgate/isolation/sandbox.py."""
     sandbox_network: Literal["allowlist", "shared", "none"] = "allowlist"
-    # More host:port the reviewer may reach under the allowlist ([::1]:8080 for IPv6). A host
-    # on the host's loopback is reachable only when named here or by an endpoint variable.
+    """The sandbox's network (docs/isolation.md). allowlist: a network namespace of its own; the
+    model endpoints (the CLI's endpoint variables, or its public default) and network_allow
+    reached only through rubricgate's proxy. none: nothing. shared: the host's network, every
+    loopback service included; an explicit opt-out, warned in every report."""
     network_allow: list[str] = Field(default=[], max_length=100)
+    """More host:port the reviewer may reach under the allowlist ([::1]:8080 for IPv6). A host on
+    the host's loopback is reachable only when named here or by an endpoint variable."""
     limits: AgentLimits = Field(default_factory=AgentLimits)
-    # Infrastructure failures (API errors, auth, rate limits, a CLI that fails to start) are retried
-    # this many times with exponential backoff and jitter; a retry-after the CLI reports is honoured.
+    """Per-trial bounds inside the sandbox (processes, memory, file size, /tmp)."""
     retries: int = Field(default=2, ge=0, le=10)
+    """Infrastructure failures (API errors, auth, rate limits, a CLI that fails to start) are
+    retried this many times with exponential backoff and jitter; a retry-after the CLI reports is
+    honoured."""
     retry_backoff_s: float = Field(default=2.0, ge=0, le=300)
-    # Before the suite, each agent CLI answers one minimal request in the trials' sandbox and
-    # environment; a key, endpoint or network problem ends the run in seconds (exit 2).
+    """Seconds before the first retry; doubled (with jitter) for each further one."""
     preflight: bool = True
+    """Before the suite, each agent CLI answers one minimal request in the trials' sandbox and
+    environment; a key, endpoint or network problem ends the run in seconds (exit 2)."""
     preflight_timeout_s: float = Field(default=45.0, gt=0, le=600)
-    # Trials at once (`run --jobs` wins). Unset: 4 when a CLI reviews, 1 for the builtin.
+    """Seconds the preflight request may take before the run ends with exit 2."""
     jobs: int | None = Field(default=None, ge=1, le=64)
+    """Trials at once (`run --jobs` wins). Unset: 4 when a CLI reviews, 1 for the builtin."""
 
 
     @field_validator("network_allow")
@@ -107,33 +134,35 @@ class AgentConfig(StrictModel):
 
 class GateConfig(StrictModel):
     method: Literal["strict", "statistical"] = "strict"
-    # Family-wise: the chance that an unchanged reviewer fails the run (any dimension) is at most
-    # 1 - confidence under the statistical method.
+    """strict: any rate below the baseline's is a regression; statistical: exact tests decide PASS,
+    REGRESSION or INCONCLUSIVE (docs/statistics.md)."""
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
-    # Trials whose infrastructure failed on every attempt; more than this and the run cannot judge.
+    """Family-wise: the chance that an unchanged reviewer fails the run (any dimension) is at most
+    1 - confidence under the statistical method."""
     max_errored: int = Field(default=0, ge=0, le=MAX_ERRORED)
-    # A drop is labelled "no change" only when its upper confidence bound is below this.
+    """Trials whose infrastructure failed on every attempt; more than this and the run cannot judge."""
     margin: float = Field(default=0.05, gt=0.0, lt=1.0)
-    # Against a stored baseline a served model drifts by itself: a REGRESSION must also show the
-    # drop beyond this (its lower confidence bound above it), so a drift of at most this exits 1
-    # with probability at most 1 - confidence, at a cost in power (docs/statistics.md). 0 (the
-    # default) turns it off; below gate.margin.
+    """A drop is labelled "no change" only when its upper confidence bound is below this."""
     drift_allowance: float = Field(default=0.0, ge=0.0, lt=1.0)
-    # Cases the baseline does not have: listed with their rates (report), or required to pass
-    # every trial (strict). Unset: report under statistical, strict under strict.
+    """Against a stored baseline a served model drifts by itself: a REGRESSION must also show the
+    drop beyond this (its lower confidence bound above it), so a drift of at most this exits 1
+    with probability at most 1 - confidence, at a cost in power (docs/statistics.md). 0 (the
+    default) turns it off; below gate.margin."""
     new_cases: Literal["report", "strict"] | None = None
-    # What a run the gate cannot settle exits with: a changed rule no case exercises, or neither
-    # PASS nor REGRESSION within the trial budget. fail: exit 2 (the default); pass: exit 0, and
-    # every report's headline says so. Only an explicit `pass` lets an undecided run through.
+    """Cases the baseline does not have: listed with their rates (report), or required to pass every
+    trial (strict). Unset: report under statistical, strict under strict."""
     inconclusive: Literal["fail", "pass"] = "fail"
-    # The most design trials any case gets under the statistical gate's adaptive rounds; a stable
-    # case re-tried after a failure may run as many again as confirmation.
+    """What a run the gate cannot settle exits with: a changed rule no case exercises, or neither
+    PASS nor REGRESSION within the trial budget. fail: exit 2 (the default); pass: exit 0, and
+    every report's headline says so. Only an explicit `pass` lets an undecided run through."""
     max_trials_per_case: int = Field(default=10, ge=1, le=1000)
-    # A stored baseline older than this (days) is warned about by `run` and the weekly job.
+    """The most design trials any case gets under the statistical gate's adaptive rounds; a stable
+    case re-tried after a failure may run as many again as confirmation."""
     baseline_max_age_days: int = Field(default=30, ge=1, le=3650)
-    # What is graded and gated (models/dimensions.py). Unset: every dimension the agent's
-    # transcript can show (an answer-only `command` reviewer: the verdict alone).
+    """A stored baseline older than this (days) is warned about by `run` and the weekly job."""
     dimensions: list[str] | None = Field(default=None, min_length=1, max_length=20)
+    """What is graded and gated (models/dimensions.py). Unset: every dimension the agent's
+    transcript can show (an answer-only `command` reviewer: the verdict alone)."""
 
     @field_validator("dimensions")
     @classmethod
@@ -164,8 +193,11 @@ class TierRuleConfig(StrictModel):
     """One tier rule in the team's words: `at_least` findings of `severity` give `tier`."""
 
     severity: str = Field(min_length=1, max_length=40)
+    """A word of the rubric's severity column (as `tiers.severities` maps it)."""
     at_least: int = Field(default=1, ge=1, le=1000)
+    """How many findings of that severity the rule needs."""
     tier: Tier
+    """The tier those findings give: PASS, WARN or BLOCK."""
 
 
 class TiersConfig(StrictModel):
@@ -178,23 +210,41 @@ class TiersConfig(StrictModel):
     """
 
     severities: dict[str, Severity] = Field(min_length=1, max_length=20)
+    """Each word of the rubric's severity column -> what it means to rubricgate: critical, warning
+    or suggestion."""
     rules: list[TierRuleConfig] | None = Field(default=None, max_length=50)
+    """Tier rules in order, the first match wins, no match is PASS; unset: the default derivation
+    over the mapped meanings."""
 
 
 class Config(StrictModel):
     format_version: int = 1
+    """The file's format (1)."""
     suite: SuiteConfig = Field(default_factory=SuiteConfig)
+    """Where the tasks and fixtures are, and what a fixture is."""
     reviewer: ReviewerConfig = Field(default_factory=ReviewerConfig)
+    """The reviewer under test: prompt, skill, rubric and the files they use."""
     agent: AgentConfig = Field(default_factory=AgentConfig)
-    rubric: Rubric = Field(default_factory=Rubric)  # defaults for tasks without their own
-    tiers: TiersConfig | None = None  # unset: critical/warning/suggestion and the rubric's derivation
-    verdict: VerdictConfig | None = None  # unset: the JSON verdict contract (models/verdict_config.py)
+    """The agent that reviews, and how it runs (sandbox, network, limits, retries)."""
+    rubric: Rubric = Field(default_factory=Rubric)
+    """The rubric (tool use, trajectory) of the tasks and fixtures that give none of their own."""
+    tiers: TiersConfig | None = None
+    """The rubric's own severity words and tier rules; unset: critical/warning/suggestion and the
+    rubric's derivation."""
+    verdict: VerdictConfig | None = None
+    """How the reviewer's answer becomes a tier and findings; unset: the JSON verdict contract
+    (models/verdict_config.py)."""
     trials: int = Field(default=1, ge=1, le=MAX_TRIALS)
+    """Trials of each case, unless the case says otherwise."""
     gate: GateConfig = Field(default_factory=GateConfig)
+    """How the rates are judged against the baseline."""
     baseline: str = "baseline.json"
+    """The baseline file, repository-relative."""
     reports: str = "reports"
-    # --cache folder; unset: $XDG_CACHE_HOME/rubricgate (~/.cache/rubricgate). Never inside the repo.
+    """The folder of run folders, repository-relative."""
     cache_dir: str | None = None
+    """--cache folder; unset: $XDG_CACHE_HOME/rubricgate (~/.cache/rubricgate). Never inside the
+    repo."""
 
     def graded_dimensions(self) -> tuple[str, ...]:
         """What a trial is graded on: gate.dimensions, else what the agent's transcript shows."""

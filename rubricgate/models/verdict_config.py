@@ -39,10 +39,16 @@ class VerdictRule(StrictModel):
     """One rule of the reviewer: the findings it names (by title) and where its files state it."""
 
     id: str = Field(max_length=MAX_ID_CHARS)
-    match: str = Field(min_length=1, max_length=_PATTERN_CHARS)  # regex over a finding's title
+    """The rubric rule id findings matching this row are counted as (kebab-case)."""
+    match: str = Field(min_length=1, max_length=_PATTERN_CHARS)
+    """Regex over a finding's title."""
     severity: str | None = Field(default=None, min_length=1, max_length=40)
+    """The rule's severity (unset: the rubric's table gives it; every row or none)."""
     kind: Literal["mechanical", "judgement"] = "judgement"
+    """mechanical or judgement, as in a rubric table."""
     statement: str | None = Field(default=None, min_length=1, max_length=_PATTERN_CHARS)
+    """A regex locating where the reviewer's files state the rule (default: `match`), so an edit to
+    it is a named rule change."""
 
     @field_validator("id")
     @classmethod
@@ -66,8 +72,11 @@ class TierField(StrictModel):
     what each value means. Matched case-insensitively, surrounding spaces ignored."""
 
     path: str | None = Field(default=None, min_length=1, max_length=200)
+    """A dotted path to the verdict in a yaml or json answer."""
     pattern: str | None = Field(default=None, min_length=1, max_length=_PATTERN_CHARS)
+    """A regex over the answer whose first group (else the whole match) is the verdict."""
     map: dict[str, Tier] = Field(min_length=1, max_length=50)
+    """The answer's verdict words -> tiers (PASS, WARN, BLOCK)."""
 
     @field_validator("pattern")
     @classmethod
@@ -84,25 +93,42 @@ class TierField(StrictModel):
 class FindingFields(StrictModel):
     """Where the findings are (yaml/json) and which field of each holds what."""
 
-    path: str = Field(default="findings", max_length=200)  # dotted; "" when the answer is the list itself
-    title: str = "title"  # the free text matched against `rules`
-    rule: str | None = None  # a field holding a rule id directly (used before the title)
-    severity: str | None = None  # a field holding the severity (a rule's own severity wins)
+    path: str = Field(default="findings", max_length=200)
+    """Where the list of findings is, a dotted path; "" when the answer is the list itself."""
+    title: str = "title"
+    """The field holding the free text matched against `rules`."""
+    rule: str | None = None
+    """A field holding a rule id directly (used before the title)."""
+    severity: str | None = None
+    """A field holding the severity (a rule's own severity wins)."""
     file: str | None = "file"
+    """A field holding the finding's file."""
     line: str | None = "line"
+    """A field holding the finding's line."""
     issue: str | None = "issue"
+    """A field holding what is wrong."""
     quote: str | None = None
+    """A field holding the quoted text."""
     fix: str | None = None
+    """A field holding the suggested fix."""
 
 
 class VerdictConfig(StrictModel):
     format: Literal["contract", "yaml", "json", "markdown", "hook"] = "contract"
-    tier: TierField | None = None  # unset: derived from the findings (the rubric's tier rules)
+    """contract: rubricgate's JSON verdict; yaml, json or markdown: the reviewer's own answer read
+    as such; hook: a Python function reads it."""
+    tier: TierField | None = None
+    """Where the answer states its verdict; unset: derived from the findings (the rubric's tier rules)."""
     findings: FindingFields = Field(default_factory=FindingFields)
-    headers: str = Field(default=r"^#{1,6}[ \t]+(.+?)[ \t#]*$", max_length=_PATTERN_CHARS)  # markdown findings
+    """Where the findings are in a yaml or json answer, and which field of each holds what."""
+    headers: str = Field(default=r"^#{1,6}[ \t]+(.+?)[ \t#]*$", max_length=_PATTERN_CHARS)
+    """format: markdown: a regex over the answer's lines; each match is a finding, its first group the title."""
     rules: list[VerdictRule] = Field(default=[], max_length=1000)
-    unmatched: Literal["warn", "ignore"] = "warn"  # a finding no rule names: a verdict warning, or nothing
-    hook: str | None = Field(default=None, max_length=500)  # format: hook: "path/in/repo.py:function"
+    """Rows naming the rule each finding's title is (first match wins)."""
+    unmatched: Literal["warn", "ignore"] = "warn"
+    """A finding no rule names: a verdict warning, or nothing."""
+    hook: str | None = Field(default=None, max_length=500)
+    """format: hook: the function that reads the answer, "path/in/repo.py:function" (answer -> dict or None)."""
 
     @field_validator("headers")
     @classmethod
