@@ -56,8 +56,10 @@ def build_states(base: Path) -> dict[str, Path]:
     set_severity(repo, "scope-single-purpose", "warning")
     out["inconclusive"] = run_suite(RunOptions(repo=repo)).run_dir
     _restore(repo)
+    # One trial at a time, so the two that answer are the suite's first two (its PASS fixtures, which
+    # the fake CLI answers right): the rest error, and no judged trial fails.
     fake_reviewer.install(repo, ["answer", "answer", "api_error"], retries=0, preflight=False)
-    out["errored"] = run_suite(RunOptions(repo=repo)).run_dir
+    out["errored"] = run_suite(RunOptions(repo=repo, jobs=1)).run_dir
     _restore(repo)
     _Interrupted.calls = 0
     with mock.patch("rubricgate.pipeline.get_agent", lambda name, cfg: _Interrupted(cfg)):
