@@ -159,7 +159,7 @@ class _ClaudeState:
         if msg.get("model") == "<synthetic>":
             # The CLI's own text dressed as a message: not a model turn and not an answer, but a
             # tool call inside it is still a call the reviewer's run made.
-            self.synthetic = " ".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+            self.synthetic = " ".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
             self._tools(blocks, self.turns.turns)
             return
         if isinstance(msg.get("usage"), dict):

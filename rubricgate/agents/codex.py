@@ -35,7 +35,7 @@ from rubricgate.agents.cli import CliAgent
 from rubricgate.agents.normalize import (
     UNREACHABLE_STOP,
     Draft,
-    as_count,
+    count_or_zero,
     fail_if_truncated,
     feed_stream,
     field_dict,
@@ -486,8 +486,8 @@ class _CodexState:
 
 def _usage(d: Draft, usage: Any) -> None:
     usage = usage if isinstance(usage, dict) else {}
-    d.input_tokens += as_count(usage.get("input_tokens"))
-    d.output_tokens += as_count(usage.get("output_tokens"))
+    d.input_tokens += count_or_zero(usage.get("input_tokens"))
+    d.output_tokens += count_or_zero(usage.get("output_tokens"))
 
 
 def _error_text(err: Any) -> str:

@@ -132,16 +132,6 @@ def parse_json_lines(data: bytes | str) -> tuple[list[dict[str, Any]], int]:
     return events, skipped
 
 
-def as_count(value: Any) -> int:
-    """A token count as a CLI reports it (an int, a float, a string of digits); anything else is 0.
-    What is not a count at all is caught later (`finish`): this only keeps a parser from raising."""
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int | float):
-        return int(value)
-    return int(value) if isinstance(value, str) and value.isdigit() and len(value) <= 18 else 0
-
-
 def field_dict(obj: dict[str, Any], key: str) -> dict[str, Any]:
     """obj[key] when it is a JSON object, else {}: an agent's stream line may hold anything there."""
     value = obj.get(key)

@@ -33,7 +33,7 @@ from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.cli import CliAgent
 from rubricgate.agents.normalize import (
     Draft,
-    as_count,
+    count_or_zero,
     fail_if_truncated,
     feed_stream,
     field_dict,
@@ -269,8 +269,8 @@ class _OpenCodeState:
         self.last_reason = str(part.get("reason") or "")
         tokens = field_dict(part, "tokens")
         cache = field_dict(tokens, "cache")
-        self.draft.input_tokens += as_count(tokens.get("input")) + as_count(cache.get("read")) + as_count(cache.get("write"))
-        self.draft.output_tokens += as_count(tokens.get("output")) + as_count(tokens.get("reasoning"))
+        self.draft.input_tokens += count_or_zero(tokens.get("input")) + count_or_zero(cache.get("read")) + count_or_zero(cache.get("write"))
+        self.draft.output_tokens += count_or_zero(tokens.get("output")) + count_or_zero(tokens.get("reasoning"))
         cost = part.get("cost")
         if isinstance(cost, (int, float)):
             self.draft.cost_usd = (self.draft.cost_usd or 0.0) + float(cost)

@@ -153,7 +153,8 @@ def parse_qwen_stream(data: bytes | str, *, agent: str = "qwen", allowed: list[s
 
 def is_cli_error_message(msg: dict[str, Any]) -> bool:
     """The CLI's own "[API Error: ...]" dressed as an assistant message (no stop reason, no usage)."""
-    blocks = [b for b in msg.get("content") or [] if isinstance(b, dict)]
+    content = msg.get("content")
+    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
     text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
     usage = field_dict(msg, "usage")
     return (bool(blocks) and all(b.get("type") == "text" for b in blocks) and text.startswith(API_ERROR_PREFIX)
@@ -195,7 +196,8 @@ class _QwenState:
         usage = field_dict(msg, "usage")
         self.turn_tokens[0] += count_or_zero(usage.get("input_tokens"))
         self.turn_tokens[1] += count_or_zero(usage.get("output_tokens"))
-        for block in msg.get("content") or []:
+        content = msg.get("content")
+        for block in content if isinstance(content, list) else []:
             if is_tool_block(block):
                 raw = str(block.get("name", ""))
                 call = self.draft.add_tool(raw, block.get("input") or {}, self.turns.turns)

@@ -19,6 +19,8 @@ def safe_relpath(repo: Path, rel: str, display: str, field: str) -> PurePosixPat
     """Validate a repo-relative path: not absolute, no '..', no symlink out of the repo."""
     if not rel or not rel.strip():
         raise GateInputError(display, field, "empty path", "give a repository-relative path")
+    if "\x00" in rel:  # no file name holds one, and the file system refuses to be asked about it
+        raise GateInputError(display, field, f"path {rel!r} holds a NUL character", "remove it")
     pure = PurePosixPath(rel)
     if pure.is_absolute() or rel.startswith("~") or (len(rel) > 1 and rel[1] == ":"):
         raise GateInputError(display, field, f"absolute path {rel!r}", "use a path relative to the repository root")

@@ -89,3 +89,14 @@ def test_codex_rollouts_with_odd_records_never_raise(payload: dict) -> None:
 def test_a_result_event_with_odd_lists_never_raises(fmt: str, result: dict) -> None:
     t = finish(parser_for(fmt)(_stream(result), agent=fmt, allowed=["read"]), _proc(), version=None)
     assert t.termination in TERMINATIONS
+
+
+@pytest.mark.parametrize("fmt", ["claude", "cortex", "qwen"])
+@pytest.mark.parametrize("event", [
+    {"type": "assistant", "message": {"id": "m", "model": "<synthetic>", "content": [{"type": "text", "text": {"a": 1}}]}},
+    {"type": "assistant", "message": {"id": "m", "content": 2.5}},
+    {"type": "assistant", "message": {"id": "m", "content": 3}},
+], ids=["synthetic-text-object", "content-float", "content-int"])
+def test_claude_shaped_assistant_messages_with_odd_content_never_raise(fmt: str, event: dict) -> None:
+    t = finish(parser_for(fmt)(_stream(event, RESULT), agent=fmt, allowed=["read"]), _proc(), version=None)
+    assert t.termination in TERMINATIONS

@@ -160,3 +160,10 @@ def test_a_key_holding_control_characters_is_shown_escaped_on_one_line(repo: Pat
     (repo / "baseline.json").write_text(text.replace('"format_version"', '"fo\\rmat\\u001b[31m_version"', 1))
     line = _validate(repo)
     assert "fo\\x0dmat\\x1b[31m_version" in line and "\x1b" not in line and "\r" not in line
+
+
+def test_a_path_holding_a_nul_character_is_an_input_error(repo: Path) -> None:
+    (repo / "evals" / "tasks" / "nul.yaml").write_text(yaml.safe_dump(
+        {"id": "nul", "review": ["skills/a\x00b/SKILL.md"], "expect": {"tier": "PASS"},
+         "rubric": {"trajectory": {"max_steps": 3}}}))
+    assert "holds a NUL character" in _validate(repo)
