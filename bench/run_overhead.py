@@ -33,7 +33,13 @@ wait until it listens; curl's request relayed by the proxy), alternating: what t
 adds per trial against the shared network (target: <= 10 ms at the median), and the harness's
 own CPU per trial in each mode (its Python: the door, the relay thread).
 
-    python bench/run_overhead.py [--trials 3] [--rounds 3] [--launches 60] [--launch-only]
+Part 6, the harness's own CPU per sandboxed trial: the stub CLI through `run_suite` (39 cases,
+`--jobs 1`), CPU seconds of the harness process alone (its Python: planning, launching,
+supervising, the proxy, grading, writing; the sandbox's processes are not counted), a run of 4
+trials a case against one of 1, over the trials that adds, per network setting (target: <= 3 ms
+a trial).
+
+    python bench/run_overhead.py [--trials 3] [--rounds 3] [--launches 60] [--launch-only] [--cpu-only]
 """
 
 from __future__ import annotations
@@ -165,11 +171,15 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--launches", type=int, default=60)
-    parser.add_argument("--launch-only", action="store_true", help="only part 3")
+    parser.add_argument("--launch-only", action="store_true", help="only parts 3 to 5")
+    parser.add_argument("--cpu-only", action="store_true", help="only part 6")
     args = parser.parse_args()
     problem = probe_bwrap()
     tmp = Path(tempfile.mkdtemp(prefix="rubricgate-bench-"))
     try:
+        if args.cpu_only:
+            report_trial_cpu(trial_cpu_ms(tmp, args.rounds))
+            return
         if not args.launch_only:
             pipeline_and_isolation(tmp, args.trials, args.rounds, problem)
         if problem:
@@ -369,6 +379,40 @@ def report_network(wall: dict[str, list[float]], cpu: dict[str, list[float]]) ->
     for key, values in cpu.items():
         q1, median, q3 = statistics.quantiles(values, n=4)
         print(f"harness CPU per launch, {key:<16}: {median:6.2f} ms median, quartiles {q1:.2f} .. {q3:.2f} ms")
+
+
+def trial_cpu_ms(tmp: Path, rounds: int) -> dict[str, list[float]]:
+    """Harness CPU ms per trial of the stub CLI through the pipeline, per network setting: the
+    difference between a run of 4 trials a case and one of 1, over the trials that adds (the
+    run's fixed start and end drop out), rounds alternating."""
+    import yaml
+    repo = clean_copy(tmp / "cpu-repo")
+    stub = tmp / "cpu-stub.py"
+    stub.write_text(STUB)
+    config_path = repo / "rubricgate.yaml"
+    config = yaml.safe_load(config_path.read_text())
+    times: dict[str, list[float]] = {}
+    for _ in range(rounds):
+        for network in ("shared", "allowlist"):
+            config["agent"] = {"name": "command", "command": [sys.executable, str(stub)], "format": "claude",
+                               "sandbox": "bwrap", "sandbox_network": network, "preflight": False}
+            config_path.write_text(yaml.safe_dump(config))
+            spent = {}
+            for trials in (1, 4):
+                start = time.process_time()
+                outcome = run_suite(RunOptions(repo=repo, trials=trials, jobs=1, reports_dir=tmp / "cpu-reports",
+                                               require_baseline=False))
+                spent[trials] = (time.process_time() - start, sum(len(c.trials) for c in outcome.summary.cases))
+            (cpu1, n1), (cpu4, n4) = spent[1], spent[4]
+            times.setdefault(network, []).append((cpu4 - cpu1) * 1000 / (n4 - n1))
+    return times
+
+
+def report_trial_cpu(times: dict[str, list[float]]) -> None:
+    for network, values in times.items():
+        print(f"harness CPU per sandboxed trial, network {network:<9}: {statistics.median(values):6.2f} ms median "
+              f"(rounds {min(values):.2f} .. {max(values):.2f})  (target <= 3 ms: "
+              f"{'met' if statistics.median(values) <= 3 else 'MISSED'})")
 
 
 if __name__ == "__main__":

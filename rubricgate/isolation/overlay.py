@@ -57,13 +57,14 @@ class Overlay:
         lower = ":".join(str(p) for p in self.lower)
         return f"lowerdir={lower},upperdir={self.upper},workdir={self.work}"
 
-    def prefix(self, userns_fd: int | None = None) -> list[str]:
+    def prefix(self, userns: str | None = None) -> list[str]:
         """The argv that mounts the overlay in a new mount namespace, then execs the rest: in a
-        new user namespace too, or (a root harness) in the trial's, entered by `nsenter`."""
+        new user namespace too, or (a root harness) in the one it lent the trial, at path
+        `userns`, entered by `nsenter`."""
         mount = ["sh", "-c", _MOUNT, "sh", self.options(), str(self.target)]
-        if userns_fd is None:
+        if userns is None:
             return [_unshare(), "--user", "--map-root-user", "--mount", *mount]
-        return [_nsenter(), f"--user=/proc/self/fd/{userns_fd}", "--", _unshare(), "--mount", *mount]
+        return [_nsenter(), f"--user={userns}", "--", _unshare(), "--mount", *mount]
 
     def bwrap_args(self, dest: Path) -> list[str]:
         """bwrap's own overlay on `dest` (inside the sandbox): `--overlay-src` bottom layer first.

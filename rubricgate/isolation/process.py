@@ -27,13 +27,14 @@ from pathlib import Path
 
 from rubricgate.isolation.admission import CANCEL, AgentSlots
 from rubricgate.isolation.guardian import current as current_guardian
-from rubricgate.isolation.identity import give_to_sandbox_user, root_harness, user_namespace
+from rubricgate.isolation.identity import NAMESPACES, HeldNamespace, give_to_sandbox_user, root_harness
 from rubricgate.isolation.limits import Limits, limit_reached
 from rubricgate.isolation.netns import NamespaceGone, listen_in
 from rubricgate.isolation.proxy import Connection, TrialDoor, open_door
 from rubricgate.isolation.reaping import KILL_GRACE_S, RUN_TOKEN_VAR, kill_escapees, kill_group, kill_sandbox
 from rubricgate.isolation.rootfs import identity_pipes
 from rubricgate.isolation.sandbox import SandboxPolicy, Writable, find_program, wrap
+from rubricgate.isolation.seccomp import filter_pipe, filter_program
 from rubricgate.isolation.streams import CappedSink, StderrTail, Streams, Wake, Watch
 
 DRAIN_TIMEOUT_S = 5.0
@@ -87,28 +88,39 @@ def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeo
             slots.release()
 
 
+@dataclass
+class _Lent:
+    """What a sandboxed trial holds until its sandbox is gone: its proxy door (a network by
+    allowlist: isolation/proxy.py) and, under a root harness, its user namespace."""
+
+    door: TrialDoor | None = None
+    namespace: HeldNamespace | None = None
+
+
 def _launch(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeouts: tuple[float, float], sink: CappedSink,
             sandbox: SandboxPolicy | None, writable: Sequence[Writable], gate_slots: AgentSlots | None) -> ProcessResult:
-    """A sandbox whose network is by allowlist gets its proxy door (isolation/proxy.py), whose
-    log becomes the result's `network`."""
-    door = open_door(sandbox.network) if sandbox is not None and sandbox.enforced and sandbox.network.proxied else None
+    """The door's log becomes the result's `network`; the namespace goes back to the pool."""
+    lent = _Lent(open_door(sandbox.network) if sandbox is not None and sandbox.enforced and sandbox.network.proxied
+                 else None)
     try:
-        result = _launch_in(argv, cwd, env, timeouts, sink, sandbox, writable, gate_slots, door)
+        result = _launch_in(argv, cwd, env, timeouts, sink, sandbox, writable, gate_slots, lent)
     finally:
-        log, omitted = door.close() if door is not None else ([], 0)
-    return replace(result, network=log, network_omitted=omitted) if door is not None else result
+        if lent.namespace is not None:
+            NAMESPACES.give_back(lent.namespace)
+        log, omitted = lent.door.close() if lent.door is not None else ([], 0)
+    return replace(result, network=log, network_omitted=omitted) if lent.door is not None else result
 
 
 def _launch_in(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeouts: tuple[float, float],
                sink: CappedSink, sandbox: SandboxPolicy | None, writable: Sequence[Writable],
-               gate_slots: AgentSlots | None, door: TrialDoor | None) -> ProcessResult:
+               gate_slots: AgentSlots | None, lent: _Lent) -> ProcessResult:
     (timeout_s, idle_s), token = timeouts, uuid.uuid4().hex
     started = time.monotonic()
     sandboxed = sandbox is not None and sandbox.enforced
     limits = sandbox.limits if sandbox is not None and sandboxed else None
     try:
         proc, gate = _spawn(argv, cwd, {**env, RUN_TOKEN_VAR: token}, sandbox, writable,
-                            gated=gate_slots is not None or door is not None, door=door)
+                            gated=gate_slots is not None or lent.door is not None, lent=lent)
     except OSError as exc:
         return ProcessResult(None, False, False, "", time.monotonic() - started, start_error=_start_error(argv[0], exc))
     finally:
@@ -163,11 +175,10 @@ def _start_error(program: str, exc: OSError) -> str:
 
 
 def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], sandbox: SandboxPolicy | None,
-           writable: Sequence[Writable], gated: bool = False,
-           door: TrialDoor | None = None) -> tuple[subprocess.Popen[bytes], int | None]:
-    """(process, write end of its gate or None). A gated agent reads its gate on stdin; `door`:
-    the trial's proxy (a sandbox whose network is by allowlist), listening in the sandbox's
-    namespace before this returns."""
+           writable: Sequence[Writable], gated: bool, lent: _Lent) -> tuple[subprocess.Popen[bytes], int | None]:
+    """(process, write end of its gate or None). A gated agent reads its gate on stdin; `lent`:
+    the trial's door (a sandbox whose network is by allowlist: listening in the sandbox's
+    namespace before this returns) and, under a root harness, the user namespace lent to it."""
     if sandbox is None or not sandbox.enforced:
         return subprocess.Popen(
             list(argv), cwd=str(cwd), env=dict(env), stdin=subprocess.DEVNULL,
@@ -175,16 +186,19 @@ def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], sandbox: Sand
     program = find_program(argv[0], env.get("PATH")) or argv[0]
     if not Path(program).exists():
         raise FileNotFoundError(2, "not found", argv[0])
-    userns = _trial_identity(writable, None if sandbox.overlay is not None else cwd)
+    lent.namespace = _trial_identity(writable, None if sandbox.overlay is not None else cwd)
+    door = lent.door
     identity = identity_pipes()
     read_fd, write_fd = os.pipe()
     gate_read, gate = os.pipe() if gated else (subprocess.DEVNULL, None)
     info_read, info_write = os.pipe() if door is not None else (None, None)
-    passed = (read_fd, *identity.values(), *(() if userns is None else (userns,)),
-              *(() if info_write is None else (info_write,)))
+    program_filter = filter_program() if sandbox.seccomp else None
+    seccomp = filter_pipe(program_filter) if program_filter is not None else None
+    passed = tuple(fd for fd in (read_fd, *identity.values(), info_write, seccomp) if fd is not None)
     try:
         wrapped, payload = wrap(sandbox, [program, *argv[1:]], cwd=cwd, env=env, writable=writable,
-                                args_fd=read_fd, gated=gated, userns_fd=userns, identity=identity, info_fd=info_write)
+                                args_fd=read_fd, gated=gated, identity=identity, info_fd=info_write, seccomp_fd=seccomp,
+                                userns=lent.namespace.path if lent.namespace is not None else None)
         # bwrap itself gets no secrets: they travel in the pipe, not in its argv or environment.
         proc = subprocess.Popen(
             wrapped, cwd="/", env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, stdin=gate_read,
@@ -240,18 +254,18 @@ def _sandbox_pid(info_read: int) -> int | None:
     return pid if isinstance(pid, int) and pid > 0 else None
 
 
-def _trial_identity(writable: Sequence[Writable], cwd: Path | None) -> int | None:
-    """A root harness: the trial's own user namespace (its descriptor), the folders the agent
-    writes given to the sandbox user first (the scratch folder with what the harness put in it;
-    the workspace folder itself, whose copied files the sandbox user owns already: runner/
-    workspace.py). An ordinary user: None (bwrap maps the sandbox user onto it)."""
+def _trial_identity(writable: Sequence[Writable], cwd: Path | None) -> HeldNamespace | None:
+    """A root harness: a user namespace lent to the trial (isolation/identity.py), the folders the
+    agent writes given to the sandbox user first (the scratch folder with what the harness put
+    in it; the workspace folder itself, whose copied files the sandbox user owns already:
+    runner/workspace.py). An ordinary user: None (bwrap maps the sandbox user onto it)."""
     if not root_harness():
         return None
     for item in writable:
         give_to_sandbox_user(item[0] if isinstance(item, tuple) else item)
     if cwd is not None and cwd.is_dir():
         give_to_sandbox_user(cwd, recursive=False)
-    return user_namespace()
+    return NAMESPACES.lend()
 
 
 def _feed_args(fd: int, payload: bytes) -> None:

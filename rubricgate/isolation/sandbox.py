@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from rubricgate.isolation.identity import CAPS_FOR_DROP, drop_to_sandbox_user
+from rubricgate.isolation.identity import CAPS_FOR_DROP, drop_to_sandbox_user, enter_namespace
 from rubricgate.isolation.limits import Limits, limit_prefix
 from rubricgate.isolation.netaccess import CLEARED_VARS, PROXY_VARS, NetworkAccess
 from rubricgate.isolation.overlay import Overlay, OverlayMount, probe_command, probe_overlay
@@ -68,6 +68,7 @@ class SandboxPolicy:
     covered: tuple[Path, ...] = ()  # the run's temp roots: no agent folder may hold them
     home: tuple[Path, ...] = ()  # the real HOME: never shown, nor any agent folder holding it
     network: NetworkAccess = NetworkAccess()  # allowlist (through the proxy), none, or shared
+    seccomp: bool = True  # the agent's seccomp filter (isolation/seccomp.py), where the architecture has one
     reason: str = ""  # why copy-only was chosen, for the loud warning
     bwrap: str = "bwrap"
     layers: bool = False  # overlay workspaces can be mounted here (isolation/overlay.py)
@@ -140,16 +141,19 @@ Writable = Path | tuple[Path, Path]  # a folder, or (folder, where the agent see
 
 def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
          writable: Sequence[Writable] = (), args_fd: int = 3, gated: bool = False,
-         userns_fd: int | None = None, identity: dict[str, int] | None = None,
-         info_fd: int | None = None) -> tuple[list[str], bytes]:
+         userns: str | None = None, identity: dict[str, int] | None = None,
+         info_fd: int | None = None, seccomp_fd: int | None = None) -> tuple[list[str], bytes]:
     """(bwrap argv, NUL-separated arguments for `--args FD`) running argv inside the sandbox in
     `cwd`, its workspace: the trial's overlay (mounted there by bwrap, or by `unshare` at its own
     target and shown there) or the folder itself, writable; `writable`: the other folders the
-    agent may write. `gated`: behind GATE, reading stdin. `userns_fd`: the trial's user
-    namespace made by a root harness (isolation/identity.py); None for an ordinary user.
+    agent may write. `gated`: behind GATE, reading stdin. `userns`: the path of the user
+    namespace a root harness lends the trial (isolation/identity.py), entered by `nsenter`;
+    None for an ordinary user.
     `identity`: pipes holding /etc/passwd and /etc/group (rootfs.identity_pipes). `info_fd`:
     where bwrap writes its sandbox process's pid (the proxy listens in that process's network
-    namespace before the gate opens: a sandbox whose network is by allowlist is always gated)."""
+    namespace before the gate opens: a sandbox whose network is by allowlist is always gated).
+    `seccomp_fd`: a pipe holding the seccomp filter (isolation/seccomp.py). The agent sees a
+    PATH of what the sandbox shows."""
     overlay = policy.overlay
     if overlay is None or not policy.bwrap_mounts_overlay:
         writable = [(overlay.target, cwd) if overlay is not None else cwd, *writable]
@@ -168,17 +172,30 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
     for source, target in binds:
         args += ["--bind", str(source), str(target)]
     chained = overlay is not None and not policy.bwrap_mounts_overlay
-    args += _identity_args(userns_fd, chained)
+    args += _identity_args(userns is not None)
     args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
              "--die-with-parent", "--new-session", "--chdir", str(cwd), "--clearenv"]
     args += network_args(policy.network, info_fd)
-    for key, value in sandbox_env(policy.network, env).items():
+    args += ["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []
+    for key, value in sandbox_env(policy.network, {**env, "PATH": sandbox_path(env.get("PATH"), shown)}).items():
         args += ["--setenv", key, value]
     payload = ("\0".join(args) + "\0").encode("utf-8", "surrogateescape")
-    mount = (overlay.prefix(userns_fd) if chained else [])  # type: ignore[union-attr]
-    inner = [*(drop_to_sandbox_user() if userns_fd is not None else ()), *limit_prefix(policy.limits),
+    enter = overlay.prefix(userns) if chained else enter_namespace(userns)  # type: ignore[union-attr]
+    inner = [*(drop_to_sandbox_user() if userns is not None else ()), *limit_prefix(policy.limits),
              *(GATE if gated or policy.network.proxied else ())]
-    return [*mount, policy.bwrap, "--args", str(args_fd), "--", *inner, *argv], payload
+    return [*enter, policy.bwrap, "--args", str(args_fd), "--", *inner, *argv], payload
+
+
+SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
+
+
+def sandbox_path(path: str | None, shown: Sequence[Path]) -> str:
+    """The agent's PATH inside: the entries of its PATH the sandbox shows (system folders, its
+    CLI's install folder), in order, then the system's own; never a folder the sandbox lacks, so
+    the value names nothing of the host (a HOME, a user name) the reviewer could not see."""
+    entries = [e for e in (path or "").split(os.pathsep)
+               if os.path.isabs(e) and (in_system(Path(e)) or _under_any(Path(e), shown))]
+    return os.pathsep.join(dict.fromkeys([*entries, *SYSTEM_PATH]))
 
 
 def network_args(access: NetworkAccess, info_fd: int | None) -> list[str]:
@@ -201,14 +218,14 @@ def sandbox_env(access: NetworkAccess, env: Mapping[str, str]) -> Mapping[str, s
     return {**{k: v for k, v in env.items() if k not in PROXY_VARS and k not in CLEARED_VARS}, **access.sandbox_env()}
 
 
-def _identity_args(userns_fd: int | None, chained: bool) -> list[str]:
+def _identity_args(lent: bool) -> list[str]:
     """Who bwrap makes the agent. An ordinary user: its own new user namespace with the sandbox
-    uid mapped onto that user. A root harness: the trial's namespace (joined by bwrap, or
-    already entered by `nsenter` for the chained overlay), and the agent drops to the sandbox
-    user itself (`setpriv`), so it keeps only what that needs until then."""
-    if userns_fd is None:
+    uid mapped onto that user. A root harness: the namespace it lent the trial, entered by
+    `nsenter` before bwrap starts, and the agent drops to the sandbox user itself (`setpriv`),
+    so it keeps only what that needs until then."""
+    if not lent:
         return ["--unshare-user", *AS_SANDBOX_UID, "--cap-drop", "ALL"]
-    return [*(() if chained else ("--userns", str(userns_fd))), *CAPS_FOR_DROP]
+    return list(CAPS_FOR_DROP)
 
 
 def outermost(paths: Sequence[Path], also: Sequence[Path] = ()) -> list[Path]:
