@@ -75,6 +75,7 @@ class WorkTree:
 
     def __init__(self, root: Path) -> None:
         self.root = os.path.realpath(root)
+        self._every: list[str] | None = None  # every file, listed once for the globs
 
     def real(self, rel: str) -> tuple[str, str] | None:
         path = os.path.realpath(os.path.join(self.root, rel))
@@ -108,8 +109,10 @@ class WorkTree:
         return sorted(found)
 
     def glob(self, pattern: str) -> list[str]:
+        if self._every is None:
+            self._every = self.files_under("")
         regex = glob_regex(pattern)
-        return [rel for rel in self.files_under("") if regex.fullmatch(rel)]
+        return [rel for rel in self._every if regex.fullmatch(rel)]
 
 
 class CommitTree:
