@@ -90,10 +90,11 @@ def run_jobs(ctx: RunContext, jobs: list[Job], workers: int = 1) -> list[TrialRe
     if ctx.slots is None or ctx.slots.size != workers:
         ctx.slots = AgentSlots(workers)
     pool = ThreadPoolExecutor(max_workers=trial_threads(workers, ahead=runs_ahead(ctx)), thread_name_prefix="trial")
-    futures = [pool.submit(run_trial, ctx, job) for job in jobs[:workers]]
-    try:
+    futures: list = []
+    try:  # from the first submission on: an interrupt must never leave a trial running unawaited
+        futures.extend(pool.submit(run_trial, ctx, job) for job in jobs[:workers])
         _first_wave_out(ctx.slots, futures)
-        futures += [pool.submit(run_trial, ctx, job) for job in jobs[workers:]]
+        futures.extend(pool.submit(run_trial, ctx, job) for job in jobs[workers:])
         wait(futures)
     except KeyboardInterrupt:
         CANCEL.trip()
@@ -150,6 +151,8 @@ def restore_interrupts(handlers: dict) -> None:
 
 
 def _wind_down(pool: ThreadPoolExecutor, futures: list) -> None:
+    # A trial submitted as the interrupt landed may be missing from `futures`: shutdown (which
+    # joins every trial thread, past the queued work it cancels) waits for it all the same.
     for future in futures:
         future.cancel()
     while True:

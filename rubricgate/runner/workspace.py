@@ -188,25 +188,38 @@ class Remover:
     def __init__(self, backlog: int = BACKLOG) -> None:
         self._queue: queue.Queue[tuple[Path, bool] | None] = queue.Queue(maxsize=backlog)
         self._backlog = backlog
+        self._closed = False
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
     def __call__(self, folder: Path, bulk: bool = False) -> None:
-        """Remove `folder` soon; `bulk`: it is a full copy (batched into one `rm -rf`)."""
+        """Remove `folder` soon; `bulk`: it is a full copy (batched into one `rm -rf`). Once
+        closed (a trial that ended after the run's end began), at once in the caller's thread."""
         with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._work, name="trial-remover", daemon=True)
-                self._thread.start()
-        self._queue.put((folder, bulk))
+            if self._closed:
+                late = True
+            else:
+                late = False
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._work, name="trial-remover", daemon=True)
+                    self._thread.start()
+        if not late:
+            self._queue.put((folder, bulk))
+        elif bulk:
+            remove_trees([folder])
+        else:
+            remove_tree(folder)
 
     def copy(self, folder: Path) -> None:
         """Remove a full copy of the tree soon."""
         self(folder, bulk=True)
 
     def close(self) -> None:
-        """Return once every queued folder is gone."""
+        """Return once every queued folder is gone. A later call removes its folder itself: a
+        second worker started then could take the end marker meant for this one, which would
+        wait for it forever (an interrupt once left a trial running past the run's end)."""
         with self._lock:
-            thread, self._thread = self._thread, None
+            thread, self._thread, self._closed = self._thread, None, True
         if thread is not None:
             self._queue.put(None)
             thread.join()
