@@ -1,10 +1,12 @@
-"""A test HTTP server on 127.0.0.1:<free port>, served from a daemon thread; a context manager.
+"""Test servers on 127.0.0.1:<free port>, served from a daemon thread.
 
-Shared by the scripted model servers (tests/e2e) and the fake GitHub API.
+LoopbackServer (HTTP, a context manager) is shared by the scripted model servers (tests/e2e) and
+the fake GitHub API; AnsweringServer (raw sockets) by the network proxy's and sandbox's tests.
 """
 
 from __future__ import annotations
 
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -27,3 +29,54 @@ class LoopbackServer:
     def __exit__(self, *exc: object) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class AnsweringServer:
+    """A raw socket server on 127.0.0.1 (or any `address` of `family`, an abstract unix name
+    among them): it records each connection's request head in `got` (what came before a blank
+    line, or within a second from a client that sends nothing), answers `reply`, and with
+    `keep_reading` reads on until the client closes. Served from a daemon thread until close()."""
+
+    def __init__(self, reply: bytes, address: object = ("127.0.0.1", 0), family: int = socket.AF_INET,
+                 keep_reading: bool = False):
+        self.sock = socket.socket(family, socket.SOCK_STREAM)
+        self.sock.bind(address)
+        self.sock.listen(16)
+        self.reply, self.keep_reading = reply, keep_reading
+        self.got: list[bytes] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    @property
+    def port(self) -> int:
+        return self.sock.getsockname()[1]
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:  # closed: the test is over
+                return
+            with conn:
+                self._answer(conn)
+
+    def _answer(self, conn: socket.socket) -> None:
+        conn.settimeout(1)
+        data = b""
+        try:
+            while b"\r\n\r\n" not in data and (chunk := conn.recv(4096)):
+                data += chunk
+        except TimeoutError:
+            pass  # noqa: S110 - a client that sends nothing is answered all the same
+        except OSError:
+            return
+        self.got.append(data)
+        conn.settimeout(5)
+        try:
+            conn.sendall(self.reply)
+            while self.keep_reading and conn.recv(4096):
+                continue
+        except OSError:
+            return
+
+    def close(self) -> None:
+        self.sock.close()

@@ -23,6 +23,8 @@ import ctypes
 import errno
 import os
 import socket
+import sys
+import warnings
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -74,7 +76,7 @@ def _in_a_child(user: int, net: int, ports: Sequence[int]) -> list[socket.socket
     _libc()  # loaded before the fork: the child only makes system calls
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        child = os.fork()
+        child = _fork()
         if child == 0:  # pragma: no cover - runs in the forked child, which only _exits
             _child(theirs, user, net, ports)
         theirs.close()
@@ -90,6 +92,17 @@ def _in_a_child(user: int, net: int, ports: Sequence[int]) -> list[socket.socket
             os.close(fd)
         raise OSError(errno.EPERM, f"cannot listen in the sandbox's network namespace: {message.decode(errors='replace')}")
     return [socket.socket(fileno=fd) for fd in fds]
+
+
+def _fork() -> int:
+    """os.fork. Python 3.12 warns on a fork in a process with threads (a child that ran Python
+    code could deadlock on a lock another thread held); this child runs only system calls
+    (`_child`) and `_exit`s, so the warning is not for it."""
+    if sys.version_info < (3, 12):
+        return os.fork()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*use of fork", category=DeprecationWarning)
+        return os.fork()
 
 
 def _child(channel: socket.socket, user: int, net: int, ports: Sequence[int]) -> None:  # pragma: no cover

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import yaml
 from rubricgate.pipeline import RunOptions, run_suite
 from tests.conftest import git, make_repo
 from tests.faults.reviewers import use_reviewer, write_reviewer
+from tests.loopback import AnsweringServer
 
 pytestmark = pytest.mark.usefixtures("bwrap_ready")
 FIXTURES = ["block/data-loader"]
@@ -68,40 +68,10 @@ note = "SEEN:" + json.dumps(seen) + ":SEEN"
 '''
 
 
-class Banner:
-    """A loopback TCP server that answers every connection with an HTTP response naming itself."""
-
-    def __init__(self, host: str, banner: str, family: int = socket.AF_INET, address: object = None):
-        self.sock = socket.socket(family, socket.SOCK_STREAM)
-        self.sock.bind(address if address is not None else (host, 0))
-        self.sock.listen(16)
-        self.body = banner.encode()
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    @property
-    def port(self) -> int:
-        return self.sock.getsockname()[1]
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn:
-                conn.settimeout(2)
-                try:
-                    conn.recv(4096)
-                except OSError:
-                    pass  # a raw client that sends nothing still gets the banner
-                head = f"HTTP/1.0 200 OK\r\nContent-Length: {len(self.body)}\r\n\r\n".encode()
-                try:
-                    conn.sendall(head + self.body)
-                except OSError:
-                    continue
-
-    def close(self) -> None:
-        self.sock.close()
+def banner(text: str, address: object = ("127.0.0.1", 0), family: int = socket.AF_INET) -> AnsweringServer:
+    """A server answering every connection with an HTTP response naming itself."""
+    body = text.encode()
+    return AnsweringServer(f"HTTP/1.0 200 OK\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body, address, family)
 
 
 def _seen(run_dir: Path) -> dict:
@@ -121,11 +91,11 @@ def probed(tmp_path_factory) -> Iterator[tuple]:
     from rubricgate.view.site import site_for
 
     root = tmp_path_factory.mktemp("net")
-    hidden = Banner("127.0.0.1", "SECRET-LOOPBACK")
-    other = Banner("127.0.0.2", "SECRET-OTHER-HOST")
-    allowed = Banner("127.0.0.1", "ENDPOINT-OK")
+    hidden = banner("SECRET-LOOPBACK")
+    other = banner("SECRET-OTHER-HOST", ("127.0.0.2", 0))
+    allowed = banner("ENDPOINT-OK")
     name = f"rubricgate-test-{root.name}"
-    abstract = Banner("", "SECRET-ABSTRACT", socket.AF_UNIX, "\0" + name)
+    abstract = banner("SECRET-ABSTRACT", "\0" + name, socket.AF_UNIX)
     viewed = make_repo(root / "viewed", fixtures=FIXTURES)
     run_suite(RunOptions(repo=viewed))  # a run whose pages hold the answer key
     viewer, thread = serve_in_thread(site_for([viewed / "reports"]), 0)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import socket
-import threading
 from pathlib import Path
 
 import pytest
@@ -14,52 +13,12 @@ import pytest
 from rubricgate.isolation import proxy
 from rubricgate.isolation.netaccess import HostPort, NetworkAccess, network_access
 from rubricgate.isolation.proxy import open_door
-
-
-class Server:
-    """A loopback TCP server: records what each connection sent, answers with `reply`."""
-
-    def __init__(self, reply: bytes, keep_reading: bool = False):
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.reply, self.keep_reading = reply, keep_reading
-        self.got: list[bytes] = []
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    @property
-    def port(self) -> int:
-        return self.sock.getsockname()[1]
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn:
-                conn.settimeout(5)
-                data = b""
-                try:
-                    while b"\r\n\r\n" not in data:
-                        chunk = conn.recv(4096)
-                        if not chunk:
-                            break
-                        data += chunk
-                    self.got.append(data)
-                    conn.sendall(self.reply)
-                    while self.keep_reading and conn.recv(4096):
-                        pass
-                except OSError:
-                    continue
-
-    def close(self) -> None:
-        self.sock.close()
+from tests.loopback import AnsweringServer
 
 
 @pytest.fixture
 def endpoint():
-    server = Server(b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 12\r\nContent-Length: 5\r\n\r\nslow!")
+    server = AnsweringServer(b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 12\r\nContent-Length: 5\r\n\r\nslow!")
     yield server
     server.close()
 
@@ -101,7 +60,7 @@ def _allow(*ports: int, env: dict[str, str] | None = None) -> NetworkAccess:
     b"CONNECT api.example.com:443 HTTP/1.1\r\n\r\n",
 ])
 def test_a_destination_not_allowed_is_refused_and_logged(tmp_path, endpoint, request_head) -> None:
-    other = Server(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nSECRET")
+    other = AnsweringServer(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nSECRET")
     door = _door(tmp_path, _allow(endpoint.port))
     try:
         answer = _ask(door, request_head.replace(b"{other}", str(other.port).encode()))
@@ -196,7 +155,7 @@ def test_a_client_that_ignored_the_proxy_variables_reaches_a_loopback_endpoint_b
 
 
 def test_a_tunnel_relays_bytes_both_ways_and_counts_them(tmp_path) -> None:
-    echo = Server(b"pong", keep_reading=True)
+    echo = AnsweringServer(b"pong", keep_reading=True)
     door = _door(tmp_path, _allow(echo.port))
     try:
         with _connect(door) as client:
@@ -211,7 +170,7 @@ def test_a_tunnel_relays_bytes_both_ways_and_counts_them(tmp_path) -> None:
 
 
 def test_the_users_own_proxy_is_chained_with_its_credentials(tmp_path) -> None:
-    upstream = Server(b"HTTP/1.1 200 Connection established\r\n\r\nfrom-upstream")
+    upstream = AnsweringServer(b"HTTP/1.1 200 Connection established\r\n\r\nfrom-upstream")
     env = {"HTTPS_PROXY": f"http://alice:s%40cret@127.0.0.1:{upstream.port}"}
     access = network_access("allowlist", [HostPort("api.example.com", 443)], env)
     door = _door(tmp_path, access)
@@ -228,7 +187,7 @@ def test_the_users_own_proxy_is_chained_with_its_credentials(tmp_path) -> None:
 
 
 def test_the_users_proxy_refusing_is_unreachable_and_says_so(tmp_path) -> None:
-    upstream = Server(b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n")
+    upstream = AnsweringServer(b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n")
     access = network_access("allowlist", [HostPort("api.example.com", 443)],
                             {"https_proxy": f"http://127.0.0.1:{upstream.port}"})
     door = _door(tmp_path, access)
@@ -242,7 +201,7 @@ def test_the_users_proxy_refusing_is_unreachable_and_says_so(tmp_path) -> None:
 
 
 def test_plain_http_goes_to_the_users_http_proxy_in_absolute_form(tmp_path) -> None:
-    upstream = Server(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")
+    upstream = AnsweringServer(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")
     access = network_access("allowlist", [HostPort("models.example.com", 80)],
                             {"HTTP_PROXY": f"http://bob:pw@127.0.0.1:{upstream.port}"})
     door = _door(tmp_path, access)
@@ -266,7 +225,7 @@ def test_no_proxy_and_loopback_endpoints_skip_the_users_proxy(endpoint) -> None:
 
 
 def test_closing_the_door_ends_what_is_open_and_stops_listening(tmp_path) -> None:
-    silent = Server(b"", keep_reading=True)
+    silent = AnsweringServer(b"", keep_reading=True)
     door = _door(tmp_path, _allow(silent.port))
     client = _connect(door)
     client.sendall(f"CONNECT 127.0.0.1:{silent.port} HTTP/1.1\r\n\r\n".encode())
