@@ -221,7 +221,7 @@ class _GeminiState:
             call.keep_result(output)
         if ev.get("status") != "success":
             text = f"{err.get('message', '')} {output or ''}".lower()
-            denied = err.get("type") in _DENIED_TYPES or any(m in text for m in _DENIAL_MARKERS)
+            denied = str(err.get("type")) in _DENIED_TYPES or any(m in text for m in _DENIAL_MARKERS)
             call.status = "denied" if denied else "error"
 
     def _end(self, ev: dict[str, Any]) -> None:

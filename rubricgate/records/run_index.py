@@ -65,7 +65,7 @@ def head_of(summary: Summary, stamp: str, kind: str | None = None) -> RunHead:
                for d, r in summary.rates.items()},
         cases=len(summary.cases), trials=sum(len(c.trials) for c in summary.cases), failing_cases=failing,
         flaky_cases=len(summary.flaky_cases), errored=len(summary.errored), cost_usd=cost.get("cost_usd"),
-        tokens=int(cost.get("input_tokens", 0) or 0) + int(cost.get("output_tokens", 0) or 0), run_url=summary.run_url,
+        tokens=(_int(cost.get("input_tokens")) or 0) + (_int(cost.get("output_tokens")) or 0), run_url=summary.run_url,
         margin=(summary.gate.plan or {}).get("margin") if summary.gate else None,
         changes=[f"{c.rule} {c.detail}" for c in summary.rule_changes[:MAX_CHANGES]])
 

@@ -174,8 +174,12 @@ class Catalog:
 
     def _build(self, ref: RunRef, stamp: str) -> RunHead:
         summary = self.summary(ref)
-        head = index.head_of(summary, stamp, self._kind(ref, summary))
-        cases = index.dump_cases(index.cases_of(summary, stamp))
+        try:
+            head = index.head_of(summary, stamp, self._kind(ref, summary))
+            cases = index.dump_cases(index.cases_of(summary, stamp))
+        except ValueError as exc:  # a summary that validates but holds what no run writes (a hand edit)
+            raise GateInputError(str(ref.root / ref.summary), "", f"cannot be indexed: {str(exc).splitlines()[0]}",
+                                 "point the viewer at folders rubricgate wrote") from exc
         if ref.key != summary.run_id:
             head = head.model_copy(update={"run_id": ref.key})
         if not (ref.folder and index.store(ref.root, head, cases)):

@@ -100,3 +100,10 @@ def test_a_result_event_with_odd_lists_never_raises(fmt: str, result: dict) -> N
 def test_claude_shaped_assistant_messages_with_odd_content_never_raise(fmt: str, event: dict) -> None:
     t = finish(parser_for(fmt)(_stream(event, RESULT), agent=fmt, allowed=["read"]), _proc(), version=None)
     assert t.termination in TERMINATIONS
+
+
+def test_a_gemini_tool_result_whose_error_type_is_an_object_never_raises() -> None:
+    use = {"type": "tool_use", "tool_name": "read_file", "tool_id": "t1", "parameters": {"file_path": "a"}}
+    result = {"type": "tool_result", "tool_id": "t1", "status": "error", "error": {"type": {"a": 1}, "message": "x"}}
+    t = finish(parser_for("gemini")(_stream(use, result), agent="gemini", allowed=["read"]), _proc(), version=None)
+    assert t.termination in TERMINATIONS and t.tool_calls[0].status == "error"

@@ -86,3 +86,18 @@ def test_the_served_viewer_keeps_answering_after_a_run_folder_is_removed(reports
     status, body = _get(serving, "/")
     assert b"the run&#39;s folder is gone" in body or b"the run's folder is gone" in body
     assert _get(serving, "/" + urls.run(MID))[0] in (404, 500)
+
+
+def test_a_summary_holding_what_no_run_writes_is_listed_or_left_out_never_a_failed_page(reports, serving) -> None:
+    """A hand-edited summary whose cost section holds words (the fuzz's summary.json mutations)
+    made the index build raise out of every listing page."""
+    import json
+
+    for run, cost in ((OLD, {"input_tokens": "PASS", "output_tokens": "\ud800"}), (MID, {"cost_usd": "x"})):
+        summary = json.loads((reports / run / "summary.json").read_text())
+        summary["cost"] = cost
+        (reports / run / "summary.json").write_text(json.dumps(summary))
+        for leftover in ("view-index.json", "view-cases.jsonl"):
+            (reports / run / leftover).unlink(missing_ok=True)
+    status, body = _get(serving, "/")
+    assert status == 200 and b"cannot be indexed" in body and OLD.encode() in body
