@@ -18,7 +18,7 @@ trials):
   * the drop's lower bound at the tests' level (what a REGRESSION states, and the drift
     allowance's check), from the trials that ran.
 
-With within-run dependence (rubricgate/gating/dependence.py) the unit changes: a case's session
+With within-run dependence the unit changes: a case's session
 of n trials counts as n / (1 + (n - 1) rho) trials (Rao and Scott 1992, Biometrics 48, 577-585),
 the test becomes the score (Cochran-Mantel-Haenszel) statistic with each case's variance
 inflated by its design effects, and the bounds are taken at the effective sizes.
