@@ -46,10 +46,13 @@ def run_suite(options: RunOptions) -> RunOutcome:
     jobs = plan(loaded, options)
     workers = options.jobs or default_jobs(loaded.config.agent.jobs, [j.agent for j in jobs])
     options = replace(options, jobs=workers)
+    rounds = adaptive_rounds(loaded, jobs, options)  # a continued run takes up its trials (gating/continuation.py)
     with start_run(options, loaded, jobs, listing, agent_factory=get_agent) as run:
         ahead = ReportsAhead(run.ctx.slots.filled if run.ctx.slots else None)
-        rounds = adaptive_rounds(loaded, jobs, options)
         results = run_trials(run, jobs, workers, on_graded=ahead.prerender, rounds=rounds)
+        if rounds is not None and rounds.continued is not None:
+            results = rounds.continued.trials + results
+            rounds.continued.copy_transcripts(run.ctx.run_dir)
         summary = aggregate_and_gate(loaded, jobs, results, run, ahead)
         summary = report(run, loaded, summary, ahead)
     return RunOutcome(summary, run.ctx.run_dir, summary.decision.exit_code, run.kept)
@@ -71,12 +74,25 @@ def adaptive_rounds(loaded: Loaded, jobs: list[Job], options: RunOptions):
     """The statistical gate's adaptive rounds (gating/adaptive.py) over the planned cases, in plan
     order (changed cases first); None for a fixed design: strict, a baseline run, a shard."""
     if loaded.config.gate.method != "statistical" or options.shard is not None:
+        if options.continues is not None:
+            raise GateInputError("--continue", str(options.continues), "only the statistical gate's adaptive rounds continue",
+                                 "set gate.method: statistical, or run afresh")
         return None
     from rubricgate.gating.adaptive import rounds_for
 
     order = list(dict.fromkeys(j.case.id for j in jobs))
-    return rounds_for(loaded.baseline, loaded.config.gate, order, options.trials or loaded.config.trials, options.kind,
-                      loaded.config.graded_dimensions())
+    first = options.trials or loaded.config.trials
+    rounds = rounds_for(loaded.baseline, loaded.config.gate, order, first, options.kind, loaded.config.graded_dimensions())
+    if rounds is not None and options.kind == "run":
+        from rubricgate.gating.continuation import prepare
+
+        continued, rounds.design_key = prepare(options.repo, loaded, order, first, options.agent or loaded.config.agent.name,
+                                               options.continues)
+        rounds.take_up(continued)
+    elif options.continues is not None:
+        raise GateInputError("--continue", str(options.continues), "this run shares no case with the baseline",
+                             "continue with the cases the run had")
+    return rounds
 
 
 def aggregate_and_gate(loaded: Loaded, jobs: list[Job], results: list[TrialResult], run: StartedRun,

@@ -76,8 +76,11 @@ max_cost_option = click.option("--max-cost", type=FiniteFloatRange(min=0), defau
               help="Run only shard K of N (deterministic, balanced); join the shards with `rubricgate merge`.")
 @click.option("--shard-costs", type=click.Path(path_type=Path), default=None, metavar="RUN_DIR",
               help="Balance the shards by this earlier run's trial durations (give every shard the same one).")
+@click.option("--continue", "continues", type=click.Path(file_okay=False, path_type=Path), default=None,
+              metavar="RUN_DIR", help="Continue this INCONCLUSIVE run: its trials count, the design's next budget "
+                                      "runs, the errors still controlled (statistical gate).")
 def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, cache_dir, max_cost, shard,
-        shard_costs) -> None:
+        shard_costs, continues) -> None:
     """Run the suite against the reviewer and gate the rates against baseline.json."""
     sharding = shard is not None or shard_costs is not None
     if sharding:  # the shard module and its models only when sharding: a run's start is its fixed cost
@@ -88,7 +91,7 @@ def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, ca
         options = _run_options(repo=_repo(repo), config_path=config_path, agent=agent, trials=trials,
                                exits_after=True, only=list(only), jobs=jobs, keep_workspaces=keep_workspaces, listeners=_listeners(),
                                cache=cache or cache_dir is not None, cache_dir=cache_dir, max_cost=max_cost,
-                               shard=spec_from_flags(shard, shard_costs) if sharding else None)
+                               shard=spec_from_flags(shard, shard_costs) if sharding else None, continues=continues)
         outcome = run_shard(options) if shard else run_suite(options)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
@@ -202,13 +205,18 @@ def baseline() -> None:
               help="Use this run's summary.json instead of running the suite.")
 @click.option("--allow-partial", is_flag=True,
               help="Accept a run that left cases out (--only), was interrupted, or had errored trials.")
-def baseline_update(repo, config_path, reason, from_run, allow_partial) -> None:
+@click.option("--sessions", type=click.IntRange(min=1, max=20), default=None,
+              help="Separate runs to measure in (statistical gate default: 2, so within-run dependence can be checked).")
+@click.option("--trials", type=click.IntRange(min=1), default=None,
+              help="Trials per case in all, split among the sessions (statistical gate default: at least 10, "
+                   "and what a single collapsing case needs at this suite size).")
+def baseline_update(repo, config_path, reason, from_run, allow_partial, sessions, trials) -> None:
     """Set the baseline from a run: raise freely, lower only with --reason."""
     from rubricgate.flows.baseline_update import BaselineRequest, update_baseline  # runs the pipeline: on use
 
     interrupt_on_sigterm()
     request = BaselineRequest(repo=_repo(repo), config_path=config_path, reason=reason, from_run=from_run,
-                              allow_partial=allow_partial, listeners=_listeners())
+                              allow_partial=allow_partial, listeners=_listeners(), sessions=sessions, trials=trials)
     try:
         done = update_baseline(request)
     except (GateInputError, GateInputErrors) as exc:

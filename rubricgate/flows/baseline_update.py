@@ -1,5 +1,10 @@
 """The `baseline update` flow: check the inputs before running anything, run (or read) a
-complete measurement, and refuse one that does not cover the whole suite unless told."""
+complete measurement, and refuse one that does not cover the whole suite unless told.
+
+Under the statistical gate a measurement is several sessions (separate runs, each every case at
+the same trials): what lets the gate check that the trials of one run are independent
+(gating/dependence.py), with at least the trials a single collapsing case needs at this suite
+size (gating/planning.py's baseline_measure; --sessions and --trials choose otherwise)."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from pathlib import Path
 
 from rubricgate.errors import GateInputError
 from rubricgate.gating.baseline import reviewer_fingerprint, updated_baseline, write_baseline
+from rubricgate.gating.planning import baseline_measure
 from rubricgate.models.baseline import Baseline
 from rubricgate.models.results import CaseSpec, Summary
 from rubricgate.pipeline import RunOptions, run_suite
@@ -25,6 +31,8 @@ class BaselineRequest:
     from_run: Path | None = None
     allow_partial: bool = False
     listeners: list | None = None
+    sessions: int | None = None  # separate runs of the measurement (default: baseline_measure)
+    trials: int | None = None  # trials per case in all, split among the sessions (default: baseline_measure)
 
 
 @dataclass
@@ -64,19 +72,38 @@ def partial_problems(summary: Summary, cases: list[CaseSpec]) -> list[str]:
     return problems
 
 
+def measure(request: BaselineRequest, loaded) -> tuple[int, int]:
+    """(sessions, trials per case in each) of a new measurement: the request's, else the default."""
+    gate, dims = loaded.config.gate, loaded.config.graded_dimensions()
+    sessions, per_session = baseline_measure(len(loaded.cases), len(dims), gate, request.trials or loaded.config.trials)
+    if request.sessions is not None or request.trials is not None:
+        sessions = request.sessions or sessions
+        total = request.trials or sessions * per_session
+        per_session = max(1, -(-total // sessions))
+    return sessions, per_session
+
+
 def update_baseline(request: BaselineRequest) -> BaselineUpdated:
     """Check inputs, measure (or read) the run, refuse a partial one unless allowed, write baseline.json."""
     check_reason(request)
     loaded = load_all(request.repo, request.config_path, require_baseline=False)
     path = request.repo / loaded.config.baseline
     old = load_baseline(path, loaded.config.baseline, allow_format_1=True) if path.exists() else None
+    more: list[Summary] = []
     if request.from_run is not None:
         summary, source = read_summary(request.from_run), str(request.from_run)
     else:
-        outcome = run_suite(RunOptions(repo=request.repo, config_path=request.config_path, require_baseline=False,
-                                       listeners=list(request.listeners or []), kind="baseline"))
-        summary, source = outcome.summary, str(outcome.run_dir)
-    problems = partial_problems(summary, loaded.cases)
+        sessions, trials = measure(request, loaded)
+        outcomes = []
+        for _ in range(sessions):  # each session a run of its own, one after the other
+            outcomes.append(run_suite(RunOptions(repo=request.repo, config_path=request.config_path,
+                                                 require_baseline=False, listeners=list(request.listeners or []),
+                                                 kind="baseline", trials=trials)))
+            if not outcomes[-1].summary.complete:
+                break  # interrupted: the partial check below says so
+        summary, more = outcomes[0].summary, [o.summary for o in outcomes[1:]]
+        source = ", ".join(str(o.run_dir) for o in outcomes)
+    problems = [p for s in (summary, *more) for p in partial_problems(s, loaded.cases)]
     if problems and not request.allow_partial:
         raise GateInputError(source, "", "not a measurement of the whole suite: " + "; ".join(problems),
                              "update from a complete run of every case, or pass --allow-partial")
@@ -84,7 +111,7 @@ def update_baseline(request: BaselineRequest) -> BaselineUpdated:
     recorded = summary.reviewer.fingerprint if summary.reviewer else ""
     digest = recorded or reviewer_fingerprint(reviewer_digest(request.repo, loaded.config))
     try:  # merged per case: a partial run (--allow-partial) refreshes only its cases
-        update = updated_baseline(old, summary, request.reason or "", [c.id for c in loaded.cases], digest)
+        update = updated_baseline(old, summary, request.reason or "", [c.id for c in loaded.cases], digest, more)
     except GateInputError as exc:
         raise _lowering_needs_reason(exc, source, request.from_run) from None
     write_baseline(path, update.baseline)

@@ -24,8 +24,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rubricgate.gating.collapse import reliable, stable
+from rubricgate.gating.dependence import baseline_sessions
+from rubricgate.gating.dependence import check as check_dependence
 from rubricgate.gating.gate import Look, decide
 from rubricgate.gating.outcome import ALPHA_SHARES
+from rubricgate.gating.planning import CONFIRM_FACTOR
 from rubricgate.gating.power import design
 from rubricgate.gating.sequential import Schedule, confirmation_size
 from rubricgate.models.baseline import Baseline
@@ -38,9 +41,8 @@ Outcome = Mapping[str, bool]  # dimension -> passed, for one graded trial
 # before it) and stop at the first pass of the failing dimensions: the per-case test rejects
 # only when every confirmation trial fails, so stopping at a pass changes no rejection. A
 # one-off failure then costs one trial, and a batch of 7 runs in 3 rounds instead of 4.
-# A confirmation may run past gate.max_trials_per_case, up to this many times it: a case that
-# fails every trial is never let through because the budget was too small to show it.
-CONFIRM_FACTOR = 3
+# A confirmation may run past gate.max_trials_per_case, up to CONFIRM_FACTOR times it (planning.py):
+# a case that fails every trial is never let through because the budget was too small to show it.
 
 
 @dataclass
@@ -88,8 +90,12 @@ class AdaptiveRun:
         self.graded = list(dims)
         self.dims, shared = shared_design(baseline, order, dims)
         counts = {c: {d: (baseline.cases[c][d].passes, baseline.cases[c][d].trials) for d in self.dims} for c in shared}
+        # Within-run dependence, checked on the baseline's sessions before the first trial: the
+        # design (its information and PASS calibration) counts a case's trials at their design effect.
+        self.dependence = check_dependence(baseline_sessions(baseline, shared, self.dims))
+        sessions = {c: max(len(baseline.cases[c][d].runs()) for d in self.dims) for c in shared}
         self.schedule: Schedule = design(counts, self.dims, gate.confidence, gate.margin, self.first,
-                                         max(gate.max_trials_per_case, self.first))
+                                         max(gate.max_trials_per_case, self.first), self.dependence.unit(), sessions)
         self.order, self.shared = list(order), shared
         self.new = [c for c in order if c not in counts]
         self.design, self.confirm = Tally(), Tally()
@@ -104,11 +110,14 @@ class AdaptiveRun:
         self.confirmed_cases: set[str] = set()
         self.trial_index: dict[str, int] = {c: 0 for c in order}
         self.confirmation_trials: set[tuple[str, int]] = set()
+        self.prior: list[dict] = []  # the looks of the runs this one continues (summary.json gate.looks)
+        self.continued = None  # the run this one continues (gating/continuation.py's Continued)
+        self.design_key = ""  # what identifies the design (gating/continuation.py)
 
     def next_batch(self) -> list[tuple[str, int, bool]]:
         """(case, trial number, is_confirmation) of every trial up to the next look; [] when the
         design is spent (up to this run's limit) and no confirmation is pending."""
-        k = self._design_looks() + 1 if self.looks else 0
+        k = self._design_looks() + 1 if self.looks or self.done_rounds else 0
         # Confirmations pending: only those run, the design waits (its next look may not be needed:
         # a confirmed collapse stops the run). A look after them repeats the design's last one.
         waiting = any(self.pending.values())
@@ -166,6 +175,41 @@ class AdaptiveRun:
         self.looks.append(result)
         return result
 
+    def resume(self, trials: Sequence, looks: Sequence[dict], continuations: int) -> None:
+        """Take up where a run that ended undecided stopped: its trials (TrialResult: design ones
+        and confirmations, errored ones as missing data), its looks and the continuations it took.
+        The next `extend` then opens the design's next pre-planned budget of rounds."""
+        for t in sorted(trials, key=lambda t: t.trial):
+            outcome = None if t.errored or any(g.category == "not_run" for g in t.grades.values()) else \
+                {d: g.passed for d, g in t.grades.items()}
+            if t.confirmation:
+                self.confirmation_trials.add((t.case_id, t.trial))
+                self.confirmed_cases.add(t.case_id)
+                self.confirm_sent[t.case_id] = self.confirm_sent.get(t.case_id, 0) + 1
+            self.record(t.case_id, outcome, t.confirmation, t.errored)
+            self.trial_index[t.case_id] = max(self.trial_index.get(t.case_id, 0), t.trial)
+        self.pending = {}
+        design = self.design.frozen()
+        self.done_rounds = max((n + self.lost.get(c, 0) for c in self.shared
+                                for n in [max((n for _, n in design.get(c, {}).values()), default=0)]), default=0)
+        self.limit = self.schedule.budget_looks * (1 + continuations)
+        self.prior = list(looks)
+
+    def take_up(self, continued) -> None:
+        """Continue `continued` (None: a fresh run): its trials, then the next budget of rounds;
+        an error when the design has no continuation left."""
+        self.continued = continued
+        if continued is None:
+            return
+        gate = continued.summary.gate
+        self.resume(continued.trials, gate.looks, gate.continuations)
+        if not self.extend():
+            from rubricgate.errors import GateInputError
+
+            raise GateInputError("--continue", str(continued.run_dir), "the design has no continuation left "
+                                 f"(it was planned for {len(self.schedule.looks) // self.schedule.budget_looks - 1})",
+                                 "add cases, raise gate.max_trials_per_case or re-measure the baseline, then run afresh")
+
     def extend(self) -> bool:
         """Continue a run that ended undecided: allow the next budget of pre-planned rounds
         (False when the design has no continuation left)."""
@@ -204,6 +248,8 @@ class AdaptiveRun:
         alpha = (1 - self.gate.confidence) * ALPHA_SHARES["cases"]
         level = alpha / (2 * (self._open_pairs(per_case) + 1))  # room for pairs that open later
         room = self.confirm_room()
+        if self.dependence.rho:  # confirmations in the same run would repeat its answer: nothing to gain
+            return
         for case in self.shared:
             if case in self.confirmed_cases or self.pending.get(case):
                 continue
@@ -254,14 +300,17 @@ class AdaptiveRun:
         confirmed = {c: v for c, v in self.confirm.frozen().items() if c in self.confirmed_cases}
         k = self._design_looks()
         if not self.shared:
-            return self.design.frozen(), Look(confirmed=confirmed, lost_confirm=dict(self.lost_confirm))
+            return self.design.frozen(), Look(confirmed=confirmed, lost_confirm=dict(self.lost_confirm),
+                                              dependence=self.dependence)
         return self.design.frozen(), Look(self.schedule.spend[k], confirmed, self.schedule.pass_score(k),
-                                          self.schedule.case_spend[k], self.confirm_room(), lost_confirm=dict(self.lost_confirm))
+                                          self.schedule.case_spend[k], self.confirm_room(),
+                                          lost_confirm=dict(self.lost_confirm), dependence=self.dependence)
 
     def history(self) -> list[dict]:
-        """Per look: trials so far, the decision and why the run stopped or went on (summary.json)."""
-        return [{"look": r.index + 1, "trials": r.trials, "status": r.decision.status, "stop": r.stop, "why": r.why}
-                for r in self.looks]
+        """Per look: trials so far, the decision and why the run stopped or went on (summary.json),
+        the continued runs' looks first."""
+        return [*self.prior, *({"look": len(self.prior) + r.index + 1, "trials": r.trials, "status": r.decision.status,
+                                "stop": r.stop, "why": r.why} for r in self.looks)]
 
 
 def _retry(passes: int, trials: int) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -69,16 +70,22 @@ class Update:
 
 
 def updated_baseline(old: Baseline | None, summary: Summary, reason: str, suite_ids: list[str] | None = None,
-                     reviewer_digest: str | None = None) -> Update:
+                     reviewer_digest: str | None = None, sessions: Sequence[Summary] = ()) -> Update:
     """Merge the run's per-case counts into the baseline; lowering anything needs a reason.
 
-    `suite_ids` (the cases the suite has now) drops entries of removed or renamed cases.
+    `suite_ids` (the cases the suite has now) drops entries of removed or renamed cases;
+    `sessions` are more runs of the same measurement (its other sessions, measured alike): their
+    counts are added, each kept as a session of its own (gating/dependence.py checks them).
     """
-    _not_counted_before(old, summary.run_id)
+    for each in (summary, *sessions):
+        _not_counted_before(old, each.run_id)
     measured = MeasuredWith(reviewer_digest=reviewer_digest, agent=summary.agent, agent_version=summary.agent_version,
                             model=summary.model, run_id=summary.run_id)
     pooled = old is not None and same_setup(old.measured_with, measured)
-    run = pool(old.cases, summary_counts(summary)) if old is not None and pooled else summary_counts(summary)
+    fresh = summary_counts(summary)
+    for each in sessions:
+        fresh = pool(fresh, summary_counts(each), keep_new=True)
+    run = pool(old.cases, fresh) if old is not None and pooled else fresh
     kept = _kept(old, run, suite_ids)
     cases = {**kept, **run}
     # Pooling lowers a rate too when the new trials fail more often: like any lowering, it needs a reason.
@@ -89,7 +96,8 @@ def updated_baseline(old: Baseline | None, summary: Summary, reason: str, suite_
                              + (" ..." if len(lowered) > 5 else "") + " and needs a reason",
                              "pass --reason 'why the lower rate is right'")
     said = f"{POOLED_REASON}; {reason}" if pooled and reason.strip() else reason
-    change = _change(old, cases, summary.run_id, said or (POOLED_REASON if pooled else _auto_reason(old, bool(kept))),
+    run_ids = "+".join(s.run_id for s in (summary, *sessions))
+    change = _change(old, cases, run_ids, said or (POOLED_REASON if pooled else _auto_reason(old, bool(kept))),
                      sorted(run) if kept else [])
     new = Baseline(rates=change.rates, trials=change.trials, cases=cases, measured_with=measured,
                    history=(old.history if old else []) + [change], **reviewer_fields(summary),
@@ -162,14 +170,22 @@ def same_setup(before: MeasuredWith | None, now: MeasuredWith) -> bool:
     return all(getattr(before, k) == getattr(now, k) for k in keys)
 
 
-def pool(old: CaseCounts, run: CaseCounts) -> CaseCounts:
-    """The run's counts added to the baseline's, case by case (cases new to the baseline as they are)."""
-    out = {}
+def pool(old: CaseCounts, run: CaseCounts, keep_new: bool = False) -> CaseCounts:
+    """The run's counts added to the baseline's, case by case, each measurement kept as sessions
+    of its own (cases new to the baseline as they are; `keep_new`: the old's cases the run does
+    not hold are kept too)."""
+    out = {c: dict(v) for c, v in old.items()} if keep_new else {}
     for case, dims in run.items():
         before = old.get(case, {})
-        out[case] = {d: CaseCount(passes=c.passes + (before[d].passes if d in before else 0),
-                                  trials=c.trials + (before[d].trials if d in before else 0)) for d, c in dims.items()}
+        out[case] = {d: _added(before.get(d), c) for d, c in dims.items()}
     return out
+
+
+def _added(before: CaseCount | None, now: CaseCount) -> CaseCount:
+    if before is None:
+        return now
+    runs = before.runs() + now.runs()
+    return CaseCount(passes=before.passes + now.passes, trials=before.trials + now.trials, sessions=runs)
 
 
 def _lowered(old: Baseline | None, run: CaseCounts, rates: dict[str, float]) -> list[str]:

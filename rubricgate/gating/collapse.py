@@ -15,7 +15,9 @@ Each (case, dimension) the family flags is one of four kinds, each with one mean
                its baseline never failed or was reliable (rubricgate/gating/sequential.py), and
                its test does not hold: a collapse the run could not test at this size. The run
                is INCONCLUSIVE naming it (never PASS); the line says how many baseline trials
-               per case would let it be shown.
+               per case would let it be shown. Under within-run dependence
+               (rubricgate/gating/dependence.py) every such case is suspected: one run's failing
+               trials may be one repeated answer, which no count within the run can tell apart.
   unconfirmed  every trial failed, its baseline passed at least once but was not reliable, and
                its test does not hold: a drop of this case that is not established (a note).
   flaky        its baseline never failed and its trials in this run disagree (some passed, some
@@ -56,6 +58,7 @@ class CaseFinding:
     kind: Kind
     errored: int = 0  # errored trials of this case in the run (counted as failures)
     need: int | None = None  # suspected: baseline trials per case that would let it be shown
+    dependent: bool = False  # suspected because trials of one run may be one repeated answer
 
     @property
     def regression(self) -> bool:
@@ -65,9 +68,12 @@ class CaseFinding:
         """'fixture-x: verdict 0/5 vs baseline 10/10 (collapse; per-case exact p, Holm-Tarone, 0.0021)'."""
         (x1, n1), (x0, n0) = self.current, self.baseline
         lost = f" + {self.errored} errored" if self.errored else ""
-        text = (f"{self.case_id}: {self.dimension} {x1}/{n1}{lost} vs baseline {x0}/{n0} ({KIND_WORDS[self.kind]}; "
+        words = "collapse suspected, not testable under within-run dependence" if self.dependent else KIND_WORDS[self.kind]
+        text = (f"{self.case_id}: {self.dimension} {x1}/{n1}{lost} vs baseline {x0}/{n0} ({words}; "
                 f"per-case exact p, Holm over cases and dimensions, {self.p_adjusted:.2g})")
-        if self.kind == "suspected":
+        if self.kind == "suspected" and self.dependent:
+            text += "; one run's failing trials may be one repeated answer: rubricgate baseline update measures in sessions"
+        elif self.kind == "suspected":
             fix = (f"about {self.need} baseline trials per case would show it" if self.need
                    else "no baseline size within reach would show it")
             text += f"; {fix}: rubricgate baseline update"
@@ -104,6 +110,8 @@ def case_family(current: Counts, baseline: Counts, level: float, margin: float,
             if base is None or not base[1] or not (counts[1] or errored.get(case)):
                 continue
             fresh = confirmed.get(case, {}).get(dim)
+            if counts[0] == counts[1] and base[0] == base[1] and not fresh and not errored.get(case):
+                continue  # every trial passed on both sides: nothing to flag, and it cannot reject (Tarone)
             used, fraction = (fresh, 1.0) if fresh and fresh[1] else (counts, spend)
             pairs[f"{case}\x00{dim}"] = (used, base, counts, fresh)
             if used[1]:
@@ -118,7 +126,7 @@ def case_family(current: Counts, baseline: Counts, level: float, margin: float,
         ev = adjusted.get(key)
         finding = _finding(case, dim, used, base, design, fresh, ev, level, margin, errored.get(case, 0), unit)
         if finding is not None:
-            if finding.kind == "suspected":
+            if finding.kind == "suspected" and not finding.dependent:
                 room = confirm_room or max(used[1], 1)
                 finding = _with_need(finding, level / (count + 1), room)
             out.append(finding)
@@ -137,7 +145,7 @@ def _finding(case: str, dim: str, used, base, design, fresh, ev: Evidence | None
              lost: int, unit: Unit) -> CaseFinding | None:
     (x1, n1), (x0, n0) = used, base
     p = ev.p_drop if ev is not None else 1.0
-    if ev is not None and n1 and p <= level and x0 / n0 - x1 / n1 > margin:
+    if ev is not None and n1 and p <= level and x0 / n0 - x1 / n1 > margin and not unit.rho:
         return CaseFinding(case, dim, used, base, p, "collapse", lost)
     ran = [c for c in (design, fresh) if c and c[1]]
     passed = sum(c[0] for c in ran)
@@ -145,7 +153,7 @@ def _finding(case: str, dim: str, used, base, design, fresh, ev: Evidence | None
     if not passed and failed and x0:  # every trial failed (or errored)
         shown = used if n1 else (0, 0)
         if stable(base) or reliable(base):
-            return CaseFinding(case, dim, shown, base, p, "suspected", lost)
+            return CaseFinding(case, dim, shown, base, p, "suspected", lost, dependent=unit.rho > 0)
         return CaseFinding(case, dim, shown, base, p, "unconfirmed", lost)
     if stable(base) and passed and failed:
         shown = design if design[0] < design[1] else (fresh or design)
@@ -158,4 +166,4 @@ def _with_need(finding: CaseFinding, level: float, room: int) -> CaseFinding:
     would be significant at `level` (None: more than 1000)."""
     need = next((n0 for n0 in range(1, 1001) if 1 / math.comb(n0 + room, room) <= level), None)
     return CaseFinding(finding.case_id, finding.dimension, finding.current, finding.baseline, finding.p_adjusted,
-                       finding.kind, finding.errored, need)
+                       finding.kind, finding.errored, need, finding.dependent)

@@ -133,11 +133,19 @@ def _sizes(rows: Sequence[Row], unit: Unit, sessions: Sequence[int]) -> tuple[fl
     return reference, n0_eff, passes / deff1, n1 / deff1
 
 
-def pass_bound(strata: Sequence[Row], scores: tuple[float, ...], unit: Unit = TRIAL) -> float:
+def pass_bound(strata: Sequence[Row], scores: tuple[float, ...], unit: Unit = TRIAL,
+               sessions: Sequence[int] | None = None) -> float:
     """The PASS bound of these strata (float counts allowed: planning passes expected ones) at
-    these band scores."""
-    rows = [s for s in strata if s[1] and s[3]]
-    return _pass_bound(rows, Bounds(0.05, 0.05, 0.5, scores), unit, [1] * len(rows)) if rows else math.inf
+    these band scores (`sessions`: per stratum, the reference's sessions, for their design effect)."""
+    keep = [i for i, s in enumerate(strata) if s[1] and s[3]]
+    rows = [strata[i] for i in keep]
+    runs = [(sessions[i] if sessions else 1) for i in keep]
+    return _pass_bound(rows, Bounds(0.05, 0.05, 0.5, scores), unit, runs) if rows else math.inf
+
+
+def effective_baseline(trials: Sequence[float], sessions: Sequence[int], unit: Unit) -> float:
+    """The baseline's pooled trials at their design effect, each case's split evenly in its sessions."""
+    return sum(t / unit.effect(t / max(s, 1)) for t, s in zip(trials, sessions) if t)
 
 
 def _pass_bound(rows: Sequence[Row], bounds: Bounds, unit: Unit, sessions: Sequence[int]) -> float:

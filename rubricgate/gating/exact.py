@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import os
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -181,19 +182,24 @@ def holm(p_values: Mapping[str, float], alpha: float,
     """
     order = sorted(p_values, key=lambda key: p_values[key])
     running, adjusted = 0.0, {}
+    # Only tests whose floor is at most alpha can ever count (alpha / k <= alpha), and most
+    # (cases that passed every trial on both sides) cannot: the count runs over the few that can.
+    live = sorted(smallest[k] for k in order if smallest[k] <= alpha) if smallest is not None else []
     for i, key in enumerate(order):
-        rest = order[i:]
-        m = len(rest) if smallest is None else tarone_count([smallest[k] for k in rest], alpha)
+        m = len(order) - i if smallest is None else tarone_count(live, alpha, presorted=True)
         running = max(running, min(1.0, m * p_values[key]))
         adjusted[key] = running
+        if smallest is not None and smallest[key] <= alpha:
+            live.pop(bisect_left(live, smallest[key]))
     return adjusted
 
 
-def tarone_count(smallest: Iterable[float], alpha: float) -> int:
+def tarone_count(smallest: Iterable[float], alpha: float, presorted: bool = False) -> int:
     """The smallest k >= 1 such that at most k tests can reach alpha / k (Tarone's count)."""
-    floors = sorted(smallest)
+    floors = smallest if presorted else sorted(smallest)
+    floors = list(floors) if not isinstance(floors, list) else floors
     for k in range(1, len(floors) + 1):
-        if sum(1 for f in floors if f <= alpha / k) <= k:
+        if bisect_right(floors, alpha / k) <= k:
             return k
     return max(1, len(floors))
 

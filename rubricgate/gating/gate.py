@@ -22,12 +22,14 @@ otherwise INCONCLUSIVE, which exits 2 ("could not judge at this size") unless
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Literal
 
 from rubricgate import exitcodes
 from rubricgate.gating.collapse import CaseFinding, case_family
+from rubricgate.gating.dependence import Dependence, baseline_sessions
+from rubricgate.gating.dependence import check as check_dependence
 from rubricgate.gating.evidence import TRIAL, Bounds, Unit, family, weigh
 from rubricgate.gating.exact import Stratum
 from rubricgate.gating.outcome import ALPHA_SHARES, Evidence, classify, label
@@ -72,8 +74,16 @@ def decide(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
     if not detail.shared_cases:
         return only_new_cases(per_case, detail, gate), detail
     lost = {d: [errored.get(c, 0) for c in _shared_ids(per_case, baseline, d)] for d in rates}
+    if look.dependence is None and gate.method == "statistical":
+        shared = [c for c in per_case if c in baseline.cases]
+        look = replace(look, dependence=check_dependence(baseline_sessions(baseline, shared, list(rates))))
+    unit = look.dependence.unit() if look.dependence is not None else TRIAL
+    look = replace(look, unit=unit)
+    if look.dependence is not None:
+        detail.dependence = look.dependence.as_json()
+        detail.notes += [look.dependence.line()] if look.dependence.line() else []
     reasons, warnings, undecided = judge_dimensions(rates, strata, gate, detail.shared_cases, look.spend,
-                                                    look.pass_scores, lost, look.unit)
+                                                    look.pass_scores, lost, unit, _sessions(baseline, per_case, rates))
     lost_cases = {c: errored.get(c, 0) + look.lost_confirm.get(c, 0) for c in {*errored, *look.lost_confirm}}
     case_lines(judge_cases(per_case, baseline, gate, look, lost_cases), detail)
     new_reasons, new_warnings = judge_new_cases(per_case, detail, gate)
@@ -104,6 +114,7 @@ class Look:
     case_spend: float | None = None
     confirm_room: int | None = None
     unit: Unit = TRIAL
+    dependence: Dependence | None = None  # the within-run check (None: made here from the baseline)
     lost_confirm: Mapping[str, int] = field(default_factory=dict)  # errored confirmation trials per case
 
     def cases_spend(self) -> float:
@@ -172,8 +183,8 @@ def shared_headline(rates: dict[str, RateRow], strata: dict[str, list[Stratum]],
 
 def judge_dimensions(rates: dict[str, RateRow], strata: dict[str, list[Stratum]], gate: GateConfig,
                      shared: int, spend: float = 1.0, pass_scores: tuple[float, ...] | None = None,
-                     errored: Mapping[str, list[int]] | None = None,
-                     unit: Unit = TRIAL) -> tuple[list[str], list[str], list[str]]:
+                     errored: Mapping[str, list[int]] | None = None, unit: Unit = TRIAL,
+                     sessions: Mapping[str, list[int]] | None = None) -> tuple[list[str], list[str], list[str]]:
     """Test (statistical) or compare (strict) each dimension; label every row.
 
     Returns (regression reasons, warnings, undecided reasons). The evidence is weighed once per
@@ -188,7 +199,7 @@ def judge_dimensions(rates: dict[str, RateRow], strata: dict[str, list[Stratum]]
     # Strict compares rates alone: no bound to calibrate (a strict run never loads numpy for one).
     bounds = Bounds(alpha, gate.margin, 1 - level * spend / max(len(tested), 1), pass_scores) \
         if gate.method == "statistical" else None
-    weighed = {d: weigh(strata[d], level, bounds, (errored or {}).get(d), unit) for d in tested}
+    weighed = {d: weigh(strata[d], level, bounds, (errored or {}).get(d), unit, (sessions or {}).get(d)) for d in tested}
     evidence = family({d: e for d, e in weighed.items() if e is not None}, spend)
     reasons: list[str] = []
     warnings: list[str] = []
@@ -212,6 +223,11 @@ def judge_dimensions(rates: dict[str, RateRow], strata: dict[str, list[Stratum]]
         elif outcome == "inconclusive":
             undecided.append(f"{line}: {row.label}")
     return reasons, warnings, undecided
+
+
+def _sessions(baseline: Baseline, per_case: Counts, rates: Mapping[str, RateRow]) -> dict[str, list[int]]:
+    """Per dimension, the baseline's sessions of each shared case (shared_strata's order)."""
+    return {d: [len(baseline.cases[c][d].runs()) for c in _shared_ids(per_case, baseline, d)] for d in rates}
 
 
 def _no_baseline(dim: str, strata: list[Stratum]) -> str:

@@ -272,13 +272,26 @@ def _rows(np, n0: int, b: float):
 
 
 def _convolve_rows(np, rows, pmf):
-    """Each row convolved with `pmf` (FFT when long)."""
+    """Each row convolved with `pmf`: one batched FFT (a single row or a one-point pmf directly)."""
     size = rows.shape[1] + len(pmf) - 1
-    if rows.shape[1] * len(pmf) <= 4096:
+    if len(pmf) == 1:
+        return rows * pmf[0]
+    if len(rows) == 1 or rows.shape[1] * len(pmf) <= 64:
         return np.stack([np.convolve(row, pmf) for row in rows])
     n = 1 << (size - 1).bit_length()
     out = np.fft.irfft(np.fft.rfft(rows, n, axis=1) * np.fft.rfft(pmf, n)[None, :], n, axis=1)[:, :size]
     return np.clip(out, 0.0, None)
+
+
+_FACTORIALS: list = []
+
+
+def _log_factorials(np, n: int):
+    """log k! for k = 0..n (grown when a larger n comes)."""
+    if not _FACTORIALS or len(_FACTORIALS[0]) <= n:
+        size = max(n + 1, 2 * (len(_FACTORIALS[0]) if _FACTORIALS else 1024))
+        _FACTORIALS[:] = [np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, size)))])]
+    return _FACTORIALS[0]
 
 
 @lru_cache(maxsize=4096)
@@ -292,8 +305,8 @@ def _binomial(np, n: int, p: float):
     sd = math.sqrt(n * p * (1 - p))
     low, high = max(0, int(n * p - _TAIL * sd) - 1), min(n, int(n * p + _TAIL * sd) + 2)
     ks = np.arange(low, high + 1)
-    logs = (np.array([math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) for k in ks])
-            + ks * math.log(p) + (n - ks) * math.log1p(-p))
+    table = _log_factorials(np, n)
+    logs = table[n] - table[ks] - table[n - ks] + ks * math.log(p) + (n - ks) * math.log1p(-p)
     pmf = np.exp(logs)
     keep = np.nonzero(pmf > _MASS_FLOOR)[0]
     return ks[keep[0]:keep[-1] + 1], pmf[keep[0]:keep[-1] + 1]

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
 
-from rubricgate.gating.evidence import pass_bound
+from rubricgate.gating.evidence import TRIAL, Unit, effective_baseline, pass_bound
 from rubricgate.gating.outcome import ALPHA_SHARES
 from rubricgate.gating.sequential import Schedule, schedule
 
@@ -65,11 +65,13 @@ def detectable(base: Counts, trials: Sequence[float], level: float, margin: floa
     return None
 
 
-def expected_bound(base: Counts, trials: Sequence[float], z: tuple[float, ...]) -> float | None:
+def expected_bound(base: Counts, trials: Sequence[float], z: tuple[float, ...], unit: Unit = TRIAL,
+                   sessions: Sequence[int] | None = None) -> float | None:
     """The PASS bound an unchanged reviewer is expected to reach at these band scores: each case's passes at
     its median count (a case that passes 99.7% of the time passes 2 of 2)."""
     rows = [(round(t * x / n), t, x, n) for t, (x, n) in zip(trials, base) if t]
-    bound = pass_bound(rows, z)
+    runs = [s for s, t in zip(sessions or [1] * len(base), trials) if t]
+    bound = pass_bound(rows, z, unit, runs)
     return None if bound == math.inf else bound
 
 
@@ -164,16 +166,20 @@ def make_plan(baseline: Mapping[str, Mapping[str, tuple[int, int]]], dims: Seque
 
 
 def design(baseline: Mapping[str, Mapping[str, tuple[int, int]]], dims: Sequence[str], confidence: float,
-           margin: float, first: int, max_trials: int) -> Schedule:
+           margin: float, first: int, max_trials: int, unit: Unit = TRIAL,
+           sessions: Mapping[str, int] | None = None) -> Schedule:
     """The run's fixed design: every case every round, and the planned look where every
-    dimension of an unchanged reviewer is expected to PASS at its median counts."""
+    dimension of an unchanged reviewer is expected to PASS at its median counts (under
+    within-run dependence, `unit`, with its trials at their design effect)."""
     worst = {c: counts[dims[0]] for c, counts in baseline.items()}  # the allocation reads the cases only
+    runs = [(sessions or {}).get(c, 1) for c in baseline]
 
     def passes(rounds: int, z: tuple[float, ...]) -> bool:
         for d in dims:
-            bound = expected_bound([baseline[c][d] for c in baseline], [float(rounds)] * len(baseline), z)
+            bound = expected_bound([baseline[c][d] for c in baseline], [float(rounds)] * len(baseline), z, unit, runs)
             if bound is None or bound > margin:
                 return False
         return True
 
-    return schedule(worst, max_trials, first, passes, 1 - confidence, margin)
+    n0 = effective_baseline([n for _, n in worst.values()], runs, unit) if unit.rho else None
+    return schedule(worst, max_trials, first, passes, 1 - confidence, margin, unit, n0)

@@ -40,6 +40,7 @@ from itertools import accumulate
 from statistics import NormalDist
 
 from rubricgate.gating.boundaries import nominal_fractions
+from rubricgate.gating.evidence import TRIAL, Unit
 from rubricgate.gating.outcome import ALPHA_SHARES
 from rubricgate.gating.passbound import calibrate
 from rubricgate.models.base import DIMENSIONS
@@ -73,7 +74,8 @@ class Schedule:
     case_spend: list[float]  # the per-case family's fraction at each look: the tests' increments
     planned: int  # the planned look (may be past the budget: then a continuation's)
     pass_cumulative: list[float]  # the PASS bound's cumulative fraction of alpha by each look
-    n0: int = 1  # the baseline's pooled trials per dimension (what the PASS calibration uses)
+    n0: int = 1  # the baseline's pooled (effective) trials per dimension (what the PASS calibration uses)
+    rho: float = 0.0  # within-run dependence (gating/dependence.py): trials count at their design effect
     alpha: float = 0.05
     margin: float = 0.05
     _scores: list[tuple[float, ...]] = field(default_factory=list)
@@ -89,11 +91,16 @@ class Schedule:
         """Design trials of the whole suite once `rounds` rounds have run."""
         return sum(self.trials_after(c, rounds) for c in self.caps)
 
+    def effective_after(self, rounds: int) -> int:
+        """Design trials once `rounds` rounds have run, each case's at its design effect (at least 1 a case)."""
+        unit = Unit(self.rho)
+        return max(len(self.caps), round(sum(unit.effective(self.trials_after(c, rounds)) for c in self.caps)))
+
     def pass_score(self, look: int) -> tuple[float, ...]:
         """The PASS bound's calibrated band scores at look `look` (0-based), computed when first needed."""
         if look >= len(self._scores):
             upto = max(look + 1, self.budget_looks)
-            trials = [self.total_after(r) for r in self.looks[:upto]]
+            trials = [self.effective_after(r) for r in self.looks[:upto]]
             self._scores = list(calibrate(self.n0, trials, self.pass_cumulative[:upto], self.alpha, self.margin).z)
         return self._scores[look]
 
@@ -146,40 +153,52 @@ def pass_spending(rounds: Sequence[int], budget_looks: int, planned: int) -> lis
 
 
 def schedule(baseline: Mapping[str, tuple[int, int]], max_trials: int, first: int,
-             expected_pass: PassCheck, alpha: float = 0.05, margin: float = 0.05) -> Schedule:
+             expected_pass: PassCheck, alpha: float = 0.05, margin: float = 0.05, unit: Unit = TRIAL,
+             n0_effective: float | None = None) -> Schedule:
     """The design for these shared cases. `expected_pass(round, score)` tells whether an unchanged
     reviewer's median counts PASS after that round at that score; the planned look is the first
     look where they do at the score a look would get with 1 - PASS_RESERVE of alpha and no PASS
     before it. The tests spend alpha by information fraction (nominal levels over the looks'
-    joint distribution), the PASS bound around the planned look (`pass_spending`)."""
+    joint distribution), the PASS bound around the planned look (`pass_spending`).
+
+    With within-run dependence (`unit`) a case's trials count at their design effect, in the
+    information and the PASS calibration alike (`n0_effective`: the baseline's pooled effective
+    trials); when a whole run counts as one observation, more rounds add nothing and the design
+    is the first round alone."""
+    if unit.rho >= 1:
+        max_trials = first
     allocation = caps(baseline, max_trials, first)
     budget = max(allocation.values(), default=first)
-    rounds = look_rounds(first, budget, CONTINUATIONS)
+    rounds = look_rounds(first, budget, 0 if unit.rho >= 1 else CONTINUATIONS)
     budget_looks = len(look_rounds(first, budget))
-    n0 = sum(n for _, n in baseline.values()) or 1
+    raw_n0 = sum(n for _, n in baseline.values()) or 1
+    n0 = max(1, round(n0_effective if n0_effective is not None else raw_n0))
     total = sum(allocation.values()) or 1
     trials = [len(allocation) * r for r in rounds]
+    effective = [max(len(allocation), round(len(allocation) * unit.effective(r))) for r in rounds]
     planned = next((k for k, r in enumerate(rounds)
-                    if expected_pass(r, _fixed_score(n0, trials[k], alpha * (1 - PASS_RESERVE), margin))),
+                    if expected_pass(r, _fixed_score(n0, effective[k], alpha * (1 - PASS_RESERVE), margin))),
                    len(rounds) - 1)
     fractions = [t / total for t in trials]
     tests = false_alarm_spending(fractions, budget_looks)
-    info = information({c: n0_c for c, (_, n0_c) in baseline.items()}, rounds)
+    shrink = n0 / raw_n0  # the baseline's effective share of its trials
+    info = information({c: n0_c * shrink for c, (_, n0_c) in baseline.items()}, rounds, unit)
     increments = [b - a for a, b in zip([0.0] + tests[:-1], tests)]
     return Schedule(allocation, first, rounds, budget_looks,
                     nominal_fractions(info, tests, alpha * TEST_ALPHA_SHARE), increments, planned,
-                    pass_spending(rounds, budget_looks, planned), n0, alpha, margin)
+                    pass_spending(rounds, budget_looks, planned), n0, unit.rho, alpha, margin)
 
 
 def _fixed_score(n0: int, n1: int, alpha: float, margin: float) -> tuple[float, ...]:
     return calibrate(n0, [n1], [1.0], alpha, margin).z[0]
 
 
-def information(baseline_trials: Mapping[str, int], rounds: Sequence[int]) -> list[float]:
+def information(baseline_trials: Mapping[str, float], rounds: Sequence[int], unit: Unit = TRIAL) -> list[float]:
     """The information about the drop at each look, up to a constant: per case 1 / (1/n + 1/n0)
-    for n design trials now and n0 in the baseline (the baseline's trials are shared by every
-    look, which is why the looks are so strongly correlated)."""
-    return [sum(1 / (1 / r + 1 / max(n0, 1)) for n0 in baseline_trials.values()) for r in rounds]
+    for n design trials now (effective ones under dependence) and n0 in the baseline (the
+    baseline's trials are shared by every look, which is why the looks are so strongly correlated)."""
+    return [sum(1 / (1 / max(unit.effective(r), 1e-9) + 1 / max(n0, 1e-9)) for n0 in baseline_trials.values())
+            for r in rounds]
 
 
 def _cumulative(increments: Sequence[float]) -> list[float]:

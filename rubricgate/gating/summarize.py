@@ -114,11 +114,41 @@ def _decision(loaded: Loaded, rates, state: RunState, done: int, total: int,
     if loaded.baseline is None:
         return cannot_judge(["no baseline to compare against"], method), None
     if state.adaptive is not None:  # the design's counts and the last look (gating/adaptive.py)
-        return _adaptive_decision(loaded, rates, state.adaptive, run_with)
+        decision, detail = _adaptive_decision(loaded, rates, state.adaptive, run_with)
+        return continuation_detail(detail, decision, state.adaptive, f"{loaded.config.reports}/{state.run_id}")
     return decide(rates, loaded.baseline, loaded.config.gate, per_case, run_with, errored=errored)
 
 
 GATE_FIELDS = ("baseline", "delta", "status", "p_value", "drop_upper", "label")
+
+
+def continuation_detail(detail: GateDetail, decision: Decision, adaptive,
+                        run_path: str) -> tuple[Decision, GateDetail]:
+    """What identifies the design, the runs this one continues (said first among the warnings),
+    and, undecided, the one command that continues it (gating/continuation.py)."""
+    continued = adaptive.continued
+    detail.design_key, detail.continuations = adaptive.design_key, adaptive.continuations()
+    if continued is not None:
+        earlier = continued.summary.gate.continues if continued.summary.gate else []
+        detail.continues = [*earlier, continued.summary.run_id]
+        detail.notes.insert(0, continued.note())
+        decision = decision.model_copy(update={"warnings": [continued.note(), *decision.warnings]})
+    if decision.status == "inconclusive":
+        detail.next = next_step(adaptive, run_path)
+        decision = decision.model_copy(update={"warnings": [*decision.warnings, f"next: {detail.next}"]})
+    return decision, detail
+
+
+def next_step(adaptive, run_path: str) -> str:
+    """The one command that continues an undecided run, and what an unchanged reviewer needs."""
+    sched = adaptive.schedule
+    planned = sched.looks[sched.planned]
+    when = (f"; an unchanged reviewer is expected to PASS after {planned} trials per case"
+            if sched.planned < len(sched.looks) - 1 else "")
+    if adaptive.limit >= len(sched.looks) or not adaptive.shared:
+        return ("add cases or raise gate.max_trials_per_case (this design's continuations are spent); "
+                "`rubricgate plan` shows what would reach the margin")
+    return f"continue this run: rubricgate run --continue {run_path}{when}"
 
 
 def _adaptive_decision(loaded: Loaded, rates: dict[str, RateRow], adaptive, run_with: MeasuredWith):

@@ -22,12 +22,29 @@ class CaseCount(StrictModel):
     """Trials of the case that passed the dimension."""
     trials: int = Field(ge=1, le=MAX_BASELINE_TRIALS)
     """Trials of the case the dimension was graded on."""
+    sessions: list[tuple[int, int]] = Field(default=[], max_length=10_000)
+    """Per session (one `rubricgate run`, or one measured run of `baseline update`), [passes, trials]:
+    what lets the gate check that the trials of one run are independent (gating/dependence.py).
+    Empty: one session, the totals above; when given, they sum to the totals."""
 
     @model_validator(mode="after")
     def _passes_within_trials(self) -> "CaseCount":
         if self.passes > self.trials:
             raise ValueError(f"passes {self.passes} > trials {self.trials}")
+        if self.sessions:
+            if any(not 0 <= x <= n or n < 1 for x, n in self.sessions):
+                raise ValueError(f"a session's passes are not within its trials: {self.sessions}")
+            if (sum(x for x, _ in self.sessions), sum(n for _, n in self.sessions)) != (self.passes, self.trials):
+                raise ValueError(f"sessions {self.sessions} do not sum to passes {self.passes}, trials {self.trials}")
         return self
+
+    @model_serializer(mode="wrap")
+    def _without_one_session(self, handler):
+        return drop_empty(handler(self), "sessions")
+
+    def runs(self) -> list[tuple[int, int]]:
+        """(passes, trials) of each session (one when none was recorded)."""
+        return list(self.sessions) or [(self.passes, self.trials)]
 
 
 class MeasuredWith(StrictModel):

@@ -135,6 +135,15 @@ class GateDetail(StrictModel):
     # Confirmation trials of re-tried cases, kept apart from the rates the gate compared:
     # case -> dimension -> [passes, trials] (the trials themselves carry `confirmation: true`).
     confirmations: dict[str, dict[str, list[int]]] = {}
+    # The within-run dependence check (gating/dependence.py): status, the correlation used, the evidence.
+    dependence: dict[str, Any] = {}
+    # A run continued after it ended INCONCLUSIVE (gating/continuation.py): the runs it continues
+    # (their trials are this run's too), how many continuations the design has taken, what
+    # identifies the design (baseline, gate settings, cases), and the one next step when undecided.
+    continues: list[str] = []
+    continuations: int = 0
+    design_key: str = ""
+    next: str = ""
     plan: dict[str, Any] = {}  # the power plan: smallest detectable drop per dimension (gating/power.py)
     looks: list[dict[str, Any]] = []  # adaptive rounds: trials so far and outcome per look
 

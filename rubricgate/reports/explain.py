@@ -245,6 +245,8 @@ def next_step(summary: Summary) -> str | None:
     if status == "error":
         return "fix what the reasons above name (exit 2: the gate could not judge), then re-run"
     if status == "inconclusive":
+        if summary.gate is not None and summary.gate.next:  # the gate's own: the command that continues the run
+            return summary.gate.next
         return ("add cases or raise the budget (gate.max_trials_per_case, --max-cost); "
                 "`rubricgate plan` shows what would reach the margin")
     return None

@@ -45,6 +45,8 @@ class RunOptions:
     exits_after: bool = False
     kind: RunKind = "run"  # "baseline" (a `baseline update` run, not gated) or "record": its folder and summary say so
     shard: CaseSlice | None = None  # run only this slice of the cases (rubricgate/fleet/shard.py)
+    # Continue this INCONCLUSIVE run (gating/continuation.py): its trials count, the design's next budget runs.
+    continues: Path | None = None
 
 
 # Agents that run in-process and spend no model time: more of them at once gains nothing.

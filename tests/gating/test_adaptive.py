@@ -98,9 +98,30 @@ def test_a_one_off_failure_is_re_tried_and_shown_as_flaky_not_a_regression() -> 
     assert "c3" in run.confirm.frozen()
 
 
-def test_an_undecidable_suite_spends_its_budget_and_ends_inconclusive() -> None:
+def _sessions(spec: dict[str, list[tuple[int, int]]]) -> Baseline:
+    """A baseline measured in sessions (what `baseline update` writes)."""
+    return Baseline(rates={d: 1.0 for d in DIMENSIONS},
+                    cases={c: {d: CaseCount(passes=sum(x for x, _ in runs), trials=sum(n for _, n in runs), sessions=runs)
+                               for d in DIMENSIONS} for c, runs in spec.items()})
+
+
+def test_a_flaky_baseline_of_one_session_counts_each_case_run_once_and_says_why() -> None:
+    """Within-run dependence cannot be ruled out from one session: more rounds of the same run
+    would add nothing, so the design is its first round, and the warning names the fix."""
     ids = [f"c{i}" for i in range(4)]
     run = AdaptiveRun(_baseline({c: (5, 10) for c in ids}), GATE, ids)
+    looks = _drive(run, lambda case, n, confirm: n % 2 == 0)
+    assert run.dependence.status == "unknown" and run.dependence.rho == 1.0
+    assert looks[-1].trials == 4 and looks[-1].decision.exit_code == 2
+    assert any("within-run dependence cannot be ruled out" in w and "rubricgate baseline update" in w
+               for w in looks[-1].decision.warnings)
+    assert looks[-1].detail.dependence["status"] == "unknown"
+
+
+def test_an_undecidable_suite_spends_its_budget_and_ends_inconclusive() -> None:
+    ids = [f"c{i}" for i in range(4)]
+    run = AdaptiveRun(_sessions({c: [(2, 5), (3, 5)] for c in ids}), GATE, ids)
+    assert run.dependence.status == "independent"
     looks = _drive(run, lambda case, n, confirm: n % 2 == 0)  # exactly as often as before
     assert looks[-1].decision.status == "inconclusive" and looks[-1].decision.exit_code == 2
     assert looks[-1].why == "the trial budget is spent"

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from rubricgate.cli import main
@@ -141,7 +142,8 @@ def test_update_from_an_only_run_merges_its_cases_and_keeps_the_others(repo):
     result = update(repo, "--from", str(run_dir), "--allow-partial")
     assert result.exit_code == 0, result.output
     after = rates(repo)
-    assert after["cases"][one]["verdict"] == {"passes": 4, "trials": 4}  # same setup: 1/1 + 3/3 pooled
+    # same setup: 1/1 + 3/3 pooled, each measurement a session of its own
+    assert after["cases"][one]["verdict"] == {"passes": 4, "trials": 4, "sessions": [[1, 1], [3, 3]]}
     assert {c: v for c, v in after["cases"].items() if c != one} == {c: v for c, v in before.items() if c != one}
     assert after["history"][-1]["cases"] == [one]
 
@@ -223,7 +225,7 @@ def test_pooling_a_run_that_lowers_a_rate_needs_a_reason_too(repo):
     clean = (repo / "fixtures/pass/weekly-revenue-summary/SKILL.md").read_text()
     (repo / "fixtures/block/data-loader/SKILL.md").write_text(clean)  # the suite, not the reviewer: same setup
     assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code == 1
-    run_dir = max((repo / "reports").iterdir())
+    run_dir = max(p for p in (repo / "reports").iterdir() if not p.name.endswith("-baseline"))  # the run, not the update's
     refused = update(repo, "--from", str(run_dir))
     assert refused.exit_code == 2, refused.output
     assert "pooling this run lowers fixture-data-loader verdict 1/1 -> 1/2 and needs a reason" in refused.output
@@ -231,3 +233,20 @@ def test_pooling_a_run_that_lowers_a_rate_needs_a_reason_too(repo):
     assert kept.exit_code == 0, kept.output
     last = rates(repo)["history"][-1]["reason"]
     assert last.startswith("re-measured with the same reviewer") and last.endswith("simplified on purpose")
+
+
+def test_a_statistical_baseline_is_measured_in_sessions_with_what_a_collapse_needs(repo):
+    """Two separate runs by default (so within-run dependence can be checked), at least 10
+    trials a case in all; --sessions and --trials choose otherwise."""
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["gate"]["method"] = "statistical"
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    (repo / "baseline.json").unlink()
+    assert update(repo).exit_code == 0
+    data = rates(repo)
+    counts = [dims["verdict"] for dims in data["cases"].values()]
+    assert all(c["trials"] == 10 and c["sessions"] == [[5, 5], [5, 5]] for c in counts), counts
+    assert "+" in data["history"][-1]["run_id"]  # both sessions' runs are recorded
+    assert update(repo, "--sessions", "3", "--trials", "3", "--reason", "more sessions").exit_code == 0
+    again = rates(repo)["cases"]
+    assert all(len(dims["verdict"]["sessions"]) == 5 for dims in again.values())  # the same setup: pooled

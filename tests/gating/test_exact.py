@@ -119,3 +119,25 @@ def test_dip_probability_is_zero_for_deterministic_cases_and_exact_otherwise() -
     # One case, 1 pass in 2 trials over both sides (1 trial each): S is 0 or 1 with 1/2 each;
     # S = 0 means the current rate (0) is below the reference's (1).
     assert exact.dip_probability(exact.null_distribution([(1, 1, 0, 1)])) == pytest.approx(0.5)
+
+
+def test_holm_with_tarones_count_leaves_out_tests_that_cannot_reach_the_level() -> None:
+    p = {"a": 0.01, "b": 0.5, "c": 1.0, "d": 1.0}
+    plain = exact.holm(p, 0.05)
+    assert plain["a"] == pytest.approx(0.04)  # four tests
+    floors = {"a": 0.001, "b": 0.2, "c": 1.0, "d": 1.0}  # b, c, d cannot reach 0.05 whatever their data
+    assert exact.holm(p, 0.05, floors)["a"] == pytest.approx(0.01)
+    assert exact.holm(p, 0.05, {k: 0.0 for k in p}) == plain  # every test can reject: Holm itself
+    # Tarone's count: the smallest k with at most k floors at or under alpha / k
+    assert exact.tarone_count([0.001, 0.001, 0.03, 0.3], 0.05) == 2  # k = 2: two floors at or under 0.025
+    assert exact.tarone_count([0.001, 0.001, 0.02, 0.3], 0.05) == 3  # k = 2 still sees three
+    assert exact.tarone_count([], 0.05) == 1
+
+
+def test_the_smallest_attainable_p_is_every_case_at_the_bottom_of_its_support() -> None:
+    strata = [(2, 3, 3, 3), (1, 2, 0, 2), (3, 3, 3, 3)]  # the last cannot move: every trial passed
+    low = exact.smallest_p(strata, lower=True)
+    # case 1: 5 passes in 6, current 3 trials: the fewest current passes is 2, P = C(3,2) C(3,3) / C(6,5)
+    assert low == pytest.approx((3 / 6) * (1 / 2))
+    assert exact.lower_p([(2, 3, 3, 3), (0, 2, 1, 2)]) == pytest.approx(low)
+    assert exact.smallest_p([(3, 3, 3, 3)]) == 1.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rubricgate.gating.dependence import baseline_sessions, check
 from rubricgate.gating.evidence import Bounds, family, weigh
 from rubricgate.gating.exact import holm, smallest_p, upper_p
 from rubricgate.gating.gate import Look, decide, shared_strata
@@ -70,11 +71,17 @@ def test_every_row_label_and_the_exit_code_agree_with_the_test_and_the_margin(su
     decision, detail = decide(rates, baseline, gate, per_case, look=Look(spend=spend))
     level = (1 - gate.confidence) * ALPHA_SHARES["dimensions"]
     strata = shared_strata(per_case, baseline, _rates(per_case), GateDetail())
-    raw = {d: upper_p(strata[d]) / spend for d in DIMENSIONS}
-    rises = holm({d: min(1.0, p) for d, p in raw.items()}, level,
-                 {d: min(1.0, smallest_p(strata[d], lower=False) / spend) for d in DIMENSIONS})
+    unit = check(baseline_sessions(baseline, list(per_case), DIMENSIONS)).unit()
+    assert detail.dependence["rho"] == unit.rho
+    if unit.rho:  # dependence cannot be ruled out: the score statistic with design effects
+        raw = {d: weigh(strata[d], level, None, unit=unit).p_rise / spend for d in DIMENSIONS}
+        floors = {d: 0.0 for d in DIMENSIONS}
+    else:
+        raw = {d: upper_p(strata[d]) / spend for d in DIMENSIONS}
+        floors = {d: min(1.0, smallest_p(strata[d], lower=False) / spend) for d in DIMENSIONS}
+    rises = holm({d: min(1.0, p) for d, p in raw.items()}, level, floors)
     bounds = Bounds(1 - gate.confidence, gate.margin, 1 - level * spend / len(DIMENSIONS))
-    lowers = {d: weigh(strata[d], level, bounds).lower for d in DIMENSIONS}
+    lowers = {d: weigh(strata[d], level, bounds, unit=unit).lower for d in DIMENSIONS}
     for dim, row in rates.items():
         drop = -row.delta
         regression = (row.p_value <= level and drop > gate.margin

@@ -69,8 +69,7 @@ def _gate_power(rates: list[float], trials: int, drop: float, sims: int, seed: i
     gate = GateConfig(method="statistical")
     mean = sum(rates) / len(rates)
     for _ in range(sims):
-        base = {f"c{i}": {d: CaseCount(passes=sum(rng.random() < r for _ in range(n0)), trials=n0) for d in DIMENSIONS}
-                for i, r in enumerate(rates)}
+        base = {f"c{i}": {d: _measured(rng, r, n0) for d in DIMENSIONS} for i, r in enumerate(rates)}
         run = {}
         for i, r in enumerate(rates):
             p = r * (1 - drop / mean)
@@ -80,6 +79,12 @@ def _gate_power(rates: list[float], trials: int, drop: float, sims: int, seed: i
         decide(rows, Baseline(rates={d: 1.0 for d in DIMENSIONS}, cases=base), gate, run)
         hits += rows["verdict"].status == "regression"
     return hits / sims
+
+
+def _measured(rng: random.Random, rate: float, n0: int) -> CaseCount:
+    """A case measured in two sessions of independent trials, as `baseline update` does."""
+    runs = [(sum(rng.random() < rate for _ in range(n0 // 2)), n0 // 2) for _ in range(2)]
+    return CaseCount(passes=sum(x for x, _ in runs), trials=n0, sessions=runs)
 
 
 def test_the_plans_power_is_close_to_the_gates_own_by_simulation() -> None:

@@ -1,0 +1,126 @@
+"""Continue, do not restart: a run that ended INCONCLUSIVE takes more trials, errors still controlled.
+
+Running the same reviewer again from scratch until it PASSes spends alpha anew each time (five
+fresh tries PASS a drop of exactly the margin in 6.5% of cases, not 5%). The adaptive design
+(rubricgate/gating/sequential.py) is planned past its budget instead: CONTINUATIONS more budgets
+of rounds, with their share of each error spent over the whole sequence. `rubricgate run
+--continue RUN` takes up that run where it stopped (its trials, looks and confirmations), runs
+the next budget, and judges everything together; the new run folder holds the old run's trials
+and transcripts as well, and says which run it continues.
+
+A plain `rubricgate run` whose newest run is an INCONCLUSIVE run of the same design (the same
+reviewer files, agent and model, against the same baseline, cases and gate settings: its
+`design_key`) is such a rerun: it continues that run, and says so, rather than spending the
+error again. What cannot be continued (another design, a run that decided, no continuation
+left) is a one-line error naming the run and the fix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rubricgate.errors import GateInputError
+from rubricgate.models.baseline import Baseline
+from rubricgate.models.config import GateConfig
+from rubricgate.models.results import Summary, TrialResult
+from rubricgate.records.files import read_summary
+
+
+def design_key(baseline: Baseline, gate: GateConfig, first: int, cases: Sequence[str], dims: Sequence[str],
+               reviewer: str, agent: str, model: str | None) -> str:
+    """What makes two runs one design: the baseline's counts, the gate's settings, the first
+    round's trials, the cases and dimensions, and the reviewer, agent and model."""
+    data = {"baseline": {c: {d: [v.passes, v.trials] for d, v in dims_.items()} for c, dims_ in sorted(baseline.cases.items())},
+            "gate": [gate.confidence, gate.margin, gate.max_trials_per_case, gate.drift_allowance], "first": first,
+            "cases": sorted(cases), "dims": list(dims), "reviewer": reviewer, "agent": agent, "model": model}
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass
+class Continued:
+    """The run being continued."""
+
+    run_dir: Path
+    summary: Summary
+    recognized: bool  # found as the newest run (a plain rerun), not named with --continue
+
+    @property
+    def trials(self) -> list[TrialResult]:
+        return [t for c in self.summary.cases for t in c.trials]
+
+    def note(self) -> str:
+        """What the run says about it."""
+        how = "a rerun of the same design: it" if self.recognized else "it"
+        return (f"continues {self.run_dir} ({how} ended INCONCLUSIVE): its {len(self.trials)} trials count here too, "
+                "the errors still controlled over both (one pre-planned design)")
+
+    def copy_transcripts(self, run_dir: Path) -> None:
+        """The old run's transcripts into the new folder, at the same relative paths (the trials point there)."""
+        source = self.run_dir / "transcripts"
+        if source.is_dir():
+            shutil.copytree(source, run_dir / "transcripts", dirs_exist_ok=True)
+
+
+def prepare(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str,
+            named: Path | None) -> tuple[Continued | None, str]:
+    """(the run this one continues, this run's design key) for a statistical run of `case_ids`."""
+    from rubricgate.gating.baseline import reviewer_fingerprint
+    from rubricgate.runner.cache import reviewer_digest
+
+    if loaded.baseline is None:
+        if named is not None:
+            raise GateInputError("--continue", str(named), "there is no baseline to continue against",
+                                 "run `rubricgate baseline update` first")
+        return None, ""
+    reviewer = reviewer_fingerprint(reviewer_digest(repo, loaded.config))
+    key = design_key(loaded.baseline, loaded.config.gate, first, case_ids, loaded.config.graded_dimensions(),
+                     reviewer, agent, loaded.config.agent.model)
+    return continued_run(named, repo / loaded.config.reports, key), key
+
+
+def continued_run(named: Path | None, reports: Path, key: str) -> Continued | None:
+    """The run to continue: the one named (--continue; an error when it cannot be), else the newest
+    run under `reports` when it is an INCONCLUSIVE run of this design."""
+    if named is not None:
+        summary = read_summary(named)
+        problem = why_not(summary, key)
+        if problem:
+            raise GateInputError("--continue", str(named), problem,
+                                 "continue an INCONCLUSIVE run of this reviewer and baseline, or run afresh without --continue")
+        return Continued(named, summary, False)
+    newest = _newest_run(reports)
+    if newest is None:
+        return None
+    try:
+        summary = read_summary(newest)
+    except GateInputError:
+        return None
+    if why_not(summary, key):
+        return None
+    return Continued(newest, summary, True)
+
+
+def why_not(summary: Summary, key: str) -> str:
+    """Why this run cannot be continued by this design ('' when it can)."""
+    gate = summary.gate
+    if summary.kind != "run" or gate is None or not gate.looks:
+        return "not a run of the statistical gate's adaptive rounds"
+    if summary.decision.status != "inconclusive":
+        return f"it ended {summary.decision.status.upper()}, not INCONCLUSIVE: nothing to continue"
+    if not gate.design_key or gate.design_key != key:
+        return ("another design: the reviewer, agent, model, baseline, cases or gate settings changed since "
+                "(a changed reviewer is judged afresh)")
+    return ""
+
+
+def _newest_run(reports: Path) -> Path | None:
+    """The newest gated run folder (run ids start with a UTC timestamp; baseline and record runs are not gated)."""
+    if not reports.is_dir():
+        return None
+    runs = sorted(p.parent for p in reports.glob("*/summary.json") if not p.parent.name.endswith(("-baseline", "-record")))
+    return runs[-1] if runs else None

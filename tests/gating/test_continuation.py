@@ -1,0 +1,118 @@
+"""rubricgate.gating.continuation: an INCONCLUSIVE run is continued, never restarted."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from rubricgate.cli import main
+from rubricgate.gating.adaptive import AdaptiveRun
+from rubricgate.models.baseline import Baseline, CaseCount
+from rubricgate.models.config import GateConfig
+from rubricgate.models.dimensions import DIMENSIONS
+from rubricgate.models.results import Grade, TrialResult
+
+GATE = GateConfig(method="statistical")
+
+
+def _baseline(n: int, cases: int = 4) -> Baseline:
+    runs = [(n // 2, n // 2), (n - n // 2, n - n // 2)]
+    return Baseline(rates={d: 1.0 for d in DIMENSIONS},
+                    cases={f"c{i}": {d: CaseCount(passes=n, trials=n, sessions=runs) for d in DIMENSIONS}
+                           for i in range(cases)})
+
+
+def _drive(run: AdaptiveRun) -> list[TrialResult]:
+    """Every trial passes; the TrialResults as the runner would record them."""
+    out = []
+    while True:
+        for case, n, confirm in run.next_batch():
+            run.record(case, {d: True for d in DIMENSIONS}, confirm)
+            out.append(TrialResult(case_id=case, trial=n, outcome="PASS", confirmation=confirm,
+                                   grades={d: Grade(passed=True) for d in DIMENSIONS}))
+        look = run.look()
+        if look.stop:
+            return out
+
+
+def test_a_run_taken_up_again_continues_its_counts_trial_numbers_and_looks() -> None:
+    ids = [f"c{i}" for i in range(4)]
+    first = AdaptiveRun(_baseline(2), GATE, ids)
+    trials = _drive(first)
+    assert first.looks[-1].decision.status == "inconclusive" and len(trials) == 40  # 4 cases x the budget
+    again = AdaptiveRun(_baseline(2), GATE, ids)
+    again.resume(trials, first.history(), 0)
+    assert again.design.frozen() == first.design.frozen() and again.done_rounds == 10
+    assert again.extend() and again.continuations() == 1
+    batch = again.next_batch()
+    assert sorted({n for _, n, _ in batch}) == [11]  # the next round, numbered on from the old ones
+    assert len(again.history()) == len(first.history())
+
+
+def test_continuations_run_out_after_the_planned_five() -> None:
+    run = AdaptiveRun(_baseline(2), GATE, ["c0", "c1"])
+    assert all(run.extend() for _ in range(5)) and not run.extend()
+
+
+def _statistical(repo) -> None:
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["gate"]["method"] = "statistical"
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+
+
+def _run(repo, *args):
+    return CliRunner().invoke(main, ["run", "--repo", str(repo), *args])
+
+
+def _newest(repo):
+    return sorted(p for p in (repo / "reports").iterdir() if p.is_dir())[-1]
+
+
+def test_the_inconclusive_run_names_the_one_command_that_continues_it_and_that_command_works(repo) -> None:
+    _statistical(repo)
+    first = _run(repo)
+    assert first.exit_code == 2, first.output
+    old = _newest(repo)
+    command = f"rubricgate run --continue reports/{old.name}"
+    assert command in first.output
+    summary = json.loads((old / "summary.json").read_text())
+    assert summary["gate"]["next"].startswith(f"continue this run: {command}")
+    result = _run(repo, "--continue", str(old))
+    new = _newest(repo)
+    data = json.loads((new / "summary.json").read_text())
+    assert data["gate"]["continues"] == [old.name] and data["gate"]["continuations"] == 1
+    trials = [t for c in data["cases"] for t in c["trials"]]
+    assert len(trials) == 2 * len([t for c in summary["cases"] for t in c["trials"]])  # the old ones too
+    assert all((new / t["transcript"]).is_file() for t in trials if t["transcript"])
+    assert f"continues {old}" in result.output
+
+
+def test_a_fresh_rerun_of_the_same_design_is_recognized_and_continues(repo) -> None:
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    result = _run(repo)
+    data = json.loads((_newest(repo) / "summary.json").read_text())
+    assert data["gate"]["continues"] == [old.name], result.output
+    assert "a rerun of the same design" in result.output
+
+
+@pytest.mark.parametrize("change", ["reviewer", "decided"])
+def test_what_cannot_be_continued_is_one_line_and_exit_2(repo, change) -> None:
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    if change == "reviewer":
+        prompt = repo / "reviewer/prompts/evaluate.md"
+        prompt.write_text(prompt.read_text() + "\nBe thorough.\n")
+        want = "another design"
+    else:
+        data = json.loads((old / "summary.json").read_text())
+        data["decision"]["status"] = "pass"
+        (old / "summary.json").write_text(json.dumps(data))
+        want = "ended PASS, not INCONCLUSIVE"
+    result = _run(repo, "--continue", str(old))
+    assert result.exit_code == 2 and want in result.output and "Traceback" not in result.output, result.output
