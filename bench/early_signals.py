@@ -13,7 +13,8 @@ row per offset: how many tries ended each way.
 
 Outcomes: `ok` exit 2 and the one line; `done` the run ended before the signal arrived (exit 0
 or 1 without the signal having been delivered: not an interrupt); `killed` died by the signal;
-`traceback`; `exit1`; `other` anything else (its stderr's last line is printed once).
+`traceback`; `exit1`; `other` anything else (its stderr's last line is printed once); `hang`
+still going HANG_S after the signal (its threads' stacks are printed).
 `killed` before rubricgate's first statement is the interpreter's own start-up (`site` and the
 `.pth` files of the environment): no code of rubricgate runs yet, so none can handle it; the
 `pre` column counts the tries whose signal landed there (the process never had a SIGTERM
@@ -35,7 +36,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-OUTCOMES = ("ok", "done", "killed", "traceback", "exit1", "other")
+OUTCOMES = ("ok", "done", "killed", "traceback", "exit1", "other", "hang")
+HANG_S = 300  # a try still going this long after its signal is a hang (its threads are dumped)
 
 
 def make_repo(dest: Path) -> Path:
@@ -71,6 +73,7 @@ def one_try(argv: list[str], sig: int, offset: float) -> tuple[str, bool, str]:
     """(outcome, signal sent before rubricgate had a SIGTERM handler, last stderr line)."""
     # SIGINT as a terminal delivers it, even when this script runs in the background.
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONFAULTHANDLER": "1"},
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(offset)
     pre = not _catches_sigterm(proc.pid)
@@ -79,7 +82,12 @@ def one_try(argv: list[str], sig: int, offset: float) -> tuple[str, bool, str]:
         sent = True
     else:
         sent = False
-    out, err = proc.communicate(timeout=600)
+    try:
+        out, err = proc.communicate(timeout=HANG_S)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)  # the fault handler prints every thread's stack
+        out, err = proc.communicate(timeout=60)
+        return "hang", pre, " | ".join(ln.strip() for ln in err.splitlines() if "File" in ln)[-400:]
     last = (err.strip().splitlines() or [""])[-1]
     return classify(proc.returncode, out, err, sent), pre, last
 
