@@ -7,6 +7,7 @@ import gc
 import importlib
 import os
 import sys
+from typing import NoReturn
 
 import click
 
@@ -108,15 +109,33 @@ class GateGroup(click.Group):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(SIGPIPE_STATUS)
         except (click.Abort, KeyboardInterrupt):  # before the run could judge: never exit 1 (regression)
-            click.echo("error: interrupted: the run was stopped before it could judge "
-                       "(fix: run it again; nothing was gated)", err=True)
-            sys.exit(exitcodes.CANNOT_JUDGE)
+            _interrupted()
         except Exception as exc:
+            if caused_by_interrupt(exc):  # the interpreter wrapped it (in __set_name__: RuntimeError)
+                _interrupted()
             if os.environ.get("RUBRICGATE_DEBUG") == "1":
                 raise
             click.echo(f"error: internal error: {type(exc).__name__}: {exc} "
                        "(fix: rerun with RUBRICGATE_DEBUG=1 and report the traceback)", err=True)
             sys.exit(exitcodes.CANNOT_JUDGE)
+
+
+def _interrupted() -> NoReturn:
+    click.echo("error: interrupted: the run was stopped before it could judge "
+               "(fix: run it again; nothing was gated)", err=True)
+    sys.exit(exitcodes.CANNOT_JUDGE)
+
+
+def caused_by_interrupt(exc: BaseException) -> bool:
+    """Does a KeyboardInterrupt stand behind this exception (its cause or context, a few deep)?"""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        seen = seen.__cause__ or seen.__context__ if seen is not None else None
+        if seen is None:
+            return False
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+    return False
 
 
 @click.group(cls=GateGroup, context_settings={"help_option_names": ["-h", "--help"]})

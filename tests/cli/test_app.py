@@ -21,6 +21,21 @@ def test_internal_error_is_one_line_exit_2(repo, monkeypatch):
     assert "Traceback" not in result.output
 
 
+def test_an_interrupt_the_interpreter_wrapped_is_an_interrupt(repo, monkeypatch):
+    # Ctrl-C while a class is made: Python 3.11 raises RuntimeError("Error calling __set_name__")
+    # from the KeyboardInterrupt (bench/early_signals.py once saw it as an "internal error").
+    def interrupted_in_set_name(options):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("Error calling __set_name__ on 'cached_property' instance 'value'") from exc
+    monkeypatch.setattr("rubricgate.cli.core.run_suite", interrupted_in_set_name)
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == ["error: interrupted: the run was stopped before it could judge "
+                                                  "(fix: run it again; nothing was gated)"]
+
+
 def test_debug_variable_shows_the_traceback(repo, monkeypatch):
     monkeypatch.setenv("RUBRICGATE_DEBUG", "1")
     monkeypatch.setattr("rubricgate.cli.core.run_suite", lambda o: 1 / 0)
