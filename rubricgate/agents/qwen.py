@@ -189,7 +189,9 @@ class _QwenState:
 
     def _assistant(self, msg: dict[str, Any]) -> None:
         if is_cli_error_message(msg):
-            self.cli_error = "".join(str(b.get("text", "")) for b in msg.get("content") or [] if isinstance(b, dict))
+            content = msg.get("content")
+            blocks = content if isinstance(content, list) else []
+            self.cli_error = "".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict))
             return
         if self.turns.assistant(str(msg.get("id") or "")):
             self.last_text = ""
@@ -230,8 +232,9 @@ class _QwenState:
             d.input_tokens, d.output_tokens = self.turn_tokens
         if isinstance(ev.get("num_turns"), int):
             d.reported_turns = ev["num_turns"]
-        for denial in ev.get("permission_denials") or []:
-            idx = self.calls.get(str((denial or {}).get("tool_use_id"))) if isinstance(denial, dict) else None
+        denials = ev.get("permission_denials")
+        for denial in denials if isinstance(denials, list) else []:
+            idx = self.calls.get(str(denial.get("tool_use_id"))) if isinstance(denial, dict) else None
             if idx is not None:
                 d.tool_calls[idx].status = "denied"
         sub, is_error = str(ev.get("subtype") or ""), bool(ev.get("is_error"))

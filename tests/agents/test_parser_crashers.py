@@ -79,13 +79,14 @@ def test_codex_rollouts_with_odd_records_never_raise(payload: dict) -> None:
     assert t.termination in TERMINATIONS and t.tool_calls
 
 
-@pytest.mark.parametrize("fmt", ["claude", "cortex"])
+@pytest.mark.parametrize("fmt", ["claude", "cortex", "qwen"])
 @pytest.mark.parametrize("result", [
     {**RESULT, "permission_denials": ["t1", 3]},
     {**RESULT, "permission_denials": "t1"},
+    {**RESULT, "permission_denials": 7},
     {**RESULT, "subtype": "error_max_turns", "errors": [1, {"a": 2}]},
     {**RESULT, "subtype": "error_max_turns", "errors": "cut"},
-], ids=["denials-strings", "denials-string", "errors-not-strings", "errors-string"])
+], ids=["denials-strings", "denials-string", "denials-number", "errors-not-strings", "errors-string"])
 def test_a_result_event_with_odd_lists_never_raises(fmt: str, result: dict) -> None:
     t = finish(parser_for(fmt)(_stream(result), agent=fmt, allowed=["read"]), _proc(), version=None)
     assert t.termination in TERMINATIONS
