@@ -216,11 +216,19 @@ def csv_safe(value: Any) -> Any:
     return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
 
 
+def _is_text(dtype: Any) -> bool:
+    """Object or string columns: pandas 3 reads text as its own `str` dtype, which
+    select_dtypes("object") still includes with a deprecation warning (and pandas 2 refuses "str")."""
+    import pandas as pd
+
+    return pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
+
+
 def _write(frame: pd.DataFrame, path: Path, fmt: str) -> Path:
     # Only CSV is opened by spreadsheets as it is; Parquet and JSON lines keep each value typed
     # and unchanged (what reads them gets the data, not a formula).
     if fmt == "csv":
-        text = frame.select_dtypes(include="object").columns
+        text = [c for c in frame.columns if _is_text(frame[c].dtype)]
         frame.assign(**{c: frame[c].map(csv_safe) for c in text}).to_csv(path, index=False)
     elif fmt == "jsonl":
         frame.to_json(path, orient="records", lines=True)

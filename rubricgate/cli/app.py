@@ -42,7 +42,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "publish": ("rubricgate.cli.reports_cmd",
                 "Upsert the PR comment (edited in place on later runs) and sync the regression label."),
     "record": ("rubricgate.cli.adopt_cmd",
-               "Turn a real review into a regression task: snapshot the reviewed skills, write, validate, run once."),
+               "Turn a real review into a regression task: snapshot the reviewed files, write, validate, run once."),
     "regrade": ("rubricgate.cli.reports_cmd",
                 "Re-grade a run's stored transcripts under the current expectations and rubric (no agent runs)."),
     "report": ("rubricgate.cli.reports_cmd",

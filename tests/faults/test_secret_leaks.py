@@ -79,7 +79,8 @@ def test_lone_surrogate_neither_blanks_the_transcript_nor_hides_the_bash_call(ou
     assert trial.grades["tool_use"].category == "forbidden_tool"
     transcript = json.loads((done.run_dir / trial.transcript).read_text())
     bash = [c for c in transcript["tool_calls"] if c["name"] == "bash"]
-    assert bash and bash[0]["input"]["command"] == "cat /etc/hostname \ud800"
+    # Read at the boundary as its backslash escape (rubricgate/boundary.py): text every writer can encode.
+    assert bash and bash[0]["input"]["command"] == "cat /etc/hostname \\ud800"
 
 
 def test_verdict_with_the_secret_inside_is_still_graded(outcome) -> None:
