@@ -183,18 +183,52 @@ FRAMES = {"runs": runs_df, "cases": cases_df, "trials": trials_df}
 
 def export(runs: RunsArg, fmt: str, out_dir: Path) -> list[Path]:
     """Write runs, cases and trials (the three frames) to `out_dir` as runs.<ext>, cases.<ext>,
-    trials.<ext>; returns their paths. Parquet needs pyarrow (the `parquet` extra)."""
+    trials.<ext>; returns their paths. Parquet needs pyarrow (the `parquet` extra).
+
+    Streamed run by run: one summary is loaded at a time and its cases and trials appended to the
+    files, so the peak memory is one run's, whatever the number of runs (bench/export_history.py).
+    The columns are the gated dimensions' unless a run graded another: then the runs are written
+    once more with every dimension's columns (each file has one set of columns)."""
     if fmt not in FORMATS:
         raise GateInputError("--format", fmt, f"unknown format {fmt!r}", f"use one of {', '.join(FORMATS)}")
     if fmt == "parquet":
         _require_pyarrow()
-    loaded = summaries(runs)
+    items = [runs] if isinstance(runs, (str, Path, Summary)) else list(runs)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        return [_write(frame(loaded), out_dir / f"{name}{FORMATS[fmt]}", fmt) for name, frame in FRAMES.items()]
+        dims = list(DIMENSIONS)
+        while (found := _export_pass(items, dims, fmt, out_dir)) != dims:
+            dims = found
+        return [out_dir / f"{name}{FORMATS[fmt]}" for name in FRAMES]
     except OSError as exc:
         raise GateInputError(str(exc.filename or out_dir), "", f"cannot write: {exc.strerror}",
                              "choose a writable --out folder") from exc
+
+
+def _export_pass(items: list[str | Path | Summary], dims: list[str], fmt: str, out_dir: Path) -> list[str]:
+    """Write every run with these dimensions' columns; returns the dimensions the runs have. As
+    soon as one has a dimension not in `dims`, the rest are only read for theirs (the caller
+    writes them all again with the full set)."""
+    seen, run_rows = list(dims), []
+    with _Sink(out_dir / f"cases{FORMATS[fmt]}", fmt) as cases, _Sink(out_dir / f"trials{FORMATS[fmt]}", fmt) as trials:
+        for item in items:
+            summary = item if isinstance(item, Summary) else read_summary(Path(item))
+            seen = [*DIMENSIONS, *sorted((set(seen) | set(_dims([summary]))) - set(DIMENSIONS))]
+            if seen != dims:
+                continue
+            run_rows.append(_run_row(summary, dims))
+            trial_frame = _frame([_trial_row(summary.run_id, c, t, dims) for c in summary.cases for t in c.trials],
+                                 TRIAL_COLUMNS + [f"{d}_{k}" for d in dims for k in ("passed", "category")])
+            counts = _case_counts(trial_frame, dims)
+            trials.write(trial_frame)
+            cases.write(_frame([_case_row(summary.run_id, c, dims, counts) for c in summary.cases],
+                               CASE_COLUMNS + [f"{d}_{k}" for d in dims for k in ("passes", "trials", "rate")]))
+            del summary, trial_frame, counts
+    if seen == dims:
+        with _Sink(out_dir / f"runs{FORMATS[fmt]}", fmt) as sink:
+            sink.write(_frame(run_rows, RUN_COLUMNS + [f"{d}_{k}" for d in dims
+                                                       for k in ("rate", "low", "high", "baseline", "status")]))
+    return seen
 
 
 def _require_pyarrow() -> None:
@@ -224,14 +258,67 @@ def _is_text(dtype: Any) -> bool:
     return pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
 
 
-def _write(frame: pd.DataFrame, path: Path, fmt: str) -> Path:
-    # Only CSV is opened by spreadsheets as it is; Parquet and JSON lines keep each value typed
-    # and unchanged (what reads them gets the data, not a formula).
-    if fmt == "csv":
-        text = [c for c in frame.columns if _is_text(frame[c].dtype)]
-        frame.assign(**{c: frame[c].map(csv_safe) for c in text}).to_csv(path, index=False)
-    elif fmt == "jsonl":
-        frame.to_json(path, orient="records", lines=True)
-    else:
-        frame.to_parquet(path, index=False)
-    return path
+# Integer columns that may be empty (a trial with no exit code): written as integers in every
+# chunk, not as floats in the chunks that hold an empty one.
+NULLABLE_INTS = ("trial", "steps", "tool_calls", "exit_code", "input_tokens", "output_tokens", "trials",
+                 "counted_trials", "all_passed", "cases", "errored_trials", "flaky_cases")
+
+
+class _Sink:
+    """One export file written a frame at a time: CSV and JSON lines appended, Parquet as row
+    groups of one writer whose schema is the first frame's with every column's type fixed."""
+
+    def __init__(self, path: Path, fmt: str):
+        self.path, self.fmt = path, fmt
+        self.first = True
+        self.parquet: Any = None
+
+    def __enter__(self) -> _Sink:
+        self.path.unlink(missing_ok=True)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.parquet is not None:
+            self.parquet.close()
+
+    def write(self, frame: pd.DataFrame) -> None:
+        frame = frame.astype({c: "Int64" for c in NULLABLE_INTS if c in frame})
+        # Only CSV is opened by spreadsheets as it is; Parquet and JSON lines keep each value typed
+        # and unchanged (what reads them gets the data, not a formula).
+        if self.fmt == "csv":
+            text = [c for c in frame.columns if _is_text(frame[c].dtype)]
+            frame.assign(**{c: frame[c].map(csv_safe) for c in text}).to_csv(
+                self.path, index=False, mode="w" if self.first else "a", header=self.first)
+        elif self.fmt == "jsonl":
+            lines = frame.to_json(orient="records", lines=True) if len(frame) else ""
+            with self.path.open("a", encoding="utf-8") as out:
+                out.write(lines if lines.endswith("\n") or not lines else lines + "\n")
+        else:
+            self._parquet(frame)
+        self.first = False
+
+    def _parquet(self, frame: pd.DataFrame) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self.parquet is None:
+            schema = pa.Schema.from_pandas(frame, preserve_index=False)
+            schema = pa.schema([f.with_type(_arrow_type(f.name, f.type)) for f in schema],
+                               metadata=schema.metadata)
+            self.parquet = pq.ParquetWriter(self.path, schema)
+        self.parquet.write_table(pa.Table.from_pandas(frame, schema=self.parquet.schema, preserve_index=False))
+
+
+def _arrow_type(column: str, inferred: Any) -> Any:
+    """A column's Parquet type whatever the first run held (an all-empty column is inferred as
+    null, which a later run's values would not fit)."""
+    import pyarrow as pa
+
+    if column in NULLABLE_INTS:
+        return pa.int64()
+    if column.endswith(("_passed", "escalated", "counted", "errored", "cached", "complete", "flaky")):
+        return pa.bool_()
+    if column.endswith(("_rate", "_low", "_high", "_baseline", "duration_s", "cost_usd", "pass_at_k", "pass_hat_k",
+                        "_passes", "_trials")):
+        return pa.int64() if column.endswith(("_passes", "_trials")) else pa.float64()
+    return pa.string() if pa.types.is_null(inferred) else inferred

@@ -122,3 +122,43 @@ def test_csv_cells_a_spreadsheet_would_run_are_shown_as_text() -> None:
     for cell in ("=HYPERLINK(\"x\")", "+1", "-2+3", "@SUM(A1)", "\tx", "\rx"):
         assert csv_safe(cell) == "'" + cell
     assert [csv_safe(v) for v in ("ok", "", 3, -1.5, None)] == ["ok", "", 3, -1.5, None]
+
+
+def test_export_holds_one_run_at_a_time(run_dirs, tmp_path, monkeypatch):
+    """Streamed: when a run's summary is read, no earlier run's summary is still in memory (the
+    frames of every run built at once took 2.48 GB for 50 runs of 2,000 cases)."""
+    import gc
+    import weakref
+
+    loaded: list[weakref.ref] = []
+    alive_at_read: list[int] = []
+
+    def reading(path):
+        gc.collect()
+        alive_at_read.append(sum(ref() is not None for ref in loaded))
+        summary = read_summary(path)
+        loaded.append(weakref.ref(summary))
+        return summary
+
+    monkeypatch.setattr(analysis, "read_summary", reading)
+    analysis.export([*run_dirs, *run_dirs], "csv", tmp_path / "out")
+    assert alive_at_read == [0, 0, 0, 0]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+def test_export_of_a_later_run_with_another_dimension_has_its_columns_for_every_run(run_dirs, tmp_path, fmt):
+    from rubricgate.models.results import Grade
+
+    first, second = (read_summary(d) for d in run_dirs)
+    for case in second.cases:
+        for trial in case.trials:
+            trial.grades["cites_rule"] = Grade(passed=trial.trial == 1)
+    paths = analysis.export([first, second], fmt, tmp_path / "out")
+    read = {"csv": pd.read_csv, "parquet": pd.read_parquet,
+            "jsonl": lambda p: pd.read_json(p, orient="records", lines=True)}[fmt]
+    trials, cases = read(paths[2]), read(paths[1])
+    assert list(trials.columns) == list(analysis.trials_df([first, second]).columns)
+    assert "cites_rule_passed" in trials.columns and len(trials) == 8
+    assert trials["cites_rule_passed"].isna().sum() == 4  # the first run's trials have no such grade
+    assert list(cases["cites_rule_passes"]) == [0, 0, 1, 1]
+    assert trials["exit_code"].dtype.kind in "iu" or trials["exit_code"].isna().all()
