@@ -69,7 +69,22 @@ def head_of(cat: Catalog, ref: RunRef) -> RunHead:
     return head
 
 
-def run_page(cat: Catalog, ref: RunRef) -> dict:
+@dataclass(frozen=True)
+class RunLinks:
+    """What a run page shows of files other than its summary: with its summary's stamp, all a
+    rendered run page is made of (rubricgate/view/site.py keeps pages by it)."""
+
+    has_report: bool  # the run's own report.html is there
+    previous: str | None  # the run before it of the same kind
+    comparison_of: str | None  # the comparison a `compare --base` run was a side of
+
+
+def run_links(cat: Catalog, ref: RunRef, head: RunHead) -> RunLinks:
+    return RunLinks(ref.has("report.html"), _previous_of(cat.heads()).get(head.run_id),
+                    _comparison_of(cat, ref) if head.kind.startswith("compare-") else None)
+
+
+def run_page(cat: Catalog, ref: RunRef, links: RunLinks | None = None) -> dict:
     """The run as its report tells it, cause first (reports/story.py): the one line, the next
     step, the rates against baseline and margin, the failing cases with their trials grouped,
     the statistics folded, then every case with its trials, filterable by outcome, case and rule."""
@@ -77,6 +92,7 @@ def run_page(cat: Catalog, ref: RunRef) -> dict:
     from rubricgate.reports.comment import delta_label, interval, plan_lines, signed_pp
 
     head = head_of(cat, ref)
+    links = links or run_links(cat, ref, head)
     summary = cat.summary(ref)
     cells = {c.id: c for c in cat.cases(ref)}
     stories = story.case_stories(summary)
@@ -94,8 +110,7 @@ def run_page(cat: Catalog, ref: RunRef) -> dict:
             "unconfirmed": story.unconfirmed_line(summary), "flaky": story.flaky_line(summary),
             "errored": story.errored_line(summary), "signed_pp": signed_pp,
             "warnings": html_context.warnings(summary), "reasons": summary.decision.reasons,
-            "has_report": ref.has("report.html"), "previous": _previous_of(cat.heads()).get(head.run_id),
-            "comparison_of": _comparison_of(cat, ref) if head.kind.startswith("compare-") else None,
+            "has_report": links.has_report, "previous": links.previous, "comparison_of": links.comparison_of,
             "NEXT_STEP_REVERT": explain.NEXT_STEP_REVERT, "NEXT_STEP_ACCEPT": explain.NEXT_STEP_ACCEPT}
 
 

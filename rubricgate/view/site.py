@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +15,9 @@ from rubricgate.view.catalog import Catalog
 from rubricgate.view.render import render
 
 HTML = "text/html; charset=utf-8"
+# Rendered run and compare pages kept by what they are made of: a 2,000-case run's page is ~1 MB
+# and ~0.5 s of CPU to parse its summary and render, 1 ms once kept.
+PAGES_KEPT = 8
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,8 @@ class Site:
         self.transcripts: set[tuple[str, str]] | None = None  # static: (run id, transcript) pages written
         self.compares: set[tuple[str, str]] | None = None  # static: (base, head) pages written
         self.histories: dict[str, pages.CaseHistory] | None = None  # static: every case page's data, read in one pass
+        self._kept: OrderedDict[Hashable, Page] = OrderedDict()
+        self._kept_lock = threading.Lock()
 
     def page(self, path: str) -> Page:
         """The page at `path` (relative, no leading slash); 404 for anything else."""
@@ -74,7 +82,30 @@ class Site:
         return self._trend(path, branch)
 
     def _run(self, path: str, run: str) -> Page:
-        return self._html("run.html", path, **pages.run_page(self.catalog, pages.ref_of(self.catalog, run)))
+        ref = pages.ref_of(self.catalog, run)
+        links = pages.run_links(self.catalog, ref, pages.head_of(self.catalog, ref))
+        return self._keep((path, self._stamp(ref), links),
+                          lambda: self._html("run.html", path, **pages.run_page(self.catalog, ref, links)))
+
+    def _stamp(self, ref) -> str | None:
+        return safe.file_stamp(ref.root, ref.summary)
+
+    def _keep(self, key: Hashable, make: Callable[[], Page]) -> Page:
+        """The page made by `make`, or the one made before for the same key (a served viewer;
+        a static build makes each page once). The key holds the stamps of the summaries the
+        page is made of, so a summary written again makes the page again."""
+        if self.static:
+            return make()
+        with self._kept_lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return self._kept[key]
+        page = make()
+        with self._kept_lock:
+            self._kept[key] = page
+            while len(self._kept) > PAGES_KEPT:
+                self._kept.popitem(last=False)
+        return page
 
     def _report(self, path: str, run: str) -> Page:
         """The run's own report.html as it wrote it (its own CSP), or rendered from the summary."""
@@ -91,8 +122,9 @@ class Site:
         return self._html("case.html", path, h=history, window=pages.FLAKY_WINDOW)
 
     def _compare(self, path: str, base: str, head: str) -> Page:
-        data = pages.compare_page(self.catalog, pages.ref_of(self.catalog, base), pages.ref_of(self.catalog, head))
-        return self._html("compare.html", path, **data)
+        refs = pages.ref_of(self.catalog, base), pages.ref_of(self.catalog, head)
+        return self._keep((path, *map(self._stamp, refs)),
+                          lambda: self._html("compare.html", path, **pages.compare_page(self.catalog, *refs)))
 
     def _comparison(self, path: str, record: str) -> Page:
         return self._html("compare.html", path, **pages.comparison_page(self.catalog, record))

@@ -144,3 +144,27 @@ def test_credential_shaped_text_a_reviewed_file_held_is_masked_as_the_report_mas
     (run / "transcripts" / "evil-1.json").write_text(t.model_dump_json())
     html = text(site_for([tmp_path / "reports"]), urls.transcript(run.name, vf.HOSTILE_ID, 1))
     assert key not in html and html.count("&lt;masked:api-key&gt;") == 2
+
+
+def test_a_run_page_is_made_again_when_its_summary_or_a_link_changes(tmp_path):
+    """Pages are kept by what they are made of (a 2,000-case run's page is ~0.5 s to make): a
+    summary written again, a report.html written since, or a newer run shown as previous."""
+    reports = tmp_path / "reports"
+    old, new = vf.write_runs(reports)
+    site = site_for([reports])
+    assert "1.1.0" in text(site, urls.run(NEW))
+    summary = rf.summary(run_id=NEW, started_at="2026-01-02T00:00:00Z").model_copy(update={"agent_version": "9.9.9"})
+    rf.write_run_dir(new, summary)
+    changed = text(site, urls.run(NEW))
+    assert "9.9.9" in changed and "1.1.0" not in changed
+    (old / "report.html").unlink(missing_ok=True)
+    assert 'id="full-report"' not in text(site, urls.run(OLD))
+    (old / "report.html").write_text("<!DOCTYPE html><p>report</p>")
+    assert 'id="full-report"' in text(site, urls.run(OLD))
+
+
+def test_a_kept_page_is_not_made_again(site, monkeypatch):
+    made = text(site, urls.run(OLD))
+    compared = text(site, urls.compare(OLD, NEW))
+    monkeypatch.setattr(site.catalog, "summary", lambda ref: pytest.fail(f"summary of {ref.key} parsed again"))
+    assert text(site, urls.run(OLD)) == made and text(site, urls.compare(OLD, NEW)) == compared
