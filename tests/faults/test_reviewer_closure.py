@@ -8,10 +8,15 @@ so both sides read the PR's lenient policy. Now both read the reviewer's closure
 the file and why it is the reviewer's, and `compare --base` runs the base side with the policy
 at the base, so the regression is found. Real git, a scripted reviewer whose answers follow the
 policy it reads in its workspace, the real bubblewrap sandbox.
+
+The trial cache's key and `coverage` read the same closure: a `--cache` run after the PR reused
+the strict answers (the key followed links and code spans only, not the policy's @ mention), and
+`coverage` named no changed file since the baseline.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -98,3 +103,31 @@ def test_a_pr_that_changes_nothing_of_the_reviewer_is_unchanged(tmp_path: Path) 
     git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "docs")
     said = _rubricgate(repo, "changed", "--base", "main")
     assert said.returncode == 0 and said.stdout.startswith("unchanged:"), said.stdout
+
+
+def _soften_strictness(repo: Path) -> None:
+    strictness = repo / "docs/review/strictness.md"  # reached from the prompt only by an @ mention
+    strictness.write_text(strictness.read_text().replace("strict", "lenient"))
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "soften the policy")
+
+
+def test_a_cached_run_misses_when_an_at_mentioned_file_changes(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    first = _rubricgate(repo, "run", "--cache")
+    assert first.returncode == 0, first.stdout + first.stderr
+    _soften_strictness(repo)
+    again = _rubricgate(repo, "run", "--cache")
+    assert again.returncode == 1, again.stdout[-3000:] + again.stderr  # 0: the strict answers were replayed
+    summary = json.loads((max((repo / "reports").iterdir()) / "summary.json").read_text())
+    assert not any(t["cached"] for c in summary["cases"] for t in c["trials"])
+
+
+def test_coverage_names_an_edit_of_an_at_mentioned_file_since_the_baseline(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    updated = _rubricgate(repo, "baseline", "update")
+    assert updated.returncode == 0, updated.stdout + updated.stderr
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "baseline")
+    _soften_strictness(repo)
+    said = _rubricgate(repo, "coverage")
+    assert said.returncode == 0, said.stderr
+    assert "changed: file docs/review/strictness.md changed; exercised by 2 case(s)" in said.stdout, said.stdout
