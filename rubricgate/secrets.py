@@ -14,7 +14,10 @@ stderr tail, an output cap). So scrubbing replaces, longest first:
     tail begins. The cut is the anchor: the fragment must end at the end of the text (or before
     a character no token holds: a quote, a space, `<`, a backslash, `&`, a bracket) and match the form
     as far as it goes; eight characters equal to a secret's start inside a longer word of other
-    text (`description` in `fm-description-required`) are not a fragment.
+    text (`description` in `fm-description-required`) are not a fragment. A fragment of
+    ordinary word characters (letters, no digit, no capital inside: `description`, not
+    `Zq9fK2mP`) needs its other end anchored too, where the secret began or ended: the edge of
+    the text or a character that is not a letter or digit (`descriptions` keeps its word).
 Scrubbing is for what is *written*: graders read the transcript as the agent gave it
 (runner/written.py says when a scrub would have changed a grade or an id). It works on `str`
 with plain string operations, so lone surrogates and bytes decoded with surrogateescape pass
@@ -148,6 +151,13 @@ def _random_token(run: str) -> bool:
 # form: an edge of the text, or a character that no token holds (the end of a JSON string, a
 # tag, an escape, a space, a bracket, an ellipsis the cut added).
 _CUT_EDGE = frozenset(' \t\n\r"\'`<>\\&()[]{},;:|…')
+# A fragment that reads as words: random tokens hold a digit or a capital inside within 8 characters.
+_ORDINARY = re.compile(r"[A-Za-z][a-z./_-]*")
+
+
+def _word_at(text: str, i: int, fragment: str) -> bool:
+    """Whether the word-like `fragment` continues a word at text[i] (outside the fragment)."""
+    return 0 <= i < len(text) and text[i].isalnum() and _ORDINARY.fullmatch(fragment) is not None
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:
@@ -203,13 +213,13 @@ def _trie_pattern(words: list[str]) -> str:
 
 def _head_spans(text: str, form: str) -> list[tuple[int, int]]:
     """Where text holds form's first MIN_FRAGMENT chars, extended as far as form matches, and
-    the match ends at a cut (see _CUT_EDGE)."""
+    the match ends at a cut (see _CUT_EDGE); a word-like match also starts outside a word."""
     spans, hit = [], text.find(form[:MIN_FRAGMENT])
     while hit != -1:
         end = hit + MIN_FRAGMENT
         while end - hit < len(form) and end < len(text) and text[end] == form[end - hit]:
             end += 1
-        if end == len(text) or text[end] in _CUT_EDGE:
+        if (end == len(text) or text[end] in _CUT_EDGE) and not _word_at(text, hit - 1, text[hit:end]):
             spans.append((hit, end))
         hit = text.find(form[:MIN_FRAGMENT], hit + 1)
     return spans
@@ -217,14 +227,16 @@ def _head_spans(text: str, form: str) -> list[tuple[int, int]]:
 
 def _tail_spans(text: str, form: str) -> list[tuple[int, int]]:
     """Where text holds form's last MIN_FRAGMENT chars, extended backwards as far as form
-    matches, and the match starts where a kept tail would (see _CUT_EDGE)."""
+    matches, and the match starts where a kept tail would (see _CUT_EDGE); a word-like match
+    also ends outside a word."""
     spans, hit = [], text.find(form[-MIN_FRAGMENT:])
     while hit != -1:
         begin, k = hit, len(form) - MIN_FRAGMENT
         while k > 0 and begin > 0 and text[begin - 1] == form[k - 1]:
             begin, k = begin - 1, k - 1
-        if begin == 0 or text[begin - 1] in _CUT_EDGE:
-            spans.append((begin, hit + MIN_FRAGMENT))
+        end = hit + MIN_FRAGMENT
+        if (begin == 0 or text[begin - 1] in _CUT_EDGE) and not _word_at(text, end, text[begin:end]):
+            spans.append((begin, end))
         hit = text.find(form[-MIN_FRAGMENT:], hit + 1)
     return spans
 

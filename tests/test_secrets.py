@@ -70,6 +70,19 @@ def test_fragment_shorter_than_eight_characters_is_left() -> None:
     assert scrub("p@ss\"w and more", [SECRET]) == "p@ss\"w and more"
 
 
+@pytest.mark.parametrize("word", ["fm-description-required", "a-description-of-it", "no descriptions"])
+def test_eight_characters_of_a_secret_inside_a_longer_word_are_left(word: str) -> None:
+    # Issue 37: the piece "description" of a configured value rubric/soften-description became
+    # [REDACTED] inside rule ids (fm[REDACTED]-required). A fragment is a fragment only at a cut.
+    assert scrub(word, ["rubric/soften-description"]) == word
+
+
+def test_the_same_piece_at_a_cut_is_redacted() -> None:
+    value = "rubric/soften-description"
+    assert scrub(f'error: branch "{value[:14]}"', [value]) == f'error: branch "{REDACTED}"'
+    assert scrub(f"…{value[-11:]} was pushed", [value]) == f"…{REDACTED} was pushed"
+
+
 def test_nothing_to_scrub_returns_text_unchanged() -> None:
     assert scrub("plain", []) == "plain" and scrub("plain", [SECRET]) == "plain"
 
