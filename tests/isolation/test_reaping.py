@@ -4,12 +4,16 @@ The agent leaves a child behind and exits. The harness adopts orphans (as a run 
 child, once SIGTERM ends it, is a zombie of the harness's in the agent's group: counted as alive,
 the run waited the whole kill grace and then sent SIGKILL to a dead process. Run in a child
 interpreter: making pytest itself a subreaper would change every later test.
+
+Load-proof: the grace is made 30 s and the outcome asserted is that no SIGKILL was needed (the
+group was found empty), not how fast the trial ended.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +21,7 @@ from pathlib import Path
 HARNESS = r'''
 import json, os, signal, sys
 from pathlib import Path
-from rubricgate.isolation import reaping
+from rubricgate.isolation import process, reaping
 from rubricgate.isolation.process import run_process
 
 tmp = Path(sys.argv[1])
@@ -28,6 +32,7 @@ def recording(pgid, sig):
     sent.append(int(sig))
     return real(pgid, sig)
 reaping._signal_group = recording
+process.KILL_GRACE_S = float(sys.argv[2])
 agent = ("import subprocess, sys\n"
          "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
          f"open({str(tmp / 'child.pid')!r}, 'w').write(str(p.pid))\n"
@@ -37,35 +42,36 @@ res = run_process([sys.executable, "-c", agent], cwd=tmp, env={"PATH": os.enviro
 child = int((tmp / "child.pid").read_text())
 stat = Path(f"/proc/{child}/stat")
 state = stat.read_text().rsplit(")", 1)[-1].split()[0] if stat.exists() else "gone"
-print(json.dumps({"exit_code": res.exit_code, "duration_s": res.duration_s, "child": state,
-                  "sigkill": int(signal.SIGKILL) in sent, "grace": reaping.KILL_GRACE_S}))
+print(json.dumps({"exit_code": res.exit_code, "child": state, "sigkill": int(signal.SIGKILL) in sent}))
 '''
+GRACE_S = 30.0  # waiting it out would be plain; an empty group is found long before
 
 
 def test_a_child_left_by_a_copy_only_agent_is_reaped_without_waiting_out_the_grace(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-c", HARNESS, str(tmp_path)], capture_output=True, text=True,
-                          timeout=120, env={**os.environ})
+    proc = subprocess.run([sys.executable, "-c", HARNESS, str(tmp_path), str(GRACE_S)], capture_output=True,
+                          text=True, timeout=600, env={**os.environ})
     assert proc.returncode == 0, proc.stderr
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
     assert seen["exit_code"] == 0
     assert seen["child"] == "gone", f"the agent's child is left as {seen['child']!r} (Z: an unreaped zombie)"
     assert not seen["sigkill"], "the group was SIGKILLed: its zombie was waited on for the whole grace"
-    assert seen["duration_s"] < seen["grace"] / 2, seen
 
 
-def test_a_run_whose_agent_leaves_a_child_records_a_trial_shorter_than_the_grace(repo: Path) -> None:
+def test_a_run_whose_agent_leaves_a_child_ends_its_trial_without_a_kill(repo: Path, monkeypatch) -> None:
     # The whole path: `rubricgate run` adopts orphans, the copy-only agent answers and leaves a child.
     from click.testing import CliRunner
 
     from rubricgate.cli import main
-    from rubricgate.isolation.reaping import KILL_GRACE_S
+    from rubricgate.isolation import process, reaping
     from tests.fake_reviewer import install
 
+    sent: list[int] = []
+    real = reaping._signal_group
+    monkeypatch.setattr(reaping, "_signal_group", lambda pgid, sig: sent.append(int(sig)) or real(pgid, sig))
+    monkeypatch.setattr(process, "KILL_GRACE_S", GRACE_S)
     counter = install(repo, ["linger"], jobs=1)
     result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
     assert result.exit_code == 0, result.output
     child = int((counter.parent / "linger.pid").read_text())
     assert not Path(f"/proc/{child}").exists(), "the agent's child outlived its trial (or is an unreaped zombie)"
-    summary = json.loads(next((repo / "reports").glob("*/summary.json")).read_text())
-    durations = [t["duration_s"] for c in summary["cases"] for t in c["trials"]]
-    assert durations and max(durations) < KILL_GRACE_S / 2, durations
+    assert int(signal.SIGTERM) in sent and int(signal.SIGKILL) not in sent, sent  # the grace was never waited out
