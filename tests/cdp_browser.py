@@ -26,8 +26,12 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
 
 
 def chromium_path() -> str:
-    """The chromium binary; skip (or fail under RUBRICGATE_REQUIRE_BROWSER=1) without one."""
-    found = os.environ.get("RUBRICGATE_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    """The chromium binary; skip (or fail under RUBRICGATE_REQUIRE_BROWSER=1) without one.
+    RUBRICGATE_CHROMIUM names it; a name that is not there is no browser (a fresh machine's
+    test run is simulated with RUBRICGATE_CHROMIUM=/nonexistent)."""
+    given = os.environ.get("RUBRICGATE_CHROMIUM")
+    found = (given if os.path.exists(given) else None) if given else (
+        shutil.which("chromium") or shutil.which("chromium-browser"))
     if found:
         return found
     if os.environ.get("RUBRICGATE_REQUIRE_BROWSER") == "1":

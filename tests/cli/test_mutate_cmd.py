@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from rubricgate.cli.app import main
@@ -17,6 +18,7 @@ def mutate(repo: Path, out: Path, *args: str):
     return CliRunner().invoke(main, ["mutate", "--repo", str(repo), "--out", str(out), "--only-rules", RULE, *args])
 
 
+@pytest.mark.long
 def test_a_score_below_min_score_exits_1_with_the_report_still_shown(repo, tmp_path):
     result = mutate(repo, tmp_path / "out", "--min-score", "1")
     assert result.exit_code == 1, result.output
@@ -42,6 +44,7 @@ def test_the_terminal_shows_the_score_each_survivor_and_its_skeleton(repo, tmp_p
     assert progress[0].startswith("mutate: control: started") and any(" mutants done" in p for p in progress)
 
 
+@pytest.mark.long
 def test_cache_replays_every_trial_of_an_unchanged_mutant_the_second_time(repo, tmp_path):
     cache = tmp_path / "cache"
     first = mutate(repo, tmp_path / "one", "--cache", "--cache-dir", str(cache))
@@ -60,6 +63,7 @@ def test_cache_replays_every_trial_of_an_unchanged_mutant_the_second_time(repo, 
     assert sorted(p.relative_to(cache) for p in cache.rglob("*") if p.is_file()) == entries  # nothing new stored
 
 
+@pytest.mark.long
 def test_shards_split_the_mutants_between_them_and_together_cover_every_one(repo, tmp_path):
     whole = mutate(repo, tmp_path / "all")
     assert whole.exit_code == 0, whole.output

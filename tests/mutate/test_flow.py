@@ -72,6 +72,7 @@ def test_a_spent_budget_runs_nothing_and_exits_2(repo, tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.long
 def test_a_run_where_every_mutant_is_caught_still_writes_its_report(repo, tmp_path):
     """No survivor means no skeleton folder: the report's folder is made all the same."""
     assert CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo)]).exit_code == 0

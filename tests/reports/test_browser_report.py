@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +20,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 import reports_fixtures as rf  # noqa: E402
+from cdp_browser import chromium_path  # noqa: E402
 
 from rubricgate.reports.html import write_html  # noqa: E402
 
@@ -30,12 +30,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
 
 
 def _chromium() -> str:
-    found = os.environ.get("RUBRICGATE_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-    if found:
-        return found
-    if os.environ.get("RUBRICGATE_REQUIRE_BROWSER") == "1":
-        pytest.fail("chromium not found but RUBRICGATE_REQUIRE_BROWSER=1: run .ci/install-browser.sh")
-    pytest.skip("chromium not installed (apt-get install -y chromium, or .ci/install-browser.sh)")
+    return chromium_path()
 
 
 def _run(chromium: str, tmp: Path, *args: str) -> str:
