@@ -2,7 +2,7 @@
 manifest .ci/install-agents.sh writes, else the ones on PATH) against tests/e2e's scripted servers,
 inside bubblewrap (tests/e2e/failure_modes.py plays the modes).
 
-    python bench/failure_modes.py [--reps 3] [--cli claude codex ...] [--mode down crash ...]
+    python bench/failure_modes.py [--reps 3] [--cli claude codex ...] [--mode down crash ...] [--newest]
 
 Prints, per CLI version and mode, the class each repetition ended in and the seconds from the
 cause to the end (median, min-max), against the 30 s target of issue 38. `hang` ends at the idle
@@ -29,13 +29,14 @@ TARGET_S = 30.0
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3)
-    parser.add_argument("--cli", nargs="*", default=["claude", "codex", "opencode"])
+    parser.add_argument("--cli", nargs="*", default=["claude", "codex", "opencode", "gemini", "qwen", "copilot"])
     parser.add_argument("--mode", nargs="*", default=list(MODES))
+    parser.add_argument("--newest", action="store_true", help="only the newest installed version of each CLI")
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {args.reps} repetitions")
     print(f"{'cli':<18} {'mode':<11} {'class':<34} {'s after cause: median (min-max)':<32} target")
     for cli in args.cli:
-        for install in installs(cli):
+        for install in installs(cli)[-1:] if args.newest else installs(cli):
             require_install(install)
             for mode in args.mode:
                 outcomes = [run_mode(install, mode) for _ in range(args.reps)]

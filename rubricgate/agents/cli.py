@@ -26,6 +26,7 @@ from rubricgate.secrets import scrub, scrub_file, secret_values
 # needs them: `rubricgate agents` and `validate` read the adapters' specs without them.
 if TYPE_CHECKING:
     from rubricgate.isolation.process import ProcessResult, Watch
+    from rubricgate.isolation.streams import SideLog
     from rubricgate.models.config import AgentConfig
     from rubricgate.models.transcript import Transcript
 
@@ -128,6 +129,11 @@ class CliAgent(ABC):
 
     def execute(self, request: AgentRequest, argv: list[str]) -> ProcessResult:
         """Run argv in the workspace with the isolated environment."""
+        return self.launch(request, argv)
+
+    def launch(self, request: AgentRequest, argv: list[str], side_log: SideLog | None = None) -> ProcessResult:
+        """The process itself (`side_log`: a log the CLI writes beside its pipes, watched like
+        stderr: isolation/streams.py)."""
         from rubricgate.isolation.process import run_process
 
         env = {**isolated_env(request.env, request.home, request.agent_view(request.home)), **self.agent_env(request)}
@@ -135,7 +141,7 @@ class CliAgent(ABC):
                            idle_timeout_s=request.idle_timeout_s, output_cap_bytes=request.output_cap_bytes,
                            stdout_path=request.raw_stream_file, watch=self.watch(request),
                            sandbox=request.sandbox, writable=[(request.scratch, request.agent_view(request.scratch))],
-                           slots=request.slots, stderr_watch=self.stderr_watch(request))
+                           slots=request.slots, stderr_watch=self.stderr_watch(request), side_log=side_log)
 
     def _failed(self, request: AgentRequest, error: str) -> Transcript:
         from rubricgate.models.transcript import Transcript

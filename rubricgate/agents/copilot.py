@@ -15,9 +15,12 @@ Facts verified against copilot 1.0.40 and 1.0.102 driven by tests/e2e/openai_ser
   (1.0.80 and later) writes them (`modelMetrics.<model>.usage.inputTokens/outputTokens`,
   requests.count) when the run ends normally; without that file (an older CLI, a crash) the
   tokens are unknown, never 0. No cost in dollars.
-- The CLI retries a failed model request 5 times before `session.error`, exit 1: about 5 s for
-  an error the provider answered, about 30 s (1 to 8 s apart) for a provider that is down, each
-  failure a `model.call_failure` event (no status, "error sending request" when unreachable).
+- The CLI retries a failed model request 5 times before `session.error`, exit 1, each failure a
+  `model.call_failure` event (`statusCode` when the provider answered; none, "error sending
+  request", when it could not be reached) and each retry an `assistant.turn_retry`, neither
+  naming the wait: the endpoint's retry-after (plus a second or two: about a minute against a
+  429 or 503 with retry-after 10), else a backoff of about 1, 1, 2, 4.5, 9 s (20 to 30 s against
+  a provider that is down). The adapter stops it at the second failure of a turn.
 - `--available-tools` removes every other tool from the model's list; a call to one anyway
   comes back `Tool 'X' does not exist.`. A path outside the working directory is refused
   ("Permission denied because no interactive user response"). There is no turn limit.
@@ -146,39 +149,57 @@ def native_binary(program: str) -> str:
 
 
 def limit_watch(max_steps: int | None, allowed: list[str] | None = None) -> Watch:
-    """Stop the run at the first model turn past max_steps (the CLI has no turn limit), and at its
-    second request in a run that never reached the provider (`model.call_failure` with no status
-    and an unreachable's words): against a provider that is down it retries 5 times, 1 to 8 s
-    apart, about 30 s of a trial, where the harness's own retry can decide in seconds. A failure
-    the provider answered (a status) is left to the CLI: its 5 retries take about 5 s."""
+    """Stop the run at the first model turn past max_steps (the CLI has no turn limit), and at the
+    second failed request of a turn (`model.call_failure`): the CLI retries one 5 times, waiting
+    the endpoint's retry-after or a backoff of 1 to 9 s, about a minute against a 429 or 503 with
+    retry-after 10 and 20 to 30 s against a provider that is down, where the harness's own retry
+    can decide in seconds. One failure may be a blip its first retry recovers from; a second is
+    an outage, and the wait between the two (the endpoint's retry-after, or the CLI's backoff) is
+    the least the harness's retry waits. A request that never reached the provider (no status, an
+    unreachable's words) is `unreachable`; any other the endpoint's answer."""
     turns = [0]
-    failed: list[str] = []
+    failed: list[str] = []  # this turn's failed requests' timestamps
 
     def watch(line: bytes) -> str | None:
         if b"assistant.turn_start" not in line and b"model.call_failure" not in line:
             return None
         events, _ = parse_json_lines(line)
         ev = events[0] if events else {}
-        if ev.get("type") == "assistant.turn_start" and max_steps is not None:
+        if ev.get("type") == "assistant.turn_start":
+            failed.clear()  # the last turn's request succeeded
             turns[0] += 1
-            if turns[0] > max_steps:
+            if max_steps is not None and turns[0] > max_steps:
                 return f"max_turns: turn {turns[0]} exceeds max_steps {max_steps}"
         elif ev.get("type") == "model.call_failure":
-            return _unreachable_stop(field_dict(ev, "data"), str(ev.get("timestamp") or ""), failed)
+            return _failure_stop(field_dict(ev, "data"), str(ev.get("timestamp") or ""), failed)
         return None
 
     return watch
 
 
-def _unreachable_stop(data: dict[str, Any], stamp: str, failed: list[str]) -> str | None:
-    said = str(data.get("errorMessage") or "")
-    if data.get("statusCode") is not None or endpoint_failure(None, said) != "unreachable":
-        return None
+def _failure_stop(data: dict[str, Any], stamp: str, failed: list[str]) -> str | None:
     failed.append(stamp)
     if len(failed) < 2:
         return None
-    return retry_stop("copilot", None, said[:200], _seconds_between(failed[-2], failed[-1]), answered=False,
+    code = data.get("statusCode")
+    status = code if isinstance(code, int) and not isinstance(code, bool) else None
+    said = _error_message(data.get("errorMessage")) or (f"HTTP {status}" if status else "the request failed")
+    answered = status is not None or endpoint_failure(None, said) != "unreachable"
+    return retry_stop("copilot", status, said[:200], _seconds_between(failed[-2], failed[-1]), answered=answered,
                       leave_short=False)
+
+
+def _error_message(raw: Any) -> str:
+    """The failure's errorMessage: the provider's JSON error body (its `message`), or a quoted or
+    plain text."""
+    text = str(raw or "")
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(body, dict):
+        return str(body.get("message") or text)
+    return body if isinstance(body, str) else text
 
 
 def _seconds_between(first: str, second: str) -> float | None:

@@ -17,8 +17,15 @@ Facts verified against qwen 0.21.10 and 0.24.4 driven by tests/e2e/openai_server
   by `--exclude-tools` are not offered. `--max-session-turns N` ends the run after N turns.
 - Its loop guard halts a run repeating one tool call with the same arguments
   (`error_during_execution`, "Loop detection halted the run"): the reviewer's own failure.
-- The CLI retries a 5xx or 429 answer up to 7 times with backoff (about 75 s against a server
-  answering 500), a setting does not change it; a 4xx other than 429 fails at once.
+- The CLI retries a 5xx, a 429 or a request that got no answer up to 7 times, waiting the
+  endpoint's retry-after (429, 503) or a backoff from 1.5 s doubling to 30 s (about 75 s against
+  a server answering 500, 100 s against one refusing connections, 60 s against a 429 with
+  retry-after 10); no setting changes it, and nothing on stdout or stderr shows it. Its debug
+  log (QWEN_DEBUG_LOG_FILE=1: HOME/.qwen/debug/<session id>.txt, the id given by --session-id)
+  names each retry: "[RETRY] Attempt 1 failed with status 503. Retrying after explicit delay of
+  10000ms..." ("Attempt 1 failed. Retrying with backoff in 2s..." for no answer). The adapter
+  makes that file a FIFO the harness reads while the CLI runs (isolation/streams.py SideLog)
+  and stops the run at a retry whose wait is 5 s or more, as Claude Code's retry notices are.
 - Usage statistics go to a public endpoint unless QWEN_USAGE_STATISTICS_ENABLED=false; the
   launcher re-executes itself in child Node processes unless QWEN_CODE_NO_RELAUNCH is set.
 """
@@ -26,6 +33,10 @@ Facts verified against qwen 0.21.10 and 0.24.4 driven by tests/e2e/openai_server
 from __future__ import annotations
 
 import json
+import os
+import re
+import uuid
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rubricgate.agents.base import AgentRequest
@@ -41,6 +52,7 @@ from rubricgate.agents.normalize import (
     mark_not_allowed,
     native_tools,
     parse_json_lines,
+    retry_stop,
 )
 from rubricgate.agents.spec import CliSpec, Endpoint, StreamFormat, Tested
 
@@ -65,7 +77,12 @@ NATIVE_TOOLS = native_tools(TOOL_NAMES)
 _DENIAL_MARKERS = ("requires permission", "declined", "deny rule", "not found in registry", "not available",
                    "outside", "not in workspace")
 API_ERROR_PREFIX = "[API Error"
-_QUIET_ENV = {"QWEN_CODE_NO_RELAUNCH": "1", "QWEN_USAGE_STATISTICS_ENABLED": "false", "NO_COLOR": "1"}
+# Its debug log is on (QWEN_DEBUG_LOG_FILE): the only place its retries show (retry_watch).
+_QUIET_ENV = {"QWEN_CODE_NO_RELAUNCH": "1", "QWEN_USAGE_STATISTICS_ENABLED": "false", "NO_COLOR": "1",
+              "QWEN_DEBUG_LOG_FILE": "1"}
+_API_ERROR_LOG = re.compile(rb"\[OPENAI_ERROR\] OpenAI API Error: (.*?)(?: \{|$)")
+_RETRY_NOTICE = re.compile(rb"\[RETRY\] (?:\[Persistent\] )?(Attempt \d+ failed(?: with status (\d{3}))?)\. "
+                           rb"Retrying(?: after explicit delay of (\d+)ms| with backoff in (\d+)s| in (\d+)s)?")
 
 
 class QwenAgent(CliAgent):
@@ -83,17 +100,30 @@ class QwenAgent(CliAgent):
             args += tool_args(request.allowed_tools)
         if request.max_steps is not None:
             args += ["--max-session-turns", str(request.max_steps)]
+        args += ["--session-id", session_id(request)]  # names its debug log (retry_watch)
         return args + self.model_args(request, "--model") + list(request.extra_args)
 
     def agent_env(self, request: AgentRequest) -> dict[str, str]:
         return dict(_QUIET_ENV)
 
     def execute(self, request: AgentRequest, argv: list[str]) -> ProcessResult:
-        """Write the run's user settings (HOME/.qwen), then run."""
+        """Write the run's user settings (HOME/.qwen), then run with its debug log watched."""
+        from rubricgate.isolation.streams import SideLog
+
         settings = request.home / ".qwen" / "settings.json"
         settings.parent.mkdir(parents=True, exist_ok=True)
         settings.write_text(json.dumps(QWEN_SETTINGS, indent=2), encoding="utf-8")
-        return super().execute(request, argv)
+        log = debug_log_path(request)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(log, 0o600)
+        # Read-write: the harness is a writer too, so the CLI's open never blocks and the read
+        # end never sees end of file between its appends.
+        fd = os.open(log, os.O_RDWR | os.O_NONBLOCK)
+        try:
+            return self.launch(request, argv, SideLog(fd, retry_watch()))
+        finally:
+            os.close(fd)
+            log.unlink(missing_ok=True)  # nothing may later open a FIFO nobody writes
 
     def watch(self, request: AgentRequest) -> Watch | None:
         return turn_limit_watch(request.max_steps)
@@ -108,6 +138,38 @@ class QwenAgent(CliAgent):
 QWEN_SETTINGS = {"privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
                  "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
                  "model": {"generationConfig": {"maxRetries": 0}}}
+
+
+def session_id(request: AgentRequest) -> str:
+    """The run's --session-id: a UUID of its scratch folder (one per trial and attempt)."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"rubricgate:{request.scratch}"))
+
+
+def debug_log_path(request: AgentRequest) -> Path:
+    """Where the CLI writes its debug log: HOME/.qwen/debug/<session id>.txt."""
+    return request.home / ".qwen" / "debug" / f"{session_id(request)}.txt"
+
+
+def retry_watch() -> Watch:
+    """Stop the run at a retry the debug log announces with a wait of 5 s or more (the endpoint's
+    retry-after, or a backoff grown that long): the class is known at once and the wait happens
+    in the harness's retry (agent.retries), not inside the trial. A retry with no status is a
+    request that got no answer (refused, reset, timed out): unreachable. What the endpoint said is
+    the API error the log names just before the notice."""
+    said = [b""]
+
+    def watch(line: bytes) -> str | None:
+        if b"[OPENAI_ERROR]" in line and (error := _API_ERROR_LOG.search(line)):
+            said[0] = error.group(1)
+        found = _RETRY_NOTICE.search(line) if b"[RETRY]" in line else None
+        if found is None:
+            return None
+        attempt, status, ms, *seconds = found.groups()
+        wait = int(ms) / 1000 if ms else next((float(s) for s in seconds if s), None)
+        text = (said[0] or attempt).decode("utf-8", errors="replace")[:200]
+        return retry_stop("qwen", int(status) if status else None, text, wait)
+
+    return watch
 
 
 def tool_args(allowed: list[str]) -> list[str]:

@@ -35,7 +35,7 @@ from rubricgate.isolation.reaping import KILL_GRACE_S, RUN_TOKEN_VAR, kill_escap
 from rubricgate.isolation.rootfs import identity_pipes
 from rubricgate.isolation.sandbox import SandboxPolicy, Writable, find_program, wrap
 from rubricgate.isolation.seccomp import filter_pipe, filter_program
-from rubricgate.isolation.streams import CappedSink, StderrTail, Streams, Wake, Watch
+from rubricgate.isolation.streams import CappedSink, SideLog, StderrTail, Streams, Wake, Watch
 
 DRAIN_TIMEOUT_S = 5.0
 
@@ -61,10 +61,11 @@ def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeo
                 output_cap_bytes: int, stdout_path: Path, watch: Watch | None = None,
                 sandbox: SandboxPolicy | None = None, writable: Sequence[Writable] = (),
                 slots: AgentSlots | None = None, idle_timeout_s: float = 0.0,
-                stderr_watch: Watch | None = None) -> ProcessResult:
+                stderr_watch: Watch | None = None, side_log: SideLog | None = None) -> ProcessResult:
     """Run argv in its own session (inside bubblewrap when `sandbox` enforces one); never raises
     for a failing or missing executable. `watch(line)` sees each stdout line, `stderr_watch(line)`
-    each stderr line; a reason kills it.
+    each stderr line, `side_log` each line of a log the agent writes elsewhere (streams.SideLog);
+    a reason kills it.
 
     `idle_timeout_s` (0: off) stops an agent that printed nothing on stdout or stderr for that
     long: `stopped` then starts with streams.IDLE_STOP.
@@ -80,7 +81,7 @@ def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeo
         return _interrupted()
     try:
         with open(stdout_path, "wb") as out:
-            sink = CappedSink(out, output_cap_bytes, watch, stderr_watch)
+            sink = CappedSink(out, output_cap_bytes, watch, stderr_watch, side_log)
             return _launch(argv, cwd, env, (timeout_s, idle_timeout_s), sink, sandbox, writable,
                            slots if gated else None)
     finally:

@@ -9,7 +9,9 @@ exits) and a wake pipe (Ctrl-C) with one `select`, and the deadline is the selec
 The contract: stdout goes to a file up to a byte cap and is drained (never left to
 block the agent) past it; every complete stdout line is shown to a `watch` callback whose
 reason stops the run; stderr keeps a bounded tail for the one-line error; silence on both
-pipes for the idle timeout stops it too.
+pipes for the idle timeout stops it too. A `SideLog` (a FIFO a CLI writes its debug log to, for
+a CLI that reports its retries nowhere else) is read in the same loop and shown to its own
+watch; it is not output (no tail, no effect on the idle timeout).
 """
 
 from __future__ import annotations
@@ -35,11 +37,12 @@ IDLE_STOP = "idle_timeout"
 class CappedSink:
     """stdout: written to `dst` up to `cap` bytes, the rest read and discarded; each complete
     line shown to `watch`, whose non-empty answer is a reason to stop the run. `stderr_watch` is
-    the same for stderr's lines (StderrTail shows them), for a CLI that reports its retries there."""
+    the same for stderr's lines (StderrTail shows them), for a CLI that reports its retries there;
+    `side` a SideLog read beside both."""
 
     def __init__(self, dst: IO[bytes], cap: int, watch: Watch | None = None,
-                 stderr_watch: Watch | None = None) -> None:
-        self.dst, self.cap, self.watch, self.stderr_watch = dst, cap, watch, stderr_watch
+                 stderr_watch: Watch | None = None, side: SideLog | None = None) -> None:
+        self.dst, self.cap, self.watch, self.stderr_watch, self.side = dst, cap, watch, stderr_watch, side
         self.written = 0
         self.truncated = False
         self.stop_reason = ""
@@ -99,6 +102,24 @@ class StderrTail:
         return b"".join(self.chunks)[-self.cap:].decode("utf-8", errors="replace")
 
 
+class SideLog:
+    """A log the agent writes beside its pipes: `fd` is the read end the harness holds (a FIFO
+    opened read-write, so it never reads end of file while the agent opens and closes it), each
+    complete line shown to `watch`, whose reason stops the run. Its owner opens and closes `fd`."""
+
+    def __init__(self, fd: int, watch: Watch, cap: int = STDERR_TAIL_BYTES) -> None:
+        self.fd, self.watch, self.cap = fd, watch, cap
+        self._partial = b""
+
+    def feed(self, chunk: bytes, sink: CappedSink) -> None:
+        lines = (self._partial + chunk).split(b"\n")
+        self._partial = lines.pop()[-self.cap:]  # an endless line cannot grow memory
+        for line in lines:
+            if sink.stop_reason:
+                return
+            sink.stop_reason = self.watch(line) or ""
+
+
 class Wake:
     """A settable event that a `select` can wait on (a non-blocking self-pipe); `set` is what
     the process-wide Ctrl-C switch calls on every running trial."""
@@ -135,6 +156,8 @@ class Streams:
         self._pidfd = _exit_fd(proc, wake)
         if self._pidfd is not None:
             self.sel.register(self._pidfd, selectors.EVENT_READ, "exit")
+        if out.side is not None:  # not a pipe (callable): never drained, never output
+            self.sel.register(out.side.fd, selectors.EVENT_READ, out.side)
 
     def wait(self, deadline: float) -> None:
         """Read until the process exits, a stop reason appears, the wake pipe fires or the
@@ -148,6 +171,8 @@ class Streams:
             pipes = [key for key, _ in events if callable(key.data)]
             for key in pipes:  # output before the exit notice: nothing read late is lost
                 self._read(key)
+            for key in (key for key, _ in events if isinstance(key.data, SideLog)):
+                self._read_side(key.data)
             if any(key.data in ("exit", "wake") for key, _ in events):
                 return
 
@@ -188,6 +213,13 @@ class Streams:
             key.data(chunk)
         else:
             self.sel.unregister(key.fd)
+
+    def _read_side(self, side: SideLog) -> None:
+        chunk = os.read(side.fd, _CHUNK)
+        if chunk:
+            side.feed(chunk, self.out)
+        else:  # its writer end is gone after all: nothing more will come
+            self.sel.unregister(side.fd)
 
     def _open_pipes(self) -> bool:
         return any(callable(key.data) for key in self.sel.get_map().values())

@@ -98,7 +98,30 @@ def test_watch_stops_at_the_second_request_that_never_reached_the_provider() -> 
     assert "retry after" in stops[0]
 
 
-def test_watch_leaves_an_answered_failure_to_the_clis_own_quick_retries() -> None:
+def test_watch_stops_at_the_second_failure_the_provider_answered_too() -> None:
+    """Against a 429 or 503 with retry-after 10 the CLI waits it before each of its 5 retries (about a
+    minute); stopped at its second failure, with the wait between the two for the harness's retry."""
     lines = (DATA / "copilot-1.0.102" / "api_error.ndjson").read_bytes().splitlines()  # 6 failures, status 500
     watch = limit_watch(None)
-    assert all(watch(line) is None for line in lines)
+    said = [watch(line) for line in lines]
+    failures = [i for i, line in enumerate(lines) if b'"model.call_failure"' in line]
+    first = next(i for i, s in enumerate(said) if s)
+    assert first == failures[1], (first, failures)
+    stops = [s for s in said if s]
+    assert stops[0].startswith("endpoint_error: copilot would retry a model request the endpoint answered with "
+                               "API 500 (scripted upstream failure); retry after "), stops[0]
+
+
+def _failure(at: str, status: int | None = None) -> bytes:
+    data = {"statusCode": status} if status else {"errorMessage": "error sending request"}
+    return json.dumps({"type": "model.call_failure", "data": data, "timestamp": at}).encode()
+
+
+def test_only_failures_of_one_turn_count() -> None:
+    """A failure its first retry recovered from, then one in a later turn: no outage."""
+    watch = limit_watch(None)
+    turn = b'{"type":"assistant.turn_start","data":{}}'
+    assert watch(turn) is None and watch(_failure("2026-12-03T21:00:00Z", 503)) is None
+    assert watch(turn) is None and watch(_failure("2026-12-03T21:00:05Z", 503)) is None
+    stop = watch(_failure("2026-12-03T21:00:17Z", 429))
+    assert stop is not None and "API 429" in stop and stop.endswith("retry after 12.0 s")

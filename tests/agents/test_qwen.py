@@ -4,6 +4,8 @@ message dressed as a model turn), the turn limit that leaves no result event, it
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,10 @@ from rubricgate.agents.qwen import (
     QWEN_SETTINGS,
     QwenAgent,
     api_error_text,
+    debug_log_path,
     parse_qwen_stream,
+    retry_watch,
+    session_id,
     tool_args,
     turn_limit_watch,
 )
@@ -89,11 +94,13 @@ def test_flags_restrict_tools_limit_turns_and_never_ask(tmp_path: Path) -> None:
     excluded = argv[argv.index("--exclude-tools") + 1].split(",")
     assert "run_shell_command" in excluded and "write_file" in excluded and "read_file" not in excluded
     assert tool_args([])[:1] == ["--exclude-tools"]
+    assert argv[argv.index("--session-id") + 1] == session_id(agent_request(tmp_path))  # names its debug log
 
 
 def test_settings_and_environment_keep_it_quiet(tmp_path: Path) -> None:
     env = QwenAgent(AgentConfig(name="qwen")).agent_env(agent_request(tmp_path))
     assert env["QWEN_USAGE_STATISTICS_ENABLED"] == "false" and env["QWEN_CODE_NO_RELAUNCH"] == "1"
+    assert env["QWEN_DEBUG_LOG_FILE"] == "1"  # where its retries show (retry_watch)
     assert QWEN_SETTINGS["privacy"] == {"usageStatisticsEnabled": False}
     assert QWEN_SETTINGS["model"] == {"generationConfig": {"maxRetries": 0}}
 
@@ -105,3 +112,53 @@ def test_watch_counts_turns_like_the_parser() -> None:
     said = [watch(line) for line in lines]
     stops = [s for s in said if s]
     assert stops and stops[0] == "max_turns: turn 3 exceeds max_steps 2"
+
+
+# --------------------------------------------------------------- its silent retries
+# Debug logs of the real CLIs (QWEN_DEBUG_LOG_FILE=1, a plain file), recorded by the failure modes
+# of tests/e2e/failure_modes.py: a 503 with retry-after 10 (0.24.4, through the sandbox's proxy),
+# and a closed port with the host's network shared (both versions). Trial folders read /trial.
+
+
+def stops(folder: str, name: str) -> list[str]:
+    watch = retry_watch()
+    lines = (DATA / folder / f"{name}.log").read_bytes().splitlines()
+    return [s for s in (watch(line) for line in lines) if s]
+
+
+def test_a_retry_after_the_endpoint_asked_for_stops_at_its_first_notice() -> None:
+    found = stops(NEW, "debug-log-503-retry-after")
+    assert found[0] == ("endpoint_error: qwen would retry a model request the endpoint answered with API 503 "
+                        "(503 The server is overloaded); retry after 10.0 s")
+
+
+@pytest.mark.parametrize("folder", [OLD, NEW])
+def test_a_refused_connection_is_unreachable_once_its_backoff_is_long(folder: str) -> None:
+    """Its backoff starts at 1.5 s and doubles: the short first waits are left to it (a blip costs
+    no restart), the first wait of 5 s or more stops it."""
+    found = stops(folder, "debug-log-refused")
+    assert found[0].startswith("model_unreachable: qwen could not reach its model server and would retry "
+                               "(Connection error. (cause: connect ECONNREFUSED 127.0.0.1:"), found[0]
+    assert float(found[0].rsplit("retry after ", 1)[1].removesuffix(" s")) >= 5
+    log = (DATA / folder / "debug-log-refused.log").read_text()
+    assert "Attempt 1 failed. Retrying with backoff in 2s" in log  # a short wait came first, left to it
+
+
+def test_the_debug_log_is_a_fifo_the_run_is_stopped_from(tmp_path: Path) -> None:
+    """The adapter's wiring without the real CLI: a stand-in `qwen` writes a retry notice to the
+    debug log its --session-id names under HOME, as the CLI does, then waits; the run stops at
+    the notice with the endpoint's class and wait, and the FIFO is gone afterwards."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "qwen"
+    fake.write_text('#!/bin/sh\nwhile [ "$1" != --session-id ]; do shift; done\n'
+                    'log="$HOME/.qwen/debug/$2.txt"\n'
+                    'echo "2026-12-03T21:21:23.300Z [ERROR] [OPENAI_ERROR] OpenAI API Error: 429 slow down {" >> "$log"\n'
+                    'echo "2026-12-03T21:21:23.334Z [WARN] [RETRY] Attempt 1 failed with status 429. '
+                    'Retrying after explicit delay of 30000ms... {" >> "$log"\nexec sleep 60\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    request = agent_request(tmp_path, env={"PATH": f"{bin_dir}:{os.environ['PATH']}"}, timeout_s=60)
+    transcript = QwenAgent(AgentConfig(name="qwen")).run(request)
+    assert (transcript.failure, transcript.api_status, transcript.retry_after_s) == ("rate_limit", 429, 30.0), transcript
+    assert transcript.error.startswith("stopped by rubricgate: endpoint_error: qwen would retry"), transcript.error
+    assert not debug_log_path(request).exists()

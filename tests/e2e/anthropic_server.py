@@ -134,6 +134,7 @@ class ScriptedAnthropicServer(LoopbackServer):
         self.requests: list[dict[str, Any]] = []
         self.problems: list[str] = []  # ScriptErrors: reported when the server stops
         self.failed_at: float | None = None  # time.monotonic() of the first failure served (a cause's instant)
+        self.failures = 0  # failing answers served (errors, broken streams, hangs, crashes)
         self.killed: list[int] = []  # PIDs a `crash` reply killed
         self._counter = 0
         self._lock = threading.Lock()
@@ -232,6 +233,7 @@ def _handler_for(server: ScriptedAnthropicServer) -> type[BaseHTTPRequestHandler
         def _fail(self, reply: Reply) -> None:
             """An error answer, a broken stream, silence, or the client killed mid-request."""
             server.failed_at = server.failed_at or time.monotonic()
+            server.failures += 1
             if reply.crash is not None:
                 server.killed.append(kill_client(self.client_address[1], server.httpd.server_address[1], reply.crash))
                 self.close_connection = True

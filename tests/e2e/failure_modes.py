@@ -20,12 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rubricgate.agents import get_agent
+from rubricgate.agents.registry import cli_specs
 from rubricgate.graders.failures import failure_class
 from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import Transcript
 from tests.e2e import claude_scenarios as sc
 from tests.e2e import openai_server as oa
 from tests.e2e.anthropic_server import Reply, ScriptedAnthropicServer
+from tests.e2e.gemini_server import ScriptedGeminiServer
 from tests.e2e.record_claude import make_workspace as claude_workspace
 from tests.e2e.record_claude import request_for
 from tests.e2e.record_openai_clis import make_workspace as openai_workspace
@@ -47,6 +49,18 @@ class Outcome:
     seconds_after_cause: float
     failure: str | None  # its class (None: completed)
     killed: list[int]
+    failures: int = 0  # failing answers the endpoint served (the CLI's own retries of the failing request)
+
+
+def sandbox(url: str, network: str):
+    """The run's default sandbox (its network by allowlist, through the proxy), or one sharing the
+    host's network (`agent.sandbox_network: shared`: the CLI meets a dead endpoint itself)."""
+    if network == "allowlist":
+        return sandbox_to(url)
+    from rubricgate.isolation.netaccess import NetworkAccess
+    from rubricgate.isolation.sandbox import SandboxPolicy
+
+    return SandboxPolicy("bwrap", network=NetworkAccess("shared"))
 
 
 def closed_port_url(path: str = "") -> str:
@@ -75,25 +89,26 @@ def _anthropic(mode: str) -> sc.Behaviour:
     return lambda conv, path, turn: replies[mode]
 
 
-def run_claude(install: Install, mode: str, tmp: Path) -> Outcome:
+def run_claude(install: Install, mode: str, tmp: Path, network: str) -> Outcome:
     from rubricgate.agents.claude import ClaudeAgent
 
     with ScriptedAnthropicServer(sc.script_for({}, default=_anthropic(mode))) as server:
         ws = claude_workspace(tmp)
         url = closed_port_url() if mode == "down" else server.base_url
         req = request_for(ws, tmp / "scratch", url, ALLOWED, 6, TIMEOUT_S, {"PATH": install.path()},
-                          sandbox=sandbox_to(url))
+                          sandbox=sandbox(url, network))
         req.idle_timeout_s = HANG_IDLE_S if mode == "hang" else IDLE_S
         started = time.monotonic()
         transcript = ClaudeAgent(AgentConfig(name="claude")).run(req)
         ended = time.monotonic()
     cause = server.failed_at if mode not in ("down", "permission") else started
-    return Outcome(transcript, ended - (cause or started), failure_class(transcript), server.killed)
+    return Outcome(transcript, ended - (cause or started), failure_class(transcript), server.killed,
+                   server.failures)
 
 
-# --- Codex and OpenCode: the OpenAI APIs -------------------------------------------------------
+# --- Codex, OpenCode, Qwen Code, Copilot CLI (the OpenAI APIs) and Gemini CLI (the Gemini API) ---
 
-def _openai_turns(mode: str, name: str) -> list[oa.Turn]:
+def _scripted_turns(mode: str, name: str) -> list[oa.Turn]:
     retry_after = {"retry-after": str(RETRY_AFTER_S)}
     verdict = oa.answer(oa.verdict_text("PASS", [skill(name)]))
     return {
@@ -108,13 +123,22 @@ def _openai_turns(mode: str, name: str) -> list[oa.Turn]:
     }[mode]
 
 
-def run_openai(install: Install, mode: str, tmp: Path) -> Outcome:
+def endpoint_env(cli: str, base_url: str) -> dict[str, str]:
+    """The CLI's endpoint and key variables (its CliSpec) pointing at `base_url`."""
+    endpoint = cli_specs()[cli].endpoint
+    return {endpoint.base_url: base_url, endpoint.key: f"sk-{cli}-modes-0123456789"}
+
+
+def run_scripted(install: Install, mode: str, tmp: Path, network: str) -> Outcome:
+    """Every CLI but Claude Code: Gemini CLI against the scripted Gemini API, the others against
+    the scripted OpenAI APIs (chat/completions, Codex the Responses API)."""
     name = f"mode-{mode}"
-    scenario = oa.Scenario(f"fixtures/pass/{name}/", _openai_turns(mode, name))
-    with oa.ScriptedServer([scenario]) as server:
+    scenario = oa.Scenario(f"fixtures/pass/{name}/", _scripted_turns(mode, name))
+    gemini = install.cli == "gemini"
+    with (ScriptedGeminiServer if gemini else oa.ScriptedServer)([scenario]) as server:
         ws = tmp / "ws"
         openai_workspace(ws, name)
-        url = closed_port_url("/v1") if mode == "down" else server.base_url
+        url = closed_port_url("" if gemini else "/v1") if mode == "down" else server.base_url
         from rubricgate.agents.base import AgentRequest
 
         req = AgentRequest(case_id=name, trial=1, workspace=ws, prompt_file=ws / "reviewer/prompts/evaluate.md",
@@ -122,18 +146,18 @@ def run_openai(install: Install, mode: str, tmp: Path) -> Outcome:
                            changed_files_file=ws / "reviewer/.changed-skills.txt", scratch=tmp / "scratch",
                            allowed_tools=ALLOWED, max_steps=6, timeout_s=TIMEOUT_S,
                            idle_timeout_s=HANG_IDLE_S if mode == "hang" else IDLE_S,
-                           env={"PATH": install.path("/usr/local/bin:/usr/bin:/bin"), "OPENAI_BASE_URL": url,
-                                "OPENAI_API_KEY": "sk-openai-modes-0123456789"},
-                           sandbox=sandbox_to(url))
+                           env={"PATH": install.path("/usr/local/bin:/usr/bin:/bin"), **endpoint_env(install.cli, url)},
+                           sandbox=sandbox(url, network))
         started = time.monotonic()
         transcript = get_agent(install.cli, AgentConfig(name=install.cli, model="scripted")).run(req)
         ended = time.monotonic()
     cause = server.failed_at if mode not in ("down", "permission") else started
-    return Outcome(transcript, ended - (cause or started), failure_class(transcript), server.killed)
+    return Outcome(transcript, ended - (cause or started), failure_class(transcript), server.killed,
+                   server.failures)
 
 
-def run_mode(install: Install, mode: str) -> Outcome:
-    """One run of `install`'s CLI in `mode`, in a throwaway folder."""
+def run_mode(install: Install, mode: str, network: str = "allowlist") -> Outcome:
+    """One run of `install`'s CLI in `mode`, in a throwaway folder (`network`: the sandbox's)."""
     with tempfile.TemporaryDirectory(prefix=f"mode-{mode}-") as tmp:
-        runner = run_claude if install.cli == "claude" else run_openai
-        return runner(install, mode, Path(tmp))
+        runner = run_claude if install.cli == "claude" else run_scripted
+        return runner(install, mode, Path(tmp), network)

@@ -126,6 +126,8 @@ class ScriptedGeminiServer(LoopbackServer):
         self.requests: list[dict[str, Any]] = []
         self.problems: list[str] = []
         self.killed: list[int] = []  # PIDs a `crash` turn killed
+        self.failed_at: float | None = None  # time.monotonic() of the first failure served (a cause's instant)
+        self.failures = 0  # failing answers served (errors, broken streams, hangs, crashes)
         self.lock = threading.Lock()
         self.serve(_handler_for(self))
 
@@ -183,6 +185,9 @@ def _handler_for(server: ScriptedGeminiServer) -> type[BaseHTTPRequestHandler]:
                 self._json(404, {"error": {"code": 404, "message": f"no route {self.path}", "status": "NOT_FOUND"}})
 
         def _play(self, turn: Turn, chunk: dict[str, Any] | None, stream: bool = True) -> None:
+            if turn.kind in ("hang", "error", "malformed", "crash"):
+                server.failed_at = server.failed_at or time.monotonic()
+                server.failures += 1
             if turn.kind == "hang":
                 time.sleep(turn.status)  # bounded: the client is killed long before
             elif turn.kind == "crash":

@@ -357,6 +357,7 @@ class ScriptedServer(LoopbackServer):
         self.requests: list[dict[str, Any]] = []  # (path, body) log, for tests and debugging
         self.problems: list[str] = []  # ScriptErrors: reported when the server stops
         self.failed_at: float | None = None  # time.monotonic() of the first failure served (a cause's instant)
+        self.failures = 0  # failing answers served (errors, broken streams, hangs, crashes)
         self.killed: list[int] = []  # PIDs a `crash` turn killed
         self.lock = threading.Lock()
         self.serve(_handler_for(self))
@@ -433,6 +434,7 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
         def _play(self, turn: Turn, events: Any, chat: bool) -> None:
             if turn.kind in ("hang", "error", "malformed", "crash"):
                 server.failed_at = server.failed_at or time.monotonic()
+                server.failures += 1
             if turn.kind == "crash":
                 server.killed.append(kill_client(self.client_address[1], server.httpd.server_address[1],
                                                  turn.signal or signal.SIGSEGV))

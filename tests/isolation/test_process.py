@@ -250,3 +250,49 @@ def test_a_stderr_watch_stops_the_run_at_its_line(tmp_path: Path) -> None:
     assert res.stopped == "endpoint_error: retrying" and res.exit_code is None and not res.timed_out
     assert seen == [b"notice 0", b"notice 1", b"notice 2"]
     assert "notice 30" not in res.stderr_tail
+
+
+def _side_fifo(tmp_path: Path) -> tuple[Path, int]:
+    fifo = tmp_path / "debug.log"
+    os.mkfifo(fifo)
+    return fifo, os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+
+
+def test_a_side_log_stops_the_run_at_its_line_and_is_not_output(tmp_path: Path) -> None:
+    """A CLI that announces its retries only in a log file (Qwen Code's debug log): the file is a
+    FIFO the harness reads, appended to line by line (opened and closed each time, as the CLI does)."""
+    from rubricgate.isolation.streams import SideLog
+
+    fifo, fd = _side_fifo(tmp_path)
+    code = (f"import time\nfor i in range(100):\n"
+            f"    with open({str(fifo)!r}, 'a') as log: log.write(f'notice {{i}}\\n')\n    time.sleep(0.05)")
+    seen: list[bytes] = []
+
+    def watch(line: bytes) -> str | None:
+        seen.append(line)
+        return "endpoint_error: retrying" if line == b"notice 2" else None
+
+    try:
+        res = run_process([PY, "-c", code], cwd=tmp_path, env={"PATH": os.environ["PATH"]}, timeout_s=20,
+                          output_cap_bytes=10_000, stdout_path=tmp_path / "s.txt", side_log=SideLog(fd, watch))
+    finally:
+        os.close(fd)
+    assert res.stopped == "endpoint_error: retrying" and res.exit_code is None and not res.timed_out, res
+    assert seen == [b"notice 0", b"notice 1", b"notice 2"]
+    assert res.stderr_tail == "" and res.stdout_bytes == 0  # never the CLI's output
+
+
+def test_a_side_log_keeps_no_silent_agent_alive(tmp_path: Path) -> None:
+    """Lines in the side log are not output: an agent that writes only there is idle."""
+    from rubricgate.isolation.streams import SideLog
+
+    fifo, fd = _side_fifo(tmp_path)
+    code = (f"import time\nfor i in range(200):\n"
+            f"    with open({str(fifo)!r}, 'a') as log: log.write('debug\\n')\n    time.sleep(0.05)")
+    try:
+        res = run_process([PY, "-c", code], cwd=tmp_path, env={"PATH": os.environ["PATH"]}, timeout_s=30,
+                          output_cap_bytes=10_000, stdout_path=tmp_path / "s.txt", idle_timeout_s=0.5,
+                          side_log=SideLog(fd, lambda line: None))
+    finally:
+        os.close(fd)
+    assert res.stopped.startswith("idle_timeout:"), res
