@@ -26,6 +26,10 @@ from rubricgate.gating.outcome import ALPHA_SHARES
 from rubricgate.gating.sequential import Schedule, schedule
 
 POWER = 0.8
+# The planned look is where an unchanged reviewer PASSes in about 80% of runs: its median counts,
+# the observed drop moved up by this many standard deviations of its noise (a suite of flaky
+# cases PASSes at its median counts in only about half of its runs).
+PLANNED_QUANTILE = 0.84
 Counts = Sequence[tuple[int, int]]  # per shared case: baseline (passes, trials)
 _N = NormalDist()
 
@@ -66,13 +70,31 @@ def detectable(base: Counts, trials: Sequence[float], level: float, margin: floa
 
 
 def expected_bound(base: Counts, trials: Sequence[float], z: tuple[float, ...], unit: Unit = TRIAL,
-                   sessions: Sequence[int] | None = None) -> float | None:
-    """The PASS bound an unchanged reviewer is expected to reach at these band scores: each case's passes at
-    its median count (a case that passes 99.7% of the time passes 2 of 2)."""
-    rows = [(round(t * x / n), t, x, n) for t, (x, n) in zip(trials, base) if t]
+                   sessions: Sequence[int] | None = None, quantile: float = 0.0) -> float | None:
+    """The PASS bound an unchanged reviewer is expected to reach at these band scores (each case's
+    passes at their expected count, a case that never failed at its median: every trial), the observed drop then
+    moved up by `quantile` standard deviations of its own noise (the bound a run reaches or beats
+    with that probability: 0.84 for 80%)."""
+    # A case that never failed in the baseline passes every trial most of the time (its median);
+    # the others at their expected passes (a median would round 0.9 x 2 up to 2 of 2).
+    rows = [(t if x == n else t * x / n, t, x, n) for t, (x, n) in zip(trials, base) if t]
     runs = [s for s, t in zip(sessions or [1] * len(base), trials) if t]
     bound = pass_bound(rows, z, unit, runs)
-    return None if bound == math.inf else bound
+    if bound == math.inf:
+        return None
+    return bound + quantile * drop_sd(base, trials, unit, runs)
+
+
+def drop_sd(base: Counts, trials: Sequence[float], unit: Unit = TRIAL, sessions: Sequence[int] | None = None) -> float:
+    """The standard deviation of the observed drop of an unchanged reviewer (each case at its
+    baseline rate, the run's trials and the baseline's at their design effects)."""
+    total = sum(t for t in trials if t) or 1.0
+    var = 0.0
+    for t, (x, n), s in zip(trials, base, sessions or [1] * len(base)):
+        if t and n:
+            p = x / n
+            var += (t / total) ** 2 * p * (1 - p) * (unit.effect(t) / t + unit.effect(n / max(s, 1)) / n)
+    return math.sqrt(var)
 
 
 def dimension_level(alpha: float, dims: int, spend: float) -> float:
@@ -169,14 +191,15 @@ def design(baseline: Mapping[str, Mapping[str, tuple[int, int]]], dims: Sequence
            margin: float, first: int, max_trials: int, unit: Unit = TRIAL,
            sessions: Mapping[str, int] | None = None) -> Schedule:
     """The run's fixed design: every case every round, and the planned look where every
-    dimension of an unchanged reviewer is expected to PASS at its median counts (under
-    within-run dependence, `unit`, with its trials at their design effect)."""
+    dimension of an unchanged reviewer is expected to PASS in about 80% of runs (PLANNED_QUANTILE;
+    under within-run dependence, `unit`, with its trials at their design effect)."""
     worst = {c: counts[dims[0]] for c, counts in baseline.items()}  # the allocation reads the cases only
     runs = [(sessions or {}).get(c, 1) for c in baseline]
 
     def passes(rounds: int, z: tuple[float, ...]) -> bool:
         for d in dims:
-            bound = expected_bound([baseline[c][d] for c in baseline], [float(rounds)] * len(baseline), z, unit, runs)
+            bound = expected_bound([baseline[c][d] for c in baseline], [float(rounds)] * len(baseline), z, unit, runs,
+                                   PLANNED_QUANTILE)
             if bound is None or bound > margin:
                 return False
         return True
