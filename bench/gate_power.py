@@ -47,6 +47,11 @@ def scenarios(quick: bool) -> list[Scenario]:
               for n in (30, 300, 1000)],
             *[Scenario(f"unchanged, within-run dependence {rho}", s, n, rho=rho, fixed_trials=[3, 10])
               for rho in (0.1, 0.3) for s in ("mixed", "stable") for n in (30, 100)],
+            *[Scenario(f"PR workflow (compare --base), {what}", "mixed", 30, drop, "pr spread", fixed_trials=[3, 10], more=m)
+              for what, drop, m in (("unchanged", 0.0, 1), ("drop exactly the margin (5 pts)", 0.05, 5),
+                                    ("drop margin+5 (10 pts)", 0.10, 1))],
+            Scenario("PR workflow (compare --base), drop exactly the margin (5 pts)", "perfect", 30, 0.05, "pr spread",
+                     fixed_trials=[3, 10], more=5),
             Scenario("drift: run 2 pts worse, reviewer unchanged", "mixed", 30, 0.02, "drift"),
             Scenario("drift: both sides 2 pts worse, PR workflow (compare --base)", "mixed", 30, 0.02, "interleaved",
                      fixed_trials=[3, 5, 10], adaptive=False)]
@@ -86,6 +91,8 @@ def designs(s: Scenario, quick: bool) -> list[tuple[str, int | None]]:
     sizes = s.fixed_trials if not quick else [k for k in s.fixed_trials if k in (3, 10)][:1]
     if s.how == "interleaved":
         return [(f"interleaved {k} a side", k) for k in sizes]
+    if s.how.startswith("pr "):
+        return [("adaptive, --trials 3", None)] + [(f"fixed {k} a side", k) for k in sizes]
     name = "adaptive" + (f", up to {s.continuations} continuations" if s.continuations else "")
     return ([(name, None)] if s.adaptive else []) + [(f"fixed {k}", k) for k in sizes]
 

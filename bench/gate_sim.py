@@ -27,12 +27,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rubricgate.gating.adaptive import AdaptiveRun, _rates  # noqa: E402
 from rubricgate.gating.compare import decide_comparison, dimension_tests  # noqa: E402
 from rubricgate.gating.gate import decide  # noqa: E402
+from rubricgate.gating.paired import paired_design  # noqa: E402
 from rubricgate.gating.planning import baseline_measure  # noqa: E402
 from rubricgate.models.baseline import Baseline, CaseCount  # noqa: E402
 from rubricgate.models.config import GateConfig  # noqa: E402
 from rubricgate.models.dimensions import DIMENSIONS  # noqa: E402
 
 GATE = GateConfig(method="statistical")  # confidence .95, margin .05, max_trials_per_case 10
+PR_FIRST = 3  # `compare --base --trials 3`, as the PR workflow `init` writes runs it
 
 
 def perfect_suite(cases: int, rng: random.Random) -> list[float]:
@@ -67,7 +69,7 @@ class Scenario:
     suite: str  # perfect | stable | near-stable | mixed
     cases: int
     drop: float = 0.0  # points off the verdict dimension's mean over the shared cases
-    how: str = "spread"  # spread | flaky | collapse | drift | interleaved (compare --base)
+    how: str = "spread"  # spread | flaky | collapse | drift | interleaved (compare --base of a drift) | pr <how> (compare --base)
     fixed_trials: list[int] = field(default_factory=lambda: [1, 3, 5, 10])
     rho: float = 0.0  # within-run dependence
     more: int = 1  # runs of the adaptive design for this row: `more` x the table's
@@ -127,15 +129,15 @@ def draw_baseline(probs: dict[str, float], rng: random.Random, rho: float) -> Ba
 
 def current_probs(s: Scenario, probs: dict[str, float]) -> dict[str, dict[str, float]]:
     """Per case and dimension, the run's pass probability under the scenario."""
-    verdict = dict(probs)
-    if s.how in ("spread", "drift", "interleaved") and s.drop:
+    verdict, how = dict(probs), s.how.removeprefix("pr ")
+    if how in ("spread", "drift", "interleaved") and s.drop:
         mean = sum(probs.values()) / len(probs)
         verdict = {c: p * (1 - s.drop / mean) for c, p in probs.items()}
-    elif s.how == "flaky":
+    elif how == "flaky":
         flaky = [c for c, p in probs.items() if p < 0.85]
         share = s.drop * len(probs) / len(flaky)
         verdict = {c: max(0.0, p - share) if c in flaky else p for c, p in probs.items()}
-    elif s.how == "collapse":
+    elif how == "collapse":
         victim = next(c for c, p in probs.items() if p >= 0.999)
         verdict = {**probs, victim: 0.0}
     return {c: {d: (verdict[c] if d == "verdict" else p) for d in DIMENSIONS} for c, p in probs.items()}
@@ -148,8 +150,13 @@ def one_run(s: Scenario, rng: random.Random, fixed: int | None) -> tuple[int, in
     now = current_probs(s, probs)
     seed = rng.getrandbits(64)
     streams = Streams(seed, Session(rng, s.rho, seed))
-    if s.how == "interleaved":
-        return (*interleaved_run(now, fixed or 1, seed, s.rho), 0)
+    if s.how == "interleaved":  # drift: both sides at the day's rates
+        return (*interleaved_run(now, now, fixed or 1, seed, s.rho), 0)
+    if s.how.startswith("pr "):  # compare --base: base at the suite's rates, head at the scenario's
+        base = current_probs(Scenario(s.name, s.suite, s.cases), probs)
+        if fixed is None:
+            return (*paired_adaptive_run(base, now, PR_FIRST, seed), 0)
+        return (*interleaved_run(base, now, fixed, seed, s.rho), 0)
     if fixed is not None:
         return (*fixed_run(baseline, now, fixed, streams), 0)
     return adaptive_run(baseline, now, streams, s.continuations)
@@ -178,16 +185,42 @@ def fixed_run(baseline: Baseline, now: dict[str, dict[str, float]], trials: int,
     return decision.exit_code, trials * len(now)
 
 
-def interleaved_run(now: dict[str, dict[str, float]], trials: int, seed: int, rho: float,
-                    gate: GateConfig = GATE) -> tuple[int, int]:
-    """`rubricgate compare --base` on an unchanged reviewer: base and head in the same job (each
-    side its own session under dependence), both at the day's rates."""
+def interleaved_run(base: dict[str, dict[str, float]], head: dict[str, dict[str, float]], trials: int, seed: int,
+                    rho: float, gate: GateConfig = GATE) -> tuple[int, int]:
+    """`rubricgate compare --base` at a fixed number of rounds (the strict gate's, or --trials at
+    the budget): base and head in the same job (each side its own session under dependence)."""
     sides = []
-    for side in ("base/", "head/"):
+    for side, now in (("base/", base), ("head/", head)):
         streams = Streams(seed, Session(random.Random(seed), rho, hash((seed, side)) & 0xFFFFFFFF))
         sides.append(draw_counts(now, trials, streams, side))
     decision = decide_comparison(dimension_tests(sides[0], sides[1], gate), gate)
-    return decision.exit_code, 2 * trials * len(now)
+    return decision.exit_code, 2 * trials * len(base)
+
+
+def paired_adaptive_run(base: dict[str, dict[str, float]], head: dict[str, dict[str, float]], first: int, seed: int,
+                        gate: GateConfig = GATE) -> tuple[int, int]:
+    """`rubricgate compare --base --trials first` under the statistical gate (gating/paired.py): one
+    trial a case a side per round (each round a run of its own), a look after round `first` and
+    after every round up to gate.max_trials_per_case, stopping at the first look that decides."""
+    design = paired_design(len(base), first, gate.max_trials_per_case, gate, len(DIMENSIONS))
+    streams = {side: Streams(seed, Session(random.Random(seed), 0.0, 0)) for side in ("base/", "head/")}
+    counts: dict[str, dict[str, dict[str, list[int]]]] = {side: {c: {d: [0, 0] for d in DIMENSIONS} for c in base}
+                                                          for side in streams}
+    for r in range(1, design.looks[-1] + 1):
+        for side, now in (("base/", base), ("head/", head)):
+            for case, p in now.items():
+                out = streams[side].trial(side + case, False, p)
+                for d in DIMENSIONS:
+                    counts[side][case][d][0] += out[d]
+                    counts[side][case][d][1] += 1
+        k = design.index(r)
+        if k is None:
+            continue
+        frozen = [{c: {d: (x, n) for d, (x, n) in dims.items()} for c, dims in counts[side].items()} for side in streams]
+        decision = decide_comparison(dimension_tests(frozen[0], frozen[1], gate, design.look(k)), gate)
+        if decision.status != "inconclusive" or k == len(design.looks) - 1:
+            return decision.exit_code, 2 * r * len(base)
+    raise AssertionError("the last look always returns")
 
 
 def draw_counts(now: dict[str, dict[str, float]], trials: int, streams: Streams,

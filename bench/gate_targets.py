@@ -55,7 +55,12 @@ def targets(results: dict) -> list[str]:
             out.append(_target(f"one collapsing case on {cases} cases: never exit 0, exit 1 >= 95%",
                                m["exit0"] == 0 and _p(m, "exit1") >= 0.95,
                                f"exit 0 {_se(m, 'exit0')}, exit 1 {_se(m, 'exit1')}"))
-    out += [_efficiency(results, k) for k in results if k[3] == "adaptive" and k[0].startswith(("drop margin+5", "flaky"))]
+    out += _worst(results, ("PR workflow (compare --base), unchanged",), "exit1",
+                  "exit 1 <= 5% with nothing changed in the PR workflow (compare --base), adaptive and fixed", ALPHA)
+    out += _worst(results, ("PR workflow (compare --base), drop exactly the margin",), "exit0",
+                  "P(PASS | drop = margin) <= alpha in the PR workflow (compare --base), adaptive and fixed", ALPHA)
+    out += [_efficiency(results, k) for k in results if k[3].startswith("adaptive")
+            and k[0].startswith(("drop margin+5", "flaky", "PR workflow (compare --base), drop margin+5"))]
     out += _near_stable(results)
     out += _worst(results, ("drift: both",), "exit1", "exit 1 <= 5% with a 2-point drift in the PR workflow", ALPHA)
     return out

@@ -63,7 +63,24 @@ def init(repo, agent, prompt, skill, rubric, pip_spec, command, secret, endpoint
     click.echo("".join(f"skipped {p} (exists; not overwritten)\n" for p in done.skipped), nl=False)
     click.echo("".join(f"note: {n}\n" for n in done.notes), nl=False)
     click.echo(f"workflows install {done.install.requirement} ({done.install.origin})")
+    if (needs := _decision_needs(repo)) is not None:
+        click.echo(f"plan: {needs}")
     click.echo(_next_steps(agent, repo))
+
+
+def _decision_needs(repo: Path) -> str | None:
+    """Under the statistical gate, what a decision needs before the first run (gating/planning.py)."""
+    from rubricgate.suite.config import CONFIG_NAME, load_config
+
+    try:
+        config = load_config(repo, repo / CONFIG_NAME)
+    except (GateInputError, GateInputErrors):
+        return None  # an existing config init did not write, with its own problems: `validate` reports them
+    if config.gate.method != "statistical":
+        return None
+    from rubricgate.gating.planning import decision_needs
+
+    return decision_needs(config.gate, config.trials, config.graded_dimensions())
 
 
 def _how(source: str) -> str:

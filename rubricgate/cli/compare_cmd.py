@@ -39,7 +39,9 @@ from rubricgate.suite.config import CONFIG_NAME, load_config
 @click.option("--method", type=click.Choice(["strict", "statistical"]), default=None,
               help="Gate method (default: gate.method in rubricgate.yaml, else strict).")
 @click.option("--agent", default=None, help="Agent adapter for every case (with --base).")
-@click.option("--trials", type=click.IntRange(min=1), default=None, help="Trials per case (with --base).")
+@click.option("--trials", type=click.IntRange(min=1), default=None,
+              help="Trials per case a side (with --base); under the statistical gate the rounds before the first "
+                   "look, then a round at a time up to gate.max_trials_per_case until decided.")
 @click.option("--only", multiple=True, help="Only cases whose id contains this text (with --base).")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, help="Trials run at once (with --base).")
 @click.option("--seed", type=click.IntRange(min=0), default=None,

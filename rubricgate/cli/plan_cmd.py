@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import click
 
@@ -23,17 +24,20 @@ from rubricgate.errors import GateInputError, GateInputErrors
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 def plan(repo, config_path, trials, only, target, as_json) -> None:
     """Smallest drop the statistical gate detects per dimension at this size, and what would reach a target."""
-    from rubricgate.gating.planning import suite_plan
+    from rubricgate.gating.planning import prior_plan, suite_plan
     from rubricgate.suite.load import load_all
 
     try:
-        loaded = load_all(_repo(repo), config_path)
+        loaded = load_all(_repo(repo), config_path, require_baseline=False)
+        loaded = replace(loaded, baseline=_baseline(loaded, _repo(repo)))
         cases = [c.id for c in loaded.cases if not only or any(s in c.id for s in only)]
-        found = suite_plan(loaded.baseline, cases, loaded.config.gate, trials or loaded.config.trials, target,
-                           loaded.config.graded_dimensions())
-        if found is None:
+        first, dims = trials or loaded.config.trials, loaded.config.graded_dimensions()
+        found = suite_plan(loaded.baseline, cases, loaded.config.gate, first, target, dims)
+        if found is None and loaded.baseline is not None and loaded.baseline.cases:
             raise GateInputError(loaded.config.baseline, "cases", "no planned case is in the baseline",
                                  "run `rubricgate baseline update` to measure them")
+        # Before the first baseline: what this many cases can show at best (a reviewer that never fails).
+        found = found or prior_plan(max(len(cases), 1), loaded.config.gate, first, dims, target)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     from rubricgate.suite.coverage import coverage_lines, rule_coverage
@@ -44,3 +48,12 @@ def plan(repo, config_path, trials, only, target, as_json) -> None:
         click.echo(json.dumps({**found.as_json(), "coverage": coverage.as_dict()}, indent=2))
     else:
         click.echo("\n".join([*found.lines(), *coverage_lines(coverage)]))
+
+
+def _baseline(loaded, root):
+    """baseline.json when the file exists (a bad one is still an input error), else None: the plan
+    before the first `baseline update`."""
+    from rubricgate.suite.baseline_file import load_baseline
+
+    path = root / loaded.config.baseline
+    return load_baseline(path, loaded.config.baseline, case_ids=[c.id for c in loaded.cases]) if path.exists() else None

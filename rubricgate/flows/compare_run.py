@@ -8,9 +8,11 @@ each round the base and head runs go in a random order drawn from a recorded see
 that drifts during the run (API behaviour, rate limiting, a warming cache) falls on both sides
 alike instead of reading as a reviewer change. Each round is an ordinary `run_suite` call (the
 runner is not changed); the rounds of a side are merged into one summary for the comparison.
-Every case runs K trials a side, K = --trials or the config's `trials` (per-task `trials:` is not
-used here). Round r runs trial number r, so with --cache (answers keyed by trial index) the
-rounds replay different answers and stay interleaved too.
+Under the statistical gate the rounds are adaptive, as `run`'s are: a look after the first K
+rounds (K = --trials or the config's `trials`, as `run`'s first round), then after every round
+of both sides, stopping at the first that decides, at most gate.max_trials_per_case rounds
+(gating/paired.py). The strict gate (or K at least the budget) runs K rounds and looks once. Per-task `trials:` is not used here. Round r runs trial number r, so with --cache
+(answers keyed by trial index) the rounds replay different answers and stay interleaved too.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from pathlib import Path
 
 from rubricgate.errors import GateInputError
 from rubricgate.gating.compare import Comparison, compare_summaries
+from rubricgate.gating.paired import PairedDesign, PairedLook, paired_design
 from rubricgate.isolation.leftovers import owned_folder, remove_owned
-from rubricgate.models.config import Config
+from rubricgate.models.config import Config, GateConfig
 from rubricgate.models.results import Summary
 from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.records.files import new_run_id
@@ -121,26 +124,44 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
     cache_dir = resolve_cache_dir(repo, config.cache_dir, options.cache_dir) if options.cache else None
     fresh = listeners or (lambda label: list(options.listeners))
     seed = secrets.randbits(32) if seed is None else seed
-    schedule = interleaving(seed, options.trials or config.trials)
+    gate = config.gate.model_copy(update={"method": method}) if method else config.gate
+    first = options.trials or config.trials
+    adaptive = gate.method == "statistical" and first < gate.max_trials_per_case
+    schedule = interleaving(seed, gate.max_trials_per_case if adaptive else first)
     labels = {"base": f"reviewer at {ref}", "head": "working tree"}
     rounds: dict[str, list[Summary]] = {"base": [], "head": []}
+    design: PairedDesign | None = None
+    comparison: Comparison | None = None
     with ref_worktree(repo, ref) as ref_tree:
         with base_checkout(repo, ref_tree, config, ref, {config.reports.split("/")[0]},
                            (config.suite.tasks, config.suite.fixtures)) as base_repo:
             roots = {"base": base_repo, "head": repo}
             for r, order in enumerate(schedule, 1):
                 for side in order:
-                    trials = 1 if len(schedule) > 1 else options.trials
-                    run = replace(options, repo=roots[side], reports_dir=out / side, trials=trials,
-                                  first_trial=r if len(schedule) > 1 else 1,
+                    run = replace(options, repo=roots[side], reports_dir=out / side,
+                                  trials=1 if len(schedule) > 1 else first, first_trial=r if len(schedule) > 1 else 1,
                                   listeners=fresh(_label(labels[side], r, len(schedule))),
                                   config_path=config_path, require_baseline=False, cache_dir=cache_dir)
                     rounds[side].append(run_suite(run).summary)
-    gate = config.gate.model_copy(update={"method": method}) if method else config.gate
-    comparison = compare_summaries(merge_rounds(rounds["base"]), merge_rounds(rounds["head"]), gate,
-                                   labels["base"], labels["head"])
-    comparison.order = {"seed": seed, "interleaved": len(schedule) > 1, "rounds": schedule}
+                if not adaptive:
+                    continue
+                design = design or paired_design(len(rounds["head"][0].cases), first, len(schedule), gate,
+                                                 len(config.graded_dimensions()))
+                k = design.index(r)  # a look after the first `trials` rounds, then after every round
+                comparison = comparison if k is None else _compare(rounds, gate, labels, design.look(k))
+                if comparison is not None and comparison.decision.status != "inconclusive":
+                    break
+    comparison = comparison or _compare(rounds, gate, labels)
+    comparison.order = {"seed": seed, "interleaved": len(schedule) > 1, "rounds": schedule[:len(rounds["head"])],
+                        "adaptive": adaptive, "looks": list(design.looks) if design else [len(schedule)]}
     return PairedOutcome(comparison, out / "base", out / "head")
+
+
+def _compare(rounds: dict[str, list[Summary]], gate: GateConfig, labels: dict[str, str],
+             look: PairedLook | None = None) -> Comparison:
+    """Base against head over the rounds so far (`look`: the levels of an adaptive look)."""
+    return compare_summaries(merge_rounds(rounds["base"]), merge_rounds(rounds["head"]), gate, labels["base"],
+                             labels["head"], look)
 
 
 def interleaving(seed: int, trials: int, interleave: bool = True) -> list[list[str]]:

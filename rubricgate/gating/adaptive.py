@@ -113,6 +113,7 @@ class AdaptiveRun:
         self.prior: list[dict] = []  # the looks of the runs this one continues (summary.json gate.looks)
         self.continued = None  # the run this one continues (gating/continuation.py's Continued)
         self.design_key = ""  # what identifies the design (gating/continuation.py)
+        self._plan = None  # the power plan (plan()), made when first asked for
 
     def next_batch(self) -> list[tuple[str, int, bool]]:
         """(case, trial number, is_confirmation) of every trial up to the next look; [] when the
@@ -286,13 +287,22 @@ class AdaptiveRun:
         return self.plan().lines() if self.shared else ["plan: no case of this run is in the baseline"]
 
     def plan(self):
-        """The power plan of this run's shared cases (gating/power.py's Plan)."""
+        """The power plan of this run's shared cases (gating/power.py's Plan), made once."""
+        if self._plan is None:
+            self._plan = self._make_plan()
+        return self._plan
+
+    def _make_plan(self):
+        from rubricgate.gating.planning import collapse_need
         from rubricgate.gating.power import make_plan
 
         counts = {c: {d: (self.baseline.cases[c][d].passes, self.baseline.cases[c][d].trials) for d in self.dims}
                   for c in self.shared}
+        sessions = {c: max(len(self.baseline.cases[c][d].runs()) for d in self.dims) for c in self.shared}
         return make_plan(counts, self.dims, self.gate.confidence, self.gate.margin, self.first,
-                         max(self.gate.max_trials_per_case, self.first))
+                         max(self.gate.max_trials_per_case, self.first), unit=self.dependence.unit(), sessions=sessions,
+                         collapse_need=collapse_need(len(self.order), len(self.dims), self.gate),
+                         dependence=self.dependence.line())
 
     def gate_inputs(self) -> tuple[dict[str, dict[str, tuple[int, int]]], Look]:
         """What the final decision is made on: the design counts and the last look's spending,

@@ -26,6 +26,7 @@ from rubricgate import exitcodes
 from rubricgate.gating.evidence import weigh
 from rubricgate.gating.exact import Stratum, dip_probability, holm, null_distribution
 from rubricgate.gating.gate import EPS, final_decision, judge_dimensions
+from rubricgate.gating.paired import PairedLook
 from rubricgate.gating.stats import counted, trial_passed
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.config import GateConfig
@@ -81,11 +82,12 @@ class Comparison:
 
 
 def compare_summaries(base: Summary, head: Summary, gate: GateConfig,
-                      base_label: str = "base", head_label: str = "head") -> Comparison:
-    """Flips, per-dimension tests and the decision for two runs of the same suite."""
+                      base_label: str = "base", head_label: str = "head", look: PairedLook | None = None) -> Comparison:
+    """Flips, per-dimension tests and the decision for two runs of the same suite (`look`: the
+    levels of one look of `compare --base`'s adaptive rounds, gating/paired.py)."""
     flips = case_flips(base, head, 1 - gate.confidence)
     problems = _unjudgeable(base, head)
-    tests = [] if problems else dimension_tests(summary_counts(base), summary_counts(head), gate)
+    tests = [] if problems else dimension_tests(summary_counts(base), summary_counts(head), gate, look)
     if not problems and not tests:
         problems = ["the two runs share no case that ran on both sides"]
     decision = _cannot(problems, gate) if problems else decide_comparison(tests, gate)
@@ -109,13 +111,16 @@ def summary_counts(summary: Summary) -> Counts:
     return out
 
 
-def dimension_tests(base: Counts, head: Counts, gate: GateConfig) -> list[DimensionTest]:
+def dimension_tests(base: Counts, head: Counts, gate: GateConfig, look: PairedLook | None = None) -> list[DimensionTest]:
     """The gate's test and labels with base as the reference and head as the current run."""
     shared = [c for c in head if c in base]
     dims = _ordered({d for c in shared for d in head[c] if d in base[c]})
     strata = {d: [(*head[c][d], *base[c][d]) for c in shared if d in head[c] and d in base[c]] for d in dims}
     rows = {d: _row(strata[d]) for d in dims}
-    judge_dimensions(rows, strata, gate, len(shared))
+    if look is None:
+        judge_dimensions(rows, strata, gate, len(shared))
+    else:
+        judge_dimensions(rows, strata, gate, len(shared), look.spend, look.pass_scores)
     return [_test(d, strata[d], rows[d]) for d in dims if any(s[1] and s[3] for s in strata[d])]
 
 

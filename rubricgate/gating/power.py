@@ -1,72 +1,33 @@
 """The plan before the first trial: what this suite, at this budget, can show.
 
 Per dimension, from the baseline's per-case counts over the cases the run shares with it:
-  * the smallest drop the gate detects with 80% power (REGRESSION: the stratified exact test
-    rejects at its share of alpha AND the observed drop exceeds gate.margin), at the first look
-    and at the full budget;
-  * the bound an unchanged reviewer is expected to reach (PASS needs it at or under the margin);
-  * what would reach a target drop: trials per case, or cases at the same mix of rates.
-
-The drop is spread over the cases in proportion to their rates (every case a little worse, as a
-vaguer prompt makes it): p_i = b_i (1 - d / mean b). Power uses the normal approximation of the
-stratified statistic (its exact conditional mean and variance per case) at the level the gate
-uses at that look (alpha x the dimensions' share / the dimensions x the look's spending fraction,
-Holm's first step); bench/gate_power.py measures the real thing by simulation.
+  * the smallest drop the gate detects with 80% power (REGRESSION: the stratified test rejects
+    at its share of alpha AND the observed drop exceeds gate.margin), at the first look and by
+    the full budget (any look up to it);
+  * the bound an unchanged reviewer is expected to reach, and after how many trials per case it
+    is expected to PASS (the planned look, rubricgate/gating/sequential.py);
+  * what would reach a target drop: trials per case (a design that looks once), or cases at the
+    same mix of rates.
+The chances are rubricgate/gating/plan_power.py's (simulated runs of the current side against
+this baseline); bench/gate_power.py and the tests check each figure against the gate itself.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
-from statistics import NormalDist
+from dataclasses import asdict, dataclass, replace
 
-from rubricgate.gating.evidence import TRIAL, Unit, effective_baseline, pass_bound
+from rubricgate.gating.evidence import TRIAL, Unit, effective_baseline, fixed_scores, pass_bound
 from rubricgate.gating.outcome import ALPHA_SHARES
-from rubricgate.gating.sequential import Schedule, schedule
+from rubricgate.gating.plan_power import can_reject, level, regression_chance, smallest_drop, smallest_size
+from rubricgate.gating.sequential import CONTINUATIONS, PASS_RESERVE, Schedule, schedule
 
-POWER = 0.8
 # The planned look is where an unchanged reviewer PASSes in about 80% of runs: its median counts,
 # the observed drop moved up by this many standard deviations of its noise (a suite of flaky
 # cases PASSes at its median counts in only about half of its runs).
 PLANNED_QUANTILE = 0.84
 Counts = Sequence[tuple[int, int]]  # per shared case: baseline (passes, trials)
-_N = NormalDist()
-
-
-def power(base: Counts, trials: Sequence[float], drop: float, level: float, margin: float) -> float:
-    """Approximate chance of a REGRESSION when the true drop is `drop`, at `trials` per case."""
-    n1_all = sum(trials)
-    mean_b = sum(t * x / n for t, (x, n) in zip(trials, base)) / n1_all if n1_all else 0.0
-    if not n1_all or mean_b <= 0 or drop <= 0:
-        return 0.0
-    shift = var0 = var1 = spread = 0.0
-    for t, (x0, n0) in zip(trials, base):
-        b = x0 / n0
-        p = max(0.0, b * (1 - drop / mean_b))
-        big_n = t + n0
-        shift += t * n0 / big_n * (p - b)
-        m = t * p + x0
-        var0 += t * n0 * m * (big_n - m) / (big_n * big_n * max(big_n - 1, 1))
-        var1 += (n0 / big_n) ** 2 * t * p * (1 - p)
-        spread += t * p * (1 - p)
-    z_test = _z_margin(-shift - _N.inv_cdf(1 - level) * math.sqrt(var0), var1)
-    z_matter = _z_margin(drop - margin, spread / n1_all ** 2)
-    return _N.cdf(min(z_test, z_matter))
-
-
-def _z_margin(distance: float, variance: float) -> float:
-    if variance <= 0:
-        return math.inf if distance > 0 else -math.inf
-    return distance / math.sqrt(variance)
-
-
-def detectable(base: Counts, trials: Sequence[float], level: float, margin: float) -> float | None:
-    """Smallest drop (half-point steps) detected with 80% power; None when none is."""
-    for half_points in range(1, 201):
-        if power(base, trials, half_points / 200, level, margin) >= POWER:
-            return half_points / 200
-    return None
 
 
 def expected_bound(base: Counts, trials: Sequence[float], z: tuple[float, ...], unit: Unit = TRIAL,
@@ -97,20 +58,17 @@ def drop_sd(base: Counts, trials: Sequence[float], unit: Unit = TRIAL, sessions:
     return math.sqrt(var)
 
 
-def dimension_level(alpha: float, dims: int, spend: float) -> float:
-    """The level one dimension's test is compared with when the others did not move."""
-    return alpha * ALPHA_SHARES["dimensions"] / max(dims, 1) * spend
-
-
 @dataclass(frozen=True)
 class DimensionPlan:
     dimension: str
     cases: int
     detectable_first: float | None  # at the first look
-    detectable_budget: float | None  # at the last look (the whole budget)
+    detectable_budget: float | None  # by the last look of the budget (any look up to it)
     unchanged_bound: float | None  # an unchanged reviewer's expected bound at the whole budget
-    reach_trials: int | None  # trials per case (fixed design) that detect the target
-    reach_cases: int | None  # cases (same mix, first-look trials) that detect the target
+    reach_trials: int | None  # trials per case (a design that looks once) that detect the target
+    reach_cases: int | None  # cases (same mix, first-look trials, looking once) that detect the target
+    pass_trials: int | None = None  # trials per case after which an unchanged reviewer is expected to PASS
+    pass_cases: int | None = None  # cases like these with which it is expected to PASS within the budget
 
 
 @dataclass(frozen=True)
@@ -121,6 +79,9 @@ class Plan:
     max_trials: int
     looks: list[int]
     dimensions: list[DimensionPlan]
+    collapse_need: int | None = None  # baseline trials per case a single collapse needs at this size
+    dependence: str = ""  # the within-run dependence check's warning ('' when trials count one by one)
+    note: str = ""  # what the plan assumes, said after its first line (a plan before any baseline)
 
     def as_json(self) -> dict:
         """The plan as summary.json keeps it (gate.plan)."""
@@ -131,20 +92,43 @@ class Plan:
         head = (f"plan: {self.dimensions[0].cases if self.dimensions else 0} shared case(s), {self.first_trials} "
                 f"trial(s) per case first, up to {self.max_trials} (gate.max_trials_per_case), {_looks(self.looks)}; "
                 f"margin {_pts(self.margin)}")
-        return [head] + [line for d in self.dimensions for line in _dimension_lines(d, self)]
+        tail = [f"  a single collapsing case needs {self.collapse_need} baseline trials per case at this size"] \
+            if self.collapse_need else []
+        tail += [f"  {self.dependence}"] if self.dependence else []
+        groups: dict[DimensionPlan, list[str]] = {}  # dimensions with the same figures share their lines
+        for d in self.dimensions:
+            groups.setdefault(replace(d, dimension=""), []).append(d.dimension)
+        body = [line for d, names in groups.items() for line in _dimension_lines(replace(d, dimension=", ".join(names)), self)]
+        return [head] + ([f"  {self.note}"] if self.note else []) + body + tail
 
 
 def _dimension_lines(d: DimensionPlan, plan: Plan) -> list[str]:
     bound = "never" if d.unchanged_bound is None else _pts(max(d.unchanged_bound, 0.0))
+    if d.unchanged_bound is not None and d.unchanged_bound > plan.margin and bound == _pts(plan.margin):
+        bound = f"{d.unchanged_bound * 100:.2f} points"  # just above: say by how much
     out = [f"  {d.dimension}: smallest drop detectable with 80% power: {_pts(d.detectable_first)} at the first look, "
-           f"{_pts(d.detectable_budget)} at the full budget; an unchanged reviewer's bound reaches {bound}"
+           f"{_pts(d.detectable_budget)} by the full budget; an unchanged reviewer's bound reaches {bound}"
            + ("" if d.unchanged_bound is not None and d.unchanged_bound <= plan.margin
               else f" (above the {_pts(plan.margin)} margin: it cannot PASS within the budget)")]
-    trials = ("more than 1000 trials per case (the baseline's own trials limit it: re-measure it with more)"
+    if (add := to_pass(d, plan.max_trials)) is not None:
+        out.append(f"    to PASS an unchanged reviewer within the budget: {add}")
+    trials = ("more than 100 trials per case (the baseline's own trials limit it: re-measure it with more)"
               if d.reach_trials is None else f"{d.reach_trials} trial{'s' * (d.reach_trials > 1)} per case")
     cases = "more than 20x the cases" if d.reach_cases is None else f"{d.reach_cases} cases"
     out.append(f"    {_pts(plan.target)} needs {trials}, or {cases}")
     return out
+
+
+def to_pass(d: DimensionPlan, max_trials: int) -> str | None:
+    """What an unchanged reviewer needs to PASS within the budget, when it is expected not to:
+    cases to add, or the trials per case (None when it is expected to PASS already)."""
+    if d.pass_trials is not None and d.pass_trials <= max_trials:
+        return None
+    cases = (f"about {d.pass_cases} cases like these (now {d.cases})" if d.pass_cases is not None
+             else f"more than {20 * d.cases} cases like these")
+    trials = (f"gate.max_trials_per_case {d.pass_trials}" if d.pass_trials is not None
+              else f"more than {max_trials * (1 + CONTINUATIONS)} trials per case")
+    return f"{cases}, or {trials}"
 
 
 def _looks(rounds: list[int]) -> str:
@@ -159,32 +143,69 @@ def _pts(value: float | None) -> str:
     return "none within the budget" if value is None else f"{value * 100:.1f} points"
 
 
-def plan_dimension(dim: str, base: Counts, first: int, sched: Schedule, order: list[str],
-                   alpha: float, margin: float, target: float, dims: int) -> DimensionPlan:
-    """One dimension's plan under the schedule (cases in `order`, the schedule's keys)."""
+def plan_dimension(dim: str, base: Counts, first: int, sched: Schedule, alpha: float, margin: float,
+                   target: float, dims: int, unit: Unit = TRIAL, sessions: Sequence[int] | None = None) -> DimensionPlan:
+    """One dimension's plan under the schedule (`base` in the schedule's case order)."""
     end = sched.budget_looks - 1
-    at_first = [float(sched.trials_after(c, sched.looks[0])) for c in order]
-    at_last = [float(sched.trials_after(c, sched.looks[end])) for c in order]
-    level_first = dimension_level(alpha, dims, sched.spend[0])
-    level_last = dimension_level(alpha, dims, sched.spend[end])
-    fixed = dimension_level(alpha, dims, 1.0)
-    reach_t = next((t for t in range(1, 1001) if power(base, [t] * len(base), target, fixed, margin) >= POWER), None)
-    reach_c = next((c for c in range(len(base), 20 * len(base) + 1)
-                    if power([base[i % len(base)] for i in range(c)], [first] * c, target, fixed, margin) >= POWER), None)
-    return DimensionPlan(dim, len(base), detectable(base, at_first, level_first, margin),
-                         detectable(base, at_last, level_last, margin),
-                         expected_bound(base, at_last, sched.pass_score(end)), reach_t, reach_c)
+    share = ALPHA_SHARES["dimensions"]
+    rounds = sched.looks[:sched.budget_looks]
+    budget = [level(alpha, share, dims, s) for s in sched.spend[:sched.budget_looks]]
+
+    def by_budget(d: float) -> float:
+        return regression_chance(base, rounds, budget, d, margin, unit, sessions)
+
+    def at_first(d: float) -> float:
+        return regression_chance(base, rounds[:1], budget[:1], d, margin, unit, sessions)
+
+    once = level(alpha, share, dims, 1.0)
+    reach_t = smallest_size(lambda t: regression_chance(base, [t], [once], target, margin, unit, sessions), 1, 100)
+    reach_c = smallest_size(lambda c: regression_chance([base[i % len(base)] for i in range(c)], [first], [once], target,
+                                                        margin, unit), len(base), 20 * len(base))
+    at_last = [float(sched.trials_after(c, sched.looks[end])) for c in sched.caps]
+    planned = sched.looks[sched.planned] if sched.planned < len(sched.looks) - 1 else None
+    beyond = planned is None or planned > rounds[-1]  # an unchanged reviewer is not expected to PASS in the budget
+    return DimensionPlan(dim, len(base), smallest_drop(at_first), smallest_drop(by_budget),
+                         expected_bound(base, at_last, sched.pass_score(end), unit, sessions), reach_t, reach_c, planned,
+                         pass_cases(base, rounds[-1], alpha, margin, unit, sessions) if beyond else None)
+
+
+def pass_cases(base: Counts, trials: int, alpha: float, margin: float, unit: Unit = TRIAL,
+               sessions: Sequence[int] | None = None, most: int | None = None) -> int | None:
+    """The fewest cases at this mix (the baseline's cases repeated, each measured alike) with which an
+    unchanged reviewer is expected to PASS after `trials` trials per case in about 80% of runs (the
+    planned look's rule: PLANNED_QUANTILE, at the score calibrated for that size as a look that
+    takes 1 - PASS_RESERVE of alpha); None beyond `most` (default 20x the cases)."""
+    size = len(base)
+    runs = list(sessions) if sessions else [1] * size
+
+    def passes(cases: int) -> float:
+        rep, reps = [base[i % size] for i in range(cases)], [runs[i % size] for i in range(cases)]
+        n0 = effective_baseline([n for _, n in rep], reps, unit)
+        z = fixed_scores(n0, cases * unit.effective(trials), alpha * (1 - PASS_RESERVE), margin)
+        bound = expected_bound(rep, [float(trials)] * cases, z, unit, reps, PLANNED_QUANTILE)
+        return 1.0 if bound is not None and bound <= margin else 0.0
+
+    return smallest_size(passes, size, most or 20 * size)
 
 
 def make_plan(baseline: Mapping[str, Mapping[str, tuple[int, int]]], dims: Sequence[str], confidence: float,
-              margin: float, first: int, max_trials: int, target: float | None = None) -> Plan:
+              margin: float, first: int, max_trials: int, target: float | None = None, unit: Unit = TRIAL,
+              sessions: Mapping[str, int] | None = None, collapse_need: int | None = None,
+              dependence: str = "") -> Plan:
     """The plan for these shared cases (case -> dimension -> baseline passes, trials)."""
     alpha, target = 1 - confidence, target if target is not None else margin + 0.05
-    sched = design(baseline, dims, confidence, margin, first, max_trials)
+    sched = design(baseline, dims, confidence, margin, first, max_trials, unit, sessions)
     order = list(sched.caps)
-    out = [plan_dimension(d, [baseline[c][d] for c in order], first, sched, order, alpha, margin, target, len(dims))
-           for d in dims]
-    return Plan(margin, target, first, max_trials, sched.looks[:sched.budget_looks], out)
+    runs = [(sessions or {}).get(c, 1) for c in order]
+    by_dim = {d: [baseline[c][d] for c in order] for d in dims}
+    seen: dict = {}  # dimensions with the same counts have the same plan
+    out = []
+    for d in dims:
+        key = (tuple(by_dim[d]), can_reject([by_dim[o] for o in dims if o != d]))
+        if key not in seen:
+            seen[key] = plan_dimension(d, by_dim[d], first, sched, alpha, margin, target, key[1], unit, runs)
+        out.append(replace(seen[key], dimension=d))
+    return Plan(margin, target, first, max_trials, sched.looks[:sched.budget_looks], out, collapse_need, dependence)
 
 
 def design(baseline: Mapping[str, Mapping[str, tuple[int, int]]], dims: Sequence[str], confidence: float,
@@ -205,4 +226,4 @@ def design(baseline: Mapping[str, Mapping[str, tuple[int, int]]], dims: Sequence
         return True
 
     n0 = effective_baseline([n for _, n in worst.values()], runs, unit) if unit.rho else None
-    return schedule(worst, max_trials, first, passes, 1 - confidence, margin, unit, n0)
+    return schedule(worst, max_trials, first, passes, 1 - confidence, margin, unit, n0, len(dims))

@@ -53,11 +53,16 @@ PASS_EARLY = 0.10  # when the planned look is past the budget: the budget's last
 # planned look's: most where one more failure than the planned look's is outweighed (2.5x).
 PASS_AFTER = ((1.5, 0.1), (2.5, 0.6), (4, 0.8), (6, 0.9))
 TEST_SHAPE = "pocock"  # the tests' Lan-DeMets shape (ld_spending)
-# The tests' nominal levels are computed at Holm's first (smallest) level across the dimensions:
-# a look's level grows with alpha (the looks' overlap weighs more), so the fractions found at the
-# smallest level are conservative at Holm's later, larger ones.
-TEST_ALPHA_SHARE = ALPHA_SHARES["dimensions"] / len(DIMENSIONS)
 _N = NormalDist()
+
+
+def tests_alpha_share(dims: int) -> float:
+    """The share of alpha the tests' nominal levels are computed at: Holm's first (smallest) level
+    across the run's `dims` graded dimensions. A look's level grows with alpha (the looks' overlap
+    weighs more), so the fractions found at the smallest level are conservative at Holm's later,
+    larger ones; a dimension the run does not grade never lowers it."""
+    return ALPHA_SHARES["dimensions"] / max(dims, 1)
+
 
 PassCheck = Callable[[int, tuple[float, ...]], bool]  # (round, PASS band scores) -> an unchanged reviewer's median counts PASS
 
@@ -154,12 +159,13 @@ def pass_spending(rounds: Sequence[int], budget_looks: int, planned: int) -> lis
 
 def schedule(baseline: Mapping[str, tuple[int, int]], max_trials: int, first: int,
              expected_pass: PassCheck, alpha: float = 0.05, margin: float = 0.05, unit: Unit = TRIAL,
-             n0_effective: float | None = None) -> Schedule:
+             n0_effective: float | None = None, dims: int = len(DIMENSIONS)) -> Schedule:
     """The design for these shared cases. `expected_pass(round, score)` tells whether an unchanged
     reviewer's median counts PASS after that round at that score; the planned look is the first
     look where they do at the score a look would get with 1 - PASS_RESERVE of alpha and no PASS
     before it. The tests spend alpha by information fraction (nominal levels over the looks'
-    joint distribution), the PASS bound around the planned look (`pass_spending`).
+    joint distribution, at Holm's first level over the `dims` graded dimensions), the PASS bound
+    around the planned look (`pass_spending`).
 
     With within-run dependence (`unit`) a case's trials count at their design effect, in the
     information and the PASS calibration alike (`n0_effective`: the baseline's pooled effective
@@ -176,17 +182,28 @@ def schedule(baseline: Mapping[str, tuple[int, int]], max_trials: int, first: in
     total = sum(allocation.values()) or 1
     trials = [len(allocation) * r for r in rounds]
     effective = [max(len(allocation), round(len(allocation) * unit.effective(r))) for r in rounds]
-    planned = next((k for k, r in enumerate(rounds)
-                    if expected_pass(r, _fixed_score(n0, effective[k], alpha * (1 - PASS_RESERVE), margin))),
-                   len(rounds) - 1)
+    planned = first_true(len(rounds), lambda k: expected_pass(
+        rounds[k], _fixed_score(n0, effective[k], alpha * (1 - PASS_RESERVE), margin)))
     fractions = [t / total for t in trials]
     tests = false_alarm_spending(fractions, budget_looks)
     shrink = n0 / raw_n0  # the baseline's effective share of its trials
     info = information({c: n0_c * shrink for c, (_, n0_c) in baseline.items()}, rounds, unit)
     increments = [b - a for a, b in zip([0.0] + tests[:-1], tests)]
     return Schedule(allocation, first, rounds, budget_looks,
-                    nominal_fractions(info, tests, alpha * TEST_ALPHA_SHARE), increments, planned,
+                    nominal_fractions(info, tests, alpha * tests_alpha_share(dims)), increments, planned,
                     pass_spending(rounds, budget_looks, planned), n0, unit.rho, alpha, margin)
+
+
+def first_true(count: int, holds: Callable[[int], bool]) -> int:
+    """The first k in [0, count) where `holds` (bisection: it holds from some k on, as an unchanged
+    reviewer's PASS does with more trials; each test is a calibration); count - 1 when none does."""
+    low, high = -1, count - 1
+    if not holds(high):
+        return high
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if holds(mid) else (mid, high)
+    return high
 
 
 def _fixed_score(n0: int, n1: int, alpha: float, margin: float) -> tuple[float, ...]:

@@ -140,15 +140,21 @@ def continuation_detail(detail: GateDetail, decision: Decision, adaptive,
 
 
 def next_step(adaptive, run_path: str) -> str:
-    """The one command that continues an undecided run, and what an unchanged reviewer needs."""
+    """The one command that continues an undecided run, what an unchanged reviewer needs, and,
+    when it is not expected to PASS within the budget, what to add: cases or trials per case."""
+    from rubricgate.gating.power import to_pass
+
     sched = adaptive.schedule
     planned = sched.looks[sched.planned]
     when = (f"; an unchanged reviewer is expected to PASS after {planned} trials per case"
             if sched.planned < len(sched.looks) - 1 else "")
+    plan = adaptive.plan() if adaptive.shared else None
+    add = next((a for d in plan.dimensions if (a := to_pass(d, plan.max_trials)) is not None), None) if plan else None
+    what = f"; to decide within the budget: {add}" if add else ""
     if adaptive.limit >= len(sched.looks) or not adaptive.shared:
-        return ("add cases or raise gate.max_trials_per_case (this design's continuations are spent); "
+        return (f"add cases or raise gate.max_trials_per_case (this design's continuations are spent){what}; "
                 "`rubricgate plan` shows what would reach the margin")
-    return f"continue this run: rubricgate run --continue {run_path}{when}"
+    return f"continue this run: rubricgate run --continue {run_path}{when}{what}"
 
 
 def _adaptive_decision(loaded: Loaded, rates: dict[str, RateRow], adaptive, run_with: MeasuredWith):

@@ -155,3 +155,40 @@ def test_a_one_off_failure_costs_one_confirmation_trial_when_it_passes() -> None
     looks = _drive(run, lambda case, n, confirm: not (case == "c3" and n == 1))
     assert run.confirm.frozen()["c3"]["verdict"] == (1, 1)  # the batch stops at the first pass
     assert looks[1].trials == 31 and looks[-1].decision.exit_code != 1
+
+
+def test_a_runs_rate_and_its_delta_count_the_same_design_trials_and_confirmations_are_marked(repo) -> None:
+    # The builtin reviewer with a critical rule lowered: the BLOCK fixture fails every trial, is re-tried,
+    # and its confirmation trials are kept apart from the rate the delta is computed on.
+    import json
+
+    import yaml
+    from click.testing import CliRunner
+
+    from rubricgate.cli import main
+
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["gate"]["method"] = "statistical"
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    stored = json.loads((repo / "baseline.json").read_text())
+    for dims in stored["cases"].values():  # measured as baseline update does: two sessions, none failing
+        for d in dims:
+            dims[d] = {"passes": 10, "trials": 10, "sessions": [[5, 5], [5, 5]]}
+    (repo / "baseline.json").write_text(json.dumps(stored))
+    rubric = repo / "reviewer/evaluator/references/rubric.md"
+    rubric.write_text(rubric.read_text().replace("| fm-description-required | critical |",
+                                                 "| fm-description-required | warning |"))
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert result.exit_code == 1, result.output
+    run_dir = sorted(p for p in (repo / "reports").iterdir() if p.is_dir())[-1]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    trials = [t for c in summary["cases"] for t in c["trials"]]
+    confirmations = [t for t in trials if t["confirmation"]]
+    assert confirmations and all(t["case_id"] == "fixture-data-loader" for t in confirmations)
+    design = [t for t in trials if not t["confirmation"]]
+    row = summary["rates"]["verdict"]
+    assert row["trials"] == len(design) and row["passes"] == sum(t["grades"]["verdict"]["passed"] for t in design)
+    assert abs(row["rate"] - row["passes"] / row["trials"]) < 1e-9
+    assert abs(row["delta"] - (row["rate"] - row["baseline"])) < 1e-6  # the delta of that very rate
+    kept = summary["gate"]["confirmations"]["fixture-data-loader"]["verdict"]
+    assert kept == [sum(t["grades"]["verdict"]["passed"] for t in confirmations), len(confirmations)]

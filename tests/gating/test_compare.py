@@ -320,3 +320,75 @@ def test_paired_run_interleaves_rounds_and_records_the_seed(tmp_path: Path) -> N
     assert order["seed"] == 7 and order["interleaved"] and len(order["rounds"]) == 2
     compare_dir = next((repo / "reports").glob("compare-*"))
     assert len(list((compare_dir / "base").iterdir())) == 2 and len(list((compare_dir / "head").iterdir())) == 2
+
+
+# -- compare --base under the statistical gate: the same adaptive rounds as run ---------------
+
+def _statistical(repo: Path, **gate: object) -> None:
+    import yaml
+
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["gate"].update({"method": "statistical", **gate})
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "statistical gate")
+
+
+def test_compare_base_looks_after_every_round_and_stops_when_a_regression_is_established(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    _statistical(repo)
+    _lower_description_rule(repo)
+    out_json = tmp_path / "cmp.json"
+    code, out, err = cli("--base", "HEAD", "--repo", str(repo), "--json", str(out_json))
+    assert code == 1, out + err
+    order = json.loads(out_json.read_text())["order"]
+    assert order["adaptive"] and order["looks"] == list(range(1, 11))
+    assert 1 < len(order["rounds"]) < 10  # stopped at the first round that established it
+    assert "REGRESSED  fixture-data-loader" in out
+    compare_dir = next((repo / "reports").glob("compare-*"))
+    assert len(list((compare_dir / "head").iterdir())) == len(order["rounds"])  # no round ran past the stop
+
+
+def test_compare_base_with_nothing_changed_spends_the_rounds_and_says_inconclusive_on_three_cases(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    _statistical(repo, max_trials_per_case=4)
+    out_json = tmp_path / "cmp.json"
+    code, out, err = cli("--base", "HEAD", "--repo", str(repo), "--trials", "2", "--json", str(out_json))
+    order = json.loads(out_json.read_text())["order"]
+    # 3 cases cannot bound the drop under 5 points: every round runs; --trials is the first look's rounds.
+    assert code == 2 and len(order["rounds"]) == 4 and order["looks"] == [2, 3, 4], out + err
+    assert "INCONCLUSIVE" in out
+
+
+def test_compare_base_at_trials_of_the_budget_or_under_strict_looks_once(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    _statistical(repo, max_trials_per_case=2)
+    out_json = tmp_path / "cmp.json"
+    code, out, err = cli("--base", "HEAD", "--repo", str(repo), "--trials", "2", "--json", str(out_json))
+    order = json.loads(out_json.read_text())["order"]
+    assert not order["adaptive"] and order["looks"] == [2] and len(order["rounds"]) == 2, out + err
+
+
+def test_the_paired_design_spends_each_error_within_alpha() -> None:
+    from rubricgate.gating.paired import PASS_LAST, paired_design
+    from rubricgate.gating.passbound import calibrate
+
+    design = paired_design(30, 1, 10, STATISTICAL, 3)
+    assert design.looks == tuple(range(1, 11))
+    assert sum(design.pass_share) == pytest.approx(1.0) and design.pass_share[-1] == PASS_LAST
+    assert sum(design.increments) == pytest.approx(1.0)
+    assert all(a <= b + 1e-12 for a, b in zip(design.increments, design.spend))  # nominal at least the increment
+    for k in (0, 4, 9):  # each look's PASS error, exact as a design that looks once, within its share
+        n = 30 * design.looks[k]
+        error = calibrate(n, [n], [1.0], 0.05 * design.pass_share[k], 0.05).error[0]
+        assert error <= 0.05 * design.pass_share[k]
+    later = paired_design(30, 3, 10, STATISTICAL, 3)
+    assert later.looks == tuple(range(3, 11)) and later.index(2) is None and later.index(3) == 0
+    assert paired_design(30, 10, 10, STATISTICAL, 3).looks == (10,)
+
+
+def test_a_dimension_the_run_does_not_grade_leaves_the_tests_their_alpha() -> None:
+    from rubricgate.gating.paired import paired_design
+
+    one, three = paired_design(30, 1, 10, STATISTICAL, 1), paired_design(30, 1, 10, STATISTICAL, 3)
+    assert one.increments == three.increments
+    assert all(a >= b - 1e-12 for a, b in zip(one.spend, three.spend)) and one.spend[-1] > three.spend[-1]

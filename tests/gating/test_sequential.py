@@ -76,6 +76,16 @@ def test_the_planned_look_gets_most_of_the_pass_alpha_and_the_tests_spend_by_inf
     assert sum(sched.spend[:10]) > 2  # the union bound would leave 1
 
 
+def test_the_tests_levels_are_computed_over_the_graded_dimensions_not_the_registry() -> None:
+    # A reviewer graded on the verdict alone (format: text) gives its one test Holm's whole share:
+    # its nominal levels come from that level, not a third of it.
+    base = {f"c{i}": (9, 10) for i in range(30)}
+    one = schedule(base, 10, 1, lambda rounds, scores: rounds >= 2, dims=1)
+    three = schedule(base, 10, 1, lambda rounds, scores: rounds >= 2, dims=3)
+    assert one.case_spend == three.case_spend  # the same increments
+    assert one.spend[9] > three.spend[9] and all(a >= b - 1e-12 for a, b in zip(one.spend, three.spend))
+
+
 def test_the_pass_scores_are_calibrated_to_the_cumulative_spending_at_every_look() -> None:
     from rubricgate.gating.passbound import calibrate
 

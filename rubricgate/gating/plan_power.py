@@ -1,0 +1,119 @@
+"""The plan's power: the chance of a REGRESSION at a given drop, as the gate would have it.
+
+Given the baseline (its per-case rates taken as the cases' rates, the drop spread over the cases
+in proportion to their rates, p_i = b_i (1 - d / mean b), as a vaguer prompt makes every case a
+little worse), PATHS runs of the current side are simulated (one uniform per trial and case,
+the same for every drop, so the chance grows with the drop), with the design's looks: at each,
+the stratified score statistic (the exact test's conditional mean and variance at the realized
+totals, half a unit of continuity correction for the exact test's discreteness; under within-run
+dependence each case's variance at its design effects, as the gate's score test) against the
+look's nominal level, and the observed drop against the margin. A run is a REGRESSION at the
+first look where both hold. The level is Holm-Tarone's first step: alpha's dimension share over
+the dimensions that can reject (those whose baseline varied, and the one that dropped).
+
+bench/gate_power.py and tests/gating/test_plan_power.py check each figure the plan prints
+against the gate itself, simulated on the same baseline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from statistics import NormalDist
+
+from rubricgate.gating.evidence import TRIAL, Unit
+from rubricgate.gating.exact import import_numpy
+
+PATHS = 1000
+# The exact test's p includes the observed sum (P(S <= s)): half a unit on the sum makes the normal
+# approximation of a discrete statistic match it (the continuity correction; without it the plan
+# over-claimed by 5-10 points at 1-3 trials a case). The score test under dependence has none.
+CONTINUITY = 0.5
+_CELLS = 4_000_000  # paths x cases x trials drawn at most (fewer paths on larger suites)
+_N = NormalDist()
+Counts = Sequence[tuple[int, int]]
+
+
+def regression_chance(base: Counts, rounds: Sequence[int], levels: Sequence[float], drop: float, margin: float,
+                      unit: Unit = TRIAL, sessions: Sequence[int] | None = None, seed: int = 39) -> float:
+    """P(a REGRESSION by the last look) at the true `drop`, looks after `rounds` trials per case
+    at one-sided `levels`."""
+    np = import_numpy()
+    if drop <= 0 or not base:
+        return 0.0
+    x0 = np.array([x for x, _ in base], dtype=float)
+    n0 = np.array([n for _, n in base], dtype=float)
+    b = x0 / n0
+    p = np.maximum(0.0, b * (1 - drop / b.mean())) if b.mean() > 0 else b
+    most = max(rounds)
+    paths = max(200, min(PATHS, _CELLS // max(1, len(base) * most)))
+    passed = _draws(np, p, paths, most, unit, seed)  # paths x cases x trials (a view of cached uniforms)
+    edges = sorted(set(rounds))
+    counts = np.cumsum(np.add.reduceat(passed, [0] + edges[:-1], axis=2, dtype=np.int32), axis=2)  # at each look
+    s0 = np.array(sessions if sessions else [1] * len(base), dtype=float)
+    phi0 = 1 + np.maximum(n0 / s0 - 1, 0) * unit.rho
+    hit = np.zeros(paths, dtype=bool)
+    for t, lvl in zip(rounds, levels):
+        x1 = counts[:, :, edges.index(t)]
+        big = t + n0
+        total = x1 + x0
+        u = ((n0 * x1 - t * x0) / big).sum(axis=1) + (0.0 if unit.rho else CONTINUITY)
+        phi1 = 1 + (t - 1) * unit.rho
+        v0 = (n0 * t * total * (big - total) / (big * big * np.maximum(big - 1, 1)) * (n0 * phi1 + t * phi0) / big).sum(axis=1)
+        z = np.where(v0 > 0, u / np.sqrt(np.where(v0 > 0, v0, 1)), 0.0)
+        reject = z <= _N.inv_cdf(max(lvl, 1e-300))
+        observed = b.mean() - x1.sum(axis=1) / (t * len(base))
+        hit |= reject & (observed > margin)
+    return float(hit.mean())
+
+
+def _draws(np, p, paths: int, trials: int, unit: Unit, seed: int):
+    """Current trials' outcomes: one uniform per trial and case, the same for every drop (within-run
+    dependence: with probability rho a case repeats its first trial's outcome for the whole run)."""
+    u, repeat = _uniforms(paths, len(p), trials, seed)
+    out = u[:, :, :trials] < p[None, :, None]
+    if unit.rho:
+        out = np.where((repeat < unit.rho)[:, :, None], out[:, :, :1], out)
+    return out
+
+
+@lru_cache(maxsize=8)
+def _uniforms(paths: int, cases: int, trials: int, seed: int):
+    np = import_numpy()
+    rng = np.random.default_rng(seed)
+    return rng.random((paths, cases, trials), dtype=np.float32), rng.random((paths, cases))
+
+
+def smallest_drop(chance, steps: int = 200) -> float | None:
+    """The smallest drop in half-point steps whose chance is at least 80% (None: none up to 100 points)."""
+    low, high = 0, steps
+    if chance(high / 200) < 0.8:
+        return None
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if chance(mid / 200) >= 0.8 else (mid, high)
+    return high / 200
+
+
+def smallest_size(chance, low: int, high: int) -> int | None:
+    """The smallest size in [low, high] whose chance is at least 80% (None: not even `high`)."""
+    if chance(high) < 0.8:
+        return None
+    if chance(low) >= 0.8:
+        return low
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if chance(mid) >= 0.8 else (mid, high)
+    return high
+
+
+def can_reject(others: Sequence[Counts]) -> int:
+    """The dimensions whose test can reject when one dimension drops: that one, and the others
+    whose baseline varied somewhere (the rest pass every trial on both sides: Tarone's count)."""
+    return 1 + sum(1 for base in others if any(0 < x < n for x, n in base))
+
+
+def level(alpha: float, share: float, dims: int, spend: float) -> float:
+    """One dimension's first Holm-Tarone level at a look: alpha x its family's share / the
+    dimensions that can reject x the look's nominal fraction."""
+    return alpha * share / max(dims, 1) * spend

@@ -1,0 +1,107 @@
+"""The plan's power figures against the gate's own, simulated on the same baseline.
+
+Every figure `rubricgate plan` prints is a size or a drop at which the gate catches the drop in
+80% of runs; here the gate itself (decide, and AdaptiveRun for the full budget) runs on simulated
+suites at that figure, the cases at the baseline's rates less the drop spread over them (the
+plan's model). RUNS runs each: within 5 points of 80%, give or take two Monte Carlo standard
+errors (bench/gate_power.py checks the same at 2,000 runs)."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from rubricgate.gating.adaptive import AdaptiveRun, _rates
+from rubricgate.gating.gate import Look, decide
+from rubricgate.gating.power import make_plan
+from rubricgate.models.baseline import Baseline, CaseCount
+from rubricgate.models.config import GateConfig
+from rubricgate.models.dimensions import DIMENSIONS
+
+GATE = GateConfig(method="statistical")
+RUNS = 300
+TOLERANCE = 0.05 + 2 * math.sqrt(0.8 * 0.2 / RUNS)
+MIXED = [10] * 21 + [9] * 3 + [8, 7, 6, 5, 4, 3]  # passes of 10 per case
+
+
+def _baseline(passes: list[int]) -> Baseline:
+    runs = lambda x: [(x // 2, 5), (x - x // 2, 5)]  # noqa: E731  (two sessions, as baseline update measures)
+    return Baseline(rates={d: 1.0 for d in DIMENSIONS},
+                    cases={f"c{i}": {d: CaseCount(passes=x, trials=10, sessions=runs(x)) for d in DIMENSIONS}
+                           for i, x in enumerate(passes)})
+
+
+def _trial(rng: random.Random, p: float) -> dict[str, bool]:
+    return {d: rng.random() < p for d in DIMENSIONS}
+
+
+def _rates_now(passes: list[int], drop: float) -> list[float]:
+    base = [x / 10 for x in passes]
+    return [b * (1 - drop / (sum(base) / len(base))) for b in base]
+
+
+def _fixed_power(passes: list[int], drop: float, trials: int, spend: float = 1.0) -> float:
+    rng, hits, baseline = random.Random(5), 0, _baseline(passes)
+    now = _rates_now(passes, drop)
+    for _ in range(RUNS):
+        per_case = {}
+        for i, p in enumerate(now):
+            outs = [{**_trial(rng, 1.0 if passes[i] == 10 else passes[i] / 10), "verdict": rng.random() < p}
+                    for _ in range(trials)]
+            per_case[f"c{i}"] = {d: (sum(o[d] for o in outs), trials) for d in DIMENSIONS}
+        rates = _rates(per_case, DIMENSIONS)
+        decide(rates, baseline, GATE, per_case, look=Look(spend=spend) if spend != 1.0 else None)
+        hits += rates["verdict"].status == "regression"
+    return hits / RUNS
+
+
+def _adaptive_power(passes: list[int], drop: float) -> float:
+    rng, hits, baseline = random.Random(6), 0, _baseline(passes)
+    now = _rates_now(passes, drop)
+    for _ in range(RUNS):
+        run = AdaptiveRun(baseline, GATE, [f"c{i}" for i in range(len(passes))])
+        while True:
+            for case, _, confirm in run.next_batch():
+                i = int(case[1:])
+                run.record(case, {**_trial(rng, passes[i] / 10), "verdict": rng.random() < now[i]}, confirm)
+            look = run.look()
+            if look.stop:
+                break
+        hits += look.rates["verdict"].status == "regression"
+    return hits / RUNS
+
+
+@pytest.fixture(scope="module")
+def plan():
+    counts = {f"c{i}": {d: (x, 10) for d in DIMENSIONS} for i, x in enumerate(MIXED)}
+    return make_plan(counts, DIMENSIONS, GATE.confidence, GATE.margin, 1, GATE.max_trials_per_case,
+                     sessions={c: 2 for c in counts}).dimensions[0]
+
+
+def test_the_drop_the_plan_says_the_full_budget_catches_is_caught_in_80_percent(plan) -> None:
+    assert plan.detectable_budget is not None
+    assert abs(_adaptive_power(MIXED, plan.detectable_budget) - 0.8) <= TOLERANCE
+
+
+def test_the_drop_the_plan_says_the_first_look_catches_is_caught_in_80_percent(plan) -> None:
+    from rubricgate.gating.power import design
+
+    counts = {f"c{i}": {d: (x, 10) for d in DIMENSIONS} for i, x in enumerate(MIXED)}
+    first_spend = design(counts, DIMENSIONS, GATE.confidence, GATE.margin, 1, 10).spend[0]
+    assert plan.detectable_first is not None
+    assert abs(_fixed_power(MIXED, plan.detectable_first, 1, first_spend) - 0.8) <= TOLERANCE
+
+
+def test_the_trials_per_case_the_plan_says_reach_the_target_catch_it_in_80_percent(plan) -> None:
+    # A whole number of trials: the smallest whose power is 80%, so one trial fewer falls short.
+    assert plan.reach_trials is not None and plan.reach_trials > 1
+    assert _fixed_power(MIXED, 0.10, plan.reach_trials) >= 0.8 - TOLERANCE
+    assert _fixed_power(MIXED, 0.10, plan.reach_trials - 1) <= 0.8 + TOLERANCE
+
+
+def test_the_cases_the_plan_says_reach_the_target_catch_it_in_80_percent(plan) -> None:
+    assert plan.reach_cases is not None
+    many = [MIXED[i % len(MIXED)] for i in range(plan.reach_cases)]
+    assert abs(_fixed_power(many, 0.10, 1) - 0.8) <= TOLERANCE
