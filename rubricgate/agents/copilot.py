@@ -34,13 +34,13 @@ Facts verified against copilot 1.0.40 and 1.0.102 driven by tests/e2e/openai_ser
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rubricgate import boundary
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.cli import CliAgent
 from rubricgate.agents.normalize import (
@@ -222,8 +222,8 @@ def parse_copilot_stream(data: bytes | str, *, agent: str = "copilot", allowed: 
 
 def apply_usage(draft: Draft, text: str) -> None:
     """Token counts from the --usage-output-file JSON; unknown without one."""
-    try:
-        data = json.loads(text) if text.strip() else None
+    try:  # the reviewer's process writes it: bounded like its stream (never RecursionError)
+        data = boundary.loads(text) if text.strip() else None
     except ValueError:
         data = None
     metrics = field_dict(data, "modelMetrics") if isinstance(data, dict) else {}

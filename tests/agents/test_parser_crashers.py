@@ -108,3 +108,18 @@ def test_a_gemini_tool_result_whose_error_type_is_an_object_never_raises() -> No
     result = {"type": "tool_result", "tool_id": "t1", "status": "error", "error": {"type": {"a": 1}, "message": "x"}}
     t = finish(parser_for("gemini")(_stream(use, result), agent="gemini", allowed=["read"]), _proc(), version=None)
     assert t.termination in TERMINATIONS and t.tool_calls[0].status == "error"
+
+
+@pytest.mark.parametrize("usage", [
+    '{"modelMetrics": ' + "[" * 200_000 + "]" * 200_000 + "}",
+    '{"modelMetrics": {"m": {"usage": {"inputTokens": NaN, "outputTokens": 1e999}}}}',
+    '{"modelMetrics": {"m": {"usage": {"inputTokens": "\\ud800", "outputTokens": -5}}}}',
+    '{"modelMetrics": {"m": {"usage": {"inputTokens": ' + "[" * 70 + "]" * 70 + "}}}}",
+], ids=["nested-200000", "not-finite", "surrogate-negative", "nested-70"])
+def test_a_copilot_usage_file_that_is_not_token_counts_never_raises(usage: str) -> None:
+    """The usage file is written by the reviewer's process (--usage-output-file): read like its
+    stream, a value nested past the bound is unreadable (tokens unknown), odd counts are 0."""
+    stream = _stream({"type": "assistant.message", "data": {"content": "done"}})
+    t = finish(parser_for("copilot")(stream, usage=usage), _proc(), version=None)
+    assert t.termination in TERMINATIONS
+    assert t.usage.input_tokens in (None, 0) and t.usage.output_tokens in (None, 0)

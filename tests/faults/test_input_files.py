@@ -167,3 +167,27 @@ def test_a_path_holding_a_nul_character_is_an_input_error(repo: Path) -> None:
         {"id": "nul", "review": ["skills/a\x00b/SKILL.md"], "expect": {"tier": "PASS"},
          "rubric": {"trajectory": {"max_steps": 3}}}))
     assert "holds a NUL character" in _validate(repo)
+
+
+def test_a_toml_file_the_prompt_names_nested_100000_levels_deep_is_read_as_text(repo: Path) -> None:
+    """The reviewer's closure reads the files its prompt names for more names (suite/closure.py);
+    tomllib recursed on a deep array and the run's cache key ended in an internal error."""
+    prompt = repo / "reviewer" / "prompts" / "evaluate.md"
+    prompt.write_text(prompt.read_text() + "\nLimits are in `reviewer/limits.toml`.\n")
+    (repo / "reviewer" / "limits.toml").write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert result.exit_code == 0, result.output
+    assert "internal error" not in result.output
+
+
+@pytest.mark.parametrize("line", [b"[" * ((1 << 20) - 100), b"[a" * ((1 << 19) - 100), b"[[a] " * 200_000],
+                         ids=["brackets", "bracket-letter", "pairs-inside"])
+def test_a_line_of_brackets_in_a_file_the_prompt_names_is_scanned_once(line: bytes) -> None:
+    """The link pattern scanned from every `[` to the end of a run of them: 200 KB took 87 s, the
+    1 MB a closure file may have, hours (found by bench/fuzz_inputs.py as a hang of prompt.md).
+    Under the fuzz's hang guard, far above the fraction of a second it takes now."""
+    from rubricgate.suite.closure import references
+    from tests.fuzz.harness import HANG_S, hang_guard
+
+    with hang_guard(HANG_S):
+        assert references("reviewer/prompts/policy.md", line + b"\n[policy](rules.md)\n") == [("rules.md", "linked from")]
