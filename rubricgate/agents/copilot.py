@@ -193,8 +193,8 @@ def _error_message(raw: Any) -> str:
     """The failure's errorMessage: the provider's JSON error body (its `message`), or a quoted or
     plain text."""
     text = str(raw or "")
-    try:
-        body = json.loads(text)
+    try:  # the CLI's record of the endpoint's answer: bounded like every JSON (never RecursionError)
+        body = boundary.loads(text)
     except ValueError:
         return text
     if isinstance(body, dict):

@@ -123,3 +123,13 @@ def test_a_copilot_usage_file_that_is_not_token_counts_never_raises(usage: str) 
     t = finish(parser_for("copilot")(stream, usage=usage), _proc(), version=None)
     assert t.termination in TERMINATIONS
     assert t.usage.input_tokens in (None, 0) and t.usage.output_tokens in (None, 0)
+
+
+def test_a_copilot_failure_whose_error_message_is_json_nested_deep_never_raises_out_of_the_watch() -> None:
+    """model.call_failure's errorMessage holds the endpoint's JSON body, as the CLI quotes it."""
+    watch = watch_for("copilot", None, None)
+    deep = "[" * 200_000 + "]" * 200_000
+    failure = {"type": "model.call_failure", "timestamp": "2026-12-03T00:00:0{}Z", "data": {"errorMessage": deep}}
+    lines = [json.dumps(failure).replace("{}", str(i)).encode() + b"\n" for i in range(2)]
+    said = [watch(line) for line in lines]
+    assert said[0] is None and (said[1] is None or "copilot" in said[1])
