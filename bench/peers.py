@@ -314,7 +314,8 @@ def copy_source(repo: Path) -> Path:
 
 def table(args, stub: Path, work: Path) -> None:
     trees = QUICK_TREES if args.quick else TREES
-    print(f"{'cases':>6} {'tree':>6} {'row':12} {'jobs':>4} {'wall s':>8} {'CPU s':>7} {'busy s':>7} {'RSS MB':>7} {'x floor':>8}")
+    print(f"{'cases':>6} {'tree':>6} {'row':12} {'jobs':>4} {'wall s':>8} {'CPU s':>7} {'busy s':>7} {'RSS MB':>7} "
+          f"{'x floor':>8} {'CPU x floor':>11} {'x floor+bwrap (wall/CPU)':>24}  wall range, CPU range")
     trial_ms: dict[int, float] = {}  # suite size -> rubricgate's trial phase per trial, small tree
     for cases in args.cases:
         for tree in args.trees:
@@ -327,19 +328,37 @@ def table(args, stub: Path, work: Path) -> None:
             if tree == "small":
                 rows += [(name, j, lambda j=j, f=f, name=name: f(work / f"{name}-{cases}", cases, j, stub))
                          for name, f in (("promptfoo", promptfoo_row), ("inspect_ai", inspect_row)) for j in args.jobs]
-            results = interleaved(rows, args.reps)
-            floors = {j: m.wall for (name, j, _), m in zip(rows, results) if name == "floor" and m}
-            for (name, j, _), m in zip(rows, results):
+            runs = interleaved_runs([fn for _, _, fn in rows], args.reps)
+            results = [r[0] if isinstance(r[0], str) else median_run(r) for r in runs]
+            floors = {j: m for (name, j, _), m in zip(rows, results) if name == "floor" and not isinstance(m, str)}
+            boxed = {j: m for (name, j, _), m in zip(rows, results) if name == "floor+bwrap" and not isinstance(m, str)}
+            for (name, j, _), m, measured in zip(rows, results, runs):
                 if isinstance(m, str):
                     print(f"{cases:>6} {tree:>6} {name:12} {j:>4}  skipped: {m}")
                     continue
-                ratio = m.wall / floors[j] if floors.get(j) else float("nan")
-                bad = "" if m.code == 0 else f"  (exit {m.code})"
-                print(f"{cases:>6} {tree:>6} {name:12} {j:>4} {m.wall:8.2f} {m.cpu:7.2f} {m.busy:7.2f} {m.rss_mb:7.1f} {ratio:7.2f}x{bad}")
+                print(f"{cases:>6} {tree:>6} {name:12} {j:>4} {m.wall:8.2f} {m.cpu:7.2f} {m.busy:7.2f} {m.rss_mb:7.1f} "
+                      f"{_ratios(m, floors.get(j), boxed.get(j))}  {_ranges(measured)}"
+                      f"{'' if m.code == 0 else f'  (exit {m.code})'}")
                 if name == "rubricgate" and tree == "small" and j == min(args.jobs) and m.trials_s:
                     trial_ms[cases] = 1000 * m.trials_s / cases
             shutil.rmtree(work / f"{tree}-{cases}", ignore_errors=True)
     print_trial_growth(trial_ms, min(args.jobs))
+
+
+def _ratios(m: Measure, floor: Measure | None, boxed: Measure | None) -> str:
+    """Wall to the floor's, CPU to the floor's, and wall/CPU to the sandboxed floor's (the medians)."""
+    def ratio(a: float, b: Measure | None, attr: str) -> str:
+        return f"{a / getattr(b, attr):.2f}x" if b is not None and getattr(b, attr) else "-"
+    return (f"{ratio(m.wall, floor, 'wall'):>8} {ratio(m.cpu, floor, 'cpu'):>11} "
+            f"{ratio(m.wall, boxed, 'wall') + ' / ' + ratio(m.cpu, boxed, 'cpu'):>24}")
+
+
+def _ranges(measured: list[Measure]) -> str:
+    """The rounds' spread: wall and CPU, min-max (one round: nothing)."""
+    if len(measured) < 2:
+        return ""
+    walls, cpus = sorted(x.wall for x in measured), sorted(x.cpu for x in measured)
+    return f"[{walls[0]:.2f}-{walls[-1]:.2f}] [{cpus[0]:.2f}-{cpus[-1]:.2f}]"
 
 
 def print_trial_growth(trial_ms: dict[int, float], jobs: int) -> None:
@@ -350,12 +369,6 @@ def print_trial_growth(trial_ms: dict[int, float], jobs: int) -> None:
     sizes = sorted(trial_ms)
     shown = ", ".join(f"{c} cases {trial_ms[c]:.1f} ms ({trial_ms[c] / trial_ms[sizes[0]]:.2f}x)" for c in sizes)
     print(f"  rubricgate per trial at --jobs {jobs}, trial phase only: {shown}")
-
-
-def interleaved(rows, reps: int) -> list:
-    """Median wall per row (CPU, RSS of the median run), rows interleaved round by round."""
-    runs = interleaved_runs([fn for _, _, fn in rows], reps)
-    return [row[0] if isinstance(row[0], str) else median_run(row) for row in runs]
 
 
 def interleaved_runs(fns: list, reps: int) -> list[list]:
