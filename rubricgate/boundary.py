@@ -14,7 +14,8 @@ loader here parses every JSON the harness reads:
 * lone surrogates in strings and keys become their backslash escape (`\\ud800` as six
   characters), as the reports show undecodable output;
 * NaN, Infinity and numbers beyond a float become None (unknown), never a float that compares
-  false with every bound.
+  false with every bound;
+* `printable` shows control characters escaped, for text that goes on one line of a terminal.
 
 May import: nothing from rubricgate.
 """
@@ -44,6 +45,17 @@ _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 # An exponent of three digits or more, or a run of 300 digits: a number that may be past a float.
 _BIG_NUMBER = re.compile(r"[eE][-+]?\d{3}|\d{300}")
+
+
+# C0 controls (newline, carriage return, escape, ...), DEL, C1 controls and the Unicode line and
+# paragraph separators -> their backslash escape.
+_ESCAPED = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]} | {0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def printable(text: str) -> str:
+    """`text` with control characters and line separators as their backslash escape: shown on
+    one line, and never a terminal escape sequence."""
+    return text.translate(_ESCAPED)
 
 
 class TooDeep(ValueError):

@@ -5,12 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from rubricgate.boundary import printable
+
 T = TypeVar("T")
-
-
-# C0 controls (newline, carriage return, escape, ...), DEL, C1 controls and the Unicode line and
-# paragraph separators -> their backslash escape.
-_ESCAPED = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]} | {0x2028: "\\u2028", 0x2029: "\\u2029"}
 
 
 class GateInputError(Exception):
@@ -25,7 +22,7 @@ class GateInputError(Exception):
         file's key or value may hold shown escaped: it is one line, and no terminal escape."""
         where = f"{self.file}: {self.field}: " if self.field else f"{self.file}: "
         tail = f" (fix: {self.fix})" if self.fix else ""
-        return f"{where}{self.problem}{tail}".translate(_ESCAPED)
+        return printable(f"{where}{self.problem}{tail}")
 
 
 class GateInputErrors(Exception):

@@ -316,14 +316,15 @@ def _ended_by_harness(draft: Draft, proc: ProcessResult) -> bool:
 def _infra_stop(draft: Draft, stopped: str) -> None:
     """rubricgate stopped a CLI that went silent, could not reach its endpoint, or would retry an
     error answer: the endpoint's class, its retry-after kept for the harness's retry."""
-    draft.termination, draft.error = "api_error", f"stopped by rubricgate: {stopped}"
+    # The reason quotes the CLI's log line (a carriage return, an escape): shown on one line.
+    draft.termination, draft.error = "api_error", _one_line(f"stopped by rubricgate: {stopped}")
     wait = _RETRY_AFTER_IN_STOP.search(stopped)
     if wait and draft.retry_after_s is None:
         draft.retry_after_s = float(wait.group(1))
     status = _API_STATUS_IN_STOP.search(stopped)
     draft.api_status = draft.api_status or (int(status.group(1)) if status else None)
     cls = endpoint_failure(draft.api_status, stopped) if stopped.startswith(ENDPOINT_STOP) else "unreachable"
-    draft.failure, draft.evidence = cls, f"rubricgate's stop: {stopped}"
+    draft.failure, draft.evidence = cls, _one_line(f"rubricgate's stop: {stopped}")
 
 
 def _ended_by_itself(draft: Draft, proc: ProcessResult) -> None:
@@ -405,7 +406,8 @@ def _mark_stopped_tool(draft: Draft, reason: str) -> None:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())[:300]
+    """A CLI's words as the reason of a trial: one line, no terminal escape, at most 300 characters."""
+    return boundary.printable(" ".join(text.split()))[:300]
 
 
 def _last_line(text: str) -> str:

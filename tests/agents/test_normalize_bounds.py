@@ -60,3 +60,20 @@ def test_a_token_count_that_is_not_a_count_is_zero_with_a_note(tokens) -> None:
 def test_non_finite_costs_in_the_stream_read_as_unknown(text: str) -> None:
     stream = '{"type": "result", "subtype": "success", "is_error": false, "result": "x", "total_cost_usd": ' + text + "}"
     assert finish(parse_claude_stream(stream), _proc(), version=None).usage.cost_usd is None
+
+
+@pytest.mark.parametrize("stopped, exit_code, stderr", [
+    ("model_unreachable: qwen could not reach its model server and would retry (cause: \rconnect "
+     "ECONNREFUSED \x1b]0;owned\x07127.0.0.1:1); retry after 6.0 s", None, ""),
+    ("", 1, "fatal:\x1b[2J the CLI's last words\r\n"),
+], ids=["stop-quoting-a-log-line", "stderr-last-line"])
+def test_a_trials_reason_quoting_the_cli_is_one_line_without_terminal_escapes(stopped, exit_code, stderr) -> None:
+    """The reason and evidence are printed on the console as one line (found by bench/fuzz_inputs.py:
+    a carriage return in Qwen Code's debug log reached the transcript's error)."""
+    proc = ProcessResult(exit_code=exit_code, timed_out=False, stdout_truncated=False, stderr_tail=stderr,
+                         duration_s=0.5, stopped=stopped)
+    t = finish(Draft(agent="qwen"), proc, version=None)
+    assert t.error and t.termination in ("api_error", "crashed")
+    for text in (t.error, t.evidence):
+        assert not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in text), text
+    assert "\\x1b" in t.error
