@@ -36,6 +36,7 @@ class AgentCli:
     command: str
     secret: str
     endpoint_env: tuple[str, ...] = ()  # the CLI's documented endpoint variables (docs/agents.md)
+    variables: tuple[str, ...] = ()  # passed from the repository's variables beside the key
 
 
 # Proxy and CA variables every CLI honours (Node's and the system's): a team behind a proxy or a
@@ -43,7 +44,8 @@ class AgentCli:
 NETWORK_ENV = ("HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
                "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS")
 # Every CLI a workflow can install: from the npm registry, with a tested version (its CliSpec).
-AGENT_CLIS = {name: AgentCli(spec.package, spec.binary, spec.endpoint.key, spec.endpoint.variables)
+AGENT_CLIS = {name: AgentCli(spec.package, spec.binary, spec.endpoint.key, spec.endpoint.variables,
+                             spec.endpoint.workflow_vars)
               for name, spec in cli_specs().items() if spec.package and spec.tested is not None}
 COMMAND = "command"  # your own reviewer program (agents/command.py)
 INIT_AGENTS = ("builtin", *AGENT_CLIS, COMMAND)
@@ -67,7 +69,15 @@ def render_workflow(name: str, agent: str, pip_spec: str = DEFAULT_PIP, secret: 
     text = _keep_blocks(text, keep=blocks)
     for key, value in values.items():
         text = text.replace(f"@{key}@", value)
-    return text
+    return _with_variables(text, cli) if cli else text
+
+
+def _with_variables(text: str, cli: AgentCli) -> str:
+    """Beside each line passing the key, one per variable the key is no use without, from the
+    repository's variables (unset: empty, which the CLI reads as unset)."""
+    key_line = re.compile(rf"^( *){re.escape(cli.secret)}: \$\{{\{{ secrets\.{re.escape(cli.secret)} \}}\}}$", re.M)
+    return key_line.sub(lambda m: m.group(0) + "".join(f"\n{m.group(1)}{name}: ${{{{ vars.{name} }}}}"
+                                                       for name in cli.variables), text)
 
 
 def yaml_scalar(value: str) -> str:

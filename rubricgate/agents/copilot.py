@@ -27,9 +27,9 @@ Facts verified against copilot 1.0.40 and 1.0.102 driven by tests/e2e/openai_ser
 - The npm package's `copilot` is a Node loader that runs a native binary from the platform
   package beside it; a native binary killed by a signal comes back through the loader as exit
   1 and "no platform package found". The adapter starts the native binary itself.
-- The native binary unpacks its JavaScript (235 MB) into the cache folder of HOME on first
-  start (about 1.5 s a trial with a throwaway HOME) unless COPILOT_PKG_CACHE_HOME names a
-  folder holding an unpacked copy.
+- The native binary unpacks its JavaScript (235 MB) into $XDG_CACHE_HOME/copilot/pkg/<platform>/
+  <version> on its first start, and runs a whole copy (`.extraction-complete`) it finds there
+  instead: a sandboxed trial is shown one copy per run there, read-only (agents/copilot_package.py).
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ from rubricgate.isolation.untrusted import read_reviewer_text
 from rubricgate.models.failures import endpoint_failure
 
 if TYPE_CHECKING:
-    from rubricgate.isolation.process import Watch
+    from rubricgate.agents.copilot_package import SharedPackages
+    from rubricgate.isolation.process import ProcessResult, Watch
 
 SPEC = CliSpec(
     name="copilot", adapter="CopilotAgent", title="GitHub Copilot CLI", binary="copilot", package="@github/copilot",
@@ -67,7 +68,8 @@ SPEC = CliSpec(
     endpoint=Endpoint("COPILOT_PROVIDER_API_KEY", "COPILOT_PROVIDER_BASE_URL",
                       "GitHub Copilot's models (api.githubcopilot.com, signed in with COPILOT_GITHUB_TOKEN)",
                       default_hosts=("api.githubcopilot.com", "api.github.com"),
-                      extra=("COPILOT_PROVIDER_TYPE", "COPILOT_PROVIDER_WIRE_API", "COPILOT_MODEL")),
+                      extra=("COPILOT_PROVIDER_TYPE", "COPILOT_PROVIDER_WIRE_API", "COPILOT_MODEL"),
+                      workflow_vars=("COPILOT_PROVIDER_BASE_URL", "COPILOT_MODEL")),
     format=StreamFormat("copilot", "rubricgate.agents.copilot:parse_copilot_stream",
                         "rubricgate.agents.copilot:limit_watch"),
     context_files=(".github/copilot-instructions.md", ".github/instructions", ".github/agents", ".github/skills",
@@ -90,10 +92,21 @@ class CopilotAgent(CliAgent):
     spec = SPEC
     name = SPEC.name
     binary = SPEC.binary
+    share_package = True  # one unpacked package per run, shown read-only to every sandboxed trial
+    _packages: SharedPackages | None = None
 
     def executable(self, request: AgentRequest | None = None) -> str:
         """The platform package's native binary beside the npm loader, else `copilot` itself."""
         return native_binary(super().executable(request))
+
+    def execute(self, request: AgentRequest, argv: list[str]) -> ProcessResult:
+        """Run it with the run's unpacked package shown read-only in its sandbox, if it has one."""
+        if self.share_package:
+            from rubricgate.agents.copilot_package import SharedPackages
+
+            self._packages = self._packages or SharedPackages()
+            request = self._packages.request_for(request, argv[0])
+        return self.launch(request, argv)
 
     def argv(self, request: AgentRequest, prompt: str) -> list[str]:
         """copilot --prompt=PROMPT --output-format json --allow-all-tools --available-tools ..."""

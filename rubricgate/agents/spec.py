@@ -26,6 +26,9 @@ class Endpoint:
     # Public hosts the CLI reaches without `base_url` (its model API): the network allowlist's default.
     default_hosts: tuple[str, ...] = ()
     extra: tuple[str, ...] = ()  # further endpoint variables (a CA certificate, say)
+    # Endpoint variables the key is no use without (a custom provider's URL, its model): the
+    # workflows `init` writes pass them from the repository's variables (`vars.NAME`).
+    workflow_vars: tuple[str, ...] = ()
 
     @property
     def variables(self) -> tuple[str, ...]:

@@ -75,6 +75,10 @@ class SandboxPolicy:
     layers_reason: str = ""  # why not, when they cannot
     layers_by: OverlayMount = "unshare"  # who mounts them: bwrap itself (>= 0.11) or unshare + mount
     overlay: Overlay | None = None  # one trial's mount, set on that trial's copy of the policy
+    # Folders shown read-only where one trial's agent looks for them, (folder, where it sees it):
+    # a CLI's unpacked package every trial of a run shares (agents/copilot.py), mounted over a
+    # folder of the agent's writable scratch. Set on that trial's copy of the policy.
+    shared_read_only: tuple[tuple[Path, Path], ...] = ()
     limits: Limits = Limits()  # per-trial bounds inside the sandbox (agent.limits)
 
     @property
@@ -171,6 +175,8 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
         args += overlay.bwrap_args(cwd)
     for source, target in binds:
         args += ["--bind", str(source), str(target)]
+    for source, target in policy.shared_read_only:  # after the binds: over a folder of one of them
+        args += ["--ro-bind", str(source), str(target)]
     chained = overlay is not None and not policy.bwrap_mounts_overlay
     args += _identity_args(userns is not None)
     args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",

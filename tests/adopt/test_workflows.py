@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from rubricgate.errors import GateInputError
-from rubricgate.adopt.workflows import WORKFLOW_NAMES, main, render_workflow
+from rubricgate.adopt.workflows import INIT_AGENTS, WORKFLOW_NAMES, main, render_workflow
 from rubricgate.adopt.workflows import tested_version as version_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,6 +87,20 @@ def test_pr_gate_installs_the_tested_cli_passes_the_key_and_runs_three_trials():
     assert step(gate, "upload-artifact")["with"]["path"] == "reports/"
 
 
+def test_a_custom_providers_url_and_model_come_from_the_repositorys_variables():
+    """Copilot CLI's provider key is no use without its provider's URL (and a model): every step
+    that passes the key passes them too, from `vars` (not secrets: they are not secret)."""
+    for name in WORKFLOW_NAMES:
+        data = load(render_workflow(name, "copilot"))
+        keyed = [s for job in data["jobs"].values() for s in job["steps"] if "COPILOT_PROVIDER_API_KEY" in s.get("env", {})]
+        assert keyed, name
+        for found in keyed:
+            assert found["env"] == {"COPILOT_PROVIDER_API_KEY": "${{ secrets.COPILOT_PROVIDER_API_KEY }}",
+                                    "COPILOT_PROVIDER_BASE_URL": "${{ vars.COPILOT_PROVIDER_BASE_URL }}",
+                                    "COPILOT_MODEL": "${{ vars.COPILOT_MODEL }}"}
+        assert "vars." not in render_workflow(name, "claude")
+
+
 def test_pr_gate_decides_on_head_against_base_interleaved_in_the_same_job():
     gate = load(render_workflow("rubricgate-pr.yml", "claude"))["jobs"]["gate"]
     compare = step(gate, "Judge head against base")
@@ -155,7 +169,7 @@ def test_repository_copies_are_the_rendered_templates():
 
 def test_actionlint_passes_on_every_rendering(tmp_path):
     files = []
-    for agent in ("builtin", "claude", "codex", "opencode"):
+    for agent in INIT_AGENTS:  # every agent init writes workflows for (Gemini CLI, Qwen Code, Copilot CLI too)
         for name in WORKFLOW_NAMES:
             path = tmp_path / agent / ".github" / "workflows" / name
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -93,3 +93,31 @@ def test_visible_program_keeps_a_shown_or_system_path_and_resolves_a_hidden_link
     assert visible_program("/usr/bin/env", shown) == "/usr/bin/env"
     assert visible_program("tool", shown) == "tool"  # relative: resolved in the workspace
     assert visible_program(str(link), []) == str(link)  # nowhere shown: the preflight says so (exit 127)
+
+
+# -- a folder every trial shares, shown read-only inside a trial's writable scratch ---------------
+
+def test_a_shared_folder_is_shown_read_only_inside_the_writable_scratch(tmp_path: Path) -> None:
+    """Copilot CLI's unpacked package, one per run (agents/copilot_package.py): the agent reads it
+    where it looks for it, in its HOME, and can neither write into it nor remount it writable;
+    the rest of its scratch stays writable."""
+    from dataclasses import replace
+
+    from rubricgate.isolation.process import run_process
+    from rubricgate.isolation.sandbox import SandboxPolicy
+
+    shared, scratch, ws = tmp_path / "shared", tmp_path / "scratch", tmp_path / "ws"
+    shared.mkdir()
+    (shared / "index.js").write_text("the package\n")
+    target = scratch / "home" / ".cache" / "pkg"
+    target.mkdir(parents=True)
+    ws.mkdir()
+    script = (f'cat {target}/index.js; echo poisoned > {target}/index.js || echo refused; '
+              f'touch {target}/new || echo refused; mount -o remount,rw {target} 2>/dev/null || echo refused; '
+              f'echo mine > {scratch}/note && echo wrote')
+    policy = replace(SandboxPolicy("bwrap"), shared_read_only=((shared, target),))
+    res = run_process(["/bin/sh", "-c", script], cwd=ws, env={"PATH": "/usr/bin:/bin"}, timeout_s=30,
+                      output_cap_bytes=10_000, stdout_path=tmp_path / "out.txt", sandbox=policy, writable=[scratch])
+    assert res.exit_code == 0, res.stderr_tail
+    assert (tmp_path / "out.txt").read_text() == "the package\nrefused\nrefused\nrefused\nwrote\n"
+    assert (shared / "index.js").read_text() == "the package\n" and sorted(p.name for p in shared.iterdir()) == ["index.js"]
