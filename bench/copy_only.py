@@ -16,6 +16,7 @@ floor at --jobs 4 (issue 42).
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -44,6 +45,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=4)
     parser.add_argument("--reps", type=int, default=5)
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="rg-bench-copy-only-") as tmp:
         stub, _ = write_stubs(Path(tmp) / "stubs")
         repo = make_suite(Path(tmp) / "suite", args.cases, 50, 1_000_000, stub)
@@ -54,7 +56,8 @@ def main() -> int:
             rows["floor"].append(floor_row(source, args.cases, args.jobs, stub))
             rows["copy-only"].append(rubricgate_row(repo, args.jobs))
     bad = [m.code for m in rows["copy-only"] if m.code != 0]
-    print(f"# {args.cases} cases, --jobs {args.jobs}, {args.reps} interleaved reps; median (min-max)\n")
+    print(f"# {args.cases} cases, --jobs {args.jobs}, {args.reps} interleaved reps; median (min-max); "
+          f"load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end\n")
     print("| row | wall s | CPU s | peak RSS MB |\n|---|---|---|---|")
     for name, measured in rows.items():
         print(f"| {name} | {spread([m.wall for m in measured])} | {spread([m.cpu for m in measured])} | "

@@ -87,7 +87,7 @@ def one_try(argv: list[str], sig: int, offset: float) -> tuple[str, bool, str]:
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGABRT)  # the fault handler prints every thread's stack
         out, err = proc.communicate(timeout=60)
-        return "hang", pre, " | ".join(ln.strip() for ln in err.splitlines() if "File" in ln)[-400:]
+        return "hang", pre, err[-8000:]  # every thread's stack, printed whole below
     last = (err.strip().splitlines() or [""])[-1]
     return classify(proc.returncode, out, err, sent), pre, last
 
@@ -175,7 +175,7 @@ def print_table(results, signals: list[str]) -> None:
           f"{len(bad) - len(after)} of them before rubricgate's first statement (interpreter start-up), "
           f"{len(after)} after it")
     for (name, off), (outcome, _, last) in sorted(after)[:10]:
-        print(f"  SIG{name} at {off:.2f} s: {outcome}: {last[:160]}")
+        print(f"  SIG{name} at {off:.2f} s: {outcome}: " + (f"its threads:\n{last}" if outcome == "hang" else last[:160]))
 
 
 def main() -> int:

@@ -16,10 +16,19 @@ package `__init__` files on the way to it) import nothing heavy, so nothing slow
 only the interpreter's own start (and its `site`) lies between exec and the handlers. The
 handler raises KeyboardInterrupt once; every later signal is a no-op, so a second interrupt
 cannot land in the code that reports the first one.
+
+Two instants would lose it. While importlib's global lock is held (any thread importing), an
+exception raised in the main thread can land between the lock's acquire and its `try` (in the
+weakref callback that drops a module's lock, where it is also swallowed): the lock stays held and
+the next import in any thread waits forever, the run with it (bench/early_signals.py found one
+such hang in about 800 tries). So then the handler asks again 5 ms later (SIGALRM) instead. And
+an interrupt raised where Python only reports an exception and goes on ("Exception ignored in",
+a weakref callback or `__del__`) is raised again 5 ms later (sys.unraisablehook).
 """
 
 from __future__ import annotations
 
+import _imp
 import os
 import signal
 import sys
@@ -43,9 +52,7 @@ def console_main() -> NoReturn:
     argument parsing) they end it with exit 2 and one line, never click's "Aborted!" and exit 1
     (the regression code); once a run folder exists the run writes a partial report itself."""
     try:  # a SIGINT before the handlers are set raises KeyboardInterrupt in here too
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            if sig == signal.SIGTERM or signal.getsignal(sig) is signal.default_int_handler:  # SIG_IGN stays
-                signal.signal(sig, _as_interrupt)
+        install_interrupt_handlers()
         os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
         status = _run_main()
     except SystemExit as exc:
@@ -74,14 +81,53 @@ def _run_main() -> int:
         return 2
 
 
-_RAISED: list[bool] = []  # the handler raised once: later signals change nothing
+# (signal, id of the KeyboardInterrupt) the handler raised: later signals change nothing. An id,
+# not the exception: held, its traceback would keep every frame it passed through alive.
+_RAISED: list[tuple[int, int]] = []
+_DEFERRED: list[int] = []  # the signal waiting for importlib's lock to be free
+RETRY_S = 0.005
 
 
-def _as_interrupt(*_: object) -> None:
+def install_interrupt_handlers() -> None:
+    """SIGTERM, and SIGINT unless it is ignored, as KeyboardInterrupt (see the module docstring);
+    SIGALRM retries a deferred one, and a swallowed one is delivered again."""
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        if sig == signal.SIGTERM or signal.getsignal(sig) is signal.default_int_handler:  # SIG_IGN stays
+            signal.signal(sig, _as_interrupt)
+    signal.signal(signal.SIGALRM, _retry_deferred)
+    sys.unraisablehook = _redeliver_swallowed
+
+
+def _as_interrupt(signum: int, _frame: object = None) -> None:
     if _RAISED:
         return
-    _RAISED.append(True)
-    raise KeyboardInterrupt
+    if _imp.lock_held():  # raised now it could leave the import lock held (module docstring)
+        _retry_later(signum)
+        return
+    interrupt = KeyboardInterrupt()
+    _RAISED.append((signum, id(interrupt)))
+    raise interrupt
+
+
+def _retry_later(signum: int) -> None:
+    # A timer, not a thread: the main thread may hold any lock a thread's start would take.
+    _DEFERRED[:] = [signum]
+    signal.setitimer(signal.ITIMER_REAL, RETRY_S)
+
+
+def _retry_deferred(*_: object) -> None:
+    if _DEFERRED:
+        _as_interrupt(_DEFERRED.pop())
+
+
+def _redeliver_swallowed(unraisable: object) -> None:
+    """sys.unraisablehook (any thread): our interrupt, raised where Python ignores exceptions,
+    is raised again once the hook has returned; anything else is reported as Python does."""
+    swallowed = getattr(unraisable, "exc_value", None)
+    if _RAISED and isinstance(swallowed, KeyboardInterrupt) and id(swallowed) == _RAISED[0][1]:
+        _retry_later(_RAISED.pop()[0])
+        return
+    sys.__unraisablehook__(unraisable)  # type: ignore[arg-type]
 
 
 def exit_status(code: object) -> int:

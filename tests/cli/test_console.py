@@ -93,3 +93,66 @@ def test_pydantic_plugins_see_nothing_unless_the_user_turns_them_on(repo, tmp_pa
     proc = _rubricgate("validate", "--repo", str(repo), env=env)
     assert proc.returncode == 0, proc.stderr
     assert seen.exists() == shown
+
+
+# -- an interrupt at an instant where raising would lose it (bench/early_signals.py) -------------
+
+HANDLED = """
+import _imp, os, signal, sys, time, weakref
+from rubricgate.cli.console import install_interrupt_handlers
+install_interrupt_handlers()  # as console_main does first
+"""
+
+# The main thread holds importlib's lock as the signal arrives (as in the lock's weakref callback,
+# between its acquire and its try): raised there, the lock would stay held and every later import
+# wait forever. The interrupt must come once the lock is free.
+UNDER_THE_IMPORT_LOCK = HANDLED + """
+where = "never"
+_imp.acquire_lock()
+try:
+    os.kill(os.getpid(), SIG)
+    sum(range(100_000))  # bytecodes: a handler that raises does so here
+    where = "after"
+except KeyboardInterrupt:
+    where = "under the import lock"
+finally:
+    _imp.release_lock()
+try:
+    time.sleep(120)  # ends at once when the interrupt comes
+except KeyboardInterrupt:
+    print(where, "interrupted once the lock was free")
+"""
+
+# The interrupt lands in a weakref callback, where Python prints "Exception ignored in" and goes
+# on: it must still end the program (the handler raises only once, so it was lost).
+IN_A_WEAKREF_CALLBACK = HANDLED + """
+class Thing:
+    pass
+
+def callback(_ref):
+    os.kill(os.getpid(), SIG)
+    sum(range(100_000))  # the KeyboardInterrupt lands here, and is swallowed
+
+thing = Thing()
+ref = weakref.ref(thing, callback)
+try:
+    del thing
+    time.sleep(120)  # ends at once when the interrupt is delivered again
+    print("lost")
+except KeyboardInterrupt:
+    print("delivered")
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_an_interrupt_under_the_import_lock_waits_for_it(sig):
+    proc = subprocess.run([sys.executable, "-c", f"import signal; SIG = signal.{sig}\n" + UNDER_THE_IMPORT_LOCK],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.stdout.strip() == "after interrupted once the lock was free", proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_an_interrupt_swallowed_in_a_weakref_callback_is_delivered_again(sig):
+    proc = subprocess.run([sys.executable, "-c", f"import signal; SIG = signal.{sig}\n" + IN_A_WEAKREF_CALLBACK],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.stdout.strip() == "delivered", proc.stdout + proc.stderr
