@@ -12,6 +12,7 @@ from typing import NoReturn
 import click
 
 from rubricgate import __version__, exitcodes
+from rubricgate.cli.console import caused_by_interrupt
 
 SIGPIPE_STATUS = 141  # 128 + SIGPIPE: what a shell reports for a writer whose reader left
 
@@ -124,18 +125,6 @@ def _interrupted() -> NoReturn:
     click.echo("error: interrupted: the run was stopped before it could judge "
                "(fix: run it again; nothing was gated)", err=True)
     sys.exit(exitcodes.CANNOT_JUDGE)
-
-
-def caused_by_interrupt(exc: BaseException) -> bool:
-    """Does a KeyboardInterrupt stand behind this exception (its cause or context, a few deep)?"""
-    seen: BaseException | None = exc
-    for _ in range(8):
-        seen = seen.__cause__ or seen.__context__ if seen is not None else None
-        if seen is None:
-            return False
-        if isinstance(seen, KeyboardInterrupt):
-            return True
-    return False
 
 
 @click.group(cls=GateGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -60,7 +60,25 @@ def console_main() -> NoReturn:
     except KeyboardInterrupt:
         print(INTERRUPTED, file=sys.stderr)
         status = 2
+    except Exception as exc:  # importing click, before the command's own wrapper (cli/app.py)
+        if not caused_by_interrupt(exc):
+            raise
+        print(INTERRUPTED, file=sys.stderr)
+        status = 2
     os._exit(flush_streams(status))
+
+
+def caused_by_interrupt(exc: BaseException) -> bool:
+    """Does a KeyboardInterrupt stand behind this exception (its cause or context, a few deep)?
+    Python 3.11 wraps one raised while a class is made: RuntimeError('Error calling __set_name__')."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        seen = seen.__cause__ or seen.__context__ if seen is not None else None
+        if seen is None:
+            return False
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+    return False
 
 
 def _run_main() -> int:

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from rubricgate.cli.console import FLUSH_FAILED, exit_status, flush_streams
+from rubricgate.cli.console import FLUSH_FAILED, INTERRUPTED, exit_status, flush_streams
 
 
 def _rubricgate(*args: str, **kwargs) -> subprocess.CompletedProcess:
@@ -156,3 +156,34 @@ def test_an_interrupt_swallowed_in_a_weakref_callback_is_delivered_again(sig):
     proc = subprocess.run([sys.executable, "-c", f"import signal; SIG = signal.{sig}\n" + IN_A_WEAKREF_CALLBACK],
                           capture_output=True, text=True, timeout=600)
     assert proc.stdout.strip() == "delivered", proc.stdout + proc.stderr
+
+
+# Importing click raises what Python 3.11 makes of a KeyboardInterrupt landing in __set_name__
+# (found by bench/early_signals.py: a traceback and exit 1), or an error of its own.
+WRAPPED_AT_IMPORT = """
+import sys
+
+class Wrap:
+    def find_spec(self, name, path=None, target=None):
+        if name == "click":
+            sys.meta_path.remove(self)
+            try:
+                raise KeyboardInterrupt if INTERRUPTED else OSError("disk")
+            except BaseException as exc:
+                raise RuntimeError("Error calling __set_name__ on 'cached_property' instance 'processor'") from exc
+        return None
+
+sys.meta_path.insert(0, Wrap())
+sys.argv = ["rubricgate", "--version"]
+from rubricgate.cli.console import console_main
+console_main()
+"""
+
+
+def test_an_interrupt_wrapped_while_click_imports_is_the_one_line():
+    proc = subprocess.run([sys.executable, "-c", "INTERRUPTED = True\n" + WRAPPED_AT_IMPORT],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2 and proc.stderr.strip() == INTERRUPTED, proc.stderr
+    other = subprocess.run([sys.executable, "-c", "INTERRUPTED = False\n" + WRAPPED_AT_IMPORT],
+                           capture_output=True, text=True, timeout=600)
+    assert other.returncode != 0 and "interrupted" not in other.stderr and "OSError: disk" in other.stderr
