@@ -3,8 +3,8 @@ YAML answers with free-text issue headers) adopted with `init --agent command`, 
 by `verdict:` in rubricgate.yaml with no adapter script, against a stochastic scripted model.
 
 A sample of issue 40's targets on twelve cases: the PR workflow's deciding command (`compare
---base`) exits 1 on a prompt edit that deletes two rules, and a benign rewording is never a
-regression; the repeated-runs figures are bench/code_review_gate.py's. Then a task recorded from
+--base`) exits 1 on a prompt edit that deletes two rules, and a benign rewording exits 0 (and is
+never a regression); the repeated-runs figures are bench/code_review_gate.py's. Then a task recorded from
 a commit range of the code and one from a .diff file, and `mutate --config` on this reviewer:
 a score, each mutant's outcome, and progress while it works. Seeds are fixed: the model's
 answers to each case are the same whatever order the trials reach it in.
@@ -112,11 +112,14 @@ def test_a_prompt_edit_deleting_two_rules_fails_the_pr_gate(on_main):
     assert "rule broad-except changed removed from the reviewer's files" in ran.output
 
 
-def test_a_benign_rewording_is_never_a_regression(on_main):
+def test_a_benign_rewording_passes_the_pr_gate_and_is_never_a_regression(on_main):
     repo, env = on_main
     edit_rules(repo, RULES_J2_REWORDED, "reword the rules")
     code, comparison = _pr_gate(repo, env)
-    assert code != 1, comparison["decision"]
+    # compare --base's adaptive rounds decide it: PASS (with a fixed three trials a side it was INCONCLUSIVE
+    # in half the runs: one to three spurious failures in 36 trials left the bound above the margin)
+    assert code == 0, comparison["decision"]
+    assert comparison["order"]["adaptive"] and comparison["order"]["looks"][0] == 3  # looks from --trials 3 on
     ran = cli("run", "--repo", str(repo), env=env)  # against the stored baseline: never a regression either
     assert ran.exit_code in (0, 2), ran.output
     assert "rule sql-injection changed statement" in ran.output  # named, and exercised by its cases

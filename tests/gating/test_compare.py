@@ -392,3 +392,17 @@ def test_a_dimension_the_run_does_not_grade_leaves_the_tests_their_alpha() -> No
     one, three = paired_design(30, 1, 10, STATISTICAL, 1), paired_design(30, 1, 10, STATISTICAL, 3)
     assert one.increments == three.increments
     assert all(a >= b - 1e-12 for a, b in zip(one.spend, three.spend)) and one.spend[-1] > three.spend[-1]
+
+
+def test_dimensions_that_cannot_vary_cost_the_verdict_nothing_and_ungraded_ones_are_never_judged() -> None:
+    # Issue 40's code-diff reviewer: 11 cases, tool_use and trajectory 33/33 on both sides. Holm
+    # used to triple the verdict's p (0.028 -> 0.083) and call each constant dimension INCONCLUSIVE.
+    from rubricgate.gating.compare import dimension_tests
+
+    base = {f"c{i}": {"verdict": (3, 3), "tool_use": (3, 3), "trajectory": (3, 3)} for i in range(11)}
+    head = {f"c{i}": {"verdict": (1 if i < 4 else 3, 3), "tool_use": (3, 3), "trajectory": (3, 3)} for i in range(11)}
+    tests = {t.dimension: t for t in dimension_tests(base, head, STATISTICAL)}
+    assert tests["verdict"].p_holm == pytest.approx(tests["verdict"].p_value)  # Tarone: the constant ones cannot reject
+    graded = [t.dimension for t in dimension_tests({c: {"verdict": v["verdict"]} for c, v in base.items()},
+                                                   {c: {"verdict": v["verdict"]} for c, v in head.items()}, STATISTICAL)]
+    assert graded == ["verdict"]  # a reviewer graded on the verdict alone (format: text) is judged on it alone
