@@ -1,17 +1,21 @@
 """Fuzz every input format: mutated real inputs through the code that reads them (issues 37, 38).
 
 For each transcript format (mutations of the real recorded streams under tests/data/transcripts,
-every CLI's folder found on its own) and each file format (rubricgate.yaml, a task, expect.yaml,
-baseline.json, rubric.md, summary.json, events.jsonl, shard.json, a cache entry), COUNT seeded
-mutated inputs (byte flips, truncation, duplication, deep nesting, huge and non-finite numbers,
-lone surrogates, wrong types, duplicate keys, YAML alias bombs) go through tests/fuzz/targets.py.
-Printed per format: inputs, failures (an exception, a hang past 60 s, or an outcome outside the
-documented classes), the outcome classes with their counts, and the time per input (median /
-95th percentile / slowest). Each failing input is written to --out with its seed, for replay.
+and of the files a CLI writes beside them: codex's session rollout, Copilot's usage file; every
+CLI's folders found on their own), each side log the run reads while a CLI runs (Qwen Code's
+debug log) and each file format (rubricgate.yaml, a task, expect.yaml,
+baseline.json, rubric.md, the prompt, summary.json, events.jsonl, shard.json, a stored
+transcript, a cache entry), COUNT seeded mutated inputs (byte flips, truncation, duplication,
+long lines, deep nesting, huge and non-finite numbers, lone surrogates, wrong types, duplicate
+keys, YAML alias bombs) go through tests/fuzz/targets.py. Printed per format: inputs (and how
+many mutated the stream and each file beside it), failures (an exception, a hang past 60 s,
+or an outcome outside the format's documented classes), the outcome classes with their counts,
+and the time per input (median / 95th percentile / slowest). Each failing input is written to
+--out with its seed, for replay.
 
 Usage: python bench/fuzz_inputs.py [--count 1000] [--seed 37] [--only FORMAT ...] [--out DIR]
 Exit 1 when any input failed. The test suite runs the same loop at a small count
-(tests/fuzz/test_fuzz_inputs.py).
+(tests/fuzz/test_fuzz_inputs.py); docs/architecture.md keeps the table of the last full run.
 """
 
 from __future__ import annotations
@@ -19,21 +23,31 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.fuzz.harness import Tally, fuzz_files, fuzz_transcripts  # noqa: E402
-from tests.fuzz.targets import FILES, World, recordings  # noqa: E402
+from tests.fuzz.harness import HANG_S, Tally, fuzz_files, fuzz_side_logs, fuzz_transcripts  # noqa: E402
+from tests.fuzz.targets import FILES, World, recordings, side_logs  # noqa: E402
 
-HEADER = ["| format | inputs | failures | outcome classes | time per input (median / p95 / max) |",
+DEFAULT_COUNT = 1000  # the issue 37 and 38 target: at least 1,000 mutated inputs of every format
+HEADER = ["| format | inputs (the file mutated) | failures | outcome classes | time per input (median / p95 / max) |",
           "|---|---|---|---|---|"]
 
 
+def formats() -> list[tuple[Callable[..., list[Tally]], str]]:
+    """Every format the fuzz knows, transcripts first: (its loop, its name)."""
+    return [*((fuzz_transcripts, fmt) for fmt in recordings()), *((fuzz_side_logs, fmt) for fmt in side_logs()),
+            *((fuzz_files, f.name) for f in FILES)]
+
+
 def row(t: Tally) -> str:
-    classes = ", ".join(f"{name} {n}" for name, n in t.outcomes.most_common())
-    return f"| {t.fmt} | {t.inputs} | {len(t.failures)} | {classes} | {t.spread()} |"
+    classes = ", ".join(f"{name} {n}" for name, n in sorted(t.outcomes.items(), key=lambda x: (-x[1], x[0])))
+    sources = ", ".join(f"{name} {n}" for name, n in sorted(t.sources.items(), key=lambda x: (-x[1], x[0])))
+    inputs = f"{t.inputs} ({sources})" if set(t.sources) != {t.fmt} else str(t.inputs)
+    return f"| {t.fmt} | {inputs} | {len(t.failures)} | {classes} | {t.spread()} |"
 
 
 def save_failures(tallies: list[Tally], out: Path, seed: int) -> list[str]:
@@ -48,7 +62,7 @@ def save_failures(tallies: list[Tally], out: Path, seed: int) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--count", type=int, default=1000, help="mutated inputs per format (default 1000)")
+    ap.add_argument("--count", type=int, default=DEFAULT_COUNT, help=f"mutated inputs per format (default {DEFAULT_COUNT})")
     ap.add_argument("--seed", type=int, default=37)
     ap.add_argument("--only", nargs="*", default=None, help="formats to fuzz (default: every one)")
     ap.add_argument("--out", type=Path, default=Path("/tmp/rubricgate-fuzz-failures"))
@@ -57,9 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     print("\n".join(HEADER), flush=True)
     tallies: list[Tally] = []
-    runs = [(fuzz_transcripts, fmt) for fmt in recordings()] + [(fuzz_files, f.name) for f in FILES]
     try:
-        for run, fmt in runs:
+        for run, fmt in formats():
             if args.only and fmt not in args.only:
                 continue
             tallies += run(world, args.count, args.seed, {fmt})
@@ -68,7 +81,9 @@ def main(argv: list[str] | None = None) -> int:
         world.close()
     total = sum(t.inputs for t in tallies)
     failed = sum(len(t.failures) for t in tallies)
-    print(f"\n{total} inputs in {time.perf_counter() - started:.0f} s, seed {args.seed}: {failed} failed")
+    slowest = max((max(t.seconds) for t in tallies if t.seconds), default=0.0)
+    print(f"\n{total} inputs in {time.perf_counter() - started:.0f} s, seed {args.seed}: {failed} failed; "
+          f"slowest input {slowest:.1f} s (a hang is {HANG_S:.0f} s)")
     if failed:
         args.out.mkdir(parents=True, exist_ok=True)
         print("\n".join(save_failures(tallies, args.out, args.seed)))

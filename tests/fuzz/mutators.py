@@ -110,7 +110,9 @@ def line_op(rng: random.Random, data: bytes) -> bytes:
 
 def long_line(rng: random.Random, data: bytes) -> bytes:
     lines = _lines(data)
-    lines.insert(rng.randrange(len(lines) + 1), rng.choice((b"x", b"{", b"\xff", b"|")) * rng.choice((1000, 200_000)))
+    # Brackets, backticks, @ and < start the patterns that look for names and links in text.
+    unit = rng.choice((b"x", b"{", b"\xff", b"|", b"[", b"`", b"@", b"<", b"*", b"\\", b"[a", b"=-"))
+    lines.insert(rng.randrange(len(lines) + 1), unit * rng.choice((1000, 200_000)))
     return b"\n".join(lines)
 
 

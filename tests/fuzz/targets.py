@@ -1,35 +1,29 @@
 """What the harness does with each input format, and the outcome classes it may end in.
 
-A target takes mutated bytes and returns the input's outcome class (a short documented string);
-anything it raises is a failure of the fuzz: an internal error, a traceback. Transcripts go the
-way a trial's output goes (parse, finish, the limit watch, scrub, judge, the stored result,
+A target takes mutated bytes and returns the input's outcome class (a short string); anything it
+raises is a failure of the fuzz: an internal error, a traceback. So is an outcome outside the
+format's `classes` (tests/fuzz/harness.py checks each one), and each class is documented in
+docs/architecture.md, "Data from outside" (tests/fuzz/test_targets.py checks that). Transcripts
+go the way a trial's output goes (parse, finish, the limit watch, scrub, judge, the stored result,
 written and read back); files go through every reader rubricgate has for them.
-
-Outcome classes (docs/architecture.md, "Data from outside"):
-  transcripts   `<termination>/<verdict status>`: termination one of completed, max_turns,
-                api_error, timeout, crashed; verdict status ok, missing, malformed, invalid
-                (extractor_error only for a configured hook)
-  config files  `loaded` or `input error` (each problem one line naming file and field)
-  summary.json  `read` or `input error`, and in the viewer `listed` or `left out` (with a note)
-  events.jsonl  `read N events` bucketed as `read`, `read (lines skipped)`
-  shard.json    `read` or `input error`
-  cache entry   `hit`, `miss` or `rejected` (the entry is re-run, never used)
 """
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from click.testing import CliRunner
 
 from rubricgate import boundary
 from rubricgate.agents.formats import parser_for, watch_for
-from rubricgate.agents.normalize import finish
+from rubricgate.agents.normalize import ENDPOINT_STOP, UNREACHABLE_STOP, Draft, finish
 from rubricgate.agents.registry import cli_specs
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.isolation.process import ProcessResult
@@ -37,9 +31,36 @@ from rubricgate.models.transcript import Transcript
 from rubricgate.secrets import scrub_model
 from tests.conftest import make_repo
 
+if TYPE_CHECKING:
+    from rubricgate.models.case import CaseSpec
+    from rubricgate.models.results import TrialResult
+    from rubricgate.runner.cache import KeyParts
+    from rubricgate.suite.load import Loaded
+
 ROOT = Path(__file__).resolve().parents[2]
 RECORDINGS = ROOT / "tests" / "data" / "transcripts"
 SECRET = "fuzz-secret-value-6c1d"
+
+# A transcript's outcome is `<termination>/<verdict status>` (extractor_error only comes from a
+# configured verdict hook, which the fuzz does not configure).
+TERMINATIONS = ("completed", "max_turns", "api_error", "timeout", "crashed")
+VERDICT_STATUSES = ("ok", "missing", "malformed", "invalid")
+TRANSCRIPT_CLASSES = frozenset(f"{t}/{v}" for t in TERMINATIONS for v in VERDICT_STATUSES)
+
+
+@dataclass(frozen=True)
+class Companion:
+    """A file a CLI writes beside its stream, recorded as <name><suffix>: mutated as `kind`, given
+    to the parser as the keyword argument of its name, as text when the adapter decodes it first
+    (isolation/untrusted.py read_reviewer_text), else as bytes."""
+
+    suffix: str
+    kind: str
+    as_text: bool
+
+
+COMPANIONS = {"rollout": Companion(".rollout.jsonl", "jsonl", False),  # codex's session rollout
+              "usage": Companion(".usage.json", "json", True)}  # Copilot's --usage-output-file
 
 
 class Unexplained(AssertionError):
@@ -57,7 +78,7 @@ class Recording:
     name: str
     stream: bytes
     meta: dict
-    companions: dict[str, bytes]  # e.g. codex's session rollout
+    companions: dict[str, bytes]  # parser keyword -> bytes: codex's session rollout, Copilot's usage file
 
     @property
     def label(self) -> str:
@@ -78,8 +99,8 @@ def recordings() -> dict[str, list[Recording]]:
             name = stream.name.removesuffix(".ndjson")
             meta_path = folder / f"{name}.meta.json"
             meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
-            rollout = folder / f"{name}.rollout.jsonl"
-            companions = {"rollout": rollout.read_bytes()} if rollout.is_file() else {}
+            companions = {keyword: (folder / f"{name}{c.suffix}").read_bytes()
+                          for keyword, c in COMPANIONS.items() if (folder / f"{name}{c.suffix}").is_file()}
             out.setdefault(specs[cli].format.name, []).append(
                 Recording(cli, folder.name, name, stream.read_bytes(), meta, companions))
     return out
@@ -92,12 +113,15 @@ class World:
     root: Path
     repo: Path
     run: Path  # a real shard run of the repo: summary.json, events.jsonl, shard.json, transcripts
-    loaded: object
-    cache_dir: Path | None = None
-    parts: object = None  # the cache entry's KeyParts
+    loaded: Loaded
+    cache_dir: Path = Path()
+    parts: KeyParts | None = None  # the cache entry's key parts
+    trial: TrialResult | None = None  # the run's first trial with a transcript (its case's first)
 
     @classmethod
     def make(cls, root: Path | None = None) -> World:
+        from rubricgate.suite.load import load_all
+
         root = root or Path(tempfile.mkdtemp(prefix="rubricgate-fuzz-"))
         repo = make_repo(root / "repo", fixtures=["pass/weekly-revenue-summary", "block/data-loader"],
                          tasks=["block-missing-description"], commit=False)
@@ -105,9 +129,8 @@ class World:
         if done.exit_code != 0:
             raise RuntimeError(f"the fuzz world's run failed: {done.output}")
         [run] = [p for p in (repo / "reports").iterdir() if p.is_dir()]
-        from rubricgate.suite.load import load_all
-
         world = cls(root, repo, run, load_all(repo))
+        world.trial = world._first_trial()
         world._store_cache_entry()
         return world
 
@@ -115,18 +138,24 @@ class World:
         from rubricgate.runner.cache import key_parts, store
 
         self.cache_dir = self.root / "cache"
-        self.parts = key_parts(self.repo, self.loaded.config, self.case(), self.loaded.config.agent,  # type: ignore[attr-defined]
-                               agent_name="fuzz", agent_version="1", model="m", trial=1)
-        transcript = Transcript.model_validate_json((self.run / self._first_transcript()).read_bytes())
-        if not store(self.cache_dir, self.parts, transcript):  # type: ignore[arg-type]
+        config = self.loaded.config
+        self.parts = key_parts(self.repo, config, self.case(), config.agent, agent_name="fuzz", agent_version="1",
+                               model="m", trial=1)
+        transcript = Transcript.model_validate_json((self.run / self.transcript_rel()).read_bytes())
+        if not store(self.cache_dir, self.parts, transcript):
             raise RuntimeError("the fuzz world's cache entry was not stored")
 
-    def _first_transcript(self) -> str:
-        summary = json.loads((self.run / "summary.json").read_text())
-        return next(t["transcript"] for c in summary["cases"] for t in c["trials"] if t["transcript"])
+    def _first_trial(self) -> TrialResult:
+        from rubricgate.records.files import read_summary
 
-    def case(self):
-        return self.loaded.cases[0]  # type: ignore[attr-defined]
+        return next(t for c in read_summary(self.run).cases for t in c.trials if t.transcript)
+
+    def transcript_rel(self) -> str:
+        assert self.trial is not None
+        return self.trial.transcript
+
+    def case(self) -> CaseSpec:
+        return self.loaded.cases[0]
 
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
@@ -145,7 +174,8 @@ def run_transcript(world: World, rec: Recording, stream: bytes, companions: dict
 
     fmt = cli_specs()[rec.cli].format.name
     allowed = rec.meta.get("allowed_tools")
-    draft = parser_for(fmt)(stream, agent=rec.cli, allowed=allowed, **companions)
+    given = {k: v.decode("utf-8", errors="replace") if COMPANIONS[k].as_text else v for k, v in companions.items()}
+    draft = parser_for(fmt)(stream, agent=rec.cli, allowed=allowed, **given)
     proc = ProcessResult(exit_code=rec.meta.get("exit_code", 0), timed_out=bool(rec.meta.get("timed_out")),
                          stdout_truncated=False, stderr_tail="", duration_s=1.0,
                          stopped=str(rec.meta.get("stopped", "")).removeprefix("stopped by rubricgate: "))
@@ -154,12 +184,73 @@ def run_transcript(world: World, rec: Recording, stream: bytes, companions: dict
     for line in stream.split(b"\n") if watch else []:
         if watch(line + b"\n"):
             break
-    parsed, grades = judge(world.case(), transcript, world.loaded.rubric, world.loaded.config)  # type: ignore[attr-defined]
+    _shown_on_one_line(transcript)
+    parsed, grades = judge(world.case(), transcript, world.loaded.rubric, world.loaded.config)
     result = trial_result(world.case().id, 1, transcript, parsed, grades, "transcripts/fuzz-1.json")
     written = transcript.model_dump_json().encode("utf-8")
     result.model_dump_json().encode("utf-8")
     boundary.validate_json(Transcript, written)
     return f"{transcript.termination}/{parsed.status}"
+
+
+# -- side logs: what a CLI writes beside its pipes that the harness reads while it runs -----------
+
+def _side_log_watches() -> dict[str, Callable[[], Callable[[bytes], str | None]]]:
+    from rubricgate.agents.qwen import retry_watch
+
+    return {"qwen": retry_watch}  # Qwen Code's debug log, a FIFO its retries are read from
+
+
+SIDE_LOG_CLASSES = ("read", f"stopped: {UNREACHABLE_STOP}", f"stopped: {ENDPOINT_STOP}")
+
+
+@dataclass(frozen=True)
+class SideLogRecording:
+    """One real recorded side log (tests/data/transcripts/<cli>[-version]/<name>.log)."""
+
+    cli: str
+    label: str
+    data: bytes
+
+
+def side_logs() -> dict[str, list[SideLogRecording]]:
+    """Side-log format ("<cli> debug log") -> its recordings; a log of a CLI the harness reads no
+    side log of is an error (as a folder of a CLI without a CliSpec is in `recordings`)."""
+    watches = _side_log_watches()
+    out: dict[str, list[SideLogRecording]] = {}
+    for log in sorted(RECORDINGS.glob("*/*.log")):
+        cli = log.parent.name.split("-")[0]
+        if cli not in watches:
+            raise LookupError(f"{log}: a side log of {cli!r}, whose adapter reads none (tests/fuzz/targets.py)")
+        out.setdefault(f"{cli} debug log", []).append(SideLogRecording(cli, f"{log.parent.name}/{log.name}",
+                                                                       log.read_bytes()))
+    return out
+
+
+def run_side_log(rec: SideLogRecording, data: bytes) -> str:
+    """The log read as the run reads it (isolation/streams.py SideLog, in pipe-sized chunks, each
+    complete line shown to the adapter's watch) and its stop made a trial's reason: `read`, or
+    `stopped: <class>` at the first stop."""
+    from rubricgate.isolation.streams import CappedSink, SideLog
+
+    side = SideLog(-1, _side_log_watches()[rec.cli]())
+    sink = CappedSink(io.BytesIO(), 1 << 20, side=side)
+    for at in range(0, len(data), 1 << 16):
+        side.feed(data[at:at + (1 << 16)], sink)
+        if sink.stop_reason:
+            break
+    reason = sink.stop_reason
+    stopped = ProcessResult(exit_code=None if reason else 0, timed_out=False, stdout_truncated=False, stderr_tail="",
+                            duration_s=1.0, stopped=reason)
+    _shown_on_one_line(finish(Draft(agent=rec.cli), stopped, version=None))
+    return f"stopped: {reason.split(':', 1)[0]}" if reason else "read"
+
+
+def _shown_on_one_line(transcript: Transcript) -> None:
+    """A trial's reason and evidence are printed as one console line: no line break, no escape."""
+    for text in (transcript.error, transcript.evidence):
+        if text != boundary.printable(text):
+            raise Unexplained(f"a reason with control characters: {text!r}")
 
 
 # -- files --------------------------------------------------------------------------------------
@@ -186,12 +277,19 @@ class FileFormat:
     kind: str  # mutators.MUTATIONS key
     where: Callable[[World], Path]
     target: Callable[[World, Path], str]
+    classes: tuple[str, ...]  # every outcome the target may return (docs/architecture.md)
+
+
+SUITE = ("loaded", "input error")
 
 
 def _load_suite(world: World, _path: Path) -> str:
+    """The suite loaded as every command loads it, and the reviewer's closure hashed as `run`
+    keys its cache (suite/closure.py reads every file the prompt, skill and rubric name)."""
+    from rubricgate.runner.cache import run_digests
     from rubricgate.suite.load import load_all
 
-    return _input_errors(lambda: load_all(world.repo))
+    return _input_errors(lambda: run_digests(world.repo, load_all(world.repo).config))
 
 
 def _summary(world: World, path: Path) -> str:
@@ -212,7 +310,10 @@ def _summary(world: World, path: Path) -> str:
     listed = "listed" if heads else "left out"
     if not heads and not catalog.problems:
         raise Unexplained("the viewer left the run out without a note")
-    return f"{'read' if outcome == 'loaded' else outcome}, {listed}"
+    return f"{'read' if outcome == 'loaded' else outcome}/{listed}"
+
+
+SUMMARY = tuple(f"{read}/{listed}" for read in ("read", "input error") for listed in ("listed", "left out"))
 
 
 def _export(run: Path) -> None:
@@ -250,13 +351,15 @@ def _shard(world: World, path: Path) -> str:
 def _entry(world: World) -> Path:
     from rubricgate.runner.cache import cache_key, entry_path
 
-    return entry_path(world.cache_dir, cache_key(world.parts))  # type: ignore[arg-type]
+    assert world.parts is not None
+    return entry_path(world.cache_dir, cache_key(world.parts))
 
 
 def _cache(world: World, _path: Path) -> str:
     from rubricgate.runner.cache import load_cached
 
-    found = load_cached(world.cache_dir, world.parts)  # type: ignore[arg-type]
+    assert world.parts is not None
+    found = load_cached(world.cache_dir, world.parts)
     if found.transcript is not None:
         found.transcript.model_dump_json().encode("utf-8")
         return "hit"
@@ -276,22 +379,51 @@ def resign(world: World, data: bytes) -> bytes:
         return data
     body = {k: v for k, v in entry.items() if k != "hmac"}
     try:
-        signed = {**body, "hmac": _sign(signing_key(world.cache_dir), cache_key(world.parts), body)}  # type: ignore[arg-type]
+        assert world.parts is not None
+        signed = {**body, "hmac": _sign(signing_key(world.cache_dir), cache_key(world.parts), body)}
         return json.dumps(signed).encode("utf-8", "surrogatepass")
     except (ValueError, RecursionError):  # a value the writer could not have written either
         return data
 
 
+def _stored_transcript(world: World, path: Path) -> str:
+    """A run's stored transcript as `regrade` reads it, and as the viewer's trial page shows it."""
+    from rubricgate.reports.regrade import regrade_run
+    from rubricgate.view import urls
+    from rubricgate.view.site import site_for
+
+    out = Path(tempfile.mkdtemp(prefix="rubricgate-fuzz-regrade-"))
+    try:
+        regraded = _input_errors(lambda: regrade_run(world.run, world.loaded, out))
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    site = site_for([world.run.parent])
+    [ref] = site.catalog.refs
+    trial = world.trial
+    assert trial is not None
+    page = site.page(urls.transcript(ref.key, trial.case_id, trial.trial))
+    if page.status != 200:
+        raise Unexplained(f"the trial page answered {page.status}")
+    shown = "shown" if site.catalog.transcript(ref, trial.transcript) is not None else "not shown"
+    return f"{'regraded' if regraded == 'loaded' else regraded}/{shown}"
+
+
+STORED_TRANSCRIPT = tuple(f"{r}/{s}" for r in ("regraded", "input error") for s in ("shown", "not shown"))
+
 FILES: list[FileFormat] = [
-    FileFormat("rubricgate.yaml", "yaml", lambda w: w.repo / "rubricgate.yaml", _load_suite),
-    FileFormat("task", "yaml", lambda w: w.repo / "evals" / "tasks" / "block-missing-description.yaml", _load_suite),
+    FileFormat("rubricgate.yaml", "yaml", lambda w: w.repo / "rubricgate.yaml", _load_suite, SUITE),
+    FileFormat("task", "yaml", lambda w: w.repo / "evals" / "tasks" / "block-missing-description.yaml", _load_suite,
+               SUITE),
     FileFormat("expect.yaml", "yaml", lambda w: w.repo / "fixtures" / "block" / "data-loader" / "expect.yaml",
-               _load_suite),
-    FileFormat("baseline.json", "json", lambda w: w.repo / "baseline.json", _load_suite),
+               _load_suite, SUITE),
+    FileFormat("baseline.json", "json", lambda w: w.repo / "baseline.json", _load_suite, SUITE),
     FileFormat("rubric.md", "text", lambda w: w.repo / "reviewer" / "evaluator" / "references" / "rubric.md",
-               _load_suite),
-    FileFormat("summary.json", "json", lambda w: w.run / "summary.json", _summary),
-    FileFormat("events.jsonl", "jsonl", lambda w: w.run / "events.jsonl", _events),
-    FileFormat("shard.json", "json", lambda w: w.run / "shard.json", _shard),
-    FileFormat("cache entry", "json", _entry, _cache),
+               _load_suite, SUITE),
+    FileFormat("prompt.md", "text", lambda w: w.repo / "reviewer" / "prompts" / "evaluate.md", _load_suite, SUITE),
+    FileFormat("summary.json", "json", lambda w: w.run / "summary.json", _summary, SUMMARY),
+    FileFormat("events.jsonl", "jsonl", lambda w: w.run / "events.jsonl", _events, ("read", "read (lines skipped)")),
+    FileFormat("shard.json", "json", lambda w: w.run / "shard.json", _shard, ("read", "input error")),
+    FileFormat("transcript.json", "json", lambda w: w.run / w.transcript_rel(), _stored_transcript,
+               STORED_TRANSCRIPT),
+    FileFormat("cache entry", "json", _entry, _cache, ("hit", "miss", "rejected")),
 ]

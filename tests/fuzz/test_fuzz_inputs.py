@@ -11,8 +11,8 @@ import os
 
 import pytest
 
-from tests.fuzz.harness import Tally, fuzz_files, fuzz_transcripts
-from tests.fuzz.targets import FILES, RECORDINGS, World, recordings
+from tests.fuzz.harness import Tally, fuzz_files, fuzz_side_logs, fuzz_transcripts
+from tests.fuzz.targets import FILES, RECORDINGS, World, recordings, side_logs
 
 COUNT = int(os.environ.get("RUBRICGATE_FUZZ_COUNT", "6"))
 SEED = int(os.environ.get("RUBRICGATE_FUZZ_SEED", "2026"))
@@ -35,6 +35,11 @@ def _clean(tallies: list[Tally]) -> None:
 @pytest.mark.parametrize("fmt", sorted(recordings()))
 def test_mutated_transcripts_end_in_a_documented_class(world: World, fmt: str) -> None:
     _clean(fuzz_transcripts(world, COUNT, SEED, {fmt}))
+
+
+@pytest.mark.parametrize("fmt", sorted(side_logs()))
+def test_mutated_side_logs_are_read_or_stop_the_run_in_a_documented_class(world: World, fmt: str) -> None:
+    _clean(fuzz_side_logs(world, COUNT, SEED, {fmt}))
 
 
 @pytest.mark.parametrize("fmt", [f.name for f in FILES])
