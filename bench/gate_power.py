@@ -12,7 +12,9 @@ Each figure is a share of runs with its Monte Carlo standard error sqrt(p(1-p)/r
 adaptive design's mean trials carry the standard error of that mean. "fixed design reaching the
 same power" is interpolated linearly in power between the two fixed designs that bracket it.
 
-Usage: python bench/gate_power.py [--quick] [--sims N] [--seed S] [--out bench/out] [--only TEXT]
+Usage: python bench/gate_power.py [--quick] [--sims N] [--seed S] [--out bench/out] [--only TEXT ...] [--load TABLE ...]
+(each scenario's seed is the run's seed plus its place in the list, so parts run with --only in
+parallel and joined with --load give the same table as one run)
 """
 
 from __future__ import annotations
@@ -109,6 +111,29 @@ def exact_table() -> list[str]:
     return out
 
 
+def _key(line: str) -> tuple | None:
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if len(cells) != 9 or not cells[2].isdigit():
+        return None
+    return cells[0], cells[1], int(cells[2]), cells[3]
+
+
+def load_rows(path: Path) -> dict:
+    """An earlier table's rows as results (counts from the shares: exact to the table's 0.1%)."""
+    out = {}
+    for line in path.read_text().splitlines():
+        key = _key(line)
+        if key is None:
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        runs = int(cells[4])
+        share = [float(c.split("%")[0]) / 100 for c in cells[5:8]]
+        mean, _, se = cells[8].partition(" ± ")
+        out[key] = {"exit0": round(share[0] * runs), "exit1": round(share[1] * runs), "exit2": round(share[2] * runs),
+                    "runs": runs, "trials": float(mean), "trials_se": float(se or 0), "continued": 0.0}
+    return out
+
+
 def main() -> None:
     from gate_targets import targets
 
@@ -117,7 +142,11 @@ def main() -> None:
     parser.add_argument("--sims", type=int, default=None)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--out", type=Path, default=Path("bench/out"))
-    parser.add_argument("--only", default=None, help="Only scenarios whose name contains this text.")
+    parser.add_argument("--only", action="append", default=[],
+                        help="Only scenarios whose name contains this text (repeatable: any of them).")
+    parser.add_argument("--load", action="append", type=Path, default=[],
+                        help="Rows of an earlier run's table (a part run with --only and the same seed) to judge "
+                             "the targets with as well (repeatable).")
     args = parser.parse_args()
     sims = args.sims or (40 if args.quick else 400)
     start = time.monotonic()
@@ -125,7 +154,7 @@ def main() -> None:
              "| mean trials |", "| --- " * 9 + "|"]
     results = {}
     for i, s in enumerate(scenarios(args.quick)):
-        if args.only and args.only not in s.name:
+        if args.only and not any(text in s.name for text in args.only):
             continue
         for name, fixed in designs(s, args.quick):
             more = s.more if fixed is None or s.fixed_more is None else s.fixed_more
@@ -133,7 +162,11 @@ def main() -> None:
             results[(s.name, s.suite, s.cases, name)] = m
             lines.append(row(s, name, m))
             print(lines[-1], flush=True)
-    exact = exact_table() if not args.quick and not args.only else []
+    for path in args.load:
+        loaded = load_rows(path)
+        results.update(loaded)
+        lines += [line for line in path.read_text().splitlines() if _key(line) in loaded]
+    exact = exact_table() if not args.quick and (not args.only or args.load) else []
     found = targets(results)
     lines += [*exact, "", "Targets:", *found, "", f"seed {args.seed}, {time.monotonic() - start:.0f} s"]
     args.out.mkdir(parents=True, exist_ok=True)

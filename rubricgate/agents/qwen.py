@@ -19,7 +19,7 @@ Facts verified against qwen 0.21.10 and 0.24.4 driven by tests/e2e/openai_server
   (`error_during_execution`, "Loop detection halted the run"): the reviewer's own failure.
 - The CLI retries a 5xx, a 429 or a request that got no answer up to 7 times, waiting the
   endpoint's retry-after (429, 503) or a backoff from 1.5 s doubling to 30 s (about 75 s against
-  a server answering 500, 100 s against one refusing connections, 60 s against a 429 with
+  a server answering 500, 75 to 90 s against one refusing connections, 60 s against a 429 with
   retry-after 10); no setting changes it, and nothing on stdout or stderr shows it. Its debug
   log (QWEN_DEBUG_LOG_FILE=1: HOME/.qwen/debug/<session id>.txt, the id given by --session-id)
   names each retry: "[RETRY] Attempt 1 failed with status 503. Retrying after explicit delay of

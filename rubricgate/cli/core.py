@@ -121,7 +121,7 @@ def validate(repo, config_path, list_cases) -> None:
     """Load config, rubric, cases and baseline; report every problem; run nothing."""
     try:
         loaded = _load_checked(_repo(repo), config_path)
-        margin = _margin_reach(loaded)
+        notes, warnings = _gate_reach(loaded)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     tasks = sum(1 for c in loaded.cases if c.source == "task")
@@ -137,21 +137,25 @@ def validate(repo, config_path, list_cases) -> None:
 
     if (note := scope_note({r.id: r.kind for r in loaded.rubric.rules.values()})) is not None:
         click.echo(f"note: {note}")
-    if margin:
-        click.echo(f"warning: {margin}", err=True)
+    click.echo("".join(f"note: {n}\n" for n in notes), nl=False)
+    click.echo("".join(f"warning: {w}\n" for w in warnings), nl=False, err=True)
 
 
-def _margin_reach(loaded) -> str | None:
-    """Under the statistical gate: a margin no reviewer could show at this size is an input error;
-    one the measured baseline's noise puts out of reach, a warning (gating/planning.py)."""
+def _gate_reach(loaded) -> tuple[list[str], list[str]]:
+    """Under the statistical gate (notes, warnings): a margin no reviewer could show at this size
+    is an input error; one the measured baseline's noise puts out of reach, a warning; the
+    baseline trials per case a single collapsing case needs, a note (a warning when the baseline
+    has fewer) (gating/planning.py)."""
     gate = loaded.config.gate
     if gate.method != "statistical":  # the plan's arithmetic only when it gates on it
-        return None
-    from rubricgate.gating.planning import check_margin, suite_plan
+        return [], []
+    from rubricgate.gating.planning import check_margin, collapse_line, suite_plan
 
     ids, dims = [c.id for c in loaded.cases], loaded.config.graded_dimensions()
     plan = suite_plan(loaded.baseline, ids, gate, loaded.config.trials, dims=dims)
-    return check_margin(plan, gate, len(ids), loaded.config.trials, dims)
+    margin = check_margin(plan, gate, len(ids), loaded.config.trials, dims)
+    collapse, short = collapse_line(loaded.baseline, ids, gate, dims)
+    return ([] if short else [collapse]), ([margin] if margin else []) + ([collapse] if short else [])
 
 
 def _builtin_scope(summary) -> None:

@@ -154,17 +154,18 @@ def baseline_measure(cases: int, dims: int, gate: GateConfig, trials: int) -> tu
 
 
 def collapse_line(baseline: Baseline | None, case_ids: Sequence[str], gate: GateConfig,
-                  dims: Sequence[str] = DIMENSIONS) -> str:
-    """What a single collapsing case needs at this suite size, against what the baseline has."""
+                  dims: Sequence[str] = DIMENSIONS) -> tuple[str, bool]:
+    """What a single collapsing case needs at this suite size, against what the baseline has, and
+    whether that falls short (the baseline has fewer trials for some case, or no size would do)."""
     need = collapse_need(len(case_ids), len(dims), gate)
     if need is None:
-        return f"a single collapsing case cannot be shown at {len(case_ids)} cases: raise gate.max_trials_per_case"
+        return f"a single collapsing case cannot be shown at {len(case_ids)} cases: raise gate.max_trials_per_case", True
     have = min((counts[d].trials for c in case_ids if (counts := (baseline.cases.get(c) if baseline else None))
                 for d in dims if d in counts), default=0)
     line = f"a single collapsing case is shown with {need} baseline trials per case at {len(case_ids)} cases"
     if baseline is None:
-        return line
+        return line, False
     if have < need:
         return (f"{line}; baseline.json has {have} for some case: re-measure it "
-                f"(rubricgate baseline update measures at least {need})")
-    return f"{line} (baseline.json has at least {have})"
+                f"(rubricgate baseline update measures at least {need})"), True
+    return f"{line} (baseline.json has at least {have})", False

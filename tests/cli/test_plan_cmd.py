@@ -126,3 +126,16 @@ def test_plan_ends_with_the_rule_coverage_of_the_planned_cases(tmp_path) -> None
     only = json.loads(CliRunner().invoke(main, ["plan", "--repo", str(repo), "--json", "--only", "data-loader"]).output)
     row = next(r for r in only["coverage"]["rules"] if r["rule"] == "tier:otherwise-pass")
     assert row["expected"] == []  # the pass fixture is not planned
+
+
+def test_validate_names_the_baseline_trials_a_single_collapse_needs_and_warns_when_the_baseline_has_fewer(tmp_path) -> None:
+    repo = make_repo(tmp_path / "repo")  # 2 cases measured with 1 trial each
+    _statistical(repo, margin=0.3)
+    result = CliRunner().invoke(main, ["validate", "--repo", str(repo)])
+    assert result.exit_code == 0, result.output
+    assert ("warning: a single collapsing case is shown with 3 baseline trials per case at 2 cases; baseline.json "
+            "has 1 for some case: re-measure it (rubricgate baseline update measures at least 3)") in result.stderr
+    _noisy(repo, 10)
+    result = CliRunner().invoke(main, ["validate", "--repo", str(repo)])
+    assert "note: a single collapsing case is shown with 3 baseline trials per case at 2 cases (baseline.json has at " \
+           "least 10)" in result.stdout and "collapsing" not in result.stderr

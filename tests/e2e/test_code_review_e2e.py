@@ -44,7 +44,7 @@ def world(tmp_path_factory):
     with ScriptedReviewModel(seed=40) as model:
         repo = adopt(tmp_path_factory.mktemp("code-review") / "repo", model.origin, GATE)
         env = environment(model.origin)
-        for _ in range(3):  # re-measuring the same reviewer pools its trials: nine a case (a lower rate needs a reason)
+        for _ in range(3):  # re-measuring the same reviewer pools its trials (a lower rate needs a reason)
             got = cli("baseline", "update", "--repo", str(repo), "--reason", "re-measured", env=env)
             assert got.exit_code == 0, got.output
         commit(repo, "baseline")
@@ -66,8 +66,10 @@ def test_the_answer_is_read_in_its_own_format_and_graded_on_the_verdict_alone(wo
     assert list(baseline["rates"]) == ["verdict"] and baseline["rates"]["verdict"] >= 0.75
     assert "sql-injection" in baseline["cited"]["fixture-orders-lookup"]
     assert baseline["rubric_rules"]["broad-except"]["statement"].startswith("- Broad exception handlers:")
-    assert model.requests == 3 * 36  # three measurements of twelve cases, three trials, one model call each
-    assert {c["verdict"]["trials"] for c in baseline["cases"].values()} == {9}
+    # three measurements of twelve cases, each in two sessions of ten trials a case in all (the
+    # statistical gate's default), one model call a trial; the pooled baseline keeps every one
+    assert model.requests == 3 * 12 * 10
+    assert {c["verdict"]["trials"] for c in baseline["cases"].values()} == {30}
 
 
 def test_init_wrote_working_workflows_for_a_command_reviewer(world):

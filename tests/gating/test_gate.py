@@ -215,6 +215,18 @@ def test_a_one_off_failure_of_a_stable_case_is_shown_as_flaky() -> None:
     assert any(w.startswith("flaky c3: verdict 9/10") for w in decision.warnings)
 
 
+def test_a_consistent_failure_against_an_unreliable_baseline_is_an_unconfirmed_drop_never_flaky() -> None:
+    # "flaky" is mixed outcomes only: a case that failed 3 of 3 against a baseline of 3/6 is a drop
+    # the per-case test does not establish, and has its own name (gate.unconfirmed).
+    base = {**{f"c{i}": (10, 10) for i in range(30)}, "c5": (3, 6)}
+    run = {**{f"c{i}": (10, 10) for i in range(30)}, "c5": (0, 3)}
+    decision, detail, _ = _decide(base, run, STATISTICAL)
+    assert detail.unconfirmed and detail.unconfirmed[0].startswith("c5: verdict 0/3 vs baseline 3/6 (unconfirmed drop")
+    assert not detail.flaky and not detail.case_regressions and not detail.suspected
+    assert any(w.startswith("unconfirmed drop c5: verdict 0/3") for w in decision.warnings)
+    assert not any(w.startswith("flaky") for w in decision.warnings)
+
+
 # -- what counts ------------------------------------------------------------------------------
 
 def test_errored_and_not_run_trials_do_not_count() -> None:
