@@ -108,6 +108,15 @@ def summary(**overrides) -> Summary:
     return Summary(**(base | overrides))
 
 
+def thousand_case_summary() -> Summary:
+    """A 1,000-case run: 990 passing cases of three trials and ten copies of the failing ones."""
+    ok = [CaseSummary(id=f"case-{i:04d}", source="fixture", expected_tier="PASS",
+                      rates={"verdict": 1.0, "tool_use": 1.0, "trajectory": 1.0},
+                      trials=[trial(f"case-{i:04d}", n, "PASS") for n in (1, 2, 3)]) for i in range(990)]
+    bad = [c.model_copy(update={"id": f"bad-{i}"}) for i in range(10) for c in cases()[1:]]
+    return summary(cases=bad + ok)
+
+
 def passing_summary() -> Summary:
     """Everything at or above baseline."""
     ok = {d: RateRow(rate=1.0, passes=4, trials=4, baseline=1.0, delta=0.0) for d in DIMENSIONS}

@@ -186,11 +186,7 @@ def test_past_the_inline_budget_passing_trials_link_their_transcript_failing_one
 
 
 def test_a_thousand_case_run_stays_under_1_mb_with_its_passing_cases_collapsed():
-    ok = [CaseSummary(id=f"case-{i:04d}", source="fixture", expected_tier="PASS",
-                      rates={"verdict": 1.0, "tool_use": 1.0, "trajectory": 1.0},
-                      trials=[rf.trial(f"case-{i:04d}", n, "PASS") for n in (1, 2, 3)]) for i in range(990)]
-    bad = [c.model_copy(update={"id": f"bad-{i}"}) for i in range(10) for c in rf.cases()[1:]]
-    page = render_html(rf.summary(cases=bad + ok))
+    page = render_html(rf.thousand_case_summary())  # interactive in a second: tests/view/test_browser_pages.py
     assert len(page.encode("utf-8")) <= 1_000_000, len(page)
     assert page.count("<tr class=\"case\"") == 1000 and page.count('<details class="trial"') <= 20 + 100
 
