@@ -74,7 +74,8 @@ def is_loopback_name(host: str) -> bool:
     except ValueError:
         return False
     mapped = getattr(address, "ipv4_mapped", None)
-    return address.is_loopback or address.is_unspecified or bool(mapped and (mapped.is_loopback or mapped.is_unspecified))
+    return (address.is_loopback or address.is_unspecified
+            or bool(mapped and (mapped.is_loopback or mapped.is_unspecified)))
 
 
 def parse_host_port(text: str) -> HostPort:

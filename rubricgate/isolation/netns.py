@@ -90,7 +90,8 @@ def _in_a_child(user: int, net: int, ports: Sequence[int]) -> list[socket.socket
     if len(fds) != len(ports):
         for fd in fds:
             os.close(fd)
-        raise OSError(errno.EPERM, f"cannot listen in the sandbox's network namespace: {message.decode(errors='replace')}")
+        raise OSError(errno.EPERM,
+                      f"cannot listen in the sandbox's network namespace: {message.decode(errors='replace')}")
     return [socket.socket(fileno=fd) for fd in fds]
 
 

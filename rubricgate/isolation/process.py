@@ -98,8 +98,9 @@ class _Lent:
     namespace: HeldNamespace | None = None
 
 
-def _launch(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeouts: tuple[float, float], sink: CappedSink,
-            sandbox: SandboxPolicy | None, writable: Sequence[Writable], gate_slots: AgentSlots | None) -> ProcessResult:
+def _launch(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeouts: tuple[float, float],
+            sink: CappedSink, sandbox: SandboxPolicy | None, writable: Sequence[Writable],
+            gate_slots: AgentSlots | None) -> ProcessResult:
     """The door's log becomes the result's `network`; the namespace goes back to the pool."""
     lent = _Lent(open_door(sandbox.network) if sandbox is not None and sandbox.enforced and sandbox.network.proxied
                  else None)
@@ -237,7 +238,8 @@ def _open_door(door: TrialDoor, info_read: int, proc: subprocess.Popen[bytes], g
         _end(proc, "", sandboxed=True)
         proc.stdout.close()  # type: ignore[union-attr]
         proc.stderr.close()  # type: ignore[union-attr]
-        raise OSError(exc.errno, f"the sandbox's network proxy cannot listen in its namespace: {exc.strerror}") from None
+        raise OSError(exc.errno,
+                      f"the sandbox's network proxy cannot listen in its namespace: {exc.strerror}") from None
 
 
 def _sandbox_pid(info_read: int) -> int | None:
@@ -322,7 +324,8 @@ def _supervise(proc: subprocess.Popen[bytes], sink: CappedSink, deadlines: tuple
         exit_code=None if timed_out or sink.stop_reason else exit_code, timed_out=timed_out,
         stdout_truncated=sink.truncated, stderr_tail=stderr,
         duration_s=time.monotonic() - started, stdout_bytes=sink.written, stopped=sink.stop_reason,
-        limit=limit_reached(exit_code, stderr, limits) if limits is not None and exit_code != 0 and not timed_out else "",
+        limit=(limit_reached(exit_code, stderr, limits)
+               if limits is not None and exit_code != 0 and not timed_out else ""),
     )
 
 

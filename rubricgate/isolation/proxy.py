@@ -78,10 +78,12 @@ class _Request:
         user's proxy credentials) to an upstream proxy; always `Connection: close`."""
         method, path, version = self.line
         target = f"http://{self.target}".encode() + path if upstream is not None else path
-        extra = [b"Host: " + str(self.target).encode()] if not any(h.lower().startswith(b"host:") for h in self.headers) else []
+        extra = ([b"Host: " + str(self.target).encode()]
+                 if not any(h.lower().startswith(b"host:") for h in self.headers) else [])
         if upstream is not None and upstream.authorization:
             extra.append(b"Proxy-Authorization: " + upstream.authorization.encode())
-        return b"\r\n".join([b" ".join([method, target, version]), *self.headers, *extra, b"Connection: close", b"", b""])
+        return b"\r\n".join([b" ".join([method, target, version]), *self.headers, *extra,
+                             b"Connection: close", b"", b""])
 
 
 @dataclass
@@ -221,7 +223,8 @@ def read_request(client: socket.socket) -> _Request:
         return _Request("tunnel", _host_port(target.decode("latin-1"), None), rest)
     headers = [h for h in fields.split(b"\r\n") if h]
     if target.startswith(b"/"):  # origin form: a client that came to a loopback endpoint's port directly
-        host = next((v.strip() for n, _, v in (h.partition(b":") for h in headers) if n.strip().lower() == b"host"), b"")
+        host = next((v.strip() for n, _, v in (h.partition(b":") for h in headers)
+                     if n.strip().lower() == b"host"), b"")
         where, path = _host_port(host.decode("latin-1"), 80), target
     elif target.lower().startswith(b"http://"):
         authority, slash, tail = target[7:].partition(b"/")

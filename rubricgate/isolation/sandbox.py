@@ -96,8 +96,9 @@ def probe_bwrap(bwrap: str | None = None) -> str:
     exe = bwrap or shutil.which("bwrap")
     if not exe:
         return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    argv = [exe, *system_mounts(), "--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--size", str(Limits().tmp_bytes),
-            "--tmpfs", "/tmp", *USER_NS, "--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+    argv = [exe, *system_mounts(), "--dev", "/dev", "--proc", "/proc", "--perms", "1777",
+            "--size", str(Limits().tmp_bytes), "--tmpfs", "/tmp", *USER_NS, "--unshare-pid", "--die-with-parent",
+            "--new-session", "--cap-drop", "ALL",
             *limit_prefix(), "true"]
     problem = probe_command(argv)
     return f"bubblewrap cannot start a sandbox here: {problem}{_userns_hint(problem)}" if problem else ""
@@ -164,8 +165,9 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
     binds = [(item if isinstance(item, tuple) else (item, item)) for item in writable]
     shown = shown_folders(argv, policy)
     argv = [visible_program(argv[0], shown), *argv[1:]] if argv else argv
-    args = [*system_mounts(), "--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--size", str(policy.limits.tmp_bytes),
-            "--tmpfs", "/tmp", *identity_args(identity or {}), *parent_dirs([*shown, cwd, *(target for _, target in binds)])]
+    args = [*system_mounts(), "--dev", "/dev", "--proc", "/proc", "--perms", "1777",
+            "--size", str(policy.limits.tmp_bytes), "--tmpfs", "/tmp", *identity_args(identity or {}),
+            *parent_dirs([*shown, cwd, *(target for _, target in binds)])]
     for path in outermost(list(shown)):
         args += ["--ro-bind", str(path), str(path)]
     # Which hidden folders exist is looked at on every trial, never remembered: one that appears

@@ -48,7 +48,8 @@ class Budget:
         with self._lock:
             if cost_usd is None or not is_amount(cost_usd):
                 if self.max_usd is not None and not self.reason:
-                    self.reason = "the agent reported no cost (or one that is not an amount), so --max-cost cannot be enforced"
+                    self.reason = ("the agent reported no cost (or one that is not an amount), "
+                                   "so --max-cost cannot be enforced")
                 return
             self.spent_usd += cost_usd
 

@@ -289,8 +289,9 @@ def _run_once(ctx: RunContext, job: Job, request: AgentRequest) -> Transcript:
     # in this process (builtin, replay) takes it here.
     slots = None if hasattr(agent, "execute") else ctx.slots
     if slots is not None and not slots.acquire():
-        return Transcript(agent=job.agent, termination="crashed", exit_code=None, error="interrupted: the run was stopped",
-                          failure="harness", evidence="the run was interrupted before this trial started")
+        return Transcript(agent=job.agent, termination="crashed", exit_code=None,
+                          error="interrupted: the run was stopped", failure="harness",
+                          evidence="the run was interrupted before this trial started")
     try:
         return agent.run(request)  # as the agent gave it: graded so, scrubbed where written
     except Exception as exc:  # an adapter bug must become a graded ERROR, not abort the run

@@ -245,7 +245,8 @@ def _check_agent_visible(agent: Agent, name: str, policy: SandboxPolicy) -> None
     bad = hidden_argument(argv, policy.hidden)
     if bad:
         raise GateInputError("rubricgate.yaml", field,
-                             f"{bad} is inside the repository (or reports, cache), which the sandbox hides from the agent",
+                             f"{bad} is inside the repository (or reports, cache), "
+                             "which the sandbox hides from the agent",
                              "install the program outside the repository, or refer to it as {workspace}/<path>")
     program = find_program(argv[0], None) if argv else None
     try:
@@ -263,7 +264,8 @@ def retire_unsafe_cache(cache_dir: Path | None) -> tuple[str, Path | None]:
     try:
         retired = retire_cache(cache_dir)
     except OSError as exc:
-        return f"the cache folder {cache_dir} could not be cleared ({exc.strerror}): delete it before the next --cache run", None
+        return (f"the cache folder {cache_dir} could not be cleared ({exc.strerror}): "
+                "delete it before the next --cache run"), None
     return "the cache folder was cleared with its signing key, which the reviewer could read", retired
 
 
