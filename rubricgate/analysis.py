@@ -41,7 +41,8 @@ def summaries(runs: RunsArg) -> list[Summary]:
 
 
 def _dims(loaded: list[Summary]) -> list[str]:
-    seen = {d for s in loaded for c in s.cases for t in c.trials for d in t.grades} | {d for s in loaded for d in s.rates}
+    seen = ({d for s in loaded for c in s.cases for t in c.trials for d in t.grades}
+            | {d for s in loaded for d in s.rates})
     return [*DIMENSIONS, *sorted(seen - set(DIMENSIONS))]
 
 
@@ -72,8 +73,9 @@ def trials_df(runs: RunsArg) -> pd.DataFrame:
 
 def _trial_row(run_id: str, case: CaseSummary, t: TrialResult, dims: list[str]) -> dict[str, Any]:
     row: dict[str, Any] = {
-        "run_id": run_id, "case_id": case.id, "trial": t.trial, "outcome": t.outcome, "expected_tier": case.expected_tier,
-        "reported_tier": t.reported_tier, "effective_tier": t.effective_tier, "escalated": t.escalated,
+        "run_id": run_id, "case_id": case.id, "trial": t.trial, "outcome": t.outcome,
+        "expected_tier": case.expected_tier, "reported_tier": t.reported_tier, "effective_tier": t.effective_tier,
+        "escalated": t.escalated,
         "counted": counted(t), "errored": t.errored, "cached": t.cached, "steps": t.steps,
         "tool_calls": len(t.tool_calls), "termination": t.termination, "exit_code": t.exit_code,
         "duration_s": t.duration_s, "input_tokens": t.input_tokens, "output_tokens": t.output_tokens,

@@ -62,7 +62,8 @@ def plan(loaded: Loaded, options: RunOptions) -> list[Job]:
     """(case, trial, agent) jobs; --agent beats a task's agent, which beats the config's."""
     cases = [c for c in loaded.cases if not options.only or any(s in c.id for s in options.only)]
     if not cases:
-        raise GateInputError("--only", "", f"no case id contains {options.only}", "list the case ids with `rubricgate validate --list`")
+        raise GateInputError("--only", "", f"no case id contains {options.only}",
+                             "list the case ids with `rubricgate validate --list`")
     if options.shard is not None:
         cases = options.shard.select(cases, options.trials)
     cases = changed_first(cases, rule_changes(loaded.rubric, loaded.cases, loaded.baseline))
@@ -75,19 +76,21 @@ def adaptive_rounds(loaded: Loaded, jobs: list[Job], options: RunOptions):
     order (changed cases first); None for a fixed design: strict, a baseline run, a shard."""
     if loaded.config.gate.method != "statistical" or options.shard is not None:
         if options.continues is not None:
-            raise GateInputError("--continue", str(options.continues), "only the statistical gate's adaptive rounds continue",
+            raise GateInputError("--continue", str(options.continues),
+                                 "only the statistical gate's adaptive rounds continue",
                                  "set gate.method: statistical, or run afresh")
         return None
     from rubricgate.gating.adaptive import rounds_for
 
     order = list(dict.fromkeys(j.case.id for j in jobs))
     first = options.trials or loaded.config.trials
-    rounds = rounds_for(loaded.baseline, loaded.config.gate, order, first, options.kind, loaded.config.graded_dimensions())
+    rounds = rounds_for(loaded.baseline, loaded.config.gate, order, first, options.kind,
+                        loaded.config.graded_dimensions())
     if rounds is not None and options.kind == "run":
         from rubricgate.gating.continuation import prepare
 
-        continued, rounds.design_key = prepare(options.repo, loaded, order, first, options.agent or loaded.config.agent.name,
-                                               options.continues)
+        continued, rounds.design_key = prepare(options.repo, loaded, order, first,
+                                               options.agent or loaded.config.agent.name, options.continues)
         rounds.take_up(continued)
     elif options.continues is not None:
         raise GateInputError("--continue", str(options.continues), "this run shares no case with the baseline",

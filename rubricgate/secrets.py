@@ -171,7 +171,8 @@ class _Scrubber:
 
     def __init__(self, secrets: tuple[str, ...]) -> None:
         self.forms = sorted({f for value in secrets for f in written_forms(value)}, key=len, reverse=True)
-        pieces = {p for f in self.forms for p in ((f,) if len(f) <= MIN_FRAGMENT else (f[:MIN_FRAGMENT], f[-MIN_FRAGMENT:]))}
+        pieces = {p for f in self.forms
+                  for p in ((f,) if len(f) <= MIN_FRAGMENT else (f[:MIN_FRAGMENT], f[-MIN_FRAGMENT:]))}
         self.probe = re.compile(_trie_pattern(sorted(pieces))) if pieces else None
 
     def __call__(self, text: str) -> str:
@@ -341,7 +342,8 @@ _PLACEHOLDER = re.compile(r"(?:sk-REDACTED-BY-RUBRICGATE|AKIAREDACTED00000000|gh
 
 
 # A prefix every pattern above needs: text without any of these holds no credential.
-_MAYBE = re.compile(r"sk-|AKIA|gh[pousr]_|xox[abprs]-|PRIVATE KEY|(?i:passw|pwd|secret|token|api[_-]?key|access[_-]?key)")
+_MAYBE = re.compile(r"sk-|AKIA|gh[pousr]_|xox[abprs]-|PRIVATE KEY|"
+                    r"(?i:passw|pwd|secret|token|api[_-]?key|access[_-]?key)")
 
 
 def find_credentials(text: str) -> list[tuple[int, str]]:

@@ -94,7 +94,8 @@ class BuiltinAgent:
         if rubric_text is None:
             return "I could not read the rubric, so I cannot review.", "rubric not found in workspace"
         try:
-            rubric = load_rubric(request.rubric_file, rel(request.rubric_file), request.vocabulary or DEFAULT_VOCABULARY)
+            rubric = load_rubric(request.rubric_file, rel(request.rubric_file),
+                                 request.vocabulary or DEFAULT_VOCABULARY)
         except GateInputError as exc:
             return f"The rubric does not parse: {exc.one_line()}", "rubric does not parse"
         hits = review_files(session, paths, rubric)
@@ -148,7 +149,8 @@ def _grep_secrets(session: _Session, skill: Skill, files: list[Path]) -> list[tu
     out = []
     for path in files:
         rel = path.relative_to(session.workspace).as_posix()
-        if path.suffix.lower() not in {".md", ".txt", ".yaml", ".yml", ".json", ".py", ".sh", ".sql", ".toml", ".cfg", ".ini", ".env", ""}:
+        if path.suffix.lower() not in {".md", ".txt", ".yaml", ".yml", ".json", ".py", ".sh", ".sql", ".toml",
+                                       ".cfg", ".ini", ".env", ""}:
             continue
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
         out += [(rel, h) for h in session.grep(rel, lines)]

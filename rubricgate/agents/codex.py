@@ -356,7 +356,8 @@ def _rollout_usage(draft: Draft, payloads: list[dict[str, Any]]) -> None:
     last token_count, the session's running total of what the endpoint reported."""
     if draft.input_tokens or draft.output_tokens:
         return
-    counts = [field_dict(field_dict(p, "info"), "total_token_usage") for p in payloads if p.get("type") == "token_count"]
+    counts = [field_dict(field_dict(p, "info"), "total_token_usage")
+              for p in payloads if p.get("type") == "token_count"]
     if counts:
         _usage(draft, counts[-1])
 

@@ -21,7 +21,8 @@ from rubricgate.isolation.untrusted import read_reviewer_text
 SPEC = CliSpec(
     name="cortex", adapter="CortexAgent", title="Cortex Code", binary="cortex",
     endpoint=Endpoint("SNOWFLAKE_PAT", "SNOWFLAKE_ACCOUNT", "the Snowflake account in the connection"),
-    format=StreamFormat("cortex", "rubricgate.agents.cortex:parse_cortex", "rubricgate.agents.formats:claude_shape_watch"),
+    format=StreamFormat("cortex", "rubricgate.agents.cortex:parse_cortex",
+                        "rubricgate.agents.formats:claude_shape_watch"),
     context_files=(".cortex",),
 )
 

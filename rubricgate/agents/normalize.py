@@ -201,7 +201,8 @@ class Draft:
         if self.ending is None:
             self.ending = (termination, error)
 
-    def fail(self, termination: Termination, error: str, failure: FailureClass | None = None, evidence: str = "") -> None:
+    def fail(self, termination: Termination, error: str, failure: FailureClass | None = None,
+             evidence: str = "") -> None:
         """Record an abnormal end, its failure class and the evidence; the first recorded reason wins."""
         if self.termination == "completed":
             self.termination = termination
@@ -377,7 +378,8 @@ def with_proxy_evidence(transcript: Transcript, proxied: bool) -> Transcript:
     wait = _seconds(last.retry_after)
     update: dict[str, Any] = {"evidence": _one_line(f"{transcript.evidence}; the sandbox's proxy saw {last.host}:"
                                                     f"{last.port} answer {last.status}"
-                                                    + (f" with Retry-After {last.retry_after}" if last.retry_after else ""))}
+                                                    + (f" with Retry-After {last.retry_after}"
+                                                       if last.retry_after else ""))}
     if transcript.api_status is None:
         update["api_status"] = last.status
     if transcript.retry_after_s is None and wait is not None:

@@ -269,7 +269,8 @@ class _OpenCodeState:
         self.last_reason = str(part.get("reason") or "")
         tokens = field_dict(part, "tokens")
         cache = field_dict(tokens, "cache")
-        self.draft.input_tokens += count_or_zero(tokens.get("input")) + count_or_zero(cache.get("read")) + count_or_zero(cache.get("write"))
+        self.draft.input_tokens += (count_or_zero(tokens.get("input")) + count_or_zero(cache.get("read"))
+                                    + count_or_zero(cache.get("write")))
         self.draft.output_tokens += count_or_zero(tokens.get("output")) + count_or_zero(tokens.get("reasoning"))
         cost = part.get("cost")
         if isinstance(cost, (int, float)):
@@ -284,7 +285,8 @@ class _OpenCodeState:
         text = f"{name} {status}: {message}" if status else f"{name}: {message}"
         if name in _API_ERRORS:
             code = status if isinstance(status, int) and not isinstance(status, bool) else None
-            self.draft.endpoint_error(text, code, f"the CLI's error event {name}" + (f" statusCode {status}" if status else ""))
+            self.draft.endpoint_error(text, code,
+                                      f"the CLI's error event {name}" + (f" statusCode {status}" if status else ""))
         else:
             self.draft.fail("crashed", text, "agent_error", f"the CLI's error event {name}")
         self.draft.retry_after_s = retry_after_header(data.get("responseHeaders"))

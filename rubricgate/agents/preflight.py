@@ -100,7 +100,8 @@ def diagnose(name: str, transcript: Transcript, env: dict[str, str], *, printed:
                               "agent.env_allowlist; under agent.sandbox_network: allowlist the CLI reaches only "
                               "its endpoint and agent.network_allow, through rubricgate's proxy (HTTPS_PROXY inside "
                               "the sandbox), and a client that ignores HTTPS_PROXY reaches nothing")
-    return GateInputError("rubricgate.yaml", field, f"{name} failed its preflight request ({cls or transcript.termination}): "
+    return GateInputError("rubricgate.yaml", field,
+                          f"{name} failed its preflight request ({cls or transcript.termination}): "
                           f"{said}", f"run `{name}` by hand with the same environment; {point.key} and "
                           f"{point.base_url} reach it only when listed in agent.secret_env / agent.env_allowlist")
 
@@ -149,4 +150,5 @@ def network_problem(name: str, network, sandbox, env: dict[str, str]) -> GateInp
 
 
 def _where(connection) -> str:
-    return f"[{connection.host}]:{connection.port}" if ":" in connection.host else f"{connection.host}:{connection.port}"
+    return (f"[{connection.host}]:{connection.port}" if ":" in connection.host
+            else f"{connection.host}:{connection.port}")

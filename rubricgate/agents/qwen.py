@@ -289,7 +289,8 @@ class _QwenState:
         d = self.draft
         usage = field_dict(ev, "usage")
         if usage:
-            d.input_tokens, d.output_tokens = count_or_zero(usage.get("input_tokens")), count_or_zero(usage.get("output_tokens"))
+            d.input_tokens, d.output_tokens = (count_or_zero(usage.get("input_tokens")),
+                                               count_or_zero(usage.get("output_tokens")))
         else:
             d.input_tokens, d.output_tokens = self.turn_tokens
         if isinstance(ev.get("num_turns"), int):

@@ -83,7 +83,8 @@ def check_frontmatter_present(s: Skill) -> list[Hit]:
         return []
     issue = s.fm_error or "SKILL.md does not start with a '---' frontmatter block"
     return [Hit("fm-frontmatter-present", 1, s.lines[0] if s.lines else "", issue + "; the skill cannot be loaded.",
-                "Start the file with '---', then 'name: <folder-name>' and 'description: <what and when>', then '---'.")]
+                "Start the file with '---', then 'name: <folder-name>' and "
+                "'description: <what and when>', then '---'.")]
 
 
 def _text(s: Skill, key: str) -> str:

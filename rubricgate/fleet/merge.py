@@ -79,7 +79,8 @@ def check_together(shards: list[Shard]) -> None:
     for s in shards[1:]:
         for name in SAME:
             if getattr(s.record, name) != getattr(first.record, name):
-                raise _mismatch(s, name, f"differs from {first.run_dir}'s", "merge shards of one run (same commit and options)")
+                raise _mismatch(s, name, f"differs from {first.run_dir}'s",
+                                "merge shards of one run (same commit and options)")
     seen: dict[int, Path] = {}
     for s in shards:
         if s.record.index in seen:
@@ -97,7 +98,8 @@ def check_against_repo(shard: Shard, loaded: Loaded, options: RunOptions) -> Non
     """The merge gates with this repository's config and baseline: they must be what the shards ran with."""
     for name, value in input_digests(loaded, options.repo, options.config_path).items():
         if getattr(shard.record, name) != value:
-            raise _mismatch(shard, name, "differs from this repository's", "merge in a checkout of the commit the shards ran")
+            raise _mismatch(shard, name, "differs from this repository's",
+                            "merge in a checkout of the commit the shards ran")
 
 
 def check_coverage(shards: list[Shard], jobs: list[Job]) -> None:
@@ -110,7 +112,8 @@ def check_coverage(shards: list[Shard], jobs: list[Job]) -> None:
     for s in shards:
         for case_id, _, _ in s.record.jobs:
             if owner.setdefault(case_id, s.run_dir) != s.run_dir:
-                raise _mismatch(s, "jobs", f"case {case_id} was also run by {owner[case_id]}", "merge shards of one run")
+                raise _mismatch(s, "jobs", f"case {case_id} was also run by {owner[case_id]}",
+                                "merge shards of one run")
     expected = {(j.case.id, j.trial, j.agent) for j in jobs}
     ran = {tuple(j) for s in shards for j in s.record.jobs}
     if ran != expected:
@@ -134,7 +137,8 @@ def write_merged(loaded: Loaded, options: RunOptions, jobs: list[Job], shards: l
     summary = build_summary(loaded, jobs, results, merged_state(shards, results, options.trials))
     summary = with_isolation(summary, _isolation(shards))
     summary = with_changes(annotate(summary, loaded, options.repo, os.environ), loaded)  # as `run` does
-    run_dir = make_run_folder(reports_dir or options.repo / cfg.reports, summary.run_id, tuple(s.run_dir for s in shards))
+    run_dir = make_run_folder(reports_dir or options.repo / cfg.reports, summary.run_id,
+                              tuple(s.run_dir for s in shards))
     (run_dir / "transcripts").mkdir()
     for s in shards:
         _copy_transcripts(s, run_dir)
@@ -168,7 +172,8 @@ def merged_state(shards: list[Shard], results: list[TrialResult], trials: int | 
                      interrupted=any(len(s.record.jobs) > sum(len(c.trials) for c in s.summary.cases) for s in shards),
                      budget=Budget(first.plan.max_cost))
     state.not_run = sum(1 for r in results if is_not_run(r))
-    state.tree_violations = sorted({path for r in results for g in r.grades.values() if g.reason.startswith(TREE_CHANGED)
+    state.tree_violations = sorted({path for r in results for g in r.grades.values()
+                                    if g.reason.startswith(TREE_CHANGED)
                                     for path in g.reason.removeprefix(TREE_CHANGED).split(", ")})
     budgets = [s.summary.cost.get("budget", {}) for s in shards]
     state.budget.spent_usd = sum(b.get("spent_usd", 0.0) for b in budgets)

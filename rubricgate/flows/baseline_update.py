@@ -47,7 +47,8 @@ class BaselineUpdated:
 def check_reason(request: BaselineRequest) -> None:
     """Before anything runs: a --reason given blank is a mistake, not "no reason"."""
     if request.reason is not None and not request.reason.strip():
-        raise GateInputError("--reason", "", "the reason is empty", "say why the baseline changes, or leave --reason out")
+        raise GateInputError("--reason", "", "the reason is empty",
+                             "say why the baseline changes, or leave --reason out")
 
 
 def _lowering_needs_reason(exc: GateInputError, source: str, from_run: Path | None) -> GateInputError:

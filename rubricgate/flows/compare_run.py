@@ -11,8 +11,9 @@ runner is not changed); the rounds of a side are merged into one summary for the
 Under the statistical gate the rounds are adaptive, as `run`'s are: a look after the first K
 rounds (K = --trials or the config's `trials`, as `run`'s first round), then after every round
 of both sides, stopping at the first that decides, at most gate.max_trials_per_case rounds
-(gating/paired.py). The strict gate (or K at least the budget) runs K rounds and looks once. Per-task `trials:` is not used here. Round r runs trial number r, so with --cache
-(answers keyed by trial index) the rounds replay different answers and stay interleaved too.
+(gating/paired.py). The strict gate (or K at least the budget) runs K rounds and looks once.
+Per-task `trials:` is not used here. Round r runs trial number r, so with --cache (answers
+keyed by trial index) the rounds replay different answers and stay interleaved too.
 """
 
 from __future__ import annotations

@@ -43,7 +43,8 @@ def parse_verdict(final_text: str, rubric: RubricSpec) -> ParsedVerdict:
     except json.JSONDecodeError as exc:
         return ParsedVerdict(status="malformed", error=f"verdict is not valid JSON: {exc.msg} at line {exc.lineno}")
     except boundary.DuplicateKey as exc:
-        return ParsedVerdict(status="malformed", error=f"verdict has duplicate key {exc.key!r}: which one counts is ambiguous")
+        return ParsedVerdict(status="malformed",
+                             error=f"verdict has duplicate key {exc.key!r}: which one counts is ambiguous")
     except ValueError as exc:  # nested deeper than any verdict
         return ParsedVerdict(status="malformed", error=f"verdict is not valid JSON: {exc}")
     try:

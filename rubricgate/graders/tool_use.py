@@ -26,7 +26,8 @@ def grade_tool_use(rubric: ToolUseRubric, transcript: Transcript) -> Grade:
                          reason=f"{call.raw_name}{denied} is not in the allowlist [{', '.join(sorted(allowed))}]")
         hit = next((p for p in rubric.forbidden if _matches(p, call)), None)
         if hit:
-            return Grade(passed=False, category="forbidden_tool", reason=f"{call.raw_name}{denied} matches forbidden /{hit}/")
+            return Grade(passed=False, category="forbidden_tool",
+                         reason=f"{call.raw_name}{denied} matches forbidden /{hit}/")
     for pattern in rubric.required:
         if not any(_matches(pattern, c) for c in transcript.tool_calls):
             return Grade(passed=False, category="missing_tool", reason=f"no call matches required /{pattern}/")

@@ -22,14 +22,16 @@ def grade_verdict(case: CaseSpec, transcript: Transcript, parsed: ParsedVerdict)
         return Grade(passed=False, category="missed_rule", reason=f"expected finding(s) missing: {', '.join(missed)}")
     unexpected = [r for r in expect.absent_rules if r in found]
     if unexpected:
-        return Grade(passed=False, category="unexpected_rule", reason=f"finding(s) that must be absent: {', '.join(unexpected)}")
+        return Grade(passed=False, category="unexpected_rule",
+                     reason=f"finding(s) that must be absent: {', '.join(unexpected)}")
     return Grade(passed=True, reason=f"{parsed.effective_tier} as expected")
 
 
 def _no_verdict(transcript: Transcript, parsed: ParsedVerdict) -> Grade:
     # Name the cause a maintainer can act on: the run's failure beats "no verdict".
     if transcript.termination == "timeout":
-        return Grade(passed=False, category="timeout", reason=f"agent timed out without a verdict ({transcript.error or 'wall clock'})")
+        return Grade(passed=False, category="timeout",
+                     reason=f"agent timed out without a verdict ({transcript.error or 'wall clock'})")
     if parsed.status in ("malformed", "invalid"):
         return Grade(passed=False, category="malformed_verdict", reason=parsed.error)
     if transcript.termination == "max_turns":

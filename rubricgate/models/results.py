@@ -223,4 +223,5 @@ class ReplayArtifact(StrictModel):
 # What every trial builds as it ends (its transcript, verdict and result), then what the run's end
 # builds: `run` builds both, in this order, once its first agents are out (reports/ahead.py).
 TRIAL_MODELS = (ToolCall, Usage, Attempt, Transcript, Finding, Verdict, ParsedVerdict, Grade, TrialResult)
-RUN_END_MODELS = (RuleChange, CaseSummary, RuleRow, ReviewerRecord, RateRow, GateDetail, Decision, Summary, ReplayArtifact)
+RUN_END_MODELS = (RuleChange, CaseSummary, RuleRow, ReviewerRecord, RateRow, GateDetail, Decision, Summary,
+                  ReplayArtifact)
