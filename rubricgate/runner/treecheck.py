@@ -32,15 +32,21 @@ TreeDigest = dict[str, tuple]
 
 
 def _skipped(rel: str, exclude: AbstractSet[str]) -> bool:
-    if rel in GIT_REWRITES or (rel.startswith(".git/") and rel.endswith(".lock")):
+    """Is the entry `rel` left out? Only `rel` itself is compared with `exclude`: _entries never
+    descends into an excluded folder, so what lies under one is never reached (an `exclude`
+    entry is a path, and every path under it passes through it; one set lookup an entry instead
+    of a prefix test per excluded path: the copy-only check walks the tree after every trial)."""
+    if rel in exclude or rel in GIT_REWRITES:
         return True
-    return any(rel == e or rel.startswith(e + "/") for e in exclude)
+    return rel.startswith(".git/") and rel.endswith(".lock")
 
 
 def _entries(repo: Path, exclude: AbstractSet[str]) -> Iterator[tuple[str, os.DirEntry]]:
-    """(repo-relative path, entry) for every folder, file and symlink under repo but the skipped;
-    a symlink to a folder is an entry, never followed. One scandir per folder and strings, not
-    Path objects: the start digest is on the way to a run's first agents."""
+    """(repo-relative path, entry) for every folder, file and symlink under repo but the skipped
+    (an excluded path and everything under it); a symlink to a folder is an entry, never
+    followed. One scandir per folder and strings, not Path objects: the start digest is on the
+    way to a run's first agents."""
+    exclude = frozenset(exclude)
     folders = [("", os.fspath(repo))]
     while folders:
         prefix, folder = folders.pop()

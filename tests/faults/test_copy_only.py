@@ -153,3 +153,36 @@ def test_a_cache_that_cannot_be_cleared_is_named_in_the_warning(tmp_path: Path) 
     finally:
         parent.chmod(0o700)
     assert f"the cache folder {parent / 'cache'} could not be cleared" in said and "delete it" in said
+
+
+# The first trial rewrites baseline.json in place: same size, its mtime put back (only the ctime,
+# which user space cannot set back, shows the write); later trials find it already rewritten.
+REWRITE_IN_PLACE = r'''
+target = Path("REPO/baseline.json")
+text = target.read_text()
+if '"verdict": 1.0' in text:
+    st = target.stat()
+    target.write_text(text.replace('"verdict": 1.0', '"verdict": 0.0'))
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    note = "rewrote the baseline"
+'''
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_copy_only_trial_that_rewrites_the_repository_fails_itself(tmp_path: Path, jobs: int) -> None:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    assert '"verdict": 1.0' in (repo / "baseline.json").read_text()
+    script = write_reviewer(tmp_path / "agents", REWRITE_IN_PLACE.replace("REPO", str(repo)))
+    use_reviewer(repo, script, sandbox="none")
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "reviewer")
+    out = run_suite(RunOptions(repo=repo, jobs=jobs))
+    assert out.exit_code == 2 and "baseline.json" in " ".join(out.summary.decision.reasons)
+    trials = [t for case in out.summary.cases for t in case.trials]
+    failed = [t for t in trials if any(g.reason.startswith("the original repository changed during this trial: "
+                                                               "baseline.json") for g in t.grades.values())]
+    assert failed and all(t.outcome == "ERROR" for t in failed)
+    if jobs == 1:  # one agent at a time: the trial that wrote, and only it
+        finals = {(t.case_id, t.trial): json.loads((out.run_dir / t.transcript).read_text())["final_text"]
+                  for t in trials}
+        assert [(t.case_id, t.trial) for t in failed] == [k for k, text in finals.items() if "rewrote" in text]

@@ -85,3 +85,54 @@ def test_a_folder_that_cannot_be_listed_is_digested_as_a_folder_not_a_crash(tmp_
     monkeypatch.setattr(treecheck.os, "scandir", refuse)
     digest = treecheck.digest_tree(repo)
     assert digest["locked"][0] == "dir" and not any(rel.startswith("locked/") for rel in digest)
+
+
+# -- the copy-only check between trials (fingerprint_tree) ---------------------------------------
+
+def _rewritten_in_place(path: Path, text: str) -> None:
+    """Same size, same mtime: only the ctime (which user space cannot set back) shows it."""
+    st = path.stat()
+    assert len(text.encode()) == st.st_size
+    path.write_text(text)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_the_fingerprint_catches_a_rewrite_with_size_and_mtime_put_back(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    before = treecheck.fingerprint_tree(repo)
+    time.sleep(0.01)  # a later ctime tick, however coarse the file system's clock
+    _rewritten_in_place(repo / "baseline.json", '{"verdict": 0.0}')
+    assert treecheck.tree_changes(before, treecheck.fingerprint_tree(repo)) == ["baseline.json"]
+
+
+def test_the_fingerprint_skips_an_excluded_folder_and_nothing_beside_it(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    for rel in ("reports/run/summary.json", "reports-old/a.md", "reportsx", "docs/reports/b.md", "a/reports/c.md"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text("x")
+    exclude = {"reports", "a/reports"}
+    before = treecheck.fingerprint_tree(repo, exclude)
+    assert not any(rel == "reports" or rel.startswith(("reports/", "a/reports")) for rel in before)
+    time.sleep(0.01)
+    for rel in ("reports/run/summary.json", "a/reports/c.md"):  # the run's own outputs: never a change
+        (repo / rel).write_text("y")
+    (repo / "reports" / "new.json").write_text("{}")
+    assert treecheck.tree_changes(before, treecheck.fingerprint_tree(repo, exclude)) == []
+    for rel in ("reports-old/a.md", "reportsx", "docs/reports/b.md"):  # names that only begin alike
+        (repo / rel).write_text("y")
+    assert treecheck.tree_changes(before, treecheck.fingerprint_tree(repo, exclude)) == [
+        "docs/reports/b.md", "reports-old/a.md", "reportsx"]
+
+
+def test_the_fingerprint_watches_git_but_its_index_locks_and_objects(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / ".git" / "objects" / "ab").mkdir(parents=True)
+    before = treecheck.fingerprint_tree(repo)
+    for rel in (".git/index", ".git/index.lock", ".git/refs/heads/main.lock", ".git/objects/ab/cdef"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text("x")
+    changes = treecheck.tree_changes(before, treecheck.fingerprint_tree(repo))
+    assert not any(c.startswith((".git/index", ".git/objects/")) or c.endswith(".lock") for c in changes), changes
+    assert ".git/refs/heads" in changes  # the folder a lock was taken in still shows it
+    (repo / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\n")
+    assert ".git/hooks/pre-commit" in treecheck.tree_changes(before, treecheck.fingerprint_tree(repo))
