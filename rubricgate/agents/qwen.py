@@ -100,7 +100,7 @@ class QwenAgent(CliAgent):
             args += tool_args(request.allowed_tools)
         if request.max_steps is not None:
             args += ["--max-session-turns", str(request.max_steps)]
-        args += ["--session-id", session_id(request)]  # names its debug log (retry_watch)
+        args += ["--session-id", session_id()]  # names its debug log (retry_watch)
         return args + self.model_args(request, "--model") + list(request.extra_args)
 
     def agent_env(self, request: AgentRequest) -> dict[str, str]:
@@ -113,7 +113,7 @@ class QwenAgent(CliAgent):
         settings = request.home / ".qwen" / "settings.json"
         settings.parent.mkdir(parents=True, exist_ok=True)
         settings.write_text(json.dumps(QWEN_SETTINGS, indent=2), encoding="utf-8")
-        log = debug_log_path(request)
+        log = debug_log_path(request, argv[argv.index("--session-id") + 1])
         log.parent.mkdir(parents=True, exist_ok=True)
         os.mkfifo(log, 0o600)
         # Read-write: the harness is a writer too, so the CLI's open never blocks and the read
@@ -140,14 +140,16 @@ QWEN_SETTINGS = {"privacy": {"usageStatisticsEnabled": False}, "telemetry": {"en
                  "model": {"generationConfig": {"maxRetries": 0}}}
 
 
-def session_id(request: AgentRequest) -> str:
-    """The run's --session-id: a UUID of its scratch folder (one per trial and attempt)."""
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"rubricgate:{request.scratch}"))
+def session_id() -> str:
+    """A fresh --session-id for one attempt. A retry runs in the same HOME, where the crashed
+    attempt's session is kept, and Qwen Code refuses to start a session id it already has
+    ("Session Id ... already exists (active or archived)")."""
+    return str(uuid.uuid4())
 
 
-def debug_log_path(request: AgentRequest) -> Path:
+def debug_log_path(request: AgentRequest, session: str) -> Path:
     """Where the CLI writes its debug log: HOME/.qwen/debug/<session id>.txt."""
-    return request.home / ".qwen" / "debug" / f"{session_id(request)}.txt"
+    return request.home / ".qwen" / "debug" / f"{session}.txt"
 
 
 def retry_watch() -> Watch:

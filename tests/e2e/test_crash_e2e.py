@@ -1,10 +1,13 @@
 """A CLI killed by a signal after its first model turn is the infrastructure's (issue 38, target 1):
-`rubricgate run` with each REAL CLI and version, in bubblewrap, on a two-case suite where the
+`rubricgate run` with each REAL CLI, in bubblewrap, on a two-case suite where the
 scripted server kills the CLI with SIGSEGV when it asks for its second turn on one case
 (tests/e2e/peer.py), every time. That trial is retried, then errored: judged by no grader on any
 dimension, its reason "killed by SIG..." (not the CLI's last stderr line), and the run exits 2.
 The other case is graded as usual. Before, the crash was graded as the reviewer's failed verdict
 and tool use and never retried.
+
+Claude Code, Codex and OpenCode run at every installed version; Gemini CLI (against the scripted
+Gemini API), Qwen Code and Copilot CLI (against the scripted chat/completions) at their newest.
 """
 
 from __future__ import annotations
@@ -19,18 +22,23 @@ from pathlib import Path
 import pytest
 import yaml
 
+from rubricgate.agents.registry import cli_specs
 from rubricgate.models.dimensions import DIMENSIONS
 from tests.e2e import claude_scenarios as sc
 from tests.e2e import openai_server as oa
 from tests.e2e.anthropic_server import Reply, ScriptedAnthropicServer
+from tests.e2e.gemini_server import ScriptedGeminiServer
 from tests.e2e.openai_suite import missing_description, skill
 from tests.e2e.support import Install, install_fixture, installs, lay_out_suite, write_baseline
 
 pytestmark = pytest.mark.e2e
 FOLDERS = {"block/no-description": (None,) * len(DIMENSIONS), "pass/crashy": ("errored",) * len(DIMENSIONS)}
 KEY = "sk-e2e-crash-0123456789"
-ENDPOINT = {"claude": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"), "codex": ("OPENAI_BASE_URL", "OPENAI_API_KEY"),
-            "opencode": ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
+EVERY_VERSION = ("claude", "codex", "opencode")
+NEWEST_ONLY = ("gemini", "qwen", "copilot")
+# Each CLI's endpoint and key variables (its CliSpec): (base URL, key).
+ENDPOINT = {cli: (cli_specs()[cli].endpoint.base_url, cli_specs()[cli].endpoint.key)
+            for cli in (*EVERY_VERSION, *NEWEST_ONLY)}
 
 
 def _crash(conv, path, turn) -> Reply:
@@ -47,15 +55,26 @@ def _openai_scenarios() -> list[oa.Scenario]:
 def make_suite(repo: Path, cli: str) -> None:
     config = lay_out_suite(repo, FOLDERS)
     base_url, key = ENDPOINT[cli]
+    # One trial at a time: in its own network namespace the crashing CLI is found as the process
+    # naming the server whose connection is open (tests/e2e/peer.py), which a concurrent trial's
+    # CLI would match as well (Gemini CLI's other case was killed in its place).
     config["agent"] = {"name": cli, "timeout_s": 150, "sandbox": "bwrap", "retries": 1, "retry_backoff_s": 0,
-                       "env_allowlist": ["PATH", "LANG", base_url], "secret_env": [key]}
+                       "jobs": 1, "env_allowlist": ["PATH", "LANG", base_url], "secret_env": [key]}
     if cli != "claude":
         config["agent"]["model"] = "scripted"
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     write_baseline(repo, FOLDERS)
 
 
-install = install_fixture([i for cli in ENDPOINT for i in installs(cli)])
+install = install_fixture([i for cli in EVERY_VERSION for i in installs(cli)]
+                          + [installs(cli)[-1] for cli in NEWEST_ONLY])
+
+
+def model_server(cli: str):
+    """The CLI's scripted model server, crashing the CLI at its second turn on the crashy case."""
+    if cli == "claude":
+        return ScriptedAnthropicServer(sc.script_for({"crashy": _crash}))
+    return (ScriptedGeminiServer if cli == "gemini" else oa.ScriptedServer)(_openai_scenarios())
 
 
 @pytest.fixture(scope="module")
@@ -63,9 +82,7 @@ def crashed_run(install: Install, tmp_path_factory: pytest.TempPathFactory):
     repo = tmp_path_factory.mktemp(f"crash-{install.id}") / "repo"
     make_suite(repo, install.cli)
     base_url, key = ENDPOINT[install.cli]
-    claude = install.cli == "claude"
-    server = ScriptedAnthropicServer(sc.script_for({"crashy": _crash})) if claude else oa.ScriptedServer(_openai_scenarios())
-    with server:
+    with model_server(install.cli) as server:
         env = {**os.environ, "PATH": install.path(), base_url: server.base_url, key: KEY}
         proc = subprocess.run([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo)], cwd=repo, env=env,
                               capture_output=True, text=True, timeout=900)
