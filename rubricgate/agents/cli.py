@@ -99,8 +99,11 @@ class CliAgent(ABC):
         """The spec's version command (`<binary> --version`), first line; None when the CLI is not
         installed. Cached."""
         if self._version is _UNKNOWN:
-            args = self.spec.version_args if self.spec is not None else ("--version",)
-            self._version = probe_version([self.executable(), *args]) if shutil.which(self.binary) else None
+            found = shutil.which(self.binary)
+            if self.spec is None:
+                self._version = probe_version([self.executable(), "--version"]) if found else None
+            else:
+                self._version = spec_version(self.spec, self.executable()) if found else None
         return self._version  # type: ignore[return-value]
 
     def model_args(self, request: AgentRequest, flag: str) -> list[str]:
@@ -162,6 +165,11 @@ def scrub_scratch(request: AgentRequest, secrets: list[str]) -> None:
         if folder.is_dir():
             for path in folder.iterdir():
                 scrub_file(path, secrets)
+
+
+def spec_version(spec: CliSpec, program: str) -> str | None:
+    """`program`'s version by its spec: the version command's first line, the version read from it."""
+    return spec.version_from(probe_version([program, *spec.version_args]))
 
 
 def probe_version(argv: list[str]) -> str | None:

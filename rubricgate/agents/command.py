@@ -21,7 +21,7 @@ import shutil
 from pathlib import Path
 
 from rubricgate.agents.base import AgentRequest
-from rubricgate.agents.cli import _UNKNOWN, CliAgent, probe_version
+from rubricgate.agents.cli import _UNKNOWN, CliAgent, probe_version, spec_version
 from rubricgate.agents.formats import format_names, parser_for, watch_for
 from rubricgate.agents.normalize import Draft
 from rubricgate.agents.registry import spec_for_binary
@@ -52,7 +52,7 @@ class CommandAgent(CliAgent):
                 self._version = probe_version(list(self.config.version_command))
             elif (known := spec_for_binary(Path(self.binary).name)) is not None:
                 found = shutil.which(self.binary)
-                self._version = probe_version([self.executable(), *known.version_args]) if found else None
+                self._version = spec_version(known, self.executable()) if found else None
             else:
                 self._version = None
         return self._version  # type: ignore[return-value]

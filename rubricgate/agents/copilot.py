@@ -74,6 +74,7 @@ SPEC = CliSpec(
                         "rubricgate.agents.copilot:limit_watch"),
     context_files=(".github/copilot-instructions.md", ".github/instructions", ".github/agents", ".github/skills",
                    ".github/hooks", "AGENTS.md", "CLAUDE.md", "GEMINI.md"),
+    version_pattern=r"^GitHub Copilot CLI (\S+?)\.?$",  # "GitHub Copilot CLI 1.0.102."
     tested=Tested("1.0.40", "1.0.102", "a Node loader starting a native binary from an optional dependency; "
                   "--usage-output-file (token counts) from 1.0.80"),
 )

@@ -13,6 +13,7 @@ Standard library only: `rubricgate agents` and `validate` read the specs on thei
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -73,5 +74,15 @@ class CliSpec:
     context_files: tuple[str, ...] = ()
     package: str = ""  # its npm package; "" when it is not installed from npm
     version_args: tuple[str, ...] = ("--version",)
+    # Where the version is in the version command's first line: a regular expression whose first
+    # group is it ("" : the line as it is, e.g. "2.1.332 (Claude Code)").
+    version_pattern: str = ""
     preflight: bool = True  # one minimal request before the suite (agents/preflight.py)
     tested: Tested | None = None  # None: CI does not install it
+
+    def version_from(self, line: str | None) -> str | None:
+        """The version in `line` (the version command's first line) as `version_pattern` finds
+        it; the line as it is when there is no pattern or it does not match (then `rubricgate
+        agents` shows what the CLI said, and the support check calls it unrecognised if need be)."""
+        match = re.search(self.version_pattern, line) if self.version_pattern and line else None
+        return match.group(1) if match else line

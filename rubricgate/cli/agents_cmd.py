@@ -62,10 +62,10 @@ _SUPPORT_NOTE = {"tested": "ok, tested version", "in_range": "ok, within the tes
 
 
 def _version(spec: CliSpec, path: str) -> str | None:
-    """The first line of the CLI's version command (its spec's), run as every adapter runs it."""
-    from rubricgate.agents.cli import probe_version
+    """The CLI's version as its spec reads it from its version command, run as every adapter runs it."""
+    from rubricgate.agents.cli import spec_version
 
-    return probe_version([path, *spec.version_args])
+    return spec_version(spec, path)
 
 
 HEADER = ("AGENT", "BINARY", "VERSION", "TESTED", "PATH", "STATUS")

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from rubricgate.agents.claude import SPEC as CLAUDE_SPEC
 from rubricgate.agents.copilot import (
+    SPEC,
     CopilotAgent,
     apply_usage,
     native_binary,
@@ -35,6 +37,16 @@ def test_the_native_binary_is_found_beside_the_npm_loader(tmp_path: Path) -> Non
         assert native_binary(str(tmp_path / "bin/copilot")) == str(native)
     assert native_binary("copilot") == "copilot"  # not found on PATH: left as it is
     assert native_binary(str(native)) == str(native)
+
+
+def test_the_version_is_read_from_the_version_line() -> None:
+    """`copilot --version` says "GitHub Copilot CLI 1.0.102." (and a second line about updates)."""
+    assert SPEC.version_from("GitHub Copilot CLI 1.0.102.") == "1.0.102"
+    assert SPEC.version_from("GitHub Copilot CLI 1.0.40") == "1.0.40"
+    assert SPEC.version_from("GitHub Copilot CLI 1.1.0-beta.2.") == "1.1.0-beta.2"
+    assert SPEC.version_from("copilot (build abc)") == "copilot (build abc)"  # unrecognised: as it is
+    assert SPEC.version_from(None) is None
+    assert CLAUDE_SPEC.version_from("2.1.332 (Claude Code)") == "2.1.332 (Claude Code)"  # no pattern
 
 
 def test_usage_file_only_from_1_0_80() -> None:

@@ -60,3 +60,11 @@ def test_a_version_line_without_a_version_is_not_ok(tmp_path: Path, monkeypatch)
     result, lines = run_agents(tmp_path, monkeypatch)
     assert "UNRECOGNISED version" in lines["claude"] and " ok" not in lines["claude"], lines["claude"]
     assert "could not be checked against the tested range" in result.stderr
+
+
+def test_copilots_version_column_is_its_version_not_its_line(tmp_path: Path, monkeypatch) -> None:
+    copilot = version_ranges()["copilot"]
+    fake_cli(tmp_path, "copilot", f"echo 'GitHub Copilot CLI {copilot.newest}.'; echo \"Run 'copilot update'.\"")
+    result, lines = run_agents(tmp_path, monkeypatch)
+    assert lines["copilot"].split()[2] == copilot.newest and "GitHub" not in lines["copilot"], lines["copilot"]
+    assert "ok, tested version" in lines["copilot"] and "warning" not in result.stderr
