@@ -34,6 +34,7 @@ from rubricgate.isolation.identity import give_to_sandbox_user, root_harness
 from rubricgate.isolation.leftovers import disown, owned_folder, remove_owned
 from rubricgate.isolation.overlay import Overlay, layer_folders, remove_tree
 from rubricgate.isolation.scratch import Scratch
+from rubricgate.runner.topdir import spread_children
 
 # Never copied into a workspace: version control, run outputs and caches.
 SKIP_DIRS = {".git", "node_modules", "__pycache__", ".pytest_cache", ".rubricgate-cache", ".venv"}
@@ -273,6 +274,7 @@ class RunTree:
         shown, private = (scratch.shown, scratch.private) if scratch else (None, None)
         # Each holds its owner's lock: a later run removes them if this process is killed (leftovers.py).
         self.root = owned_folder("rg-", shown)
+        spread_children(self.root)  # each trial's folder away from the ones just removed (runner/topdir.py)
         self.store = owned_folder("rg-", private) if private != shown else self.root
         self.name = name or repo.resolve().name or "repo"
         self.base = self.store / "base" / self.name
