@@ -109,7 +109,8 @@ def command_argv(options: InitOptions) -> list[str] | None:
     try:
         return shlex.split(options.command)
     except ValueError as exc:
-        raise GateInputError("--command", "", f"cannot split it into words ({exc})", "quote it as a shell would") from None
+        raise GateInputError("--command", "", f"cannot split it into words ({exc})",
+                             "quote it as a shell would") from None
 
 
 def _install_spec(given: str | None) -> InstallSpec:
@@ -301,7 +302,8 @@ def config_text(reviewer: dict[str, str], agent: str) -> str:
                         f"  sandbox_network: allowlist   # none: no network; shared: the host's (warned)\n"
                         f"  network_allow: []   # more host:port the reviewer may reach\n")
     gate = ("gate:\n  method: statistical   # a model-backed reviewer is noisy: strict would flap\n"
-            "  confidence: 0.95\n  max_trials_per_case: 10\n") if cli else "gate:\n  method: strict   # the builtin is deterministic\n"
+            "  confidence: 0.95\n  max_trials_per_case: 10\n") if cli \
+        else "gate:\n  method: strict   # the builtin is deterministic\n"
     return (f"# rubricgate: ties the suite, the reviewer under test, the agent and the gate together.\n"
             f"# Written by `rubricgate init`. Schema: `rubricgate schema config`.\n"
             f"format_version: 1\n\nsuite:\n  tasks: evals/tasks\n  fixtures: fixtures\n"

@@ -39,7 +39,8 @@ def changed_from_git(repo: Path, base: str, head: str, excluded: list[str]) -> R
     names = _names(_git(repo, "--head", "diff", "--name-only", "--no-renames", "-z", merge_base, head_sha), excluded)
     out = Reviewed(origin=f"git {base}..{head} at {head_sha[:12]}", patch_name=f"{head_sha[:12]}.diff")
     out.patch = _patch(repo, [merge_base, head_sha], names)
-    present = set(_git(repo, "--head", "ls-tree", "-r", "-z", "--name-only", head_sha, "--", *names).split("\0")) if names else set()
+    present = (set(_git(repo, "--head", "ls-tree", "-r", "-z", "--name-only", head_sha, "--", *names).split("\0"))
+               if names else set())
     for name in (n for n in names if n in present):
         text = _run_git(repo, "show", f"{head_sha}:{name}")
         if text.returncode == 0 and len(text.stdout) <= MAX_TEXT_CHARS and "\0" not in text.stdout:
@@ -81,7 +82,8 @@ def changed_from_pull_request(target: GitHubTarget, pr: int, excluded: list[str]
 
 def _file_patch(f: dict) -> str:
     name, status = f["filename"], f.get("status")
-    old, new = ("/dev/null" if status == "added" else f"a/{name}"), ("/dev/null" if status == "removed" else f"b/{name}")
+    old, new = (("/dev/null" if status == "added" else f"a/{name}"),
+                ("/dev/null" if status == "removed" else f"b/{name}"))
     hunks = f.get("patch") if isinstance(f.get("patch"), str) else ""
     body = hunks.rstrip("\n") + "\n" if hunks else "Binary files differ, or too large to show\n"
     return f"diff --git a/{name} b/{name}\n--- {old}\n+++ {new}\n{body}"
@@ -93,13 +95,15 @@ def from_diff(path: Path) -> Reviewed:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise GateInputError(shown, "--diff", f"cannot read ({exc.strerror})", "give an existing .diff or .patch file") from None
+        raise GateInputError(shown, "--diff", f"cannot read ({exc.strerror})",
+                             "give an existing .diff or .patch file") from None
     if len(raw) > MAX_PATCH_CHARS:
         raise GateInputError(shown, "--diff", f"over {MAX_PATCH_CHARS:,} bytes", "record a smaller change")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise GateInputError(shown, "--diff", "not UTF-8 text", "give a unified diff (git diff > change.diff)") from None
+        raise GateInputError(shown, "--diff", "not UTF-8 text",
+                             "give a unified diff (git diff > change.diff)") from None
     if not _DIFF.search(text):
         raise GateInputError(shown, "--diff", "not a unified diff (no 'diff --git', '---', '+++' or '@@' line)",
                              "give the output of `git diff` or `diff -u`")

@@ -104,7 +104,8 @@ def _tree(client: GitHubClient, folder: str, ref: str, depth: int) -> dict[str, 
 def _file(client: GitHubClient, path: str, ref: str) -> str:
     got = _call(client, f"/contents/{urllib.parse.quote(path)}?ref={ref}")
     if not isinstance(got, dict) or got.get("encoding") != "base64":
-        raise GateInputError("--pr", path, "GitHub sent no base64 content for this file", "check the file at the PR head")
+        raise GateInputError("--pr", path, "GitHub sent no base64 content for this file",
+                             "check the file at the PR head")
     return base64.b64decode(got.get("content", "")).decode("utf-8", "replace")
 
 
@@ -112,10 +113,11 @@ def _call(client: GitHubClient, path: str):
     try:
         return client.request("GET", path)
     except GitHubError as exc:
-        raise GateInputError("--pr", "GitHub API", str(exc), "check GITHUB_REPOSITORY, GITHUB_TOKEN and the PR number") from None
+        raise GateInputError("--pr", "GitHub API", str(exc),
+                             "check GITHUB_REPOSITORY, GITHUB_TOKEN and the PR number") from None
 
 
-# --- two refs of the local git history, or a ref and the working tree --------------------------------------------------------
+# --- two refs of the local git history, or a ref and the working tree -----------------------------
 
 
 def from_git(repo: Path, base: str, head: str, excluded: list[str]) -> Reviewed:
@@ -200,7 +202,8 @@ def from_replay(run_dir: Path, case_id: str, repo: Path) -> Reviewed:
         raise GateInputError(str(run_dir), "replay/", "no replay folder", "give a run folder under reports/")
     artifact = next((a for a in read_replays(run_dir) if a.case.id == case_id), None)
     if artifact is None:
-        raise GateInputError(str(run_dir / "replay"), case_id, "no replay artifact for this case (only failed trials have one)",
+        raise GateInputError(str(run_dir / "replay"), case_id,
+                             "no replay artifact for this case (only failed trials have one)",
                              "pick a case id from the run's failures")
     out = Reviewed(origin=f"replay {run_dir.name}/{case_id} trial {artifact.trial.trial}")
     sources = dict(getattr(artifact.case, "workspace_paths", {}) or {})

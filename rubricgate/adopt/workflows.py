@@ -82,7 +82,8 @@ def _with_variables(text: str, cli: AgentCli) -> str:
 
 def yaml_scalar(value: str) -> str:
     """`value` as one double-quoted YAML scalar, escaped by the emitter (quotes, newlines, colons)."""
-    return yaml.safe_dump(value, default_style='"', width=1 << 20, allow_unicode=False).strip().removesuffix("...").strip()
+    return (yaml.safe_dump(value, default_style='"', width=1 << 20, allow_unicode=False)
+            .strip().removesuffix("...").strip())
 
 
 _MARKER = re.compile(r"#<(/?)([a-z]+)>")

@@ -209,7 +209,8 @@ class AdaptiveRun:
 
             raise GateInputError("--continue", str(continued.run_dir), "the design has no continuation left "
                                  f"(it was planned for {len(self.schedule.looks) // self.schedule.budget_looks - 1})",
-                                 "add cases, raise gate.max_trials_per_case or re-measure the baseline, then run afresh")
+                                 "add cases, raise gate.max_trials_per_case or re-measure the baseline, "
+                                 "then run afresh")
 
     def extend(self) -> bool:
         """Continue a run that ended undecided: allow the next budget of pre-planned rounds

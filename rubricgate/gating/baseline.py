@@ -4,8 +4,9 @@ An update merges per case: the cases the run holds are replaced by the run's cou
 are kept (so `baseline update --from` an `--only` run refreshes just those cases), and cases no
 longer in the suite are dropped. When the reviewer files, agent, CLI version and model are the
 ones the baseline was measured with, the run's trials are added to the baseline's instead (a
-re-measurement of the same thing: more trials, and no way to keep only a lucky run). Format 1 files (suite rates only) and format 2 files are read, and written back
-as format 3 on the next update, which also records the reviewer file by file, its rule table and
+re-measurement of the same thing: more trials, and no way to keep only a lucky run). Format 1
+files (suite rates only) and format 2 files are read, and written back as format 3 on the next
+update, which also records the reviewer file by file, its rule table and
 warning threshold, and the rule ids the run's reviewer cited per case (rule coverage).
 """
 
@@ -110,7 +111,8 @@ def _not_counted_before(old: Baseline | None, run_id: str) -> None:
     earlier = next((h for h in (old.history if old else []) if run_id and h.run_id == run_id), None)
     if earlier is not None:
         raise GateInputError("--from", run_id, f"this run is already counted in baseline.json (since {earlier.at})",
-                             "give a run the baseline has not counted, or measure a new one: rubricgate baseline update")
+                             "give a run the baseline has not counted, "
+                             "or measure a new one: rubricgate baseline update")
 
 
 def reviewer_fields(summary: Summary) -> dict:

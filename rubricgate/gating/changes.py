@@ -47,7 +47,8 @@ def rule_changes(rubric: RubricSpec, cases: list[CaseSpec], baseline: Baseline |
         for attr in ("severity", "kind"):
             before, after = getattr(old[r], attr), getattr(now[r], attr)
             if before != after:
-                out.append(RuleChange(rule=r, change=attr, detail=f"{attr} {before} -> {after}", cases=exercised.get(r, [])))
+                out.append(RuleChange(rule=r, change=attr, detail=f"{attr} {before} -> {after}",
+                                      cases=exercised.get(r, [])))
         out += _statement_change(r, old[r].statement, now[r], exercised.get(r, []))
     out += _threshold_change(rubric, cases, baseline)
     out += _file_changes(digests or {}, baseline, rubric_path, [c.id for c in cases], bool(out))
@@ -60,9 +61,10 @@ def _statement_change(rule: str, before: str, now: Rule, cases: list[str]) -> li
     if not before or before == after:
         return []
     if not after:
-        return [RuleChange(rule=rule, change="removed", detail=f"removed from the reviewer's files (was: {before[:120]!r})",
-                           cases=cases)]
-    return [RuleChange(rule=rule, change="statement", detail=f"statement {before[:120]!r} -> {after[:120]!r}", cases=cases)]
+        return [RuleChange(rule=rule, change="removed",
+                           detail=f"removed from the reviewer's files (was: {before[:120]!r})", cases=cases)]
+    return [RuleChange(rule=rule, change="statement", detail=f"statement {before[:120]!r} -> {after[:120]!r}",
+                       cases=cases)]
 
 
 def _threshold_change(rubric: RubricSpec, cases: list[CaseSpec], baseline: Baseline) -> list[RuleChange]:

@@ -68,11 +68,13 @@ class CaseFinding:
         """'fixture-x: verdict 0/5 vs baseline 10/10 (collapse; per-case exact p, Holm-Tarone, 0.0021)'."""
         (x1, n1), (x0, n0) = self.current, self.baseline
         lost = f" + {self.errored} errored" if self.errored else ""
-        words = "collapse suspected, not testable under within-run dependence" if self.dependent else KIND_WORDS[self.kind]
+        words = ("collapse suspected, not testable under within-run dependence" if self.dependent
+                 else KIND_WORDS[self.kind])
         text = (f"{self.case_id}: {self.dimension} {x1}/{n1}{lost} vs baseline {x0}/{n0} ({words}; "
                 f"per-case exact p, Holm over cases and dimensions, {self.p_adjusted:.2g})")
         if self.kind == "suspected" and self.dependent:
-            text += "; one run's failing trials may be one repeated answer: rubricgate baseline update measures in sessions"
+            text += ("; one run's failing trials may be one repeated answer: "
+                     "rubricgate baseline update measures in sessions")
         elif self.kind == "suspected":
             fix = (f"about {self.need} baseline trials per case would show it" if self.need
                    else "no baseline size within reach would show it")

@@ -111,7 +111,8 @@ def summary_counts(summary: Summary) -> Counts:
     return out
 
 
-def dimension_tests(base: Counts, head: Counts, gate: GateConfig, look: PairedLook | None = None) -> list[DimensionTest]:
+def dimension_tests(base: Counts, head: Counts, gate: GateConfig,
+                    look: PairedLook | None = None) -> list[DimensionTest]:
     """The gate's test and labels with base as the reference and head as the current run."""
     shared = [c for c in head if c in base]
     dims = _ordered({d for c in shared for d in head[c] if d in base[c]})

@@ -35,7 +35,8 @@ def design_key(baseline: Baseline, gate: GateConfig, first: int, cases: Sequence
                reviewer: str, agent: str, model: str | None) -> str:
     """What makes two runs one design: the baseline's counts, the gate's settings, the first
     round's trials, the cases and dimensions, and the reviewer, agent and model."""
-    data = {"baseline": {c: {d: [v.passes, v.trials] for d, v in dims_.items()} for c, dims_ in sorted(baseline.cases.items())},
+    data = {"baseline": {c: {d: [v.passes, v.trials] for d, v in dims_.items()}
+                         for c, dims_ in sorted(baseline.cases.items())},
             "gate": [gate.confidence, gate.margin, gate.max_trials_per_case, gate.drift_allowance], "first": first,
             "cases": sorted(cases), "dims": list(dims), "reviewer": reviewer, "agent": agent, "model": model}
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
@@ -91,7 +92,8 @@ def continued_run(named: Path | None, reports: Path, key: str) -> Continued | No
         problem = why_not(summary, key)
         if problem:
             raise GateInputError("--continue", str(named), problem,
-                                 "continue an INCONCLUSIVE run of this reviewer and baseline, or run afresh without --continue")
+                                 "continue an INCONCLUSIVE run of this reviewer and baseline, "
+                                 "or run afresh without --continue")
         return Continued(named, summary, False)
     newest = _newest_run(reports)
     if newest is None:
@@ -122,5 +124,6 @@ def _newest_run(reports: Path) -> Path | None:
     """The newest gated run folder (run ids start with a UTC timestamp; baseline and record runs are not gated)."""
     if not reports.is_dir():
         return None
-    runs = sorted(p.parent for p in reports.glob("*/summary.json") if not p.parent.name.endswith(("-baseline", "-record")))
+    runs = sorted(p.parent for p in reports.glob("*/summary.json")
+                  if not p.parent.name.endswith(("-baseline", "-record")))
     return runs[-1] if runs else None

@@ -63,7 +63,8 @@ def decide(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
     look = look or Look()
     errored = {c: n for c, n in (errored or {}).items() if n}
     detail = GateDetail(new_cases_rule=gate.new_cases_rule(), interval=INTERVAL_NOTE)
-    detail.notes += stale_baseline(baseline.measured_with, run_with) + baseline_age(baseline, gate.baseline_max_age_days)
+    detail.notes += (stale_baseline(baseline.measured_with, run_with)
+                     + baseline_age(baseline, gate.baseline_max_age_days))
     if all(row.trials == 0 for row in rates.values()) and not errored:
         return cannot_judge(["no trial was graded"], gate.method), detail
     if baseline.format_version == 1 or not baseline.cases:
@@ -199,7 +200,8 @@ def judge_dimensions(rates: dict[str, RateRow], strata: dict[str, list[Stratum]]
     # Strict compares rates alone: no bound to calibrate (a strict run never loads numpy for one).
     bounds = Bounds(alpha, gate.margin, 1 - level * spend / max(len(tested), 1), pass_scores) \
         if gate.method == "statistical" else None
-    weighed = {d: weigh(strata[d], level, bounds, (errored or {}).get(d), unit, (sessions or {}).get(d)) for d in tested}
+    weighed = {d: weigh(strata[d], level, bounds, (errored or {}).get(d), unit, (sessions or {}).get(d))
+               for d in tested}
     evidence = family({d: e for d, e in weighed.items() if e is not None}, spend)
     reasons: list[str] = []
     warnings: list[str] = []
@@ -216,7 +218,8 @@ def judge_dimensions(rates: dict[str, RateRow], strata: dict[str, list[Stratum]]
             _strict_row(row, ev, line, reasons, undecided, sum((errored or {}).get(dim, [])))
             continue
         row.p_value = ev.p_drop
-        outcome, row.label = classify(ev, gate.margin, gate.drift_allowance), label(ev, gate.margin, gate.drift_allowance)
+        outcome, row.label = (classify(ev, gate.margin, gate.drift_allowance),
+                              label(ev, gate.margin, gate.drift_allowance))
         row.status = _ROW_STATUS[outcome]
         if outcome == "regression":
             reasons.append(line)

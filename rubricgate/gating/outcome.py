@@ -77,7 +77,8 @@ def label(ev: Evidence, margin: float, allowance: float = 0.0) -> str:
     if outcome == "regression":
         return regression_text(ev, margin)
     if outcome == "pass" and improved(ev):
-        return f"improvement: up {-drop:.1f} points (adjusted p {ev.p_rise:.2g}); the drop is at most {max(up, 0):.1f} points"
+        return (f"improvement: up {-drop:.1f} points (adjusted p {ev.p_rise:.2g}); "
+                f"the drop is at most {max(up, 0):.1f} points")
     if outcome == "pass":
         return f"no change: the drop is at most {max(up, 0):.1f} points (margin {margin * 100:.0f})"
     if regressed(ev, margin):  # blocked by the allowance alone
@@ -93,7 +94,8 @@ def regression_text(ev: Evidence, margin: float) -> str:
     drop, lower, points = ev.drop * 100, ev.lower * 100, f"{margin * 100:.0f}-point margin"
     shown = f"at least {lower:.1f} points" if ev.lower > 0 else "above 0"
     if ev.lower > margin:
-        return f"REGRESSION: down {drop:.1f} points, more than the {points} (shown: {shown}; adjusted p {ev.p_drop:.2g})"
+        return (f"REGRESSION: down {drop:.1f} points, more than the {points} "
+                f"(shown: {shown}; adjusted p {ev.p_drop:.2g})")
     return (f"REGRESSION: down {drop:.1f} points (shown: {shown}, not shown to exceed the {points}; "
             f"adjusted p {ev.p_drop:.2g})")
 

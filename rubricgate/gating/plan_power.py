@@ -59,7 +59,8 @@ def regression_chance(base: Counts, rounds: Sequence[int], levels: Sequence[floa
         total = x1 + x0
         u = ((n0 * x1 - t * x0) / big).sum(axis=1) + (0.0 if unit.rho else CONTINUITY)
         phi1 = 1 + (t - 1) * unit.rho
-        v0 = (n0 * t * total * (big - total) / (big * big * np.maximum(big - 1, 1)) * (n0 * phi1 + t * phi0) / big).sum(axis=1)
+        v0 = (n0 * t * total * (big - total) / (big * big * np.maximum(big - 1, 1))
+              * (n0 * phi1 + t * phi0) / big).sum(axis=1)
         z = np.where(v0 > 0, u / np.sqrt(np.where(v0 > 0, v0, 1)), 0.0)
         reject = z <= _N.inv_cdf(max(lvl, 1e-300))
         observed = b.mean() - x1.sum(axis=1) / (t * len(base))

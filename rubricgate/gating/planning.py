@@ -101,7 +101,8 @@ def decision_needs(gate: GateConfig, first: int, dims: Sequence[str] = DIMENSION
     once = level(alpha, ALPHA_SHARES["dimensions"], len(dims), 1.0)
     catch = smallest_size(lambda c: regression_chance(base * c, [first], [once], target, gate.margin), 1, 1000)
     words = lambda n: "more than 1000" if n is None else f"about {n}"  # noqa: E731
-    return (f"the statistical gate at gate.margin {gate.margin * 100:.0f} points needs, even from a reviewer that never "
+    return (f"the statistical gate at gate.margin {gate.margin * 100:.0f} points needs, "
+            f"even from a reviewer that never "
             f"fails, {words(to_pass_at)} cases to PASS within gate.max_trials_per_case={gate.max_trials_per_case}, "
             f"and {words(catch)} cases at {first} trial(s) each to catch a {target * 100:.0f}-point drop in 80% of "
             "runs; a noisier reviewer needs more: `rubricgate plan` shows what this suite can show")
@@ -159,7 +160,8 @@ def collapse_line(baseline: Baseline | None, case_ids: Sequence[str], gate: Gate
     whether that falls short (the baseline has fewer trials for some case, or no size would do)."""
     need = collapse_need(len(case_ids), len(dims), gate)
     if need is None:
-        return f"a single collapsing case cannot be shown at {len(case_ids)} cases: raise gate.max_trials_per_case", True
+        return (f"a single collapsing case cannot be shown at {len(case_ids)} cases: "
+                "raise gate.max_trials_per_case"), True
     have = min((counts[d].trials for c in case_ids if (counts := (baseline.cases.get(c) if baseline else None))
                 for d in dims if d in counts), default=0)
     line = f"a single collapsing case is shown with {need} baseline trials per case at {len(case_ids)} cases"

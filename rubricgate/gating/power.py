@@ -98,7 +98,8 @@ class Plan:
         groups: dict[DimensionPlan, list[str]] = {}  # dimensions with the same figures share their lines
         for d in self.dimensions:
             groups.setdefault(replace(d, dimension=""), []).append(d.dimension)
-        body = [line for d, names in groups.items() for line in _dimension_lines(replace(d, dimension=", ".join(names)), self)]
+        body = [line for d, names in groups.items()
+                for line in _dimension_lines(replace(d, dimension=", ".join(names)), self)]
         return [head] + ([f"  {self.note}"] if self.note else []) + body + tail
 
 
@@ -144,7 +145,8 @@ def _pts(value: float | None) -> str:
 
 
 def plan_dimension(dim: str, base: Counts, first: int, sched: Schedule, alpha: float, margin: float,
-                   target: float, dims: int, unit: Unit = TRIAL, sessions: Sequence[int] | None = None) -> DimensionPlan:
+                   target: float, dims: int, unit: Unit = TRIAL,
+                   sessions: Sequence[int] | None = None) -> DimensionPlan:
     """One dimension's plan under the schedule (`base` in the schedule's case order)."""
     end = sched.budget_looks - 1
     share = ALPHA_SHARES["dimensions"]
@@ -159,14 +161,14 @@ def plan_dimension(dim: str, base: Counts, first: int, sched: Schedule, alpha: f
 
     once = level(alpha, share, dims, 1.0)
     reach_t = smallest_size(lambda t: regression_chance(base, [t], [once], target, margin, unit, sessions), 1, 100)
-    reach_c = smallest_size(lambda c: regression_chance([base[i % len(base)] for i in range(c)], [first], [once], target,
-                                                        margin, unit), len(base), 20 * len(base))
+    reach_c = smallest_size(lambda c: regression_chance([base[i % len(base)] for i in range(c)], [first], [once],
+                                                        target, margin, unit), len(base), 20 * len(base))
     at_last = [float(sched.trials_after(c, sched.looks[end])) for c in sched.caps]
     planned = sched.looks[sched.planned] if sched.planned < len(sched.looks) - 1 else None
     beyond = planned is None or planned > rounds[-1]  # an unchanged reviewer is not expected to PASS in the budget
     return DimensionPlan(dim, len(base), smallest_drop(at_first), smallest_drop(by_budget),
-                         expected_bound(base, at_last, sched.pass_score(end), unit, sessions), reach_t, reach_c, planned,
-                         pass_cases(base, rounds[-1], alpha, margin, unit, sessions) if beyond else None)
+                         expected_bound(base, at_last, sched.pass_score(end), unit, sessions), reach_t, reach_c,
+                         planned, pass_cases(base, rounds[-1], alpha, margin, unit, sessions) if beyond else None)
 
 
 def pass_cases(base: Counts, trials: int, alpha: float, margin: float, unit: Unit = TRIAL,

@@ -64,7 +64,8 @@ def tests_alpha_share(dims: int) -> float:
     return ALPHA_SHARES["dimensions"] / max(dims, 1)
 
 
-PassCheck = Callable[[int, tuple[float, ...]], bool]  # (round, PASS band scores) -> an unchanged reviewer's median counts PASS
+# (round, PASS band scores) -> an unchanged reviewer's median counts PASS
+PassCheck = Callable[[int, tuple[float, ...]], bool]
 
 
 @dataclass

@@ -29,14 +29,16 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
     default = jobs[0].agent if jobs else loaded.config.agent.name
     run_with = MeasuredWith(agent=default, agent_version=state.agent_versions.get(default),
                             model=loaded.config.agent.model or reported_model(results))
-    decision, gate = _decision(loaded, rates, state, len(results), len(jobs), per_case, run_with, errored_counts(results))
+    decision, gate = _decision(loaded, rates, state, len(results), len(jobs), per_case, run_with,
+                               errored_counts(results))
     decision = errored_gate(decision, results, len(jobs), loaded.config.gate.max_errored)
     cases = case_summaries(loaded, jobs, results, per_case, confidence)
     return Summary(run_id=state.run_id, started_at=state.started, kind=state.kind,
                    finished_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
                    complete=not state.interrupted and len(results) == len(jobs) and not state.not_run, agent=default,
                    agent_version=state.agent_versions.get(default), agent_support=support_for(state.agent_versions),
-                   model=loaded.config.agent.model or reported_model(results), trials_default=state.trials or loaded.config.trials,
+                   model=loaded.config.agent.model or reported_model(results),
+                   trials_default=state.trials or loaded.config.trials,
                    decision=decision, rates=rates, rates_by_tag=as_rates(per_tag),
                    intervals_by_tag=intervals(per_tag, confidence), cases=cases,
                    flaky_cases=[c.id for c in cases if c.flaky], errored=errored_list(results),
@@ -101,13 +103,13 @@ def _decision(loaded: Loaded, rates, state: RunState, done: int, total: int,
               per_case: Counts, run_with: MeasuredWith, errored: dict[str, int]) -> tuple[Decision, GateDetail | None]:
     method = loaded.config.gate.method  # the configured gate's, even when it could not judge
     if state.not_run:
-        return cannot_judge([f"{state.budget.reason}: {state.not_run} of {total} trials not run; the report is partial"],
-                            method), None
+        return cannot_judge([f"{state.budget.reason}: {state.not_run} of {total} trials not run; "
+                             "the report is partial"], method), None
     if state.interrupted:
         return cannot_judge([f"run interrupted after {done} of {total} trials; the report is partial"], method), None
     if state.tree_violations:
-        return cannot_judge([f"the original repository was modified during the run: {', '.join(state.tree_violations[:5])}"],
-                            method), None
+        return cannot_judge(["the original repository was modified during the run: "
+                             f"{', '.join(state.tree_violations[:5])}"], method), None
     if loaded.baseline is None and state.kind == "baseline":
         return Decision(status="baseline", exit_code=0, method=loaded.config.gate.method,
                         reasons=["baseline run: rates measured for baseline.json, not gated"]), None
@@ -174,5 +176,6 @@ def _adaptive_decision(loaded: Loaded, rates: dict[str, RateRow], adaptive, run_
     for dim, row in rows.items():
         rates[dim] = row
     detail.looks, detail.plan = adaptive.history(), adaptive.plan().as_json()
-    detail.confirmations = {c: {d: [x, n] for d, (x, n) in dims.items()} for c, dims in adaptive.confirm.frozen().items()}
+    detail.confirmations = {c: {d: [x, n] for d, (x, n) in dims.items()}
+                            for c, dims in adaptive.confirm.frozen().items()}
     return decision, detail

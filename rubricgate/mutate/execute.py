@@ -33,8 +33,8 @@ from rubricgate.isolation.leftovers import owned_folder, remove_owned
 from rubricgate.mutate.mutants import Mutant
 from rubricgate.mutate.progress import Progress
 
-_SKIP_NAMES = {".git", "__pycache__", ".rubricgate-cache", "node_modules", ".pytest_cache", ".mypy_cache", ".ruff_cache",
-               ".import_linter_cache", ".benchmarks"}
+_SKIP_NAMES = {".git", "__pycache__", ".rubricgate-cache", "node_modules", ".pytest_cache", ".mypy_cache",
+               ".ruff_cache", ".import_linter_cache", ".benchmarks"}
 
 
 BLIND = "no case exercises it"  # gating/changes.py: a changed rule the suite cannot see
@@ -164,7 +164,8 @@ def classify(mutant: Mutant | None, code: int, output: str, summary: dict | None
                    trials=len(trials), cached=sum(bool(t.get("cached")) for t in trials))
 
 
-def run_all(repo: Path, mutants: list[Mutant], settings: RunSettings, progress: Progress | None = None) -> list[Outcome]:
+def run_all(repo: Path, mutants: list[Mutant], settings: RunSettings,
+            progress: Progress | None = None) -> list[Outcome]:
     """Every mutant's outcome, in the given order; --max-cost stops new runs once spent."""
     spent, lock = [0.0], threading.Lock()
 

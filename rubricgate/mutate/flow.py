@@ -135,12 +135,14 @@ def report_lines(report: MutationReport, out: Path) -> list[str]:
     """The terminal summary: score, survivors with their rule and why, skipped mutants."""
     pct = lambda x: "n/a" if x is None else f"{x:.1%}"  # noqa: E731
     ran = [m for m in report.mutants if m.status not in ("error", "not_run", "undecided")]
-    undecided = f"; {report.undecided} undecided (the gate could not settle them within the budget)" if report.undecided else ""
+    undecided = (f"; {report.undecided} undecided (the gate could not settle them within the budget)"
+                 if report.undecided else "")
     lines = [f"mutation score {pct(report.score)} ({report.killed}/{len(ran)} mutants caught), "
              f"mechanical rules {pct(report.mechanical_score)}; {len(report.skipped)} skipped{undecided}; "
              f"wall {report.wall_seconds:.1f} s at --jobs {report.jobs}"]
     if report.control_status == "undecided":
-        lines.append("note: the unmutated run was undecided (INCONCLUSIVE): each mutant was decided by the gate on its own")
+        lines.append("note: the unmutated run was undecided (INCONCLUSIVE): "
+                     "each mutant was decided by the gate on its own")
     for m in report.mutants:
         if m.status not in ("killed", "rejected"):
             lines.append(f"  {m.status:<8} {m.id}: {m.description} - {m.explanation or m.detail}")

@@ -99,7 +99,8 @@ def threshold_mutants(rubric: RubricSpec, text: str, path: str) -> tuple[list[Mu
         written = _number_like(word, value)
         edited = text[:span[0]] + written + text[span[1]:] if written else ""
         if value < 1 or not written or parse_threshold(edited) != value:
-            skipped.append(Skipped(f"{kind}:{rid}", rid, f"a threshold of {value} cannot be written in the rubric's words"))
+            skipped.append(Skipped(f"{kind}:{rid}", rid,
+                                   f"a threshold of {value} cannot be written in the rubric's words"))
             continue
         made.append(Mutant(f"{kind}:{rid}", kind, rid, f"warning threshold {now} -> {value}", path, edited))
     return made, skipped
@@ -123,7 +124,8 @@ def prompt_mutants(text: str, path: str) -> list[Mutant]:
             continue
         first = block.strip().splitlines()[0][:60]
         made.append(Mutant(f"drop-paragraph:{i + 1}", "drop-paragraph", "prompt",
-                           f"drop prompt paragraph {i + 1} ({first!r})", path, "\n\n".join(blocks[:i] + blocks[i + 1:])))
+                           f"drop prompt paragraph {i + 1} ({first!r})", path,
+                           "\n\n".join(blocks[:i] + blocks[i + 1:])))
     return made
 
 
@@ -144,7 +146,8 @@ def statement_mutants(rubric: RubricSpec, repo: Path) -> tuple[list[Mutant], lis
     return made, skipped
 
 
-def all_mutants(repo: Path, rubric: RubricSpec, rubric_path: str, prompt_path: str) -> tuple[list[Mutant], list[Skipped]]:
+def all_mutants(repo: Path, rubric: RubricSpec, rubric_path: str,
+                prompt_path: str) -> tuple[list[Mutant], list[Skipped]]:
     """Every mutant of the rubric and the prompt, and those skipped with a reason."""
     if any(r.file or not r.line for r in rubric.rules.values()):  # the rules are named in rubricgate.yaml
         rules, skipped = statement_mutants(rubric, repo)

@@ -51,5 +51,6 @@ def score(outcomes: list[Outcome]) -> float | None:
 def result(outcome: Outcome, rubric: RubricSpec, agent: str, skeleton: str = "") -> MutantResult:
     m = outcome.mutant
     return MutantResult(id=m.id, kind=m.kind, rule=m.rule, description=m.description, status=outcome.status,
-                        detail=outcome.detail, cases=list(outcome.failed_cases), explanation=explain(outcome, rubric, agent), skeleton=skeleton,
+                        detail=outcome.detail, cases=list(outcome.failed_cases),
+                        explanation=explain(outcome, rubric, agent), skeleton=skeleton,
                         seconds=round(outcome.seconds, 3), trials=outcome.trials, cached_trials=outcome.cached)

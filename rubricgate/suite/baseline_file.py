@@ -41,7 +41,8 @@ def load_baseline(path: Path, display: str, allow_format_1: bool = False,
     if not baseline.rates:
         raise GateInputError(display, "rates", "no dimension", "run `rubricgate baseline update`")
     if baseline.format_version >= 2 and not baseline.cases:
-        raise GateInputError(display, "cases", f"format {baseline.format_version} without per-case counts", "run `rubricgate baseline update`")
+        raise GateInputError(display, "cases", f"format {baseline.format_version} without per-case counts",
+                             "run `rubricgate baseline update`")
     for case, dims in baseline.cases.items():
         if not dims:
             raise GateInputError(display, f"cases.{case}", "no dimension", "run `rubricgate baseline update`")
@@ -50,8 +51,10 @@ def load_baseline(path: Path, display: str, allow_format_1: bool = False,
         more = f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""
         raise GateInputError(display, f"cases.{unknown[0]}", f"no task or fixture has this case id{more}"
                              f"{did_you_mean(unknown[0], list(case_ids or ()))}",
-                             "run `rubricgate baseline update` (it drops cases the suite no longer has), or restore the case")
+                             "run `rubricgate baseline update` (it drops cases the suite no longer has), "
+                             "or restore the case")
     if baseline.format_version == 1 and not allow_format_1:
-        raise GateInputError(display, "format_version", "format 1 keeps suite rates only; the gate needs per-case counts",
+        raise GateInputError(display, "format_version",
+                             "format 1 keeps suite rates only; the gate needs per-case counts",
                              f"re-measure it: {REMEASURE}")
     return baseline

@@ -98,8 +98,10 @@ def fixture_layout_errors(repo: Path, config: Config) -> list[GateInputError]:
                 errors.extend(_fixture_folder_errors(repo, item) if config.suite.layout == "skills"
                               else _files_folder_errors(repo, item))
         elif entry.is_dir():
-            errors.append(GateInputError(rel, "", f"unknown tier folder {entry.name!r}{did_you_mean(entry.name, TIER_FOLDERS)}",
-                                         f"fixtures live in {config.suite.fixtures}/<pass|warn|block>/<name>/; rename or move it"))
+            errors.append(GateInputError(rel, "",
+                                         f"unknown tier folder {entry.name!r}{did_you_mean(entry.name, TIER_FOLDERS)}",
+                                         f"fixtures live in {config.suite.fixtures}/<pass|warn|block>/<name>/; "
+                                         "rename or move it"))
         else:
             errors.append(GateInputError(rel, "", "a file directly under the fixtures folder is not a case",
                                          f"move it into {config.suite.fixtures}/<tier>/<name>/ or out of the suite"))
@@ -120,7 +122,8 @@ def _fixture_folder_errors(repo: Path, folder: Path) -> list[GateInputError]:
     if wrong_case:
         problem, fix = f"{wrong_case!r} is not recognised (the name is case-sensitive)", f"rename it to {FIXTURE_FILE}"
     elif nested:
-        problem, fix = f"fixture nested too deep ({nested[0]})", f"move it up to {folder.parent.name}/<name>/{FIXTURE_FILE}"
+        problem, fix = (f"fixture nested too deep ({nested[0]})",
+                        f"move it up to {folder.parent.name}/<name>/{FIXTURE_FILE}")
     else:
         problem, fix = f"no {FIXTURE_FILE} in this fixture folder", f"add {FIXTURE_FILE} or remove the folder"
     return errors + [GateInputError(rel, "", problem, fix)]
@@ -137,14 +140,16 @@ def _files_folder_errors(repo: Path, folder: Path) -> list[GateInputError]:
         errors += _unwritten_skeleton(repo, path)
     if not any(p.is_file() and p.name != "expect.yaml" for p in folder.rglob("*")):
         errors.append(GateInputError(rel, "", "no file to review in this fixture folder",
-                                     "add the files the reviewer reviews (a .diff, code, documents) or remove the folder"))
+                                     "add the files the reviewer reviews (a .diff, code, documents) "
+                                     "or remove the folder"))
     return errors
 
 
 def _odd_fixture_files(repo: Path, folder: Path) -> list[GateInputError]:
     for name in ("expect.yml", "expect.json", "Expect.yaml"):
         if (folder / name).is_file():
-            return [GateInputError(_rel(repo, folder / name), "", "not read: the fixture's expectations file is expect.yaml",
+            return [GateInputError(_rel(repo, folder / name), "",
+                                   "not read: the fixture's expectations file is expect.yaml",
                                    "rename it to expect.yaml")]
     return []
 
@@ -154,7 +159,8 @@ def _unwritten_skeleton(repo: Path, skill: Path) -> list[GateInputError]:
     expect a tier that its clean text cannot produce."""
     for number, line in enumerate(skill.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
         if VIOLATION_MARKER in line:
-            return [GateInputError(f"{_rel(repo, skill)}:{number}", "", "a fixture skeleton whose violation is not written yet",
+            return [GateInputError(f"{_rel(repo, skill)}:{number}", "",
+                                   "a fixture skeleton whose violation is not written yet",
                                    "write the violation the comment asks for and remove the comment")]
     return []
 

@@ -132,5 +132,6 @@ def coverage_lines(coverage: Coverage, width: int = 6) -> list[str]:
         lines.append(f"  {r.rule:<26} {what:<22} {len(r.cases):>3}  {ids or 'UNCOVERED'}")
     if coverage.uncovered:
         lines.append("uncovered: " + ", ".join(coverage.uncovered)
-                     + " (an edit to these passes unseen; `rubricgate coverage --suggest DIR` writes fixture skeletons)")
+                     + " (an edit to these passes unseen; "
+                       "`rubricgate coverage --suggest DIR` writes fixture skeletons)")
     return lines

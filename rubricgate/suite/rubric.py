@@ -146,7 +146,8 @@ def _parse_row(cells: list[str], cols: dict[str, int], path: str, lineno: int, v
     rid, severity, kind = cell("id"), cell("severity").lower(), cell("kind").lower()
     text = cell("rule") or cell("description")
     if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", rid):
-        raise GateInputError(path, f"line {lineno}", f"rule id {rid!r} is not kebab-case", "use ids like fm-name-required")
+        raise GateInputError(path, f"line {lineno}", f"rule id {rid!r} is not kebab-case",
+                             "use ids like fm-name-required")
     if severity not in vocabulary.meanings:
         words = ", ".join(vocabulary.meanings)
         hint = "" if vocabulary.custom else " (or map the rubric's own words in rubricgate.yaml `tiers.severities`)"
@@ -192,7 +193,8 @@ def load_rubric(path: Path, display: str | None = None, vocabulary: Vocabulary =
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise GateInputError(shown, "", f"cannot read rubric ({exc.strerror})", "check reviewer.rubric in rubricgate.yaml") from exc
+        raise GateInputError(shown, "", f"cannot read rubric ({exc.strerror})",
+                             "check reviewer.rubric in rubricgate.yaml") from exc
     return parse_rubric(utf8_text(data, shown), shown, vocabulary)
 
 

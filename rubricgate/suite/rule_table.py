@@ -48,7 +48,8 @@ def table_rubric(repo: Path, config: Config, vocabulary: Vocabulary) -> RubricSp
     for i, row in enumerate(verdict.rules):
         if row.severity not in vocabulary.meanings:
             raise GateInputError(_CONFIG, f"verdict.rules[{i}].severity", f"severity {row.severity!r} of {row.id}",
-                                 f"use one of {', '.join(vocabulary.meanings)} (or map your words in `tiers.severities`)")
+                                 f"use one of {', '.join(vocabulary.meanings)} "
+                                 "(or map your words in `tiers.severities`)")
         file, line, text = locate(re.compile(row.statement_pattern(), re.M), texts)
         rules[row.id] = Rule(row.id, row.severity, row.kind, text, line, file)
     threshold = parse_threshold(texts.get(config.reviewer.rubric, ""))

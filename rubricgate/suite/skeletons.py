@@ -53,7 +53,8 @@ def _mechanical(rid: str, name: str) -> dict[str, str] | None:
         "body-length": _skill(name, body=STEPS + [f"- note {i}: keep the counts per day." for i in range(500)]),
         "body-present": _skill(name, body=["# Daily row counts"]),
         "refs-link-broken": _skill(name, body=STEPS + ["", "See [the table list](references/missing-tables.md)."]),
-        "secret-in-file": _skill(name, body=STEPS + ["", "Connect with `password: Hunter2-prod-9x` as the loader user."]),
+        "secret-in-file": _skill(name, body=STEPS + ["",
+                                                     "Connect with `password: Hunter2-prod-9x` as the loader user."]),
     }
     return {"SKILL.md": texts[rid]} if rid in texts else None
 

@@ -85,7 +85,8 @@ def read_data(path: Path, display: str) -> Any:
         where, _, what = str(exc).rpartition(": ") if str(exc).startswith("line ") else ("", "", str(exc))
         raise GateInputError(display, where or "(keys)", what, "give each key once (merge the two blocks)") from None
     except (TooDeep, TooLarge) as exc:
-        raise GateInputError(display, "(top level)", str(exc), "flatten the data (no real file nests this deep)") from None
+        raise GateInputError(display, "(top level)", str(exc),
+                             "flatten the data (no real file nests this deep)") from None
     except json.JSONDecodeError as exc:
         raise GateInputError(display, f"line {exc.lineno}", f"invalid JSON: {exc.msg}", "fix the syntax") from exc
     except yaml.YAMLError as exc:
