@@ -5,7 +5,7 @@ and of the files a CLI writes beside them: codex's session rollout, Copilot's us
 CLI's folders found on their own), each side log the run reads while a CLI runs (Qwen Code's
 debug log) and each file format (rubricgate.yaml, a task, expect.yaml,
 baseline.json, rubric.md, the prompt, summary.json, events.jsonl, shard.json, a stored
-transcript, a cache entry), COUNT seeded mutated inputs (byte flips, truncation, duplication,
+transcript, a cache entry, a comparison.json), COUNT seeded mutated inputs (byte flips, truncation, duplication,
 long lines, deep nesting, huge and non-finite numbers, lone surrogates, wrong types, duplicate
 keys, YAML alias bombs) go through tests/fuzz/targets.py. Printed per format: inputs (and how
 many mutated the stream and each file beside it), failures (an exception, a hang past 60 s,

@@ -225,7 +225,9 @@ def comparison_page(cat: Catalog, record_slug: str) -> dict:
     sides = {side: [r for r in (cat.ref_at(p) for p in paths) if r is not None]
              for side, paths in comparisons.side_folders(ref, record).items()}
     first = {side: next((cat.head(r) for r in runs if cat.head(r) is not None), None) for side, runs in sides.items()}
-    bh, hh = first["base"], first["head"]
+    # Both sides or neither: a side whose runs are gone (removed, or a record naming none) leaves
+    # nothing to set the other against.
+    bh, hh = (first["base"], first["head"]) if first["base"] and first["head"] else (None, None)
     return {"comparison": record, "record": head.run_id, "base_label": record.base, "head_label": record.head,
             "order": record.order or None, "moved": _moved(record.flips),
             "side_runs": [(side, [r.key for r in runs]) for side, runs in sides.items() if runs],

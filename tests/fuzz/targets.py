@@ -117,6 +117,9 @@ class World:
     cache_dir: Path = Path()
     parts: KeyParts | None = None  # the cache entry's key parts
     trial: TrialResult | None = None  # the run's first trial with a transcript (its case's first)
+    # A `compare --base` folder (comparison.json, base/ and head/ runs) outside the reports folder,
+    # so the summary's and the events' viewer sees the run alone.
+    comparison: Path = Path()
 
     @classmethod
     def make(cls, root: Path | None = None) -> World:
@@ -132,7 +135,25 @@ class World:
         world = cls(root, repo, run, load_all(repo))
         world.trial = world._first_trial()
         world._store_cache_entry()
+        world._store_comparison()
         return world
+
+    def _store_comparison(self) -> None:
+        """comparison.json as `compare --base` keeps it: in compare-<id>/ beside a copy of the run
+        on each side, the run folders relative to it, the comparison of the run with itself."""
+        from rubricgate.flows.comparison_record import RECORD_FILE, comparison_record, write_record
+        from rubricgate.gating.compare import compare_summaries
+        from rubricgate.records.files import read_summary
+
+        folder = self.root / "compared" / "compare-fuzz"
+        sides = [folder / side / f"{self.run.name}-{side}" for side in ("base", "head")]  # a run id each
+        for side in sides:
+            shutil.copytree(self.run, side)
+        summary = read_summary(self.run)
+        comparison = compare_summaries(summary, summary, self.loaded.config.gate, "reviewer at main", "working tree")
+        record = comparison_record(comparison, started_at="2026-12-04T00:00:00+00:00", record_id=folder.name,
+                                   runs=([sides[0]], [sides[1]]), env={}, repo=self.repo)
+        self.comparison = write_record(folder / RECORD_FILE, record)
 
     def _store_cache_entry(self) -> None:
         from rubricgate.runner.cache import key_parts, store
@@ -408,6 +429,28 @@ def _stored_transcript(world: World, path: Path) -> str:
     return f"{'regraded' if regraded == 'loaded' else regraded}/{shown}"
 
 
+def _comparison(world: World, path: Path) -> str:
+    """A `compare --base` record as the viewer reads it: the runs page lists it (or leaves it out
+    with a note naming it), and a listed one's page opens with the runs of each side."""
+    from rubricgate.view import urls
+    from rubricgate.view.site import site_for
+
+    site = site_for([path.parent.parent])
+    runs = site.page(urls.runs())
+    if runs.status != 200:
+        raise Unexplained(f"the runs page answered {runs.status}")
+    listed = site.catalog.comparisons()
+    if not listed:
+        if not any(path.parent.name in problem for problem in site.catalog.problems):
+            raise Unexplained("the viewer left the comparison out without a note")
+        return "left out"
+    [(_, _, head)] = listed
+    page = site.page(urls.compare_record(head.run_id))
+    if page.status != 200:
+        raise Unexplained(f"the comparison's page answered {page.status}")
+    return "listed/opened"
+
+
 STORED_TRANSCRIPT = tuple(f"{r}/{s}" for r in ("regraded", "input error") for s in ("shown", "not shown"))
 
 FILES: list[FileFormat] = [
@@ -426,4 +469,5 @@ FILES: list[FileFormat] = [
     FileFormat("transcript.json", "json", lambda w: w.run / w.transcript_rel(), _stored_transcript,
                STORED_TRANSCRIPT),
     FileFormat("cache entry", "json", _entry, _cache, ("hit", "miss", "rejected")),
+    FileFormat("comparison.json", "json", lambda w: w.comparison, _comparison, ("listed/opened", "left out")),
 ]

@@ -74,6 +74,20 @@ def test_its_page_shows_the_flips_and_links_the_runs_it_compared(tmp_path):
     assert 'id="side-note"' in side and urls.compare_record(folder.name) in side
 
 
+@pytest.mark.parametrize("gone", ["base", "head"])
+def test_its_page_opens_when_the_runs_of_one_side_are_gone(tmp_path, gone):
+    """Found by the fuzz of comparison.json: a side without its runs raised in the template."""
+    import shutil
+
+    reports = tmp_path / "reports"
+    folder = _compare_folder(reports)
+    shutil.rmtree(folder / gone)
+    page = site_for([reports]).page(urls.compare_record(folder.name))
+    html = page.body.decode()
+    assert page.status == 200 and 'data-kind="regressed"' in html, html
+    assert 'id="rules"' not in html  # no rule table set against a side that is not there
+
+
 def test_a_format_2_compare_json_from_the_workflow_still_opens(tmp_path):
     comparison, _, _ = _comparison()
     reports = tmp_path / "reports"
