@@ -14,9 +14,9 @@ from rubricgate.agents.copilot import (
     SPEC,
     CopilotAgent,
     apply_usage,
+    limit_watch,
     native_binary,
     parse_copilot_stream,
-    limit_watch,
     writes_usage_file,
 )
 from rubricgate.agents.normalize import Draft
