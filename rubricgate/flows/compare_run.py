@@ -14,12 +14,15 @@ of both sides, stopping at the first that decides, at most gate.max_trials_per_c
 (gating/paired.py). The strict gate (or K at least the budget) runs K rounds and looks once.
 Per-task `trials:` is not used here. Round r runs trial number r, so with --cache (answers
 keyed by trial index) the rounds replay different answers and stay interleaved too.
+An INCONCLUSIVE comparison says what to run next (a warning 'next: ...'): a comparison is not
+continued, so a fresh one with the rounds at which these rates would decide, or cases to add.
 """
 
 from __future__ import annotations
 
 import random
 import secrets
+import shlex
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
@@ -28,11 +31,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
-from rubricgate.gating.compare import Comparison, compare_summaries
+from rubricgate.gating.compare import MOST_SCALE, Comparison, compare_summaries, rounds_to_decide, summary_counts
 from rubricgate.gating.paired import PairedDesign, PairedLook, paired_design
 from rubricgate.isolation.leftovers import owned_folder, remove_owned
 from rubricgate.models.config import Config, GateConfig
-from rubricgate.models.results import Summary
+from rubricgate.models.results import Decision, Summary
 from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.records.files import new_run_id
 from rubricgate.runner.cache import resolve_cache_dir
@@ -155,7 +158,31 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
     comparison = comparison or _compare(rounds, gate, labels)
     comparison.order = {"seed": seed, "interleaved": len(schedule) > 1, "rounds": schedule[:len(rounds["head"])],
                         "adaptive": adaptive, "looks": list(design.looks) if design else [len(schedule)]}
+    comparison.decision = _next_step(comparison, rounds, gate, options, ref, method)
     return PairedOutcome(comparison, out / "base", out / "head")
+
+
+def _next_step(comparison: Comparison, rounds: dict[str, list[Summary]], gate: GateConfig, options: RunOptions,
+               ref: str, method: str | None) -> Decision:
+    """An undecided comparison names what to run next: a fresh one with more rounds (one look
+    after them), or, when more rounds at these rates would not decide, more cases."""
+    decision = comparison.decision
+    if decision.status != "inconclusive" or not any(t.status == "inconclusive" for t in comparison.tests):
+        return decision
+    ran = len(rounds["head"])
+    need = rounds_to_decide(summary_counts(merge_rounds(rounds["base"])), summary_counts(merge_rounds(rounds["head"])),
+                            ran, gate)
+    command = " ".join(["rubricgate compare --base", shlex.quote(ref),
+                        *([f"--config {shlex.quote(str(options.config_path))}"] if options.config_path else []),
+                        *([f"--method {method}"] if method else []),
+                        *([f"--agent {shlex.quote(options.agent)}"] if options.agent else []),
+                        *(f"--only {shlex.quote(o)}" for o in options.only)])
+    line = (f"next: a comparison is not continued; run a fresh one with more rounds: {command} --trials {need} "
+            f"(at the rates these {ran} rounds showed, {need} rounds decide, one look after them), or add cases"
+            if need else
+            f"next: a comparison is not continued, and even {MOST_SCALE * ran} rounds at the rates these {ran} rounds "
+            "showed would not decide: add cases (`rubricgate plan` shows what would reach the margin)")
+    return decision.model_copy(update={"warnings": [*decision.warnings, line]})
 
 
 def _compare(rounds: dict[str, list[Summary]], gate: GateConfig, labels: dict[str, str],

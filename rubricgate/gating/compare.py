@@ -15,6 +15,8 @@ dimensions), and labelled the same way (rubricgate/gating/gate.py). The decision
                false-alarm rate is stated with the result: the exact chance that an unchanged
                reviewer dips on these counts (0 for a deterministic reviewer).
 A side with trials that did not run (interrupted, budget spent) cannot be judged: exit 2.
+An INCONCLUSIVE `compare --base` is not continued: its next step is a fresh comparison with more
+rounds, at least the rounds at which the per-case rates it showed would decide (`rounds_to_decide`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from rubricgate.models.results import CaseSummary, Decision, RateRow, Summary, T
 FlipKind = Literal["regressed", "fixed", "unchanged", "added", "removed"]
 KINDS: tuple[FlipKind, ...] = ("regressed", "fixed", "unchanged", "added", "removed")
 Counts = dict[str, dict[str, tuple[int, int]]]
+MOST_SCALE = 8  # rounds_to_decide looks up to this many times the rounds that were run
 
 
 @dataclass
@@ -251,3 +254,18 @@ def _failures(trials: list[TrialResult]) -> list[str]:
             if not g.passed:
                 seen.setdefault(f"{dim}: {g.category or 'failed'}: {g.reason}".rstrip(": "), []).append(t.trial)
     return [f"{reason} (trial {', '.join(map(str, ts))})" for reason, ts in seen.items()]
+
+
+def rounds_to_decide(base: Counts, head: Counts, rounds: int, gate: GateConfig) -> int | None:
+    """The rounds (2x, 4x, ... up to MOST_SCALE x `rounds`) at which a comparison that looks
+    once would decide if every case kept the rates it showed in these `rounds`; None: not within
+    that. A projection from the counts, not a promise: the new rounds bring their own noise."""
+    scale = 2
+    while scale <= MOST_SCALE:
+        scaled = [{c: {d: (x * scale, n * scale) for d, (x, n) in dims.items()} for c, dims in side.items()}
+                  for side in (base, head)]
+        tests = dimension_tests(scaled[0], scaled[1], gate)
+        if tests and all(t.status != "inconclusive" for t in tests):
+            return rounds * scale
+        scale *= 2
+    return None

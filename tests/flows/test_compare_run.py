@@ -1,0 +1,97 @@
+"""`compare --base` ending INCONCLUSIVE names what to run next: a comparison is not continued, so
+a fresh one with the rounds at which the rates it showed would decide, or cases to add; and the
+command it names runs and decides (issue 39: a user who meets INCONCLUSIVE is told the command)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from rubricgate.cli import main
+from rubricgate.gating.compare import MOST_SCALE, dimension_tests, rounds_to_decide
+from rubricgate.models.config import GateConfig
+from tests.conftest import git, make_repo
+
+FIXTURES = ["block/data-loader", "block/forecast-notebook-runner", "pass/weekly-revenue-summary"]
+STATISTICAL = GateConfig(method="statistical")
+NEXT = re.compile(r"^warning: next: a comparison is not continued; run a fresh one with more rounds: "
+                  r"(rubricgate compare --base .+ --trials (\d+)) \(at the rates these (\d+) rounds showed, "
+                  r"\2 rounds decide, one look after them\), or add cases$", re.M)
+
+
+def _statistical_repo(tmp_path: Path) -> Path:
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["gate"].update({"method": "statistical", "max_trials_per_case": 4})
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "statistical gate")
+    return repo
+
+
+def _compare(repo: Path, *args: str, json_out: Path | None = None):
+    extra = ["--json", str(json_out)] if json_out else []
+    return CliRunner().invoke(main, ["compare", "--repo", str(repo), *args, *extra])
+
+
+def _inconclusive(repo: Path, tmp_path: Path) -> tuple[str, int, dict]:
+    """An unchanged reviewer on 3 cases: the 4 rounds of the budget cannot bound the drop."""
+    result = _compare(repo, "--base", "HEAD", "--only", "data-loader", "--only", "forecast", "--only", "weekly",
+                      json_out=tmp_path / "cmp.json")
+    assert result.exit_code == 2 and "decision (statistical): INCONCLUSIVE (exit 2)" in result.stdout, result.output
+    found = NEXT.search(result.stdout)
+    assert found is not None, result.stdout
+    assert found.group(3) == "4"  # the rounds that ran: the whole budget
+    return found.group(1), int(found.group(2)), json.loads((tmp_path / "cmp.json").read_text())
+
+
+def test_an_inconclusive_compare_names_a_fresh_one_with_more_rounds_and_keeps_it_in_the_record(tmp_path) -> None:
+    repo = _statistical_repo(tmp_path)
+    command, rounds, record = _inconclusive(repo, tmp_path)
+    assert command == f"rubricgate compare --base HEAD --only data-loader --only forecast --only weekly --trials {rounds}"
+    assert 4 < rounds <= 4 * MOST_SCALE  # past the budget: one look after them
+    assert any(w.startswith(f"next: a comparison is not continued; run a fresh one with more rounds: {command} ")
+               for w in record["decision"]["warnings"])
+
+
+@pytest.mark.long
+def test_the_command_an_inconclusive_compare_names_decides(tmp_path) -> None:
+    repo = _statistical_repo(tmp_path)
+    command, rounds, _ = _inconclusive(repo, tmp_path)
+    args = shlex.split(command)[2:]  # after "rubricgate compare"
+    result = _compare(repo, *args, json_out=tmp_path / "again.json")
+    again = json.loads((tmp_path / "again.json").read_text())
+    assert result.exit_code == 0 and "decision (statistical): PASS (exit 0)" in result.stdout, result.output
+    assert len(again["order"]["rounds"]) == rounds and again["order"]["looks"] == [rounds]
+
+
+def _counts(per_case: tuple[int, int], cases: int = 3) -> dict:
+    return {f"c{i}": {"verdict": per_case} for i in range(cases)}
+
+
+def test_rounds_to_decide_is_the_first_doubling_at_which_these_rates_decide() -> None:
+    base, head = _counts((4, 4)), _counts((4, 4))
+    rounds = rounds_to_decide(base, head, 4, STATISTICAL)
+    assert rounds is not None and rounds in (8, 16, 32)
+    at = rounds // 4
+    decided = dimension_tests(*({c: {d: (x * at, n * at) for d, (x, n) in v.items()} for c, v in side.items()}
+                                for side in (base, head)), STATISTICAL)
+    assert decided and all(t.status != "inconclusive" for t in decided)
+    half = at // 2
+    if half > 1:
+        earlier = dimension_tests(*({c: {d: (x * half, n * half) for d, (x, n) in v.items()} for c, v in side.items()}
+                                    for side in (base, head)), STATISTICAL)
+        assert any(t.status == "inconclusive" for t in earlier)
+
+
+def test_a_drop_just_under_the_margin_is_not_decided_by_8x_the_rounds_so_the_next_step_is_cases() -> None:
+    """Head 4 points under base on every case: at 8x the rounds the drop's upper bound is still
+    above the 5-point margin (and a 4-point drop is not more than it): no rounds figure."""
+    base, head = _counts((25, 25)), _counts((24, 25))
+    assert rounds_to_decide(base, head, 25, STATISTICAL) is None
+    assert [t.status for t in dimension_tests(base, head, STATISTICAL)] == ["inconclusive"]
