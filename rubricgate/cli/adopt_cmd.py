@@ -104,7 +104,8 @@ def _next_steps(agent: str, repo: Path) -> str:
 @click.option("--pr", type=click.IntRange(min=1), default=None,
               help="Source: a pull request (GitHub REST; GITHUB_TOKEN and GITHUB_REPOSITORY as in Actions).")
 @click.option("--github-repo", default=None, metavar="OWNER/NAME", help="With --pr: instead of $GITHUB_REPOSITORY.")
-@click.option("--base", default=None, help="Source: skills (suite.layout files: any files) changed since the merge base with BASE ...")
+@click.option("--base", default=None,
+              help="Source: skills (suite.layout files: any files) changed since the merge base with BASE ...")
 @click.option("--head", default=None,
               help="... up to HEAD, read at HEAD; WORKTREE (the default with --base): the working tree, "
                    "uncommitted and untracked files included.")
@@ -170,11 +171,13 @@ def _reviewed(root, config, pr, github_repo, base, head, from_run, case_id, diff
     from rubricgate.adopt import record_changes as changes
     from rubricgate.adopt import record_sources as sources
 
-    chosen = [name for name, on in (("--pr", pr), ("--base/--head", base or head), ("--from/--case", from_run or case_id),
-                                    ("--diff", diff_file)) if on]
+    chosen = [name for name, on in (("--pr", pr), ("--base/--head", base or head),
+                                    ("--from/--case", from_run or case_id), ("--diff", diff_file)) if on]
     if len(chosen) != 1:
-        raise GateInputError("record", "source", f"{'no source' if not chosen else 'several sources: ' + ', '.join(chosen)}",
-                             "give exactly one of --pr N, --base REF [--head REF], --from RUN_DIR --case ID, --diff FILE")
+        raise GateInputError("record", "source",
+                             f"{'no source' if not chosen else 'several sources: ' + ', '.join(chosen)}",
+                             "give exactly one of --pr N, --base REF [--head REF], --from RUN_DIR --case ID, "
+                             "--diff FILE")
     excluded = _not_reviewed(config)
     files = config.suite.layout == "files"
     if diff_file:

@@ -56,4 +56,5 @@ def _github_output(is_changed: bool) -> None:
         with open(target, "a", encoding="utf-8") as fh:
             fh.write(f"changed={'true' if is_changed else 'false'}\n")
     except OSError as exc:
-        raise GateInputError(target, "GITHUB_OUTPUT", f"cannot append: {exc.strerror}", "unset it or fix the path") from exc
+        raise GateInputError(target, "GITHUB_OUTPUT", f"cannot append: {exc.strerror}",
+                             "unset it or fix the path") from exc

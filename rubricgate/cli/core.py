@@ -64,10 +64,12 @@ max_cost_option = click.option("--max-cost", type=FiniteFloatRange(min=0), defau
 @repo_option
 @config_option
 @click.option("--agent", default=None, help="Agent adapter for every case (overrides tasks and config).")
-@click.option("--trials", type=click.IntRange(min=1), default=None, help="Trials per case (overrides tasks and config).")
+@click.option("--trials", type=click.IntRange(min=1), default=None,
+              help="Trials per case (overrides tasks and config).")
 @click.option("--only", multiple=True, help="Run only cases whose id contains this text (repeatable).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
-              help="Trials run at once. Default: agent.jobs in rubricgate.yaml, else 4 for a CLI reviewer, 1 for the builtin.")
+              help="Trials run at once. Default: agent.jobs in rubricgate.yaml, "
+                   "else 4 for a CLI reviewer, 1 for the builtin.")
 @click.option("--keep-workspaces", is_flag=True, help="Keep each trial's throwaway copy for debugging.")
 @cache_option
 @cache_dir_option
@@ -89,7 +91,8 @@ def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, ca
     interrupt_on_sigterm()
     try:
         options = _run_options(repo=_repo(repo), config_path=config_path, agent=agent, trials=trials,
-                               exits_after=True, only=list(only), jobs=jobs, keep_workspaces=keep_workspaces, listeners=_listeners(),
+                               exits_after=True, only=list(only), jobs=jobs, keep_workspaces=keep_workspaces,
+                               listeners=_listeners(),
                                cache=cache or cache_dir is not None, cache_dir=cache_dir, max_cost=max_cost,
                                shard=spec_from_flags(shard, shard_costs) if sharding else None, continues=continues)
         outcome = run_shard(options) if shard else run_suite(options)
@@ -126,7 +129,8 @@ def validate(repo, config_path, list_cases) -> None:
         fail_input(exc)
     tasks = sum(1 for c in loaded.cases if c.source == "task")
     click.echo(f"ok: {len(loaded.cases)} cases ({tasks} tasks, {len(loaded.cases) - tasks} fixtures), "
-               f"{len(loaded.rubric.rules)} rules, baseline {_rates(loaded.baseline.rates) if loaded.baseline else 'none'}")
+               f"{len(loaded.rubric.rules)} rules, "
+               f"baseline {_rates(loaded.baseline.rates) if loaded.baseline else 'none'}")
     click.echo("\n".join(case_count_lines(loaded.cases)))
     if list_cases:
         click.echo("\n".join(case_list_lines(loaded.cases)))
@@ -163,7 +167,8 @@ def _builtin_scope(summary) -> None:
     from rubricgate.agents.builtin import scope_note
 
     rules = summary.reviewer.rules if summary.reviewer else {}
-    if "builtin" in (summary.agent or "").split(",") and (note := scope_note({r: row.kind for r, row in rules.items()})):
+    if ("builtin" in (summary.agent or "").split(",")
+            and (note := scope_note({r: row.kind for r, row in rules.items()}))):
         click.echo(f"note: {note}", err=True)
 
 
@@ -214,13 +219,15 @@ def baseline() -> None:
 @baseline.command("update")
 @repo_option
 @config_option
-@click.option("--reason", default=None, help="Why the baseline changes (needed to lower a rate; checked before running).")
+@click.option("--reason", default=None,
+              help="Why the baseline changes (needed to lower a rate; checked before running).")
 @click.option("--from", "from_run", type=click.Path(path_type=Path), default=None,
               help="Use this run's summary.json instead of running the suite.")
 @click.option("--allow-partial", is_flag=True,
               help="Accept a run that left cases out (--only), was interrupted, or had errored trials.")
 @click.option("--sessions", type=click.IntRange(min=1, max=20), default=None,
-              help="Separate runs to measure in (statistical gate default: 2, so within-run dependence can be checked).")
+              help="Separate runs to measure in "
+                   "(statistical gate default: 2, so within-run dependence can be checked).")
 @click.option("--trials", type=click.IntRange(min=1), default=None,
               help="Trials per case in all, split among the sessions (statistical gate default: at least 10, "
                    "and what a single collapsing case needs at this suite size).")
@@ -242,7 +249,8 @@ def baseline_update(repo, config_path, reason, from_run, allow_partial, sessions
     click.echo(f"baseline updated from {done.source}: {_rates(done.baseline.rates)}{lowered}{pooled}")
 
 
-SCHEMAS: dict[str, type[BaseModel]] = {"task": TaskFile, "baseline": Baseline, "config": Config, "expect": FixtureExpect}
+SCHEMAS: dict[str, type[BaseModel]] = {"task": TaskFile, "baseline": Baseline, "config": Config,
+                                       "expect": FixtureExpect}
 
 
 @main.command()

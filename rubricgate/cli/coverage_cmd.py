@@ -74,7 +74,8 @@ def _suggest(root: Path, loaded, cov, out: Path) -> list[str]:
     forbidden = [root / loaded.config.suite.fixtures, root / loaded.config.suite.tasks]
     forbidden += [root / folder for folder in _reviewer_folders(loaded.config.reviewer)]
     folders = write_skeletons(out, skeletons, forbidden)
-    lines = [f"wrote {f}/ ({'violation written out' if s.written_out else 'write the violation where its comment says'})"
+    lines = [f"wrote {f}/ "
+             f"({'violation written out' if s.written_out else 'write the violation where its comment says'})"
              for f, s in zip(folders, skeletons, strict=True)]
     lines += [f"no skeleton for {r}: a tier-derivation rule; add a case whose findings sit at its boundary"
               for r in cov.uncovered if r not in loaded.rubric.rules]

@@ -16,11 +16,13 @@ from rubricgate.errors import GateInputError, GateInputErrors
 @main.command()
 @repo_option
 @config_option
-@click.option("--agent", default=None, help="Reviewer each mutant's suite runs with (default: agent.name in rubricgate.yaml).")
+@click.option("--agent", default=None,
+              help="Reviewer each mutant's suite runs with (default: agent.name in rubricgate.yaml).")
 @click.option("--jobs", type=click.IntRange(min=1), default=1,
               help="Mutants run at once (each run's trials at once: agent.jobs in rubricgate.yaml).")
 @click.option("--cache", is_flag=True, help="Reuse stored answers of unchanged (reviewer, case, agent, model, trial).")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Cache folder for --cache.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Cache folder for --cache.")
 @click.option("--max-cost", type=FiniteFloatRange(min=0), default=None, metavar="USD",
               help="Stop starting mutants once this much is spent over all of them (exit 2).")
 @click.option("--shard", default=None, metavar="K/N", help="Run only every Nth mutant from the Kth.")

@@ -113,7 +113,8 @@ def publish(run_dir, pr, label, repo, artifact) -> None:
     except GitHubError as exc:
         click.echo(f"error: publish failed: {exc}", err=True)
         sys.exit(exitcodes.CANNOT_JUDGE)
-    click.echo(f"comment {result.comment_id} {result.comment_action} on PR #{pr}; label {label!r} {result.label_action}")
+    click.echo(f"comment {result.comment_id} {result.comment_action} on PR #{pr}; "
+               f"label {label!r} {result.label_action}")
 
 
 def _started(run: Path) -> tuple[str, str]:
@@ -152,7 +153,8 @@ def latest_run(repo: Path) -> Path:
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the markdown here.")
 @click.option("--all-kinds", is_flag=True, default=False,
-              help="Also show record, baseline and shard runs (left out by default: they are not runs of the whole suite).")
+              help="Also show record, baseline and shard runs "
+                   "(left out by default: they are not runs of the whole suite).")
 def trend(summaries, chart, out, all_kinds) -> None:
     """Rates over time from several runs' summaries; flags agent CLI version or model changes.
 
