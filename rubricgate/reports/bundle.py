@@ -49,7 +49,8 @@ def write_reports(summary: Summary, run_dir: Path, cases: list[CaseSpec] | None 
 def write_reports_collecting(summary: Summary, run_dir: Path, cases: list[CaseSpec] | None = None,
                              history: list[Summary] | None = None, secrets: list[str] | None = None,
                              env: Mapping[str, str] | None = None, artifact: str = DEFAULT_ARTIFACT,
-                             repo: Path | None = None, bodies: Bodies | None = None) -> tuple[list[Path], list[WriteFailure]]:
+                             repo: Path | None = None,
+                             bodies: Bodies | None = None) -> tuple[list[Path], list[WriteFailure]]:
     """Try every report; return the files written and the ones that failed (never raises for a write)."""
     secrets = secrets or []
     steps = _page_steps(summary, run_dir, history, secrets, artifact, bodies)

@@ -37,9 +37,9 @@ RED, BLUE, GREY, BLACK, LIGHT = "#c62828", "#1565c0", "#555555", "#1b1b1b", "#e4
 # and marker size (smaller markers are drawn later, on top of larger ones).
 _COLOURS = ["#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#00838f", "#ad1457", "#5d4037", "#455a64"]
 _STYLES = [("-", "o", 7.0), ("--", "s", 6.0), (":", "^", 5.5), ("-.", "D", 4.0)]
-_RC: dict[Any, Any] = {"svg.fonttype": "none", "text.parse_math": False, "text.usetex": False, "font.family": "sans-serif",
-       "font.size": 9, "axes.titlesize": 11, "axes.titleweight": "bold", "axes.titlelocation": "left",
-       "hatch.linewidth": 0.8, "svg.image_inline": True}
+_RC: dict[Any, Any] = {"svg.fonttype": "none", "text.parse_math": False, "text.usetex": False,
+       "font.family": "sans-serif", "font.size": 9, "axes.titlesize": 11, "axes.titleweight": "bold",
+       "axes.titlelocation": "left", "hatch.linewidth": 0.8, "svg.image_inline": True}
 
 
 def _clean(text: object, chars: int = 0) -> str:
@@ -300,7 +300,8 @@ def _marks(ax: Any, tags: _Tags, points: list[TrendPoint], low: float, high: flo
             (m,) = ax.plot([i - 0.5, i - 0.5], [low, high], color=MARK, linestyle=":", linewidth=1.4, zorder=2)
             tags.tag(m, "mark-tested", f"{p.run_id}: the reviewer files changed")
         if p.drift:
-            (m,) = ax.plot([i - 0.42, i - 0.42], [low, high], color=WARN, linestyle=(0, (1, 2)), linewidth=1.4, zorder=2)
+            (m,) = ax.plot([i - 0.42, i - 0.42], [low, high], color=WARN, linestyle=(0, (1, 2)), linewidth=1.4,
+                           zorder=2)
             tags.tag(m, "mark-drift", f"{p.run_id}: {p.drift}")
 
 

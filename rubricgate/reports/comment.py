@@ -60,7 +60,8 @@ def delta_label(row: RateRow) -> str:
     if row.delta > _EPS:
         return "improvement"
     if row.delta < -_EPS:
-        return "inconclusive (drop; run more trials)" if row.status == "inconclusive" else "drop not established (no bound recorded)"
+        return ("inconclusive (drop; run more trials)" if row.status == "inconclusive"
+                else "drop not established (no bound recorded)")
     return "no change"
 
 
@@ -100,12 +101,14 @@ def plan_lines(summary: Summary) -> list[str]:
         return []
     dims = "; ".join(f"{d['dimension']} {_points(d['detectable_budget'])} (first look {_points(d['detectable_first'])})"
                      for d in plan.get("dimensions", []))
-    lines = [f"Plan: smallest drop detectable with 80% power at the full budget: {dims}; margin {_points(plan['margin'])}"]
+    lines = [f"Plan: smallest drop detectable with 80% power at the full budget: {dims}; "
+             f"margin {_points(plan['margin'])}"]
     looks = summary.gate.looks if summary.gate else []
     if looks:
         last = looks[-1]
         # A run that could not be judged (errored trials, an interrupt) must not read as decided.
-        why = last["why"] if summary.decision.status != "error" else "the rounds stopped, then the run could not be judged"
+        why = (last["why"] if summary.decision.status != "error"
+               else "the rounds stopped, then the run could not be judged")
         lines.append(f"Adaptive rounds: {len(looks)} look(s), {last['trials']} trials; {why}")
     return lines
 
@@ -218,7 +221,8 @@ def rates_table(summary: Summary) -> list[str]:
         mark = "❌ " if row.status == "regression" else "❔ " if row.status == "inconclusive" else ""
         change = "not gated (the run could not be judged)" if story.not_gated(summary) else (
             f"{mark}{signed_pp(row.delta)}: {escape_md(delta_label(row))}")
-        lines.append(f"| {escape_md(dim)} | {pct(row.rate)} ({row.passes}/{row.trials}) | {pct(row.baseline)} | {change} |")
+        lines.append(f"| {escape_md(dim)} | {pct(row.rate)} ({row.passes}/{row.trials}) | {pct(row.baseline)} "
+                     f"| {change} |")
     new = new_cases_line(summary)
     return lines + (["", escape_md(new, 2000)] if new else [])
 
@@ -254,7 +258,8 @@ def failing_cases_section(summary: Summary) -> list[str]:
         why = escape_md(case.why) if case.why else "no `why` recorded for this case"
         table = findings_table(case)
         shown = "\n".join(table[1:])
-        said = [f"{table[0].rstrip(':')}: the same as {tables[shown]}'s."] if shown in tables and len(table) > 1 else table
+        said = ([f"{table[0].rstrip(':')}: the same as {tables[shown]}'s."]
+                if shown in tables and len(table) > 1 else table)
         tables.setdefault(shown, escape_md(case.id))
         lines += ["", f"**{escape_md(case.id)}** (expected {escape_md(case.expected_tier or 'n/a')}) — "
                   f"{escape_md(st.line(), 600)}", "", f"Why it matters: {why}", "", *said]
@@ -287,7 +292,8 @@ def _statistics(summary: Summary) -> list[str]:
     lines += [f"- {line}" for line in _consistency_line(summary) if line]
     gate = summary.gate
     if gate is not None and gate.shared_cases:
-        lines.append(f"- Rates, baseline and delta are over the {gate.shared_cases} case(s) both runs share; intervals: "
+        lines.append(f"- Rates, baseline and delta are over the {gate.shared_cases} case(s) both runs share; "
+                     "intervals: "
                      + "; ".join(f"{escape_md(dim)} {interval(row)}" for dim, row in summary.rates.items()))
     return _details(f"Statistics ({escape_md(d.method)} gate, exit {d.exit_code})", lines)
 

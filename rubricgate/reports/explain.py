@@ -53,7 +53,8 @@ def run_url(env: Mapping[str, str]) -> str | None:
     """The GitHub Actions run page, when the summary is built inside one."""
     server, repo, run = (env.get(k, "").strip() for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
     # Strict shapes: the URL is put into markdown and HTML links as it is.
-    if not (re.fullmatch(r"https?://[A-Za-z0-9.-]+(:\d+)?", server.rstrip("/")) and _REPO.fullmatch(repo) and run.isdigit()):
+    if not (re.fullmatch(r"https?://[A-Za-z0-9.-]+(:\d+)?", server.rstrip("/")) and _REPO.fullmatch(repo)
+            and run.isdigit()):
         return None
     return f"{server.rstrip('/')}/{repo}/actions/runs/{run}"
 
@@ -115,7 +116,8 @@ def baseline_reviewer(baseline, reports: Path) -> ReviewerRecord | None:
     digests = getattr(baseline, "reviewer_digests", None)
     if digests:
         rules = _plain(getattr(baseline, "rubric_rules", None) or {})
-        return ReviewerRecord.model_validate({"digests": dict(digests), "rules": rules, "fingerprint": fingerprint(digests),
+        return ReviewerRecord.model_validate({"digests": dict(digests), "rules": rules,
+                                              "fingerprint": fingerprint(digests),
                                               "tier_threshold": getattr(baseline, "tier_threshold", None)})
     one = getattr(measured, "reviewer_digest", None)
     return ReviewerRecord(fingerprint=one) if one else None
@@ -171,7 +173,8 @@ def reviewer_change(summary: Summary) -> ReviewerChange:
     if then.rules:  # an older record may carry digests only
         change.added = [(r, now.rules[r].severity) for r in sorted(set(now.rules) - set(then.rules))]
         change.removed = [(r, then.rules[r].severity) for r in sorted(set(then.rules) - set(now.rules))]
-        change.severity = [(r, then.rules[r].severity, now.rules[r].severity) for r in sorted(set(now.rules) & set(then.rules))
+        change.severity = [(r, then.rules[r].severity, now.rules[r].severity)
+                           for r in sorted(set(now.rules) & set(then.rules))
                            if then.rules[r].severity != now.rules[r].severity]
     return change
 

@@ -98,7 +98,8 @@ class GitHubClient:
             raise GitHubError(f"GitHub API {method} {path}: HTTP {exc.code} {_message(exc)}") from None
         except (urllib.error.URLError, TimeoutError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise GitHubError(f"GitHub API {method} {path}: cannot connect to {self.target.api_url}: {reason}") from None
+            raise GitHubError(f"GitHub API {method} {path}: "
+                              f"cannot connect to {self.target.api_url}: {reason}") from None
         return _decode(raw, method, path)
 
     def find_comment(self, pr: int) -> dict[str, Any] | None:

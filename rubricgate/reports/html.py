@@ -158,5 +158,6 @@ def write_html(summary: Summary, run_dir: Path, out: Path | None = None, history
     try:
         out.write_text(render_html(summary, run_dir, history), encoding="utf-8")
     except OSError as exc:
-        raise GateInputError(str(out), "", f"cannot write the report: {exc.strerror}", "choose a writable path") from exc
+        raise GateInputError(str(out), "", f"cannot write the report: {exc.strerror}",
+                             "choose a writable path") from exc
     return out

@@ -98,7 +98,8 @@ class TrialView:
     @property
     def failed_what(self) -> str:
         """'verdict wrong_tier, tool_use forbidden_tool' (or 'no verdict')."""
-        return ", ".join(f"{d} {g.category or 'failed'}" for d, g in self.trial.grades.items() if not g.passed) or "no verdict"
+        return (", ".join(f"{d} {g.category or 'failed'}" for d, g in self.trial.grades.items() if not g.passed)
+                or "no verdict")
 
 
 @dataclass
@@ -154,8 +155,8 @@ def margin_of(s: Summary) -> float | None:
 
 def cost_context(s: Summary) -> dict:
     cost = s.cost or {}
-    extra = ", ".join(f"{cost[key]} {key.replace('_', ' ')}" for key in ("unpriced_trials", "cached_trials", "not_run_trials")
-                      if cost.get(key))
+    extra = ", ".join(f"{cost[key]} {key.replace('_', ' ')}"
+                      for key in ("unpriced_trials", "cached_trials", "not_run_trials") if cost.get(key))
     by_tag = list(cost.get("by_tag", {}).items()) if cost.get("input_tokens") or cost.get("cost_usd") else []
     return {"spend": "not reported" if cost.get("cost_usd") is None else f"${cost['cost_usd']:.4f}",
             "tokens": f"{cost.get('input_tokens', 0)} in / {cost.get('output_tokens', 0)} out tokens",
@@ -188,7 +189,8 @@ def page_context(s: Summary, body_of, explain_lines: dict) -> dict:
     told = [v for v in failing if v.story is not None]
     return {"s": s, "lead": lead, "glyph": story.GLYPHS.get(s.decision.status, "!"), "partial": facts,
             "meters": {d: meter(r, margin_of(s)) for d, r in s.rates.items()}, "margin": margin_of(s),
-            "failing": failing, "told": told, "passing": [v for v in views if not v.failed], "shown_failing": SHOWN_FAILING,
+            "failing": failing, "told": told, "passing": [v for v in views if not v.failed],
+            "shown_failing": SHOWN_FAILING,
             "unconfirmed": story.unconfirmed_line(s), "flaky": story.flaky_line(s), "errored": story.errored_line(s),
             "warnings": warnings(s), "not_gated": story.not_gated(s),
             "case_costs": (s.cost or {}).get("by_case") if (s.cost or {}).get("by_case") else None,

@@ -55,7 +55,8 @@ def _testcase(case: CaseSummary, dim: str) -> ET.Element:
         el.append(_failure_element(failed, dim))
     elif not any(dim in t.grades for t in case.trials):
         ET.SubElement(el, "skipped", message="no trial was graded on this dimension")
-    run_errors = [f"trial {t.trial}: run error after a graded verdict: {t.run_error}" for t in case.trials if t.run_error]
+    run_errors = [f"trial {t.trial}: run error after a graded verdict: {t.run_error}"
+                  for t in case.trials if t.run_error]
     if run_errors:
         ET.SubElement(el, "system-out").text = xml_safe(mask_credentials("\n".join(run_errors)))
     return el

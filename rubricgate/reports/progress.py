@@ -89,7 +89,8 @@ class Progress:
         if self.label is None and ev.get("run_id"):
             agents = ", ".join(ev.get("agents") or {}) or "?"
             jobs = f", {ev['jobs']} at once" if ev.get("jobs") else ""
-            self._line(f"run {ev['run_id']}: {self.total_cases} cases, {self.total_trials} trials, agent {agents}{jobs}")
+            self._line(f"run {ev['run_id']}: {self.total_cases} cases, {self.total_trials} trials, "
+                       f"agent {agents}{jobs}")
 
     def _on_plan(self, ev: Mapping[str, Any]) -> None:
         for line in ev.get("lines") or []:  # the statistical gate's plan, before the first trial

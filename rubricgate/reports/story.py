@@ -104,7 +104,8 @@ def _inconclusive(s: Summary, out: Lead) -> Lead:
     blind = [c for c in s.rule_changes if not c.cases]
     open_rows = [(dim, r) for dim, r in s.rates.items() if r.status == "inconclusive"]
     if open_rows:
-        out.what = "; ".join(f"{_row_text(dim, r)}: {r.label}" if r.label else _row_text(dim, r) for dim, r in open_rows)
+        out.what = "; ".join(f"{_row_text(dim, r)}: {r.label}" if r.label else _row_text(dim, r)
+                             for dim, r in open_rows)
         out.cause = cause(s, {c.id for c in failing_cases(s)})
     elif blind:
         out.what = "; ".join(f"{c.rule} {arrow(c.detail)} and no case exercises it" for c in blind[:2])
@@ -182,7 +183,8 @@ def _rule_table_changes(s: Summary) -> list[str]:
     changes of its own (a summary rendered again, or one from before they were recorded)."""
     change = reviewer_change(s)
     return ([f"{r} severity {old} → {new}" for r, old, new in change.severity]
-            + [f"{r} added ({sev})" for r, sev in change.added] + [f"{r} removed (was {sev})" for r, sev in change.removed])
+            + [f"{r} added ({sev})" for r, sev in change.added]
+            + [f"{r} removed (was {sev})" for r, sev in change.removed])
 
 
 def failing_cases(s: Summary) -> list[CaseSummary]:
@@ -357,7 +359,8 @@ def next_step(s: Summary) -> str | None:
     """What to do now: the report's next step, said for what stopped a partial run."""
     why = partial(s).why
     if why == "interrupted":
-        return "run it again: it was stopped before every trial ran (nothing was gated; the trials that finished are kept here)"
+        return ("run it again: it was stopped before every trial ran "
+                "(nothing was gated; the trials that finished are kept here)")
     if why == "budget":
         return "raise the budget (--max-cost) or run fewer cases (--only), then run it again"
     if why == "errored":

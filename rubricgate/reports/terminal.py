@@ -18,8 +18,11 @@ def rate_lines(summary: Summary) -> list[str]:
     lines = []
     for dim in ordered(summary.rates):
         row = summary.rates[dim]
-        base = "" if row.baseline is None else f"  baseline {_pct(row.baseline)}  delta {signed_pp(row.delta)}" if row.delta is not None else ""
-        mark = f"  {row.label}" if row.label else {"regression": "  REGRESSION", "inconclusive": "  inconclusive"}.get(row.status, "")
+        base = ("" if row.baseline is None
+                else f"  baseline {_pct(row.baseline)}  delta {signed_pp(row.delta)}" if row.delta is not None
+                else "")
+        mark = (f"  {row.label}" if row.label
+                else {"regression": "  REGRESSION", "inconclusive": "  inconclusive"}.get(row.status, ""))
         ci = "" if row.low is None or row.high is None else f" [{row.low:.0%}-{row.high:.0%}]"
         lines.append(f"  {dim:<11}{_pct(row.rate)}  ({row.passes}/{row.trials}){ci}{base}{mark}")
     new = new_cases_line(summary)
@@ -88,7 +91,8 @@ def render_terminal(summary: Summary, run_dir: str) -> str:
     verdict = {"pass": "PASS (exit 0)", "regression": "REGRESSION (exit 1)", "error": "CANNOT JUDGE (exit 2)",
                "inconclusive": f"INCONCLUSIVE (exit {d.exit_code}"
                + (", passed by gate.inconclusive: pass)" if d.exit_code == 0 else ")"),
-               "baseline": "BASELINE RUN (measured, not gated)"}.get(d.status, f"{d.status.upper()} (exit {d.exit_code})")
+               "baseline": "BASELINE RUN (measured, not gated)"}.get(d.status,
+                                                                     f"{d.status.upper()} (exit {d.exit_code})")
     lines += [f"decision: {verdict}" + (f" - {'; '.join(d.reasons)}" if d.reasons else "")]
     lines += [f"warning: {w}" for w in d.warnings]
     lines += [f"warning: {a.warning}" for a in summary.agent_support.values() if a.warning]

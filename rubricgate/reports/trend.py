@@ -42,7 +42,8 @@ class Drift:
 def load_summaries(paths: list[Path]) -> list[Summary]:
     """Read each summary (a summary.json or a run dir), oldest first by started_at."""
     if not paths:
-        raise GateInputError("trend", "SUMMARY", "no summaries given", "pass one or more summary.json files or run dirs")
+        raise GateInputError("trend", "SUMMARY", "no summaries given",
+                             "pass one or more summary.json files or run dirs")
     summaries = [read_summary(p) for p in paths]
     return sorted(summaries, key=lambda s: (s.started_at, s.finished_at or "", s.run_id))
 
@@ -215,8 +216,8 @@ def render_trend(summaries: list[Summary], confidence: float = 0.95, left_out: d
 def _table(summaries: list[Summary], confidence: float) -> list[str]:
     """One branch's table: its judged runs' moves tested, its partial runs marked."""
     dims = _dims(summaries)
-    lines = ["| run | started | agent | CLI version | model | cases × trials | " + " | ".join(escape_md(d) for d in dims)
-             + " | decision |", "| --- " * (7 + len(dims)) + "|"]
+    lines = ["| run | started | agent | CLI version | model | cases × trials | "
+             + " | ".join(escape_md(d) for d in dims) + " | decision |", "| --- " * (7 + len(dims)) + "|"]
     rated = [s for s in summaries if judged(s)]
     changed_runs = {d.to_run for d in drifts(rated)}
     steps = dict(zip((s.run_id for s in rated), series_moves(rated, confidence)))

@@ -48,7 +48,8 @@ def find_runs(folders: list[Path]) -> list[RunRef]:
     found: dict[str, RunRef] = {}
     for folder in folders:
         if not safe.is_plain_dir(folder):
-            raise GateInputError(str(folder), "", "not a folder (or a link to one)", "pass a reports folder or a run folder")
+            raise GateInputError(str(folder), "", "not a folder (or a link to one)",
+                                 "pass a reports folder or a run folder")
         for ref in _runs_in(folder.resolve()):
             # The same run as a folder and as a history summary: the folder has its transcripts.
             if ref.key not in found or (ref.folder and not found[ref.key].folder):
@@ -75,7 +76,8 @@ def _runs_in(folder: Path) -> list[RunRef]:
 
 def find_comparisons(folders: list[Path]) -> list[comparisons.ComparisonRef]:
     """The comparison records in these folders (a folder, or its compare-* folders)."""
-    return [ref for folder in folders if safe.is_plain_dir(folder) for ref in comparisons.in_folder(folder.resolve())[0]]
+    return [ref for folder in folders if safe.is_plain_dir(folder)
+            for ref in comparisons.in_folder(folder.resolve())[0]]
 
 
 def _is_run(folder: Path) -> bool:
@@ -102,7 +104,8 @@ class Catalog:
     def refresh(self) -> None:
         """Look for new runs and comparisons (a live viewer: a run started since)."""
         known = {r.key for r in self.refs}
-        self.refs += [r for root in self.folders if safe.is_plain_dir(root) for r in _runs_in(root) if r.key not in known]
+        self.refs += [r for root in self.folders if safe.is_plain_dir(root)
+                      for r in _runs_in(root) if r.key not in known]
         self.records += [r for r in find_comparisons(self.folders) if r not in self.records]
 
     def comparisons(self) -> list[tuple[comparisons.ComparisonRef, ComparisonRecord, RunHead]]:

@@ -54,7 +54,8 @@ def _apply(out: dict[str, Any], event: dict) -> None:
             cell[1] += 1
         out["recent"].append({"case": str(event.get("case_id", "")), "trial": event.get("trial"),
                               "outcome": str(event.get("outcome", "")),
-                              "failed": sorted(str(d) for d, g in grades.items() if isinstance(g, dict) and not g.get("passed"))})
+                              "failed": sorted(str(d) for d, g in grades.items()
+                                               if isinstance(g, dict) and not g.get("passed"))})
     elif kind == "run_completed":
         out["finished"] = True
         decision = event.get("decision")

@@ -28,7 +28,8 @@ def runs_page(cat: Catalog) -> dict:
     need; and the runs still going."""
     heads = cat.heads()
     # A comparison's own runs (each side's rounds) are on its page: the comparison is the row.
-    listed = sorted([*(h for h in heads if not h.kind.startswith("compare-")), *(head for _, _, head in cat.comparisons())],
+    listed = sorted([*(h for h in heads if not h.kind.startswith("compare-")),
+                     *(head for _, _, head in cat.comparisons())],
                     key=lambda h: (h.started_at, h.finished_at, h.run_id), reverse=True)
     previous = _previous_of(heads)
     return {"runs": listed, "previous": previous, "kinds": sorted({h.kind for h in listed} | set(KINDS)),
@@ -100,11 +101,13 @@ def run_page(cat: Catalog, ref: RunRef, links: RunLinks | None = None) -> dict:
     rows = [CaseRow(cells[cid], _outcome(cells[cid]), sorted({f.rule for t in by_id.trials for f in t.findings}))
             for by_id in summary.cases for cid in [by_id.id] if cid in cells]
     rows.sort(key=lambda r: order.index(r.cell.id) if r.cell.id in order else len(order))
-    return {"head": head, "ref": ref, "summary": summary, "lead": story.lead(summary), "partial": story.partial(summary),
+    return {"head": head, "ref": ref, "summary": summary, "lead": story.lead(summary),
+            "partial": story.partial(summary),
             "glyph": story.GLYPHS.get(summary.decision.status, "!"), "next_step": story.next_step(summary),
             "not_gated": story.not_gated(summary),
             "reviewer_lines": explain.reviewer_lines(summary), "stories": stories[:SHOWN_FAILING],
-            "more_failing": stories[SHOWN_FAILING:], "cases": rows, "rules": sorted({r for row in rows for r in row.rules}),
+            "more_failing": stories[SHOWN_FAILING:], "cases": rows,
+            "rules": sorted({r for row in rows for r in row.rules}),
             "meters": {d: html_context.meter(r, html_context.margin_of(summary)) for d, r in summary.rates.items()},
             "delta_label": delta_label, "interval": interval, "plan_lines": plan_lines(summary),
             "unconfirmed": story.unconfirmed_line(summary), "flaky": story.flaky_line(summary),
@@ -217,8 +220,8 @@ def compare_page(cat: Catalog, base: RunRef, head: RunRef) -> dict:
 
 def comparison_page(cat: Catalog, record_slug: str) -> dict:
     """A comparison `compare` decided, as it recorded it, with the runs of each side it made."""
-    found = next(((ref, record, head) for ref, record, head in cat.comparisons() if urls.slug(head.run_id) == record_slug),
-                 None)
+    found = next(((ref, record, head) for ref, record, head in cat.comparisons()
+                  if urls.slug(head.run_id) == record_slug), None)
     if found is None:
         raise NotFound(f"no comparison {record_slug}")
     ref, record, head = found
@@ -295,9 +298,10 @@ def trend_page(cat: Catalog, branch_slug: str | None = None) -> dict:
     points = []
     for prev, cur in zip([None, *heads], heads):
         changed = prev is not None and bool(cur.reviewer) and cur.reviewer != prev.reviewer
-        drift = [] if prev is None else [f"{label}: {getattr(prev, a) or 'unknown'} → {getattr(cur, a) or 'unknown'}"
-                                         for a, label in (("agent", "agent"), ("agent_version", "CLI"), ("model", "model"))
-                                         if getattr(prev, a) != getattr(cur, a)]
+        drift = [] if prev is None else [
+            f"{label}: {getattr(prev, a) or 'unknown'} → {getattr(cur, a) or 'unknown'}"
+            for a, label in (("agent", "agent"), ("agent_version", "CLI"), ("model", "model"))
+            if getattr(prev, a) != getattr(cur, a)]
         points.append(TrendPoint(cur, changed, drift))
     dims = list(dict.fromkeys(d for h in heads for d in h.rates))
     branches = sorted(((b, len(hs)) for b, hs in series.items()), key=lambda x: (x[0] != branch, -x[1], x[0]))
@@ -314,7 +318,8 @@ def transcript_page(cat: Catalog, ref: RunRef, case_slug: str, trial: int) -> di
     if cell is None or found is None:
         raise NotFound(f"no trial {trial} of case {case_slug} in run {ref.key}")
     transcript = cat.transcript(ref, found.transcript) if found.transcript else None
-    grades = [(d, found.fails.get(d)) for d in head.rates] + [(d, r) for d, r in found.fails.items() if d not in head.rates]
+    grades = ([(d, found.fails.get(d)) for d in head.rates]
+              + [(d, r) for d, r in found.fails.items() if d not in head.rates])
     trials = [(c.id, t.n, cell_failed(t)) for c in cat.cases(ref) for t in c.trials]
     at = next(i for i, (cid, n, _) in enumerate(trials) if cid == cell.id and n == trial)
     before = [(cid, n) for cid, n, failed in trials[:at] if failed]

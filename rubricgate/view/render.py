@@ -91,7 +91,8 @@ def render(template: str, path: str, *, static: bool = False,
     script = _asset("view.js")
     live = data.get("live_source") is not None
     context = {"root": urls.up(path), "static": static, "page": template.removesuffix(".html"),
-               "csp": csp(script, live), "script": Markup(script), "css": Markup(_theme() + _asset("view.css")), "live_source": None,
+               "csp": csp(script, live), "script": Markup(script), "css": Markup(_theme() + _asset("view.css")),
+               "live_source": None,
                "built_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
                "linkable": linkable or (lambda run_id, t: bool(t.transcript)),
                "can_compare": can_compare or (lambda base, head: True), **data}

@@ -113,6 +113,7 @@ def url_of(server: ThreadingHTTPServer) -> str:
 def serve_in_thread(site: Site, port: int = 0) -> tuple[ThreadingHTTPServer, threading.Thread]:
     """Start serving on a thread (tests, embedding); stop with server.shutdown()."""
     server = make_server(site, port)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="rubricgate-view", daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="rubricgate-view",
+                              daemon=True)
     thread.start()
     return server, thread

@@ -53,7 +53,8 @@ class Site:
             return self._missing(path, exc.one_line(), status=500)
 
     def _html(self, template: str, path: str, **data) -> Page:
-        body = render(template, path, static=self.static, linkable=self._linkable, can_compare=self._can_compare, **data)
+        body = render(template, path, static=self.static, linkable=self._linkable, can_compare=self._can_compare,
+                      **data)
         return Page(200, HTML, body.encode("utf-8"))
 
     def _missing(self, path: str, problem: str, status: int = 404) -> Page:
