@@ -19,10 +19,12 @@ xfs) the call is refused and nothing changes.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import struct
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 FS_TOPDIR_FL = 0x00020000
@@ -36,38 +38,40 @@ _OTHER_ENCODING = ("alpha", "mips", "ppc", "powerpc", "sparc", "parisc")
 
 def inode_flags(folder: Path) -> int | None:
     """The folder's inode flags (`lsattr -d`), or None where the file system keeps none."""
-    if not _generic_ioctls():
-        return None
-    try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        return _get(fd)
-    except OSError:  # ENOTTY / EOPNOTSUPP: tmpfs and the like
-        return None
-    finally:
-        os.close(fd)
+    with _opened(folder) as fd:
+        try:
+            return None if fd is None else _get(fd)
+        except OSError:  # ENOTTY / EOPNOTSUPP: a file system without inode flags
+            return None
 
 
 def spread_children(folder: Path) -> bool:
     """Mark `folder` a top of a hierarchy (FS_TOPDIR_FL), so the folders made in it are spread
     over the disk's block groups; False where the file system has no such flag."""
-    if not _generic_ioctls():
-        return False
-    try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        flags = _get(fd)
-        if not flags & FS_TOPDIR_FL:
-            fcntl.ioctl(fd, FS_IOC_SETFLAGS, struct.pack("i", flags | FS_TOPDIR_FL))
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+    with _opened(folder) as fd:
+        if fd is None:
+            return False
+        try:
+            flags = _get(fd)
+            if not flags & FS_TOPDIR_FL:
+                fcntl.ioctl(fd, FS_IOC_SETFLAGS, struct.pack("i", flags | FS_TOPDIR_FL))
+        except OSError:  # tmpfs takes some flags but not this one, others none
+            return False
     return True
+
+
+@contextlib.contextmanager
+def _opened(folder: Path) -> Iterator[int | None]:
+    """The folder opened for its flags' ioctls; None where they cannot be asked."""
+    fd = None
+    if _generic_ioctls():
+        with contextlib.suppress(OSError):
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        yield fd
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 def _get(fd: int) -> int:
