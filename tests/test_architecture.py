@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -38,3 +39,10 @@ def test_a_lower_layer_importing_upward_is_caught(tmp_path):
                          env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin:" + str(Path(sys.executable).parent)})
     assert got.returncode == 1, got.stdout[-2000:]
     assert "rubricgate.models.upward -> rubricgate.pipeline" in got.stdout
+
+
+def test_every_test_module_has_a_name_of_its_own():
+    # The test folders are not packages: pytest imports each module by its base name, so a second
+    # tests/*/test_x.py stops the whole suite at collection ("import file mismatch").
+    names = Counter(p.name for p in Path(__file__).parent.rglob("test_*.py"))
+    assert not [n for n, k in names.items() if k > 1]
