@@ -11,8 +11,8 @@ look's nominal level, and the observed drop against the margin. A run is a REGRE
 first look where both hold. The level is Holm-Tarone's first step: alpha's dimension share over
 the dimensions that can reject (those whose baseline varied, and the one that dropped).
 
-bench/gate_power.py and tests/gating/test_plan_power.py check each figure the plan prints
-against the gate itself, simulated on the same baseline.
+tests/gating/test_plan_power.py checks each figure the plan prints against the gate itself,
+simulated on the same baseline (the mixed 30-case suite, 300 runs a figure).
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ Every figure `rubricgate plan` prints is a size or a drop at which the gate catc
 80% of runs; here the gate itself (decide, and AdaptiveRun for the full budget) runs on simulated
 suites at that figure, the cases at the baseline's rates less the drop spread over them (the
 plan's model). RUNS runs each: within 5 points of 80%, give or take two Monte Carlo standard
-errors (bench/gate_power.py checks the same at 2,000 runs)."""
+errors. One suite shape only: the mixed 30-case suite, its baseline 10 trials a case in two
+sessions; no benchmark checks the plan's figures (bench/gate_power.py measures the gate's
+designs, not the plan)."""
 
 from __future__ import annotations
 
