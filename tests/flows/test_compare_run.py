@@ -53,10 +53,23 @@ def _inconclusive(repo: Path, tmp_path: Path) -> tuple[str, int, dict]:
 def test_an_inconclusive_compare_names_a_fresh_one_with_more_rounds_and_keeps_it_in_the_record(tmp_path) -> None:
     repo = _statistical_repo(tmp_path)
     command, rounds, record = _inconclusive(repo, tmp_path)
-    assert command == f"rubricgate compare --base HEAD --only data-loader --only forecast --only weekly --trials {rounds}"
+    only = "--only data-loader --only forecast --only weekly"
+    assert command == f"rubricgate compare --base HEAD {only} --trials {rounds}"
     assert 4 < rounds <= 4 * MOST_SCALE  # past the budget: one look after them
     assert any(w.startswith(f"next: a comparison is not continued; run a fresh one with more rounds: {command} ")
                for w in record["decision"]["warnings"])
+
+
+def test_when_more_rounds_would_not_decide_the_next_step_is_cases(tmp_path, monkeypatch) -> None:
+    from rubricgate.flows import compare_run
+
+    monkeypatch.setattr(compare_run, "rounds_to_decide", lambda *args: None)
+    repo = _statistical_repo(tmp_path)
+    result = _compare(repo, "--base", "HEAD")
+    assert result.exit_code == 2 and NEXT.search(result.stdout) is None, result.output
+    assert (f"warning: next: a comparison is not continued, and even {4 * MOST_SCALE} rounds at the rates these 4 "
+            "rounds showed would not decide: add cases (`rubricgate plan` shows what would reach the margin)"
+            ) in result.stdout.splitlines()
 
 
 @pytest.mark.long
