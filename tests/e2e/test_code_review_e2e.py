@@ -34,7 +34,7 @@ from tests.e2e.code_review import (
     environment,
 )
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long]  # 12 cases x 3 baselines of 10 trials: .ci/run runs it (RUBRICGATE_FULL_TESTS=1)
 GATE = {"margin": 0.1, "max_trials_per_case": 6}
 
 
