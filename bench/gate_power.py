@@ -12,7 +12,8 @@ Each figure is a share of runs with its Monte Carlo standard error sqrt(p(1-p)/r
 adaptive design's mean trials carry the standard error of that mean. "fixed design reaching the
 same power" is interpolated linearly in power between the two fixed designs that bracket it.
 
-Usage: python bench/gate_power.py [--quick] [--sims N] [--seed S] [--out bench/out] [--only TEXT ...] [--load TABLE ...]
+Usage: python bench/gate_power.py [--quick] [--sims N] [--seed S] [--out bench/out] [--only TEXT ...] [--whole]
+       [--load TABLE ...]
 (each scenario's seed is the run's seed plus its place in the list, so parts run with --only in
 parallel and joined with --load give the same table as one run)
 """
@@ -99,16 +100,19 @@ def designs(s: Scenario, quick: bool) -> list[tuple[str, int | None]]:
     return ([(name, None)] if s.adaptive else []) + [(f"fixed {k}", k) for k in sizes]
 
 
-def exact_table() -> list[str]:
-    """The fixed designs' P(PASS | a drop of exactly the margin), exact (bench/gate_exact.py)."""
+def exact_table() -> tuple[list[str], dict]:
+    """The fixed designs' P(PASS | a drop of exactly the margin), exact (bench/gate_exact.py): the
+    table's lines, and (suite, trials) -> the figure."""
     from gate_exact import pass_error
 
+    figures = {(suite, k): pass_error(suite, 30, k) for suite in ("perfect", "stable", "near-stable", "mixed")
+               for k in ALL_FIXED}
     out = ["", "Fixed designs at a drop of exactly the margin, P(the verdict PASSes), exact on each suite's "
            "composition (an upper bound on the run's PASS):", "",
            "| suite | " + " | ".join(f"fixed {k}" for k in ALL_FIXED) + " |", "| --- " * (len(ALL_FIXED) + 1) + "|"]
     for suite in ("perfect", "stable", "near-stable", "mixed"):
-        out.append(f"| {suite} | " + " | ".join(f"{pass_error(suite, 30, k):.2%}" for k in ALL_FIXED) + " |")
-    return out
+        out.append(f"| {suite} | " + " | ".join(f"{figures[(suite, k)]:.2%}" for k in ALL_FIXED) + " |")
+    return out, figures
 
 
 def _key(line: str) -> tuple | None:
@@ -144,6 +148,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("bench/out"))
     parser.add_argument("--only", action="append", default=[],
                         help="Only scenarios whose name contains this text (repeatable: any of them).")
+    parser.add_argument("--whole", action="store_true", help="--only names whole scenario names, not parts of them.")
     parser.add_argument("--load", action="append", type=Path, default=[],
                         help="Rows of an earlier run's table (a part run with --only and the same seed) to judge "
                              "the targets with as well (repeatable).")
@@ -154,7 +159,7 @@ def main() -> None:
              "| mean trials |", "| --- " * 9 + "|"]
     results = {}
     for i, s in enumerate(scenarios(args.quick)):
-        if args.only and not any(text in s.name for text in args.only):
+        if args.only and not any(text == s.name if args.whole else text in s.name for text in args.only):
             continue
         for name, fixed in designs(s, args.quick):
             more = s.more if fixed is None or s.fixed_more is None else s.fixed_more
@@ -166,8 +171,8 @@ def main() -> None:
         loaded = load_rows(path)
         results.update(loaded)
         lines += [line for line in path.read_text().splitlines() if _key(line) in loaded]
-    exact = exact_table() if not args.quick and (not args.only or args.load) else []
-    found = targets(results)
+    exact, figures = exact_table() if not args.quick and (not args.only or args.load) else ([], {})
+    found = targets(results, figures)
     lines += [*exact, "", "Targets:", *found, "", f"seed {args.seed}, {time.monotonic() - start:.0f} s"]
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / ("gate_power_quick.md" if args.quick else "gate_power.md")).write_text("\n".join(lines) + "\n")
