@@ -150,7 +150,7 @@ def render_comparison(comparison: Comparison) -> str:
                else "one side after the other (cached answers are keyed by trial index)")
         lines.append(f"order: {how}, seed {o.get('seed')}")
     d = comparison.decision
-    verdict = {"pass": "PASS (exit 0)", "regression": "REGRESSION (exit 1)", "error": "CANNOT JUDGE (exit 2)",
+    verdict = {"pass": "PASS (exit 0)", "regression": "REGRESSION (exit 1)", "error": "COULD NOT JUDGE (exit 2)",
                "inconclusive": f"INCONCLUSIVE (exit {d.exit_code})"}[d.status]
     lines.append(f"decision ({d.method}): {verdict}" + (f" - {'; '.join(d.reasons)}" if d.reasons else ""))
     lines += [f"warning: {w}" for w in d.warnings]

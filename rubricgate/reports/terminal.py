@@ -88,7 +88,7 @@ def render_terminal(summary: Summary, run_dir: str) -> str:
         lines += ["failures:", *fails]
     lines += honesty_lines(summary)
     lines += _noise_and_cost_lines(summary)
-    verdict = {"pass": "PASS (exit 0)", "regression": "REGRESSION (exit 1)", "error": "CANNOT JUDGE (exit 2)",
+    verdict = {"pass": "PASS (exit 0)", "regression": "REGRESSION (exit 1)", "error": "COULD NOT JUDGE (exit 2)",
                "inconclusive": f"INCONCLUSIVE (exit {d.exit_code}"
                + (", passed by gate.inconclusive: pass)" if d.exit_code == 0 else ")"),
                "baseline": "BASELINE RUN (measured, not gated)"}.get(d.status,
