@@ -29,8 +29,15 @@ class _CaseState:
     expected: int | None = None
     done: int = 0
     failed: int = 0
+    errored: int = 0
     problems: list[str] = field(default_factory=list)
     finished: bool = False
+
+
+def _errored(grades: Mapping[str, Any]) -> bool:
+    """An errored trial (infrastructure, after every retry) was never judged: it is no failure."""
+    return any((g if isinstance(g, Mapping) else getattr(g, "model_dump", lambda: {})()).get("category") == "errored"
+               for g in (grades or {}).values())
 
 
 def _grade_failures(grades: Mapping[str, Any]) -> list[str]:
@@ -67,6 +74,7 @@ class Progress:
         self.total_cases = 0
         self.trials_done = 0
         self.failures = 0
+        self.errored = 0
         self.finished_cases = 0  # counted as they finish: a sum over every case per line is O(n^2)
         self.cases: dict[str, _CaseState] = {}
         self._lock = threading.Lock()
@@ -114,9 +122,13 @@ class Progress:
 
     def _on_trial_result(self, ev: Mapping[str, Any]) -> None:
         state = self.cases.setdefault(str(ev.get("case_id")), _CaseState())
-        problems = _grade_failures(ev.get("grades") or {})
+        grades = ev.get("grades") or {}
+        problems = [] if _errored(grades) else _grade_failures(grades)
         state.done += 1
         self.trials_done += 1
+        if not problems and _errored(grades):
+            state.errored += 1
+            self.errored += 1
         if problems:
             state.failed += 1
             self.failures += 1
@@ -149,7 +161,10 @@ class Progress:
         self.finished_cases += 1
         if not self.tty:
             verdict = "ok" if not state.failed else "FAIL " + ", ".join(state.problems)
-            self._line(f"case {case_id}: {state.done - state.failed}/{state.done} trials passed ({verdict}) "
+            if state.errored:
+                verdict += f", {state.errored} errored (not judged)"
+            judged = state.done - state.errored
+            self._line(f"case {case_id}: {judged - state.failed}/{judged} trials passed ({verdict}) "
                        f"[{self._counts()}]")
 
     def cases_done(self) -> int:
@@ -165,8 +180,9 @@ class Progress:
     def _counts(self) -> str:
         left = self.remaining_s()
         eta = f", ~{fmt_duration(left)} left" if left is not None and self.trials_done < self.total_trials else ""
+        errored = f", {self.errored} errored" if self.errored else ""
         return (f"{self.cases_done()}/{self.total_cases or '?'} cases, {self.trials_done}/{self.total_trials or '?'} "
-                f"trials, {self.failures} failed, {fmt_duration(self.clock() - self.start)} elapsed{eta}")
+                f"trials, {self.failures} failed{errored}, {fmt_duration(self.clock() - self.start)} elapsed{eta}")
 
     def _draw(self) -> None:
         if self.tty:

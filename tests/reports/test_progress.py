@@ -141,3 +141,16 @@ def test_an_adaptive_runs_plan_is_printed_and_its_total_is_the_designs_most() ->
     text = out.getvalue()
     assert "plan: 3 shared case(s)" in text and "look 1: 3 trials" in text
     assert progress.total_trials == 30
+
+
+def test_an_errored_trial_is_counted_as_errored_never_as_a_failure():
+    # an errored trial (infrastructure, after every retry) was never judged: README's promise
+    errored = {"verdict": {"passed": False, "category": "errored"}, "tool_use": {"passed": False, "category": "errored"}}
+    out, clock = io.StringIO(), Clock()
+    progress = Progress(out, tty=False, clock=clock)
+    progress({"event": "run_started", "run_id": "r", "total_trials": 2, "cases": [{"id": "a", "trials": 2}]})
+    progress({"event": "trial_result", "case_id": "a", "trial": 1, "outcome": "ERROR", "grades": errored})
+    progress({"event": "trial_result", "case_id": "a", "trial": 2, "outcome": "PASS", "grades": bad()})
+    lines = out.getvalue().splitlines()
+    assert lines[-1].startswith("case a: 0/1 trials passed (FAIL verdict:wrong_tier, 1 errored (not judged)) "
+                                "[1/1 cases, 2/2 trials, 1 failed, 1 errored, "), lines
