@@ -19,6 +19,7 @@ from rubricgate.cli.core import (
     max_cost_option,
     repo_option,
 )
+from rubricgate.cli.options import TRIALS
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.flows.compare_run import paired_run
 from rubricgate.flows.comparison_record import RECORD_FILE, comparison_record, side_runs, write_record
@@ -39,7 +40,7 @@ from rubricgate.suite.config import CONFIG_NAME, load_config
 @click.option("--method", type=click.Choice(["strict", "statistical"]), default=None,
               help="Gate method (default: gate.method in rubricgate.yaml, else strict).")
 @click.option("--agent", default=None, help="Agent adapter for every case (with --base).")
-@click.option("--trials", type=click.IntRange(min=1), default=None,
+@click.option("--trials", type=TRIALS, default=None,
               help="Trials per case a side (with --base); under the statistical gate the rounds before the first "
                    "look, then a round at a time up to gate.max_trials_per_case until decided.")
 @click.option("--only", multiple=True, help="Only cases whose id contains this text (with --base).")

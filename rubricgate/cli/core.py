@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from rubricgate.agents.selection import check_agents
 from rubricgate.cli.app import collector_paused, main
-from rubricgate.cli.options import FiniteFloatRange, config_option, fail_input, repo_option
+from rubricgate.cli.options import TRIALS, FiniteFloatRange, config_option, fail_input, repo_option
 from rubricgate.cli.options import repo_root as _repo
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.models.baseline import Baseline
@@ -64,7 +64,7 @@ max_cost_option = click.option("--max-cost", type=FiniteFloatRange(min=0), defau
 @repo_option
 @config_option
 @click.option("--agent", default=None, help="Agent adapter for every case (overrides tasks and config).")
-@click.option("--trials", type=click.IntRange(min=1), default=None,
+@click.option("--trials", type=TRIALS, default=None,
               help="Trials per case (overrides tasks and config).")
 @click.option("--only", multiple=True, help="Run only cases whose id contains this text (repeatable).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
@@ -228,7 +228,7 @@ def baseline() -> None:
 @click.option("--sessions", type=click.IntRange(min=1, max=20), default=None,
               help="Separate runs to measure in "
                    "(statistical gate default: 2, so within-run dependence can be checked).")
-@click.option("--trials", type=click.IntRange(min=1), default=None,
+@click.option("--trials", type=TRIALS, default=None,
               help="Trials per case in all, split among the sessions (statistical gate default: at least 10, "
                    "and what a single collapsing case needs at this suite size).")
 def baseline_update(repo, config_path, reason, from_run, allow_partial, sessions, trials) -> None:

@@ -15,6 +15,7 @@ import click
 
 from rubricgate import exitcodes
 from rubricgate.errors import GateInputError, GateInputErrors
+from rubricgate.models.bounds import MAX_TRIALS
 from rubricgate.suite.config import find_repo
 
 
@@ -46,3 +47,8 @@ class FiniteFloatRange(click.FloatRange):
         if not math.isfinite(number):
             self.fail(f"{value} is not a finite number", param, ctx)
         return number
+
+
+# Every --trials flag: at most what rubricgate.yaml's trials and gate.max_trials_per_case allow, so
+# a typo is refused before anything is planned (`--trials 100000000` grew by 70 MB a second).
+TRIALS = click.IntRange(min=1, max=MAX_TRIALS)

@@ -89,9 +89,11 @@ class Plan:
 
     def lines(self) -> list[str]:
         """What `rubricgate plan` and the start of a run print."""
+        # A first round at or past the budget is the whole budget, as in `run` (gating/adaptive.py).
+        budget = (f"up to {self.max_trials} (gate.max_trials_per_case)" if self.first_trials < self.max_trials
+                  else f"the whole budget (at or past gate.max_trials_per_case={self.max_trials})")
         head = (f"plan: {self.dimensions[0].cases if self.dimensions else 0} shared case(s), {self.first_trials} "
-                f"trial(s) per case first, up to {self.max_trials} (gate.max_trials_per_case), {_looks(self.looks)}; "
-                f"margin {_pts(self.margin)}")
+                f"trial(s) per case first, {budget}, {_looks(self.looks)}; margin {_pts(self.margin)}")
         tail = [f"  a single collapsing case needs {self.collapse_need} baseline trials per case at this size"] \
             if self.collapse_need else []
         tail += [f"  {self.dependence}"] if self.dependence else []

@@ -155,7 +155,7 @@ class GateConfig(StrictModel):
     """What a run the gate cannot settle exits with: a changed rule no case exercises, or neither
     PASS nor REGRESSION within the trial budget. fail: exit 2 (the default); pass: exit 0, and
     every report's headline says so. Only an explicit `pass` lets an undecided run through."""
-    max_trials_per_case: int = Field(default=10, ge=1, le=1000)
+    max_trials_per_case: int = Field(default=10, ge=1, le=MAX_TRIALS)
     """The most design trials any case gets under the statistical gate's adaptive rounds; a stable
     case re-tried after a failure may run as many again as confirmation."""
     baseline_max_age_days: int = Field(default=30, ge=1, le=3650)
