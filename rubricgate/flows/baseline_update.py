@@ -8,6 +8,8 @@ size (gating/planning.py's baseline_measure; --sessions and --trials choose othe
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,6 +75,20 @@ def partial_problems(summary: Summary, cases: list[CaseSpec]) -> list[str]:
     return problems
 
 
+def nothing_measured(summary: Summary, source: str) -> GateInputError | None:
+    """A run whose every trial errored measured nothing (an unreachable endpoint, a broken agent
+    setup): the update stops with the trials' own most common error, and a fix that is not
+    --allow-partial or --from (a run of errors cannot make a baseline either way)."""
+    trials = [t for c in summary.cases for t in c.trials]
+    if not trials or not all(t.errored for t in trials):
+        return None
+    causes = Counter(re.split(r" #\d+: ", entry, maxsplit=1)[-1] for entry in summary.errored)
+    cause = causes.most_common(1)[0][0] if causes else "no reason recorded"
+    return GateInputError(source, "", f"all {len(trials)} trial(s) errored, so nothing was measured: {cause}",
+                          "check the agent's endpoint and configuration (agent in rubricgate.yaml, the model "
+                          "server it reaches), then rerun rubricgate baseline update")
+
+
 def measure(request: BaselineRequest, loaded) -> tuple[int, int]:
     """(sessions, trials per case in each) of a new measurement: the request's, else the default."""
     gate, dims = loaded.config.gate, loaded.config.graded_dimensions()
@@ -93,6 +109,8 @@ def update_baseline(request: BaselineRequest) -> BaselineUpdated:
     more: list[Summary] = []
     if request.from_run is not None:
         summary, source = read_summary(request.from_run), str(request.from_run)
+        if (failed := nothing_measured(summary, source)) is not None:
+            raise failed
     else:
         sessions, trials = measure(request, loaded)
         outcomes = []
@@ -100,6 +118,8 @@ def update_baseline(request: BaselineRequest) -> BaselineUpdated:
             outcomes.append(run_suite(RunOptions(repo=request.repo, config_path=request.config_path,
                                                  require_baseline=False, listeners=list(request.listeners or []),
                                                  kind="baseline", trials=trials)))
+            if (failed := nothing_measured(outcomes[-1].summary, str(outcomes[-1].run_dir))) is not None:
+                raise failed  # the next session would fail alike: stop at once
             if not outcomes[-1].summary.complete:
                 break  # interrupted: the partial check below says so
         summary, more = outcomes[0].summary, [o.summary for o in outcomes[1:]]

@@ -87,7 +87,8 @@ class Progress:
                 handler(event)
 
     def _on_run_started(self, ev: Mapping[str, Any]) -> None:
-        self.start = self.clock()
+        self.start = self.clock()  # one listener may see several runs (baseline update's sessions): each counts anew
+        self.trials_done = self.failures = self.errored = self.finished_cases = 0
         self.total_trials = int(ev.get("total_trials") or 0)
         cases = ev.get("cases")
         # case_trials (id -> planned trials) is exact; case_started's count ignores --trials.

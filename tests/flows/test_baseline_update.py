@@ -91,3 +91,39 @@ def test_sigterm_during_baseline_update_ends_in_exit_2_with_the_partial_report(t
     assert "Traceback" not in err and "interrupted" in err
     summary = next((repo / "reports").glob("*/summary.json"))
     assert '"complete": false' in summary.read_text().replace('"complete":false', '"complete": false')
+
+
+def test_a_session_whose_every_trial_errored_stops_the_update_and_names_the_cause(tmp_path) -> None:
+    """An unreachable endpoint: the first session errors throughout. No second session runs, the
+    one line names the trials' own error and a fix that applies (never --allow-partial or --from,
+    which lead back here), and the progress counters never exceed the session's own totals."""
+    import re
+    import sys
+
+    import yaml
+
+    from tests.conftest import make_repo
+
+    repo = make_repo(tmp_path / "repo")
+    script = tmp_path / "agents" / "unreachable.py"
+    script.parent.mkdir()
+    script.write_text("import sys\nsys.stderr.write('Error: Tunnel connection failed: 403 Forbidden\\n')\n"
+                      "sys.exit(1)\n")
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["gate"] = {"method": "statistical"}
+    config["agent"] = {"name": "command", "command": [sys.executable, str(script), "{prompt_file}"],
+                       "format": "claude", "sandbox": "none", "timeout_s": 60}
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    before = (repo / "baseline.json").read_text()
+    result = update(repo)
+    assert result.exit_code == 2, result.output
+    assert len(runs(repo)) == 1  # the second session never started
+    last = result.output.strip().splitlines()[-1]
+    assert "Tunnel connection failed: 403 Forbidden" in last and "rubricgate baseline update" in last, last
+    assert "--allow-partial" not in last and "--from" not in last and "run the suite first" not in last
+    for done, total in re.findall(r"(\d+)/(\d+) (?:cases|trials)", result.output):
+        assert int(done) <= int(total), result.output
+    assert (repo / "baseline.json").read_text() == before
+    [run_dir] = runs(repo)
+    again = update(repo, "--from", str(run_dir), "--reason", "x")  # the kept run cannot make a baseline either
+    assert again.exit_code == 2 and "403 Forbidden" in again.output and "run the suite first" not in again.output

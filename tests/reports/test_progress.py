@@ -154,3 +154,17 @@ def test_an_errored_trial_is_counted_as_errored_never_as_a_failure():
     lines = out.getvalue().splitlines()
     assert lines[-1].startswith("case a: 0/1 trials passed (FAIL verdict:wrong_tier, 1 errored (not judged)) "
                                 "[1/1 cases, 2/2 trials, 1 failed, 1 errored, "), lines
+
+
+def test_a_second_run_through_the_same_listener_counts_from_zero() -> None:
+    """`baseline update` measures in sessions, one listener for all: each run's counters are its own."""
+    out, clock = io.StringIO(), Clock()
+    p = Progress(out, tty=False, clock=clock)
+    errored = {"verdict": {"passed": False, "category": "errored"}}
+    p({"event": "run_started", "run_id": "r0", "total_trials": 1, "cases": [{"id": "a", "trials": 1}]})
+    p({"event": "trial_result", "case_id": "a", "trial": 1, "outcome": "ERROR", "grades": errored})
+    feed(p, clock)
+    feed(p, clock)
+    last = out.getvalue().splitlines()[-1]
+    assert "errored" not in last, last
+    assert "2/2 cases, 4/4 trials, 1 failed" in last, out.getvalue()
