@@ -3,7 +3,7 @@
 from collections.abc import Iterable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from rubricgate.models.dimensions import DIMENSIONS  # noqa: F401  (the list lives in models/dimensions.py)
 
@@ -21,6 +21,20 @@ class StrictModel(BaseModel):
     several threads start at once safe."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
+
+
+def known_format(newest: int) -> BeforeValidator:
+    """The check of a read file's `format_version`: one newer than `newest` (what this rubricgate
+    writes) was written by a newer rubricgate and is refused with what to do, before its other
+    fields are read as if they meant what they mean here; older ones stay for the model to migrate."""
+
+    def check(value: object) -> object:
+        if isinstance(value, int) and not isinstance(value, bool) and value > newest:
+            raise ValueError(f"{value} was written by a newer rubricgate (this one reads format {newest} and "
+                             "older) (fix: upgrade rubricgate: pip install -U rubricgate)")
+        return value
+
+    return BeforeValidator(check)
 
 
 def drop_empty(data: dict, *keys: str) -> dict:

@@ -9,11 +9,11 @@ expectations only and rule changes are unknown); `rubricgate baseline update` re
 format 3.
 """
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, StrictFloat, StrictInt, model_serializer, model_validator
 
-from rubricgate.models.base import StrictModel, drop_empty
+from rubricgate.models.base import StrictModel, drop_empty, known_format
 from rubricgate.models.bounds import MAX_BASELINE_TRIALS
 
 
@@ -97,7 +97,7 @@ class RuleRecord(StrictModel):
 
 
 class Baseline(StrictModel):
-    format_version: Literal[1, 2, 3] = 3
+    format_version: Annotated[Literal[1, 2, 3], known_format(3)] = 3
     """1: suite rates only (read to be replaced); 2: per-case counts; 3: also the reviewer's files,
     rules and citations."""
     rates: dict[str, Rate]

@@ -6,9 +6,9 @@ Format 2 (flips, tests, decision, the interleaving) is still read: the viewer sh
 holds. Format 3 adds when it ran, where, and which run folders it compared.
 """
 
-from typing import Any
+from typing import Annotated, Any
 
-from rubricgate.models.base import StrictModel
+from rubricgate.models.base import StrictModel, known_format
 from rubricgate.models.results import Decision
 
 COMPARISON_FORMAT = 3
@@ -39,7 +39,7 @@ class TestRecord(StrictModel):
 
 
 class ComparisonRecord(StrictModel):
-    format_version: int = COMPARISON_FORMAT
+    format_version: Annotated[int, known_format(COMPARISON_FORMAT)] = COMPARISON_FORMAT
     kind: str = "compare"
     id: str = ""  # compare-<run id>; a format-2 file has none (the viewer names it by its file)
     base: str  # what the base side was: "reviewer at origin/main", a run folder

@@ -1,11 +1,11 @@
 """rubricgate.yaml: ties paths, agent, default rubric and gate together."""
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from rubricgate.models import dimensions
-from rubricgate.models.base import Severity, StrictModel, Tier
+from rubricgate.models.base import Severity, StrictModel, Tier, known_format
 from rubricgate.models.bounds import MAX_ERRORED, MAX_IDLE_TIMEOUT_S, MAX_OUTPUT_CAP_BYTES, MAX_TIMEOUT_S, MAX_TRIALS
 from rubricgate.models.task import Rubric
 from rubricgate.models.verdict_config import VerdictConfig
@@ -218,7 +218,7 @@ class TiersConfig(StrictModel):
 
 
 class Config(StrictModel):
-    format_version: int = 1
+    format_version: Annotated[int, known_format(1)] = 1
     """The file's format (1)."""
     suite: SuiteConfig = Field(default_factory=SuiteConfig)
     """Where the tasks and fixtures are, and what a fixture is."""

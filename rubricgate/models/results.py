@@ -1,13 +1,13 @@
 """summary.json, events and replay artifacts: what a run writes."""
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import model_serializer
 
 # CaseSpec and AgentSupport live in their own modules so `validate` and `agents` load them
 # without every result and transcript model (bench/startup.py); they stay importable from here.
 from rubricgate.models.agent_support import AgentSupport
-from rubricgate.models.base import Outcome, StrictModel, Tier, drop_empty
+from rubricgate.models.base import Outcome, StrictModel, Tier, drop_empty, known_format
 from rubricgate.models.case import CaseSpec
 from rubricgate.models.coverage import RuleChange
 from rubricgate.models.failures import FailureClass
@@ -167,7 +167,7 @@ class CacheRejection(StrictModel):
 
 
 class Summary(StrictModel):
-    format_version: int = 1
+    format_version: Annotated[int, known_format(1)] = 1
     run_id: str
     started_at: str
     finished_at: str = ""
@@ -212,7 +212,7 @@ class Summary(StrictModel):
 
 
 class ReplayArtifact(StrictModel):
-    format_version: int = 1
+    format_version: Annotated[int, known_format(1)] = 1
     case: CaseSpec
     trial: TrialResult
     transcript: dict[str, Any]

@@ -1,8 +1,10 @@
 """shard.json: what a `run --shard K/N` partial run records so `merge` can check the shards belong together."""
 
+from typing import Annotated
+
 from pydantic import Field
 
-from rubricgate.models.base import StrictModel
+from rubricgate.models.base import StrictModel, known_format
 
 
 class PlanOptions(StrictModel):
@@ -15,7 +17,7 @@ class PlanOptions(StrictModel):
 
 
 class ShardRecord(StrictModel):
-    format_version: int = 1
+    format_version: Annotated[int, known_format(1)] = 1
     run_id: str
     index: int = Field(ge=1)  # K of K/N, 1-based
     count: int = Field(ge=1)  # N

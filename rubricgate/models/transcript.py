@@ -1,10 +1,10 @@
 """The normalized transcript every agent adapter produces."""
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from rubricgate.models.base import StrictModel
+from rubricgate.models.base import StrictModel, known_format
 from rubricgate.models.failures import FailureClass
 
 Termination = Literal["completed", "max_turns", "api_error", "timeout", "crashed"]
@@ -81,7 +81,7 @@ class NetworkConnection(StrictModel):
 
 
 class Transcript(StrictModel):
-    format_version: int = TRANSCRIPT_FORMAT
+    format_version: Annotated[int, known_format(TRANSCRIPT_FORMAT)] = TRANSCRIPT_FORMAT
     agent: str
     agent_version: str | None = None
     model: str | None = None

@@ -155,8 +155,9 @@ def validation_error(display: str, exc: ValidationError) -> GateInputError:
     """The first pydantic error as a one-line GateInputError (field path + fix)."""
     err = exc.errors()[0]
     field = ".".join(str(p) for p in err["loc"]) or "(top level)"
-    fix = _FIXES.get(err["type"], "see `rubricgate schema` for the expected shape")
-    msg = err["msg"].removeprefix("Value error, ")
+    # A model's own check may carry its fix: "... (fix: upgrade rubricgate: ...)".
+    msg, _, own_fix = err["msg"].removeprefix("Value error, ").partition(" (fix: ")
+    fix = own_fix.removesuffix(")") or _FIXES.get(err["type"], "see `rubricgate schema` for the expected shape")
     return GateInputError(display, field, msg, fix)
 
 

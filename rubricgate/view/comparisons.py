@@ -14,10 +14,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from rubricgate import boundary
 from rubricgate.errors import GateInputError
 from rubricgate.models.comparison import ComparisonRecord
 from rubricgate.models.view_index import RateCell, RunHead
+from rubricgate.suite.yaml_json import validation_error
 from rubricgate.view import safe
 
 RECORD_FILE = "comparison.json"
@@ -77,7 +80,10 @@ def read(ref: ComparisonRef) -> ComparisonRecord:
         return boundary.validate_json(ComparisonRecord, safe.read_bytes(ref.root, ref.file))
     except safe.Refused as exc:
         raise GateInputError(display, "", f"cannot read: {exc}", "check the reports folder") from exc
-    except ValueError as exc:
+    except ValueError as exc:  # pydantic's ValidationError among them
+        # A newer rubricgate's record is one: say so, and to upgrade.
+        if isinstance(exc, ValidationError) and (first := validation_error(display, exc)).field == "format_version":
+            raise first from exc
         raise GateInputError(display, "", f"not a comparison record: {str(exc).splitlines()[0]}",
                              "point the viewer at files `rubricgate compare` wrote") from exc
 
