@@ -51,9 +51,12 @@ ESCAPE_DEPTH = 3
 
 
 def secret_values(env: Mapping[str, str], secret_names: Iterable[str]) -> list[str]:
-    """Values to scrub from outputs, longest first; values under MIN_SECRET_CHARS are skipped."""
-    names = list(secret_names)
-    found = {env[n] for n in names if len(env.get(n, "")) >= MIN_SECRET_CHARS}
+    """Values of the agent's environment `env` to scrub from outputs, in every isolation mode:
+    the declared secrets' (`secret_names`) and every other value that is a secret by its name or
+    shape (`secret_variable`: a token passed through agent.env_allowlist reaches the reviewer,
+    which can print it). Longest first; values under MIN_SECRET_CHARS are skipped."""
+    names = set(secret_names)
+    found = {v for k, v in env.items() if len(v) >= MIN_SECRET_CHARS and (k in names or secret_variable(k, v))}
     return sorted(found, key=len, reverse=True)
 
 

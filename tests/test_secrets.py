@@ -94,6 +94,13 @@ def test_secret_values_skip_short_and_sort_longest_first() -> None:
     assert secret_values(env, ["A", "B", "C", "D"]) == ["long-secret-value", "medium1"]
 
 
+def test_secret_values_take_every_secret_looking_value_the_agent_gets_declared_or_not() -> None:
+    # agent.env_allowlist passes MY_TOKEN and GH through: the reviewer can print them, in every mode
+    env = {"MY_TOKEN": "plain-words-value", "GH": "ghp_Zq9fault7K2mP7vL4nR8tWx3Yb6Hc1Jd5Ks", "PATH": "/usr/bin:/bin",
+           "LANG": "C.UTF-8", "GITHUB_HEAD_REF": "rubric/soften-description", "HOME": "/tmp/Ab3dE5gH7jK9mN1pQ"}
+    assert secret_values(env, []) == ["ghp_Zq9fault7K2mP7vL4nR8tWx3Yb6Hc1Jd5Ks", "plain-words-value"]
+
+
 def test_scrub_data_walks_keys_lists_and_leaves_other_values() -> None:
     data = {SECRET: [f"a{SECRET}", 3, None, {"k": (SECRET,)}]}
     assert scrub_data(data, [SECRET]) == {REDACTED: [f"a{REDACTED}", 3, None, {"k": [REDACTED]}]}

@@ -87,3 +87,23 @@ def test_verdict_with_the_secret_inside_is_still_graded(outcome) -> None:
     _, _, done, _ = outcome
     trial = _trial(done.summary, "data-loader")
     assert trial.outcome == "BLOCK" and all(g.passed for g in trial.grades.values())
+
+
+@pytest.mark.parametrize("sandbox", sandbox_modes())
+def test_an_allowlisted_secret_looking_value_is_scrubbed_in_every_mode(sandbox, tmp_path, monkeypatch) -> None:
+    """A token passed through agent.env_allowlist (not declared in secret_env) reaches the
+    reviewer, which prints it: no written file keeps it, sandboxed as copy-only."""
+    from rubricgate.models.config import DEFAULT_ENV_ALLOWLIST
+    from tests.conftest import make_repo
+    from tests.faults.reviewers import use_reviewer, write_reviewer
+
+    token = "ghp_Zq9fault7K2mP7vL4nR8tWx3Yb6Hc1Jd5Ks"
+    monkeypatch.setenv("MY_TOKEN", token)
+    repo = make_repo(tmp_path / "repo", fixtures=["pass/weekly-revenue-summary"])
+    script = write_reviewer(tmp_path / "agents", "import os\nnote = 'token: ' + os.environ.get('MY_TOKEN', 'unset')")
+    use_reviewer(repo, script, sandbox=sandbox, env_allowlist=[*DEFAULT_ENV_ALLOWLIST, "MY_TOKEN"])
+    done = run_suite(RunOptions(repo=repo))
+    assert done.summary.isolation == ISOLATION[sandbox] and done.exit_code == 0, done.summary.decision
+    assert leaks([done.run_dir], token) == []
+    written = [p.read_text() for p in (done.run_dir / "transcripts").glob("*.json")]
+    assert written and all("token: [REDACTED]" in text for text in written)  # it did reach the reviewer
