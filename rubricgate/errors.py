@@ -42,3 +42,12 @@ def collect(errors: list[GateInputError], check: Callable[[], T]) -> T | None:
     except GateInputError as exc:
         errors.append(exc)
     return None
+
+
+READ_FIX = "make it readable by this user (chmod/chown), or run as the user who owns it"
+
+
+def unreadable(path: object, fix: str = READ_FIX) -> GateInputError:
+    """`path: cannot be read: permission denied (fix: ...)`: a file or folder the user may not read
+    (a PermissionError, which pathlib raises from inside a folder the user may not look into)."""
+    return GateInputError(str(path), "", "cannot be read: permission denied", fix)

@@ -147,7 +147,8 @@ def latest_run(repo: Path) -> Path:
 
 
 @main.command()
-@click.argument("summaries", nargs=-1, type=click.Path(path_type=Path))
+# readable=False: an unreadable summary is read_summary's one-line error, not a usage error.
+@click.argument("summaries", nargs=-1, type=click.Path(readable=False, path_type=Path))
 @click.option("--chart", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the trend chart here, as SVG (a .png path is written as .svg beside it).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,

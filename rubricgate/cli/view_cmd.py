@@ -15,7 +15,8 @@ from rubricgate.errors import GateInputError, GateInputErrors
 
 
 @main.command()
-@click.argument("reports", nargs=-1, type=click.Path(path_type=Path))
+# readable=False: an unreadable folder is our one-line error (catalog.py), not a usage error.
+@click.argument("reports", nargs=-1, type=click.Path(readable=False, path_type=Path))
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
               help="Port on 127.0.0.1 (0: any free port).")
 @click.option("--no-open", is_flag=True, help="Do not open a browser.")
@@ -36,6 +37,8 @@ def view(reports, port, no_open, build_dir, repo, config_path) -> None:
         site = site_for(list(reports) or _defaults(repo, config_path))
         if build_dir is not None:
             built = build_site(site, build_dir)
+            for problem in site.catalog.problems:  # each run left out (unreadable, bad), said, never skipped silently
+                click.echo(f"skipped: {problem}", err=True)
             click.echo(f"wrote {built.pages} pages ({built.runs} runs, {built.cases} cases) to {built.out}")
             return
     except (GateInputError, GateInputErrors) as exc:

@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
-from rubricgate.errors import GateInputError
+from rubricgate.errors import GateInputError, unreadable
 from rubricgate.models.results import Summary
 from rubricgate.models.transcript import Transcript
 from rubricgate.records.writing import write_text_atomic
@@ -69,10 +69,13 @@ def write_model_atomic(path: Path, model: BaseModel, secrets: list[str] | None =
 
 def read_summary(path: Path) -> Summary:
     """Load a summary.json (or the one inside a run dir)."""
-    if path.is_dir():
-        path = path / "summary.json"
-    if not path.is_file():
-        raise GateInputError(str(path), "", "no summary.json here", "point at a run directory under reports/")
+    try:
+        if path.is_dir():
+            path = path / "summary.json"
+        if not path.is_file():
+            raise GateInputError(str(path), "", "no summary.json here", "point at a run directory under reports/")
+    except PermissionError:  # pathlib raises it from inside a folder the user may not look into
+        raise unreadable(path) from None
     return load_model(Summary, path, str(path))
 
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from rubricgate import boundary
 from rubricgate.boundary import MAX_DEPTH, DuplicateKey, TooDeep
-from rubricgate.errors import GateInputError
+from rubricgate.errors import GateInputError, unreadable
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -74,6 +74,8 @@ def read_data(path: Path, display: str) -> Any:
     """Parse a .yaml/.yml/.json file (YAML via safe_load) or raise a one-line error."""
     try:
         data = path.read_bytes()
+    except PermissionError:
+        raise unreadable(display) from None
     except OSError as exc:
         raise GateInputError(display, "", f"cannot read file ({exc})", "check the path") from exc
     text = utf8_text(data, display)

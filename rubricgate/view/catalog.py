@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 from pydantic import BaseModel
 
 from rubricgate import boundary
-from rubricgate.errors import GateInputError
+from rubricgate.errors import GateInputError, unreadable
 from rubricgate.models.view_index import CaseCell, RunHead
 from rubricgate.view import comparisons, index, safe
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the runs and case pages read only the index: these models l
 M = TypeVar("M", bound=BaseModel)
 SUMMARY = "summary.json"
 EVENTS = "events.jsonl"
+SKIP_FIX = "make it readable by this user, or move it out of the reports folder"
 
 
 @dataclass(frozen=True)
@@ -43,45 +44,72 @@ class RunRef:
         return self.folder and safe.file_stamp(self.root, rel) is not None
 
 
-def find_runs(folders: list[Path]) -> list[RunRef]:
-    """The runs in these folders (one level down, or two for a history checkout's summaries/)."""
+def find_runs(folders: list[Path], notes: list[str] | None = None) -> list[RunRef]:
+    """The runs in these folders (one level down, or two for a history checkout's summaries/);
+    a folder given that cannot be read is a GateInputError, an unreadable run folder inside one
+    is named in `notes` and left out."""
     found: dict[str, RunRef] = {}
     for folder in folders:
-        if not safe.is_plain_dir(folder):
-            raise GateInputError(str(folder), "", "not a folder (or a link to one)",
-                                 "pass a reports folder or a run folder")
-        for ref in _runs_in(folder.resolve()):
+        try:
+            if not safe.is_plain_dir(folder, strict=True):
+                raise GateInputError(str(folder), "", "not a folder (or a link to one)",
+                                     "pass a reports folder or a run folder")
+            refs = _runs_in(folder.resolve(), [] if notes is None else notes)
+        except PermissionError:
+            raise unreadable(folder) from None
+        for ref in refs:
             # The same run as a folder and as a history summary: the folder has its transcripts.
             if ref.key not in found or (ref.folder and not found[ref.key].folder):
                 found[ref.key] = ref
     return list(found.values())
 
 
-def _runs_in(folder: Path) -> list[RunRef]:
+def _runs_in(folder: Path, notes: list[str]) -> list[RunRef]:
+    """The runs in `folder`; PermissionError when it cannot be read, a note for each folder in
+    it that cannot (left out: one unreadable run never hides the others)."""
     if _is_run(folder):
         return [RunRef(folder.name, folder, SUMMARY, True)]
     out = []
     for child in sorted(folder.iterdir()):
-        if safe.is_plain_dir(child) and _is_run(child):
-            out.append(RunRef(child.name, child, SUMMARY, True))
-        elif (child.suffix == ".json" and safe.is_plain_file(child) and not child.name.startswith("view-")
-              and not comparisons.is_record(child)):
-            out.append(RunRef(child.stem, folder, child.name, False))
-        elif child.name == "summaries" and safe.is_plain_dir(child):
-            out += [r for r in _runs_in(child) if not r.folder]
+        try:
+            out += _child_runs(folder, child, notes)
+        except PermissionError:
+            notes.append(unreadable(child, SKIP_FIX).one_line())
     # The runs a `compare --base` made, in its folder beside its record.
-    out += [RunRef(run.name, run, SUMMARY, True) for run in comparisons.in_folder(folder)[1] if _is_run(run)]
+    for run in comparisons.in_folder(folder, notes)[1]:
+        try:
+            out += [RunRef(run.name, run, SUMMARY, True)] if _is_run(run) else []
+        except PermissionError:
+            notes.append(unreadable(run, SKIP_FIX).one_line())
     return out
+
+
+def _child_runs(folder: Path, child: Path, notes: list[str]) -> list[RunRef]:
+    """The runs one entry of a reports folder holds: a run folder, a summary file, or summaries/."""
+    if safe.is_plain_dir(child) and _is_run(child):
+        return [RunRef(child.name, child, SUMMARY, True)]
+    if (child.suffix == ".json" and safe.is_plain_file(child) and not child.name.startswith("view-")
+            and not comparisons.is_record(child)):
+        return [RunRef(child.stem, folder, child.name, False)]
+    if child.name == "summaries" and safe.is_plain_dir(child):
+        return [r for r in _runs_in(child, notes) if not r.folder]
+    return []
 
 
 def find_comparisons(folders: list[Path]) -> list[comparisons.ComparisonRef]:
     """The comparison records in these folders (a folder, or its compare-* folders)."""
-    return [ref for folder in folders if safe.is_plain_dir(folder)
-            for ref in comparisons.in_folder(folder.resolve())[0]]
+    out = []
+    for folder in folders:
+        try:
+            out += comparisons.in_folder(folder.resolve())[0] if safe.is_plain_dir(folder) else []
+        except PermissionError:  # unreadable since found: said by refresh(), which lists the folder too
+            continue
+    return out
 
 
 def _is_run(folder: Path) -> bool:
-    return safe.is_plain_file(folder / SUMMARY) or safe.is_plain_file(folder / EVENTS)
+    """A run folder; PermissionError when it may not be looked into."""
+    return safe.is_plain_file(folder / SUMMARY, strict=True) or safe.is_plain_file(folder / EVENTS, strict=True)
 
 
 @dataclass
@@ -94,18 +122,27 @@ class Catalog:
     _memory_cases: dict[str, bytes] = field(default_factory=dict)  # unwritable folders: their cases file
     _lock: threading.Lock = field(default_factory=threading.Lock)
     problems: list[str] = field(default_factory=list)  # runs left out of the last listing, and why
+    unreadable_runs: list[str] = field(default_factory=list)  # what could not be read: always left out
     records: list[comparisons.ComparisonRef] = field(default_factory=list)  # what `compare` decided
 
     @classmethod
     def of(cls, folders: list[Path]) -> Catalog:
         """Every run and comparison under these folders."""
-        return cls(find_runs(folders), [f.resolve() for f in folders], records=find_comparisons(folders))
+        notes: list[str] = []
+        refs = find_runs(folders, notes)
+        return cls(refs, [f.resolve() for f in folders], records=find_comparisons(folders),
+                   unreadable_runs=notes)
 
     def refresh(self) -> None:
         """Look for new runs and comparisons (a live viewer: a run started since)."""
         known = {r.key for r in self.refs}
-        self.refs += [r for root in self.folders if safe.is_plain_dir(root)
-                      for r in _runs_in(root) if r.key not in known]
+        notes: list[str] = []
+        for root in self.folders:
+            try:
+                self.refs += [r for r in _runs_in(root, notes) if r.key not in known] if safe.is_plain_dir(root) else []
+            except PermissionError:  # made unreadable since the viewer started: the runs found stay listed
+                notes.append(unreadable(root).one_line())
+        self.unreadable_runs = notes
         self.records += [r for r in find_comparisons(self.folders) if r not in self.records]
 
     def comparisons(self) -> list[tuple[comparisons.ComparisonRef, ComparisonRecord, RunHead]]:
@@ -135,7 +172,7 @@ class Catalog:
         """Every finished run's head, newest first (a run without a summary is live, not listed
         here; one whose summary cannot be read, or whose folder is gone, is left out and named in
         `problems`: one bad run never takes the listing down)."""
-        out, self.problems = [], []
+        out, self.problems = [], list(self.unreadable_runs)
         for ref in self.refs:
             if not safe.is_plain_dir(ref.root):
                 self.problems.append(f"{ref.root}: the run's folder is gone (removed since the viewer found it)")
@@ -155,7 +192,10 @@ class Catalog:
 
     def head(self, ref: RunRef) -> RunHead | None:
         """The run's head from the index (built on first use), None while it has no summary."""
-        stamp = safe.file_stamp(ref.root, ref.summary)
+        try:
+            stamp = safe.file_stamp(ref.root, ref.summary, strict=True)
+        except safe.Unreadable:
+            raise unreadable(ref.root / ref.summary, SKIP_FIX) from None
         if stamp is None:
             return None
         with self._lock:
@@ -214,6 +254,8 @@ class Catalog:
         display = str(ref.root / ref.summary)
         try:
             return read_json_model(Summary, safe.read_bytes(ref.root, ref.summary))
+        except safe.Unreadable:
+            raise unreadable(display, SKIP_FIX) from None
         except safe.Refused as exc:
             raise GateInputError(display, "", f"cannot read: {exc}", "check the run folder") from exc
         except ValueError as exc:

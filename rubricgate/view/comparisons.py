@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from rubricgate import boundary
-from rubricgate.errors import GateInputError
+from rubricgate.errors import GateInputError, unreadable
 from rubricgate.models.comparison import ComparisonRecord
 from rubricgate.models.view_index import RateCell, RunHead
 from rubricgate.suite.yaml_json import validation_error
@@ -50,9 +50,10 @@ def is_record(path: Path) -> bool:
         return bool(_SNIFF.match(fh.read(256)))
 
 
-def in_folder(folder: Path) -> tuple[list[ComparisonRef], list[Path]]:
+def in_folder(folder: Path, notes: list[str] | None = None) -> tuple[list[ComparisonRef], list[Path]]:
     """The comparison records among `folder`'s files and `compare-*` folders, and the run folders
-    those folders hold (each side's rounds: the comparison's runs, listed like any other)."""
+    those folders hold (each side's rounds: the comparison's runs, listed like any other); a side
+    folder that cannot be read is left out, named in `notes`."""
     refs: list[ComparisonRef] = []
     runs: list[Path] = []
     for child in sorted(folder.iterdir()):
@@ -61,8 +62,17 @@ def in_folder(folder: Path) -> tuple[list[ComparisonRef], list[Path]]:
         elif safe.is_plain_dir(child) and safe.is_plain_file(child / RECORD_FILE):
             refs.append(ComparisonRef(child, RECORD_FILE))
             runs += [run for side in SIDES if safe.is_plain_dir(child / side)
-                     for run in sorted((child / side).iterdir()) if safe.is_plain_dir(run)]
+                     for run in _listed(child / side, notes) if safe.is_plain_dir(run)]
     return refs, runs
+
+
+def _listed(folder: Path, notes: list[str] | None) -> list[Path]:
+    try:
+        return sorted(folder.iterdir())
+    except PermissionError:
+        if notes is not None:
+            notes.append(unreadable(folder).one_line())
+        return []
 
 
 def side_of(run_folder: Path) -> str | None:

@@ -18,6 +18,15 @@ class Refused(Exception):
     """A path outside the folder, through a link, or not a regular file."""
 
 
+class Unreadable(Refused):
+    """A file or folder the user may not read (permission denied): said, never taken for absent."""
+
+
+def _refused(what: str, exc: OSError) -> Refused:
+    kind = Unreadable if isinstance(exc, PermissionError) else Refused
+    return kind(f"{what}: {exc.strerror}")
+
+
 def parts(rel: str) -> list[str]:
     """The components of a relative POSIX path; Refused for absolute, `..`, `.` or empty ones."""
     if not rel or "\x00" in rel or "\\" in rel or PurePosixPath(rel).is_absolute():
@@ -38,7 +47,7 @@ def open_below(root: Path, rel: str) -> int:
     try:
         fd = _open_dir(root)
     except OSError as exc:  # the run folder was removed while the viewer serves
-        raise Refused(f"{root}: {exc.strerror}") from exc
+        raise _refused(str(root), exc) from exc
     try:
         for name in names[:-1]:
             nxt = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
@@ -46,7 +55,7 @@ def open_below(root: Path, rel: str) -> int:
             fd = nxt
         leaf = os.open(names[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
     except OSError as exc:
-        raise Refused(f"{rel}: {exc.strerror}") from exc
+        raise _refused(rel, exc) from exc
     finally:
         os.close(fd)
     if not stat.S_ISREG(os.fstat(leaf).st_mode):
@@ -70,10 +79,15 @@ def read_text(root: Path, rel: str) -> str:
     return read_bytes(root, rel).decode("utf-8", errors="replace")
 
 
-def file_stamp(root: Path, rel: str) -> str | None:
-    """"size:mtime_ns" of a regular file below `root` (not through a link), None when absent."""
+def file_stamp(root: Path, rel: str, strict: bool = False) -> str | None:
+    """"size:mtime_ns" of a regular file below `root` (not through a link), None when absent;
+    `strict`: Unreadable when the user may not read it."""
     try:
         fd = open_below(root, rel)
+    except Unreadable:
+        if strict:
+            raise
+        return None
     except Refused:
         return None
     try:
@@ -83,16 +97,22 @@ def file_stamp(root: Path, rel: str) -> str | None:
     return f"{st.st_size}:{st.st_mtime_ns}"
 
 
-def is_plain_dir(path: Path) -> bool:
-    """A real folder, not a link to one."""
+def is_plain_dir(path: Path, strict: bool = False) -> bool:
+    """A real folder, not a link to one; `strict`: PermissionError when its folder may not be looked into."""
+    return _is_kind(path, stat.S_ISDIR, strict)
+
+
+def is_plain_file(path: Path, strict: bool = False) -> bool:
+    """A regular file, not a link to one; `strict` as in is_plain_dir."""
+    return _is_kind(path, stat.S_ISREG, strict)
+
+
+def _is_kind(path: Path, kind, strict: bool) -> bool:
     try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
+        return kind(os.lstat(path).st_mode)
+    except PermissionError:
+        if strict:
+            raise
         return False
-
-
-def is_plain_file(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
     except OSError:
         return False
