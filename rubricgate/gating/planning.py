@@ -62,7 +62,7 @@ def check_margin(plan: Plan | None, gate: GateConfig, cases: int, first: int, di
         return None
     perfect = prior_plan(cases, gate, first, dims)
     if _worst_bound(perfect) is not None:
-        add = to_pass(perfect.dimensions[0], gate.max_trials_per_case)
+        add = to_pass(perfect.dimensions[0], perfect.budget())
         raise GateInputError(config_name, "gate.margin",
                              f"{gate.margin:g} cannot be shown by {cases} case(s) within gate.max_trials_per_case="
                              f"{gate.max_trials_per_case}, not even by a reviewer that never fails",
@@ -71,7 +71,7 @@ def check_margin(plan: Plan | None, gate: GateConfig, cases: int, first: int, di
     if plan is None or (bound := _worst_bound(plan)) is None:
         return None
     worst = max(plan.dimensions, key=lambda d: d.unchanged_bound if d.unchanged_bound is not None else 1.0)
-    add = to_pass(worst, gate.max_trials_per_case)
+    add = to_pass(worst, plan.budget())
     return (f"gate.margin {gate.margin:g} is out of reach of the measured baseline within gate.max_trials_per_case="
             f"{gate.max_trials_per_case}: an unchanged reviewer's {worst.dimension} bound reaches {bound}, so its runs "
             f"end INCONCLUSIVE unless continued" + (f"; to PASS within the budget: {add}" if add else "")

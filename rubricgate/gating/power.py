@@ -83,13 +83,17 @@ class Plan:
     dependence: str = ""  # the within-run dependence check's warning ('' when trials count one by one)
     note: str = ""  # what the plan assumes, said after its first line (a plan before any baseline)
 
+    def budget(self) -> int:
+        """Design trials per case: a first round at or past gate.max_trials_per_case is the whole
+        budget, as in `run` (gating/adaptive.py)."""
+        return max(self.max_trials, self.first_trials)
+
     def as_json(self) -> dict:
         """The plan as summary.json keeps it (gate.plan)."""
         return asdict(self)
 
     def lines(self) -> list[str]:
         """What `rubricgate plan` and the start of a run print."""
-        # A first round at or past the budget is the whole budget, as in `run` (gating/adaptive.py).
         budget = (f"up to {self.max_trials} (gate.max_trials_per_case)" if self.first_trials < self.max_trials
                   else f"the whole budget (at or past gate.max_trials_per_case={self.max_trials})")
         head = (f"plan: {self.dimensions[0].cases if self.dimensions else 0} shared case(s), {self.first_trials} "
@@ -113,7 +117,7 @@ def _dimension_lines(d: DimensionPlan, plan: Plan) -> list[str]:
            f"{_pts(d.detectable_budget)} by the full budget; an unchanged reviewer's bound reaches {bound}"
            + ("" if d.unchanged_bound is not None and d.unchanged_bound <= plan.margin
               else f" (above the {_pts(plan.margin)} margin: it cannot PASS within the budget)")]
-    if (add := to_pass(d, plan.max_trials)) is not None:
+    if (add := to_pass(d, plan.budget())) is not None:
         out.append(f"    to PASS an unchanged reviewer within the budget: {add}")
     trials = ("more than 100 trials per case (the baseline's own trials limit it: re-measure it with more)"
               if d.reach_trials is None else f"{d.reach_trials} trial{'s' * (d.reach_trials > 1)} per case")

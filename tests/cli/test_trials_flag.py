@@ -38,3 +38,14 @@ def test_plan_with_trials_past_max_trials_per_case_says_the_first_round_is_the_w
     head = result.output.splitlines()[0]
     assert "5 trial(s) per case first" in head and "up to 3" not in head
     assert "whole budget" in head and "gate.max_trials_per_case=3" in head
+
+
+def test_plan_judges_what_passes_within_the_budget_the_first_round_sets(tmp_path) -> None:
+    repo = make_repo(tmp_path / "repo")  # an unchanged reviewer's bound is under the margin after 30 trials a case
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["gate"] = {"method": "statistical", "max_trials_per_case": 3}
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    result = CliRunner().invoke(main, ["plan", "--repo", str(repo), "--trials", "30"])
+    assert result.exit_code == 0, result.output
+    assert "cannot PASS within the budget" not in result.output
+    assert "to PASS an unchanged reviewer within the budget" not in result.output
