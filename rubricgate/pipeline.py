@@ -36,6 +36,7 @@ class RunOutcome:
     run_dir: Path
     exit_code: int
     workspaces: Path | None = None  # where --keep-workspaces left each trial's folder
+    interrupted: bool = False  # Ctrl-C / SIGTERM stopped its trials: a caller starts nothing more
 
 
 def run_suite(options: RunOptions) -> RunOutcome:
@@ -55,7 +56,7 @@ def run_suite(options: RunOptions) -> RunOutcome:
             rounds.continued.copy_transcripts(run.ctx.run_dir)
         summary = aggregate_and_gate(loaded, jobs, results, run, ahead)
         summary = report(run, loaded, summary, ahead)
-    return RunOutcome(summary, run.ctx.run_dir, summary.decision.exit_code, run.kept)
+    return RunOutcome(summary, run.ctx.run_dir, summary.decision.exit_code, run.kept, run.state.interrupted)
 
 
 def plan(loaded: Loaded, options: RunOptions) -> list[Job]:

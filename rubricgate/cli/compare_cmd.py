@@ -112,7 +112,9 @@ def _paired(options: RunOptions, ref: str, method: str | None, seed: int | None,
             started: str) -> tuple[Comparison, ComparisonRecord]:
     """Run and compare; keep the comparison as `comparison.json` beside its base and head runs."""
     outcome = paired_run(options, ref, method, listeners=_listeners, seed=seed)
-    click.echo(f"base run: {outcome.base_run_dir}\nhead run: {outcome.head_run_dir}", err=True)
+    for side, run_dir in (("base", outcome.base_run_dir), ("head", outcome.head_run_dir)):
+        if run_dir.is_dir():  # an interrupted comparison may never have started a side
+            click.echo(f"{side} run: {run_dir}", err=True)
     folder = outcome.base_run_dir.parent
     record = comparison_record(outcome.comparison, started_at=started, finished_at=_now(), record_id=folder.name,
                                runs=(side_runs(outcome.base_run_dir), side_runs(outcome.head_run_dir)),
@@ -130,7 +132,7 @@ def render_comparison(comparison: Comparison) -> str:
     counts = comparison.counts()
     lines = [f"compare {comparison.base_label} -> {comparison.head_label}: "
              + ", ".join(f"{n} {k}" for k, n in counts.items() if n or k in ("regressed", "fixed", "unchanged"))]
-    order = {"regressed": 0, "fixed": 1, "removed": 2, "added": 3, "unchanged": 4}
+    order = {"regressed": 0, "fixed": 1, "removed": 2, "added": 3, "unjudged": 4, "unchanged": 5}
     for flip in sorted(comparison.flips, key=lambda f: order[f.kind]):
         if flip.kind == "unchanged" and not flip.reasons:
             continue

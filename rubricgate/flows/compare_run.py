@@ -31,8 +31,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
-from rubricgate.gating.compare import MOST_SCALE, Comparison, compare_summaries, rounds_to_decide, summary_counts
+from rubricgate.gating.compare import (
+    MOST_SCALE,
+    Comparison,
+    compare_summaries,
+    rounds_to_decide,
+    summary_counts,
+    unjudged_comparison,
+)
 from rubricgate.gating.paired import PairedDesign, PairedLook, paired_design
+from rubricgate.gating.stats import counted
 from rubricgate.isolation.leftovers import owned_folder, remove_owned
 from rubricgate.models.config import Config, GateConfig
 from rubricgate.models.results import Decision, Summary
@@ -136,6 +144,7 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
     rounds: dict[str, list[Summary]] = {"base": [], "head": []}
     design: PairedDesign | None = None
     comparison: Comparison | None = None
+    at: tuple[str, int] | None = None  # the side and round an interrupt stopped
     with ref_worktree(repo, ref) as ref_tree:
         with base_checkout(repo, ref_tree, config, ref, {config.reports.split("/")[0]},
                            (config.suite.tasks, config.suite.fixtures)) as base_repo:
@@ -146,7 +155,11 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
                                   trials=1 if len(schedule) > 1 else first, first_trial=r if len(schedule) > 1 else 1,
                                   listeners=fresh(_label(labels[side], r, len(schedule))),
                                   config_path=config_path, require_baseline=False, cache_dir=cache_dir)
-                    rounds[side].append(run_suite(run).summary)
+                    if not _ran_whole(run, rounds[side]):
+                        at = side, r
+                        break
+                if at is not None:
+                    break  # Ctrl-C / SIGTERM: no further side, round or trial starts
                 if not adaptive:
                     continue
                 design = design or paired_design(len(rounds["head"][0].cases), first, len(schedule), gate,
@@ -155,11 +168,42 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
                 comparison = comparison if k is None else _compare(rounds, gate, labels, design.look(k))
                 if comparison is not None and comparison.decision.status != "inconclusive":
                     break
+    if at is not None:
+        sides = {s: merge_rounds(rounds[s]) if rounds[s] else None for s in SIDES}
+        comparison = unjudged_comparison(sides["base"], sides["head"],
+                                         [interrupted_line(rounds, at, len(schedule), adaptive)], gate,
+                                         labels["base"], labels["head"])
     comparison = comparison or _compare(rounds, gate, labels)
-    comparison.order = {"seed": seed, "interleaved": len(schedule) > 1, "rounds": schedule[:len(rounds["head"])],
+    ran = max(len(rounds["base"]), len(rounds["head"]), at[1] if at else 0)
+    comparison.order = {"seed": seed, "interleaved": len(schedule) > 1, "rounds": schedule[:ran],
                         "adaptive": adaptive, "looks": list(design.looks) if design else [len(schedule)]}
     comparison.decision = _next_step(comparison, rounds, gate, options, ref, method)
     return PairedOutcome(comparison, out / "base", out / "head")
+
+
+def _ran_whole(run: RunOptions, summaries: list[Summary]) -> bool:
+    """Run one side's round, its summary added to `summaries`; False when Ctrl-C / SIGTERM stopped
+    it (in its trials: the run kept a partial summary; before or after them: none)."""
+    try:
+        outcome = run_suite(run)
+    except KeyboardInterrupt:
+        return False
+    summaries.append(outcome.summary)
+    return not outcome.interrupted
+
+
+def interrupted_line(rounds: dict[str, list[Summary]], at: tuple[str, int], total: int, adaptive: bool) -> str:
+    """What an interrupted comparison ran, in one line: where it stopped, the trials each side ran."""
+    side, r = at
+    where = f"the {side} side" + (f", round {r} of {total}" if total > 1 else "")
+    cases = next((len(s.cases) for s in rounds["base"] + rounds["head"]), None)
+    if cases is None:
+        return f"comparison interrupted during {where}, before any trial ran; nothing is decided"
+    most = ("up to " if adaptive else "") + str(cases * total)
+    ran = {s: sum(counted(t) or t.errored for summary in rounds[s] for c in summary.cases for t in c.trials)
+           for s in SIDES}
+    return (f"comparison interrupted during {where}: {ran['base']} of {most} base trials and {ran['head']} of "
+            f"{most} head trials ran; nothing is decided")
 
 
 def _next_step(comparison: Comparison, rounds: dict[str, list[Summary]], gate: GateConfig, options: RunOptions,
@@ -203,19 +247,22 @@ def interleaving(seed: int, trials: int, interleave: bool = True) -> list[list[s
 def merge_rounds(summaries: list[Summary]) -> Summary:
     """One side's rounds as one summary: each case's trials concatenated and renumbered 1..K.
 
-    Only what the comparison reads is merged (cases, completeness, run ids); the per-round
+    Only what the comparison reads is merged (cases, errored trials, completeness and the first
+    incomplete round's decision, run ids); the per-round
     summaries on disk keep their own rates and reports.
     """
     if len(summaries) == 1:
         return summaries[0]
     cases: dict = {}
+    incomplete = [s for s in summaries if not s.complete]
     for summary in summaries:
         for case in summary.cases:
             merged = cases.setdefault(case.id, case.model_copy(update={"trials": []}))
             start = len(merged.trials)
             merged.trials.extend([t.model_copy(update={"trial": start + i + 1}) for i, t in enumerate(case.trials)])
-    return summaries[0].model_copy(update={"cases": list(cases.values()),
-                                           "complete": all(s.complete for s in summaries),
+    return summaries[0].model_copy(update={"cases": list(cases.values()), "complete": not incomplete,
+                                           "decision": (incomplete or summaries)[0].decision,
+                                           "errored": [e for s in summaries for e in s.errored],
                                            "run_id": "+".join(s.run_id for s in summaries)})
 
 

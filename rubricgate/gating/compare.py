@@ -14,7 +14,8 @@ dimensions), and labelled the same way (rubricgate/gating/gate.py). The decision
   strict       a dimension fails when its rate on the shared cases is lower at all. Its
                false-alarm rate is stated with the result: the exact chance that an unchanged
                reviewer dips on these counts (0 for a deterministic reviewer).
-A side with trials that did not run (interrupted, budget spent) cannot be judged: exit 2.
+A side with trials that did not run (interrupted, budget spent) cannot be judged: exit 2. A case
+with no judged trial on a side (every one errored, or none ran) is `unjudged`, never `unchanged`.
 An INCONCLUSIVE `compare --base` is not continued: its next step is a fresh comparison with more
 rounds, at least the rounds at which the per-case rates it showed would decide (`rounds_to_decide`).
 """
@@ -34,8 +35,8 @@ from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.config import GateConfig
 from rubricgate.models.results import CaseSummary, Decision, RateRow, Summary, TrialResult
 
-FlipKind = Literal["regressed", "fixed", "unchanged", "added", "removed"]
-KINDS: tuple[FlipKind, ...] = ("regressed", "fixed", "unchanged", "added", "removed")
+FlipKind = Literal["regressed", "fixed", "unchanged", "unjudged", "added", "removed"]
+KINDS: tuple[FlipKind, ...] = ("regressed", "fixed", "unchanged", "unjudged", "added", "removed")
 Counts = dict[str, dict[str, tuple[int, int]]]
 MOST_SCALE = 8  # rounds_to_decide looks up to this many times the rounds that were run
 
@@ -95,6 +96,19 @@ def compare_summaries(base: Summary, head: Summary, gate: GateConfig,
         problems = ["the two runs share no case that ran on both sides"]
     decision = _cannot(problems, gate) if problems else decide_comparison(tests, gate)
     return Comparison(base_label, head_label, flips, tests, decision)
+
+
+def unjudged_comparison(base: Summary | None, head: Summary | None, reasons: list[str], gate: GateConfig,
+                        base_label: str = "base", head_label: str = "head") -> Comparison:
+    """A comparison that decides nothing (exit 2 with `reasons`): what ran is listed, and a case
+    a side never judged (that side never ran: None) is `unjudged`."""
+    if base is not None and head is not None:
+        flips = case_flips(base, head, 1 - gate.confidence)
+    else:
+        present, side = (base, "head") if base is not None else (head, "base")
+        flips = [CaseFlip(c.id, "unjudged", *((_score(c), "-") if side == "head" else ("-", _score(c))),
+                          [f"{side}: never ran"]) for c in (present.cases if present else [])]
+    return Comparison(base_label, head_label, flips, [], _cannot(reasons, gate))
 
 
 def summary_counts(summary: Summary) -> Counts:
@@ -186,7 +200,11 @@ def _flip(cid: str, base: CaseSummary | None, head: CaseSummary | None) -> CaseF
         kind: FlipKind = "added" if base is None else "removed"
         return CaseFlip(cid, kind, _score(base), _score(head), _failures(present.trials) if present else [])
     (bx, bn), (hx, hn) = _all_pass(base), _all_pass(head)
-    if not bn or not hn or abs(hx / hn - bx / bn) <= EPS:
+    if not bn or not hn:
+        return CaseFlip(cid, "unjudged", _score(base), _score(head),
+                        [f"{side}: no judged trial ({sum(t.errored for t in case.trials)} errored)"
+                         for side, case, n in (("base", base, bn), ("head", head, hn)) if not n])
+    if abs(hx / hn - bx / bn) <= EPS:
         still = _failures(_ran(head.trials))
         return CaseFlip(cid, "unchanged", _score(base), _score(head), [f"still failing: {r}" for r in still])
     if hx / hn < bx / bn:
@@ -215,8 +233,9 @@ def _unjudgeable(base: Summary, head: Summary) -> list[str]:
     problems = []
     for label, summary in (("base", base), ("head", head)):
         missing = sum(not counted(t) and not t.errored for c in summary.cases for t in c.trials)
-        if missing or not summary.complete:
-            problems.append(f"{label} run {summary.run_id} is incomplete ({missing} trials did not run)")
+        if missing or not summary.complete:  # an interrupted run has no record of what it never ran
+            why = f"{missing} trials did not run" if missing else (summary.decision.reasons or ["it did not end"])[0]
+            problems.append(f"{label} run {summary.run_id} is incomplete ({why})")
         if summary.errored:  # infrastructure failures: neither side's reviewer was judged there
             problems.append(f"{label} run {summary.run_id}: {len(summary.errored)} trial(s) errored (infrastructure)")
     return problems

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from rubricgate.cli import main
-from rubricgate.gating.compare import case_flips, compare_summaries
+from rubricgate.gating.compare import case_flips, compare_summaries, unjudged_comparison
 from rubricgate.models.config import GateConfig
 from rubricgate.models.dimensions import DIMENSIONS
 from rubricgate.models.results import CaseSummary, Decision, Grade, Summary, TrialResult
@@ -97,6 +97,31 @@ def test_runs_with_nothing_in_common_cannot_be_judged() -> None:
     assert [f.kind for f in comparison.flips] == ["added", "removed"]
 
 
+def _errored(summary: Summary, case: str) -> Summary:
+    """Every trial of `case` errored (an outage): recorded, never judged."""
+    found = next(c for c in summary.cases if c.id == case)
+    found.trials = [t.model_copy(update={"errored": True}) for t in found.trials]
+    summary.errored = [f"{case} #{t.trial}: exit 1" for t in found.trials]
+    return summary
+
+
+def test_an_interrupted_stored_run_says_why_it_is_incomplete() -> None:
+    """An interrupted run has no record of the trials it never ran: its own reason is given."""
+    base = _summary({"a": [True]}, complete=False)
+    base.decision = Decision(status="error", exit_code=2,
+                             reasons=["run interrupted after 1 of 3 trials; the report is partial"])
+    comparison = compare_summaries(base, _summary({"a": [True]}), STRICT)
+    assert comparison.decision.reasons[0] == ("base run r is incomplete "
+                                              "(run interrupted after 1 of 3 trials; the report is partial)")
+
+
+def test_a_side_that_never_ran_leaves_every_case_unjudged() -> None:
+    comparison = unjudged_comparison(_summary({"a": [True], "b": [False]}), None, ["interrupted"], STRICT)
+    assert [(f.kind, f.base, f.head) for f in comparison.flips] == [("unjudged", "1/1", "-"), ("unjudged", "0/1", "-")]
+    assert comparison.decision.exit_code == 2 and comparison.tests == []
+    assert comparison.counts()["unchanged"] == 0 and comparison.counts()["unjudged"] == 2
+
+
 # -- flips ------------------------------------------------------------------------------------
 
 def test_flip_kinds_and_reasons() -> None:
@@ -108,6 +133,13 @@ def test_flip_kinds_and_reasons() -> None:
     assert flips["fix"].kind == "fixed" and flips["fix"].reasons[0].startswith("was: verdict: wrong_tier")
     assert flips["same"].kind == "unchanged" and flips["same"].reasons[0].startswith("still failing:")
     assert flips["flaky-same"].kind == "unchanged"
+
+
+def test_a_case_with_no_judged_trial_on_a_side_is_unjudged_not_unchanged() -> None:
+    base = _errored(_summary({"a": [True, True], "b": [True]}), "a")
+    flips = {f.case_id: f for f in case_flips(base, _summary({"a": [True, True], "b": [True]}))}
+    assert flips["a"].kind == "unjudged" and flips["a"].reasons == ["base: no judged trial (2 errored)"]
+    assert (flips["a"].base, flips["a"].head) == ("0/0", "2/2") and flips["b"].kind == "unchanged"
 
 
 def test_per_case_counts_make_the_test_blind_to_trial_order() -> None:
@@ -306,6 +338,15 @@ def test_merged_rounds_renumber_trials_per_case() -> None:
     a = next(c for c in merged.cases if c.id == "a")
     assert [t.trial for t in a.trials] == [1, 2] and merged.run_id == "r1+r2"
     assert not merge_rounds([_summary({"a": [True]}), _summary({"a": [True]}, complete=False)]).complete
+
+
+def test_merged_rounds_keep_every_rounds_errored_trials_and_the_incomplete_rounds_reason() -> None:
+    from rubricgate.flows.compare_run import merge_rounds
+
+    rounds = [_errored(_summary({"a": [True]}, f"r{i}"), "a") for i in (1, 2, 3)]
+    rounds[2].complete, rounds[2].decision = False, Decision(status="error", exit_code=2, reasons=["interrupted"])
+    merged = merge_rounds(rounds)
+    assert len(merged.errored) == 3 and merged.decision.reasons == ["interrupted"]
 
 
 def test_paired_run_interleaves_rounds_and_records_the_seed(tmp_path: Path) -> None:
