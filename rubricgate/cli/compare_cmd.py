@@ -120,6 +120,7 @@ def _paired(options: RunOptions, ref: str, method: str | None, seed: int | None,
                                runs=(side_runs(outcome.base_run_dir), side_runs(outcome.head_run_dir)),
                                repo=options.repo)
     try:
+        folder.mkdir(parents=True, exist_ok=True)  # an interrupt may have come before either side's run folder
         write_record(folder / RECORD_FILE, record)
     except OSError as exc:
         raise GateInputError(str(folder / RECORD_FILE), "", f"cannot write: {exc.strerror}",

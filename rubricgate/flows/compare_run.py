@@ -149,25 +149,30 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
         with base_checkout(repo, ref_tree, config, ref, {config.reports.split("/")[0]},
                            (config.suite.tasks, config.suite.fixtures)) as base_repo:
             roots = {"base": base_repo, "head": repo}
-            for r, order in enumerate(schedule, 1):
-                for side in order:
-                    run = replace(options, repo=roots[side], reports_dir=out / side,
-                                  trials=1 if len(schedule) > 1 else first, first_trial=r if len(schedule) > 1 else 1,
-                                  listeners=fresh(_label(labels[side], r, len(schedule))),
-                                  config_path=config_path, require_baseline=False, cache_dir=cache_dir)
-                    if not _ran_whole(run, rounds[side]):
-                        at = side, r
+            current = schedule[0][0], 1
+            try:
+                for r, order in enumerate(schedule, 1):
+                    for side in order:
+                        current = side, r
+                        run = replace(options, repo=roots[side], reports_dir=out / side,
+                                      trials=1 if len(schedule) > 1 else first,
+                                      first_trial=r if len(schedule) > 1 else 1,
+                                      listeners=fresh(_label(labels[side], r, len(schedule))),
+                                      config_path=config_path, require_baseline=False, cache_dir=cache_dir)
+                        outcome = run_suite(run)
+                        rounds[side].append(outcome.summary)
+                        if outcome.interrupted:  # the run caught it and kept a partial summary
+                            raise KeyboardInterrupt
+                    if not adaptive:
+                        continue
+                    design = design or paired_design(len(rounds["head"][0].cases), first, len(schedule), gate,
+                                                     len(config.graded_dimensions()))
+                    k = design.index(r)  # a look after the first `trials` rounds, then after every round
+                    comparison = comparison if k is None else _compare(rounds, gate, labels, design.look(k))
+                    if comparison is not None and comparison.decision.status != "inconclusive":
                         break
-                if at is not None:
-                    break  # Ctrl-C / SIGTERM: no further side, round or trial starts
-                if not adaptive:
-                    continue
-                design = design or paired_design(len(rounds["head"][0].cases), first, len(schedule), gate,
-                                                 len(config.graded_dimensions()))
-                k = design.index(r)  # a look after the first `trials` rounds, then after every round
-                comparison = comparison if k is None else _compare(rounds, gate, labels, design.look(k))
-                if comparison is not None and comparison.decision.status != "inconclusive":
-                    break
+            except KeyboardInterrupt:  # Ctrl-C / SIGTERM: no further side, round or trial starts
+                at = current
     if at is not None:
         sides = {s: merge_rounds(rounds[s]) if rounds[s] else None for s in SIDES}
         comparison = unjudged_comparison(sides["base"], sides["head"],
@@ -179,17 +184,6 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
                         "adaptive": adaptive, "looks": list(design.looks) if design else [len(schedule)]}
     comparison.decision = _next_step(comparison, rounds, gate, options, ref, method)
     return PairedOutcome(comparison, out / "base", out / "head")
-
-
-def _ran_whole(run: RunOptions, summaries: list[Summary]) -> bool:
-    """Run one side's round, its summary added to `summaries`; False when Ctrl-C / SIGTERM stopped
-    it (in its trials: the run kept a partial summary; before or after them: none)."""
-    try:
-        outcome = run_suite(run)
-    except KeyboardInterrupt:
-        return False
-    summaries.append(outcome.summary)
-    return not outcome.interrupted
 
 
 def interrupted_line(rounds: dict[str, list[Summary]], at: tuple[str, int], total: int, adaptive: bool) -> str:

@@ -74,6 +74,29 @@ def test_an_interrupt_in_a_later_round_starts_no_further_round(tmp_path, monkeyp
                      rf"\d+ of 9 head trials ran; nothing is decided$", result.stdout), result.stdout
 
 
+@pytest.mark.parametrize(("side", "base_ran"), [("reviewer at HEAD", 0), ("working tree", 3)])
+def test_an_interrupt_between_runs_stops_the_comparison_there(tmp_path, monkeypatch, side, base_ran) -> None:
+    """Ctrl-C as a side's run is being set up (outside any run's trials; for the base side before
+    any run folder exists): that side does not run, and the comparison is still recorded."""
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+
+    def listeners(label: str | None = None) -> list:
+        if label == side:
+            os.kill(os.getpid(), signal.SIGINT)
+        return []
+
+    monkeypatch.setattr(compare_cmd, "_listeners", listeners)
+    result = _compare(repo)
+    assert result.exit_code == 2, result.output
+    which = "base" if side.startswith("reviewer") else "head"
+    what = f": {base_ran} of 3 base trials and 0 of 3 head trials ran" if base_ran else ", before any trial ran"
+    line = f"comparison interrupted during the {which} side{what}; nothing is decided"
+    assert result.stdout.splitlines()[-1].endswith(line), result.stdout
+    folder = next((repo / "reports").glob("compare-*"))
+    record = json.loads((folder / "comparison.json").read_text())
+    assert record["decision"]["status"] == "error" and not (folder / "head").exists()
+
+
 def test_a_compare_whose_trials_all_errored_counts_every_round_and_judges_no_case(tmp_path) -> None:
     """An agent that exits 1 with no output on every trial (a dead endpoint): 2 cases x 3 rounds
     a side, every one errored. Nothing was judged, so no case is unchanged."""
