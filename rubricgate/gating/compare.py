@@ -105,9 +105,11 @@ def unjudged_comparison(base: Summary | None, head: Summary | None, reasons: lis
     if base is not None and head is not None:
         flips = case_flips(base, head, 1 - gate.confidence)
     else:
-        present, side = (base, "head") if base is not None else (head, "base")
-        flips = [CaseFlip(c.id, "unjudged", *((_score(c), "-") if side == "head" else ("-", _score(c))),
-                          [f"{side}: never ran"]) for c in (present.cases if present else [])]
+        ran, never = ("base", "head") if base is not None else ("head", "base")
+        present = base if base is not None else head
+        cases = present.cases if present is not None else []
+        flips = [CaseFlip(c.id, "unjudged", *((_score(c), "-") if ran == "base" else ("-", _score(c))),
+                          _no_judged(((ran, c),)) + [f"{never}: never ran"]) for c in cases]
     return Comparison(base_label, head_label, flips, [], _cannot(reasons, gate))
 
 
@@ -201,15 +203,19 @@ def _flip(cid: str, base: CaseSummary | None, head: CaseSummary | None) -> CaseF
         return CaseFlip(cid, kind, _score(base), _score(head), _failures(present.trials) if present else [])
     (bx, bn), (hx, hn) = _all_pass(base), _all_pass(head)
     if not bn or not hn:
-        return CaseFlip(cid, "unjudged", _score(base), _score(head),
-                        [f"{side}: no judged trial ({sum(t.errored for t in case.trials)} errored)"
-                         for side, case, n in (("base", base, bn), ("head", head, hn)) if not n])
+        return CaseFlip(cid, "unjudged", _score(base), _score(head), _no_judged((("base", base), ("head", head))))
     if abs(hx / hn - bx / bn) <= EPS:
         still = _failures(_ran(head.trials))
         return CaseFlip(cid, "unchanged", _score(base), _score(head), [f"still failing: {r}" for r in still])
     if hx / hn < bx / bn:
         return CaseFlip(cid, "regressed", _score(base), _score(head), _failures(_ran(head.trials)))
     return CaseFlip(cid, "fixed", _score(base), _score(head), [f"was: {r}" for r in _failures(_ran(base.trials))])
+
+
+def _no_judged(sides: tuple[tuple[str, CaseSummary], ...]) -> list[str]:
+    """'side: no judged trial (N errored)' for each side whose case has no trial that counts."""
+    return [f"{side}: no judged trial ({sum(t.errored for t in case.trials)} errored)"
+            for side, case in sides if not _ran(case.trials)]
 
 
 def _row(strata: list[Stratum]) -> RateRow:

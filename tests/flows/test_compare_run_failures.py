@@ -52,13 +52,17 @@ def test_an_interrupt_during_the_first_side_starts_nothing_more_and_says_what_ra
     assert {label for label, _ in seen} == {"reviewer at HEAD"}, seen  # the head side never started
     ran = sum(e == "trial_result" for _, e in seen)
     line = result.stdout.splitlines()[-1]
-    assert line == (f"decision (strict): CANNOT JUDGE (exit 2) - comparison interrupted during the base side: "
-                    f"{ran} of 3 base trials and 0 of 3 head trials ran; nothing is decided"), result.stdout
+    assert line.startswith("decision (strict): ") and line.endswith(
+        f" (exit 2) - comparison interrupted during the base side: {ran} of 3 base trials and 0 of 3 head trials "
+        "ran; nothing is decided"), result.stdout
     headline = result.stdout.splitlines()[0]
     assert headline.endswith(": 0 regressed, 0 fixed, 0 unchanged, 3 unjudged"), headline
     record = json.loads((tmp_path / "cmp.json").read_text())
     assert record["decision"]["status"] == "error" and record["tests"] == []
     assert {f["kind"] for f in record["flips"]} == {"unjudged"}
+    never = [f for f in record["flips"] if f["base"] == "0/0"]  # the base trials the interrupt left unrun
+    assert len(never) == 3 - ran and all(f["reasons"] == ["base: no judged trial (0 errored)", "head: never ran"]
+                                         for f in never)
 
 
 def test_an_interrupt_in_a_later_round_starts_no_further_round(tmp_path, monkeypatch) -> None:
