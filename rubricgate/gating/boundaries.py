@@ -55,13 +55,13 @@ def _fractions(info: tuple[float, ...], cumulative: tuple[float, ...], alpha: fl
         else:
             bound, z, density = _next_look(np, previous, info[k - 1], i_k, target)
         out.append(_sf(bound) / alpha if bound < _HIGH else 0.0)
-        previous = (z, _simpson_weights(np, z) * density)
+        previous = (z, _simpson_weights(np, z) * density, density)
     return tuple(out)
 
 
 def _next_look(np, previous, i_prev: float, i_k: float, target: float):
     """The boundary of the next look and the sub-density of its statistic below it."""
-    z_prev, mass = previous
+    z_prev, mass, density_prev = previous
     sd = math.sqrt(i_k - i_prev)
     root_k, root_prev = math.sqrt(i_k), math.sqrt(i_prev)
     erfc = np.vectorize(math.erfc)
@@ -77,6 +77,16 @@ def _next_look(np, previous, i_prev: float, i_k: float, target: float):
             low, high = (mid, high) if crossing(mid) > target else (low, mid)
         bound = high
     z = np.linspace(_LOW, bound, _GRID)
+    step = z_prev[1] - z_prev[0]
+    if sd / root_prev < step:
+        # The step from the last look is narrower than the grid (looks a round apart after many
+        # trials): Simpson's rule cannot integrate so narrow a kernel (its sums grew by about 7x a
+        # look until they overflowed into nan). The sub-density taken as constant over each grid
+        # point's cell integrates the kernel exactly, at any width (Simpson's uneven weights
+        # would alias: a cell's mass 4/3 or 2/3 of its share).
+        edges = np.append(z_prev - step / 2, z_prev[-1] + step / 2)  # a cell's upper edge is the next's lower
+        above = 0.5 * erfc((z[:, None] * root_k - edges[None, :] * root_prev) / (sd * math.sqrt(2)))
+        return bound, z, (above[:, 1:] - above[:, :-1]) @ density_prev * root_k / root_prev
     u = (z[:, None] * root_k - z_prev[None, :] * root_prev) / sd
     density = (np.exp(-0.5 * u * u) / math.sqrt(2 * math.pi)) @ mass * root_k / sd
     return bound, z, density
