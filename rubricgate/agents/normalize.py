@@ -382,7 +382,9 @@ def with_proxy_evidence(transcript: Transcript, proxied: bool) -> Transcript:
                                                        if last.retry_after else ""))}
     if transcript.api_status is None:
         update["api_status"] = last.status
-    if transcript.retry_after_s is None and wait is not None:
+    # The endpoint's own Retry-After, as the proxy saw it, is the least the harness's retry waits:
+    # a CLI may report one failed request twice, a second apart (Copilot CLI), and its gap is no wait.
+    if wait is not None and (transcript.retry_after_s is None or wait > transcript.retry_after_s):
         update["retry_after_s"] = wait
     return transcript.model_copy(update=update)
 

@@ -191,6 +191,17 @@ def test_the_proxys_status_and_retry_after_back_the_cli_up() -> None:
     assert "the sandbox's proxy saw 127.0.0.1:9 answer 429 with Retry-After 12" in t.evidence
 
 
+def test_the_endpoints_retry_after_beats_a_shorter_gap_the_cli_reported() -> None:
+    # Copilot CLI may log one failed request twice, 1.2 s apart: that gap is no wait the endpoint asked for.
+    from rubricgate.agents.normalize import with_proxy_evidence
+
+    seen = [{"host": "127.0.0.1", "port": 9, "kind": "http", "outcome": "relayed", "status": 429, "retry_after": "10"}]
+    short = _claimed(429, seen, "rate_limit").model_copy(update={"retry_after_s": 1.2})
+    assert with_proxy_evidence(short, proxied=True).retry_after_s == 10.0
+    longer = _claimed(429, seen, "rate_limit").model_copy(update={"retry_after_s": 30.0})
+    assert with_proxy_evidence(longer, proxied=True).retry_after_s == 30.0  # the CLI's own longer backoff stays
+
+
 def test_the_proxys_own_answer_for_an_endpoint_it_could_not_reach_is_unreachable() -> None:
     """Claude Code reports the proxy's 502 for a refused connection as the endpoint's API 502."""
     from rubricgate.agents.normalize import with_proxy_evidence
