@@ -145,6 +145,7 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
     design: PairedDesign | None = None
     comparison: Comparison | None = None
     at: tuple[str, int] | None = None  # the side and round an interrupt stopped
+    spent = 0.0  # --max-cost is one budget for the whole comparison, every side and round
     with ref_worktree(repo, ref) as ref_tree:
         with base_checkout(repo, ref_tree, config, ref, {config.reports.split("/")[0]},
                            (config.suite.tasks, config.suite.fixtures)) as base_repo:
@@ -158,8 +159,10 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
                                       trials=1 if len(schedule) > 1 else first,
                                       first_trial=r if len(schedule) > 1 else 1,
                                       listeners=fresh(_label(labels[side], r, len(schedule))),
-                                      config_path=config_path, require_baseline=False, cache_dir=cache_dir)
+                                      config_path=config_path, require_baseline=False, cache_dir=cache_dir,
+                                      max_cost=budget_left(options.max_cost, spent))
                         outcome = run_suite(run)
+                        spent += budget_spent(outcome.summary)
                         rounds[side].append(outcome.summary)
                         if outcome.interrupted:  # the run caught it and kept a partial summary
                             raise KeyboardInterrupt
@@ -198,6 +201,17 @@ def interrupted_line(rounds: dict[str, list[Summary]], at: tuple[str, int], tota
            for s in SIDES}
     return (f"comparison interrupted during {where}: {ran['base']} of {most} base trials and {ran['head']} of "
             f"{most} head trials ran; nothing is decided")
+
+
+def budget_left(max_cost: float | None, spent: float) -> float | None:
+    """What a comparison's next run may spend: --max-cost less what its earlier runs spent (each run
+    would otherwise get the whole budget, and a comparison spend 2 x rounds times it)."""
+    return None if max_cost is None else max(0.0, max_cost - spent)
+
+
+def budget_spent(summary: Summary) -> float:
+    """What one run of the comparison spent against its budget (none set: nothing counted)."""
+    return float((summary.cost.get("budget") or {}).get("spent_usd") or 0.0)
 
 
 def _next_step(comparison: Comparison, rounds: dict[str, list[Summary]], gate: GateConfig, options: RunOptions,

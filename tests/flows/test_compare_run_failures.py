@@ -116,3 +116,25 @@ def test_a_compare_whose_trials_all_errored_counts_every_round_and_judges_no_cas
     assert re.search(r"base run \S+: 6 trial\(s\) errored \(infrastructure\)", decision), decision
     assert re.search(r"head run \S+: 6 trial\(s\) errored \(infrastructure\)", decision), decision
     assert "UNJUDGED   fixture-data-loader  0/0 -> 0/0" in result.stdout
+
+
+def test_max_cost_is_one_budget_for_the_whole_comparison(tmp_path, monkeypatch) -> None:
+    """Every side and round used to get the whole --max-cost: a comparison could spend 2 x rounds
+    times it. At $0.01 a trial, $0.045 buys five trials of the comparison, then nothing starts."""
+    from rubricgate.agents.builtin import BuiltinAgent
+    from rubricgate.models.transcript import Usage
+
+    class PricedAgent(BuiltinAgent):
+        def run(self, request):  # type: ignore[no-untyped-def]
+            result = super().run(request)
+            return result.model_copy(update={"usage": Usage(input_tokens=1, output_tokens=1, cost_usd=0.01)})
+
+    monkeypatch.setattr("rubricgate.pipeline.get_agent", lambda name, cfg: PricedAgent(cfg))
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    result = _compare(repo, "--trials", "3", "--jobs", "1", "--max-cost", "0.045")
+    assert result.exit_code == 2, result.output
+    folder = next((repo / "reports").glob("compare-*"))
+    summaries = [json.loads(p.read_text()) for p in folder.glob("*/*/summary.json")]
+    ran = [t for s in summaries for c in s["cases"] for t in c["trials"]
+           if not any(g["category"] == "not_run" for g in t["grades"].values())]
+    assert 5 <= len(ran) <= 6, len(ran)  # of the 18 planned (3 cases x 3 rounds x 2 sides)
