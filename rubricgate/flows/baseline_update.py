@@ -119,7 +119,7 @@ def update_baseline(request: BaselineRequest) -> BaselineUpdated:
                                                  require_baseline=False, listeners=list(request.listeners or []),
                                                  kind="baseline", trials=trials)))
             if (failed := nothing_measured(outcomes[-1].summary, str(outcomes[-1].run_dir))) is not None:
-                raise failed  # the next session would fail alike: stop at once
+                raise failed  # the next run would fail alike: stop at once
             if not outcomes[-1].summary.complete:
                 break  # interrupted: the partial check below says so
         summary, more = outcomes[0].summary, [o.summary for o in outcomes[1:]]
