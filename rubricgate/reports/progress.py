@@ -34,17 +34,14 @@ class _CaseState:
     finished: bool = False
 
 
-def _errored(grades: Mapping[str, Any]) -> bool:
-    """An errored trial (infrastructure, after every retry) was never judged: it is no failure."""
-    return any((g if isinstance(g, Mapping) else getattr(g, "model_dump", lambda: {})()).get("category") == "errored"
-               for g in (grades or {}).values())
-
-
-def _grade_failures(grades: Mapping[str, Any]) -> list[str]:
-    """'dimension:category' for each failed grade; grades may be dicts or Grade models."""
+def _grade_failures(grades: Mapping[str, Any]) -> list[str] | None:
+    """'dimension:category' for each failed grade, or None for an errored trial (infrastructure,
+    after every retry: never judged, so no failure); grades may be dicts or Grade models."""
     out = []
     for dim, g in (grades or {}).items():
         g = g if isinstance(g, Mapping) else getattr(g, "model_dump", lambda: {})()
+        if g.get("category") == "errored":
+            return None
         if not g.get("passed", False):
             out.append(f"{dim}:{g.get('category') or 'failed'}")
     return out
@@ -123,11 +120,10 @@ class Progress:
 
     def _on_trial_result(self, ev: Mapping[str, Any]) -> None:
         state = self.cases.setdefault(str(ev.get("case_id")), _CaseState())
-        grades = ev.get("grades") or {}
-        problems = [] if _errored(grades) else _grade_failures(grades)
+        problems = _grade_failures(ev.get("grades") or {})
         state.done += 1
         self.trials_done += 1
-        if not problems and _errored(grades):
+        if problems is None:
             state.errored += 1
             self.errored += 1
         if problems:
