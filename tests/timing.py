@@ -20,6 +20,11 @@ IDLE_START_S = 0.02
 SAMPLES = 3
 
 
+# A process that should stop at once but ran on: no busy machine makes a stop take this long, and
+# a hang always does. Tests bound hangs with it; how many seconds a stop takes is bench/'s figure.
+HANG_S = 300.0
+
+
 def slowness() -> float:
     """How many times slower than idle this machine starts a process right now (>= 1)."""
     walls = []

@@ -119,9 +119,12 @@ def leak_key(conv: Conversation, path: str, turn: int) -> Reply:
     return Reply(text=f"my key is {key}\n" + verdict_text("PASS", path))
 
 
+SLOW_REPLY_S = 30
+
+
 def slow(conv: Conversation, path: str, turn: int) -> Reply:
     """Hangs past any sane timeout after the first turn."""
-    time.sleep(30)
+    time.sleep(SLOW_REPLY_S)
     return Reply(text=verdict_text("PASS", path))
 
 

@@ -25,7 +25,6 @@ from tests.e2e import claude_scenarios as sc
 from tests.e2e.anthropic_server import ScriptedAnthropicServer
 from tests.e2e.support import (install_fixture, write_baseline, Install, check_overlay, installs, lay_out_suite, processes_in,
                                require_install, with_bwrap_overlay)
-from tests.timing import within
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
@@ -154,7 +153,7 @@ def test_real_cli_timeout_kills_everything(install: Install, tmp_path: Path) -> 
                           {"PATH": install.path()}, sandbox=sandbox_to(server.base_url))
         transcript = ClaudeAgent(AgentConfig(name="claude")).run(req)
     assert transcript.termination == "timeout" and transcript.exit_code is None
-    assert transcript.duration_s < within(15)
+    assert transcript.duration_s < sc.SLOW_REPLY_S  # ended by the timeout, before the hung reply
     assert processes_in(ws) == []
 
 

@@ -17,7 +17,7 @@ import yaml
 from tests.e2e import claude_scenarios as sc
 from tests.e2e.anthropic_server import Reply, ScriptedAnthropicServer
 from tests.e2e.support import Install, install_fixture, installs, lay_out_suite, write_baseline
-from tests.timing import within
+from tests.timing import HANG_S
 
 pytestmark = pytest.mark.e2e
 install = install_fixture(installs("claude"))
@@ -65,7 +65,7 @@ def test_a_refused_key_names_the_variable(install: Install, tmp_path: Path) -> N
         proc, took = run(repo, install, server.base_url)
     line = _one_error_line(proc)
     assert "set ANTHROPIC_API_KEY" in line and "agent.secret_env" in line and "preflight" in line, line
-    assert took < within(30), took
+    assert took < HANG_S, took  # the seconds it takes: bench/failure_modes.py
 
 
 def test_a_missing_key_names_the_variable(install: Install, tmp_path: Path) -> None:
@@ -74,7 +74,7 @@ def test_a_missing_key_names_the_variable(install: Install, tmp_path: Path) -> N
         proc, took = run(repo, install, server.base_url, key=None)
     line = _one_error_line(proc)
     assert "ANTHROPIC_API_KEY is not set" in line and "set ANTHROPIC_API_KEY" in line, line
-    assert took < within(30), took
+    assert took < HANG_S, took  # the seconds it takes: bench/failure_modes.py
 
 
 def test_a_stopped_endpoint_names_the_base_url_setting(install: Install, tmp_path: Path) -> None:
@@ -85,7 +85,7 @@ def test_a_stopped_endpoint_names_the_base_url_setting(install: Install, tmp_pat
     proc, took = run(repo, install, f"http://127.0.0.1:{port}")
     line = _one_error_line(proc)
     assert f"cannot reach http://127.0.0.1:{port}" in line and "ANTHROPIC_BASE_URL" in line, line
-    assert took < within(30), took
+    assert took < HANG_S, took  # the seconds it takes: bench/failure_modes.py
 
 
 def test_a_working_endpoint_passes_preflight_and_runs_the_suite(install: Install, tmp_path: Path) -> None:

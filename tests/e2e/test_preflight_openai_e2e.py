@@ -24,15 +24,13 @@ from tests.e2e.openai_server import ScriptedServer
 from tests.e2e.openai_suite import scenarios
 from tests.e2e.support import Install, install_fixture, installs, lay_out_suite, write_baseline
 from tests.loopback import LoopbackServer
-from tests.timing import within
+from tests.timing import HANG_S
 
 pytestmark = pytest.mark.e2e
 install = install_fixture([i for cli in ("codex", "opencode") for i in installs(cli)])
 KEY = "sk-openai-preflight-0123456789"
-PREFLIGHT_TIMEOUT_S = 45  # rubricgate's default agent.preflight_timeout_s
 # How long a stopped endpoint may take to be reported: both are stopped by the adapter in seconds
 # once started; OpenCode's start alone takes tens of seconds on a loaded machine.
-STOPPED_WITHIN = {"codex": 30, "opencode": PREFLIGHT_TIMEOUT_S + 20}
 
 
 class RefusingServer(LoopbackServer):
@@ -104,7 +102,7 @@ def test_a_stopped_endpoint_names_the_base_url_setting_in_seconds(install: Insta
     proc, took = run(repo, install, f"http://127.0.0.1:{port}/v1")
     line = _one_error_line(proc)
     assert f"cannot reach http://127.0.0.1:{port}/v1" in line and "OPENAI_BASE_URL" in line, line
-    assert took < within(STOPPED_WITHIN[install.cli]), took
+    assert took < HANG_S, took  # the seconds it takes: bench/failure_modes.py
 
 
 def test_a_refused_key_names_the_variable(install: Install, tmp_path: Path) -> None:
@@ -113,7 +111,7 @@ def test_a_refused_key_names_the_variable(install: Install, tmp_path: Path) -> N
         proc, took = run(repo, install, server.base_url)
     line = _one_error_line(proc)
     assert "set OPENAI_API_KEY" in line and "agent.secret_env" in line and "preflight" in line, line
-    assert took < within(40), took
+    assert took < HANG_S, took  # the seconds it takes: bench/failure_modes.py
 
 
 def test_a_missing_key_names_the_variable(install: Install, tmp_path: Path) -> None:
@@ -122,7 +120,7 @@ def test_a_missing_key_names_the_variable(install: Install, tmp_path: Path) -> N
         proc, took = run(repo, install, server.base_url, key=None)
     line = _one_error_line(proc)
     assert "OPENAI_API_KEY is not set" in line and "set OPENAI_API_KEY" in line, line
-    assert took < within(40), took
+    assert took < HANG_S, took  # the seconds it takes: bench/failure_modes.py
 
 
 def test_a_working_endpoint_passes_preflight(install: Install, tmp_path: Path) -> None:
