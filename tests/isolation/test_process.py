@@ -8,7 +8,9 @@ import time
 from pathlib import Path
 
 from rubricgate.isolation.process import run_process
-from tests.timing import within
+# What a stopped agent was in the middle of (its sleep, its loop, its timeout): a run that took
+# this long was not stopped, whatever the load. How fast a stop comes is bench/'s figure.
+RAN_ON_S = 60.0
 
 PY = sys.executable
 
@@ -49,7 +51,7 @@ def test_timeout_kills_the_whole_group_including_grandchildren(tmp_path: Path) -
     started = time.monotonic()
     res, _ = _run(tmp_path, code, timeout_s=1.0)
     assert res.timed_out and res.exit_code is None
-    assert time.monotonic() - started < within(8)
+    assert time.monotonic() - started < RAN_ON_S
     child = int(pidfile.read_text())
     deadline = time.monotonic() + 3
     while _alive(child) and time.monotonic() < deadline:
@@ -87,7 +89,7 @@ def test_sigterm_ignoring_process_is_sigkilled(tmp_path: Path) -> None:
     started = time.monotonic()
     res, _ = _run(tmp_path, code, timeout_s=0.5)
     assert res.timed_out
-    assert time.monotonic() - started < within(6)
+    assert time.monotonic() - started < RAN_ON_S
 
 
 def test_background_child_left_after_clean_exit_is_swept(tmp_path: Path) -> None:
@@ -117,8 +119,8 @@ def test_output_cap_truncates_reports_and_stops_the_run(tmp_path: Path) -> None:
 
 def test_runaway_writer_is_stopped_at_the_cap_not_at_the_timeout(tmp_path: Path) -> None:
     started = time.monotonic()
-    res, out = _run(tmp_path, "import sys\nwhile True: sys.stdout.write('x'*4096)", timeout_s=30, cap=200_000)
-    assert time.monotonic() - started < within(10), "a runaway agent ran on until the timeout"
+    res, out = _run(tmp_path, "import sys\nwhile True: sys.stdout.write('x'*4096)", timeout_s=RAN_ON_S, cap=200_000)
+    assert time.monotonic() - started < RAN_ON_S, "a runaway agent ran on until the timeout"
     assert res.stdout_truncated and not res.timed_out and out.stat().st_size == 200_000
 
 
@@ -142,7 +144,7 @@ def test_setsid_escapee_is_killed_after_a_clean_exit(tmp_path: Path) -> None:
     res, _ = _run(tmp_path, _escapee_code(pidfile, "print('done')\n"))
     assert res.exit_code == 0
     assert _gone_within(int(pidfile.read_text()), 3), "a setsid() grandchild survived the run"
-    assert time.monotonic() - started < within(5), "the run waited on a pipe held open by an escapee"
+    assert time.monotonic() - started < RAN_ON_S, "the run waited on a pipe held open by an escapee"
 
 
 def test_setsid_escapee_is_killed_on_timeout_within_the_deadline(tmp_path: Path) -> None:
@@ -151,7 +153,7 @@ def test_setsid_escapee_is_killed_on_timeout_within_the_deadline(tmp_path: Path)
     res, _ = _run(tmp_path, _escapee_code(pidfile, "time.sleep(60)\n"), timeout_s=1.0)
     assert res.timed_out
     assert _gone_within(int(pidfile.read_text()), 3), "a setsid() grandchild survived the timeout"
-    assert time.monotonic() - started < within(6)
+    assert time.monotonic() - started < RAN_ON_S
 
 
 def test_missing_executable_says_not_found(tmp_path: Path) -> None:
@@ -180,7 +182,7 @@ def test_own_session_and_env_only_what_was_passed(tmp_path: Path) -> None:
 
 
 def test_watch_stops_the_run_on_a_line_and_kills_the_group(tmp_path: Path) -> None:
-    code = "import time\nfor i in range(100):\n    print('step', i, flush=True)\n    time.sleep(0.05)"
+    code = "import time\nfor i in range(1200):\n    print('step', i, flush=True)\n    time.sleep(0.05)"  # 60 s
     out = tmp_path / "s.txt"
     seen: list[bytes] = []
 
@@ -190,9 +192,9 @@ def test_watch_stops_the_run_on_a_line_and_kills_the_group(tmp_path: Path) -> No
 
     started = time.monotonic()
     res = run_process([PY, "-c", code], cwd=tmp_path, env={"PATH": os.environ["PATH"]},
-                      timeout_s=20, output_cap_bytes=10_000, stdout_path=out, watch=watch)
+                      timeout_s=2 * RAN_ON_S, output_cap_bytes=100_000, stdout_path=out, watch=watch)
     assert res.stopped == "too many steps" and not res.timed_out and res.exit_code is None
-    assert time.monotonic() - started < within(4)
+    assert time.monotonic() - started < RAN_ON_S
     assert seen[:4] == [b"step 0", b"step 1", b"step 2", b"step 3"]
     assert "step 20" not in out.read_text()
 
@@ -232,7 +234,7 @@ def test_a_failing_stdout_sink_kills_the_agent_before_the_error_propagates(tmp_p
     else:
         raise AssertionError("the sink's error was swallowed")
     assert pids and not _alive(pids[0])
-    assert time.monotonic() - started < within(10)
+    assert time.monotonic() - started < RAN_ON_S
 
 
 def test_a_stderr_watch_stops_the_run_at_its_line(tmp_path: Path) -> None:

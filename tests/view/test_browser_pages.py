@@ -179,9 +179,8 @@ def test_the_phone_shows_the_narrow_trend_and_the_runs_as_cards(browser, world):
         set_width(browser, 1280)
 
 
-def test_a_thousand_case_report_is_under_1_mb_and_interactive_within_a_second(browser, tmp_path):
+def test_a_thousand_case_report_is_under_1_mb_and_its_script_runs_over_every_row(browser, tmp_path):
     import reports_fixtures as rf
-    from timing import within
 
     from rubricgate.reports.html import render_html
 
@@ -189,9 +188,7 @@ def test_a_thousand_case_report_is_under_1_mb_and_interactive_within_a_second(br
     page.write_text(render_html(rf.thousand_case_summary()), encoding="utf-8")
     assert page.stat().st_size <= 1_000_000, page.stat().st_size
     _open(browser, page.as_uri())  # its one script has run: the filters work (data-ready)
-    interactive = browser.js("performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd") / 1000
-    # An idle machine's second, scaled by this machine's slowness now (the figure: bench/report_charts.py).
-    assert interactive <= within(1.0), interactive
+    # How soon it is interactive (<= 1 s, issue 41) is bench/report_charts.py's figure, not a test's.
     assert browser.js("document.querySelectorAll('tr.case').length") == 1000
 
 
