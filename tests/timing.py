@@ -1,40 +1,13 @@
-"""Wall-clock bounds scaled by how slow this machine is right now, measured.
+"""How long a test may wait for a process that should stop.
 
-A test that asserts "ended within N seconds" states what it means on an idle machine; on a busy
-one (a shared 2-core machine at load 20 runs a process start 5-10x slower) the same behaviour
-takes longer. `within(N)` is N times the machine's slowness, measured when the bound is checked:
-the median wall time of a few fresh interpreters doing nothing, against what that takes on an
-idle 2-core machine (IDLE_START_S), never below 1. Speed targets themselves are measured by
-bench/ scripts, never by tests; these bounds only tell "stopped early" from "ran to its end".
+Tests never assert how fast something is: on a busy machine (a shared 2-core machine at load 20
+starts a process 5-10x slower) a speed bound fails although nothing is wrong. A test that checks
+that something stopped bounds it by what would have happened had it not stopped (the sleep, the
+loop or the timeout it was in the middle of), or by HANG_S. Speed is measured by bench/ scripts.
 """
 
 from __future__ import annotations
 
-import statistics
-import subprocess
-import sys
-import time
-
-# `python -I -S -c pass` on an idle 2-core machine: 0.02 s (0.02-0.04 s at load 7-8 on this one).
-IDLE_START_S = 0.02
-SAMPLES = 3
-
-
 # A process that should stop at once but ran on: no busy machine makes a stop take this long, and
-# a hang always does. Tests bound hangs with it; how many seconds a stop takes is bench/'s figure.
+# a hang always does.
 HANG_S = 300.0
-
-
-def slowness() -> float:
-    """How many times slower than idle this machine starts a process right now (>= 1)."""
-    walls = []
-    for _ in range(SAMPLES):
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=True)
-        walls.append(time.perf_counter() - started)
-    return max(1.0, statistics.median(walls) / IDLE_START_S)
-
-
-def within(seconds: float) -> float:
-    """`seconds` (an idle machine's bound) scaled by the slowness measured now."""
-    return seconds * slowness()

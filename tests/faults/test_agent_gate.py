@@ -25,6 +25,7 @@ from rubricgate.isolation.netaccess import NetworkAccess
 from rubricgate.isolation.process import ProcessResult, run_process
 from rubricgate.isolation.sandbox import GATE, SandboxPolicy, wrap
 from tests.faults.reviewers import live_pids_with
+from tests.timing import HANG_S
 
 pytestmark = pytest.mark.usefixtures("bwrap_ready")
 ROOT = Path(__file__).resolve().parents[2]
@@ -131,7 +132,7 @@ def test_an_agent_at_the_gate_never_starts_once_the_harness_is_killed(tmp_path: 
     assert before, "the gated sandbox should be up and waiting"
     os.kill(harness.pid, signal.SIGKILL)  # no finally, no atexit: the kernel closes the gate's pipe
     harness.wait()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + HANG_S  # without the fix they wait on the gate for ever
     while _sandbox_processes(folder) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _sandbox_processes(folder)  # nothing of the sandbox outlives the harness
