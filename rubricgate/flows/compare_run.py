@@ -27,7 +27,7 @@ import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
@@ -129,64 +129,110 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
     `method` overrides gate.method from rubricgate.yaml; `listeners(label)` makes fresh progress
     listeners for each run; `seed` fixes the interleaving (drawn and recorded when None).
     """
-    repo = options.repo
-    config_path = (options.config_path or repo / CONFIG_NAME).resolve()
-    config = load_config(repo, config_path)
-    out = options.reports_dir or repo / config.reports / f"compare-{new_run_id()}"
-    cache_dir = resolve_cache_dir(repo, config.cache_dir, options.cache_dir) if options.cache else None
-    fresh = listeners or (lambda label: list(options.listeners))
     seed = secrets.randbits(32) if seed is None else seed
-    gate = config.gate.model_copy(update={"method": method}) if method else config.gate
-    first = options.trials or config.trials
-    adaptive = gate.method == "statistical" and first < gate.max_trials_per_case
-    schedule = interleaving(seed, gate.max_trials_per_case if adaptive else first)
-    labels = {"base": f"reviewer at {ref}", "head": "working tree"}
-    rounds: dict[str, list[Summary]] = {"base": [], "head": []}
-    design: PairedDesign | None = None
-    comparison: Comparison | None = None
-    at: tuple[str, int] | None = None  # the side and round an interrupt stopped
-    spent = 0.0  # --max-cost is one budget for the whole comparison, every side and round
+    rounds = _paired_rounds(options, ref, method, listeners, seed)
+    config, repo = rounds.config, options.repo
     with ref_worktree(repo, ref) as ref_tree:
         with base_checkout(repo, ref_tree, config, ref, {config.reports.split("/")[0]},
                            (config.suite.tasks, config.suite.fixtures)) as base_repo:
-            roots = {"base": base_repo, "head": repo}
-            current = schedule[0][0], 1
-            try:
-                for r, order in enumerate(schedule, 1):
-                    for side in order:
-                        current = side, r
-                        run = replace(options, repo=roots[side], reports_dir=out / side,
-                                      trials=1 if len(schedule) > 1 else first,
-                                      first_trial=r if len(schedule) > 1 else 1,
-                                      listeners=fresh(_label(labels[side], r, len(schedule))),
-                                      config_path=config_path, require_baseline=False, cache_dir=cache_dir,
-                                      max_cost=budget_left(options.max_cost, spent))
-                        outcome = run_suite(run)
-                        spent += budget_spent(outcome.summary)
-                        rounds[side].append(outcome.summary)
-                        if outcome.interrupted:  # the run caught it and kept a partial summary
-                            raise KeyboardInterrupt
-                    if not adaptive:
-                        continue
-                    design = design or paired_design(len(rounds["head"][0].cases), first, len(schedule), gate,
-                                                     len(config.graded_dimensions()))
-                    k = design.index(r)  # a look after the first `trials` rounds, then after every round
-                    comparison = comparison if k is None else _compare(rounds, gate, labels, design.look(k))
-                    if comparison is not None and comparison.decision.status != "inconclusive":
-                        break
-            except KeyboardInterrupt:  # Ctrl-C / SIGTERM: no further side, round or trial starts
-                at = current
-    if at is not None:
-        sides = {s: merge_rounds(rounds[s]) if rounds[s] else None for s in SIDES}
-        comparison = unjudged_comparison(sides["base"], sides["head"],
-                                         [interrupted_line(rounds, at, len(schedule), adaptive)], gate,
-                                         labels["base"], labels["head"])
-    comparison = comparison or _compare(rounds, gate, labels)
-    ran = max(len(rounds["base"]), len(rounds["head"]), at[1] if at else 0)
-    comparison.order = {"seed": seed, "interleaved": len(schedule) > 1, "rounds": schedule[:ran],
-                        "adaptive": adaptive, "looks": list(design.looks) if design else [len(schedule)]}
-    comparison.decision = _next_step(comparison, rounds, gate, options, ref, method)
-    return PairedOutcome(comparison, out / "base", out / "head")
+            rounds.run({"base": base_repo, "head": repo})
+    comparison = rounds.conclusion()
+    comparison.decision = _next_step(comparison, rounds.ran, rounds.gate, options, ref, method)
+    return PairedOutcome(comparison, rounds.out / "base", rounds.out / "head")
+
+
+@dataclass
+class _PairedRounds:
+    """One comparison as it runs: its plan (the rounds' order, the gate, where runs go) and what
+    its rounds have shown so far."""
+
+    options: RunOptions
+    config: Config
+    gate: GateConfig
+    labels: dict[str, str]
+    out: Path
+    cache_dir: Path | None
+    fresh: Callable[[str], list]
+    first: int  # trials before the first look (--trials or the config's `trials`)
+    adaptive: bool
+    schedule: list[list[str]]
+    seed: int
+    ran: dict[str, list[Summary]] = field(default_factory=lambda: {side: [] for side in SIDES})
+    design: PairedDesign | None = None
+    comparison: Comparison | None = None  # the last look's
+    stopped_at: tuple[str, int] | None = None  # the side and round an interrupt stopped
+    spent: float = 0.0  # --max-cost is one budget for the whole comparison, every side and round
+
+    def run(self, roots: dict[str, Path]) -> None:
+        """Each round's sides in their order, until a look decides, the rounds end or an interrupt."""
+        current = self.schedule[0][0], 1
+        try:
+            for r, order in enumerate(self.schedule, 1):
+                for side in order:
+                    current = side, r
+                    self._run_side(roots[side], side, r)
+                if self._decided_at(r):
+                    return
+        except KeyboardInterrupt:  # Ctrl-C / SIGTERM: no further side, round or trial starts
+            self.stopped_at = current
+
+    def _run_side(self, root: Path, side: str, r: int) -> None:
+        many = len(self.schedule) > 1  # interleaved: one trial a case per round, numbered r
+        outcome = run_suite(replace(
+            self.options, repo=root, reports_dir=self.out / side, trials=1 if many else self.first,
+            first_trial=r if many else 1, listeners=self.fresh(_label(self.labels[side], r, len(self.schedule))),
+            require_baseline=False, cache_dir=self.cache_dir,
+            max_cost=budget_left(self.options.max_cost, self.spent)))
+        self.spent += budget_spent(outcome.summary)
+        self.ran[side].append(outcome.summary)
+        if outcome.interrupted:  # the run caught it and kept a partial summary
+            raise KeyboardInterrupt
+
+    def _decided_at(self, r: int) -> bool:
+        """Look if round r is one of the design's looks (a look after the first `first` rounds,
+        then after every round); True once a look decides."""
+        if not self.adaptive:
+            return False
+        self.design = self.design or paired_design(len(self.ran["head"][0].cases), self.first, len(self.schedule),
+                                                   self.gate, len(self.config.graded_dimensions()))
+        k = self.design.index(r)
+        if k is not None:
+            self.comparison = _compare(self.ran, self.gate, self.labels, self.design.look(k))
+        return self.comparison is not None and self.comparison.decision.status != "inconclusive"
+
+    def conclusion(self) -> Comparison:
+        """The comparison as it ended: the deciding look, an interrupted one (exit 2), or the one look
+        of a fixed design; with the order the rounds ran in."""
+        if self.stopped_at is not None:  # a side may have no round at all: nothing to compare
+            sides = {s: merge_rounds(self.ran[s]) if self.ran[s] else None for s in SIDES}
+            line = interrupted_line(self.ran, self.stopped_at, len(self.schedule), self.adaptive)
+            comparison = unjudged_comparison(sides["base"], sides["head"], [line], self.gate,
+                                             self.labels["base"], self.labels["head"])
+        else:
+            comparison = self.comparison or _compare(self.ran, self.gate, self.labels)
+        rounds = max(len(self.ran["base"]), len(self.ran["head"]), self.stopped_at[1] if self.stopped_at else 0)
+        comparison.order = {"seed": self.seed, "interleaved": len(self.schedule) > 1,
+                            "rounds": self.schedule[:rounds], "adaptive": self.adaptive,
+                            "looks": list(self.design.looks) if self.design else [len(self.schedule)]}
+        return comparison
+
+
+def _paired_rounds(options: RunOptions, ref: str, method: str | None,
+                   listeners: Callable[[str], list] | None, seed: int) -> _PairedRounds:
+    """The comparison's plan from the config and flags: adaptive rounds under the statistical gate."""
+    repo = options.repo
+    config_path = (options.config_path or repo / CONFIG_NAME).resolve()
+    config = load_config(repo, config_path)
+    gate = config.gate.model_copy(update={"method": method}) if method else config.gate
+    first = options.trials or config.trials
+    adaptive = gate.method == "statistical" and first < gate.max_trials_per_case
+    return _PairedRounds(
+        options=replace(options, config_path=config_path), config=config, gate=gate,
+        labels={"base": f"reviewer at {ref}", "head": "working tree"},
+        out=options.reports_dir or repo / config.reports / f"compare-{new_run_id()}",
+        cache_dir=resolve_cache_dir(repo, config.cache_dir, options.cache_dir) if options.cache else None,
+        fresh=listeners or (lambda label: list(options.listeners)), first=first, adaptive=adaptive,
+        schedule=interleaving(seed, gate.max_trials_per_case if adaptive else first), seed=seed)
 
 
 def interrupted_line(rounds: dict[str, list[Summary]], at: tuple[str, int], total: int, adaptive: bool) -> str:
