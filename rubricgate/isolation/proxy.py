@@ -8,7 +8,8 @@ the reviewer's HTTP_PROXY names. On each connection it reads one HTTP request he
 - forwards one plain http request (an absolute URI, `GET http://host:port/path`, as proxy
   clients send; or an origin-form request, `GET /path` with its `Host`, from a client that
   ignored the proxy variables and connected to a loopback endpoint's port in the sandbox),
-  with `Connection: close` so that the next request is judged on its own,
+  with `Connection: close` so that the next request is judged on its own (said to the endpoint,
+  and to the client in the answer's head, which is why that head is held until complete),
 
 when the host:port is allowed, and answers 403 naming `agent.network_allow` when it is not. A
 host not named as loopback that resolves to the host's loopback is refused too.
@@ -36,6 +37,7 @@ HEAD_TIMEOUT_S = 30.0
 CONNECT_TIMEOUT_S = 30.0
 MAX_LOGGED = 200  # connections kept per trial; the rest are counted
 CHUNK = 65536
+_CONNECTION_HEADERS = (b"connection", b"keep-alive", b"proxy-connection")
 _HOP = {b"connection", b"proxy-connection", b"keep-alive", b"proxy-authorization", b"proxy-authenticate", b"te",
         b"trailer", b"upgrade"}
 
@@ -328,13 +330,13 @@ def _answer(client: socket.socket, status: int, detail: str) -> None:
 
 
 def relay(client: socket.socket, server: socket.socket, entry: Connection) -> None:
-    """Copy bytes both ways until both sides are done; count them, and read the endpoint's
-    status and Retry-After from a plain http response's head as it passes."""
+    """Copy bytes both ways until both sides are done; count them. A plain http response's head is
+    held until complete, its status and Retry-After read, and passed on saying `Connection: close`."""
     poller = select.poll()
     open_ends = {client.fileno(): (client, server), server.fileno(): (server, client)}
     for fd in open_ends:
         poller.register(fd, select.POLLIN)
-    sniff = b"" if entry.kind == "http" else None
+    held: bytes | None = b"" if entry.kind == "http" else None  # the response head so far
     while open_ends:
         for fd, _ in poller.poll():
             src, dst = open_ends[fd]
@@ -342,30 +344,40 @@ def relay(client: socket.socket, server: socket.socket, entry: Connection) -> No
             if not data:
                 poller.unregister(fd)
                 del open_ends[fd]
+                if src is server and held:  # the endpoint ended inside its head: pass on what came
+                    client.sendall(held)
                 _shut(dst, socket.SHUT_WR)
                 if src is server:  # the endpoint is done: nothing more to send it either
                     return
                 continue
-            dst.sendall(data)
             if src is client:
+                dst.sendall(data)
                 entry.sent += len(data)
                 continue
             entry.received += len(data)
-            if sniff is not None:
-                sniff = _sniff(sniff + data, entry)
+            if held is not None:
+                held, data = _response_head(held + data, entry)
+            dst.sendall(data)
 
 
-def _sniff(seen: bytes, entry: Connection) -> bytes | None:
-    """Keep reading the response head until it is complete; then set status and Retry-After."""
+def _response_head(seen: bytes, entry: Connection) -> tuple[bytes | None, bytes]:
+    """(what is still held, what to pass on) of a plain http response: held until its head is
+    complete; then its status and Retry-After are logged and the head says `Connection: close`.
+    The endpoint was asked to close after this answer; a client told nothing would keep the
+    connection for its next request and send it into a closed socket (ECONNRESET)."""
     if b"\r\n\r\n" not in seen and len(seen) < MAX_HEAD:
-        return seen
-    head = seen.split(b"\r\n\r\n", 1)[0]
+        return seen, b""
+    head, sep, body = seen.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
     entry.status = _status(head)
-    for line in head.split(b"\r\n")[1:]:
+    for line in lines[1:]:
         name, _, value = line.partition(b":")
         if name.strip().lower() == b"retry-after":
             entry.retry_after = value.strip().decode("latin-1")[:64]
-    return None
+    if not sep:  # past MAX_HEAD: not a head this proxy rewrites
+        return None, seen
+    kept = [line for line in lines if line.partition(b":")[0].strip().lower() not in _CONNECTION_HEADERS]
+    return None, b"\r\n".join([*kept, b"Connection: close"]) + b"\r\n\r\n" + body
 
 
 def _shut(sock: socket.socket, how: int = socket.SHUT_RDWR) -> None:

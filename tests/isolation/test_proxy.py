@@ -5,6 +5,7 @@ chained through; nothing is left once the door closes. Every server here is on 1
 from __future__ import annotations
 
 import base64
+import http.client
 import socket
 from pathlib import Path
 
@@ -141,7 +142,57 @@ def test_plain_http_is_forwarded_one_request_at_a_time_and_its_status_logged(tmp
     assert b"Proxy-Authorization" not in sent and b"keep-alive" not in sent and b"Connection: close" in sent
     entry = log[0]
     assert (entry.kind, entry.outcome, entry.status, entry.retry_after) == ("http", "relayed", 429, "12")
-    assert entry.received == len(answer) and entry.sent > 0
+    assert entry.received == len(answer) - len(b"Connection: close\r\n") and entry.sent > 0  # the endpoint's bytes
+
+
+@pytest.mark.parametrize("answer_head", [b"HTTP/1.1 200 OK\r\n", b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\n"
+                                         b"Keep-Alive: timeout=5\r\n"])
+def test_a_plain_http_answer_tells_the_client_the_connection_closes(tmp_path, answer_head) -> None:
+    """The endpoint was asked to close: a client told nothing (HTTP/1.1 keeps connections) would
+    send its next request into the closed socket and fail with ECONNRESET."""
+    body = b'{"ok": true}'
+    keeps = AnsweringServer(answer_head + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    door = _door(tmp_path, _allow(keeps.port))
+    try:
+        answer = _ask(door, f"POST http://127.0.0.1:{keeps.port}/v1 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+                      .encode())
+    finally:
+        log, _ = door.close()
+        keeps.close()
+    head, _, got = answer.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    assert lines[0] == b"HTTP/1.1 200 OK" and got == body
+    assert [line for line in lines if line.lower().startswith((b"connection", b"keep-alive"))] == [b"Connection: close"]
+    assert log[0].status == 200
+
+
+def test_a_keep_alive_client_sends_request_after_request_through_the_proxy(tmp_path) -> None:
+    """As an agent CLI's HTTP client does between turns: it keeps a connection unless told it closes."""
+    body = b'{"ok": true}'
+    endpoint = AnsweringServer(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    door = _door(tmp_path, _allow(endpoint.port))
+    client = http.client.HTTPConnection("127.0.0.1", door.port, timeout=10)
+    try:
+        answers = []
+        for turn in range(3):
+            client.request("POST", f"http://127.0.0.1:{endpoint.port}/v1/messages", body=b"turn %d" % turn)
+            answers.append(client.getresponse().read())
+    finally:
+        client.close()
+        log, _ = door.close()
+        endpoint.close()
+    assert answers == [body] * 3 and [e.status for e in log] == [200] * 3
+
+
+def test_an_answer_cut_inside_its_head_is_passed_on_as_it_came(tmp_path) -> None:
+    cut = AnsweringServer(b"HTTP/1.1 502 Bad Gat")
+    door = _door(tmp_path, _allow(cut.port))
+    try:
+        answer = _ask(door, f"GET http://127.0.0.1:{cut.port}/ HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    finally:
+        log, _ = door.close()
+        cut.close()
+    assert answer == b"HTTP/1.1 502 Bad Gat" and log[0].outcome == "relayed" and log[0].received == len(answer)
 
 
 def test_a_client_that_ignored_the_proxy_variables_reaches_a_loopback_endpoint_by_its_host(tmp_path, endpoint) -> None:
