@@ -91,12 +91,24 @@ def _run_main() -> int:
         return 0
     except click.exceptions.Exit as exc:
         return exc.exit_code
+    except click.UsageError as exc:  # a flag or command: one line and exit 2, as every input error
+        print(usage_line(exc), file=sys.stderr)
+        return exc.exit_code
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
     except (click.Abort, KeyboardInterrupt):
         print(INTERRUPTED, file=sys.stderr)
         return 2
+
+
+def usage_line(exc) -> str:
+    """click's usage error (a bad flag value, an unknown option or command) as the one line every
+    input error is: `error: COMMAND: problem (fix: ...)`, instead of its usage text."""
+    from rubricgate.errors import printable
+
+    path = exc.ctx.command_path if exc.ctx is not None else "rubricgate"
+    return printable(f"error: {path}: {exc.format_message()} (fix: `{path} --help` lists what it takes)")
 
 
 # (signal, id of the KeyboardInterrupt) the handler raised: later signals change nothing. An id,

@@ -20,6 +20,18 @@ def test_bad_input_still_exits_2_with_its_one_line_error(tmp_path):
     assert "rubricgate.yaml" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize(("args", "names"), [
+    (["run", "--trials", "0"], ["rubricgate run: ", "'--trials'", "0 is not in the range"]),
+    (["run", "--no-such-flag"], ["rubricgate run: ", "'--no-such-flag'"]),
+    (["no-such-command"], ["rubricgate: ", "'no-such-command'"]),
+])
+def test_a_bad_flag_or_command_is_one_line_naming_it_and_exit_2(args, names):
+    proc = _rubricgate(*args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    line, = proc.stderr.splitlines()  # not click's usage text: one line, as every input error
+    assert line.startswith("error: ") and all(n in line for n in names) and "--help` lists" in line, line
+
+
 def test_output_written_to_a_pipe_arrives_whole_before_the_exit(repo):
     """stdout to a pipe is block-buffered: only the flush before os._exit gets it out."""
     proc = _rubricgate("validate", "--repo", str(repo), "--list")
