@@ -9,7 +9,8 @@ the reviewer's HTTP_PROXY names. On each connection it reads one HTTP request he
   clients send; or an origin-form request, `GET /path` with its `Host`, from a client that
   ignored the proxy variables and connected to a loopback endpoint's port in the sandbox),
   with `Connection: close` so that the next request is judged on its own (said to the endpoint,
-  and to the client in the answer's head, which is why that head is held until complete),
+  and to the client in the answer's head: isolation/answer_head.py; what the client sends after
+  the answer began is not relayed),
 
 when the host:port is allowed, and answers 403 naming `agent.network_allow` when it is not. A
 host not named as loopback that resolves to the host's loopback is refused too.
@@ -29,15 +30,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
+from rubricgate.isolation.answer_head import MAX_HEAD, AnswerHeads, HeadTooLarge, status_of
 from rubricgate.isolation.netaccess import HostPort, NetworkAccess, Upstream, is_loopback_name, parse_host_port
 
 Outcome = Literal["relayed", "refused", "unreachable", "bad_request"]
-MAX_HEAD = 64 * 1024  # a request or response head past this is not HTTP we relay
 HEAD_TIMEOUT_S = 30.0
 CONNECT_TIMEOUT_S = 30.0
 MAX_LOGGED = 200  # connections kept per trial; the rest are counted
 CHUNK = 65536
-_CONNECTION_HEADERS = (b"connection", b"keep-alive", b"proxy-connection")
 _HOP = {b"connection", b"proxy-connection", b"keep-alive", b"proxy-authorization", b"proxy-authenticate", b"te",
         b"trailer", b"upgrade"}
 
@@ -282,7 +282,7 @@ def connect(target: HostPort, upstream: Upstream | None, tunnel: bool) -> tuple[
         auth = f"Proxy-Authorization: {upstream.authorization}\r\n" if upstream.authorization else ""
         sock.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n{auth}\r\n".encode())
         head, early = read_head(sock)
-        status = _status(head)
+        status = status_of(head)
         if status is None or not 200 <= status < 300:
             sock.close()
             raise Refused(502, "unreachable", f"the upstream proxy answered {status} to CONNECT {target}")
@@ -313,11 +313,6 @@ def _dial(host: str, port: int, via: str = "") -> socket.socket:
     return sock
 
 
-def _status(head: bytes) -> int | None:
-    parts = head.split(b"\r\n", 1)[0].split(b" ")
-    return int(parts[1]) if len(parts) > 1 and parts[0].startswith(b"HTTP/") and parts[1].isdigit() else None
-
-
 def _answer(client: socket.socket, status: int, detail: str) -> None:
     reason = {400: "Bad Request", 403: "Forbidden", 431: "Request Header Fields Too Large", 502: "Bad Gateway",
               504: "Gateway Timeout"}.get(status, "Error")
@@ -330,13 +325,13 @@ def _answer(client: socket.socket, status: int, detail: str) -> None:
 
 
 def relay(client: socket.socket, server: socket.socket, entry: Connection) -> None:
-    """Copy bytes both ways until both sides are done; count them. A plain http response's head is
-    held until complete, its status and Retry-After read, and passed on saying `Connection: close`."""
+    """Copy bytes both ways until both sides are done; count them. A plain http answer's head is
+    held until complete and passed on saying `Connection: close` (isolation/answer_head.py)."""
     poller = select.poll()
     open_ends = {client.fileno(): (client, server), server.fileno(): (server, client)}
     for fd in open_ends:
         poller.register(fd, select.POLLIN)
-    held: bytes | None = b"" if entry.kind == "http" else None  # the response head so far
+    heads = AnswerHeads(done=entry.kind != "http")  # a tunnel's bytes are the client's own business
     while open_ends:
         for fd, _ in poller.poll():
             src, dst = open_ends[fd]
@@ -344,40 +339,26 @@ def relay(client: socket.socket, server: socket.socket, entry: Connection) -> No
             if not data:
                 poller.unregister(fd)
                 del open_ends[fd]
-                if src is server and held:  # the endpoint ended inside its head: pass on what came
-                    client.sendall(held)
+                if src is server and heads.held:  # the endpoint ended inside its head: pass on what came
+                    client.sendall(heads.held)
                 _shut(dst, socket.SHUT_WR)
                 if src is server:  # the endpoint is done: nothing more to send it either
                     return
                 continue
             if src is client:
+                if entry.kind == "http" and heads.done:
+                    continue  # a request after the answer said close: never to this endpoint
                 dst.sendall(data)
                 entry.sent += len(data)
                 continue
             entry.received += len(data)
-            if held is not None:
-                held, data = _response_head(held + data, entry)
-            dst.sendall(data)
-
-
-def _response_head(seen: bytes, entry: Connection) -> tuple[bytes | None, bytes]:
-    """(what is still held, what to pass on) of a plain http response: held until its head is
-    complete; then its status and Retry-After are logged and the head says `Connection: close`.
-    The endpoint was asked to close after this answer; a client told nothing would keep the
-    connection for its next request and send it into a closed socket (ECONNRESET)."""
-    if b"\r\n\r\n" not in seen and len(seen) < MAX_HEAD:
-        return seen, b""
-    head, sep, body = seen.partition(b"\r\n\r\n")
-    lines = head.split(b"\r\n")
-    entry.status = _status(head)
-    for line in lines[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"retry-after":
-            entry.retry_after = value.strip().decode("latin-1")[:64]
-    if not sep:  # past MAX_HEAD: not a head this proxy rewrites
-        return None, seen
-    kept = [line for line in lines if line.partition(b":")[0].strip().lower() not in _CONNECTION_HEADERS]
-    return None, b"\r\n".join([*kept, b"Connection: close"]) + b"\r\n\r\n" + body
+            try:
+                dst.sendall(heads.feed(data))
+            except HeadTooLarge:
+                entry.detail = f"the endpoint's answer head is over {MAX_HEAD} bytes"
+                _answer(client, 502, entry.detail)
+                return
+            entry.status, entry.retry_after = heads.status, heads.retry_after
 
 
 def _shut(sock: socket.socket, how: int = socket.SHUT_RDWR) -> None:

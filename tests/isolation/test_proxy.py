@@ -184,6 +184,39 @@ def test_a_keep_alive_client_sends_request_after_request_through_the_proxy(tmp_p
     assert answers == [body] * 3 and [e.status for e in log] == [200] * 3
 
 
+def test_a_request_sent_after_the_answer_on_the_same_connection_never_reaches_that_endpoint(tmp_path) -> None:
+    """An endpoint that keeps its connection (and answers with a bare-LF head) cannot catch the
+    client's next request, meant for another host: the proxy relays one request per connection."""
+    keeps = AnsweringServer(b"HTTP/1.1 200 OK\nContent-Length: 2\nConnection: keep-alive\n\nok", keep_reading=True)
+    door = _door(tmp_path, _allow(keeps.port))
+    try:
+        with _connect(door) as client:
+            client.sendall(f"GET http://127.0.0.1:{keeps.port}/a HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            answer = b""
+            while not answer.endswith(b"ok"):
+                answer += client.recv(65536)
+            client.sendall(b"GET http://other.example/api HTTP/1.1\r\nAuthorization: Bearer OTHER-SECRET\r\n\r\n")
+            client.shutdown(socket.SHUT_WR)  # the endpoint reads on until the client is done
+            assert client.recv(65536) == b""
+    finally:
+        log, _ = door.close()
+        keeps.close()
+    assert b"Connection: close\r\n" in answer and len(keeps.got) == 1 and b"OTHER-SECRET" not in keeps.got[0]
+    assert log[0].sent == len(keeps.got[0]) and keeps.got[0].startswith(b"GET /a HTTP/1.1")
+
+
+def test_an_answer_head_past_the_limit_is_a_502_for_the_client(tmp_path) -> None:
+    huge = AnsweringServer(b"HTTP/1.1 200 OK\r\n" + b"X-Pad: " + b"a" * (70 * 1024) + b"\r\n\r\nok")
+    door = _door(tmp_path, _allow(huge.port))
+    try:
+        answer = _ask(door, f"GET http://127.0.0.1:{huge.port}/ HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    finally:
+        log, _ = door.close()
+        huge.close()
+    assert answer.startswith(b"HTTP/1.1 502 Bad Gateway\r\n") and b"X-Pad" not in answer
+    assert "answer head is over" in log[0].detail
+
+
 def test_an_answer_cut_inside_its_head_is_passed_on_as_it_came(tmp_path) -> None:
     cut = AnsweringServer(b"HTTP/1.1 502 Bad Gat")
     door = _door(tmp_path, _allow(cut.port))
