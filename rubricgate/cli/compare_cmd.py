@@ -19,7 +19,7 @@ from rubricgate.cli.core import (
     max_cost_option,
     repo_option,
 )
-from rubricgate.cli.options import TRIALS
+from rubricgate.cli.options import CASE_TEXT, TRIALS
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.flows.compare_run import paired_run
 from rubricgate.flows.comparison_record import RECORD_FILE, comparison_record, side_runs, write_record
@@ -43,7 +43,7 @@ from rubricgate.suite.config import CONFIG_NAME, load_config
 @click.option("--trials", type=TRIALS, default=None,
               help="Trials per case a side (with --base); under the statistical gate the rounds before the first "
                    "look, then a round at a time up to gate.max_trials_per_case until decided.")
-@click.option("--only", multiple=True, help="Only cases whose id contains this text (with --base).")
+@click.option("--only", multiple=True, type=CASE_TEXT, help="Only cases whose id contains this text (with --base).")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, help="Trials run at once (with --base).")
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="Seed of the base/head interleaving (with --base; default: drawn and printed).")

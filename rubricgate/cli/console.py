@@ -91,6 +91,9 @@ def _run_main() -> int:
         return 0
     except click.exceptions.Exit as exc:
         return exc.exit_code
+    except click.exceptions.NoArgsIsHelpError as exc:  # `rubricgate` alone: its help, as click shows it
+        click.echo(exc.ctx.get_help())
+        return exc.exit_code
     except click.UsageError as exc:  # a flag or command: one line and exit 2, as every input error
         print(usage_line(exc), file=sys.stderr)
         return exc.exit_code
@@ -108,7 +111,8 @@ def usage_line(exc) -> str:
     from rubricgate.errors import printable
 
     path = exc.ctx.command_path if exc.ctx is not None else "rubricgate"
-    return printable(f"error: {path}: {exc.format_message()} (fix: `{path} --help` lists what it takes)")
+    message = " ".join(exc.format_message().split())  # click's choices come one per indented line
+    return printable(f"error: {path}: {message} (fix: `{path} --help` lists what it takes)")
 
 
 # (signal, id of the KeyboardInterrupt) the handler raised: later signals change nothing. An id,

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from rubricgate.agents.selection import check_agents
 from rubricgate.cli.app import collector_paused, main
-from rubricgate.cli.options import TRIALS, FiniteFloatRange, config_option, fail_input, repo_option
+from rubricgate.cli.options import CASE_TEXT, TRIALS, FiniteFloatRange, config_option, fail_input, repo_option
 from rubricgate.cli.options import repo_root as _repo
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.models.baseline import Baseline
@@ -66,7 +66,7 @@ max_cost_option = click.option("--max-cost", type=FiniteFloatRange(min=0), defau
 @click.option("--agent", default=None, help="Agent adapter for every case (overrides tasks and config).")
 @click.option("--trials", type=TRIALS, default=None,
               help="Trials per case (overrides tasks and config).")
-@click.option("--only", multiple=True, help="Run only cases whose id contains this text (repeatable).")
+@click.option("--only", multiple=True, type=CASE_TEXT, help="Run only cases whose id contains this text (repeatable).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
               help="Trials run at once. Default: agent.jobs in rubricgate.yaml, "
                    "else 4 for a CLI reviewer, 1 for the builtin.")

@@ -52,3 +52,17 @@ class FiniteFloatRange(click.FloatRange):
 # Every --trials flag: at most what rubricgate.yaml's trials and gate.max_trials_per_case allow, so
 # a typo is refused before anything is planned (`--trials 100000000` grew by 70 MB a second).
 TRIALS = click.IntRange(min=1, max=MAX_TRIALS)
+
+
+class CaseText(click.ParamType):
+    """--only's text: part of a case id. Empty, it would be in every id and select them all."""
+
+    name = "text"
+
+    def convert(self, value, param, ctx):
+        if not str(value).strip():
+            self.fail("an empty text is part of every case id; give part of the ids to run", param, ctx)
+        return value
+
+
+CASE_TEXT = CaseText()

@@ -8,7 +8,7 @@ from dataclasses import replace
 import click
 
 from rubricgate.cli.app import main
-from rubricgate.cli.options import TRIALS, FiniteFloatRange, config_option, fail_input, repo_option
+from rubricgate.cli.options import CASE_TEXT, TRIALS, FiniteFloatRange, config_option, fail_input, repo_option
 from rubricgate.cli.options import repo_root as _repo
 from rubricgate.errors import GateInputError, GateInputErrors
 
@@ -18,7 +18,7 @@ from rubricgate.errors import GateInputError, GateInputErrors
 @config_option
 @click.option("--trials", type=TRIALS, default=None,
               help="Trials per case in the first round (default: the config's trials).")
-@click.option("--only", multiple=True, help="Plan only cases whose id contains this text (repeatable).")
+@click.option("--only", multiple=True, type=CASE_TEXT, help="Plan only cases whose id contains this text (repeatable).")
 @click.option("--target", type=FiniteFloatRange(0.0, 1.0, min_open=True), default=None,
               help="A drop (fraction) to ask what reaches it; default gate.margin + 0.05.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")

@@ -24,12 +24,23 @@ def test_bad_input_still_exits_2_with_its_one_line_error(tmp_path):
     (["run", "--trials", "0"], ["rubricgate run: ", "'--trials'", "0 is not in the range"]),
     (["run", "--no-such-flag"], ["rubricgate run: ", "'--no-such-flag'"]),
     (["no-such-command"], ["rubricgate: ", "'no-such-command'"]),
+    (["record"], ["rubricgate record: ", "'--expect'", "Choose from: pass, warn, block"]),
+    (["run", "--only", ""], ["rubricgate run: ", "'--only'", "part of every case id"]),
+    (["plan", "--only", " "], ["rubricgate plan: ", "'--only'"]),
 ])
 def test_a_bad_flag_or_command_is_one_line_naming_it_and_exit_2(args, names):
     proc = _rubricgate(*args)
     assert proc.returncode == 2 and proc.stdout == ""
     line, = proc.stderr.splitlines()  # not click's usage text: one line, as every input error
     assert line.startswith("error: ") and all(n in line for n in names) and "--help` lists" in line, line
+    assert "\\x0a" not in line and "\\x09" not in line  # nothing escaped: one readable line
+
+
+@pytest.mark.parametrize("args", [[], ["baseline"]])
+def test_a_group_without_its_command_shows_its_help(args):
+    proc = _rubricgate(*args)
+    assert proc.returncode == 2 and proc.stderr == ""
+    assert proc.stdout.startswith("Usage: ") and "Commands:" in proc.stdout
 
 
 def test_output_written_to_a_pipe_arrives_whole_before_the_exit(repo):
