@@ -213,9 +213,14 @@ def _flip(cid: str, base: CaseSummary | None, head: CaseSummary | None) -> CaseF
 
 
 def _no_judged(sides: tuple[tuple[str, CaseSummary], ...]) -> list[str]:
-    """'side: no judged trial (N errored)' for each side whose case has no trial that counts."""
-    return [f"{side}: no judged trial ({sum(t.errored for t in case.trials)} errored)"
-            for side, case in sides if not _ran(case.trials)]
+    """'side: no judged trial (N errored)' for each side whose case has no trial that counts;
+    'side: never ran' when none of its trials even started (an interrupt came first)."""
+    reasons = []
+    for side, case in sides:
+        errored = sum(t.errored for t in case.trials)
+        if not _ran(case.trials):
+            reasons.append(f"{side}: no judged trial ({errored} errored)" if errored else f"{side}: never ran")
+    return reasons
 
 
 def _row(strata: list[Stratum]) -> RateRow:
