@@ -40,7 +40,7 @@ def test_set_up_has_exactly_the_two_commands():
     set_up = README[README.index("## Set up"):README.index("## Exit codes")]
     commands = re.findall(r"```bash\n(.*?)\n```", set_up, re.S)
     assert commands == ["python3 -m pip install -e . && rubricgate run",
-                        "python3 -m pip install -e '.[test]' && python3 -m pytest -q"]
+                        "python3 -m pip install -e '.[test]' && python3 -m pytest -q -n auto"]
 
 
 def test_every_command_in_the_table_exists_with_its_flags():
