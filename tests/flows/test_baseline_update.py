@@ -111,8 +111,9 @@ def test_a_session_whose_every_trial_errored_stops_the_update_and_names_the_caus
                       "sys.exit(1)\n")
     config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
     config["gate"] = {"method": "statistical"}
+    # retries 0: each trial errors at once instead of after its backoff (what is checked is the session's end)
     config["agent"] = {"name": "command", "command": [sys.executable, str(script), "{prompt_file}"],
-                       "format": "claude", "sandbox": "none", "timeout_s": 60}
+                       "format": "claude", "sandbox": "none", "timeout_s": 60, "retries": 0}
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     before = (repo / "baseline.json").read_text()
     result = update(repo)
