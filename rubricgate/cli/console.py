@@ -110,9 +110,26 @@ def usage_line(exc) -> str:
     input error is: `error: COMMAND: problem (fix: ...)`, instead of its usage text."""
     from rubricgate.errors import printable
 
-    path = exc.ctx.command_path if exc.ctx is not None else "rubricgate"
+    path = exc.ctx.command_path if exc.ctx is not None else _command_path(sys.argv[1:])
     message = " ".join(exc.format_message().split())  # click's choices come one per indented line
     return printable(f"error: {path}: {message} (fix: `{path} --help` lists what it takes)")
+
+
+def _command_path(argv: list[str]) -> str:
+    """The command the arguments name (`rubricgate baseline update`): click raises an option's
+    missing value before the command's context exists, and such an error carries none."""
+    import click
+
+    from rubricgate.cli.app import main
+
+    command: click.Command = main
+    path = ["rubricgate"]
+    for word in argv:
+        sub = command.get_command(None, word) if isinstance(command, click.Group) else None  # type: ignore[arg-type]
+        if sub is None:
+            break
+        command, path = sub, [*path, word]
+    return " ".join(path)
 
 
 # (signal, id of the KeyboardInterrupt) the handler raised: later signals change nothing. An id,

@@ -28,6 +28,9 @@ def test_bad_input_still_exits_2_with_its_one_line_error(tmp_path):
     (["record"], ["rubricgate record: ", "'--expect'", "Choose from: pass, warn, block"]),
     (["run", "--only", ""], ["rubricgate run: ", "'--only'", "part of every case id"]),
     (["plan", "--only", " "], ["rubricgate plan: ", "'--only'"]),
+    # a missing value is raised before the command's context exists: still named from the arguments
+    (["run", "--trials"], ["rubricgate run: ", "'--trials' requires an argument"]),
+    (["baseline", "update", "--trials"], ["rubricgate baseline update: ", "'--trials' requires an argument"]),
 ])
 def test_a_bad_flag_or_command_is_one_line_naming_it_and_exit_2(args, names):
     proc = _rubricgate(*args)
