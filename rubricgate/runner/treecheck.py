@@ -11,6 +11,13 @@ Skipped, and only these: the reports and cache folders (the run writes there), `
 and `*.lock` files under `.git` (git rewrites the index's stat cache whenever anyone runs
 `git status`, and takes lock files for every operation).
 
+git's object storage is compared by lstat, not read: git never edits it in place (a loose object
+is named by its content's hash, a pack is replaced, never rewritten), and on a real repository
+it is most of the bytes (a history of 500 MB would be read at every run's start). A stored file
+whose lstat moved is a change (ctime cannot be set back), except a loose object whose content
+still hashes to its name (git freshens an object it would write again). One touched within
+RACY_NS of the start is read like any file.
+
 Between trials in copy-only mode a cheaper fingerprint is compared: it includes each file's
 ctime, which no user-space call can set back, so a rewrite with the mtime restored still shows.
 """
@@ -20,9 +27,11 @@ from __future__ import annotations
 import compileall
 import hashlib
 import os
+import re
 import stat
 import sys
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from collections.abc import Set as AbstractSet
 from pathlib import Path
@@ -64,11 +73,23 @@ def _entries(repo: Path, exclude: AbstractSet[str]) -> Iterator[tuple[str, os.Di
                     folders.append((rel + "/", entry.path))
 
 
+# git's object storage (module docstring): loose objects (SHA-1 or SHA-256 names) and packs.
+_LOOSE_OBJECT = re.compile(r"\.git/objects/([0-9a-f]{2})/([0-9a-f]{38}|[0-9a-f]{62})")
+_PACK_FILE = re.compile(r"\.git/objects/pack/pack-[0-9a-f]{40,64}\.(pack|idx|rev|bitmap)")
+
+
+def is_git_storage(rel: str) -> bool:
+    """A file git writes once and never edits: a loose object or a pack's data and indexes."""
+    return bool(_LOOSE_OBJECT.fullmatch(rel) or _PACK_FILE.fullmatch(rel))
+
+
 def digest_tree(repo: Path, exclude: AbstractSet[str] = frozenset(), stats: TreeDigest | None = None,
-                known: Callable[[str, tuple], tuple | None] | None = None) -> TreeDigest:
+                known: Callable[[str, tuple], tuple | None] | None = None,
+                stored_before_ns: int | None = None) -> TreeDigest:
     """{rel: (kind, mode, sha256 | link target)} for every file, folder and symlink. `stats`
     collects each entry's lstat signature; `known(rel, signature)` may answer an entry's digest
-    without reading it (TreeGuard: unchanged since the start)."""
+    without reading it (TreeGuard: unchanged since the start). With `stored_before_ns`, git's
+    object storage whose ctime is older is digested by its lstat signature instead of read."""
     state: TreeDigest = {}
     for rel, entry in _entries(repo, exclude):
         st = entry.stat(follow_symlinks=False)
@@ -77,6 +98,8 @@ def digest_tree(repo: Path, exclude: AbstractSet[str] = frozenset(), stats: Tree
             stats[rel] = signature
         if known is not None and (same := known(rel, signature)) is not None:
             state[rel] = same
+        elif stored_before_ns is not None and st.st_ctime_ns < stored_before_ns and is_git_storage(rel):
+            state[rel] = ("stored", st.st_mode, signature)
         elif stat.S_ISLNK(st.st_mode):
             state[rel] = ("link", st.st_mode, os.readlink(entry.path))
         elif stat.S_ISDIR(st.st_mode):
@@ -84,6 +107,21 @@ def digest_tree(repo: Path, exclude: AbstractSet[str] = frozenset(), stats: Tree
         else:
             state[rel] = ("file", st.st_mode, _sha256(entry.path))
     return state
+
+
+def names_its_content(repo: Path, rel: str) -> bool:
+    """Does the loose object at `rel` still hold what its name says (the hash of its inflated
+    bytes, SHA-1 or SHA-256 by the name's length)?"""
+    found = _LOOSE_OBJECT.fullmatch(rel)
+    if found is None:
+        return False
+    name = found.group(1) + found.group(2)
+    try:
+        data = zlib.decompress((repo / rel).read_bytes())
+    except (OSError, zlib.error):
+        return False
+    digest = hashlib.sha1 if len(name) == 40 else hashlib.sha256
+    return digest(data).hexdigest() == name
 
 
 def _sha256(path: str) -> str:
@@ -145,7 +183,7 @@ class TreeGuard:
             adopt_orphans()
         started_ns = time.time_ns()
         stats: TreeDigest = {}
-        before = digest_tree(repo, exclude, stats=stats)
+        before = digest_tree(repo, exclude, stats=stats, stored_before_ns=started_ns - RACY_NS)
         return cls(repo, exclude, before, child_pids() if known is None else known, stats, started_ns)
 
     def changes(self) -> list[str]:
@@ -153,9 +191,12 @@ class TreeGuard:
         return tree_changes(self.before, digest_tree(self.repo, self.exclude, known=self._unchanged))
 
     def _unchanged(self, rel: str, signature: tuple) -> tuple | None:
-        if self.stats.get(rel) != signature or signature[3] >= self.started_ns - RACY_NS:
-            return None
-        return self.before.get(rel)
+        before = self.before.get(rel)
+        if self.stats.get(rel) == signature and signature[3] < self.started_ns - RACY_NS:
+            return before
+        if before is not None and before[0] == "stored" and names_its_content(self.repo, rel):
+            return before  # a loose object freshened, or rewritten with its own content
+        return None
 
 
 def settle_own_bytecode(repo: Path) -> None:

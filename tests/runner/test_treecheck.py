@@ -87,6 +87,70 @@ def test_a_folder_that_cannot_be_listed_is_digested_as_a_folder_not_a_crash(tmp_
     assert digest["locked"][0] == "dir" and not any(rel.startswith("locked/") for rel in digest)
 
 
+# -- git's object storage: compared by lstat, never read at the start ----------------------------
+
+def _git_repo(tmp_path: Path, monkeypatch) -> tuple[Path, Path, Path]:
+    """A real repository with one packed and one loose object; (repo, a loose object, the pack).
+    RACY_NS 0: every file already there counts as written long before the run's start."""
+    import subprocess
+
+    monkeypatch.setattr(treecheck, "RACY_NS", 0)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@localhost"]
+    (repo / "a.md").write_text("packed\n")
+    for args in (["init", "-q"], ["add", "a.md"], ["commit", "-qm", "one"], ["gc", "-q"]):
+        subprocess.run([*git, *args], check=True, capture_output=True)
+    (repo / "b.md").write_text("loose\n")
+    blob = subprocess.run([*git, "hash-object", "-w", "b.md"], check=True, capture_output=True, text=True).stdout.strip()
+    loose = repo / ".git" / "objects" / blob[:2] / blob[2:]
+    pack = next((repo / ".git" / "objects" / "pack").glob("pack-*.pack"))
+    return repo, loose, pack
+
+
+def test_a_loose_object_rewritten_with_other_content_is_caught(tmp_path: Path, monkeypatch) -> None:
+    import zlib
+
+    repo, loose, _ = _git_repo(tmp_path, monkeypatch)
+    guard = TreeGuard.start(repo, set(), adopt=False, known=set())
+    loose.chmod(0o644)
+    loose.write_bytes(zlib.compress(b"blob 6\0forged"))
+    rel = str(loose.relative_to(repo))
+    assert guard.changes() == [rel]
+
+
+def test_a_pack_rewritten_with_its_size_and_mtime_put_back_is_caught(tmp_path: Path, monkeypatch) -> None:
+    repo, _, pack = _git_repo(tmp_path, monkeypatch)
+    guard = TreeGuard.start(repo, set(), adopt=False, known=set())
+    st, data = pack.stat(), bytearray(pack.read_bytes())
+    data[20] ^= 0xFF
+    pack.chmod(0o644)
+    pack.write_bytes(bytes(data))
+    os.chmod(pack, st.st_mode)
+    os.utime(pack, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert guard.changes() == [str(pack.relative_to(repo))]
+
+
+def test_git_storage_is_not_read_at_the_start_and_a_freshened_object_is_no_change(tmp_path: Path,
+                                                                                  monkeypatch) -> None:
+    repo, loose, pack = _git_repo(tmp_path, monkeypatch)
+    reads = _reads(monkeypatch)
+    guard = TreeGuard.start(repo, set(), adopt=False, known=set())
+    read = {os.path.relpath(p, repo) for p in reads}
+    assert "a.md" in read and ".git/config" in read  # the rest of the tree and of .git is read
+    assert not any(treecheck.is_git_storage(r) for r in read), read
+    os.utime(loose)  # what git does to an object it would write again
+    assert guard.changes() == []
+
+
+def test_git_storage_written_just_before_the_start_is_read_like_any_file(tmp_path: Path, monkeypatch) -> None:
+    repo, loose, pack = _git_repo(tmp_path, monkeypatch)
+    monkeypatch.setattr(treecheck, "RACY_NS", 10 * 10**9)  # everything is within the window
+    reads = _reads(monkeypatch)
+    TreeGuard.start(repo, set(), adopt=False, known=set())
+    assert {str(loose), str(pack)} <= set(reads)
+
+
 # -- the copy-only check between trials (fingerprint_tree) ---------------------------------------
 
 def _rewritten_in_place(path: Path, text: str) -> None:
