@@ -194,8 +194,9 @@ class TreeGuard:
         before = self.before.get(rel)
         if self.stats.get(rel) == signature and signature[3] < self.started_ns - RACY_NS:
             return before
-        if before is not None and before[0] == "stored" and names_its_content(self.repo, rel):
-            return before  # a loose object freshened, or rewritten with its own content
+        if (before is not None and before[0] == "stored" and before[1] == signature[0]
+                and names_its_content(self.repo, rel)):
+            return before  # a loose object freshened, or rewritten with its own content and mode
         return None
 
 

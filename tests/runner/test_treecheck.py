@@ -141,6 +141,8 @@ def test_git_storage_is_not_read_at_the_start_and_a_freshened_object_is_no_chang
     assert not any(treecheck.is_git_storage(r) for r in read), read
     os.utime(loose)  # what git does to an object it would write again
     assert guard.changes() == []
+    loose.chmod(0o755)  # its content still matches its name, but its mode is not what it was
+    assert guard.changes() == [str(loose.relative_to(repo))]
 
 
 def test_git_storage_written_just_before_the_start_is_read_like_any_file(tmp_path: Path, monkeypatch) -> None:
