@@ -128,13 +128,20 @@ def _check_depth(text: str) -> None:
     """TooDeep when a collection nests deeper than MAX_DEPTH, read from libyaml's event stream
     (its parser keeps a stack, not recursion; it stops at the first level too deep)."""
     depth = 0
-    for event in yaml.parse(text, Loader=_BASE_LOADER):
-        if isinstance(event, yaml.CollectionStartEvent):
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise TooDeep(f"nested deeper than {MAX_DEPTH} levels")
-        elif isinstance(event, yaml.CollectionEndEvent):
-            depth -= 1
+    try:
+        for event in yaml.parse(text, Loader=_BASE_LOADER):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise TooDeep(f"nested deeper than {MAX_DEPTH} levels")
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError as exc:
+        # PyYAML 6.0.4's scanner stops past 1,000 flow levels, reading ahead of the events: deeper
+        # than ours by far, so the same answer.
+        if "maximum nesting depth" not in str(exc):
+            raise
+        raise TooDeep(f"nested deeper than {MAX_DEPTH} levels") from None
 
 
 def _check_expansion(value: Any) -> None:
