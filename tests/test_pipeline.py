@@ -1,6 +1,7 @@
 """The self-test that proves the gate can say no, then the happy path."""
 
 import json
+import shutil
 
 import pytest
 import yaml
@@ -193,8 +194,11 @@ def test_workspaces_are_removed_unless_kept(repo, scripted, tmp_path):
     scripted[PASS_CASE] = remember
     run(repo)
     assert seen and not seen[0].exists()
-    run_suite(RunOptions(repo=repo, keep_workspaces=True))
-    assert seen[-1].exists() and (seen[-1] / "reviewer/.changed-skills.txt").read_text().strip().endswith("SKILL.md")
+    kept = run_suite(RunOptions(repo=repo, keep_workspaces=True)).workspaces
+    try:
+        assert seen[-1].exists() and (seen[-1] / "reviewer/.changed-skills.txt").read_text().strip().endswith("SKILL.md")
+    finally:
+        shutil.rmtree(kept)  # kept for good by design: the test removes what it asked to keep
 
 
 def _own_temp(tmp_path, monkeypatch):

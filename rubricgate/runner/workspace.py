@@ -327,10 +327,14 @@ class RunTree:
         with keep_trials only the snapshot goes."""
         self.remover.close()
         if keep_trials:
-            remove_tree(self.store / "base")
-            remove_tree(self.sources)
-            for folder in {self.root, self.store}:
-                disown(folder)
+            if self.store != self.root:
+                # The private side held the snapshot and each trial's raw stream (parsed into the
+                # run's transcripts already); only the copies the run names are kept.
+                remove_owned(self.store)
+            else:
+                remove_tree(self.store / "base")
+                remove_tree(self.sources)
+            disown(self.root)
             return
         remove_owned(self.root)
         if self.store != self.root:

@@ -41,6 +41,24 @@ def test_kept_workspaces_are_not_queued_for_removal(tmp_path: Path) -> None:
     assert not (tree.root / "base").exists()
 
 
+def test_kept_workspaces_leave_nothing_on_the_private_side(tmp_path: Path) -> None:
+    """--keep-workspaces keeps the copies it names (the shown side); the private side (in
+    /dev/shm: memory until reboot) held the snapshot and each trial's raw stream, already parsed
+    into the run's transcripts, and goes whole."""
+    from rubricgate.isolation.scratch import Scratch
+
+    (tmp_path / "shown").mkdir()
+    (tmp_path / "private").mkdir()
+    scratch = Scratch(shown=tmp_path / "shown", private=tmp_path / "private", reason="tmpfs")
+    tree = RunTree(_repo(tmp_path), ["docs/a.md"], [], scratch=scratch)
+    ws = tree.workspace({}, {}, ("changed.txt", []), keep=True)
+    (ws.private / "stream.ndjson").write_text("{}\n")
+    ws.remove()
+    tree.remove(keep_trials=True)
+    assert (ws.root / "docs" / "a.md").read_text() == "a"
+    assert list((tmp_path / "private").iterdir()) == []
+
+
 def test_a_full_backlog_makes_the_finished_trial_wait(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Removal stalls (a slow disk): past the backlog the next trial's hand-off blocks instead of
     # letting full copies pile up in the temp folder.
