@@ -7,12 +7,12 @@ so one server can answer a whole suite run, each case differently, through the r
 
 from __future__ import annotations
 
-
 import json
 import time
 from collections.abc import Callable
 
 from tests.e2e.anthropic_server import Conversation, Reply, ScriptError
+from tests.timing import HANG_S
 
 CHANGED = "reviewer/.changed-skills.txt"
 
@@ -119,7 +119,7 @@ def leak_key(conv: Conversation, path: str, turn: int) -> Reply:
     return Reply(text=f"my key is {key}\n" + verdict_text("PASS", path))
 
 
-SLOW_REPLY_S = 30
+SLOW_REPLY_S = HANG_S  # the hung reply: a run its timeout did not end lasts at least this
 
 
 def slow(conv: Conversation, path: str, turn: int) -> Reply:

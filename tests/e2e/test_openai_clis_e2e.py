@@ -29,6 +29,7 @@ from tests.e2e.openai_server import Scenario, ScriptedServer, answer, bash, hang
 from tests.e2e.record_openai_clis import make_workspace, skill
 from tests.e2e.support import (install_fixture, Install, check_overlay, installs, require_install, sandbox_to,
                                with_bwrap_overlay)
+from tests.timing import HANG_S
 
 pytestmark = pytest.mark.e2e
 
@@ -102,7 +103,7 @@ def test_real_cli_timeout_kills_everything(install: Install, tmp_path: Path) -> 
     cli = install.cli
     ws = tmp_path / "ws"
     make_workspace(ws, "slow")
-    reply_after_s = 30  # the hung model's answer: a run the timeout did not end lasts at least this
+    reply_after_s = HANG_S  # the hung model's answer: a run the timeout did not end lasts at least this
     with ScriptedServer([Scenario("fixtures/pass/slow/", [hang(reply_after_s)])]) as server:
         req = AgentRequest(case_id="slow", trial=1, workspace=ws, prompt_file=ws / "reviewer/prompts/evaluate.md",
                            rubric_file=ws / "reviewer/evaluator/references/rubric.md",
