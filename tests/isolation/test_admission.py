@@ -11,6 +11,7 @@ import pytest
 from rubricgate.isolation import admission as ad
 from rubricgate.isolation.admission import CANCEL, AgentSlots
 from rubricgate.runner.scheduler import runs_ahead, trial_threads
+from tests.timing import HANG_S
 
 
 # -- failure paths first ------------------------------------------------------------------------
@@ -39,7 +40,7 @@ def test_a_waiter_gives_up_at_ctrl_c_and_takes_no_slot() -> None:
     try:
         CANCEL.trip()
         for w in waiters:
-            w.join(2)
+            w.join(HANG_S)
         assert answers == [False, False, False]
         assert slots.running == 1  # only the slot taken before the stop
         assert not slots.acquire()  # and nothing starts after it, even with a slot free
@@ -66,7 +67,7 @@ def test_taking_a_slot_ends_the_takers_launch_turn() -> None:
         assert slots.acquire()  # one slot of two: the first agents are not all out yet
         launched = threading.Event()
         _launch_then(slots, launched.set)
-        assert launched.wait(2), "the trial that took a slot kept the launch turn"
+        assert launched.wait(HANG_S), "the trial that took a slot kept the launch turn"
     assert not slots.filled.is_set()
 
 
@@ -77,9 +78,9 @@ def test_the_launch_turn_is_one_trial_at_a_time_until_the_first_agents_are_out()
         other = _launch_then(slots, launched.set)
         assert not launched.wait(0.1)  # queued behind this launch
         slots.end_launch_turn()  # this trial's agent is launched
-        assert launched.wait(2)
+        assert launched.wait(HANG_S)
         slots.end_launch_turn()  # a second end (the `with` ends it too) is a no-op
-    other.join(2)
+    other.join(HANG_S)
     slots.filled.set()
     with slots.launch_turn(), slots.launch_turn():  # the first agents are out: no turn at all
         pass
@@ -105,7 +106,7 @@ def test_never_more_than_n_hold_a_slot_however_many_wait() -> None:
     for t in threads:
         t.start()
     for t in threads:
-        t.join(10)
+        t.join(HANG_S)
     assert peak[0] == 3 and slots.running == 0
 
 
@@ -134,7 +135,7 @@ def test_a_released_slot_passes_to_the_first_waiter_whose_gate_the_releaser_open
         assert opened[-1] == (expected, threading.get_ident())
     slots.release()
     for t in waiters:
-        t.join(2)
+        t.join(HANG_S)
     assert slots.running == 0
 
 
@@ -149,7 +150,7 @@ def test_after_ctrl_c_a_release_opens_no_waiting_gate() -> None:
     try:
         CANCEL.trip()
         slots.release()
-        waiter.join(2)
+        waiter.join(HANG_S)
     finally:
         CANCEL.reset()
     assert opened == [] and answer == [None] and slots.running == 0
@@ -173,15 +174,17 @@ def test_after_ctrl_c_a_trial_waiting_out_a_hand_over_stops_waiting_at_once(monk
     # pause out is told from one that stopped at once by a margin no machine's load closes.
     monkeypatch.setattr(ad, "HANDOVER_MAX_S", 30.0)
     slots, _ = _all_taken_after_a_run(100.0)
-    assert slots.handover_pause(time.monotonic()) > 10
+    pause = slots.handover_pause(time.monotonic())
+    assert pause > 10
     slots.filled.set()
     done = threading.Event()
     waiter = threading.Thread(target=lambda: (slots.wait_out_handover(), done.set()))
     try:
         CANCEL.trip()
+        started = time.monotonic()
         waiter.start()
-        waiter.join(10)
-        assert done.is_set()
+        waiter.join(HANG_S)
+        assert done.is_set() and time.monotonic() - started < pause  # it did not run its pause out
     finally:
         CANCEL.reset()
 

@@ -9,6 +9,7 @@ import pytest
 
 from rubricgate.isolation.identity import SANDBOX_HOST_ID, NamespacePool, enter_namespace
 from rubricgate.isolation.rootfs import SANDBOX_UID
+from tests.timing import HANG_S
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a root harness's namespaces (run as root)")
 
@@ -43,4 +44,4 @@ def test_a_namespace_whose_holder_died_is_not_lent_again() -> None:
 def test_the_holder_ends_when_the_harness_lets_go_of_its_pipe() -> None:
     held = NamespacePool().lend()
     held.holder.stdin.close()  # what the kernel does when the harness dies
-    assert held.holder.wait(10) == 0
+    assert held.holder.wait(HANG_S) == 0

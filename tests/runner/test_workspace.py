@@ -10,6 +10,7 @@ import pytest
 
 from rubricgate.runner import workspace
 from rubricgate.runner.workspace import Remover, RunTree
+from tests.timing import HANG_S
 
 
 def _repo(tmp_path: Path) -> Path:
@@ -64,7 +65,7 @@ def test_a_full_backlog_makes_the_finished_trial_wait(tmp_path: Path, monkeypatc
     # letting full copies pile up in the temp folder.
     release = threading.Event()
     removed: list[Path] = []
-    monkeypatch.setattr(workspace, "remove_tree", lambda f: (release.wait(10), removed.append(f)))
+    monkeypatch.setattr(workspace, "remove_tree", lambda f: (release.wait(HANG_S), removed.append(f)))
     remover = Remover(backlog=2)
     for i in range(3):  # one being removed, two waiting: the backlog is full
         remover(tmp_path / f"t{i}")
@@ -73,7 +74,7 @@ def test_a_full_backlog_makes_the_finished_trial_wait(tmp_path: Path, monkeypatc
     late.start()
     assert not handed_off.wait(0.5)
     release.set()
-    assert handed_off.wait(10)
+    assert handed_off.wait(HANG_S)
     late.join()
     remover.close()
     assert removed == [tmp_path / f"t{i}" for i in range(4)]
