@@ -72,7 +72,7 @@ def test_after_ctrl_c_an_agent_at_the_gate_never_starts(tmp_path: Path) -> None:
     time.sleep(1.0)
     try:
         CANCEL.trip()
-        thread.join(10)
+        thread.join(HANG_S)
     finally:
         CANCEL.reset()
     assert not thread.is_alive()

@@ -48,6 +48,14 @@ def test_a_waiter_gives_up_at_ctrl_c_and_takes_no_slot() -> None:
         CANCEL.reset()
 
 
+def _until(condition) -> None:
+    """Wait until `condition()` holds (HANG_S at most): a sleep could end before a loaded machine got there."""
+    deadline = time.monotonic() + HANG_S
+    while not condition():
+        assert time.monotonic() < deadline, "never happened"
+        time.sleep(0.005)
+
+
 def _launch_then(slots: AgentSlots, then) -> threading.Thread:
     """A trial thread: takes the launch turn (held until something ends it), then runs `then`."""
     def trial() -> None:
@@ -129,7 +137,7 @@ def test_a_released_slot_passes_to_the_first_waiter_whose_gate_the_releaser_open
         t = threading.Thread(target=slots.take, args=(lambda i=i: opened.append((i, threading.get_ident())),))
         t.start()
         waiters.append(t)
-        time.sleep(0.05)  # queued in this order
+        _until(lambda i=i: len(slots._queue) == i + 1)  # queued in this order
     for expected in range(3):
         slots.release()  # by this thread: the next waiter's gate opens here, before its thread runs
         assert opened[-1] == (expected, threading.get_ident())
