@@ -128,13 +128,34 @@ def _paired(options: RunOptions, ref: str, method: str | None, seed: int | None,
     return outcome.comparison, record
 
 
+UNJUDGED_NAMED = 5  # case ids named on one line of unjudged cases that share their reasons
+
+
+def unjudged_lines(flips: list) -> list[str]:
+    """Unjudged cases, one line per set of them with the same counts and reasons: an interrupt
+    leaves every case not yet run unjudged for one reason, and 2,000 identical lines would bury
+    the decision under them."""
+    groups: dict[tuple, list] = {}
+    for flip in flips:
+        groups.setdefault((flip.base, flip.head, tuple(flip.reasons[:3])), []).append(flip.case_id)
+    lines = []
+    for (base, head, reasons), ids in groups.items():
+        named = ", ".join(ids[:UNJUDGED_NAMED]) + (f" and {len(ids) - UNJUDGED_NAMED} more" if len(ids) > UNJUDGED_NAMED
+                                                  else "")
+        cases = ids[0] if len(ids) == 1 else f"{len(ids)} cases ({named})"
+        lines.append(f"  {'UNJUDGED':<10} {cases}  {base} -> {head}")
+        lines += [f"      {reason}" for reason in reasons]
+    return lines
+
+
 def render_comparison(comparison: Comparison) -> str:
     """Flips first (regressions on top, with reasons), then the paired tests, then the decision."""
     counts = comparison.counts()
     lines = [f"compare {comparison.base_label} -> {comparison.head_label}: "
              + ", ".join(f"{n} {k}" for k, n in counts.items() if n or k in ("regressed", "fixed", "unchanged"))]
     order = {"regressed": 0, "fixed": 1, "removed": 2, "added": 3, "unjudged": 4, "unchanged": 5}
-    for flip in sorted(comparison.flips, key=lambda f: order[f.kind]):
+    flips = sorted(comparison.flips, key=lambda f: order[f.kind])
+    for flip in [f for f in flips if f.kind != "unjudged"]:
         if flip.kind == "unchanged" and not flip.reasons:
             continue
         mark = "" if flip.p_value is None else (
@@ -142,6 +163,7 @@ def render_comparison(comparison: Comparison) -> str:
         else f"  not established at this size (p={flip.p_value:.3g}; more trials would tell)")
         lines.append(f"  {flip.kind.upper():<10} {flip.case_id}  {flip.base} -> {flip.head}{mark}")
         lines += [f"      {reason}" for reason in flip.reasons[:3]]
+    lines += unjudged_lines([f for f in comparison.flips if f.kind == "unjudged"])
     lines.append("per-case counts (stratified exact test, one-sided, Holm across dimensions; "
                  "a case's p is Holm-adjusted over the cases that moved):")
     for t in comparison.tests:

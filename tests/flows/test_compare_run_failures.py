@@ -115,7 +115,10 @@ def test_a_compare_whose_trials_all_errored_counts_every_round_and_judges_no_cas
     decision = result.stdout.splitlines()[-1]
     assert re.search(r"base run \S+: 6 trial\(s\) errored \(infrastructure\)", decision), decision
     assert re.search(r"head run \S+: 6 trial\(s\) errored \(infrastructure\)", decision), decision
-    assert "UNJUDGED   fixture-data-loader  0/0 -> 0/0" in result.stdout
+    # both cases unjudged for the same reasons: one line names them
+    assert re.search(r"UNJUDGED   2 cases \(fixture-\S+, fixture-\S+\)  0/0 -> 0/0\n"
+                     r"      base: no judged trial \(3 errored\)\n      head: no judged trial \(3 errored\)\n",
+                     result.stdout), result.stdout
 
 
 def test_max_cost_is_one_budget_for_the_whole_comparison(tmp_path, monkeypatch) -> None:
