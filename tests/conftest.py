@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -15,6 +16,15 @@ from rubricgate.models.dimensions import DIMENSIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 FULL = os.environ.get("RUBRICGATE_FULL_TESTS") == "1"  # .ci/run: every long test in full
+
+
+def pytest_configure(config) -> None:
+    """Ctrl-C as a terminal delivers it, however pytest was started: a background job (`pytest &`
+    from a script, `nohup`) starts it with SIGINT ignored, and rubricgate rightly leaves an
+    ignored SIGINT ignored, so the tests that interrupt a run in this process would wait for
+    nothing. Each xdist worker configures itself too."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(config, items) -> None:
