@@ -33,6 +33,7 @@ cached. The benchmark (bench/gate_power.py) measures the result on heterogeneous
 from __future__ import annotations
 
 import math
+import threading
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -98,30 +99,65 @@ class PassBoundary:
 
 
 def calibrate(n0: int, looks: Sequence[int], cumulative: Sequence[float], alpha: float,
-              margin: float) -> PassBoundary:
+              margin: float, extended: bool = False) -> PassBoundary:
     """Scores for looks at `looks` current trials (increasing), the baseline's pooled trials `n0`,
-    so that the chance of a PASS by look k is at most alpha x cumulative[k] for every common rate."""
+    so that the chance of a PASS by look k is at most alpha x cumulative[k] for every common rate.
+    `extended`: the caller will ask for these looks and one more (a continued run, look by look)."""
     key = (int(n0), tuple(int(n) for n in looks), tuple(round(c, 9) for c in cumulative), round(alpha, 12),
            round(margin, 9))
-    return _calibrate(*key)
+    return _calibrate(*key, extended)
 
 
 @lru_cache(maxsize=512)
 def _calibrate(n0: int, looks: tuple[int, ...], cumulative: tuple[float, ...], alpha: float,
-               margin: float) -> PassBoundary:
-    np = import_numpy()
+               margin: float, extended: bool) -> PassBoundary:
     planned = next((n for n, c in zip(looks, cumulative) if c >= 0.5 * cumulative[-1]), looks[-1])
-    grid = _Grid(np, n0, margin, planned)
-    zs, errors = [], []
-    previous = 0
-    for n1, cum in zip(looks, cumulative):
-        grid.advance(n1 - previous, n1)
-        previous = n1
-        scores = grid.least_scores(alpha * cum * SAFETY)
-        grid.absorb(scores)
-        zs.append(tuple(scores))
-        errors.append(float(grid.crossed.max()))
-    return PassBoundary(tuple(zs), tuple(errors))
+    with _FRONTIER_LOCK:
+        frontier = _FRONTIER[0]
+        if frontier is None or not frontier.leads_to(n0, looks, cumulative, alpha, margin, planned):
+            frontier = _Frontier(_Grid(import_numpy(), n0, margin, planned), (n0, alpha, margin, planned))
+        frontier.extend(looks, cumulative, alpha)
+        # Kept only where a longer prefix will be asked for: elsewhere its paths would stay in
+        # memory for the rest of the run.
+        _FRONTIER[0] = frontier if extended else None
+        return PassBoundary(tuple(frontier.zs[:len(looks)]), tuple(frontier.errors[:len(looks)]))
+
+
+class _Frontier:
+    """The grid after the looks calibrated so far. Each look's scores depend only on the looks up
+    to it (the grid's rates are set by the planned look, the same for every prefix of a design),
+    so a design asked for again with one look more, as a continued run asks at each of its looks,
+    is calibrated from here: one look's work, not all of them again."""
+
+    def __init__(self, grid: _Grid, design: tuple) -> None:
+        self.grid, self.design = grid, design
+        self.looks: list[int] = []
+        self.cumulative: list[float] = []
+        self.zs: list[tuple[float, ...]] = []
+        self.errors: list[float] = []
+
+    def leads_to(self, n0: int, looks: tuple[int, ...], cumulative: tuple[float, ...], alpha: float,
+                 margin: float, planned: int) -> bool:
+        """Are the looks calibrated so far a prefix of these, in the same design?"""
+        done = len(self.looks)
+        return (self.design == (n0, alpha, margin, planned) and done <= len(looks)
+                and tuple(self.looks) == looks[:done] and tuple(self.cumulative) == cumulative[:done])
+
+    def extend(self, looks: tuple[int, ...], cumulative: tuple[float, ...], alpha: float) -> None:
+        """Calibrate the looks past those done so far."""
+        grid = self.grid
+        for n1, cum in zip(looks[len(self.looks):], cumulative[len(self.looks):]):
+            grid.advance(n1 - (self.looks[-1] if self.looks else 0), n1)
+            scores = grid.least_scores(alpha * cum * SAFETY)
+            grid.absorb(scores)
+            self.looks.append(n1)
+            self.cumulative.append(cum)
+            self.zs.append(tuple(scores))
+            self.errors.append(float(grid.crossed.max()))
+
+
+_FRONTIER: list[_Frontier | None] = [None]
+_FRONTIER_LOCK = threading.Lock()
 
 
 def rate_grid(n0: int, margin: float, n1: int = 0) -> list[float]:

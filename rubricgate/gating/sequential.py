@@ -107,7 +107,8 @@ class Schedule:
         if look >= len(self._scores):
             upto = max(look + 1, self.budget_looks)
             trials = [self.effective_after(r) for r in self.looks[:upto]]
-            self._scores = list(calibrate(self.n0, trials, self.pass_cumulative[:upto], self.alpha, self.margin).z)
+            self._scores = list(calibrate(self.n0, trials, self.pass_cumulative[:upto], self.alpha, self.margin,
+                                          extended=self.budget_looks < upto < len(self.looks)).z)
         return self._scores[look]
 
 

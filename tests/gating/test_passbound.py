@@ -81,3 +81,41 @@ def test_no_pass_where_the_spending_gives_nothing_and_scores_never_loosen_with_l
 
 def test_bands_split_the_reference_rate_at_their_edges() -> None:
     assert [band(r) for r in (0.0, 0.29, 0.3, 0.97999, 0.98, 1.0)] == [0, 0, 1, 5, 6, 6]
+
+
+# -- a continued run asks for one look more each time --------------------------------------------
+
+def _from_scratch(n0: int, looks: tuple[int, ...], cumulative: tuple[float, ...]):
+    from rubricgate.gating import passbound
+    passbound._FRONTIER[0] = None  # nothing to go on from
+    return passbound._calibrate.__wrapped__(n0, looks, cumulative, ALPHA, MARGIN, False)
+
+
+def test_a_design_extended_look_by_look_gets_exactly_the_boundary_calibrated_from_scratch() -> None:
+    """The frontier a continued run's looks go on from must give the very scores and errors a
+    calibration of the whole prefix gives (each look's scores depend only on the looks up to it),
+    also when another design is calibrated in between (the frontier is then not its own)."""
+    from rubricgate.gating import passbound
+    looks = (30, 60, 90, 120, 150, 180, 210)
+    cumulative = (0.01, 0.03, 0.05, 0.06, 0.07, 0.08, 0.09)  # half of the last at the third look, for every prefix
+    extended = []
+    for upto in range(3, len(looks) + 1):
+        extended.append(calibrate(60, looks[:upto], cumulative[:upto], ALPHA, MARGIN, extended=True))
+        if upto == 5:
+            calibrate(50, (20, 40), (0.5, 1.0), ALPHA, MARGIN)  # another design between two looks
+            assert passbound._FRONTIER[0] is None  # not extended, it left nothing held
+    assert passbound._FRONTIER[0].looks == list(looks)  # gone on from, look by look
+    for upto, got in zip(range(3, len(looks) + 1), extended):
+        want = _from_scratch(60, looks[:upto], cumulative[:upto])
+        assert got.z == want.z and got.error == want.error, upto
+    assert any(z < Z_NONE for scores in extended[-1].z for z in scores)  # it PASSes somewhere: not vacuous
+
+
+def test_a_calibration_not_extended_holds_nothing_and_a_changed_prefix_starts_again() -> None:
+    from rubricgate.gating import passbound
+    calibrate(40, (20, 40, 60), (0.02, 0.04, 0.05), ALPHA, MARGIN)
+    assert passbound._FRONTIER[0] is None
+    calibrate(40, (20, 40, 60), (0.02, 0.04, 0.05), ALPHA, MARGIN, extended=True)
+    assert passbound._FRONTIER[0] is not None and passbound._FRONTIER[0].looks == [20, 40, 60]
+    other = calibrate(40, (20, 45, 60, 80), (0.02, 0.04, 0.05, 0.06), ALPHA, MARGIN, extended=True)  # not a prefix
+    assert other == _from_scratch(40, (20, 45, 60, 80), (0.02, 0.04, 0.05, 0.06))
