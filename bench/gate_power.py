@@ -149,6 +149,8 @@ def main() -> None:
     parser.add_argument("--only", action="append", default=[],
                         help="Only scenarios whose name contains this text (repeatable: any of them).")
     parser.add_argument("--whole", action="store_true", help="--only names whole scenario names, not parts of them.")
+    parser.add_argument("--suite", action="append", default=[],
+                        help="Only scenarios on this suite (perfect, stable, near-stable, mixed; repeatable).")
     parser.add_argument("--load", action="append", type=Path, default=[],
                         help="Rows of an earlier run's table (a part run with --only and the same seed) to judge "
                              "the targets with as well (repeatable).")
@@ -160,6 +162,8 @@ def main() -> None:
     results = {}
     for i, s in enumerate(scenarios(args.quick)):
         if args.only and not any(text == s.name if args.whole else text in s.name for text in args.only):
+            continue
+        if args.suite and s.suite not in args.suite:
             continue
         for name, fixed in designs(s, args.quick):
             more = s.more if fixed is None or s.fixed_more is None else s.fixed_more

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from rubricgate.suite.cases import yaml_json  # noqa: E402
+from rubricgate.suite import yaml_json  # noqa: E402
 from rubricgate.suite.load import load_all  # noqa: E402
 from rubricgate.models.results import Grade, TrialResult  # noqa: E402
 from rubricgate.pipeline import RunOptions, plan  # noqa: E402
