@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import secrets as _random
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from pydantic_core import PydanticSerializationError
 from rubricgate.errors import GateInputError, unreadable
 from rubricgate.models.results import Summary
 from rubricgate.models.transcript import Transcript
-from rubricgate.records.writing import write_text_atomic
+from rubricgate.records.writing import write_pieces_atomic, write_text_atomic
 from rubricgate.secrets import scrub_data
 from rubricgate.suite.yaml_json import load_model
 
@@ -50,9 +51,31 @@ def write_json_atomic(path: Path, data: dict, secrets: list[str] | None = None) 
 
 
 def write_summary(run_dir: Path, summary: Summary, secrets: list[str] | None = None) -> Path:
+    """summary.json, case by case: a 2,000-case summary is 9 MB of JSON, and writing it whole held
+    three copies of it at once (the serialized text, the scrubbed text, its bytes)."""
     path = run_dir / "summary.json"
-    write_model_atomic(path, summary, secrets)
+    try:
+        write_pieces_atomic(path, summary_pieces(summary), secrets)
+    except PydanticSerializationError:  # a lone surrogate from a CLI's output: json.dumps escapes it
+        write_json_atomic(path, summary.model_dump(mode="json"), secrets)
     return path
+
+
+_CASES = '\n  "cases": []'  # the summary's own key: a nested one is indented deeper
+
+
+def summary_pieces(summary: Summary) -> Iterator[str]:
+    """summary.model_dump_json(indent=2) + "\n" in pieces, one a case: the summary without its
+    cases, then each case dumped on its own and indented to its place in the list."""
+    head = summary.model_copy(update={"cases": []}).model_dump_json(indent=2)
+    at = head.index(_CASES)
+    if not summary.cases:
+        yield head + "\n"
+        return
+    yield head[:at] + '\n  "cases": ['
+    for i, case in enumerate(summary.cases):
+        yield ("," if i else "") + "\n    " + case.model_dump_json(indent=2).replace("\n", "\n    ")
+    yield "\n  ]" + head[at + len(_CASES):] + "\n"
 
 
 def write_model_atomic(path: Path, model: BaseModel, secrets: list[str] | None = None) -> None:

@@ -9,8 +9,10 @@ files it could not write (`WriteFailure`); any failure makes the run's decision 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from rubricgate.secrets import encodable, scrub
 
@@ -46,9 +48,30 @@ def write_text_atomic(path: Path, text: str, secrets: list[str] | None = None) -
     return path
 
 
+def write_pieces_atomic(path: Path, pieces: Iterable[str], secrets: list[str] | None = None) -> Path:
+    """`write_text_atomic` for text made piece by piece, so the whole is never held in memory:
+    each piece is scrubbed on its own, so a piece must not end inside a string (JSON split between
+    its values is). Anything raised while the pieces are made leaves no file and propagates."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with _create(tmp) as handle:
+            for piece in pieces:
+                handle.write(encodable(scrub(piece, secrets or [])).encode("utf-8"))
+        os.replace(tmp, path)
+    except BaseException:
+        _discard(tmp)
+        raise
+    return path
+
+
 def _write_bytes(path: Path, data: bytes) -> None:
-    with open(path, "wb") as handle:
+    with _create(path) as handle:
         handle.write(data)
+
+
+def _create(path: Path) -> BinaryIO:
+    """The temp file a report is written into (where the tests' full disk is simulated)."""
+    return open(path, "wb")
 
 
 def _discard(tmp: Path) -> None:

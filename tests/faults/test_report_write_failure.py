@@ -35,13 +35,13 @@ def _in_the_way(relative: str):
 
 def _no_space_for(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     """Writing any file called `name` fails as on a full disk."""
-    real = writing._write_bytes
+    real = writing._create
 
-    def full(path: Path, data: bytes) -> None:
+    def full(path: Path):
         if path.name.startswith(f".{name}."):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        real(path, data)
-    monkeypatch.setattr(writing, "_write_bytes", full)
+        return real(path)
+    monkeypatch.setattr(writing, "_create", full)
 
 
 def _summary(run_dir: Path) -> dict:

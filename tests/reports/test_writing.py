@@ -21,13 +21,13 @@ SECRET = "sk-writing-0123456789"
 
 
 def _enospc(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-    real = writing._write_bytes
+    real = writing._create
 
-    def full(path: Path, data: bytes) -> None:
+    def full(path: Path):
         if path.name.startswith(f".{name}."):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        real(path, data)
-    monkeypatch.setattr(writing, "_write_bytes", full)
+        return real(path)
+    monkeypatch.setattr(writing, "_create", full)
 
 
 # -- failure paths first ----------------------------------------------------------------------
