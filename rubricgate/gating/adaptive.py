@@ -193,7 +193,7 @@ class AdaptiveRun:
         design = self.design.frozen()
         self.done_rounds = max((n + self.lost.get(c, 0) for c in self.shared
                                 for n in [max((n for _, n in design.get(c, {}).values()), default=0)]), default=0)
-        self.limit = self.schedule.budget_looks * (1 + continuations)
+        self.limit = self.schedule.looks_after(continuations)
         self.prior = list(looks)
 
     def take_up(self, continued) -> None:
@@ -208,21 +208,23 @@ class AdaptiveRun:
             from rubricgate.errors import GateInputError
 
             raise GateInputError("--continue", str(continued.run_dir), "the design has no continuation left "
-                                 f"(it was planned for {len(self.schedule.looks) // self.schedule.budget_looks - 1})",
+                                 f"(it was planned for {self.schedule.planned_continuations()}, "
+                                 f"and {self.continuations()} were taken)",
                                  "add cases, raise gate.max_trials_per_case or re-measure the baseline, "
                                  "then run afresh")
 
     def extend(self) -> bool:
         """Continue a run that ended undecided: allow the next budget of pre-planned rounds
         (False when the design has no continuation left)."""
-        if self.limit >= len(self.schedule.looks):
+        taken = self.continuations()
+        if taken >= self.schedule.planned_continuations():
             return False
-        self.limit = min(len(self.schedule.looks), self.limit + self.schedule.budget_looks)
+        self.limit = self.schedule.looks_after(taken + 1)
         return True
 
     def continuations(self) -> int:
         """How many continuations this run has taken."""
-        return (self.limit - self.schedule.budget_looks) // max(self.schedule.budget_looks, 1)
+        return (self.limit - self.schedule.budget_looks) // max(self.schedule.budget_round(), 1)
 
     def _design_looks(self) -> int:
         """Looks taken at a new design round so far (a confirmation-only look repeats the last)."""

@@ -93,6 +93,19 @@ class Schedule:
     def budget_round(self) -> int:
         return self.looks[self.budget_looks - 1]
 
+    def planned_continuations(self) -> int:
+        """Continuations the design was planned with (look_rounds: CONTINUATIONS, or none when a
+        whole run counts as one observation)."""
+        return (len(self.looks) - self.budget_looks) // max(self.budget_round(), 1)
+
+    def looks_after(self, continuations: int) -> int:
+        """Looks a run may take once continued `continuations` times. A continuation is one more
+        budget of rounds with a look after each (look_rounds), as the spending plans it
+        (false_alarm_spending: a fifth of the rest by the end of each). Counted in the budget's
+        looks instead, a run whose first look comes after several rounds got more, shorter
+        continuations than planned, and a last partial one let a spent design be taken again."""
+        return min(len(self.looks), self.budget_looks + max(continuations, 0) * self.budget_round())
+
     def total_after(self, rounds: int) -> int:
         """Design trials of the whole suite once `rounds` rounds have run."""
         return sum(self.trials_after(c, rounds) for c in self.caps)

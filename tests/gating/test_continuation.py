@@ -57,6 +57,30 @@ def test_continuations_run_out_after_the_planned_five() -> None:
     assert all(run.extend() for _ in range(5)) and not run.extend()
 
 
+def test_with_the_first_look_after_two_rounds_each_continuation_is_still_a_whole_budget_of_rounds() -> None:
+    """2 trials a case first, 3 at most: the budget's looks are after rounds 2 and 3, but a
+    continuation is a budget of rounds (3 more looks), five of them as the spending plans; counted
+    in the budget's looks (2), a run got seven continuations and a partial eighth, and the spent
+    design could be taken again."""
+    gate = GateConfig(method="statistical", max_trials_per_case=3)
+    run = AdaptiveRun(_baseline(4), gate, ["c0", "c1"], first=2)
+    schedule = run.schedule
+    assert schedule.looks[:schedule.budget_looks] == [2, 3] and schedule.planned_continuations() == 5
+    assert [run.extend() for _ in range(6)] == [True] * 5 + [False]
+    assert run.continuations() == 5 and run.limit == len(schedule.looks) == 2 + 5 * 3
+    assert [schedule.looks[schedule.looks_after(c) - 1] for c in range(6)] == [3, 6, 9, 12, 15, 18]
+
+
+@pytest.mark.parametrize("taken", [5, 7, 8])
+def test_a_run_whose_continuations_are_spent_is_never_taken_up_again(taken: int) -> None:
+    """However many continuations the run records (7 and 8: what the old count gave), its design
+    has no look left to give, so `--continue` refuses it."""
+    gate = GateConfig(method="statistical", max_trials_per_case=3)
+    run = AdaptiveRun(_baseline(4), gate, ["c0", "c1"], first=2)
+    run.resume([], [], taken)
+    assert run.limit == len(run.schedule.looks) and not run.extend()
+
+
 def _statistical(repo) -> None:
     config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
     config["gate"]["method"] = "statistical"
