@@ -116,7 +116,11 @@ def _calibrate(n0: int, looks: tuple[int, ...], cumulative: tuple[float, ...], a
         frontier = _FRONTIER[0]
         if frontier is None or not frontier.leads_to(n0, looks, cumulative, alpha, margin, planned):
             frontier = _Frontier(_Grid(import_numpy(), n0, margin, planned), (n0, alpha, margin, planned))
-        frontier.extend(looks, cumulative, alpha)
+        try:
+            frontier.extend(looks, cumulative, alpha)
+        except BaseException:
+            _FRONTIER[0] = None  # stopped between a look's steps (Ctrl-C), its grid is no look's state
+            raise
         # Kept only where a longer prefix will be asked for: elsewhere its paths would stay in
         # memory for the rest of the run.
         _FRONTIER[0] = frontier if extended else None

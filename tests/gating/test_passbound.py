@@ -97,14 +97,17 @@ def test_a_design_extended_look_by_look_gets_exactly_the_boundary_calibrated_fro
     also when another design is calibrated in between (the frontier is then not its own)."""
     from rubricgate.gating import passbound
     looks = (30, 60, 90, 120, 150, 180, 210)
-    cumulative = (0.01, 0.03, 0.05, 0.06, 0.07, 0.08, 0.09)  # half of the last at the third look, for every prefix
-    extended = []
+    cumulative = (0.01, 0.02, 0.1, 0.11, 0.12, 0.13, 0.14)  # half of the last at the third look, for every prefix
+    extended, frontiers = [], []
     for upto in range(3, len(looks) + 1):
         extended.append(calibrate(60, looks[:upto], cumulative[:upto], ALPHA, MARGIN, extended=True))
+        frontiers.append(id(passbound._FRONTIER[0]))
         if upto == 5:
             calibrate(50, (20, 40), (0.5, 1.0), ALPHA, MARGIN)  # another design between two looks
             assert passbound._FRONTIER[0] is None  # not extended, it left nothing held
-    assert passbound._FRONTIER[0].looks == list(looks)  # gone on from, look by look
+    # gone on from, look by look: one frontier for 3 -> 5, a new one from 6 on (the other design came between)
+    assert frontiers[0] == frontiers[1] == frontiers[2] != frontiers[3] == frontiers[4]
+    assert passbound._FRONTIER[0].looks == list(looks)
     for upto, got in zip(range(3, len(looks) + 1), extended):
         want = _from_scratch(60, looks[:upto], cumulative[:upto])
         assert got.z == want.z and got.error == want.error, upto
@@ -119,3 +122,26 @@ def test_a_calibration_not_extended_holds_nothing_and_a_changed_prefix_starts_ag
     assert passbound._FRONTIER[0] is not None and passbound._FRONTIER[0].looks == [20, 40, 60]
     other = calibrate(40, (20, 45, 60, 80), (0.02, 0.04, 0.05, 0.06), ALPHA, MARGIN, extended=True)  # not a prefix
     assert other == _from_scratch(40, (20, 45, 60, 80), (0.02, 0.04, 0.05, 0.06))
+
+
+def test_a_calibration_stopped_between_a_looks_steps_leaves_no_frontier_behind(monkeypatch) -> None:
+    """Ctrl-C after a look's paths advanced but before its scores were set: the next request must
+    not go on from that grid (it would be one step ahead of the looks it records)."""
+    from rubricgate.gating import passbound
+    looks, cumulative = (20, 40, 60, 80, 100), (0.01, 0.02, 0.05, 0.06, 0.07)
+    calibrate(40, looks[:4], cumulative[:4], ALPHA, MARGIN, extended=True)
+    real, calls = passbound._Grid.least_scores, []
+
+    def interrupted(self, budget):
+        calls.append(budget)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return real(self, budget)
+
+    monkeypatch.setattr(passbound._Grid, "least_scores", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        calibrate(40, looks, cumulative, ALPHA, MARGIN, extended=True)
+    assert passbound._FRONTIER[0] is None
+    again = calibrate(40, looks, cumulative, ALPHA, MARGIN, extended=True)
+    monkeypatch.setattr(passbound._Grid, "least_scores", real)
+    assert again == _from_scratch(40, looks, cumulative)
