@@ -95,6 +95,7 @@ def fixture_layout_errors(repo: Path, config: Config) -> list[GateInputError]:
         rel = _rel(repo, entry)
         if entry.is_dir() and entry.name in TIER_FOLDERS:
             for item in _visible(entry):
+                errors.extend(_unprintable_name_errors(repo, item))
                 errors.extend(_fixture_folder_errors(repo, item) if config.suite.layout == "skills"
                               else _files_folder_errors(repo, item))
         elif entry.is_dir():
@@ -106,6 +107,17 @@ def fixture_layout_errors(repo: Path, config: Config) -> list[GateInputError]:
             errors.append(GateInputError(rel, "", "a file directly under the fixtures folder is not a case",
                                          f"move it into {config.suite.fixtures}/<tier>/<name>/ or out of the suite"))
     return errors
+
+
+def _unprintable_name_errors(repo: Path, item: Path) -> list[GateInputError]:
+    """A fixture's case id (fixture-<folder>) is printed on lines of its own (progress, the
+    decision's reasons, compare's cases): a folder name holding a line break or another control
+    character could print lines that are not rubricgate's. Named escaped, for the same reason."""
+    if item.name.isprintable():
+        return []
+    shown = _rel(repo, item).encode("unicode_escape").decode("ascii")
+    return [GateInputError(shown, "folder name", "holds a line break or another control character",
+                           "rename the folder to printable characters: its case id is fixture-<folder>")]
 
 
 def _fixture_folder_errors(repo: Path, folder: Path) -> list[GateInputError]:

@@ -27,6 +27,20 @@ def one_error(repo, *needles):
     return line
 
 
+@pytest.mark.parametrize("name", ["zz-evil\ndecision (strict): PASS (exit 0)", "zz\x1b[2Kevil", "zz\u2028evil"])
+def test_a_fixture_folder_name_that_could_print_lines_of_its_own_is_refused(repo, name):
+    """Its case id is printed on lines of its own: a line break in it forged a PASS decision line."""
+    src = repo / "fixtures" / "block" / "data-loader"
+    (src.parent / name).mkdir()
+    (src.parent / name / "SKILL.md").write_text((src / "SKILL.md").read_text())
+    code, out = validate(repo)
+    assert code == 2 and "Traceback" not in out, out
+    assert not any(line.startswith("decision") for line in out.splitlines()), out  # no forged line
+    errors = [line for line in out.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "holds a line break or another control character" in errors[0], out
+    assert all(ch.isprintable() for line in out.splitlines() for ch in line), out  # named escaped
+
+
 def test_broken_yaml(repo):
     (repo / "evals/tasks/broken.yaml").write_text("id: broken\nreview: [a\n")
     one_error(repo, "evals/tasks/broken.yaml", "invalid YAML")
