@@ -181,6 +181,25 @@ def _interrupted(sig: str, script: str) -> subprocess.CompletedProcess:
                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
+LEFT_IGNORED = """
+import os, signal, time
+from rubricgate.cli.console import install_interrupt_handlers
+install_interrupt_handlers()
+os.kill(os.getpid(), signal.SIGINT)  # ignored, as under nohup or a background job: nothing happens
+time.sleep(0.2)
+print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN, signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL)
+"""
+
+
+def test_an_ignored_sigint_stays_ignored_and_sigterm_still_stops_the_run():
+    """A run started with SIGINT ignored (nohup, `cmd &` from a script) is not stopped by one;
+    SIGTERM still is. (tests/conftest.py gives the pytest process SIGINT at its default, so the
+    child is started with it ignored here on purpose.)"""
+    proc = subprocess.run([sys.executable, "-c", LEFT_IGNORED], capture_output=True, text=True, timeout=600,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert proc.returncode == 0 and proc.stdout.split() == ["True", "True"], proc.stdout + proc.stderr
+
+
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
 def test_an_interrupt_under_the_import_lock_waits_for_it(sig):
     proc = _interrupted(sig, UNDER_THE_IMPORT_LOCK)
