@@ -173,7 +173,8 @@ def render_comparison(comparison: Comparison) -> str:
     if comparison.order:
         o = comparison.order
         how = (f"interleaved in {len(o['rounds'])} rounds" if o.get("interleaved")
-               else "one side after the other (cached answers are keyed by trial index)")
+               else "one side after the other" + (" (cached answers are keyed by trial index)" if o.get("cached")
+                                                  else ""))
         lines.append(f"order: {how}, seed {o.get('seed')}")
     d = comparison.decision
     verdict = {"pass": "PASS (exit 0)", "regression": "REGRESSION (exit 1)", "error": "COULD NOT JUDGE (exit 2)",

@@ -139,8 +139,9 @@ def validate(repo, config_path, list_cases) -> None:
     click.echo("\n".join(coverage_lines(rule_coverage(loaded.rubric, loaded.cases, loaded.baseline))))
     from rubricgate.agents.builtin import scope_note
 
-    if (note := scope_note({r.id: r.kind for r in loaded.rubric.rules.values()})) is not None:
-        click.echo(f"note: {note}")
+    builtin = loaded.config.agent.name == "builtin" or any(c.agent == "builtin" for c in loaded.cases)
+    if builtin and (note := scope_note({r.id: r.kind for r in loaded.rubric.rules.values()})) is not None:
+        click.echo(f"note: {note}")  # only where the builtin reviews: it says what the builtin leaves out
     click.echo("".join(f"note: {n}\n" for n in notes), nl=False)
     click.echo("".join(f"warning: {w}\n" for w in warnings), nl=False, err=True)
 

@@ -212,6 +212,7 @@ class _PairedRounds:
             comparison = self.comparison or _compare(self.ran, self.gate, self.labels)
         rounds = max(len(self.ran["base"]), len(self.ran["head"]), self.stopped_at[1] if self.stopped_at else 0)
         comparison.order = {"seed": self.seed, "interleaved": len(self.schedule) > 1,
+                            "cached": self.cache_dir is not None,
                             "rounds": self.schedule[:rounds], "adaptive": self.adaptive,
                             "looks": list(self.design.looks) if self.design else [len(self.schedule)]}
         return comparison

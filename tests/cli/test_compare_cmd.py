@@ -43,3 +43,20 @@ def test_the_printed_comparison_keeps_every_regressed_case_on_its_own_line_above
     assert at["r1"] < at["r2"] < at["2"], lines
     assert "  UNJUDGED   2 cases (u1, u2)  0/0 -> 0/0" in lines
     assert lines[-1] == "decision (strict): COULD NOT JUDGE (exit 2) - interrupted"
+
+
+def _ordered(order: dict) -> list[str]:
+    from types import SimpleNamespace
+    decision = SimpleNamespace(status="pass", exit_code=0, method="strict", reasons=[], warnings=[])
+    comparison = SimpleNamespace(flips=[], tests=[], order=order, decision=decision, base_label="HEAD",
+                                 head_label="working tree", counts=lambda: {"regressed": 0, "fixed": 0, "unchanged": 0})
+    return [line for line in render_comparison(comparison).splitlines() if line.startswith("order:")]
+
+
+def test_the_order_line_names_the_cache_only_when_answers_were_cached() -> None:
+    plain = {"seed": 7, "interleaved": False, "cached": False, "rounds": [["base", "head"]]}
+    assert _ordered(plain) == ["order: one side after the other, seed 7"]
+    assert _ordered({**plain, "cached": True}) == [
+        "order: one side after the other (cached answers are keyed by trial index), seed 7"]
+    assert _ordered({**plain, "interleaved": True, "rounds": [["base", "head"], ["head", "base"]]}) == [
+        "order: interleaved in 2 rounds, seed 7"]

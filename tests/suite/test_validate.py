@@ -143,6 +143,18 @@ def test_validate_ends_with_case_counts_and_lists_every_case_id(repo) -> None:
     assert code == 0 and sorted(ids) == sorted(c.id for c in load_all(repo).cases) and "t" in ids and len(ids) == 3
 
 
+def test_the_builtin_reviewers_scope_note_only_where_the_builtin_reviews(repo) -> None:
+    """The note says which rules the builtin's verdicts leave out: about a command reviewer it
+    would be untrue."""
+    code, out = validate(repo)
+    assert code == 0 and "note: the builtin reviewer judges" in out, out
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["agent"] = {"name": "command", "command": ["/bin/true"], "format": "text"}
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    code, out = validate(repo)
+    assert code == 0 and "builtin reviewer" not in out, out
+
+
 def test_hidden_files_are_not_cases_or_errors(repo) -> None:
     (repo / "fixtures/pass/.gitkeep").write_text("")
     shutil.copy(repo / "rubricgate.yaml", repo / "evals/tasks/.rubricgate.yaml.bak")
