@@ -27,6 +27,7 @@ before Holm, and the PASS bound at look k is taken at confidence 1 - alpha x fra
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -101,6 +102,11 @@ def regression_text(ev: Evidence, margin: float) -> str:
 
 
 def inconclusive_text(upper: float) -> str:
-    """The one line an undecided dimension gets (and the run's reason when it exits 2)."""
+    """The one line an undecided dimension gets (and the run's reason when it exits 2). No bound
+    at all ("up to inf points") is where this look's share of the PASS error leaves no PASS
+    region for the baseline's rate (gating/passbound.py): said as such."""
+    if not math.isfinite(upper):
+        return ("INCONCLUSIVE: could not judge at this size: this look bounds the drop nowhere (its share of the "
+                "PASS error allows no PASS at the baseline's rate); add cases or raise the budget")
     return (f"INCONCLUSIVE: could not judge at this size: the drop could be up to {upper * 100:.1f} points; "
             "add cases or raise the budget")

@@ -112,3 +112,12 @@ def test_the_evidence_bounds_never_sit_on_the_wrong_side_of_the_drop(suite) -> N
     for ev in family({d: e for d, e in weighed.items() if e is not None}, spend).values():
         assert ev.lower <= ev.drop <= ev.upper
         assert 0 <= ev.floor_drop <= 1 and 0 <= ev.p_drop <= 1
+
+
+def test_an_undecided_dimension_with_no_bound_at_this_look_says_so_not_inf_points() -> None:
+    import math
+
+    from rubricgate.gating.outcome import inconclusive_text
+    assert "up to 12.3 points" in inconclusive_text(0.123)
+    text = inconclusive_text(math.inf)
+    assert "inf" not in text and "bounds the drop nowhere" in text and text.startswith("INCONCLUSIVE")
