@@ -119,12 +119,15 @@ def leak_key(conv: Conversation, path: str, turn: int) -> Reply:
     return Reply(text=f"my key is {key}\n" + verdict_text("PASS", path))
 
 
-SLOW_REPLY_S = HANG_S  # the hung reply: a run its timeout did not end lasts at least this
+SLOW_REPLY_S = HANG_S  # the hung reply: a run its timeout did not end waits at least this
+SLOW_REPLIES = {"started": 0, "answered": 0}  # hung replies begun, and those that slept their time out
 
 
 def slow(conv: Conversation, path: str, turn: int) -> Reply:
     """Hangs past any sane timeout after the first turn."""
+    SLOW_REPLIES["started"] += 1
     time.sleep(SLOW_REPLY_S)
+    SLOW_REPLIES["answered"] += 1
     return Reply(text=verdict_text("PASS", path))
 
 

@@ -359,6 +359,7 @@ class ScriptedServer(LoopbackServer):
         self.failed_at: float | None = None  # time.monotonic() of the first failure served (a cause's instant)
         self.failures = 0  # failing answers served (errors, broken streams, hangs, crashes)
         self.killed: list[int] = []  # PIDs a `crash` turn killed
+        self.hangs_answered = 0  # `hang` turns that slept their time out and answered (a client that waited)
         self.lock = threading.Lock()
         self.serve(_handler_for(self))
 
@@ -442,6 +443,8 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 return
             if turn.kind == "hang":
                 time.sleep(turn.status)  # bounded: the client is killed long before
+                with server.lock:
+                    server.hangs_answered += 1
                 return
             if turn.kind == "error":
                 # retry-after-ms keeps a client's retry loop (OpenCode: 5 retries) fast in tests.

@@ -147,13 +147,16 @@ def test_real_cli_timeout_kills_everything(install: Install, tmp_path: Path) -> 
     from tests.e2e.record_claude import make_workspace, request_for
     from tests.e2e.support import sandbox_to
 
+    before = dict(sc.SLOW_REPLIES)
     with ScriptedAnthropicServer(sc.script_for({}, default=sc.slow)) as server:
         ws = make_workspace(tmp_path)
         req = request_for(ws, tmp_path / "scratch", server.base_url, ["read", "grep", "glob"], 6, 4.0,
                           {"PATH": install.path()}, sandbox=sandbox_to(server.base_url))
         transcript = ClaudeAgent(AgentConfig(name="claude")).run(req)
+        started = sc.SLOW_REPLIES["started"] - before["started"]
+        answered = sc.SLOW_REPLIES["answered"] - before["answered"]
     assert transcript.termination == "timeout" and transcript.exit_code is None
-    assert transcript.duration_s < sc.SLOW_REPLY_S  # ended by the timeout, before the hung reply
+    assert started >= 1 and answered == 0, (started, answered)  # ended by the timeout, before the hung reply
     assert processes_in(ws) == []
 
 

@@ -103,8 +103,7 @@ def test_real_cli_timeout_kills_everything(install: Install, tmp_path: Path) -> 
     cli = install.cli
     ws = tmp_path / "ws"
     make_workspace(ws, "slow")
-    reply_after_s = HANG_S  # the hung model's answer: a run the timeout did not end lasts at least this
-    with ScriptedServer([Scenario("fixtures/pass/slow/", [hang(reply_after_s)])]) as server:
+    with ScriptedServer([Scenario("fixtures/pass/slow/", [hang(HANG_S)])]) as server:
         req = AgentRequest(case_id="slow", trial=1, workspace=ws, prompt_file=ws / "reviewer/prompts/evaluate.md",
                            rubric_file=ws / "reviewer/evaluator/references/rubric.md",
                            changed_files_file=ws / "reviewer/.changed-skills.txt", scratch=tmp_path / "scratch",
@@ -112,8 +111,9 @@ def test_real_cli_timeout_kills_everything(install: Install, tmp_path: Path) -> 
                            env={"PATH": install.path("/usr/local/bin:/usr/bin:/bin"), "OPENAI_BASE_URL": server.base_url},
                            sandbox=sandbox_to(server.base_url))
         transcript = get_agent(cli, AgentConfig(name=cli, model="scripted")).run(req)
+        hung, answered = server.failures, server.hangs_answered
     assert transcript.termination == "timeout" and transcript.exit_code is None
-    assert transcript.duration_s < reply_after_s
+    assert hung >= 1 and answered == 0, (hung, answered)  # ended by the timeout, before the hung reply
     assert suite.processes_in(ws) == []
 
 

@@ -8,7 +8,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,6 @@ import yaml
 from tests.e2e import claude_scenarios as sc
 from tests.e2e.anthropic_server import Reply, ScriptedAnthropicServer
 from tests.e2e.support import Install, install_fixture, installs, lay_out_suite, write_baseline
-from tests.timing import HANG_S
 
 pytestmark = pytest.mark.e2e
 install = install_fixture(installs("claude"))
@@ -46,35 +44,35 @@ def run(repo: Path, install: Install, base_url: str, key: str | None = KEY):
     env.pop("ANTHROPIC_API_KEY", None)
     if key:
         env["ANTHROPIC_API_KEY"] = key
-    started = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo)], cwd=repo, env=env,
                           capture_output=True, text=True, timeout=600)
-    return proc, time.monotonic() - started
+    return proc
 
 
 def _one_error_line(proc) -> str:
     errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
     assert proc.returncode == 2 and len(errors) == 1, proc.stdout + proc.stderr
     assert not list((Path(proc.args[4]) / "reports").glob("*/summary.json")), "no trial may have run"
+    # Ended by what the endpoint said (or that nothing was there), not by the preflight's time
+    # running out: that is a line of its own (agents/preflight.py). Its seconds: bench/failure_modes.py.
+    assert "did not finish starting" not in errors[0] and "did not answer within" not in errors[0], errors[0]
     return errors[0]
 
 
 def test_a_refused_key_names_the_variable(install: Install, tmp_path: Path) -> None:
     repo = suite(tmp_path)
     with RefusingServer(sc.script_for({})) as server:
-        proc, took = run(repo, install, server.base_url)
+        proc = run(repo, install, server.base_url)
     line = _one_error_line(proc)
     assert "set ANTHROPIC_API_KEY" in line and "agent.secret_env" in line and "preflight" in line, line
-    assert took < HANG_S, took  # the seconds it takes: bench/failure_modes.py
 
 
 def test_a_missing_key_names_the_variable(install: Install, tmp_path: Path) -> None:
     repo = suite(tmp_path)
     with ScriptedAnthropicServer(sc.script_for({})) as server:
-        proc, took = run(repo, install, server.base_url, key=None)
+        proc = run(repo, install, server.base_url, key=None)
     line = _one_error_line(proc)
     assert "ANTHROPIC_API_KEY is not set" in line and "set ANTHROPIC_API_KEY" in line, line
-    assert took < HANG_S, took  # the seconds it takes: bench/failure_modes.py
 
 
 def test_a_stopped_endpoint_names_the_base_url_setting(install: Install, tmp_path: Path) -> None:
@@ -82,15 +80,14 @@ def test_a_stopped_endpoint_names_the_base_url_setting(install: Install, tmp_pat
     with socket.socket() as sock:  # a port nobody listens on: connection refused
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    proc, took = run(repo, install, f"http://127.0.0.1:{port}")
+    proc = run(repo, install, f"http://127.0.0.1:{port}")
     line = _one_error_line(proc)
     assert f"cannot reach http://127.0.0.1:{port}" in line and "ANTHROPIC_BASE_URL" in line, line
-    assert took < HANG_S, took  # the seconds it takes: bench/failure_modes.py
 
 
 def test_a_working_endpoint_passes_preflight_and_runs_the_suite(install: Install, tmp_path: Path) -> None:
     repo = suite(tmp_path)
     with ScriptedAnthropicServer(sc.script_for({})) as server:
-        proc, _ = run(repo, install, server.base_url)
+        proc = run(repo, install, server.base_url)
     assert list((repo / "reports").glob("*/summary.json")), proc.stdout + proc.stderr
     assert "preflight" not in proc.stderr
