@@ -153,9 +153,8 @@ def render_comparison(comparison: Comparison) -> str:
     counts = comparison.counts()
     lines = [f"compare {comparison.base_label} -> {comparison.head_label}: "
              + ", ".join(f"{n} {k}" for k, n in counts.items() if n or k in ("regressed", "fixed", "unchanged"))]
-    order = {"regressed": 0, "fixed": 1, "removed": 2, "added": 3, "unjudged": 4, "unchanged": 5}
-    flips = sorted(comparison.flips, key=lambda f: order[f.kind])
-    for flip in [f for f in flips if f.kind != "unjudged"]:
+    order = {"regressed": 0, "fixed": 1, "removed": 2, "added": 3, "unchanged": 4}  # the unjudged come grouped
+    for flip in sorted((f for f in comparison.flips if f.kind != "unjudged"), key=lambda f: order[f.kind]):
         if flip.kind == "unchanged" and not flip.reasons:
             continue
         mark = "" if flip.p_value is None else (

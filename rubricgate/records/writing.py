@@ -37,15 +37,7 @@ def failure(path: Path | str, exc: BaseException) -> WriteFailure:
 
 def write_text_atomic(path: Path, text: str, secrets: list[str] | None = None) -> Path:
     """Scrub `text`, write it to `path` via a temp file and rename; OSError propagates."""
-    data = encodable(scrub(text, secrets or [])).encode("utf-8")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        _write_bytes(tmp, data)
-        os.replace(tmp, path)
-    except OSError:
-        _discard(tmp)
-        raise
-    return path
+    return write_pieces_atomic(path, (text,), secrets)
 
 
 def write_pieces_atomic(path: Path, pieces: Iterable[str], secrets: list[str] | None = None) -> Path:
@@ -62,11 +54,6 @@ def write_pieces_atomic(path: Path, pieces: Iterable[str], secrets: list[str] | 
         _discard(tmp)
         raise
     return path
-
-
-def _write_bytes(path: Path, data: bytes) -> None:
-    with _create(path) as handle:
-        handle.write(data)
 
 
 def _create(path: Path) -> BinaryIO:

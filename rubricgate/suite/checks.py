@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path, PurePosixPath
 
+from rubricgate.boundary import printable
 from rubricgate.errors import GateInputError, collect
 from rubricgate.models.config import Config
 from rubricgate.models.task import TaskFile
@@ -112,11 +113,10 @@ def fixture_layout_errors(repo: Path, config: Config) -> list[GateInputError]:
 def _unprintable_name_errors(repo: Path, item: Path) -> list[GateInputError]:
     """A fixture's case id (fixture-<folder>) is printed on lines of its own (progress, the
     decision's reasons, compare's cases): a folder name holding a line break or another control
-    character could print lines that are not rubricgate's. Named escaped, for the same reason."""
-    if item.name.isprintable():
+    character could print lines that are not rubricgate's (the error line itself shows it escaped)."""
+    if printable(item.name) == item.name:
         return []
-    shown = _rel(repo, item).encode("unicode_escape").decode("ascii")
-    return [GateInputError(shown, "folder name", "holds a line break or another control character",
+    return [GateInputError(_rel(repo, item), "folder name", "holds a line break or another control character",
                            "rename the folder to printable characters: its case id is fixture-<folder>")]
 
 
