@@ -2,8 +2,11 @@
 
 Tests never assert how fast something is: on a busy machine (a shared 2-core machine at load 20
 starts a process 5-10x slower) a speed bound fails although nothing is wrong. A test that checks
-that something stopped bounds it by what would have happened had it not stopped (the sleep, the
-loop or the timeout it was in the middle of), or by HANG_S. Speed is measured by bench/ scripts.
+that something stopped asserts what stopped it (the cap, not the timeout; the hung reply was never
+sent; the endpoint's answer, not the preflight's time running out) and waits for it at most
+HANG_S; where only time can tell, it bounds the stop by what would have happened had it not
+stopped (the sleep, the loop or the timeout it was in the middle of). Speed is measured by bench/
+scripts.
 """
 
 from __future__ import annotations
