@@ -15,10 +15,12 @@ Outcomes: `ok` exit 2 and the one line; `done` the run ended before the signal a
 or 1 without the signal having been delivered: not an interrupt); `killed` died by the signal;
 `traceback`; `exit1`; `other` anything else (its stderr's last line is printed once); `hang`
 still going HANG_S after the signal (its threads' stacks are printed).
-`killed` before rubricgate's first statement is the interpreter's own start-up (`site` and the
-`.pth` files of the environment): no code of rubricgate runs yet, so none can handle it; the
-`pre` column counts the tries whose signal landed there (the process never had a SIGTERM
-handler), which the table keeps apart from the rest.
+The `rubricgate` command is a launcher (scripts/rubricgate): sh traps both signals at its
+first line, then execs the interpreter through `env --block-signal`, so a signal sent during the
+interpreter's start-up waits, pending, for rubricgate's handlers. What no program can hold is
+the instant between exec and the launcher's first line (the dynamic loader and sh's own start,
+and env's before it blocks): the `pre` column counts the tries whose signal was sent while
+/proc showed nothing holding it, which the table keeps apart from the rest.
 """
 
 from __future__ import annotations
@@ -60,23 +62,30 @@ def console_script() -> str:
     return str(beside) if beside.exists() else (shutil.which("rubricgate") or "rubricgate")
 
 
-def _catches_sigterm(pid: int) -> bool:
+def _signal_state(pid: int) -> str:
+    """`bare` (SIGTERM would kill it: nothing holds it yet), `held` (the launcher's trap, or
+    blocked from env's exec on through the interpreter's start-up) or `handled` (rubricgate's
+    own handler is set and nothing blocks it), from /proc."""
     try:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
-        return False
-    line = next((ln for ln in status.splitlines() if ln.startswith("SigCgt:")), "SigCgt: 0")
-    return bool(int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
+        return "bare"
+    fields = dict(ln.split(":", 1) for ln in status.splitlines() if ":" in ln)
+    bit = 1 << (signal.SIGTERM - 1)
+    caught, blocked = (bool(int(fields.get(k, "0"), 16) & bit) for k in ("SigCgt", "SigBlk"))
+    if blocked or (caught and fields.get("Name", "").strip() == "rubricgate"):  # the sh launcher's trap
+        return "held"
+    return "handled" if caught else "bare"
 
 
 def one_try(argv: list[str], sig: int, offset: float) -> tuple[str, bool, str]:
-    """(outcome, signal sent before rubricgate had a SIGTERM handler, last stderr line)."""
+    """(outcome, signal sent before anything held it, last stderr line)."""
     # SIGINT as a terminal delivers it, even when this script runs in the background.
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONFAULTHANDLER": "1"},
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(offset)
-    pre = not _catches_sigterm(proc.pid)
+    pre = _signal_state(proc.pid) == "bare"
     if proc.poll() is None:
         proc.send_signal(sig)
         sent = True
@@ -108,15 +117,16 @@ def classify(code: int, out: str, err: str, sent: bool) -> str:
     return "exit1" if code == 1 else "other"
 
 
-def handler_after_ms(argv: list[str], reps: int) -> list[float]:
-    """Milliseconds from exec (Popen returned) to the moment /proc shows the SIGTERM handler:
-    the interpreter's own start-up, before which no code of rubricgate runs."""
+def state_after_ms(argv: list[str], reps: int, state: str) -> list[float]:
+    """Milliseconds from exec (Popen returned) to the moment /proc first shows `state` (`held`:
+    the launcher's trap or block, `handled`: rubricgate's handler) or a later one."""
+    order = ("bare", "held", "handled")
     found = []
     for _ in range(reps):
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         start = time.perf_counter()
-        while not _catches_sigterm(proc.pid) and proc.poll() is None:
-            time.sleep(0.0005)
+        while order.index(_signal_state(proc.pid)) < order.index(state) and proc.poll() is None:
+            time.sleep(0.0002)
         found.append((time.perf_counter() - start) * 1000)
         proc.kill()
         proc.wait()
@@ -172,7 +182,7 @@ def print_table(results, signals: list[str]) -> None:
     after = [(cell, r) for cell, r in bad if not r[1]]
     total = sum(len(rows) for rows in results.values())
     print(f"\n{total} tries: {total - len(bad)} ok or finished first; {len(bad)} not, "
-          f"{len(bad) - len(after)} of them before rubricgate's first statement (interpreter start-up), "
+          f"{len(bad) - len(after)} of them sent before anything held the signal, "
           f"{len(after)} after it")
     for (name, off), (outcome, _, last) in sorted(after)[:10]:
         print(f"  SIG{name} at {off:.2f} s: {outcome}: " + (f"its threads:\n{last}" if outcome == "hang" else last[:160]))
@@ -193,7 +203,7 @@ def main() -> int:
         load = burners(args.load, 3 * 3600)
         began = time.monotonic()
         try:
-            window = handler_after_ms(argv, 20)
+            held, handled = state_after_ms(argv, 20, "held"), state_after_ms(argv, 20, "handled")
             bare, site = interpreter_ms(["-S"], 20), interpreter_ms([], 20)
             results = grid(args, argv)
         finally:
@@ -202,7 +212,8 @@ def main() -> int:
                 proc.wait()
         print(f"# {argv[0]} run, {args.tries} tries per cell, {args.load} busy processes beside, "
               f"load average at the end {os.getloadavg()[0]:.1f}, {time.monotonic() - began:.0f} s\n")
-        print(f"exec -> rubricgate's SIGTERM handler in place: {quartiles(window)}; for scale, "
+        print(f"exec -> the signals held (launcher): {quartiles(held)}; -> rubricgate's handler: "
+              f"{quartiles(handled)}; for scale, "
               f"the interpreter's start-up alone {quartiles(site)}, without site (-S) {quartiles(bare)}\n")
         print_table(results, args.signals)
     return 0

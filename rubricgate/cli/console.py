@@ -14,8 +14,10 @@ installed package (6 ms with 114 installed) before the first file is validated.
 Ctrl-C and SIGTERM are handled from console_main's first statement on, and this module (and the
 package `__init__` files on the way to it) import nothing heavy, so nothing slow runs before it:
 only the interpreter's own start (and its `site`) lies between exec and the handlers. The
-handler raises KeyboardInterrupt once; every later signal is a no-op, so a second interrupt
-cannot land in the code that reports the first one.
+`rubricgate` command (scripts/rubricgate, a launcher) starts the interpreter with both signals
+blocked, so one sent in that start-up waits for the handlers too. The handler raises
+KeyboardInterrupt once; every later signal is a no-op, so a second interrupt cannot land in the
+code that reports the first one.
 
 Two instants would lose it. While importlib's global lock is held (any thread importing), an
 exception raised in the main thread can land between the lock's acquire and its `try` (in the
@@ -147,6 +149,11 @@ def install_interrupt_handlers() -> None:
             signal.signal(sig, _as_interrupt)
     signal.signal(signal.SIGALRM, _retry_deferred)
     sys.unraisablehook = _redeliver_swallowed
+    # The launcher (scripts/rubricgate) starts the interpreter with both blocked: one sent during
+    # its start-up waits, pending, and is delivered here to the handler just set. Unblocked in any
+    # case: every process rubricgate starts inherits the mask, and an agent deaf to SIGTERM would
+    # outlive its timeout's polite stop.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM))
 
 
 def _as_interrupt(signum: int, _frame: object = None) -> None:

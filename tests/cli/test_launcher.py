@@ -1,0 +1,113 @@
+"""The `rubricgate` command (scripts/rubricgate): sh, then the interpreter with SIGINT and SIGTERM
+blocked until rubricgate's handlers are set. Each test checks what happened, never how long."""
+
+import ast
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from rubricgate.cli.console import INTERRUPTED
+
+ROOT = Path(__file__).resolve().parents[2]
+LAUNCHER = ROOT / "scripts" / "rubricgate"
+
+
+def _install(folder: Path, python: str) -> Path:
+    """The launcher as pip installs it: in a bin folder, beside that environment's `python`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(LAUNCHER, folder / "rubricgate")
+    (folder / "python").write_text(python)
+    (folder / "python").chmod(0o755)
+    return folder / "rubricgate"
+
+
+def _env(path: str) -> dict[str, str]:
+    return {"PATH": path, "PYTHONPATH": str(ROOT), "HOME": os.environ.get("HOME", "/tmp")}
+
+
+def _forward(*before: str) -> str:
+    """A `python` that runs `before` (sh lines), then execs the real interpreter."""
+    return "#!/bin/sh\n" + "\n".join(before) + f'\nexec "{sys.executable}" "$@"\n'
+
+
+def test_a_signal_sent_during_the_interpreters_start_waits_for_the_handlers(tmp_path):
+    # The `python` sends itself the signal after env blocked it and before the interpreter runs:
+    # without the block it would die by it; with it, rubricgate reports the one line.
+    for sig in ("INT", "TERM"):
+        command = _install(tmp_path / sig, _forward(f"kill -{sig} $$"))
+        proc = subprocess.run([str(command), "--version"], capture_output=True, text=True,
+                              env=_env(os.environ["PATH"]), timeout=600,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        assert (proc.returncode, proc.stderr.strip()) == (2, INTERRUPTED), sig
+        assert proc.stdout == ""
+
+
+def test_an_ignored_sigint_stays_ignored_through_the_launcher(tmp_path):
+    command = _install(tmp_path / "bin", _forward("kill -INT $$"))
+    proc = subprocess.run([str(command), "--version"], capture_output=True, text=True, timeout=600,
+                          env=_env(os.environ["PATH"]),
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert proc.returncode == 0 and proc.stdout.startswith("rubricgate, version"), proc.stderr
+
+
+def test_the_handlers_unblock_what_the_launcher_blocked():
+    # Every process rubricgate starts inherits the mask: an agent deaf to SIGTERM would outlive
+    # its timeout's polite stop.
+    script = ("import signal\nfrom rubricgate.cli.console import install_interrupt_handlers\n"
+              "signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM))\n"
+              "install_interrupt_handlers()\n"
+              "print(sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, ())))\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert proc.stdout.strip() == "[]", proc.stderr
+
+
+def test_an_env_that_cannot_block_signals_still_runs_the_command(tmp_path):
+    # busybox and BSD env have no --block-signal: the launcher starts the interpreter directly.
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    (shims / "env").write_text('#!/bin/sh\necho "env: unrecognized option" >&2\nexit 125\n')
+    (shims / "env").chmod(0o755)
+    command = _install(tmp_path / "bin", _forward())
+    proc = subprocess.run([str(command), "--version"], capture_output=True, text=True, timeout=600,
+                          env=_env(f"{shims}:{os.environ['PATH']}"))
+    assert proc.returncode == 0 and proc.stdout.startswith("rubricgate, version"), proc.stderr
+
+
+def test_a_linked_command_finds_the_python_of_the_environment_it_was_installed_into(tmp_path):
+    # pipx links the command from ~/.local/bin; the python on PATH there is not the environment's.
+    command = _install(tmp_path / "venv" / "bin", _forward())
+    shims = tmp_path / "local-bin"
+    shims.mkdir()
+    (shims / "rubricgate").symlink_to(command)
+    (shims / "python3").write_text("#!/bin/sh\necho wrong python >&2\nexit 97\n")
+    (shims / "python3").chmod(0o755)
+    proc = subprocess.run([str(shims / "rubricgate"), "--version"], capture_output=True, text=True,
+                          timeout=600, env=_env(f"{shims}:{os.environ['PATH']}"))
+    assert proc.returncode == 0 and proc.stdout.startswith("rubricgate, version"), proc.stderr
+
+
+def test_no_python_anywhere_is_one_line_and_exit_2(tmp_path):
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    shutil.copy(LAUNCHER, folder / "rubricgate")
+    empty = tmp_path / "empty-path"
+    empty.mkdir()
+    for tool in ("env", "readlink"):
+        (empty / tool).symlink_to(shutil.which(tool))
+    proc = subprocess.run(["/bin/sh", str(folder / "rubricgate"), "--version"], capture_output=True,
+                          text=True, timeout=600, env={"PATH": str(empty)})
+    assert proc.returncode == 2
+    assert re.fullmatch(r"error: rubricgate: no python beside .* \(fix: reinstall rubricgate with pip\)",
+                        proc.stderr.strip()), proc.stderr
+
+
+def test_the_file_is_both_sh_and_python_and_says_the_same_line():
+    assert subprocess.run(["sh", "-n", str(LAUNCHER)], capture_output=True).returncode == 0
+    tree = ast.parse(LAUNCHER.read_text())
+    assert [type(node).__name__ for node in tree.body] == ["Expr", "ImportFrom", "Expr"]
+    assert f'echo "{INTERRUPTED}" >&2; exit 2' in LAUNCHER.read_text()
+    assert os.access(LAUNCHER, os.X_OK)
