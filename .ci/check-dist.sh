@@ -15,7 +15,7 @@ for artifact in "$out"/dist/*.whl "$out"/dist/*.tar.gz; do
   venv="$out/venv-$(basename "$artifact")"
   python3 -m venv "$venv"
   "$venv/bin/python" -m pip install -q "$artifact" 2>"$out/pip.log" || { cat "$out/pip.log"; exit 1; }
-  # the command is the launcher that holds early signals (scripts/rubricgate), not a console script
+  # the command is the launcher that holds early signals (bin/rubricgate), not a console script
   head -1 "$venv/bin/rubricgate" | grep -qx '#!/bin/sh' || { echo "rubricgate is not the launcher"; exit 1; }
   repo="$out/repo-$(basename "$artifact")"
   git init -q "$repo"

@@ -15,7 +15,7 @@ Outcomes: `ok` exit 2 and the one line; `done` the run ended before the signal a
 or 1 without the signal having been delivered: not an interrupt); `killed` died by the signal;
 `traceback`; `exit1`; `other` anything else (its stderr's last line is printed once); `hang`
 still going HANG_S after the signal (its threads' stacks are printed).
-The `rubricgate` command is a launcher (scripts/rubricgate): sh traps both signals at its
+The `rubricgate` command is a launcher (bin/rubricgate): sh traps both signals at its
 first line, then execs the interpreter through `env --block-signal`, so a signal sent during the
 interpreter's start-up waits, pending, for rubricgate's handlers. What no program can hold is
 the instant between exec and the launcher's first line (the dynamic loader and sh's own start,

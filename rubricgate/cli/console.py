@@ -14,7 +14,7 @@ installed package (6 ms with 114 installed) before the first file is validated.
 Ctrl-C and SIGTERM are handled from console_main's first statement on, and this module (and the
 package `__init__` files on the way to it) import nothing heavy, so nothing slow runs before it:
 only the interpreter's own start (and its `site`) lies between exec and the handlers. The
-`rubricgate` command (scripts/rubricgate, a launcher) starts the interpreter with both signals
+`rubricgate` command (bin/rubricgate, a launcher) starts the interpreter with both signals
 blocked, so one sent in that start-up waits for the handlers too. The handler raises
 KeyboardInterrupt once; every later signal is a no-op, so a second interrupt cannot land in the
 code that reports the first one.
@@ -149,7 +149,7 @@ def install_interrupt_handlers() -> None:
             signal.signal(sig, _as_interrupt)
     signal.signal(signal.SIGALRM, _retry_deferred)
     sys.unraisablehook = _redeliver_swallowed
-    # The launcher (scripts/rubricgate) starts the interpreter with both blocked: one sent during
+    # The launcher (bin/rubricgate) starts the interpreter with both blocked: one sent during
     # its start-up waits, pending, and is delivered here to the handler just set. Unblocked in any
     # case: every process rubricgate starts inherits the mask, and an agent deaf to SIGTERM would
     # outlive its timeout's polite stop.

@@ -1,4 +1,4 @@
-"""The `rubricgate` command (scripts/rubricgate): sh, then the interpreter with SIGINT and SIGTERM
+"""The `rubricgate` command (bin/rubricgate): sh, then the interpreter with SIGINT and SIGTERM
 blocked until rubricgate's handlers are set. Each test checks what happened, never how long."""
 
 import ast
@@ -13,7 +13,7 @@ from pathlib import Path
 from rubricgate.cli.console import INTERRUPTED
 
 ROOT = Path(__file__).resolve().parents[2]
-LAUNCHER = ROOT / "scripts" / "rubricgate"
+LAUNCHER = ROOT / "bin" / "rubricgate"
 
 
 def _install(folder: Path, python: str) -> Path:
