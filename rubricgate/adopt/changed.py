@@ -149,11 +149,8 @@ def changed_files(repo: Path, base: str, config: Config) -> ChangedResult:
     if not names:
         return ChangedResult(base=base, merge_base=mb, gated=gated, files=[])
     now = reviewer_closure(WorkTree(repo), config)
-    then_tree = CommitTree(repo, mb)
-    try:
+    with CommitTree(repo, mb) as then_tree:
         then = reviewer_closure(then_tree, config)
-    finally:
-        then_tree.close()
     roles, reasons = suite_roles(config), {}
     for name in names:
         if name in now:

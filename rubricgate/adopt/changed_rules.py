@@ -23,7 +23,9 @@ def changed_rules(repo: Path, config: Config, merge_base: str) -> list[str]:
     verdict = config.verdict
     if verdict is None or not verdict.defines_rules():
         return []
-    then, now = statement_texts(CommitTree(repo, merge_base), config), statement_texts(WorkTree(repo), config)
+    with CommitTree(repo, merge_base) as then_tree:
+        then = statement_texts(then_tree, config)
+    now = statement_texts(WorkTree(repo), config)
     out = []
     for row in verdict.rules:
         pattern = re.compile(row.statement_pattern(), re.M)

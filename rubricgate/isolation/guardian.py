@@ -18,13 +18,14 @@ which adopts orphans (isolation/reaping.py).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
-from rubricgate.isolation.reaping import RUN_TOKEN_VAR
+from rubricgate.isolation.reaping import RUN_TOKEN_VAR, helper_done, start_helper
 
 GUARD = r'''
 import os, shutil, signal, sys
@@ -79,8 +80,9 @@ class Guardian:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self.exit_status: int | None = None
         try:
-            self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
+            self._proc: subprocess.Popen[bytes] | None = start_helper(
                 [sys.executable, "-I", "-S", "-c", GUARD], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
         except OSError:
@@ -99,13 +101,13 @@ class Guardian:
         self._say(f"dir {os.fspath(folder)}\n")
 
     def close(self) -> None:
-        """The run is over and left nothing: the guardian exits without killing anything."""
+        """The run is over and left nothing: the guardian exits without killing anything (its
+        exit status, 0 after the `end` line, stays in `exit_status`)."""
         self._say("end\n")
         with self._lock:
             proc, self._proc = self._proc, None
         if proc is not None:
-            proc.stdin.close()  # type: ignore[union-attr]
-            proc.wait()
+            self.exit_status = _let_go(proc)
 
     def _say(self, line: str) -> None:
         with self._lock:
@@ -115,7 +117,18 @@ class Guardian:
                 self._proc.stdin.write(line.encode("utf-8", "surrogateescape"))  # type: ignore[union-attr]
                 self._proc.stdin.flush()  # type: ignore[union-attr]
             except OSError:  # the guardian died: nothing more to tell it
-                self._proc = None
+                proc, self._proc = self._proc, None
+                self.exit_status = _let_go(proc)
+
+
+def _let_go(proc: subprocess.Popen[bytes]) -> int:
+    """Close the guardian's pipe (its end of input) and reap it; its exit status."""
+    # A guardian that died cannot take the lines still buffered; io closes the pipe all the same.
+    with contextlib.suppress(BrokenPipeError):
+        proc.stdin.close()  # type: ignore[union-attr]
+    status = proc.wait()
+    helper_done(proc)
+    return status
 
 
 _CURRENT: list[Guardian] = []  # the running copy-only run's guardian, if any

@@ -24,6 +24,7 @@ SANDBOX_HOST_ID first.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from rubricgate.isolation.reaping import helper_done, start_helper
 from rubricgate.isolation.rootfs import SANDBOX_UID
 
 SANDBOX_HOST_ID = 2_000_000_000  # far above any distribution's user and subordinate-id ranges
@@ -80,6 +82,7 @@ class NamespacePool:
                 held = self._free.pop()
                 if held.holder.poll() is None:
                     return held
+                _let_go(held.holder)
         return make_namespace()
 
     def give_back(self, held: HeldNamespace) -> None:
@@ -87,15 +90,36 @@ class NamespacePool:
         with self._lock:
             self._free.append(held)
 
+    def holder_pids(self) -> set[int]:
+        """The free namespaces' holders (processes of the harness's own: isolation/reaping.py
+        start_helper)."""
+        with self._lock:
+            return {held.holder.pid for held in self._free}
+
+    def close(self) -> None:
+        """End every free namespace's holder (its `cat` ends on the closed pipe). At exit, for
+        library callers; the console entry leaves by os._exit, and the pipe closes with it."""
+        with self._lock:
+            free, self._free = self._free, []
+        for held in free:
+            _let_go(held.holder)
+
+
+def _let_go(holder: subprocess.Popen[bytes]) -> None:
+    holder.stdin.close()  # type: ignore[union-attr]
+    holder.wait()
+    helper_done(holder)
+
 
 NAMESPACES = NamespacePool()
+atexit.register(NAMESPACES.close)
 
 
 def make_namespace() -> HeldNamespace:
     """A new user namespace (namespace root = host root, the sandbox user = SANDBOX_HOST_ID),
     held by a process that lives as long as the harness. Raises OSError when it cannot be made."""
-    holder = subprocess.Popen([_unshare(), "--user", "sh", "-c", "echo ready && exec cat"], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    holder = start_helper([_unshare(), "--user", "sh", "-c", "echo ready && exec cat"], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         # The line comes once the namespace exists (no polling); its maps can be written from then on.
         ready = holder.stdout.readline()  # type: ignore[union-attr]
@@ -107,6 +131,7 @@ def make_namespace() -> HeldNamespace:
     except BaseException:
         holder.kill()
         holder.wait()
+        helper_done(holder)
         raise
     holder.stdout.close()  # type: ignore[union-attr]
     holder.stderr.close()  # type: ignore[union-attr]

@@ -15,6 +15,8 @@ import functools
 import os
 import select
 import signal
+import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +24,11 @@ from pathlib import Path
 KILL_GRACE_S = 2.0
 RUN_TOKEN_VAR = "RUBRICGATE_RUN_TOKEN"  # inherited by every descendant; finds setsid() escapees
 _PROC = Path("/proc")
+# Children the harness started for itself (the copy-only guardian, the user namespaces' holders,
+# a batch `rm -rf` of trial copies): a run's sweep of its orphans spares them. Started and
+# counted under the lock the sweep takes, so none is seen before it is counted.
+_HELPERS: set[int] = set()
+_HELPERS_LOCK = threading.Lock()
 
 def kill_group(pgid: int, grace_s: float = KILL_GRACE_S,
                reap: Callable[[], object] | None = None) -> None:
@@ -144,14 +151,30 @@ def child_pids() -> set[int]:
     return out
 
 
+def start_helper(argv: list[str], **popen: object) -> subprocess.Popen[bytes]:
+    """Start a process of the harness's own, which the sweep of a run's orphans spares until
+    `helper_done` (call it once the process is reaped)."""
+    with _HELPERS_LOCK:
+        proc: subprocess.Popen[bytes] = subprocess.Popen(argv, **popen)  # type: ignore[call-overload]
+        _HELPERS.add(proc.pid)
+    return proc
+
+
+def helper_done(proc: subprocess.Popen[bytes]) -> None:
+    with _HELPERS_LOCK:
+        _HELPERS.discard(proc.pid)
+
+
 def sweep_orphans(known: set[int]) -> list[int]:
     """Kill and reap the children this run left behind (reparented orphans), sparing `known`
-    (children that existed before the run). Returns the pids killed."""
+    (children that existed before the run) and the harness's own helpers. Returns the pids killed."""
     killed: list[int] = []
     for _ in range(3):
-        found = child_pids() - known
+        with _HELPERS_LOCK:
+            found = child_pids() - known - _HELPERS
+            for pid in found:
+                _signal_pid(pid, signal.SIGKILL)
         for pid in found:
-            _signal_pid(pid, signal.SIGKILL)
             try:
                 os.waitpid(pid, 0)
             except ChildProcessError:

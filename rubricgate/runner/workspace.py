@@ -33,6 +33,7 @@ from pathlib import Path
 from rubricgate.isolation.identity import give_to_sandbox_user, root_harness
 from rubricgate.isolation.leftovers import disown, owned_folder, remove_owned
 from rubricgate.isolation.overlay import Overlay, layer_folders, remove_tree
+from rubricgate.isolation.reaping import helper_done, start_helper
 from rubricgate.isolation.scratch import Scratch
 from rubricgate.runner.topdir import spread_children
 
@@ -257,11 +258,13 @@ def remove_trees(folders: list[Path]) -> None:
 
 def _rm_rf(folders: list[Path]) -> bool:
     """Run `rm -rf` over the folders; False when there is no `rm` to run."""
-    try:
-        subprocess.run(["rm", "-rf", "--one-file-system", "--", *map(os.fspath, folders)], stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    try:  # a helper: the run's sweep of its orphans, which may overlap a batch, spares it
+        proc = start_helper(["rm", "-rf", "--one-file-system", "--", *map(os.fspath, folders)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except OSError:
         return False
+    proc.wait()
+    helper_done(proc)
     return True
 
 

@@ -186,10 +186,18 @@ class CommitTree:
         data = proc.stdout.read(int(header[2]) + 1)[:-1]  # type: ignore[union-attr]
         return data[:limit]
 
+    def __enter__(self) -> CommitTree:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
+        """End the `git cat-file --batch` process, if one was started."""
         if self._batch is not None:
             self._batch.stdin.close()  # type: ignore[union-attr]
             self._batch.wait()
+            self._batch.stdout.close()  # type: ignore[union-attr]
             self._batch = None
 
 

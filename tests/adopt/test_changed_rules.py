@@ -7,6 +7,7 @@ import yaml
 from click.testing import CliRunner
 
 from rubricgate.cli import main
+from rubricgate.isolation.reaping import child_pids
 from tests.conftest import git, make_repo
 
 PROMPT = "# Review\n\n- Flag SQL injection: queries built from strings.\n- Flag new code without tests.\n"
@@ -42,6 +43,22 @@ def test_an_edit_of_stated_rules_is_named_rule_by_rule(tmp_path):
     assert ("  rule missing-tests: statement '- Flag new code without tests.' -> "
             "'- Report changes that add code without tests.'") in lines
     assert "  rule naming: stated now ('- Flag naming that hides intent.')" in lines
+
+
+def test_reading_the_rules_at_the_merge_base_leaves_no_git_process_running(tmp_path):
+    # `changed` read the base's statements through `git cat-file --batch` and left it running.
+    repo = make_repo(tmp_path / "repo")
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["verdict"] = {"format": "yaml", "rules": RULES}
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    (repo / "reviewer/prompts/evaluate.md").write_text(PROMPT)
+    commit(repo, "rules in the prompt")
+    git(repo, "checkout", "-qb", "pr")
+    (repo / "reviewer/prompts/evaluate.md").write_text(PROMPT.replace("without tests", "lacking tests"))
+    before = child_pids()
+    got = changed(repo)
+    assert got.exit_code == 0 and "rule missing-tests: removed" in got.output, got.output
+    assert child_pids() - before == set()
 
 
 def test_a_rubric_table_reviewer_lists_the_changed_files_only(repo):

@@ -163,11 +163,11 @@ def test_a_reader_that_leaves_early_is_no_internal_error(tmp_path):  # `rubricga
 
     from tests.conftest import ROOT
 
-    proc = subprocess.Popen([sys.executable, "-m", "rubricgate", "validate", "--list", "--repo", str(ROOT)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
-    proc.stdout.close()  # the reader is gone before the first line (`| head -0`): the write must fail
-    stderr = proc.stderr.read().decode()
-    assert proc.wait(timeout=60) == 141 and "internal error" not in stderr, stderr
+    with subprocess.Popen([sys.executable, "-m", "rubricgate", "validate", "--list", "--repo", str(ROOT)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path) as proc:
+        proc.stdout.close()  # the reader is gone before the first line (`| head -0`): the write must fail
+        stderr = proc.stderr.read().decode()
+        assert proc.wait(timeout=60) == 141 and "internal error" not in stderr, stderr
 
 
 def test_outside_a_repository_the_fix_is_init(tmp_path):

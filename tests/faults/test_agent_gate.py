@@ -128,6 +128,7 @@ def test_an_agent_at_the_gate_never_starts_once_the_harness_is_killed(tmp_path: 
     harness = subprocess.Popen([sys.executable, "-c", HARNESS.format(root=str(ROOT), folder=str(folder))],
                                stdout=subprocess.PIPE, start_new_session=True)
     assert harness.stdout.readline() == b"ready\n"  # type: ignore[union-attr]
+    harness.stdout.close()  # type: ignore[union-attr]
     before = _sandbox_processes(folder)
     assert before, "the gated sandbox should be up and waiting"
     os.kill(harness.pid, signal.SIGKILL)  # no finally, no atexit: the kernel closes the gate's pipe

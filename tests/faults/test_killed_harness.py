@@ -87,21 +87,23 @@ def test_a_killed_copy_only_runs_agents_and_folders_go_with_it(tmp_path: Path, t
 
 @pytest.mark.usefixtures("bwrap_ready")
 def test_the_next_run_removes_a_killed_runs_snapshot_and_never_a_live_ones(tmp_path: Path) -> None:
-    marker, name = _killed_run(tmp_path, "bwrap", None)
+    # A private temp folder: a run of another test worker would sweep the killed run's folder
+    # from the shared ones before this test looked.
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    marker, name = _killed_run(tmp_path, "bwrap", temp)
     _until(lambda: live_pids_with(marker) == [], "the sandboxed agents died with bubblewrap")
-    assert _snapshots(name, None), "a sandboxed run has no guardian: the snapshot waits for the next run"
+    assert _snapshots(name, temp), "a sandboxed run has no guardian: the snapshot waits for the next run"
     # A live run's folder beside it: locked by its owner (here: this test, holding its lock file).
-    live = Path(subprocess.check_output([sys.executable, "-c", "import tempfile; print(tempfile.gettempdir())"],
-                                        env=_env(None), text=True).strip())
     from rubricgate.isolation.leftovers import owned_folder, remove_owned
 
-    mine = owned_folder("rg-", live)
+    mine = owned_folder("rg-", temp)
     try:
         next_repo = make_repo(tmp_path / "next", fixtures=FIXTURES[:1])
         done = subprocess.run([sys.executable, "-m", "rubricgate", "run", "--repo", str(next_repo)],
-                              env=_env(None), capture_output=True, text=True, timeout=600)
+                              env=_env(temp), capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-2000:]
-        assert _snapshots(name, None) == [], "the next run left the killed run's snapshot"
+        assert _snapshots(name, temp) == [], "the next run left the killed run's snapshot"
         assert (mine / OWNER_FILE).exists(), "the next run removed a live run's folder"
     finally:
         remove_owned(mine)

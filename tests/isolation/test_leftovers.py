@@ -24,7 +24,9 @@ time.sleep(600)
 def _owner(parent: Path, prefix: str = "rg-") -> tuple[subprocess.Popen, Path]:
     proc = subprocess.Popen([sys.executable, "-c", OWNER, str(parent), prefix], stdout=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
-    return proc, Path(proc.stdout.readline().strip())  # type: ignore[union-attr]
+    folder = Path(proc.stdout.readline().strip())  # type: ignore[union-attr]
+    proc.stdout.close()  # type: ignore[union-attr]
+    return proc, folder
 
 
 def test_a_live_owners_folder_stays_and_a_killed_ones_goes(tmp_path: Path) -> None:

@@ -75,3 +75,19 @@ def test_a_run_whose_agent_leaves_a_child_ends_its_trial_without_a_kill(repo: Pa
     child = int((counter.parent / "linger.pid").read_text())
     assert not Path(f"/proc/{child}").exists(), "the agent's child outlived its trial (or is an unreaped zombie)"
     assert int(signal.SIGTERM) in sent and int(signal.SIGKILL) not in sent, sent  # the grace was never waited out
+
+
+def test_the_sweep_of_a_runs_orphans_spares_the_harnesss_own_helpers() -> None:
+    script = (
+        "import subprocess\n"
+        "from rubricgate.isolation.reaping import child_pids, helper_done, start_helper, sweep_orphans\n"
+        "known = child_pids()\n"
+        "helper = start_helper(['sleep', '600'])\n"
+        "stray = subprocess.Popen(['sleep', '600'])\n"
+        "killed = sweep_orphans(known)\n"
+        "print(killed == [stray.pid], helper.poll() is None)\n"
+        "helper.kill(); helper.wait(); helper_done(helper)\n"
+        "print(sweep_orphans(known) == [])\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert done.stdout.split() == ["True", "True", "True"], done.stderr

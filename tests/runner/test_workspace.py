@@ -196,13 +196,13 @@ def test_full_copies_queued_together_go_in_one_rm(tmp_path: Path, monkeypatch: p
     # A copy of the whole tree per trial (copy-only): one `rm -rf` for the copies queued meanwhile,
     # outside the interpreter, instead of a Python walk of each that fell behind four trials.
     calls: list[list[str]] = []
-    real_run = subprocess.run
+    real_start = workspace.start_helper
 
     def recording(argv, **kw):
         calls.append(list(argv))
-        return real_run(argv, **kw)
+        return real_start(argv, **kw)
 
-    monkeypatch.setattr(workspace.subprocess, "run", recording)
+    monkeypatch.setattr(workspace, "start_helper", recording)
     copies = []
     for i in range(4):
         (tmp_path / f"c{i}" / "tree" / ".hidden").mkdir(parents=True)

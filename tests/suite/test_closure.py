@@ -146,11 +146,10 @@ def test_the_closure_at_a_commit_is_the_closure_of_its_checkout(tmp_path: Path) 
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "add", "-A")
     _git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "x")
-    tree = CommitTree(repo, _git(repo, "rev-parse", "HEAD"))
-    try:
+    with CommitTree(repo, _git(repo, "rev-parse", "HEAD")) as tree:
         at_commit = reviewer_closure(tree, CONFIG)
-    finally:
-        tree.close()
+        reader = tree._batch
+    assert reader is not None and reader.returncode == 0 and reader.stdout.closed  # its git process is gone
     on_disk = _closure(repo)
     assert at_commit.files == on_disk.files and at_commit.reasons == on_disk.reasons
     assert {"docs/strict.md", "docs/style.md", "docs/real.md"} <= set(at_commit.files)
