@@ -60,4 +60,4 @@ def test_the_served_viewer_prints_its_url_with_the_token_and_serves_nothing_with
                 assert exc.code == 403 and run.name not in exc.read().decode()
     finally:
         proc.terminate()
-        proc.wait(10)
+        proc.communicate(timeout=10)  # reaps it and closes both pipes
