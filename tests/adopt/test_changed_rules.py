@@ -25,7 +25,8 @@ def changed(repo):
     return CliRunner().invoke(main, ["changed", "--repo", str(repo), "--base", "main"])
 
 
-def test_an_edit_of_stated_rules_is_named_rule_by_rule(tmp_path):
+def rules_in_the_prompt_on_a_pr_branch(tmp_path):
+    """A repository whose prompt states RULES, committed on main, checked out on branch `pr`."""
     repo = make_repo(tmp_path / "repo")
     config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
     config["verdict"] = {"format": "yaml", "rules": RULES}
@@ -33,6 +34,11 @@ def test_an_edit_of_stated_rules_is_named_rule_by_rule(tmp_path):
     (repo / "reviewer/prompts/evaluate.md").write_text(PROMPT)
     commit(repo, "rules in the prompt")
     git(repo, "checkout", "-qb", "pr")
+    return repo
+
+
+def test_an_edit_of_stated_rules_is_named_rule_by_rule(tmp_path):
+    repo = rules_in_the_prompt_on_a_pr_branch(tmp_path)
     (repo / "reviewer/prompts/evaluate.md").write_text(
         "# Review\n\n- Report changes that add code without tests.\n- Flag naming that hides intent.\n")
     got = changed(repo)
@@ -47,13 +53,7 @@ def test_an_edit_of_stated_rules_is_named_rule_by_rule(tmp_path):
 
 def test_reading_the_rules_at_the_merge_base_leaves_no_git_process_running(tmp_path):
     # `changed` read the base's statements through `git cat-file --batch` and left it running.
-    repo = make_repo(tmp_path / "repo")
-    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
-    config["verdict"] = {"format": "yaml", "rules": RULES}
-    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
-    (repo / "reviewer/prompts/evaluate.md").write_text(PROMPT)
-    commit(repo, "rules in the prompt")
-    git(repo, "checkout", "-qb", "pr")
+    repo = rules_in_the_prompt_on_a_pr_branch(tmp_path)
     (repo / "reviewer/prompts/evaluate.md").write_text(PROMPT.replace("without tests", "lacking tests"))
     before = child_pids()
     got = changed(repo)
