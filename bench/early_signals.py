@@ -10,17 +10,20 @@ row per offset: how many tries ended each way.
     python bench/early_signals.py                       # the full grid: 0.0-1.0 s, step 0.05, 20 tries
     python bench/early_signals.py --tries 3 --step 0.1  # a quick look
     python bench/early_signals.py --load 4              # with 4 busy processes of its own beside it
+    python bench/early_signals.py --launcher 1200 --load 3  # only the launcher's first 6 ms
 
 Outcomes: `ok` exit 2 and the one line; `done` the run ended before the signal arrived (exit 0
-or 1 without the signal having been delivered: not an interrupt); `killed` died by the signal;
+or 1 without the signal having been delivered: not an interrupt); `lost` the signal arrived and
+the run went on to its end regardless (exit 0 or 1 more than LOST_AFTER_S after it);
+`killed` died by the signal;
 `traceback`; `exit1`; `other` anything else (its stderr's last line is printed once); `hang`
 still going HANG_S after the signal (its threads' stacks are printed).
-The `rubricgate` command is a launcher (bin/rubricgate): sh traps both signals at its
-first line, then execs the interpreter through `env --block-signal`, so a signal sent during the
-interpreter's start-up waits, pending, for rubricgate's handlers. What no program can hold is
-the instant between exec and the launcher's first line (the dynamic loader and sh's own start,
-and env's before it blocks): the `pre` column counts the tries whose signal was sent while
-/proc showed nothing holding it, which the table keeps apart from the rest.
+The `rubricgate` command is a launcher (bin/rubricgate): sh finds the interpreter, then execs
+it through `env --block-signal`, so a signal sent during the interpreter's start-up waits,
+pending, for rubricgate's handlers. Before env blocks it (sh's few milliseconds and env's own
+start) a signal kills at once (sh sets no trap: dash runs one only between commands, and a
+signal caught while the `exec` line ran was lost). The `pre` column counts the tries whose
+signal was sent while /proc showed nothing holding it, which the table keeps apart from the rest.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-OUTCOMES = ("ok", "done", "killed", "traceback", "exit1", "other", "hang")
+OUTCOMES = ("ok", "done", "lost", "killed", "traceback", "exit1", "other", "hang")
+LOST_AFTER_S = 0.25  # a run that ends this long after a signal it did not act on went on without it
 HANG_S = 300  # a try still going this long after its signal is a hang (its threads are dumped)
 
 
@@ -63,9 +67,9 @@ def console_script() -> str:
 
 
 def _signal_state(pid: int) -> str:
-    """`bare` (SIGTERM would kill it: nothing holds it yet), `held` (the launcher's trap, or
-    blocked from env's exec on through the interpreter's start-up) or `handled` (rubricgate's
-    own handler is set and nothing blocks it), from /proc."""
+    """`bare` (SIGTERM would kill it: nothing holds it yet), `held` (blocked, from env's
+    sigprocmask on through the interpreter's start-up) or `handled` (rubricgate's own handler is
+    set and nothing blocks it), from /proc."""
     try:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
@@ -73,7 +77,7 @@ def _signal_state(pid: int) -> str:
     fields = dict(ln.split(":", 1) for ln in status.splitlines() if ":" in ln)
     bit = 1 << (signal.SIGTERM - 1)
     caught, blocked = (bool(int(fields.get(k, "0"), 16) & bit) for k in ("SigCgt", "SigBlk"))
-    if blocked or (caught and fields.get("Name", "").strip() == "rubricgate"):  # the sh launcher's trap
+    if blocked:
         return "held"
     return "handled" if caught else "bare"
 
@@ -91,6 +95,7 @@ def one_try(argv: list[str], sig: int, offset: float) -> tuple[str, bool, str]:
         sent = True
     else:
         sent = False
+    sent_at = time.monotonic()
     try:
         out, err = proc.communicate(timeout=HANG_S)
     except subprocess.TimeoutExpired:
@@ -98,7 +103,10 @@ def one_try(argv: list[str], sig: int, offset: float) -> tuple[str, bool, str]:
         out, err = proc.communicate(timeout=60)
         return "hang", pre, err[-8000:]  # every thread's stack, printed whole below
     last = (err.strip().splitlines() or [""])[-1]
-    return classify(proc.returncode, out, err, sent), pre, last
+    outcome = classify(proc.returncode, out, err, sent)
+    if outcome == "done" and sent and time.monotonic() - sent_at > LOST_AFTER_S:
+        outcome = "lost"  # it did not end as the signal arrived: it went on to its end without it
+    return outcome, pre, last
 
 
 def classify(code: int, out: str, err: str, sent: bool) -> str:
@@ -188,6 +196,40 @@ def print_table(results, signals: list[str]) -> None:
         print(f"  SIG{name} at {off:.2f} s: {outcome}: " + (f"its threads:\n{last}" if outcome == "hang" else last[:160]))
 
 
+STAND_IN = """#!{python} -S
+import time
+time.sleep(0.05)  # read well after the signal was sent (at most 6 ms after exec)
+status = open("/proc/self/status").read()
+print(" ".join(ln.split()[1] for ln in status.splitlines() if ln.startswith(("SigPnd", "ShdPnd"))))
+"""
+
+
+def launcher_window(tries: int) -> Counter:
+    """The launcher's own first milliseconds, closer than a run can show: bin/rubricgate copied
+    beside a stand-in `python` that prints its pending signals and exits 0, signalled 0-6 ms
+    after exec (busy-waited, 0.2 ms steps). Each try is `killed` (before env blocked it),
+    `held` (pending in the interpreter, which rubricgate's handlers would take) or `lost`
+    (neither: the interpreter ran without it)."""
+    found: Counter = Counter()
+    with tempfile.TemporaryDirectory(prefix="rg-bench-launcher-") as tmp:
+        command = Path(tmp) / "rubricgate"
+        shutil.copy(ROOT / "bin" / "rubricgate", command)
+        (Path(tmp) / "python").write_text(STAND_IN.format(python=sys.executable))
+        (Path(tmp) / "python").chmod(0o755)
+        for i in range(tries):
+            sig = (signal.SIGINT, signal.SIGTERM)[i % 2]
+            proc = subprocess.Popen([str(command)], stdout=subprocess.PIPE, text=True,
+                                    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+            until = time.perf_counter() + (i // 2 % 30) * 0.0002
+            while time.perf_counter() < until:
+                pass
+            proc.send_signal(sig)
+            out, _ = proc.communicate()
+            pending = any(int(mask, 16) & (1 << (sig - 1)) for mask in out.split())
+            found[(sig.name, "killed" if proc.returncode < 0 else "held" if pending else "lost")] += 1
+    return found
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tries", type=int, default=20)
@@ -196,7 +238,22 @@ def main() -> int:
     parser.add_argument("--signals", type=lambda s: s.split(","), default=["INT", "TERM"])
     parser.add_argument("--workers", type=int, default=1, help="tries at once (each a whole run)")
     parser.add_argument("--load", type=int, default=0, help="busy processes of its own beside the tries")
+    parser.add_argument("--launcher", type=int, default=0, metavar="TRIES",
+                        help="only the launcher's first 6 ms, TRIES signals with a stand-in interpreter")
     args = parser.parse_args()
+    if args.launcher:
+        load = burners(args.load, 3 * 3600)
+        try:
+            found = launcher_window(args.launcher)
+        finally:
+            for proc in load:
+                proc.kill()
+                proc.wait()
+        print(f"# bin/rubricgate, 0-6 ms after exec, {args.launcher} tries, {args.load} busy processes beside, "
+              f"load average {os.getloadavg()[0]:.1f}")
+        for name in ("SIGINT", "SIGTERM"):
+            print(f"{name}: " + ", ".join(f"{o} {found[(name, o)]}" for o in ("killed", "held", "lost")))
+        return 0
     with tempfile.TemporaryDirectory(prefix="rg-bench-signals-") as tmp:
         repo = make_repo(Path(tmp) / "repo")
         argv = [console_script(), "run", "--repo", str(repo), "--jobs", "2"]
