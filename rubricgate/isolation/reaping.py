@@ -166,19 +166,19 @@ def helper_done(proc: subprocess.Popen[bytes]) -> None:
 
 
 def sweep_orphans(known: set[int]) -> list[int]:
-    """Kill and reap the children this run left behind (reparented orphans), sparing `known`
-    (children that existed before the run) and the harness's own helpers. Returns the pids killed."""
+    """Kill and reap the children this run left behind (reparented orphans) with everything
+    below them, sparing `known` (children that existed before the run) and the harness's own
+    helpers. Returns the pids killed. A process forked while its parent was being killed is
+    adopted and found by the next pass."""
     killed: list[int] = []
     for _ in range(3):
         with _HELPERS_LOCK:
-            found = child_pids() - known - _HELPERS
+            tops = child_pids() - known - _HELPERS
+            found = [pid for top in tops for pid in (top, *_descendants(top))]
             for pid in found:
                 _signal_pid(pid, signal.SIGKILL)
-        for pid in found:
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                continue
+        for pid in tops:
+            _reap(pid)
         killed += found
         if not found:
             break

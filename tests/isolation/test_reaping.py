@@ -91,3 +91,27 @@ def test_the_sweep_of_a_runs_orphans_spares_the_harnesss_own_helpers() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
     assert done.stdout.split() == ["True", "True", "True"], done.stderr
+
+
+def test_the_sweep_takes_a_chain_of_orphans_deeper_than_its_passes() -> None:
+    # Three passes of one generation each left every process below the third alive.
+    script = (
+        "import os, shlex, subprocess, time\n"
+        "from rubricgate.isolation.reaping import adopt_orphans, child_pids, sweep_orphans\n"
+        "adopt_orphans()\n"
+        "known = child_pids()\n"
+        "marker = f'sleep 600.{os.getpid()}'\n"
+        "command = marker\n"
+        "for _ in range(8):\n"
+        "    command = f'sh -c {shlex.quote(command)}; :'\n"  # each level waits on the next
+        "subprocess.Popen(['sh', '-c', command], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "def alive():\n"
+        "    out = subprocess.run(['pgrep', '-f', marker], capture_output=True, text=True).stdout\n"
+        "    return out.split()\n"
+        "while not alive():\n"
+        "    time.sleep(0.05)\n"
+        "sweep_orphans(known)\n"
+        "print(alive(), child_pids() - known)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert done.stdout.strip() == "[] set()", done.stdout + done.stderr
