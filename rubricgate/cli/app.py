@@ -12,7 +12,7 @@ from typing import NoReturn
 import click
 
 from rubricgate import __version__, exitcodes
-from rubricgate.cli.console import caused_by_interrupt
+from rubricgate.cli.console import caused_by_interrupt, output_failed, say_output_failed
 
 SIGPIPE_STATUS = 141  # 128 + SIGPIPE: what a shell reports for a writer whose reader left
 
@@ -114,6 +114,8 @@ class GateGroup(click.Group):
         except Exception as exc:
             if caused_by_interrupt(exc):  # the interpreter wrapped it (in __set_name__: RuntimeError)
                 _interrupted()
+            if output_failed(exc):  # `rubricgate validate > /dev/full`
+                sys.exit(say_output_failed(exc))
             if os.environ.get("RUBRICGATE_DEBUG") == "1":
                 raise
             click.echo(f"error: internal error: {type(exc).__name__}: {exc} "

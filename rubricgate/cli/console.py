@@ -31,6 +31,8 @@ a weakref callback or `__del__`) is raised again 5 ms later (sys.unraisablehook)
 from __future__ import annotations
 
 import _imp
+import contextlib
+import errno
 import os
 import signal
 import sys
@@ -62,12 +64,36 @@ def console_main() -> NoReturn:
     except KeyboardInterrupt:
         print(INTERRUPTED, file=sys.stderr)
         status = 2
+    except OSError as exc:  # before the command's own wrapper (`--version` into a full disk)
+        if not output_failed(exc):
+            raise
+        status = say_output_failed(exc)
     except Exception as exc:  # importing click, before the command's own wrapper (cli/app.py)
         if not caused_by_interrupt(exc):
             raise
         print(INTERRUPTED, file=sys.stderr)
         status = 2
     os._exit(flush_streams(status))
+
+
+# A stream's write fails with one of these (and names no file): a full disk, a quota, an I/O error.
+OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def output_failed(exc: BaseException) -> bool:
+    """Is this the standard output or error refusing what was written? The files rubricgate
+    writes itself report their own failures (records/writing.py), with their names."""
+    return isinstance(exc, OSError) and exc.errno in OUTPUT_ERRNOS and exc.filename is None
+
+
+def say_output_failed(exc: BaseException) -> int:
+    """One line on stderr, and exit 2: what was to be printed is lost, so nothing was shown."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout = open(os.devnull, "w")  # its buffered bytes cannot be written: none follow them
+    why = getattr(exc, "strerror", None) or exc
+    print(f"error: rubricgate: its output could not be written ({why}) (fix: write it where there is room: "
+          "another file system, or a pipe that reads it)", file=sys.stderr)
+    return 2
 
 
 def caused_by_interrupt(exc: BaseException) -> bool:
@@ -200,8 +226,11 @@ def exit_status(code: object) -> int:
 
 
 def flush_streams(status: int) -> int:
-    """Flush stdout and stderr; `status`, or FLUSH_FAILED when one cannot be written."""
+    """Flush stdout and stderr; `status`, or FLUSH_FAILED when one cannot be written. A stream
+    that was closed before the start (`rubricgate ... >&-`) is None: nothing to flush."""
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:
+            continue
         try:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe, or the stream closed already

@@ -241,3 +241,20 @@ def test_an_interrupt_wrapped_while_click_imports_is_the_one_line():
     other = subprocess.run([sys.executable, "-c", "INTERRUPTED = False\n" + WRAPPED_AT_IMPORT],
                            capture_output=True, text=True, timeout=600)
     assert other.returncode != 0 and "interrupted" not in other.stderr and "OSError: disk" in other.stderr
+
+
+@pytest.mark.parametrize("args", [["--version"], ["validate", "--list"]])
+def test_output_into_a_full_disk_is_one_line_and_exit_2(repo, args):
+    where = ["--repo", str(repo)] if len(args) > 1 else []
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "rubricgate", *args, *where], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=600)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    assert proc.stderr.strip() == ("error: rubricgate: its output could not be written (No space left on device) "
+                                   "(fix: write it where there is room: another file system, or a pipe that reads it)")
+
+
+def test_a_standard_output_closed_before_the_start_is_no_traceback():
+    proc = subprocess.run([sys.executable, "-m", "rubricgate", "--version"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, timeout=600, preexec_fn=lambda: os.close(1))
+    assert proc.returncode == 0 and proc.stderr == ""
