@@ -88,8 +88,7 @@ def test_the_sweep_of_a_runs_orphans_spares_the_harnesss_own_helpers() -> None:
         "print(killed == [stray.pid], helper.poll() is None)\n"
         "helper.kill(); helper.wait(); helper_done(helper)\n"
         "print(sweep_orphans(known) == [])\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    done = _in_a_process_of_its_own(script)
     assert done.stdout.split() == ["True", "True", "True"], done.stderr
 
 
@@ -112,6 +111,11 @@ def test_the_sweep_takes_a_chain_of_orphans_deeper_than_its_passes() -> None:
         "    time.sleep(0.05)\n"
         "sweep_orphans(known)\n"
         "print(alive(), child_pids() - known)\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    done = _in_a_process_of_its_own(script)
     assert done.stdout.strip() == "[] set()", done.stdout + done.stderr
+
+
+def _in_a_process_of_its_own(script: str) -> subprocess.CompletedProcess:
+    """Run `script` in a fresh interpreter: its children, and the orphans it adopts, are its own."""
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
