@@ -12,6 +12,8 @@ loopback range (127.0.0.1, 127.0.0.2 for "another host").
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -94,7 +96,7 @@ def probed(tmp_path_factory) -> Iterator[tuple]:
     hidden = banner("SECRET-LOOPBACK")
     other = banner("SECRET-OTHER-HOST", ("127.0.0.2", 0))
     allowed = banner("ENDPOINT-OK")
-    name = f"rubricgate-test-{root.name}"
+    name = f"rubricgate-test-{os.getpid()}-{secrets.token_hex(4)}"  # abstract names are machine-wide
     abstract = banner("SECRET-ABSTRACT", "\0" + name, socket.AF_UNIX)
     viewed = make_repo(root / "viewed", fixtures=FIXTURES)
     run_suite(RunOptions(repo=viewed))  # a run whose pages hold the answer key
