@@ -18,14 +18,13 @@ which adopts orphans (isolation/reaping.py).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
-from rubricgate.isolation.reaping import RUN_TOKEN_VAR, helper_done, start_helper
+from rubricgate.isolation.reaping import RUN_TOKEN_VAR, end_helper, start_helper
 
 GUARD = r'''
 import os, shutil, signal, sys
@@ -107,7 +106,7 @@ class Guardian:
         with self._lock:
             proc, self._proc = self._proc, None
         if proc is not None:
-            self.exit_status = _let_go(proc)
+            self.exit_status = end_helper(proc)
 
     def _say(self, line: str) -> None:
         with self._lock:
@@ -118,17 +117,7 @@ class Guardian:
                 self._proc.stdin.flush()  # type: ignore[union-attr]
             except OSError:  # the guardian died: nothing more to tell it
                 proc, self._proc = self._proc, None
-                self.exit_status = _let_go(proc)
-
-
-def _let_go(proc: subprocess.Popen[bytes]) -> int:
-    """Close the guardian's pipe (its end of input) and reap it; its exit status."""
-    # A guardian that died cannot take the lines still buffered; io closes the pipe all the same.
-    with contextlib.suppress(BrokenPipeError):
-        proc.stdin.close()  # type: ignore[union-attr]
-    status = proc.wait()
-    helper_done(proc)
-    return status
+                self.exit_status = end_helper(proc)
 
 
 _CURRENT: list[Guardian] = []  # the running copy-only run's guardian, if any

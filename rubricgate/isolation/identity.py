@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from rubricgate.isolation.reaping import helper_done, start_helper
+from rubricgate.isolation.reaping import end_helper, start_helper
 from rubricgate.isolation.rootfs import SANDBOX_UID
 
 SANDBOX_HOST_ID = 2_000_000_000  # far above any distribution's user and subordinate-id ranges
@@ -82,7 +82,7 @@ class NamespacePool:
                 held = self._free.pop()
                 if held.holder.poll() is None:
                     return held
-                _let_go(held.holder)
+                end_helper(held.holder)
         return make_namespace()
 
     def give_back(self, held: HeldNamespace) -> None:
@@ -102,13 +102,7 @@ class NamespacePool:
         with self._lock:
             free, self._free = self._free, []
         for held in free:
-            _let_go(held.holder)
-
-
-def _let_go(holder: subprocess.Popen[bytes]) -> None:
-    holder.stdin.close()  # type: ignore[union-attr]
-    holder.wait()
-    helper_done(holder)
+            end_helper(held.holder)
 
 
 NAMESPACES = NamespacePool()
@@ -130,8 +124,7 @@ def make_namespace() -> HeldNamespace:
                 fh.write(f"0 0 1\n{SANDBOX_UID} {SANDBOX_HOST_ID} 1\n")
     except BaseException:
         holder.kill()
-        holder.wait()
-        helper_done(holder)
+        end_helper(holder)
         raise
     holder.stdout.close()  # type: ignore[union-attr]
     holder.stderr.close()  # type: ignore[union-attr]

@@ -10,6 +10,7 @@ zombies that are ours are reaped, rather than waiting out the kill grace for a d
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import os
@@ -153,16 +154,24 @@ def child_pids() -> set[int]:
 
 def start_helper(argv: list[str], **popen: object) -> subprocess.Popen[bytes]:
     """Start a process of the harness's own, which the sweep of a run's orphans spares until
-    `helper_done` (call it once the process is reaped)."""
+    `end_helper`."""
     with _HELPERS_LOCK:
         proc: subprocess.Popen[bytes] = subprocess.Popen(argv, **popen)  # type: ignore[call-overload]
         _HELPERS.add(proc.pid)
     return proc
 
 
-def helper_done(proc: subprocess.Popen[bytes]) -> None:
+def end_helper(proc: subprocess.Popen[bytes]) -> int:
+    """Close a helper's input (a holder's `cat`, the guardian, end on it), reap it and stop
+    sparing it; its exit status. One that died cannot take lines still buffered for it: io
+    closes the pipe all the same."""
+    if proc.stdin is not None:
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.close()
+    status = proc.wait()
     with _HELPERS_LOCK:
         _HELPERS.discard(proc.pid)
+    return status
 
 
 def sweep_orphans(known: set[int]) -> list[int]:

@@ -33,7 +33,7 @@ from pathlib import Path
 from rubricgate.isolation.identity import give_to_sandbox_user, root_harness
 from rubricgate.isolation.leftovers import disown, owned_folder, remove_owned
 from rubricgate.isolation.overlay import Overlay, layer_folders, remove_tree
-from rubricgate.isolation.reaping import helper_done, start_helper
+from rubricgate.isolation.reaping import end_helper, start_helper
 from rubricgate.isolation.scratch import Scratch
 from rubricgate.runner.topdir import spread_children
 
@@ -263,8 +263,7 @@ def _rm_rf(folders: list[Path]) -> bool:
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except OSError:
         return False
-    proc.wait()
-    helper_done(proc)
+    end_helper(proc)
     return True
 
 

@@ -80,13 +80,13 @@ def test_a_run_whose_agent_leaves_a_child_ends_its_trial_without_a_kill(repo: Pa
 def test_the_sweep_of_a_runs_orphans_spares_the_harnesss_own_helpers() -> None:
     script = (
         "import subprocess\n"
-        "from rubricgate.isolation.reaping import child_pids, helper_done, start_helper, sweep_orphans\n"
+        "from rubricgate.isolation.reaping import child_pids, end_helper, start_helper, sweep_orphans\n"
         "known = child_pids()\n"
         "helper = start_helper(['sleep', '600'])\n"
         "stray = subprocess.Popen(['sleep', '600'])\n"
         "killed = sweep_orphans(known)\n"
         "print(killed == [stray.pid], helper.poll() is None)\n"
-        "helper.kill(); helper.wait(); helper_done(helper)\n"
+        "helper.kill(); end_helper(helper)\n"
         "print(sweep_orphans(known) == [])\n")
     done = _in_a_process_of_its_own(script)
     assert done.stdout.split() == ["True", "True", "True"], done.stderr
