@@ -101,12 +101,13 @@ def test_a_design_extended_look_by_look_gets_exactly_the_boundary_calibrated_fro
     extended, frontiers = [], []
     for upto in range(3, len(looks) + 1):
         extended.append(calibrate(60, looks[:upto], cumulative[:upto], ALPHA, MARGIN, extended=True))
-        frontiers.append(id(passbound._FRONTIER[0]))
+        frontiers.append(passbound._FRONTIER[0])  # the object, not its id: a freed one's id is reused
         if upto == 5:
             calibrate(50, (20, 40), (0.5, 1.0), ALPHA, MARGIN)  # another design between two looks
             assert passbound._FRONTIER[0] is None  # not extended, it left nothing held
     # gone on from, look by look: one frontier for 3 -> 5, a new one from 6 on (the other design came between)
-    assert frontiers[0] == frontiers[1] == frontiers[2] != frontiers[3] == frontiers[4]
+    assert frontiers[0] is frontiers[1] is frontiers[2]
+    assert frontiers[2] is not frontiers[3] and frontiers[3] is frontiers[4]
     assert passbound._FRONTIER[0].looks == list(looks)
     for upto, got in zip(range(3, len(looks) + 1), extended):
         want = _from_scratch(60, looks[:upto], cumulative[:upto])
