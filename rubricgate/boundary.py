@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -43,8 +44,13 @@ _PEEL_BYTES = 1 << 16  # a larger skeleton's depth is a running sum, not `limit`
 _ONE_KIND = bytes.maketrans(b"{}", b"[]")  # the depth is the same whichever bracket pairs
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-# An exponent of three digits or more, or a run of 300 digits: a number that may be past a float.
-_BIG_NUMBER = re.compile(r"[eE][-+]?\d{3}|\d{300}")
+# An exponent of three digits or more: a number that may be past a float. A run of 300 digits:
+# an integer that is no count (and past 4,300 digits one int() refuses).
+_EXPONENT = re.compile(r"[eE][-+]?\d{3}")
+_LONG_DIGITS = re.compile(r"\d{300}")
+# Up to this length (a reviewer's stream line, a small file) every float goes through the hook:
+# such a text holds few, and the scan for an exponent cost more than the JSON parse itself.
+_SCAN_FROM = 65536
 
 
 # C0 controls (newline, carriage return, escape, ...), DEL, C1 controls and the Unicode line and
@@ -78,13 +84,13 @@ def loads(data: str | bytes, *, unique_keys: bool = False, clip: bool = False) -
         if not clip:
             raise TooDeep(f"nested deeper than {MAX_DEPTH} levels")
         text = clip_text(text, MAX_DEPTH)
-    # Numbers go through Python hooks only when the text may hold one past a float or past 300
-    # digits: the hooks cost a call per number (a 2 MB summary: 40 ms to 200 ms).
-    big = _BIG_NUMBER.search(text) is not None
+    # Numbers of a long text go through Python hooks only when it may hold one past a float or
+    # past 300 digits: the hooks cost a call per number (a 2 MB summary: 40 ms to 200 ms).
+    floats = len(text) <= _SCAN_FROM or _EXPONENT.search(text) is not None
+    if text.startswith("\ufeff"):  # as json.loads says it
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
     try:
-        value = json.loads(text, object_pairs_hook=_unique_pairs if unique_keys else None,
-                           parse_constant=_not_a_number, parse_float=_finite_float if big else None,
-                           parse_int=_int if big else None)
+        value = _decoder(unique_keys, floats, _LONG_DIGITS.search(text) is not None).decode(text)
     except RecursionError:  # only below a deep call stack: the bound above is far from Python's
         raise TooDeep(f"nested too deep to read (at most {MAX_DEPTH} levels)") from None
     return clean_value(value) if _may_hold_surrogates(text) else value
@@ -200,6 +206,15 @@ def _may_hold_surrogates(text: str) -> bool:
     # A JSON escape of a surrogate (a pair decodes to one character; a lone one stays a
     # surrogate), or one already in the text (bytes decoded with surrogateescape).
     return "\\ud" in text or "\\uD" in text or (not text.isascii() and _SURROGATE.search(text) is not None)
+
+
+@lru_cache(maxsize=None)
+def _decoder(unique_keys: bool, floats: bool, ints: bool) -> json.JSONDecoder:
+    """One decoder per set of hooks, made once: json.loads with any hook makes a decoder per call,
+    which cost as much as parsing a stream line. A decoder keeps no state between texts."""
+    return json.JSONDecoder(object_pairs_hook=_unique_pairs if unique_keys else None,
+                            parse_constant=_not_a_number, parse_float=_finite_float if floats else None,
+                            parse_int=_int if ints else None)
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -96,6 +96,31 @@ def test_non_finite_numbers_read_as_unknown(text: str) -> None:
     assert boundary.loads(f'{{"cost": {text}}}') == {"cost": None}
 
 
+@pytest.mark.parametrize("text", ["1e999", "-1e999", "1E+400", "9" * 400])
+def test_a_number_past_a_float_reads_as_unknown_also_in_a_long_text(text: str) -> None:
+    """A long text (a summary) scans for such a number instead of sending every float through a
+    hook: it must find one far from the start, after plenty of ordinary numbers."""
+    filler = ", ".join(f'"k{i}": {i}.25' for i in range(8000))
+    long = f'{{{filler}, "cost": {text}}}'
+    assert len(long) > boundary._SCAN_FROM
+    value = boundary.loads(long)
+    assert value["cost"] is None and value["k7999"] == 7999.25
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+                    | st.text(max_size=8), lambda inner: st.lists(inner, max_size=4)
+                    | st.dictionaries(st.text(max_size=4), inner, max_size=4), max_leaves=12))
+def test_ordinary_json_reads_as_json_loads_reads_it(value) -> None:
+    text = json.dumps(value)
+    assert boundary.loads(text) == json.loads(text) == boundary.loads(text, unique_keys=True, clip=True)
+
+
+def test_a_byte_order_mark_is_refused_as_json_loads_refuses_it() -> None:
+    with pytest.raises(json.JSONDecodeError, match="BOM"):
+        boundary.loads('\ufeff{"a": 1}')
+
+
 def test_duplicate_keys_only_when_asked() -> None:
     assert boundary.loads('{"a": 1, "a": 2}') == {"a": 2}
     with pytest.raises(boundary.DuplicateKey, match="'a' is given twice"):
