@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -208,7 +208,7 @@ def _may_hold_surrogates(text: str) -> bool:
     return "\\ud" in text or "\\uD" in text or (not text.isascii() and _SURROGATE.search(text) is not None)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _decoder(unique_keys: bool, floats: bool, ints: bool) -> json.JSONDecoder:
     """One decoder per set of hooks, made once: json.loads with any hook makes a decoder per call,
     which cost as much as parsing a stream line. A decoder keeps no state between texts."""
