@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel
-from pydantic_core import PydanticSerializationError
+from pydantic_core import PydanticSerializationError, to_json
 
 from rubricgate.errors import GateInputError, unreadable
 from rubricgate.models.results import Summary
@@ -47,7 +47,19 @@ def make_run_folder(reports: Path, run_id: str, inputs: tuple[Path, ...] = ()) -
 
 def write_json_atomic(path: Path, data: dict, secrets: list[str] | None = None) -> None:
     """Write scrubbed JSON via a temp file and rename, so a crash never leaves half a file."""
-    write_text_atomic(path, json.dumps(scrub_data(data, secrets or []), indent=2, default=str) + "\n", secrets)
+    write_text_atomic(path, indented_json(scrub_data(data, secrets or [])) + "\n", secrets)
+
+
+def indented_json(data: object) -> str:
+    """`json.dumps(data, indent=2, default=str)`'s JSON, written by pydantic-core: the standard
+    library's encoder is pure Python once it indents, and a failed trial's replay artifact took
+    ~1 ms of the trial's Python. The same values; a float may be spelled another way (1e-7 for
+    1e-07). A lone surrogate (from a CLI's output), which pydantic-core refuses, goes to
+    json.dumps, which escapes it."""
+    try:
+        return to_json(data, indent=2, fallback=str, ensure_ascii=True).decode("ascii")
+    except PydanticSerializationError:
+        return json.dumps(data, indent=2, default=str)
 
 
 def write_summary(run_dir: Path, summary: Summary, secrets: list[str] | None = None) -> Path:

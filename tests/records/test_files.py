@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rubricgate.models.results import CaseSummary
 from rubricgate.records import files
@@ -66,3 +68,26 @@ def test_the_written_file_is_the_whole_dump_and_one_piece_a_case(tmp_path: Path)
     assert len(list(summary_pieces(s))) == len(s.cases) + 2
     write_summary(tmp_path, s)
     assert (tmp_path / "summary.json").read_text(encoding="utf-8") == _whole(s)
+
+
+# -- indented JSON (replay artifacts, baseline.json, comparison and mutation records) ------------
+
+def test_a_lone_surrogate_pydantic_core_refuses_is_written_escaped_as_json_dumps_writes_it(tmp_path: Path) -> None:
+    files.write_json_atomic(tmp_path / "a.json", {"final": "cut\ud800", "n": 1})
+    text = (tmp_path / "a.json").read_text(encoding="ascii")
+    assert '"cut\\ud800"' in text and json.loads(text) == {"final": "cut\ud800", "n": 1}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+                    | st.text(), lambda inner: st.lists(inner, max_size=4)
+                    | st.dictionaries(st.text(max_size=6), inner, max_size=4), max_leaves=16))
+def test_indented_json_holds_what_json_dumps_holds_in_the_same_layout(value) -> None:
+    got, want = files.indented_json(value), json.dumps(value, indent=2)
+    assert json.loads(got) == json.loads(want)
+    assert got.isascii() and got.count("\n") == want.count("\n")
+
+
+def test_values_the_models_do_not_dump_as_json_are_written_as_text(tmp_path: Path) -> None:
+    files.write_json_atomic(tmp_path / "p.json", {"where": tmp_path, "big": 10**30})
+    assert json.loads((tmp_path / "p.json").read_text()) == {"where": str(tmp_path), "big": 10**30}
