@@ -86,11 +86,13 @@ def loads(data: str | bytes, *, unique_keys: bool = False, clip: bool = False) -
         text = clip_text(text, MAX_DEPTH)
     # Numbers of a long text go through Python hooks only when it may hold one past a float or
     # past 300 digits: the hooks cost a call per number (a 2 MB summary: 40 ms to 200 ms).
-    floats = len(text) <= _SCAN_FROM or _EXPONENT.search(text) is not None
+    # (300 digits before a decimal point are past a float too, with no exponent.)
+    long_digits = _LONG_DIGITS.search(text) is not None
+    floats = len(text) <= _SCAN_FROM or long_digits or _EXPONENT.search(text) is not None
     if text.startswith("\ufeff"):  # as json.loads says it
         raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
     try:
-        value = _decoder(unique_keys, floats, _LONG_DIGITS.search(text) is not None).decode(text)
+        value = _decoder(unique_keys, floats, long_digits).decode(text)
     except RecursionError:  # only below a deep call stack: the bound above is far from Python's
         raise TooDeep(f"nested too deep to read (at most {MAX_DEPTH} levels)") from None
     return clean_value(value) if _may_hold_surrogates(text) else value

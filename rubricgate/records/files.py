@@ -51,7 +51,8 @@ def write_json_atomic(path: Path, data: dict, secrets: list[str] | None = None) 
 
 
 def indented_json(data: object) -> str:
-    """`json.dumps(data, indent=2, default=str)`'s JSON, written by pydantic-core: the standard
+    """`json.dumps(data, indent=2, default=str)`'s JSON for JSON data (what `model_dump(mode="json")`
+    gives: a datetime or a set would be written otherwise), written by pydantic-core: the standard
     library's encoder is pure Python once it indents, and a failed trial's replay artifact took
     ~1 ms of the trial's Python. The same values; a float may be spelled another way (1e-7 for
     1e-07). A lone surrogate (from a CLI's output), which pydantic-core refuses, goes to
