@@ -44,9 +44,11 @@ _PEEL_BYTES = 1 << 16  # a larger skeleton's depth is a running sum, not `limit`
 _ONE_KIND = bytes.maketrans(b"{}", b"[]")  # the depth is the same whichever bracket pairs
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-# An exponent of three digits or more: a number that may be past a float. A run of 300 digits:
-# an integer that is no count (and past 4,300 digits one int() refuses).
+# A number that may be past a float: an exponent of three digits or more, or 210 digits before
+# an exponent of two (210 nines e99 is 1e309; 209 digits stay under 1e308 up to e99). A run of
+# 300 digits: an integer that is no count (and past 4,300 digits one int() refuses).
 _EXPONENT = re.compile(r"[eE][-+]?\d{3}")
+_FLOAT_DIGITS = re.compile(r"\d{210}")
 _LONG_DIGITS = re.compile(r"\d{300}")
 # Up to this length (a reviewer's stream line, a small file) every float goes through the hook:
 # such a text holds few, and the scan for an exponent cost more than the JSON parse itself.
@@ -86,16 +88,16 @@ def loads(data: str | bytes, *, unique_keys: bool = False, clip: bool = False) -
         text = clip_text(text, MAX_DEPTH)
     # Numbers of a long text go through Python hooks only when it may hold one past a float or
     # past 300 digits: the hooks cost a call per number (a 2 MB summary: 40 ms to 200 ms).
-    # (300 digits before a decimal point are past a float too, with no exponent.)
-    long_digits = _LONG_DIGITS.search(text) is not None
-    floats = len(text) <= _SCAN_FROM or long_digits or _EXPONENT.search(text) is not None
+    digits = _FLOAT_DIGITS.search(text) is not None
+    long_digits = digits and _LONG_DIGITS.search(text) is not None
+    floats = len(text) <= _SCAN_FROM or digits or _EXPONENT.search(text) is not None
     if text.startswith("\ufeff"):  # as json.loads says it
         raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
     try:
         value = _decoder(unique_keys, floats, long_digits).decode(text)
+        return clean_value(value) if _may_hold_surrogates(text) else value
     except RecursionError:  # only below a deep call stack: the bound above is far from Python's
         raise TooDeep(f"nested too deep to read (at most {MAX_DEPTH} levels)") from None
-    return clean_value(value) if _may_hold_surrogates(text) else value
 
 
 def validate_json(model: type[M], data: str | bytes) -> M:

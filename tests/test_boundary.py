@@ -96,7 +96,7 @@ def test_non_finite_numbers_read_as_unknown(text: str) -> None:
     assert boundary.loads(f'{{"cost": {text}}}') == {"cost": None}
 
 
-@pytest.mark.parametrize("text", ["1e999", "-1e999", "1E+400", "9" * 400, "9" * 400 + ".5", "-" + "1" * 320 + ".0"])
+@pytest.mark.parametrize("text", ["1e999", "-1e999", "1E+400", "9" * 400, "9" * 400 + ".5", "-" + "1" * 320 + ".0", "9" * 210 + "e99", "9" * 250 + "e99", "9" * 299 + "e10"])
 def test_a_number_past_a_float_reads_as_unknown_also_in_a_long_text(text: str) -> None:
     """A long text (a summary) scans for such a number instead of sending every float through a
     hook: it must find one far from the start, after plenty of ordinary numbers."""
@@ -105,6 +105,12 @@ def test_a_number_past_a_float_reads_as_unknown_also_in_a_long_text(text: str) -
     assert len(long) > boundary._SCAN_FROM
     value = boundary.loads(long)
     assert value["cost"] is None and value["k7999"] == 7999.25
+
+
+def test_209_digits_before_an_exponent_of_two_are_a_float_in_a_long_text() -> None:
+    """The bound of the scan above is exact: one digit fewer is a number a float holds."""
+    filler = ", ".join(f'"k{i}": {i}.25' for i in range(8000))
+    assert boundary.loads(f'{{{filler}, "cost": {"9" * 209}e99}}')["cost"] == float("9" * 209 + "e99")
 
 
 @settings(max_examples=200, deadline=None)
