@@ -208,8 +208,9 @@ def sandbox_path(path: str | None, shown: Sequence[Path]) -> str:
 def _sandbox_path(path: str, shown: tuple[Path, ...]) -> str:
     # The same PATH and folders every trial of a run: a pure function of both (names only, no
     # look at the disk), worked out once. Building a Path per PATH entry was ~5% of a trial's Python.
-    entries = [e for e in path.split(os.pathsep)
-               if os.path.isabs(e) and (in_system(Path(e)) or _under_any(Path(e), shown))]
+    # An entry is judged as the folder it names: /usr/../home/me/bin is no system folder.
+    named = [os.path.normpath(e) for e in path.split(os.pathsep) if os.path.isabs(e)]
+    entries = [e for e in named if in_system(Path(e)) or _under_any(Path(e), shown)]
     return os.pathsep.join(dict.fromkeys([*entries, *SYSTEM_PATH]))
 
 

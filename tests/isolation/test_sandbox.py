@@ -121,3 +121,14 @@ def test_a_shared_folder_is_shown_read_only_inside_the_writable_scratch(tmp_path
     assert res.exit_code == 0, res.stderr_tail
     assert (tmp_path / "out.txt").read_text() == "the package\nrefused\nrefused\nrefused\nwrote\n"
     assert (shared / "index.js").read_text() == "the package\n" and sorted(p.name for p in shared.iterdir()) == ["index.js"]
+
+
+def test_the_sandboxs_path_keeps_system_and_shown_folders_and_names_no_other_host_folder() -> None:
+    from rubricgate.isolation.sandbox import sandbox_path
+
+    shown = (Path("/opt/tool"),)
+    path = ":".join(["/usr/../home/me/.secret", "/opt/tool/bin", "relative/bin", "/home/me/bin", "/usr/local/bin/",
+                     "/opt/tool/../other"])
+    assert sandbox_path(path, shown) == "/opt/tool/bin:/usr/local/bin:/usr/bin:/bin"
+    assert sandbox_path(path, ()) == "/usr/local/bin:/usr/bin:/bin"  # the same PATH, other folders shown
+    assert sandbox_path(None, shown) == "/usr/local/bin:/usr/bin:/bin"
