@@ -183,7 +183,7 @@ class _Scrubber:
             return text
         for form in self.forms:  # whole forms first, so no fragment rule can split a whole occurrence
             if form in text:
-                text = text.replace(form, REDACTED)
+                text = _redact(text, _occurrences(text, form))
         spans = [span for form in self.forms if len(form) > MIN_FRAGMENT
                  for span in (*_head_spans(text, form), *_tail_spans(text, form))]
         return _redact(text, spans) if spans else text
@@ -245,17 +245,45 @@ def _tail_spans(text: str, form: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _occurrences(text: str, form: str) -> list[tuple[int, int]]:
+    """Where `form` occurs in `text`, left to right, not overlapping (as str.replace finds them)."""
+    spans, hit = [], text.find(form)
+    while hit != -1:
+        spans.append((hit, hit + len(form)))
+        hit = text.find(form, hit + len(form))
+    return spans
+
+
 def _redact(text: str, spans: list[tuple[int, int]]) -> str:
-    """Replace the union of the spans, each merged run by one marker."""
+    """Replace the union of the spans, each merged run by one marker. A span that would cut a
+    backslash escape in two takes all of it: in JSON text a secret may start right after the
+    backslash of `\\n` or end on the one of `\\"`, and the marker must not leave `\\[` or a
+    closing quote behind (the written file would not read back as JSON)."""
     pieces: list[str] = []
     pos = 0
-    for begin, end in sorted(spans):
+    for begin, end in sorted(_whole_escapes(text, b, e) for b, e in spans):
         if end <= pos:
             continue
         if begin > pos or not pieces:
             pieces += [text[pos:begin], REDACTED]
         pos = max(pos, end)
     return "".join(pieces) + text[pos:]
+
+
+def _whole_escapes(text: str, begin: int, end: int) -> tuple[int, int]:
+    if _escaping(text, begin):  # the backslash before the span escapes its first character
+        begin -= 1
+    if end < len(text) and _escaping(text, end):  # the span's last backslash escapes what follows
+        end = min(len(text), end + (5 if text[end] == "u" else 1))  # \uXXXX whole
+    return begin, end
+
+
+def _escaping(text: str, at: int) -> bool:
+    """Whether the backslashes right before `at` leave one escaping text[at] (an odd run)."""
+    run = 0
+    while at - run > 0 and text[at - run - 1] == "\\":
+        run += 1
+    return run % 2 == 1
 
 
 def scrub_data(value: Any, secrets: Iterable[str]) -> Any:

@@ -152,3 +152,24 @@ def test_masking_keeps_the_text_around_a_credential() -> None:
     ("PASSWORD = 'Hunter2-long'", "credential"), ("Api-Key: abc123def456", "credential")])
 def test_every_kind_is_masked(text: str, kind: str) -> None:
     assert f"<masked:{kind}>" in mask_credentials(text)
+
+
+# -- JSON text stays JSON: a redaction never cuts a backslash escape in two ----------------------
+
+@pytest.mark.parametrize(("secret", "value"), [
+    ('pa"ss\\word123', "xxxxxss\\word123"),  # a kept tail starts on the second backslash of \\
+    ("nabcdef123", "x\nabcdef123"),  # the secret starts on the n of \n (the value does not hold it)
+    ("abcdefg\\hij", 'abcdefg"'),  # a cut head ends on the backslash of \"
+    ("u00e9abcdef1", "x\u00e9abcdef1"),  # ... on the u of \u00e9 (ASCII JSON)
+])
+def test_scrubbed_json_text_still_reads_as_json_and_holds_no_piece_of_the_secret(secret: str, value: str) -> None:
+    text = json.dumps({"final": value})
+    scrubbed = scrub(text, [secret])
+    assert scrubbed != text and REDACTED in scrubbed
+    read = json.loads(scrubbed)["final"]  # raised "Invalid \\escape" or cut the string short before
+    assert secret[:8] not in read and secret[-8:] not in read
+
+
+def test_a_backslash_before_a_secret_in_plain_text_goes_with_it_and_an_escaped_one_stays() -> None:
+    assert scrub("C:\\tokenvalue12", ["tokenvalue12"]) == "C:" + REDACTED
+    assert scrub("C:\\\\tokenvalue12", ["tokenvalue12"]) == "C:\\\\" + REDACTED
