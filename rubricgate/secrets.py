@@ -271,19 +271,28 @@ def _redact(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 def _whole_escapes(text: str, begin: int, end: int) -> tuple[int, int]:
-    if _escaping(text, begin):  # the backslash before the span escapes its first character
-        begin -= 1
-    if end < len(text) and _escaping(text, end):  # the span's last backslash escapes what follows
-        end = min(len(text), end + (5 if text[end] == "u" else 1))  # \uXXXX whole
-    return begin, end
+    """The span widened to every backslash escape it cuts (at its start or at its end)."""
+    first = _escape_around(text, begin) if begin < len(text) else None
+    last = _escape_around(text, end - 1) if end > begin else None
+    return min(begin, first[0]) if first else begin, max(end, last[1]) if last else end
 
 
-def _escaping(text: str, at: int) -> bool:
-    """Whether the backslashes right before `at` leave one escaping text[at] (an odd run)."""
+def _escape_around(text: str, at: int) -> tuple[int, int] | None:
+    """(start, stop) of the backslash escape holding text[at] (`\\n`, `\\"`, six characters of
+    a `\\u` escape), None when no escape holds it. A backslash begins an escape when the run of
+    backslashes before it is even."""
+    for start in range(at, max(at - 6, -1), -1):
+        if text[start] == "\\" and _backslashes_before(text, start) % 2 == 0:
+            stop = min(len(text), start + (6 if text[start + 1:start + 2] == "u" else 2))
+            return (start, stop) if at < stop else None
+    return None
+
+
+def _backslashes_before(text: str, at: int) -> int:
     run = 0
     while at - run > 0 and text[at - run - 1] == "\\":
         run += 1
-    return run % 2 == 1
+    return run
 
 
 def scrub_data(value: Any, secrets: Iterable[str]) -> Any:

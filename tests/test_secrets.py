@@ -161,6 +161,7 @@ def test_every_kind_is_masked(text: str, kind: str) -> None:
     ("nabcdef123", "x\nabcdef123"),  # the secret starts on the n of \n (the value does not hold it)
     ("abcdefg\\hij", 'abcdefg"'),  # a cut head ends on the backslash of \"
     ("u00e9abcdef1", "x\u00e9abcdef1"),  # ... on the u of \u00e9 (ASCII JSON)
+    ("00e9abcdef12", "x\u00e9abcdef12"),  # ... inside the \u00e9 escape
 ])
 def test_scrubbed_json_text_still_reads_as_json_and_holds_no_piece_of_the_secret(secret: str, value: str) -> None:
     text = json.dumps({"final": value})
