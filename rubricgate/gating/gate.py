@@ -213,7 +213,7 @@ def judge_dimensions(rates: dict[str, RateRow], strata: dict[str, list[Stratum]]
             continue
         row.baseline, row.delta = _reference(strata[dim]), -ev.drop or 0.0
         row.drop_upper = ev.upper if bounds is not None else None
-        line = _evidence(dim, strata[dim], ev.drop, ev.p_drop if gate.method == "statistical" else None, shared)
+        line = _evidence(dim, strata[dim], ev.drop, ev.p_drop if gate.method == "statistical" else None, shared, unit)
         if gate.method == "strict":
             _strict_row(row, ev, line, reasons, undecided, sum((errored or {}).get(dim, [])))
             continue
@@ -343,11 +343,14 @@ def _reference(strata: list[Stratum]) -> float:
     return sum(s[1] / n1 * s[2] / s[3] for s in rows)
 
 
-def _evidence(dim: str, strata: list[Stratum], drop: float, p_adjusted: float | None, shared: int) -> str:
+def _evidence(dim: str, strata: list[Stratum], drop: float, p_adjusted: float | None, shared: int,
+              unit: Unit = TRIAL) -> str:
     both = [s for s in strata if s[1] and s[3]]
     x1, n1 = sum(s[0] for s in both), sum(s[1] for s in both)
     x0, n0 = sum(s[2] for s in both), sum(s[3] for s in both)
-    test = "" if p_adjusted is None else f", stratified exact p (Holm) {p_adjusted:.3g}"
+    # Under within-run dependence the p is the score statistic's at the design effect, not the exact test's.
+    kind = "exact p" if not unit.rho else f"score p at intra-run correlation {unit.rho:.2f}"
+    test = "" if p_adjusted is None else f", stratified {kind} (Holm) {p_adjusted:.3g}"
     return (f"{dim} {x1}/{n1} vs baseline {x0}/{n0} on {shared} shared case(s), "
             f"drop {drop * 100:+.1f} points{test}")
 

@@ -116,6 +116,12 @@ def test_a_flaky_baseline_of_one_session_counts_each_case_run_once_and_says_why(
     assert any("within-run dependence cannot be ruled out" in w and "rubricgate baseline update" in w
                for w in looks[-1].decision.warnings)
     assert looks[-1].detail.dependence["status"] == "unknown"
+    # Every line names the test it ran: under dependence the score statistic at the design effect.
+    lines = [*looks[-1].decision.reasons, *looks[-1].decision.warnings]
+    assert any(w.startswith("verdict 0/4 vs baseline 20/40") and "stratified score p at intra-run correlation 1.00 "
+               "(Holm)" in w for w in lines), lines
+    assert any("per-case score p at intra-run correlation 1.00, Holm over cases" in w for w in lines), lines
+    assert not any("exact p" in w for w in lines), lines
 
 
 def test_an_undecidable_suite_spends_its_budget_and_ends_inconclusive() -> None:
