@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -45,6 +46,26 @@ def test_clip_keeps_the_event_and_replaces_only_its_deep_part() -> None:
     event = boundary.loads(line, clip=True)
     assert event["type"] == "tool_use" and event["name"] == "Bash"
     assert depth(event) == MAX_DEPTH and PLACEHOLDER.format(depth=MAX_DEPTH) in json.dumps(event)
+
+
+def _cpu(call) -> float:
+    start = time.process_time()
+    call()
+    return time.process_time() - start
+
+
+def test_a_deep_line_cut_inside_a_string_is_read_in_linear_time() -> None:
+    """A stream line cut by the output cap inside a string full of escaped quotes: the string
+    pattern scanned to the end of the text again from each of them (quadratic: 17 s at 78 KB).
+    Timed against the same line closed (a valid one of the same size) on this machine."""
+    head = '{"type": "user", "x": ' + "[" * 65 + "]" * 65 + ', "content": "' + '{\\"k\\": \\"v\\", ' * 2500
+    cut, whole = head, head + '"}'
+    assert boundary.loads(whole, clip=True)["type"] == "user"
+    with pytest.raises(ValueError):
+        boundary.loads(cut, clip=True)
+    closed = min(_cpu(lambda: boundary.clip_text(whole, MAX_DEPTH)) for _ in range(3))
+    broken = min(_cpu(lambda: boundary.clip_text(cut, MAX_DEPTH)) for _ in range(3))
+    assert broken <= 20 * closed + 0.05, f"{broken:.3f} s for the cut line against {closed:.4f} s for the closed one"
 
 
 @pytest.mark.parametrize("text", ['["]]]]]", [[[]]]]', '{"a": "\\\\", "b": [[["x"]]]}', '["a\\n", [[{}]]]',
