@@ -197,12 +197,14 @@ def test_waiting_for_a_pipe_an_untraceable_grandchild_holds_burns_no_cpu(tmp_pat
     # A grandchild in its own session without the run token (env -i) is out of the group kill's
     # and the token sweep's reach; it holds stdout for 2 s. The harness waits for the pipe's end
     # (up to its drain timeout): asleep, not spinning on the exited process's pidfd.
-    # The child announces itself only once the grandchild's environment is empty: until `env`
-    # has exec'd, the grandchild still carries the token, and on a busy machine the sweep after
-    # the child's exit found it there and killed it (the test then waited 0.04 s).
-    code = ("import subprocess,sys,time\n"
-            f"p = subprocess.Popen(['env','-i',{PY!r},'-c','import time; time.sleep(2)'], start_new_session=True)\n"
-            "while open(f'/proc/{p.pid}/environ','rb').read(): time.sleep(0.005)\n"
+    # The child ends only once the grandchild runs without the token (its `ready` file): until
+    # `env -i` has exec'd Python, it still carries it, and on a busy machine the sweep after the
+    # child's exit found it there and killed it (the test then waited 0.04 s). /proc's environ
+    # is no such sign: it also reads empty while `env` itself is being exec'd.
+    code = ("import os,subprocess,sys,time\n"
+            f"subprocess.Popen(['env','-i',{PY!r},'-c','import pathlib,time; pathlib.Path(\"ready\").touch(); "
+            "time.sleep(2)'], start_new_session=True)\n"
+            "while not os.path.exists('ready'): time.sleep(0.005)\n"
             "print('done', flush=True)")
     cpu = time.thread_time()
     start = time.monotonic()
