@@ -7,8 +7,8 @@ written it may have been JSON-escaped once or several times (a verdict inside a 
 inside a transcript inside an event), HTML/XML-escaped, or cut (a 300-character error line, a
 stderr tail, an output cap). So scrubbing replaces, longest first:
   * every *written form* of the value: raw or encoded (base64, base64url, hex, percent), each
-    JSON-escaped at depth 1 to 3 (ASCII or UTF-8 at each level), and each of those
-    HTML/XML-escaped;
+    JSON-escaped at depth 1 to 3 (at each level ASCII or UTF-8, and as other encoders spell it:
+    `\/`, `\u0026`, upper-case hex), and each of those HTML/XML-escaped;
   * a *fragment left at a cut*: at least MIN_FRAGMENT leading characters of a form that stop
     short of the whole form where the text was cut, or trailing ones that start where a kept
     tail begins. The cut is the anchor: the fragment must end at the end of the text (or before
@@ -61,12 +61,34 @@ def secret_values(env: Mapping[str, str], secret_names: Iterable[str]) -> list[s
 
 
 def json_forms(value: str, depth: int = ESCAPE_DEPTH) -> set[str]:
-    """The value JSON-escaped 0..depth times, choosing ASCII or UTF-8 escaping at each level."""
+    """The value JSON-escaped 0..depth times, in any of the encoders' spellings at each level
+    (_JSON_SPELLINGS): a reviewer's CLI or its tools need not escape as Python does."""
     forms, level = {value}, {value}
     for _ in range(depth):
-        level = {json.dumps(f, ensure_ascii=a)[1:-1] for f in level for a in (True, False)}
+        level = {spell(f) for f in level for spell in _JSON_SPELLINGS}
         forms |= level
     return forms
+
+
+def _upper_hex(body: str) -> str:
+    return re.sub(r"(?<!\\)((?:\\\\)*\\u)([0-9a-f]{4})", lambda m: m.group(1) + m.group(2).upper(), body)
+
+
+def _html_safe(body: str) -> str:
+    return body.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+# One JSON string body each, as encoders write it: Python's (ASCII or UTF-8), with `/` escaped as
+# `\/` (PHP's default, valid JSON), with `<`, `>` and `&` as `\u003c`, `\u003e`, `\u0026` (Go's
+# default), and with upper-case hex in `\u` escapes (Java's and others').
+_JSON_SPELLINGS = (
+    lambda f: json.dumps(f, ensure_ascii=True)[1:-1],
+    lambda f: json.dumps(f, ensure_ascii=False)[1:-1],
+    lambda f: json.dumps(f, ensure_ascii=True)[1:-1].replace("/", "\\/"),
+    lambda f: json.dumps(f, ensure_ascii=False)[1:-1].replace("/", "\\/"),
+    lambda f: _html_safe(json.dumps(f, ensure_ascii=False)[1:-1]),
+    lambda f: _upper_hex(json.dumps(f, ensure_ascii=True)[1:-1]),
+)
 
 
 def _markup_forms(form: str) -> set[str]:
@@ -239,10 +261,29 @@ def _tail_spans(text: str, form: str) -> list[tuple[int, int]]:
         while k > 0 and begin > 0 and text[begin - 1] == form[k - 1]:
             begin, k = begin - 1, k - 1
         end = hit + MIN_FRAGMENT
-        if (begin == 0 or text[begin - 1] in _CUT_EDGE) and not _word_at(text, end, text[begin:end]):
+        if _kept_from(text, begin) and not _word_at(text, end, text[begin:end]):
             spans.append((begin, end))
         hit = text.find(form[-MIN_FRAGMENT:], hit + 1)
     return spans
+
+
+def _kept_from(text: str, begin: int) -> bool:
+    """Could a kept tail begin at text[begin]: the edge of the text, a character no token holds,
+    or the end of a backslash escape (in JSON text a secret cut by a line break is `...\\nx7Lr...`)."""
+    if begin == 0 or text[begin - 1] in _CUT_EDGE:
+        return True
+    escape = _escape_around(text, begin - 1)
+    if escape is None or escape[1] != begin:
+        return False
+    code = text[begin - 4:begin]  # a `u` escape of a letter or digit (é) continues a word, not a cut
+    return not (text[begin - 5:begin - 4] == "u" and _hex_char(code).isalnum())
+
+
+def _hex_char(code: str) -> str:
+    """The character four hex digits name ('' when they are not four hex digits)."""
+    if len(code) != 4 or any(c not in "0123456789abcdefABCDEF" for c in code):
+        return ""
+    return chr(int(code, 16))
 
 
 def _occurrences(text: str, form: str) -> list[tuple[int, int]]:
@@ -278,13 +319,32 @@ def _whole_escapes(text: str, begin: int, end: int) -> tuple[int, int]:
 
 
 def _escape_around(text: str, at: int) -> tuple[int, int] | None:
-    """(start, stop) of the backslash escape holding text[at] (`\\n`, `\\"`, six characters of
-    a `\\u` escape), None when no escape holds it. A backslash begins an escape when the run of
-    backslashes before it is even."""
-    for start in range(at, max(at - 6, -1), -1):
-        if text[start] == "\\" and _backslashes_before(text, start) % 2 == 0:
-            stop = min(len(text), start + (6 if text[start + 1:start + 2] == "u" else 2))
-            return (start, stop) if at < stop else None
+    """(start, stop) of the backslash escape holding text[at], None when none holds it. An escape
+    is taken whole at every level of JSON in JSON: the whole run of backslashes, the character
+    after it and, after a `u`, its four hex digits (`\\n` in a string holding JSON is one escape
+    in the inner text; cut after its backslashes it would not read back there)."""
+    after = at
+    while after < len(text) and text[after] == "\\":
+        after += 1
+    if after == len(text):  # a run of backslashes that ends the text (a cut)
+        return (at - _backslashes_before(text, at), after) if after > at else None
+    for escaped in range(after, max(after - 5, 0), -1):  # the escaped character, or a `u` up to 4 before
+        if text[escaped - 1] == "\\" and (escaped == after or text[escaped] == "u"):
+            if text[escaped] == '"':  # a string's own quote at some level: only this text's escape
+                return _outer_escape(text, at)
+            hexes = 4 if text[escaped] == "u" and _hex_char(text[escaped + 1:escaped + 5]) else 0
+            start, stop = escaped - _backslashes_before(text, escaped), escaped + 1 + hexes
+            return (start, stop) if start <= at < stop else None
+    return None
+
+
+def _outer_escape(text: str, at: int) -> tuple[int, int] | None:
+    """The escape of this text's own level holding text[at]: a backslash begins one when the run of
+    backslashes before it is even. Before a quote the run may hold escaped backslashes of inner
+    levels and that quote's own escapes, so only the pair at `at` is taken."""
+    for start in (at, at - 1):
+        if start >= 0 and text[start] == "\\" and _backslashes_before(text, start) % 2 == 0:
+            return (start, start + 2) if at < start + 2 else None
     return None
 
 

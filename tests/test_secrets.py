@@ -171,6 +171,40 @@ def test_scrubbed_json_text_still_reads_as_json_and_holds_no_piece_of_the_secret
     assert secret[:8] not in read and secret[-8:] not in read
 
 
-def test_a_backslash_before_a_secret_in_plain_text_goes_with_it_and_an_escaped_one_stays() -> None:
+def test_the_run_of_backslashes_before_a_secret_goes_with_it_at_any_depth() -> None:
+    # One backslash: an escape of the secret's first character. Two: an escaped backslash in this
+    # text, but in the JSON this text's string holds, the escape of that character again.
     assert scrub("C:\\tokenvalue12", ["tokenvalue12"]) == "C:" + REDACTED
-    assert scrub("C:\\\\tokenvalue12", ["tokenvalue12"]) == "C:\\\\" + REDACTED
+    assert scrub("C:\\\\tokenvalue12", ["tokenvalue12"]) == "C:" + REDACTED
+
+
+def test_json_in_json_reads_back_at_every_level_after_a_redaction() -> None:
+    """A stream line kept as a string in a record: the escapes of the inner JSON are written with
+    doubled backslashes, and a redaction must not cut them at either level."""
+    for value, secret in (("x\nabcdef123", "nabcdef123"), ("x\u00e9abcdef12", "00e9abcdef12"),
+                          ("abcdef123\u00e9y", "abcdef123\u00e9"), ("abcdef12\\", "abcdef12\\")):
+        inner = json.dumps({"final": value})
+        out = scrub(json.dumps({"line": inner}), [secret])
+        assert secret not in out
+        read = json.loads(json.loads(out)["line"])["final"]  # each level reads back
+        assert secret[:8] not in read and REDACTED in read
+
+
+def test_other_encoders_spellings_of_a_secret_are_scrubbed_whole() -> None:
+    """Valid JSON need not be Python's: `\\/` (PHP), `\\u0026` for & (Go), upper-case hex (Java)."""
+    cases = [('{"out": "AB\\/CDEFGHIJKL\\/MN"}', "AB/CDEFGHIJKL/MN"),
+             ('{"o": "p\\u00E9Zq9fK2mPx7Lr4\\u00E9W"}', "p\u00e9Zq9fK2mPx7Lr4\u00e9W"),
+             ('{"o": "Zq9fK2mP\\u0026x7Lr4Wt8\\u0026vN"}', "Zq9fK2mP&x7Lr4Wt8&vN")]
+    for text, secret in cases:
+        out = scrub(text, [secret])
+        assert out.count(REDACTED) == 1 and json.loads(out), out
+        assert not any(secret[i:i + 8] in json.loads(out)[next(iter(json.loads(out)))] for i in range(len(secret) - 7))
+
+
+def test_a_tail_kept_after_a_json_escape_is_a_tail() -> None:
+    """A secret wrapped onto a second line: in JSON text the tail follows `\\n`, not a newline."""
+    out = scrub(json.dumps({"a": "key: Zq9fK2mP\nx7Lr4Wt8"}), ["Zq9fK2mPx7Lr4Wt8"])
+    assert "x7Lr4Wt8" not in out and json.loads(out)["a"] == f"key: {REDACTED}\n{REDACTED}"
+    # After an escaped letter (é) the piece continues a word: not a tail (the same as in plain text).
+    kept = json.dumps({"a": "caf\u00e9x7Lr4Wt8"})
+    assert scrub(kept, ["Zq9fK2mPx7Lr4Wt8"]) == kept
