@@ -98,7 +98,7 @@ def loads(data: str | bytes, *, unique_keys: bool = False, clip: bool = False) -
         raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
     try:
         value = _decoder(unique_keys, floats, long_digits).decode(text)
-        return clean_value(value) if _may_hold_surrogates(text) else value
+        return clean_value(value, unique_keys) if _may_hold_surrogates(text) else value
     except RecursionError:  # only below a deep call stack: the bound above is far from Python's
         raise TooDeep(f"nested too deep to read (at most {MAX_DEPTH} levels)") from None
 
@@ -110,9 +110,15 @@ def validate_json(model: type[M], data: str | bytes) -> M:
     text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
     if nested_deeper(text, MAX_DEPTH):
         raise TooDeep(f"nested deeper than {MAX_DEPTH} levels")
-    if _may_hold_surrogates(text):
+    if _may_hold_surrogates(text) or _may_be_non_finite(text):
         return model.model_validate(loads(text))
     return model.model_validate_json(text)
+
+
+def _may_be_non_finite(text: str) -> bool:
+    # pydantic's parser reads NaN, Infinity and 1e999 as floats; loads reads them as unknown.
+    return "NaN" in text or "Infinity" in text or _EXPONENT.search(text) is not None \
+        or _FLOAT_DIGITS.search(text) is not None
 
 
 def nested_deeper(text: str, limit: int) -> bool:
@@ -184,14 +190,20 @@ def clean_text(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8") if _SURROGATE.search(text) else text
 
 
-def clean_value(value: Any) -> Any:
-    """A parsed JSON value with clean_text applied to every string and key (depth already bounded)."""
+def clean_value(value: Any, unique_keys: bool = False) -> Any:
+    """A parsed JSON value with clean_text applied to every string and key (depth already bounded).
+    A key that a lone surrogate's escape makes equal to another key of its object is a
+    DuplicateKey when keys must be unique; else the later one wins, as json's own duplicates do."""
     if isinstance(value, str):
         return clean_text(value)
     if isinstance(value, list):
-        return [clean_value(v) for v in value]
+        return [clean_value(v, unique_keys) for v in value]
     if isinstance(value, dict):
-        return {clean_text(k): clean_value(v) for k, v in value.items()}
+        out = {clean_text(k): clean_value(v, unique_keys) for k, v in value.items()}
+        if unique_keys and len(out) < len(value):
+            key = next(k for k in out if sum(clean_text(o) == k for o in value) > 1)
+            raise DuplicateKey(f"key {key!r} is given twice (once as a lone surrogate)", key)
+        return out
     return value
 
 
@@ -240,7 +252,7 @@ def _not_a_number(_constant: str) -> None:
 def _int(text: str) -> int | float | None:
     # Past 300 digits no count is meant (and past 4,300 int() refuses): read it as a float, so
     # past a float's range it is unknown like 1e999.
-    return int(text) if len(text) <= 300 else _finite_float(text)
+    return int(text) if len(text.lstrip("-")) <= 300 else _finite_float(text)
 
 
 def _finite_float(text: str) -> float | None:

@@ -154,6 +154,20 @@ def test_duplicate_keys_only_when_asked() -> None:
         boundary.loads('{"x": {"a": 1, "a": 2}}', unique_keys=True)
 
 
+def test_a_key_a_lone_surrogate_makes_equal_to_another_is_a_duplicate_when_keys_must_be_unique() -> None:
+    # The lone surrogate is shown as its escape: "\\ud800", which the other key already is.
+    text = '{"\\ud800": 1, "\\\\ud800": 2}'
+    assert len(json.loads(text)) == 2
+    with pytest.raises(boundary.DuplicateKey, match="given twice"):
+        boundary.loads(text, unique_keys=True)
+    assert boundary.loads(text) == {"\\ud800": 2}  # the later wins, as with json's own duplicates
+
+
+def test_a_300_digit_integer_is_an_int_with_or_without_its_sign() -> None:
+    assert boundary.loads("1" * 300) == int("1" * 300) and boundary.loads("-" + "1" * 300) == -int("1" * 300)
+    assert isinstance(boundary.loads("-" + "1" * 301), float)
+
+
 def test_invalid_utf8_is_a_value_error() -> None:
     with pytest.raises(ValueError):
         boundary.loads(b'{"a": "\xff"}')
@@ -170,6 +184,20 @@ def test_validate_json_bounds_and_escapes() -> None:
         boundary.validate_json(_Model, '{"name": "a", "data": {"x": ' + "[" * 100 + "]" * 100 + "}}")
     with pytest.raises(ValidationError):
         boundary.validate_json(_Model, b'{"nom": "a"}')
+
+
+class _Timed(BaseModel):
+    duration_s: float
+
+
+@pytest.mark.parametrize("number", ["1e999", "-1e999", "NaN", "Infinity", "-Infinity", "9" * 400 + ".0"],
+                         ids=["1e999", "-1e999", "NaN", "Infinity", "-Infinity", "400-digits"])
+def test_validate_json_reads_a_number_past_a_float_as_unknown_as_loads_does(number: str) -> None:
+    text = f'{{"duration_s": {number}}}'
+    with pytest.raises(ValidationError):  # unknown is no duration; pydantic's own parser said inf or nan
+        boundary.validate_json(_Timed, text)
+    assert boundary.loads(text) == {"duration_s": None}
+    assert boundary.validate_json(_Timed, '{"duration_s": 1.5e300}').duration_s == 1.5e300
 
 
 def test_clip_value_bounds_a_parsed_value() -> None:
