@@ -141,6 +141,18 @@ def test_a_python3_beside_the_command_is_used_before_the_one_on_path(tmp_path):
     assert proc.returncode == 0 and proc.stdout.startswith("rubricgate, version"), proc.stderr
 
 
+def test_a_folder_named_python_beside_the_command_is_passed_over(tmp_path):
+    # `-x` holds for a folder too: exec'ing it failed with "Permission denied", exit 126.
+    folder = tmp_path / "bin"
+    (folder / "python").mkdir(parents=True)
+    shutil.copy(LAUNCHER, folder / "rubricgate")
+    (folder / "python3").write_text(_forward())
+    (folder / "python3").chmod(0o755)
+    proc = subprocess.run([str(folder / "rubricgate"), "--version"], capture_output=True, text=True, timeout=600,
+                          env=_env(os.environ["PATH"]))
+    assert proc.returncode == 0 and proc.stdout.startswith("rubricgate, version"), proc.stderr
+
+
 def test_a_python_that_cannot_import_rubricgate_is_one_line_and_exit_2(tmp_path):
     # `pip install --user` puts the command beside no python: the one on PATH may be another.
     command = _install(tmp_path / "bin", f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
