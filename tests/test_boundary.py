@@ -68,6 +68,16 @@ def test_a_deep_line_cut_inside_a_string_is_read_in_linear_time() -> None:
     assert broken <= 20 * closed + 0.05, f"{broken:.3f} s for the cut line against {closed:.4f} s for the closed one"
 
 
+def test_a_long_text_of_long_numbers_is_scanned_in_linear_time() -> None:
+    """The scan for a number past a float (210 digits) started again at every digit of a run of
+    209: 210 steps a character. Timed against json.loads of the same text on this machine."""
+    text = "[" + ",".join(["9" * 209 + ".5"] * 5000) + "]"
+    assert boundary.loads(text) == json.loads(text)
+    plain = min(_cpu(lambda: json.loads(text)) for _ in range(3))
+    bounded = min(_cpu(lambda: boundary.loads(text)) for _ in range(3))
+    assert bounded <= 20 * plain + 0.05, f"{bounded:.3f} s against json.loads' {plain:.4f} s"
+
+
 @pytest.mark.parametrize("text", ['["]]]]]", [[[]]]]', '{"a": "\\\\", "b": [[["x"]]]}', '["a\\n", [[{}]]]',
                                   '["[", "]", [[[]]]]', '{"k\\"[[[": "\\\\\\"{{{"}'])
 def test_brackets_and_escapes_inside_strings_do_not_count(text: str) -> None:
