@@ -8,7 +8,7 @@ inside a transcript inside an event), HTML/XML-escaped, or cut (a 300-character 
 stderr tail, an output cap). So scrubbing replaces, longest first:
   * every *written form* of the value: raw or encoded (base64, base64url, hex, percent), each
     JSON-escaped at depth 1 to 3 (at each level ASCII or UTF-8, and as other encoders spell it:
-    `\/`, `\u0026`, upper-case hex), and each of those HTML/XML-escaped;
+    `\\/`, `\\u0026`, upper-case hex), and each of those HTML/XML-escaped;
   * a *fragment left at a cut*: at least MIN_FRAGMENT leading characters of a form that stop
     short of the whole form where the text was cut, or trailing ones that start where a kept
     tail begins. The cut is the anchor: the fragment must end at the end of the text (or before

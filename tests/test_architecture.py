@@ -46,3 +46,19 @@ def test_every_test_module_has_a_name_of_its_own():
     # tests/*/test_x.py stops the whole suite at collection ("import file mismatch").
     names = Counter(p.name for p in Path(__file__).parent.rglob("test_*.py"))
     assert not [n for n, k in names.items() if k > 1]
+
+
+def test_every_module_compiles_with_warnings_as_errors():
+    """An invalid escape in a docstring (`\\/` in a non-raw string) is a warning at compile
+    time and an error under `-W error`: the import of that module fails there."""
+    import warnings
+
+    bad = []
+    for path in sorted((ROOT / "rubricgate").rglob("*.py")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                compile(path.read_text(encoding="utf-8"), str(path), "exec")
+            except (SyntaxError, SyntaxWarning, DeprecationWarning) as exc:
+                bad.append(f"{path.relative_to(ROOT)}: {exc}")
+    assert not bad, bad
