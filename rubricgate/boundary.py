@@ -201,10 +201,12 @@ def clean_value(value: Any, unique_keys: bool = False) -> Any:
     if isinstance(value, list):
         return [clean_value(v, unique_keys) for v in value]
     if isinstance(value, dict):
-        out = {clean_text(k): clean_value(v, unique_keys) for k, v in value.items()}
-        if unique_keys and len(out) < len(value):
-            key = next(k for k in out if sum(clean_text(o) == k for o in value) > 1)
-            raise DuplicateKey(f"key {key!r} is given twice (once as a lone surrogate)", key)
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            shown = clean_text(key)
+            if unique_keys and shown in out:
+                raise DuplicateKey(f"key {shown!r} is given twice (once as a lone surrogate)", shown)
+            out[shown] = clean_value(item, unique_keys)
         return out
     return value
 
