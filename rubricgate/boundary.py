@@ -113,8 +113,27 @@ def validate_json(model: type[M], data: str | bytes) -> M:
     if nested_deeper(text, MAX_DEPTH):
         raise TooDeep(f"nested deeper than {MAX_DEPTH} levels")
     if _may_hold_surrogates(text) or _may_be_non_finite(text):
-        return model.model_validate(loads(text))
-    return model.model_validate_json(text)
+        read = model.model_validate(loads(text))
+    else:
+        read = model.model_validate_json(text)
+    if not _all_finite(read):  # pydantic reads the strings "inf", "nan", "1e999" as floats too
+        raise ValueError(f"{model.__name__}: a number past a float (infinite or not a number)")
+    return read
+
+
+def _all_finite(value: Any, depth: int = 0) -> bool:
+    """No float in the model (its fields, lists and dicts, at most MAX_DEPTH down) is inf or nan."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if depth > MAX_DEPTH:
+        return True
+    if hasattr(type(value), "__pydantic_fields__"):  # a model (pydantic stays off this module's imports)
+        return all(_all_finite(v, depth + 1) for v in value.__dict__.values())
+    if isinstance(value, dict):
+        return all(_all_finite(v, depth + 1) for v in value.values())
+    if isinstance(value, list | tuple):
+        return all(_all_finite(v, depth + 1) for v in value)
+    return True
 
 
 def _may_be_non_finite(text: str) -> bool:

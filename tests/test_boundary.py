@@ -218,6 +218,13 @@ def test_validate_json_reads_a_number_past_a_float_as_unknown_as_loads_does(numb
     assert boundary.validate_json(_Timed, '{"duration_s": 1.5e300}').duration_s == 1.5e300
 
 
+@pytest.mark.parametrize("number", ['"inf"', '"-Infinity"', '"nan"', '"1e999"'])
+def test_validate_json_refuses_a_string_pydantic_would_read_as_a_number_past_a_float(number: str) -> None:
+    with pytest.raises(ValueError, match="a number past a float"):
+        boundary.validate_json(_Timed, f'{{"duration_s": {number}}}')
+    assert boundary.validate_json(_Timed, '{"duration_s": "2.5"}').duration_s == 2.5  # lax mode stays
+
+
 def test_clip_value_bounds_a_parsed_value() -> None:
     clipped, cut = boundary.clip_value(nested(100), 8)
     assert cut and depth(clipped) == 8
