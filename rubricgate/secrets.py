@@ -60,35 +60,51 @@ def secret_values(env: Mapping[str, str], secret_names: Iterable[str]) -> list[s
     return sorted(found, key=len, reverse=True)
 
 
-def json_forms(value: str, depth: int = ESCAPE_DEPTH) -> set[str]:
-    """The value JSON-escaped 0..depth times, in any of the encoders' spellings at each level
-    (_JSON_SPELLINGS): a reviewer's CLI or its tools need not escape as Python does."""
+def json_forms(value: str, depth: int = ESCAPE_DEPTH, spelled: bool = True) -> set[str]:
+    """The value JSON-escaped 0..depth times: the first time in any of the encoders' spellings
+    (_FIRST_SPELLINGS: what wrote the value may be the reviewer's tool, in any language; only
+    Python's when not `spelled`), each further time as JSON writers escape a string they are
+    given (ASCII, UTF-8, or Go's)."""
     forms, level = {value}, {value}
-    for _ in range(depth):
-        level = {spell(f) for f in level for spell in _JSON_SPELLINGS}
+    first = _FIRST_SPELLINGS if spelled else _OUTER_SPELLINGS[:2]
+    for spellings in (first, *[_OUTER_SPELLINGS] * (depth - 1))[:depth]:
+        level = {spell(f) for f in level for spell in spellings}
         forms |= level
     return forms
 
 
+def _body(value: str, ascii_only: bool) -> str:
+    return json.dumps(value, ensure_ascii=ascii_only)[1:-1]
+
+
 def _upper_hex(body: str) -> str:
+    """`\\u00e9` as `\\u00E9` (an escaped backslash before `u` is no escape)."""
     return re.sub(r"(?<!\\)((?:\\\\)*\\u)([0-9a-f]{4})", lambda m: m.group(1) + m.group(2).upper(), body)
 
 
-def _html_safe(body: str) -> str:
-    return body.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+def _hex_escaped(body: str, chars: str) -> str:
+    """These characters as `\\u` escapes (lower-case hex)."""
+    return body.translate({ord(c): f"\\u{ord(c):04x}" for c in chars})
 
 
-# One JSON string body each, as encoders write it: Python's (ASCII or UTF-8), with `/` escaped as
-# `\/` (PHP's default, valid JSON), with `<`, `>` and `&` as `\u003c`, `\u003e`, `\u0026` (Go's
-# default), and with upper-case hex in `\u` escapes (Java's and others').
-_JSON_SPELLINGS = (
-    lambda f: json.dumps(f, ensure_ascii=True)[1:-1],
-    lambda f: json.dumps(f, ensure_ascii=False)[1:-1],
-    lambda f: json.dumps(f, ensure_ascii=True)[1:-1].replace("/", "\\/"),
-    lambda f: json.dumps(f, ensure_ascii=False)[1:-1].replace("/", "\\/"),
-    lambda f: _html_safe(json.dumps(f, ensure_ascii=False)[1:-1]),
-    lambda f: _upper_hex(json.dumps(f, ensure_ascii=True)[1:-1]),
+# How encoders spell a string body: Python's (ASCII or UTF-8, as most do), with `/` as `\\/`
+# (PHP's default), with `<`, `>`, `&` as `\\u003c`, `\\u003e`, `\\u0026` (Go's default), with
+# `=` and `'` escaped too (Gson's), and each with upper-case hex (Java's, Django's json_script,
+# PHP's JSON_HEX_TAG).
+_FIRST_SPELLINGS = (
+    lambda f: _body(f, True),
+    lambda f: _body(f, False),
+    lambda f: _body(f, True).replace("/", "\\/"),
+    lambda f: _body(f, False).replace("/", "\\/"),
+    lambda f: _hex_escaped(_body(f, False), "<>&"),
+    lambda f: _hex_escaped(_body(f, False), "<>&='"),
+    lambda f: _upper_hex(_body(f, True)),
+    lambda f: _upper_hex(_hex_escaped(_body(f, False), "<>&")),
+    lambda f: _upper_hex(_hex_escaped(_body(f, False), "<>&='")),
 )
+# A string escaped again (a stream line holding a tool's JSON): as JSON writers do, Go's among them.
+_OUTER_SPELLINGS = (lambda f: _body(f, True), lambda f: _body(f, False),
+                    lambda f: _hex_escaped(_body(f, False), "<>&"))
 
 
 def _markup_forms(form: str) -> set[str]:
@@ -112,7 +128,9 @@ def written_forms(value: str) -> tuple[str, ...]:
     """Every form in which `value` may appear in a written file, longest first."""
     forms: set[str] = set()
     for encoded in encoded_forms(value):
-        forms |= json_forms(encoded)
+        # Other encoders' spellings for the value itself; its encodings (base64, hex) as Python
+        # spells them: each spelling multiplies the forms every scrubbed text is searched for.
+        forms |= json_forms(encoded, spelled=encoded == value)
     for form in list(forms):
         forms |= _markup_forms(form)
     return tuple(sorted(forms, key=len, reverse=True))
@@ -196,18 +214,29 @@ class _Scrubber:
 
     def __init__(self, secrets: tuple[str, ...]) -> None:
         self.forms = sorted({f for value in secrets for f in written_forms(value)}, key=len, reverse=True)
-        pieces = {p for f in self.forms
-                  for p in ((f,) if len(f) <= MIN_FRAGMENT else (f[:MIN_FRAGMENT], f[-MIN_FRAGMENT:]))}
-        self.probe = re.compile(_trie_pattern(sorted(pieces))) if pieces else None
+        self.pieces = {p for f in self.forms
+                       for p in ((f,) if len(f) <= MIN_FRAGMENT else (f[:MIN_FRAGMENT], f[-MIN_FRAGMENT:]))}
+        self.probe = re.compile(_trie_pattern(sorted(self.pieces))) if self.pieces else None
+        self.heads: dict[str, list[str]] = {}  # the forms longer than a fragment, by first and last piece
+        self.tails: dict[str, list[str]] = {}
+        for form in (f for f in self.forms if len(f) > MIN_FRAGMENT):
+            self.heads.setdefault(form[:MIN_FRAGMENT], []).append(form)
+            self.tails.setdefault(form[-MIN_FRAGMENT:], []).append(form)
 
     def __call__(self, text: str) -> str:
         if self.probe is None or not self.probe.search(text):
             return text
+        # A form occurs only where its first piece does: one scan a piece, not one a form (the
+        # forms of a secret share most pieces).
+        present = {p for p in self.pieces if p in text}
         for form in self.forms:  # whole forms first, so no fragment rule can split a whole occurrence
-            if form in text:
+            if form[:MIN_FRAGMENT] in present and form in text:
                 text = _redact(text, _occurrences(text, form))
-        spans = [span for form in self.forms if len(form) > MIN_FRAGMENT
-                 for span in (*_head_spans(text, form), *_tail_spans(text, form))]
+                present = {p for p in self.pieces if p in text}
+        spans = [*(span for head, forms in self.heads.items() if head in present
+                   for span in _head_spans(text, head, forms)),
+                 *(span for tail, forms in self.tails.items() if tail in present
+                   for span in _tail_spans(text, tail, forms))]
         return _redact(text, spans) if spans else text
 
 
@@ -237,34 +266,54 @@ def _trie_pattern(words: list[str]) -> str:
     return walk(trie)
 
 
-def _head_spans(text: str, form: str) -> list[tuple[int, int]]:
-    """Where text holds form's first MIN_FRAGMENT chars, extended as far as form matches, and
-    the match ends at a cut (see _CUT_EDGE); a word-like match also starts outside a word."""
-    spans, hit = [], text.find(form[:MIN_FRAGMENT])
+def _head_spans(text: str, head: str, forms: list[str]) -> list[tuple[int, int]]:
+    """Where text holds `head` (the first MIN_FRAGMENT chars of each of `forms`), extended as
+    far as a form matches, and the match ends at a cut (see _CUT_EDGE); a word-like match also
+    starts outside a word. The forms sharing a head are tried at each of its places at once:
+    the union of their spans is the longest one there that ends at a cut."""
+    spans, hit = [], text.find(head)
     while hit != -1:
-        end = hit + MIN_FRAGMENT
-        while end - hit < len(form) and end < len(text) and text[end] == form[end - hit]:
-            end += 1
-        if (end == len(text) or text[end] in _CUT_EDGE) and not _word_at(text, hit - 1, text[hit:end]):
-            spans.append((hit, end))
-        hit = text.find(form[:MIN_FRAGMENT], hit + 1)
+        ends = [_head_end(text, hit, form) for form in forms]
+        cut = [end for end in ends if (end == len(text) or text[end] in _CUT_EDGE)
+               and not _word_at(text, hit - 1, text[hit:end])]
+        if cut:
+            spans.append((hit, max(cut)))
+        hit = text.find(head, hit + 1)
     return spans
 
 
-def _tail_spans(text: str, form: str) -> list[tuple[int, int]]:
-    """Where text holds form's last MIN_FRAGMENT chars, extended backwards as far as form
-    matches, and the match starts where a kept tail would (see _CUT_EDGE); a word-like match
-    also ends outside a word."""
-    spans, hit = [], text.find(form[-MIN_FRAGMENT:])
+def _head_end(text: str, hit: int, form: str) -> int:
+    """Where form's match at `hit` ends. Run into an escape of the text that the form goes on
+    differently (`\\n` where the form has `\\"`), it ends where that escape begins."""
+    end = hit + MIN_FRAGMENT
+    while end - hit < len(form) and end < len(text) and text[end] == form[end - hit]:
+        end += 1
+    inside = _escape_around(text, end - 1) if end < len(text) else None
+    if inside is not None and inside[1] > end and inside[0] - hit >= MIN_FRAGMENT:
+        return inside[0]
+    return end
+
+
+def _tail_spans(text: str, tail: str, forms: list[str]) -> list[tuple[int, int]]:
+    """Where text holds `tail` (the last MIN_FRAGMENT chars of each of `forms`), extended
+    backwards as far as a form matches, and the match starts where a kept tail would (see
+    _CUT_EDGE); a word-like match also ends outside a word. Forms sharing a tail at once."""
+    spans, hit = [], text.find(tail)
     while hit != -1:
-        begin, k = hit, len(form) - MIN_FRAGMENT
-        while k > 0 and begin > 0 and text[begin - 1] == form[k - 1]:
-            begin, k = begin - 1, k - 1
         end = hit + MIN_FRAGMENT
-        if _kept_from(text, begin) and not _word_at(text, end, text[begin:end]):
-            spans.append((begin, end))
-        hit = text.find(form[-MIN_FRAGMENT:], hit + 1)
+        begins = [b for b in {_tail_begin(text, hit, form) for form in forms}
+                  if _kept_from(text, b) and not _word_at(text, end, text[b:end])]
+        if begins:
+            spans.append((min(begins), end))
+        hit = text.find(tail, hit + 1)
     return spans
+
+
+def _tail_begin(text: str, hit: int, form: str) -> int:
+    begin, k = hit, len(form) - MIN_FRAGMENT
+    while k > 0 and begin > 0 and text[begin - 1] == form[k - 1]:
+        begin, k = begin - 1, k - 1
+    return begin
 
 
 def _kept_from(text: str, begin: int) -> bool:
@@ -323,6 +372,8 @@ def _escape_around(text: str, at: int) -> tuple[int, int] | None:
     is taken whole at every level of JSON in JSON: the whole run of backslashes, the character
     after it and, after a `u`, its four hex digits (`\\n` in a string holding JSON is one escape
     in the inner text; cut after its backslashes it would not read back there)."""
+    if "\\" not in text[max(0, at - 5):at + 1]:  # most text: no backslash near, no escape
+        return None
     after = at
     while after < len(text) and text[after] == "\\":
         after += 1
@@ -332,10 +383,16 @@ def _escape_around(text: str, at: int) -> tuple[int, int] | None:
         if text[escaped - 1] == "\\" and (escaped == after or text[escaped] == "u"):
             if text[escaped] == '"':  # a string's own quote at some level: only this text's escape
                 return _outer_escape(text, at)
+            if text[escaped] not in _ESCAPABLE:  # no JSON escape (`\\&quot;` in HTML): the run alone
+                start = escaped - _backslashes_before(text, escaped)
+                return (start, escaped) if start <= at < escaped else None
             hexes = 4 if text[escaped] == "u" and _hex_char(text[escaped + 1:escaped + 5]) else 0
             start, stop = escaped - _backslashes_before(text, escaped), escaped + 1 + hexes
             return (start, stop) if start <= at < stop else None
     return None
+
+
+_ESCAPABLE = frozenset("\\/bfnrtu")  # what JSON escapes with a backslash, the quote apart
 
 
 def _outer_escape(text: str, at: int) -> tuple[int, int] | None:

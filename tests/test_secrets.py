@@ -201,6 +201,28 @@ def test_other_encoders_spellings_of_a_secret_are_scrubbed_whole() -> None:
         assert not any(secret[i:i + 8] in json.loads(out)[next(iter(json.loads(out)))] for i in range(len(secret) - 7))
 
 
+def test_upper_case_tag_escapes_and_gson_s_escapes_are_scrubbed_whole() -> None:
+    """Django's json_script and PHP's JSON_HEX_TAG write `\\u003C`; Gson writes `=` and `'` as
+    `\\u003d` and `\\u0027` (an Azure connection string's key ends in `==`)."""
+    key = "Zq9fK2mPx7Lr4Wt8vN3bQ1=="
+    gson = '{"c": "AccountName\\u003dacct;AccountKey\\u003dZq9fK2mPx7Lr4Wt8vN3bQ1\\u003d\\u003d;Suffix\\u003dcore"}'
+    out = json.loads(scrub(gson, [key]))["c"]
+    assert out == f"AccountName=acct;AccountKey={REDACTED};Suffix=core"
+    tag = '{"a": "\\u003CZq9fK2mPx7Lr4Wt8\\u003E"}'
+    assert json.loads(scrub(tag, ["<Zq9fK2mPx7Lr4Wt8>"]))["a"] == REDACTED
+
+
+def test_a_secret_ending_in_a_backslash_leaves_the_next_character_in_html_escaped_json() -> None:
+    text = html.escape(json.dumps({"k": "x Zq9fK2mPx7Lr4Wt8\\"}))  # ...Wt8\\&quot;}
+    out = scrub(text, ["Zq9fK2mPx7Lr4Wt8\\"])
+    assert json.loads(html.unescape(out)) == {"k": f"x {REDACTED}"}
+
+
+def test_a_wrapped_secret_whose_head_holds_an_escape_loses_both_pieces() -> None:
+    text = json.dumps({"a": 'key: Zq9f\u00e92mPx\n"7Lr4Wt8'})
+    assert json.loads(scrub(text, ['Zq9f\u00e92mPx"7Lr4Wt8']))["a"] == f"key: {REDACTED}\n{REDACTED}"
+
+
 def test_a_tail_kept_after_a_json_escape_is_a_tail() -> None:
     """A secret wrapped onto a second line: in JSON text the tail follows `\\n`, not a newline."""
     out = scrub(json.dumps({"a": "key: Zq9fK2mP\nx7Lr4Wt8"}), ["Zq9fK2mPx7Lr4Wt8"])
