@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from rubricgate.cli.console import INTERRUPTED
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,10 +143,16 @@ def test_a_python3_beside_the_command_is_used_before_the_one_on_path(tmp_path):
     assert proc.returncode == 0 and proc.stdout.startswith("rubricgate, version"), proc.stderr
 
 
-def test_a_folder_named_python_beside_the_command_is_passed_over(tmp_path):
-    # `-x` holds for a folder too: exec'ing it failed with "Permission denied", exit 126.
+@pytest.mark.parametrize("broken", ["folder", "empty file"])
+def test_a_folder_or_an_empty_file_named_python_beside_the_command_is_passed_over(tmp_path, broken):
+    # `-x` holds for a folder too: exec'ing it failed with "Permission denied", exit 126. An empty
+    # executable file is run by sh as an empty script: `--version` printed nothing and exited 0.
     folder = tmp_path / "bin"
-    (folder / "python").mkdir(parents=True)
+    folder.mkdir()
+    if broken == "folder":
+        (folder / "python").mkdir()
+    else:
+        (folder / "python").touch(mode=0o755)
     shutil.copy(LAUNCHER, folder / "rubricgate")
     (folder / "python3").write_text(_forward())
     (folder / "python3").chmod(0o755)
