@@ -361,10 +361,18 @@ def _redact(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 def _whole_escapes(text: str, begin: int, end: int) -> tuple[int, int]:
-    """The span widened to every backslash escape it cuts (at its start or at its end)."""
+    """The span widened to every backslash escape it cuts (at its start or at its end), and
+    narrowed past a bare quote at either end: a secret starting or ending with `"` may match a
+    JSON string's own delimiter, which the marker must leave in place (the quote alone tells
+    nothing of the secret)."""
     first = _escape_around(text, begin) if begin < len(text) else None
     last = _escape_around(text, end - 1) if end > begin else None
-    return min(begin, first[0]) if first else begin, max(end, last[1]) if last else end
+    begin, end = min(begin, first[0]) if first else begin, max(end, last[1]) if last else end
+    while begin < end and text[begin] == '"':  # bare here: an escaped one widened the span to its backslash
+        begin += 1
+    while end > begin and text[end - 1] == '"' and _backslashes_before(text, end - 1) % 2 == 0:
+        end -= 1
+    return begin, end
 
 
 def _escape_around(text: str, at: int) -> tuple[int, int] | None:

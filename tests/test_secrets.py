@@ -223,6 +223,15 @@ def test_a_wrapped_secret_whose_head_holds_an_escape_loses_both_pieces() -> None
     assert json.loads(scrub(text, ['Zq9f\u00e92mPx"7Lr4Wt8']))["a"] == f"key: {REDACTED}\n{REDACTED}"
 
 
+@pytest.mark.parametrize("secret", ['"abcdefgh12', 'abcdefgh12"', '"abcdefgh12"'])
+@pytest.mark.parametrize("value", ["abcdefgh12", "x abcdefgh12", 'say "abcdefgh12"'])
+def test_a_secret_edged_with_a_quote_leaves_a_json_string_its_own_quotes(secret: str, value: str) -> None:
+    """The secret's raw form matched a string's delimiter with the value: the marker took it."""
+    text = json.dumps({"k": value, "m": [value, 1]})
+    read = json.loads(scrub(text, [secret]))
+    assert "abcdefgh" not in json.dumps(read) and read["m"][1] == 1
+
+
 def test_a_tail_kept_after_a_json_escape_is_a_tail() -> None:
     """A secret wrapped onto a second line: in JSON text the tail follows `\\n`, not a newline."""
     out = scrub(json.dumps({"a": "key: Zq9fK2mP\nx7Lr4Wt8"}), ["Zq9fK2mPx7Lr4Wt8"])
