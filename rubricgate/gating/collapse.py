@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from rubricgate.gating.evidence import TRIAL, Unit, family, weigh
@@ -58,12 +58,16 @@ class CaseFinding:
     kind: Kind
     errored: int = 0  # errored trials of this case in the run (counted as failures)
     need: int | None = None  # suspected: baseline trials per case that would let it be shown
-    dependent: bool = False  # suspected because trials of one run may be one repeated answer
-    rho: float = 0.0  # the intra-run correlation its test was taken at (0: the exact test)
+    unit: Unit = TRIAL  # how its trials counted: under within-run dependence, the score test's design effect
 
     @property
     def regression(self) -> bool:
         return self.kind == "collapse"
+
+    @property
+    def dependent(self) -> bool:
+        """Suspected because the trials of one run may be one repeated answer."""
+        return self.kind == "suspected" and self.unit.rho > 0
 
     def line(self) -> str:
         """'fixture-x: verdict 0/5 vs baseline 10/10 (collapse; per-case exact p, Holm-Tarone, 0.0021)'."""
@@ -71,9 +75,8 @@ class CaseFinding:
         lost = f" + {self.errored} errored" if self.errored else ""
         words = ("collapse suspected, not testable under within-run dependence" if self.dependent
                  else KIND_WORDS[self.kind])
-        test = "exact p" if not self.rho else f"score p at intra-run correlation {self.rho:.2f}"
         text = (f"{self.case_id}: {self.dimension} {x1}/{n1}{lost} vs baseline {x0}/{n0} ({words}; "
-                f"per-case {test}, Holm over cases and dimensions, {self.p_adjusted:.2g})")
+                f"per-case {self.unit.p_name()}, Holm over cases and dimensions, {self.p_adjusted:.2g})")
         if self.kind == "suspected" and self.dependent:
             text += ("; one run's failing trials may be one repeated answer: "
                      "rubricgate baseline update measures in sessions")
@@ -139,8 +142,6 @@ def case_family(current: Counts, baseline: Counts, level: float, margin: float,
 
 def _scaled(ev: Evidence, fraction: float) -> Evidence:
     """p and its floor divided by the look's fraction (1 for fresh confirmation trials)."""
-    from dataclasses import replace
-
     return replace(ev, p_drop=min(1.0, ev.p_drop / fraction), floor_drop=min(1.0, ev.floor_drop / fraction),
                    p_rise=min(1.0, ev.p_rise / fraction), floor_rise=min(1.0, ev.floor_rise / fraction))
 
@@ -150,18 +151,18 @@ def _finding(case: str, dim: str, used, base, design, fresh, ev: Evidence | None
     (x1, n1), (x0, n0) = used, base
     p = ev.p_drop if ev is not None else 1.0
     if ev is not None and n1 and p <= level and x0 / n0 - x1 / n1 > margin and not unit.rho:
-        return CaseFinding(case, dim, used, base, p, "collapse", lost, rho=unit.rho)
+        return CaseFinding(case, dim, used, base, p, "collapse", lost, unit=unit)
     ran = [c for c in (design, fresh) if c and c[1]]
     passed = sum(c[0] for c in ran)
     failed = sum(c[1] - c[0] for c in ran) + lost
     if not passed and failed and x0:  # every trial failed (or errored)
         shown = used if n1 else (0, 0)
         if stable(base) or reliable(base):
-            return CaseFinding(case, dim, shown, base, p, "suspected", lost, dependent=unit.rho > 0, rho=unit.rho)
-        return CaseFinding(case, dim, shown, base, p, "unconfirmed", lost, rho=unit.rho)
+            return CaseFinding(case, dim, shown, base, p, "suspected", lost, unit=unit)
+        return CaseFinding(case, dim, shown, base, p, "unconfirmed", lost, unit=unit)
     if stable(base) and passed and failed:
         shown = design if design[0] < design[1] else (fresh or design)
-        return CaseFinding(case, dim, shown, base, p, "flaky", lost, rho=unit.rho)
+        return CaseFinding(case, dim, shown, base, p, "flaky", lost, unit=unit)
     return None
 
 
@@ -169,5 +170,4 @@ def _with_need(finding: CaseFinding, level: float, room: int) -> CaseFinding:
     """The baseline trials per case (all passing) with which `room` failing confirmation trials
     would be significant at `level` (None: more than 1000)."""
     need = next((n0 for n0 in range(1, 1001) if 1 / math.comb(n0 + room, room) <= level), None)
-    return CaseFinding(finding.case_id, finding.dimension, finding.current, finding.baseline, finding.p_adjusted,
-                       finding.kind, finding.errored, need, finding.dependent, finding.rho)
+    return replace(finding, need=need)

@@ -54,6 +54,11 @@ class Unit:
     def effective(self, trials: float) -> float:
         return trials / self.effect(trials) if trials else 0.0
 
+    def p_name(self) -> str:
+        """What a line calls the p-value weighed at this unit: the exact test's, or under
+        within-run dependence the score statistic's at the design effect."""
+        return "exact p" if not self.rho else f"score p at intra-run correlation {self.rho:.2f}"
+
 
 TRIAL = Unit()
 

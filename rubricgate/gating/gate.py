@@ -348,9 +348,7 @@ def _evidence(dim: str, strata: list[Stratum], drop: float, p_adjusted: float | 
     both = [s for s in strata if s[1] and s[3]]
     x1, n1 = sum(s[0] for s in both), sum(s[1] for s in both)
     x0, n0 = sum(s[2] for s in both), sum(s[3] for s in both)
-    # Under within-run dependence the p is the score statistic's at the design effect, not the exact test's.
-    kind = "exact p" if not unit.rho else f"score p at intra-run correlation {unit.rho:.2f}"
-    test = "" if p_adjusted is None else f", stratified {kind} (Holm) {p_adjusted:.3g}"
+    test = "" if p_adjusted is None else f", stratified {unit.p_name()} (Holm) {p_adjusted:.3g}"
     return (f"{dim} {x1}/{n1} vs baseline {x0}/{n0} on {shared} shared case(s), "
             f"drop {drop * 100:+.1f} points{test}")
 
