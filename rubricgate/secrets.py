@@ -7,8 +7,8 @@ written it may have been JSON-escaped once or several times (a verdict inside a 
 inside a transcript inside an event), HTML/XML-escaped, or cut (a 300-character error line, a
 stderr tail, an output cap). So scrubbing replaces, longest first:
   * every *written form* of the value: raw or encoded (base64, base64url, hex, percent), each
-    JSON-escaped at depth 1 to 3 (at each level ASCII or UTF-8, and as other encoders spell it:
-    `\\/`, `\\u0026`, upper-case hex), and each of those HTML/XML-escaped;
+    JSON-escaped at depth 1 to 3 (ASCII, UTF-8 or Go's `\\u0026`; the value's first escaping
+    also as other encoders spell it: `\\/`, upper-case hex), and each of those HTML/XML-escaped;
   * a *fragment left at a cut*: at least MIN_FRAGMENT leading characters of a form that stop
     short of the whole form where the text was cut, or trailing ones that start where a kept
     tail begins. The cut is the anchor: the fragment must end at the end of the text (or before
@@ -66,8 +66,8 @@ def json_forms(value: str, depth: int = ESCAPE_DEPTH, spelled: bool = True) -> s
     Python's when not `spelled`), each further time as JSON writers escape a string they are
     given (ASCII, UTF-8, or Go's)."""
     forms, level = {value}, {value}
-    first = _FIRST_SPELLINGS if spelled else _OUTER_SPELLINGS[:2]
-    for spellings in (first, *[_OUTER_SPELLINGS] * (depth - 1))[:depth]:
+    for escaping in range(depth):
+        spellings = _OUTER_SPELLINGS if escaping else _FIRST_SPELLINGS if spelled else _PYTHON_SPELLINGS
         level = {spell(f) for f in level for spell in spellings}
         forms |= level
     return forms
@@ -91,9 +91,9 @@ def _hex_escaped(body: str, chars: str) -> str:
 # (PHP's default), with `<`, `>`, `&` as `\\u003c`, `\\u003e`, `\\u0026` (Go's default), with
 # `=` and `'` escaped too (Gson's), and each with upper-case hex (Java's, Django's json_script,
 # PHP's JSON_HEX_TAG).
+_PYTHON_SPELLINGS = (lambda f: _body(f, True), lambda f: _body(f, False))
 _FIRST_SPELLINGS = (
-    lambda f: _body(f, True),
-    lambda f: _body(f, False),
+    *_PYTHON_SPELLINGS,
     lambda f: _body(f, True).replace("/", "\\/"),
     lambda f: _body(f, False).replace("/", "\\/"),
     lambda f: _hex_escaped(_body(f, False), "<>&"),
@@ -103,8 +103,7 @@ _FIRST_SPELLINGS = (
     lambda f: _upper_hex(_hex_escaped(_body(f, False), "<>&='")),
 )
 # A string escaped again (a stream line holding a tool's JSON): as JSON writers do, Go's among them.
-_OUTER_SPELLINGS = (lambda f: _body(f, True), lambda f: _body(f, False),
-                    lambda f: _hex_escaped(_body(f, False), "<>&"))
+_OUTER_SPELLINGS = (*_PYTHON_SPELLINGS, lambda f: _hex_escaped(_body(f, False), "<>&"))
 
 
 def _markup_forms(form: str) -> set[str]:
