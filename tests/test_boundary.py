@@ -218,7 +218,7 @@ def test_validate_json_reads_a_number_past_a_float_as_unknown_as_loads_does(numb
     assert boundary.validate_json(_Timed, '{"duration_s": 1.5e300}').duration_s == 1.5e300
 
 
-@pytest.mark.parametrize("number", ['"inf"', '"-Infinity"', '"nan"', '"1e999"'])
+@pytest.mark.parametrize("number", ['"inf"', '"-Infinity"', '"nan"', '"1e999"', '"\\u0069nf"', '" NaN"'])
 def test_validate_json_refuses_a_string_pydantic_would_read_as_a_number_past_a_float(number: str) -> None:
     with pytest.raises(ValueError, match="a number past a float"):
         boundary.validate_json(_Timed, f'{{"duration_s": {number}}}')
