@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -13,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from rubricgate import boundary
 from rubricgate.boundary import MAX_DEPTH, PLACEHOLDER, TooDeep
+from tests.timing import cpu_seconds
 
 
 def depth(value) -> int:
@@ -48,12 +48,6 @@ def test_clip_keeps_the_event_and_replaces_only_its_deep_part() -> None:
     assert depth(event) == MAX_DEPTH and PLACEHOLDER.format(depth=MAX_DEPTH) in json.dumps(event)
 
 
-def _cpu(call) -> float:
-    start = time.process_time()
-    call()
-    return time.process_time() - start
-
-
 def test_a_deep_line_cut_inside_a_string_is_read_in_linear_time() -> None:
     """A stream line cut by the output cap inside a string full of escaped quotes: the string
     pattern scanned to the end of the text again from each of them (quadratic: 17 s at 78 KB).
@@ -63,8 +57,8 @@ def test_a_deep_line_cut_inside_a_string_is_read_in_linear_time() -> None:
     assert boundary.loads(whole, clip=True)["type"] == "user"
     with pytest.raises(ValueError):
         boundary.loads(cut, clip=True)
-    closed = min(_cpu(lambda: boundary.clip_text(whole, MAX_DEPTH)) for _ in range(3))
-    broken = min(_cpu(lambda: boundary.clip_text(cut, MAX_DEPTH)) for _ in range(3))
+    closed = cpu_seconds(lambda: boundary.clip_text(whole, MAX_DEPTH))
+    broken = cpu_seconds(lambda: boundary.clip_text(cut, MAX_DEPTH))
     assert broken <= 20 * closed + 0.05, f"{broken:.3f} s for the cut line against {closed:.4f} s for the closed one"
 
 
@@ -73,8 +67,8 @@ def test_a_long_text_of_long_numbers_is_scanned_in_linear_time() -> None:
     209: 210 steps a character. Timed against json.loads of the same text on this machine."""
     text = "[" + ",".join(["9" * 209 + ".5"] * 5000) + "]"
     assert boundary.loads(text) == json.loads(text)
-    plain = min(_cpu(lambda: json.loads(text)) for _ in range(3))
-    bounded = min(_cpu(lambda: boundary.loads(text)) for _ in range(3))
+    plain = cpu_seconds(lambda: json.loads(text))
+    bounded = cpu_seconds(lambda: boundary.loads(text))
     assert bounded <= 20 * plain + 0.05, f"{bounded:.3f} s against json.loads' {plain:.4f} s"
 
 
@@ -175,9 +169,8 @@ def test_a_key_a_lone_surrogate_makes_equal_to_another_is_a_duplicate_when_keys_
     big = "{" + ", ".join(f'"k{i}": {i}' for i in range(8000)) + ", " + text[1:]
     with pytest.raises(boundary.DuplicateKey):
         boundary.loads(big, unique_keys=True)
-    unique = min(_cpu(lambda: pytest.raises(boundary.DuplicateKey, boundary.loads, big, unique_keys=True))
-                 for _ in range(3))
-    last_wins = min(_cpu(lambda: boundary.loads(big)) for _ in range(3))
+    unique = cpu_seconds(lambda: pytest.raises(boundary.DuplicateKey, boundary.loads, big, unique_keys=True))
+    last_wins = cpu_seconds(lambda: boundary.loads(big))
     assert unique <= 5 * last_wins + 0.05, f"{unique:.3f} s against {last_wins:.4f} s"
 
 
