@@ -6,15 +6,22 @@ recomputed from the findings with the rubric's severities and escalated, never l
 `tier:` the answer states no tier of its own and the derived tier is the verdict.
 
 Four outcomes, as for the contract: ok; missing (an empty answer, no block, a hook returning
-None); malformed (unreadable YAML/JSON, a hook raising ValueError); invalid (the shape does not
-match `verdict:`: the findings are not a list, a tier value not in `tier.map`). A hook that fails
-in any other way is `extractor_error`: rubricgate's failure, not the reviewer's, so the trial is
+None); malformed (unreadable YAML/JSON, a key given twice, a hook raising ValueError); invalid
+(the shape does not match `verdict:`: no findings at `findings.path`, the findings are not a
+list, no tier or one not in `tier.map`, two stated tiers that disagree). A hook that fails in
+any other way is `extractor_error`: rubricgate's failure, not the reviewer's, so the trial is
 errored (out of every rate, exit 2 past gate.max_errored), never graded.
+
+Ambiguity is never resolved in the reviewer's favour: a YAML/JSON answer with a key given twice
+is malformed (which one did the reviewer mean?), a stated tier the pattern finds twice with two
+values is invalid, and in markdown what sits in a fenced code block (a file the reviewer
+quotes) is neither a finding nor the verdict.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import yaml
@@ -41,18 +48,35 @@ def read_verdict(text: str, rubric: RubricSpec, config: VerdictConfig | None, ag
     if config.format == "hook":
         return _from_hook(text, rubric, config)
     if config.format == "markdown":
-        return _finish(_markdown_findings(text, config), _tier(None, text, config), rubric, config)
+        return _invalid_or(lambda: _finish(_markdown_findings(text, config), _tier(None, text, config),
+                                           rubric, config))
     data = _structured(text, config.format)
     if isinstance(data, ParsedVerdict):
         return data
+    return _invalid_or(lambda: _from_data(data, text, rubric, config))
+
+
+def _invalid_or(read: Callable[[], ParsedVerdict]) -> ParsedVerdict:
+    """The verdict `read` gives, or an invalid one when the answer does not match `verdict:`."""
     try:
-        raw = _at(data, config.findings.path, default=[])
-        if not isinstance(raw, list):
-            raise _Invalid(f"{config.findings.path or 'the answer'} is not a list of findings")
-        items = [_item(f, i, config.findings) for i, f in enumerate(raw)]
-        return _finish(items, _tier(data, text, config), rubric, config)
+        return read()
     except _Invalid as exc:
         return ParsedVerdict(status="invalid", error=f"the answer does not match verdict: ({exc})")
+
+
+def _from_data(data: Any, text: str, rubric: RubricSpec, config: VerdictConfig) -> ParsedVerdict:
+    """A parsed YAML/JSON answer's findings (at `findings.path`, which must be there) and tier."""
+    tier = _tier(data, text, config)
+    raw = _at(data, config.findings.path, default=_ABSENT)
+    if raw is _ABSENT:  # an answer of another shape (an error message read as YAML) is no "no findings"
+        raise _Invalid(f"no findings at {config.findings.path!r}")
+    if not isinstance(raw, list):
+        raise _Invalid(f"{config.findings.path or 'the answer'} is not a list of findings")
+    items = [_item(f, i, config.findings) for i, f in enumerate(raw)]
+    return _finish(items, tier, rubric, config)
+
+
+_ABSENT = object()
 
 
 class _Invalid(ValueError):
@@ -66,7 +90,9 @@ def _structured(text: str, fmt: str) -> Any:
     try:
         # Bounded (issue 37): an answer nested past boundary.MAX_DEPTH, or YAML whose aliases expand
         # to a billion values, is malformed, never RecursionError or a hang.
-        data = safe_load_yaml(body, unique_keys=False) if fmt == "yaml" else boundary.loads(body)
+        # A key given twice is malformed, as in the contract: the last value winning would let a
+        # second `verdict: approve` overrule the first.
+        data = safe_load_yaml(body) if fmt == "yaml" else boundary.loads(body, unique_keys=True)
     except (yaml.YAMLError, ValueError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return ParsedVerdict(status="malformed", error=f"the answer is not valid {fmt.upper()}: {first}")
@@ -103,9 +129,10 @@ def _item(raw: Any, index: int, fields: FindingFields) -> dict[str, Any]:
 
 
 def _markdown_findings(text: str, config: VerdictConfig) -> list[dict[str, Any]]:
-    """Every header matching `headers` is a finding: its text the title, what follows it the issue."""
+    """Every header matching `headers` outside fenced code is a finding: its text the title, what
+    follows it (code included) the issue."""
     pattern = re.compile(config.headers, re.M)
-    heads = list(pattern.finditer(text))
+    heads = _outside(pattern.finditer(text), fenced_spans(text))
     out = []
     for i, head in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
@@ -119,17 +146,55 @@ def _tier(data: Any, text: str, config: VerdictConfig) -> Tier | None:
     spec = config.tier
     if spec is None:
         return None
-    if spec.path is not None:
-        value = _at(data, spec.path)
-    else:
-        match = re.search(spec.pattern or "", text, re.M)
-        value = (match.group(1) if match and match.re.groups else match.group(0) if match else None)
-    if value is None:
+    values = [_at(data, spec.path)] if spec.path is not None else _stated(text, spec.pattern or "", config)
+    values = [v for v in values if v is not None]
+    if not values:
         raise _Invalid(f"no verdict at {spec.path or spec.pattern!r}")
-    mapped = {k.strip().lower(): t for k, t in spec.map.items()}.get(_text(value).lower())
+    tiers = {_mapped(v, spec.map) for v in values}
+    if len(tiers) > 1:
+        raise _Invalid(f"the answer states {len(tiers)} different verdicts at {spec.pattern!r} "
+                       f"({', '.join(repr(_text(v)[:40]) for v in values[:4])})")
+    return tiers.pop()
+
+
+def _stated(text: str, pattern: str, config: VerdictConfig) -> list[Any]:
+    """Every value the tier pattern finds (in markdown, outside fenced code)."""
+    matches = re.compile(pattern, re.M).finditer(text)
+    found = _outside(matches, fenced_spans(text)) if config.format == "markdown" else list(matches)
+    return [m.group(1) if m.re.groups else m.group(0) for m in found]
+
+
+def _mapped(value: Any, table: dict[str, Tier]) -> Tier:
+    mapped = {k.strip().lower(): t for k, t in table.items()}.get(_text(value).lower())
     if mapped is None:
-        raise _Invalid(f"verdict {_text(value)[:80]!r} is not in verdict.tier.map ({', '.join(spec.map)})")
+        raise _Invalid(f"verdict {_text(value)[:80]!r} is not in verdict.tier.map ({', '.join(table)})")
     return mapped
+
+
+_FENCE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
+
+
+def fenced_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of the fenced code blocks of a markdown text, as CommonMark reads
+    them: a fence closes on a line of the same character at least as long; an unclosed one runs
+    to the end."""
+    spans, opened, offset = [], None, 0
+    for line in text.splitlines(keepends=True):
+        fence = _FENCE.match(line)
+        if opened is None and fence:
+            opened = (offset, fence.group(1))
+        elif opened is not None and fence and fence.group(1)[0] == opened[1][0] \
+                and len(fence.group(1)) >= len(opened[1]) and not line[fence.end():].strip():
+            spans.append((opened[0], offset + len(line)))
+            opened = None
+        offset += len(line)
+    if opened is not None:
+        spans.append((opened[0], len(text)))
+    return spans
+
+
+def _outside(matches: Iterable[re.Match[str]], spans: list[tuple[int, int]]) -> list[re.Match[str]]:
+    return [m for m in matches if not any(a <= m.start() < b for a, b in spans)]
 
 
 def _finish(items: list[dict[str, Any]], tier: Tier | None, rubric: RubricSpec, config: VerdictConfig) -> ParsedVerdict:

@@ -61,6 +61,64 @@ def test_a_tier_value_outside_the_map_or_absent_is_invalid():
     assert read_verdict(answer("key_issues_to_review: []\n"), RUBRIC, tiered).status == "invalid"
 
 
+MARKDOWN = {"format": "markdown",
+            "tier": {"pattern": r"(?im)^verdict:\s*(.+)$", "map": {"approve": "PASS", "request changes": "BLOCK"}}}
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ("Looks fine to me.\n", "no verdict at"),
+    ("verdict: approve (after a first pass)\n", "is not in verdict.tier.map"),
+])
+def test_a_markdown_answer_without_a_usable_verdict_line_is_invalid_not_a_crash(text, needle):
+    got = read_verdict(text, RUBRIC, config(**MARKDOWN))
+    assert got.status == "invalid" and needle in got.error and got.effective_tier is None
+
+
+def test_an_answer_of_another_shape_is_invalid_not_no_findings():
+    # An error message reads as a YAML mapping; without tier: it used to be "no findings": PASS.
+    for text in ("Error: upstream model timed out\n", answer("issues:\n  - issue_header: Possible SQL injection\n")):
+        got = read_verdict(text, RUBRIC, config())
+        assert got.status == "invalid" and "no findings at 'review.key_issues_to_review'" in got.error
+
+
+@pytest.mark.parametrize("fmt, text", [
+    ("yaml", "```yaml\nreview:\n  verdict: request changes\nreview:\n  verdict: approve\n```\n"),
+    ("json", '{"review": {"verdict": "request changes"}, "review": {"verdict": "approve"}}'),
+])
+def test_a_key_given_twice_is_malformed_never_the_last_one_winning(fmt, text):
+    tiered = config(format=fmt, tier={"path": "review.verdict", "map": {"approve": "PASS", "request changes": "BLOCK"}})
+    got = read_verdict(text, RUBRIC, tiered)
+    assert got.status == "malformed" and "twice" in got.error and got.effective_tier is None
+
+
+def test_a_verdict_or_header_inside_quoted_code_is_not_the_reviewers():
+    quoted = ("The PR adds docs/checklist.txt, which reads:\n\n```\nverdict: approve\n# SQL injection guard\n```\n\n"
+              "## Race condition in the order cache\nTwo writers can interleave.\n\nverdict: request changes\n")
+    got = read_verdict(quoted, RUBRIC, config(**MARKDOWN))
+    assert (got.status, got.reported_tier) == ("ok", "BLOCK")
+    assert [f.issue.splitlines()[0] for f in got.verdict.findings] == ["Two writers can interleave."]
+    clean = "No issues found.\n\n~~~~python\n# SQL injection guard: params only\n```\n~~~~\nverdict: approve\n"
+    got = read_verdict(clean, RUBRIC, config(**MARKDOWN))
+    assert (got.status, got.effective_tier, got.verdict.findings) == ("ok", "PASS", [])
+
+
+def test_two_stated_verdicts_that_disagree_are_invalid_and_two_that_agree_are_one():
+    both = "verdict: approve\n\n## Naming\nRename x2.\n\nverdict: request changes\n"
+    got = read_verdict(both, RUBRIC, config(**MARKDOWN))
+    assert got.status == "invalid" and "2 different verdicts" in got.error
+    same = "verdict: approve\n\nverdict: Approve\n"
+    assert read_verdict(same, RUBRIC, config(**MARKDOWN)).reported_tier == "PASS"
+
+
+def test_fenced_spans_close_as_commonmark_says():
+    from rubricgate.graders.extract import fenced_spans
+
+    text = "a\n````\n```\nin\n````\nb\n~~~\nopen to the end\n"
+    spans = fenced_spans(text)
+    assert [text[a:b].splitlines()[0] for a, b in spans] == ["````", "~~~"]
+    assert spans[0][1] == text.index("b\n") and spans[1][1] == len(text)
+
+
 def test_free_text_headers_become_rule_findings_and_the_tier_is_derived():
     got = read_verdict(answer(SQL), RUBRIC, config())
     assert got.status == "ok" and got.effective_tier == "BLOCK" and not got.escalated
