@@ -2,7 +2,8 @@
 
 Gated: the reviewer, which is its whole closure (suite/closure.py: the prompt, skill and rubric,
 their folders, every file they reference, transitively, and `reviewer.files`), taken both in the
-working tree and at the merge base; the suite's tasks and fixtures, the baseline and the config.
+working tree and at the merge base; the suite's tasks and fixtures, the baseline, the config
+and the verdict hook (it grades every answer: a hook made to pass everything is a PR to gate).
 
 The seed's lesson: on a shallow clone a diff against a missing base silently returns nothing,
 which would wave through a PR that changed every gated file. So a base that is not present, or
@@ -54,11 +55,26 @@ SUITE_ROLES = {"suite.tasks": "a task (suite.tasks)", "suite.fixtures": "a fixtu
                "baseline": "the baseline", "config": "the config"}
 
 
-def suite_roles(config: Config) -> dict[str, str]:
-    """The gated paths besides the reviewer: the suite, the baseline and the config -> what each is."""
+def suite_roles(config: Config, repo: Path | None = None) -> dict[str, str]:
+    """The gated paths besides the reviewer: the suite, the baseline, the config and the verdict
+    hook that grades the answers (`verdict.hook`) -> what each is."""
     paths = {config.suite.tasks: SUITE_ROLES["suite.tasks"], config.suite.fixtures: SUITE_ROLES["suite.fixtures"],
              config.baseline: SUITE_ROLES["baseline"], CONFIG_NAME: SUITE_ROLES["config"]}
+    hook = verdict_hook_file(config, repo)
+    if hook:
+        paths[hook] = "the verdict hook (verdict.hook)"
     return {p.strip("/"): role for p, role in paths.items() if p and p.strip("/") not in ("", ".")}
+
+
+def verdict_hook_file(config: Config, repo: Path | None = None) -> str | None:
+    """The hook's file relative to the repository (load_config makes it absolute), or None."""
+    if config.verdict is None or config.verdict.hook is None:
+        return None
+    file = PurePosixPath(config.verdict.hook.rpartition(":")[0])
+    if not file.is_absolute():
+        return file.as_posix()
+    root = PurePosixPath((repo or Path.cwd()).resolve().as_posix())
+    return file.relative_to(root).as_posix() if file.is_relative_to(root) else None
 
 
 def gated_paths(config: Config, repo: Path | None = None) -> list[str]:
@@ -67,7 +83,7 @@ def gated_paths(config: Config, repo: Path | None = None) -> list[str]:
     With `repo`, a path reached through a symlinked folder is gated at its real place too (git
     reports changes there), and so is the link itself.
     """
-    listed = set(suite_roles(config))
+    listed = set(suite_roles(config, repo))
     if repo is not None:
         listed |= {real for p in listed if (real := _real_relpath(repo, p))}
     return sorted(_outermost(listed))
@@ -151,7 +167,7 @@ def changed_files(repo: Path, base: str, config: Config) -> ChangedResult:
     now = reviewer_closure(WorkTree(repo), config)
     with CommitTree(repo, mb) as then_tree:
         then = reviewer_closure(then_tree, config)
-    roles, reasons = suite_roles(config), {}
+    roles, reasons = suite_roles(config, repo), {}
     for name in names:
         if name in now:
             reasons[name] = now.reasons[name]

@@ -96,6 +96,18 @@ def test_changed_cli_sees_a_rubric_edit_when_reviewer_files_share_no_folder(repo
     assert got.exit_code == 0 and got.output.startswith("changed: 1 gated file"), got.output
 
 
+@pytest.mark.parametrize("absolute", [False, True])
+def test_an_edit_to_the_verdict_hook_alone_is_gated(repo, absolute):
+    # The hook grades every answer: a PR that makes it pass everything must not skip the gate.
+    commit(repo, {"tools/verdict.py": "def extract(text):\n    return None\n"}, "hook")
+    base = git(repo, "rev-parse", "HEAD")
+    commit(repo, {"tools/verdict.py": "def extract(text):\n    return {'tier': 'PASS', 'findings': []}\n"}, "pass all")
+    hook = f"{(repo / 'tools/verdict.py').resolve() if absolute else 'tools/verdict.py'}:extract"
+    config = Config.model_validate({"verdict": {"format": "hook", "hook": hook}})
+    got = changed_files(repo, base, config)
+    assert got.files == ["tools/verdict.py"] and got.reasons["tools/verdict.py"] == "the verdict hook (verdict.hook)"
+
+
 def test_missing_ref_is_loud(repo):
     with pytest.raises(GateInputError, match="'nope' is not present in this clone") as err:
         changed_files(repo, "nope", Config())
