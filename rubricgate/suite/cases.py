@@ -17,6 +17,7 @@ from rubricgate.models.config import Config
 from rubricgate.models.dimensions import DIMENSIONS
 from rubricgate.models.task import Expect, FixtureExpect, Rubric, TaskFile
 from rubricgate.suite.checks import fixture_layout_errors, task_errors, task_layout_errors
+from rubricgate.suite.overlays import reviewer_overlay_errors
 from rubricgate.suite.paths import safe_relpath
 from rubricgate.suite.rubric import RubricSpec
 from rubricgate.suite.validation import load_all_errors
@@ -33,6 +34,7 @@ def load_suite(repo: Path, config: Config, rubric: RubricSpec | None = None) -> 
     _check_duplicates(cases, errors)
     for case in cases:
         _check_review_root(repo, config, case, errors)
+    errors += reviewer_overlay_errors(repo, config, cases)
     if rubric is not None:
         for case in cases:
             if case.source != "task":  # a task's rule ids were checked with the rest of its file

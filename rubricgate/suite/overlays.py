@@ -1,0 +1,44 @@
+"""A case's `files:` never replace the reviewer inside its workspace.
+
+A task's overlays are written over the copy of the tree the reviewer runs in. One that names a
+file of the reviewer itself (its closure, suite/closure.py: the prompt, skill, rubric and what
+they reference; a script the agent command runs from the workspace; the changed-files list the
+harness writes) would make the case test that text instead of the reviewer: a canned answer that
+passes whatever the PR does to the real one. Such a key is an input error naming the task.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from rubricgate.errors import GateInputError
+from rubricgate.models.case import CaseSpec
+from rubricgate.models.config import Config
+from rubricgate.suite.closure import reviewer_closure
+from rubricgate.suite.trees import WorkTree
+
+_IN_WORKSPACE = re.compile(r"\{workspace\}/([^\s'\"]+)")
+
+
+def reviewer_overlay_errors(repo: Path, config: Config, cases: Sequence[CaseSpec]) -> list[GateInputError]:
+    """An error for every overlay key that is one of the reviewer's own files."""
+    keyed = [(case, key) for case in cases for key in case.files]
+    if not keyed:  # the closure is read only when some case overlays anything
+        return []
+    own = reviewer_files(repo, config)
+    return [GateInputError(case.origin, f"files.{key}", f"replaces the reviewer's own {key!r} ({own[key]}) "
+                           "in the workspace: the case would test that text, not the reviewer",
+                           "overlay another path; the reviewer runs as it is in the repository")
+            for case, key in keyed if key in own]
+
+
+def reviewer_files(repo: Path, config: Config) -> dict[str, str]:
+    """Repository-relative path -> why it is the reviewer's."""
+    own = dict(reviewer_closure(WorkTree(repo), config).reasons)
+    for part in config.agent.command or []:
+        for rel in _IN_WORKSPACE.findall(part):
+            own.setdefault(rel.strip("/"), "run by agent.command")
+    own.setdefault(config.reviewer.changed_files.strip("/"), "the changed-files list rubricgate writes")
+    return own
