@@ -93,6 +93,8 @@ def adaptive_rounds(loaded: Loaded, jobs: list[Job], options: RunOptions):
         continued, rounds.design_key = prepare(options.repo, loaded, order, first,
                                                options.agent or loaded.config.agent.name, options.continues)
         rounds.take_up(continued)
+        rounds.design_flags = options.design_flags()
+        rounds.repo_shown = options.repo_shown()
     elif options.continues is not None:
         raise GateInputError("--continue", str(options.continues), "this run shares no case with the baseline",
                              "continue with the cases the run had")

@@ -114,6 +114,8 @@ class AdaptiveRun:
         self.continued = None  # the run this one continues (gating/continuation.py's Continued)
         self.design_key = ""  # what identifies the design (gating/continuation.py)
         self._plan = None  # the power plan (plan()), made when first asked for
+        self.design_flags = ""  # `run`'s flags that make this design again (RunOptions.design_flags)
+        self.repo_shown = ""  # the repository as --repo named it ("" when it is the working folder)
 
     def next_batch(self) -> list[tuple[str, int, bool]]:
         """(case, trial number, is_confirmation) of every trial up to the next look; [] when the
@@ -285,9 +287,24 @@ class AdaptiveRun:
         """Trials the design runs if no look stops it (confirmations aside): the progress total."""
         return self.schedule.total_after(self.schedule.looks[self.limit - 1]) + self.first * len(self.new)
 
+    def run_folder(self, reports: str, run_id: str) -> str:
+        """The run's folder as the command that continues it names it."""
+        return f"{self.repo_shown}/{reports}/{run_id}" if self.repo_shown else f"{reports}/{run_id}"
+
+    def trials_taken_up(self) -> int:
+        """The design trials of the run this one continues (in most_trials, run by that run)."""
+        return sum(1 for t in self.continued.trials if not t.confirmation) if self.continued is not None else 0
+
     def plan_lines(self) -> list[str]:
-        """The plan, printed before the first trial (gating/power.py)."""
-        return self.plan().lines() if self.shared else ["plan: no case of this run is in the baseline"]
+        """The plan, printed before the first trial (gating/power.py); a continued run says first
+        what it takes up and what it may add."""
+        lines = self.plan().lines() if self.shared else ["plan: no case of this run is in the baseline"]
+        if self.continued is None:
+            return lines
+        taken = len(self.continued.trials)
+        return [f"continues {self.continued.run_dir}: its {taken} trial(s) count here, this run adds up to "
+                f"{self.most_trials() - self.trials_taken_up()} (continuation {self.continuations()} of "
+                f"{self.schedule.planned_continuations()})", *lines]
 
     def plan(self):
         """The power plan of this run's shared cases (gating/power.py's Plan), made once."""

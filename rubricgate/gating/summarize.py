@@ -20,6 +20,7 @@ from rubricgate.suite.load import Loaded
 def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], state: RunState) -> Summary:
     """Aggregate and gate: the Summary every report renders (also used by regrade)."""
     jobs = state.jobs_run if state.jobs_run is not None else jobs  # adaptive rounds: what ran
+    planned = len(jobs) + _taken_up(state)
     results = marked_confirmations(results, state.adaptive)
     frame = trial_frame(loaded.cases, results)
     rates = dimension_rates(frame, loaded.config.graded_dimensions())
@@ -35,7 +36,7 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
     cases = case_summaries(loaded, jobs, results, per_case, confidence)
     return Summary(run_id=state.run_id, started_at=state.started, kind=state.kind,
                    finished_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
-                   complete=not state.interrupted and len(results) == len(jobs) and not state.not_run, agent=default,
+                   complete=not state.interrupted and len(results) == planned and not state.not_run, agent=default,
                    agent_version=state.agent_versions.get(default), agent_support=support_for(state.agent_versions),
                    model=loaded.config.agent.model or reported_model(results),
                    trials_default=state.trials or loaded.config.trials,
@@ -45,6 +46,13 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
                    cost=cost_summary(cases, state.budget),
                    pass_k=suite_consistency([[t for t in c.trials if counted(t)] for c in cases]), gate=gate,
                    config={"method": loaded.config.gate.method, "rubric": loaded.config.reviewer.rubric})
+
+
+def _taken_up(state: RunState) -> int:
+    """Trials of the run this one continues (gating/continuation.py): they are in `results` and
+    were planned, by that run, so a continued run that ran its budget is complete."""
+    continued = state.adaptive.continued if state.adaptive is not None else None
+    return len(continued.trials) if continued is not None else 0
 
 
 def case_summaries(loaded: Loaded, jobs: list[Job], results: list[TrialResult], per_case: Counts,
@@ -117,7 +125,8 @@ def _decision(loaded: Loaded, rates, state: RunState, done: int, total: int,
         return cannot_judge(["no baseline to compare against"], method), None
     if state.adaptive is not None:  # the design's counts and the last look (gating/adaptive.py)
         decision, detail = _adaptive_decision(loaded, rates, state.adaptive, run_with)
-        return continuation_detail(detail, decision, state.adaptive, f"{loaded.config.reports}/{state.run_id}")
+        return continuation_detail(detail, decision, state.adaptive, state.adaptive.run_folder(loaded.config.reports,
+                                                                                              state.run_id))
     return decide(rates, loaded.baseline, loaded.config.gate, per_case, run_with, errored=errored)
 
 
@@ -156,7 +165,7 @@ def next_step(adaptive, run_path: str) -> str:
     if adaptive.limit >= len(sched.looks) or not adaptive.shared:
         return (f"add cases or raise gate.max_trials_per_case (this design's continuations are spent){what}; "
                 "`rubricgate plan` shows what would reach the margin")
-    return f"continue this run: rubricgate run --continue {run_path}{when}{what}"
+    return f"continue this run: rubricgate run{adaptive.design_flags} --continue {run_path}{when}{what}"
 
 
 def _adaptive_decision(loaded: Loaded, rates: dict[str, RateRow], adaptive, run_with: MeasuredWith):

@@ -48,6 +48,22 @@ class RunOptions:
     # Continue this INCONCLUSIVE run (gating/continuation.py): its trials count, the design's next budget runs.
     continues: Path | None = None
 
+    def repo_shown(self) -> str:
+        """The repository as a command run from here names it: "" when it is the working folder."""
+        return "" if self.repo.resolve() == Path.cwd().resolve() else str(self.repo)
+
+    def design_flags(self) -> str:
+        """The flags that make `rubricgate run` this run's design again (said in the command that
+        continues it: without --config or --only, that command would be another design)."""
+        import shlex
+
+        flags = ["--repo", self.repo_shown()] if self.repo_shown() else []
+        flags += ["--config", str(self.config_path)] if self.config_path is not None else []
+        flags += ["--agent", self.agent] if self.agent else []
+        flags += ["--trials", str(self.trials)] if self.trials else []
+        flags += [f for only in self.only for f in ("--only", only)]
+        return "".join(f" {shlex.quote(f)}" for f in flags)
+
 
 # Agents that run in-process and spend no model time: more of them at once gains nothing.
 _LOCAL_AGENTS = ("builtin", "replay")

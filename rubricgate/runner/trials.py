@@ -36,6 +36,8 @@ class Rounds(Protocol):
 
     def most_trials(self) -> int: ...  # the design's trials if no look stops it (confirmations aside)
 
+    def trials_taken_up(self) -> int: ...  # of those, run by the run this one continues
+
 
 def run_trials(run: StartedRun, jobs: list[Job], workers: int = 1,
                on_graded: OnGraded | None = None, rounds: Rounds | None = None) -> list[TrialResult]:
@@ -72,7 +74,7 @@ def _run_rounds(run: StartedRun, jobs: list[Job], workers: int, rounds: Rounds) 
     ctx, state = run.ctx, run.state
     template = {j.case.id: j for j in jobs}
     state.adaptive, state.jobs_run = rounds, []
-    ctx.events.emit("plan", lines=rounds.plan_lines(), total_trials=rounds.most_trials())
+    ctx.events.emit("plan", lines=rounds.plan_lines(), total_trials=rounds.most_trials() - rounds.trials_taken_up())
     while True:
         batch = [(Job(template[c].case, n, template[c].agent), confirm) for c, n, confirm in rounds.next_batch()]
         if not batch:

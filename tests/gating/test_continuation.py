@@ -97,8 +97,9 @@ def _newest(repo, besides=()):
     return sorted(p for p in (repo / "reports").iterdir() if p.is_dir() and p not in besides)[-1]
 
 
-def test_the_inconclusive_run_names_the_one_command_that_continues_it_and_that_command_works(repo) -> None:
+def test_the_inconclusive_run_names_the_one_command_that_continues_it_and_that_command_works(repo, monkeypatch) -> None:
     _statistical(repo)
+    monkeypatch.chdir(repo)
     first = _run(repo)
     assert first.exit_code == 2, first.output
     old = _newest(repo)
@@ -116,6 +117,28 @@ def test_the_inconclusive_run_names_the_one_command_that_continues_it_and_that_c
     assert len(trials) == 2 * len([t for c in summary["cases"] for t in c["trials"]])  # the old ones too
     assert all((new / t["transcript"]).is_file() for t in trials if t["transcript"])
     assert f"continues {old}" in result.output
+    # it ran its whole budget: not a partial run (the comment said "stopped before every trial ran")
+    assert data["complete"] is True
+    assert f"continues {old}: its {len(trials) // 2} trial(s) count here, this run adds up to" in result.output
+    assert "Partial run" not in (new / "comment.md").read_text()
+
+
+def test_the_command_that_continues_a_run_carries_the_flags_of_its_design(repo, tmp_path, monkeypatch) -> None:
+    import shlex
+
+    _statistical(repo)
+    (repo / "other.yaml").write_text((repo / "rubricgate.yaml").read_text())
+    monkeypatch.chdir(tmp_path)  # elsewhere: the command names the repository and the run folder in full
+    first = CliRunner().invoke(main, ["run", "--repo", str(repo), "--config", str(repo / "other.yaml")])
+    assert first.exit_code == 2, first.output
+    old = _newest(repo)
+    line = next(x for x in first.output.splitlines() if x.startswith("warning: next: continue this run: "))
+    command = line.removeprefix("warning: next: continue this run: ").split(";")[0]
+    assert command == (f"rubricgate run --repo {repo} --config {repo / 'other.yaml'} "
+                       f"--continue {repo / 'reports' / old.name}")
+    again = CliRunner().invoke(main, shlex.split(command)[1:])
+    data = json.loads((_newest(repo, besides=[old]) / "summary.json").read_text())
+    assert data["gate"]["continues"] == [old.name], again.output
 
 
 def test_a_fresh_rerun_of_the_same_design_is_recognized_and_continues(repo) -> None:
