@@ -222,8 +222,8 @@ def baseline() -> None:
 @config_option
 @click.option("--reason", default=None,
               help="Why the baseline changes (needed to lower a rate; checked before running).")
-@click.option("--from", "from_run", type=click.Path(path_type=Path), default=None,
-              help="Use this run's summary.json instead of running the suite.")
+@click.option("--from", "from_runs", type=click.Path(path_type=Path), multiple=True,
+              help="Use this run's summary.json instead of running the suite (repeat it for each session's run).")
 @click.option("--allow-partial", is_flag=True,
               help="Accept a run that left cases out (--only), was interrupted, or had errored trials.")
 @click.option("--sessions", type=click.IntRange(min=1, max=20), default=None,
@@ -232,12 +232,12 @@ def baseline() -> None:
 @click.option("--trials", type=TRIALS, default=None,
               help="Trials per case in all, split among the sessions (statistical gate default: at least 10, "
                    "and what a single collapsing case needs at this suite size).")
-def baseline_update(repo, config_path, reason, from_run, allow_partial, sessions, trials) -> None:
+def baseline_update(repo, config_path, reason, from_runs, allow_partial, sessions, trials) -> None:
     """Set the baseline from a run: raise freely, lower only with --reason."""
     from rubricgate.flows.baseline_update import BaselineRequest, update_baseline  # runs the pipeline: on use
 
     interrupt_on_sigterm()
-    request = BaselineRequest(repo=_repo(repo), config_path=config_path, reason=reason, from_run=from_run,
+    request = BaselineRequest(repo=_repo(repo), config_path=config_path, reason=reason, from_runs=list(from_runs),
                               allow_partial=allow_partial, listeners=_listeners(), sessions=sessions, trials=trials)
     try:
         done = update_baseline(request)

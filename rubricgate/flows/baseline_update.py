@@ -9,8 +9,9 @@ size (gating/planning.py's baseline_measure; --sessions and --trials choose othe
 from __future__ import annotations
 
 import re
+import shlex
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
@@ -30,7 +31,7 @@ class BaselineRequest:
     repo: Path
     config_path: Path | None = None
     reason: str | None = None
-    from_run: Path | None = None
+    from_runs: list[Path] = field(default_factory=list)  # measured already: one run folder a session
     allow_partial: bool = False
     listeners: list | None = None
     sessions: int | None = None  # separate runs of the measurement (default: baseline_measure)
@@ -53,12 +54,14 @@ def check_reason(request: BaselineRequest) -> None:
                              "say why the baseline changes, or leave --reason out")
 
 
-def _lowering_needs_reason(exc: GateInputError, source: str, from_run: Path | None) -> GateInputError:
-    """The run is kept: finishing the update needs only the reason, not another run."""
-    if from_run is not None:
+def _lowering_needs_reason(exc: GateInputError, runs: list[str], measured_here: bool) -> GateInputError:
+    """The runs are kept: finishing the update needs only the reason, not another measurement."""
+    if not measured_here:
         return exc
+    again = " ".join(f"--from {shlex.quote(r)}" for r in runs)
+    kept = "run is" if len(runs) == 1 else f"{len(runs)} runs are"
     return GateInputError(exc.file, exc.field, exc.problem,
-                          f"the measured run is kept: rubricgate baseline update --from {source} --reason '...'")
+                          f"the measured {kept} kept: rubricgate baseline update {again} --reason '...'")
 
 
 def partial_problems(summary: Summary, cases: list[CaseSpec]) -> list[str]:
@@ -106,11 +109,16 @@ def update_baseline(request: BaselineRequest) -> BaselineUpdated:
     loaded = load_all(request.repo, request.config_path, require_baseline=False)
     path = request.repo / loaded.config.baseline
     old = load_baseline(path, loaded.config.baseline, allow_format_1=True) if path.exists() else None
-    more: list[Summary] = []
-    if request.from_run is not None:
-        summary, source = read_summary(request.from_run), str(request.from_run)
-        if (failed := nothing_measured(summary, source)) is not None:
-            raise failed
+    if request.from_runs:
+        runs = [str(r) for r in request.from_runs]
+        if len({r.resolve() for r in request.from_runs}) < len(runs):
+            raise GateInputError("--from", ", ".join(runs), "a run is given twice: its trials would count twice",
+                                 "give each session's run folder once")
+        summaries = [read_summary(r) for r in request.from_runs]
+        for got, run in zip(summaries, runs, strict=True):
+            if (failed := nothing_measured(got, run)) is not None:
+                raise failed
+        summary, more = summaries[0], summaries[1:]
     else:
         sessions, trials = measure(request, loaded)
         outcomes = []
@@ -123,7 +131,8 @@ def update_baseline(request: BaselineRequest) -> BaselineUpdated:
             if not outcomes[-1].summary.complete:
                 break  # interrupted: the partial check below says so
         summary, more = outcomes[0].summary, [o.summary for o in outcomes[1:]]
-        source = ", ".join(str(o.run_dir) for o in outcomes)
+        runs = [str(o.run_dir) for o in outcomes]
+    source = ", ".join(runs)
     problems = [p for s in (summary, *more) for p in partial_problems(s, loaded.cases)]
     if problems and not request.allow_partial:
         raise GateInputError(source, "", "not a measurement of the whole suite: " + "; ".join(problems),
@@ -134,6 +143,6 @@ def update_baseline(request: BaselineRequest) -> BaselineUpdated:
     try:  # merged per case: a partial run (--allow-partial) refreshes only its cases
         update = updated_baseline(old, summary, request.reason or "", [c.id for c in loaded.cases], digest, more)
     except GateInputError as exc:
-        raise _lowering_needs_reason(exc, source, request.from_run) from None
+        raise _lowering_needs_reason(exc, runs, not request.from_runs) from None
     write_baseline(path, update.baseline)
     return BaselineUpdated(update.baseline, update.lowered, source, problems, update.pooled)

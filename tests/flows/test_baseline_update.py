@@ -36,6 +36,24 @@ def test_lowering_without_reason_keeps_the_run_and_says_how_to_finish(repo) -> N
     assert done.exit_code == 0, done.output
 
 
+def test_the_kept_runs_of_several_sessions_are_named_in_a_command_that_runs(repo) -> None:
+    import shlex
+
+    set_severity(repo, "fm-description-required", "warning")
+    result = update(repo, "--sessions", "2")
+    assert result.exit_code == 2 and "needs a reason" in result.output
+    first, second = runs(repo)
+    fix = result.output.split("(fix: the measured 2 runs are kept: ")[1].rsplit(")", 1)[0]
+    assert fix == f"rubricgate baseline update --from {first} --from {second} --reason '...'"
+    twice = update(repo, "--from", str(first), "--from", str(first), "--reason", "x")
+    assert twice.exit_code == 2 and "a run is given twice" in twice.output
+    done = update(repo, *shlex.split(fix.replace("'...'", "'descriptions optional'"))[3:])
+    assert done.exit_code == 0, done.output
+    data = json.loads((repo / "baseline.json").read_text())
+    sessions = {len(c["verdict"]["sessions"]) for c in data["cases"].values()}
+    assert sessions == {2}, sessions  # both runs pooled, one session each (a repeated --from kept only the last)
+
+
 def test_the_run_folder_is_labelled_a_baseline_run_not_an_error(repo) -> None:
     result = update(repo)
     assert result.exit_code == 0, result.output
