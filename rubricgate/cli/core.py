@@ -143,6 +143,9 @@ def validate(repo, config_path, list_cases) -> None:
     if builtin and (note := scope_note({r.id: r.kind for r in loaded.rubric.rules.values()})) is not None:
         click.echo(f"note: {note}")  # only where the builtin reviews: it says what the builtin leaves out
     click.echo("".join(f"note: {n}\n" for n in notes), nl=False)
+    if loaded.baseline is None:
+        click.echo(f"note: no {loaded.config.baseline} yet: `rubricgate baseline update` measures it; "
+                   "until then `run` and `compare` cannot judge (exit 2)")
     click.echo("".join(f"warning: {w}\n" for w in warnings), nl=False, err=True)
 
 
@@ -184,8 +187,11 @@ def _load_checked(root: Path, config_path: Path | None):
     loaded = load_all(root, config_path, require_baseline=False)
     errors: list[GateInputError] = []
     collect(errors, lambda: check_agents(loaded.cases, loaded.config))
-    baseline = collect(errors, lambda: load_baseline(root / loaded.config.baseline, loaded.config.baseline,
-                                                     case_ids=[c.id for c in loaded.cases]))
+    path = root / loaded.config.baseline
+    # None before the first `baseline update` (the documented order: validate, then measure);
+    # a baseline that is there but broken is an error like any other file.
+    baseline = collect(errors, lambda: load_baseline(path, loaded.config.baseline, case_ids=[c.id for c in loaded.cases])
+                       ) if path.exists() or path.is_symlink() else None
     if errors:
         raise GateInputErrors(errors)
     return replace(loaded, baseline=baseline)

@@ -183,13 +183,26 @@ def test_reviewer_paths_with_yaml_syntax_stay_plain_values(tmp_path):
     assert load_config(repo).reviewer.prompt == odd
 
 
-def test_validate_reports_a_missing_cli_and_a_missing_baseline_together(tmp_path, monkeypatch):
+def test_validate_reports_a_missing_cli_and_a_broken_baseline_together(tmp_path, monkeypatch):
     repo = fresh(tmp_path)
     assert cli("init", "--repo", str(repo), "--agent", "codex").exit_code == 0
+    (repo / "baseline.json").write_text("{")
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
     got = cli("validate", "--repo", str(repo))
     assert got.exit_code == 2
-    assert "program 'codex' not found on PATH" in got.output and "baseline not found" in got.output, got.output
+    assert "program 'codex' not found on PATH" in got.output and "baseline.json: line 1: invalid JSON" in got.output, got.output
+
+
+def test_validate_before_the_first_baseline_checks_everything_else_and_says_what_comes_next(tmp_path):
+    # The documented order is init, validate, baseline update: the first validate must not fail.
+    repo = fresh(tmp_path)
+    assert cli("init", "--repo", str(repo)).exit_code == 0
+    got = cli("validate", "--repo", str(repo))
+    assert got.exit_code == 0, got.output
+    assert "note: no baseline.json yet: `rubricgate baseline update` measures it" in got.output
+    assert "rule coverage:" in got.output  # the rest was checked and shown
+    run = cli("run", "--repo", str(repo))
+    assert run.exit_code == 2 and "baseline" in run.output  # a run still cannot judge without one
 
 
 TEAM_RUBRIC = FOREIGN_RUBRIC.replace("| critical |", "| major |").replace("| suggestion |", "| minor |") + (
