@@ -190,8 +190,9 @@ def _load_checked(root: Path, config_path: Path | None):
     path = root / loaded.config.baseline
     # None before the first `baseline update` (the documented order: validate, then measure);
     # a baseline that is there but broken is an error like any other file.
-    baseline = collect(errors, lambda: load_baseline(path, loaded.config.baseline, case_ids=[c.id for c in loaded.cases])
-                       ) if path.exists() or path.is_symlink() else None
+    ids = [c.id for c in loaded.cases]
+    present = path.exists() or path.is_symlink()
+    baseline = collect(errors, lambda: load_baseline(path, loaded.config.baseline, case_ids=ids)) if present else None
     if errors:
         raise GateInputErrors(errors)
     return replace(loaded, baseline=baseline)

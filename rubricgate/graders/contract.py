@@ -12,10 +12,10 @@ import re
 from pydantic import ValidationError
 
 from rubricgate import boundary
+from rubricgate.models.base import TIER_ORDER
 from rubricgate.models.verdict import ParsedVerdict, Verdict
 from rubricgate.suite.rubric import RubricSpec
 
-TIER_ORDER = {"PASS": 0, "WARN": 1, "BLOCK": 2}
 # A fence opens with ```json (any case) and closes with ``` on its own line.
 _FENCE = re.compile(r"```[ \t]*json[ \t]*\r?\n(.*?)\r?\n[ \t]*```", re.S | re.I)
 

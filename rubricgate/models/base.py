@@ -9,6 +9,7 @@ from rubricgate.models.dimensions import DIMENSIONS  # noqa: F401  (the list liv
 
 Tier = Literal["PASS", "WARN", "BLOCK"]
 Outcome = Literal["PASS", "WARN", "BLOCK", "ERROR"]
+TIER_ORDER: dict[str, int] = {"PASS": 0, "WARN": 1, "BLOCK": 2}  # a tier is escalated, never lowered
 Severity = Literal["critical", "warning", "suggestion"]
 
 

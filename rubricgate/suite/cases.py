@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 
 from rubricgate.errors import GateInputError, GateInputErrors, collect
 from rubricgate.models import dimensions
-from rubricgate.models.base import Tier
+from rubricgate.models.base import TIER_ORDER, Tier
 from rubricgate.models.bounds import MAX_ID_CHARS
 from rubricgate.models.case import CaseSpec
 from rubricgate.models.config import Config
@@ -228,3 +228,25 @@ def _check_rule_ids(case: CaseSpec, rubric: RubricSpec, errors: list[GateInputEr
             if rid not in rubric.rules:
                 errors.append(GateInputError(case.origin, f"expect.{key}", f"unknown rule id {rid!r}",
                                              f"use an id from {rubric.path}"))
+    errors.extend(_unpassable(case, rubric))
+
+
+def _unpassable(case: CaseSpec, rubric: RubricSpec) -> list[GateInputError]:
+    """Expectations no review can meet: a rule both expected and forbidden, or expected rules
+    whose severities make the tier higher than the one expected (the tier is recomputed from
+    the findings and never lowered). Only for the default derivation, which only rises as
+    findings are added; a `tiers:` table's first-match rules need not."""
+    expect, errors = case.expect, []
+    both = sorted(set(expect.rules) & set(expect.absent_rules))
+    if both:
+        errors.append(GateInputError(case.origin, "expect.absent_rules", f"{', '.join(both)} also in expect.rules: "
+                                     "no review can both cite and not cite a rule", "keep each rule in one list"))
+    known = [rubric.rules[r].severity for r in expect.rules if r in rubric.rules]
+    if expect.tier is None or rubric.vocabulary.rules is not None or not known:
+        return errors
+    least = rubric.derive_tier(known)
+    if TIER_ORDER[least] > TIER_ORDER[expect.tier]:
+        errors.append(GateInputError(case.origin, "expect.rules", f"these rules make the tier at least {least} "
+                                     f"(it is derived from the findings and never lowered), not {expect.tier}: "
+                                     "no review can pass this case", f"drop the rule, or expect {least}"))
+    return errors

@@ -185,3 +185,21 @@ def test_fixture_tags_are_not_repeated(tmp_path):
 
     case = next(c for c in load_suite(repo, load_config(repo)) if c.source == "fixture")
     assert case.tags == ["fixture", "block", "loaders"]
+
+
+def test_a_rule_both_expected_and_forbidden_can_never_pass(repo):
+    write_task(repo, {**GOOD, "expect": {"tier": "BLOCK", "rules": ["secret-in-file"],
+                                         "absent_rules": ["secret-in-file"]}})
+    one_error(repo, "evals/tasks/t1.yaml", "expect.absent_rules", "secret-in-file also in expect.rules")
+
+
+@pytest.mark.parametrize("tier, rule, least", [("PASS", "secret-in-file", "BLOCK"), ("PASS", "body-length", "WARN"),
+                                               ("WARN", "fm-name-required", "BLOCK")])
+def test_expected_rules_that_raise_the_tier_above_the_expected_one_can_never_pass(repo, tier, rule, least):
+    write_task(repo, {**GOOD, "expect": {"tier": tier, "rules": [rule]}})
+    one_error(repo, "evals/tasks/t1.yaml", "expect.rules", f"make the tier at least {least}", f"not {tier}")
+
+
+def test_a_fixture_whose_expect_yaml_asks_more_than_its_folder_tier_is_refused(repo):
+    (repo / "fixtures/pass/weekly-revenue-summary/expect.yaml").write_text("rules: [secret-in-file]\n")
+    one_error(repo, "fixtures/pass/weekly-revenue-summary", "expect.rules", "at least BLOCK")
