@@ -18,12 +18,12 @@ from pathlib import Path
 
 from rubricgate.errors import GateInputError
 from rubricgate.fleet.shard import SHARD_FILE, input_digests, read_shard_record
-from rubricgate.fleet.verify import shard_events, transcript_bytes, verify_shards
+from rubricgate.fleet.verify import FIX, shard_events, verify_shards
+from rubricgate.gating.recorded import copy_transcripts
 from rubricgate.gating.summarize import build_summary
 from rubricgate.isolation.environment import build_env, scrub, secret_values
 from rubricgate.isolation.netaccess import NetworkAccess
 from rubricgate.isolation.sandbox import SandboxPolicy
-from rubricgate.isolation.untrusted import write_fresh
 from rubricgate.models.results import Summary, TrialResult
 from rubricgate.models.shard import ShardRecord
 from rubricgate.pipeline import RunOptions, plan, with_changes
@@ -33,11 +33,10 @@ from rubricgate.reports.bundle import finish_run_reports
 from rubricgate.reports.explain import annotate
 from rubricgate.runner.cost import Budget, is_not_run
 from rubricgate.runner.run_state import RunState
-from rubricgate.runner.scheduler import Job
+from rubricgate.runner.scheduler import TREE_CHANGED, Job
 from rubricgate.runner.startup import with_isolation
 from rubricgate.suite.load import Loaded, load_all
 
-TREE_CHANGED = "the original repository changed during this trial: "
 # Fields every shard of one run records identically (the assignment is checked on its own).
 SAME = ("count", "harness_version", "config_digest", "baseline_digest", "reviewer", "agent_versions", "plan")
 
@@ -183,11 +182,7 @@ def merged_state(shards: list[Shard], results: list[TrialResult], trials: int | 
 
 def _copy_transcripts(shard: Shard, run_dir: Path) -> None:
     """Regular files from the shard's transcripts/ only (no link followed, none written through)."""
-    for case in shard.summary.cases:
-        for t in case.trials:
-            data = transcript_bytes(shard, t) if t.transcript else None
-            if data is not None:
-                write_fresh(run_dir / t.transcript, data)
+    copy_transcripts(shard.run_dir, [t for case in shard.summary.cases for t in case.trials], run_dir, FIX)
 
 
 def _write_events(run_dir: Path, shards: list[Shard], jobs: list[Job], summary: Summary, secrets: list[str]) -> None:

@@ -19,11 +19,9 @@ from rubricgate.models.config import Config
 from rubricgate.models.results import CaseSpec, Summary, TrialResult
 from rubricgate.records.files import new_run_id, read_summary, read_transcript, write_summary
 from rubricgate.runner.run_state import RunState
-from rubricgate.runner.scheduler import Job, trial_result
+from rubricgate.runner.scheduler import TREE_CHANGED, Job, trial_result
 from rubricgate.suite.load import Loaded
 from rubricgate.suite.rubric import RubricSpec
-
-TREE_CHANGED = "the original repository changed during this trial"
 
 
 @dataclass

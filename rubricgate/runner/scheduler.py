@@ -66,6 +66,10 @@ class RunContext:
     on_graded: Callable[[TrialResult, Transcript], None] | None = None
 
 
+# A trial that wrote to the original repository: every grade fails with this reason, the paths after it.
+TREE_CHANGED = "the original repository changed during this trial: "
+
+
 @dataclass(frozen=True)
 class Job:
     case: CaseSpec
@@ -357,7 +361,7 @@ def _check_tree(ctx: RunContext, result: TrialResult) -> TrialResult:
         ctx.tree_violations.extend(new)
     if not new:
         return result
-    reason = f"the original repository changed during this trial: {', '.join(new[:5])}"
+    reason = f"{TREE_CHANGED}{', '.join(new[:5])}"
     failed = {d: Grade(passed=False, category="agent_error", reason=reason) for d in result.grades}
     return result.model_copy(update={"grades": failed, "outcome": "ERROR"})
 

@@ -98,14 +98,32 @@ def _flip(data: dict) -> None:
                 grade["passed"] = not grade["passed"]
 
 
+def _forged(how: str):
+    """Every grade flipped, and the first trial dressed so that it would skip the regrade."""
+    def change(data: dict) -> None:
+        _flip(data)
+        t = data["cases"][0]["trials"][0]
+        if how == "no-transcript":
+            t["transcript"] = ""
+        elif how == "not-run":
+            next(iter(t["grades"].values()))["category"] = "not_run"
+        else:  # the repository-changed reason, without the ": <paths>" merge counts as a violation
+            for grade in t["grades"].values():
+                grade.update(passed=True, reason="the original repository changed during this trial")
+    return change
+
+
 @pytest.mark.parametrize("change, says", [
     (_flip, "grades its transcript does not earn"),
+    (_forged("no-transcript"), "has grades but no transcript that earns them"),
+    (_forged("not-run"), "mixes not-run grades with graded ones"),
+    (_forged("tree-changed"), "says it wrote to the repository, but not in every grade"),
     (lambda d: d["cases"][0]["trials"].append(dict(d["cases"][0]["trials"][0])), "counted twice"),
     (lambda d: d["cases"][0]["trials"][0].update(cost_usd=-99.99), "cost_usd"),
     (lambda d: d["cases"][0]["trials"].append({**d["cases"][0]["trials"][0], "trial": 99, "transcript": ""}),
      "not in this shard's plan"),
     (lambda d: d["cases"][0]["trials"].pop(), "missing from a shard that says it completed"),
-], ids=["flipped-grades", "duplicated-trial", "negative-cost", "unplanned-trial", "missing-trial"])
+], ids=["flipped-grades", "forged-no-transcript", "forged-not-run", "forged-tree-changed", "duplicated-trial", "negative-cost", "unplanned-trial", "missing-trial"])
 def test_a_summary_that_does_not_add_up_is_refused(copies, change, says: str) -> None:
     repo, dirs = copies
     _edit(dirs[0], change)
