@@ -91,7 +91,8 @@ def adaptive_rounds(loaded: Loaded, jobs: list[Job], options: RunOptions):
         from rubricgate.gating.continuation import prepare
 
         continued, rounds.design_key = prepare(options.repo, loaded, order, first,
-                                               options.agent or loaded.config.agent.name, options.continues)
+                                               options.agent or loaded.config.agent.name, options.continues,
+                                               options.cache_dir)
         rounds.take_up(continued)
         rounds.design_flags = options.design_flags()
         rounds.repo_shown = options.repo_shown()

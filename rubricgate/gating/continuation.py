@@ -12,23 +12,33 @@ A plain `rubricgate run` whose newest run is an INCONCLUSIVE run of the same des
 reviewer files, agent and model, against the same baseline, cases and gate settings: its
 `design_key`) is such a rerun: it continues that run, and says so, rather than spending the
 error again. What cannot be continued (another design, a run that decided, no continuation
-left) is a one-line error naming the run and the fix.
+left, a run continued already) is a one-line error naming the run and the fix.
+
+A run folder is not trusted for being under reports/: a pull request or a copied artifact can
+plant one. A plain rerun continues only a run this user started (runner/cache.py
+`remember_run`, a note outside the repository), and every continued run's trials are checked
+as `merge` checks a shard's (gating/recorded.py): each a case of the design once, no more per
+case than the design can have run, grades its own transcript earns. Its transcripts are copied
+as regular files only, no link followed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import shutil
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
+from rubricgate.gating.planning import CONFIRM_FACTOR
+from rubricgate.gating.recorded import bad_trial, check_grades, check_numbers, copy_transcripts
 from rubricgate.models.baseline import Baseline
 from rubricgate.models.config import GateConfig
 from rubricgate.models.results import Summary, TrialResult
 from rubricgate.records.files import read_summary
+from rubricgate.runner.cache import ran_here
 
 
 def design_key(baseline: Baseline, gate: GateConfig, first: int, cases: Sequence[str], dims: Sequence[str],
@@ -61,14 +71,23 @@ class Continued:
                 "the errors still controlled over both (one pre-planned design)")
 
     def copy_transcripts(self, run_dir: Path) -> None:
-        """The old run's transcripts into the new folder, at the same relative paths (the trials point there)."""
-        source = self.run_dir / "transcripts"
-        if source.is_dir():
-            shutil.copytree(source, run_dir / "transcripts", dirs_exist_ok=True)
+        """The old run's transcripts into the new folder, at the same relative paths (the trials
+        point there): regular files only, no link followed. The old run is marked continued."""
+        copy_transcripts(self.run_dir, self.trials, run_dir, FIX)
+        try:
+            fd = os.open(self.run_dir / CONTINUED_BY, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        except OSError:
+            return  # marked already, or a folder that cannot be written: the note is a courtesy
+        with os.fdopen(fd, "w") as out:
+            out.write(run_dir.name + "\n")
+
+
+CONTINUED_BY = "continued-by"  # in a continued run's folder: the run that continued it
+FIX = "continue a run as rubricgate wrote it, or run afresh without --continue"
 
 
 def prepare(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str,
-            named: Path | None) -> tuple[Continued | None, str]:
+            named: Path | None, cache_dir: Path | None = None) -> tuple[Continued | None, str]:
     """(the run this one continues, this run's design key) for a statistical run of `case_ids`."""
     from rubricgate.gating.baseline import reviewer_fingerprint
     from rubricgate.runner.cache import reviewer_digest
@@ -81,34 +100,66 @@ def prepare(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str,
     reviewer = reviewer_fingerprint(reviewer_digest(repo, loaded.config))
     key = design_key(loaded.baseline, loaded.config.gate, first, case_ids, loaded.config.graded_dimensions(),
                      reviewer, agent, loaded.config.agent.model)
-    return continued_run(named, repo / loaded.config.reports, key), key
+    continued = continued_run(named, repo / loaded.config.reports, key, cache_dir)
+    if continued is not None:
+        verify_trials(continued, loaded, case_ids)
+    return continued, key
 
 
-def continued_run(named: Path | None, reports: Path, key: str) -> Continued | None:
+def verify_trials(continued: Continued, loaded, case_ids: Sequence[str]) -> None:
+    """Each trial a case of this design, once, within what the design can have run per case
+    (its budgets so far and the confirmations), numbers in range and grades its transcript
+    earns (gating/recorded.py); else a one-line GateInputError."""
+    run_dir, gate = continued.run_dir, loaded.config.gate
+    taken = continued.summary.gate.continuations if continued.summary.gate else 0
+    most = gate.max_trials_per_case * (taken + 1 + CONFIRM_FACTOR)
+    specs = {c.id: c for c in loaded.cases if c.id in set(case_ids)}
+    seen: set[tuple[str, int]] = set()
+    paths: set[str] = set()
+    for case in continued.summary.cases:
+        for t in case.trials:
+            key = (t.case_id, t.trial)
+            if t.case_id != case.id or t.case_id not in specs:
+                raise bad_trial(run_dir, key, "is not a case of this run's design", FIX)
+            if key in seen or not 1 <= t.trial <= most:
+                raise bad_trial(run_dir, key, "is counted twice" if key in seen else
+                                f"is past the {most} trials a case of this design can have run", FIX)
+            if t.transcript and t.transcript in paths:
+                raise bad_trial(run_dir, key, f"shares its transcript {t.transcript} with another trial", FIX)
+            seen.add(key)
+            paths.add(t.transcript)
+            check_numbers(run_dir, t, FIX)
+            check_grades(run_dir, t, specs[t.case_id], loaded, FIX)
+
+
+def continued_run(named: Path | None, reports: Path, key: str, cache_dir: Path | None = None) -> Continued | None:
     """The run to continue: the one named (--continue; an error when it cannot be), else the newest
-    run under `reports` when it is an INCONCLUSIVE run of this design."""
+    run under `reports` when this user started it and it is an INCONCLUSIVE run of this design."""
     if named is not None:
         summary = read_summary(named)
-        problem = why_not(summary, key)
+        problem = why_not(summary, key, named)
         if problem:
             raise GateInputError("--continue", str(named), problem,
-                                 "continue an INCONCLUSIVE run of this reviewer and baseline, "
+                                 "continue the newest INCONCLUSIVE run of this reviewer and baseline, "
                                  "or run afresh without --continue")
         return Continued(named, summary, False)
     newest = _newest_run(reports)
-    if newest is None:
+    if newest is None or not ran_here(cache_dir, newest.name):  # planted, or from another machine
         return None
     try:
         summary = read_summary(newest)
     except GateInputError:
         return None
-    if why_not(summary, key):
+    if summary.run_id != newest.name or why_not(summary, key, newest):
         return None
     return Continued(newest, summary, True)
 
 
-def why_not(summary: Summary, key: str) -> str:
+def why_not(summary: Summary, key: str, run_dir: Path | None = None) -> str:
     """Why this run cannot be continued by this design ('' when it can)."""
+    by = _continued_by(run_dir) if run_dir is not None else None
+    if by is not None:
+        return f"it was continued already (by {by}): continuing it again would spend the error again"
     gate = summary.gate
     if summary.kind != "run" or gate is None or not gate.looks:
         return "not a run of the statistical gate's adaptive rounds"
@@ -118,6 +169,13 @@ def why_not(summary: Summary, key: str) -> str:
         return ("another design: the reviewer, agent, model, baseline, cases or gate settings changed since "
                 "(a changed reviewer is judged afresh)")
     return ""
+
+
+def _continued_by(run_dir: Path) -> str | None:
+    try:
+        return (run_dir / CONTINUED_BY).read_text(errors="replace").strip()[:80] or "another run"
+    except OSError:
+        return None
 
 
 def _newest_run(reports: Path) -> Path | None:

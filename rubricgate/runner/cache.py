@@ -186,6 +186,27 @@ def resolve_cache_dir(repo: Path, configured: str | None = None, override: Path 
     return path
 
 
+RUNS_DIR = "runs"  # one empty file per run this user started, named by its run id
+
+
+def remember_run(cache_dir: Path | None, run_id: str) -> None:
+    """Note that this user ran `run_id` (gating/continuation.py continues only such runs unasked:
+    a run folder planted in the checkout has no note here). A cache folder that cannot be written
+    leaves no note: the next run then starts afresh rather than continuing."""
+    if cache_dir is None:
+        return
+    try:
+        (cache_dir / RUNS_DIR).mkdir(mode=0o700, parents=True, exist_ok=True)
+        (cache_dir / RUNS_DIR / run_id).touch()
+    except OSError:
+        return  # no note: the run is never continued unasked (the safe side)
+
+
+def ran_here(cache_dir: Path | None, run_id: str) -> bool:
+    """Did this user start `run_id` (remember_run)?"""
+    return cache_dir is not None and "/" not in run_id and (cache_dir / RUNS_DIR / run_id).is_file()
+
+
 def signing_key(cache_dir: Path) -> bytes:
     """The per-user HMAC key in `cache_dir`, created on first use (0600, atomically)."""
     cache_dir.mkdir(mode=0o700, parents=True, exist_ok=True)

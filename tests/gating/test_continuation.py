@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 import yaml
@@ -167,3 +168,67 @@ def test_what_cannot_be_continued_is_one_line_and_exit_2(repo, change) -> None:
         want = "ended PASS, not INCONCLUSIVE"
     result = _run(repo, "--continue", str(old))
     assert result.exit_code == 2 and want in result.output and "Traceback" not in result.output, result.output
+
+
+# A run folder under reports/ is not trusted for being there: a pull request or an artifact plants one.
+
+def _edited(run_dir, change) -> None:
+    path = run_dir / "summary.json"
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+def test_a_run_folder_planted_in_the_checkout_is_never_continued_unasked(repo) -> None:
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    real = _newest(repo)
+    planted = repo / "reports" / "99999999T000000Z-ffffff"
+    shutil.copytree(real, planted)
+    _edited(planted, lambda d: d.update(run_id=planted.name))
+    result = _run(repo)
+    new = _newest(repo, besides=[real, planted])
+    data = json.loads((new / "summary.json").read_text())
+    assert data["gate"]["continues"] == [] and "continues" not in result.output  # afresh: not started here
+
+
+@pytest.mark.parametrize("forge, says", [
+    (lambda d: [g.update(passed=not g["passed"]) for g in d["cases"][0]["trials"][0]["grades"].values()],
+     "has grades its transcript does not earn"),
+    (lambda d: d["cases"][0]["trials"].extend([dict(d["cases"][0]["trials"][0])] * 40), "is counted twice"),
+    (lambda d: d["cases"][0]["trials"].extend(
+        {**d["cases"][0]["trials"][0], "trial": n, "transcript": ""} for n in range(100, 160)),
+     "is past the"),
+    (lambda d: d["cases"][0]["trials"][0].update(transcript=""), "has grades but no transcript"),
+], ids=["flipped", "copies", "past-the-design", "no-transcript"])
+def test_a_continued_runs_trials_are_checked_like_a_shards(repo, forge, says) -> None:
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    _edited(old, forge)
+    result = _run(repo, "--continue", str(old))
+    assert result.exit_code == 2 and says in result.output and "Traceback" not in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1, result.output
+
+
+def test_continuing_copies_the_trials_transcripts_only_and_no_link(repo) -> None:
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    (old / "transcripts" / "env.json").symlink_to("/proc/self/environ")
+    (old / "transcripts" / "extra.json").write_text("{}")
+    _run(repo, "--continue", str(old))
+    new = _newest(repo, besides=[old])
+    names = {p.name for p in (new / "transcripts").iterdir()}
+    assert "env.json" not in names and "extra.json" not in names
+    data = json.loads((new / "summary.json").read_text())
+    assert all((new / t["transcript"]).is_file() for c in data["cases"] for t in c["trials"] if t["transcript"])
+
+
+def test_a_run_is_continued_once(repo) -> None:
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    _run(repo, "--continue", str(old))
+    again = _run(repo, "--continue", str(old))
+    assert again.exit_code == 2 and "it was continued already (by " in again.output, again.output

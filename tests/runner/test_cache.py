@@ -326,9 +326,10 @@ def test_without_cache_flag_the_cache_is_neither_read_nor_written(tmp_path: Path
 
 def _no_trial_in_the_users_cache() -> bool:
     """The user's cache folder may hold the report's compiled templates (reports/render_cache.py:
-    made by the first report a process renders, so run alone a test sees it), never a trial."""
+    made by the first report a process renders, so run alone a test sees it) and the notes of
+    the runs this user started (gating/continuation.py), never a trial."""
     default = cache.default_cache_dir()
-    return not default.exists() or {p.name for p in default.iterdir()} <= {TEMPLATES, CHARTS}
+    return not default.exists() or {p.name for p in default.iterdir()} <= {TEMPLATES, CHARTS, cache.RUNS_DIR}
 
 
 def test_rubric_edit_misses_the_cache_and_changes_the_answer(tmp_path: Path, counting) -> None:
