@@ -43,6 +43,8 @@ def run_suite(options: RunOptions) -> RunOutcome:
     """load -> plan -> run -> aggregate and gate -> report. Raises GateInputError(s) on bad input."""
     listing = GitListing(options.repo)  # git lists the tree on the other core while the suite loads
     loaded = load_all(options.repo, options.config_path, options.require_baseline)
+    if options.gate is not None:  # compare --base: the base's gate settings decide
+        loaded.config = loaded.config.model_copy(update={"gate": options.gate})
     options = with_cache_dir(options, loaded.config.cache_dir)  # before anything is written
     jobs = plan(loaded, options)
     workers = options.jobs or default_jobs(loaded.config.agent.jobs, [j.agent for j in jobs])

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from rubricgate.errors import GateInputError
+from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.gating.compare import (
     MOST_SCALE,
     Comparison,
@@ -51,6 +51,7 @@ from rubricgate.runner.workspace import list_tree
 from rubricgate.suite.closure import reviewer_closure
 from rubricgate.suite.config import CONFIG_NAME, load_config
 from rubricgate.suite.trees import WorkTree
+from rubricgate.suite.validation import load_all_errors
 
 SIDES = ("base", "head")
 
@@ -130,15 +131,37 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
     listeners for each run; `seed` fixes the interleaving (drawn and recorded when None).
     """
     seed = secrets.randbits(32) if seed is None else seed
-    rounds = _paired_rounds(options, ref, method, listeners, seed)
-    config, repo = rounds.config, options.repo
+    repo = options.repo
     with ref_worktree(repo, ref) as ref_tree:
+        rounds = _paired_rounds(options, ref, method, listeners, seed, ref_tree)
+        config = rounds.config
         with base_checkout(repo, ref_tree, config, ref, {config.reports.split("/")[0]},
                            (config.suite.tasks, config.suite.fixtures)) as base_repo:
             rounds.run({"base": base_repo, "head": repo})
     comparison = rounds.conclusion()
     comparison.decision = _next_step(comparison, rounds.ran, rounds.gate, options, ref, method)
+    if rounds.gate_note:
+        comparison.decision.warnings.insert(0, rounds.gate_note)
     return PairedOutcome(comparison, rounds.out / "base", rounds.out / "head")
+
+
+def gate_at_base(repo: Path, config_path: Path, ref_tree: Path, ref: str, head: GateConfig) -> tuple[GateConfig, str]:
+    """The gate settings that judge a pull request: the base's (the PR's own could loosen the gate
+    that judges it: a margin of 0.3, `inconclusive: pass`, a dimension left out), and a line
+    saying so when the two differ; the PR's, said, when the base has no config that loads."""
+    try:  # only its gate: the folders it names need not exist in a checkout of REF (git keeps no empty one)
+        rel = config_path.relative_to(repo.resolve())
+        at_ref, problems = load_all_errors(Config, ref_tree / rel, rel.as_posix())
+    except (ValueError, GateInputError, GateInputErrors):  # ValueError: a config outside the repository
+        at_ref, problems = None, []
+    if at_ref is None or problems:
+        return head, f"the gate settings are this checkout's: {ref} has no {CONFIG_NAME} that loads"
+    at_base = at_ref.gate
+    if at_base == head:
+        return at_base, ""
+    changed = sorted(k for k in GateConfig.model_fields if getattr(at_base, k) != getattr(head, k))
+    return at_base, (f"the gate settings of {ref} decide: this checkout changes gate.{', gate.'.join(changed)}, "
+                     "which takes effect once merged")
 
 
 @dataclass
@@ -157,6 +180,7 @@ class _PairedRounds:
     adaptive: bool
     schedule: list[list[str]]
     seed: int
+    gate_note: str = ""  # the base's gate settings decide and differ from this checkout's (gate_at_base)
     ran: dict[str, list[Summary]] = field(default_factory=lambda: {side: [] for side in SIDES})
     design: PairedDesign | None = None
     comparison: Comparison | None = None  # the last look's
@@ -219,16 +243,19 @@ class _PairedRounds:
 
 
 def _paired_rounds(options: RunOptions, ref: str, method: str | None,
-                   listeners: Callable[[str], list] | None, seed: int) -> _PairedRounds:
-    """The comparison's plan from the config and flags: adaptive rounds under the statistical gate."""
+                   listeners: Callable[[str], list] | None, seed: int, ref_tree: Path) -> _PairedRounds:
+    """The comparison's plan from the config and flags: adaptive rounds under the statistical gate,
+    the base's gate settings deciding (gate_at_base)."""
     repo = options.repo
     config_path = (options.config_path or repo / CONFIG_NAME).resolve()
     config = load_config(repo, config_path)
+    base_gate, note = gate_at_base(repo, config_path, ref_tree, ref, config.gate)
+    config = config.model_copy(update={"gate": base_gate})
     gate = config.gate.model_copy(update={"method": method}) if method else config.gate
     first = options.trials or config.trials
     adaptive = gate.method == "statistical" and first < gate.max_trials_per_case
     return _PairedRounds(
-        options=replace(options, config_path=config_path), config=config, gate=gate,
+        options=replace(options, config_path=config_path, gate=gate), config=config, gate=gate, gate_note=note,
         labels={"base": f"reviewer at {ref}", "head": "working tree"},
         out=options.reports_dir or repo / config.reports / f"compare-{new_run_id()}",
         cache_dir=resolve_cache_dir(repo, config.cache_dir, options.cache_dir) if options.cache else None,

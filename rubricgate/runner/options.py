@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from rubricgate.models.case import CaseSpec
+from rubricgate.models.config import GateConfig
 from rubricgate.records.events import EventListener
 
 if TYPE_CHECKING:
@@ -47,6 +48,9 @@ class RunOptions:
     shard: CaseSlice | None = None  # run only this slice of the cases (rubricgate/fleet/shard.py)
     # Continue this INCONCLUSIVE run (gating/continuation.py): its trials count, the design's next budget runs.
     continues: Path | None = None
+    # The gate settings that decide, in place of rubricgate.yaml's (`compare --base`: the base's,
+    # so a pull request cannot loosen the gate that judges it).
+    gate: GateConfig | None = None
 
     def repo_shown(self) -> str:
         """The repository as a command run from here names it: "" when it is the working folder."""

@@ -108,3 +108,20 @@ def test_a_drop_just_under_the_margin_is_not_decided_by_8x_the_rounds_so_the_nex
     base, head = _counts((25, 25)), _counts((24, 25))
     assert rounds_to_decide(base, head, 25, STATISTICAL) is None
     assert [t.status for t in dimension_tests(base, head, STATISTICAL)] == ["inconclusive"]
+
+
+@pytest.mark.parametrize("loosen", [{"inconclusive": "pass"}, {"margin": 0.3}, {"dimensions": ["trajectory"]}])
+def test_a_pull_request_cannot_loosen_the_gate_that_judges_it(tmp_path, loosen) -> None:
+    """The PR's own rubricgate.yaml decided: one line of it (a margin of 0.3, `inconclusive:
+    pass`, the verdict left out) turned a comparison that could not judge into exit 0."""
+    repo = _statistical_repo(tmp_path)
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["gate"].update(loosen)
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    result = _compare(repo, "--base", "HEAD", "--only", "data-loader", "--only", "forecast", "--only", "weekly",
+                      json_out=tmp_path / "cmp.json")
+    assert result.exit_code == 2 and "INCONCLUSIVE (exit 2)" in result.stdout, result.output
+    warnings = json.loads((tmp_path / "cmp.json").read_text())["decision"]["warnings"]
+    key = next(iter(loosen))
+    assert warnings[0] == (f"the gate settings of HEAD decide: this checkout changes gate.{key}, "
+                           "which takes effect once merged"), warnings
