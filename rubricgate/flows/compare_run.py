@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rubricgate.errors import GateInputError, GateInputErrors
+from rubricgate.flows.compare_scope import case_ids, pr_rule_changes, scoped
 from rubricgate.gating.compare import (
     MOST_SCALE,
     Comparison,
@@ -135,10 +136,14 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
     with ref_worktree(repo, ref) as ref_tree:
         rounds = _paired_rounds(options, ref, method, listeners, seed, ref_tree)
         config = rounds.config
+        removed = sorted(case_ids(ref_tree, config) - case_ids(repo, config))
         with base_checkout(repo, ref_tree, config, ref, {config.reports.split("/")[0]},
                            (config.suite.tasks, config.suite.fixtures)) as base_repo:
             rounds.run({"base": base_repo, "head": repo})
+            changes = pr_rule_changes({"base": base_repo, "head": repo}, rounds.options.config_path)
     comparison = rounds.conclusion()
+    last = {side: runs[-1] if runs else None for side, runs in rounds.ran.items()}
+    comparison.decision = scoped(comparison.decision, last["base"], last["head"], changes, removed, rounds.gate)
     comparison.decision = _next_step(comparison, rounds.ran, rounds.gate, options, ref, method)
     if rounds.gate_note:
         comparison.decision.warnings.insert(0, rounds.gate_note)

@@ -1,0 +1,77 @@
+"""What a comparison can judge: a pull request's reviewer change, on the cases the base has.
+
+`compare --base` runs the reviewer at REF and as in the working tree on the working tree's suite.
+Two changes of the same pull request could hide a regression from it:
+
+- a rule the PR changes that no case exercises (both sides pass every case; `run` against the
+  baseline already says INCONCLUSIVE for it, gating/changes.py): the changes are those the head's
+  reviewer has against the baseline and the base's has not;
+- cases the PR deletes (a reviewer made worse on exactly the cases that would show it, and those
+  cases removed): the base's cases are read from REF's suite folders by their ids.
+
+Either makes a PASS INCONCLUSIVE (exit 2; a PASS with the warning under `gate.inconclusive:
+pass`, as for `run`), with a line naming what the suite cannot see. A pull request that changes
+the suite but not the reviewer is not held: its two sides are the same reviewer.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rubricgate import exitcodes
+from rubricgate.errors import GateInputError, GateInputErrors
+from rubricgate.gating.changes import change_aware, rule_changes
+from rubricgate.models.config import Config, GateConfig
+from rubricgate.models.coverage import RuleChange
+from rubricgate.models.results import Decision, Summary
+from rubricgate.suite.checks import TASK_SUFFIXES, TIER_FOLDERS
+from rubricgate.suite.load import load_all
+
+
+def pr_rule_changes(roots: dict[str, Path], config_path: Path | None) -> list[RuleChange]:
+    """The rule changes the head's reviewer has against the baseline that the base's has not (the
+    sides' runs are made without the baseline; read here from each side's tree). None without a
+    baseline that records its rule table, or when a side does not load."""
+    found = {}
+    for side, root in roots.items():
+        try:
+            loaded = load_all(root, config_path)
+        except (GateInputError, GateInputErrors):
+            return []
+        found[side] = rule_changes(loaded.rubric, loaded.cases, loaded.baseline, None, loaded.config.reviewer.rubric)
+    known = {(c.rule, c.change, c.detail) for c in found["base"]}
+    return [c for c in found["head"] if (c.rule, c.change, c.detail) not in known]
+
+
+def case_ids(root: Path, config: Config) -> set[str]:
+    """The ids of the cases in a tree's suite folders, by their file and folder names (a task's id
+    is its file's stem, a fixture's `fixture-<folder>`), without loading them."""
+    tasks, fixtures = root / config.suite.tasks, root / config.suite.fixtures
+    ids = {p.stem for p in tasks.iterdir() if p.suffix in TASK_SUFFIXES} if tasks.is_dir() else set()
+    for tier in TIER_FOLDERS:
+        folder = fixtures / tier
+        ids |= {f"fixture-{p.name}" for p in folder.iterdir() if p.is_dir()} if folder.is_dir() else set()
+    return ids
+
+
+def reviewer_changed(base: Summary | None, head: Summary | None) -> bool:
+    """Do the two sides run different reviewer files (unknown: assume they do)?"""
+    prints = [s.reviewer.fingerprint if s is not None and s.reviewer else "" for s in (base, head)]
+    return not all(prints) or prints[0] != prints[1]
+
+
+def scoped(decision: Decision, base: Summary | None, head: Summary | None, changes: list[RuleChange],
+           removed: list[str], gate: GateConfig) -> Decision:
+    """The comparison's decision once what it cannot see is taken into account (module docstring)."""
+    if not reviewer_changed(base, head):
+        return decision
+    decision = change_aware(decision, changes, gate)
+    if not removed or decision.status != "pass":
+        return decision
+    line = (f"this pull request also removes {len(removed)} case(s) the base has ({', '.join(removed[:5])}"
+            f"{', ...' if len(removed) > 5 else ''}): its reviewer change is judged on the base's cases; "
+            "remove them in a pull request of their own")
+    if gate.inconclusive == "pass":
+        return decision.model_copy(update={"warnings": [f"{line} (gate.inconclusive: pass)", *decision.warnings]})
+    return decision.model_copy(update={"status": "inconclusive", "exit_code": exitcodes.CANNOT_JUDGE,
+                                       "reasons": [line, *decision.reasons]})
