@@ -281,7 +281,8 @@ def only_new_cases(per_case: Counts, detail: GateDetail, gate: GateConfig) -> De
         return final_decision(gate, reasons, warnings + _notes(detail), [])
     names = ", ".join(detail.new_cases[:10]) + (" ..." if len(detail.new_cases) > 10 else "")
     return cannot_judge([f"only case(s) new to baseline.json ran ({names}): reported, not gated (gate.new_cases: "
-                         "report); `rubricgate baseline update --from <this run>` adds them"], gate.method)
+                         "report); `rubricgate baseline update --from <this run> --allow-partial` adds them "
+                         "(the run left the other cases out)"], gate.method)
 
 
 def stale_baseline(measured: MeasuredWith | None, run: MeasuredWith | None) -> list[str]:

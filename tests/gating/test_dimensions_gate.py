@@ -77,6 +77,12 @@ def test_only_a_new_case_under_the_statistical_gate_runs_and_is_reported_as_new(
     assert "only case(s) new to baseline.json ran (fixture-oncall-handoff): reported, not gated" in result.output
     gate = _summary(repo)["gate"]
     assert gate["new_cases"] == ["fixture-oncall-handoff"] and gate["new_case_rates"]["verdict"]["trials"] == 1
+    # the command it names adds the new case (without --allow-partial it was refused: a partial run)
+    run_dir = sorted((repo / "reports").glob("*/summary.json"))[-1].parent
+    said = result.output.split("`rubricgate baseline update ")[1].split("`")[0].replace("<this run>", str(run_dir))
+    added = CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo), *said.split()])
+    assert added.exit_code == 0, added.output
+    assert "fixture-oncall-handoff" in json.loads((repo / "baseline.json").read_text())["cases"]
 
 
 def test_only_a_new_case_under_new_cases_strict_is_judged_on_its_trials(tmp_path):
