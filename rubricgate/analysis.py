@@ -207,6 +207,24 @@ def export(runs: RunsArg, fmt: str, out_dir: Path) -> list[Path]:
                              "choose a writable --out folder") from exc
 
 
+def run_folders(paths: list[Path]) -> tuple[list[Path], list[str]]:
+    """The run folders `export` reads for these arguments (a shell glob of reports/ included), and
+    a note for each argument left out: a comparison's folder stands for the runs of its sides
+    (base/ and head/, a run a round), a mutation test's holds no run of the suite."""
+    runs, notes = [], []
+    for path in paths:
+        if path.is_dir() and not (path / "summary.json").exists() and (path / "comparison.json").is_file():
+            runs += sorted(p.parent for side in ("base", "head") for p in (path / side).glob("*/summary.json"))
+        elif path.is_dir() and not (path / "summary.json").exists() and (path / "mutation.json").is_file():
+            notes.append(f"left out: {path} (a mutation test, not a run; its mutants' runs are not kept)")
+        else:
+            runs.append(path)
+    if not runs:
+        raise GateInputError(str(paths[0]) if paths else "RUN", "", "no run folder to export",
+                             "name run folders under reports/ (or a comparison's folder)")
+    return runs, notes
+
+
 def _export_pass(items: list[str | Path | Summary], dims: list[str], fmt: str, out_dir: Path) -> list[str]:
     """Write every run with these dimensions' columns; returns the dimensions the runs have. As
     soon as one has a dimension not in `dims`, the rest are only read for theirs (the caller

@@ -162,3 +162,22 @@ def test_export_of_a_later_run_with_another_dimension_has_its_columns_for_every_
     assert trials["cites_rule_passed"].isna().sum() == 4  # the first run's trials have no such grade
     assert list(cases["cites_rule_passes"]) == [0, 0, 1, 1]
     assert trials["exit_code"].dtype.kind in "iu" or trials["exit_code"].isna().all()
+
+
+def test_export_of_a_reports_glob_takes_a_comparisons_runs_and_leaves_a_mutation_test_out(run_dirs, tmp_path):
+    """`export reports/*` stopped at the first compare-* folder (no summary.json) and wrote nothing."""
+    import shutil
+
+    reports = tmp_path / "reports"
+    compare = reports / "compare-x"
+    for side, run in zip(("base", "head"), run_dirs, strict=True):
+        shutil.copytree(run, compare / side / run.name)
+    (compare / "comparison.json").write_text("{}")
+    (reports / "mutate-x").mkdir()
+    (reports / "mutate-x" / "mutation.json").write_text("{}")
+    shutil.copytree(run_dirs[0], reports / run_dirs[0].name)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["export", *map(str, sorted(reports.iterdir())), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert len(pd.read_csv(out / "runs.csv")) == 3  # both sides of the comparison, and the run
+    assert f"note: left out: {reports / 'mutate-x'} (a mutation test" in result.output

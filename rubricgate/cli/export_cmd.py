@@ -20,12 +20,16 @@ from rubricgate.errors import GateInputError, GateInputErrors
 def export(runs: tuple[Path, ...], fmt: str, out: Path) -> None:
     """Write runs, cases and trials of run folders as CSV, Parquet or JSON lines (pandas frames).
 
-    RUN is a run folder or its summary.json; the columns are documented in rubricgate.analysis.
+    RUN is a run folder or its summary.json (a comparison's folder: the runs of both its sides; a
+    mutation test's is left out with a note); the columns are documented in rubricgate.analysis.
     """
     from rubricgate.analysis import export as write_frames
+    from rubricgate.analysis import run_folders
 
     try:
-        written = write_frames(list(runs), fmt, out)
+        folders, notes = run_folders(list(runs))
+        written = write_frames(folders, fmt, out)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
+    click.echo("".join(f"note: {n}\n" for n in notes), nl=False, err=True)
     click.echo("".join(f"wrote {p}\n" for p in written), nl=False)
