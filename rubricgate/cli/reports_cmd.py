@@ -133,11 +133,18 @@ def latest_run(repo: Path) -> Path:
     """The newest run folder under the configured reports folder (run ids start with a UTC
     timestamp). Never an earlier one: when the newest has no summary.json (it could not be
     written, the run exited 2) that is an error, not a reason to report the run before it."""
-    folder = repo / load_config(repo).reports
+    from rubricgate.runner.cache import ran_here, resolve_cache_dir
+
+    config = load_config(repo)
+    folder = repo / config.reports
     # A `baseline update` run (<run-id>-baseline) or `record`'s run (<run-id>-record) is not the
     # run a report is wanted for.
     runs = sorted({p.parent for name in ("summary.json", "events.jsonl") for p in folder.glob(f"*/{name}")
                    if not p.parent.name.endswith(("-baseline", "-record"))} if folder.is_dir() else set(), key=_started)
+    # The newest run this user started, when there is one: a folder planted in the checkout (a
+    # pull request can force-add one named for the year 9999) must not become the PR's comment.
+    cache_dir = resolve_cache_dir(repo, config.cache_dir)
+    runs = [r for r in runs if ran_here(cache_dir, r.name)] or runs
     if not runs:
         raise GateInputError(str(folder), "", "no run with a summary.json here", "run `rubricgate run` or pass RUN_DIR")
     if not (runs[-1] / "summary.json").is_file():

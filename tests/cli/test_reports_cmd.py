@@ -19,6 +19,7 @@ from fake_github import FakeGitHub  # noqa: E402
 from rubricgate.cli import main  # noqa: E402
 from rubricgate.pipeline import RunOptions, run_suite  # noqa: E402
 from rubricgate.reports.comment import MARKER  # noqa: E402
+from rubricgate.runner.cache import default_cache_dir, remember_run  # noqa: E402
 
 TASK = {"id": "data-loader-needs-description", "why": "protects fm-description-required",
         "review": ["fixtures/block/data-loader/SKILL.md"],
@@ -213,6 +214,21 @@ def test_of_two_runs_started_in_one_second_the_later_is_the_latest(ran):
                        ("20990101T000000Z-000000", "2099-01-01T00:00:00.900+00:00")):
         (reports / run_id).mkdir()
         (reports / run_id / "events.jsonl").write_text(json.dumps({"event": "run_started", "at": at}) + "\n")
+        remember_run(default_cache_dir(), run_id)  # runs this user started
     (reports / "20990101T000000Z-ffffff" / "summary.json").write_text("{}")
     got = invoke("report", "--repo", str(repo))
     assert got.exit_code == 2 and "20990101T000000Z-000000" in got.output and "newest run has no summary" in got.output
+
+
+def test_a_run_folder_planted_in_the_checkout_is_not_the_latest_run(ran):
+    # A pull request can force-add reports/99999999T000000Z-ffffff/ with a PASS summary: report
+    # and publish took it for the newest run, and it became the PR's comment and label.
+    repo, run_dir = ran
+    planted = repo / "reports" / "99999999T000000Z-ffffff"
+    summary = json.loads((run_dir / "summary.json").read_text())
+    summary["run_id"] = planted.name
+    planted.mkdir()
+    (planted / "summary.json").write_text(json.dumps(summary))
+    got = invoke("report", "--repo", str(repo))
+    assert got.exit_code == 0, got.output
+    assert (run_dir / "comment.md").is_file() and not (planted / "comment.md").exists()
