@@ -43,8 +43,17 @@ def load_suite(repo: Path, config: Config, rubric: RubricSpec | None = None) -> 
         errors.append(GateInputError(config.suite.tasks, "", "no cases: no task files and no fixtures",
                                      "add evals/tasks/<id>.yaml or fixtures/<tier>/<name>/SKILL.md"))
     if errors:
-        raise GateInputErrors(errors)
+        raise GateInputErrors(_one_per_problem(errors))
     return cases
+
+
+def _one_per_problem(errors: list[GateInputError]) -> list[GateInputError]:
+    """The first error of each (file, problem): a linked file was named by its folder's check and
+    again by its case's."""
+    first: dict[tuple[str, str], GateInputError] = {}
+    for error in errors:
+        first.setdefault((error.file, error.problem), error)
+    return list(first.values())
 
 
 def _load_tasks(repo: Path, config: Config, errors: list[GateInputError],

@@ -203,3 +203,18 @@ def test_expected_rules_that_raise_the_tier_above_the_expected_one_can_never_pas
 def test_a_fixture_whose_expect_yaml_asks_more_than_its_folder_tier_is_refused(repo):
     (repo / "fixtures/pass/weekly-revenue-summary/expect.yaml").write_text("rules: [secret-in-file]\n")
     one_error(repo, "fixtures/pass/weekly-revenue-summary", "expect.rules", "at least BLOCK")
+
+
+def test_a_fixture_linked_out_of_the_repository_is_one_line_per_link(repo, tmp_path):
+    """A fixture folder linked to /etc gave one error per file under it (757), and a linked file two."""
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    for i in range(30):
+        (outside / "sub" / f"f{i}.md").write_text("x\n")
+    (repo / "fixtures/pass/linked").symlink_to(outside)
+    (repo / "fixtures/pass/weekly-revenue-summary/passwd.txt").symlink_to(outside / "sub" / "f0.md")
+    (repo / "fixtures/block/data-loader/more").symlink_to(outside)  # a linked folder inside: not walked
+    code, out = validate(repo)
+    errors = [line for line in out.splitlines() if line.startswith("error:")]
+    assert code == 2 and len(errors) == 3, out
+    assert all("resolves outside the repository (symlink)" in line for line in errors), out
