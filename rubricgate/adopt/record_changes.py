@@ -8,7 +8,9 @@ Binary files, files over the size cap and deleted files are in the patch only.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from pathlib import Path
 
 from rubricgate.adopt.record_sources import (
@@ -107,8 +109,28 @@ def from_diff(path: Path) -> Reviewed:
     if not _DIFF.search(text):
         raise GateInputError(shown, "--diff", "not a unified diff (no 'diff --git', '---', '+++' or '@@' line)",
                              "give the output of `git diff` or `diff -u`")
+    if problem := _unparsed(text):
+        raise GateInputError(shown, "--diff", f"not a patch git can read ({problem})",
+                             "give the output of `git diff` or `diff -u`, unedited")
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", path.name).strip("-") or "change.diff"
     return Reviewed(origin=f"patch {path.name}", patch=text, patch_name=name)
+
+
+def _unparsed(text: str) -> str:
+    """Why git cannot read `text` as a patch ("" when it can): `git apply --numstat` parses
+    every hunk without touching any tree. A NUL byte is refused first (git stops reading there)."""
+    if "\0" in text:
+        return "it holds a NUL byte"
+    try:
+        got = subprocess.run(["git", "apply", "--numstat", "-"], input=text.encode(), capture_output=True,
+                             cwd="/", check=False, timeout=60,
+                             env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"git apply could not run: {exc}"
+    if got.returncode == 0:
+        return ""
+    lines = got.stderr.decode(errors="replace").strip().splitlines()
+    return (lines[0] if lines else f"git apply exited {got.returncode}").removeprefix("error: ")
 
 
 def _names(listing: str, excluded: list[str]) -> list[str]:

@@ -52,6 +52,9 @@ def test_a_range_that_changes_no_reviewed_file_is_exit_2(code_repo):
 @pytest.mark.parametrize(("content", "problem"), [
     (b"just some notes\n", "not a unified diff"),
     (b"\xff\xfe--- a\n", "not UTF-8 text"),
+    # it has the marks of one, but git reads no hunk in it (it was recorded, exit 0)
+    (b"--- a/x\n+++ b/x\n@@ garbage @@\nthis is not a hunk line\n", "not a patch git can read (No valid patches"),
+    (b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n\x00\x00\n", "not a patch git can read (it holds a NUL byte)"),
 ])
 def test_a_diff_file_that_is_not_a_patch_is_exit_2(code_repo, tmp_path, content, problem):
     path = tmp_path / "notes.diff"
