@@ -134,6 +134,8 @@ def write_merged(loaded: Loaded, options: RunOptions, jobs: list[Job], shards: l
     results = sorted((t for s in shards for c in s.summary.cases for t in c.trials),
                      key=lambda t: order[(t.case_id, t.trial)])
     summary = build_summary(loaded, jobs, results, merged_state(shards, results, options.trials))
+    summary = summary.model_copy(update={"counted_runs": [r for s in shards
+                                                          for r in (*s.summary.counted_runs, s.summary.run_id)]})
     summary = with_isolation(summary, _isolation(shards))
     summary = with_changes(annotate(summary, loaded, options.repo, os.environ), loaded)  # as `run` does
     run_dir = make_run_folder(reports_dir or options.repo / cfg.reports, summary.run_id,

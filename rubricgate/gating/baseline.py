@@ -78,8 +78,7 @@ def updated_baseline(old: Baseline | None, summary: Summary, reason: str, suite_
     `sessions` are more runs of the same measurement (its other sessions, measured alike): their
     counts are added, each kept as a session of its own (gating/dependence.py checks them).
     """
-    for each in (summary, *sessions):
-        _not_counted_before(old, each.run_id)
+    _not_counted_before(old, (summary, *sessions))
     measured = MeasuredWith(reviewer_digest=reviewer_digest, agent=summary.agent, agent_version=summary.agent_version,
                             model=summary.model, run_id=summary.run_id)
     pooled = old is not None and same_setup(old.measured_with, measured)
@@ -97,7 +96,7 @@ def updated_baseline(old: Baseline | None, summary: Summary, reason: str, suite_
                              + (" ..." if len(lowered) > 5 else "") + " and needs a reason",
                              "pass --reason 'why the lower rate is right'")
     said = f"{POOLED_REASON}; {reason}" if pooled and reason.strip() else reason
-    run_ids = "+".join(s.run_id for s in (summary, *sessions))
+    run_ids = "+".join(run_ids_of((summary, *sessions)))
     change = _change(old, cases, run_ids, said or (POOLED_REASON if pooled else _auto_reason(old, bool(kept))),
                      sorted(run) if kept else [])
     new = Baseline(rates=change.rates, trials=change.trials, cases=cases, measured_with=measured,
@@ -106,13 +105,21 @@ def updated_baseline(old: Baseline | None, summary: Summary, reason: str, suite_
     return Update(new, lowered, sorted(run), pooled)
 
 
-def _not_counted_before(old: Baseline | None, run_id: str) -> None:
-    """A run already in the baseline's history would be pooled again (3/3 -> 6/6): refused."""
-    earlier = next((h for h in (old.history if old else []) if run_id and h.run_id == run_id), None)
-    if earlier is not None:
-        raise GateInputError("--from", run_id, f"this run is already counted in baseline.json (since {earlier.at})",
-                             "give a run the baseline has not counted, "
-                             "or measure a new one: rubricgate baseline update")
+def run_ids_of(summaries: Sequence[Summary]) -> list[str]:
+    """Every run whose trials these summaries hold: each one's own and the runs it continued or merged."""
+    return list(dict.fromkeys(r for s in summaries for r in (s.run_id, *s.counted_runs) if r))
+
+
+def _not_counted_before(old: Baseline | None, summaries: Sequence[Summary]) -> None:
+    """A run already in the baseline's history would be pooled again (3/3 -> 6/6): refused, also
+    when it comes inside another summary (a shard, then the run merged from it; a run, then the
+    run that continued it) or was one session of a measurement ("A+B" in the history)."""
+    for run_id in run_ids_of(summaries):
+        earlier = next((h for h in (old.history if old else []) if run_id in h.run_id.split("+")), None)
+        if earlier is not None:
+            raise GateInputError("--from", run_id, f"this run's trials are already counted in baseline.json "
+                                 f"(since {earlier.at})", "give a run the baseline has not counted, "
+                                 "or measure a new one: rubricgate baseline update")
 
 
 def reviewer_fields(summary: Summary) -> dict:

@@ -34,7 +34,7 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
                                errored_counts(results))
     decision = errored_gate(decision, results, len(jobs), loaded.config.gate.max_errored)
     cases = case_summaries(loaded, jobs, results, per_case, confidence)
-    return Summary(run_id=state.run_id, started_at=state.started, kind=state.kind,
+    return Summary(run_id=state.run_id, started_at=state.started, kind=state.kind, counted_runs=_continued_runs(state),
                    finished_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
                    complete=not state.interrupted and len(results) == planned and not state.not_run, agent=default,
                    agent_version=state.agent_versions.get(default), agent_support=support_for(state.agent_versions),
@@ -46,6 +46,12 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
                    cost=cost_summary(cases, state.budget),
                    pass_k=suite_consistency([[t for t in c.trials if counted(t)] for c in cases]), gate=gate,
                    config={"method": loaded.config.gate.method, "rubric": loaded.config.reviewer.rubric})
+
+
+def _continued_runs(state: RunState) -> list[str]:
+    """The runs whose trials a continued run takes up: the one it continues and what that one held."""
+    continued = state.adaptive.continued if state.adaptive is not None else None
+    return [*continued.summary.counted_runs, continued.summary.run_id] if continued is not None else []
 
 
 def _taken_up(state: RunState) -> int:

@@ -123,6 +123,7 @@ def test_three_shards_merged_equal_one_run(suite):
     assert merged_result.exit_code == 1, merged_result.output
     merged = _newest(suite)
     one, joined = _comparable(single), _comparable(merged)
+    assert sorted(joined.pop("counted_runs")) == sorted(d.name for d in dirs) and one.pop("counted_runs") == []
     assert joined["decision"]["status"] == "regression"
     assert joined["rates"] == one["rates"] and joined["decision"] == one["decision"]
     assert [c["id"] for c in joined["cases"]] == [c["id"] for c in one["cases"]]

@@ -250,3 +250,32 @@ def test_a_statistical_baseline_is_measured_in_sessions_with_what_a_collapse_nee
     assert update(repo, "--sessions", "3", "--trials", "3", "--reason", "more sessions").exit_code == 0
     again = rates(repo)["cases"]
     assert all(len(dims["verdict"]["sessions"]) == 5 for dims in again.values())  # the same setup: pooled
+
+
+def _runs(repo) -> set:
+    reports = repo / "reports"
+    return {p for p in reports.iterdir() if p.is_dir()} if reports.is_dir() else set()
+
+
+def test_a_shard_then_the_run_merged_from_it_counts_the_shards_trials_once(repo):
+    """`--from shard1 --allow-partial`, then `--from merged`: one trial became two sessions (3/3 -> 5/5)."""
+    shards = []
+    for k in (1, 2):
+        before = _runs(repo)
+        assert CliRunner().invoke(main, ["run", "--repo", str(repo), "--shard", f"{k}/2"]).exit_code == 0
+        shards += list(_runs(repo) - before)
+    before = _runs(repo)
+    assert CliRunner().invoke(main, ["merge", "--repo", str(repo), *map(str, shards)]).exit_code == 0
+    (merged,) = _runs(repo) - before
+    assert update(repo, "--from", str(shards[0]), "--allow-partial").exit_code == 0
+    counted = (repo / "baseline.json").read_text()
+    again = update(repo, "--from", str(merged))
+    assert again.exit_code == 2 and f"--from: {shards[0].name}: this run's trials are already counted" in again.output
+    assert (repo / "baseline.json").read_text() == counted
+
+
+def test_one_session_of_a_measurement_given_again_is_refused(repo):
+    assert update(repo, "--sessions", "2").exit_code == 0
+    first = sorted(p for p in _runs(repo) if p.name.endswith("-baseline"))[0]
+    again = update(repo, "--from", str(first))
+    assert again.exit_code == 2 and "already counted in baseline.json" in again.output, again.output
