@@ -46,6 +46,10 @@ def mutate(repo, config_path, agent, jobs, cache, cache_dir, max_cost, shard, on
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     click.echo("\n".join(report_lines(report, folder)))
+    if report.interrupted:
+        ran = sum(m.status != "not_run" for m in report.mutants)
+        fail_input(GateInputError("mutate", "", f"interrupted: {ran} of {len(report.mutants)} mutants finished "
+                                  f"and are kept in {folder / 'mutation.json'}", "run mutate again for the rest"))
     if any(m.status in ("error", "not_run") for m in report.mutants):
         sys.exit(exitcodes.CANNOT_JUDGE)
     if min_score is not None and (report.score or 0.0) < min_score:

@@ -38,3 +38,4 @@ class MutationReport(StrictModel):
     mechanical_score: float | None  # the same over mutants of mechanical rules and the tier derivation
     control_seconds: float = 0.0  # the unmutated run
     wall_seconds: float = 0.0
+    interrupted: bool = False  # stopped (Ctrl-C, SIGTERM): the mutants not run are `not_run`

@@ -11,7 +11,8 @@ statistical gate it takes adaptive rounds like any run. Its outcome is classifie
   undecided  INCONCLUSIVE (exit 2) otherwise: a noisy reviewer, and the trial budget could not settle it
   survived   the run passed (exit 0)
   error      the run could not judge for another reason (see `detail`)
-  not_run    the --max-cost budget was spent before it started
+  not_run    the --max-cost budget was spent before it started, or the mutate was stopped
+             (Ctrl-C, SIGTERM) before it or while it ran (mutate/stopping.py)
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +32,7 @@ from rubricgate import boundary
 from rubricgate.isolation.leftovers import owned_folder, remove_owned
 from rubricgate.mutate.mutants import Mutant
 from rubricgate.mutate.progress import Progress
+from rubricgate.mutate.stopping import Stop, map_until_stopped
 
 _SKIP_NAMES = {".git", "__pycache__", ".rubricgate-cache", "node_modules", ".pytest_cache", ".mypy_cache",
                ".ruff_cache", ".import_linter_cache", ".benchmarks"}
@@ -87,15 +88,19 @@ def apply(mutant: Mutant | None, repo: Path) -> None:
         (repo / mutant.file).write_text(mutant.text, encoding="utf-8")
 
 
-def run_one(repo: Path, mutant: Mutant | None, settings: RunSettings, budget: float | None) -> Outcome:
+def run_one(repo: Path, mutant: Mutant | None, settings: RunSettings, budget: float | None,
+            stop: Stop | None = None) -> Outcome:
     """Copy, mutate, run the suite in its own process, classify; the copy is removed after."""
     started = time.monotonic()
     tmp = owned_folder("rubricgate-mutant-")  # a killed mutate's copy goes with a later run's sweep
     try:
         copy = copy_repo(repo, tmp / "repo", settings.reports, settings.exclude)
         apply(mutant, copy)
-        proc = _run(copy, settings, budget)
+        proc = _run(copy, settings, budget, stop)
         outcome = classify(mutant, proc.returncode, proc.stdout + proc.stderr, _summary(copy, settings.reports))
+        if stop is not None and stop.event.is_set():  # interrupted with the mutate: no outcome of the mutant
+            outcome = Outcome(mutant, "not_run", proc.returncode,  # type: ignore[arg-type]  # as classify's
+                              "the mutate was stopped while it ran")
     finally:
         remove_owned(tmp)
     outcome.seconds = time.monotonic() - started
@@ -112,7 +117,7 @@ def reported(run: Callable[[], Outcome], label: str, progress: Progress | None) 
     return out
 
 
-def _run(copy: Path, settings: RunSettings, budget: float | None) -> subprocess.CompletedProcess:
+def _run(copy: Path, settings: RunSettings, budget: float | None, stop: Stop | None) -> subprocess.CompletedProcess:
     argv = [sys.executable, "-m", "rubricgate", "run", "--repo", str(copy)]
     argv += ["--config", str(copy / settings.config if not Path(settings.config).is_absolute() else settings.config)
              ] if settings.config else []
@@ -123,11 +128,20 @@ def _run(copy: Path, settings: RunSettings, budget: float | None) -> subprocess.
     # The child imports this same rubricgate, wherever it was imported from.
     root = str(Path(rubricgate.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
+    proc = subprocess.Popen(argv, cwd=copy, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    if stop is not None:
+        stop.started(proc)
     try:
-        return subprocess.run(argv, cwd=copy, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=settings.timeout_s)
+        out, err = proc.communicate(timeout=settings.timeout_s)
     except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
         return subprocess.CompletedProcess(argv, -1, "", f"timed out after {settings.timeout_s:.0f} s")
+    finally:
+        if stop is not None:
+            stop.ended(proc)
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
 def _summary(copy: Path, reports: str) -> dict | None:
@@ -165,20 +179,22 @@ def classify(mutant: Mutant | None, code: int, output: str, summary: dict | None
 
 
 def run_all(repo: Path, mutants: list[Mutant], settings: RunSettings,
-            progress: Progress | None = None) -> list[Outcome]:
-    """Every mutant's outcome, in the given order; --max-cost stops new runs once spent."""
-    spent, lock = [0.0], threading.Lock()
+            progress: Progress | None = None) -> tuple[list[Outcome], bool]:
+    """Every mutant's outcome, in the given order, and whether the mutate was stopped (Ctrl-C,
+    SIGTERM: what finished is kept, mutate/stopping.py); --max-cost stops new runs once spent."""
+    spent, lock, stop = [0.0], threading.Lock(), Stop()
 
     def one(m: Mutant) -> Outcome:
         with lock:
             left = None if settings.max_cost is None else settings.max_cost - spent[0]
-        if left is not None and left <= 0:
+        if stop.event.is_set():
+            out = Outcome(m, "not_run", None, "the mutate was stopped before it started")
+        elif left is not None and left <= 0:
             out = Outcome(m, "not_run", None, f"--max-cost {settings.max_cost} spent")
         else:
-            out = reported(lambda: run_one(repo, m, settings, left), m.id, progress)
+            out = reported(lambda: run_one(repo, m, settings, left, stop), m.id, progress)
         with lock:
             spent[0] += out.cost_usd
         return out
 
-    with ThreadPoolExecutor(max(settings.jobs, 1), thread_name_prefix="mutant") as pool:
-        return list(pool.map(one, mutants))
+    return map_until_stopped(one, mutants, settings.jobs, stop), stop.event.is_set()

@@ -99,9 +99,10 @@ def mutate(request: MutateRequest) -> tuple[MutationReport, Path]:
         if control.status not in CONTROL_OK:
             raise GateInputError("rubricgate run", "", f"the unmutated suite does not pass ({control.detail})",
                                  "make `rubricgate run` pass first: a mutant is judged against a green suite")
-        outcomes = run_all(request.repo, chosen, settings, progress)
+        outcomes, interrupted = run_all(request.repo, chosen, settings, progress)
     out = request.out or request.repo / loaded.config.reports / f"mutate-{new_run_id()}"
     report = _report(request, loaded, agent, outcomes, skipped, out, control, time.monotonic() - started)
+    report.interrupted = interrupted
     out.mkdir(parents=True, exist_ok=True)  # no survivor, no skeleton folder to have made it
     write_json_atomic(out / "mutation.json", report.model_dump(mode="json"))
     return report, out
