@@ -148,8 +148,9 @@ def latest_run(repo: Path) -> Path:
     if not runs:
         raise GateInputError(str(folder), "", "no run with a summary.json here", "run `rubricgate run` or pass RUN_DIR")
     if not (runs[-1] / "summary.json").is_file():
-        raise GateInputError(str(runs[-1]), "summary.json", "the newest run has no summary (it could not be written; "
-                             "the run exited 2)", "rerun `rubricgate run`, or pass an earlier RUN_DIR on purpose")
+        raise GateInputError(str(runs[-1]), "summary.json", "the newest run has no summary (it was killed before "
+                             "writing one, or could not write it and exited 2)",
+                             "rerun `rubricgate run`, or pass an earlier RUN_DIR on purpose")
     return runs[-1]
 
 
