@@ -19,7 +19,7 @@ from rubricgate.gating.changes import changed_first, rule_changes, with_rule_cha
 from rubricgate.models.results import Summary, TrialResult
 from rubricgate.records.run_index import index_run
 from rubricgate.reports.ahead import ReportsAhead
-from rubricgate.runner.cache import note_rejections
+from rubricgate.runner.cache import note_rejections, notes_dir
 from rubricgate.runner.options import CaseSlice, RunOptions, default_jobs
 from rubricgate.runner.scheduler import Job
 from rubricgate.runner.startup import StartedRun, start_run, with_cache_dir, with_isolation
@@ -94,7 +94,7 @@ def adaptive_rounds(loaded: Loaded, jobs: list[Job], options: RunOptions):
 
         continued, rounds.design_key = prepare(options.repo, loaded, order, first,
                                                options.agent or loaded.config.agent.name, options.continues,
-                                               options.cache_dir)
+                                               notes_dir(options.repo, loaded.config.cache_dir))
         rounds.take_up(continued)
         rounds.design_flags = options.design_flags()
         rounds.repo_shown = options.repo_shown()

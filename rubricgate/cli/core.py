@@ -183,10 +183,12 @@ def _load_checked(root: Path, config_path: Path | None):
 
     from rubricgate.errors import collect
     from rubricgate.suite.baseline_file import load_baseline
+    from rubricgate.suite.cases import unpassable_errors
 
     loaded = load_all(root, config_path, require_baseline=False)
     errors: list[GateInputError] = []
     collect(errors, lambda: check_agents(loaded.cases, loaded.config))
+    errors += unpassable_errors(loaded.cases, loaded.rubric)
     path = root / loaded.config.baseline
     # None before the first `baseline update` (the documented order: validate, then measure);
     # a baseline that is there but broken is an error like any other file.

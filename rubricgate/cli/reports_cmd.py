@@ -105,7 +105,7 @@ def publish(run_dir, pr, label, repo, artifact) -> None:
     RUN_DIR defaults to the newest run under the reports folder.
     """
     try:
-        run_dir = run_dir or latest_run(_repo(repo))
+        run_dir = run_dir or latest_run(_repo(repo), started_here=True)
         summary = read_summary(run_dir)
         result = publish_comment(summary, render_comment(summary, artifact), pr, GitHubTarget.from_env(), label)
     except (GateInputError, GateInputErrors) as exc:
@@ -129,11 +129,11 @@ def _started(run: Path) -> tuple[str, str]:
     return run.name.split("-", 1)[0], str(first.get("at", "")) if isinstance(first, dict) else ""
 
 
-def latest_run(repo: Path) -> Path:
+def latest_run(repo: Path, started_here: bool = False) -> Path:
     """The newest run folder under the configured reports folder (run ids start with a UTC
     timestamp). Never an earlier one: when the newest has no summary.json (it could not be
     written, the run exited 2) that is an error, not a reason to report the run before it."""
-    from rubricgate.runner.cache import ran_here, resolve_cache_dir
+    from rubricgate.runner.cache import notes_dir, ran_here
 
     config = load_config(repo)
     folder = repo / config.reports
@@ -143,8 +143,13 @@ def latest_run(repo: Path) -> Path:
                    if not p.parent.name.endswith(("-baseline", "-record"))} if folder.is_dir() else set(), key=_started)
     # The newest run this user started, when there is one: a folder planted in the checkout (a
     # pull request can force-add one named for the year 9999) must not become the PR's comment.
-    cache_dir = resolve_cache_dir(repo, config.cache_dir)
-    runs = [r for r in runs if ran_here(cache_dir, r.name)] or runs
+    # `publish` (`started_here`) takes no other: with none, a planted folder would be all there is.
+    notes = notes_dir(repo, config.cache_dir)
+    ours = [r for r in runs if ran_here(notes, r.name)]
+    if started_here and runs and not ours:
+        raise GateInputError(str(folder), "", "no run here was started by this user (runs copied or checked in "
+                             "are not published unasked)", "run `rubricgate run` first, or pass RUN_DIR")
+    runs = ours or runs
     if not runs:
         raise GateInputError(str(folder), "", "no run with a summary.json here", "run `rubricgate run` or pass RUN_DIR")
     if not (runs[-1] / "summary.json").is_file():

@@ -4,8 +4,8 @@
 Two changes of the same pull request could hide a regression from it:
 
 - a rule the PR changes that no case exercises (both sides pass every case; `run` against the
-  baseline already says INCONCLUSIVE for it, gating/changes.py): the changes are those the head's
-  reviewer has against the baseline and the base's has not;
+  baseline already says INCONCLUSIVE for it, gating/changes.py): the head's rule table is compared
+  with the base's directly, so a PR that also updates baseline.json changes nothing here;
 - cases the PR deletes (a reviewer made worse on exactly the cases that would show it, and those
   cases removed): the base's cases are read from REF's suite folders by their ids.
 
@@ -21,26 +21,28 @@ from pathlib import Path
 from rubricgate import exitcodes
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.gating.changes import change_aware, rule_changes
+from rubricgate.models.baseline import Baseline, RuleRecord
 from rubricgate.models.config import Config, GateConfig
 from rubricgate.models.coverage import RuleChange
 from rubricgate.models.results import Decision, Summary
+from rubricgate.reports.explain import statement_of
 from rubricgate.suite.checks import TASK_SUFFIXES, TIER_FOLDERS
 from rubricgate.suite.load import load_all
 
 
 def pr_rule_changes(roots: dict[str, Path], config_path: Path | None) -> list[RuleChange]:
-    """The rule changes the head's reviewer has against the baseline that the base's has not (the
-    sides' runs are made without the baseline; read here from each side's tree). None without a
-    baseline that records its rule table, or when a side does not load."""
-    found = {}
-    for side, root in roots.items():
-        try:
-            loaded = load_all(root, config_path)
-        except (GateInputError, GateInputErrors):
-            return []
-        found[side] = rule_changes(loaded.rubric, loaded.cases, loaded.baseline, None, loaded.config.reviewer.rubric)
-    known = {(c.rule, c.change, c.detail) for c in found["base"]}
-    return [c for c in found["head"] if (c.rule, c.change, c.detail) not in known]
+    """The rules the head's reviewer changed against the base's, read from each side's tree and
+    compared directly (a PR that also updates baseline.json has it record the new rule table
+    already), with the cases that exercise each. None when a side does not load."""
+    try:
+        base, head = (load_all(roots[side], config_path, require_baseline=False) for side in ("base", "head"))
+    except (GateInputError, GateInputErrors):
+        return []
+    rules = {r.id: RuleRecord(severity=r.severity, kind=r.kind, statement=statement_of(r))
+             for r in base.rubric.rules.values()}
+    then = (head.baseline or Baseline(rates={})).model_copy(
+        update={"rubric_rules": rules, "tier_threshold": base.rubric.warning_block_threshold})
+    return rule_changes(head.rubric, head.cases, then, None, head.config.reviewer.rubric)
 
 
 def case_ids(root: Path, config: Config) -> set[str]:

@@ -114,6 +114,11 @@ def _not_counted_before(old: Baseline | None, summaries: Sequence[Summary]) -> N
     """A run already in the baseline's history would be pooled again (3/3 -> 6/6): refused, also
     when it comes inside another summary (a shard, then the run merged from it; a run, then the
     run that continued it) or was one session of a measurement ("A+B" in the history)."""
+    held = [r for s in summaries for r in dict.fromkeys((s.run_id, *s.counted_runs)) if r]
+    twice = next((r for r in held if held.count(r) > 1), None)
+    if twice is not None:  # --from A --from B where B continued (or merged) A
+        raise GateInputError("--from", twice, "this run's trials are in two of the runs given",
+                             "give each run once: a run that continued or merged it already holds its trials")
     for run_id in run_ids_of(summaries):
         earlier = next((h for h in (old.history if old else []) if run_id in h.run_id.split("+")), None)
         if earlier is not None:

@@ -42,13 +42,25 @@ from rubricgate.runner.cache import ran_here
 
 
 def design_key(baseline: Baseline, gate: GateConfig, first: int, cases: Sequence[str], dims: Sequence[str],
-               reviewer: str, agent: str, model: str | None) -> str:
+               reviewer: str, agent: str, model: str | None, suite: str = "") -> str:
     """What makes two runs one design: the baseline's counts, the gate's settings, the first
-    round's trials, the cases and dimensions, and the reviewer, agent and model."""
+    round's trials, the cases and dimensions, the reviewer, agent and model, and `suite` (what
+    grades the answers: the cases' content and the config's `verdict:`, suite_digest)."""
     data = {"baseline": {c: {d: [v.passes, v.trials] for d, v in dims_.items()}
                          for c, dims_ in sorted(baseline.cases.items())},
             "gate": [gate.confidence, gate.margin, gate.max_trials_per_case, gate.drift_allowance], "first": first,
             "cases": sorted(cases), "dims": list(dims), "reviewer": reviewer, "agent": agent, "model": model}
+    if suite:
+        data["suite"] = suite
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def suite_digest(loaded, case_ids: Sequence[str]) -> str:
+    """The cases' content (expectations, rubric, files, review paths) and the config's `verdict:`:
+    an edit to either is another design (its old trials would not grade the same)."""
+    chosen = set(case_ids)
+    data = {"cases": [c.model_dump(mode="json") for c in loaded.cases if c.id in chosen],
+            "verdict": loaded.config.verdict.model_dump(mode="json") if loaded.config.verdict else None}
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -99,10 +111,15 @@ def prepare(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str,
         return None, ""
     reviewer = reviewer_fingerprint(reviewer_digest(repo, loaded.config))
     key = design_key(loaded.baseline, loaded.config.gate, first, case_ids, loaded.config.graded_dimensions(),
-                     reviewer, agent, loaded.config.agent.model)
+                     reviewer, agent, loaded.config.agent.model, suite_digest(loaded, case_ids))
     continued = continued_run(named, repo / loaded.config.reports, key, cache_dir)
     if continued is not None:
-        verify_trials(continued, loaded, case_ids)
+        try:
+            verify_trials(continued, loaded, case_ids)
+        except GateInputError:
+            if named is not None:
+                raise
+            return None, key  # found unasked and its trials do not hold up: this run starts afresh
     return continued, key
 
 

@@ -101,6 +101,7 @@ def copy_transcripts(source: Path, trials: list[TrialResult], run_dir: Path, fix
     for t in trials:
         data = transcript_bytes(source, t, fix) if t.transcript else None
         if data is not None:
+            (run_dir / t.transcript).parent.mkdir(exist_ok=True)  # a run stopped before its first transcript
             write_fresh(run_dir / t.transcript, data)
 
 

@@ -30,7 +30,7 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
     default = jobs[0].agent if jobs else loaded.config.agent.name
     run_with = MeasuredWith(agent=default, agent_version=state.agent_versions.get(default),
                             model=loaded.config.agent.model or reported_model(results))
-    decision, gate = _decision(loaded, rates, state, len(results), len(jobs), per_case, run_with,
+    decision, gate = _decision(loaded, rates, state, len(results), planned, per_case, run_with,
                                errored_counts(results))
     decision = errored_gate(decision, results, len(jobs), loaded.config.gate.max_errored)
     cases = case_summaries(loaded, jobs, results, per_case, confidence)

@@ -177,12 +177,12 @@ _FENCE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
 def fenced_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) offsets of the fenced code blocks of a markdown text, as CommonMark reads
     them: a fence closes on a line of the same character at least as long; an unclosed one runs
-    to the end."""
+    to the end; a line of backticks followed by a backtick later on is inline code, no fence."""
     spans, opened, offset = [], None, 0
     for line in text.splitlines(keepends=True):
         fence = _FENCE.match(line)
-        if opened is None and fence:
-            opened = (offset, fence.group(1))
+        if opened is None and fence and not (fence.group(1)[0] == "`" and "`" in line[fence.end():]):
+            opened = (offset, fence.group(1))  # a backtick fence's info string holds no backtick (```x``` is code)
         elif opened is not None and fence and fence.group(1)[0] == opened[1][0] \
                 and len(fence.group(1)) >= len(opened[1]) and not line[fence.end():].strip():
             spans.append((opened[0], offset + len(line)))

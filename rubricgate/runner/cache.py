@@ -202,6 +202,12 @@ def remember_run(cache_dir: Path | None, run_id: str) -> None:
         return  # no note: the run is never continued unasked (the safe side)
 
 
+def notes_dir(repo: Path, configured: str | None) -> Path:
+    """Where the notes of the runs this user started are kept: the config's cache folder or the
+    user's default, never a --cache-dir given to one run (the next command would not look there)."""
+    return resolve_cache_dir(repo, configured)
+
+
 def ran_here(cache_dir: Path | None, run_id: str) -> bool:
     """Did this user start `run_id` (remember_run)?"""
     return cache_dir is not None and "/" not in run_id and (cache_dir / RUNS_DIR / run_id).is_file()

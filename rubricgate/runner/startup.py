@@ -49,6 +49,7 @@ from rubricgate.records.events import EventLog
 from rubricgate.records.files import make_run_folder, new_run_id
 from rubricgate.runner.cache import (
     CACHE_DIR,
+    notes_dir,
     remember_run,
     remove_retired,
     resolve_cache_dir,
@@ -335,7 +336,7 @@ def _open_run_folder(options: RunOptions, loaded: Loaded, jobs: list[Job], agent
                      policy: SandboxPolicy, tree: RunTree, exclude: set[str]) -> tuple[RunContext, RunState]:
     run_id = new_run_id() + ("" if options.kind == "run" else f"-{options.kind}")
     run_dir = make_run_folder(reports_root(options, loaded), run_id)
-    remember_run(options.cache_dir, run_id)
+    remember_run(notes_dir(options.repo, loaded.config.cache_dir), run_id)
     ctx = _context(options, loaded, run_dir, agents, policy, tree, exclude)
     state = RunState(run_id=run_id, started=datetime.now(UTC).isoformat(timespec="milliseconds"),
                      agent_versions={n: a.version() for n, a in agents.items()}, trials=options.trials,

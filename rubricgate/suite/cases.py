@@ -237,25 +237,27 @@ def _check_rule_ids(case: CaseSpec, rubric: RubricSpec, errors: list[GateInputEr
             if rid not in rubric.rules:
                 errors.append(GateInputError(case.origin, f"expect.{key}", f"unknown rule id {rid!r}",
                                              f"use an id from {rubric.path}"))
-    errors.extend(_unpassable(case, rubric))
-
-
-def _unpassable(case: CaseSpec, rubric: RubricSpec) -> list[GateInputError]:
-    """Expectations no review can meet: a rule both expected and forbidden, or expected rules
-    whose severities make the tier higher than the one expected (the tier is recomputed from
-    the findings and never lowered). Only for the default derivation, which only rises as
-    findings are added; a `tiers:` table's first-match rules need not."""
-    expect, errors = case.expect, []
-    both = sorted(set(expect.rules) & set(expect.absent_rules))
+    both = sorted(set(case.expect.rules) & set(case.expect.absent_rules))
     if both:
         errors.append(GateInputError(case.origin, "expect.absent_rules", f"{', '.join(both)} also in expect.rules: "
                                      "no review can both cite and not cite a rule", "keep each rule in one list"))
-    known = [rubric.rules[r].severity for r in expect.rules if r in rubric.rules]
-    if expect.tier is None or rubric.vocabulary.rules is not None or not known:
-        return errors
-    least = rubric.derive_tier(known)
-    if TIER_ORDER[least] > TIER_ORDER[expect.tier]:
-        errors.append(GateInputError(case.origin, "expect.rules", f"these rules make the tier at least {least} "
-                                     f"(it is derived from the findings and never lowered), not {expect.tier}: "
-                                     "no review can pass this case", f"drop the rule, or expect {least}"))
+
+
+def unpassable_errors(cases: list[CaseSpec], rubric: RubricSpec) -> list[GateInputError]:
+    """`validate`'s check of expected rules whose severities make the tier higher than the one
+    expected (the tier is derived from the findings and never lowered): no review can pass such
+    a case. Not a load error: a run of another rubric (compare's base side, a mutant that raises
+    a severity) must judge the suite, and there such a case simply fails. Only for the default
+    derivation, which only rises as findings are added; a `tiers:` table's first-match rules need not."""
+    if rubric.vocabulary.rules is not None:
+        return []
+    errors = []
+    for case in cases:
+        known = [rubric.rules[r].severity for r in case.expect.rules if r in rubric.rules]
+        least = rubric.derive_tier(known) if known and case.expect.tier is not None else None
+        if least is not None and case.expect.tier is not None and TIER_ORDER[least] > TIER_ORDER[case.expect.tier]:
+            errors.append(GateInputError(case.origin, "expect.rules", f"these rules make the tier at least {least} "
+                                         f"(it is derived from the findings and never lowered), not "
+                                         f"{case.expect.tier}: no review can pass this case",
+                                         f"drop the rule, or expect {least}"))
     return errors

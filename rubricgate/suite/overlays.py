@@ -9,6 +9,7 @@ passes whatever the PR does to the real one. Such a key is an input error naming
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,11 +28,17 @@ def reviewer_overlay_errors(repo: Path, config: Config, cases: Sequence[CaseSpec
     keyed = [(case, key) for case in cases for key in case.files]
     if not keyed:  # the closure is read only when some case overlays anything
         return []
-    own = reviewer_files(repo, config)
-    return [GateInputError(case.origin, f"files.{key}", f"replaces the reviewer's own {key!r} ({own[key]}) "
-                           "in the workspace: the case would test that text, not the reviewer",
-                           "overlay another path; the reviewer runs as it is in the repository")
-            for case, key in keyed if key in own]
+    own = {_canonical(rel): why for rel, why in reviewer_files(repo, config).items()}
+    return [GateInputError(case.origin, f"files.{key}", f"replaces the reviewer's own {key!r} "
+                           f"({own[_canonical(key)]}) in the workspace: the case would test that text, not the "
+                           "reviewer", "overlay another path; the reviewer runs as it is in the repository")
+            for case, key in keyed if _canonical(key) in own]
+
+
+def _canonical(rel: str) -> str:
+    """The file a key names, however it is spelled: `./`, `//` and case (on a file system that
+    folds case, `Reviewer/` is the same folder) make no other file."""
+    return posixpath.normpath(rel.strip()).lstrip("/").casefold()
 
 
 def reviewer_files(repo: Path, config: Config) -> dict[str, str]:

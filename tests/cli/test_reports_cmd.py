@@ -232,3 +232,21 @@ def test_a_run_folder_planted_in_the_checkout_is_not_the_latest_run(ran):
     got = invoke("report", "--repo", str(repo))
     assert got.exit_code == 0, got.output
     assert (run_dir / "comment.md").is_file() and not (planted / "comment.md").exists()
+
+
+def test_publish_never_posts_a_run_this_user_did_not_start(tmp_path):
+    """With no noted run, report falls back to the newest folder; publish posting a planted PASS
+    (when the job's own run failed before it began) would tell the PR it passed."""
+    repo = make_repo(tmp_path / "repo", commit=False)
+    planted = rf.write_run_dir(repo / "reports" / "99991231T000000Z-aaaaaa")
+    assert planted.is_dir()
+    got = invoke("publish", "--pr", "1", "--repo", str(repo), env={"GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "o/r"})
+    assert got.exit_code == 2 and "no run here was started by this user" in got.output, got.output
+
+
+def test_a_run_given_its_own_cache_dir_is_still_the_latest(ran, tmp_path):
+    repo, first = ran
+    second = run_suite(RunOptions(repo=repo, cache=True, cache_dir=tmp_path / "own-cache")).run_dir
+    assert second != first
+    got = invoke("report", "--repo", str(repo))
+    assert got.exit_code == 0 and str(second) in got.output, got.output

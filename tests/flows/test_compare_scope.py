@@ -57,3 +57,12 @@ def test_cases_removed_with_the_reviewer_unchanged_are_the_suites_business(base)
     shutil.rmtree(base / "fixtures/block/data-loader")
     got = _compare(base)
     assert got.exit_code == 0, got.output
+
+
+def test_a_rule_change_is_seen_when_the_pull_request_also_updates_the_baseline(base) -> None:
+    """The documented way to record a rule change is `baseline update`; the head's baseline then
+    holds the new rule table, and the change read against it had vanished: PASS."""
+    _edit_rule(base, "scope-single-purpose", "suggestion", "warning")
+    assert CliRunner().invoke(main, ["baseline", "update", "--repo", str(base), "--reason", "a warning now"]).exit_code == 0
+    got = _compare(base)
+    assert got.exit_code == 2 and "scope-single-purpose" in got.output, got.output

@@ -279,3 +279,15 @@ def test_one_session_of_a_measurement_given_again_is_refused(repo):
     first = sorted(p for p in _runs(repo) if p.name.endswith("-baseline"))[0]
     again = update(repo, "--from", str(first))
     assert again.exit_code == 2 and "already counted in baseline.json" in again.output, again.output
+
+
+def test_a_run_and_the_run_that_continued_it_given_together_count_its_trials_once(repo):
+    cfg = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    cfg["gate"]["method"] = "statistical"
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(cfg))
+    assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code == 2  # INCONCLUSIVE at this size
+    first = _runs(repo)
+    assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code in (0, 2)  # continues the first
+    (a,), (b,) = first, _runs(repo) - first
+    got = update(repo, "--from", str(a), "--from", str(b), "--allow-partial")
+    assert got.exit_code == 2 and "this run's trials are in two of the runs given" in got.output, got.output

@@ -232,3 +232,30 @@ def test_a_run_is_continued_once(repo) -> None:
     _run(repo, "--continue", str(old))
     again = _run(repo, "--continue", str(old))
     assert again.exit_code == 2 and "it was continued already (by " in again.output, again.output
+
+
+def test_a_continued_run_stopped_before_its_first_transcript_still_takes_the_old_ones(repo, tmp_path) -> None:
+    """Interrupted early, the new run folder had no transcripts/ yet: FileNotFoundError, internal error."""
+    from rubricgate.gating.continuation import Continued
+    from rubricgate.records.files import read_summary
+
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    fresh = tmp_path / "20991231T000000Z-abcdef"
+    fresh.mkdir()
+    Continued(old, read_summary(old), False).copy_transcripts(fresh)
+    assert {p.name for p in (fresh / "transcripts").iterdir()} == {p.name for p in (old / "transcripts").iterdir()}
+
+
+def test_an_edit_to_a_case_makes_a_plain_rerun_start_afresh_not_an_error(repo) -> None:
+    """The old run's trials would not grade the same: a plain rerun exited 2 saying they were forged."""
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    expect = repo / "fixtures/block/data-loader/expect.yaml"
+    expect.write_text("rules: [fm-description-required]\n")
+    result = _run(repo)
+    assert "error:" not in result.output and "continues" not in result.output, result.output
+    data = json.loads((_newest(repo, besides=[old]) / "summary.json").read_text())
+    assert data["gate"]["continues"] == []

@@ -110,6 +110,13 @@ def test_two_stated_verdicts_that_disagree_are_invalid_and_two_that_agree_are_on
     assert read_verdict(same, RUBRIC, config(**MARKDOWN)).reported_tier == "PASS"
 
 
+def test_inline_code_at_the_start_of_a_line_opens_no_fence():
+    # "```foo()``` looks fine" is inline code: read as an unclosed fence it hid the verdict after it
+    text = "```foo()``` looks fine\n\n## Missing tests\nNone for x.\n\nverdict: request changes\n"
+    got = read_verdict(text, RUBRIC, config(**MARKDOWN))
+    assert (got.status, got.reported_tier, [f.rule for f in got.verdict.findings]) == ("ok", "BLOCK", ["missing-tests"])
+
+
 def test_fenced_spans_close_as_commonmark_says():
     from rubricgate.graders.extract import fenced_spans
 

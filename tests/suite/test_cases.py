@@ -218,3 +218,16 @@ def test_a_fixture_linked_out_of_the_repository_is_one_line_per_link(repo, tmp_p
     errors = [line for line in out.splitlines() if line.startswith("error:")]
     assert code == 2 and len(errors) == 3, out
     assert all("resolves outside the repository (symlink)" in line for line in errors), out
+
+
+def test_a_rubric_that_makes_an_expectation_unpassable_is_judged_by_run_and_refused_by_validate(repo):
+    """compare's base side and a severity-up mutant load the suite with another rubric: there the
+    case must fail (a caught mutant), not stop the run as an input error."""
+    from tests.conftest import set_severity
+
+    write_task(repo, {**GOOD, "review": ["fixtures/pass/weekly-revenue-summary/SKILL.md"],
+                      "expect": {"tier": "WARN", "rules": ["body-length"]}})
+    set_severity(repo, "body-length", "critical")
+    run = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert run.exit_code == 1 and "error:" not in run.output, run.output
+    one_error(repo, "evals/tasks/t1.yaml", "expect.rules", "at least BLOCK")

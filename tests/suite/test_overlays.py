@@ -11,6 +11,9 @@ from tests.suite.test_cases import GOOD, one_error, validate
 
 @pytest.mark.parametrize("key, why", [
     ("reviewer/prompts/evaluate.md", "reviewer.prompt"),
+    ("./reviewer/evaluator/references/rubric.md", "reviewer.rubric"),  # other spellings of the same file
+    ("reviewer//evaluator/references/rubric.md", "reviewer.rubric"),
+    ("Reviewer/evaluator/references/rubric.md", "reviewer.rubric"),
     ("reviewer/evaluator/references/rubric.md", "reviewer.rubric"),
     ("reviewer/.changed-skills.txt", "the changed-files list"),
 ])
