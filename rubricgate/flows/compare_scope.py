@@ -3,9 +3,10 @@
 `compare --base` runs the reviewer at REF and as in the working tree on the working tree's suite.
 Two changes of the same pull request could hide a regression from it:
 
-- a rule the PR changes that no case exercises (both sides pass every case; `run` against the
-  baseline already says INCONCLUSIVE for it, gating/changes.py): the head's rule table is compared
-  with the base's directly, so a PR that also updates baseline.json changes nothing here;
+- a rule the PR adds, removes or moves in severity or kind (or the tier threshold) that no case
+  exercises (both sides pass every case; `run` against the baseline already says INCONCLUSIVE
+  for it, gating/changes.py): the head's rule table is compared with the base's directly, so a
+  PR that also updates baseline.json changes nothing here. A reworded rule is named, not held;
 - cases the PR deletes (a reviewer made worse on exactly the cases that would show it, and those
   cases removed): the base's cases are read from REF's suite folders by their ids.
 
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from rubricgate import exitcodes
 from rubricgate.errors import GateInputError, GateInputErrors
-from rubricgate.gating.changes import change_aware, rule_changes
+from rubricgate.gating.changes import change_aware, change_line, rule_changes
 from rubricgate.models.baseline import Baseline, RuleRecord
 from rubricgate.models.config import Config, GateConfig
 from rubricgate.models.coverage import RuleChange
@@ -67,7 +68,14 @@ def scoped(decision: Decision, base: Summary | None, head: Summary | None, chang
     """The comparison's decision once what it cannot see is taken into account (module docstring)."""
     if not reviewer_changed(base, head):
         return decision
-    decision = change_aware(decision, changes, gate)
+    # A reworded rule is named, not held: its wording is what the comparison itself judges on the
+    # cases that exercise it (a benign rewording of the rules must pass the PR gate). A rule added,
+    # removed, moved in severity or kind, or the threshold, changes the verdicts the suite cannot see.
+    held = [c for c in changes if c.change not in ("statement", "file")]
+    reworded = [change_line(c) for c in changes if c.change == "statement" and not c.cases]
+    decision = change_aware(decision, held, gate)
+    if reworded:
+        decision = decision.model_copy(update={"warnings": [*reworded, *decision.warnings]})
     if not removed or decision.status != "pass":
         return decision
     line = (f"this pull request also removes {len(removed)} case(s) the base has ({', '.join(removed[:5])}"

@@ -66,3 +66,13 @@ def test_a_rule_change_is_seen_when_the_pull_request_also_updates_the_baseline(b
     assert CliRunner().invoke(main, ["baseline", "update", "--repo", str(base), "--reason", "a warning now"]).exit_code == 0
     got = _compare(base)
     assert got.exit_code == 2 and "scope-single-purpose" in got.output, got.output
+
+
+def test_a_reworded_rule_no_case_exercises_is_named_not_held(base) -> None:
+    """A benign rewording of the rules must pass the PR gate (issue 40's target); the line names it."""
+    path = base / RUBRIC
+    text = path.read_text()
+    assert "The skill does one job" in text
+    path.write_text(text.replace("The skill does one job", "Each skill does a single job"))
+    got = _compare(base)
+    assert got.exit_code == 0, got.output
