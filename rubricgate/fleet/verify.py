@@ -11,13 +11,12 @@ does not add up is a one-line GateInputError (exit 2).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rubricgate import boundary
 from rubricgate.boundary import is_amount
 from rubricgate.errors import GateInputError
-from rubricgate.gating.recorded import bad_trial, check_grades, check_numbers, first_line
+from rubricgate.gating.recorded import TrialLedger, bad_trial, first_line
 from rubricgate.isolation.untrusted import UntrustedPath, read_under
 from rubricgate.runner.scheduler import Job
 from rubricgate.suite.load import Loaded
@@ -32,8 +31,7 @@ def verify_shards(shards: list[Shard], jobs: list[Job], loaded: Loaded) -> None:
     """Raise GateInputError unless every shard's trials are the plan's, once each, and their
     numbers and grades are what their transcripts give."""
     cases = {j.case.id: j.case for j in jobs}
-    seen: dict[tuple[str, int], Path] = {}
-    paths: set[str] = set()
+    ledger = TrialLedger(loaded, FIX)
     for s in shards:
         own = {(c, t) for c, t, _ in s.record.jobs}
         ran = {(c.id, t.trial) for c in s.summary.cases for t in c.trials}
@@ -42,14 +40,7 @@ def verify_shards(shards: list[Shard], jobs: list[Job], loaded: Loaded) -> None:
                 key = (t.case_id, t.trial)
                 if t.case_id != case.id or key not in own:
                     raise _bad(s, key, "is not in this shard's plan", FIX)
-                if key in seen:
-                    raise _bad(s, key, f"is counted twice (also in {seen[key]})", FIX)
-                seen[key] = s.run_dir
-                if t.transcript and t.transcript in paths:
-                    raise _bad(s, key, f"shares its transcript {t.transcript} with another trial", FIX)
-                paths.add(t.transcript)
-                check_numbers(s.run_dir, t, FIX)
-                check_grades(s.run_dir, t, cases[t.case_id], loaded, FIX)
+                ledger.admit(s.run_dir, t, cases[t.case_id])
         if s.summary.complete and own - ran:
             raise _bad(s, sorted(own - ran)[0], "is missing from a shard that says it completed", FIX)
         spent = s.summary.cost.get("budget", {}).get("spent_usd", 0.0)

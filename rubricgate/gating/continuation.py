@@ -33,7 +33,7 @@ from pathlib import Path
 
 from rubricgate.errors import GateInputError
 from rubricgate.gating.planning import CONFIRM_FACTOR
-from rubricgate.gating.recorded import bad_trial, check_grades, check_numbers, copy_transcripts
+from rubricgate.gating.recorded import TrialLedger, bad_trial, copy_transcripts
 from rubricgate.models.baseline import Baseline
 from rubricgate.models.config import GateConfig
 from rubricgate.models.results import Summary, TrialResult
@@ -130,23 +130,17 @@ def verify_trials(continued: Continued, loaded, case_ids: Sequence[str]) -> None
     run_dir, gate = continued.run_dir, loaded.config.gate
     taken = continued.summary.gate.continuations if continued.summary.gate else 0
     most = gate.max_trials_per_case * (taken + 1 + CONFIRM_FACTOR)
-    specs = {c.id: c for c in loaded.cases if c.id in set(case_ids)}
-    seen: set[tuple[str, int]] = set()
-    paths: set[str] = set()
+    chosen = set(case_ids)
+    specs = {c.id: c for c in loaded.cases if c.id in chosen}
+    ledger = TrialLedger(loaded, FIX)
     for case in continued.summary.cases:
         for t in case.trials:
             key = (t.case_id, t.trial)
             if t.case_id != case.id or t.case_id not in specs:
                 raise bad_trial(run_dir, key, "is not a case of this run's design", FIX)
-            if key in seen or not 1 <= t.trial <= most:
-                raise bad_trial(run_dir, key, "is counted twice" if key in seen else
-                                f"is past the {most} trials a case of this design can have run", FIX)
-            if t.transcript and t.transcript in paths:
-                raise bad_trial(run_dir, key, f"shares its transcript {t.transcript} with another trial", FIX)
-            seen.add(key)
-            paths.add(t.transcript)
-            check_numbers(run_dir, t, FIX)
-            check_grades(run_dir, t, specs[t.case_id], loaded, FIX)
+            if not 1 <= t.trial <= most:
+                raise bad_trial(run_dir, key, f"is past the {most} trials a case of this design can have run", FIX)
+            ledger.admit(run_dir, t, specs[t.case_id])
 
 
 def continued_run(named: Path | None, reports: Path, key: str, cache_dir: Path | None = None) -> Continued | None:

@@ -34,6 +34,28 @@ def bad_trial(run_dir: Path, key: tuple[str, int], what: str, fix: str) -> GateI
     return GateInputError(str(run_dir / "summary.json"), f"trial {key[0]}#{key[1]}", what, fix)
 
 
+class TrialLedger:
+    """The trials read back so far, from one folder or several (a merge's shards): each admitted
+    once, with a transcript of its own, numbers in range and grades its transcript earns."""
+
+    def __init__(self, loaded: Loaded, fix: str) -> None:
+        self.loaded, self.fix = loaded, fix
+        self.seen: dict[tuple[str, int], Path] = {}
+        self.paths: set[str] = set()
+
+    def admit(self, run_dir: Path, t: TrialResult, case: CaseSpec) -> None:
+        """Check one trial of `run_dir` (a one-line GateInputError when it does not add up)."""
+        key = (t.case_id, t.trial)
+        if key in self.seen:
+            raise bad_trial(run_dir, key, f"is counted twice (also in {self.seen[key]})", self.fix)
+        self.seen[key] = run_dir
+        if t.transcript and t.transcript in self.paths:
+            raise bad_trial(run_dir, key, f"shares its transcript {t.transcript} with another trial", self.fix)
+        self.paths.add(t.transcript)
+        check_numbers(run_dir, t, self.fix)
+        check_grades(run_dir, t, case, self.loaded, self.fix)
+
+
 def check_numbers(run_dir: Path, t: TrialResult, fix: str) -> None:
     """Costs, tokens, steps and durations are non-negative and finite."""
     for name in ("cost_usd", "duration_s", "input_tokens", "output_tokens", "steps"):
@@ -98,10 +120,10 @@ def transcript_bytes(run_dir: Path, t: TrialResult, fix: str, missing_ok: bool =
 def copy_transcripts(source: Path, trials: list[TrialResult], run_dir: Path, fix: str) -> None:
     """The trials' transcripts into `run_dir` at the same relative paths: regular files from the
     source's transcripts/ only (no link followed, none written through, nothing else copied)."""
+    (run_dir / "transcripts").mkdir(exist_ok=True)  # a run stopped before its first transcript has none
     for t in trials:
-        data = transcript_bytes(source, t, fix) if t.transcript else None
+        data = transcript_bytes(source, t, fix) if t.transcript else None  # transcripts/<file> only
         if data is not None:
-            (run_dir / t.transcript).parent.mkdir(exist_ok=True)  # a run stopped before its first transcript
             write_fresh(run_dir / t.transcript, data)
 
 
