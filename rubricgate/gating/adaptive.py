@@ -114,8 +114,7 @@ class AdaptiveRun:
         self.continued = None  # the run this one continues (gating/continuation.py's Continued)
         self.design_key = ""  # what identifies the design (gating/continuation.py)
         self._plan = None  # the power plan (plan()), made when first asked for
-        self.design_flags = ""  # `run`'s flags that make this design again (RunOptions.design_flags)
-        self.repo_shown = ""  # the repository as --repo named it ("" when it is the working folder)
+        self.continue_command = "rubricgate run --continue "  # its run folder follows (RunOptions.continue_command)
 
     def next_batch(self) -> list[tuple[str, int, bool]]:
         """(case, trial number, is_confirmation) of every trial up to the next look; [] when the
@@ -286,10 +285,6 @@ class AdaptiveRun:
     def most_trials(self) -> int:
         """Trials the design runs if no look stops it (confirmations aside): the progress total."""
         return self.schedule.total_after(self.schedule.looks[self.limit - 1]) + self.first * len(self.new)
-
-    def run_folder(self, reports: str, run_id: str) -> str:
-        """The run's folder as the command that continues it names it."""
-        return f"{self.repo_shown}/{reports}/{run_id}" if self.repo_shown else f"{reports}/{run_id}"
 
     def trials_taken_up(self) -> int:
         """The design trials of the run this one continues (in most_trials, run by that run)."""

@@ -131,8 +131,7 @@ def _decision(loaded: Loaded, rates, state: RunState, done: int, total: int,
         return cannot_judge(["no baseline to compare against"], method), None
     if state.adaptive is not None:  # the design's counts and the last look (gating/adaptive.py)
         decision, detail = _adaptive_decision(loaded, rates, state.adaptive, run_with)
-        return continuation_detail(detail, decision, state.adaptive, state.adaptive.run_folder(loaded.config.reports,
-                                                                                              state.run_id))
+        return continuation_detail(detail, decision, state.adaptive, f"{loaded.config.reports}/{state.run_id}")
     return decide(rates, loaded.baseline, loaded.config.gate, per_case, run_with, errored=errored)
 
 
@@ -171,7 +170,7 @@ def next_step(adaptive, run_path: str) -> str:
     if adaptive.limit >= len(sched.looks) or not adaptive.shared:
         return (f"add cases or raise gate.max_trials_per_case (this design's continuations are spent){what}; "
                 "`rubricgate plan` shows what would reach the margin")
-    return f"continue this run: rubricgate run{adaptive.design_flags} --continue {run_path}{when}{what}"
+    return f"continue this run: {adaptive.continue_command}{run_path}{when}{what}"
 
 
 def _adaptive_decision(loaded: Loaded, rates: dict[str, RateRow], adaptive, run_with: MeasuredWith):

@@ -52,21 +52,20 @@ class RunOptions:
     # so a pull request cannot loosen the gate that judges it).
     gate: GateConfig | None = None
 
-    def repo_shown(self) -> str:
-        """The repository as a command run from here names it: "" when it is the working folder."""
-        return "" if self.repo.resolve() == Path.cwd().resolve() else str(self.repo)
-
-    def design_flags(self) -> str:
-        """The flags that make `rubricgate run` this run's design again (said in the command that
-        continues it: without --config or --only, that command would be another design)."""
+    def continue_command(self) -> str:
+        """The start of the command that continues this run, its folder to follow: the flags that
+        make `rubricgate run` this design again (without --config or --only it would be another
+        design), and --repo with the folder's path when the repository is not the working folder."""
         import shlex
 
-        flags = ["--repo", self.repo_shown()] if self.repo_shown() else []
+        here = self.repo.resolve() == Path.cwd().resolve()
+        flags = [] if here else ["--repo", str(self.repo)]
         flags += ["--config", str(self.config_path)] if self.config_path is not None else []
         flags += ["--agent", self.agent] if self.agent else []
         flags += ["--trials", str(self.trials)] if self.trials else []
         flags += [f for only in self.only for f in ("--only", only)]
-        return "".join(f" {shlex.quote(f)}" for f in flags)
+        return "rubricgate run" + "".join(f" {shlex.quote(f)}" for f in flags) + " --continue " + (
+            "" if here else f"{self.repo}/")
 
 
 # Agents that run in-process and spend no model time: more of them at once gains nothing.
