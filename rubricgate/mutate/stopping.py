@@ -12,7 +12,6 @@ import signal
 import subprocess
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -53,22 +52,70 @@ def _interrupt(proc: subprocess.Popen) -> None:
 
 
 def map_until_stopped(fn: Callable[[T], R], items: list[T], jobs: int, stop: Stop) -> list[R]:
-    """fn over items, `jobs` at once, in order; Ctrl-C (in the main thread) trips `stop` and waits
-    for the calls under way (further Ctrl-C change nothing), whose results are kept."""
-    with ThreadPoolExecutor(max(jobs, 1), thread_name_prefix="mutant") as pool:
-        futures: list[Future[R]] = [pool.submit(fn, item) for item in items]
-        try:
-            wait(futures)
-        except KeyboardInterrupt:
-            stop.trip()
-            _wait_quietly(futures)
-    return [f.result() for f in futures]
+    """fn over items, `jobs` at once, results in order; Ctrl-C (in the main thread) trips `stop` and
+    waits for the calls under way (further Ctrl-C change nothing), whose results are kept.
+
+    Worker threads take the items one at a time, so the main thread only starts them and waits: a
+    Ctrl-C that lands while work is still being handed out stops it as one during the wait does
+    (with an executor, one during `submit` skipped the stop and waited for every mutant)."""
+    shared = _Shared(fn, items)
+    try:
+        for n in range(max(jobs, 1)):
+            threading.Thread(target=shared.work, name=f"mutant-{n}").start()
+        shared.wait_all()
+    except KeyboardInterrupt:
+        stop.trip()
+        # One worker more: if the interrupt came before every worker started, it takes the items
+        # left, each skipped at once (the stop is set). A spare worker finds nothing to take.
+        _ignoring_ctrl_c(lambda: threading.Thread(target=shared.work, name="mutant-after").start())
+        _ignoring_ctrl_c(shared.wait_all)
+    return shared.results()
 
 
-def _wait_quietly(futures: list[Future]) -> None:
+class _Shared:
+    """Items handed out one at a time to whichever worker asks; each outcome kept at its index."""
+
+    def __init__(self, fn: Callable[[T], R], items: list[T]) -> None:
+        self._fn, self._items = fn, items
+        self._outcomes: list[tuple[bool, object] | None] = [None] * len(items)
+        self._cond = threading.Condition()
+        self._claimed = self._finished = 0
+
+    def work(self) -> None:
+        while (index := self._claim()) is not None:
+            try:
+                outcome: tuple[bool, object] = (True, self._fn(self._items[index]))
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread by results()
+                outcome = (False, exc)
+            with self._cond:
+                self._outcomes[index] = outcome
+                self._finished += 1
+                self._cond.notify_all()
+
+    def _claim(self) -> int | None:
+        with self._cond:
+            if self._claimed == len(self._items):
+                return None
+            self._claimed += 1
+            return self._claimed - 1
+
+    def wait_all(self) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: self._finished == len(self._items))
+
+    def results(self) -> list:
+        """The results in order; the first call that raised raises here, as `Future.result` did."""
+        for outcome in self._outcomes:
+            assert outcome is not None  # wait_all returned: every item finished
+            if not outcome[0]:
+                raise outcome[1]  # type: ignore[misc]
+        return [outcome[1] for outcome in self._outcomes]  # type: ignore[index]
+
+
+def _ignoring_ctrl_c(call: Callable[[], None]) -> None:
     while True:
         try:
-            wait(futures)
+            call()
             return
         except KeyboardInterrupt:
             continue  # a second Ctrl-C while the running mutants wind down

@@ -66,3 +66,40 @@ def test_an_interrupted_mutate_writes_what_finished_and_exits_2(repo, tmp_path, 
 
 def test_nothing_is_left_running_by_the_test_helpers() -> None:
     assert not [t for t in threading.enumerate() if t.name.startswith("mutant")]
+
+
+def test_ctrl_c_while_the_workers_start_trips_the_stop_and_skips_what_is_left(monkeypatch) -> None:
+    stop, starts = Stop(), []
+
+    class InterruptedOnSecondStart(threading.Thread):
+        def start(self) -> None:  # Ctrl-C lands as the second worker is started, before it runs
+            starts.append(self.name)
+            if len(starts) == 2:
+                raise KeyboardInterrupt
+            super().start()
+
+    def fn(i: int) -> str:
+        if i == 0:
+            return "stopped while it ran" if stop.event.wait(HANG_S) else "never stopped"
+        return "skipped" if stop.event.is_set() else "started after the stop"
+
+    monkeypatch.setattr("rubricgate.mutate.stopping.threading.Thread", InterruptedOnSecondStart)
+    got = map_until_stopped(fn, [0, 1, 2, 3], 3, stop)
+    assert got == ["stopped while it ran", "skipped", "skipped", "skipped"] and stop.event.is_set()
+
+
+def test_a_call_that_raised_raises_for_the_caller_after_the_others_finish() -> None:
+    finished = []
+
+    def fn(i: int) -> int:
+        if i == 1:
+            raise ValueError("mutant 1 broke")
+        finished.append(i)
+        return i
+
+    try:
+        map_until_stopped(fn, [0, 1, 2], 2, Stop())
+    except ValueError as exc:
+        assert str(exc) == "mutant 1 broke" and sorted(finished) == [0, 2]
+    else:
+        raise AssertionError("the error of mutant 1 was lost")
