@@ -131,6 +131,60 @@ def test_a_pack_rewritten_with_its_size_and_mtime_put_back_is_caught(tmp_path: P
     assert guard.changes() == [str(pack.relative_to(repo))]
 
 
+def _with_checksum(data: bytes, size: int = 20) -> bytes:
+    """`data` (checksum included) altered in its first object and its trailing SHA-1 made to hold."""
+    import hashlib
+
+    body = bytearray(data[:-size])
+    body[20] ^= 0xFF
+    return bytes(body) + hashlib.sha1(body).digest()
+
+
+def _put_back(path: Path, data: bytes) -> None:
+    """Rewrite in place, mode, size and mtime as they were: only the ctime shows it."""
+    st = path.stat()
+    path.chmod(0o644)
+    path.write_bytes(data)
+    os.chmod(path, st.st_mode)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_a_pack_rewritten_with_a_checksum_that_holds_is_caught_by_its_name(tmp_path: Path, monkeypatch) -> None:
+    repo, _, pack = _git_repo(tmp_path, monkeypatch)
+    guard = TreeGuard.start(repo, set(), adopt=False, known=set())
+    _put_back(pack, _with_checksum(pack.read_bytes()))
+    assert guard.changes() == [str(pack.relative_to(repo))]
+
+
+def test_an_index_rewritten_with_its_checksum_made_to_hold_is_caught(tmp_path: Path, monkeypatch) -> None:
+    # Its own checksum holds and it names its pack; only checking it against the pack shows it.
+    repo, _, pack = _git_repo(tmp_path, monkeypatch)
+    idx = pack.with_suffix(".idx")
+    guard = TreeGuard.start(repo, set(), adopt=False, known=set())
+    data = bytearray(idx.read_bytes())
+    body = data[:-20]
+    body[8 + 255 * 4 + 4] ^= 0xFF  # the first object's name (after the header and fanout table)
+    import hashlib
+
+    _put_back(idx, bytes(body) + hashlib.sha1(body).digest())
+    assert guard.changes() == [str(idx.relative_to(repo))]
+
+
+def test_a_local_clone_hardlinking_the_packs_during_the_run_is_no_change(tmp_path: Path, monkeypatch) -> None:
+    """`git clone /path` hardlinks the packs: adding and dropping a link moves their ctime."""
+    import shutil
+    import subprocess
+
+    repo, _, pack = _git_repo(tmp_path, monkeypatch)
+    guard = TreeGuard.start(repo, set(), adopt=False, known=set())
+    ctime = pack.stat().st_ctime_ns
+    time.sleep(0.01)  # a later ctime tick
+    subprocess.run(["git", "clone", "-q", str(repo), str(tmp_path / "other")], check=True, capture_output=True)
+    shutil.rmtree(tmp_path / "other")
+    assert pack.stat().st_nlink == 1 and pack.stat().st_ctime_ns != ctime  # the clone hardlinked it
+    assert guard.changes() == []
+
+
 def test_git_storage_is_not_read_at_the_start_and_a_freshened_object_is_no_change(tmp_path: Path,
                                                                                   monkeypatch) -> None:
     repo, loose, pack = _git_repo(tmp_path, monkeypatch)
