@@ -30,6 +30,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.flows.compare_scope import case_ids, pr_rule_changes, scoped
 from rubricgate.gating.compare import (
@@ -43,7 +45,7 @@ from rubricgate.gating.compare import (
 from rubricgate.gating.paired import PairedDesign, PairedLook, paired_design
 from rubricgate.gating.stats import counted
 from rubricgate.isolation.leftovers import owned_folder, remove_owned
-from rubricgate.models.config import Config, GateConfig
+from rubricgate.models.config import Config, GateConfig, ReviewerConfig
 from rubricgate.models.results import Decision, Summary
 from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.records.files import new_run_id
@@ -89,23 +91,23 @@ def resolve_ref(repo: Path, ref: str) -> str:
 
 
 @contextmanager
-def base_checkout(repo: Path, ref_tree: Path, config: Config, ref: str,
+def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: str,
                   exclude: set[str], folders: tuple[str, ...] = ()) -> Iterator[Path]:
     """A temp copy of the working tree whose reviewer is the one at REF: its whole closure
-    (suite/closure.py), taken both at REF and in the working tree. A closure file that exists at
-    REF is copied from there; one that exists only in the working tree (added since) is left
-    out, so the base side has exactly REF's reviewer.
+    (suite/closure.py) under the base side's config, and the working tree's under the head's. A
+    closure file that exists at REF is copied from there; one that exists only in the working tree
+    (added since) is left out, so the base side has exactly REF's reviewer.
 
     `folders` (the suite's tasks and fixtures folders) are created even when empty: a copy of
     files alone would drop an empty folder the config names, and loading would then fail.
     """
-    reviewer = config.reviewer
+    reviewer = configs["base"].reviewer
     for rel in (reviewer.prompt, reviewer.skill, reviewer.rubric):
         if not (ref_tree / rel).is_file():
             raise GateInputError("--base", "reviewer", f"{ref} has no {rel}",
                                  "pick a ref where the reviewer files exist")
-    at_ref = reviewer_closure(WorkTree(ref_tree), config)
-    closure = set(at_ref.files) | set(reviewer_closure(WorkTree(repo), config).files)
+    at_ref = reviewer_closure(WorkTree(ref_tree), configs["base"])
+    closure = set(at_ref.files) | set(reviewer_closure(WorkTree(repo), configs["head"]).files)
     root = owned_folder("rubricgate-basecopy-")
     try:
         _copy_files(repo, root, [f for f in list_tree(repo, exclude) if f not in closure])
@@ -137,36 +139,55 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
         rounds = _paired_rounds(options, ref, method, listeners, seed, ref_tree)
         config = rounds.config
         removed = sorted(case_ids(ref_tree, config) - case_ids(repo, config))
-        with base_checkout(repo, ref_tree, config, ref, {config.reports.split("/")[0]},
+        configs = {"base": config.model_copy(update={"reviewer": rounds.base_reviewer}), "head": config}
+        with base_checkout(repo, ref_tree, configs, ref, {config.reports.split("/")[0]},
                            (config.suite.tasks, config.suite.fixtures)) as base_repo:
             rounds.run({"base": base_repo, "head": repo})
-            changes = pr_rule_changes({"base": base_repo, "head": repo}, rounds.options.config_path)
+            changes = pr_rule_changes({"base": base_repo, "head": repo}, rounds.options.config_path,
+                                      rounds.base_reviewer)
     comparison = rounds.conclusion()
     last = {side: runs[-1] if runs else None for side, runs in rounds.ran.items()}
     comparison.decision = scoped(comparison.decision, last["base"], last["head"], changes, removed, rounds.gate)
     comparison.decision = _next_step(comparison, rounds.ran, rounds.gate, options, ref, method)
-    if rounds.gate_note:
-        comparison.decision.warnings.insert(0, rounds.gate_note)
+    comparison.decision.warnings[:0] = rounds.base_notes
     return PairedOutcome(comparison, rounds.out / "base", rounds.out / "head")
 
 
-def gate_at_base(repo: Path, config_path: Path, ref_tree: Path, ref: str, head: GateConfig) -> tuple[GateConfig, str]:
-    """The gate settings that judge a pull request: the base's (the PR's own could loosen the gate
-    that judges it: a margin of 0.3, `inconclusive: pass`, a dimension left out), and a line
-    saying so when the two differ; the PR's, said, when the base has no config that loads."""
-    try:  # only its gate: the folders it names need not exist in a checkout of REF (git keeps no empty one)
+def config_at_base(repo: Path, config_path: Path, ref_tree: Path) -> Config | None:
+    """rubricgate.yaml as REF has it, its settings only (the folders it names need not exist in a
+    checkout of REF: git keeps no empty one); None when REF has none that loads."""
+    try:
         rel = config_path.relative_to(repo.resolve())
         at_ref, problems = load_all_errors(Config, ref_tree / rel, rel.as_posix())
     except (ValueError, GateInputError, GateInputErrors):  # ValueError: a config outside the repository
-        at_ref, problems = None, []
-    if at_ref is None or problems:
+        return None
+    return None if problems else at_ref
+
+
+def gate_at_base(at_ref: Config | None, ref: str, head: GateConfig) -> tuple[GateConfig, str]:
+    """The gate settings that judge a pull request: the base's (the PR's own could loosen the gate
+    that judges it: a margin of 0.3, `inconclusive: pass`, a dimension left out), and a line
+    saying so when the two differ; the PR's, said, when the base has no config that loads."""
+    if at_ref is None:
         return head, f"the gate settings are this checkout's: {ref} has no {CONFIG_NAME} that loads"
-    at_base = at_ref.gate
-    if at_base == head:
-        return at_base, ""
-    changed = sorted(k for k in GateConfig.model_fields if getattr(at_base, k) != getattr(head, k))
-    return at_base, (f"the gate settings of {ref} decide: this checkout changes gate.{', gate.'.join(changed)}, "
-                     "which takes effect once merged")
+    return at_ref.gate, _differs(at_ref.gate, head, "gate", f"the gate settings of {ref} decide",
+                                 ", which takes effect once merged")
+
+
+def reviewer_at_base(at_ref: Config | None, ref: str, head: ReviewerConfig) -> tuple[ReviewerConfig, str]:
+    """The reviewer files the base side runs: the ones REF's config names. A PR that renames the
+    prompt could otherwise never be compared (REF has no file of the new name), and one that points
+    the config at another prompt REF already has would run that prompt on both sides."""
+    if at_ref is None:
+        return head, ""
+    return at_ref.reviewer, _differs(at_ref.reviewer, head, "reviewer", f"the base side runs the reviewer files {ref} "
+                                     "names", " (this checkout's side runs its own)")
+
+
+def _differs(at_base: BaseModel, head: BaseModel, section: str, lead: str, tail: str) -> str:
+    """'<lead>: this checkout changes <section>.<key>, ...<tail>', or '' when the two are equal."""
+    changed = sorted(k for k in type(head).model_fields if getattr(at_base, k) != getattr(head, k))
+    return f"{lead}: this checkout changes {section}.{f', {section}.'.join(changed)}{tail}" if changed else ""
 
 
 @dataclass
@@ -185,7 +206,8 @@ class _PairedRounds:
     adaptive: bool
     schedule: list[list[str]]
     seed: int
-    gate_note: str = ""  # the base's gate settings decide and differ from this checkout's (gate_at_base)
+    base_reviewer: ReviewerConfig | None = None  # the base side's reviewer files (reviewer_at_base)
+    base_notes: list[str] = field(default_factory=list)  # where the base's settings differ from this checkout's
     ran: dict[str, list[Summary]] = field(default_factory=lambda: {side: [] for side in SIDES})
     design: PairedDesign | None = None
     comparison: Comparison | None = None  # the last look's
@@ -209,6 +231,7 @@ class _PairedRounds:
         many = len(self.schedule) > 1  # interleaved: one trial a case per round, numbered r
         outcome = run_suite(replace(
             self.options, repo=root, reports_dir=self.out / side, trials=1 if many else self.first,
+            reviewer=self.base_reviewer if side == "base" else None,
             first_trial=r if many else 1, listeners=self.fresh(_label(self.labels[side], r, len(self.schedule))),
             require_baseline=False, cache_dir=self.cache_dir,
             max_cost=budget_left(self.options.max_cost, self.spent)))
@@ -250,17 +273,20 @@ class _PairedRounds:
 def _paired_rounds(options: RunOptions, ref: str, method: str | None,
                    listeners: Callable[[str], list] | None, seed: int, ref_tree: Path) -> _PairedRounds:
     """The comparison's plan from the config and flags: adaptive rounds under the statistical gate,
-    the base's gate settings deciding (gate_at_base)."""
+    the base's gate settings deciding (gate_at_base), the base side running REF's reviewer files."""
     repo = options.repo
     config_path = (options.config_path or repo / CONFIG_NAME).resolve()
     config = load_config(repo, config_path)
-    base_gate, note = gate_at_base(repo, config_path, ref_tree, ref, config.gate)
+    at_ref = config_at_base(repo, config_path, ref_tree)
+    base_gate, gate_note = gate_at_base(at_ref, ref, config.gate)
+    base_reviewer, reviewer_note = reviewer_at_base(at_ref, ref, config.reviewer)
     config = config.model_copy(update={"gate": base_gate})
     gate = config.gate.model_copy(update={"method": method}) if method else config.gate
     first = options.trials or config.trials
     adaptive = gate.method == "statistical" and first < gate.max_trials_per_case
     return _PairedRounds(
-        options=replace(options, config_path=config_path, gate=gate), config=config, gate=gate, gate_note=note,
+        options=replace(options, config_path=config_path, gate=gate), config=config, gate=gate,
+        base_reviewer=base_reviewer, base_notes=[n for n in (gate_note, reviewer_note) if n],
         labels={"base": f"reviewer at {ref}", "head": "working tree"},
         out=options.reports_dir or repo / config.reports / f"compare-{new_run_id()}",
         cache_dir=resolve_cache_dir(repo, config.cache_dir, options.cache_dir) if options.cache else None,

@@ -23,7 +23,7 @@ from rubricgate import exitcodes
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.gating.changes import change_aware, change_line, rule_changes
 from rubricgate.models.baseline import Baseline, RuleRecord
-from rubricgate.models.config import Config, GateConfig
+from rubricgate.models.config import Config, GateConfig, ReviewerConfig
 from rubricgate.models.coverage import RuleChange
 from rubricgate.models.results import Decision, Summary
 from rubricgate.reports.explain import statement_of
@@ -31,12 +31,15 @@ from rubricgate.suite.checks import TASK_SUFFIXES, TIER_FOLDERS
 from rubricgate.suite.load import load_all
 
 
-def pr_rule_changes(roots: dict[str, Path], config_path: Path | None) -> list[RuleChange]:
+def pr_rule_changes(roots: dict[str, Path], config_path: Path | None,
+                    base_reviewer: ReviewerConfig | None = None) -> list[RuleChange]:
     """The rules the head's reviewer changed against the base's, read from each side's tree and
     compared directly (a PR that also updates baseline.json has it record the new rule table
-    already), with the cases that exercise each. None when a side does not load."""
+    already), with the cases that exercise each. None when a side does not load. `base_reviewer`:
+    the base side's reviewer files (compare_run.py `reviewer_at_base`)."""
     try:
-        base, head = (load_all(roots[side], config_path, require_baseline=False) for side in ("base", "head"))
+        base = load_all(roots["base"], config_path, require_baseline=False, reviewer=base_reviewer)
+        head = load_all(roots["head"], config_path, require_baseline=False)
     except (GateInputError, GateInputErrors):
         return []
     rules = {r.id: RuleRecord(severity=r.severity, kind=r.kind, statement=statement_of(r))

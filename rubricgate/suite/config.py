@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rubricgate.errors import GateInputError, GateInputErrors
-from rubricgate.models.config import Config
+from rubricgate.models.config import Config, ReviewerConfig
 from rubricgate.suite.checks import reports_folder_errors
 from rubricgate.suite.paths import safe_relpath
 from rubricgate.suite.validation import load_all_errors
@@ -23,8 +23,9 @@ def find_repo(start: Path) -> Path:
     return start
 
 
-def load_config(repo: Path, path: Path | None = None) -> Config:
-    """Load the config; a missing file is an error (the gate cannot judge without it)."""
+def load_config(repo: Path, path: Path | None = None, reviewer: ReviewerConfig | None = None) -> Config:
+    """Load the config; a missing file is an error (the gate cannot judge without it). `reviewer`:
+    the reviewer files to check and use in place of the file's (`compare --base`'s base side)."""
     path = path or repo / CONFIG_NAME
     if not path.is_file():
         raise GateInputError(str(path), "", "config file not found",
@@ -33,6 +34,8 @@ def load_config(repo: Path, path: Path | None = None) -> Config:
     config, problems = load_all_errors(Config, path, display)
     if problems or config is None:
         raise GateInputErrors(problems)
+    if reviewer is not None:
+        config = config.model_copy(update={"reviewer": reviewer})
     check_config_paths(repo, config, display)
     if config.agent.replay_dir and not Path(config.agent.replay_dir).is_absolute():
         # Like every other path in the file, relative to the repository, not to the shell's cwd.

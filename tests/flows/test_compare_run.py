@@ -20,6 +20,7 @@ from tests.conftest import git, make_repo
 
 FIXTURES = ["block/data-loader", "block/forecast-notebook-runner", "pass/weekly-revenue-summary"]
 STATISTICAL = GateConfig(method="statistical")
+RUBRIC = "reviewer/evaluator/references/rubric.md"
 NEXT = re.compile(r"^warning: next: a comparison is not continued; run a fresh one with more rounds: "
                   r"(rubricgate compare --base .+ --trials (\d+)) \(at the rates these (\d+) rounds showed, "
                   r"\2 rounds decide, one look after them\), or add cases$", re.M)
@@ -125,3 +126,38 @@ def test_a_pull_request_cannot_loosen_the_gate_that_judges_it(tmp_path, loosen) 
     key = next(iter(loosen))
     assert warnings[0] == (f"the gate settings of HEAD decide: this checkout changes gate.{key}, "
                            "which takes effect once merged"), warnings
+
+
+def _point_reviewer_at(repo: Path, key: str, rel: str) -> None:
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["reviewer"][key] = rel
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+
+
+def test_a_pull_request_that_points_the_config_at_a_lenient_rubric_the_base_has_is_compared_with_the_base_s(
+        tmp_path) -> None:
+    """The base side ran the PR's reviewer paths at REF: a lenient rubric REF already had (beside
+    the one its config named) then ran on both sides, and the comparison PASSed."""
+    repo = make_repo(tmp_path / "repo")
+    rubric = repo / RUBRIC
+    lenient = rubric.read_text().replace("| fm-description-required | critical |", "| fm-description-required | warning |")
+    rubric.with_name("rubric-lenient.md").write_text(lenient)
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "a second rubric")
+    _point_reviewer_at(repo, "rubric", RUBRIC.replace("rubric.md", "rubric-lenient.md"))
+    result = _compare(repo, "--base", "HEAD", json_out=tmp_path / "cmp.json")
+    assert result.exit_code == 1 and "REGRESSION" in result.stdout, result.output
+    warnings = json.loads((tmp_path / "cmp.json").read_text())["decision"]["warnings"]
+    assert ("the base side runs the reviewer files HEAD names: this checkout changes reviewer.rubric "
+            "(this checkout's side runs its own)") in warnings, warnings
+
+
+def test_a_pull_request_that_renames_the_rubric_is_compared_not_refused(tmp_path) -> None:
+    """A renamed reviewer file exited 2 ('main has no ...') at every run: such a PR could never pass."""
+    repo = make_repo(tmp_path / "repo")
+    renamed = RUBRIC.replace("rubric.md", "rules.md")
+    git(repo, "mv", RUBRIC, renamed)
+    _point_reviewer_at(repo, "rubric", renamed)
+    result = _compare(repo, "--base", "HEAD", json_out=tmp_path / "cmp.json")
+    assert result.exit_code == 0 and "PASS" in result.stdout, result.output
+    assert "reviewer.rubric" in " ".join(json.loads((tmp_path / "cmp.json").read_text())["decision"]["warnings"])
