@@ -42,7 +42,7 @@ class RunOutcome:
 def run_suite(options: RunOptions) -> RunOutcome:
     """load -> plan -> run -> aggregate and gate -> report. Raises GateInputError(s) on bad input."""
     listing = GitListing(options.repo)  # git lists the tree on the other core while the suite loads
-    loaded = load_all(options.repo, options.config_path, options.require_baseline, options.reviewer)
+    loaded = load_all(options.repo, options.config_path, options.require_baseline, options.reviewer_from)
     if options.gate is not None:  # compare --base: the base's gate settings decide
         loaded.config = loaded.config.model_copy(update={"gate": options.gate})
     options = with_cache_dir(options, loaded.config.cache_dir)  # before anything is written

@@ -45,7 +45,7 @@ from rubricgate.gating.compare import (
 from rubricgate.gating.paired import PairedDesign, PairedLook, paired_design
 from rubricgate.gating.stats import counted
 from rubricgate.isolation.leftovers import owned_folder, remove_owned
-from rubricgate.models.config import Config, GateConfig, ReviewerConfig
+from rubricgate.models.config import REVIEWER_SECTIONS, Config, GateConfig
 from rubricgate.models.results import Decision, Summary
 from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.records.files import new_run_id
@@ -139,12 +139,12 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
         rounds = _paired_rounds(options, ref, method, listeners, seed, ref_tree)
         config = rounds.config
         removed = sorted(case_ids(ref_tree, config) - case_ids(repo, config))
-        configs = {"base": config.model_copy(update={"reviewer": rounds.base_reviewer}), "head": config}
+        configs = {"base": config.with_reviewer_of(rounds.base_reviewer_from), "head": config}
         with base_checkout(repo, ref_tree, configs, ref, {config.reports.split("/")[0]},
                            (config.suite.tasks, config.suite.fixtures)) as base_repo:
             rounds.run({"base": base_repo, "head": repo})
             changes = pr_rule_changes({"base": base_repo, "head": repo}, rounds.options.config_path,
-                                      rounds.base_reviewer)
+                                      rounds.base_reviewer_from)
     comparison = rounds.conclusion()
     last = {side: runs[-1] if runs else None for side, runs in rounds.ran.items()}
     comparison.decision = scoped(comparison.decision, last["base"], last["head"], changes, removed, rounds.gate)
@@ -170,24 +170,28 @@ def gate_at_base(at_ref: Config | None, ref: str, head: GateConfig) -> tuple[Gat
     saying so when the two differ; the PR's, said, when the base has no config that loads."""
     if at_ref is None:
         return head, f"the gate settings are this checkout's: {ref} has no {CONFIG_NAME} that loads"
-    return at_ref.gate, _differs(at_ref.gate, head, "gate", f"the gate settings of {ref} decide",
+    return at_ref.gate, _differs({"gate": (at_ref.gate, head)}, f"the gate settings of {ref} decide",
                                  ", which takes effect once merged")
 
 
-def reviewer_at_base(at_ref: Config | None, ref: str, head: ReviewerConfig) -> tuple[ReviewerConfig, str]:
-    """The reviewer files the base side runs: the ones REF's config names. A PR that renames the
+def reviewer_at_base(at_ref: Config | None, ref: str, head: Config) -> tuple[Config | None, str]:
+    """The config whose reviewer the base side runs, REF's (its files and its agent: see
+    REVIEWER_SECTIONS), and a line naming what this checkout changes in them. A PR that renames the
     prompt could otherwise never be compared (REF has no file of the new name), and one that points
-    the config at another prompt REF already has would run that prompt on both sides."""
+    the config at a rubric REF already has, or adds a lenient instruction to `agent.extra_args`,
+    would run that on both sides."""
     if at_ref is None:
-        return head, ""
-    return at_ref.reviewer, _differs(at_ref.reviewer, head, "reviewer", f"the base side runs the reviewer files {ref} "
-                                     "names", " (this checkout's side runs its own)")
+        return None, ""
+    pairs = {k: (getattr(at_ref, k), getattr(head, k)) for k in REVIEWER_SECTIONS}
+    return at_ref, _differs(pairs, f"the base side runs the reviewer {ref}'s config sets up",
+                            " (this checkout's side runs its own)")
 
 
-def _differs(at_base: BaseModel, head: BaseModel, section: str, lead: str, tail: str) -> str:
-    """'<lead>: this checkout changes <section>.<key>, ...<tail>', or '' when the two are equal."""
-    changed = sorted(k for k in type(head).model_fields if getattr(at_base, k) != getattr(head, k))
-    return f"{lead}: this checkout changes {section}.{f', {section}.'.join(changed)}{tail}" if changed else ""
+def _differs(sections: dict[str, tuple[BaseModel, BaseModel]], lead: str, tail: str) -> str:
+    """'<lead>: this checkout changes <section>.<key>, ...<tail>', or '' when each pair is equal."""
+    changed = [f"{name}.{k}" for name, (base, head) in sections.items()
+               for k in sorted(type(head).model_fields) if getattr(base, k) != getattr(head, k)]
+    return f"{lead}: this checkout changes {', '.join(changed)}{tail}" if changed else ""
 
 
 @dataclass
@@ -206,7 +210,7 @@ class _PairedRounds:
     adaptive: bool
     schedule: list[list[str]]
     seed: int
-    base_reviewer: ReviewerConfig | None = None  # the base side's reviewer files (reviewer_at_base)
+    base_reviewer_from: Config | None = None  # the config whose reviewer the base side runs (reviewer_at_base)
     base_notes: list[str] = field(default_factory=list)  # where the base's settings differ from this checkout's
     ran: dict[str, list[Summary]] = field(default_factory=lambda: {side: [] for side in SIDES})
     design: PairedDesign | None = None
@@ -231,7 +235,7 @@ class _PairedRounds:
         many = len(self.schedule) > 1  # interleaved: one trial a case per round, numbered r
         outcome = run_suite(replace(
             self.options, repo=root, reports_dir=self.out / side, trials=1 if many else self.first,
-            reviewer=self.base_reviewer if side == "base" else None,
+            reviewer_from=self.base_reviewer_from if side == "base" else None,
             first_trial=r if many else 1, listeners=self.fresh(_label(self.labels[side], r, len(self.schedule))),
             require_baseline=False, cache_dir=self.cache_dir,
             max_cost=budget_left(self.options.max_cost, self.spent)))
@@ -279,14 +283,14 @@ def _paired_rounds(options: RunOptions, ref: str, method: str | None,
     config = load_config(repo, config_path)
     at_ref = config_at_base(repo, config_path, ref_tree)
     base_gate, gate_note = gate_at_base(at_ref, ref, config.gate)
-    base_reviewer, reviewer_note = reviewer_at_base(at_ref, ref, config.reviewer)
+    base_reviewer_from, reviewer_note = reviewer_at_base(at_ref, ref, config)
     config = config.model_copy(update={"gate": base_gate})
     gate = config.gate.model_copy(update={"method": method}) if method else config.gate
     first = options.trials or config.trials
     adaptive = gate.method == "statistical" and first < gate.max_trials_per_case
     return _PairedRounds(
         options=replace(options, config_path=config_path, gate=gate), config=config, gate=gate,
-        base_reviewer=base_reviewer, base_notes=[n for n in (gate_note, reviewer_note) if n],
+        base_reviewer_from=base_reviewer_from, base_notes=[n for n in (gate_note, reviewer_note) if n],
         labels={"base": f"reviewer at {ref}", "head": "working tree"},
         out=options.reports_dir or repo / config.reports / f"compare-{new_run_id()}",
         cache_dir=resolve_cache_dir(repo, config.cache_dir, options.cache_dir) if options.cache else None,

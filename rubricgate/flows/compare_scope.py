@@ -23,7 +23,7 @@ from rubricgate import exitcodes
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.gating.changes import change_aware, change_line, rule_changes
 from rubricgate.models.baseline import Baseline, RuleRecord
-from rubricgate.models.config import Config, GateConfig, ReviewerConfig
+from rubricgate.models.config import Config, GateConfig
 from rubricgate.models.coverage import RuleChange
 from rubricgate.models.results import Decision, Summary
 from rubricgate.reports.explain import statement_of
@@ -32,13 +32,13 @@ from rubricgate.suite.load import load_all
 
 
 def pr_rule_changes(roots: dict[str, Path], config_path: Path | None,
-                    base_reviewer: ReviewerConfig | None = None) -> list[RuleChange]:
+                    base_reviewer_from: Config | None = None) -> list[RuleChange]:
     """The rules the head's reviewer changed against the base's, read from each side's tree and
     compared directly (a PR that also updates baseline.json has it record the new rule table
-    already), with the cases that exercise each. None when a side does not load. `base_reviewer`:
-    the base side's reviewer files (compare_run.py `reviewer_at_base`)."""
+    already), with the cases that exercise each. None when a side does not load. `base_reviewer_from`:
+    the config whose reviewer the base side runs (compare_run.py `reviewer_at_base`)."""
     try:
-        base = load_all(roots["base"], config_path, require_baseline=False, reviewer=base_reviewer)
+        base = load_all(roots["base"], config_path, require_baseline=False, reviewer_from=base_reviewer_from)
         head = load_all(roots["head"], config_path, require_baseline=False)
     except (GateInputError, GateInputErrors):
         return []

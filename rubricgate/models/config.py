@@ -217,6 +217,11 @@ class TiersConfig(StrictModel):
     over the mapped meanings."""
 
 
+# What in a config makes the reviewer: its files and how its agent runs (`compare --base` runs
+# each side's own).
+REVIEWER_SECTIONS = ("reviewer", "agent")
+
+
 class Config(StrictModel):
     format_version: Annotated[int, known_format(1)] = 1
     """The file's format (1)."""
@@ -245,6 +250,12 @@ class Config(StrictModel):
     cache_dir: str | None = None
     """--cache folder; unset: $XDG_CACHE_HOME/rubricgate (~/.cache/rubricgate). Never inside the
     repo."""
+
+    def with_reviewer_of(self, other: "Config | None") -> "Config":
+        """This config with `other`'s reviewer (REVIEWER_SECTIONS), or as it is when None."""
+        if other is None:
+            return self
+        return self.model_copy(update={k: getattr(other, k).model_copy(deep=True) for k in REVIEWER_SECTIONS})
 
     def graded_dimensions(self) -> tuple[str, ...]:
         """What a trial is graded on: gate.dimensions, else what the agent's transcript shows."""

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from rubricgate.models.case import CaseSpec
-from rubricgate.models.config import GateConfig, ReviewerConfig
+from rubricgate.models.config import Config, GateConfig
 from rubricgate.records.events import EventListener
 
 if TYPE_CHECKING:
@@ -51,9 +51,9 @@ class RunOptions:
     # The gate settings that decide, in place of rubricgate.yaml's (`compare --base`: the base's,
     # so a pull request cannot loosen the gate that judges it).
     gate: GateConfig | None = None
-    # The reviewer files that run, in place of rubricgate.yaml's (`compare --base`'s base side: the
-    # base's, when the pull request moved or swapped them).
-    reviewer: ReviewerConfig | None = None
+    # A config whose reviewer (its files and agent) runs in place of rubricgate.yaml's (`compare
+    # --base`'s base side: the base's, so a pull request's reviewer runs on its side only).
+    reviewer_from: Config | None = None
 
     def continue_command(self) -> str:
         """The start of the command that continues this run, its folder to follow: the flags that

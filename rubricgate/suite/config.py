@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rubricgate.errors import GateInputError, GateInputErrors
-from rubricgate.models.config import Config, ReviewerConfig
+from rubricgate.models.config import Config
 from rubricgate.suite.checks import reports_folder_errors
 from rubricgate.suite.paths import safe_relpath
 from rubricgate.suite.validation import load_all_errors
@@ -23,9 +23,10 @@ def find_repo(start: Path) -> Path:
     return start
 
 
-def load_config(repo: Path, path: Path | None = None, reviewer: ReviewerConfig | None = None) -> Config:
-    """Load the config; a missing file is an error (the gate cannot judge without it). `reviewer`:
-    the reviewer files to check and use in place of the file's (`compare --base`'s base side)."""
+def load_config(repo: Path, path: Path | None = None, reviewer_from: Config | None = None) -> Config:
+    """Load the config; a missing file is an error (the gate cannot judge without it).
+    `reviewer_from`: a config whose reviewer (REVIEWER_SECTIONS: its files and agent) is checked
+    and used in place of the file's (`compare --base`'s base side: the base's)."""
     path = path or repo / CONFIG_NAME
     if not path.is_file():
         raise GateInputError(str(path), "", "config file not found",
@@ -34,8 +35,7 @@ def load_config(repo: Path, path: Path | None = None, reviewer: ReviewerConfig |
     config, problems = load_all_errors(Config, path, display)
     if problems or config is None:
         raise GateInputErrors(problems)
-    if reviewer is not None:
-        config = config.model_copy(update={"reviewer": reviewer})
+    config = config.with_reviewer_of(reviewer_from)
     check_config_paths(repo, config, display)
     if config.agent.replay_dir and not Path(config.agent.replay_dir).is_absolute():
         # Like every other path in the file, relative to the repository, not to the shell's cwd.

@@ -8,7 +8,7 @@ from pathlib import Path
 from rubricgate.errors import GateInputError, GateInputErrors, collect
 from rubricgate.models.baseline import Baseline
 from rubricgate.models.case import CaseSpec
-from rubricgate.models.config import Config, ReviewerConfig
+from rubricgate.models.config import Config
 from rubricgate.suite.baseline_file import load_baseline
 from rubricgate.suite.cases import load_suite
 from rubricgate.suite.config import load_config
@@ -28,10 +28,10 @@ class Loaded:
 
 
 def load_all(repo: Path, config_path: Path | None = None, require_baseline: bool = True,
-             reviewer: ReviewerConfig | None = None) -> Loaded:
+             reviewer_from: Config | None = None) -> Loaded:
     """Load config, rubric, cases and baseline; raise GateInputErrors listing every problem.
-    `reviewer`: the reviewer files to load in place of the config's (`compare --base`'s base side)."""
-    config = load_config(repo, config_path, reviewer)
+    `reviewer_from`: a config whose reviewer runs in place of the file's (suite/config.py load_config)."""
+    config = load_config(repo, config_path, reviewer_from)
     errors: list[GateInputError] = []
     rubric = collect(errors, lambda: reviewer_rubric(repo, config))
     cases = collect(errors, lambda: load_suite(repo, config, rubric)) or []
