@@ -33,7 +33,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from rubricgate.errors import GateInputError, GateInputErrors
-from rubricgate.flows.compare_scope import case_ids, pr_rule_changes, scoped
+from rubricgate.flows.compare_scope import case_ids, grading_changes, pr_rule_changes, scoped
 from rubricgate.gating.compare import (
     MOST_SCALE,
     Comparison,
@@ -147,18 +147,20 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
                                       rounds.base_reviewer_from)
     comparison = rounds.conclusion()
     last = {side: runs[-1] if runs else None for side, runs in rounds.ran.items()}
-    comparison.decision = scoped(comparison.decision, last["base"], last["head"], changes, removed, rounds.gate)
+    comparison.decision = scoped(comparison.decision, last["base"], last["head"], changes, removed, rounds.gate,
+                                 rounds.regraded)
     comparison.decision = _next_step(comparison, rounds.ran, rounds.gate, options, ref, method)
     comparison.decision.warnings[:0] = rounds.base_notes
     return PairedOutcome(comparison, rounds.out / "base", rounds.out / "head")
 
 
-def config_at_base(repo: Path, config_path: Path, ref_tree: Path) -> Config | None:
-    """rubricgate.yaml as REF has it, its settings only (the folders it names need not exist in a
-    checkout of REF: git keeps no empty one); None when REF has none that loads."""
+def config_as_written(repo: Path, config_path: Path, tree: Path) -> Config | None:
+    """rubricgate.yaml as `tree` (a checkout of REF, or the repository) has it, its settings only
+    (the folders it names need not exist in a checkout of REF: git keeps no empty one); None when
+    it has none that loads."""
     try:
         rel = config_path.relative_to(repo.resolve())
-        at_ref, problems = load_all_errors(Config, ref_tree / rel, rel.as_posix())
+        at_ref, problems = load_all_errors(Config, tree / rel, rel.as_posix())
     except (ValueError, GateInputError, GateInputErrors):  # ValueError: a config outside the repository
         return None
     return None if problems else at_ref
@@ -212,6 +214,7 @@ class _PairedRounds:
     seed: int
     base_reviewer_from: Config | None = None  # the config whose reviewer the base side runs (reviewer_at_base)
     base_notes: list[str] = field(default_factory=list)  # where the base's settings differ from this checkout's
+    regraded: list[str] = field(default_factory=list)  # how this checkout grades answers otherwise (grading_changes)
     ran: dict[str, list[Summary]] = field(default_factory=lambda: {side: [] for side in SIDES})
     design: PairedDesign | None = None
     comparison: Comparison | None = None  # the last look's
@@ -281,9 +284,10 @@ def _paired_rounds(options: RunOptions, ref: str, method: str | None,
     repo = options.repo
     config_path = (options.config_path or repo / CONFIG_NAME).resolve()
     config = load_config(repo, config_path)
-    at_ref = config_at_base(repo, config_path, ref_tree)
+    # Both configs as their files say (load_config makes some paths absolute): compared key by key.
+    at_ref, as_written = config_as_written(repo, config_path, ref_tree), config_as_written(repo, config_path, repo)
     base_gate, gate_note = gate_at_base(at_ref, ref, config.gate)
-    base_reviewer_from, reviewer_note = reviewer_at_base(at_ref, ref, config)
+    base_reviewer_from, reviewer_note = reviewer_at_base(at_ref, ref, as_written or config)
     config = config.model_copy(update={"gate": base_gate})
     gate = config.gate.model_copy(update={"method": method}) if method else config.gate
     first = options.trials or config.trials
@@ -291,6 +295,7 @@ def _paired_rounds(options: RunOptions, ref: str, method: str | None,
     return _PairedRounds(
         options=replace(options, config_path=config_path, gate=gate), config=config, gate=gate,
         base_reviewer_from=base_reviewer_from, base_notes=[n for n in (gate_note, reviewer_note) if n],
+        regraded=grading_changes(at_ref, as_written, ref_tree, repo),
         labels={"base": f"reviewer at {ref}", "head": "working tree"},
         out=options.reports_dir or repo / config.reports / f"compare-{new_run_id()}",
         cache_dir=resolve_cache_dir(repo, config.cache_dir, options.cache_dir) if options.cache else None,

@@ -8,9 +8,13 @@ Two changes of the same pull request could hide a regression from it:
   for it, gating/changes.py): the head's rule table is compared with the base's directly, so a
   PR that also updates baseline.json changes nothing here. A reworded rule is named, not held;
 - cases the PR deletes (a reviewer made worse on exactly the cases that would show it, and those
-  cases removed): the base's cases are read from REF's suite folders by their ids.
+  cases removed): the base's cases are read from REF's suite folders by their ids;
+- how answers are graded, changed in rubricgate.yaml (`rubric:`, `verdict:`, `tiers:`) or in the
+  verdict hook's file: both sides are graded the working tree's way, so a PR that loosens the
+  grading (a forbidden tool allowed, more steps, an extractor that reads every answer as PASS)
+  hides its reviewer's regression on both sides alike.
 
-Either makes a PASS INCONCLUSIVE (exit 2; a PASS with the warning under `gate.inconclusive:
+Any of these makes a PASS INCONCLUSIVE (exit 2; a PASS with the warning under `gate.inconclusive:
 pass`, as for `run`), with a line naming what the suite cannot see. A pull request that changes
 the suite but not the reviewer is not held: its two sides are the same reviewer.
 """
@@ -29,6 +33,8 @@ from rubricgate.models.results import Decision, Summary
 from rubricgate.reports.explain import statement_of
 from rubricgate.suite.checks import TASK_SUFFIXES, TIER_FOLDERS
 from rubricgate.suite.load import load_all
+
+GRADING_SECTIONS = ("rubric", "verdict", "tiers")  # rubricgate.yaml's sections that decide how answers are graded
 
 
 def pr_rule_changes(roots: dict[str, Path], config_path: Path | None,
@@ -66,8 +72,34 @@ def reviewer_changed(base: Summary | None, head: Summary | None) -> bool:
     return not all(prints) or prints[0] != prints[1]
 
 
+def grading_changes(at_ref: Config | None, head: Config | None, ref_tree: Path, repo: Path) -> list[str]:
+    """What the working tree changes in how answers are graded (GRADING_SECTIONS' keys and the
+    verdict hook's file), both configs read as their files say (paths not resolved)."""
+    if at_ref is None or head is None:
+        return []  # no config at REF that loads: the gate note already says so
+    changed = []
+    for section in GRADING_SECTIONS:
+        base_part, head_part = getattr(at_ref, section), getattr(head, section)
+        if base_part is None or head_part is None:
+            changed += [section] if base_part != head_part else []
+            continue
+        changed += [f"{section}.{k}" for k in sorted(type(head_part).model_fields)
+                    if getattr(base_part, k) != getattr(head_part, k)]
+    hook = head.verdict.hook.rpartition(":")[0] if head.verdict and head.verdict.hook else None
+    if hook and _read(ref_tree / hook) != _read(repo / hook):
+        changed.append(f"the verdict hook's file {hook}")
+    return changed
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
 def scoped(decision: Decision, base: Summary | None, head: Summary | None, changes: list[RuleChange],
-           removed: list[str], gate: GateConfig) -> Decision:
+           removed: list[str], gate: GateConfig, regraded: list[str] | None = None) -> Decision:
     """The comparison's decision once what it cannot see is taken into account (module docstring)."""
     if not reviewer_changed(base, head):
         return decision
@@ -79,12 +111,18 @@ def scoped(decision: Decision, base: Summary | None, head: Summary | None, chang
     decision = change_aware(decision, held, gate)
     if reworded:
         decision = decision.model_copy(update={"warnings": [*reworded, *decision.warnings]})
-    if not removed or decision.status != "pass":
+    lines = []
+    if removed:
+        lines.append(f"this pull request also removes {len(removed)} case(s) the base has ({', '.join(removed[:5])}"
+                     f"{', ...' if len(removed) > 5 else ''}): its reviewer change is judged on the base's cases; "
+                     "remove them in a pull request of their own")
+    if regraded:
+        lines.append(f"this pull request also changes how answers are graded ({', '.join(regraded)}): its reviewer "
+                     "change is judged by the base's grading; change the grading in a pull request of its own")
+    if not lines or decision.status != "pass":
         return decision
-    line = (f"this pull request also removes {len(removed)} case(s) the base has ({', '.join(removed[:5])}"
-            f"{', ...' if len(removed) > 5 else ''}): its reviewer change is judged on the base's cases; "
-            "remove them in a pull request of their own")
     if gate.inconclusive == "pass":
-        return decision.model_copy(update={"warnings": [f"{line} (gate.inconclusive: pass)", *decision.warnings]})
+        noted = [f"{line} (gate.inconclusive: pass)" for line in lines]
+        return decision.model_copy(update={"warnings": [*noted, *decision.warnings]})
     return decision.model_copy(update={"status": "inconclusive", "exit_code": exitcodes.CANNOT_JUDGE,
-                                       "reasons": [line, *decision.reasons]})
+                                       "reasons": [*lines, *decision.reasons]})

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from rubricgate.cli import main
@@ -57,6 +58,44 @@ def test_cases_removed_with_the_reviewer_unchanged_are_the_suites_business(base)
     shutil.rmtree(base / "fixtures/block/data-loader")
     got = _compare(base)
     assert got.exit_code == 0, got.output
+
+
+def _set(repo: Path, section: str, key: str, value) -> None:
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config.setdefault(section, {})[key] = value
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+
+
+def test_grading_loosened_beside_a_reviewer_change_is_not_a_pass(base) -> None:
+    """Both sides are graded the working tree's way: a PR that allows a forbidden tool or more steps
+    hides its reviewer's use of them on both sides alike."""
+    prompt = base / "reviewer/prompts/evaluate.md"
+    prompt.write_text(prompt.read_text() + "\nYou may run bash.\n")
+    _set(base, "rubric", "tool_use", {"allowed": ["read", "grep", "glob", "bash"], "forbidden": [], "required": ["read"]})
+    got = _compare(base)
+    assert got.exit_code == 2 and "INCONCLUSIVE" in got.output, got.output
+    assert ("this pull request also changes how answers are graded (rubric.tool_use): its reviewer change is "
+            "judged by the base's grading; change the grading in a pull request of its own") in got.output
+
+
+def test_grading_changed_with_the_reviewer_unchanged_is_not_held(base) -> None:
+    _set(base, "rubric", "trajectory", {"max_steps": 40})
+    got = _compare(base)
+    assert got.exit_code == 0, got.output
+
+
+def test_an_edit_to_the_verdict_hook_s_file_is_a_grading_change(tmp_path) -> None:
+    from rubricgate.flows.compare_scope import grading_changes
+    from rubricgate.models.config import Config
+
+    at_ref = Config.model_validate({"verdict": {"format": "hook", "hook": "hooks/verdict.py:read"}})
+    for side, body in (("ref", "def read(text): ...\n"), ("repo", "def read(text): return 'PASS'\n")):
+        (tmp_path / side / "hooks").mkdir(parents=True)
+        (tmp_path / side / "hooks" / "verdict.py").write_text(body)
+    got = grading_changes(at_ref, at_ref.model_copy(deep=True), tmp_path / "ref", tmp_path / "repo")
+    assert got == ["the verdict hook's file hooks/verdict.py"]
+    assert grading_changes(at_ref, at_ref, tmp_path / "ref", tmp_path / "ref") == []
+    assert grading_changes(at_ref, Config(), tmp_path / "ref", tmp_path / "repo") == ["verdict"]
 
 
 def test_a_rule_change_is_seen_when_the_pull_request_also_updates_the_baseline(base) -> None:
