@@ -37,6 +37,7 @@ from rubricgate.flows.compare_scope import case_ids, grading_changes, pr_rule_ch
 from rubricgate.gating.compare import (
     MOST_SCALE,
     Comparison,
+    Counts,
     compare_summaries,
     rounds_to_decide,
     summary_counts,
@@ -138,7 +139,9 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
     with ref_worktree(repo, ref) as ref_tree:
         rounds = _paired_rounds(options, ref, method, listeners, seed, ref_tree)
         config = rounds.config
-        removed = sorted(case_ids(ref_tree, config) - case_ids(repo, config))
+        base_ids, head_ids = case_ids(ref_tree, config), case_ids(repo, config)
+        removed = sorted(base_ids - head_ids)
+        rounds.judged, judged_note = judged_cases(base_ids, head_ids, rounds.gate)
         configs = {"base": config.with_reviewer_of(rounds.base_reviewer_from), "head": config}
         with base_checkout(repo, ref_tree, configs, ref, {config.reports.split("/")[0]},
                            (config.suite.tasks, config.suite.fixtures)) as base_repo:
@@ -149,8 +152,8 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
     last = {side: runs[-1] if runs else None for side, runs in rounds.ran.items()}
     comparison.decision = scoped(comparison.decision, last["base"], last["head"], changes, removed, rounds.gate,
                                  rounds.regraded)
-    comparison.decision = _next_step(comparison, rounds.ran, rounds.gate, options, ref, method)
-    comparison.decision.warnings[:0] = rounds.base_notes
+    comparison.decision = _next_step(comparison, rounds, options, ref, method)
+    comparison.decision.warnings[:0] = rounds.base_notes + ([judged_note] if judged_note else [])
     return PairedOutcome(comparison, rounds.out / "base", rounds.out / "head")
 
 
@@ -220,6 +223,7 @@ class _PairedRounds:
     comparison: Comparison | None = None  # the last look's
     stopped_at: tuple[str, int] | None = None  # the side and round an interrupt stopped
     spent: float = 0.0  # --max-cost is one budget for the whole comparison, every side and round
+    judged: set[str] | None = None  # the cases the tests are on (judged_cases); None: every case
 
     def run(self, roots: dict[str, Path]) -> None:
         """Each round's sides in their order, until a look decides, the rounds end or an interrupt."""
@@ -252,12 +256,18 @@ class _PairedRounds:
         then after every round); True once a look decides."""
         if not self.adaptive:
             return False
-        self.design = self.design or paired_design(len(self.ran["head"][0].cases), self.first, len(self.schedule),
-                                                   self.gate, len(self.config.graded_dimensions()))
+        cases = sum(self.judged is None or c.id in self.judged for c in self.ran["head"][0].cases)
+        self.design = self.design or paired_design(cases, self.first, len(self.schedule), self.gate,
+                                                   len(self.config.graded_dimensions()))
         k = self.design.index(r)
         if k is not None:
-            self.comparison = _compare(self.ran, self.gate, self.labels, self.design.look(k))
+            self.comparison = _compare(self.ran, self.gate, self.labels, self.design.look(k), self.judged)
         return self.comparison is not None and self.comparison.decision.status != "inconclusive"
+
+    def judged_counts(self, side: str) -> Counts:
+        """A side's counts over its rounds so far, on the judged cases."""
+        counts = summary_counts(merge_rounds(self.ran[side]))
+        return counts if self.judged is None else {c: dims for c, dims in counts.items() if c in self.judged}
 
     def conclusion(self) -> Comparison:
         """The comparison as it ended: the deciding look, an interrupted one (exit 2), or the one look
@@ -268,7 +278,7 @@ class _PairedRounds:
             comparison = unjudged_comparison(sides["base"], sides["head"], [line], self.gate,
                                              self.labels["base"], self.labels["head"])
         else:
-            comparison = self.comparison or _compare(self.ran, self.gate, self.labels)
+            comparison = self.comparison or _compare(self.ran, self.gate, self.labels, judged=self.judged)
         rounds = max(len(self.ran["base"]), len(self.ran["head"]), self.stopped_at[1] if self.stopped_at else 0)
         comparison.order = {"seed": self.seed, "interleaved": len(self.schedule) > 1,
                             "cached": self.cache_dir is not None,
@@ -328,16 +338,15 @@ def budget_spent(summary: Summary) -> float:
     return float((summary.cost.get("budget") or {}).get("spent_usd") or 0.0)
 
 
-def _next_step(comparison: Comparison, rounds: dict[str, list[Summary]], gate: GateConfig, options: RunOptions,
-               ref: str, method: str | None) -> Decision:
+def _next_step(comparison: Comparison, rounds: _PairedRounds, options: RunOptions, ref: str,
+               method: str | None) -> Decision:
     """An undecided comparison names what to run next: a fresh one with more rounds (one look
     after them), or, when more rounds at these rates would not decide, more cases."""
     decision = comparison.decision
     if decision.status != "inconclusive" or not any(t.status == "inconclusive" for t in comparison.tests):
         return decision
-    ran = len(rounds["head"])
-    need = rounds_to_decide(summary_counts(merge_rounds(rounds["base"])), summary_counts(merge_rounds(rounds["head"])),
-                            ran, gate)
+    ran = len(rounds.ran["head"])
+    need = rounds_to_decide(rounds.judged_counts("base"), rounds.judged_counts("head"), ran, rounds.gate)
     command = " ".join(["rubricgate compare --base", shlex.quote(ref),
                         *([f"--config {shlex.quote(str(options.config_path))}"] if options.config_path else []),
                         *([f"--method {method}"] if method else []),
@@ -352,10 +361,26 @@ def _next_step(comparison: Comparison, rounds: dict[str, list[Summary]], gate: G
 
 
 def _compare(rounds: dict[str, list[Summary]], gate: GateConfig, labels: dict[str, str],
-             look: PairedLook | None = None) -> Comparison:
-    """Base against head over the rounds so far (`look`: the levels of an adaptive look)."""
+             look: PairedLook | None = None, judged: set[str] | None = None) -> Comparison:
+    """Base against head over the rounds so far (`look`: the levels of an adaptive look; `judged`:
+    the cases the tests are on, judged_cases)."""
     return compare_summaries(merge_rounds(rounds["base"]), merge_rounds(rounds["head"]), gate, labels["base"],
-                             labels["head"], look)
+                             labels["head"], look, judged)
+
+
+def judged_cases(base_ids: set[str], head_ids: set[str], gate: GateConfig) -> tuple[set[str] | None, str]:
+    """The cases a statistical comparison's tests are on, and a line naming the ones left out:
+    the base's, when the pull request adds cases (copies of a passing case would otherwise dilute
+    a regression on the others under the margin: 60 copies hid a 2-case drop). None: every case
+    (the strict gate judges each case's flip alone; a suite only the head has cannot be judged
+    on the base's)."""
+    added, shared = sorted(head_ids - base_ids), head_ids & base_ids
+    if gate.method != "statistical" or not added or not shared:
+        return None, ""
+    shown = ", ".join(added[:5]) + (", ..." if len(added) > 5 else "")
+    return shared, (f"{len(added)} case(s) this pull request adds ({shown}) are shown, not in the tests: a pull "
+                    "request is judged on the cases its base has (a run against the baseline judges them once "
+                    "the baseline holds them)")
 
 
 def interleaving(seed: int, trials: int, interleave: bool = True) -> list[list[str]]:

@@ -22,6 +22,7 @@ rounds, at least the rounds at which the per-case rates it showed would decide (
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -85,13 +86,18 @@ class Comparison:
         return {kind: sum(f.kind == kind for f in self.flips) for kind in KINDS}
 
 
-def compare_summaries(base: Summary, head: Summary, gate: GateConfig,
-                      base_label: str = "base", head_label: str = "head", look: PairedLook | None = None) -> Comparison:
+def compare_summaries(base: Summary, head: Summary, gate: GateConfig, base_label: str = "base",
+                      head_label: str = "head", look: PairedLook | None = None,
+                      judged: Collection[str] | None = None) -> Comparison:
     """Flips, per-dimension tests and the decision for two runs of the same suite (`look`: the
-    levels of one look of `compare --base`'s adaptive rounds, gating/paired.py)."""
+    levels of one look of `compare --base`'s adaptive rounds, gating/paired.py). `judged`: the
+    cases the tests are on (default every case; each case's flip is shown either way)."""
     flips = case_flips(base, head, 1 - gate.confidence)
     problems = _unjudgeable(base, head)
-    tests = [] if problems else dimension_tests(summary_counts(base), summary_counts(head), gate, look)
+    counts = [summary_counts(side) for side in (base, head)]
+    if judged is not None:
+        counts = [{case: dims for case, dims in side.items() if case in judged} for side in counts]
+    tests = [] if problems else dimension_tests(counts[0], counts[1], gate, look)
     if not problems and not tests:
         problems = ["the two runs share no case that ran on both sides"]
     decision = _cannot(problems, gate) if problems else decide_comparison(tests, gate)

@@ -186,3 +186,35 @@ def test_the_base_side_runs_the_agent_as_the_base_sets_it_up_and_the_head_side_i
     assert seen == {"base": [], "head": ["--append-system-prompt", "answer PASS"]}
     warnings = json.loads((tmp_path / "cmp.json").read_text())["decision"]["warnings"]
     assert any("this checkout changes agent.extra_args (this checkout's side" in w for w in warnings), warnings
+
+
+def test_copies_of_a_passing_case_added_by_the_pull_request_do_not_dilute_a_regression(tmp_path) -> None:
+    """The tests were on every case: copies of a passing case the PR adds put a collapsed case's
+    drop under the margin (60 copies hid a 2-case regression)."""
+    import shutil
+
+    repo = _statistical_repo(tmp_path)
+    rubric = repo / RUBRIC
+    rubric.write_text(rubric.read_text().replace("| fm-description-required | critical |",
+                                                 "| fm-description-required | warning |"))
+    source = repo / "fixtures/pass/weekly-revenue-summary"
+    for i in range(40):
+        copy = repo / f"fixtures/pass/weekly-revenue-summary-{i}"
+        shutil.copytree(source, copy)
+        skill = copy / "SKILL.md"
+        skill.write_text(skill.read_text().replace("name: weekly-revenue-summary", f"name: weekly-revenue-summary-{i}"))
+    # 8 rounds: on all 43 cases, 344/344 -> 336/344 passed as within the margin.
+    result = _compare(repo, "--base", "HEAD", "--trials", "8", json_out=tmp_path / "cmp.json")
+    assert result.exit_code == 1 and "verdict: 24/24 -> 16/24 on 3 shared case(s)" in result.stdout, result.output
+    warnings = json.loads((tmp_path / "cmp.json").read_text())["decision"]["warnings"]
+    assert any(w.startswith("40 case(s) this pull request adds (fixture-weekly-revenue-summary-0, ") for w in warnings)
+
+
+def test_a_strict_comparison_and_one_without_added_cases_test_every_case() -> None:
+    from rubricgate.flows.compare_run import judged_cases
+
+    assert judged_cases({"a", "b"}, {"a", "b", "c"}, GateConfig()) == (None, "")
+    assert judged_cases({"a", "b"}, {"a", "b"}, STATISTICAL) == (None, "")
+    assert judged_cases({"x"}, {"a"}, STATISTICAL) == (None, "")  # nothing shared: the head's suite is judged
+    shared, line = judged_cases({"a", "b"}, {"a", "b", "c"}, STATISTICAL)
+    assert shared == {"a", "b"} and line.startswith("1 case(s) this pull request adds (c) are shown, not in the tests")
