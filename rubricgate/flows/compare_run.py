@@ -20,6 +20,7 @@ continued, so a fresh one with the rounds at which these rates would decide, or 
 
 from __future__ import annotations
 
+import os
 import random
 import secrets
 import shlex
@@ -139,15 +140,16 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
     with ref_worktree(repo, ref) as ref_tree:
         rounds = _paired_rounds(options, ref, method, listeners, seed, ref_tree)
         config = rounds.config
-        base_ids, head_ids = case_ids(ref_tree, config), case_ids(repo, config)
+        # REF's cases where REF keeps them: a PR that moves the suite folders must not hide the ones it deletes.
+        base_ids, head_ids = case_ids(ref_tree, rounds.at_ref or config), case_ids(repo, config)
         removed = sorted(base_ids - head_ids)
         rounds.judged, judged_note = judged_cases(base_ids, head_ids, rounds.gate)
-        configs = {"base": config.with_reviewer_of(rounds.base_reviewer_from), "head": config}
+        configs = {"base": config.with_reviewer_of(rounds.at_ref), "head": config}
         with base_checkout(repo, ref_tree, configs, ref, {config.reports.split("/")[0]},
                            (config.suite.tasks, config.suite.fixtures)) as base_repo:
             rounds.run({"base": base_repo, "head": repo})
             changes = pr_rule_changes({"base": base_repo, "head": repo}, rounds.options.config_path,
-                                      rounds.base_reviewer_from)
+                                      rounds.at_ref)
     comparison = rounds.conclusion()
     last = {side: runs[-1] if runs else None for side, runs in rounds.ran.items()}
     comparison.decision = scoped(comparison.decision, last["base"], last["head"], changes, removed, rounds.gate,
@@ -157,16 +159,32 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
     return PairedOutcome(comparison, rounds.out / "base", rounds.out / "head")
 
 
-def config_as_written(repo: Path, config_path: Path, tree: Path) -> Config | None:
+def config_as_written(config_rel: str | None, tree: Path, ref: str | None = None) -> Config | None:
     """rubricgate.yaml as `tree` (a checkout of REF, or the repository) has it, its settings only
-    (the folders it names need not exist in a checkout of REF: git keeps no empty one); None when
-    it has none that loads."""
-    try:
-        rel = config_path.relative_to(repo.resolve())
-        at_ref, problems = load_all_errors(Config, tree / rel, rel.as_posix())
-    except (ValueError, GateInputError, GateInputErrors):  # ValueError: a config outside the repository
+    (the folders it names need not exist in a checkout of REF: git keeps no empty one). None when
+    the tree has no such file (a pull request adopting rubricgate) or the config lies outside the
+    repository; one that is there but does not load is an input error for REF (never this
+    checkout's settings instead: a PR that broke the base's file would choose its own gate)."""
+    if config_rel is None or not (tree / config_rel).exists():
         return None
-    return None if problems else at_ref
+    try:
+        at_ref, problems = load_all_errors(Config, tree / config_rel, config_rel)
+    except (GateInputError, GateInputErrors):
+        at_ref, problems = None, []
+    if at_ref is None or problems:
+        if ref is None:
+            return None
+        raise GateInputError("--base", config_rel, f"{ref}'s {config_rel} does not load, so its gate and reviewer "
+                             "settings are unknown", f"compare against a ref whose {config_rel} loads")
+    return at_ref
+
+
+def config_relpath(repo: Path, config_path: Path | None) -> str | None:
+    """The config's path inside the repository as given, its links not followed (a PR that makes
+    rubricgate.yaml a link to a new file must not make REF's rubricgate.yaml unknown); None outside it."""
+    given = os.path.abspath(config_path or repo / CONFIG_NAME)
+    rel = os.path.relpath(given, os.path.abspath(repo))
+    return None if rel == ".." or rel.startswith("../") else Path(rel).as_posix()
 
 
 def gate_at_base(at_ref: Config | None, ref: str, head: GateConfig) -> tuple[GateConfig, str]:
@@ -179,17 +197,16 @@ def gate_at_base(at_ref: Config | None, ref: str, head: GateConfig) -> tuple[Gat
                                  ", which takes effect once merged")
 
 
-def reviewer_at_base(at_ref: Config | None, ref: str, head: Config) -> tuple[Config | None, str]:
-    """The config whose reviewer the base side runs, REF's (its files and its agent: see
-    REVIEWER_SECTIONS), and a line naming what this checkout changes in them. A PR that renames the
-    prompt could otherwise never be compared (REF has no file of the new name), and one that points
-    the config at a rubric REF already has, or adds a lenient instruction to `agent.extra_args`,
-    would run that on both sides."""
+def reviewer_at_base(at_ref: Config | None, ref: str, head: Config) -> str:
+    """A line naming what this checkout changes in the reviewer the base side runs, REF's (its
+    files and agent: REVIEWER_SECTIONS), or ''. A PR that renames the prompt could otherwise never
+    be compared (REF has no file of the new name), and one that points the config at a rubric REF
+    already has, or adds a lenient instruction to `agent.extra_args`, would run that on both sides."""
     if at_ref is None:
-        return None, ""
+        return ""
     pairs = {k: (getattr(at_ref, k), getattr(head, k)) for k in REVIEWER_SECTIONS}
-    return at_ref, _differs(pairs, f"the base side runs the reviewer {ref}'s config sets up",
-                            " (this checkout's side runs its own)")
+    return _differs(pairs, f"the base side runs the reviewer {ref}'s config sets up",
+                    " (this checkout's side runs its own)")
 
 
 def _differs(sections: dict[str, tuple[BaseModel, BaseModel]], lead: str, tail: str) -> str:
@@ -215,7 +232,7 @@ class _PairedRounds:
     adaptive: bool
     schedule: list[list[str]]
     seed: int
-    base_reviewer_from: Config | None = None  # the config whose reviewer the base side runs (reviewer_at_base)
+    at_ref: Config | None = None  # REF's config as written: the base side runs its reviewer (reviewer_at_base)
     base_notes: list[str] = field(default_factory=list)  # where the base's settings differ from this checkout's
     regraded: list[str] = field(default_factory=list)  # how this checkout grades answers otherwise (grading_changes)
     ran: dict[str, list[Summary]] = field(default_factory=lambda: {side: [] for side in SIDES})
@@ -242,7 +259,7 @@ class _PairedRounds:
         many = len(self.schedule) > 1  # interleaved: one trial a case per round, numbered r
         outcome = run_suite(replace(
             self.options, repo=root, reports_dir=self.out / side, trials=1 if many else self.first,
-            reviewer_from=self.base_reviewer_from if side == "base" else None,
+            reviewer_from=self.at_ref if side == "base" else None,
             first_trial=r if many else 1, listeners=self.fresh(_label(self.labels[side], r, len(self.schedule))),
             require_baseline=False, cache_dir=self.cache_dir,
             max_cost=budget_left(self.options.max_cost, self.spent)))
@@ -295,16 +312,17 @@ def _paired_rounds(options: RunOptions, ref: str, method: str | None,
     config_path = (options.config_path or repo / CONFIG_NAME).resolve()
     config = load_config(repo, config_path)
     # Both configs as their files say (load_config makes some paths absolute): compared key by key.
-    at_ref, as_written = config_as_written(repo, config_path, ref_tree), config_as_written(repo, config_path, repo)
+    config_rel = config_relpath(repo, options.config_path)
+    at_ref, as_written = config_as_written(config_rel, ref_tree, ref), config_as_written(config_rel, repo)
     base_gate, gate_note = gate_at_base(at_ref, ref, config.gate)
-    base_reviewer_from, reviewer_note = reviewer_at_base(at_ref, ref, as_written or config)
+    reviewer_note = reviewer_at_base(at_ref, ref, as_written or config)
     config = config.model_copy(update={"gate": base_gate})
     gate = config.gate.model_copy(update={"method": method}) if method else config.gate
     first = options.trials or config.trials
     adaptive = gate.method == "statistical" and first < gate.max_trials_per_case
     return _PairedRounds(
         options=replace(options, config_path=config_path, gate=gate), config=config, gate=gate,
-        base_reviewer_from=base_reviewer_from, base_notes=[n for n in (gate_note, reviewer_note) if n],
+        at_ref=at_ref, base_notes=[n for n in (gate_note, reviewer_note) if n],
         regraded=grading_changes(at_ref, as_written, ref_tree, repo),
         labels={"base": f"reviewer at {ref}", "head": "working tree"},
         out=options.reports_dir or repo / config.reports / f"compare-{new_run_id()}",

@@ -115,3 +115,35 @@ def test_a_reworded_rule_no_case_exercises_is_named_not_held(base) -> None:
     path.write_text(text.replace("The skill does one job", "Each skill does a single job"))
     got = _compare(base)
     assert got.exit_code == 0, got.output
+
+
+def test_a_config_made_a_link_to_a_new_file_still_meets_the_base_s_gate_and_reviewer(base) -> None:
+    """REF's config was looked up where the link led: 'HEAD has no rubricgate.yaml that loads', and
+    the PR's own gate (the verdict left out of gate.dimensions) and reviewer decided: exit 0."""
+    (base / "conf").mkdir()
+    (base / "rubricgate.yaml").rename(base / "conf" / "rg.yaml")
+    (base / "rubricgate.yaml").symlink_to("conf/rg.yaml")
+    _set(base, "gate", "dimensions", ["tool_use", "trajectory"])  # written through the link
+    _edit_rule(base, "fm-description-required", "critical", "warning")
+    got = _compare(base)
+    assert got.exit_code == 1 and "REGRESSION" in got.output, got.output
+    assert "the gate settings of HEAD decide: this checkout changes gate.dimensions" in got.output
+
+
+def test_a_base_config_that_does_not_load_is_an_input_error_not_this_checkout_s_settings(base) -> None:
+    (base / "rubricgate.yaml").write_text((base / "rubricgate.yaml").read_text() + "unknown_key: 1\n")
+    git(base, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "broken config")
+    (base / "rubricgate.yaml").write_text((base / "rubricgate.yaml").read_text().replace("unknown_key: 1\n", ""))
+    got = _compare(base)
+    assert got.exit_code == 2 and "HEAD's rubricgate.yaml does not load" in got.output, got.output
+
+
+def test_cases_deleted_while_the_suite_folders_move_are_still_seen(base) -> None:
+    """REF's case ids were read from the PR's suite folders: moving `fixtures/` hid the deletion."""
+    prompt = base / "reviewer/prompts/evaluate.md"
+    prompt.write_text(prompt.read_text() + "\nReview carefully.\n")
+    (base / "fixtures").rename(base / "fx")
+    shutil.rmtree(base / "fx/block/data-loader")
+    _set(base, "suite", "fixtures", "fx")
+    got = _compare(base)
+    assert got.exit_code == 2 and "also removes 1 case(s) the base has (fixture-data-loader)" in got.output, got.output
