@@ -52,7 +52,7 @@ from rubricgate.models.results import Decision, Summary
 from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.records.files import new_run_id
 from rubricgate.runner.cache import resolve_cache_dir
-from rubricgate.runner.workspace import list_tree
+from rubricgate.runner.workspace import excluded, list_tree
 from rubricgate.suite.closure import reviewer_closure
 from rubricgate.suite.config import CONFIG_NAME, load_config
 from rubricgate.suite.trees import WorkTree
@@ -109,6 +109,12 @@ def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: s
             raise GateInputError("--base", "reviewer", f"{ref} has no {rel}",
                                  "pick a ref where the reviewer files exist")
     at_ref = reviewer_closure(WorkTree(ref_tree), configs["base"])
+    exclude = {e.strip("/") for e in configs["base"].suite.workspace_exclude}
+    if hidden := [f for f in at_ref.files if excluded(f, exclude)]:
+        # This checkout's suite settings apply to both sides: they must not take REF's reviewer apart.
+        raise GateInputError("--base", "suite.workspace_exclude", f"this checkout's suite.workspace_exclude keeps "
+                             f"{hidden[0]}, a file of {ref}'s reviewer, out of the base side's workspaces",
+                             "exclude no file the base's reviewer reads")
     closure = set(at_ref.files) | set(reviewer_closure(WorkTree(repo), configs["head"]).files)
     root = owned_folder("rubricgate-basecopy-")
     try:

@@ -218,3 +218,20 @@ def test_a_strict_comparison_and_one_without_added_cases_test_every_case() -> No
     assert judged_cases({"x"}, {"a"}, STATISTICAL) == (None, "")  # nothing shared: the head's suite is judged
     shared, line = judged_cases({"a", "b"}, {"a", "b", "c"}, STATISTICAL)
     assert shared == {"a", "b"} and line.startswith("1 case(s) this pull request adds (c) are shown, not in the tests")
+
+
+def test_this_checkout_s_workspace_exclude_cannot_take_the_base_s_reviewer_apart(tmp_path) -> None:
+    """A PR that renamed the rubric and excluded the old name from workspaces: every base trial
+    failed ('rubric not found'), and the comparison read an improvement, exit 0."""
+    repo = make_repo(tmp_path / "repo")
+    renamed = RUBRIC.replace("rubric.md", "rules.md")
+    git(repo, "mv", RUBRIC, renamed)
+    _point_reviewer_at(repo, "rubric", renamed)
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["suite"]["workspace_exclude"] = [RUBRIC, *config["suite"]["workspace_exclude"]]
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    result = _compare(repo, "--base", "HEAD")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == (
+        f"error: --base: suite.workspace_exclude: this checkout's suite.workspace_exclude keeps {RUBRIC}, a file of "
+        "HEAD's reviewer, out of the base side's workspaces (fix: exclude no file the base's reviewer reads)")
