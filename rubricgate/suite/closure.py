@@ -13,6 +13,8 @@ the trial cache's key and the change-aware decision all read one closure, comput
     name is resolved beside the file that names it, then from the repository root, and counts
     only when a regular file (or a folder: its files) is there;
   * the files `reviewer.files` matches (globs, `**` spanning folders): what no reference names;
+  * the scripts `agent.command` runs from the workspace (`{workspace}/tools/review.py`): a PR
+    that makes one answer PASS changes the reviewer as much as an edit to its prompt;
   * every file in the folder of each of the three (a skill is its folder) and in the folder
     holding all three (`reviewer/`), unless that is the repository root; and what those name.
 
@@ -89,6 +91,8 @@ def reviewer_closure(tree: Tree, config: Config) -> Closure:
     r = config.reviewer
     for rel, what in ((r.prompt, "reviewer.prompt"), (r.skill, "reviewer.skill"), (r.rubric, "reviewer.rubric")):
         walk.configured(rel, what)
+    for rel in command_scripts(config):
+        walk.add(rel, "run by agent.command")
     walk.follow()
     for pattern in r.files:
         for rel in tree.glob(pattern):
@@ -99,6 +103,14 @@ def reviewer_closure(tree: Tree, config: Config) -> Closure:
             walk.add(rel, why)
     walk.follow()
     return walk.closure
+
+
+_IN_WORKSPACE = re.compile(r"\{workspace\}/([^\s'\"]+)")
+
+
+def command_scripts(config: Config) -> list[str]:
+    """The repository files `agent.command` runs from the workspace (`{workspace}/X`)."""
+    return [rel.strip("/") for part in config.agent.command or [] for rel in _IN_WORKSPACE.findall(part)]
 
 
 def _folders(configured: list[str]) -> Iterator[tuple[str, str]]:

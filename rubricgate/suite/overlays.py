@@ -10,17 +10,14 @@ passes whatever the PR does to the real one. Such a key is an input error naming
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
 from rubricgate.models.case import CaseSpec
 from rubricgate.models.config import Config
-from rubricgate.suite.closure import reviewer_closure
+from rubricgate.suite.closure import command_scripts, reviewer_closure
 from rubricgate.suite.trees import WorkTree
-
-_IN_WORKSPACE = re.compile(r"\{workspace\}/([^\s'\"]+)")
 
 
 def reviewer_overlay_errors(repo: Path, config: Config, cases: Sequence[CaseSpec]) -> list[GateInputError]:
@@ -44,8 +41,7 @@ def _canonical(rel: str) -> str:
 def reviewer_files(repo: Path, config: Config) -> dict[str, str]:
     """Repository-relative path -> why it is the reviewer's."""
     own = dict(reviewer_closure(WorkTree(repo), config).reasons)
-    for part in config.agent.command or []:
-        for rel in _IN_WORKSPACE.findall(part):
-            own.setdefault(rel.strip("/"), "run by agent.command")
+    for rel in command_scripts(config):  # in the closure when there; named here even when not
+        own.setdefault(rel, "run by agent.command")
     own.setdefault(config.reviewer.changed_files.strip("/"), "the changed-files list rubricgate writes")
     return own

@@ -235,3 +235,41 @@ def test_this_checkout_s_workspace_exclude_cannot_take_the_base_s_reviewer_apart
     assert result.stderr.strip() == (
         f"error: --base: suite.workspace_exclude: this checkout's suite.workspace_exclude keeps {RUBRIC}, a file of "
         "HEAD's reviewer, out of the base side's workspaces (fix: exclude no file the base's reviewer reads)")
+
+
+REVIEW_SCRIPT = '''import json, os, sys
+changed, ws = sys.argv[1], sys.argv[2]
+paths = [line.strip() for line in open(changed) if line.strip()]
+findings = []
+for p in paths:
+    text = open(os.path.join(ws, p)).read()
+    front = text.split("---")[1] if text.startswith("---") else ""
+    if "description:" not in front:
+        findings.append({"severity": "critical", "rule": "fm-description-required", "file": p, "line": 1,
+                         "quote": "---", "issue": "no description", "fix": "add a description"})
+tier = "BLOCK" if findings else "PASS"
+print("```json\\n" + json.dumps({"tier": tier, "summary": "x", "files_reviewed": paths, "findings": findings}) + "\\n```")
+'''
+
+
+def test_a_script_the_agent_command_runs_from_the_workspace_is_the_base_s_on_the_base_side(tmp_path) -> None:
+    """The base side copied only the prompt/skill/rubric closure: a PR whose script answers PASS
+    to everything ran it on both sides (no change, exit 0), and `changed` called the PR unchanged."""
+    import sys
+
+    repo = make_repo(tmp_path / "repo")
+    (repo / "tools").mkdir()
+    (repo / "tools/review.py").write_text(REVIEW_SCRIPT)
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["agent"] = {"name": "command", "command": [sys.executable, "{workspace}/tools/review.py", "{changed_files}",
+                                                      "{workspace}"], "format": "text", "preflight": False}
+    config["rubric"]["tool_use"]["required"] = []  # a script reads files without tool calls
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "a scripted reviewer")
+    (repo / "tools/review.py").write_text(REVIEW_SCRIPT.replace('tier = "BLOCK" if findings else "PASS"',
+                                                                'findings, tier = [], "PASS"'))
+    changed = CliRunner().invoke(main, ["changed", "--repo", str(repo), "--base", "HEAD"])
+    assert "tools/review.py  (run by agent.command)" in changed.output, changed.output
+    result = _compare(repo, "--base", "HEAD")
+    assert result.exit_code == 1 and "REGRESSED  fixture-data-loader" in result.stdout, result.output
