@@ -34,7 +34,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from rubricgate.errors import GateInputError, GateInputErrors
-from rubricgate.flows.compare_scope import case_ids, grading_changes, pr_rule_changes, scoped
+from rubricgate.flows.compare_scope import case_ids, changed_keys, grading_changes, pr_rule_changes, scoped
 from rubricgate.gating.compare import (
     MOST_SCALE,
     Comparison,
@@ -215,10 +215,9 @@ def reviewer_at_base(at_ref: Config | None, ref: str, head: Config) -> str:
                     " (this checkout's side runs its own)")
 
 
-def _differs(sections: dict[str, tuple[BaseModel, BaseModel]], lead: str, tail: str) -> str:
+def _differs(sections: dict[str, tuple[BaseModel | None, BaseModel | None]], lead: str, tail: str) -> str:
     """'<lead>: this checkout changes <section>.<key>, ...<tail>', or '' when each pair is equal."""
-    changed = [f"{name}.{k}" for name, (base, head) in sections.items()
-               for k in sorted(type(head).model_fields) if getattr(base, k) != getattr(head, k)]
+    changed = changed_keys(sections)
     return f"{lead}: this checkout changes {', '.join(changed)}{tail}" if changed else ""
 
 

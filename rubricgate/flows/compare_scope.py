@@ -9,7 +9,7 @@ Two changes of the same pull request could hide a regression from it:
   PR that also updates baseline.json changes nothing here. A reworded rule is named, not held;
 - cases the PR deletes (a reviewer made worse on exactly the cases that would show it, and those
   cases removed): the base's cases are read from REF's suite folders by their ids;
-- how answers are graded, changed in rubricgate.yaml (`rubric:`, `verdict:`, `tiers:`) or in the
+- how answers are graded, changed in rubricgate.yaml (`rubric:`, `verdict:`) or in the
   verdict hook's file: both sides are graded the working tree's way, so a PR that loosens the
   grading (a forbidden tool allowed, more steps, an extractor that reads every answer as PASS)
   hides its reviewer's regression on both sides alike.
@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from rubricgate import exitcodes
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.gating.changes import change_aware, change_line, rule_changes
@@ -34,7 +36,7 @@ from rubricgate.reports.explain import statement_of
 from rubricgate.suite.checks import TASK_SUFFIXES, TIER_FOLDERS
 from rubricgate.suite.load import load_all
 
-GRADING_SECTIONS = ("rubric", "verdict", "tiers")  # rubricgate.yaml's sections that decide how answers are graded
+GRADING_SECTIONS = ("rubric", "verdict")  # rubricgate.yaml's sections that decide how answers are graded
 
 
 def pr_rule_changes(roots: dict[str, Path], config_path: Path | None,
@@ -77,17 +79,22 @@ def grading_changes(at_ref: Config | None, head: Config | None, ref_tree: Path, 
     verdict hook's file), both configs read as their files say (paths not resolved)."""
     if at_ref is None or head is None:
         return []  # no config at REF that loads: the gate note already says so
-    changed = []
-    for section in GRADING_SECTIONS:
-        base_part, head_part = getattr(at_ref, section), getattr(head, section)
-        if base_part is None or head_part is None:
-            changed += [section] if base_part != head_part else []
-            continue
-        changed += [f"{section}.{k}" for k in sorted(type(head_part).model_fields)
-                    if getattr(base_part, k) != getattr(head_part, k)]
+    changed = changed_keys({s: (getattr(at_ref, s), getattr(head, s)) for s in GRADING_SECTIONS})
     hook = head.verdict.hook.rpartition(":")[0] if head.verdict and head.verdict.hook else None
     if hook and _read(ref_tree / hook) != _read(repo / hook):
         changed.append(f"the verdict hook's file {hook}")
+    return changed
+
+
+def changed_keys(sections: dict[str, tuple[BaseModel | None, BaseModel | None]]) -> list[str]:
+    """'<section>.<key>' for each key whose value differs between a section's two sides; the
+    section's name alone when it is set on one side only."""
+    changed = []
+    for name, (base, head) in sections.items():
+        if base is None or head is None:
+            changed += [name] if base != head else []
+        else:
+            changed += [f"{name}.{k}" for k in sorted(type(head).model_fields) if getattr(base, k) != getattr(head, k)]
     return changed
 
 

@@ -1,5 +1,6 @@
 """rubricgate.yaml: ties paths, agent, default rubric and gate together."""
 
+import copy
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -217,9 +218,9 @@ class TiersConfig(StrictModel):
     over the mapped meanings."""
 
 
-# What in a config makes the reviewer: its files and how its agent runs (`compare --base` runs
-# each side's own).
-REVIEWER_SECTIONS = ("reviewer", "agent")
+# What in a config makes the reviewer: its files, how its agent runs and the tier vocabulary its
+# answers speak (the builtin reviewer derives its tier from it). `compare --base` runs each side's own.
+REVIEWER_SECTIONS = ("reviewer", "agent", "tiers")
 
 
 class Config(StrictModel):
@@ -255,7 +256,7 @@ class Config(StrictModel):
         """This config with `other`'s reviewer (REVIEWER_SECTIONS), or as it is when None."""
         if other is None:
             return self
-        return self.model_copy(update={k: getattr(other, k).model_copy(deep=True) for k in REVIEWER_SECTIONS})
+        return self.model_copy(update={k: copy.deepcopy(getattr(other, k)) for k in REVIEWER_SECTIONS})
 
     def graded_dimensions(self) -> tuple[str, ...]:
         """What a trial is graded on: gate.dimensions, else what the agent's transcript shows."""

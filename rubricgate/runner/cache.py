@@ -110,7 +110,9 @@ def key_parts(repo: Path, config: Config, case: CaseSpec, agent: AgentConfig, *,
     return KeyParts(
         reviewer=digests.reviewer, case=case_digest(repo, case),
         context=digests.context, agent=agent_name,
-        agent_settings=_digest_json(_agent_settings(agent, case)),
+        # `tiers:` too: the builtin reviewer derives its tier from it (an edit replayed stale answers).
+        agent_settings=_digest_json({"agent": _agent_settings(agent, case),
+                                     "tiers": config.tiers.model_dump(mode="json") if config.tiers else None}),
         agent_version=agent_version, model=model, trial=trial,
         env=env_digest(env or {}, agent.secret_env), program=digests.programs.get(agent_name, ""),
     )

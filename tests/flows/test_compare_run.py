@@ -273,3 +273,18 @@ def test_a_script_the_agent_command_runs_from_the_workspace_is_the_base_s_on_the
     assert "tools/review.py  (run by agent.command)" in changed.output, changed.output
     result = _compare(repo, "--base", "HEAD")
     assert result.exit_code == 1 and "REGRESSED  fixture-data-loader" in result.stdout, result.output
+
+
+def test_a_tier_derivation_the_pull_request_loosens_runs_on_its_side_only(tmp_path) -> None:
+    """`tiers:` was this checkout's on both sides: the builtin reviewer's BLOCKs became WARNs on
+    both, and the comparison read no change (exit 0) where `run` said REGRESSION."""
+    repo = make_repo(tmp_path / "repo")
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["tiers"] = {"severities": {"critical": "critical", "warning": "warning", "suggestion": "suggestion"},
+                       "rules": [{"severity": "critical", "at_least": 2, "tier": "BLOCK"},
+                                 {"severity": "critical", "tier": "WARN"}, {"severity": "warning", "tier": "WARN"}]}
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    result = _compare(repo, "--base", "HEAD", json_out=tmp_path / "cmp.json")
+    assert result.exit_code == 1 and "REGRESSED  fixture-data-loader" in result.stdout, result.output
+    warnings = json.loads((tmp_path / "cmp.json").read_text())["decision"]["warnings"]
+    assert any("this checkout changes tiers (this checkout's side runs its own)" in w for w in warnings), warnings

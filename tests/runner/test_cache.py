@@ -236,6 +236,20 @@ def test_agent_settings_change_the_key(repo: Path, change: dict) -> None:
     assert cache.cache_key(_parts(repo, agent=agent)) != cache.cache_key(_parts(repo))
 
 
+def test_the_tier_vocabulary_changes_the_key(repo: Path) -> None:
+    """The builtin reviewer derives its tier from `tiers:`: an edit replayed stale answers."""
+    from rubricgate.models.config import TiersConfig
+
+    tiers = TiersConfig.model_validate({"severities": {"critical": "critical", "warning": "warning"},
+                                        "rules": [{"severity": "critical", "at_least": 2, "tier": "BLOCK"},
+                                                  {"severity": "critical", "tier": "WARN"}]})
+    plain = cache.key_parts(repo, Config(reviewer=REVIEWER), _case(), AgentConfig(), agent_name="builtin",
+                            agent_version="1.0", model="m", trial=1)
+    tiered = cache.key_parts(repo, Config(reviewer=REVIEWER, tiers=tiers), _case(), AgentConfig(), agent_name="builtin",
+                             agent_version="1.0", model="m", trial=1)
+    assert cache.cache_key(plain) != cache.cache_key(tiered)
+
+
 def test_secrets_and_env_allowlist_are_not_in_the_parts(repo: Path) -> None:
     agent = AgentConfig(secret_env=["MY_TOKEN"], env_allowlist=["PATH", "MY_TOKEN"])
     parts = _parts(repo, agent=agent)
