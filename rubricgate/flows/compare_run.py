@@ -34,7 +34,16 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from rubricgate.errors import GateInputError, GateInputErrors
-from rubricgate.flows.compare_scope import case_ids, changed_keys, grading_changes, pr_rule_changes, scoped
+from rubricgate.flows.compare_scope import (
+    case_ids,
+    changed_keys,
+    few,
+    grading_changes,
+    load_sides,
+    pr_rule_changes,
+    replayed_cases,
+    scoped,
+)
 from rubricgate.gating.compare import (
     MOST_SCALE,
     Comparison,
@@ -154,12 +163,11 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
         with base_checkout(repo, ref_tree, configs, ref, {config.reports.split("/")[0]},
                            (config.suite.tasks, config.suite.fixtures)) as base_repo:
             rounds.run({"base": base_repo, "head": repo})
-            changes = pr_rule_changes({"base": base_repo, "head": repo}, rounds.options.config_path,
-                                      rounds.at_ref)
+            sides = load_sides({"base": base_repo, "head": repo}, rounds.options.config_path, rounds.at_ref)
     comparison = rounds.conclusion()
     last = {side: runs[-1] if runs else None for side, runs in rounds.ran.items()}
-    comparison.decision = scoped(comparison.decision, last["base"], last["head"], changes, removed, rounds.gate,
-                                 rounds.regraded)
+    comparison.decision = scoped(comparison.decision, last["base"], last["head"], pr_rule_changes(sides), removed,
+                                 rounds.gate, rounds.regraded, replayed_cases(sides, options.agent))
     comparison.decision = _next_step(comparison, rounds, options, ref, method)
     comparison.decision.warnings[:0] = rounds.base_notes + ([judged_note] if judged_note else [])
     return PairedOutcome(comparison, rounds.out / "base", rounds.out / "head")
@@ -400,8 +408,7 @@ def judged_cases(base_ids: set[str], head_ids: set[str], gate: GateConfig) -> tu
     added, shared = sorted(head_ids - base_ids), head_ids & base_ids
     if gate.method != "statistical" or not added or not shared:
         return None, ""
-    shown = ", ".join(added[:5]) + (", ..." if len(added) > 5 else "")
-    return shared, (f"{len(added)} case(s) this pull request adds ({shown}) are shown, not in the tests: a pull "
+    return shared, (f"{len(added)} case(s) this pull request adds ({few(added)}) are shown, not in the tests: a pull "
                     "request is judged on the cases its base has (a run against the baseline judges them once "
                     "the baseline holds them)")
 

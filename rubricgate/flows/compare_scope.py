@@ -34,27 +34,47 @@ from rubricgate.models.coverage import RuleChange
 from rubricgate.models.results import Decision, Summary
 from rubricgate.reports.explain import statement_of
 from rubricgate.suite.checks import TASK_SUFFIXES, TIER_FOLDERS
-from rubricgate.suite.load import load_all
+from rubricgate.suite.load import Loaded, load_all
 
 GRADING_SECTIONS = ("rubric", "verdict")  # rubricgate.yaml's sections that decide how answers are graded
 
 
-def pr_rule_changes(roots: dict[str, Path], config_path: Path | None,
-                    base_reviewer_from: Config | None = None) -> list[RuleChange]:
+def load_sides(roots: dict[str, Path], config_path: Path | None,
+               base_reviewer_from: Config | None = None) -> tuple[Loaded, Loaded] | None:
+    """Each side's suite as its run loaded it (`base_reviewer_from`: the config whose reviewer the
+    base side runs, compare_run.py `reviewer_at_base`); None when a side does not load."""
+    try:
+        return (load_all(roots["base"], config_path, require_baseline=False, reviewer_from=base_reviewer_from),
+                load_all(roots["head"], config_path, require_baseline=False))
+    except (GateInputError, GateInputErrors):
+        return None
+
+
+def pr_rule_changes(sides: tuple[Loaded, Loaded] | None) -> list[RuleChange]:
     """The rules the head's reviewer changed against the base's, read from each side's tree and
     compared directly (a PR that also updates baseline.json has it record the new rule table
-    already), with the cases that exercise each. None when a side does not load. `base_reviewer_from`:
-    the config whose reviewer the base side runs (compare_run.py `reviewer_at_base`)."""
-    try:
-        base = load_all(roots["base"], config_path, require_baseline=False, reviewer_from=base_reviewer_from)
-        head = load_all(roots["head"], config_path, require_baseline=False)
-    except (GateInputError, GateInputErrors):
+    already), with the cases that exercise each."""
+    if sides is None:
         return []
+    base, head = sides
     rules = {r.id: RuleRecord(severity=r.severity, kind=r.kind, statement=statement_of(r))
              for r in base.rubric.rules.values()}
     then = (head.baseline or Baseline(rates={})).model_copy(
         update={"rubric_rules": rules, "tier_threshold": base.rubric.warning_block_threshold})
     return rule_changes(head.rubric, head.cases, then, None, head.config.reviewer.rubric)
+
+
+def replayed_cases(sides: tuple[Loaded, Loaded] | None, agent_override: str | None) -> list[str]:
+    """The cases this checkout's side answers by replaying recorded transcripts (the `replay`
+    agent, in `agent:` or a task's) where the base's side runs its reviewer: nothing is reviewed
+    on that side, whatever its prompt says."""
+    if sides is None or agent_override:  # --agent: both sides run the same agent
+        return []
+
+    def replayed(loaded: Loaded) -> set[str]:
+        return {c.id for c in loaded.cases if (c.agent or loaded.config.agent.name) == "replay"}
+
+    return sorted(replayed(sides[1]) - replayed(sides[0]))
 
 
 def case_ids(root: Path, config: Config) -> set[str]:
@@ -106,8 +126,13 @@ def _read(path: Path) -> bytes | None:
 
 
 def scoped(decision: Decision, base: Summary | None, head: Summary | None, changes: list[RuleChange],
-           removed: list[str], gate: GateConfig, regraded: list[str] | None = None) -> Decision:
+           removed: list[str], gate: GateConfig, regraded: list[str] | None = None,
+           replayed: list[str] | None = None) -> Decision:
     """The comparison's decision once what it cannot see is taken into account (module docstring)."""
+    if replayed:
+        line = (f"this checkout's side replays recorded answers for {len(replayed)} case(s) ({few(replayed)}) where "
+                "the base's runs its reviewer: nothing is reviewed on that side; compare with the reviewer's own agent")
+        return _held(decision, [line], gate)
     if not reviewer_changed(base, head):
         return decision
     # A reworded rule is named, not held: its wording is what the comparison itself judges on the
@@ -120,12 +145,22 @@ def scoped(decision: Decision, base: Summary | None, head: Summary | None, chang
         decision = decision.model_copy(update={"warnings": [*reworded, *decision.warnings]})
     lines = []
     if removed:
-        lines.append(f"this pull request also removes {len(removed)} case(s) the base has ({', '.join(removed[:5])}"
-                     f"{', ...' if len(removed) > 5 else ''}): its reviewer change is judged on the base's cases; "
-                     "remove them in a pull request of their own")
+        lines.append(f"this pull request also removes {len(removed)} case(s) the base has ({few(removed)}): its "
+                     "reviewer change is judged on the base's cases; remove them in a pull request of their own")
     if regraded:
         lines.append(f"this pull request also changes how answers are graded ({', '.join(regraded)}): its reviewer "
                      "change is judged by the base's grading; change the grading in a pull request of its own")
+    return _held(decision, lines, gate)
+
+
+def few(ids: list[str]) -> str:
+    """The first five ids, and '...' when there are more."""
+    return ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+
+
+def _held(decision: Decision, lines: list[str], gate: GateConfig) -> Decision:
+    """A PASS made INCONCLUSIVE by what `lines` say the comparison cannot see (a PASS with the
+    lines as warnings under `gate.inconclusive: pass`); any other decision as it is."""
     if not lines or decision.status != "pass":
         return decision
     if gate.inconclusive == "pass":

@@ -147,3 +147,19 @@ def test_cases_deleted_while_the_suite_folders_move_are_still_seen(base) -> None
     _set(base, "suite", "fixtures", "fx")
     got = _compare(base)
     assert got.exit_code == 2 and "also removes 1 case(s) the base has (fixture-data-loader)" in got.output, got.output
+
+
+def test_a_pull_request_whose_side_replays_recorded_answers_is_not_a_pass(base) -> None:
+    """agent: replay with a good run's transcripts committed: the PR's reviewer was never run on
+    its side, and a lowered rule PASSed."""
+    ran = CliRunner().invoke(main, ["run", "--repo", str(base)])
+    assert ran.exit_code == 0, ran.output
+    run_dir = next(p for p in (base / "reports").iterdir() if (p / "transcripts").is_dir())
+    shutil.copytree(run_dir / "transcripts", base / "recordings" / "transcripts")
+    _edit_rule(base, "fm-description-required", "critical", "warning")
+    config = yaml.safe_load((base / "rubricgate.yaml").read_text())
+    config["agent"].update({"name": "replay", "replay_dir": "recordings"})
+    (base / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    got = _compare(base)
+    assert got.exit_code == 2 and "INCONCLUSIVE" in got.output, got.output
+    assert "this checkout's side replays recorded answers for 3 case(s) (fixture-ab-test-readout, " in got.output
