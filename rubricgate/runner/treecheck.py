@@ -15,9 +15,9 @@ git's object storage is compared by lstat, not read: git never edits it in place
 is named by its content's hash, a pack is replaced, never rewritten), and on a real repository
 it is most of the bytes (a history of 500 MB would be read at every run's start). A stored file
 whose lstat moved is a change (ctime cannot be set back), except a loose object whose content
-still hashes to its name (git freshens an object it would write again) and a pack file whose
-checksums still hold and name its pack (another clone that hardlinks the packs moves their
-ctime). One touched within RACY_NS of the start is read like any file.
+still hashes to its name (git freshens an object it would write again) and a pack file that
+provably holds what its name says (runner/packfiles.py: another clone that hardlinks the packs
+moves their ctime). One touched within RACY_NS of the start is read like any file.
 
 Between trials in copy-only mode a cheaper fingerprint is compared: it includes each file's
 ctime, which no user-space call can set back, so a rewrite with the mtime restored still shows.
@@ -26,7 +26,6 @@ ctime, which no user-space call can set back, so a rewrite with the mtime restor
 from __future__ import annotations
 
 import compileall
-import functools
 import hashlib
 import os
 import re
@@ -37,6 +36,8 @@ import zlib
 from collections.abc import Callable, Iterator
 from collections.abc import Set as AbstractSet
 from pathlib import Path
+
+from rubricgate.runner.packfiles import hash_for, pack_file_is_whole
 
 GIT_REWRITES = (".git/index",)
 TreeDigest = dict[str, tuple]
@@ -113,58 +114,15 @@ def digest_tree(repo: Path, exclude: AbstractSet[str] = frozenset(), stats: Tree
 
 def names_its_content(repo: Path, rel: str) -> bool:
     """Does the stored file at `rel` still hold what its name says? A loose object: the hash of
-    its inflated bytes (SHA-1 or SHA-256 by the name's length). A pack file: its trailing checksum
-    is the hash of what precedes it, and it belongs to the pack its name gives."""
+    its inflated bytes (SHA-1 or SHA-256 by the name's length). A pack file: runner/packfiles.py."""
     if (loose := _LOOSE_OBJECT.fullmatch(rel)) is not None:
         name = loose.group(1) + loose.group(2)
         try:
             data = zlib.decompress((repo / rel).read_bytes())
         except (OSError, zlib.error):
             return False
-        return _hash_for(name)(data).hexdigest() == name
-    return _PACK_FILE.fullmatch(rel) is not None and _pack_file_is_whole(repo / rel)
-
-
-def _hash_for(name: str) -> Callable:
-    return hashlib.sha1 if len(name) == 40 else hashlib.sha256
-
-
-def _pack_file_is_whole(path: Path) -> bool:
-    """A pack's `.pack` ends with its checksum, which is its name; its `.idx` and `.rev` end with
-    the pack's checksum and their own; its `.bitmap` names the pack at byte 12 and ends with its
-    own. An index could be rewritten with its checksums made to hold (objects pointed at other
-    objects' data), so the pack's index must also match the pack (`git verify-pack`, which reads
-    the whole pack: only when a pack file's lstat moved, as when another clone that hardlinks the
-    same packs, `git clone` of a local path, adds or drops a link and so moves their ctime)."""
-    name, kind = path.name[len("pack-"):].split(".", 1)
-    size = len(name) // 2
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return False
-    named = {"pack": data[-size:], "idx": data[-2 * size:-size], "rev": data[-2 * size:-size],
-             "bitmap": data[12:12 + size]}[kind]
-    whole = named == bytes.fromhex(name) and _hash_for(name)(data[:-size]).digest() == data[-size:]
-    if not whole or kind == "pack":
-        return whole
-    idx = path.with_name(f"pack-{name}.idx")
-    try:
-        st = idx.stat()
-    except OSError:
-        return False
-    return _index_matches_pack(str(idx), (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
-
-
-@functools.lru_cache(maxsize=64)
-def _index_matches_pack(idx: str, signature: tuple) -> bool:
-    """`git verify-pack`, once per index as it is now (`signature`): its `.rev` and `.bitmap` ask too."""
-    import subprocess
-
-    try:
-        return subprocess.run(["git", "verify-pack", str(idx)], stdin=subprocess.DEVNULL,
-                              capture_output=True, timeout=600).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):  # no git, or it did not finish: not shown unchanged
-        return False
+        return hash_for(name)(data).hexdigest() == name
+    return _PACK_FILE.fullmatch(rel) is not None and pack_file_is_whole(repo / rel)
 
 
 def _sha256(path: str) -> str:

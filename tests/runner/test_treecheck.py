@@ -170,6 +170,42 @@ def test_an_index_rewritten_with_its_checksum_made_to_hold_is_caught(tmp_path: P
     assert guard.changes() == [str(idx.relative_to(repo))]
 
 
+def _packed_with_rev_and_bitmap(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
+    import subprocess
+
+    repo, _, pack = _git_repo(tmp_path, monkeypatch)
+    subprocess.run(["git", "-C", str(repo), "-c", "pack.writeReverseIndex=true", "repack", "-adq",
+                    "--write-bitmap-index"], check=True, capture_output=True)
+    return repo, next((repo / ".git/objects/pack").glob("pack-*.pack"))
+
+
+def test_a_reverse_index_with_two_entries_swapped_and_its_checksum_made_to_hold_is_caught(tmp_path: Path,
+                                                                                          monkeypatch) -> None:
+    import hashlib
+
+    repo, pack = _packed_with_rev_and_bitmap(tmp_path, monkeypatch)
+    rev = pack.with_suffix(".rev")
+    guard = TreeGuard.start(repo, set(), adopt=False, known=set())
+    data = bytearray(rev.read_bytes())
+    data[12:16], data[16:20] = data[16:20], data[12:16]
+    body = bytes(data[:-20])
+    _put_back(rev, body + hashlib.sha1(body).digest())
+    assert guard.changes() == [str(rev.relative_to(repo))]
+
+
+def test_a_moved_bitmap_is_a_change_and_an_untouched_reverse_index_is_not(tmp_path: Path, monkeypatch) -> None:
+    import shutil
+    import subprocess
+
+    repo, pack = _packed_with_rev_and_bitmap(tmp_path, monkeypatch)
+    guard = TreeGuard.start(repo, set(), adopt=False, known=set())
+    time.sleep(0.01)
+    subprocess.run(["git", "clone", "-q", str(repo), str(tmp_path / "other")], check=True, capture_output=True)
+    shutil.rmtree(tmp_path / "other")
+    # Every pack file's ctime moved; the bitmap alone cannot be shown unchanged.
+    assert guard.changes() == [str(pack.with_suffix(".bitmap").relative_to(repo))]
+
+
 def test_a_local_clone_hardlinking_the_packs_during_the_run_is_no_change(tmp_path: Path, monkeypatch) -> None:
     """`git clone /path` hardlinks the packs: adding and dropping a link moves their ctime."""
     import shutil
