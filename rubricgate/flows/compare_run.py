@@ -35,8 +35,11 @@ from pydantic import BaseModel
 
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.flows.compare_scope import (
+    Unseen,
+    blank_dimensions,
     case_ids,
     changed_keys,
+    edited_cases,
     few,
     grading_changes,
     load_sides,
@@ -61,6 +64,7 @@ from rubricgate.models.results import Decision, Summary
 from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.records.files import new_run_id
 from rubricgate.runner.cache import resolve_cache_dir
+from rubricgate.runner.startup import left_out
 from rubricgate.runner.workspace import excluded, list_tree
 from rubricgate.suite.closure import reviewer_closure
 from rubricgate.suite.config import CONFIG_NAME, load_config
@@ -103,7 +107,7 @@ def resolve_ref(repo: Path, ref: str) -> str:
 
 @contextmanager
 def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: str,
-                  exclude: set[str], folders: tuple[str, ...] = ()) -> Iterator[Path]:
+                  exclude: set[str], folders: tuple[str, ...] = (), config_rel: str | None = None) -> Iterator[Path]:
     """A temp copy of the working tree whose reviewer is the one at REF: its whole closure
     (suite/closure.py) under the base side's config, and the working tree's under the head's. A
     closure file that exists at REF is copied from there; one that exists only in the working tree
@@ -118,12 +122,13 @@ def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: s
             raise GateInputError("--base", "reviewer", f"{ref} has no {rel}",
                                  "pick a ref where the reviewer files exist")
     at_ref = reviewer_closure(WorkTree(ref_tree), configs["base"])
-    exclude = {e.strip("/") for e in configs["base"].suite.workspace_exclude}
-    if hidden := [f for f in at_ref.files if excluded(f, exclude)]:
-        # This checkout's suite settings apply to both sides: they must not take REF's reviewer apart.
-        raise GateInputError("--base", "suite.workspace_exclude", f"this checkout's suite.workspace_exclude keeps "
-                             f"{hidden[0]}, a file of {ref}'s reviewer, out of the base side's workspaces",
-                             "exclude no file the base's reviewer reads")
+    kept_out = left_out(configs["base"], config_rel)
+    if hidden := [f for f in at_ref.files if excluded(f, kept_out)]:
+        # This checkout's suite settings apply to both sides: they must not take REF's reviewer apart
+        # (suite.workspace_exclude, or the baseline, reports or suite folders pointed at its files).
+        raise GateInputError("--base", "suite", f"this checkout's config keeps {hidden[0]}, a file of {ref}'s "
+                             "reviewer, out of the base side's workspaces (suite.workspace_exclude, baseline, "
+                             "reports or a suite folder names it)", "leave out no file the base's reviewer reads")
     closure = set(at_ref.files) | set(reviewer_closure(WorkTree(repo), configs["head"]).files)
     root = owned_folder("rubricgate-basecopy-")
     try:
@@ -161,13 +166,18 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
         rounds.judged, judged_note = judged_cases(base_ids, head_ids, rounds.gate)
         configs = {"base": config.with_reviewer_of(rounds.at_ref), "head": config}
         with base_checkout(repo, ref_tree, configs, ref, {config.reports.split("/")[0]},
-                           (config.suite.tasks, config.suite.fixtures)) as base_repo:
+                           (config.suite.tasks, config.suite.fixtures),
+                           config_relpath(repo.resolve(), rounds.options.config_path)) as base_repo:
             rounds.run({"base": base_repo, "head": repo})
             sides = load_sides({"base": base_repo, "head": repo}, rounds.options.config_path, rounds.at_ref)
+        edited = edited_cases(ref_tree, rounds.at_ref, config_relpath(repo, options.config_path), repo,
+                              sides[1] if sides else None)
     comparison = rounds.conclusion()
     last = {side: runs[-1] if runs else None for side, runs in rounds.ran.items()}
-    comparison.decision = scoped(comparison.decision, last["base"], last["head"], pr_rule_changes(sides), removed,
-                                 rounds.gate, rounds.regraded, replayed_cases(sides, options.agent))
+    unseen = Unseen(changes=pr_rule_changes(sides), removed=removed, regraded=rounds.regraded,
+                    edited=edited, replayed=replayed_cases(sides, options.agent),
+                    blank=blank_dimensions(rounds.judged_counts("base")) if rounds.ran["base"] else [])
+    comparison.decision = scoped(comparison.decision, last["base"], last["head"], unseen, rounds.gate)
     comparison.decision = _next_step(comparison, rounds, options, ref, method)
     comparison.decision.warnings[:0] = rounds.base_notes + ([judged_note] if judged_note else [])
     return PairedOutcome(comparison, rounds.out / "base", rounds.out / "head")

@@ -1,26 +1,34 @@
 """What a comparison can judge: a pull request's reviewer change, on the cases the base has.
 
 `compare --base` runs the reviewer at REF and as in the working tree on the working tree's suite.
-Two changes of the same pull request could hide a regression from it:
+Changes that come with a reviewer change in the same pull request could hide a regression from it:
 
 - a rule the PR adds, removes or moves in severity or kind (or the tier threshold) that no case
   exercises (both sides pass every case; `run` against the baseline already says INCONCLUSIVE
   for it, gating/changes.py): the head's rule table is compared with the base's directly, so a
   PR that also updates baseline.json changes nothing here. A reworded rule is named, not held;
-- cases the PR deletes (a reviewer made worse on exactly the cases that would show it, and those
-  cases removed): the base's cases are read from REF's suite folders by their ids;
+- cases the PR deletes or changes (a reviewer made worse on exactly the cases that would show
+  it, and those cases removed, moved to the tier it now gives, or run by another agent): the
+  base's cases are read from REF's suite folders, each compared by what it reviews, expects, is
+  graded by and runs with (edited_cases);
 - how answers are graded, changed in rubricgate.yaml (`rubric:`, `verdict:`) or in the
-  verdict hook's file: both sides are graded the working tree's way, so a PR that loosens the
+  verdict hook's folder: both sides are graded the working tree's way, so a PR that loosens the
   grading (a forbidden tool allowed, more steps, an extractor that reads every answer as PASS)
   hides its reviewer's regression on both sides alike.
 
 Any of these makes a PASS INCONCLUSIVE (exit 2; a PASS with the warning under `gate.inconclusive:
 pass`, as for `run`), with a line naming what the suite cannot see. A pull request that changes
-the suite but not the reviewer is not held: its two sides are the same reviewer.
+the suite but not the reviewer is not held: its two sides are the same reviewer. Held whatever
+else changed: a side that replays recorded answers where the base's runs its reviewer (nothing
+is reviewed there), and a base side that passed no trial of a dimension (its reviewer did not
+run as it does at REF: nothing is judged against it).
 """
 
 from __future__ import annotations
 
+import json
+import posixpath
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -29,6 +37,7 @@ from rubricgate import exitcodes
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.gating.changes import change_aware, change_line, rule_changes
 from rubricgate.models.baseline import Baseline, RuleRecord
+from rubricgate.models.case import CaseSpec
 from rubricgate.models.config import Config, GateConfig
 from rubricgate.models.coverage import RuleChange
 from rubricgate.models.results import Decision, Summary
@@ -101,9 +110,17 @@ def grading_changes(at_ref: Config | None, head: Config | None, ref_tree: Path, 
         return []  # no config at REF that loads: the gate note already says so
     changed = changed_keys({s: (getattr(at_ref, s), getattr(head, s)) for s in GRADING_SECTIONS})
     hook = head.verdict.hook.rpartition(":")[0] if head.verdict and head.verdict.hook else None
-    if hook and _read(ref_tree / hook) != _read(repo / hook):
-        changed.append(f"the verdict hook's file {hook}")
+    if hook and _hook_files(ref_tree, hook) != _hook_files(repo, hook):
+        changed.append(f"the verdict hook's files ({hook} and its folder)")
     return changed
+
+
+def _hook_files(tree: Path, hook: str) -> dict[str, str]:
+    """The hook's file and every file in its folder (a data file or module it loads), by digest."""
+    from rubricgate.runner.cache import files_digest
+
+    folder = posixpath.dirname(hook)
+    return files_digest(tree, [folder] if folder else [hook])
 
 
 def changed_keys(sections: dict[str, tuple[BaseModel | None, BaseModel | None]]) -> list[str]:
@@ -118,39 +135,88 @@ def changed_keys(sections: dict[str, tuple[BaseModel | None, BaseModel | None]])
     return changed
 
 
-def _read(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
+@dataclass
+class Unseen:
+    """What a comparison cannot see, gathered around its rounds (module docstring)."""
+
+    changes: list[RuleChange] = field(default_factory=list)  # the PR's rule changes (pr_rule_changes)
+    removed: list[str] = field(default_factory=list)  # cases the base has that the PR deletes
+    edited: list[str] = field(default_factory=list)  # cases the base has that the PR changes (edited_cases)
+    regraded: list[str] = field(default_factory=list)  # grading keys the PR changes (grading_changes)
+    replayed: list[str] = field(default_factory=list)  # cases the PR's side replays (replayed_cases)
+    blank: list[str] = field(default_factory=list)  # dimensions the base side passed no trial of (blank_dimensions)
 
 
-def scoped(decision: Decision, base: Summary | None, head: Summary | None, changes: list[RuleChange],
-           removed: list[str], gate: GateConfig, regraded: list[str] | None = None,
-           replayed: list[str] | None = None) -> Decision:
+def scoped(decision: Decision, base: Summary | None, head: Summary | None, unseen: Unseen,
+           gate: GateConfig) -> Decision:
     """The comparison's decision once what it cannot see is taken into account (module docstring)."""
-    if replayed:
-        line = (f"this checkout's side replays recorded answers for {len(replayed)} case(s) ({few(replayed)}) where "
-                "the base's runs its reviewer: nothing is reviewed on that side; compare with the reviewer's own agent")
-        return _held(decision, [line], gate)
-    if not reviewer_changed(base, head):
-        return decision
+    lines = []
+    if unseen.replayed:
+        lines.append(f"this checkout's side replays recorded answers for {len(unseen.replayed)} case(s) "
+                     f"({few(unseen.replayed)}) where the base's runs its reviewer: nothing is reviewed on that "
+                     "side; compare with the reviewer's own agent")
+    if unseen.blank:
+        lines.append(f"the base side passed no trial of {', '.join(unseen.blank)}: its reviewer did not run as it "
+                     "does at the base (a file it reads missing from its workspaces?), so nothing is judged against it")
+    if lines or not reviewer_changed(base, head):
+        return _held(decision, lines, gate)
     # A reworded rule is named, not held: its wording is what the comparison itself judges on the
     # cases that exercise it (a benign rewording of the rules must pass the PR gate). A rule added,
     # removed, moved in severity or kind, or the threshold, changes the verdicts the suite cannot see.
-    held = [c for c in changes if c.change not in ("statement", "file")]
-    reworded = [change_line(c) for c in changes if c.change == "statement" and not c.cases]
+    held = [c for c in unseen.changes if c.change not in ("statement", "file")]
+    reworded = [change_line(c) for c in unseen.changes if c.change == "statement" and not c.cases]
     decision = change_aware(decision, held, gate)
     if reworded:
         decision = decision.model_copy(update={"warnings": [*reworded, *decision.warnings]})
-    lines = []
-    if removed:
-        lines.append(f"this pull request also removes {len(removed)} case(s) the base has ({few(removed)}): its "
-                     "reviewer change is judged on the base's cases; remove them in a pull request of their own")
-    if regraded:
-        lines.append(f"this pull request also changes how answers are graded ({', '.join(regraded)}): its reviewer "
-                     "change is judged by the base's grading; change the grading in a pull request of its own")
+    also = {"removes": unseen.removed, "changes what is reviewed or expected in": unseen.edited}
+    for what, ids in also.items():
+        if ids:
+            lines.append(f"this pull request also {what} {len(ids)} case(s) the base has ({few(ids)}): its reviewer "
+                         "change is judged on the base's cases as they are; change them in a pull request of their own")
+    if unseen.regraded:
+        lines.append(f"this pull request also changes how answers are graded ({', '.join(unseen.regraded)}): its "
+                     "reviewer change is judged by the base's grading; change the grading in a pull request of its own")
     return _held(decision, lines, gate)
+
+
+def edited_cases(ref_tree: Path, at_ref: Config | None, config_rel: str | None, repo: Path,
+                 head: Loaded | None) -> list[str]:
+    """The cases REF's suite has whose content the working tree changes: what they review (the
+    files of each reviewed file's folder), expect, grade by (`rubric:`) or run with (`agent:`,
+    `files:`), a fixture turned into a task. Their wording (`why:`, tags) and place do not count.
+    None when REF's suite does not load (nothing to hold it against)."""
+    if head is None or config_rel is None or at_ref is None:
+        return []
+    for folder in (at_ref.suite.tasks, at_ref.suite.fixtures):  # git keeps no empty folder
+        made = (ref_tree / folder).resolve()
+        if made.is_relative_to(ref_tree.resolve()):
+            made.mkdir(parents=True, exist_ok=True)
+    try:
+        suite_at_ref = load_all(ref_tree, ref_tree / config_rel, require_baseline=False)
+    except (GateInputError, GateInputErrors):
+        return []
+    then = {c.id: _content(ref_tree, c) for c in suite_at_ref.cases}
+    return sorted(c.id for c in head.cases if c.id in then and then[c.id] != _content(repo, c))
+
+
+def _content(tree: Path, case: CaseSpec) -> str:
+    from rubricgate.runner.cache import files_digest
+
+    spec = case.model_dump(mode="json", exclude={"why", "tags", "origin"})
+    folders = sorted({str(Path(rel).parent) for rel in case.review})
+    # A fixture's expect.yaml is in its folder: what it means is in the spec, its wording is not content.
+    files = {rel: sha for rel, sha in files_digest(tree, folders).items() if Path(rel).name != "expect.yaml"}
+    return json.dumps({"spec": spec, "files": files}, sort_keys=True)
+
+
+def blank_dimensions(counts: dict[str, dict[str, tuple[int, int]]]) -> list[str]:
+    """The dimensions the base side graded but passed no trial of, on any case."""
+    totals: dict[str, list[int]] = {}
+    for dims in counts.values():
+        for dim, (passes, trials) in dims.items():
+            total = totals.setdefault(dim, [0, 0])
+            total[0], total[1] = total[0] + passes, total[1] + trials
+    return [dim for dim, (passes, trials) in totals.items() if trials and not passes]
 
 
 def few(ids: list[str]) -> str:

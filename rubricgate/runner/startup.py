@@ -44,6 +44,7 @@ from rubricgate.isolation.sandbox import (
     shown_folders,
 )
 from rubricgate.isolation.scratch import Scratch, choose_scratch
+from rubricgate.models.config import Config
 from rubricgate.models.results import Summary
 from rubricgate.records.events import EventLog
 from rubricgate.records.files import make_run_folder, new_run_id
@@ -382,12 +383,15 @@ def all_sandboxed(policy: SandboxPolicy, agents: dict[str, Agent]) -> bool:
 def answer_key(options: RunOptions, loaded: Loaded) -> set[str]:
     """Repo paths no workspace may hold: the suite, baseline, config, reports, cache, and
     `suite.workspace_exclude`."""
-    cfg, repo = loaded.config, options.repo.resolve()
+    repo = options.repo.resolve()
     config_file = (options.config_path or options.repo / "rubricgate.yaml").resolve()
+    return left_out(loaded.config, config_file.relative_to(repo).as_posix() if repo in config_file.parents else None)
+
+
+def left_out(cfg: Config, config_rel: str | None) -> set[str]:
+    """answer_key's paths for a config whose file is at `config_rel` (None: outside the repository)."""
     paths = {cfg.suite.tasks, cfg.suite.fixtures, cfg.baseline, cfg.reports, CACHE_DIR, *cfg.suite.workspace_exclude}
-    if repo in config_file.parents:
-        paths.add(config_file.relative_to(repo).as_posix())
-    return {p.strip("/") for p in paths if p.strip("/")}
+    return {p.strip("/") for p in (*paths, config_rel or "") if p.strip("/")}
 
 
 def with_cache_dir(options: RunOptions, configured: str | None) -> RunOptions:

@@ -13,8 +13,9 @@ the trial cache's key and the change-aware decision all read one closure, comput
     name is resolved beside the file that names it, then from the repository root, and counts
     only when a regular file (or a folder: its files) is there;
   * the files `reviewer.files` matches (globs, `**` spanning folders): what no reference names;
-  * the scripts `agent.command` runs from the workspace (`{workspace}/tools/review.py`): a PR
-    that makes one answer PASS changes the reviewer as much as an edit to its prompt;
+  * the scripts `agent.command` runs from the workspace (`{workspace}/tools/review.py`), and
+    every file in a script's folder (a module it imports): a PR that makes one answer PASS
+    changes the reviewer as much as an edit to its prompt;
   * every file in the folder of each of the three (a skill is its folder) and in the folder
     holding all three (`reviewer/`), unless that is the repository root; and what those name.
 
@@ -93,6 +94,8 @@ def reviewer_closure(tree: Tree, config: Config) -> Closure:
         walk.configured(rel, what)
     for rel in command_scripts(config):
         walk.add(rel, "run by agent.command")
+        if folder := posixpath.dirname(rel):  # what it imports or opens beside it (tools/lib.py)
+            walk.add(folder, f"in the folder of {rel}, run by agent.command")
     walk.follow()
     for pattern in r.files:
         for rel in tree.glob(pattern):

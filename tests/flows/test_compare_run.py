@@ -140,7 +140,8 @@ def test_a_pull_request_that_points_the_config_at_a_lenient_rubric_the_base_has_
     the one its config named) then ran on both sides, and the comparison PASSed."""
     repo = make_repo(tmp_path / "repo")
     rubric = repo / RUBRIC
-    lenient = rubric.read_text().replace("| fm-description-required | critical |", "| fm-description-required | warning |")
+    lenient = rubric.read_text().replace("| fm-description-required | critical |",
+                                         "| fm-description-required | warning |")
     rubric.with_name("rubric-lenient.md").write_text(lenient)
     git(repo, "add", "-A")
     git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "a second rubric")
@@ -233,8 +234,23 @@ def test_this_checkout_s_workspace_exclude_cannot_take_the_base_s_reviewer_apart
     result = _compare(repo, "--base", "HEAD")
     assert result.exit_code == 2, result.output
     assert result.stderr.strip() == (
-        f"error: --base: suite.workspace_exclude: this checkout's suite.workspace_exclude keeps {RUBRIC}, a file of "
-        "HEAD's reviewer, out of the base side's workspaces (fix: exclude no file the base's reviewer reads)")
+        f"error: --base: suite: this checkout's config keeps {RUBRIC}, a file of HEAD's reviewer, out of the base "
+        "side's workspaces (suite.workspace_exclude, baseline, reports or a suite folder names it) (fix: leave out "
+        "no file the base's reviewer reads)")
+
+
+def test_this_checkout_s_baseline_path_cannot_take_the_base_s_reviewer_apart(tmp_path) -> None:
+    """`baseline:` pointed at the rubric kept it out of every workspace on both sides: 0/N -> 0/N, PASS."""
+    repo = make_repo(tmp_path / "repo")
+    rubric = repo / RUBRIC
+    rubric.write_text(rubric.read_text().replace("| fm-description-required | critical |",
+                                                 "| fm-description-required | warning |"))
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["baseline"] = RUBRIC
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    result = _compare(repo, "--base", "HEAD")
+    assert result.exit_code == 2
+    assert f"this checkout's config keeps {RUBRIC}, a file of HEAD's reviewer" in result.stderr
 
 
 REVIEW_SCRIPT = '''import json, os, sys
@@ -248,7 +264,8 @@ for p in paths:
         findings.append({"severity": "critical", "rule": "fm-description-required", "file": p, "line": 1,
                          "quote": "---", "issue": "no description", "fix": "add a description"})
 tier = "BLOCK" if findings else "PASS"
-print("```json\\n" + json.dumps({"tier": tier, "summary": "x", "files_reviewed": paths, "findings": findings}) + "\\n```")
+answer = {"tier": tier, "summary": "x", "files_reviewed": paths, "findings": findings}
+print("```json\\n" + json.dumps(answer) + "\\n```")
 '''
 
 

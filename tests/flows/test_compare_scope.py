@@ -4,6 +4,7 @@ beside its reviewer change, never read as a PASS."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from pathlib import Path
 
@@ -25,6 +26,14 @@ def base(tmp_path: Path) -> Path:
     assert got.exit_code == 0, got.output
     git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "measured")
     return repo
+
+
+@contextlib.contextmanager
+def _ref_tree(repo: Path):
+    from rubricgate.flows.compare_run import ref_worktree
+
+    with ref_worktree(repo, "HEAD") as tree:
+        yield tree
 
 
 def _compare(repo: Path):
@@ -71,7 +80,8 @@ def test_grading_loosened_beside_a_reviewer_change_is_not_a_pass(base) -> None:
     hides its reviewer's use of them on both sides alike."""
     prompt = base / "reviewer/prompts/evaluate.md"
     prompt.write_text(prompt.read_text() + "\nYou may run bash.\n")
-    _set(base, "rubric", "tool_use", {"allowed": ["read", "grep", "glob", "bash"], "forbidden": [], "required": ["read"]})
+    _set(base, "rubric", "tool_use", {"allowed": ["read", "grep", "glob", "bash"], "forbidden": [],
+                                      "required": ["read"]})
     got = _compare(base)
     assert got.exit_code == 2 and "INCONCLUSIVE" in got.output, got.output
     assert ("this pull request also changes how answers are graded (rubric.tool_use): its reviewer change is "
@@ -93,8 +103,13 @@ def test_an_edit_to_the_verdict_hook_s_file_is_a_grading_change(tmp_path) -> Non
         (tmp_path / side / "hooks").mkdir(parents=True)
         (tmp_path / side / "hooks" / "verdict.py").write_text(body)
     got = grading_changes(at_ref, at_ref.model_copy(deep=True), tmp_path / "ref", tmp_path / "repo")
-    assert got == ["the verdict hook's file hooks/verdict.py"]
+    assert got == ["the verdict hook's files (hooks/verdict.py and its folder)"]
     assert grading_changes(at_ref, at_ref, tmp_path / "ref", tmp_path / "ref") == []
+    # A data file the hook loads beside it is the hook's too.
+    (tmp_path / "repo" / "hooks" / "verdict.py").write_text("def read(text): ...\n")
+    (tmp_path / "repo" / "hooks" / "escalate.json").write_text('["fm-description-required"]')
+    assert grading_changes(at_ref, at_ref, tmp_path / "ref", tmp_path / "repo") == [
+        "the verdict hook's files (hooks/verdict.py and its folder)"]
     assert grading_changes(at_ref, Config(), tmp_path / "ref", tmp_path / "repo") == ["verdict"]
 
 
@@ -163,3 +178,47 @@ def test_a_pull_request_whose_side_replays_recorded_answers_is_not_a_pass(base) 
     got = _compare(base)
     assert got.exit_code == 2 and "INCONCLUSIVE" in got.output, got.output
     assert "this checkout's side replays recorded answers for 3 case(s) (fixture-ab-test-readout, " in got.output
+
+
+def test_a_case_re_expected_beside_a_reviewer_change_is_not_a_pass(base) -> None:
+    """Moving data-loader from block/ to warn/ (its expectation) beside the rule lowered that
+    makes it a WARN read as a fix: exit 0."""
+    _edit_rule(base, "fm-description-required", "critical", "warning")
+    (base / "fixtures/warn").mkdir(exist_ok=True)
+    (base / "fixtures/block/data-loader").rename(base / "fixtures/warn/data-loader")
+    got = _compare(base)
+    assert got.exit_code == 2 and "INCONCLUSIVE" in got.output, got.output
+    assert ("this pull request also changes what is reviewed or expected in 1 case(s) the base has "
+            "(fixture-data-loader)") in got.output
+
+
+def test_a_case_s_wording_may_change_beside_a_reviewer_change(base) -> None:
+    prompt = base / "reviewer/prompts/evaluate.md"
+    prompt.write_text(prompt.read_text() + "\nReview carefully.\n")
+    expect = base / "fixtures/block/data-loader/expect.yaml"
+    expect.write_text(expect.read_text().replace("why: ", "why: Reworded. "))
+    got = _compare(base)
+    assert got.exit_code == 0, got.output
+
+
+def test_a_task_run_by_another_agent_beside_a_reviewer_change_is_not_a_pass(tmp_path) -> None:
+    repo = make_repo(tmp_path / "repo", tasks=["block-missing-description"])
+    _edit_rule(repo, "fm-description-required", "critical", "warning")
+    task = repo / "evals/tasks/block-missing-description.yaml"
+    task.write_text(task.read_text() + "agent: replay\n")
+    from rubricgate.flows.compare_scope import edited_cases
+    from rubricgate.suite.load import load_all
+
+    with _ref_tree(repo) as ref_tree:
+        from rubricgate.models.config import Config
+
+        at_ref = Config.model_validate(yaml.safe_load((ref_tree / "rubricgate.yaml").read_text()))
+        got = edited_cases(ref_tree, at_ref, "rubricgate.yaml", repo, load_all(repo, require_baseline=False))
+    assert got == ["block-missing-description"]
+
+
+def test_a_base_side_that_passed_nothing_judges_nothing() -> None:
+    from rubricgate.flows.compare_scope import blank_dimensions
+
+    assert blank_dimensions({"a": {"verdict": (0, 3), "tool_use": (3, 3)}, "b": {"verdict": (0, 3)}}) == ["verdict"]
+    assert blank_dimensions({"a": {"verdict": (0, 3)}, "b": {"verdict": (1, 3)}}) == []

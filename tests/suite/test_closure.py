@@ -154,3 +154,16 @@ def test_the_closure_at_a_commit_is_the_closure_of_its_checkout(tmp_path: Path) 
     assert at_commit.files == on_disk.files and at_commit.reasons == on_disk.reasons
     assert {"docs/strict.md", "docs/style.md", "docs/real.md"} <= set(at_commit.files)
     assert "docs/other.md" not in at_commit.files
+
+
+def test_a_script_the_agent_command_runs_and_the_files_beside_it_are_the_reviewer(tmp_path: Path) -> None:
+    """The script's imports (tools/lib.py) were outside the closure: a PR that switched off a check
+    there read 'unchanged' and ran on both sides of compare --base."""
+    repo = _repo(tmp_path, {"tools/review.py": "import lib\n", "tools/lib.py": "CHECK = True\n",
+                            "docs/notes.md": "nothing\n"})
+    config = CONFIG.model_copy(update={"agent": CONFIG.agent.model_copy(update={
+        "name": "command", "command": ["python3", "{workspace}/tools/review.py", "{changed_files}"]})})
+    got = _closure(repo, config).reasons
+    assert got["tools/review.py"] == "run by agent.command"
+    assert got["tools/lib.py"] == "in the folder of tools/review.py, run by agent.command (a file of tools)"
+    assert "docs/notes.md" not in got
