@@ -20,7 +20,6 @@ continued, so a fresh one with the rounds at which these rates would decide, or 
 
 from __future__ import annotations
 
-import os
 import random
 import secrets
 import shlex
@@ -31,14 +30,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pydantic import BaseModel
-
-from rubricgate.errors import GateInputError, GateInputErrors
+from rubricgate.errors import GateInputError
+from rubricgate.flows.compare_config import config_as_written, config_relpath, gate_at_base, reviewer_at_base
 from rubricgate.flows.compare_scope import (
     Unseen,
     blank_dimensions,
     case_ids,
-    changed_keys,
     edited_cases,
     few,
     grading_changes,
@@ -59,7 +56,7 @@ from rubricgate.gating.compare import (
 from rubricgate.gating.paired import PairedDesign, PairedLook, paired_design
 from rubricgate.gating.stats import counted
 from rubricgate.isolation.leftovers import owned_folder, remove_owned
-from rubricgate.models.config import REVIEWER_SECTIONS, Config, GateConfig
+from rubricgate.models.config import Config, GateConfig
 from rubricgate.models.results import Decision, Summary
 from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.records.files import new_run_id
@@ -69,7 +66,6 @@ from rubricgate.runner.workspace import excluded, list_tree
 from rubricgate.suite.closure import reviewer_closure
 from rubricgate.suite.config import CONFIG_NAME, load_config
 from rubricgate.suite.trees import WorkTree
-from rubricgate.suite.validation import load_all_errors
 
 SIDES = ("base", "head")
 
@@ -181,62 +177,6 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
     comparison.decision = _next_step(comparison, rounds, options, ref, method)
     comparison.decision.warnings[:0] = rounds.base_notes + ([judged_note] if judged_note else [])
     return PairedOutcome(comparison, rounds.out / "base", rounds.out / "head")
-
-
-def config_as_written(config_rel: str | None, tree: Path, ref: str | None = None) -> Config | None:
-    """rubricgate.yaml as `tree` (a checkout of REF, or the repository) has it, its settings only
-    (the folders it names need not exist in a checkout of REF: git keeps no empty one). None when
-    the tree has no such file (a pull request adopting rubricgate) or the config lies outside the
-    repository; one that is there but does not load is an input error for REF (never this
-    checkout's settings instead: a PR that broke the base's file would choose its own gate)."""
-    if config_rel is None or not (tree / config_rel).exists():
-        return None
-    try:
-        at_ref, problems = load_all_errors(Config, tree / config_rel, config_rel)
-    except (GateInputError, GateInputErrors):
-        at_ref, problems = None, []
-    if at_ref is None or problems:
-        if ref is None:
-            return None
-        raise GateInputError("--base", config_rel, f"{ref}'s {config_rel} does not load, so its gate and reviewer "
-                             "settings are unknown", f"compare against a ref whose {config_rel} loads")
-    return at_ref
-
-
-def config_relpath(repo: Path, config_path: Path | None) -> str | None:
-    """The config's path inside the repository as given, its links not followed (a PR that makes
-    rubricgate.yaml a link to a new file must not make REF's rubricgate.yaml unknown); None outside it."""
-    given = os.path.abspath(config_path or repo / CONFIG_NAME)
-    rel = os.path.relpath(given, os.path.abspath(repo))
-    return None if rel == ".." or rel.startswith("../") else Path(rel).as_posix()
-
-
-def gate_at_base(at_ref: Config | None, ref: str, head: GateConfig) -> tuple[GateConfig, str]:
-    """The gate settings that judge a pull request: the base's (the PR's own could loosen the gate
-    that judges it: a margin of 0.3, `inconclusive: pass`, a dimension left out), and a line
-    saying so when the two differ; the PR's, said, when the base has no config that loads."""
-    if at_ref is None:
-        return head, f"the gate settings are this checkout's: {ref} has no {CONFIG_NAME} that loads"
-    return at_ref.gate, _differs({"gate": (at_ref.gate, head)}, f"the gate settings of {ref} decide",
-                                 ", which takes effect once merged")
-
-
-def reviewer_at_base(at_ref: Config | None, ref: str, head: Config) -> str:
-    """A line naming what this checkout changes in the reviewer the base side runs, REF's (its
-    files and agent: REVIEWER_SECTIONS), or ''. A PR that renames the prompt could otherwise never
-    be compared (REF has no file of the new name), and one that points the config at a rubric REF
-    already has, or adds a lenient instruction to `agent.extra_args`, would run that on both sides."""
-    if at_ref is None:
-        return ""
-    pairs = {k: (getattr(at_ref, k), getattr(head, k)) for k in REVIEWER_SECTIONS}
-    return _differs(pairs, f"the base side runs the reviewer {ref}'s config sets up",
-                    " (this checkout's side runs its own)")
-
-
-def _differs(sections: dict[str, tuple[BaseModel | None, BaseModel | None]], lead: str, tail: str) -> str:
-    """'<lead>: this checkout changes <section>.<key>, ...<tail>', or '' when each pair is equal."""
-    changed = changed_keys(sections)
-    return f"{lead}: this checkout changes {', '.join(changed)}{tail}" if changed else ""
 
 
 @dataclass

@@ -51,7 +51,7 @@ GRADING_SECTIONS = ("rubric", "verdict")  # rubricgate.yaml's sections that deci
 def load_sides(roots: dict[str, Path], config_path: Path | None,
                base_reviewer_from: Config | None = None) -> tuple[Loaded, Loaded] | None:
     """Each side's suite as its run loaded it (`base_reviewer_from`: the config whose reviewer the
-    base side runs, compare_run.py `reviewer_at_base`); None when a side does not load."""
+    base side runs, compare_config.py `reviewer_at_base`); None when a side does not load."""
     try:
         return (load_all(roots["base"], config_path, require_baseline=False, reviewer_from=base_reviewer_from),
                 load_all(roots["head"], config_path, require_baseline=False))
