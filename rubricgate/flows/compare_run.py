@@ -170,7 +170,9 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
                               sides[1] if sides else None)
     comparison = rounds.conclusion()
     last = {side: runs[-1] if runs else None for side, runs in rounds.ran.items()}
-    unseen = Unseen(changes=pr_rule_changes(sides), removed=removed, regraded=rounds.regraded,
+    ran = {c.id for c in last["head"].cases} if last["head"] else None
+    unseen = Unseen(changes=pr_rule_changes(sides, ran), removed=removed, regraded=rounds.regraded,
+                    config_changed=rounds.config_changed,
                     edited=edited, replayed=replayed_cases(sides, options.agent),
                     blank=blank_dimensions(rounds.judged_counts("base")) if rounds.ran["base"] else [])
     comparison.decision = scoped(comparison.decision, last["base"], last["head"], unseen, rounds.gate)
@@ -196,6 +198,7 @@ class _PairedRounds:
     schedule: list[list[str]]
     seed: int
     at_ref: Config | None = None  # REF's config as written: the base side runs its reviewer (reviewer_at_base)
+    config_changed: bool = False  # this checkout's config sets the reviewer up otherwise (reviewer_at_base)
     base_notes: list[str] = field(default_factory=list)  # where the base's settings differ from this checkout's
     regraded: list[str] = field(default_factory=list)  # how this checkout grades answers otherwise (grading_changes)
     ran: dict[str, list[Summary]] = field(default_factory=lambda: {side: [] for side in SIDES})
@@ -285,7 +288,7 @@ def _paired_rounds(options: RunOptions, ref: str, method: str | None,
     adaptive = gate.method == "statistical" and first < gate.max_trials_per_case
     return _PairedRounds(
         options=replace(options, config_path=config_path, gate=gate), config=config, gate=gate,
-        at_ref=at_ref, base_notes=[n for n in (gate_note, reviewer_note) if n],
+        at_ref=at_ref, config_changed=bool(reviewer_note), base_notes=[n for n in (gate_note, reviewer_note) if n],
         regraded=grading_changes(at_ref, as_written, ref_tree, repo),
         labels={"base": f"reviewer at {ref}", "head": "working tree"},
         out=options.reports_dir or repo / config.reports / f"compare-{new_run_id()}",

@@ -59,18 +59,20 @@ def load_sides(roots: dict[str, Path], config_path: Path | None,
         return None
 
 
-def pr_rule_changes(sides: tuple[Loaded, Loaded] | None) -> list[RuleChange]:
+def pr_rule_changes(sides: tuple[Loaded, Loaded] | None, ran: set[str] | None = None) -> list[RuleChange]:
     """The rules the head's reviewer changed against the base's, read from each side's tree and
     compared directly (a PR that also updates baseline.json has it record the new rule table
-    already), with the cases that exercise each."""
+    already), with the cases that exercise each among those that ran (`ran`: `--only` may leave
+    out every case that would show a change)."""
     if sides is None:
         return []
     base, head = sides
+    cases = [c for c in head.cases if ran is None or c.id in ran]
     rules = {r.id: RuleRecord(severity=r.severity, kind=r.kind, statement=statement_of(r))
              for r in base.rubric.rules.values()}
     then = (head.baseline or Baseline(rates={})).model_copy(
         update={"rubric_rules": rules, "tier_threshold": base.rubric.warning_block_threshold})
-    return rule_changes(head.rubric, head.cases, then, None, head.config.reviewer.rubric)
+    return rule_changes(head.rubric, cases, then, None, head.config.reviewer.rubric)
 
 
 def replayed_cases(sides: tuple[Loaded, Loaded] | None, agent_override: str | None) -> list[str]:
@@ -145,6 +147,9 @@ class Unseen:
     regraded: list[str] = field(default_factory=list)  # grading keys the PR changes (grading_changes)
     replayed: list[str] = field(default_factory=list)  # cases the PR's side replays (replayed_cases)
     blank: list[str] = field(default_factory=list)  # dimensions the base side passed no trial of (blank_dimensions)
+    # The config's reviewer sections (REVIEWER_SECTIONS) differ between the sides: a reviewer change
+    # no reviewer file shows (`tiers:`, another rubric the base already had, `agent.extra_args`).
+    config_changed: bool = False
 
 
 def scoped(decision: Decision, base: Summary | None, head: Summary | None, unseen: Unseen,
@@ -158,7 +163,14 @@ def scoped(decision: Decision, base: Summary | None, head: Summary | None, unsee
     if unseen.blank:
         lines.append(f"the base side passed no trial of {', '.join(unseen.blank)}: its reviewer did not run as it "
                      "does at the base (a file it reads missing from its workspaces?), so nothing is judged against it")
-    if lines or not reviewer_changed(base, head):
+    # `verdict:` may be the reviewer's rule table (`verdict.rules` with severities) as much as how
+    # its answers are read: both sides read the working tree's way, so a lowered severity fails or
+    # passes a case alike on both. Held whatever else changed; `run` against the baseline judges it.
+    if read_otherwise := [k for k in unseen.regraded if k.startswith(("verdict", "the verdict hook"))]:
+        lines.append(f"this pull request changes how answers are read ({', '.join(read_otherwise)}): both sides are "
+                     "read the working tree's way, so the comparison cannot judge it; `rubricgate run` against "
+                     "the baseline does")
+    if lines or not (unseen.config_changed or reviewer_changed(base, head)):
         return _held(decision, lines, gate)
     # A reworded rule is named, not held: its wording is what the comparison itself judges on the
     # cases that exercise it (a benign rewording of the rules must pass the PR gate). A rule added,

@@ -222,3 +222,38 @@ def test_a_base_side_that_passed_nothing_judges_nothing() -> None:
 
     assert blank_dimensions({"a": {"verdict": (0, 3), "tool_use": (3, 3)}, "b": {"verdict": (0, 3)}}) == ["verdict"]
     assert blank_dimensions({"a": {"verdict": (0, 3)}, "b": {"verdict": (1, 3)}}) == []
+
+
+def test_a_reviewer_changed_only_in_the_config_still_holds_what_it_cannot_see(base) -> None:
+    """A `tiers:` edit changes the reviewer though no reviewer file changes: the cases it deletes
+    beside it were not held (exit 0)."""
+    _set(base, "tiers", "severities", {"critical": "critical", "warning": "warning", "suggestion": "suggestion"})
+    _set(base, "tiers", "rules", [{"severity": "critical", "at_least": 2, "tier": "BLOCK"},
+                                  {"severity": "critical", "tier": "WARN"}, {"severity": "warning", "tier": "WARN"}])
+    shutil.rmtree(base / "fixtures/block/data-loader")
+    got = _compare(base)
+    assert got.exit_code == 2, got.output
+    assert "also removes 1 case(s) the base has (fixture-data-loader)" in got.output
+
+
+def test_a_rule_change_only_cases_left_out_by_only_exercise_is_not_a_pass(base) -> None:
+    _edit_rule(base, "fm-description-required", "critical", "warning")
+    got = CliRunner().invoke(main, ["compare", "--repo", str(base), "--base", "HEAD", "--trials", "1",
+                                    "--only", "weekly-revenue-summary"])
+    assert got.exit_code == 2 and "INCONCLUSIVE" in got.output, got.output
+
+
+def test_a_change_to_how_answers_are_read_is_held_though_no_reviewer_file_changed() -> None:
+    """`verdict.rules` with severities is the reviewer's rule table: lowering one there read both
+    sides alike (0/1 -> 0/1, PASS) where `run` said REGRESSION."""
+    from rubricgate.flows.compare_scope import Unseen, scoped
+    from rubricgate.models.config import GateConfig
+    from rubricgate.models.results import Decision
+
+    passed = Decision(status="pass", exit_code=0)
+    got = scoped(passed, None, None, Unseen(regraded=["verdict.rules"]), GateConfig())
+    assert got.exit_code == 2 and got.reasons[0].startswith("this pull request changes how answers are read "
+                                                            "(verdict.rules)")
+    # Grading alone (unknown sides count as a reviewer change here) is held as grading, not as reading.
+    graded = scoped(passed, None, None, Unseen(regraded=["rubric.trajectory"]), GateConfig())
+    assert not any("how answers are read" in r for r in graded.reasons), graded.reasons
