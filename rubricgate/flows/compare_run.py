@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from rubricgate.errors import GateInputError
+from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.flows.compare_config import config_as_written, config_relpath, gate_at_base, reviewer_at_base
 from rubricgate.flows.compare_scope import (
     Unseen,
@@ -223,16 +223,26 @@ class _PairedRounds:
 
     def _run_side(self, root: Path, side: str, r: int) -> None:
         many = len(self.schedule) > 1  # interleaved: one trial a case per round, numbered r
-        outcome = run_suite(replace(
+        try:
+            outcome = self._run_suite(root, side, r, many)
+        except (GateInputError, GateInputErrors) as exc:
+            if side != "base":
+                raise
+            # The base side loads this checkout's suite with REF's reviewer: say which side refused it.
+            raise GateInputErrors([GateInputError(e.file, e.field, f"{e.problem}, with the reviewer at the base "
+                                                  f"side ({self.labels['base']})", e.fix) for e in _listed(exc)])
+        self.spent += budget_spent(outcome.summary)
+        self.ran[side].append(outcome.summary)
+        if outcome.interrupted:  # the run caught it and kept a partial summary
+            raise KeyboardInterrupt
+
+    def _run_suite(self, root: Path, side: str, r: int, many: bool):
+        return run_suite(replace(
             self.options, repo=root, reports_dir=self.out / side, trials=1 if many else self.first,
             reviewer_from=self.at_ref if side == "base" else None,
             first_trial=r if many else 1, listeners=self.fresh(_label(self.labels[side], r, len(self.schedule))),
             require_baseline=False, cache_dir=self.cache_dir,
             max_cost=budget_left(self.options.max_cost, self.spent)))
-        self.spent += budget_spent(outcome.summary)
-        self.ran[side].append(outcome.summary)
-        if outcome.interrupted:  # the run caught it and kept a partial summary
-            raise KeyboardInterrupt
 
     def _decided_at(self, r: int) -> bool:
         """Look if round r is one of the design's looks (a look after the first `first` rounds,
@@ -295,6 +305,10 @@ def _paired_rounds(options: RunOptions, ref: str, method: str | None,
         cache_dir=resolve_cache_dir(repo, config.cache_dir, options.cache_dir) if options.cache else None,
         fresh=listeners or (lambda label: list(options.listeners)), first=first, adaptive=adaptive,
         schedule=interleaving(seed, gate.max_trials_per_case if adaptive else first), seed=seed)
+
+
+def _listed(exc: GateInputError | GateInputErrors) -> list[GateInputError]:
+    return exc.errors if isinstance(exc, GateInputErrors) else [exc]
 
 
 def interrupted_line(rounds: dict[str, list[Summary]], at: tuple[str, int], total: int, adaptive: bool) -> str:

@@ -305,3 +305,19 @@ def test_a_tier_derivation_the_pull_request_loosens_runs_on_its_side_only(tmp_pa
     assert result.exit_code == 1 and "REGRESSED  fixture-data-loader" in result.stdout, result.output
     warnings = json.loads((tmp_path / "cmp.json").read_text())["decision"]["warnings"]
     assert any("this checkout changes tiers (this checkout's side runs its own)" in w for w in warnings), warnings
+
+
+def test_a_case_the_base_s_reviewer_cannot_load_is_refused_naming_the_base_side(tmp_path) -> None:
+    """A rule added with the case that expects it: the base side loads the case against the base's
+    rubric, which lacks the rule. The error named only the case file."""
+    import shutil
+
+    repo = make_repo(tmp_path / "repo")
+    rubric = repo / RUBRIC
+    rubric.write_text(rubric.read_text().replace(
+        "| examples-present |", "| runbook-owner | warning | judgement | A runbook names its owner. |\n| examples-present |"))
+    shutil.copytree(repo / "fixtures/pass/weekly-revenue-summary", repo / "fixtures/warn/runbook")
+    (repo / "fixtures/warn/runbook/expect.yaml").write_text("rules: [runbook-owner]\n")
+    result = _compare(repo, "--base", "HEAD")
+    assert result.exit_code == 2, result.output
+    assert "unknown rule id 'runbook-owner', with the reviewer at the base side (reviewer at HEAD)" in result.stderr
