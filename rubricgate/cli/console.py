@@ -98,7 +98,11 @@ def say_output_failed(exc: BaseException) -> int:
 
 def caused_by_interrupt(exc: BaseException) -> bool:
     """Does a KeyboardInterrupt stand behind this exception (its cause or context, a few deep)?
-    Python 3.11 wraps one raised while a class is made: RuntimeError('Error calling __set_name__')."""
+    Python 3.11 wraps one raised while a class is made: RuntimeError('Error calling __set_name__').
+    Once the handler has raised one, whatever reaches the top came of it: pydantic-core reports one
+    raised while it builds a model's schema as a SchemaError whose message is its only trace."""
+    if _RAISED:
+        return True
     seen: BaseException | None = exc
     for _ in range(8):
         seen = seen.__cause__ or seen.__context__ if seen is not None else None

@@ -258,3 +258,14 @@ def test_a_standard_output_closed_before_the_start_is_no_traceback():
     proc = subprocess.run([sys.executable, "-m", "rubricgate", "--version"], stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True, timeout=600, preexec_fn=lambda: os.close(1))
     assert proc.returncode == 0 and proc.stderr == ""
+
+
+def test_an_error_that_reaches_the_top_after_our_interrupt_was_raised_is_the_interrupt(monkeypatch):
+    """A SIGTERM landing while pydantic-core built a model's schema came back as a SchemaError
+    whose message alone named the KeyboardInterrupt: 'internal error' instead of 'interrupted'."""
+    from rubricgate.cli import console
+
+    wrapped = RuntimeError('Error building "model" validator:\n  KeyboardInterrupt: ')
+    assert not console.caused_by_interrupt(wrapped)
+    monkeypatch.setattr(console, "_RAISED", [(signal.SIGTERM, 1)])
+    assert console.caused_by_interrupt(wrapped)
