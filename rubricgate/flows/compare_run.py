@@ -166,8 +166,7 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
                            config_relpath(repo.resolve(), rounds.options.config_path)) as base_repo:
             rounds.run({"base": base_repo, "head": repo})
             sides = load_sides({"base": base_repo, "head": repo}, rounds.options.config_path, rounds.at_ref)
-        edited = edited_cases(ref_tree, rounds.at_ref, config_relpath(repo, options.config_path), repo,
-                              sides[1] if sides else None)
+        edited = edited_cases(ref_tree, rounds.at_ref, rounds.config_rel, repo, sides[1] if sides else None)
     comparison = rounds.conclusion()
     last = {side: runs[-1] if runs else None for side, runs in rounds.ran.items()}
     ran = {c.id for c in last["head"].cases} if last["head"] else None
@@ -198,6 +197,7 @@ class _PairedRounds:
     schedule: list[list[str]]
     seed: int
     at_ref: Config | None = None  # REF's config as written: the base side runs its reviewer (reviewer_at_base)
+    config_rel: str | None = None  # the config's path in the repository as given (config_relpath)
     config_changed: bool = False  # this checkout's config sets the reviewer up otherwise (reviewer_at_base)
     base_notes: list[str] = field(default_factory=list)  # where the base's settings differ from this checkout's
     regraded: list[str] = field(default_factory=list)  # how this checkout grades answers otherwise (grading_changes)
@@ -298,7 +298,8 @@ def _paired_rounds(options: RunOptions, ref: str, method: str | None,
     adaptive = gate.method == "statistical" and first < gate.max_trials_per_case
     return _PairedRounds(
         options=replace(options, config_path=config_path, gate=gate), config=config, gate=gate,
-        at_ref=at_ref, config_changed=bool(reviewer_note), base_notes=[n for n in (gate_note, reviewer_note) if n],
+        at_ref=at_ref, config_rel=config_rel, config_changed=bool(reviewer_note),
+        base_notes=[n for n in (gate_note, reviewer_note) if n],
         regraded=grading_changes(at_ref, as_written, ref_tree, repo),
         labels={"base": f"reviewer at {ref}", "head": "working tree"},
         out=options.reports_dir or repo / config.reports / f"compare-{new_run_id()}",

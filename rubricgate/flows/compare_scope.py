@@ -26,7 +26,6 @@ run as it does at REF: nothing is judged against it).
 
 from __future__ import annotations
 
-import json
 import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +36,6 @@ from rubricgate import exitcodes
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.gating.changes import change_aware, change_line, rule_changes
 from rubricgate.models.baseline import Baseline, RuleRecord
-from rubricgate.models.case import CaseSpec
 from rubricgate.models.config import Config, GateConfig
 from rubricgate.models.coverage import RuleChange
 from rubricgate.models.results import Decision, Summary
@@ -207,18 +205,10 @@ def edited_cases(ref_tree: Path, at_ref: Config | None, config_rel: str | None, 
         suite_at_ref = load_all(ref_tree, ref_tree / config_rel, require_baseline=False)
     except (GateInputError, GateInputErrors):
         return []
-    then = {c.id: _content(ref_tree, c) for c in suite_at_ref.cases}
-    return sorted(c.id for c in head.cases if c.id in then and then[c.id] != _content(repo, c))
+    from rubricgate.runner.cache import case_digest
 
-
-def _content(tree: Path, case: CaseSpec) -> str:
-    from rubricgate.runner.cache import files_digest
-
-    spec = case.model_dump(mode="json", exclude={"why", "tags", "origin"})
-    folders = sorted({str(Path(rel).parent) for rel in case.review})
-    # A fixture's expect.yaml is in its folder: what it means is in the spec, its wording is not content.
-    files = {rel: sha for rel, sha in files_digest(tree, folders).items() if Path(rel).name != "expect.yaml"}
-    return json.dumps({"spec": spec, "files": files}, sort_keys=True)
+    then = {c.id: case_digest(ref_tree, c, meaning_only=True) for c in suite_at_ref.cases}
+    return sorted(c.id for c in head.cases if c.id in then and then[c.id] != case_digest(repo, c, meaning_only=True))
 
 
 def blank_dimensions(counts: dict[str, dict[str, tuple[int, int]]]) -> list[str]:

@@ -135,15 +135,20 @@ def reviewer_digest(repo: Path, config: Config) -> dict[str, str]:
     return files_digest(repo, reviewer_closure(WorkTree(repo), config).files)
 
 
-def case_digest(repo: Path, case: CaseSpec) -> str:
+def case_digest(repo: Path, case: CaseSpec, meaning_only: bool = False) -> str:
     """Digest of the case spec and of every file beside each reviewed file (e.g. references/).
 
     An overlaid file (case.files) is in the spec, but its folder may also hold repository files
-    the agent reads beside it, so every reviewed file's folder is digested.
+    the agent reads beside it, so every reviewed file's folder is digested. `meaning_only` leaves
+    out the case's wording and place (`why:`, tags, origin, a fixture's expect.yaml, whose meaning
+    is in the spec): what `compare --base` holds a case to (flows/compare_scope.py edited_cases).
     """
     folders = sorted({str(Path(rel).parent) for rel in case.review})
-    payload = {"spec": case.model_dump(mode="json"), "files": files_digest(repo, folders)}
-    return _digest_json(payload)
+    spec = case.model_dump(mode="json", exclude={"why", "tags", "origin"} if meaning_only else None)
+    files = files_digest(repo, folders)
+    if meaning_only:
+        files = {rel: sha for rel, sha in files.items() if Path(rel).name != "expect.yaml"}
+    return _digest_json({"spec": spec, "files": files})
 
 
 def files_digest(repo: Path, paths: list[str]) -> dict[str, str]:
