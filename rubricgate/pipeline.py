@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rubricgate.agents import get_agent
 from rubricgate.errors import GateInputError
+from rubricgate.gating.case_edits import with_case_digests
 from rubricgate.gating.changes import changed_first, rule_changes, with_rule_changes
 from rubricgate.models.results import Summary, TrialResult
 from rubricgate.records.run_index import index_run
@@ -43,6 +44,7 @@ def run_suite(options: RunOptions) -> RunOutcome:
     """load -> plan -> run -> aggregate and gate -> report. Raises GateInputError(s) on bad input."""
     listing = GitListing(options.repo)  # git lists the tree on the other core while the suite loads
     loaded = load_all(options.repo, options.config_path, options.require_baseline, options.reviewer_from)
+    loaded = with_case_digests(loaded, options.repo)  # a case edited since the baseline is judged as new
     if options.gate is not None:  # compare --base: the base's gate settings decide
         loaded.config = loaded.config.model_copy(update={"gate": options.gate})
     options = with_cache_dir(options, loaded.config.cache_dir)  # before anything is written

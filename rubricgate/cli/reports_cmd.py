@@ -41,6 +41,7 @@ def regrade(run_dir, repo, config_path, artifact) -> None:
     try:
         from dataclasses import replace
 
+        from rubricgate.gating.case_edits import with_case_digests
         from rubricgate.records.run_index import index_run
         from rubricgate.reports.bundle import finish_run_reports
         from rubricgate.reports.regrade import regrade_run
@@ -51,6 +52,7 @@ def regrade(run_dir, repo, config_path, artifact) -> None:
         # (with a warning), not an error here.
         loaded = load_all(_repo(repo), config_path, require_baseline=False)
         loaded = replace(loaded, baseline=load_baseline(_repo(repo) / loaded.config.baseline, loaded.config.baseline))
+        loaded = with_case_digests(loaded, _repo(repo))  # a case edited since the baseline is judged as new
         done = regrade_run(run_dir, loaded)
         # summary.json is rewritten last: a report that cannot be written makes it (and us) exit 2.
         final = finish_run_reports(done.summary, done.run_dir, cases=done.cases, artifact=artifact)

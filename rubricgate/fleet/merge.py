@@ -19,6 +19,7 @@ from pathlib import Path
 from rubricgate.errors import GateInputError
 from rubricgate.fleet.shard import SHARD_FILE, input_digests, read_shard_record
 from rubricgate.fleet.verify import FIX, shard_events, verify_shards
+from rubricgate.gating.case_edits import with_case_digests
 from rubricgate.gating.recorded import copy_transcripts
 from rubricgate.gating.summarize import build_summary
 from rubricgate.isolation.environment import build_env, scrub, secret_values
@@ -59,11 +60,13 @@ def merge_runs(repo: Path, run_dirs: list[Path], config_path: Path | None = None
     """Check the shards, rebuild the run from their trials, write it as a new run folder."""
     shards = [Shard(d, read_shard_record(d), read_summary(d)) for d in run_dirs]
     check_together(shards)
-    loaded = load_all(repo, config_path)
+    loaded = with_case_digests(load_all(repo, config_path), repo)
     first = shards[0].record
     options = RunOptions(repo=repo, config_path=config_path, only=first.plan.only, trials=first.plan.trials,
                          agent=first.plan.agent, max_cost=first.plan.max_cost)
     check_against_repo(shards[0], loaded, options)
+    for shard in shards:
+        check_cases_against_repo(shard, loaded)
     jobs = plan(loaded, options)  # the whole suite's plan, as one machine would run it
     check_coverage(shards, jobs)
     verify_shards(shards, jobs, loaded)  # counts, numbers and grades re-derived, not trusted
@@ -98,6 +101,15 @@ def check_against_repo(shard: Shard, loaded: Loaded, options: RunOptions) -> Non
     for name, value in input_digests(loaded, options.repo, options.config_path).items():
         if getattr(shard.record, name) != value:
             raise _mismatch(shard, name, "differs from this repository's",
+                            "merge in a checkout of the commit the shards ran")
+
+
+def check_cases_against_repo(shard: Shard, loaded: Loaded) -> None:
+    """Each case a shard ran asked and reviewed what it does here: the merge grades its answers with
+    this repository's expectations (a shard of an edited suite would mix two cases under one id)."""
+    for case in shard.summary.cases:
+        if case.digest and case.digest != loaded.case_digests.get(case.id, case.digest):
+            raise _mismatch(shard, "cases", f"case {case.id} differs from this repository's (what it asks or reviews)",
                             "merge in a checkout of the commit the shards ran")
 
 

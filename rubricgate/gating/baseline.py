@@ -85,24 +85,55 @@ def updated_baseline(old: Baseline | None, summary: Summary, reason: str, suite_
     fresh = summary_counts(summary)
     for each in sessions:
         fresh = pool(fresh, summary_counts(each), keep_new=True)
-    run = pool(old.cases, fresh) if old is not None and pooled else fresh
+    digests = measured_digests((summary, *sessions))
+    edited = edited_since(old, digests, fresh)  # another case under the same id: replaced, never pooled
+    run = pool({c: v for c, v in old.cases.items() if c not in edited}, fresh) if old is not None and pooled else fresh
     kept = _kept(old, run, suite_ids)
     cases = {**kept, **run}
     # Pooling lowers a rate too when the new trials fail more often: like any lowering, it needs a reason.
-    lowered = _lowered(old, run, suite_rates(cases))
+    lowered = _lowered(old, {c: v for c, v in run.items() if c not in edited}, suite_rates(cases))
     if lowered and not reason.strip():
         how = "pooling this run lowers " if pooled else "lowering "
         raise GateInputError("baseline.json", "cases", how + "; ".join(lowered[:5])
                              + (" ..." if len(lowered) > 5 else "") + " and needs a reason",
                              "pass --reason 'why the lower rate is right'")
-    said = f"{POOLED_REASON}; {reason}" if pooled and reason.strip() else reason
     run_ids = "+".join(run_ids_of((summary, *sessions)))
-    change = _change(old, cases, run_ids, said or (POOLED_REASON if pooled else _auto_reason(old, bool(kept))),
+    change = _change(old, cases, run_ids, _history_reason(old, reason, pooled, bool(kept), edited),
                      sorted(run) if kept else [])
+    kept_digests = {c: d for c, d in (old.case_digests if old else {}).items() if c in kept}
     new = Baseline(rates=change.rates, trials=change.trials, cases=cases, measured_with=measured,
                    history=(old.history if old else []) + [change], **reviewer_fields(summary),
-                   cited=merged_cited(old, summary, set(cases), pooled))
+                   case_digests={c: d for c, d in {**kept_digests, **digests}.items() if c in cases},
+                   cited=merged_cited(old, summary, set(cases), pooled, set(edited)))
     return Update(new, lowered, sorted(run), pooled)
+
+
+def measured_digests(summaries: Sequence[Summary]) -> dict[str, str]:
+    """Per case, the digest its trials were measured on; a case the runs measured edited in
+    between is refused (its trials would mix two cases under one id)."""
+    digests: dict[str, str] = {}
+    for summary in summaries:
+        for case in summary.cases:
+            if case.digest and digests.setdefault(case.id, case.digest) != case.digest:
+                raise GateInputError("--from", summary.run_id, f"case {case.id} was edited between the runs given "
+                                     "(what it asks or reviews differs)", "measure every session on the same suite")
+    return digests
+
+
+def edited_since(old: Baseline | None, digests: dict[str, str], fresh: CaseCounts) -> list[str]:
+    """The run's cases whose digest differs from the one the baseline kept (gating/case_edits.py)."""
+    kept = old.case_digests if old is not None else {}
+    return sorted(c for c in fresh if c in kept and c in digests and kept[c] != digests[c])
+
+
+def _history_reason(old: Baseline | None, reason: str, pooled: bool, partial: bool, edited: list[str]) -> str:
+    """The history entry's reason: the user's, after "pooled" when it was, else the automatic one;
+    then the cases whose counts an edit replaced."""
+    said = "; ".join(x for x in (POOLED_REASON if pooled else "", reason.strip()) if x) or _auto_reason(old, partial)
+    if not edited:
+        return said
+    return (f"{said}; re-measured after an edit (counts replaced): {', '.join(edited[:10])}"
+            + (" ..." if len(edited) > 10 else ""))
 
 
 def run_ids_of(summaries: Sequence[Summary]) -> list[str]:
@@ -153,14 +184,17 @@ def cited_rules(summary: Summary) -> dict[str, list[str]]:
     return out
 
 
-def merged_cited(old: Baseline | None, summary: Summary, suite: set[str], pooled: bool) -> dict[str, list[str]]:
-    """The run's citations over the baseline's: kept for cases it did not run, joined when pooled."""
+def merged_cited(old: Baseline | None, summary: Summary, suite: set[str], pooled: bool,
+                 edited: set[str] | frozenset[str] = frozenset()) -> dict[str, list[str]]:
+    """The run's citations over the baseline's: kept for cases it did not run, joined when pooled
+    (an `edited` case's old citations were of another case: replaced)."""
     from collections import Counter
 
     before = {c: v for c, v in (old.cited if old else {}).items() if c in suite}
     now = cited_rules(summary)
     if pooled:
-        now = {c: sorted((Counter(v) | Counter(before.get(c, []))).elements()) for c, v in now.items()}
+        now = {c: v if c in edited else sorted((Counter(v) | Counter(before.get(c, []))).elements())
+               for c, v in now.items()}
     return {**before, **now}
 
 

@@ -56,11 +56,14 @@ def design_key(baseline: Baseline, gate: GateConfig, first: int, cases: Sequence
 
 
 def suite_digest(loaded, case_ids: Sequence[str]) -> str:
-    """The cases' content (expectations, rubric, files, review paths) and the config's `verdict:`:
-    an edit to either is another design (its old trials would not grade the same)."""
+    """The cases' content (expectations, rubric, files, review paths, and the files they review:
+    gating/case_edits.py) and the config's `verdict:`: an edit to either is another design (its old
+    trials would not grade the same, or answered another file)."""
     chosen = set(case_ids)
     data = {"cases": [c.model_dump(mode="json") for c in loaded.cases if c.id in chosen],
             "verdict": loaded.config.verdict.model_dump(mode="json") if loaded.config.verdict else None}
+    if loaded.case_digests:
+        data["reviewed"] = {c: d for c, d in sorted(loaded.case_digests.items()) if c in chosen}
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -21,7 +21,7 @@ otherwise INCONCLUSIVE, which exits 2 ("could not judge at this size") unless
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Literal
@@ -52,13 +52,14 @@ INTERVAL_NOTE = ("suite intervals treat cases as clusters (design-effect-adjuste
 
 def decide(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
            per_case: Counts, run_with: MeasuredWith | None = None, look: Look | None = None,
-           errored: Mapping[str, int] | None = None) -> tuple[Decision, GateDetail]:
+           errored: Mapping[str, int] | None = None, edited: Sequence[str] = ()) -> tuple[Decision, GateDetail]:
     """Exit 0 when every rate holds, 1 on a regression, 2 when it cannot be judged or decided.
 
     Fills each row's baseline, delta, status, p_value, drop_upper and label. `run_with` (the
     run's agent, CLI version and model) is checked against what the baseline was measured with.
     `look` carries the spending fractions, the PASS bound's score and the confirmation counts of
-    an adaptive run; `errored` the run's errored trials per case (failures in the worst case).
+    an adaptive run; `errored` the run's errored trials per case (failures in the worst case);
+    `edited` the cases set aside from the baseline as edited since (gating/case_edits.py).
     """
     look = look or Look()
     errored = {c: n for c, n in (errored or {}).items() if n}
@@ -72,6 +73,7 @@ def decide(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
                             gate.method), detail
     per_case = {**{c: {d: (0, 0) for d in rates} for c in errored if c not in per_case}, **per_case}
     strata = shared_strata(per_case, baseline, rates, detail)
+    detail.edited_cases = [c for c in edited if c in per_case]
     if not detail.shared_cases:
         return only_new_cases(per_case, detail, gate), detail
     lost = {d: [errored.get(c, 0) for c in _shared_ids(per_case, baseline, d)] for d in rates}
@@ -326,15 +328,23 @@ def _finding_lines(detail: GateDetail) -> list[str]:
 
 def _notes(detail: GateDetail) -> list[str]:
     notes = list(detail.notes)
-    if detail.new_cases:
-        notes.append(f"{len(detail.new_cases)} case(s) not in baseline.json, reported apart: "
-                     + ", ".join(detail.new_cases[:10]) + (" ..." if len(detail.new_cases) > 10 else ""))
+    new = [c for c in detail.new_cases if c not in detail.edited_cases]
+    if new:
+        notes.append(f"{len(new)} case(s) not in baseline.json, reported apart: {_listed(new)}")
+    if detail.edited_cases:
+        notes.append(f"{len(detail.edited_cases)} case(s) edited since baseline.json was measured (what they ask "
+                     f"or review), judged as new cases, not against their old counts: {_listed(detail.edited_cases)};"
+                     " `rubricgate baseline update` re-measures them")
     if detail.missing_cases:
         notes.append(f"judged on the {detail.shared_cases} case(s) both runs share; {len(detail.missing_cases)} "
                      "baseline case(s) with no judged trial in this run (left out, or every trial errored): "
-                     + ", ".join(detail.missing_cases[:10])
-                     + (" ..." if len(detail.missing_cases) > 10 else ""))
+                     + _listed(detail.missing_cases))
     return notes
+
+
+def _listed(ids: list[str]) -> str:
+    """The first ten ids, and "..." when there are more."""
+    return ", ".join(ids[:10]) + (" ..." if len(ids) > 10 else "")
 
 
 def _reference(strata: list[Stratum]) -> float:

@@ -71,7 +71,7 @@ def case_summaries(loaded: Loaded, jobs: list[Job], results: list[TrialResult], 
     planned = {j.case.id for j in jobs}
     rates, bounds = as_rates(per_case), intervals(per_case, confidence)
     return [CaseSummary(id=c.id, source=c.source, tags=c.tags, expected_tier=c.expect.tier, why=c.why,
-                        workspace_paths=dict(c.workspace_paths),
+                        workspace_paths=dict(c.workspace_paths), digest=loaded.case_digests.get(c.id, ""),
                         rates=rates.get(c.id, {}), trials=by_case.get(c.id, []), intervals=bounds.get(c.id, {}),
                         **_consistency(by_case.get(c.id, [])))
             for c in loaded.cases if c.id in planned]
@@ -132,7 +132,7 @@ def _decision(loaded: Loaded, rates, state: RunState, done: int, total: int,
     if state.adaptive is not None:  # the design's counts and the last look (gating/adaptive.py)
         decision, detail = _adaptive_decision(loaded, rates, state.adaptive, run_with)
         return continuation_detail(detail, decision, state.adaptive, f"{loaded.config.reports}/{state.run_id}")
-    return decide(rates, loaded.baseline, loaded.config.gate, per_case, run_with, errored=errored)
+    return decide(rates, loaded.baseline, loaded.config.gate, per_case, run_with, errored=errored, edited=loaded.edited)
 
 
 GATE_FIELDS = ("baseline", "delta", "status", "p_value", "drop_upper", "label")
@@ -186,7 +186,8 @@ def _adaptive_decision(loaded: Loaded, rates: dict[str, RateRow], adaptive, run_
         n = sum(c[dim][1] for c in design.values() if dim in c)
         rows[dim] = RateRow(rate=x / n if n else None, passes=x, trials=n)
     add_intervals(rows, design, loaded.config.gate.confidence)
-    decision, detail = decide(rows, loaded.baseline, loaded.config.gate, design, run_with, look, adaptive.lost)
+    decision, detail = decide(rows, loaded.baseline, loaded.config.gate, design, run_with, look, adaptive.lost,
+                              loaded.edited)
     for dim, row in rows.items():
         rates[dim] = row
     detail.looks, detail.plan = adaptive.history(), adaptive.plan().as_json()

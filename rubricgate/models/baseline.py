@@ -116,6 +116,10 @@ class Baseline(StrictModel):
     """Format 3: the rule table (rule id -> severity and kind) the baseline was measured with."""
     tier_threshold: int | None = Field(default=None, ge=1)
     """Warnings that make a BLOCK."""
+    case_digests: dict[str, str] = {}
+    """Per case, the digest of what it asked and reviewed when its counts were measured (a case's
+    expectations, spec and reviewed files; runner/cache.py case_digest): a case edited since is
+    judged as a new case, and its counts are replaced, not pooled, on the next update."""
     cited: dict[str, list[str]] = {}
     """Per case, the rule id of every finding the baseline run's reviewer reported (one entry a
     finding, the most any trial reported): the "cited by the reviewer" half of rule coverage."""

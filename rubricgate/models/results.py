@@ -79,6 +79,9 @@ class CaseSummary(StrictModel):
     trials: list[TrialResult] = []
     why: str = ""  # what the case protects (task `why:`, fixture expect.yaml `why:`)
     workspace_paths: dict[str, str] = {}  # neutral path in the workspace -> source path
+    # What the case asks and reviews (runner/cache.py case_digest, meaning only): baseline.json keeps
+    # it per case, so a case edited since the baseline was measured is not judged against it.
+    digest: str = ""
 
 
 class RuleRow(StrictModel):
@@ -123,6 +126,7 @@ class GateDetail(StrictModel):
     shared_cases: int = 0
     new_cases: list[str] = []  # in the run, not in the baseline
     missing_cases: list[str] = []  # in the baseline, not in the run
+    edited_cases: list[str] = []  # in both, but edited since the baseline was measured: judged as new cases
     new_case_rates: dict[str, RateRow] = {}
     new_cases_rule: str = "report"
     interval: str = ""  # what the suite intervals cover

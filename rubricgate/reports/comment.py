@@ -88,7 +88,9 @@ def new_cases_line(summary: Summary) -> str:
     if gate is None or not gate.new_cases:
         return ""
     rates = " · ".join(f"{d} {pct(r.rate)} ({r.passes}/{r.trials})" for d, r in gate.new_case_rates.items())
-    return (f"New cases (not in baseline.json, not in the rates above): {len(gate.new_cases)} case(s)"
+    what = ("New or edited cases (not in baseline.json, or edited since it was measured; not in the rates above)"
+            if gate.edited_cases else "New cases (not in baseline.json, not in the rates above)")
+    return (f"{what}: {len(gate.new_cases)} case(s)"
             + (f": {rates}" if rates else "") + f" — {', '.join(gate.new_cases[:10])}"
             + (" ..." if len(gate.new_cases) > 10 else ""))
 

@@ -80,8 +80,11 @@ def regrade_run(run_dir: Path, loaded: Loaded, reports_dir: Path | None = None) 
     if not jobs:
         raise GateInputError(str(run_dir / "summary.json"), "cases", "no case of this run is in the current suite",
                              "regrade a run of this repository's suite")
+    # A case keeps its digest only if the run's trials reviewed what it is now (a regraded
+    # transcript of an edited case is no measurement of the case as it stands).
+    then = {c.id: c.digest for c in old.cases}
     subset = Loaded(loaded.config, loaded.rubric, [c for c in loaded.cases if c.id in {j.case.id for j in jobs}],
-                    loaded.baseline)
+                    loaded.baseline, {c: d for c, d in loaded.case_digests.items() if then.get(c) == d}, loaded.edited)
     new_id = new_run_id()
     fresh = build_summary(subset, jobs, results, _state(old, new_id, results))
     decision = fresh.decision.model_copy(update={"warnings": fresh.decision.warnings + warnings})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubricgate.errors import GateInputError, GateInputErrors, collect
@@ -25,6 +25,10 @@ class Loaded:
     rubric: RubricSpec
     cases: list[CaseSpec]
     baseline: Baseline | None
+    # Filled by gating/case_edits.py before a run: each case's digest, and the baseline cases set
+    # aside because they were edited since it was measured (`baseline` is then without them).
+    case_digests: dict[str, str] = field(default_factory=dict)
+    edited: list[str] = field(default_factory=list)
 
 
 def load_all(repo: Path, config_path: Path | None = None, require_baseline: bool = True,

@@ -1,0 +1,159 @@
+"""A case edited since the baseline was measured (gating/case_edits.py): judged as a new case in
+`run`, its counts replaced (not pooled) by `baseline update`, refused by `merge` from a shard of
+the edited suite, and another design for `--continue`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import yaml
+from click.testing import CliRunner
+
+from rubricgate.cli import main
+from rubricgate.gating.case_edits import edited_cases, with_case_digests
+from rubricgate.models.baseline import Baseline
+from rubricgate.suite.load import load_all
+from tests.conftest import ROOT, git, make_repo
+
+MOVED = "fixture-weekly-revenue-summary"
+
+
+def _statistical(repo) -> None:
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["gate"] = {"method": "statistical"}
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+
+
+def _update(repo, *args):
+    return CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo), *args])
+
+
+def _run(repo, *args):
+    return CliRunner().invoke(main, ["run", "--repo", str(repo), *args])
+
+
+def _summary(repo) -> dict:
+    return json.loads(max((repo / "reports").glob("*/summary.json"), key=lambda p: p.stat().st_mtime).read_text())
+
+
+def _baseline(repo) -> dict:
+    return json.loads((repo / "baseline.json").read_text())
+
+
+def _reexpect_as_block(repo) -> None:
+    """The pass fixture moved to block/: the same id, now expecting BLOCK of a skill the builtin
+    reviewer passes (every trial fails under the new expectation)."""
+    (repo / "fixtures/block").mkdir(exist_ok=True)
+    shutil.move(repo / "fixtures/pass/weekly-revenue-summary", repo / "fixtures/block/weekly-revenue-summary")
+
+
+def _measured(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    _statistical(repo)
+    done = _update(repo, "--sessions", "2", "--trials", "4")
+    assert done.exit_code == 0, done.output
+    return repo
+
+
+def test_a_case_re_expected_since_the_baseline_is_judged_as_new_not_as_a_collapse(tmp_path):
+    repo = _measured(tmp_path)
+    assert set(_baseline(repo)["case_digests"]) == {MOVED, "fixture-data-loader"}
+    _reexpect_as_block(repo)
+    result = _run(repo)
+    gate = _summary(repo)["gate"]
+    assert gate["edited_cases"] == [MOVED] and MOVED in gate["new_cases"], gate
+    assert not gate["case_regressions"] and not gate["suspected"], gate
+    assert result.exit_code != 1, result.output  # against its old counts: a collapse, exit 1
+    assert f"1 case(s) edited since baseline.json was measured (what they ask or review), judged as new " \
+           f"cases, not against their old counts: {MOVED}" in result.output
+    comment = (max((repo / "reports").glob("*/summary.json"), key=lambda p: p.stat().st_mtime).parent
+               / "comment.md").read_text()
+    assert "New or edited cases (not in baseline.json, or edited since it was measured" in comment
+
+
+def test_without_the_edit_the_same_failures_are_a_collapse(tmp_path):
+    """The control: the reviewer failing that case as it was measured is still caught."""
+    repo = _measured(tmp_path)
+    shutil.copy(ROOT / "fixtures/block/data-loader/SKILL.md", repo / "fixtures/pass/weekly-revenue-summary/SKILL.md")
+    baseline = _baseline(repo)
+    baseline["case_digests"].pop(MOVED)  # as if the reviewer, not the case, changed
+    (repo / "baseline.json").write_text(json.dumps(baseline))
+    result = _run(repo)
+    assert result.exit_code == 1, result.output
+    assert _summary(repo)["gate"]["edited_cases"] == []
+
+
+def test_an_edited_reviewed_file_or_expectation_counts_and_wording_does_not(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    loaded = with_case_digests(load_all(repo), repo)
+    base = Baseline.model_validate(_baseline(repo)).model_copy(update={"case_digests": dict(loaded.case_digests)})
+    (repo / "fixtures/block/data-loader/expect.yaml").write_text(
+        yaml.safe_dump({**yaml.safe_load((repo / "fixtures/block/data-loader/expect.yaml").read_text()),
+                        "why": "reworded"}))
+    assert edited_cases(base, with_case_digests(load_all(repo), repo).case_digests) == []
+    skill = repo / "fixtures/block/data-loader/SKILL.md"
+    skill.write_text(skill.read_text() + "\nOne more line.\n")
+    now = with_case_digests(load_all(repo), repo).case_digests
+    assert edited_cases(base, now) == ["fixture-data-loader"]
+    assert edited_cases(base.model_copy(update={"case_digests": {}}), now) == []  # an older baseline: unknown
+
+
+def test_the_baseline_the_gate_sees_leaves_the_edited_case_out_and_the_file_keeps_it(tmp_path):
+    repo = _measured(tmp_path)
+    _reexpect_as_block(repo)
+    loaded = with_case_digests(load_all(repo), repo)
+    assert loaded.edited == [MOVED] and loaded.baseline is not None
+    assert MOVED not in loaded.baseline.cases and MOVED not in loaded.baseline.case_digests
+    assert MOVED in _baseline(repo)["cases"]
+
+
+def test_baseline_update_replaces_an_edited_cases_counts_without_a_reason(tmp_path):
+    repo = _measured(tmp_path)
+    before = _baseline(repo)
+    _reexpect_as_block(repo)
+    done = _update(repo, "--sessions", "1", "--trials", "2")
+    assert done.exit_code == 0, done.output  # its rate fell 4/4 -> 0/2: of another case, no lowering
+    after = _baseline(repo)
+    assert before["cases"][MOVED]["verdict"] == {"passes": 4, "trials": 4, "sessions": [[2, 2], [2, 2]]}
+    assert after["cases"][MOVED]["verdict"] == {"passes": 0, "trials": 2}
+    assert after["cases"]["fixture-data-loader"]["verdict"]["trials"] == 6  # the unedited case: pooled
+    assert after["case_digests"][MOVED] != before["case_digests"][MOVED]
+    assert f"re-measured after an edit (counts replaced): {MOVED}" in after["history"][-1]["reason"]
+
+
+def test_sessions_measured_on_two_versions_of_a_case_are_refused(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    first = _run(repo)
+    assert first.exit_code == 0, first.output
+    one = _summary(repo)["run_id"]
+    _reexpect_as_block(repo)
+    _run(repo)
+    two = _summary(repo)["run_id"]
+    result = _update(repo, "--from", str(repo / "reports" / one), "--from", str(repo / "reports" / two))
+    assert result.exit_code == 2 and f"case {MOVED} was edited between the runs given" in result.output
+
+
+def test_merge_refuses_a_shard_run_before_a_case_was_edited(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    shards = []
+    for index in ("1/2", "2/2"):
+        result = CliRunner().invoke(main, ["run", "--repo", str(repo), "--shard", index])
+        assert result.exit_code in (0, 2), result.output
+        shards.append(str(max((repo / "reports").iterdir(), key=lambda p: p.stat().st_mtime)))
+    skill = repo / "fixtures/pass/weekly-revenue-summary/SKILL.md"
+    skill.write_text(skill.read_text() + "\nEdited after the shards ran.\n")
+    git(repo, "commit", "-qam", "edit")
+    result = CliRunner().invoke(main, ["merge", "--repo", str(repo), *shards])
+    assert result.exit_code == 2 and f"case {MOVED} differs from this repository's" in result.output, result.output
+
+
+def test_a_reviewed_file_edited_is_another_design_for_continue(tmp_path):
+    from rubricgate.gating.continuation import suite_digest
+
+    repo = make_repo(tmp_path / "repo")
+    ids = [c.id for c in load_all(repo).cases]
+    before = suite_digest(with_case_digests(load_all(repo), repo), ids)
+    skill = repo / "fixtures/pass/weekly-revenue-summary/SKILL.md"
+    skill.write_text(skill.read_text() + "\nEdited.\n")
+    assert suite_digest(with_case_digests(load_all(repo), repo), ids) != before
