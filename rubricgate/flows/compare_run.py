@@ -43,6 +43,7 @@ from rubricgate.flows.compare_scope import (
     pr_rule_changes,
     replayed_cases,
     scoped,
+    ungradable_at_base,
 )
 from rubricgate.gating.compare import (
     MOST_SCALE,
@@ -164,6 +165,8 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
         with base_checkout(repo, ref_tree, configs, ref, {config.reports.split("/")[0]},
                            (config.suite.tasks, config.suite.fixtures),
                            config_relpath(repo.resolve(), rounds.options.config_path)) as base_repo:
+            rounds.base_notes += _head_only(*ungradable_at_base(base_repo, repo, rounds.options.config_path,
+                                                                rounds.at_ref), ref)
             rounds.run({"base": base_repo, "head": repo})
             sides = load_sides({"base": base_repo, "head": repo}, rounds.options.config_path, rounds.at_ref)
         edited = edited_cases(ref_tree, rounds.at_ref, rounds.config_rel, repo, sides[1] if sides else None)
@@ -365,6 +368,14 @@ def _compare(rounds: dict[str, list[Summary]], gate: GateConfig, labels: dict[st
     the cases the tests are on, judged_cases)."""
     return compare_summaries(merge_rounds(rounds["base"]), merge_rounds(rounds["head"]), gate, labels["base"],
                              labels["head"], look, judged)
+
+
+def _head_only(cases: list[str], rules: list[str], ref: str) -> list[str]:
+    """The line naming the cases only this checkout's side runs (ungradable_at_base)."""
+    if not cases:
+        return []
+    return [f"{len(cases)} case(s) expect a rule {ref}'s reviewer does not have ({few(rules)}): they run on this "
+            f"checkout's side only and are shown as added ({few(cases)})"]
 
 
 def judged_cases(base_ids: set[str], head_ids: set[str], gate: GateConfig) -> tuple[set[str] | None, str]:

@@ -27,6 +27,7 @@ run as it does at REF: nothing is judged against it).
 from __future__ import annotations
 
 import posixpath
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,7 +42,8 @@ from rubricgate.models.coverage import RuleChange
 from rubricgate.models.results import Decision, Summary
 from rubricgate.reports.explain import statement_of
 from rubricgate.suite.checks import TASK_SUFFIXES, TIER_FOLDERS
-from rubricgate.suite.load import Loaded, load_all
+from rubricgate.suite.config import load_config
+from rubricgate.suite.load import Loaded, load_all, reviewer_rubric
 
 GRADING_SECTIONS = ("rubric", "verdict")  # rubricgate.yaml's sections that decide how answers are graded
 
@@ -209,6 +211,32 @@ def edited_cases(ref_tree: Path, at_ref: Config | None, config_rel: str | None, 
 
     then = {c.id: case_digest(ref_tree, c, meaning_only=True) for c in suite_at_ref.cases}
     return sorted(c.id for c in head.cases if c.id in then and then[c.id] != case_digest(repo, c, meaning_only=True))
+
+
+def ungradable_at_base(base_repo: Path, repo: Path, config_path: Path | None,
+                       at_ref: Config | None) -> tuple[list[str], list[str]]:
+    """The cases of this checkout that expect a rule REF's reviewer does not have (a pull request
+    adding a rule with the case that shows it), removed from the base side's copy, and those rules.
+
+    The base side cannot grade them (its rubric has no such rule: loading them was an input error),
+    so they run on this checkout's side only and are shown as added, as every case the pull request
+    adds is; a case REF has that now expects such a rule is an edited case, held (edited_cases)."""
+    try:
+        head = load_all(repo, config_path, require_baseline=False)
+        known = set(reviewer_rubric(base_repo, load_config(base_repo, config_path, at_ref)).rules)
+    except (GateInputError, GateInputErrors):
+        return [], []  # the side that does not load says so when it runs
+    ungradable = [c for c in head.cases if {*c.expect.rules, *c.expect.absent_rules} - known
+                  and (base_repo / c.origin).resolve().is_relative_to(base_repo.resolve())]
+    for case in ungradable:
+        origin = base_repo / case.origin  # a fixture's expect.yaml (its rules are there), or a task file
+        target = origin.parent if case.source == "fixture" and not origin.is_dir() else origin
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        else:
+            target.unlink()
+    rules = sorted({r for c in ungradable for r in {*c.expect.rules, *c.expect.absent_rules} - known})
+    return [c.id for c in ungradable], rules
 
 
 def blank_dimensions(counts: dict[str, dict[str, tuple[int, int]]]) -> list[str]:

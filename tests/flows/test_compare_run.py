@@ -307,9 +307,10 @@ def test_a_tier_derivation_the_pull_request_loosens_runs_on_its_side_only(tmp_pa
     assert any("this checkout changes tiers (this checkout's side runs its own)" in w for w in warnings), warnings
 
 
-def test_a_case_the_base_s_reviewer_cannot_load_is_refused_naming_the_base_side(tmp_path) -> None:
-    """A rule added with the case that expects it: the base side loads the case against the base's
-    rubric, which lacks the rule. The error named only the case file."""
+def test_a_rule_added_with_the_case_that_expects_it_runs_that_case_on_this_side_only(tmp_path) -> None:
+    """A rule added with the case that expects it: the base side loaded the case against the
+    base's rubric, which lacks the rule, and the comparison exited 2 ("unknown rule id"), so every
+    such pull request was refused. The case now runs on this checkout's side only, shown as added."""
     import shutil
 
     repo = make_repo(tmp_path / "repo")
@@ -318,6 +319,24 @@ def test_a_case_the_base_s_reviewer_cannot_load_is_refused_naming_the_base_side(
         "| examples-present |", "| runbook-owner | warning | judgement | A runbook names its owner. |\n| examples-present |"))
     shutil.copytree(repo / "fixtures/pass/weekly-revenue-summary", repo / "fixtures/warn/runbook")
     (repo / "fixtures/warn/runbook/expect.yaml").write_text("rules: [runbook-owner]\n")
+    result = _compare(repo, "--base", "HEAD", "--json", str(tmp_path / "cmp.json"))
+    assert result.exit_code == 0, result.output
+    assert "unknown rule id" not in result.stderr
+    record = json.loads((tmp_path / "cmp.json").read_text())
+    assert ("1 case(s) expect a rule HEAD's reviewer does not have (runbook-owner): they run on this checkout's "
+            "side only and are shown as added (fixture-runbook)") in record["decision"]["warnings"]
+    flips = {f["case_id"]: f["kind"] for f in record["flips"]}
+    assert flips["fixture-runbook"] == "added" and (repo / "fixtures/warn/runbook/expect.yaml").is_file()
+
+
+def test_a_case_the_base_has_re_expected_to_a_new_rule_is_held(tmp_path) -> None:
+    """The same leave-out may not hide a case the base has: one re-pointed at the new rule is an
+    edited case, and the comparison cannot PASS."""
+    repo = make_repo(tmp_path / "repo")
+    rubric = repo / RUBRIC
+    rubric.write_text(rubric.read_text().replace(
+        "| examples-present |", "| runbook-owner | warning | judgement | A runbook names its owner. |\n| examples-present |"))
+    (repo / "fixtures/block/data-loader/expect.yaml").write_text("rules: [runbook-owner]\n")
     result = _compare(repo, "--base", "HEAD")
     assert result.exit_code == 2, result.output
-    assert "unknown rule id 'runbook-owner', with the reviewer at the base side (reviewer at HEAD)" in result.stderr
+    assert "changes what is reviewed or expected in 1 case(s) the base has (fixture-data-loader)" in result.output
