@@ -1,13 +1,15 @@
 """Cases edited since the baseline was measured: not judged against counts of another case.
 
 baseline.json keeps, per case, the digest of what the case asked and reviewed when its counts were
-measured (its spec and expectations, and every file in its reviewed files' folders; runner/cache.py
-case_digest, its wording and tags left out). A case whose digest differs now asks something else:
-re-expecting data-loader from BLOCK to WARN, or rewriting the reviewed SKILL.md, would otherwise
-read as a collapse of that case (every trial "failing" against the old answer), or hide one. Such
-a case is set aside from the baseline for this run and judged as a new case (`gate.new_cases`);
-`rubricgate baseline update` then replaces its counts rather than pooling them with the old ones.
-A baseline without digests (written before they were kept) sets nothing aside.
+measured: its spec and expectations, and every file in its reviewed files' folders
+(runner/cache.py case_digest). Its wording, tags and grading rubric are left out: a change to how
+answers are graded (`rubric:` in rubricgate.yaml or a task's) is not an edit of every case. A
+case whose digest differs now asks something else: re-expecting data-loader from BLOCK to WARN, or
+rewriting the reviewed SKILL.md, would otherwise read as a collapse of that case (every trial
+"failing" against the old answer), or hide one. Such a case is set aside from the baseline for
+this run and judged as a new case (`gate.new_cases`); `rubricgate baseline update` then replaces
+its counts rather than pooling them with the old ones. A baseline without digests (written
+before they were kept) sets nothing aside.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from rubricgate.suite.load import Loaded
 
 def with_case_digests(loaded: Loaded, repo: Path) -> Loaded:
     """`loaded` with each case's digest, and its baseline without the cases edited since it was measured."""
-    digests = {c.id: case_digest(repo, c, meaning_only=True) for c in loaded.cases}
+    digests = {c.id: case_digest(repo, c, meaning_only=True, grading=False) for c in loaded.cases}
     edited = edited_cases(loaded.baseline, digests)
     baseline = without_cases(loaded.baseline, edited) if loaded.baseline is not None and edited else loaded.baseline
     return replace(loaded, baseline=baseline, case_digests=digests, edited=edited)

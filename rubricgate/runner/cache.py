@@ -135,16 +135,20 @@ def reviewer_digest(repo: Path, config: Config) -> dict[str, str]:
     return files_digest(repo, reviewer_closure(WorkTree(repo), config).files)
 
 
-def case_digest(repo: Path, case: CaseSpec, meaning_only: bool = False) -> str:
+def case_digest(repo: Path, case: CaseSpec, meaning_only: bool = False, grading: bool = True) -> str:
     """Digest of the case spec and of every file beside each reviewed file (e.g. references/).
 
     An overlaid file (case.files) is in the spec, but its folder may also hold repository files
     the agent reads beside it, so every reviewed file's folder is digested. `meaning_only` leaves
     out the case's wording and place (`why:`, tags, origin, a fixture's expect.yaml, whose meaning
     is in the spec): what `compare --base` holds a case to (flows/compare_scope.py edited_cases).
+    `grading=False` leaves out its grading rubric too (the config's `rubric:` merged with the
+    case's): what the baseline keeps of a case (gating/case_edits.py), where a grading change is
+    no edit of every case.
     """
     folders = sorted({str(Path(rel).parent) for rel in case.review})
-    spec = case.model_dump(mode="json", exclude={"why", "tags", "origin"} if meaning_only else None)
+    left_out = ({"why", "tags", "origin"} if meaning_only else set()) | (set() if grading else {"rubric"})
+    spec = case.model_dump(mode="json", exclude=left_out or None)
     files = files_digest(repo, folders)
     if meaning_only:
         files = {rel: sha for rel, sha in files.items() if Path(rel).name != "expect.yaml"}

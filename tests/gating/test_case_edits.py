@@ -99,6 +99,16 @@ def test_an_edited_reviewed_file_or_expectation_counts_and_wording_does_not(tmp_
     assert edited_cases(base.model_copy(update={"case_digests": {}}), now) == []  # an older baseline: unknown
 
 
+def test_a_grading_change_in_the_config_is_no_edit_of_every_case(tmp_path):
+    """`rubric:` is merged into every case's spec: a raised max_steps set every case aside (under
+    strict each one then had to pass every trial; under statistical nothing was compared)."""
+    repo = _measured(tmp_path)
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["rubric"]["trajectory"]["max_steps"] = 30
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    assert with_case_digests(load_all(repo), repo).edited == []
+
+
 def test_the_baseline_the_gate_sees_leaves_the_edited_case_out_and_the_file_keeps_it(tmp_path):
     repo = _measured(tmp_path)
     _reexpect_as_block(repo)
