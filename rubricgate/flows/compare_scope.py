@@ -40,6 +40,7 @@ from rubricgate.models.baseline import Baseline, RuleRecord
 from rubricgate.models.config import Config, GateConfig
 from rubricgate.models.coverage import RuleChange
 from rubricgate.models.results import Decision, Summary
+from rubricgate.models.task import ToolUseRubric
 from rubricgate.reports.explain import statement_of
 from rubricgate.suite.checks import TASK_SUFFIXES, TIER_FOLDERS
 from rubricgate.suite.config import load_config
@@ -133,8 +134,14 @@ def changed_keys(sections: dict[str, tuple[BaseModel | None, BaseModel | None]])
         if base is None or head is None:
             changed += [name] if base != head else []
         else:
-            changed += [f"{name}.{k}" for k in sorted(type(head).model_fields) if getattr(base, k) != getattr(head, k)]
+            changed += [f"{name}.{k}" for k in sorted(type(head).model_fields)
+                        if _canonical(getattr(base, k)) != _canonical(getattr(head, k))]
     return changed
+
+
+def _canonical(value):
+    """A value as it grades (a tool allowlist's lists are sets: ToolUseRubric.canonical)."""
+    return value.canonical() if isinstance(value, ToolUseRubric) else value
 
 
 @dataclass

@@ -42,6 +42,13 @@ class ToolUseRubric(StrictModel):
     """Anchored regexes over normalized tool names; each must match at least one call ("read": the
     reviewer must read the file)."""
 
+    def canonical(self) -> "ToolUseRubric":
+        """The same allowlist with each list sorted and without repeats: grades the same (each list
+        is a set), so `compare --base` does not read a reordered list as a grading change."""
+        return self.model_copy(update={"allowed": None if self.allowed is None else sorted(set(self.allowed)),
+                                       "forbidden": sorted(set(self.forbidden)),
+                                       "required": sorted(set(self.required))})
+
 
 class TrajectoryRubric(StrictModel):
     max_steps: int = Field(gt=0, le=MAX_STEPS)

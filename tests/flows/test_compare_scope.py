@@ -113,6 +113,22 @@ def test_an_edit_to_the_verdict_hook_s_file_is_a_grading_change(tmp_path) -> Non
     assert grading_changes(at_ref, Config(), tmp_path / "ref", tmp_path / "repo") == ["verdict"]
 
 
+def test_a_reordered_tool_allowlist_is_no_grading_change_and_a_new_tool_is(tmp_path) -> None:
+    """Each list of rubric.tool_use is a set: reordering one was held as a grading change."""
+    from rubricgate.flows.compare_scope import grading_changes
+    from rubricgate.models.config import Config
+
+    def config(allowed: list[str], forbidden: list[str]) -> Config:
+        return Config.model_validate({"rubric": {"tool_use": {"allowed": allowed, "forbidden": forbidden}}})
+
+    at_ref = config(["read", "grep", "glob"], ["write", "bash"])
+    assert grading_changes(at_ref, config(["glob", "read", "grep", "read"], ["bash", "write"]), tmp_path, tmp_path) == []
+    assert grading_changes(at_ref, config(["read", "grep", "glob", "bash"], ["write", "bash"]), tmp_path,
+                           tmp_path) == ["rubric.tool_use"]
+    assert grading_changes(at_ref, config(["read", "grep", "glob"], ["write"]), tmp_path, tmp_path) == [
+        "rubric.tool_use"]
+
+
 def test_a_rule_change_is_seen_when_the_pull_request_also_updates_the_baseline(base) -> None:
     """The documented way to record a rule change is `baseline update`; the head's baseline then
     holds the new rule table, and the change read against it had vanished: PASS."""
