@@ -37,6 +37,7 @@ def _outcome(full: bool) -> str:
     return proc.stdout.strip().splitlines()[-1]
 
 
+@pytest.mark.long  # two pytest processes (~9 s of a 2-core machine): .ci/run checks the marker
 def test_the_readme_command_runs_the_first_case_and_ci_runs_all():
     assert _outcome(full=False).startswith("1 passed, 3 skipped")
     assert _outcome(full=True).startswith("4 passed")

@@ -199,16 +199,16 @@ def test_copies_of_a_passing_case_added_by_the_pull_request_do_not_dilute_a_regr
     rubric.write_text(rubric.read_text().replace("| fm-description-required | critical |",
                                                  "| fm-description-required | warning |"))
     source = repo / "fixtures/pass/weekly-revenue-summary"
-    for i in range(40):
+    for i in range(20):
         copy = repo / f"fixtures/pass/weekly-revenue-summary-{i}"
         shutil.copytree(source, copy)
         skill = copy / "SKILL.md"
         skill.write_text(skill.read_text().replace("name: weekly-revenue-summary", f"name: weekly-revenue-summary-{i}"))
-    # 8 rounds: on all 43 cases, 344/344 -> 336/344 passed as within the margin.
+    # 8 rounds: on all 23 cases, 184/184 -> 176/184 (a 4.3-point drop) is within the margin.
     result = _compare(repo, "--base", "HEAD", "--trials", "8", json_out=tmp_path / "cmp.json")
     assert result.exit_code == 1 and "verdict: 24/24 -> 16/24 on 3 shared case(s)" in result.stdout, result.output
     warnings = json.loads((tmp_path / "cmp.json").read_text())["decision"]["warnings"]
-    assert any(w.startswith("40 case(s) this pull request adds (fixture-weekly-revenue-summary-0, ") for w in warnings)
+    assert any(w.startswith("20 case(s) this pull request adds (fixture-weekly-revenue-summary-0, ") for w in warnings)
 
 
 def test_a_strict_comparison_and_one_without_added_cases_test_every_case() -> None:
