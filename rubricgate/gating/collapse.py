@@ -34,10 +34,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Literal
 
 from rubricgate.gating.evidence import TRIAL, Unit, family, weigh
-from rubricgate.gating.exact import tarone_count
+from rubricgate.gating.exact import Stratum, tarone_count
 from rubricgate.gating.outcome import Evidence
 
 Counts = Mapping[str, Mapping[str, tuple[int, int]]]  # case -> dimension -> (passes, trials)
@@ -122,7 +123,7 @@ def case_family(current: Counts, baseline: Counts, level: float, margin: float,
             used, fraction = (fresh, 1.0) if fresh and fresh[1] else (counts, spend)
             pairs[f"{case}\x00{dim}"] = (used, base, counts, fresh)
             if used[1]:
-                ev = weigh([(*used, *base)], level, None, unit=unit)
+                ev = _case_evidence((*used, *base), level, unit)
                 if ev is not None:
                     raw[f"{case}\x00{dim}"] = _scaled(ev, fraction)
     adjusted = family(raw, 1.0) if raw else {}
@@ -140,8 +141,17 @@ def case_family(current: Counts, baseline: Counts, level: float, margin: float,
     return out
 
 
+@lru_cache(maxsize=8192)
+def _case_evidence(stratum: Stratum, level: float, unit: Unit) -> Evidence | None:
+    """One case's tests, kept by its counts: an adaptive run weighs every case at every look, and
+    most cases of a suite share a handful of counts (a stable case at k/k against 10/10)."""
+    return weigh([stratum], level, None, unit=unit)
+
+
 def _scaled(ev: Evidence, fraction: float) -> Evidence:
     """p and its floor divided by the look's fraction (1 for fresh confirmation trials)."""
+    if fraction == 1.0:  # p-values are at most 1 already
+        return ev
     return replace(ev, p_drop=min(1.0, ev.p_drop / fraction), floor_drop=min(1.0, ev.floor_drop / fraction),
                    p_rise=min(1.0, ev.p_rise / fraction), floor_rise=min(1.0, ev.floor_rise / fraction))
 
