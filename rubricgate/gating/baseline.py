@@ -86,19 +86,22 @@ def updated_baseline(old: Baseline | None, summary: Summary, reason: str, suite_
     for each in sessions:
         fresh = pool(fresh, summary_counts(each), keep_new=True)
     digests = measured_digests((summary, *sessions))
+    unrecorded(old, digests, fresh, summary)
     edited = edited_since(old, digests, fresh)  # another case under the same id: replaced, never pooled
     run = pool({c: v for c, v in old.cases.items() if c not in edited}, fresh) if old is not None and pooled else fresh
     kept = _kept(old, run, suite_ids)
     cases = {**kept, **run}
-    # Pooling lowers a rate too when the new trials fail more often: like any lowering, it needs a reason.
-    lowered = _lowered(old, {c: v for c, v in run.items() if c not in edited}, suite_rates(cases))
+    # Pooling lowers a rate too when the new trials fail more often: like any lowering, it needs a
+    # reason; so does an edited case's lower rate (an edit beside a regression must not lower it unasked).
+    lowered = _lowered(old, run, suite_rates(cases), set(edited))
     if lowered and not reason.strip():
         how = "pooling this run lowers " if pooled else "lowering "
         raise GateInputError("baseline.json", "cases", how + "; ".join(lowered[:5])
                              + (" ..." if len(lowered) > 5 else "") + " and needs a reason",
                              "pass --reason 'why the lower rate is right'")
     run_ids = "+".join(run_ids_of((summary, *sessions)))
-    change = _change(old, cases, run_ids, _history_reason(old, reason, pooled, bool(kept), edited),
+    fell = old is not None and any(r < old.rates.get(d, 0.0) - EPS for d, r in suite_rates(cases).items())
+    change = _change(old, cases, run_ids, _history_reason(old, reason, pooled, bool(kept), edited, fell),
                      sorted(run) if kept else [])
     kept_digests = {c: d for c, d in (old.case_digests if old else {}).items() if c in kept}
     new = Baseline(rates=change.rates, trials=change.trials, cases=cases, measured_with=measured,
@@ -120,16 +123,30 @@ def measured_digests(summaries: Sequence[Summary]) -> dict[str, str]:
     return digests
 
 
+def unrecorded(old: Baseline | None, digests: dict[str, str], fresh: CaseCounts, summary: Summary) -> None:
+    """A run that does not say what a case asked and reviewed (a regrade of an edited case, a run
+    of an older rubricgate) cannot be pooled with, nor replace, counts the baseline keeps a digest of."""
+    kept = old.case_digests if old is not None else {}
+    missing = sorted(c for c in fresh if c in kept and c not in digests)
+    if missing:
+        raise GateInputError("--from", summary.run_id, f"the run does not record what case {missing[0]} asked and "
+                             "reviewed (a regrade of an edited case, or a run of an older rubricgate)",
+                             "measure it afresh: rubricgate baseline update")
+
+
 def edited_since(old: Baseline | None, digests: dict[str, str], fresh: CaseCounts) -> list[str]:
     """The run's cases whose digest differs from the one the baseline kept (gating/case_edits.py)."""
     kept = old.case_digests if old is not None else {}
     return sorted(c for c in fresh if c in kept and c in digests and kept[c] != digests[c])
 
 
-def _history_reason(old: Baseline | None, reason: str, pooled: bool, partial: bool, edited: list[str]) -> str:
-    """The history entry's reason: the user's, after "pooled" when it was, else the automatic one;
-    then the cases whose counts an edit replaced."""
-    said = "; ".join(x for x in (POOLED_REASON if pooled else "", reason.strip()) if x) or _auto_reason(old, partial)
+def _history_reason(old: Baseline | None, reason: str, pooled: bool, partial: bool, edited: list[str],
+                    fell: bool = False) -> str:
+    """The history entry's reason: the user's, after "pooled" when it was, else the automatic one
+    (`fell`: a suite rate is lower, though no case's is); then the cases whose counts an edit replaced."""
+    auto = ("re-measured: no case's rate is lower; a suite rate fell with the cases added or left out" if fell
+            else _auto_reason(old, partial))
+    said = "; ".join(x for x in (POOLED_REASON if pooled else "", reason.strip()) if x) or auto
     if not edited:
         return said
     return (f"{said}; re-measured after an edit (counts replaced): {', '.join(edited[:10])}"
@@ -236,8 +253,10 @@ def _added(before: CaseCount | None, now: CaseCount) -> CaseCount:
     return CaseCount(passes=before.passes + now.passes, trials=before.trials + now.trials, sessions=runs)
 
 
-def _lowered(old: Baseline | None, run: CaseCounts, rates: dict[str, float]) -> list[str]:
-    """Every per-case rate (format 2) or suite rate (format 1) the update would lower."""
+def _lowered(old: Baseline | None, run: CaseCounts, rates: dict[str, float],
+             edited: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """Every per-case rate (format 2) or suite rate (format 1) the update would lower (an `edited`
+    case's marked so)."""
     if old is None:
         return []
     if not old.cases:
@@ -251,7 +270,8 @@ def _lowered(old: Baseline | None, run: CaseCounts, rates: dict[str, float]) -> 
         for d in ordered(set(before) & set(dims)):
             b, n = before[d], dims[d]
             if b.trials and n.trials and n.passes / n.trials < b.passes / b.trials - EPS:
-                out.append(f"{case} {d} {b.passes}/{b.trials} -> {n.passes}/{n.trials}")
+                out.append(f"{case} {d} {b.passes}/{b.trials} -> {n.passes}/{n.trials}"
+                           + (" (edited since)" if case in edited else ""))
     return out
 
 

@@ -93,7 +93,7 @@ def decide(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
     if detail.new_cases:
         shared_headline(rates, strata, {c: v for c, v in per_case.items() if c in baseline.cases}, gate.confidence)
     reasons = reasons + detail.case_regressions + new_reasons
-    undecided = undecided + detail.suspected
+    undecided = undecided + detail.suspected + edited_failing(per_case, detail)
     warnings = warnings + new_warnings + _finding_lines(detail) + _notes(detail)
     return final_decision(gate, reasons, warnings, undecided), detail
 
@@ -270,6 +270,19 @@ def judge_new_cases(per_case: Counts, detail: GateDetail, gate: GateConfig) -> t
     if detail.new_cases_rule == "strict":
         return [f"{f} (no baseline; gate.new_cases: strict requires every trial to pass)" for f in failing], []
     return [], [f"{f} (no baseline: reported, not gated)" for f in failing]
+
+
+def edited_failing(per_case: Counts, detail: GateDetail) -> list[str]:
+    """Under `gate.new_cases: report`, an edited case that fails now holds the decision: without
+    counts of it as it is, its failure cannot be told from a regression (an edit must hide no
+    more than deleting the case does). Under `strict` it is judged as a new case: every trial passes."""
+    if detail.new_cases_rule == "strict":
+        return []
+    failing = [f"{c} {d} {x}/{n}" for c in detail.edited_cases for d, (x, n) in per_case[c].items() if x < n]
+    if not failing:
+        return []
+    return [f"case(s) edited since baseline.json was measured fail now ({_listed(failing)}): without counts of them "
+            "as they are, a failure cannot be told from a regression; re-measure them: rubricgate baseline update"]
 
 
 def only_new_cases(per_case: Counts, detail: GateDetail, gate: GateConfig) -> Decision:

@@ -51,6 +51,7 @@ from rubricgate.models.config import AgentConfig, Config
 from rubricgate.models.results import CacheRejection, CaseSpec, Summary
 from rubricgate.models.transcript import Transcript
 from rubricgate.runner.cache_inputs import program_digest
+from rubricgate.runner.workspace import SKIP_DIRS
 from rubricgate.suite.closure import reviewer_closure
 from rubricgate.suite.trees import WorkTree
 
@@ -146,10 +147,15 @@ def case_digest(repo: Path, case: CaseSpec, meaning_only: bool = False, grading:
     case's): what the baseline keeps of a case (gating/case_edits.py), where a grading change is
     no edit of every case.
     """
-    folders = sorted({str(Path(rel).parent) for rel in case.review})
+    # A file at the top of the repository is digested alone: its folder is the whole tree.
+    folders = sorted({str(Path(rel).parent) for rel in case.review} - {"."})
+    at_top = sorted(rel for rel in case.review if str(Path(rel).parent) == ".")
     left_out = ({"why", "tags", "origin"} if meaning_only else set()) | (set() if grading else {"rubric"})
     spec = case.model_dump(mode="json", exclude=left_out or None)
-    files = files_digest(repo, folders)
+    if meaning_only:  # expected and absent rules are sets: a reordered list asks the same
+        spec["expect"] = {**spec["expect"], "rules": sorted(set(case.expect.rules)),
+                          "absent_rules": sorted(set(case.expect.absent_rules))}
+    files = files_digest(repo, folders + at_top)
     if meaning_only:
         files = {rel: sha for rel, sha in files.items() if Path(rel).name != "expect.yaml"}
     return _digest_json({"spec": spec, "files": files})
@@ -378,7 +384,10 @@ def _agent_settings(agent: AgentConfig, case: CaseSpec) -> dict[str, object]:
 
 
 def _walk_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    """The files under `folder` a workspace holds of it: none under .git, node_modules and the
+    other folders no workspace copies (runner/workspace.py SKIP_DIRS)."""
+    return sorted(p for p in folder.rglob("*")
+                  if p.is_file() and not SKIP_DIRS.intersection(p.relative_to(folder).parts))
 
 
 def _file_sha(path: Path) -> str:

@@ -14,7 +14,7 @@ from rubricgate.cli import main
 from rubricgate.gating.case_edits import edited_cases, with_case_digests
 from rubricgate.models.baseline import Baseline
 from rubricgate.suite.load import load_all
-from tests.conftest import ROOT, git, make_repo
+from tests.conftest import ROOT, git, make_repo, set_severity
 
 MOVED = "fixture-weekly-revenue-summary"
 
@@ -64,7 +64,9 @@ def test_a_case_re_expected_since_the_baseline_is_judged_as_new_not_as_a_collaps
     gate = _summary(repo)["gate"]
     assert gate["edited_cases"] == [MOVED] and MOVED in gate["new_cases"], gate
     assert not gate["case_regressions"] and not gate["suspected"], gate
-    assert result.exit_code != 1, result.output  # against its old counts: a collapse, exit 1
+    # Against its old counts: a collapse, exit 1. It fails now, so the run cannot judge (exit 2).
+    assert result.exit_code == 2, result.output
+    assert f"case(s) edited since baseline.json was measured fail now ({MOVED} verdict 0/1)" in result.output
     assert f"1 case(s) edited since baseline.json was measured (what they ask or review), judged as new " \
            f"cases, not against their old counts: {MOVED}" in result.output
     comment = (max((repo / "reports").glob("*/summary.json"), key=lambda p: p.stat().st_mtime).parent
@@ -118,12 +120,16 @@ def test_the_baseline_the_gate_sees_leaves_the_edited_case_out_and_the_file_keep
     assert MOVED in _baseline(repo)["cases"]
 
 
-def test_baseline_update_replaces_an_edited_cases_counts_without_a_reason(tmp_path):
+def test_baseline_update_replaces_an_edited_cases_counts_and_a_lower_rate_needs_a_reason(tmp_path):
     repo = _measured(tmp_path)
     before = _baseline(repo)
     _reexpect_as_block(repo)
-    done = _update(repo, "--sessions", "1", "--trials", "2")
-    assert done.exit_code == 0, done.output  # its rate fell 4/4 -> 0/2: of another case, no lowering
+    refused = _update(repo, "--sessions", "1", "--trials", "2")
+    assert refused.exit_code == 2, refused.output  # an edit beside a regression must not lower it unasked
+    assert f"lowers {MOVED} verdict 4/4 -> 0/2 (edited since) and needs a reason" in refused.output
+    run_dir = max((repo / "reports").glob("*-baseline"), key=lambda p: p.stat().st_mtime)
+    done = _update(repo, "--from", str(run_dir), "--reason", "re-expected as BLOCK")
+    assert done.exit_code == 0, done.output
     after = _baseline(repo)
     assert before["cases"][MOVED]["verdict"] == {"passes": 4, "trials": 4, "sessions": [[2, 2], [2, 2]]}
     assert after["cases"][MOVED]["verdict"] == {"passes": 0, "trials": 2}
@@ -167,3 +173,63 @@ def test_a_reviewed_file_edited_is_another_design_for_continue(tmp_path):
     skill = repo / "fixtures/pass/weekly-revenue-summary/SKILL.md"
     skill.write_text(skill.read_text() + "\nEdited.\n")
     assert suite_digest(with_case_digests(load_all(repo), repo), ids) != before
+
+
+def test_a_trivial_edit_beside_a_regression_holds_the_run_as_deleting_the_case_does(tmp_path):
+    """A file added beside a case's reviewed file set it aside, and `run` passed a regression that
+    deleting the case (an input error) could not hide."""
+    repo = make_repo(tmp_path / "repo", tasks=["block-missing-description"])
+    _statistical(repo)
+    assert _update(repo, "--sessions", "2", "--trials", "10").exit_code == 0
+    set_severity(repo, "fm-description-required", "warning")
+    assert _run(repo).exit_code == 1  # the control: the regression as it is
+    (repo / "fixtures/block/data-loader/.keep").write_text("")
+    result = _run(repo)
+    assert result.exit_code == 2, result.output
+    assert "edited since baseline.json was measured fail now (block-missing-description verdict" in result.output
+
+
+def test_a_reordered_rule_list_is_no_edit(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    expect = repo / "fixtures/block/data-loader/expect.yaml"
+    data = yaml.safe_load(expect.read_text())
+    data["absent_rules"] = ["steps-actionable", "examples-present"]
+    expect.write_text(yaml.safe_dump(data))
+    before = with_case_digests(load_all(repo), repo).case_digests
+    data["absent_rules"] = ["examples-present", "steps-actionable", "examples-present"]
+    expect.write_text(yaml.safe_dump(data))
+    assert with_case_digests(load_all(repo), repo).case_digests == before
+
+
+def test_a_task_reviewing_a_file_at_the_top_is_not_edited_by_its_runs(tmp_path):
+    """Its folder is the whole tree: .git and reports/ changed with every run, and the case was
+    "edited" on every run (a two-session baseline refused as measured on two versions of it)."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / "NOTES.md").write_text("---\nname: notes\ndescription: Notes. Use when taking notes.\n---\nBody.\n")
+    (repo / "evals/tasks/top.yaml").write_text(yaml.safe_dump({"id": "top", "review": ["NOTES.md"],
+                                                                "expect": {"tier": "PASS"}}))
+    (repo / "baseline.json").unlink()
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "top")
+    _statistical(repo)
+    done = _update(repo, "--sessions", "2", "--trials", "2")
+    assert done.exit_code == 0, done.output
+    (repo / "UNRELATED.md").write_text("x\n")
+    assert with_case_digests(load_all(repo), repo).edited == []
+    (repo / "NOTES.md").write_text((repo / "NOTES.md").read_text() + "More.\n")
+    assert with_case_digests(load_all(repo), repo).edited == ["top"]
+
+
+def test_a_regraded_run_of_an_edited_case_cannot_update_its_counts(tmp_path):
+    """A regrade grades an edited case's old answers by its new expectations: pooled with the
+    baseline's counts, two versions of the case mixed under one id, and its digest was dropped."""
+    repo = _measured(tmp_path)
+    assert _run(repo).exit_code in (0, 2)
+    run_dir = max((repo / "reports").iterdir(), key=lambda p: p.stat().st_mtime)
+    _reexpect_as_block(repo)
+    regraded = CliRunner().invoke(main, ["regrade", str(run_dir), "--repo", str(repo)])
+    assert regraded.exit_code in (0, 1, 2), regraded.output
+    new_dir = max((repo / "reports").iterdir(), key=lambda p: p.stat().st_mtime)
+    result = _update(repo, "--from", str(new_dir), "--reason", "x")
+    assert result.exit_code == 2 and f"the run does not record what case {MOVED} asked" in result.output, \
+        result.output
