@@ -43,7 +43,8 @@ class RunOutcome:
 def run_suite(options: RunOptions) -> RunOutcome:
     """load -> plan -> run -> aggregate and gate -> report. Raises GateInputError(s) on bad input."""
     listing = GitListing(options.repo)  # git lists the tree on the other core while the suite loads
-    loaded = load_all(options.repo, options.config_path, options.require_baseline, options.reviewer_from)
+    loaded = load_all(options.repo, options.config_path, options.require_baseline, options.reviewer_from,
+                      options.foreign_rules)
     loaded = with_case_digests(loaded, options.repo)  # a case edited since the baseline is judged as new
     if options.gate is not None:  # compare --base: the base's gate settings decide
         loaded.config = loaded.config.model_copy(update={"gate": options.gate})

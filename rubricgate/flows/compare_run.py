@@ -42,8 +42,8 @@ from rubricgate.flows.compare_scope import (
     load_sides,
     pr_rule_changes,
     replayed_cases,
+    rules_base_lacks,
     scoped,
-    ungradable_at_base,
 )
 from rubricgate.gating.compare import (
     MOST_SCALE,
@@ -66,6 +66,7 @@ from rubricgate.runner.startup import left_out
 from rubricgate.runner.workspace import excluded, list_tree
 from rubricgate.suite.closure import reviewer_closure
 from rubricgate.suite.config import CONFIG_NAME, load_config
+from rubricgate.suite.rubric import Rule
 from rubricgate.suite.trees import WorkTree
 
 SIDES = ("base", "head")
@@ -165,10 +166,11 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
         with base_checkout(repo, ref_tree, configs, ref, {config.reports.split("/")[0]},
                            (config.suite.tasks, config.suite.fixtures),
                            config_relpath(repo.resolve(), rounds.options.config_path)) as base_repo:
-            rounds.base_notes += _head_only(*ungradable_at_base(base_repo, repo, rounds.options.config_path,
-                                                                rounds.at_ref), ref)
+            rounds.foreign = rules_base_lacks(base_repo, repo, rounds.options.config_path, rounds.at_ref)
+            rounds.base_notes += _rules_base_lacks_line(rounds.foreign, ref)
             rounds.run({"base": base_repo, "head": repo})
-            sides = load_sides({"base": base_repo, "head": repo}, rounds.options.config_path, rounds.at_ref)
+            sides = load_sides({"base": base_repo, "head": repo}, rounds.options.config_path, rounds.at_ref,
+                               rounds.foreign)
         edited = edited_cases(ref_tree, rounds.at_ref, rounds.config_rel, repo, sides[1] if sides else None)
     comparison = rounds.conclusion()
     last = {side: runs[-1] if runs else None for side, runs in rounds.ran.items()}
@@ -210,6 +212,7 @@ class _PairedRounds:
     stopped_at: tuple[str, int] | None = None  # the side and round an interrupt stopped
     spent: float = 0.0  # --max-cost is one budget for the whole comparison, every side and round
     judged: set[str] | None = None  # the cases the tests are on (judged_cases); None: every case
+    foreign: list[Rule] = field(default_factory=list)  # rules the base side grades by that REF lacks (rules_base_lacks)
 
     def run(self, roots: dict[str, Path]) -> None:
         """Each round's sides in their order, until a look decides, the rounds end or an interrupt."""
@@ -243,6 +246,7 @@ class _PairedRounds:
         return run_suite(replace(
             self.options, repo=root, reports_dir=self.out / side, trials=1 if many else self.first,
             reviewer_from=self.at_ref if side == "base" else None,
+            foreign_rules=tuple(self.foreign) if side == "base" else (),
             first_trial=r if many else 1, listeners=self.fresh(_label(self.labels[side], r, len(self.schedule))),
             require_baseline=False, cache_dir=self.cache_dir,
             max_cost=budget_left(self.options.max_cost, self.spent)))
@@ -370,12 +374,12 @@ def _compare(rounds: dict[str, list[Summary]], gate: GateConfig, labels: dict[st
                              labels["head"], look, judged)
 
 
-def _head_only(cases: list[str], rules: list[str], ref: str) -> list[str]:
-    """The line naming the cases only this checkout's side runs (ungradable_at_base)."""
-    if not cases:
+def _rules_base_lacks_line(rules: list[Rule], ref: str) -> list[str]:
+    """The line naming the rules the base side grades by without its reviewer having them."""
+    if not rules:
         return []
-    return [f"{len(cases)} case(s) expect a rule {ref}'s reviewer does not have ({few(rules)}): they run on this "
-            f"checkout's side only and are shown as added ({few(cases)})"]
+    return [f"this checkout's cases expect {len(rules)} rule(s) {ref}'s reviewer does not have "
+            f"({few([r.id for r in rules])}): the base side runs those cases too, and cannot cite them"]
 
 
 def judged_cases(base_ids: set[str], head_ids: set[str], gate: GateConfig) -> tuple[set[str] | None, str]:

@@ -27,8 +27,8 @@ run as it does at REF: nothing is judged against it).
 from __future__ import annotations
 
 import posixpath
-import shutil
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -36,6 +36,7 @@ from pydantic import BaseModel
 from rubricgate import exitcodes
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.gating.changes import change_aware, change_line, rule_changes
+from rubricgate.gating.stats import counted
 from rubricgate.models.baseline import Baseline, RuleRecord
 from rubricgate.models.config import Config, GateConfig
 from rubricgate.models.coverage import RuleChange
@@ -45,19 +46,25 @@ from rubricgate.reports.explain import statement_of
 from rubricgate.suite.checks import TASK_SUFFIXES, TIER_FOLDERS
 from rubricgate.suite.config import load_config
 from rubricgate.suite.load import Loaded, load_all, reviewer_rubric
+from rubricgate.suite.rubric import Rule
 
 GRADING_SECTIONS = ("rubric", "verdict")  # rubricgate.yaml's sections that decide how answers are graded
 
 
-def load_sides(roots: dict[str, Path], config_path: Path | None,
-               base_reviewer_from: Config | None = None) -> tuple[Loaded, Loaded] | None:
+def load_sides(roots: dict[str, Path], config_path: Path | None, base_reviewer_from: Config | None = None,
+               foreign_rules: Sequence[Rule] = ()) -> tuple[Loaded, Loaded] | None:
     """Each side's suite as its run loaded it (`base_reviewer_from`: the config whose reviewer the
-    base side runs, compare_config.py `reviewer_at_base`); None when a side does not load."""
+    base side runs, compare_config.py `reviewer_at_base`; `foreign_rules`: rules_base_lacks, which
+    load its cases but are no rules of its rubric); None when a side does not load."""
     try:
-        return (load_all(roots["base"], config_path, require_baseline=False, reviewer_from=base_reviewer_from),
-                load_all(roots["head"], config_path, require_baseline=False))
+        base = load_all(roots["base"], config_path, require_baseline=False, reviewer_from=base_reviewer_from,
+                        foreign_rules=foreign_rules)
+        head = load_all(roots["head"], config_path, require_baseline=False)
     except (GateInputError, GateInputErrors):
         return None
+    foreign = {r.id for r in foreign_rules}
+    base.rubric = replace(base.rubric, rules={k: v for k, v in base.rubric.rules.items() if k not in foreign})
+    return base, head
 
 
 def pr_rule_changes(sides: tuple[Loaded, Loaded] | None, ran: set[str] | None = None) -> list[RuleChange]:
@@ -182,7 +189,7 @@ def scoped(decision: Decision, base: Summary | None, head: Summary | None, unsee
     # A reworded rule is named, not held: its wording is what the comparison itself judges on the
     # cases that exercise it (a benign rewording of the rules must pass the PR gate). A rule added,
     # removed, moved in severity or kind, or the threshold, changes the verdicts the suite cannot see.
-    held = [c for c in unseen.changes if c.change not in ("statement", "file")]
+    held = [c for c in _shown_by(unseen.changes, head) if c.change not in ("statement", "file")]
     reworded = [change_line(c) for c in unseen.changes if c.change == "statement" and not c.cases]
     decision = change_aware(decision, held, gate)
     if reworded:
@@ -196,6 +203,18 @@ def scoped(decision: Decision, base: Summary | None, head: Summary | None, unsee
         lines.append(f"this pull request also changes how answers are graded ({', '.join(unseen.regraded)}): its "
                      "reviewer change is judged by the base's grading; change the grading in a pull request of its own")
     return _held(decision, lines, gate)
+
+
+def _shown_by(changes: list[RuleChange], head: Summary | None) -> list[RuleChange]:
+    """A rule the pull request adds is exercised only by cases this checkout's reviewer passes at
+    least once: a case that expects it and always fails shows the rule not working (a strict
+    comparison passed such a pull request, the case failing on both sides)."""
+    if head is None:
+        return changes
+    passing = {c.id for c in head.cases if any(counted(t) and all(g.passed for g in t.grades.values())
+                                               for t in c.trials)}
+    return [c.model_copy(update={"cases": [x for x in c.cases if x in passing]}) if c.change == "added" else c
+            for c in changes]
 
 
 def edited_cases(ref_tree: Path, at_ref: Config | None, config_rel: str | None, repo: Path,
@@ -220,30 +239,21 @@ def edited_cases(ref_tree: Path, at_ref: Config | None, config_rel: str | None, 
     return sorted(c.id for c in head.cases if c.id in then and then[c.id] != case_digest(repo, c, meaning_only=True))
 
 
-def ungradable_at_base(base_repo: Path, repo: Path, config_path: Path | None,
-                       at_ref: Config | None) -> tuple[list[str], list[str]]:
-    """The cases of this checkout that expect a rule REF's reviewer does not have (a pull request
-    adding a rule with the case that shows it), removed from the base side's copy, and those rules.
+def rules_base_lacks(base_repo: Path, repo: Path, config_path: Path | None, at_ref: Config | None) -> list[Rule]:
+    """The rules this checkout's cases expect that REF's reviewer does not have (a pull request
+    adding a rule with the case that shows it), as this checkout's rubric states them.
 
-    The base side cannot grade them (its rubric has no such rule: loading them was an input error),
-    so they run on this checkout's side only and are shown as added, as every case the pull request
-    adds is; a case REF has that now expects such a rule is an edited case, held (edited_cases)."""
+    Loading those cases against REF's rubric was an input error. The base side's grading knows
+    these rules too (RunOptions.foreign_rules), so the cases run on both sides: REF's reviewer
+    cannot cite the rule, and the case shows what the pull request adds. A case REF has that
+    now expects such a rule is an edited case, held (edited_cases)."""
     try:
         head = load_all(repo, config_path, require_baseline=False)
-        known = set(reviewer_rubric(base_repo, load_config(base_repo, config_path, at_ref)).rules)
+        known = reviewer_rubric(base_repo, load_config(base_repo, config_path, at_ref)).rules
     except (GateInputError, GateInputErrors):
-        return [], []  # the side that does not load says so when it runs
-    ungradable = [c for c in head.cases if {*c.expect.rules, *c.expect.absent_rules} - known
-                  and (base_repo / c.origin).resolve().is_relative_to(base_repo.resolve())]
-    for case in ungradable:
-        origin = base_repo / case.origin  # a fixture's expect.yaml (its rules are there), or a task file
-        target = origin.parent if case.source == "fixture" and not origin.is_dir() else origin
-        if target.is_dir() and not target.is_symlink():
-            shutil.rmtree(target)
-        else:
-            target.unlink()
-    rules = sorted({r for c in ungradable for r in {*c.expect.rules, *c.expect.absent_rules} - known})
-    return [c.id for c in ungradable], rules
+        return []  # the side that does not load says so when it runs
+    wanted = {r for c in head.cases for r in (*c.expect.rules, *c.expect.absent_rules)}
+    return [head.rubric.rules[r] for r in sorted(wanted) if r not in known and r in head.rubric.rules]
 
 
 def blank_dimensions(counts: dict[str, dict[str, tuple[int, int]]]) -> list[str]:
@@ -263,9 +273,12 @@ def few(ids: list[str]) -> str:
 
 def _held(decision: Decision, lines: list[str], gate: GateConfig) -> Decision:
     """A PASS made INCONCLUSIVE by what `lines` say the comparison cannot see (a PASS with the
-    lines as warnings under `gate.inconclusive: pass`); any other decision as it is."""
-    if not lines or decision.status != "pass":
+    lines as warnings under `gate.inconclusive: pass`); an INCONCLUSIVE one gets them as further
+    reasons (one held for a rule change also names the cases it changes); a REGRESSION as it is."""
+    if not lines or decision.status not in ("pass", "inconclusive"):
         return decision
+    if decision.status == "inconclusive":
+        return decision.model_copy(update={"reasons": [*decision.reasons, *lines]})
     if gate.inconclusive == "pass":
         noted = [f"{line} (gate.inconclusive: pass)" for line in lines]
         return decision.model_copy(update={"warnings": [*noted, *decision.warnings]})

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 from rubricgate.models.case import CaseSpec
 from rubricgate.models.config import Config, GateConfig
 from rubricgate.records.events import EventListener
+from rubricgate.suite.rubric import Rule
 
 if TYPE_CHECKING:
     from rubricgate.models.results import RunKind
@@ -54,6 +55,10 @@ class RunOptions:
     # A config whose reviewer (its files and agent) runs in place of rubricgate.yaml's (`compare
     # --base`'s base side: the base's, so a pull request's reviewer runs on its side only).
     reviewer_from: Config | None = None
+    # Rules this side's rubric lacks that cases expect (`compare --base`'s base side: the rules a
+    # pull request adds with the cases that show them): known to grading so those cases load and
+    # run, never cited by a reviewer that does not have them.
+    foreign_rules: tuple[Rule, ...] = ()
 
     def continue_command(self) -> str:
         """The start of the command that continues this run, its folder to follow: the flags that

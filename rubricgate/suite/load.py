@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rubricgate.errors import GateInputError, GateInputErrors, collect
@@ -12,7 +13,7 @@ from rubricgate.models.config import Config
 from rubricgate.suite.baseline_file import load_baseline
 from rubricgate.suite.cases import load_suite
 from rubricgate.suite.config import load_config
-from rubricgate.suite.rubric import RubricSpec, load_rubric, vocabulary_from
+from rubricgate.suite.rubric import RubricSpec, Rule, load_rubric, vocabulary_from
 from rubricgate.suite.rule_table import check_rule_map, table_rubric
 from rubricgate.suite.verdict_hook import load_hook
 
@@ -32,12 +33,13 @@ class Loaded:
 
 
 def load_all(repo: Path, config_path: Path | None = None, require_baseline: bool = True,
-             reviewer_from: Config | None = None) -> Loaded:
+             reviewer_from: Config | None = None, foreign_rules: Sequence[Rule] = ()) -> Loaded:
     """Load config, rubric, cases and baseline; raise GateInputErrors listing every problem.
-    `reviewer_from`: a config whose reviewer runs in place of the file's (suite/config.py load_config)."""
+    `reviewer_from`: a config whose reviewer runs in place of the file's (suite/config.py load_config);
+    `foreign_rules`: rules the rubric lacks that cases may expect (runner/options.py RunOptions)."""
     config = load_config(repo, config_path, reviewer_from)
     errors: list[GateInputError] = []
-    rubric = collect(errors, lambda: reviewer_rubric(repo, config))
+    rubric = collect(errors, lambda: with_rules(reviewer_rubric(repo, config), foreign_rules))
     cases = collect(errors, lambda: load_suite(repo, config, rubric)) or []
     baseline = None
     if require_baseline:
@@ -46,6 +48,13 @@ def load_all(repo: Path, config_path: Path | None = None, require_baseline: bool
     if errors or rubric is None:  # no rubric: its problem is in `errors`
         raise GateInputErrors(errors)
     return Loaded(config, rubric, cases, baseline)
+
+
+def with_rules(rubric: RubricSpec, rules: Sequence[Rule]) -> RubricSpec:
+    """The rubric knowing `rules` too; its own rule of an id wins."""
+    if not rules:
+        return rubric
+    return replace(rubric, rules={**{r.id: r for r in rules}, **rubric.rules})
 
 
 def reviewer_rubric(repo: Path, config: Config) -> RubricSpec:

@@ -307,35 +307,57 @@ def test_a_tier_derivation_the_pull_request_loosens_runs_on_its_side_only(tmp_pa
     assert any("this checkout changes tiers (this checkout's side runs its own)" in w for w in warnings), warnings
 
 
-def test_a_rule_added_with_the_case_that_expects_it_runs_that_case_on_this_side_only(tmp_path) -> None:
+def _add_rule(repo: Path) -> None:
+    rubric = repo / RUBRIC
+    row = "| runbook-owner | warning | judgement | A runbook names its owner. |"
+    rubric.write_text(rubric.read_text().replace("| examples-present |", f"{row}\n| examples-present |"))
+
+
+def test_a_rule_added_with_the_case_that_expects_it_runs_that_case_on_both_sides(tmp_path) -> None:
     """A rule added with the case that expects it: the base side loaded the case against the
     base's rubric, which lacks the rule, and the comparison exited 2 ("unknown rule id"), so every
-    such pull request was refused. The case now runs on this checkout's side only, shown as added."""
+    such pull request was refused. The base side's grading knows the rule; its reviewer cannot cite it."""
     import shutil
 
     repo = make_repo(tmp_path / "repo")
-    rubric = repo / RUBRIC
-    rubric.write_text(rubric.read_text().replace(
-        "| examples-present |", "| runbook-owner | warning | judgement | A runbook names its owner. |\n| examples-present |"))
-    shutil.copytree(repo / "fixtures/pass/weekly-revenue-summary", repo / "fixtures/warn/runbook")
-    (repo / "fixtures/warn/runbook/expect.yaml").write_text("rules: [runbook-owner]\n")
+    _add_rule(repo)
+    shutil.copytree(repo / "fixtures/pass/weekly-revenue-summary", repo / "fixtures/pass/runbook")
+    skill = repo / "fixtures/pass/runbook/SKILL.md"
+    skill.write_text(skill.read_text().replace("name: weekly-revenue-summary", "name: runbook"))
+    (repo / "fixtures/pass/runbook/expect.yaml").write_text("absent_rules: [runbook-owner]\n")
+    # A task of the pull request reviewing the new fixture's file: removing the fixture from the
+    # base side's copy broke it ("does not exist, with the reviewer at the base side").
+    (repo / "evals/tasks/runbook-task.yaml").write_text(yaml.safe_dump({
+        "id": "runbook-task", "review": ["fixtures/pass/runbook/SKILL.md"], "expect": {"tier": "PASS"}}))
     result = _compare(repo, "--base", "HEAD", "--json", str(tmp_path / "cmp.json"))
     assert result.exit_code == 0, result.output
-    assert "unknown rule id" not in result.stderr
+    assert "unknown rule id" not in result.output and "does not exist" not in result.output
     record = json.loads((tmp_path / "cmp.json").read_text())
-    assert ("1 case(s) expect a rule HEAD's reviewer does not have (runbook-owner): they run on this checkout's "
-            "side only and are shown as added (fixture-runbook)") in record["decision"]["warnings"]
-    flips = {f["case_id"]: f["kind"] for f in record["flips"]}
-    assert flips["fixture-runbook"] == "added" and (repo / "fixtures/warn/runbook/expect.yaml").is_file()
+    assert ("this checkout's cases expect 1 rule(s) HEAD's reviewer does not have (runbook-owner): the base side "
+            "runs those cases too, and cannot cite them") in record["decision"]["warnings"]
+    flips = {f["case_id"]: f for f in record["flips"]}
+    assert flips["fixture-runbook"]["base"] != "-" and flips["runbook-task"]["base"] != "-", flips
+
+
+def test_an_added_rule_whose_only_case_fails_with_the_new_reviewer_is_held(tmp_path) -> None:
+    """The case that expects the new rule failing on both sides counted as exercising it: a strict
+    comparison passed a pull request whose reviewer does not apply the rule it adds."""
+    import shutil
+
+    repo = make_repo(tmp_path / "repo")
+    _add_rule(repo)  # a judgement rule: the builtin reviewer cannot cite it
+    shutil.copytree(repo / "fixtures/pass/weekly-revenue-summary", repo / "fixtures/warn/runbook")
+    (repo / "fixtures/warn/runbook/expect.yaml").write_text("rules: [runbook-owner]\n")
+    result = _compare(repo, "--base", "HEAD")
+    assert result.exit_code == 2, result.output
+    assert "INCONCLUSIVE (exit 2) - rule runbook-owner changed added (warning); no case exercises it" in result.output
 
 
 def test_a_case_the_base_has_re_expected_to_a_new_rule_is_held(tmp_path) -> None:
     """The same leave-out may not hide a case the base has: one re-pointed at the new rule is an
     edited case, and the comparison cannot PASS."""
-    repo = make_repo(tmp_path / "repo")
-    rubric = repo / RUBRIC
-    rubric.write_text(rubric.read_text().replace(
-        "| examples-present |", "| runbook-owner | warning | judgement | A runbook names its owner. |\n| examples-present |"))
+    repo = make_repo(tmp_path / "repo", tasks=["block-missing-description"])  # a task reviews data-loader's file
+    _add_rule(repo)
     (repo / "fixtures/block/data-loader/expect.yaml").write_text("rules: [runbook-owner]\n")
     result = _compare(repo, "--base", "HEAD")
     assert result.exit_code == 2, result.output
