@@ -74,13 +74,20 @@ def compare(runs, base_ref, repo, config_path, method, agent, trials, only, jobs
             record = comparison_record(comparison, started_at=started, finished_at=_now(),
                                        runs=([runs[0]], [runs[1]]), repo=root)
         if json_out is not None:
-            write_record(json_out, record)
+            _write_json(json_out, record)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
-    except OSError as exc:
-        fail_input(GateInputError(str(json_out), "--json", f"cannot write: {exc.strerror}", "choose a writable path"))
     click.echo(render_comparison(comparison))
     sys.exit(comparison.decision.exit_code)
+
+
+def _write_json(path: Path, record) -> None:
+    """--json: a file that cannot be written is that flag's problem (and only that one's: an
+    OSError elsewhere in the comparison is no --json error)."""
+    try:
+        write_record(path, record)
+    except OSError as exc:
+        raise GateInputError(str(path), "--json", f"cannot write: {exc.strerror}", "choose a writable path") from exc
 
 
 def _now() -> str:

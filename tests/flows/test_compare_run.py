@@ -362,3 +362,10 @@ def test_a_case_the_base_has_re_expected_to_a_new_rule_is_held(tmp_path) -> None
     result = _compare(repo, "--base", "HEAD")
     assert result.exit_code == 2, result.output
     assert "changes what is reviewed or expected in 1 case(s) the base has (fixture-data-loader)" in result.output
+
+
+def test_a_json_path_that_cannot_be_written_is_the_json_flags_error(tmp_path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (tmp_path / "a-file").write_text("")
+    result = _compare(repo, "--base", "HEAD", json_out=tmp_path / "a-file" / "cmp.json")
+    assert result.exit_code == 2 and "--json: cannot write: Not a directory" in result.output, result.output
