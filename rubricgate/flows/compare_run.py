@@ -23,10 +23,7 @@ from __future__ import annotations
 import random
 import secrets
 import shlex
-import shutil
-import subprocess
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -37,14 +34,16 @@ from rubricgate.flows.compare_scope import (
     blank_dimensions,
     case_ids,
     edited_cases,
-    few,
     grading_changes,
+    judged_cases,
     load_sides,
     pr_rule_changes,
     replayed_cases,
     rules_base_lacks,
+    rules_base_lacks_line,
     scoped,
 )
+from rubricgate.flows.compare_trees import base_checkout, ref_worktree
 from rubricgate.gating.compare import (
     MOST_SCALE,
     Comparison,
@@ -56,87 +55,15 @@ from rubricgate.gating.compare import (
 )
 from rubricgate.gating.paired import PairedDesign, PairedLook, paired_design
 from rubricgate.gating.stats import counted
-from rubricgate.isolation.leftovers import owned_folder, remove_owned
 from rubricgate.models.config import Config, GateConfig
 from rubricgate.models.results import Decision, Summary
 from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.records.files import new_run_id
 from rubricgate.runner.cache import resolve_cache_dir
-from rubricgate.runner.startup import left_out
-from rubricgate.runner.workspace import excluded, list_tree
-from rubricgate.suite.closure import reviewer_closure
 from rubricgate.suite.config import CONFIG_NAME, load_config
 from rubricgate.suite.rubric import Rule
-from rubricgate.suite.trees import WorkTree
 
 SIDES = ("base", "head")
-
-
-@contextmanager
-def ref_worktree(repo: Path, ref: str) -> Iterator[Path]:
-    """A throwaway `git worktree` of REF, removed afterwards; bad REF -> GateInputError."""
-    sha = resolve_ref(repo, ref)
-    # A worktree whose folder a killed compare left (and a later run's sweep removed) is pruned.
-    _git(repo, "worktree", "prune", what="git worktree prune", check=False)
-    holder = owned_folder("rubricgate-base-")
-    tree = holder / "tree"
-    try:
-        _git(repo, "worktree", "add", "--detach", "--quiet", str(tree), sha, what="git worktree add")
-        yield tree
-    finally:
-        # --force: the worktree is ours and throwaway; prune keeps .git/worktrees tidy.
-        _git(repo, "worktree", "remove", "--force", str(tree), what="git worktree remove", check=False)
-        remove_owned(holder)
-
-
-def resolve_ref(repo: Path, ref: str) -> str:
-    """The commit REF names, or a one-line error naming the flag and the fix."""
-    if not ref or ref.startswith("-"):
-        raise GateInputError("--base", "", f"invalid git ref {ref!r}", "pass a branch, tag or commit")
-    if _git(repo, "rev-parse", "--is-inside-work-tree", what="git", check=False).returncode != 0:
-        raise GateInputError("--base", "", f"{repo} is not a git repository",
-                             "run `compare --base` inside a git checkout")
-    proc = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", what="git", check=False)
-    if proc.returncode != 0:
-        raise GateInputError("--base", "", f"unknown git ref {ref!r}",
-                             "use a branch, tag or commit that exists here (git fetch it first)")
-    return proc.stdout.strip()
-
-
-@contextmanager
-def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: str,
-                  exclude: set[str], folders: tuple[str, ...] = (), config_rel: str | None = None) -> Iterator[Path]:
-    """A temp copy of the working tree whose reviewer is the one at REF: its whole closure
-    (suite/closure.py) under the base side's config, and the working tree's under the head's. A
-    closure file that exists at REF is copied from there; one that exists only in the working tree
-    (added since) is left out, so the base side has exactly REF's reviewer.
-
-    `folders` (the suite's tasks and fixtures folders) are created even when empty: a copy of
-    files alone would drop an empty folder the config names, and loading would then fail.
-    """
-    reviewer = configs["base"].reviewer
-    for rel in (reviewer.prompt, reviewer.skill, reviewer.rubric):
-        if not (ref_tree / rel).is_file():
-            raise GateInputError("--base", "reviewer", f"{ref} has no {rel}",
-                                 "pick a ref where the reviewer files exist")
-    at_ref = reviewer_closure(WorkTree(ref_tree), configs["base"])
-    kept_out = left_out(configs["base"], config_rel)
-    if hidden := [f for f in at_ref.files if excluded(f, kept_out)]:
-        # This checkout's suite settings apply to both sides: they must not take REF's reviewer apart
-        # (suite.workspace_exclude, or the baseline, reports or suite folders pointed at its files).
-        raise GateInputError("--base", "suite", f"this checkout's config keeps {hidden[0]}, a file of {ref}'s "
-                             "reviewer, out of the base side's workspaces (suite.workspace_exclude, baseline, "
-                             "reports or a suite folder names it)", "leave out no file the base's reviewer reads")
-    closure = set(at_ref.files) | set(reviewer_closure(WorkTree(repo), configs["head"]).files)
-    root = owned_folder("rubricgate-basecopy-")
-    try:
-        _copy_files(repo, root, [f for f in list_tree(repo, exclude) if f not in closure])
-        _copy_files(ref_tree, root, sorted(f for f in closure if (ref_tree / f).is_file()))
-        for folder in (f for f in folders if (repo / f).is_dir()):
-            (root / folder).mkdir(parents=True, exist_ok=True)
-        yield root
-    finally:
-        remove_owned(root)
 
 
 @dataclass
@@ -167,7 +94,7 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
                            (config.suite.tasks, config.suite.fixtures),
                            config_relpath(repo.resolve(), rounds.options.config_path)) as base_repo:
             rounds.foreign = rules_base_lacks(base_repo, repo, rounds.options.config_path, rounds.at_ref)
-            rounds.base_notes += _rules_base_lacks_line(rounds.foreign, ref)
+            rounds.base_notes += rules_base_lacks_line(rounds.foreign, ref)
             rounds.run({"base": base_repo, "head": repo})
             sides = load_sides({"base": base_repo, "head": repo}, rounds.options.config_path, rounds.at_ref,
                                rounds.foreign)
@@ -374,28 +301,6 @@ def _compare(rounds: dict[str, list[Summary]], gate: GateConfig, labels: dict[st
                              labels["head"], look, judged)
 
 
-def _rules_base_lacks_line(rules: list[Rule], ref: str) -> list[str]:
-    """The line naming the rules the base side grades by without its reviewer having them."""
-    if not rules:
-        return []
-    return [f"this checkout's cases expect {len(rules)} rule(s) {ref}'s reviewer does not have "
-            f"({few([r.id for r in rules])}): the base side runs those cases too, and cannot cite them"]
-
-
-def judged_cases(base_ids: set[str], head_ids: set[str], gate: GateConfig) -> tuple[set[str] | None, str]:
-    """The cases a statistical comparison's tests are on, and a line naming the ones left out:
-    the base's, when the pull request adds cases (copies of a passing case would otherwise dilute
-    a regression on the others under the margin: 60 copies hid a 2-case drop). None: every case
-    (the strict gate judges each case's flip alone; a suite only the head has cannot be judged
-    on the base's)."""
-    added, shared = sorted(head_ids - base_ids), head_ids & base_ids
-    if gate.method != "statistical" or not added or not shared:
-        return None, ""
-    return shared, (f"{len(added)} case(s) this pull request adds ({few(added)}) are shown, not in the tests: a pull "
-                    "request is judged on the cases its base has (a run against the baseline judges them once "
-                    "the baseline holds them)")
-
-
 def interleaving(seed: int, trials: int, interleave: bool = True) -> list[list[str]]:
     """The order of the runs: per round (one trial per case), base and head in a seeded random order."""
     if not interleave or trials < 2:
@@ -428,19 +333,3 @@ def merge_rounds(summaries: list[Summary]) -> Summary:
 
 def _label(side: str, r: int, total: int) -> str:
     return side if total == 1 else f"{side}, round {r}/{total}"
-
-
-def _copy_files(src: Path, dst: Path, files: list[str]) -> None:
-    for rel in files:
-        target = dst / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src / rel, target)
-
-
-def _git(repo: Path, *args: str, what: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL)
-    if check and proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["failed"])[-1]
-        raise GateInputError("--base", "", f"{what} failed: {last}", "check the ref and the repository state")
-    return proc

@@ -256,6 +256,28 @@ def rules_base_lacks(base_repo: Path, repo: Path, config_path: Path | None, at_r
     return [head.rubric.rules[r] for r in sorted(wanted) if r not in known and r in head.rubric.rules]
 
 
+def rules_base_lacks_line(rules: list[Rule], ref: str) -> list[str]:
+    """The line naming the rules the base side grades by without its reviewer having them."""
+    if not rules:
+        return []
+    return [f"this checkout's cases expect {len(rules)} rule(s) {ref}'s reviewer does not have "
+            f"({few([r.id for r in rules])}): the base side runs those cases too, and cannot cite them"]
+
+
+def judged_cases(base_ids: set[str], head_ids: set[str], gate: GateConfig) -> tuple[set[str] | None, str]:
+    """The cases a statistical comparison's tests are on, and a line naming the ones left out:
+    the base's, when the pull request adds cases (copies of a passing case would otherwise dilute
+    a regression on the others under the margin: 60 copies hid a 2-case drop). None: every case
+    (the strict gate judges each case's flip alone; a suite only the head has cannot be judged
+    on the base's)."""
+    added, shared = sorted(head_ids - base_ids), head_ids & base_ids
+    if gate.method != "statistical" or not added or not shared:
+        return None, ""
+    return shared, (f"{len(added)} case(s) this pull request adds ({few(added)}) are shown, not in the tests: a pull "
+                    "request is judged on the cases its base has (a run against the baseline judges them once "
+                    "the baseline holds them)")
+
+
 def blank_dimensions(counts: dict[str, dict[str, tuple[int, int]]]) -> list[str]:
     """The dimensions the base side graded but passed no trial of, on any case."""
     totals: dict[str, list[int]] = {}

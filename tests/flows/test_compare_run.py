@@ -212,7 +212,7 @@ def test_copies_of_a_passing_case_added_by_the_pull_request_do_not_dilute_a_regr
 
 
 def test_a_strict_comparison_and_one_without_added_cases_test_every_case() -> None:
-    from rubricgate.flows.compare_run import judged_cases
+    from rubricgate.flows.compare_scope import judged_cases
 
     assert judged_cases({"a", "b"}, {"a", "b", "c"}, GateConfig()) == (None, "")
     assert judged_cases({"a", "b"}, {"a", "b"}, STATISTICAL) == (None, "")

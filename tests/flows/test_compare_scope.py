@@ -30,7 +30,7 @@ def base(tmp_path: Path) -> Path:
 
 @contextlib.contextmanager
 def _ref_tree(repo: Path):
-    from rubricgate.flows.compare_run import ref_worktree
+    from rubricgate.flows.compare_trees import ref_worktree
 
     with ref_worktree(repo, "HEAD") as tree:
         yield tree

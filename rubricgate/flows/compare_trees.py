@@ -1,0 +1,102 @@
+"""The two trees `compare --base REF` runs on: a throwaway `git worktree` of REF, and a temp copy
+of the working tree whose reviewer is REF's (its whole closure, suite/closure.py, so a policy the
+prompt links to is at REF on the base side too)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from rubricgate.errors import GateInputError
+from rubricgate.isolation.leftovers import owned_folder, remove_owned
+from rubricgate.models.config import Config
+from rubricgate.runner.startup import left_out
+from rubricgate.runner.workspace import excluded, list_tree
+from rubricgate.suite.closure import reviewer_closure
+from rubricgate.suite.trees import WorkTree
+
+
+@contextmanager
+def ref_worktree(repo: Path, ref: str) -> Iterator[Path]:
+    """A throwaway `git worktree` of REF, removed afterwards; bad REF -> GateInputError."""
+    sha = resolve_ref(repo, ref)
+    # A worktree whose folder a killed compare left (and a later run's sweep removed) is pruned.
+    _git(repo, "worktree", "prune", what="git worktree prune", check=False)
+    holder = owned_folder("rubricgate-base-")
+    tree = holder / "tree"
+    try:
+        _git(repo, "worktree", "add", "--detach", "--quiet", str(tree), sha, what="git worktree add")
+        yield tree
+    finally:
+        # --force: the worktree is ours and throwaway; prune keeps .git/worktrees tidy.
+        _git(repo, "worktree", "remove", "--force", str(tree), what="git worktree remove", check=False)
+        remove_owned(holder)
+
+
+def resolve_ref(repo: Path, ref: str) -> str:
+    """The commit REF names, or a one-line error naming the flag and the fix."""
+    if not ref or ref.startswith("-"):
+        raise GateInputError("--base", "", f"invalid git ref {ref!r}", "pass a branch, tag or commit")
+    if _git(repo, "rev-parse", "--is-inside-work-tree", what="git", check=False).returncode != 0:
+        raise GateInputError("--base", "", f"{repo} is not a git repository",
+                             "run `compare --base` inside a git checkout")
+    proc = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", what="git", check=False)
+    if proc.returncode != 0:
+        raise GateInputError("--base", "", f"unknown git ref {ref!r}",
+                             "use a branch, tag or commit that exists here (git fetch it first)")
+    return proc.stdout.strip()
+
+
+@contextmanager
+def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: str,
+                  exclude: set[str], folders: tuple[str, ...] = (), config_rel: str | None = None) -> Iterator[Path]:
+    """A temp copy of the working tree whose reviewer is the one at REF: its whole closure
+    (suite/closure.py) under the base side's config, and the working tree's under the head's. A
+    closure file that exists at REF is copied from there; one that exists only in the working tree
+    (added since) is left out, so the base side has exactly REF's reviewer.
+
+    `folders` (the suite's tasks and fixtures folders) are created even when empty: a copy of
+    files alone would drop an empty folder the config names, and loading would then fail.
+    """
+    reviewer = configs["base"].reviewer
+    for rel in (reviewer.prompt, reviewer.skill, reviewer.rubric):
+        if not (ref_tree / rel).is_file():
+            raise GateInputError("--base", "reviewer", f"{ref} has no {rel}",
+                                 "pick a ref where the reviewer files exist")
+    at_ref = reviewer_closure(WorkTree(ref_tree), configs["base"])
+    kept_out = left_out(configs["base"], config_rel)
+    if hidden := [f for f in at_ref.files if excluded(f, kept_out)]:
+        # This checkout's suite settings apply to both sides: they must not take REF's reviewer apart
+        # (suite.workspace_exclude, or the baseline, reports or suite folders pointed at its files).
+        raise GateInputError("--base", "suite", f"this checkout's config keeps {hidden[0]}, a file of {ref}'s "
+                             "reviewer, out of the base side's workspaces (suite.workspace_exclude, baseline, "
+                             "reports or a suite folder names it)", "leave out no file the base's reviewer reads")
+    closure = set(at_ref.files) | set(reviewer_closure(WorkTree(repo), configs["head"]).files)
+    root = owned_folder("rubricgate-basecopy-")
+    try:
+        _copy_files(repo, root, [f for f in list_tree(repo, exclude) if f not in closure])
+        _copy_files(ref_tree, root, sorted(f for f in closure if (ref_tree / f).is_file()))
+        for folder in (f for f in folders if (repo / f).is_dir()):
+            (root / folder).mkdir(parents=True, exist_ok=True)
+        yield root
+    finally:
+        remove_owned(root)
+
+
+def _copy_files(src: Path, dst: Path, files: list[str]) -> None:
+    for rel in files:
+        target = dst / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src / rel, target)
+
+
+def _git(repo: Path, *args: str, what: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL)
+    if check and proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["failed"])[-1]
+        raise GateInputError("--base", "", f"{what} failed: {last}", "check the ref and the repository state")
+    return proc
