@@ -24,7 +24,8 @@ from rubricgate.suite.load import Loaded
 
 def with_case_digests(loaded: Loaded, repo: Path) -> Loaded:
     """`loaded` with each case's digest, and its baseline without the cases edited since it was measured."""
-    digests = {c.id: case_digest(repo, c, meaning_only=True, grading=False) for c in loaded.cases}
+    seen: dict[tuple[str, bool], str] = {}  # a folder many cases review is hashed once
+    digests = {c.id: case_digest(repo, c, meaning_only=True, grading=False, seen=seen) for c in loaded.cases}
     edited = edited_cases(loaded.baseline, digests)
     baseline = without_cases(loaded.baseline, edited) if loaded.baseline is not None and edited else loaded.baseline
     return replace(loaded, baseline=baseline, case_digests=digests, edited=edited)

@@ -136,7 +136,8 @@ def reviewer_digest(repo: Path, config: Config) -> dict[str, str]:
     return files_digest(repo, reviewer_closure(WorkTree(repo), config).files)
 
 
-def case_digest(repo: Path, case: CaseSpec, meaning_only: bool = False, grading: bool = True) -> str:
+def case_digest(repo: Path, case: CaseSpec, meaning_only: bool = False, grading: bool = True,
+                seen: dict[tuple[str, bool], str] | None = None) -> str:
     """Digest of the case spec and of every file beside each reviewed file (e.g. references/).
 
     An overlaid file (case.files) is in the spec, but its folder may also hold repository files
@@ -145,7 +146,8 @@ def case_digest(repo: Path, case: CaseSpec, meaning_only: bool = False, grading:
     is in the spec): what `compare --base` holds a case to (flows/compare_scope.py edited_cases).
     `grading=False` leaves out its grading rubric too (the config's `rubric:` merged with the
     case's): what the baseline keeps of a case (gating/case_edits.py), where a grading change is
-    no edit of every case.
+    no edit of every case. `seen` keeps each folder's digest for the next case that reviews a file
+    there (a suite's cases often share one folder: hashed once, not once a case).
     """
     # A file at the top of the repository is digested alone: its folder is the whole tree.
     folders = sorted({str(Path(rel).parent) for rel in case.review} - {"."})
@@ -155,10 +157,19 @@ def case_digest(repo: Path, case: CaseSpec, meaning_only: bool = False, grading:
     if meaning_only:  # expected and absent rules are sets: a reordered list asks the same
         spec["expect"] = {**spec["expect"], "rules": sorted(set(case.expect.rules)),
                           "absent_rules": sorted(set(case.expect.absent_rules))}
-    files = files_digest(repo, folders + at_top)
-    if meaning_only:
-        files = {rel: sha for rel, sha in files.items() if Path(rel).name != "expect.yaml"}
-    return _digest_json({"spec": spec, "files": files})
+    seen = {} if seen is None else seen
+    return _digest_json({"spec": spec, "files": {rel: _path_digest(repo, rel, meaning_only, seen)
+                                                 for rel in folders + at_top}})
+
+
+def _path_digest(repo: Path, rel: str, meaning_only: bool, seen: dict[tuple[str, bool], str]) -> str:
+    """One digest of the files under a reviewed file's folder (or of the file), kept in `seen`."""
+    if (rel, meaning_only) not in seen:
+        files = files_digest(repo, [rel])
+        if meaning_only:  # a fixture's expect.yaml: its meaning is in the spec
+            files = {r: sha for r, sha in files.items() if Path(r).name != "expect.yaml"}
+        seen[rel, meaning_only] = _digest_json(files)
+    return seen[rel, meaning_only]
 
 
 def files_digest(repo: Path, paths: list[str]) -> dict[str, str]:
