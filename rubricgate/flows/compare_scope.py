@@ -235,8 +235,10 @@ def edited_cases(ref_tree: Path, at_ref: Config | None, config_rel: str | None, 
         return []
     from rubricgate.runner.cache import case_digest
 
-    then = {c.id: case_digest(ref_tree, c, meaning_only=True) for c in suite_at_ref.cases}
-    return sorted(c.id for c in head.cases if c.id in then and then[c.id] != case_digest(repo, c, meaning_only=True))
+    seen: dict[str, dict] = {"ref": {}, "head": {}}  # each side's folders hashed once, not once a case
+    then = {c.id: case_digest(ref_tree, c, meaning_only=True, seen=seen["ref"]) for c in suite_at_ref.cases}
+    return sorted(c.id for c in head.cases
+                  if c.id in then and then[c.id] != case_digest(repo, c, meaning_only=True, seen=seen["head"]))
 
 
 def rules_base_lacks(base_repo: Path, repo: Path, config_path: Path | None, at_ref: Config | None) -> list[Rule]:
