@@ -88,7 +88,7 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
         # REF's cases where REF keeps them: a PR that moves the suite folders must not hide the ones it deletes.
         base_ids, head_ids = case_ids(ref_tree, rounds.at_ref or config), case_ids(repo, config)
         removed = sorted(base_ids - head_ids)
-        rounds.judged, judged_note = judged_cases(base_ids, head_ids, rounds.gate)
+        rounds.judged, judged_note = judged_cases(base_ids, head_ids)
         configs = {"base": config.with_reviewer_of(rounds.at_ref), "head": config}
         with base_checkout(repo, ref_tree, configs, ref, {config.reports.split("/")[0]},
                            (config.suite.tasks, config.suite.fixtures),

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -57,14 +57,11 @@ def load_sides(roots: dict[str, Path], config_path: Path | None, base_reviewer_f
     base side runs, compare_config.py `reviewer_at_base`; `foreign_rules`: rules_base_lacks, which
     load its cases but are no rules of its rubric); None when a side does not load."""
     try:
-        base = load_all(roots["base"], config_path, require_baseline=False, reviewer_from=base_reviewer_from,
-                        foreign_rules=foreign_rules)
-        head = load_all(roots["head"], config_path, require_baseline=False)
+        return (load_all(roots["base"], config_path, require_baseline=False, reviewer_from=base_reviewer_from,
+                         foreign_rules=foreign_rules),
+                load_all(roots["head"], config_path, require_baseline=False))
     except (GateInputError, GateInputErrors):
         return None
-    foreign = {r.id for r in foreign_rules}
-    base.rubric = replace(base.rubric, rules={k: v for k, v in base.rubric.rules.items() if k not in foreign})
-    return base, head
 
 
 def pr_rule_changes(sides: tuple[Loaded, Loaded] | None, ran: set[str] | None = None) -> list[RuleChange]:
@@ -266,14 +263,14 @@ def rules_base_lacks_line(rules: list[Rule], ref: str) -> list[str]:
             f"({few([r.id for r in rules])}): the base side runs those cases too, and cannot cite them"]
 
 
-def judged_cases(base_ids: set[str], head_ids: set[str], gate: GateConfig) -> tuple[set[str] | None, str]:
-    """The cases a statistical comparison's tests are on, and a line naming the ones left out:
-    the base's, when the pull request adds cases (copies of a passing case would otherwise dilute
-    a regression on the others under the margin: 60 copies hid a 2-case drop). None: every case
-    (the strict gate judges each case's flip alone; a suite only the head has cannot be judged
-    on the base's)."""
+def judged_cases(base_ids: set[str], head_ids: set[str]) -> tuple[set[str] | None, str]:
+    """The cases a comparison's tests are on, and a line naming the ones left out: the base's,
+    when the pull request adds cases. Under the statistical gate copies of a passing case diluted a
+    regression on the others under the margin (60 copies hid a 2-case drop); under strict, added
+    cases expecting the regressed answers cancelled it out (2 regressed, 2 added "fixed": no
+    change). None: every case (a suite only the head has cannot be judged on the base's)."""
     added, shared = sorted(head_ids - base_ids), head_ids & base_ids
-    if gate.method != "statistical" or not added or not shared:
+    if not added or not shared:
         return None, ""
     return shared, (f"{len(added)} case(s) this pull request adds ({few(added)}) are shown, not in the tests: a pull "
                     "request is judged on the cases its base has (a run against the baseline judges them once "

@@ -38,7 +38,11 @@ def rule_changes(rubric: RubricSpec, cases: list[CaseSpec], baseline: Baseline |
     cov = rule_coverage(rubric, cases, baseline)
     exercised = {r.rule: r.cases for r in cov.rows}
     old, now = baseline.rubric_rules, rubric.rules
-    out = [RuleChange(rule=r, change="added", detail=f"added ({now[r].severity})", cases=exercised.get(r, []))
+    # An added rule is shown only by a case that expects it cited: one naming it in absent_rules
+    # passes with a reviewer that never applies it.
+    citing = {r: {c.id for c in cases if r in c.expect.rules} for r in now if r not in old}
+    out = [RuleChange(rule=r, change="added", detail=f"added ({now[r].severity})",
+                      cases=[c for c in exercised.get(r, []) if c in citing[r]])
            for r in now if r not in old]
     out += [RuleChange(rule=r, change="removed", detail=f"removed (was {old[r].severity})",
                        cases=sorted(c for c, rules in baseline.cited.items() if r in rules))

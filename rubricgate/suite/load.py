@@ -36,11 +36,12 @@ def load_all(repo: Path, config_path: Path | None = None, require_baseline: bool
              reviewer_from: Config | None = None, foreign_rules: Sequence[Rule] = ()) -> Loaded:
     """Load config, rubric, cases and baseline; raise GateInputErrors listing every problem.
     `reviewer_from`: a config whose reviewer runs in place of the file's (suite/config.py load_config);
-    `foreign_rules`: rules the rubric lacks that cases may expect (runner/options.py RunOptions)."""
+    `foreign_rules`: rules the rubric lacks that cases may expect (runner/options.py RunOptions):
+    known to the cases' checks only, never to grading (a finding citing one stays an unknown rule)."""
     config = load_config(repo, config_path, reviewer_from)
     errors: list[GateInputError] = []
-    rubric = collect(errors, lambda: with_rules(reviewer_rubric(repo, config), foreign_rules))
-    cases = collect(errors, lambda: load_suite(repo, config, rubric)) or []
+    rubric = collect(errors, lambda: reviewer_rubric(repo, config))
+    cases = collect(errors, lambda: load_suite(repo, config, with_rules(rubric, foreign_rules))) or []
     baseline = None
     if require_baseline:
         ids = None if errors else [c.id for c in cases]  # a case that did not load is not unknown
@@ -50,9 +51,10 @@ def load_all(repo: Path, config_path: Path | None = None, require_baseline: bool
     return Loaded(config, rubric, cases, baseline)
 
 
-def with_rules(rubric: RubricSpec, rules: Sequence[Rule]) -> RubricSpec:
-    """The rubric knowing `rules` too; its own rule of an id wins."""
-    if not rules:
+def with_rules(rubric: RubricSpec | None, rules: Sequence[Rule]) -> RubricSpec | None:
+    """The rubric knowing `rules` too (what the cases' rule ids are checked against); its own rule
+    of an id wins."""
+    if rubric is None or not rules:
         return rubric
     return replace(rubric, rules={**{r.id: r for r in rules}, **rubric.rules})
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from rubricgate.cli import main
 from rubricgate.gating.compare import MOST_SCALE, dimension_tests, rounds_to_decide
 from rubricgate.models.config import GateConfig
-from tests.conftest import git, make_repo
+from tests.conftest import git, make_repo, set_severity
 
 FIXTURES = ["block/data-loader", "block/forecast-notebook-runner", "pass/weekly-revenue-summary"]
 STATISTICAL = GateConfig(method="statistical")
@@ -211,14 +211,27 @@ def test_copies_of_a_passing_case_added_by_the_pull_request_do_not_dilute_a_regr
     assert any(w.startswith("20 case(s) this pull request adds (fixture-weekly-revenue-summary-0, ") for w in warnings)
 
 
-def test_a_strict_comparison_and_one_without_added_cases_test_every_case() -> None:
+def test_a_comparison_without_added_cases_tests_every_case() -> None:
     from rubricgate.flows.compare_scope import judged_cases
 
-    assert judged_cases({"a", "b"}, {"a", "b", "c"}, GateConfig()) == (None, "")
-    assert judged_cases({"a", "b"}, {"a", "b"}, STATISTICAL) == (None, "")
-    assert judged_cases({"x"}, {"a"}, STATISTICAL) == (None, "")  # nothing shared: the head's suite is judged
-    shared, line = judged_cases({"a", "b"}, {"a", "b", "c"}, STATISTICAL)
+    assert judged_cases({"a", "b"}, {"a", "b"}) == (None, "")
+    assert judged_cases({"x"}, {"a"}) == (None, "")  # nothing shared: the head's suite is judged
+    shared, line = judged_cases({"a", "b"}, {"a", "b", "c"})
     assert shared == {"a", "b"} and line.startswith("1 case(s) this pull request adds (c) are shown, not in the tests")
+
+
+def test_cases_a_pull_request_adds_do_not_cancel_a_strict_regression(tmp_path) -> None:
+    """Strict tested the summed rate over every case: two added tasks expecting the regressed
+    answer ("fixed" on the head side) cancelled the two cases that regressed (exit 0)."""
+    repo = make_repo(tmp_path / "repo", tasks=["block-missing-description"])
+    set_severity(repo, "fm-description-required", "warning")
+    for i in (1, 2):
+        (repo / f"evals/tasks/warn-desc-optional-{i}.yaml").write_text(yaml.safe_dump({
+            "id": f"warn-desc-optional-{i}", "review": ["fixtures/block/data-loader/SKILL.md"],
+            "expect": {"tier": "WARN", "rules": ["fm-description-required"]}}))
+    result = _compare(repo, "--base", "HEAD")
+    assert result.exit_code == 1, result.output
+    assert "REGRESSED  fixture-data-loader" in result.stdout
 
 
 def test_this_checkout_s_workspace_exclude_cannot_take_the_base_s_reviewer_apart(tmp_path) -> None:
@@ -330,7 +343,8 @@ def test_a_rule_added_with_the_case_that_expects_it_runs_that_case_on_both_sides
     (repo / "evals/tasks/runbook-task.yaml").write_text(yaml.safe_dump({
         "id": "runbook-task", "review": ["fixtures/pass/runbook/SKILL.md"], "expect": {"tier": "PASS"}}))
     result = _compare(repo, "--base", "HEAD", "--json", str(tmp_path / "cmp.json"))
-    assert result.exit_code == 0, result.output
+    # Named only in absent_rules, the rule is not shown applied: held (a test below shows one applied).
+    assert result.exit_code == 2 and "rule runbook-owner changed added (warning); no case exercises it" in result.output
     assert "unknown rule id" not in result.output and "does not exist" not in result.output
     record = json.loads((tmp_path / "cmp.json").read_text())
     assert ("this checkout's cases expect 1 rule(s) HEAD's reviewer does not have (runbook-owner): the base side "
@@ -369,3 +383,44 @@ def test_a_json_path_that_cannot_be_written_is_the_json_flags_error(tmp_path) ->
     (tmp_path / "a-file").write_text("")
     result = _compare(repo, "--base", "HEAD", json_out=tmp_path / "a-file" / "cmp.json")
     assert result.exit_code == 2 and "--json: cannot write: Not a directory" in result.output, result.output
+
+
+def test_a_rule_the_pull_request_adds_grades_nothing_on_the_base_side(tmp_path) -> None:
+    """REF's reviewer cites an id its table lacks (a model reviewer invents one); a pull request
+    adding that id as critical escalated every base answer citing it to BLOCK, so the base side
+    failed cases REF passes and the PR's own regression read as no change (exit 0)."""
+    import shutil
+    import sys
+
+    repo = make_repo(tmp_path / "repo")
+    (repo / "tools").mkdir()
+    base_script = REVIEW_SCRIPT.replace('tier = "BLOCK" if findings else "PASS"', (
+        'findings += [{"severity": "suggestion", "rule": "style-note", "file": p, "line": 1, "quote": "---", '
+        '"issue": "style", "fix": "style"} for p in paths]\ntier = "BLOCK" if any(f["severity"] == "critical" '
+        'for f in findings) else "PASS"'))
+    (repo / "tools/review.py").write_text(base_script)
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["agent"] = {"name": "command", "command": [sys.executable, "{workspace}/tools/review.py", "{changed_files}",
+                                                      "{workspace}"], "format": "text", "preflight": False}
+    config["rubric"]["tool_use"]["required"] = []
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "a scripted reviewer")
+    # The pull request: the description check dropped (data-loader regresses), style-note added as
+    # critical, cited on its new case only.
+    (repo / "tools/review.py").write_text(
+        'import json, sys\nchanged, ws = sys.argv[1], sys.argv[2]\n'
+        'paths = [line.strip() for line in open(changed) if line.strip()]\n'
+        'findings = [{"severity": "critical", "rule": "style-note", "file": p, "line": 1, "quote": "---", '
+        '"issue": "style", "fix": "style"} for p in paths if "delta" in p]\n'
+        'tier = "BLOCK" if findings else "PASS"\n'
+        'print("```json\\n" + json.dumps({"tier": tier, "summary": "x", "files_reviewed": paths, '
+        '"findings": findings}) + "\\n```")\n')
+    rubric = repo / RUBRIC
+    row = "| style-note | critical | mechanical | Style notes block. |"
+    rubric.write_text(rubric.read_text().replace("| examples-present |", f"{row}\n| examples-present |"))
+    shutil.copytree(repo / "fixtures/block/data-loader", repo / "fixtures/block/delta")
+    (repo / "fixtures/block/delta/expect.yaml").write_text("rules: [style-note]\n")
+    result = _compare(repo, "--base", "HEAD")
+    assert result.exit_code == 1 and "REGRESSED  fixture-data-loader" in result.stdout, result.output
+    assert "REGRESSED  fixture-weekly-revenue-summary" not in result.stdout

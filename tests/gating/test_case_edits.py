@@ -233,3 +233,18 @@ def test_a_regraded_run_of_an_edited_case_cannot_update_its_counts(tmp_path):
     result = _update(repo, "--from", str(new_dir), "--reason", "x")
     assert result.exit_code == 2 and f"the run does not record what case {MOVED} asked" in result.output, \
         result.output
+
+
+def test_an_added_rule_named_only_in_absent_rules_is_not_exercised(tmp_path):
+    """A case passing because the reviewer never cites a rule shows nothing of a rule just added."""
+    repo = make_repo(tmp_path / "repo")
+    assert _update(repo).exit_code == 0  # format 3: the rule table the gate compares with
+    rubric = repo / "reviewer/evaluator/references/rubric.md"
+    row = "| runbook-owner | critical | mechanical | A runbook names its owner. |"
+    rubric.write_text(rubric.read_text().replace("| examples-present |", f"{row}\n| examples-present |"))
+    (repo / "evals/tasks/owner-absent.yaml").write_text(yaml.safe_dump({
+        "id": "owner-absent", "review": ["fixtures/pass/weekly-revenue-summary/SKILL.md"],
+        "expect": {"tier": "PASS", "absent_rules": ["runbook-owner"]}}))
+    result = _run(repo)
+    assert result.exit_code == 2 and "rule runbook-owner changed added (critical); no case exercises it" in \
+        result.output, result.output
