@@ -33,9 +33,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from rubricgate import exitcodes
 from rubricgate.errors import GateInputError, GateInputErrors
-from rubricgate.gating.changes import change_aware, change_line, rule_changes
+from rubricgate.gating.changes import change_aware, change_line, hold, rule_changes
 from rubricgate.gating.stats import counted
 from rubricgate.models.baseline import Baseline, RuleRecord
 from rubricgate.models.config import Config, GateConfig
@@ -182,7 +181,7 @@ def scoped(decision: Decision, base: Summary | None, head: Summary | None, unsee
                      "read the working tree's way, so the comparison cannot judge it; `rubricgate run` against "
                      "the baseline does")
     if lines or not (unseen.config_changed or reviewer_changed(base, head)):
-        return _held(decision, lines, gate)
+        return hold(decision, lines, gate)
     # A reworded rule is named, not held: its wording is what the comparison itself judges on the
     # cases that exercise it (a benign rewording of the rules must pass the PR gate). A rule added,
     # removed, moved in severity or kind, or the threshold, changes the verdicts the suite cannot see.
@@ -199,7 +198,7 @@ def scoped(decision: Decision, base: Summary | None, head: Summary | None, unsee
     if unseen.regraded:
         lines.append(f"this pull request also changes how answers are graded ({', '.join(unseen.regraded)}): its "
                      "reviewer change is judged by the base's grading; change the grading in a pull request of its own")
-    return _held(decision, lines, gate)
+    return hold(decision, lines, gate)
 
 
 def _shown_by(changes: list[RuleChange], head: Summary | None) -> list[RuleChange]:
@@ -290,18 +289,3 @@ def blank_dimensions(counts: dict[str, dict[str, tuple[int, int]]]) -> list[str]
 def few(ids: list[str]) -> str:
     """The first five ids, and '...' when there are more."""
     return ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-
-
-def _held(decision: Decision, lines: list[str], gate: GateConfig) -> Decision:
-    """A PASS made INCONCLUSIVE by what `lines` say the comparison cannot see (a PASS with the
-    lines as warnings under `gate.inconclusive: pass`); an INCONCLUSIVE one gets them as further
-    reasons (one held for a rule change also names the cases it changes); a REGRESSION as it is."""
-    if not lines or decision.status not in ("pass", "inconclusive"):
-        return decision
-    if decision.status == "inconclusive":
-        return decision.model_copy(update={"reasons": [*decision.reasons, *lines]})
-    if gate.inconclusive == "pass":
-        noted = [f"{line} (gate.inconclusive: pass)" for line in lines]
-        return decision.model_copy(update={"warnings": [*noted, *decision.warnings]})
-    return decision.model_copy(update={"status": "inconclusive", "exit_code": exitcodes.CANNOT_JUDGE,
-                                       "reasons": [*lines, *decision.reasons]})

@@ -19,7 +19,7 @@ from rubricgate.models.baseline import Baseline
 from rubricgate.models.case import CaseSpec
 from rubricgate.models.config import GateConfig
 from rubricgate.models.coverage import RuleChange
-from rubricgate.models.results import Decision, ReviewerRecord, Summary
+from rubricgate.models.results import Decision, GateDetail, ReviewerRecord, Summary
 from rubricgate.suite.coverage import rule_coverage, tier_exercises
 from rubricgate.suite.rubric import RubricSpec, Rule
 
@@ -125,10 +125,42 @@ def with_rule_changes(summary: Summary, rubric: RubricSpec, cases: list[CaseSpec
     changes = rule_changes(rubric, cases, baseline, now.digests if now else None, rubric_path)
     coverage = rule_coverage(rubric, cases, baseline).as_dict()
     decision = summary.decision if summary.kind == "baseline" else change_aware(summary.decision, changes, gate)
+    if summary.kind != "baseline":
+        decision = hold(decision, edited_beside(changes, summary.gate), gate)
     return summary.model_copy(update={"coverage": coverage, "rule_changes": changes, "decision": decision})
+
+
+def edited_beside(changes: list[RuleChange], detail: GateDetail | None) -> list[str]:
+    """A reviewer changed since the baseline beside cases the baseline holds edited since: the
+    edits may re-expect exactly what the change regresses (deleting those cases is an input
+    error), so the run is held, as `compare --base` holds them (flows/compare_scope.py)."""
+    edited = detail.edited_cases if detail is not None else []
+    if not changes or not edited:
+        return []
+    return [f"the reviewer changed since baseline.json was measured ({', '.join(c.rule for c in changes[:3])}"
+            + (", ..." if len(changes) > 3 else "") + f") and {len(edited)} case(s) it holds were edited since ("
+            + ", ".join(edited[:5]) + (", ..." if len(edited) > 5 else "") + "): the reviewer change is judged on "
+            "the cases as they were; edit the cases in a change of their own, or re-measure: "
+            "rubricgate baseline update"]
+
 
 
 def changed_first(cases: list[CaseSpec], changes: list[RuleChange]) -> list[CaseSpec]:
     """Cases that exercise a changed rule (not a whole changed file) first, suite order kept otherwise."""
     first = {c for ch in changes if ch.change != "file" for c in ch.cases}
     return [c for c in cases if c.id in first] + [c for c in cases if c.id not in first]
+
+
+def hold(decision: Decision, lines: list[str], gate: GateConfig) -> Decision:
+    """A PASS made INCONCLUSIVE by what `lines` say the gate cannot see (a PASS with the
+    lines as warnings under `gate.inconclusive: pass`); an INCONCLUSIVE one gets them as further
+    reasons (one held for a rule change also names the cases it changes); a REGRESSION as it is."""
+    if not lines or decision.status not in ("pass", "inconclusive"):
+        return decision
+    if decision.status == "inconclusive":
+        return decision.model_copy(update={"reasons": [*decision.reasons, *lines]})
+    if gate.inconclusive == "pass":
+        noted = [f"{line} (gate.inconclusive: pass)" for line in lines]
+        return decision.model_copy(update={"warnings": [*noted, *decision.warnings]})
+    return decision.model_copy(update={"status": "inconclusive", "exit_code": exitcodes.CANNOT_JUDGE,
+                                       "reasons": [*lines, *decision.reasons]})

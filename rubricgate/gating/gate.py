@@ -68,6 +68,10 @@ def decide(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
                      + baseline_age(baseline, gate.baseline_max_age_days))
     if all(row.trials == 0 for row in rates.values()) and not errored:
         return cannot_judge(["no trial was graded"], gate.method), detail
+    if not baseline.cases and edited:
+        every = f"every case baseline.json holds was edited since it was measured ({_listed(list(edited))})"
+        return cannot_judge([f"{every}: nothing is left to compare; re-measure: rubricgate baseline update"],
+                            gate.method), detail
     if baseline.format_version == 1 or not baseline.cases:
         return cannot_judge([f"baseline.json is format 1 (suite rates only): re-measure it with `{REMEASURE}`"],
                             gate.method), detail
@@ -281,8 +285,10 @@ def edited_failing(per_case: Counts, detail: GateDetail) -> list[str]:
     failing = [f"{c} {d} {x}/{n}" for c in detail.edited_cases for d, (x, n) in per_case[c].items() if x < n]
     if not failing:
         return []
+    only = " ".join(f"--only {c}" for c in detail.edited_cases[:5])
     return [f"case(s) edited since baseline.json was measured fail now ({_listed(failing)}): without counts of them "
-            "as they are, a failure cannot be told from a regression; re-measure them: rubricgate baseline update"]
+            "as they are, a failure cannot be told from a regression; re-measure them: rubricgate run " + only
+            + ", then rubricgate baseline update --from <that run> --allow-partial"]
 
 
 def only_new_cases(per_case: Counts, detail: GateDetail, gate: GateConfig) -> Decision:

@@ -142,8 +142,9 @@ def case_digest(repo: Path, case: CaseSpec, meaning_only: bool = False, grading:
 
     An overlaid file (case.files) is in the spec, but its folder may also hold repository files
     the agent reads beside it, so every reviewed file's folder is digested. `meaning_only` leaves
-    out the case's wording and place (`why:`, tags, origin, a fixture's expect.yaml, whose meaning
-    is in the spec): what `compare --base` holds a case to (flows/compare_scope.py edited_cases).
+    out the case's wording, place and trials (`why:`, tags, origin, `trials:`, a fixture's
+    expect.yaml, whose meaning is in the spec): what `compare --base` holds a case to
+    (flows/compare_scope.py edited_cases).
     `grading=False` leaves out its grading rubric too (the config's `rubric:` merged with the
     case's): what the baseline keeps of a case (gating/case_edits.py), where a grading change is
     no edit of every case. `seen` keeps each folder's digest for the next case that reviews a file
@@ -152,7 +153,8 @@ def case_digest(repo: Path, case: CaseSpec, meaning_only: bool = False, grading:
     # A file at the top of the repository is digested alone: its folder is the whole tree.
     folders = sorted({str(Path(rel).parent) for rel in case.review} - {"."})
     at_top = sorted(rel for rel in case.review if str(Path(rel).parent) == ".")
-    left_out = ({"why", "tags", "origin"} if meaning_only else set()) | (set() if grading else {"rubric"})
+    # Its trials are how often it runs, not what it asks: `trials: 2` in the config edits no case.
+    left_out = ({"why", "tags", "origin", "trials"} if meaning_only else set()) | (set() if grading else {"rubric"})
     spec = case.model_dump(mode="json", exclude=left_out or None)
     if meaning_only:  # expected and absent rules are sets: a reordered list asks the same
         spec["expect"] = {**spec["expect"], "rules": sorted(set(case.expect.rules)),

@@ -67,6 +67,8 @@ def test_a_case_re_expected_since_the_baseline_is_judged_as_new_not_as_a_collaps
     # Against its old counts: a collapse, exit 1. It fails now, so the run cannot judge (exit 2).
     assert result.exit_code == 2, result.output
     assert f"case(s) edited since baseline.json was measured fail now ({MOVED} verdict 0/1)" in result.output
+    assert f"re-measure them: rubricgate run --only {MOVED}, then rubricgate baseline update --from <that run> " \
+           "--allow-partial" in result.output
     assert f"1 case(s) edited since baseline.json was measured (what they ask or review), judged as new " \
            f"cases, not against their old counts: {MOVED}" in result.output
     comment = (max((repo / "reports").glob("*/summary.json"), key=lambda p: p.stat().st_mtime).parent
@@ -248,3 +250,40 @@ def test_an_added_rule_named_only_in_absent_rules_is_not_exercised(tmp_path):
     result = _run(repo)
     assert result.exit_code == 2 and "rule runbook-owner changed added (critical); no case exercises it" in \
         result.output, result.output
+
+
+def test_cases_re_expected_beside_a_reviewer_change_hold_the_run(tmp_path):
+    """The regression, and the cases that show it moved to the tier the regressed reviewer now
+    gives: judged as new cases, they passed (exit 0), where deleting them is an input error."""
+    repo = make_repo(tmp_path / "repo", tasks=["block-missing-description"])
+    assert _update(repo).exit_code == 0
+    set_severity(repo, "fm-description-required", "warning")
+    task = repo / "evals/tasks/block-missing-description.yaml"
+    data = yaml.safe_load(task.read_text())
+    data["expect"]["tier"] = "WARN"
+    data["review"] = ["fixtures/warn/data-loader/SKILL.md"]
+    task.write_text(yaml.safe_dump(data))
+    (repo / "fixtures/warn").mkdir()
+    shutil.move(repo / "fixtures/block/data-loader", repo / "fixtures/warn/data-loader")
+    result = _run(repo)
+    assert result.exit_code == 2, result.output
+    assert "the reviewer changed since baseline.json was measured (fm-description-required" in result.output
+    assert "2 case(s) it holds were edited since (block-missing-description, fixture-data-loader)" in result.output
+
+
+def test_the_trials_a_case_runs_are_no_edit(tmp_path):
+    """`trials: 2` in the config set every case aside, and the run said the baseline was format 1."""
+    repo = _measured(tmp_path)
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["trials"] = 2
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    assert with_case_digests(load_all(repo), repo).edited == []
+
+
+def test_every_case_edited_says_so_not_format_1(tmp_path):
+    repo = _measured(tmp_path)
+    for skill in repo.glob("fixtures/*/*/SKILL.md"):
+        skill.write_text(skill.read_text() + "\nEdited.\n")
+    result = _run(repo)
+    assert result.exit_code == 2 and "every case baseline.json holds was edited since it was measured" in \
+        result.output and "format 1" not in result.output, result.output
