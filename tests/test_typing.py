@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import ROOT
 
 
+@pytest.mark.long  # a mypy process with the pydantic plugin (~9 s); .ci/run runs mypy on the package too
 def test_a_constructor_argument_outside_the_fields_type_is_a_mypy_error(tmp_path) -> None:
     pytest.importorskip("mypy", reason="mypy is in the test extras (pip install -e '.[test]')")
     snippet = tmp_path / "snippet.py"

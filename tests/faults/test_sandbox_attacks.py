@@ -108,6 +108,7 @@ subprocess.Popen(["env", "-i", "sh", "-c", f"(sh -c '{cmd}' &) ; exit 0"], stdou
 '''
 
 
+@pytest.mark.long  # each waits 5 s past the run: the README command runs the sandboxed one
 @pytest.mark.parametrize("sandbox", ["bwrap", "none"])
 def test_nothing_outlives_the_run(tmp_path: Path, sandbox: str) -> None:
     repo = repo_for(tmp_path, LATE_WRITER, sandbox=sandbox)

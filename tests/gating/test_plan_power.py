@@ -89,6 +89,7 @@ def plan():
                      sessions={c: 2 for c in counts}).dimensions[0]
 
 
+@pytest.mark.long  # 300 simulated runs of the design (5-9 s): .ci/run
 def test_the_drop_the_plan_says_the_full_budget_catches_is_caught_in_80_percent(plan) -> None:
     assert plan.detectable_budget is not None
     assert abs(_adaptive_power(MIXED, plan.detectable_budget) - 0.8) <= TOLERANCE
@@ -136,6 +137,7 @@ def test_one_session_the_drop_the_plan_says_the_full_budget_catches_is_caught_in
     assert abs(got - 0.8) <= TOLERANCE, got
 
 
+@pytest.mark.long  # 300 simulated runs of the design (5-9 s): .ci/run
 def test_one_session_the_trials_and_cases_the_plan_says_reach_the_target_catch_it_in_80_percent(one_session_plan):
     plan = one_session_plan
     assert plan.reach_trials is not None and plan.reach_cases is not None
