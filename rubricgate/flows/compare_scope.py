@@ -45,7 +45,7 @@ from rubricgate.reports.explain import statement_of
 from rubricgate.suite.checks import TASK_SUFFIXES, TIER_FOLDERS
 from rubricgate.suite.config import load_config
 from rubricgate.suite.load import Loaded, load_all, reviewer_rubric
-from rubricgate.suite.rubric import Rule
+from rubricgate.suite.rubric import Rule, meaning_of
 
 GRADING_SECTIONS = ("rubric", "verdict")  # rubricgate.yaml's sections that decide how answers are graded
 
@@ -72,8 +72,8 @@ def pr_rule_changes(sides: tuple[Loaded, Loaded] | None, ran: set[str] | None = 
         return []
     base, head = sides
     cases = [c for c in head.cases if ran is None or c.id in ran]
-    rules = {r.id: RuleRecord(severity=r.severity, kind=r.kind, statement=statement_of(r))
-             for r in base.rubric.rules.values()}
+    rules = {r.id: RuleRecord(severity=r.severity, kind=r.kind, statement=statement_of(r),
+                              means=meaning_of(r.severity, base.rubric.vocabulary)) for r in base.rubric.rules.values()}
     then = (head.baseline or Baseline(rates={})).model_copy(
         update={"rubric_rules": rules, "tier_threshold": base.rubric.warning_block_threshold})
     return rule_changes(head.rubric, cases, then, None, head.config.reviewer.rubric)

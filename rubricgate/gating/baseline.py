@@ -181,7 +181,8 @@ def reviewer_fields(summary: Summary) -> dict:
     if rec is None:
         return {}
     return {"reviewer_digests": dict(rec.digests), "tier_threshold": rec.tier_threshold,
-            "rubric_rules": {r: RuleRecord(severity=row.severity, kind=row.kind, statement=row.statement)
+            "rubric_rules": {r: RuleRecord(severity=row.severity, kind=row.kind, statement=row.statement,
+                                           means=row.means)
                              for r, row in rec.rules.items()}}
 
 

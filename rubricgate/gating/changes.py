@@ -13,15 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import Literal
 
 from rubricgate import exitcodes
-from rubricgate.models.baseline import Baseline
+from rubricgate.models.baseline import Baseline, RuleRecord
 from rubricgate.models.case import CaseSpec
 from rubricgate.models.config import GateConfig
 from rubricgate.models.coverage import RuleChange
 from rubricgate.models.results import Decision, GateDetail, ReviewerRecord, Summary
+from rubricgate.runner.cache import CONFIG_KEY
 from rubricgate.suite.coverage import rule_coverage, tier_exercises
-from rubricgate.suite.rubric import RubricSpec, Rule
+from rubricgate.suite.rubric import RubricSpec, Rule, meaning_of
 
 ADVICE = "add one with `rubricgate record` or a fixture"
 
@@ -38,9 +40,10 @@ def rule_changes(rubric: RubricSpec, cases: list[CaseSpec], baseline: Baseline |
     cov = rule_coverage(rubric, cases, baseline)
     exercised = {r.rule: r.cases for r in cov.rows}
     old, now = baseline.rubric_rules, rubric.rules
-    # An added rule is shown only by a case that expects it cited: one naming it in absent_rules
-    # passes with a reviewer that never applies it.
-    citing = {r: {c.id for c in cases if r in c.expect.rules} for r in now if r not in old}
+    # An added or moved rule is shown only by a case that expects it cited (or whose baseline run
+    # cited it): one naming it in absent_rules passes with a reviewer that never applies it.
+    citing = {r: {c.id for c in cases if r in c.expect.rules} | {c for c, ids in baseline.cited.items() if r in ids}
+              for r in now}
     out = [RuleChange(rule=r, change="added", detail=f"added ({now[r].severity})",
                       cases=[c for c in exercised.get(r, []) if c in citing[r]])
            for r in now if r not in old]
@@ -48,14 +51,26 @@ def rule_changes(rubric: RubricSpec, cases: list[CaseSpec], baseline: Baseline |
                        cases=sorted(c for c, rules in baseline.cited.items() if r in rules))
             for r in old if r not in now]
     for r in (r for r in now if r in old):
-        for attr in ("severity", "kind"):
-            before, after = getattr(old[r], attr), getattr(now[r], attr)
-            if before != after:
-                out.append(RuleChange(rule=r, change=attr, detail=f"{attr} {before} -> {after}",
-                                      cases=exercised.get(r, [])))
+        shown = [c for c in exercised.get(r, []) if c in citing[r]]
+        out += [RuleChange(rule=r, change=attr, detail=detail, cases=shown)
+                for attr, detail in _moved(old[r], now[r], rubric)]
         out += _statement_change(r, old[r].statement, now[r], exercised.get(r, []))
     out += _threshold_change(rubric, cases, baseline)
     out += _file_changes(digests or {}, baseline, rubric_path, [c.id for c in cases], bool(out))
+    return out
+
+
+def _moved(before: RuleRecord, now: Rule, rubric: RubricSpec) -> list[tuple[Literal["severity", "kind"], str]]:
+    """(attribute, detail) of a rule's severity or kind that changed; the severity by what it
+    means (a `tiers:` edit mapping "suggestion" to warning moves every suggestion rule)."""
+    out: list[tuple[Literal["severity", "kind"], str]] = []
+    means = meaning_of(now.severity, rubric.vocabulary) or now.severity
+    if before.severity != now.severity or before.meaning() != means:
+        shown = "" if before.meaning() == before.severity and means == now.severity else \
+            f" (means {before.meaning()} -> {means})"
+        out.append(("severity", f"severity {before.severity} -> {now.severity}{shown}"))
+    if before.kind != now.kind:
+        out.append(("kind", f"kind {before.kind} -> {now.kind}"))
     return out
 
 
@@ -88,7 +103,9 @@ def _file_changes(digests: Mapping[str, str], baseline: Baseline, rubric_path: s
     if not digests or not baseline.reviewer_digests:
         return []
     old = baseline.reviewer_digests
-    files = sorted(p for p in set(digests) | set(old) if digests.get(p) != old.get(p))
+    # A config section a baseline written before they were recorded does not know: not a change.
+    files = sorted(p for p in set(digests) | set(old) if digests.get(p) != old.get(p)
+                   and not (p.startswith(CONFIG_KEY) and p not in old))
     if table_changed:  # the rubric's edit is already named rule by rule
         files = [p for p in files if p != rubric_path]
     return [RuleChange(rule=p, change="file", detail=f"file {p} changed", cases=list(every)) for p in files]
@@ -126,8 +143,36 @@ def with_rule_changes(summary: Summary, rubric: RubricSpec, cases: list[CaseSpec
     coverage = rule_coverage(rubric, cases, baseline).as_dict()
     decision = summary.decision if summary.kind == "baseline" else change_aware(summary.decision, changes, gate)
     if summary.kind != "baseline":
-        decision = hold(decision, edited_beside(changes, summary.gate), gate)
+        reviewer = [c for c in changes if c.rule not in JUDGING]
+        decision = hold(decision, edited_beside(reviewer, summary.gate) + graded_beside(reviewer, changes), gate)
+        # The gate's own settings changed: held whatever the changed settings say of holding.
+        decision = hold(decision, gate_changed(changes), gate.model_copy(update={"inconclusive": "fail"}))
     return summary.model_copy(update={"coverage": coverage, "rule_changes": changes, "decision": decision})
+
+
+# The config sections that grade answers and decide the run (reports/explain.py config_digests).
+GRADING = {CONFIG_KEY + "rubric", CONFIG_KEY + "verdict"}
+JUDGING = GRADING | {CONFIG_KEY + "gate"}
+
+
+def graded_beside(reviewer: list[RuleChange], changes: list[RuleChange]) -> list[str]:
+    """How answers are graded (rubricgate.yaml `rubric:`, `verdict:`) changed beside a reviewer
+    change: a loosened grading would hide the reviewer's regression, as compare --base holds it."""
+    graded = [c.rule.removeprefix(CONFIG_KEY) for c in changes if c.rule in GRADING]
+    if not graded or not reviewer:
+        return []
+    return [f"this change also changes how answers are graded ({', '.join(graded)}) beside the reviewer: the "
+            "reviewer change is judged by the baseline's grading; change the grading in a change of its own, "
+            "or re-measure: rubricgate baseline update"]
+
+
+def gate_changed(changes: list[RuleChange]) -> list[str]:
+    """The gate's settings differ from those baseline.json was measured with (a change may not
+    loosen the gate that judges it: `compare --base` takes the base's)."""
+    if not any(c.rule == CONFIG_KEY + "gate" for c in changes):
+        return []
+    return ["the gate settings in rubricgate.yaml differ from those baseline.json was measured with: a change to "
+            "the gate is judged in a change of its own; `rubricgate baseline update` records the new ones"]
 
 
 def edited_beside(changes: list[RuleChange], detail: GateDetail | None) -> list[str]:

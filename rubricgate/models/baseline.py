@@ -90,10 +90,17 @@ class RuleRecord(StrictModel):
     """mechanical or judgement, as the rubric's table says."""
     statement: str = ""
     """The rule as the reviewer's files stated it (rules named in rubricgate.yaml)."""
+    means: str = ""
+    """What the severity word meant under rubricgate.yaml's `tiers:` when that was another word
+    (critical, warning or suggestion); empty: the word itself."""
 
     @model_serializer(mode="wrap")
     def _without_empty_statement(self, handler):
-        return drop_empty(handler(self), "statement")
+        return drop_empty(handler(self), "statement", "means")
+
+    def meaning(self) -> str:
+        """The severity as the tier derivation reads it."""
+        return self.means or self.severity
 
 
 class Baseline(StrictModel):

@@ -88,10 +88,11 @@ class RuleRow(StrictModel):
     severity: str
     kind: str
     statement: str = ""  # the rule as the reviewer's files state it (rules named in rubricgate.yaml)
+    means: str = ""  # what the severity word means under `tiers:` when that is another word ("" : the word)
 
     @model_serializer(mode="wrap")
     def _without_empty_statement(self, handler):
-        return drop_empty(handler(self), "statement")
+        return drop_empty(handler(self), "statement", "means")
 
 
 class ReviewerRecord(StrictModel):

@@ -136,6 +136,24 @@ def reviewer_digest(repo: Path, config: Config) -> dict[str, str]:
     return files_digest(repo, reviewer_closure(WorkTree(repo), config).files)
 
 
+# rubricgate.yaml's sections that set up or grade the reviewer, recorded beside its files: a
+# change there is a reviewer change the baseline can see (gating/changes.py).
+CONFIG_SECTIONS = ("reviewer", "agent", "tiers", "rubric", "verdict", "gate")
+CONFIG_KEY = "rubricgate.yaml#"
+
+
+def config_digests(config: Config, repo: Path) -> dict[str, str]:
+    """One digest per section of CONFIG_SECTIONS, keyed 'rubricgate.yaml#<section>'; the paths
+    loading made absolute (verdict.hook, agent.replay_dir) taken relative to the repository, so
+    another checkout of the same config digests the same."""
+    root = str(repo.resolve()) + "/"
+
+    def digest(value) -> str:
+        dumped = json.dumps(value.model_dump(mode="json") if value is not None else None, sort_keys=True)
+        return hashlib.sha256(dumped.replace(json.dumps(root)[1:-1], "").encode("utf-8")).hexdigest()
+    return {CONFIG_KEY + name: digest(getattr(config, name)) for name in CONFIG_SECTIONS}
+
+
 def case_digest(repo: Path, case: CaseSpec, meaning_only: bool = False, grading: bool = True,
                 seen: dict[tuple[str, bool], str] | None = None) -> str:
     """Digest of the case spec and of every file beside each reviewed file (e.g. references/).

@@ -53,6 +53,13 @@ class Vocabulary:
 DEFAULT_VOCABULARY = Vocabulary({s: s for s in SEVERITIES})
 
 
+def meaning_of(severity: str, vocabulary: Vocabulary) -> str:
+    """What a severity word means under `tiers:` (critical, warning or suggestion), or "" when
+    that is the word itself: what the baseline records beside the word (RuleRecord.means)."""
+    means = vocabulary.meanings.get(severity, severity)
+    return "" if means == severity else means
+
+
 def vocabulary_from(tiers) -> Vocabulary:
     """rubricgate.yaml's `tiers:` (a TiersConfig, or None for the default words) as a Vocabulary."""
     if tiers is None:

@@ -49,7 +49,9 @@ def test_mutate_scores_explains_survivors_and_never_touches_the_tree(repo, tmp_p
     killed = next(m for m in report["mutants"] if m["id"] == "severity-down:fm-description-required")
     assert killed["cases"] == ["fixture-data-loader"]
     assert status["severity-down:fm-name-required"] == "flagged"  # no case of this repo exercises it
-    assert status["severity-up:body-present"] == "survived"  # a pass fixture expects it absent: no tier moves
+    # A pass fixture names it in absent_rules only: no tier moves, and no case shows the rule
+    # (gating/changes.py), so the change is flagged as unexercised.
+    assert status["severity-up:body-present"] == "flagged"
     assert {s["id"] for s in report["skipped"]} == {"severity-up:fm-description-required", "severity-up:fm-name-required"}
     survivor = next(m for m in report["mutants"] if m["id"] == "severity-up:body-present")
     assert "no case's tier depends on the severity of body-present" in survivor["explanation"]

@@ -1,0 +1,110 @@
+"""A reviewer change made in rubricgate.yaml is a change `run` sees (gating/changes.py): `tiers:`
+by what each severity means, the gate's own settings, and grading loosened beside a reviewer
+change (runner/cache.py config_digests, recorded in the baseline beside the reviewer's files)."""
+
+from __future__ import annotations
+
+import shutil
+
+import yaml
+from click.testing import CliRunner
+
+from rubricgate.cli import main
+from tests.conftest import make_repo, set_severity
+
+
+def _update(repo):
+    return CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo)])
+
+
+def _run(repo):
+    return CliRunner().invoke(main, ["run", "--repo", str(repo)])
+
+
+def _config(repo, **sections) -> None:
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    for key, value in sections.items():
+        if isinstance(value, dict) and isinstance(config.get(key), dict):
+            config[key].update(value)
+        else:
+            config[key] = value
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+
+
+def _measured(tmp_path, **kwargs):
+    repo = make_repo(tmp_path / "repo", **kwargs)
+    done = _update(repo)
+    assert done.exit_code == 0, done.output
+    return repo
+
+
+def test_a_tiers_regression_beside_cases_re_expected_to_it_is_held(tmp_path):
+    """Every critical read as a warning (tiers:), and the cases that show it moved to WARN: the
+    change checks saw no rule change, so the edited cases were not held (exit 0)."""
+    repo = _measured(tmp_path, tasks=["block-missing-description"])
+    _config(repo, tiers={"severities": {"critical": "warning", "warning": "warning", "suggestion": "suggestion"}})
+    task = repo / "evals/tasks/block-missing-description.yaml"
+    data = yaml.safe_load(task.read_text())
+    data["expect"]["tier"], data["review"] = "WARN", ["fixtures/warn/data-loader/SKILL.md"]
+    task.write_text(yaml.safe_dump(data))
+    (repo / "fixtures/warn").mkdir()
+    shutil.move(repo / "fixtures/block/data-loader", repo / "fixtures/warn/data-loader")
+    result = _run(repo)
+    assert result.exit_code == 2, result.output
+    assert "the reviewer changed since baseline.json was measured" in result.output
+
+
+def test_a_severity_moved_by_tiers_is_a_severity_change(tmp_path):
+    """README step 3 moves scope-single-purpose to warning in the rubric: INCONCLUSIVE. The same
+    move made in tiers: (every suggestion read as a warning) passed without a word."""
+    repo = _measured(tmp_path)
+    _config(repo, tiers={"severities": {"critical": "critical", "warning": "warning", "suggestion": "warning"}})
+    result = _run(repo)
+    assert result.exit_code == 2, result.output
+    assert "rule scope-single-purpose changed severity suggestion -> suggestion (means suggestion -> warning); " \
+           "no case exercises it" in result.output
+
+
+def test_the_gate_s_own_settings_changed_are_held_whatever_they_say(tmp_path):
+    """The control regression with the verdict no longer graded (gate.dimensions), and holding
+    turned off (gate.inconclusive: pass): the verdict row vanished and the run passed."""
+    repo = _measured(tmp_path)
+    set_severity(repo, "fm-description-required", "warning")
+    _config(repo, gate={"dimensions": ["tool_use", "trajectory"], "inconclusive": "pass"})
+    result = _run(repo)
+    assert result.exit_code == 2, result.output
+    assert "the gate settings in rubricgate.yaml differ from those baseline.json was measured with" in result.output
+
+
+def test_a_severity_change_is_not_exercised_by_a_case_naming_the_rule_absent(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    expect = repo / "fixtures/block/data-loader/expect.yaml"
+    data = yaml.safe_load(expect.read_text())
+    data["absent_rules"] = [*data.get("absent_rules", []), "scope-single-purpose"]
+    expect.write_text(yaml.safe_dump(data))
+    assert _update(repo).exit_code == 0
+    set_severity(repo, "scope-single-purpose", "critical")
+    result = _run(repo)
+    assert result.exit_code == 2, result.output
+    assert "rule scope-single-purpose changed severity suggestion -> critical; no case exercises it" in result.output
+
+
+def test_grading_loosened_beside_a_reviewer_change_is_held(tmp_path):
+    repo = _measured(tmp_path)
+    prompt = repo / "reviewer/prompts/evaluate.md"
+    prompt.write_text(prompt.read_text() + "\nUse any tool you like.\n")
+    _config(repo, rubric={"trajectory": {"max_steps": 400}})
+    result = _run(repo)
+    assert result.exit_code == 2, result.output
+    assert "this change also changes how answers are graded (rubric) beside the reviewer" in result.output
+    # The grading alone, or the reviewer alone, is no hold.
+    prompt.write_text(prompt.read_text().replace("\nUse any tool you like.\n", ""))
+    assert _run(repo).exit_code == 0
+
+
+def test_compare_sees_a_severity_moved_by_tiers(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    _config(repo, tiers={"severities": {"critical": "critical", "warning": "warning", "suggestion": "warning"}})
+    result = CliRunner().invoke(main, ["compare", "--repo", str(repo), "--base", "HEAD"])
+    assert result.exit_code == 2, result.output
+    assert "(means suggestion -> warning); no case exercises it" in result.output
