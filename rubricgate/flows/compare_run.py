@@ -61,6 +61,7 @@ from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.records.files import new_run_id
 from rubricgate.runner.cache import resolve_cache_dir
 from rubricgate.suite.config import CONFIG_NAME, load_config
+from rubricgate.suite.load import load_all
 from rubricgate.suite.rubric import Rule
 
 SIDES = ("base", "head")
@@ -161,7 +162,9 @@ class _PairedRounds:
         except (GateInputError, GateInputErrors) as exc:
             if side != "base":
                 raise
-            # The base side loads this checkout's suite with REF's reviewer: say which side refused it.
+            # The base side loads this checkout's suite with REF's reviewer: say which side refused
+            # it, unless this checkout's own side refuses the same (its own files are at fault).
+            load_all(self.options.repo, self.options.config_path, require_baseline=False)
             raise GateInputErrors([GateInputError(e.file, e.field, f"{e.problem}, with the reviewer at the base "
                                                   f"side ({self.labels['base']})", e.fix) for e in _listed(exc)])
         self.spent += budget_spent(outcome.summary)

@@ -125,6 +125,9 @@ def _load_fixtures(repo: Path, config: Config, errors: list[GateInputError]) -> 
 
 def _fixture_case(repo: Path, config: Config, folder: Path, tier: Tier) -> CaseSpec:
     top = folder.relative_to(repo).as_posix()
+    if folder.is_symlink():  # its files are not in the tree a workspace copies: the trial would lack them
+        raise GateInputError(top, "", "the fixture folder is a symbolic link",
+                             "copy the folder it points to, or make it a task whose review: names its files")
     extra, origin = FixtureExpect(), f"{top}/{SKILL_FILE}" if config.suite.layout == "skills" else top
     expect_file = folder / "expect.yaml"
     if expect_file.is_file():

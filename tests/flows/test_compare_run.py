@@ -424,3 +424,12 @@ def test_a_rule_the_pull_request_adds_grades_nothing_on_the_base_side(tmp_path) 
     result = _compare(repo, "--base", "HEAD")
     assert result.exit_code == 1 and "REGRESSED  fixture-data-loader" in result.stdout, result.output
     assert "REGRESSED  fixture-weekly-revenue-summary" not in result.stdout
+
+
+def test_an_error_in_this_checkout_s_own_files_is_not_blamed_on_the_base_side(tmp_path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (repo / "evals/tasks/misnamed.yaml").write_text(yaml.safe_dump({
+        "id": "another-name", "review": ["fixtures/block/data-loader/SKILL.md"], "expect": {"tier": "BLOCK"}}))
+    result = _compare(repo, "--base", "HEAD")
+    assert result.exit_code == 2 and "evals/tasks/misnamed.yaml" in result.output, result.output
+    assert "with the reviewer at the base side" not in result.output

@@ -287,3 +287,12 @@ def test_every_case_edited_says_so_not_format_1(tmp_path):
     result = _run(repo)
     assert result.exit_code == 2 and "every case baseline.json holds was edited since it was measured" in \
         result.output and "format 1" not in result.output, result.output
+
+
+def test_a_fixture_folder_that_is_a_symbolic_link_is_an_input_error(tmp_path):
+    """Its files are not in the tree a workspace copies: the run ended with an internal error."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / "fixtures/pass/linked").symlink_to("../block/data-loader")
+    result = _run(repo)
+    assert result.exit_code == 2 and "fixtures/pass/linked: the fixture folder is a symbolic link" in result.output
+    assert "internal error" not in result.output
