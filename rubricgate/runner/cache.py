@@ -146,11 +146,13 @@ def config_digests(config: Config, repo: Path) -> dict[str, str]:
     """One digest per section of CONFIG_SECTIONS, keyed 'rubricgate.yaml#<section>'; the paths
     loading made absolute (verdict.hook, agent.replay_dir) taken relative to the repository, so
     another checkout of the same config digests the same."""
-    root = str(repo.resolve()) + "/"
+    roots = sorted({json.dumps(f"{r}/")[1:-1] for r in (repo, repo.resolve())}, key=len, reverse=True)
 
     def digest(value) -> str:
         dumped = json.dumps(value.model_dump(mode="json") if value is not None else None, sort_keys=True)
-        return hashlib.sha256(dumped.replace(json.dumps(root)[1:-1], "").encode("utf-8")).hexdigest()
+        for root in roots:
+            dumped = dumped.replace(root, "")
+        return hashlib.sha256(dumped.encode("utf-8")).hexdigest()
     return {CONFIG_KEY + name: digest(getattr(config, name)) for name in CONFIG_SECTIONS}
 
 

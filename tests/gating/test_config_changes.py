@@ -108,3 +108,22 @@ def test_compare_sees_a_severity_moved_by_tiers(tmp_path):
     result = CliRunner().invoke(main, ["compare", "--repo", str(repo), "--base", "HEAD"])
     assert result.exit_code == 2, result.output
     assert "(means suggestion -> warning); no case exercises it" in result.output
+
+
+def test_the_config_digests_are_the_same_in_another_checkout_and_through_a_link(tmp_path):
+    """verdict.hook and agent.replay_dir are made absolute on loading: the checkout's folder must
+    not read as a changed config (every run elsewhere would be held)."""
+    import os
+
+    from rubricgate.runner.cache import config_digests
+    from rubricgate.suite.config import load_config
+
+    first = make_repo(tmp_path / "first", commit=False)
+    (first / "hooks").mkdir()
+    (first / "hooks/v.py").write_text("def read(text):\n    return {'tier': 'PASS', 'findings': []}\n")
+    _config(first, verdict={"format": "hook", "hook": "hooks/v.py:read"}, agent={"replay_dir": "recorded"})
+    second = tmp_path / "elsewhere" / "second"
+    shutil.copytree(first, second)
+    os.symlink(second, tmp_path / "link")
+    digests = [config_digests(load_config(r), r) for r in (first, second, tmp_path / "link")]
+    assert digests[0] == digests[1] == digests[2]
