@@ -146,7 +146,8 @@ def with_rule_changes(summary: Summary, rubric: RubricSpec, cases: list[CaseSpec
         reviewer = [c for c in changes if c.rule not in JUDGING]
         decision = hold(decision, edited_beside(reviewer, summary.gate) + graded_beside(reviewer, changes), gate)
         # The gate's own settings changed: held whatever the changed settings say of holding.
-        decision = hold(decision, gate_changed(changes), gate.model_copy(update={"inconclusive": "fail"}))
+        lines = gate_changed(changes) + ungraded(baseline, summary)
+        decision = hold(decision, lines, gate.model_copy(update={"inconclusive": "fail"}))
     return summary.model_copy(update={"coverage": coverage, "rule_changes": changes, "decision": decision})
 
 
@@ -164,6 +165,17 @@ def graded_beside(reviewer: list[RuleChange], changes: list[RuleChange]) -> list
     return [f"this change also changes how answers are graded ({', '.join(graded)}) beside the reviewer: the "
             "reviewer change is judged by the baseline's grading; change the grading in a change of its own, "
             "or re-measure: rubricgate baseline update"]
+
+
+def ungraded(baseline: Baseline | None, summary: Summary) -> list[str]:
+    """A dimension baseline.json measures that this run does not grade (`gate.dimensions`): seen
+    also where the baseline does not record the gate's settings (written by an older rubricgate)."""
+    measured = {d for dims in (baseline.cases.values() if baseline else []) for d in dims}
+    left = sorted(measured - set(summary.rates))
+    if not left or not summary.rates:
+        return []
+    return [f"baseline.json measures {', '.join(left)}, which this run does not grade (gate.dimensions): a change "
+            "to the gate is judged in a change of its own; `rubricgate baseline update` records the new one"]
 
 
 def gate_changed(changes: list[RuleChange]) -> list[str]:

@@ -51,3 +51,7 @@ def build_models(models: Iterable[type[BaseModel]]) -> None:
     """Build these deferred validators now (reports/ahead.py, beside the running agents)."""
     for model in models:
         model.model_rebuild()
+
+
+# What a severity word means under `tiers:` ("": the word itself): RuleRow.means, RuleRecord.means.
+Meaning = Literal["", "critical", "warning", "suggestion"]

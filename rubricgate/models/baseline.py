@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StrictFloat, StrictInt, model_serializer, model_validator
 
-from rubricgate.models.base import StrictModel, drop_empty, known_format
+from rubricgate.models.base import Meaning, StrictModel, drop_empty, known_format
 from rubricgate.models.bounds import MAX_BASELINE_TRIALS
 
 
@@ -90,7 +90,7 @@ class RuleRecord(StrictModel):
     """mechanical or judgement, as the rubric's table says."""
     statement: str = ""
     """The rule as the reviewer's files stated it (rules named in rubricgate.yaml)."""
-    means: str = ""
+    means: Meaning = ""
     """What the severity word meant under rubricgate.yaml's `tiers:` when that was another word
     (critical, warning or suggestion); empty: the word itself."""
 

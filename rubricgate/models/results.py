@@ -7,7 +7,7 @@ from pydantic import model_serializer
 # CaseSpec and AgentSupport live in their own modules so `validate` and `agents` load them
 # without every result and transcript model (bench/startup.py); they stay importable from here.
 from rubricgate.models.agent_support import AgentSupport
-from rubricgate.models.base import Outcome, StrictModel, Tier, drop_empty, known_format
+from rubricgate.models.base import Meaning, Outcome, StrictModel, Tier, drop_empty, known_format
 from rubricgate.models.case import CaseSpec
 from rubricgate.models.coverage import RuleChange
 from rubricgate.models.failures import FailureClass
@@ -88,7 +88,7 @@ class RuleRow(StrictModel):
     severity: str
     kind: str
     statement: str = ""  # the rule as the reviewer's files state it (rules named in rubricgate.yaml)
-    means: str = ""  # what the severity word means under `tiers:` when that is another word ("" : the word)
+    means: Meaning = ""  # what the severity word means under `tiers:` when that is another word ("": the word)
 
     @model_serializer(mode="wrap")
     def _without_empty_statement(self, handler):

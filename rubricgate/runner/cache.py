@@ -153,7 +153,12 @@ def config_digests(config: Config, repo: Path) -> dict[str, str]:
         for root in roots:
             dumped = dumped.replace(root, "")
         return hashlib.sha256(dumped.encode("utf-8")).hexdigest()
-    return {CONFIG_KEY + name: digest(getattr(config, name)) for name in CONFIG_SECTIONS}
+    out = {CONFIG_KEY + name: digest(getattr(config, name)) for name in CONFIG_SECTIONS}
+    if config.verdict is not None and config.verdict.hook:  # the hook's code and data grade too
+        file = Path(config.verdict.hook.rpartition(":")[0])
+        folder = file.parent.relative_to(repo.resolve()).as_posix() if file.is_absolute() else str(file.parent)
+        out[CONFIG_KEY + "verdict"] = _digest_json([out[CONFIG_KEY + "verdict"], files_digest(repo, [folder])])
+    return out
 
 
 def case_digest(repo: Path, case: CaseSpec, meaning_only: bool = False, grading: bool = True,

@@ -13,9 +13,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from rubricgate.errors import GateInputError
-from rubricgate.models.base import Tier
+from rubricgate.models.base import Meaning, Tier
 from rubricgate.suite.yaml_json import utf8_text
 
 SEVERITIES = ("critical", "warning", "suggestion")
@@ -53,11 +54,11 @@ class Vocabulary:
 DEFAULT_VOCABULARY = Vocabulary({s: s for s in SEVERITIES})
 
 
-def meaning_of(severity: str, vocabulary: Vocabulary) -> str:
+def meaning_of(severity: str, vocabulary: Vocabulary) -> Meaning:
     """What a severity word means under `tiers:` (critical, warning or suggestion), or "" when
     that is the word itself: what the baseline records beside the word (RuleRecord.means)."""
     means = vocabulary.meanings.get(severity, severity)
-    return "" if means == severity else means
+    return "" if means == severity or means not in SEVERITIES else cast(Meaning, means)
 
 
 def vocabulary_from(tiers) -> Vocabulary:

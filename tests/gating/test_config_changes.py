@@ -127,3 +127,53 @@ def test_the_config_digests_are_the_same_in_another_checkout_and_through_a_link(
     os.symlink(second, tmp_path / "link")
     digests = [config_digests(load_config(r), r) for r in (first, second, tmp_path / "link")]
     assert digests[0] == digests[1] == digests[2]
+
+
+HOOK = '''import json, re
+
+
+def extract(text):
+    answer = json.loads(re.search(r"```json\\n(.*?)\\n```", text, re.S).group(1))
+    return answer
+'''
+
+
+def test_a_verdict_hook_s_code_is_part_of_the_recorded_grading(tmp_path):
+    """The hook's code grades as much as `verdict:` does, but only its path was recorded: an edit
+    of it beside a reviewer change was invisible to `run` (compare holds it). It is now a change
+    of rubricgate.yaml#verdict, which graded_beside holds beside a reviewer change (tested above
+    with rubric:)."""
+    repo = make_repo(tmp_path / "repo", commit=False)
+    (repo / "hooks").mkdir()
+    (repo / "hooks/verdict.py").write_text(HOOK)
+    _config(repo, verdict={"format": "hook", "hook": "hooks/verdict.py:extract"})
+    assert _update(repo).exit_code == 0
+    assert "rubricgate.yaml#verdict" not in _run(repo).output
+    (repo / "hooks/verdict.py").write_text(HOOK + "\nESCALATE = ['fm-description-required']\n")
+    result = _run(repo)
+    assert "file rubricgate.yaml#verdict changed" in result.output, result.output
+
+
+def test_a_dimension_the_baseline_measures_and_the_run_does_not_grade_is_held(tmp_path):
+    """Seen also from a baseline that records no gate settings (an older rubricgate's)."""
+    import json
+
+    repo = _measured(tmp_path)
+    baseline = json.loads((repo / "baseline.json").read_text())
+    baseline["reviewer_digests"] = {k: v for k, v in baseline["reviewer_digests"].items() if "#" not in k}
+    (repo / "baseline.json").write_text(json.dumps(baseline))
+    set_severity(repo, "fm-description-required", "warning")
+    _config(repo, gate={"dimensions": ["tool_use", "trajectory"]})
+    result = _run(repo)
+    assert result.exit_code == 2, result.output
+    assert "baseline.json measures verdict, which this run does not grade (gate.dimensions)" in result.output
+
+
+def test_a_recorded_meaning_is_a_severity_meaning():
+    import pytest
+    from pydantic import ValidationError
+
+    from rubricgate.models.baseline import RuleRecord
+
+    with pytest.raises(ValidationError):
+        RuleRecord(severity="blocker", kind="mechanical", means="bogus")

@@ -30,6 +30,9 @@ def _summary(repo) -> dict:
 
 def test_only_the_configured_dimensions_are_graded_and_gated(tmp_path):
     repo = make_repo(tmp_path / "repo")
+    # A baseline measured on the verdict alone (one measuring more is held until it is re-measured:
+    # tests/gating/test_config_changes.py).
+    write_baseline_cases(repo, ["fixture-weekly-revenue-summary", "fixture-data-loader"], {"verdict": 1.0})
     _config(repo, dimensions=["verdict"])
     result = _run(repo)
     assert result.exit_code == 0, result.output
