@@ -117,3 +117,21 @@ def set_severity(repo: Path, rule: str, severity: str) -> None:
             cells[2] = f" {severity} "
             lines[i] = "|".join(cells)
     path.write_text("\n".join(lines) + "\n")
+
+
+def edit_expect(repo: Path, fixture: str, **fields) -> None:
+    """Set fields of a fixture's expect.yaml (fixture: its folder under fixtures/), as a maintainer would."""
+    path = repo / "fixtures" / fixture / "expect.yaml"
+    data = yaml.safe_load(path.read_text()) if path.is_file() else {}
+    path.write_text(yaml.safe_dump({**data, **fields}))
+
+
+def reexpect_data_loader_as_warn(repo: Path) -> None:
+    """The data-loader fixture and the task reviewing it re-expected as WARN (the fixture moved to
+    warn/): what a change that regresses fm-description-required to a warning would want."""
+    task = repo / "evals/tasks/block-missing-description.yaml"
+    data = yaml.safe_load(task.read_text())
+    data["expect"]["tier"], data["review"] = "WARN", ["fixtures/warn/data-loader/SKILL.md"]
+    task.write_text(yaml.safe_dump(data))
+    (repo / "fixtures/warn").mkdir(exist_ok=True)
+    shutil.move(repo / "fixtures/block/data-loader", repo / "fixtures/warn/data-loader")

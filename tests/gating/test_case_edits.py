@@ -14,7 +14,7 @@ from rubricgate.cli import main
 from rubricgate.gating.case_edits import edited_cases, with_case_digests
 from rubricgate.models.baseline import Baseline
 from rubricgate.suite.load import load_all
-from tests.conftest import ROOT, git, make_repo, set_severity
+from tests.conftest import ROOT, edit_expect, git, make_repo, reexpect_data_loader_as_warn, set_severity
 
 MOVED = "fixture-weekly-revenue-summary"
 
@@ -193,13 +193,9 @@ def test_a_trivial_edit_beside_a_regression_holds_the_run_as_deleting_the_case_d
 
 def test_a_reordered_rule_list_is_no_edit(tmp_path):
     repo = make_repo(tmp_path / "repo")
-    expect = repo / "fixtures/block/data-loader/expect.yaml"
-    data = yaml.safe_load(expect.read_text())
-    data["absent_rules"] = ["steps-actionable", "examples-present"]
-    expect.write_text(yaml.safe_dump(data))
+    edit_expect(repo, "block/data-loader", absent_rules=["steps-actionable", "examples-present"])
     before = with_case_digests(load_all(repo), repo).case_digests
-    data["absent_rules"] = ["examples-present", "steps-actionable", "examples-present"]
-    expect.write_text(yaml.safe_dump(data))
+    edit_expect(repo, "block/data-loader", absent_rules=["examples-present", "steps-actionable", "examples-present"])
     assert with_case_digests(load_all(repo), repo).case_digests == before
 
 
@@ -258,13 +254,7 @@ def test_cases_re_expected_beside_a_reviewer_change_hold_the_run(tmp_path):
     repo = make_repo(tmp_path / "repo", tasks=["block-missing-description"])
     assert _update(repo).exit_code == 0
     set_severity(repo, "fm-description-required", "warning")
-    task = repo / "evals/tasks/block-missing-description.yaml"
-    data = yaml.safe_load(task.read_text())
-    data["expect"]["tier"] = "WARN"
-    data["review"] = ["fixtures/warn/data-loader/SKILL.md"]
-    task.write_text(yaml.safe_dump(data))
-    (repo / "fixtures/warn").mkdir()
-    shutil.move(repo / "fixtures/block/data-loader", repo / "fixtures/warn/data-loader")
+    reexpect_data_loader_as_warn(repo)
     result = _run(repo)
     assert result.exit_code == 2, result.output
     assert "the reviewer changed since baseline.json was measured (fm-description-required" in result.output

@@ -10,7 +10,7 @@ import yaml
 from click.testing import CliRunner
 
 from rubricgate.cli import main
-from tests.conftest import make_repo, set_severity
+from tests.conftest import edit_expect, make_repo, reexpect_data_loader_as_warn, set_severity
 
 
 def _update(repo):
@@ -43,12 +43,7 @@ def test_a_tiers_regression_beside_cases_re_expected_to_it_is_held(tmp_path):
     change checks saw no rule change, so the edited cases were not held (exit 0)."""
     repo = _measured(tmp_path, tasks=["block-missing-description"])
     _config(repo, tiers={"severities": {"critical": "warning", "warning": "warning", "suggestion": "suggestion"}})
-    task = repo / "evals/tasks/block-missing-description.yaml"
-    data = yaml.safe_load(task.read_text())
-    data["expect"]["tier"], data["review"] = "WARN", ["fixtures/warn/data-loader/SKILL.md"]
-    task.write_text(yaml.safe_dump(data))
-    (repo / "fixtures/warn").mkdir()
-    shutil.move(repo / "fixtures/block/data-loader", repo / "fixtures/warn/data-loader")
+    reexpect_data_loader_as_warn(repo)
     result = _run(repo)
     assert result.exit_code == 2, result.output
     assert "the reviewer changed since baseline.json was measured" in result.output
@@ -78,10 +73,8 @@ def test_the_gate_s_own_settings_changed_are_held_whatever_they_say(tmp_path):
 
 def test_a_severity_change_is_not_exercised_by_a_case_naming_the_rule_absent(tmp_path):
     repo = make_repo(tmp_path / "repo")
-    expect = repo / "fixtures/block/data-loader/expect.yaml"
-    data = yaml.safe_load(expect.read_text())
-    data["absent_rules"] = [*data.get("absent_rules", []), "scope-single-purpose"]
-    expect.write_text(yaml.safe_dump(data))
+    absent = yaml.safe_load((repo / "fixtures/block/data-loader/expect.yaml").read_text())["absent_rules"]
+    edit_expect(repo, "block/data-loader", absent_rules=[*absent, "scope-single-purpose"])
     assert _update(repo).exit_code == 0
     set_severity(repo, "scope-single-purpose", "critical")
     result = _run(repo)
