@@ -140,6 +140,9 @@ def reviewer_digest(repo: Path, config: Config) -> dict[str, str]:
 # change there is a reviewer change the baseline can see (gating/changes.py).
 CONFIG_SECTIONS = ("reviewer", "agent", "tiers", "rubric", "verdict", "gate")
 CONFIG_KEY = "rubricgate.yaml#"
+# Settings of those sections that change no grade and no decision: left out (a stale-baseline
+# note's age is no change to hold a run for).
+NOT_JUDGING = {"gate": {"baseline_max_age_days"}}
 
 
 def config_digests(config: Config, repo: Path) -> dict[str, str]:
@@ -148,12 +151,14 @@ def config_digests(config: Config, repo: Path) -> dict[str, str]:
     another checkout of the same config digests the same."""
     roots = sorted({json.dumps(f"{r}/")[1:-1] for r in (repo, repo.resolve())}, key=len, reverse=True)
 
-    def digest(value) -> str:
-        dumped = json.dumps(value.model_dump(mode="json") if value is not None else None, sort_keys=True)
+    def digest(name: str) -> str:
+        value = getattr(config, name)
+        shown = value.model_dump(mode="json", exclude=NOT_JUDGING.get(name)) if value is not None else None
+        dumped = json.dumps(shown, sort_keys=True)
         for root in roots:
             dumped = dumped.replace(root, "")
         return hashlib.sha256(dumped.encode("utf-8")).hexdigest()
-    out = {CONFIG_KEY + name: digest(getattr(config, name)) for name in CONFIG_SECTIONS}
+    out = {CONFIG_KEY + name: digest(name) for name in CONFIG_SECTIONS}
     if config.verdict is not None and config.verdict.hook:  # the hook's code and data grade too
         file = Path(config.verdict.hook.rpartition(":")[0])
         folder = file.parent.relative_to(repo.resolve()).as_posix() if file.is_absolute() else str(file.parent)

@@ -170,3 +170,11 @@ def test_a_recorded_meaning_is_a_severity_meaning():
 
     with pytest.raises(ValidationError):
         RuleRecord(severity="blocker", kind="mechanical", means="bogus")
+
+
+def test_the_age_a_baseline_may_reach_is_no_gate_change(tmp_path):
+    """It only sets when the stale-baseline note appears: a run was held until a re-measure."""
+    repo = _measured(tmp_path)
+    _config(repo, gate={"baseline_max_age_days": 60})
+    result = _run(repo)
+    assert result.exit_code == 0 and "gate settings" not in result.output, result.output
