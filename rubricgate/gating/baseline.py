@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rubricgate.errors import GateInputError
+from rubricgate.gating.gate import listed
 from rubricgate.models.baseline import Baseline, BaselineChange, CaseCount, MeasuredWith, RuleRecord
 from rubricgate.models.dimensions import ordered
 
@@ -149,8 +150,7 @@ def _history_reason(old: Baseline | None, reason: str, pooled: bool, partial: bo
     said = "; ".join(x for x in (POOLED_REASON if pooled else "", reason.strip()) if x) or auto
     if not edited:
         return said
-    return (f"{said}; re-measured after an edit (counts replaced): {', '.join(edited[:10])}"
-            + (" ..." if len(edited) > 10 else ""))
+    return f"{said}; re-measured after an edit (counts replaced): {listed(edited)}"
 
 
 def run_ids_of(summaries: Sequence[Summary]) -> list[str]:

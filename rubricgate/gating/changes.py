@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Literal
 
 from rubricgate import exitcodes
+from rubricgate.gating.gate import listed
 from rubricgate.models.baseline import Baseline, RuleRecord
 from rubricgate.models.case import CaseSpec
 from rubricgate.models.config import GateConfig
@@ -194,10 +195,9 @@ def edited_beside(changes: list[RuleChange], detail: GateDetail | None) -> list[
     edited = detail.edited_cases if detail is not None else []
     if not changes or not edited:
         return []
-    return [f"the reviewer changed since baseline.json was measured ({', '.join(c.rule for c in changes[:3])}"
-            + (", ..." if len(changes) > 3 else "") + f") and {len(edited)} case(s) it holds were edited since ("
-            + ", ".join(edited[:5]) + (", ..." if len(edited) > 5 else "") + "): the reviewer change is judged on "
-            "the cases as they were; edit the cases in a change of their own, or re-measure: "
+    return [f"the reviewer changed since baseline.json was measured ({listed([c.rule for c in changes], 3)}) and "
+            f"{len(edited)} case(s) it holds were edited since ({listed(edited, 5)}): the reviewer change is judged "
+            "on the cases as they were; edit the cases in a change of their own, or re-measure: "
             "rubricgate baseline update"]
 
 

@@ -69,7 +69,7 @@ def decide(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
     if all(row.trials == 0 for row in rates.values()) and not errored:
         return cannot_judge(["no trial was graded"], gate.method), detail
     if not baseline.cases and edited:
-        every = f"every case baseline.json holds was edited since it was measured ({_listed(list(edited))})"
+        every = f"every case baseline.json holds was edited since it was measured ({listed(list(edited))})"
         return cannot_judge([f"{every}: nothing is left to compare; re-measure: rubricgate baseline update"],
                             gate.method), detail
     if baseline.format_version == 1 or not baseline.cases:
@@ -286,7 +286,7 @@ def edited_failing(per_case: Counts, detail: GateDetail) -> list[str]:
     if not failing:
         return []
     only = " ".join(f"--only {c}" for c in detail.edited_cases[:5])
-    return [f"case(s) edited since baseline.json was measured fail now ({_listed(failing)}): without counts of them "
+    return [f"case(s) edited since baseline.json was measured fail now ({listed(failing)}): without counts of them "
             "as they are, a failure cannot be told from a regression; re-measure them: rubricgate run " + only
             + ", then rubricgate baseline update --from <that run> --allow-partial"]
 
@@ -349,21 +349,21 @@ def _notes(detail: GateDetail) -> list[str]:
     notes = list(detail.notes)
     new = [c for c in detail.new_cases if c not in detail.edited_cases]
     if new:
-        notes.append(f"{len(new)} case(s) not in baseline.json, reported apart: {_listed(new)}")
+        notes.append(f"{len(new)} case(s) not in baseline.json, reported apart: {listed(new)}")
     if detail.edited_cases:
         notes.append(f"{len(detail.edited_cases)} case(s) edited since baseline.json was measured (what they ask "
-                     f"or review), judged as new cases, not against their old counts: {_listed(detail.edited_cases)};"
+                     f"or review), judged as new cases, not against their old counts: {listed(detail.edited_cases)};"
                      " `rubricgate baseline update` re-measures them")
     if detail.missing_cases:
         notes.append(f"judged on the {detail.shared_cases} case(s) both runs share; {len(detail.missing_cases)} "
                      "baseline case(s) with no judged trial in this run (left out, or every trial errored): "
-                     + _listed(detail.missing_cases))
+                     + listed(detail.missing_cases))
     return notes
 
 
-def _listed(ids: list[str]) -> str:
-    """The first ten ids, and "..." when there are more."""
-    return ", ".join(ids[:10]) + (" ..." if len(ids) > 10 else "")
+def listed(ids: list[str], shown: int = 10) -> str:
+    """The first `shown` ids, and "..." when there are more: how every gate line names cases."""
+    return ", ".join(ids[:shown]) + (" ..." if len(ids) > shown else "")
 
 
 def _reference(strata: list[Stratum]) -> float:
