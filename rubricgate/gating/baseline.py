@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rubricgate.errors import GateInputError
-from rubricgate.gating.gate import listed
+from rubricgate.gating.changes import listed
 from rubricgate.models.baseline import Baseline, BaselineChange, CaseCount, MeasuredWith, RuleRecord
 from rubricgate.models.dimensions import ordered
 

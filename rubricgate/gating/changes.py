@@ -16,7 +16,6 @@ from dataclasses import replace
 from typing import Literal
 
 from rubricgate import exitcodes
-from rubricgate.gating.gate import listed
 from rubricgate.models.baseline import Baseline, RuleRecord
 from rubricgate.models.case import CaseSpec
 from rubricgate.models.config import GateConfig
@@ -27,6 +26,11 @@ from rubricgate.suite.coverage import rule_coverage, tier_exercises
 from rubricgate.suite.rubric import RubricSpec, Rule, meaning_of
 
 ADVICE = "add one with `rubricgate record` or a fixture"
+
+
+def listed(ids: list[str], shown: int = 10) -> str:
+    """The first `shown` ids, and "..." when there are more: how every gate line names cases (gating/gate.py too)."""
+    return ", ".join(ids[:shown]) + (" ..." if len(ids) > shown else "")
 
 
 def rule_changes(rubric: RubricSpec, cases: list[CaseSpec], baseline: Baseline | None,

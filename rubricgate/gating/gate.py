@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from rubricgate import exitcodes
+from rubricgate.gating.changes import listed
 from rubricgate.gating.collapse import CaseFinding, case_family
 from rubricgate.gating.dependence import Dependence, baseline_sessions
 from rubricgate.gating.dependence import check as check_dependence
@@ -359,11 +360,6 @@ def _notes(detail: GateDetail) -> list[str]:
                      "baseline case(s) with no judged trial in this run (left out, or every trial errored): "
                      + listed(detail.missing_cases))
     return notes
-
-
-def listed(ids: list[str], shown: int = 10) -> str:
-    """The first `shown` ids, and "..." when there are more: how every gate line names cases."""
-    return ", ".join(ids[:shown]) + (" ..." if len(ids) > shown else "")
 
 
 def _reference(strata: list[Stratum]) -> float:
