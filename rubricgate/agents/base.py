@@ -42,6 +42,9 @@ class AgentRequest:
     vocabulary: Vocabulary | None = None  # rubricgate.yaml `tiers:` (None: the default words)
     # Where the agent sees `scratch` when the sandbox mounts it elsewhere (isolation/scratch.py).
     scratch_view: Path | None = None
+    # An in-process agent's workspace never materialized: read-only layers, topmost first, read
+    # with the overlay's rules (agents/workspace_view.py). Empty: `workspace` is a real folder.
+    layers: tuple[Path, ...] = ()
 
     def agent_view(self, path: Path) -> Path:
         """A path under `scratch` as the agent sees it (argv, environment): the harness reads

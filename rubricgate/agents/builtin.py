@@ -8,14 +8,16 @@ globs and greps are tool calls and its verdict is the final text.
 from __future__ import annotations
 
 import json
+import posixpath
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from rubricgate import __version__
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.skill_checks import CHECKS, SECRET_PATTERNS, Hit, Skill, parse_skill, scan_secrets
+from rubricgate.agents.workspace_view import WorkspaceView
 from rubricgate.errors import GateInputError
 from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import ToolCall, Transcript, Usage
@@ -28,7 +30,7 @@ SECRET_REGEX = "|".join(p.pattern for p in SECRET_PATTERNS)
 class _Session:
     """One review in progress: the tool calls made so far and the current step."""
 
-    workspace: Path
+    view: WorkspaceView
     step: int = 0
     calls: list[ToolCall] = field(default_factory=list)
 
@@ -36,16 +38,14 @@ class _Session:
         self.step += 1
 
     def read(self, rel: str) -> str | None:
-        path = self.workspace / rel
-        text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+        text = self.view.read_text(rel)
         self._call("Read", "read", {"file_path": rel}, text if text is not None else f"{rel}: no such file",
                    text is not None)
         return text
 
-    def glob(self, pattern: str) -> list[Path]:
-        found = sorted(p for p in self.workspace.glob(pattern) if p.is_file())
-        listing = "\n".join(p.relative_to(self.workspace).as_posix() for p in found)
-        self._call("Glob", "glob", {"pattern": pattern}, listing or "no files found", True)
+    def glob(self, pattern: str) -> list[str]:
+        found = self.view.glob(pattern)
+        self._call("Glob", "glob", {"pattern": pattern}, "\n".join(found) or "no files found", True)
         return found
 
     def grep(self, rel: str, lines: list[str]) -> list[Hit]:
@@ -75,7 +75,7 @@ class BuiltinAgent:
     def run(self, request: AgentRequest) -> Transcript:
         """Review the files named in the changed-files list; never raises for review problems."""
         started = time.monotonic()
-        session = _Session(request.workspace)
+        session = _Session(WorkspaceView(request.workspace, request.layers))
         final, error = self._review(session, request)
         session.next_step()  # the final answer is a model turn of its own
         return Transcript(agent=self.name, agent_version=self.version(), model="mechanical-rules",
@@ -90,11 +90,11 @@ class BuiltinAgent:
         listing = session.read(rel(request.changed_files_file)) or ""
         paths = [line.strip() for line in listing.splitlines() if line.strip()]
         session.next_step()
-        rubric_text = session.read(rel(request.rubric_file))
-        if rubric_text is None:
+        rubric_file = session.view.file(rel(request.rubric_file))
+        if session.read(rel(request.rubric_file)) is None or rubric_file is None:
             return "I could not read the rubric, so I cannot review.", "rubric not found in workspace"
         try:
-            rubric = load_rubric(request.rubric_file, rel(request.rubric_file),
+            rubric = load_rubric(rubric_file, rel(request.rubric_file),
                                  request.vocabulary or DEFAULT_VOCABULARY)
         except GateInputError as exc:
             return f"The rubric does not parse: {exc.one_line()}", "rubric does not parse"
@@ -123,7 +123,7 @@ def scope_note(kinds: Mapping[str, str]) -> str | None:
 def review_files(session: _Session, paths: list[str], rubric: RubricSpec) -> list[tuple[str, Hit]]:
     """Phases: read every skill, glob its bundled files, grep all of them for credentials."""
     session.next_step()
-    skills = [parse_skill(p, text, (session.workspace / p).parent)
+    skills = [parse_skill(p, text, session.view.root / posixpath.dirname(p), _beside(session.view, p))
               for p in paths if (text := session.read(p)) is not None]
     hits: list[tuple[str, Hit]] = []
     session.next_step()
@@ -145,15 +145,19 @@ def _bundle_globs(skill_path: str) -> list[str]:
     return [f"{parent}/**/*"]
 
 
-def _grep_secrets(session: _Session, skill: Skill, files: list[Path]) -> list[tuple[str, Hit]]:
+def _beside(view: WorkspaceView, skill_path: str) -> Callable[[str], bool]:
+    """Does the workspace hold a file at this path relative to the skill's folder?"""
+    return lambda target: view.has_file(posixpath.join(posixpath.dirname(skill_path), target))
+
+
+def _grep_secrets(session: _Session, skill: Skill, files: list[str]) -> list[tuple[str, Hit]]:
     out = []
-    for path in files:
-        rel = path.relative_to(session.workspace).as_posix()
-        if path.suffix.lower() not in {".md", ".txt", ".yaml", ".yml", ".json", ".py", ".sh", ".sql", ".toml",
-                                       ".cfg", ".ini", ".env", ""}:
+    for rel in files:
+        if PurePosixPath(rel).suffix.lower() not in {".md", ".txt", ".yaml", ".yml", ".json", ".py", ".sh", ".sql",
+                                                     ".toml", ".cfg", ".ini", ".env", ""}:
             continue
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        out += [(rel, h) for h in session.grep(rel, lines)]
+        text = session.view.read_text(rel)
+        out += [(rel, h) for h in session.grep(rel, text.splitlines())] if text is not None else []
     return out
 
 

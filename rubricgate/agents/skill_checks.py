@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
+from rubricgate.agents.workspace_view import WorkspaceView
 from rubricgate.secrets import CREDENTIAL_PATTERNS
 from rubricgate.suite.yaml_json import safe_load_yaml
 
@@ -29,6 +30,9 @@ class Skill:
     path: str  # as listed in the changed-files file
     folder: Path  # absolute folder in the workspace
     lines: list[str]
+    # Does the workspace hold a file at this path relative to `folder`? (A layered workspace is
+    # never a real folder: agents/workspace_view.py.)
+    has_file: Callable[[str], bool] = field(default=lambda target: False, repr=False)
     frontmatter: dict | None = None
     fm_end: int = 0  # 1-based line of the closing '---' (0 = no frontmatter)
     fm_error: str = ""
@@ -54,9 +58,11 @@ class Hit:
     fix: str
 
 
-def parse_skill(path: str, text: str, folder: Path) -> Skill:
-    """Split frontmatter from body; a frontmatter that does not parse is recorded, not raised."""
-    skill = Skill(path=path, folder=folder, lines=text.splitlines())
+def parse_skill(path: str, text: str, folder: Path, has_file: Callable[[str], bool] | None = None) -> Skill:
+    """Split frontmatter from body; a frontmatter that does not parse is recorded, not raised.
+    `has_file` answers for the files beside it (default: those in `folder`, a real folder)."""
+    beside = has_file or WorkspaceView(folder).has_file
+    skill = Skill(path=path, folder=folder, lines=text.splitlines(), has_file=beside)
     if not skill.lines or skill.lines[0].strip() != "---":
         return skill
     close = next((i for i in range(1, len(skill.lines)) if skill.lines[i].strip() == "---"), None)
@@ -165,7 +171,7 @@ def check_links(s: Skill) -> list[Hit]:
     hits = []
     for no, text in enumerate(s.lines, start=1):
         for target in LINK.findall(text):
-            if not (s.folder / target).is_file():
+            if not s.has_file(target):
                 hits.append(Hit("refs-link-broken", no, text.strip(),
                                 f"Link to {target} points at a file that does not exist beside SKILL.md.",
                                 f"Create {target} or correct the link to an existing file."))

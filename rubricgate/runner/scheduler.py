@@ -210,7 +210,8 @@ def _cached_or_run(ctx: RunContext, job: Job) -> tuple[Transcript, bool, Path | 
     with ctx.slots.launch_turn() if ctx.slots else contextlib.nullcontext():
         ws = ctx.tree.workspace(case.files, case.workspace_paths,
                                 (ctx.config.reviewer.changed_files, case.workspace_review or case.review),
-                                keep=ctx.keep_workspaces, layered=sandboxed(ctx, job) and ctx.sandbox.layers)
+                                keep=ctx.keep_workspaces, layered=sandboxed(ctx, job) and ctx.sandbox.layers,
+                                read_in_process=not hasattr(ctx.agents[job.agent], "execute"))
         try:
             transcript = _run_agent(ctx, job, _request(ctx, job, ws))
         finally:
@@ -266,7 +267,8 @@ def _request(ctx: RunContext, job: Job, ws) -> AgentRequest:
         scratch=ws.scratch, scratch_view=ws.scratch_view, private=ws.private, allowed_tools=_allowed(job.case),
         max_steps=_max_steps(job.case), timeout_s=cfg.agent.timeout_s, idle_timeout_s=cfg.agent.idle_timeout_s,
         output_cap_bytes=cfg.agent.output_cap_bytes, env=dict(ctx.env), model=cfg.agent.model,
-        extra_args=list(cfg.agent.extra_args), sandbox=sandbox, slots=ctx.slots, vocabulary=ctx.rubric.vocabulary)
+        extra_args=list(cfg.agent.extra_args), sandbox=sandbox, slots=ctx.slots, vocabulary=ctx.rubric.vocabulary,
+        layers=ws.layers)
 
 
 def _allowed(case: CaseSpec) -> list[str] | None:

@@ -1,6 +1,6 @@
 """Trial folders spread over the disk: the run's temp root is marked a top of a hierarchy.
 
-A trial outside the sandbox (copy-only, the builtin reviewer, --keep-workspaces) gets a full copy
+A trial outside the sandbox (copy-only, --keep-workspaces) gets a full copy
 of the tree in the system temp folder, and a finished trial's copy is removed while later ones
 are made. On ext2/3/4 a new folder is placed beside its parent folder, so all of a run's copies
 land in one block group, the one its removals keep freeing. On an ext4 without a journal (this

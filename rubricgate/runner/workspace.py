@@ -9,10 +9,12 @@ naming those paths. Folder names are random: nothing the agent can see names a c
 Cost: the snapshot is copied once per run (and read at the start, so a write to the repository
 during the run cannot change what later trials review). A sandboxed trial then gets no copy at
 all: its case files go into a small folder and the agent's mount namespace shows the two as one
-overlay (isolation/overlay.py), O(1) in the size of the tree. A trial run outside the sandbox (the
-builtin reviewer, copy-only isolation, --keep-workspaces) gets one `cp -a --reflink=auto` of the
-snapshot — a copy-on-write clone on btrfs/xfs, a plain copy in C elsewhere — so its cost follows
-the reviewer's tree, never the size of the suite.
+overlay (isolation/overlay.py), O(1) in the size of the tree; so does a trial of an agent that
+runs in this process (the builtin reviewer), which reads the same two layers without a mount
+(agents/workspace_view.py). A process run outside the sandbox (copy-only isolation) and a
+workspace kept for reading (--keep-workspaces) get one `cp -a --reflink=auto` of the snapshot —
+a copy-on-write clone on btrfs/xfs, a plain copy in C elsewhere — so its cost follows the
+reviewer's tree, never the size of the suite.
 """
 
 from __future__ import annotations
@@ -149,6 +151,7 @@ class Workspace:
     private: Path
     keep: bool = False
     overlay: Overlay | None = None  # set: `root` exists only inside the agent's mount namespace
+    layers: tuple[Path, ...] = ()  # set: `root` exists nowhere; an in-process agent reads these
     scratch_view: Path | None = None  # set: where the agent's sandbox shows `scratch`
     discard: Callable[[Path], None] = remove_tree  # how `remove` deletes the folder
 
@@ -159,10 +162,10 @@ class Workspace:
     def source(self, rel: str) -> Path:
         """Where the harness reads the workspace file `rel`: the file itself, or with an overlay
         the topmost layer that holds it (the mount is visible to the agent only)."""
-        if self.overlay is None:
+        lower = self.overlay.lower if self.overlay is not None else self.layers
+        if not lower:
             return self.root / rel
-        return next((layer / rel for layer in self.overlay.lower if (layer / rel).exists()),
-                    self.overlay.lower[-1] / rel)
+        return next((layer / rel for layer in lower if (layer / rel).exists()), lower[-1] / rel)
 
     def remove(self) -> None:
         """Delete the trial's folders unless asked to keep them (--keep-workspaces)."""
@@ -178,7 +181,8 @@ class Remover:
     trial that finished waits (full copies must not pile up).
 
     A sandboxed trial's folder (case files, the overlay's layers, HOME) is a dozen entries: Python
-    removes it in ~1 ms. A full copy of the tree (copy-only, the builtin reviewer,
+    removes it in ~1 ms; so is the folder of a trial of the builtin reviewer (its case files: it
+    reads them over the snapshot, agents/workspace_view.py). A full copy of the tree (copy-only,
     --keep-workspaces) is the whole tree: in Python the thread fell behind four trials at once
     (it needs the interpreter's lock the trials hold; 200 copy-only trials of a 50-file tree
     waited on it for most of their wall time). Copies therefore go in batches to one `rm -rf`
@@ -292,18 +296,26 @@ class RunTree:
             raise
 
     def workspace(self, files: dict[str, str], copies: dict[str, str], changed: tuple[str, list[str]],
-                  keep: bool = False, layered: bool = False) -> Workspace:
+                  keep: bool = False, layered: bool = False, read_in_process: bool = False) -> Workspace:
         """The snapshot plus the case: `copies` {neutral: source}, overlay `files` {neutral: text},
         and the changed-files list (path, neutral reviewed paths). `layered`: the case files go in
-        their own folder and the agent's sandbox mounts them over the snapshot (no copy)."""
+        their own folder and the agent's sandbox mounts them over the snapshot (no copy);
+        `read_in_process`: likewise, read by an agent of this process through `layers` (no mount,
+        no copy: agents/workspace_view.py)."""
         token = secrets.token_hex(4)
         folder, store = self.root / token, self.store / token
-        if layered:  # nothing in the shown folder: the sandbox mounts the private ones there
+        if layered or (read_in_process and not keep):  # nothing in the shown folder
             ws = Workspace(folders=(store,), root=folder / self.name, scratch=store / "out",
-                           private=store / "private", keep=keep, discard=self.remover, scratch_view=folder / "out")
-            case, upper, work, target = layer_folders(store, store / self.name)
-            ws.overlay, top = Overlay((case, self.base), upper, work, target), case
-        else:
+                           private=store / "private", keep=keep, discard=self.remover,
+                           scratch_view=folder / "out" if layered else None)
+            top = store / "case"
+            if layered:  # the sandbox mounts the private folders at `root`
+                case, upper, work, target = layer_folders(store, store / self.name)
+                ws.overlay, top = Overlay((case, self.base), upper, work, target), case
+            else:
+                top.mkdir(parents=True)
+                ws.layers = (top, self.base)
+        else:  # a full copy: a process outside the sandbox, or kept for reading (--keep-workspaces)
             ws = Workspace(folders=tuple(dict.fromkeys((folder, store))), root=folder / self.name,
                            scratch=folder / "out", private=store / "private", keep=keep, discard=self.remover.copy)
             clone_tree(self.base, ws.root)

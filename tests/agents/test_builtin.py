@@ -20,16 +20,20 @@ CHANGED = "reviewer/.changed-skills.txt"
 
 
 def review(repo: Path, paths: list[str], overlay: dict | None = None, grade_with: Path | None = None,
-           vocabulary=None):
-    """Review `paths` as a run would: fixtures at their neutral paths, no suite in the workspace."""
+           vocabulary=None, copy: bool = False):
+    """Review `paths` as a run would: fixtures at their neutral paths, no suite in the workspace,
+    read in layers (`copy`: in a full copy of the snapshot, as --keep-workspaces gives it)."""
     layout = neutral_layout(repo, Config(), paths, overlay or {}, "test")
     keep_out = {"fixtures", "evals", "tests", "bench", "reports", "baseline.json", "rubricgate.yaml"}
     tree = RunTree(repo, list_tree(repo, keep_out), sorted(layout["workspace_paths"].values()))
-    ws = tree.workspace(layout["files"], layout["workspace_paths"], (CHANGED, layout["workspace_review"]))
+    ws = tree.workspace(layout["files"], layout["workspace_paths"], (CHANGED, layout["workspace_review"]),
+                        keep=copy, read_in_process=True)
+    assert ws.root.is_dir() == copy and bool(ws.layers) != copy
     try:
         request = AgentRequest(case_id="c", trial=1, workspace=ws.root, prompt_file=ws.root / "reviewer/prompts/evaluate.md",
                                rubric_file=ws.root / "reviewer/evaluator/references/rubric.md",
-                               changed_files_file=ws.root / CHANGED, scratch=ws.scratch, vocabulary=vocabulary)
+                               changed_files_file=ws.root / CHANGED, scratch=ws.scratch, vocabulary=vocabulary,
+                               layers=ws.layers)
         transcript = BuiltinAgent().run(request)
     finally:
         tree.remove()
@@ -54,6 +58,16 @@ def test_every_fixture_gets_its_folder_tier(folder):
     found = {f.rule for f in parsed.verdict.findings}
     assert set(expected.get("rules", [])) <= found
     assert not set(expected.get("absent_rules", [])) & found
+
+
+@pytest.mark.parametrize("folder", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_read_in_layers_the_review_is_the_one_a_full_copy_gets(folder):
+    # A run reads the builtin's workspace in layers, never copied; --keep-workspaces copies it.
+    paths = [f"{folder.relative_to(ROOT)}/SKILL.md"]
+    layered, copied = review(ROOT, paths)[0], review(ROOT, paths, copy=True)[0]
+    assert layered.final_text == copied.final_text
+    assert [(c.name, c.input, c.result, c.status) for c in layered.tool_calls] == \
+        [(c.name, c.input, c.result, c.status) for c in copied.tool_calls]
 
 
 def test_findings_quote_the_real_line():

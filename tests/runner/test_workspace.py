@@ -218,3 +218,29 @@ def test_full_copies_queued_together_go_in_one_rm(tmp_path: Path, monkeypatch: p
     assert not any(c.exists() or c.is_symlink() for c in copies) and tmp_path.exists()
     rms = [c for c in calls if c[:2] == ["rm", "-rf"]]
     assert rms and rms[0][-4:] == [str(c) for c in copies]
+
+
+def test_an_in_process_reviewer_reads_its_layers_and_nothing_is_copied(tmp_path: Path) -> None:
+    tree = RunTree(_repo(tmp_path), ["docs/a.md"], [])
+    ws = tree.workspace({"skills/x/SKILL.md": "case"}, {}, ("changed.txt", ["skills/x/SKILL.md"]),
+                        read_in_process=True)
+    try:
+        assert not ws.root.exists() and not any(ws.folders[0].rglob("a.md"))  # no copy of the snapshot
+        assert ws.source("skills/x/SKILL.md").read_text() == "case" and ws.source("docs/a.md").read_text() == "a"
+        assert ws.source("changed.txt").read_text() == "skills/x/SKILL.md\n" and ws.scratch_view is None
+    finally:
+        tree.remove()
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_builtin_run_copies_the_snapshot_only_for_workspaces_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    keep: bool) -> None:
+    from rubricgate.pipeline import RunOptions, run_suite
+    from tests.conftest import make_repo
+
+    copies: list[Path] = []
+    clone = workspace.clone_tree
+    monkeypatch.setattr(workspace, "clone_tree", lambda src, dest: (copies.append(dest), clone(src, dest)))
+    outcome = run_suite(RunOptions(repo=make_repo(tmp_path / "repo"), keep_workspaces=keep))
+    assert outcome.exit_code == 0
+    assert len(copies) == (2 if keep else 0)

@@ -1,0 +1,69 @@
+"""A trial's workspace as an agent running in this process reads it.
+
+A process agent sees its workspace through the sandbox's overlay mount (isolation/overlay.py): the
+case's files over the run's snapshot, never copied. An agent that runs in this process (the
+builtin reviewer) has no mount namespace, so it used to get a full copy of the snapshot per trial:
+on a 1,900-file tree that copy was most of a builtin run's system time. It now reads the same
+layers directly, with the overlay's rules: the topmost layer holding a path answers for it, a file
+hides whatever lower layers hold at or below its path, folders of several layers merge.
+
+Reading only: an in-process agent writes nothing into its workspace (a reviewer that must write
+runs as a process, in the sandbox or in a full copy).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def _parts(rel: str) -> tuple[str, ...] | None:
+    """`rel`'s components, or None when it names nothing inside the workspace (absolute, or up
+    out of it: a link such as `references/../../../etc/passwd` must not read the host)."""
+    norm = posixpath.normpath(rel.replace("\\", "/"))
+    if norm.startswith("/") or norm == ".." or norm.startswith("../"):
+        return None
+    return tuple(p for p in norm.split("/") if p not in ("", "."))
+
+
+@dataclass(frozen=True)
+class WorkspaceView:
+    """`root` as the agent names it; `layers` (topmost first) where it is read. No layers: the
+    workspace is a real folder at `root`."""
+
+    root: Path
+    layers: tuple[Path, ...] = ()
+
+    def file(self, rel: str) -> Path | None:
+        """Where the regular file at workspace path `rel` is read; None when there is none."""
+        parts = _parts(rel)
+        if not parts:
+            return None
+        live = list(self.layers or (self.root,))
+        for depth in range(1, len(parts) + 1):
+            holding = [layer for layer in live if os.path.lexists(layer.joinpath(*parts[:depth]))]
+            if not holding:
+                return None
+            top = holding[0].joinpath(*parts[:depth])
+            if depth == len(parts):
+                return top if top.is_file() and not top.is_symlink() else None  # a link may point at the host
+            if top.is_symlink() or not top.is_dir():
+                return None  # a file (or link) hides everything the layers below hold under its path
+            live = [layer for layer in holding if layer.joinpath(*parts[:depth]).is_dir()]
+        return None
+
+    def has_file(self, rel: str) -> bool:
+        return self.file(rel) is not None
+
+    def glob(self, pattern: str) -> list[str]:
+        """Workspace paths of the regular files matching `pattern`, sorted."""
+        found = {p.relative_to(layer).as_posix() for layer in self.layers or (self.root,)
+                 for p in layer.glob(pattern)}
+        return sorted(rel for rel in found if self.file(rel) is not None)
+
+    def read_text(self, rel: str) -> str | None:
+        """The file's text (undecodable bytes replaced), or None when there is no such file."""
+        path = self.file(rel)
+        return path.read_text(encoding="utf-8", errors="replace") if path is not None else None
