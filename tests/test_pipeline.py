@@ -130,6 +130,28 @@ def test_agent_writing_to_original_repo_cannot_be_judged(repo, scripted):
     assert grade(out, PASS_CASE, "verdict").category == "agent_error"
 
 
+def test_a_run_of_the_builtin_alone_neither_digests_the_tree_nor_probes_for_layers(repo, monkeypatch):
+    # The builtin only reads its layers: the backstop and the overlay probe are for agent processes.
+    def refuse(*args, **kwargs):
+        raise AssertionError("not for an in-process reviewer that writes nothing")
+    monkeypatch.setattr("rubricgate.runner.treecheck.digest_tree", refuse)
+    monkeypatch.setattr("rubricgate.runner.startup.probe_layers", refuse)
+    out = run(repo)
+    assert out.exit_code == 0 and not out.summary.decision.warnings
+
+
+def test_an_in_process_agent_not_known_to_write_nothing_is_watched(repo, scripted):
+    from rubricgate.agents.base import writes_nothing
+
+    class Claims:
+        writes_nothing = "yes"  # only the literal True counts
+
+    assert not writes_nothing(ScriptedAgent(None)) and not writes_nothing(Claims())
+    scripted[PASS_CASE] = lambda request: (repo.joinpath("README.md").write_text("x"),
+                                           transcript(verdict_text("PASS")))[1]
+    assert "original repository was modified" in run(repo).summary.decision.reasons[0]
+
+
 def test_interrupted_run_leaves_partial_readable_report(repo, scripted):
     def interrupt(request):
         raise KeyboardInterrupt

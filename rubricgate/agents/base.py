@@ -76,3 +76,10 @@ class Agent(Protocol):
 
     def run(self, request: AgentRequest) -> Transcript:
         """Run one trial and return its normalized transcript."""
+
+
+def writes_nothing(agent: object) -> bool:
+    """Is the agent rubricgate's own code that only reads (the builtin reviewer, replay)? A run
+    of such agents alone has no reviewer that could write to the repository or needs a sandbox's
+    layers; any other agent (a process, a test double) is watched."""
+    return getattr(agent, "writes_nothing", False) is True

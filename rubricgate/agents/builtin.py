@@ -65,6 +65,7 @@ class BuiltinAgent:
     """Deterministic reviewer applying the rubric's mechanical rules."""
 
     name = "builtin"
+    writes_nothing = True  # rubricgate's own code, reading its layers: nothing for the run to watch
 
     def __init__(self, config: AgentConfig | None = None) -> None:
         self.config = config

@@ -31,6 +31,7 @@ class ReplayAgent:
     """Serves recorded transcripts instead of running an agent."""
 
     name = "replay"
+    writes_nothing = True  # serves files it reads: nothing for the run to watch
 
     def __init__(self, config: AgentConfig) -> None:
         self.config = config

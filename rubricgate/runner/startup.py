@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rubricgate.agents import Agent
+from rubricgate.agents.base import writes_nothing
 from rubricgate.agents.endpoints import run_endpoints
 from rubricgate.agents.preflight import preflight_agents
 from rubricgate.agents.selection import build_agents
@@ -176,7 +177,8 @@ def isolate_and_watch(options: RunOptions, loaded: Loaded, agents: dict[str, Age
         probing = pool.submit(sandbox_policy, options, loaded, agents, workspaces.scratch)
         copying = pool.submit(RunTree, options.repo, workspaces.files, workspaces.sources, scratch=workspaces.scratch)
         try:
-            guard = TreeGuard.start(options.repo, exclude, adopt=False, known=known)
+            guard = (TreeGuard.unwatched(options.repo, known) if all(map(writes_nothing, agents.values()))
+                     else TreeGuard.start(options.repo, exclude, adopt=False, known=known))
             policy = probing.result()
         except BaseException:
             _discard_tree(copying)
@@ -217,10 +219,7 @@ def sandbox_policy(options: RunOptions, loaded: Loaded, agents: dict[str, Agent]
     # The temp folders: no agent folder may hold them (a script the agent runs from there is shown).
     temps = (scratch.shown, scratch.private) if scratch else ()
     covered = hidden_paths(Path(tempfile.gettempdir()), *temps)
-    layers: tuple[OverlayMount, str] = (("unshare", "not sandboxed") if isolation != "bwrap" else
-                                ("unshare", "--keep-workspaces keeps full copies") if options.keep_workspaces else
-                                probe_layers(scratch.private if scratch else None))
-    layers_by, layers_reason = layers
+    layers_by, layers_reason = _layers(options, isolation, agents, scratch)
     policy = SandboxPolicy(isolation=isolation, hidden=hidden, covered=covered, home=real_home(),
                            network=network_decision(loaded, agents, isolation), reason=reason,
                            layers=not layers_reason, layers_reason=layers_reason, layers_by=layers_by,
@@ -229,6 +228,19 @@ def sandbox_policy(options: RunOptions, loaded: Loaded, agents: dict[str, Agent]
         for name, agent in agents.items():
             _check_agent_visible(agent, name, policy)
     return policy
+
+
+def _layers(options: RunOptions, isolation: str, agents: dict[str, Agent],
+            scratch: Scratch | None) -> tuple[OverlayMount, str]:
+    """How overlay workspaces are mounted, or why they are not (then full copies): probed only
+    for a sandbox that will run an agent process (the builtin reads its layers unmounted)."""
+    if isolation != "bwrap":
+        return "unshare", "not sandboxed"
+    if not any(hasattr(a, "execute") for a in agents.values()):
+        return "unshare", "no agent process"
+    if options.keep_workspaces:
+        return "unshare", "--keep-workspaces keeps full copies"
+    return probe_layers(scratch.private if scratch else None)
 
 
 def network_decision(loaded: Loaded, agents: dict[str, Agent], isolation: str) -> NetworkAccess:
