@@ -22,11 +22,12 @@ measured the same way, CPU of the whole process tree (user + system of the run a
 it waited for: git, bubblewrap) and its peak RSS: what a run costs before its trials, the fixed
 part of every run. Its `import` row beside it is what the run loads (`python -X importtime`
 sums the self times of every module) and the `jinja2 templates` row what rendering its
-report.html costs on its own (the template compile a bytecode cache saves).
+report.html costs on its own (the template compile a bytecode cache saves). The whole shipped
+suite run the same way is the README's first command (no target: it follows the suite's size).
 
     python bench/startup.py [--reps 5] [--baseline-ref REF ...]
 
-With --baseline-ref, the 1-case run is measured again with the code at each REF (a git worktree
+With --baseline-ref, the 1-case and whole-suite runs are measured again with the code at each REF (a git worktree
 of it on PYTHONPATH), in the same rounds: e.g. 656987e^ (2026-12-02, before the run drew matplotlib
 charts) and 75c5671 (before they were taken off the run).
 
@@ -129,9 +130,11 @@ def rows(env: dict[str, str], bare: dict[str, str], cold: dict[str, str], repo: 
     """(label, argv, env, is a target row)."""
     cli = [PY, "-m", "rubricgate"]
     one_case = [*cli, "run", "--repo", str(repo), "--only", ONE_CASE]
-    earlier = [(f"run, 1 case, at {ref}", [*cli, "run", "--repo", str(repo_copy(tree.parent / "suite", tree)), "--only",
-                                             ONE_CASE], {**env, "PYTHONPATH": str(tree)}, False)
-               for ref, tree in (baselines or {}).items()]
+    earlier = []
+    for ref, tree in (baselines or {}).items():
+        suite, at_ref = repo_copy(tree.parent / "suite", tree), {**env, "PYTHONPATH": str(tree)}
+        earlier += [(f"run, 1 case, at {ref}", [*cli, "run", "--repo", str(suite), "--only", ONE_CASE], at_ref, False),
+                    (f"run, whole suite, at {ref}", [*cli, "run", "--repo", str(suite)], at_ref, False)]
     return [
         ("python -c pass (baseline)", [PY, "-c", "pass"], env, False),
         ("import click+pydantic+yaml (floor)", [PY, "-c", "import click, pydantic, yaml"], env, False),
@@ -148,6 +151,8 @@ def rows(env: dict[str, str], bare: dict[str, str], cold: dict[str, str], repo: 
         ("rubricgate agents (real PATH)", [*cli, "agents"], env, False),
         *earlier,
         ("rubricgate run, 1 case (builtin)", one_case, env, True),
+        # The README's first command: the builtin reviewer on every case of the shipped suite.
+        ("rubricgate run, whole suite (builtin)", [*cli, "run", "--repo", str(repo)], env, False),
     ]
 
 
