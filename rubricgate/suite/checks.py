@@ -92,14 +92,17 @@ def fixture_layout_errors(repo: Path, config: Config) -> list[GateInputError]:
     root = repo / config.suite.fixtures
     if not root.is_dir():
         return []
+    from rubricgate.suite.closure import closure_skip  # it imports suite.config, which imports this module
+
     errors = []
+    hidden = closure_skip(config)  # what a link may not show the reviewer (the answer key)
     for entry in _visible(root):
         rel = _rel(repo, entry)
         if entry.is_dir() and entry.name in TIER_FOLDERS:
             for item in _visible(entry):
                 errors.extend(_unprintable_name_errors(repo, item))
-                errors.extend(_fixture_folder_errors(repo, item) if config.suite.layout == "skills"
-                              else _files_folder_errors(repo, item))
+                errors.extend(_fixture_folder_errors(repo, item, hidden) if config.suite.layout == "skills"
+                              else _files_folder_errors(repo, item, hidden))
         elif entry.is_dir():
             errors.append(GateInputError(rel, "",
                                          f"unknown tier folder {entry.name!r}{did_you_mean(entry.name, TIER_FOLDERS)}",
@@ -121,12 +124,12 @@ def _unprintable_name_errors(repo: Path, item: Path) -> list[GateInputError]:
                            "rename the folder to printable characters: its case id is fixture-<folder>")]
 
 
-def _fixture_folder_errors(repo: Path, folder: Path) -> list[GateInputError]:
+def _fixture_folder_errors(repo: Path, folder: Path, hidden: list[str]) -> list[GateInputError]:
     rel = _rel(repo, folder)
     if not folder.is_dir():
         return [GateInputError(rel, "", "a file directly under a tier folder is not a case",
                                f"put it in its own folder as {folder.parent.name}/<name>/{FIXTURE_FILE}")]
-    errors = _symlink_errors(repo, folder)
+    errors = _symlink_errors(repo, folder, hidden)
     if folder.is_symlink():  # what it links to is not the suite's: that one line says it all
         return errors
     if (folder / FIXTURE_FILE).is_file():
@@ -144,13 +147,13 @@ def _fixture_folder_errors(repo: Path, folder: Path) -> list[GateInputError]:
     return errors + [GateInputError(rel, "", problem, fix)]
 
 
-def _files_folder_errors(repo: Path, folder: Path) -> list[GateInputError]:
+def _files_folder_errors(repo: Path, folder: Path, hidden: list[str]) -> list[GateInputError]:
     """suite.layout files: a folder holding the reviewed files (any names), expect.yaml beside them."""
     rel = _rel(repo, folder)
     if not folder.is_dir():
         return [GateInputError(rel, "", "a file directly under a tier folder is not a case",
                                f"put it in its own folder: {folder.parent.name}/<name>/{folder.name}")]
-    errors = _symlink_errors(repo, folder)
+    errors = _symlink_errors(repo, folder, hidden)
     if folder.is_symlink():
         return errors
     errors += _odd_fixture_files(repo, folder)
@@ -183,17 +186,37 @@ def _unwritten_skeleton(repo: Path, skill: Path) -> list[GateInputError]:
     return []
 
 
-def _symlink_errors(repo: Path, folder: Path) -> list[GateInputError]:
-    """No file of a fixture may be a symlink out of the repository: one error per link, a linked
-    folder never walked (a fixture linked to /etc gave an error for each of its 757 files)."""
+def _symlink_errors(repo: Path, folder: Path, hidden: list[str]) -> list[GateInputError]:
+    """No file of a fixture may be a symlink out of the repository, nor into what the reviewer
+    must not see (`hidden`: the suite, baseline, config; the fixture's own files but its
+    expect.yaml excepted): the link's target is copied into the workspace. One error per link,
+    a linked folder never walked (a fixture linked to /etc gave an error for each of its 757 files)."""
     errors: list[GateInputError] = []
     links = [folder] if folder.is_symlink() else [
         Path(top, name) for top, dirs, files in os.walk(folder) for name in (*dirs, *files)
         if Path(top, name).is_symlink()]  # os.walk does not descend into a linked folder
     for path in sorted(links):
         rel = _rel(repo, path)
-        collect(errors, partial(safe_relpath, repo, rel, rel, "(file)"))
+        if collect(errors, partial(safe_relpath, repo, rel, rel, "(file)")) is not None:
+            errors += _answer_key_link(repo, folder, path, hidden)
     return errors
+
+
+def _answer_key_link(repo: Path, folder: Path, link: Path, hidden: list[str]) -> list[GateInputError]:
+    """An error when `link` shows the reviewer a file of the answer key (a link `references/key.json
+    -> ../../../../baseline.json` put the baseline into the case's workspace)."""
+    if link == folder:
+        return []  # a linked fixture folder has its own error (suite/cases.py)
+    root, own = os.path.realpath(repo), os.path.realpath(folder)
+    target = os.path.realpath(link)
+    if target.startswith(own + os.sep) and os.path.relpath(target, own) != "expect.yaml":
+        return []  # a file of the case itself
+    shown = os.path.relpath(target, root).replace(os.sep, "/")
+    if not any(shown == h or shown.startswith(h + "/") for h in hidden):
+        return []  # a file of the repository any workspace shows
+    return [GateInputError(_rel(repo, link), "(file)", f"links to {shown}, which the reviewer must not see "
+                           "(the suite's answers, the baseline or the config)",
+                           "replace the link with a copy of the file the case should show")]
 
 
 # --- rubricgate.yaml: reports -----------------------------------------------------------------

@@ -136,6 +136,20 @@ def test_only_files_inside_the_repository_are_listed_once_symlinks_are_followed(
     assert workspace.list_tree(tmp_path / "alias", listing=listed) == ["docs/a.md", "docs/sub/b.md", "link-in.md"]
 
 
+def test_a_link_to_an_excluded_file_is_left_out_of_the_snapshot(tmp_path: Path) -> None:
+    # `docs/key.json -> ../baseline.json` copied the baseline (the answer key) into every workspace.
+    repo = _repo(tmp_path)
+    (repo / "baseline.json").write_text("{}")
+    (repo / "fixtures" / "block" / "x").mkdir(parents=True)
+    (repo / "fixtures" / "block" / "x" / "expect.yaml").write_text("tier: BLOCK\n")
+    (repo / "docs" / "key.json").symlink_to("../baseline.json")
+    (repo / "docs" / "tier.yaml").symlink_to("../fixtures/block/x/expect.yaml")
+    (repo / "docs" / "again.md").symlink_to("a.md")  # a shown file by another name: kept
+    listed = _Listed(["baseline.json", "docs/a.md", "docs/again.md", "docs/key.json", "docs/tier.yaml",
+                      "fixtures/block/x/expect.yaml"])
+    assert workspace.list_tree(repo, {"baseline.json", "fixtures"}, listing=listed) == ["docs/a.md", "docs/again.md"]
+
+
 @pytest.mark.parametrize("cp", ["gnu", "missing", "failing"])
 def test_the_snapshot_holds_the_listed_files_with_their_modes_and_links_followed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cp: str) -> None:

@@ -220,6 +220,28 @@ def test_a_fixture_linked_out_of_the_repository_is_one_line_per_link(repo, tmp_p
     assert all("resolves outside the repository (symlink)" in line for line in errors), out
 
 
+@pytest.mark.parametrize("target", ["../../../../baseline.json", "../../../../rubricgate.yaml", "../expect.yaml",
+                                    "../../../block/data-loader/SKILL.md", "../../../block/data-loader/expect.yaml"])
+def test_a_fixture_file_linked_to_the_answer_key_is_refused(repo, target):
+    # The link's target is copied into the case's workspace: baseline.json was shown to the reviewer.
+    refs = repo / "fixtures/pass/weekly-revenue-summary/references"
+    refs.mkdir(exist_ok=True)
+    (refs / "key.json").symlink_to(target)
+    assert (refs / "key.json").is_file()
+    one_error(repo, "fixtures/pass/weekly-revenue-summary/references/key.json", "the reviewer must not see")
+
+
+def test_a_fixture_file_linked_to_its_own_file_or_a_shown_file_of_the_repository_is_fine(repo):
+    folder = repo / "fixtures/pass/weekly-revenue-summary"
+    (folder / "references").mkdir(exist_ok=True)
+    (folder / "references/again.md").symlink_to("../SKILL.md")
+    (repo / "docs").mkdir()
+    (repo / "docs/shared.md").write_text("shared\n")
+    (folder / "references/shared.md").symlink_to("../../../../docs/shared.md")
+    code, out = validate(repo)
+    assert code == 0, out
+
+
 def test_a_rubric_that_makes_an_expectation_unpassable_is_judged_by_run_and_refused_by_validate(repo):
     """compare's base side and a severity-up mutant load the suite with another rubric: there the
     case must fail (a caught mutant), not stop the run as an input error."""
