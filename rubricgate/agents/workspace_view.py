@@ -14,18 +14,17 @@ runs as a process, in the sandbox or in a full copy).
 from __future__ import annotations
 
 import os
-import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 
 
-def _parts(rel: str) -> tuple[str, ...] | None:
-    """`rel`'s components, or None when it names nothing inside the workspace (absolute, or up
-    out of it: a link such as `references/../../../etc/passwd` must not read the host)."""
-    norm = posixpath.normpath(rel.replace("\\", "/"))
-    if norm.startswith("/") or norm == ".." or norm.startswith("../"):
+def _parts(rel: str) -> list[str] | None:
+    """`rel`'s components as written ('..' kept: it climbs only out of a folder that exists, as
+    the file system resolves it), or None for an absolute path. A backslash is a character of a
+    name here, as on Linux (mapping it to '/' made `references/notes\\prod.md` unreadable)."""
+    if rel.startswith("/"):
         return None
-    return tuple(p for p in norm.split("/") if p not in ("", "."))
+    return [p for p in rel.split("/") if p not in ("", ".")]
 
 
 @dataclass(frozen=True)
@@ -37,22 +36,39 @@ class WorkspaceView:
     layers: tuple[Path, ...] = ()
 
     def file(self, rel: str) -> Path | None:
-        """Where the regular file at workspace path `rel` is read; None when there is none."""
+        """Where the regular file at workspace path `rel` is read; None when there is none, or
+        when `rel` climbs out of the workspace (`references/../../../etc/passwd`)."""
         parts = _parts(rel)
-        if not parts:
+        if not parts or parts[-1] == "..":
             return None
+        walked: list[str] = []  # the folders entered so far, each one that exists in the view
+        for name in parts[:-1]:
+            if name != "..":
+                walked.append(name)
+                if self._folder(walked) is None:
+                    return None  # missing, or a file: nothing lies below it
+            elif not walked:
+                return None  # up out of the workspace
+            else:
+                walked.pop()
+        holding = self._folder(walked)
+        top = next((layer.joinpath(*walked, parts[-1]) for layer in holding or ()
+                    if os.path.lexists(layer.joinpath(*walked, parts[-1]))), None)
+        if top is None or top.is_symlink():  # a link may point at the host
+            return None
+        return top if top.is_file() else None
+
+    def _folder(self, parts: list[str]) -> list[Path] | None:
+        """The layers that hold the folder `parts` and merge there (topmost first); None when it
+        is not a folder in the view: missing, or hidden by a file or link of a higher layer."""
         live = list(self.layers or (self.root,))
         for depth in range(1, len(parts) + 1):
             holding = [layer for layer in live if os.path.lexists(layer.joinpath(*parts[:depth]))]
-            if not holding:
-                return None
-            top = holding[0].joinpath(*parts[:depth])
-            if depth == len(parts):
-                return top if top.is_file() and not top.is_symlink() else None  # a link may point at the host
-            if top.is_symlink() or not top.is_dir():
+            top = holding[0].joinpath(*parts[:depth]) if holding else None
+            if top is None or top.is_symlink() or not top.is_dir():
                 return None  # a file (or link) hides everything the layers below hold under its path
             live = [layer for layer in holding if layer.joinpath(*parts[:depth]).is_dir()]
-        return None
+        return live
 
     def has_file(self, rel: str) -> bool:
         return self.file(rel) is not None

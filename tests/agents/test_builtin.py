@@ -107,6 +107,15 @@ def test_overlay_skill_is_reviewed():
     assert {f.rule for f in parsed.verdict.findings} >= {"fm-name-format"} and parsed.effective_tier == "BLOCK"
 
 
+def test_a_secret_in_a_bundled_file_whose_name_holds_a_backslash_is_found(tmp_path):
+    repo = make_repo(tmp_path / "repo", fixtures=["pass/weekly-revenue-summary"])
+    refs = repo / "fixtures/pass/weekly-revenue-summary/references"
+    refs.mkdir(exist_ok=True)
+    (refs / "notes\\prod.md").write_text("token: FAKE-snowflake-pat-0000-DoNotUse-0000\n")
+    _, parsed = review(repo, ["fixtures/pass/weekly-revenue-summary/SKILL.md"])
+    assert parsed.effective_tier == "BLOCK" and "secret-in-file" in {f.rule for f in parsed.verdict.findings}
+
+
 def test_unparseable_rubric_ends_in_crash_not_verdict(tmp_path):
     repo = make_repo(tmp_path / "r")
     (repo / "reviewer/evaluator/references/rubric.md").write_text("no table\n")

@@ -71,3 +71,24 @@ def test_without_layers_the_root_folder_is_read(tmp_path: Path) -> None:
     view = WorkspaceView(base)
     assert view.read_text("docs/guide.md") == "hidden"
     assert view.glob("skills/**/*") == ["skills/s/SKILL.md", "skills/s/references/r.md"]
+
+
+def test_a_backslash_is_a_character_of_a_name_not_a_separator(tmp_path: Path) -> None:
+    # Mapped to '/', a secret in `references/notes\prod.md` was never globbed nor read.
+    case, base = _layers(tmp_path)
+    (case / "skills/s/references").mkdir()
+    (case / "skills/s/references/notes\\prod.md").write_text("token")
+    view = WorkspaceView(tmp_path / "ws", (case, base))
+    assert view.read_text("skills/s/references/notes\\prod.md") == "token"
+    assert "skills/s/references/notes\\prod.md" in view.glob("skills/s/**/*")
+    assert view.file("skills\\s\\SKILL.md") is None  # not skills/s/SKILL.md
+
+
+def test_dot_dot_climbs_only_out_of_a_folder_that_exists(tmp_path: Path) -> None:
+    # As the file system resolves it: `references/../SKILL.md` is broken without a references/ folder.
+    case, base = _layers(tmp_path)
+    view = WorkspaceView(tmp_path / "ws", (case, base))
+    assert view.read_text("skills/s/references/../SKILL.md") == "top"
+    assert view.file("skills/s/nothing/../SKILL.md") is None
+    assert view.file("skills/../README.md") is not None
+    assert view.file("docs/../README.md") is None  # docs is a file in the top layer: not a folder to leave
