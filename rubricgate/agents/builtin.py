@@ -100,6 +100,10 @@ class BuiltinAgent:
         except GateInputError as exc:
             return f"The rubric does not parse: {exc.one_line()}", "rubric does not parse"
         hits = review_files(session, paths, rubric)
+        if not any(c.name == "read" and c.status == "ok" and c.input.get("file_path") in paths for c in session.calls):
+            # No verdict on nothing: "no rule is violated" in files never read would be a PASS.
+            return (f"I could not read any of the {len(paths)} file(s) to review, so I cannot review.",
+                    "none of the files to review could be read")
         return render_final(paths, hits, rubric), ""
 
 

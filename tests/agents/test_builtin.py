@@ -94,11 +94,19 @@ def test_transcript_records_reads_globs_and_greps_per_phase():
     assert max(c.step for c in transcript.tool_calls) == transcript.steps - 1
 
 
-def test_missing_listed_file_is_an_error_call_not_a_crash():
+def test_when_no_listed_file_can_be_read_there_is_no_verdict():
+    # It said "No mechanical rule is violated in 1 file(s)": a PASS on a file it never read.
     transcript, parsed = review(ROOT, ["fixtures/pass/nope/SKILL.md"])
     missing = [c for c in transcript.tool_calls if c.status == "error"]
     assert [c.result for c in missing] == [f"{missing[0].input['file_path']}: no such file"]
-    assert parsed.effective_tier == "PASS"
+    assert transcript.termination == "crashed" and "none of the files" in transcript.error
+    assert parsed.status != "ok" and parsed.effective_tier is None
+
+
+def test_a_missing_listed_file_beside_a_read_one_is_an_error_call_not_a_crash():
+    transcript, parsed = review(ROOT, ["fixtures/pass/nope/SKILL.md", "fixtures/pass/weekly-revenue-summary/SKILL.md"])
+    assert [c.status for c in transcript.tool_calls if c.name == "read"].count("error") == 1
+    assert transcript.termination == "completed" and parsed.effective_tier == "PASS"
 
 
 def test_overlay_skill_is_reviewed():
