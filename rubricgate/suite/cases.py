@@ -217,7 +217,15 @@ def _fixture_folder(repo: Path, config: Config, rel: str) -> dict[str, str]:
 
 def _check_review_root(repo: Path, config: Config, case: CaseSpec, errors: list[GateInputError]) -> None:
     """A case folder mapped onto an existing folder under review_root would mix two skills."""
-    depth = len(config.suite.review_root.rstrip("/").split("/")) + 1
+    parts = config.suite.review_root.rstrip("/").split("/")
+    blocked = next(("/".join(parts[:i]) for i in range(1, len(parts) + 1)
+                    if (repo / "/".join(parts[:i])).exists() and not (repo / "/".join(parts[:i])).is_dir()), None)
+    if blocked is not None:  # a file where the case's folders go: no workspace could hold them
+        errors.append(GateInputError(case.origin, "review", f"{blocked} is a file in the repository, where "
+                                     "suite.review_root puts the case's folder", "rename the file or set "
+                                     "suite.review_root to a free folder"))
+        return
+    depth = len(parts) + 1
     for folder in sorted({"/".join(p.split("/")[:depth]) for p in case.workspace_paths}):
         if (repo / folder).exists():
             errors.append(GateInputError(

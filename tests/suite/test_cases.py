@@ -242,6 +242,17 @@ def test_a_fixture_file_linked_to_its_own_file_or_a_shown_file_of_the_repository
     assert code == 0, out
 
 
+def test_a_file_where_the_review_root_goes_is_one_line_not_an_internal_error(repo):
+    # `skills` as a file at the top: --keep-workspaces (a full copy) ended in NotADirectoryError.
+    (repo / "skills").write_text("x\n")
+    one_error(repo, "expect.yaml: review:", "skills is a file in the repository", "suite.review_root")
+
+
+def test_a_folder_of_the_repository_where_a_case_goes_is_refused(repo):
+    (repo / "skills/weekly-revenue-summary").mkdir(parents=True)
+    one_error(repo, "fixtures/pass/weekly-revenue-summary", "skills/weekly-revenue-summary/, which already exists")
+
+
 def test_a_rubric_that_makes_an_expectation_unpassable_is_judged_by_run_and_refused_by_validate(repo):
     """compare's base side and a severity-up mutant load the suite with another rubric: there the
     case must fail (a caught mutant), not stop the run as an input error."""
