@@ -130,11 +130,13 @@ def test_agent_writing_to_original_repo_cannot_be_judged(repo, scripted):
     assert grade(out, PASS_CASE, "verdict").category == "agent_error"
 
 
-def test_a_run_of_the_builtin_alone_neither_digests_the_tree_nor_probes_for_layers(repo, monkeypatch):
+def test_a_run_of_the_builtin_alone_neither_watches_the_tree_nor_probes_for_layers(repo, monkeypatch):
     # The builtin only reads its layers: the backstop and the overlay probe are for agent processes.
     def refuse(*args, **kwargs):
         raise AssertionError("not for an in-process reviewer that writes nothing")
     monkeypatch.setattr("rubricgate.runner.treecheck.digest_tree", refuse)
+    monkeypatch.setattr("rubricgate.runner.startup.fingerprint_tree", refuse)
+    monkeypatch.setattr("rubricgate.runner.scheduler.fingerprint_tree", refuse)
     monkeypatch.setattr("rubricgate.runner.startup.probe_layers", refuse)
     out = run(repo)
     assert out.exit_code == 0 and not out.summary.decision.warnings

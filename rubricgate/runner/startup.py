@@ -177,7 +177,7 @@ def isolate_and_watch(options: RunOptions, loaded: Loaded, agents: dict[str, Age
         probing = pool.submit(sandbox_policy, options, loaded, agents, workspaces.scratch)
         copying = pool.submit(RunTree, options.repo, workspaces.files, workspaces.sources, scratch=workspaces.scratch)
         try:
-            guard = (TreeGuard.unwatched(options.repo, known) if all(map(writes_nothing, agents.values()))
+            guard = (TreeGuard.unwatched(options.repo, known) if unwatched(agents)
                      else TreeGuard.start(options.repo, exclude, adopt=False, known=known))
             policy = probing.result()
         except BaseException:
@@ -375,11 +375,18 @@ def _context(options: RunOptions, loaded: Loaded, run_dir: Path, agents: dict[st
     events = EventLog(run_dir / "events.jsonl", options.listeners, secrets)
     return RunContext(repo=options.repo, config=cfg, rubric=loaded.rubric, run_dir=run_dir, events=events,
                       agents=agents, tree=tree, sandbox=policy, env=env, secrets=secrets, exclude=exclude,
-                      fingerprint=None if all_sandboxed(policy, agents) else fingerprint_tree(options.repo, exclude),
+                      fingerprint=None if all_sandboxed(policy, agents) or unwatched(agents)
+                      else fingerprint_tree(options.repo, exclude),
                       keep_workspaces=options.keep_workspaces, cases=loaded.cases,
                       budget=Budget(options.max_cost), slots=AgentSlots(max(options.jobs or 1, 1)),
                       # Copy-only, the reviewer could read the cache's signing key and forge entries.
                       cache_dir=options.cache_dir if options.cache and not copy_only else None)
+
+
+def unwatched(agents: dict[str, Agent]) -> bool:
+    """Is the repository left unwatched (no digests, no check after each trial)? Only when every
+    agent writes nothing (agents/base.py): the watch is for a reviewer, and there is none."""
+    return all(map(writes_nothing, agents.values()))
 
 
 def runs_unsandboxed(policy: SandboxPolicy, agents: dict[str, Agent]) -> bool:

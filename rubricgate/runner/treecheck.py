@@ -22,8 +22,10 @@ moves their ctime). One touched within RACY_NS of the start is read like any fil
 Between trials in copy-only mode a cheaper fingerprint is compared: it includes each file's
 ctime, which no user-space call can set back, so a rewrite with the mtime restored still shows.
 
-A run whose agents all write nothing (the builtin reviewer, replay) is not watched
-(`TreeGuard.unwatched`): it has no reviewer to catch.
+A run whose agents all write nothing (the builtin reviewer, replay) is not watched: no digests
+(`TreeGuard.unwatched`), no check after each trial. It has no reviewer to catch; a change another
+program makes to the repository meanwhile is not reported (the trials read the snapshot taken at
+the start).
 """
 
 from __future__ import annotations
@@ -180,7 +182,7 @@ class TreeGuard:
     def unwatched(cls, repo: Path, known: set[int] | None = None) -> TreeGuard:
         """No digest: a run whose agents all write nothing (agents/base.py `writes_nothing`: the
         builtin reviewer, replay) has no reviewer the backstop could catch; on this repository
-        the two digests were 8% of a 1-case builtin run's CPU."""
+        the two digests were 8% of a 1-case builtin run's CPU (runner/startup.py `unwatched`)."""
         from rubricgate.isolation.reaping import child_pids
 
         return cls(repo, set(), None, child_pids() if known is None else known)
