@@ -7,6 +7,7 @@ globs and greps are tool calls and its verdict is the final text.
 
 from __future__ import annotations
 
+import glob
 import json
 import posixpath
 import time
@@ -147,7 +148,7 @@ def _bundle_globs(skill_path: str) -> list[str]:
     parent = Path(skill_path).parent.as_posix()
     if parent == ".":
         return ["SKILL.md", "references/**/*", "scripts/**/*", "assets/**/*"]
-    return [f"{parent}/**/*"]
+    return [f"{glob.escape(parent)}/**/*"]  # a folder named `gl[1]` is a name, not a pattern
 
 
 def _beside(view: WorkspaceView, skill_path: str) -> Callable[[str], bool]:

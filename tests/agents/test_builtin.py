@@ -1,5 +1,6 @@
 """The builtin reviewer: real reads, real lines, and verdicts that follow the rubric."""
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -122,6 +123,16 @@ def test_a_secret_in_a_bundled_file_whose_name_holds_a_backslash_is_found(tmp_pa
     (refs / "notes\\prod.md").write_text("token: FAKE-snowflake-pat-0000-DoNotUse-0000\n")
     _, parsed = review(repo, ["fixtures/pass/weekly-revenue-summary/SKILL.md"])
     assert parsed.effective_tier == "BLOCK" and "secret-in-file" in {f.rule for f in parsed.verdict.findings}
+
+
+def test_a_skill_folder_named_like_a_glob_pattern_is_scanned_for_secrets(tmp_path):
+    repo = make_repo(tmp_path / "repo", fixtures=[])
+    folder = repo / "fixtures/pass/gl[1]"
+    shutil.copytree(ROOT / "fixtures/pass/weekly-revenue-summary", folder)
+    (folder / "references").mkdir(exist_ok=True)
+    (folder / "references/env.md").write_text("token: FAKE-snowflake-pat-0000-DoNotUse-0000\n")
+    transcript, parsed = review(repo, ["fixtures/pass/gl[1]/SKILL.md"])
+    assert "secret-in-file" in {f.rule for f in parsed.verdict.findings}, transcript.final_text
 
 
 def test_unparseable_rubric_ends_in_crash_not_verdict(tmp_path):
