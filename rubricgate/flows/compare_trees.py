@@ -4,6 +4,7 @@ prompt links to is at REF on the base side too)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -13,8 +14,8 @@ from pathlib import Path
 from rubricgate.errors import GateInputError
 from rubricgate.isolation.leftovers import owned_folder, remove_owned
 from rubricgate.models.config import Config
-from rubricgate.runner.startup import left_out
 from rubricgate.runner.workspace import excluded, list_tree
+from rubricgate.suite.answer_key import answer_key_paths
 from rubricgate.suite.closure import reviewer_closure
 from rubricgate.suite.trees import WorkTree
 
@@ -67,7 +68,7 @@ def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: s
             raise GateInputError("--base", "reviewer", f"{ref} has no {rel}",
                                  "pick a ref where the reviewer files exist")
     at_ref = reviewer_closure(WorkTree(ref_tree), configs["base"])
-    kept_out = left_out(configs["base"], config_rel)
+    kept_out = answer_key_paths(configs["base"], config_rel)
     if hidden := [f for f in at_ref.files if excluded(f, kept_out)]:
         # This checkout's suite settings apply to both sides: they must not take REF's reviewer apart
         # (suite.workspace_exclude, or the baseline, reports or suite folders pointed at its files).
@@ -87,10 +88,16 @@ def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: s
 
 
 def _copy_files(src: Path, dst: Path, files: list[str]) -> None:
+    """Copy files, a symbolic link as the link it is: followed, `docs/key.json -> ../baseline.json`
+    became a plain file of the base side's copy, which its run's snapshot then showed the reviewer
+    (a link into the answer key is left out of a snapshot: runner/workspace.py)."""
     for rel in files:
         target = dst / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src / rel, target)
+        if (src / rel).is_symlink():
+            os.symlink(os.readlink(src / rel), target)
+        else:
+            shutil.copyfile(src / rel, target)
 
 
 def _git(repo: Path, *args: str, what: str, check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -1,9 +1,10 @@
 """rubricgate.yaml: ties paths, agent, default rubric and gate together."""
 
 import copy
+import posixpath
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from rubricgate.models import dimensions
 from rubricgate.models.base import Severity, StrictModel, Tier, known_format
@@ -11,18 +12,29 @@ from rubricgate.models.bounds import MAX_ERRORED, MAX_IDLE_TIMEOUT_S, MAX_OUTPUT
 from rubricgate.models.task import Rubric
 from rubricgate.models.verdict_config import VerdictConfig
 
+
+def normal_path(path: str) -> str:
+    """A repository path in one spelling: `./evals/tasks`, `evals//tasks/.` and `evals/tasks/` are
+    `evals/tasks`. Every comparison of paths (what the snapshot leaves out, the reviewer's
+    closure, the links a fixture may hold) is by string: `tasks: ./evals/tasks` put every task
+    file into the reviewer's workspace."""
+    return posixpath.normpath(path) if path.strip() else path
+
+
+RepoPath = Annotated[str, AfterValidator(normal_path)]
+
 DEFAULT_ENV_ALLOWLIST = ["PATH", "LANG", "LC_ALL", "TZ", "TERM", "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS"]
 
 
 class SuiteConfig(StrictModel):
-    tasks: str = "evals/tasks"
+    tasks: RepoPath = "evals/tasks"
     """The folder of task files (<id>.yaml or .json), repository-relative."""
-    fixtures: str = "fixtures"
+    fixtures: RepoPath = "fixtures"
     """The folder of fixtures: pass/, warn/ and block/, one folder a case."""
-    review_root: str = "skills"
+    review_root: RepoPath = "skills"
     """Where the team's real skills live: a fixture fixtures/<tier>/<name>/ is reviewed at
     <review_root>/<name>/, so no path the reviewer sees names its expected tier."""
-    workspace_exclude: list[str] = []
+    workspace_exclude: list[RepoPath] = []
     """More repo paths kept out of every workspace (docs or tests that quote expected answers)."""
     layout: Literal["skills", "files"] = "skills"
     """What a fixture folder is: `skills`, a skill (its SKILL.md reviewed, the other files beside
@@ -30,15 +42,15 @@ class SuiteConfig(StrictModel):
 
 
 class ReviewerConfig(StrictModel):
-    prompt: str = "reviewer/prompts/evaluate.md"
+    prompt: RepoPath = "reviewer/prompts/evaluate.md"
     """The reviewer's prompt file, given to the agent."""
-    skill: str = "reviewer/evaluator/SKILL.md"
+    skill: RepoPath = "reviewer/evaluator/SKILL.md"
     """The reviewer's skill file (its instructions)."""
-    rubric: str = "reviewer/evaluator/references/rubric.md"
+    rubric: RepoPath = "reviewer/evaluator/references/rubric.md"
     """The rubric: a markdown table of rules (id, severity, kind, rule) and the tier derivation."""
-    changed_files: str = "reviewer/.changed-skills.txt"
+    changed_files: RepoPath = "reviewer/.changed-skills.txt"
     """Where the harness writes the files to review, one per line, in each trial's copy."""
-    files: list[str] = []
+    files: list[RepoPath] = []
     """Globs (repo-relative, `**` spans folders) of files that are part of the reviewer although
     nothing it references names them: a data file its script opens (suite/closure.py)."""
 
@@ -244,9 +256,9 @@ class Config(StrictModel):
     """Trials of each case, unless the case says otherwise."""
     gate: GateConfig = Field(default_factory=GateConfig)
     """How the rates are judged against the baseline."""
-    baseline: str = "baseline.json"
+    baseline: RepoPath = "baseline.json"
     """The baseline file, repository-relative."""
-    reports: str = "reports"
+    reports: RepoPath = "reports"
     """The folder of run folders, repository-relative."""
     cache_dir: str | None = None
     """--cache folder; unset: $XDG_CACHE_HOME/rubricgate (~/.cache/rubricgate). Never inside the

@@ -45,7 +45,6 @@ from rubricgate.isolation.sandbox import (
     shown_folders,
 )
 from rubricgate.isolation.scratch import Scratch, choose_scratch
-from rubricgate.models.config import Config
 from rubricgate.models.results import Summary
 from rubricgate.records.events import EventLog
 from rubricgate.records.files import make_run_folder, new_run_id
@@ -65,6 +64,7 @@ from rubricgate.runner.scheduler import Job, RunContext, in_sandbox, restore_int
 from rubricgate.runner.treecheck import TreeGuard, fingerprint_tree, settle_own_bytecode
 from rubricgate.runner.workspace import GitListing, RunTree, list_tree_sized
 from rubricgate.secrets import parent_env_secrets
+from rubricgate.suite.answer_key import answer_key_paths, config_rel_of
 from rubricgate.suite.load import Loaded
 
 AgentFactory = Callable[..., Agent]
@@ -401,16 +401,8 @@ def all_sandboxed(policy: SandboxPolicy, agents: dict[str, Agent]) -> bool:
 
 def answer_key(options: RunOptions, loaded: Loaded) -> set[str]:
     """Repo paths no workspace may hold: the suite, baseline, config, reports, cache, and
-    `suite.workspace_exclude`."""
-    repo = options.repo.resolve()
-    config_file = (options.config_path or options.repo / "rubricgate.yaml").resolve()
-    return left_out(loaded.config, config_file.relative_to(repo).as_posix() if repo in config_file.parents else None)
-
-
-def left_out(cfg: Config, config_rel: str | None) -> set[str]:
-    """answer_key's paths for a config whose file is at `config_rel` (None: outside the repository)."""
-    paths = {cfg.suite.tasks, cfg.suite.fixtures, cfg.baseline, cfg.reports, CACHE_DIR, *cfg.suite.workspace_exclude}
-    return {p.strip("/") for p in (*paths, config_rel or "") if p.strip("/")}
+    `suite.workspace_exclude` (suite/answer_key.py)."""
+    return answer_key_paths(loaded.config, config_rel_of(options.repo, options.config_path))
 
 
 def with_cache_dir(options: RunOptions, configured: str | None) -> RunOptions:

@@ -27,9 +27,12 @@ SKILL_FILE = "SKILL.md"
 TASK_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-def load_suite(repo: Path, config: Config, rubric: RubricSpec | None = None) -> list[CaseSpec]:
-    """All cases (tasks then fixtures), or GateInputErrors listing every problem."""
-    errors: list[GateInputError] = task_layout_errors(repo, config) + fixture_layout_errors(repo, config)
+def load_suite(repo: Path, config: Config, rubric: RubricSpec | None = None,
+               config_rel: str | None = "rubricgate.yaml") -> list[CaseSpec]:
+    """All cases (tasks then fixtures), or GateInputErrors listing every problem; `config_rel`:
+    where the config file lies in the repository (suite/answer_key.py)."""
+    errors: list[GateInputError] = (task_layout_errors(repo, config)
+                                    + fixture_layout_errors(repo, config, config_rel))
     cases = _load_tasks(repo, config, errors, rubric) + _load_fixtures(repo, config, errors)
     _check_duplicates(cases, errors)
     for case in cases:

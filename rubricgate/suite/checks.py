@@ -87,15 +87,17 @@ def files_key_errors(repo: Path, rel: str, files: dict[str, str], display: str) 
 
 
 # --- fixtures/ ------------------------------------------------------------------------------
-def fixture_layout_errors(repo: Path, config: Config) -> list[GateInputError]:
-    """fixtures/<pass|warn|block>/<name>/SKILL.md only; anything else is an error with its fix."""
+def fixture_layout_errors(repo: Path, config: Config,
+                          config_rel: str | None = "rubricgate.yaml") -> list[GateInputError]:
+    """fixtures/<pass|warn|block>/<name>/SKILL.md only; anything else is an error with its fix.
+    `config_rel`: where the config file lies (suite/answer_key.py)."""
     root = repo / config.suite.fixtures
     if not root.is_dir():
         return []
-    from rubricgate.suite.closure import closure_skip  # it imports suite.config, which imports this module
+    from rubricgate.suite.answer_key import answer_key_paths  # it imports suite.config, which imports this module
 
     errors = []
-    hidden = closure_skip(config)  # what a link may not show the reviewer (the answer key)
+    hidden = sorted(answer_key_paths(config, config_rel))  # what a link may not show the reviewer
     for entry in _visible(root):
         rel = _rel(repo, entry)
         if entry.is_dir() and entry.name in TIER_FOLDERS:
@@ -215,7 +217,7 @@ def _answer_key_link(repo: Path, folder: Path, link: Path, hidden: list[str]) ->
     if not any(shown == h or shown.startswith(h + "/") for h in hidden):
         return []  # a file of the repository any workspace shows
     return [GateInputError(_rel(repo, link), "(file)", f"links to {shown}, which the reviewer must not see "
-                           "(the suite's answers, the baseline or the config)",
+                           "(the suite's answers, the baseline, the config or suite.workspace_exclude)",
                            "replace the link with a copy of the file the case should show")]
 
 

@@ -10,6 +10,7 @@ from rubricgate.errors import GateInputError, GateInputErrors, collect
 from rubricgate.models.baseline import Baseline
 from rubricgate.models.case import CaseSpec
 from rubricgate.models.config import Config
+from rubricgate.suite.answer_key import config_rel_of
 from rubricgate.suite.baseline_file import load_baseline
 from rubricgate.suite.cases import load_suite
 from rubricgate.suite.config import load_config
@@ -41,7 +42,8 @@ def load_all(repo: Path, config_path: Path | None = None, require_baseline: bool
     config = load_config(repo, config_path, reviewer_from)
     errors: list[GateInputError] = []
     rubric = collect(errors, lambda: reviewer_rubric(repo, config))
-    cases = collect(errors, lambda: load_suite(repo, config, with_rules(rubric, foreign_rules))) or []
+    config_rel = config_rel_of(repo, config_path)
+    cases = collect(errors, lambda: load_suite(repo, config, with_rules(rubric, foreign_rules), config_rel)) or []
     baseline = None
     if require_baseline:
         ids = None if errors else [c.id for c in cases]  # a case that did not load is not unknown

@@ -94,6 +94,30 @@ def test_a_snooping_reviewer_finds_no_answer_key(tmp_path: Path) -> None:
 
 
 @pytest.mark.usefixtures("bwrap_ready")
+def test_no_answer_key_through_another_spelling_of_the_suite_paths_or_a_link_to_it(tmp_path: Path) -> None:
+    # `tasks: ./evals/tasks` put every task file into the workspace (the paths left out were
+    # compared as written), and `notes/key.json -> ../baseline.json` the baseline.
+    import yaml
+
+    repo = make_repo(tmp_path / "repo", fixtures=["block/data-loader", "pass/weekly-revenue-summary"],
+                     tasks=["block-missing-description"])
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["suite"].update(tasks="./evals//tasks/.", fixtures="fixtures/")
+    config["baseline"] = "./baseline.json"
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    (repo / "notes").mkdir()
+    for name, target in (("key.json", "../baseline.json"), ("tier.yaml", "../fixtures/block/data-loader/expect.yaml"),
+                         ("task.yaml", "../evals/tasks/block-missing-description.yaml")):
+        (repo / "notes" / name).symlink_to(target)
+    script = write_reviewer(tmp_path / "agents", SNOOP.replace("NEEDLES", repr(needles(repo))))
+    use_reviewer(repo, script)
+    out = run_suite(RunOptions(repo=repo))
+    texts = [json.loads(p.read_text())["final_text"] for p in (out.run_dir / "transcripts").glob("*.json")]
+    reports = [t.split("HITS=", 1)[1].split("\n", 1)[0] for t in texts]
+    assert len(texts) == 3 and all(json.loads(r) == [] for r in reports), [r for r in reports if r != "[]"]
+
+
+@pytest.mark.usefixtures("bwrap_ready")
 def test_the_snoop_does_find_a_planted_answer(tmp_path: Path) -> None:
     # The search must be able to fail: an answer key left in the workspace is found.
     repo = make_repo(tmp_path / "repo", fixtures=["block/data-loader"], tasks=[])

@@ -231,6 +231,19 @@ def test_a_fixture_file_linked_to_the_answer_key_is_refused(repo, target):
     one_error(repo, "fixtures/pass/weekly-revenue-summary/references/key.json", "the reviewer must not see")
 
 
+def test_a_fixture_file_linked_to_what_workspace_exclude_or_the_config_in_use_names_is_refused(repo):
+    (repo / "README.md").write_text("fixture-data-loader is BLOCK\n")  # suite.workspace_exclude names it
+    refs = repo / "fixtures/pass/weekly-revenue-summary/references"
+    refs.mkdir(exist_ok=True)
+    (refs / "readme.md").symlink_to("../../../../README.md")
+    one_error(repo, "references/readme.md", "links to README.md, which the reviewer must not see")
+    (refs / "readme.md").unlink()
+    (repo / "alt.yaml").write_text((repo / "rubricgate.yaml").read_text())
+    (refs / "cfg.yaml").symlink_to("../../../../alt.yaml")
+    result = CliRunner().invoke(main, ["validate", "--repo", str(repo), "--config", str(repo / "alt.yaml")])
+    assert result.exit_code == 2 and "links to alt.yaml, which the reviewer must not see" in result.output
+
+
 def test_a_fixture_file_linked_to_its_own_file_or_a_shown_file_of_the_repository_is_fine(repo):
     folder = repo / "fixtures/pass/weekly-revenue-summary"
     (folder / "references").mkdir(exist_ok=True)

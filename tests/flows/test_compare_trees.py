@@ -1,0 +1,26 @@
+"""The base side's copy of the working tree keeps links as links, so its run leaves out the answer key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rubricgate.flows.compare_trees import base_checkout
+from rubricgate.runner.workspace import list_tree
+from rubricgate.suite.answer_key import answer_key_paths
+from rubricgate.suite.config import load_config
+from tests.conftest import make_repo
+
+
+def test_a_link_into_the_answer_key_stays_a_link_on_the_base_side_and_out_of_its_snapshot(tmp_path: Path) -> None:
+    # Copied as the file it names, `docs/key.json -> ../baseline.json` became a plain file of the
+    # base side's copy, and that side's snapshot showed the baseline to REF's reviewer.
+    repo = make_repo(tmp_path / "repo")
+    (repo / "docs").mkdir()
+    (repo / "docs/key.json").symlink_to("../baseline.json")
+    (repo / "docs/tier.yaml").symlink_to("../fixtures/block/data-loader/expect.yaml")
+    config = load_config(repo)
+    with base_checkout(repo, repo, {"base": config, "head": config}, "HEAD", {"reports"}) as root:
+        assert (root / "docs/key.json").is_symlink() and (root / "docs/tier.yaml").is_symlink()
+        shown = list_tree(root, answer_key_paths(config))
+        assert not {"docs/key.json", "docs/tier.yaml", "baseline.json"} & set(shown)
+        assert "reviewer/prompts/evaluate.md" in shown
