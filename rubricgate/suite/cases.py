@@ -6,6 +6,7 @@ Problems are collected, not raised one by one, so `validate` can report all of t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path, PurePosixPath
 
 from rubricgate.errors import GateInputError, GateInputErrors, collect
@@ -33,7 +34,10 @@ def load_suite(repo: Path, config: Config, rubric: RubricSpec | None = None,
     where the config file lies in the repository (suite/answer_key.py)."""
     errors: list[GateInputError] = (task_layout_errors(repo, config)
                                     + fixture_layout_errors(repo, config, config_rel))
-    cases = _load_tasks(repo, config, errors, rubric) + _load_fixtures(repo, config, errors)
+    from rubricgate.suite.answer_key import answer_key_paths  # it imports suite.config, which imports this module
+
+    hidden = answer_key_paths(config, config_rel) - {config.suite.fixtures}  # a fixture's files are copied in
+    cases = _load_tasks(repo, config, errors, rubric, hidden) + _load_fixtures(repo, config, errors)
     _check_duplicates(cases, errors)
     for case in cases:
         _check_review_root(repo, config, case, errors)
@@ -60,12 +64,13 @@ def _one_per_problem(errors: list[GateInputError]) -> list[GateInputError]:
 
 
 def _load_tasks(repo: Path, config: Config, errors: list[GateInputError],
-                rubric: RubricSpec | None = None) -> list[CaseSpec]:
+                rubric: RubricSpec | None = None, hidden: AbstractSet[str] = frozenset()) -> list[CaseSpec]:
+    """`hidden`: repository paths no workspace holds, which a task cannot review (suite/answer_key.py)."""
     folder = repo / config.suite.tasks
     if not folder.is_dir():
         return []
     paths = sorted(p for p in folder.iterdir() if p.suffix in TASK_SUFFIXES and p.is_file())
-    return _each(errors, [lambda p=p: _task_case(repo, config, p, f"{config.suite.tasks}/{p.name}", rubric)
+    return _each(errors, [lambda p=p: _task_case(repo, config, p, f"{config.suite.tasks}/{p.name}", rubric, hidden)
                           for p in paths])
 
 
@@ -82,12 +87,13 @@ def _each(errors: list[GateInputError], loaders) -> list[CaseSpec]:
     return cases
 
 
-def _task_case(repo: Path, config: Config, path: Path, display: str, rubric: RubricSpec | None = None) -> CaseSpec:
+def _task_case(repo: Path, config: Config, path: Path, display: str, rubric: RubricSpec | None = None,
+               hidden: AbstractSet[str] = frozenset()) -> CaseSpec:
     """One task file -> a case, or GateInputErrors with every problem in the file."""
     task, errors = load_all_errors(TaskFile, path, display)
     if task is None:
         raise GateInputErrors(errors)
-    errors += task_errors(repo, task, path, display)
+    errors += task_errors(repo, task, path, display, hidden)
     merged = collect(errors, lambda: merge_rubric(task.rubric, config.rubric, display, config.graded_dimensions()))
     layout = collect(errors, lambda: neutral_layout(repo, config, task.review, task.files, display))
     case = CaseSpec(id=task.id, source="task", origin=display, why=task.why, review=task.review,

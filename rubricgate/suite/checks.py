@@ -9,6 +9,7 @@ writable in a copy of the tree.
 from __future__ import annotations
 
 import os
+from collections.abc import Set as AbstractSet
 from functools import partial
 from pathlib import Path, PurePosixPath
 
@@ -54,22 +55,39 @@ def task_layout_errors(repo: Path, config: Config) -> list[GateInputError]:
     return errors
 
 
-def task_errors(repo: Path, task: TaskFile, path: Path, display: str) -> list[GateInputError]:
-    """Everything about a parsed task beyond its schema, all problems at once."""
+def task_errors(repo: Path, task: TaskFile, path: Path, display: str,
+                hidden: AbstractSet[str] = frozenset()) -> list[GateInputError]:
+    """Everything about a parsed task beyond its schema, all problems at once; `hidden`: what no
+    workspace holds (suite/answer_key.py), which the task cannot review."""
     errors: list[GateInputError] = []
     collect(errors, lambda: safe_relpath(repo, display, display, "(file)"))
     if task.id != path.stem:
         errors.append(GateInputError(display, "id", f"id {task.id!r} differs from the file stem {path.stem!r}",
                                      f"rename the file or set id: {path.stem}"))
     for i, rel in enumerate(task.review):
-        if collect(errors, partial(safe_relpath, repo, rel, display, f"review[{i}]")) is not None:
+        if rel in task.review[:i]:  # reviewed twice, its findings counted twice (three warnings: BLOCK)
+            errors.append(GateInputError(display, f"review[{i}]", f"{rel!r} is listed twice", "list it once"))
+        elif collect(errors, partial(safe_relpath, repo, rel, display, f"review[{i}]")) is not None:
             if rel not in task.files and not (repo / rel).is_file():
                 errors.append(GateInputError(display, f"review[{i}]", f"{rel!r} does not exist",
                                              "point at an existing file or add it under files:"))
+            elif rel not in task.files and (kept := _hidden_by(repo, rel, hidden)):
+                errors.append(GateInputError(display, f"review[{i}]", f"{rel!r} is in {kept}, which no workspace "
+                                             "holds (the answer key or suite.workspace_exclude)",
+                                             "review a file the workspace shows, or put the content under files:"))
     for rel in task.files:
         if collect(errors, partial(safe_relpath, repo, rel, display, f"files.{rel}")) is not None:
             errors.extend(files_key_errors(repo, rel, task.files, display))
     return errors
+
+
+def _hidden_by(repo: Path, rel: str, hidden: AbstractSet[str]) -> str:
+    """The `hidden` path that keeps the file `rel` (or, a link, the file it names) out of every
+    workspace; '' when none does."""
+    real = os.path.realpath(repo / rel)
+    root = os.path.realpath(repo)
+    names = [rel, os.path.relpath(real, root).replace(os.sep, "/")]
+    return next((h for name in names for h in sorted(hidden) if name == h or name.startswith(h + "/")), "")
 
 
 def files_key_errors(repo: Path, rel: str, files: dict[str, str], display: str) -> list[GateInputError]:

@@ -244,6 +244,22 @@ def test_a_fixture_file_linked_to_what_workspace_exclude_or_the_config_in_use_na
     assert result.exit_code == 2 and "links to alt.yaml, which the reviewer must not see" in result.output
 
 
+def test_a_file_reviewed_twice_is_refused(repo):
+    # Each listing reviewed it again: one warning counted three times made a WARN case BLOCK.
+    write_task(repo, {**GOOD, "review": [GOOD["review"][0]] * 3})
+    one_error(repo, "evals/tasks/t1.yaml", "review[1]", "is listed twice")
+
+
+@pytest.mark.parametrize("kept_out", ["README.md", "docs/k/SKILL.md"])
+def test_a_task_reviewing_a_file_no_workspace_holds_is_refused(repo, kept_out):
+    # README.md: suite.workspace_exclude; docs/k/SKILL.md: a link to the baseline, left out of the snapshot.
+    (repo / "README.md").write_text("# readme\n")
+    (repo / "docs/k").mkdir(parents=True)
+    (repo / "docs/k/SKILL.md").symlink_to("../../baseline.json")
+    write_task(repo, {**GOOD, "review": [GOOD["review"][0], kept_out]})
+    one_error(repo, "evals/tasks/t1.yaml", "review[1]", "which no workspace holds")
+
+
 def test_a_fixture_file_linked_to_its_own_file_or_a_shown_file_of_the_repository_is_fine(repo):
     folder = repo / "fixtures/pass/weekly-revenue-summary"
     (folder / "references").mkdir(exist_ok=True)
