@@ -101,11 +101,21 @@ class BuiltinAgent:
         except GateInputError as exc:
             return f"The rubric does not parse: {exc.one_line()}", "rubric does not parse"
         hits = review_files(session, paths, rubric)
-        if not any(c.name == "read" and c.status == "ok" and c.input.get("file_path") in paths for c in session.calls):
-            # No verdict on nothing: "no rule is violated" in files never read would be a PASS.
-            return (f"I could not read any of the {len(paths)} file(s) to review, so I cannot review.",
-                    "none of the files to review could be read")
+        if problem := _unreviewed(session, paths):
+            return problem
         return render_final(paths, hits, rubric), ""
+
+
+def _unreviewed(session: _Session, paths: list[str]) -> tuple[str, str] | None:
+    """(final text, error) when a file to review was not read, or none was named: "no rule is
+    violated" in what it did not read would be a PASS."""
+    if not paths:
+        return "The list of files to review is empty, so I cannot review.", "no files to review"
+    read = {c.input.get("file_path") for c in session.calls if c.name == "read" and c.status == "ok"}
+    if unread := [p for p in paths if p not in read]:
+        return (f"I could not read {unread[0]} ({len(unread)} of {len(paths)} file(s) to review), so I cannot "
+                "review.", f"{len(unread)} of the files to review could not be read")
+    return None
 
 
 def unjudged_rules(kinds: Mapping[str, str]) -> list[str]:
