@@ -39,8 +39,10 @@ def load_suite(repo: Path, config: Config, rubric: RubricSpec | None = None,
     hidden = answer_key_paths(config, config_rel) - {config.suite.fixtures}  # a fixture's files are copied in
     cases = _load_tasks(repo, config, errors, rubric, hidden) + _load_fixtures(repo, config, errors)
     _check_duplicates(cases, errors)
-    for case in cases:
-        _check_review_root(repo, config, case, errors)
+    if cases and not (root_errors := review_root_errors(repo, config, config_rel or "rubricgate.yaml")):
+        for case in cases:
+            _check_review_root(repo, config, case, errors)
+    errors += root_errors if cases else []
     errors += reviewer_overlay_errors(repo, config, cases)
     if rubric is not None:
         for case in cases:
@@ -226,20 +228,28 @@ def _fixture_folder(repo: Path, config: Config, rel: str) -> dict[str, str]:
 
 def _check_review_root(repo: Path, config: Config, case: CaseSpec, errors: list[GateInputError]) -> None:
     """A case folder mapped onto an existing folder under review_root would mix two skills."""
-    parts = config.suite.review_root.rstrip("/").split("/")
-    blocked = next(("/".join(parts[:i]) for i in range(1, len(parts) + 1)
-                    if (repo / "/".join(parts[:i])).exists() and not (repo / "/".join(parts[:i])).is_dir()), None)
-    if blocked is not None:  # a file where the case's folders go: no workspace could hold them
-        errors.append(GateInputError(case.origin, "review", f"{blocked} is a file in the repository, where "
-                                     "suite.review_root puts the case's folder", "rename the file or set "
-                                     "suite.review_root to a free folder"))
-        return
-    depth = len(parts) + 1
+    depth = len(config.suite.review_root.rstrip("/").split("/")) + 1
     for folder in sorted({"/".join(p.split("/")[:depth]) for p in case.workspace_paths}):
         if (repo / folder).exists():
             errors.append(GateInputError(
                 case.origin, "review", f"the case's folder is reviewed at {folder}/, which already exists "
                 "in the repository", "rename the fixture folder or set suite.review_root to a free folder"))
+
+
+def review_root_errors(repo: Path, config: Config, display: str) -> list[GateInputError]:
+    """Once for the suite: suite.review_root must be a place for folders, in a workspace too. A
+    file there (or the changed-files list: the harness writes it in every workspace) left no
+    workspace able to hold a case (NotADirectoryError, or every trial unread)."""
+    root, changed = config.suite.review_root.rstrip("/"), config.reviewer.changed_files
+    parts = root.split("/")
+    blocked = next(("/".join(parts[:i]) for i in range(1, len(parts) + 1)
+                    if "/".join(parts[:i]) == changed or ((repo / "/".join(parts[:i])).exists()
+                                                          and not (repo / "/".join(parts[:i])).is_dir())), None)
+    if blocked is None:
+        return []
+    what = "the changed-files list (reviewer.changed_files)" if blocked == changed else "a file in the repository"
+    return [GateInputError(display, "suite.review_root", f"{blocked} is {what}, where the cases' folders go",
+                           "set suite.review_root to a free folder, or move the file")]
 
 
 def _check_duplicates(cases: list[CaseSpec], errors: list[GateInputError]) -> None:

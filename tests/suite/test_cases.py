@@ -3,6 +3,7 @@
 import os
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from rubricgate.cli import main
@@ -274,7 +275,16 @@ def test_a_fixture_file_linked_to_its_own_file_or_a_shown_file_of_the_repository
 def test_a_file_where_the_review_root_goes_is_one_line_not_an_internal_error(repo):
     # `skills` as a file at the top: --keep-workspaces (a full copy) ended in NotADirectoryError.
     (repo / "skills").write_text("x\n")
-    one_error(repo, "expect.yaml: review:", "skills is a file in the repository", "suite.review_root")
+    line = one_error(repo, "rubricgate.yaml: suite.review_root:", "skills is a file in the repository")
+    assert validate(repo)[1].count("where the cases' folders go") == 1, line  # once, not once a case
+
+
+def test_a_review_root_at_the_changed_files_list_is_refused(repo):
+    # Every trial then found its files unreadable: exit 1 as a regression, not the input error it is.
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["suite"]["review_root"] = config["reviewer"]["changed_files"]
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    one_error(repo, "suite.review_root:", "is the changed-files list")
 
 
 def test_a_folder_of_the_repository_where_a_case_goes_is_refused(repo):
