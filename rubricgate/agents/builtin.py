@@ -13,7 +13,7 @@ import posixpath
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from rubricgate import __version__
 from rubricgate.agents.base import AgentRequest
@@ -167,13 +167,13 @@ def _beside(view: WorkspaceView, skill_path: str) -> Callable[[str], bool]:
 
 
 def _grep_secrets(session: _Session, skill: Skill, files: list[str]) -> list[tuple[str, Hit]]:
+    """Every text file of the skill, whatever its name: a list of suffixes passed over `key.pem`
+    and `notes.md ` (a trailing space). A file with a NUL in its first 8 KB is binary: skipped."""
     out = []
     for rel in files:
-        if PurePosixPath(rel).suffix.lower() not in {".md", ".txt", ".yaml", ".yml", ".json", ".py", ".sh", ".sql",
-                                                     ".toml", ".cfg", ".ini", ".env", ""}:
-            continue
         text = session.view.read_text(rel)
-        out += [(rel, h) for h in session.grep(rel, text.splitlines())] if text is not None else []
+        if text is not None and "\0" not in text[:8192]:
+            out += [(rel, h) for h in session.grep(rel, text.splitlines())]
     return out
 
 

@@ -136,6 +136,19 @@ def test_a_skill_folder_named_like_a_glob_pattern_is_scanned_for_secrets(tmp_pat
     assert "secret-in-file" in {f.rule for f in parsed.verdict.findings}, transcript.final_text
 
 
+@pytest.mark.parametrize("name", ["key.pem", "notes.md ", "id_rsa"])
+def test_a_secret_in_a_bundled_text_file_of_any_name_is_found_and_a_binary_file_is_skipped(tmp_path, name):
+    repo = make_repo(tmp_path / "repo", fixtures=["pass/weekly-revenue-summary"])
+    refs = repo / "fixtures/pass/weekly-revenue-summary/references"
+    refs.mkdir(exist_ok=True)
+    (refs / name).write_text("token: FAKE-snowflake-pat-0000-DoNotUse-0000\n")
+    (refs / "logo.png").write_bytes(b"\x89PNG\r\n\x00\x00token: FAKE-snowflake-pat-0000-DoNotUse-0000\n")
+    transcript, parsed = review(repo, ["fixtures/pass/weekly-revenue-summary/SKILL.md"])
+    grepped = [c.input["path"] for c in transcript.tool_calls if c.name == "grep"]
+    assert any(p.endswith(name) for p in grepped) and not any(p.endswith("logo.png") for p in grepped)
+    assert parsed.effective_tier == "BLOCK"
+
+
 def test_unparseable_rubric_ends_in_crash_not_verdict(tmp_path):
     repo = make_repo(tmp_path / "r")
     (repo / "reviewer/evaluator/references/rubric.md").write_text("no table\n")
