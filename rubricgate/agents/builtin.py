@@ -167,14 +167,22 @@ def _beside(view: WorkspaceView, skill_path: str) -> Callable[[str], bool]:
 
 
 def _grep_secrets(session: _Session, skill: Skill, files: list[str]) -> list[tuple[str, Hit]]:
-    """Every text file of the skill, whatever its name: a list of suffixes passed over `key.pem`
-    and `notes.md ` (a trailing space). A file with a NUL in its first 8 KB is binary: skipped."""
+    """Every file of the skill, whatever its name or bytes: a list of suffixes passed over
+    `key.pem` and a name ending in a space, and skipping a file with a NUL hid a password put
+    after one (UTF-16 text is read as such)."""
     out = []
     for rel in files:
-        text = session.view.read_text(rel)
-        if text is not None and "\0" not in text[:8192]:
-            out += [(rel, h) for h in session.grep(rel, text.splitlines())]
+        path = session.view.file(rel)
+        if path is not None:
+            out += [(rel, h) for h in session.grep(rel, _text_of(path.read_bytes()).splitlines())]
     return out
+
+
+def _text_of(data: bytes) -> str:
+    """A file's text: UTF-16 by its byte-order mark, else UTF-8 with undecodable bytes replaced."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8", errors="replace")
 
 
 def render_final(paths: list[str], hits: list[tuple[str, Hit]], rubric: RubricSpec) -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 def _parts(rel: str) -> list[str] | None:
     """`rel`'s components as written ('..' kept: it climbs only out of a folder that exists, as
     the file system resolves it), or None for an absolute path. A backslash is a character of a
-    name here, as on Linux (mapping it to '/' made `references/notes\\prod.md` unreadable)."""
+    name here, as on Linux (mapping it to '/' made a file `notes\\prod` unreadable)."""
     if rel.startswith("/"):
         return None
     return [p for p in rel.split("/") if p not in ("", ".")]

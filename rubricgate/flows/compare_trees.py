@@ -88,7 +88,7 @@ def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: s
 
 
 def _copy_files(src: Path, dst: Path, files: list[str]) -> None:
-    """Copy files, a symbolic link as the link it is: followed, `docs/key.json -> ../baseline.json`
+    """Copy files, a symbolic link as the link it is: followed, `notes/key.json -> ../baseline.json`
     became a plain file of the base side's copy, which its run's snapshot then showed the reviewer
     (a link into the answer key is left out of a snapshot: runner/workspace.py)."""
     for rel in files:

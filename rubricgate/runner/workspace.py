@@ -104,7 +104,7 @@ def excluded(rel: str, exclude: AbstractSet[str]) -> bool:
 
 class _Inside:
     """Is the listed file a file, inside the repository once symlinks are followed, and not, by
-    a link, one of the excluded (the answer key: a link `docs/key.json -> ../baseline.json` put
+    a link, one of the excluded (the answer key: a link `notes/key.json -> ../baseline.json` put
     the baseline into every workspace)? Deleted but tracked files and such links are not copied.
     One lstat a file, and each folder's real path resolved once (a full resolve per file walks
     every path component from `/` in Python: listing a 5,000-file tree took 334 ms that way, 45

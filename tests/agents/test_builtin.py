@@ -136,17 +136,20 @@ def test_a_skill_folder_named_like_a_glob_pattern_is_scanned_for_secrets(tmp_pat
     assert "secret-in-file" in {f.rule for f in parsed.verdict.findings}, transcript.final_text
 
 
-@pytest.mark.parametrize("name", ["key.pem", "notes.md ", "id_rsa"])
-def test_a_secret_in_a_bundled_text_file_of_any_name_is_found_and_a_binary_file_is_skipped(tmp_path, name):
+SECRET = "token: FAKE-snowflake-pat-0000-DoNotUse-0000\n"
+
+
+@pytest.mark.parametrize(("name", "data"), [("key.pem", SECRET.encode()), ("notes.md ", SECRET.encode()),
+                                            ("id_rsa", SECRET.encode()), ("a.md", b"\x00\n" + SECRET.encode()),
+                                            ("b.md", SECRET.encode("utf-16")), ("logo.png", b"\x89PNG\x00\n" + SECRET.encode())])
+def test_a_secret_in_any_bundled_file_is_found_whatever_its_name_or_bytes(tmp_path, name, data):
+    # A suffix list passed over key.pem and `notes.md `; skipping a file with a NUL hid the line after it.
     repo = make_repo(tmp_path / "repo", fixtures=["pass/weekly-revenue-summary"])
     refs = repo / "fixtures/pass/weekly-revenue-summary/references"
     refs.mkdir(exist_ok=True)
-    (refs / name).write_text("token: FAKE-snowflake-pat-0000-DoNotUse-0000\n")
-    (refs / "logo.png").write_bytes(b"\x89PNG\r\n\x00\x00token: FAKE-snowflake-pat-0000-DoNotUse-0000\n")
+    (refs / name).write_bytes(data)
     transcript, parsed = review(repo, ["fixtures/pass/weekly-revenue-summary/SKILL.md"])
-    grepped = [c.input["path"] for c in transcript.tool_calls if c.name == "grep"]
-    assert any(p.endswith(name) for p in grepped) and not any(p.endswith("logo.png") for p in grepped)
-    assert parsed.effective_tier == "BLOCK"
+    assert parsed.effective_tier == "BLOCK" and "secret-in-file" in {f.rule for f in parsed.verdict.findings}
 
 
 def test_unparseable_rubric_ends_in_crash_not_verdict(tmp_path):
