@@ -68,7 +68,7 @@ def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: s
             raise GateInputError("--base", "reviewer", f"{ref} has no {rel}",
                                  "pick a ref where the reviewer files exist")
     at_ref = reviewer_closure(WorkTree(ref_tree), configs["base"])
-    kept_out = answer_key_paths(configs["base"], config_rel)
+    kept_out = answer_key_paths(configs["base"], config_rel, repo)
     if hidden := [f for f in at_ref.files if excluded(f, kept_out)]:
         # This checkout's suite settings apply to both sides: they must not take REF's reviewer apart
         # (suite.workspace_exclude, or the baseline, reports or suite folders pointed at its files).

@@ -1,9 +1,10 @@
 """Shared pydantic base: every file we read or write forbids unknown keys."""
 
+import posixpath
 from collections.abc import Iterable
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
 
 from rubricgate.models.dimensions import DIMENSIONS  # noqa: F401  (the list lives in models/dimensions.py)
 
@@ -55,3 +56,14 @@ def build_models(models: Iterable[type[BaseModel]]) -> None:
 
 # What a severity word means under `tiers:` ("": the word itself): RuleRow.means, RuleRecord.means.
 Meaning = Literal["", "critical", "warning", "suggestion"]
+
+
+def normal_path(path: str) -> str:
+    """A repository path in one spelling: `./evals/tasks`, `evals//tasks/.` and `evals/tasks/` are
+    `evals/tasks`. Every comparison of paths (what the snapshot leaves out, the reviewer's
+    closure, the links a fixture may hold) is by string: `tasks: ./evals/tasks` put every task
+    file into the reviewer's workspace."""
+    return posixpath.normpath(path) if path.strip() else path
+
+
+RepoPath = Annotated[str, AfterValidator(normal_path)]

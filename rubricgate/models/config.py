@@ -1,27 +1,15 @@
 """rubricgate.yaml: ties paths, agent, default rubric and gate together."""
 
 import copy
-import posixpath
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from rubricgate.models import dimensions
-from rubricgate.models.base import Severity, StrictModel, Tier, known_format
+from rubricgate.models.base import RepoPath, Severity, StrictModel, Tier, known_format
 from rubricgate.models.bounds import MAX_ERRORED, MAX_IDLE_TIMEOUT_S, MAX_OUTPUT_CAP_BYTES, MAX_TIMEOUT_S, MAX_TRIALS
 from rubricgate.models.task import Rubric
 from rubricgate.models.verdict_config import VerdictConfig
-
-
-def normal_path(path: str) -> str:
-    """A repository path in one spelling: `./evals/tasks`, `evals//tasks/.` and `evals/tasks/` are
-    `evals/tasks`. Every comparison of paths (what the snapshot leaves out, the reviewer's
-    closure, the links a fixture may hold) is by string: `tasks: ./evals/tasks` put every task
-    file into the reviewer's workspace."""
-    return posixpath.normpath(path) if path.strip() else path
-
-
-RepoPath = Annotated[str, AfterValidator(normal_path)]
 
 DEFAULT_ENV_ALLOWLIST = ["PATH", "LANG", "LC_ALL", "TZ", "TERM", "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS"]
 

@@ -2,7 +2,7 @@
 
 from pydantic import Field, field_validator, model_validator
 
-from rubricgate.models.base import StrictModel, Tier
+from rubricgate.models.base import RepoPath, StrictModel, Tier
 from rubricgate.models.bounds import MAX_FILE_CHARS, MAX_ID_CHARS, MAX_LIST_ITEMS, MAX_STEPS, MAX_TASK_FILES, MAX_TRIALS
 
 
@@ -71,7 +71,7 @@ class FixtureExpect(StrictModel):
     (pass/warn/block) gives."""
     absent_rules: list[str] = []
     """Rule ids that must not be among the findings."""
-    review: list[str] = Field(default=[], max_length=MAX_LIST_ITEMS)
+    review: list[RepoPath] = Field(default=[], max_length=MAX_LIST_ITEMS)
     """The files the reviewer is asked to review, relative to the fixture folder (default: its
     SKILL.md under suite.layout skills, every file but expect.yaml under files)."""
     rubric: Rubric | None = None
@@ -91,10 +91,10 @@ class TaskFile(StrictModel):
     """The task's id: lowercase letters, digits, '.', '_' or '-', equal to the file's stem."""
     why: str = ""
     """What the task protects: the rule or the past mistake it exists for."""
-    review: list[str] = Field(min_length=1, max_length=MAX_LIST_ITEMS)
+    review: list[RepoPath] = Field(min_length=1, max_length=MAX_LIST_ITEMS)
     """Repository-relative files the reviewer is asked to review (written one per line to
     reviewer.changed_files)."""
-    files: dict[str, str] = Field(default={}, max_length=MAX_TASK_FILES)
+    files: dict[RepoPath, str] = Field(default={}, max_length=MAX_TASK_FILES)
     """Files written into the trial's throwaway copy before the reviewer runs: path -> content."""
     expect: Expect
     """What a correct review of the task looks like."""

@@ -402,7 +402,7 @@ def all_sandboxed(policy: SandboxPolicy, agents: dict[str, Agent]) -> bool:
 def answer_key(options: RunOptions, loaded: Loaded) -> set[str]:
     """Repo paths no workspace may hold: the suite, baseline, config, reports, cache, and
     `suite.workspace_exclude` (suite/answer_key.py)."""
-    return answer_key_paths(loaded.config, config_rel_of(options.repo, options.config_path))
+    return answer_key_paths(loaded.config, config_rel_of(options.repo, options.config_path), options.repo)
 
 
 def with_cache_dir(options: RunOptions, configured: str | None) -> RunOptions:

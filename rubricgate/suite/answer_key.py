@@ -12,17 +12,28 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from rubricgate.models.config import Config, normal_path
+from rubricgate.models.base import normal_path
+from rubricgate.models.config import Config
 from rubricgate.suite.closure import CACHE_DIR
 from rubricgate.suite.config import CONFIG_NAME
 
 
-def answer_key_paths(config: Config, config_rel: str | None = CONFIG_NAME) -> set[str]:
+def answer_key_paths(config: Config, config_rel: str | None = CONFIG_NAME, repo: Path | None = None) -> set[str]:
     """Repository paths no workspace may hold, for a config read from `config_rel` (None: a file
-    outside the repository). Config paths come in one spelling (models/config.py `normal_path`)."""
+    outside the repository). Config paths come in one spelling (models/config.py `normal_path`);
+    with `repo`, each also as its links resolve there (`evals/tasks -> real-tasks` left the real
+    folder, every task file, in the snapshot)."""
     paths = {config.suite.tasks, config.suite.fixtures, config.baseline, config.reports, CACHE_DIR,
              *config.suite.workspace_exclude, normal_path(config_rel or "")}
-    return {p.strip("/") for p in paths if p.strip("/") not in ("", ".")}
+    named = {p.strip("/") for p in paths if p.strip("/") not in ("", ".")}
+    return named | {real for p in named if repo is not None and (real := _real_rel(repo, p))}
+
+
+def _real_rel(repo: Path, rel: str) -> str:
+    """`rel` with its links followed, repository-relative ('' when it leaves the repository or is
+    the repository itself)."""
+    root, real = os.path.realpath(repo), os.path.realpath(os.path.join(repo, rel))
+    return real[len(root) + 1:].replace(os.sep, "/") if real.startswith(root + os.sep) else ""
 
 
 def config_rel_of(repo: Path, config_path: Path | None) -> str | None:

@@ -36,7 +36,7 @@ def load_suite(repo: Path, config: Config, rubric: RubricSpec | None = None,
                                     + fixture_layout_errors(repo, config, config_rel))
     from rubricgate.suite.answer_key import answer_key_paths  # it imports suite.config, which imports this module
 
-    hidden = answer_key_paths(config, config_rel) - {config.suite.fixtures}  # a fixture's files are copied in
+    hidden = answer_key_paths(config, config_rel, repo)
     cases = _load_tasks(repo, config, errors, rubric, hidden) + _load_fixtures(repo, config, errors)
     _check_duplicates(cases, errors)
     if cases and not (root_errors := review_root_errors(repo, config, config_rel or "rubricgate.yaml")):
@@ -95,9 +95,10 @@ def _task_case(repo: Path, config: Config, path: Path, display: str, rubric: Rub
     task, errors = load_all_errors(TaskFile, path, display)
     if task is None:
         raise GateInputErrors(errors)
-    errors += task_errors(repo, task, path, display, hidden)
+    errors += task_errors(repo, task, path, display, hidden, config.suite.fixtures)
     merged = collect(errors, lambda: merge_rubric(task.rubric, config.rubric, display, config.graded_dimensions()))
     layout = collect(errors, lambda: neutral_layout(repo, config, task.review, task.files, display))
+    errors += _twice_in_workspace(layout["workspace_review"] if layout else [], task.review, display)
     case = CaseSpec(id=task.id, source="task", origin=display, why=task.why, review=task.review,
                     expect=task.expect, rubric=merged or Rubric(), trials=task.trials or config.trials,
                     tags=task.tags, agent=task.agent, **(layout or {"files": task.files}))
@@ -171,13 +172,17 @@ def _reviewed(repo: Path, config: Config, folder: Path, declared: list[str], ori
     if not declared:
         if config.suite.layout == "skills":
             return [SKILL_FILE]
-        return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
-                      if p.is_file() and p.relative_to(folder).as_posix() != "expect.yaml")
+        declared = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
+                          if p.is_file() and p.relative_to(folder).as_posix() != "expect.yaml")
     for i, sub in enumerate(declared):
         pure = PurePosixPath(sub)
         if pure.is_absolute() or ".." in pure.parts or sub == "expect.yaml" or not (folder / sub).is_file():
             raise GateInputError(origin, f"review[{i}]", f"{sub!r} is not a file of this fixture folder",
                                  "name files inside the fixture's folder, relative to it (not expect.yaml)")
+        if sub in declared[:i]:  # reviewed twice, its findings counted twice
+            raise GateInputError(origin, f"review[{i}]", f"{sub!r} is listed twice", "list it once")
+        if sub != sub.strip():  # the changed-files list is read a stripped line at a time
+            raise GateInputError(origin, "review", f"{sub!r} begins or ends with a space", "rename the file")
     return list(declared)
 
 
@@ -250,6 +255,18 @@ def review_root_errors(repo: Path, config: Config, display: str) -> list[GateInp
     what = "the changed-files list (reviewer.changed_files)" if blocked == changed else "a file in the repository"
     return [GateInputError(display, "suite.review_root", f"{blocked} is {what}, where the cases' folders go",
                            "set suite.review_root to a free folder, or move the file")]
+
+
+def _twice_in_workspace(shown: list[str], review: list[str], display: str) -> list[GateInputError]:
+    """Two review entries the workspace shows as one file (a fixture's file and its neutral path):
+    reviewed twice, its findings counted twice."""
+    seen: dict[str, str] = {}
+    for entry, path in zip(review, shown, strict=False):
+        if path in seen and seen[path] != entry:
+            return [GateInputError(display, "review", f"{entry!r} and {seen[path]!r} are one file in the workspace "
+                                   f"({path})", "list it once")]
+        seen.setdefault(path, entry)
+    return []
 
 
 def _check_duplicates(cases: list[CaseSpec], errors: list[GateInputError]) -> None:

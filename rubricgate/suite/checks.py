@@ -56,9 +56,10 @@ def task_layout_errors(repo: Path, config: Config) -> list[GateInputError]:
 
 
 def task_errors(repo: Path, task: TaskFile, path: Path, display: str,
-                hidden: AbstractSet[str] = frozenset()) -> list[GateInputError]:
+                hidden: AbstractSet[str] = frozenset(), fixtures: str = "") -> list[GateInputError]:
     """Everything about a parsed task beyond its schema, all problems at once; `hidden`: what no
-    workspace holds (suite/answer_key.py), which the task cannot review."""
+    workspace holds (suite/answer_key.py), which the task cannot review but as a fixture's file
+    named under `fixtures` (copied in as the case's)."""
     errors: list[GateInputError] = []
     collect(errors, lambda: safe_relpath(repo, display, display, "(file)"))
     if task.id != path.stem:
@@ -67,11 +68,14 @@ def task_errors(repo: Path, task: TaskFile, path: Path, display: str,
     for i, rel in enumerate(task.review):
         if rel in task.review[:i]:  # reviewed twice, its findings counted twice (three warnings: BLOCK)
             errors.append(GateInputError(display, f"review[{i}]", f"{rel!r} is listed twice", "list it once"))
+        elif rel != rel.strip():  # the changed-files list is read a stripped line at a time
+            errors.append(GateInputError(display, f"review[{i}]", f"{rel!r} begins or ends with a space",
+                                         "rename the file"))
         elif collect(errors, partial(safe_relpath, repo, rel, display, f"review[{i}]")) is not None:
             if rel not in task.files and not (repo / rel).is_file():
                 errors.append(GateInputError(display, f"review[{i}]", f"{rel!r} does not exist",
                                              "point at an existing file or add it under files:"))
-            elif rel not in task.files and (kept := _hidden_by(repo, rel, hidden)):
+            elif rel not in task.files and not _under(rel, fixtures) and (kept := _hidden_by(repo, rel, hidden)):
                 errors.append(GateInputError(display, f"review[{i}]", f"{rel!r} is in {kept}, which no workspace "
                                              "holds (the answer key or suite.workspace_exclude)",
                                              "review a file the workspace shows, or put the content under files:"))
@@ -81,13 +85,17 @@ def task_errors(repo: Path, task: TaskFile, path: Path, display: str,
     return errors
 
 
+def _under(rel: str, folder: str) -> bool:
+    return bool(folder) and (rel == folder or rel.startswith(folder + "/"))
+
+
 def _hidden_by(repo: Path, rel: str, hidden: AbstractSet[str]) -> str:
     """The `hidden` path that keeps the file `rel` (or, a link, the file it names) out of every
     workspace; '' when none does."""
     real = os.path.realpath(repo / rel)
     root = os.path.realpath(repo)
     names = [rel, os.path.relpath(real, root).replace(os.sep, "/")]
-    return next((h for name in names for h in sorted(hidden) if name == h or name.startswith(h + "/")), "")
+    return next((h for name in names for h in sorted(hidden) if _under(name, h)), "")
 
 
 def files_key_errors(repo: Path, rel: str, files: dict[str, str], display: str) -> list[GateInputError]:
@@ -115,7 +123,7 @@ def fixture_layout_errors(repo: Path, config: Config,
     from rubricgate.suite.answer_key import answer_key_paths  # it imports suite.config, which imports this module
 
     errors = []
-    hidden = sorted(answer_key_paths(config, config_rel))  # what a link may not show the reviewer
+    hidden = sorted(answer_key_paths(config, config_rel, repo))  # what a link may not show the reviewer
     for entry in _visible(root):
         rel = _rel(repo, entry)
         if entry.is_dir() and entry.name in TIER_FOLDERS:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rubricgate.models.config import Config, normal_path
+from rubricgate.models.base import normal_path
+from rubricgate.models.config import Config
 from rubricgate.suite.answer_key import answer_key_paths
 
 

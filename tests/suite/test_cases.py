@@ -245,10 +245,51 @@ def test_a_fixture_file_linked_to_what_workspace_exclude_or_the_config_in_use_na
     assert result.exit_code == 2 and "links to alt.yaml, which the reviewer must not see" in result.output
 
 
-def test_a_file_reviewed_twice_is_refused(repo):
+@pytest.mark.parametrize("again", ["fixtures/block/data-loader/SKILL.md", "./fixtures/block/data-loader/SKILL.md",
+                                   "fixtures//block/data-loader/SKILL.md"])
+def test_a_file_reviewed_twice_in_any_spelling_is_refused(repo, again):
     # Each listing reviewed it again: one warning counted three times made a WARN case BLOCK.
-    write_task(repo, {**GOOD, "review": [GOOD["review"][0]] * 3})
+    write_task(repo, {**GOOD, "review": [GOOD["review"][0], again]})
     one_error(repo, "evals/tasks/t1.yaml", "review[1]", "is listed twice")
+
+
+def test_a_fixture_file_and_its_workspace_path_reviewed_together_are_refused(repo):
+    write_task(repo, {**GOOD, "review": [GOOD["review"][0], "skills/data-loader/SKILL.md"],
+                      "files": {"skills/data-loader/SKILL.md": "hello"}})
+    one_error(repo, "evals/tasks/t1.yaml", "are one file in the workspace (skills/data-loader/SKILL.md)")
+
+
+def test_a_fixture_that_lists_a_file_twice_or_a_name_with_a_space_is_refused(repo):
+    folder = repo / "fixtures/pass/weekly-revenue-summary"
+    (folder / "expect.yaml").write_text("review: [SKILL.md, ./SKILL.md]\n")
+    one_error(repo, "fixtures/pass/weekly-revenue-summary", "review[1]", "is listed twice")
+    (folder / "notes.txt ").write_text("x\n")
+    (folder / "expect.yaml").write_text("review: [SKILL.md, 'notes.txt ']\n")
+    one_error(repo, "fixtures/pass/weekly-revenue-summary", "begins or ends with a space")
+
+
+def test_a_task_reviewing_a_link_into_the_fixtures_is_refused(repo):
+    # Reviewed by a path that is no fixture's, the link is left out of the snapshot: nothing to review.
+    (repo / "team/oh").mkdir(parents=True)
+    (repo / "team/oh/SKILL.md").symlink_to("../../fixtures/block/data-loader/SKILL.md")
+    write_task(repo, {**GOOD, "review": ["team/oh/SKILL.md"]})
+    one_error(repo, "evals/tasks/t1.yaml", "review[0]", "which no workspace holds")
+
+
+def test_a_suite_folder_reached_through_a_link_keeps_its_real_folder_out_of_the_workspace(repo):
+    # `evals/tasks -> real-tasks`: the paths left out were the names as written, so the real
+    # folder, every task file, was in the snapshot; so was a fixture link into it.
+    from rubricgate.runner.workspace import list_tree
+    from rubricgate.suite.answer_key import answer_key_paths
+    from rubricgate.suite.config import load_config
+
+    write_task(repo, GOOD)
+    (repo / "evals/tasks").rename(repo / "evals/real-tasks")
+    (repo / "evals/tasks").symlink_to("real-tasks")
+    kept_out = answer_key_paths(load_config(repo), repo=repo)
+    assert "evals/real-tasks" in kept_out and not [f for f in list_tree(repo, kept_out) if "real-tasks" in f]
+    (repo / "fixtures/pass/weekly-revenue-summary/t1.yaml").symlink_to("../../../evals/real-tasks/t1.yaml")
+    one_error(repo, "weekly-revenue-summary/t1.yaml", "links to evals/real-tasks/t1.yaml")
 
 
 @pytest.mark.parametrize("kept_out", ["README.md", "docs/k/SKILL.md"])
