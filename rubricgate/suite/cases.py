@@ -250,6 +250,9 @@ def review_root_errors(repo: Path, config: Config, display: str) -> list[GateInp
     blocked = next(("/".join(parts[:i]) for i in range(1, len(parts) + 1)
                     if "/".join(parts[:i]) == changed or ((repo / "/".join(parts[:i])).exists()
                                                           and not (repo / "/".join(parts[:i])).is_dir())), None)
+    if blocked is None and changed.startswith(root + "/"):  # written in every workspace, over a case's file
+        return [GateInputError(display, "reviewer.changed_files", f"{changed} lies under suite.review_root, where "
+                               "the cases' folders go", "put the changed-files list outside suite.review_root")]
     if blocked is None:
         return []
     what = "the changed-files list (reviewer.changed_files)" if blocked == changed else "a file in the repository"

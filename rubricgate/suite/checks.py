@@ -240,7 +240,8 @@ def _answer_key_link(repo: Path, folder: Path, link: Path, hidden: list[str]) ->
     if target.startswith(own + os.sep) and os.path.relpath(target, own) != "expect.yaml":
         return []  # a file of the case itself
     shown = os.path.relpath(target, root).replace(os.sep, "/")
-    if not any(shown == h or shown.startswith(h + "/") for h in hidden):
+    holds = shown == "." or any(h.startswith(shown + "/") for h in hidden)  # a folder holding the answer key
+    if not holds and not any(shown == h or shown.startswith(h + "/") for h in hidden):
         return []  # a file of the repository any workspace shows
     return [GateInputError(_rel(repo, link), "(file)", f"links to {shown}, which the reviewer must not see "
                            "(the suite's answers, the baseline, the config or suite.workspace_exclude)",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
-from rubricgate.errors import GateInputError, GateInputErrors
+from rubricgate.errors import GateInputError, GateInputErrors, collect
 from rubricgate.models.config import Config
 from rubricgate.suite.checks import reports_folder_errors
 from rubricgate.suite.paths import safe_relpath
@@ -88,9 +89,23 @@ def check_config_paths(repo: Path, config: Config, display: str = CONFIG_NAME) -
             safe_relpath(repo, pattern, display, f"reviewer.files[{i}]")
         except GateInputError as exc:
             errors.append(exc)
-    errors += reports_folder_errors(config, display)
+    errors += _exclude_errors(repo, config, display) + reports_folder_errors(config, display)
     if errors:
         raise GateInputErrors(errors)
+
+
+def _exclude_errors(repo: Path, config: Config, display: str) -> list[GateInputError]:
+    """`suite.workspace_exclude` holds paths, compared as written: a pattern (`tests/*`) or a
+    name with a space at an end (`README.md `) left out nothing, and `validate` said ok."""
+    errors = []
+    for i, rel in enumerate(config.suite.workspace_exclude):
+        field = f"suite.workspace_exclude[{i}]"
+        if rel != rel.strip() or any(c in rel for c in "*?["):
+            errors.append(GateInputError(display, field, f"{rel!r} is no path of the repository "
+                                         "(a pattern, or a space at an end)", "name the file or folder itself"))
+        else:
+            collect(errors, partial(safe_relpath, repo, rel, display, field))
+    return errors
 
 
 def _display(repo: Path, path: Path) -> str:

@@ -320,6 +320,31 @@ def test_a_file_where_the_review_root_goes_is_one_line_not_an_internal_error(rep
     assert validate(repo)[1].count("where the cases' folders go") == 1, line  # once, not once a case
 
 
+def test_a_changed_files_list_under_the_review_root_is_refused(repo):
+    # Written in every workspace over a case's own SKILL.md: the case passed unreviewed.
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["reviewer"]["changed_files"] = "skills/data-loader/SKILL.md"
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    one_error(repo, "reviewer.changed_files:", "lies under suite.review_root")
+
+
+@pytest.mark.parametrize("entry", ["README.md ", "tests/*", "docs/[ab].md"])
+def test_a_workspace_exclude_entry_that_names_no_path_is_refused(repo, entry):
+    # Compared as written, a pattern or a trailing space left out nothing.
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["suite"]["workspace_exclude"] = [entry]
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    one_error(repo, "suite.workspace_exclude[0]", "is no path of the repository")
+
+
+@pytest.mark.parametrize("target", ["../../../../evals", "../../../..", "../../../../fixtures/block"])
+def test_a_fixture_link_to_a_folder_holding_the_answer_key_is_refused(repo, target):
+    refs = repo / "fixtures/pass/weekly-revenue-summary/references"
+    refs.mkdir(exist_ok=True)
+    (refs / "up").symlink_to(target)
+    one_error(repo, "references/up", "the reviewer must not see")
+
+
 def test_a_review_root_at_the_changed_files_list_is_refused(repo):
     # Every trial then found its files unreadable: exit 1 as a regression, not the input error it is.
     config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
