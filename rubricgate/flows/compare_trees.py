@@ -78,8 +78,8 @@ def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: s
     closure = set(at_ref.files) | set(reviewer_closure(WorkTree(repo), configs["head"]).files)
     root = owned_folder("rubricgate-basecopy-")
     try:
-        _copy_files(repo, root, [f for f in list_tree(repo, exclude) if f not in closure])
-        _copy_files(ref_tree, root, sorted(f for f in closure if (ref_tree / f).is_file()))
+        _copy_files(repo, root, [f for f in list_tree(repo, exclude) if f not in closure], kept_out)
+        _copy_files(ref_tree, root, sorted(f for f in closure if (ref_tree / f).is_file()), kept_out)
         for folder in (f for f in folders if (repo / f).is_dir()):
             (root / folder).mkdir(parents=True, exist_ok=True)
         yield root
@@ -87,14 +87,18 @@ def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: s
         remove_owned(root)
 
 
-def _copy_files(src: Path, dst: Path, files: list[str]) -> None:
-    """Copy files, a symbolic link as the link it is: followed, `notes/key.json -> ../baseline.json`
-    became a plain file of the base side's copy, which its run's snapshot then showed the reviewer
-    (a link into the answer key is left out of a snapshot: runner/workspace.py)."""
+def _copy_files(src: Path, dst: Path, files: list[str], kept_out: set[str]) -> None:
+    """Copy files as the head side's snapshot shows them: a link into the answer key (`kept_out`)
+    as the link it is, so the base side's snapshot leaves it out too (followed, `notes/key.json ->
+    ../baseline.json` became a plain file it showed the reviewer); any other file by its content
+    (kept as a link, one to `/abs/repo/LICENSE` pointed out of the copy and was left out)."""
+    root = os.path.realpath(src)
     for rel in files:
         target = dst / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        if (src / rel).is_symlink():
+        real = os.path.realpath(src / rel)
+        if (src / rel).is_symlink() and excluded(real[len(root) + 1:] if real.startswith(root + os.sep) else "",
+                                                 kept_out):
             os.symlink(os.readlink(src / rel), target)
         else:
             shutil.copyfile(src / rel, target)

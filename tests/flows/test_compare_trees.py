@@ -24,3 +24,14 @@ def test_a_link_into_the_answer_key_stays_a_link_on_the_base_side_and_out_of_its
         shown = list_tree(root, answer_key_paths(config))
         assert not {"docs/key.json", "docs/tier.yaml", "baseline.json"} & set(shown)
         assert "reviewer/prompts/evaluate.md" in shown
+
+
+def test_a_link_to_a_shown_file_is_copied_by_its_content_as_the_head_side_shows_it(tmp_path: Path) -> None:
+    # Kept as an absolute link, it pointed out of the copy: the base side left out what the head side showed.
+    repo = make_repo(tmp_path / "repo")
+    (repo / "LICENSE").write_text("license text\n")
+    (repo / "abs-license").symlink_to(repo / "LICENSE")
+    config = load_config(repo)
+    with base_checkout(repo, repo, {"base": config, "head": config}, "HEAD", {"reports"}) as root:
+        assert not (root / "abs-license").is_symlink() and (root / "abs-license").read_text() == "license text\n"
+        assert "abs-license" in list_tree(root, answer_key_paths(config))
