@@ -49,8 +49,10 @@ def load_suite(repo: Path, config: Config, rubric: RubricSpec | None = None,
             if case.source != "task":  # a task's rule ids were checked with the rest of its file
                 _check_rule_ids(case, rubric, errors)
     if not cases and not errors:
+        fixture = f"{config.suite.fixtures}/<tier>/<name>/" + ("SKILL.md" if config.suite.layout == "skills"
+                                                                else "<the files to review>")
         errors.append(GateInputError(config.suite.tasks, "", "no cases: no task files and no fixtures",
-                                     "add evals/tasks/<id>.yaml or fixtures/<tier>/<name>/SKILL.md"))
+                                     f"add {config.suite.tasks}/<id>.yaml or {fixture}"))
     if errors:
         raise GateInputErrors(_one_per_problem(errors))
     return cases

@@ -44,7 +44,9 @@ def task_layout_errors(repo: Path, config: Config) -> list[GateInputError]:
     errors = []
     for path in _visible(folder):
         rel = _rel(repo, path)
-        if path.is_dir():
+        if path.is_symlink():
+            errors.append(_answer_key_is_a_link(rel, "a task file"))
+        elif path.is_dir():
             nested = [p for p in path.rglob("*") if p.suffix in TASK_SUFFIXES]
             what = f"holds {len(nested)} task file(s) that are not loaded" if nested else "is not a task"
             errors.append(GateInputError(rel, "", f"folder inside {config.suite.tasks}/ {what}",
@@ -126,7 +128,9 @@ def fixture_layout_errors(repo: Path, config: Config,
     hidden = sorted(answer_key_paths(config, config_rel, repo))  # what a link may not show the reviewer
     for entry in _visible(root):
         rel = _rel(repo, entry)
-        if entry.is_dir() and entry.name in TIER_FOLDERS:
+        if entry.is_symlink() and entry.name in TIER_FOLDERS:
+            errors.append(_answer_key_is_a_link(rel, "a tier folder"))
+        elif entry.is_dir() and entry.name in TIER_FOLDERS:
             for item in _visible(entry):
                 errors.extend(_unprintable_name_errors(repo, item))
                 errors.extend(_fixture_folder_errors(repo, item, hidden) if config.suite.layout == "skills"
@@ -160,6 +164,9 @@ def _fixture_folder_errors(repo: Path, folder: Path, hidden: list[str]) -> list[
     errors = _symlink_errors(repo, folder, hidden)
     if folder.is_symlink():  # what it links to is not the suite's: that one line says it all
         return errors
+    errors += _file_name_errors(repo, folder)
+    if (folder / "expect.yaml").is_symlink():
+        errors.append(_answer_key_is_a_link(_rel(repo, folder / "expect.yaml"), "an expect.yaml"))
     if (folder / FIXTURE_FILE).is_file():
         return errors + _odd_fixture_files(repo, folder) + _unwritten_skeleton(repo, folder / FIXTURE_FILE)
     names = {p.name for p in folder.iterdir()}
@@ -184,6 +191,9 @@ def _files_folder_errors(repo: Path, folder: Path, hidden: list[str]) -> list[Ga
     errors = _symlink_errors(repo, folder, hidden)
     if folder.is_symlink():
         return errors
+    errors += _file_name_errors(repo, folder)
+    if (folder / "expect.yaml").is_symlink():
+        errors.append(_answer_key_is_a_link(_rel(repo, folder / "expect.yaml"), "an expect.yaml"))
     errors += _odd_fixture_files(repo, folder)
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "expect.yaml" and not p.is_symlink()):
         errors += _unwritten_skeleton(repo, path)
@@ -192,6 +202,36 @@ def _files_folder_errors(repo: Path, folder: Path, hidden: list[str]) -> list[Ga
                                      "add the files the reviewer reviews (a .diff, code, documents) "
                                      "or remove the folder"))
     return errors
+
+
+def _answer_key_is_a_link(rel: str, what: str) -> GateInputError:
+    """The answer key is kept out of workspaces by its paths: as a link, its content lies under
+    another name (`expect.yaml -> ../../../notes/answers.yaml` showed it in every workspace)."""
+    return GateInputError(rel, "", f"{what} that is a symbolic link: what it names would reach the reviewer "
+                          "under that name", "replace the link with the file or folder itself")
+
+
+# A path the run copies into its folders (/dev/shm/rg-<random>/sources/...) must fit PATH_MAX
+# (4096) with them in front: a 4,067-byte one failed in `cp` as an internal error.
+WORKSPACE_PATH_BYTES = 3840
+
+
+def _file_name_errors(repo: Path, folder: Path) -> list[GateInputError]:
+    """Each file of a fixture is written into a workspace under its name and listed a line at a
+    time: a name that is no UTF-8 text, holds a line break or another control character, or is
+    longer than a file system takes ended the run in an internal error, or failed every trial."""
+    errors: list[GateInputError] = []
+    for path in sorted(folder.rglob("*")):
+        rel = os.fsdecode(os.fsencode(path.relative_to(folder)))
+        if printable(rel) != rel or any(0xDC80 <= ord(c) <= 0xDCFF for c in rel):
+            errors.append(GateInputError(printable(_rel(repo, folder)), "file name",
+                                         f"{printable(rel)!r} is no printable UTF-8 name", "rename the file"))
+        elif len(os.fsencode(_rel(repo, path))) > WORKSPACE_PATH_BYTES:
+            errors.append(GateInputError(_rel(repo, folder), "file name", f"a path of {len(os.fsencode(rel))} bytes "
+                                         f"inside the fixture: with the run's folders in front, over a file system's "
+                                         f"limit", f"shorten it to under {WORKSPACE_PATH_BYTES} bytes from the "
+                                         "repository's root"))
+    return errors[:1]
 
 
 def _odd_fixture_files(repo: Path, folder: Path) -> list[GateInputError]:
@@ -225,8 +265,13 @@ def _symlink_errors(repo: Path, folder: Path, hidden: list[str]) -> list[GateInp
         if Path(top, name).is_symlink()]  # os.walk does not descend into a linked folder
     for path in sorted(links):
         rel = _rel(repo, path)
-        if collect(errors, partial(safe_relpath, repo, rel, rel, "(file)")) is not None:
-            errors += _answer_key_link(repo, folder, path, hidden)
+        if collect(errors, partial(safe_relpath, repo, rel, rel, "(file)")) is None:
+            continue
+        if answer := _answer_key_link(repo, folder, path, hidden):
+            errors += answer
+        elif path != folder and path.is_dir():  # a workspace copies a fixture's files, never through a link
+            errors.append(GateInputError(rel, "(file)", "a link to a folder: its files would not reach the reviewer",
+                                         "copy the folder into the fixture, or link its files one by one"))
     return errors
 
 

@@ -345,6 +345,47 @@ def test_a_fixture_link_to_a_folder_holding_the_answer_key_is_refused(repo, targ
     one_error(repo, "references/up", "the reviewer must not see")
 
 
+@pytest.mark.parametrize("which", ["expect.yaml", "task file", "tier folder"])
+def test_an_answer_key_file_that_is_a_link_out_of_the_suite_is_refused(repo, which):
+    # Kept out by its path, its content reached every workspace under the name it links to.
+    (repo / "notes").mkdir()
+    if which == "expect.yaml":
+        (repo / "fixtures/block/data-loader/expect.yaml").rename(repo / "notes/answers.yaml")
+        (repo / "fixtures/block/data-loader/expect.yaml").symlink_to("../../../notes/answers.yaml")
+        where = "fixtures/block/data-loader/expect.yaml"
+    elif which == "task file":
+        write_task(repo, GOOD)
+        (repo / "evals/tasks/t1.yaml").rename(repo / "notes/t1.yaml")
+        (repo / "evals/tasks/t1.yaml").symlink_to("../../notes/t1.yaml")
+        where = "evals/tasks/t1.yaml"
+    else:
+        (repo / "fixtures/block").rename(repo / "notes/block")
+        (repo / "fixtures/block").symlink_to("../notes/block")
+        where = "fixtures/block"
+    one_error(repo, where, "is a symbolic link: what it names would reach the reviewer")
+
+
+@pytest.mark.parametrize("name", ["bad\udcff.md", "a\nb.md", "/".join(["x" * 250] * 15) + "/" + "y" * 150 + ".md"])
+def test_a_fixture_file_name_no_workspace_can_hold_or_list_is_one_line(repo, name):
+    # Not UTF-8: an internal error writing the changed-files list; a line break: every trial unread.
+    folder = repo / "fixtures/pass/weekly-revenue-summary/references"
+    path = folder / name
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x\n")
+    except OSError:
+        pytest.skip("this file system refuses the name")
+    line = one_error(repo, "fixtures/pass/weekly-revenue-summary", "file name")
+    assert len(line) < 1200
+
+
+def test_a_link_to_a_folder_inside_a_fixture_is_refused_not_dropped(repo):
+    (repo / "shared/refs").mkdir(parents=True)
+    (repo / "shared/refs/guide.md").write_text("guide\n")
+    (repo / "fixtures/pass/weekly-revenue-summary/refs").symlink_to("../../../shared/refs")
+    one_error(repo, "weekly-revenue-summary/refs", "a link to a folder: its files would not reach the reviewer")
+
+
 def test_a_review_root_at_the_changed_files_list_is_refused(repo):
     # Every trial then found its files unreadable: exit 1 as a regression, not the input error it is.
     config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
