@@ -14,7 +14,7 @@ from pathlib import Path
 from rubricgate.errors import GateInputError
 from rubricgate.isolation.leftovers import owned_folder, remove_owned
 from rubricgate.models.config import Config
-from rubricgate.runner.workspace import excluded, list_tree
+from rubricgate.runner.workspace import GitListing, excluded, list_tree
 from rubricgate.suite.answer_key import answer_key_paths
 from rubricgate.suite.closure import reviewer_closure
 from rubricgate.suite.trees import WorkTree
@@ -76,15 +76,36 @@ def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: s
                              "reviewer, out of the base side's workspaces (suite.workspace_exclude, baseline, "
                              "reports or a suite folder names it)", "leave out no file the base's reviewer reads")
     closure = set(at_ref.files) | set(reviewer_closure(WorkTree(repo), configs["head"]).files)
-    root = owned_folder("rubricgate-basecopy-")
+    owned = owned_folder("rubricgate-basecopy-")
+    # The copy in a folder of its own, named as the working tree: its owner's lock file beside it
+    # was a file of the base side's workspaces only. Its config is left out: both sides read the
+    # working tree's (flows/compare_run.py), and the copy's was shown to the base side's reviewer.
+    root = owned / (repo.resolve().name or "repo")
     try:
-        _copy_files(repo, root, [f for f in list_tree(repo, exclude) if f not in closure], kept_out)
+        _link_folders(repo, root, exclude)
+        shown = list_tree(repo, exclude | ({config_rel} if config_rel else set()))
+        _copy_files(repo, root, [f for f in shown if f not in closure], kept_out)
         _copy_files(ref_tree, root, sorted(f for f in closure if (ref_tree / f).is_file()), kept_out)
         for folder in (f for f in folders if (repo / f).is_dir()):
             (root / folder).mkdir(parents=True, exist_ok=True)
         yield root
     finally:
-        remove_owned(root)
+        remove_owned(owned)
+
+
+def _link_folders(src: Path, dst: Path, exclude: set[str]) -> None:
+    """The working tree's links to its own folders, as relative links: `evals -> realevals` was
+    dropped, so the base side found no tasks under evals/ and showed realevals/ (every task file)
+    to its reviewer."""
+    root = os.path.realpath(src)
+    for rel in GitListing(src).names() or []:
+        link = src / rel
+        if excluded(rel, exclude) or not link.is_symlink() or not link.is_dir():
+            continue
+        real = os.path.realpath(link)
+        if real.startswith(root + os.sep):
+            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(os.path.relpath(real[len(root) + 1:], os.path.dirname(rel) or "."), dst / rel)
 
 
 def _copy_files(src: Path, dst: Path, files: list[str], kept_out: set[str]) -> None:
@@ -94,6 +115,9 @@ def _copy_files(src: Path, dst: Path, files: list[str], kept_out: set[str]) -> N
     (kept as a link, one to `/abs/repo/LICENSE` pointed out of the copy and was left out)."""
     root = os.path.realpath(src)
     for rel in files:
+        folder = os.path.join(root, os.path.dirname(rel)).rstrip(os.sep)
+        if os.path.realpath(folder) != folder:
+            continue  # reached through a linked folder (_link_folders): copied under its real path
         target = dst / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         real = os.path.realpath(src / rel)

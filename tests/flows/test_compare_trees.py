@@ -26,6 +26,21 @@ def test_a_link_into_the_answer_key_stays_a_link_on_the_base_side_and_out_of_its
         assert "reviewer/prompts/evaluate.md" in shown
 
 
+def test_the_base_copy_keeps_folder_links_and_shows_neither_the_config_nor_its_lock_file(tmp_path: Path) -> None:
+    # `evals -> realevals` was dropped (no tasks at the base side, realevals/ shown to its reviewer);
+    # the copy's rubricgate.yaml and the owner's lock file beside it were in its snapshot only.
+    repo = make_repo(tmp_path / "repo", tasks=["block-missing-description"])
+    (repo / "evals").rename(repo / "realevals")
+    (repo / "evals").symlink_to("realevals")
+    config = load_config(repo)
+    with base_checkout(repo, repo, {"base": config, "head": config}, "HEAD", {"reports"},
+                       (config.suite.tasks, config.suite.fixtures), "rubricgate.yaml") as root:
+        assert (root / "evals").is_symlink() and (root / "evals/tasks/block-missing-description.yaml").is_file()
+        shown = list_tree(root, answer_key_paths(config, None, root))
+        assert not [f for f in shown if "evals" in f or f.endswith(("rubricgate.yaml", ".rubricgate-owner"))], shown
+        assert root.name == "repo"
+
+
 def test_a_link_to_a_shown_file_is_copied_by_its_content_as_the_head_side_shows_it(tmp_path: Path) -> None:
     # Kept as an absolute link, it pointed out of the copy: the base side left out what the head side showed.
     repo = make_repo(tmp_path / "repo")
