@@ -136,10 +136,13 @@ def trial_threads(workers: int, ahead: bool = True) -> int:
 
 def runs_ahead(ctx: RunContext) -> bool:
     """May trials prepare and grade beside the running agents? Not under a budget (a trial
-    waiting at its gate when the budget runs out would still start), and not when trials are
+    waiting at its gate when the budget runs out would still start), not when trials are
     checked against the repository one by one (an agent outside the sandbox: the check after
-    a trial must not see the next agent's writes)."""
-    return ctx.budget.max_usd is None and ctx.fingerprint is None
+    a trial must not see the next agent's writes), and not when every agent runs in this
+    process (the builtin, replay): there is no sandbox to build ahead, and more threads would
+    only take turns at the interpreter (and finish in bursts: `--jobs 1` is one trial at a time)."""
+    return (ctx.budget.max_usd is None and ctx.fingerprint is None
+            and any(hasattr(agent, "execute") for agent in ctx.agents.values()))
 
 
 def ignore_interrupts() -> dict:

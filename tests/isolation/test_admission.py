@@ -122,10 +122,13 @@ def test_trials_run_ahead_of_the_slots_only_when_nothing_forbids_it() -> None:
     from rubricgate.runner.cost import Budget
 
     assert trial_threads(1) == 3 and trial_threads(4) == 9 and trial_threads(4, ahead=False) == 4
-    ctx = SimpleNamespace(budget=Budget(None), fingerprint=None)
+    process, builtin = SimpleNamespace(execute=None), SimpleNamespace()
+    ctx = SimpleNamespace(budget=Budget(None), fingerprint=None, agents={"a": process, "b": builtin})
     assert runs_ahead(ctx)
-    assert not runs_ahead(SimpleNamespace(budget=Budget(1.0), fingerprint=None))  # a trial at its gate would start
-    assert not runs_ahead(SimpleNamespace(budget=Budget(None), fingerprint={}))  # per-trial repository check
+    assert not runs_ahead(SimpleNamespace(budget=Budget(1.0), fingerprint=None, agents={"a": process}))  # a trial at its gate would start
+    assert not runs_ahead(SimpleNamespace(budget=Budget(None), fingerprint={}, agents={"a": process}))  # per-trial repository check
+    # Every agent in this process (no sandbox to build ahead): one trial at a time under --jobs 1.
+    assert not runs_ahead(SimpleNamespace(budget=Budget(None), fingerprint=None, agents={"b": builtin}))
 
 
 def test_a_released_slot_passes_to_the_first_waiter_whose_gate_the_releaser_opens() -> None:
