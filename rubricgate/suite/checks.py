@@ -164,9 +164,7 @@ def _fixture_folder_errors(repo: Path, folder: Path, hidden: list[str]) -> list[
     errors = _symlink_errors(repo, folder, hidden)
     if folder.is_symlink():  # what it links to is not the suite's: that one line says it all
         return errors
-    errors += _file_name_errors(repo, folder)
-    if (folder / "expect.yaml").is_symlink():
-        errors.append(_answer_key_is_a_link(_rel(repo, folder / "expect.yaml"), "an expect.yaml"))
+    errors += _case_file_errors(repo, folder)
     if (folder / FIXTURE_FILE).is_file():
         return errors + _odd_fixture_files(repo, folder) + _unwritten_skeleton(repo, folder / FIXTURE_FILE)
     names = {p.name for p in folder.iterdir()}
@@ -191,9 +189,7 @@ def _files_folder_errors(repo: Path, folder: Path, hidden: list[str]) -> list[Ga
     errors = _symlink_errors(repo, folder, hidden)
     if folder.is_symlink():
         return errors
-    errors += _file_name_errors(repo, folder)
-    if (folder / "expect.yaml").is_symlink():
-        errors.append(_answer_key_is_a_link(_rel(repo, folder / "expect.yaml"), "an expect.yaml"))
+    errors += _case_file_errors(repo, folder)
     errors += _odd_fixture_files(repo, folder)
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "expect.yaml" and not p.is_symlink()):
         errors += _unwritten_skeleton(repo, path)
@@ -214,6 +210,14 @@ def _answer_key_is_a_link(rel: str, what: str) -> GateInputError:
 # A path the run copies into its folders (/dev/shm/rg-<random>/sources/...) must fit PATH_MAX
 # (4096) with them in front: a 4,067-byte one failed in `cp` as an internal error.
 WORKSPACE_PATH_BYTES = 3840
+
+
+def _case_file_errors(repo: Path, folder: Path) -> list[GateInputError]:
+    """Its files' names, and its expect.yaml no link."""
+    errors = _file_name_errors(repo, folder)
+    if (folder / "expect.yaml").is_symlink():
+        errors.append(_answer_key_is_a_link(_rel(repo, folder / "expect.yaml"), "an expect.yaml"))
+    return errors
 
 
 def _file_name_errors(repo: Path, folder: Path) -> list[GateInputError]:
