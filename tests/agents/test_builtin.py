@@ -152,6 +152,20 @@ def test_a_secret_in_any_bundled_file_is_found_whatever_its_name_or_bytes(tmp_pa
     assert parsed.effective_tier == "BLOCK" and "secret-in-file" in {f.rule for f in parsed.verdict.findings}
 
 
+def test_each_bundled_file_is_scanned_up_to_a_bound(tmp_path, monkeypatch):
+    # The builtin runs in rubricgate's own process: a 30 MB asset was read whole (6 s, 150 MB).
+    import rubricgate.agents.builtin as builtin
+
+    monkeypatch.setattr(builtin, "SCANNED_BYTES", 4096)
+    repo = make_repo(tmp_path / "repo", fixtures=["pass/weekly-revenue-summary"])
+    refs = repo / "fixtures/pass/weekly-revenue-summary/references"
+    refs.mkdir(exist_ok=True)
+    (refs / "early.md").write_bytes(SECRET.encode() + b"x" * 100_000)
+    (refs / "late.md").write_bytes(b"y\n" * 4000 + SECRET.encode())
+    transcript, parsed = review(repo, ["fixtures/pass/weekly-revenue-summary/SKILL.md"])
+    assert {f.file.rsplit("/", 1)[-1] for f in parsed.verdict.findings if f.rule == "secret-in-file"} == {"early.md"}
+
+
 def test_unparseable_rubric_ends_in_crash_not_verdict(tmp_path):
     repo = make_repo(tmp_path / "r")
     (repo / "reviewer/evaluator/references/rubric.md").write_text("no table\n")
