@@ -61,9 +61,12 @@ _EXPONENT = re.compile(rb"e\+?000")
 _SCAN_FROM = 65536
 
 
-# C0 controls (newline, carriage return, escape, ...), DEL, C1 controls and the Unicode line and
-# paragraph separators -> their backslash escape.
-_ESCAPED = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]} | {0x2028: "\\u2028", 0x2029: "\\u2029"}
+# C0 controls (newline, carriage return, escape, ...), DEL, C1 controls, the Unicode line and
+# paragraph separators and the bidirectional controls (a name with U+202E reads reordered: the
+# "Trojan Source" trick) -> their backslash escape.
+_BIDI = [0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+_ESCAPED = ({c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
+            | {c: f"\\u{c:04x}" for c in [0x2028, 0x2029, *_BIDI]})
 
 
 def printable(text: str) -> str:

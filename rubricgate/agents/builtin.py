@@ -50,11 +50,12 @@ class _Session:
         self._call("Glob", "glob", {"pattern": pattern}, "\n".join(found) or "no files found", True)
         return found
 
-    def grep(self, rel: str, lines: list[str]) -> list[Hit]:
-        """Scan one file's lines for credentials, recorded as a grep with its matching lines."""
+    def grep(self, rel: str, lines: list[str], cut: str = "") -> list[Hit]:
+        """Scan one file's lines for credentials, recorded as a grep with its matching lines (and
+        `cut`: how much of the file that was)."""
         hits = scan_secrets(lines)
-        shown = "\n".join(f"{rel}:{h.line}:{h.quote}" for h in hits)
-        self._call("Grep", "grep", {"pattern": SECRET_REGEX, "path": rel}, shown or "no matches", True)
+        shown = "\n".join(f"{rel}:{h.line}:{h.quote}" for h in hits) or "no matches"
+        self._call("Grep", "grep", {"pattern": SECRET_REGEX, "path": rel}, f"{shown} {cut}".rstrip(), True)
         return hits
 
     def _call(self, raw: str, name: str, args: dict, result: str, ok: bool) -> None:
@@ -177,8 +178,9 @@ def _grep_secrets(session: _Session, skill: Skill, files: list[str]) -> list[tup
         path = session.view.file(rel)
         if path is not None:
             with path.open("rb") as handle:
-                data = handle.read(SCANNED_BYTES)
-            out += [(rel, h) for h in session.grep(rel, _text_of(data).splitlines())]
+                data = handle.read(SCANNED_BYTES + 1)
+            cut = f"(scanned the first {SCANNED_BYTES >> 20} MB of it)" if len(data) > SCANNED_BYTES else ""
+            out += [(rel, h) for h in session.grep(rel, _text_of(data[:SCANNED_BYTES]).splitlines(), cut)]
     return out
 
 

@@ -77,6 +77,9 @@ def task_errors(repo: Path, task: TaskFile, path: Path, display: str,
             if rel not in task.files and not (repo / rel).is_file():
                 errors.append(GateInputError(display, f"review[{i}]", f"{rel!r} does not exist",
                                              "point at an existing file or add it under files:"))
+            elif rel not in task.files and _under(rel, fixtures) and PurePosixPath(rel).name == "expect.yaml":
+                errors.append(GateInputError(display, f"review[{i}]", f"{rel!r} is a fixture's expect.yaml, which "
+                                             "no workspace holds (the answer key)", "review the fixture's files"))
             elif rel not in task.files and not _under(rel, fixtures) and (kept := _hidden_by(repo, rel, hidden)):
                 errors.append(GateInputError(display, f"review[{i}]", f"{rel!r} is in {kept}, which no workspace "
                                              "holds (the answer key or suite.workspace_exclude)",

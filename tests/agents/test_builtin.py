@@ -164,6 +164,8 @@ def test_each_bundled_file_is_scanned_up_to_a_bound(tmp_path, monkeypatch):
     (refs / "late.md").write_bytes(b"y\n" * 4000 + SECRET.encode())
     transcript, parsed = review(repo, ["fixtures/pass/weekly-revenue-summary/SKILL.md"])
     assert {f.file.rsplit("/", 1)[-1] for f in parsed.verdict.findings if f.rule == "secret-in-file"} == {"early.md"}
+    greps = {c.input["path"].rsplit("/", 1)[-1]: c.result for c in transcript.tool_calls if c.name == "grep"}
+    assert greps["late.md"].endswith("(scanned the first 0 MB of it)") and "scanned" not in greps["SKILL.md"]
 
 
 def test_unparseable_rubric_ends_in_crash_not_verdict(tmp_path):

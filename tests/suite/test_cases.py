@@ -386,6 +386,18 @@ def test_a_link_to_a_folder_inside_a_fixture_is_refused_not_dropped(repo):
     one_error(repo, "weekly-revenue-summary/refs", "a link to a folder: its files would not reach the reviewer")
 
 
+def test_a_task_reviewing_a_fixtures_expect_yaml_is_refused(repo):
+    # No workspace holds it: every trial failed as unread (exit 1) instead of this input error.
+    write_task(repo, {**GOOD, "review": ["fixtures/block/data-loader/expect.yaml"]})
+    one_error(repo, "evals/tasks/t1.yaml", "review[0]", "is a fixture's expect.yaml")
+
+
+def test_a_fixture_folder_named_with_a_bidirectional_control_is_refused(repo):
+    # U+202E shows a name reordered in a terminal or a PR comment ("Trojan Source").
+    (repo / "fixtures/pass/weekly-revenue-summary").rename(repo / "fixtures/pass/ab-test\u202edaer")
+    one_error(repo, "\\u202e", "printable")
+
+
 def test_a_review_root_at_the_changed_files_list_is_refused(repo):
     # Every trial then found its files unreadable: exit 1 as a regression, not the input error it is.
     config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
