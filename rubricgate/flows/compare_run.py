@@ -93,7 +93,7 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
         configs = {"base": config.with_reviewer_of(rounds.at_ref), "head": config}
         with base_checkout(repo, ref_tree, configs, ref, {config.reports.split("/")[0]},
                            (config.suite.tasks, config.suite.fixtures),
-                           config_relpath(repo.resolve(), rounds.options.config_path)) as base_repo:
+                           config_relpath(repo.resolve(), rounds.options.config_path), rounds.at_ref) as base_repo:
             rounds.foreign = rules_base_lacks(base_repo, repo, rounds.options.config_path, rounds.at_ref)
             rounds.base_notes += rules_base_lacks_line(rounds.foreign, ref)
             rounds.run({"base": base_repo, "head": repo})

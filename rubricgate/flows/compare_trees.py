@@ -53,11 +53,15 @@ def resolve_ref(repo: Path, ref: str) -> str:
 
 @contextmanager
 def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: str,
-                  exclude: set[str], folders: tuple[str, ...] = (), config_rel: str | None = None) -> Iterator[Path]:
+                  exclude: set[str], folders: tuple[str, ...] = (), config_rel: str | None = None,
+                  ref_config: Config | None = None) -> Iterator[Path]:
     """A temp copy of the working tree whose reviewer is the one at REF: its whole closure
     (suite/closure.py) under the base side's config, and the working tree's under the head's. A
     closure file that exists at REF is copied from there; one that exists only in the working tree
-    (added since) is left out, so the base side has exactly REF's reviewer.
+    (added since) is left out, so the base side has exactly REF's reviewer. Never a file of REF's
+    answer key (by `ref_config`, REF's own rubricgate.yaml; unset, the default paths): a PR that
+    moved the baseline and linked its old path from the prompt got REF's real baseline shown to
+    the base side (the working tree's file at that path is copied instead).
 
     `folders` (the suite's tasks and fixtures folders) are created even when empty: a copy of
     files alone would drop an empty folder the config names, and loading would then fail.
@@ -76,6 +80,8 @@ def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: s
                              "reviewer, out of the base side's workspaces (suite.workspace_exclude, baseline, "
                              "reports or a suite folder names it)", "leave out no file the base's reviewer reads")
     closure = set(at_ref.files) | set(reviewer_closure(WorkTree(repo), configs["head"]).files)
+    ref_key = answer_key_paths(ref_config or Config(), config_rel, ref_tree)
+    from_ref = sorted(f for f in closure if (ref_tree / f).is_file() and not excluded(f, ref_key))
     owned = owned_folder("rubricgate-basecopy-")
     # The copy in a folder of its own, named as the working tree: its owner's lock file beside it
     # was a file of the base side's workspaces only. Its config is left out: both sides read the
@@ -84,8 +90,8 @@ def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: s
     try:
         _link_folders(repo, root, exclude)
         shown = list_tree(repo, exclude | ({config_rel} if config_rel else set()))
-        _copy_files(repo, root, [f for f in shown if f not in closure], kept_out)
-        _copy_files(ref_tree, root, sorted(f for f in closure if (ref_tree / f).is_file()), kept_out)
+        _copy_files(repo, root, [f for f in shown if f not in closure or excluded(f, ref_key)], kept_out)
+        _copy_files(ref_tree, root, from_ref, kept_out)
         for folder in (f for f in folders if (repo / f).is_dir()):
             (root / folder).mkdir(parents=True, exist_ok=True)
         yield root

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+
+import yaml
 
 from rubricgate.flows.compare_trees import base_checkout
 from rubricgate.runner.workspace import list_tree
@@ -39,6 +42,28 @@ def test_the_base_copy_keeps_folder_links_and_shows_neither_the_config_nor_its_l
         shown = list_tree(root, answer_key_paths(config, None, root))
         assert not [f for f in shown if "evals" in f or f.endswith(("rubricgate.yaml", ".rubricgate-owner"))], shown
         assert root.name == "repo"
+
+
+def test_the_base_side_never_gets_refs_answer_key_at_a_path_the_prs_reviewer_names(tmp_path: Path) -> None:
+    # The PR moves the baseline, puts a decoy at its old path and links it from the prompt: the
+    # base copy took that closure file from REF, the real baseline, and showed it to the base side.
+    repo = make_repo(tmp_path / "repo")
+    ref_tree = tmp_path / "ref"
+    shutil.copytree(repo, ref_tree)
+    real = (repo / "baseline.json").read_text()
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["baseline"] = "data/baseline.json"
+    (repo / "data").mkdir()
+    (repo / "baseline.json").rename(repo / "data/baseline.json")
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    (repo / "baseline.json").write_text("decoy\n")
+    prompt = repo / "reviewer/prompts/evaluate.md"
+    prompt.write_text(prompt.read_text() + "\n[calibration](../../baseline.json)\n")
+    head, at_ref = load_config(repo), load_config(ref_tree)
+    with base_checkout(repo, ref_tree, {"base": head.with_reviewer_of(at_ref), "head": head}, "HEAD", {"reports"},
+                       config_rel="rubricgate.yaml", ref_config=at_ref) as root:
+        assert (root / "baseline.json").read_text() == "decoy\n" != real
+        assert (root / "reviewer/prompts/evaluate.md").read_text() == (ref_tree / "reviewer/prompts/evaluate.md").read_text()
 
 
 def test_a_link_to_a_shown_file_is_copied_by_its_content_as_the_head_side_shows_it(tmp_path: Path) -> None:
