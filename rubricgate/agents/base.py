@@ -78,6 +78,12 @@ class Agent(Protocol):
         """Run one trial and return its normalized transcript."""
 
 
+def runs_a_process(agent: object) -> bool:
+    """Does the agent run a program of its own (every CLI adapter), which the sandbox can hold?
+    The builtin reviewer and replay run in rubricgate's process."""
+    return hasattr(agent, "execute")
+
+
 def writes_nothing(agent: object) -> bool:
     """Is the agent rubricgate's own code that only reads (the builtin reviewer, replay)? A run
     of such agents alone has no reviewer that could write to the repository or needs a sandbox's

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rubricgate.agents import Agent, AgentRequest
+from rubricgate.agents.base import runs_a_process
 from rubricgate.graders import judge
 from rubricgate.graders.failures import EXTRACTOR_ERROR, outcome_fields
 from rubricgate.isolation.admission import CANCEL, AgentSlots
@@ -142,7 +143,7 @@ def runs_ahead(ctx: RunContext) -> bool:
     process (the builtin, replay): there is no sandbox to build ahead, and more threads would
     only take turns at the interpreter (and finish in bursts: `--jobs 1` is one trial at a time)."""
     return (ctx.budget.max_usd is None and ctx.fingerprint is None
-            and any(hasattr(agent, "execute") for agent in ctx.agents.values()))
+            and any(map(runs_a_process, ctx.agents.values())))
 
 
 def ignore_interrupts() -> dict:
@@ -214,7 +215,7 @@ def _cached_or_run(ctx: RunContext, job: Job) -> tuple[Transcript, bool, Path | 
         ws = ctx.tree.workspace(case.files, case.workspace_paths,
                                 (ctx.config.reviewer.changed_files, case.workspace_review or case.review),
                                 keep=ctx.keep_workspaces, layered=sandboxed(ctx, job) and ctx.sandbox.layers,
-                                read_in_process=not hasattr(ctx.agents[job.agent], "execute"))
+                                read_in_process=not runs_a_process(ctx.agents[job.agent]))
         try:
             transcript = _run_agent(ctx, job, _request(ctx, job, ws))
         finally:
@@ -296,7 +297,7 @@ def _run_once(ctx: RunContext, job: Job, request: AgentRequest) -> Transcript:
     agent = ctx.agents[job.agent]
     # A process agent takes its slot in run_process (after its sandbox is built); one that runs
     # in this process (builtin, replay) takes it here.
-    slots = None if hasattr(agent, "execute") else ctx.slots
+    slots = None if runs_a_process(agent) else ctx.slots
     if slots is not None and not slots.acquire():
         return Transcript(agent=job.agent, termination="crashed", exit_code=None,
                           error="interrupted: the run was stopped", failure="harness",
@@ -347,7 +348,7 @@ def trial_result(case_id, trial, transcript, parsed, grades, rel) -> TrialResult
 def in_sandbox(policy: SandboxPolicy, agent: Agent) -> bool:
     """Does this agent run inside bubblewrap? Only process-running adapters do; in-process ones
     (builtin, replay) read their workspace directly."""
-    return policy.enforced and hasattr(agent, "execute")
+    return policy.enforced and runs_a_process(agent)
 
 
 def sandboxed(ctx: RunContext, job: Job) -> bool:

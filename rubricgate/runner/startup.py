@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rubricgate.agents import Agent
-from rubricgate.agents.base import writes_nothing
+from rubricgate.agents.base import runs_a_process, writes_nothing
 from rubricgate.agents.endpoints import run_endpoints
 from rubricgate.agents.preflight import preflight_agents
 from rubricgate.agents.selection import build_agents
@@ -210,7 +210,7 @@ def sandbox_policy(options: RunOptions, loaded: Loaded, agents: dict[str, Agent]
     try:
         isolation, reason = resolve_isolation(cfg.sandbox)
     except SandboxUnavailable as exc:
-        if cfg.sandbox == "auto" and not any(hasattr(a, "execute") for a in agents.values()):
+        if cfg.sandbox == "auto" and not any(map(runs_a_process, agents.values())):
             isolation, reason = "copy-only", "no agent process to isolate (in-process reviewer)"
         else:
             raise GateInputError("rubricgate.yaml", "agent.sandbox", str(exc),
@@ -236,7 +236,7 @@ def _layers(options: RunOptions, isolation: str, agents: dict[str, Agent],
     for a sandbox that will run an agent process (the builtin reads its layers unmounted)."""
     if isolation != "bwrap":
         return "unshare", "not sandboxed"
-    if not any(hasattr(a, "execute") for a in agents.values()):
+    if not any(map(runs_a_process, agents.values())):
         return "unshare", "no agent process"
     if options.keep_workspaces:
         return "unshare", "--keep-workspaces keeps full copies"
@@ -391,7 +391,7 @@ def unwatched(agents: dict[str, Agent]) -> bool:
 
 def runs_unsandboxed(policy: SandboxPolicy, agents: dict[str, Agent]) -> bool:
     """Copy-only with an agent that runs a process (builtin and replay run none)."""
-    return not policy.enforced and any(hasattr(a, "execute") for a in agents.values())
+    return not policy.enforced and any(map(runs_a_process, agents.values()))
 
 
 def all_sandboxed(policy: SandboxPolicy, agents: dict[str, Agent]) -> bool:
