@@ -16,6 +16,7 @@ from rubricgate.models.base import normal_path
 from rubricgate.models.config import Config
 from rubricgate.suite.closure import CACHE_DIR
 from rubricgate.suite.config import CONFIG_NAME
+from rubricgate.suite.paths import real_rel
 
 
 def answer_key_paths(config: Config, config_rel: str | None = CONFIG_NAME, repo: Path | None = None) -> set[str]:
@@ -26,14 +27,7 @@ def answer_key_paths(config: Config, config_rel: str | None = CONFIG_NAME, repo:
     paths = {config.suite.tasks, config.suite.fixtures, config.baseline, config.reports, CACHE_DIR,
              *config.suite.workspace_exclude, normal_path(config_rel or "")}
     named = {p.strip("/") for p in paths if p.strip("/") not in ("", ".")}
-    return named | {real for p in named if repo is not None and (real := _real_rel(repo, p))}
-
-
-def _real_rel(repo: Path, rel: str) -> str:
-    """`rel` with its links followed, repository-relative ('' when it leaves the repository or is
-    the repository itself)."""
-    root, real = os.path.realpath(repo), os.path.realpath(os.path.join(repo, rel))
-    return real[len(root) + 1:].replace(os.sep, "/") if real.startswith(root + os.sep) else ""
+    return named | {real for p in named if repo is not None and (real := real_rel(repo, p))}
 
 
 def config_rel_of(repo: Path, config_path: Path | None) -> str | None:

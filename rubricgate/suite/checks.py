@@ -17,7 +17,7 @@ from rubricgate.boundary import printable
 from rubricgate.errors import GateInputError, collect
 from rubricgate.models.config import Config
 from rubricgate.models.task import TaskFile
-from rubricgate.suite.paths import safe_relpath
+from rubricgate.suite.paths import real_rel, safe_relpath
 from rubricgate.suite.skeletons import VIOLATION_MARKER
 from rubricgate.suite.validation import did_you_mean
 
@@ -97,10 +97,7 @@ def _under(rel: str, folder: str) -> bool:
 def _hidden_by(repo: Path, rel: str, hidden: AbstractSet[str]) -> str:
     """The `hidden` path that keeps the file `rel` (or, a link, the file it names) out of every
     workspace; '' when none does."""
-    real = os.path.realpath(repo / rel)
-    root = os.path.realpath(repo)
-    names = [rel, os.path.relpath(real, root).replace(os.sep, "/")]
-    return next((h for name in names for h in sorted(hidden) if _under(name, h)), "")
+    return next((h for name in (rel, real_rel(repo, rel)) for h in sorted(hidden) if _under(name, h)), "")
 
 
 def files_key_errors(repo: Path, rel: str, files: dict[str, str], display: str) -> list[GateInputError]:
@@ -287,13 +284,11 @@ def _answer_key_link(repo: Path, folder: Path, link: Path, hidden: list[str]) ->
     -> ../../../../baseline.json` put the baseline into the case's workspace)."""
     if link == folder:
         return []  # a linked fixture folder has its own error (suite/cases.py)
-    root, own = os.path.realpath(repo), os.path.realpath(folder)
-    target = os.path.realpath(link)
-    if target.startswith(own + os.sep) and os.path.relpath(target, own) != "expect.yaml":
+    own, shown = real_rel(repo, _rel(repo, folder)), real_rel(repo, _rel(repo, link)) or "."
+    if _under(shown, own) and shown != own and shown != f"{own}/expect.yaml":
         return []  # a file of the case itself
-    shown = os.path.relpath(target, root).replace(os.sep, "/")
-    holds = shown == "." or any(h.startswith(shown + "/") for h in hidden)  # a folder holding the answer key
-    if not holds and not any(shown == h or shown.startswith(h + "/") for h in hidden):
+    # Into the answer key, or a folder holding some of it (the repository root, evals/).
+    if not any(_under(shown, h) or shown == "." or _under(h, shown) for h in hidden):
         return []  # a file of the repository any workspace shows
     return [GateInputError(_rel(repo, link), "(file)", f"links to {shown}, which the reviewer must not see "
                            "(the suite's answers, the baseline, the config or suite.workspace_exclude)",

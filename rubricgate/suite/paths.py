@@ -73,3 +73,10 @@ def resolve_under(root: str, rel: str) -> str:
         if link:
             return os.path.realpath(os.path.join(root, rel))
     return os.path.normpath(os.path.join(root, rel))
+
+
+def real_rel(repo: Path, rel: str) -> str:
+    """`rel` with its links followed, repository-relative ('' when it leaves the repository or is
+    the repository itself)."""
+    root, real = os.path.realpath(repo), os.path.realpath(os.path.join(repo, rel))
+    return real[len(root) + 1:].replace(os.sep, "/") if real.startswith(root + os.sep) else ""
