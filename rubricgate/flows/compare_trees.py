@@ -17,6 +17,7 @@ from rubricgate.models.config import Config
 from rubricgate.runner.workspace import GitListing, excluded, list_tree
 from rubricgate.suite.answer_key import answer_key_paths
 from rubricgate.suite.closure import reviewer_closure
+from rubricgate.suite.paths import real_rel
 from rubricgate.suite.trees import WorkTree
 
 
@@ -103,15 +104,13 @@ def _link_folders(src: Path, dst: Path, exclude: set[str]) -> None:
     """The working tree's links to its own folders, as relative links: `evals -> realevals` was
     dropped, so the base side found no tasks under evals/ and showed realevals/ (every task file)
     to its reviewer."""
-    root = os.path.realpath(src)
     for rel in GitListing(src).names() or []:
         link = src / rel
         if excluded(rel, exclude) or not link.is_symlink() or not link.is_dir():
             continue
-        real = os.path.realpath(link)
-        if real.startswith(root + os.sep):
+        if real := real_rel(src, rel):  # a folder of the tree (one outside it is left out)
             (dst / rel).parent.mkdir(parents=True, exist_ok=True)
-            os.symlink(os.path.relpath(real[len(root) + 1:], os.path.dirname(rel) or "."), dst / rel)
+            os.symlink(os.path.relpath(real, os.path.dirname(rel) or "."), dst / rel)
 
 
 def _copy_files(src: Path, dst: Path, files: list[str], kept_out: set[str]) -> None:
@@ -126,9 +125,7 @@ def _copy_files(src: Path, dst: Path, files: list[str], kept_out: set[str]) -> N
             continue  # reached through a linked folder (_link_folders): copied under its real path
         target = dst / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        real = os.path.realpath(src / rel)
-        if (src / rel).is_symlink() and excluded(real[len(root) + 1:] if real.startswith(root + os.sep) else "",
-                                                 kept_out):
+        if (src / rel).is_symlink() and excluded(real_rel(src, rel), kept_out):
             os.symlink(os.readlink(src / rel), target)
         else:
             shutil.copyfile(src / rel, target)
