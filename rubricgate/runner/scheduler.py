@@ -186,10 +186,9 @@ def run_trial(ctx: RunContext, job: Job) -> TrialResult | None:
     if CANCEL.event.is_set() and not cached:
         return None  # killed by the interrupt: not a result of the reviewer
     ctx.budget.record(transcript.usage.cost_usd, cached)
-    result, transcript = grade(ctx, case, job.trial, transcript)
+    result, transcript = grade(ctx, case, job.trial, transcript, cached)
     if not cached and not sandboxed(ctx, job):
         result = _check_tree(ctx, result)
-    result = result.model_copy(update={"cached": cached})
     with ctx.lock:
         ctx.results.append(result)
     ctx.events.emit("trial_result", **_event_fields(result, ws_root if ctx.keep_workspaces else None))
@@ -313,27 +312,33 @@ def _run_once(ctx: RunContext, job: Job, request: AgentRequest) -> Transcript:
             slots.release()
 
 
-def grade(ctx: RunContext, case: CaseSpec, trial: int, transcript: Transcript) -> tuple[TrialResult, Transcript]:
+def grade(ctx: RunContext, case: CaseSpec, trial: int, transcript: Transcript,
+          cached: bool = False) -> tuple[TrialResult, Transcript]:
     """Read the verdict and grade the run's dimensions on the transcript as the agent gave it;
     store it scrubbed. The result and transcript as written (runner/written.py)."""
     parsed, grades = judge(case, transcript, ctx.rubric, ctx.config)
-    out = written(case, trial_result(case.id, trial, transcript, parsed, grades, ""), transcript, ctx.secrets,
-                  ctx.rubric, ctx.config)
+    # Made once, its transcript's path included: a 2,000-case run holds every result to its end,
+    # and a copy per field set afterwards left two of each behind the allocator's back.
+    rel = transcript_name(case.id, trial)
+    out = written(case, trial_result(case.id, trial, transcript, parsed, grades, rel, cached), transcript,
+                  ctx.secrets, ctx.rubric, ctx.config)
     if out.note:
         with ctx.lock:
             ctx.scrub_notes.append(out.note)
         ctx.events.emit("scrub_changed", case_id=case.id, trial=trial, note=out.note)
     try:
-        rel = write_transcript(ctx.run_dir, case.id, trial, out.transcript, ctx.secrets)
+        write_transcript(ctx.run_dir, case.id, trial, out.transcript, ctx.secrets)
     except OSError as exc:  # a full disk is recorded and makes the run exit 2, not a crash
-        rel = ""
-        ctx.events.failed(ctx.run_dir / transcript_name(case.id, trial), exc)
-    return out.result.model_copy(update={"transcript": rel}), out.transcript
+        ctx.events.failed(ctx.run_dir / rel, exc)
+        return out.result.model_copy(update={"transcript": ""}), out.transcript
+    if out.result.transcript != rel:  # scrubbed from a case id: the file is named by the id as given
+        return out.result.model_copy(update={"transcript": rel}), out.transcript
+    return out.result, out.transcript
 
 
-def trial_result(case_id, trial, transcript, parsed, grades, rel) -> TrialResult:
+def trial_result(case_id, trial, transcript, parsed, grades, rel, cached=False) -> TrialResult:
     """Assemble the stored result of one graded trial."""
-    return TrialResult(
+    return TrialResult(cached=cached,
         case_id=case_id, trial=trial, outcome=parsed.effective_tier if parsed.status == "ok" else "ERROR",
         reported_tier=parsed.reported_tier, effective_tier=parsed.effective_tier, escalated=parsed.escalated,
         grades=grades, steps=transcript.steps, tool_calls=[c.name for c in transcript.tool_calls],

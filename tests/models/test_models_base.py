@@ -2,6 +2,7 @@
 from many trial threads at once."""
 
 import json
+from pathlib import Path
 import subprocess
 import sys
 
@@ -128,3 +129,41 @@ def test_every_empty_list_or_dict_default_is_a_fresh_one_per_instance():
             assert model.model_fields[name].default in ([], {}), f"{model.__name__}.{name}: the default itself changed"
             checked += 1
     assert checked >= 50
+
+
+# ---------------------------------------------------------------- one set of field names per class
+
+
+def test_a_copy_updated_with_a_name_that_is_no_field_is_refused_not_shared():
+    from rubricgate.models.results import Grade
+
+    grade = Grade(passed=True)
+    with pytest.raises(AttributeError, match="'bogus' is not a field"):
+        grade.model_copy(update={"bogus": 1})
+    assert "bogus" not in Grade(passed=False).__pydantic_fields_set__
+
+
+def test_every_instance_and_copy_of_a_class_shares_one_set_of_all_its_fields():
+    from rubricgate.models.results import Grade, TrialResult
+
+    one = TrialResult.model_validate(RESULT)
+    other = TrialResult(case_id="c2", trial=2, outcome="WARN", grades={})
+    copied = one.model_copy(update={"cached": True})
+    assert one.__pydantic_fields_set__ is other.__pydantic_fields_set__ is copied.__pydantic_fields_set__
+    assert one.__pydantic_fields_set__ == set(TrialResult.model_fields)
+    assert one.grades["verdict"].__pydantic_fields_set__ is Grade(passed=False).__pydantic_fields_set__
+    assert (copied.cached, one.cached) == (True, False)  # the copy's update stays the copy's
+    other.steps = 3  # an assignment names a field the set holds: nothing is added
+    assert one.__pydantic_fields_set__ == set(TrialResult.model_fields)
+
+
+def test_nothing_reads_which_fields_were_given():
+    """The shared set says every field was given: a dump with exclude_unset would write defaults,
+    so nothing may ask (models/base.py)."""
+    import rubricgate
+
+    root = Path(rubricgate.__file__).parent
+    asking = [f"{path.relative_to(root)}:{i}" for path in sorted(root.rglob("*.py")) if path.name != "base.py"
+              for i, line in enumerate(path.read_text().splitlines(), 1)
+              if "exclude_unset" in line or "model_fields_set" in line]
+    assert asking == []
