@@ -109,7 +109,12 @@ class Browser:
         deadline = time.monotonic() + timeout
         guarded = f"(function () {{ try {{ return ({expression}); }} catch (e) {{ return false; }} }})()"  # mid-navigation
         while time.monotonic() < deadline:
-            value = self.js(guarded)
+            try:
+                value = self.js(guarded)
+            except RuntimeError as exc:  # asked while a click's navigation swaps the page: not yet
+                if "navigated or closed" not in str(exc) and "context was destroyed" not in str(exc):
+                    raise
+                value = None
             if value:
                 return value
             time.sleep(0.1)
