@@ -2,7 +2,7 @@
 
 import posixpath
 from collections.abc import Iterable
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, Literal, NoReturn, Self
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
 
@@ -31,16 +31,16 @@ class StrictModel(BaseModel):
     def model_post_init(self, context: Any, /) -> None:
         object.__setattr__(self, "__pydantic_fields_set__", every_field(type(self)))
 
-    def __copy__(self) -> Self:  # model_copy: pydantic copies the set for each copy
-        copied = super().__copy__()
-        object.__setattr__(copied, "__pydantic_fields_set__", every_field(type(self)))
-        return copied
+
+def _refused(*_: object) -> NoReturn:
+    raise TypeError("a model class's shared set of field names is never changed")
 
 
 class _EveryField(set):
-    """One model class's field names, shared by its instances: pydantic adds the name of each
-    field assigned or updated (`model_copy(update=...)`), which is already in it; a name that is
-    no field is a bug, refused rather than added to what every instance shares."""
+    """One model class's field names, shared by its instances (and their copies: copying it gives
+    itself). pydantic adds the name of each field assigned or updated (`model_copy(update=...)`),
+    which is already in it; a name that is no field is a bug, refused rather than added to what
+    every instance shares, and so is every other change."""
 
     def add(self, name: str) -> None:
         if name not in self:
@@ -50,6 +50,16 @@ class _EveryField(set):
         for group in names:
             for name in group:
                 self.add(name)
+
+    def __copy__(self) -> Self:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> Self:
+        return self
+
+    discard = remove = pop = clear = _refused
+    difference_update = intersection_update = symmetric_difference_update = _refused
+    __ior__ = __iand__ = __isub__ = __ixor__ = _refused
 
 
 _EVERY_FIELD: dict[type, _EveryField] = {}

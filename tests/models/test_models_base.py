@@ -143,6 +143,28 @@ def test_a_copy_updated_with_a_name_that_is_no_field_is_refused_not_shared():
     assert "bogus" not in Grade(passed=False).__pydantic_fields_set__
 
 
+def test_the_shared_set_of_field_names_cannot_be_changed_through_any_instance():
+    import copy
+    import pickle
+
+    from rubricgate.models.results import Grade
+
+    shared = Grade(passed=True).model_fields_set
+    changes = [lambda: shared.discard("reason"), lambda: shared.remove("reason"), shared.pop, shared.clear,
+               lambda: shared.difference_update({"reason"}), lambda: shared.intersection_update({"passed"}),
+               lambda: shared.symmetric_difference_update({"reason"}), lambda: shared.__ior__({"bogus"}),
+               lambda: shared.__isub__({"reason"}), lambda: shared.__iand__({"passed"}),
+               lambda: shared.__ixor__({"reason"})]
+    for change in changes:
+        with pytest.raises(TypeError):
+            change()
+    grade = Grade(passed=True)
+    grade.reason = "still a field"
+    assert shared == set(Grade.model_fields)
+    assert copy.deepcopy(grade).__pydantic_fields_set__ is shared  # copies share it too
+    assert pickle.loads(pickle.dumps(grade)) == grade
+
+
 def test_every_instance_and_copy_of_a_class_shares_one_set_of_all_its_fields():
     from rubricgate.models.results import Grade, TrialResult
 
