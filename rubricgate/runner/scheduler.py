@@ -28,7 +28,7 @@ from rubricgate.runner.retry import RetryPolicy, run_with_retries
 from rubricgate.runner.treecheck import TreeDigest, fingerprint_tree, tree_changes
 from rubricgate.runner.workspace import RunTree
 from rubricgate.runner.written import written
-from rubricgate.secrets import scrub_model
+from rubricgate.secrets import scrub, scrub_model
 from rubricgate.suite.rubric import RubricSpec
 
 
@@ -317,23 +317,26 @@ def grade(ctx: RunContext, case: CaseSpec, trial: int, transcript: Transcript,
     """Read the verdict and grade the run's dimensions on the transcript as the agent gave it;
     store it scrubbed. The result and transcript as written (runner/written.py)."""
     parsed, grades = judge(case, transcript, ctx.rubric, ctx.config)
-    # Made once, its transcript's path included: a 2,000-case run holds every result to its end,
-    # and a copy per field set afterwards left two of each behind the allocator's back.
-    rel = transcript_name(case.id, trial)
+    # Made once, its transcript's path included: a 2,000-case run holds every result to its end.
+    # The file is named by the case id as written (a secret in it scrubbed), which is how
+    # summary.json names it.
+    written_id = scrub(case.id, ctx.secrets)
+    rel = transcript_name(written_id, trial)
     out = written(case, trial_result(case.id, trial, transcript, parsed, grades, rel, cached), transcript,
                   ctx.secrets, ctx.rubric, ctx.config)
     if out.note:
         with ctx.lock:
             ctx.scrub_notes.append(out.note)
         ctx.events.emit("scrub_changed", case_id=case.id, trial=trial, note=out.note)
+    result = out.result
+    if result.case_id != case.id:  # in memory a result is its case's; every writer scrubs the id
+        result = result.model_copy(update={"case_id": case.id})
     try:
-        write_transcript(ctx.run_dir, case.id, trial, out.transcript, ctx.secrets)
+        write_transcript(ctx.run_dir, written_id, trial, out.transcript, ctx.secrets)
     except OSError as exc:  # a full disk is recorded and makes the run exit 2, not a crash
         ctx.events.failed(ctx.run_dir / rel, exc)
-        return out.result.model_copy(update={"transcript": ""}), out.transcript
-    if out.result.transcript != rel:  # scrubbed from a case id: the file is named by the id as given
-        return out.result.model_copy(update={"transcript": rel}), out.transcript
-    return out.result, out.transcript
+        return result.model_copy(update={"transcript": ""}), out.transcript
+    return result, out.transcript
 
 
 def trial_result(case_id, trial, transcript, parsed, grades, rel, cached=False) -> TrialResult:

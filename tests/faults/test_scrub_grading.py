@@ -85,6 +85,21 @@ def test_a_scrub_that_changes_a_written_rule_id_is_a_warning_and_the_grade_stand
     assert "would change its verdict grade" in warnings[0] and "unscrubbed" in warnings[0]
 
 
+def test_a_secret_inside_a_case_id_is_written_scrubbed_and_the_run_still_judges_the_case(tmp_path: Path) -> None:
+    # A configured secret whose value is part of a case id: the run ended in "internal error:
+    # KeyError" (its results were sorted by the scrubbed id), and the transcript's file was named
+    # by the secret while summary.json named it [REDACTED].
+    summary, run_dir = _run(tmp_path, "main", {"RG_ODD_SECRET": "data-loader"}, secret_env=["RG_ODD_SECRET"])
+    assert summary["_exit"] == 0, summary["decision"]
+    [case] = [c for c in summary["cases"] if "[REDACTED]" in c["id"]]
+    assert case["trials"] and all(t["outcome"] == "BLOCK" for t in case["trials"])
+    for trial in case["trials"]:
+        assert (run_dir / trial["transcript"]).is_file(), trial["transcript"]
+    assert [p.name for p in run_dir.rglob("*") if "data-loader" in p.name] == []
+    warnings = [w for w in summary["decision"]["warnings"] if "scrubbing secrets" in w]
+    assert warnings and "changes the case id it is written under" in warnings[0]
+
+
 @pytest.mark.parametrize("value", ["rubric/soften-description", "refs/heads/fix-description-length",
                                    "3f5a9c0d1e2b4a6c8d0e3f5a9c0d1e2b4a6c8d0e", "/home/runner/work/x/x", "7312345678"])
 def test_ci_values_are_not_secrets(value: str) -> None:
