@@ -28,7 +28,7 @@ from rubricgate.runner.retry import RetryPolicy, run_with_retries
 from rubricgate.runner.treecheck import TreeDigest, fingerprint_tree, tree_changes
 from rubricgate.runner.workspace import RunTree
 from rubricgate.runner.written import written
-from rubricgate.secrets import scrub, scrub_model
+from rubricgate.secrets import scrub_model
 from rubricgate.suite.rubric import RubricSpec
 
 
@@ -318,10 +318,7 @@ def grade(ctx: RunContext, case: CaseSpec, trial: int, transcript: Transcript,
     store it scrubbed. The result and transcript as written (runner/written.py)."""
     parsed, grades = judge(case, transcript, ctx.rubric, ctx.config)
     # Made once, its transcript's path included: a 2,000-case run holds every result to its end.
-    # The file is named by the case id as written (a secret in it scrubbed), which is how
-    # summary.json names it.
-    written_id = scrub(case.id, ctx.secrets)
-    rel = transcript_name(written_id, trial)
+    rel = transcript_name(case.id, trial, ctx.secrets)
     out = written(case, trial_result(case.id, trial, transcript, parsed, grades, rel, cached), transcript,
                   ctx.secrets, ctx.rubric, ctx.config)
     if out.note:
@@ -332,7 +329,7 @@ def grade(ctx: RunContext, case: CaseSpec, trial: int, transcript: Transcript,
     if result.case_id != case.id:  # in memory a result is its case's; every writer scrubs the id
         result = result.model_copy(update={"case_id": case.id})
     try:
-        write_transcript(ctx.run_dir, written_id, trial, out.transcript, ctx.secrets)
+        write_transcript(ctx.run_dir, case.id, trial, out.transcript, ctx.secrets)
     except OSError as exc:  # a full disk is recorded and makes the run exit 2, not a crash
         ctx.events.failed(ctx.run_dir / rel, exc)
         return result.model_copy(update={"transcript": ""}), out.transcript

@@ -100,6 +100,17 @@ def test_a_secret_inside_a_case_id_is_written_scrubbed_and_the_run_still_judges_
     assert warnings and "changes the case id it is written under" in warnings[0]
 
 
+def test_a_secret_across_a_case_id_and_its_trial_number_names_no_file_summary_json_cannot_find(
+        tmp_path: Path) -> None:
+    # summary.json said transcripts/fixture-data-[REDACTED] (scrubbed when written), the file was
+    # fixture-data-loader-1.json: report, view and regrade could not find the trial's transcript.
+    summary, run_dir = _run(tmp_path, "main", {"RG_ODD_SECRET": "loader-1.json"}, secret_env=["RG_ODD_SECRET"])
+    trials = [t for c in summary["cases"] for t in c["trials"]]
+    assert any("[REDACTED]" in t["transcript"] for t in trials)
+    assert [t["transcript"] for t in trials if not (run_dir / t["transcript"]).is_file()] == []
+    assert [p.name for p in run_dir.rglob("*") if "loader-1" in p.name] == []
+
+
 @pytest.mark.parametrize("value", ["rubric/soften-description", "refs/heads/fix-description-length",
                                    "3f5a9c0d1e2b4a6c8d0e3f5a9c0d1e2b4a6c8d0e", "/home/runner/work/x/x", "7312345678"])
 def test_ci_values_are_not_secrets(value: str) -> None:
