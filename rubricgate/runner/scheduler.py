@@ -325,15 +325,12 @@ def grade(ctx: RunContext, case: CaseSpec, trial: int, transcript: Transcript,
         with ctx.lock:
             ctx.scrub_notes.append(out.note)
         ctx.events.emit("scrub_changed", case_id=case.id, trial=trial, note=out.note)
-    result = out.result
-    if result.case_id != case.id:  # in memory a result is its case's; every writer scrubs the id
-        result = result.model_copy(update={"case_id": case.id})
-    try:
+    try:  # no case id holds a secret (runner/run_secrets.py): the written result is the case's
         write_transcript(ctx.run_dir, case.id, trial, out.transcript, ctx.secrets)
     except OSError as exc:  # a full disk is recorded and makes the run exit 2, not a crash
         ctx.events.failed(ctx.run_dir / rel, exc)
-        return result.model_copy(update={"transcript": ""}), out.transcript
-    return result, out.transcript
+        return out.result.model_copy(update={"transcript": ""}), out.transcript
+    return out.result, out.transcript
 
 
 def trial_result(case_id, trial, transcript, parsed, grades, rel, cached=False) -> TrialResult:

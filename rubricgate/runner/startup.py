@@ -9,7 +9,6 @@ and the snapshot copy run in processes of their own while this thread digests th
 
 from __future__ import annotations
 
-import os
 import tempfile
 import threading
 from collections.abc import Callable
@@ -25,7 +24,7 @@ from rubricgate.agents.preflight import preflight_agents
 from rubricgate.agents.selection import build_agents
 from rubricgate.errors import GateInputError
 from rubricgate.isolation.admission import AgentSlots
-from rubricgate.isolation.environment import build_env, secret_values
+from rubricgate.isolation.environment import build_env
 from rubricgate.isolation.guardian import Guardian, start_guardian, stop_guardian
 from rubricgate.isolation.leftovers import sweep_in_background
 from rubricgate.isolation.limits import Limits
@@ -59,11 +58,11 @@ from rubricgate.runner.cache import (
 )
 from rubricgate.runner.cost import Budget
 from rubricgate.runner.options import RunOptions
+from rubricgate.runner.run_secrets import refuse_secret_names, run_secrets
 from rubricgate.runner.run_state import RunState
 from rubricgate.runner.scheduler import Job, RunContext, in_sandbox, restore_interrupts
 from rubricgate.runner.treecheck import TreeGuard, fingerprint_tree, settle_own_bytecode
 from rubricgate.runner.workspace import GitListing, RunTree, list_tree_sized
-from rubricgate.secrets import parent_env_secrets
 from rubricgate.suite.answer_key import answer_key_paths, config_rel_of
 from rubricgate.suite.load import Loaded
 
@@ -138,6 +137,7 @@ def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job], listing: Git
     files, size = list_tree_sized(options.repo, answer_key(options, loaded) | exclude, listing)
     workspaces = Workspaces(files, choose_scratch(size), case_sources(jobs))  # isolation/scratch.py
     policy, guard, tree = isolate_and_watch(options, loaded, agents, workspaces, exclude, known)
+    refuse_cases_named_by_secrets(loaded, jobs, policy, agents, tree)
     preflight(loaded, agents, policy, workspaces.scratch, tree)
     ctx, state = open_run_folder(options, loaded, jobs, agents, policy, tree, exclude)
     if runs_unsandboxed(policy, agents):  # copy-only agents die with the harness, however it ends
@@ -150,6 +150,17 @@ def guard_folders(guardian: Guardian, tree: RunTree, keep: bool) -> None:
     if not keep:
         for folder in dict.fromkeys((tree.root, tree.store)):
             guardian.remove_on_death(folder)
+
+
+def refuse_cases_named_by_secrets(loaded: Loaded, jobs: list[Job], policy: SandboxPolicy, agents: dict[str, Agent],
+                                  tree: RunTree) -> None:
+    """No planned case is named by a secret of the run (runner/run_secrets.py); a run that would
+    be ends here (exit 2) and takes its snapshot with it."""
+    try:
+        refuse_secret_names({j.case.id: j.case for j in jobs}.values(), loaded.config, runs_unsandboxed(policy, agents))
+    except BaseException:
+        tree.remove()
+        raise
 
 
 def preflight(loaded: Loaded, agents: dict[str, Agent], policy: SandboxPolicy, scratch: Scratch, tree: RunTree) -> None:
@@ -367,11 +378,7 @@ def _open_run_folder(options: RunOptions, loaded: Loaded, jobs: list[Job], agent
 def _context(options: RunOptions, loaded: Loaded, run_dir: Path, agents: dict[str, Agent],
              policy: SandboxPolicy, tree: RunTree, exclude: set[str]) -> RunContext:
     cfg = loaded.config
-    env = build_env(cfg.agent.env_allowlist, cfg.agent.secret_env)
-    secrets = secret_values(env, cfg.agent.secret_env)
-    copy_only = runs_unsandboxed(policy, agents)
-    if copy_only:  # a reviewer outside a sandbox can read the harness's whole environment
-        secrets = parent_env_secrets(os.environ, secrets)
+    env, secrets = run_secrets(cfg, runs_unsandboxed(policy, agents))
     events = EventLog(run_dir / "events.jsonl", options.listeners, secrets)
     return RunContext(repo=options.repo, config=cfg, rubric=loaded.rubric, run_dir=run_dir, events=events,
                       agents=agents, tree=tree, sandbox=policy, env=env, secrets=secrets, exclude=exclude,
@@ -380,7 +387,7 @@ def _context(options: RunOptions, loaded: Loaded, run_dir: Path, agents: dict[st
                       keep_workspaces=options.keep_workspaces, cases=loaded.cases,
                       budget=Budget(options.max_cost), slots=AgentSlots(max(options.jobs or 1, 1)),
                       # Copy-only, the reviewer could read the cache's signing key and forge entries.
-                      cache_dir=options.cache_dir if options.cache and not copy_only else None)
+                      cache_dir=options.cache_dir if options.cache and not runs_unsandboxed(policy, agents) else None)
 
 
 def unwatched(agents: dict[str, Agent]) -> bool:

@@ -1,0 +1,59 @@
+"""The values a run scrubs from everything it writes, and the case names they refuse.
+
+A case is never named by a secret: a run refuses, before its first trial, a case id or tag
+that scrubbing would change.
+
+Everything a run writes is scrubbed of its secrets (docs/isolation.md), case ids and tags
+included. An id that holds a secret is then written as `k-[REDACTED]`: two such cases become
+one name (one transcript file written over the other, summary.json with the key twice), and
+every command that maps a written id back to the suite (`regrade`, `merge`, `--continue`,
+`baseline update`) no longer finds the case; `regrade` dropped it and turned a REGRESSION into
+PASS. The error names the variable and the case's file as written, never the value.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+
+from rubricgate.errors import GateInputError, GateInputErrors
+from rubricgate.isolation.environment import build_env, secret_values
+from rubricgate.models.config import Config
+from rubricgate.models.results import CaseSpec
+from rubricgate.secrets import parent_env_secrets, scrub
+
+FIX = "rename it, or keep that value out of the environment: every file of the run would name it [REDACTED]"
+
+
+def run_secrets(config: Config, copy_only: bool) -> tuple[dict[str, str], list[str]]:
+    """(the agents' environment, the values the run scrubs from everything it writes): the
+    environment's secrets, and in copy-only mode the parent environment's too (a reviewer outside
+    a sandbox can read the harness's whole environment)."""
+    env = build_env(config.agent.env_allowlist, config.agent.secret_env)
+    secrets = secret_values(env, config.agent.secret_env)
+    return env, parent_env_secrets(os.environ, secrets) if copy_only else secrets
+
+
+def refuse_secret_names(cases: Iterable[CaseSpec], config: Config, copy_only: bool) -> None:
+    """Raise GateInputErrors for each case id or tag that holds a value the run scrubs, naming
+    the variable that holds it and the case's file as written."""
+    env, secrets = run_secrets(config, copy_only)
+    if not secrets:
+        return
+    named = {**os.environ, **env} if copy_only else env
+    errors = [GateInputError(scrub(case.origin, secrets), field, f"{what} holds the value of "
+                             f"{_variable(value, secrets, named)}, a secret the run scrubs from what it writes", FIX)
+              for case in cases for field, what, value in _names(case) if scrub(value, secrets) != value]
+    if errors:
+        raise GateInputErrors(errors)
+
+
+def _names(case: CaseSpec) -> list[tuple[str, str, str]]:
+    """(field, what it is, value) of every name the run writes the case under."""
+    return [("id", "the case id", case.id), *((f"tags[{i}]", "a tag", tag) for i, tag in enumerate(case.tags))]
+
+
+def _variable(name: str, secrets: list[str], env: Mapping[str, str]) -> str:
+    """The environment variable(s) whose secret value `name` holds, or what it is when none is found."""
+    holders = sorted(k for k, v in env.items() if v in secrets and scrub(name, [v]) != name)
+    return ", ".join(holders) if holders else "an environment variable"
