@@ -33,6 +33,24 @@ def test_lone_surrogates_and_undecodable_bytes_never_crash(tmp_path: Path) -> No
     assert encodable("x\ud800").encode("utf-8") == b"x\\ud800"
 
 
+@pytest.mark.parametrize("secret", ["transcripts", "missed_rule"])
+def test_scrub_model_scrubs_values_never_field_names_and_keeps_nested_models_models(secret: str) -> None:
+    # "transcripts" scrubbed the field name `transcript` (a piece of it at a cut) and "missed_rule"
+    # a Literal value: validation failed, the fallback left the findings and grades plain dicts,
+    # and the run ended in "internal error: AttributeError: 'dict' object has no attribute 'rule'".
+    from rubricgate.models.results import Grade, TrialResult
+    from rubricgate.models.verdict import Finding
+
+    result = TrialResult(case_id="c", trial=1, outcome="BLOCK", transcript="transcripts/c-1.json",
+                         grades={"verdict": Grade(passed=False, category="missed_rule", reason="missed r1")},
+                         findings=[Finding(severity="critical", rule="r1", issue="see transcripts/ and missed_rule")])
+    clean = scrub_model(result, [secret])
+    assert isinstance(clean, TrialResult) and isinstance(clean.findings[0], Finding)
+    assert isinstance(clean.grades["verdict"], Grade) and clean.findings[0].rule == "r1"
+    assert secret not in clean.model_dump_json() and REDACTED in clean.model_dump_json()
+    assert result.transcript == "transcripts/c-1.json"  # the original is left as it was
+
+
 def test_scrub_model_keeps_a_transcript_with_a_lone_surrogate_whole() -> None:
     # A JSON round trip rejects surrogates: scrubbing must neither crash here nor blank the transcript.
     call = ToolCall(raw_name="Bash", name="bash", input={"command": f"echo \ud800 {SECRET}"}, step=1)
