@@ -15,7 +15,7 @@ from rubricgate.errors import GateInputError, unreadable
 from rubricgate.models.results import Summary
 from rubricgate.models.transcript import Transcript
 from rubricgate.records.writing import write_pieces_atomic, write_text_atomic
-from rubricgate.secrets import scrub, scrub_data
+from rubricgate.secrets import scrub_data
 from rubricgate.suite.yaml_json import load_model
 
 
@@ -115,16 +115,15 @@ def read_summary(path: Path) -> Summary:
     return load_model(Summary, path, str(path))
 
 
-def transcript_name(case_id: str, trial: int, secrets: list[str] | None = None) -> str:
-    """A trial's transcript file, relative to the run folder; named as summary.json names it (a
-    secret in the case id, or across it and the trial number, scrubbed), never by the secret."""
-    name = f"transcripts/{case_id}-{trial}.json"
-    return scrub(name, secrets) if secrets else name
+def transcript_name(case_id: str, trial: int) -> str:
+    """A trial's transcript file, relative to the run folder (a run refuses a name that holds one
+    of its secrets: runner/run_secrets.py)."""
+    return f"transcripts/{case_id}-{trial}.json"
 
 
 def write_transcript(run_dir: Path, case_id: str, trial: int, transcript: Transcript,
                      secrets: list[str] | None = None) -> str:
-    rel = transcript_name(case_id, trial, secrets)
+    rel = transcript_name(case_id, trial)
     (run_dir / "transcripts").mkdir(exist_ok=True)
     write_model_atomic(run_dir / rel, transcript, secrets)
     return rel

@@ -34,23 +34,31 @@ def run_secrets(config: Config, copy_only: bool) -> tuple[dict[str, str], list[s
     return env, parent_env_secrets(os.environ, secrets) if copy_only else secrets
 
 
-def refuse_secret_names(cases: Iterable[CaseSpec], config: Config, copy_only: bool) -> None:
-    """Raise GateInputErrors for each case id or tag that holds a value the run scrubs, naming
-    the variable that holds it and the case's file as written."""
+def refuse_secret_names(cases: Iterable[CaseSpec], planned: Mapping[str, int], baseline_ids: Iterable[str],
+                        baseline_file: str, config: Config, copy_only: bool) -> None:
+    """Raise GateInputErrors for each name the run writes that holds a value it scrubs: the id
+    and tags of every case of the suite (a case not run is still named in the summary), the
+    file name of each planned trial (`planned`: case id -> its last trial number), and every
+    case id of the baseline; naming the variable that holds the value, never the value."""
     env, secrets = run_secrets(config, copy_only)
     if not secrets:
         return
     named = {**os.environ, **env} if copy_only else env
-    errors = [GateInputError(scrub(case.origin, secrets), field, f"{what} holds the value of "
-                             f"{_variable(value, secrets, named)}, a secret the run scrubs from what it writes", FIX)
-              for case in cases for field, what, value in _names(case) if scrub(value, secrets) != value]
+    found = [(scrub(case.origin, secrets), field, what, value)
+             for case in cases for field, what, value in _names(case, planned.get(case.id, 0))]
+    found += [(baseline_file, f"cases.{scrub(case_id, secrets)}", "a case id", case_id) for case_id in baseline_ids]
+    errors = [GateInputError(where, field, f"{what} holds the value of {_variable(value, secrets, named)}, a secret "
+                                           "the run scrubs from what it writes", FIX)
+              for where, field, what, value in found if scrub(value, secrets) != value]
     if errors:
         raise GateInputErrors(errors)
 
 
-def _names(case: CaseSpec) -> list[tuple[str, str, str]]:
-    """(field, what it is, value) of every name the run writes the case under."""
-    return [("id", "the case id", case.id), *((f"tags[{i}]", "a tag", tag) for i, tag in enumerate(case.tags))]
+def _names(case: CaseSpec, trials: int) -> list[tuple[str, str, str]]:
+    """(field, what it is, value) of every name the run writes the case under: its id, its tags,
+    and the file names of its trials' transcripts and replays (`<id>-<trial>.json`)."""
+    return [("id", "the case id", case.id), *((f"tags[{i}]", "a tag", tag) for i, tag in enumerate(case.tags)),
+            *(("id", f"trial {n}'s file name", f"{case.id}-{n}.json") for n in range(1, trials + 1))]
 
 
 def _variable(name: str, secrets: list[str], env: Mapping[str, str]) -> str:

@@ -318,14 +318,14 @@ def grade(ctx: RunContext, case: CaseSpec, trial: int, transcript: Transcript,
     store it scrubbed. The result and transcript as written (runner/written.py)."""
     parsed, grades = judge(case, transcript, ctx.rubric, ctx.config)
     # Made once, its transcript's path included: a 2,000-case run holds every result to its end.
-    rel = transcript_name(case.id, trial, ctx.secrets)
+    rel = transcript_name(case.id, trial)
     out = written(case, trial_result(case.id, trial, transcript, parsed, grades, rel, cached), transcript,
                   ctx.secrets, ctx.rubric, ctx.config)
     if out.note:
         with ctx.lock:
             ctx.scrub_notes.append(out.note)
         ctx.events.emit("scrub_changed", case_id=case.id, trial=trial, note=out.note)
-    try:  # no case id holds a secret (runner/run_secrets.py): the written result is the case's
+    try:  # no case id or trial file name holds a secret (runner/run_secrets.py)
         write_transcript(ctx.run_dir, case.id, trial, out.transcript, ctx.secrets)
     except OSError as exc:  # a full disk is recorded and makes the run exit 2, not a crash
         ctx.events.failed(ctx.run_dir / rel, exc)

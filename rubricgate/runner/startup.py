@@ -154,10 +154,17 @@ def guard_folders(guardian: Guardian, tree: RunTree, keep: bool) -> None:
 
 def refuse_cases_named_by_secrets(loaded: Loaded, jobs: list[Job], policy: SandboxPolicy, agents: dict[str, Agent],
                                   tree: RunTree) -> None:
-    """No planned case is named by a secret of the run (runner/run_secrets.py); a run that would
-    be ends here (exit 2) and takes its snapshot with it."""
+    """No case, trial file or baseline entry is named by a secret of the run (runner/run_secrets.py);
+    a run that would be ends here (exit 2) and takes its snapshot with it."""
+    gate = loaded.config.gate
+    most = gate.max_trials_per_case if gate.method == "statistical" else 0  # what adaptive rounds may add
+    planned: dict[str, int] = {}  # the last trial of each case
+    for job in jobs:
+        planned[job.case.id] = max(planned.get(job.case.id, 0), job.trial, most)
+    baseline_ids = loaded.baseline.cases if loaded.baseline is not None else {}
     try:
-        refuse_secret_names({j.case.id: j.case for j in jobs}.values(), loaded.config, runs_unsandboxed(policy, agents))
+        refuse_secret_names(loaded.cases, planned, baseline_ids, loaded.config.baseline, loaded.config,
+                            runs_unsandboxed(policy, agents))
     except BaseException:
         tree.remove()
         raise

@@ -85,18 +85,22 @@ def test_a_scrub_that_changes_a_written_rule_id_is_a_warning_and_the_grade_stand
     assert "would change its verdict grade" in warnings[0] and "unscrubbed" in warnings[0]
 
 
-@pytest.mark.parametrize("secret", ["data-loader", "frontmatter"])  # a case id's part, a tag
-def test_a_case_named_by_a_secret_is_refused_before_any_trial_naming_the_variable_not_the_value(
-        tmp_path: Path, secret: str) -> None:
+# A case id's part, a tag, a case the run does not run (still named in its summary), a trial's
+# file name (across the id and the trial number).
+@pytest.mark.parametrize(("secret", "only"), [("data-loader", []), ("frontmatter", []),
+                                              ("data-loader", ["--only", "block-missing"]), ("loader-1.json", [])])
+def test_a_name_the_run_writes_that_holds_a_secret_is_refused_before_any_trial_naming_the_variable_not_the_value(
+        tmp_path: Path, secret: str, only: list[str]) -> None:
     # Written as fixture-[REDACTED], a case id that holds a secret ended the run in "internal
     # error: KeyError"; two such cases became one name (one transcript written over the other),
     # and regrade, merge and --continue no longer found the case (regrade turned a REGRESSION
-    # into PASS by dropping it).
+    # into PASS by dropping it). A trial's replay file was named by a secret across the id and
+    # the trial number.
     repo = make_repo(tmp_path / "repo", fixtures=FIXTURES, tasks=TASKS)
     use_reviewer(repo, write_reviewer(tmp_path / "agents", READ_TOKEN), sandbox="none", secret_env=["RG_ODD_SECRET"])
     git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "reviewer")
     env = {**os.environ, **CI, "GITHUB_TOKEN": TOKEN, "RG_ODD_SECRET": secret, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo)], env=env,
+    done = subprocess.run([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo), *only], env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 2, done.stdout + done.stderr
     lines = [line for line in done.stderr.splitlines() if "RG_ODD_SECRET" in line]
@@ -104,17 +108,6 @@ def test_a_case_named_by_a_secret_is_refused_before_any_trial_naming_the_variabl
     assert "a secret the run scrubs" in lines[0] and "(fix: rename it" in lines[0]
     assert secret not in done.stdout + done.stderr
     assert not (repo / "reports").exists() or not any((repo / "reports").iterdir())
-
-
-def test_a_secret_across_a_case_id_and_its_trial_number_names_no_file_summary_json_cannot_find(
-        tmp_path: Path) -> None:
-    # summary.json said transcripts/fixture-data-[REDACTED] (scrubbed when written), the file was
-    # fixture-data-loader-1.json: report, view and regrade could not find the trial's transcript.
-    summary, run_dir = _run(tmp_path, "main", {"RG_ODD_SECRET": "loader-1.json"}, secret_env=["RG_ODD_SECRET"])
-    trials = [t for c in summary["cases"] for t in c["trials"]]
-    assert any("[REDACTED]" in t["transcript"] for t in trials)
-    assert [t["transcript"] for t in trials if not (run_dir / t["transcript"]).is_file()] == []
-    assert [p.name for p in run_dir.rglob("*") if "loader-1" in p.name] == []
 
 
 @pytest.mark.parametrize("value", ["rubric/soften-description", "refs/heads/fix-description-length",
