@@ -141,6 +141,7 @@ def record(repo, config_path, pr, github_repo, base, head, from_run, case_id, di
         validate_new_task,
         write_task,
     )
+    from rubricgate.runner.run_secrets import refuse_secret_task
     from rubricgate.suite.config import find_repo, load_config
 
     root = (repo or find_repo(Path.cwd())).resolve()
@@ -153,6 +154,7 @@ def record(repo, config_path, pr, github_repo, base, head, from_run, case_id, di
         redacted = guard_credentials(reviewed, redact)
         default_id = slug(f"{request.expect}-{request.rules[0] if request.rules else 'review'}-{source_tag}")
         task = build_task(reviewed, request, review_root(config), default_id)
+        refuse_secret_task(task.id, task.tags, config)  # before a file is named by it
         path = write_task(root, config.suite.tasks, task)
         validate_new_task(root, path, config_path)
     except (GateInputError, GateInputErrors) as exc:

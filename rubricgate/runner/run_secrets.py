@@ -43,22 +43,37 @@ def refuse_secret_names(cases: Iterable[CaseSpec], planned: Mapping[str, int], b
     env, secrets = run_secrets(config, copy_only)
     if not secrets:
         return
-    named = {**os.environ, **env} if copy_only else env
     found = [(scrub(case.origin, secrets), field, what, value)
-             for case in cases for field, what, value in _names(case, planned.get(case.id, 0))]
+             for case in cases for field, what, value in _names(case.id, case.tags, planned.get(case.id, 0))]
     found += [(baseline_file, f"cases.{scrub(case_id, secrets)}", "a case id", case_id) for case_id in baseline_ids]
+    _refuse(found, secrets, {**os.environ, **env} if copy_only else env)
+
+
+def refuse_secret_task(task_id: str, tags: list[str], config: Config) -> None:
+    """`record`'s new task, before its file is written: the same refusal for its id, tags and
+    first trial's file name (the file would be named by the secret, and the run that follows
+    refuses it)."""
+    copy_only = config.agent.sandbox == "none"
+    env, secrets = run_secrets(config, copy_only)
+    found = [("record", "--id" if field == "id" else field, what, value)
+             for field, what, value in _names(task_id, tags, 1)]
+    _refuse(found, secrets, {**os.environ, **env} if copy_only else env)
+
+
+def _refuse(found: list[tuple[str, str, str, str]], secrets: list[str], named: Mapping[str, str]) -> None:
+    """GateInputErrors for each (file, field, what, name) whose name scrubbing would change."""
     errors = [GateInputError(where, field, f"{what} holds the value of {_variable(value, secrets, named)}, a secret "
                                            "the run scrubs from what it writes", FIX)
-              for where, field, what, value in found if scrub(value, secrets) != value]
+              for where, field, what, value in found if secrets and scrub(value, secrets) != value]
     if errors:
         raise GateInputErrors(errors)
 
 
-def _names(case: CaseSpec, trials: int) -> list[tuple[str, str, str]]:
-    """(field, what it is, value) of every name the run writes the case under: its id, its tags,
+def _names(case_id: str, tags: list[str], trials: int) -> list[tuple[str, str, str]]:
+    """(field, what it is, value) of every name the run writes a case under: its id, its tags,
     and the file names of its trials' transcripts and replays (`<id>-<trial>.json`)."""
-    return [("id", "the case id", case.id), *((f"tags[{i}]", "a tag", tag) for i, tag in enumerate(case.tags)),
-            *(("id", f"trial {n}'s file name", f"{case.id}-{n}.json") for n in range(1, trials + 1))]
+    return [("id", "the case id", case_id), *((f"tags[{i}]", "a tag", tag) for i, tag in enumerate(tags)),
+            *(("id", f"trial {n}'s file name", f"{case_id}-{n}.json") for n in range(1, trials + 1))]
 
 
 def _variable(name: str, secrets: list[str], env: Mapping[str, str]) -> str:

@@ -63,6 +63,23 @@ def test_a_diff_file_that_is_not_a_patch_is_exit_2(code_repo, tmp_path, content,
     assert got.exit_code == 2 and problem in got.output and "Traceback" not in got.output
 
 
+def test_a_task_id_that_holds_a_secret_is_refused_before_its_file_is_written(code_repo, tmp_path, monkeypatch):
+    # `record --id` with a secret in it printed "recorded evals/tasks/rec-<secret>.yaml", then the
+    # run refused the case and exited 2 ("not recorded"), leaving the file named by the secret.
+    config = yaml.safe_load((code_repo / "rubricgate.yaml").read_text())
+    config["agent"]["secret_env"] = ["RG_ODD_SECRET"]
+    (code_repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    monkeypatch.setenv("RG_ODD_SECRET", "zq9fk2mp7vl4nr8t")
+    path = tmp_path / "change.diff"
+    path.write_text(git(code_repo, "diff", "main", "feature", "--", "app/db.py"))
+    got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--diff", str(path), "--id",
+              "rec-zq9fk2mp7vl4nr8t", "--no-run")
+    assert got.exit_code == 2, got.output
+    assert "record: --id: the case id holds the value of RG_ODD_SECRET" in got.output
+    assert "zq9fk2mp7vl4nr8t" not in got.output
+    assert [p.name for p in code_repo.rglob("*zq9fk2mp7vl4nr8t*")] == []
+
+
 def test_a_diff_with_a_credential_stops_naming_the_line(code_repo, tmp_path):
     path = tmp_path / "leak.diff"
     path.write_text("--- a/app/x.py\n+++ b/app/x.py\n@@ -1 +1 @@\n-X = 1\n+TOKEN = 'ghp_abcdefghijklmnopqrstuvwxyz0123'\n")
