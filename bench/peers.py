@@ -269,17 +269,21 @@ def rubricgate_row(repo: Path, jobs: int, only: str = "") -> Measure:
     return measure
 
 
-def _phases(reports: Path, began: float) -> tuple[float | None, float | None]:
-    """(process start -> run_started, run_started -> last trial_result) from the run's events."""
+def event_stamps(reports: Path) -> dict[str, list[float]]:
+    """Event name -> the epoch times it was logged, from the newest run's events.jsonl ({} for none)."""
     from datetime import datetime
 
     logs = sorted(reports.glob("*/events.jsonl"))
-    if not logs:
-        return None, None
     stamps: dict[str, list[float]] = {}
-    for line in logs[-1].read_text().splitlines():
+    for line in logs[-1].read_text().splitlines() if logs else []:
         event = json.loads(line)
         stamps.setdefault(event["event"], []).append(datetime.fromisoformat(event["at"]).timestamp())
+    return stamps
+
+
+def _phases(reports: Path, began: float) -> tuple[float | None, float | None]:
+    """(process start -> run_started, run_started -> last trial_result) from the run's events."""
+    stamps = event_stamps(reports)
     if "run_started" not in stamps or "trial_result" not in stamps:
         return None, None
     started = stamps["run_started"][0]

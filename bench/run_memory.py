@@ -14,7 +14,6 @@ it ("after trials": aggregation and the reports). Medians of --reps rounds, the 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -23,13 +22,12 @@ import sys
 import tempfile
 import threading
 import time
-from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.peers import make_suite, write_stubs  # noqa: E402
+from bench.peers import event_stamps, make_suite, write_stubs  # noqa: E402
 from bench.startup import worktree  # noqa: E402
 
 TARGET_MB = 60.0  # a 2,000-case run (issue 42)
@@ -71,11 +69,7 @@ def _sample(pid: int, samples: list[tuple[float, float]]) -> None:
 
 def _phases(repo: Path, samples: list[tuple[float, float]]) -> dict[str, float]:
     """The RSS when the run started its trials, at its last trial's result, and the most after it."""
-    log = sorted(repo.glob("reports/*/events.jsonl"))[-1]
-    stamps: dict[str, list[float]] = {}
-    for line in log.read_text().splitlines():
-        event = json.loads(line)
-        stamps.setdefault(event["event"], []).append(datetime.fromisoformat(event["at"]).timestamp())
+    stamps = event_stamps(repo / "reports")
     started, last = stamps["run_started"][0], max(stamps["trial_result"])
 
     def at(moment: float) -> float:
