@@ -40,31 +40,37 @@ def refuse_secret_names(cases: Iterable[CaseSpec], planned: Mapping[str, int], b
     and tags of every case of the suite (a case not run is still named in the summary), the
     file name of each planned trial (`planned`: case id -> its last trial number), and every
     case id of the baseline; naming the variable that holds the value, never the value."""
-    env, secrets = run_secrets(config, copy_only)
+    secrets, holders = _secrets_and_holders(config, copy_only)
     if not secrets:
         return
     found = [(scrub(case.origin, secrets), field, what, value)
              for case in cases for field, what, value in _names(case.id, case.tags, planned.get(case.id, 0))]
     found += [(baseline_file, f"cases.{scrub(case_id, secrets)}", "a case id", case_id) for case_id in baseline_ids]
-    _refuse(found, secrets, {**os.environ, **env} if copy_only else env)
+    _refuse(found, secrets, holders)
 
 
 def refuse_secret_task(task_id: str, tags: list[str], config: Config) -> None:
     """`record`'s new task, before its file is written: the same refusal for its id, tags and
     first trial's file name (the file would be named by the secret, and the run that follows
     refuses it)."""
-    copy_only = config.agent.sandbox == "none"
+    secrets, holders = _secrets_and_holders(config, config.agent.sandbox == "none")
+    if secrets:
+        _refuse([("record", "--id" if field == "id" else field, what, value)
+                 for field, what, value in _names(task_id, tags, 1)], secrets, holders)
+
+
+def _secrets_and_holders(config: Config, copy_only: bool) -> tuple[list[str], Mapping[str, str]]:
+    """The run's secrets, and the environment an error names their variables from (copy-only:
+    the parent's too, where some of them come from)."""
     env, secrets = run_secrets(config, copy_only)
-    found = [("record", "--id" if field == "id" else field, what, value)
-             for field, what, value in _names(task_id, tags, 1)]
-    _refuse(found, secrets, {**os.environ, **env} if copy_only else env)
+    return secrets, {**os.environ, **env} if copy_only else env
 
 
-def _refuse(found: list[tuple[str, str, str, str]], secrets: list[str], named: Mapping[str, str]) -> None:
+def _refuse(found: list[tuple[str, str, str, str]], secrets: list[str], holders: Mapping[str, str]) -> None:
     """GateInputErrors for each (file, field, what, name) whose name scrubbing would change."""
-    errors = [GateInputError(where, field, f"{what} holds the value of {_variable(value, secrets, named)}, a secret "
+    errors = [GateInputError(where, field, f"{what} holds the value of {_variable(value, secrets, holders)}, a secret "
                                            "the run scrubs from what it writes", FIX)
-              for where, field, what, value in found if secrets and scrub(value, secrets) != value]
+              for where, field, what, value in found if scrub(value, secrets) != value]
     if errors:
         raise GateInputErrors(errors)
 
