@@ -51,6 +51,14 @@ def test_scrub_model_scrubs_values_never_field_names_and_keeps_nested_models_mod
     assert result.transcript == "transcripts/c-1.json"  # the original is left as it was
 
 
+def test_scrub_model_gives_back_a_model_that_holds_no_secret_as_it_is() -> None:
+    # One scan of its JSON, not a walk and a copy of every nested model (on each trial's path).
+    call = ToolCall(raw_name="Read", name="read", input={"file_path": "SKILL.md"}, step=1)
+    transcript = Transcript(agent="a", tool_calls=[call], final_text="done")
+    assert scrub_model(transcript, [SECRET]) is transcript
+    assert scrub_model(transcript.model_copy(update={"final_text": SECRET}), [SECRET]).final_text == REDACTED
+
+
 def test_scrub_model_keeps_a_transcript_with_a_lone_surrogate_whole() -> None:
     # A JSON round trip rejects surrogates: scrubbing must neither crash here nor blank the transcript.
     call = ToolCall(raw_name="Bash", name="bash", input={"command": f"echo \ud800 {SECRET}"}, step=1)
