@@ -42,6 +42,19 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="session")
+def bwrap_ready() -> None:
+    """Skip a test that starts bubblewrap where it cannot start (a newcomer's machine without it);
+    under .ci/run (RUBRICGATE_REQUIRE_SANDBOX=1) its absence fails instead."""
+    from rubricgate.isolation.sandbox import probe_bwrap
+
+    problem = probe_bwrap()
+    if problem and os.environ.get("RUBRICGATE_REQUIRE_SANDBOX") == "1":
+        pytest.fail(f"bubblewrap is required here: {problem}")
+    if problem:
+        pytest.skip(f"bubblewrap unavailable: {problem}")
+
+
 def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
 

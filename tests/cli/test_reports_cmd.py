@@ -115,6 +115,7 @@ def test_report_rerenders_every_format(ran, tmp_path):
     assert "rubricgate **PASS**" in step.read_text()
 
 
+@pytest.mark.usefixtures("bwrap_ready")
 def test_summary_json_golden(tmp_path):
     """A real run with something to show: two trials, a wrong tier, a step-limit failure, a regression."""
     repo = make_repo(tmp_path / "repo", commit=False)

@@ -1,6 +1,7 @@
-"""Fault tests need bubblewrap; under .ci/run (RUBRICGATE_REQUIRE_SANDBOX=1) its absence fails,
-and so does the absence of a bubblewrap that mounts overlays itself (>= 0.11: the system's, or
-the one .ci/build-bwrap.sh builds, named by RUBRICGATE_BWRAP_WITH_OVERLAY)."""
+"""Fault tests need bubblewrap (`bwrap_ready`, tests/conftest.py); under .ci/run
+(RUBRICGATE_REQUIRE_SANDBOX=1) its absence fails, and so does the absence of a bubblewrap that
+mounts overlays itself (>= 0.11: the system's, or the one .ci/build-bwrap.sh builds, named by
+RUBRICGATE_BWRAP_WITH_OVERLAY)."""
 
 from __future__ import annotations
 
@@ -9,16 +10,7 @@ import os
 import pytest
 
 from rubricgate.isolation.overlay import probe_overlay
-from rubricgate.isolation.sandbox import probe_bwrap, probe_layers
-
-
-@pytest.fixture(scope="session")
-def bwrap_ready() -> None:
-    problem = probe_bwrap()
-    if problem and os.environ.get("RUBRICGATE_REQUIRE_SANDBOX") == "1":
-        pytest.fail(f"bubblewrap is required here: {problem}")
-    if problem:
-        pytest.skip(f"bubblewrap unavailable: {problem}")
+from rubricgate.isolation.sandbox import probe_layers
 
 
 @pytest.fixture(params=["unshare", "bwrap"])

@@ -58,6 +58,7 @@ def test_the_copy_only_guardian_outlives_the_trials_and_leaves_on_the_runs_end_l
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="a root harness lends user namespaces")
+@pytest.mark.usefixtures("bwrap_ready")
 def test_the_namespace_holders_outlive_the_run_and_serve_the_next_one(tmp_path) -> None:
     repo = _repo(tmp_path, "bwrap")
     assert run_suite(RunOptions(repo=repo)).exit_code == 0

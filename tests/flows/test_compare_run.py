@@ -282,6 +282,7 @@ print("```json\\n" + json.dumps(answer) + "\\n```")
 '''
 
 
+@pytest.mark.usefixtures("bwrap_ready")
 def test_a_script_the_agent_command_runs_from_the_workspace_is_the_base_s_on_the_base_side(tmp_path) -> None:
     """The base side copied only the prompt/skill/rubric closure: a PR whose script answers PASS
     to everything ran it on both sides (no change, exit 0), and `changed` called the PR unchanged."""
@@ -385,6 +386,7 @@ def test_a_json_path_that_cannot_be_written_is_the_json_flags_error(tmp_path) ->
     assert result.exit_code == 2 and "--json: cannot write: Not a directory" in result.output, result.output
 
 
+@pytest.mark.usefixtures("bwrap_ready")
 def test_a_rule_the_pull_request_adds_grades_nothing_on_the_base_side(tmp_path) -> None:
     """REF's reviewer cites an id its table lacks (a model reviewer invents one); a pull request
     adding that id as critical escalated every base answer citing it to BLOCK, so the base side

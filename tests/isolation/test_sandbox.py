@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rubricgate.isolation.sandbox import find_program
 
 
@@ -62,6 +64,7 @@ def _run_in_sandbox(tmp_path: Path, home: Path):
     return res, out.read_text()
 
 
+@pytest.mark.usefixtures("bwrap_ready")
 def test_a_cli_linked_from_a_home_dot_folder_starts_by_its_real_path(tmp_path: Path) -> None:
     # Its link's folder (~/.local, which holds credentials) is never shown; where it lives is.
     home = tmp_path / "home"
@@ -73,6 +76,7 @@ def test_a_cli_linked_from_a_home_dot_folder_starts_by_its_real_path(tmp_path: P
     assert out == f"started as {real}\n"
 
 
+@pytest.mark.usefixtures("bwrap_ready")
 def test_a_cli_linked_from_a_home_dot_folder_to_a_system_program_starts(tmp_path: Path) -> None:
     home = tmp_path / "home"
     _linked_cli(home, Path("/bin/true").resolve())
@@ -97,6 +101,7 @@ def test_visible_program_keeps_a_shown_or_system_path_and_resolves_a_hidden_link
 
 # -- a folder every trial shares, shown read-only inside a trial's writable scratch ---------------
 
+@pytest.mark.usefixtures("bwrap_ready")
 def test_a_shared_folder_is_shown_read_only_inside_the_writable_scratch(tmp_path: Path) -> None:
     """Copilot CLI's unpacked package, one per run (agents/copilot_package.py): the agent reads it
     where it looks for it, in its HOME, and can neither write into it nor remount it writable;
