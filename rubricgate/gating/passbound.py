@@ -73,17 +73,18 @@ def pass_upper(ref: float, n0: float, passes: float, n1: float, z: float) -> flo
     return ref - cur + math.hypot(ref_half, cur_half)
 
 
-def _upper_np(np, ref, n0: float, passes, n1: float, z):
-    """pass_upper over arrays of reference rates, current passes and scores (broadcast)."""
-    def bounds(rate, n):
-        centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
-        half = z * np.sqrt(np.maximum(0.0, rate * (1 - rate)) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-        return np.maximum(0.0, np.minimum(rate, centre - half)), np.minimum(1.0, np.maximum(rate, centre + half))
+def _wilson_upper(np, rate, n: float, z: float):
+    """The upper Wilson bound of each rate at score z (the arithmetic of stats.wilson_bounds)."""
+    centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(np.maximum(0.0, rate * (1 - rate)) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return np.minimum(1.0, np.maximum(rate, centre + half))
 
-    cur = passes / n1
-    ref_half = bounds(ref, n0)[1] - ref
-    cur_half = cur - bounds(cur, n1)[0]
-    return ref - cur + np.hypot(ref_half, cur_half)
+
+def _wilson_lower(np, rate, n: float, z: float):
+    """The lower Wilson bound of each rate at score z."""
+    centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(np.maximum(0.0, rate * (1 - rate)) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return np.maximum(0.0, np.minimum(rate, centre - half))
 
 
 @dataclass(frozen=True)
@@ -207,11 +208,13 @@ class _Grid:
             distinct, inverse = np.unique(ref[rows], return_inverse=True)
             self._bands.append((rows, distinct, inverse.ravel()))
         self.n1 = 0
+        self._cuts: dict[tuple[int, float], object] = {}  # per (band, score): its rows' thresholds (_cut)
 
     def advance(self, trials: int, n1: int) -> None:
         """Add `trials` trials at rate b - margin to every path; prepare the tails at this look."""
         np = self.np
         self.n1 = n1
+        self._cuts = {}  # thresholds depend on n1: this look's only
         for i, b in enumerate(self.rates):
             if trials > 0:
                 low, pmf = _binomial(np, trials, b - self.margin)
@@ -232,21 +235,36 @@ class _Grid:
     def band_crossing(self, j: int, z: float):
         """Per rate, P(a first PASS at this look) from band j's rows, its bound at score z."""
         np = self.np
-        rows, distinct, inverse = self._bands[j]
+        rows = self._bands[j][0]
         if not len(rows) or z >= Z_NONE:
             return np.zeros(len(self.rates))
-        cut = self._thresholds(distinct, z)[inverse]
-        col = np.clip(cut - self._lo[rows], 0, self._width[rows])
+        col = np.clip(self._cut(j, z) - self._lo[rows], 0, self._width[rows])
         values = self._flat[self._pos[rows] + col] * self._weights[rows]
         return np.bincount(self._rate[rows], values, minlength=len(self.rates))
+
+    def _cut(self, j: int, z: float):
+        """Per row of band j, the fewest current passes that PASS at score z. Kept for the look:
+        the search for a band's score and the look's absorb ask for the same scores again."""
+        cut = self._cuts.get((j, z))
+        if cut is None:
+            _, distinct, inverse = self._bands[j]
+            cut = self._cuts[(j, z)] = self._thresholds(distinct, z)[inverse]
+        return cut
 
     def _thresholds(self, ref, z: float):
         """Per reference rate, the fewest current passes that PASS (n1 + 1: none)."""
         np = self.np
-        low, high = np.zeros(len(ref)), np.full(len(ref), float(self.n1 + 1))
+        z = min(z, _Z_TOP)
+        # pass_upper over the arrays; the reference's half-width is the same at every step.
+        ref_half = _wilson_upper(np, ref, self.n0, z) - ref
+        # No count under n1 (ref - margin + ref_half) PASSes (the root sum is at least ref_half):
+        # the search starts there, two counts lower against rounding, instead of at 0.
+        low = np.clip(np.floor(self.n1 * (ref - self.margin + ref_half)) - 2, 0, self.n1 + 1)
+        high = np.full(len(ref), float(self.n1 + 1))
         while float(np.max(high - low, initial=0.0)) > 0:  # the bound falls as current passes rise
             mid = np.floor((low + high) / 2)
-            ok = _upper_np(np, ref, self.n0, mid, self.n1, min(z, _Z_TOP)) <= self.margin
+            cur = mid / self.n1
+            ok = ref - cur + np.hypot(ref_half, cur - _wilson_lower(np, cur, self.n1, z)) <= self.margin
             high, low = np.where(ok, mid, high), np.where(ok, low, mid + 1)
         return high.astype(int)
 
@@ -282,10 +300,10 @@ class _Grid:
         np = self.np
         cut = np.full(len(self._lo), np.iinfo(np.int64).max // 4)
         for j, z in enumerate(scores):
-            rows, distinct, inverse = self._bands[j]
+            rows = self._bands[j][0]
             if len(rows) and z < Z_NONE:
                 self.crossed = self.crossed + self.band_crossing(j, z)
-                cut[rows] = self._thresholds(distinct, z)[inverse]
+                cut[rows] = self._cut(j, z)
         cut = cut - self._lo
         start = 0
         for i, m in enumerate(self.mass):

@@ -6,6 +6,8 @@ for common rates on a grid much finer than the calibration's own."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import pytest
 from scipy.stats import binom
@@ -15,7 +17,8 @@ from rubricgate.gating.passbound import BANDS, Z_NONE, band, calibrate, pass_upp
 MARGIN, ALPHA = 0.05, 0.05
 
 
-def _passes(n0: int, n1: int, scores, x0: int) -> np.ndarray:
+@lru_cache(maxsize=None)  # the same for every common rate b: computed once per count, not per b
+def _passes(n0: int, n1: int, scores: tuple[float, ...], x0: int) -> np.ndarray:
     """Per current count 0..n1: does it PASS against a baseline of x0/n0 at these band scores?"""
     z = scores[band(x0 / n0)]
     return np.array([z < Z_NONE and pass_upper(x0 / n0, n0, x1, n1, z) <= MARGIN for x1 in range(n1 + 1)])
