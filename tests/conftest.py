@@ -27,6 +27,7 @@ def pytest_configure(config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest -p no:xdist has no such hook
 def pytest_xdist_auto_num_workers(config) -> int:
     """`-n auto` (the README's test command): three workers per two cores. Many tests wait on
     processes (sandbox launches, git, agents that sleep or time out), so two workers left a 2-core

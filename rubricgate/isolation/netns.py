@@ -14,13 +14,19 @@ bwrap's `--info-fd`). Entering it takes CAP_SYS_ADMIN over it and in one's own u
 - an ordinary user has neither in its own namespace, but owns the sandbox's user namespace
   (bwrap made it): a forked child joins that user namespace (which gives it every capability
   there: a single-threaded process may), then the network namespace, makes the sockets and
-  hands them over a socket pair before it exits.
+  hands them over a socket pair before it exits. The user namespace joined is the one that owns
+  the network namespace (`NS_GET_USERNS`), not the sandbox process's own: bwrap moves that
+  process into a nested user namespace of its own once its mounts are done (to map the sandbox
+  user), and capabilities there are none over the network namespace. The harness read the pid
+  and opened the namespaces in a race with that move; losing it, under load, made setns fail
+  with EPERM and the trial not start.
 """
 
 from __future__ import annotations
 
 import ctypes
 import errno
+import fcntl
 import os
 import socket
 import sys
@@ -30,6 +36,7 @@ from functools import lru_cache
 
 CLONE_NEWNET = 0x40000000
 CLONE_NEWUSER = 0x10000000
+NS_GET_USERNS = 0xB701  # _IO(0xb7, 0x1): an fd of the user namespace owning a namespace
 BACKLOG = 64
 
 
@@ -44,7 +51,7 @@ def listen_in(pid: int, ports: Sequence[int]) -> list[socket.socket]:
     try:
         if os.geteuid() == 0:
             return _in_this_thread(net, ports)
-        user = _open_ns(pid, "user")
+        user = _owning_user_ns(net, pid)
         try:
             return _in_a_child(user, net, ports)
         finally:
@@ -58,6 +65,17 @@ def _open_ns(pid: int, kind: str) -> int:
         return os.open(f"/proc/{pid}/ns/{kind}", os.O_RDONLY | os.O_CLOEXEC)
     except (FileNotFoundError, ProcessLookupError) as exc:
         raise NamespaceGone(errno.ESRCH, f"sandbox process {pid} is gone") from exc
+
+
+def _owning_user_ns(net: int, pid: int) -> int:
+    """The user namespace that owns the network namespace `net` (a kernel without the ioctl,
+    before 4.9: the sandbox process's own, as it is before bwrap nests another)."""
+    try:
+        return fcntl.ioctl(net, NS_GET_USERNS)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOTTY, errno.EINVAL):
+            raise
+        return _open_ns(pid, "user")
 
 
 def _in_this_thread(net: int, ports: Sequence[int]) -> list[socket.socket]:

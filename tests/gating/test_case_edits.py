@@ -161,7 +161,7 @@ def test_merge_refuses_a_shard_run_before_a_case_was_edited(tmp_path):
         shards.append(str(max((repo / "reports").iterdir(), key=lambda p: p.stat().st_mtime)))
     skill = repo / "fixtures/pass/weekly-revenue-summary/SKILL.md"
     skill.write_text(skill.read_text() + "\nEdited after the shards ran.\n")
-    git(repo, "commit", "-qam", "edit")
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "edit")
     result = CliRunner().invoke(main, ["merge", "--repo", str(repo), *shards])
     assert result.exit_code == 2 and f"case {MOVED} differs from this repository's" in result.output, result.output
 

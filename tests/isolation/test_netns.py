@@ -1,0 +1,59 @@
+"""isolation/netns.py: the proxy's listening sockets are made in the sandbox's network namespace,
+also once bwrap has moved its sandbox process into a nested user namespace."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+from rubricgate.isolation import netns
+from tests.timing import HANG_S
+
+
+def _sandbox_with_its_pid() -> tuple[subprocess.Popen, int]:
+    """bwrap as rubricgate starts it for a network by allowlist (own user and network namespaces,
+    a sandbox user of its own, --info-fd), asleep; and its sandbox process's pid."""
+    read, write = os.pipe()
+    proc = subprocess.Popen(["bwrap", "--unshare-user", "--uid", "1000", "--gid", "1000", "--unshare-net",
+                             "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                             "--info-fd", str(write), "sleep", "600"], pass_fds=[write])
+    os.close(write)
+    data = b""
+    while chunk := os.read(read, 4096):
+        data += chunk
+    os.close(read)
+    return proc, json.loads(data)["child-pid"]
+
+
+def _nested(pid: int, first: str) -> bool:
+    """Wait (at most a hang bound) until the sandbox process left the user namespace it had first."""
+    deadline = time.monotonic() + HANG_S
+    while time.monotonic() < deadline:
+        if os.readlink(f"/proc/{pid}/ns/user") != first:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+@pytest.mark.usefixtures("bwrap_ready")
+def test_an_ordinary_user_listens_in_a_sandbox_that_nested_its_user_namespace(monkeypatch) -> None:
+    # Was EPERM from setns: the child joined the sandbox process's nested user namespace, which
+    # has no capability over the network namespace its parent owns (a race the harness lost
+    # under load; as a sleep after bwrap's start it is lost every time).
+    proc, pid = _sandbox_with_its_pid()
+    try:
+        first = os.readlink(f"/proc/{pid}/ns/user")
+        assert _nested(pid, first), "bwrap kept the sandbox process in its first user namespace"
+        monkeypatch.setattr(netns.os, "geteuid", lambda: 1000)  # the ordinary user's path (a forked child)
+        sockets = netns.listen_in(pid, [8080])
+        monkeypatch.undo()
+        assert [s.getsockname()[1] for s in sockets] == [8080]
+        for sock in sockets:
+            sock.close()
+    finally:
+        proc.kill()
+        proc.wait()
