@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The fault tests again as an ordinary user: the sandbox must hold without root as well (the
-# sandbox user is then mapped onto that user, not onto an id of the harness's making).
+# The fault tests and the proxy's namespace entry again as an ordinary user: the sandbox must hold
+# without root as well (the sandbox user is then mapped onto that user, not onto an id of the
+# harness's making).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 user="${RUBRICGATE_FAULTS_USER:-rgfaults}"
@@ -18,4 +19,4 @@ chmod 755 "$work"
 runuser -u "$user" -- env -i PATH="$(dirname "$py"):/usr/local/bin:/usr/bin:/bin" HOME="/home/$user" \
     LANG=C.UTF-8 PYTHONPATH="$work" RUBRICGATE_REQUIRE_SANDBOX=1 \
     RUBRICGATE_BWRAP_WITH_OVERLAY="${RUBRICGATE_BWRAP_WITH_OVERLAY:-/opt/rubricgate-bwrap-0.12}" \
-    bash -c 'cd "$1" && "$2" -m pytest -q -rs -p no:cacheprovider tests/faults' sh "$work" "$py"
+    bash -c 'cd "$1" && "$2" -m pytest -q -rs -p no:cacheprovider tests/faults tests/isolation/test_netns.py' sh "$work" "$py"
