@@ -159,3 +159,18 @@ def sandbox_to(base_url: str):
     endpoint = endpoint_of(base_url)
     assert endpoint is not None, base_url
     return SandboxPolicy("bwrap", network=network_access("allowlist", [endpoint], {}))
+
+
+def timed_out_at_the_model(attempt, first_s: float, tries: int = 3):
+    """`attempt(timeout_s)` -> (transcript, requests the hung model saw, hung replies answered),
+    run again with three times the timeout while the timeout ended the CLI before its request
+    reached the model (a loaded machine can take longer than `first_s` to start a Node CLI).
+    Every attempt must end by the timeout; returns the last attempt's result."""
+    timeout_s = first_s
+    for _ in range(tries):
+        transcript, seen, answered = attempt(timeout_s)
+        assert transcript.termination == "timeout" and transcript.exit_code is None, transcript.termination
+        if seen:
+            break
+        timeout_s *= 3
+    return transcript, seen, answered

@@ -145,17 +145,20 @@ def test_real_cli_timeout_kills_everything(install: Install, tmp_path: Path) -> 
     from rubricgate.agents.claude import ClaudeAgent
     from rubricgate.models.config import AgentConfig
     from tests.e2e.record_claude import make_workspace, request_for
-    from tests.e2e.support import sandbox_to
+    from tests.e2e.support import sandbox_to, timed_out_at_the_model
 
-    before = dict(sc.SLOW_REPLIES)
-    with ScriptedAnthropicServer(sc.script_for({}, default=sc.slow)) as server:
-        ws = make_workspace(tmp_path)
-        req = request_for(ws, tmp_path / "scratch", server.base_url, ["read", "grep", "glob"], 6, 4.0,
-                          {"PATH": install.path()}, sandbox=sandbox_to(server.base_url))
-        transcript = ClaudeAgent(AgentConfig(name="claude")).run(req)
-        started = sc.SLOW_REPLIES["started"] - before["started"]
-        answered = sc.SLOW_REPLIES["answered"] - before["answered"]
-    assert transcript.termination == "timeout" and transcript.exit_code is None
+    ws = make_workspace(tmp_path)
+
+    def attempt(timeout_s: float) -> tuple:
+        before = dict(sc.SLOW_REPLIES)
+        with ScriptedAnthropicServer(sc.script_for({}, default=sc.slow)) as server:
+            req = request_for(ws, tmp_path / f"scratch-{timeout_s:g}", server.base_url, ["read", "grep", "glob"], 6,
+                              timeout_s, {"PATH": install.path()}, sandbox=sandbox_to(server.base_url))
+            transcript = ClaudeAgent(AgentConfig(name="claude")).run(req)
+            return (transcript, sc.SLOW_REPLIES["started"] - before["started"],
+                    sc.SLOW_REPLIES["answered"] - before["answered"])
+
+    _, started, answered = timed_out_at_the_model(attempt, 4.0)
     assert started >= 1 and answered == 0, (started, answered)  # ended by the timeout, before the hung reply
     assert processes_in(ws) == []
 

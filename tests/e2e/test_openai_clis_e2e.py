@@ -28,7 +28,7 @@ from tests.e2e import openai_suite as suite
 from tests.e2e.openai_server import Scenario, ScriptedServer, answer, bash, hang, verdict_text
 from tests.e2e.record_openai_clis import make_workspace, skill
 from tests.e2e.support import (install_fixture, Install, check_overlay, installs, require_install, sandbox_to,
-                               with_bwrap_overlay)
+                               timed_out_at_the_model, with_bwrap_overlay)
 from tests.timing import HANG_S
 
 pytestmark = pytest.mark.e2e
@@ -103,16 +103,21 @@ def test_real_cli_timeout_kills_everything(install: Install, tmp_path: Path) -> 
     cli = install.cli
     ws = tmp_path / "ws"
     make_workspace(ws, "slow")
-    with ScriptedServer([Scenario("fixtures/pass/slow/", [hang(HANG_S)])]) as server:
-        req = AgentRequest(case_id="slow", trial=1, workspace=ws, prompt_file=ws / "reviewer/prompts/evaluate.md",
-                           rubric_file=ws / "reviewer/evaluator/references/rubric.md",
-                           changed_files_file=ws / "reviewer/.changed-skills.txt", scratch=tmp_path / "scratch",
-                           allowed_tools=["read", "grep", "glob"], max_steps=6, timeout_s=8.0,
-                           env={"PATH": install.path("/usr/local/bin:/usr/bin:/bin"), "OPENAI_BASE_URL": server.base_url},
-                           sandbox=sandbox_to(server.base_url))
-        transcript = get_agent(cli, AgentConfig(name=cli, model="scripted")).run(req)
-        hung, answered = server.failures, server.hangs_answered
-    assert transcript.termination == "timeout" and transcript.exit_code is None
+
+    def attempt(timeout_s: float) -> tuple:
+        with ScriptedServer([Scenario("fixtures/pass/slow/", [hang(HANG_S)])]) as server:
+            req = AgentRequest(case_id="slow", trial=1, workspace=ws, prompt_file=ws / "reviewer/prompts/evaluate.md",
+                               rubric_file=ws / "reviewer/evaluator/references/rubric.md",
+                               changed_files_file=ws / "reviewer/.changed-skills.txt",
+                               scratch=tmp_path / f"scratch-{timeout_s:g}", allowed_tools=["read", "grep", "glob"],
+                               max_steps=6, timeout_s=timeout_s,
+                               env={"PATH": install.path("/usr/local/bin:/usr/bin:/bin"),
+                                    "OPENAI_BASE_URL": server.base_url},
+                               sandbox=sandbox_to(server.base_url))
+            transcript = get_agent(cli, AgentConfig(name=cli, model="scripted")).run(req)
+            return transcript, server.failures, server.hangs_answered
+
+    _, hung, answered = timed_out_at_the_model(attempt, 8.0)
     assert hung >= 1 and answered == 0, (hung, answered)  # ended by the timeout, before the hung reply
     assert suite.processes_in(ws) == []
 
