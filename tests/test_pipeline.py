@@ -140,9 +140,9 @@ def test_a_run_of_the_builtin_alone_neither_watches_the_tree_nor_probes_for_laye
     monkeypatch.setattr("rubricgate.runner.startup.probe_layers", refuse)
     out = run(repo)
     # Without bubblewrap the run is copy-only, said in its one warning; nothing else is warned.
-    isolation = [] if out.summary.isolation == "bwrap" else ["copy-only isolation: agents ran without a sandbox "
-                                                            "(no agent process to isolate (in-process reviewer))"]
-    assert out.exit_code == 0 and [w[:len(isolation[0])] for w in out.summary.decision.warnings] == isolation
+    said = "copy-only isolation: agents ran without a sandbox (no agent process to isolate (in-process reviewer))"
+    expected = [] if out.summary.isolation == "bwrap" else [said]
+    assert out.exit_code == 0 and [w[:len(said)] for w in out.summary.decision.warnings] == expected
 
 
 def test_an_in_process_agent_not_known_to_write_nothing_is_watched(repo, scripted):

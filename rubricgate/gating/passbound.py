@@ -73,17 +73,22 @@ def pass_upper(ref: float, n0: float, passes: float, n1: float, z: float) -> flo
     return ref - cur + math.hypot(ref_half, cur_half)
 
 
-def _wilson_upper(np, rate, n: float, z: float):
-    """The upper Wilson bound of each rate at score z (the arithmetic of stats.wilson_bounds)."""
+def _wilson_centre_half(np, rate, n: float, z: float):
+    """Each rate's Wilson interval at score z as its centre and half-width (the arithmetic of
+    stats.wilson_bounds, over arrays)."""
     centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(np.maximum(0.0, rate * (1 - rate)) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre, z * np.sqrt(np.maximum(0.0, rate * (1 - rate)) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+
+
+def _wilson_upper(np, rate, n: float, z: float):
+    """The upper Wilson bound of each rate at score z."""
+    centre, half = _wilson_centre_half(np, rate, n, z)
     return np.minimum(1.0, np.maximum(rate, centre + half))
 
 
 def _wilson_lower(np, rate, n: float, z: float):
     """The lower Wilson bound of each rate at score z."""
-    centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(np.maximum(0.0, rate * (1 - rate)) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    centre, half = _wilson_centre_half(np, rate, n, z)
     return np.maximum(0.0, np.minimum(rate, centre - half))
 
 

@@ -165,7 +165,7 @@ def timed_out_at_the_model(attempt, first_s: float, tries: int = 3):
     """`attempt(timeout_s)` -> (transcript, requests the hung model saw, hung replies answered),
     run again with three times the timeout while the timeout ended the CLI before its request
     reached the model (a loaded machine can take longer than `first_s` to start a Node CLI).
-    Every attempt must end by the timeout; returns the last attempt's result."""
+    Every attempt must end by the timeout; returns the last attempt's (seen, answered)."""
     timeout_s = first_s
     for _ in range(tries):
         transcript, seen, answered = attempt(timeout_s)
@@ -173,4 +173,4 @@ def timed_out_at_the_model(attempt, first_s: float, tries: int = 3):
         if seen:
             break
         timeout_s *= 3
-    return transcript, seen, answered
+    return seen, answered

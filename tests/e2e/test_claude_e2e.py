@@ -158,7 +158,7 @@ def test_real_cli_timeout_kills_everything(install: Install, tmp_path: Path) -> 
             return (transcript, sc.SLOW_REPLIES["started"] - before["started"],
                     sc.SLOW_REPLIES["answered"] - before["answered"])
 
-    _, started, answered = timed_out_at_the_model(attempt, 4.0)
+    started, answered = timed_out_at_the_model(attempt, 4.0)
     assert started >= 1 and answered == 0, (started, answered)  # ended by the timeout, before the hung reply
     assert processes_in(ws) == []
 

@@ -117,7 +117,7 @@ def test_real_cli_timeout_kills_everything(install: Install, tmp_path: Path) -> 
             transcript = get_agent(cli, AgentConfig(name=cli, model="scripted")).run(req)
             return transcript, server.failures, server.hangs_answered
 
-    _, hung, answered = timed_out_at_the_model(attempt, 8.0)
+    hung, answered = timed_out_at_the_model(attempt, 8.0)
     assert hung >= 1 and answered == 0, (hung, answered)  # ended by the timeout, before the hung reply
     assert suite.processes_in(ws) == []
 

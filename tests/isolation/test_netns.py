@@ -3,7 +3,6 @@ also once bwrap has moved its sandbox process into a nested user namespace."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import time
@@ -11,6 +10,7 @@ import time
 import pytest
 
 from rubricgate.isolation import netns
+from rubricgate.isolation.process import _sandbox_pid
 from tests.timing import HANG_S
 
 
@@ -22,11 +22,9 @@ def _sandbox_with_its_pid() -> tuple[subprocess.Popen, int]:
                              "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                              "--info-fd", str(write), "sleep", "600"], pass_fds=[write])
     os.close(write)
-    data = b""
-    while chunk := os.read(read, 4096):
-        data += chunk
-    os.close(read)
-    return proc, json.loads(data)["child-pid"]
+    pid = _sandbox_pid(read)  # as the harness reads it (it closes the pipe)
+    assert pid is not None
+    return proc, pid
 
 
 def _nested(pid: int, first: str) -> bool:
