@@ -214,12 +214,14 @@ class _Grid:
             self._bands.append((rows, distinct, inverse.ravel()))
         self.n1 = 0
         self._cuts: dict[tuple[int, float], object] = {}  # per (band, score): its rows' thresholds (_cut)
+        self._known: list[list[tuple[float, object]]] = [[] for _ in BANDS]  # per band: (score, thresholds), sorted
 
     def advance(self, trials: int, n1: int) -> None:
         """Add `trials` trials at rate b - margin to every path; prepare the tails at this look."""
         np = self.np
         self.n1 = n1
         self._cuts = {}  # thresholds depend on n1: this look's only
+        self._known = [[] for _ in BANDS]
         for i, b in enumerate(self.rates):
             if trials > 0:
                 low, pmf = _binomial(np, trials, b - self.margin)
@@ -253,11 +255,21 @@ class _Grid:
         cut = self._cuts.get((j, z))
         if cut is None:
             _, distinct, inverse = self._bands[j]
-            cut = self._cuts[(j, z)] = self._thresholds(distinct, z)[inverse]
+            known = self._known[j]
+            at = bisect_right(known, z, key=lambda entry: entry[0])
+            # A higher score only widens both bounds, so the thresholds rise with z: those at the
+            # nearest scores already searched either side bracket these (the band's score search
+            # narrows in on z, and the bracket with it).
+            below = known[at - 1][1] if at else None
+            above = known[at][1] if at < len(known) else None
+            found = self._thresholds(distinct, z, below, above)
+            known.insert(at, (z, found))
+            cut = self._cuts[(j, z)] = found[inverse]
         return cut
 
-    def _thresholds(self, ref, z: float):
-        """Per reference rate, the fewest current passes that PASS (n1 + 1: none)."""
+    def _thresholds(self, ref, z: float, below=None, above=None):
+        """Per reference rate, the fewest current passes that PASS (n1 + 1: none), searched
+        between `below` and `above` (thresholds at a lower and a higher score) where given."""
         np = self.np
         z = min(z, _Z_TOP)
         # pass_upper over the arrays; the reference's half-width is the same at every step.
@@ -266,6 +278,11 @@ class _Grid:
         # the search starts there, two counts lower against rounding, instead of at 0.
         low = np.clip(np.floor(self.n1 * (ref - self.margin + ref_half)) - 2, 0, self.n1 + 1)
         high = np.full(len(ref), float(self.n1 + 1))
+        if below is not None:
+            low = np.maximum(low, below)
+        if above is not None:
+            high = np.minimum(high, above).astype(float)
+            low = np.minimum(low, high)
         while float(np.max(high - low, initial=0.0)) > 0:  # the bound falls as current passes rise
             mid = np.floor((low + high) / 2)
             cur = mid / self.n1
