@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 
-import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -16,6 +15,13 @@ from rubricgate.gating.compare import summary_counts
 from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.records.files import read_summary
 from tests.conftest import make_repo, set_severity
+
+
+def _pd():
+    """pandas, imported where a test reads a frame (not by every test worker while collecting)."""
+    import pandas
+
+    return pandas
 
 BLOCK_CASE = "fixture-data-loader"
 
@@ -91,8 +97,8 @@ def test_export_writes_the_three_frames(run_dirs, tmp_path, fmt):
     out = tmp_path / "out"
     result = CliRunner().invoke(main, ["export", *map(str, run_dirs), "--format", fmt, "--out", str(out)])
     assert result.exit_code == 0, result.output
-    read = {"csv": pd.read_csv, "parquet": pd.read_parquet,
-            "jsonl": lambda p: pd.read_json(p, orient="records", lines=True)}[fmt]
+    read = {"csv": _pd().read_csv, "parquet": _pd().read_parquet,
+            "jsonl": lambda p: _pd().read_json(p, orient="records", lines=True)}[fmt]
     trials = read(out / f"trials.{fmt}")
     assert len(trials) == 8 and list(trials.columns) == list(analysis.trials_df(run_dirs).columns)
     assert len(read(out / f"runs.{fmt}")) == 2 and len(read(out / f"cases.{fmt}")) == 4
@@ -154,8 +160,8 @@ def test_export_of_a_later_run_with_another_dimension_has_its_columns_for_every_
         for trial in case.trials:
             trial.grades["cites_rule"] = Grade(passed=trial.trial == 1)
     paths = analysis.export([first, second], fmt, tmp_path / "out")
-    read = {"csv": pd.read_csv, "parquet": pd.read_parquet,
-            "jsonl": lambda p: pd.read_json(p, orient="records", lines=True)}[fmt]
+    read = {"csv": _pd().read_csv, "parquet": _pd().read_parquet,
+            "jsonl": lambda p: _pd().read_json(p, orient="records", lines=True)}[fmt]
     trials, cases = read(paths[2]), read(paths[1])
     assert list(trials.columns) == list(analysis.trials_df([first, second]).columns)
     assert "cites_rule_passed" in trials.columns and len(trials) == 8
@@ -179,5 +185,5 @@ def test_export_of_a_reports_glob_takes_a_comparisons_runs_and_leaves_a_mutation
     out = tmp_path / "out"
     result = CliRunner().invoke(main, ["export", *map(str, sorted(reports.iterdir())), "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert len(pd.read_csv(out / "runs.csv")) == 3  # both sides of the comparison, and the run
+    assert len(_pd().read_csv(out / "runs.csv")) == 3  # both sides of the comparison, and the run
     assert f"note: left out: {reports / 'mutate-x'} (a mutation test" in result.output

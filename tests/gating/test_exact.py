@@ -7,11 +7,17 @@ import math
 import subprocess
 import sys
 
-import numpy as np
 import pytest
-import scipy.stats as sps
 
 from rubricgate.gating import exact
+
+
+def _sps():
+    """scipy.stats, imported where a test uses it: its 2 s import would otherwise be paid by
+    every test worker while collecting."""
+    import scipy.stats
+
+    return scipy.stats
 
 
 # -- bad input --------------------------------------------------------------------------------
@@ -42,7 +48,7 @@ def test_settled_cases_are_judged_without_numpy_and_mixed_ones_with_it() -> None
 # -- against scipy ----------------------------------------------------------------------------
 
 def _scipy_tails(x1: int, n1: int, x0: int, n0: int) -> tuple[float, float]:
-    dist = sps.hypergeom(n1 + n0, x1 + x0, n1)  # population, successes in it, draws
+    dist = _sps().hypergeom(n1 + n0, x1 + x0, n1)  # population, successes in it, draws
     return float(dist.cdf(x1 - 1)), float(dist.pmf(x1))
 
 
@@ -51,8 +57,8 @@ def test_one_case_is_fishers_exact_test(stratum) -> None:
     # One case: the score is monotone in the count, so P(S >= s) is Fisher's one-sided p. (Far
     # from the tested direction the rounded scores of counts with no evidence tie at 0: p rounds up.)
     x1, n1, x0, n0 = stratum
-    less = sps.fisher_exact([[x1, n1 - x1], [x0, n0 - x0]], alternative="less").pvalue
-    greater = sps.fisher_exact([[x1, n1 - x1], [x0, n0 - x0]], alternative="greater").pvalue
+    less = _sps().fisher_exact([[x1, n1 - x1], [x0, n0 - x0]], alternative="less").pvalue
+    greater = _sps().fisher_exact([[x1, n1 - x1], [x0, n0 - x0]], alternative="greater").pvalue
     below, at = _scipy_tails(*stratum)
     assert below + at == pytest.approx(less, rel=1e-9)
     for ours, fisher in ((exact.lower_p([stratum]), less), (exact.upper_p([stratum]), greater)):
@@ -66,7 +72,7 @@ def _brute_force(strata, lower: bool) -> float:
     counts with scipy's pmfs, S the sum of current passes (the exact conditional CMH test)."""
     dists, observed = [], 0
     for x1, n1, x0, n0 in strata:
-        d = sps.hypergeom(n1 + n0, x1 + x0, n1)
+        d = _sps().hypergeom(n1 + n0, x1 + x0, n1)
         support = list(range(max(0, x1 + x0 - n0), min(n1, x1 + x0) + 1))
         observed += x1
         dists.append([(v, d.pmf(v)) for v in support])
@@ -88,7 +94,7 @@ def test_several_cases_match_enumeration(strata) -> None:
 def test_no_rounding_one_case_matches_fisher_where_a_score_grid_doubled_it() -> None:
     # 8/22 vs 40/66: Fisher's exact one-sided p is 0.0418; a score rounded to a grid gave 0.108.
     assert exact.lower_p([(8, 22, 40, 66)]) == pytest.approx(
-        sps.fisher_exact([[8, 14], [40, 26]], alternative="less").pvalue, rel=1e-9)
+        _sps().fisher_exact([[8, 14], [40, 26]], alternative="less").pvalue, rel=1e-9)
 
 
 def test_the_fft_path_matches_direct_summation(monkeypatch) -> None:

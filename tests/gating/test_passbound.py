@@ -6,18 +6,24 @@ for common rates on a grid much finer than the calibration's own."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
-from scipy.stats import binom
 
 from rubricgate.gating.passbound import BANDS, Z_NONE, band, calibrate, pass_upper
 
 MARGIN, ALPHA = 0.05, 0.05
 
 
-@lru_cache(maxsize=None)  # the same for every common rate b: computed once per count, not per b
+def _binom_pmf(k, n, p):
+    """scipy's binomial pmf, scipy imported on first use (not by every test worker while collecting)."""
+    from scipy.stats import binom
+
+    return binom.pmf(k, n, p)
+
+
+@cache  # the same for every common rate b: computed once per count, not per b
 def _passes(n0: int, n1: int, scores: tuple[float, ...], x0: int) -> np.ndarray:
     """Per current count 0..n1: does it PASS against a baseline of x0/n0 at these band scores?"""
     z = scores[band(x0 / n0)]
@@ -25,16 +31,16 @@ def _passes(n0: int, n1: int, scores: tuple[float, ...], x0: int) -> np.ndarray:
 
 
 def _fixed_error(n0: int, n1: int, scores, b: float) -> float:
-    p0, p1 = binom.pmf(np.arange(n0 + 1), n0, b), binom.pmf(np.arange(n1 + 1), n1, b - MARGIN)
+    p0, p1 = _binom_pmf(np.arange(n0 + 1), n0, b), _binom_pmf(np.arange(n1 + 1), n1, b - MARGIN)
     return float(sum(p0[x0] * p1[_passes(n0, n1, scores, x0)].sum() for x0 in range(n0 + 1) if p0[x0] > 1e-15))
 
 
 def _two_look_error(n0: int, looks: tuple[int, int], scores, b: float) -> float:
     """P(a PASS at look 1 or look 2), the second look's count the first's plus a fresh binomial."""
     (a, c), p = looks, b - MARGIN
-    first, step = binom.pmf(np.arange(a + 1), a, p), binom.pmf(np.arange(c - a + 1), c - a, p)
+    first, step = _binom_pmf(np.arange(a + 1), a, p), _binom_pmf(np.arange(c - a + 1), c - a, p)
     total = 0.0
-    for x0, w in enumerate(binom.pmf(np.arange(n0 + 1), n0, b)):
+    for x0, w in enumerate(_binom_pmf(np.arange(n0 + 1), n0, b)):
         if w < 1e-15:
             continue
         early, late = _passes(n0, a, scores[0], x0), _passes(n0, c, scores[1], x0)
