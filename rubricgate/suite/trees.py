@@ -76,9 +76,20 @@ class WorkTree:
     def __init__(self, root: Path) -> None:
         self.root = os.path.realpath(root)
         self._every: list[str] | None = None  # every file, listed once for the globs
+        self._real: dict[str, tuple[str, str] | None] = {}  # a closure asks for the same names again
 
     def real(self, rel: str) -> tuple[str, str] | None:
-        path = os.path.realpath(os.path.join(self.root, rel))
+        if rel not in self._real:
+            self._real[rel] = self._resolve(rel)
+        return self._real[rel]
+
+    def _resolve(self, rel: str) -> tuple[str, str] | None:
+        joined = os.path.join(self.root, rel)
+        # Most names a closure tries name nothing: one lstat, which follows every symlink but the
+        # last as realpath would, says so without realpath's lstat of every component.
+        if not os.path.lexists(joined):
+            return None
+        path = os.path.realpath(joined)
         if not path.startswith(self.root.rstrip(os.sep) + os.sep):
             return None
         inside = os.path.relpath(path, self.root).replace(os.sep, "/")
