@@ -14,7 +14,7 @@ runs as a process, in the sandbox or in a full copy).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -34,6 +34,8 @@ class WorkspaceView:
 
     root: Path
     layers: tuple[Path, ...] = ()
+    # folder -> its layers (_folder); the view is read while its trial runs, which writes nothing
+    _entered: dict[tuple[str, ...], list[Path] | None] = field(default_factory=dict, compare=False, repr=False)
 
     def file(self, rel: str) -> Path | None:
         """Where the regular file at workspace path `rel` is read; None when there is none, or
@@ -60,15 +62,28 @@ class WorkspaceView:
 
     def _folder(self, parts: list[str]) -> list[Path] | None:
         """The layers that hold the folder `parts` and merge there (topmost first); None when it
-        is not a folder in the view: missing, or hidden by a file or link of a higher layer."""
-        live = list(self.layers or (self.root,))
-        for depth in range(1, len(parts) + 1):
-            holding = [layer for layer in live if os.path.lexists(layer.joinpath(*parts[:depth]))]
-            top = holding[0].joinpath(*parts[:depth]) if holding else None
-            if top is None or top.is_symlink() or not top.is_dir():
-                return None  # a file (or link) hides everything the layers below hold under its path
-            live = [layer for layer in holding if layer.joinpath(*parts[:depth]).is_dir()]
+        is not a folder in the view: missing, or hidden by a file or link of a higher layer.
+        Each folder is entered once per view (a review asks `file` for every file of a skill,
+        and each asked for every folder above it again)."""
+        key = tuple(parts)
+        depth = len(key)
+        while depth and key[:depth] not in self._entered:
+            depth -= 1
+        live = self._entered[key[:depth]] if depth else list(self.layers or (self.root,))
+        while live is not None and depth < len(key):
+            depth += 1
+            live = self._enter(live, key[:depth])
+            self._entered[key[:depth]] = live
         return live
+
+    @staticmethod
+    def _enter(live: list[Path], key: tuple[str, ...]) -> list[Path] | None:
+        """The folder `key` in the layers `live` holding its parent (see _folder)."""
+        holding = [layer for layer in live if os.path.lexists(layer.joinpath(*key))]
+        top = holding[0].joinpath(*key) if holding else None
+        if top is None or top.is_symlink() or not top.is_dir():
+            return None  # a file (or link) hides everything the layers below hold under its path
+        return [layer for layer in holding if layer.joinpath(*key).is_dir()]
 
     def has_file(self, rel: str) -> bool:
         return self.file(rel) is not None

@@ -92,3 +92,25 @@ def test_dot_dot_climbs_only_out_of_a_folder_that_exists(tmp_path: Path) -> None
     assert view.file("skills/s/nothing/../SKILL.md") is None
     assert view.file("skills/../README.md") is not None
     assert view.file("docs/../README.md") is None  # docs is a file in the top layer: not a folder to leave
+
+
+def test_each_folder_is_entered_once_per_view_however_many_files_are_asked_for(tmp_path: Path, monkeypatch) -> None:
+    """A review asks for every file of a skill; each asked for every folder above it again
+    (a path d folders deep cost d (d + 1) / 2 folder entries, each an lstat per layer)."""
+    import rubricgate.agents.workspace_view as wv
+
+    upper, lower = tmp_path / "upper", tmp_path / "lower"
+    deep = ("a", "b", "c", "d", "e", "f")
+    for layer in (upper, lower):
+        layer.joinpath(*deep).mkdir(parents=True)
+    for i in range(10):
+        (lower.joinpath(*deep) / f"f{i}.md").write_text(str(i))
+    calls: list[str] = []
+    real_lexists = os.path.lexists
+    monkeypatch.setattr(wv.os.path, "lexists", lambda p: calls.append(str(p)) or real_lexists(p))
+    view = WorkspaceView(Path("/w"), (upper, lower))
+    assert [view.read_text("/".join((*deep, f"f{i}.md"))) for i in range(10)] == [str(i) for i in range(10)]
+    # six folders in two layers once, then the ten files (each looked for in both layers)
+    assert len(calls) == 6 * 2 + 10 * 2, len(calls)
+    assert view.file("a/b/c/../c/d/e/f/f3.md") == lower.joinpath(*deep, "f3.md")  # '..' as before
+    assert view.file("a/b/x/../c/d/e/f/f3.md") is None  # out of a folder that does not exist
