@@ -16,10 +16,12 @@ from tests.timing import HANG_S
 
 def _sandbox_with_its_pid() -> tuple[subprocess.Popen, int]:
     """bwrap as rubricgate starts it for a network by allowlist (own user and network namespaces,
-    a sandbox user of its own, --info-fd), asleep; and its sandbox process's pid."""
+    a sandbox user of its own, --info-fd), asleep; and its sandbox process's pid. With
+    --die-with-parent, the sandbox goes with the bwrap the test kills (without it, the pid
+    namespace's init outlived the test for 600 s)."""
     read, write = os.pipe()
-    proc = subprocess.Popen(["bwrap", "--unshare-user", "--uid", "1000", "--gid", "1000", "--unshare-net",
-                             "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+    proc = subprocess.Popen(["bwrap", "--die-with-parent", "--unshare-user", "--uid", "1000", "--gid", "1000",
+                             "--unshare-net", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                              "--info-fd", str(write), "sleep", "600"], pass_fds=[write])
     os.close(write)
     pid = _sandbox_pid(read)  # as the harness reads it (it closes the pipe)
