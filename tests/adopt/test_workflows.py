@@ -205,6 +205,7 @@ def _run_step(script: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
 
 
+@pytest.mark.long  # two weeks of the workflow's steps, real git and six rubricgate processes (10-17 s): .ci/run
 def test_weekly_history_branch_round_trip_with_real_git(tmp_path):
     """Two weekly runs on fresh checkouts: the second sees the first's summary on the branch."""
     from tests import reports_fixtures as rf

@@ -189,6 +189,7 @@ def test_the_base_side_runs_the_agent_as_the_base_sets_it_up_and_the_head_side_i
     assert any("this checkout changes agent.extra_args (this checkout's side" in w for w in warnings), warnings
 
 
+@pytest.mark.long  # 23 cases x 8 rounds x 2 sides (11-13 s): .ci/run; judged_cases' rule is tested below
 def test_copies_of_a_passing_case_added_by_the_pull_request_do_not_dilute_a_regression(tmp_path) -> None:
     """The tests were on every case: copies of a passing case the PR adds put a collapsed case's
     drop under the margin (60 copies hid a 2-case regression)."""

@@ -129,6 +129,7 @@ def one_session_plan():
     return plan.dimensions[0]
 
 
+@pytest.mark.long  # 300 simulated runs of the design (6-10 s with its plan): .ci/run
 def test_one_session_the_drop_the_plan_says_the_full_budget_catches_is_caught_in_80_percent(one_session_plan):
     # The score test under dependence has no finite-population correction; the plan's model of it
     # had one and under-claimed by 11 points here (caught 91% at its 80% figure).
