@@ -35,7 +35,8 @@ class WorkspaceView:
     root: Path
     layers: tuple[Path, ...] = ()
     # folder -> its layers (_folder); the view is read while its trial runs, which writes nothing
-    _entered: dict[tuple[str, ...], list[Path] | None] = field(default_factory=dict, compare=False, repr=False)
+    _entered: dict[tuple[str, ...], list[Path] | None] = field(default_factory=dict, init=False, compare=False,
+                                                               repr=False)
 
     def file(self, rel: str) -> Path | None:
         """Where the regular file at workspace path `rel` is read; None when there is none, or
