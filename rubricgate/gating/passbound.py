@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import threading
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -213,15 +213,14 @@ class _Grid:
             distinct, inverse = np.unique(ref[rows], return_inverse=True)
             self._bands.append((rows, distinct, inverse.ravel()))
         self.n1 = 0
-        self._cuts: dict[tuple[int, float], object] = {}  # per (band, score): its rows' thresholds (_cut)
-        self._known: list[list[tuple[float, object]]] = [[] for _ in BANDS]  # per band: (score, thresholds), sorted
+        # per band, sorted by score: (score, thresholds per distinct reference, per row) (_cut)
+        self._known: list[list[tuple[float, object, object]]] = [[] for _ in BANDS]
 
     def advance(self, trials: int, n1: int) -> None:
         """Add `trials` trials at rate b - margin to every path; prepare the tails at this look."""
         np = self.np
         self.n1 = n1
-        self._cuts = {}  # thresholds depend on n1: this look's only
-        self._known = [[] for _ in BANDS]
+        self._known = [[] for _ in BANDS]  # thresholds depend on n1: this look's only
         for i, b in enumerate(self.rates):
             if trials > 0:
                 low, pmf = _binomial(np, trials, b - self.margin)
@@ -252,20 +251,18 @@ class _Grid:
     def _cut(self, j: int, z: float):
         """Per row of band j, the fewest current passes that PASS at score z. Kept for the look:
         the search for a band's score and the look's absorb ask for the same scores again."""
-        cut = self._cuts.get((j, z))
-        if cut is None:
-            _, distinct, inverse = self._bands[j]
-            known = self._known[j]
-            at = bisect_right(known, z, key=lambda entry: entry[0])
-            # A higher score only widens both bounds, so the thresholds rise with z: those at the
-            # nearest scores already searched either side bracket these (the band's score search
-            # narrows in on z, and the bracket with it).
-            below = known[at - 1][1] if at else None
-            above = known[at][1] if at < len(known) else None
-            found = self._thresholds(distinct, z, below, above)
-            known.insert(at, (z, found))
-            cut = self._cuts[(j, z)] = found[inverse]
-        return cut
+        known = self._known[j]
+        at = bisect_left(known, z, key=lambda entry: entry[0])
+        if at < len(known) and known[at][0] == z:
+            return known[at][2]
+        # A higher score only widens both bounds, so the thresholds rise with z: those at the
+        # nearest scores already searched either side bracket these (the band's score search
+        # narrows in on z, and the bracket with it).
+        _, distinct, inverse = self._bands[j]
+        found = self._thresholds(distinct, z, known[at - 1][1] if at else None,
+                                 known[at][1] if at < len(known) else None)
+        known.insert(at, (z, found, found[inverse]))
+        return known[at][2]
 
     def _thresholds(self, ref, z: float, below=None, above=None):
         """Per reference rate, the fewest current passes that PASS (n1 + 1: none), searched
@@ -281,7 +278,7 @@ class _Grid:
         if below is not None:
             low = np.maximum(low, below)
         if above is not None:
-            high = np.minimum(high, above).astype(float)
+            high = np.minimum(high, above)
             low = np.minimum(low, high)
         while float(np.max(high - low, initial=0.0)) > 0:  # the bound falls as current passes rise
             mid = np.floor((low + high) / 2)
