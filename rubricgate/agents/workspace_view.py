@@ -66,15 +66,15 @@ class WorkspaceView:
         is not a folder in the view: missing, or hidden by a file or link of a higher layer.
         Each folder is entered once per view (a review asks `file` for every file of a skill,
         and each asked for every folder above it again)."""
-        key = tuple(parts)
-        depth = len(key)
-        while depth and key[:depth] not in self._entered:
-            depth -= 1
-        live = self._entered[key[:depth]] if depth else list(self.layers or (self.root,))
-        while live is not None and depth < len(key):
-            depth += 1
-            live = self._enter(live, key[:depth])
-            self._entered[key[:depth]] = live
+        live = list(self.layers or (self.root,))
+        for depth in range(1, len(parts) + 1):
+            key = tuple(parts[:depth])
+            if key not in self._entered:
+                self._entered[key] = self._enter(live, key)
+            entered = self._entered[key]
+            if entered is None:
+                return None
+            live = entered
         return live
 
     @staticmethod
