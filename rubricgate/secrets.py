@@ -472,7 +472,12 @@ def scrub_file(path: Path, secrets: Iterable[str]) -> None:
 
 def encodable(text: str) -> str:
     """text with lone surrogates shown as backslash escapes (e.g. \\ud800), so writing it as UTF-8 cannot fail."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return encoded(text).decode("utf-8")
+
+
+def encoded(text: str) -> bytes:
+    """`encodable(text)` as UTF-8 bytes, made in one pass (no copy of the text between)."""
+    return text.encode("utf-8", "backslashreplace")
 
 
 # --- credential-shaped text ------------------------------------------------------------------

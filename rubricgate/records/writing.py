@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from rubricgate.secrets import encodable, scrub
+from rubricgate.secrets import encoded, scrub
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def write_pieces_atomic(path: Path, pieces: Iterable[str], secrets: list[str] | 
     try:
         with _create(tmp) as handle:
             for piece in pieces:
-                handle.write(encodable(scrub(piece, secrets or [])).encode("utf-8"))
+                handle.write(encoded(scrub(piece, secrets or [])))
         os.replace(tmp, path)
     except BaseException:
         _discard(tmp)

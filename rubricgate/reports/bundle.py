@@ -16,10 +16,10 @@ from rubricgate import exitcodes
 from rubricgate.errors import GateInputError
 from rubricgate.models.results import CaseSpec, Decision, Summary
 from rubricgate.records.files import write_summary
-from rubricgate.records.writing import WriteFailure, failure, write_text_atomic
+from rubricgate.records.writing import WriteFailure, failure, write_pieces_atomic, write_text_atomic
 from rubricgate.reports.comment import DEFAULT_ARTIFACT, render_comment
-from rubricgate.reports.html import Bodies, render_html
-from rubricgate.reports.junit import render_junit
+from rubricgate.reports.html import Bodies, html_pieces
+from rubricgate.reports.junit import junit_pieces
 from rubricgate.reports.replay import REPLAY_DIR, write_replay_artifacts
 from rubricgate.reports.step_summary import append_step_summary
 
@@ -64,9 +64,9 @@ def _page_steps(summary: Summary, run_dir: Path, history: list[Summary] | None, 
                 artifact: str, bodies: Bodies | None = None) -> list[Step]:
     """The reports that show the decision: rewritten when a write failure changes it."""
     html, comment, junit = run_dir / HTML_FILE, run_dir / COMMENT_FILE, run_dir / JUNIT_FILE
-    return [(html, lambda: [write_text_atomic(html, render_html(summary, run_dir, history, bodies), secrets)]),
+    return [(html, lambda: [write_pieces_atomic(html, html_pieces(summary, run_dir, history, bodies), secrets)]),
             (comment, lambda: [write_text_atomic(comment, render_comment(summary, artifact), secrets)]),
-            (junit, lambda: [write_text_atomic(junit, render_junit(summary), secrets)])]
+            (junit, lambda: [write_pieces_atomic(junit, junit_pieces(summary), secrets)])]
 
 
 def _optional(path: Path | None) -> list[Path]:

@@ -191,6 +191,17 @@ def test_a_thousand_case_run_stays_under_1_mb_with_its_passing_cases_collapsed()
     assert page.count("<tr class=\"case\"") == 1000 and page.count('<details class="trial"') <= 20 + 100
 
 
+def test_the_page_is_made_in_pieces_each_ending_after_an_element():
+    """A writer holds one piece at a time: the thousand-case page comes in pieces of about
+    PIECE_CHARS (its passing table is not one piece), each cut just after a '>' (never inside a
+    value, so a secret is never split between two), and together they are the page."""
+    summary = rf.thousand_case_summary()
+    pieces = list(html_module.html_pieces(summary))
+    assert "".join(pieces) == render_html(summary)
+    assert len(pieces) > 4 and all(p.endswith(">") for p in pieces[:-1]) and pieces[-1].endswith(">\n")
+    assert max(len(p) for p in pieces) < 2 * html_module.PIECE_CHARS, [len(p) for p in pieces]
+
+
 def test_bodies_rendered_during_the_run_make_the_same_page_as_the_files(tmp_path):
     """prerender_body renders from the transcript in memory; the page must be what rendering
     every trial from its written file gives (escaping included: the fixture holds payloads)."""

@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 import reports_fixtures as rf  # noqa: E402
 
 from rubricgate.models.results import Grade  # noqa: E402
-from rubricgate.reports.junit import render_junit, xml_safe  # noqa: E402
+from rubricgate.reports.junit import junit_pieces, render_junit, xml_safe  # noqa: E402
 
 
 def test_invalid_xml_characters_are_escaped_visibly():
@@ -37,6 +37,26 @@ def test_agent_errors_are_errors_not_failures():
         t.grades["verdict"] = Grade(passed=False, category="timeout", reason="killed after 300s")
     suite = ET.fromstring(render_junit(s).encode()).find("testsuite")
     assert suite.get("errors") == "1"
+
+
+def test_a_case_with_no_grade_on_a_dimension_is_skipped_and_counted():
+    s = rf.summary()
+    for t in s.cases[1].trials:
+        t.grades.pop("tool_use")
+    suite = ET.fromstring(render_junit(s).encode()).find("testsuite")
+    skipped = [tc for tc in suite.findall("testcase") if tc.find("skipped") is not None]
+    assert [(tc.get("classname"), tc.get("name")) for tc in skipped] == [(f"rubricgate.{s.cases[1].id}", "tool_use")]
+    assert (suite.get("tests"), suite.get("skipped")) == ("6", "1")
+
+
+def test_the_document_is_made_one_testcase_at_a_time():
+    """The head, one piece per testcase (each a whole element), the tail: a writer never holds
+    the whole tree of a big run."""
+    s = rf.summary()
+    head, *middle, tail = junit_pieces(s)
+    assert head.endswith("</properties>") and tail == "\n  </testsuite>\n</testsuites>\n"
+    assert len(middle) == 6 and all(ET.fromstring(p).tag == "testcase" for p in middle)
+    assert head + "".join(middle) + tail == render_junit(s)
 
 
 def test_junit_golden():

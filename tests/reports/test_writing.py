@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from rubricgate.records import writing
+from rubricgate.reports import html as html_module
 from rubricgate.reports.bundle import finish_run_reports, with_write_failures, write_reports
 from rubricgate.models.results import Decision
 from rubricgate.records.events import EventLog
@@ -92,3 +93,22 @@ def test_a_good_run_writes_every_report_and_keeps_its_decision(tmp_path: Path) -
     final = finish_run_reports(rf.passing_summary(), tmp_path, cases=None)
     assert final.decision.exit_code == 0
     assert {p.name for p in tmp_path.iterdir()} == {"summary.json", "report.html", "comment.md", "junit.xml"}
+
+
+def test_reports_written_in_pieces_hold_no_secret_at_any_cut(tmp_path: Path, monkeypatch) -> None:
+    """report.html and junit.xml are scrubbed piece by piece: with a page cut after nearly every
+    element, a secret in every reason and quote is still found whole (and was there to find: a
+    value not shaped like a credential, which the page would mask anyway)."""
+    secret = "pl41n-wr1ting-value-Qx"
+    monkeypatch.setattr(html_module, "PIECE_CHARS", 1)
+    s = rf.summary()
+    for t in (t for c in s.cases for t in c.trials):
+        for grade in t.grades.values():
+            grade.reason = f"said {secret} twice: {secret}"
+        for finding in t.findings:
+            finding.quote = f"key={secret}"
+    assert secret in "".join(html_module.html_pieces(s, None))
+    finish_run_reports(s, tmp_path, cases=None, secrets=[secret])
+    for name in ("report.html", "junit.xml"):
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        assert secret[:12] not in text and REDACTED in text, name
