@@ -94,12 +94,13 @@ def run_jobs(ctx: RunContext, jobs: list[Job], workers: int = 1) -> list[TrialRe
     workers = max(workers, 1)
     if ctx.slots is None or ctx.slots.size != workers:
         ctx.slots = AgentSlots(workers)
-    pool = ThreadPoolExecutor(max_workers=trial_threads(workers, ahead=runs_ahead(ctx)), thread_name_prefix="trial")
+    threads = trial_threads(workers, ahead=runs_ahead(ctx))
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="trial")
     futures: list = []
     try:  # from the first submission on: an interrupt must never leave a trial running unawaited
         futures.extend(pool.submit(run_trial, ctx, job) for job in jobs[:workers])
         _first_wave_out(ctx.slots, futures)
-        futures.extend(pool.submit(run_trial, ctx, job) for job in jobs[workers:])
+        _feed(pool, ctx, jobs[workers:], futures, room=2 * threads)
         wait(futures)
     except KeyboardInterrupt:
         CANCEL.trip()
@@ -111,6 +112,21 @@ def run_jobs(ctx: RunContext, jobs: list[Job], workers: int = 1) -> list[TrialRe
         future.result()  # an internal error in the harness itself surfaces here
     order = {(j.case.id, j.trial): i for i, j in enumerate(jobs)}
     return sorted(ctx.results, key=lambda r: order[(r.case_id, r.trial)])
+
+
+def _feed(pool: ThreadPoolExecutor, ctx: RunContext, jobs: list[Job], futures: list, room: int) -> None:
+    """Submit the jobs with at most `room` of them queued or running, each trial thread with
+    one waiting behind it. A 2,000-trial run submitted at once held 2,000 futures (a lock and
+    its queues each, ~1.2 KB) to its end. Finished futures leave `futures`, except one that
+    raised: an internal error in the harness surfaces when the run ends."""
+    queued = threading.BoundedSemaphore(room)
+    for job in jobs:
+        queued.acquire()  # the main thread waits here or in `wait`: Ctrl-C lands in either
+        future = pool.submit(run_trial, ctx, job)
+        future.add_done_callback(lambda _: queued.release())
+        futures.append(future)
+        if len(futures) >= 2 * room:
+            futures[:] = [f for f in futures if not f.done() or (not f.cancelled() and f.exception())]
 
 
 def _first_wave_out(slots: AgentSlots, first: list) -> None:

@@ -60,3 +60,36 @@ def test_a_trial_ending_after_the_remover_closed_removes_its_own_folder(tmp_path
     remover.copy(late)  # no second worker that could take an end marker: removed here and now
     assert not early.exists() and not late.exists()
     assert not [t for t in threading.enumerate() if t.name == "trial-remover"]
+
+
+def test_trials_are_fed_a_few_ahead_and_finished_ones_are_not_held(monkeypatch) -> None:
+    """200 jobs with room for 4: never more than 4 submitted and unfinished, the futures kept
+    stay few, and the one trial that raised (a harness bug) is still there to surface."""
+    from rubricgate.runner import scheduler
+
+    lock, live, most = threading.Lock(), [0], [0]
+
+    def fake_trial(ctx, job):  # noqa: ARG001
+        with lock:
+            most[0] = max(most[0], live[0])
+        time.sleep(0.001)
+        with lock:
+            live[0] -= 1  # before the future is done, so the next submission is counted after it
+        if job == 7:
+            raise RuntimeError("harness bug")
+
+    real_submit = ThreadPoolExecutor.submit
+
+    def counted_submit(self, fn, *args, **kwargs):
+        with lock:
+            live[0] += 1
+        return real_submit(self, fn, *args, **kwargs)
+
+    monkeypatch.setattr(scheduler, "run_trial", fake_trial)
+    monkeypatch.setattr(ThreadPoolExecutor, "submit", counted_submit)
+    futures: list = []
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        scheduler._feed(pool, None, list(range(200)), futures, room=4)
+    assert most[0] <= 4
+    assert len(futures) <= 2 * 4 + 1
+    assert [str(f.exception()) for f in futures if f.exception()] == ["harness bug"]
