@@ -84,7 +84,6 @@ def render_junit(summary: Summary) -> str:
     return "".join(junit_pieces(summary))
 
 
-
 def junit_pieces(summary: Summary) -> Iterator[str]:
     """`render_junit` in pieces: the head, then one testcase at a time, each made, written and
     dropped (a 2,000-case run's 6,000 testcase elements were held at once). Pieces end between
