@@ -1,6 +1,7 @@
 """Writing report files: scrubbed, atomic, and failures collected rather than lost.
 
-Every file rubricgate writes goes through `write_text_atomic`: secrets are scrubbed from the
+Every file rubricgate writes goes through `write_text_atomic` (or `write_pieces_atomic`, for
+text made piece by piece: summary.json, report.html, junit.xml): secrets are scrubbed from the
 final text, lone surrogates are made writable, and the bytes land through a temp file and a
 rename, so a full disk leaves either the old file or none, never half a file. A run collects the
 files it could not write (`WriteFailure`); any failure makes the run's decision exit 2.
