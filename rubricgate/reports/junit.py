@@ -38,16 +38,19 @@ def _failed(case: CaseSummary, dim: str) -> list[TrialResult]:
     return [t for t in case.trials if dim in t.grades and not t.grades[dim].passed]
 
 
-def _failure_tag(failed: list[TrialResult], dim: str) -> str:
-    """<error> when no failed trial produced a judgeable answer, else <failure>."""
-    categories = (t.grades[dim].category or "uncategorized" for t in failed)
-    return "error" if all(c in _ERROR_CATEGORIES for c in categories) else "failure"
+def _outcome(case: CaseSummary, dim: str) -> str | None:
+    """The child the case's testcase for `dim` gets, one rule for the element and the suite's
+    counts: <error> when no failed trial produced a judgeable answer, <failure> for a wrong
+    answer, <skipped> when no trial was graded on it, none when it passed."""
+    failed = _failed(case, dim)
+    if failed:
+        judged = any((t.grades[dim].category or "uncategorized") not in _ERROR_CATEGORIES for t in failed)
+        return "failure" if judged else "error"
+    return None if any(dim in t.grades for t in case.trials) else "skipped"
 
 
-def _failure_element(failed: list[TrialResult], dim: str) -> ET.Element:
-    """<failure> for wrong answers; <error> when no trial produced a judgeable answer."""
+def _failure_element(tag: str, failed: list[TrialResult], dim: str) -> ET.Element:
     categories = [t.grades[dim].category or "uncategorized" for t in failed]
-    tag = _failure_tag(failed, dim)
     el = ET.Element(tag, message=xml_safe(f"{len(failed)} trial(s) failed: " + ", ".join(sorted(set(categories)))),
                     type=xml_safe(categories[0]))
     el.text = xml_safe(mask_credentials("\n".join(f"trial {t.trial}: {t.grades[dim].category or 'uncategorized'}: "
@@ -58,11 +61,11 @@ def _failure_element(failed: list[TrialResult], dim: str) -> ET.Element:
 def _testcase(case: CaseSummary, dim: str) -> ET.Element:
     el = ET.Element("testcase", classname=xml_safe(f"rubricgate.{case.id}"), name=xml_safe(dim),
                     time=f"{sum(t.duration_s for t in case.trials):.3f}")
-    failed = _failed(case, dim)
-    if failed:
-        el.append(_failure_element(failed, dim))
-    elif not any(dim in t.grades for t in case.trials):
+    outcome = _outcome(case, dim)
+    if outcome == "skipped":
         ET.SubElement(el, "skipped", message="no trial was graded on this dimension")
+    elif outcome:
+        el.append(_failure_element(outcome, _failed(case, dim), dim))
     run_errors = [f"trial {t.trial}: run error after a graded verdict: {t.run_error}"
                   for t in case.trials if t.run_error]
     if run_errors:
@@ -110,10 +113,3 @@ def junit_pieces(summary: Summary) -> Iterator[str]:
             yield "\n    " + ET.tostring(testcase, encoding="unicode")
     yield whole[cut:] + "\n"
 
-
-def _outcome(case: CaseSummary, dim: str) -> str | None:
-    """The child `_testcase` gives this case and dimension among failure, error and skipped."""
-    failed = _failed(case, dim)
-    if failed:
-        return _failure_tag(failed, dim)
-    return None if any(dim in t.grades for t in case.trials) else "skipped"
