@@ -64,10 +64,12 @@ def _next_look(np, previous, i_prev: float, i_k: float, target: float):
     z_prev, mass, density_prev = previous
     sd = math.sqrt(i_k - i_prev)
     root_k, root_prev = math.sqrt(i_k), math.sqrt(i_prev)
-    erfc = np.vectorize(math.erfc)
+    # The bisection below calls crossing 60 times a look: what does not depend on b is computed
+    # once (the same values as computed inside it: the same operations in the same order).
+    half_mass, scaled_prev, scale = mass * 0.5, z_prev * root_prev, sd * math.sqrt(2)
 
     def crossing(b: float) -> float:  # P(no earlier crossing, Z_k > b)
-        return float(np.sum(mass * 0.5 * erfc((b * root_k - z_prev * root_prev) / (sd * math.sqrt(2)))))
+        return float(np.sum(half_mass * _erfc(np, (b * root_k - scaled_prev) / scale)))
 
     bound = _HIGH
     if target > 0:
@@ -85,11 +87,17 @@ def _next_look(np, previous, i_prev: float, i_k: float, target: float):
         # point's cell integrates the kernel exactly, at any width (Simpson's uneven weights
         # would alias: a cell's mass 4/3 or 2/3 of its share).
         edges = np.append(z_prev - step / 2, z_prev[-1] + step / 2)  # a cell's upper edge is the next's lower
-        above = 0.5 * erfc((z[:, None] * root_k - edges[None, :] * root_prev) / (sd * math.sqrt(2)))
+        above = 0.5 * _erfc(np, (z[:, None] * root_k - edges[None, :] * root_prev) / (sd * math.sqrt(2)))
         return bound, z, (above[:, 1:] - above[:, :-1]) @ density_prev * root_k / root_prev
     u = (z[:, None] * root_k - z_prev[None, :] * root_prev) / sd
     density = (np.exp(-0.5 * u * u) / math.sqrt(2 * math.pi)) @ mass * root_k / sd
     return bound, z, density
+
+
+def _erfc(np, x):
+    """math.erfc of each element (numpy has no erfc; np.vectorize's per-call set-up cost more than
+    the erfcs of a 101-point grid)."""
+    return np.fromiter(map(math.erfc, x.ravel().tolist()), float, x.size).reshape(x.shape)
 
 
 def _simpson_weights(np, z):
