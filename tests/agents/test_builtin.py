@@ -48,10 +48,18 @@ def test_there_are_enough_fixtures_per_tier():
         assert len([f for f in FIXTURES if f.parent.name == tier]) >= 3
 
 
+@pytest.fixture(scope="module")
+def every_fixture_repo(tmp_path_factory) -> Path:
+    """A repository of the reviewer and every fixture: a full copy of it is quick to make, where
+    one of this checkout (its caches too) took most of each review below."""
+    return make_repo(tmp_path_factory.mktemp("every-fixture") / "repo", commit=False,
+                     fixtures=[f.relative_to(ROOT / "fixtures").as_posix() for f in FIXTURES])
+
+
 @pytest.mark.parametrize("folder", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_every_fixture_gets_its_folder_tier(folder):
+def test_every_fixture_gets_its_folder_tier(folder, every_fixture_repo):
     rel = folder.relative_to(ROOT).as_posix() + "/SKILL.md"
-    transcript, parsed = review(ROOT, [rel])
+    transcript, parsed = review(every_fixture_repo, [rel])
     assert parsed.status == "ok" and not parsed.escalated
     assert parsed.effective_tier == folder.parent.name.upper(), transcript.final_text
     expect_file = folder / "expect.yaml"
@@ -62,10 +70,10 @@ def test_every_fixture_gets_its_folder_tier(folder):
 
 
 @pytest.mark.parametrize("folder", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_read_in_layers_the_review_is_the_one_a_full_copy_gets(folder):
+def test_read_in_layers_the_review_is_the_one_a_full_copy_gets(folder, every_fixture_repo):
     # A run reads the builtin's workspace in layers, never copied; --keep-workspaces copies it.
     paths = [f"{folder.relative_to(ROOT)}/SKILL.md"]
-    layered, copied = review(ROOT, paths)[0], review(ROOT, paths, copy=True)[0]
+    layered, copied = review(every_fixture_repo, paths)[0], review(every_fixture_repo, paths, copy=True)[0]
     assert layered.final_text == copied.final_text
     assert [(c.name, c.input, c.result, c.status) for c in layered.tool_calls] == \
         [(c.name, c.input, c.result, c.status) for c in copied.tool_calls]
