@@ -37,6 +37,12 @@ def pytest_xdist_auto_num_workers(config) -> int:
     return max(2, -(-3 * len(os.sched_getaffinity(0)) // 2))
 
 
+def examples(full: int) -> int:
+    """A property test's hypothesis examples: `full` under RUBRICGATE_FULL_TESTS=1 (.ci/run), a
+    third of them (at least 30) in the README's command, as its `long` tests run a sample."""
+    return full if FULL else max(30, full // 3)
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     """Tests marked `long` run in full under RUBRICGATE_FULL_TESTS=1 (.ci/run); otherwise (the
     README's test command) only their sample: a parametrized one's first case, an unparametrized

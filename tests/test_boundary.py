@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from rubricgate import boundary
 from rubricgate.boundary import MAX_DEPTH, PLACEHOLDER, TooDeep
+from tests.conftest import examples
 from tests.timing import cpu_seconds
 
 
@@ -84,14 +85,14 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(alphabet
                     max_leaves=40)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(JSON, st.integers(min_value=0, max_value=12))
 def test_nested_deeper_is_exact_for_any_json(value, limit: int) -> None:
     text = json.dumps(value)
     assert boundary.nested_deeper(text, limit) == (depth(value) > limit)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(JSON, st.integers(min_value=1, max_value=6))
 def test_clip_text_gives_json_no_deeper_than_the_limit(value, limit: int) -> None:
     clipped = json.loads(boundary.clip_text(json.dumps(value), limit))
@@ -100,7 +101,7 @@ def test_clip_text_gives_json_no_deeper_than_the_limit(value, limit: int) -> Non
         assert clipped == value
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(alphabet='[]{}"\\,:0123456789.eE-+ \nabtrufalsn\ud800NaInfity', max_size=60))
 def test_any_text_is_a_value_error_or_a_value(text: str) -> None:
     try:
@@ -138,7 +139,7 @@ def test_209_digits_before_an_exponent_of_two_are_a_float_in_a_long_text() -> No
     assert boundary.loads(f'{{{filler}, "cost": {"9" * 209}e99}}')["cost"] == float("9" * 209 + "e99")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
                     | st.text(max_size=8), lambda inner: st.lists(inner, max_size=4)
                     | st.dictionaries(st.text(max_size=4), inner, max_size=4), max_leaves=12))

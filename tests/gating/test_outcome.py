@@ -14,6 +14,7 @@ from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.baseline import Baseline, CaseCount
 from rubricgate.models.config import GateConfig
 from rubricgate.models.results import GateDetail, RateRow
+from tests.conftest import examples
 
 unit = st.floats(min_value=-1.0, max_value=1.0, allow_nan=False)
 prob = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
@@ -62,7 +63,7 @@ def _rates(per_case) -> dict[str, RateRow]:
     return out
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
 @given(suites())
 def test_every_row_label_and_the_exit_code_agree_with_the_test_and_the_margin(suite) -> None:
     per_case, cases, gate, spend = suite
@@ -101,7 +102,7 @@ def test_every_row_label_and_the_exit_code_agree_with_the_test_and_the_margin(su
     assert decision.status == ("regression" if regressed else "inconclusive" if undecided else "pass")
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
 @given(suites())
 def test_the_evidence_bounds_never_sit_on_the_wrong_side_of_the_drop(suite) -> None:
     per_case, cases, gate, spend = suite

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from rubricgate.models.results import CaseSummary
 from rubricgate.records import files
 from rubricgate.records.files import summary_pieces, write_summary
+from tests.conftest import examples
 from tests.reports_fixtures import summary, trial
 
 
@@ -78,7 +79,7 @@ def test_a_lone_surrogate_pydantic_core_refuses_is_written_escaped_as_json_dumps
     assert '"cut\\ud800"' in text and json.loads(text) == {"final": "cut\ud800", "n": 1}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
                     | st.text(), lambda inner: st.lists(inner, max_size=4)
                     | st.dictionaries(st.text(max_size=6), inner, max_size=4), max_leaves=16))
