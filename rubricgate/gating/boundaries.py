@@ -87,7 +87,7 @@ def _next_look(np, previous, i_prev: float, i_k: float, target: float):
         # point's cell integrates the kernel exactly, at any width (Simpson's uneven weights
         # would alias: a cell's mass 4/3 or 2/3 of its share).
         edges = np.append(z_prev - step / 2, z_prev[-1] + step / 2)  # a cell's upper edge is the next's lower
-        above = 0.5 * _erfc(np, (z[:, None] * root_k - edges[None, :] * root_prev) / (sd * math.sqrt(2)))
+        above = 0.5 * _erfc(np, (z[:, None] * root_k - edges[None, :] * root_prev) / scale)
         return bound, z, (above[:, 1:] - above[:, :-1]) @ density_prev * root_k / root_prev
     u = (z[:, None] * root_k - z_prev[None, :] * root_prev) / sd
     density = (np.exp(-0.5 * u * u) / math.sqrt(2 * math.pi)) @ mass * root_k / sd

@@ -3,7 +3,6 @@ also once bwrap has moved its sandbox process into a nested user namespace."""
 
 from __future__ import annotations
 
-import fcntl
 import os
 import subprocess
 import time
@@ -44,10 +43,11 @@ def _nested(pid: int) -> bool:
 
 
 def _network_owner(pid: int) -> str:
-    """The user namespace owning the process's network namespace, as /proc names it."""
-    net = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
+    """The user namespace owning the process's network namespace, as /proc names it (found as
+    the harness finds it)."""
+    net = netns._open_ns(pid, "net")
     try:
-        owner = fcntl.ioctl(net, netns.NS_GET_USERNS)
+        owner = netns._owning_user_ns(net, pid)
     finally:
         os.close(net)
     try:
