@@ -189,3 +189,54 @@ def test_nothing_reads_which_fields_were_given():
               for i, line in enumerate(path.read_text().splitlines(), 1)
               if "exclude_unset" in line or "model_fields_set" in line]
     assert asking == []
+
+
+# ---------------------------------------------------------------- values in a key-sharing dict
+
+
+def _shares_keys(model) -> bool:
+    """A dict whose keys are its class's shared ones is smaller than the same values with keys of their own."""
+    return sys.getsizeof(model.__dict__) < sys.getsizeof(dict(model.__dict__))
+
+
+def test_a_validated_built_or_constructed_model_keeps_its_values_in_a_key_sharing_dict():
+    from rubricgate.models.results import TrialResult
+
+    validated = TrialResult.model_validate(RESULT)
+    built = TrialResult(case_id="c2", trial=2, outcome="WARN", grades={})
+    constructed = TrialResult.model_construct(case_id="c3", trial=3, outcome="PASS", grades={})
+    assert _shares_keys(validated) and _shares_keys(built) and _shares_keys(constructed)
+    assert list(validated.__dict__) == list(TrialResult.model_fields)  # the fields' own order
+
+
+def test_key_sharing_values_copy_compare_assign_pickle_and_dump_as_before():
+    import copy
+    import pickle
+
+    from rubricgate.models.results import TrialResult
+
+    one = TrialResult.model_validate(RESULT)
+    plain = dict(one.__dict__)
+    copied = one.model_copy(update={"cached": True, "steps": 7})
+    assert (copied.cached, copied.steps, one.cached, one.steps) == (True, 7, False, 0)
+    assert _shares_keys(copied) and one.__dict__ == plain
+    deep = copy.deepcopy(one)
+    assert deep == one and deep.grades is not one.grades
+    one.steps = 3
+    assert one.steps == 3 and one != deep and _shares_keys(one)
+    assert pickle.loads(pickle.dumps(one)) == one
+    assert TrialResult.model_validate_json(one.model_dump_json()) == one
+    assert one.model_dump()["steps"] == 3 and set(one.model_dump()) == set(TrialResult.model_fields)
+
+
+def test_a_partly_constructed_first_instance_does_not_stop_a_class_sharing_its_keys():
+    """CPython shares the keys of a class's first instance set one by one; one set in another
+    order makes it stop for good. A fresh interpreter, where the first instance is a partial one."""
+    script = ("import json, sys\n"
+              "from rubricgate.models.results import TrialResult\n"
+              "partial = [TrialResult.model_construct(steps=2) for _ in range(5)][0]\n"
+              "copies = [partial.model_copy() for _ in range(5)]\n"
+              "full = TrialResult.model_validate(json.loads(sys.argv[1]))\n"
+              "print(partial.steps, sys.getsizeof(full.__dict__) < sys.getsizeof(dict(full.__dict__)))")
+    proc = subprocess.run([sys.executable, "-c", script, json.dumps(RESULT)], capture_output=True, text=True)
+    assert proc.stdout.split() == ["2", "True"], proc.stderr
