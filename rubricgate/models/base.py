@@ -1,6 +1,8 @@
 """Shared pydantic base: every file we read or write forbids unknown keys."""
 
+import inspect
 import posixpath
+import sys
 from collections.abc import Iterable
 from typing import Annotated, Any, Literal, NoReturn, Self
 
@@ -31,8 +33,9 @@ class StrictModel(BaseModel):
     # pydantic also gives each instance a dict of its own keys (832 bytes for a trial's 27
     # fields); values set one by one on an instance go into a dict that shares its keys with
     # the class's other instances (PEP 412; 288 bytes), which the instance then keeps. The same
-    # values in the same order: equality, copies and dumps do not change. ~4 MB of a 2,000-case
-    # run's peak, for ~5 microseconds a model (bench/run_memory.py).
+    # values in the same order: equality, copies and dumps do not change. ~4-5 MB of a 2,000-case
+    # run's peak (bench/run_memory.py), for a slower validation (a trial and its three grades
+    # 9.8 -> 21.6 microseconds; no change in a 400-case run's CPU). CPython 3.11 only (KEY_SHARING).
     def model_post_init(self, context: Any, /) -> None:
         object.__setattr__(self, "__pydantic_fields_set__", every_field(type(self)))
         object.__setattr__(self, "__dict__", key_sharing_dict(self))
@@ -43,14 +46,30 @@ class StrictModel(BaseModel):
         share_keys(cls)
 
 
+# Key-sharing dicts pay off on CPython 3.11 alone: 3.12's attribute reads are not specialized for
+# them (five reads of a trial's fields 145 ns -> 530 ns) and 3.13 gives every shared dict room for
+# 30 values whatever its fields (no saving). CPython shares at most 30 keys, and a class with
+# more would only grow its instances' dicts.
+KEY_SHARING = sys.implementation.name == "cpython" and sys.version_info[:2] == (3, 11)
+MAX_SHARED_KEYS = 29
+_SHARING: set[type] = set()
+
+
 def share_keys(model: type[BaseModel]) -> None:
     """Make `model`'s shared keys its fields, in their order, as the class is defined. CPython
     (3.11) takes the keys a class shares from the first instance given attributes one by one,
     and leaves less room in them for each instance made before that: a few instances made
-    first (`model_construct`, copies) and a trial's 27 fields no longer fit."""
+    first (`model_construct`, copies) and a trial's 27 fields no longer fit. A class that cannot
+    have a blank instance (abstract) or whose field is a property of a parent's keeps pydantic's
+    own dicts."""
+    fields = model.__pydantic_fields__
+    if not KEY_SHARING or len(fields) > MAX_SHARED_KEYS or inspect.isabstract(model) or \
+            any(hasattr(type(inspect.getattr_static(model, name, None)), "__set__") for name in fields):
+        return
     blank = object.__new__(model)
-    for name in model.__pydantic_fields__:
+    for name in fields:
         object.__setattr__(blank, name, None)
+    _SHARING.add(model)
 
 
 def key_sharing_dict(model: BaseModel) -> dict[str, Any]:
@@ -58,7 +77,7 @@ def key_sharing_dict(model: BaseModel) -> dict[str, Any]:
     (share_keys). Only a dict of every field, which pydantic makes in the fields' order; a
     `model_construct` without a required field keeps the dict it has."""
     values = model.__dict__
-    if len(values) != len(type(model).__pydantic_fields__):
+    if type(model) not in _SHARING or len(values) != len(type(model).__pydantic_fields__):
         return values
     blank = object.__new__(type(model))
     for name, value in values.items():

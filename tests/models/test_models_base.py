@@ -194,11 +194,17 @@ def test_nothing_reads_which_fields_were_given():
 # ---------------------------------------------------------------- values in a key-sharing dict
 
 
+from rubricgate.models.base import KEY_SHARING  # noqa: E402
+
+only_where_keys_are_shared = pytest.mark.skipif(not KEY_SHARING, reason="key-sharing dicts: CPython 3.11 only")
+
+
 def _shares_keys(model) -> bool:
     """A dict whose keys are its class's shared ones is smaller than the same values with keys of their own."""
     return sys.getsizeof(model.__dict__) < sys.getsizeof(dict(model.__dict__))
 
 
+@only_where_keys_are_shared
 def test_a_validated_built_or_constructed_model_keeps_its_values_in_a_key_sharing_dict():
     from rubricgate.models.results import TrialResult
 
@@ -209,6 +215,7 @@ def test_a_validated_built_or_constructed_model_keeps_its_values_in_a_key_sharin
     assert list(validated.__dict__) == list(TrialResult.model_fields)  # the fields' own order
 
 
+@only_where_keys_are_shared
 def test_key_sharing_values_copy_compare_assign_pickle_and_dump_as_before():
     import copy
     import pickle
@@ -229,6 +236,7 @@ def test_key_sharing_values_copy_compare_assign_pickle_and_dump_as_before():
     assert one.model_dump()["steps"] == 3 and set(one.model_dump()) == set(TrialResult.model_fields)
 
 
+@only_where_keys_are_shared
 def test_a_partly_constructed_first_instance_does_not_stop_a_class_sharing_its_keys():
     """CPython shares the keys of a class's first instance set one by one; one set in another
     order makes it stop for good. A fresh interpreter, where the first instance is a partial one."""
@@ -240,3 +248,45 @@ def test_a_partly_constructed_first_instance_does_not_stop_a_class_sharing_its_k
               "print(partial.steps, sys.getsizeof(full.__dict__) < sys.getsizeof(dict(full.__dict__)))")
     proc = subprocess.run([sys.executable, "-c", script, json.dumps(RESULT)], capture_output=True, text=True)
     assert proc.stdout.split() == ["2", "True"], proc.stderr
+
+
+def test_an_abstract_model_or_one_whose_field_is_a_parents_property_is_defined_as_before():
+    """A class that cannot have a blank instance, or whose field a parent's property shadows,
+    keeps pydantic's own dicts rather than failing where it is defined."""
+    import abc
+
+    from rubricgate.models.base import StrictModel
+
+    class Check(StrictModel):
+        name: str = ""
+
+        @abc.abstractmethod
+        def run(self) -> bool: ...
+
+    class Passing(Check):
+        def run(self) -> bool:
+            return True
+
+    class Labelled(StrictModel):
+        @property
+        def label(self) -> str:
+            return "computed"
+
+    with pytest.warns(UserWarning, match="shadows an attribute"):
+        class Relabelled(Labelled):
+            label: str = "x"
+
+    assert Passing(name="a").run() and Passing(name="a").name == "a"
+    assert Relabelled().label == "computed"
+    with pytest.raises(TypeError, match="abstract"):
+        Check()
+
+
+@only_where_keys_are_shared
+def test_a_model_with_more_fields_than_cpython_shares_keeps_its_own_dict():
+    from rubricgate.models.base import MAX_SHARED_KEYS
+    from rubricgate.models.results import Summary
+
+    assert len(Summary.model_fields) > MAX_SHARED_KEYS
+    summary = Summary.model_construct(**{name: None for name in Summary.model_fields})
+    assert not _shares_keys(summary)
