@@ -52,7 +52,7 @@ class StrictModel(BaseModel):
 # more would only grow its instances' dicts.
 KEY_SHARING = sys.implementation.name == "cpython" and sys.version_info[:2] == (3, 11)
 MAX_SHARED_KEYS = 29
-_SHARING: set[type] = set()
+_SHARING: dict[type, int] = {}  # a class whose instances share keys -> its number of fields
 
 
 def share_keys(model: type[BaseModel]) -> None:
@@ -66,10 +66,8 @@ def share_keys(model: type[BaseModel]) -> None:
     if not KEY_SHARING or len(fields) > MAX_SHARED_KEYS or inspect.isabstract(model) or \
             any(hasattr(type(inspect.getattr_static(model, name, None)), "__set__") for name in fields):
         return
-    blank = object.__new__(model)
-    for name in fields:
-        object.__setattr__(blank, name, None)
-    _SHARING.add(model)
+    _set_one_by_one(model, dict.fromkeys(fields))
+    _SHARING[model] = len(fields)
 
 
 def key_sharing_dict(model: BaseModel) -> dict[str, Any]:
@@ -77,9 +75,14 @@ def key_sharing_dict(model: BaseModel) -> dict[str, Any]:
     (share_keys). Only a dict of every field, which pydantic makes in the fields' order; a
     `model_construct` without a required field keeps the dict it has."""
     values = model.__dict__
-    if type(model) not in _SHARING or len(values) != len(type(model).__pydantic_fields__):
+    if len(values) != _SHARING.get(type(model)):
         return values
-    blank = object.__new__(type(model))
+    return _set_one_by_one(type(model), values)
+
+
+def _set_one_by_one(model: type[BaseModel], values: dict[str, Any]) -> dict[str, Any]:
+    """The dict of a blank instance of `model` given `values` one attribute at a time."""
+    blank = object.__new__(model)
     for name, value in values.items():
         object.__setattr__(blank, name, value)
     return blank.__dict__

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from rubricgate.models.base import build_models
+from rubricgate.models.base import KEY_SHARING, build_models
 
 # A fresh interpreter: in this one earlier tests have built the models already.
 _FIRST_USE = """import json, sys, threading
@@ -193,8 +193,6 @@ def test_nothing_reads_which_fields_were_given():
 
 # ---------------------------------------------------------------- values in a key-sharing dict
 
-
-from rubricgate.models.base import KEY_SHARING  # noqa: E402
 
 only_where_keys_are_shared = pytest.mark.skipif(not KEY_SHARING, reason="key-sharing dicts: CPython 3.11 only")
 
