@@ -9,7 +9,10 @@ every run, bench/peers.py). So the console entry flushes the standard streams an
 It also runs rubricgate with pydantic plugins off, unless PYDANTIC_DISABLE_PLUGINS says otherwise:
 a plugin installed beside it (an observability SDK's) would see every document rubricgate
 validates, reviewer transcripts included, and finding plugins reads the metadata of every
-installed package (6 ms with 114 installed) before the first file is validated.
+installed package (6 ms with 114 installed) before the first file is validated. With every
+plugin off, pydantic's plugin loader is not needed at all, yet importing it imports
+`importlib.metadata` (with email, csv and socket): 1.6 MB and ~10 ms of every command. So then a
+stand-in takes its place (`skip_plugin_loader`), answering "no plugins" as the loader itself would.
 
 Ctrl-C and SIGTERM are handled from console_main's first statement on, and this module (and the
 package `__init__` files on the way to it) import nothing heavy, so nothing slow runs before it:
@@ -58,6 +61,7 @@ def console_main() -> NoReturn:
     try:  # a SIGINT before the handlers are set raises KeyboardInterrupt in here too
         install_interrupt_handlers()
         os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+        skip_plugin_loader()
         status = _run_main()
     except SystemExit as exc:
         status = exit_status(exc.code)
@@ -74,6 +78,50 @@ def console_main() -> NoReturn:
         print(INTERRUPTED, file=sys.stderr)
         status = 2
     os._exit(flush_streams(status))
+
+
+PLUGIN_LOADER = "pydantic.plugin._loader"
+PLUGINS_OFF = ("__all__", "1", "true")  # the values for which pydantic's loader finds no plugins
+
+
+def skip_plugin_loader() -> None:
+    """With PYDANTIC_DISABLE_PLUGINS turning every plugin off, put a stand-in for pydantic's
+    plugin loader in its place before pydantic imports it: its `get_plugins` answers (), as the
+    loader's own does then, without importing importlib.metadata. Any other name pydantic may
+    ask of it (a later version's) loads the real loader and is taken from there."""
+    if os.environ.get("PYDANTIC_DISABLE_PLUGINS") not in PLUGINS_OFF or PLUGIN_LOADER in sys.modules:
+        return
+    stand_in = type(sys)(PLUGIN_LOADER, "pydantic's plugin loader with every plugin off (cli/console.py)")
+    vars(stand_in).update(get_plugins=lambda: (), __getattr__=_from_real_plugin_loader)
+    sys.modules[PLUGIN_LOADER] = stand_in
+
+
+def _from_real_plugin_loader(name: str):
+    """A name the stand-in lacks, from the real loader. Not a dunder: the import system asks a
+    module for `__path__` and the like, and a plain module has none."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return getattr(_real_plugin_loader(), name)
+
+
+_REAL_PLUGIN_LOADER: list = []  # loaded once, if ever
+
+
+def _real_plugin_loader():
+    """pydantic's own plugin loader, loaded from its file beside the stand-in (once)."""
+    import importlib.machinery
+    import importlib.util
+
+    if _REAL_PLUGIN_LOADER:
+        return _REAL_PLUGIN_LOADER[0]
+    package = sys.modules["pydantic.plugin"]
+    spec = importlib.machinery.PathFinder.find_spec(PLUGIN_LOADER, package.__path__)
+    if spec is None:
+        raise AttributeError(f"{PLUGIN_LOADER} is not installed")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    _REAL_PLUGIN_LOADER.append(module)
+    return module
 
 
 # A stream's write fails with one of these (and names no file): a full disk, a quota, an I/O error.

@@ -1,5 +1,6 @@
 """The console entry (cli/console.py): the command's status and output, then a quick exit."""
 
+import importlib
 import os
 import signal
 import subprocess
@@ -7,7 +8,15 @@ import sys
 
 import pytest
 
-from rubricgate.cli.console import FLUSH_FAILED, INTERRUPTED, exit_status, flush_streams
+from rubricgate.cli import console
+from rubricgate.cli.console import (
+    FLUSH_FAILED,
+    INTERRUPTED,
+    PLUGIN_LOADER,
+    exit_status,
+    flush_streams,
+    skip_plugin_loader,
+)
 
 
 def _rubricgate(*args: str, **kwargs) -> subprocess.CompletedProcess:
@@ -120,6 +129,46 @@ def test_pydantic_plugins_see_nothing_unless_the_user_turns_them_on(repo, tmp_pa
     proc = _rubricgate("validate", "--repo", str(repo), env=env)
     assert proc.returncode == 0, proc.stderr
     assert seen.exists() == shown
+
+
+@pytest.mark.parametrize(("setting", "skipped"), [(None, True), ("1", True), ("", False), ("spy", False)])
+def test_the_plugin_loader_and_its_package_metadata_are_imported_only_where_a_plugin_may_run(repo, setting, skipped):
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    if setting is not None:
+        env["PYDANTIC_DISABLE_PLUGINS"] = setting
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "rubricgate", "validate", "--repo", str(repo)],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert "pydantic.plugin._schema_validator" in imported  # models were built
+    assert ("importlib.metadata" in imported) != skipped
+    assert ("pydantic.plugin._loader" in imported) != skipped
+
+
+def test_the_plugin_loaders_stand_in_answers_no_plugins_and_any_other_name_from_the_real_one(monkeypatch):
+    importlib.import_module("pydantic.plugin")
+    monkeypatch.delitem(sys.modules, PLUGIN_LOADER, raising=False)
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    skip_plugin_loader()
+    stand_in = sys.modules[PLUGIN_LOADER]
+    assert tuple(stand_in.get_plugins()) == ()
+    assert stand_in.PYDANTIC_ENTRY_POINT_GROUP == "pydantic"  # not on the stand-in: the real loader's
+    assert console._real_plugin_loader() is console._real_plugin_loader()  # loaded once
+    assert not hasattr(stand_in, "__path__")  # what the import system asks of a module: not the real one's
+    with pytest.raises(AttributeError):
+        stand_in.no_such_name  # noqa: B018
+
+
+def test_the_plugin_loader_is_left_alone_when_a_plugin_may_run_or_it_is_already_loaded(monkeypatch):
+    monkeypatch.delitem(sys.modules, PLUGIN_LOADER, raising=False)
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "spy")  # one plugin off, the others on
+    skip_plugin_loader()
+    assert PLUGIN_LOADER not in sys.modules
+    loaded = object()
+    monkeypatch.setitem(sys.modules, PLUGIN_LOADER, loaded)
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    skip_plugin_loader()
+    assert sys.modules[PLUGIN_LOADER] is loaded
 
 
 # -- an interrupt at an instant where raising would lose it (bench/early_signals.py) -------------
