@@ -251,7 +251,7 @@ def _added(before: CaseCount | None, now: CaseCount) -> CaseCount:
     if before is None:
         return now
     runs = before.runs() + now.runs()
-    return CaseCount(passes=before.passes + now.passes, trials=before.trials + now.trials, sessions=runs)
+    return CaseCount(passes=before.passes + now.passes, trials=before.trials + now.trials, sessions=tuple(runs))
 
 
 def _lowered(old: Baseline | None, run: CaseCounts, rates: dict[str, float],

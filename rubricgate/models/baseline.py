@@ -22,7 +22,7 @@ class CaseCount(StrictModel):
     """Trials of the case that passed the dimension."""
     trials: int = Field(ge=1, le=MAX_BASELINE_TRIALS)
     """Trials of the case the dimension was graded on."""
-    sessions: list[tuple[int, int]] = Field(default=[], max_length=10_000)
+    sessions: tuple[tuple[int, int], ...] = Field(default=(), max_length=10_000)
     """Per session (one `rubricgate run`, or one measured run of `baseline update`), [passes, trials]:
     what lets the gate check that the trials of one run are independent (gating/dependence.py).
     Empty: one session, the totals above; when given, they sum to the totals."""
