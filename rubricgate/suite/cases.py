@@ -123,6 +123,11 @@ def merge_rubric(own: Rubric | None, default: Rubric, display: str, dims: Sequen
     if trajectory is None and "trajectory" in needed:
         raise GateInputError(display, "rubric.trajectory", "no trajectory rubric for this case",
                              "set rubric.trajectory.max_steps here or a default in rubricgate.yaml")
+    # Most cases keep the config's rubric whole: one object for all of them (a 2,000-case suite
+    # held 2,000 equal copies), as a task's own whole rubric is kept as it is.
+    for whole in (default, own):
+        if whole is not None and (whole.tool_use, whole.trajectory) == (tool_use, trajectory):
+            return whole
     return Rubric(tool_use=tool_use, trajectory=trajectory)
 
 

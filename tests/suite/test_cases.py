@@ -181,8 +181,8 @@ def test_ignore_agent_exit_is_rejected_not_silently_ignored(repo) -> None:
 def test_fixture_tags_are_not_repeated(tmp_path):
     repo = make_repo(tmp_path / "r", fixtures=["block/data-loader"])
     (repo / "fixtures/block/data-loader/expect.yaml").write_text("tags: [block, fixture, loaders]\n")
-    from rubricgate.suite.config import load_config
     from rubricgate.suite.cases import load_suite
+    from rubricgate.suite.config import load_config
 
     case = next(c for c in load_suite(repo, load_config(repo)) if c.source == "fixture")
     assert case.tags == ["fixture", "block", "loaders"]
@@ -422,3 +422,20 @@ def test_a_rubric_that_makes_an_expectation_unpassable_is_judged_by_run_and_refu
     run = CliRunner().invoke(main, ["run", "--repo", str(repo)])
     assert run.exit_code == 1 and "error:" not in run.output, run.output
     one_error(repo, "evals/tasks/t1.yaml", "expect.rules", "at least BLOCK")
+
+
+def test_cases_that_keep_the_configs_rubric_share_it_and_a_tasks_own_part_is_kept(repo):
+    """A 2,000-case suite held 2,000 equal copies of the config's rubric: one object now."""
+    from rubricgate.suite.cases import load_suite
+    from rubricgate.suite.config import load_config
+
+    write_task(repo, GOOD)
+    write_task(repo, {**GOOD, "id": "t2"})
+    write_task(repo, {**GOOD, "id": "t3", "rubric": {"trajectory": {"max_steps": 5}}})
+    config = load_config(repo)
+    cases = {c.id: c for c in load_suite(repo, config)}
+    assert cases["t1"].rubric is cases["t2"].rubric is config.rubric
+    assert cases["fixture-data-loader"].rubric is config.rubric
+    own = cases["t3"].rubric
+    assert own.trajectory.max_steps == 5 and own.tool_use == config.rubric.tool_use
+    assert config.rubric.trajectory.max_steps == 20  # the shared one is not changed by a task's own
