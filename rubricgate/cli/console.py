@@ -85,15 +85,40 @@ PLUGINS_OFF = ("__all__", "1", "true")  # the values for which pydantic's loader
 
 
 def skip_plugin_loader() -> None:
-    """With PYDANTIC_DISABLE_PLUGINS turning every plugin off, put a stand-in for pydantic's
-    plugin loader in its place before pydantic imports it: its `get_plugins` answers (), as the
-    loader's own does then, without importing importlib.metadata. Any other name pydantic may
-    ask of it (a later version's) loads the real loader and is taken from there."""
+    """With PYDANTIC_DISABLE_PLUGINS turning every plugin off, import a stand-in for pydantic's
+    plugin loader in its place (a finder first on sys.meta_path, so the stand-in is imported as a
+    module is: bound on its package, with its spec, under the import lock): its `get_plugins`
+    answers (), as the loader's own does then, without importing importlib.metadata. Any other
+    name pydantic may ask of it (a later version's) is taken from the real loader."""
     if os.environ.get("PYDANTIC_DISABLE_PLUGINS") not in PLUGINS_OFF or PLUGIN_LOADER in sys.modules:
         return
-    stand_in = type(sys)(PLUGIN_LOADER, "pydantic's plugin loader with every plugin off (cli/console.py)")
-    vars(stand_in).update(get_plugins=lambda: (), __getattr__=_from_real_plugin_loader)
-    sys.modules[PLUGIN_LOADER] = stand_in
+    if not any(finder is PluginLoaderStandIn for finder in sys.meta_path):
+        sys.meta_path.insert(0, PluginLoaderStandIn)
+
+
+class PluginLoaderStandIn:
+    """Finder and loader of the stand-in for pydantic's plugin loader (skip_plugin_loader)."""
+
+    @classmethod
+    def find_spec(cls, name: str, path=None, target=None):
+        if name != PLUGIN_LOADER:
+            return None
+        from importlib.machinery import ModuleSpec
+
+        return ModuleSpec(name, cls, origin="rubricgate: every pydantic plugin off (cli/console.py)")  # type: ignore[arg-type]
+
+    @staticmethod
+    def create_module(spec) -> None:
+        return None  # the default module
+
+    @staticmethod
+    def exec_module(module) -> None:
+        vars(module).update(get_plugins=_no_plugins, __getattr__=_from_real_plugin_loader)
+
+
+def _no_plugins(*args, **kwargs) -> tuple:
+    """What pydantic's loader answers with every plugin off, whatever it is asked with."""
+    return ()
 
 
 def _from_real_plugin_loader(name: str):
@@ -108,20 +133,24 @@ _REAL_PLUGIN_LOADER: list = []  # loaded once, if ever
 
 
 def _real_plugin_loader():
-    """pydantic's own plugin loader, loaded from its file beside the stand-in (once)."""
+    """pydantic's own plugin loader, loaded from its file beside the stand-in (once: under the
+    import lock, as two threads may ask at once)."""
     import importlib.machinery
     import importlib.util
 
-    if _REAL_PLUGIN_LOADER:
+    _imp.acquire_lock()
+    try:
+        if not _REAL_PLUGIN_LOADER:
+            package = sys.modules["pydantic.plugin"]
+            spec = importlib.machinery.PathFinder.find_spec(PLUGIN_LOADER, package.__path__)
+            if spec is None or spec.loader is None:
+                raise AttributeError(f"{PLUGIN_LOADER} is not installed")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            _REAL_PLUGIN_LOADER.append(module)
         return _REAL_PLUGIN_LOADER[0]
-    package = sys.modules["pydantic.plugin"]
-    spec = importlib.machinery.PathFinder.find_spec(PLUGIN_LOADER, package.__path__)
-    if spec is None:
-        raise AttributeError(f"{PLUGIN_LOADER} is not installed")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    _REAL_PLUGIN_LOADER.append(module)
-    return module
+    finally:
+        _imp.release_lock()
 
 
 # A stream's write fails with one of these (and names no file): a full disk, a quota, an I/O error.

@@ -1,6 +1,5 @@
 """The console entry (cli/console.py): the command's status and output, then a quick exit."""
 
-import importlib
 import os
 import signal
 import subprocess
@@ -142,33 +141,59 @@ def test_the_plugin_loader_and_its_package_metadata_are_imported_only_where_a_pl
     imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     assert "pydantic.plugin._schema_validator" in imported  # models were built
     assert ("importlib.metadata" in imported) != skipped
-    assert ("pydantic.plugin._loader" in imported) != skipped
 
 
-def test_the_plugin_loaders_stand_in_answers_no_plugins_and_any_other_name_from_the_real_one(monkeypatch):
-    importlib.import_module("pydantic.plugin")
-    monkeypatch.delitem(sys.modules, PLUGIN_LOADER, raising=False)
-    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    skip_plugin_loader()
-    stand_in = sys.modules[PLUGIN_LOADER]
-    assert tuple(stand_in.get_plugins()) == ()
-    assert stand_in.PYDANTIC_ENTRY_POINT_GROUP == "pydantic"  # not on the stand-in: the real loader's
-    assert console._real_plugin_loader() is console._real_plugin_loader()  # loaded once
-    assert not hasattr(stand_in, "__path__")  # what the import system asks of a module: not the real one's
-    with pytest.raises(AttributeError):
-        stand_in.no_such_name  # noqa: B018
+STAND_IN = """
+import importlib.util, os, sys, threading
+os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
+from rubricgate.cli import console
+console.skip_plugin_loader()
+console.skip_plugin_loader()  # twice: one finder
+import rubricgate.models.config, rubricgate.models.transcript
+rubricgate.models.config.Config.model_json_schema()  # pydantic imports its loader here
+import pydantic.plugin._loader as loader
+print("finders", sum(f is console.PluginLoaderStandIn for f in sys.meta_path))
+print("metadata", "importlib.metadata" in sys.modules)
+print("bound", sys.modules["pydantic.plugin"]._loader is loader is sys.modules["pydantic.plugin._loader"])
+print("spec", importlib.util.find_spec("pydantic.plugin._loader").origin.startswith("rubricgate"))
+print("plugins", tuple(loader.get_plugins()), tuple(loader.get_plugins(None, kind="x")))
+print("dunder", hasattr(loader, "__path__"))
+seen, barrier = [], threading.Barrier(8)
+def ask():
+    barrier.wait()
+    seen.append(console._real_plugin_loader())
+threads = [threading.Thread(target=ask) for _ in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+print("real", len({id(m) for m in seen}), len(console._REAL_PLUGIN_LOADER), loader.PYDANTIC_ENTRY_POINT_GROUP)
+try:
+    loader.no_such_name
+except AttributeError:
+    print("missing AttributeError")
+"""
+
+
+def test_the_plugin_loaders_stand_in_is_imported_as_a_module_answers_no_plugins_and_any_other_name_from_the_real_one():
+    """In a fresh interpreter: the stand-in is bound on its package with a spec (as `import
+    pydantic.plugin._loader` and find_spec expect), answers () to any call, and the real loader,
+    asked for by eight threads at once, is loaded once."""
+    proc = subprocess.run([sys.executable, "-c", STAND_IN], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["finders 1", "metadata False", "bound True", "spec True", "plugins () ()",
+                                        "dunder False", "real 1 1 pydantic", "missing AttributeError"]
 
 
 def test_the_plugin_loader_is_left_alone_when_a_plugin_may_run_or_it_is_already_loaded(monkeypatch):
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
     monkeypatch.delitem(sys.modules, PLUGIN_LOADER, raising=False)
     monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "spy")  # one plugin off, the others on
     skip_plugin_loader()
-    assert PLUGIN_LOADER not in sys.modules
     loaded = object()
     monkeypatch.setitem(sys.modules, PLUGIN_LOADER, loaded)
     monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "__all__")
     skip_plugin_loader()
     assert sys.modules[PLUGIN_LOADER] is loaded
+    assert console.PluginLoaderStandIn not in sys.meta_path
 
 
 # -- an interrupt at an instant where raising would lose it (bench/early_signals.py) -------------
