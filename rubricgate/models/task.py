@@ -1,6 +1,6 @@
 """Task file (evals/tasks/<id>.yaml) and fixture expect.yaml models."""
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from rubricgate.models.base import RepoPath, StrictModel, Tier
 from rubricgate.models.bounds import MAX_FILE_CHARS, MAX_ID_CHARS, MAX_LIST_ITEMS, MAX_STEPS, MAX_TASK_FILES, MAX_TRIALS
@@ -57,6 +57,10 @@ class TrajectoryRubric(StrictModel):
 
 
 class Rubric(StrictModel):
+    # One object is shared by every case that keeps the config's rubric (suite/cases.py): a
+    # field set on it would change them all.
+    model_config = ConfigDict(frozen=True)
+
     tool_use: ToolUseRubric | None = None
     """The tool allowlist (unset: tool use is not graded for the case)."""
     trajectory: TrajectoryRubric | None = None

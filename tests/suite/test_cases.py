@@ -4,6 +4,7 @@ import os
 
 import pytest
 import yaml
+from pydantic import ValidationError
 from click.testing import CliRunner
 
 from rubricgate.cli import main
@@ -439,3 +440,5 @@ def test_cases_that_keep_the_configs_rubric_share_it_and_a_tasks_own_part_is_kep
     own = cases["t3"].rubric
     assert own.trajectory.max_steps == 5 and own.tool_use == config.rubric.tool_use
     assert config.rubric.trajectory.max_steps == 20  # the shared one is not changed by a task's own
+    with pytest.raises(ValidationError):  # nor can any code set one of its fields for every case
+        cases["t1"].rubric.trajectory = None
