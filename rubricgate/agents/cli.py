@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from rubricgate.agents.base import AgentRequest
+from rubricgate.agents.decoded_lines import shared_decoding
 from rubricgate.agents.normalize import Draft, finish, read_stream, with_proxy_evidence
 from rubricgate.agents.spec import CliSpec
 from rubricgate.isolation.environment import isolated_env
@@ -118,11 +119,13 @@ class CliAgent(ABC):
             prompt = (request.prompt_source or request.prompt_file).read_text(encoding="utf-8")
         except OSError as exc:
             return self._failed(request, f"cannot read prompt {request.prompt_file}: {exc.strerror}")
-        proc = self.execute(request, self.argv(request, prompt))
-        # stderr is read for the one-line error alone, never graded: scrubbed before its cut (the
-        # 300-character error line) so the cut cannot leave part of a secret behind.
-        proc = replace(proc, stderr_tail=scrub(proc.stderr_tail, secrets))
-        draft = self.parse(read_stream(request.raw_stream_file), request)
+        with shared_decoding() as decoded:  # each stream line decoded once, by a watch or the parser
+            proc = self.execute(request, self.argv(request, prompt))
+            # stderr is read for the one-line error alone, never graded: scrubbed before its cut
+            # (the 300-character error line) so the cut cannot leave part of a secret behind.
+            proc = replace(proc, stderr_tail=scrub(proc.stderr_tail, secrets))
+            decoded.parsing()
+            draft = self.parse(read_stream(request.raw_stream_file), request)
         self.read_stderr(draft, proc.stderr_tail)
         sandbox = request.sandbox
         proxied = sandbox is not None and sandbox.enforced and sandbox.network.proxied

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rubricgate import boundary
+from rubricgate.agents.decoded_lines import decode_line
 from rubricgate.isolation.streams import IDLE_STOP
 from rubricgate.models.failures import FailureClass, derived_failure, endpoint_failure
 
@@ -124,7 +125,7 @@ def parse_json_lines(data: bytes | str) -> tuple[list[dict[str, Any]], int]:
         line = line.strip()
         if not line:
             continue
-        obj = _loads(line)
+        obj = decode_line(line, _loads)  # once a trial: a watch may have decoded it already
         if isinstance(obj, dict):
             events.append(obj)
         else:
