@@ -12,6 +12,12 @@ JSON loader) gives the same value for the same text. Watches only read what they
 parser takes each kept value once (a line the stream holds twice is decoded again the second
 time), so no two events of a transcript are one object. A line a watch never saw (past the
 output cap, from a rollout file, outside a trial) is decoded as before.
+
+Kept values live while the CLI runs, in every trial at once, where the parser's live only while
+it parses: so a trial keeps those of its first KEEP_CHARS characters of lines (a review's stream
+is a few KB to a few hundred), and decodes the rest twice as before. A stream built to decode
+large (lines of many small containers: 8 MB of them decode to ~200 MB) cannot make each of
+`--jobs` trials hold that for its whole run.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from contextvars import ContextVar
 from typing import Any
 
 _MISSING = object()
+KEEP_CHARS = 256 * 1024  # line text whose values a trial keeps (each decodes to ~25x at worst)
 
 
 class DecodedLines:
@@ -30,6 +37,7 @@ class DecodedLines:
     def __init__(self) -> None:
         self.keeping = True  # the CLI runs: its watches decode and keep; then the parser takes
         self.values: dict[str, Any] = {}
+        self.kept_chars = 0
 
     def parsing(self) -> None:
         """The CLI has exited: from now on the parser takes what the watches kept."""
@@ -40,7 +48,10 @@ class DecodedLines:
         if self.keeping:
             value = self.values.get(line, _MISSING)
             if value is _MISSING:
-                value = self.values[line] = decode(line)
+                value = decode(line)
+                if self.kept_chars + len(line) <= KEEP_CHARS:
+                    self.values[line] = value
+                    self.kept_chars += len(line)
             return value
         value = self.values.pop(line, _MISSING)
         return decode(line) if value is _MISSING else value

@@ -78,3 +78,22 @@ def test_a_trial_decodes_each_stream_line_once_and_parses_as_decoding_twice_did(
     assert [c.model_dump() for c in transcript.tool_calls] == [c.model_dump() for c in alone.tool_calls]
     assert (transcript.final_text, transcript.steps) == (alone.final_text, alone.steps)
     assert transcript.tool_calls or recording == "review_ok"
+
+
+def test_a_trial_keeps_the_values_of_its_first_keep_chars_of_lines_and_decodes_the_rest_twice(monkeypatch):
+    """Kept values live while the CLI runs, in every trial at once: a stream built to decode large
+    cannot make each trial hold all of it for its whole run."""
+    from rubricgate.agents import decoded_lines
+
+    monkeypatch.setattr(decoded_lines, "KEEP_CHARS", 10)
+    calls: list[str] = []
+    decode = _counting(calls)
+    with shared_decoding() as lines:
+        for line in ["aaaa", "bbbb", "cccc"]:  # the third would pass 10 characters
+            decode_line(line, decode)
+        assert set(lines.values) == {"aaaa", "bbbb"} and lines.kept_chars == 8
+        decode_line("cc", decode)  # still within the budget
+        lines.parsing()
+        for line in ["aaaa", "bbbb", "cccc", "cc"]:
+            decode_line(line, decode)
+    assert calls == ["aaaa", "bbbb", "cccc", "cc", "cccc"]
