@@ -25,9 +25,6 @@ MAX_LISTED = 20  # keeps a badly broken run under GitHub's 65,536-character body
 MAX_WARNING = 200  # a folded warning's first words; report.html and summary.json have each in full
 _EPS = 1e-6  # the strict gate's own tolerance (gate.EPS)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_HEADLINE = {"pass": "PASS", "regression": "REGRESSION", "error": "ERROR (could not judge)",
-             "inconclusive": "INCONCLUSIVE (could not judge)",
-             "baseline": "BASELINE RUN (measured for baseline.json, not gated)"}
 
 
 def escape_md(text: str, limit: int = MAX_REASON) -> str:
@@ -117,23 +114,6 @@ def plan_lines(summary: Summary) -> list[str]:
 
 def _points(value: float | None) -> str:
     return "none within the budget" if value is None else f"{value * 100:.1f} points"
-
-
-def headline(summary: Summary) -> str:
-    """PASS / REGRESSION / INCONCLUSIVE / ERROR; an undecided run let through by
-    `gate.inconclusive: pass` says so first, and so does a pass beside a changed rule no case exercises."""
-    d = summary.decision
-    text = _HEADLINE.get(d.status, d.status)
-    if d.status == "inconclusive" and d.exit_code == 0:
-        text = "INCONCLUSIVE, passed by gate.inconclusive: pass (could not judge at this size)"
-    elif d.status == "inconclusive" and any(not c.cases for c in summary.rule_changes) and not any(
-            r.status == "inconclusive" for r in summary.rates.values()):
-        text = "INCONCLUSIVE (a change no case exercises)"
-    elif d.status == "inconclusive":
-        text = "INCONCLUSIVE (could not judge at this size)"
-    if d.status in ("pass", "inconclusive") and any(not c.cases for c in summary.rule_changes) and d.exit_code == 0:
-        text += " (inconclusive: a changed rule no case exercises; gate.inconclusive: pass)"
-    return text
 
 
 def k_groups(pass_k: dict | None) -> list[dict]:

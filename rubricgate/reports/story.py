@@ -85,7 +85,7 @@ def lead(summary: Summary) -> Lead:
     """Decision, dimension and drop, cause and cases: by decision."""
     d = summary.decision
     out = Lead(d.status, badge(summary), "", exit_code=d.exit_code)
-    if d.status == "inconclusive" and d.exit_code == 0:
+    if (d.status == "inconclusive" and d.exit_code == 0) or passed_unseen(summary):
         out.qualifier = "passed by gate.inconclusive: pass"
     builder = {"regression": _regression, "inconclusive": _inconclusive, "pass": _pass, "baseline": _baseline}
     return builder.get(d.status, _error)(summary, out)
@@ -128,9 +128,20 @@ def _pass(s: Summary, out: Lead) -> Lead:
     if margin is not None:
         held = f"every dimension within the {margin * 100:.0f}-point margin"
     out.what = f"{held} ({', '.join(f'{d} {pct(r.rate)}' for d, r in s.rates.items())})"
+    unseen = [c for c in s.rule_changes if not c.cases]
+    if unseen:  # let through by gate.inconclusive: pass; the line says what the suite cannot see
+        out.cause = "although no case exercises " + "; ".join(f"{c.rule} {arrow(c.detail)}" for c in unseen[:2])
+        out.cause += f" (+{len(unseen) - 2} more)" if len(unseen) > 2 else ""
+        return out
     change = cause(s, set())
     out.cause = change.replace("after ", "with ", 1) if change.startswith("after ") else ""
     return out
+
+
+def passed_unseen(s: Summary) -> bool:
+    """A PASS beside a changed rule no case exercises: only `gate.inconclusive: pass` gives one
+    (gating/changes.py), and every report's first line says so."""
+    return s.decision.status == "pass" and s.decision.exit_code == 0 and any(not c.cases for c in s.rule_changes)
 
 
 def _baseline(s: Summary, out: Lead) -> Lead:

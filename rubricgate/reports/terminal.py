@@ -7,6 +7,7 @@ from pathlib import Path
 from rubricgate.models.dimensions import ordered
 from rubricgate.models.results import Summary
 from rubricgate.reports.comment import k_groups, new_cases_line, signed_pp
+from rubricgate.reports.story import passed_unseen
 from rubricgate.secrets import mask_credentials
 
 
@@ -88,14 +89,24 @@ def render_terminal(summary: Summary, run_dir: str) -> str:
         lines += ["failures:", *fails]
     lines += honesty_lines(summary)
     lines += _noise_and_cost_lines(summary)
-    verdict = {"pass": "PASS (exit 0)", "regression": "REGRESSION (exit 1)", "error": "COULD NOT JUDGE (exit 2)",
-               "inconclusive": f"INCONCLUSIVE (exit {d.exit_code}"
-               + (", passed by gate.inconclusive: pass)" if d.exit_code == 0 else ")"),
-               "baseline": "BASELINE RUN (measured, not gated)"}.get(d.status,
-                                                                     f"{d.status.upper()} (exit {d.exit_code})")
+    verdict = decision_words(summary)
     lines += [f"decision: {verdict}" + (f" - {'; '.join(d.reasons)}" if d.reasons else "")]
     lines += [f"warning: {w}" for w in d.warnings]
     lines += [f"warning: {a.warning}" for a in summary.agent_support.values() if a.warning]
     html = Path(run_dir) / "report.html"
     lines.append(f"report: {html if html.is_file() else run_dir}")
     return mask_credentials("\n".join(lines))
+
+
+def decision_words(summary: Summary) -> str:
+    """'PASS (exit 0)', 'INCONCLUSIVE (exit 2)', ...; a run let through by `gate.inconclusive: pass`
+    says so in the same words."""
+    d = summary.decision
+    let_through = ", passed by gate.inconclusive: pass"
+    if d.status == "pass":
+        return "PASS (exit 0" + (f"{let_through}: a changed rule no case exercises)" if passed_unseen(summary) else ")")
+    if d.status == "inconclusive":
+        return f"INCONCLUSIVE (exit {d.exit_code}" + (f"{let_through})" if d.exit_code == 0 else ")")
+    words = {"regression": "REGRESSION (exit 1)", "error": "COULD NOT JUDGE (exit 2)",
+             "baseline": "BASELINE RUN (measured, not gated)"}
+    return words.get(d.status, f"{d.status.upper()} (exit {d.exit_code})")

@@ -103,3 +103,21 @@ def test_run_exits_2_naming_an_edited_rule_no_case_exercises(repo):
     assert "scope-single-purpose" in summary["coverage"]["uncovered"]
     html = (run_dir / "report.html").read_text()
     assert 'id="coverage"' in html and 'id="rule-changes"' in html
+
+
+def test_a_run_let_through_by_inconclusive_pass_says_so_in_every_reports_first_line(repo):
+    config = repo / "rubricgate.yaml"
+    config.write_text(config.read_text().replace("  method: strict\n", "  method: strict\n  inconclusive: pass\n"))
+    assert CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo)]).exit_code == 0
+    set_severity(repo, "scope-single-purpose", "warning")
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert result.exit_code == 0, result.output
+    assert ("decision: PASS (exit 0, passed by gate.inconclusive: pass: a changed rule no case exercises)"
+            in result.output)
+    run_dir = max(p for p in (repo / "reports").iterdir() if not p.name.endswith("-baseline"))
+    first = (run_dir / "comment.md").read_text().splitlines()[1]
+    assert first.startswith("### ✅ rubricgate **PASS** (passed by gate.inconclusive: pass):"), first
+    assert "although no case exercises scope-single-purpose severity suggestion → warning" in first
+    html = (run_dir / "report.html").read_text()
+    assert "PASS (passed by gate.inconclusive: pass):</strong>" in html
+    assert "although no case exercises scope-single-purpose severity suggestion → warning" in html
