@@ -1,8 +1,7 @@
 """The baseline shipped in this repository was measured with the reviewer and config shipped
 beside it: a fresh clone's first run (the README's first command) must not report its own
-reviewer as changed since the baseline. One stale digest (a section of rubricgate.yaml the
-baseline never recorded) put "rubricgate.yaml#agent, #gate, #reviewer changed" in the headline
-of every newcomer's first report."""
+reviewer as changed since the baseline (a section of rubricgate.yaml the baseline does not record
+heads that report with "rubricgate.yaml#agent, ... changed"), nor any of its cases as edited."""
 
 from __future__ import annotations
 
