@@ -166,3 +166,14 @@ def reexpect_data_loader_as_warn(repo: Path) -> None:
     task.write_text(yaml.safe_dump(data))
     (repo / "fixtures/warn").mkdir(exist_ok=True)
     shutil.move(repo / "fixtures/block/data-loader", repo / "fixtures/warn/data-loader")
+
+
+def tour_repo(dest: Path) -> Path:
+    """This repository's default suite (reviewer, tasks, fixtures, config, baseline) in a fresh git repo."""
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "reviewer", "evals", "fixtures", "rubricgate.yaml",
+                             "baseline.json"], capture_output=True, text=True, check=True).stdout.split()
+    for rel in listed:
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, dest / rel)
+    subprocess.run(["git", "init", "-q", str(dest)], check=True)
+    return dest

@@ -59,3 +59,33 @@ def test_every_command_in_the_table_exists_with_its_flags():
             assert got.exit_code == 0, f"README names `{usage}`: {got.output}"
             for flag in re.findall(r"--[a-z][a-z-]*", usage):
                 assert flag in got.output, f"README gives {flag} to `{' '.join(name)}`"
+
+
+def _tour_output_block(step: str) -> str:
+    """The terminal lines the tour's step quotes, whitespace folded (the README wraps long lines)."""
+    start = README.index(step)
+    found = re.search(r"```\n(.*?)```", README[start:], re.S)
+    assert found, f"no output block after {step!r}"
+    return " ".join(found.group(1).split())
+
+
+def test_the_tours_runs_print_what_the_readme_quotes(tmp_path):
+    from click.testing import CliRunner
+
+    from rubricgate.cli.app import main
+    from tests.conftest import set_severity, tour_repo
+
+    repo = tour_repo(tmp_path / "repo")
+    first = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert first.exit_code == 0 and "decision: PASS (exit 0)" in first.output, first.output
+    run_dir = next(p for p in (repo / "reports").iterdir() if p.is_dir())
+    assert " changed" not in (run_dir / "comment.md").read_text().splitlines()[1]  # the shipped baseline is current
+    rubric = repo / "reviewer/evaluator/references/rubric.md"
+    shipped = rubric.read_text()
+    for step, rule, code in (("2. **Break the rubric.**", "fm-description-required", 1),
+                             ("3. **Edit a rule nothing tests.**", "scope-single-purpose", 2)):
+        rubric.write_text(shipped)
+        set_severity(repo, rule, "warning")
+        result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+        assert result.exit_code == code, result.output
+        assert _tour_output_block(step) in " ".join(result.output.split()), result.output

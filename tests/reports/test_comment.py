@@ -5,8 +5,6 @@ REGRESSION under 4 KB."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -284,20 +282,9 @@ def test_credential_shaped_reasons_are_masked_in_the_terminal_summary():
     assert "Zk8abcdefgh" not in out and "<masked:github-token>" in out
 
 
-def tour_repo(dest: Path) -> Path:
-    """This repository's default suite (reviewer, tasks, fixtures, config, baseline) in a fresh git repo."""
-    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "reviewer", "evals", "fixtures", "rubricgate.yaml",
-                             "baseline.json"], capture_output=True, text=True, check=True).stdout.split()
-    for rel in listed:
-        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / rel, dest / rel)
-    subprocess.run(["git", "init", "-q", str(dest)], check=True)
-    return dest
-
-
 def test_the_readme_tours_regression_comment_tells_what_and_why_first_in_under_4_kb(tmp_path):
     from rubricgate.pipeline import RunOptions, run_suite
-    from tests.conftest import set_severity
+    from tests.conftest import set_severity, tour_repo
 
     repo = tour_repo(tmp_path / "repo")
     set_severity(repo, "fm-description-required", "warning")
