@@ -122,7 +122,8 @@ def _next_steps(agent: str, repo: Path) -> str:
 @click.option("--id", "task_id", default=None, help="Task id (default: from the tier, rule and source).")
 @click.option("--tag", "tags", multiple=True, help="Tag (repeatable).")
 @click.option("--redact", is_flag=True, default=False,
-              help="Record a credential found in the snapshotted files as <redacted:KIND> instead of stopping.")
+              help="Record a credential found in the snapshotted files as a placeholder of the same shape "
+                   "marked REDACTED (ghp_REDACTEDbyRUBRICGATE) instead of stopping.")
 @click.option("--run/--no-run", "run_it", default=True, show_default=True,
               help="Run the new task once against the current reviewer.")
 def record(repo, config_path, pr, github_repo, base, head, from_run, case_id, diff_file, expect, rules, absent_rules,

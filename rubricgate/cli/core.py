@@ -230,7 +230,8 @@ def baseline() -> None:
 @repo_option
 @config_option
 @click.option("--reason", default=None,
-              help="Why the baseline changes (needed to lower a rate; checked before running).")
+              help="Why the baseline changes (needed to lower a rate; a lowering without it is refused once the "
+                   "run shows it, and the run is kept for --from).")
 @click.option("--from", "from_runs", type=click.Path(path_type=Path), multiple=True,
               help="Use this run's summary.json instead of running the suite (repeat it for each session's run).")
 @click.option("--allow-partial", is_flag=True,
