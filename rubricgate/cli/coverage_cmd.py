@@ -16,7 +16,7 @@ from rubricgate.errors import GateInputError, GateInputErrors
 def coverage_report(repo: Path, config_path: Path | None = None):
     """(loaded suite, Coverage, rule changes since the baseline): what `coverage` prints."""
     from rubricgate.gating.changes import rule_changes
-    from rubricgate.runner.cache import reviewer_digest
+    from rubricgate.runner.cache import recorded_digests
     from rubricgate.suite.baseline_file import load_baseline
     from rubricgate.suite.coverage import rule_coverage
     from rubricgate.suite.load import load_all
@@ -24,7 +24,7 @@ def coverage_report(repo: Path, config_path: Path | None = None):
     loaded = load_all(repo, config_path, require_baseline=False)
     path = repo / loaded.config.baseline
     baseline = load_baseline(path, loaded.config.baseline) if path.is_file() else None
-    digests = reviewer_digest(repo, loaded.config)
+    digests = recorded_digests(repo, loaded.config)
     changes = rule_changes(loaded.rubric, loaded.cases, baseline, digests, loaded.config.reviewer.rubric)
     return loaded, rule_coverage(loaded.rubric, loaded.cases, baseline), changes
 

@@ -30,12 +30,12 @@ NEXT_STEP_ACCEPT = 'rubricgate baseline update --reason "why the lower rate is r
 
 def reviewer_record(repo: Path, config, rubric) -> ReviewerRecord:
     """SHA-256 of each reviewer file (the cache's own digest) and the rubric's rule table."""
-    from rubricgate.runner.cache import config_digests, reviewer_digest
+    from rubricgate.runner.cache import recorded_digests
     from rubricgate.suite.rubric import meaning_of
 
     rules = {r.id: RuleRow(severity=r.severity, kind=r.kind, statement=statement_of(r),
                            means=meaning_of(r.severity, rubric.vocabulary)) for r in rubric.rules.values()}
-    digests = {**reviewer_digest(repo, config), **config_digests(config, repo)}
+    digests = recorded_digests(repo, config)
     return ReviewerRecord(digests=digests, rules=rules, fingerprint=fingerprint(digests),
                           tier_threshold=rubric.warning_block_threshold)
 

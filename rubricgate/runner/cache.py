@@ -166,6 +166,12 @@ def config_digests(config: Config, repo: Path) -> dict[str, str]:
     return out
 
 
+def recorded_digests(repo: Path, config: Config) -> dict[str, str]:
+    """What a run records of its reviewer and what baseline.json compares: a digest per reviewer
+    file and one per judging section of rubricgate.yaml."""
+    return {**reviewer_digest(repo, config), **config_digests(config, repo)}
+
+
 def case_digest(repo: Path, case: CaseSpec, meaning_only: bool = False, grading: bool = True,
                 seen: dict[tuple[str, bool], str] | None = None) -> str:
     """Digest of the case spec and of every file beside each reviewed file (e.g. references/).

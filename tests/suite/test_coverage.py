@@ -96,3 +96,13 @@ def test_tier_rules_read_the_rubrics_own_severity_words():
     spec = replace(base, rules=renamed, vocabulary=words)
     cov = rule_coverage(spec, [case("b", "BLOCK", rules=["secret-in-file"]), case("w", "WARN", rules=["body-present", "refs-link-broken"])])
     assert cov.row("tier:critical-blocks").cases == ["b"] and cov.row("tier:warning-threshold").cases == ["w"]
+
+
+def test_coverage_names_no_change_where_a_run_sees_none_and_names_a_config_change(repo):
+    assert CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo)]).exit_code == 0
+    out = CliRunner().invoke(main, ["coverage", "--repo", str(repo)])
+    assert out.exit_code == 0 and "changed:" not in out.output, out.output
+    config = repo / "rubricgate.yaml"
+    config.write_text(config.read_text().replace("  method: strict\n", "  method: strict\n  inconclusive: pass\n"))
+    out = CliRunner().invoke(main, ["coverage", "--repo", str(repo)])
+    assert "rubricgate.yaml#gate changed" in out.output and "rubricgate.yaml#agent" not in out.output, out.output

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rubricgate.gating.case_edits import with_case_digests
 from rubricgate.reports.explain import fingerprint
-from rubricgate.runner.cache import config_digests, reviewer_digest
+from rubricgate.runner.cache import recorded_digests
 from rubricgate.suite.config import load_config
 from rubricgate.suite.load import load_all
 
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_shipped_baseline_records_every_reviewer_file_and_config_section_as_shipped():
     config = load_config(ROOT)
-    now = {**reviewer_digest(ROOT, config), **config_digests(config, ROOT)}
+    now = recorded_digests(ROOT, config)
     baseline = load_all(ROOT).baseline
     assert baseline is not None
     assert baseline.reviewer_digests == now, "re-measure it: rubricgate baseline update --trials 3 --reason ..."
