@@ -34,7 +34,15 @@ class Built:
 
 
 def build_site(site: Site, out: Path) -> Built:
-    """Write every page of `site` under `out`."""
+    """Write every page of `site` under `out`; a folder that cannot be written is bad input."""
+    try:
+        return _build(site, out)
+    except OSError as exc:
+        raise GateInputError(str(exc.filename or out), "--build", f"cannot write: {exc.strerror or exc}",
+                             "give a folder you can write") from exc
+
+
+def _build(site: Site, out: Path) -> Built:
     # The folders of runs it shows and the reports folders holding them: a site written there
     # would land among the runs.
     _check_out(out, [*site.catalog.folders, *{r.root.parent for r in site.catalog.refs if r.folder}])

@@ -24,6 +24,14 @@ def test_a_missing_folder_is_one_line_and_exit_2(tmp_path):
     assert got.exit_code == 2 and got.output.count("\n") == 1 and "not a folder" in got.output
 
 
+def test_a_build_folder_that_cannot_be_written_is_one_line_and_exit_2(repo):
+    run_suite(RunOptions(repo=repo))
+    for out in ("/proc/rubricgate-site", "/proc/self/rubricgate-site/sub"):  # no one may write there
+        got = CliRunner().invoke(main, ["view", "--repo", str(repo), "--build", out])
+        assert got.exit_code == 2 and got.output.count("\n") == 1, got.output
+        assert "--build: cannot write" in got.output and "internal error" not in got.output, got.output
+
+
 def test_no_reports_yet_is_one_line_and_exit_2(repo):
     got = CliRunner().invoke(main, ["view", "--repo", str(repo), "--no-open"])
     assert got.exit_code == 2 and "no reports folder yet" in got.output
