@@ -171,3 +171,16 @@ def normal_path(path: str) -> str:
 
 
 RepoPath = Annotated[str, AfterValidator(normal_path)]
+
+
+def inside_run_folder(path: str) -> str:
+    """A file a run wrote, named relative to its folder ('transcripts/<case>-<trial>.json'): a
+    summary.json from elsewhere (a CI artifact, the history branch) must not make `report` or
+    `regrade` read outside the run folder."""
+    parts = path.split("/")
+    if path.startswith("/") or "\\" in path or "\0" in path or ".." in parts:
+        raise ValueError("must name a file inside the run folder (transcripts/<case>-<trial>.json)")
+    return path
+
+
+RunFile = Annotated[str, AfterValidator(inside_run_folder)]

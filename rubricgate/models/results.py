@@ -7,7 +7,7 @@ from pydantic import model_serializer
 # CaseSpec and AgentSupport live in their own modules so `validate` and `agents` load them
 # without every result and transcript model (bench/startup.py); they stay importable from here.
 from rubricgate.models.agent_support import AgentSupport
-from rubricgate.models.base import Meaning, Outcome, StrictModel, Tier, drop_empty, known_format
+from rubricgate.models.base import Meaning, Outcome, RunFile, StrictModel, Tier, drop_empty, known_format
 from rubricgate.models.case import CaseSpec
 from rubricgate.models.coverage import RuleChange
 from rubricgate.models.failures import FailureClass
@@ -49,7 +49,7 @@ class TrialResult(StrictModel):
     cost_usd: float | None = None
     model: str | None = None  # as the agent reported it (transcript.model)
     cached: bool = False
-    transcript: str = ""  # path relative to the run dir
+    transcript: RunFile = ""  # path relative to the run dir
     # Infrastructure failed on every attempt (API, auth, missing CLI, sandbox): the reviewer was
     # never judged, so the trial is excluded from every rate and counted against gate.max_errored.
     errored: bool = False

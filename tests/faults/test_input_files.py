@@ -191,3 +191,18 @@ def test_a_line_of_brackets_in_a_file_the_prompt_names_is_scanned_once(line: byt
 
     with hang_guard(HANG_S):
         assert references("reviewer/prompts/policy.md", line + b"\n[policy](rules.md)\n") == [("rules.md", "linked from")]
+
+
+@pytest.mark.parametrize("command", ["report", "regrade"])
+def test_a_summary_whose_transcript_leaves_the_run_folder_is_refused_before_anything_is_read(repo: Path,
+                                                                                           command: str) -> None:
+    from rubricgate.pipeline import RunOptions, run_suite
+
+    run_dir = run_suite(RunOptions(repo=repo)).run_dir
+    outside = repo.parent / "outside.json"
+    outside.write_text('{"not": "a transcript of this run"}')
+    summary = json.loads((run_dir / "summary.json").read_text())
+    summary["cases"][0]["trials"][0]["transcript"] = "../../../outside.json"
+    (run_dir / "summary.json").write_text(json.dumps(summary))
+    line = _one_error(command, str(run_dir), "--repo", str(repo))
+    assert "transcript" in line and "inside the run folder" in line, line
