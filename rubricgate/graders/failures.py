@@ -92,6 +92,9 @@ def outcome_fields(transcript: Transcript, verdict_ok: bool, extractor_failed: b
     # One clean attempt says nothing the trial does not; retries and errored trials list them all.
     attempts = list(transcript.attempts) if errored or len(transcript.attempts) > 1 else []
     said = evidence(transcript) if own else "the verdict extractor failed" if cls else ""
+    # A graded answer from a run that ended in an error (a verdict, or text graded as a malformed
+    # one: an answer cut by the output cap) says how it ended beside its grade in every report.
+    graded = verdict_ok or (not errored and bool(transcript.final_text.strip()))
     return {"errored": errored, "attempts": attempts, "failure": cls, "evidence": said,
-            "run_error": (transcript.error or transcript.termination) if verdict_ok and own else "",
+            "run_error": (transcript.error or transcript.termination) if graded and own else "",
             "notes": list(transcript.notes)}

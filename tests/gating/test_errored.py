@@ -104,3 +104,17 @@ def test_a_run_error_after_a_verdict_is_graded_and_visible_in_every_report(repo,
     run_dir = _run_dir(repo)
     for report in ("comment.md", "junit.xml", "report.html"):
         assert "run error after" in (run_dir / report).read_text().lower().replace("errors after", "error after"), report
+
+
+def test_an_answer_cut_by_the_output_cap_says_so_beside_its_grade_in_every_report(repo) -> None:
+    cfg = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    cfg["agent"] = {"name": "command", "format": "text", "sandbox": "none", "output_cap_bytes": 4096,
+                    "command": ["sh", "-c", "printf 'verdict: PASS\\nfindings: []\\n'; head -c 200000 /dev/zero | tr '\\0' x"]}
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(cfg))
+    result = _run(repo)
+    trials = [t for c in _summary(repo)["cases"] for t in c["trials"]]
+    assert all("output exceeded the cap" in t["run_error"] and not t["errored"] for t in trials), result.output
+    assert "run errors after a graded verdict" in result.output and "raise agent.output_cap_bytes" in result.output
+    run_dir = _run_dir(repo)
+    for report in ("comment.md", "junit.xml", "report.html"):
+        assert "output exceeded the cap" in (run_dir / report).read_text(), report
