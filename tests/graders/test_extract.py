@@ -192,6 +192,13 @@ def test_a_hook_that_cannot_read_the_answer_is_malformed_and_a_buggy_hook_errors
     assert grades["verdict"].category == "errored" and "TypeError" in grades["verdict"].reason
 
 
+def test_a_hook_that_calls_sys_exit_errors_the_trial_and_never_ends_the_run(tmp_path):
+    for code in ("0", "1", "None"):
+        exiting = _hook(tmp_path, f"import sys\ndef extract(text):\n    sys.exit({code})\n")
+        got = read_verdict("anything", RUBRIC, exiting)
+        assert got.status == "extractor_error" and "tried to exit" in got.error, got
+
+
 def test_a_hook_maps_the_answer_through_the_same_rules(tmp_path):
     hook = _hook(tmp_path, """
         def extract(text):
