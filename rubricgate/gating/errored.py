@@ -39,6 +39,8 @@ def errored_gate(decision: Decision, results: list[TrialResult], planned: int, m
     if n > max_errored:
         # Rates over the judged trials stay visible, but they cannot make this run pass.
         judged = [r if decision.status == "error" else f"among the judged trials: {r}" for r in decision.reasons]
+        if n == len(results):  # no trial was judged: what the tests said of none is no reason to show
+            judged = []
         reasons = [line, *judged]
         return decision.model_copy(update={"status": "error", "exit_code": exitcodes.CANNOT_JUDGE, "reasons": reasons})
     warning = (f"{n} of {planned} trials errored (infrastructure): left out of every rate and test, and counted "

@@ -30,6 +30,9 @@ def test_api_outage_is_could_not_judge_never_regression(repo) -> None:
     assert result.exit_code == 2, result.output
     assert "could not judge: 2 of 2 trials errored" in result.output
     assert "REGRESSION" not in result.output and "missing_tool" not in result.output
+    decision = next(line for line in result.output.splitlines() if line.startswith("decision:"))
+    assert decision == ("decision: COULD NOT JUDGE (exit 2) - could not judge: 2 of 2 trials errored "
+                        "(infrastructure; gate.max_errored is 0)"), decision  # no test of cases with no judged trial
     assert invocations(counter) == 6  # 2 trials x (1 + agent.retries=2)
     summary = _summary(repo)
     trials = [t for c in summary["cases"] for t in c["trials"]]
