@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from rubricgate.errors import GateInputError
-from rubricgate.suite.yaml_json import read_data
+from rubricgate.suite.yaml_json import MAX_SUITE_FILE_BYTES, read_data
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -96,9 +96,10 @@ def validate_all(model: type[M], data: Any, display: str) -> tuple[M | None, lis
 
 
 def load_all_errors(model: type[M], path: Path, display: str) -> tuple[M | None, list[GateInputError]]:
-    """Read a YAML/JSON file and validate it, collecting every problem."""
+    """Read a YAML/JSON file a user writes (config, task, expect.yaml: at most MAX_SUITE_FILE_BYTES)
+    and validate it, collecting every problem."""
     try:
-        data = read_data(path, display)
+        data = read_data(path, display, MAX_SUITE_FILE_BYTES)
     except GateInputError as exc:
         return None, [exc]
     return validate_all(model, data, display)

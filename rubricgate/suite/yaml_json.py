@@ -24,6 +24,11 @@ _BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # A YAML file's anchors and aliases may name one value many times: nine aliases of nine of nine
 # ... expand to a billion values for whatever walks the result (validation, scrubbing).
 MAX_NODES = 100_000
+# The most of a file any reader takes in: what a run writes (summary.json: ~4 KB a case) and
+# what a user writes (a config, a task with an embedded diff of at most 2 MB, an expect.yaml:
+# MAX_SUITE_FILE_BYTES) alike; a larger one is refused in one line before it is parsed.
+MAX_FILE_BYTES = 256_000_000
+MAX_SUITE_FILE_BYTES = 8_000_000
 
 
 class TooLarge(ValueError):
@@ -70,14 +75,18 @@ def utf8_text(data: bytes, display: str) -> str:
                              "save the file as UTF-8") from None
 
 
-def read_data(path: Path, display: str) -> Any:
-    """Parse a .yaml/.yml/.json file (YAML via safe_load) or raise a one-line error."""
+def read_data(path: Path, display: str, cap: int = MAX_FILE_BYTES) -> Any:
+    """Parse a .yaml/.yml/.json file of at most `cap` bytes (YAML via safe_load) or raise a one-line error."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as fh:
+            data = fh.read(cap + 1)
     except PermissionError:
         raise unreadable(display) from None
     except OSError as exc:
         raise GateInputError(display, "", f"cannot read file ({exc})", "check the path") from exc
+    if len(data) > cap:
+        raise GateInputError(display, "(file)", f"larger than {cap:,} bytes",
+                             "keep the file under that (no file rubricgate reads is this large): check the path")
     text = utf8_text(data, display)
     try:
         if path.suffix == ".json":

@@ -206,3 +206,13 @@ def test_a_summary_whose_transcript_leaves_the_run_folder_is_refused_before_anyt
     (run_dir / "summary.json").write_text(json.dumps(summary))
     line = _one_error(command, str(run_dir), "--repo", str(repo))
     assert "transcript" in line and "inside the run folder" in line, line
+
+
+@pytest.mark.parametrize("name", ["rubricgate.yaml", "fixtures/block/data-loader/expect.yaml"])
+def test_a_suite_file_over_the_size_bound_is_refused_in_one_line_before_it_is_parsed(repo: Path, name: str) -> None:
+    from rubricgate.suite.yaml_json import MAX_SUITE_FILE_BYTES
+
+    with (repo / name).open("a") as fh:  # a comment: the file stays valid YAML, only its size is wrong
+        fh.write("\n#" + "x" * MAX_SUITE_FILE_BYTES + "\n")
+    line = _validate(repo)
+    assert name.rpartition("/")[2] in line and f"larger than {MAX_SUITE_FILE_BYTES:,} bytes" in line, line
