@@ -3,9 +3,11 @@
 The sandbox makes the repository invisible to the agent; this check is what catches a hole in
 that (or everything, in copy-only mode). It cannot be fooled by putting back a size and an
 mtime: it compares content digests of every file, `.git` included (hooks, config, refs,
-objects), file modes, symlink targets and the set of folders. At the end of the run a file is
-read again unless its lstat, ctime included (which no user-space call can set back), is what it
-was at the start and it was not touched within two seconds of the start.
+objects), file modes, symlink targets and the set of folders. Only regular files are read: a
+FIFO, socket or device is compared by its kind and mode, never opened (opening a FIFO waits for
+a writer that may never come). At the end of the run a file is read again unless its lstat,
+ctime included (which no user-space call can set back), is what it was at the start and it was
+not touched within two seconds of the start.
 
 Skipped, and only these: the reports and cache folders (the run writes there), `.git/index`
 and `*.lock` files under `.git` (git rewrites the index's stat cache whenever anyone runs
@@ -94,10 +96,11 @@ def is_git_storage(rel: str) -> bool:
 def digest_tree(repo: Path, exclude: AbstractSet[str] = frozenset(), stats: TreeDigest | None = None,
                 known: Callable[[str, tuple], tuple | None] | None = None,
                 stored_before_ns: int | None = None) -> TreeDigest:
-    """{rel: (kind, mode, sha256 | link target)} for every file, folder and symlink. `stats`
-    collects each entry's lstat signature; `known(rel, signature)` may answer an entry's digest
-    without reading it (TreeGuard: unchanged since the start). With `stored_before_ns`, git's
-    object storage whose ctime is older is digested by its lstat signature instead of read."""
+    """{rel: (kind, mode, sha256 | link target)} for every file, folder, symlink and special file
+    (a FIFO, socket or device: its kind and mode, never opened). `stats` collects each entry's
+    lstat signature; `known(rel, signature)` may answer an entry's digest without reading it
+    (TreeGuard: unchanged since the start). With `stored_before_ns`, git's object storage whose
+    ctime is older is digested by its lstat signature instead of read."""
     state: TreeDigest = {}
     for rel, entry in _entries(repo, exclude):
         st = entry.stat(follow_symlinks=False)
@@ -112,9 +115,22 @@ def digest_tree(repo: Path, exclude: AbstractSet[str] = frozenset(), stats: Tree
             state[rel] = ("link", st.st_mode, os.readlink(entry.path))
         elif stat.S_ISDIR(st.st_mode):
             state[rel] = ("dir", st.st_mode, "")
-        else:
+        elif stat.S_ISREG(st.st_mode):
             state[rel] = ("file", st.st_mode, _sha256(entry.path))
+        else:
+            state[rel] = (_special_kind(st.st_mode), st.st_mode, "")
     return state
+
+
+def _special_kind(mode: int) -> str:
+    """What a non-regular, non-folder, non-link entry is; its content is never read."""
+    if stat.S_ISFIFO(mode):
+        return "fifo"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode):
+        return "char device"
+    return "block device" if stat.S_ISBLK(mode) else "special"
 
 
 def names_its_content(repo: Path, rel: str) -> bool:
@@ -131,9 +147,15 @@ def names_its_content(repo: Path, rel: str) -> bool:
 
 
 def _sha256(path: str) -> str:
+    """The digest of the regular file at `path`. Opened without following a link and without
+    blocking: a FIFO or device put there since its lstat is never read (and never waited on)."""
     h = hashlib.sha256()
     try:
-        with open(path, "rb") as f:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with open(fd, "rb") as f:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):  # replaced since its lstat: a change in itself
+                return f"not a file: {_special_kind(mode)}"
             for chunk in iter(lambda: f.read(1 << 20), b""):
                 h.update(chunk)
     except OSError as exc:  # unreadable now: a change in itself

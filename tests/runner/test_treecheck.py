@@ -4,11 +4,16 @@ never fooled by a rewrite whose size and mtime were put back."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
 
 from rubricgate.runner import treecheck
 from rubricgate.runner.treecheck import TreeGuard
+from tests.fake_reviewer import install
+from tests.timing import HANG_S
 
 
 def _repo(tmp_path: Path) -> Path:
@@ -59,6 +64,71 @@ def test_files_touched_just_before_the_run_are_read_again_whatever_their_lstat(t
     reads = _reads(monkeypatch)
     assert guard.changes() == []
     assert sorted(os.path.basename(p) for p in reads) == ["a.md", "baseline.json"]
+
+
+def _release(fifo: Path) -> None:
+    """Let go a reader blocked opening `fifo`, had the digest opened it (a test that fails must end)."""
+    try:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:  # no reader waiting: nothing to release
+        pass
+
+
+def test_a_fifo_in_the_tree_is_compared_by_kind_and_mode_never_opened(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    os.mkfifo(repo / "docs" / "pipe")
+    done: list[TreeGuard] = []
+    worker = threading.Thread(target=lambda: done.append(TreeGuard.start(repo, set(), adopt=False, known=set())),
+                              daemon=True)
+    worker.start()
+    worker.join(HANG_S)
+    _release(repo / "docs" / "pipe")
+    assert done, "the start digest opened the FIFO and waited for a writer"
+    assert done[0].before is not None and done[0].before["docs/pipe"][0] == "fifo"
+    assert done[0].changes() == []
+
+
+def test_a_fifo_replaced_by_a_regular_file_is_a_change(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    fifo = repo / "docs" / "pipe"
+    os.mkfifo(fifo)
+    done: list[TreeGuard] = []
+    worker = threading.Thread(target=lambda: done.append(TreeGuard.start(repo, set(), adopt=False, known=set())),
+                              daemon=True)
+    worker.start()
+    worker.join(HANG_S)
+    _release(fifo)
+    assert done, "the start digest opened the FIFO and waited for a writer"
+    guard = _aged(done[0])
+    fifo.unlink()
+    fifo.write_text("")
+    assert guard.changes() == ["docs/pipe"]
+
+
+def test_a_file_replaced_by_a_fifo_after_its_lstat_is_not_opened_and_is_a_change(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    target = repo / "docs" / "a.md"
+    target.unlink()
+    os.mkfifo(target)  # what a file swapped for a FIFO between the walk's lstat and the read looks like
+    done: list[str] = []
+    worker = threading.Thread(target=lambda: done.append(treecheck._sha256(os.fspath(target))), daemon=True)
+    worker.start()
+    worker.join(HANG_S)
+    _release(target)
+    assert done == ["not a file: fifo"]
+
+
+def test_a_run_finishes_with_a_fifo_in_the_repository(repo: Path) -> None:
+    install(repo, ["answer"])  # a watched agent: the run digests the whole tree at its start and end
+    os.mkfifo(repo / "pipe")
+    os.mkfifo(repo / "reviewer" / "pipe")  # in the reviewer's closure too (its folder is copied and digested)
+    try:
+        done = subprocess.run([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo)],
+                              capture_output=True, text=True, timeout=HANG_S)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("rubricgate run hung on a FIFO in the repository") from None
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "decision: PASS" in done.stdout
 
 
 # -- the cheap path -----------------------------------------------------------------------------
