@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 from pathlib import Path
 
@@ -94,12 +95,15 @@ def _file_patch(f: dict) -> str:
 def from_diff(path: Path) -> Reviewed:
     """A .diff or .patch file as it is: the task reviews the patch alone."""
     shown = str(path)
-    try:
-        raw = path.read_bytes()
+    try:  # a regular file by its size; anything else (/dev/zero, a pipe) read to one byte past the cap, never whole
+        with path.open("rb") as handle:
+            info = os.fstat(handle.fileno())
+            too_large = stat.S_ISREG(info.st_mode) and info.st_size > MAX_PATCH_CHARS
+            raw = b"" if too_large else handle.read(MAX_PATCH_CHARS + 1)
     except OSError as exc:
         raise GateInputError(shown, "--diff", f"cannot read ({exc.strerror})",
                              "give an existing .diff or .patch file") from None
-    if len(raw) > MAX_PATCH_CHARS:
+    if too_large or len(raw) > MAX_PATCH_CHARS:
         raise GateInputError(shown, "--diff", f"over {MAX_PATCH_CHARS:,} bytes", "record a smaller change")
     try:
         text = raw.decode("utf-8")

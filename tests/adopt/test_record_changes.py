@@ -3,6 +3,9 @@ a .diff file; and `record --from` of a fixture, which never takes its answer key
 
 from __future__ import annotations
 
+import resource
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,6 +64,30 @@ def test_a_diff_file_that_is_not_a_patch_is_exit_2(code_repo, tmp_path, content,
     path.write_bytes(content)
     got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--diff", str(path), "--no-run")
     assert got.exit_code == 2 and problem in got.output and "Traceback" not in got.output
+
+
+def _record_diff_capped(repo: Path, diff: str) -> subprocess.CompletedProcess[str]:
+    """`record --diff` in a child whose address space is capped at 2 GiB: reading the input whole
+    ends in MemoryError there, not in the OOM killer on the machine running the tests."""
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+    return subprocess.run([sys.executable, "-m", "rubricgate", "record", "--repo", str(repo), "--expect", "BLOCK",
+                           "--diff", diff, "--no-run"], capture_output=True, text=True, preexec_fn=cap, timeout=600)
+
+
+def test_a_diff_that_never_ends_is_refused_at_the_cap_not_read_whole(code_repo):
+    got = _record_diff_capped(code_repo, "/dev/zero")
+    assert got.returncode == 2, got.stderr[-1000:]
+    assert got.stderr.strip() == "error: /dev/zero: --diff: over 2,000,000 bytes (fix: record a smaller change)"
+
+
+def test_a_sparse_diff_file_over_the_cap_is_refused_by_its_size(code_repo, tmp_path):
+    path = tmp_path / "huge.diff"
+    with path.open("wb") as fh:
+        fh.truncate(64 << 30)  # 64 GiB that take no disk: a file read whole would need them in memory
+    got = _record_diff_capped(code_repo, str(path))
+    assert got.returncode == 2, got.stderr[-1000:]
+    assert got.stderr.strip() == f"error: {path}: --diff: over 2,000,000 bytes (fix: record a smaller change)"
 
 
 def test_a_task_id_that_holds_a_secret_is_refused_before_its_file_is_written(code_repo, tmp_path, monkeypatch):
