@@ -213,10 +213,17 @@ WORKSPACE_PATH_BYTES = 3840
 
 
 def _case_file_errors(repo: Path, folder: Path) -> list[GateInputError]:
-    """Its files' names, and its expect.yaml no link."""
+    """Its files' names, and its expect.yaml a file: no link, no folder. A folder named
+    expect.yaml was read as no expectations, and its files were copied into the workspace."""
     errors = _file_name_errors(repo, folder)
-    if (folder / "expect.yaml").is_symlink():
-        errors.append(_answer_key_is_a_link(_rel(repo, folder / "expect.yaml"), "an expect.yaml"))
+    expect = folder / "expect.yaml"
+    if expect.is_symlink():
+        errors.append(_answer_key_is_a_link(_rel(repo, expect), "an expect.yaml"))
+    elif os.path.lexists(expect) and not expect.is_file():
+        what = "a folder" if expect.is_dir() else "not a regular file"
+        errors.append(GateInputError(_rel(repo, expect), "", f"{what}: the fixture's expect.yaml must be a file "
+                                     "(its expectations would be ignored and its contents shown to the reviewer)",
+                                     "replace it with an expect.yaml file, or remove it"))
     return errors
 
 

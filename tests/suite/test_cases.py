@@ -366,6 +366,27 @@ def test_an_answer_key_file_that_is_a_link_out_of_the_suite_is_refused(repo, whi
     one_error(repo, where, "is a symbolic link: what it names would reach the reviewer")
 
 
+@pytest.mark.parametrize("layout", ["skills", "files"])
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_an_expect_yaml_that_is_not_a_file_is_refused_by_validate_and_run(repo, layout, kind):
+    # A folder named expect.yaml was read as no expectations, and its files reached the workspace.
+    if layout == "files":
+        config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+        config["suite"]["layout"] = "files"
+        (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    expect = repo / "fixtures/block/data-loader/expect.yaml"
+    expect.unlink()
+    if kind == "folder":
+        expect.mkdir()
+        (expect / "x.yaml").write_text("tier: PASS\n")
+    else:
+        os.mkfifo(expect)
+    what = "a folder" if kind == "folder" else "not a regular file"
+    line = one_error(repo, "fixtures/block/data-loader/expect.yaml", what, "must be a file")
+    run = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert run.exit_code == 2 and line in run.output and "Traceback" not in run.output, run.output
+
+
 @pytest.mark.parametrize("name", ["bad\udcff.md", "a\nb.md", "/".join(["x" * 250] * 15) + "/" + "y" * 150 + ".md"])
 def test_a_fixture_file_name_no_workspace_can_hold_or_list_is_one_line(repo, name):
     # Not UTF-8: an internal error writing the changed-files list; a line break: every trial unread.
