@@ -18,7 +18,7 @@ from rubricgate.models.config import Config
 from rubricgate.models.dimensions import DIMENSIONS
 from rubricgate.models.task import Expect, FixtureExpect, Rubric, TaskFile
 from rubricgate.suite.checks import fixture_layout_errors, task_errors, task_layout_errors
-from rubricgate.suite.overlays import reviewer_overlay_errors
+from rubricgate.suite.overlays import changed_files_errors, reviewer_overlay_errors
 from rubricgate.suite.paths import safe_relpath
 from rubricgate.suite.rubric import RubricSpec
 from rubricgate.suite.validation import load_all_errors
@@ -43,6 +43,7 @@ def load_suite(repo: Path, config: Config, rubric: RubricSpec | None = None,
         for case in cases:
             _check_review_root(repo, config, case, errors)
     errors += root_errors if cases else []
+    errors += changed_files_errors(repo, config, config_rel or "rubricgate.yaml")
     errors += reviewer_overlay_errors(repo, config, cases)
     if rubric is not None:
         for case in cases:

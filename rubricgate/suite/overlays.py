@@ -5,11 +5,16 @@ file of the reviewer itself (its closure, suite/closure.py: the prompt, skill, r
 they reference; a script the agent command runs from the workspace; the changed-files list the
 harness writes) would make the case test that text instead of the reviewer: a canned answer that
 passes whatever the PR does to the real one. Such a key is an input error naming the task.
+
+`reviewer.changed_files` is written into every workspace the same way, once per trial: naming
+a file of the reviewer (its prompt, a script agent.command runs) it overwrote the reviewer with
+the list of reviewed files, and every trial errored. The same rule refuses it in rubricgate.yaml.
 """
 
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +23,9 @@ from rubricgate.models.case import CaseSpec
 from rubricgate.models.config import Config
 from rubricgate.suite.closure import command_scripts, reviewer_closure
 from rubricgate.suite.trees import WorkTree
+
+CHANGED_LIST = "the changed-files list rubricgate writes"
+RUN_BY_COMMAND = "run by agent.command"
 
 
 def reviewer_overlay_errors(repo: Path, config: Config, cases: Sequence[CaseSpec]) -> list[GateInputError]:
@@ -32,6 +40,36 @@ def reviewer_overlay_errors(repo: Path, config: Config, cases: Sequence[CaseSpec
             for case, key in keyed if _canonical(key) in own]
 
 
+def changed_files_errors(repo: Path, config: Config, display: str) -> list[GateInputError]:
+    """An error when reviewer.changed_files names one of the reviewer's own files (by its name or,
+    through a link, by the file it names)."""
+    changed = config.reviewer.changed_files
+    own = {_canonical(rel): why for rel, why in reviewer_files(repo, config).items() if why != CHANGED_LIST}
+    real = WorkTree(repo).real(changed)
+    names = [_canonical(changed), *([_canonical(real[0])] if real else [])]
+    why = next((own[name] for name in names if name in own), None)
+    if why == RUN_BY_COMMAND and not set(names) & _programs(config):
+        why = None  # a path the command passes on, not the one it runs: the list itself, named so
+    if why is None:
+        return []
+    return [GateInputError(display, "reviewer.changed_files", f"replaces the reviewer's own {changed!r} ({why}) in "
+                           "the workspace: every trial would overwrite it with the list of reviewed files",
+                           "name a file of its own for the list, e.g. reviewer/.changed-skills.txt")]
+
+
+_IN_WORKSPACE = re.compile(r"\{workspace\}/([^\s'\"]+)")
+
+
+def _programs(config: Config) -> set[str]:
+    """The repository file agent.command starts, spelled canonically: its first word, or its first
+    argument that is no flag (the script an interpreter runs: `sh {workspace}/reviewer/review.sh`),
+    when that begins `{workspace}/`. A later `{workspace}/` argument may be what the program reads
+    (`{workspace}/reviewer/.changed-skills.txt`: the changed-files list, named by its path)."""
+    argv = config.agent.command or []
+    started = argv[:1] + [next((arg for arg in argv[1:] if not arg.startswith("-")), "")]
+    return {_canonical(m.group(1)) for word in started if (m := _IN_WORKSPACE.match(word))}
+
+
 def _canonical(rel: str) -> str:
     """The file a key names, however it is spelled: `./`, `//` and case (on a file system that
     folds case, `Reviewer/` is the same folder) make no other file."""
@@ -42,6 +80,6 @@ def reviewer_files(repo: Path, config: Config) -> dict[str, str]:
     """Repository-relative path -> why it is the reviewer's."""
     own = dict(reviewer_closure(WorkTree(repo), config).reasons)
     for rel in command_scripts(config):  # in the closure when there; named here even when not
-        own.setdefault(rel, "run by agent.command")
-    own.setdefault(config.reviewer.changed_files.strip("/"), "the changed-files list rubricgate writes")
+        own.setdefault(rel, RUN_BY_COMMAND)
+    own.setdefault(config.reviewer.changed_files.strip("/"), CHANGED_LIST)
     return own
