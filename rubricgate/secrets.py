@@ -6,7 +6,8 @@ agent can echo it anywhere: its stream, stderr, a tool input, the verdict JSON. 
 written it may have been JSON-escaped once or several times (a verdict inside a stream line
 inside a transcript inside an event), HTML/XML-escaped, or cut (a 300-character error line, a
 stderr tail, an output cap). So scrubbing replaces, longest first:
-  * every *written form* of the value: raw or encoded (base64, base64url, hex, percent), each
+  * every *written form* of the value: raw or encoded (base64, base64url, hex, percent; the
+    part of its base64 that the base64 of any longer string holding it shares), each
     JSON-escaped at depth 1 to 3 (ASCII, UTF-8 or Go's `\\u0026`; the value's first escaping
     also as other encoders spell it: `\\/`, upper-case hex), and each of those HTML/XML-escaped;
   * a *fragment left at a cut*: at least MIN_FRAGMENT leading characters of a form that stop
@@ -115,12 +116,30 @@ def _markup_forms(form: str) -> set[str]:
 
 def encoded_forms(value: str) -> set[str]:
     """The value as the common encodings write it: base64 (standard and URL-safe, padded or
-    not), hex (either case) and percent-encoding. A reviewer asked not to print a key may
-    still print it encoded."""
+    not, alone or inside the base64 of a longer string: `base64_cores`), hex (either case) and
+    percent-encoding. A reviewer asked not to print a key may still print it encoded."""
     raw = value.encode("utf-8", "surrogateescape")
     b64 = {base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()}
-    return {value, *b64, *(f.rstrip("=") for f in b64), raw.hex(), raw.hex().upper(),
+    return {value, *b64, *(f.rstrip("=") for f in b64), *base64_cores(raw), raw.hex(), raw.hex().upper(),
             urllib.parse.quote(value, safe="", errors="surrogateescape")}
+
+
+def base64_cores(raw: bytes) -> set[str]:
+    """What the base64 (standard and URL-safe) of any longer string holding `raw` always holds,
+    whatever comes before and after it: `printf 'user:%s' "$KEY" | base64` (Basic auth) or the
+    base64 of `Bearer $KEY` encodes the key at an offset that is not a multiple of 3. For each
+    of the 3 alignments (0, 1 or 2 bytes of the prefix in the key's first group of 3), the
+    characters made of the key's bits alone: without the leading ones that hold bits of the
+    prefix and the trailing one that holds bits of what follows. A core shorter than
+    MIN_SECRET_CHARS is too common to be the secret and is left out."""
+    cores = set()
+    for shift in range(3):
+        first, last = -(-8 * shift // 6), 8 * (shift + len(raw)) // 6  # characters i with first <= i < last
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            core = encode(bytes(shift) + raw).decode()[first:last]
+            if len(core) >= MIN_SECRET_CHARS:
+                cores.add(core)
+    return cores
 
 
 @lru_cache(maxsize=64)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import html
+import re
 import json
 from pathlib import Path
 
@@ -49,6 +51,42 @@ def test_scrub_model_scrubs_values_never_field_names_and_keeps_nested_models_mod
     assert isinstance(clean.grades["verdict"], Grade) and clean.findings[0].rule == "r1"
     assert secret not in clean.model_dump_json() and REDACTED in clean.model_dump_json()
     assert result.transcript == "transcripts/c-1.json"  # the original is left as it was
+
+
+def _decoded_base64(text: str) -> list[bytes]:
+    """Every run of base64 characters in `text` decoded at each of its 4 character alignments
+    (standard and URL-safe alike): what a reader of the text could decode from it."""
+    decoded = []
+    for run in re.findall(r"[A-Za-z0-9+/_-]+", text):
+        run = run.replace("-", "+").replace("_", "/")
+        for start in range(4):
+            body = run[start:][:len(run[start:]) // 4 * 4]
+            decoded.append(base64.b64decode(body) if body else b"")
+    return decoded
+
+
+@pytest.mark.parametrize("secret", ["sk-live-Zq9K2mP7vL4nR8tW", "review", 'p@ss"wörd\\123-Zk8'])
+@pytest.mark.parametrize("prefix", [b"", b"u", b"us", b"usr", b"user:", b"Bearer ", b"\x00\xff"])
+@pytest.mark.parametrize("suffix", [b"", b"\n", b"x", b"xy", b":rest-of-the-header"])
+@pytest.mark.parametrize("encode", [base64.b64encode, base64.urlsafe_b64encode], ids=["standard", "urlsafe"])
+def test_the_secret_base64_encoded_inside_a_longer_string_is_scrubbed(secret: str, prefix: bytes, suffix: bytes,
+                                                                      encode) -> None:
+    # `printf 'user:%s' "$KEY" | base64` (Basic auth) or base64 of `Bearer $KEY` starts the
+    # secret at an offset that is not a multiple of 3: only its encoding at offset 0 was known.
+    raw = secret.encode()
+    encoded = encode(prefix + raw + suffix).decode()
+    for text in (f"Authorization: Basic {encoded}\n", encoded, json.dumps({"stderr": encoded.rstrip("=")})):
+        out = scrub(text, [secret])
+        assert REDACTED in out, (text, out)
+        left = [d for d in _decoded_base64(out) if any(raw[i:i + 5] in d for i in range(len(raw) - 4))]
+        assert left == [], (text, out)
+
+
+def test_a_secret_in_longer_base64_leaves_the_text_around_it() -> None:
+    secret = "sk-live-Zq9K2mP7vL4nR8tW"
+    encoded = base64.b64encode(b"user:" + secret.encode()).decode()
+    out = scrub(f"Authorization: Basic {encoded} end", [secret])
+    assert out.startswith("Authorization: Basic dXNlcj") and out.endswith(" end") and out.count(REDACTED) == 1
 
 
 def test_scrub_model_gives_back_a_model_that_holds_no_secret_as_it_is() -> None:

@@ -91,3 +91,8 @@ def test_an_encoded_secret_is_scrubbed() -> None:
     for form in (base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode().rstrip("="),
                  raw.hex(), raw.hex().upper()):
         assert scrub(f"token={form};", [secret]) == f"token={REDACTED};"
+    # Inside a longer string, at any offset: Basic auth's `user:KEY`, `Bearer KEY`, a line after it.
+    for whole in (b"user:" + raw, b"Bearer " + raw, b"u" + raw + b"\n", b"us" + raw + b"xy"):
+        for form in (base64.b64encode(whole).decode(), base64.urlsafe_b64encode(whole).decode().rstrip("=")):
+            out = scrub(f"token={form};", [secret])
+            assert REDACTED in out and len(out) <= len(f"token={REDACTED};") + 16, (whole, out)

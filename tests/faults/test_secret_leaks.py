@@ -107,3 +107,40 @@ def test_an_allowlisted_secret_looking_value_is_scrubbed_in_every_mode(sandbox, 
     assert leaks([done.run_dir], token) == []
     written = [p.read_text() for p in (done.run_dir / "transcripts").glob("*.json")]
     assert written and all("token: [REDACTED]" in text for text in written)  # it did reach the reviewer
+
+
+@pytest.mark.parametrize("sandbox", sandbox_modes())
+def test_a_secret_base64_encoded_inside_a_longer_string_is_scrubbed(sandbox, tmp_path, monkeypatch) -> None:
+    """A reviewer printing `Authorization: Basic $(printf 'user:%s' "$MY_API_KEY" | base64)`, or base64
+    of `Bearer $MY_API_KEY`, to stderr and failing: the secret's base64 starts at an offset that is
+    not a multiple of 3 and was written everywhere (terminal, comment, HTML, JUnit, summary, events,
+    transcripts). No file keeps a decodable piece of it."""
+    import base64
+
+    from tests.conftest import make_repo
+    from tests.faults.reviewers import use_reviewer, write_reviewer
+
+    key = "sk-live-Zq9fault7K2mP7vL4nR8tW"
+    monkeypatch.setenv("MY_API_KEY", key)
+    repo = make_repo(tmp_path / "repo", fixtures=["pass/weekly-revenue-summary"])
+    script = write_reviewer(tmp_path / "agents", """
+        import base64, sys
+        key = os.environ['MY_API_KEY'].encode()
+        for whole in (b'user:' + key, b'Bearer ' + key, b'u' + key + b'\\n'):
+            sys.stderr.write('Authorization: Basic ' + base64.b64encode(whole).decode() + '\\n')
+            sys.stderr.write('url ' + base64.urlsafe_b64encode(whole).decode().rstrip('=') + '\\n')
+        sys.stderr.write('Authorization: Basic ' + base64.b64encode(b'user:' + key).decode() + ' '
+                         + base64.urlsafe_b64encode(b'Bearer ' + key).decode() + '\\n')  # the error line
+        sys.exit(1)
+    """)
+    use_reviewer(repo, script, sandbox=sandbox, secret_env=["MY_API_KEY"])
+    done = run_suite(RunOptions(repo=repo))
+    # The trial crashed with no verdict: the run could not judge (exit 2).
+    assert done.summary.isolation == ISOLATION[sandbox] and done.exit_code == 2, done.summary.decision
+    texts = {str(p): p.read_text(errors="replace") for p in done.run_dir.rglob("*") if p.is_file()}
+    texts["terminal"] = render_terminal(done.summary, str(done.run_dir))
+    assert any("Authorization: Basic" in t for t in texts.values())  # it did reach what is written
+    pieces = {base64.b64encode(bytes(shift) + key.encode()).decode()[4:-4] for shift in range(3)}
+    pieces |= {p.replace("+", "-").replace("/", "_") for p in pieces}
+    found = [f"{name}: {piece}" for name, text in texts.items() for piece in pieces if piece in text]
+    assert found == [] and leaks([done.run_dir], key) == []
