@@ -233,6 +233,7 @@ class _Scrubber:
 
     def __init__(self, secrets: tuple[str, ...]) -> None:
         self.forms = sorted({f for value in secrets for f in written_forms(value)}, key=len, reverse=True)
+        self.quoted = any('"' in f for f in self.forms)  # a match may reach past a JSON string's quote
         self.pieces = {p for f in self.forms
                        for p in ((f,) if len(f) <= MIN_FRAGMENT else (f[:MIN_FRAGMENT], f[-MIN_FRAGMENT:]))}
         self.probe = re.compile(_trie_pattern(sorted(self.pieces))) if self.pieces else None
@@ -257,6 +258,52 @@ class _Scrubber:
                  *(span for tail, forms in self.tails.items() if tail in present
                    for span in _tail_spans(text, tail, forms))]
         return _redact(text, spans) if spans else text
+
+
+# An object key of JSON text: a string (no escape in it: the names we write have none) followed
+# by a colon. Its opening quote is no escaped one: every quote inside a string value of the text
+# is escaped, so no piece of a value (nor a key of JSON held in a value) is taken for a key.
+_JSON_KEY = re.compile(r'(?<!\\)"[^"\\\n]*"(?=[ \t\r\n]*:)')
+
+
+def scrub_json(text: str, secrets: Iterable[str]) -> str:
+    """`scrub` for JSON text rubricgate writes (whole, one value a line, or split between its
+    values): its object keys are field names, ours, and are never changed; every string value is
+    scrubbed. A secret equal to a field name or inside one (`review` in `"reviewer":`) left the
+    key `"[REDACTED]er"`, and the file no longer read back as its model. Keys a reviewer chose (a
+    tool's input) are data, scrubbed with the model before it is written (`scrub_model`); those
+    of JSON held in a string value are part of the value here."""
+    scrubber = _scrubber(tuple(sorted(set(secrets))))
+    if scrubber.probe is None or not scrubber.probe.search(text):
+        return text  # most text holds no secret: one scan
+    keys: list[tuple[int, int]] = []  # the keys holding a piece of a secret: the text is scrubbed around them
+    for hit in scrubber.probe.finditer(text):
+        key = _key_around(text, hit.start())
+        if key is not None and (not keys or keys[-1] != key):
+            keys.append(key)
+    cleaned = _scrubbed_around(text, keys, scrubber)
+    # A form holding a quote may reach a key from outside it: then the text between every two keys.
+    if scrubber.quoted and _JSON_KEY.findall(cleaned) != _JSON_KEY.findall(text):
+        cleaned = _scrubbed_around(text, [key.span() for key in _JSON_KEY.finditer(text)], scrubber)
+    return cleaned
+
+
+def _key_around(text: str, at: int) -> tuple[int, int] | None:
+    """(start, stop) of the object key of JSON text holding text[at], None when none does."""
+    quote = text.rfind('"', 0, at + 1)
+    key = _JSON_KEY.match(text, quote) if quote >= 0 else None
+    return key.span() if key is not None and key.end() > at else None
+
+
+def _scrubbed_around(text: str, keep: list[tuple[int, int]], scrubber: _Scrubber) -> str:
+    """text with what lies between the `keep` spans (sorted, apart) scrubbed piece by piece, the
+    spans as they are. Each piece ends at a key's quote and the next begins after its other
+    one: a quote is a cut edge, so the pieces are scrubbed as they would be in the whole."""
+    pieces, pos = [], 0
+    for begin, end in keep:
+        pieces += [scrubber(text[pos:begin]), text[begin:end]]
+        pos = end
+    return "".join(pieces) + scrubber(text[pos:])
 
 
 @lru_cache(maxsize=16)
@@ -440,23 +487,25 @@ def _backslashes_before(text: str, at: int) -> int:
 
 
 def scrub_data(value: Any, secrets: Iterable[str]) -> Any:
-    """A copy of JSON-like data (dicts, lists, strings; keys too) with every string scrubbed."""
+    """A copy of JSON-like data that rubricgate writes (dicts, lists, strings: a model's dump, an
+    event) with every string value scrubbed. Its keys are left: they are field names, ours (see
+    scrub_json); data keys that can hold a secret are scrubbed with their model (`scrub_model`)."""
     values = list(secrets)
     if not values:
         return value
-    return _walk(value, values)
+    return _walk(value, values, keys=False)
 
 
-def _walk(value: Any, secrets: list[str]) -> Any:
+def _walk(value: Any, secrets: list[str], keys: bool = True) -> Any:
     if isinstance(value, str):
         return scrub(value, secrets)
     if isinstance(value, dict):
-        return {_walk(k, secrets): _walk(v, secrets) for k, v in value.items()}
+        return {(_walk(k, secrets) if keys else k): _walk(v, secrets, keys) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_walk(v, secrets) for v in value]
+        return [_walk(v, secrets, keys) for v in value]
     if isinstance(value, BaseModel):  # its field names are no data: only their values are scrubbed
         fields = type(value).model_fields
-        return value.model_copy(update={name: _walk(getattr(value, name), secrets) for name in fields})
+        return value.model_copy(update={name: _walk(getattr(value, name), secrets, keys) for name in fields})
     return value
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from rubricgate.models.transcript import ToolCall, Transcript
-from rubricgate.secrets import (REDACTED, encodable, json_forms, scrub, scrub_data, scrub_file, scrub_model,
-                                secret_values)
+from rubricgate.secrets import (REDACTED, encodable, json_forms, scrub, scrub_data, scrub_file, scrub_json,
+                                scrub_model, secret_values)
 
 SECRET = 'p@ss"wörd\\123-Zk8'
 
@@ -165,10 +165,43 @@ def test_secret_values_take_every_secret_looking_value_the_agent_gets_declared_o
     assert secret_values(env, []) == ["ghp_Zq9fault7K2mP7vL4nR8tWx3Yb6Hc1Jd5Ks", "plain-words-value"]
 
 
-def test_scrub_data_walks_keys_lists_and_leaves_other_values() -> None:
-    data = {SECRET: [f"a{SECRET}", 3, None, {"k": (SECRET,)}]}
-    assert scrub_data(data, [SECRET]) == {REDACTED: [f"a{REDACTED}", 3, None, {"k": [REDACTED]}]}
+def test_scrub_data_walks_values_and_lists_and_leaves_keys_and_other_values() -> None:
+    # Its keys are the field names of what is written (a model's dump, an event): ours.
+    data = {"reviewer": [f"a{SECRET}", 3, None, {"k": (SECRET,), "review": "review"}]}
+    assert scrub_data(data, [SECRET]) == {"reviewer": [f"a{REDACTED}", 3, None, {"k": [REDACTED], "review": "review"}]}
+    assert scrub_data(data, ["review"])["reviewer"][3] == {"k": [SECRET], "review": REDACTED}
     assert scrub_data(data, []) is data
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_scrub_json_never_changes_an_object_key_and_scrubs_every_value(indent: int | None) -> None:
+    # MY_API_KEY=review made summary.json's key "reviewer" "[REDACTED]er": the run no longer read back.
+    data = {"reviewer": "review", "reviews": ["a review", {"review": "x review", "n": 1}],
+            "raw": json.dumps({"review": "review"}), "": "review"}
+    out = json.loads(scrub_json(json.dumps(data, indent=indent), ["review"]))
+    assert list(out) == list(data) and list(out["reviews"][1]) == ["review", "n"]
+    assert out["reviewer"] == REDACTED and out["reviews"][0] == f"a {REDACTED}" and out[""] == REDACTED
+    assert "review" not in out["raw"] and "review" not in out["reviews"][1]["review"]  # JSON in a value is the value
+    assert scrub_json(json.dumps(data), ["hunter2-Qx7pL9zK"]) == json.dumps(data)
+
+
+@pytest.mark.parametrize("secret", ['wer": "re', 'reviewer"', '"reviews', 'n": 1}'])
+def test_scrub_json_keeps_the_keys_of_a_secret_holding_a_quote(secret: str) -> None:
+    data = {"reviewer": "review", "reviews": [{"review": f"x {secret}", "n": 1}]}
+    out = json.loads(scrub_json(json.dumps(data, indent=2), [secret]))
+    assert list(out) == list(data) and list(out["reviews"][0]) == ["review", "n"]
+    assert secret not in out["reviews"][0]["review"]
+
+
+def test_an_event_keeps_its_field_names(tmp_path: Path) -> None:
+    from rubricgate.records.events import EventLog
+
+    seen: list[dict] = []
+    log = EventLog(tmp_path / "events.jsonl", [seen.append], secrets=["case_id"])
+    log.emit("trial_result", case_id="x", trial=1, note="the case_id is case_id")
+    line = json.loads((tmp_path / "events.jsonl").read_text())
+    assert list(line) == ["event", "at", "case_id", "trial", "note"] == list(seen[0])
+    assert line["note"] == seen[0]["note"] == f"the {REDACTED} is {REDACTED}"
 
 
 # -- credential-shaped text (not known values): record's check and the reports' masking --------

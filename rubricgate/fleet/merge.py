@@ -22,7 +22,7 @@ from rubricgate.fleet.verify import FIX, shard_events, verify_shards
 from rubricgate.gating.case_edits import with_case_digests
 from rubricgate.gating.recorded import copy_transcripts
 from rubricgate.gating.summarize import build_summary
-from rubricgate.isolation.environment import build_env, scrub, secret_values
+from rubricgate.isolation.environment import build_env, secret_values
 from rubricgate.isolation.netaccess import NetworkAccess
 from rubricgate.isolation.sandbox import SandboxPolicy
 from rubricgate.models.results import Summary, TrialResult
@@ -36,6 +36,7 @@ from rubricgate.runner.cost import Budget, is_not_run
 from rubricgate.runner.run_state import RunState
 from rubricgate.runner.scheduler import TREE_CHANGED, Job
 from rubricgate.runner.startup import with_isolation
+from rubricgate.secrets import scrub_json
 from rubricgate.suite.load import Loaded, load_all
 
 # Fields every shard of one run records identically (the assignment is checked on its own).
@@ -208,10 +209,10 @@ def _write_events(run_dir: Path, shards: list[Shard], jobs: list[Job], summary: 
     middle = [e for s in shards for e in shard_events(s) if e.get("event") not in ("run_started", "run_completed")]
     with (run_dir / "events.jsonl").open("a", encoding="utf-8") as fh:
         for event in sorted(middle, key=lambda e: str(e.get("at", ""))):
-            fh.write(scrub(json.dumps(event, default=str), secrets) + "\n")
+            fh.write(scrub_json(json.dumps(event, default=str), secrets) + "\n")
 
 
 def _append_event(run_dir: Path, event: str, secrets: list[str], at: str | None = None, **fields) -> None:
     stamp = at or datetime.now(UTC).isoformat(timespec="milliseconds")
     with (run_dir / "events.jsonl").open("a", encoding="utf-8") as fh:
-        fh.write(scrub(json.dumps({"event": event, "at": stamp, **fields}, default=str), secrets) + "\n")
+        fh.write(scrub_json(json.dumps({"event": event, "at": stamp, **fields}, default=str), secrets) + "\n")

@@ -14,7 +14,7 @@ from typing import IO, Any
 
 from rubricgate import boundary
 from rubricgate.records.writing import WriteFailure, failure
-from rubricgate.secrets import encodable, scrub, scrub_data
+from rubricgate.secrets import encodable, scrub_data, scrub_json
 
 EventListener = Callable[[dict[str, Any]], None]
 
@@ -37,7 +37,7 @@ class EventLog:
         """Record an event now (flushed before returning), then tell the listeners."""
         record = {"event": event, "at": datetime.now(UTC).isoformat(timespec="milliseconds"), **fields}
         record = scrub_data(record, self.secrets)  # listeners print to CI logs: they get it scrubbed too
-        self._write(scrub(json.dumps(record, default=str), self.secrets) + "\n")
+        self._write(scrub_json(json.dumps(record, default=str), self.secrets) + "\n")
         for listener in self.listeners:
             listener(record)
 

@@ -47,7 +47,7 @@ def make_run_folder(reports: Path, run_id: str, inputs: tuple[Path, ...] = ()) -
 
 def write_json_atomic(path: Path, data: dict, secrets: list[str] | None = None) -> None:
     """Write scrubbed JSON via a temp file and rename, so a crash never leaves half a file."""
-    write_text_atomic(path, indented_json(scrub_data(data, secrets or [])) + "\n", secrets)
+    write_text_atomic(path, indented_json(scrub_data(data, secrets or [])) + "\n", secrets, as_json=True)
 
 
 def indented_json(data: object) -> str:
@@ -68,7 +68,7 @@ def write_summary(run_dir: Path, summary: Summary, secrets: list[str] | None = N
     three copies of it at once (the serialized text, the scrubbed text, its bytes)."""
     path = run_dir / "summary.json"
     try:
-        write_pieces_atomic(path, summary_pieces(summary), secrets)
+        write_pieces_atomic(path, summary_pieces(summary), secrets, as_json=True)
     except PydanticSerializationError:  # a lone surrogate from a CLI's output: json.dumps escapes it
         write_json_atomic(path, summary.model_dump(mode="json"), secrets)
     return path
@@ -100,7 +100,7 @@ def write_model_atomic(path: Path, model: BaseModel, secrets: list[str] | None =
     except PydanticSerializationError:  # a lone surrogate from a CLI's output: json.dumps escapes it
         write_json_atomic(path, model.model_dump(mode="json"), secrets)
         return
-    write_text_atomic(path, text, secrets)
+    write_text_atomic(path, text, secrets, as_json=True)
 
 
 def read_summary(path: Path) -> Summary:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from pydantic_core import PydanticSerializationError
 
 from rubricgate.models.view_index import CaseCell, RateCell, RunCases, RunHead, TrialCell
-from rubricgate.secrets import scrub
+from rubricgate.secrets import scrub_json
 
 if TYPE_CHECKING:  # built from a summary; the viewer reads the index without these models
     from rubricgate.models.results import CaseSummary, Summary, TrialResult
@@ -119,7 +119,7 @@ def store(folder: Path, head: RunHead, cases: bytes, secrets: list[str] | None =
 
 
 def _scrubbed(data: bytes, secrets: list[str] | None) -> bytes:
-    return scrub(data.decode("utf-8"), secrets).encode("utf-8") if secrets else data
+    return scrub_json(data.decode("utf-8"), secrets).encode("utf-8") if secrets else data
 
 
 def _write_new(folder: Path, name: str, data: bytes) -> None:

@@ -2,7 +2,8 @@
 
 Every file rubricgate writes goes through `write_text_atomic` (or `write_pieces_atomic`, for
 text made piece by piece: summary.json, report.html, junit.xml): secrets are scrubbed from the
-final text, lone surrogates are made writable, and the bytes land through a temp file and a
+final text (from JSON text its string values only: its keys are field names, ours, and a
+reader validates them), lone surrogates are made writable, and the bytes land through a temp file and a
 rename, so a full disk leaves either the old file or none, never half a file. A run collects the
 files it could not write (`WriteFailure`); any failure makes the run's decision exit 2.
 """
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from rubricgate.secrets import encoded, scrub
+from rubricgate.secrets import encoded, scrub, scrub_json
 
 
 @dataclass(frozen=True)
@@ -36,20 +37,23 @@ def failure(path: Path | str, exc: BaseException) -> WriteFailure:
     return WriteFailure(str(path), f"{type(exc).__name__}: {exc}")
 
 
-def write_text_atomic(path: Path, text: str, secrets: list[str] | None = None) -> Path:
-    """Scrub `text`, write it to `path` via a temp file and rename; OSError propagates."""
-    return write_pieces_atomic(path, (text,), secrets)
+def write_text_atomic(path: Path, text: str, secrets: list[str] | None = None, as_json: bool = False) -> Path:
+    """Scrub `text`, write it to `path` via a temp file and rename; OSError propagates. JSON text
+    (`as_json`) keeps its object keys, the field names a reader validates (`scrub_json`)."""
+    return write_pieces_atomic(path, (text,), secrets, as_json)
 
 
-def write_pieces_atomic(path: Path, pieces: Iterable[str], secrets: list[str] | None = None) -> Path:
+def write_pieces_atomic(path: Path, pieces: Iterable[str], secrets: list[str] | None = None,
+                        as_json: bool = False) -> Path:
     """`write_text_atomic` for text made piece by piece, so the whole is never held in memory:
     each piece is scrubbed on its own, so a piece must not end inside a string (JSON split between
     its values is). Anything raised while the pieces are made leaves no file and propagates."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    scrubbed = scrub_json if as_json else scrub
     try:
         with _create(tmp) as handle:
             for piece in pieces:
-                handle.write(encoded(scrub(piece, secrets or [])))
+                handle.write(encoded(scrubbed(piece, secrets or [])))
         os.replace(tmp, path)
     except BaseException:
         _discard(tmp)

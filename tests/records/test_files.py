@@ -53,6 +53,60 @@ def test_a_secret_in_a_case_is_scrubbed(tmp_path: Path) -> None:
     assert "sk-live-0123456789abcdef" not in text and "[REDACTED]" in text
 
 
+def _strings(value, keys: bool = False) -> list[str]:
+    """Every string value of JSON data (its keys too when `keys`)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [*(k for k in value if keys), *(s for v in value.values() for s in _strings(v, keys))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v, keys)]
+    return []
+
+
+def _key_paths(value, at: str = "") -> set[str]:
+    if isinstance(value, dict):
+        return {f"{at}.{k}" for k in value} | {p for k, v in value.items() for p in _key_paths(v, f"{at}.{k}")}
+    if isinstance(value, list):
+        return {p for v in value for p in _key_paths(v, at)}
+    return set()
+
+
+@pytest.mark.parametrize("secret", ["review", "reviewer", "trials", "outcome"],
+                         ids=["inside-field-names", "a-field-name", "a-field-name-and-a-word", "a-nested-field-name"])
+@pytest.mark.parametrize("pieces", [True, False], ids=["pieces", "json-dumps-fallback"])
+def test_a_secret_never_rewrites_a_field_name_and_the_summary_reads_back(tmp_path: Path, secret: str,
+                                                                        pieces: bool) -> None:
+    # MY_API_KEY=review (6 characters: a secret) turned the key "reviewer" into "[REDACTED]er" and
+    # `report`, `trend`, `view`, `baseline update --from` failed: "Extra inputs are not permitted".
+    s = summary()
+    s.cases[0].why = f"the {secret} said: {secret}{secret}"
+    s.cases[1].why = f"{secret}"
+    if not pieces:  # a lone surrogate: pydantic-core refuses it, json.dumps writes the whole summary
+        s.decision.reasons.append("bad \udc80 byte")
+    write_summary(tmp_path, s, [secret])
+    back = files.read_summary(tmp_path)
+    written = json.loads((tmp_path / "summary.json").read_text())
+    assert _key_paths(written) == _key_paths(s.model_dump(mode="json"))
+    assert [v for v in _strings(written) if secret in v] == []
+    assert back.cases[0].why == "the [REDACTED] said: [REDACTED]" and back.cases[1].why == "[REDACTED]"
+
+
+@pytest.mark.parametrize("secret", ["review", "tool_calls"])
+def test_a_secret_never_rewrites_a_field_name_of_a_model_or_json_file(tmp_path: Path, secret: str) -> None:
+    from rubricgate.models.transcript import ToolCall, Transcript
+
+    call = ToolCall(raw_name="Read", name="read", input={"path": secret})
+    t = Transcript(agent="builtin", final_text=f"{secret} here", tool_calls=[call])
+    files.write_model_atomic(tmp_path / "t.json", t, [secret])
+    files.write_json_atomic(tmp_path / "d.json", t.model_dump(mode="json"), [secret])
+    for name in ("t.json", "d.json"):
+        written = json.loads((tmp_path / name).read_text())
+        assert _key_paths(written) == _key_paths(t.model_dump(mode="json"))
+        assert [v for v in _strings(written) if secret in v] == []
+        assert Transcript.model_validate(written).final_text == "[REDACTED] here"
+
+
 # -- the same text as a whole dump --------------------------------------------------------------
 
 @pytest.mark.parametrize("count", [0, 1, 2, 5])
