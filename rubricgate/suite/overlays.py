@@ -50,6 +50,9 @@ def changed_files_errors(repo: Path, config: Config, display: str) -> list[GateI
     why = next((own[name] for name in names if name in own), None)
     if why == RUN_BY_COMMAND and not set(names) & _programs(config):
         why = None  # a path the command passes on, not the one it runs: the list itself, named so
+    if why is None:  # a folder holding a reviewer file, or a path under one: writing it breaks the reviewer
+        why = next((f"{reason}: {rel}" for rel, reason in own.items() for name in names
+                    if rel.startswith(name + "/") or name.startswith(rel + "/")), None)
     if why is None:
         return []
     return [GateInputError(display, "reviewer.changed_files", f"replaces the reviewer's own {changed!r} ({why}) in "

@@ -72,6 +72,9 @@ def test_a_changed_files_list_that_is_the_agents_program_is_refused_by_validate_
     ("./reviewer/evaluator/SKILL.md", "reviewer.skill"),  # another spelling of the same file
     ("reviewer/evaluator/references/rubric.md", "reviewer.rubric"),
     ("reviewer/link.md", "reviewer.prompt"),  # a link to the prompt: written through, over it
+    ("reviewer/prompts", "reviewer.prompt"),  # a folder holding one: the list cannot be written there
+    ("reviewer", "reviewer.prompt"),
+    ("reviewer/prompts/evaluate.md/list.txt", "reviewer.prompt"),  # under one: no folder there
 ])
 def test_a_changed_files_list_that_is_a_reviewer_file_is_refused(repo, rel, why):
     (repo / "reviewer/link.md").symlink_to("prompts/evaluate.md")
