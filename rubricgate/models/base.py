@@ -178,7 +178,7 @@ def inside_run_folder(path: str) -> str:
     summary.json from elsewhere (a CI artifact, the history branch) must not make `report` or
     `regrade` read outside the run folder."""
     parts = path.split("/")
-    if path.startswith("/") or "\\" in path or "\0" in path or ".." in parts:
+    if path and (path.startswith("/") or "\\" in path or "\0" in path or {"", ".", ".."} & set(parts)):
         raise ValueError("must name a file inside the run folder (transcripts/<case>-<trial>.json)")
     return path
 

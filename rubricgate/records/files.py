@@ -130,4 +130,12 @@ def write_transcript(run_dir: Path, case_id: str, trial: int, transcript: Transc
 
 
 def read_transcript(run_dir: Path, rel: str) -> Transcript:
+    """A trial's stored transcript: a file under the run folder reached through no link (a run
+    folder from elsewhere, a CI artifact, may hold one that points out of it)."""
+    where = run_dir
+    for part in rel.split("/"):
+        where = where / part
+        if where.is_symlink():
+            raise GateInputError(str(where), "", "a link, where a run writes its transcripts as files",
+                                 "use the run folder as its run wrote it")
     return load_model(Transcript, run_dir / rel, str(run_dir / rel))

@@ -216,3 +216,22 @@ def test_a_suite_file_over_the_size_bound_is_refused_in_one_line_before_it_is_pa
         fh.write("\n#" + "x" * MAX_SUITE_FILE_BYTES + "\n")
     line = _validate(repo)
     assert name.rpartition("/")[2] in line and f"larger than {MAX_SUITE_FILE_BYTES:,} bytes" in line, line
+
+
+@pytest.mark.parametrize("command", ["report", "regrade"])
+def test_a_transcript_that_is_a_link_out_of_the_run_folder_is_refused(repo: Path, command: str) -> None:
+    from rubricgate.pipeline import RunOptions, run_suite
+
+    run_dir = run_suite(RunOptions(repo=repo)).run_dir
+    outside = repo.parent / "outside.json"
+    summary = json.loads((run_dir / "summary.json").read_text())
+    trial = summary["cases"][0]["trials"][0]
+    outside.write_text((run_dir / trial["transcript"]).read_text())
+    (run_dir / "transcripts" / "link.json").symlink_to(outside)
+    trial["transcript"] = "transcripts/link.json"
+    (run_dir / "summary.json").write_text(json.dumps(summary))
+    line = _one_error(command, str(run_dir), "--repo", str(repo))
+    assert "link.json" in line and "a link" in line, line
+    trial["transcript"] = "transcripts/link.json/"  # another spelling, no file of its own
+    (run_dir / "summary.json").write_text(json.dumps(summary))
+    assert "inside the run folder" in _one_error(command, str(run_dir), "--repo", str(repo))
