@@ -237,8 +237,9 @@ def _from_hook(text: str, rubric: RubricSpec, config: VerdictConfig) -> ParsedVe
         return ParsedVerdict(status="malformed", error=f"the verdict hook could not read the answer: {exc}")
     except Exception as exc:  # the hook's bug, not the reviewer's: the trial is errored (module docstring)
         return ParsedVerdict(status="extractor_error", error=f"the verdict hook failed: {type(exc).__name__}: {exc}")
-    except SystemExit as exc:  # sys.exit(0) in a hook would end the run with exit 0 and no report
-        return ParsedVerdict(status="extractor_error", error=f"the verdict hook tried to exit ({exc.code!r})")
+    except (SystemExit, GeneratorExit) as exc:  # sys.exit(0) in a hook ended the run with exit 0, no report
+        said = f"tried to exit ({exc.code!r})" if isinstance(exc, SystemExit) else "raised GeneratorExit"
+        return ParsedVerdict(status="extractor_error", error=f"the verdict hook {said}")
     if data is None:
         return ParsedVerdict(status="missing", error="the verdict hook found no verdict in the answer")
     if not isinstance(data, dict) or not isinstance(data.get("findings", []), list):

@@ -197,6 +197,9 @@ def test_a_hook_that_calls_sys_exit_errors_the_trial_and_never_ends_the_run(tmp_
         exiting = _hook(tmp_path, f"import sys\ndef extract(text):\n    sys.exit({code})\n")
         got = read_verdict("anything", RUBRIC, exiting)
         assert got.status == "extractor_error" and "tried to exit" in got.error, got
+    closing = _hook(tmp_path, "def extract(text):\n    raise GeneratorExit\n")
+    got = read_verdict("anything", RUBRIC, closing)
+    assert got.status == "extractor_error" and "GeneratorExit" in got.error, got
 
 
 def test_a_hook_maps_the_answer_through_the_same_rules(tmp_path):
