@@ -10,6 +10,8 @@ stderr tail, an output cap). So scrubbing replaces, longest first:
     part of its base64 that the base64 of any longer string holding it shares), each
     JSON-escaped at depth 1 to 3 (ASCII, UTF-8 or Go's `\\u0026`; the value's first escaping
     also as other encoders spell it: `\\/`, upper-case hex), and each of those HTML/XML-escaped;
+  * any BASE64_RUN characters in a row of the value's base64 (whole or at an offset) inside base64
+    text: a line of a long key's wrapped base64 holds neither end of it;
   * a *fragment left at a cut*: at least MIN_FRAGMENT leading characters of a form that stop
     short of the whole form where the text was cut, or trailing ones that start where a kept
     tail begins. The cut is the anchor: the fragment must end at the end of the text (or before
@@ -49,6 +51,11 @@ M = TypeVar("M", bound=BaseModel)
 REDACTED = "[REDACTED]"
 MIN_SECRET_CHARS = 6  # shorter values are skipped: scrubbing them would mangle ordinary text
 MIN_FRAGMENT = 8  # a cut-off piece of a secret this long is still treated as the secret
+# A run of base64 holding this many characters of a secret's base64 in a row is the secret's: a
+# line of wrapped base64 (GNU base64 and MIME wrap at 76, PEM at 64) holds the key's middle
+# without its first or last characters, which no form and no fragment at a cut matches.
+BASE64_RUN = 16
+_BASE64_TEXT = re.compile(rf"[A-Za-z0-9+/_-]{{{BASE64_RUN},}}")
 ESCAPE_DEPTH = 3
 
 
@@ -242,8 +249,12 @@ class _Scrubber:
         for form in (f for f in self.forms if len(f) > MIN_FRAGMENT):
             self.heads.setdefault(form[:MIN_FRAGMENT], []).append(form)
             self.tails.setdefault(form[-MIN_FRAGMENT:], []).append(form)
+        self.base64_runs = frozenset(core[i:i + BASE64_RUN] for value in secrets for core in _base64_of(value)
+                                     for i in range(len(core) - BASE64_RUN + 1))
 
     def __call__(self, text: str) -> str:
+        if self.base64_runs:
+            text = self._scrub_wrapped_base64(text)
         if self.probe is None or not self.probe.search(text):
             return text
         # A form occurs only where its first piece does: one scan a piece, not one a form (the
@@ -258,6 +269,23 @@ class _Scrubber:
                  *(span for tail, forms in self.tails.items() if tail in present
                    for span in _tail_spans(text, tail, forms))]
         return _redact(text, spans) if spans else text
+
+
+    def _scrub_wrapped_base64(self, text: str) -> str:
+        """Every stretch of base64 text made of BASE64_RUN-character runs of a secret's base64."""
+        spans = []
+        for run in _BASE64_TEXT.finditer(text):
+            found, start = run.group(), run.start()
+            for i in range(len(found) - BASE64_RUN + 1):
+                if found[i:i + BASE64_RUN] in self.base64_runs:
+                    spans.append((start + i, start + i + BASE64_RUN))
+        return _redact(text, spans) if spans else text
+
+
+def _base64_of(value: str) -> set[str]:
+    """The secret's base64, whole and at each alignment inside a longer string (base64_cores)."""
+    raw = value.encode("utf-8", "surrogateescape")
+    return {base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode(), *base64_cores(raw)}
 
 
 # An object key of JSON text: a string (no escape in it: the names we write have none) followed

@@ -82,6 +82,32 @@ def test_the_secret_base64_encoded_inside_a_longer_string_is_scrubbed(secret: st
         assert left == [], (text, out)
 
 
+LONG_KEY = "sk-ant-api03-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAB7CD0EF3GH6IJ9KL2MN5OP8QR1ST4UV7WX0YZ3ab6cd9ef2gh5ij8kl1mn4op7q"
+
+
+@pytest.mark.parametrize("width", [76, 64, 40])  # GNU base64 and MIME, PEM, a narrow tool
+@pytest.mark.parametrize("prefix", [b"", b"user:", b"Bearer "])
+@pytest.mark.parametrize("escape", [False, True], ids=["text", "json"])
+def test_a_long_secret_in_wrapped_base64_is_scrubbed_line_by_line(width: int, prefix: bytes, escape: bool) -> None:
+    # A line in the middle of a long key's wrapped base64 holds neither end of it: no form and no
+    # fragment at a cut matched it, and the whole line reached every report.
+    encoded = base64.b64encode(prefix + LONG_KEY.encode() + b"\n").decode()
+    text = "\n".join(encoded[i:i + width] for i in range(0, len(encoded), width))
+    out = scrub(json.dumps({"stdout": text}) if escape else text, [LONG_KEY])
+    out = json.loads(out)["stdout"] if escape else out
+    raw = LONG_KEY.encode()
+    left = [d for line in out.splitlines() for d in _decoded_base64(line)
+            if any(raw[i:i + 5] in d for i in range(len(raw) - 4))]
+    assert left == [], out
+
+
+def test_base64_of_other_data_and_digests_stay_beside_a_long_secret() -> None:
+    other = base64.b64encode(bytes(range(200))).decode()
+    digest = "3f2a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a"
+    text = f"{other}\n{digest}\nend"
+    assert scrub(text, [LONG_KEY]) == text
+
+
 def test_a_secret_in_longer_base64_leaves_the_text_around_it() -> None:
     secret = "sk-live-Zq9K2mP7vL4nR8tW"
     encoded = base64.b64encode(b"user:" + secret.encode()).decode()
