@@ -47,13 +47,13 @@ class AgentLimits(StrictModel):
     """Per-trial bounds inside the sandbox (docs/isolation.md); a trial that reaches one fails
     as the reviewer's error. Upper bounds keep a typo from meaning "unlimited"."""
 
-    processes: int = Field(default=1024, ge=16, le=65_536)
+    processes: int = Field(strict=True, default=1024, ge=16, le=65_536)
     """Processes and threads (RLIMIT_NPROC)."""
-    memory_mb: int = Field(default=8192, ge=64, le=1_048_576)
+    memory_mb: int = Field(strict=True, default=8192, ge=64, le=1_048_576)
     """Private writable memory in MB (RLIMIT_DATA)."""
-    file_mb: int = Field(default=1024, ge=1, le=1_048_576)
+    file_mb: int = Field(strict=True, default=1024, ge=1, le=1_048_576)
     """One file's size in MB (RLIMIT_FSIZE)."""
-    tmp_mb: int = Field(default=1024, ge=1, le=65_536)
+    tmp_mb: int = Field(strict=True, default=1024, ge=1, le=65_536)
     """The private /tmp in MB (a size-capped tmpfs)."""
 
 
@@ -61,14 +61,14 @@ class AgentConfig(StrictModel):
     name: str = "builtin"
     """The agent: builtin, an agent CLI (claude, cortex, opencode, codex, gemini, qwen, copilot),
     command or replay (`rubricgate agents` lists them)."""
-    timeout_s: float = Field(default=300.0, gt=0, le=MAX_TIMEOUT_S)
+    timeout_s: float = Field(strict=True, default=300.0, gt=0, le=MAX_TIMEOUT_S)
     """Wall-clock seconds a trial may take; past it the agent's process group is killed and the
     trial is a timeout."""
-    idle_timeout_s: float = Field(default=120.0, ge=0, le=MAX_IDLE_TIMEOUT_S)
+    idle_timeout_s: float = Field(strict=True, default=120.0, ge=0, le=MAX_IDLE_TIMEOUT_S)
     """An agent that prints nothing (stdout or stderr) this long is stalled, not thinking: it is
     stopped and the trial is an infrastructure failure (retried, then errored), never a reviewer
     timeout. 0 switches it off (a wrapper command that prints only at its end)."""
-    output_cap_bytes: int = Field(default=8_000_000, gt=0, le=MAX_OUTPUT_CAP_BYTES)
+    output_cap_bytes: int = Field(strict=True, default=8_000_000, gt=0, le=MAX_OUTPUT_CAP_BYTES)
     """Bytes of stdout kept from one trial; past it the agent is stopped and the trial fails."""
     command: list[str] | None = None
     """The command adapter: a template with {prompt_file} {workspace} {last_message_file}
@@ -105,18 +105,18 @@ class AgentConfig(StrictModel):
     the host's loopback is reachable only when named here or by an endpoint variable."""
     limits: AgentLimits = Field(default_factory=AgentLimits)
     """Per-trial bounds inside the sandbox (processes, memory, file size, /tmp)."""
-    retries: int = Field(default=2, ge=0, le=10)
+    retries: int = Field(strict=True, default=2, ge=0, le=10)
     """Infrastructure failures (API errors, auth, rate limits, a CLI that fails to start) are
     retried this many times with exponential backoff and jitter; a retry-after the CLI reports is
     honoured."""
-    retry_backoff_s: float = Field(default=2.0, ge=0, le=300)
+    retry_backoff_s: float = Field(strict=True, default=2.0, ge=0, le=300)
     """Seconds before the first retry; doubled (with jitter) for each further one."""
     preflight: bool = True
     """Before the suite, each agent CLI answers one minimal request in the trials' sandbox and
     environment; a key, endpoint or network problem ends the run in seconds (exit 2)."""
-    preflight_timeout_s: float = Field(default=45.0, gt=0, le=600)
+    preflight_timeout_s: float = Field(strict=True, default=45.0, gt=0, le=600)
     """Seconds the preflight request may take before the run ends with exit 2."""
-    jobs: int | None = Field(default=None, ge=1, le=64)
+    jobs: int | None = Field(strict=True, default=None, ge=1, le=64)
     """Trials at once (`run --jobs` wins). Unset: 4 when a CLI reviews, 1 for the builtin."""
 
 
@@ -137,14 +137,14 @@ class GateConfig(StrictModel):
     method: Literal["strict", "statistical"] = "strict"
     """strict: any rate below the baseline's is a regression; statistical: exact tests decide PASS,
     REGRESSION or INCONCLUSIVE (docs/statistics.md)."""
-    confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
+    confidence: float = Field(strict=True, default=0.95, gt=0.5, lt=1.0)
     """Family-wise: the chance that an unchanged reviewer fails the run (any dimension) is at most
     1 - confidence under the statistical method."""
-    max_errored: int = Field(default=0, ge=0, le=MAX_ERRORED)
+    max_errored: int = Field(strict=True, default=0, ge=0, le=MAX_ERRORED)
     """Trials whose infrastructure failed on every attempt; more than this and the run cannot judge."""
-    margin: float = Field(default=0.05, gt=0.0, lt=1.0)
+    margin: float = Field(strict=True, default=0.05, gt=0.0, lt=1.0)
     """A drop is labelled "no change" only when its upper confidence bound is below this."""
-    drift_allowance: float = Field(default=0.0, ge=0.0, lt=1.0)
+    drift_allowance: float = Field(strict=True, default=0.0, ge=0.0, lt=1.0)
     """Against a stored baseline a served model drifts by itself: a REGRESSION must also show the
     drop beyond this (its lower confidence bound above it), so a drift of at most this exits 1
     with probability at most 1 - confidence, at a cost in power (docs/statistics.md). 0 (the
@@ -156,10 +156,10 @@ class GateConfig(StrictModel):
     """What a run the gate cannot settle exits with: a changed rule no case exercises, or neither
     PASS nor REGRESSION within the trial budget. fail: exit 2 (the default); pass: exit 0, and
     every report's headline says so. Only an explicit `pass` lets an undecided run through."""
-    max_trials_per_case: int = Field(default=10, ge=1, le=MAX_TRIALS)
+    max_trials_per_case: int = Field(strict=True, default=10, ge=1, le=MAX_TRIALS)
     """The most design trials any case gets under the statistical gate's adaptive rounds; a stable
     case re-tried after a failure may run as many again as confirmation."""
-    baseline_max_age_days: int = Field(default=30, ge=1, le=3650)
+    baseline_max_age_days: int = Field(strict=True, default=30, ge=1, le=3650)
     """A stored baseline older than this (days) is warned about by `run` and the weekly job."""
     dimensions: list[str] | None = Field(default=None, min_length=1, max_length=20)
     """What is graded and gated (models/dimensions.py). Unset: every dimension the agent's
@@ -195,7 +195,7 @@ class TierRuleConfig(StrictModel):
 
     severity: str = Field(min_length=1, max_length=40)
     """A word of the rubric's severity column (as `tiers.severities` maps it)."""
-    at_least: int = Field(default=1, ge=1, le=1000)
+    at_least: int = Field(strict=True, default=1, ge=1, le=1000)
     """How many findings of that severity the rule needs."""
     tier: Tier
     """The tier those findings give: PASS, WARN or BLOCK."""
@@ -240,7 +240,7 @@ class Config(StrictModel):
     verdict: VerdictConfig | None = None
     """How the reviewer's answer becomes a tier and findings; unset: the JSON verdict contract
     (models/verdict_config.py)."""
-    trials: int = Field(default=1, ge=1, le=MAX_TRIALS)
+    trials: int = Field(strict=True, default=1, ge=1, le=MAX_TRIALS)
     """Trials of each case, unless the case says otherwise."""
     gate: GateConfig = Field(default_factory=GateConfig)
     """How the rates are judged against the baseline."""

@@ -51,7 +51,7 @@ class ToolUseRubric(StrictModel):
 
 
 class TrajectoryRubric(StrictModel):
-    max_steps: int = Field(gt=0, le=MAX_STEPS)
+    max_steps: int = Field(strict=True, gt=0, le=MAX_STEPS)
     """Model turns a trial may take; more fails the trajectory dimension (and the harness stops a
     CLI at this limit)."""
 
@@ -80,7 +80,7 @@ class FixtureExpect(StrictModel):
     SKILL.md under suite.layout skills, every file but expect.yaml under files)."""
     rubric: Rubric | None = None
     """The case's rubric (tool use, trajectory); unset: rubricgate.yaml's `rubric`."""
-    trials: int | None = Field(default=None, gt=0, le=MAX_TRIALS)
+    trials: int | None = Field(strict=True, default=None, gt=0, le=MAX_TRIALS)
     """Trials of this case; unset: rubricgate.yaml's `trials`."""
     tags: list[str] = []
     """Labels for reports and the per-tag rates and costs."""
@@ -104,7 +104,7 @@ class TaskFile(StrictModel):
     """What a correct review of the task looks like."""
     rubric: Rubric | None = None
     """The task's rubric (tool use, trajectory); unset: rubricgate.yaml's `rubric`."""
-    trials: int | None = Field(default=None, gt=0, le=MAX_TRIALS)
+    trials: int | None = Field(strict=True, default=None, gt=0, le=MAX_TRIALS)
     """Trials of this task; unset: rubricgate.yaml's `trials`."""
     tags: list[str] = []
     """Labels for reports and the per-tag rates and costs."""

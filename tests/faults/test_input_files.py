@@ -235,3 +235,17 @@ def test_a_transcript_that_is_a_link_out_of_the_run_folder_is_refused(repo: Path
     trial["transcript"] = "transcripts/link.json/"  # another spelling, no file of its own
     (run_dir / "summary.json").write_text(json.dumps(summary))
     assert "inside the run folder" in _one_error(command, str(run_dir), "--repo", str(repo))
+
+
+@pytest.mark.parametrize("key, value, field", [
+    ("trials", True, "trials"), ("trials", "3", "trials"), ("trials", 2.0, "trials"),
+    ("agent", {"name": "builtin", "timeout_s": True}, "agent.timeout_s"),
+    ("gate", {"method": "strict", "max_errored": False}, "gate.max_errored"),
+])
+def test_a_yes_no_or_a_quoted_number_where_a_number_belongs_is_refused(repo: Path, key, value, field) -> None:
+    # YAML reads `trials: yes` as true; pydantic would have taken it for 1 (and "3" for 3).
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config[key] = value if not isinstance(value, dict) else {**(config.get(key) or {}), **value}
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    line = _validate(repo)
+    assert f"rubricgate.yaml: {field}:" in line and "valid" in line, line
