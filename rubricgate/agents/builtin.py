@@ -20,9 +20,9 @@ from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.skill_checks import CHECKS, SECRET_PATTERNS, Hit, Skill, parse_skill, scan_secrets
 from rubricgate.agents.workspace_view import WorkspaceView
 from rubricgate.errors import GateInputError
-from rubricgate.models.config import AgentConfig
+from rubricgate.models.config import AgentConfig, Config
 from rubricgate.models.transcript import ToolCall, Transcript, Usage
-from rubricgate.suite.rubric import DEFAULT_VOCABULARY, RubricSpec, load_rubric
+from rubricgate.suite.rubric import DEFAULT_VOCABULARY, RubricSpec, load_rubric, vocabulary_from
 
 SECRET_REGEX = "|".join(p.pattern for p in SECRET_PATTERNS)
 SCANNED_BYTES = 4 << 20  # of each bundled file, for credentials
@@ -118,6 +118,19 @@ def _unreviewed(session: _Session, paths: list[str]) -> tuple[str, str] | None:
         return (f"I could not read {unread[0]} ({len(unread)} of {len(paths)} file(s) to review), so I cannot "
                 "review.", f"{len(unread)} of the files to review could not be read")
     return None
+
+
+def check_can_review(repo: Path, config: Config) -> None:
+    """The builtin reviews by the rubric file's rule table: a repository whose reviewer states its
+    rules otherwise (a `command` program's rules file) is one line before any trial, not every
+    case graded "rubric does not parse" as a regression."""
+    rubric = config.reviewer.rubric
+    try:
+        load_rubric(repo / rubric, rubric, vocabulary_from(config.tiers))
+    except GateInputError as exc:
+        raise GateInputError(rubric, "", f"the builtin reviewer cannot read its rule table ({exc.problem})",
+                             "run this repository's own reviewer (agent.name in rubricgate.yaml), not --agent "
+                             "builtin") from None
 
 
 def unjudged_rules(kinds: Mapping[str, str]) -> list[str]:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from rubricgate.agents import Agent
 from rubricgate.agents.base import runs_a_process, writes_nothing
+from rubricgate.agents.builtin import check_can_review
 from rubricgate.agents.endpoints import run_endpoints
 from rubricgate.agents.preflight import preflight_agents
 from rubricgate.agents.selection import build_agents
@@ -130,6 +131,8 @@ def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job], listing: Git
               agent_factory: AgentFactory) -> StartedRun:
     """Everything before the first trial: agents, isolation, the snapshot, the run folder."""
     agents = build_agents(jobs, loaded.config, options.agent, factory=agent_factory)
+    if "builtin" in agents:
+        check_can_review(options.repo, loaded.config)
     sweep = sweep_in_background()  # what killed runs left in /dev/shm and the temp folder
     known = child_pids()  # before the sandbox probes: their leftovers are this run's to reap
     settle_own_bytecode(options.repo)  # before the tree is listed and watched

@@ -217,3 +217,18 @@ def test_each_call_keeps_what_it_returned_the_file_the_listing_and_the_matching_
     grep = next(c for c in transcript.tool_calls if c.name == "grep" and c.input["path"] == skill)
     hit = next(n for n, line in enumerate(fixture.read_text().splitlines(), 1) if "sk-" in line or "AKIA" in line)
     assert grep.result.startswith(f"{skill}:{hit}:")
+
+
+def test_a_repository_whose_rubric_has_no_rule_table_is_refused_for_the_builtin_before_any_trial(repo):
+    from rubricgate.agents.builtin import check_can_review
+    from rubricgate.errors import GateInputError
+    from rubricgate.suite.config import load_config
+
+    config = load_config(repo)
+    check_can_review(repo, config)  # this repository's own rubric: a table the builtin reads
+    (repo / config.reviewer.rubric).write_text("Flag SQL built by string formatting.\nFlag debug prints.\n")
+    with pytest.raises(GateInputError) as err:
+        check_can_review(repo, config)
+    line = err.value.one_line()
+    assert line.startswith(f"{config.reviewer.rubric}: the builtin reviewer cannot read its rule table"), line
+    assert "not --agent builtin" in line
