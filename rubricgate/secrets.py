@@ -253,8 +253,7 @@ class _Scrubber:
                                      for i in range(len(core) - BASE64_RUN + 1))
 
     def __call__(self, text: str) -> str:
-        if self.base64_runs:
-            text = self._scrub_wrapped_base64(text)
+        text = self.without_base64_runs(text)
         if self.probe is None or not self.probe.search(text):
             return text
         # A form occurs only where its first piece does: one scan a piece, not one a form (the
@@ -271,8 +270,11 @@ class _Scrubber:
         return _redact(text, spans) if spans else text
 
 
-    def _scrub_wrapped_base64(self, text: str) -> str:
-        """Every stretch of base64 text made of BASE64_RUN-character runs of a secret's base64."""
+    def without_base64_runs(self, text: str) -> str:
+        """Every stretch of base64 text made of BASE64_RUN-character runs of a secret's base64: a
+        check of its own, before the probe, which finds only whole forms and their ends."""
+        if not self.base64_runs:
+            return text
         spans = []
         for run in _BASE64_TEXT.finditer(text):
             found, start = run.group(), run.start()
@@ -302,6 +304,7 @@ def scrub_json(text: str, secrets: Iterable[str]) -> str:
     tool's input) are data, scrubbed with the model before it is written (`scrub_model`); those
     of JSON held in a string value are part of the value here."""
     scrubber = _scrubber(tuple(sorted(set(secrets))))
+    text = scrubber.without_base64_runs(text)  # base64 runs hold no key of ours: the same as scrub's
     if scrubber.probe is None or not scrubber.probe.search(text):
         return text  # most text holds no secret: one scan
     keys: list[tuple[int, int]] = []  # the keys holding a piece of a secret: the text is scrubbed around them

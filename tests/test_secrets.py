@@ -88,12 +88,15 @@ LONG_KEY = "sk-ant-api03-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAB7CD0EF3GH6IJ9KL2MN5OP
 @pytest.mark.parametrize("width", [76, 64, 40])  # GNU base64 and MIME, PEM, a narrow tool
 @pytest.mark.parametrize("prefix", [b"", b"user:", b"Bearer "])
 @pytest.mark.parametrize("escape", [False, True], ids=["text", "json"])
-def test_a_long_secret_in_wrapped_base64_is_scrubbed_line_by_line(width: int, prefix: bytes, escape: bool) -> None:
+@pytest.mark.parametrize("scrubbed", [scrub, scrub_json], ids=["scrub", "scrub_json"])  # what files are written with
+@pytest.mark.parametrize("lines", [slice(None), slice(1, -1)], ids=["every-line", "middle-lines-alone"])
+def test_a_long_secret_in_wrapped_base64_is_scrubbed_line_by_line(width: int, prefix: bytes, escape: bool,
+                                                                  scrubbed, lines: slice) -> None:
     # A line in the middle of a long key's wrapped base64 holds neither end of it: no form and no
     # fragment at a cut matched it, and the whole line reached every report.
     encoded = base64.b64encode(prefix + LONG_KEY.encode() + b"\n").decode()
-    text = "\n".join(encoded[i:i + width] for i in range(0, len(encoded), width))
-    out = scrub(json.dumps({"stdout": text}) if escape else text, [LONG_KEY])
+    text = "\n".join([encoded[i:i + width] for i in range(0, len(encoded), width)][lines])
+    out = scrubbed(json.dumps({"stdout": text}) if escape else text, [LONG_KEY])
     out = json.loads(out)["stdout"] if escape else out
     raw = LONG_KEY.encode()
     left = [d for line in out.splitlines() for d in _decoded_base64(line)
