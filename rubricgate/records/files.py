@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import secrets as _random
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -12,6 +13,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_json
 
 from rubricgate.errors import GateInputError, unreadable
+from rubricgate.isolation.untrusted import UntrustedPath, open_under
 from rubricgate.models.results import Summary
 from rubricgate.models.transcript import Transcript
 from rubricgate.records.writing import write_pieces_atomic, write_text_atomic
@@ -130,12 +132,15 @@ def write_transcript(run_dir: Path, case_id: str, trial: int, transcript: Transc
 
 
 def read_transcript(run_dir: Path, rel: str) -> Transcript:
-    """A trial's stored transcript: a file under the run folder reached through no link (a run
-    folder from elsewhere, a CI artifact, may hold one that points out of it)."""
-    where = run_dir
-    for part in rel.split("/"):
-        where = where / part
-        if where.is_symlink():
-            raise GateInputError(str(where), "", "a link, where a run writes its transcripts as files",
-                                 "use the run folder as its run wrote it")
+    """A trial's stored transcript: a regular file under the run folder reached through no link
+    (a run folder from elsewhere, a CI artifact, may hold one that points out of it, or a FIFO)."""
+    try:
+        opened: int | None = open_under(run_dir, rel)
+    except UntrustedPath as exc:
+        raise GateInputError(str(run_dir / rel), "", f"{exc}: a run writes its transcripts as regular files, "
+                             "never a link", "use the run folder as its run wrote it") from None
+    except OSError:
+        opened = None  # absent or unreadable: said by the read below, as for any file
+    if opened is not None:
+        os.close(opened)
     return load_model(Transcript, run_dir / rel, str(run_dir / rel))

@@ -249,3 +249,17 @@ def test_a_yes_no_or_a_quoted_number_where_a_number_belongs_is_refused(repo: Pat
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
     line = _validate(repo)
     assert f"rubricgate.yaml: {field}:" in line and "valid" in line, line
+
+
+def test_a_transcript_that_is_a_fifo_is_refused_by_regrade_not_waited_on(repo: Path) -> None:
+    import os
+
+    from rubricgate.pipeline import RunOptions, run_suite
+
+    run_dir = run_suite(RunOptions(repo=repo)).run_dir
+    summary = json.loads((run_dir / "summary.json").read_text())
+    transcript = run_dir / summary["cases"][0]["trials"][0]["transcript"]
+    transcript.unlink()
+    os.mkfifo(transcript)  # opening it to read waits for a writer that never comes
+    line = _one_error("regrade", str(run_dir), "--repo", str(repo))
+    assert transcript.name in line and "not a regular file" in line, line
