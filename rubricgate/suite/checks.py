@@ -245,10 +245,15 @@ def _file_name_errors(repo: Path, folder: Path) -> list[GateInputError]:
     return errors[:1]
 
 
+_EXPECT_LOOKALIKES = ("expect.yaml", "expect.yml", "expect.json")
+
+
 def _odd_fixture_files(repo: Path, folder: Path) -> list[GateInputError]:
-    for name in ("expect.yml", "expect.json", "Expect.yaml"):
-        if (folder / name).is_file():
-            return [GateInputError(_rel(repo, folder / name), "",
+    """An expectations file under another name (`expect.yml`, `Expect.yaml`), file or folder, is
+    not the answer key: its expectations would be lost and its contents reviewed as the fixture's."""
+    for entry in sorted(folder.iterdir()):
+        if entry.name != "expect.yaml" and entry.name.lower() in _EXPECT_LOOKALIKES:
+            return [GateInputError(_rel(repo, entry), "",
                                    "not read: the fixture's expectations file is expect.yaml",
                                    "rename it to expect.yaml")]
     return []

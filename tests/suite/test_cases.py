@@ -387,6 +387,25 @@ def test_an_expect_yaml_that_is_not_a_file_is_refused_by_validate_and_run(repo, 
     assert run.exit_code == 2 and line in run.output and "Traceback" not in run.output, run.output
 
 
+@pytest.mark.parametrize("layout", ["skills", "files"])
+@pytest.mark.parametrize("kind", ["file", "folder"])
+@pytest.mark.parametrize("name", ["expect.yml", "expect.json", "Expect.yaml"])
+def test_an_expectations_file_under_another_name_is_refused(repo, layout, kind, name):
+    # Not read as the answer key: its expectations were lost and, in the files layout, it was
+    # reviewed as one of the fixture's files (the answer key shown to the reviewer).
+    if layout == "files":
+        config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+        config["suite"]["layout"] = "files"
+        (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    odd = repo / "fixtures/block/data-loader" / name
+    if kind == "folder":
+        odd.mkdir()
+        (odd / "x.yaml").write_text("tier: PASS\n")
+    else:
+        odd.write_text("tier: PASS\n")
+    one_error(repo, f"fixtures/block/data-loader/{name}", "not read", "rename it to expect.yaml")
+
+
 @pytest.mark.parametrize("name", ["bad\udcff.md", "a\nb.md", "/".join(["x" * 250] * 15) + "/" + "y" * 150 + ".md"])
 def test_a_fixture_file_name_no_workspace_can_hold_or_list_is_one_line(repo, name):
     # Not UTF-8: an internal error writing the changed-files list; a line break: every trial unread.
