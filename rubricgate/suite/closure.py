@@ -7,7 +7,8 @@ the trial cache's key and the change-aware decision all read one closure, comput
 
   * the prompt, skill and rubric (`reviewer.prompt`, `.skill`, `.rubric`), by the names given;
   * every repository file they reference, transitively: Markdown links and reference
-    definitions (and HTML href/src), Jinja includes (`{% include "x" %}`, `import`, `from`,
+    definitions (CommonMark's destinations: `<with spaces>`, balanced parentheses, percent-encoded,
+    `/x` from the repository root; and HTML href/src), Jinja includes (`{% include "x" %}`, `import`, `from`,
     `extends`), `@path` mentions (as Claude Code imports them), `!include path`, paths in code
     spans, and the string values of a TOML, YAML or JSON file that name a repository file; a
     name is resolved beside the file that names it, then from the repository root, and counts
@@ -35,6 +36,7 @@ import tomllib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 import yaml
 
@@ -47,16 +49,23 @@ MAX_FILES = 500
 MAX_SCANNED_BYTES = 1 << 20
 CACHE_DIR = ".rubricgate-cache"  # the default cache folder inside a repository (runner/cache.py)
 
-# (pattern, how the naming file refers to the target: "linked from X", ...)
+# The link text holds no bracket but a balanced pair: `[^\]]*` scanned from every `[` of a run of
+# 100,000 to its end (87 s for 200 KB, hours for the 1 MB a file may have).
+_LINK_TEXT = r"!?\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]"
+_LINKED = "linked from"
+# (pattern, how the naming file refers to the target: "linked from X", ...). A link's destination
+# is CommonMark's: `<in angle brackets, spaces allowed>` or a run without spaces whose
+# parentheses balance (`paren(1).md`); it may be percent-encoded, and `/x` is the repository's x.
 _REFERENCES = [
-    # The link text holds no bracket but a balanced pair: `[^\]]*` scanned from every `[` of a
-    # run of 100,000 to its end (87 s for 200 KB, hours for the 1 MB a file may have).
-    (re.compile(r"!?\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]\(\s*<?([^)\s>]+)"), "linked from"),
-    (re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*<?([^\s>]+)", re.MULTILINE), "linked from"),
-    (re.compile(r"""(?:href|src)\s*=\s*["']([^"']+)["']"""), "linked from"),
+    (re.compile(_LINK_TEXT + r"\(\s*<([^<>\n]+)>"), _LINKED),
+    (re.compile(_LINK_TEXT + r"\(\s*((?:[^()\s<]|\([^()\s]*\))+)"), _LINKED),
+    (re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*<([^<>\n]+)>", re.MULTILINE), _LINKED),
+    (re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*([^\s<>]+)", re.MULTILINE), _LINKED),
+    (re.compile(r"""(?:href|src)\s*=\s*["']([^"']+)["']"""), _LINKED),
     (re.compile(r"""\{%-?\s*(?:include|import|from|extends)\s+["']([^"']+)["']"""), "included by"),
     (re.compile(r"""!include\s+["']?([^\s"']+)"""), "included by"),
-    (re.compile(r"(?<![\w@./-])@([\w][\w./-]*[\w])"), "@-mentioned in"),
+    # Claude Code's imports: `@x/y.md`, and relative to the importing file, `@./y.md`, `@../y.md`.
+    (re.compile(r"(?<![\w@./-])@((?:\.\.?/)*[\w][\w./-]*[\w])"), "@-mentioned in"),
     (re.compile(r"`([^`\s]+)`"), "named in a code span of"),
 ]
 _NOT_A_PATH = re.compile(r"\{|\}|\*|\?|\[|\]|\$|://|^mailto:|^[/~-]")
@@ -158,7 +167,9 @@ class _Walk:
         while self.queue:
             rel = self.queue.pop(0)
             for name, how in references(rel, self.tree.read(rel, MAX_SCANNED_BYTES)):
-                for candidate in (posixpath.join(posixpath.dirname(rel), name), name):
+                rooted = name.startswith("/")
+                beside = [] if rooted else [posixpath.join(posixpath.dirname(rel), name)]
+                for candidate in (*beside, name.lstrip("/")):
                     target = posixpath.normpath(candidate)
                     if target.startswith("../") or target == "..":
                         continue  # leaves the repository by its name
@@ -181,16 +192,27 @@ def references(rel: str, data: bytes | None) -> list[tuple[str, str]]:
         found += [(value, "a path value in") for value in _string_values(_parsed(text, suffix))]
     out = []
     for name, how in found:
-        clean = _clean(name)
-        if clean:
-            out.append((clean, how))
+        for clean in _link_names(name) if how == _LINKED else [_clean(name)]:
+            if clean and (clean, how) not in out:
+                out.append((clean, how))
     return out
+
+
+def _link_names(destination: str) -> list[str | None]:
+    """A link's destination as repository paths: as written and percent-decoded (`with%20space.md`),
+    and `/docs/x.md` as the repository's `docs/x.md` (named from the root: "/docs/x.md" stays
+    rooted for the walk, which looks for it nowhere else)."""
+    names = dict.fromkeys([destination, unquote(destination)])
+    return [("/" + clean) if clean and name.lstrip().startswith("/") else clean
+            for name in names for clean in [_clean(name.lstrip().lstrip("/"))]]
 
 
 def _clean(name: str) -> str | None:
     """A referenced name as a repository path, or None (a URL, an absolute or home path, a
     placeholder or glob, an anchor alone)."""
-    name = name.strip().strip("<>\"'").split("#", 1)[0].split("?", 1)[0].rstrip(".,;:)")
+    name = name.strip().strip("<>\"'").split("#", 1)[0].split("?", 1)[0].rstrip(".,;:")
+    if name.endswith(")") and name.count("(") < name.count(")"):  # `(see [x](a.md))`: the text's own
+        name = name[:-1]
     if not name or len(name) > 4096 or "\n" in name or _NOT_A_PATH.search(name):
         return None
     return name

@@ -76,6 +76,28 @@ def test_each_kind_of_reference_brings_in_the_file_with_its_reason(tmp_path: Pat
     assert got.reasons["reviewer/prompts/policy.md"] == f"{how} {PROMPT}"
 
 
+@pytest.mark.parametrize("text, target", [
+    ("[root](/docs/root.md)", "docs/root.md"),
+    ("[angle](<../../docs/with space/angle.md>)", "docs/with space/angle.md"),
+    ("[pct](../../docs/with%20space/pct.md)", "docs/with space/pct.md"),
+    ("@../../docs/at.md", "docs/at.md"),
+    ("@./policy.md", "reviewer/prompts/policy.md"),
+    ("[par](../../docs/paren(1).md)", "docs/paren(1).md"),
+    ("(see [par](../../docs/paren(1).md))", "docs/paren(1).md"),
+    ("[ref][r]\n\n[r]: <../../docs/with space/angle.md>", "docs/with space/angle.md"),
+])
+def test_every_link_form_a_markdown_reader_follows_brings_in_its_file(tmp_path: Path, text: str, target: str) -> None:
+    # Each was left out: an edit to the file it names was "unchanged" to the PR gate.
+    repo = _repo(tmp_path, {PROMPT: text + "\n", target: "strict\n"})
+    assert target in _closure(repo).files
+
+
+def test_a_rooted_link_is_looked_for_from_the_root_only(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {PROMPT: "[root](/docs/root.md)\n", "docs/root.md": "root\n",
+                            "reviewer/prompts/docs/root.md": "beside\n"})
+    assert _closure(repo).reasons["docs/root.md"] == f"linked from {PROMPT}"
+
+
 def test_references_are_followed_transitively_and_outside_the_reviewer_folder(tmp_path: Path) -> None:
     repo = _repo(tmp_path, {PROMPT: "Follow [the policy](policy.md).\n",
                             "reviewer/prompts/policy.md": "Strictness: @docs/review/strictness.md\n",
