@@ -89,10 +89,11 @@ def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: s
     # working tree's (flows/compare_run.py), and the copy's was shown to the base side's reviewer.
     root = owned / (repo.resolve().name or "repo")
     try:
-        _link_folders(repo, root, exclude)
+        _link_folders(repo, root, exclude | closure)  # a reviewer's folder link is REF's (below)
         shown = list_tree(repo, exclude | ({config_rel} if config_rel else set()))
         _copy_files(repo, root, [f for f in shown if f not in closure or excluded(f, ref_key)], kept_out)
         _copy_files(ref_tree, root, from_ref, kept_out)
+        _link_folders(ref_tree, root, exclude, only=closure)
         for folder in (f for f in folders if (repo / f).is_dir()):
             (root / folder).mkdir(parents=True, exist_ok=True)
         yield root
@@ -100,13 +101,13 @@ def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: s
         remove_owned(owned)
 
 
-def _link_folders(src: Path, dst: Path, exclude: set[str]) -> None:
+def _link_folders(src: Path, dst: Path, exclude: set[str], only: set[str] | None = None) -> None:
     """The working tree's links to its own folders, as relative links: `evals -> realevals` was
     dropped, so the base side found no tasks under evals/ and showed realevals/ (every task file)
-    to its reviewer."""
-    for rel in GitListing(src).names() or []:
+    to its reviewer. `only`: just these links (a reviewer's own, taken from REF)."""
+    for rel in GitListing(src).names() or [] if only is None else sorted(only):
         link = src / rel
-        if excluded(rel, exclude) or not link.is_symlink() or not link.is_dir():
+        if excluded(rel, exclude) or not link.is_symlink() or not link.is_dir() or os.path.lexists(dst / rel):
             continue
         if real := real_rel(src, rel):  # a folder of the tree (one outside it is left out)
             (dst / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,9 @@ the trial cache's key and the change-aware decision all read one closure, comput
     every file in a script's folder (a module it imports): a PR that makes one answer PASS
     changes the reviewer as much as an edit to its prompt;
   * every file in the folder of each of the three (a skill is its folder) and in the folder
-    holding all three (`reviewer/`), unless that is the repository root; and what those name.
+    holding all three (`reviewer/`), unless that is the repository root; and what those name;
+  * each symlink in a folder it takes whole, and what the link names inside the repository
+    (its file, or its folder's files): a PR that edits the target, or points the link elsewhere.
 
 Never in it: a path that leaves the repository once its symlinks are followed, `.git`, the
 changed-files list (written per case), the suite's tasks and fixtures, the baseline, the
@@ -111,8 +113,10 @@ def reviewer_closure(tree: Tree, config: Config) -> Closure:
             walk.add(rel, f"matched by reviewer.files {pattern!r}")
     for folder, why in _folders([r.prompt, r.skill, r.rubric]):
         real = tree.real(folder)
-        for rel in tree.files_under(real[0]) if real and real[1] == "dir" else []:
-            walk.add(rel, why)
+        if real and real[1] == "dir":
+            for rel in tree.files_under(real[0]):
+                walk.add(rel, why)
+            walk.add_links(real[0], why)
     walk.follow()
     return walk.closure
 
@@ -143,6 +147,7 @@ class _Walk:
         self.tree, self.skip = tree, skip
         self.closure = Closure()
         self.queue: list[str] = []
+        self.folders: set[str] = set()  # folders whose links were followed (a link to `..` loops)
 
     def configured(self, rel: str, why: str) -> None:
         """A configured file: in the closure by its name (a deleted one too), and by its real path."""
@@ -162,6 +167,28 @@ class _Walk:
                 return
             self.closure.reasons.setdefault(path, why if real[1] == "file" else f"{why} (a file of {real[0]})")
             self.queue.append(path)
+        if real[1] == "dir":
+            self.add_links(real[0], why)
+
+    def add_links(self, folder: str, why: str) -> None:
+        """The symlinks under a folder taken whole (each folder once: a link to `..` loops)."""
+        if folder in self.folders:
+            return
+        self.folders.add(folder)
+        for link in self.tree.links_under(folder):
+            self._add_link(link, f"{why} (a link in {folder})")
+
+    def _add_link(self, link: str, why: str) -> None:
+        """A symlink in a reviewer folder: the link itself (a PR may point it elsewhere) and what it
+        names inside the repository (the reviewer reads that through it)."""
+        target = self.tree.real(link)
+        if target is None or self._skipped(link) or self._skipped(target[0]) or link in self.closure:
+            return
+        if len(self.closure.reasons) >= MAX_FILES:
+            self.closure.capped = True
+            return
+        self.closure.reasons[link] = why
+        self.add(link, f"named by the link {link}")
 
     def follow(self) -> None:
         while self.queue:

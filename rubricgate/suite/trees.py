@@ -36,6 +36,9 @@ class Tree(Protocol):
     def files_under(self, rel: str) -> list[str]:
         """Every regular file under the real folder `rel`, sorted (not through symlinked folders)."""
 
+    def links_under(self, rel: str) -> list[str]:
+        """Every symlink under the real folder `rel` (to a file or a folder), sorted."""
+
     def glob(self, pattern: str) -> list[str]:
         """The regular files whose repo-relative path matches `pattern` (`**` spans folders)."""
 
@@ -119,6 +122,14 @@ class WorkTree:
                     found.append(os.path.relpath(path, self.root).replace(os.sep, "/"))
         return sorted(found)
 
+    def links_under(self, rel: str) -> list[str]:
+        found = []
+        for folder, dirs, files in os.walk(os.path.join(self.root, rel)):
+            dirs[:] = sorted(d for d in dirs if d != ".git")
+            found += [os.path.join(folder, n) for n in (*dirs, *files) if os.path.islink(os.path.join(folder, n))]
+            dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
+        return sorted(os.path.relpath(p, self.root).replace(os.sep, "/") for p in found)
+
     def glob(self, pattern: str) -> list[str]:
         if self._every is None:
             self._every = self.files_under("")
@@ -178,6 +189,11 @@ class CommitTree:
         prefix = rel.rstrip("/") + "/" if rel else ""
         return sorted(p for p, (mode, _) in self.entries.items()
                       if p.startswith(prefix) and mode.startswith("100") and not _in_git(p))
+
+    def links_under(self, rel: str) -> list[str]:
+        prefix = rel.rstrip("/") + "/" if rel else ""
+        return sorted(p for p, (mode, _) in self.entries.items()
+                      if p.startswith(prefix) and mode == "120000" and not _in_git(p))
 
     def glob(self, pattern: str) -> list[str]:
         regex = glob_regex(pattern)

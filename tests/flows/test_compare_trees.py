@@ -75,3 +75,22 @@ def test_a_link_to_a_shown_file_is_copied_by_its_content_as_the_head_side_shows_
     with base_checkout(repo, repo, {"base": config, "head": config}, "HEAD", {"reports"}) as root:
         assert not (root / "abs-license").is_symlink() and (root / "abs-license").read_text() == "license text\n"
         assert "abs-license" in list_tree(root, answer_key_paths(config))
+
+
+def test_links_in_the_reviewers_folder_show_the_base_side_what_they_named_at_ref(tmp_path: Path) -> None:
+    # The PR points a linked file and a linked folder of the reviewer elsewhere: the base side
+    # read the PR's targets through the PR's links.
+    repo = make_repo(tmp_path / "repo")
+    for side in ("strict", "lenient"):
+        (repo / side).mkdir()
+        (repo / side / "p.md").write_text(f"{side} folder\n")
+        (repo / f"{side}.md").write_text(f"{side} file\n")
+    ref_tree = tmp_path / "ref"
+    shutil.copytree(repo, ref_tree, symlinks=True)
+    for tree, side in ((ref_tree, "strict"), (repo, "lenient")):
+        (tree / "reviewer/evaluator/shared").symlink_to(f"../../{side}")
+        (tree / "reviewer/evaluator/extra.md").symlink_to(f"../../{side}.md")
+    config = load_config(repo)
+    with base_checkout(repo, ref_tree, {"base": config, "head": config}, "HEAD", {"reports"}) as root:
+        assert (root / "reviewer/evaluator/extra.md").read_text() == "strict file\n"
+        assert (root / "reviewer/evaluator/shared/p.md").read_text() == "strict folder\n"

@@ -189,3 +189,28 @@ def test_a_script_the_agent_command_runs_and_the_files_beside_it_are_the_reviewe
     assert got["tools/review.py"] == "run by agent.command"
     assert got["tools/lib.py"] == "in the folder of tools/review.py, run by agent.command (a file of tools)"
     assert "docs/notes.md" not in got
+
+
+@pytest.mark.parametrize("tree", ["work", "commit"])
+def test_a_link_in_a_reviewer_folder_brings_in_itself_and_what_it_names(tmp_path: Path, tree: str) -> None:
+    # A linked file or folder is shown to the reviewer: an edit to its target was "unchanged".
+    repo = _repo(tmp_path, {"docs/extra.md": "strict\n", "shared/p.md": "policy\n", "shared/q.md": "more\n"})
+    refs = repo / "reviewer/evaluator/references"
+    (refs / "extra.md").symlink_to("../../../docs/extra.md")
+    (repo / "reviewer/evaluator/shared").symlink_to("../../shared")
+    (repo / "reviewer/evaluator/loop").symlink_to("..")  # followed once, not forever
+    (repo / "reviewer/evaluator/out").symlink_to(tmp_path)  # leaves the repository: never
+    got = _closure(repo) if tree == "work" else _at_commit(repo)
+    for rel in ("docs/extra.md", "shared/p.md", "shared/q.md", "reviewer/evaluator/references/extra.md",
+                "reviewer/evaluator/shared"):
+        assert rel in got.files, (rel, got.files)
+    assert "reviewer/evaluator/out" not in got.files and not any(f.startswith("..") for f in got.files)
+
+
+def _at_commit(repo: Path):
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "x"],
+                   check=True)
+    with CommitTree(repo, "HEAD") as tree:
+        return reviewer_closure(tree, CONFIG)
