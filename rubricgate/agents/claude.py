@@ -26,6 +26,7 @@ from rubricgate.agents.normalize import (
     TurnCounter,
     feed_stream,
     field_dict,
+    is_resume_request,
     is_tool_block,
     mark_not_allowed,
     parse_json_lines,
@@ -164,12 +165,15 @@ class _ClaudeState:
             return
         if isinstance(msg.get("usage"), dict):
             self.message_usage[str(msg.get("id") or len(self.message_usage))] = msg["usage"]
+        resumed = self.turns.resuming
         if top_level and self.turns.assistant(str(msg.get("id") or "")):
             self.last_text = ""  # a new turn: only the final turn's text is the answer
         self._tools(blocks, self.turns.turns)
         texts = [str(b.get("text", "")) for b in blocks if b.get("type") == "text" and str(b.get("text", "")).strip()]
         if top_level and texts:
-            self.last_text = "\n".join([self.last_text, *texts]).strip("\n")
+            # A resumed answer goes on where the cut one stopped, mid-line as often as not.
+            self.last_text = "".join([self.last_text, *texts]) if resumed and top_level else \
+                "\n".join([self.last_text, *texts]).strip("\n")
 
     def _tools(self, blocks: list[dict[str, Any]], step: int) -> None:
         for block in blocks:
@@ -178,6 +182,9 @@ class _ClaudeState:
                 self.calls[str(block.get("id"))] = len(self.draft.tool_calls) - 1
 
     def _user(self, ev: dict[str, Any]) -> None:
+        if is_resume_request(ev):
+            self.turns.resumed()
+            return
         content = field_dict(ev, "message").get("content")
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and str(block.get("type", "")).endswith("tool_result") \
@@ -204,8 +211,11 @@ class _ClaudeState:
     def _result(self, ev: dict[str, Any]) -> None:
         d = self.draft
         d.saw_result = True
-        # The CLI's result text, else the final turn's own text: never an earlier message's.
-        d.final_text = str(ev.get("result") or "") or self.last_text
+        # The CLI's result text, else the final turn's own text: never an earlier message's. The
+        # result of a resumed answer is its last part alone; the turn's text is the whole of it.
+        result = str(ev.get("result") or "")
+        resumed_whole = self.turns.resumes and result.strip() and self.last_text.rstrip().endswith(result.strip())
+        d.final_text = self.last_text if resumed_whole else result or self.last_text
         num_turns = ev.get("num_turns")
         self.reported = (int(num_turns), str(ev.get("subtype") or ""), bool(ev.get("is_error"))) \
             if isinstance(num_turns, int) else None
@@ -221,6 +231,9 @@ class _ClaudeState:
         d = self.draft
         d.steps = self.turns.turns
         d.retry_after_s = self.retry_delay_s
+        if self.turns.resumes:
+            d.notes.append(f"the endpoint's stream cut the model's answer off {self.turns.resumes} time(s) and the "
+                           "CLI had the model resume it: each resumed part counted in the turn it continues")
         reported = getattr(self, "reported", None)
         if reported is not None:
             cross_check_turns(d, *reported)

@@ -18,6 +18,7 @@ from rubricgate.agents.normalize import (
     Draft,
     TurnCounter,
     field_dict,
+    is_resume_request,
     is_tool_block,
     normalize_tool_name,
     parse_json_lines,
@@ -73,6 +74,8 @@ def claude_shape_watch(max_steps: int | None, allowed: list[str] | None) -> Watc
         ev = events[0] if events else {}
         if ev.get("type") == "user" and ev.get("parent_tool_use_id") is None and _has_tool_result(ev):
             turns.tool_result()
+        elif is_resume_request(ev):
+            turns.resumed()
         msg = ev.get("message") if ev.get("type") == "assistant" else None
         if not isinstance(msg, dict):
             return None

@@ -473,9 +473,15 @@ class TurnCounter:
         self.turns = 0
         self._id = ""
         self._tool_result_since = False
+        self.resuming = False
+        self.resumes = 0  # answers the CLI had the model resume after its endpoint cut them off
 
     def assistant(self, msg_id: str) -> bool:
         """Count one top-level assistant message; True when it starts a new turn."""
+        if self.resuming and not self._tool_result_since:  # the cut-off answer, going on
+            self.resuming = False
+            self._id = msg_id or self._id
+            return False
         new = self.turns == 0 or self._tool_result_since or bool(msg_id and self._id and msg_id != self._id)
         if new:
             self.turns += 1
@@ -486,3 +492,23 @@ class TurnCounter:
     def tool_result(self) -> None:
         """A tool result went back to the model: its next message is a new turn."""
         self._tool_result_since = True
+
+    def resumed(self) -> None:
+        """The CLI asked the model to go on with an answer its endpoint's stream cut off: the next
+        message continues this turn (the endpoint's fault, not a step the reviewer took)."""
+        self.resuming = True
+        self.resumes += 1
+
+
+# Claude Code (2.1.3xx) recovers from a stream cut mid-answer by sending the model this request
+# as a user message of its own, then streams the rest of the answer as a new message.
+_RESUME_REQUEST = re.compile(r"cut off mid-stream|Resume directly from where it stops")
+
+
+def is_resume_request(ev: dict[str, Any]) -> bool:
+    """A top-level user message of the CLI's own asking the model to resume a cut-off answer."""
+    content = field_dict(ev, "message").get("content")
+    if ev.get("type") != "user" or ev.get("parent_tool_use_id") is not None or not isinstance(content, list):
+        return False
+    texts = [str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"]
+    return bool(texts) and len(texts) == len(content) and bool(_RESUME_REQUEST.search(" ".join(texts)))

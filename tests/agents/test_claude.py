@@ -15,6 +15,7 @@ import pytest
 from rubricgate.agents import get_agent
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.claude import ClaudeAgent, claude_tools, parse_claude_stream
+from rubricgate.agents.formats import claude_shape_watch
 from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import MAX_RESULT_CHARS, Transcript
 from tests.agent_recordings import agent_request, replay_recording
@@ -44,6 +45,28 @@ def test_api_error_is_success_subtype_with_is_error_and_has_no_answer() -> None:
 def test_api_error_after_retries() -> None:
     t = replay("api_error_retries")
     assert t.termination == "api_error" and "500" in t.error and "```json" not in t.final_text
+
+
+def _newest(name: str) -> Transcript:
+    return replay_recording("claude-2.1.332", name, lambda d, m: parse_claude_stream(d, allowed=m["allowed_tools"]))
+
+
+def test_an_answer_the_endpoint_cut_off_and_the_cli_resumed_is_one_whole_answer_in_one_turn() -> None:
+    # 2.1.332 asks the model to resume a cut answer: graded on the result's tail alone, the trial was
+    # the reviewer's no_verdict, and the resumed part counted as a step the reviewer took.
+    t = _newest("cut_resume")
+    assert t.termination == "completed" and t.steps == 3
+    assert verdict_block(t.final_text)["tier"] == "PASS"
+    assert any("resume" in n for n in t.notes)
+
+
+def test_the_clis_resume_turns_after_a_malformed_stream_are_not_the_reviewers_steps() -> None:
+    # Three resume requests made 6 "steps" of a 3-turn review: graded too_many_steps at a limit of 4.
+    t = _newest("stream_malformed_resumed")
+    assert t.failure == "endpoint" and t.steps == 3
+    data = (Path(__file__).parents[1] / "data/transcripts/claude-2.1.332/stream_malformed_resumed.ndjson").read_bytes()
+    watch = claude_shape_watch(4, None)
+    assert [w for w in (watch(line) for line in data.splitlines(keepends=True)) if w] == []
 
 
 def test_max_turns_without_verdict() -> None:
