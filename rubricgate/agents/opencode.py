@@ -64,7 +64,12 @@ OPENCODE_PERMISSIONS = {"read": "read", "grep": "grep", "glob": "glob", "list": 
 PROVIDER_ID = "rubricgate"  # the custom provider used when OPENAI_BASE_URL is set
 _DENIAL_MARKERS = ("unavailable tool", "prevents you from using", "permission", "rejected", "denied")
 _API_ERRORS = {"APIError", "ProviderAuthError", "UnknownError"}
-_STREAM_ERROR = re.compile(r'timestamp=(\S+) .*message="stream error".*?error\.error="(.*?)"?\s*$')
+_STREAM_ERROR = re.compile(r'timestamp=(\S+) .*message="stream error"')
+# What the endpoint said: a request that failed is logged `error.error="AI_APICallError: ..."`; an
+# error event inside a stream that began 200 OK, as its fields (`error.error.message="..."
+# error.error.type=server_error error.error.code=500`).
+_ERROR_SAID = (re.compile(r'error\.error\.message="((?:[^"\\]|\\.)*)"'), re.compile(r'error\.error="(.*?)"?\s*$'))
+_ERROR_CODE = re.compile(r"error\.error\.(?:code|status)=(\d{3})\b")
 _UNREACHABLE = re.compile(r"cannot connect|unable to connect|econnrefused|connection refused|fetch failed", re.I)
 
 # No update checks, model catalogue downloads, sharing, LSP downloads, or reading the user's
@@ -187,7 +192,9 @@ def stream_error_watch() -> Watch:
     With its endpoint failing, opencode 1.18.33 retries five times, 2 to 30 s apart (a retry-after
     sets the wait), printing nothing on stdout: about 70 s before its error event against a dead
     server. Each failed request logs `level=ERROR ... message="stream error" ... small=false ...
-    error.error="AI_APICallError: <what the endpoint said>"`. One may be a blip its first retry
+    error.error="AI_APICallError: <what the endpoint said>"`, and a stream that began 200 OK and
+    then carried an error event, the event's fields (`error.error.message=...`, a step of its own
+    on stdout each time it is retried). One may be a blip its first retry
     recovers from; a second is an outage. The wait between the two (its backoff, or the
     endpoint's retry-after) is the least the harness's retry waits."""
     seen: list[datetime] = []
@@ -195,15 +202,18 @@ def stream_error_watch() -> Watch:
     def watch(line: bytes) -> str | None:
         if b'"stream error"' not in line or b"small=true" in line:
             return None
-        found = _STREAM_ERROR.search(line.decode("utf-8", errors="replace"))
+        text = line.decode("utf-8", errors="replace")
+        found = _STREAM_ERROR.search(text)
         if found is None:
             return None
         seen.append(_log_time(found.group(1)))
         if len(seen) < 2:
             return None
-        said = found.group(2)
-        return retry_stop("opencode", None, said[:200], (seen[-1] - seen[-2]).total_seconds(),
-                          answered=not _UNREACHABLE.search(said), leave_short=False)
+        said = next((m.group(1) for m in (r.search(text) for r in _ERROR_SAID) if m), "stream error")
+        code = _ERROR_CODE.search(text)
+        return retry_stop("opencode", int(code.group(1)) if code else None, said[:200],
+                          (seen[-1] - seen[-2]).total_seconds(), answered=not _UNREACHABLE.search(said),
+                          leave_short=False)
 
     return watch
 

@@ -142,6 +142,19 @@ def test_opencode_is_stopped_at_its_second_failed_request_with_the_wait_between(
     assert t.failure == "endpoint" and t.retry_after_s == 20.1
 
 
+def test_opencode_retrying_a_stream_that_broke_mid_answer_is_stopped_as_the_endpoints_fault() -> None:
+    # Logged as the error event's fields: never matched, so each retry was a step of the reviewer's
+    # until the step limit graded it max_turns / too_many_steps (exit 1).
+    def line(stamp: str) -> bytes:
+        return (f'timestamp={stamp} level=ERROR run=3bb1 message="stream error" providerID=rubricgate '
+                'modelID=scripted session.id=ses_1 small=false agent=build mode=primary '
+                'error.error.message="overloaded mid-stream" error.error.type=server_error error.error.code=500').encode()
+    watch = stream_error_watch()
+    assert watch(line("2026-12-06T18:03:50.386Z")) is None
+    t = _stopped(watch(line("2026-12-06T18:03:52.704Z")))
+    assert t.failure == "endpoint" and "500" in t.error and "overloaded mid-stream" in t.error
+
+
 def test_opencode_that_cannot_connect_is_unreachable() -> None:
     watch = stream_error_watch()
     down = "AI_APICallError: Cannot connect to API: Unable to connect. Is the computer able to access the url?"
