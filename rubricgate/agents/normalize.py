@@ -478,10 +478,11 @@ class TurnCounter:
 
     def assistant(self, msg_id: str) -> bool:
         """Count one top-level assistant message; True when it starts a new turn."""
-        if self.resuming and not self._tool_result_since:  # the cut-off answer, going on
+        if self.resuming:
             self.resuming = False
-            self._id = msg_id or self._id
-            return False
+            if not self._tool_result_since:  # the cut-off answer, going on
+                self._id = msg_id or self._id
+                return False
         new = self.turns == 0 or self._tool_result_since or bool(msg_id and self._id and msg_id != self._id)
         if new:
             self.turns += 1
@@ -494,10 +495,12 @@ class TurnCounter:
         self._tool_result_since = True
 
     def resumed(self) -> None:
-        """The CLI asked the model to go on with an answer its endpoint's stream cut off: the next
-        message continues this turn (the endpoint's fault, not a step the reviewer took)."""
+        """The CLI asked the model again for an answer its endpoint's stream cut off (to go on with
+        it, or a retry of the request): the next message continues this turn (the endpoint's
+        fault, not a step the reviewer took)."""
+        if not self.resuming:
+            self.resumes += 1
         self.resuming = True
-        self.resumes += 1
 
 
 # Claude Code (2.1.3xx) recovers from a stream cut mid-answer by sending the model this request

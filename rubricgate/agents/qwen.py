@@ -190,7 +190,7 @@ def turn_limit_watch(max_steps: int | None, allowed: list[str] | None = None) ->
 
     def watch(line: bytes) -> str | None:
         events, _ = parse_json_lines(line)
-        if events and events[0].get("type") in ("assistant", "user"):
+        if events and events[0].get("type") in ("assistant", "user", "system"):
             state.feed(events[0])
             if state.turns.turns > max_steps:
                 return f"max_turns: turn {state.turns.turns} exceeds max_steps {max_steps}"
@@ -225,6 +225,15 @@ def is_cli_error_message(msg: dict[str, Any]) -> bool:
             and msg.get("stop_reason") is None and not usage.get("output_tokens"))
 
 
+_TRAILING_API_ERROR = re.compile(r"\s*(\[API Error[^\n]*\])\s*$")
+
+
+def split_api_error(text: str) -> tuple[str, str]:
+    """(the model's text, the CLI's "[API Error: ...]" it appended when the stream broke mid-answer)."""
+    found = _TRAILING_API_ERROR.search(text)
+    return (text[:found.start()], found.group(1)) if found else (text, "")
+
+
 class _QwenState:
     """Walks the events once; a model turn is a new top-level assistant message."""
 
@@ -244,6 +253,12 @@ class _QwenState:
             self.after_tools = kind == "user"
         if kind == "system" and ev.get("subtype") == "init":
             self.draft.model = str(ev.get("model") or "") or None
+        elif kind == "system" and ev.get("subtype") == "retry" and top:
+            # 0.24 retries a request whose stream broke and says so: the next message is that
+            # turn again, its text anew (unless the CLI kept what came), not a step of the reviewer's.
+            self.turns.resumed()
+            if not field_dict(ev, "data").get("preserveText"):
+                self.last_text = ""
         elif kind == "assistant" and top:
             self._assistant(field_dict(ev, "message"))
         elif kind == "user" and top:
@@ -270,7 +285,11 @@ class _QwenState:
                 call.name = TOOL_NAMES.get(raw, call.name)
                 self.calls[str(block.get("id"))] = len(self.draft.tool_calls) - 1
             elif isinstance(block, dict) and block.get("type") == "text" and str(block.get("text", "")).strip():
-                self.last_text = "\n".join(filter(None, [self.last_text, str(block["text"])]))
+                # Only a message the stream never finished can carry the CLI's error after its text.
+                unfinished = msg.get("stop_reason") is None and not usage.get("output_tokens")
+                text, error = split_api_error(str(block["text"])) if unfinished else (str(block["text"]), "")
+                self.cli_error = error or self.cli_error
+                self.last_text = "\n".join(filter(None, [self.last_text, text]))
 
     def _tool_results(self, msg: dict[str, Any]) -> None:
         content = msg.get("content")
@@ -323,6 +342,9 @@ class _QwenState:
     def close(self) -> None:
         d = self.draft
         d.steps = self.turns.turns
+        if self.turns.resumes:
+            d.notes.append(f"the CLI retried {self.turns.resumes} model request(s) whose stream broke: each retry "
+                           "counted in the turn it repeats")
         if not d.saw_result and d.termination == "completed":
             d.final_text = d.final_text or self.last_text
             d.input_tokens, d.output_tokens = self.turn_tokens

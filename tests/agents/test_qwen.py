@@ -48,6 +48,23 @@ def test_on_0_21_the_claude_parser_even_takes_the_error_for_the_reviewers_answer
     assert parse_qwen_stream(recording(OLD, "api_error")).termination == "api_error"
 
 
+def test_retries_of_a_broken_stream_are_the_endpoints_fault_not_the_reviewers_steps() -> None:
+    # Each retry's message counted as a step: "turn 7 exceeds max_steps 6", max_turns, exit 1.
+    data = recording(NEW, "stream_retried")
+    d = parse_qwen_stream(data, max_steps=6)
+    assert (d.steps, d.termination, d.failure) == (3, "api_error", "endpoint")
+    assert "without a finish reason" in d.error and any("retried 4" in n for n in d.notes)
+    watch = turn_limit_watch(3)
+    assert [r for r in (watch(line) for line in data.splitlines(keepends=True)) if r] == []
+
+
+def test_an_api_error_the_cli_appends_to_a_half_answer_is_the_endpoints() -> None:
+    # Its "[API Error: ...]" after the half answer's text was not seen: agent_error, the reviewer's.
+    d = parse_qwen_stream(recording(NEW, "stream_error_mid_answer"), max_steps=6)
+    assert (d.termination, d.failure) == ("api_error", "endpoint") and "overloaded mid-stream" in d.error
+    assert "API Error" not in d.final_text
+
+
 def test_a_model_that_writes_api_error_text_is_still_the_model() -> None:
     turn = {"type": "assistant", "parent_tool_use_id": None, "message": {
         "id": "m1", "content": [{"type": "text", "text": "[API Error: 500 upstream]"}], "stop_reason": "end_turn",
