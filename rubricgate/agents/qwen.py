@@ -26,6 +26,10 @@ Facts verified against qwen 0.21.10 and 0.24.4 driven by tests/e2e/openai_server
   10000ms..." ("Attempt 1 failed. Retrying with backoff in 2s..." for no answer). The adapter
   makes that file a FIFO the harness reads while the CLI runs (isolation/streams.py SideLog)
   and stops the run at a retry whose wait is 5 s or more, as Claude Code's retry notices are.
+- A stream that breaks after it began (no finish reason, an error event mid-answer) is retried
+  too, and 0.24 says so on stdout: a `system/retry` event, then the turn streamed again (a turn
+  of the same request, not a step the reviewer took). When retries run out, the CLI appends
+  "[API Error: ...]" to the half answer's message (no stop reason, no usage): the endpoint's error.
 - Usage statistics go to a public endpoint unless QWEN_USAGE_STATISTICS_ENABLED=false; the
   launcher re-executes itself in child Node processes unless QWEN_CODE_NO_RELAUNCH is set.
 """
