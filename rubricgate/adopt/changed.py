@@ -3,7 +3,8 @@
 Gated: the reviewer, which is its whole closure (suite/closure.py: the prompt, skill and rubric,
 their folders, every file they reference, transitively, and `reviewer.files`), taken both in the
 working tree and at the merge base; the suite's tasks and fixtures, the baseline, the config
-and the verdict hook (it grades every answer: a hook made to pass everything is a PR to gate).
+and the verdict hook (it grades every answer: a hook made to pass everything is a PR to gate);
+and every `.gitattributes` (it decides the bytes a checkout writes, which git's diff never shows).
 
 The seed's lesson: on a shallow clone a diff against a missing base silently returns nothing,
 which would wave through a PR that changed every gated file. So a base that is not present, or
@@ -154,6 +155,12 @@ def _diff_names(repo: Path, merge_base: str) -> list[str]:
     return sorted({n for n in (diff.stdout + untracked.stdout).split("\0") if n})
 
 
+# git diffs the clean form of a file: an attributes file that makes a checkout write other bytes
+# (`* text eol=crlf`, `working-tree-encoding=UTF-16LE`) changes what the reviewer reads while the
+# diff shows it alone.
+ATTRIBUTES_REASON = "git's attributes: what a checkout writes for every file under its folder"
+
+
 def changed_files(repo: Path, base: str, config: Config) -> ChangedResult:
     """Compare the working tree with the merge base of REF and HEAD: a changed file is gated
     when it is in the reviewer's closure, in the working tree or at the merge base (a reference
@@ -175,5 +182,7 @@ def changed_files(repo: Path, base: str, config: Config) -> ChangedResult:
             reasons[name] = f"{then.reasons[name]}, at the merge base"
         elif is_gated(name, gated):
             reasons[name] = next((r for p, r in roles.items() if is_gated(name, [p])), "a gated path")
+        elif PurePosixPath(name).name == ".gitattributes":
+            reasons[name] = ATTRIBUTES_REASON
     return ChangedResult(base=base, merge_base=mb, gated=gated, files=sorted(reasons), reasons=reasons,
                          capped=now.capped or then.capped)

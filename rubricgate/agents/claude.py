@@ -34,6 +34,7 @@ from rubricgate.agents.normalize import (
     tool_block_name,
 )
 from rubricgate.agents.spec import CliSpec, Endpoint, StreamFormat, Tested
+from rubricgate.suite.agent_context import CONTEXT_FILES
 
 if TYPE_CHECKING:
     from rubricgate.isolation.process import Watch
@@ -44,7 +45,7 @@ SPEC = CliSpec(
                       default_hosts=("api.anthropic.com",)),
     format=StreamFormat("claude", "rubricgate.agents.claude:parse_claude_stream",
                         "rubricgate.agents.formats:claude_shape_watch"),
-    context_files=("CLAUDE.md", "CLAUDE.local.md", ".claude", ".mcp.json"),
+    context_files=CONTEXT_FILES["claude"],
     tested=Tested("2.1.112", "2.1.332", "2.1.112 is the last pure-JS release; later ones ship a native binary through "
                   "an npm optional dependency and run on Node 20 despite engines node>=22"),
 )

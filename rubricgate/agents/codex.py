@@ -48,6 +48,7 @@ from rubricgate.agents.normalize import (
 from rubricgate.agents.shell_commands import classify_command
 from rubricgate.agents.spec import CliSpec, Endpoint, StreamFormat, Tested
 from rubricgate.isolation.untrusted import UntrustedPath, read_reviewer_text, read_under, write_fresh
+from rubricgate.suite.agent_context import CONTEXT_FILES
 
 if TYPE_CHECKING:
     from rubricgate.isolation.process import ProcessResult, Watch
@@ -58,7 +59,7 @@ SPEC = CliSpec(
     endpoint=Endpoint("OPENAI_API_KEY", "OPENAI_BASE_URL", "https://api.openai.com",
                       default_hosts=("api.openai.com",), extra=("CODEX_CA_CERTIFICATE",)),
     format=StreamFormat("codex", "rubricgate.agents.codex:parse_codex_stream", "rubricgate.agents.codex:limit_watch"),
-    context_files=("AGENTS.md", "AGENTS.override.md", ".codex"),
+    context_files=CONTEXT_FILES["codex"],
     tested=Tested("0.171.0", "0.171.0", "native binary in an optional dependency; runs regardless of Node version"),
 )
 

@@ -57,6 +57,7 @@ from rubricgate.agents.normalize import (
 from rubricgate.agents.spec import CliSpec, Endpoint, StreamFormat, Tested
 from rubricgate.isolation.untrusted import read_reviewer_text
 from rubricgate.models.failures import endpoint_failure
+from rubricgate.suite.agent_context import CONTEXT_FILES
 
 if TYPE_CHECKING:
     from rubricgate.agents.copilot_package import SharedPackages
@@ -72,8 +73,7 @@ SPEC = CliSpec(
                       workflow_vars=("COPILOT_PROVIDER_BASE_URL", "COPILOT_MODEL")),
     format=StreamFormat("copilot", "rubricgate.agents.copilot:parse_copilot_stream",
                         "rubricgate.agents.copilot:limit_watch"),
-    context_files=(".github/copilot-instructions.md", ".github/instructions", ".github/agents", ".github/skills",
-                   ".github/hooks", "AGENTS.md", "CLAUDE.md", "GEMINI.md"),
+    context_files=CONTEXT_FILES["copilot"],
     version_pattern=r"^GitHub Copilot CLI (\S+?)\.?$",  # "GitHub Copilot CLI 1.0.102."
     tested=Tested("1.0.40", "1.0.102", "a Node loader starting a native binary from an optional dependency; "
                   "--usage-output-file (token counts) from 1.0.80"),

@@ -17,13 +17,14 @@ from rubricgate.agents.cli import CliAgent
 from rubricgate.agents.normalize import Draft
 from rubricgate.agents.spec import CliSpec, Endpoint, StreamFormat
 from rubricgate.isolation.untrusted import read_reviewer_text
+from rubricgate.suite.agent_context import CONTEXT_FILES
 
 SPEC = CliSpec(
     name="cortex", adapter="CortexAgent", title="Cortex Code", binary="cortex",
     endpoint=Endpoint("SNOWFLAKE_PAT", "SNOWFLAKE_ACCOUNT", "the Snowflake account in the connection"),
     format=StreamFormat("cortex", "rubricgate.agents.cortex:parse_cortex",
                         "rubricgate.agents.formats:claude_shape_watch"),
-    context_files=(".cortex",),
+    context_files=CONTEXT_FILES["cortex"],
 )
 
 

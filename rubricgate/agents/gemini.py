@@ -44,6 +44,7 @@ from rubricgate.agents.normalize import (
     parse_json_lines,
 )
 from rubricgate.agents.spec import CliSpec, Endpoint, StreamFormat, Tested
+from rubricgate.suite.agent_context import CONTEXT_FILES
 
 if TYPE_CHECKING:
     from rubricgate.isolation.process import ProcessResult, Watch
@@ -54,7 +55,7 @@ SPEC = CliSpec(
                       default_hosts=("generativelanguage.googleapis.com",)),
     format=StreamFormat("gemini", "rubricgate.agents.gemini:parse_gemini_stream",
                         "rubricgate.agents.gemini:turn_limit_watch"),
-    context_files=("GEMINI.md", ".gemini", ".geminiignore"),
+    context_files=CONTEXT_FILES["gemini"],
     tested=Tested("0.40.1", "0.61.0", "one bundled JavaScript package (node>=20); settings select API-key auth "
                   "and switch folder trust off, an admin policy restricts the tools"),
 )

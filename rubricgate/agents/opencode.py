@@ -42,6 +42,7 @@ from rubricgate.agents.normalize import (
     retry_stop,
 )
 from rubricgate.agents.spec import CliSpec, Endpoint, StreamFormat, Tested
+from rubricgate.suite.agent_context import CONTEXT_FILES
 
 if TYPE_CHECKING:
     from rubricgate.isolation.process import ProcessResult, Watch
@@ -53,7 +54,7 @@ SPEC = CliSpec(
     endpoint=Endpoint("OPENAI_API_KEY", "OPENAI_BASE_URL", "the provider in opencode's configuration"),
     format=StreamFormat("opencode", "rubricgate.agents.opencode:parse_opencode_stream",
                         "rubricgate.agents.opencode:step_limit_watch"),
-    context_files=("AGENTS.md", "CLAUDE.md", "opencode.json", "opencode.jsonc", ".opencode"),
+    context_files=CONTEXT_FILES["opencode"],
     tested=Tested("1.18.33", "1.18.33", "native binary in an optional dependency; its grep tool needs ripgrep on PATH"),
 )
 

@@ -59,6 +59,7 @@ from rubricgate.agents.normalize import (
     retry_stop,
 )
 from rubricgate.agents.spec import CliSpec, Endpoint, StreamFormat, Tested
+from rubricgate.suite.agent_context import CONTEXT_FILES
 
 if TYPE_CHECKING:
     from rubricgate.isolation.process import ProcessResult, Watch
@@ -69,7 +70,7 @@ SPEC = CliSpec(
     endpoint=Endpoint("OPENAI_API_KEY", "OPENAI_BASE_URL", "https://api.openai.com",
                       default_hosts=("api.openai.com",), extra=("OPENAI_MODEL",)),
     format=StreamFormat("qwen", "rubricgate.agents.qwen:parse_qwen_stream", "rubricgate.agents.qwen:turn_limit_watch"),
-    context_files=("QWEN.md", "AGENTS.md", ".qwen", ".qwenignore"),
+    context_files=CONTEXT_FILES["qwen"],
     tested=Tested("0.21.10", "0.24.4", "declares engines node>=22 and runs on Node 20; 0.21 ends a failed model "
                   "request with a successful result"),
 )

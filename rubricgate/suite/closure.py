@@ -13,6 +13,9 @@ the trial cache's key and the change-aware decision all read one closure, comput
     spans, and the string values of a TOML, YAML or JSON file that name a repository file; a
     name is resolved beside the file that names it, then from the repository root, and counts
     only when a regular file (or a folder: its files) is there;
+  * what agent CLIs read on their own (suite/agent_context.py): `AGENTS.md`, `CLAUDE.md`,
+    `GEMINI.md`, ... in any folder, and the settings and agents folders at the root (`.claude/`,
+    `.codex/`, `.github/copilot-instructions.md`, ...), whatever the agent;
   * the files `reviewer.files` matches (globs, `**` spanning folders): what no reference names;
   * the scripts `agent.command` runs from the workspace (`{workspace}/tools/review.py`), and
     every file in a script's folder (a module it imports): a PR that makes one answer PASS
@@ -43,6 +46,7 @@ from urllib.parse import unquote
 import yaml
 
 from rubricgate.models.config import Config
+from rubricgate.suite.agent_context import context_paths, instruction_names
 from rubricgate.suite.config import CONFIG_NAME
 from rubricgate.suite.trees import Tree
 from rubricgate.suite.yaml_json import loads_json, safe_load_yaml
@@ -108,6 +112,11 @@ def reviewer_closure(tree: Tree, config: Config) -> Closure:
         if folder := posixpath.dirname(rel):  # what it imports or opens beside it (tools/lib.py)
             walk.add(folder, f"in the folder of {rel}, run by agent.command")
     walk.follow()
+    for rel in context_paths():  # read by agent CLIs on their own: instructions, settings, agents
+        walk.add(rel, "read by agent CLIs on their own (an instructions or settings file)")
+    for name in sorted(instruction_names()):  # and in every folder on the way to a file they open
+        for rel in tree.glob(f"**/{name}"):
+            walk.add(rel, f"read by agent CLIs on their own ({name} in a folder they open files in)")
     for pattern in r.files:
         for rel in tree.glob(pattern):
             walk.add(rel, f"matched by reviewer.files {pattern!r}")
