@@ -184,5 +184,8 @@ def changed_files(repo: Path, base: str, config: Config) -> ChangedResult:
             reasons[name] = next((r for p, r in roles.items() if is_gated(name, [p])), "a gated path")
         elif PurePosixPath(name).name == ".gitattributes":
             reasons[name] = ATTRIBUTES_REASON
+        elif inside := next((f for f in (*now.files, *then.files) if f.startswith(name + "/")), None):
+            # A submodule moved to another commit: git names the module, never its files.
+            reasons[name] = f"a submodule holding {inside} ({now.reasons.get(inside) or then.reasons[inside]})"
     return ChangedResult(base=base, merge_base=mb, gated=gated, files=sorted(reasons), reasons=reasons,
                          capped=now.capped or then.capped)

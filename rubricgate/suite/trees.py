@@ -70,7 +70,8 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
 
 
 def _in_git(rel: str) -> bool:
-    return rel == ".git" or rel.startswith(".git/")
+    """Git's own files: the repository's `.git`, and a submodule's (`sub/.git`, a file there)."""
+    return ".git" in rel.split("/")
 
 
 class WorkTree:

@@ -196,3 +196,21 @@ def test_a_gitattributes_that_rewrites_what_a_checkout_gives_the_reviewer_is_gat
     result = changed_files(repo, "main", Config())
     assert {".gitattributes", "reviewer/.gitattributes"} <= set(result.files)
     assert "attributes" in result.reasons[".gitattributes"]
+
+
+def test_a_submodule_holding_a_reviewer_file_moved_to_another_commit_is_gated(repo, tmp_path):
+    # git names the module, never its files: a bumped policy in a submodule was "unchanged".
+    module = tmp_path / "policy"
+    module.mkdir()
+    git(module, "init", "-q", "-b", "main")
+    commit(module, {"policy.md": "strict\n"}, "strict")
+    commit(repo, {"reviewer/prompts/evaluate.md": "Follow [the policy](../shared/policy.md).\n"}, "link")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(module), "reviewer/shared")
+    git(repo, "commit", "-q", "-m", "submodule")
+    git(repo, "checkout", "-q", "-b", "feature")
+    commit(module, {"policy.md": "lenient\n"}, "lenient")
+    git(repo / "reviewer/shared", "pull", "-q", "origin", "main")
+    git(repo, "commit", "-q", "-am", "bump")
+    result = changed_files(repo, "main", Config())
+    assert result.files == ["reviewer/shared"] and "policy.md" in result.reasons["reviewer/shared"]
+    assert not any(f.endswith("/.git") for f in result.reasons)
