@@ -415,9 +415,18 @@ def _one_line(text: str) -> str:
     return boundary.printable(" ".join(text.split()))[:300]
 
 
+_SAYS_ERROR = re.compile(r"\berror\b|not supported|failed|denied|invalid|cannot|unable", re.IGNORECASE)
+
+
 def _last_line(text: str) -> str:
+    """What a failed CLI said last; led by its last line naming an error when advice follows it
+    (Copilot: "Error: Classic Personal Access Tokens (ghp_) are not supported ..." then "• Unset
+    GITHUB_TOKEN and ...": the advice alone hid the cause)."""
     lines = [ln for ln in text.strip().splitlines() if ln.strip()]
-    return _one_line(lines[-1]) if lines else ""
+    if not lines:
+        return ""
+    cause = next((ln for ln in reversed(lines) if _SAYS_ERROR.search(ln)), lines[-1])
+    return _one_line(cause if cause is lines[-1] else f"{cause.strip()} {lines[-1].strip()}")
 
 
 def feed_stream(data: bytes | str, agent: str, state_cls):

@@ -102,6 +102,15 @@ def test_truncated_final_line_loses_the_end_and_is_an_error() -> None:
     assert '"tier": "PASS"' in t.final_text
 
 
+def test_a_failed_start_names_the_cause_its_advice_line_follows() -> None:
+    # Copilot printed the cause, then advice; the advice alone reached the preflight's one line.
+    stderr = ("Error: Classic Personal Access Tokens (ghp_) are not supported by Copilot.\n"
+              "\u2022 Unset GITHUB_TOKEN and start 'copilot', then use the '/login' command\n")
+    t = replay("review_ok", b"", exit_code=1, stderr_tail=stderr)
+    assert t.error.startswith("exit 1: Error: Classic Personal Access Tokens (ghp_) are not supported")
+    assert "Unset GITHUB_TOKEN" in t.error
+
+
 def test_empty_output_with_clean_exit_is_crashed() -> None:
     t = replay("review_ok", b"")
     assert (t.termination, t.steps, t.final_text) == ("crashed", 0, "")
