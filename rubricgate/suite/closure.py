@@ -235,9 +235,9 @@ def references(rel: str, data: bytes | None) -> list[tuple[str, str]]:
 
 
 def _link_names(destination: str) -> list[str | None]:
-    """A link's destination as repository paths: as written and percent-decoded (`with%20space.md`),
-    and `/docs/x.md` as the repository's `docs/x.md` (named from the root: "/docs/x.md" stays
-    rooted for the walk, which looks for it nowhere else)."""
+    """A link's destination as repository paths: as written and percent-decoded (`with%20space`),
+    and a name led by `/` as the same name from the repository's root (it stays rooted for the
+    walk, which looks for it nowhere else)."""
     names = dict.fromkeys([destination, unquote(destination)])
     return [("/" + clean) if clean and name.lstrip().startswith("/") else clean
             for name in names for clean in [_clean(name.lstrip().lstrip("/"))]]
@@ -247,7 +247,7 @@ def _clean(name: str) -> str | None:
     """A referenced name as a repository path, or None (a URL, an absolute or home path, a
     placeholder or glob, an anchor alone)."""
     name = name.strip().strip("<>\"'").split("#", 1)[0].split("?", 1)[0].rstrip(".,;:")
-    if name.endswith(")") and name.count("(") < name.count(")"):  # `(see [x](a.md))`: the text's own
+    if name.endswith(")") and name.count("(") < name.count(")"):  # `(see [x](y))`: the text's own
         name = name[:-1]
     if not name or len(name) > 4096 or "\n" in name or _NOT_A_PATH.search(name):
         return None
