@@ -19,7 +19,10 @@ from rubricgate.secrets import mask_credentials
 # Everything outside the XML 1.0 Char production, written as the five ranges it leaves out: the
 # negated class of the ranges it allows took ~20 ms to compile, on every run's report (this takes 0.3).
 _INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-_ERROR_CATEGORIES = {"agent_error", "timeout", "not_run", "no_verdict", "malformed_verdict", "errored"}
+# JUnit's <error> is "could not be tested": a trial the infrastructure failed (errored, never
+# graded) or never ran. A reviewer's timeout, crash or missing verdict is its failure to answer,
+# a <failure> as the terminal and summary.json call it (models/failures.py).
+_ERROR_CATEGORIES = {"not_run", "errored"}
 
 
 def xml_safe(text: str) -> str:
@@ -40,12 +43,14 @@ def _failed(case: CaseSummary, dim: str) -> list[TrialResult]:
 
 def _outcome(case: CaseSummary, dim: str) -> str | None:
     """The child the case's testcase for `dim` gets, one rule for the element and the suite's
-    counts: <error> when no failed trial produced a judgeable answer, <failure> for a wrong
-    answer, <skipped> when no trial was graded on it, none when it passed."""
+    counts: <error> when every failed trial is the infrastructure's (errored or not run),
+    <failure> when the reviewer failed one (a wrong answer, none, a timeout), <skipped> when no
+    trial was graded on it, none when it passed."""
     failed = _failed(case, dim)
     if failed:
-        judged = any((t.grades[dim].category or "uncategorized") not in _ERROR_CATEGORIES for t in failed)
-        return "failure" if judged else "error"
+        reviewers = any(not t.errored and (t.grades[dim].category or "uncategorized") not in _ERROR_CATEGORIES
+                        for t in failed)
+        return "failure" if reviewers else "error"
     return None if any(dim in t.grades for t in case.trials) else "skipped"
 
 

@@ -31,12 +31,19 @@ def test_one_testcase_per_case_and_dimension_with_counts():
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("6", "2", "0")
 
 
-def test_agent_errors_are_errors_not_failures():
+def test_infrastructure_errors_are_errors_and_the_reviewers_failures_are_failures():
+    # A reviewer's timeout or missing verdict was an <error>, counted with the outages a CI test
+    # tab shows as "could not run": the reviewer's own failure is a <failure>.
     s = rf.summary()
     for t in s.cases[0].trials:
         t.grades["verdict"] = Grade(passed=False, category="timeout", reason="killed after 300s")
     suite = ET.fromstring(render_junit(s).encode()).find("testsuite")
-    assert suite.get("errors") == "1"
+    assert (suite.get("errors"), suite.get("failures")) == ("0", "3")
+    for t in s.cases[0].trials:
+        t.errored = True
+        t.grades["verdict"] = Grade(passed=False, category="errored", reason="endpoint: API 503")
+    suite = ET.fromstring(render_junit(s).encode()).find("testsuite")
+    assert (suite.get("errors"), suite.get("failures")) == ("1", "2")
 
 
 def test_a_case_with_no_grade_on_a_dimension_is_skipped_and_counted():
