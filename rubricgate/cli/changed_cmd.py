@@ -8,6 +8,7 @@ import os
 import click
 
 from rubricgate.adopt.changed import changed_files
+from rubricgate.boundary import printable
 from rubricgate.cli.app import main
 from rubricgate.cli.options import config_option, fail_input, repo_option, repo_root
 from rubricgate.errors import GateInputError, GateInputErrors
@@ -23,7 +24,8 @@ def changed(base, repo, config_path) -> None:
 
     Gated: the reviewer (its prompt, skill and rubric and every file they reference), the tasks and
     fixtures folders, the baseline and rubricgate.yaml. Each changed file is listed with why it is gated.
-    Writes `changed=true|false` to $GITHUB_OUTPUT when that is set.
+    Writes `changed=true|false` to $GITHUB_OUTPUT when that is set. Names are printed with control
+    characters and line separators escaped (a name holding a newline stays on its one line).
     """
     root = repo_root(repo)
     try:
@@ -33,16 +35,19 @@ def changed(base, repo, config_path) -> None:
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     if result.changed:
-        click.echo(f"changed: {len(result.files)} gated file(s) since {base} (merge base {result.merge_base[:12]})")
+        # A file name is the pull request's to choose: printed raw, one holding a newline would
+        # forge lines of its own in the CI log ("unchanged: ...", a `::error::` command).
+        click.echo(printable(f"changed: {len(result.files)} gated file(s) since {base} "
+                             f"(merge base {result.merge_base[:12]})"))
         for name in result.files:
-            click.echo(f"  {name}  ({result.reasons.get(name, 'gated')})")
+            click.echo(f"  {printable(name)}  ({printable(result.reasons.get(name, 'gated'))})")
         if config.verdict is not None and config.verdict.defines_rules():
             from rubricgate.adopt.changed_rules import changed_rules  # rules named in rubricgate.yaml only
 
             for line in changed_rules(root, config, result.merge_base):
-                click.echo(f"  {line}")
+                click.echo(f"  {printable(line)}")
     else:
-        click.echo(f"unchanged: no gated file changed since {base} (merge base {result.merge_base[:12]})")
+        click.echo(printable(f"unchanged: no gated file changed since {base} (merge base {result.merge_base[:12]})"))
     if result.capped:
         click.echo("note: the reviewer references more files than rubricgate follows (500); a change to one it "
                    "did not reach is not seen: name them in reviewer.files", err=True)

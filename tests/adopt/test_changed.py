@@ -214,3 +214,25 @@ def test_a_submodule_holding_a_reviewer_file_moved_to_another_commit_is_gated(re
     result = changed_files(repo, "main", Config())
     assert result.files == ["reviewer/shared"] and "policy.md" in result.reasons["reviewer/shared"]
     assert not any(f.endswith("/.git") for f in result.reasons)
+
+
+def test_changed_cli_prints_a_file_name_on_its_own_line_escaped(repo):
+    """A name holding a newline is the pull request's to choose: printed raw,
+    it would forge lines of its own in the CI log, e.g. 'unchanged: ...' or a `::error::` command."""
+    from click.testing import CliRunner
+
+    from rubricgate.cli import main
+
+    commit(repo, {"rubricgate.yaml": "reviewer:\n  prompt: .github/review.md\n  skill: skills/reviewer/SKILL.md\n"
+                                     "  rubric: .github/rubric.md\n", ".github/review.md": "p\n",
+                  ".github/rubric.md": "r\n", "skills/reviewer/SKILL.md": "s\n", "evals/tasks/.keep": "",
+                  "fixtures/.keep": ""}, "layout")
+    base = git(repo, "rev-parse", "HEAD")
+    forged = "fixtures/a\nunchanged: no gated file changed\n::error::forged.md"
+    commit(repo, {forged: "x\n"}, "a fixture with a newline in its name")
+    got = CliRunner().invoke(main, ["changed", "--base", base, "--repo", str(repo)])
+    assert got.exit_code == 0, got.output
+    lines = got.output.splitlines()
+    assert lines[0].startswith("changed: 1 gated file(s)"), got.output
+    assert len(lines) == 2 and not any(line.startswith(("unchanged", "::")) for line in lines), got.output
+    assert "fixtures/a\\x0aunchanged: no gated file changed\\x0a::error::forged.md" in lines[1]
