@@ -70,6 +70,6 @@ def test_the_command_workflows_install_no_cli_run_three_trials_and_validate_fork
         assert "--trials 3" in text and "secrets.OPENAI_API_KEY" in text
     fork = yaml.safe_load(render_workflow("rubricgate-pr.yml", "command"))["jobs"]["offline"]
     runs = [s["run"] for s in fork["steps"] if "run" in s]
-    assert runs[-1] == "rubricgate validate" and not any("--agent builtin" in r for r in runs)
+    assert "rubricgate validate" in runs and not any("--agent builtin" in r for r in runs)
     claude = render_workflow("rubricgate-pr.yml", "claude")
     assert "rubricgate run --agent builtin" in claude and "npm install" in claude  # unchanged for a CLI

@@ -125,7 +125,88 @@ def test_forks_get_the_offline_builtin_job_which_fails_only_when_it_cannot_judge
     offline = jobs["offline"]
     assert offline["if"] == "github.event.pull_request.head.repo.full_name != github.repository"
     assert "rubricgate run --agent builtin" in runs(offline) and "secrets." not in str(offline)
-    assert '"${CODE}" != "2"' in offline["steps"][-1]["run"]
+    assert '"${CODE}" != "2"' in step(offline, "Could the suite be judged")["run"]
+
+
+def _fork_repo(tmp_path: Path, edit: dict[str, str]) -> Path:
+    """A clone whose origin/main is the base and whose HEAD is a fork's pull request editing `edit`."""
+    repo = tmp_path / "fork"
+    repo.mkdir()
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e",
+           "HOME": str(tmp_path), "PATH": os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1"}
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                              env=env).stdout.strip()
+
+    def commit(files: dict[str, str]) -> None:
+        for rel, text in files.items():
+            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+            (repo / rel).write_text(text)
+        git("add", "-A")
+        git("commit", "-qm", "x")
+
+    git("init", "-q", "-b", "main")
+    commit({"rubricgate.yaml": "reviewer:\n  prompt: .github/review.md\n  skill: skills/reviewer/SKILL.md\n"
+                               "  rubric: .github/rubric.md\n", ".github/review.md": "p\n", ".github/rubric.md": "r\n",
+            "skills/reviewer/SKILL.md": "s\n", "evals/tasks/.keep": "", "fixtures/.keep": "", "README.md": "x\n"})
+    git("update-ref", "refs/remotes/origin/main", "HEAD")
+    commit(edit)
+    return repo
+
+
+def _fork_job_end(tmp_path: Path, agent: str, edit: dict[str, str], smoke_exit: str) -> list[tuple[str, int, str]]:
+    """The fork job's `changed` step run for real (rubricgate on PATH, $GITHUB_OUTPUT), then every
+    later step that can fail the job, as Actions would run it: (step name, exit code, stdout)."""
+    offline = load(render_workflow("rubricgate-pr.yml", agent))["jobs"]["offline"]
+    repo = _fork_repo(tmp_path, edit)
+    shims = tmp_path / "bin"
+    shims.mkdir()
+    (shims / "rubricgate").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m rubricgate "$@"\n')
+    (shims / "rubricgate").chmod(0o755)
+    output = tmp_path / "github_output"
+    output.write_text("")
+    env = {"PATH": f"{shims}:{os.environ['PATH']}", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT),
+           "GITHUB_OUTPUT": str(output), "GIT_CONFIG_NOSYSTEM": "1"}
+    changed = next(s for s in offline["steps"] if s.get("id") == "changed")
+    script = changed["run"].replace("${{ github.base_ref }}", "main")
+    got = _run_step(script, repo, env)
+    assert got.returncode == 0, got.stdout + got.stderr
+    outputs = dict(line.split("=", 1) for line in output.read_text().splitlines())
+    results = []
+    judged = [s for s in offline["steps"] if "Could the suite be judged" in s.get("name", "")]
+    for s in judged:  # the smoke test's own check (an agent CLI's fork job only)
+        got = _run_step(s["run"], repo, env | {"CODE": smoke_exit})
+        results.append((s["name"], got.returncode, got.stdout))
+    last = step(offline, "gated by a maintainer")
+    assert last["if"] == "always() && steps.changed.outputs.changed != 'false'"
+    if outputs.get("changed") != "false":
+        values = {"CHANGED": outputs.get("changed", ""), "PR": "7", "BASE": "main"}
+        assert set(last["env"]) == set(values)
+        got = _run_step(last["run"], repo, env | values)
+        results.append((last["name"], got.returncode, got.stdout))
+    return results
+
+
+@pytest.mark.parametrize("agent", ["claude", "command"])
+@pytest.mark.parametrize("smoke_exit", ["0", "1"])
+def test_a_fork_pull_request_that_changes_the_reviewer_fails_the_fork_job(tmp_path, agent, smoke_exit):
+    """The `gate` job is skipped for a fork (a skipped job counts as a success): the fork job must
+    not be green when the fork edits the reviewer, whatever the embedded reviewer's run said."""
+    results = _fork_job_end(tmp_path, agent, {".github/rubric.md": "weakened\n"}, smoke_exit)
+    failed = [(name, out) for name, code, out in results if code != 0]
+    assert failed, results
+    name, out = failed[-1]
+    first = out.splitlines()[0]
+    assert first.startswith("::error::") and "fork pull request" in first and "maintainer must run the gate" in first
+    assert "gh pr checkout 7 && git push origin HEAD:refs/heads/rubricgate/pr-7" in out
+    assert "rubricgate compare --base origin/main --trials 3" in out
+
+
+@pytest.mark.parametrize("agent", ["claude", "command"])
+def test_a_fork_pull_request_that_changes_no_gated_file_stays_green(tmp_path, agent):
+    results = _fork_job_end(tmp_path, agent, {"README.md": "a typo fixed\n"}, "1")
+    assert all(code == 0 for _, code, _ in results), results
 
 
 def test_weekly_keeps_history_on_a_branch_not_in_the_actions_cache():
