@@ -15,6 +15,7 @@ from rubricgate.cli.options import repo_root as _repo
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.records.files import read_summary
 from rubricgate.reports.comment import DEFAULT_ARTIFACT, render_comment
+from rubricgate.reports.comparison_comment import read_comparison, render_gated_comment
 from rubricgate.reports.github import DEFAULT_LABEL, GitHubError, GitHubTarget
 from rubricgate.reports.github import publish as publish_comment
 from rubricgate.reports.trend import left_out_line, render_trend, suite_runs
@@ -26,6 +27,10 @@ from rubricgate.suite.config import load_config
 run_dir_arg = click.argument("run_dir", type=click.Path(path_type=Path))
 artifact_option = click.option("--artifact", default=DEFAULT_ARTIFACT, show_default=True,
                                help="Name of the CI artifact holding the run folder (named in the comment).")
+compare_option = click.option(
+    "--compare", "compare_json", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="The record `compare --base ... --json FILE` wrote: the comment, the step summary and the label state "
+         "its decision, with the run as context (a missing or unreadable record reads as could not judge).")
 
 
 @main.command()
@@ -73,10 +78,12 @@ def regrade(run_dir, repo, config_path, artifact) -> None:
               help="Earlier summary.json files or run folders, for the trend chart (repeatable).")
 @repo_option
 @artifact_option
-def report(run_dir, history, repo, artifact) -> None:
+@compare_option
+def report(run_dir, history, repo, artifact, compare_json) -> None:
     """Re-render report.html, comment.md and junit.xml of RUN_DIR from its summary and transcripts.
 
     RUN_DIR defaults to the newest run under the reports folder. Appends to $GITHUB_STEP_SUMMARY when set.
+    With --compare, comment.md and the step summary state the comparison's decision, the run below it.
     """
     try:
         run_dir = run_dir or latest_run(_repo(repo))
@@ -86,7 +93,9 @@ def report(run_dir, history, repo, artifact) -> None:
         chosen = suite_runs(list(history)) if history else None
         if chosen and chosen.left_out:
             click.echo(f"--history: {left_out_line(chosen.left_out)}", err=True)
-        write_reports(summary, run_dir, history=chosen.runs if chosen else [], artifact=artifact)
+        comparison = _comparison(compare_json)
+        write_reports(summary, run_dir, history=chosen.runs if chosen else [], artifact=artifact,
+                      comparison=comparison)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     from rubricgate.reports.bundle import COMMENT_FILE, HTML_FILE, JUNIT_FILE
@@ -100,16 +109,23 @@ def report(run_dir, history, repo, artifact) -> None:
 @click.option("--label", default=DEFAULT_LABEL, show_default=True, help="Label added on regression, removed on pass.")
 @repo_option
 @artifact_option
-def publish(run_dir, pr, label, repo, artifact) -> None:
+@compare_option
+def publish(run_dir, pr, label, repo, artifact, compare_json) -> None:
     """Upsert the PR comment (edited in place on later runs) and sync the regression label.
 
     Uses GITHUB_API_URL, GITHUB_REPOSITORY and GITHUB_TOKEN as GitHub Actions sets them.
-    RUN_DIR defaults to the newest run under the reports folder.
+    RUN_DIR defaults to the newest run under the reports folder. With --compare, the comment and
+    the label follow the comparison's decision (could not judge leaves the label as it is).
     """
     try:
         run_dir = run_dir or latest_run(_repo(repo), started_here=True)
         summary = read_summary(run_dir)
-        result = publish_comment(summary, render_comment(summary, artifact), pr, GitHubTarget.from_env(), label)
+        comparison = _comparison(compare_json)
+        if comparison is None:
+            body, decision = render_comment(summary, artifact), None
+        else:
+            body, decision = render_gated_comment(comparison, summary, artifact), comparison.decision
+        result = publish_comment(summary, body, pr, GitHubTarget.from_env(), label, decision=decision)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     except GitHubError as exc:
@@ -117,6 +133,16 @@ def publish(run_dir, pr, label, repo, artifact) -> None:
         sys.exit(exitcodes.CANNOT_JUDGE)
     click.echo(f"comment {result.comment_id} {result.comment_action} on PR #{pr}; "
                f"label {label!r} {result.label_action}")
+
+
+def _comparison(path: Path | None):
+    """--compare: the record (a missing or unreadable one as a could-not-judge record, said on stderr)."""
+    if path is None:
+        return None
+    record, problem = read_comparison(path)
+    if problem:
+        click.echo(f"warning: --compare: {boundary.printable(problem)}; reported as could not judge", err=True)
+    return record
 
 
 def _started(run: Path) -> tuple[str, str]:

@@ -14,10 +14,12 @@ from pathlib import Path
 
 from rubricgate import exitcodes
 from rubricgate.errors import GateInputError
+from rubricgate.models.comparison import ComparisonRecord
 from rubricgate.models.results import CaseSpec, Decision, Summary
 from rubricgate.records.files import write_summary
 from rubricgate.records.writing import WriteFailure, failure, write_pieces_atomic, write_text_atomic
 from rubricgate.reports.comment import DEFAULT_ARTIFACT, render_comment
+from rubricgate.reports.comparison_comment import render_gated_body, render_gated_comment
 from rubricgate.reports.html import Bodies, html_pieces
 from rubricgate.reports.junit import junit_pieces
 from rubricgate.reports.replay import REPLAY_DIR, write_replay_artifacts
@@ -34,12 +36,15 @@ Step = tuple[Path, Callable[[], list[Path]]]
 def write_reports(summary: Summary, run_dir: Path, cases: list[CaseSpec] | None = None,
                   history: list[Summary] | None = None, secrets: list[str] | None = None,
                   env: Mapping[str, str] | None = None, artifact: str = DEFAULT_ARTIFACT,
-                  repo: Path | None = None) -> list[Path]:
+                  repo: Path | None = None, comparison: ComparisonRecord | None = None) -> list[Path]:
     """Replay artifacts (when the cases are known), report.html, comment.md, junit.xml, step summary.
 
+    `comparison`: the `compare --base` that decides (the PR workflow): comment.md and the step
+    summary state its decision, with this run below as context.
     Raises GateInputError naming the first file that could not be written (after trying all).
     """
-    written, failures = write_reports_collecting(summary, run_dir, cases, history, secrets, env, artifact, repo)
+    written, failures = write_reports_collecting(summary, run_dir, cases, history, secrets, env, artifact, repo,
+                                                 comparison=comparison)
     if failures:
         first = failures[0]
         raise GateInputError(first.path, "", f"cannot write: {first.reason}", "check the reports folder")
@@ -49,23 +54,28 @@ def write_reports(summary: Summary, run_dir: Path, cases: list[CaseSpec] | None 
 def write_reports_collecting(summary: Summary, run_dir: Path, cases: list[CaseSpec] | None = None,
                              history: list[Summary] | None = None, secrets: list[str] | None = None,
                              env: Mapping[str, str] | None = None, artifact: str = DEFAULT_ARTIFACT,
-                             repo: Path | None = None,
-                             bodies: Bodies | None = None) -> tuple[list[Path], list[WriteFailure]]:
+                             repo: Path | None = None, bodies: Bodies | None = None,
+                             comparison: ComparisonRecord | None = None) -> tuple[list[Path], list[WriteFailure]]:
     """Try every report; return the files written and the ones that failed (never raises for a write)."""
     secrets = secrets or []
-    steps = _page_steps(summary, run_dir, history, secrets, artifact, bodies)
+    steps = _page_steps(summary, run_dir, history, secrets, artifact, bodies, comparison)
     if cases is not None:
         steps.insert(0, (run_dir / REPLAY_DIR, lambda: write_replay_artifacts(run_dir, cases, summary, secrets, repo)))
-    steps.append((Path("$GITHUB_STEP_SUMMARY"), lambda: _optional(append_step_summary(summary, env, artifact))))
+    steps.append((Path("$GITHUB_STEP_SUMMARY"), lambda: _optional(append_step_summary(
+        summary, env, artifact, None if comparison is None else render_gated_body(comparison, summary, artifact)))))
     return _attempt(steps)
 
 
 def _page_steps(summary: Summary, run_dir: Path, history: list[Summary] | None, secrets: list[str],
-                artifact: str, bodies: Bodies | None = None) -> list[Step]:
+                artifact: str, bodies: Bodies | None = None, comparison: ComparisonRecord | None = None) -> list[Step]:
     """The reports that show the decision: rewritten when a write failure changes it."""
     html, comment, junit = run_dir / HTML_FILE, run_dir / COMMENT_FILE, run_dir / JUNIT_FILE
+
+    def text() -> str:
+        return (render_comment(summary, artifact) if comparison is None
+                else render_gated_comment(comparison, summary, artifact))
     return [(html, lambda: [write_pieces_atomic(html, html_pieces(summary, run_dir, history, bodies), secrets)]),
-            (comment, lambda: [write_text_atomic(comment, render_comment(summary, artifact), secrets)]),
+            (comment, lambda: [write_text_atomic(comment, text(), secrets)]),
             (junit, lambda: [write_pieces_atomic(junit, junit_pieces(summary), secrets)])]
 
 

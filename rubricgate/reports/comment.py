@@ -293,10 +293,13 @@ def _run_details(summary: Summary) -> list[str]:
     return _details(title, lines)
 
 
-def render_body(summary: Summary, artifact: str = DEFAULT_ARTIFACT) -> str:
+def render_body(summary: Summary, artifact: str = DEFAULT_ARTIFACT, lead: bool = True) -> str:
     """The report markdown without the marker (also used for $GITHUB_STEP_SUMMARY): the one line,
-    the next step, the rates, the failing cases, then the statistics and the run folded."""
-    lines = [lead_line(summary), "", *_next_step(summary), *_partial_lines(summary), *rates_table(summary), "",
+    the next step, the rates, the failing cases, then the statistics and the run folded.
+    `lead=False`: without the one line and the next step, for a run shown as context below the
+    decision of a comparison (reports/comparison_comment.py)."""
+    top = [lead_line(summary), "", *_next_step(summary)] if lead else []
+    lines = [*top, *_partial_lines(summary), *rates_table(summary), "",
              *failing_cases_section(summary), *_noise_lines(summary), *_statistics(summary), *_run_details(summary),
              f"Replay files for each failed trial: workflow artifact **{escape_md(artifact, 100)}**, folder "
              f"reports/{escape_md(summary.run_id)}/replay/ (`rubricgate report` renders them, `rubricgate regrade` "

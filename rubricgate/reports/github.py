@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rubricgate import boundary
+from rubricgate import boundary, exitcodes
 from rubricgate.errors import GateInputError
-from rubricgate.models.results import Summary
+from rubricgate.models.results import Decision, Summary
 from rubricgate.reports.comment import MARKER
 
 DEFAULT_LABEL = "rubricgate-regression"
@@ -165,13 +165,17 @@ def _comment_id(made: Any, method: str) -> int:
     return made["id"]
 
 
-def publish(summary: Summary, body: str, pr: int, target: GitHubTarget, label: str = DEFAULT_LABEL) -> PublishResult:
+def publish(summary: Summary, body: str, pr: int, target: GitHubTarget, label: str = DEFAULT_LABEL,
+            decision: Decision | None = None) -> PublishResult:
     """Upsert the comment, then sync the label: added on regression, removed on pass.
 
-    An error run (the gate could not judge) leaves the label as it is: the state is unknown.
+    `decision`: the one that gates the pull request when it is not the run's own (the PR
+    workflow's `compare --base`). A decision that could not judge (an error, or INCONCLUSIVE with
+    exit 2) leaves the label as it is: the state is unknown.
     """
     client = GitHubClient(target)
     comment_id, action = client.upsert_comment(pr, body)
-    status = summary.decision.status
-    label_action = "untouched" if status == "error" else client.sync_label(pr, label, status == "regression")
+    decided = decision or summary.decision
+    unknown = decided.status == "error" or decided.exit_code == exitcodes.CANNOT_JUDGE
+    label_action = "untouched" if unknown else client.sync_label(pr, label, decided.status == "regression")
     return PublishResult(comment_id, action, label_action)

@@ -109,6 +109,46 @@ def test_pr_gate_decides_on_head_against_base_interleaved_in_the_same_job():
     assert step(gate, "Gate decision")["env"]["CODE"] == "${{ steps.compare.outputs.exit }}"
 
 
+@pytest.mark.parametrize("agent", ["builtin", "claude"])
+def test_the_comment_label_and_step_summary_follow_the_comparison_that_decides(agent):
+    """The comparison decides the job: the reports people read must state its decision, not the
+    run's against the stored baseline (which said PASS on a job the comparison failed)."""
+    gate = load(render_workflow("rubricgate-pr.yml", agent))["jobs"]["gate"]
+    compare = step(gate, "Judge head against base")["run"]
+    assert "--json reports/compare.json" in compare
+    assert compare.index("rm -f reports/compare.json") < compare.index("rubricgate compare")  # never a planted one
+    assert step(gate, "Render reports")["run"] == "rubricgate report --compare reports/compare.json"
+    assert step(gate, "Comment on the PR")["run"].endswith("--compare reports/compare.json")
+
+
+def test_the_render_step_writes_the_comparisons_decision_to_the_step_summary(tmp_path):
+    """The workflow's own Render step, run in a checkout where the run against baseline.json
+    passed and the interleaved comparison came out INCONCLUSIVE (exit 2)."""
+    from rubricgate.models.comparison import ComparisonRecord
+    from rubricgate.models.results import Decision
+    from tests import reports_fixtures as rf
+    from tests.conftest import make_repo
+
+    repo = make_repo(tmp_path / "repo", commit=False)
+    rf.write_run_dir(repo / "reports" / "20260101T000000Z-abc123", rf.passing_summary())
+    record = ComparisonRecord(base="reviewer at origin/main", head="working tree", decision=Decision(
+        status="inconclusive", exit_code=2, method="statistical", reasons=["verdict: a 25-point drop not ruled out"]))
+    (repo / "reports" / "compare.json").write_text(record.model_dump_json())
+    shims = tmp_path / "bin"
+    shims.mkdir()
+    (shims / "rubricgate").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m rubricgate "$@"\n')
+    (shims / "rubricgate").chmod(0o755)
+    summary = tmp_path / "step_summary.md"
+    env = {"PATH": f"{shims}:{os.environ['PATH']}", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT),
+           "GITHUB_STEP_SUMMARY": str(summary)}
+    gate = load(render_workflow("rubricgate-pr.yml", "claude"))["jobs"]["gate"]
+    got = _run_step(step(gate, "Render reports")["run"], repo, env)
+    assert got.returncode == 0, got.stdout + got.stderr
+    text = summary.read_text()
+    assert text.startswith("### ❔ rubricgate **INCONCLUSIVE**: head against base") and "exit 2" in text.splitlines()[0]
+    assert "rubricgate **PASS**" not in text
+
+
 def test_agent_runs_are_sandboxed_with_bubblewrap_and_userns_allowed():
     for name in WORKFLOW_NAMES:
         for job in load(render_workflow(name, "claude"))["jobs"].values():

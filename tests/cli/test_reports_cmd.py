@@ -155,6 +155,80 @@ def test_publish_creates_then_updates_latest_run(ran):
     assert second.exit_code == 0 and "updated on PR #3" in second.output and len(gh.issue_comments(3)) == 1
 
 
+def compare_record(path: Path, status: str, exit_code: int, reason: str) -> Path:
+    """What `compare --base REF --json FILE` writes: the decision that gates the pull request."""
+    from rubricgate.models.comparison import ComparisonRecord, TestRecord
+    from rubricgate.models.results import Decision
+
+    record = ComparisonRecord(
+        base="reviewer at origin/main", head="working tree", counts={"regressed": 1, "unchanged": 3},
+        tests=[TestRecord(dimension="verdict", cases=4, base_passes=12, base_trials=12, head_passes=9,
+                          head_trials=12, p_value=0.11, status=status)],
+        decision=Decision(status=status, exit_code=exit_code, method="statistical", reasons=[reason]))
+    path.write_text(record.model_dump_json(), encoding="utf-8")
+    return path
+
+
+def test_report_with_compare_states_the_comparisons_decision_not_the_runs(ran, tmp_path):
+    """The PR workflow's run against baseline.json said PASS (exit 0) while the interleaved
+    comparison that gates the PR said INCONCLUSIVE (exit 2): the step summary and comment.md
+    said PASS on a failing job."""
+    repo, run_dir = ran
+    record = compare_record(tmp_path / "compare.json", "inconclusive", 2, "verdict: a drop of 25 points not ruled out")
+    step = tmp_path / "step.md"
+    got = invoke("report", "--repo", str(repo), "--compare", str(record), env={"GITHUB_STEP_SUMMARY": str(step)})
+    assert got.exit_code == 0, got.output
+    for text in (step.read_text(), (run_dir / "comment.md").read_text()):
+        first = next(line for line in text.splitlines() if line.startswith("###"))
+        assert first.startswith("### ❔ rubricgate **INCONCLUSIVE**") and "exit 2" in first, text
+        assert "a drop of 25 points not ruled out" in first
+        assert "rubricgate **PASS**" not in text  # the run's PASS is context, never the headline
+        assert "the run against baseline.json said PASS (exit 0)" in text
+    assert (run_dir / "comment.md").read_text().startswith(MARKER)
+
+
+def test_report_with_a_missing_compare_record_says_could_not_judge(ran, tmp_path):
+    repo, run_dir = ran
+    step = tmp_path / "step.md"
+    got = invoke("report", "--repo", str(repo), "--compare", str(tmp_path / "compare.json"),
+                 env={"GITHUB_STEP_SUMMARY": str(step)})
+    assert got.exit_code == 0 and "warning: --compare:" in got.output, got.output
+    assert step.read_text().startswith("### ⚠️ rubricgate **COULD NOT JUDGE**"), step.read_text()
+    assert "no comparison record" in step.read_text() and "rubricgate **PASS**" not in step.read_text()
+
+
+@pytest.mark.parametrize(("status", "exit_code", "label_after", "action"), [
+    ("inconclusive", 2, {"rubricgate-regression"}, "untouched"),  # the run's PASS removed it
+    ("regression", 1, {"rubricgate-regression"}, "added"),
+    ("pass", 0, set(), "removed"),
+])
+def test_publish_with_compare_comments_and_labels_by_the_comparison(ran, tmp_path, status, exit_code, label_after,
+                                                                  action):
+    repo, _ = ran  # the run against baseline.json passed
+    record = compare_record(tmp_path / "compare.json", status, exit_code, "the comparison's reason")
+    with FakeGitHub() as gh:
+        if action != "added":
+            gh.labels[3] = {"rubricgate-regression"}
+        got = invoke("publish", "--pr", "3", "--repo", str(repo), "--compare", str(record), env=gh.env())
+    assert got.exit_code == 0 and f"label 'rubricgate-regression' {action}" in got.output, got.output
+    assert gh.labels.get(3, set()) == label_after
+    body = gh.issue_comments(3)[0]["body"]
+    badge = {"inconclusive": "INCONCLUSIVE", "regression": "REGRESSION", "pass": "PASS"}[status]
+    assert body.startswith(MARKER) and f"rubricgate **{badge}**: head against base" in body
+    assert (status == "pass") == ("rubricgate **PASS**" in body)
+
+
+def test_publish_with_a_missing_compare_record_leaves_the_label(ran, tmp_path):
+    repo, _ = ran
+    with FakeGitHub() as gh:
+        gh.labels[3] = {"rubricgate-regression"}
+        got = invoke("publish", "--pr", "3", "--repo", str(repo), "--compare", str(tmp_path / "none.json"),
+                     env=gh.env())
+    assert got.exit_code == 0 and "label 'rubricgate-regression' untouched" in got.output, got.output
+    assert gh.labels[3] == {"rubricgate-regression"}
+    assert "rubricgate **COULD NOT JUDGE**" in gh.issue_comments(3)[0]["body"]
+
+
 # --- trend and changed ----------------------------------------------------------------------
 
 def test_trend_without_summaries_exits_2():

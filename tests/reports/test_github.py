@@ -124,6 +124,16 @@ def test_error_decision_leaves_label_untouched(gh):
     assert gh.labels[7] == {DEFAULT_LABEL}
 
 
+@pytest.mark.parametrize(("exit_code", "action", "after"), [(2, "untouched", {DEFAULT_LABEL}), (0, "removed", set())])
+def test_an_inconclusive_decision_that_could_not_judge_leaves_the_label(gh, exit_code, action, after):
+    """INCONCLUSIVE with exit 2 could not judge: removing the label read it as a pass. Passed by
+    gate.inconclusive: pass (exit 0), it is one."""
+    gh.labels[7] = {DEFAULT_LABEL}
+    open_one = rf.summary(decision=rf.Decision(status="inconclusive", exit_code=exit_code, reasons=["too few trials"]))
+    assert _publish(gh, open_one).label_action == action
+    assert gh.labels[7] == after
+
+
 def test_marker_found_on_a_later_page(gh):
     for i in range(PAGE_SIZE + 5):
         gh.add_comment(7, f"chatter {i}")
