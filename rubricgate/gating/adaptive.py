@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from rubricgate.gating.collapse import reliable, stable
 from rubricgate.gating.dependence import baseline_sessions
 from rubricgate.gating.dependence import check as check_dependence
-from rubricgate.gating.gate import Look, decide
+from rubricgate.gating.gate import HELD, Look, decide
 from rubricgate.gating.outcome import ALPHA_SHARES
 from rubricgate.gating.planning import CONFIRM_FACTOR
 from rubricgate.gating.power import design
@@ -239,7 +239,8 @@ class AdaptiveRun:
             return False, "confirming reliable cases that failed"
         if decision.status != "inconclusive":
             return True, "every dimension is decided"
-        if detail.suspected and not any(r for r in decision.reasons if r not in detail.suspected):
+        if detail.suspected and not any(r for r in decision.reasons
+                                        if r not in detail.suspected and not r.startswith(HELD)):
             return True, "a collapse is suspected and cannot be tested at this size"
         return (True, "the trial budget is spent") if last else (False, "undecided: more trials")
 

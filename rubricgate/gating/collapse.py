@@ -14,8 +14,10 @@ Each (case, dimension) the family flags is one of four kinds, each with one mean
   suspected    every one of its trials in this run failed (errored trials counted as failures),
                its baseline never failed or was reliable (rubricgate/gating/sequential.py), and
                its test does not hold: a collapse the run could not test at this size. The run
-               is INCONCLUSIVE naming it (never PASS); the line says how many baseline trials
-               per case would let it be shown. Under within-run dependence
+               is INCONCLUSIVE naming it (never PASS, whatever gate.inconclusive says); the line
+               says how many baseline trials per case would let it be shown, or, when every
+               trial of it errored, that no trial of it was judged (no baseline size shows
+               failures hidden in errors). Under within-run dependence
                (rubricgate/gating/dependence.py) every such case is suspected: one run's failing
                trials may be one repeated answer, which no count within the run can tell apart.
   unconfirmed  every trial failed, its baseline passed at least once but was not reliable, and
@@ -81,6 +83,9 @@ class CaseFinding:
         if self.kind == "suspected" and self.dependent:
             text += ("; one run's failing trials may be one repeated answer: "
                      "rubricgate baseline update measures in sessions")
+        elif self.kind == "suspected" and not self.current[1]:
+            text += ("; no trial of it was judged (every one errored), so no baseline size would show it: "
+                     "its failures may hide in the errors; fix what made them error and run it again")
         elif self.kind == "suspected":
             fix = (f"about {self.need} baseline trials per case would show it" if self.need
                    else "no baseline size within reach would show it")
@@ -134,7 +139,7 @@ def case_family(current: Counts, baseline: Counts, level: float, margin: float,
         ev = adjusted.get(key)
         finding = _finding(case, dim, used, base, design, fresh, ev, level, margin, errored.get(case, 0), unit)
         if finding is not None:
-            if finding.kind == "suspected" and not finding.dependent:
+            if finding.kind == "suspected" and not finding.dependent and finding.current[1]:
                 room = confirm_room or max(used[1], 1)
                 finding = _with_need(finding, level / (count + 1), room)
             out.append(finding)

@@ -16,7 +16,9 @@ a removed fixture) are listed. So an `--only` run is judged against its own case
 Statistical outcomes (rubricgate/gating/outcome.py): PASS only when the upper confidence bound on
 the drop is at most gate.margin; REGRESSION when a drop is established and exceeds the margin;
 otherwise INCONCLUSIVE, which exits 2 ("could not judge at this size") unless
-`gate.inconclusive: pass` is set, when it exits 0 and the headline says so.
+`gate.inconclusive: pass` is set, when it exits 0 and the headline says so. That key lets through
+the rate tests' INCONCLUSIVE only: a suspected collapse, and a dimension undecided while errored
+trials of it may hide failures, still exit 2, the first reason saying why.
 """
 
 from __future__ import annotations
@@ -98,9 +100,13 @@ def decide(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
     if detail.new_cases:
         shared_headline(rates, strata, {c: v for c, v in per_case.items() if c in baseline.cases}, gate.confidence)
     reasons = reasons + detail.case_regressions + new_reasons
+    hiding = [d for d, n in lost.items() if sum(n) and rates[d].status == "inconclusive"]
+    suspects = list(dict.fromkeys(line.split(":", 1)[0] for line in detail.suspected))
+    held = ([f"collapse suspected ({listed(suspects)})"] if suspects else []) + \
+        ([f"errored trials of {', '.join(hiding)} may hide failures"] if hiding else [])
     undecided = undecided + detail.suspected + edited_failing(per_case, detail)
     warnings = warnings + new_warnings + _finding_lines(detail) + _notes(detail)
-    return final_decision(gate, reasons, warnings, undecided), detail
+    return final_decision(gate, reasons, warnings, undecided, held), detail
 
 
 def _shared_ids(per_case: Counts, baseline: Baseline, dim: str) -> list[str]:
@@ -130,16 +136,28 @@ class Look:
         return self.spend if self.case_spend is None else self.case_spend
 
 
-def final_decision(gate: GateConfig, reasons: list[str], warnings: list[str], undecided: list[str]) -> Decision:
-    """Regression (1) beats undecided (2, or 0 under gate.inconclusive: pass) beats pass (0)."""
+HELD = "gate.inconclusive: pass cannot let this run exit 0"  # a held run's first reason begins so
+
+
+def final_decision(gate: GateConfig, reasons: list[str], warnings: list[str], undecided: list[str],
+                   held: Sequence[str] = ()) -> Decision:
+    """Regression (1) beats undecided (2) beats pass (0).
+
+    gate.inconclusive: pass lets the `undecided` reasons exit 0 unless the run is `held` (what
+    holds it, each never PASS whatever that key says: a suspected collapse, a dimension whose
+    errored trials may hide failures). A held run exits 2, and under `pass` its first reason
+    says why."""
     if reasons:
         return Decision(status="regression", exit_code=exitcodes.REGRESSION, method=gate.method,
                         reasons=reasons, warnings=warnings + undecided)
     if undecided:
-        code = exitcodes.OK if gate.inconclusive == "pass" else exitcodes.CANNOT_JUDGE
-        note = ["gate.inconclusive: pass lets this undecided run exit 0"] if code == exitcodes.OK else []
-        return Decision(status="inconclusive", exit_code=code, method=gate.method, reasons=undecided,
-                        warnings=note + warnings)
+        let_through = gate.inconclusive == "pass" and not held
+        code = exitcodes.OK if let_through else exitcodes.CANNOT_JUDGE
+        note = ["gate.inconclusive: pass lets this undecided run exit 0"] if let_through else []
+        why = [f"{HELD}: {'; '.join(held)} (never PASS; it lets "
+               "only the rate tests' INCONCLUSIVE through)"] if held and gate.inconclusive == "pass" else []
+        return Decision(status="inconclusive", exit_code=code, method=gate.method,
+                        reasons=why + undecided, warnings=note + warnings)
     return Decision(status="pass", exit_code=exitcodes.OK, method=gate.method, warnings=warnings)
 
 

@@ -163,6 +163,42 @@ def test_inconclusive_pass_lets_an_undecided_run_exit_0_and_says_so() -> None:
     assert "gate.inconclusive: pass" in decision.warnings[0]
 
 
+PASS_UNDECIDED = GateConfig(method="statistical", inconclusive="pass")
+
+
+def test_inconclusive_pass_never_lets_a_case_whose_every_trial_errored_exit_0() -> None:
+    """Failures hidden as infrastructure errors are never PASS, whatever gate.inconclusive says;
+    and the line says no trial of the case was judged (no baseline size is the fix)."""
+    suite = {f"c{i}": (10, 10) for i in range(30)}
+    per_case = _counts({c: (1, 1) for c in suite if c != "c0"})
+    for gate in (STATISTICAL, PASS_UNDECIDED):
+        decision, detail = decide(_rates(per_case), _baseline(suite), gate, per_case, errored={"c0": 5})
+        assert decision.exit_code == 2 and decision.status == "inconclusive", decision
+        line = next(r for r in decision.reasons if r.startswith("c0: verdict 0/0 + 5 errored"))
+        assert "no trial of it was judged" in line and "baseline trials per case" not in line
+    assert decision.reasons[0].startswith("gate.inconclusive: pass cannot let this run exit 0: collapse suspected "
+                                          "(c0); errored trials of verdict"), decision.reasons
+    assert not any("lets this undecided run exit 0" in w for w in decision.warnings)
+
+
+def test_inconclusive_pass_never_lets_a_suspected_collapse_exit_0() -> None:
+    ones = {f"c{i}": (1, 1) for i in range(30)}
+    decision, detail, _ = _decide(ones, {**ones, "c5": (0, 1)}, PASS_UNDECIDED)
+    assert detail.suspected and detail.suspected[0].startswith("c5: verdict 0/1")
+    assert "baseline trials per case would show it" in detail.suspected[0]
+    assert decision.exit_code == 2 and "collapse suspected" in decision.reasons[0]
+
+
+def test_inconclusive_pass_never_lets_an_undecided_dimension_with_errored_trials_exit_0() -> None:
+    few = {f"c{i}": (1, 1) for i in range(10)}
+    per_case = _counts(few)
+    decision, _ = decide(_rates(per_case), _baseline(few), PASS_UNDECIDED, per_case, errored={"c3": 1})
+    assert decision.exit_code == 2, decision
+    assert "errored trials of verdict, " in decision.reasons[0] and "may hide failures" in decision.reasons[0]
+    plain, _ = decide(_rates(per_case), _baseline(few), PASS_UNDECIDED, per_case)  # no errored: let through
+    assert plain.exit_code == 0
+
+
 def test_statistical_small_dip_is_never_called_no_change() -> None:
     base = {f"c{i}": (3, 3) for i in range(30)}
     run = {**base, "c0": (2, 3), "c1": (2, 3)}
