@@ -24,7 +24,11 @@ The outcome decides the statistic's unit (rubricgate/gating/evidence.py's Unit):
   independent       several sessions, dispersion within chance (p > LEVEL): trials count one by one;
   nothing to check  no case varied in the baseline: there is nothing for dependence to inflate;
   found             dispersion beyond chance (p <= LEVEL): a session of k trials counts as
-                    k / (1 + (k - 1) rho) trials, rho the estimate (at least RHO_FLOOR);
+                    k / (1 + (k - 1) rho) trials, rho the estimate (at least RHO_FLOOR) when at least
+                    MIN_CASES cases varied, else RHO_FLOOR: from one or two cases the estimate is
+                    noise (one p = .5 case split 5/0 over two sessions of 5, a 6% event under
+                    independence, estimates 1.0, which would make every later run count each
+                    case's trials as one and stop at a trial a case);
   unknown           cases varied but the baseline has one session: dependence cannot be ruled
                     out, so each case's run counts as one observation (rho = 1), and the warning
                     says how to re-measure.
@@ -49,6 +53,7 @@ from rubricgate.gating.exact import import_numpy
 LEVEL = 0.2  # the dispersion test's level: beyond it, dependence is found
 RHO_FLOOR = 0.1  # the least intra-session correlation assumed once dependence is found
 RHO_STEP = 0.05  # the correlation used is the estimate rounded up to a multiple of this
+MIN_CASES = 3  # varied cases the estimate needs before it is used (fewer: RHO_FLOOR once found)
 DRAWS = 2000  # simulated null draws of the dispersion sum
 REMEASURE = "rubricgate baseline update --reason 're-measured in sessions'"
 
@@ -73,10 +78,12 @@ class Dependence:
     def line(self) -> str:
         """The warning that says why the statistic's unit changed ('' when it did not)."""
         if self.status == "found":
+            about = (f"intra-run correlation about {self.estimate:.2f}" if self.cases >= MIN_CASES else
+                     f"too few cases varied to estimate the intra-run correlation, {self.rho:.2f} assumed")
             return (f"within-run dependence found: the baseline's sessions vary more than independent trials do "
-                    f"(dispersion p {self.p_value:.2g} over {self.cases} case(s); intra-run correlation about "
-                    f"{self.estimate:.2f}): a run of k trials of a case counts as k / (1 + (k - 1) x {self.rho:.2f}) "
-                    "trials, and a single case's collapse cannot be shown in one run")
+                    f"(dispersion p {self.p_value:.2g} over {self.cases} case(s); {about}): a run of k trials of a "
+                    f"case counts as k / (1 + (k - 1) x {self.rho:.2f}) trials, and a single case's collapse cannot "
+                    "be shown in one run")
         if self.status == "unknown":
             return ("within-run dependence cannot be ruled out: baseline.json holds one session per case, so each "
                     "case's run counts as one observation (a single case's collapse cannot be shown in one run); "
@@ -143,7 +150,8 @@ def _dispersion(cases: tuple[Sessions, ...]) -> Dependence:
     estimate = float(min(1.0, max(0.0, (observed / df - 1) / max(pairs, 1e-9)))) if df else 0.0
     most = max(len(runs) for runs in cases)
     if p <= LEVEL:  # the correlation used: the estimate, rounded up to RHO_STEP (a few designs, each cached)
-        used = min(1.0, math.ceil(max(estimate, RHO_FLOOR) / RHO_STEP - 1e-9) * RHO_STEP)
+        trusted = estimate if len(cases) >= MIN_CASES else RHO_FLOOR
+        used = min(1.0, math.ceil(max(trusted, RHO_FLOOR) / RHO_STEP - 1e-9) * RHO_STEP)
         return Dependence("found", used, estimate, p, most, len(cases))
     return Dependence("independent", 0.0, estimate, p, most, len(cases))
 

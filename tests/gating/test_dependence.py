@@ -10,6 +10,7 @@ import yaml
 from click.testing import CliRunner
 
 from rubricgate.cli import main
+from rubricgate.gating import dependence
 from rubricgate.gating.dependence import LEVEL, RHO_FLOOR, RHO_STEP, check
 from rubricgate.gating.evidence import TRIAL
 from rubricgate.models.dimensions import DIMENSIONS
@@ -46,6 +47,22 @@ def test_the_same_totals_spread_as_independent_trials_are_not_found() -> None:
     assert dep.p_value is not None and dep.p_value > LEVEL
 
 
+def test_one_or_two_varied_cases_find_dependence_but_do_not_set_its_size() -> None:
+    """One flaky case whose two sessions split 5/0 (a 6% event under independence) estimates a
+    correlation of 1.0 from one degree of freedom: used, it made every later run count each case's
+    trials as one. Below MIN_CASES varied cases the least correlation is assumed, and the line says so."""
+    stable = {f"s{i}": {"verdict": [(5, 5), (5, 5)]} for i in range(30)}
+    for varied in range(1, dependence.MIN_CASES):
+        dep = check({**stable, **{f"f{i}": {"verdict": [(5, 5), (0, 5)]} for i in range(varied)}})
+        assert dep.status == "found" and dep.cases == varied, dep
+        assert dep.estimate is not None and dep.estimate > 0.8  # what the sessions show, kept in summary.json
+        assert dep.rho == RHO_FLOOR and dep.unit().rho == RHO_FLOOR
+        assert f"over {varied} case(s); too few cases varied to estimate the intra-run correlation, 0.10 assumed" \
+            in dep.line()
+    many = check({**stable, **{f"f{i}": {"verdict": [(5, 5), (0, 5)]} for i in range(dependence.MIN_CASES)}})
+    assert many.status == "found" and many.rho == 1.0  # enough cases: the estimate, rounded up
+
+
 def _clustered_baseline(repo) -> None:
     """Every case's verdict passed all of one session and none of the other; the rest never varied."""
     stored = json.loads((repo / "baseline.json").read_text())
@@ -66,8 +83,10 @@ def test_a_run_against_a_clustered_baseline_warns_why_its_trials_count_less(repo
     run = sorted(p for p in (repo / "reports").iterdir() if p.is_dir())[-1]
     summary = json.loads((run / "summary.json").read_text())
     dep = summary["gate"]["dependence"]
-    assert dep["status"] == "found" and dep["rho"] == 1.0 and dep["cases"] == 2, dep
+    # Two varied cases: found, at the least correlation (too few to estimate it from).
+    assert dep["status"] == "found" and dep["rho"] == RHO_FLOOR and dep["cases"] == 2, dep
     warning = next((w for w in summary["decision"]["warnings"] if w.startswith("within-run dependence found")), None)
     assert warning is not None, summary["decision"]["warnings"]
-    assert "a run of k trials of a case counts as k / (1 + (k - 1) x 1.00) trials" in warning
+    assert "a run of k trials of a case counts as k / (1 + (k - 1) x 0.10) trials" in warning
+    assert "too few cases varied to estimate the intra-run correlation, 0.10 assumed" in warning
     assert f"warning: {warning}" in result.output.splitlines()  # the console shows the same line
