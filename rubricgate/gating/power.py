@@ -27,10 +27,13 @@ from rubricgate.gating.sequential import CONTINUATIONS, PASS_RESERVE, Schedule, 
 # the observed drop moved up by this many standard deviations of its noise (a suite of flaky
 # cases PASSes at its median counts in only about half of its runs).
 PLANNED_QUANTILE = 0.84
+UNLIMITED = 1000  # run trials per case that stand for a run without limit (the PASS bound has levelled off)
+MOST_BASELINE = 1000  # the most baseline trials per case `baseline update --trials` takes
 Counts = Sequence[tuple[int, int]]  # per shared case: baseline (passes, trials)
+Expected = Sequence[tuple[float, float]]  # the same, expected counts allowed (a baseline scaled up)
 
 
-def expected_bound(base: Counts, trials: Sequence[float], z: tuple[float, ...], unit: Unit = TRIAL,
+def expected_bound(base: Expected, trials: Sequence[float], z: tuple[float, ...], unit: Unit = TRIAL,
                    sessions: Sequence[int] | None = None, quantile: float = 0.0) -> float | None:
     """The PASS bound an unchanged reviewer is expected to reach at these band scores (each case's
     passes at their expected count, a case that never failed at its median: every trial), the observed drop then
@@ -46,7 +49,8 @@ def expected_bound(base: Counts, trials: Sequence[float], z: tuple[float, ...], 
     return bound + quantile * drop_sd(base, trials, unit, runs)
 
 
-def drop_sd(base: Counts, trials: Sequence[float], unit: Unit = TRIAL, sessions: Sequence[int] | None = None) -> float:
+def drop_sd(base: Expected, trials: Sequence[float], unit: Unit = TRIAL,
+            sessions: Sequence[int] | None = None) -> float:
     """The standard deviation of the observed drop of an unchanged reviewer (each case at its
     baseline rate, the run's trials and the baseline's at their design effects)."""
     total = sum(t for t in trials if t) or 1.0
@@ -69,6 +73,9 @@ class DimensionPlan:
     reach_cases: int | None  # cases (same mix, first-look trials, looking once) that detect the target
     pass_trials: int | None = None  # trials per case after which an unchanged reviewer is expected to PASS
     pass_cases: int | None = None  # cases like these with which it is expected to PASS within the budget
+    run_limited: bool = False  # not even an unlimited run is expected to PASS: the baseline's own trials bound it
+    baseline_trials: int | None = None  # run_limited: baseline trials per case that would let it PASS (None: > 1000)
+    baseline_run: int | None = None  # ... after this many run trials per case (the budget, else with continuations)
 
 
 @dataclass(frozen=True)
@@ -133,9 +140,19 @@ def to_pass(d: DimensionPlan, max_trials: int) -> str | None:
         return None
     cases = (f"about {d.pass_cases} cases like these (now {d.cases})" if d.pass_cases is not None
              else f"more than {20 * d.cases} cases like these")
+    if d.run_limited:
+        return f"{cases}, or {baseline_fix(d)}"
     trials = (f"gate.max_trials_per_case {d.pass_trials}" if d.pass_trials is not None
               else f"more than {max_trials * (1 + CONTINUATIONS)} trials per case")
     return f"{cases}, or {trials}"
+
+
+def baseline_fix(d: DimensionPlan) -> str:
+    """What a baseline that keeps every run's bound above the margin needs: more trials a case."""
+    size = (f"`rubricgate baseline update --trials {d.baseline_trials}`, then about {d.baseline_run} trials per "
+            "case" if d.baseline_trials is not None else f"more than {MOST_BASELINE} baseline trials per case")
+    return (f"a larger baseline ({size}): against this one the bound stays above the margin however many "
+            "trials a run adds")
 
 
 def _looks(rounds: list[int]) -> str:
@@ -172,9 +189,43 @@ def plan_dimension(dim: str, base: Counts, first: int, sched: Schedule, alpha: f
     at_last = [float(sched.trials_after(c, sched.looks[end])) for c in sched.caps]
     planned = sched.looks[sched.planned] if sched.planned < len(sched.looks) - 1 else None
     beyond = planned is None or planned > rounds[-1]  # an unchanged reviewer is not expected to PASS in the budget
+    limited = beyond and not expected_pass(base, UNLIMITED, alpha, margin, unit, sessions)
+    need = baseline_trials(base, rounds[-1], alpha, margin, unit, sessions) if limited else (None, None)
     return DimensionPlan(dim, len(base), smallest_drop(at_first), smallest_drop(by_budget),
                          expected_bound(base, at_last, sched.pass_score(end), unit, sessions), reach_t, reach_c,
-                         planned, pass_cases(base, rounds[-1], alpha, margin, unit, sessions) if beyond else None)
+                         planned, pass_cases(base, rounds[-1], alpha, margin, unit, sessions) if beyond else None,
+                         limited, *need)
+
+
+def expected_pass(base: Expected, trials: float, alpha: float, margin: float, unit: Unit = TRIAL,
+                  sessions: Sequence[int] | None = None) -> bool:
+    """Whether an unchanged reviewer is expected to PASS (in about 80% of runs: PLANNED_QUANTILE)
+    after `trials` trials per case against this baseline, at the score calibrated for that size
+    as a look that takes 1 - PASS_RESERVE of alpha."""
+    runs = list(sessions) if sessions else [1] * len(base)
+    n0 = effective_baseline([n for _, n in base], runs, unit)
+    z = fixed_scores(n0, len(base) * unit.effective(trials), alpha * (1 - PASS_RESERVE), margin)
+    bound = expected_bound(base, [float(trials)] * len(base), z, unit, runs, PLANNED_QUANTILE)
+    return bound is not None and bound <= margin
+
+
+def baseline_trials(base: Counts, trials: int, alpha: float, margin: float, unit: Unit = TRIAL,
+                    sessions: Sequence[int] | None = None) -> tuple[int | None, int | None]:
+    """The fewest baseline trials per case (each case at its measured rate, in as many sessions)
+    with which an unchanged reviewer is expected to PASS after `trials` trials per case (the
+    budget), else after the budget and its continuations, else after UNLIMITED; and that run
+    size ((None, None): not within MOST_BASELINE)."""
+    low = max((n for _, n in base), default=1)
+    if low >= MOST_BASELINE:
+        return None, None
+    for run in (trials, trials * (1 + CONTINUATIONS), UNLIMITED):
+        def passes(size: int, run: int = run) -> float:
+            scaled = [(x / n * size if n else 0.0, float(size) if n else 0.0) for x, n in base]
+            return 1.0 if expected_pass(scaled, run, alpha, margin, unit, sessions) else 0.0
+        found = smallest_size(passes, low + 1, MOST_BASELINE)
+        if found is not None:
+            return found, run
+    return None, None
 
 
 def pass_cases(base: Counts, trials: int, alpha: float, margin: float, unit: Unit = TRIAL,

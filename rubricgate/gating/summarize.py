@@ -157,7 +157,9 @@ def continuation_detail(detail: GateDetail, decision: Decision, adaptive,
 
 def next_step(adaptive, run_path: str) -> str:
     """The one command that continues an undecided run, what an unchanged reviewer needs, and,
-    when it is not expected to PASS within the budget, what to add: cases or trials per case."""
+    when it is not expected to PASS within the budget, what to add: cases or trials per case.
+    When not even an unlimited run is expected to PASS against this baseline (its own trials
+    bound the drop), no continuation is offered: the baseline size that would is named."""
     from rubricgate.gating.power import to_pass
 
     sched = adaptive.schedule
@@ -167,6 +169,11 @@ def next_step(adaptive, run_path: str) -> str:
     plan = adaptive.plan() if adaptive.shared else None
     add = next((a for d in plan.dimensions if (a := to_pass(d, plan.max_trials)) is not None), None) if plan else None
     what = f"; to decide within the budget: {add}" if add else ""
+    limited = [d for d in plan.dimensions if d.run_limited] if plan else []
+    if plan is not None and limited:  # a continuation adds run trials: against this baseline none is expected to PASS
+        return (f"no continuation of this run is expected to PASS against this baseline "
+                f"({', '.join(d.dimension for d in limited)}); to decide: {to_pass(limited[0], plan.max_trials)}; "
+                "`rubricgate plan` shows the figures")
     if adaptive.limit >= len(sched.looks) or not adaptive.shared:
         return (f"add cases or raise gate.max_trials_per_case (this design's continuations are spent){what}; "
                 "`rubricgate plan` shows what would reach the margin")

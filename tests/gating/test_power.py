@@ -4,7 +4,7 @@ them against the gate itself by simulation)."""
 from __future__ import annotations
 
 from rubricgate.gating.plan_power import regression_chance, smallest_drop
-from rubricgate.gating.power import expected_bound, make_plan
+from rubricgate.gating.power import expected_bound, make_plan, to_pass
 from rubricgate.models.base import DIMENSIONS
 
 
@@ -63,3 +63,19 @@ def test_the_plan_names_its_looks_and_a_later_look_detects_less_than_the_first()
     verdict = plan.dimensions[0]
     assert verdict.detectable_budget is not None and verdict.detectable_first is not None
     assert verdict.detectable_budget < verdict.detectable_first
+
+
+# 20 cases, three flaky (5/10): the baseline's own trials keep an unchanged reviewer's bound above 5 points.
+LIMITED = {f"c{i}": {"verdict": (x, 10)} for i, x in enumerate([10] * 5 + [0] * 12 + [5] * 3)}
+
+
+def test_a_baseline_whose_own_trials_bound_the_drop_names_a_larger_baseline_not_more_run_trials() -> None:
+    plan = make_plan(LIMITED, ["verdict"], 0.95, 0.05, 1, 10, sessions={c: 2 for c in LIMITED})
+    d = plan.dimensions[0]
+    assert d.run_limited and d.baseline_trials is not None and d.baseline_trials > 10
+    add = to_pass(d, 10)
+    assert add is not None and f"`rubricgate baseline update --trials {d.baseline_trials}`" in add
+    assert "however many trials a run adds" in add and "trials per case" in add
+    assert "more than 60 trials per case" not in add
+    more = make_plan(_suite(MIXED), ["verdict"], 0.95, 0.05, 1, 10).dimensions[0]  # run trials do help here
+    assert not more.run_limited and more.baseline_trials is None
