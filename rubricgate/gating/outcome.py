@@ -85,7 +85,7 @@ def label(ev: Evidence, margin: float, allowance: float = 0.0) -> str:
     if regressed(ev, margin):  # blocked by the allowance alone
         return (f"INCONCLUSIVE: down {drop:.1f} points, not shown beyond the {allowance * 100:.0f}-point drift "
                 "allowance of a stored baseline; judge head against base with `rubricgate compare --base`")
-    return inconclusive_text(ev.upper)
+    return inconclusive_text(ev.upper, margin)
 
 
 def regression_text(ev: Evidence, margin: float) -> str:
@@ -101,12 +101,16 @@ def regression_text(ev: Evidence, margin: float) -> str:
             f"adjusted p {ev.p_drop:.2g})")
 
 
-def inconclusive_text(upper: float) -> str:
-    """The one line an undecided dimension gets (and the run's reason when it exits 2). No bound
+def inconclusive_text(upper: float, margin: float | None = None) -> str:
+    """The one line an undecided dimension gets (and the run's reason when it exits 2). The figure
+    is the PASS bound (the upper confidence bound at this look's calibrated score), rounded up to
+    a tenth of a point so a bound just over the margin never reads as the margin itself. No bound
     at all ("up to inf points") is where this look's share of the PASS error leaves no PASS
     region for the baseline's rate (gating/passbound.py): said as such."""
     if not math.isfinite(upper):
         return ("INCONCLUSIVE: could not judge at this size: this look bounds the drop nowhere (its share of the "
                 "PASS error allows no PASS at the baseline's rate); add cases or raise the budget")
-    return (f"INCONCLUSIVE: could not judge at this size: the drop could be up to {upper * 100:.1f} points; "
+    shown = math.ceil(round(upper * 1000, 6)) / 10
+    what = "" if margin is None else f" (its PASS bound, above the {margin * 100:g}-point margin)"
+    return (f"INCONCLUSIVE: could not judge at this size: the drop could be up to {shown:.1f} points{what}; "
             "add cases or raise the budget")

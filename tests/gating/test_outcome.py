@@ -122,3 +122,11 @@ def test_an_undecided_dimension_with_no_bound_at_this_look_says_so_not_inf_point
     assert "up to 12.3 points" in inconclusive_text(0.123)
     text = inconclusive_text(math.inf)
     assert "inf" not in text and "bounds the drop nowhere" in text and text.startswith("INCONCLUSIVE")
+
+
+def test_a_bound_just_over_the_margin_never_reads_as_the_margin_and_says_what_it_is() -> None:
+    """One trial a side: the PASS bound is 5.0006 points against a 5-point margin; shown as 5.0
+    it read as the margin itself."""
+    from rubricgate.gating.outcome import inconclusive_text
+    text = inconclusive_text(0.050006384890454614, 0.05)
+    assert "the drop could be up to 5.1 points (its PASS bound, above the 5-point margin)" in text, text
