@@ -56,8 +56,9 @@ def check_margin(plan: Plan | None, gate: GateConfig, cases: int, first: int, di
     """Whether an unchanged reviewer can bound the drop under gate.margin within
     gate.max_trials_per_case. A configuration that no reviewer could meet (not even one that never
     fails, measured as `baseline update` does) is a GateInputError; a measured baseline whose noise
-    puts the margin out of reach is a warning line (a run then ends INCONCLUSIVE unless continued),
-    naming what reaches it. None when it is within reach (or the gate is strict)."""
+    puts the margin out of reach is a warning line (a run then ends INCONCLUSIVE unless continued,
+    or whatever it adds when the baseline's own trials keep the bound up), naming what reaches it.
+    None when it is within reach (or the gate is strict)."""
     if gate.method != "statistical" or not cases:
         return None
     perfect = prior_plan(cases, gate, first, dims)
@@ -74,7 +75,8 @@ def check_margin(plan: Plan | None, gate: GateConfig, cases: int, first: int, di
     add = to_pass(worst, plan.budget())
     return (f"gate.margin {gate.margin:g} is out of reach of the measured baseline within gate.max_trials_per_case="
             f"{gate.max_trials_per_case}: an unchanged reviewer's {worst.dimension} bound reaches {bound}, so its runs "
-            f"end INCONCLUSIVE unless continued" + (f"; to PASS within the budget: {add}" if add else "")
+            f"end INCONCLUSIVE{'' if worst.run_limited else ' unless continued'}"
+            + (f"; to PASS within the budget: {add}" if add else "")
             + " (`rubricgate plan` shows the figures)")
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from rubricgate.gating.plan_power import regression_chance, smallest_drop
 from rubricgate.gating.power import expected_bound, make_plan, to_pass
+from rubricgate.gating.planning import check_margin
+from rubricgate.models.config import GateConfig
 from rubricgate.models.base import DIMENSIONS
 
 
@@ -79,3 +81,6 @@ def test_a_baseline_whose_own_trials_bound_the_drop_names_a_larger_baseline_not_
     assert "more than 60 trials per case" not in add
     more = make_plan(_suite(MIXED), ["verdict"], 0.95, 0.05, 1, 10).dimensions[0]  # run trials do help here
     assert not more.run_limited and more.baseline_trials is None
+    # validate's warning said "INCONCLUSIVE unless continued" where no continuation can PASS.
+    warning = check_margin(plan, GateConfig(method="statistical"), len(LIMITED), 1, ["verdict"])
+    assert warning is not None and "unless continued" not in warning and "baseline update --trials" in warning
