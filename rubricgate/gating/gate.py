@@ -356,8 +356,10 @@ def _finding_lines(detail: GateDetail) -> list[str]:
     """Unconfirmed drops and flaky stable cases, at most 10 lines each (all of them are in
     summary.json's gate.unconfirmed and gate.flaky)."""
     out = []
+    # "flaky" alone is every case whose trials disagree (the reports' list of them): these are the
+    # ones among them whose baseline never failed, named so that the two lists cannot be confused.
     for name, items, where in (("unconfirmed drop", detail.unconfirmed, "gate.unconfirmed"),
-                               ("flaky", detail.flaky, "gate.flaky")):
+                               ("flaky, never failing in the baseline:", detail.flaky, "gate.flaky")):
         out += [f"{name} {f}" for f in items[:10]]
         if len(items) > 10:
             out.append(f"{name}: {len(items) - 10} more case(s) (summary.json {where})")
