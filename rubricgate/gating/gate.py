@@ -102,9 +102,11 @@ def decide(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
     reasons = reasons + detail.case_regressions + new_reasons
     hiding = [d for d, n in lost.items() if sum(n) and rates[d].status == "inconclusive"]
     suspects = list(dict.fromkeys(line.split(":", 1)[0] for line in detail.suspected))
+    edits = edited_failing(per_case, detail, errored)
     held = ([f"collapse suspected ({listed(suspects)})"] if suspects else []) + \
-        ([f"errored trials of {', '.join(hiding)} may hide failures"] if hiding else [])
-    undecided = undecided + detail.suspected + edited_failing(per_case, detail)
+        ([f"errored trials of {', '.join(hiding)} may hide failures"] if hiding else []) + \
+        (["case(s) edited since baseline.json was measured fail now or were not judged"] if edits else [])
+    undecided = undecided + detail.suspected + edits
     warnings = warnings + new_warnings + _finding_lines(detail) + _notes(detail)
     return final_decision(gate, reasons, warnings, undecided, held), detail
 
@@ -145,8 +147,8 @@ def final_decision(gate: GateConfig, reasons: list[str], warnings: list[str], un
 
     gate.inconclusive: pass lets the `undecided` reasons exit 0 unless the run is `held` (what
     holds it, each never PASS whatever that key says: a suspected collapse, a dimension whose
-    errored trials may hide failures). A held run exits 2, and under `pass` its first reason
-    says why."""
+    errored trials may hide failures, an edited case that fails now or was not judged). A held
+    run exits 2, and under `pass` its first reason says why."""
     if reasons:
         return Decision(status="regression", exit_code=exitcodes.REGRESSION, method=gate.method,
                         reasons=reasons, warnings=warnings + undecided)
@@ -295,17 +297,20 @@ def judge_new_cases(per_case: Counts, detail: GateDetail, gate: GateConfig) -> t
     return [], [f"{f} (no baseline: reported, not gated)" for f in failing]
 
 
-def edited_failing(per_case: Counts, detail: GateDetail) -> list[str]:
-    """Under `gate.new_cases: report`, an edited case that fails now holds the decision: without
-    counts of it as it is, its failure cannot be told from a regression (an edit must hide no
-    more than deleting the case does). Under `strict` it is judged as a new case: every trial passes."""
+def edited_failing(per_case: Counts, detail: GateDetail, errored: Mapping[str, int] | None = None) -> list[str]:
+    """Under `gate.new_cases: report`, an edited case that fails now, or has errored trials its
+    failures may hide in, holds the decision: without counts of it as it is, its failure cannot be
+    told from a regression (an edit must hide no more than deleting the case does). Under
+    `strict` it is judged as a new case: every trial passes."""
     if detail.new_cases_rule == "strict":
         return []
     failing = [f"{c} {d} {x}/{n}" for c in detail.edited_cases for d, (x, n) in per_case[c].items() if x < n]
+    failing += [f"{c} {n} errored trial(s)" for c in detail.edited_cases if (n := (errored or {}).get(c, 0))]
     if not failing:
         return []
     only = " ".join(f"--only {c}" for c in detail.edited_cases[:5])
-    return [f"case(s) edited since baseline.json was measured fail now ({listed(failing)}): without counts of them "
+    return [f"case(s) edited since baseline.json was measured fail now or were not judged ({listed(failing)}): "
+            "without counts of them "
             "as they are, a failure cannot be told from a regression; re-measure them: rubricgate run " + only
             + ", then rubricgate baseline update --from <that run> --allow-partial"]
 

@@ -66,7 +66,7 @@ def test_a_case_re_expected_since_the_baseline_is_judged_as_new_not_as_a_collaps
     assert not gate["case_regressions"] and not gate["suspected"], gate
     # Against its old counts: a collapse, exit 1. It fails now, so the run cannot judge (exit 2).
     assert result.exit_code == 2, result.output
-    assert f"case(s) edited since baseline.json was measured fail now ({MOVED} verdict 0/1)" in result.output
+    assert f"case(s) edited since baseline.json was measured fail now or were not judged ({MOVED} verdict 0/1)" in result.output
     assert f"re-measure them: rubricgate run --only {MOVED}, then rubricgate baseline update --from <that run> " \
            "--allow-partial" in result.output
     assert f"1 case(s) edited since baseline.json was measured (what they ask or review), judged as new " \
@@ -188,7 +188,7 @@ def test_a_trivial_edit_beside_a_regression_holds_the_run_as_deleting_the_case_d
     (repo / "fixtures/block/data-loader/.keep").write_text("")
     result = _run(repo)
     assert result.exit_code == 2, result.output
-    assert "edited since baseline.json was measured fail now (block-missing-description verdict" in result.output
+    assert "edited since baseline.json was measured fail now or were not judged (block-missing-description verdict" in result.output
 
 
 def test_a_reordered_rule_list_is_no_edit(tmp_path):

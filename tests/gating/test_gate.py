@@ -199,6 +199,22 @@ def test_inconclusive_pass_never_lets_an_undecided_dimension_with_errored_trials
     assert plain.exit_code == 0
 
 
+def test_inconclusive_pass_never_lets_an_edited_case_that_fails_or_was_not_judged_exit_0() -> None:
+    # Cases edited since the baseline are set aside from it: ten of them failing every trial, or
+    # one whose every trial errored, exited 0 under `pass` (the second under the default too).
+    suite = {f"c{i}": (10, 10) for i in range(30)}
+    edited = [f"c{i}" for i in range(10)]
+    rest = {c: v for c, v in suite.items() if c not in edited}
+    failing = _counts({**{c: (3, 3) for c in suite}, **{c: (0, 3) for c in edited}})
+    decision, _ = decide(_rates(failing), _baseline(rest), PASS_UNDECIDED, failing, edited=edited)
+    assert decision.exit_code == 2 and "edited since baseline.json" in decision.reasons[0], decision
+    unjudged = _counts({c: (3, 3) for c in suite if c != "c0"})
+    for gate in (STATISTICAL, PASS_UNDECIDED):
+        decision, _ = decide(_rates(unjudged), _baseline({c: v for c, v in suite.items() if c != "c0"}), gate,
+                             unjudged, edited=["c0"], errored={"c0": 3})
+        assert decision.exit_code == 2 and any("c0 3 errored trial(s)" in r for r in decision.reasons), decision
+
+
 def test_statistical_small_dip_is_never_called_no_change() -> None:
     base = {f"c{i}": (3, 3) for i in range(30)}
     run = {**base, "c0": (2, 3), "c1": (2, 3)}
