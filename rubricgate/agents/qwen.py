@@ -248,6 +248,7 @@ class _QwenState:
         self.calls: dict[str, int] = {}
         self.last_text = ""
         self.cli_error = ""
+        self.appended: tuple[str, str] | None = None  # an "[API Error ...]" after the last text, and the text
         self.turn_tokens = [0, 0]  # summed per turn: the run's tokens when no result arrives
         self.after_tools = False  # the last event was a round of tool results
 
@@ -263,7 +264,7 @@ class _QwenState:
             # turn again, its text anew (unless the CLI kept what came), not a step of the reviewer's.
             self.turns.resumed()
             if not field_dict(ev, "data").get("preserveText"):
-                self.last_text = ""
+                self.last_text, self.appended = "", None
         elif kind == "assistant" and top:
             self._assistant(field_dict(ev, "message"))
         elif kind == "user" and top:
@@ -278,7 +279,7 @@ class _QwenState:
             self.cli_error = "".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict))
             return
         if self.turns.assistant(str(msg.get("id") or "")):
-            self.last_text = ""
+            self.last_text, self.appended = "", None
         usage = field_dict(msg, "usage")
         self.turn_tokens[0] += count_or_zero(usage.get("input_tokens"))
         self.turn_tokens[1] += count_or_zero(usage.get("output_tokens"))
@@ -290,11 +291,12 @@ class _QwenState:
                 call.name = TOOL_NAMES.get(raw, call.name)
                 self.calls[str(block.get("id"))] = len(self.draft.tool_calls) - 1
             elif isinstance(block, dict) and block.get("type") == "text" and str(block.get("text", "")).strip():
-                # Only a message the stream never finished can carry the CLI's error after its text.
+                # Only a message the stream never finished can carry the CLI's error after its text,
+                # and only the result's own error confirms it is the CLI's (a model may write such text).
                 unfinished = msg.get("stop_reason") is None and not usage.get("output_tokens")
                 text, error = split_api_error(str(block["text"])) if unfinished else (str(block["text"]), "")
-                self.cli_error = error or self.cli_error
-                self.last_text = "\n".join(filter(None, [self.last_text, text]))
+                self.appended = (error, "\n".join(filter(None, [self.last_text, text]))) if error else None
+                self.last_text = "\n".join(filter(None, [self.last_text, str(block["text"])]))
 
     def _tool_results(self, msg: dict[str, Any]) -> None:
         content = msg.get("content")
@@ -328,6 +330,9 @@ class _QwenState:
                 d.tool_calls[idx].status = "denied"
         sub, is_error = str(ev.get("subtype") or ""), bool(ev.get("is_error"))
         result = str(ev.get("result") or "")
+        said = str(field_dict(ev, "error").get("message") or "")
+        if self.appended is not None and is_error and said == self.appended[0]:
+            self.cli_error, self.last_text = self.appended  # the CLI's error after a half answer
         if self.cli_error and result == self.cli_error:
             # 0.21 ends a failed request with a "successful" result whose text is the CLI's error.
             sub, is_error = "error_during_execution", True

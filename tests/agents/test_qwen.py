@@ -65,6 +65,19 @@ def test_an_api_error_the_cli_appends_to_a_half_answer_is_the_endpoints() -> Non
     assert "API Error" not in d.final_text
 
 
+def test_a_model_that_ends_its_text_with_api_error_words_is_still_graded() -> None:
+    # Only the result's own error confirms an appended "[API Error ...]" is the CLI's: a model's
+    # text ending so, in a run its turn limit stopped, was taken for the endpoint's failure.
+    events = [json.loads(line) for line in recording(NEW, "max_turns").splitlines() if line.strip()]
+    last = max(i for i, e in enumerate(events) if e["type"] == "assistant")
+    said = json.loads(json.dumps(events[last]))
+    said["message"].update(content=[{"type": "text", "text": "Still checking. [API Error: 500 overloaded]"}],
+                           stop_reason=None, usage={"input_tokens": 0, "output_tokens": 0})
+    stream = "\n".join(json.dumps(e) for e in [*events[:last], said, *events[last:]])
+    d = parse_qwen_stream(stream, max_steps=5)
+    assert d.termination != "api_error" and d.failure != "endpoint", (d.termination, d.failure, d.error)
+
+
 def test_a_model_that_writes_api_error_text_is_still_the_model() -> None:
     turn = {"type": "assistant", "parent_tool_use_id": None, "message": {
         "id": "m1", "content": [{"type": "text", "text": "[API Error: 500 upstream]"}], "stop_reason": "end_turn",
