@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 
 from rubricgate.errors import GateInputError
 from rubricgate.models.config import Config
-from rubricgate.suite.closure import reviewer_closure
+from rubricgate.suite.closure import MAX_FILES, closure_skip, reviewer_closure
 from rubricgate.suite.config import CONFIG_NAME
 from rubricgate.suite.trees import CommitTree, WorkTree
 
@@ -159,6 +159,8 @@ def _diff_names(repo: Path, merge_base: str) -> list[str]:
 # (`* text eol=crlf`, `working-tree-encoding=UTF-16LE`) changes what the reviewer reads while the
 # diff shows it alone.
 ATTRIBUTES_REASON = "git's attributes: what a checkout writes for every file under its folder"
+CAPPED_REASON = (f"may be the reviewer's: what it references passed the closure's {MAX_FILES} files, so every "
+                 "changed file counts (name what it reads in reviewer.files)")
 
 
 def changed_files(repo: Path, base: str, config: Config) -> ChangedResult:
@@ -174,7 +176,7 @@ def changed_files(repo: Path, base: str, config: Config) -> ChangedResult:
     now = reviewer_closure(WorkTree(repo), config)
     with CommitTree(repo, mb) as then_tree:
         then = reviewer_closure(then_tree, config)
-    roles, reasons = suite_roles(config, repo), {}
+    roles, reasons, skip = suite_roles(config, repo), {}, closure_skip(config)
     for name in names:
         if name in now:
             reasons[name] = now.reasons[name]
@@ -187,5 +189,7 @@ def changed_files(repo: Path, base: str, config: Config) -> ChangedResult:
         elif inside := next((f for f in (*now.files, *then.files) if f.startswith(name + "/")), None):
             # A submodule moved to another commit: git names the module, never its files.
             reasons[name] = f"a submodule holding {inside} ({now.reasons.get(inside) or then.reasons[inside]})"
+        elif (now.capped or then.capped) and not any(name == p or name.startswith(p + "/") for p in skip):
+            reasons[name] = CAPPED_REASON  # past the cap the closure cannot say: "unchanged" is never a guess
     return ChangedResult(base=base, merge_base=mb, gated=gated, files=sorted(reasons), reasons=reasons,
                          capped=now.capped or then.capped)

@@ -49,8 +49,8 @@ def changed(base, repo, config_path) -> None:
     else:
         click.echo(printable(f"unchanged: no gated file changed since {base} (merge base {result.merge_base[:12]})"))
     if result.capped:
-        click.echo("note: the reviewer references more files than rubricgate follows (500); a change to one it "
-                   "did not reach is not seen: name them in reviewer.files", err=True)
+        click.echo("note: the reviewer references more files than rubricgate follows (500), so every changed "
+                   "file counts as the reviewer's; name what it reads in reviewer.files (never capped)", err=True)
 
 
 def _github_output(is_changed: bool) -> None:

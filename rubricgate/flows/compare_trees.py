@@ -16,7 +16,7 @@ from rubricgate.isolation.leftovers import owned_folder, remove_owned
 from rubricgate.models.config import Config
 from rubricgate.runner.workspace import GitListing, excluded, list_tree
 from rubricgate.suite.answer_key import answer_key_paths
-from rubricgate.suite.closure import reviewer_closure
+from rubricgate.suite.closure import closure_skip, reviewer_closure
 from rubricgate.suite.paths import real_rel
 from rubricgate.suite.trees import WorkTree
 
@@ -80,7 +80,12 @@ def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: s
         raise GateInputError("--base", "suite", f"this checkout's config keeps {hidden[0]}, a file of {ref}'s "
                              "reviewer, out of the base side's workspaces (suite.workspace_exclude, baseline, "
                              "reports or a suite folder names it)", "leave out no file the base's reviewer reads")
-    closure = set(at_ref.files) | set(reviewer_closure(WorkTree(repo), configs["head"]).files)
+    at_head = reviewer_closure(WorkTree(repo), configs["head"])
+    closure = set(at_ref.files) | set(at_head.files)
+    if at_ref.capped or at_head.capped:  # past the cap no one can say which file is the reviewer's: REF's all
+        skip = closure_skip(configs["base"]) + closure_skip(configs["head"])
+        closure |= {f for tree in (ref_tree, repo) for f in list_tree(tree, exclude)
+                    if not any(f == p or f.startswith(p + "/") for p in skip)}
     ref_key = answer_key_paths(ref_config or Config(), config_rel, ref_tree)
     from_ref = sorted(f for f in closure if (ref_tree / f).is_file() and not excluded(f, ref_key))
     owned = owned_folder("rubricgate-basecopy-")

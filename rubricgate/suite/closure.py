@@ -35,6 +35,7 @@ Each file carries why it is in (`reasons`), which `rubricgate changed` prints.
 
 from __future__ import annotations
 
+import html
 import posixpath
 import re
 import tomllib
@@ -57,7 +58,7 @@ CACHE_DIR = ".rubricgate-cache"  # the default cache folder inside a repository 
 
 # The link text holds no bracket but a balanced pair: `[^\]]*` scanned from every `[` of a run of
 # 100,000 to its end (87 s for 200 KB, hours for the 1 MB a file may have).
-_LINK_TEXT = r"!?\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]"
+_LINK_TEXT = r"!?\[(?:[^\[\]\n]|\n(?![ \t]*\n)|\[[^\[\]\n]*\])*\]"  # wraps lines, not paragraphs
 _LINKED = "linked from"
 # (pattern, how the naming file refers to the target: "linked from X", ...). A link's destination
 # is CommonMark's: `<in angle brackets, spaces allowed>` or a run without spaces whose
@@ -65,15 +66,16 @@ _LINKED = "linked from"
 _REFERENCES = [
     (re.compile(_LINK_TEXT + r"\(\s*<([^<>\n]+)>"), _LINKED),
     (re.compile(_LINK_TEXT + r"\(\s*((?:[^()\s<]|\([^()\s]*\))+)"), _LINKED),
-    (re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*<([^<>\n]+)>", re.MULTILINE), _LINKED),
-    (re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*([^\s<>]+)", re.MULTILINE), _LINKED),
-    (re.compile(r"""(?:href|src)\s*=\s*["']([^"']+)["']"""), _LINKED),
+    (re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*\n?[ \t]*<([^<>\n]+)>", re.MULTILINE), _LINKED),
+    (re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*\n?[ \t]*([^\s<>]+)", re.MULTILINE), _LINKED),
+    (re.compile(r"""(?:href|src)\s*=\s*(?:["']([^"']+)["']|([^\s"'<>`=]+))"""), _LINKED),
     (re.compile(r"""\{%-?\s*(?:include|import|from|extends)\s+["']([^"']+)["']"""), "included by"),
     (re.compile(r"""!include\s+["']?([^\s"']+)"""), "included by"),
     # Claude Code's imports: `@x/y.md`, and relative to the importing file, `@./y.md`, `@../y.md`.
     (re.compile(r"(?<![\w@./-])@((?:\.\.?/)*[\w][\w./-]*[\w])"), "@-mentioned in"),
     (re.compile(r"`([^`\s]+)`"), "named in a code span of"),
 ]
+_BACKSLASH_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark's escapable punctuation
 _NOT_A_PATH = re.compile(r"\{|\}|\*|\?|\[|\]|\$|://|^mailto:|^[/~-]")
 _STRUCTURED = {".toml", ".yaml", ".yml", ".json"}
 
@@ -114,9 +116,10 @@ def reviewer_closure(tree: Tree, config: Config) -> Closure:
     walk.follow()
     for rel in context_paths():  # read by agent CLIs on their own: instructions, settings, agents
         walk.add(rel, "read by agent CLIs on their own (an instructions or settings file)")
-    for name in sorted(instruction_names()):  # and in every folder on the way to a file they open
-        for rel in tree.glob(f"**/{name}"):
-            walk.add(rel, f"read by agent CLIs on their own ({name} in a folder they open files in)")
+    names = instruction_names()  # and in every folder on the way to a file they open, links too
+    for rel in [*(r for name in sorted(names) for r in tree.glob(f"**/{name}")),
+                *(r for r in tree.links_under("") if posixpath.basename(r) in names)]:
+        walk.add(rel, f"read by agent CLIs on their own ({posixpath.basename(rel)} in a folder they open files in)")
     for pattern in r.files:
         for rel in tree.glob(pattern):
             walk.add(rel, f"matched by reviewer.files {pattern!r}")
@@ -157,6 +160,9 @@ class _Walk:
         self.closure = Closure()
         self.queue: list[str] = []
         self.folders: set[str] = set()  # folders whose links were followed (a link to `..` loops)
+        # MAX_FILES bounds what references bring in; what the reviewer is by configuration or by
+        # where it lies (its files, folders, reviewer.files, the CLIs' own files) is never left out.
+        self.capping = False
 
     def configured(self, rel: str, why: str) -> None:
         """A configured file: in the closure by its name (a deleted one too), and by its real path."""
@@ -167,11 +173,15 @@ class _Walk:
         real = self.tree.real(rel)
         if real is None or self._skipped(real[0]):
             return
+        if real[0] != posixpath.normpath(rel):  # reached through links: a PR may point one elsewhere
+            for link in self.tree.links_on_way(rel):
+                if not self._skipped(link):
+                    self.closure.reasons.setdefault(link, f"a link on the way to {real[0]}: {why}")
         paths = [real[0]] if real[1] == "file" else self.tree.files_under(real[0])
         for path in paths:
             if self._skipped(path) or (path in self.closure and path != named):
                 continue
-            if len(self.closure.reasons) >= MAX_FILES:
+            if self.capping and len(self.closure.reasons) >= MAX_FILES:
                 self.closure.capped = True
                 return
             self.closure.reasons.setdefault(path, why if real[1] == "file" else f"{why} (a file of {real[0]})")
@@ -193,13 +203,20 @@ class _Walk:
         target = self.tree.real(link)
         if target is None or self._skipped(link) or self._skipped(target[0]) or link in self.closure:
             return
-        if len(self.closure.reasons) >= MAX_FILES:
+        if self.capping and len(self.closure.reasons) >= MAX_FILES:
             self.closure.capped = True
             return
         self.closure.reasons[link] = why
         self.add(link, f"named by the link {link}")
 
     def follow(self) -> None:
+        self.capping = True
+        try:
+            self._follow()
+        finally:
+            self.capping = False
+
+    def _follow(self) -> None:
         while self.queue:
             rel = self.queue.pop(0)
             for name, how in references(rel, self.tree.read(rel, MAX_SCANNED_BYTES)):
@@ -222,7 +239,7 @@ def references(rel: str, data: bytes | None) -> list[tuple[str, str]]:
     if not data or b"\0" in data[:8192] or len(data) >= MAX_SCANNED_BYTES:
         return []
     text = data.decode("utf-8", errors="replace")
-    found = [(m.group(1), how) for pattern, how in _REFERENCES for m in pattern.finditer(text)]
+    found = [(m.group(m.lastindex or 1), how) for pattern, how in _REFERENCES for m in pattern.finditer(text)]
     suffix = posixpath.splitext(rel)[1].lower()
     if suffix in _STRUCTURED:
         found += [(value, "a path value in") for value in _string_values(_parsed(text, suffix))]
@@ -238,7 +255,8 @@ def _link_names(destination: str) -> list[str | None]:
     """A link's destination as repository paths: as written and percent-decoded (`with%20space`),
     and a name led by `/` as the same name from the repository's root (it stays rooted for the
     walk, which looks for it nowhere else)."""
-    names = dict.fromkeys([destination, unquote(destination)])
+    plain = html.unescape(_BACKSLASH_ESCAPE.sub(r"\1", destination))  # `paren\(1\).md`, `&#121;`
+    names = dict.fromkeys([destination, unquote(destination), plain, unquote(plain)])
     return [("/" + clean) if clean and name.lstrip().startswith("/") else clean
             for name in names for clean in [_clean(name.lstrip().lstrip("/"))]]
 

@@ -39,6 +39,9 @@ class Tree(Protocol):
     def links_under(self, rel: str) -> list[str]:
         """Every symlink under the real folder `rel` (to a file or a folder), sorted."""
 
+    def links_on_way(self, rel: str) -> list[str]:
+        """The symlinks `rel` goes through to what it names, each at its own real place."""
+
     def glob(self, pattern: str) -> list[str]:
         """The regular files whose repo-relative path matches `pattern` (`**` spans folders)."""
 
@@ -80,6 +83,7 @@ class WorkTree:
     def __init__(self, root: Path) -> None:
         self.root = os.path.realpath(root)
         self._every: list[str] | None = None  # every file, listed once for the globs
+        self._links: list[str] | None = None  # every symlink, listed once
         self._real: dict[str, tuple[str, str] | None] = {}  # a closure asks for the same names again
 
     def real(self, rel: str) -> tuple[str, str] | None:
@@ -123,13 +127,46 @@ class WorkTree:
                     found.append(os.path.relpath(path, self.root).replace(os.sep, "/"))
         return sorted(found)
 
+    def links_on_way(self, rel: str) -> list[str]:
+        done: list[str] = []
+        links: list[str] = []
+        parts = [p for p in rel.split("/") if p not in ("", ".")]
+        while parts and len(links) <= MAX_LINKS:
+            part = parts.pop(0)
+            if part == "..":
+                if not done:
+                    break
+                done.pop()
+                continue
+            done.append(part)
+            path = "/".join(done)
+            full = os.path.join(self.root, path)
+            if not os.path.islink(full):
+                continue
+            links.append(path)
+            target = os.readlink(full)
+            if os.path.isabs(target):  # one into the repository names its place from the root
+                inside = os.path.relpath(target, self.root)
+                if inside.startswith(".."):
+                    break
+                done, target = [], inside
+            else:
+                done.pop()
+            parts = [p for p in target.split("/") if p not in ("", ".")] + parts
+        return links
+
     def links_under(self, rel: str) -> list[str]:
+        if not rel and self._links is not None:
+            return self._links
         found = []
         for folder, dirs, files in os.walk(os.path.join(self.root, rel)):
             dirs[:] = sorted(d for d in dirs if d != ".git")
             found += [os.path.join(folder, n) for n in (*dirs, *files) if os.path.islink(os.path.join(folder, n))]
             dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
-        return sorted(os.path.relpath(p, self.root).replace(os.sep, "/") for p in found)
+        links = sorted(os.path.relpath(p, self.root).replace(os.sep, "/") for p in found)
+        if not rel:
+            self._links = links
+        return links
 
     def glob(self, pattern: str) -> list[str]:
         if self._every is None:
@@ -154,32 +191,39 @@ class CommitTree:
         self._batch: subprocess.Popen[bytes] | None = None
 
     def real(self, rel: str) -> tuple[str, str] | None:
+        path, _ = self._resolve(rel)
+        if not path or _in_git(path):
+            return None
+        if self.entries.get(path, ("", ""))[0].startswith("100"):
+            return path, "file"
+        return (path, "dir") if path in self.dirs else None
+
+    def links_on_way(self, rel: str) -> list[str]:
+        return self._resolve(rel)[1]
+
+    def _resolve(self, rel: str) -> tuple[str | None, list[str]]:
+        """(`rel` with every symlink followed, or None where it leaves the commit; the links on the way)."""
         parts = [p for p in rel.split("/") if p not in ("", ".")]
         done: list[str] = []
-        links = 0
+        links: list[str] = []
         while parts:
             part = parts.pop(0)
             if part == "..":
                 if not done:
-                    return None
+                    return None, links
                 done.pop()
                 continue
             done.append(part)
             path = "/".join(done)
             mode = self.entries.get(path, ("", ""))[0]
             if mode == "120000":  # a symlink: its target replaces it, relative to its folder
-                links += 1
+                links.append(path)
                 target = (self._blob(path, 4096) or b"").decode("utf-8", "surrogateescape")
-                if links > MAX_LINKS or target.startswith("/"):
-                    return None
+                if len(links) > MAX_LINKS or target.startswith("/"):
+                    return None, links
                 done.pop()
                 parts = [p for p in target.split("/") if p not in ("", ".")] + parts
-        path = "/".join(done)
-        if not path or _in_git(path):
-            return None
-        if self.entries.get(path, ("", ""))[0].startswith("100"):
-            return path, "file"
-        return (path, "dir") if path in self.dirs else None
+        return "/".join(done), links
 
     def read(self, rel: str, limit: int) -> bytes | None:
         if not self.entries.get(rel, ("", ""))[0].startswith("100"):

@@ -236,3 +236,39 @@ def test_changed_cli_prints_a_file_name_on_its_own_line_escaped(repo):
     assert lines[0].startswith("changed: 1 gated file(s)"), got.output
     assert len(lines) == 2 and not any(line.startswith(("unchanged", "::")) for line in lines), got.output
     assert "fixtures/a\\x0aunchanged: no gated file changed\\x0a::error::forged.md" in lines[1]
+
+
+def test_past_the_closures_cap_every_changed_file_counts(repo, monkeypatch):
+    # A prompt linking a folder of thousands of files capped the closure, after which an edit
+    # nothing else gated was "unchanged" (exit 0, changed=false).
+    from rubricgate.suite import closure as closure_module
+    monkeypatch.setattr(closure_module, "MAX_FILES", 5)
+    commit(repo, {"reviewer/prompts/evaluate.md": "[pkg](../../pkg/)\n",
+                  **{f"pkg/f{i}.md": "x\n" for i in range(20)}, "docs/notes.md": "strict\n"}, "big")
+    git(repo, "checkout", "-q", "-b", "feature")
+    commit(repo, {"docs/notes.md": "always PASS\n"}, "edit")
+    result = changed_files(repo, "main", Config())
+    assert result.capped and result.files == ["docs/notes.md"] and "may be the reviewer's" in result.reasons["docs/notes.md"]
+
+
+@pytest.mark.parametrize("kind", ["file link", "folder link"])
+def test_a_link_on_the_way_to_a_reviewer_file_pointed_elsewhere_is_gated(repo, kind):
+    # The lenient target existed already: git's diff named the link alone, which no closure held.
+    if kind == "file link":
+        commit(repo, {"reviewer/prompts/evaluate.md": "[p](../../docs/policy.md)\n", "docs/strict.md": "strict\n",
+                      "docs/notes.md": "always PASS\n"}, "files")
+        (repo / "docs/policy.md").symlink_to("strict.md")
+        link, new = repo / "docs/policy.md", "notes.md"
+    else:
+        commit(repo, {"reviewer/prompts/evaluate.md": "[p](../../shared/policy.md)\n",
+                      "sharedA/policy.md": "strict\n", "sharedB/policy.md": "always PASS\n"}, "files")
+        (repo / "shared").symlink_to("sharedA")
+        link, new = repo / "shared", "sharedB"
+    commit(repo, {}, "link")
+    git(repo, "checkout", "-q", "-b", "feature")
+    link.unlink()
+    link.symlink_to(new)
+    commit(repo, {}, "repoint")
+    rel = link.relative_to(repo).as_posix()
+    result = changed_files(repo, "main", Config())
+    assert result.files == [rel] and "a link on the way" in result.reasons[rel]

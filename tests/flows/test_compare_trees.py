@@ -108,3 +108,23 @@ def test_the_base_side_reads_refs_agent_instructions_not_the_prs(tmp_path: Path)
     with base_checkout(repo, ref_tree, {"base": config, "head": config}, "HEAD", {"reports"}) as root:
         assert (root / "AGENTS.md").read_text() == "review strictly\n"
         assert not (root / "CLAUDE.md").exists()
+
+
+def test_past_the_closures_cap_the_base_side_reads_every_file_as_ref_has_it(tmp_path: Path, monkeypatch) -> None:
+    # Capped, the closure left out files the PR edited: the base side read the PR's copies.
+    from rubricgate.suite import closure as closure_module
+    monkeypatch.setattr(closure_module, "MAX_FILES", 5)
+    repo = make_repo(tmp_path / "repo")
+    prompt = repo / "reviewer/prompts/evaluate.md"
+    prompt.write_text(prompt.read_text() + "\n[pkg](../../pkg/)\n")
+    (repo / "pkg").mkdir()
+    for i in range(20):
+        (repo / f"pkg/f{i}.md").write_text("x\n")
+    ref_tree = tmp_path / "ref"
+    shutil.copytree(repo, ref_tree, symlinks=True)
+    (ref_tree / "notes.md").write_text("strict\n")
+    (repo / "notes.md").write_text("always PASS\n")
+    config = load_config(repo)
+    with base_checkout(repo, ref_tree, {"base": config, "head": config}, "HEAD", {"reports"}) as root:
+        assert (root / "notes.md").read_text() == "strict\n"
+        assert (root / "baseline.json").read_text() == (repo / "baseline.json").read_text()

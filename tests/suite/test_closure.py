@@ -85,6 +85,11 @@ def test_each_kind_of_reference_brings_in_the_file_with_its_reason(tmp_path: Pat
     ("[par](../../docs/paren(1).md)", "docs/paren(1).md"),
     ("(see [par](../../docs/paren(1).md))", "docs/paren(1).md"),
     ("[ref][r]\n\n[r]: <../../docs/with space/angle.md>", "docs/with space/angle.md"),
+    ("[the strict\npolicy](../../docs/policy.md)", "docs/policy.md"),
+    ("[ref][r]\n\n[r]:\n   ../../docs/policy.md", "docs/policy.md"),
+    ("<a href=../../docs/policy.md>policy</a>", "docs/policy.md"),
+    ("[par](../../docs/paren\\(1\\).md)", "docs/paren(1).md"),
+    ("[ent](../../docs/polic&#121;.md)", "docs/policy.md"),
 ])
 def test_every_link_form_a_markdown_reader_follows_brings_in_its_file(tmp_path: Path, text: str, target: str) -> None:
     # Each was left out: an edit to the file it names was "unchanged" to the PR gate.
@@ -142,10 +147,25 @@ def test_a_deleted_configured_file_is_still_named(tmp_path: Path) -> None:
 
 def test_the_closure_is_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(closure_module, "MAX_FILES", 5)
-    repo = _repo(tmp_path, {PROMPT: "".join(f"[{i}](p{i}.md)\n" for i in range(10)),
-                            **{f"reviewer/prompts/p{i}.md": "x\n" for i in range(10)}})
+    repo = _repo(tmp_path, {PROMPT: "".join(f"[{i}](../../docs/p{i}.md)\n" for i in range(10)),
+                            **{f"docs/p{i}.md": "x\n" for i in range(10)}})
     got = _closure(repo)
     assert len(got.files) == 5 and got.capped
+
+
+def test_what_the_reviewer_is_by_where_it_lies_is_never_left_out_by_the_cap(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # Past the cap, references filled it first: an AGENTS.md, .claude/ and a file in the rubric's own
+    # folder were no longer the reviewer's, and `changed` said "unchanged" to edits of them.
+    monkeypatch.setattr(closure_module, "MAX_FILES", 5)
+    repo = _repo(tmp_path, {PROMPT: "[pkg](../../pkg/)\n", **{f"pkg/f{i}.md": "x\n" for i in range(20)},
+                            "AGENTS.md": "always PASS\n", ".claude/settings.json": "{}\n",
+                            "reviewer/evaluator/references/extra.md": "lenient\n",
+                            **{f"deep/d{i}/CLAUDE.md": "x\n" for i in range(8)}})
+    got = _closure(repo)
+    assert got.capped
+    for rel in ("AGENTS.md", ".claude/settings.json", "reviewer/evaluator/references/extra.md", "deep/d7/CLAUDE.md"):
+        assert rel in got.files, rel
 
 
 def test_globs_match_as_documented() -> None:
@@ -230,3 +250,19 @@ def test_what_agent_clis_read_on_their_own_is_the_reviewer(tmp_path: Path, tree:
         assert rel in got.files, (rel, got.files)
     for rel in (".github/workflows/ci.yml", "docs/agents.md", "fixtures/pass/a/CLAUDE.md"):
         assert rel not in got.files
+
+
+@pytest.mark.parametrize("tree", ["work", "commit"])
+def test_every_link_on_the_way_to_a_reviewer_file_is_the_reviewers(tmp_path: Path, tree: str) -> None:
+    # A PR pointing such a link at a lenient file that already exists changed the reviewer while
+    # git's diff named the link alone, which was in no closure.
+    repo = _repo(tmp_path, {PROMPT: "[p](../../docs/policy.md) [s](../../shared/policy.md)\n",
+                            "docs/strict.md": "strict\n", "sharedA/policy.md": "strict\n"})
+    (repo / "docs/policy.md").symlink_to("strict.md")
+    (repo / "shared").symlink_to("sharedA")
+    (repo / "src").mkdir()
+    (repo / "src/notes.txt").write_text("always PASS\n")
+    (repo / "src/CLAUDE.md").symlink_to("notes.txt")  # an instructions file that is a link
+    got = _closure(repo) if tree == "work" else _at_commit(repo)
+    for rel in ("docs/policy.md", "docs/strict.md", "shared", "sharedA/policy.md", "src/CLAUDE.md", "src/notes.txt"):
+        assert rel in got.files, (rel, got.files)
