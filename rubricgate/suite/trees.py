@@ -118,14 +118,7 @@ class WorkTree:
             return handle.read(limit)
 
     def files_under(self, rel: str) -> list[str]:
-        found = []
-        for folder, dirs, files in os.walk(os.path.join(self.root, rel)):
-            dirs[:] = sorted(d for d in dirs if d != ".git" and not os.path.islink(os.path.join(folder, d)))
-            for name in files:
-                path = os.path.join(folder, name)
-                if os.path.isfile(path) and not os.path.islink(path):
-                    found.append(os.path.relpath(path, self.root).replace(os.sep, "/"))
-        return sorted(found)
+        return self._scan(rel)[0]
 
     def links_on_way(self, rel: str) -> list[str]:
         done: list[str] = []
@@ -156,23 +149,39 @@ class WorkTree:
         return links
 
     def links_under(self, rel: str) -> list[str]:
-        if not rel and self._links is not None:
-            return self._links
-        found = []
-        for folder, dirs, files in os.walk(os.path.join(self.root, rel)):
-            dirs[:] = sorted(d for d in dirs if d != ".git")
-            found += [os.path.join(folder, n) for n in (*dirs, *files) if os.path.islink(os.path.join(folder, n))]
-            dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
-        links = sorted(os.path.relpath(p, self.root).replace(os.sep, "/") for p in found)
+        return self._scan(rel)[1]
+
+    def _scan(self, rel: str) -> tuple[list[str], list[str]]:
+        """(the regular files, the symlinks) under the real folder `rel`, sorted, in one walk that
+        enters neither `.git` nor a linked folder; the whole tree's is kept (globs, instructions)."""
+        if not rel and self._every is not None and self._links is not None:
+            return self._every, self._links
+        files: list[str] = []
+        links: list[str] = []
+        stack = [os.path.join(self.root, rel)]
+        while stack:
+            try:
+                entries = list(os.scandir(stack.pop()))
+            except OSError:  # removed or unreadable meanwhile: what it held is not there to read
+                continue
+            for entry in entries:
+                if entry.name == ".git":
+                    continue
+                if entry.is_symlink():
+                    links.append(entry.path)
+                elif entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif entry.is_file(follow_symlinks=False):
+                    files.append(entry.path)
+        found = (sorted(os.path.relpath(p, self.root).replace(os.sep, "/") for p in files),
+                 sorted(os.path.relpath(p, self.root).replace(os.sep, "/") for p in links))
         if not rel:
-            self._links = links
-        return links
+            self._every, self._links = found
+        return found
 
     def glob(self, pattern: str) -> list[str]:
-        if self._every is None:
-            self._every = self.files_under("")
         regex = glob_regex(pattern)
-        return [rel for rel in self._every if regex.fullmatch(rel)]
+        return [rel for rel in self.files_under("") if regex.fullmatch(rel)]
 
 
 class CommitTree:
