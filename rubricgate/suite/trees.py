@@ -173,8 +173,9 @@ class WorkTree:
                     stack.append(entry.path)
                 elif entry.is_file(follow_symlinks=False):
                     files.append(entry.path)
-        found = (sorted(os.path.relpath(p, self.root).replace(os.sep, "/") for p in files),
-                 sorted(os.path.relpath(p, self.root).replace(os.sep, "/") for p in links))
+        cut = len(self.root.rstrip(os.sep)) + 1  # every path found starts with the root and a separator
+        found = (sorted(p[cut:].replace(os.sep, "/") for p in files),
+                 sorted(p[cut:].replace(os.sep, "/") for p in links))
         if not rel:
             self._every, self._links = found
         return found
