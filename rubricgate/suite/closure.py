@@ -117,8 +117,7 @@ def reviewer_closure(tree: Tree, config: Config) -> Closure:
     for rel in context_paths():  # read by agent CLIs on their own: instructions, settings, agents
         walk.add(rel, "read by agent CLIs on their own (an instructions or settings file)")
     names = instruction_names()  # and in every folder on the way to a file they open, links too
-    for rel in [*(r for name in sorted(names) for r in tree.glob(f"**/{name}")),
-                *(r for r in tree.links_under("") if posixpath.basename(r) in names)]:
+    for rel in [r for r in (*tree.files_under(""), *tree.links_under("")) if posixpath.basename(r) in names]:
         walk.add(rel, f"read by agent CLIs on their own ({posixpath.basename(rel)} in a folder they open files in)")
     for pattern in r.files:
         for rel in tree.glob(pattern):
