@@ -106,6 +106,10 @@ class Progress:
             for state in self.cases.values():
                 state.expected = None  # a case is done when the run says so, not after round 1
 
+    def _on_confirming(self, ev: Mapping[str, Any]) -> None:
+        if isinstance(ev.get("trials"), int):  # confirmation trials, outside the design's most: "202/200" was
+            self.total_trials += ev["trials"]
+
     def _on_look(self, ev: Mapping[str, Any]) -> None:
         for line in ev.get("lines") or []:  # an adaptive run's look: trials so far, decided or not
             self._line(str(line))

@@ -79,6 +79,8 @@ def _run_rounds(run: StartedRun, jobs: list[Job], workers: int, rounds: Rounds) 
         batch = [(Job(template[c].case, n, template[c].agent), confirm) for c, n, confirm in rounds.next_batch()]
         if not batch:
             break
+        if confirming := sum(1 for _, confirm in batch if confirm):  # beyond the design's most: the total grows
+            ctx.events.emit("confirming", trials=confirming)
         done, ctx.results = ctx.results, []
         try:
             found = run_jobs(ctx, [job for job, _ in batch], workers)

@@ -143,6 +143,18 @@ def test_an_adaptive_runs_plan_is_printed_and_its_total_is_the_designs_most() ->
     assert progress.total_trials == 30
 
 
+def test_confirmation_trials_add_to_the_total_they_go_beyond() -> None:
+    # A continued run's line read "202/200 trials": confirmations lie outside the design's most.
+    out = io.StringIO()
+    progress = Progress(out, tty=False)
+    progress({"event": "run_started", "total_trials": 2, "cases": 2, "case_trials": {"a": 1, "b": 1}})
+    progress({"event": "plan", "lines": [], "total_trials": 2})
+    progress({"event": "confirming", "trials": 1})
+    for case, trial in (("a", 1), ("b", 1), ("a", 2)):
+        progress({"event": "trial_result", "case_id": case, "trial": trial, "outcome": "PASS", "grades": good()})
+    assert progress.total_trials == 3 and "3/3 trials" in progress._counts()
+
+
 def test_an_errored_trial_is_counted_as_errored_never_as_a_failure():
     # an errored trial (infrastructure, after every retry) was never judged: README's promise
     errored = {"verdict": {"passed": False, "category": "errored"}, "tool_use": {"passed": False, "category": "errored"}}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+import json
 import os
 import sys
 from pathlib import Path
@@ -111,6 +112,19 @@ def test_a_transcript_linked_out_of_the_run_is_not_shown(server, tmp_path):
     os.symlink(tmp_path / "secret.txt", target)
     status, _, body = ask(server, "GET", "/" + urls.transcript(OLD, vf.HOSTILE_ID, 1))
     assert status == 200 and b'id="no-transcript"' in body and b"TOP-SECRET" not in body
+
+
+def test_a_live_adaptive_runs_total_is_its_plans_most_and_grows_with_confirmations(tmp_path):
+    # The live page took the first round's trials for the total: "done 222 of 20".
+    from rubricgate.view.catalog import find_runs
+    from rubricgate.view.live import progress
+    run = tmp_path / "reports" / "20260103T000000Z-adapt0"
+    run.mkdir(parents=True)
+    events = [{"event": "run_started", "total_trials": 20}, {"event": "plan", "lines": [], "total_trials": 200},
+              {"event": "confirming", "trials": 2}]
+    (run / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    ref = next(r for r in find_runs([tmp_path / "reports"]) if r.key.endswith("adapt0"))
+    assert progress(ref)["total"] == 202
 
 
 def test_a_run_started_later_shows_up_live(server, tmp_path):
