@@ -189,7 +189,7 @@ def changed_files(repo: Path, base: str, config: Config) -> ChangedResult:
         elif inside := next((f for f in (*now.files, *then.files) if f.startswith(name + "/")), None):
             # A submodule moved to another commit: git names the module, never its files.
             reasons[name] = f"a submodule holding {inside} ({now.reasons.get(inside) or then.reasons[inside]})"
-        elif (now.capped or then.capped) and not any(name == p or name.startswith(p + "/") for p in skip):
+        elif (now.capped or then.capped) and not is_gated(name, skip):  # `skip`: never the reviewer
             reasons[name] = CAPPED_REASON  # past the cap the closure cannot say: "unchanged" is never a guess
     return ChangedResult(base=base, merge_base=mb, gated=gated, files=sorted(reasons), reasons=reasons,
                          capped=now.capped or then.capped)

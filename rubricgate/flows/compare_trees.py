@@ -83,9 +83,8 @@ def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: s
     at_head = reviewer_closure(WorkTree(repo), configs["head"])
     closure = set(at_ref.files) | set(at_head.files)
     if at_ref.capped or at_head.capped:  # past the cap no one can say which file is the reviewer's: REF's all
-        skip = closure_skip(configs["base"]) + closure_skip(configs["head"])
-        closure |= {f for tree in (ref_tree, repo) for f in list_tree(tree, exclude)
-                    if not any(f == p or f.startswith(p + "/") for p in skip)}
+        skip = {*closure_skip(configs["base"]), *closure_skip(configs["head"])}
+        closure |= {f for tree in (ref_tree, repo) for f in list_tree(tree, exclude) if not excluded(f, skip)}
     ref_key = answer_key_paths(ref_config or Config(), config_rel, ref_tree)
     from_ref = sorted(f for f in closure if (ref_tree / f).is_file() and not excluded(f, ref_key))
     owned = owned_folder("rubricgate-basecopy-")
