@@ -242,12 +242,12 @@ def references(rel: str, data: bytes | None) -> list[tuple[str, str]]:
     suffix = posixpath.splitext(rel)[1].lower()
     if suffix in _STRUCTURED:
         found += [(value, "a path value in") for value in _string_values(_parsed(text, suffix))]
-    out = []
+    out: dict[tuple[str, str], None] = {}  # a link's spellings of one name, once (a list's `in` is quadratic)
     for name, how in found:
         for clean in _link_names(name) if how == _LINKED else [_clean(name)]:
-            if clean and (clean, how) not in out:
-                out.append((clean, how))
-    return out
+            if clean:
+                out[clean, how] = None
+    return list(out)
 
 
 def _link_names(destination: str) -> list[str | None]:
