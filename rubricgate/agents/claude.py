@@ -173,7 +173,7 @@ class _ClaudeState:
         texts = [str(b.get("text", "")) for b in blocks if b.get("type") == "text" and str(b.get("text", "")).strip()]
         if top_level and texts:
             # A resumed answer goes on where the cut one stopped, mid-line as often as not.
-            self.last_text = "".join([self.last_text, *texts]) if resumed and top_level else \
+            self.last_text = "".join([self.last_text, *texts]) if resumed else \
                 "\n".join([self.last_text, *texts]).strip("\n")
 
     def _tools(self, blocks: list[dict[str, Any]], step: int) -> None:

@@ -230,7 +230,7 @@ def is_cli_error_message(msg: dict[str, Any]) -> bool:
             and msg.get("stop_reason") is None and not usage.get("output_tokens"))
 
 
-_TRAILING_API_ERROR = re.compile(r"\s*(\[API Error[^\n]*\])\s*$")
+_TRAILING_API_ERROR = re.compile(rf"\s*({re.escape(API_ERROR_PREFIX)}[^\n]*\])\s*$")
 
 
 def split_api_error(text: str) -> tuple[str, str]:
@@ -284,6 +284,9 @@ class _QwenState:
         self.turn_tokens[0] += count_or_zero(usage.get("input_tokens"))
         self.turn_tokens[1] += count_or_zero(usage.get("output_tokens"))
         content = msg.get("content")
+        # Only a message the stream never finished can carry the CLI's error after its text, and
+        # only the result's own error confirms it is the CLI's (a model may write such text).
+        unfinished = msg.get("stop_reason") is None and not usage.get("output_tokens")
         for block in content if isinstance(content, list) else []:
             if is_tool_block(block):
                 raw = str(block.get("name", ""))
@@ -291,9 +294,6 @@ class _QwenState:
                 call.name = TOOL_NAMES.get(raw, call.name)
                 self.calls[str(block.get("id"))] = len(self.draft.tool_calls) - 1
             elif isinstance(block, dict) and block.get("type") == "text" and str(block.get("text", "")).strip():
-                # Only a message the stream never finished can carry the CLI's error after its text,
-                # and only the result's own error confirms it is the CLI's (a model may write such text).
-                unfinished = msg.get("stop_reason") is None and not usage.get("output_tokens")
                 text, error = split_api_error(str(block["text"])) if unfinished else (str(block["text"]), "")
                 self.appended = (error, "\n".join(filter(None, [self.last_text, text]))) if error else None
                 self.last_text = "\n".join(filter(None, [self.last_text, str(block["text"])]))
