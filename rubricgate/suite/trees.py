@@ -17,6 +17,7 @@ import posixpath
 import re
 import stat
 import subprocess
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
@@ -72,6 +73,33 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out))
 
 
+def resolve_links(rel: str, link_target: Callable[[str], str | None]) -> tuple[str | None, list[str]]:
+    """(`rel` with every symlink on it followed, or None where it leaves the repository; the links
+    on the way, each at its own real place). `link_target(path)`: None when `path` is no symlink,
+    else its target, relative to its folder or led by `/` from the repository's root, '' when it
+    leaves the repository."""
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    done: list[str] = []
+    links: list[str] = []
+    while parts:
+        part = parts.pop(0)
+        if part == "..":
+            if not done:
+                return None, links
+            done.pop()
+            continue
+        done.append(part)
+        target = link_target("/".join(done))
+        if target is None:
+            continue
+        links.append("/".join(done))
+        if not target or len(links) > MAX_LINKS:
+            return None, links
+        done = [] if target.startswith("/") else done[:-1]
+        parts = [p for p in target.split("/") if p not in ("", ".")] + parts
+    return "/".join(done), links
+
+
 def _in_git(rel: str) -> bool:
     """Git's own files: the repository's `.git`, and a submodule's (`sub/.git`, a file there)."""
     return ".git" in rel.split("/")
@@ -121,32 +149,17 @@ class WorkTree:
         return self._scan(rel)[0]
 
     def links_on_way(self, rel: str) -> list[str]:
-        done: list[str] = []
-        links: list[str] = []
-        parts = [p for p in rel.split("/") if p not in ("", ".")]
-        while parts and len(links) <= MAX_LINKS:
-            part = parts.pop(0)
-            if part == "..":
-                if not done:
-                    break
-                done.pop()
-                continue
-            done.append(part)
-            path = "/".join(done)
-            full = os.path.join(self.root, path)
-            if not os.path.islink(full):
-                continue
-            links.append(path)
-            target = os.readlink(full)
-            if os.path.isabs(target):  # one into the repository names its place from the root
-                inside = os.path.relpath(target, self.root)
-                if inside.startswith(".."):
-                    break
-                done, target = [], inside
-            else:
-                done.pop()
-            parts = [p for p in target.split("/") if p not in ("", ".")] + parts
-        return links
+        return resolve_links(rel, self._link_target)[1]
+
+    def _link_target(self, path: str) -> str | None:
+        full = os.path.join(self.root, path)
+        if not os.path.islink(full):
+            return None
+        target = os.readlink(full)
+        if not os.path.isabs(target):
+            return target
+        inside = os.path.relpath(target, self.root)  # one into the repository names its place from the root
+        return "" if inside.startswith("..") else "/" + inside
 
     def links_under(self, rel: str) -> list[str]:
         return self._scan(rel)[1]
@@ -201,7 +214,7 @@ class CommitTree:
         self._batch: subprocess.Popen[bytes] | None = None
 
     def real(self, rel: str) -> tuple[str, str] | None:
-        path, _ = self._resolve(rel)
+        path, _ = resolve_links(rel, self._link_target)
         if not path or _in_git(path):
             return None
         if self.entries.get(path, ("", ""))[0].startswith("100"):
@@ -209,31 +222,13 @@ class CommitTree:
         return (path, "dir") if path in self.dirs else None
 
     def links_on_way(self, rel: str) -> list[str]:
-        return self._resolve(rel)[1]
+        return resolve_links(rel, self._link_target)[1]
 
-    def _resolve(self, rel: str) -> tuple[str | None, list[str]]:
-        """(`rel` with every symlink followed, or None where it leaves the commit; the links on the way)."""
-        parts = [p for p in rel.split("/") if p not in ("", ".")]
-        done: list[str] = []
-        links: list[str] = []
-        while parts:
-            part = parts.pop(0)
-            if part == "..":
-                if not done:
-                    return None, links
-                done.pop()
-                continue
-            done.append(part)
-            path = "/".join(done)
-            mode = self.entries.get(path, ("", ""))[0]
-            if mode == "120000":  # a symlink: its target replaces it, relative to its folder
-                links.append(path)
-                target = (self._blob(path, 4096) or b"").decode("utf-8", "surrogateescape")
-                if len(links) > MAX_LINKS or target.startswith("/"):
-                    return None, links
-                done.pop()
-                parts = [p for p in target.split("/") if p not in ("", ".")] + parts
-        return "/".join(done), links
+    def _link_target(self, path: str) -> str | None:
+        if self.entries.get(path, ("", ""))[0] != "120000":
+            return None
+        target = (self._blob(path, 4096) or b"").decode("utf-8", "surrogateescape")
+        return "" if target.startswith("/") else target  # an absolute target names a host's file
 
     def read(self, rel: str, limit: int) -> bytes | None:
         if not self.entries.get(rel, ("", ""))[0].startswith("100"):
