@@ -14,8 +14,8 @@ from rubricgate.cli.options import config_option, fail_input, repo_option
 from rubricgate.cli.options import repo_root as _repo
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.records.files import read_summary
-from rubricgate.reports.comment import DEFAULT_ARTIFACT, render_comment
-from rubricgate.reports.comparison_comment import read_comparison, render_gated_comment
+from rubricgate.reports.comment import DEFAULT_ARTIFACT
+from rubricgate.reports.comparison_comment import pr_comment, read_comparison
 from rubricgate.reports.github import DEFAULT_LABEL, GitHubError, GitHubTarget
 from rubricgate.reports.github import publish as publish_comment
 from rubricgate.reports.trend import left_out_line, render_trend, suite_runs
@@ -121,11 +121,8 @@ def publish(run_dir, pr, label, repo, artifact, compare_json) -> None:
         run_dir = run_dir or latest_run(_repo(repo), started_here=True)
         summary = read_summary(run_dir)
         comparison = _comparison(compare_json)
-        if comparison is None:
-            body, decision = render_comment(summary, artifact), None
-        else:
-            body, decision = render_gated_comment(comparison, summary, artifact), comparison.decision
-        result = publish_comment(summary, body, pr, GitHubTarget.from_env(), label, decision=decision)
+        result = publish_comment(summary, pr_comment(summary, artifact, comparison), pr, GitHubTarget.from_env(),
+                                 label, decision=comparison.decision if comparison else None)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     except GitHubError as exc:

@@ -18,8 +18,8 @@ from rubricgate.models.comparison import ComparisonRecord
 from rubricgate.models.results import CaseSpec, Decision, Summary
 from rubricgate.records.files import write_summary
 from rubricgate.records.writing import WriteFailure, failure, write_pieces_atomic, write_text_atomic
-from rubricgate.reports.comment import DEFAULT_ARTIFACT, render_comment
-from rubricgate.reports.comparison_comment import render_gated_body, render_gated_comment
+from rubricgate.reports.comment import DEFAULT_ARTIFACT
+from rubricgate.reports.comparison_comment import pr_comment, render_gated_body
 from rubricgate.reports.html import Bodies, html_pieces
 from rubricgate.reports.junit import junit_pieces
 from rubricgate.reports.replay import REPLAY_DIR, write_replay_artifacts
@@ -70,12 +70,8 @@ def _page_steps(summary: Summary, run_dir: Path, history: list[Summary] | None, 
                 artifact: str, bodies: Bodies | None = None, comparison: ComparisonRecord | None = None) -> list[Step]:
     """The reports that show the decision: rewritten when a write failure changes it."""
     html, comment, junit = run_dir / HTML_FILE, run_dir / COMMENT_FILE, run_dir / JUNIT_FILE
-
-    def text() -> str:
-        return (render_comment(summary, artifact) if comparison is None
-                else render_gated_comment(comparison, summary, artifact))
     return [(html, lambda: [write_pieces_atomic(html, html_pieces(summary, run_dir, history, bodies), secrets)]),
-            (comment, lambda: [write_text_atomic(comment, text(), secrets)]),
+            (comment, lambda: [write_text_atomic(comment, pr_comment(summary, artifact, comparison), secrets)]),
             (junit, lambda: [write_pieces_atomic(junit, junit_pieces(summary), secrets)])]
 
 

@@ -16,7 +16,7 @@ from rubricgate.isolation.untrusted import read_under
 from rubricgate.models.comparison import ComparisonRecord
 from rubricgate.models.results import Decision, Summary
 from rubricgate.reports import story
-from rubricgate.reports.comment import DEFAULT_ARTIFACT, MARKER, escape_md, pct, render_body
+from rubricgate.reports.comment import DEFAULT_ARTIFACT, MARKER, escape_md, pct, render_body, render_comment
 
 MAX_FLIPS = 10  # cases named one by one per kind; the rest counted (the record has them all)
 CAP = 8_000_000
@@ -103,6 +103,12 @@ def render_gated_body(record: ComparisonRecord, summary: Summary | None, artifac
     if summary is not None:
         lines += run_context(summary, artifact)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def pr_comment(summary: Summary, artifact: str = DEFAULT_ARTIFACT, comparison: ComparisonRecord | None = None) -> str:
+    """comment.md and the PR comment: the comparison's decision with the run as context, else the run's own."""
+    return render_comment(summary, artifact) if comparison is None else render_gated_comment(comparison, summary,
+                                                                                             artifact)
 
 
 def render_gated_comment(record: ComparisonRecord, summary: Summary | None, artifact: str = DEFAULT_ARTIFACT) -> str:
