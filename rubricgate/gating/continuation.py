@@ -18,7 +18,7 @@ A run folder is not trusted for being under reports/: a pull request or a copied
 plant one. A plain rerun continues only a run this user started (runner/cache.py
 `remember_run`, a note outside the repository), and every continued run's trials are checked
 as `merge` checks a shard's (gating/recorded.py): each a case of the design once, no more per
-case than the design can have run, grades its own transcript earns. Its transcripts are copied
+case than the design can have run, none taken out, grades its own transcript earns. Its transcripts are copied
 as regular files only, no link followed.
 """
 
@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
+from rubricgate.gating.adaptive import shared_design
 from rubricgate.gating.planning import CONFIRM_FACTOR
 from rubricgate.gating.recorded import TrialLedger, bad_trial, copy_transcripts
 from rubricgate.models.baseline import Baseline
@@ -144,6 +145,49 @@ def verify_trials(continued: Continued, loaded, case_ids: Sequence[str]) -> None
             if not 1 <= t.trial <= most:
                 raise bad_trial(run_dir, key, f"is past the {most} trials a case of this design can have run", FIX)
             ledger.admit(run_dir, t, specs[t.case_id])
+    check_complete(continued, loaded, case_ids)
+
+
+def check_complete(continued: Continued, loaded, case_ids: Sequence[str]) -> None:
+    """Every trial the run ran is still there: trials taken out of its summary (its failing ones,
+    say) would be taken up as never run, and the rest could PASS. A run numbers each case's trials
+    1, 2, ... (confirmations too), runs every round on every case of the design, and its last look
+    counted every trial it ran; else a one-line GateInputError."""
+    by_case: dict[str, list[TrialResult]] = {}
+    for t in continued.trials:
+        by_case.setdefault(t.case_id, []).append(t)
+    for case, trials in by_case.items():
+        _check_numbering(continued.run_dir, case, [t.trial for t in trials])
+    _check_rounds(continued.run_dir, by_case, loaded, case_ids)
+    _check_last_look(continued)
+
+
+def _check_numbering(run_dir: Path, case: str, numbers: list[int]) -> None:
+    """A case's trials are numbered 1..N, none left out."""
+    missing = sorted(set(range(1, max(numbers) + 1)) - set(numbers))
+    if missing:
+        raise bad_trial(run_dir, (case, missing[0]), "is missing: a run keeps every trial it ran", FIX)
+
+
+def _check_rounds(run_dir: Path, by_case: dict[str, list[TrialResult]], loaded, case_ids: Sequence[str]) -> None:
+    """Every case the design shares with the baseline ran the same rounds (gating/sequential.py
+    caps: every case gets every round), so each holds as many design trials."""
+    _, shared = shared_design(loaded.baseline, case_ids, loaded.config.graded_dimensions())
+    design = {c: sum(not t.confirmation for t in by_case.get(c, [])) for c in shared}
+    if len(set(design.values())) > 1:
+        low, high = min(design, key=design.__getitem__), max(design, key=design.__getitem__)
+        raise GateInputError(str(run_dir / "summary.json"), "cases",
+                             f"{low} holds {design[low]} design trials and {high} {design[high]}: "
+                             "every case of the design runs every round", FIX)
+
+
+def _check_last_look(continued: Continued) -> None:
+    """The last look counted every trial that ran (errored ones too; never-run ones are in no look)."""
+    looks = continued.summary.gate.looks if continued.summary.gate else []
+    ran = sum(1 for t in continued.trials if t.errored or not any(g.category == "not_run" for g in t.grades.values()))
+    if looks and looks[-1].get("trials") != ran:
+        raise GateInputError(str(continued.run_dir / "summary.json"), "gate.looks",
+                             f"its last look counted {looks[-1].get('trials')} trials, the summary holds {ran}", FIX)
 
 
 def continued_run(named: Path | None, reports: Path, key: str, cache_dir: Path | None = None) -> Continued | None:

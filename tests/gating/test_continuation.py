@@ -211,6 +211,28 @@ def test_a_continued_runs_trials_are_checked_like_a_shards(repo, forge, says) ->
     assert len(result.output.strip().splitlines()) == 1, result.output
 
 
+def _without_last_round(data) -> None:
+    for case in data["cases"]:
+        case["trials"] = [t for t in case["trials"] if t["trial"] < max(x["trial"] for x in case["trials"])]
+
+
+@pytest.mark.parametrize("forge, says", [
+    (lambda d: d["cases"][0]["trials"].pop(0), "is missing: a run keeps every trial it ran"),
+    (lambda d: d["cases"][0]["trials"].pop(), "every case of the design runs every round"),
+    (_without_last_round, "trials, the summary holds"),
+], ids=["a-trial-taken-out", "one-case-short", "a-round-taken-out"])
+def test_a_continued_run_with_trials_taken_out_is_refused(repo, forge, says) -> None:
+    """Trials taken out of an INCONCLUSIVE run's summary were taken up as if never run: with its
+    failing trials removed, a continuation passed on the rest (exit 0)."""
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    _edited(old, forge)
+    result = _run(repo, "--continue", str(old))
+    assert result.exit_code == 2 and says in result.output and "Traceback" not in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1, result.output
+
+
 def test_continuing_copies_the_trials_transcripts_only_and_no_link(repo) -> None:
     _statistical(repo)
     assert _run(repo).exit_code == 2
