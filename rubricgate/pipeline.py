@@ -10,6 +10,7 @@ reports/ahead.py (the end of the run prepared beside the trials).
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -53,12 +54,14 @@ def run_suite(options: RunOptions) -> RunOutcome:
     workers = options.jobs or default_jobs(loaded.config.agent.jobs, [j.agent for j in jobs])
     options = replace(options, jobs=workers)
     rounds = adaptive_rounds(loaded, jobs, options)  # a continued run takes up its trials (gating/continuation.py)
-    with start_run(options, loaded, jobs, listing, agent_factory=get_agent) as run:
+    continued = rounds.continued if rounds is not None else None
+    held = continued.held() if continued is not None else nullcontext()  # claimed: continued once
+    with held, start_run(options, loaded, jobs, listing, agent_factory=get_agent) as run:
         ahead = ReportsAhead(run.ctx.slots.filled if run.ctx.slots else None)
         results = run_trials(run, jobs, workers, on_graded=ahead.prerender, rounds=rounds)
-        if rounds is not None and rounds.continued is not None:
-            results = rounds.continued.trials + results
-            rounds.continued.copy_transcripts(run.ctx.run_dir)
+        if continued is not None:
+            results = continued.trials + results
+            continued.hand_over(run.ctx.run_dir, run.state.interrupted)
         summary = aggregate_and_gate(loaded, jobs, results, run, ahead)
         summary = report(run, loaded, summary, ahead)
     return RunOutcome(summary, run.ctx.run_dir, summary.decision.exit_code, run.kept, run.state.interrupted)

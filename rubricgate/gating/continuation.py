@@ -20,6 +20,10 @@ plant one. A plain rerun continues only a run this user started (runner/cache.py
 as `merge` checks a shard's (gating/recorded.py): each a case of the design once, no more per
 case than the design can have run, none taken out, grades its own transcript earns. Its transcripts are copied
 as regular files only, no link followed.
+
+A run is marked (CONTINUED_BY) before the continuation's first trial, so two continuations
+started together do not both spend the error; an interrupted or failed continuation lifts the
+mark (the interrupted run cannot be continued, and the old one would be stranded).
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,6 +80,7 @@ class Continued:
     run_dir: Path
     summary: Summary
     recognized: bool  # found as the newest run (a plain rerun), not named with --continue
+    claimed: bool = False  # this process marked it (claim): its mark is this run's to settle
 
     @property
     def trials(self) -> list[TrialResult]:
@@ -88,18 +94,56 @@ class Continued:
 
     def copy_transcripts(self, run_dir: Path) -> None:
         """The old run's transcripts into the new folder, at the same relative paths (the trials
-        point there): regular files only, no link followed. The old run is marked continued."""
+        point there): regular files only, no link followed."""
         copy_transcripts(self.run_dir, self.trials, run_dir, FIX)
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Claimed for as long as the continuing run goes on; the claim lifted when it fails."""
+        self.claim()
         try:
-            fd = os.open(self.run_dir / CONTINUED_BY, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            yield
+        except BaseException:
+            self.release()
+            raise
+
+    def claim(self) -> None:
+        """Mark the run as being continued before the first trial: a second continuation started
+        meanwhile would take it up too and spend the error twice, so it is refused."""
+        try:
+            fd = _open_mark(self.run_dir / CONTINUED_BY)
+        except FileExistsError:
+            by = _continued_by(self.run_dir) or "another run"
+            raise GateInputError("--continue", str(self.run_dir), why_not_again(by), NAMED_FIX) from None
         except OSError:
-            return  # marked already, or a folder that cannot be written: the note is a courtesy
+            return  # a folder that cannot be written: nothing can be marked
         with os.fdopen(fd, "w") as out:
-            out.write(run_dir.name + "\n")
+            out.write(f"{RUNNING} (pid {os.getpid()})\n")
+        self.claimed = True
+
+    def hand_over(self, run_dir: Path, interrupted: bool) -> None:
+        """Once the trials are over: the old run's transcripts into `run_dir`, and the mark names
+        `run_dir`; interrupted, the mark is lifted instead (the interrupted run cannot be
+        continued, so the old one would be stranded, its only way on a fresh run)."""
+        self.copy_transcripts(run_dir)
+        if interrupted:
+            self.release()
+        elif self.claimed:
+            fd = os.open(self.run_dir / CONTINUED_BY, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
+            with os.fdopen(fd, "w") as out:
+                out.write(run_dir.name + "\n")
+
+    def release(self) -> None:
+        """Lift this run's mark: the continuation did not run to its end."""
+        if self.claimed:
+            (self.run_dir / CONTINUED_BY).unlink(missing_ok=True)
+            self.claimed = False
 
 
 CONTINUED_BY = "continued-by"  # in a continued run's folder: the run that continued it
+RUNNING = "a run in progress"  # the mark while that run is under way, with its process id
 FIX = "continue a run as rubricgate wrote it, or run afresh without --continue"
+NAMED_FIX = "continue the newest INCONCLUSIVE run of this reviewer and baseline, or run afresh without --continue"
 
 
 def prepare(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str,
@@ -197,9 +241,7 @@ def continued_run(named: Path | None, reports: Path, key: str, cache_dir: Path |
         summary = read_summary(named)
         problem = why_not(summary, key, named)
         if problem:
-            raise GateInputError("--continue", str(named), problem,
-                                 "continue the newest INCONCLUSIVE run of this reviewer and baseline, "
-                                 "or run afresh without --continue")
+            raise GateInputError("--continue", str(named), problem, NAMED_FIX)
         return Continued(named, summary, False)
     newest = _newest_run(reports)
     if newest is None or not ran_here(cache_dir, newest.name):  # planted, or from another machine
@@ -217,7 +259,7 @@ def why_not(summary: Summary, key: str, run_dir: Path | None = None) -> str:
     """Why this run cannot be continued by this design ('' when it can)."""
     by = _continued_by(run_dir) if run_dir is not None else None
     if by is not None:
-        return f"it was continued already (by {by}): continuing it again would spend the error again"
+        return why_not_again(by)
     gate = summary.gate
     if summary.kind != "run" or gate is None or not gate.looks:
         return "not a run of the statistical gate's adaptive rounds"
@@ -229,11 +271,47 @@ def why_not(summary: Summary, key: str, run_dir: Path | None = None) -> str:
     return ""
 
 
-def _continued_by(run_dir: Path) -> str | None:
+def _open_mark(marker: Path) -> int:
+    """A new mark, opened for writing; a mark left by a continuation whose process is gone
+    (killed outright: it never ended, so it spent nothing) is taken over."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
     try:
-        return (run_dir / CONTINUED_BY).read_text(errors="replace").strip()[:80] or "another run"
+        return os.open(marker, flags, 0o644)
+    except FileExistsError:
+        if _continued_by(marker.parent) is not None:
+            raise
+    marker.unlink(missing_ok=True)
+    return os.open(marker, flags, 0o644)
+
+
+def why_not_again(by: str) -> str:
+    """Why a run marked continued by `by` is not continued again."""
+    if by.startswith(RUNNING):
+        return f"it is being continued (by {by}): continuing it at the same time would spend the error twice"
+    return f"it was continued already (by {by}): continuing it again would spend the error again"
+
+
+def _continued_by(run_dir: Path) -> str | None:
+    """The run that continued `run_dir`, or the one continuing it; None when unmarked, or marked
+    by a continuation whose process is gone (killed: it never ended, so nothing was spent)."""
+    try:
+        by = (run_dir / CONTINUED_BY).read_text(errors="replace").strip()[:80] or "another run"
     except OSError:
         return None
+    return None if by.startswith(RUNNING) and not _alive(by) else by
+
+
+def _alive(mark: str) -> bool:
+    """Is the process a RUNNING mark names still there (on this machine)?"""
+    try:
+        os.kill(int(mark.rsplit("pid ", 1)[1].rstrip(")")), 0)
+    except (IndexError, ValueError, OverflowError):
+        return True  # a mark that names no process is not known to be stale
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _newest_run(reports: Path) -> Path | None:

@@ -9,6 +9,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from rubricgate.agents.builtin import BuiltinAgent
 from rubricgate.cli import main
 from rubricgate.gating.adaptive import AdaptiveRun
 from rubricgate.models.baseline import Baseline, CaseCount
@@ -254,6 +255,71 @@ def test_a_run_is_continued_once(repo) -> None:
     _run(repo, "--continue", str(old))
     again = _run(repo, "--continue", str(old))
     assert again.exit_code == 2 and "it was continued already (by " in again.output, again.output
+
+
+def test_a_run_being_continued_is_not_continued_a_second_time_at_once(repo, monkeypatch) -> None:
+    """The run was marked continued only once its continuation ended: two started together both
+    took it up and spent the error twice (each could PASS on its own)."""
+    import rubricgate.pipeline as pipeline
+
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    real, second = pipeline.run_trials, []
+
+    def another_continuation_meanwhile(*args, **kwargs):
+        if not second:  # the nested run calls this too: it starts no third
+            second.append(None)
+            second[0] = _run(repo, "--continue", str(old))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "run_trials", another_continuation_meanwhile)
+    first = _run(repo, "--continue", str(old))
+    assert json.loads((_newest(repo, besides=[old]) / "summary.json").read_text())["gate"]["continues"] == [old.name]
+    assert second[0].exit_code == 2 and "it is being continued (by a run in progress" in second[0].output, \
+        second[0].output
+    assert "error:" not in first.output, first.output
+
+
+class _InterruptedAgent(BuiltinAgent):
+    """Ctrl-C while the continuation's first trial runs."""
+
+    def run(self, request):  # type: ignore[no-untyped-def]
+        raise KeyboardInterrupt
+
+
+def test_an_interrupted_continuation_leaves_the_run_it_continues_to_be_continued(repo, monkeypatch) -> None:
+    """Marked continued by a run that was interrupted (and cannot be continued itself), the run and
+    its trials could never be continued again: the only way on was to run afresh."""
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    with monkeypatch.context() as patch:
+        patch.setattr("rubricgate.pipeline.get_agent", lambda name, cfg: _InterruptedAgent(cfg))
+        stopped = _run(repo, "--continue", str(old))
+    assert stopped.exit_code == 2 and "run interrupted after" in stopped.output, stopped.output
+    interrupted = _newest(repo, besides=[old])
+    again = _run(repo, "--continue", str(old))
+    assert "error:" not in again.output, again.output
+    newest = json.loads((_newest(repo, besides=[old, interrupted]) / "summary.json").read_text())
+    assert newest["gate"]["continues"] == [old.name] and newest["complete"] is True
+
+
+def test_the_mark_of_a_continuation_whose_process_is_gone_is_taken_over(repo) -> None:
+    """A continuation killed outright (SIGKILL) never lifts its mark: the run is continued anew."""
+    import subprocess
+
+    from rubricgate.gating.continuation import CONTINUED_BY, RUNNING
+
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    child = subprocess.Popen(["true"])
+    child.wait()  # reaped: its pid names no process
+    (old / CONTINUED_BY).write_text(f"{RUNNING} (pid {child.pid})\n")
+    result = _run(repo, "--continue", str(old))
+    assert "error:" not in result.output, result.output
+    assert (old / CONTINUED_BY).read_text().strip() == _newest(repo, besides=[old]).name
 
 
 def test_a_continued_run_stopped_before_its_first_transcript_still_takes_the_old_ones(repo, tmp_path) -> None:
