@@ -168,6 +168,23 @@ def reexpect_data_loader_as_warn(repo: Path) -> None:
     shutil.move(repo / "fixtures/block/data-loader", repo / "fixtures/warn/data-loader")
 
 
+def confirming_repo(dest: Path) -> Path:
+    """The statistical gate against a baseline of 10/10 a case, the data-loader fixture re-expected
+    as WARN (the builtin says BLOCK): its first failure is re-tried with confirmation trials."""
+    repo = make_repo(dest, fixtures=["pass/weekly-revenue-summary", "pass/ab-test-readout", "block/data-loader"],
+                     commit=False)
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["gate"]["method"] = "statistical"
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    baseline = json.loads((repo / "baseline.json").read_text())
+    for counts in baseline["cases"].values():
+        counts.update({d: {"passes": 10, "trials": 10} for d in counts})
+    (repo / "baseline.json").write_text(json.dumps(baseline))
+    (repo / "fixtures/warn").mkdir()
+    (repo / "fixtures/block/data-loader").rename(repo / "fixtures/warn/data-loader")
+    return repo
+
+
 def tour_repo(dest: Path) -> Path:
     """This repository's default suite (reviewer, tasks, fixtures, config, baseline) in a fresh git repo."""
     listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "reviewer", "evals", "fixtures", "rubricgate.yaml",

@@ -3,6 +3,8 @@
 No agent runs. The result is a new run directory beside the old one (the old run stays as it
 was, so `compare` and `trend` can show what the rubric or expectation change did), holding a
 copy of the transcripts, a fresh summary.json, replay artifacts and every report.
+A run of the statistical gate's adaptive rounds is judged as it was, at its last look on its
+design trials, its confirmations kept apart.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ def regrade_trial(run_dir: Path, case: CaseSpec, t: TrialResult, rubric: RubricS
     transcript = read_transcript(run_dir, t.transcript)
     parsed, grades = judge(case, transcript, rubric, config)
     result = trial_result(case.id, t.trial, transcript, parsed, grades, t.transcript)
-    return result.model_copy(update={"cached": t.cached})
+    return result.model_copy(update={"cached": t.cached, "confirmation": t.confirmation})
 
 
 def _regrade_all(run_dir: Path, old: Summary, loaded: Loaded) -> tuple[list[Job], list[TrialResult], list[str]]:
@@ -73,6 +75,22 @@ def _state(old: Summary, new_id: str, results: list[TrialResult]) -> RunState:
     return state
 
 
+def _adaptive(old: Summary, loaded: Loaded, jobs: list[Job], results: list[TrialResult]):
+    """The adaptive rounds the run was judged by, taken up with the regraded trials (None for a
+    fixed design): judged at the run's last look on its design trials, confirmations apart, as
+    the run was. Judged as one look over every trial pooled, an INCONCLUSIVE run could PASS."""
+    if old.kind != "run" or old.gate is None or not old.gate.looks:
+        return None
+    from rubricgate.gating.adaptive import rounds_for
+
+    order = list(dict.fromkeys(j.case.id for j in jobs))
+    rounds = rounds_for(loaded.baseline, loaded.config.gate, order, old.trials_default, "run",
+                        loaded.config.graded_dimensions())
+    if rounds is not None:
+        rounds.resume(results, old.gate.looks, old.gate.continuations)
+    return rounds
+
+
 def regrade_run(run_dir: Path, loaded: Loaded, reports_dir: Path | None = None) -> Regraded:
     """Re-grade every stored trial; write the new run beside the old one (or under reports_dir)."""
     old = read_summary(run_dir)
@@ -86,7 +104,9 @@ def regrade_run(run_dir: Path, loaded: Loaded, reports_dir: Path | None = None) 
     subset = Loaded(loaded.config, loaded.rubric, [c for c in loaded.cases if c.id in {j.case.id for j in jobs}],
                     loaded.baseline, {c: d for c, d in loaded.case_digests.items() if then.get(c) == d}, loaded.edited)
     new_id = new_run_id()
-    fresh = build_summary(subset, jobs, results, _state(old, new_id, results))
+    state = _state(old, new_id, results)
+    state.adaptive = _adaptive(old, subset, jobs, results)
+    fresh = build_summary(subset, jobs, results, state)
     decision = fresh.decision.model_copy(update={"warnings": fresh.decision.warnings + warnings})
     summary = fresh.model_copy(update={
         "agent": old.agent, "agent_version": old.agent_version, "model": old.model, "decision": decision,

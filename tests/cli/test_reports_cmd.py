@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 import reports_fixtures as rf  # noqa: E402
-from conftest import make_repo, set_severity, write_task  # noqa: E402
+from conftest import confirming_repo, make_repo, set_severity, write_task  # noqa: E402
 from fake_github import FakeGitHub  # noqa: E402
 
 from rubricgate.cli import main  # noqa: E402
@@ -79,6 +79,23 @@ def test_regrade_unchanged_passes_and_warns_about_dropped_cases(ran):
 
 def _regraded(output: str) -> dict:
     return json.loads((Path(output.split(" -> ")[1].split(" · ")[0]) / "summary.json").read_text())
+
+
+def test_regrade_of_an_unchanged_run_of_adaptive_rounds_decides_as_the_run_did(tmp_path):
+    """Regraded as one look over every trial pooled, confirmation trials among the design's, a run
+    of adaptive rounds was judged anew: an INCONCLUSIVE one could PASS (exit 0), and a collapse
+    read verdict 2/7 where the run had compared 2/3."""
+    repo = confirming_repo(tmp_path / "repo")
+    outcome = run_suite(RunOptions(repo=repo))
+    assert outcome.summary.gate is not None and outcome.summary.gate.looks, outcome.summary.decision
+    got = CliRunner().invoke(main, ["regrade", str(outcome.run_dir), "--repo", str(repo)])
+    again = _regraded(got.output)
+    assert got.exit_code == outcome.exit_code, got.output
+    assert again["decision"]["status"] == outcome.summary.decision.status
+    assert again["rates"]["verdict"]["trials"] == outcome.summary.rates["verdict"].trials
+    assert again["gate"]["looks"] == outcome.summary.gate.looks
+    assert [t["confirmation"] for c in again["cases"] for t in c["trials"]] == \
+        [t.confirmation for c in outcome.summary.cases for t in c.trials]
 
 
 def test_regrade_of_an_edit_to_a_rule_no_case_exercises_cannot_judge_it_as_run_cannot(ran):
