@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rubricgate.errors import GateInputError
-from rubricgate.gating.stats import counted
+from rubricgate.gating.stats import compared
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import CaseSummary, Summary, TrialResult
 from rubricgate.records.files import read_summary
@@ -60,9 +60,10 @@ TRIAL_COLUMNS = ["run_id", "case_id", "trial", "outcome", "expected_tier", "repo
 def trials_df(runs: RunsArg) -> pd.DataFrame:
     """One row per trial. Columns: run_id, case_id, trial (1-based), outcome (PASS/WARN/BLOCK/
     ERROR), expected_tier, reported_tier (what the reviewer said), effective_tier (after the
-    rubric's escalation), escalated, counted (False for errored or not-run trials: they are in no
-    rate), errored, cached (replayed from the trial cache), steps, tool_calls (how many), termination,
-    exit_code, duration_s, input_tokens, output_tokens, cost_usd (None when unpriced), model;
+    rubric's escalation), escalated, counted (False for errored or not-run trials, and for an
+    adaptive run's confirmation trials: they are in no rate), errored, cached (replayed from the
+    trial cache), steps, tool_calls (how many), termination, exit_code, duration_s, input_tokens,
+    output_tokens, cost_usd (None when unpriced), model;
     then per dimension `<dim>_passed` (bool, None when the trial has no such grade) and
     `<dim>_category` (the failure category, None when it passed)."""
     loaded = summaries(runs)
@@ -76,7 +77,7 @@ def _trial_row(run_id: str, case: CaseSummary, t: TrialResult, dims: list[str]) 
         "run_id": run_id, "case_id": case.id, "trial": t.trial, "outcome": t.outcome,
         "expected_tier": case.expected_tier, "reported_tier": t.reported_tier, "effective_tier": t.effective_tier,
         "escalated": t.escalated,
-        "counted": counted(t), "errored": t.errored, "cached": t.cached, "steps": t.steps,
+        "counted": compared(t), "errored": t.errored, "cached": t.cached, "steps": t.steps,
         "tool_calls": len(t.tool_calls), "termination": t.termination, "exit_code": t.exit_code,
         "duration_s": t.duration_s, "input_tokens": t.input_tokens, "output_tokens": t.output_tokens,
         "cost_usd": t.cost_usd, "model": t.model}

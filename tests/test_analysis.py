@@ -187,3 +187,17 @@ def test_export_of_a_reports_glob_takes_a_comparisons_runs_and_leaves_a_mutation
     assert result.exit_code == 0, result.output
     assert len(_pd().read_csv(out / "runs.csv")) == 3  # both sides of the comparison, and the run
     assert f"note: left out: {reports / 'mutate-x'} (a mutation test" in result.output
+
+
+def test_cases_df_counts_the_trials_the_gate_compared_not_its_confirmations(tmp_path) -> None:
+    """cases_df (and export's cases table, trend's counts) said verdict 154/170 of a run whose rate
+    was 146/160: the confirmation trials, kept apart from the rates, were counted too."""
+    from tests.conftest import confirming_repo
+
+    outcome = run_suite(RunOptions(repo=confirming_repo(tmp_path / "repo")))
+    assert any(t.confirmation for c in outcome.summary.cases for t in c.trials)
+    cases = analysis.cases_df([outcome.run_dir])
+    assert int(cases["verdict_trials"].sum()) == outcome.summary.rates["verdict"].trials
+    assert int(cases["verdict_passes"].sum()) == outcome.summary.rates["verdict"].passes
+    assert summary_counts(outcome.summary)["fixture-data-loader"]["verdict"][1] == \
+        int(cases.set_index("case_id").loc["fixture-data-loader", "verdict_trials"])

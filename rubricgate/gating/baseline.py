@@ -39,12 +39,13 @@ CaseCounts = dict[str, dict[str, CaseCount]]
 
 
 def summary_counts(summary: Summary) -> CaseCounts:
-    """Per case and dimension, passes and trials over the trials that count (not errored/not run)."""
-    from rubricgate.gating.stats import counted
+    """Per case and dimension, passes and trials over the trials the gate compared (not errored,
+    not run, no confirmation: gating/stats.py compared)."""
+    from rubricgate.gating.stats import compared
 
     out: CaseCounts = {}
     for case in summary.cases:
-        trials = [t for t in case.trials if counted(t)]
+        trials = [t for t in case.trials if compared(t)]
         graded = ordered({d for t in trials for d in t.grades})  # the run's dimensions (gate.dimensions)
         if trials:
             out[case.id] = {d: CaseCount(passes=sum(t.grades[d].passed for t in trials if d in t.grades),

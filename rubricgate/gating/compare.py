@@ -31,7 +31,7 @@ from rubricgate.gating.evidence import weigh
 from rubricgate.gating.exact import Stratum, dip_probability, holm, null_distribution
 from rubricgate.gating.gate import EPS, final_decision, judge_dimensions
 from rubricgate.gating.paired import PairedLook
-from rubricgate.gating.stats import counted, trial_passed
+from rubricgate.gating.stats import compared, counted, trial_passed
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.config import GateConfig
 from rubricgate.models.results import CaseSummary, Decision, RateRow, Summary, TrialResult
@@ -120,7 +120,7 @@ def unjudged_comparison(base: Summary | None, head: Summary | None, reasons: lis
 
 
 def summary_counts(summary: Summary) -> Counts:
-    """Per case and dimension: (passes, trials) over the trials that count.
+    """Per case and dimension: (passes, trials) over the trials the gate compared (stats.compared).
 
     By hand rather than through analysis.case_counts (the same counts from cases_df): the gating
     layer sits below analysis, and at 2,000 cases x 3 trials this loop takes ~20 ms where pandas
@@ -128,7 +128,7 @@ def summary_counts(summary: Summary) -> Counts:
     comparison page the viewer serves."""
     out: Counts = {}
     for case in summary.cases:
-        trials = [t for t in case.trials if counted(t)]
+        trials = [t for t in case.trials if compared(t)]
         dims = {d for t in trials for d in t.grades}
         if trials:
             out[case.id] = {d: (sum(t.grades[d].passed for t in trials if d in t.grades),
@@ -268,7 +268,7 @@ def _all_pass(case: CaseSummary) -> tuple[int, int]:
 
 
 def _ran(trials: list[TrialResult]) -> list[TrialResult]:
-    return [t for t in trials if counted(t)]
+    return [t for t in trials if compared(t)]
 
 
 def _by_id(summary: Summary) -> dict[str, CaseSummary]:

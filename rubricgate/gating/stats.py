@@ -167,6 +167,14 @@ def counted(result: TrialResult) -> bool:
     return not any(g.category == "not_run" for g in result.grades.values())
 
 
+def compared(result: TrialResult) -> bool:
+    """Is this trial one the gate compared with the baseline? A counted trial that is no
+    confirmation: confirmations run only for a case that failed and stop at its first pass, so
+    they are kept apart from the rates (gating/adaptive.py). What a run's counts are read back
+    for (a baseline, another run, a table) counts these, as its rates did."""
+    return counted(result) and not result.confirmation
+
+
 def trial_passed(trial: TrialResult) -> bool:
     """A trial passes when every dimension passed (what pass@k and flakiness are counted on)."""
     return bool(trial.grades) and all(g.passed for g in trial.grades.values())

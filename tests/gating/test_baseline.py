@@ -294,3 +294,18 @@ def test_a_run_and_the_run_that_continued_it_given_together_count_its_trials_onc
     (a,), (b,) = first, _runs(repo) - first
     got = update(repo, "--from", str(a), "--from", str(b), "--allow-partial")
     assert got.exit_code == 2 and "this run's trials are in two of the runs given" in got.output, got.output
+
+
+def test_a_runs_confirmation_trials_are_not_counted_in_the_baseline_it_updates(tmp_path) -> None:
+    """Confirmation trials run only for a case that failed, and stop at its first pass: pooled
+    with `--from`, they lowered that case's baseline (fixture-ok3 verdict 10/10 -> 20/23, 3 of them
+    re-tries)."""
+    from rubricgate.gating.baseline import summary_counts
+    from rubricgate.pipeline import RunOptions, run_suite
+    from tests.conftest import confirming_repo
+
+    summary = run_suite(RunOptions(repo=confirming_repo(tmp_path / "repo"))).summary
+    case = next(c for c in summary.cases if c.id == "fixture-data-loader")
+    assert any(t.confirmation for t in case.trials)
+    design = [t for t in case.trials if not t.confirmation]
+    assert summary_counts(summary)["fixture-data-loader"]["verdict"].trials == len(design)
