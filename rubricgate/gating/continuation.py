@@ -202,6 +202,7 @@ def check_complete(continued: Continued, loaded, case_ids: Sequence[str]) -> Non
         by_case.setdefault(t.case_id, []).append(t)
     for case, trials in by_case.items():
         _check_numbering(continued.run_dir, case, [t.trial for t in trials])
+        _check_ran(continued.run_dir, trials)
     _check_rounds(continued.run_dir, by_case, loaded, case_ids)
     _check_last_look(continued)
 
@@ -211,6 +212,16 @@ def _check_numbering(run_dir: Path, case: str, numbers: list[int]) -> None:
     missing = sorted(set(range(1, max(numbers) + 1)) - set(numbers))
     if missing:
         raise bad_trial(run_dir, (case, missing[0]), "is missing: a run keeps every trial it ran", FIX)
+
+
+def _check_ran(run_dir: Path, trials: list[TrialResult]) -> None:
+    """No trial is marked never run: a run that left one (its budget spent, interrupted) could
+    not judge, so one that ended INCONCLUSIVE ran every trial. A failing trial marked so would be
+    left out of every rate, as one taken out."""
+    for t in trials:
+        if any(g.category == "not_run" for g in t.grades.values()):
+            raise bad_trial(run_dir, (t.case_id, t.trial), "is marked never run: an INCONCLUSIVE run ran every trial",
+                            FIX)
 
 
 def _check_rounds(run_dir: Path, by_case: dict[str, list[TrialResult]], loaded, case_ids: Sequence[str]) -> None:
@@ -226,9 +237,9 @@ def _check_rounds(run_dir: Path, by_case: dict[str, list[TrialResult]], loaded, 
 
 
 def _check_last_look(continued: Continued) -> None:
-    """The last look counted every trial that ran (errored ones too; never-run ones are in no look)."""
+    """The last look counted every trial that ran, errored ones too (_check_ran: every one ran)."""
     looks = continued.summary.gate.looks if continued.summary.gate else []
-    ran = sum(1 for t in continued.trials if t.errored or not any(g.category == "not_run" for g in t.grades.values()))
+    ran = len(continued.trials)
     if looks and looks[-1].get("trials") != ran:
         raise GateInputError(str(continued.run_dir / "summary.json"), "gate.looks",
                              f"its last look counted {looks[-1].get('trials')} trials, the summary holds {ran}", FIX)

@@ -217,11 +217,19 @@ def _without_last_round(data) -> None:
         case["trials"] = [t for t in case["trials"] if t["trial"] < max(x["trial"] for x in case["trials"])]
 
 
+def _never_run(data) -> None:
+    """A trial's grades turned into never-run ones, the last look's count lowered to match."""
+    for grade in data["cases"][0]["trials"][0]["grades"].values():
+        grade.update(passed=False, category="not_run", reason="not run")
+    data["gate"]["looks"][-1]["trials"] -= 1
+
+
 @pytest.mark.parametrize("forge, says", [
     (lambda d: d["cases"][0]["trials"].pop(0), "is missing: a run keeps every trial it ran"),
     (lambda d: d["cases"][0]["trials"].pop(), "every case of the design runs every round"),
     (_without_last_round, "trials, the summary holds"),
-], ids=["a-trial-taken-out", "one-case-short", "a-round-taken-out"])
+    (_never_run, "is marked never run: an INCONCLUSIVE run ran every trial"),
+], ids=["a-trial-taken-out", "one-case-short", "a-round-taken-out", "a-trial-marked-never-run"])
 def test_a_continued_run_with_trials_taken_out_is_refused(repo, forge, says) -> None:
     """Trials taken out of an INCONCLUSIVE run's summary were taken up as if never run: with its
     failing trials removed, a continuation passed on the rest (exit 0)."""
