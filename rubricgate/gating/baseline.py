@@ -155,7 +155,8 @@ def _history_reason(old: Baseline | None, reason: str, pooled: bool, partial: bo
 
 
 def run_ids_of(summaries: Sequence[Summary]) -> list[str]:
-    """Every run whose trials these summaries hold: each one's own and the runs it continued or merged."""
+    """Every run whose trials these summaries hold: each one's own and the runs it continued,
+    merged or regraded."""
     return list(dict.fromkeys(r for s in summaries for r in (s.run_id, *s.counted_runs) if r))
 
 
@@ -167,7 +168,7 @@ def _not_counted_before(old: Baseline | None, summaries: Sequence[Summary]) -> N
     twice = next((r for r in held if held.count(r) > 1), None)
     if twice is not None:  # --from A --from B where B continued (or merged) A
         raise GateInputError("--from", twice, "this run's trials are in two of the runs given",
-                             "give each run once: a run that continued or merged it already holds its trials")
+                             "give each run once: a run that continued, merged or regraded it already holds its trials")
     for run_id in run_ids_of(summaries):
         earlier = next((h for h in (old.history if old else []) if run_id in h.run_id.split("+")), None)
         if earlier is not None:

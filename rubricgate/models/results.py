@@ -180,7 +180,8 @@ class Summary(StrictModel):
     # baseline: a `baseline update` run, measured and not gated; record: the one run `record` makes of a new task
     kind: RunKind = "run"
     # The runs whose trials this summary holds besides its own: those it continues, the shards it
-    # merged. A baseline counts each run once, whichever summary brings it (gating/baseline.py).
+    # merged, the run it regraded. A baseline counts each run once, whichever summary brings it
+    # (gating/baseline.py).
     counted_runs: list[str] = []
     agent: str
     agent_version: str | None = None

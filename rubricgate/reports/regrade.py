@@ -110,6 +110,7 @@ def regrade_run(run_dir: Path, loaded: Loaded, reports_dir: Path | None = None) 
     decision = fresh.decision.model_copy(update={"warnings": fresh.decision.warnings + warnings})
     summary = fresh.model_copy(update={
         "agent": old.agent, "agent_version": old.agent_version, "model": old.model, "decision": decision,
+        "counted_runs": [*old.counted_runs, old.run_id],  # its trials: a baseline pools them once
         "config": fresh.config | {"regraded_from": old.run_id}})
     # As a run: the coverage table, the rules changed since the baseline and the change-aware
     # decision. Rule-table changes only: the transcripts were answers to the run's own prompt.

@@ -98,6 +98,23 @@ def test_regrade_of_an_unchanged_run_of_adaptive_rounds_decides_as_the_run_did(t
         [t.confirmation for c in outcome.summary.cases for t in c.trials]
 
 
+@pytest.mark.parametrize("first", ["together", "the-run-before"])
+def test_a_run_and_its_regrade_are_never_both_pooled_into_the_baseline(ran, first):
+    """A regrade holds the run's own trials: pooled beside the run (or after it), every trial
+    counted twice (verdict 9/10 -> 18/20), as two sessions that agree on every answer."""
+    repo, run_dir = ran
+    again = _regraded(CliRunner().invoke(main, ["regrade", str(run_dir), "--repo", str(repo)]).output)
+    regraded = run_dir.parent / again["run_id"]
+    if first == "the-run-before":
+        assert invoke("baseline", "update", "--repo", str(repo), "--from", str(run_dir)).exit_code == 0
+        got = CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo), "--from", str(regraded)])
+        assert got.exit_code == 2 and "already counted in baseline.json" in got.output, got.output
+    else:
+        got = CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo), "--from", str(run_dir),
+                                        "--from", str(regraded)])
+        assert got.exit_code == 2 and "this run's trials are in two of the runs given" in got.output, got.output
+
+
 def test_regrade_of_an_edit_to_a_rule_no_case_exercises_cannot_judge_it_as_run_cannot(ran):
     repo, _ = ran
     assert invoke("baseline", "update", "--repo", str(repo)).exit_code == 0  # records the rule table
