@@ -247,7 +247,7 @@ def _cannot(problems: list[str], gate: GateConfig) -> Decision:
 
 
 def _unjudgeable(base: Summary, head: Summary) -> list[str]:
-    problems = []
+    problems = _shared_runs(base, head)
     for label, summary in (("base", base), ("head", head)):
         missing = sum(not counted(t) and not t.errored for c in summary.cases for t in c.trials)
         if missing or not summary.complete:  # an interrupted run has no record of what it never ran
@@ -256,6 +256,17 @@ def _unjudgeable(base: Summary, head: Summary) -> list[str]:
         if summary.errored:  # infrastructure failures: neither side's reviewer was judged there
             problems.append(f"{label} run {summary.run_id}: {len(summary.errored)} trial(s) errored (infrastructure)")
     return problems
+
+
+def _shared_runs(base: Summary, head: Summary) -> list[str]:
+    """A run whose trials both sides hold (one continued, merged or regraded the other): the test
+    takes the sides for samples measured apart, and the same trials on both would show no change."""
+    held = [{r for r in (s.run_id, *s.counted_runs) if r} for s in (base, head)]
+    both = sorted((held[0] & set(head.counted_runs)) | (set(base.counted_runs) & held[1]))
+    if not both:
+        return []
+    return [f"the two runs share the trials of {both[0]} (a run that continued, merged or regraded another holds "
+            "its trials): compare runs measured apart"]
 
 
 def _ordered(dims: set[str]) -> list[str]:

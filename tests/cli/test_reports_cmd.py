@@ -115,6 +115,17 @@ def test_a_run_and_its_regrade_are_never_both_pooled_into_the_baseline(ran, firs
         assert got.exit_code == 2 and "this run's trials are in two of the runs given" in got.output, got.output
 
 
+def test_compare_of_a_run_and_a_run_holding_its_trials_cannot_judge(ran):
+    """A run against its own regrade (or the run that continued it) was two independent samples to
+    the test: the same trials on both sides, PASS (exit 0) "the drop is at most 3.3 points"."""
+    repo, run_dir = ran
+    again = _regraded(CliRunner().invoke(main, ["regrade", str(run_dir), "--repo", str(repo)]).output)
+    got = CliRunner().invoke(main, ["compare", str(run_dir), str(run_dir.parent / again["run_id"]),
+                                    "--repo", str(repo)])
+    assert got.exit_code == 2, got.output
+    assert f"the two runs share the trials of {run_dir.name}" in got.output, got.output
+
+
 def test_regrade_of_an_edit_to_a_rule_no_case_exercises_cannot_judge_it_as_run_cannot(ran):
     repo, _ = ran
     assert invoke("baseline", "update", "--repo", str(repo)).exit_code == 0  # records the rule table
