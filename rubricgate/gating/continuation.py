@@ -21,8 +21,9 @@ as `merge` checks a shard's (gating/recorded.py): each a case of the design once
 case than the design can have run, none taken out, grades its own transcript earns. Its transcripts are copied
 as regular files only, no link followed.
 
-A run is marked (CONTINUED_BY) before the continuation's first trial, so two continuations
-started together do not both spend the error; an interrupted or failed continuation lifts the
+A run is marked (mark_path: under the reports folder, by run id, so a copy of its folder is the
+same run) before the continuation's first trial, so two continuations started together do not
+both spend the error; an interrupted or failed continuation lifts the
 mark (the interrupted run cannot be continued, and the old one would be stranded).
 """
 
@@ -80,7 +81,12 @@ class Continued:
     run_dir: Path
     summary: Summary
     recognized: bool  # found as the newest run (a plain rerun), not named with --continue
+    mark: Path | None = None  # where it is marked continued (mark_path); None: in its own folder
     claimed: bool = False  # this process marked it (claim): its mark is this run's to settle
+
+    @property
+    def marker(self) -> Path:
+        return self.mark or self.run_dir / CONTINUED_BY
 
     @property
     def trials(self) -> list[TrialResult]:
@@ -111,9 +117,10 @@ class Continued:
         """Mark the run as being continued before the first trial: a second continuation started
         meanwhile would take it up too and spend the error twice, so it is refused."""
         try:
-            fd = _open_mark(self.run_dir / CONTINUED_BY)
+            self.marker.parent.mkdir(parents=True, exist_ok=True)
+            fd = _open_mark(self.marker)
         except FileExistsError:
-            by = _continued_by(self.run_dir) or "another run"
+            by = _continued_by(self.marker) or "another run"
             raise GateInputError("--continue", str(self.run_dir), why_not_again(by), NAMED_FIX) from None
         except OSError:
             return  # a folder that cannot be written: nothing can be marked
@@ -129,18 +136,19 @@ class Continued:
         if interrupted:
             self.release()
         elif self.claimed:
-            fd = os.open(self.run_dir / CONTINUED_BY, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
+            fd = os.open(self.marker, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
             with os.fdopen(fd, "w") as out:
                 out.write(run_dir.name + "\n")
 
     def release(self) -> None:
         """Lift this run's mark: the continuation did not run to its end."""
         if self.claimed:
-            (self.run_dir / CONTINUED_BY).unlink(missing_ok=True)
+            self.marker.unlink(missing_ok=True)
             self.claimed = False
 
 
-CONTINUED_BY = "continued-by"  # in a continued run's folder: the run that continued it
+CONTINUED_BY = "continued-by"  # in a continued run's folder: the run that continued it (before MARKS)
+MARKS = ".continued"  # under the reports folder: a mark file per continued run, by run id
 RUNNING = "a run in progress"  # the mark while that run is under way, with its process id
 FIX = "continue a run as rubricgate wrote it, or run afresh without --continue"
 NAMED_FIX = "continue the newest INCONCLUSIVE run of this reviewer and baseline, or run afresh without --continue"
@@ -250,10 +258,10 @@ def continued_run(named: Path | None, reports: Path, key: str, cache_dir: Path |
     run under `reports` when this user started it and it is an INCONCLUSIVE run of this design."""
     if named is not None:
         summary = read_summary(named)
-        problem = why_not(summary, key, named)
+        problem = why_not(summary, key, named, mark_path(reports, summary.run_id))
         if problem:
             raise GateInputError("--continue", str(named), problem, NAMED_FIX)
-        return Continued(named, summary, False)
+        return Continued(named, summary, False, mark_path(reports, summary.run_id))
     newest = _newest_run(reports)
     if newest is None or not ran_here(cache_dir, newest.name):  # planted, or from another machine
         return None
@@ -261,14 +269,22 @@ def continued_run(named: Path | None, reports: Path, key: str, cache_dir: Path |
         summary = read_summary(newest)
     except GateInputError:
         return None
-    if summary.run_id != newest.name or why_not(summary, key, newest):
+    if summary.run_id != newest.name or why_not(summary, key, newest, mark_path(reports, summary.run_id)):
         return None
-    return Continued(newest, summary, True)
+    return Continued(newest, summary, True, mark_path(reports, summary.run_id))
 
 
-def why_not(summary: Summary, key: str, run_dir: Path | None = None) -> str:
-    """Why this run cannot be continued by this design ('' when it can)."""
-    by = _continued_by(run_dir) if run_dir is not None else None
+def mark_path(reports: Path, run_id: str) -> Path:
+    """Where a continued run is marked: under this repository's reports folder, by its run id, so
+    a copy of its folder (elsewhere, or under another name) is the same run, continued once."""
+    return reports / f"{MARKS}-{hashlib.sha256(run_id.encode()).hexdigest()[:32]}"  # a file: no run folder
+
+
+def why_not(summary: Summary, key: str, run_dir: Path | None = None, mark: Path | None = None) -> str:
+    """Why this run cannot be continued by this design ('' when it can); marked continued in
+    `mark` or, by a rubricgate before MARKS, in its folder."""
+    marks = [m for m in (mark, run_dir / CONTINUED_BY if run_dir is not None else None) if m is not None]
+    by = next((b for b in map(_continued_by, marks) if b is not None), None)
     if by is not None:
         return why_not_again(by)
     gate = summary.gate
@@ -289,7 +305,7 @@ def _open_mark(marker: Path) -> int:
     try:
         return os.open(marker, flags, 0o644)
     except FileExistsError:
-        if _continued_by(marker.parent) is not None:
+        if _continued_by(marker) is not None:
             raise
     marker.unlink(missing_ok=True)
     return os.open(marker, flags, 0o644)
@@ -302,11 +318,11 @@ def why_not_again(by: str) -> str:
     return f"it was continued already (by {by}): continuing it again would spend the error again"
 
 
-def _continued_by(run_dir: Path) -> str | None:
-    """The run that continued `run_dir`, or the one continuing it; None when unmarked, or marked
-    by a continuation whose process is gone (killed: it never ended, so nothing was spent)."""
+def _continued_by(marker: Path) -> str | None:
+    """The run that continued the run `marker` marks, or the one continuing it; None when unmarked,
+    or marked by a continuation whose process is gone (killed: it never ended, nothing was spent)."""
     try:
-        by = (run_dir / CONTINUED_BY).read_text(errors="replace").strip()[:80] or "another run"
+        by = marker.read_text(errors="replace").strip()[:80] or "another run"
     except OSError:
         return None
     return None if by.startswith(RUNNING) and not _alive(by) else by

@@ -265,6 +265,19 @@ def test_a_run_is_continued_once(repo) -> None:
     assert again.exit_code == 2 and "it was continued already (by " in again.output, again.output
 
 
+def test_a_copy_of_a_continued_run_folder_is_not_continued_again(repo, tmp_path) -> None:
+    """The mark was a file in the run's folder: a copy of the folder (elsewhere, or under reports/
+    by another name) carried none, and the same run was continued twice."""
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    copy = tmp_path / "elsewhere" / old.name
+    shutil.copytree(old, copy)
+    assert "error:" not in _run(repo, "--continue", str(old)).output
+    again = _run(repo, "--continue", str(copy))
+    assert again.exit_code == 2 and "it was continued already (by " in again.output, again.output
+
+
 def test_a_run_being_continued_is_not_continued_a_second_time_at_once(repo, monkeypatch) -> None:
     """The run was marked continued only once its continuation ended: two started together both
     took it up and spent the error twice (each could PASS on its own)."""
@@ -317,17 +330,18 @@ def test_the_mark_of_a_continuation_whose_process_is_gone_is_taken_over(repo) ->
     """A continuation killed outright (SIGKILL) never lifts its mark: the run is continued anew."""
     import subprocess
 
-    from rubricgate.gating.continuation import CONTINUED_BY, RUNNING
+    from rubricgate.gating.continuation import RUNNING, mark_path
 
     _statistical(repo)
     assert _run(repo).exit_code == 2
     old = _newest(repo)
     child = subprocess.Popen(["true"])
     child.wait()  # reaped: its pid names no process
-    (old / CONTINUED_BY).write_text(f"{RUNNING} (pid {child.pid})\n")
+    mark = mark_path(repo / "reports", old.name)
+    mark.write_text(f"{RUNNING} (pid {child.pid})\n")
     result = _run(repo, "--continue", str(old))
     assert "error:" not in result.output, result.output
-    assert (old / CONTINUED_BY).read_text().strip() == _newest(repo, besides=[old]).name
+    assert mark.read_text().strip() == _newest(repo, besides=[old]).name
 
 
 def test_a_continued_run_stopped_before_its_first_transcript_still_takes_the_old_ones(repo, tmp_path) -> None:
