@@ -62,6 +62,18 @@ def design_key(baseline: Baseline, gate: GateConfig, first: int, cases: Sequence
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def judging_settings(repo: Path, config) -> dict[str, str]:
+    """The digests of rubricgate.yaml's sections that run or grade the reviewer besides its files
+    (DESIGN_SECTIONS; runner/cache.py config_digests), as a run records them (summary.json
+    reviewer.digests): a `command` reviewer's command line is the reviewer as much as its script."""
+    from rubricgate.runner.cache import CONFIG_KEY, config_digests
+
+    return {k: v for k, v in config_digests(config, repo).items() if k.removeprefix(CONFIG_KEY) in DESIGN_SECTIONS}
+
+
+DESIGN_SECTIONS = ("agent", "tiers", "rubric")  # verdict: suite_digest; gate: design_key's own fields
+
+
 def suite_digest(loaded, case_ids: Sequence[str]) -> str:
     """The cases' content (expectations, rubric, files, review paths, and the files they review:
     gating/case_edits.py) and the config's `verdict:`: an edit to either is another design (its old
@@ -168,7 +180,8 @@ def prepare(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str,
     reviewer = reviewer_fingerprint(reviewer_digest(repo, loaded.config))
     key = design_key(loaded.baseline, loaded.config.gate, first, case_ids, loaded.config.graded_dimensions(),
                      reviewer, agent, loaded.config.agent.model, suite_digest(loaded, case_ids))
-    continued = continued_run(named, repo / loaded.config.reports, key, cache_dir)
+    settings = judging_settings(repo, loaded.config)
+    continued = continued_run(named, repo / loaded.config.reports, key, cache_dir, settings)
     if continued is not None:
         try:
             verify_trials(continued, loaded, case_ids)
@@ -253,15 +266,17 @@ def _check_last_look(continued: Continued) -> None:
                              f"its last look counted {looks[-1].get('trials')} trials, the summary holds {ran}", FIX)
 
 
-def continued_run(named: Path | None, reports: Path, key: str, cache_dir: Path | None = None) -> Continued | None:
+def continued_run(named: Path | None, reports: Path, key: str, cache_dir: Path | None = None,
+                  settings: dict[str, str] | None = None) -> Continued | None:
     """The run to continue: the one named (--continue; an error when it cannot be), else the newest
     run under `reports` when this user started it and it is an INCONCLUSIVE run of this design."""
     if named is not None:
         summary = read_summary(named)
-        problem = why_not(summary, key, named, mark_path(reports, summary.run_id))
+        mark = mark_path(reports, summary.run_id)
+        problem = why_not(summary, key, named, mark) or changed_settings(summary, settings)
         if problem:
             raise GateInputError("--continue", str(named), problem, NAMED_FIX)
-        return Continued(named, summary, False, mark_path(reports, summary.run_id))
+        return Continued(named, summary, False, mark)
     newest = _newest_run(reports)
     if newest is None or not ran_here(cache_dir, newest.name):  # planted, or from another machine
         return None
@@ -269,9 +284,22 @@ def continued_run(named: Path | None, reports: Path, key: str, cache_dir: Path |
         summary = read_summary(newest)
     except GateInputError:
         return None
-    if summary.run_id != newest.name or why_not(summary, key, newest, mark_path(reports, summary.run_id)):
+    if summary.run_id != newest.name or why_not(summary, key, newest, mark_path(reports, summary.run_id)) \
+            or changed_settings(summary, settings):
         return None
     return Continued(newest, summary, True, mark_path(reports, summary.run_id))
+
+
+def changed_settings(summary: Summary, settings: dict[str, str] | None) -> str:
+    """Why the run's rubricgate.yaml settings make it another design ('' when they do not): the
+    design key holds the reviewer's files, not these, and trials of another command line, tiers or
+    grading rubric would be taken up as this one's. A section the run did not record is not known
+    to differ."""
+    recorded = summary.reviewer.digests if summary.reviewer is not None else {}
+    changed = [k for k, v in (settings or {}).items() if recorded.get(k, v) != v]
+    if not changed:
+        return ""
+    return f"another design: {changed[0]} changed since (a changed reviewer is judged afresh)"
 
 
 def mark_path(reports: Path, run_id: str) -> Path:

@@ -153,14 +153,21 @@ def test_a_fresh_rerun_of_the_same_design_is_recognized_and_continues(repo) -> N
     assert "a rerun of the same design" in result.output
 
 
-@pytest.mark.parametrize("change", ["reviewer", "decided"])
+@pytest.mark.parametrize("change", ["reviewer", "agent-settings", "decided"])
 def test_what_cannot_be_continued_is_one_line_and_exit_2(repo, change) -> None:
+    """agent-settings: rubricgate.yaml's agent section (a `command` reviewer's command line, its
+    timeouts) was in no design key: trials of another command were taken up as this one's."""
     _statistical(repo)
     assert _run(repo).exit_code == 2
     old = _newest(repo)
     if change == "reviewer":
         prompt = repo / "reviewer/prompts/evaluate.md"
         prompt.write_text(prompt.read_text() + "\nBe thorough.\n")
+        want = "another design"
+    elif change == "agent-settings":
+        config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+        config["agent"]["timeout_s"] = 299
+        (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
         want = "another design"
     else:
         data = json.loads((old / "summary.json").read_text())
