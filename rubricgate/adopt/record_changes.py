@@ -27,6 +27,8 @@ from rubricgate.adopt.record_sources import (
     _regular_text,
     _rev,
     _run_git,
+    is_text,
+    undecoded_at,
 )
 from rubricgate.errors import GateInputError
 from rubricgate.reports.github import GitHubClient, GitHubTarget
@@ -46,7 +48,7 @@ def changed_from_git(repo: Path, base: str, head: str, excluded: list[str]) -> R
                if names else set())
     for name in (n for n in names if n in present):
         text = _run_git(repo, "show", f"{head_sha}:{name}")
-        if text.returncode == 0 and len(text.stdout) <= MAX_TEXT_CHARS and "\0" not in text.stdout:
+        if text.returncode == 0 and len(text.stdout) <= MAX_TEXT_CHARS and is_text(text.stdout):
             out.files[name] = text.stdout
     return _checked(out)
 
@@ -155,6 +157,8 @@ def _new_file_patch(repo: Path, name: str) -> str:
 
 
 def _checked(out: Reviewed) -> Reviewed:
+    """The change as a task can hold it: some patch, under the cap, every byte UTF-8."""
+    _check_utf8(out)
     if not out.patch.strip():
         raise GateInputError(out.origin, "changed files", "no changed file found (outside the reviewer and the suite)",
                              "pick refs between which the reviewed code changed")
@@ -162,3 +166,20 @@ def _checked(out: Reviewed) -> Reviewed:
         raise GateInputError(out.origin, "patch", f"the change is over {MAX_PATCH_CHARS:,} characters",
                              "record a smaller change")
     return out
+
+
+_HEADER = re.compile(r"^diff --git a/.* b/(.*)$", re.M)
+
+
+def _check_utf8(out: Reviewed) -> None:
+    """A task file is UTF-8 text: a changed file in another encoding (its lines in the patch) or
+    under a name that is not UTF-8 is an input error naming it, before anything is written."""
+    name = next((n for n in out.files if undecoded_at(n) >= 0), "")
+    if name:
+        raise GateInputError(ascii(name)[1:-1], "file name", "not UTF-8", "rename the file, or record without it")
+    at = undecoded_at(out.patch)
+    if at >= 0:
+        headers = list(_HEADER.finditer(out.patch, 0, at))
+        where = headers[-1].group(1) if headers else out.origin
+        raise GateInputError(where, "patch", f"not UTF-8 text (byte {ord(out.patch[at]) - 0xDC00:#04x} in its lines)",
+                             "re-encode the file as UTF-8, or record with --diff a patch that leaves it out")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import subprocess
 import urllib.parse
 from dataclasses import dataclass, field
@@ -135,8 +136,18 @@ def from_git(repo: Path, base: str, head: str, excluded: list[str]) -> Reviewed:
         paths = [p for p in listed.split("\0") if p][:MAX_FILES]
         if f"{folder}/{SKILL_FILE}" in paths:
             out.skills.append(f"{folder}/{SKILL_FILE}")
-            out.files.update({p: _git(repo, "--head", "show", f"{head_sha}:{p}") for p in paths})
+            out.files.update(_skill_texts(repo, head_sha, folder, paths))
     return out
+
+
+def _skill_texts(repo: Path, head_sha: str, folder: str, paths: list[str]) -> dict[str, str]:
+    """A skill folder's text files at HEAD; a binary file beside SKILL.md (an image) is left out,
+    as from the working tree, and a SKILL.md that is not UTF-8 text is an input error."""
+    texts = {p: _git(repo, "--head", "show", f"{head_sha}:{p}") for p in paths}
+    if not is_text(texts[f"{folder}/{SKILL_FILE}"]):
+        raise GateInputError(f"{folder}/{SKILL_FILE}", "", "not UTF-8 text at HEAD",
+                             "record a skill whose SKILL.md is plain text")
+    return {p: t for p, t in texts.items() if is_text(t)}
 
 
 WORKTREE = "WORKTREE"  # `--head WORKTREE`: the files on disk, not a commit
@@ -175,6 +186,21 @@ def _rev(repo: Path, ref: str, option: str) -> str:
     return got.stdout.strip()
 
 
+_UNDECODED = re.compile("[\udc80-\udcff]")  # a byte surrogateescape kept: the text was not UTF-8
+
+
+def is_text(text: str) -> bool:
+    """Whether git's output (`_run_git`) is UTF-8 text a task file can hold: no byte that did not
+    decode, no NUL (git's own mark of a binary file)."""
+    return "\0" not in text and not _UNDECODED.search(text)
+
+
+def undecoded_at(text: str) -> int:
+    """The offset of the first byte of `text` that was not UTF-8 (-1 when every byte was)."""
+    found = _UNDECODED.search(text)
+    return found.start() if found else -1
+
+
 def _git(repo: Path, option: str, *args: str) -> str:
     got = _run_git(repo, *args)
     if got.returncode != 0:
@@ -184,8 +210,12 @@ def _git(repo: Path, option: str, *args: str) -> str:
 
 
 def _run_git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """git's output as text. A changed file may be binary or in another encoding (a PNG, a Latin-1
+    source) and git prints it as it is: a byte that is not UTF-8 is kept as a lone surrogate
+    (surrogateescape) for `is_text` to find, never a UnicodeDecodeError ending `record`."""
     try:
         return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False,
+                              encoding="utf-8", errors="surrogateescape",
                               stdin=subprocess.DEVNULL, env=os.environ | {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"})
     except FileNotFoundError:
         raise GateInputError("git", "", "git is not installed", "install git") from None

@@ -238,6 +238,24 @@ def test_a_working_tree_skill_md_that_is_not_text_is_exit_2_naming_it(feature):
     assert got.output.startswith("error: team/skills/orders-loader/SKILL.md: not a regular UTF-8 file")
 
 
+def test_a_committed_skill_md_that_is_not_text_is_exit_2_naming_it(feature):
+    (feature / "team/skills/orders-loader/SKILL.md").write_bytes(b"caf\xe9 skill\n")
+    commit(feature, "latin-1 skill")
+    got = cli("record", "--repo", str(feature), "--expect", "PASS", "--base", "main", "--head", "feature", "--no-run")
+    assert got.exit_code == 2, got.output
+    assert got.output.startswith("error: team/skills/orders-loader/SKILL.md: not UTF-8 text at HEAD")
+
+
+def test_an_image_in_a_committed_skill_folder_is_left_out_of_the_snapshot(feature):
+    (feature / "team/skills/orders-loader/logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff" * 32)
+    commit(feature, "logo")
+    got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--base", "main", "--head", "feature",
+              "--redact", "--id", "with-logo", "--no-run")
+    assert got.exit_code == 0, got.output
+    assert set(task_of(feature, "with-logo")["files"]) == {"skills/orders-loader/SKILL.md",
+                                                          "skills/orders-loader/references/setup.md"}
+
+
 def test_the_working_tree_with_nothing_changed_since_base_records_nothing(feature):
     got = cli("record", "--repo", str(feature), "--expect", "PASS", "--base", "feature", "--no-run")
     assert got.exit_code == 2 and "no changed skill found" in got.output

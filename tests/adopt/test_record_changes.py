@@ -107,6 +107,24 @@ def test_a_task_id_that_holds_a_secret_is_refused_before_its_file_is_written(cod
     assert [p.name for p in code_repo.rglob("*zq9fk2mp7vl4nr8t*")] == []
 
 
+def _binary_and_latin1(repo: Path, latin1: bool) -> None:
+    """Branch `assets` of `repo`: a PNG (git's binary) and, with `latin1`, a Latin-1 source file."""
+    git(repo, "checkout", "-qb", "assets")
+    (repo / "app/logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\xff\xd8" * 64)
+    (repo / "app/db.py").write_text(APP)
+    if latin1:
+        (repo / "app/legacy.py").write_bytes(b"NAME = 'caf\xe9'\n")
+    commit(repo, "assets")
+
+
+@pytest.mark.parametrize("head", ["assets", "WORKTREE"])
+def test_a_change_with_a_file_in_another_encoding_is_exit_2_naming_it(code_repo, head):
+    _binary_and_latin1(code_repo, latin1=True)
+    got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--base", "main", "--head", head, "--no-run")
+    assert got.exit_code == 2, got.output
+    assert "app/legacy.py" in got.output and "not UTF-8" in got.output and "internal error" not in got.output
+
+
 def test_a_diff_with_a_credential_stops_naming_the_line(code_repo, tmp_path):
     path = tmp_path / "leak.diff"
     path.write_text("--- a/app/x.py\n+++ b/app/x.py\n@@ -1 +1 @@\n-X = 1\n+TOKEN = 'ghp_abcdefghijklmnopqrstuvwxyz0123'\n")
@@ -147,6 +165,17 @@ def test_a_diff_file_becomes_a_task_reviewing_the_patch_alone(code_repo, tmp_pat
     assert got.exit_code == 0, got.output
     task = task_of(code_repo, "from-diff")
     assert task["review"] == ["changes/unsafe-query.patch"] and task["files"] == {"changes/unsafe-query.patch": diff}
+
+
+@pytest.mark.parametrize("head", ["assets", "WORKTREE"])
+def test_a_binary_file_in_a_recorded_change_is_in_the_patch_only(code_repo, head):
+    _binary_and_latin1(code_repo, latin1=False)
+    got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--base", "main", "--head", head,
+              "--id", "assets", "--no-run")
+    assert got.exit_code == 0, got.output
+    task = task_of(code_repo, "assets")
+    assert "app/logo.png" not in task["files"] and task["files"]["app/db.py"] == APP
+    assert "Binary files /dev/null and b/app/logo.png differ" in task["files"][task["review"][0]]
 
 
 def test_the_working_tree_change_includes_untracked_files(code_repo):
