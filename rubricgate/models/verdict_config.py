@@ -83,6 +83,19 @@ class TierField(StrictModel):
     def _pattern(cls, v: str | None) -> str | None:
         return _regex(v, "tier.pattern")
 
+    @field_validator("map")
+    @classmethod
+    def _one_entry_a_word(cls, v: dict[str, Tier]) -> dict[str, Tier]:
+        """An answer's word is looked up case-insensitively, spaces ignored (graders/extract.py), so
+        two keys of one word would leave the tier to their order in the file: refused instead."""
+        seen: dict[str, str] = {}
+        for key in v:
+            first = seen.setdefault(key.strip().lower(), key)
+            if first != key:
+                raise ValueError(f"{first!r} and {key!r} are one verdict word (read case-insensitively, spaces "
+                                 "ignored) (fix: keep one of them)")
+        return v
+
     @model_validator(mode="after")
     def _one_source(self) -> "TierField":
         if (self.path is None) == (self.pattern is None):

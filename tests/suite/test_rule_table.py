@@ -46,6 +46,12 @@ def validate(repo) -> tuple[int, str]:
     ({"format": "hook", "hook": "../outside.py:extract"}, "verdict.hook: path '../outside.py' contains '..'"),
     ({"format": "hook", "hook": "reviewer/nope.py:extract"}, "'reviewer/nope.py' is not a file in the repository"),
     ({"format": "yaml", "tier": {"map": {"ok": "PASS"}}}, "give exactly one of path and pattern"),
+    # the map is read case-insensitively, spaces ignored: two spellings of one word were one entry,
+    # the last silently winning (approve -> BLOCK turned into approve -> PASS by a later "Approve")
+    ({"format": "yaml", "tier": {"path": "decision", "map": {"approve": "BLOCK", "Approve": "PASS"}}},
+     "verdict.tier.map: 'Approve' and 'approve' are one verdict word"),  # the file's order
+    ({"format": "yaml", "tier": {"path": "decision", "map": {"lgtm": "PASS", " LGTM ": "PASS"}}},
+     "verdict.tier.map: ' LGTM ' and 'lgtm' are one verdict word"),
 ])
 def test_a_bad_verdict_section_is_one_line_exit_2(repo, verdict, needle):
     configure(repo, verdict)
