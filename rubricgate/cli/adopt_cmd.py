@@ -150,7 +150,8 @@ def record(repo, config_path, pr, github_repo, base, head, from_run, case_id, di
                             task_id=task_id, tags=list(tags))
     try:
         config = load_config(root, config_path)
-        reviewed, source_tag = _reviewed(root, config, pr, github_repo, base, head, from_run, case_id, diff_file)
+        reviewed, source_tag = _reviewed(root, config, pr, github_repo, base, head, from_run, case_id, diff_file,
+                                          config_path)
         reviewed = as_change(reviewed, review_root(config))
         redacted = guard_credentials(reviewed, redact)
         default_id = slug(f"{request.expect}-{request.rules[0] if request.rules else 'review'}-{source_tag}")
@@ -169,7 +170,7 @@ def record(repo, config_path, pr, github_repo, base, head, from_run, case_id, di
         _report_today(root, task.id, config_path)
 
 
-def _reviewed(root, config, pr, github_repo, base, head, from_run, case_id, diff_file=None):
+def _reviewed(root, config, pr, github_repo, base, head, from_run, case_id, diff_file=None, config_path=None):
     """Exactly one source; returns (Reviewed, a short tag for the default id)."""
     from rubricgate.adopt import record_changes as changes
     from rubricgate.adopt import record_sources as sources
@@ -181,7 +182,7 @@ def _reviewed(root, config, pr, github_repo, base, head, from_run, case_id, diff
                              f"{'no source' if not chosen else 'several sources: ' + ', '.join(chosen)}",
                              "give exactly one of --pr N, --base REF [--head REF], --from RUN_DIR --case ID, "
                              "--diff FILE")
-    excluded = _not_reviewed(config)
+    excluded = _not_reviewed(config, root, config_path)
     files = config.suite.layout == "files"
     if diff_file:
         return changes.from_diff(diff_file), "patch"
@@ -202,11 +203,15 @@ def _reviewed(root, config, pr, github_repo, base, head, from_run, case_id, diff
     return sources.from_replay(from_run, case_id, root), case_id
 
 
-def _not_reviewed(config) -> list[str]:
-    """The reviewer's own folder and the suite are what is gated, not skills under review."""
+def _not_reviewed(config, root: Path, config_path: Path | None) -> list[str]:
+    """The reviewer's own folder and the suite are what is gated, not skills under review; the
+    rest of the answer key (the baseline, the config, the reports) no workspace may hold either,
+    so a change that updates baseline.json beside the code does not put it in the task."""
     from rubricgate.adopt.changed import reviewer_paths
+    from rubricgate.suite.answer_key import answer_key_paths, config_rel_of
 
-    return [*reviewer_paths(config), config.suite.fixtures, config.suite.tasks]
+    hidden = answer_key_paths(config, config_rel_of(root, config_path), root)
+    return [*reviewer_paths(config), config.suite.fixtures, config.suite.tasks, *sorted(hidden)]
 
 
 def _target(github_repo: str | None):

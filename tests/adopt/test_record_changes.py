@@ -178,6 +178,21 @@ def test_a_binary_file_in_a_recorded_change_is_in_the_patch_only(code_repo, head
     assert "Binary files /dev/null and b/app/logo.png differ" in task["files"][task["review"][0]]
 
 
+@pytest.mark.parametrize("head", ["suite-too", "WORKTREE"])
+def test_the_baseline_and_the_config_a_change_touches_are_not_recorded(code_repo, head):
+    git(code_repo, "checkout", "-qb", "suite-too")
+    (code_repo / "app/db.py").write_text(APP)
+    (code_repo / "baseline.json").write_text('{"edited": true}\n')
+    (code_repo / "rubricgate.yaml").write_text((code_repo / "rubricgate.yaml").read_text() + "# edited\n")
+    commit(code_repo, "code, baseline and config")
+    got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--base", "main", "--head", head,
+              "--id", "suite-too", "--no-run")
+    assert got.exit_code == 0, got.output
+    task = task_of(code_repo, "suite-too")
+    assert task["review"][1:] == ["app/db.py"] and set(task["files"]) == {task["review"][0], "app/db.py"}
+    assert "baseline.json" not in task["files"][task["review"][0]]  # the answer key is gated, not reviewed
+
+
 def test_the_working_tree_change_includes_untracked_files(code_repo):
     (code_repo / "app/db.py").write_text(APP)
     (code_repo / "app/extra.py").write_text("Y = 2\n")
