@@ -212,13 +212,16 @@ def _git(repo: Path, option: str, *args: str) -> str:
 def _run_git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """git's output as text. A changed file may be binary or in another encoding (a PNG, a Latin-1
     source) and git prints it as it is: a byte that is not UTF-8 is kept as a lone surrogate
-    (surrogateescape) for `is_text` to find, never a UnicodeDecodeError ending `record`."""
+    (surrogateescape) for `is_text` to find, never a UnicodeDecodeError ending `record`. Read as
+    bytes and decoded here, not in text mode, whose newline translation turned a file's CRLF
+    line ends into LF: the task holds the file as it is."""
     try:
-        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False,
-                              encoding="utf-8", errors="surrogateescape",
-                              stdin=subprocess.DEVNULL, env=os.environ | {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"})
+        got = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False,
+                             stdin=subprocess.DEVNULL, env=os.environ | {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"})
     except FileNotFoundError:
         raise GateInputError("git", "", "git is not installed", "install git") from None
+    return subprocess.CompletedProcess(got.args, got.returncode, got.stdout.decode("utf-8", "surrogateescape"),
+                                       got.stderr.decode("utf-8", "surrogateescape"))
 
 
 # --- a replay artifact of an earlier run ------------------------------------------------------

@@ -193,6 +193,19 @@ def test_the_baseline_and_the_config_a_change_touches_are_not_recorded(code_repo
     assert "baseline.json" not in task["files"][task["review"][0]]  # the answer key is gated, not reviewed
 
 
+@pytest.mark.parametrize("head", ["crlf", "WORKTREE"])
+def test_a_file_with_crlf_line_ends_is_recorded_byte_for_byte(code_repo, head):
+    git(code_repo, "checkout", "-qb", "crlf")
+    (code_repo / "app/db.py").write_bytes(APP.replace("\n", "\r\n").encode())
+    commit(code_repo, "windows line ends")
+    got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--base", "main", "--head", head,
+              "--id", "crlf", "--no-run")
+    assert got.exit_code == 0, got.output
+    task = task_of(code_repo, "crlf")
+    assert task["files"]["app/db.py"] == APP.replace("\n", "\r\n")  # a rule on line ends sees them
+    assert "+def load(conn, user):\r\n" in task["files"][task["review"][0]]
+
+
 def test_the_working_tree_change_includes_untracked_files(code_repo):
     (code_repo / "app/db.py").write_text(APP)
     (code_repo / "app/extra.py").write_text("Y = 2\n")
