@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rubricgate.errors import GateInputError, GateInputErrors, collect
+from rubricgate.models import dimensions
 from rubricgate.models.baseline import Baseline
 from rubricgate.models.case import CaseSpec
 from rubricgate.models.config import Config
@@ -44,6 +45,7 @@ def load_all(repo: Path, config_path: Path | None = None, require_baseline: bool
     rubric = collect(errors, lambda: reviewer_rubric(repo, config))
     config_rel = config_rel_of(repo, config_path)
     cases = collect(errors, lambda: load_suite(repo, config, with_rules(rubric, foreign_rules), config_rel)) or []
+    errors += unseen_dimensions(config, cases, config_rel or str(config_path))
     baseline = None
     if require_baseline:
         ids = None if errors else [c.id for c in cases]  # a case that did not load is not unknown
@@ -51,6 +53,20 @@ def load_all(repo: Path, config_path: Path | None = None, require_baseline: bool
     if errors or rubric is None:  # no rubric: its problem is in `errors`
         raise GateInputErrors(errors)
     return Loaded(config, rubric, cases, baseline)
+
+
+def unseen_dimensions(config: Config, cases: Sequence[CaseSpec], display: str) -> list[GateInputError]:
+    """A dimension gate.dimensions names that no case's reviewer can show (tool calls, turns of an
+    answer-only `command` reviewer): graded on nothing, it would pass every trial and be gated as
+    if it had been measured."""
+    if config.gate.dimensions is None or not cases:
+        return []
+    agents = {c.agent or config.agent.name for c in cases}
+    shown = {seen for agent in agents for seen in dimensions.observed_by(agent, config.agent.format)}
+    why = f"agent {config.agent.name}, format {config.agent.format or 'text'} prints its answer alone"
+    return [GateInputError(display, "gate.dimensions", f"{d} cannot vary: the reviewer's transcript shows no "
+                           f"{dimensions.spec(d).observes.replace('_', ' ')} ({why})", f"drop {d} from gate.dimensions")
+            for d in config.gate.dimensions if dimensions.spec(d).observes not in shown]
 
 
 def with_rules(rubric: RubricSpec | None, rules: Sequence[Rule]) -> RubricSpec | None:

@@ -56,3 +56,17 @@ def test_a_verdict_only_suite_needs_no_tool_or_trajectory_rubric(tmp_path):
     assert code == 2 and "no tool-use rubric for this case" in out  # every dimension graded: both needed
     code, out = _validate(repo, dimensions=["verdict"])
     assert code == 0, out
+
+
+@pytest.mark.parametrize("dims", [["verdict", "tool_use"], ["trajectory"]])
+def test_gating_what_a_text_command_reviewer_cannot_show_is_exit_2(tmp_path, dims):
+    """Its transcript has no tool calls and one turn: such a dimension would pass every trial."""
+    repo = make_repo(tmp_path / "repo")
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["agent"] = {"name": "command", "command": ["rev", "{changed_files}"], "format": "text"}
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    code, out = _validate(repo, dimensions=dims)
+    assert code == 2 and f"rubricgate.yaml: gate.dimensions: {dims[-1]} cannot vary" in out, out
+    assert "Traceback" not in out
+    code, out = _validate(repo, dimensions=["verdict"])
+    assert code == 0, out
