@@ -106,11 +106,15 @@ def command_argv(options: InitOptions) -> list[str] | None:
                              "pass --command 'python3 reviewer/review.py {changed_files} {workspace}'")
     import shlex
 
+    from rubricgate.agents.command import check_placeholders
+
     try:
-        return shlex.split(options.command)
+        argv = shlex.split(options.command)
     except ValueError as exc:
         raise GateInputError("--command", "", f"cannot split it into words ({exc})",
                              "quote it as a shell would") from None
+    check_placeholders(argv, "--command", "")  # before a config validate would refuse is written
+    return argv
 
 
 def _install_spec(given: str | None) -> InstallSpec:

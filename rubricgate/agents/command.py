@@ -87,12 +87,18 @@ def validate_template(config: AgentConfig) -> tuple[list[str], str]:
     if fmt not in format_names():
         raise GateInputError(_CONFIG, "agent.format", f"unknown transcript format {fmt!r}",
                              f"use one of {', '.join(format_names())}")
-    for arg in config.command:
+    check_placeholders(config.command, _CONFIG, "agent.command")
+    return list(config.command), fmt
+
+
+def check_placeholders(argv: list[str], where: str, field: str) -> None:
+    """Every {name} in the command's words is a placeholder a trial fills (a misspelt one would
+    reach the reviewer as it is); the first that is not: a one-line GateInputError."""
+    for arg in argv:
         for name in _FIELD.findall(arg):
             if name not in PLACEHOLDERS:
-                raise GateInputError(_CONFIG, "agent.command", f"unknown placeholder {{{name}}} in {arg!r}",
+                raise GateInputError(where, field, f"unknown placeholder {{{name}}} in {arg!r}",
                                      f"use only {', '.join('{' + p + '}' for p in PLACEHOLDERS)}")
-    return list(config.command), fmt
 
 
 def placeholder_values(request: AgentRequest, config: AgentConfig) -> dict[str, str | None]:

@@ -33,6 +33,9 @@ def init(repo, *args):
     (["--agent", "command", "--prompt", "reviewer/pr_review.toml"], "--agent command needs the command"),
     (["--agent", "command", "--command", COMMAND], "--agent command needs the reviewer's prompt file"),
     (["--agent", "command", "--command", "python3 'unclosed", "--prompt", "reviewer/pr_review.toml"], "cannot split"),
+    # a misspelt placeholder was written into the config; validate then refused what init had set up
+    (["--agent", "command", "--command", "python3 {workspce}/reviewer/review.py {changed_files}", "--prompt",
+      "reviewer/pr_review.toml"], "--command: unknown placeholder {workspce} in '{workspce}/reviewer/review.py'"),
     (["--agent", "command", "--command", COMMAND, "--prompt", "reviewer/nope.toml"], "'reviewer/nope.toml' does not exist"),
     (["--agent", "claude", "--command", COMMAND], "--command, --secret and --endpoint-env are for --agent command"),
 ])
