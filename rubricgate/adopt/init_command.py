@@ -39,13 +39,25 @@ def command_reviewer(repo: Path, prompt: str | None, skill: str | None, rubric: 
     if not prompt:
         raise GateInputError("--prompt", "", "--agent command needs the reviewer's prompt file",
                              "pass --prompt PATH (your prompt or prompt template)")
-    program = skill or next((a for a in argv if _repo_file(repo, a.replace("{workspace}/", ""))), None)
-    roles = {"prompt": prompt, "skill": (program or prompt).replace("{workspace}/", ""), "rubric": rubric or prompt}
+    program = skill or _program(repo, argv)
+    roles = {"prompt": prompt, "skill": program.replace("{workspace}/", ""), "rubric": rubric or prompt}
     for role, path in roles.items():
         safe_relpath(repo, path, "--" + role, "path")
         if not (repo / path).is_file():
             raise GateInputError("--" + role, "path", f"{path!r} does not exist", "give an existing file")
     return roles
+
+
+def _program(repo: Path, argv: list[str]) -> str:
+    """The command's first repository file. None is an error, not the prompt standing in for it:
+    the program would not be the reviewer, and a pull request editing only it would pass
+    `changed` unseen (`python -m bot` names no file)."""
+    found = next((a for a in argv if _repo_file(repo, a.replace("{workspace}/", ""))), None)
+    if found is None:
+        raise GateInputError("--skill", "", "the command names no file of the repository, so the program that "
+                             "reviews would not be gated", "pass --skill with its main file (python -m bot: "
+                             "bot/__main__.py), or --skill with the prompt when the program is installed, not here")
+    return found
 
 
 def _repo_file(repo: Path, arg: str) -> bool:

@@ -38,6 +38,10 @@ def init(repo, *args):
       "reviewer/pr_review.toml"], "--command: unknown placeholder {workspce} in '{workspce}/reviewer/review.py'"),
     (["--agent", "command", "--command", COMMAND, "--prompt", "reviewer/nope.toml"], "'reviewer/nope.toml' does not exist"),
     (["--agent", "claude", "--command", COMMAND], "--command, --secret and --endpoint-env are for --agent command"),
+    # `python -m bot` names no file: the prompt stood in for the program, and an edit to the
+    # program passed `changed` unseen (the pull request's gate was skipped)
+    (["--agent", "command", "--command", "python3 -m reviewer {changed_files}", "--prompt", "reviewer/pr_review.toml"],
+     "--skill: the command names no file of the repository"),
 ])
 def test_a_command_reviewer_needs_its_command_and_prompt_and_nothing_is_written_without(repo, args, needle):
     got = init(repo, *args)
