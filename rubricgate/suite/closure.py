@@ -109,7 +109,7 @@ def reviewer_closure(tree: Tree, config: Config) -> Closure:
     r = config.reviewer
     for rel, what in ((r.prompt, "reviewer.prompt"), (r.skill, "reviewer.skill"), (r.rubric, "reviewer.rubric")):
         walk.configured(rel, what)
-    for rel in command_scripts(config):
+    for rel in [*command_scripts(config), *_started_files(tree, config)]:
         walk.add(rel, "run by agent.command")
         if folder := posixpath.dirname(rel):  # what it imports or opens beside it (tools/lib.py)
             walk.add(folder, f"in the folder of {rel}, run by agent.command")
@@ -138,6 +138,22 @@ _IN_WORKSPACE = re.compile(r"\{workspace\}/([^\s'\"]+)")
 def command_scripts(config: Config) -> list[str]:
     """The repository files `agent.command` runs from the workspace (`{workspace}/X`)."""
     return [rel.strip("/") for part in config.agent.command or [] for rel in _IN_WORKSPACE.findall(part)]
+
+
+def command_programs(config: Config) -> list[str]:
+    """The names by which agent.command may start a repository program relative to its working
+    folder, the workspace: its first word, its first argument that is no flag (`python3
+    tools/review.py`), and the module `-m` runs (`-m bot`: bot/__main__.py, `-m bot.cli`: bot/cli.py)."""
+    argv = config.agent.command or []
+    started = argv[:1] + [next((a for a in argv[1:] if not a.startswith("-")), "")]
+    modules = [argv[i + 1].replace(".", "/") for i, a in enumerate(argv[:-1]) if a == "-m"]
+    named = started + [m + tail for m in modules if m.strip("/") for tail in (".py", "/__main__.py")]
+    return [w for w in named if w and "{" not in w and not w.startswith(("/", "-"))]
+
+
+def _started_files(tree: Tree, config: Config) -> list[str]:
+    """The command's program names that are files of the tree (a folder, `.` say, is no program)."""
+    return [rel for rel in command_programs(config) if (real := tree.real(rel)) is not None and real[1] == "file"]
 
 
 def _folders(configured: list[str]) -> Iterator[tuple[str, str]]:

@@ -198,6 +198,36 @@ def test_the_closure_at_a_commit_is_the_closure_of_its_checkout(tmp_path: Path) 
     assert "docs/other.md" not in at_commit.files
 
 
+@pytest.mark.parametrize(("command", "program"), [
+    (["python3", "tools/review.py", "{changed_files}"], "tools/review.py"),  # the command's cwd is the workspace
+    (["./tools/review.py", "{changed_files}"], "tools/review.py"),
+    (["python3", "-m", "tools", "{changed_files}"], "tools/__main__.py"),
+    (["python3", "-m", "tools.review", "{changed_files}"], "tools/review.py"),
+])
+def test_a_program_the_command_runs_by_a_workspace_relative_name_is_the_reviewer(tmp_path: Path, command,
+                                                                                  program) -> None:
+    """Only `{workspace}/X` was seen: a PR editing the program run as `python3 tools/review.py` or
+    `python3 -m tools` read 'unchanged', so the pull request's gate was skipped."""
+    repo = _repo(tmp_path, {"tools/review.py": "import lib\n", "tools/__main__.py": "import review\n",
+                            "tools/lib.py": "CHECK = True\n", "docs/notes.md": "nothing\n"})
+    config = CONFIG.model_copy(update={"agent": CONFIG.agent.model_copy(update={"name": "command",
+                                                                                 "command": command})})
+    got = _closure(repo, config).reasons
+    assert got[program] == "run by agent.command" and "tools/lib.py" in got
+    assert "docs/notes.md" not in got
+
+
+@pytest.mark.parametrize("command", [["/usr/bin/env", "-v", ".", "{changed_files}"], ["../outside.py"],
+                                     ["python3", "-m", "..", "{changed_files}"], ["mybot", "docs"]])
+def test_words_of_the_command_that_are_no_program_file_add_nothing(tmp_path: Path, command) -> None:
+    """The repository's root or a folder is no program: it would make every file the reviewer's."""
+    (tmp_path / "outside.py").write_text("x\n")
+    repo = _repo(tmp_path, {"docs/notes.md": "nothing\n"})
+    config = CONFIG.model_copy(update={"agent": CONFIG.agent.model_copy(update={"name": "command",
+                                                                                 "command": command})})
+    assert set(_closure(repo, config).reasons) == set(_closure(repo).reasons)
+
+
 def test_a_script_the_agent_command_runs_and_the_files_beside_it_are_the_reviewer(tmp_path: Path) -> None:
     """The script's imports (tools/lib.py) were outside the closure: a PR that switched off a check
     there read 'unchanged' and ran on both sides of compare --base."""
