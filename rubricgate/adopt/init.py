@@ -50,7 +50,7 @@ class InitOptions:
 @dataclass
 class InitResult:
     reviewer: dict[str, str]  # role -> path
-    found: dict[str, str]  # role -> "found" | "given" | "starter"
+    found: dict[str, str]  # role -> "found" | "given" | "starter" | "command" | "prompt" (a default)
     install: InstallSpec  # what the workflows install, and where that came from
     written: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
@@ -67,7 +67,9 @@ def init_repo(options: InitOptions) -> InitResult:
         from rubricgate.adopt.init_command import command_reviewer
 
         reviewer = command_reviewer(repo, options.prompt, options.skill, options.rubric, command)
-        found = dict.fromkeys(reviewer, "given")
+        # where each came from, as init says it: a default is no file the user gave
+        found = {"prompt": "given", "skill": "given" if options.skill else "command",
+                 "rubric": "given" if options.rubric else "prompt"}
     else:
         reviewer, found = locate_reviewer(repo, options)
     result = InitResult(reviewer=reviewer, found=found, install=install)

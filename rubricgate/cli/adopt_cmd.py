@@ -85,7 +85,8 @@ def _decision_needs(repo: Path) -> str | None:
 
 def _how(source: str) -> str:
     return {"found": "found in the repository", "given": "as given",
-            "starter": "starter written: edit it into your reviewer"}[source]
+            "starter": "starter written: edit it into your reviewer",
+            "command": "the program --command runs", "prompt": "the prompt: --rubric names another file"}[source]
 
 
 def _next_steps(agent: str, repo: Path) -> str:

@@ -54,6 +54,9 @@ def test_the_config_runs_the_program_reads_its_stdout_and_uses_the_files_layout(
                "--rubric", "reviewer/rules.j2", "--secret", "REVIEW_API_KEY", "--endpoint-env", "REVIEW_BASE_URL",
                "--pip", "rubricgate==0.1.0")
     assert got.exit_code == 0, got.output
+    # the program was found in the command, not given: saying "as given" hid where it came from
+    assert "reviewer skill: reviewer/review.py (the program --command runs)" in got.output
+    assert "reviewer rubric: reviewer/rules.j2 (as given)" in got.output
     config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
     assert config["agent"]["command"] == ["python3", "reviewer/review.py", "{changed_files}", "{workspace}"]
     assert config["agent"]["format"] == "text" and config["agent"]["secret_env"] == ["REVIEW_API_KEY"]
@@ -68,6 +71,12 @@ def test_the_config_runs_the_program_reads_its_stdout_and_uses_the_files_layout(
     pr = yaml.safe_load((repo / ".github/workflows/rubricgate-pr.yml").read_text())
     steps = pr["jobs"]["gate"]["steps"]
     assert any(s.get("env", {}).get("REVIEW_API_KEY") == "${{ secrets.REVIEW_API_KEY }}" for s in steps)
+
+
+def test_the_rules_file_defaults_to_the_prompt_and_says_so(repo):
+    got = init(repo, "--agent", "command", "--command", COMMAND, "--prompt", "reviewer/pr_review.toml")
+    assert got.exit_code == 0, got.output
+    assert "reviewer rubric: reviewer/pr_review.toml (the prompt: --rubric names another file)" in got.output
 
 
 def test_the_command_workflows_install_no_cli_run_three_trials_and_validate_forks():
