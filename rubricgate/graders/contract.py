@@ -32,7 +32,7 @@ def _short(exc: ValidationError) -> str:
     return f"{where}: {err['msg']}"
 
 
-def parse_verdict(final_text: str, rubric: RubricSpec) -> ParsedVerdict:
+def parse_verdict(final_text: str, rubric: RubricSpec, escalate: bool = True) -> ParsedVerdict:
     """Parse, validate and cross-check the verdict in an agent's final message."""
     block = last_json_block(final_text)
     if block is None:
@@ -51,20 +51,22 @@ def parse_verdict(final_text: str, rubric: RubricSpec) -> ParsedVerdict:
         verdict = Verdict.model_validate(data)
     except ValidationError as exc:
         return ParsedVerdict(status="invalid", error=f"verdict does not match the contract: {_short(exc)}")
-    return cross_check(verdict, rubric)
+    return cross_check(verdict, rubric, escalate)
 
 
-def cross_check(verdict: Verdict, rubric: RubricSpec) -> ParsedVerdict:
-    """Recompute the tier from findings (rubric severities win) and escalate upward only."""
+def cross_check(verdict: Verdict, rubric: RubricSpec, escalate: bool = True) -> ParsedVerdict:
+    """Recompute the tier from findings (rubric severities win) and escalate upward only;
+    `escalate=False` (verdict.escalate) grades the stated tier and says what the findings derive."""
     warnings = rule_warnings(verdict, rubric)
     severities = [_severity_of(f.rule, f.severity, rubric) for f in verdict.findings]
     derived = rubric.derive_tier(severities)
     effective, escalated = verdict.tier, False
     if TIER_ORDER[derived] > TIER_ORDER[verdict.tier]:
-        effective, escalated = derived, True
-        warnings.append(
-            f"agent reported tier {verdict.tier} but its findings derive {derived} "
-            f"({_counts(severities, rubric)}); escalating to {derived}")
+        under = f"agent reported tier {verdict.tier} but its findings derive {derived} ({_counts(severities, rubric)})"
+        if escalate:
+            effective, escalated = derived, True
+        warnings.append(f"{under}; escalating to {derived}" if escalate
+                        else f"{under}; {verdict.tier} is graded (verdict.escalate: false)")
     return ParsedVerdict(status="ok", reported_tier=verdict.tier, effective_tier=effective,
                          escalated=escalated, warnings=warnings, verdict=verdict)
 

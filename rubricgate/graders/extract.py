@@ -42,7 +42,7 @@ BUILTIN = "builtin"  # rubricgate's own reviewer always answers in the contract
 def read_verdict(text: str, rubric: RubricSpec, config: VerdictConfig | None, agent: str = "") -> ParsedVerdict:
     """The verdict in a reviewer's final answer, read the configured way (default: the contract)."""
     if config is None or config.format == "contract" or agent == BUILTIN:
-        return parse_verdict(text, rubric)
+        return parse_verdict(text, rubric, config is None or agent == BUILTIN or config.escalate)
     if not (text or "").strip():
         return ParsedVerdict(status="missing", error="the reviewer's answer is empty")
     if config.format == "hook":
@@ -203,7 +203,7 @@ def _finish(items: list[dict[str, Any]], tier: Tier | None, rubric: RubricSpec, 
     findings = [_finding(item, rubric, config, warnings) for item in items]
     derived = rubric.derive_tier(f.severity for f in findings)
     verdict = Verdict(tier=tier or derived, findings=findings)
-    parsed = cross_check(verdict, rubric)
+    parsed = cross_check(verdict, rubric, config.escalate)
     unknown = {f"finding cites unknown rule {f.rule!r} ({f.file}:{f.line})" for f in findings if not f.rule}
     parsed.warnings = [w for w in parsed.warnings if w not in unknown] + warnings
     return parsed

@@ -140,6 +140,10 @@ class VerdictConfig(StrictModel):
     """Rows naming the rule each finding's title is (first match wins)."""
     unmatched: Literal["warn", "ignore"] = "warn"
     """A finding no rule names: a verdict warning, or nothing."""
+    escalate: bool = True
+    """Findings that derive a higher tier than the answer states raise it (true: the tier a gate
+    acting on the findings applies); false: the stated tier is graded, as a pipeline acting on the
+    reviewer's own decision (an approve) does, and the findings' tier is a verdict warning."""
     hook: str | None = Field(default=None, max_length=500)
     """format: hook: the function that reads the answer, "path/in/repo.py:function" (answer -> dict or None)."""
 

@@ -143,6 +143,9 @@ CONFIG_KEY = "rubricgate.yaml#"
 # Settings of those sections that change no grade and no decision: left out (a stale-baseline
 # note's age is no change to hold a run for).
 NOT_JUDGING = {"gate": {"baseline_max_age_days"}}
+# Settings added after baselines were measured with their sections: at this value (their default)
+# they digest as the section did before they existed, so adding one is no reviewer change.
+LATER_DEFAULTS = {"verdict": {"escalate": True}}
 
 
 def config_digests(config: Config, repo: Path) -> dict[str, str]:
@@ -154,6 +157,9 @@ def config_digests(config: Config, repo: Path) -> dict[str, str]:
     def digest(name: str) -> str:
         value = getattr(config, name)
         shown = value.model_dump(mode="json", exclude=NOT_JUDGING.get(name)) if value is not None else None
+        for key, default in LATER_DEFAULTS.get(name, {}).items():
+            if shown is not None and shown.get(key) == default:
+                del shown[key]
         dumped = json.dumps(shown, sort_keys=True)
         for root in roots:
             dumped = dumped.replace(root, "")

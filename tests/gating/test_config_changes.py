@@ -178,3 +178,24 @@ def test_the_age_a_baseline_may_reach_is_no_gate_change(tmp_path):
     _config(repo, gate={"baseline_max_age_days": 60})
     result = _run(repo)
     assert result.exit_code == 0 and "gate settings" not in result.output, result.output
+
+
+def test_verdict_escalate_at_its_default_digests_as_before_it_existed_and_turned_off_is_a_change(tmp_path):
+    """A baseline measured before verdict.escalate existed must not read every native-format
+    config as changed; turning escalation off changes grades, so it is a reviewer change."""
+    from rubricgate.runner.cache import config_digests
+    from rubricgate.suite.config import load_config
+
+    repo = make_repo(tmp_path / "repo", commit=False)
+    _config(repo, verdict={"format": "json", "findings": {"path": "comments"}})
+    before = config_digests(load_config(repo), repo)["rubricgate.yaml#verdict"]
+    dumped = load_config(repo).verdict.model_dump(mode="json")
+    del dumped["escalate"]  # the section as it was dumped before the setting existed
+    import hashlib
+    import json
+    assert before == hashlib.sha256(json.dumps(dumped, sort_keys=True).encode()).hexdigest()
+    _config(repo, verdict={"format": "json", "findings": {"path": "comments"}, "escalate": True})
+    assert config_digests(load_config(repo), repo)["rubricgate.yaml#verdict"] == before
+    _config(repo, verdict={"format": "json", "findings": {"path": "comments"}, "escalate": False})
+    assert config_digests(load_config(repo), repo)["rubricgate.yaml#verdict"] != before
+

@@ -144,6 +144,25 @@ def test_an_under_reported_tier_is_escalated_never_lowered():
     assert (kept.reported_tier, kept.effective_tier) == ("BLOCK", "BLOCK")
 
 
+def test_with_escalate_false_an_approve_beside_a_critical_finding_is_graded_as_the_approve_it_is():
+    """A bot whose pipeline acts on its own decision: graded BLOCK, its approve passed every case
+    expecting BLOCK although it approved the SQL injection."""
+    stated = config(tier={"path": "review.verdict", "map": {"Approve": "PASS", "Block": "BLOCK"}}, escalate=False)
+    got = read_verdict(answer("verdict: approve\n" + SQL), RUBRIC, stated)
+    assert (got.reported_tier, got.effective_tier, got.escalated) == ("PASS", "PASS", False)
+    assert any(w.endswith("PASS is graded (verdict.escalate: false)") and "derive BLOCK" in w for w in got.warnings)
+    kept = read_verdict(answer("verdict: block\n" + SQL), RUBRIC, stated)
+    assert (kept.effective_tier, kept.warnings) == ("BLOCK", [])
+
+
+def test_escalate_false_holds_for_the_contract_too_and_escalation_stays_the_default():
+    block = '```json\n{"tier": "PASS", "findings": [{"severity": "critical", "rule": "sql-injection", ' \
+            '"file": "a.py", "line": 1, "quote": "q", "issue": "i", "fix": "f"}]}\n```'
+    assert read_verdict(block, RUBRIC, None).effective_tier == "BLOCK"
+    assert read_verdict(block, RUBRIC, VerdictConfig()).effective_tier == "BLOCK"
+    assert read_verdict(block, RUBRIC, VerdictConfig(escalate=False)).effective_tier == "PASS"
+
+
 def test_a_header_no_rule_names_is_kept_with_a_warning_and_changes_no_tier():
     got = read_verdict(answer("key_issues_to_review:\n  - issue_header: Typo in docstring\n"), RUBRIC, config())
     assert got.effective_tier == "PASS" and got.verdict.findings[0].rule == ""
