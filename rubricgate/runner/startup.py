@@ -51,6 +51,7 @@ from rubricgate.records.files import make_run_folder, new_run_id
 from rubricgate.runner.cache import (
     CACHE_DIR,
     notes_dir,
+    ran_here,
     remember_run,
     remove_retired,
     resolve_cache_dir,
@@ -103,6 +104,10 @@ class StartedRun:
         retired = None
         if runs_unsandboxed(self.policy, self.ctx.agents):
             self.cache_retired, retired = retire_unsafe_cache(self.options.cache_dir)
+            if retired is not None and self.options.cache_dir is not None and ran_here(retired, self.state.run_id):
+                # this run's own note, not the folder's others (its reviewer could have planted
+                # them): without it a plain rerun would not continue it (gating/continuation.py)
+                remember_run(self.options.cache_dir, self.state.run_id)
         self.cleanup = threading.Thread(target=self._remove_temporary, args=(retired,))
         self.cleanup.start()
 

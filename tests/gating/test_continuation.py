@@ -153,6 +153,23 @@ def test_a_fresh_rerun_of_the_same_design_is_recognized_and_continues(repo) -> N
     assert "a rerun of the same design" in result.output
 
 
+def test_a_fresh_rerun_of_a_copy_only_reviewer_is_recognized_and_continues(repo) -> None:
+    """A copy-only run moves its cache folder out of use (its reviewer could read the signing
+    key), and the note that this user started the run went with it: the rerun started afresh."""
+    from tests.fake_reviewer import install
+
+    _statistical(repo)
+    install(repo, ["answer"])
+    first = _run(repo)
+    assert first.exit_code == 2, first.output
+    assert "the cache folder was cleared" in first.output
+    old = _newest(repo)
+    result = _run(repo)
+    data = json.loads((_newest(repo, besides=[old]) / "summary.json").read_text())
+    assert data["gate"]["continues"] == [old.name], result.output
+    assert "a rerun of the same design" in result.output
+
+
 @pytest.mark.parametrize("change", ["reviewer", "agent-settings", "decided"])
 def test_what_cannot_be_continued_is_one_line_and_exit_2(repo, change) -> None:
     """agent-settings: rubricgate.yaml's agent section (a `command` reviewer's command line, its
