@@ -7,12 +7,14 @@ the same for every drop, so the chance grows with the drop), with the design's l
 the stratified score statistic (the exact test's conditional mean and variance at the realized
 totals, half a unit of continuity correction for the exact test's discreteness; under within-run
 dependence each case's variance at its design effects, as the gate's score test) against the
-look's nominal level, and the observed drop against the margin. A run is a REGRESSION at the
+look's nominal level, and the observed drop against the margin. Where the exact test's sum takes
+few values (EXACT_VALUES: few cases carry the information), a path's p is the exact test's own
+(exact.lower_p), which no smooth approximation follows there. A run is a REGRESSION at the
 first look where both hold. The level is Holm-Tarone's first step: alpha's dimension share over
 the dimensions that can reject (those whose baseline varied, and the one that dropped).
 
 tests/gating/test_plan_power.py checks each figure the plan prints against the gate itself,
-simulated on the same baseline (the mixed 30-case suite, 300 runs a figure).
+simulated on the same baseline (300 runs a figure; bench/plan_power.py on more suite shapes).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from functools import lru_cache
 from statistics import NormalDist
 
 from rubricgate.gating.evidence import TRIAL, Unit
-from rubricgate.gating.exact import import_numpy
+from rubricgate.gating.exact import import_numpy, lower_p
 
 PATHS = 1000
 # The exact test's p includes the observed sum (P(S <= s)): half a unit on the sum makes the normal
@@ -55,19 +57,59 @@ def regression_chance(base: Counts, rounds: Sequence[int], levels: Sequence[floa
     hit = np.zeros(paths, dtype=bool)
     for t, lvl in zip(rounds, levels):
         x1 = counts[:, :, edges.index(t)]
-        big = t + n0
-        total = x1 + x0
-        u = ((n0 * x1 - t * x0) / big).sum(axis=1) + (0.0 if unit.rho else CONTINUITY)
-        phi1 = 1 + (t - 1) * unit.rho
-        # The exact test's conditional (hypergeometric) variance; the score test under dependence
-        # takes pi (1 - pi) at the pooled rate, without the finite correction (evidence._score_p).
-        finite = np.maximum(big - 1, 1) if not unit.rho else big
-        v0 = (n0 * t * total * (big - total) / (big * big * finite) * (n0 * phi1 + t * phi0) / big).sum(axis=1)
-        z = np.where(v0 > 0, u / np.sqrt(np.where(v0 > 0, v0, 1)), 0.0)
-        reject = z <= _N.inv_cdf(max(lvl, 1e-300))
+        reject = _score_z(np, x1, t, x0, n0, unit, phi0) <= _N.inv_cdf(max(lvl, 1e-300))
+        if not unit.rho:  # the exact test's own p where its sum takes few values (EXACT_VALUES)
+            few = _few_values(np, x1, t, x0, n0)
+            reject[few] = exact_p(np, x1[few], t, base) <= lvl
         observed = b.mean() - x1.sum(axis=1) / (t * len(base))
         hit |= reject & (observed > margin)
     return float(hit.mean())
+
+
+def _score_z(np, x1, t: int, x0, n0, unit: Unit, phi0):
+    """Each path's stratified score statistic at a look of `t` run trials a case (x1: paths x cases)."""
+    big, total = t + n0, x1 + x0
+    u = ((n0 * x1 - t * x0) / big).sum(axis=1) + (0.0 if unit.rho else CONTINUITY)
+    phi1 = 1 + (t - 1) * unit.rho
+    # The exact test's conditional (hypergeometric) variance; the score test under dependence
+    # takes pi (1 - pi) at the pooled rate, without the finite correction (evidence._score_p).
+    finite = np.maximum(big - 1, 1) if not unit.rho else big
+    v0 = (n0 * t * total * (big - total) / (big * big * finite) * (n0 * phi1 + t * phi0) / big).sum(axis=1)
+    return np.where(v0 > 0, u / np.sqrt(np.where(v0 > 0, v0, 1)), 0.0)
+
+
+# Where the exact test's sum S takes at most this many values (1 + the cases' ranges of attainable
+# passes given their totals), the plan takes the exact test's own p rather than the score statistic's
+# normal approximation: with few values the exact test has few attainable levels (5 cases that passed
+# every baseline trial, one run trial each: p in {1/11^k}), and no smooth approximation follows where
+# the level falls between them (on such a suite the plan's first-look figure was caught in 49% of runs,
+# not 80%). At 20, the figures on bench/plan_power.py's shapes are those of an exact p on every path
+# (within 0.1 point), at 1.5-2.2 s of CPU a plan where that takes 8-19 s on 30 and 100 cases: wider
+# sums are rarely decided differently by the two.
+EXACT_VALUES = 20
+
+
+def _few_values(np, x1, t: int, x0, n0):
+    """The paths at this look whose exact sum S takes between 2 and EXACT_VALUES values."""
+    total = x1 + x0
+    values = 1 + (np.minimum(t, total) - np.maximum(0, total - n0)).sum(axis=1)
+    return (values > 1) & (values <= EXACT_VALUES)
+
+
+def exact_p(np, x1, t: int, base: Counts):
+    """The gate's exact p (exact.lower_p, what evidence.weigh takes) of each path's counts `x1`
+    (paths x cases) at `t` run trials a case, computed once per distinct set of counts: cases with
+    the same baseline counts are interchangeable in S, so each path's are sorted into one key."""
+    kinds = sorted(set(base))
+    kind = np.array([kinds.index(c) for c in base], dtype=np.int64)
+    keys = np.sort(kind[None, :] * (t + 1) + x1, axis=1)
+    return np.array([_lower_p(key.tobytes(), t, tuple(kinds)) for key in keys])
+
+
+@lru_cache(maxsize=65_536)  # the drop's search and the looks meet the same counts again
+def _lower_p(key: bytes, t: int, kinds: tuple[tuple[int, int], ...]) -> float:
+    codes = import_numpy().frombuffer(key, dtype="int64").tolist()
+    return lower_p([(k % (t + 1), t, *kinds[k // (t + 1)]) for k in codes])
 
 
 def _draws(np, p, paths: int, trials: int, unit: Unit, seed: int):

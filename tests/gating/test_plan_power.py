@@ -4,9 +4,10 @@ Every figure `rubricgate plan` prints is a size or a drop at which the gate catc
 80% of runs; here the gate itself (decide, and AdaptiveRun for the full budget) runs on simulated
 suites at that figure, the cases at the baseline's rates less the drop spread over them (the
 plan's model). RUNS runs each: within 5 points of 80%, give or take two Monte Carlo standard
-errors. One suite shape only: the mixed 30-case suite, its baseline 10 trials a case in two
-sessions; no benchmark checks the plan's figures (bench/gate_power.py measures the gate's
-designs, not the plan)."""
+errors. Three suite shapes: the mixed 30-case suite, its baseline 10 trials a case in two
+sessions; 100 cases in the one session of 3 trials `init` measures; and 20 cases of which 5 carry
+the information (the plan takes the exact test's own p there). bench/plan_power.py runs these
+helpers on more shapes."""
 
 from __future__ import annotations
 
@@ -147,3 +148,44 @@ def test_one_session_the_trials_and_cases_the_plan_says_reach_the_target_catch_i
         assert _fixed_power(ONE_SESSION, 0.10, plan.reach_trials - 1, n0=3, sessions=1) <= 0.8 + TOLERANCE
     many = [ONE_SESSION[i % len(ONE_SESSION)] for i in range(plan.reach_cases)]
     assert abs(_fixed_power(many, 0.10, 1, n0=3, sessions=1) - 0.8) <= TOLERANCE
+
+
+# -- few informative cases: 5 that passed every baseline trial, 15 that never passed ---------------
+
+FEW = [10] * 5 + [0] * 15
+
+
+@pytest.fixture(scope="module")
+def few_plan():
+    from rubricgate.gating.power import design
+
+    counts = {f"c{i}": {d: (x, 10) for d in DIMENSIONS} for i, x in enumerate(FEW)}
+    plan = make_plan(counts, DIMENSIONS, GATE.confidence, GATE.margin, 1, GATE.max_trials_per_case,
+                     sessions={c: 2 for c in counts}).dimensions[0]
+    return plan, design(counts, DIMENSIONS, GATE.confidence, GATE.margin, 1, 10).spend[0]
+
+
+def test_few_informative_cases_the_drop_the_plan_says_the_first_look_catches_is_caught_in_80_percent(few_plan):
+    # One run trial a case: the exact test's p is 1/11^k for k failed cases, so it rejects at 3 failures
+    # of 5 and not 2. The score statistic's normal approximation put this figure at 12.4 points, which
+    # the gate caught in 49% of runs; the plan now takes the exact test's own p on such paths.
+    plan, first_spend = few_plan
+    assert plan.detectable_first is not None
+    got = _fixed_power(FEW, plan.detectable_first, 1, first_spend)
+    assert abs(got - 0.8) <= TOLERANCE, (plan.detectable_first, got)
+
+
+def test_few_informative_cases_the_trials_the_plan_says_reach_the_target_catch_it_in_80_percent(few_plan):
+    plan, _ = few_plan
+    assert plan.reach_trials is not None
+    assert _fixed_power(FEW, 0.10, plan.reach_trials) >= 0.8 - TOLERANCE
+    if plan.reach_trials > 1:
+        assert _fixed_power(FEW, 0.10, plan.reach_trials - 1) <= 0.8 + TOLERANCE
+
+
+@pytest.mark.long  # 300 simulated runs of the design (4-8 s): .ci/run
+def test_few_informative_cases_the_drop_the_plan_says_the_full_budget_catches_is_caught_in_80_percent(few_plan):
+    plan, _ = few_plan
+    assert plan.detectable_budget is not None
+    got = _adaptive_power(FEW, plan.detectable_budget)
+    assert abs(got - 0.8) <= TOLERANCE, (plan.detectable_budget, got)
