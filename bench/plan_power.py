@@ -1,4 +1,4 @@
-"""The plan's power figures against the gate's, on suite shapes beyond the test's two.
+"""The plan's power figures against the gate's, on more suite shapes than the test's three.
 
 `rubricgate plan` prints, per dimension, the smallest drop caught in 80% of runs at the first look
 and by the full budget, and the trials per case a design that looks once needs to catch the target
@@ -11,7 +11,9 @@ every figure within 5 points of 80%, give or take the Monte Carlo error printed 
 
 Shapes: baselines as `init` measures them (one session of 3 trials a case: within-run dependence
 cannot be ruled out, so the plan and the gate count a case's trials at their worst-case design
-effect) and as `baseline update` measures them (two sessions of 5), 30 to 300 cases.
+effect) and as `baseline update` measures them (two sessions of 5), 30 to 300 cases; and 20 cases
+of which 5 carry the information (they always passed, the rest never did), where the exact test's
+sum takes few values and the plan takes its exact p.
 
     python bench/plan_power.py [--runs 400]
 """
@@ -39,6 +41,7 @@ SHAPES = {  # name: (passes per case, baseline trials per case, sessions)
     "mixed 30, two sessions of 5": (sim.MIXED, 10, 2),
     "stable 100, two sessions of 5": ([10] * 90 + [9] * 10, 10, 2),
     "mixed 100, two sessions of 5": ([10] * 70 + [9] * 10 + [8] * 8 + [7] * 6 + [5] * 6, 10, 2),
+    "20 cases, 5 always passed, two sessions of 5": (sim.FEW, 10, 2),
 }
 
 
