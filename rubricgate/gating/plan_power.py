@@ -108,13 +108,16 @@ def exact_p(np, x1, t: int, base: Counts):
     total = x1 + np.array([x for x, _ in base])
     settled = (total == 0) | (total == t + np.array([n for _, n in base]))  # one value: lower_p skips it
     keys = np.sort(np.where(settled, -1, kind[None, :] * (t + 1) + x1), axis=1)
-    return np.array([_lower_p(key.tobytes(), t, tuple(kinds)) for key in keys])
+    # A small sum has at most EXACT_VALUES - 1 unsettled cases: the key holds those alone (the
+    # settled sort first), a few hundred bytes however many cases the suite has.
+    skip = settled.sum(axis=1)
+    return np.array([_lower_p(key[k:].tobytes(), t, tuple(kinds)) for key, k in zip(keys, skip)])
 
 
 @lru_cache(maxsize=65_536)  # the drop's search and the looks meet the same counts again
 def _lower_p(key: bytes, t: int, kinds: tuple[tuple[int, int], ...]) -> float:
     codes = memoryview(key).cast("q").tolist()  # exact_p's int64 codes: kind x (t + 1) + run passes
-    return lower_p([(k % (t + 1), t, *kinds[k // (t + 1)]) for k in codes if k >= 0])
+    return lower_p([(k % (t + 1), t, *kinds[k // (t + 1)]) for k in codes])
 
 
 def _draws(np, p, paths: int, trials: int, unit: Unit, seed: int):
