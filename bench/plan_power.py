@@ -13,7 +13,7 @@ Shapes: baselines as `init` measures them (one session of 3 trials a case: withi
 cannot be ruled out, so the plan and the gate count a case's trials at their worst-case design
 effect) and as `baseline update` measures them (two sessions of 5), 30 to 300 cases; and 20 cases
 of which 5 carry the information (they always passed, the rest never did), where the exact test's
-sum takes few values and the plan takes its exact p.
+sum takes few values and the plan takes its exact p; and 30 cases that never failed.
 
     python bench/plan_power.py [--runs 400]
 """
@@ -42,6 +42,7 @@ SHAPES = {  # name: (passes per case, baseline trials per case, sessions)
     "stable 100, two sessions of 5": ([10] * 90 + [9] * 10, 10, 2),
     "mixed 100, two sessions of 5": ([10] * 70 + [9] * 10 + [8] * 8 + [7] * 6 + [5] * 6, 10, 2),
     "20 cases, 5 always passed, two sessions of 5": (sim.FEW, 10, 2),
+    "perfect 30, two sessions of 5": ([10] * 30, 10, 2),
 }
 
 
