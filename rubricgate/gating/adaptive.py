@@ -115,6 +115,7 @@ class AdaptiveRun:
         self.design_key = ""  # what identifies the design (gating/continuation.py)
         self._plan = None  # the power plan (plan()), made when first asked for
         self.continue_command = "rubricgate run --continue "  # its run folder follows (RunOptions.continue_command)
+        self.trials_from: str | None = None  # the run folder these trials came from, when not this run's (a regrade)
 
     def next_batch(self) -> list[tuple[str, int, bool]]:
         """(case, trial number, is_confirmation) of every trial up to the next look; [] when the

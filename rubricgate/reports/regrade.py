@@ -88,6 +88,7 @@ def _adaptive(old: Summary, loaded: Loaded, jobs: list[Job], results: list[Trial
                         loaded.config.graded_dimensions())
     if rounds is not None:
         rounds.resume(results, old.gate.looks, old.gate.continuations)
+        rounds.trials_from = f"{loaded.config.reports}/{old.run_id}"
     return rounds
 
 

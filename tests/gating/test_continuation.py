@@ -170,6 +170,25 @@ def test_a_fresh_rerun_of_a_copy_only_reviewer_is_recognized_and_continues(repo)
     assert "a rerun of the same design" in result.output
 
 
+def test_a_regrade_of_an_inconclusive_run_names_the_run_it_judged_to_continue_and_that_works(repo, monkeypatch):
+    """The regrade's next step named the regrade's own folder, which `run --continue` refuses
+    (no run of this design continues a regrade): the run its trials came from is what continues."""
+    _statistical(repo)
+    monkeypatch.chdir(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    regraded = CliRunner().invoke(main, ["regrade", str(old), "--repo", str(repo)])
+    assert regraded.exit_code == 2, regraded.output
+    again = _newest(repo, besides=[old])
+    step = json.loads((again / "summary.json").read_text())["gate"]["next"]
+    command = f"rubricgate run --continue reports/{old.name}"
+    assert step.startswith(f"continue the run these trials came from: {command}"), step
+    assert again.name not in step
+    result = _run(repo, "--continue", str(old))
+    data = json.loads((_newest(repo, besides=[old, again]) / "summary.json").read_text())
+    assert data["gate"]["continues"] == [old.name], result.output
+
+
 @pytest.mark.parametrize("change", ["reviewer", "agent-settings", "decided"])
 def test_what_cannot_be_continued_is_one_line_and_exit_2(repo, change) -> None:
     """agent-settings: rubricgate.yaml's agent section (a `command` reviewer's command line, its
