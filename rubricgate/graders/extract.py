@@ -215,6 +215,9 @@ def _finding(item: dict[str, Any], rubric: RubricSpec, config: VerdictConfig, wa
     if not rule and config.unmatched == "warn":
         warnings.append(f"finding {title[:80]!r} matches no rule of verdict.rules")
     severity = rubric.rules[rule].severity if rule in rubric.rules else _text(item.get("severity"))
+    if severity and severity not in rubric.vocabulary.meanings:  # "high": said, or it counts silently as nothing
+        warnings.append(f"finding {title[:80]!r}: severity {severity!r} is none of the rubric's "
+                        f"({', '.join(rubric.severities)}) and raises no tier (tiers.severities maps your own words)")
     line = item.get("line")
     return Finding(severity=severity or rubric.severities[-1], rule=rule, file=_text(item.get("file")),
                    line=line if isinstance(line, int) and not isinstance(line, bool) else None,

@@ -163,6 +163,16 @@ def test_escalate_false_holds_for_the_contract_too_and_escalation_stays_the_defa
     assert read_verdict(block, RUBRIC, VerdictConfig(escalate=False)).effective_tier == "PASS"
 
 
+def test_a_severity_the_rubric_does_not_know_is_a_verdict_warning_not_a_silent_nothing():
+    """A bot's own word ("high") for a finding no rule names raised no tier and said nothing."""
+    data = config(findings={"path": "comments", "severity": "level"}, unmatched="ignore", format="json")
+    got = read_verdict('```json\n{"comments": [{"title": "Hard-coded password", "level": "high"}]}\n```',
+                       RUBRIC, data)
+    assert got.effective_tier == "PASS"
+    assert got.warnings == ["finding 'Hard-coded password': severity 'high' is none of the rubric's (critical, "
+                            "warning, suggestion) and raises no tier (tiers.severities maps your own words)"]
+
+
 def test_a_header_no_rule_names_is_kept_with_a_warning_and_changes_no_tier():
     got = read_verdict(answer("key_issues_to_review:\n  - issue_header: Typo in docstring\n"), RUBRIC, config())
     assert got.effective_tier == "PASS" and got.verdict.findings[0].rule == ""
