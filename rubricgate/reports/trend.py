@@ -16,7 +16,7 @@ from rubricgate.analysis import case_counts
 from rubricgate.errors import GateInputError
 from rubricgate.gating.evidence import weigh
 from rubricgate.gating.exact import holm
-from rubricgate.gating.stats import counted
+from rubricgate.gating.stats import compared
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import Summary
 from rubricgate.records.files import read_summary
@@ -163,7 +163,7 @@ def _cell(s: Summary, move: Move | None, dim: str) -> str:
 
 
 def _shape(s: Summary) -> str:
-    trials = [len([t for t in c.trials if counted(t)]) for c in s.cases]
+    trials = [len([t for t in c.trials if compared(t)]) for c in s.cases]
     spread = sorted(set(trials))
     per_case = "/".join(map(str, spread)) if len(spread) <= 3 else f"{spread[0]}-{spread[-1]}"
     return f"{len(s.cases)} × {per_case or 0}"

@@ -67,6 +67,17 @@ def test_no_drift_and_rate_deltas():
     assert "CHANGED" not in text.split("A move (in brackets")[0]  # 2 cases: a 25-point move is noise
 
 
+def test_cases_times_trials_counts_the_trials_the_gate_compared_not_confirmations():
+    """An adaptive run's confirmation trials are in no rate: its shape said 2 x 2/3 beside rates
+    over 2 trials a case."""
+    run = rf.summary(run_id="w2")
+    case = run.cases[0]
+    confirming = case.trials[-1].model_copy(update={"trial": len(case.trials) + 1, "confirmation": True})
+    run = run.model_copy(update={"cases": [case.model_copy(update={"trials": [*case.trials, confirming]}),
+                                           *run.cases[1:]]})
+    assert "| 2 × 2 |" in render_trend([run])
+
+
 def _run(run_id: str, outcomes: dict[str, list[bool]]):
     from rubricgate.models.results import CaseSummary, Decision, Grade, RateRow, Summary, TrialResult
 
