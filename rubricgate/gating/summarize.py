@@ -32,7 +32,7 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
                             model=loaded.config.agent.model or reported_model(results))
     decision, gate = _decision(loaded, rates, state, len(results), planned, per_case, run_with,
                                errored_counts(results))
-    decision = errored_gate(decision, results, len(jobs), loaded.config.gate.max_errored)
+    decision = errored_gate(decision, results, planned, loaded.config.gate.max_errored)  # taken-up trials too
     cases = case_summaries(loaded, jobs, results, per_case, confidence)
     return Summary(run_id=state.run_id, started_at=state.started, kind=state.kind, counted_runs=_continued_runs(state),
                    finished_at=datetime.now(UTC).isoformat(timespec="milliseconds"),

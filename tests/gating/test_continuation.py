@@ -170,6 +170,24 @@ def test_a_fresh_rerun_of_a_copy_only_reviewer_is_recognized_and_continues(repo)
     assert "a rerun of the same design" in result.output
 
 
+def test_a_continuation_whose_trials_errored_counts_them_among_every_trial_it_judges(repo) -> None:
+    """'14 of 160 trials errored' where the run judged 320: the count was of this run's plan
+    alone, not the trials it took up."""
+    from tests.fake_reviewer import install
+
+    _statistical(repo)
+    install(repo, ["answer"])
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    (repo.parent / "fake-reviewer" / "plan.json").write_text(json.dumps(["api_error"]))
+    result = _run(repo, "--continue", str(old))
+    data = json.loads((_newest(repo, besides=[old]) / "summary.json").read_text())
+    trials = [t for c in data["cases"] for t in c["trials"]]
+    errored = sum(t["errored"] for t in trials)
+    assert 0 < errored < len(trials), result.output
+    assert f"could not judge: {errored} of {len(trials)} trials errored" in result.output, result.output
+
+
 def test_a_regrade_of_an_inconclusive_run_names_the_run_it_judged_to_continue_and_that_works(repo, monkeypatch):
     """The regrade's next step named the regrade's own folder, which `run --continue` refuses
     (no run of this design continues a regrade): the run its trials came from is what continues."""
