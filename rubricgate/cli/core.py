@@ -125,6 +125,7 @@ def validate(repo, config_path, list_cases) -> None:
     try:
         loaded = _load_checked(_repo(repo), config_path)
         notes, warnings = _gate_reach(loaded)
+        warnings += loaded.config.verdict.doubts() if loaded.config.verdict else []
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     tasks = sum(1 for c in loaded.cases if c.source == "task")

@@ -147,6 +147,15 @@ class VerdictConfig(StrictModel):
     hook: str | None = Field(default=None, max_length=500)
     """format: hook: the function that reads the answer, "path/in/repo.py:function" (answer -> dict or None)."""
 
+    def doubts(self) -> list[str]:
+        """What validates but is likely a slip: a tier map sending every word to one tier (a
+        misspelt `request_changes: PASS`) cannot tell one stated verdict from another."""
+        tiers = set(self.tier.map.values()) if self.tier is not None else set()
+        if len(tiers) == 1 and self.tier is not None and len(self.tier.map) > 1:
+            return [f"verdict.tier.map sends every word to {tiers.pop()}: the stated verdict tells no answer "
+                    "from another (a misspelt tier?)"]
+        return []
+
     @field_validator("headers")
     @classmethod
     def _headers(cls, v: str) -> str:

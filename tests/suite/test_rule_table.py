@@ -59,6 +59,18 @@ def test_a_bad_verdict_section_is_one_line_exit_2(repo, verdict, needle):
     assert code == 2 and needle in out and "Traceback" not in out, out
 
 
+def test_a_tier_map_sending_every_word_to_one_tier_is_a_validate_warning(repo):
+    """`request_changes: PASS` (meant BLOCK) validated without a word: no stated verdict told one
+    answer from another."""
+    configure(repo, {"format": "yaml", "rules": RULES,
+                     "tier": {"path": "decision", "map": {"approve": "PASS", "request_changes": "PASS"}}})
+    code, out = validate(repo)
+    assert code == 0 and "warning: verdict.tier.map sends every word to PASS" in out, out
+    configure(repo, {"format": "yaml", "rules": RULES,
+                     "tier": {"path": "decision", "map": {"approve": "PASS", "request_changes": "BLOCK"}}})
+    assert "verdict.tier.map sends" not in validate(repo)[1]
+
+
 @pytest.mark.parametrize(("body", "needle"), [
     ("def extract(text:\n", "the verdict hook failed to load: SyntaxError"),
     ("raise RuntimeError('at import')\n", "the verdict hook failed to load: RuntimeError: at import"),
