@@ -87,7 +87,7 @@ def weigh(strata: Sequence[Stratum], level: float, bounds: Bounds | None, errore
     used = [s for _, s in rows]
     lost = [(errored[i] if errored else 0) for i, _ in rows]
     sessions = [(reference_sessions[i] if reference_sessions else 1) for i, _ in rows]
-    drop = _drop(used)
+    drop = observed_drop(used)
     if unit.rho > 0:
         p_drop, p_rise = _score_p(used, unit, sessions)
         floors = (0.0, 0.0)
@@ -120,8 +120,9 @@ def _weights(rows: Sequence[Row]) -> tuple[list[float], float]:
     return [r[1] / n1 for r in rows], n1
 
 
-def _drop(rows: Sequence[Row]) -> float:
-    """Reference rate standardized to the current trial mix, minus the current rate."""
+def observed_drop(rows: Sequence[Row]) -> float:
+    """Reference rate standardized to the current trial mix, minus the current rate (the drop
+    REGRESSION compares with the margin; plan_power takes it from here, rounding included)."""
     weights, n1 = _weights(rows)
     reference = sum(w * x0 / n0 for w, (_, _, x0, n0) in zip(weights, rows))
     return reference - sum(r[0] for r in rows) / n1

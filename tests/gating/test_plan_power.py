@@ -18,6 +18,7 @@ import pytest
 
 from rubricgate.gating.adaptive import AdaptiveRun, _rates
 from rubricgate.gating.gate import Look, decide
+from rubricgate.gating.plan_power import regression_chance
 from rubricgate.gating.power import make_plan
 from rubricgate.models.baseline import Baseline, CaseCount
 from rubricgate.models.config import GateConfig
@@ -189,3 +190,35 @@ def test_few_informative_cases_the_drop_the_plan_says_the_full_budget_catches_is
     assert plan.detectable_budget is not None
     got = _adaptive_power(FEW, plan.detectable_budget)
     assert abs(got - 0.8) <= TOLERANCE, (plan.detectable_budget, got)
+
+
+# -- cases that never failed: a drop of exactly the margin ------------------------------------------
+
+PERFECT = [10] * 30
+
+
+def test_a_drop_of_exactly_the_margin_is_no_regression_in_the_plan_as_in_the_gate() -> None:
+    # 30 cases that never failed, 2 run trials each: 3 failures are a drop of exactly 5 points,
+    # significant and no REGRESSION. The plan took the drop from the mean rate (1.0 - 57/60 =
+    # 0.050000000000000044, over the margin) and counted such runs as caught: its full-budget
+    # figure, 5.1 points, was caught in 73% of the gate's runs.
+    per_case = {f"c{i}": {d: (2 - (i < 3 and d == "verdict"), 2) for d in DIMENSIONS} for i in range(30)}
+    rates = _rates(per_case, DIMENSIONS)
+    decide(rates, _baseline(PERFECT), GATE, per_case)
+    assert rates["verdict"].status != "regression" and (rates["verdict"].p_value or 1) < 0.01
+    # At a true drop of 5 points and any significant p, caught means 4 failures of 60 or more.
+    def at_least(k: int) -> float:
+        return 1 - sum(math.comb(60, j) * 0.05 ** j * 0.95 ** (60 - j) for j in range(k))
+    got = regression_chance([(10, 10)] * 30, [2], [0.5], 0.05, 0.05)
+    assert abs(got - at_least(4)) < 0.05 < abs(got - at_least(3)), (got, at_least(4), at_least(3))
+
+
+@pytest.mark.long  # 300 simulated runs of the design (3-5 s with its plan): .ci/run
+def test_never_failing_the_drop_the_plan_says_the_full_budget_catches_is_caught_in_80_percent() -> None:
+    from rubricgate.gating.planning import suite_plan
+
+    baseline = _baseline(PERFECT)
+    plan = suite_plan(baseline, list(baseline.cases), GATE, 1)
+    assert plan is not None and plan.dimensions[0].detectable_budget is not None
+    got = _adaptive_power(PERFECT, plan.dimensions[0].detectable_budget)
+    assert abs(got - 0.8) <= TOLERANCE, (plan.dimensions[0].detectable_budget, got)
