@@ -65,12 +65,13 @@ def regression_chance(base: Counts, rounds: Sequence[int], levels: Sequence[floa
         if exact:  # the exact test's own p where its sum takes few values (EXACT_VALUES)
             few = _few_values(np, x1, t, x0, n0)
             reject[few] = exact_p(np, x1[few], t, base) <= lvl
-        observed = reference(base, t) - x1.sum(axis=1) / (t * len(base))
+        observed = reference(tuple((x, n) for x, n in base), t) - x1.sum(axis=1) / (t * len(base))
         hit |= reject & (observed > margin)
     return float(hit.mean())
 
 
-def reference(base: Counts, t: int) -> float:
+@lru_cache(maxsize=1024)  # the drop's search asks for the same looks again (0.03 s of a 300-case plan)
+def reference(base: tuple[tuple[int, int], ...], t: int) -> float:
     """The baseline's rate standardized to a look of `t` run trials a case, summed as the gate sums
     it (evidence.observed_drop). A drop of exactly the margin is no REGRESSION, and on a suite whose
     cases never failed it is common (3 failures in 60 trials of 30 cases): the mean 1.0 less 57/60
