@@ -4,10 +4,11 @@ Every figure `rubricgate plan` prints is a size or a drop at which the gate catc
 80% of runs; here the gate itself (decide, and AdaptiveRun for the full budget) runs on simulated
 suites at that figure, the cases at the baseline's rates less the drop spread over them (the
 plan's model). RUNS runs each: within 5 points of 80%, give or take two Monte Carlo standard
-errors. Three suite shapes: the mixed 30-case suite, its baseline 10 trials a case in two
-sessions; 100 cases in the one session of 3 trials `init` measures; and 20 cases of which 5 carry
-the information (the plan takes the exact test's own p there). bench/plan_power.py runs these
-helpers on more shapes."""
+errors. Four suite shapes: the mixed 30-case suite, its baseline 10 trials a case in two
+sessions; 100 cases in the one session of 3 trials `init` measures; 20 cases of which 5 carry
+the information (the plan takes the exact test's own p there); and 30 cases that never failed
+(a drop of exactly the margin is common there). bench/plan_power.py runs these helpers on more
+shapes."""
 
 from __future__ import annotations
 
