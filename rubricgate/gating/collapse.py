@@ -41,7 +41,7 @@ from typing import Literal
 
 from rubricgate.gating.evidence import TRIAL, Unit, family, weigh
 from rubricgate.gating.exact import Stratum, tarone_count
-from rubricgate.gating.outcome import Evidence
+from rubricgate.gating.outcome import Evidence, beyond
 
 Counts = Mapping[str, Mapping[str, tuple[int, int]]]  # case -> dimension -> (passes, trials)
 Kind = Literal["collapse", "suspected", "unconfirmed", "flaky"]
@@ -165,7 +165,7 @@ def _finding(case: str, dim: str, used, base, design, fresh, ev: Evidence | None
              lost: int, unit: Unit) -> CaseFinding | None:
     (x1, n1), (x0, n0) = used, base
     p = ev.p_drop if ev is not None else 1.0
-    if ev is not None and n1 and p <= level and x0 / n0 - x1 / n1 > margin and not unit.rho:
+    if ev is not None and n1 and p <= level and beyond(x0 / n0 - x1 / n1, margin) and not unit.rho:
         return CaseFinding(case, dim, used, base, p, "collapse", lost, unit=unit)
     ran = [c for c in (design, fresh) if c and c[1]]
     passed = sum(c[0] for c in ran)

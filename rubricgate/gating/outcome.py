@@ -52,6 +52,16 @@ class Evidence:
     floor_rise: float = 0.0
 
 
+# Drops are differences of rates, each a ratio of counts: a drop of exactly the margin (1 - 57/60
+# at margin 0.05) computes as 0.050000000000000044. More than the margin is more by this much.
+TIE = 1e-9
+
+
+def beyond(drop, margin: float):
+    """Is the drop (a float or an array of them) more than the margin, a tie in rounding not?"""
+    return drop > margin + TIE
+
+
 def classify(ev: Evidence, margin: float, allowance: float = 0.0) -> Outcome:
     """PASS / REGRESSION / INCONCLUSIVE by the rules above (`allowance`: gate.drift_allowance)."""
     if regressed(ev, margin, allowance):
@@ -63,7 +73,7 @@ def classify(ev: Evidence, margin: float, allowance: float = 0.0) -> Outcome:
 
 def regressed(ev: Evidence, margin: float, allowance: float = 0.0) -> bool:
     """Established, larger than the margin, and (with an allowance) established beyond the allowance."""
-    return ev.p_drop <= ev.level and ev.drop > margin and (allowance <= 0 or ev.lower > allowance)
+    return ev.p_drop <= ev.level and beyond(ev.drop, margin) and (allowance <= 0 or ev.lower > allowance)
 
 
 def improved(ev: Evidence) -> bool:
@@ -94,7 +104,7 @@ def regression_text(ev: Evidence, margin: float) -> str:
     margin may itself be smaller than the margin)."""
     drop, lower, points = ev.drop * 100, ev.lower * 100, f"{margin * 100:.0f}-point margin"
     shown = f"at least {lower:.1f} points" if ev.lower > 0 else "above 0"
-    if ev.lower > margin:
+    if beyond(ev.lower, margin):
         return (f"REGRESSION: down {drop:.1f} points, more than the {points} "
                 f"(shown: {shown}; adjusted p {ev.p_drop:.2g})")
     return (f"REGRESSION: down {drop:.1f} points (shown: {shown}, not shown to exceed the {points}; "

@@ -26,6 +26,7 @@ from statistics import NormalDist
 
 from rubricgate.gating.evidence import TRIAL, Unit, observed_drop
 from rubricgate.gating.exact import import_numpy, lower_p
+from rubricgate.gating.outcome import beyond
 
 PATHS = 1000
 # The exact test's p includes the observed sum (P(S <= s)): half a unit on the sum makes the normal
@@ -66,7 +67,7 @@ def regression_chance(base: Counts, rounds: Sequence[int], levels: Sequence[floa
             few = _few_values(np, x1, t, x0, n0)
             reject[few] = exact_p(np, x1[few], t, base) <= lvl
         observed = reference(tuple((x, n) for x, n in base), t) - x1.sum(axis=1) / (t * len(base))
-        hit |= reject & (observed > margin)
+        hit |= reject & beyond(observed, margin)
     return float(hit.mean())
 
 
