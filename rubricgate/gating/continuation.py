@@ -22,7 +22,8 @@ case than the design can have run, none taken out, grades its own transcript ear
 as regular files only, no link followed.
 
 A run is marked (mark_path: under the reports folder, by run id, so a copy of its folder is the
-same run) before the continuation's first trial, so two continuations started together do not
+same run; once continued, in its own folder too, so a config pointing `reports:` elsewhere still
+finds it) before the continuation's first trial, so two continuations started together do not
 both spend the error; an interrupted or failed continuation lifts the
 mark (the interrupted run cannot be continued, and the old one would be stranded).
 """
@@ -95,6 +96,7 @@ class Continued:
     recognized: bool  # found as the newest run (a plain rerun), not named with --continue
     mark: Path | None = None  # where it is marked continued (mark_path); None: in its own folder
     claimed: bool = False  # this process marked it (claim): its mark is this run's to settle
+    folder_marked: bool = False  # this process named its run in the folder too (_mark_folder)
 
     @property
     def marker(self) -> Path:
@@ -151,12 +153,31 @@ class Continued:
             fd = os.open(self.marker, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
             with os.fdopen(fd, "w") as out:
                 out.write(run_dir.name + "\n")
+            self._mark_folder(run_dir)
+
+    def _mark_folder(self, run_dir: Path) -> None:
+        """The run's own folder names `run_dir` too (CONTINUED_BY, which why_not reads): the mark
+        under the reports folder is found by the config's `reports:`, and a config pointing it
+        elsewhere would take the same folder up again. A folder that cannot be written keeps the
+        reports folder's mark alone."""
+        if self.mark is None:
+            return  # the marker is the folder's own already
+        try:
+            fd = os.open(self.run_dir / CONTINUED_BY, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        except OSError:
+            return
+        with os.fdopen(fd, "w") as out:
+            out.write(run_dir.name + "\n")
+        self.folder_marked = True
 
     def release(self) -> None:
-        """Lift this run's mark: the continuation did not run to its end."""
+        """Lift this run's marks: the continuation did not run to its end."""
         if self.claimed:
             self.marker.unlink(missing_ok=True)
             self.claimed = False
+        if self.folder_marked:
+            (self.run_dir / CONTINUED_BY).unlink(missing_ok=True)
+            self.folder_marked = False
 
 
 CONTINUED_BY = "continued-by"  # in a continued run's folder: the run that continued it (before MARKS)

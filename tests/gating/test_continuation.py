@@ -320,6 +320,38 @@ def test_a_copy_of_a_continued_run_folder_is_not_continued_again(repo, tmp_path)
     assert again.exit_code == 2 and "it was continued already (by " in again.output, again.output
 
 
+def test_a_run_continued_under_another_reports_folder_is_not_continued_again(repo) -> None:
+    """The mark was under the config's reports folder alone: pointing `reports:` at another folder
+    hid it, and the same run folder was continued twice."""
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    assert "error:" not in _run(repo, "--continue", str(old)).output
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["reports"] = "reports-elsewhere"
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    again = _run(repo, "--continue", str(old))
+    assert again.exit_code == 2 and "it was continued already (by " in again.output, again.output
+
+
+def test_a_continuation_that_fails_after_its_trials_leaves_no_mark_in_either_place(repo, monkeypatch) -> None:
+    """The run's folder is marked as its trials hand over: a continuation failing after that
+    (its gate or reports) lifts that mark too, or the run would be stranded."""
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("the gate failed")
+
+    with monkeypatch.context() as patch:
+        patch.setattr("rubricgate.pipeline.aggregate_and_gate", fails)
+        assert _run(repo, "--continue", str(old)).exit_code != 0
+    assert not (old / "continued-by").exists()
+    again = _run(repo, "--continue", str(old))
+    assert "error:" not in again.output, again.output
+
+
 def test_a_run_being_continued_is_not_continued_a_second_time_at_once(repo, monkeypatch) -> None:
     """The run was marked continued only once its continuation ended: two started together both
     took it up and spent the error twice (each could PASS on its own)."""
