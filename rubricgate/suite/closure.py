@@ -38,8 +38,9 @@ from __future__ import annotations
 import html
 import posixpath
 import re
+import shlex
 import tomllib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -142,13 +143,26 @@ def command_scripts(config: Config) -> list[str]:
 
 def command_programs(config: Config) -> list[str]:
     """The names by which agent.command may start a repository program relative to its working
-    folder, the workspace: its first word, its first argument that is no flag (`python3
-    tools/review.py`), and the module `-m` runs (`-m bot`: bot/__main__.py, `-m bot.cli`: bot/cli.py)."""
-    argv = config.agent.command or []
-    started = argv[:1] + [next((a for a in argv[1:] if not a.startswith("-")), "")]
-    modules = [argv[i + 1].replace(".", "/") for i, a in enumerate(argv[:-1]) if a == "-m"]
-    named = started + [m + tail for m in modules if m.strip("/") for tail in (".py", "/__main__.py")]
+    folder, the workspace: any word that is no flag (`python3 tools/review.py`, behind an option's
+    value `-X utf8`, a wrapper `timeout 600`, or in a shell's `-c` line), and the module `-m` runs
+    (`-m bot`: bot/__main__.py, `-m bot.cli`: bot/cli.py). _started_files keeps the tree's files."""
+    words = command_words(config.agent.command or [])
+    modules = [words[i + 1].replace(".", "/") for i, a in enumerate(words[:-1]) if a == "-m"]
+    named = words + [m + tail for m in modules if m.strip("/") for tail in (".py", "/__main__.py")]
     return [w for w in named if w and "{" not in w and not w.startswith(("/", "-"))]
+
+
+def command_words(argv: Sequence[str]) -> list[str]:
+    """Every word of the command, an argument holding several (`sh -c "python3 tools/bot.py"`)
+    split as a shell would: only the first word or argument was read, so a program started behind
+    an option's value or a wrapper was left out of the closure and its edits read 'unchanged'."""
+    words: list[str] = []
+    for arg in argv:
+        try:
+            words += shlex.split(arg) if any(c.isspace() for c in arg) else [arg]
+        except ValueError:  # an unbalanced quote: its words as the shell could not read them
+            words += arg.split()
+    return words
 
 
 def _started_files(tree: Tree, config: Config) -> list[str]:

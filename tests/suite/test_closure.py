@@ -203,6 +203,11 @@ def test_the_closure_at_a_commit_is_the_closure_of_its_checkout(tmp_path: Path) 
     (["./tools/review.py", "{changed_files}"], "tools/review.py"),
     (["python3", "-m", "tools", "{changed_files}"], "tools/__main__.py"),
     (["python3", "-m", "tools.review", "{changed_files}"], "tools/review.py"),
+    # behind an interpreter's option value, a wrapper's argument, or a shell's command line
+    (["python3", "-X", "utf8", "tools/review.py", "{changed_files}"], "tools/review.py"),
+    (["timeout", "600", "python3", "tools/review.py", "{changed_files}"], "tools/review.py"),
+    (["/bin/sh", "-c", "python3 tools/review.py {changed_files}"], "tools/review.py"),
+    (["/bin/sh", "-c", "cd {workspace} && python3 -m tools.review"], "tools/review.py"),
 ])
 def test_a_program_the_command_runs_by_a_workspace_relative_name_is_the_reviewer(tmp_path: Path, command,
                                                                                   program) -> None:
