@@ -259,10 +259,11 @@ def _unjudgeable(base: Summary, head: Summary) -> list[str]:
 
 
 def _shared_runs(base: Summary, head: Summary) -> list[str]:
-    """A run whose trials both sides hold (one continued, merged or regraded the other): the test
-    takes the sides for samples measured apart, and the same trials on both would show no change."""
+    """A run whose trials both sides hold (the same run, a copy of its folder, or one continued,
+    merged or regraded the other): the test takes the sides for samples measured apart, and the
+    same trials on both would show no change."""
     held = [{r for r in (s.run_id, *s.counted_runs) if r} for s in (base, head)]
-    both = sorted((held[0] & set(head.counted_runs)) | (set(base.counted_runs) & held[1]))
+    both = sorted(held[0] & held[1])
     if not both:
         return []
     return [f"the two runs share the trials of {both[0]} (a run that continued, merged or regraded another holds "

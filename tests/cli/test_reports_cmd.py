@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -124,6 +125,18 @@ def test_compare_of_a_run_and_a_run_holding_its_trials_cannot_judge(ran):
                                     "--repo", str(repo)])
     assert got.exit_code == 2, got.output
     assert f"the two runs share the trials of {run_dir.name}" in got.output, got.output
+
+
+def test_compare_of_a_run_and_itself_or_its_copy_cannot_judge(ran, tmp_path):
+    """A run against itself, or a copy of its folder, was two independent samples to the test: the
+    same trials on both sides, PASS (exit 0) 'the drop is at most 3.7 points'."""
+    repo, run_dir = ran
+    copy = tmp_path / "copied" / run_dir.name
+    shutil.copytree(run_dir, copy)
+    for other in (run_dir, copy):
+        got = CliRunner().invoke(main, ["compare", str(run_dir), str(other), "--repo", str(repo)])
+        assert got.exit_code == 2, got.output
+        assert f"the two runs share the trials of {run_dir.name}" in got.output, got.output
 
 
 def test_regrade_of_an_edit_to_a_rule_no_case_exercises_cannot_judge_it_as_run_cannot(ran):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -27,7 +28,13 @@ def _trial(case: str, i: int, passed: bool, dim: str = "verdict", reason: str = 
     return TrialResult(case_id=case, trial=i, outcome="PASS", grades=grades)
 
 
-def _summary(outcomes: dict[str, list[bool]], run_id: str = "r", complete: bool = True) -> Summary:
+_RUN_IDS = itertools.count(1)
+
+
+def _summary(outcomes: dict[str, list[bool]], run_id: str = "", complete: bool = True) -> Summary:
+    """A run of `outcomes`, under an id of its own unless given: two summaries of one id are one
+    run, whose trials the comparison will not take for two samples."""
+    run_id = run_id or f"r{next(_RUN_IDS)}"
     cases = [CaseSummary(id=cid, source="fixture", trials=[_trial(cid, i + 1, ok) for i, ok in enumerate(oks)])
              for cid, oks in outcomes.items()]
     return Summary(run_id=run_id, started_at="t", agent="builtin", decision=Decision(status="pass", exit_code=0),
@@ -84,7 +91,7 @@ def test_base_ref_without_reviewer_exits_2(tmp_path: Path) -> None:
 
 
 def test_incomplete_run_cannot_be_judged() -> None:
-    head = _summary({"a": [True]})
+    head = _summary({"a": [True]}, "r")
     head.cases[0].trials.append(not_run_trial("a", 2, "cost budget spent"))
     comparison = compare_summaries(_summary({"a": [True, True]}), head, STRICT)
     assert comparison.decision.exit_code == 2
@@ -107,7 +114,7 @@ def _errored(summary: Summary, case: str) -> Summary:
 
 def test_an_interrupted_stored_run_says_why_it_is_incomplete() -> None:
     """An interrupted run has no record of the trials it never ran: its own reason is given."""
-    base = _summary({"a": [True]}, complete=False)
+    base = _summary({"a": [True]}, "r", complete=False)
     base.decision = Decision(status="error", exit_code=2,
                              reasons=["run interrupted after 1 of 3 trials; the report is partial"])
     comparison = compare_summaries(base, _summary({"a": [True]}), STRICT)
