@@ -46,7 +46,7 @@ from rubricgate.models.baseline import Baseline
 from rubricgate.models.config import GateConfig
 from rubricgate.models.results import Summary, TrialResult
 from rubricgate.records.files import read_summary
-from rubricgate.runner.cache import ran_here
+from rubricgate.runner.cache import as_before, ran_here
 
 
 def design_key(baseline: Baseline, gate: GateConfig, first: int, cases: Sequence[str], dims: Sequence[str],
@@ -80,8 +80,10 @@ def suite_digest(loaded, case_ids: Sequence[str]) -> str:
     gating/case_edits.py) and the config's `verdict:`: an edit to either is another design (its old
     trials would not grade the same, or answered another file)."""
     chosen = set(case_ids)
+    verdict = loaded.config.verdict.model_dump(mode="json") if loaded.config.verdict else None
+    # a setting added since, at its default, is no other design: a run recorded before it continues
     data = {"cases": [c.model_dump(mode="json") for c in loaded.cases if c.id in chosen],
-            "verdict": loaded.config.verdict.model_dump(mode="json") if loaded.config.verdict else None}
+            "verdict": as_before("verdict", verdict)}
     if loaded.case_digests:
         data["reviewed"] = {c: d for c, d in sorted(loaded.case_digests.items()) if c in chosen}
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]

@@ -157,10 +157,7 @@ def config_digests(config: Config, repo: Path) -> dict[str, str]:
     def digest(name: str) -> str:
         value = getattr(config, name)
         shown = value.model_dump(mode="json", exclude=NOT_JUDGING.get(name)) if value is not None else None
-        for key, default in LATER_DEFAULTS.get(name, {}).items():
-            if shown is not None and shown.get(key) == default:
-                del shown[key]
-        dumped = json.dumps(shown, sort_keys=True)
+        dumped = json.dumps(as_before(name, shown), sort_keys=True)
         for root in roots:
             dumped = dumped.replace(root, "")
         return hashlib.sha256(dumped.encode("utf-8")).hexdigest()
@@ -170,6 +167,15 @@ def config_digests(config: Config, repo: Path) -> dict[str, str]:
         folder = file.parent.relative_to(repo.resolve()).as_posix() if file.is_absolute() else str(file.parent)
         out[CONFIG_KEY + "verdict"] = _digest_json([out[CONFIG_KEY + "verdict"], files_digest(repo, [folder])])
     return out
+
+
+def as_before(name: str, shown: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Section `name` as dumped (`shown`) without the LATER_DEFAULTS settings at their default:
+    what a digest of it held before they existed (a baseline's, a run's design key)."""
+    if shown is None:
+        return None
+    later = LATER_DEFAULTS.get(name, {})
+    return {k: v for k, v in shown.items() if k not in later or later[k] != v}
 
 
 def recorded_digests(repo: Path, config: Config) -> dict[str, str]:

@@ -199,3 +199,24 @@ def test_verdict_escalate_at_its_default_digests_as_before_it_existed_and_turned
     _config(repo, verdict={"format": "json", "findings": {"path": "comments"}, "escalate": False})
     assert config_digests(load_config(repo), repo)["rubricgate.yaml#verdict"] != before
 
+
+
+def test_verdict_escalate_at_its_default_keeps_the_design_a_run_recorded_before_it_existed(tmp_path):
+    """The design key's `verdict:` took the new setting in: an INCONCLUSIVE run of a native-format
+    reviewer made before it existed read as another design, and `run --continue` refused it."""
+    import hashlib
+    import json
+
+    from rubricgate.gating.continuation import suite_digest
+    from rubricgate.suite.load import load_all
+
+    repo = make_repo(tmp_path / "repo", commit=False)
+    _config(repo, verdict={"format": "json", "findings": {"path": "comments"}})
+    loaded = load_all(repo)
+    ids = [c.id for c in loaded.cases]
+    dumped = loaded.config.verdict.model_dump(mode="json")
+    del dumped["escalate"]  # the section as the design key held it before the setting existed
+    data = {"cases": [c.model_dump(mode="json") for c in loaded.cases], "verdict": dumped}
+    assert suite_digest(loaded, ids) == hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+    _config(repo, verdict={"format": "json", "findings": {"path": "comments"}, "escalate": False})
+    assert suite_digest(load_all(repo), ids) != suite_digest(loaded, ids)
