@@ -146,6 +146,10 @@ NOT_JUDGING = {"gate": {"baseline_max_age_days"}}
 # Settings added after baselines were measured with their sections: at this value (their default)
 # they digest as the section did before they existed, so adding one is no reviewer change.
 LATER_DEFAULTS = {"verdict": {"escalate": True}}
+# Settings of those sections that change how trials are scheduled or retried, never an answer:
+# digested at their default, so lowering agent.jobs after a rate limit is no reviewer change (a
+# run is continued, not run afresh) and a section digests as before at any value of them.
+NOT_ANSWERING = {"agent": ("jobs", "retries", "retry_backoff_s", "preflight", "preflight_timeout_s")}
 
 
 def config_digests(config: Config, repo: Path) -> dict[str, str]:
@@ -157,7 +161,7 @@ def config_digests(config: Config, repo: Path) -> dict[str, str]:
     def digest(name: str) -> str:
         value = getattr(config, name)
         shown = value.model_dump(mode="json", exclude=NOT_JUDGING.get(name)) if value is not None else None
-        dumped = json.dumps(as_before(name, shown), sort_keys=True)
+        dumped = json.dumps(as_before(name, at_defaults(name, value, shown)), sort_keys=True)
         for root in roots:
             dumped = dumped.replace(root, "")
         return hashlib.sha256(dumped.encode("utf-8")).hexdigest()
@@ -167,6 +171,14 @@ def config_digests(config: Config, repo: Path) -> dict[str, str]:
         folder = file.parent.relative_to(repo.resolve()).as_posix() if file.is_absolute() else str(file.parent)
         out[CONFIG_KEY + "verdict"] = _digest_json([out[CONFIG_KEY + "verdict"], files_digest(repo, [folder])])
     return out
+
+
+def at_defaults(name: str, value: Any, shown: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Section `name` as dumped (`shown`) with its NOT_ANSWERING settings at their defaults."""
+    if shown is None:
+        return None
+    fields = type(value).model_fields
+    return {**shown, **{k: fields[k].get_default(call_default_factory=True) for k in NOT_ANSWERING.get(name, ())}}
 
 
 def as_before(name: str, shown: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -220,3 +220,23 @@ def test_verdict_escalate_at_its_default_keeps_the_design_a_run_recorded_before_
     assert suite_digest(loaded, ids) == hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
     _config(repo, verdict={"format": "json", "findings": {"path": "comments"}, "escalate": False})
     assert suite_digest(load_all(repo), ids) != suite_digest(loaded, ids)
+
+
+def test_agent_settings_that_change_no_answer_are_no_reviewer_change_against_a_baseline(tmp_path):
+    """Lowering agent.jobs after a rate limit read 'file rubricgate.yaml#agent changed' on every
+    case; at their defaults the section digests as before these were left out."""
+    import hashlib
+    import json
+
+    from rubricgate.runner.cache import config_digests
+    from rubricgate.suite.config import load_config
+
+    repo = _measured(tmp_path)
+    before = config_digests(load_config(repo), repo)["rubricgate.yaml#agent"]
+    dumped = json.dumps(load_config(repo).agent.model_dump(mode="json"), sort_keys=True)
+    assert before == hashlib.sha256(dumped.encode()).hexdigest()
+    _config(repo, agent={"jobs": 2, "retries": 4})
+    result = _run(repo)
+    assert result.exit_code == 0 and "rubricgate.yaml#agent" not in result.output, result.output
+    _config(repo, agent={"timeout_s": 299})
+    assert config_digests(load_config(repo), repo)["rubricgate.yaml#agent"] != before

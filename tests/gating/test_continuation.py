@@ -224,6 +224,23 @@ def test_what_cannot_be_continued_is_one_line_and_exit_2(repo, change) -> None:
     assert result.exit_code == 2 and want in result.output and "Traceback" not in result.output, result.output
 
 
+@pytest.mark.parametrize(("key", "value"), [("jobs", 2), ("retries", 5), ("retry_backoff_s", 10.0),
+                                          ("preflight", False), ("preflight_timeout_s", 90.0)])
+def test_agent_settings_that_change_no_answer_leave_the_run_continued(repo, key, value) -> None:
+    """Fewer trials at once after a rate limit (agent.jobs) read as another design: the run was
+    refused, and a plain rerun started afresh, spending the error anew."""
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["agent"][key] = value
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    result = _run(repo)
+    assert "continues " in result.output and "error:" not in result.output, result.output
+    data = json.loads((_newest(repo, besides=[old]) / "summary.json").read_text())
+    assert data["gate"]["continues"] == [old.name], result.output
+
+
 # A run folder under reports/ is not trusted for being there: a pull request or an artifact plants one.
 
 def _edited(run_dir, change) -> None:
