@@ -49,10 +49,13 @@ def command_reviewer(repo: Path, prompt: str | None, skill: str | None, rubric: 
 
 
 def _program(repo: Path, argv: list[str]) -> str:
-    """The command's first repository file. None is an error, not the prompt standing in for it:
+    """The command's first repository file, a word of a shell's `-c` line too (the closure reads
+    it so: suite/closure.py command_words). None is an error, not the prompt standing in for it:
     the program would not be the reviewer, and a pull request editing only it would pass
     `changed` unseen (`python -m bot` names no file)."""
-    found = next((a for a in argv if _repo_file(repo, a.replace("{workspace}/", ""))), None)
+    from rubricgate.suite.closure import command_words
+
+    found = next((a for a in command_words(argv) if _repo_file(repo, a.replace("{workspace}/", ""))), None)
     if found is None:
         raise GateInputError("--skill", "", "the command names no file of the repository, so the program that "
                              "reviews would not be gated", "pass --skill with its main file (python -m bot: "

@@ -73,6 +73,16 @@ def test_the_config_runs_the_program_reads_its_stdout_and_uses_the_files_layout(
     assert any(s.get("env", {}).get("REVIEW_API_KEY") == "${{ secrets.REVIEW_API_KEY }}" for s in steps)
 
 
+@pytest.mark.parametrize("command", ["sh -c 'python3 reviewer/review.py {changed_files}'",
+                                     "sh -c 'cd {workspace} && python3 {workspace}/reviewer/review.py'"])
+def test_the_program_a_shell_line_runs_is_found_as_the_closure_finds_it(repo, command):
+    """A command naming its program inside `sh -c` was refused ('the command names no file of the
+    repository'), though the closure gates that program by the same words."""
+    got = init(repo, "--agent", "command", "--command", command, "--prompt", "reviewer/pr_review.toml")
+    assert got.exit_code == 0, got.output
+    assert yaml.safe_load((repo / "rubricgate.yaml").read_text())["reviewer"]["skill"] == "reviewer/review.py"
+
+
 def test_the_rules_file_defaults_to_the_prompt_and_says_so(repo):
     got = init(repo, "--agent", "command", "--command", COMMAND, "--prompt", "reviewer/pr_review.toml")
     assert got.exit_code == 0, got.output
