@@ -22,10 +22,11 @@ case than the design can have run, none taken out, grades its own transcript ear
 as regular files only, no link followed.
 
 A run is marked (mark_path: under the reports folder, by run id, so a copy of its folder is the
-same run; once continued, in its own folder too, so a config pointing `reports:` elsewhere still
-finds it) before the continuation's first trial, so two continuations started together do not
-both spend the error; an interrupted or failed continuation lifts the
-mark (the interrupted run cannot be continued, and the old one would be stranded).
+same run; once continued, in its own folder and this user's cache folder too, so a config
+pointing `reports:` elsewhere still finds it) before the continuation's first trial, so two
+continuations started together do not both spend the error; an interrupted or failed
+continuation lifts the mark (the interrupted run cannot be continued, and the old one would be
+stranded).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
@@ -98,7 +99,8 @@ class Continued:
     recognized: bool  # found as the newest run (a plain rerun), not named with --continue
     mark: Path | None = None  # where it is marked continued (mark_path); None: in its own folder
     claimed: bool = False  # this process marked it (claim): its mark is this run's to settle
-    folder_marked: bool = False  # this process named its run in the folder too (_mark_folder)
+    also: list[Path] = field(default_factory=list)  # more places that name its continuation (_mark_also)
+    written: list[Path] = field(default_factory=list)  # those this process wrote: lifted with the mark
 
     @property
     def marker(self) -> Path:
@@ -155,31 +157,25 @@ class Continued:
             fd = os.open(self.marker, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
             with os.fdopen(fd, "w") as out:
                 out.write(run_dir.name + "\n")
-            self._mark_folder(run_dir)
+            self._mark_also(run_dir)
 
-    def _mark_folder(self, run_dir: Path) -> None:
-        """The run's own folder names `run_dir` too (CONTINUED_BY, which why_not reads): the mark
-        under the reports folder is found by the config's `reports:`, and a config pointing it
-        elsewhere would take the same folder up again. A folder that cannot be written keeps the
-        reports folder's mark alone."""
-        if self.mark is None:
-            return  # the marker is the folder's own already
-        try:
-            fd = os.open(self.run_dir / CONTINUED_BY, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-        except OSError:
-            return
-        with os.fdopen(fd, "w") as out:
-            out.write(run_dir.name + "\n")
-        self.folder_marked = True
+    def _mark_also(self, run_dir: Path) -> None:
+        """The run's own folder and this user's cache folder name `run_dir` too (why_not reads
+        both): the mark under the reports folder is found by the config's `reports:`, and a
+        config pointing it elsewhere took the same run up again, from its folder or a copy made
+        before. A place that cannot be written keeps the others."""
+        for path in self.also:
+            if _write_mark(path, run_dir.name):
+                self.written.append(path)
 
     def release(self) -> None:
         """Lift this run's marks: the continuation did not run to its end."""
         if self.claimed:
             self.marker.unlink(missing_ok=True)
             self.claimed = False
-        if self.folder_marked:
-            (self.run_dir / CONTINUED_BY).unlink(missing_ok=True)
-            self.folder_marked = False
+        for path in self.written:
+            path.unlink(missing_ok=True)
+        self.written = []
 
 
 CONTINUED_BY = "continued-by"  # in a continued run's folder: the run that continued it (before MARKS)
@@ -295,11 +291,11 @@ def continued_run(named: Path | None, reports: Path, key: str, cache_dir: Path |
     run under `reports` when this user started it and it is an INCONCLUSIVE run of this design."""
     if named is not None:
         summary = read_summary(named)
-        mark = mark_path(reports, summary.run_id)
-        problem = why_not(summary, key, named, mark) or changed_settings(summary, settings)
+        mark, note = mark_path(reports, summary.run_id), user_mark(cache_dir, summary.run_id)
+        problem = why_not(summary, key, named, mark, note) or changed_settings(summary, settings)
         if problem:
             raise GateInputError("--continue", str(named), problem, NAMED_FIX)
-        return Continued(named, summary, False, mark)
+        return Continued(named, summary, False, mark, also=_also(named, note))
     newest = _newest_run(reports)
     if newest is None or not ran_here(cache_dir, newest.name):  # planted, or from another machine
         return None
@@ -307,10 +303,17 @@ def continued_run(named: Path | None, reports: Path, key: str, cache_dir: Path |
         summary = read_summary(newest)
     except GateInputError:
         return None
-    if summary.run_id != newest.name or why_not(summary, key, newest, mark_path(reports, summary.run_id)) \
+    mark, note = mark_path(reports, summary.run_id), user_mark(cache_dir, summary.run_id)
+    if summary.run_id != newest.name or why_not(summary, key, newest, mark, note) \
             or changed_settings(summary, settings):
         return None
-    return Continued(newest, summary, True, mark_path(reports, summary.run_id))
+    return Continued(newest, summary, True, mark, also=_also(newest, note))
+
+
+def _also(run_dir: Path, note: Path | None) -> list[Path]:
+    """Where a continuation is named besides the reports folder's mark: the run's folder, and
+    this user's cache folder when there is one."""
+    return [run_dir / CONTINUED_BY, *([note] if note is not None else [])]
 
 
 def changed_settings(summary: Summary, settings: dict[str, str] | None) -> str:
@@ -331,10 +334,11 @@ def mark_path(reports: Path, run_id: str) -> Path:
     return reports / f"{MARKS}-{hashlib.sha256(run_id.encode()).hexdigest()[:32]}"  # a file: no run folder
 
 
-def why_not(summary: Summary, key: str, run_dir: Path | None = None, mark: Path | None = None) -> str:
+def why_not(summary: Summary, key: str, run_dir: Path | None = None, mark: Path | None = None,
+            note: Path | None = None) -> str:
     """Why this run cannot be continued by this design ('' when it can); marked continued in
-    `mark` or, by a rubricgate before MARKS, in its folder."""
-    marks = [m for m in (mark, run_dir / CONTINUED_BY if run_dir is not None else None) if m is not None]
+    `mark`, in its folder or in this user's cache folder (`note`, user_mark)."""
+    marks = [m for m in (mark, run_dir / CONTINUED_BY if run_dir is not None else None, note) if m is not None]
     by = next((b for b in map(_continued_by, marks) if b is not None), None)
     if by is not None:
         return why_not_again(by)
@@ -360,6 +364,24 @@ def _open_mark(marker: Path) -> int:
             raise
     marker.unlink(missing_ok=True)
     return os.open(marker, flags, 0o644)
+
+
+def user_mark(cache_dir: Path | None, run_id: str) -> Path | None:
+    """Where this user's cache folder names a run's continuation (beside runner/cache.py's note
+    that this user started it): a `reports:` setting or a copy of the folder does not move it."""
+    return cache_dir / MARKS.lstrip(".") / mark_path(Path(), run_id).name if cache_dir is not None else None
+
+
+def _write_mark(path: Path, text: str) -> bool:
+    """`text` into the mark file at `path` (created, or rewritten; no link followed): written?"""
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    except OSError:
+        return False
+    with os.fdopen(fd, "w") as out:
+        out.write(text + "\n")
+    return True
 
 
 def why_not_again(by: str) -> str:

@@ -351,6 +351,23 @@ def test_a_run_continued_under_another_reports_folder_is_not_continued_again(rep
     assert again.exit_code == 2 and "it was continued already (by " in again.output, again.output
 
 
+def test_a_copy_made_before_the_run_was_continued_is_not_continued_again_from_another_reports_folder(
+        repo, tmp_path) -> None:
+    """A copy of the folder made before the run was continued carries no mark of its own, and a
+    config pointing `reports:` elsewhere hid the reports folder's: the same run, continued twice."""
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    copy = tmp_path / "elsewhere" / old.name
+    shutil.copytree(old, copy)
+    assert "error:" not in _run(repo, "--continue", str(old)).output
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["reports"] = "reports-elsewhere"
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    again = _run(repo, "--continue", str(copy))
+    assert again.exit_code == 2 and "it was continued already (by " in again.output, again.output
+
+
 def test_a_continuation_that_fails_after_its_trials_leaves_no_mark_in_either_place(repo, monkeypatch) -> None:
     """The run's folder is marked as its trials hand over: a continuation failing after that
     (its gate or reports) lifts that mark too, or the run would be stranded."""
