@@ -315,56 +315,28 @@ def test_continuing_copies_the_trials_transcripts_only_and_no_link(repo) -> None
     assert all((new / t["transcript"]).is_file() for c in data["cases"] for t in c["trials"] if t["transcript"])
 
 
-def test_a_run_is_continued_once(repo) -> None:
-    _statistical(repo)
-    assert _run(repo).exit_code == 2
-    old = _newest(repo)
-    _run(repo, "--continue", str(old))
-    again = _run(repo, "--continue", str(old))
-    assert again.exit_code == 2 and "it was continued already (by " in again.output, again.output
+def _reports_elsewhere(repo) -> None:
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["reports"] = "reports-elsewhere"
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
 
 
-def test_a_copy_of_a_continued_run_folder_is_not_continued_again(repo, tmp_path) -> None:
+@pytest.mark.parametrize("copied, elsewhere", [(False, False), (True, False), (False, True), (True, True)],
+                         ids=["the-folder", "a-copy", "under-another-reports-folder",
+                              "a-copy-made-before-under-another-reports-folder"])
+def test_a_run_is_continued_once(repo, tmp_path, copied, elsewhere) -> None:
     """The mark was a file in the run's folder: a copy of the folder (elsewhere, or under reports/
-    by another name) carried none, and the same run was continued twice."""
+    by another name) carried none. Then it was under the config's reports folder alone: pointing
+    `reports:` at another folder hid it, for the folder or a copy made before it was continued."""
     _statistical(repo)
     assert _run(repo).exit_code == 2
     old = _newest(repo)
     copy = tmp_path / "elsewhere" / old.name
     shutil.copytree(old, copy)
     assert "error:" not in _run(repo, "--continue", str(old)).output
-    again = _run(repo, "--continue", str(copy))
-    assert again.exit_code == 2 and "it was continued already (by " in again.output, again.output
-
-
-def test_a_run_continued_under_another_reports_folder_is_not_continued_again(repo) -> None:
-    """The mark was under the config's reports folder alone: pointing `reports:` at another folder
-    hid it, and the same run folder was continued twice."""
-    _statistical(repo)
-    assert _run(repo).exit_code == 2
-    old = _newest(repo)
-    assert "error:" not in _run(repo, "--continue", str(old)).output
-    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
-    config["reports"] = "reports-elsewhere"
-    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
-    again = _run(repo, "--continue", str(old))
-    assert again.exit_code == 2 and "it was continued already (by " in again.output, again.output
-
-
-def test_a_copy_made_before_the_run_was_continued_is_not_continued_again_from_another_reports_folder(
-        repo, tmp_path) -> None:
-    """A copy of the folder made before the run was continued carries no mark of its own, and a
-    config pointing `reports:` elsewhere hid the reports folder's: the same run, continued twice."""
-    _statistical(repo)
-    assert _run(repo).exit_code == 2
-    old = _newest(repo)
-    copy = tmp_path / "elsewhere" / old.name
-    shutil.copytree(old, copy)
-    assert "error:" not in _run(repo, "--continue", str(old)).output
-    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
-    config["reports"] = "reports-elsewhere"
-    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
-    again = _run(repo, "--continue", str(copy))
+    if elsewhere:
+        _reports_elsewhere(repo)
+    again = _run(repo, "--continue", str(copy if copied else old))
     assert again.exit_code == 2 and "it was continued already (by " in again.output, again.output
 
 
