@@ -21,12 +21,10 @@ as `merge` checks a shard's (gating/recorded.py): each a case of the design once
 case than the design can have run, none taken out, grades its own transcript earns. Its transcripts are copied
 as regular files only, no link followed.
 
-A run is marked (mark_path: under the reports folder, by run id, so a copy of its folder is the
-same run; once continued, in its own folder and this user's cache folder too, so a config
-pointing `reports:` elsewhere still finds it) before the continuation's first trial, so two
-continuations started together do not both spend the error; an interrupted or failed
-continuation lifts the mark (the interrupted run cannot be continued, and the old one would be
-stranded).
+A run is marked before the continuation's first trial (gating/continuation_marks.py: by run id,
+so a copy of its folder is the same run), so two continuations started together do not both
+spend the error; an interrupted or failed continuation lifts the mark (the interrupted run
+cannot be continued, and the old one would be stranded).
 """
 
 from __future__ import annotations
@@ -41,6 +39,16 @@ from pathlib import Path
 
 from rubricgate.errors import GateInputError
 from rubricgate.gating.adaptive import shared_design
+from rubricgate.gating.continuation_marks import (
+    CONTINUED_BY,
+    RUNNING,
+    continued_by,
+    mark_path,
+    open_mark,
+    user_mark,
+    why_not_again,
+    write_mark,
+)
 from rubricgate.gating.planning import CONFIRM_FACTOR
 from rubricgate.gating.recorded import TrialLedger, bad_trial, copy_transcripts
 from rubricgate.models.baseline import Baseline
@@ -136,9 +144,9 @@ class Continued:
         meanwhile would take it up too and spend the error twice, so it is refused."""
         try:
             self.marker.parent.mkdir(parents=True, exist_ok=True)
-            fd = _open_mark(self.marker)
+            fd = open_mark(self.marker)
         except FileExistsError:
-            by = _continued_by(self.marker) or "another run"
+            by = continued_by(self.marker) or "another run"
             raise GateInputError("--continue", str(self.run_dir), why_not_again(by), NAMED_FIX) from None
         except OSError:
             return  # a folder that cannot be written: nothing can be marked
@@ -165,7 +173,7 @@ class Continued:
         config pointing it elsewhere took the same run up again, from its folder or a copy made
         before. A place that cannot be written keeps the others."""
         for path in self.also:
-            if _write_mark(path, run_dir.name):
+            if write_mark(path, run_dir.name):
                 self.written.append(path)
 
     def release(self) -> None:
@@ -178,9 +186,6 @@ class Continued:
         self.written = []
 
 
-CONTINUED_BY = "continued-by"  # in a continued run's folder: the run that continued it (before MARKS)
-MARKS = ".continued"  # under the reports folder: a mark file per continued run, by run id
-RUNNING = "a run in progress"  # the mark while that run is under way, with its process id
 FIX = "continue a run as rubricgate wrote it, or run afresh without --continue"
 NAMED_FIX = "continue the newest INCONCLUSIVE run of this reviewer and baseline, or run afresh without --continue"
 
@@ -328,18 +333,12 @@ def changed_settings(summary: Summary, settings: dict[str, str] | None) -> str:
     return f"another design: {changed[0]} changed since (a changed reviewer is judged afresh)"
 
 
-def mark_path(reports: Path, run_id: str) -> Path:
-    """Where a continued run is marked: under this repository's reports folder, by its run id, so
-    a copy of its folder (elsewhere, or under another name) is the same run, continued once."""
-    return reports / f"{MARKS}-{hashlib.sha256(run_id.encode()).hexdigest()[:32]}"  # a file: no run folder
-
-
 def why_not(summary: Summary, key: str, run_dir: Path | None = None, mark: Path | None = None,
             note: Path | None = None) -> str:
     """Why this run cannot be continued by this design ('' when it can); marked continued in
     `mark`, in its folder or in this user's cache folder (`note`, user_mark)."""
     marks = [m for m in (mark, run_dir / CONTINUED_BY if run_dir is not None else None, note) if m is not None]
-    by = next((b for b in map(_continued_by, marks) if b is not None), None)
+    by = next((b for b in map(continued_by, marks) if b is not None), None)
     if by is not None:
         return why_not_again(by)
     gate = summary.gate
@@ -351,67 +350,6 @@ def why_not(summary: Summary, key: str, run_dir: Path | None = None, mark: Path 
         return ("another design: the reviewer, agent, model, baseline, cases or gate settings changed since "
                 "(a changed reviewer is judged afresh)")
     return ""
-
-
-def _open_mark(marker: Path) -> int:
-    """A new mark, opened for writing; a mark left by a continuation whose process is gone
-    (killed outright: it never ended, so it spent nothing) is taken over."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-    try:
-        return os.open(marker, flags, 0o644)
-    except FileExistsError:
-        if _continued_by(marker) is not None:
-            raise
-    marker.unlink(missing_ok=True)
-    return os.open(marker, flags, 0o644)
-
-
-def user_mark(cache_dir: Path | None, run_id: str) -> Path | None:
-    """Where this user's cache folder names a run's continuation (beside runner/cache.py's note
-    that this user started it): a `reports:` setting or a copy of the folder does not move it."""
-    return cache_dir / MARKS.lstrip(".") / mark_path(Path(), run_id).name if cache_dir is not None else None
-
-
-def _write_mark(path: Path, text: str) -> bool:
-    """`text` into the mark file at `path` (created, or rewritten; no link followed): written?"""
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-    except OSError:
-        return False
-    with os.fdopen(fd, "w") as out:
-        out.write(text + "\n")
-    return True
-
-
-def why_not_again(by: str) -> str:
-    """Why a run marked continued by `by` is not continued again."""
-    if by.startswith(RUNNING):
-        return f"it is being continued (by {by}): continuing it at the same time would spend the error twice"
-    return f"it was continued already (by {by}): continuing it again would spend the error again"
-
-
-def _continued_by(marker: Path) -> str | None:
-    """The run that continued the run `marker` marks, or the one continuing it; None when unmarked,
-    or marked by a continuation whose process is gone (killed: it never ended, nothing was spent)."""
-    try:
-        by = marker.read_text(errors="replace").strip()[:80] or "another run"
-    except OSError:
-        return None
-    return None if by.startswith(RUNNING) and not _alive(by) else by
-
-
-def _alive(mark: str) -> bool:
-    """Is the process a RUNNING mark names still there (on this machine)?"""
-    try:
-        os.kill(int(mark.rsplit("pid ", 1)[1].rstrip(")")), 0)
-    except (IndexError, ValueError, OverflowError):
-        return True  # a mark that names no process is not known to be stale
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _newest_run(reports: Path) -> Path | None:

@@ -410,7 +410,7 @@ def test_the_mark_of_a_continuation_whose_process_is_gone_is_taken_over(repo) ->
     """A continuation killed outright (SIGKILL) never lifts its mark: the run is continued anew."""
     import subprocess
 
-    from rubricgate.gating.continuation import RUNNING, mark_path
+    from rubricgate.gating.continuation_marks import RUNNING, mark_path
 
     _statistical(repo)
     assert _run(repo).exit_code == 2
