@@ -16,7 +16,7 @@ from rubricgate.errors import GateInputError, GateInputErrors
 def coverage_report(repo: Path, config_path: Path | None = None):
     """(loaded suite, Coverage, rule changes since the baseline): what `coverage` prints."""
     from rubricgate.gating.changes import rule_changes
-    from rubricgate.runner.cache import recorded_digests
+    from rubricgate.runner.digests import recorded_digests
     from rubricgate.suite.baseline_file import load_baseline
     from rubricgate.suite.coverage import rule_coverage
     from rubricgate.suite.load import load_all

@@ -89,7 +89,7 @@ def file_digest(path: Path) -> str:
 
 def input_digests(loaded: Loaded, repo: Path, config_path: Path | None) -> dict:
     """The inputs every shard (and the merge) must share: version, config, baseline, reviewer files."""
-    from rubricgate.runner.cache import reviewer_digest  # the reviewer digest the trial cache keys on
+    from rubricgate.runner.digests import reviewer_digest  # the reviewer digest the trial cache keys on
 
     return {"harness_version": __version__, "config_digest": file_digest(config_path or repo / CONFIG_NAME),
             "baseline_digest": file_digest(repo / loaded.config.baseline),

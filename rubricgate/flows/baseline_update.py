@@ -21,7 +21,7 @@ from rubricgate.models.baseline import Baseline
 from rubricgate.models.results import CaseSpec, Summary
 from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.records.files import read_summary
-from rubricgate.runner.cache import reviewer_digest
+from rubricgate.runner.digests import reviewer_digest
 from rubricgate.suite.baseline_file import load_baseline
 from rubricgate.suite.load import load_all
 

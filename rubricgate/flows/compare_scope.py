@@ -123,7 +123,7 @@ def grading_changes(at_ref: Config | None, head: Config | None, ref_tree: Path, 
 
 def _hook_files(tree: Path, hook: str) -> dict[str, str]:
     """The hook's file and every file in its folder (a data file or module it loads), by digest."""
-    from rubricgate.runner.cache import files_digest
+    from rubricgate.runner.digests import files_digest
 
     folder = posixpath.dirname(hook)
     return files_digest(tree, [folder] if folder else [hook])
@@ -229,7 +229,7 @@ def edited_cases(ref_tree: Path, at_ref: Config | None, config_rel: str | None, 
         suite_at_ref = load_all(ref_tree, ref_tree / config_rel, require_baseline=False)
     except (GateInputError, GateInputErrors):
         return []
-    from rubricgate.runner.cache import case_digest
+    from rubricgate.runner.digests import case_digest
 
     seen: dict[str, dict] = {"ref": {}, "head": {}}  # each side's folders hashed once, not once a case
     then = {c.id: case_digest(ref_tree, c, meaning_only=True, seen=seen["ref"]) for c in suite_at_ref.cases}

@@ -287,7 +287,7 @@ def _auto_reason(old: Baseline | None, partial: bool) -> str:
 
 
 def reviewer_fingerprint(per_file: dict[str, str]) -> str:
-    """One sha256 over the reviewer files' own digests (rubricgate.runner.cache.reviewer_digest)."""
+    """One sha256 over the reviewer files' own digests (rubricgate.runner.digests.reviewer_digest)."""
     return hashlib.sha256(json.dumps(per_file, sort_keys=True).encode("utf-8")).hexdigest()
 
 

@@ -2,7 +2,7 @@
 
 baseline.json keeps, per case, the digest of what the case asked and reviewed when its counts were
 measured: its spec and expectations, and every file in its reviewed files' folders
-(runner/cache.py case_digest). Its wording, tags and grading rubric are left out: a change to how
+(runner/digests.py case_digest). Its wording, tags and grading rubric are left out: a change to how
 answers are graded (`rubric:` in rubricgate.yaml or a task's) is not an edit of every case. A
 case whose digest differs now asks something else: re-expecting data-loader from BLOCK to WARN, or
 rewriting the reviewed SKILL.md, would otherwise read as a collapse of that case (every trial
@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from rubricgate.models.baseline import Baseline
-from rubricgate.runner.cache import case_digest
+from rubricgate.runner.digests import case_digest
 from rubricgate.suite.load import Loaded
 
 

@@ -21,7 +21,7 @@ from rubricgate.models.case import CaseSpec
 from rubricgate.models.config import GateConfig
 from rubricgate.models.coverage import RuleChange
 from rubricgate.models.results import Decision, GateDetail, ReviewerRecord, Summary
-from rubricgate.runner.cache import CONFIG_KEY
+from rubricgate.runner.digests import CONFIG_KEY
 from rubricgate.suite.coverage import rule_coverage, tier_exercises
 from rubricgate.suite.rubric import RubricSpec, Rule, meaning_of
 

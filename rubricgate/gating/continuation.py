@@ -55,7 +55,8 @@ from rubricgate.models.baseline import Baseline
 from rubricgate.models.config import GateConfig
 from rubricgate.models.results import Summary, TrialResult
 from rubricgate.records.files import read_summary
-from rubricgate.runner.cache import as_before, ran_here
+from rubricgate.runner.cache import ran_here
+from rubricgate.runner.digests import as_before
 
 
 def design_key(baseline: Baseline, gate: GateConfig, first: int, cases: Sequence[str], dims: Sequence[str],
@@ -74,9 +75,9 @@ def design_key(baseline: Baseline, gate: GateConfig, first: int, cases: Sequence
 
 def judging_settings(repo: Path, config) -> dict[str, str]:
     """The digests of rubricgate.yaml's sections that run or grade the reviewer besides its files
-    (DESIGN_SECTIONS; runner/cache.py config_digests), as a run records them (summary.json
+    (DESIGN_SECTIONS; runner/digests.py config_digests), as a run records them (summary.json
     reviewer.digests): a `command` reviewer's command line is the reviewer as much as its script."""
-    from rubricgate.runner.cache import CONFIG_KEY, config_digests
+    from rubricgate.runner.digests import CONFIG_KEY, config_digests
 
     return {k: v for k, v in config_digests(config, repo).items() if k.removeprefix(CONFIG_KEY) in DESIGN_SECTIONS}
 
@@ -194,7 +195,7 @@ def prepare(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str,
             named: Path | None, cache_dir: Path | None = None) -> tuple[Continued | None, str]:
     """(the run this one continues, this run's design key) for a statistical run of `case_ids`."""
     from rubricgate.gating.baseline import reviewer_fingerprint
-    from rubricgate.runner.cache import reviewer_digest
+    from rubricgate.runner.digests import reviewer_digest
 
     if loaded.baseline is None:
         if named is not None:

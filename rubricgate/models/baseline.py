@@ -125,7 +125,7 @@ class Baseline(StrictModel):
     """Warnings that make a BLOCK."""
     case_digests: dict[str, str] = {}
     """Per case, the digest of what it asked and reviewed when its counts were measured (a case's
-    expectations, spec and reviewed files; runner/cache.py case_digest): a case edited since is
+    expectations, spec and reviewed files; runner/digests.py case_digest): a case edited since is
     judged as a new case, and its counts are replaced, not pooled, on the next update."""
     cited: dict[str, list[str]] = {}
     """Per case, the rule id of every finding the baseline run's reviewer reported (one entry a

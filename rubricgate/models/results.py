@@ -79,7 +79,7 @@ class CaseSummary(StrictModel):
     trials: list[TrialResult] = []
     why: str = ""  # what the case protects (task `why:`, fixture expect.yaml `why:`)
     workspace_paths: dict[str, str] = {}  # neutral path in the workspace -> source path
-    # What the case asks and reviews (runner/cache.py case_digest, meaning only): baseline.json keeps
+    # What the case asks and reviews (runner/digests.py case_digest, meaning only): baseline.json keeps
     # it per case, so a case edited since the baseline was measured is not judged against it.
     digest: str = ""
 

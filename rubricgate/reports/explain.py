@@ -30,7 +30,7 @@ NEXT_STEP_ACCEPT = 'rubricgate baseline update --reason "why the lower rate is r
 
 def reviewer_record(repo: Path, config, rubric) -> ReviewerRecord:
     """SHA-256 of each reviewer file (the cache's own digest) and the rubric's rule table."""
-    from rubricgate.runner.cache import recorded_digests
+    from rubricgate.runner.digests import recorded_digests
     from rubricgate.suite.rubric import meaning_of
 
     rules = {r.id: RuleRow(severity=r.severity, kind=r.kind, statement=statement_of(r),

@@ -2,7 +2,7 @@
 
 The reviewer's files are its closure (suite/closure.py: the prompt, skill and rubric, their
 folders, every repository file they reference, transitively, and `reviewer.files`), the same
-set `changed`, `compare --base` and the change-aware decision read; runner/cache.py digests it.
+set `changed`, `compare --base` and the change-aware decision read; runner/digests.py digests it.
 
 The agent program is the file its command starts (resolved on the agent's PATH, links followed)
 and every file the command names (a script it runs): their bytes, so an edited wrapper script

@@ -1,6 +1,6 @@
 """A reviewer change made in rubricgate.yaml is a change `run` sees (gating/changes.py): `tiers:`
 by what each severity means, the gate's own settings, and grading loosened beside a reviewer
-change (runner/cache.py config_digests, recorded in the baseline beside the reviewer's files)."""
+change (runner/digests.py config_digests, recorded in the baseline beside the reviewer's files)."""
 
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ def test_the_config_digests_are_the_same_in_another_checkout_and_through_a_link(
     not read as a changed config (every run elsewhere would be held)."""
     import os
 
-    from rubricgate.runner.cache import config_digests
+    from rubricgate.runner.digests import config_digests
     from rubricgate.suite.config import load_config
 
     first = make_repo(tmp_path / "first", commit=False)
@@ -183,7 +183,7 @@ def test_the_age_a_baseline_may_reach_is_no_gate_change(tmp_path):
 def test_verdict_escalate_at_its_default_digests_as_before_it_existed_and_turned_off_is_a_change(tmp_path):
     """A baseline measured before verdict.escalate existed must not read every native-format
     config as changed; turning escalation off changes grades, so it is a reviewer change."""
-    from rubricgate.runner.cache import config_digests
+    from rubricgate.runner.digests import config_digests
     from rubricgate.suite.config import load_config
 
     repo = make_repo(tmp_path / "repo", commit=False)
@@ -228,7 +228,7 @@ def test_agent_settings_that_change_no_answer_are_no_reviewer_change_against_a_b
     import hashlib
     import json
 
-    from rubricgate.runner.cache import config_digests
+    from rubricgate.runner.digests import config_digests
     from rubricgate.suite.config import load_config
 
     repo = _measured(tmp_path)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rubricgate.gating.case_edits import with_case_digests
 from rubricgate.reports.explain import fingerprint
-from rubricgate.runner.cache import recorded_digests
+from rubricgate.runner.digests import recorded_digests
 from rubricgate.suite.config import load_config
 from rubricgate.suite.load import load_all
 
