@@ -159,5 +159,9 @@ def spec_from_flags(shard: str | None, costs_from: Path | None) -> ShardSpec | N
 
 
 def shard_exit_code(summary: Summary) -> int:
-    """A shard does not gate (its slice is not the suite; `merge` gates): 2 when it could not judge, else 0."""
-    return 2 if summary.decision.exit_code == 2 else 0
+    """A shard does not gate (its slice is not the suite; `merge` gates): 2 when its slice could not
+    be judged at all (interrupted, budget spent, errored trials, a report unwritten), else 0.
+
+    An INCONCLUSIVE slice is no such failure: under the statistical gate a slice is usually too
+    small to show its drop within the margin, which the merge of every shard can."""
+    return 2 if summary.decision.status == "error" else 0

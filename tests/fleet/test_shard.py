@@ -97,3 +97,30 @@ def test_trial_costs_are_mean_seconds_per_trial_that_ran(tmp_path):
                       rates={}, cases=[CaseSummary(id="a", source="task", trials=trials),
                                        CaseSummary(id="b", source="task")])
     assert trial_costs(summary) == {"a": 3.0}
+
+
+def _summary_deciding(status: str, exit_code: int):
+    from rubricgate.models.results import Decision, Summary
+    return Summary(run_id="r", started_at="t", agent="builtin", rates={}, cases=[],
+                   decision=Decision(status=status, exit_code=exit_code))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("status", "code", "expected"), [
+    ("error", 2, 2),  # interrupted, budget spent, errored trials over gate.max_errored: the slice did not run
+    ("inconclusive", 2, 0),  # the slice too small to decide alone: the merge decides on every shard
+    ("regression", 1, 0),
+    ("pass", 0, 0),
+])
+def test_a_shard_exits_2_only_when_its_slice_could_not_run(status, code, expected):
+    from rubricgate.fleet.shard import shard_exit_code
+    assert shard_exit_code(_summary_deciding(status, code)) == expected
+
+
+def test_a_healthy_shard_under_the_statistical_gate_exits_0(tmp_path):
+    repo = make_repo(tmp_path / "r", fixtures=["pass/weekly-revenue-summary", "block/data-loader",
+                                                "pass/ab-test-readout"])
+    cfg = repo / "rubricgate.yaml"
+    cfg.write_text(cfg.read_text().replace("method: strict", "method: statistical"))
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo), "--shard", "1/2", "--trials", "2"])
+    assert "INCONCLUSIVE" in result.output  # its slice alone cannot show the drop is within the margin
+    assert result.exit_code == 0, result.output
