@@ -110,6 +110,7 @@ def write_skeletons(out: Path, skeletons: list[Skeleton], forbidden: list[Path])
         if target == root or root in target.parents:
             raise GateInputError("--suggest", "", f"{out} is inside the suite or the reviewer ({folder})",
                                  "write skeletons to a folder outside them, review them, then move them in")
+    _refuse_edited(out, skeletons)  # before any write: a refused run leaves every file as it was
     written = []
     for sk in skeletons:
         folder = out / sk.tier / sk.name
@@ -123,3 +124,14 @@ def write_skeletons(out: Path, skeletons: list[Skeleton], forbidden: list[Path])
             (folder / rel).write_text(text, encoding="utf-8")
         written.append(folder)
     return written
+
+
+def _refuse_edited(out: Path, skeletons: list[Skeleton]) -> None:
+    """A skeleton file already there with other text is the user's work (the violation written in,
+    say), which writing the skeleton again would lose: refused, naming the file."""
+    for sk in skeletons:
+        for rel, text in sk.files.items():
+            path = out / sk.tier / sk.name / rel
+            if path.is_file() and not path.is_symlink() and path.read_text(encoding="utf-8", errors="replace") != text:
+                raise GateInputError(str(path), "", "exists and differs from its skeleton (edited since)",
+                                     "move it into the suite or away, or give --suggest another folder")

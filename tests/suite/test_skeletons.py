@@ -67,3 +67,21 @@ def test_a_skeleton_moved_into_the_suite_before_its_violation_is_written_is_refu
     text = (target / "SKILL.md").read_text()
     (target / "SKILL.md").write_text("\n".join(t for t in text.splitlines() if VIOLATION_MARKER not in t) + "\n")
     assert "violation is not written yet" not in CliRunner().invoke(main, ["validate", "--repo", str(repo)]).output
+
+
+def test_suggest_again_never_overwrites_a_skeleton_edited_since(repo, tmp_path):
+    out = tmp_path / "suggested"
+    assert CliRunner().invoke(main, ["coverage", "--repo", str(repo), "--suggest", str(out)]).exit_code == 0
+    [skill] = out.glob("*/scope-single-purpose-example/SKILL.md")
+    skill.write_text(skill.read_text() + "\nthe violation, written by hand\n")
+    edited = skill.read_text()
+    again = CliRunner().invoke(main, ["coverage", "--repo", str(repo), "--suggest", str(out)])
+    assert again.exit_code == 2 and f"{skill}" in again.output and len(again.output.strip().splitlines()) == 1
+    assert skill.read_text() == edited
+
+
+def test_suggest_again_into_the_same_untouched_folder_is_fine(repo, tmp_path):
+    out = tmp_path / "suggested"
+    for _ in range(2):
+        result = CliRunner().invoke(main, ["coverage", "--repo", str(repo), "--suggest", str(out)])
+        assert result.exit_code == 0, result.output
