@@ -182,19 +182,47 @@ def run_all(repo: Path, mutants: list[Mutant], settings: RunSettings,
             progress: Progress | None = None) -> tuple[list[Outcome], bool]:
     """Every mutant's outcome, in the given order, and whether the mutate was stopped (Ctrl-C,
     SIGTERM: what finished is kept, mutate/stopping.py); --max-cost stops new runs once spent."""
-    spent, lock, stop = [0.0], threading.Lock(), Stop()
+    budget, stop = SharedBudget(settings.max_cost, settings.jobs), Stop()
 
     def one(m: Mutant) -> Outcome:
-        with lock:
-            left = None if settings.max_cost is None else settings.max_cost - spent[0]
+        left = budget.take()
         if stop.event.is_set():
             out = Outcome(m, "not_run", None, "the mutate was stopped before it started")
         elif left is not None and left <= 0:
             out = Outcome(m, "not_run", None, f"--max-cost {settings.max_cost} spent")
         else:
             out = reported(lambda: run_one(repo, m, settings, left, stop), m.id, progress)
-        with lock:
-            spent[0] += out.cost_usd
+        budget.settle(left, out.cost_usd)
         return out
 
     return map_until_stopped(one, mutants, settings.jobs, stop), stop.event.is_set()
+
+
+class SharedBudget:
+    """--max-cost over all mutants, `jobs` of them running at once. Each running mutant holds a
+    share of what is neither spent nor held by another: handing each the whole remainder let
+    `jobs` runs started together spend it `jobs` times over."""
+
+    def __init__(self, max_cost: float | None, jobs: int) -> None:
+        self.max_cost, self.jobs = max_cost, max(jobs, 1)
+        self.spent = self.held = 0.0
+        self.running = 0
+        self._lock = threading.Lock()
+
+    def take(self) -> float | None:
+        """This mutant's allowance (None: no --max-cost), an equal share among the free slots."""
+        if self.max_cost is None:
+            return None
+        with self._lock:
+            share = (self.max_cost - self.spent - self.held) / max(self.jobs - self.running, 1)
+            self.running += 1
+            self.held += max(share, 0.0)
+            return share
+
+    def settle(self, share: float | None, cost: float) -> None:
+        """The mutant is done: its share released, what it cost spent."""
+        with self._lock:
+            if share is not None:
+                self.running -= 1
+                self.held -= max(share, 0.0)
+            self.spent += cost

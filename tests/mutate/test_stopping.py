@@ -7,6 +7,7 @@ import json
 import signal
 import subprocess
 import threading
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -103,3 +104,17 @@ def test_a_call_that_raised_raises_for_the_caller_after_the_others_finish() -> N
         assert str(exc) == "mutant 1 broke" and sorted(finished) == [0, 2]
     else:
         raise AssertionError("the error of mutant 1 was lost")
+
+
+def test_max_cost_bounds_mutants_running_at_once_together(monkeypatch) -> None:
+    from rubricgate.mutate import execute
+    together = threading.Barrier(3)
+
+    def spends_all_it_is_given(repo, mutant, settings, budget, stop=None) -> Outcome:
+        together.wait(HANG_S)  # the first three start before any has spent
+        return Outcome(mutant, "survived", 0, cost_usd=budget or 0.0)
+
+    monkeypatch.setattr(execute, "run_one", spends_all_it_is_given)
+    mutants = [Mutant(f"m{i}", "delete-rule", "r", "d", "f", "t") for i in range(3)]
+    outcomes, _ = execute.run_all(Path("."), mutants, execute.RunSettings(jobs=3, max_cost=9.0))
+    assert sum(o.cost_usd for o in outcomes) <= 9.0
