@@ -82,10 +82,23 @@ def _check_rules(request: MutateRequest, loaded: Loaded) -> None:
                                  f"use ids from {loaded.config.reviewer.rubric}, or {' / '.join(EXTRA_TARGETS)}")
 
 
+def _check_out(request: MutateRequest, loaded: Loaded) -> None:
+    """--out holds the skeletons, which never go into the suite (a skeleton would become a case)."""
+    if request.out is None:
+        return
+    target = request.out.resolve()
+    for folder in (loaded.config.suite.fixtures, loaded.config.suite.tasks):
+        root = (request.repo / folder).resolve()
+        if target == root or root in target.parents:
+            raise GateInputError("--out", "", f"{request.out} is inside the suite ({folder})",
+                                 "give a folder outside it (default: <reports>/mutate-<id>/)")
+
+
 def mutate(request: MutateRequest) -> tuple[MutationReport, Path]:
     """Run every selected mutant; returns the report and the folder it was written to."""
     loaded = load_all(request.repo, request.config_path)
     _check_rules(request, loaded)
+    _check_out(request, loaded)  # before any run: refused after them, every result was lost
     cfg = loaded.config.reviewer
     mutants, skipped = all_mutants(request.repo, loaded.rubric, cfg.rubric, cfg.prompt)
     chosen = select(mutants, request.only_rules, parse_shard(request.shard))

@@ -84,3 +84,12 @@ def test_a_run_where_every_mutant_is_caught_still_writes_its_report(repo, tmp_pa
     assert result.exit_code == 0, result.output
     report = json.loads((out / "mutation.json").read_text())
     assert report["score"] == 1.0 and not (out / "skeletons").exists()
+
+
+def test_an_out_folder_inside_the_suite_is_refused_before_any_mutant_runs(repo, monkeypatch):
+    ran = []
+    monkeypatch.setattr("rubricgate.mutate.flow.run_one", lambda *a, **k: ran.append(a))
+    result = CliRunner().invoke(main, ["mutate", "--repo", str(repo), "--only-rules", "fm-description-required",
+                                       "--out", str(repo / "fixtures" / "mutants")])
+    assert result.exit_code == 2 and not ran
+    assert "error: --out:" in result.output and len(result.output.strip().splitlines()) == 1
