@@ -141,7 +141,10 @@ def _skeletons(request: MutateRequest, loaded: Loaded, outcomes: list[Outcome], 
                     and o.mutant.rule in loaded.rubric.rules})
     made = [skeleton(loaded.rubric.rules[r], loaded.rubric, loaded.config.suite.layout) for r in rules]
     suite = loaded.config.suite
-    folders = write_skeletons(out / "skeletons", made, [request.repo / suite.fixtures, request.repo / suite.tasks])
+    # keep_edited: a skeleton edited since an earlier mutate into this --out is the user's work, and
+    # refusing it here, after every mutant ran, would lose the report.
+    folders = write_skeletons(out / "skeletons", made, [request.repo / suite.fixtures, request.repo / suite.tasks],
+                              keep_edited=True)
     return {sk.rule: str(folder) for sk, folder in zip(made, folders, strict=True)}
 
 

@@ -100,17 +100,20 @@ def skeleton(rule: Rule, rubric: RubricSpec, layout: str = "skills") -> Skeleton
     return Skeleton(rule.id, tier_for(rule, rubric), name, files, written)
 
 
-def write_skeletons(out: Path, skeletons: list[Skeleton], forbidden: list[Path]) -> list[Path]:
+def write_skeletons(out: Path, skeletons: list[Skeleton], forbidden: list[Path],
+                    keep_edited: bool = False) -> list[Path]:
     """Write each skeleton to out/<tier>/<name>/; refuse a folder inside the suite or the reviewer
     (`forbidden`), and a link on the way (out itself, or a folder or file below it): it would put
-    the skeletons somewhere else, possibly back into the suite."""
+    the skeletons somewhere else, possibly back into the suite. A skeleton file edited since it
+    was written is refused, or with `keep_edited` (mutate, whose report must still be written) kept."""
     target = out.resolve()
     for folder in forbidden:
         root = folder.resolve()
         if target == root or root in target.parents:
             raise GateInputError("--suggest", "", f"{out} is inside the suite or the reviewer ({folder})",
                                  "write skeletons to a folder outside them, review them, then move them in")
-    _refuse_edited(out, skeletons)  # before any write: a refused run leaves every file as it was
+    if not keep_edited:
+        _refuse_edited(out, skeletons)  # before any write: a refused run leaves every file as it was
     written = []
     for sk in skeletons:
         folder = out / sk.tier / sk.name
@@ -121,7 +124,8 @@ def write_skeletons(out: Path, skeletons: list[Skeleton], forbidden: list[Path])
                                      "give a plain folder (skeletons are never written through a link)")
         folder.mkdir(parents=True, exist_ok=True)
         for rel, text in sk.files.items():
-            (folder / rel).write_text(text, encoding="utf-8")
+            if not _edited(folder / rel, text):
+                (folder / rel).write_text(text, encoding="utf-8")
         written.append(folder)
     return written
 
@@ -132,6 +136,11 @@ def _refuse_edited(out: Path, skeletons: list[Skeleton]) -> None:
     for sk in skeletons:
         for rel, text in sk.files.items():
             path = out / sk.tier / sk.name / rel
-            if path.is_file() and not path.is_symlink() and path.read_text(encoding="utf-8", errors="replace") != text:
+            if _edited(path, text):
                 raise GateInputError(str(path), "", "exists and differs from its skeleton (edited since)",
                                      "move it into the suite or away, or give --suggest another folder")
+
+
+def _edited(path: Path, text: str) -> bool:
+    """Is there a file at `path` (links are refused before) whose text is not the skeleton's?"""
+    return path.is_file() and not path.is_symlink() and path.read_text(encoding="utf-8", errors="replace") != text

@@ -85,3 +85,12 @@ def test_suggest_again_into_the_same_untouched_folder_is_fine(repo, tmp_path):
     for _ in range(2):
         result = CliRunner().invoke(main, ["coverage", "--repo", str(repo), "--suggest", str(out)])
         assert result.exit_code == 0, result.output
+
+
+def test_keep_edited_writes_the_rest_and_leaves_an_edited_skeleton_file_as_it_is(tmp_path):
+    sk = skeleton(RUBRIC.rules["scope-single-purpose"], RUBRIC)
+    [folder] = write_skeletons(tmp_path, [sk], [])
+    (folder / "SKILL.md").write_text("written by hand\n")
+    (folder / "expect.yaml").unlink()
+    assert write_skeletons(tmp_path, [sk], [], keep_edited=True) == [folder]
+    assert (folder / "SKILL.md").read_text() == "written by hand\n" and (folder / "expect.yaml").is_file()
