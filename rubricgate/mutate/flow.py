@@ -17,7 +17,7 @@ from pathlib import Path
 from rubricgate.errors import GateInputError
 from rubricgate.models.mutation import MutationReport, SkippedMutant
 from rubricgate.mutate.execute import Outcome, RunSettings, reported, run_all, run_one
-from rubricgate.mutate.mutants import all_mutants, select
+from rubricgate.mutate.mutants import Mutant, all_mutants, select
 from rubricgate.mutate.progress import Progress
 from rubricgate.mutate.score import mechanical, result, score
 from rubricgate.records.files import new_run_id, write_json_atomic
@@ -82,6 +82,18 @@ def _check_rules(request: MutateRequest, loaded: Loaded) -> None:
                                  f"use ids from {loaded.config.reviewer.rubric}, or {' / '.join(EXTRA_TARGETS)}")
 
 
+def _chosen(request: MutateRequest, mutants: list[Mutant]) -> list[Mutant]:
+    """The mutants --only-rules and --shard select; none is bad input naming the flag that left none."""
+    chosen = select(mutants, request.only_rules, None)
+    if not chosen:
+        raise GateInputError("--only-rules", "", "no mutant to run", "name rules the rubric has, or drop --only-rules")
+    shard = parse_shard(request.shard)
+    if shard is not None and not select(chosen, [], shard):
+        raise GateInputError("--shard", "", f"shard {request.shard} has no mutant: only {len(chosen)} are selected",
+                             f"use at most {len(chosen)} shards")
+    return select(chosen, [], shard)
+
+
 def _check_out(request: MutateRequest, loaded: Loaded) -> None:
     """--out holds the skeletons, which never go into the suite (a skeleton would become a case)."""
     if request.out is None:
@@ -101,9 +113,7 @@ def mutate(request: MutateRequest) -> tuple[MutationReport, Path]:
     _check_out(request, loaded)  # before any run: refused after them, every result was lost
     cfg = loaded.config.reviewer
     mutants, skipped = all_mutants(request.repo, loaded.rubric, cfg.rubric, cfg.prompt)
-    chosen = select(mutants, request.only_rules, parse_shard(request.shard))
-    if not chosen:
-        raise GateInputError("--only-rules", "", "no mutant to run", "name rules the rubric has, or drop --only-rules")
+    chosen = _chosen(request, mutants)
     settings = _settings(request, loaded)
     started = time.monotonic()
     agent = request.agent or loaded.config.agent.name

@@ -93,3 +93,9 @@ def test_an_out_folder_inside_the_suite_is_refused_before_any_mutant_runs(repo, 
                                        "--out", str(repo / "fixtures" / "mutants")])
     assert result.exit_code == 2 and not ran
     assert "error: --out:" in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_a_shard_left_with_no_mutant_names_the_shard(repo):
+    result = CliRunner().invoke(main, ["mutate", "--repo", str(repo), "--only-rules", "fm-description-required",
+                                       "--shard", "9/9"])
+    assert result.exit_code == 2 and result.output.startswith("error: --shard: shard 9/9 has no mutant")
