@@ -9,6 +9,7 @@ statistical gate it takes adaptive rounds like any run. Its outcome is classifie
   rejected   the suite no longer loads (a case names a deleted rule): the edit cannot pass unseen
   flagged    INCONCLUSIVE (exit 2): no case exercises the changed rule; coverage, not the suite, caught it
   undecided  INCONCLUSIVE (exit 2) otherwise: a noisy reviewer, and the trial budget could not settle it
+             (an INCONCLUSIVE for errored trials, a changed gate setting or an edited case is an error)
   survived   the run passed (exit 0)
   error      the run could not judge for another reason (see `detail`)
   not_run    the --max-cost budget was spent before it started, or the mutate was stopped
@@ -39,6 +40,8 @@ _SKIP_NAMES = {".git", "__pycache__", ".rubricgate-cache", "node_modules", ".pyt
 
 
 BLIND = "no case exercises it"  # gating/changes.py: a changed rule the suite cannot see
+# The rate tests' and per-case tests' undecided lines (gating/outcome.py, collapse.py).
+NOISE = ("INCONCLUSIVE", "collapse suspected")
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,7 @@ def classify(mutant: Mutant | None, code: int, output: str, summary: dict | None
         status, detail = "survived", "the suite passed"
     elif decision.get("status") == "inconclusive":
         reasons = decision.get("reasons", [])
-        status = "flagged" if any(BLIND in r for r in reasons) else "undecided"
+        status = "flagged" if any(BLIND in r for r in reasons) else "undecided" if noise(reasons, trials) else "error"
         detail = "; ".join(reasons[:2])
     elif summary is None and "unknown rule id" in output:
         status, detail = "rejected", last or "a case names the changed rule"
@@ -176,6 +179,15 @@ def classify(mutant: Mutant | None, code: int, output: str, summary: dict | None
         status, detail = "error", last or "; ".join(decision.get("reasons", [])[:2]) or f"exit {code}"
     return Outcome(mutant, status, code, detail, failed, cost,  # type: ignore[arg-type]
                    trials=len(trials), cached=sum(bool(t.get("cached")) for t in trials))
+
+
+def noise(reasons: list[str], trials: list[dict]) -> bool:
+    """Is this INCONCLUSIVE only the gate's tests short of evidence (a noisy reviewer, which more
+    trials settle)? An errored trial, a gate setting changed since the baseline or an edited case
+    is no noise: that run could not judge, and counting it undecided let mutate exit 0."""
+    if not reasons or any(t.get("errored") for t in trials):
+        return False
+    return all(any(n in r for n in NOISE) and "errored" not in r for r in reasons)
 
 
 def run_all(repo: Path, mutants: list[Mutant], settings: RunSettings,

@@ -99,3 +99,14 @@ def test_a_shard_left_with_no_mutant_names_the_shard(repo):
     result = CliRunner().invoke(main, ["mutate", "--repo", str(repo), "--only-rules", "fm-description-required",
                                        "--shard", "9/9"])
     assert result.exit_code == 2 and result.output.startswith("error: --shard: shard 9/9 has no mutant")
+
+
+def test_an_inconclusive_run_that_is_no_noise_is_an_error_not_undecided():
+    hidden = "verdict 3/6 vs baseline 3/6 on 7 shared case(s), drop +0.0 points: INCONCLUSIVE: 1 errored trial(s) could hide a drop"
+    errored = {"decision": {"status": "inconclusive", "reasons": [hidden]},
+               "cases": [{"id": "a", "trials": [{"errored": True, "grades": {}}]}]}
+    assert classify(M, 2, "", errored).status == "error"  # an outage is no verdict on the mutant
+    gate = "the gate settings in rubricgate.yaml differ from those baseline.json was measured with"
+    assert classify(M, 2, "", {"decision": {"status": "inconclusive", "reasons": [gate]}}).status == "error"
+    noisy = "verdict 30/33 vs baseline 31/33 on 11 shared case(s), drop +3.0 points: INCONCLUSIVE: could not judge at this size"
+    assert classify(M, 2, "", {"decision": {"status": "inconclusive", "reasons": [noisy]}}).status == "undecided"
