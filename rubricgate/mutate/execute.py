@@ -165,7 +165,9 @@ def classify(mutant: Mutant | None, code: int, output: str, summary: dict | None
     cost = float(((summary or {}).get("cost") or {}).get("cost_usd") or 0.0)
     trials = [t for c in (summary or {}).get("cases", []) for t in c.get("trials", [])]
     last = next((line for line in reversed(output.strip().splitlines()) if line.startswith("error:")), "")
-    if code == 1:
+    # Exit 1 is a kill only with the REGRESSION its summary decided: a Python traceback (an
+    # internal error under RUBRICGATE_DEBUG=1, an interpreter that cannot start) exits 1 too.
+    if code == 1 and decision.get("status") == "regression":
         status, detail = "killed", f"{len(failed)} case(s) failed: " + ", ".join(failed[:5])
     elif code == 0:
         status, detail = "survived", "the suite passed"
@@ -176,9 +178,15 @@ def classify(mutant: Mutant | None, code: int, output: str, summary: dict | None
     elif summary is None and "unknown rule id" in output:
         status, detail = "rejected", last or "a case names the changed rule"
     else:
-        status, detail = "error", last or "; ".join(decision.get("reasons", [])[:2]) or f"exit {code}"
+        status, detail = "error", last or "; ".join(decision.get("reasons", [])[:2]) or _last_line(output, code)
     return Outcome(mutant, status, code, detail, failed, cost,  # type: ignore[arg-type]
                    trials=len(trials), cached=sum(bool(t.get("cached")) for t in trials))
+
+
+def _last_line(output: str, code: int) -> str:
+    """What a run that ended without a decision last said (a traceback's exception line)."""
+    lines = output.strip().splitlines()
+    return f"exit {code}: {lines[-1]}" if lines else f"exit {code}"
 
 
 def noise(reasons: list[str], trials: list[dict]) -> bool:

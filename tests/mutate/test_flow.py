@@ -18,7 +18,7 @@ M = Mutant("severity-down:x", "severity-down", "x", "x: warning -> suggestion", 
 
 
 def test_classify_tells_killed_rejected_flagged_undecided_survived_and_error_apart():
-    assert classify(M, 1, "", {"cases": []}).status == "killed"
+    assert classify(M, 1, "", {"cases": [], "decision": {"status": "regression"}}).status == "killed"
     assert classify(M, 2, "error: t.yaml: expect.rules: unknown rule id 'x' (fix: ...)", None).status == "rejected"
     blind = "rule x changed severity warning -> suggestion; no case exercises it; add one with `rubricgate record`"
     assert classify(M, 2, "", {"decision": {"status": "inconclusive", "reasons": [blind]}}).status == "flagged"
@@ -110,3 +110,9 @@ def test_an_inconclusive_run_that_is_no_noise_is_an_error_not_undecided():
     assert classify(M, 2, "", {"decision": {"status": "inconclusive", "reasons": [gate]}}).status == "error"
     noisy = "verdict 30/33 vs baseline 31/33 on 11 shared case(s), drop +3.0 points: INCONCLUSIVE: could not judge at this size"
     assert classify(M, 2, "", {"decision": {"status": "inconclusive", "reasons": [noisy]}}).status == "undecided"
+
+
+def test_exit_1_without_a_regression_decision_is_an_error_not_a_kill():
+    traceback = "Traceback (most recent call last):\n  ...\nKeyError: 'x'"  # RUBRICGATE_DEBUG=1 lets it through
+    assert classify(M, 1, traceback, None).status == "error"
+    assert classify(M, 1, "", {"cases": [], "decision": {"status": "pass"}}).status == "error"
