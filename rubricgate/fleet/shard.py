@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from rubricgate import __version__
 from rubricgate.errors import GateInputError
 from rubricgate.models.results import CaseSpec, Summary
-from rubricgate.models.shard import PlanOptions, ShardRecord
+from rubricgate.models.shard import MAX_SHARDS, PlanOptions, ShardRecord
 from rubricgate.suite.config import CONFIG_NAME
 from rubricgate.suite.load import Loaded
 from rubricgate.suite.yaml_json import load_model
@@ -51,10 +51,13 @@ class ShardSpec:
 
 
 def parse_shard(text: str, costs: dict[str, float] | None = None) -> ShardSpec:
-    """'K/N' with 1 <= K <= N, or a one-line GateInputError."""
+    """'K/N' with 1 <= K <= N <= MAX_SHARDS, or a one-line GateInputError."""
     k, sep, n = text.partition("/")
     if not (sep and k.strip().isdigit() and n.strip().isdigit()) or not 1 <= int(k) <= int(n):
         raise GateInputError("--shard", "", f"{text!r} is not K/N with 1 <= K <= N", "e.g. --shard 2/4")
+    if int(n) > MAX_SHARDS:
+        raise GateInputError("--shard", "", f"{text!r} splits into more than {MAX_SHARDS} shards",
+                             f"use at most {MAX_SHARDS} (and no more than the suite has cases)")
     return ShardSpec(int(k), int(n), costs or {})
 
 

@@ -6,6 +6,10 @@ from pydantic import Field
 
 from rubricgate.models.base import StrictModel, known_format
 
+# More machines than any suite has cases: an unbounded N overflowed the assignment, a large one
+# ran it for hours, and a shard.json's count of 10**12 made merge list every missing shard.
+MAX_SHARDS = 100_000
+
 
 class PlanOptions(StrictModel):
     """The run options that shape the plan: every shard of one run must have used the same."""
@@ -19,8 +23,8 @@ class PlanOptions(StrictModel):
 class ShardRecord(StrictModel):
     format_version: Annotated[int, known_format(1)] = 1
     run_id: str
-    index: int = Field(ge=1)  # K of K/N, 1-based
-    count: int = Field(ge=1)  # N
+    index: int = Field(ge=1, le=MAX_SHARDS)  # K of K/N, 1-based
+    count: int = Field(ge=1, le=MAX_SHARDS)  # N
     harness_version: str
     config_digest: str  # SHA-256 of rubricgate.yaml
     baseline_digest: str  # SHA-256 of baseline.json ("missing" when there is none)

@@ -187,3 +187,12 @@ def test_a_run_its_shards_and_the_merged_run_each_write_their_viewer_index(suite
     cat = Catalog.of([suite / "reports"])
     assert {h.run_id: h.kind for h in cat.heads()} == kinds
     assert all(cat.cases(cat.ref(name)) for name in kinds)
+
+
+def test_a_shard_json_whose_count_is_past_its_bound_is_refused_at_once(suite):
+    dirs = _shards(suite, 2)
+    for d in dirs:  # past the bound in every shard, so they agree (10**12 made merge list 10**12 shards)
+        record = json.loads((d / "shard.json").read_text())
+        (d / "shard.json").write_text(json.dumps({**record, "count": 200_000}))
+    result = _merge(suite, dirs)
+    assert result.exit_code == 2 and "shard.json: count" in result.output and "missing" not in result.output

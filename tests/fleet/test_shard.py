@@ -124,3 +124,10 @@ def test_a_healthy_shard_under_the_statistical_gate_exits_0(tmp_path):
     result = CliRunner().invoke(main, ["run", "--repo", str(repo), "--shard", "1/2", "--trials", "2"])
     assert "INCONCLUSIVE" in result.output  # its slice alone cannot show the drop is within the margin
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("text", ["1/99999999999999999999", "1/100001"])
+def test_a_shard_count_past_its_bound_is_a_one_line_error(text):
+    with pytest.raises(GateInputError) as err:
+        parse_shard(text)
+    assert "at most" in err.value.one_line()
