@@ -83,6 +83,17 @@ class TierField(StrictModel):
     def _pattern(cls, v: str | None) -> str | None:
         return _regex(v, "tier.pattern")
 
+    @field_validator("map", mode="before")
+    @classmethod
+    def _words_as_written(cls, v: object) -> object:
+        """A word YAML reads as another type (`yes`, `no`, `on`, `off` unquoted are booleans; `1`
+        a number) said as such: "Input should be a valid string" named neither the word nor why."""
+        for key in v if isinstance(v, dict) else ():
+            if not isinstance(key, str):
+                kind = "a boolean (YAML reads yes, no, on and off unquoted so)" if isinstance(key, bool) else "a number"
+                raise ValueError(f"the key {key!r} is {kind}, not a verdict word (fix: quote the word, 'yes': PASS)")
+        return v
+
     @field_validator("map")
     @classmethod
     def _one_entry_a_word(cls, v: dict[str, Tier]) -> dict[str, Tier]:

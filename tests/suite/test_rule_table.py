@@ -52,6 +52,10 @@ def validate(repo) -> tuple[int, str]:
      "verdict.tier.map: 'Approve' and 'approve' are one verdict word"),  # the file's order
     ({"format": "yaml", "tier": {"path": "decision", "map": {"lgtm": "PASS", " LGTM ": "PASS"}}},
      "verdict.tier.map: ' LGTM ' and 'lgtm' are one verdict word"),
+    # `yes: PASS` unquoted: YAML's boolean True, "Input should be a valid string" at map.0.[key]
+    ({"format": "yaml", "tier": {"path": "decision", "map": {True: "PASS"}}},
+     "verdict.tier.map: the key True is a boolean (YAML reads yes, no, on and off unquoted so)"),
+    ({"format": "yaml", "tier": {"path": "decision", "map": {1: "PASS"}}}, "the key 1 is a number"),
 ])
 def test_a_bad_verdict_section_is_one_line_exit_2(repo, verdict, needle):
     configure(repo, verdict)
