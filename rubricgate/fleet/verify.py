@@ -40,6 +40,8 @@ def verify_shards(shards: list[Shard], jobs: list[Job], loaded: Loaded) -> None:
                 key = (t.case_id, t.trial)
                 if t.case_id != case.id or key not in own:
                     raise _bad(s, key, "is not in this shard's plan", FIX)
+                if t.confirmation:  # a shard runs a fixed design: a trial marked so is left out of every rate
+                    raise _bad(s, key, "is marked a confirmation trial, which a shard never runs", FIX)
                 ledger.admit(s.run_dir, t, cases[t.case_id])
         if s.summary.complete and own - ran:
             raise _bad(s, sorted(own - ran)[0], "is missing from a shard that says it completed", FIX)

@@ -99,6 +99,18 @@ def test_a_tampered_shard_that_ran_another_shards_case_is_refused(suite):
     assert result.exit_code == 2 and f"case {other[0]} was also run by" in result.output
 
 
+def test_a_shard_trial_marked_a_confirmation_is_refused(suite):
+    """A shard runs a fixed design: a trial marked a confirmation by hand was merged and then left
+    out of every rate (and of a baseline updated from the merged run), a failing one hidden so."""
+    dirs = _shards(suite)
+    path = dirs[0] / "summary.json"
+    summary = json.loads(path.read_text())
+    summary["cases"][0]["trials"][0]["confirmation"] = True
+    path.write_text(json.dumps(summary))
+    result = _merge(suite, dirs)
+    assert result.exit_code == 2 and "is marked a confirmation trial, which a shard never runs" in result.output
+
+
 def _comparable(run_dir: Path) -> dict:
     summary = json.loads((run_dir / "summary.json").read_text())
     for key in ("run_id", "started_at", "finished_at"):
