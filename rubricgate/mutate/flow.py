@@ -22,7 +22,7 @@ from rubricgate.mutate.progress import Progress
 from rubricgate.mutate.score import mechanical, result, score
 from rubricgate.records.files import new_run_id, write_json_atomic
 from rubricgate.suite.load import Loaded, load_all
-from rubricgate.suite.skeletons import skeleton, write_skeletons
+from rubricgate.suite.skeletons import refuse_inside, skeleton, write_skeletons
 
 EXTRA_TARGETS = ("prompt", "tier:warning-threshold")
 CONTROL_OK = ("survived", "undecided")  # PASS, or a statistical INCONCLUSIVE: never a failing suite
@@ -87,23 +87,19 @@ def _chosen(request: MutateRequest, mutants: list[Mutant]) -> list[Mutant]:
     chosen = select(mutants, request.only_rules, None)
     if not chosen:
         raise GateInputError("--only-rules", "", "no mutant to run", "name rules the rubric has, or drop --only-rules")
-    shard = parse_shard(request.shard)
-    if shard is not None and not select(chosen, [], shard):
+    sharded = select(chosen, [], parse_shard(request.shard))
+    if not sharded:
         raise GateInputError("--shard", "", f"shard {request.shard} has no mutant: only {len(chosen)} are selected",
                              f"use at most {len(chosen)} shards")
-    return select(chosen, [], shard)
+    return sharded
 
 
 def _check_out(request: MutateRequest, loaded: Loaded) -> None:
     """--out holds the skeletons, which never go into the suite (a skeleton would become a case)."""
-    if request.out is None:
-        return
-    target = request.out.resolve()
-    for folder in (loaded.config.suite.fixtures, loaded.config.suite.tasks):
-        root = (request.repo / folder).resolve()
-        if target == root or root in target.parents:
-            raise GateInputError("--out", "", f"{request.out} is inside the suite ({folder})",
-                                 "give a folder outside it (default: <reports>/mutate-<id>/)")
+    if request.out is not None:
+        suite = loaded.config.suite
+        refuse_inside(request.out, [request.repo / suite.fixtures, request.repo / suite.tasks], "--out",
+                      "give a folder outside it (default: <reports>/mutate-<id>/)")
 
 
 def mutate(request: MutateRequest) -> tuple[MutationReport, Path]:

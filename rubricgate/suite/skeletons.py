@@ -106,12 +106,8 @@ def write_skeletons(out: Path, skeletons: list[Skeleton], forbidden: list[Path],
     (`forbidden`), and a link on the way (out itself, or a folder or file below it): it would put
     the skeletons somewhere else, possibly back into the suite. A skeleton file edited since it
     was written is refused, or with `keep_edited` (mutate, whose report must still be written) kept."""
-    target = out.resolve()
-    for folder in forbidden:
-        root = folder.resolve()
-        if target == root or root in target.parents:
-            raise GateInputError("--suggest", "", f"{out} is inside the suite or the reviewer ({folder})",
-                                 "write skeletons to a folder outside them, review them, then move them in")
+    refuse_inside(out, forbidden, "--suggest",
+                  "write skeletons to a folder outside them, review them, then move them in")
     if not keep_edited:
         _refuse_edited(out, skeletons)  # before any write: a refused run leaves every file as it was
     written = []
@@ -128,6 +124,16 @@ def write_skeletons(out: Path, skeletons: list[Skeleton], forbidden: list[Path],
                 (folder / rel).write_text(text, encoding="utf-8")
         written.append(folder)
     return written
+
+
+def refuse_inside(out: Path, forbidden: list[Path], flag: str, fix: str) -> None:
+    """`out` is none of the `forbidden` folders (the suite, the reviewer) and inside none of them:
+    a skeleton there would become a case. Else a one-line GateInputError on `flag`."""
+    target = out.resolve()
+    for folder in forbidden:
+        root = folder.resolve()
+        if target == root or root in target.parents:
+            raise GateInputError(flag, "", f"{out} is inside the suite or the reviewer ({folder})", fix)
 
 
 def _refuse_edited(out: Path, skeletons: list[Skeleton]) -> None:
