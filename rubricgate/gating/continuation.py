@@ -163,9 +163,7 @@ class Continued:
         if interrupted:
             self.release()
         elif self.claimed:
-            fd = os.open(self.marker, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
-            with os.fdopen(fd, "w") as out:
-                out.write(run_dir.name + "\n")
+            write_mark(self.marker, run_dir.name)
             self._mark_also(run_dir)
 
     def _mark_also(self, run_dir: Path) -> None:
