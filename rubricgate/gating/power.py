@@ -188,14 +188,14 @@ def plan_dimension(dim: str, base: Counts, first: int, sched: Schedule, alpha: f
                                                         target, margin, unit), len(base), 20 * len(base))
     at_last = [float(sched.trials_after(c, sched.looks[end])) for c in sched.caps]
     planned = sched.looks[sched.planned] if sched.planned < len(sched.looks) - 1 else None
-    beyond = planned is None or planned > rounds[-1]  # an unchanged reviewer is not expected to PASS in the budget
+    past_budget = planned is None or planned > rounds[-1]  # an unchanged reviewer is not expected to PASS in the budget
     # A run the schedule expects to PASS at some look (continuations included) is not limited by the
     # baseline: only when none is (planned is None) is an unlimited run worth a calibration.
     limited = planned is None and not expected_pass(base, UNLIMITED, alpha, margin, unit, sessions)
     need = baseline_trials(base, rounds[-1], alpha, margin, unit, sessions) if limited else (None, None)
     return DimensionPlan(dim, len(base), smallest_drop(at_first), smallest_drop(by_budget),
                          expected_bound(base, at_last, sched.pass_score(end), unit, sessions), reach_t, reach_c,
-                         planned, pass_cases(base, rounds[-1], alpha, margin, unit, sessions) if beyond else None,
+                         planned, pass_cases(base, rounds[-1], alpha, margin, unit, sessions) if past_budget else None,
                          limited, *need)
 
 
