@@ -41,7 +41,7 @@ def _parse(line: str) -> dict | None:
 
 def _apply(out: dict[str, Any], event: dict) -> None:
     kind = event.get("event")
-    if kind in ("run_started", "plan") and (kind == "run_started" or isinstance(event.get("total_trials"), int)):
+    if kind == "run_started" or (kind == "plan" and isinstance(event.get("total_trials"), int)):
         # an adaptive run's plan gives the most its design runs; confirmations add to it as they start
         out["total"] = event.get("total_trials") if isinstance(event.get("total_trials"), int) else None
     elif kind == "confirming" and isinstance(out["total"], int) and isinstance(event.get("trials"), int):
