@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from rubricgate.graders.extract import read_verdict
 from rubricgate.graders.failures import EXTRACTOR_ERROR, errored_reason, is_errored
 from rubricgate.graders.registry import grader_for
+from rubricgate.graders.shared import shared_grade
 from rubricgate.graders.tool_use import grade_tool_use
 from rubricgate.graders.trajectory import grade_trajectory
 from rubricgate.graders.verdict import grade_verdict
@@ -30,8 +31,8 @@ def grade_trial(case: CaseSpec, transcript: Transcript, parsed: ParsedVerdict,
     """
     if is_errored(transcript, parsed.status == "ok") or parsed.status == EXTRACTOR_ERROR:
         reason = parsed.error if parsed.status == EXTRACTOR_ERROR else errored_reason(transcript)
-        return {d: Grade(passed=False, category="errored", reason=reason) for d in dims}
-    return {d: grader_for(d)(case, transcript, parsed) for d in dims}
+        return dict.fromkeys(dims, shared_grade(Grade(passed=False, category="errored", reason=reason)))
+    return {d: shared_grade(grader_for(d)(case, transcript, parsed)) for d in dims}
 
 
 def judge(case: CaseSpec, transcript: Transcript, rubric: RubricSpec,

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import model_serializer
+from pydantic import ConfigDict, model_serializer
 
 # CaseSpec and AgentSupport live in their own modules so `validate` and `agents` load them
 # without every result and transcript model (bench/startup.py); they stay importable from here.
@@ -25,6 +25,10 @@ RunKind = Literal["run", "baseline", "record"]
 
 
 class Grade(StrictModel):
+    # Frozen: graders hand out one instance for every equal grade (graders/shared.py), so a
+    # 2,000-case run holds a few dozen grades, not 6,000.
+    model_config = ConfigDict(frozen=True)
+
     passed: bool
     category: GradeCategory | None = None
     reason: str = ""

@@ -36,7 +36,8 @@ def test_transcript_html_and_mentions_are_inert():
 
 def test_reason_cannot_forge_the_marker():
     s = rf.summary()
-    s.cases[1].trials[0].grades["verdict"].reason = MARKER
+    grades = s.cases[1].trials[0].grades
+    grades["verdict"] = grades["verdict"].model_copy(update={"reason": MARKER})
     assert render_comment(s).count(MARKER) == 1
 
 
@@ -246,7 +247,8 @@ def _leaky_summary():
     first = s.cases[1].trials[0]
     first.findings[0].quote = f"    token: {TOKEN}"
     first.findings[0].issue = f"the file holds {TOKEN}"
-    first.grades["verdict"].reason = f"expected BLOCK, got PASS; the reviewer missed {TOKEN}"
+    first.grades["verdict"] = first.grades["verdict"].model_copy(
+        update={"reason": f"expected BLOCK, got PASS; the reviewer missed {TOKEN}"})
     return s
 
 

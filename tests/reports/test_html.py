@@ -245,7 +245,8 @@ def test_credential_shaped_quotes_are_masked_in_the_html_report(tmp_path):
     token = "ghp_" + "Zk8abcdefghijklmnopqrstu0123"
     s = rf.summary()
     s.cases[1].trials[0].findings[0].quote = f"    token: {token}"
-    s.cases[1].trials[0].grades["verdict"].reason = f"the reviewer missed {token}"
+    grades = s.cases[1].trials[0].grades
+    grades["verdict"] = grades["verdict"].model_copy(update={"reason": f"the reviewer missed {token}"})
     page = render_html(s, rf.write_run_dir(tmp_path / "run", s), history=[])
     assert "Zk8abcdefgh" not in page
     assert "token: &lt;masked:github-token&gt;" in page

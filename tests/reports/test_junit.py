@@ -73,7 +73,8 @@ def test_junit_golden():
 def test_credential_shaped_reasons_are_masked():
     token = "ghp_" + "Zk8abcdefghijklmnopqrstu0123"
     s = rf.summary()
-    s.cases[1].trials[0].grades["verdict"].reason = f"the reviewer missed {token}"
+    grades = s.cases[1].trials[0].grades
+    grades["verdict"] = grades["verdict"].model_copy(update={"reason": f"the reviewer missed {token}"})
     xml = render_junit(s)
     assert "Zk8abcdefgh" not in xml and "&lt;masked:github-token&gt;" in xml
 

@@ -103,8 +103,8 @@ def test_reports_written_in_pieces_hold_no_secret_at_any_cut(tmp_path: Path, mon
     monkeypatch.setattr(html_module, "PIECE_CHARS", 1)
     s = rf.summary()
     for t in (t for c in s.cases for t in c.trials):
-        for grade in t.grades.values():
-            grade.reason = f"said {secret} twice: {secret}"
+        for dim, grade in t.grades.items():
+            t.grades[dim] = grade.model_copy(update={"reason": f"said {secret} twice: {secret}"})
         for finding in t.findings:
             finding.quote = f"key={secret}"
     assert secret in "".join(html_module.html_pieces(s, None))
