@@ -29,7 +29,9 @@ def run_suite(options):
     by `validate` or `schema`, which share this module (bench/startup.py)."""
     with collector_paused():
         from rubricgate.pipeline import run_suite as run_pipeline
+        from rubricgate.runner.malloc import one_malloc_arena
 
+    one_malloc_arena()  # before the run's first thread: glibc reads the limit then (runner/malloc.py)
     return run_pipeline(options)
 
 
