@@ -6,11 +6,12 @@ from datetime import UTC, datetime
 
 from rubricgate.agents.support import support_for
 from rubricgate.gating.aggregate import Counts, as_rates, case_counts, dimension_rates, tag_counts, trial_frame
+from rubricgate.gating.case_rows import CaseRows, SharedRow
 from rubricgate.gating.errored import errored_gate, errored_list
 from rubricgate.gating.gate import cannot_judge, decide
 from rubricgate.gating.stats import add_intervals, case_consistency, counted, suite_consistency, wilson
 from rubricgate.models.baseline import MeasuredWith
-from rubricgate.models.results import CaseSummary, Decision, GateDetail, RateRow, Summary, TrialResult
+from rubricgate.models.results import CaseSpec, CaseSummary, Decision, GateDetail, RateRow, Summary, TrialResult
 from rubricgate.runner.cost import cost_summary
 from rubricgate.runner.run_state import RunState
 from rubricgate.runner.scheduler import Job
@@ -69,12 +70,21 @@ def case_summaries(loaded: Loaded, jobs: list[Job], results: list[TrialResult], 
     for r in results:
         by_case.setdefault(r.case_id, []).append(r)
     planned = {j.case.id for j in jobs}
-    rates, bounds = as_rates(per_case), intervals(per_case, confidence)
-    return [CaseSummary(id=c.id, source=c.source, tags=c.tags, expected_tier=c.expect.tier, why=c.why,
-                        workspace_paths=dict(c.workspace_paths), digest=loaded.case_digests.get(c.id, ""),
-                        rates=rates.get(c.id, {}), trials=by_case.get(c.id, []), intervals=bounds.get(c.id, {}),
-                        **_consistency(by_case.get(c.id, [])))
+    shared = CaseRows(confidence)
+    return [_case_summary(c, loaded.case_digests.get(c.id, ""), shared.rows(per_case.get(c.id, {})),
+                          by_case.get(c.id, []))
             for c in loaded.cases if c.id in planned]
+
+
+def _case_summary(case: CaseSpec, digest: str, rows: tuple[SharedRow, SharedRow],
+                  trials: list[TrialResult]) -> CaseSummary:
+    """One case's summary, built from values this run made and typed: not validated again, and
+    its rates and intervals shared with the cases of equal counts (case_rows.py), not copied."""
+    rates, bounds = rows
+    return CaseSummary.model_construct(id=case.id, source=case.source, tags=case.tags,
+                                       expected_tier=case.expect.tier, why=case.why,
+                                       workspace_paths=dict(case.workspace_paths), digest=digest,
+                                       rates=rates, intervals=bounds, trials=trials, **_consistency(trials))
 
 
 def intervals(counts: Counts, confidence: float) -> dict[str, dict[str, list[float]]]:

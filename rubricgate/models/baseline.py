@@ -11,13 +11,16 @@ format 3.
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StrictFloat, StrictInt, model_serializer, model_validator
+from pydantic import ConfigDict, Field, StrictFloat, StrictInt, model_serializer, model_validator
 
 from rubricgate.models.base import Meaning, StrictModel, drop_empty, known_format
 from rubricgate.models.bounds import MAX_BASELINE_TRIALS
 
 
 class CaseCount(StrictModel):
+    # Frozen: a baseline holds one instance for every equal count (Baseline._one_count_per_value).
+    model_config = ConfigDict(frozen=True)
+
     passes: int = Field(ge=0, le=MAX_BASELINE_TRIALS)
     """Trials of the case that passed the dimension."""
     trials: int = Field(ge=1, le=MAX_BASELINE_TRIALS)
@@ -130,6 +133,17 @@ class Baseline(StrictModel):
     cited: dict[str, list[str]] = {}
     """Per case, the rule id of every finding the baseline run's reviewer reported (one entry a
     finding, the most any trial reported): the "cited by the reviewer" half of rule coverage."""
+
+    @model_validator(mode="after")
+    def _one_count_per_value(self) -> "Baseline":
+        """Equal counts are one object: a suite's cases mostly share a few ({"passes": 3, "trials":
+        3} on every dimension), and a 2,000-case baseline held 6,000 CaseCount objects and their
+        dicts (~0.9 MB of a run's peak, bench/run_memory.py)."""
+        pool: dict[tuple, CaseCount] = {}
+        for dims in self.cases.values():
+            for dim, count in dims.items():  # the same keys: no dict changes size while read
+                dims[dim] = pool.setdefault((count.passes, count.trials, count.sessions), count)
+        return self
 
     @model_validator(mode="after")
     def _rates_are_rates(self) -> "Baseline":
