@@ -301,8 +301,21 @@ def test_git_storage_is_not_read_at_the_start_and_a_freshened_object_is_no_chang
     assert not any(treecheck.is_git_storage(r) for r in read), read
     os.utime(loose)  # what git does to an object it would write again
     assert guard.changes() == []
+    again = TreeGuard.start(repo, set(), adopt=False, known=set())
     loose.chmod(0o755)  # its content still matches its name, but its mode is not what it was
-    assert guard.changes() == [str(loose.relative_to(repo))]
+    assert again.changes() == [str(loose.relative_to(repo))]
+
+
+def test_the_start_digests_are_dropped_once_compared_and_a_later_call_answers_the_same(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    guard = TreeGuard.start(repo, set(), adopt=False, known=set())
+    assert guard.before and guard.stats
+    (repo / "baseline.json").write_text('{"verdict": 0.5}')
+    assert guard.changes() == ["baseline.json"]
+    assert guard.before is None and not guard.stats  # a 2,000-case suite's tree: ~2 MB no longer held
+    (repo / "rubricgate.yaml").write_text("changed after the check\n")
+    assert guard.changes() == ["baseline.json"]  # what the one comparison found, not a fresh one
+    assert TreeGuard.unwatched(repo, known=set()).changes() == []
 
 
 def test_git_storage_written_just_before_the_start_is_read_like_any_file(tmp_path: Path, monkeypatch) -> None:
