@@ -4,7 +4,8 @@ In a big suite most cases have the same counts (every trial passed, 1/1 or 3/3 o
 dimension), and each CaseSummary held its own rates dict, intervals dict, three [low, high]
 lists and nine floats: ~0.9 KB a case, ~1.8 MB of a 2,000-case run's peak
 (bench/run_memory.py). Cases with equal counts share one pair; it refuses every change
-(SharedRow), so no case's edit reaches another's, and a copy of one is a plain dict of its own.
+(SharedRow, and each interval in it: SharedPair), so no case's edit reaches another's, and a copy
+of one is a plain dict of its own (a copied case takes its own: CaseSummary, models/results.py).
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from typing import Any, NoReturn
 from rubricgate.gating.stats import wilson
 
 
+def _refused(*_: object, **__: object) -> NoReturn:
+    raise TypeError("a case's rates and intervals are shared with other cases: copy them to change them")
+
+
 class SharedRow(dict):
     """A dict several cases hold: read-only; copying, pickling or deep-copying gives a plain dict."""
-
-    def _refused(self, *_: object, **__: object) -> NoReturn:
-        raise TypeError("a case's rates and intervals are shared with other cases: copy them to change them")
 
     __setitem__ = __delitem__ = update = pop = popitem = setdefault = clear = __ior__ = _refused
 
@@ -34,6 +36,26 @@ class SharedRow(dict):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return dict, (dict(self),)
+
+
+class SharedPair(list):
+    """An interval [low, high] in a SharedRow: the cases that share the row share it too, so it is
+    read-only as well; copying, pickling or deep-copying gives a plain list."""
+
+    __setitem__ = __delitem__ = append = extend = insert = pop = remove = clear = sort = reverse = _refused
+    __iadd__ = __imul__ = _refused
+
+    def copy(self) -> list:
+        return list(self)
+
+    def __copy__(self) -> list:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict) -> list:
+        return list(self)  # floats: nothing in it to copy
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return list, (list(self),)
 
 
 class CaseRows:
@@ -53,5 +75,6 @@ class CaseRows:
             judged = {d: (p, n) for d, (p, n) in counts.items() if n}
             found = self._rows[key] = (
                 SharedRow({d: p / n for d, (p, n) in judged.items()}),
-                SharedRow({d: [round(x, 4) for x in wilson(p, n, self.confidence)] for d, (p, n) in judged.items()}))
+                SharedRow({d: SharedPair(round(x, 4) for x in wilson(p, n, self.confidence))
+                           for d, (p, n) in judged.items()}))
         return found

@@ -87,6 +87,24 @@ class CaseSummary(StrictModel):
     # it per case, so a case edited since the baseline was measured is not judged against it.
     digest: str = ""
 
+    # A run's cases of equal counts share one read-only rates and intervals (gating/case_rows.py).
+    # deepcopy and pickle make one copy of an object for all that hold it: the cases of a copied
+    # summary would share one plain dict, and an edit of one case's rates would be every such
+    # case's. A copied case takes dicts of its own instead.
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> "CaseSummary":
+        copied = super().__deepcopy__(memo)
+        copied._own_rows()
+        return copied
+
+    def __setstate__(self, state: dict[Any, Any]) -> None:
+        super().__setstate__(state)
+        self._own_rows()
+
+    def _own_rows(self) -> None:
+        values = self.__dict__
+        values["rates"] = dict(values["rates"])
+        values["intervals"] = {d: list(pair) for d, pair in values["intervals"].items()}
+
 
 class RuleRow(StrictModel):
     severity: str

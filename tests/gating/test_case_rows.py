@@ -49,3 +49,39 @@ def test_copies_are_plain_dicts_of_their_own_and_a_summary_dumps_and_reads_the_s
     assert again == case and type(again.rates) is dict
     assert isinstance(case.model_copy(deep=True).rates, dict) and not isinstance(
         case.model_copy(deep=True).rates, SharedRow)
+
+
+def test_an_interval_in_a_shared_row_refuses_every_change_too():
+    _, bounds = CaseRows(0.95).rows({"verdict": (1, 2)})
+    pair = bounds["verdict"]
+    before = list(pair)
+    changes = [lambda: pair.__setitem__(0, 0.0), lambda: pair.__delitem__(0), lambda: pair.append(1.0),
+               lambda: pair.extend([1.0]), lambda: pair.insert(0, 1.0), pair.pop, lambda: pair.remove(before[0]),
+               pair.clear, pair.sort, pair.reverse, lambda: pair.__iadd__([1.0]), lambda: pair.__imul__(2)]
+    for change in changes:
+        with pytest.raises(TypeError, match="shared with other cases"):
+            change()
+    assert pair == before
+    assert type(pair.copy()) is list and type(copy.deepcopy(pair)) is list
+    assert type(pickle.loads(pickle.dumps(pair))) is list
+
+
+def _two_cases_of_equal_counts() -> list[CaseSummary]:
+    rows = CaseRows(0.95)
+    return [CaseSummary.model_construct(id=c, source="task", rates=rates, intervals=bounds, trials=[])
+            for c, (rates, bounds) in (("a", rows.rows({"verdict": (1, 2)})), ("b", rows.rows({"verdict": (1, 2)})))]
+
+
+@pytest.mark.parametrize("copied", [copy.deepcopy, lambda cases: pickle.loads(pickle.dumps(cases)),
+                                    lambda cases: [c.model_copy(deep=True) for c in cases]],
+                         ids=["deepcopy", "pickle", "model_copy"])
+def test_copies_of_cases_that_share_a_row_are_each_their_own(copied):
+    """deepcopy and pickle keep one copy of an object every holder shares: the cases of a copied
+    summary must not get one plain dict between them, where an edit of one is an edit of all."""
+    cases = _two_cases_of_equal_counts()
+    first, second = copied(cases)
+    first.rates["verdict"] = 0.0
+    first.intervals["verdict"][0] = 0.0
+    assert second.rates == cases[1].rates == {"verdict": 0.5}
+    assert second.intervals == cases[1].intervals and second.intervals["verdict"][0] > 0.0
+    assert type(second.rates) is dict and type(second.intervals["verdict"]) is list
