@@ -29,10 +29,15 @@ def run_suite(options):
     by `validate` or `schema`, which share this module (bench/startup.py)."""
     with collector_paused():
         from rubricgate.pipeline import run_suite as run_pipeline
-        from rubricgate.runner.malloc import one_malloc_arena
 
-    one_malloc_arena()  # before the run's first thread: glibc reads the limit then (runner/malloc.py)
     return run_pipeline(options)
+
+
+def one_malloc_arena() -> None:
+    """runner/malloc.py, imported on use (ctypes is not needed by `validate` or `schema`)."""
+    from rubricgate.runner.malloc import one_malloc_arena as one_arena
+
+    one_arena()
 
 
 def _run_options(**fields):
@@ -91,6 +96,7 @@ def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, ca
         from rubricgate.fleet.shard import run_shard, shard_exit_code, spec_from_flags
 
     interrupt_on_sigterm()
+    one_malloc_arena()  # before the run's first thread, a shard's too: glibc reads the limit then
     try:
         options = _run_options(repo=_repo(repo), config_path=config_path, agent=agent, trials=trials,
                                exits_after=True, only=list(only), jobs=jobs, keep_workspaces=keep_workspaces,

@@ -54,11 +54,13 @@ def test_a_c_library_that_is_not_glibc_is_left_alone(monkeypatch):
     assert malloc.one_malloc_arena() is False
 
 
-def test_the_run_command_sets_it_before_the_pipeline_starts(monkeypatch, tmp_path):
+@pytest.mark.parametrize("shard", [None, "1/2"])
+def test_the_run_command_sets_it_before_the_pipeline_starts_a_shard_too(monkeypatch, tmp_path, shard):
     import threading
 
     from click.testing import CliRunner
 
+    import rubricgate.fleet.shard as fleet_shard
     import rubricgate.pipeline as pipeline
     from rubricgate.cli.app import main
 
@@ -70,5 +72,6 @@ def test_the_run_command_sets_it_before_the_pipeline_starts(monkeypatch, tmp_pat
         raise SystemExit(0)
 
     monkeypatch.setattr(pipeline, "run_suite", pipeline_started)
-    CliRunner().invoke(main, ["run", "--repo", str(tmp_path)])
+    monkeypatch.setattr(fleet_shard, "run_shard", pipeline_started)
+    CliRunner().invoke(main, ["run", "--repo", str(tmp_path), *(["--shard", shard] if shard else [])])
     assert [step for step, _ in order] == ["arena", "pipeline"]
