@@ -16,6 +16,11 @@ from typing import Any, NoReturn
 from rubricgate.gating.stats import wilson
 
 
+def rounded_interval(passes: int, trials: int, confidence: float) -> list[float]:
+    """Wilson's [low, high] rounded to 4 places: a case's or a tag's interval as summary.json keeps it."""
+    return [round(x, 4) for x in wilson(passes, trials, confidence)]
+
+
 def _refused(*_: object, **__: object) -> NoReturn:
     raise TypeError("a case's rates and intervals are shared with other cases: copy them to change them")
 
@@ -75,6 +80,5 @@ class CaseRows:
             judged = {d: (p, n) for d, (p, n) in counts.items() if n}
             found = self._rows[key] = (
                 SharedRow({d: p / n for d, (p, n) in judged.items()}),
-                SharedRow({d: SharedPair(round(x, 4) for x in wilson(p, n, self.confidence))
-                           for d, (p, n) in judged.items()}))
+                SharedRow({d: SharedPair(rounded_interval(p, n, self.confidence)) for d, (p, n) in judged.items()}))
         return found

@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 
 from rubricgate.agents.support import support_for
 from rubricgate.gating.aggregate import Counts, as_rates, case_counts, dimension_rates, tag_counts, trial_frame
-from rubricgate.gating.case_rows import CaseRows, SharedRow
+from rubricgate.gating.case_rows import CaseRows, SharedRow, rounded_interval
 from rubricgate.gating.errored import errored_gate, errored_list
 from rubricgate.gating.gate import cannot_judge, decide
-from rubricgate.gating.stats import add_intervals, case_consistency, counted, suite_consistency, wilson
+from rubricgate.gating.stats import add_intervals, case_consistency, counted, suite_consistency
 from rubricgate.models.baseline import MeasuredWith
 from rubricgate.models.results import CaseSpec, CaseSummary, Decision, GateDetail, RateRow, Summary, TrialResult
 from rubricgate.runner.cost import cost_summary
@@ -89,7 +89,7 @@ def _case_summary(case: CaseSpec, digest: str, rows: tuple[SharedRow, SharedRow]
 
 def intervals(counts: Counts, confidence: float) -> dict[str, dict[str, list[float]]]:
     """Wilson interval [low, high] of every per-case or per-tag rate."""
-    return {g: {d: [round(x, 4) for x in wilson(p, n, confidence)] for d, (p, n) in dims.items() if n}
+    return {g: {d: rounded_interval(p, n, confidence) for d, (p, n) in dims.items() if n}
             for g, dims in counts.items()}
 
 
