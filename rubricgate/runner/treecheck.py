@@ -230,9 +230,9 @@ class TreeGuard:
         for a 2,000-case suite's repository, held to the run's end before: bench/run_memory.py),
         and a later call answers what that comparison found."""
         if self.found is None:
-            if self.before is not None:
-                self.found = tree_changes(self.before, digest_tree(self.repo, self.exclude, known=self._unchanged))
-            self.before, self.stats, self.found = None, {}, self.found or []
+            self.found = [] if self.before is None else \
+                tree_changes(self.before, digest_tree(self.repo, self.exclude, known=self._unchanged))
+            self.before, self.stats = None, {}
         return list(self.found)
 
     def _unchanged(self, rel: str, signature: tuple) -> tuple | None:

@@ -108,8 +108,10 @@ def write_skeletons(out: Path, skeletons: list[Skeleton], forbidden: list[Path],
     was written is refused, or with `keep_edited` (mutate, whose report must still be written) kept."""
     refuse_inside(out, forbidden, "--suggest",
                   "write skeletons to a folder outside them, review them, then move them in")
-    if not keep_edited:
-        _refuse_edited(out, skeletons)  # before any write: a refused run leaves every file as it was
+    edited = _edited_files(out, skeletons)
+    if edited and not keep_edited:  # before any write: a refused run leaves every file as it was
+        raise GateInputError(str(edited[0]), "", "exists and differs from its skeleton (edited since)",
+                             "move it into the suite or away, or give --suggest another folder")
     written = []
     for sk in skeletons:
         folder = out / sk.tier / sk.name
@@ -120,7 +122,7 @@ def write_skeletons(out: Path, skeletons: list[Skeleton], forbidden: list[Path],
                                      "give a plain folder (skeletons are never written through a link)")
         folder.mkdir(parents=True, exist_ok=True)
         for rel, text in sk.files.items():
-            if not _edited(folder / rel, text):
+            if folder / rel not in edited:
                 (folder / rel).write_text(text, encoding="utf-8")
         written.append(folder)
     return written
@@ -136,15 +138,11 @@ def refuse_inside(out: Path, forbidden: list[Path], flag: str, fix: str) -> None
             raise GateInputError(flag, "", f"{out} is inside the suite or the reviewer ({folder})", fix)
 
 
-def _refuse_edited(out: Path, skeletons: list[Skeleton]) -> None:
-    """A skeleton file already there with other text is the user's work (the violation written in,
-    say), which writing the skeleton again would lose: refused, naming the file."""
-    for sk in skeletons:
-        for rel, text in sk.files.items():
-            path = out / sk.tier / sk.name / rel
-            if _edited(path, text):
-                raise GateInputError(str(path), "", "exists and differs from its skeleton (edited since)",
-                                     "move it into the suite or away, or give --suggest another folder")
+def _edited_files(out: Path, skeletons: list[Skeleton]) -> list[Path]:
+    """Skeleton files already there with other text: the user's work (the violation written in,
+    say), which writing the skeleton again would lose."""
+    return [out / sk.tier / sk.name / rel for sk in skeletons for rel, text in sk.files.items()
+            if _edited(out / sk.tier / sk.name / rel, text)]
 
 
 def _edited(path: Path, text: str) -> bool:
