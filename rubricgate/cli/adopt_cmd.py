@@ -226,7 +226,9 @@ def _target(github_repo: str | None):
 
 def _report_today(root: Path, task_id: str, config_path: Path | None) -> None:
     from rubricgate.adopt.record import run_once
+    from rubricgate.cli.core import one_malloc_arena
 
+    one_malloc_arena()  # a run of the new case: before its first thread
     try:
         today = run_once(root, task_id, config_path)
     except (GateInputError, GateInputErrors) as exc:

@@ -17,6 +17,7 @@ from rubricgate.cli.core import (
     fail_input,
     interrupt_on_sigterm,
     max_cost_option,
+    one_malloc_arena,
     repo_option,
 )
 from rubricgate.cli.options import CASE_TEXT, TRIALS
@@ -118,6 +119,7 @@ def _stored(runs: tuple[Path, ...], gate: GateConfig) -> Comparison:
 def _paired(options: RunOptions, ref: str, method: str | None, seed: int | None,
             started: str) -> tuple[Comparison, ComparisonRecord]:
     """Run and compare; keep the comparison as `comparison.json` beside its base and head runs."""
+    one_malloc_arena()  # before the sides' first thread: glibc reads the limit then
     outcome = paired_run(options, ref, method, listeners=_listeners, seed=seed)
     for side, run_dir in (("base", outcome.base_run_dir), ("head", outcome.head_run_dir)):
         if run_dir.is_dir():  # an interrupted comparison may never have started a side

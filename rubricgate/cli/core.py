@@ -256,6 +256,7 @@ def baseline_update(repo, config_path, reason, from_runs, allow_partial, session
     from rubricgate.flows.baseline_update import BaselineRequest, update_baseline  # runs the pipeline: on use
 
     interrupt_on_sigterm()
+    one_malloc_arena()  # its sessions are runs: before their first thread
     request = BaselineRequest(repo=_repo(repo), config_path=config_path, reason=reason, from_runs=list(from_runs),
                               allow_partial=allow_partial, listeners=_listeners(), sessions=sessions, trials=trials)
     try:

@@ -5,8 +5,9 @@ freed in one arena serves only that arena: a run's trial threads, each with its 
 ~1.7 MB more at the peak of a 2,000-case run than one shared arena does (bench/run_memory.py,
 MALLOC_ARENA_MAX=1 against unset). Python's own small objects never come from malloc (pymalloc,
 under the interpreter lock), so the threads seldom meet in the one arena. glibc reads the limit
-when the first thread beside the main one allocates: set later, it changes nothing, so the
-command sets it before it starts any (cli/core.py); a library caller's process is left as it is.
+when the first thread beside the main one allocates: set later, it changes nothing, so each
+command that runs trials (`run`, `compare --base`, `baseline update`, `record`) sets it before it
+starts any (cli/core.py `one_malloc_arena`); a library caller's process is left as it is.
 """
 
 from __future__ import annotations

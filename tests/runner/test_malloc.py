@@ -75,3 +75,48 @@ def test_the_run_command_sets_it_before_the_pipeline_starts_a_shard_too(monkeypa
     monkeypatch.setattr(fleet_shard, "run_shard", pipeline_started)
     CliRunner().invoke(main, ["run", "--repo", str(tmp_path), *(["--shard", shard] if shard else [])])
     assert [step for step, _ in order] == ["arena", "pipeline"]
+
+
+def _arena_then(monkeypatch, module, name: str) -> list[str]:
+    """Record the arena call and `module.name` (the command's first thread-starting call) in order."""
+    order: list[str] = []
+    monkeypatch.setattr(malloc, "one_malloc_arena", lambda: order.append("arena"))
+
+    def started(*args, **kwargs):
+        order.append("runs")
+        raise SystemExit(0)
+
+    monkeypatch.setattr(module, name, started)
+    return order
+
+
+def test_compare_base_sets_it_before_its_sides_run(monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    import rubricgate.cli.compare_cmd as compare_cmd
+    from rubricgate.cli.app import main
+
+    order = _arena_then(monkeypatch, compare_cmd, "paired_run")
+    CliRunner().invoke(main, ["compare", "--base", "HEAD", "--repo", str(tmp_path)])
+    assert order == ["arena", "runs"]
+
+
+def test_baseline_update_sets_it_before_its_sessions_run(monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    import rubricgate.flows.baseline_update as baseline_update
+    from rubricgate.cli.app import main
+
+    order = _arena_then(monkeypatch, baseline_update, "update_baseline")
+    CliRunner().invoke(main, ["baseline", "update", "--repo", str(tmp_path)])
+    assert order == ["arena", "runs"]
+
+
+def test_record_sets_it_before_it_runs_the_new_case(monkeypatch, tmp_path):
+    import rubricgate.adopt.record as adopt_record
+    from rubricgate.cli import adopt_cmd
+
+    order = _arena_then(monkeypatch, adopt_record, "run_once")
+    with pytest.raises(SystemExit):
+        adopt_cmd._report_today(tmp_path, "case", None)
+    assert order == ["arena", "runs"]
