@@ -14,7 +14,9 @@ Rows, per suite size (cases) x tree (small: 50 files / 1 MB; large: 5,000 files 
 at --jobs 1 and 4: wall seconds (median of --reps, rows interleaved), CPU seconds of the process
 tree and its peak RSS (wait4), the CPU seconds the whole machine was busy meanwhile (kernel
 threads included: sandbox set-up and teardown run there), and the ratio to the floor at the same
-jobs. Then parallel efficiency T1 / (jobs x Tjobs) up to --jobs 16 with a stub that waits 1 s
+jobs. The tree's CPU misses whatever ran inside a bubblewrap PID namespace (bwrap exits on its
+init's eventfd without reaping it, so wait4 never sees those processes): for the sandboxed rows on
+a quiet machine the busy column is the whole cost. Then parallel efficiency T1 / (jobs x Tjobs) up to --jobs 16 with a stub that waits 1 s
 per trial, on a case count that is a multiple of every jobs value (rows at --jobs >= 4: the median of
 --efficiency-reps interleaved runs, their range beside it); rubricgate's wall split into its start-up
 (process start -> run_started), trial phase and end (from its events), against the start-up
