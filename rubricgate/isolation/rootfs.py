@@ -21,11 +21,9 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
+from rubricgate.isolation.etc_folder import entry_binds
+
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-ETC_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/host.conf", "/etc/nsswitch.conf", "/etc/gai.conf",
-             "/etc/ssl", "/etc/ca-certificates", "/etc/ca-certificates.conf", "/etc/pki", "/etc/crypto-policies",
-             "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime",
-             "/etc/mime.types")
 SANDBOX_UID = 1000
 SANDBOX_HOME = "/home/sandbox"  # only in passwd: the agent's HOME variable names its scratch HOME
 
@@ -34,20 +32,17 @@ class AgentFolderRefused(ValueError):
     """An agent's install folder would show the real HOME, the repository, the reports or the cache."""
 
 
-@lru_cache(maxsize=1)
-def system_mounts() -> tuple[str, ...]:
-    """bwrap arguments for the system folders and /etc files, as this system lays them out."""
+@lru_cache(maxsize=4)
+def system_mounts(etc: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """bwrap arguments for the system folders and /etc files, as this system lays them out;
+    `etc`: the run's staged /etc (isolation/etc_folder.py), else a bind per /etc entry."""
     args: list[str] = []
     for path in SYSTEM_DIRS:
         if os.path.islink(path):
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
-    args += ["--perms", "0755", "--dir", "/etc"]
-    for path in ETC_FILES:
-        if os.path.exists(path):  # a link (resolv.conf into /run) is bound as the file it names
-            args += ["--ro-bind", path, path]
-    return tuple(args)
+    return (*args, *(etc or entry_binds()))
 
 
 IDENTITY = {"/etc/passwd": f"sandbox:x:{SANDBOX_UID}:{SANDBOX_UID}:sandbox:{SANDBOX_HOME}:/bin/sh\n",

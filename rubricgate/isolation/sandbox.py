@@ -80,6 +80,7 @@ class SandboxPolicy:
     # folder of the agent's writable scratch. Set on that trial's copy of the policy.
     shared_read_only: tuple[tuple[Path, Path], ...] = ()
     limits: Limits = Limits()  # per-trial bounds inside the sandbox (agent.limits)
+    etc: tuple[str, ...] = ()  # bwrap arguments showing the run's staged /etc (isolation/etc_folder.py)
 
     @property
     def enforced(self) -> bool:
@@ -165,7 +166,7 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
     binds = [(item if isinstance(item, tuple) else (item, item)) for item in writable]
     shown = shown_folders(argv, policy)
     argv = [visible_program(argv[0], shown), *argv[1:]] if argv else argv
-    args = [*system_mounts(), "--dev", "/dev", "--proc", "/proc", "--perms", "1777",
+    args = [*system_mounts(policy.etc), "--dev", "/dev", "--proc", "/proc", "--perms", "1777",
             "--size", str(policy.limits.tmp_bytes), "--tmpfs", "/tmp", *identity_args(identity or {}),
             *parent_dirs([*shown, cwd, *(target for _, target in binds)])]
     for path in outermost(list(shown)):

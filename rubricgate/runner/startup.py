@@ -26,6 +26,7 @@ from rubricgate.agents.selection import build_agents
 from rubricgate.errors import GateInputError
 from rubricgate.isolation.admission import AgentSlots
 from rubricgate.isolation.environment import build_env
+from rubricgate.isolation.etc_folder import stage_etc
 from rubricgate.isolation.guardian import Guardian, start_guardian, stop_guardian
 from rubricgate.isolation.leftovers import sweep_in_background
 from rubricgate.isolation.limits import Limits
@@ -212,7 +213,15 @@ def isolate_and_watch(options: RunOptions, loaded: Loaded, agents: dict[str, Age
     tree = copying.result()
     if not all_sandboxed(policy, agents):
         adopt_orphans()
-    return policy, guard, tree
+    return with_staged_etc(policy, tree, agents), guard, tree
+
+
+def with_staged_etc(policy: SandboxPolicy, tree: RunTree, agents: dict[str, Agent]) -> SandboxPolicy:
+    """The policy showing the run's sandboxes /etc as one folder staged in the run's private
+    temp folder (isolation/etc_folder.py: one bind, not one per file), where agents run in one."""
+    if not policy.enforced or not any(map(runs_a_process, agents.values())):
+        return policy
+    return replace(policy, etc=stage_etc(tree.store))
 
 
 def case_sources(jobs: list[Job]) -> list[str]:

@@ -211,3 +211,12 @@ def test_limits_have_upper_bounds(tmp_path: Path) -> None:
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
     result = CliRunner().invoke(main, ["validate", "--repo", str(repo)])
     assert result.exit_code == 2 and "processes" in result.output
+
+
+def test_the_runs_sandboxes_see_etc_through_one_staged_folder(looked) -> None:
+    # isolation/etc_folder.py: one bind for /etc and one per allowlisted folder, none per file.
+    seen, _ = looked
+    points = {line.split()[4] for line in seen["mountinfo"].splitlines()}
+    assert "/etc" in points
+    assert not {"/etc/hosts", "/etc/resolv.conf", "/etc/ld.so.cache"} & points
+    assert "/etc/passwd" in points  # the pipe's file, mounted over the staged empty one

@@ -1,0 +1,122 @@
+"""isolation/etc_folder.py: the sandbox's /etc as one staged folder shows what the binds showed."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from rubricgate.isolation import etc_folder
+from rubricgate.isolation.etc_folder import entry_binds, stage_etc
+from rubricgate.isolation.rootfs import system_mounts
+
+
+def test_a_parent_it_cannot_write_binds_every_entry_instead(tmp_path: Path) -> None:
+    missing = tmp_path / "gone" / "deeper"
+    assert stage_etc(missing) == ()
+    assert system_mounts(stage_etc(missing))[-len(entry_binds()):] == entry_binds()
+
+
+def test_a_second_stage_in_the_same_folder_fails_whole_not_half(tmp_path: Path) -> None:
+    assert stage_etc(tmp_path)
+    assert stage_etc(tmp_path) == ()  # etc exists: never a mix of two stagings
+
+
+def test_a_file_it_cannot_copy_is_bound_over_an_empty_mount_point(tmp_path: Path, monkeypatch) -> None:
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "hosts").write_text("127.0.0.1 localhost\n")
+    (host / "secret.conf").write_text("only root reads this\n")
+    os.mkfifo(host / "pipe.conf")  # not a regular file: copying it would block
+    (host / "certs").mkdir()
+    monkeypatch.setattr(etc_folder, "ETC_FILES", tuple(str(host / n) for n in ("hosts", "secret.conf", "pipe.conf",
+                                                                                "certs", "missing.conf")))
+    real_copy = etc_folder.shutil.copyfile
+
+    def refuse_secret(source, target):
+        if source.endswith("secret.conf"):
+            raise PermissionError(13, "Permission denied", source)
+        return real_copy(source, target)
+
+    monkeypatch.setattr(etc_folder.shutil, "copyfile", refuse_secret)
+    (tmp_path / "run").mkdir()
+    args = stage_etc(tmp_path / "run")
+    etc = tmp_path / "run" / "etc"
+    assert args[:3] == ("--ro-bind", str(etc), "/etc")
+    bound = [args[i + 1] for i in range(3, len(args), 3)]
+    assert bound == [str(host / n) for n in ("secret.conf", "pipe.conf", "certs")]
+    assert (etc / "hosts").read_text() == "127.0.0.1 localhost\n"
+    assert (etc / "secret.conf").read_text() == "" and (etc / "pipe.conf").read_text() == ""
+    assert (etc / "certs").is_dir() and not any((etc / "certs").iterdir())
+    assert not (etc / "missing.conf").exists()
+    assert (etc / "passwd").read_text() == "" and (etc / "group").read_text() == ""  # filled from pipes
+
+
+def test_copies_keep_their_modes_and_the_folder_is_world_readable(tmp_path: Path, monkeypatch) -> None:
+    host = tmp_path / "host"
+    host.mkdir()
+    for name, mode in (("a.conf", 0o644), ("b.conf", 0o600), ("c.sh", 0o755)):
+        (host / name).write_text(name)
+        os.chmod(host / name, mode)
+    monkeypatch.setattr(etc_folder, "ETC_FILES", tuple(str(host / n) for n in ("a.conf", "b.conf", "c.sh")))
+    (tmp_path / "run").mkdir()
+    old = os.umask(0o077)
+    try:
+        stage_etc(tmp_path / "run")
+    finally:
+        os.umask(old)
+    etc = tmp_path / "run" / "etc"
+    assert stat.S_IMODE(etc.stat().st_mode) == 0o755
+    assert {n: stat.S_IMODE((etc / n).stat().st_mode) for n in ("a.conf", "b.conf", "c.sh")} == \
+        {"a.conf": 0o644, "b.conf": 0o600, "c.sh": 0o755}  # a root-only file stays root-only
+
+
+# Every /etc entry's name, mode and type, each file's digest (or why it cannot be read), each
+# folder's first names; then four ways of changing /etc, each expected to fail.
+SHOW_ETC = r"""
+for f in /etc/* /etc/.[!.]*; do
+  [ -e "$f" ] || continue
+  stat -L -c '%n %a %F' "$f"
+  if [ -f "$f" ]; then sha256sum "$f" 2>&1 | cut -c1-64
+  elif [ -r "$f" ]; then ls "$f" | head -50 | tr '\n' ' '; echo; fi
+done
+sh -c 'echo x >> /etc/hosts' 2>/dev/null && echo "WROTE hosts"
+touch /etc/new.conf 2>/dev/null && echo "WROTE new.conf"
+chmod 666 /etc/hosts 2>/dev/null && echo "WROTE mode"
+mv /etc/hosts /etc/hosts2 2>/dev/null && echo "WROTE name"
+exit 0
+"""
+
+
+def _etc_seen(tmp_path: Path, policy) -> str:
+    from rubricgate.isolation.process import run_process
+
+    ws, out = tmp_path / "ws", tmp_path / "out.txt"
+    ws.mkdir(exist_ok=True)
+    res = run_process(["/bin/sh", "-c", SHOW_ETC], cwd=ws, env={"PATH": "/usr/bin:/bin"}, timeout_s=60,
+                      output_cap_bytes=1_000_000, stdout_path=out, sandbox=policy)
+    assert res.exit_code == 0, res.stderr_tail
+    return out.read_text()
+
+
+@pytest.mark.usefixtures("bwrap_ready")
+def test_the_sandbox_sees_the_same_etc_as_through_one_bind_per_entry_and_cannot_change_it(tmp_path: Path) -> None:
+    from rubricgate.isolation.sandbox import SandboxPolicy
+
+    bound = _etc_seen(tmp_path, SandboxPolicy("bwrap"))
+    (tmp_path / "run").mkdir()
+    staged_args = stage_etc(tmp_path / "run")
+    assert staged_args, "the staged /etc could not be made"
+    staged = _etc_seen(tmp_path, replace(SandboxPolicy("bwrap"), etc=staged_args))
+    assert staged == bound
+    assert "WROTE" not in staged
+    names = [line.split()[0] for line in staged.splitlines() if line.startswith("/etc/")]
+    assert "/etc/passwd" in names and "/etc/hosts" in names and "/etc/shadow" not in names
+    empty = hashlib.sha256(b"").hexdigest()
+    passwd = staged.splitlines()[staged.splitlines().index(next(x for x in staged.splitlines()
+                                                                  if x.startswith("/etc/passwd "))) + 1]
+    assert passwd != empty  # the pipe's passwd over the empty mount point
