@@ -23,6 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.copy_only import spread  # noqa: E402
 from bench.peers import machine_busy  # noqa: E402
 from rubricgate.isolation.etc_folder import stage_etc  # noqa: E402
 from rubricgate.isolation.netaccess import NetworkAccess  # noqa: E402
@@ -44,10 +45,6 @@ def launches(policy: SandboxPolicy, work: Path, count: int, argv: list[str]) -> 
 def mounts(policy: SandboxPolicy, work: Path) -> int:
     launches(policy, work, 1, ["/bin/sh", "-c", "cat /proc/self/mountinfo"])
     return len((work.parent / "out.txt").read_text().splitlines())
-
-
-def spread(values: list[float]) -> str:
-    return f"{statistics.median(values):6.2f} ({min(values):.2f}-{max(values):.2f})"
 
 
 def main() -> int:
