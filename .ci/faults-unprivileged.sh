@@ -19,4 +19,4 @@ chmod 755 "$work"
 runuser -u "$user" -- env -i PATH="$(dirname "$py"):/usr/local/bin:/usr/bin:/bin" HOME="/home/$user" \
     LANG=C.UTF-8 PYTHONPATH="$work" RUBRICGATE_REQUIRE_SANDBOX=1 \
     RUBRICGATE_BWRAP_WITH_OVERLAY="${RUBRICGATE_BWRAP_WITH_OVERLAY:-/opt/rubricgate-bwrap-0.12}" \
-    bash -c 'cd "$1" && "$2" -m pytest -q -rs -p no:cacheprovider tests/faults tests/isolation/test_netns.py' sh "$work" "$py"
+    bash -c 'cd "$1" && "$2" -m pytest -q -rs -p no:cacheprovider tests/faults tests/isolation/test_netns.py tests/isolation/test_etc_folder.py' sh "$work" "$py"

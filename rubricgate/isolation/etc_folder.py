@@ -11,9 +11,12 @@ same contents and the same modes through one bind and the folders' few.
 
 The folder is made once per run, in the run's private temp folder (runner/startup.py), and goes
 with it; a copy holds what the file held as the run started (a resolv.conf the host rewrites
-during the run is not seen by its later trials). A file the harness cannot read is bound as
-before, over an empty mount point; where no folder can be made (a full temp folder), and for
-the sandboxes started outside a run (the probes), every entry is bound as before.
+during the run is not seen by its later trials). Under an ordinary user's harness the copies and
+the folder are that user's, so the sandbox sees them owned by the sandbox user (not by the
+overflow id the host's root files show as): read-only all the same. A file the harness cannot
+read is bound as before, over an empty mount point; where no folder can be made (a full temp
+folder: the half-made one is removed), and for the sandboxes started outside a run (the probes),
+every entry is bound as before, over a tmpfs of its own that sandbox.wrap makes read-only.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import stat
 from functools import lru_cache
 from pathlib import Path
 
+from rubricgate.isolation.overlay import remove_tree
+
 ETC_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/host.conf", "/etc/nsswitch.conf", "/etc/gai.conf",
              "/etc/ssl", "/etc/ca-certificates", "/etc/ca-certificates.conf", "/etc/pki", "/etc/crypto-policies",
              "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime",
@@ -33,9 +38,10 @@ FILLED_FROM_PIPES = ("passwd", "group")  # rootfs.IDENTITY: mounted over empty f
 
 @lru_cache(maxsize=1)
 def entry_binds() -> tuple[str, ...]:
-    """One bind per allowlisted entry that exists, on an empty /etc (a link, as a resolv.conf
+    """One bind per allowlisted entry that exists, on an empty /etc of its own (a tmpfs, so that
+    sandbox.wrap can make it read-only once passwd and group are in; a link, as a resolv.conf
     into /run, is bound as the file it names)."""
-    args = ["--perms", "0755", "--dir", "/etc"]
+    args = ["--perms", "0755", "--tmpfs", "/etc"]
     for path in ETC_FILES:
         if os.path.exists(path):
             args += ["--ro-bind", path, path]
@@ -45,16 +51,22 @@ def entry_binds() -> tuple[str, ...]:
 def stage_etc(parent: Path) -> tuple[str, ...]:
     """Make `parent`/etc and return the bwrap arguments showing it as /etc with the binds over
     its mount points; () when it cannot be made (the caller binds each entry instead)."""
+    etc = parent / "etc"
     try:
-        return ("--ro-bind", str(parent / "etc"), "/etc", *_stage(parent / "etc"))
+        parent.mkdir(exist_ok=True)
+        etc.mkdir(mode=0o755)
     except OSError:
+        return ()
+    try:
+        return ("--ro-bind", str(etc), "/etc", *_stage(etc))
+    except OSError:
+        remove_tree(etc)  # half made, it would hold room the trials need (a full temp folder)
         return ()
 
 
 def _stage(etc: Path) -> list[str]:
-    """Fill `etc`: copies of the readable single files, mount points for the rest; the binds
-    those mount points need."""
-    etc.mkdir(mode=0o755)
+    """Fill the new folder `etc`: copies of the readable single files, mount points for the
+    rest; the binds those mount points need."""
     os.chmod(etc, 0o755)  # whatever the umask
     binds: list[str] = []
     for path in ETC_FILES:

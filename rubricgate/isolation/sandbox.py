@@ -168,6 +168,9 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
     argv = [visible_program(argv[0], shown), *argv[1:]] if argv else argv
     args = [*system_mounts(policy.etc), "--dev", "/dev", "--proc", "/proc", "--perms", "1777",
             "--size", str(policy.limits.tmp_bytes), "--tmpfs", "/tmp", *identity_args(identity or {}),
+            # One bind per /etc entry (no staged folder): bubblewrap's own /etc, writable by an
+            # ordinary user's sandbox user, is made read-only once passwd and group are in.
+            *(() if policy.etc else ("--remount-ro", "/etc")),
             *parent_dirs([*shown, cwd, *(target for _, target in binds)])]
     for path in outermost(list(shown)):
         args += ["--ro-bind", str(path), str(path)]

@@ -221,7 +221,7 @@ def with_staged_etc(policy: SandboxPolicy, tree: RunTree, agents: dict[str, Agen
     temp folder (isolation/etc_folder.py: one bind, not one per file), where agents run in one."""
     if not policy.enforced or not any(map(runs_a_process, agents.values())):
         return policy
-    return replace(policy, etc=stage_etc(tree.store))
+    return replace(policy, etc=stage_etc(tree.staging))
 
 
 def case_sources(jobs: list[Job]) -> list[str]:

@@ -289,6 +289,8 @@ class RunTree:
         self.name = name or repo.resolve().name or "repo"
         self.base = self.store / "base" / self.name
         self.sources = self.store / "sources"
+        # Run-wide files the harness makes for the sandboxes (the staged /etc): never kept.
+        self.staging = self.store / "staging"
         self.remover = Remover()
         try:
             _copy_files(repo, self.base, files)
@@ -352,6 +354,7 @@ class RunTree:
             else:
                 remove_tree(self.store / "base")
                 remove_tree(self.sources)
+                remove_tree(self.staging)
             disown(self.root)
             return
         remove_owned(self.root)

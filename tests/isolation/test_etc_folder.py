@@ -21,9 +21,27 @@ def test_a_parent_it_cannot_write_binds_every_entry_instead(tmp_path: Path) -> N
     assert system_mounts(stage_etc(missing))[-len(entry_binds()):] == entry_binds()
 
 
-def test_a_second_stage_in_the_same_folder_fails_whole_not_half(tmp_path: Path) -> None:
+def test_a_second_stage_in_the_same_folder_fails_whole_and_leaves_the_first(tmp_path: Path) -> None:
     assert stage_etc(tmp_path)
     assert stage_etc(tmp_path) == ()  # etc exists: never a mix of two stagings
+    assert (tmp_path / "etc" / "passwd").is_file()  # the first one's folder is not taken for half made
+
+
+def test_a_temp_folder_too_full_for_the_copies_binds_every_entry_and_leaves_no_half(tmp_path: Path,
+                                                                                    monkeypatch) -> None:
+    import errno
+
+    calls = []
+
+    def full(source, target):
+        calls.append(source)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device", str(target))
+        Path(target).write_bytes(Path(source).read_bytes())
+
+    monkeypatch.setattr(etc_folder.shutil, "copyfile", full)
+    assert stage_etc(tmp_path) == ()
+    assert len(calls) == 2 and not (tmp_path / "etc").exists()
 
 
 def test_a_file_it_cannot_copy_is_bound_over_an_empty_mount_point(tmp_path: Path, monkeypatch) -> None:
@@ -113,7 +131,9 @@ def test_the_sandbox_sees_the_same_etc_as_through_one_bind_per_entry_and_cannot_
     assert staged_args, "the staged /etc could not be made"
     staged = _etc_seen(tmp_path, replace(SandboxPolicy("bwrap"), etc=staged_args))
     assert staged == bound
-    assert "WROTE" not in staged
+    # Neither way: an ordinary user's sandbox user owned bubblewrap's own /etc and could add a
+    # file to it (an /etc/ld.so.preload for its own later programs) until wrap made it read-only.
+    assert "WROTE" not in staged and "WROTE" not in bound
     names = [line.split()[0] for line in staged.splitlines() if line.startswith("/etc/")]
     assert "/etc/passwd" in names and "/etc/hosts" in names and "/etc/shadow" not in names
     empty = hashlib.sha256(b"").hexdigest()

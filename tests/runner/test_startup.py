@@ -17,17 +17,17 @@ class ProcessAgent:
 
 def test_a_copy_only_run_stages_nothing(tmp_path: Path) -> None:
     policy = SandboxPolicy("copy-only")
-    assert with_staged_etc(policy, SimpleNamespace(store=tmp_path), {"cli": ProcessAgent()}) is policy
-    assert not (tmp_path / "etc").exists()
+    assert with_staged_etc(policy, SimpleNamespace(staging=tmp_path / "staging"), {"cli": ProcessAgent()}) is policy
+    assert not (tmp_path / "staging").exists()
 
 
 def test_an_in_process_reviewer_stages_nothing(tmp_path: Path) -> None:
     policy = SandboxPolicy("bwrap")
-    assert with_staged_etc(policy, SimpleNamespace(store=tmp_path), {"builtin": BuiltinAgent()}) is policy
-    assert not (tmp_path / "etc").exists()
+    assert with_staged_etc(policy, SimpleNamespace(staging=tmp_path / "staging"), {"builtin": BuiltinAgent()}) is policy
+    assert not (tmp_path / "staging").exists()
 
 
 def test_a_sandboxed_cli_gets_etc_staged_in_the_runs_private_folder(tmp_path: Path) -> None:
-    staged = with_staged_etc(SandboxPolicy("bwrap"), SimpleNamespace(store=tmp_path), {"cli": ProcessAgent()})
-    assert staged.etc[:3] == ("--ro-bind", str(tmp_path / "etc"), "/etc")
-    assert (tmp_path / "etc" / "passwd").is_file()
+    staged = with_staged_etc(SandboxPolicy("bwrap"), SimpleNamespace(staging=tmp_path / "staging"), {"cli": ProcessAgent()})
+    assert staged.etc[:3] == ("--ro-bind", str(tmp_path / "staging" / "etc"), "/etc")
+    assert (tmp_path / "staging" / "etc" / "passwd").is_file()

@@ -42,6 +42,18 @@ def test_kept_workspaces_are_not_queued_for_removal(tmp_path: Path) -> None:
     assert not (tree.root / "base").exists()
 
 
+def test_kept_workspaces_keep_no_staged_etc_beside_them(tmp_path: Path) -> None:
+    # One temp folder for both sides (TMPDIR set): the run's staged /etc is no trial's copy.
+    from rubricgate.isolation.etc_folder import stage_etc
+
+    tree = RunTree(_repo(tmp_path), ["docs/a.md"], [])
+    assert tree.store == tree.root and stage_etc(tree.staging)
+    ws = tree.workspace({}, {}, ("changed.txt", []), keep=True)
+    ws.remove()
+    tree.remove(keep_trials=True)
+    assert ws.root.exists() and not tree.staging.exists()
+
+
 def test_kept_workspaces_leave_nothing_on_the_private_side(tmp_path: Path) -> None:
     """--keep-workspaces keeps the copies it names (the shown side); the private side (in
     /dev/shm: memory until reboot) held the snapshot and each trial's raw stream, already parsed
