@@ -5,9 +5,10 @@ lies below it), so a bind costs more the more mounts there are: on a 2,000-case 
 bwrap's 7.45 ms of CPU a trial went there, a third of its binds being single /etc files
 (docs/performance.md). So the allowlisted single files are copied into a folder of the
 harness's own (their modes kept), beside empty mount points for the allowlisted folders
-(bound over them, live, as before) and for passwd and group (filled from pipes by bwrap's
-`--ro-bind-data`); that folder is bound read-only as /etc. The sandbox sees the same names, the
-same contents and the same modes through one bind and the folders' few.
+(bound over them, live, as before) and the passwd and group naming only the sandbox user (which
+bwrap would otherwise mount from pipes, two mounts more); that folder is bound read-only as
+/etc. The sandbox sees the same names, the same contents and the same modes through one bind
+and the folders' few.
 
 The folder is made once per run, in the run's private temp folder (runner/startup.py), and goes
 with it; a copy holds what the file held as the run started (a resolv.conf the host rewrites
@@ -28,12 +29,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from rubricgate.isolation.overlay import remove_tree
+from rubricgate.isolation.sandbox_user import IDENTITY
 
 ETC_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/host.conf", "/etc/nsswitch.conf", "/etc/gai.conf",
              "/etc/ssl", "/etc/ca-certificates", "/etc/ca-certificates.conf", "/etc/pki", "/etc/crypto-policies",
              "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime",
              "/etc/mime.types")
-FILLED_FROM_PIPES = ("passwd", "group")  # rootfs.IDENTITY: mounted over empty files
 
 
 @lru_cache(maxsize=1)
@@ -76,8 +77,9 @@ def _stage(etc: Path) -> list[str]:
         if os.path.isdir(path) or not _copied(path, target):
             _mount_point(target, directory=os.path.isdir(path))
             binds += ["--ro-bind", path, path]
-    for name in FILLED_FROM_PIPES:
-        _mount_point(etc / name, directory=False)
+    for dest, text in IDENTITY.items():
+        (etc / os.path.basename(dest)).write_text(text, encoding="utf-8")
+        os.chmod(etc / os.path.basename(dest), 0o644)
     return binds
 
 

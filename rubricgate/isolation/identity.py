@@ -34,7 +34,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from rubricgate.isolation.reaping import end_helper, start_helper
-from rubricgate.isolation.rootfs import SANDBOX_UID
+from rubricgate.isolation.sandbox_user import SANDBOX_UID
 
 SANDBOX_HOST_ID = 2_000_000_000  # far above any distribution's user and subordinate-id ranges
 # The agent's first step inside a root harness's sandbox: down to the sandbox user, no capability left.

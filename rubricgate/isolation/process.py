@@ -190,7 +190,7 @@ def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], sandbox: Sand
         raise FileNotFoundError(2, "not found", argv[0])
     lent.namespace = _trial_identity(writable, None if sandbox.overlay is not None else cwd)
     door = lent.door
-    identity = identity_pipes()
+    identity = identity_pipes() if not sandbox.etc else {}  # a staged /etc holds passwd and group
     read_fd, write_fd = os.pipe()
     gate_read, gate = os.pipe() if gated else (subprocess.DEVNULL, None)
     info_read, info_write = os.pipe() if door is not None else (None, None)

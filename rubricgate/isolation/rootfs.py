@@ -22,10 +22,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from rubricgate.isolation.etc_folder import entry_binds
+from rubricgate.isolation.sandbox_user import IDENTITY
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-SANDBOX_UID = 1000
-SANDBOX_HOME = "/home/sandbox"  # only in passwd: the agent's HOME variable names its scratch HOME
 
 
 class AgentFolderRefused(ValueError):
@@ -43,10 +42,6 @@ def system_mounts(etc: tuple[str, ...] = ()) -> tuple[str, ...]:
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
     return (*args, *(etc or entry_binds()))
-
-
-IDENTITY = {"/etc/passwd": f"sandbox:x:{SANDBOX_UID}:{SANDBOX_UID}:sandbox:{SANDBOX_HOME}:/bin/sh\n",
-            "/etc/group": f"sandbox:x:{SANDBOX_UID}:\n"}
 
 
 def identity_pipes() -> dict[str, int]:

@@ -35,7 +35,6 @@ from rubricgate.isolation.limits import Limits, limit_prefix
 from rubricgate.isolation.netaccess import CLEARED_VARS, PROXY_VARS, NetworkAccess
 from rubricgate.isolation.overlay import Overlay, OverlayMount, probe_command, probe_overlay
 from rubricgate.isolation.rootfs import (
-    SANDBOX_UID,
     AgentFolderRefused,
     agent_folders,
     identity_args,
@@ -44,6 +43,7 @@ from rubricgate.isolation.rootfs import (
     parent_dirs,
     system_mounts,
 )
+from rubricgate.isolation.sandbox_user import SANDBOX_UID
 
 SandboxSetting = Literal["auto", "bwrap", "none"]
 Isolation = Literal["bwrap", "copy-only"]

@@ -13,6 +13,7 @@ import pytest
 from rubricgate.isolation import etc_folder
 from rubricgate.isolation.etc_folder import entry_binds, stage_etc
 from rubricgate.isolation.rootfs import system_mounts
+from rubricgate.isolation.sandbox_user import IDENTITY
 
 
 def test_a_parent_it_cannot_write_binds_every_entry_instead(tmp_path: Path) -> None:
@@ -71,7 +72,8 @@ def test_a_file_it_cannot_copy_is_bound_over_an_empty_mount_point(tmp_path: Path
     assert (etc / "secret.conf").read_text() == "" and (etc / "pipe.conf").read_text() == ""
     assert (etc / "certs").is_dir() and not any((etc / "certs").iterdir())
     assert not (etc / "missing.conf").exists()
-    assert (etc / "passwd").read_text() == "" and (etc / "group").read_text() == ""  # filled from pipes
+    assert {n: (etc / n).read_text() for n in ("passwd", "group")} == \
+        {"passwd": IDENTITY["/etc/passwd"], "group": IDENTITY["/etc/group"]}
 
 
 def test_copies_keep_their_modes_and_the_folder_is_world_readable(tmp_path: Path, monkeypatch) -> None:
@@ -139,4 +141,4 @@ def test_the_sandbox_sees_the_same_etc_as_through_one_bind_per_entry_and_cannot_
     empty = hashlib.sha256(b"").hexdigest()
     passwd = staged.splitlines()[staged.splitlines().index(next(x for x in staged.splitlines()
                                                                   if x.startswith("/etc/passwd "))) + 1]
-    assert passwd != empty  # the pipe's passwd over the empty mount point
+    assert passwd == hashlib.sha256(IDENTITY["/etc/passwd"].encode()).hexdigest() != empty

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rubricgate.isolation.identity import SANDBOX_HOST_ID, NamespacePool, enter_namespace
-from rubricgate.isolation.rootfs import SANDBOX_UID
+from rubricgate.isolation.sandbox_user import SANDBOX_UID
 from tests.timing import HANG_S
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a root harness's namespaces (run as root)")
