@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
@@ -63,6 +64,26 @@ def stage_etc(parent: Path) -> tuple[str, ...]:
     except OSError:
         remove_tree(etc)  # half made, it would hold room the trials need (a full temp folder)
         return ()
+
+
+def etc_for(staged: tuple[str, ...], shown: Iterable[Path]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the /etc arguments for a trial showing `shown`, the passwd and group binds it then
+    needs). A file the agent's command names under /etc outside the allowlist (an argument
+    `/etc/debian_version`) needs a mount point the read-only staged folder lacks: that trial
+    binds each entry as before, on a tmpfs, with passwd and group from the staged folder."""
+    if not staged or all(_fits(Path(staged[1]), path, staged) for path in shown):
+        return staged, ()
+    folder = Path(staged[1])
+    return (), tuple(arg for dest in IDENTITY for arg in ("--ro-bind", str(folder / os.path.basename(dest)), dest))
+
+
+def _fits(folder: Path, path: Path, staged: tuple[str, ...]) -> bool:
+    """Can `path` be mounted in the staged /etc at `folder`: outside /etc, inside a folder bound
+    over it (the host's folder holds the mount point), or where the staged folder has an entry."""
+    if path.parts[:2] != ("/", "etc") or len(path.parts) < 3:
+        return path.parts[:2] != ("/", "etc")
+    top = os.path.join("/etc", path.parts[2])
+    return (len(path.parts) > 3 and top in staged[3:]) or os.path.lexists(folder / os.path.relpath(path, "/etc"))
 
 
 def _stage(etc: Path) -> list[str]:

@@ -30,6 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
+from rubricgate.isolation.etc_folder import etc_for
 from rubricgate.isolation.identity import CAPS_FOR_DROP, drop_to_sandbox_user, enter_namespace
 from rubricgate.isolation.limits import Limits, limit_prefix
 from rubricgate.isolation.netaccess import CLEARED_VARS, PROXY_VARS, NetworkAccess
@@ -166,12 +167,10 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
     binds = [(item if isinstance(item, tuple) else (item, item)) for item in writable]
     shown = shown_folders(argv, policy)
     argv = [visible_program(argv[0], shown), *argv[1:]] if argv else argv
-    args = [*system_mounts(policy.etc), "--dev", "/dev", "--proc", "/proc", "--perms", "1777",
+    etc, staged_identity = etc_for(policy.etc, shown)
+    args = [*system_mounts(etc), "--dev", "/dev", "--proc", "/proc", "--perms", "1777",
             "--size", str(policy.limits.tmp_bytes), "--tmpfs", "/tmp", *identity_args(identity or {}),
-            # One bind per /etc entry (no staged folder): bubblewrap's own /etc, writable by an
-            # ordinary user's sandbox user, is made read-only once passwd and group are in.
-            *(() if policy.etc else ("--remount-ro", "/etc")),
-            *parent_dirs([*shown, cwd, *(target for _, target in binds)])]
+            *staged_identity, *parent_dirs([*shown, cwd, *(target for _, target in binds)])]
     for path in outermost(list(shown)):
         args += ["--ro-bind", str(path), str(path)]
     # Which hidden folders exist is looked at on every trial, never remembered: one that appears
@@ -183,6 +182,9 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
         args += ["--bind", str(source), str(target)]
     for source, target in policy.shared_read_only:  # after the binds: over a folder of one of them
         args += ["--ro-bind", str(source), str(target)]
+    # One bind per /etc entry (no staged folder): bubblewrap's own /etc, writable by an ordinary
+    # user's sandbox user, is made read-only once every mount point in it is made.
+    args += [] if etc else ["--remount-ro", "/etc"]
     chained = overlay is not None and not policy.bwrap_mounts_overlay
     args += _identity_args(userns is not None)
     args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",

@@ -142,3 +142,47 @@ def test_the_sandbox_sees_the_same_etc_as_through_one_bind_per_entry_and_cannot_
     passwd = staged.splitlines()[staged.splitlines().index(next(x for x in staged.splitlines()
                                                                   if x.startswith("/etc/passwd "))) + 1]
     assert passwd == hashlib.sha256(IDENTITY["/etc/passwd"].encode()).hexdigest() != empty
+
+
+# -- a file the agent's command names under /etc ---------------------------------------------------
+
+def test_a_named_etc_file_the_staged_folder_lacks_makes_that_trial_bind_each_entry(tmp_path: Path) -> None:
+    from rubricgate.isolation.etc_folder import etc_for
+
+    staged = stage_etc(tmp_path)
+    folder = tmp_path / "etc"
+    assert etc_for((), [Path("/etc/debian_version")]) == ((), ())
+    for fits in ([Path("/opt/cli/bin")], [Path("/etc/hosts")], [Path("/etc/ssl/openssl.cnf")] * ("/etc/ssl" in staged)):
+        assert etc_for(staged, fits) == (staged, ())
+    for lacks in ([Path("/etc/debian_version")], [Path("/etc/cli/config.json")], [Path("/etc")]):
+        assert etc_for(staged, [Path("/usr/bin/x"), *lacks]) == \
+            ((), ("--ro-bind", str(folder / "passwd"), "/etc/passwd", "--ro-bind", str(folder / "group"), "/etc/group"))
+
+
+def _unlisted_etc_file() -> Path:
+    """A readable regular file directly in the host's /etc that the allowlist does not name."""
+    for entry in sorted(os.scandir("/etc"), key=lambda e: e.name):
+        path = Path(entry.path)
+        if (entry.is_file(follow_symlinks=False) and str(path) not in etc_folder.ETC_FILES
+                and entry.stat().st_mode & 0o004 and entry.stat().st_size < 4096):
+            return path
+    pytest.skip("no readable unlisted file in /etc")
+
+
+@pytest.mark.usefixtures("bwrap_ready")
+@pytest.mark.parametrize("staged", [True, False], ids=["staged", "one-bind-per-entry"])
+def test_a_command_naming_an_unlisted_etc_file_still_starts_and_etc_stays_read_only(tmp_path: Path,
+                                                                                      staged: bool) -> None:
+    # `[cat, /etc/debian_version]`: the file is shown, and its mount point is made before /etc is read-only.
+    from rubricgate.isolation.process import run_process
+    from rubricgate.isolation.sandbox import SandboxPolicy
+
+    named = _unlisted_etc_file()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    policy = replace(SandboxPolicy("bwrap"), etc=stage_etc(tmp_path) if staged else ())
+    script = f'cat {named}; cat /etc/passwd; touch /etc/new.conf 2>/dev/null && echo WROTE; exit 0'
+    res = run_process(["/bin/sh", "-c", script, str(named)], cwd=ws, env={"PATH": "/usr/bin:/bin"}, timeout_s=60,
+                      output_cap_bytes=100_000, stdout_path=tmp_path / "out.txt", sandbox=policy)
+    assert res.exit_code == 0, res.stderr_tail
+    assert (tmp_path / "out.txt").read_text() == named.read_text() + IDENTITY["/etc/passwd"]
