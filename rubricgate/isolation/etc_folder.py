@@ -41,8 +41,8 @@ ETC_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/host.conf", "/etc/nsswitch.
 @lru_cache(maxsize=1)
 def entry_binds() -> tuple[str, ...]:
     """One bind per allowlisted entry that exists, on an empty /etc of its own (a tmpfs, so that
-    sandbox.wrap can make it read-only once passwd and group are in; a link, as a resolv.conf
-    into /run, is bound as the file it names)."""
+    sandbox.wrap can make it read-only once every mount point in it is made; a link, as a
+    resolv.conf into /run, is bound as the file it names)."""
     args = ["--perms", "0755", "--tmpfs", "/etc"]
     for path in ETC_FILES:
         if os.path.exists(path):
@@ -71,19 +71,24 @@ def etc_for(staged: tuple[str, ...], shown: Iterable[Path]) -> tuple[tuple[str, 
     needs). A file the agent's command names under /etc outside the allowlist (an argument
     `/etc/debian_version`) needs a mount point the read-only staged folder lacks: that trial
     binds each entry as before, on a tmpfs, with passwd and group from the staged folder."""
-    if not staged or all(_fits(Path(staged[1]), path, staged) for path in shown):
+    if not staged:
         return staged, ()
     folder = Path(staged[1])
+    if all(_fits(folder, path, staged[3:]) for path in shown):
+        return staged, ()
     return (), tuple(arg for dest in IDENTITY for arg in ("--ro-bind", str(folder / os.path.basename(dest)), dest))
 
 
-def _fits(folder: Path, path: Path, staged: tuple[str, ...]) -> bool:
+def _fits(folder: Path, path: Path, binds: tuple[str, ...]) -> bool:
     """Can `path` be mounted in the staged /etc at `folder`: outside /etc, inside a folder bound
-    over it (the host's folder holds the mount point), or where the staged folder has an entry."""
-    if path.parts[:2] != ("/", "etc") or len(path.parts) < 3:
-        return path.parts[:2] != ("/", "etc")
-    top = os.path.join("/etc", path.parts[2])
-    return (len(path.parts) > 3 and top in staged[3:]) or os.path.lexists(folder / os.path.relpath(path, "/etc"))
+    over it (`binds`: the host's folder holds the mount point), or where the folder has an entry."""
+    if not path.is_relative_to("/etc"):
+        return True
+    rel = path.relative_to("/etc")
+    if not rel.parts:  # /etc itself
+        return False
+    inside_bound = len(rel.parts) > 1 and f"/etc/{rel.parts[0]}" in binds
+    return inside_bound or os.path.lexists(folder / rel)
 
 
 def _stage(etc: Path) -> list[str]:
@@ -94,9 +99,9 @@ def _stage(etc: Path) -> list[str]:
     for path in ETC_FILES:
         if not os.path.exists(path):
             continue
-        target = etc / os.path.basename(path)
-        if os.path.isdir(path) or not _copied(path, target):
-            _mount_point(target, directory=os.path.isdir(path))
+        target, folder = etc / os.path.basename(path), os.path.isdir(path)
+        if folder or not _copied(path, target):
+            _mount_point(target, directory=folder)
             binds += ["--ro-bind", path, path]
     for dest, text in IDENTITY.items():
         (etc / os.path.basename(dest)).write_text(text, encoding="utf-8")
