@@ -31,14 +31,11 @@ rejects surrogates), so a transcript is never blanked.
 from __future__ import annotations
 
 import base64
-import functools
 import html
 import json
-import math
 import re
 import urllib.parse
-from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
@@ -46,10 +43,11 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
+from rubricgate.secret_env import MIN_SECRET_CHARS
+
 M = TypeVar("M", bound=BaseModel)
 
 REDACTED = "[REDACTED]"
-MIN_SECRET_CHARS = 6  # shorter values are skipped: scrubbing them would mangle ordinary text
 MIN_FRAGMENT = 8  # a cut-off piece of a secret this long is still treated as the secret
 # A run of base64 holding this many characters of a secret's base64 in a row is the secret's: a
 # line of wrapped base64 (GNU base64 and MIME wrap at 76, PEM at 64) holds the key's middle
@@ -57,16 +55,6 @@ MIN_FRAGMENT = 8  # a cut-off piece of a secret this long is still treated as th
 BASE64_RUN = 16
 _BASE64_TEXT = re.compile(rf"[A-Za-z0-9+/_-]{{{BASE64_RUN},}}")
 ESCAPE_DEPTH = 3
-
-
-def secret_values(env: Mapping[str, str], secret_names: Iterable[str]) -> list[str]:
-    """Values of the agent's environment `env` to scrub from outputs, in every isolation mode:
-    the declared secrets' (`secret_names`) and every other value that is a secret by its name or
-    shape (`secret_variable`: a token passed through agent.env_allowlist reaches the reviewer,
-    which can print it). Longest first; values under MIN_SECRET_CHARS are skipped."""
-    names = set(secret_names)
-    found = {v for k, v in env.items() if len(v) >= MIN_SECRET_CHARS and (k in names or secret_variable(k, v))}
-    return sorted(found, key=len, reverse=True)
 
 
 def json_forms(value: str, depth: int = ESCAPE_DEPTH, spelled: bool = True) -> set[str]:
@@ -160,58 +148,6 @@ def written_forms(value: str) -> tuple[str, ...]:
     for form in list(forms):
         forms |= _markup_forms(form)
     return tuple(sorted(forms, key=len, reverse=True))
-
-
-# --- which values of the harness's environment are secrets (copy-only runs) ------------------
-
-# Variables that name where things are, not secrets, whatever their shape.
-NOT_SECRET = frozenset({"PATH", "HOME", "PWD", "OLDPWD", "SHELL", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM",
-                        "TZ", "TMPDIR", "SHLVL", "HOSTNAME", "PYTHONPATH", "VIRTUAL_ENV", "CI", "_"})
-# Names that say a value is a credential: its value is a secret whatever it looks like.
-_SECRET_NAME = re.compile(r"(?i)token|secret|passw|passphrase|credential|cookie|private|signature|"
-                          r"api_?key|access_?key|auth(?!or)|(?:^|_)(?:key|pat|pwd|dsn)(?:_|$)")
-# A run of token characters long enough to hide a key; a commit SHA or UUID is an id.
-_TOKEN_RUN = re.compile(r"[A-Za-z0-9+/=_-]{16,}")
-_ID_SHAPED = re.compile(r"[0-9a-f]+|[0-9A-F]+|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
-
-
-def parent_env_secrets(environ: Mapping[str, str], secrets: Iterable[str] = ()) -> list[str]:
-    """What a copy-only run scrubs (a reviewer without a sandbox can read the harness's
-    environment in /proc): `secrets` (the configured ones) and every value of the parent
-    environment that is a secret by its name or its shape, longest first. CI refs, run ids,
-    paths, branch names and commit SHAs are none: scrubbing them rewrote rule and case ids."""
-    found = {v for k, v in environ.items() if len(v) >= MIN_SECRET_CHARS and secret_variable(k, v)} | set(secrets)
-    return sorted(found, key=len, reverse=True)
-
-
-def secret_variable(name: str, value: str) -> bool:
-    """A variable whose value is a secret: named like a credential, or shaped like one."""
-    if name in NOT_SECRET or name.startswith(("LC_", "XDG_")):
-        return False
-    return bool(_SECRET_NAME.search(name)) or looks_secret(value)
-
-
-def looks_secret(value: str) -> bool:
-    """Credential-shaped (the patterns below: `sk-`, `ghp_`, `AKIA`, a private key...) or holding
-    a random-looking token: 16+ token characters with lower, upper case and digits, switching
-    between them as random text does (a third of the steps or more; words and camelCase do so
-    far less) and with high entropy. Hex strings and UUIDs are ids (a SHA), never by shape."""
-    if any(p.search(value) for p in CREDENTIAL_PATTERNS):
-        return True
-    return any(_random_token(run) for run in _TOKEN_RUN.findall(value))
-
-
-def _random_token(run: str) -> bool:
-    alnum = [c for c in run if c.isascii() and c.isalnum()]
-    if len(alnum) < 16 or _ID_SHAPED.fullmatch(run):
-        return False
-    kinds = [0 if c.islower() else 1 if c.isupper() else 2 for c in alnum]
-    if len(set(kinds)) < 3:
-        return False
-    switches = sum(a != b for a, b in zip(kinds, kinds[1:], strict=False)) / (len(kinds) - 1)
-    counts = Counter(alnum)
-    entropy = -sum(n / len(alnum) * math.log2(n / len(alnum)) for n in counts.values())
-    return switches >= 0.33 and entropy >= 3.3
 
 
 # --- scrubbing ---------------------------------------------------------------------------------
@@ -577,82 +513,3 @@ def encodable(text: str) -> str:
 def encoded(text: str) -> bytes:
     """`encodable(text)` as UTF-8 bytes, made in one pass (no copy of the text between)."""
     return text.encode("utf-8", "backslashreplace")
-
-
-# --- credential-shaped text ------------------------------------------------------------------
-# The scrubbing above removes values rubricgate knows. These patterns find credentials nobody
-# declared: a key pasted into a reviewed file. The builtin reviewer's `secret-in-file` rule,
-# `record`'s check of what it snapshots, and the reports' masking of quotes share them.
-
-_ASSIGNED = (r"(?i)\b(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key)\b[\"']?\s*[:=]\s*[\"']?",
-             r"(?=[^\s\"'<>{}$]*[0-9!@#%^&*+/=_-])[^\s\"'<>{}$]{8,}")
-# (kind shown to people, slug in placeholders, pattern that finds it on one line)
-CREDENTIAL_KINDS: list[tuple[str, str, re.Pattern[str]]] = [
-    ("OpenAI-style API key", "api-key", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}")),
-    ("AWS access key id", "aws-access-key-id", re.compile(r"\bAKIA[0-9A-Z]{16}\b")),
-    ("GitHub token", "github-token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}")),
-    ("Slack token", "slack-token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
-    ("private key", "private-key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
-    # A credential-looking key with a literal value: no $VAR, {{ }}, <placeholder>.
-    ("credential assignment", "credential", re.compile(_ASSIGNED[0] + _ASSIGNED[1])),
-]
-CREDENTIAL_PATTERNS = [pattern for _, _, pattern in CREDENTIAL_KINDS]
-# What a replacement covers when it is more than the match: a private key's whole block (to the
-# end of the text when its END line was cut off), and only the value of an assignment.
-_REPLACED = {"private-key": re.compile(r"(?P<begin>-----BEGIN [A-Z ]*PRIVATE KEY-----)"
-                                       r"(?:.*?(?P<end>-----END [A-Z ]*PRIVATE KEY-----)|.*)", re.DOTALL),
-             "credential": re.compile(f"(?i)(?P<name>{_ASSIGNED[0].removeprefix('(?i)')}){_ASSIGNED[1]}")}
-# `record --redact` keeps each credential's shape, so a task about a leaked key still shows the
-# reviewer a key in clear; the word REDACTED marks it for people.
-_MARK = "REDACTED-BY-RUBRICGATE"
-_SHAPED = {"api-key": lambda m: "sk-" + _MARK,
-           "aws-access-key-id": lambda m: "AKIAREDACTED00000000",
-           "github-token": lambda m: m.group()[:4] + _MARK.replace("-BY-", "by").replace("-", ""),
-           "slack-token": lambda m: m.group()[:5] + _MARK,
-           "private-key": lambda m: f"{m.group('begin')}\n{_MARK}\n{m.group('end') or '-----END PRIVATE KEY-----'}",
-           "credential": lambda m: m.group("name") + _MARK.replace("-", "_")}
-_PLACEHOLDER = re.compile(r"(?:sk-REDACTED-BY-RUBRICGATE|AKIAREDACTED00000000|gh[pousr]_REDACTEDbyRUBRICGATE|"
-                          r"xox[abprs]-REDACTED-BY-RUBRICGATE|REDACTED_BY_RUBRICGATE)$")
-
-
-# A prefix every pattern above needs: text without any of these holds no credential.
-_MAYBE = re.compile(r"sk-|AKIA|gh[pousr]_|xox[abprs]-|PRIVATE KEY|"
-                    r"(?i:passw|pwd|secret|token|api[_-]?key|access[_-]?key)")
-
-
-def find_credentials(text: str) -> list[tuple[int, str]]:
-    """(1-based line, kind) of every line holding something credential-shaped, one entry per line."""
-    found = []
-    for no, line in enumerate(text.splitlines(), start=1):
-        kind = next((k for k, _, p in CREDENTIAL_KINDS if p.search(line)), None)
-        if kind is not None:
-            found.append((no, kind))
-    return found
-
-
-def redact_credentials(text: str) -> str:
-    """`text` with each credential replaced by a placeholder of the same shape marked REDACTED
-    (`token: ghp_REDACTEDbyRUBRICGATE`); redacting twice changes nothing more."""
-    for _, slug, pattern in CREDENTIAL_KINDS:
-        text = _REPLACED.get(slug, pattern).sub(functools.partial(_redacted, slug=slug), text)
-    return text
-
-
-def _redacted(match: re.Match[str], slug: str) -> str:
-    if slug == "credential" and _PLACEHOLDER.match(match.group()[len(match.group("name")):]):
-        return match.group()  # already a placeholder of a more specific kind
-    return _SHAPED[slug](match)
-
-
-def mask_credentials(text: str) -> str:
-    """`text` with each credential shown as `<masked:KIND>`: what the reports do to quoted text."""
-    if not _MAYBE.search(text):  # the common case, one scan: reports call this on every value
-        return text
-    for _, slug, pattern in CREDENTIAL_KINDS:
-        text = _REPLACED.get(slug, pattern).sub(functools.partial(_masked, slug=slug), text)
-    return text
-
-
-def _masked(match: re.Match[str], slug: str) -> str:
-    name = match.group("name") if "name" in match.re.groupindex else ""
-    return f"{name}<masked:{slug}>"

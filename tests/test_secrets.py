@@ -12,7 +12,7 @@ import pytest
 
 from rubricgate.models.transcript import ToolCall, Transcript
 from rubricgate.secrets import (REDACTED, encodable, json_forms, scrub, scrub_data, scrub_file, scrub_json,
-                                scrub_model, secret_values)
+                                scrub_model)
 
 SECRET = 'p@ss"wörd\\123-Zk8'
 
@@ -180,19 +180,7 @@ def test_nothing_to_scrub_returns_text_unchanged() -> None:
     assert scrub("plain", []) == "plain" and scrub("plain", [SECRET]) == "plain"
 
 
-# -- values and data --------------------------------------------------------------------------
-
-def test_secret_values_skip_short_and_sort_longest_first() -> None:
-    env = {"A": "abc", "B": "long-secret-value", "C": "medium1"}
-    assert secret_values(env, ["A", "B", "C", "D"]) == ["long-secret-value", "medium1"]
-
-
-def test_secret_values_take_every_secret_looking_value_the_agent_gets_declared_or_not() -> None:
-    # agent.env_allowlist passes MY_TOKEN and GH through: the reviewer can print them, in every mode
-    env = {"MY_TOKEN": "plain-words-value", "GH": "ghp_Zq9fault7K2mP7vL4nR8tWx3Yb6Hc1Jd5Ks", "PATH": "/usr/bin:/bin",
-           "LANG": "C.UTF-8", "GITHUB_HEAD_REF": "rubric/soften-description", "HOME": "/tmp/Ab3dE5gH7jK9mN1pQ"}
-    assert secret_values(env, []) == ["ghp_Zq9fault7K2mP7vL4nR8tWx3Yb6Hc1Jd5Ks", "plain-words-value"]
-
+# -- data --------------------------------------------------------------------------
 
 def test_scrub_data_walks_values_and_lists_and_leaves_keys_and_other_values() -> None:
     # Its keys are the field names of what is written (a model's dump, an event): ours.
@@ -231,53 +219,6 @@ def test_an_event_keeps_its_field_names(tmp_path: Path) -> None:
     line = json.loads((tmp_path / "events.jsonl").read_text())
     assert list(line) == ["event", "at", "case_id", "trial", "note"] == list(seen[0])
     assert line["note"] == seen[0]["note"] == f"the {REDACTED} is {REDACTED}"
-
-
-# -- credential-shaped text (not known values): record's check and the reports' masking --------
-
-from rubricgate.secrets import find_credentials, mask_credentials, redact_credentials  # noqa: E402
-
-GH_TOKEN = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123"
-AWS_ID = "AKIA" + "ABCDEFGHIJKLMNOP"
-
-
-def test_find_credentials_names_the_line_and_the_kind() -> None:
-    text = f"# Setup\n\nUse $API_KEY from the environment.\n    token: {GH_TOKEN}\naws {AWS_ID}\n"
-    assert find_credentials(text) == [(4, "GitHub token"), (5, "AWS access key id")]
-    assert find_credentials("password: <your password>\napi_key: ${KEY}\n") == []  # placeholders are not credentials
-
-
-def test_redaction_leaves_a_marked_placeholder_of_the_same_shape() -> None:
-    key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAK\n-----END RSA PRIVATE KEY-----"
-    text = f"token: {GH_TOKEN}\nkey = sk-{'x' * 20}\npassword: hunter2-and-more\n{key}\ncut: {AWS_ID}\n"
-    out = redact_credentials(text)
-    assert GH_TOKEN not in out and "sk-xxxx" not in out and "hunter2" not in out and "MIIE" not in out
-    assert out.splitlines() == ["token: ghp_REDACTEDbyRUBRICGATE", "key = sk-REDACTED-BY-RUBRICGATE",
-                                "password: REDACTED_BY_RUBRICGATE",  # the key name stays, the value goes
-                                "-----BEGIN RSA PRIVATE KEY-----", "REDACTED-BY-RUBRICGATE",
-                                "-----END RSA PRIVATE KEY-----", "cut: AKIAREDACTED00000000"]
-    # Still credential-shaped, so a task about a leaked key still shows the reviewer one.
-    assert [kind for _, kind in find_credentials(out)][:2] == ["GitHub token", "OpenAI-style API key"]
-    assert redact_credentials(out) == out
-
-
-def test_a_private_key_whose_end_was_cut_off_is_redacted_to_the_end() -> None:
-    out = redact_credentials("intro\n-----BEGIN PRIVATE KEY-----\nMIIEow\nIBAAK")
-    assert out == "intro\n-----BEGIN PRIVATE KEY-----\nREDACTED-BY-RUBRICGATE\n-----END PRIVATE KEY-----"
-
-
-def test_masking_keeps_the_text_around_a_credential() -> None:
-    assert mask_credentials(f"line 4: token: {GH_TOKEN} (in clear)") == "line 4: token: <masked:github-token> (in clear)"
-    assert mask_credentials("-----BEGIN RSA PRIVATE KEY-----") == "<masked:private-key>"
-    assert mask_credentials("nothing here") == "nothing here"
-
-
-@pytest.mark.parametrize("text, kind", [
-    ("key sk-" + "a1" * 10, "api-key"), ("id " + AWS_ID, "aws-access-key-id"), ("t " + GH_TOKEN, "github-token"),
-    ("s xoxb-" + "1234567890ab", "slack-token"), ("-----BEGIN EC PRIVATE KEY-----", "private-key"),
-    ("PASSWORD = 'Hunter2-long'", "credential"), ("Api-Key: abc123def456", "credential")])
-def test_every_kind_is_masked(text: str, kind: str) -> None:
-    assert f"<masked:{kind}>" in mask_credentials(text)
 
 
 # -- JSON text stays JSON: a redaction never cuts a backslash escape in two ----------------------

@@ -15,9 +15,9 @@ import yaml
 from pydantic import ValidationError
 
 from rubricgate.adopt.record_sources import Reviewed
+from rubricgate.credentials import find_credentials, redact_credentials
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.models.task import Expect, TaskFile
-from rubricgate.secrets import find_credentials, redact_credentials
 
 DEFAULT_REVIEW_ROOT = "skills"
 

@@ -21,7 +21,8 @@ from rubricgate.agents.decoded_lines import shared_decoding
 from rubricgate.agents.normalize import Draft, finish, read_stream, with_proxy_evidence
 from rubricgate.agents.spec import CliSpec
 from rubricgate.isolation.environment import isolated_env
-from rubricgate.secrets import scrub, scrub_file, secret_values
+from rubricgate.secret_env import secret_values
+from rubricgate.secrets import scrub, scrub_file
 
 # The process runner, the sandbox and the config and transcript models are imported where a run
 # needs them: `rubricgate agents` and `validate` read the adapters' specs without them.

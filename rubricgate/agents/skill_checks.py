@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 
 from rubricgate.agents.workspace_view import WorkspaceView
-from rubricgate.secrets import CREDENTIAL_PATTERNS
+from rubricgate.credentials import CREDENTIAL_PATTERNS
 from rubricgate.suite.yaml_json import safe_load_yaml
 
 NAME_FORMAT = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")

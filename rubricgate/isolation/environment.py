@@ -7,7 +7,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 # One mechanism for every writer; these names stay importable from here for existing callers.
-from rubricgate.secrets import REDACTED, scrub, scrub_data, scrub_file, scrub_model, secret_values
+from rubricgate.secret_env import secret_values
+from rubricgate.secrets import REDACTED, scrub, scrub_data, scrub_file, scrub_model
 
 __all__ = ["REDACTED", "build_env", "isolated_env", "scrub", "scrub_data", "scrub_file", "scrub_model",
            "secret_values"]

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
+from rubricgate.credentials import mask_credentials
 from rubricgate.models.results import CaseSummary, RateRow, Summary
 from rubricgate.reports import explain, story
-from rubricgate.secrets import mask_credentials
 
 MARKER = "<!-- rubricgate:report -->"
 DEFAULT_ARTIFACT = "rubricgate-report"

@@ -19,6 +19,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from rubricgate.credentials import mask_credentials
 from rubricgate.errors import GateInputError
 from rubricgate.models.results import Summary, TrialResult
 from rubricgate.models.transcript import Transcript
@@ -28,7 +29,6 @@ from rubricgate.reports.comment import delta_label, interval, k_groups, new_case
 from rubricgate.reports.html_context import case_cost, explain_context, page_context
 from rubricgate.reports.junit import xml_safe
 from rubricgate.reports.replay import trial_failed
-from rubricgate.secrets import mask_credentials
 
 MAX_TEXT = 20_000  # a runaway final message should not make the report unusable
 MAX_INPUT = 2_000

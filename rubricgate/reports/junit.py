@@ -12,9 +12,9 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Iterator
 
+from rubricgate.credentials import mask_credentials
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import CaseSummary, Summary, TrialResult
-from rubricgate.secrets import mask_credentials
 
 # Everything outside the XML 1.0 Char production, written as the five ranges it leaves out: the
 # negated class of the ranges it allows took ~20 ms to compile, on every run's report (this takes 0.3).

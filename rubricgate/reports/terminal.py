@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rubricgate.credentials import mask_credentials
 from rubricgate.models.dimensions import ordered
 from rubricgate.models.results import Summary
 from rubricgate.reports.comment import k_groups, new_cases_line, signed_pp
 from rubricgate.reports.story import passed_unseen
-from rubricgate.secrets import mask_credentials
 
 
 def _pct(x: float | None) -> str:

@@ -20,7 +20,8 @@ from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.isolation.environment import build_env, secret_values
 from rubricgate.models.config import Config
 from rubricgate.models.results import CaseSpec
-from rubricgate.secrets import parent_env_secrets, scrub
+from rubricgate.secret_env import parent_env_secrets
+from rubricgate.secrets import scrub
 
 FIX = "rename it, or keep that value out of the environment: every file of the run would name it [REDACTED]"
 

@@ -18,7 +18,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from rubricgate.secrets import mask_credentials
+from rubricgate.credentials import mask_credentials
 from rubricgate.view import urls
 
 

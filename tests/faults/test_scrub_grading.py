@@ -113,7 +113,7 @@ def test_a_name_the_run_writes_that_holds_a_secret_is_refused_before_any_trial_n
 @pytest.mark.parametrize("value", ["rubric/soften-description", "refs/heads/fix-description-length",
                                    "3f5a9c0d1e2b4a6c8d0e3f5a9c0d1e2b4a6c8d0e", "/home/runner/work/x/x", "7312345678"])
 def test_ci_values_are_not_secrets(value: str) -> None:
-    from rubricgate.secrets import parent_env_secrets
+    from rubricgate.secret_env import parent_env_secrets
 
     assert parent_env_secrets({"GITHUB_HEAD_REF": value}) == []
     assert parent_env_secrets({"GITHUB_TOKEN": value}) == [value]  # named like a credential: always
