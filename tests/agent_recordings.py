@@ -7,9 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rubricgate.agents.base import AgentRequest
-from rubricgate.agents.normalize import Draft, finish
-from rubricgate.models.transcript import Transcript
+from rubricgate.agents.ending import finish
+from rubricgate.agents.normalize import Draft
 from rubricgate.isolation.process import ProcessResult
+from rubricgate.models.transcript import Transcript
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 

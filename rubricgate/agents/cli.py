@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.decoded_lines import shared_decoding
-from rubricgate.agents.normalize import Draft, finish, read_stream, with_proxy_evidence
+from rubricgate.agents.ending import finish, with_proxy_evidence
+from rubricgate.agents.normalize import Draft, read_stream
 from rubricgate.agents.spec import CliSpec
 from rubricgate.isolation.environment import isolated_env
 from rubricgate.secret_env import secret_values

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from rubricgate import boundary
 from rubricgate.agents.base import AgentRequest
+from rubricgate.agents.ending import finish
 from rubricgate.agents.formats import format_names, parser_for
-from rubricgate.agents.normalize import finish
 from rubricgate.errors import GateInputError
 from rubricgate.isolation.process import ProcessResult
 from rubricgate.models.config import AgentConfig

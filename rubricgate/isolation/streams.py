@@ -30,7 +30,7 @@ _CHUNK = 65536
 
 Watch = Callable[[bytes], "str | None"]
 # How the stop reason of an agent that went silent starts: a stall of the CLI or its connection,
-# which the transcript reports as an infrastructure failure (agents/normalize.py).
+# which the transcript reports as an infrastructure failure (agents/ending.py).
 IDLE_STOP = "idle_timeout"
 
 

@@ -1,6 +1,6 @@
 """Failure classes: why an agent run did not complete, decided by what the harness observed.
 
-The adapters set a transcript's class with its evidence (agents/normalize.py); the graders and
+The adapters set a transcript's class with its evidence (agents/ending.py); the graders and
 the retry policy read it (graders/failures.py). docs/agents.md has the table per CLI.
 
 The infrastructure's (retried under agent.retries, then `errored`, judged by no grader):

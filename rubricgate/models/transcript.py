@@ -40,7 +40,7 @@ class ToolCall(StrictModel):
 
 class Usage(StrictModel):
     # Amounts (finite, >= 0): adapters check what a CLI reports before it gets here
-    # (agents/normalize.py), so a stored transcript claiming -1e9 or NaN is refused on reading.
+    # (agents/ending.py), so a stored transcript claiming -1e9 or NaN is refused on reading.
     # A token count is None when the CLI reported none (unknown, never a made-up 0).
     input_tokens: int | None = Field(default=0, ge=0)
     output_tokens: int | None = Field(default=0, ge=0)

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.cortex import CortexAgent, parse_cortex_stream
-from rubricgate.agents.normalize import finish
+from rubricgate.agents.ending import finish
+from rubricgate.isolation.process import ProcessResult
 from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import Transcript
-from rubricgate.isolation.process import ProcessResult
 from tests.agent_recordings import agent_request
 
 DATA = Path(__file__).parents[1] / "data" / "transcripts" / "cortex"

@@ -12,7 +12,8 @@ import pytest
 
 from rubricgate.agents.claude import ClaudeAgent, api_retry_stop, parse_claude_stream
 from rubricgate.agents.codex import CodexAgent, output_status, retry_notice, retry_notice_stop
-from rubricgate.agents.normalize import Draft, finish
+from rubricgate.agents.ending import finish
+from rubricgate.agents.normalize import Draft
 from rubricgate.agents.opencode import OpenCodeAgent, stream_error_watch
 from rubricgate.graders.failures import failure_kind
 from rubricgate.isolation.process import ProcessResult
@@ -187,7 +188,7 @@ def test_an_api_answer_claimed_without_any_request_is_the_reviewers_own_doing() 
     """A reviewer program that prints a result claiming API 529, having sent nothing anywhere:
     under the allowlist sandbox every connection goes through rubricgate's proxy, so the claim
     has no request behind it."""
-    from rubricgate.agents.normalize import with_proxy_evidence
+    from rubricgate.agents.ending import with_proxy_evidence
 
     t = with_proxy_evidence(_claimed(529, []), proxied=True)
     assert t.failure == "agent_error" and "relayed none" in t.evidence and failure_kind(t) == "reviewer"
@@ -195,7 +196,7 @@ def test_an_api_answer_claimed_without_any_request_is_the_reviewers_own_doing() 
 
 
 def test_the_proxys_status_and_retry_after_back_the_cli_up() -> None:
-    from rubricgate.agents.normalize import with_proxy_evidence
+    from rubricgate.agents.ending import with_proxy_evidence
 
     seen = [{"host": "127.0.0.1", "port": 9, "kind": "http", "outcome": "relayed", "status": 200},
             {"host": "127.0.0.1", "port": 9, "kind": "http", "outcome": "relayed", "status": 429, "retry_after": "12"}]
@@ -206,7 +207,7 @@ def test_the_proxys_status_and_retry_after_back_the_cli_up() -> None:
 
 def test_the_endpoints_retry_after_beats_a_shorter_gap_the_cli_reported() -> None:
     # Copilot CLI may log one failed request twice, 1.2 s apart: that gap is no wait the endpoint asked for.
-    from rubricgate.agents.normalize import with_proxy_evidence
+    from rubricgate.agents.ending import with_proxy_evidence
 
     seen = [{"host": "127.0.0.1", "port": 9, "kind": "http", "outcome": "relayed", "status": 429, "retry_after": "10"}]
     short = _claimed(429, seen, "rate_limit").model_copy(update={"retry_after_s": 1.2})
@@ -217,7 +218,7 @@ def test_the_endpoints_retry_after_beats_a_shorter_gap_the_cli_reported() -> Non
 
 def test_the_proxys_own_answer_for_an_endpoint_it_could_not_reach_is_unreachable() -> None:
     """Claude Code reports the proxy's 502 for a refused connection as the endpoint's API 502."""
-    from rubricgate.agents.normalize import with_proxy_evidence
+    from rubricgate.agents.ending import with_proxy_evidence
 
     down = [{"host": "127.0.0.1", "port": 9, "kind": "http", "outcome": "unreachable", "detail": "connection refused"}]
     t = with_proxy_evidence(_claimed(502, down), proxied=True)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rubricgate.agents.normalize import Draft, finish, normalize_tool_name, parse_json_lines
+from rubricgate.agents.ending import finish
+from rubricgate.agents.normalize import Draft, normalize_tool_name, parse_json_lines
 from rubricgate.isolation.process import ProcessResult
 
 

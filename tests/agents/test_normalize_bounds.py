@@ -8,7 +8,8 @@ import json
 import pytest
 
 from rubricgate.agents.claude import parse_claude_stream
-from rubricgate.agents.normalize import Draft, finish, parse_json_lines
+from rubricgate.agents.ending import finish
+from rubricgate.agents.normalize import Draft, parse_json_lines
 from rubricgate.boundary import VALUE_DEPTH
 from rubricgate.isolation.process import ProcessResult
 

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from rubricgate.agents.codex import parse_codex_stream
+from rubricgate.agents.ending import finish
 from rubricgate.agents.formats import parser_for, watch_for
-from rubricgate.agents.normalize import finish
 from rubricgate.isolation.process import ProcessResult
 
 RESULT = {"type": "result", "subtype": "success", "is_error": False, "result": "done", "num_turns": 1}

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING
 from click.testing import CliRunner
 
 from rubricgate import boundary
+from rubricgate.agents.ending import finish
 from rubricgate.agents.formats import parser_for, watch_for
-from rubricgate.agents.normalize import ENDPOINT_STOP, UNREACHABLE_STOP, Draft, finish
+from rubricgate.agents.normalize import ENDPOINT_STOP, UNREACHABLE_STOP, Draft
 from rubricgate.agents.registry import cli_specs
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.isolation.process import ProcessResult

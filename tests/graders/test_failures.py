@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from rubricgate.agents.claude import parse_claude_stream
-from rubricgate.agents.normalize import Draft, finish, signal_of
+from rubricgate.agents.ending import finish, signal_of
+from rubricgate.agents.normalize import Draft
 from rubricgate.graders import grade_trial
 from rubricgate.graders.failures import errored_reason, failure_class, failure_kind, is_infra_failure, outcome_fields
 from rubricgate.isolation.process import ProcessResult
