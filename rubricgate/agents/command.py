@@ -128,7 +128,7 @@ def _codex_rollout(fmt: str, request: AgentRequest) -> dict[str, bytes]:
     the only record of commands the sandbox refused."""
     if fmt != "codex":
         return {}
-    from rubricgate.agents.codex import read_rollout
+    from rubricgate.agents.codex_rollout import read_rollout
 
     rollout = read_rollout(request.home / ".codex")
     return {"rollout": rollout} if rollout is not None else {}

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from rubricgate.agents.base import AgentRequest
-from rubricgate.agents.codex import (CodexAgent, codex_config, item_result, limit_watch, output_status,
-                                     parse_codex_stream)
+from rubricgate.agents.codex import CodexAgent, codex_config, item_result, limit_watch, parse_codex_stream
+from rubricgate.agents.codex_rollout import output_status
 from rubricgate.agents.shell_commands import classify_command, unwrap_shell
 from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import Transcript

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from rubricgate.agents.claude import ClaudeAgent, api_retry_stop, parse_claude_stream
-from rubricgate.agents.codex import CodexAgent, output_status, retry_notice, retry_notice_stop
+from rubricgate.agents.codex import CodexAgent, retry_notice, retry_notice_stop
+from rubricgate.agents.codex_rollout import output_status
 from rubricgate.agents.ending import finish
 from rubricgate.agents.normalize import Draft
 from rubricgate.agents.opencode import OpenCodeAgent, stream_error_watch
