@@ -50,7 +50,7 @@ from rubricgate.errors import GateInputError
 from rubricgate.models.config import AgentConfig, Config
 from rubricgate.models.results import CacheRejection, CaseSpec, Summary
 from rubricgate.models.transcript import Transcript
-from rubricgate.runner.cache_inputs import program_digest
+from rubricgate.runner.cache_inputs import own_code_digest, program_digest
 from rubricgate.runner.digests import case_digest, digest_json, files_digest, reviewer_digest
 
 CACHE_DIR = ".rubricgate-cache"  # a cache folder inside the repository: hidden from agents, never in a workspace
@@ -96,8 +96,10 @@ def run_digests(repo: Path, config: Config, programs: Mapping[str, Sequence[str]
                 path: str | None = None) -> RunDigests:
     """Digest the reviewer files, the repository-wide agent context files and each agent's
     program (`programs`: agent name -> the argv it starts, resolved on `path`)."""
-    return RunDigests(reviewer=reviewer_digest(repo, config), context=files_digest(repo, context_files()),
-                      programs={name: program_digest(argv, repo, path) for name, argv in (programs or {}).items()})
+    return RunDigests(reviewer=reviewer_digest(repo, config, whole_past_cap=True),
+                      context=files_digest(repo, context_files()),
+                      programs={name: program_digest(argv, repo, path) or own_code_digest()
+                                for name, argv in (programs or {}).items()})
 
 
 def key_parts(repo: Path, config: Config, case: CaseSpec, agent: AgentConfig, *,
@@ -109,8 +111,10 @@ def key_parts(repo: Path, config: Config, case: CaseSpec, agent: AgentConfig, *,
         reviewer=digests.reviewer, case=case_digest(repo, case),
         context=digests.context, agent=agent_name,
         # `tiers:` too: the builtin reviewer derives its tier from it (an edit replayed stale answers).
+        # `workspace_exclude` too: it decides what the reviewer can read (lifting it replayed stale answers).
         agent_settings=digest_json({"agent": _agent_settings(agent, case),
-                                     "tiers": config.tiers.model_dump(mode="json") if config.tiers else None}),
+                                     "tiers": config.tiers.model_dump(mode="json") if config.tiers else None,
+                                     "workspace_exclude": sorted(config.suite.workspace_exclude)}),
         agent_version=agent_version, model=model, trial=trial,
         env=env_digest(env or {}, agent.secret_env), program=digests.programs.get(agent_name, ""),
     )

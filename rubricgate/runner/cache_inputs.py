@@ -8,11 +8,13 @@ The agent program is the file its command starts (resolved on the agent's PATH, 
 and every file the command names (a script it runs): their bytes, so an edited wrapper script
 or a reinstalled CLI of the same version is a miss. A file over HASH_WHOLE_BYTES (a 400 MB
 native CLI) is fingerprinted by its size, times, inode and its first and last MiB instead,
-which a reinstall changes; the run computes this once (runner/scheduler.py keeps it).
+which a reinstall changes; the run computes this once (runner/scheduler.py keeps it). An agent
+that starts no program (the builtin reviewer, replay) is rubricgate's own code: its files.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -34,6 +36,24 @@ def program_digest(argv: Sequence[str], repo: Path, path: str | None) -> str:
     files = [_program_file(argv[0], repo, path), *(_named_file(arg, repo) for arg in argv[1:])]
     parts = [f"{f}\0{_fingerprint(f)}" for f in files if f is not None]
     return hashlib.sha256("\n".join([argv[0], *parts]).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+@functools.cache
+def own_code_digest() -> str:
+    """Digest of rubricgate's own files (its modules and package data): the program of an agent
+    that runs none, the builtin reviewer (and replay). The version alone misses an edit to an
+    editable install (a PR loosening the builtin's checks replayed its stale answers)."""
+    return folder_digest(Path(__file__).resolve().parents[1])
+
+
+def folder_digest(folder: Path) -> str:
+    """One digest of every file under `folder` (names and bytes), compiled bytecode left out."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+                       and p.suffix not in (".pyc", ".pyo")):
+        digest.update(f"{path.relative_to(folder).as_posix()}\0".encode("utf-8", "surrogateescape"))
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
 
 
 def _program_file(name: str, repo: Path, path: str | None) -> Path | None:

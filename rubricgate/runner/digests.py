@@ -15,16 +15,31 @@ from typing import Any
 from rubricgate.models.config import Config
 from rubricgate.models.results import CaseSpec
 from rubricgate.runner.workspace import SKIP_DIRS
-from rubricgate.suite.closure import reviewer_closure
+from rubricgate.suite.closure import closure_skip, reviewer_closure
 from rubricgate.suite.trees import WorkTree
 
 MISSING = "missing"
 
 
-def reviewer_digest(repo: Path, config: Config) -> dict[str, str]:
+# The key of the trial cache's reviewer part when the closure reached its file limit.
+WHOLE_TREE = ":the whole tree (the reviewer's closure reached its file limit)"
+
+
+def reviewer_digest(repo: Path, config: Config, whole_past_cap: bool = False) -> dict[str, str]:
     """Digest per reviewer file: the reviewer's closure (suite/closure.py), which leaves out the
-    changed-files list (written per case: part of the case, not the reviewer)."""
-    return files_digest(repo, reviewer_closure(WorkTree(repo), config).files)
+    changed-files list (written per case: part of the case, not the reviewer). `whole_past_cap`
+    (the trial cache): when the closure reached its file limit, past which no one can say which
+    file is the reviewer's, one more entry digests every file of the tree but what is never the
+    reviewer's (a link 701 files deep replayed stale answers), as `changed` and `compare` count
+    them all."""
+    tree = WorkTree(repo)
+    closure = reviewer_closure(tree, config)
+    digests = files_digest(repo, closure.files)
+    if whole_past_cap and closure.capped:
+        skip = closure_skip(config)
+        rest = [rel for rel in tree.files_under("") if not any(rel == s or rel.startswith(s + "/") for s in skip)]
+        digests[WHOLE_TREE] = digest_json(files_digest(repo, rest))
+    return digests
 
 
 # rubricgate.yaml's sections that set up or grade the reviewer, recorded beside its files: a

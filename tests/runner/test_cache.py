@@ -419,3 +419,52 @@ def test_config_cache_dir_is_used(tmp_path: Path, counting) -> None:
     config.write_text(config.read_text() + "cache_dir: ../shared-cache\n")
     _run(repo)
     assert list((tmp_path / "shared-cache").rglob("*.json")) and _no_trial_in_the_users_cache()
+
+
+# -- what the reviewer reads beyond its files: the workspace's exclusions, past the closure's cap,
+#    and the builtin reviewer's own code ---------------------------------------------------------
+
+def test_lifting_a_workspace_exclusion_changes_the_key(repo: Path) -> None:
+    from rubricgate.models.config import SuiteConfig
+
+    def key(exclude: list[str]) -> str:
+        config = Config(reviewer=REVIEWER, suite=SuiteConfig(workspace_exclude=exclude))
+        parts = cache.key_parts(repo, config, _case(), AgentConfig(), agent_name="builtin", agent_version="1.0",
+                                model="m", trial=1)
+        return cache.cache_key(parts)
+
+    assert key(["docs/extra.md"]) != key([])
+    assert key(["a", "b"]) == key(["b", "a"])
+
+
+def test_past_the_closure_cap_an_edit_anywhere_in_the_tree_changes_the_key(repo: Path, monkeypatch) -> None:
+    from rubricgate.suite import closure
+    from rubricgate.suite.trees import WorkTree
+
+    monkeypatch.setattr(closure, "MAX_FILES", 6)
+    _write(repo, REVIEWER.prompt, "review the files; see [c1](../../chain/c1.md)\n")
+    for i in range(1, 12):  # a chain of links longer than the cap: c11 is past it
+        _write(repo, f"chain/c{i}.md", f"POLICY strict; next: [c{i + 1}](c{i + 1}.md)\n")
+    assert closure.reviewer_closure(WorkTree(repo), Config(reviewer=REVIEWER)).capped
+    before = cache.cache_key(_parts(repo))
+    _write(repo, "chain/c11.md", "POLICY lenient\n")
+    after = cache.cache_key(_parts(repo))
+    assert after != before
+    _write(repo, REVIEWER.changed_files, "fixtures/block/a/SKILL.md\n")  # never the reviewer's
+    _write(repo, "fixtures/block/b/SKILL.md", "---\nname: b2\n---\n")  # another case's files
+    assert cache.cache_key(_parts(repo)) == after
+
+
+def test_an_agent_that_starts_no_program_is_keyed_by_rubricgate_s_own_code(repo: Path, tmp_path: Path) -> None:
+    from rubricgate.runner.cache_inputs import folder_digest, own_code_digest
+
+    digests = cache.run_digests(repo, Config(reviewer=REVIEWER), {"builtin": []})
+    assert digests.programs["builtin"] == own_code_digest() != ""
+    package = tmp_path / "pkg"
+    _write(package, "agents/builtin.py", "def review_files():\n    return ['x']\n")
+    _write(package, "agents/__pycache__/builtin.cpython-311.pyc", "compiled")
+    before = folder_digest(package)
+    _write(package, "agents/__pycache__/builtin.cpython-311.pyc", "compiled again")
+    assert folder_digest(package) == before  # bytecode is no edit
+    _write(package, "agents/builtin.py", "def review_files():\n    return []\n")  # a PR loosening the builtin
+    assert folder_digest(package) != before
