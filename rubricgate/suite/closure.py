@@ -10,9 +10,10 @@ the trial cache's key and the change-aware decision all read one closure, comput
     definitions (CommonMark's destinations: `<with spaces>`, balanced parentheses, percent-encoded,
     `/x` from the repository root; and HTML href/src), Jinja includes (`{% include "x" %}`, `import`, `from`,
     `extends`), `@path` mentions (as Claude Code imports them), `!include path`, paths in code
-    spans, and the string values of a TOML, YAML or JSON file that name a repository file; a
-    name is resolved beside the file that names it, then from the repository root, and counts
-    only when a regular file (or a folder: its files) is there;
+    spans, the string values of a TOML, YAML or JSON file that name a repository file, and paths
+    in the text itself (a file, never a folder); a name with `*` or `?` shaped like a path is a
+    glob: every file it matches. A name is resolved beside the file that names it and from the
+    repository root, and counts at each where a regular file (or a folder: its files) is there;
   * what agent CLIs read on their own (suite/agent_context.py): `AGENTS.md`, `CLAUDE.md`,
     `GEMINI.md`, ... in any folder, and the settings and agents folders at the root (`.claude/`,
     `.codex/`, `.github/copilot-instructions.md`, ...), whatever the agent;
@@ -61,6 +62,7 @@ CACHE_DIR = ".rubricgate-cache"  # the default cache folder inside a repository 
 # 100,000 to its end (87 s for 200 KB, hours for the 1 MB a file may have).
 _LINK_TEXT = r"!?\[(?:[^\[\]\n]|\n(?![ \t]*\n)|\[[^\[\]\n]*\])*\]"  # wraps lines, not paragraphs
 _LINKED = "linked from"
+_IN_TEXT = "named in the text of"
 # (pattern, how the naming file refers to the target: "linked from X", ...). A link's destination
 # is CommonMark's: `<in angle brackets, spaces allowed>` or a run without spaces whose
 # parentheses balance (`paren(1).md`); it may be percent-encoded, and `/x` is the repository's x.
@@ -76,8 +78,20 @@ _REFERENCES = [
     (re.compile(r"(?<![\w@./-])@((?:\.\.?/)*[\w][\w./-]*[\w])"), "@-mentioned in"),
     (re.compile(r"`([^`\s]+)`"), "named in a code span of"),
 ]
+# A path in the text itself (`Read guides/prose.md first`, `apply guides/rules/*.md`): a name with
+# a folder or an extension, started where no word, URL, address or path goes on. Counts only
+# as a file or a glob's files: prose that names a folder (`the code in src/`) names the
+# reviewed artifact more often than the reviewer.
+# Bounded (a name of 255, 32 folders deep, 16 dots): a run of `x/x/x...` or `a.a.a...` a megabyte
+# long is one try at its start, not a backtrack over all of it.
+_TEXT_PATH = re.compile(r"(?<![\w@./*\\:$~%-])((?:\.\.?/){0,16}[\w*][\w.*-]{0,254}(?:/[\w.*-]{1,255}){1,32}"
+                        r"|[\w*][\w*-]{0,254}(?:\.[\w*-]{1,255}){0,16}\.[A-Za-z]\w{0,7})(?![\w/@])")
 _BACKSLASH_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark's escapable punctuation
-_NOT_A_PATH = re.compile(r"\{|\}|\*|\?|\[|\]|\$|://|^mailto:|^[/~-]")
+_NOT_A_PATH = re.compile(r"\{|\}|\[|\]|\$|://|^mailto:|^[/~-]")
+# A name with `*` or `?` is a glob over the tree's files (`docs/rules/*.md`) when it looks like
+# a path: it has a folder or an extension (`**bold**` does not).
+_GLOB = re.compile(r"[*?]")
+_GLOB_LIKE_PATH = re.compile(r"/|\.[A-Za-z]")
 _STRUCTURED = {".toml", ".yaml", ".yml", ".json"}
 
 
@@ -189,6 +203,7 @@ class _Walk:
         self.closure = Closure()
         self.queue: list[str] = []
         self.folders: set[str] = set()  # folders whose links were followed (a link to `..` loops)
+        self.globbed: dict[str, list[str]] = {}
         # MAX_FILES bounds what references bring in; what the reviewer is by configuration or by
         # where it lies (its files, folders, reviewer.files, the CLIs' own files) is never left out.
         self.capping = False
@@ -251,13 +266,23 @@ class _Walk:
             for name, how in references(rel, self.tree.read(rel, MAX_SCANNED_BYTES)):
                 rooted = name.startswith("/")
                 beside = [] if rooted else [posixpath.join(posixpath.dirname(rel), name)]
-                for candidate in (*beside, name.lstrip("/")):
+                # Beside the naming file and from the root, each where it is: an agent may read
+                # either (`rules/strict.md` named in guides/intro.md), so an edit to either counts.
+                for candidate in dict.fromkeys((*beside, name.lstrip("/"))):
                     target = posixpath.normpath(candidate)
                     if target.startswith("../") or target == "..":
                         continue  # leaves the repository by its name
-                    if self.tree.real(target) is not None:
+                    if _GLOB.search(target):
+                        for match in self._glob(target):
+                            self.add(match, f"matched by the glob {name!r} {how} {rel}")
+                    elif (real := self.tree.real(target)) is not None and (how != _IN_TEXT or real[1] == "file"):
                         self.add(target, f"{how} {rel}")
-                        break
+
+    def _glob(self, pattern: str) -> list[str]:
+        """The tree's files a glob matches, each pattern matched once a walk."""
+        if pattern not in self.globbed:
+            self.globbed[pattern] = self.tree.glob(pattern)
+        return self.globbed[pattern]
 
     def _skipped(self, rel: str) -> bool:
         return any(rel == s or rel.startswith(s + "/") for s in self.skip)
@@ -272,6 +297,7 @@ def references(rel: str, data: bytes | None) -> list[tuple[str, str]]:
     suffix = posixpath.splitext(rel)[1].lower()
     if suffix in _STRUCTURED:
         found += [(value, "a path value in") for value in _string_values(_parsed(text, suffix))]
+    found += [(m.group(1), _IN_TEXT) for m in _TEXT_PATH.finditer(text)]  # last: any other way it is named says more
     out: dict[tuple[str, str], None] = {}  # a link's spellings of one name, once (a list's `in` is quadratic)
     for name, how in found:
         for clean in _link_names(name) if how == _LINKED else [_clean(name)]:
@@ -297,6 +323,8 @@ def _clean(name: str) -> str | None:
     if name.endswith(")") and name.count("(") < name.count(")"):  # `(see [x](y))`: the text's own
         name = name[:-1]
     if not name or len(name) > 4096 or "\n" in name or _NOT_A_PATH.search(name):
+        return None
+    if _GLOB.search(name) and not _GLOB_LIKE_PATH.search(name):
         return None
     return name
 

@@ -301,3 +301,49 @@ def test_every_link_on_the_way_to_a_reviewer_file_is_the_reviewers(tmp_path: Pat
     got = _closure(repo) if tree == "work" else _at_commit(repo)
     for rel in ("docs/policy.md", "docs/strict.md", "shared", "sharedA/policy.md", "src/CLAUDE.md", "src/notes.txt"):
         assert rel in got.files, (rel, got.files)
+
+
+# -- names in the text itself, globs, and a name found both beside its file and at the root --------
+
+def test_a_file_named_in_the_prompt_s_plain_text_is_the_reviewer_s(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {PROMPT: "Read docs/prose.md before reviewing, then policy.md.\n",
+                            "docs/prose.md": "POLICY: strict\n", "reviewer/prompts/policy.md": "p\n"})
+    got = _closure(repo)
+    assert got.reasons["docs/prose.md"] == f"named in the text of {PROMPT}"
+    assert got.reasons["reviewer/prompts/policy.md"] == f"named in the text of {PROMPT}"  # beside it
+
+
+def test_prose_that_is_no_repository_file_names_nothing(tmp_path: Path) -> None:
+    text = ("The code in src/ is under review; see https://example.com/docs/x.md, mail me@host.com/y.md, "
+            "v1.2.3, e.g. Node.js, ~/notes/z.md, $HOME/a.md, 50% of src/app.py.\n")
+    repo = _repo(tmp_path, {PROMPT: text, "src/app.py": "x\n", "src/lib.py": "y\n", "docs/x.md": "d\n",
+                            "notes/z.md": "z\n", "y.md": "m\n", "a.md": "h\n"})
+    got = _closure(repo)
+    assert got.reasons["src/app.py"] == f"named in the text of {PROMPT}"  # a file the text names
+    assert not {"src/lib.py", "docs/x.md", "notes/z.md", "y.md", "a.md"} & set(got.files)  # a folder, a URL, ...
+
+
+def test_a_glob_named_in_the_prompt_brings_in_every_file_it_matches_at_each_side(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {PROMPT: "Apply every rule file in `docs/rules/*.md`; also docs/extra/**/*.txt.\n",
+                            "docs/rules/a.md": "a\n", "docs/rules/b.md": "b\n", "docs/rules/c.txt": "c\n",
+                            "docs/extra/deep/x.txt": "x\n"})
+    got = _closure(repo)
+    assert got.reasons["docs/rules/b.md"] == f"matched by the glob 'docs/rules/*.md' named in a code span of {PROMPT}"
+    assert "docs/extra/deep/x.txt" in got.files and "docs/rules/c.txt" not in got.files
+    (repo / "docs/rules/new.md").write_text("lenient\n")  # a PR adds a rule file
+    assert "docs/rules/new.md" in _closure(repo).files
+
+
+def test_emphasis_and_lone_wildcards_are_no_globs(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {PROMPT: "This is **very** important: `*` and `**bold**` and *stress*.\n",
+                            "very": "v\n", "docs/bold": "b\n"})
+    assert _closure(repo).files == sorted([PROMPT, SKILL, RUBRIC])
+
+
+def test_a_name_found_beside_its_file_and_at_the_root_counts_both(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {PROMPT: "See [guide](../../docs/guide.md).\n", "docs/guide.md": "Apply `rules/strict.md`.\n",
+                            "docs/rules/strict.md": "beside\n", "rules/strict.md": "root\n"})
+    got = _closure(repo)
+    assert got.reasons["docs/rules/strict.md"] == "named in a code span of docs/guide.md"
+    assert got.reasons["rules/strict.md"] == "named in a code span of docs/guide.md"
+
