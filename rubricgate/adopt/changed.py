@@ -2,8 +2,8 @@
 
 Gated: the reviewer, which is its whole closure (suite/closure.py: the prompt, skill and rubric,
 their folders, every file they reference, transitively, and `reviewer.files`), taken both in the
-working tree and at the merge base; the suite's tasks and fixtures, the baseline, the config
-and the verdict hook (it grades every answer: a hook made to pass everything is a PR to gate);
+working tree and at the merge base; the suite's tasks and fixtures, and the folders of the files
+the tasks review (the case is them too); the baseline, the config and the verdict hook (it grades every answer: a hook made to pass everything is a PR to gate);
 and every `.gitattributes` (it decides the bytes a checkout writes, which git's diff never shows).
 
 The seed's lesson: on a shallow clone a diff against a missing base silently returns nothing,
@@ -14,15 +14,20 @@ that shares no history with HEAD, is a loud input error (exit 2), never "nothing
 from __future__ import annotations
 
 import os
+import posixpath
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+import yaml
+
 from rubricgate.errors import GateInputError
 from rubricgate.models.config import Config
+from rubricgate.suite.cases import TASK_SUFFIXES
 from rubricgate.suite.closure import MAX_FILES, closure_skip, reviewer_closure
 from rubricgate.suite.config import CONFIG_NAME
 from rubricgate.suite.trees import CommitTree, WorkTree
+from rubricgate.suite.yaml_json import loads_json, safe_load_yaml
 
 _FULL_HISTORY = "check out full history (actions/checkout with fetch-depth: 0) or `git fetch` the base"
 
@@ -177,6 +182,7 @@ def changed_files(repo: Path, base: str, config: Config) -> ChangedResult:
     with CommitTree(repo, mb) as then_tree:
         then = reviewer_closure(then_tree, config)
     roles, reasons, skip = suite_roles(config, repo), {}, closure_skip(config)
+    reviewed = task_reviewed(repo, config)
     for name in names:
         if name in now:
             reasons[name] = now.reasons[name]
@@ -184,6 +190,8 @@ def changed_files(repo: Path, base: str, config: Config) -> ChangedResult:
             reasons[name] = f"{then.reasons[name]}, at the merge base"
         elif is_gated(name, gated):
             reasons[name] = next((r for p, r in roles.items() if is_gated(name, [p])), "a gated path")
+        elif case_file := next((why for p, why in reviewed.items() if is_gated(name, [p])), None):
+            reasons[name] = case_file
         elif PurePosixPath(name).name == ".gitattributes":
             reasons[name] = ATTRIBUTES_REASON
         elif inside := next((f for f in (*now.files, *then.files) if f.startswith(name + "/")), None):
@@ -193,3 +201,34 @@ def changed_files(repo: Path, base: str, config: Config) -> ChangedResult:
             reasons[name] = CAPPED_REASON  # past the cap the closure cannot say: "unchanged" is never a guess
     return ChangedResult(base=base, merge_base=mb, gated=gated, files=sorted(reasons), reasons=reasons,
                          capped=now.capped or then.capped)
+
+
+def task_reviewed(repo: Path, config: Config) -> dict[str, str]:
+    """What the tasks review, outside the suite's folders: the folder of each file a task's
+    `review:` names (or the file, at the top of the repository), as a case's digest takes it
+    (runner/digests.py case_digest) -> why it is gated. A PR that edits `skills/x/SKILL.md`, which
+    a task reviews, changes that case as much as an edit to the task does. A task file that does
+    not parse names nothing here: `run` refuses it with its own error."""
+    folder = repo / config.suite.tasks
+    found: dict[str, str] = {}
+    for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+        if path.suffix not in TASK_SUFFIXES or not path.is_file():
+            continue
+        for rel in _review_list(path):
+            clean = posixpath.normpath(rel.strip().lstrip("/"))
+            if clean.startswith("../") or clean in ("..", "."):
+                continue  # outside the repository: refused when the suite loads
+            key = posixpath.dirname(clean) or clean
+            found.setdefault(key, f"beside what the task {config.suite.tasks}/{path.name} reviews ({rel})")
+    return found
+
+
+def _review_list(task: Path) -> list[str]:
+    """The `review:` list of a task file, or [] when it does not read as one."""
+    try:
+        text = task.read_text(encoding="utf-8")
+        data = loads_json(text) if task.suffix == ".json" else safe_load_yaml(text)
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
+        return []  # the suite's loader says what is wrong with it, with the fix
+    review = data.get("review") if isinstance(data, dict) else None
+    return [r for r in review if isinstance(r, str)] if isinstance(review, list) else []

@@ -272,3 +272,16 @@ def test_a_link_on_the_way_to_a_reviewer_file_pointed_elsewhere_is_gated(repo, k
     rel = link.relative_to(repo).as_posix()
     result = changed_files(repo, "main", Config())
     assert result.files == [rel] and "a link on the way" in result.reasons[rel]
+
+
+def test_an_edit_to_a_file_a_task_reviews_outside_the_suite_is_gated(repo):
+    task = "id: t-bad\nreview: [skills/bad/SKILL.md, TOP.md]\nexpect: {tier: BLOCK}\n"
+    commit(repo, {"evals/tasks/t-bad.yaml": task, "skills/bad/SKILL.md": "BAD\n", "skills/bad/ref/notes.md": "n\n",
+                  "TOP.md": "top\n", "skills/other/SKILL.md": "o\n", "evals/tasks/broken.yaml": "review: [\n"}, "task")
+    git(repo, "checkout", "-q", "-b", "feature")
+    commit(repo, {"skills/bad/SKILL.md": "fine\n", "skills/bad/ref/notes.md": "m\n", "TOP.md": "t2\n",
+                  "skills/other/SKILL.md": "o2\n"}, "soften the reviewed skill")
+    result = changed_files(repo, "main", Config())
+    assert result.files == ["TOP.md", "skills/bad/SKILL.md", "skills/bad/ref/notes.md"]
+    assert result.reasons["skills/bad/SKILL.md"] == ("beside what the task evals/tasks/t-bad.yaml reviews "
+                                                     "(skills/bad/SKILL.md)")
