@@ -3,8 +3,9 @@
 Gated: the reviewer, which is its whole closure (suite/closure.py: the prompt, skill and rubric,
 their folders, every file they reference, transitively, and `reviewer.files`), taken both in the
 working tree and at the merge base; the suite's tasks and fixtures, and the folders of the files
-the tasks review (the case is them too); the baseline, the config and the verdict hook (it grades every answer: a hook made to pass everything is a PR to gate);
-and every `.gitattributes` (it decides the bytes a checkout writes, which git's diff never shows).
+the tasks review (the case is them too); the baseline, the config and the verdict hook (it
+grades every answer: a hook made to pass everything is a PR to gate); and every `.gitattributes`
+(it decides the bytes a checkout writes, which git's diff never shows).
 
 The seed's lesson: on a shallow clone a diff against a missing base silently returns nothing,
 which would wave through a PR that changed every gated file. So a base that is not present, or
