@@ -42,6 +42,7 @@ from rubricgate.flows.compare_scope import (
     rules_base_lacks,
     rules_base_lacks_line,
     scoped,
+    unrecorded_edits,
 )
 from rubricgate.flows.compare_trees import base_checkout, ref_worktree
 from rubricgate.gating.compare import (
@@ -105,7 +106,8 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
     ran = {c.id for c in last["head"].cases} if last["head"] else None
     unseen = Unseen(changes=pr_rule_changes(sides, ran), removed=removed, regraded=rounds.regraded,
                     config_changed=rounds.config_changed,
-                    edited=edited, replayed=replayed_cases(sides, options.agent),
+                    edited=edited, unrecorded=unrecorded_edits(edited, sides[1] if sides else None, repo),
+                    replayed=replayed_cases(sides, options.agent),
                     blank=blank_dimensions(rounds.judged_counts("base")) if rounds.ran["base"] else [])
     comparison.decision = scoped(comparison.decision, last["base"], last["head"], unseen, rounds.gate)
     comparison.decision = _next_step(comparison, rounds, options, ref, method)

@@ -18,7 +18,10 @@ Changes that come with a reviewer change in the same pull request could hide a r
 
 Any of these makes a PASS INCONCLUSIVE (exit 2; a PASS with the warning under `gate.inconclusive:
 pass`, as for `run`), with a line naming what the suite cannot see. A pull request that changes
-the suite but not the reviewer is not held: its two sides are the same reviewer. Held whatever
+the suite but not the reviewer is not held (its two sides are the same reviewer), unless cases it
+re-expects or re-points fail every trial and its baseline.json does not record them as they now
+are (disagreeing_answer_key: a second pull request making the reviewer lenient would read them
+as "fixed"). Held whatever
 else changed: a side that replays recorded answers where the base's runs its reviewer (nothing
 is reviewed there), and a base side that passed no trial of a dimension (its reviewer did not
 run as it does at REF: nothing is judged against it).
@@ -154,6 +157,7 @@ class Unseen:
     changes: list[RuleChange] = field(default_factory=list)  # the PR's rule changes (pr_rule_changes)
     removed: list[str] = field(default_factory=list)  # cases the base has that the PR deletes
     edited: list[str] = field(default_factory=list)  # cases the base has that the PR changes (edited_cases)
+    unrecorded: list[str] = field(default_factory=list)  # of those, the ones this checkout's baseline does not hold
     regraded: list[str] = field(default_factory=list)  # grading keys the PR changes (grading_changes)
     replayed: list[str] = field(default_factory=list)  # cases the PR's side replays (replayed_cases)
     blank: list[str] = field(default_factory=list)  # dimensions the base side passed no trial of (blank_dimensions)
@@ -180,7 +184,10 @@ def scoped(decision: Decision, base: Summary | None, head: Summary | None, unsee
         lines.append(f"this pull request changes how answers are read ({', '.join(read_otherwise)}): both sides are "
                      "read the working tree's way, so the comparison cannot judge it; `rubricgate run` against "
                      "the baseline does")
-    if lines or not (unseen.config_changed or reviewer_changed(base, head)):
+    same_reviewer = not (unseen.config_changed or reviewer_changed(base, head))
+    if same_reviewer:  # a pull request of the suite alone: its new answer key is what it changes
+        lines += disagreeing_answer_key(unseen.unrecorded, head)
+    if lines or same_reviewer:
         return hold(decision, lines, gate)
     # A reworded rule is named, not held: its wording is what the comparison itself judges on the
     # cases that exercise it (a benign rewording of the rules must pass the PR gate). A rule added,
@@ -199,6 +206,43 @@ def scoped(decision: Decision, base: Summary | None, head: Summary | None, unsee
         lines.append(f"this pull request also changes how answers are graded ({', '.join(unseen.regraded)}): its "
                      "reviewer change is judged by the base's grading; change the grading in a pull request of its own")
     return hold(decision, lines, gate)
+
+
+def disagreeing_answer_key(unrecorded: list[str], head: Summary | None) -> list[str]:
+    """The line holding a pull request of the suite alone that changes what cases expect or review
+    where the reviewer then fails them: comparing one reviewer with itself shows no change, and a
+    second pull request making the reviewer lenient would read those cases as "fixed" (two pull
+    requests, each passing, let a weaker reviewer in). A baseline update in the same pull request,
+    with its reason, records the new answer key and the reviewer's answers to it."""
+    if head is None or not unrecorded:
+        return []
+    failing = [c.id for c in head.cases if c.id in set(unrecorded)
+               and not any(counted(t) and all(g.passed for g in t.grades.values()) for t in c.trials)]
+    if not failing:
+        return []
+    return [f"this pull request changes what {len(failing)} case(s) expect or review ({few(failing)}) and the reviewer "
+            "fails every trial of them, on both sides: a new answer key the reviewer disagrees with, which comparing "
+            "the reviewer with itself cannot judge; if the cases are right, record them in this pull request with "
+            "`rubricgate baseline update --reason \"...\"`"]
+
+
+def unrecorded_edits(edited: list[str], head: Loaded | None, repo: Path) -> list[str]:
+    """The cases among `edited` that this checkout's baseline.json does not hold as they now are
+    (the digest it keeps of each case, gating/case_edits.py): none recorded by a baseline update
+    in the same pull request. A baseline that does not load holds none."""
+    if not edited or head is None:
+        return edited
+    from rubricgate.runner.digests import case_digest
+    from rubricgate.suite.baseline_file import load_baseline
+
+    try:
+        kept = load_baseline(repo / head.config.baseline, head.config.baseline).case_digests
+    except (GateInputError, GateInputErrors):
+        return edited
+    cases = {c.id: c for c in head.cases}
+    seen: dict[tuple[str, bool], str] = {}
+    return [cid for cid in edited if cid not in cases
+            or kept.get(cid) != case_digest(repo, cases[cid], meaning_only=True, grading=False, seen=seen)]
 
 
 def _shown_by(changes: list[RuleChange], head: Summary | None) -> list[RuleChange]:

@@ -273,3 +273,26 @@ def test_a_change_to_how_answers_are_read_is_held_though_no_reviewer_file_change
     # Grading alone (unknown sides count as a reviewer change here) is held as grading, not as reading.
     graded = scoped(passed, None, None, Unseen(regraded=["rubric.trajectory"]), GateConfig())
     assert not any("how answers are read" in r for r in graded.reasons), graded.reasons
+
+
+def test_a_suite_pull_request_whose_new_answer_key_the_reviewer_fails_is_not_a_pass(base) -> None:
+    """Two pull requests, each passing, let a weaker reviewer in: the first moved a BLOCK fixture to
+    pass/ (the same reviewer on both sides: "unchanged"), the second made the reviewer lenient and
+    the case read as "fixed". The first is held until a baseline update records the new answer key."""
+    (base / "fixtures/pass").mkdir(exist_ok=True)
+    shutil.move(base / "fixtures/block/data-loader", base / "fixtures/pass/data-loader")
+    got = _compare(base)
+    assert got.exit_code == 2 and "INCONCLUSIVE" in got.output, got.output
+    assert "changes what 1 case(s) expect or review (fixture-data-loader) and the reviewer fails" in got.output
+    recorded = CliRunner().invoke(main, ["baseline", "update", "--repo", str(base), "--reason", "data-loader is fine"])
+    assert recorded.exit_code == 0, recorded.output
+    got = _compare(base)
+    assert got.exit_code == 0, got.output
+
+
+def test_a_suite_pull_request_whose_edited_case_the_reviewer_passes_is_a_pass(base) -> None:
+    expect = base / "fixtures/block/data-loader/expect.yaml"
+    text = expect.read_text()
+    expect.write_text(text.replace("absent_rules: [", "absent_rules: [body-present, "))  # still met
+    got = _compare(base)
+    assert got.exit_code == 0, got.output
