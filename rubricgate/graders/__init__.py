@@ -26,10 +26,10 @@ def grade_trial(case: CaseSpec, transcript: Transcript, parsed: ParsedVerdict,
                 dims: Sequence[str] = DIMENSIONS) -> dict[str, Grade]:
     """One grade per dimension in `dims` (the run's graded dimensions: Config.graded_dimensions).
 
-    An errored trial (infrastructure failed on every attempt, no verdict) is judged by no grader:
+    An errored trial (the infrastructure ended every attempt before its answer) is judged by no grader:
     every dimension carries category `errored`, and aggregation leaves it out of every rate.
     """
-    if is_errored(transcript, parsed.status == "ok") or parsed.status == EXTRACTOR_ERROR:
+    if is_errored(transcript) or parsed.status == EXTRACTOR_ERROR:
         reason = parsed.error if parsed.status == EXTRACTOR_ERROR else errored_reason(transcript)
         return dict.fromkeys(dims, shared_grade(Grade(passed=False, category="errored", reason=reason)))
     return {d: shared_grade(grader_for(d)(case, transcript, parsed)) for d in dims}

@@ -6,7 +6,9 @@ that could not be reached or answered with an error, a refused key, a rate limit
 started, rubricgate's own adapter failing - each says nothing about the reviewer: such a trial is
 retried and, if it keeps failing, `errored` (no grader judges it). A timeout, a turn limit, a
 sandbox limit, a harness stop or an abnormal end after a model turn without such evidence is the
-reviewer's and is graded. A verdict always wins: exit status is not a verdict.
+reviewer's and is graded. Exit status is not a verdict: a CLI that delivered its result and then
+exited with an error (or was killed) is graded on that result; a verdict in the text of a run the
+infrastructure ended before its result is a draft, never graded.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from rubricgate.graders.contract import last_json_block
 from rubricgate.models.failures import INFRA_FAILURES, FailureClass, derived_failure
 from rubricgate.models.transcript import LIMIT_REACHED, Transcript
 
@@ -48,8 +49,11 @@ def failure_kind(transcript: Transcript) -> FailureKind | None:
 
 
 def is_infra_failure(transcript: Transcript) -> bool:
-    """An infrastructure failure that left no verdict to grade (a verdict is always graded)."""
-    return failure_kind(transcript) == "infra" and last_json_block(transcript.final_text) is None
+    """An infrastructure failure: nothing to grade, whatever its text holds. The classes are set
+    only where the CLI did not end with its result (a signal before it, an endpoint or a start that
+    failed, the harness stopping an outage), so a verdict in its last message is a draft it never
+    delivered ("Preliminary: PASS ... let me double-check", then SIGSEGV: graded, the run passed)."""
+    return failure_kind(transcript) == "infra"
 
 
 def retry_after(transcript: Transcript) -> float | None:
@@ -60,9 +64,9 @@ def retry_after(transcript: Transcript) -> float | None:
     return float(match.group(1)) if match else None
 
 
-def is_errored(transcript: Transcript, verdict_ok: bool) -> bool:
-    """No verdict, and the infrastructure (not the reviewer) is why: the trial is not judged."""
-    return not verdict_ok and is_infra_failure(transcript)
+def is_errored(transcript: Transcript) -> bool:
+    """The infrastructure (not the reviewer) ended the run before its answer: the trial is not judged."""
+    return is_infra_failure(transcript)
 
 
 def errored_reason(transcript: Transcript) -> str:
@@ -88,13 +92,13 @@ def outcome_fields(transcript: Transcript, verdict_ok: bool, extractor_failed: b
     failure: errored or not, the failure class and its evidence (the gate reads them), every attempt."""
     own = failure_class(transcript)
     cls = own or ("harness" if extractor_failed else None)
-    errored = is_errored(transcript, verdict_ok) or extractor_failed
+    errored = is_errored(transcript) or extractor_failed
     # One clean attempt says nothing the trial does not; retries and errored trials list them all.
     attempts = list(transcript.attempts) if errored or len(transcript.attempts) > 1 else []
     said = evidence(transcript) if own else "the verdict extractor failed" if cls else ""
     # A graded answer from a run that ended in an error (a verdict, or text graded as a malformed
     # one: an answer cut by the output cap) says how it ended beside its grade in every report.
-    graded = verdict_ok or (not errored and bool(transcript.final_text.strip()))
+    graded = not errored and (verdict_ok or bool(transcript.final_text.strip()))
     return {"errored": errored, "attempts": attempts, "failure": cls, "evidence": said,
             "run_error": (transcript.error or transcript.termination) if graded and own else "",
             "notes": list(transcript.notes)}

@@ -297,7 +297,8 @@ def references(rel: str, data: bytes | None) -> list[tuple[str, str]]:
     suffix = posixpath.splitext(rel)[1].lower()
     if suffix in _STRUCTURED:
         found += [(value, "a path value in") for value in _string_values(_parsed(text, suffix))]
-    found += [(m.group(1), _IN_TEXT) for m in _TEXT_PATH.finditer(text)]  # last: any other way it is named says more
+    named = {name for name, _ in found}  # a name also found another way is that way's (it says more)
+    found += [(m.group(1), _IN_TEXT) for m in _TEXT_PATH.finditer(text) if m.group(1) not in named]
     out: dict[tuple[str, str], None] = {}  # a link's spellings of one name, once (a list's `in` is quadratic)
     for name, how in found:
         for clean in _link_names(name) if how == _LINKED else [_clean(name)]:

@@ -29,7 +29,7 @@ from tests.e2e import openai_server as oa
 from tests.e2e.anthropic_server import Reply, ScriptedAnthropicServer
 from tests.e2e.gemini_server import ScriptedGeminiServer
 from tests.e2e.openai_suite import missing_description, skill
-from tests.e2e.support import Install, install_fixture, installs, lay_out_suite, write_baseline
+from tests.e2e.support import Install, install_fixture, installs, lay_out_suite, require_install, write_baseline
 
 pytestmark = pytest.mark.e2e
 FOLDERS = {"block/no-description": (None,) * len(DIMENSIONS), "pass/crashy": ("errored",) * len(DIMENSIONS)}
@@ -114,3 +114,38 @@ def test_the_crashed_case_is_graded_on_no_dimension_and_the_other_is_graded(cras
     fine = _trial(summary, "no-description")
     assert not fine["errored"] and all(g["passed"] for g in fine["grades"].values()), fine["grades"]
     assert any("killed by SIG" in line for line in summary["errored"]), summary["errored"]
+
+
+def _draft_then_crash(conv, path, turn) -> Reply:
+    """Read the skill, draft a PASS and ask to read it again, then die by SIGSEGV."""
+    if turn <= 1:
+        return Reply(tools=[("Read", {"file_path": f"{conv.cwd}/{path}"})])
+    if turn == 2:
+        return Reply(text="Preliminary:\n" + sc.verdict_text("PASS", path) + "\nLet me double-check.",
+                     tools=[("Read", {"file_path": f"{conv.cwd}/{path}"})])
+    return Reply(crash=signal.SIGSEGV)
+
+
+@pytest.mark.parametrize("claude", installs("claude"), ids=lambda i: i.id)
+def test_a_verdict_drafted_before_a_crash_is_never_graded(claude: Install, tmp_path: Path) -> None:
+    """The draft is the last assistant text the stream holds, but the CLI never delivered it as its
+    result: graded, it passed the case and the run exited 0."""
+    require_install(claude)
+    repo = tmp_path / "repo"
+    folders = {"block/no-description": (None,) * len(DIMENSIONS), "pass/drafty": ("errored",) * len(DIMENSIONS)}
+    config = lay_out_suite(repo, folders)
+    base_url, key = ENDPOINT["claude"]
+    config["agent"] = {"name": "claude", "timeout_s": 150, "sandbox": "bwrap", "retries": 1, "retry_backoff_s": 0,
+                       "jobs": 1, "env_allowlist": ["PATH", "LANG", base_url], "secret_env": [key]}
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    write_baseline(repo, folders)
+    with ScriptedAnthropicServer(sc.script_for({"drafty": _draft_then_crash})) as server:
+        env = {**os.environ, "PATH": claude.path(), base_url: server.base_url, key: KEY}
+        proc = subprocess.run([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo)], cwd=repo, env=env,
+                              capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    summary = json.loads(sorted((repo / "reports").glob("*/summary.json"))[-1].read_text())
+    trial = _trial(summary, "drafty")
+    assert trial["errored"] and trial["failure"] == "signal", trial
+    assert {g["category"] for g in trial["grades"].values()} == {"errored"}
+    assert not trial["run_error"], trial  # an errored trial has no graded verdict to say it ran after

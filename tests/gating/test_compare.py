@@ -282,9 +282,10 @@ def test_working_tree_reviewer_files_only_are_swapped(tmp_path: Path) -> None:
     skill = repo / "fixtures/pass/weekly-revenue-summary/SKILL.md"
     skill.write_text(skill.read_text().replace("description:", "descriptionx:", 1))
     code, out, _ = cli("--base", "HEAD", "--repo", str(repo))
-    assert code == 0
     assert "0 regressed, 0 fixed, 3 unchanged" in out
     assert "still failing" in out  # both sides see the edited fixture
+    # The edit is a suite change the reviewer then fails every trial of: held until recorded.
+    assert code == 2 and "changes what 1 case(s) expect or review (fixture-weekly-revenue-summary)" in out
 
 
 def test_paired_run_with_cache_never_mixes_the_two_reviewers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

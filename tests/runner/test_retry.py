@@ -48,11 +48,23 @@ def test_reviewer_behaviour_is_never_retried() -> None:
         assert len(calls) == 1, t.termination
 
 
-def test_a_verdict_is_never_retried_even_after_an_api_error() -> None:
-    run, calls = _script(_t("api_error", final=VERDICT, error="API 529"), _t())
+def test_a_verdict_drafted_before_an_api_error_is_no_answer_and_is_retried() -> None:
+    """The CLI never delivered it: a model turn that drafts a verdict and then asks for a tool is not
+    done, and the request that failed was its next one (design.md: a dead endpoint is infrastructure)."""
+    run, calls = _script(_t("api_error", final=VERDICT, error="API 529"), _t(final=VERDICT))
     out = run_with_retries(run, RetryPolicy(retries=2, backoff_s=0), sleep=lambda s: None)
-    assert len(calls) == 1 and outcome_fields(out, verdict_ok=True)["run_error"] == "API 529"
-    assert outcome_fields(out, verdict_ok=True)["errored"] is False
+    assert len(calls) == 2 and out.termination == "completed" and out.attempts[0].infra
+
+
+def test_a_verdict_drafted_before_a_crash_by_signal_is_errored_never_graded() -> None:
+    """`Preliminary: PASS ... let me double-check`, then SIGSEGV before the CLI's result: the run passed."""
+    crashed = _t("crashed", steps=2, final=VERDICT, error="killed by SIGSEGV (exit 139 = 128 + 11)",
+                 failure="signal", signal="SIGSEGV")
+    run, calls = _script(crashed, crashed, crashed)
+    out = run_with_retries(run, RetryPolicy(retries=2, backoff_s=0), sleep=lambda s: None)
+    assert len(calls) == 3 and is_infra_failure(out)
+    fields = outcome_fields(out, verdict_ok=True)
+    assert fields["errored"] is True and fields["failure"] == "signal"
 
 
 def test_retry_after_reported_by_the_cli_is_honoured_and_capped() -> None:
@@ -80,7 +92,7 @@ def test_classification() -> None:
     assert failure_kind(_t("crashed", steps=0, error="x")) == "infra"
     assert failure_kind(_t("crashed", steps=3, error="x")) == "reviewer"
     assert failure_kind(_t("timeout", steps=0)) == "reviewer"
-    assert not is_infra_failure(_t("api_error", final=VERDICT))
+    assert is_infra_failure(_t("api_error", final=VERDICT))  # a draft the CLI never delivered
 
 
 def test_zero_retries_runs_once() -> None:
