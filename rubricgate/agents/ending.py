@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from rubricgate import boundary
 from rubricgate.agents.normalize import ENDPOINT_STOP, INFRA_STOPS, Draft, one_line
-from rubricgate.models.failures import FailureClass, derived_failure, endpoint_failure
+from rubricgate.models.failures import INFRA_FAILURES, FailureClass, derived_failure, endpoint_failure
 
 if TYPE_CHECKING:
     from rubricgate.isolation.process import ProcessResult
@@ -82,6 +82,7 @@ def _apply_process(draft: Draft, proc: ProcessResult) -> None:
     a timeout, a stop explains everything after it), then what happened to it."""
     if not _ended_by_harness(draft, proc):
         _ended_by_itself(draft, proc)
+        _malformed_events(draft)
     if draft.termination != "completed" and draft.failure is None:
         draft.failure = derived_failure(draft.termination, draft.steps, draft.error, draft.api_status)
 
@@ -112,6 +113,17 @@ def _ended_by_harness(draft: Draft, proc: ProcessResult) -> bool:
     else:
         return False
     return True
+
+
+def _malformed_events(draft: Draft) -> None:
+    """A line of the event stream that began as an event and did not parse: what is graded may lack
+    that event (a forbidden tool call cut by three characters read as two allowed reads and passed),
+    so the run is the stream's failure, never graded. A signal before the result says more."""
+    if draft.malformed_lines and draft.failure not in INFRA_FAILURES:
+        draft.termination, draft.failure = "crashed", "malformed"
+        draft.error = (f"{draft.malformed_lines} line(s) of the CLI's event stream began as an event and did not "
+                       "parse: an event (a tool call) may be missing from what would be graded")
+        draft.evidence = f"{draft.malformed_lines} malformed event line(s) before the stream's last line"
 
 
 def _infra_stop(draft: Draft, stopped: str) -> None:

@@ -109,9 +109,18 @@ def parse_json_lines(data: bytes | str) -> tuple[list[dict[str, Any]], int]:
     Banner lines, progress text and a final line cut off by a timeout or the output cap
     are counted, never fatal.
     """
+    events, skipped, _ = parse_stream(data)
+    return events, skipped
+
+
+def parse_stream(data: bytes | str) -> tuple[list[dict[str, Any]], int, int]:
+    """parse_json_lines' events and count, and how many of the skipped lines before the last began
+    as an event (`{`) and did not parse: a malformed event, which may have been a tool call (the
+    last line is one cut off by a kill or the cap: fail_if_truncated)."""
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
     events: list[dict[str, Any]] = []
-    skipped = 0
+    skipped = malformed = 0
+    broken_last = False
     # Lines end at "\n" only: str.splitlines() would also cut at U+2028, U+2029 and \x85, which
     # a JSON string may hold raw (Node's JSON.stringify leaves them so); the cut line's event (a
     # forbidden tool call, say) would vanish into two "non-JSON" lines. A "\r" before the "\n"
@@ -121,11 +130,14 @@ def parse_json_lines(data: bytes | str) -> tuple[list[dict[str, Any]], int]:
         if not line:
             continue
         obj = decode_line(line, _loads)  # once a trial: a watch may have decoded it already
+        malformed += broken_last
+        broken_last = False
         if isinstance(obj, dict):
             events.append(obj)
         else:
             skipped += 1
-    return events, skipped
+            broken_last = line.startswith("{")
+    return events, skipped, malformed
 
 
 def field_dict(obj: dict[str, Any], key: str) -> dict[str, Any]:
@@ -171,6 +183,7 @@ class Draft:
     signal: str | None = None
     api_status: int | None = None
     skipped_lines: int = 0
+    malformed_lines: int = 0  # skipped lines that began as an event (parse_stream)
     saw_result: bool = False  # the stream reached its own end-of-run event
     retry_after_s: float | None = None  # a retry delay the CLI reported
     reported_turns: int | None = None  # the CLI's own turn count, when it gives one
@@ -233,8 +246,8 @@ def feed_stream(data: bytes | str, agent: str, state_cls):
 
     The state class takes a Draft and has feed(event) and close(); non-JSON lines are counted.
     """
-    events, skipped = parse_json_lines(data)
-    state = state_cls(Draft(agent=agent, skipped_lines=skipped))
+    events, skipped, malformed = parse_stream(data)
+    state = state_cls(Draft(agent=agent, skipped_lines=skipped, malformed_lines=malformed))
     for event in events:
         state.feed(event)
     state.close()

@@ -1,0 +1,46 @@
+"""A line of a CLI's event stream that began as an event and did not parse is the stream's failure
+(design.md: a malformed stream is infrastructure), never graded: the event it held may be a tool
+call. Banner and progress lines that are no event stay counted and harmless; a last line cut off
+by a kill or the cap is fail_if_truncated's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rubricgate.agents.claude import parse_claude_stream
+from rubricgate.agents.ending import finish
+from rubricgate.agents.normalize import parse_stream
+from rubricgate.graders.failures import is_errored
+from rubricgate.isolation.process import ProcessResult
+
+RECORDED = Path(__file__).resolve().parents[1] / "data/transcripts/claude-2.1.332"
+
+
+def _proc() -> ProcessResult:
+    return ProcessResult(exit_code=0, timed_out=False, stdout_truncated=False, stderr_tail="", duration_s=0.5)
+
+
+def _lines(name: str) -> list[str]:
+    return (RECORDED / f"{name}.ndjson").read_text().splitlines()
+
+
+def test_a_forbidden_tool_call_cut_by_three_characters_errs_the_run_instead_of_passing_it() -> None:
+    lines = _lines("forbidden_tool")
+    at = next(i for i, line in enumerate(lines) if '"name":"Bash"' in line)
+    lines[at] = lines[at][:-3]  # the Bash call no longer parses
+    t = finish(parse_claude_stream("\n".join(lines)), _proc(), version=None)
+    assert "Bash" not in [c.raw_name for c in t.tool_calls]  # what grading would have seen
+    assert t.failure == "malformed" and t.termination == "crashed" and is_errored(t)
+    assert t.error.startswith("1 line(s) of the CLI's event stream began as an event and did not parse")
+
+
+def test_banner_lines_that_are_no_event_are_counted_and_harmless() -> None:
+    lines = _lines("review_ok")
+    stream = "\n".join(["(node:42) ExperimentalWarning: fetch is experimental", *lines, "bye"])
+    t = finish(parse_claude_stream(stream), _proc(), version=None)
+    assert t.skipped_lines == 2 and t.failure is None and t.termination == "completed"
+
+
+def test_only_lines_before_the_last_count_as_malformed() -> None:
+    assert parse_stream('{"a": 1}\n{"b": \n{"c": 3}\n{"cut')[1:] == (2, 1)
+    assert parse_stream('{"a": 1}\n[1, 2]\n{"c": 3}\n')[1:] == (1, 0)
