@@ -91,6 +91,13 @@ def _ended_by_harness(draft: Draft, proc: ProcessResult) -> bool:
     """A start failure, the wall-clock timeout, a sandbox limit, the output cap or a stop."""
     if proc.start_error:
         draft.fail("crashed", proc.start_error, "start", "the program could not be started")
+    elif proc.timed_out and (hung := unanswered_request(proc)) is not None:
+        draft.termination = "timeout"
+        draft.error = (f"killed after the wall-clock timeout ({proc.duration_s:.0f}s) while its model request to "
+                       f"{hung.host}:{hung.port} had no answer")
+        draft.failure = "unreachable"
+        draft.evidence = (f"the sandbox's proxy relayed a request to {hung.host}:{hung.port} at {hung.at_s:.0f}s that "
+                          "was still unanswered at agent.timeout_s (raise it above agent.idle_timeout_s)")
     elif proc.timed_out:
         draft.termination, draft.error = "timeout", f"killed after the wall-clock timeout ({proc.duration_s:.0f}s)"
         draft.failure, draft.evidence = "timeout", "still running at agent.timeout_s"
@@ -113,6 +120,25 @@ def _ended_by_harness(draft: Draft, proc: ProcessResult) -> bool:
     else:
         return False
     return True
+
+
+# How near the trial's end a connection's own end must be to count as still open when it was killed.
+OPEN_AT_END_S = 2.0
+
+
+def unanswered_request(proc: ProcessResult) -> Any | None:
+    """The model request a timed-out run was waiting on, when the sandbox's proxy shows one: its
+    last relayed connection, still open at the end, with no answer (a plain http request with no
+    response status; a tunnel that never received a byte). A hung endpoint outlasting the
+    timeout is the endpoint's failure, not the reviewer's slowness (timeout_s <= idle_timeout_s
+    made it a REGRESSION). A tunnel reused for an earlier answer cannot show it: a timeout then."""
+    relayed = [c for c in proc.network if c.outcome == "relayed"]
+    if not relayed:
+        return None
+    last = relayed[-1]
+    still_open = last.at_s + last.duration_s >= proc.duration_s - OPEN_AT_END_S
+    no_answer = last.status is None and (last.kind == "http" or last.received == 0)
+    return last if still_open and no_answer else None
 
 
 def _malformed_events(draft: Draft) -> None:

@@ -224,3 +224,38 @@ def test_the_proxys_own_answer_for_an_endpoint_it_could_not_reach_is_unreachable
     down = [{"host": "127.0.0.1", "port": 9, "kind": "http", "outcome": "unreachable", "detail": "connection refused"}]
     t = with_proxy_evidence(_claimed(502, down), proxied=True)
     assert t.failure == "unreachable" and "127.0.0.1:9 unreachable (connection refused)" in t.evidence
+
+
+def _timed_out(*network):
+    from rubricgate.isolation.process import ProcessResult as _Proc
+
+    proc = _Proc(exit_code=-9, timed_out=True, stdout_truncated=False, stderr_tail="", duration_s=60.0,
+                 network=list(network))
+    return finish(Draft(agent="codex", steps=2), proc, version=None)
+
+
+def test_a_timeout_while_a_relayed_model_request_had_no_answer_is_the_endpoint_s() -> None:
+    """timeout_s <= idle_timeout_s and a hung endpoint: the run reached the wall clock first and the
+    trial was graded as the reviewer's timeout (a REGRESSION)."""
+    from rubricgate.graders.failures import is_infra_failure
+    from rubricgate.isolation.proxy import Connection
+
+    hung = Connection("127.0.0.1", 8080, "http", "relayed", sent=900, at_s=12.0, duration_s=47.5)
+    t = _timed_out(Connection("127.0.0.1", 8080, "http", "relayed", status=200, at_s=1.0, duration_s=3.0), hung)
+    assert t.failure == "unreachable" and is_infra_failure(t)
+    assert "had no answer" in t.error and "127.0.0.1:8080" in t.evidence
+    tunnel = Connection("api.example.com", 443, "tunnel", "relayed", sent=1200, received=0, at_s=20.0, duration_s=39.0)
+    assert _timed_out(tunnel).failure == "unreachable"
+
+
+def test_a_timeout_after_an_answer_or_with_no_request_open_is_the_reviewer_s() -> None:
+    from rubricgate.isolation.proxy import Connection
+
+    answered = Connection("127.0.0.1", 8080, "http", "relayed", status=200, at_s=12.0, duration_s=47.5)
+    closed = Connection("127.0.0.1", 8080, "http", "relayed", at_s=1.0, duration_s=2.0)  # ended long before
+    reused = Connection("api.example.com", 443, "tunnel", "relayed", sent=5000, received=4000, at_s=1.0,
+                        duration_s=58.5)  # a tunnel that carried answers: no telling
+    refused = Connection("10.0.0.1", 80, "http", "refused", at_s=50.0, duration_s=9.0)
+    for network in ((answered,), (closed,), (reused,), (refused,), ()):
+        t = _timed_out(*network)
+        assert t.failure == "timeout" and t.termination == "timeout", network

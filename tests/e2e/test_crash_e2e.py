@@ -149,3 +149,32 @@ def test_a_verdict_drafted_before_a_crash_is_never_graded(claude: Install, tmp_p
     assert trial["errored"] and trial["failure"] == "signal", trial
     assert {g["category"] for g in trial["grades"].values()} == {"errored"}
     assert not trial["run_error"], trial  # an errored trial has no graded verdict to say it ran after
+
+
+def _hang(conv, path, turn) -> Reply:
+    if turn <= 1:
+        return Reply(tools=[("Read", {"file_path": f"{conv.cwd}/{path}"})])
+    return Reply(hang_s=300)
+
+
+def test_a_hung_endpoint_outlasting_the_timeout_is_the_endpoint_s_not_a_regression(tmp_path: Path) -> None:
+    """agent.timeout_s under agent.idle_timeout_s: the wall clock ends a run whose model request the
+    endpoint never answers. Graded as the reviewer's timeout, it made the run a REGRESSION."""
+    claude = installs("claude")[-1]
+    require_install(claude)
+    repo = tmp_path / "repo"
+    folders = {"block/no-description": (None,) * len(DIMENSIONS), "pass/hangy": ("errored",) * len(DIMENSIONS)}
+    config = lay_out_suite(repo, folders)
+    base_url, key = ENDPOINT["claude"]
+    config["agent"] = {"name": "claude", "timeout_s": 15, "idle_timeout_s": 120, "sandbox": "bwrap", "retries": 0,
+                       "jobs": 1, "env_allowlist": ["PATH", "LANG", base_url], "secret_env": [key]}
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    write_baseline(repo, folders)
+    with ScriptedAnthropicServer(sc.script_for({"hangy": _hang})) as server:
+        env = {**os.environ, "PATH": claude.path(), base_url: server.base_url, key: KEY}
+        proc = subprocess.run([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo)], cwd=repo, env=env,
+                              capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    trial = _trial(json.loads(sorted((repo / "reports").glob("*/summary.json"))[-1].read_text()), "hangy")
+    assert trial["errored"] and trial["failure"] == "unreachable", trial
+    assert "had no answer" in trial["attempts"][-1]["error"], trial["attempts"]
