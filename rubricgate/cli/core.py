@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -108,13 +111,27 @@ def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, ca
         fail_input(exc)
     from rubricgate.reports.terminal import render_terminal
 
-    click.echo(render_terminal(outcome.summary, str(outcome.run_dir)))
-    _builtin_scope(outcome.summary)
-    if outcome.workspaces is not None:
-        click.echo(f"workspaces kept: {outcome.workspaces}/<trial>/ (the trial's folder is in events.jsonl)")
-    if shard:
-        click.echo(f"shard {shard}: a partial run; `rubricgate merge` of all shards gates the suite", err=True)
+    with output_may_be_gone():  # the run is judged and recorded: its exit code is the decision's
+        click.echo(render_terminal(outcome.summary, str(outcome.run_dir)))
+        _builtin_scope(outcome.summary)
+        if outcome.workspaces is not None:
+            click.echo(f"workspaces kept: {outcome.workspaces}/<trial>/ (the trial's folder is in events.jsonl)")
+        if shard:
+            click.echo(f"shard {shard}: a partial run; `rubricgate merge` of all shards gates the suite", err=True)
     sys.exit(shard_exit_code(outcome.summary) if shard else outcome.exit_code)
+
+
+@contextlib.contextmanager
+def output_may_be_gone() -> Iterator[None]:
+    """Lines whose reader may have left (`rubricgate run | head -2`): once a write finds the pipe
+    closed, stdout and stderr go to /dev/null and the command goes on to its exit code (a run's
+    decision, not SIGPIPE's 141: its summary.json is written and its code is the gate's)."""
+    try:
+        yield
+    except BrokenPipeError:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
 
 
 def _listeners(label: str | None = None) -> list:

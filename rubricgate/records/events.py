@@ -38,8 +38,11 @@ class EventLog:
         record = {"event": event, "at": datetime.now(UTC).isoformat(timespec="milliseconds"), **fields}
         record = scrub_data(record, self.secrets)  # listeners print to CI logs: they get it scrubbed too
         self._write(scrub_json(json.dumps(record, default=str), self.secrets) + "\n")
-        for listener in self.listeners:
-            listener(record)
+        for listener in list(self.listeners):
+            try:
+                listener(record)
+            except OSError:  # its reader left (`run 2>&1 | head`): it shows the run, the log keeps it
+                self.listeners.remove(listener)
 
     def failed(self, path: Path | str, exc: BaseException) -> None:
         """Remember a report file that could not be written (the run's decision becomes exit 2)."""

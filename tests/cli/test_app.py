@@ -175,3 +175,25 @@ def test_outside_a_repository_the_fix_is_init(tmp_path):
 
     got = CliRunner().invoke(main, ["validate", "--repo", str(tmp_path)])
     assert got.exit_code == 2 and "run `rubricgate init`" in got.output, got.output
+
+
+def test_a_run_whose_reader_leaves_still_judges_records_and_exits_with_its_decision(tmp_path):
+    """`rubricgate run 2>&1 | head -2`: the first progress line into the closed pipe ended the run
+    with SIGPIPE's 141 and a run folder holding only events.jsonl."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import make_repo
+
+    repo = make_repo(tmp_path / "repo", fixtures=["block/data-loader", "pass/weekly-revenue-summary"])
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line: every write fails
+    try:
+        proc = subprocess.run([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo)],
+                              stdout=write, stderr=write, cwd=tmp_path, timeout=300)
+    finally:
+        os.close(write)
+    assert proc.returncode == 0
+    summaries = list((repo / "reports").glob("*/summary.json"))
+    assert len(summaries) == 1 and (summaries[0].parent / "report.html").is_file()
