@@ -24,7 +24,7 @@ import yaml
 
 from rubricgate.errors import GateInputError
 from rubricgate.models.config import Config
-from rubricgate.suite.cases import TASK_SUFFIXES
+from rubricgate.suite.checks import TASK_SUFFIXES
 from rubricgate.suite.closure import MAX_FILES, closure_skip, reviewer_closure
 from rubricgate.suite.config import CONFIG_NAME
 from rubricgate.suite.trees import CommitTree, WorkTree
