@@ -300,13 +300,10 @@ def continued_run(named: Path | None, reports: Path, key: str, cache_dir: Path |
         if problem:
             raise GateInputError("--continue", str(named), problem, NAMED_FIX)
         return Continued(named, summary, False, mark, also=_also(named, note))
-    newest = _newest_run(reports)
-    if newest is None or not ran_here(cache_dir, newest.name):  # planted, or from another machine
+    found = _newest_run_here(reports, cache_dir)
+    if found is None:
         return None
-    try:
-        summary = read_summary(newest)
-    except GateInputError:
-        return None
+    newest, summary = found
     mark, note = mark_path(reports, summary.run_id), user_mark(cache_dir, summary.run_id)
     if summary.run_id != newest.name or why_not(summary, key, newest, mark, note) \
             or changed_settings(summary, settings):
@@ -351,10 +348,23 @@ def why_not(summary: Summary, key: str, run_dir: Path | None = None, mark: Path 
     return ""
 
 
-def _newest_run(reports: Path) -> Path | None:
-    """The newest gated run folder (run ids start with a UTC timestamp; baseline and record runs are not gated)."""
+def _newest_run_here(reports: Path, cache_dir: Path | None) -> tuple[Path, Summary] | None:
+    """The newest gated run this user started here that ran to its end, with its summary. Passed
+    over: a folder not started here (planted, or from another machine), an interrupted run (an
+    interrupted continuation lifts its mark: the run it continued is the one to take up again) and
+    a regrade (its transcripts' run is the one that ran). Either hid the INCONCLUSIVE run behind
+    it, and the next plain run started afresh, spending the error again."""
     if not reports.is_dir():
         return None
-    runs = sorted(p.parent for p in reports.glob("*/summary.json")
-                  if not p.parent.name.endswith(("-baseline", "-record")))
-    return runs[-1] if runs else None
+    runs = sorted((p.parent for p in reports.glob("*/summary.json")
+                   if not p.parent.name.endswith(("-baseline", "-record"))), reverse=True)
+    for run in runs:  # run ids start with a UTC timestamp: newest first
+        if not ran_here(cache_dir, run.name):
+            continue
+        try:
+            summary = read_summary(run)
+        except GateInputError:
+            continue
+        if summary.complete and "regraded_from" not in summary.config:
+            return run, summary
+    return None

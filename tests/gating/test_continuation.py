@@ -449,3 +449,27 @@ def test_an_edit_to_a_case_makes_a_plain_rerun_start_afresh_not_an_error(repo) -
     assert "error:" not in result.output and "continues" not in result.output, result.output
     data = json.loads((_newest(repo, besides=[old]) / "summary.json").read_text())
     assert data["gate"]["continues"] == []
+
+
+def test_a_regrade_or_an_interrupted_run_after_it_does_not_hide_the_run_a_plain_rerun_continues(repo) -> None:
+    """Both sat in a newer folder than the INCONCLUSIVE run, and the next plain run started afresh
+    (its trials lost, the error spent again)."""
+    from rubricgate.records.files import new_run_id
+    from rubricgate.runner.cache import default_cache_dir, remember_run
+
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    regraded = CliRunner().invoke(main, ["regrade", str(old), "--repo", str(repo)])
+    assert regraded.exit_code in (0, 1, 2) and "Traceback" not in regraded.output, regraded.output
+    interrupted = repo / "reports" / new_run_id()  # a later run of this user's, cut short
+    shutil.copytree(old, interrupted)
+    summary = json.loads((interrupted / "summary.json").read_text())
+    (interrupted / "summary.json").write_text(json.dumps({**summary, "run_id": interrupted.name, "complete": False}))
+    remember_run(default_cache_dir(), interrupted.name)
+    before = {p for p in (repo / "reports").iterdir() if p.is_dir()}
+    assert len(before) == 3
+    result = _run(repo)
+    new = next(p for p in (repo / "reports").iterdir() if p.is_dir() and p not in before)
+    data = json.loads((new / "summary.json").read_text())
+    assert data["gate"]["continues"] == [old.name], result.output
