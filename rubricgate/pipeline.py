@@ -63,6 +63,8 @@ def run_suite(options: RunOptions) -> RunOutcome:
             results = continued.trials + results
             continued.hand_over(run.ctx.run_dir, run.state.interrupted)
         summary = aggregate_and_gate(loaded, jobs, results, run, ahead)
+        if continued is not None:
+            continued.settle(summary)  # not judged by its design: the run it took up is free again
         summary = report(run, loaded, summary, ahead)
     return RunOutcome(summary, run.ctx.run_dir, summary.decision.exit_code, run.kept, run.state.interrupted)
 

@@ -23,8 +23,8 @@ as regular files only, no link followed.
 
 A run is marked before the continuation's first trial (gating/continuation_marks.py: by run id,
 so a copy of its folder is the same run), so two continuations started together do not both
-spend the error; an interrupted or failed continuation lifts the mark (the interrupted run
-cannot be continued, and the old one would be stranded).
+spend the error; an interrupted or failed continuation, or one its design did not judge, lifts
+the mark (such a run cannot be continued, and the old one would be stranded).
 """
 
 from __future__ import annotations
@@ -165,6 +165,14 @@ class Continued:
         elif self.claimed:
             write_mark(self.marker, run_dir.name)
             self._mark_also(run_dir)
+
+    def settle(self, summary: Summary) -> None:
+        """A continuation its design did not judge (the repository modified during it, trials left
+        unrun for the budget: no look in its summary) lifts its marks as an interrupted one does:
+        it cannot be continued itself, and the run it took up was stranded ("continued already"
+        by a run "not of the statistical gate's adaptive rounds")."""
+        if summary.gate is None or not summary.gate.looks:
+            self.release()
 
     def _mark_also(self, run_dir: Path) -> None:
         """The run's own folder and this user's cache folder name `run_dir` too (why_not reads

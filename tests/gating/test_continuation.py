@@ -474,3 +474,31 @@ def test_a_regrade_or_an_interrupted_run_after_it_does_not_hide_the_run_a_plain_
     new = next(p for p in (repo / "reports").iterdir() if p.is_dir() and p not in before)
     data = json.loads((new / "summary.json").read_text())
     assert data["gate"]["continues"] == [old.name], result.output
+
+
+def test_a_continuation_its_design_did_not_judge_leaves_the_run_it_took_up_continuable(repo, monkeypatch) -> None:
+    """The repository modified during a continuation: it ends COULD NOT JUDGE with no look of its own,
+    and its mark stranded the run it took up ('continued already' by a run that cannot be continued)."""
+    from tests.fake_reviewer import install
+
+    _statistical(repo)
+    install(repo, ["answer"])  # a reviewer the run watches the repository for (the builtin writes nothing)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    touched = []
+
+    def modify_the_repository(event) -> None:
+        if event.get("event") == "trial_result" and not touched:
+            touched.append(1)
+            (repo / "README.md").write_text("edited while the continuation ran\n")
+
+    monkeypatch.setattr("rubricgate.cli.core._listeners", lambda: [modify_the_repository])
+    spoilt = _run(repo, "--continue", str(old))
+    assert spoilt.exit_code == 2 and "modified during the run" in spoilt.output, spoilt.output
+    spoilt_dir = _newest(repo, besides=[old])
+    monkeypatch.undo()
+    (repo / "README.md").unlink()
+    again = _run(repo, "--continue", str(old))
+    assert "continued already" not in again.output, again.output
+    data = json.loads((_newest(repo, besides=[old, spoilt_dir]) / "summary.json").read_text())
+    assert data["gate"]["continues"] == [old.name]
