@@ -60,16 +60,20 @@ from rubricgate.runner.digests import as_before
 
 
 def design_key(baseline: Baseline, gate: GateConfig, first: int, cases: Sequence[str], dims: Sequence[str],
-               reviewer: str, agent: str, model: str | None, suite: str = "") -> str:
+               reviewer: str, agent: str, model: str | None, suite: str = "", program: str = "") -> str:
     """What makes two runs one design: the baseline's counts, the gate's settings, the first
-    round's trials, the cases and dimensions, the reviewer, agent and model, and `suite` (what
-    grades the answers: the cases' content and the config's `verdict:`, suite_digest)."""
+    round's trials, the cases and dimensions, the reviewer, agent and model, `suite` (what
+    grades the answers: the cases' content and the config's `verdict:`, suite_digest) and
+    `program` (a `command` reviewer's program and the files its command names, wherever they
+    lie: a script outside the repository edited from 97% to 50% right was pooled as one design)."""
     data = {"baseline": {c: {d: [v.passes, v.trials] for d, v in dims_.items()}
                          for c, dims_ in sorted(baseline.cases.items())},
             "gate": [gate.confidence, gate.margin, gate.max_trials_per_case, gate.drift_allowance], "first": first,
             "cases": sorted(cases), "dims": list(dims), "reviewer": reviewer, "agent": agent, "model": model}
     if suite:
         data["suite"] = suite
+    if program:
+        data["program"] = program
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -210,7 +214,8 @@ def prepare(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str,
         return None, ""
     reviewer = reviewer_fingerprint(reviewer_digest(repo, loaded.config))
     key = design_key(loaded.baseline, loaded.config.gate, first, case_ids, loaded.config.graded_dimensions(),
-                     reviewer, agent, loaded.config.agent.model, suite_digest(loaded, case_ids))
+                     reviewer, agent, loaded.config.agent.model, suite_digest(loaded, case_ids),
+                     command_program(repo, loaded.config, agent))
     settings = judging_settings(repo, loaded.config)
     continued = continued_run(named, repo / loaded.config.reports, key, cache_dir, settings)
     if continued is not None:
@@ -221,6 +226,24 @@ def prepare(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str,
                 raise
             return None, key  # found unasked and its trials do not hold up: this run starts afresh
     return continued, key
+
+
+# Arguments of a `command` reviewer that are its code: a script an interpreter runs. Data files its
+# command names (a plan, a counter, a log it appends to) are no part of the design: one rewritten
+# by every run made each run another design.
+SCRIPT_SUFFIXES = (".py", ".sh", ".bash", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl")
+
+
+def command_program(repo: Path, config, agent: str) -> str:
+    """The digest of a `command` reviewer's program and the scripts its command names, wherever
+    they lie (runner/cache_inputs.py program_digest); '' for any other agent."""
+    if agent != "command" or not config.agent.command:
+        return ""
+    from rubricgate.runner.cache_inputs import program_digest
+
+    argv = config.agent.command
+    scripts = [a for a in argv[1:] if a.removeprefix("{workspace}/").endswith(SCRIPT_SUFFIXES)]
+    return program_digest([argv[0], *scripts], repo, os.environ.get("PATH"))
 
 
 def verify_trials(continued: Continued, loaded, case_ids: Sequence[str]) -> None:

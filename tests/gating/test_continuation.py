@@ -502,3 +502,21 @@ def test_a_continuation_its_design_did_not_judge_leaves_the_run_it_took_up_conti
     assert "continued already" not in again.output, again.output
     data = json.loads((_newest(repo, besides=[old, spoilt_dir]) / "summary.json").read_text())
     assert data["gate"]["continues"] == [old.name]
+
+
+def test_a_command_reviewer_s_script_outside_the_repository_edited_since_is_another_design(repo) -> None:
+    """Its script edited from 97% to 50% right was taken up as the same design and pooled."""
+    from tests.fake_reviewer import install
+
+    _statistical(repo)
+    install(repo, ["answer"])
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    script = repo.parent / "fake-reviewer" / "reviewer.py"
+    assert not script.is_relative_to(repo)
+    script.write_text(script.read_text() + "\n# answers otherwise now\n")
+    refused = _run(repo, "--continue", str(old))
+    assert refused.exit_code == 2 and "another design" in refused.output, refused.output
+    afresh = _run(repo)
+    data = json.loads((_newest(repo, besides=[old]) / "summary.json").read_text())
+    assert data["gate"]["continues"] == [], afresh.output
