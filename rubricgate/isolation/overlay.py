@@ -101,7 +101,11 @@ def probe_overlay(scratch_parent: Path | None = None,
     parent = Path(scratch_parent or tempfile.gettempdir())
     if any(c in str(parent) for c in _UNSAFE):
         return f"the temp folder {parent} holds ':' ',' or '\\', which an overlay mount cannot name"
-    root = Path(tempfile.mkdtemp(prefix="rg-probe-", dir=parent))
+    # Locked as a run's own folders are (leftovers.py; imported here: it takes remove_tree from
+    # this module): killed during the probe, the next run sweeps it, which an unlocked one never was.
+    from rubricgate.isolation.leftovers import owned_folder, remove_owned
+
+    root = owned_folder("rg-probe-", parent)
     try:
         base = root / "base"
         base.mkdir()
@@ -111,7 +115,7 @@ def probe_overlay(scratch_parent: Path | None = None,
         problem = probe_command(argv)
         return f"cannot mount an overlay in a user namespace: {problem}" if problem else ""
     finally:
-        remove_tree(root)
+        remove_owned(root)
 
 
 def probe_command(argv: list[str]) -> str:

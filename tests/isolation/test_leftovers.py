@@ -85,3 +85,26 @@ def test_the_named_lock_file_is_locked_from_the_moment_it_exists(tmp_path: Path)
     finally:
         release(folder)
     assert sweep_dead([tmp_path]) == [folder]
+
+
+PROBE_KILLED = r'''
+import os, signal, sys
+from pathlib import Path
+from rubricgate.isolation import overlay
+
+def die(argv):  # killed outright while the probe's mount runs
+    print(next(Path(sys.argv[1]).glob("rg-probe-*")), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+overlay.probe_command = die
+overlay.probe_overlay(Path(sys.argv[1]), mount_with=lambda o: ["true"])
+'''
+
+
+def test_the_overlay_probe_s_folder_of_a_killed_run_is_swept(tmp_path: Path) -> None:
+    """It held no lock file: killed during the probe, no later run ever removed it."""
+    proc = subprocess.run([sys.executable, "-c", PROBE_KILLED, str(tmp_path)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    folder = Path(proc.stdout.strip())
+    assert proc.returncode == -signal.SIGKILL and folder.is_dir() and (folder / OWNER_FILE).is_file()
+    assert sweep_dead([tmp_path]) == [folder] and not folder.exists()
