@@ -17,6 +17,7 @@ touched, nor one of another user.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import secrets
@@ -81,7 +82,20 @@ def disown(folder: Path) -> None:
 
 
 def remove_owned(folder: Path) -> None:
-    """Remove a folder this process owns, then drop its lock (never raises)."""
+    """Remove a folder this process owns, its lock file last, then drop its lock (never raises).
+    The lock file goes last so that a removal cut short (SIGTERM while a run cleans up: a
+    snapshot of thousands of files) leaves a folder the next run's sweep knows for a dead run's;
+    without its lock file none ever removed it."""
+    try:
+        entries = [e.path for e in os.scandir(folder) if e.name != OWNER_FILE]
+    except OSError:  # unreadable or gone: remove_tree below takes it by its careful path
+        entries = []
+    for path in entries:
+        if os.path.isdir(path) and not os.path.islink(path):
+            remove_tree(Path(path))
+        else:
+            with contextlib.suppress(OSError):  # gone already, or the folder's removal below says
+                os.unlink(path)
     remove_tree(folder)
     release(folder)
 

@@ -108,3 +108,28 @@ def test_the_overlay_probe_s_folder_of_a_killed_run_is_swept(tmp_path: Path) -> 
     folder = Path(proc.stdout.strip())
     assert proc.returncode == -signal.SIGKILL and folder.is_dir() and (folder / OWNER_FILE).is_file()
     assert sweep_dead([tmp_path]) == [folder] and not folder.exists()
+
+
+def test_a_removal_cut_short_keeps_the_lock_file_so_a_later_sweep_finds_the_folder(tmp_path: Path, monkeypatch) -> None:
+    """SIGTERM while a run removed its snapshot left a folder without its lock file, which no
+    later run ever removed: the lock file now goes last."""
+    import pytest
+
+    from rubricgate.isolation import leftovers
+
+    folder = owned_folder("rg-", tmp_path)
+    (folder / "base").mkdir()
+    (folder / "base" / "f").write_text("x")
+    (folder / "staging").mkdir()
+
+    def interrupted(path: Path) -> None:  # the walk took what it met first, its lock file among them
+        (path / OWNER_FILE).unlink(missing_ok=True)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(leftovers, "remove_tree", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        remove_owned(folder)
+    assert (folder / OWNER_FILE).is_file()
+    monkeypatch.undo()
+    remove_owned(folder)
+    assert not folder.exists()
