@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -136,15 +137,38 @@ def _run(copy: Path, settings: RunSettings, budget: float | None, stop: Stop | N
     if stop is not None:
         stop.started(proc)
     try:
-        out, err = proc.communicate(timeout=settings.timeout_s)
+        out, err = awaited(proc, settings.timeout_s)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
         return subprocess.CompletedProcess(argv, -1, "", f"timed out after {settings.timeout_s:.0f} s")
     finally:
         if stop is not None:
             stop.ended(proc)
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+GRACE_S = 30.0  # for an interrupted suite run to write its partial report and stop its agents
+
+
+def awaited(proc: subprocess.Popen, timeout_s: float) -> tuple[str, str]:
+    """The suite run's output once it exits. Past `timeout_s` it is killed (TimeoutExpired); when
+    this process is interrupted meanwhile (Ctrl-C, SIGTERM: the control run has no Stop), the
+    suite run is interrupted too, given GRACE_S to end, then killed: it outlived the mutate,
+    its agents spending on."""
+    try:
+        return proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    except BaseException:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=GRACE_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        raise
 
 
 def _summary(copy: Path, reports: str) -> dict | None:
