@@ -250,10 +250,14 @@ RETRY_S = 0.005
 
 def install_interrupt_handlers() -> None:
     """SIGTERM, and SIGINT unless it is ignored, as KeyboardInterrupt (see the module docstring);
-    SIGALRM retries a deferred one, and a swallowed one is delivered again."""
+    SIGHUP too (a closed terminal or ssh session: it died by the signal, no line, no partial
+    report) unless it is ignored (`nohup` keeps a run going); SIGALRM retries a deferred one, and
+    a swallowed one is delivered again."""
     for sig in (signal.SIGTERM, signal.SIGINT):
         if sig == signal.SIGTERM or signal.getsignal(sig) is signal.default_int_handler:  # SIG_IGN stays
             signal.signal(sig, _as_interrupt)
+    if signal.getsignal(signal.SIGHUP) == signal.SIG_DFL:
+        signal.signal(signal.SIGHUP, _as_interrupt)
     signal.signal(signal.SIGALRM, _retry_deferred)
     sys.unraisablehook = _redeliver_swallowed
     # The launcher (bin/rubricgate) starts the interpreter with both blocked: one sent during

@@ -261,7 +261,8 @@ from rubricgate.cli.console import install_interrupt_handlers
 install_interrupt_handlers()
 os.kill(os.getpid(), signal.SIGINT)  # ignored, as under nohup or a background job: nothing happens
 time.sleep(0.2)
-print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN, signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL)
+print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN, signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL,
+      signal.getsignal(signal.SIGHUP) is signal.SIG_IGN)
 """
 
 
@@ -269,9 +270,13 @@ def test_an_ignored_sigint_stays_ignored_and_sigterm_still_stops_the_run():
     """A run started with SIGINT ignored (nohup, `cmd &` from a script) is not stopped by one;
     SIGTERM still is. (tests/conftest.py gives the pytest process SIGINT at its default, so the
     child is started with it ignored here on purpose.)"""
+    def ignored() -> None:  # as nohup starts it: SIGHUP ignored too, and it stays so
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
     proc = subprocess.run([sys.executable, "-c", LEFT_IGNORED], capture_output=True, text=True, timeout=600,
-                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
-    assert proc.returncode == 0 and proc.stdout.split() == ["True", "True"], proc.stdout + proc.stderr
+                          preexec_fn=ignored)
+    assert proc.returncode == 0 and proc.stdout.split() == ["True", "True", "True"], proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
