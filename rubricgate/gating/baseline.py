@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from rubricgate.errors import GateInputError
 from rubricgate.gating.changes import listed
-from rubricgate.models.baseline import Baseline, BaselineChange, CaseCount, MeasuredWith, RuleRecord
+from rubricgate.models.baseline import Baseline, BaselineChange, CaseCount, MeasuredWith, RuleRecord, suite_rates
 from rubricgate.models.dimensions import ordered
 
 # `validate` only reads the baseline: the run's result models (stats, records) load with the
@@ -53,15 +53,6 @@ def summary_counts(summary: Summary) -> CaseCounts:
     if not out:
         raise GateInputError("summary.json", "cases", "the run graded no trial", "run the suite first")
     return out
-
-
-def suite_rates(cases: CaseCounts) -> dict[str, float]:
-    """Pooled rate per dimension over every case that holds it: for display."""
-    rates = {}
-    for dim in ordered({d for c in cases.values() for d in c}):
-        n = sum(c[dim].trials for c in cases.values() if dim in c)
-        rates[dim] = round(sum(c[dim].passes for c in cases.values() if dim in c) / n, 6) if n else 0.0
-    return rates
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from pydantic import ConfigDict, Field, StrictFloat, StrictInt, model_serializer
 
 from rubricgate.models.base import Meaning, StrictModel, drop_empty, known_format
 from rubricgate.models.bounds import MAX_BASELINE_TRIALS
+from rubricgate.models.dimensions import ordered
 
 
 class CaseCount(StrictModel):
@@ -151,3 +152,13 @@ class Baseline(StrictModel):
         if bad is not None:
             raise ValueError(f"rates.{bad} is {self.rates[bad]}, not a rate between 0 and 1")
         return self
+
+
+def suite_rates(cases: dict[str, dict[str, CaseCount]]) -> dict[str, float]:
+    """Pooled rate per dimension over every case that holds it: for display, and what a change
+    records (BaselineChange.rates)."""
+    rates = {}
+    for dim in ordered({d for c in cases.values() for d in c}):
+        n = sum(c[dim].trials for c in cases.values() if dim in c)
+        rates[dim] = round(sum(c[dim].passes for c in cases.values() if dim in c) / n, 6) if n else 0.0
+    return rates

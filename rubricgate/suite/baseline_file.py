@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rubricgate.errors import GateInputError
 from rubricgate.models import dimensions
-from rubricgate.models.baseline import Baseline
+from rubricgate.models.baseline import Baseline, suite_rates
 from rubricgate.suite.validation import did_you_mean
 from rubricgate.suite.yaml_json import load_model
 
@@ -53,8 +53,33 @@ def load_baseline(path: Path, display: str, allow_format_1: bool = False,
                              f"{did_you_mean(unknown[0], list(case_ids or ()))}",
                              "run `rubricgate baseline update` (it drops cases the suite no longer has), "
                              "or restore the case")
+    _check_not_lowered_by_hand(baseline, display)
     if baseline.format_version == 1 and not allow_format_1:
         raise GateInputError(display, "format_version",
                              "format 1 keeps suite rates only; the gate needs per-case counts",
                              f"re-measure it: {REMEASURE}")
     return baseline
+
+
+# Rounding of the rates a change records (suite_rates: six places).
+_RATE_EPS = 1e-6
+
+
+def _check_not_lowered_by_hand(baseline: Baseline, display: str) -> None:
+    """A rate below what the history's last change recorded, with no change saying why: lowered by
+    hand (every rate and count set to 0 in a pull request was read as the new baseline, the gate
+    then passing anything). `baseline update` records each change with its rates, and a lowering
+    with its reason. The counts are held to it too where the file is of the current format, whose
+    changes record the counts' pooled rates; raising by hand is left alone (it only makes the gate
+    stricter)."""
+    if not baseline.history:
+        return
+    recorded = baseline.history[-1].rates
+    pooled = suite_rates(baseline.cases) if baseline.format_version >= 3 else {}
+    for dim, then in recorded.items():
+        for where, now in ((f"rates.{dim}", baseline.rates.get(dim)), (f"cases.*.{dim}", pooled.get(dim))):
+            if now is not None and now < then - _RATE_EPS:
+                raise GateInputError(display, where, f"{now:.1%} is below the {then:.1%} its history's last change "
+                                     "recorded, and no change says why (edited by hand?)",
+                                     "lower it with `rubricgate baseline update --reason '...'`, which records "
+                                     "why, or restore the file")

@@ -263,3 +263,36 @@ def test_a_transcript_that_is_a_fifo_is_refused_by_regrade_not_waited_on(repo: P
     os.mkfifo(transcript)  # opening it to read waits for a writer that never comes
     line = _one_error("regrade", str(run_dir), "--repo", str(repo))
     assert transcript.name in line and "not a regular file" in line, line
+
+
+def _measured(repo: Path) -> dict:
+    got = CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo)])
+    assert got.exit_code == 0, got.output
+    return json.loads((repo / "baseline.json").read_text())
+
+
+@pytest.mark.parametrize("edit", ["rates and counts", "counts alone"])
+def test_a_baseline_lowered_by_hand_is_refused_naming_the_fix(repo: Path, edit: str) -> None:
+    """Every rate and count set to 0 in a pull request, with no change recorded, was read as the new
+    baseline by run, compare and validate: the gate then passes anything."""
+    data = _measured(repo)
+    for dims in data["cases"].values():
+        for count in dims.values():
+            count["passes"] = 0
+    if edit == "rates and counts":
+        data["rates"] = dict.fromkeys(data["rates"], 0.0)
+    (repo / "baseline.json").write_text(json.dumps(data))
+    line = _one_error("run", "--repo", str(repo))
+    assert "baseline.json" in line and "below the 100.0% its history's last change recorded" in line, line
+    assert "rubricgate baseline update --reason" in line
+    assert "below the 100.0%" in _validate(repo)
+
+
+def test_a_baseline_raised_by_hand_is_read(repo: Path) -> None:
+    data = _measured(repo)
+    case = next(iter(data["cases"]))
+    for count in data["cases"][case].values():
+        count["trials"] += 1
+        count["passes"] += 1  # stricter: more passing trials to fall from
+    (repo / "baseline.json").write_text(json.dumps(data))
+    assert CliRunner().invoke(main, ["validate", "--repo", str(repo)]).exit_code == 0
