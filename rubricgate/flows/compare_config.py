@@ -26,14 +26,26 @@ def config_as_written(config_rel: str | None, tree: Path, ref: str | None = None
         return None
     try:
         at_ref, problems = load_all_errors(Config, tree / config_rel, config_rel)
-    except (GateInputError, GateInputErrors):
-        at_ref, problems = None, []
+    except GateInputErrors as exc:
+        at_ref, problems = None, exc.errors
+    except GateInputError as exc:
+        at_ref, problems = None, [exc]
     if at_ref is None or problems:
         if ref is None:
             return None
-        raise GateInputError("--base", config_rel, f"{ref}'s {config_rel} does not load, so its gate and reviewer "
-                             "settings are unknown", f"compare against a ref whose {config_rel} loads")
+        # What is wrong with it, as loading it says (`legacy_key: unknown key`): "does not load"
+        # alone sent the user looking.
+        why = f" ({_first_problem(problems)})" if problems else ""
+        raise GateInputError("--base", config_rel, f"{ref}'s {config_rel} does not load{why}, so its gate and "
+                             "reviewer settings are unknown", f"compare against a ref whose {config_rel} loads")
     return at_ref
+
+
+def _first_problem(problems: list[GateInputError]) -> str:
+    first = problems[0]
+    where = f"{first.field}: " if first.field else ""
+    more = f"; and {len(problems) - 1} more" if len(problems) > 1 else ""
+    return f"{where}{first.problem}{more}"
 
 
 def config_relpath(repo: Path, config_path: Path | None) -> str | None:

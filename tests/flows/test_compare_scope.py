@@ -167,6 +167,7 @@ def test_a_base_config_that_does_not_load_is_an_input_error_not_this_checkout_s_
     (base / "rubricgate.yaml").write_text((base / "rubricgate.yaml").read_text().replace("unknown_key: 1\n", ""))
     got = _compare(base)
     assert got.exit_code == 2 and "HEAD's rubricgate.yaml does not load" in got.output, got.output
+    assert "unknown_key" in got.output  # what is wrong with it, not "does not load" alone
 
 
 def test_cases_deleted_while_the_suite_folders_move_are_still_seen(base) -> None:
