@@ -66,6 +66,25 @@ def _paths(config: Config) -> dict[str, tuple[str, str]]:
             "baseline": (config.baseline, "any"), "reports": (config.reports, "any")}
 
 
+def _what_is_there(path: Path, kind: str) -> str:
+    """Why `path` is not the file or folder it must be: missing, a link that leads nowhere or loops,
+    or something else (a folder where a file must be, a FIFO): "does not exist" for all of them
+    sent the user looking for a file that was there."""
+    if path.is_symlink():
+        try:
+            path.resolve(strict=True)
+        except RuntimeError:
+            return "is a symlink that loops"
+        except OSError:
+            return "is a symlink to nothing"
+    if not path.exists():
+        return "does not exist"
+    wanted = "a file" if kind == "file" else "a folder"
+    if path.is_dir() or path.is_file():
+        return f"is {'a folder' if path.is_dir() else 'a file'}, not {wanted}"
+    return f"is neither a file nor a folder (a FIFO, a socket, a device), not {wanted}"
+
+
 def check_config_paths(repo: Path, config: Config, display: str = CONFIG_NAME) -> None:
     """Every configured path stays inside the repository, and what must exist does."""
     errors = []
@@ -77,7 +96,7 @@ def check_config_paths(repo: Path, config: Config, display: str = CONFIG_NAME) -
             continue
         path = repo / rel
         if (kind == "file" and not path.is_file()) or (kind == "dir" and not path.is_dir()):
-            errors.append(GateInputError(display, field, f"{kind} {rel!r} does not exist",
+            errors.append(GateInputError(display, field, f"{kind} {rel!r} {_what_is_there(path, kind)}",
                                          f"create it or correct {field} in {CONFIG_NAME}"))
         elif kind == "file":  # the reviewer's prompt, skill and rubric: text every CLI reads
             try:

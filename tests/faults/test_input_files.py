@@ -10,6 +10,7 @@ the reviewer's folders; `view --build` into the folder of runs it shows.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -296,3 +297,18 @@ def test_a_baseline_raised_by_hand_is_read(repo: Path) -> None:
         count["passes"] += 1  # stricter: more passing trials to fall from
     (repo / "baseline.json").write_text(json.dumps(data))
     assert CliRunner().invoke(main, ["validate", "--repo", str(repo)]).exit_code == 0
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda p: (p.unlink(), p.symlink_to(p.name)), "is a symlink that loops"),
+    (lambda p: (p.unlink(), p.symlink_to("gone.md")), "is a symlink to nothing"),
+    (lambda p: (p.unlink(), p.mkdir()), "is a folder, not a file"),
+    (lambda p: (p.unlink(), os.mkfifo(p)), "is neither a file nor a folder"),
+    (lambda p: p.unlink(), "does not exist"),
+])
+def test_a_prompt_that_is_no_file_says_what_it_is(repo: Path, make, says: str) -> None:
+    """A link that loops, a folder or a FIFO were all 'does not exist', sending the user looking
+    for a file that was there."""
+    make(repo / "reviewer" / "prompts" / "evaluate.md")
+    line = _validate(repo)
+    assert "reviewer.prompt" in line and says in line, line
