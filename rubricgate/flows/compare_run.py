@@ -95,6 +95,7 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
         with base_checkout(repo, ref_tree, configs, ref, {config.reports.split("/")[0]},
                            (config.suite.tasks, config.suite.fixtures),
                            config_relpath(repo.resolve(), rounds.options.config_path), rounds.at_ref) as base_repo:
+            head_baseline_loads(repo, config)  # after the checks on the sides, before any trial
             rounds.foreign = rules_base_lacks(base_repo, repo, rounds.options.config_path, rounds.at_ref)
             rounds.base_notes += rules_base_lacks_line(rounds.foreign, ref)
             rounds.run({"base": base_repo, "head": repo})
@@ -245,6 +246,17 @@ def _paired_rounds(options: RunOptions, ref: str, method: str | None,
         cache_dir=resolve_cache_dir(repo, config.cache_dir, options.cache_dir) if options.cache else None,
         fresh=listeners or (lambda label: list(options.listeners)), first=first, adaptive=adaptive,
         schedule=interleaving(seed, gate.max_trials_per_case if adaptive else first), seed=seed)
+
+
+def head_baseline_loads(repo: Path, config) -> None:
+    """This checkout's baseline.json, when it has one, loads (else the one-line error, exit 2). The
+    comparison judges without it, but the pull request carries it: one that broke it passed the
+    gate (exit 0) and the job failed later in `report` with "no run with a summary.json here"."""
+    from rubricgate.suite.baseline_file import load_baseline
+
+    path = repo / config.baseline
+    if path.exists():
+        load_baseline(path, config.baseline)
 
 
 def _listed(exc: GateInputError | GateInputErrors) -> list[GateInputError]:

@@ -297,3 +297,11 @@ def test_a_suite_pull_request_whose_edited_case_the_reviewer_passes_is_a_pass(ba
     expect.write_text(text.replace("absent_rules: [", "absent_rules: [body-present, "))  # still met
     got = _compare(base)
     assert got.exit_code == 0, got.output
+
+
+def test_a_pull_request_that_breaks_baseline_json_is_not_a_pass(base) -> None:
+    """The comparison judges without it, so it passed (exit 0), and the job failed later in
+    `report --compare` with 'no run with a summary.json here'."""
+    (base / "baseline.json").write_text("{broken")
+    got = _compare(base)
+    assert got.exit_code == 2 and "baseline.json" in got.output, got.output
