@@ -152,6 +152,9 @@ class Continued:
             fd = open_mark(self.marker)
         except FileExistsError:
             by = continued_by(self.marker) or "another run"
+            if self.recognized:  # a plain rerun took it up: no --continue was given to blame
+                raise GateInputError(str(self.run_dir), "", f"this run would continue it, but {why_not_again(by)}",
+                                     "wait for that run to end, then run again") from None
             raise GateInputError("--continue", str(self.run_dir), why_not_again(by), NAMED_FIX) from None
         except OSError:
             return  # a folder that cannot be written: nothing can be marked

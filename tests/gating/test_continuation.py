@@ -520,3 +520,26 @@ def test_a_command_reviewer_s_script_outside_the_repository_edited_since_is_anot
     afresh = _run(repo)
     data = json.loads((_newest(repo, besides=[old]) / "summary.json").read_text())
     assert data["gate"]["continues"] == [], afresh.output
+
+
+def test_a_plain_rerun_that_loses_the_race_for_a_run_names_no_flag_it_was_not_given(repo) -> None:
+    """Two plain reruns found the same INCONCLUSIVE run; the one that marked it second said
+    'error: --continue: ...' though no --continue was given."""
+    import os
+
+    from rubricgate.errors import GateInputError
+    from rubricgate.gating.continuation import Continued
+    from rubricgate.gating.continuation_marks import mark_path
+    from rubricgate.records.files import read_summary
+
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    summary = read_summary(old)
+    marker = mark_path(repo / "reports", summary.run_id)
+    marker.write_text(f"a run in progress (pid {os.getppid()})\n")  # the other rerun, alive
+    for recognized, named in ((True, str(old)), (False, "--continue")):
+        with pytest.raises(GateInputError) as got:
+            Continued(old, summary, recognized, marker).claim()
+        assert got.value.file == named and "being continued" in got.value.problem
+        assert ("wait for that run to end" in got.value.fix) == recognized
