@@ -126,27 +126,33 @@ def _draft_then_crash(conv, path, turn) -> Reply:
     return Reply(crash=signal.SIGSEGV)
 
 
+def _claude_case_run(claude: Install, tmp_path: Path, name: str, behaviour, **agent) -> tuple[int, dict]:
+    """`rubricgate run` with real Claude Code on block/no-description (reviewed as usual) and
+    pass/NAME (the server's `behaviour`); the exit code and NAME's trial."""
+    require_install(claude)
+    repo = tmp_path / "repo"
+    folders = {"block/no-description": (None,) * len(DIMENSIONS), f"pass/{name}": ("errored",) * len(DIMENSIONS)}
+    config = lay_out_suite(repo, folders)
+    base_url, key = ENDPOINT["claude"]
+    config["agent"] = {"name": "claude", "timeout_s": 150, "sandbox": "bwrap", "retries": 1, "retry_backoff_s": 0,
+                       "jobs": 1, "env_allowlist": ["PATH", "LANG", base_url], "secret_env": [key], **agent}
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    write_baseline(repo, folders)
+    with ScriptedAnthropicServer(sc.script_for({name: behaviour})) as server:
+        env = {**os.environ, "PATH": claude.path(), base_url: server.base_url, key: KEY}
+        proc = subprocess.run([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo)], cwd=repo, env=env,
+                              capture_output=True, text=True, timeout=900)
+    assert (repo / "reports").is_dir(), proc.stdout + proc.stderr
+    summary = json.loads(sorted((repo / "reports").glob("*/summary.json"))[-1].read_text())
+    return proc.returncode, _trial(summary, name)
+
+
 @pytest.mark.parametrize("claude", installs("claude"), ids=lambda i: i.id)
 def test_a_verdict_drafted_before_a_crash_is_never_graded(claude: Install, tmp_path: Path) -> None:
     """The draft is the last assistant text the stream holds, but the CLI never delivered it as its
     result: graded, it passed the case and the run exited 0."""
-    require_install(claude)
-    repo = tmp_path / "repo"
-    folders = {"block/no-description": (None,) * len(DIMENSIONS), "pass/drafty": ("errored",) * len(DIMENSIONS)}
-    config = lay_out_suite(repo, folders)
-    base_url, key = ENDPOINT["claude"]
-    config["agent"] = {"name": "claude", "timeout_s": 150, "sandbox": "bwrap", "retries": 1, "retry_backoff_s": 0,
-                       "jobs": 1, "env_allowlist": ["PATH", "LANG", base_url], "secret_env": [key]}
-    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    write_baseline(repo, folders)
-    with ScriptedAnthropicServer(sc.script_for({"drafty": _draft_then_crash})) as server:
-        env = {**os.environ, "PATH": claude.path(), base_url: server.base_url, key: KEY}
-        proc = subprocess.run([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo)], cwd=repo, env=env,
-                              capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    summary = json.loads(sorted((repo / "reports").glob("*/summary.json"))[-1].read_text())
-    trial = _trial(summary, "drafty")
-    assert trial["errored"] and trial["failure"] == "signal", trial
+    code, trial = _claude_case_run(claude, tmp_path, "drafty", _draft_then_crash)
+    assert code == 2 and trial["errored"] and trial["failure"] == "signal", trial
     assert {g["category"] for g in trial["grades"].values()} == {"errored"}
     assert not trial["run_error"], trial  # an errored trial has no graded verdict to say it ran after
 
@@ -160,21 +166,7 @@ def _hang(conv, path, turn) -> Reply:
 def test_a_hung_endpoint_outlasting_the_timeout_is_the_endpoint_s_not_a_regression(tmp_path: Path) -> None:
     """agent.timeout_s under agent.idle_timeout_s: the wall clock ends a run whose model request the
     endpoint never answers. Graded as the reviewer's timeout, it made the run a REGRESSION."""
-    claude = installs("claude")[-1]
-    require_install(claude)
-    repo = tmp_path / "repo"
-    folders = {"block/no-description": (None,) * len(DIMENSIONS), "pass/hangy": ("errored",) * len(DIMENSIONS)}
-    config = lay_out_suite(repo, folders)
-    base_url, key = ENDPOINT["claude"]
-    config["agent"] = {"name": "claude", "timeout_s": 15, "idle_timeout_s": 120, "sandbox": "bwrap", "retries": 0,
-                       "jobs": 1, "env_allowlist": ["PATH", "LANG", base_url], "secret_env": [key]}
-    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    write_baseline(repo, folders)
-    with ScriptedAnthropicServer(sc.script_for({"hangy": _hang})) as server:
-        env = {**os.environ, "PATH": claude.path(), base_url: server.base_url, key: KEY}
-        proc = subprocess.run([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo)], cwd=repo, env=env,
-                              capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    trial = _trial(json.loads(sorted((repo / "reports").glob("*/summary.json"))[-1].read_text()), "hangy")
-    assert trial["errored"] and trial["failure"] == "unreachable", trial
+    code, trial = _claude_case_run(installs("claude")[-1], tmp_path, "hangy", _hang, timeout_s=15,
+                                   idle_timeout_s=120, retries=0)
+    assert code == 2 and trial["errored"] and trial["failure"] == "unreachable", trial
     assert "had no answer" in trial["attempts"][-1]["error"], trial["attempts"]
