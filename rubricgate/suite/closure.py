@@ -11,8 +11,9 @@ the trial cache's key and the change-aware decision all read one closure, comput
     `/x` from the repository root; and HTML href/src), Jinja includes (`{% include "x" %}`, `import`, `from`,
     `extends`), `@path` mentions (as Claude Code imports them), `!include path`, paths in code
     spans, the string values of a TOML, YAML or JSON file that name a repository file, and paths
-    in the text itself (a file, never a folder); a name with `*` or `?` shaped like a path is a
-    glob: every file it matches. A name is resolved beside the file that names it and from the
+    with a folder in the text itself (a file, never a folder, and not read for more names); a
+    name with `*` or `?` that starts with a folder it names outright is a glob: every file it
+    matches (at most MAX_GLOBS globs a walk). A name is resolved beside the file that names it and from the
     repository root, and counts at each where a regular file (or a folder: its files) is there;
   * what agent CLIs read on their own (suite/agent_context.py): `AGENTS.md`, `CLAUDE.md`,
     `GEMINI.md`, ... in any folder, and the settings and agents folders at the root (`.claude/`,
@@ -79,19 +80,23 @@ _REFERENCES = [
     (re.compile(r"`([^`\s]+)`"), "named in a code span of"),
 ]
 # A path in the text itself (`Read guides/prose.md first`, `apply guides/rules/*.md`): a name with
-# a folder or an extension, started where no word, URL, address or path goes on. Counts only
-# as a file or a glob's files: prose that names a folder (`the code in src/`) names the
-# reviewed artifact more often than the reviewer.
-# Bounded (a name of 255, 32 folders deep, 16 dots): a run of `x/x/x...` or `a.a.a...` a megabyte
-# long is one try at its start, not a backtrack over all of it.
-_TEXT_PATH = re.compile(r"(?<![\w@./*\\:$~%-])((?:\.\.?/){0,16}[\w*][\w.*-]{0,254}(?:/[\w.*-]{1,255}){1,32}"
-                        r"|[\w*][\w*-]{0,254}(?:\.[\w*-]{1,255}){0,16}\.[A-Za-z]\w{0,7})(?![\w/@])")
+# a folder, started where no word, URL, address or path goes on. Counts only as a file or a glob's
+# files, and is not read for more names: prose that names a folder (`the code in src/`) or a bare
+# file name (`a skill must not ship a README.md`) names the reviewed artifact or a concept more
+# often than the reviewer, and following prose from file to file took in most of a repository.
+# Bounded (a name of 255, 32 folders deep): a run of `x/x/x...` a megabyte long is one try at its
+# start, not a backtrack over all of it.
+_TEXT_PATH = re.compile(r"(?<![\w@./*\\:$~%-])((?:\.\.?/){0,16}[\w*][\w.*-]{0,254}(?:/[\w.*-]{1,255}){1,32})"
+                        r"(?![\w/@])")
 _BACKSLASH_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark's escapable punctuation
 _NOT_A_PATH = re.compile(r"\{|\}|\[|\]|\$|://|^mailto:|^[/~-]")
-# A name with `*` or `?` is a glob over the tree's files (`docs/rules/*.md`) when it looks like
-# a path: it has a folder or an extension (`**bold**` does not).
+# A name with `*` or `?` is a glob over the tree's files (`docs/rules/*.md`) when it starts with a
+# folder it names outright: `**bold**`, `*.md` and `**/*.md` ("review each changed *.md file")
+# say which files are reviewed, not which the reviewer is. At most MAX_GLOBS a walk, each matched
+# against the whole tree: past them, like past MAX_FILES, the closure is capped.
 _GLOB = re.compile(r"[*?]")
-_GLOB_LIKE_PATH = re.compile(r"/|\.[A-Za-z]")
+_GLOB_LIKE_PATH = re.compile(r"^(?:\.\.?/)*[^*?/]+/")
+MAX_GLOBS = 64
 _STRUCTURED = {".toml", ".yaml", ".yml", ".json"}
 
 
@@ -213,7 +218,8 @@ class _Walk:
         self.closure.reasons.setdefault(rel, why)
         self.add(rel, why, named=rel)
 
-    def add(self, rel: str, why: str, named: str | None = None) -> None:
+    def add(self, rel: str, why: str, named: str | None = None, read: bool = True) -> None:
+        """`rel` (a file, or a folder's files) in the closure; `read`: its names followed too."""
         real = self.tree.real(rel)
         if real is None or self._skipped(real[0]):
             return
@@ -229,7 +235,8 @@ class _Walk:
                 self.closure.capped = True
                 return
             self.closure.reasons.setdefault(path, why if real[1] == "file" else f"{why} (a file of {real[0]})")
-            self.queue.append(path)
+            if read:
+                self.queue.append(path)
         if real[1] == "dir":
             self.add_links(real[0], why)
 
@@ -272,15 +279,21 @@ class _Walk:
                     target = posixpath.normpath(candidate)
                     if target.startswith("../") or target == "..":
                         continue  # leaves the repository by its name
+                    read = how != _IN_TEXT  # prose is not followed from file to file
                     if _GLOB.search(target):
                         for match in self._glob(target):
-                            self.add(match, f"matched by the glob {name!r} {how} {rel}")
-                    elif (real := self.tree.real(target)) is not None and (how != _IN_TEXT or real[1] == "file"):
-                        self.add(target, f"{how} {rel}")
+                            self.add(match, f"matched by the glob {name!r} {how} {rel}", read=read)
+                    elif (real := self.tree.real(target)) is not None and (read or real[1] == "file"):
+                        self.add(target, f"{how} {rel}", read=read)
 
     def _glob(self, pattern: str) -> list[str]:
-        """The tree's files a glob matches, each pattern matched once a walk."""
+        """The tree's files a glob matches, each pattern matched once a walk; none past MAX_GLOBS
+        patterns, the closure then capped (each is a pass over the whole tree: 20,000 of them in a
+        prompt took 45 s a closure)."""
         if pattern not in self.globbed:
+            if len(self.globbed) >= MAX_GLOBS:
+                self.closure.capped = True
+                return []
             self.globbed[pattern] = self.tree.glob(pattern)
         return self.globbed[pattern]
 

@@ -310,7 +310,7 @@ def test_a_file_named_in_the_prompt_s_plain_text_is_the_reviewer_s(tmp_path: Pat
                             "docs/prose.md": "POLICY: strict\n", "reviewer/prompts/policy.md": "p\n"})
     got = _closure(repo)
     assert got.reasons["docs/prose.md"] == f"named in the text of {PROMPT}"
-    assert got.reasons["reviewer/prompts/policy.md"] == f"named in the text of {PROMPT}"  # beside it
+    assert got.reasons["reviewer/prompts/policy.md"] == f"in the folder of {PROMPT}"  # a bare name: not by the text
 
 
 def test_prose_that_is_no_repository_file_names_nothing(tmp_path: Path) -> None:
@@ -346,4 +346,31 @@ def test_a_name_found_beside_its_file_and_at_the_root_counts_both(tmp_path: Path
     got = _closure(repo)
     assert got.reasons["docs/rules/strict.md"] == "named in a code span of docs/guide.md"
     assert got.reasons["rules/strict.md"] == "named in a code span of docs/guide.md"
+
+
+def test_prose_naming_bare_files_or_every_file_of_a_kind_takes_in_nothing(tmp_path: Path) -> None:
+    """`A skill must not ship a README.md, CHANGELOG.md or setup.py; review each changed *.md file`
+    took in the repository's README, and from it most of the repository (294 files)."""
+    text = "A skill must not ship a README.md, CHANGELOG.md or setup.py; review each changed *.md file, **/*.md too.\n"
+    repo = _repo(tmp_path, {RUBRIC: "| id | severity |\n" + text, "README.md": "See `docs/a.md`.\n",
+                            "CHANGELOG.md": "c\n", "setup.py": "s\n", "docs/a.md": "a\n", "notes/b.md": "b\n"})
+    assert _closure(repo).files == sorted([PROMPT, SKILL, RUBRIC])
+
+
+def test_a_file_named_only_in_prose_is_not_read_for_more_names(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {PROMPT: "Read guides/prose.md first.\n",
+                            "guides/prose.md": "See [the policy](policy.md) and docs/other.md.\n",
+                            "guides/policy.md": "p\n", "docs/other.md": "o\n"})
+    got = _closure(repo)
+    assert "guides/prose.md" in got.files
+    assert "guides/policy.md" not in got.files and "docs/other.md" not in got.files
+
+
+def test_globs_past_the_bound_cap_the_closure(tmp_path: Path, monkeypatch) -> None:
+    """20,000 globs in a prompt took 45 s a closure: each is a pass over the whole tree."""
+    monkeypatch.setattr(closure_module, "MAX_GLOBS", 4)  # each name is tried beside its file and at the root
+    repo = _repo(tmp_path, {PROMPT: " ".join(f"`g{i}/*.md`" for i in range(5)) + "\n",
+                            **{f"g{i}/x.md": "x\n" for i in range(5)}})
+    got = _closure(repo)
+    assert got.capped and {"g0/x.md", "g1/x.md"} <= set(got.files) and "g4/x.md" not in got.files
 
