@@ -220,7 +220,10 @@ def task_reviewed(repo: Path, config: Config) -> dict[str, str]:
             if clean.startswith("../") or clean in ("..", "."):
                 continue  # outside the repository: refused when the suite loads
             key = posixpath.dirname(clean) or clean
-            found.setdefault(key, f"beside what the task {config.suite.tasks}/{path.name} reviews ({rel})")
+            why = f"beside what the task {config.suite.tasks}/{path.name} reviews ({rel})"
+            found.setdefault(key, why)
+            if real := _real_relpath(repo, key):  # a linked folder: git reports the edit at its real place
+                found.setdefault(real, why)
     return found
 
 

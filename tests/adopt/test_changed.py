@@ -285,3 +285,15 @@ def test_an_edit_to_a_file_a_task_reviews_outside_the_suite_is_gated(repo):
     assert result.files == ["TOP.md", "skills/bad/SKILL.md", "skills/bad/ref/notes.md"]
     assert result.reasons["skills/bad/SKILL.md"] == ("beside what the task evals/tasks/t-bad.yaml reviews "
                                                      "(skills/bad/SKILL.md)")
+
+
+def test_an_edit_behind_a_linked_folder_a_task_reviews_is_gated(repo):
+    task = "id: t-linked\nreview: [skills/linked/SKILL.md]\nexpect: {tier: BLOCK}\n"
+    commit(repo, {"evals/tasks/t-linked.yaml": task, "shared/linked/SKILL.md": "BAD\n"}, "task")
+    (repo / "skills").mkdir()
+    (repo / "skills" / "linked").symlink_to("../shared/linked")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "link")
+    git(repo, "checkout", "-q", "-b", "feature")
+    commit(repo, {"shared/linked/SKILL.md": "fine\n"}, "soften it at its real place")
+    assert changed_files(repo, "main", Config()).files == ["shared/linked/SKILL.md"]
