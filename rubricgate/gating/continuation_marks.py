@@ -14,6 +14,8 @@ import hashlib
 import os
 from pathlib import Path
 
+from rubricgate.runner.cache import MARKS_DIR
+
 CONTINUED_BY = "continued-by"  # in a continued run's folder: the run that continued it (before MARKS)
 MARKS = ".continued"  # under the reports folder: a mark file per continued run, by run id
 RUNNING = "a run in progress"  # the mark while that run is under way, with its process id
@@ -41,7 +43,7 @@ def open_mark(marker: Path) -> int:
 def user_mark(cache_dir: Path | None, run_id: str) -> Path | None:
     """Where this user's cache folder names a run's continuation (beside runner/cache.py's note
     that this user started it): a `reports:` setting or a copy of the folder does not move it."""
-    return cache_dir / MARKS.lstrip(".") / mark_path(Path(), run_id).name if cache_dir is not None else None
+    return cache_dir / MARKS_DIR / mark_path(Path(), run_id).name if cache_dir is not None else None
 
 
 def write_mark(path: Path, text: str) -> bool:

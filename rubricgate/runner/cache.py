@@ -30,6 +30,7 @@ another case's slot) is rejected: not used, reported by the caller, and its tria
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -160,6 +161,46 @@ def resolve_cache_dir(repo: Path, configured: str | None = None, override: Path 
 
 
 RUNS_DIR = "runs"  # one empty file per run this user started, named by its run id
+MARKS_DIR = "continued"  # a file per run this user continued (gating/continuation_marks.py user_mark)
+NOTE_BYTES = 4096  # a note or mark is a line: anything longer is not one of ours
+
+
+def read_notes(cache_dir: Path | None) -> dict[str, bytes]:
+    """This user's run notes and continuation marks as they are now (before a copy-only run's
+    reviewer can touch them), for `restore_notes` once that run has retired the cache folder:
+    moving them out of use with it made the next plain rerun start afresh and let a copy of a
+    continued run be continued again. Regular files only, read without following a link."""
+    notes: dict[str, bytes] = {}
+    for folder in (RUNS_DIR, MARKS_DIR) if cache_dir is not None else ():
+        try:
+            entries = list(os.scandir(cache_dir / folder))  # type: ignore[operator]
+        except OSError:
+            continue  # none yet
+        for entry in entries:
+            if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_size <= NOTE_BYTES:
+                with contextlib.suppress(OSError):  # gone meanwhile: nothing to keep
+                    notes[f"{folder}/{entry.name}"] = _read_nofollow(Path(entry.path))
+    return notes
+
+
+def restore_notes(cache_dir: Path | None, notes: dict[str, bytes]) -> None:
+    """Write `notes` (read_notes) into the fresh cache folder; one that cannot be written is left
+    out (a run not continued unasked: the safe side)."""
+    for rel, data in notes.items() if cache_dir is not None else ():
+        path = cache_dir / rel  # type: ignore[operator]
+        try:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except OSError:
+            continue
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+
+
+def _read_nofollow(path: Path) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read(NOTE_BYTES)
 
 
 def remember_run(cache_dir: Path | None, run_id: str) -> None:

@@ -13,7 +13,7 @@ import tempfile
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -53,9 +53,11 @@ from rubricgate.runner.cache import (
     CACHE_DIR,
     notes_dir,
     ran_here,
+    read_notes,
     remember_run,
     remove_retired,
     resolve_cache_dir,
+    restore_notes,
     retire_cache,
     signing_key,
 )
@@ -87,6 +89,7 @@ class StartedRun:
     cleanup: threading.Thread | None = None
     cache_retired: str = ""  # copy-only: how the cache folder was thrown away (retire_unsafe_cache)
     sweep: threading.Thread | None = None  # removing killed runs' left-overs (isolation/leftovers.py)
+    notes: dict[str, bytes] = field(default_factory=dict)  # this user's run notes and marks before it (read_notes)
 
     def __enter__(self) -> StartedRun:
         return self
@@ -105,10 +108,13 @@ class StartedRun:
         retired = None
         if runs_unsandboxed(self.policy, self.ctx.agents):
             self.cache_retired, retired = retire_unsafe_cache(self.options.cache_dir)
-            if retired is not None and self.options.cache_dir is not None and ran_here(retired, self.state.run_id):
-                # this run's own note, not the folder's others (its reviewer could have planted
-                # them): without it a plain rerun would not continue it (gating/continuation.py)
-                remember_run(self.options.cache_dir, self.state.run_id)
+            if retired is not None and self.options.cache_dir is not None:
+                # The notes and marks from before its first agent, and this run's own note; none the
+                # folder gained meanwhile (its reviewer could have planted them). Without them a
+                # plain rerun started afresh (gating/continuation.py).
+                restore_notes(self.options.cache_dir, self.notes)
+                if ran_here(retired, self.state.run_id):
+                    remember_run(self.options.cache_dir, self.state.run_id)
         self.cleanup = threading.Thread(target=self._remove_temporary, args=(retired,))
         self.cleanup.start()
 
@@ -146,12 +152,14 @@ def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job], listing: Git
     files, size = list_tree_sized(options.repo, answer_key(options, loaded) | exclude, listing)
     workspaces = Workspaces(files, choose_scratch(size), case_sources(jobs))  # isolation/scratch.py
     policy, guard, tree = isolate_and_watch(options, loaded, agents, workspaces, exclude, known)
+    # Before any agent runs (the preflight's too): a copy-only reviewer could plant notes later.
+    notes = read_notes(options.cache_dir) if runs_unsandboxed(policy, agents) else {}
     refuse_cases_named_by_secrets(loaded, jobs, policy, agents, tree)
     preflight(loaded, agents, policy, workspaces.scratch, tree)
     ctx, state = open_run_folder(options, loaded, jobs, agents, policy, tree, exclude)
     if runs_unsandboxed(policy, agents):  # copy-only agents die with the harness, however it ends
         guard_folders(start_guardian(), tree, options.keep_workspaces)
-    return StartedRun(ctx, state, policy, guard, options, sweep=sweep)
+    return StartedRun(ctx, state, policy, guard, options, sweep=sweep, notes=notes)
 
 
 def guard_folders(guardian: Guardian, tree: RunTree, keep: bool) -> None:

@@ -543,3 +543,23 @@ def test_a_plain_rerun_that_loses_the_race_for_a_run_names_no_flag_it_was_not_gi
             Continued(old, summary, recognized, marker).claim()
         assert got.value.file == named and "being continued" in got.value.problem
         assert ("wait for that run to end" in got.value.fix) == recognized
+
+
+def test_a_copy_only_run_keeps_the_notes_of_the_runs_before_it(repo) -> None:
+    """A copy-only run moves its cache folder out of use (its reviewer could read the signing key);
+    the notes that this user started earlier runs went with it, and the next plain rerun of an
+    INCONCLUSIVE run started afresh."""
+    from tests.fake_reviewer import install
+
+    _statistical(repo)
+    install(repo, ["answer"])  # copy-only
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    (repo / "other.yaml").write_text(yaml.safe_dump({**config, "reports": "reports-other"}))
+    other = _run(repo, "--config", str(repo / "other.yaml"))  # another copy-only run: its cache folder retired
+    assert "the cache folder was cleared" in other.output, other.output
+    before = {p for p in (repo / "reports").iterdir() if p.is_dir()}
+    result = _run(repo)
+    new = next(p for p in (repo / "reports").iterdir() if p.is_dir() and p not in before)
+    assert json.loads((new / "summary.json").read_text())["gate"]["continues"] == [old.name], result.output
