@@ -113,9 +113,14 @@ def parse_json_lines(data: bytes | str) -> tuple[list[dict[str, Any]], int]:
     return events, skipped
 
 
+# What an event line begins with: an object whose first key is quoted (`{"type": ...`), or `{}`.
+# Node's console.log of an object (`{ level: 'warn', msg: '...' }`) is a log line, not an event.
+_LOOKS_LIKE_EVENT = re.compile(r'\{\s*(?:"|\})')
+
+
 def parse_stream(data: bytes | str) -> tuple[list[dict[str, Any]], int, int]:
     """parse_json_lines' events and count, and how many of the skipped lines before the last began
-    as an event (`{`) and did not parse: a malformed event, which may have been a tool call (the
+    as an event (`{"`) and did not parse: a malformed event, which may have been a tool call (the
     last line is one cut off by a kill or the cap: fail_if_truncated)."""
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
     events: list[dict[str, Any]] = []
@@ -136,7 +141,7 @@ def parse_stream(data: bytes | str) -> tuple[list[dict[str, Any]], int, int]:
             events.append(obj)
         else:
             skipped += 1
-            broken_last = line.startswith("{")
+            broken_last = _LOOKS_LIKE_EVENT.match(line) is not None
     return events, skipped, malformed
 
 

@@ -37,7 +37,8 @@ def reviewer_digest(repo: Path, config: Config, whole_past_cap: bool = False) ->
     digests = files_digest(repo, closure.files)
     if whole_past_cap and closure.capped:
         skip = closure_skip(config)
-        rest = [rel for rel in tree.files_under("") if not any(rel == s or rel.startswith(s + "/") for s in skip)]
+        rest = [rel for rel in tree.files_under("") if not any(rel == s or rel.startswith(s + "/") for s in skip)
+                and not SKIP_DIRS.intersection(rel.split("/")[:-1])]  # .venv, node_modules: in no workspace
         digests[WHOLE_TREE] = digest_json(files_digest(repo, rest))
     return digests
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 from functools import partial
 from pathlib import Path
 
@@ -82,7 +83,9 @@ def _what_is_there(path: Path, kind: str) -> str:
     wanted = "a file" if kind == "file" else "a folder"
     if path.is_dir() or path.is_file():
         return f"is {'a folder' if path.is_dir() else 'a file'}, not {wanted}"
-    return f"is neither a file nor a folder (a FIFO, a socket, a device), not {wanted}"
+    mode = path.stat().st_mode
+    what = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+    return f"is {what}, not {wanted}"
 
 
 def check_config_paths(repo: Path, config: Config, display: str = CONFIG_NAME) -> None:

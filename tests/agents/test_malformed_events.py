@@ -41,6 +41,15 @@ def test_banner_lines_that_are_no_event_are_counted_and_harmless() -> None:
     assert t.skipped_lines == 2 and t.failure is None and t.termination == "completed"
 
 
+def test_node_s_console_log_of_an_object_is_a_log_line_not_a_malformed_event() -> None:
+    """`{ level: 'warn', msg: 'deprecated option' }` before the stream made every trial errored."""
+    lines = _lines("review_ok")
+    stream = "\n".join(["{ level: 'warn', msg: 'deprecated option' }", *lines])
+    t = finish(parse_claude_stream(stream), _proc(), version=None)
+    assert t.failure is None and t.termination == "completed" and t.skipped_lines == 1
+
+
 def test_only_lines_before_the_last_count_as_malformed() -> None:
     assert parse_stream('{"a": 1}\n{"b": \n{"c": 3}\n{"cut')[1:] == (2, 1)
+    assert parse_stream('{ "a": \n{}x\n{"c": 3}\n')[1:] == (2, 2)
     assert parse_stream('{"a": 1}\n[1, 2]\n{"c": 3}\n')[1:] == (1, 0)

@@ -303,7 +303,7 @@ def test_a_baseline_raised_by_hand_is_read(repo: Path) -> None:
     (lambda p: (p.unlink(), p.symlink_to(p.name)), "is a symlink that loops"),
     (lambda p: (p.unlink(), p.symlink_to("gone.md")), "is a symlink to nothing"),
     (lambda p: (p.unlink(), p.mkdir()), "is a folder, not a file"),
-    (lambda p: (p.unlink(), os.mkfifo(p)), "is neither a file nor a folder"),
+    (lambda p: (p.unlink(), os.mkfifo(p)), "is a FIFO, not a file"),
     (lambda p: p.unlink(), "does not exist"),
 ])
 def test_a_prompt_that_is_no_file_says_what_it_is(repo: Path, make, says: str) -> None:

@@ -450,6 +450,9 @@ def test_past_the_closure_cap_an_edit_anywhere_in_the_tree_changes_the_key(repo:
     _write(repo, "chain/c11.md", "POLICY lenient\n")
     after = cache.cache_key(_parts(repo))
     assert after != before
+    _write(repo, ".venv/lib/site.py", "x\n")  # in no workspace: no part of what the reviewer reads
+    _write(repo, "node_modules/x/index.js", "x\n")
+    assert cache.cache_key(_parts(repo)) == after
     _write(repo, REVIEWER.changed_files, "fixtures/block/a/SKILL.md\n")  # never the reviewer's
     _write(repo, "fixtures/block/b/SKILL.md", "---\nname: b2\n---\n")  # another case's files
     assert cache.cache_key(_parts(repo)) == after
