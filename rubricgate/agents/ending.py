@@ -146,7 +146,7 @@ def _malformed_events(draft: Draft) -> None:
     that event (a forbidden tool call cut by three characters read as two allowed reads and passed),
     so the run is the stream's failure, never graded. A signal before the result says more."""
     if draft.malformed_lines and draft.failure not in INFRA_FAILURES:
-        draft.termination, draft.failure = "crashed", "malformed"
+        draft.termination, draft.failure = "crashed", "malformed_event"
         draft.error = (f"{draft.malformed_lines} line(s) of the CLI's event stream began as an event and did not "
                        "parse: an event (a tool call) may be missing from what would be graded")
         draft.evidence = f"{draft.malformed_lines} malformed event line(s) before the stream's last line"
