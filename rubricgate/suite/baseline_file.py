@@ -73,6 +73,9 @@ def _check_not_lowered_by_hand(baseline: Baseline, display: str) -> None:
     changes record the counts' pooled rates; raising by hand is left alone (it only makes the gate
     stricter)."""
     if not baseline.history:
+        if baseline.format_version >= 3 and baseline.cases:  # every update of this format records its change
+            raise GateInputError(display, "history", "counts with no change recorded (its history emptied by hand?)",
+                                 "measure it with `rubricgate baseline update`, or restore the file")
         return
     recorded = baseline.history[-1].rates
     pooled = suite_rates(baseline.cases) if baseline.format_version >= 3 else {}

@@ -312,3 +312,15 @@ def test_a_prompt_that_is_no_file_says_what_it_is(repo: Path, make, says: str) -
     make(repo / "reviewer" / "prompts" / "evaluate.md")
     line = _validate(repo)
     assert "reviewer.prompt" in line and says in line, line
+
+
+def test_a_baseline_whose_history_was_emptied_is_refused(repo: Path) -> None:
+    """Setting the counts to 0 and the history to [] went round the check above."""
+    data = _measured(repo)
+    for dims in data["cases"].values():
+        for count in dims.values():
+            count["passes"] = 0
+    data["history"] = []
+    (repo / "baseline.json").write_text(json.dumps(data))
+    line = _one_error("run", "--repo", str(repo))
+    assert "history" in line and "counts with no change recorded" in line, line
