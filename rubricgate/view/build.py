@@ -46,6 +46,9 @@ def _build(site: Site, out: Path) -> Built:
     # The folders of runs it shows and the reports folders holding them: a site written there
     # would land among the runs.
     _check_out(out, [*site.catalog.folders, *{r.root.parent for r in site.catalog.refs if r.folder}])
+    # Marked before the first page: a build interrupted midway left pages and no marker, and
+    # running it again, as the interrupt's line says, was refused as "not empty".
+    (out / MARKER).write_text("written by rubricgate view --build: rebuilt in place\n", encoding="utf-8")
     site.static = True
     heads = site.catalog.heads()
     scan = _scan(site, heads)
@@ -62,7 +65,6 @@ def _build(site: Site, out: Path) -> Built:
     paths += [urls.transcript(run_id, cid, n) for run_id, cid, n in scan.transcript_pages]
     for path in paths:
         _write(out, path, site.page(path).body)
-    (out / MARKER).write_text("written by rubricgate view --build: rebuilt in place\n", encoding="utf-8")
     return Built(out, len(paths), len(heads), len(scan.case_ids))
 
 

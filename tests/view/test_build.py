@@ -70,3 +70,24 @@ def test_case_pages_from_the_one_pass_scan_match_the_servers(built, tmp_path):
     assert re.findall(rows, written) == re.findall(rows, served) and len(re.findall(rows, served)) == 2
     assert re.search(r'id="first-failure">first failed in <a href="\.\./run/[^"]+">' + OLD, written)
     assert written.count('class="cell fail"') == served.count('class="cell fail"') == 4
+
+
+def test_a_build_interrupted_midway_is_built_again_in_place(tmp_path, monkeypatch):
+    """It left pages and no marker: running it again, as the interrupt's line says, was refused as
+    'folder is not empty and holds no earlier build'."""
+    vf.write_runs(tmp_path / "reports")
+    real, written = build._write, []
+
+    def interrupted_after_two(out, rel, body):
+        if len(written) == 2:
+            raise KeyboardInterrupt
+        written.append(rel)
+        real(out, rel, body)
+
+    monkeypatch.setattr(build, "_write", interrupted_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        build.build_site(site_for([tmp_path / "reports"]), tmp_path / "site")
+    assert len(list((tmp_path / "site").rglob("*.html"))) == 2
+    monkeypatch.undo()
+    done = build.build_site(site_for([tmp_path / "reports"]), tmp_path / "site")
+    assert (tmp_path / "site" / urls.runs()).is_file() and done.pages > 2
