@@ -41,10 +41,10 @@ from rubricgate.errors import GateInputError
 from rubricgate.gating.adaptive import shared_design
 from rubricgate.gating.continuation_marks import (
     CONTINUED_BY,
-    RUNNING,
     continued_by,
     mark_path,
     open_mark,
+    running_mark,
     user_mark,
     why_not_again,
     write_mark,
@@ -159,7 +159,7 @@ class Continued:
         except OSError:
             return  # a folder that cannot be written: nothing can be marked
         with os.fdopen(fd, "w") as out:
-            out.write(f"{RUNNING} (pid {os.getpid()})\n")
+            out.write(running_mark() + "\n")
         self.claimed = True
 
     def hand_over(self, run_dir: Path, interrupted: bool) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 
 from rubricgate.runner.cache import MARKS_DIR
@@ -75,14 +76,38 @@ def continued_by(marker: Path) -> str | None:
     return None if by.startswith(RUNNING) and not _alive(by) else by
 
 
-def _alive(mark: str) -> bool:
-    """Is the process a RUNNING mark names still there (on this machine)?"""
+_PROCESS = re.compile(r"pid (\d+)(?:, started (\d+))?\)")
+
+
+def running_mark() -> str:
+    """What a continuation in progress writes in its mark: its pid and when that process started
+    (a pid alone was taken for alive when another process had it since, after a reboot)."""
+    started = process_start(os.getpid())
+    return f"{RUNNING} (pid {os.getpid()}" + (f", started {started})" if started is not None else ")")
+
+
+def process_start(pid: int) -> int | None:
+    """When `pid` started, in clock ticks since boot (/proc/PID/stat's 22nd field); None unknown."""
     try:
-        os.kill(int(mark.rsplit("pid ", 1)[1].rstrip(")")), 0)
-    except (IndexError, ValueError, OverflowError):
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat.rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _alive(mark: str) -> bool:
+    """Is the process a RUNNING mark names still there (on this machine), the same process?"""
+    found = _PROCESS.search(mark)
+    if found is None:
         return True  # a mark that names no process is not known to be stale
+    pid, started = int(found.group(1)), found.group(2)
+    try:
+        os.kill(pid, 0)
+    except (ValueError, OverflowError):
+        return True
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass  # another user's process: there, and its start time says whether it is the one
+    now = process_start(pid)
+    return started is None or now is None or now == int(started)

@@ -563,3 +563,21 @@ def test_a_copy_only_run_keeps_the_notes_of_the_runs_before_it(repo) -> None:
     result = _run(repo)
     new = next(p for p in (repo / "reports").iterdir() if p.is_dir() and p not in before)
     assert json.loads((new / "summary.json").read_text())["gate"]["continues"] == [old.name], result.output
+
+
+def test_a_mark_naming_a_live_pid_that_started_at_another_time_is_stale(tmp_path) -> None:
+    """After a reboot (or pid reuse) the mark's pid belonged to another process, and continuing was
+    refused 'being continued by pid N' until that process ended."""
+    import os
+
+    from rubricgate.gating.continuation_marks import RUNNING, continued_by, process_start, running_mark
+
+    marker = tmp_path / "mark"
+    pid, started = os.getpid(), process_start(os.getpid())
+    assert started is not None
+    marker.write_text(running_mark() + "\n")
+    assert continued_by(marker) is not None  # this very process: alive
+    marker.write_text(f"{RUNNING} (pid {pid}, started {started + 1})\n")
+    assert continued_by(marker) is None  # the pid, but another process since: stale, taken over
+    marker.write_text(f"{RUNNING} (pid {pid})\n")
+    assert continued_by(marker) is not None  # a mark of before: the pid alone decides
