@@ -21,6 +21,7 @@ from rubricgate.models.failures import INFRA_FAILURES, FailureClass, derived_fai
 
 if TYPE_CHECKING:
     from rubricgate.isolation.process import ProcessResult
+    from rubricgate.isolation.proxy import Connection
     from rubricgate.models.transcript import Transcript
 
 _RETRY_AFTER_IN_STOP = re.compile(r"retry after (\d+(?:\.\d+)?) s")
@@ -126,7 +127,7 @@ def _ended_by_harness(draft: Draft, proc: ProcessResult) -> bool:
 OPEN_AT_END_S = 2.0
 
 
-def unanswered_request(proc: ProcessResult) -> Any | None:
+def unanswered_request(proc: ProcessResult) -> Connection | None:
     """The model request a timed-out run was waiting on, when the sandbox's proxy shows one: its
     last relayed connection, still open at the end, with no answer (a plain http request with no
     response status; a tunnel that never received a byte). A hung endpoint outlasting the

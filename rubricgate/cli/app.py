@@ -7,7 +7,7 @@ import gc
 import importlib
 import os
 import sys
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 import click
 
@@ -107,7 +107,7 @@ class GateGroup(click.Group):
         except BrokenPipeError:
             # The reader left (`rubricgate validate | head -1`): stop quietly as a pipeline's writer
             # does, with SIGPIPE's status; a later flush into the closed pipe must not fail again.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            to_devnull(sys.stdout)
             sys.exit(SIGPIPE_STATUS)
         except (click.Abort, KeyboardInterrupt):  # before the run could judge: never exit 1 (regression)
             _interrupted()
@@ -133,3 +133,12 @@ def _interrupted() -> NoReturn:
 @click.version_option(__version__, prog_name="rubricgate")
 def main() -> None:
     """Gate changes to an agent reviewer's rubric and prompt against a baseline."""
+
+
+def to_devnull(*streams: TextIO) -> None:
+    """Point the streams' descriptors at /dev/null: their reader left, and a later flush into the
+    closed pipe must not fail again (a stream without a descriptor, as a test's, is left)."""
+    for stream in streams:
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+

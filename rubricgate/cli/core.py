@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import signal
 import sys
 from collections.abc import Iterator
@@ -14,7 +13,7 @@ import click
 from pydantic import BaseModel
 
 from rubricgate.agents.selection import check_agents
-from rubricgate.cli.app import collector_paused, main
+from rubricgate.cli.app import collector_paused, main, to_devnull
 from rubricgate.cli.options import CASE_TEXT, TRIALS, FiniteFloatRange, config_option, fail_input, repo_option
 from rubricgate.cli.options import repo_root as _repo
 from rubricgate.errors import GateInputError, GateInputErrors
@@ -129,9 +128,7 @@ def output_may_be_gone() -> Iterator[None]:
     try:
         yield
     except BrokenPipeError:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError):
-                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+        to_devnull(sys.stdout, sys.stderr)
 
 
 def _listeners(label: str | None = None) -> list:

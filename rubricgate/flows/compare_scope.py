@@ -216,8 +216,8 @@ def disagreeing_answer_key(unrecorded: list[str], head: Summary | None) -> list[
     with its reason, records the new answer key and the reviewer's answers to it."""
     if head is None or not unrecorded:
         return []
-    failing = [c.id for c in head.cases if c.id in set(unrecorded)
-               and not any(counted(t) and all(g.passed for g in t.grades.values()) for t in c.trials)]
+    passing, unrecorded_ids = passed_once(head), set(unrecorded)
+    failing = [c.id for c in head.cases if c.id in unrecorded_ids and c.id not in passing]
     if not failing:
         return []
     return [f"this pull request changes what {len(failing)} case(s) expect or review ({few(failing)}) and the reviewer "
@@ -245,14 +245,19 @@ def unrecorded_edits(edited: list[str], head: Loaded | None, repo: Path) -> list
             or kept.get(cid) != case_digest(repo, cases[cid], meaning_only=True, grading=False, seen=seen)]
 
 
+def passed_once(summary: Summary) -> set[str]:
+    """The cases of which a counted trial passed on every dimension."""
+    return {c.id for c in summary.cases
+            if any(counted(t) and all(g.passed for g in t.grades.values()) for t in c.trials)}
+
+
 def _shown_by(changes: list[RuleChange], head: Summary | None) -> list[RuleChange]:
     """A rule the pull request adds is exercised only by cases this checkout's reviewer passes at
     least once: a case that expects it and always fails shows the rule not working (a strict
     comparison passed such a pull request, the case failing on both sides)."""
     if head is None:
         return changes
-    passing = {c.id for c in head.cases if any(counted(t) and all(g.passed for g in t.grades.values())
-                                               for t in c.trials)}
+    passing = passed_once(head)
     return [c.model_copy(update={"cases": [x for x in c.cases if x in passing]}) if c.change == "added" else c
             for c in changes]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rubricgate.graders.extract import read_verdict
-from rubricgate.graders.failures import EXTRACTOR_ERROR, errored_reason, is_errored
+from rubricgate.graders.failures import EXTRACTOR_ERROR, errored_reason, is_infra_failure
 from rubricgate.graders.registry import grader_for
 from rubricgate.graders.shared import shared_grade
 from rubricgate.graders.tool_use import grade_tool_use
@@ -29,7 +29,7 @@ def grade_trial(case: CaseSpec, transcript: Transcript, parsed: ParsedVerdict,
     An errored trial (the infrastructure ended every attempt before its answer) is judged by no grader:
     every dimension carries category `errored`, and aggregation leaves it out of every rate.
     """
-    if is_errored(transcript) or parsed.status == EXTRACTOR_ERROR:
+    if is_infra_failure(transcript) or parsed.status == EXTRACTOR_ERROR:
         reason = parsed.error if parsed.status == EXTRACTOR_ERROR else errored_reason(transcript)
         return dict.fromkeys(dims, shared_grade(Grade(passed=False, category="errored", reason=reason)))
     return {d: shared_grade(grader_for(d)(case, transcript, parsed)) for d in dims}

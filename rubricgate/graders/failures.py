@@ -49,10 +49,11 @@ def failure_kind(transcript: Transcript) -> FailureKind | None:
 
 
 def is_infra_failure(transcript: Transcript) -> bool:
-    """An infrastructure failure: nothing to grade, whatever its text holds. The classes are set
-    only where the CLI did not end with its result (a signal before it, an endpoint or a start that
-    failed, the harness stopping an outage), so a verdict in its last message is a draft it never
-    delivered ("Preliminary: PASS ... let me double-check", then SIGSEGV: graded, the run passed)."""
+    """An infrastructure failure: retried, and errored (judged by no grader) when every attempt
+    ends so, whatever its text holds. The classes are set only where the CLI did not end with its
+    result (a signal before it, an endpoint or a start that failed, the harness stopping an
+    outage), so a verdict in its last message is a draft it never delivered ("Preliminary: PASS
+    ... let me double-check", then SIGSEGV: graded, the run passed)."""
     return failure_kind(transcript) == "infra"
 
 
@@ -62,11 +63,6 @@ def retry_after(transcript: Transcript) -> float | None:
         return max(0.0, transcript.retry_after_s)
     match = _RETRY_AFTER.search(transcript.error or "")
     return float(match.group(1)) if match else None
-
-
-def is_errored(transcript: Transcript) -> bool:
-    """The infrastructure (not the reviewer) ended the run before its answer: the trial is not judged."""
-    return is_infra_failure(transcript)
 
 
 def errored_reason(transcript: Transcript) -> str:
@@ -92,7 +88,7 @@ def outcome_fields(transcript: Transcript, verdict_ok: bool, extractor_failed: b
     failure: errored or not, the failure class and its evidence (the gate reads them), every attempt."""
     own = failure_class(transcript)
     cls = own or ("harness" if extractor_failed else None)
-    errored = is_errored(transcript) or extractor_failed
+    errored = is_infra_failure(transcript) or extractor_failed
     # One clean attempt says nothing the trial does not; retries and errored trials list them all.
     attempts = list(transcript.attempts) if errored or len(transcript.attempts) > 1 else []
     said = evidence(transcript) if own else "the verdict extractor failed" if cls else ""

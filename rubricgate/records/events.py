@@ -6,6 +6,7 @@ a full disk must not crash the run, but it must make the decision exit 2 at the 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -42,7 +43,8 @@ class EventLog:
             try:
                 listener(record)
             except OSError:  # its reader left (`run 2>&1 | head`): it shows the run, the log keeps it
-                self.listeners.remove(listener)
+                with contextlib.suppress(ValueError):  # another trial's thread dropped it first
+                    self.listeners.remove(listener)
 
     def failed(self, path: Path | str, exc: BaseException) -> None:
         """Remember a report file that could not be written (the run's decision becomes exit 2)."""

@@ -48,6 +48,7 @@ from pydantic import ValidationError
 from rubricgate import __version__, boundary
 from rubricgate.agents.registry import context_files
 from rubricgate.errors import GateInputError
+from rubricgate.isolation.untrusted import UntrustedPath, read_under, write_fresh
 from rubricgate.models.config import AgentConfig, Config
 from rubricgate.models.results import CacheRejection, CaseSpec, Summary
 from rubricgate.models.transcript import Transcript
@@ -171,36 +172,30 @@ def read_notes(cache_dir: Path | None) -> dict[str, bytes]:
     moving them out of use with it made the next plain rerun start afresh and let a copy of a
     continued run be continued again. Regular files only, read without following a link."""
     notes: dict[str, bytes] = {}
-    for folder in (RUNS_DIR, MARKS_DIR) if cache_dir is not None else ():
+    if cache_dir is None:
+        return notes
+    for folder in (RUNS_DIR, MARKS_DIR):
         try:
-            entries = list(os.scandir(cache_dir / folder))  # type: ignore[operator]
+            entries = list(os.scandir(cache_dir / folder))
         except OSError:
             continue  # none yet
         for entry in entries:
             if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_size <= NOTE_BYTES:
-                with contextlib.suppress(OSError):  # gone meanwhile: nothing to keep
-                    notes[f"{folder}/{entry.name}"] = _read_nofollow(Path(entry.path))
+                with contextlib.suppress(OSError, UntrustedPath):  # gone, or a link meanwhile: not kept
+                    notes[f"{folder}/{entry.name}"] = read_under(cache_dir / folder, entry.name, NOTE_BYTES)
     return notes
 
 
 def restore_notes(cache_dir: Path | None, notes: dict[str, bytes]) -> None:
     """Write `notes` (read_notes) into the fresh cache folder; one that cannot be written is left
     out (a run not continued unasked: the safe side)."""
-    for rel, data in notes.items() if cache_dir is not None else ():
-        path = cache_dir / rel  # type: ignore[operator]
-        try:
+    if cache_dir is None:
+        return
+    for rel, data in notes.items():
+        path = cache_dir / rel
+        with contextlib.suppress(OSError, UntrustedPath):
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        except OSError:
-            continue
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-
-
-def _read_nofollow(path: Path) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read(NOTE_BYTES)
+            write_fresh(path, data)
 
 
 def remember_run(cache_dir: Path | None, run_id: str) -> None:

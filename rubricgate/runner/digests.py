@@ -14,7 +14,7 @@ from typing import Any
 
 from rubricgate.models.config import Config
 from rubricgate.models.results import CaseSpec
-from rubricgate.runner.workspace import SKIP_DIRS
+from rubricgate.runner.workspace import SKIP_DIRS, excluded
 from rubricgate.suite.closure import closure_skip, reviewer_closure
 from rubricgate.suite.trees import WorkTree
 
@@ -36,9 +36,8 @@ def reviewer_digest(repo: Path, config: Config, whole_past_cap: bool = False) ->
     closure = reviewer_closure(tree, config)
     digests = files_digest(repo, closure.files)
     if whole_past_cap and closure.capped:
-        skip = closure_skip(config)
-        rest = [rel for rel in tree.files_under("") if not any(rel == s or rel.startswith(s + "/") for s in skip)
-                and not SKIP_DIRS.intersection(rel.split("/")[:-1])]  # .venv, node_modules: in no workspace
+        skip = set(closure_skip(config))  # and .venv, node_modules: in no workspace
+        rest = [rel for rel in tree.files_under("") if not excluded(rel, skip)]
         digests[WHOLE_TREE] = digest_json(files_digest(repo, rest))
     return digests
 

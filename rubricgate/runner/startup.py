@@ -152,12 +152,13 @@ def start_run(options: RunOptions, loaded: Loaded, jobs: list[Job], listing: Git
     files, size = list_tree_sized(options.repo, answer_key(options, loaded) | exclude, listing)
     workspaces = Workspaces(files, choose_scratch(size), case_sources(jobs))  # isolation/scratch.py
     policy, guard, tree = isolate_and_watch(options, loaded, agents, workspaces, exclude, known)
+    unsandboxed = runs_unsandboxed(policy, agents)
     # Before any agent runs (the preflight's too): a copy-only reviewer could plant notes later.
-    notes = read_notes(options.cache_dir) if runs_unsandboxed(policy, agents) else {}
+    notes = read_notes(options.cache_dir) if unsandboxed else {}
     refuse_cases_named_by_secrets(loaded, jobs, policy, agents, tree)
     preflight(loaded, agents, policy, workspaces.scratch, tree)
     ctx, state = open_run_folder(options, loaded, jobs, agents, policy, tree, exclude)
-    if runs_unsandboxed(policy, agents):  # copy-only agents die with the harness, however it ends
+    if unsandboxed:  # copy-only agents die with the harness, however it ends
         guard_folders(start_guardian(), tree, options.keep_workspaces)
     return StartedRun(ctx, state, policy, guard, options, sweep=sweep, notes=notes)
 

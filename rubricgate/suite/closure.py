@@ -13,8 +13,9 @@ the trial cache's key and the change-aware decision all read one closure, comput
     spans, the string values of a TOML, YAML or JSON file that name a repository file, and paths
     with a folder in the text itself (a file, never a folder, and not read for more names); a
     name with `*` or `?` that starts with a folder it names outright is a glob: every file it
-    matches (at most MAX_GLOBS globs a walk). A name is resolved beside the file that names it and from the
-    repository root, and counts at each where a regular file (or a folder: its files) is there;
+    matches (at most MAX_GLOBS globs a walk). A name is resolved beside the file that names it
+    and from the repository root, and counts at each where a regular file (or a folder: its
+    files) is there;
   * what agent CLIs read on their own (suite/agent_context.py): `AGENTS.md`, `CLAUDE.md`,
     `GEMINI.md`, ... in any folder, and the settings and agents folders at the root (`.claude/`,
     `.codex/`, `.github/copilot-instructions.md`, ...), whatever the agent;
@@ -273,13 +274,13 @@ class _Walk:
             for name, how in references(rel, self.tree.read(rel, MAX_SCANNED_BYTES)):
                 rooted = name.startswith("/")
                 beside = [] if rooted else [posixpath.join(posixpath.dirname(rel), name)]
+                read = how != _IN_TEXT  # prose is not followed from file to file
                 # Beside the naming file and from the root, each where it is: an agent may read
                 # either (`rules/strict.md` named in guides/intro.md), so an edit to either counts.
                 for candidate in dict.fromkeys((*beside, name.lstrip("/"))):
                     target = posixpath.normpath(candidate)
                     if target.startswith("../") or target == "..":
                         continue  # leaves the repository by its name
-                    read = how != _IN_TEXT  # prose is not followed from file to file
                     if _GLOB.search(target):
                         for match in self._glob(target):
                             self.add(match, f"matched by the glob {name!r} {how} {rel}", read=read)

@@ -10,7 +10,7 @@ from pathlib import Path
 from rubricgate.agents.claude import parse_claude_stream
 from rubricgate.agents.ending import finish
 from rubricgate.agents.normalize import parse_stream
-from rubricgate.graders.failures import is_errored
+from rubricgate.graders.failures import is_infra_failure
 from rubricgate.isolation.process import ProcessResult
 
 RECORDED = Path(__file__).resolve().parents[1] / "data/transcripts/claude-2.1.332"
@@ -30,7 +30,7 @@ def test_a_forbidden_tool_call_cut_by_three_characters_errs_the_run_instead_of_p
     lines[at] = lines[at][:-3]  # the Bash call no longer parses
     t = finish(parse_claude_stream("\n".join(lines)), _proc(), version=None)
     assert "Bash" not in [c.raw_name for c in t.tool_calls]  # what grading would have seen
-    assert t.failure == "malformed_event" and t.termination == "crashed" and is_errored(t)
+    assert t.failure == "malformed_event" and t.termination == "crashed" and is_infra_failure(t)
     assert t.error.startswith("1 line(s) of the CLI's event stream began as an event and did not parse")
 
 
