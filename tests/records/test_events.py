@@ -1,0 +1,26 @@
+"""records/events.py: every event is logged as it happens, whatever its listeners do."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rubricgate.records.events import EventLog
+
+
+def test_a_listener_whose_reader_left_is_dropped_once_and_the_log_goes_on(tmp_path: Path) -> None:
+    """`run 2>&1 | head`: the progress listener's stream is closed. Two trials' threads meeting it
+    at once removed it twice, and the second removal raised in the middle of a trial."""
+    log = EventLog(tmp_path / "events.jsonl", [], [])
+    calls = []
+
+    def closed_pipe(record) -> None:
+        calls.append(record["event"])
+        log.listeners.remove(closed_pipe)  # the other thread got there first
+        raise BrokenPipeError(32, "Broken pipe")
+
+    log.listeners.append(closed_pipe)
+    log.emit("trial_result", case_id="a")
+    log.emit("trial_result", case_id="b")
+    lines = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert [line["case_id"] for line in lines] == ["a", "b"] and calls == ["trial_result"]
