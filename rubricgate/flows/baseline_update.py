@@ -8,9 +8,13 @@ size (gating/planning.py's baseline_measure; --sessions and --trials choose othe
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
 import shlex
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -108,7 +112,9 @@ def update_baseline(request: BaselineRequest) -> BaselineUpdated:
     check_reason(request)
     loaded = load_all(request.repo, request.config_path, require_baseline=False)
     path = request.repo / loaded.config.baseline
-    old = load_baseline(path, loaded.config.baseline, allow_format_1=True) if path.exists() else None
+    if path.exists():  # a broken baseline is named before anything is measured
+        load_baseline(path, loaded.config.baseline, allow_format_1=True)
+    make_baseline_folder(path, loaded.config.baseline, str(request.config_path or "rubricgate.yaml"))
     if request.from_runs:
         runs = [str(r) for r in request.from_runs]
         if len({r.resolve() for r in request.from_runs}) < len(runs):
@@ -140,9 +146,35 @@ def update_baseline(request: BaselineRequest) -> BaselineUpdated:
     # The run's own reviewer fingerprint (a `--from` run may predate edits); older summaries: today's files.
     recorded = summary.reviewer.fingerprint if summary.reviewer else ""
     digest = recorded or reviewer_fingerprint(reviewer_digest(request.repo, loaded.config))
-    try:  # merged per case: a partial run (--allow-partial) refreshes only its cases
-        update = updated_baseline(old, summary, request.reason or "", [c.id for c in loaded.cases], digest, more)
-    except GateInputError as exc:
-        raise _lowering_needs_reason(exc, runs, not request.from_runs) from None
-    write_baseline(path, update.baseline)
+    with baseline_locked(path):  # read again: another update may have written while this one measured
+        old = load_baseline(path, loaded.config.baseline, allow_format_1=True) if path.exists() else None
+        try:  # merged per case: a partial run (--allow-partial) refreshes only its cases
+            update = updated_baseline(old, summary, request.reason or "", [c.id for c in loaded.cases], digest, more)
+        except GateInputError as exc:
+            raise _lowering_needs_reason(exc, runs, not request.from_runs) from None
+        write_baseline(path, update.baseline)
     return BaselineUpdated(update.baseline, update.lowered, source, problems, update.pooled)
+
+
+def make_baseline_folder(path: Path, display: str, config_file: str) -> None:
+    """The folder `baseline:` names is made before measuring: a measurement of minutes ended in an
+    internal error at the write when it was missing, and one that is a file is named."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise GateInputError(config_file, "baseline", f"cannot make the folder of {display}: "
+                             f"{exc.strerror}", "point baseline at a file in a folder of the repository") from None
+
+
+@contextmanager
+def baseline_locked(path: Path) -> Iterator[None]:
+    """Hold the baseline's folder locked from reading the baseline to writing it back. Two updates
+    measured side by side (minutes each) would otherwise each merge into the file as it was before
+    both, and the second write would drop the first's history entry. The folder, not the file, is
+    locked: the write replaces the file, so a lock on it would lock a file no longer there."""
+    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # the kernel drops the lock with its last descriptor

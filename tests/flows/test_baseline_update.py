@@ -148,3 +148,63 @@ def test_a_session_whose_every_trial_errored_stops_the_update_and_names_the_caus
     [run_dir] = runs(repo)
     again = update(repo, "--from", str(run_dir), "--reason", "x")  # the kept run cannot make a baseline either
     assert again.exit_code == 2 and "403 Forbidden" in again.output and "run the suite first" not in again.output
+
+
+def test_an_update_finished_while_another_measured_keeps_its_history_entry(repo, monkeypatch) -> None:
+    """Two updates side by side: each merges into the baseline as the other left it, so neither
+    history entry is lost (both read the file before measuring, and the second write dropped the
+    first's entry)."""
+    from rubricgate.flows import baseline_update as flow
+
+    real_run, calls = flow.run_suite, []
+
+    def run_then_let_another_update_finish(options):
+        outcome = real_run(options)
+        calls.append(options)
+        if len(calls) == 1:  # the other update measures and writes while this one is between
+            flow.update_baseline(flow.BaselineRequest(repo=repo, reason="the other update", sessions=1, trials=1))
+        return outcome
+
+    monkeypatch.setattr(flow, "run_suite", run_then_let_another_update_finish)
+    flow.update_baseline(flow.BaselineRequest(repo=repo, reason="this update", sessions=1, trials=1))
+    reasons = [h["reason"] for h in json.loads((repo / "baseline.json").read_text())["history"]]
+    assert any("the other update" in r for r in reasons) and any("this update" in r for r in reasons), reasons
+
+
+def test_the_baseline_folder_is_locked_from_reading_the_baseline_to_writing_it(repo, monkeypatch) -> None:
+    import fcntl
+    import os
+
+    import pytest
+
+    from rubricgate.flows import baseline_update as flow
+
+    real_write, tried = flow.write_baseline, []
+
+    def write_while_checking_the_lock(path, baseline):
+        fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            with pytest.raises(BlockingIOError):  # another update's merge waits here
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(fd)
+        tried.append(path)
+        real_write(path, baseline)
+
+    monkeypatch.setattr(flow, "write_baseline", write_while_checking_the_lock)
+    flow.update_baseline(flow.BaselineRequest(repo=repo, reason="locked", sessions=1, trials=1))
+    assert tried == [repo / "baseline.json"]
+
+
+def test_a_baseline_in_a_folder_not_made_yet_is_written_and_one_under_a_file_named_before_measuring(repo) -> None:
+    config = repo / "rubricgate.yaml"
+    config.write_text(config.read_text().replace("baseline: baseline.json", "baseline: kept/baselines/baseline.json"))
+    made = update(repo, "--sessions", "1", "--trials", "1")
+    assert made.exit_code == 0, made.output
+    assert json.loads((repo / "kept/baselines/baseline.json").read_text())["history"]
+    (repo / "blocked").write_text("a file where the folder would be\n")
+    config.write_text(config.read_text().replace("kept/baselines/", "blocked/"))
+    before = runs(repo)
+    refused = update(repo, "--sessions", "1", "--trials", "1")
+    assert refused.exit_code == 2 and "baseline: cannot make the folder of blocked/baseline.json" in refused.output
+    assert runs(repo) == before  # named before a measurement was spent
