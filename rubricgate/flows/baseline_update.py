@@ -26,6 +26,7 @@ from rubricgate.models.results import CaseSpec, Summary
 from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.records.files import read_summary
 from rubricgate.runner.digests import reviewer_digest
+from rubricgate.suite.answer_key import config_rel_of
 from rubricgate.suite.baseline_file import load_baseline
 from rubricgate.suite.load import load_all
 
@@ -96,6 +97,27 @@ def nothing_measured(summary: Summary, source: str) -> GateInputError | None:
                           "server it reaches), then rerun rubricgate baseline update")
 
 
+# A verdict grade that says no answer was read at all: none parsed (no_verdict) or none matched
+# the configured shape (malformed_verdict).
+UNREAD = ("no_verdict", "malformed_verdict")
+
+
+def nothing_read(summary: Summary, source: str, config: str, verdict_set: bool) -> GateInputError | None:
+    """A run in which not one answer was read as a verdict measured the `verdict:` key, not the
+    reviewer: a baseline of 0% from it can never drop, so every later run would pass whatever the
+    reviewer answers. Refused, naming the trials' most common reason."""
+    grades = [t.grades.get("verdict") for c in summary.cases for t in c.trials if not t.errored]
+    if not grades or any(g is None or g.category not in UNREAD for g in grades):
+        return None
+    cause = Counter(g.reason for g in grades if g is not None).most_common(1)[0][0] or "no verdict"
+    unset = "" if verdict_set else "; verdict: is unset, so each answer is read as the JSON contract"
+    return GateInputError(config, "verdict", f"no answer of the {len(grades)} trial(s) of {source} was read as "
+                          f"a verdict ({cause}{unset}): a baseline of 0% from it would pass every later run",
+                          "set verdict: to the answers' own format (docs/code-review.md#the-verdict-key), "
+                          "check it against an answer in the run's transcripts/, then rerun rubricgate "
+                          "baseline update")
+
+
 def measure(request: BaselineRequest, loaded) -> tuple[int, int]:
     """(sessions, trials per case in each) of a new measurement: the request's, else the default."""
     gate, dims = loaded.config.gate, loaded.config.graded_dimensions()
@@ -105,6 +127,11 @@ def measure(request: BaselineRequest, loaded) -> tuple[int, int]:
         total = request.trials or sessions * per_session
         per_session = max(1, -(-total // sessions))
     return sessions, per_session
+
+
+def _nothing_read(summary: Summary, source: str, request: BaselineRequest, loaded) -> GateInputError | None:
+    config = config_rel_of(request.repo, request.config_path) or str(request.config_path)
+    return nothing_read(summary, source, config, loaded.config.verdict is not None)
 
 
 def update_baseline(request: BaselineRequest) -> BaselineUpdated:
@@ -122,7 +149,7 @@ def update_baseline(request: BaselineRequest) -> BaselineUpdated:
                                  "give each session's run folder once")
         summaries = [read_summary(r) for r in request.from_runs]
         for got, run in zip(summaries, runs, strict=True):
-            if (failed := nothing_measured(got, run)) is not None:
+            if (failed := nothing_measured(got, run) or _nothing_read(got, run, request, loaded)) is not None:
                 raise failed
         summary, more = summaries[0], summaries[1:]
     else:
@@ -132,7 +159,8 @@ def update_baseline(request: BaselineRequest) -> BaselineUpdated:
             outcomes.append(run_suite(RunOptions(repo=request.repo, config_path=request.config_path,
                                                  require_baseline=False, listeners=list(request.listeners or []),
                                                  kind="baseline", trials=trials)))
-            if (failed := nothing_measured(outcomes[-1].summary, str(outcomes[-1].run_dir))) is not None:
+            done, run_dir = outcomes[-1].summary, str(outcomes[-1].run_dir)
+            if (failed := nothing_measured(done, run_dir) or _nothing_read(done, run_dir, request, loaded)) is not None:
                 raise failed  # the next run would fail alike: stop at once
             if not outcomes[-1].summary.complete:
                 break  # interrupted: the partial check below says so

@@ -208,3 +208,32 @@ def test_a_baseline_in_a_folder_not_made_yet_is_written_and_one_under_a_file_nam
     refused = update(repo, "--sessions", "1", "--trials", "1")
     assert refused.exit_code == 2 and "baseline: cannot make the folder of blocked/baseline.json" in refused.output
     assert runs(repo) == before  # named before a measurement was spent
+
+
+def test_a_measurement_that_read_no_answer_is_refused_not_a_baseline_of_zero(tmp_path) -> None:
+    """The reviewer answers in its own YAML and `verdict:` is unset (init writes it commented): no
+    answer is read, every case measures 0%, and a baseline of that would pass every later run."""
+    import sys
+
+    import yaml
+
+    from tests.conftest import make_repo
+
+    repo = make_repo(tmp_path / "repo")
+    script = tmp_path / "agents" / "yaml_reviewer.py"
+    script.parent.mkdir()
+    script.write_text("print('review:\\n  verdict: approve\\n  key_issues_to_review: []')\n")
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["agent"] = {"name": "command", "command": [sys.executable, str(script)], "format": "text",
+                       "sandbox": "none", "timeout_s": 60}
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    before = (repo / "baseline.json").read_text()
+    result = update(repo, "--reason", "first measurement")
+    assert result.exit_code == 2, result.output
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("error: rubricgate.yaml: verdict: ") and "JSON contract" in last and "fix: " in last, last
+    assert (repo / "baseline.json").read_text() == before
+    [run_dir] = runs(repo)
+    again = update(repo, "--from", str(run_dir), "--reason", "x")  # the kept run cannot make one either
+    assert again.exit_code == 2 and "rubricgate.yaml: verdict: " in again.output, again.output
+    assert (repo / "baseline.json").read_text() == before
