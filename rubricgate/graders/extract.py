@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -85,7 +86,9 @@ class _Invalid(ValueError):
 
 def _structured(text: str, fmt: str) -> Any:
     """The last fenced block of the format, else the whole answer, parsed (or a ParsedVerdict)."""
-    blocks = re.findall(rf"```[ \t]*{_FENCES[fmt]}[ \t]*\r?\n(.*?)\r?\n[ \t]*```", text, re.S | re.I)
+    # Closed as CommonMark closes it: a line of the answer's YAML that opens a code block of its own
+    # (an issue's ```python example) ended the block there, and the findings after it went unread.
+    blocks = [f.body for f in fenced_blocks(text) if f.closed and re.fullmatch(_FENCES[fmt], f.info, re.I)]
     body = blocks[-1] if blocks else text
     try:
         # Bounded (issue 37): an answer nested past boundary.MAX_DEPTH, or YAML whose aliases expand
@@ -174,23 +177,41 @@ def _mapped(value: Any, table: dict[str, Tier]) -> Tier:
 _FENCE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
 
 
-def fenced_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) offsets of the fenced code blocks of a markdown text, as CommonMark reads
-    them: a fence closes on a line of the same character at least as long; an unclosed one runs
-    to the end; a line of backticks followed by a backtick later on is inline code, no fence."""
-    spans, opened, offset = [], None, 0
+@dataclass(frozen=True)
+class Fenced:
+    """One fenced code block of a markdown text: its offsets, info string, body, and whether a
+    closing fence ended it (an unclosed one runs to the end)."""
+
+    start: int
+    end: int
+    info: str
+    body: str
+    closed: bool
+
+
+def fenced_blocks(text: str) -> list[Fenced]:
+    """The fenced code blocks of a markdown text, as CommonMark reads them: a fence closes on a
+    line of the same character at least as long with nothing after it (```python opens no close);
+    a line of backticks followed by a backtick later on is inline code, no fence."""
+    found, opened, offset = [], None, 0
     for line in text.splitlines(keepends=True):
         fence = _FENCE.match(line)
-        if opened is None and fence and not (fence.group(1)[0] == "`" and "`" in line[fence.end():]):
-            opened = (offset, fence.group(1))  # a backtick fence's info string holds no backtick (```x``` is code)
+        rest = line[fence.end():] if fence else ""
+        if opened is None and fence and not (fence.group(1)[0] == "`" and "`" in rest):
+            opened = (offset, fence.group(1), rest.strip(), offset + len(line))  # ```x``` is code
         elif opened is not None and fence and fence.group(1)[0] == opened[1][0] \
-                and len(fence.group(1)) >= len(opened[1]) and not line[fence.end():].strip():
-            spans.append((opened[0], offset + len(line)))
+                and len(fence.group(1)) >= len(opened[1]) and not rest.strip():
+            found.append(Fenced(opened[0], offset + len(line), opened[2], text[opened[3]:offset], True))
             opened = None
         offset += len(line)
     if opened is not None:
-        spans.append((opened[0], len(text)))
-    return spans
+        found.append(Fenced(opened[0], len(text), opened[2], text[opened[3]:], False))
+    return found
+
+
+def fenced_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of the fenced code blocks of a markdown text (fenced_blocks)."""
+    return [(f.start, f.end) for f in fenced_blocks(text)]
 
 
 def _outside(matches: Iterable[re.Match[str]], spans: list[tuple[int, int]]) -> list[re.Match[str]]:

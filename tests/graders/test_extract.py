@@ -55,6 +55,23 @@ def test_an_unreadable_answer_is_never_a_verdict(text, status, needle):
     assert got.status == status and needle in got.error and got.effective_tier is None
 
 
+def test_a_code_block_inside_an_issue_does_not_end_the_yaml_block():
+    """An issue whose text shows a fix in its own ```python block: the answer's YAML goes on past it,
+    and the SQL injection after it is read (it ended the block there, and the answer was a PASS)."""
+    text = ("```yaml\nreview:\n  key_issues_to_review:\n    - issue_header: Naming\n      issue_content: |\n"
+            "        rename it:\n        ```python\n        total = 0\n        ```\n"
+            + textwrap.indent(SQL.split("\n", 1)[1], "  ") + "```\n")
+    got = read_verdict(text, RUBRIC, config())
+    assert got.status == "ok" and got.effective_tier == "BLOCK", got
+    assert [f.rule for f in got.verdict.findings] == ["naming", "sql-injection"]
+
+
+def test_only_a_closed_yaml_block_is_the_answer():
+    """An answer cut off inside its block is not read as the YAML it had so far."""
+    got = read_verdict("prose\n```yaml\nreview:\n  key_issues_to_review: []\n", RUBRIC, config())
+    assert got.status != "ok", got
+
+
 def test_a_tier_value_outside_the_map_or_absent_is_invalid():
     tiered = config(tier={"path": "review.verdict", "map": {"approve": "PASS", "request changes": "BLOCK"}})
     assert "'maybe' is not in verdict.tier.map" in read_verdict(answer("verdict: maybe\n"), RUBRIC, tiered).error
