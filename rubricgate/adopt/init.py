@@ -87,8 +87,8 @@ def init_repo(options: InitOptions) -> InitResult:
         write_empty_suite(repo, result, _write)
     else:
         rubric = _rubric(repo / reviewer["rubric"], reviewer["rubric"], result)
-        _write(repo, CONFIG_NAME, config_text(reviewer, options.agent), result)
-        _write_examples(repo, rubric, result)
+        _write(repo, CONFIG_NAME, config_text(reviewer, options.agent, layout), result)
+        _write_cases(repo, rubric, layout, result)
     for name in WORKFLOW_NAMES:
         _write(repo, f"{options.workflows_dir}/{name}",
                render_workflow(name, options.agent, install.requirement, options.secret), result)
@@ -215,6 +215,17 @@ def _write(repo: Path, rel: str, text: str, result: InitResult) -> None:
     result.written.append(rel)
 
 
+def _write_cases(repo: Path, rubric: RubricSpec | None, layout: str, result: InitResult) -> None:
+    """The example skills for the skills layout; under `files` the suite's empty folders, as for a
+    command reviewer: a SKILL.md example is no case of a reviewer of code."""
+    if layout == "files":
+        from rubricgate.adopt.init_command import write_empty_suite
+
+        write_empty_suite(repo, result, _write)
+    else:
+        _write_examples(repo, rubric, result)
+
+
 def _write_examples(repo: Path, rubric: RubricSpec | None, result: InitResult) -> None:
     """One task and one fixture per tier, each only for rules the rubric has and with the tier
     the rubric derives from them: an example this rubric cannot produce is left out and said."""
@@ -294,8 +305,9 @@ def allowlist(cli) -> list[str]:
     return list(dict.fromkeys([*DEFAULT_ENV_ALLOWLIST, *cli.endpoint_env, *NETWORK_ENV]))
 
 
-def config_text(reviewer: dict[str, str], agent: str) -> str:
-    """rubricgate.yaml with comments; a model-backed agent gets three trials and the statistical gate."""
+def config_text(reviewer: dict[str, str], agent: str, layout: str = "skills") -> str:
+    """rubricgate.yaml with comments; a model-backed agent gets three trials and the statistical gate;
+    `layout` files: fixtures hold any files, shown under changes/ (--layout was dropped here)."""
     cli = AGENT_CLIS.get(agent)
     agent_block = f"  name: {agent}\n  timeout_s: 300\n"
     if cli:
@@ -313,11 +325,19 @@ def config_text(reviewer: dict[str, str], agent: str) -> str:
     return (f"# rubricgate: ties the suite, the reviewer under test, the agent and the gate together.\n"
             f"# Written by `rubricgate init`. Schema: `rubricgate schema config`.\n"
             f"format_version: 1\n\nsuite:\n  tasks: evals/tasks\n  fixtures: fixtures\n"
-            f"  review_root: skills   # where reviewed files appear in the reviewer's workspace\n\nreviewer:\n"
+            f"{_suite_layout(layout)}\nreviewer:\n"
             f"  prompt: {yaml_scalar(reviewer['prompt'])}\n  skill: {yaml_scalar(reviewer['skill'])}\n"
             f"  rubric: {yaml_scalar(reviewer['rubric'])}\n"
-            f"  changed_files: {yaml_scalar(changed_files_path(reviewer))}\n\nagent:\n{agent_block}\n"
+            f"  changed_files: {yaml_scalar(changed_files_path(reviewer, layout))}\n\nagent:\n{agent_block}\n"
             f"# Default rubric for cases that do not set their own.\nrubric:\n  tool_use:\n"
             f"    allowed: [read, grep, glob]\n    forbidden: [\"write|edit|multiedit|bash|notebookedit\"]\n"
             f"    required: [read]\n  trajectory:\n    max_steps: 20\n\ntrials: {3 if cli else 1}\n\n{gate}\n"
             f"baseline: baseline.json\nreports: reports\n")
+
+
+def _suite_layout(layout: str) -> str:
+    """The suite's layout lines: a skill a fixture (the default), or any files under changes/."""
+    if layout == "skills":
+        return "  review_root: skills   # where reviewed files appear in the reviewer's workspace\n"
+    return ("  layout: files   # a fixture folder holds any files (a change.diff); all but expect.yaml are reviewed\n"
+            "  review_root: changes   # where reviewed files appear in the reviewer's workspace\n")

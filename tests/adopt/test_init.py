@@ -121,6 +121,19 @@ def test_agent_claude_writes_a_config_for_a_noisy_reviewer(tmp_path):
     assert "with the agent's API key in the environment" in got.output
 
 
+def test_layout_files_is_written_for_an_agent_cli_too(tmp_path):
+    """--layout files with --agent claude: the config says files (it said nothing, and the suite
+    was read as skills), no SKILL.md example, and the ignored changed-files list is the config's."""
+    repo = fresh(tmp_path)
+    got = cli("init", "--repo", str(repo), "--agent", "claude", "--layout", "files")
+    assert got.exit_code == 0, got.output
+    config = load_config(repo)
+    assert (config.suite.layout, config.suite.review_root) == ("files", "changes")
+    assert config.reviewer.changed_files.endswith(".changed-files.txt")
+    assert config.reviewer.changed_files in (repo / ".gitignore").read_text().splitlines()
+    assert not list((repo / "fixtures").rglob("SKILL.md")) and (repo / "fixtures/block/.gitkeep").is_file()
+
+
 def test_builtin_config_is_strict_with_one_trial(tmp_path):
     repo = fresh(tmp_path)
     cli("init", "--repo", str(repo))
