@@ -181,6 +181,7 @@ class VerdictConfig(StrictModel):
             raise ValueError(f"hook {self.hook!r} is not FILE.py:FUNCTION (fix: e.g. reviewer/verdict.py:extract)")
         if self.format == "contract" and self.tier is not None:
             raise ValueError("tier: is read from the reviewer's own format (fix: set format, or drop tier)")
+        self._fits_format()
         ids = [r.id for r in self.rules]
         twice = next((i for i in ids if ids.count(i) > 1), None)
         if twice:
@@ -190,6 +191,16 @@ class VerdictConfig(StrictModel):
             raise ValueError("some rules give a severity and some do not (fix: give every rule its severity, or "
                              "none when the rubric's table gives them)")
         return self
+
+    def _fits_format(self) -> None:
+        """A key the format never reads would leave every answer without a verdict (a markdown
+        answer has no tier.path) or be ignored unseen (a hook returns its own tier)."""
+        if self.format == "markdown" and self.tier is not None and self.tier.path is not None:
+            raise ValueError("tier.path names a key of a yaml or json answer; a markdown answer has none "
+                             "(fix: tier.pattern, a regex over the answer's lines, with one group)")
+        if self.format == "hook" and self.tier is not None:
+            raise ValueError("tier: is not read under format: hook: the hook returns the tier "
+                             "(fix: drop tier, and return {tier: ...} from the hook)")
 
     def defines_rules(self) -> bool:
         """The rules and severities live here (not in a rubric table): every row has a severity."""

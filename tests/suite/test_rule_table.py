@@ -46,6 +46,11 @@ def validate(repo) -> tuple[int, str]:
     ({"format": "hook", "hook": "../outside.py:extract"}, "verdict.hook: path '../outside.py' contains '..'"),
     ({"format": "hook", "hook": "reviewer/nope.py:extract"}, "'reviewer/nope.py' is not a file in the repository"),
     ({"format": "yaml", "tier": {"map": {"ok": "PASS"}}}, "give exactly one of path and pattern"),
+    # read from neither: every markdown answer was "no verdict at 'decision'", the hook's tier used unseen
+    ({"format": "markdown", "tier": {"path": "decision", "map": {"ok": "PASS"}}},
+     "verdict: tier.path names a key of a yaml or json answer; a markdown answer has none"),
+    ({"format": "hook", "hook": "reviewer/verdict.py:extract", "tier": {"pattern": "(ok)", "map": {"ok": "PASS"}}},
+     "verdict: tier: is not read under format: hook"),
     # the map is read case-insensitively, spaces ignored: two spellings of one word were one entry,
     # the last silently winning (approve -> BLOCK turned into approve -> PASS by a later "Approve")
     ({"format": "yaml", "tier": {"path": "decision", "map": {"approve": "BLOCK", "Approve": "PASS"}}},
