@@ -12,6 +12,7 @@ import re
 from pydantic import ValidationError
 
 from rubricgate import boundary
+from rubricgate.graders.finding_names import canonical_findings
 from rubricgate.models.base import TIER_ORDER
 from rubricgate.models.verdict import ParsedVerdict, Verdict
 from rubricgate.suite.rubric import RubricSpec
@@ -57,7 +58,8 @@ def parse_verdict(final_text: str, rubric: RubricSpec, escalate: bool = True) ->
 def cross_check(verdict: Verdict, rubric: RubricSpec, escalate: bool = True) -> ParsedVerdict:
     """Recompute the tier from findings (rubric severities win) and escalate upward only;
     `escalate=False` (verdict.escalate) grades the stated tier and says what the findings derive."""
-    warnings = rule_warnings(verdict, rubric)
+    verdict, renamed = canonical_findings(verdict, rubric)
+    warnings = renamed + rule_warnings(verdict, rubric)
     severities = [_severity_of(f.rule, f.severity, rubric) for f in verdict.findings]
     derived = rubric.derive_tier(severities)
     effective, escalated = verdict.tier, False

@@ -29,6 +29,7 @@ import yaml
 
 from rubricgate import boundary
 from rubricgate.graders.contract import cross_check, parse_verdict
+from rubricgate.graders.finding_names import canonical_severity, spelled_as
 from rubricgate.models.base import Tier
 from rubricgate.models.verdict import Finding, ParsedVerdict, Verdict
 from rubricgate.models.verdict_config import FindingFields, VerdictConfig
@@ -235,7 +236,9 @@ def _finding(item: dict[str, Any], rubric: RubricSpec, config: VerdictConfig, wa
     rule = _text(item.get("rule")) or _named(title, config)
     if not rule and config.unmatched == "warn":
         warnings.append(f"finding {title[:80]!r} matches no rule of verdict.rules")
-    severity = rubric.rules[rule].severity if rule in rubric.rules else _text(item.get("severity"))
+    rule = spelled_as(rule, rubric.rules)
+    said = canonical_severity(_text(item.get("severity")), rubric)
+    severity = rubric.rules[rule].severity if rule in rubric.rules else said
     if severity and severity not in rubric.vocabulary.meanings:  # "high": said, or it counts silently as nothing
         warnings.append(f"finding {title[:80]!r}: severity {severity!r} is none of the rubric's "
                         f"({', '.join(rubric.severities)}) and raises no tier (tiers.severities maps your own words)")

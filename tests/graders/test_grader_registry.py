@@ -26,7 +26,7 @@ from rubricgate.models.verdict import ParsedVerdict, Verdict
 from tests.conftest import make_repo
 
 # Modules of rubricgate/graders/ that are not a dimension's grader.
-NOT_GRADERS = {"contract", "failures", "registry", "extract", "extractors", "hook", "shared"}
+NOT_GRADERS = {"contract", "failures", "registry", "extract", "finding_names", "extractors", "hook", "shared"}
 
 
 def test_every_registered_dimension_has_a_grader_with_the_grader_signature():
