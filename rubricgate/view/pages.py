@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from rubricgate.errors import GateInputError
 from rubricgate.models.view_index import CaseCell, RunHead
-from rubricgate.view import comparisons, urls
+from rubricgate.view import comparisons, safe, urls
 from rubricgate.view.catalog import Catalog, RunRef
 from rubricgate.view.index import cell_failed
 
@@ -60,6 +60,8 @@ def ref_of(cat: Catalog, run_slug: str) -> RunRef:
     found = next((r for r in cat.refs if urls.slug(r.key) == run_slug), None)
     if found is None:
         raise NotFound(f"no run {run_slug}")
+    if found.folder and not safe.is_plain_dir(found.root):  # removed, or swapped for a link, since found
+        raise NotFound(f"{found.root}: the run's folder is gone (removed since the viewer found it)")
     return found
 
 

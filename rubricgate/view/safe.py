@@ -1,7 +1,8 @@
 """Reading files under a folder the viewer was given, never through a link.
 
 Every path is walked from the folder's own descriptor one component at a time with O_NOFOLLOW:
-a symlink anywhere below the folder (to a file or to another folder) is refused, and `..`,
+a symlink anywhere below the folder (to a file or to another folder), or the folder itself
+turned into one, is refused, and `..`,
 absolute paths and empty components are refused before anything is opened.
 """
 
@@ -38,7 +39,9 @@ def parts(rel: str) -> list[str]:
 
 
 def _open_dir(root: Path) -> int:
-    return os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    # O_NOFOLLOW: a run folder found real and replaced by a link while the viewer serves is
+    # refused as it was when runs were found (roots are resolved folders or such run folders).
+    return os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
 
 
 def open_below(root: Path, rel: str) -> int:

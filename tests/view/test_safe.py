@@ -57,3 +57,11 @@ def test_stamp_is_none_for_links_and_absent_files(tree):
     assert safe.file_stamp(tree, "sub/link.txt") is None
     assert safe.file_stamp(tree, "nope") is None
     assert safe.file_stamp(tree, "sub/ok.txt").startswith("6:")
+
+
+def test_refuses_a_folder_that_is_itself_a_link(tree, tmp_path):
+    # A run folder found real and then swapped for a link while the viewer serves.
+    os.symlink(tree, tmp_path / "linked-root")
+    with pytest.raises(safe.Refused):
+        safe.read_text(tmp_path / "linked-root", "sub/ok.txt")
+    assert safe.file_stamp(tmp_path / "linked-root", "sub/ok.txt") is None

@@ -138,3 +138,20 @@ def test_a_run_started_later_shows_up_live(server, tmp_path):
     status, headers, body = ask(server, "GET", "/" + urls.live_data(live.name))
     assert status == 200 and headers["Content-Type"] == "application/json"
     assert b'"done": 1' in body and b'"total": 3' in body and b'"verdict": [1, 1]' in body
+
+
+def test_a_run_folder_swapped_for_a_link_while_serving_is_not_read_through_it(server, tmp_path):
+    # Found as a real folder, then replaced by a link: every page of the run reads below its
+    # folder, and a link there is refused as it was when the viewer looked for runs.
+    run = tmp_path / "reports" / OLD
+    assert ask(server, "GET", "/" + urls.run(OLD))[0] == 200
+    elsewhere = tmp_path / "elsewhere"
+    run.rename(elsewhere)
+    (elsewhere / "report.html").write_text("<p>TOP-SECRET</p>")
+    summary = elsewhere / "summary.json"
+    summary.write_text(summary.read_text().replace('"m-1"', '"LINKED-MODEL"'))
+    os.symlink(elsewhere, run)
+    for path in (urls.run(OLD), urls.report(OLD), urls.transcript(OLD, vf.HOSTILE_ID, 1)):
+        status, _, body = ask(server, "GET", "/" + path)
+        assert b"TOP-SECRET" not in body and b"LINKED-MODEL" not in body, path
+        assert status == 404 or b'id="no-transcript"' in body, (path, status)
