@@ -1,4 +1,4 @@
-"""JUnit XML for CI test tabs: one testcase per case and dimension.
+"""JUnit XML for CI test tabs: the run's decision, then one testcase per case and dimension.
 
 Reasons come from transcripts and may hold characters XML 1.0 cannot carry at all (NUL, bell,
 lone surrogates). ElementTree escapes markup but writes those raw, producing a file CI parsers
@@ -78,6 +78,26 @@ def _testcase(case: CaseSummary, dim: str) -> ET.Element:
     return el
 
 
+_DECISION_WORDS = {"regression": "REGRESSION", "inconclusive": "INCONCLUSIVE", "error": "COULD NOT JUDGE"}
+
+
+def _gate_testcase(summary: Summary) -> ET.Element:
+    """The run's decision as a testcase of its own: a CI test tab counts testcases, and a run
+    whose every case passed can still be INCONCLUSIVE (a changed rule no case exercises, a drop
+    the suite cannot rule out) or could not be judged. REGRESSION is a <failure>, could not judge
+    an <error>, INCONCLUSIVE let through by `gate.inconclusive: pass` <skipped> (not shown)."""
+    decision = summary.decision
+    el = ET.Element("testcase", classname="rubricgate.gate", name="decision", time="0.000")
+    word = _DECISION_WORDS.get(decision.status)
+    if word is None:  # pass, baseline
+        return el
+    tag = "failure" if decision.status == "regression" else ("skipped" if decision.exit_code == 0 else "error")
+    message = f"{word} (exit {decision.exit_code})" + (f": {decision.reasons[0]}" if decision.reasons else "")
+    child = ET.SubElement(el, tag, message=xml_safe(mask_credentials(message)), type=decision.status)
+    child.text = xml_safe(mask_credentials("\n".join(decision.reasons)))
+    return el
+
+
 def _properties(summary: Summary) -> ET.Element:
     props = ET.Element("properties")
     for name, value in (("run_id", summary.run_id), ("agent", summary.agent),
@@ -97,9 +117,11 @@ def junit_pieces(summary: Summary) -> Iterator[str]:
     dropped (a 2,000-case run's 6,000 testcase elements were held at once). Pieces end between
     elements, so a writer that scrubs piece by piece sees every text whole."""
     dims = _dimensions(summary)
+    gate = _gate_testcase(summary)
     tally = Counter(_outcome(case, dim) for case in summary.cases for dim in dims)
+    tally.update(child.tag for child in gate)
     suite = ET.Element("testsuite", name="rubricgate", timestamp=xml_safe(summary.started_at),
-                       tests=str(len(summary.cases) * len(dims)),
+                       tests=str(len(summary.cases) * len(dims) + 1),
                        failures=str(tally["failure"]), errors=str(tally["error"]), skipped=str(tally["skipped"]),
                        time=f"{sum(t.duration_s for c in summary.cases for t in c.trials):.3f}")
     suite.append(_properties(summary))
@@ -111,6 +133,8 @@ def junit_pieces(summary: Summary) -> Iterator[str]:
     whole = ET.tostring(root, encoding="unicode")
     cut = whole.index("</properties>") + len("</properties>")
     yield '<?xml version="1.0" encoding="UTF-8"?>\n' + whole[:cut]
+    ET.indent(gate, level=2)
+    yield "\n    " + ET.tostring(gate, encoding="unicode")
     for case in summary.cases:
         for dim in dims:
             testcase = _testcase(case, dim)

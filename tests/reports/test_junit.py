@@ -9,8 +9,33 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parents[1]))
 import reports_fixtures as rf  # noqa: E402
 
-from rubricgate.models.results import Grade  # noqa: E402
+from rubricgate.models.results import Decision, Grade  # noqa: E402
 from rubricgate.reports.junit import junit_pieces, render_junit, xml_safe  # noqa: E402
+
+
+def _gate(summary) -> ET.Element:
+    suite = ET.fromstring(render_junit(summary).encode()).find("testsuite")
+    return suite.find("testcase[@classname='rubricgate.gate'][@name='decision']")
+
+
+def test_an_inconclusive_run_whose_every_case_passed_is_no_green_test_tab():
+    # A changed rule no case exercises: every case passed, the run exits 2, and junit.xml held
+    # only passing testcases, so a CI test tab showed the run as all green.
+    s = rf.passing_summary().model_copy(update={"decision": Decision(
+        status="inconclusive", exit_code=2, reasons=["rule scope-single-purpose changed; no case exercises it"])})
+    suite = ET.fromstring(render_junit(s).encode()).find("testsuite")
+    error = _gate(s).find("error")
+    assert error is not None and error.get("message").startswith("INCONCLUSIVE (exit 2): rule scope-single-purpose")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("7", "0", "1")
+
+
+def test_the_gate_testcase_says_each_decision_as_ci_reads_it():
+    could_not = Decision(status="error", exit_code=2, reasons=["run interrupted after 14 of 16 trials"])
+    let_through = Decision(status="inconclusive", exit_code=0, reasons=["undecided"])  # gate.inconclusive: pass
+    assert [child.tag for child in _gate(rf.passing_summary())] == []
+    assert [child.tag for child in _gate(rf.summary())] == ["failure"]
+    assert [child.tag for child in _gate(rf.summary(decision=could_not))] == ["error"]
+    assert [child.tag for child in _gate(rf.summary(decision=let_through))] == ["skipped"]
 
 
 def test_invalid_xml_characters_are_escaped_visibly():
@@ -27,8 +52,8 @@ def test_document_parses_despite_hostile_transcript_text():
 def test_one_testcase_per_case_and_dimension_with_counts():
     suite = ET.fromstring(render_junit(rf.summary()).encode()).find("testsuite")
     cases = suite.findall("testcase")
-    assert len(cases) == 2 * 3
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("6", "2", "0")
+    assert len(cases) == 1 + 2 * 3  # the decision (a REGRESSION: a failure), then each case and dimension
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("7", "3", "0")
 
 
 def test_infrastructure_errors_are_errors_and_the_reviewers_failures_are_failures():
@@ -38,12 +63,12 @@ def test_infrastructure_errors_are_errors_and_the_reviewers_failures_are_failure
     for t in s.cases[0].trials:
         t.grades["verdict"] = Grade(passed=False, category="timeout", reason="killed after 300s")
     suite = ET.fromstring(render_junit(s).encode()).find("testsuite")
-    assert (suite.get("errors"), suite.get("failures")) == ("0", "3")
+    assert (suite.get("errors"), suite.get("failures")) == ("0", "4")
     for t in s.cases[0].trials:
         t.errored = True
         t.grades["verdict"] = Grade(passed=False, category="errored", reason="endpoint: API 503")
     suite = ET.fromstring(render_junit(s).encode()).find("testsuite")
-    assert (suite.get("errors"), suite.get("failures")) == ("1", "2")
+    assert (suite.get("errors"), suite.get("failures")) == ("1", "3")
 
 
 def test_a_case_with_no_grade_on_a_dimension_is_skipped_and_counted():
@@ -53,7 +78,7 @@ def test_a_case_with_no_grade_on_a_dimension_is_skipped_and_counted():
     suite = ET.fromstring(render_junit(s).encode()).find("testsuite")
     skipped = [tc for tc in suite.findall("testcase") if tc.find("skipped") is not None]
     assert [(tc.get("classname"), tc.get("name")) for tc in skipped] == [(f"rubricgate.{s.cases[1].id}", "tool_use")]
-    assert (suite.get("tests"), suite.get("skipped")) == ("6", "1")
+    assert (suite.get("tests"), suite.get("skipped")) == ("7", "1")
 
 
 def test_the_document_is_made_one_testcase_at_a_time():
@@ -62,7 +87,7 @@ def test_the_document_is_made_one_testcase_at_a_time():
     s = rf.summary()
     head, *middle, tail = junit_pieces(s)
     assert head.endswith("</properties>") and tail == "\n  </testsuite>\n</testsuites>\n"
-    assert len(middle) == 6 and all(ET.fromstring(p).tag == "testcase" for p in middle)
+    assert len(middle) == 1 + 6 and all(ET.fromstring(p).tag == "testcase" for p in middle)
     assert head + "".join(middle) + tail == render_junit(s)
 
 
