@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rubricgate.gating.stats import counted
+from rubricgate.gating.stats import compared
 from rubricgate.models.dimensions import ordered
 from rubricgate.models.results import CaseSpec, RateRow, TrialResult
 
@@ -30,11 +30,13 @@ Counts = dict[str, dict[str, tuple[int, int]]]  # group -> dimension -> (passes,
 
 
 def trial_frame(cases: list[CaseSpec], results: list[TrialResult]) -> Frame:
-    """One row per trial that ran and was judged (not_run and errored trials are left out)."""
+    """One row per trial the rates count: judged (not_run and errored trials are left out) and no
+    confirmation (an adaptive run's re-tries of a failing case stop at its first pass, so they are
+    in no rate: a case's and a tag's rates count the design trials the run's rate does)."""
     tags = {c.id: tuple(c.tags) for c in cases}
     return [TrialRow(r.case_id, r.trial, tags.get(r.case_id, ()), r.outcome,
                      {d: g.passed for d, g in r.grades.items()})
-            for r in results if counted(r)]  # not run, or errored: the reviewer was never judged
+            for r in results if compared(r)]
 
 
 def dimension_rates(frame: Frame, dims: Sequence[str] | None = None) -> dict[str, RateRow]:

@@ -30,3 +30,44 @@ def test_a_run_more_trials_can_decide_is_offered_its_continuation() -> None:
     base = _baseline([10] * 21 + [9] * 6 + [6] * 3)
     run = AdaptiveRun(base, GateConfig(method="statistical"), list(base.cases), dims=["verdict"])
     assert next_step(run, "reports/r1").startswith("continue this run: ")
+
+
+def test_a_cases_rate_and_each_tags_rate_count_the_design_trials_as_the_runs_rate_does(repo) -> None:
+    """report.html's case table read 33.3% (confirmation included) for a case the gate, its own
+    warning and `export` put at 1/5: confirmations are in no rate, per case and per tag too."""
+    import json
+
+    import yaml
+    from click.testing import CliRunner
+
+    from rubricgate.analysis import cases_df
+    from rubricgate.cli import main
+    from rubricgate.gating.case_rows import rounded_interval
+
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["gate"]["method"] = "statistical"
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    stored = json.loads((repo / "baseline.json").read_text())
+    for dims in stored["cases"].values():  # as baseline update measures: two sessions, none failing
+        for d in dims:
+            dims[d] = {"passes": 10, "trials": 10, "sessions": [[5, 5], [5, 5]]}
+    (repo / "baseline.json").write_text(json.dumps(stored))
+    rubric = repo / "reviewer/evaluator/references/rubric.md"
+    rubric.write_text(rubric.read_text().replace("| fm-description-required | critical |",
+                                                 "| fm-description-required | warning |"))
+    assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code == 1
+    run_dir = sorted(p for p in (repo / "reports").iterdir() if p.is_dir())[-1]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    case = next(c for c in summary["cases"] if any(t["confirmation"] for t in c["trials"]))
+    design = [t for t in case["trials"] if not t["confirmation"]]
+    exported = cases_df(run_dir).set_index("case_id").loc[case["id"]]
+    assert exported["verdict_trials"] == len(design)
+    assert case["rates"]["verdict"] == exported["verdict_rate"]
+    passed = sum(t["grades"]["verdict"]["passed"] for t in design)
+    assert case["intervals"]["verdict"] == list(rounded_interval(passed, len(design), 0.95))
+    design_all = [t for c in summary["cases"] for t in c["trials"] if not t["confirmation"]]
+    for tag in case["tags"]:
+        tagged = [t for c in summary["cases"] if tag in c["tags"] for t in c["trials"] if not t["confirmation"]]
+        passes = sum(t["grades"]["verdict"]["passed"] for t in tagged)
+        assert abs(summary["rates_by_tag"][tag]["verdict"] - passes / len(tagged)) < 1e-9, tag
+    assert len(design_all) == summary["rates"]["verdict"]["trials"]
