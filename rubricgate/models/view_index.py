@@ -8,7 +8,9 @@ every case's trials as one short line each (what a case page reads across runs).
 
 from rubricgate.models.base import StrictModel
 
-INDEX_FORMAT = 2
+# 3: failing_cases counts judged failures alone (2 counted errored and not-run cases): an index
+# of an earlier format is built again.
+INDEX_FORMAT = 3
 
 
 class RateCell(StrictModel):

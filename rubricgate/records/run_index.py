@@ -52,7 +52,7 @@ def index_run(run_dir: Path, summary: Summary, kind: str | None = None, secrets:
 def head_of(summary: Summary, stamp: str, kind: str | None = None) -> RunHead:
     """The runs page's row of a run; `kind` overrides the summary's (shard, merged: from the folder)."""
     cost = summary.cost or {}
-    failing = sum(any(_failed(t) for t in c.trials) for c in summary.cases)
+    failing = sum(any(_judged_failed(t) for t in c.trials) for c in summary.cases)
     rules = {k: [r.severity, r.kind] for k, r in (summary.reviewer.rules if summary.reviewer else {}).items()}
     return RunHead(
         stamp=stamp, run_id=summary.run_id, kind=kind or summary.kind, branch=_text(summary.config.get("branch")),
@@ -85,8 +85,10 @@ def _trial(t: TrialResult) -> TrialCell:
                      transcript=t.transcript)
 
 
-def _failed(t: TrialResult) -> bool:
-    return t.errored or any(not g.passed for g in t.grades.values())
+def _judged_failed(t: TrialResult) -> bool:
+    """A trial the reviewer was judged on and failed: one that errored (infrastructure) or that
+    the budget refused was never judged, so its case is errored or not run, never failing."""
+    return not t.errored and any(not g.passed and g.category != "not_run" for g in t.grades.values())
 
 
 def _text(value: object) -> str | None:

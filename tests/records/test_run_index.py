@@ -59,3 +59,16 @@ def test_the_index_is_scrubbed_as_the_summary_is(tmp_path):
     assert index_run(run, s, secrets=[SECRET]) is True
     cases = (run / CASES_FILE).read_text()
     assert SECRET not in cases and "quoted [REDACTED]" in cases
+
+
+def test_a_case_whose_trials_errored_or_never_ran_is_not_counted_failing(tmp_path):
+    # The runs page said "2 failing · 22 errored" of a run no judged trial of which failed: a
+    # trial the infrastructure failed (or the budget refused) was never judged, as every report says.
+    from rubricgate.records.run_index import head_of
+    from rubricgate.runner.cost import not_run_trial
+
+    s = rf.summary(run_id="20260101T000000Z-abc123")
+    good, bad = s.cases
+    errored = rf.trial(good.id, 3, "ERROR", verdict=Grade(passed=False, category="errored", reason="exit 127"))
+    good.trials = [*good.trials, errored.model_copy(update={"errored": True}), not_run_trial(good.id, 4, "budget")]
+    assert head_of(s, "1:1").failing_cases == 1  # the case whose judged trials failed, alone
