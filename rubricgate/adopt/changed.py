@@ -24,6 +24,7 @@ import yaml
 
 from rubricgate.errors import GateInputError
 from rubricgate.models.config import Config
+from rubricgate.suite.answer_key import config_rel_of
 from rubricgate.suite.checks import TASK_SUFFIXES
 from rubricgate.suite.closure import MAX_FILES, closure_skip, reviewer_closure
 from rubricgate.suite.config import CONFIG_NAME
@@ -62,11 +63,14 @@ SUITE_ROLES = {"suite.tasks": "a task (suite.tasks)", "suite.fixtures": "a fixtu
                "baseline": "the baseline", "config": "the config"}
 
 
-def suite_roles(config: Config, repo: Path | None = None) -> dict[str, str]:
+def suite_roles(config: Config, repo: Path | None = None, config_rel: str | None = CONFIG_NAME) -> dict[str, str]:
     """The gated paths besides the reviewer: the suite, the baseline, the config and the verdict
-    hook that grades the answers (`verdict.hook`) -> what each is."""
+    hook that grades the answers (`verdict.hook`) -> what each is. `config_rel`: the config file
+    read (`--config`), repository-relative; rubricgate.yaml is gated as well."""
     paths = {config.suite.tasks: SUITE_ROLES["suite.tasks"], config.suite.fixtures: SUITE_ROLES["suite.fixtures"],
              config.baseline: SUITE_ROLES["baseline"], CONFIG_NAME: SUITE_ROLES["config"]}
+    if config_rel:  # `--config ci/gate.yaml`: an edit to it changes the gate as much as one to rubricgate.yaml
+        paths[config_rel] = SUITE_ROLES["config"]
     hook = verdict_hook_file(config, repo)
     if hook:
         paths[hook] = "the verdict hook (verdict.hook)"
@@ -84,13 +88,13 @@ def verdict_hook_file(config: Config, repo: Path | None = None) -> str | None:
     return file.relative_to(root).as_posix() if file.is_relative_to(root) else None
 
 
-def gated_paths(config: Config, repo: Path | None = None) -> list[str]:
+def gated_paths(config: Config, repo: Path | None = None, config_rel: str | None = CONFIG_NAME) -> list[str]:
     """The suite, the baseline and the config (the reviewer is its closure, read from the tree).
 
     With `repo`, a path reached through a symlinked folder is gated at its real place too (git
     reports changes there), and so is the link itself.
     """
-    listed = set(suite_roles(config, repo))
+    listed = set(suite_roles(config, repo, config_rel))
     if repo is not None:
         listed |= {real for p in listed if (real := _real_relpath(repo, p))}
     return sorted(_outermost(listed))
@@ -169,20 +173,22 @@ CAPPED_REASON = (f"may be the reviewer's: what it references passed the closure'
                  "changed file counts (name what it reads in reviewer.files)")
 
 
-def changed_files(repo: Path, base: str, config: Config) -> ChangedResult:
+def changed_files(repo: Path, base: str, config: Config, config_path: Path | None = None) -> ChangedResult:
     """Compare the working tree with the merge base of REF and HEAD: a changed file is gated
     when it is in the reviewer's closure, in the working tree or at the merge base (a reference
-    removed, a file deleted), or in the suite, baseline or config."""
+    removed, a file deleted), or in the suite, baseline or config (`config_path`, the file the
+    config was read from: rubricgate.yaml by default)."""
     commit = _resolve(repo, base)
     mb = _merge_base(repo, base, commit)
-    gated = gated_paths(config, repo)
+    config_rel = config_rel_of(repo, config_path)
+    gated = gated_paths(config, repo, config_rel)
     names = _diff_names(repo, mb)
     if not names:
         return ChangedResult(base=base, merge_base=mb, gated=gated, files=[])
     now = reviewer_closure(WorkTree(repo), config)
     with CommitTree(repo, mb) as then_tree:
         then = reviewer_closure(then_tree, config)
-    roles, reasons, skip = suite_roles(config, repo), {}, closure_skip(config)
+    roles, reasons, skip = suite_roles(config, repo, config_rel), {}, closure_skip(config)
     reviewed = task_reviewed(repo, config)
     for name in names:
         if name in now:

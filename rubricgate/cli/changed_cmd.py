@@ -23,14 +23,15 @@ def changed(base, repo, config_path) -> None:
     """Say whether any gated file changed since BASE; exit 2 when BASE is not in this clone.
 
     Gated: the reviewer (its prompt, skill and rubric and every file they reference), the tasks and
-    fixtures folders, the baseline and rubricgate.yaml. Each changed file is listed with why it is gated.
+    fixtures folders, the baseline and the config (rubricgate.yaml, and the --config file). Each changed
+    file is listed with why it is gated.
     Writes `changed=true|false` to $GITHUB_OUTPUT when that is set. Names are printed with control
     characters and line separators escaped (a name holding a newline stays on its one line).
     """
     root = repo_root(repo)
     try:
         config = load_config(root, config_path)
-        result = changed_files(root, base, config)
+        result = changed_files(root, base, config, config_path)
         _github_output(result.changed)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)

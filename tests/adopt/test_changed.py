@@ -297,3 +297,21 @@ def test_an_edit_behind_a_linked_folder_a_task_reviews_is_gated(repo):
     git(repo, "checkout", "-q", "-b", "feature")
     commit(repo, {"shared/linked/SKILL.md": "fine\n"}, "soften it at its real place")
     assert changed_files(repo, "main", Config()).files == ["shared/linked/SKILL.md"]
+
+
+def test_an_edit_to_the_config_given_with_config_is_gated(repo):
+    # `--config ci/gate.yaml` is the gate's config: a PR loosening it (inconclusive: pass) must
+    # not read "unchanged" because rubricgate.yaml, which it does not read, stayed as it was.
+    from click.testing import CliRunner
+
+    from rubricgate.cli import main
+
+    gate = "reviewer:\n  prompt: review.md\n  skill: reviewer/SKILL.md\n  rubric: rubric.md\n"
+    commit(repo, {"ci/gate.yaml": gate, "review.md": "p\n", "reviewer/SKILL.md": "s\n", "rubric.md": "r\n",
+                  "evals/tasks/.keep": "", "fixtures/.keep": ""}, "config elsewhere")
+    base = git(repo, "rev-parse", "HEAD")
+    commit(repo, {"ci/gate.yaml": gate + "gate:\n  inconclusive: pass\n"}, "loosen the gate")
+    got = CliRunner().invoke(main, ["changed", "--base", base, "--repo", str(repo),
+                                    "--config", str(repo / "ci/gate.yaml")])
+    assert got.exit_code == 0 and got.output.startswith("changed: 1 gated file"), got.output
+    assert "ci/gate.yaml  (the config)" in got.output
