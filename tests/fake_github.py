@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlsplit
 from tests.loopback import LoopbackServer
 
 TOKEN = "ghs_test_token_value_123456"
+BOT = "github-actions[bot]"  # who Actions' GITHUB_TOKEN posts as
 
 
 class FakeGitHub(LoopbackServer):
@@ -42,10 +43,11 @@ class FakeGitHub(LoopbackServer):
         """The variables Actions would set for this server."""
         return {"GITHUB_API_URL": self.url, "GITHUB_REPOSITORY": self.repo, "GITHUB_TOKEN": TOKEN} | extra
 
-    def add_comment(self, issue: int, body: str) -> int:
+    def add_comment(self, issue: int, body: str, user: str = BOT) -> int:
         with self.lock:
             self.next_id += 1
-            self.comments[self.next_id] = {"id": self.next_id, "issue": issue, "body": body}
+            self.comments[self.next_id] = {"id": self.next_id, "issue": issue, "body": body,
+                                           "user": {"login": user, "type": "Bot" if user.endswith("[bot]") else "User"}}
             return self.next_id
 
     def add_pull(self, number: int, head: str, files: dict[str, str], changed: dict[str, str],

@@ -16,7 +16,7 @@ from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.records.files import read_summary
 from rubricgate.reports.comment import DEFAULT_ARTIFACT
 from rubricgate.reports.comparison_comment import pr_comment, read_comparison
-from rubricgate.reports.github import DEFAULT_LABEL, GitHubError, GitHubTarget
+from rubricgate.reports.github import DEFAULT_AUTHOR, DEFAULT_LABEL, GitHubError, GitHubTarget
 from rubricgate.reports.github import publish as publish_comment
 from rubricgate.reports.trend import left_out_line, render_trend, suite_runs
 from rubricgate.suite.config import load_config
@@ -107,13 +107,16 @@ def report(run_dir, history, repo, artifact, compare_json) -> None:
 @click.argument("run_dir", type=click.Path(path_type=Path), required=False)
 @click.option("--pr", "pr", type=click.IntRange(min=1), required=True, help="Pull request number.")
 @click.option("--label", default=DEFAULT_LABEL, show_default=True, help="Label added on regression, removed on pass.")
+@click.option("--comment-author", default=DEFAULT_AUTHOR, show_default=True,
+              help="The account GITHUB_TOKEN posts as: only its comment is edited in place (another's never).")
 @repo_option
 @artifact_option
 @compare_option
-def publish(run_dir, pr, label, repo, artifact, compare_json) -> None:
+def publish(run_dir, pr, label, comment_author, repo, artifact, compare_json) -> None:
     """Upsert the PR comment (edited in place on later runs) and sync the regression label.
 
-    Uses GITHUB_API_URL, GITHUB_REPOSITORY and GITHUB_TOKEN as GitHub Actions sets them.
+    Uses GITHUB_API_URL, GITHUB_REPOSITORY and GITHUB_TOKEN as GitHub Actions sets them. The
+    comment edited is the one --comment-author posted that starts with the gate's marker.
     RUN_DIR defaults to the newest run under the reports folder. With --compare, the comment and
     the label follow the comparison's decision (could not judge leaves the label as it is).
     """
@@ -122,7 +125,7 @@ def publish(run_dir, pr, label, repo, artifact, compare_json) -> None:
         summary = read_summary(run_dir)
         comparison = _comparison(compare_json)
         result = publish_comment(summary, pr_comment(summary, artifact, comparison), pr, GitHubTarget.from_env(),
-                                 label, decision=comparison.decision if comparison else None)
+                                 label, decision=comparison.decision if comparison else None, author=comment_author)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     except GitHubError as exc:

@@ -22,6 +22,9 @@ from rubricgate.models.results import Decision, Summary
 from rubricgate.reports.comment import MARKER
 
 DEFAULT_LABEL = "rubricgate-regression"
+# Who posts the comment: the workflows publish with Actions' GITHUB_TOKEN, whose comments are this
+# account's (`publish --comment-author` names another, for a personal or an app token).
+DEFAULT_AUTHOR = "github-actions[bot]"
 PAGE_SIZE = 100
 MAX_PAGES = 50  # 5,000 comments: far beyond any real PR, and a bound on a misbehaving server
 TIMEOUT_S = 30.0
@@ -102,20 +105,20 @@ class GitHubClient:
                               f"cannot connect to {self.target.api_url}: {reason}") from None
         return _decode(raw, method, path)
 
-    def find_comment(self, pr: int) -> dict[str, Any] | None:
-        """The first comment on the PR carrying our marker, paging through all comments."""
+    def find_comment(self, pr: int, author: str = DEFAULT_AUTHOR) -> dict[str, Any] | None:
+        """The first comment on the PR that is ours (is_ours), paging through all comments."""
         for page in range(1, MAX_PAGES + 1):
             batch = self.request("GET", f"/issues/{pr}/comments?per_page={PAGE_SIZE}&page={page}")
             if not isinstance(batch, list):
                 raise GitHubError(f"GitHub API GET /issues/{pr}/comments: expected a list, got {type(batch).__name__}")
-            hit = next((c for c in batch if MARKER in str(c.get("body", ""))), None)
+            hit = next((c for c in batch if is_ours(c, author)), None)
             if hit is not None or len(batch) < PAGE_SIZE:
                 return hit
         return None
 
-    def upsert_comment(self, pr: int, body: str) -> tuple[int, str]:
+    def upsert_comment(self, pr: int, body: str, author: str = DEFAULT_AUTHOR) -> tuple[int, str]:
         """Edit our earlier comment when there is one, else create it."""
-        existing = self.find_comment(pr)
+        existing = self.find_comment(pr, author)
         if existing is not None:
             made = self.request("PATCH", f"/issues/comments/{existing['id']}", {"body": body})
             return _comment_id(made, "PATCH"), "updated"
@@ -138,6 +141,18 @@ class GitHubClient:
             self.request("DELETE", f"/issues/{pr}/labels/{urllib.parse.quote(label, safe='')}")
             return "removed"
         return "kept" if present else "absent"
+
+
+def is_ours(comment: Any, author: str) -> bool:
+    """A comment the gate wrote: posted by `author` and starting with the marker. Anyone can post
+    the marker: taken anywhere in anyone's comment, a comment posted before the gate's first
+    was edited into the report and stayed its author's to edit (a REGRESSION rewritten as a
+    PASS), and a human comment quoting the marker was overwritten."""
+    if not isinstance(comment, dict):
+        return False
+    user = comment.get("user")
+    login = user.get("login") if isinstance(user, dict) else None
+    return login == author and str(comment.get("body", "")).startswith(MARKER)
 
 
 def _message(exc: urllib.error.HTTPError) -> str:
@@ -166,15 +181,16 @@ def _comment_id(made: Any, method: str) -> int:
 
 
 def publish(summary: Summary, body: str, pr: int, target: GitHubTarget, label: str = DEFAULT_LABEL,
-            decision: Decision | None = None) -> PublishResult:
-    """Upsert the comment, then sync the label: added on regression, removed on pass.
+            decision: Decision | None = None, author: str = DEFAULT_AUTHOR) -> PublishResult:
+    """Upsert the comment (the one `author` posted), then sync the label: added on regression,
+    removed on pass.
 
     `decision`: the one that gates the pull request when it is not the run's own (the PR
     workflow's `compare --base`). A decision that could not judge (an error, or INCONCLUSIVE with
     exit 2) leaves the label as it is: the state is unknown.
     """
     client = GitHubClient(target)
-    comment_id, action = client.upsert_comment(pr, body)
+    comment_id, action = client.upsert_comment(pr, body, author)
     decided = decision or summary.decision
     unknown = decided.status == "error" or decided.exit_code == exitcodes.CANNOT_JUDGE
     label_action = "untouched" if unknown else client.sync_label(pr, label, decided.status == "regression")

@@ -142,6 +142,25 @@ def test_marker_found_on_a_later_page(gh):
     assert (result.comment_id, result.comment_action) == (cid, "updated")
 
 
+def test_a_comment_posted_by_someone_else_with_the_marker_is_never_taken_over(gh):
+    """A PR author's comment that starts with the marker, posted before the gate's first: edited
+    into the report, it stayed theirs to rewrite as a PASS; the gate posts its own instead."""
+    forged = gh.add_comment(7, MARKER + "\n## rubricgate **PASS**", user="pr-author")
+    quoted = gh.add_comment(7, f"the gate finds its comment by `{MARKER}`")  # a bot's, marker not first
+    result = _publish(gh, rf.summary())
+    assert result.comment_action == "created" and result.comment_id not in (forged, quoted)
+    assert gh.comments[forged]["body"] == MARKER + "\n## rubricgate **PASS**"
+    assert gh.comments[quoted]["body"] == f"the gate finds its comment by `{MARKER}`"
+    assert _publish(gh, rf.summary()).comment_id == result.comment_id  # and its own is edited after
+
+
+def test_another_author_is_named_for_a_token_that_is_not_actions(gh):
+    mine = gh.add_comment(7, MARKER + "\nold", user="release-bot")
+    target = GitHubTarget.from_env(gh.env())
+    result = publish(rf.summary(), render_comment(rf.summary()), 7, target, author="release-bot")
+    assert (result.comment_id, result.comment_action) == (mine, "updated")
+
+
 def test_comments_on_other_prs_are_ignored(gh):
     gh.add_comment(8, MARKER + "\nother pr")
     assert _publish(gh, rf.summary(), pr=7).comment_action == "created"
