@@ -10,7 +10,10 @@ from __future__ import annotations
 import functools
 import re
 
-_ASSIGNED = (r"(?i)\b(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key)\b[\"']?\s*[:=]\s*[\"']?",
+# The key's name may carry a prefix (`DB_PASSWORD`, `aws_secret_access_key`, `client-secret`): a
+# word boundary before the keyword missed every such name, and record committed their values.
+_ASSIGNED = (r"(?i)(?<![a-z0-9])(?:[a-z0-9]+[_-])*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key)\b"
+             r"[\"']?\s*[:=]\s*[\"']?",
              r"(?=[^\s\"'<>{}$]*[0-9!@#%^&*+/=_-])[^\s\"'<>{}$]{8,}")
 # (kind shown to people, slug in placeholders, pattern that finds it on one line)
 CREDENTIAL_KINDS: list[tuple[str, str, re.Pattern[str]]] = [

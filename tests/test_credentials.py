@@ -17,6 +17,21 @@ def test_find_credentials_names_the_line_and_the_kind() -> None:
     assert find_credentials("password: <your password>\napi_key: ${KEY}\n") == []  # placeholders are not credentials
 
 
+@pytest.mark.parametrize("line", ["DB_PASSWORD=Tr0ub4dor-and-3", "export SNOWFLAKE_PASSWORD='Abc123Def456!'",
+                                  "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                                  "client-secret: abc123def456", "MY_API_KEY: 0f1e2d3c4b5a6978"])
+def test_a_credential_under_a_prefixed_name_is_found_and_redacted(line: str) -> None:
+    # A word boundary before the keyword missed DB_PASSWORD and the like: record committed them.
+    assert find_credentials(line) == [(1, "credential assignment")]
+    assert "REDACTED_BY_RUBRICGATE" in redact_credentials(line)
+
+
+@pytest.mark.parametrize("line", ["token_budget: 4000000000", "password_file: /etc/app/pw.txt", "MAX_TOKEN=4096",
+                                  "GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}", "DB_PASSWORD=<your password>"])
+def test_a_name_that_only_contains_a_keyword_or_a_placeholder_value_is_no_credential(line: str) -> None:
+    assert find_credentials(line) == []
+
+
 def test_redaction_leaves_a_marked_placeholder_of_the_same_shape() -> None:
     key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAK\n-----END RSA PRIVATE KEY-----"
     text = f"token: {GH_TOKEN}\nkey = sk-{'x' * 20}\npassword: hunter2-and-more\n{key}\ncut: {AWS_ID}\n"

@@ -94,6 +94,15 @@ def test_a_credential_in_the_recorded_content_stops_with_the_file_and_line(featu
     assert not (feature / "evals/tasks").exists() or not list((feature / "evals/tasks").glob("*feature*"))
 
 
+def test_a_password_under_a_prefixed_name_stops_the_recording(feature):
+    git(feature, "checkout", "-qb", "db")
+    (feature / "team/skills/orders-loader/references/setup.md").write_text("Connect with\n\n    DB_PASSWORD=Tr0ub4dor-and-3\n")
+    commit(feature, "a database password")
+    got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--base", "main", "--head", "db", "--no-run")
+    assert got.exit_code == 2 and "setup.md:3: credential in clear (credential assignment)" in got.output
+    assert "Tr0ub4dor" not in got.output and not list((feature / "evals/tasks").glob("*db*"))
+
+
 def test_no_changed_skill_is_exit_2(feature):
     got = cli("record", "--repo", str(feature), "--expect", "BLOCK", "--base", "main", "--head", "main")
     assert got.exit_code == 2 and "no changed skill found" in got.output
