@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rubricgate.errors import GateInputError
 from rubricgate.gating.changes import with_rule_changes
+from rubricgate.gating.recorded import bad_trial
 from rubricgate.gating.summarize import build_summary
 from rubricgate.graders import judge
 from rubricgate.models.config import Config
@@ -35,15 +36,21 @@ class Regraded:
 
 
 def _keep_as_is(t: TrialResult) -> bool:
-    """Trials a transcript cannot re-judge: never run, or failed for writing to the real repo."""
-    return not t.transcript or any(g.category == "not_run" or g.reason.startswith(TREE_CHANGED)
-                                   for g in t.grades.values())
+    """Trials a transcript cannot re-judge: never run, failed for writing to the real repo, or
+    errored with no transcript written (in no rate either way)."""
+    return (t.errored and not t.transcript) or any(g.category == "not_run" or g.reason.startswith(TREE_CHANGED)
+                                                   for g in t.grades.values())
 
 
 def regrade_trial(run_dir: Path, case: CaseSpec, t: TrialResult, rubric: RubricSpec, config: Config) -> TrialResult:
-    """Parse and grade the stored transcript again; keeps the transcript path."""
+    """Parse and grade the stored transcript again; keeps the transcript path. A graded trial
+    without one (its write failed) cannot be: kept with its old grades, the regrade passed on
+    a grade the current rubric never gave."""
     if _keep_as_is(t):
         return t
+    if not t.transcript:
+        raise bad_trial(run_dir, (t.case_id, t.trial), "has grades but no transcript to grade again",
+                        "regrade a run whose graded trials kept their transcripts, or run the suite again")
     transcript = read_transcript(run_dir, t.transcript)
     parsed, grades = judge(case, transcript, rubric, config)
     result = trial_result(case.id, t.trial, transcript, parsed, grades, t.transcript)
