@@ -4,7 +4,8 @@ No agent runs. The result is a new run directory beside the old one (the old run
 was, so `compare` and `trend` can show what the rubric or expectation change did), holding a
 copy of the transcripts, a fresh summary.json, replay artifacts and every report.
 A run of the statistical gate's adaptive rounds is judged as it was, at its last look on its
-design trials, its confirmations kept apart.
+design trials, its confirmations kept apart. What the transcripts cannot change is the run's:
+its isolation (copy-only warned as it was), its agent CLI versions and its branch.
 """
 
 from __future__ import annotations
@@ -18,11 +19,14 @@ from rubricgate.gating.changes import with_rule_changes
 from rubricgate.gating.recorded import bad_trial
 from rubricgate.gating.summarize import build_summary
 from rubricgate.graders import judge
+from rubricgate.isolation.netaccess import NetworkAccess
+from rubricgate.isolation.sandbox import SandboxPolicy
 from rubricgate.models.config import Config
 from rubricgate.models.results import CaseSpec, Summary, TrialResult
 from rubricgate.records.files import new_run_id, read_summary, read_transcript, write_summary
 from rubricgate.runner.run_state import RunState
 from rubricgate.runner.scheduler import TREE_CHANGED, Job, trial_result
+from rubricgate.runner.startup import with_isolation
 from rubricgate.suite.load import Loaded
 from rubricgate.suite.rubric import RubricSpec
 
@@ -76,10 +80,27 @@ def _state(old: Summary, new_id: str, results: list[TrialResult]) -> RunState:
     violations = sorted({g.reason for r in results for g in r.grades.values() if g.reason.startswith(TREE_CHANGED)})
     not_run = sum(1 for r in results if any(g.category == "not_run" for g in r.grades.values()))
     state = RunState(run_id=new_id, started=old.started_at, interrupted=not old.complete,
-                     tree_violations=violations, not_run=not_run)
+                     tree_violations=violations, not_run=not_run, agent_versions=_versions(old))
     if not_run:
         state.budget.reason = "the original run left trials not run"
     return state
+
+
+def _versions(old: Summary) -> dict[str, str | None]:
+    """The agent CLI versions the run measured with (no agent runs here to ask): unknown, the
+    baseline's versions read as a changed setup, a warning the run never had."""
+    return {**{name: s.version for name, s in old.agent_support.items()}, old.agent: old.agent_version}
+
+
+def _as_the_run_was(summary: Summary, old: Summary) -> Summary:
+    """How the run's agents were isolated and which branch it was for: the transcripts' facts,
+    a regrade cannot change them. Left to the defaults, a copy-only run's regrade read as
+    sandboxed (its warning gone) and left its branch's trend."""
+    policy = SandboxPolicy(isolation=old.isolation, reason=old.isolation_reason,
+                           network=NetworkAccess(old.sandbox_network or "allowlist"))
+    where = {k: old.config[k] for k in ("branch", "pr") if k in old.config}
+    return with_isolation(summary, policy).model_copy(update={
+        "sandbox_network": old.sandbox_network, "config": where | summary.config})
 
 
 def _adaptive(old: Summary, loaded: Loaded, jobs: list[Job], results: list[TrialResult]):
@@ -120,6 +141,7 @@ def regrade_run(run_dir: Path, loaded: Loaded, reports_dir: Path | None = None) 
         "agent": old.agent, "agent_version": old.agent_version, "model": old.model, "decision": decision,
         "counted_runs": [*old.counted_runs, old.run_id],  # its trials: a baseline pools them once
         "config": fresh.config | {"regraded_from": old.run_id}})
+    summary = _as_the_run_was(summary, old)
     # As a run: the coverage table, the rules changed since the baseline and the change-aware
     # decision. Rule-table changes only: the transcripts were answers to the run's own prompt.
     summary = with_rule_changes(summary, loaded.rubric, loaded.cases, loaded.baseline, loaded.config.gate,

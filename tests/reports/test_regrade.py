@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+import yaml
 from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
@@ -41,3 +42,27 @@ def test_a_graded_trial_whose_transcript_was_not_written_is_not_passed_on_its_ol
     assert got.output.strip().splitlines() == [
         f"error: {run_dir / 'summary.json'}: trial {TASK['id']}#1: has grades but no transcript to grade again "
         "(fix: regrade a run whose graded trials kept their transcripts, or run the suite again)"]
+
+
+def test_a_regrade_keeps_how_the_run_was_isolated_its_versions_and_its_branch(tmp_path):
+    # The transcripts' facts: a copy-only run regraded read as sandboxed, its warning gone; the
+    # CLI version left unknown warned of a changed setup; the branch left, the trend lost it.
+    repo = make_repo(tmp_path / "repo", commit=False)
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["agent"]["sandbox"] = "none"
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    run_dir = run_suite(RunOptions(repo=repo)).run_dir
+    summary = json.loads((run_dir / "summary.json").read_text())
+    summary["config"]["branch"] = "feature-x"
+    (run_dir / "summary.json").write_text(json.dumps(summary))
+    baseline = json.loads((repo / "baseline.json").read_text())
+    baseline["measured_with"] = {"agent": "builtin", "agent_version": summary["agent_version"],
+                                 "model": summary["model"]}
+    (repo / "baseline.json").write_text(json.dumps(baseline))
+    got = CliRunner().invoke(main, ["regrade", str(run_dir), "--repo", str(repo)])
+    assert got.exit_code == 0, got.output
+    again = json.loads((Path(got.output.split(" -> ")[1].split(" · ")[0]) / "summary.json").read_text())
+    assert (again["isolation"], again["isolation_reason"]) == ("copy-only", summary["isolation_reason"])
+    assert any(w.startswith("copy-only isolation") for w in again["decision"]["warnings"])
+    assert not any("different setup" in w for w in again["decision"]["warnings"]), again["decision"]["warnings"]
+    assert again["config"]["branch"] == "feature-x" and again["agent_version"] == summary["agent_version"]
