@@ -10,17 +10,17 @@ its isolation (copy-only warned as it was), its agent CLI versions and its branc
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
 from rubricgate.gating.changes import with_rule_changes
-from rubricgate.gating.recorded import bad_trial
+from rubricgate.gating.recorded import bad_trial, transcript_bytes
 from rubricgate.gating.summarize import build_summary
 from rubricgate.graders import judge
 from rubricgate.isolation.netaccess import NetworkAccess
 from rubricgate.isolation.sandbox import SandboxPolicy
+from rubricgate.isolation.untrusted import write_fresh
 from rubricgate.models.config import Config
 from rubricgate.models.results import CaseSpec, Summary, TrialResult
 from rubricgate.records.files import new_run_id, read_summary, read_transcript, write_summary
@@ -153,7 +153,12 @@ def regrade_run(run_dir: Path, loaded: Loaded, reports_dir: Path | None = None) 
 
 
 def _copy_transcripts(src: Path, dst: Path, results: list[TrialResult]) -> None:
+    """Regular files from the run's transcripts/ only: a link there (a planted run folder) was
+    followed, and the file it named copied into the new run's reports. All are read before the
+    new run's folder is made, so a refused one leaves no folder without a summary behind."""
+    fix = "regrade the run folder as its run wrote it"
+    read = [(r.transcript, transcript_bytes(src, r, fix)) for r in results if r.transcript]
     (dst / "transcripts").mkdir(parents=True)
-    for r in results:
-        if r.transcript and (src / r.transcript).is_file():
-            shutil.copy2(src / r.transcript, dst / r.transcript)
+    for rel, data in read:
+        if data is not None:
+            write_fresh(dst / rel, data)

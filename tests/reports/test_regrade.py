@@ -66,3 +66,20 @@ def test_a_regrade_keeps_how_the_run_was_isolated_its_versions_and_its_branch(tm
     assert any(w.startswith("copy-only isolation") for w in again["decision"]["warnings"])
     assert not any("different setup" in w for w in again["decision"]["warnings"]), again["decision"]["warnings"]
     assert again["config"]["branch"] == "feature-x" and again["agent_version"] == summary["agent_version"]
+
+
+def test_a_transcript_that_is_a_link_is_not_copied_into_the_regrade(tmp_path):
+    # A trial kept as it was (never run) is copied, not read: a link in a planted run folder was
+    # followed and the file it named landed in the new run's reports (a CI artifact).
+    repo, run_dir = _run(tmp_path)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    trial = summary["cases"][0]["trials"][0]
+    trial["grades"] = {d: {"passed": False, "category": "not_run", "reason": "budget"} for d in trial["grades"]}
+    (run_dir / "summary.json").write_text(json.dumps(summary))
+    host = tmp_path / "host-only.json"
+    host.write_text('{"auth": "HOST-ONLY-VALUE"}')
+    (run_dir / trial["transcript"]).unlink()
+    (run_dir / trial["transcript"]).symlink_to(host)
+    got = CliRunner().invoke(main, ["regrade", str(run_dir), "--repo", str(repo)])
+    assert got.exit_code == 2 and got.output.count("\n") == 1 and trial["transcript"] in got.output, got.output
+    assert sorted(p.name for p in (repo / "reports").iterdir()) == [run_dir.name]  # no half-written run either
