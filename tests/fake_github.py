@@ -32,6 +32,7 @@ class FakeGitHub(LoopbackServer):
         self.next_id = 1000
         self.pulls: dict[int, dict] = {}  # number -> {"head": sha, "files": [{"filename", "status"}]}
         self.trees: dict[str, dict[str, str]] = {}  # commit sha -> {path: text}
+        self.token_login: str | None = None  # GET /user answers it (a personal token); None: 403, as for GITHUB_TOKEN
         self.lock = threading.Lock()
         self.serve(_handler(self))
 
@@ -100,6 +101,9 @@ def _handler(gh: FakeGitHub):
                     return self._send(status, {"message": msg, "documentation_url": "https://docs.github.com/rest"})
             if self.headers.get("Authorization") != f"Bearer {TOKEN}":
                 return self._send(401, {"message": "Bad credentials"})
+            if parts.path == "/user" and method == "GET":
+                return self._send(*((200, {"login": gh.token_login}) if gh.token_login else
+                                    (403, {"message": "Resource not accessible by integration"})))
             prefix = f"/repos/{gh.repo}"
             if not parts.path.startswith(prefix + "/"):
                 return self._send(404, {"message": "Not Found"})
@@ -113,7 +117,7 @@ def _handler(gh: FakeGitHub):
                 if method == "GET":
                     return self._send(200, _page(gh.issue_comments(issue), query))
                 if method == "POST":
-                    cid = gh.add_comment(issue, self._body()["body"])
+                    cid = gh.add_comment(issue, self._body()["body"], gh.token_login or BOT)
                     return self._send(201, gh.comments[cid])
             if (m := re.fullmatch(r"/issues/comments/(\d+)", path)) and method == "PATCH":
                 cid = int(m[1])

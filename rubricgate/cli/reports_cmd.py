@@ -107,8 +107,9 @@ def report(run_dir, history, repo, artifact, compare_json) -> None:
 @click.argument("run_dir", type=click.Path(path_type=Path), required=False)
 @click.option("--pr", "pr", type=click.IntRange(min=1), required=True, help="Pull request number.")
 @click.option("--label", default=DEFAULT_LABEL, show_default=True, help="Label added on regression, removed on pass.")
-@click.option("--comment-author", default=DEFAULT_AUTHOR, show_default=True,
-              help="The account GITHUB_TOKEN posts as: only its comment is edited in place (another's never).")
+@click.option("--comment-author", default=None, metavar="LOGIN",
+              help="The account the token posts as: only its comment is edited in place (another's never). "
+                   f"Default: the token's own (GET /user), else {DEFAULT_AUTHOR} (Actions' GITHUB_TOKEN).")
 @repo_option
 @artifact_option
 @compare_option

@@ -22,8 +22,8 @@ from rubricgate.models.results import Decision, Summary
 from rubricgate.reports.comment import MARKER
 
 DEFAULT_LABEL = "rubricgate-regression"
-# Who posts the comment: the workflows publish with Actions' GITHUB_TOKEN, whose comments are this
-# account's (`publish --comment-author` names another, for a personal or an app token).
+# Who posts the comment when GitHub does not say (GET /user): Actions' GITHUB_TOKEN, whose comments
+# are this account's (`publish --comment-author` names another, for an app's token).
 DEFAULT_AUTHOR = "github-actions[bot]"
 PAGE_SIZE = 100
 MAX_PAGES = 50  # 5,000 comments: far beyond any real PR, and a bound on a misbehaving server
@@ -87,10 +87,12 @@ class GitHubClient:
         self.target = target
         self.base = f"{target.api_url}/repos/{target.repository}"
 
-    def request(self, method: str, path: str, body: Any = None) -> Any:
-        """One API call; returns decoded JSON (None for 204); raises GitHubError otherwise."""
+    def request(self, method: str, path: str, body: Any = None, under_repo: bool = True) -> Any:
+        """One API call (a path under the repository's, else the API's own); returns decoded JSON
+        (None for 204); raises GitHubError otherwise."""
         data = None if body is None else json.dumps(body).encode("utf-8")
-        req = urllib.request.Request(self.base + path, data=data, method=method, headers={
+        url = (self.base if under_repo else self.target.api_url) + path
+        req = urllib.request.Request(url, data=data, method=method, headers={
             "Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28",
             "Authorization": f"Bearer {self.target.token}", "User-Agent": "rubricgate",
             "Content-Type": "application/json"})
@@ -143,6 +145,18 @@ class GitHubClient:
         return "kept" if present else "absent"
 
 
+def posting_account(client: GitHubClient) -> str:
+    """The account this token posts as: GET /user names a personal token's. Actions' GITHUB_TOKEN
+    cannot read it (403) and posts as github-actions[bot]; an app's token names itself with
+    `publish --comment-author`."""
+    try:
+        me = client.request("GET", "/user", under_repo=False)
+    except GitHubError:
+        return DEFAULT_AUTHOR
+    login = me.get("login") if isinstance(me, dict) else None
+    return login if isinstance(login, str) and login else DEFAULT_AUTHOR
+
+
 def is_ours(comment: Any, author: str) -> bool:
     """A comment the gate wrote: posted by `author` and starting with the marker. Anyone can post
     the marker: taken anywhere in anyone's comment, a comment posted before the gate's first
@@ -181,16 +195,16 @@ def _comment_id(made: Any, method: str) -> int:
 
 
 def publish(summary: Summary, body: str, pr: int, target: GitHubTarget, label: str = DEFAULT_LABEL,
-            decision: Decision | None = None, author: str = DEFAULT_AUTHOR) -> PublishResult:
-    """Upsert the comment (the one `author` posted), then sync the label: added on regression,
-    removed on pass.
+            decision: Decision | None = None, author: str | None = None) -> PublishResult:
+    """Upsert the comment (the one `author` posted, by default the token's own account), then sync
+    the label: added on regression, removed on pass.
 
     `decision`: the one that gates the pull request when it is not the run's own (the PR
     workflow's `compare --base`). A decision that could not judge (an error, or INCONCLUSIVE with
     exit 2) leaves the label as it is: the state is unknown.
     """
     client = GitHubClient(target)
-    comment_id, action = client.upsert_comment(pr, body, author)
+    comment_id, action = client.upsert_comment(pr, body, author or posting_account(client))
     decided = decision or summary.decision
     unknown = decided.status == "error" or decided.exit_code == exitcodes.CANNOT_JUDGE
     label_action = "untouched" if unknown else client.sync_label(pr, label, decided.status == "regression")

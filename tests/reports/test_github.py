@@ -161,6 +161,18 @@ def test_another_author_is_named_for_a_token_that_is_not_actions(gh):
     assert (result.comment_id, result.comment_action) == (mine, "updated")
 
 
+def test_a_personal_tokens_own_account_is_the_author_without_naming_it(gh):
+    """GET /user names a personal token's account: its comment is edited in place run after run
+    (with github-actions[bot] as the only author, every run posted a new one)."""
+    gh.token_login = "maintainer"
+    mine = gh.add_comment(7, MARKER + "\nold", user="maintainer")
+    actions = gh.add_comment(7, MARKER + "\nanother workflow's", user="github-actions[bot]")
+    assert (_publish(gh, rf.summary()).comment_id, gh.comments[actions]["body"]) == (mine, MARKER + "\nanother workflow's")
+    gh.comments.pop(mine)
+    posted = _publish(gh, rf.summary())
+    assert posted.comment_action == "created" and _publish(gh, rf.summary()).comment_id == posted.comment_id
+
+
 def test_comments_on_other_prs_are_ignored(gh):
     gh.add_comment(8, MARKER + "\nother pr")
     assert _publish(gh, rf.summary(), pr=7).comment_action == "created"
