@@ -52,5 +52,20 @@ def mutate(repo, config_path, agent, jobs, cache, cache_dir, max_cost, shard, on
                                   f"and are kept in {folder / 'mutation.json'}", "run mutate again for the rest"))
     if any(m.status in ("error", "not_run") for m in report.mutants):
         sys.exit(exitcodes.CANNOT_JUDGE)
-    if min_score is not None and (report.score or 0.0) < min_score:
+    if min_score is not None:
+        _gate_min_score(report, min_score)
+
+
+def _gate_min_score(report, min_score: float) -> None:
+    """Exit 1 below --min-score; exit 2 when the undecided mutants decide which side it is on."""
+    from rubricgate.mutate.score import below_min_score, score_range
+
+    statuses = [m.status for m in report.mutants]
+    side = below_min_score(statuses, report.score, min_score)
+    if side == "below":
         sys.exit(exitcodes.REGRESSION)
+    if side == "open":
+        low, high = score_range(statuses) or (0.0, 0.0)
+        fail_input(GateInputError("mutate", "--min-score", f"{report.undecided} undecided mutant(s) leave the score "
+                                  f"between {low:.0%} and {high:.0%}, around the {min_score:.0%} asked",
+                                  "raise gate.max_trials_per_case, or add cases that exercise those edits"))

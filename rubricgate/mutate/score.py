@@ -48,6 +48,27 @@ def score(outcomes: list[Outcome]) -> float | None:
     return round(sum(o.status in CAUGHT for o in ran) / len(ran), 4) if ran else None
 
 
+def score_range(statuses: list[str]) -> tuple[float, float] | None:
+    """The score with every undecided mutant counted survived, and counted caught. The score
+    leaves undecided mutants out: one caught and nine undecided scored 100%, and passed any
+    --min-score though nine edits may go unseen."""
+    judged = [s for s in statuses if s in RUN or s == "undecided"]
+    if not judged:
+        return None
+    caught, undecided = sum(s in CAUGHT for s in judged), judged.count("undecided")
+    return caught / len(judged), (caught + undecided) / len(judged)
+
+
+def below_min_score(statuses: list[str], score: float | None, min_score: float) -> str | None:
+    """"below" when the score is below --min-score whatever the undecided mutants are, "open" when
+    it depends on them (the run could not judge), else None."""
+    bounds = score_range(statuses)
+    low, high = bounds if bounds else (score or 0.0, score or 0.0)
+    if high < min_score:
+        return "below"
+    return "open" if low < min_score else None
+
+
 def result(outcome: Outcome, rubric: RubricSpec, agent: str, skeleton: str = "") -> MutantResult:
     m = outcome.mutant
     return MutantResult(id=m.id, kind=m.kind, rule=m.rule, description=m.description, status=outcome.status,
