@@ -42,7 +42,12 @@ def failure_lines(summary: Summary, limit: int = 15) -> list[str]:
         for (dim, category, reason), trials in groups.items():
             which = f"#{trials[0]}" if len(case.trials) == 1 else f"{len(trials)}/{len(case.trials)} trials"
             out.append(f"  {case.id} {dim}: {category} ({which}): {reason}")
-    return out[:limit] + ([f"  ... and {len(out) - limit} more (see summary.json)"] if len(out) > limit else [])
+    return _at_most(out, limit)
+
+
+def _at_most(lines: list[str], limit: int) -> list[str]:
+    """The first `limit` lines, and how many more there are: a list cut unsaid reads as whole."""
+    return lines[:limit] + ([f"  ... and {len(lines) - limit} more (see summary.json)"] if len(lines) > limit else [])
 
 
 def honesty_lines(summary: Summary, limit: int = 15) -> list[str]:
@@ -50,11 +55,11 @@ def honesty_lines(summary: Summary, limit: int = 15) -> list[str]:
     lines = []
     if summary.errored:
         lines.append(f"errored (infrastructure, left out of every rate): {len(summary.errored)}")
-        lines += [f"  {e}" for e in summary.errored[:limit]]
+        lines += _at_most([f"  {e}" for e in summary.errored], limit)
     run_errors = [(c.id, t) for c in summary.cases for t in c.trials if t.run_error]
     if run_errors:
         lines.append("run errors after a graded verdict:")
-        lines += [f"  {cid} #{t.trial}: {t.run_error}" for cid, t in run_errors[:limit]]
+        lines += _at_most([f"  {cid} #{t.trial}: {t.run_error}" for cid, t in run_errors], limit)
     return lines
 
 
