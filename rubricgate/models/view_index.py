@@ -8,9 +8,9 @@ every case's trials as one short line each (what a case page reads across runs).
 
 from rubricgate.models.base import StrictModel
 
-# 3: failing_cases counts judged failures alone (2 counted errored and not-run cases): an index
-# of an earlier format is built again.
-INDEX_FORMAT = 3
+# 3: failing_cases counts judged failures alone (2 counted errored and not-run cases); 4: the
+# runs a run continues. An index of an earlier format is built again.
+INDEX_FORMAT = 4
 
 
 class RateCell(StrictModel):
@@ -54,6 +54,7 @@ class RunHead(StrictModel):
     run_url: str | None = None
     margin: float | None = None  # the statistical gate's margin (the trend draws it below the baseline)
     changes: list[str] = []  # the first rules changed since the baseline: "rule severity critical -> warning"
+    continues: list[str] = []  # the runs this one continued (`run --continue`): their trials are its own
 
 
 class TrialCell(StrictModel):

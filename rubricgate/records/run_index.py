@@ -67,7 +67,8 @@ def head_of(summary: Summary, stamp: str, kind: str | None = None) -> RunHead:
         flaky_cases=len(summary.flaky_cases), errored=len(summary.errored), cost_usd=cost.get("cost_usd"),
         tokens=(_int(cost.get("input_tokens")) or 0) + (_int(cost.get("output_tokens")) or 0), run_url=summary.run_url,
         margin=(summary.gate.plan or {}).get("margin") if summary.gate else None,
-        changes=[f"{c.rule} {c.detail}" for c in summary.rule_changes[:MAX_CHANGES]])
+        changes=[f"{c.rule} {c.detail}" for c in summary.rule_changes[:MAX_CHANGES]],
+        continues=list(summary.gate.continues) if summary.gate else [])
 
 
 def cases_of(summary: Summary, stamp: str) -> RunCases:

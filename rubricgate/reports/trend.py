@@ -9,6 +9,7 @@ an unchanged noisy reviewer moves 5 points or more between runs a good part of t
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,6 +61,9 @@ class TrendRuns:
     left_out: dict[str, int]
 
 
+CONTINUED = "continued"  # left out whatever the kinds asked: a later run holds their trials
+
+
 def suite_runs(paths: list[Path], all_kinds: bool = False) -> TrendRuns:
     """The runs of the whole suite among `paths` (a gated run or a merge of shards): a `record`
     run (one case), a `baseline update` run and a single shard answer other questions and would
@@ -68,9 +72,19 @@ def suite_runs(paths: list[Path], all_kinds: bool = False) -> TrendRuns:
         load_summaries(paths)  # its one-line error for no summaries
     tagged = sorted(((_kind(p, s), s) for p, s in ((p, read_summary(p)) for p in paths)),
                     key=lambda ks: (ks[1].started_at, ks[1].finished_at or "", ks[1].run_id))
-    kept = [s for k, s in tagged if all_kinds or k == "run"]
-    left = Counter(k for k, _ in tagged if not all_kinds and k != "run")
+    continued = continued_runs(s for _, s in tagged)
+    kept = [s for k, s in tagged if (all_kinds or k == "run") and s.run_id not in continued]
+    left = Counter(k for k, s in tagged if not all_kinds and k != "run" and s.run_id not in continued)
+    if superseded := sum(s.run_id in continued for _, s in tagged):
+        left[CONTINUED] = superseded
     return TrendRuns(kept, dict(sorted(left.items())))
+
+
+def continued_runs(summaries: Iterable[Summary]) -> set[str]:
+    """The runs a later run continued: the continuation holds their trials as its own, so a point
+    for each counted those trials twice, and the changed test between them compared a run's
+    trials with themselves."""
+    return {run_id for s in summaries if s.gate for run_id in s.gate.continues}
 
 
 def _kind(path: Path, summary: Summary) -> str:
@@ -79,12 +93,18 @@ def _kind(path: Path, summary: Summary) -> str:
 
 
 def left_out_line(left_out: dict[str, int]) -> str:
-    """'Left out 3 run(s) that are not runs of the whole suite: 1 baseline, 2 record', or ''."""
-    if not left_out:
-        return ""
-    parts = ", ".join(f"{n} {kind}" for kind, n in left_out.items())
-    return (f"Left out {sum(left_out.values())} run(s) that are not runs of the whole suite: {parts} "
-            "(`--all-kinds` includes them).")
+    """'Left out 3 run(s) that are not runs of the whole suite: 1 baseline, 2 record', and the runs
+    a later run continued, or ''."""
+    kinds = {k: n for k, n in left_out.items() if k != CONTINUED}
+    lines = []
+    if kinds:
+        parts = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+        lines.append(f"Left out {sum(kinds.values())} run(s) that are not runs of the whole suite: {parts} "
+                     "(`--all-kinds` includes them).")
+    if left_out.get(CONTINUED):
+        lines.append(f"Left out {left_out[CONTINUED]} run(s) a later run continued (`run --continue`): "
+                     "the continuation's point holds their trials.")
+    return " ".join(lines)
 
 
 def drifts(summaries: list[Summary]) -> list[Drift]:

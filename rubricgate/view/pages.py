@@ -275,10 +275,13 @@ DEFAULT_BRANCHES = ("main", "master", "trunk")
 
 
 def branch_series(cat: Catalog) -> dict[str, list[RunHead]]:
-    """The gated runs oldest first, one series per branch (a PR's branch apart from main's)."""
+    """The gated runs oldest first, one series per branch (a PR's branch apart from main's). A run a
+    later run continued is no point of its own: the continuation's point holds its trials."""
     series: dict[str, list[RunHead]] = {}
-    for h in reversed(cat.heads()):
-        if h.kind in TREND_KINDS:
+    heads = cat.heads()
+    continued = {run_id for h in heads for run_id in h.continues}
+    for h in reversed(heads):
+        if h.kind in TREND_KINDS and h.run_id not in continued:
             series.setdefault(h.branch or NO_BRANCH, []).append(h)
     return series
 

@@ -238,3 +238,22 @@ def test_the_viewers_trend_is_per_branch_with_main_first(tmp_path):
     other = site.page(urls.trend("feature-x")).body.decode()
     assert 'data-run="r2"' in other and 'data-run="r3"' in other and 'data-run="r1"' not in other
     assert site.page("trend/nope.html").status == 404
+
+
+def test_a_run_a_later_run_continued_is_one_point_the_continuations(tmp_path):
+    """The continued run and its continuation were two points, 24/24 then 48/48 holding the same
+    24 trials, and the changed test between them compared those trials with themselves."""
+    from rubricgate.models.results import GateDetail
+
+    def at(run_id: str, minute: int, **extra):
+        return rf.passing_summary().model_copy(update={"run_id": run_id, "started_at": f"2026-01-01T00:{minute:02d}:00Z",
+                                                        **extra})
+    paths = [_write(tmp_path, "a", at("run-a", 1)), _write(tmp_path, "b", at("run-b", 2)),
+             _write(tmp_path, "c", at("run-c", 3, gate=GateDetail(continues=["run-b"])))]
+    for all_kinds in (False, True):
+        chosen = suite_runs(paths, all_kinds)
+        assert [s.run_id for s in chosen.runs] == ["run-a", "run-c"] and chosen.left_out == {"continued": 1}
+    text = render_trend(chosen.runs, left_out=chosen.left_out)
+    assert "Left out 1 run(s) a later run continued (`run --continue`)" in text and "run-b" not in text
+    alone = suite_runs(paths[:2])  # without its continuation, the run is a point of its own
+    assert [s.run_id for s in alone.runs] == ["run-a", "run-b"] and alone.left_out == {}

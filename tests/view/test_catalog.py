@@ -183,3 +183,24 @@ def test_a_run_folder_named_otherwise_than_its_run_still_opens(reports):
     page = site.page(urls.run("renamed-run"))
     assert page.status == 200 and b'id="run-id">renamed-run<' in page.body
     assert site.page(urls.transcript("renamed-run", vf.HOSTILE_ID, 1)).status == 200
+
+
+def test_a_run_a_later_run_continued_is_no_trend_point_of_its_own(tmp_path):
+    """The continued run and its continuation were two points of the trend, the second holding the
+    first's trials again."""
+    import reports_fixtures as rf
+
+    from rubricgate.models.results import GateDetail
+    from rubricgate.view.pages import branch_series
+
+    def run(run_id: str, day: int, continues: list[str]) -> None:
+        s = rf.passing_summary().model_copy(update={"run_id": run_id, "started_at": f"2026-01-0{day}T00:00:00Z",
+                                                   "gate": GateDetail(continues=continues)})
+        rf.write_run_dir(tmp_path / "reports" / run_id, s)
+    run("20260101T000000Z-aaa001", 1, [])
+    run("20260102T000000Z-aaa002", 2, [])
+    run("20260103T000000Z-aaa003", 3, ["20260102T000000Z-aaa002"])
+    cat = Catalog.of([tmp_path / "reports"])
+    assert len(cat.heads()) == 3  # listed as runs all the same
+    assert [h.run_id for hs in branch_series(cat).values() for h in hs] == ["20260101T000000Z-aaa001",
+                                                                          "20260103T000000Z-aaa003"]
