@@ -20,7 +20,7 @@ from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.models.baseline import Baseline
 from rubricgate.models.config import Config
 from rubricgate.models.task import FixtureExpect, TaskFile
-from rubricgate.suite.load import load_all
+from rubricgate.suite.load import load_all, unseen_case_rubrics
 
 # `validate` (and `schema`) share this module with `run`: the terminal report, the progress line
 # and the pipeline are imported inside the commands that use them (bench/startup.py).
@@ -148,6 +148,7 @@ def validate(repo, config_path, list_cases) -> None:
         loaded = _load_checked(_repo(repo), config_path)
         notes, warnings = _gate_reach(loaded)
         warnings += loaded.config.verdict.doubts() if loaded.config.verdict else []
+        warnings += unseen_case_rubrics(loaded.config, loaded.cases)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     tasks = sum(1 for c in loaded.cases if c.source == "task")

@@ -69,6 +69,26 @@ def unseen_dimensions(config: Config, cases: Sequence[CaseSpec], display: str) -
             for d in config.gate.dimensions if dimensions.spec(d).observes not in shown]
 
 
+def unseen_case_rubrics(config: Config, cases: Sequence[CaseSpec]) -> list[str]:
+    """Warnings for cases whose own rubric.tool_use or rubric.trajectory (one differing from the
+    config's default) their reviewer's transcript cannot show: an answer-only `command` reviewer
+    prints no tool call and no turn, so the check the task writes is never made (a recorded task
+    carries its own rubric; not an error, so a suite can change reviewer without editing each)."""
+    warnings = []
+    for d in dimensions.REGISTRY:
+        if d.rubric is None:
+            continue
+        default = getattr(config.rubric, d.rubric)
+        unseen = [c.id for c in cases if getattr(c.rubric, d.rubric) not in (None, default)
+                  and d.observes not in dimensions.observed_by(c.agent or config.agent.name, config.agent.format)]
+        if unseen:
+            warnings.append(f"{len(unseen)} case(s) set their own rubric.{d.rubric}, never graded: the reviewer's "
+                            f"transcript shows no {d.observes.replace('_', ' ')} (agent {config.agent.name}, format "
+                            f"{config.agent.format or 'text'}): {', '.join(unseen[:3])}"
+                            + (f" and {len(unseen) - 3} more" if len(unseen) > 3 else ""))
+    return warnings
+
+
 def with_rules(rubric: RubricSpec | None, rules: Sequence[Rule]) -> RubricSpec | None:
     """The rubric knowing `rules` too (what the cases' rule ids are checked against); its own rule
     of an id wins."""

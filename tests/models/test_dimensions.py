@@ -70,3 +70,30 @@ def test_gating_what_a_text_command_reviewer_cannot_show_is_exit_2(tmp_path, dim
     assert "Traceback" not in out
     code, out = _validate(repo, dimensions=["verdict"])
     assert code == 0, out
+
+
+@pytest.mark.parametrize("key", ["tool_use", "trajectory"])
+def test_a_cases_own_rubric_a_text_command_reviewer_cannot_show_is_warned(tmp_path, key):
+    """A task's own rubric.tool_use (rubric.trajectory) under an answer-only reviewer was never
+    graded, and validate said nothing: it read as a check the case makes."""
+    from tests.conftest import write_task
+
+    repo = make_repo(tmp_path / "repo", tasks=["block-missing-description"])
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["agent"] = {"name": "command", "command": ["rev", "{changed_files}"], "format": "text"}
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    task = repo / "evals" / "tasks" / "block-missing-description.yaml"
+    data = yaml.safe_load(task.read_text())
+    data["rubric"] = {key: config["rubric"][key]}  # the config's own default: nothing the case adds
+    write_task(repo, data, task.stem)
+    code, out = _validate(repo)
+    assert code == 0 and "never graded" not in out, out
+    data["rubric"] = {key: {"tool_use": {"allowed": ["read"], "required": ["read"]}, "trajectory": {"max_steps": 1}}[key]}
+    write_task(repo, data, task.stem)
+    code, out = _validate(repo)
+    assert code == 0 and (f"warning: 1 case(s) set their own rubric.{key}, never graded: the reviewer's transcript "
+                          "shows no") in out and "block-missing-description" in out, out
+    config["agent"]["format"] = "claude"  # a transcript of tool calls and turns: graded, nothing to say
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    code, out = _validate(repo)
+    assert code == 0 and "never graded" not in out, out
