@@ -32,7 +32,7 @@ from rubricgate.graders.contract import cross_check, parse_verdict
 from rubricgate.graders.finding_names import canonical_severity, spelled_as
 from rubricgate.models.base import Tier
 from rubricgate.models.verdict import Finding, ParsedVerdict, Verdict
-from rubricgate.models.verdict_config import FindingFields, VerdictConfig
+from rubricgate.models.verdict_config import FindingFields, VerdictConfig, verdict_word
 from rubricgate.suite.rubric import RubricSpec
 from rubricgate.suite.yaml_json import safe_load_yaml
 
@@ -47,6 +47,7 @@ def read_verdict(text: str, rubric: RubricSpec, config: VerdictConfig | None, ag
         return parse_verdict(text, rubric, config is None or agent == BUILTIN or config.escalate)
     if not (text or "").strip():
         return ParsedVerdict(status="missing", error="the reviewer's answer is empty")
+    text = text.replace("\r\n", "\n")  # a Windows answer: `[ \t]*$` in a line pattern never met its \r
     if config.format == "hook":
         return _from_hook(text, rubric, config)
     if config.format == "markdown":
@@ -169,7 +170,7 @@ def _stated(text: str, pattern: str, config: VerdictConfig) -> list[Any]:
 
 
 def _mapped(value: Any, table: dict[str, Tier]) -> Tier:
-    mapped = {k.strip().lower(): t for k, t in table.items()}.get(_text(value).lower())
+    mapped = {verdict_word(k): t for k, t in table.items()}.get(verdict_word(_text(value)))
     if mapped is None:
         raise _Invalid(f"verdict {_text(value)[:80]!r} is not in verdict.tier.map ({', '.join(table)})")
     return mapped

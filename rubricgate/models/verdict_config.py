@@ -25,6 +25,12 @@ from rubricgate.models.bounds import MAX_ID_CHARS
 _PATTERN_CHARS = 500
 
 
+def verdict_word(text: str) -> str:
+    """A verdict word as `tier.map` looks it up: case and the spaces around and between its words
+    do not count (`Request  changes` is `request changes`)."""
+    return " ".join(text.split()).casefold()
+
+
 def _regex(value: str | None, what: str) -> str | None:
     if value is None:
         return value
@@ -60,7 +66,12 @@ class VerdictRule(StrictModel):
     @field_validator("match", "statement")
     @classmethod
     def _patterns(cls, v: str | None) -> str | None:
-        return _regex(v, "pattern")
+        """A pattern that matches nothing at all (`.*`, an empty branch `sql injection|`) matches
+        every title, or every line of the reviewer's files: each finding would be this rule."""
+        if v is not None and _regex(v, "pattern") and re.search(v, ""):
+            raise ValueError(f"pattern {v!r} matches an empty text, so it names every finding (an empty "
+                             "branch of |, or a pattern of optional parts) (fix: make it name the problem)")
+        return v
 
     def statement_pattern(self) -> str:
         """Where the reviewer's files state the rule: `statement`, else the title pattern."""
@@ -101,7 +112,7 @@ class TierField(StrictModel):
         two keys of one word would leave the tier to their order in the file: refused instead."""
         seen: dict[str, str] = {}
         for key in v:
-            first = seen.setdefault(key.strip().lower(), key)
+            first = seen.setdefault(verdict_word(key), key)
             if first != key:
                 raise ValueError(f"{first!r} and {key!r} are one verdict word (read case-insensitively, spaces "
                                  "ignored) (fix: keep one of them)")

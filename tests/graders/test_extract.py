@@ -259,3 +259,20 @@ def test_a_hook_maps_the_answer_through_the_same_rules(tmp_path):
     got = read_verdict("- unsafe query in db.py\n- naming", RUBRIC, hook)
     assert [f.rule for f in got.verdict.findings] == ["sql-injection", "naming"] and got.effective_tier == "BLOCK"
     assert read_verdict("x", RUBRIC, _hook(tmp_path, "def extract(text):\n    return None\n")).status == "missing"
+
+
+def test_a_windows_answer_is_read_as_its_lines_say():
+    """CRLF line ends: the documented `[ \\t]*$` line pattern never met its \\r, and every answer was
+    invalid."""
+    config = VerdictConfig.model_validate({"format": "markdown", "headers": "(?m)^### (.+)$",
+                                           "tier": {"pattern": "(?m)^(LGTM|NEEDS WORK)[ \t]*$",
+                                                    "map": {"LGTM": "PASS", "NEEDS WORK": "BLOCK"}}})
+    got = read_verdict("Looked at it.\r\n\r\nNEEDS WORK\r\n", RUBRIC, config)
+    assert got.status == "ok" and got.effective_tier == "BLOCK", got
+
+
+def test_a_verdict_word_is_read_whatever_the_spaces_between_its_words():
+    config = VerdictConfig.model_validate({"format": "yaml", "tier": {"path": "decision",
+                                                                      "map": {"request changes": "BLOCK"}}})
+    got = read_verdict("```yaml\ndecision: Request   changes\nfindings: []\n```\n", RUBRIC, config)
+    assert got.status == "ok" and got.effective_tier == "BLOCK", got

@@ -61,6 +61,12 @@ def validate(repo) -> tuple[int, str]:
     ({"format": "yaml", "tier": {"path": "decision", "map": {True: "PASS"}}},
      "verdict.tier.map: the key True is a boolean (YAML reads yes, no, on and off unquoted so)"),
     ({"format": "yaml", "tier": {"path": "decision", "map": {1: "PASS"}}}, "the key 1 is a number"),
+    # spaces between the words do not count either: `request  changes` was an invalid answer
+    ({"format": "yaml", "tier": {"path": "decision", "map": {"request changes": "BLOCK", "Request  changes": "PASS"}}},
+     "'Request  changes' and 'request changes' are one verdict word"),
+    # a title pattern matching an empty text names every finding: each became this rule
+    ({"format": "yaml", "rules": [{**RULES[0], "match": "sql injection|"}]}, "matches an empty text"),
+    ({"format": "yaml", "rules": [{**RULES[0], "match": ".*"}]}, "matches an empty text"),
 ])
 def test_a_bad_verdict_section_is_one_line_exit_2(repo, verdict, needle):
     configure(repo, verdict)
