@@ -107,6 +107,9 @@ def _option_error(exc: ValidationError) -> GateInputError:
     """The first problem, as one line naming the option that set the field."""
     first = exc.errors()[0]
     loc = [str(part) for part in first.get("loc", ())]
+    if loc and loc[0] in ("files", "review"):  # what the source holds, not an option: a file over the bounds
+        return GateInputError("record", ".".join(loc), first["msg"],
+                              "review that file apart, or record the change without it")
     option = next((_OPTION_OF[part] for part in loc if part in _OPTION_OF), "--expect/--rule/--id")
     return GateInputError("record", option, f"{'.'.join(loc) or 'value'}: {first['msg']}",
                           f"change {option}; `rubricgate record --help` lists the options")

@@ -324,3 +324,16 @@ def test_text_a_block_scalar_cannot_hold_stays_quoted_and_reads_back():
     files = {"skills/a/SKILL.md": "windows\r\nline\r\n", "skills/a/ctl.md": "bell\x07here\n"}
     task = TaskFile(id="t", review=["skills/a/SKILL.md"], files=files, expect={"tier": "BLOCK"})
     assert yaml.safe_load(task_yaml(task))["files"] == files
+
+
+def test_a_file_over_the_bounds_is_named_as_the_sources_not_an_options(feature):
+    """A pull request's reference of over a million characters blamed --expect/--rule/--id and
+    said to change them."""
+    files = {"team/skills/orders-loader/SKILL.md": CLEAN,
+             "team/skills/orders-loader/references/dump.md": "x" * 1_000_001 + "\n"}
+    with FakeGitHub() as gh:
+        gh.add_pull(13, "b" * 40, files, {"team/skills/orders-loader/SKILL.md": "added"})
+        got = cli("record", "--repo", str(feature), "--expect", "PASS", "--pr", "13", "--no-run", env=gh.env())
+    assert got.exit_code == 2, got.output
+    assert "record: files: " in got.output and "holds more than 1,000,000 characters" in got.output, got.output
+    assert "--expect/--rule/--id" not in got.output and "record the change without it" in got.output
