@@ -31,7 +31,7 @@ class FakeGitHub(LoopbackServer):
         self.requests: list[tuple[str, str]] = []
         self.next_id = 1000
         self.pulls: dict[int, dict] = {}  # number -> {"head": sha, "files": [{"filename", "status"}]}
-        self.trees: dict[str, dict[str, str]] = {}  # commit sha -> {path: text}
+        self.trees: dict[str, dict[str, str | bytes]] = {}  # commit sha -> {path: text, or a binary file's bytes}
         self.token_login: str | None = None  # GET /user answers it (a personal token); None: 403, as for GITHUB_TOKEN
         self.lock = threading.Lock()
         self.serve(_handler(self))
@@ -63,7 +63,7 @@ class FakeGitHub(LoopbackServer):
         """The contents API's answer: a file object, a directory listing, or None (404)."""
         tree = self.trees.get(ref, {})
         if path in tree:
-            raw = tree[path].encode()
+            raw = tree[path] if isinstance(tree[path], bytes) else tree[path].encode()  # bytes: a binary file
             return {"type": "file", "path": path, "name": path.rsplit("/", 1)[-1], "encoding": "base64",
                     "content": base64.encodebytes(raw).decode()}  # GitHub wraps base64 at 60 columns
         children = sorted({p[len(path) + 1:].split("/", 1)[0] for p in tree if p.startswith(path + "/")})

@@ -67,8 +67,12 @@ def from_pull_request(target: GitHubTarget, pr: int, excluded: list[str]) -> Rev
     for folder in folders:
         files = _tree(client, folder, head, 0)
         if f"{folder}/{SKILL_FILE}" in files:
+            if not is_text(files[f"{folder}/{SKILL_FILE}"]):
+                raise GateInputError(f"{folder}/{SKILL_FILE}", "", "not UTF-8 text at the pull request's head",
+                                     "record a skill whose SKILL.md is plain text")
             out.skills.append(f"{folder}/{SKILL_FILE}")
-            out.files.update(files)
+            # A binary file beside SKILL.md (an image) is left out, as the git and working-tree sources do.
+            out.files.update({p: t for p, t in files.items() if is_text(t)})
     return out
 
 
@@ -107,7 +111,8 @@ def _file(client: GitHubClient, path: str, ref: str) -> str:
     if not isinstance(got, dict) or got.get("encoding") != "base64":
         raise GateInputError("--pr", path, "GitHub sent no base64 content for this file",
                              "check the file at the PR head")
-    return base64.b64decode(got.get("content", "")).decode("utf-8", "replace")
+    # surrogateescape keeps a byte that is not UTF-8 visible to is_text ("replace" made it U+FFFD text)
+    return base64.b64decode(got.get("content", "")).decode("utf-8", "surrogateescape")
 
 
 def _call(client: GitHubClient, path: str):

@@ -337,3 +337,21 @@ def test_a_file_over_the_bounds_is_named_as_the_sources_not_an_options(feature):
     assert got.exit_code == 2, got.output
     assert "record: files: " in got.output and "holds more than 1,000,000 characters" in got.output, got.output
     assert "--expect/--rule/--id" not in got.output and "record the change without it" in got.output
+
+
+def test_a_binary_file_in_a_pull_requests_skill_is_left_out_as_from_git(feature):
+    """The PR source decoded every file with U+FFFD for each byte that was not UTF-8: an image
+    beside SKILL.md was snapshotted into the task as text, where git and the working tree leave it out."""
+    files = {"team/skills/orders-loader/SKILL.md": CLEAN, "team/skills/orders-loader/logo.png": b"\x89PNG\r\n\x1a\n\0\xff",
+             "team/skills/orders-loader/notes.md": "notes\n"}
+    with FakeGitHub() as gh:
+        gh.add_pull(14, "c" * 40, files, {"team/skills/orders-loader/SKILL.md": "added"})
+        got = cli("record", "--repo", str(feature), "--expect", "PASS", "--pr", "14", "--id", "bin", "--no-run",
+                  env=gh.env())
+        assert got.exit_code == 0, got.output
+        assert set(task_of(feature, "bin")["files"]) == {"skills/orders-loader/SKILL.md", "skills/orders-loader/notes.md"}
+        gh.add_pull(15, "d" * 40, {"team/skills/orders-loader/SKILL.md": b"---\nname: x\xff\n---\n"},
+                    {"team/skills/orders-loader/SKILL.md": "added"})
+        bad = cli("record", "--repo", str(feature), "--expect", "PASS", "--pr", "15", "--id", "bad", "--no-run",
+                  env=gh.env())
+    assert bad.exit_code == 2 and "SKILL.md: not UTF-8 text at the pull request's head" in bad.output, bad.output
