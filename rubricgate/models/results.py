@@ -70,6 +70,12 @@ class TrialResult(StrictModel):
     findings: list[Finding] = []  # the verdict's findings, as the reviewer wrote them
 
 
+def judged_failed(trial: TrialResult) -> bool:
+    """A trial the reviewer was judged on and failed. One that errored (infrastructure) or that the
+    budget refused (not_run) was never judged: its case is errored or not run, never failing."""
+    return not trial.errored and any(not g.passed and g.category != "not_run" for g in trial.grades.values())
+
+
 class CaseSummary(StrictModel):
     id: str
     source: str

@@ -51,8 +51,10 @@ def index_run(run_dir: Path, summary: Summary, kind: str | None = None, secrets:
 
 def head_of(summary: Summary, stamp: str, kind: str | None = None) -> RunHead:
     """The runs page's row of a run; `kind` overrides the summary's (shard, merged: from the folder)."""
+    from rubricgate.models.results import judged_failed  # loaded already: the summary is one of its models
+
     cost = summary.cost or {}
-    failing = sum(any(_judged_failed(t) for t in c.trials) for c in summary.cases)
+    failing = sum(any(judged_failed(t) for t in c.trials) for c in summary.cases)
     rules = {k: [r.severity, r.kind] for k, r in (summary.reviewer.rules if summary.reviewer else {}).items()}
     return RunHead(
         stamp=stamp, run_id=summary.run_id, kind=kind or summary.kind, branch=_text(summary.config.get("branch")),
@@ -84,12 +86,6 @@ def _trial(t: TrialResult) -> TrialCell:
     fails = {d: f"{g.category or 'failed'}: {g.reason}"[:MAX_REASON] for d, g in t.grades.items() if not g.passed}
     return TrialCell(n=t.trial, outcome=t.outcome, tier=t.effective_tier, fails=fails, errored=t.errored,
                      transcript=t.transcript)
-
-
-def _judged_failed(t: TrialResult) -> bool:
-    """A trial the reviewer was judged on and failed: one that errored (infrastructure) or that
-    the budget refused was never judged, so its case is errored or not run, never failing."""
-    return not t.errored and any(not g.passed and g.category != "not_run" for g in t.grades.values())
 
 
 def _text(value: object) -> str | None:

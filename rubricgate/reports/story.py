@@ -19,10 +19,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from rubricgate.models.results import CaseSummary, RateRow, Summary, TrialResult
+from rubricgate.models.results import CaseSummary, RateRow, Summary, TrialResult, judged_failed
 from rubricgate.reports import explain
 from rubricgate.reports.explain import reviewer_change
-from rubricgate.reports.replay import trial_failed
 
 BADGES = {"pass": "PASS", "regression": "REGRESSION", "inconclusive": "INCONCLUSIVE", "error": "COULD NOT JUDGE",
           "baseline": "BASELINE"}
@@ -201,7 +200,7 @@ def _rule_table_changes(s: Summary) -> list[str]:
 def failing_cases(s: Summary) -> list[CaseSummary]:
     """Cases with a judged trial that failed, in suite order (a trial that errored was never
     judged: its case is errored, not failing)."""
-    return [c for c in s.cases if any(trial_failed(t) and not t.errored for t in c.trials)]
+    return [c for c in s.cases if any(judged_failed(t) for t in c.trials)]
 
 
 def errored_cases(s: Summary) -> list[CaseSummary]:
@@ -270,7 +269,7 @@ def case_story(case: CaseSummary) -> CaseStory:
                 trials.append(t.trial) if t.trial not in trials else None
     problems = [Problem(dims, cat, reason, trials) for (cat, reason), (dims, trials) in grouped.items()]
     problems.sort(key=lambda p: (p.category == "errored", -len(p.trials)))
-    failing = [t for t in case.trials if trial_failed(t) and not t.errored]
+    failing = [t for t in case.trials if judged_failed(t)]
     return CaseStory(case, len(failing), problems, failing[0] if failing else None)
 
 

@@ -1,0 +1,42 @@
+"""The failing cases' stories (reports/story.py): a trial never judged is never failing."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import reports_fixtures as rf  # noqa: E402
+
+from rubricgate.models.dimensions import DIMENSIONS  # noqa: E402
+from rubricgate.models.results import CaseSummary, Grade  # noqa: E402
+from rubricgate.reports.comment import render_body  # noqa: E402
+from rubricgate.reports.story import case_stories  # noqa: E402
+
+
+def case(case_id: str, *trials) -> CaseSummary:
+    return CaseSummary(id=case_id, source="fixture", expected_tier="PASS", rates=dict.fromkeys(DIMENSIONS, 1.0),
+                       trials=list(trials))
+
+
+def test_a_trial_the_budget_refused_makes_no_case_failing() -> None:
+    """A case whose second trial --max-cost refused was listed under Failing cases, '1/2 trials
+    failed: ... not_run: --max-cost spent', beside a runs page that did not count it failing."""
+    refused = Grade(passed=False, category="not_run", reason="--max-cost spent")
+    crashed = Grade(passed=False, category="errored", reason="agent crashed")
+    errored = rf.trial("c-errored", 1, "ERROR", **dict.fromkeys(DIMENSIONS, crashed)).model_copy(update={"errored": True})
+    cases = [case("c-budget", rf.trial("c-budget", 1, "PASS"),
+                  rf.trial("c-budget", 2, "ERROR", **dict.fromkeys(DIMENSIONS, refused))),
+             case("c-errored", errored)]
+    summary = rf.summary(cases=cases)
+    assert case_stories(summary) == []
+    assert "Failing cases" not in render_body(summary)
+
+
+def test_a_judged_failure_beside_a_refused_trial_is_still_failing() -> None:
+    wrong = Grade(passed=False, category="wrong_tier", reason="expected PASS, got BLOCK")
+    refused = Grade(passed=False, category="not_run", reason="--max-cost spent")
+    summary = rf.summary(cases=[case("c-mixed", rf.trial("c-mixed", 1, "BLOCK", verdict=wrong),
+                                     rf.trial("c-mixed", 2, "ERROR", **dict.fromkeys(DIMENSIONS, refused)))])
+    [story] = case_stories(summary)
+    assert story.case.id == "c-mixed" and story.failed == 1
