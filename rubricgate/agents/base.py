@@ -53,6 +53,20 @@ class AgentRequest:
             return path
         return self.scratch_view / path.relative_to(self.scratch)
 
+    def write_scratch(self, path: Path, text: str) -> None:
+        """Write a file the agent is given under `scratch` (its settings, before each attempt).
+        A retry runs in the same scratch folder, where the failed attempt may have left a link
+        (`home/.qwen -> /etc`): it is replaced, never written through (isolation/untrusted.py)."""
+        from rubricgate.isolation.untrusted import write_under
+
+        write_under(self.scratch, path.relative_to(self.scratch), text.encode("utf-8"))
+
+    def scratch_folder(self, path: Path) -> int:
+        """A descriptor of the folder `path` under `scratch`, made the same way (write_scratch)."""
+        from rubricgate.isolation.untrusted import folder_under
+
+        return folder_under(self.scratch, path.relative_to(self.scratch))
+
     @property
     def home(self) -> Path:
         return self.scratch / "home"

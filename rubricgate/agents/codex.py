@@ -97,9 +97,7 @@ class CodexAgent(CliAgent):
 
     def execute(self, request: AgentRequest, argv: list[str]) -> ProcessResult:
         """Write the run's config.toml (sandbox, approvals, provider), then run."""
-        home = codex_home(request)
-        home.mkdir(parents=True, exist_ok=True)
-        (home / "config.toml").write_text(codex_config(request, self.config.model), encoding="utf-8")
+        request.write_scratch(codex_home(request) / "config.toml", codex_config(request, self.config.model))
         return super().execute(request, argv)
 
     def watch(self, request: AgentRequest) -> Watch | None:

@@ -58,7 +58,7 @@ class SharedPackages:
         if unpacked is None:
             return request
         target = request.home / ".cache" / unpacked.place
-        target.mkdir(parents=True, exist_ok=True)  # the mount point, in the trial's writable HOME
+        os.close(request.scratch_folder(target))  # the mount point, in the trial's writable HOME
         shown = (*sandbox.shared_read_only, (unpacked.folder, request.agent_view(target)))
         return replace(request, sandbox=replace(sandbox, shared_read_only=shown))
 

@@ -91,11 +91,10 @@ class GeminiAgent(CliAgent):
 
     def execute(self, request: AgentRequest, argv: list[str]) -> ProcessResult:
         """Write the run's settings (HOME/.gemini) and policy, then run."""
-        settings = request.home / ".gemini" / "settings.json"
-        settings.parent.mkdir(parents=True, exist_ok=True)
-        settings.write_text(json.dumps(gemini_settings(request), indent=2), encoding="utf-8")
+        settings = json.dumps(gemini_settings(request), indent=2)
+        request.write_scratch(request.home / ".gemini" / "settings.json", settings)
         if request.allowed_tools is not None:
-            policy_path(request).write_text(admin_policy(request.allowed_tools), encoding="utf-8")
+            request.write_scratch(policy_path(request), admin_policy(request.allowed_tools))
         return super().execute(request, argv)
 
     def watch(self, request: AgentRequest) -> Watch | None:

@@ -103,9 +103,7 @@ class OpenCodeAgent(CliAgent):
 
     def execute(self, request: AgentRequest, argv: list[str]) -> ProcessResult:
         """Write the run's opencode.json (allowlist, steps, provider), then run."""
-        path = config_path(request)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.opencode_config(request), indent=2), encoding="utf-8")
+        request.write_scratch(config_path(request), json.dumps(self.opencode_config(request), indent=2))
         return super().execute(request, argv)
 
     def model_ref(self, request: AgentRequest) -> str | None:

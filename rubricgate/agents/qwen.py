@@ -115,20 +115,21 @@ class QwenAgent(CliAgent):
         """Write the run's user settings (HOME/.qwen), then run with its debug log watched."""
         from rubricgate.isolation.streams import SideLog
 
-        settings = request.home / ".qwen" / "settings.json"
-        settings.parent.mkdir(parents=True, exist_ok=True)
-        settings.write_text(json.dumps(QWEN_SETTINGS, indent=2), encoding="utf-8")
+        request.write_scratch(request.home / ".qwen" / "settings.json", json.dumps(QWEN_SETTINGS, indent=2))
         log = debug_log_path(request, argv[argv.index("--session-id") + 1])
-        log.parent.mkdir(parents=True, exist_ok=True)
-        os.mkfifo(log, 0o600)
-        # Read-write: the harness is a writer too, so the CLI's open never blocks and the read
-        # end never sees end of file between its appends.
-        fd = os.open(log, os.O_RDWR | os.O_NONBLOCK)
+        folder = request.scratch_folder(log.parent)  # by descriptor: the agent can relink the path
         try:
-            return self.launch(request, argv, SideLog(fd, retry_watch()))
+            os.mkfifo(log.name, 0o600, dir_fd=folder)
+            # Read-write: the harness is a writer too, so the CLI's open never blocks and the read
+            # end never sees end of file between its appends.
+            fd = os.open(log.name, os.O_RDWR | os.O_NONBLOCK | os.O_NOFOLLOW, dir_fd=folder)
+            try:
+                return self.launch(request, argv, SideLog(fd, retry_watch()))
+            finally:
+                os.close(fd)
+                _unlink_in(folder, log.name)  # nothing may later open a FIFO nobody writes
         finally:
-            os.close(fd)
-            log.unlink(missing_ok=True)  # nothing may later open a FIFO nobody writes
+            os.close(folder)
 
     def watch(self, request: AgentRequest) -> Watch | None:
         return turn_limit_watch(request.max_steps)
@@ -150,6 +151,13 @@ def session_id() -> str:
     attempt's session is kept, and Qwen Code refuses to start a session id it already has
     ("Session Id ... already exists (active or archived)")."""
     return str(uuid.uuid4())
+
+
+def _unlink_in(folder: int, name: str) -> None:
+    try:
+        os.unlink(name, dir_fd=folder)
+    except FileNotFoundError:  # the agent removed it already
+        return
 
 
 def debug_log_path(request: AgentRequest, session: str) -> Path:

@@ -5,11 +5,15 @@ comes from another machine. Either can hold a symbolic link where the harness ex
 `last-message.txt -> /etc/shadow`, `transcripts -> ../../.git/hooks`. The harness runs outside
 the sandbox, so following such a link reads (or writes) what the sandbox hid. Here every path
 is opened component by component from a trusted folder with O_NOFOLLOW, only a regular file is
-read, a FIFO cannot block the read (O_NONBLOCK), and at most `cap` bytes are taken.
+read, a FIFO cannot block the read (O_NONBLOCK), and at most `cap` bytes are taken. What the
+harness writes there (a CLI's settings before each attempt: a retry runs in the same scratch
+folder, which the failed attempt could fill with links) is written the same way: a link or a file
+where a folder goes, or a link where the file goes, is removed, never followed.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path, PurePosixPath
@@ -94,5 +98,56 @@ def write_fresh(path: Path, data: bytes) -> None:
     except IsADirectoryError:
         raise UntrustedPath(f"{path} is a folder") from None
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+
+
+def folder_under(root: Path, rel: str | os.PathLike[str]) -> int:
+    """A descriptor of the folder `root/rel`, made where missing. A link or anything but a folder
+    on the way is removed first and a folder made in its place: nothing below `root` is followed
+    (`home/.qwen -> /etc` left by an earlier attempt would have the harness write into /etc).
+    `root` is the harness's own folder, made when missing."""
+    os.makedirs(root, exist_ok=True)
+    fd = os.open(root, _DIR_FLAGS)
+    try:
+        for part in relative_parts(rel) if os.fspath(rel) not in ("", ".") else ():
+            nxt = _enter_or_make(fd, part)
+            os.close(fd)
+            fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _enter_or_make(fd: int, part: str) -> int:
+    try:
+        return os.open(part, _DIR_FLAGS, dir_fd=fd)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR):
+            raise
+        if exc.errno != errno.ENOENT:  # a link or a file where the folder goes: the reviewer's
+            os.unlink(part, dir_fd=fd)
+    os.mkdir(part, dir_fd=fd)
+    return os.open(part, _DIR_FLAGS, dir_fd=fd)
+
+
+def write_under(root: Path, rel: str | os.PathLike[str], data: bytes) -> None:
+    """Write `data` as a new regular file at `root/rel` (folders made on the way), replacing a
+    link or file found there, never writing through one (folder_under). Mode 0o666 less the
+    umask, as Path.write_text gives: the sandbox user must read what a root harness writes."""
+    parts = relative_parts(rel)
+    folder = folder_under(root, os.path.join(*parts[:-1]) if len(parts) > 1 else "")
+    try:
+        try:
+            os.unlink(parts[-1], dir_fd=folder)
+        except FileNotFoundError:
+            pass
+        except IsADirectoryError:
+            raise UntrustedPath(f"{rel} is a folder") from None
+        fd = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666,
+                     dir_fd=folder)
+    finally:
+        os.close(folder)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rubricgate.isolation.untrusted import UntrustedPath, read_reviewer_text, read_under, write_fresh
+from rubricgate.isolation.untrusted import UntrustedPath, read_reviewer_text, read_under, write_fresh, write_under
 from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.secrets import scrub_file
 from tests.conftest import git, make_repo
@@ -78,3 +78,22 @@ def test_scrubbing_and_rewriting_never_write_through_a_link(tmp_path: Path) -> N
     assert host.read_text() == "secret-value-123456 stays"
     write_fresh(link, b"new")
     assert host.read_text() == "secret-value-123456 stays" and not link.is_symlink() and link.read_bytes() == b"new"
+
+
+def test_write_under_replaces_links_and_files_on_its_way(tmp_path: Path) -> None:
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "settings.json").write_text("host")
+    root = tmp_path / "scratch"
+    (root / "real").mkdir(parents=True)
+    (root / "home").symlink_to(host)
+    (root / "real" / "settings.json").symlink_to(host / "settings.json")
+    (root / "file").write_text("a file where a folder goes")
+    for rel in ("home/settings.json", "real/settings.json", "file/settings.json", "new/deeper/settings.json"):
+        write_under(root, rel, b"ours")
+        assert (root / rel).read_bytes() == b"ours" and not (root / rel).is_symlink()
+    assert [p.name for p in host.iterdir()] == ["settings.json"] and (host / "settings.json").read_text() == "host"
+    with pytest.raises(UntrustedPath):
+        write_under(root, "new", b"a folder is never replaced by a file")
+    with pytest.raises(UntrustedPath):
+        write_under(root, "../escape", b"x")
