@@ -45,6 +45,16 @@ class AgentRequest:
     # An in-process agent's workspace never materialized: read-only layers, topmost first, read
     # with the overlay's rules (agents/workspace_view.py). Empty: `workspace` is a real folder.
     layers: tuple[Path, ...] = ()
+    _prompt: str | None = field(default=None, init=False, repr=False, compare=False)  # prompt_text()
+
+    def prompt_text(self) -> str:
+        """The prompt as the trial's first attempt read it (OSError when it cannot be). A retry
+        runs in the same workspace, where the failed attempt may have made a copy's prompt file
+        a link to a host file, which the harness, outside the sandbox, would read for the next
+        attempt's prompt: so it is read once, before any attempt ran."""
+        if self._prompt is None:
+            self._prompt = (self.prompt_source or self.prompt_file).read_text(encoding="utf-8")
+        return self._prompt
 
     def agent_view(self, path: Path) -> Path:
         """A path under `scratch` as the agent sees it (argv, environment): the harness reads

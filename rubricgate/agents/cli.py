@@ -118,7 +118,7 @@ class CliAgent(ABC):
         agent's own (graders read it as given); what is written is scrubbed (runner/written.py)."""
         secrets = secret_values(request.env, self.config.secret_env)
         try:
-            prompt = (request.prompt_source or request.prompt_file).read_text(encoding="utf-8")
+            prompt = request.prompt_text()
         except OSError as exc:
             return self._failed(request, f"cannot read prompt {request.prompt_file}: {exc.strerror}")
         with shared_decoding() as decoded:  # each stream line decoded once, by a watch or the parser
