@@ -492,16 +492,21 @@ def scrub_model(model: M, secrets: Iterable[str]) -> M:
     return _walk(model, values)
 
 
-def scrub_file(path: Path, secrets: Iterable[str]) -> None:
-    """Rewrite a captured file with every secret form removed (no-op when none occur)."""
+def scrub_file(path: Path, secrets: Iterable[str], cap: int = -1) -> None:
+    """Rewrite a captured file with every secret form removed (no-op when none occur). `cap`:
+    at most that many bytes are read, and a longer file is kept cut there (an agent's file read
+    whole could be a gigabyte)."""
     values = list(secrets)
     # lstat, not is_file: a link the agent planted beside its output must not be written through.
     if not values or path.is_symlink() or not path.is_file():
         return
+    with path.open("rb") as fh:
+        raw = fh.read(cap)
+        longer = cap >= 0 and fh.read(1) != b""
     # surrogateescape round-trips any bytes, so a non-UTF-8 stream is scrubbed, not mangled.
-    data = path.read_bytes().decode("utf-8", "surrogateescape")
+    data = raw.decode("utf-8", "surrogateescape")
     cleaned = scrub(data, values)
-    if cleaned != data:
+    if cleaned != data or longer:
         path.write_bytes(cleaned.encode("utf-8", "surrogateescape"))
 
 

@@ -22,6 +22,7 @@ from rubricgate.agents.ending import finish, with_proxy_evidence
 from rubricgate.agents.normalize import Draft, read_stream
 from rubricgate.agents.spec import CliSpec
 from rubricgate.isolation.environment import isolated_env
+from rubricgate.isolation.untrusted import DEFAULT_CAP
 from rubricgate.secret_env import secret_values
 from rubricgate.secrets import scrub, scrub_file
 
@@ -132,8 +133,12 @@ class CliAgent(ABC):
         sandbox = request.sandbox
         proxied = sandbox is not None and sandbox.enforced and sandbox.network.proxied
         transcript = with_proxy_evidence(finish(draft, proc, version=self.version()), proxied)
-        scrub_scratch(request, secrets)  # the raw stream and last message kept beside the run
+        scrub_scratch(request, secrets, self.kept_files(request))
         return transcript
+
+    def kept_files(self, request: AgentRequest) -> list[Path]:
+        """What rubricgate keeps beside the run, scrubbed of secrets: the raw stream, the last message."""
+        return [request.raw_stream_file, request.last_message_file]
 
     def execute(self, request: AgentRequest, argv: list[str]) -> ProcessResult:
         """Run argv in the workspace with the isolated environment."""
@@ -158,18 +163,20 @@ class CliAgent(ABC):
                           exit_code=None, error=error)
 
 
-def scrub_scratch(request: AgentRequest, secrets: list[str]) -> None:
-    """Scrub what rubricgate keeps beside the run (raw stream, last message, rollout copy).
+def scrub_scratch(request: AgentRequest, secrets: list[str], kept: list[Path]) -> None:
+    """Scrub what rubricgate keeps beside the run (`kept`: raw stream, last message, rollout copy).
 
-    These survive a run under --keep-workspaces; the throwaway HOME is the CLI's own business.
-    Nothing to look for without secrets (two folder listings a trial otherwise).
+    These survive a run under --keep-workspaces; the throwaway HOME is the CLI's own business, and
+    so is any other file of the scratch folder: a reviewer that wrote two 480 MB files there had
+    the harness read each whole after its trial (90 s and 1 GB of memory). Each is read up to the
+    output cap at most (a last message is never read further: isolation/untrusted.py), and kept
+    cut there. Nothing to look for without secrets.
     """
     if not secrets:
         return
-    for folder in {request.scratch, request.private or request.scratch}:
-        if folder.is_dir():
-            for path in folder.iterdir():
-                scrub_file(path, secrets)
+    cap = max(request.output_cap_bytes, DEFAULT_CAP)
+    for path in kept:
+        scrub_file(path, secrets, cap)
 
 
 def spec_version(spec: CliSpec, program: str) -> str | None:

@@ -100,6 +100,9 @@ class CodexAgent(CliAgent):
         request.write_scratch(codex_home(request) / "config.toml", codex_config(request, self.config.model))
         return super().execute(request, argv)
 
+    def kept_files(self, request: AgentRequest) -> list[Path]:
+        return [*super().kept_files(request), rollout_copy(request)]
+
     def watch(self, request: AgentRequest) -> Watch | None:
         return limit_watch(request.max_steps)
 
@@ -117,11 +120,15 @@ class CodexAgent(CliAgent):
         draft = parse_codex_stream(data, agent=self.name, allowed=request.allowed_tools, rollout=rollout)
         if rollout is not None:
             # Keep the complete record beside the raw stream: it is the only place hidden calls show.
-            write_fresh(request.scratch / "codex-rollout.jsonl", rollout)
+            write_fresh(rollout_copy(request), rollout)
         draft.model = request.model or self.config.model
         if not draft.final_text:
             draft.final_text = _read_last_message(request.last_message_file)
         return draft
+
+
+def rollout_copy(request: AgentRequest) -> Path:
+    return request.scratch / "codex-rollout.jsonl"
 
 
 def codex_home(request: AgentRequest) -> Path:

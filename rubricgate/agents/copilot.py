@@ -126,6 +126,9 @@ class CopilotAgent(CliAgent):
             env["COPILOT_OFFLINE"] = "true"  # the custom provider only: no GitHub, telemetry or web
         return env
 
+    def kept_files(self, request: AgentRequest) -> list[Path]:
+        return [*super().kept_files(request), usage_path(request)]
+
     def watch(self, request: AgentRequest) -> Watch | None:
         return limit_watch(request.max_steps)
 

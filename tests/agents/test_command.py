@@ -157,6 +157,23 @@ def test_secrets_are_scrubbed_from_every_file_rubricgate_keeps_in_scratch(tmp_pa
     assert kept == []
 
 
+def test_scrubbing_reads_only_what_rubricgate_keeps_and_at_most_the_cap(tmp_path: Path, monkeypatch) -> None:
+    """Any other file of the scratch folder is the agent's own, as its HOME is: read whole to
+    scrub it, a reviewer's gigabytes there held the harness for minutes after its trial."""
+    secret = "sk-test-scratch-secret-456"
+    junk = f"{secret} " + "x" * 100_000
+    script = ('d=$(dirname "$1"); printf %s "$JUNK" > "$d/junk.txt"; '
+              'printf "key %s %s" "$OPENAI_API_KEY" "$JUNK" > "$1"; echo done')
+    cmd = [shutil.which("sh"), "-c", script, "sh", "{last_message_file}"]
+    monkeypatch.setattr("rubricgate.agents.cli.DEFAULT_CAP", 1000, raising=False)
+    req = _request(tmp_path, env={"PATH": os.environ["PATH"], "OPENAI_API_KEY": secret, "JUNK": junk},
+                   output_cap_bytes=500)
+    get_agent("command", _cfg(cmd, "text", env_allowlist=["JUNK"])).run(req)
+    assert (req.scratch / "junk.txt").read_text() == junk  # never opened
+    kept = req.last_message_file.read_bytes()
+    assert len(kept) <= 1000 and secret.encode() not in kept and kept.startswith(b"key [REDACTED]")
+
+
 def test_version_never_runs_an_unknown_wrapper(tmp_path):
     marker = tmp_path / "ran"
     wrapper = tmp_path / "my-agent"
