@@ -96,8 +96,14 @@ class CodexAgent(CliAgent):
         return env
 
     def execute(self, request: AgentRequest, argv: list[str]) -> ProcessResult:
-        """Write the run's config.toml (sandbox, approvals, provider), then run."""
+        """Write the run's config.toml (sandbox, approvals, provider), then run. A retry runs in
+        the same CODEX_HOME: the failed attempt's session goes first, or an attempt that wrote
+        none (or one in the same second) was read as the earlier one's calls and turns."""
+        from rubricgate.isolation.overlay import remove_tree
+
         request.write_scratch(codex_home(request) / "config.toml", codex_config(request, self.config.model))
+        remove_tree(codex_home(request) / "sessions")  # never follows a link the agent left
+        rollout_copy(request).unlink(missing_ok=True)
         return super().execute(request, argv)
 
     def kept_files(self, request: AgentRequest) -> list[Path]:

@@ -225,3 +225,31 @@ def test_an_mcp_call_keeps_its_error_and_a_file_change_has_no_result() -> None:
         '{"message": "<b>no</b>"}'
     assert item_result({"type": "file_change", "changes": []}) is None
     assert item_result({"type": "command_execution", "status": "in_progress"}) is None
+
+
+FIRST_ATTEMPT_THEN_NO_START = """#!/bin/sh
+case "$1" in --version) echo "codex-cli 0.171.0"; exit 0;; esac
+if [ ! -e "$CODEX_HOME/tried" ]; then
+  touch "$CODEX_HOME/tried"
+  mkdir -p "$CODEX_HOME/sessions/2026/12/07"
+  cp ROLLOUT "$CODEX_HOME/sessions/2026/12/07/rollout-2026-12-07T09-00-00-a.jsonl"
+  kill -SEGV $$
+fi
+echo "error: could not start" >&2
+exit 1
+"""
+
+
+def test_a_retry_is_never_read_as_the_failed_attempts_session(tmp_path: Path, monkeypatch) -> None:
+    """A retry runs in the same CODEX_HOME: an attempt that wrote no session of its own was given
+    the failed one's calls and turns, and its failure to start became the reviewer's."""
+    prefix = tmp_path / "bin"
+    prefix.mkdir()
+    (prefix / "codex").write_text(FIRST_ATTEMPT_THEN_NO_START.replace("ROLLOUT", str(DATA / "review_ok.rollout.jsonl")))
+    (prefix / "codex").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{prefix}:{Path(sys.executable).parent}:/usr/bin:/bin")
+    request = agent_request(tmp_path, env={"PATH": f"{prefix}:/usr/bin:/bin"})
+    agent = CodexAgent(AgentConfig(name="codex"))
+    first, retry = agent.run(request), agent.run(request)
+    assert first.failure == "signal" and first.tool_calls
+    assert retry.steps == 0 and retry.tool_calls == [] and retry.failure != "agent_error", retry
