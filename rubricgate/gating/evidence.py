@@ -77,16 +77,28 @@ class Bounds:
 
 def weigh(strata: Sequence[Stratum], level: float, bounds: Bounds | None, errored: Sequence[int] | None = None,
           unit: Unit = TRIAL, reference_sessions: Sequence[int] | None = None) -> Evidence | None:
-    """The evidence of these strata (None when no case ran on both sides). `errored` (per stratum,
+    """The evidence of these strata (None when no case with a reference ran or errored). `errored` (per stratum,
     the current side's errored trials) count as failures in the PASS bound; `reference_sessions`
     (per stratum, the reference's sessions) sets its design effect under dependence. Without
     `bounds` only the tests are computed (the bounds are left infinite)."""
-    rows = [(i, s) for i, s in enumerate(strata) if s[1] and s[3]]
-    if not rows:
+    lost = list(errored) if errored else [0] * len(strata)
+    runs = list(reference_sessions) if reference_sessions else [1] * len(strata)
+    # A case whose every trial errored has no judged trial: in the worst case each of them failed.
+    worst_at = [i for i, s in enumerate(strata) if (s[1] + lost[i]) and s[3]]
+    if not worst_at:
         return None
-    used = [s for _, s in rows]
-    lost = [(errored[i] if errored else 0) for i, _ in rows]
-    sessions = [(reference_sessions[i] if reference_sessions else 1) for i, _ in rows]
+    worst = [(x1, n1 + lost[i], x0, n0) for i in worst_at for x1, n1, x0, n0 in (strata[i],)]
+    upper = math.inf if bounds is None else _pass_bound(worst, bounds, unit, [runs[i] for i in worst_at])
+    judged = [i for i, s in enumerate(strata) if s[1] and s[3]]
+    if not judged:  # nothing to test: the bound alone, every errored trial counted as failed
+        return Evidence(0.0, upper, 1.0, 1.0, level, -math.inf, 1.0, 1.0)
+    tests = _tests([strata[i] for i in judged], level, bounds, unit, [runs[i] for i in judged])
+    return replace(tests, upper=upper)
+
+
+def _tests(used: Sequence[Stratum], level: float, bounds: Bounds | None, unit: Unit,
+           sessions: Sequence[int]) -> Evidence:
+    """The drop, the tests both ways and the drop's lower bound, over the judged trials alone."""
     drop = observed_drop(used)
     if unit.rho > 0:
         p_drop, p_rise = _score_p(used, unit, sessions)
@@ -94,12 +106,8 @@ def weigh(strata: Sequence[Stratum], level: float, bounds: Bounds | None, errore
     else:
         p_drop, p_rise = lower_p(used), upper_p(used)
         floors = (smallest_p(used, lower=True), smallest_p(used, lower=False))
-    if bounds is None:
-        return Evidence(drop, math.inf, p_drop, p_rise, level, -math.inf, floors[0], floors[1])
-    worst = [(x1, n1 + e, x0, n0) for (x1, n1, x0, n0), e in zip(used, lost)]
-    upper = _pass_bound(worst, bounds, unit, sessions)
-    lower = _lower_bound(used, bounds.lower_confidence, unit, sessions)
-    return Evidence(drop, upper, p_drop, p_rise, level, lower, floors[0], floors[1])
+    lower = -math.inf if bounds is None else _lower_bound(used, bounds.lower_confidence, unit, sessions)
+    return Evidence(drop, math.inf, p_drop, p_rise, level, lower, floors[0], floors[1])
 
 
 def family(evidence: Mapping[str, Evidence], spend: float = 1.0) -> dict[str, Evidence]:

@@ -223,7 +223,7 @@ def judge_dimensions(rates: dict[str, RateRow], strata: dict[str, list[Stratum]]
     """
     alpha = 1 - gate.confidence
     level = alpha * ALPHA_SHARES["dimensions"]
-    tested = [d for d, s in strata.items() if any(x[1] and x[3] for x in s)]
+    tested = [d for d, s in strata.items() if _measured(s, (errored or {}).get(d))]
     # Strict compares rates alone: no bound to calibrate (a strict run never loads numpy for one).
     bounds = Bounds(alpha, gate.margin, 1 - level * spend / max(len(tested), 1), pass_scores) \
         if gate.method == "statistical" else None
@@ -258,6 +258,12 @@ def judge_dimensions(rates: dict[str, RateRow], strata: dict[str, list[Stratum]]
 def _sessions(baseline: Baseline, per_case: Counts, rates: Mapping[str, RateRow]) -> dict[str, list[int]]:
     """Per dimension, the baseline's sessions of each shared case (shared_strata's order)."""
     return {d: [len(baseline.cases[c][d].runs()) for c in _shared_ids(per_case, baseline, d)] for d in rates}
+
+
+def _measured(strata: list[Stratum], lost: Sequence[int] | None) -> bool:
+    """Some shared case has a baseline and trials in the run, judged or errored: a case whose
+    every trial errored still weighs on the PASS bound (each errored trial a failure)."""
+    return any((s[1] or e) and s[3] for s, e in zip(strata, lost or [0] * len(strata)))
 
 
 def _no_baseline(dim: str, strata: list[Stratum]) -> str:
@@ -391,12 +397,14 @@ def _reference(strata: list[Stratum]) -> float:
     """The baseline's rate standardized to the run's trial mix (what the delta is against)."""
     rows = [s for s in strata if s[1] and s[3]]
     n1 = sum(s[1] for s in rows)
+    if not n1:  # every trial errored: the baseline's pooled rate of the shared cases
+        return sum(s[2] for s in strata) / max(sum(s[3] for s in strata), 1)
     return sum(s[1] / n1 * s[2] / s[3] for s in rows)
 
 
 def _evidence(dim: str, strata: list[Stratum], drop: float, p_adjusted: float | None, shared: int,
               unit: Unit = TRIAL) -> str:
-    both = [s for s in strata if s[1] and s[3]]
+    both = [s for s in strata if s[1] and s[3]] or [s for s in strata if s[3]]  # none judged: the baseline's
     x1, n1 = sum(s[0] for s in both), sum(s[1] for s in both)
     x0, n0 = sum(s[2] for s in both), sum(s[3] for s in both)
     test = "" if p_adjusted is None else f", stratified {unit.p_name()} (Holm) {p_adjusted:.3g}"

@@ -341,3 +341,32 @@ def test_a_large_drop_is_a_regression_whatever_the_drift_allowance() -> None:
 def test_a_drift_allowance_at_or_above_the_margin_is_refused_with_the_fix() -> None:
     with pytest.raises(ValueError, match="drift_allowance 0.05 is not below margin 0.05.*fix: lower"):
         GateConfig(method="statistical", drift_allowance=0.05)
+
+
+# -- a case whose every trial errored ------------------------------------------------------------
+
+def test_a_case_whose_every_trial_errored_counts_as_failures_in_the_pass_bound() -> None:
+    """It has no judged trial, so no stratum of the test; its errored trials are still failures
+    in the worst case, so the PASS bound counts them (a flaky case in the baseline, never
+    suspected, let the run PASS with the bound over the other cases alone)."""
+    spec = {**{f"c{i}": (10, 10) for i in range(40)}, "flaky": (6, 10)}
+    # Two sessions of 5 that agree: independent trials, as `baseline update` measures them.
+    cases = {c: {d: CaseCount(passes=x, trials=n, sessions=[(x // 2, 5), (x - x // 2, 5)]) for d in DIMENSIONS}
+             for c, (x, n) in spec.items()}
+    baseline = Baseline(rates={d: 406 / 410 for d in DIMENSIONS}, trials=10, cases=cases)
+    per_case = _counts({f"c{i}": (3, 3) for i in range(40)})
+    for gate in (STATISTICAL, PASS_UNDECIDED):
+        rates = _rates(per_case)
+        decision, _ = decide(rates, baseline, gate, per_case, errored={"flaky": 6})
+        assert decision.exit_code == 2 and rates["verdict"].status == "inconclusive", decision
+    assert "errored trials of verdict, tool_use, trajectory may hide failures" in decision.reasons[0], decision
+    clean, _ = decide(_rates(per_case), baseline, STATISTICAL, per_case)
+    assert clean.exit_code == 0, clean  # the same trials with nothing errored: a PASS
+
+
+def test_a_run_whose_every_trial_errored_never_passes() -> None:
+    suite = {f"c{i}": (5, 10) for i in range(6)}
+    per_case: dict = {}
+    for gate in (STATISTICAL, PASS_UNDECIDED, STRICT):
+        decision, _ = decide(_rates(per_case), _baseline(suite), gate, per_case, errored={c: 3 for c in suite})
+        assert decision.exit_code == 2, (gate.method, decision)
