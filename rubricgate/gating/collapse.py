@@ -12,7 +12,8 @@ one trial cost nothing in validity.
 Each (case, dimension) the family flags is one of four kinds, each with one meaning:
   collapse     its adjusted p holds AND its own drop exceeds gate.margin: a REGRESSION.
   suspected    every one of its trials in this run failed (errored trials counted as failures),
-               its baseline never failed or was reliable (rubricgate/gating/sequential.py), and
+               its baseline never failed or was reliable (rubricgate/gating/sequential.py) or
+               no trial of it was judged (every one errored), and
                its test does not hold: a collapse the run could not test at this size. The run
                is INCONCLUSIVE naming it (never PASS, whatever gate.inconclusive says); the line
                says how many baseline trials per case would let it be shown, or, when every
@@ -172,7 +173,8 @@ def _finding(case: str, dim: str, used, base, design, fresh, ev: Evidence | None
     failed = sum(c[1] - c[0] for c in ran) + lost
     if not passed and failed and x0:  # every trial failed (or errored)
         shown = used if n1 else (0, 0)
-        if stable(base) or reliable(base):
+        # No trial judged: whatever its baseline, its failures may all hide in the errors.
+        if stable(base) or reliable(base) or not ran:
             return CaseFinding(case, dim, shown, base, p, "suspected", lost, unit=unit)
         return CaseFinding(case, dim, shown, base, p, "unconfirmed", lost, unit=unit)
     if stable(base) and passed and failed:

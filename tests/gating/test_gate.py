@@ -370,3 +370,14 @@ def test_a_run_whose_every_trial_errored_never_passes() -> None:
     for gate in (STATISTICAL, PASS_UNDECIDED, STRICT):
         decision, _ = decide(_rates(per_case), _baseline(suite), gate, per_case, errored={c: 3 for c in suite})
         assert decision.exit_code == 2, (gate.method, decision)
+
+
+def test_a_flaky_case_whose_every_trial_errored_never_lets_the_run_exit_0() -> None:
+    spec = {**{f"c{i}": (10, 10) for i in range(40)}, "flaky": (6, 10)}
+    cases = {c: {d: CaseCount(passes=x, trials=n, sessions=[(x // 2, 5), (x - x // 2, 5)]) for d in DIMENSIONS}
+             for c, (x, n) in spec.items()}
+    baseline = Baseline(rates={d: 406 / 410 for d in DIMENSIONS}, trials=10, cases=cases)
+    per_case = _counts({f"c{i}": (10, 10) for i in range(40)})  # its bound holds with the errors as failures
+    for gate in (STATISTICAL, PASS_UNDECIDED):
+        decision, detail = decide(_rates(per_case), baseline, gate, per_case, errored={"flaky": 10})
+        assert decision.exit_code == 2 and detail.suspected[0].startswith("flaky: verdict 0/0 + 10 errored"), decision
