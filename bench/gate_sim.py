@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rubricgate.gating.adaptive import AdaptiveRun, _rates  # noqa: E402
-from rubricgate.gating.compare import decide_comparison, dimension_tests  # noqa: E402
+from rubricgate.gating.compare import case_collapses, decide_comparison, dimension_tests  # noqa: E402
 from rubricgate.gating.gate import decide  # noqa: E402
 from rubricgate.gating.paired import paired_design  # noqa: E402
 from rubricgate.gating.planning import baseline_measure  # noqa: E402
@@ -193,7 +193,8 @@ def interleaved_run(base: dict[str, dict[str, float]], head: dict[str, dict[str,
     for side, now in (("base/", base), ("head/", head)):
         streams = Streams(seed, Session(random.Random(seed), rho, hash((seed, side)) & 0xFFFFFFFF))
         sides.append(draw_counts(now, trials, streams, side))
-    decision = decide_comparison(dimension_tests(sides[0], sides[1], gate), gate)
+    decision = decide_comparison(dimension_tests(sides[0], sides[1], gate), gate,
+                                 case_collapses(sides[0], sides[1], gate))
     return decision.exit_code, 2 * trials * len(base)
 
 
@@ -217,7 +218,9 @@ def paired_adaptive_run(base: dict[str, dict[str, float]], head: dict[str, dict[
         if k is None:
             continue
         frozen = [{c: {d: (x, n) for d, (x, n) in dims.items()} for c, dims in counts[side].items()} for side in streams]
-        decision = decide_comparison(dimension_tests(frozen[0], frozen[1], gate, design.look(k)), gate)
+        look = design.look(k)
+        decision = decide_comparison(dimension_tests(frozen[0], frozen[1], gate, look), gate,
+                                     case_collapses(frozen[0], frozen[1], gate, look))
         if decision.status != "inconclusive" or k == len(design.looks) - 1:
             return decision.exit_code, 2 * r * len(base)
     raise AssertionError("the last look always returns")

@@ -9,8 +9,9 @@ The unit is the case, not a trial index: pairing trial 1 with trial 1 is arbitra
 the same trials changes the answer). Per dimension the head's per-case counts are tested against
 the base's with the gate's own test (rubricgate/gating/exact.py: stratified exact test, Holm across the
 dimensions), and labelled the same way (rubricgate/gating/gate.py). The decision follows gate.method:
-  statistical  a dimension fails when its Holm-adjusted p <= 1 - confidence: an unchanged
-               reviewer fails the comparison with probability at most 1 - confidence;
+  statistical  a dimension fails when its Holm-adjusted p <= 1 - confidence, or one case
+               collapses (the run's per-case family, base as the reference: case_collapses):
+               an unchanged reviewer fails the comparison with probability at most 1 - confidence;
   strict       a dimension fails when its rate on the shared cases is lower at all. Its
                false-alarm rate is stated with the result: the exact chance that an unchanged
                reviewer dips on these counts (0 for a deterministic reviewer).
@@ -27,9 +28,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rubricgate import exitcodes
+from rubricgate.gating.collapse import KIND_WORDS, CaseFinding, case_family
 from rubricgate.gating.evidence import weigh
 from rubricgate.gating.exact import Stratum, dip_probability, holm, null_distribution
 from rubricgate.gating.gate import EPS, final_decision, judge_dimensions
+from rubricgate.gating.outcome import ALPHA_SHARES
 from rubricgate.gating.paired import PairedLook
 from rubricgate.gating.stats import compared, counted, trial_passed
 from rubricgate.models.base import DIMENSIONS
@@ -100,7 +103,8 @@ def compare_summaries(base: Summary, head: Summary, gate: GateConfig, base_label
     tests = [] if problems else dimension_tests(counts[0], counts[1], gate, look)
     if not problems and not tests:
         problems = ["the two runs share no case that ran on both sides"]
-    decision = _cannot(problems, gate) if problems else decide_comparison(tests, gate)
+    cases = [] if problems else case_collapses(counts[0], counts[1], gate, look)
+    decision = _cannot(problems, gate) if problems else decide_comparison(tests, gate, cases)
     return Comparison(base_label, head_label, flips, tests, decision)
 
 
@@ -150,9 +154,30 @@ def dimension_tests(base: Counts, head: Counts, gate: GateConfig,
     return [_test(d, strata[d], rows[d]) for d in dims if any(s[1] and s[3] for s in strata[d])]
 
 
-def decide_comparison(tests: list[DimensionTest], gate: GateConfig) -> Decision:
-    """Exit 1 on a regression, 2 when undecided (0 under gate.inconclusive: pass), else 0;
-    strict states its false-alarm rate."""
+def case_collapses(base: Counts, head: Counts, gate: GateConfig, look: PairedLook | None = None) -> list[CaseFinding]:
+    """One case collapsing, head against base: the run's per-case family (gating/collapse.py) at
+    its share of alpha, a look at its increment of the tests' spending (the union bound over the
+    looks, as `run` spends it). A case's drop moves a suite's sum little, so without it a change
+    that fails one case every trial PASSed. Each round is a run of its own: trials count one by
+    one. Strict needs none: any dip of a dimension fails it."""
+    if gate.method != "statistical":
+        return []
+    level = (1 - gate.confidence) * ALPHA_SHARES["cases"]
+    found = case_family(head, base, level, gate.margin, look.case_spend if look is not None else 1.0)
+    return [f for f in found if f.kind in ("collapse", "suspected")]
+
+
+def _case_line(f: CaseFinding) -> str:
+    """'fixture-x: verdict 0/10 vs base 10/10 (collapse; per-case exact p, Holm over cases and dimensions, 5e-05)'."""
+    (x1, n1), (x0, n0) = f.current, f.baseline
+    return (f"{f.case_id}: {f.dimension} {x1}/{n1} vs base {x0}/{n0} ({KIND_WORDS[f.kind]}; "
+            f"per-case exact p, Holm over cases and dimensions, {f.p_adjusted:.2g})")
+
+
+def decide_comparison(tests: list[DimensionTest], gate: GateConfig, cases: list[CaseFinding] | None = None) -> Decision:
+    """Exit 1 on a regression (a dimension, or one case collapsing), 2 when undecided (0 under
+    gate.inconclusive: pass, never with a collapse suspected), else 0; strict states its
+    false-alarm rate."""
     reasons, warnings, undecided = [], [], []
     for t in tests:
         line = (f"{t.dimension}: {t.base_passes}/{t.base_trials} -> {t.head_passes}/{t.head_trials} on {t.cases} "
@@ -164,7 +189,15 @@ def decide_comparison(tests: list[DimensionTest], gate: GateConfig) -> Decision:
             undecided.append(f"{line}: {t.label}")
     if gate.method == "strict":
         warnings += _strict_rate(tests, 1 - gate.confidence)
-    return final_decision(gate, reasons, warnings, undecided)
+    collapsed, suspected, held = _case_reasons(cases or [])
+    return final_decision(gate, reasons + collapsed, warnings, undecided + suspected, held)
+
+
+def _case_reasons(cases: list[CaseFinding]) -> tuple[list[str], list[str], list[str]]:
+    """(collapses: regressions, suspected collapses: undecided, what holds the run: never PASS)."""
+    suspected = [f for f in cases if f.kind == "suspected"]
+    held = [f"collapse suspected ({', '.join(dict.fromkeys(f.case_id for f in suspected))})"] if suspected else []
+    return [_case_line(f) for f in cases if f.regression], [_case_line(f) for f in suspected], held
 
 
 def _strict_rate(tests: list[DimensionTest], alpha: float) -> list[str]:

@@ -455,3 +455,21 @@ def test_dimensions_that_cannot_vary_cost_the_verdict_nothing_and_ungraded_ones_
     graded = [t.dimension for t in dimension_tests({c: {"verdict": v["verdict"]} for c, v in base.items()},
                                                    {c: {"verdict": v["verdict"]} for c, v in head.items()}, STATISTICAL)]
     assert graded == ["verdict"]  # a reviewer graded on the verdict alone (format: text) is judged on it alone
+
+
+def test_one_case_collapsing_is_a_regression_of_the_comparison_though_the_suite_rate_passes() -> None:
+    """The run's per-case family, head against base: one case of 40 failing every trial moves the
+    sum by 2.5 points, under the margin, and the comparison deciding the PR workflow PASSed it."""
+    cases = {f"c{i}": [True] * 10 for i in range(40)}
+    comparison = compare_summaries(_summary(cases), _summary({**cases, "c7": [False] * 10}), STATISTICAL)
+    assert comparison.tests[0].status == "ok", comparison.tests[0]  # the suite's rate alone: no change
+    assert comparison.decision.exit_code == 1, comparison.decision
+    assert comparison.decision.reasons[0].startswith("c7: verdict 0/10 vs base 10/10 (collapse; per-case exact p")
+
+
+def test_a_case_failing_every_trial_too_few_to_show_it_is_suspected_never_passed() -> None:
+    cases = {f"c{i}": [True] * 3 for i in range(40)}
+    for gate in (STATISTICAL, GateConfig(method="statistical", inconclusive="pass")):
+        comparison = compare_summaries(_summary(cases), _summary({**cases, "c7": [False] * 3}), gate)
+        assert comparison.decision.exit_code == 2, comparison.decision
+        assert any(r.startswith("c7: verdict 0/3 vs base 3/3 (collapse suspected") for r in comparison.decision.reasons)
