@@ -9,7 +9,7 @@ from rubricgate.gating.aggregate import Counts, as_rates, case_counts, dimension
 from rubricgate.gating.case_rows import CaseRows, SharedRow, rounded_interval
 from rubricgate.gating.errored import errored_gate, errored_list
 from rubricgate.gating.gate import cannot_judge, decide
-from rubricgate.gating.stats import add_intervals, case_consistency, counted, suite_consistency
+from rubricgate.gating.stats import add_intervals, case_consistency, compared, counted, suite_consistency
 from rubricgate.models.baseline import MeasuredWith
 from rubricgate.models.results import CaseSpec, CaseSummary, Decision, GateDetail, RateRow, Summary, TrialResult
 from rubricgate.runner.cost import cost_summary
@@ -23,7 +23,7 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
     jobs = state.jobs_run if state.jobs_run is not None else jobs  # adaptive rounds: what ran
     planned = len(jobs) + _taken_up(state)
     results = marked_confirmations(results, state.adaptive)
-    frame = trial_frame(loaded.cases, results)
+    frame = trial_frame(loaded.cases, results)  # the trials the gate compared: no confirmation
     rates = dimension_rates(frame, loaded.config.graded_dimensions())
     confidence = loaded.config.gate.confidence
     per_case, per_tag = case_counts(frame), tag_counts(frame)
@@ -45,7 +45,7 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
                    intervals_by_tag=intervals(per_tag, confidence), cases=cases,
                    flaky_cases=[c.id for c in cases if c.flaky], errored=errored_list(results),
                    cost=cost_summary(cases, state.budget),
-                   pass_k=suite_consistency([[t for t in c.trials if counted(t)] for c in cases]), gate=gate,
+                   pass_k=suite_consistency([[t for t in c.trials if compared(t)] for c in cases]), gate=gate,
                    config={"method": loaded.config.gate.method, "rubric": loaded.config.reviewer.rubric})
 
 
@@ -100,8 +100,10 @@ def reported_model(results: list[TrialResult]) -> str | None:
 
 
 def _consistency(trials: list[TrialResult]) -> dict:
-    """pass@k, pass^k (k = the case's trials) and flakiness over the trials that ran."""
-    pass_at, pass_hat, flaky = case_consistency([t for t in trials if counted(t)])
+    """pass@k and pass^k (k = the case's trials) over the trials the gate compared, as the rates;
+    flakiness over every trial that ran (a one-off failure a confirmation passed is flaky)."""
+    pass_at, pass_hat, _ = case_consistency([t for t in trials if compared(t)])
+    flaky = case_consistency([t for t in trials if counted(t)])[2]
     return {"pass_at_k": pass_at, "pass_hat_k": pass_hat, "flaky": flaky}
 
 

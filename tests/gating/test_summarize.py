@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rubricgate.gating.adaptive import AdaptiveRun
 from rubricgate.gating.summarize import next_step
 from rubricgate.models.baseline import Baseline, CaseCount
 from rubricgate.models.config import GateConfig
+from rubricgate.pipeline import RunOptions, run_suite
+from tests.conftest import confirming_repo
 
 
 def _baseline(passes: list[int]) -> Baseline:
@@ -71,3 +75,19 @@ def test_a_cases_rate_and_each_tags_rate_count_the_design_trials_as_the_runs_rat
         passes = sum(t["grades"]["verdict"]["passed"] for t in tagged)
         assert abs(summary["rates_by_tag"][tag]["verdict"] - passes / len(tagged)) < 1e-9, tag
     assert len(design_all) == summary["rates"]["verdict"]["trials"]
+
+
+def test_every_rate_and_pass_k_of_a_run_count_the_trials_the_gate_compared(tmp_path: Path) -> None:
+    """Confirmations run only for a case that failed and stop at its first pass: the suite's rates
+    left them out, but the all-dimension rate beside them, pass^k, the per-case and the per-tag
+    rates counted them (a verdict-only reviewer read 158/160 and 'every dimension passed in
+    161/164' in one report)."""
+    summary = run_suite(RunOptions(repo=confirming_repo(tmp_path / "repo"))).summary
+    loader = next(c for c in summary.cases if c.id == "fixture-data-loader")
+    assert any(t.confirmation for t in loader.trials), "the case was re-tried"
+    design = [t for t in loader.trials if not t.confirmation]
+    assert loader.rates["verdict"] == sum(t.grades["verdict"].passed for t in design) / len(design)
+    every = summary.pass_k["all_pass"]
+    assert every["trials"] == summary.rates["verdict"].trials, (every, summary.rates["verdict"])
+    assert summary.rates_by_tag["fixture"]["verdict"] == summary.rates["verdict"].rate
+    assert [g["k"] for g in summary.pass_k["by_k"]] == [len(design)]
