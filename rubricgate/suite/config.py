@@ -9,7 +9,7 @@ from pathlib import Path
 from rubricgate.errors import GateInputError, GateInputErrors, collect
 from rubricgate.models.config import Config
 from rubricgate.suite.checks import reports_folder_errors
-from rubricgate.suite.paths import safe_relpath
+from rubricgate.suite.paths import real_rel, safe_relpath
 from rubricgate.suite.validation import load_all_errors
 from rubricgate.suite.yaml_json import utf8_text
 
@@ -100,7 +100,11 @@ def check_config_paths(repo: Path, config: Config, display: str = CONFIG_NAME) -
         path = repo / rel
         if (kind == "file" and not path.is_file()) or (kind == "dir" and not path.is_dir()):
             errors.append(GateInputError(display, field, f"{kind} {rel!r} {_what_is_there(path, kind)}",
-                                         f"create it or correct {field} in {CONFIG_NAME}"))
+                                         f"create it or correct {field} in {display}"))
+        elif kind == "file" and real_rel(repo, rel).split("/")[0] == ".git":
+            # No workspace holds .git: the reviewer's CLI failed to start on every attempt, retried.
+            errors.append(GateInputError(display, field, f"{rel!r} links into .git ({real_rel(repo, rel)}), which "
+                                         "no workspace holds", f"point {field} at a file of the repository's tree"))
         elif kind == "file":  # the reviewer's prompt, skill and rubric: text every CLI reads
             try:
                 utf8_text(path.read_bytes(), rel)

@@ -314,6 +314,27 @@ def test_a_prompt_that_is_no_file_says_what_it_is(repo: Path, make, says: str) -
     assert "reviewer.prompt" in line and says in line, line
 
 
+def test_a_prompt_linked_into_git_is_refused_at_load_not_retried_as_a_crash(repo: Path) -> None:
+    """A prompt committed as a link to .git/config passed validate, and every trial of a CLI
+    reviewer failed to start (no workspace holds .git), was retried and errored."""
+    (repo / ".git").mkdir(exist_ok=True)
+    if not (repo / ".git" / "config").exists():
+        (repo / ".git" / "config").write_text("[core]\n")
+    prompt = repo / "reviewer" / "prompts" / "evaluate.md"
+    prompt.unlink()
+    prompt.symlink_to("../../.git/config")
+    line = _validate(repo)
+    assert "reviewer.prompt" in line and "links into .git (.git/config), which no workspace holds" in line, line
+
+
+def test_a_missing_file_of_a_config_given_by_path_names_that_config_in_its_fix(repo: Path) -> None:
+    (repo / "ci").mkdir()
+    (repo / "ci" / "rg.yaml").write_text((repo / "rubricgate.yaml").read_text())
+    (repo / "reviewer" / "prompts" / "evaluate.md").unlink()
+    got = CliRunner().invoke(main, ["validate", "--repo", str(repo), "--config", str(repo / "ci" / "rg.yaml")])
+    assert got.exit_code == 2 and "correct reviewer.prompt in ci/rg.yaml" in got.output, got.output
+
+
 def test_a_baseline_whose_history_was_emptied_is_refused(repo: Path) -> None:
     """Setting the counts to 0 and the history to [] went round the check above."""
     data = _measured(repo)
