@@ -176,8 +176,7 @@ def next_step(adaptive, run_path: str) -> str:
 
     sched = adaptive.schedule
     planned = sched.looks[sched.planned]
-    when = (f"; an unchanged reviewer is expected to PASS after {planned} trials per case"
-            if sched.planned < len(sched.looks) - 1 else "")
+    when = "" if sched.planned >= len(sched.looks) - 1 else _expected_pass(planned, adaptive.done_rounds)
     plan = adaptive.plan() if adaptive.shared else None
     add = next((a for d in plan.dimensions if (a := to_pass(d, plan.max_trials)) is not None), None) if plan else None
     what = f"; to decide within the budget: {add}" if add else ""
@@ -192,6 +191,17 @@ def next_step(adaptive, run_path: str) -> str:
     if adaptive.trials_from:  # a regrade is not continued: the run it judged again is
         return f"continue the run these trials came from: {adaptive.continue_command}{adaptive.trials_from}{when}{what}"
     return f"continue this run: {adaptive.continue_command}{run_path}{when}{what}"
+
+
+def _expected_pass(planned: int, done: int) -> str:
+    """When an unchanged reviewer was expected to PASS: ahead, or already past (then a continuation
+    rarely PASSes: the design spent most of its PASS error by the planned look, and a run this far
+    past it said "expected to PASS after 3 trials per case" at 40)."""
+    if done < planned:
+        return f"; an unchanged reviewer is expected to PASS after {planned} trials per case"
+    return (f"; an unchanged reviewer was expected to PASS after {planned} trials per case and this run has "
+            f"{done}: the design has little PASS error left to spend, so a continuation rarely PASSes (more "
+            "likely the reviewer changed: `rubricgate plan` shows what would decide)")
 
 
 def _adaptive_decision(loaded: Loaded, rates: dict[str, RateRow], adaptive, run_with: MeasuredWith):

@@ -91,3 +91,16 @@ def test_every_rate_and_pass_k_of_a_run_count_the_trials_the_gate_compared(tmp_p
     assert every["trials"] == summary.rates["verdict"].trials, (every, summary.rates["verdict"])
     assert summary.rates_by_tag["fixture"]["verdict"] == summary.rates["verdict"].rate
     assert [g["k"] for g in summary.pass_k["by_k"]] == [len(design)]
+
+
+def test_a_run_past_its_planned_look_is_not_told_it_is_expected_to_pass_there() -> None:
+    """A run continued to 40 trials a case still read 'an unchanged reviewer is expected to PASS
+    after 3 trials per case'."""
+    base = _baseline([10] * 21 + [9] * 6 + [6] * 3)
+    run = AdaptiveRun(base, GateConfig(method="statistical"), list(base.cases), dims=["verdict"])
+    planned = run.schedule.looks[run.schedule.planned]
+    assert f"is expected to PASS after {planned} trials per case" in next_step(run, "reports/r1")
+    run.done_rounds = planned + 1
+    step = next_step(run, "reports/r1")
+    assert "is expected to PASS after" not in step, step
+    assert f"was expected to PASS after {planned} trials per case and this run has {planned + 1}" in step
