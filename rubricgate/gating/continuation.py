@@ -60,12 +60,15 @@ from rubricgate.runner.digests import as_before
 
 
 def design_key(baseline: Baseline, gate: GateConfig, first: int, cases: Sequence[str], dims: Sequence[str],
-               reviewer: str, agent: str, model: str | None, suite: str = "", program: str = "") -> str:
+               reviewer: str, agent: str, model: str | None, suite: str = "", program: str = "",
+               environment: str = "") -> str:
     """What makes two runs one design: the baseline's counts, the gate's settings, the first
     round's trials, the cases and dimensions, the reviewer, agent and model, `suite` (what
     grades the answers: the cases' content and the config's `verdict:`, suite_digest) and
     `program` (a `command` reviewer's program and the files its command names, wherever they
-    lie: a script outside the repository edited from 97% to 50% right was pooled as one design)."""
+    lie: a script outside the repository edited from 97% to 50% right was pooled as one design) and
+    `environment` (the values of the variables passed to the agent, secrets left out: an endpoint
+    variable pointed at another model was pooled as one design)."""
     data = {"baseline": {c: {d: [v.passes, v.trials] for d, v in dims_.items()}
                          for c, dims_ in sorted(baseline.cases.items())},
             "gate": [gate.confidence, gate.margin, gate.max_trials_per_case, gate.drift_allowance], "first": first,
@@ -74,6 +77,8 @@ def design_key(baseline: Baseline, gate: GateConfig, first: int, cases: Sequence
         data["suite"] = suite
     if program:
         data["program"] = program
+    if environment:
+        data["environment"] = environment
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -218,7 +223,7 @@ def prepare(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str,
     reviewer = reviewer_fingerprint(reviewer_digest(repo, loaded.config))
     key = design_key(loaded.baseline, loaded.config.gate, first, case_ids, loaded.config.graded_dimensions(),
                      reviewer, agent, loaded.config.agent.model, suite_digest(loaded, case_ids),
-                     command_program(repo, loaded.config, agent))
+                     command_program(repo, loaded.config, agent), agent_environment(loaded.config))
     settings = judging_settings(repo, loaded.config)
     continued = continued_run(named, repo / loaded.config.reports, key, cache_dir, settings)
     if continued is not None:
@@ -229,6 +234,15 @@ def prepare(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str,
                 raise
             return None, key  # found unasked and its trials do not hold up: this run starts afresh
     return continued, key
+
+
+def agent_environment(config) -> str:
+    """The digest of the environment the agent is given, its secrets left out (the trial cache's
+    own env_digest: a rotated API key is the same design, another base URL is not)."""
+    from rubricgate.runner.cache import env_digest
+    from rubricgate.isolation.environment import build_env
+
+    return env_digest(build_env(config.agent.env_allowlist, config.agent.secret_env), config.agent.secret_env)
 
 
 # Arguments of a `command` reviewer that are its code: a script an interpreter runs. Data files its

@@ -522,6 +522,29 @@ def test_a_command_reviewer_s_script_outside_the_repository_edited_since_is_anot
     assert data["gate"]["continues"] == [], afresh.output
 
 
+def test_another_value_of_a_variable_passed_to_the_agent_is_another_design(repo, monkeypatch) -> None:
+    """An allowlisted endpoint variable pointed at another model: a plain rerun pooled the trials as
+    one design. A secret's value is no part of the design (a rotated key continues)."""
+    import yaml
+
+    _statistical(repo)
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["agent"]["env_allowlist"] = [*config["agent"].get("env_allowlist", []), "REVIEW_BASE_URL"]
+    config["agent"]["secret_env"] = [*config["agent"].get("secret_env", []), "REVIEW_API_KEY"]
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    monkeypatch.setenv("REVIEW_BASE_URL", "http://127.0.0.1:9/model-a")
+    monkeypatch.setenv("REVIEW_API_KEY", "sk-first-key-0123456789")
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    monkeypatch.setenv("REVIEW_API_KEY", "sk-rotated-key-9876543210")
+    rotated = _run(repo)
+    continued = _newest(repo, besides=[old])
+    assert json.loads((continued / "summary.json").read_text())["gate"]["continues"] == [old.name], rotated.output
+    monkeypatch.setenv("REVIEW_BASE_URL", "http://127.0.0.1:9/model-b")
+    refused = _run(repo, "--continue", str(continued))
+    assert refused.exit_code == 2 and "another design" in refused.output, refused.output
+
+
 def test_a_plain_rerun_that_loses_the_race_for_a_run_names_no_flag_it_was_not_given(repo) -> None:
     """Two plain reruns found the same INCONCLUSIVE run; the one that marked it second said
     'error: --continue: ...' though no --continue was given."""
