@@ -239,8 +239,8 @@ def prepare(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str,
 def agent_environment(config) -> str:
     """The digest of the environment the agent is given, its secrets left out (the trial cache's
     own env_digest: a rotated API key is the same design, another base URL is not)."""
-    from rubricgate.runner.cache import env_digest
     from rubricgate.isolation.environment import build_env
+    from rubricgate.runner.cache import env_digest
 
     return env_digest(build_env(config.agent.env_allowlist, config.agent.secret_env), config.agent.secret_env)
 
