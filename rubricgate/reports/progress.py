@@ -153,18 +153,19 @@ class Progress:
         reasons = decision.get("reasons") if isinstance(decision, Mapping) else None
         why = f" ({reasons[0]})" if status == "error" and reasons else ""  # "error" alone says nothing
         if self.label:
-            self._line(f"{self.label}: run finished: {self._counts()} · the comparison decides")
+            self._line(f"{self.label}: run finished: {self._counts(finished=True)} · the comparison decides")
             return
-        self._line(f"run finished: {self._counts()} · decision {status or 'unknown'}{why}")
+        self._line(f"run finished: {self._counts(finished=True)} · decision {status or 'unknown'}{why}")
 
     def _finish(self, case_id: str, state: _CaseState) -> None:
         state.finished = True
         self.finished_cases += 1
         if not self.tty:
-            verdict = "ok" if not state.failed else "FAIL " + ", ".join(state.problems)
+            judged = state.done - state.errored
+            # A case none of whose trials was judged is no "ok": nothing was seen of it.
+            verdict = "not judged" if not judged else "ok" if not state.failed else "FAIL " + ", ".join(state.problems)
             if state.errored:
                 verdict += f", {state.errored} errored (not judged)"
-            judged = state.done - state.errored
             self._line(f"case {case_id}: {judged - state.failed}/{judged} trials passed ({verdict}) "
                        f"[{self._counts()}]")
 
@@ -178,8 +179,10 @@ class Progress:
         elapsed = self.clock() - self.start
         return elapsed / self.trials_done * max(0, self.total_trials - self.trials_done)
 
-    def _counts(self) -> str:
-        left = self.remaining_s()
+    def _counts(self, finished: bool = False) -> str:
+        """Where the run stands; `finished`: no time left to estimate (an adaptive run that decided
+        early planned more trials than it ran, and its last line read "~0:06 left")."""
+        left = None if finished else self.remaining_s()
         eta = f", ~{fmt_duration(left)} left" if left is not None and self.trials_done < self.total_trials else ""
         errored = f", {self.errored} errored" if self.errored else ""
         return (f"{self.cases_done()}/{self.total_cases or '?'} cases, {self.trials_done}/{self.total_trials or '?'} "

@@ -180,3 +180,27 @@ def test_a_second_run_through_the_same_listener_counts_from_zero() -> None:
     last = out.getvalue().splitlines()[-1]
     assert "errored" not in last, last
     assert "2/2 cases, 4/4 trials, 1 failed" in last, out.getvalue()
+
+
+def test_a_case_none_of_whose_trials_was_judged_is_not_ok():
+    """Every trial errored: the line read '0/0 trials passed (ok, 2 errored (not judged))'."""
+    errored = {"verdict": {"passed": False, "category": "errored"}}
+    out, clock = io.StringIO(), Clock()
+    progress = Progress(out, tty=False, clock=clock)
+    progress({"event": "run_started", "run_id": "r", "total_trials": 2, "cases": [{"id": "a", "trials": 2}]})
+    for n in (1, 2):
+        progress({"event": "trial_result", "case_id": "a", "trial": n, "outcome": "ERROR", "grades": errored})
+    line = out.getvalue().splitlines()[-1]
+    assert line.startswith("case a: 0/0 trials passed (not judged, 2 errored (not judged))"), line
+
+
+def test_the_last_line_of_a_run_that_decided_early_has_no_time_left():
+    """An adaptive run planned more trials than it ran: its last line read 'run finished: ... ~0:06 left'."""
+    out, clock = io.StringIO(), Clock()
+    progress = Progress(out, tty=False, clock=clock)
+    progress({"event": "run_started", "run_id": "r", "total_trials": 10, "cases": [{"id": "a", "trials": 10}]})
+    clock.t += 5
+    progress({"event": "trial_result", "case_id": "a", "trial": 1, "outcome": "PASS", "grades": good()})
+    progress({"event": "run_completed", "decision": {"status": "pass"}})
+    last = out.getvalue().splitlines()[-1]
+    assert last.startswith("run finished: ") and "left" not in last, last
