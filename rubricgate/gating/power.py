@@ -149,8 +149,11 @@ def to_pass(d: DimensionPlan, max_trials: int) -> str | None:
 
 def baseline_fix(d: DimensionPlan) -> str:
     """What a baseline that keeps every run's bound above the margin needs: more trials a case."""
-    size = (f"`rubricgate baseline update --trials {d.baseline_trials}`, then about {d.baseline_run} trials per "
-            "case" if d.baseline_trials is not None else f"more than {MOST_BASELINE} baseline trials per case")
+    if d.baseline_trials is None:  # "more than 1000 baseline trials per case" read as a fix to try
+        return (f"not a larger baseline either (none of up to {MOST_BASELINE} trials per case would do): add "
+                "cases, or widen gate.margin; against this baseline the bound stays above the margin however "
+                "many trials a run adds")
+    size = f"`rubricgate baseline update --trials {d.baseline_trials}`, then about {d.baseline_run} trials per case"
     return (f"a larger baseline ({size}): against this one the bound stays above the margin however many "
             "trials a run adds")
 

@@ -84,3 +84,17 @@ def test_a_baseline_whose_own_trials_bound_the_drop_names_a_larger_baseline_not_
     # validate's warning said "INCONCLUSIVE unless continued" where no continuation can PASS.
     warning = check_margin(plan, GateConfig(method="statistical"), len(LIMITED), 1, ["verdict"])
     assert warning is not None and "unless continued" not in warning and "baseline update --trials" in warning
+
+
+def test_no_baseline_size_that_would_do_is_not_offered_as_a_fix() -> None:
+    """It read 'a larger baseline (more than 1000 baseline trials per case)': a fix to try."""
+    from dataclasses import replace
+
+    from rubricgate.gating.power import DimensionPlan, baseline_fix
+
+    none_would = DimensionPlan("verdict", 30, None, None, None, None, None, run_limited=True)
+    said = baseline_fix(none_would)
+    assert "more than" not in said and "not a larger baseline either (none of up to 1000 trials per case" in said
+    assert "add cases, or widen gate.margin" in said
+    named = baseline_fix(replace(none_would, baseline_trials=40, baseline_run=12))
+    assert named.startswith("a larger baseline (`rubricgate baseline update --trials 40`, then about 12 trials per case)")
