@@ -122,6 +122,7 @@ class CliAgent(ABC):
             prompt = request.prompt_text()
         except OSError as exc:
             return self._failed(request, f"cannot read prompt {request.prompt_file}: {exc.strerror}")
+        clear_kept(self.kept_files(request))
         with shared_decoding() as decoded:  # each stream line decoded once, by a watch or the parser
             proc = self.execute(request, self.argv(request, prompt))
             # stderr is read for the one-line error alone, never graded: scrubbed before its cut
@@ -161,6 +162,19 @@ class CliAgent(ABC):
 
         return Transcript(agent=self.name, agent_version=self.version(), termination="crashed",
                           exit_code=None, error=error)
+
+
+def clear_kept(kept: list[Path]) -> None:
+    """Before an attempt, remove what the last one left of the files rubricgate reads after it (last
+    message, usage file, rollout copy): a retry runs in the same scratch folder, and one that wrote
+    none was read as the failed attempt's answer or token counts. A link is removed, not followed."""
+    from rubricgate.isolation.overlay import remove_tree
+
+    for path in kept:
+        if path.is_dir() and not path.is_symlink():
+            remove_tree(path)
+        else:
+            path.unlink(missing_ok=True)
 
 
 def scrub_scratch(request: AgentRequest, secrets: list[str], kept: list[Path]) -> None:

@@ -102,8 +102,7 @@ class CodexAgent(CliAgent):
         from rubricgate.isolation.overlay import remove_tree
 
         request.write_scratch(codex_home(request) / "config.toml", codex_config(request, self.config.model))
-        remove_tree(codex_home(request) / "sessions")  # never follows a link the agent left
-        rollout_copy(request).unlink(missing_ok=True)
+        remove_tree(codex_home(request) / "sessions")  # never follows a link the agent left (its copy: clear_kept)
         return super().execute(request, argv)
 
     def kept_files(self, request: AgentRequest) -> list[Path]:

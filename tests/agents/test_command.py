@@ -111,6 +111,20 @@ def test_text_format_and_last_message_file(tmp_path: Path) -> None:
     assert t2.final_text.strip() == "hi" and t2.exit_code == 3
 
 
+def test_a_retry_that_writes_no_last_message_is_not_read_as_the_failed_attempts(tmp_path: Path) -> None:
+    """The first attempt wrote its answer to the last-message file and died by a signal; the retry,
+    in the same scratch folder, wrote none and ended normally: it was graded on the first's answer."""
+    sh = shutil.which("sh")
+    marker = tmp_path / "attempted"
+    script = ('if [ ! -e "$2" ]; then : > "$2"; printf "PASS (draft)" > "$1"; kill -SEGV $$; fi; '
+              'echo "second attempt, no answer file"')
+    agent = get_agent("command", _cfg([sh, "-c", script, "sh", "{last_message_file}", str(marker)], "text"))
+    request = _request(tmp_path)
+    first, retry = agent.run(request), agent.run(request)
+    assert first.failure == "signal", first
+    assert retry.final_text.strip() == "second attempt, no answer file", retry.final_text
+
+
 def test_timeout_kills_the_command(tmp_path: Path) -> None:
     t = get_agent("command", _cfg([sys.executable, "-c", "import time; time.sleep(30)"], "text")).run(
         _request(tmp_path, timeout_s=0.5))
