@@ -185,6 +185,46 @@ def confirming_repo(dest: Path) -> Path:
     return repo
 
 
+DATA_LOADER_TASK = {"id": "data-loader-needs-description", "why": "protects fm-description-required",
+                    "review": ["fixtures/block/data-loader/SKILL.md"],
+                    "expect": {"tier": "BLOCK", "rules": ["fm-description-required"]}}
+
+
+def data_loader_run(tmp_path: Path) -> tuple[Path, Path]:
+    """A real run of the builtin reviewer on a small repository with DATA_LOADER_TASK: (repo, run_dir)."""
+    from rubricgate.pipeline import RunOptions, run_suite
+
+    repo = make_repo(tmp_path / "repo", commit=False)
+    write_task(repo, DATA_LOADER_TASK)
+    outcome = run_suite(RunOptions(repo=repo))
+    assert outcome.exit_code == 0, outcome.summary.decision
+    return repo, outcome.run_dir
+
+
+def lowered_rule_run(repo: Path) -> Path:
+    """The statistical gate against a two-session baseline of 10/10 a case, fm-description-required
+    lowered to a warning: the BLOCK fixture fails every trial and is re-tried with confirmation
+    trials; the run (exit 1) and its folder."""
+    from click.testing import CliRunner
+
+    from rubricgate.cli import main
+
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["gate"]["method"] = "statistical"
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    stored = json.loads((repo / "baseline.json").read_text())
+    for dims in stored["cases"].values():  # as baseline update measures: two sessions, none failing
+        for d in dims:
+            dims[d] = {"passes": 10, "trials": 10, "sessions": [[5, 5], [5, 5]]}
+    (repo / "baseline.json").write_text(json.dumps(stored))
+    rubric = repo / "reviewer/evaluator/references/rubric.md"
+    rubric.write_text(rubric.read_text().replace("| fm-description-required | critical |",
+                                                 "| fm-description-required | warning |"))
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert result.exit_code == 1, result.output
+    return sorted(p for p in (repo / "reports").iterdir() if p.is_dir())[-1]
+
+
 def tour_repo(dest: Path) -> Path:
     """This repository's default suite (reviewer, tasks, fixtures, config, baseline) in a fresh git repo."""
     listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "reviewer", "evals", "fixtures", "rubricgate.yaml",

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 import reports_fixtures as rf  # noqa: E402
-from conftest import confirming_repo, make_repo, set_severity, write_task  # noqa: E402
+from conftest import DATA_LOADER_TASK, confirming_repo, data_loader_run, make_repo, set_severity, write_task  # noqa: E402,E501
 from fake_github import FakeGitHub  # noqa: E402
 
 from rubricgate.cli import main  # noqa: E402
@@ -22,9 +22,7 @@ from rubricgate.pipeline import RunOptions, run_suite  # noqa: E402
 from rubricgate.reports.comment import MARKER  # noqa: E402
 from rubricgate.runner.cache import default_cache_dir, remember_run  # noqa: E402
 
-TASK = {"id": "data-loader-needs-description", "why": "protects fm-description-required",
-        "review": ["fixtures/block/data-loader/SKILL.md"],
-        "expect": {"tier": "BLOCK", "rules": ["fm-description-required"]}}
+TASK = DATA_LOADER_TASK
 
 
 def invoke(*args: str, env: dict | None = None):
@@ -34,11 +32,7 @@ def invoke(*args: str, env: dict | None = None):
 @pytest.fixture
 def ran(tmp_path):
     """A real run of the builtin reviewer on a small repo: (repo, run_dir)."""
-    repo = make_repo(tmp_path / "repo", commit=False)
-    write_task(repo, TASK)
-    outcome = run_suite(RunOptions(repo=repo))
-    assert outcome.exit_code == 0, outcome.summary.decision
-    return repo, outcome.run_dir
+    return data_loader_run(tmp_path)
 
 
 # --- failures first ---------------------------------------------------------------------

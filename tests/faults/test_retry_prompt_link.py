@@ -9,14 +9,12 @@ The prompt is read once, before any attempt ran.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-import yaml
 
 from rubricgate.agents.base import AgentRequest
 from rubricgate.pipeline import RunOptions, run_suite
-from tests.conftest import git, make_repo
+from tests.fake_cli import repo_with_fake_cli
 
 SECRET = "HOST-ONLY-7f3a9c"
 
@@ -44,16 +42,7 @@ def test_a_retry_is_not_given_a_host_file_linked_in_place_of_its_prompt(tmp_path
     secret.parent.mkdir()
     secret.write_text(SECRET + "\n")
     secret.chmod(0o600)
-    prefix = tmp_path / "claude-prefix" / "bin"
-    prefix.mkdir(parents=True)
-    (prefix / "claude").write_text(FAKE_CLAUDE.replace("SECRET_FILE", str(secret)))
-    (prefix / "claude").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{prefix}{os.pathsep}{os.environ['PATH']}")
-    repo = make_repo(tmp_path / "repo", fixtures=["pass/weekly-revenue-summary"])
-    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
-    config["agent"] = {"name": "claude", "timeout_s": 60, "sandbox": "bwrap", "preflight": False}
-    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "claude")
+    repo = repo_with_fake_cli(tmp_path, monkeypatch, "claude", FAKE_CLAUDE.replace("SECRET_FILE", str(secret)))
     out = run_suite(RunOptions(repo=repo, keep_workspaces=True))
     transcript = (out.run_dir / "transcripts" / "fixture-weekly-revenue-summary-1.json").read_text()
     assert '"failure": "signal"' in transcript and "Review the changed skills" in transcript  # retried, own prompt

@@ -8,17 +8,15 @@ harness overwrote a host file no sandbox shows. It must replace such a link, nev
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
-import yaml
 
 from rubricgate.agents import get_agent
 from rubricgate.agents.base import AgentRequest
 from rubricgate.models.config import AgentConfig
 from rubricgate.pipeline import RunOptions, run_suite
-from tests.conftest import git, make_repo
+from tests.fake_cli import repo_with_fake_cli
 
 HOST_TEXT = "a host file no sandbox shows\n"
 
@@ -84,16 +82,7 @@ def test_a_sandboxed_attempt_cannot_have_the_retry_overwrite_a_host_file(tmp_pat
     victim = tmp_path / "host" / "victim.txt"
     victim.parent.mkdir()
     victim.write_text(HOST_TEXT)
-    prefix = tmp_path / "opencode-prefix" / "bin"
-    prefix.mkdir(parents=True)
-    (prefix / "opencode").write_text(FAKE_OPENCODE.replace("VICTIM", str(victim)))
-    (prefix / "opencode").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{prefix}{os.pathsep}{os.environ['PATH']}")
-    repo = make_repo(tmp_path / "repo", fixtures=["pass/weekly-revenue-summary"])
-    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
-    config["agent"] = {"name": "opencode", "timeout_s": 60, "sandbox": "bwrap", "preflight": False}
-    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "opencode")
+    repo = repo_with_fake_cli(tmp_path, monkeypatch, "opencode", FAKE_OPENCODE.replace("VICTIM", str(victim)))
     out = run_suite(RunOptions(repo=repo))
     assert victim.read_text() == HOST_TEXT
     transcript = (out.run_dir / "transcripts" / "fixture-weekly-revenue-summary-1.json").read_text()

@@ -168,25 +168,9 @@ def test_a_runs_rate_and_its_delta_count_the_same_design_trials_and_confirmation
     # and its confirmation trials are kept apart from the rate the delta is computed on.
     import json
 
-    import yaml
-    from click.testing import CliRunner
+    from tests.conftest import lowered_rule_run
 
-    from rubricgate.cli import main
-
-    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
-    config["gate"]["method"] = "statistical"
-    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
-    stored = json.loads((repo / "baseline.json").read_text())
-    for dims in stored["cases"].values():  # measured as baseline update does: two sessions, none failing
-        for d in dims:
-            dims[d] = {"passes": 10, "trials": 10, "sessions": [[5, 5], [5, 5]]}
-    (repo / "baseline.json").write_text(json.dumps(stored))
-    rubric = repo / "reviewer/evaluator/references/rubric.md"
-    rubric.write_text(rubric.read_text().replace("| fm-description-required | critical |",
-                                                 "| fm-description-required | warning |"))
-    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
-    assert result.exit_code == 1, result.output
-    run_dir = sorted(p for p in (repo / "reports").iterdir() if p.is_dir())[-1]
+    run_dir = lowered_rule_run(repo)
     summary = json.loads((run_dir / "summary.json").read_text())
     trials = [t for c in summary["cases"] for t in c["trials"]]
     confirmations = [t for t in trials if t["confirmation"]]

@@ -41,26 +41,11 @@ def test_a_cases_rate_and_each_tags_rate_count_the_design_trials_as_the_runs_rat
     warning and `export` put at 1/5: confirmations are in no rate, per case and per tag too."""
     import json
 
-    import yaml
-    from click.testing import CliRunner
-
     from rubricgate.analysis import cases_df
-    from rubricgate.cli import main
     from rubricgate.gating.case_rows import rounded_interval
+    from tests.conftest import lowered_rule_run
 
-    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
-    config["gate"]["method"] = "statistical"
-    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
-    stored = json.loads((repo / "baseline.json").read_text())
-    for dims in stored["cases"].values():  # as baseline update measures: two sessions, none failing
-        for d in dims:
-            dims[d] = {"passes": 10, "trials": 10, "sessions": [[5, 5], [5, 5]]}
-    (repo / "baseline.json").write_text(json.dumps(stored))
-    rubric = repo / "reviewer/evaluator/references/rubric.md"
-    rubric.write_text(rubric.read_text().replace("| fm-description-required | critical |",
-                                                 "| fm-description-required | warning |"))
-    assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code == 1
-    run_dir = sorted(p for p in (repo / "reports").iterdir() if p.is_dir())[-1]
+    run_dir = lowered_rule_run(repo)
     summary = json.loads((run_dir / "summary.json").read_text())
     case = next(c for c in summary["cases"] if any(t["confirmation"] for t in c["trials"]))
     design = [t for t in case["trials"] if not t["confirmation"]]

@@ -10,22 +10,16 @@ import yaml
 from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
-from conftest import make_repo, write_task  # noqa: E402
+from conftest import DATA_LOADER_TASK, data_loader_run, make_repo, write_task  # noqa: E402
 
 from rubricgate.cli import main  # noqa: E402
 from rubricgate.pipeline import RunOptions, run_suite  # noqa: E402
 
-TASK = {"id": "data-loader-needs-description", "why": "protects fm-description-required",
-        "review": ["fixtures/block/data-loader/SKILL.md"],
-        "expect": {"tier": "BLOCK", "rules": ["fm-description-required"]}}
+TASK = DATA_LOADER_TASK
 
 
 def _run(tmp_path: Path) -> tuple[Path, Path]:
-    repo = make_repo(tmp_path / "repo", commit=False)
-    write_task(repo, TASK)
-    outcome = run_suite(RunOptions(repo=repo))
-    assert outcome.exit_code == 0, outcome.summary.decision
-    return repo, outcome.run_dir
+    return data_loader_run(tmp_path)
 
 
 def test_a_graded_trial_whose_transcript_was_not_written_is_not_passed_on_its_old_grade(tmp_path):
