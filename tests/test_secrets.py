@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from rubricgate.models.transcript import ToolCall, Transcript
-from rubricgate.secrets import (REDACTED, encodable, json_forms, scrub, scrub_data, scrub_file, scrub_json,
-                                scrub_model)
+from rubricgate.secret_forms import json_forms
+from rubricgate.secrets import REDACTED, encodable, scrub, scrub_data, scrub_file, scrub_json, scrub_model
 
 SECRET = 'p@ss"wörd\\123-Zk8'
 
