@@ -98,24 +98,36 @@ def nothing_measured(summary: Summary, source: str) -> GateInputError | None:
 
 
 # A verdict grade that says no answer was read at all: none parsed (no_verdict) or none matched
-# the configured shape (malformed_verdict).
+# the configured shape (malformed_verdict); or the reviewer ended without one (it failed, exit 1
+# with a traceback say, or timed out), graded its failure, not errored: a baseline of 0% all the same.
 UNREAD = ("no_verdict", "malformed_verdict")
+ENDED = ("agent_error", "timeout")
 
 
 def nothing_read(summary: Summary, source: str, config: str, verdict_set: bool) -> GateInputError | None:
-    """A run in which not one answer was read as a verdict measured the `verdict:` key, not the
-    reviewer: a baseline of 0% from it can never drop, so every later run would pass whatever the
-    reviewer answers. Refused, naming the trials' most common reason."""
+    """A run in which not one answer was read as a verdict measured the `verdict:` key (or a
+    reviewer that never answered), not the reviewer: a baseline of 0% from it can never drop, so
+    every later run would pass whatever the reviewer answers. Refused, naming the most common reason."""
     grades = [t.grades.get("verdict") for c in summary.cases for t in c.trials if not t.errored]
-    if not grades or any(g is None or g.category not in UNREAD for g in grades):
+    if not grades or any(g is None or g.category not in UNREAD + ENDED for g in grades):
         return None
-    cause = Counter(g.reason for g in grades if g is not None).most_common(1)[0][0] or "no verdict"
+    category, cause = Counter((g.category, g.reason) for g in grades if g is not None).most_common(1)[0][0]
+    if category in ENDED:
+        return _never_answered(config, source, len(grades), cause)
     unset = "" if verdict_set else "; verdict: is unset, so each answer is read as the JSON contract"
     return GateInputError(config, "verdict", f"no answer of the {len(grades)} trial(s) of {source} was read as "
-                          f"a verdict ({cause}{unset}): a baseline of 0% from it would pass every later run",
-                          "set verdict: to the answers' own format (docs/code-review.md#the-verdict-key), "
+                          f"a verdict ({cause or 'no verdict'}{unset}): a baseline of 0% from it would pass every "
+                          "later run", "set verdict: to the answers' own format (docs/code-review.md#the-verdict-key), "
                           "check it against an answer in the run's transcripts/, then rerun rubricgate "
                           "baseline update")
+
+
+def _never_answered(config: str, source: str, trials: int, cause: str) -> GateInputError:
+    """No trial ended with an answer: the reviewer failed (or timed out) every time."""
+    return GateInputError(config, "agent", f"no trial of the {trials} of {source} ended with an answer ({cause}): "
+                          "a baseline of 0% from it would pass every later run",
+                          "run the reviewer's command by hand on a case (its stderr is in the run's transcripts/), "
+                          "fix what stops it, then rerun rubricgate baseline update")
 
 
 def measure(request: BaselineRequest, loaded) -> tuple[int, int]:

@@ -237,3 +237,32 @@ def test_a_measurement_that_read_no_answer_is_refused_not_a_baseline_of_zero(tmp
     again = update(repo, "--from", str(run_dir), "--reason", "x")  # the kept run cannot make one either
     assert again.exit_code == 2 and "rubricgate.yaml: verdict: " in again.output, again.output
     assert (repo / "baseline.json").read_text() == before
+
+
+def test_a_measurement_whose_reviewer_never_answered_is_refused_not_a_baseline_of_zero(tmp_path) -> None:
+    """A reviewer that fails every trial (exit 1 and no verdict, a traceback say) is graded
+    agent_error, not errored: every case measured 0%, and a baseline of that passed every later run."""
+    import sys
+
+    import yaml
+
+    from tests.conftest import make_repo
+
+    repo = make_repo(tmp_path / "repo")
+    script = tmp_path / "agents" / "failing_reviewer.py"
+    script.parent.mkdir()
+    script.write_text("import sys\nprint('review:\\n  key_issues_to_review: []')\nsys.exit(1)\n")
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["agent"] = {"name": "command", "command": [sys.executable, str(script)], "format": "text",
+                       "sandbox": "none", "timeout_s": 60, "retries": 0}
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    before = (repo / "baseline.json").read_text()
+    result = update(repo, "--reason", "first measurement")
+    assert result.exit_code == 2, result.output
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("error: rubricgate.yaml: agent: ") and "exit 1" in last and "fix: " in last, last
+    assert (repo / "baseline.json").read_text() == before
+    [run_dir] = runs(repo)
+    again = update(repo, "--from", str(run_dir), "--reason", "x")  # the kept run cannot make one either
+    assert again.exit_code == 2 and "rubricgate.yaml: agent: " in again.output, again.output
+    assert (repo / "baseline.json").read_text() == before
