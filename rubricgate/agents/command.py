@@ -16,6 +16,7 @@ stream and stopping the run.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -26,7 +27,7 @@ from rubricgate.agents.formats import format_names, parser_for, watch_for
 from rubricgate.agents.normalize import Draft
 from rubricgate.agents.registry import spec_for_binary
 from rubricgate.errors import GateInputError
-from rubricgate.isolation.process import Watch
+from rubricgate.isolation.process import ProcessResult, Watch
 from rubricgate.isolation.untrusted import read_reviewer_text
 from rubricgate.models.config import AgentConfig
 
@@ -61,6 +62,14 @@ class CommandAgent(CliAgent):
         """The template with placeholders filled in for this run."""
         argv = fill_template(self.template, placeholder_values(request, self.config))
         return [self.executable(request), *argv[1:]]
+
+    def execute(self, request: AgentRequest, argv: list[str]) -> ProcessResult:
+        """Run the command; a `codex` transcript's session rollout is the attempt's own. A retry
+        runs in the same HOME: the failed attempt's rollout was read as one that wrote none, its
+        calls and turns graded and its failure to start the reviewer's (as the codex adapter)."""
+        if self.format == "codex":
+            _clear_codex_sessions(request)
+        return super().execute(request, argv)
 
     def parse(self, data: bytes, request: AgentRequest) -> Draft:
         draft = parser_for(self.format)(data, agent=self.name, allowed=request.allowed_tools,
@@ -132,6 +141,15 @@ def _codex_rollout(fmt: str, request: AgentRequest) -> dict[str, bytes]:
 
     rollout = read_rollout(request.home / ".codex")
     return {"rollout": rollout} if rollout is not None else {}
+
+
+def _clear_codex_sessions(request: AgentRequest) -> None:
+    """Remove HOME/.codex/sessions, the folder made the harness's own first: the agent may have left
+    `.codex` a link, and the removal would follow it (isolation/untrusted.py folder_under)."""
+    from rubricgate.isolation.overlay import remove_tree
+
+    os.close(request.scratch_folder(request.home / ".codex"))
+    remove_tree(request.home / ".codex" / "sessions")
 
 
 def _read(path: Path) -> str:

@@ -201,3 +201,39 @@ def test_version_command_is_used_when_given(tmp_path):
     config = AgentConfig(name="command", command=["my-agent", "{prompt_file}"], format="text",
                          version_command=["echo", "my-agent 1.2.3"])
     assert CommandAgent(config).version() == "my-agent 1.2.3"
+
+
+CODEX_DATA = Path(__file__).parents[1] / "data" / "transcripts" / "codex"
+# The first attempt leaves a session rollout in HOME/.codex and dies; the retry cannot start.
+CODEX_FIRST_ATTEMPT_THEN_NO_START = """if [ ! -e "$HOME/tried" ]; then
+  touch "$HOME/tried"
+  mkdir -p "$HOME/.codex/sessions/2026/12/07"
+  cp ROLLOUT "$HOME/.codex/sessions/2026/12/07/rollout-2026-12-07T09-00-00-a.jsonl"
+  kill -SEGV $$
+fi
+echo "error: could not start" >&2
+exit 1
+"""
+
+
+def test_a_codex_format_retry_is_never_read_as_the_failed_attempts_session(tmp_path: Path) -> None:
+    """A retry runs in the same HOME: a codex-format command that wrote no session of its own was
+    given the failed attempt's calls and turns, and its failure to start became the reviewer's."""
+    script = CODEX_FIRST_ATTEMPT_THEN_NO_START.replace("ROLLOUT", str(CODEX_DATA / "forbidden_tool.rollout.jsonl"))
+    agent = get_agent("command", _cfg(["/bin/sh", "-c", script], "codex"))
+    request = agent_request(tmp_path, env={"PATH": "/usr/bin:/bin"})
+    first, retry = agent.run(request), agent.run(request)
+    assert first.failure == "signal" and first.tool_calls
+    assert retry.steps == 0 and retry.tool_calls == [] and retry.failure != "agent_error", retry
+
+
+def test_a_codex_home_left_a_link_is_replaced_not_emptied_through(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "sessions").mkdir(parents=True)
+    (outside / "sessions" / "keep.txt").write_text("a host file\n")
+    request = agent_request(tmp_path, env={"PATH": "/usr/bin:/bin"})
+    request.home.mkdir(parents=True)
+    (request.home / ".codex").symlink_to(outside)
+    get_agent("command", _cfg(["/bin/sh", "-c", "exit 0"], "codex")).run(request)
+    assert (outside / "sessions" / "keep.txt").read_text() == "a host file\n"
+    assert not (request.home / ".codex").is_symlink()
