@@ -29,6 +29,11 @@ def canonical_severity(said: str, rubric: RubricSpec) -> str:
     return spelled_as(said, rubric.vocabulary.meanings)
 
 
+def read_as(rule: str, severity: str, as_rule: str, as_severity: str) -> str:
+    """The verdict warning for a finding whose rule id or severity was read another way than written."""
+    return f"finding {rule!r} ({severity!r}) read as the rubric's {as_rule!r} ({as_severity!r})"
+
+
 def canonical_findings(verdict: Verdict, rubric: RubricSpec) -> tuple[Verdict, list[str]]:
     """The verdict with each finding's rule id and severity in the rubric's spelling, and a note
     for each one read another way than it was written."""
@@ -36,7 +41,7 @@ def canonical_findings(verdict: Verdict, rubric: RubricSpec) -> tuple[Verdict, l
     for f in verdict.findings:
         rule, severity = spelled_as(f.rule, rubric.rules), canonical_severity(f.severity, rubric)
         if (rule, severity) != (f.rule, f.severity):
-            notes.append(f"finding {f.rule!r} ({f.severity!r}) read as the rubric's {rule!r} ({severity!r})")
+            notes.append(read_as(f.rule, f.severity, rule, severity))
         findings.append(f if (rule, severity) == (f.rule, f.severity)
                         else Finding.model_validate({**f.model_dump(), "rule": rule, "severity": severity}))
     return (verdict if not notes else verdict.model_copy(update={"findings": findings})), notes

@@ -69,3 +69,18 @@ def test_only_case_and_spaces_are_forgiven_and_only_where_one_name_matches() -> 
     assert spelled_as("ab", ["AB", "ab"]) == "ab" and spelled_as("Ab", ["AB", "ab"]) == "Ab"  # two match: neither
     parsed = parse_verdict(contract([finding("sql-injection", "critical")], tier="BLOCK"), RUBRIC)
     assert parsed.warnings == []  # spelled as the rubric spells it: nothing to say
+
+
+def test_a_native_answer_read_another_way_is_said_as_in_the_contract() -> None:
+    """yaml and json respelled the rule id and severity before the cross-check, which then saw
+    nothing to say: the docs' verdict warning was given for the contract alone."""
+    config = VerdictConfig.model_validate({"format": "yaml", "findings": {"path": "issues", "title": "title",
+                                                                       "rule": "rule", "severity": "severity"}})
+    got = read_verdict("```yaml\nissues:\n  - title: x\n    rule: SQL-Injection\n    severity: CRITICAL\n```\n",
+                       RUBRIC, config)
+    assert got.status == "ok" and [(f.rule, f.severity) for f in got.verdict.findings] == [("sql-injection", "critical")]
+    assert any("'SQL-Injection' ('CRITICAL') read as the rubric's 'sql-injection' ('critical')" in w
+               for w in got.warnings), got.warnings
+    same = read_verdict("```yaml\nissues:\n  - title: x\n    rule: sql-injection\n    severity: critical\n```\n",
+                        RUBRIC, config)
+    assert not any("read as the rubric's" in w for w in same.warnings), same.warnings
