@@ -33,7 +33,11 @@ def isolated_env(base: Mapping[str, str], home: Path, view: Path | None = None) 
     Agent CLIs read and write config, caches and session history under these; pointing them
     at a per-run directory keeps the user's real config out and the run's state contained.
     """
+    from rubricgate.isolation.untrusted import folder_under
+
     for rel in XDG_DIRS.values():
-        (home / rel).mkdir(parents=True, exist_ok=True)
+        # By descriptor from the folder HOME is in: a retry runs in the same HOME, where the failed
+        # attempt may have left `.local -> /etc`, and mkdir(parents=True) made /etc/share through it.
+        os.close(folder_under(home.parent, os.path.normpath(os.path.join(home.name, rel))))
     seen = view or home
     return {**base, **{k: os.path.normpath(seen / rel) for k, rel in XDG_DIRS.items()}}

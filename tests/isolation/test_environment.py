@@ -25,6 +25,20 @@ def test_isolated_env_creates_throwaway_dirs(tmp_path: Path) -> None:
         assert Path(env[key]).is_dir() and env[key].startswith(str(tmp_path / "home"))
 
 
+def test_a_throwaway_dir_left_a_link_is_replaced_not_made_through(tmp_path: Path) -> None:
+    """A retry runs in the same HOME: `.local -> outside` left by the failed attempt had the
+    harness make outside/share and outside/state."""
+    outside, home = tmp_path / "outside", tmp_path / "scratch" / "home"
+    outside.mkdir()
+    home.mkdir(parents=True)
+    (home / ".local").symlink_to(outside)
+    (home / "tmp").symlink_to(outside)
+    env = isolated_env({}, home)
+    assert list(outside.iterdir()) == []
+    assert not (home / ".local").is_symlink() and Path(env["XDG_DATA_HOME"]).is_dir()
+    assert not (home / "tmp").is_symlink() and Path(env["TMPDIR"]).is_dir()
+
+
 def test_scrub_file_and_model(tmp_path: Path) -> None:
     secret = 'sk-"quoted"\\value'
     f = tmp_path / "s.ndjson"
