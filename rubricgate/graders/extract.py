@@ -176,7 +176,11 @@ def _mapped(value: Any, table: dict[str, Tier]) -> Tier:
     return mapped
 
 
-_FENCE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
+# A fence may stand inside a list item or a block quote, at any indentation: `1. ```yaml`,
+# four spaces in under a list item, `> ```yaml`. Read at up to three spaces alone, such an answer's
+# block went unread and the reviewer's every answer was malformed.
+_FENCE = re.compile(r"^((?:[ \t]*(?:>|[-*+]|\d{1,9}[.)])(?=[ \t]|$))*[ \t]*)(`{3,}|~{3,})")
+_QUOTE = re.compile(r"^[ \t]*>[ \t]?")
 
 
 @dataclass(frozen=True)
@@ -198,17 +202,32 @@ def fenced_blocks(text: str) -> list[Fenced]:
     found, opened, offset = [], None, 0
     for line in text.splitlines(keepends=True):
         fence = _FENCE.match(line)
+        marks = fence.group(2) if fence else ""
         rest = line[fence.end():] if fence else ""
-        if opened is None and fence and not (fence.group(1)[0] == "`" and "`" in rest):
-            opened = (offset, fence.group(1), rest.strip(), offset + len(line))  # ```x``` is code
-        elif opened is not None and fence and fence.group(1)[0] == opened[1][0] \
-                and len(fence.group(1)) >= len(opened[1]) and not rest.strip():
-            found.append(Fenced(opened[0], offset + len(line), opened[2], text[opened[3]:offset], True))
+        if opened is None and fence and not (marks[0] == "`" and "`" in rest):
+            opened = (offset, marks, rest.strip(), offset + len(line), fence.group(1).count(">"),
+                      len(fence.group(1).expandtabs()))  # ```x``` is code
+        elif opened is not None and fence and marks[0] == opened[1][0] and len(marks) >= len(opened[1]) \
+                and not rest.strip() and len(fence.group(1).expandtabs()) <= opened[5] + 3:
+            # indented past the opening fence's own indent by more than 3: text of the block (a
+            # fix's ```python example in an issue), never its close
+            body = _unquoted(text[opened[3]:offset], opened[4])
+            found.append(Fenced(opened[0], offset + len(line), opened[2], body, True))
             opened = None
         offset += len(line)
     if opened is not None:
-        found.append(Fenced(opened[0], len(text), opened[2], text[opened[3]:], False))
+        found.append(Fenced(opened[0], len(text), opened[2], _unquoted(text[opened[3]:], opened[4]), False))
     return found
+
+
+def _unquoted(body: str, depth: int) -> str:
+    """A block quote's fenced body without its `>` marks (`depth` of them a line)."""
+    if not depth:
+        return body
+    lines = body.splitlines(keepends=True)
+    for _ in range(depth):
+        lines = [_QUOTE.sub("", ln, count=1) for ln in lines]
+    return "".join(lines)
 
 
 def fenced_spans(text: str) -> list[tuple[int, int]]:

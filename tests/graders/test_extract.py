@@ -276,3 +276,17 @@ def test_a_verdict_word_is_read_whatever_the_spaces_between_its_words():
                                                                       "map": {"request changes": "BLOCK"}}})
     got = read_verdict("```yaml\ndecision: Request   changes\nfindings: []\n```\n", RUBRIC, config)
     assert got.status == "ok" and got.effective_tier == "BLOCK", got
+
+
+@pytest.mark.parametrize("answer", [
+    "1. My review:\n\n    ```yaml\n    decision: request changes\n    findings: []\n    ```\n",
+    "- ```yaml\n  decision: request changes\n  findings: []\n  ```\n",
+    "> ```yaml\n> decision: request changes\n> findings: []\n> ```\n",
+])
+def test_a_block_inside_a_list_item_or_a_quote_is_the_answer(answer):
+    """A fence four spaces in under a list item, after a list marker or in a block quote went unread
+    once fences were read as CommonMark's top level: every such answer was malformed."""
+    config = VerdictConfig.model_validate({"format": "yaml", "tier": {"path": "decision",
+                                                                      "map": {"request changes": "BLOCK"}}})
+    got = read_verdict(answer, RUBRIC, config)
+    assert got.status == "ok" and got.effective_tier == "BLOCK", got
