@@ -237,12 +237,15 @@ def prepare(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str,
 
 
 def agent_environment(config) -> str:
-    """The digest of the environment the agent is given, its secrets left out (the trial cache's
-    own env_digest: a rotated API key is the same design, another base URL is not)."""
+    """The digest of the variables the suite passes to its agent besides the machine's own (the
+    default allowlist: PATH, LANG, TZ, ...), its secrets left out (the trial cache's env_digest):
+    another base URL is another design; a rotated API key, or PATH with a venv activated, is not."""
     from rubricgate.isolation.environment import build_env
+    from rubricgate.models.config import DEFAULT_ENV_ALLOWLIST
     from rubricgate.runner.cache import env_digest
 
-    return env_digest(build_env(config.agent.env_allowlist, config.agent.secret_env), config.agent.secret_env)
+    own = set(config.agent.env_allowlist) - set(DEFAULT_ENV_ALLOWLIST)
+    return env_digest(build_env(own, config.agent.secret_env), config.agent.secret_env)
 
 
 # Arguments of a `command` reviewer that are its code: a script an interpreter runs. Data files its
@@ -391,8 +394,8 @@ def why_not(summary: Summary, key: str, run_dir: Path | None = None, mark: Path 
     if summary.decision.status != "inconclusive":
         return f"it ended {summary.decision.status.upper()}, not INCONCLUSIVE: nothing to continue"
     if not gate.design_key or gate.design_key != key:
-        return ("another design: the reviewer, agent, model, baseline, cases or gate settings changed since "
-                "(a changed reviewer is judged afresh)")
+        return ("another design: the reviewer, agent, model, its environment, baseline, cases or gate settings "
+                "changed since (a changed reviewer is judged afresh)")
     return ""
 
 

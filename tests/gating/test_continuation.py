@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import json
 import shutil
 
@@ -543,6 +545,12 @@ def test_another_value_of_a_variable_passed_to_the_agent_is_another_design(repo,
     monkeypatch.setenv("REVIEW_BASE_URL", "http://127.0.0.1:9/model-b")
     refused = _run(repo, "--continue", str(continued))
     assert refused.exit_code == 2 and "another design" in refused.output, refused.output
+    assert "its environment" in refused.output
+    monkeypatch.setenv("REVIEW_BASE_URL", "http://127.0.0.1:9/model-a")
+    monkeypatch.setenv("PATH", f"{repo.parent / 'venv' / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    venv = _run(repo)  # the machine's own variables (PATH with a venv activated) are no design
+    again = _newest(repo, besides=[old, continued])
+    assert json.loads((again / "summary.json").read_text())["gate"]["continues"][-1] == continued.name, venv.output
 
 
 def test_a_plain_rerun_that_loses_the_race_for_a_run_names_no_flag_it_was_not_given(repo) -> None:
