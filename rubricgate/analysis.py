@@ -138,7 +138,7 @@ def _case_row(run_id: str, case: CaseSummary, dims: list[str], counts: pd.DataFr
 
 RUN_COLUMNS = ["run_id", "started_at", "finished_at", "kind", "complete", "agent", "agent_version", "model",
                "decision", "exit_code", "method", "isolation", "cases", "trials", "errored_trials", "flaky_cases",
-               "cost_usd"]
+               "cost_usd", "continues"]
 
 
 def runs_df(runs: RunsArg) -> pd.DataFrame:
@@ -146,8 +146,10 @@ def runs_df(runs: RunsArg) -> pd.DataFrame:
     baseline/record), complete (False: interrupted or trials not run), agent, agent_version, model,
     decision (pass/regression/error/baseline/inconclusive), exit_code, method (the gate's),
     isolation (bwrap/copy-only), cases, trials, errored_trials, flaky_cases, cost_usd (None when
-    unpriced); then per dimension `<dim>_rate`, `<dim>_low`, `<dim>_high` (its interval),
-    `<dim>_baseline` and `<dim>_status` (ok/regression/inconclusive/no_baseline)."""
+    unpriced), continues (the runs it continued, space-separated: their trials are among its own,
+    so a run and its continuation together count those trials twice); then per dimension
+    `<dim>_rate`, `<dim>_low`, `<dim>_high` (its interval), `<dim>_baseline` and `<dim>_status`
+    (ok/regression/inconclusive/no_baseline)."""
     loaded = summaries(runs)
     dims = _dims(loaded)
     rows = [_run_row(s, dims) for s in loaded]
@@ -160,7 +162,8 @@ def _run_row(s: Summary, dims: list[str]) -> dict[str, Any]:
         "complete": s.complete, "agent": s.agent, "agent_version": s.agent_version, "model": s.model,
         "decision": s.decision.status, "exit_code": s.decision.exit_code, "method": s.decision.method,
         "isolation": s.isolation, "cases": len(s.cases), "trials": sum(len(c.trials) for c in s.cases),
-        "errored_trials": len(s.errored), "flaky_cases": len(s.flaky_cases), "cost_usd": s.cost.get("cost_usd")}
+        "errored_trials": len(s.errored), "flaky_cases": len(s.flaky_cases), "cost_usd": s.cost.get("cost_usd"),
+        "continues": " ".join(s.gate.continues) if s.gate else ""}
     for d in dims:
         r = s.rates.get(d)
         row |= {f"{d}_rate": r and r.rate, f"{d}_low": r and r.low, f"{d}_high": r and r.high,
@@ -184,7 +187,7 @@ FORMATS = {"csv": ".csv", "parquet": ".parquet", "jsonl": ".jsonl"}
 FRAMES = {"runs": runs_df, "cases": cases_df, "trials": trials_df}
 
 
-def export(runs: RunsArg, fmt: str, out_dir: Path) -> list[Path]:
+def export(runs: RunsArg, fmt: str, out_dir: Path, notes: list[str] | None = None) -> list[Path]:
     """Write runs, cases and trials (the three frames) to `out_dir` as runs.<ext>, cases.<ext>,
     trials.<ext>; returns their paths. Parquet needs pyarrow (the `parquet` extra).
 
@@ -197,11 +200,15 @@ def export(runs: RunsArg, fmt: str, out_dir: Path) -> list[Path]:
     if fmt == "parquet":
         _require_pyarrow()
     items = [runs] if isinstance(runs, (str, Path, Summary)) else list(runs)
+    held: dict[str, list[str]] = {}
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        dims = list(DIMENSIONS)
-        while (found := _export_pass(items, dims, fmt, out_dir)) != dims:
+        dims = list(DIMENSIONS)  # `held`: run id -> the runs it continues, filled as each is written
+        while (found := _export_pass(items, dims, fmt, out_dir, held)) != dims:
             dims = found
+        if notes is not None:
+            notes += [f"{later} continues {earlier} and holds its trials: count one of the two (runs' `continues`)"
+                      for later, earlier in _twice_counted(held)]
         return [out_dir / f"{name}{FORMATS[fmt]}" for name in FRAMES]
     except OSError as exc:
         raise GateInputError(str(exc.filename or out_dir), "", f"cannot write: {exc.strerror}",
@@ -226,7 +233,13 @@ def run_folders(paths: list[Path]) -> tuple[list[Path], list[str]]:
     return runs, notes
 
 
-def _export_pass(items: list[str | Path | Summary], dims: list[str], fmt: str, out_dir: Path) -> list[str]:
+def _twice_counted(held: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """(run, a run it continues) for every pair both exported."""
+    return [(later, earlier) for later, continued in held.items() for earlier in continued if earlier in held]
+
+
+def _export_pass(items: list[str | Path | Summary], dims: list[str], fmt: str, out_dir: Path,
+                 held: dict[str, list[str]]) -> list[str]:
     """Write every run with these dimensions' columns; returns the dimensions the runs have. As
     soon as one has a dimension not in `dims`, the rest are only read for theirs (the caller
     writes them all again with the full set)."""
@@ -238,6 +251,7 @@ def _export_pass(items: list[str | Path | Summary], dims: list[str], fmt: str, o
             if seen != dims:
                 continue
             run_rows.append(_run_row(summary, dims))
+            held[summary.run_id] = list(summary.gate.continues) if summary.gate else []
             trial_frame = _frame([_trial_row(summary.run_id, c, t, dims) for c in summary.cases for t in c.trials],
                                  TRIAL_COLUMNS + [f"{d}_{k}" for d in dims for k in ("passed", "category")])
             counts = _case_counts(trial_frame, dims)

@@ -201,3 +201,25 @@ def test_cases_df_counts_the_trials_the_gate_compared_not_its_confirmations(tmp_
     assert int(cases["verdict_passes"].sum()) == outcome.summary.rates["verdict"].passes
     assert summary_counts(outcome.summary)["fixture-data-loader"]["verdict"][1] == \
         int(cases.set_index("case_id").loc["fixture-data-loader", "verdict_trials"])
+
+
+def test_a_run_exported_with_its_continuation_is_named_as_counted_twice(tmp_path) -> None:
+    """A run and its continuation exported together: trials.csv held the first run's trials twice
+    (once under each run), with nothing saying so."""
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    import reports_fixtures as rf
+
+    from rubricgate.models.results import GateDetail
+
+    first = rf.write_run_dir(tmp_path / "r1", rf.summary(run_id="r1"))
+    later = rf.write_run_dir(tmp_path / "r2", rf.summary(run_id="r2", gate=GateDetail(continues=["r1"])))
+    out = tmp_path / "out"
+    got = CliRunner().invoke(main, ["export", str(first), str(later), "--out", str(out)])
+    assert got.exit_code == 0, got.output
+    assert "note: r2 continues r1 and holds its trials: count one of the two" in got.output
+    runs = _pd().read_csv(out / "runs.csv", keep_default_na=False)
+    assert list(runs["continues"]) == ["", "r1"]
+    alone = CliRunner().invoke(main, ["export", str(later), "--out", str(tmp_path / "alone")])
+    assert alone.exit_code == 0 and "note:" not in alone.output

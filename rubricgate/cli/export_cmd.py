@@ -28,7 +28,7 @@ def export(runs: tuple[Path, ...], fmt: str, out: Path) -> None:
 
     try:
         folders, notes = run_folders(list(runs))
-        written = write_frames(folders, fmt, out)
+        written = write_frames(folders, fmt, out, notes)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     click.echo("".join(f"note: {n}\n" for n in notes), nl=False, err=True)
