@@ -55,3 +55,11 @@ def test_a_score_the_undecided_cannot_move_below_the_minimum_passes(monkeypatch,
     assert below_min_score([m.status for m in got.mutants], got.score, 0.9) is None
     assert mutate_exit(monkeypatch, got, tmp_path, "--min-score", "0.9").exit_code == 0
     assert score_range([]) is None and below_min_score([], None, 0.5) == "below"
+
+
+def test_the_score_as_reported_passes_a_min_score_of_that_very_figure(monkeypatch, tmp_path) -> None:
+    """2 of 3 caught is reported 0.6667; --min-score 0.6667 exited 1 against the unrounded 2/3."""
+    got = report("killed", "killed", "survived")
+    assert got.score == pytest.approx(2 / 3) and score_range(["killed", "killed", "survived"]) == (0.6667, 0.6667)
+    got = got.model_copy(update={"score": round(2 / 3, 4)})
+    assert mutate_exit(monkeypatch, got, tmp_path, "--min-score", "0.6667").exit_code == 0
