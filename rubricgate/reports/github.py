@@ -31,7 +31,12 @@ TIMEOUT_S = 30.0
 
 
 class GitHubError(Exception):
-    """The API refused or failed; the message names the request and GitHub's answer."""
+    """The API refused or failed; the message names the request and GitHub's answer (`status`:
+    the HTTP status it answered with, None when there was no answer)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -100,7 +105,7 @@ class GitHubClient:
             with _OPENER.open(req, timeout=TIMEOUT_S) as resp:
                 raw = resp.read()
         except urllib.error.HTTPError as exc:
-            raise GitHubError(f"GitHub API {method} {path}: HTTP {exc.code} {_message(exc)}") from None
+            raise GitHubError(f"GitHub API {method} {path}: HTTP {exc.code} {_message(exc)}", exc.code) from None
         except (urllib.error.URLError, TimeoutError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise GitHubError(f"GitHub API {method} {path}: "
@@ -151,7 +156,9 @@ def posting_account(client: GitHubClient) -> str:
     `publish --comment-author`."""
     try:
         me = client.request("GET", "/user", under_repo=False)
-    except GitHubError:
+    except GitHubError as exc:
+        if exc.status not in (401, 403, 404):  # no answer, or a 5xx: the token's account is unknown,
+            raise  # and guessing Actions' posted a second comment beside a personal token's own
         return DEFAULT_AUTHOR
     login = me.get("login") if isinstance(me, dict) else None
     return login if isinstance(login, str) and login else DEFAULT_AUTHOR

@@ -173,6 +173,16 @@ def test_a_personal_tokens_own_account_is_the_author_without_naming_it(gh):
     assert posted.comment_action == "created" and _publish(gh, rf.summary()).comment_id == posted.comment_id
 
 
+def test_an_account_github_could_not_name_for_a_moment_is_no_guess(gh):
+    """A 5xx from GET /user fell back to github-actions[bot]: a personal token posted a second comment."""
+    gh.token_login = "maintainer"
+    mine = gh.add_comment(7, MARKER + "\nold", user="maintainer")
+    gh.fail[("GET", r"^/user$")] = (502, "Bad Gateway")
+    with pytest.raises(GitHubError, match="HTTP 502"):
+        _publish(gh, rf.summary())
+    assert [c["id"] for c in gh.issue_comments(7)] == [mine]
+
+
 def test_comments_on_other_prs_are_ignored(gh):
     gh.add_comment(8, MARKER + "\nother pr")
     assert _publish(gh, rf.summary(), pr=7).comment_action == "created"
