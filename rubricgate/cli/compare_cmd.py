@@ -173,7 +173,7 @@ def render_comparison(comparison: Comparison) -> str:
         lines += [f"      {reason}" for reason in flip.reasons[:3]]
     lines += unjudged_lines([f for f in comparison.flips if f.kind == "unjudged"])
     lines.append("per-case counts (stratified exact test, one-sided, Holm across dimensions; "
-                 "a case's p is Holm-adjusted over the cases that moved):")
+                 "a case's p is Holm-adjusted over every case both sides hold):")
     for t in comparison.tests:
         holm = "" if t.p_holm is None else f", Holm {t.p_holm:.3g}"
         lines.append(f"  {t.dimension:<11}{t.base_passes}/{t.base_trials} -> {t.head_passes}/{t.head_trials} "

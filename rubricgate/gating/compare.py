@@ -54,7 +54,7 @@ class CaseFlip:
     base: str  # "passes/trials" or "-" when the case is absent
     head: str
     reasons: list[str] = field(default_factory=list)
-    p_value: float | None = None  # Holm-adjusted over the cases that moved, one-sided in the move's direction
+    p_value: float | None = None  # Holm-adjusted over every case both runs hold, one-sided in the move's direction
     credible: bool = False  # the move holds on its own at the gate's confidence
 
 
@@ -212,18 +212,21 @@ def _strict_rate(tests: list[DimensionTest], alpha: float) -> list[str]:
 def case_flips(base: Summary, head: Summary, alpha: float = 0.05) -> list[CaseFlip]:
     """One flip per case id in either run, in head order then base-only cases.
 
-    A regressed or fixed case carries its one-sided exact p (Holm across the cases that
-    moved) and is `credible` when that holds at alpha: most single-case moves of a noisy
-    reviewer are not, and an unchanged run should list few credible ones.
+    A regressed or fixed case carries its one-sided exact p (Holm across every case both runs
+    hold, a case that did not move at p 1: a family of the cases that moved is chosen by the data,
+    and read a 5/6 -> 0/6 case "credible" beside a decision that could not establish it) and is
+    `credible` when that holds at alpha: most single-case moves of a noisy reviewer are not, and an
+    unchanged run should list few credible ones.
     """
     base_cases, head_cases = _by_id(base), _by_id(head)
     ids = list(head_cases) + [cid for cid in base_cases if cid not in head_cases]
     flips = [_flip(cid, base_cases.get(cid), head_cases.get(cid)) for cid in ids]
     raw = {f.case_id: _case_p(f, base_cases[f.case_id], head_cases[f.case_id])
-           for f in flips if f.kind in ("regressed", "fixed")}
+           if f.kind in ("regressed", "fixed") else 1.0
+           for f in flips if f.case_id in base_cases and f.case_id in head_cases}
     adjusted = holm(raw, alpha)
     for f in flips:
-        if f.case_id in adjusted:
+        if f.case_id in adjusted and f.kind in ("regressed", "fixed"):
             f.p_value = adjusted[f.case_id]
             f.credible = f.p_value <= alpha
     return flips

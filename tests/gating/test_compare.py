@@ -473,3 +473,14 @@ def test_a_case_failing_every_trial_too_few_to_show_it_is_suspected_never_passed
         comparison = compare_summaries(_summary(cases), _summary({**cases, "c7": [False] * 3}), gate)
         assert comparison.decision.exit_code == 2, comparison.decision
         assert any(r.startswith("c7: verdict 0/3 vs base 3/3 (collapse suspected") for r in comparison.decision.reasons)
+
+
+def test_a_cases_credibility_is_weighed_over_every_case_not_the_ones_that_moved() -> None:
+    """Holm over the cases that moved (a family the data chose) read one 4/4 -> 0/4 case among
+    twelve "credible" beside a decision that could not establish it."""
+    base = _summary({f"c{i}": [True] * 4 for i in range(12)})
+    head = _summary({**{f"c{i}": [True] * 4 for i in range(1, 12)}, "c0": [False] * 4})
+    [moved] = [f for f in case_flips(base, head) if f.kind == "regressed"]
+    [alone] = case_flips(_summary({"c0": [True] * 4}), _summary({"c0": [False] * 4}))
+    assert alone.credible and moved.p_value == pytest.approx(min(1.0, 12 * alone.p_value))
+    assert not moved.credible
