@@ -245,14 +245,22 @@ class CaseStory:
 
     @property
     def trials(self) -> int:
-        return len(self.case.trials)
+        """The design trials, as the case's rate counts them (confirmations apart: confirmed())."""
+        return sum(not t.confirmation for t in self.case.trials)
+
+    def confirmed(self) -> str:
+        """' (confirmation trials: 1/1 passed)', or '': an adaptive run's re-tries of a failing case
+        are in no rate, and counted among its trials "1/11 failed" sat beside a rate of 9/10."""
+        extra = [t for t in self.case.trials if t.confirmation]
+        passed = sum(not judged_failed(t) and not t.errored for t in extra)
+        return f" (confirmation trials: {passed}/{len(extra)} passed)" if extra else ""
 
     def line(self) -> str:
         """'2/3 trials failed: verdict wrong_tier: expected BLOCK, got WARN (#1, #2)'."""
         shown = "; ".join(f"{p.dimension} {p.category}: {p.reason}" + _which(p.trials, self.trials)
                           for p in self.problems[:3])
         more = f"; +{len(self.problems) - 3} more" if len(self.problems) > 3 else ""
-        return f"{self.failed}/{self.trials} trials failed: {shown}{more}"
+        return f"{self.failed}/{self.trials} trials failed{self.confirmed()}: {shown}{more}"
 
 
 def _which(trials: list[int], of: int) -> str:
@@ -270,7 +278,8 @@ def case_story(case: CaseSummary) -> CaseStory:
     problems = [Problem(dims, cat, reason, trials) for (cat, reason), (dims, trials) in grouped.items()]
     problems.sort(key=lambda p: (p.category == "errored", -len(p.trials)))
     failing = [t for t in case.trials if judged_failed(t)]
-    return CaseStory(case, len(failing), problems, failing[0] if failing else None)
+    failed = sum(not t.confirmation for t in failing)  # as the rate counts: the design trials
+    return CaseStory(case, failed, problems, failing[0] if failing else None)
 
 
 def case_stories(s: Summary) -> list[CaseStory]:

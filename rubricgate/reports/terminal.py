@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rubricgate.credentials import mask_credentials
 from rubricgate.models.dimensions import ordered
-from rubricgate.models.results import Summary
+from rubricgate.models.results import Summary, TrialResult
 from rubricgate.reports.comment import k_groups, new_cases_line, signed_pp
 from rubricgate.reports.story import passed_unseen
 
@@ -34,13 +34,16 @@ def failure_lines(summary: Summary, limit: int = 15) -> list[str]:
     """One line per failed (case, dimension, category, reason), with how many trials it hit."""
     out = []
     for case in summary.cases:
-        groups: dict[tuple[str, str, str], list[int]] = {}
+        groups: dict[tuple[str, str, str], list[TrialResult]] = {}
         for trial in case.trials:
             for dim, g in trial.grades.items():
                 if not g.passed and g.category != "errored":  # errored trials have their own list
-                    groups.setdefault((dim, g.category or "failed", g.reason), []).append(trial.trial)
+                    groups.setdefault((dim, g.category or "failed", g.reason), []).append(trial)
+        design = sum(not t.confirmation for t in case.trials)  # as the case's rate counts them
         for (dim, category, reason), trials in groups.items():
-            which = f"#{trials[0]}" if len(case.trials) == 1 else f"{len(trials)}/{len(case.trials)} trials"
+            failed = sum(not t.confirmation for t in trials)
+            extra = f", {len(trials) - failed} confirmation" if failed < len(trials) else ""
+            which = f"#{trials[0].trial}" if len(case.trials) == 1 else f"{failed}/{design} trials{extra}"
             out.append(f"  {case.id} {dim}: {category} ({which}): {reason}")
     return _at_most(out, limit)
 

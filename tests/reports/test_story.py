@@ -40,3 +40,18 @@ def test_a_judged_failure_beside_a_refused_trial_is_still_failing() -> None:
                                      rf.trial("c-mixed", 2, "ERROR", **dict.fromkeys(DIMENSIONS, refused)))])
     [story] = case_stories(summary)
     assert story.case.id == "c-mixed" and story.failed == 1
+
+
+def test_a_cases_story_counts_the_trials_its_rate_counts_and_says_the_confirmations_apart() -> None:
+    """'1/11 trials failed' sat beside the case's rate of 9/10: the confirmation trial was counted."""
+    from rubricgate.reports.terminal import failure_lines
+
+    wrong = Grade(passed=False, category="wrong_tier", reason="expected BLOCK, got WARN")
+    trials = [rf.trial("c-flaky", n, "BLOCK") for n in range(1, 11)]
+    trials[3] = rf.trial("c-flaky", 4, "WARN", verdict=wrong)
+    trials.append(rf.trial("c-flaky", 11, "BLOCK").model_copy(update={"confirmation": True}))
+    summary = rf.summary(cases=[case("c-flaky", *trials)])
+    [story] = case_stories(summary)
+    assert (story.failed, story.trials) == (1, 10)
+    assert story.line().startswith("1/10 trials failed (confirmation trials: 1/1 passed): verdict wrong_tier")
+    assert failure_lines(summary) == ["  c-flaky verdict: wrong_tier (1/10 trials): expected BLOCK, got WARN"]
