@@ -180,8 +180,10 @@ def read_notes(cache_dir: Path | None) -> dict[str, bytes]:
         except OSError:
             continue  # none yet
         for entry in entries:
-            if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_size <= NOTE_BYTES:
-                with contextlib.suppress(OSError, UntrustedPath):  # gone, or a link meanwhile: not kept
+            # Gone since listed (another copy-only run of this user retired the folder), or a link
+            # meanwhile: not kept.
+            with contextlib.suppress(OSError, UntrustedPath):
+                if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_size <= NOTE_BYTES:
                     notes[f"{folder}/{entry.name}"] = read_under(cache_dir / folder, entry.name, NOTE_BYTES)
     return notes
 
