@@ -82,7 +82,7 @@ def decide(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
     strata = shared_strata(per_case, baseline, rates, detail)
     detail.edited_cases = [c for c in edited if c in per_case]
     if not detail.shared_cases:
-        return only_new_cases(per_case, detail, gate), detail
+        return only_new_cases(per_case, detail, gate, errored), detail
     lost = {d: [errored.get(c, 0) for c in _shared_ids(per_case, baseline, d)] for d in rates}
     if look.dependence is None and gate.method == "statistical":
         shared = [c for c in per_case if c in baseline.cases]
@@ -103,10 +103,12 @@ def decide(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
     hiding = [d for d, n in lost.items() if sum(n) and rates[d].status == "inconclusive"]
     suspects = list(dict.fromkeys(line.split(":", 1)[0] for line in detail.suspected))
     edits = edited_failing(per_case, detail, errored)
+    unjudged_new = errored_new_cases(detail, errored)
     held = ([f"collapse suspected ({listed(suspects)})"] if suspects else []) + \
         ([f"errored trials of {', '.join(hiding)} may hide failures"] if hiding else []) + \
-        (["case(s) edited since baseline.json was measured fail now or were not judged"] if edits else [])
-    undecided = undecided + detail.suspected + edits
+        (["case(s) edited since baseline.json was measured fail now or were not judged"] if edits else []) + \
+        (["new case(s) under gate.new_cases: strict were not judged on every trial"] if unjudged_new else [])
+    undecided = undecided + detail.suspected + edits + unjudged_new
     warnings = warnings + new_warnings + _finding_lines(detail) + _notes(detail)
     return final_decision(gate, reasons, warnings, undecided, held), detail
 
@@ -303,6 +305,16 @@ def judge_new_cases(per_case: Counts, detail: GateDetail, gate: GateConfig) -> t
     return [], [f"{f} (no baseline: reported, not gated)" for f in failing]
 
 
+def errored_new_cases(detail: GateDetail, errored: Mapping[str, int]) -> list[str]:
+    """Under `gate.new_cases: strict` every trial of a new (or edited) case must pass: one that
+    errored is no pass, nor evidence of a failure, so it holds the decision (exit 2, never 0)."""
+    if detail.new_cases_rule != "strict":
+        return []
+    hit = [f"{c} {n} errored trial(s)" for c in detail.new_cases if (n := errored.get(c, 0))]
+    return [f"new case(s) not judged on every trial ({listed(hit)}): gate.new_cases: strict requires "
+            "every trial to pass; fix what made them error and run them again"] if hit else []
+
+
 def edited_failing(per_case: Counts, detail: GateDetail, errored: Mapping[str, int] | None = None) -> list[str]:
     """Under `gate.new_cases: report`, an edited case that fails now, or has errored trials its
     failures may hide in, holds the decision: without counts of it as it is, its failure cannot be
@@ -321,7 +333,8 @@ def edited_failing(per_case: Counts, detail: GateDetail, errored: Mapping[str, i
             + ", then rubricgate baseline update --from <that run> --allow-partial"]
 
 
-def only_new_cases(per_case: Counts, detail: GateDetail, gate: GateConfig) -> Decision:
+def only_new_cases(per_case: Counts, detail: GateDetail, gate: GateConfig,
+                   errored: Mapping[str, int] | None = None) -> Decision:
     """No case the baseline holds ran (`run --only` of a case added since): the new cases are
     reported; under `gate.new_cases: strict` they are judged (every trial must pass), otherwise
     nothing was compared and the run cannot judge (exit 2)."""
@@ -329,7 +342,8 @@ def only_new_cases(per_case: Counts, detail: GateDetail, gate: GateConfig) -> De
     if not detail.new_cases:
         return cannot_judge(["no case of this run is in baseline.json (were cases renamed?)"], gate.method)
     if detail.new_cases_rule == "strict":
-        return final_decision(gate, reasons, warnings + _notes(detail), [])
+        unjudged = errored_new_cases(detail, errored or {})
+        return final_decision(gate, reasons, warnings + _notes(detail), unjudged, held=unjudged)
     names = ", ".join(detail.new_cases[:10]) + (" ..." if len(detail.new_cases) > 10 else "")
     return cannot_judge([f"only case(s) new to baseline.json ran ({names}): reported, not gated (gate.new_cases: "
                          "report); `rubricgate baseline update --from <this run> --allow-partial` adds them "

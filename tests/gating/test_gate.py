@@ -381,3 +381,25 @@ def test_a_flaky_case_whose_every_trial_errored_never_lets_the_run_exit_0() -> N
     for gate in (STATISTICAL, PASS_UNDECIDED):
         decision, detail = decide(_rates(per_case), baseline, gate, per_case, errored={"flaky": 10})
         assert decision.exit_code == 2 and detail.suspected[0].startswith("flaky: verdict 0/0 + 10 errored"), decision
+
+
+@pytest.mark.parametrize("gate", [STRICT, GateConfig(method="statistical", new_cases="strict")])
+@pytest.mark.parametrize("new", [(0, 0), (1, 1)])
+def test_an_errored_trial_of_a_new_case_under_new_cases_strict_is_never_a_pass(gate, new) -> None:
+    # strict requires every trial of a new case to pass: one that errored is no pass (every trial
+    # errored: (0, 0); one of two: (1, 1)), and no evidence of a failure either.
+    per_case = _counts({**SUITE, "newcase": new})
+    rates = _rates({c: v for c, v in per_case.items() if c != "newcase"})
+    decision, _ = decide(rates, _baseline(SUITE), gate, per_case, errored={"newcase": 1})
+    assert decision.exit_code == 2 and decision.status == "inconclusive", decision
+    assert any("newcase" in r and "errored" in r for r in decision.reasons), decision.reasons
+    lenient = GateConfig(method=gate.method, new_cases="strict", inconclusive="pass")
+    held, _ = decide(rates, _baseline(SUITE), lenient, per_case, errored={"newcase": 1})
+    assert held.exit_code == 2, held
+
+
+def test_an_errored_trial_of_a_new_case_alone_under_new_cases_strict_is_never_a_pass() -> None:
+    per_case = {"fixture-renamed": {d: (0, 0) for d in DIMENSIONS}}
+    decision, _ = decide(_rates({"x": {d: (0, 0) for d in DIMENSIONS}}), _baseline(SUITE), STRICT, per_case,
+                         errored={"fixture-renamed": 2})
+    assert decision.exit_code == 2, decision
