@@ -23,10 +23,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from rubricgate.gating.changes import HELD
 from rubricgate.gating.collapse import reliable, stable
 from rubricgate.gating.dependence import baseline_sessions
 from rubricgate.gating.dependence import check as check_dependence
-from rubricgate.gating.gate import HELD, Look, decide
+from rubricgate.gating.gate import Look, decide
 from rubricgate.gating.outcome import ALPHA_SHARES
 from rubricgate.gating.planning import CONFIRM_FACTOR
 from rubricgate.gating.power import design

@@ -156,6 +156,9 @@ def with_rule_changes(summary: Summary, rubric: RubricSpec, cases: list[CaseSpec
     return summary.model_copy(update={"coverage": coverage, "rule_changes": changes, "decision": decision})
 
 
+HELD = "gate.inconclusive: pass cannot let this run exit 0"  # a held run's first reason begins so
+LET_THROUGH = "gate.inconclusive: pass lets this undecided run exit 0"  # the warning of a run it let through
+
 # The config sections that grade answers and decide the run (reports/explain.py config_digests).
 GRADING = {CONFIG_KEY + "rubric", CONFIG_KEY + "verdict"}
 JUDGING = GRADING | {CONFIG_KEY + "gate"}
@@ -218,6 +221,11 @@ def hold(decision: Decision, lines: list[str], gate: GateConfig) -> Decision:
     reasons (one held for a rule change also names the cases it changes); a REGRESSION as it is."""
     if not lines or decision.status not in ("pass", "inconclusive"):
         return decision
+    if decision.status == "inconclusive" and gate.inconclusive == "fail" and decision.exit_code == exitcodes.OK:
+        # Let through by gate.inconclusive: pass, but held here whatever that key says.
+        warnings = [w for w in decision.warnings if w != LET_THROUGH]
+        return decision.model_copy(update={"exit_code": exitcodes.CANNOT_JUDGE, "warnings": warnings,
+                                           "reasons": [_held(lines), *decision.reasons, *lines]})
     if decision.status == "inconclusive":
         return decision.model_copy(update={"reasons": [*decision.reasons, *lines]})
     if gate.inconclusive == "pass":
@@ -225,3 +233,9 @@ def hold(decision: Decision, lines: list[str], gate: GateConfig) -> Decision:
         return decision.model_copy(update={"warnings": [*noted, *decision.warnings]})
     return decision.model_copy(update={"status": "inconclusive", "exit_code": exitcodes.CANNOT_JUDGE,
                                        "reasons": [*lines, *decision.reasons]})
+
+
+def _held(lines: list[str]) -> str:
+    """The first reason of a run these lines hold against gate.inconclusive: pass."""
+    what = "; ".join(line.split(": ", 1)[0] for line in lines)
+    return f"{HELD}: {what} (never PASS; it lets only the rate tests' INCONCLUSIVE through)"

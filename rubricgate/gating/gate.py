@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from rubricgate import exitcodes
-from rubricgate.gating.changes import listed
+from rubricgate.gating.changes import HELD, LET_THROUGH, listed
 from rubricgate.gating.collapse import CaseFinding, case_family
 from rubricgate.gating.dependence import Dependence, baseline_sessions
 from rubricgate.gating.dependence import check as check_dependence
@@ -140,7 +140,6 @@ class Look:
         return self.spend if self.case_spend is None else self.case_spend
 
 
-HELD = "gate.inconclusive: pass cannot let this run exit 0"  # a held run's first reason begins so
 
 
 def final_decision(gate: GateConfig, reasons: list[str], warnings: list[str], undecided: list[str],
@@ -157,7 +156,7 @@ def final_decision(gate: GateConfig, reasons: list[str], warnings: list[str], un
     if undecided:
         let_through = gate.inconclusive == "pass" and not held
         code = exitcodes.OK if let_through else exitcodes.CANNOT_JUDGE
-        note = ["gate.inconclusive: pass lets this undecided run exit 0"] if let_through else []
+        note = [LET_THROUGH] if let_through else []
         why = [f"{HELD}: {'; '.join(held)} (never PASS; it lets "
                "only the rate tests' INCONCLUSIVE through)"] if held and gate.inconclusive == "pass" else []
         return Decision(status="inconclusive", exit_code=code, method=gate.method,

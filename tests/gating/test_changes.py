@@ -121,3 +121,19 @@ def test_a_run_let_through_by_inconclusive_pass_says_so_in_every_reports_first_l
     html = (run_dir / "report.html").read_text()
     assert "PASS (passed by gate.inconclusive: pass):</strong>" in html
     assert "although no case exercises scope-single-purpose severity suggestion → warning" in html
+
+
+def test_a_gate_change_holds_a_run_that_gate_inconclusive_pass_let_through():
+    # A run left undecided and let through (exit 0) by gate.inconclusive: pass, whose gate settings
+    # changed or which leaves a measured dimension ungraded: held whatever that key says.
+    from rubricgate.gating.changes import hold
+
+    let_through = Decision(status="inconclusive", exit_code=0, method="statistical", reasons=["verdict undecided"],
+                           warnings=["gate.inconclusive: pass lets this undecided run exit 0"])
+    held = hold(let_through, ["baseline.json measures verdict, which this run does not grade"],
+                GateConfig(inconclusive="fail"))
+    assert held.exit_code == 2 and held.status == "inconclusive", held
+    assert held.reasons[0].startswith("gate.inconclusive: pass cannot let this run exit 0"), held.reasons
+    assert not any("lets this undecided run exit 0" in w for w in held.warnings), held.warnings
+    lenient = hold(let_through, ["cases edited beside a reviewer change"], GateConfig(inconclusive="pass"))
+    assert lenient.exit_code == 0  # what gate.inconclusive: pass may let through, it still does
