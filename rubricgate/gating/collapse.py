@@ -35,7 +35,7 @@ after the failure that selected it: fresh data, tested once, so its fraction is 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
@@ -63,6 +63,7 @@ class CaseFinding:
     errored: int = 0  # errored trials of this case in the run (counted as failures)
     need: int | None = None  # suspected: baseline trials per case that would let it be shown
     unit: Unit = TRIAL  # how its trials counted: under within-run dependence, the score test's design effect
+    certain: bool = False  # strict: a deterministic reviewer's collapse, no test needed (certain_collapses)
 
     @property
     def regression(self) -> bool:
@@ -76,6 +77,8 @@ class CaseFinding:
     def line(self) -> str:
         """'fixture-x: verdict 0/5 vs baseline 10/10 (collapse; per-case exact p, Holm-Tarone, 0.0021)'."""
         (x1, n1), (x0, n0) = self.current, self.baseline
+        if self.certain:
+            return f"{self.case_id}: {self.dimension} {x1}/{n1} vs baseline {x0}/{n0} ({CERTAIN_WORDS})"
         lost = f" + {self.errored} errored" if self.errored else ""
         words = ("collapse suspected, not testable under within-run dependence" if self.dependent
                  else KIND_WORDS[self.kind])
@@ -103,6 +106,18 @@ def reliable(baseline: tuple[int, int]) -> bool:
     """Worth re-trying when it fails now: at least 5 baseline trials with at most one failure."""
     x0, n0 = baseline
     return n0 >= 5 and x0 >= n0 - 1
+
+
+CERTAIN_WORDS = "collapse: every trial fails now, hidden in the rate by other cases' gains; strict gate"
+
+
+def certain_collapses(current: Counts, baseline: Counts, dims: Collection[str]) -> list[CaseFinding]:
+    """Strict (a deterministic reviewer): each case that passed every baseline trial and fails
+    every judged trial now, in `dims`: collapsed for certain, though other cases' gains may keep
+    the dimension's rate from falling (the strict rate test alone then said PASS)."""
+    return [CaseFinding(case, dim, (x, n), base, 0.0, "collapse", certain=True)
+            for case, counts in current.items() for dim, (x, n) in counts.items()
+            if dim in dims and n and not x and (base := baseline.get(case, {}).get(dim)) and base[0] == base[1] > 0]
 
 
 def case_family(current: Counts, baseline: Counts, level: float, margin: float,

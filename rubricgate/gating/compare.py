@@ -12,9 +12,11 @@ dimensions), and labelled the same way (rubricgate/gating/gate.py). The decision
   statistical  a dimension fails when its Holm-adjusted p <= 1 - confidence, or one case
                collapses (the run's per-case family, base as the reference: case_collapses):
                an unchanged reviewer fails the comparison with probability at most 1 - confidence;
-  strict       a dimension fails when its rate on the shared cases is lower at all. Its
-               false-alarm rate is stated with the result: the exact chance that an unchanged
-               reviewer dips on these counts (0 for a deterministic reviewer).
+  strict       a dimension fails when its rate on the shared cases is lower at all, and so does
+               a case that passed every base trial and fails every head trial (another case's
+               gain would hide it from the rate). Its false-alarm rate is stated with the
+               result: the exact chance that an unchanged reviewer dips on these counts (0 for a
+               deterministic reviewer).
 A side with trials that did not run (interrupted, budget spent) cannot be judged: exit 2. A case
 with no judged trial on a side (every one errored, or none ran) is `unjudged`, never `unchanged`.
 An INCONCLUSIVE `compare --base` is not continued: its next step is a fresh comparison with more
@@ -28,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rubricgate import exitcodes
-from rubricgate.gating.collapse import KIND_WORDS, CaseFinding, case_family
+from rubricgate.gating.collapse import CERTAIN_WORDS, KIND_WORDS, CaseFinding, case_family, certain_collapses
 from rubricgate.gating.evidence import weigh
 from rubricgate.gating.exact import Stratum, dip_probability, holm, null_distribution
 from rubricgate.gating.gate import EPS, final_decision, judge_dimensions
@@ -159,9 +161,10 @@ def case_collapses(base: Counts, head: Counts, gate: GateConfig, look: PairedLoo
     its share of alpha, a look at its increment of the tests' spending (the union bound over the
     looks, as `run` spends it). A case's drop moves a suite's sum little, so without it a change
     that fails one case every trial PASSed. Each round is a run of its own: trials count one by
-    one. Strict needs none: any dip of a dimension fails it."""
+    one. Strict: a case that fails every trial where it passed every base trial (any dip of a
+    dimension fails it anyway; one hidden by other cases' gains did not)."""
     if gate.method != "statistical":
-        return []
+        return certain_collapses(head, base, {d for dims in head.values() for d in dims})
     level = (1 - gate.confidence) * ALPHA_SHARES["cases"]
     found = case_family(head, base, level, gate.margin, look.case_spend if look is not None else 1.0)
     return [f for f in found if f.kind in ("collapse", "suspected")]
@@ -170,6 +173,8 @@ def case_collapses(base: Counts, head: Counts, gate: GateConfig, look: PairedLoo
 def _case_line(f: CaseFinding) -> str:
     """'fixture-x: verdict 0/10 vs base 10/10 (collapse; per-case exact p, Holm over cases and dimensions, 5e-05)'."""
     (x1, n1), (x0, n0) = f.current, f.baseline
+    if f.certain:
+        return f"{f.case_id}: {f.dimension} {x1}/{n1} vs base {x0}/{n0} ({CERTAIN_WORDS})"
     return (f"{f.case_id}: {f.dimension} {x1}/{n1} vs base {x0}/{n0} ({KIND_WORDS[f.kind]}; "
             f"per-case exact p, Holm over cases and dimensions, {f.p_adjusted:.2g})")
 
@@ -189,7 +194,9 @@ def decide_comparison(tests: list[DimensionTest], gate: GateConfig, cases: list[
             undecided.append(f"{line}: {t.label}")
     if gate.method == "strict":
         warnings += _strict_rate(tests, 1 - gate.confidence)
-    collapsed, suspected, held = _case_reasons(cases or [])
+    dipped = {t.dimension for t in tests if t.status == "regression"}
+    cases = [f for f in cases or [] if not (f.certain and f.dimension in dipped)]  # the dip already says it
+    collapsed, suspected, held = _case_reasons(cases)
     return final_decision(gate, reasons + collapsed, warnings, undecided + suspected, held)
 
 

@@ -30,7 +30,7 @@ from typing import Literal
 
 from rubricgate import exitcodes
 from rubricgate.gating.changes import HELD, LET_THROUGH, listed
-from rubricgate.gating.collapse import CaseFinding, case_family
+from rubricgate.gating.collapse import CaseFinding, case_family, certain_collapses
 from rubricgate.gating.dependence import Dependence, baseline_sessions
 from rubricgate.gating.dependence import check as check_dependence
 from rubricgate.gating.evidence import TRIAL, Bounds, Unit, family, weigh
@@ -96,6 +96,9 @@ def decide(rates: dict[str, RateRow], baseline: Baseline, gate: GateConfig,
                                                     look.pass_scores, lost, unit, _sessions(baseline, per_case, rates))
     lost_cases = {c: errored.get(c, 0) + look.lost_confirm.get(c, 0) for c in {*errored, *look.lost_confirm}}
     case_lines(judge_cases(per_case, baseline, gate, look, lost_cases), detail)
+    if gate.method != "statistical":  # where the rate fell, that already says REGRESSION
+        hidden = [d for d, row in rates.items() if row.status != "regression"]
+        detail.case_regressions += [f.line() for f in certain_collapses(per_case, _counts_of(baseline), hidden)]
     new_reasons, new_warnings = judge_new_cases(per_case, detail, gate)
     if detail.new_cases:
         shared_headline(rates, strata, {c: v for c, v in per_case.items() if c in baseline.cases}, gate.confidence)
@@ -168,13 +171,16 @@ def judge_cases(per_case: Counts, baseline: Baseline, gate: GateConfig, look: Lo
                 errored: Mapping[str, int] | None = None) -> list[CaseFinding]:
     """The per-case family (statistical; under strict only a stable case whose every trial failed
     or errored with some errored, whose failures may hide there, is kept: a suspected collapse)."""
-    base = {c: {d: (v.passes, v.trials) for d, v in dims.items()} for c, dims in baseline.cases.items()}
     level = (1 - gate.confidence) * ALPHA_SHARES["cases"]
-    found = case_family(per_case, base, level, gate.margin, look.cases_spend(), look.confirmed, errored, look.unit,
-                        look.confirm_room)
+    found = case_family(per_case, _counts_of(baseline), level, gate.margin, look.cases_spend(), look.confirmed,
+                        errored, look.unit, look.confirm_room)
     if gate.method != "statistical":
         return [f for f in found if f.kind == "suspected" and f.errored]
     return found
+
+
+def _counts_of(baseline: Baseline) -> Counts:
+    return {c: {d: (v.passes, v.trials) for d, v in dims.items()} for c, dims in baseline.cases.items()}
 
 
 def case_lines(findings: list[CaseFinding], detail: GateDetail) -> None:

@@ -175,7 +175,9 @@ def test_strict_fails_on_any_dip_and_states_its_false_alarm_rate() -> None:
     assert worse.decision.exit_code == 1 and worse.decision.reasons[0].startswith("verdict: 2/2 -> 1/2 on 2 shared")
     assert any("strict fails on any dip" in w for w in worse.decision.warnings)
     swap = compare_summaries(_summary({"a": [True], "b": [False]}), _summary({"a": [False], "b": [True]}), STRICT)
-    assert swap.decision.exit_code == 0 and swap.counts()["regressed"] == 1 and swap.counts()["fixed"] == 1
+    # No dip, but case a passed every base trial and fails every head trial: a certain collapse.
+    assert swap.decision.exit_code == 1 and swap.counts()["regressed"] == 1 and swap.counts()["fixed"] == 1
+    assert swap.decision.reasons[0].startswith("a: verdict 0/1 vs base 1/1 (collapse: every trial fails now")
 
 
 def test_strict_false_alarm_rate_is_zero_for_a_deterministic_reviewer() -> None:
@@ -484,3 +486,20 @@ def test_a_cases_credibility_is_weighed_over_every_case_not_the_ones_that_moved(
     [alone] = case_flips(_summary({"c0": [True] * 4}), _summary({"c0": [False] * 4}))
     assert alone.credible and moved.p_value == pytest.approx(min(1.0, 12 * alone.p_value))
     assert not moved.credible
+
+
+def test_strict_fails_a_case_collapse_that_another_case_s_gain_hides_from_the_rate() -> None:
+    from rubricgate.gating.compare import case_collapses, decide_comparison, dimension_tests
+
+    base = {"a": {"verdict": (3, 3)}, "b": {"verdict": (0, 3)}, "c": {"verdict": (3, 3)}}
+    head = {"a": {"verdict": (0, 3)}, "b": {"verdict": (3, 3)}, "c": {"verdict": (3, 3)}}
+    strict = GateConfig()
+    tests = dimension_tests(base, head, strict)
+    assert [t.status for t in tests] != ["regression"]  # 6/9 -> 6/9: the rate alone cannot see it
+    decision = decide_comparison(tests, strict, case_collapses(base, head, strict))
+    assert decision.exit_code == 1 and decision.reasons == [
+        "a: verdict 0/3 vs base 3/3 (collapse: every trial fails now, hidden in the rate by other cases' gains; "
+        "strict gate)"], decision
+    dipped = {**head, "c": {"verdict": (2, 3)}}  # the rate falls too: one reason, the dip's
+    both = decide_comparison(dimension_tests(base, dipped, strict), strict, case_collapses(base, dipped, strict))
+    assert both.exit_code == 1 and len(both.reasons) == 1 and both.reasons[0].startswith("verdict: 6/9 -> 5/9"), both

@@ -403,3 +403,16 @@ def test_an_errored_trial_of_a_new_case_alone_under_new_cases_strict_is_never_a_
     decision, _ = decide(_rates({"x": {d: (0, 0) for d in DIMENSIONS}}), _baseline(SUITE), STRICT, per_case,
                          errored={"fixture-renamed": 2})
     assert decision.exit_code == 2, decision
+
+
+def test_a_stable_case_collapsing_under_strict_is_a_regression_though_another_case_s_gain_keeps_the_rate() -> None:
+    # A deterministic reviewer that now fails every trial of a case it passed every time, while a
+    # case it failed now passes: the suite's rate holds, the collapse is certain.
+    base = {"stable": (3, 3), "hard": (0, 3), "other": (3, 3)}
+    decision, detail, rates = _decide(base, {"stable": (0, 3), "hard": (3, 3), "other": (3, 3)})
+    assert rates["verdict"].status != "regression"  # the rate alone cannot see it
+    assert decision.exit_code == 1 and decision.status == "regression", decision
+    assert any(r.startswith("stable: verdict 0/3 vs baseline 3/3") for r in decision.reasons), decision.reasons
+    assert detail.case_regressions == decision.reasons[-3:]  # one line per dimension, in summary.json too
+    kept, _, _ = _decide(base, {"stable": (3, 3), "hard": (3, 3), "other": (3, 3)})
+    assert kept.exit_code == 0, kept  # a gain alone changes nothing
