@@ -30,9 +30,10 @@ the mark (such a run cannot be continued, and the old one would be stranded).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -409,13 +410,22 @@ def _newest_run_here(reports: Path, cache_dir: Path | None) -> tuple[Path, Summa
         return None
     runs = sorted((p.parent for p in reports.glob("*/summary.json")
                    if not p.parent.name.endswith(("-baseline", "-record"))), reverse=True)
-    for run in runs:  # run ids start with a UTC timestamp: newest first
-        if not ran_here(cache_dir, run.name):
-            continue
-        try:
-            summary = read_summary(run)
-        except GateInputError:
-            continue
-        if summary.complete and "regraded_from" not in summary.config:
-            return run, summary
+    # Run ids start with a UTC timestamp to the second, then a random suffix: runs of one second
+    # are ordered by their summaries' start (to the millisecond), or the older could be taken up.
+    for _, second in itertools.groupby(runs, key=lambda run: run.name.split("-", 1)[0]):
+        for run, summary in sorted(_summaries_here(second, cache_dir), key=lambda rs: rs[1].started_at, reverse=True):
+            if summary.complete and "regraded_from" not in summary.config:
+                return run, summary
     return None
+
+
+def _summaries_here(runs: Iterable[Path], cache_dir: Path | None) -> list[tuple[Path, Summary]]:
+    """The readable summaries of the runs this user started here."""
+    found = []
+    for run in runs:
+        if ran_here(cache_dir, run.name):
+            try:
+                found.append((run, read_summary(run)))
+            except GateInputError:
+                continue
+    return found

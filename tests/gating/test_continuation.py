@@ -612,3 +612,24 @@ def test_a_mark_naming_a_live_pid_that_started_at_another_time_is_stale(tmp_path
     assert continued_by(marker) is None  # the pid, but another process since: stale, taken over
     marker.write_text(f"{RUNNING} (pid {pid})\n")
     assert continued_by(marker) is not None  # a mark of before: the pid alone decides
+
+
+def test_of_two_runs_in_one_second_the_later_started_is_the_newest(tmp_path) -> None:
+    """Run ids are timestamped to the second: two runs of one second were ordered by their random
+    suffix, so a plain rerun could take up the older (continued already) and start afresh."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[1]))
+    import reports_fixtures as rf
+
+    from rubricgate.gating.continuation import _newest_run_here
+    from rubricgate.runner.cache import remember_run
+
+    reports, cache = tmp_path / "reports", tmp_path / "cache"
+    for suffix, started in (("zzzzzz", "2026-01-01T00:00:00.100Z"), ("aaaaaa", "2026-01-01T00:00:00.900Z")):
+        run_id = f"20260101T000000Z-{suffix}"
+        rf.write_run_dir(reports / run_id, rf.summary(run_id=run_id, started_at=started))
+        remember_run(cache, run_id)
+    found = _newest_run_here(reports, cache)
+    assert found is not None and found[0].name == "20260101T000000Z-aaaaaa"
