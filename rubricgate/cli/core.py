@@ -110,14 +110,13 @@ def run(repo, config_path, agent, trials, only, jobs, keep_workspaces, cache, ca
         fail_input(exc)
     from rubricgate.reports.terminal import render_terminal
 
+    code = shard_exit_code(outcome.summary) if shard else outcome.exit_code
     with output_may_be_gone():  # the run is judged and recorded: its exit code is the decision's
-        click.echo(render_terminal(outcome.summary, str(outcome.run_dir)))
+        click.echo(render_terminal(outcome.summary, str(outcome.run_dir), (shard, code) if shard else None))
         _builtin_scope(outcome.summary)
         if outcome.workspaces is not None:
             click.echo(f"workspaces kept: {outcome.workspaces}/<trial>/ (the trial's folder is in events.jsonl)")
-        if shard:
-            click.echo(f"shard {shard}: a partial run; `rubricgate merge` of all shards gates the suite", err=True)
-    sys.exit(shard_exit_code(outcome.summary) if shard else outcome.exit_code)
+    sys.exit(code)
 
 
 @contextlib.contextmanager

@@ -85,9 +85,10 @@ def _noise_and_cost_lines(summary: Summary) -> list[str]:
     return lines
 
 
-def render_terminal(summary: Summary, run_dir: str) -> str:
+def render_terminal(summary: Summary, run_dir: str, shard: tuple[str, int] | None = None) -> str:
     """Rates vs baseline, the failing cases with reasons, then the decision; credential-shaped
-    text in a reason shown as <masked:KIND> (CI logs are often public)."""
+    text in a reason shown as <masked:KIND> (CI logs are often public). `shard`: (K/N, the exit
+    code of the shard, which does not gate): its slice's decision is said as the slice's."""
     d = summary.decision
     n_trials = sum(len(c.trials) for c in summary.cases)
     head = f"rubricgate {summary.run_id}: {len(summary.cases)} cases, {n_trials} trials, agent {summary.agent}"
@@ -97,13 +98,20 @@ def render_terminal(summary: Summary, run_dir: str) -> str:
         lines += ["failures:", *fails]
     lines += honesty_lines(summary)
     lines += _noise_and_cost_lines(summary)
-    verdict = decision_words(summary)
+    verdict = decision_words(summary) if shard is None else shard_words(summary, *shard)
     lines += [f"decision: {verdict}" + (f" - {'; '.join(d.reasons)}" if d.reasons else "")]
     lines += [f"warning: {w}" for w in d.warnings]
     lines += [f"warning: {a.warning}" for a in summary.agent_support.values() if a.warning]
     html = Path(run_dir) / "report.html"
     lines.append(f"report: {html if html.is_file() else run_dir}")
     return mask_credentials("\n".join(lines))
+
+
+def shard_words(summary: Summary, shard: str, exit_code: int) -> str:
+    """'REGRESSION in shard 2/4's slice (a shard does not gate: exit 0; ...)': its slice's status,
+    never an exit the process does not take ("REGRESSION (exit 1)" printed, then exit 0)."""
+    return (f"{summary.decision.status.upper()} in shard {shard}'s slice (a shard does not gate: exit {exit_code}; "
+            "`rubricgate merge` of all shards gates the suite)")
 
 
 def decision_words(summary: Summary) -> str:

@@ -131,3 +131,16 @@ def test_a_shard_count_past_its_bound_is_a_one_line_error(text):
     with pytest.raises(GateInputError) as err:
         parse_shard(text)
     assert "at most" in err.value.one_line()
+
+
+def test_a_shard_that_found_a_regression_says_so_without_an_exit_it_does_not_take(tmp_path):
+    """It printed 'decision: REGRESSION (exit 1)' and exited 0 (a shard does not gate)."""
+    from tests.conftest import set_severity
+
+    repo = make_repo(tmp_path / "repo")
+    set_severity(repo, "fm-description-required", "warning")  # the BLOCK fixture fails now
+    got = CliRunner().invoke(main, ["run", "--repo", str(repo), "--shard", "1/1"])
+    assert got.exit_code == 0, got.output
+    line = next(ln for ln in got.output.splitlines() if ln.startswith("decision: "))
+    assert line.startswith("decision: REGRESSION in shard 1/1's slice (a shard does not gate: exit 0; "), line
+    assert "(exit 1)" not in got.output
