@@ -86,6 +86,9 @@ def adaptive_rounds(loaded: Loaded, jobs: list[Job], options: RunOptions):
     """The statistical gate's adaptive rounds (gating/adaptive.py) over the planned cases, in plan
     order (changed cases first); None for a fixed design: strict, a baseline run, a shard."""
     if loaded.config.gate.method != "statistical" or options.shard is not None:
+        if options.continues is not None and options.shard is not None:
+            raise GateInputError("--continue", str(options.continues), "a shard runs no adaptive rounds to continue",
+                                 "continue the run without --shard, or run the shards afresh")
         if options.continues is not None:
             raise GateInputError("--continue", str(options.continues),
                                  "only the statistical gate's adaptive rounds continue",

@@ -144,3 +144,16 @@ def test_a_shard_that_found_a_regression_says_so_without_an_exit_it_does_not_tak
     line = next(ln for ln in got.output.splitlines() if ln.startswith("decision: "))
     assert line.startswith("decision: REGRESSION in shard 1/1's slice (a shard does not gate: exit 0; "), line
     assert "(exit 1)" not in got.output
+
+
+def test_continuing_with_a_shard_names_the_shard_not_the_gate_method(tmp_path):
+    """'set gate.method: statistical' was the fix offered where the gate was statistical already."""
+    import yaml
+
+    repo = make_repo(tmp_path / "repo")
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["gate"]["method"] = "statistical"
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    got = CliRunner().invoke(main, ["run", "--repo", str(repo), "--shard", "1/2", "--continue", str(tmp_path / "r")])
+    assert got.exit_code == 2 and "a shard runs no adaptive rounds to continue" in got.output, got.output
+    assert "set gate.method" not in got.output
