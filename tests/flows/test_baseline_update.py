@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from rubricgate.cli import main
@@ -210,9 +211,16 @@ def test_a_baseline_in_a_folder_not_made_yet_is_written_and_one_under_a_file_nam
     assert runs(repo) == before  # named before a measurement was spent
 
 
-def test_a_measurement_that_read_no_answer_is_refused_not_a_baseline_of_zero(tmp_path) -> None:
-    """The reviewer answers in its own YAML and `verdict:` is unset (init writes it commented): no
-    answer is read, every case measures 0%, and a baseline of that would pass every later run."""
+@pytest.mark.parametrize(("program", "retries", "field", "says"), [
+    # answers in its own YAML with `verdict:` unset (init writes it commented): no answer is read
+    ("print('review:\\n  verdict: approve\\n  key_issues_to_review: []')\n", 2, "verdict", "JSON contract"),
+    # fails every trial (exit 1 and no verdict, a traceback say): agent_error, not errored
+    ("import sys\nprint('review:\\n  key_issues_to_review: []')\nsys.exit(1)\n", 0, "agent", "exit 1"),
+])
+def test_a_measurement_that_read_no_answer_is_refused_not_a_baseline_of_zero(tmp_path, program, retries, field,
+                                                                              says) -> None:
+    """Every case measured 0%, and a baseline of that would pass every later run; the kept run
+    cannot make one with --from either."""
     import sys
 
     import yaml
@@ -220,49 +228,20 @@ def test_a_measurement_that_read_no_answer_is_refused_not_a_baseline_of_zero(tmp
     from tests.conftest import make_repo
 
     repo = make_repo(tmp_path / "repo")
-    script = tmp_path / "agents" / "yaml_reviewer.py"
+    script = tmp_path / "agents" / "reviewer.py"
     script.parent.mkdir()
-    script.write_text("print('review:\\n  verdict: approve\\n  key_issues_to_review: []')\n")
+    script.write_text(program)
     config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
     config["agent"] = {"name": "command", "command": [sys.executable, str(script)], "format": "text",
-                       "sandbox": "none", "timeout_s": 60}
+                       "sandbox": "none", "timeout_s": 60, "retries": retries}
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     before = (repo / "baseline.json").read_text()
     result = update(repo, "--reason", "first measurement")
     assert result.exit_code == 2, result.output
     last = result.output.strip().splitlines()[-1]
-    assert last.startswith("error: rubricgate.yaml: verdict: ") and "JSON contract" in last and "fix: " in last, last
+    assert last.startswith(f"error: rubricgate.yaml: {field}: ") and says in last and "fix: " in last, last
     assert (repo / "baseline.json").read_text() == before
     [run_dir] = runs(repo)
-    again = update(repo, "--from", str(run_dir), "--reason", "x")  # the kept run cannot make one either
-    assert again.exit_code == 2 and "rubricgate.yaml: verdict: " in again.output, again.output
-    assert (repo / "baseline.json").read_text() == before
-
-
-def test_a_measurement_whose_reviewer_never_answered_is_refused_not_a_baseline_of_zero(tmp_path) -> None:
-    """A reviewer that fails every trial (exit 1 and no verdict, a traceback say) is graded
-    agent_error, not errored: every case measured 0%, and a baseline of that passed every later run."""
-    import sys
-
-    import yaml
-
-    from tests.conftest import make_repo
-
-    repo = make_repo(tmp_path / "repo")
-    script = tmp_path / "agents" / "failing_reviewer.py"
-    script.parent.mkdir()
-    script.write_text("import sys\nprint('review:\\n  key_issues_to_review: []')\nsys.exit(1)\n")
-    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
-    config["agent"] = {"name": "command", "command": [sys.executable, str(script)], "format": "text",
-                       "sandbox": "none", "timeout_s": 60, "retries": 0}
-    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    before = (repo / "baseline.json").read_text()
-    result = update(repo, "--reason", "first measurement")
-    assert result.exit_code == 2, result.output
-    last = result.output.strip().splitlines()[-1]
-    assert last.startswith("error: rubricgate.yaml: agent: ") and "exit 1" in last and "fix: " in last, last
-    assert (repo / "baseline.json").read_text() == before
-    [run_dir] = runs(repo)
-    again = update(repo, "--from", str(run_dir), "--reason", "x")  # the kept run cannot make one either
-    assert again.exit_code == 2 and "rubricgate.yaml: agent: " in again.output, again.output
+    again = update(repo, "--from", str(run_dir), "--reason", "x")
+    assert again.exit_code == 2 and f"rubricgate.yaml: {field}: " in again.output, again.output
     assert (repo / "baseline.json").read_text() == before
