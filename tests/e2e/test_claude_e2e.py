@@ -53,6 +53,9 @@ def make_suite(repo: Path) -> None:
                        "env_allowlist": ["PATH", "LANG", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_MAX_RETRIES"],
                        "secret_env": ["ANTHROPIC_API_KEY"], "retries": 1, "retry_backoff_s": 0}
     config["gate"]["max_errored"] = 1  # the scripted outage; more would be "could not judge"
+    # The outage's case was never judged, so the baseline lacks it: a new case, reported apart (under
+    # new_cases: strict, the strict gate's default, its errored trial holds the run, exit 2).
+    config["gate"]["new_cases"] = "report"
     config["rubric"]["trajectory"]["max_steps"] = 6
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     write_baseline(repo, {folder: categories for folder, (_, categories) in CASES.items()})

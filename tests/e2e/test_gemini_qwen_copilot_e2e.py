@@ -84,6 +84,9 @@ def make_suite(repo: Path, cli: str) -> None:
                        "env_allowlist": ["PATH", "LANG", spec_vars[0]], "secret_env": [spec_vars[1]],
                        "retries": 1, "retry_backoff_s": 0}
     config["gate"]["max_errored"] = 1  # the scripted outage (pass/api-down)
+    # The outage's case was never judged, so the baseline lacks it: a new case, reported apart (under
+    # new_cases: strict, the strict gate's default, its errored trial holds the run, exit 2).
+    config["gate"]["new_cases"] = "report"
     config["rubric"]["trajectory"]["max_steps"] = MAX_STEPS
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     write_baseline(repo, EXPECTED)
