@@ -126,7 +126,7 @@ def _pass(s: Summary, out: Lead) -> Lead:
     held = "every dimension within the margin" if s.decision.method == "statistical" else "no rate below baseline"
     if margin is not None:
         held = f"every dimension within the {margin * 100:.0f}-point margin"
-    out.what = f"{held} ({', '.join(f'{d} {pct(r.rate)}' for d, r in s.rates.items())})"
+    out.what = f"{held} ({', '.join(f'{d} {pct(r.rate)}' for d, r in s.rates.items())}){_partly(s)}"
     unseen = [c for c in s.rule_changes if not c.cases]
     if unseen:  # let through by gate.inconclusive: pass; the line says what the suite cannot see
         out.cause = "although no case exercises " + "; ".join(f"{c.rule} {arrow(c.detail)}" for c in unseen[:2])
@@ -135,6 +135,17 @@ def _pass(s: Summary, out: Lead) -> Lead:
     change = cause(s, set())
     out.cause = change.replace("after ", "with ", 1) if change.startswith("after ") else ""
     return out
+
+
+def _partly(s: Summary) -> str:
+    """' on 1 of the baseline's 4 cases (3 not judged: left out, or every trial errored)', or '': a
+    PASS of the cases `--only` chose read as the suite's in the headline, the rest in a warning."""
+    missing = s.gate.missing_cases if s.gate else []
+    if not missing:
+        return ""
+    shared = s.gate.shared_cases if s.gate else 0
+    return (f" on {shared} of the baseline's {shared + len(missing)} cases ({len(missing)} not judged: "
+            "left out, or every trial errored)")
 
 
 def passed_unseen(s: Summary) -> bool:

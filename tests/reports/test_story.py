@@ -55,3 +55,17 @@ def test_a_cases_story_counts_the_trials_its_rate_counts_and_says_the_confirmati
     assert (story.failed, story.trials) == (1, 10)
     assert story.line().startswith("1/10 trials failed (confirmation trials: 1/1 passed): verdict wrong_tier")
     assert failure_lines(summary) == ["  c-flaky verdict: wrong_tier (1/10 trials): expected BLOCK, got WARN"]
+
+
+def test_a_pass_of_some_of_the_baselines_cases_says_so_in_its_headline() -> None:
+    """`run --only` passed one case of four: the headline read 'PASS: no rate below baseline', the
+    three cases not judged in a warning alone."""
+    from rubricgate.models.results import GateDetail
+
+    def first_line(body: str) -> str:
+        return next(ln for ln in body.splitlines() if ln.startswith("### "))
+
+    partial = rf.passing_summary().model_copy(update={"gate": GateDetail(shared_cases=1, missing_cases=["b", "c", "d"])})
+    line = first_line(render_body(partial))
+    assert "PASS" in line and "on 1 of the baseline's 4 cases (3 not judged: left out, or every trial errored)" in line
+    assert "not judged" not in first_line(render_body(rf.passing_summary()))
