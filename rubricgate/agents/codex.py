@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.cli import CliAgent
-from rubricgate.agents.codex_rollout import add_usage, apply_rollout, read_rollout
+from rubricgate.agents.codex_rollout import add_usage, apply_rollout, clear_sessions, read_rollout
 from rubricgate.agents.normalize import (
     UNREACHABLE_STOP,
     Draft,
@@ -99,10 +99,8 @@ class CodexAgent(CliAgent):
         """Write the run's config.toml (sandbox, approvals, provider), then run. A retry runs in
         the same CODEX_HOME: the failed attempt's session goes first, or an attempt that wrote
         none (or one in the same second) was read as the earlier one's calls and turns."""
-        from rubricgate.isolation.overlay import remove_tree
-
         request.write_scratch(codex_home(request) / "config.toml", codex_config(request, self.config.model))
-        remove_tree(codex_home(request) / "sessions")  # never follows a link the agent left (its copy: clear_kept)
+        clear_sessions(request)  # the rollout's copy beside the run goes by clear_kept
         return super().execute(request, argv)
 
     def kept_files(self, request: AgentRequest) -> list[Path]:

@@ -20,6 +20,7 @@ from rubricgate.agents.shell_commands import classify_command
 from rubricgate.isolation.untrusted import UntrustedPath, read_under
 
 if TYPE_CHECKING:
+    from rubricgate.agents.base import AgentRequest
     from rubricgate.models.transcript import ToolStatus
 
 
@@ -35,6 +36,17 @@ def _rollouts(folder: Path) -> list[Path]:
     for top, _dirs, files in os.walk(folder, followlinks=False):
         found += [Path(top) / f for f in files if f.startswith("rollout-") and f.endswith(".jsonl")]
     return found
+
+
+def clear_sessions(request: AgentRequest) -> None:
+    """Remove HOME/.codex/sessions before an attempt, `.codex` made the harness's own folder first
+    (the agent may have left it a link, which the removal would follow). A retry runs in the same
+    HOME: the failed attempt's rollout was read as one that wrote none, its calls and turns graded
+    and its failure to start the reviewer's."""
+    from rubricgate.isolation.overlay import remove_tree
+
+    os.close(request.scratch_folder(request.home / ".codex"))
+    remove_tree(request.home / ".codex" / "sessions")
 
 
 def read_rollout(home: Path) -> bytes | None:

@@ -16,7 +16,6 @@ stream and stopping the run.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from pathlib import Path
@@ -68,7 +67,9 @@ class CommandAgent(CliAgent):
         runs in the same HOME: the failed attempt's rollout was read as one that wrote none, its
         calls and turns graded and its failure to start the reviewer's (as the codex adapter)."""
         if self.format == "codex":
-            _clear_codex_sessions(request)
+            from rubricgate.agents.codex_rollout import clear_sessions
+
+            clear_sessions(request)
         return super().execute(request, argv)
 
     def parse(self, data: bytes, request: AgentRequest) -> Draft:
@@ -141,15 +142,6 @@ def _codex_rollout(fmt: str, request: AgentRequest) -> dict[str, bytes]:
 
     rollout = read_rollout(request.home / ".codex")
     return {"rollout": rollout} if rollout is not None else {}
-
-
-def _clear_codex_sessions(request: AgentRequest) -> None:
-    """Remove HOME/.codex/sessions, the folder made the harness's own first: the agent may have left
-    `.codex` a link, and the removal would follow it (isolation/untrusted.py folder_under)."""
-    from rubricgate.isolation.overlay import remove_tree
-
-    os.close(request.scratch_folder(request.home / ".codex"))
-    remove_tree(request.home / ".codex" / "sessions")
 
 
 def _read(path: Path) -> str:
