@@ -74,11 +74,12 @@ class CaseFinding:
         """Suspected because the trials of one run may be one repeated answer."""
         return self.kind == "suspected" and self.unit.rho > 0
 
-    def line(self) -> str:
-        """'fixture-x: verdict 0/5 vs baseline 10/10 (collapse; per-case exact p, Holm-Tarone, 0.0021)'."""
+    def line(self, against: str = "baseline") -> str:
+        """'fixture-x: verdict 0/5 vs baseline 10/10 (collapse; per-case exact p, Holm-Tarone, 0.0021)';
+        `against`: what the reference is called (`compare --base`: "base")."""
         (x1, n1), (x0, n0) = self.current, self.baseline
         if self.certain:
-            return f"{self.case_id}: {self.dimension} {x1}/{n1} vs baseline {x0}/{n0} ({CERTAIN_WORDS})"
+            return f"{self.case_id}: {self.dimension} {x1}/{n1} vs {against} {x0}/{n0} ({CERTAIN_WORDS})"
         lost = f" + {self.errored} errored" if self.errored else ""
         words = ("collapse suspected, not testable under within-run dependence" if self.dependent
                  else KIND_WORDS[self.kind])

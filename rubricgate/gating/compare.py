@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rubricgate import exitcodes
-from rubricgate.gating.collapse import CERTAIN_WORDS, KIND_WORDS, CaseFinding, case_family, certain_collapses
+from rubricgate.gating.collapse import KIND_WORDS, CaseFinding, case_family, certain_collapses
 from rubricgate.gating.evidence import weigh
 from rubricgate.gating.exact import Stratum, dip_probability, holm, null_distribution
 from rubricgate.gating.gate import EPS, final_decision, judge_dimensions
@@ -174,7 +174,7 @@ def _case_line(f: CaseFinding) -> str:
     """'fixture-x: verdict 0/10 vs base 10/10 (collapse; per-case exact p, Holm over cases and dimensions, 5e-05)'."""
     (x1, n1), (x0, n0) = f.current, f.baseline
     if f.certain:
-        return f"{f.case_id}: {f.dimension} {x1}/{n1} vs base {x0}/{n0} ({CERTAIN_WORDS})"
+        return f.line(against="base")
     return (f"{f.case_id}: {f.dimension} {x1}/{n1} vs base {x0}/{n0} ({KIND_WORDS[f.kind]}; "
             f"per-case exact p, Holm over cases and dimensions, {f.p_adjusted:.2g})")
 
