@@ -29,7 +29,7 @@ import yaml
 
 from rubricgate import boundary
 from rubricgate.graders.contract import cross_check, parse_verdict
-from rubricgate.graders.finding_names import canonical_severity, read_as, spelled_as
+from rubricgate.graders.finding_names import spelled
 from rubricgate.models.base import Tier
 from rubricgate.models.verdict import Finding, ParsedVerdict, Verdict
 from rubricgate.models.verdict_config import FindingFields, VerdictConfig, verdict_word
@@ -256,7 +256,7 @@ def _finding(item: dict[str, Any], rubric: RubricSpec, config: VerdictConfig, wa
     rule = _text(item.get("rule")) or _named(title, config)
     if not rule and config.unmatched == "warn":
         warnings.append(f"finding {title[:80]!r} matches no rule of verdict.rules")
-    rule, said = _spelled(rule, _text(item.get("severity")), rubric, warnings)
+    rule, said = spelled(rule, _text(item.get("severity")), rubric, warnings)
     severity = rubric.rules[rule].severity if rule in rubric.rules else said
     if severity and severity not in rubric.vocabulary.meanings:  # "high": said, or it counts silently as nothing
         warnings.append(f"finding {title[:80]!r}: severity {severity!r} is none of the rubric's "
@@ -265,15 +265,6 @@ def _finding(item: dict[str, Any], rubric: RubricSpec, config: VerdictConfig, wa
     return Finding(severity=severity or rubric.severities[-1], rule=rule, file=_text(item.get("file")),
                    line=line if isinstance(line, int) and not isinstance(line, bool) else None,
                    quote=_text(item.get("quote")), issue=_text(item.get("issue")) or title, fix=_text(item.get("fix")))
-
-
-def _spelled(rule: str, severity: str, rubric: RubricSpec, warnings: list[str]) -> tuple[str, str]:
-    """The finding's rule id and severity as the rubric spells them; one read another way is a
-    verdict warning, as in the contract (cross_check would see them already respelled)."""
-    as_rule, as_severity = spelled_as(rule, rubric.rules), canonical_severity(severity, rubric)
-    if (as_rule, as_severity) != (rule, severity):
-        warnings.append(read_as(rule, severity, as_rule, as_severity))
-    return as_rule, as_severity
 
 
 def _named(title: str, config: VerdictConfig) -> str:

@@ -29,19 +29,23 @@ def canonical_severity(said: str, rubric: RubricSpec) -> str:
     return spelled_as(said, rubric.vocabulary.meanings)
 
 
-def read_as(rule: str, severity: str, as_rule: str, as_severity: str) -> str:
-    """The verdict warning for a finding whose rule id or severity was read another way than written."""
-    return f"finding {rule!r} ({severity!r}) read as the rubric's {as_rule!r} ({as_severity!r})"
+def spelled(rule: str, severity: str, rubric: RubricSpec, notes: list[str]) -> tuple[str, str]:
+    """A finding's rule id and severity as the rubric spells them; one read another way than it was
+    written adds a verdict warning to `notes`, in every format (a finding respelled before the
+    contract's cross-check would have none)."""
+    as_rule, as_severity = spelled_as(rule, rubric.rules), canonical_severity(severity, rubric)
+    if (as_rule, as_severity) != (rule, severity):
+        notes.append(f"finding {rule!r} ({severity!r}) read as the rubric's {as_rule!r} ({as_severity!r})")
+    return as_rule, as_severity
 
 
 def canonical_findings(verdict: Verdict, rubric: RubricSpec) -> tuple[Verdict, list[str]]:
     """The verdict with each finding's rule id and severity in the rubric's spelling, and a note
     for each one read another way than it was written."""
-    findings, notes = [], []
+    findings: list[Finding] = []
+    notes: list[str] = []
     for f in verdict.findings:
-        rule, severity = spelled_as(f.rule, rubric.rules), canonical_severity(f.severity, rubric)
-        if (rule, severity) != (f.rule, f.severity):
-            notes.append(read_as(f.rule, f.severity, rule, severity))
+        rule, severity = spelled(f.rule, f.severity, rubric, notes)
         findings.append(f if (rule, severity) == (f.rule, f.severity)
                         else Finding.model_validate({**f.model_dump(), "rule": rule, "severity": severity}))
     return (verdict if not notes else verdict.model_copy(update={"findings": findings})), notes
