@@ -37,6 +37,7 @@ from rubricgate.isolation.leftovers import disown, owned_folder, remove_owned
 from rubricgate.isolation.overlay import Overlay, layer_folders, remove_tree
 from rubricgate.isolation.reaping import end_helper, start_helper
 from rubricgate.isolation.scratch import Scratch
+from rubricgate.runner.linked_folders import linked_folder_files
 from rubricgate.runner.topdir import spread_children
 
 # Never copied into a workspace: version control, run outputs and caches.
@@ -83,14 +84,19 @@ def list_tree_sized(repo: Path, exclude: AbstractSet[str] = frozenset(),
         names = _walk(repo)
     inside = _Inside(repo, exclude)
     files = [n for n in names if not excluded(n, exclude) and inside(n)]
-    return files, inside.size
+    # A link to a folder of the repository is one name, no file: its files, at its path.
+    linked = [f for link in inside.folders for f in linked_folder_files(inside.repo, link, SKIP_DIRS)]
+    files += [f for f in linked if not excluded(f, exclude) and inside(f)]
+    return (sorted(files) if linked else files), inside.size
 
 
 def _walk(repo: Path) -> list[str]:
     found = []
     for root, dirs, files in os.walk(repo):
         dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
-        found += [Path(root, f).relative_to(repo).as_posix() for f in files]
+        # os.walk lists a link to a folder among the folders and never enters it: named, as git names it.
+        names = [*files, *(d for d in dirs if os.path.islink(os.path.join(root, d)))]
+        found += [Path(root, f).relative_to(repo).as_posix() for f in names]
     return sorted(found)
 
 
@@ -115,6 +121,7 @@ class _Inside:
         self.root = os.path.realpath(self.repo)
         self.exclude = exclude
         self.size = 0  # bytes of the files found inside so far
+        self.folders: list[str] = []  # the links to a folder of the repository met so far
         self._real_dirs: dict[str, str] = {}
 
     def __call__(self, rel: str) -> bool:
@@ -125,6 +132,8 @@ class _Inside:
                 real = os.path.realpath(path)
                 st = os.stat(real)
                 inside = stat.S_ISREG(st.st_mode) and self._within(real)
+                if stat.S_ISDIR(st.st_mode) and self._within(real):  # never the repository itself
+                    self.folders.append(rel)
             else:
                 inside = stat.S_ISREG(st.st_mode) and self._within(self._real(rel))
         except OSError:
