@@ -66,7 +66,10 @@ _SCAN_FROM = 65536
 # "Trojan Source" trick) -> their backslash escape.
 _BIDI = [0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
 _ESCAPED = ({c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
-            | {c: f"\\u{c:04x}" for c in [0x2028, 0x2029, *_BIDI]})
+            | {c: f"\\u{c:04x}" for c in [0x2028, 0x2029, *_BIDI]}
+            # A name's bytes that are not UTF-8, as the file system's str holds them (surrogates):
+            # written raw, they end the output in a UnicodeEncodeError.
+            | {c: f"\\u{c:04x}" for c in range(0xDC80, 0xDD00)})
 
 
 def printable(text: str) -> str:

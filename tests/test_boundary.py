@@ -229,3 +229,9 @@ def test_clip_value_bounds_a_parsed_value() -> None:
                                        (math.inf, False), (True, False), ("1.0", False), (None, False)])
 def test_is_amount(value, ok: bool) -> None:
     assert boundary.is_amount(value) is ok
+
+
+def test_a_names_bytes_that_are_not_utf8_are_printed_escaped_and_encode() -> None:
+    # os.fsdecode(b"caf\xe9.md"): written raw, the surrogate ended the output in a UnicodeEncodeError.
+    shown = boundary.printable("caf\udce9.md")
+    assert shown == "caf\\udce9.md" and shown.encode("utf-8")

@@ -123,8 +123,10 @@ def is_gated(path: str, gated: list[str]) -> bool:
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = os.environ | {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
     try:
+        # A name need not be UTF-8 (a Latin-1 'café.md'): kept as the file system's str spells it.
         return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                              env=env, stdin=subprocess.DEVNULL, check=False)
+                              encoding="utf-8", errors="surrogateescape", env=env, stdin=subprocess.DEVNULL,
+                              check=False)
     except FileNotFoundError:
         raise GateInputError("git", "", "git is not installed", "install git") from None
 

@@ -315,3 +315,23 @@ def test_an_edit_to_the_config_given_with_config_is_gated(repo):
                                     "--config", str(repo / "ci/gate.yaml")])
     assert got.exit_code == 0 and got.output.startswith("changed: 1 gated file"), got.output
     assert "ci/gate.yaml  (the config)" in got.output
+
+
+def test_a_file_name_that_is_not_utf8_is_read_and_printed_not_an_internal_error(repo):
+    """A Latin-1 name anywhere in a pull request ('café.md' written by an old tool) made `changed`
+    end in 'internal error: UnicodeDecodeError' (exit 2) on every such pull request."""
+    import os
+
+    from click.testing import CliRunner
+
+    from rubricgate.cli import main
+
+    base = commit(repo, {"reviewer/evaluator/SKILL.md": "s\n", "reviewer/evaluator/references/rubric.md": "r\n",
+                         "evals/tasks/.keep": "", "fixtures/.keep": ""}, "suite")
+    latin1 = os.fsdecode(b"fixtures/caf\xe9.md")
+    commit(repo, {latin1: "x\n", os.fsdecode(b"docs/caf\xe9.md"): "y\n"}, "names not in UTF-8")
+    result = changed_files(repo, base, Config())
+    assert result.files == [latin1]
+    got = CliRunner().invoke(main, ["changed", "--base", base, "--repo", str(repo)])
+    assert got.exit_code == 0, got.output
+    assert got.output.splitlines()[1].startswith("  fixtures/caf\\udce9.md  (a fixture"), got.output
