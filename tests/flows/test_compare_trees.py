@@ -128,3 +128,19 @@ def test_past_the_closures_cap_the_base_side_reads_every_file_as_ref_has_it(tmp_
     with base_checkout(repo, ref_tree, {"base": config, "head": config}, "HEAD", {"reports"}) as root:
         assert (root / "notes.md").read_text() == "strict\n"
         assert (root / "baseline.json").read_text() == (repo / "baseline.json").read_text()
+
+
+def test_a_base_missing_from_a_shallow_clone_names_the_full_history_fix(tmp_path: Path) -> None:
+    # actions/checkout's default fetch-depth is 1: "git fetch it first" left the workflow's fix unsaid.
+    import subprocess
+
+    from click.testing import CliRunner
+
+    from rubricgate.cli import main
+
+    repo = make_repo(tmp_path / "repo")
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(shallow)], check=True)
+    got = CliRunner().invoke(main, ["compare", "--base", "origin/no-such-base", "--repo", str(shallow)])
+    assert got.exit_code == 2 and len(got.output.strip().splitlines()) == 1, got.output
+    assert "shallow clone" in got.output and "fetch-depth: 0" in got.output, got.output
