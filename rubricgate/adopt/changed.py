@@ -22,6 +22,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
+from rubricgate.adopt.new_at_base import new_at_base
 from rubricgate.errors import GateInputError
 from rubricgate.models.config import Config
 from rubricgate.suite.answer_key import config_rel_of
@@ -45,6 +46,7 @@ class ChangedResult:
     files: list[str]
     reasons: dict[str, str] = field(default_factory=dict)
     capped: bool = False  # the reviewer's closure reached its file limit (suite/closure.py)
+    new_at_base: bool = False  # REF has no rubricgate config nor reviewer: nothing to compare (adopt/new_at_base.py)
 
     @property
     def changed(self) -> bool:
@@ -209,7 +211,8 @@ def changed_files(repo: Path, base: str, config: Config, config_path: Path | Non
         elif (now.capped or then.capped) and not is_gated(name, skip):  # `skip`: never the reviewer
             reasons[name] = CAPPED_REASON  # past the cap the closure cannot say: "unchanged" is never a guess
     return ChangedResult(base=base, merge_base=mb, gated=gated, files=sorted(reasons), reasons=reasons,
-                         capped=now.capped or then.capped)
+                         capped=now.capped or then.capped,
+                         new_at_base=bool(reasons) and new_at_base(repo, commit, config, config_rel))
 
 
 def task_reviewed(repo: Path, config: Config) -> dict[str, str]:

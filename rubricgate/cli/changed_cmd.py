@@ -12,7 +12,7 @@ from rubricgate.boundary import printable
 from rubricgate.cli.app import main
 from rubricgate.cli.options import config_option, fail_input, repo_option, repo_root
 from rubricgate.errors import GateInputError, GateInputErrors
-from rubricgate.suite.config import load_config
+from rubricgate.suite.config import CONFIG_NAME, load_config
 
 
 @main.command()
@@ -25,14 +25,15 @@ def changed(base, repo, config_path) -> None:
     Gated: the reviewer (its prompt, skill and rubric and every file they reference), the tasks and
     fixtures folders, the baseline and the config (rubricgate.yaml, and the --config file). Each changed
     file is listed with why it is gated.
-    Writes `changed=true|false` to $GITHUB_OUTPUT when that is set. Names are printed with control
+    Writes `changed=true|false` and `new_at_base=true|false` (BASE has no rubricgate config and no
+    reviewer: nothing to compare with) to $GITHUB_OUTPUT when that is set. Names are printed with control
     characters and line separators escaped (a name holding a newline stays on its one line).
     """
     root = repo_root(repo)
     try:
         config = load_config(root, config_path)
         result = changed_files(root, base, config, config_path)
-        _github_output(result.changed)
+        _github_output(result.changed, result.new_at_base)
     except (GateInputError, GateInputErrors) as exc:
         fail_input(exc)
     if result.changed:
@@ -49,18 +50,22 @@ def changed(base, repo, config_path) -> None:
                 click.echo(f"  {printable(line)}")
     else:
         click.echo(printable(f"unchanged: no gated file changed since {base} (merge base {result.merge_base[:12]})"))
+    if result.new_at_base:
+        click.echo(printable(f"note: {base} has no {CONFIG_NAME} and not this reviewer's files: rubricgate is new "
+                             "since it, so `compare --base` has no base reviewer to compare with; the run against "
+                             "this checkout's baseline decides (the PR workflow does so)"), err=True)
     if result.capped:
         click.echo("note: the reviewer references more files than rubricgate follows (500), so every changed "
                    "file counts as the reviewer's; name what it reads in reviewer.files (never capped)", err=True)
 
 
-def _github_output(is_changed: bool) -> None:
+def _github_output(is_changed: bool, is_new: bool) -> None:
     target = os.environ.get("GITHUB_OUTPUT")
     if not target:
         return
     try:
         with open(target, "a", encoding="utf-8") as fh:
-            fh.write(f"changed={'true' if is_changed else 'false'}\n")
+            fh.write(f"changed={'true' if is_changed else 'false'}\nnew_at_base={'true' if is_new else 'false'}\n")
     except OSError as exc:
         raise GateInputError(target, "GITHUB_OUTPUT", f"cannot append: {exc.strerror}",
                              "unset it or fix the path") from exc

@@ -117,8 +117,8 @@ def test_the_comment_label_and_step_summary_follow_the_comparison_that_decides(a
     compare = step(gate, "Judge head against base")["run"]
     assert "--json reports/compare.json" in compare
     assert compare.index("rm -f reports/compare.json") < compare.index("rubricgate compare")  # never a planted one
-    assert step(gate, "Render reports")["run"] == "rubricgate report --compare reports/compare.json"
-    assert step(gate, "Comment on the PR")["run"].endswith("--compare reports/compare.json")
+    assert "else rubricgate report --compare reports/compare.json; fi" in step(gate, "Render reports")["run"]
+    assert '--pr "$PR" --compare reports/compare.json; fi' in step(gate, "Comment on the PR")["run"]
 
 
 def test_the_render_step_writes_the_comparisons_decision_to_the_step_summary(tmp_path):

@@ -322,10 +322,10 @@ def test_changed_reports_gated_files_and_github_output(tmp_path):
     out = tmp_path / "gh_output"
     got = invoke("changed", "--base", "main", "--repo", str(repo), env={"GITHUB_OUTPUT": str(out)})
     assert got.exit_code == 0 and "changed: 1 gated file(s)" in got.output and "  baseline.json" in got.output
-    assert out.read_text() == "changed=true\n"
+    assert out.read_text() == "changed=true\nnew_at_base=false\n"
     subprocess.run(["git", "-C", str(repo), "checkout", "-q", "baseline.json"], check=True)
     got = invoke("changed", "--base", "main", "--repo", str(repo), env={"GITHUB_OUTPUT": str(out)})
-    assert "unchanged" in got.output and out.read_text().endswith("changed=false\n")
+    assert "unchanged" in got.output and out.read_text().endswith("changed=false\nnew_at_base=false\n")
 
 
 def test_publish_with_no_runs_exits_2(tmp_path):
