@@ -8,6 +8,7 @@ gives); agents/ending.py's `finish` then folds in how the process ended and retu
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -116,12 +117,16 @@ def parse_json_lines(data: bytes | str) -> tuple[list[dict[str, Any]], int]:
 # What an event line begins with: an object whose first key is quoted (`{"type": ...`), or `{}`.
 # Node's console.log of an object (`{ level: 'warn', msg: '...' }`) is a log line, not an event.
 _LOOKS_LIKE_EVENT = re.compile(r'\{\s*(?:"|\})')
+_EVENT_START = re.compile(r'\{\s*"')
+# Where in a line that is no event one is looked for; a line with more such places is taken for one.
+_EVENT_TRIES = 16
+_DECODER = json.JSONDecoder()
 
 
 def parse_stream(data: bytes | str) -> tuple[list[dict[str, Any]], int, int]:
     """parse_json_lines' events and count, and how many of the skipped lines before the last began
-    as an event (`{"`) and did not parse: a malformed event, which may have been a tool call (the
-    last line is one cut off by a kill or the cap: fail_if_truncated)."""
+    as an event (`{"`), or held one after other text, and did not parse: a malformed event, which
+    may have been a tool call (the last line is one cut off by a kill or the cap: fail_if_truncated)."""
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
     events: list[dict[str, Any]] = []
     skipped = malformed = 0
@@ -141,8 +146,28 @@ def parse_stream(data: bytes | str) -> tuple[list[dict[str, Any]], int, int]:
             events.append(obj)
         else:
             skipped += 1
-            broken_last = _LOOKS_LIKE_EVENT.match(line) is not None
+            broken_last = _holds_event(line)
     return events, skipped, malformed
+
+
+def _holds_event(line: str) -> bool:
+    """A line that did not parse began as an event, or holds one after other text: an escape
+    sequence or a progress word a writer left without its newline (`\\x1b[?25l{"type": ...}`)
+    hides the event behind it, a forbidden tool call say, from the parser and the live watch."""
+    if _LOOKS_LIKE_EVENT.match(line):
+        return True
+    for tries, start in enumerate(_EVENT_START.finditer(line)):
+        if tries == _EVENT_TRIES:
+            return True
+        try:
+            value, _ = _DECODER.raw_decode(line, start.start())
+        except ValueError:
+            continue
+        except RecursionError:  # nested past the interpreter's limit: taken for an event
+            return True
+        if isinstance(value, dict):
+            return True
+    return False
 
 
 def field_dict(obj: dict[str, Any], key: str) -> dict[str, Any]:
@@ -188,7 +213,7 @@ class Draft:
     signal: str | None = None
     api_status: int | None = None
     skipped_lines: int = 0
-    malformed_lines: int = 0  # skipped lines that began as an event (parse_stream)
+    malformed_lines: int = 0  # skipped lines that began as or held an event (parse_stream)
     saw_result: bool = False  # the stream reached its own end-of-run event
     retry_after_s: float | None = None  # a retry delay the CLI reported
     reported_turns: int | None = None  # the CLI's own turn count, when it gives one

@@ -11,7 +11,7 @@ The infrastructure's (retried under agent.retries, then `errored`, judged by no 
 - rate_limit: 429 (its retry-after is honoured by the next attempt);
 - auth: 401/403, or a CLI that says it is not logged in;
 - start: the CLI did not start, or ended before any model turn without saying why;
-- malformed_event: a line of the CLI's event stream began as an event and did not parse (the event,
+- malformed_event: a line of the CLI's event stream began as (or held) an event and did not parse (the event,
   a tool call say, is missing from what is graded);
 - harness: rubricgate's own adapter failed, or the run was interrupted.
 The reviewer's (graded):

@@ -34,6 +34,23 @@ def test_a_forbidden_tool_call_cut_by_three_characters_errs_the_run_instead_of_p
     assert t.error.startswith("1 line(s) of the CLI's event stream began as an event and did not parse")
 
 
+def test_a_forbidden_tool_call_behind_an_escape_sequence_errs_the_run_instead_of_passing_it() -> None:
+    """`\\x1b[?25l` (a spinner hiding the cursor) or a progress word left without its newline
+    before an event: the line began as no event, was counted as a harmless banner, and the Bash
+    call it held vanished from the parser and the live watch (a command reviewer's run passed)."""
+    for prefix in ("\x1b[?25l", "Reading file...", "\ufeff", "data: ", 'a {"b" '):
+        lines = _lines("forbidden_tool")
+        at = next(i for i, line in enumerate(lines) if '"name":"Bash"' in line)
+        lines[at] = prefix + lines[at]
+        t = finish(parse_claude_stream("\n".join(lines)), _proc(), version=None)
+        assert "Bash" not in [c.raw_name for c in t.tool_calls]
+        assert t.failure == "malformed_event" and is_infra_failure(t), prefix
+
+
+def test_a_banner_quoting_json_that_is_no_object_stays_harmless() -> None:
+    assert parse_stream('{"a": 1}\nsaid {"oops and ["x"]\n{"c": 3}\n')[1:] == (1, 0)
+
+
 def test_banner_lines_that_are_no_event_are_counted_and_harmless() -> None:
     lines = _lines("review_ok")
     stream = "\n".join(["(node:42) ExperimentalWarning: fetch is experimental", *lines, "bye"])
