@@ -83,7 +83,7 @@ def _apply_process(draft: Draft, proc: ProcessResult) -> None:
     a timeout, a stop explains everything after it), then what happened to it."""
     if not _ended_by_harness(draft, proc):
         _ended_by_itself(draft, proc)
-        _malformed_events(draft)
+        _malformed_events(draft, proc.exit_code)
     if draft.termination != "completed" and draft.failure is None:
         draft.failure = derived_failure(draft.termination, draft.steps, draft.error, draft.api_status)
 
@@ -142,15 +142,24 @@ def unanswered_request(proc: ProcessResult) -> Connection | None:
     return last if still_open and no_answer else None
 
 
-def _malformed_events(draft: Draft) -> None:
+def _malformed_events(draft: Draft, exit_code: int | None) -> None:
     """A line of the event stream that began as an event and did not parse: what is graded may lack
     that event (a forbidden tool call cut by three characters read as two allowed reads and passed),
     so the run is the stream's failure, never graded. A signal before the result says more."""
-    if draft.malformed_lines and draft.failure not in INFRA_FAILURES:
+    if draft.failure in INFRA_FAILURES:
+        return
+    if draft.malformed_lines:
         draft.termination, draft.failure = "crashed", "malformed_event"
         draft.error = (f"{draft.malformed_lines} line(s) of the CLI's event stream began as an event and did not "
                        "parse: an event (a tool call) may be missing from what would be graded")
         draft.evidence = f"{draft.malformed_lines} malformed event line(s) before the stream's last line"
+    elif draft.cut_mid_event and not draft.saw_result:
+        # rubricgate neither stopped nor capped it: the CLI's output was cut, by a crash its exit
+        # status does not show (a wrapper's pipeline reports its last command's), never the reviewer.
+        draft.termination, draft.failure = "crashed", "malformed_event"
+        draft.error = ("the CLI's event stream ended in the middle of an event (truncated output) before its "
+                       "result, while rubricgate neither stopped nor capped it: the CLI's output was cut")
+        draft.evidence = f"the stream's last line began as an event and did not parse; exit {exit_code}"
 
 
 def _infra_stop(draft: Draft, stopped: str) -> None:

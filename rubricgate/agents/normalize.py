@@ -127,6 +127,13 @@ def parse_stream(data: bytes | str) -> tuple[list[dict[str, Any]], int, int]:
     """parse_json_lines' events and count, and how many of the skipped lines before the last began
     as an event (`{"`), or held one after other text, and did not parse: a malformed event, which
     may have been a tool call (the last line is one cut off by a kill or the cap: fail_if_truncated)."""
+    events, skipped, malformed, _ = _scan(data)
+    return events, skipped, malformed
+
+
+def _scan(data: bytes | str) -> tuple[list[dict[str, Any]], int, int, bool]:
+    """parse_stream's three, and whether the last line began as or held an event and did not
+    parse: the stream was cut in the middle of an event."""
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
     events: list[dict[str, Any]] = []
     skipped = malformed = 0
@@ -147,7 +154,7 @@ def parse_stream(data: bytes | str) -> tuple[list[dict[str, Any]], int, int]:
         else:
             skipped += 1
             broken_last = _holds_event(line)
-    return events, skipped, malformed
+    return events, skipped, malformed, broken_last
 
 
 def _holds_event(line: str) -> bool:
@@ -214,6 +221,7 @@ class Draft:
     api_status: int | None = None
     skipped_lines: int = 0
     malformed_lines: int = 0  # skipped lines that began as or held an event (parse_stream)
+    cut_mid_event: bool = False  # the last line began as or held an event and did not parse
     saw_result: bool = False  # the stream reached its own end-of-run event
     retry_after_s: float | None = None  # a retry delay the CLI reported
     reported_turns: int | None = None  # the CLI's own turn count, when it gives one
@@ -276,8 +284,8 @@ def feed_stream(data: bytes | str, agent: str, state_cls):
 
     The state class takes a Draft and has feed(event) and close(); non-JSON lines are counted.
     """
-    events, skipped, malformed = parse_stream(data)
-    state = state_cls(Draft(agent=agent, skipped_lines=skipped, malformed_lines=malformed))
+    events, skipped, malformed, cut = _scan(data)
+    state = state_cls(Draft(agent=agent, skipped_lines=skipped, malformed_lines=malformed, cut_mid_event=cut))
     for event in events:
         state.feed(event)
     state.close()

@@ -12,7 +12,8 @@ The infrastructure's (retried under agent.retries, then `errored`, judged by no 
 - auth: 401/403, or a CLI that says it is not logged in;
 - start: the CLI did not start, or ended before any model turn without saying why;
 - malformed_event: a line of the CLI's event stream began as (or held) an event and did not parse (the event,
-  a tool call say, is missing from what is graded);
+  a tool call say, is missing from what is graded), or the stream ended mid-event before its result
+  while rubricgate neither stopped nor capped it;
 - harness: rubricgate's own adapter failed, or the run was interrupted.
 The reviewer's (graded):
 - timeout: still working at agent.timeout_s; max_turns: the turn limit;
