@@ -50,7 +50,9 @@ def _resolve(ref: str) -> Callable[..., Any]:
 def parse_text(data: bytes | str, *, agent: str = "command", allowed: list[str] | None = None) -> Draft:
     """Plain stdout is the final answer; no turns or tool calls are visible."""
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
-    return Draft(agent=agent, final_text=text, saw_result=bool(text.strip()), steps=1 if text.strip() else 0)
+    # No end-of-run event: plain text cannot show that it is whole, so a signal before the exit
+    # (SIGSEGV mid-answer) is the crash's, never the reviewer's answer; an error exit is noted.
+    return Draft(agent=agent, final_text=text, steps=1 if text.strip() else 0)
 
 
 def watch_for(fmt: str, max_steps: int | None, allowed: list[str] | None) -> Watch | None:
