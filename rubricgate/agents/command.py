@@ -10,8 +10,10 @@ Placeholders: {prompt_file} {workspace} {last_message_file} {max_steps} {allowed
 (comma-separated normalized names) {model} {changed_files} (the reviewed-files list, one path a
 line: reviewer.changed_files in the workspace). An argument that is only a placeholder with no
 value (no max_steps, no allowlist, no model) is dropped together with the flag before it.
-When the template does not pass a limit to the CLI, the harness enforces it by watching the
-stream and stopping the run.
+When the template does not pass a limit to the CLI, the harness watches the stream: each
+format's watch stops a run past `max_steps` (the text format has none); a tool call outside
+the allowlist is stopped live only in the claude and cortex formats, and in the others recorded
+and graded (tool_use fails).
 """
 
 from __future__ import annotations
