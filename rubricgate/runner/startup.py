@@ -2,7 +2,7 @@
 workspace is cloned from, the repository's start digest, the run folder and its event log.
 
 This is the run's fixed cost, so the independent parts overlap: git lists the tree while the
-suite loads (runner/workspace.py's GitListing, started by the pipeline), and the sandbox probes
+suite loads (runner/git_listing.py's GitListing, started by the pipeline), and the sandbox probes
 and the snapshot copy run in processes of their own while this thread digests the repository
 (`isolate_and_watch`). A run that cannot start removes whatever it had made.
 """

@@ -37,35 +37,12 @@ from rubricgate.isolation.leftovers import disown, owned_folder, remove_owned
 from rubricgate.isolation.overlay import Overlay, layer_folders, remove_tree
 from rubricgate.isolation.reaping import end_helper, start_helper
 from rubricgate.isolation.scratch import Scratch
+from rubricgate.runner.git_listing import GitListing
 from rubricgate.runner.linked_folders import linked_folder_files
 from rubricgate.runner.topdir import spread_children
 
 # Never copied into a workspace: version control, run outputs and caches.
 SKIP_DIRS = {".git", "node_modules", "__pycache__", ".pytest_cache", ".rubricgate-cache", ".venv"}
-
-
-class GitListing:
-    """`git ls-files` of a repository, started now and read later: `run` starts it before the
-    suite loads, and git lists the tree on the other core meanwhile (a run's start is its fixed
-    cost). A thread waits for git, so a run that ends early (bad input) leaves no process
-    behind. `names()`: the sorted names, or None when git could not list (not a repository)."""
-
-    def __init__(self, repo: Path) -> None:
-        self._names: list[str] | None = None
-        self._thread = threading.Thread(target=self._list, args=(repo,), name="git-ls-files", daemon=True)
-        self._thread.start()
-
-    def _list(self, repo: Path) -> None:
-        argv = ["git", "-C", str(repo), "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
-        try:
-            out = subprocess.run(argv, capture_output=True, check=True, stdin=subprocess.DEVNULL).stdout
-        except (OSError, subprocess.CalledProcessError):
-            return
-        self._names = sorted({n for n in out.decode("utf-8", "surrogateescape").split("\0") if n})
-
-    def names(self) -> list[str] | None:
-        self._thread.join()
-        return self._names
 
 
 def list_tree(repo: Path, exclude: AbstractSet[str] = frozenset(), listing: GitListing | None = None) -> list[str]:
