@@ -97,6 +97,22 @@ def nothing_measured(summary: Summary, source: str) -> GateInputError | None:
                           "server it reaches), then rerun rubricgate baseline update")
 
 
+def unrecorded(summary: Summary, source: str) -> GateInputError | None:
+    """A run that could not write all its records (a full reports disk: transcripts, events,
+    summary.json) is no measurement to keep: the baseline's history would name a run whose trials
+    no one can read again, regrade or pool (`--from`)."""
+    lost = [r for r in summary.decision.reasons if r.startswith(UNWRITTEN)]
+    if not lost:
+        return None
+    more = f" and {len(lost) - 1} more" if len(lost) > 1 else ""
+    return GateInputError(source, "", f"the run's records were not all written ({lost[0]}{more}), so the "
+                          "baseline was left as it was",
+                          "make room in the reports folder, then rerun rubricgate baseline update")
+
+
+UNWRITTEN = "could not write "  # records/writing.py's WriteFailure.line()
+
+
 # A verdict grade that says no answer was read at all: none parsed (no_verdict) or none matched
 # the configured shape (malformed_verdict); or the reviewer ended without one (it failed, exit 1
 # with a traceback say, or timed out), graded its failure, not errored: a baseline of 0% all the same.
@@ -146,6 +162,12 @@ def _nothing_read(summary: Summary, source: str, request: BaselineRequest, loade
     return nothing_read(summary, source, config, loaded.config.verdict is not None)
 
 
+def _not_a_measurement(summary: Summary, source: str, request: BaselineRequest, loaded) -> GateInputError | None:
+    """Why this run cannot set the baseline at all (not even with --allow-partial), or None."""
+    return (unrecorded(summary, source) or nothing_measured(summary, source)
+            or _nothing_read(summary, source, request, loaded))
+
+
 def update_baseline(request: BaselineRequest) -> BaselineUpdated:
     """Check inputs, measure (or read) the run, refuse a partial one unless allowed, write baseline.json."""
     check_reason(request)
@@ -161,7 +183,7 @@ def update_baseline(request: BaselineRequest) -> BaselineUpdated:
                                  "give each session's run folder once")
         summaries = [read_summary(r) for r in request.from_runs]
         for got, run in zip(summaries, runs, strict=True):
-            if (failed := nothing_measured(got, run) or _nothing_read(got, run, request, loaded)) is not None:
+            if (failed := _not_a_measurement(got, run, request, loaded)) is not None:
                 raise failed
         summary, more = summaries[0], summaries[1:]
     else:
@@ -172,7 +194,7 @@ def update_baseline(request: BaselineRequest) -> BaselineUpdated:
                                                  require_baseline=False, listeners=list(request.listeners or []),
                                                  kind="baseline", trials=trials)))
             done, run_dir = outcomes[-1].summary, str(outcomes[-1].run_dir)
-            if (failed := nothing_measured(done, run_dir) or _nothing_read(done, run_dir, request, loaded)) is not None:
+            if (failed := _not_a_measurement(done, run_dir, request, loaded)) is not None:
                 raise failed  # the next run would fail alike: stop at once
             if not outcomes[-1].summary.complete:
                 break  # interrupted: the partial check below says so

@@ -245,3 +245,24 @@ def test_a_measurement_that_read_no_answer_is_refused_not_a_baseline_of_zero(tmp
     again = update(repo, "--from", str(run_dir), "--reason", "x")
     assert again.exit_code == 2 and f"rubricgate.yaml: {field}: " in again.output, again.output
     assert (repo / "baseline.json").read_text() == before
+
+
+def test_a_run_whose_records_could_not_be_written_leaves_the_baseline_as_it_was(repo, monkeypatch) -> None:
+    import errno
+    import os
+
+    from rubricgate.records import writing
+
+    real = writing._create
+
+    def full(path):  # the reports disk fills up: a transcript cannot be written
+        if path.name.startswith(".fixture-data-loader-1.json."):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        return real(path)
+
+    monkeypatch.setattr(writing, "_create", full)
+    before = (repo / "baseline.json").read_bytes()
+    result = update(repo, "--reason", "re-measured")
+    assert result.exit_code == 2, result.output
+    assert "records were not all written" in result.output and "fixture-data-loader-1.json" in result.output
+    assert (repo / "baseline.json").read_bytes() == before
