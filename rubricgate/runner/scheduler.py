@@ -25,6 +25,7 @@ from rubricgate.records.files import transcript_name, write_transcript
 from rubricgate.runner.cache import KeyParts, Lookup, RunDigests, key_parts, load_cached, run_digests, store
 from rubricgate.runner.cost import Budget, not_run_trial
 from rubricgate.runner.retry import RetryPolicy, run_with_retries
+from rubricgate.runner.temp_room import no_workspace
 from rubricgate.runner.treecheck import TreeDigest, fingerprint_tree, tree_changes
 from rubricgate.runner.workspace import RunTree
 from rubricgate.runner.written import written
@@ -227,10 +228,13 @@ def _cached_or_run(ctx: RunContext, job: Job) -> tuple[Transcript, bool, Path | 
         ctx.slots.wait_out_handover()  # once per trial, before its workspace and sandbox
     # The launch turn ends where the agent is launched (isolation/process.py), or here at the latest.
     with ctx.slots.launch_turn() if ctx.slots else contextlib.nullcontext():
-        ws = ctx.tree.workspace(case.files, case.workspace_paths,
-                                (ctx.config.reviewer.changed_files, case.workspace_review or case.review),
-                                keep=ctx.keep_workspaces, layered=sandboxed(ctx, job) and ctx.sandbox.layers,
-                                read_in_process=not runs_a_process(ctx.agents[job.agent]))
+        try:
+            ws = ctx.tree.workspace(case.files, case.workspace_paths,
+                                    (ctx.config.reviewer.changed_files, case.workspace_review or case.review),
+                                    keep=ctx.keep_workspaces, layered=sandboxed(ctx, job) and ctx.sandbox.layers,
+                                    read_in_process=not runs_a_process(ctx.agents[job.agent]))
+        except OSError as exc:  # a full temp folder: errored, not an internal error ending the run
+            return no_workspace(job.agent, (ctx.tree.root.parent, ctx.tree.store.parent), exc), False, None
         try:
             transcript = _run_agent(ctx, job, _request(ctx, job, ws))
         finally:

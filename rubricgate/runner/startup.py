@@ -66,6 +66,7 @@ from rubricgate.runner.options import RunOptions
 from rubricgate.runner.run_secrets import refuse_secret_names, run_secrets
 from rubricgate.runner.run_state import RunState
 from rubricgate.runner.scheduler import Job, RunContext, in_sandbox, restore_interrupts
+from rubricgate.runner.temp_room import no_room
 from rubricgate.runner.treecheck import TreeGuard, fingerprint_tree, settle_own_bytecode
 from rubricgate.runner.workspace import GitListing, RunTree, list_tree_sized
 from rubricgate.suite.answer_key import answer_key_paths, config_rel_of
@@ -216,8 +217,10 @@ def isolate_and_watch(options: RunOptions, loaded: Loaded, agents: dict[str, Age
             guard = (TreeGuard.unwatched(options.repo, known) if unwatched(agents)
                      else TreeGuard.start(options.repo, exclude, adopt=False, known=known))
             policy = probing.result()
-        except BaseException:
+        except BaseException as exc:
             _discard_tree(copying)
+            if (full := no_room(workspaces.scratch.private, exc)) is not None:  # the overlay probe writes there
+                raise full from exc
             raise
     tree = copying.result()
     if not all_sandboxed(policy, agents):

@@ -39,6 +39,7 @@ from rubricgate.isolation.reaping import end_helper, start_helper
 from rubricgate.isolation.scratch import Scratch
 from rubricgate.runner.git_listing import GitListing
 from rubricgate.runner.linked_folders import linked_folder_files
+from rubricgate.runner.temp_room import no_room
 from rubricgate.runner.topdir import spread_children
 
 # Never copied into a workspace: version control, run outputs and caches.
@@ -283,8 +284,10 @@ class RunTree:
             _copy_files(repo, self.sources, sources)
             if root_harness():  # the sandbox user writes its workspace (cp -a keeps the owner)
                 give_to_sandbox_user(self.base)
-        except BaseException:  # a file gone since it was listed, a full disk: no half snapshot left
+        except BaseException as exc:  # a file gone since it was listed, a full disk: no half snapshot left
             self.remove()
+            if (full := no_room(self.store.parent, exc)) is not None:
+                raise full from exc
             raise
 
     def workspace(self, files: dict[str, str], copies: dict[str, str], changed: tuple[str, list[str]],
