@@ -34,6 +34,7 @@ a weakref callback or `__del__`) is raised again 5 ms later (sys.unraisablehook)
 from __future__ import annotations
 
 import _imp
+import codecs
 import contextlib
 import errno
 import os
@@ -62,7 +63,7 @@ def console_main() -> NoReturn:
         install_interrupt_handlers()
         os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
         skip_plugin_loader()
-        status = _run_main()
+        status = _run_main() if not (wrong := not_utf8()) else _say(wrong)
     except SystemExit as exc:
         status = exit_status(exc.code)
     except KeyboardInterrupt:
@@ -78,6 +79,23 @@ def console_main() -> NoReturn:
         print(INTERRUPTED, file=sys.stderr)
         status = 2
     os._exit(flush_streams(status))
+
+
+def not_utf8() -> str:
+    """The one line for an interpreter that reads file names other than as UTF-8 (`python -m
+    rubricgate` under a Latin-1 or ASCII locale; bin/rubricgate passes -X utf8), else ''. Case
+    ids come from file names: read so, they are not the baseline's, and `baseline update` would
+    write them back changed."""
+    encoding = sys.getfilesystemencoding()
+    if codecs.lookup(encoding).name == "utf-8":
+        return ""
+    return (f"error: rubricgate: this interpreter reads file names as {encoding}, not UTF-8 (the locale): case ids "
+            "would not be the baseline's (fix: run with PYTHONUTF8=1, or a UTF-8 locale: LC_ALL=C.UTF-8)")
+
+
+def _say(line: str) -> int:
+    print(line, file=sys.stderr)
+    return 2
 
 
 PLUGIN_LOADER = "pydantic.plugin._loader"

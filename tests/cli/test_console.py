@@ -348,3 +348,27 @@ def test_an_error_that_reaches_the_top_after_our_interrupt_was_raised_is_the_int
     assert not console.caused_by_interrupt(wrapped)
     monkeypatch.setattr(console, "_RAISED", [(signal.SIGTERM, 1)])
     assert console.caused_by_interrupt(wrapped)
+
+
+ASCII_LOCALE = {"LC_ALL": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}  # file names read as ASCII
+
+
+def non_ascii_repo(tmp_path):
+    """A repository whose one case is fixture-wéekly (a folder named in UTF-8), in its baseline."""
+    import shutil
+
+    from tests.conftest import ROOT, make_repo, write_baseline_cases
+
+    repo = make_repo(tmp_path / "repo", fixtures=[])
+    shutil.copytree(ROOT / "fixtures" / "pass" / "weekly-revenue-summary", repo / "fixtures" / "pass" / "wéekly")
+    write_baseline_cases(repo, ["fixture-wéekly"])
+    return repo
+
+
+def test_an_interpreter_reading_file_names_as_ascii_is_refused_before_the_baseline_is_rewritten(tmp_path):
+    repo = non_ascii_repo(tmp_path)
+    before = (repo / "baseline.json").read_bytes()
+    proc = _rubricgate("baseline", "update", "--repo", str(repo), env={**os.environ, **ASCII_LOCALE})
+    line, = proc.stderr.splitlines()
+    assert proc.returncode == 2 and "not UTF-8" in line and "PYTHONUTF8=1" in line, proc.stderr
+    assert (repo / "baseline.json").read_bytes() == before

@@ -181,3 +181,14 @@ def test_the_process_is_named_rubricgate_for_ps_and_pgrep(tmp_path):
     proc = subprocess.run([str(command)], capture_output=True, text=True, timeout=600,
                           env={**_env(os.environ["PATH"]), "PYTHONPATH": str(tmp_path / "fake")})
     assert proc.stdout.strip() == "rubricgate", proc.stderr
+
+
+def test_file_names_are_read_as_utf_8_whatever_the_locale(tmp_path):
+    from tests.cli.test_console import ASCII_LOCALE, non_ascii_repo
+
+    repo = non_ascii_repo(tmp_path)
+    command = _install(tmp_path / "bin", _forward())
+    proc = subprocess.run([str(command), "validate", "--list", "--repo", str(repo)], capture_output=True,
+                          env={**_env(os.environ["PATH"]), **ASCII_LOCALE}, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "fixture-wéekly".encode() in proc.stdout
