@@ -34,6 +34,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from rubricgate.isolation.reaping import end_helper, start_helper
+from rubricgate.isolation.rootfs import system_program
 from rubricgate.isolation.sandbox_user import SANDBOX_UID
 
 SANDBOX_HOST_ID = 2_000_000_000  # far above any distribution's user and subordinate-id ranges
@@ -52,7 +53,7 @@ def root_harness() -> bool:
 @lru_cache(maxsize=1)
 def drop_to_sandbox_user() -> tuple[str, ...]:
     """setpriv down to the sandbox user with no capability, inherited or bounding."""
-    setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
+    setpriv = system_program("setpriv")
     return (setpriv, f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups",
             "--inh-caps=-all", "--bounding-set=-all", "--")
 

@@ -15,10 +15,10 @@ harness or on bwrap). A trial that reached one fails as the reviewer's error, na
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from functools import lru_cache
 
+from rubricgate.isolation.rootfs import system_program
 from rubricgate.models.transcript import LIMIT_REACHED
 
 SIGXFSZ_EXIT = 128 + 25
@@ -49,7 +49,7 @@ class Limits:
 @lru_cache(maxsize=8)
 def limit_prefix(limits: Limits = Limits()) -> tuple[str, ...]:
     """`prlimit` with the per-trial limits, in front of the agent inside the sandbox."""
-    prlimit = shutil.which("prlimit") or "/usr/bin/prlimit"
+    prlimit = system_program("prlimit")
     return (prlimit, f"--nproc={limits.processes}", f"--data={limits.memory_mb * MB}",
             f"--fsize={limits.file_mb * MB}", "--core=0", "--")
 

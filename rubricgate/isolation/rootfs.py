@@ -17,6 +17,7 @@ temp folders.
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -25,6 +26,15 @@ from rubricgate.isolation.etc_folder import entry_binds
 from rubricgate.isolation.sandbox_user import IDENTITY
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_BIN = "/usr/bin:/bin:/usr/sbin:/sbin"
+
+
+@lru_cache(maxsize=8)
+def system_program(name: str) -> str:
+    """A program the sandbox runs in front of the agent (`prlimit`, `setpriv`), from the system's
+    folders, which every sandbox shows. Not by the harness's PATH: a folder of links first on it
+    (a Nix or Homebrew link farm) is not shown, and bwrap could not exec `/that/folder/prlimit`."""
+    return shutil.which(name, path=SYSTEM_BIN) or f"/usr/bin/{name}"
 
 
 class AgentFolderRefused(ValueError):
