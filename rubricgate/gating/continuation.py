@@ -67,7 +67,8 @@ def design_key(baseline: Baseline, gate: GateConfig, first: int, cases: Sequence
     round's trials, the cases and dimensions, the reviewer, agent and model, `suite` (what
     grades the answers: the cases' content and the config's `verdict:`, suite_digest) and
     `program` (a `command` reviewer's program and the files its command names, wherever they
-    lie: a script outside the repository edited from 97% to 50% right was pooled as one design) and
+    lie: a script outside the repository edited from 97% to 50% right was pooled as one design; an
+    agent CLI as found on PATH: an upgraded CLI's trials were pooled with the old one's) and
     `environment` (the values of the variables passed to the agent, secrets left out: an endpoint
     variable pointed at another model was pooled as one design)."""
     data = {"baseline": {c: {d: [v.passes, v.trials] for d, v in dims_.items()}
@@ -256,15 +257,20 @@ SCRIPT_SUFFIXES = (".py", ".sh", ".bash", ".js", ".mjs", ".cjs", ".ts", ".rb", "
 
 
 def command_program(repo: Path, config, agent: str) -> str:
-    """The digest of a `command` reviewer's program and the scripts its command names, wherever
-    they lie (runner/cache_inputs.py program_digest); '' for any other agent."""
-    if agent != "command" or not config.agent.command:
-        return ""
+    """The digest of the program the agent starts (runner/cache_inputs.py program_digest): a
+    `command` reviewer's program and the scripts its command names, wherever they lie, or an
+    agent CLI as found on PATH; '' for an agent that starts none (builtin, replay)."""
+    from rubricgate.agents.registry import cli_specs
     from rubricgate.runner.cache_inputs import program_digest
 
-    argv = config.agent.command
-    scripts = [a for a in argv[1:] if a.removeprefix("{workspace}/").endswith(SCRIPT_SUFFIXES)]
-    return program_digest([argv[0], *scripts], repo, os.environ.get("PATH"))
+    if agent == "command" and config.agent.command:
+        argv = config.agent.command
+        scripts = [a for a in argv[1:] if a.removeprefix("{workspace}/").endswith(SCRIPT_SUFFIXES)]
+        return program_digest([argv[0], *scripts], repo, os.environ.get("PATH"))
+    # A CLI upgraded between a run and its continuation is another reviewer: its trials pooled
+    # with the old CLI's would be judged as one design.
+    spec = cli_specs().get(agent)
+    return program_digest([spec.binary], repo, os.environ.get("PATH")) if spec is not None else ""
 
 
 def verify_trials(continued: Continued, loaded, case_ids: Sequence[str]) -> None:

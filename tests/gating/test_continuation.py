@@ -633,3 +633,23 @@ def test_of_two_runs_in_one_second_the_later_started_is_the_newest(tmp_path) -> 
         remember_run(cache, run_id)
     found = _newest_run_here(reports, cache)
     assert found is not None and found[0].name == "20260101T000000Z-aaaaaa"
+
+
+def test_an_agent_cli_reinstalled_since_is_another_design(tmp_path, monkeypatch) -> None:
+    """An INCONCLUSIVE run of Claude Code 2.1.112 continued after an upgrade of the CLI was one
+    design: its trials were pooled with the new CLI's. The CLI the run starts is part of it, as a
+    `command` reviewer's program is (and as the trial cache keys it)."""
+    from rubricgate.gating.continuation import command_program
+    from rubricgate.models.config import Config
+
+    cli = tmp_path / "bin" / "claude"
+    cli.parent.mkdir()
+    cli.write_text("#!/bin/sh\necho 2.1.112\n")
+    cli.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{cli.parent}{os.pathsep}{os.environ['PATH']}")
+    config = Config.model_validate({"agent": {"name": "claude"}})
+    before = command_program(tmp_path, config, "claude")
+    cli.write_text("#!/bin/sh\necho 2.1.332\n")
+    after = command_program(tmp_path, config, "claude")
+    assert before and after and before != after
+    assert command_program(tmp_path, Config.model_validate({"agent": {"name": "builtin"}}), "builtin") == ""
