@@ -65,7 +65,8 @@ def design_key(baseline: Baseline, gate: GateConfig, first: int, cases: Sequence
                environment: str = "") -> str:
     """What makes two runs one design: the baseline's counts, the gate's settings, the first
     round's trials, the cases and dimensions, the reviewer, agent and model, `suite` (what
-    grades the answers: the cases' content and the config's `verdict:`, suite_digest) and
+    grades the answers and what the reviewer sees: the cases' content, the config's `verdict:` and
+    `suite.workspace_exclude`, suite_digest) and
     `program` (a `command` reviewer's program and the files its command names, wherever they
     lie: a script outside the repository edited from 97% to 50% right was pooled as one design; an
     agent CLI as found on PATH: an upgraded CLI's trials were pooled with the old one's) and
@@ -98,8 +99,10 @@ DESIGN_SECTIONS = ("agent", "tiers", "rubric")  # verdict: suite_digest; gate: d
 
 def suite_digest(loaded, case_ids: Sequence[str]) -> str:
     """The cases' content (expectations, rubric, files, review paths, and the files they review:
-    gating/case_edits.py) and the config's `verdict:`: an edit to either is another design (its old
-    trials would not grade the same, or answered another file)."""
+    gating/case_edits.py), the config's `verdict:` and what the workspaces leave out
+    (`suite.workspace_exclude`): an edit to any is another design (its old trials would not grade
+    the same, answered another file, or were answered seeing other files: docs that quote the
+    expected verdicts, say)."""
     chosen = set(case_ids)
     verdict = loaded.config.verdict.model_dump(mode="json") if loaded.config.verdict else None
     # a setting added since, at its default, is no other design: a run recorded before it continues
@@ -107,6 +110,8 @@ def suite_digest(loaded, case_ids: Sequence[str]) -> str:
             "verdict": as_before("verdict", verdict)}
     if loaded.case_digests:
         data["reviewed"] = {c: d for c, d in sorted(loaded.case_digests.items()) if c in chosen}
+    if loaded.config.suite.workspace_exclude:  # none: the digest of a run recorded before it was kept
+        data["excluded"] = sorted(loaded.config.suite.workspace_exclude)
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -201,10 +201,12 @@ def test_a_regrade_of_an_inconclusive_run_names_the_run_it_judged_to_continue_an
     assert data["gate"]["continues"] == [old.name], result.output
 
 
-@pytest.mark.parametrize("change", ["reviewer", "agent-settings", "decided"])
+@pytest.mark.parametrize("change", ["reviewer", "agent-settings", "workspace-exclude", "decided"])
 def test_what_cannot_be_continued_is_one_line_and_exit_2(repo, change) -> None:
     """agent-settings: rubricgate.yaml's agent section (a `command` reviewer's command line, its
-    timeouts) was in no design key: trials of another command were taken up as this one's."""
+    timeouts) was in no design key: trials of another command were taken up as this one's.
+    workspace-exclude: what the reviewer's workspace leaves out (docs quoting the expected
+    verdicts) was in none either: trials of a reviewer shown the answers were pooled with the rest."""
     _statistical(repo)
     assert _run(repo).exit_code == 2
     old = _newest(repo)
@@ -215,6 +217,11 @@ def test_what_cannot_be_continued_is_one_line_and_exit_2(repo, change) -> None:
     elif change == "agent-settings":
         config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
         config["agent"]["timeout_s"] = 299
+        (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+        want = "another design"
+    elif change == "workspace-exclude":
+        config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+        config["suite"]["workspace_exclude"] = [*config["suite"].get("workspace_exclude", []), "answers.md"]
         (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
         want = "another design"
     else:
