@@ -54,12 +54,39 @@ def _outcome(case: CaseSummary, dim: str) -> str | None:
     return None if any(dim in t.grades for t in case.trials) else "skipped"
 
 
-def _failure_element(tag: str, failed: list[TrialResult], dim: str) -> ET.Element:
-    categories = [t.grades[dim].category or "uncategorized" for t in failed]
-    el = ET.Element(tag, message=xml_safe(f"{len(failed)} trial(s) failed: " + ", ".join(sorted(set(categories)))),
-                    type=xml_safe(categories[0]))
-    el.text = xml_safe(mask_credentials("\n".join(f"trial {t.trial}: {t.grades[dim].category or 'uncategorized'}: "
-                                                  f"{t.grades[dim].reason}" for t in failed)))
+def _category(t: TrialResult, dim: str) -> str:
+    return t.grades[dim].category or "uncategorized"
+
+
+def _infrastructure(t: TrialResult, dim: str) -> bool:
+    return t.errored or _category(t, dim) in _ERROR_CATEGORIES
+
+
+def _message(case: CaseSummary, failed: list[TrialResult], dim: str) -> str:
+    """'4/10 trial(s) failed: wrong_tier; 1/10 errored (...); confirmation trials: 0/1 passed', as
+    the terminal and the PR comment count them: the design trials that graded the case's rate,
+    errored ones apart (in no rate), an adaptive run's confirmation trials apart (in no rate)."""
+    design = sum(1 for t in case.trials if not t.confirmation and dim in t.grades)
+    judged = [t for t in failed if not t.confirmation and not _infrastructure(t, dim)]
+    lost = [t for t in failed if not t.confirmation and _infrastructure(t, dim)]
+    parts = [f"{len(judged)}/{design} trial(s) failed"
+             + (": " + ", ".join(sorted({_category(t, dim) for t in judged})) if judged else "")]
+    parts += [f"{len(lost)}/{design} errored (infrastructure, in no rate)"] if lost else []
+    extra = [t for t in case.trials if t.confirmation and dim in t.grades]
+    if extra:
+        passed = sum(t.grades[dim].passed for t in extra)
+        parts.append(f"confirmation trials: {passed}/{len(extra)} passed")
+    return "; ".join(parts)
+
+
+def _failure_element(tag: str, case: CaseSummary, dim: str) -> ET.Element:
+    failed = _failed(case, dim)
+    # A <failure> is typed by the reviewer's own failure, never by an outage beside it.
+    kinds = [_category(t, dim) for t in failed if tag == "error" or not _infrastructure(t, dim)]
+    el = ET.Element(tag, message=xml_safe(_message(case, failed, dim)), type=xml_safe(kinds[0]))
+    el.text = xml_safe(mask_credentials("\n".join(
+        f"trial {t.trial}{' (confirmation)' if t.confirmation else ''}: {_category(t, dim)}: {t.grades[dim].reason}"
+        for t in failed)))
     return el
 
 
@@ -70,7 +97,7 @@ def _testcase(case: CaseSummary, dim: str) -> ET.Element:
     if outcome == "skipped":
         ET.SubElement(el, "skipped", message="no trial was graded on this dimension")
     elif outcome:
-        el.append(_failure_element(outcome, _failed(case, dim), dim))
+        el.append(_failure_element(outcome, case, dim))
     run_errors = [f"trial {t.trial}: run error after a graded verdict: {t.run_error}"
                   for t in case.trials if t.run_error]
     if run_errors:

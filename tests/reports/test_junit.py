@@ -114,3 +114,29 @@ def test_xml_safe_leaves_out_exactly_what_xml_1_0_cannot_hold():
     every = "".join(map(chr, range(0x110000)))
     assert _INVALID.sub("", every) == "".join(allowed.findall(every))
     assert "".join(_INVALID.findall(every)) == allowed.sub("", every)
+
+
+def test_a_case_s_message_counts_its_trials_as_the_other_reports_do():
+    """Errored and confirmation trials were counted among the failed: '6 trial(s) failed: errored,
+    wrong_tier' in junit.xml beside '4/10 trials failed (confirmation trials: 0/1 passed)' in the
+    PR comment and '(4/10 trials, 1 confirmation)' on the terminal, and a <failure> typed errored."""
+    wrong = Grade(passed=False, category="wrong_tier", reason="expected BLOCK, got PASS")
+    outage = Grade(passed=False, category="errored", reason="endpoint: API 503")
+    s = rf.summary()
+    case = s.cases[1]
+    trials = [rf.trial(case.id, n, "PASS", verdict=wrong) for n in (1, 2, 3, 4)]
+    trials += [rf.trial(case.id, n) for n in range(6, 11)]
+    lost = rf.trial(case.id, 5, "ERROR", **{d: outage for d in ("verdict", "tool_use", "trajectory")})
+    lost.errored = True
+    confirming = rf.trial(case.id, 11, "PASS", verdict=wrong)
+    confirming.confirmation = True
+    case.trials = [lost, *trials, confirming]
+    suite = ET.fromstring(render_junit(s).encode()).find("testsuite")
+    failure = suite.find(f"testcase[@classname='rubricgate.{case.id}'][@name='verdict']/failure")
+    assert failure.get("message") == ("4/10 trial(s) failed: wrong_tier; 1/10 errored (infrastructure, in no rate); "
+                                      "confirmation trials: 0/1 passed")
+    assert failure.get("type") == "wrong_tier"
+    assert "trial 11 (confirmation): wrong_tier" in failure.text and "trial 5: errored" in failure.text
+    error = suite.find(f"testcase[@classname='rubricgate.{case.id}'][@name='tool_use']/error")
+    assert error.get("message") == ("0/10 trial(s) failed; 1/10 errored (infrastructure, in no rate); "
+                                    "confirmation trials: 1/1 passed")
