@@ -28,7 +28,7 @@ from rubricgate.models.dimensions import ordered
 # `validate` only reads the baseline: the run's result models (stats, records) load with the
 # update functions that need them, not on every start (bench/startup.py).
 if TYPE_CHECKING:
-    from rubricgate.models.results import Summary
+    from rubricgate.models.results import Summary, TrialResult
 
 EPS = 1e-6
 # Re-measuring an unchanged setup pools the trials instead of replacing them: keeping the best of
@@ -48,11 +48,25 @@ def summary_counts(summary: Summary) -> CaseCounts:
         trials = [t for t in case.trials if compared(t)]
         graded = ordered({d for t in trials for d in t.grades})  # the run's dimensions (gate.dimensions)
         if trials:
-            out[case.id] = {d: CaseCount(passes=sum(t.grades[d].passed for t in trials if d in t.grades),
-                                         trials=sum(d in t.grades for t in trials)) for d in graded}
+            out[case.id] = {d: _sessions_count(trials, d) for d in graded}
     if not out:
         raise GateInputError("summary.json", "cases", "the run graded no trial", "run the suite first")
     return out
+
+
+def _sessions_count(trials: Sequence[TrialResult], dim: str) -> CaseCount:
+    """A case's count of `dim`, a session per run that ran its trials: a continuation holds the
+    trials of the run it took up, and read as one session the two runs' counts summed into one
+    (the dependence check, which compares sessions, then saw half a repeating reviewer's correlation)."""
+    runs: dict[str, list[int]] = {}
+    for t in trials:
+        if dim in t.grades:
+            count = runs.setdefault(t.session, [0, 0])
+            count[0] += t.grades[dim].passed
+            count[1] += 1
+    sessions = tuple((x, n) for x, n in runs.values())
+    return CaseCount(passes=sum(x for x, _ in sessions), trials=sum(n for _, n in sessions),
+                     sessions=sessions if len(sessions) > 1 else ())
 
 
 @dataclass(frozen=True)

@@ -133,7 +133,9 @@ class Continued:
 
     @property
     def trials(self) -> list[TrialResult]:
-        return [t for c in self.summary.cases for t in c.trials]
+        """Its trials, each naming the run that ran it (a session of its own: TrialResult.session)."""
+        run = self.summary.run_id
+        return [t if t.session else t.model_copy(update={"session": run}) for c in self.summary.cases for t in c.trials]
 
     def note(self) -> str:
         """What the run says about it."""

@@ -64,6 +64,9 @@ class TrialResult(StrictModel):
     # A confirmation trial of the statistical gate's adaptive rounds (a reliable case re-tried
     # after it failed): tested on its own by the per-case family, never in a dimension's rate.
     confirmation: bool = False
+    # The run that ran it, when another run holds it (a continuation takes up the trials of the run
+    # it continues; '': the summary's own run): a session of its own for `baseline update --from`.
+    session: str = ""
     attempts: list[Attempt] = []  # every attempt, when there was more than one
     run_error: str = ""  # the run ended in an error even though a verdict was graded
     notes: list[str] = []  # stream cross-checks (turn counts, ...)

@@ -309,3 +309,25 @@ def test_a_runs_confirmation_trials_are_not_counted_in_the_baseline_it_updates(t
     assert any(t.confirmation for t in case.trials)
     design = [t for t in case.trials if not t.confirmation]
     assert summary_counts(summary)["fixture-data-loader"]["verdict"].trials == len(design)
+
+
+def test_a_continued_run_given_to_baseline_update_is_the_sessions_it_ran_in(repo):
+    """A continuation holds the trials of the run it took up: read as one session, the two runs'
+    trials of a case summed into one, and the dependence check (gating/dependence.py), which
+    compares sessions, found half the intra-run correlation of a reviewer that repeats answers."""
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["gate"]["method"] = "statistical"
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    run = ["run", "--repo", str(repo)]
+    assert CliRunner().invoke(main, run).exit_code == 2  # too few baseline trials to PASS: INCONCLUSIVE
+    old = next((repo / "reports").iterdir())
+    continued = CliRunner().invoke(main, [*run, "--continue", str(old)])
+    new = next(p for p in (repo / "reports").iterdir() if p.is_dir() and p != old)
+    assert json.loads((new / "summary.json").read_text())["gate"]["continues"] == [old.name], continued.output
+    ran = {c["id"]: sum(not t["confirmation"] for t in c["trials"])
+           for c in json.loads((old / "summary.json").read_text())["cases"]}
+    result = update(repo, "--from", str(new), "--reason", "measured")
+    assert result.exit_code == 0, result.output
+    for case, dims in rates(repo)["cases"].items():
+        count = dims["verdict"]
+        assert [n for _, n in count.get("sessions", [])] == [ran[case], ran[case]], (case, count)
