@@ -22,6 +22,7 @@ from rubricgate import __version__
 from rubricgate.errors import GateInputError
 from rubricgate.models.results import CaseSpec, Summary
 from rubricgate.models.shard import MAX_SHARDS, PlanOptions, ShardRecord
+from rubricgate.records.run_index import SHARD_FILE
 from rubricgate.suite.config import CONFIG_NAME
 from rubricgate.suite.load import Loaded
 from rubricgate.suite.yaml_json import load_model
@@ -29,7 +30,6 @@ from rubricgate.suite.yaml_json import load_model
 if TYPE_CHECKING:  # for annotations only; run_shard imports the pipeline when it runs
     from rubricgate.pipeline import RunOptions, RunOutcome
 
-SHARD_FILE = "shard.json"
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,7 @@ from rubricgate.models.baseline import Baseline
 from rubricgate.models.config import GateConfig
 from rubricgate.models.results import Summary, TrialResult
 from rubricgate.records.files import read_summary
+from rubricgate.records.run_index import SHARD_FILE
 from rubricgate.runner.cache import ran_here
 from rubricgate.runner.digests import as_before
 
@@ -417,8 +418,9 @@ def _newest_run_here(reports: Path, cache_dir: Path | None) -> tuple[Path, Summa
     """The newest gated run this user started here that ran to its end, with its summary. Passed
     over: a folder not started here (planted, or from another machine), an interrupted run (an
     interrupted continuation lifts its mark: the run it continued is the one to take up again) and
-    a regrade (its transcripts' run is the one that ran). Either hid the INCONCLUSIVE run behind
-    it, and the next plain run started afresh, spending the error again."""
+    a regrade (its transcripts' run is the one that ran) and a shard (`run --shard K/N`: a slice,
+    continued by none). Each hid the INCONCLUSIVE run behind it, and the next plain run started
+    afresh, spending the error again."""
     if not reports.is_dir():
         return None
     runs = sorted((p.parent for p in reports.glob("*/summary.json")
@@ -427,7 +429,7 @@ def _newest_run_here(reports: Path, cache_dir: Path | None) -> tuple[Path, Summa
     # are ordered by their summaries' start (to the millisecond), or the older could be taken up.
     for _, second in itertools.groupby(runs, key=lambda run: run.name.split("-", 1)[0]):
         for run, summary in sorted(_summaries_here(second, cache_dir), key=lambda rs: rs[1].started_at, reverse=True):
-            if summary.complete and "regraded_from" not in summary.config:
+            if summary.complete and "regraded_from" not in summary.config and not (run / SHARD_FILE).exists():
                 return run, summary
     return None
 

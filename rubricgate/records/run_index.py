@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # built from a summary; the viewer reads the index without th
 HEAD_FILE = "view-index.json"
 CASES_FILE = "view-cases.jsonl"
 SUMMARY_FILE = "summary.json"
+SHARD_FILE = "shard.json"  # beside the summary of a `run --shard K/N` (fleet/shard.py)
 MAX_REASON = 300  # a grade's reason as the case strip's tooltip: the transcript page has the rest
 MAX_CHANGES = 3  # rule changes a run's row names (its run page has every one)
 

@@ -21,6 +21,7 @@ from rubricgate.gating.stats import compared
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import Summary
 from rubricgate.records.files import read_summary
+from rubricgate.records.run_index import SHARD_FILE
 from rubricgate.reports.comment import escape_md, pct, signed_pp
 
 _WATCHED = (("agent", "agent"), ("agent_version", "agent CLI version"), ("model", "model"))
@@ -49,8 +50,6 @@ def load_summaries(paths: list[Path]) -> list[Summary]:
     return sorted(summaries, key=lambda s: (s.started_at, s.finished_at or "", s.run_id))
 
 
-# The file a `run --shard K/N` writes beside its summary (rubricgate/fleet/shard.py, a layer above).
-_SHARD_FILE = "shard.json"
 
 
 @dataclass(frozen=True)
@@ -89,7 +88,7 @@ def continued_runs(summaries: Iterable[Summary]) -> set[str]:
 
 def _kind(path: Path, summary: Summary) -> str:
     folder = path if path.is_dir() else path.parent
-    return "shard" if (folder / _SHARD_FILE).is_file() else summary.kind
+    return "shard" if (folder / SHARD_FILE).is_file() else summary.kind
 
 
 def left_out_line(left_out: dict[str, int]) -> str:

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from rubricgate import boundary
 from rubricgate.errors import GateInputError, unreadable
 from rubricgate.models.view_index import CaseCell, RunHead
+from rubricgate.records.run_index import SHARD_FILE
 from rubricgate.view import comparisons, index, safe
 
 if TYPE_CHECKING:  # the runs and case pages read only the index: these models load when needed
@@ -230,7 +231,7 @@ class Catalog:
         return head
 
     def _kind(self, ref: RunRef, summary: Summary) -> str:
-        if ref.has("shard.json"):
+        if ref.has(SHARD_FILE):
             return "shard"
         side = comparisons.side_of(ref.root) if ref.folder else None
         if side:

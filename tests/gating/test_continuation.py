@@ -485,6 +485,22 @@ def test_a_regrade_or_an_interrupted_run_after_it_does_not_hide_the_run_a_plain_
     assert data["gate"]["continues"] == [old.name], result.output
 
 
+def test_a_shard_run_after_it_does_not_hide_the_run_a_plain_rerun_continues(repo) -> None:
+    """A `run --shard 1/2` sat in a newer folder than the INCONCLUSIVE run (a shard is continued
+    by none), and the next plain run started afresh, spending the error again."""
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    shard = _run(repo, "--shard", "1/2", "--trials", "1")
+    assert "Traceback" not in shard.output, shard.output
+    before = {p for p in (repo / "reports").iterdir() if p.is_dir()}
+    assert any((p / "shard.json").is_file() for p in before), shard.output
+    result = _run(repo)
+    new = next(p for p in (repo / "reports").iterdir() if p.is_dir() and p not in before)
+    data = json.loads((new / "summary.json").read_text())
+    assert data["gate"]["continues"] == [old.name], result.output
+
+
 def test_a_continuation_its_design_did_not_judge_leaves_the_run_it_took_up_continuable(repo, monkeypatch) -> None:
     """The repository modified during a continuation: it ends COULD NOT JUDGE with no look of its own,
     and its mark stranded the run it took up ('continued already' by a run that cannot be continued)."""
