@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from rubricgate.gating.changes import change_line
+from rubricgate.models.coverage import RuleChange
 from rubricgate.models.results import CaseSummary, RateRow, Summary, TrialResult, judged_failed
 from rubricgate.reports import explain
 from rubricgate.reports.explain import reviewer_change
@@ -99,8 +101,15 @@ def _regression(s: Summary, out: Lead) -> Lead:
     return out
 
 
+def held_blind(s: Summary) -> list[RuleChange]:
+    """The changes no case exercises that hold this decision (each one of its reasons): one that
+    gate.inconclusive: pass let through is no reason, whatever else held the run."""
+    reasons = set(s.decision.reasons)
+    return [c for c in s.rule_changes if not c.cases and change_line(c) in reasons]
+
+
 def _inconclusive(s: Summary, out: Lead) -> Lead:
-    blind = [c for c in s.rule_changes if not c.cases]
+    blind = held_blind(s)
     open_rows = [(dim, r) for dim, r in s.rates.items() if r.status == "inconclusive"]
     if open_rows:
         out.what = "; ".join(f"{_row_text(dim, r)}: {r.label}" if r.label else _row_text(dim, r)
@@ -396,7 +405,7 @@ def next_step(s: Summary) -> str | None:
     if why == "errored":
         return ("check the agent's endpoint, key and network (each errored trial says what failed), then run it "
                 "again; gate.max_errored sets how many errored trials a run may have")
-    blind = [c.rule for c in s.rule_changes if not c.cases]
+    blind = [c.rule for c in held_blind(s)]
     if s.decision.status == "inconclusive" and blind and not any(r.status == "inconclusive" for r in s.rates.values()):
         return (f"add a case that exercises {', '.join(blind[:3])}: rubricgate coverage --suggest DIR writes a fixture "
                 "skeleton for each uncovered rule, rubricgate record turns a real review into a task")

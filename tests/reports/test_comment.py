@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 import reports_fixtures as rf  # noqa: E402
 
 from rubricgate.errors import GateInputError  # noqa: E402
+from rubricgate.gating.changes import change_line  # noqa: E402
 from rubricgate.models.coverage import RuleChange  # noqa: E402
 from rubricgate.models.results import Decision, GateDetail, Grade, RateRow  # noqa: E402
 from rubricgate.reports.comment import (  # noqa: E402
@@ -155,7 +156,8 @@ def test_inconclusive_passed_by_config_says_so_first_and_never_regression():
 def test_a_change_no_case_exercises_is_named_in_the_first_line():
     change = RuleChange(rule="scope-single-purpose", change="severity", detail="severity suggestion -> warning")
     s = rf.passing_summary().model_copy(update={
-        "rule_changes": [change], "decision": Decision(status="inconclusive", exit_code=2, reasons=["r"])})
+        "rule_changes": [change],
+        "decision": Decision(status="inconclusive", exit_code=2, reasons=[change_line(change)])})
     body = render_body(s)
     assert first_line(body) == (
         "### ❔ rubricgate **INCONCLUSIVE**: scope-single-purpose severity suggestion → warning and no case exercises it")

@@ -69,3 +69,23 @@ def test_a_pass_of_some_of_the_baselines_cases_says_so_in_its_headline() -> None
     line = first_line(render_body(partial))
     assert "PASS" in line and "on 1 of the baseline's 4 cases (3 not judged: left out, or every trial errored)" in line
     assert "not judged" not in first_line(render_body(rf.passing_summary()))
+
+
+def test_a_change_let_through_by_inconclusive_pass_is_never_the_cause_of_an_inconclusive() -> None:
+    """Under gate.inconclusive: pass a rule change no case exercises is judged PASS; when the run is
+    held for another reason (the gate's own settings changed), the first line named that rule as
+    why it was INCONCLUSIVE and the next step said to add a case for it, which would change nothing."""
+    from rubricgate.gating.changes import change_line
+    from rubricgate.models.results import Decision, RuleChange
+    from rubricgate.reports.story import lead, next_step
+
+    blind = RuleChange(rule="scope-single-purpose", change="severity", detail="severity suggestion -> warning")
+    held = "the gate settings in rubricgate.yaml differ from those baseline.json was measured with"
+    let_through = rf.passing_summary().model_copy(update={"rule_changes": [blind], "decision": Decision(
+        status="inconclusive", exit_code=2, reasons=[held])})
+    assert "scope-single-purpose" not in lead(let_through).text() and held in lead(let_through).text()
+    assert "scope-single-purpose" not in (next_step(let_through) or "")
+    holding = let_through.model_copy(update={"decision": Decision(
+        status="inconclusive", exit_code=2, reasons=[change_line(blind), held])})
+    assert "scope-single-purpose severity suggestion → warning and no case exercises it" in lead(holding).text()
+    assert "add a case that exercises scope-single-purpose" in (next_step(holding) or "")
