@@ -162,8 +162,7 @@ def validate(repo, config_path, list_cases) -> None:
     click.echo("\n".join(coverage_lines(rule_coverage(loaded.rubric, loaded.cases, loaded.baseline))))
     from rubricgate.agents.builtin import scope_note
 
-    builtin = loaded.config.agent.name == "builtin" or any(c.agent == "builtin" for c in loaded.cases)
-    if builtin and (note := scope_note({r.id: r.kind for r in loaded.rubric.rules.values()})) is not None:
+    if _uses_builtin(loaded) and (note := scope_note({r.id: r.kind for r in loaded.rubric.rules.values()})) is not None:
         click.echo(f"note: {note}")  # only where the builtin reviews: it says what the builtin leaves out
     click.echo("".join(f"note: {n}\n" for n in notes), nl=False)
     if loaded.baseline is None:
@@ -199,6 +198,11 @@ def _builtin_scope(summary) -> None:
         click.echo(f"note: {note}", err=True)
 
 
+def _uses_builtin(loaded) -> bool:
+    """Does the builtin reviewer review any case (the configured agent, or a task's own)?"""
+    return loaded.config.agent.name == "builtin" or any(c.agent == "builtin" for c in loaded.cases)
+
+
 def _load_checked(root: Path, config_path: Path | None):
     """The suite with its agents and baseline checked together: a missing CLI and a missing
     baseline are both reported, not only the first found."""
@@ -211,6 +215,10 @@ def _load_checked(root: Path, config_path: Path | None):
     loaded = load_all(root, config_path, require_baseline=False)
     errors: list[GateInputError] = []
     collect(errors, lambda: check_agents(loaded.cases, loaded.config))
+    if _uses_builtin(loaded):  # `run` stops here before any trial: so does validate
+        from rubricgate.agents.builtin import check_can_review
+
+        collect(errors, lambda: check_can_review(root, loaded.config))
     errors += unpassable_errors(loaded.cases, loaded.rubric)
     path = root / loaded.config.baseline
     # None before the first `baseline update` (the documented order: validate, then measure);
