@@ -130,7 +130,8 @@ def mutate(request: MutateRequest) -> tuple[MutationReport, Path]:
 def _report(request: MutateRequest, loaded: Loaded, agent: str, outcomes: list[Outcome], skipped, out: Path,
             control: Outcome, wall_s: float) -> MutationReport:
     folders = _skeletons(request, loaded, outcomes, out)
-    results = [result(o, loaded.rubric, agent, folders.get(o.mutant.rule, "")) for o in outcomes]
+    results = [result(o, loaded.rubric, agent, folders.get(o.mutant.rule, ""), _expecting(loaded, o.mutant.rule))
+               for o in outcomes]
     selected = {o.mutant.rule for o in outcomes}
     return MutationReport(agent=agent, jobs=request.jobs, shard=request.shard or "", mutants=results,
                           control_status=control.status, undecided=sum(o.status == "undecided" for o in outcomes),
@@ -139,6 +140,11 @@ def _report(request: MutateRequest, loaded: Loaded, agent: str, outcomes: list[O
                           killed=sum(o.status in ("killed", "rejected") for o in outcomes), score=score(outcomes),
                           mechanical_score=score([o for o in outcomes if mechanical(o, loaded.rubric)]),
                           control_seconds=round(control.seconds, 3), wall_seconds=round(wall_s, 3))
+
+
+def _expecting(loaded: Loaded, rule: str) -> list[str]:
+    """The cases that expect a finding of `rule`: a survivor's explanation must not ask for one."""
+    return [c.id for c in loaded.cases if rule in c.expect.rules]
 
 
 def _skeletons(request: MutateRequest, loaded: Loaded, outcomes: list[Outcome], out: Path) -> dict[str, str]:

@@ -10,8 +10,9 @@ CAUGHT = ("killed", "rejected")
 RUN = ("killed", "rejected", "flagged", "survived")
 
 
-def explain(outcome: Outcome, rubric: RubricSpec, agent: str) -> str:
-    """Why the mutant survived (or was only flagged), in one sentence with what to add."""
+def explain(outcome: Outcome, rubric: RubricSpec, agent: str, expecting: list[str] | None = None) -> str:
+    """Why the mutant survived (or was only flagged), in one sentence with what to add.
+    `expecting`: the cases that expect a finding of the mutant's rule."""
     m = outcome.mutant
     if outcome.status in CAUGHT:
         return ""
@@ -31,6 +32,10 @@ def explain(outcome: Outcome, rubric: RubricSpec, agent: str) -> str:
     if m.rule == "tier:warning-threshold":
         return ("no case sits at the threshold's boundary: add a BLOCK case with exactly N warnings and no critical, "
                 "and a WARN case with N - 1")
+    if m.kind == "delete-rule" and expecting:
+        # Only a statement line can go while cases still name the rule (verdict.rules): they passed.
+        return (f"{len(expecting)} case(s) expect a finding of {m.rule} ({', '.join(expecting[:3])}) and still "
+                "pass without its statement: the reviewer finds it unprompted; add a case only the statement decides")
     if m.kind == "delete-rule":
         return f"no case expects a finding of {m.rule} (expect.rules): add one (skeleton)"
     return f"no case's tier depends on the severity of {m.rule}: add a case whose only finding is {m.rule} (skeleton)"
@@ -70,9 +75,10 @@ def below_min_score(statuses: list[str], score: float | None, min_score: float) 
     return "open" if low < min_score else None
 
 
-def result(outcome: Outcome, rubric: RubricSpec, agent: str, skeleton: str = "") -> MutantResult:
+def result(outcome: Outcome, rubric: RubricSpec, agent: str, skeleton: str = "",
+           expecting: list[str] | None = None) -> MutantResult:
     m = outcome.mutant
     return MutantResult(id=m.id, kind=m.kind, rule=m.rule, description=m.description, status=outcome.status,
                         detail=outcome.detail, cases=list(outcome.failed_cases),
-                        explanation=explain(outcome, rubric, agent), skeleton=skeleton,
+                        explanation=explain(outcome, rubric, agent, expecting), skeleton=skeleton,
                         seconds=round(outcome.seconds, 3), trials=outcome.trials, cached_trials=outcome.cached)

@@ -63,3 +63,20 @@ def test_the_score_as_reported_passes_a_min_score_of_that_very_figure(monkeypatc
     assert got.score == pytest.approx(2 / 3) and score_range(["killed", "killed", "survived"]) == (0.6667, 0.6667)
     got = got.model_copy(update={"score": round(2 / 3, 4)})
     assert mutate_exit(monkeypatch, got, tmp_path, "--min-score", "0.6667").exit_code == 0
+
+
+def test_a_survivor_whose_rule_cases_expect_is_not_told_to_add_such_a_case() -> None:
+    """A statement line deleted from a verdict.rules reviewer's prompt survived although a case
+    expects its rule (the reviewer finds it unprompted): the explanation said 'no case expects a
+    finding of sql-injection: add one', which that case already is."""
+    from rubricgate.mutate.execute import Outcome
+    from rubricgate.mutate.mutants import Mutant
+    from rubricgate.mutate.score import explain
+    from rubricgate.suite.rubric import RubricSpec
+
+    mutant = Mutant(id="delete-rule:sql-injection", kind="delete-rule", rule="sql-injection",
+                    description="delete the statement of sql-injection", file="reviewer/rules.j2", text="")
+    survived, rubric = Outcome(mutant=mutant, status="survived"), RubricSpec(path="reviewer/rules.j2", rules={})
+    assert explain(survived, rubric, "command").startswith("no case expects a finding of sql-injection")
+    said = explain(survived, rubric, "command", expecting=["fixture-orders-lookup"])
+    assert "no case expects" not in said and "fixture-orders-lookup" in said
