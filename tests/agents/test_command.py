@@ -111,6 +111,18 @@ def test_text_format_and_last_message_file(tmp_path: Path) -> None:
     assert t2.final_text.strip() == "hi" and t2.exit_code == 3
 
 
+@pytest.mark.parametrize("script", [
+    'echo "Reviewing 1 file..."; kill -SEGV $$',
+    'printf "review:\\n  key_issues_to_review: []\\n"; kill -KILL $$',
+])
+def test_a_text_reviewer_killed_by_a_signal_after_some_output_is_infrastructure(tmp_path: Path, script: str) -> None:
+    """Plain stdout has no end-of-run event: a reviewer printing a progress line, or half its
+    answer, then killed by a signal was graded on that text as its finished answer (a malformed
+    verdict, or a truncated one that passes), an outage counted against the reviewer."""
+    t = get_agent("command", _cfg([shutil.which("sh"), "-c", script], "text")).run(_request(tmp_path))
+    assert t.failure == "signal" and t.termination == "crashed", t
+
+
 def test_a_retry_that_writes_no_last_message_is_not_read_as_the_failed_attempts(tmp_path: Path) -> None:
     """The first attempt wrote its answer to the last-message file and died by a signal; the retry,
     in the same scratch folder, wrote none and ended normally: it was graded on the first's answer."""
