@@ -74,7 +74,9 @@ def _load_tasks(repo: Path, config: Config, errors: list[GateInputError],
     folder = repo / config.suite.tasks
     if not folder.is_dir():
         return []
-    paths = sorted(p for p in folder.iterdir() if p.suffix in TASK_SUFFIXES and p.is_file())
+    # A linked task file is refused by its one line (suite/checks.py) and never read: it may name
+    # a host file (/etc/passwd), whose parse error would quote it into the log.
+    paths = sorted(p for p in folder.iterdir() if p.suffix in TASK_SUFFIXES and p.is_file() and not p.is_symlink())
     return _each(errors, [lambda p=p: _task_case(repo, config, p, f"{config.suite.tasks}/{p.name}", rubric, hidden)
                           for p in paths])
 

@@ -98,6 +98,18 @@ def test_symlink_escape(repo, tmp_path):
     one_error(repo, "review[0]", "outside the repository")
 
 
+def test_a_linked_task_file_is_refused_and_never_read(repo, tmp_path):
+    """A task file linked to a host file was refused, then read too: its parse error quoted what it
+    named into the log (a line of /etc/shadow, as root)."""
+    host_file = tmp_path / "host-secret"
+    host_file.write_text("root-secret-line: [unclosed\n")
+    (repo / "evals/tasks/evil.yaml").symlink_to(host_file)
+    code, out = validate(repo)
+    assert code == 2 and "evals/tasks/evil.yaml: a task file that is a symbolic link" in out, out
+    errors = [line for line in out.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "root-secret-line" not in out and "unclosed" not in out, out
+
+
 def test_review_file_must_exist(repo):
     write_task(repo, {**GOOD, "review": ["fixtures/none/SKILL.md"]})
     one_error(repo, "review[0]", "does not exist")
