@@ -147,13 +147,26 @@ def with_rule_changes(summary: Summary, rubric: RubricSpec, cases: list[CaseSpec
     changes = rule_changes(rubric, cases, baseline, now.digests if now else None, rubric_path)
     coverage = rule_coverage(rubric, cases, baseline).as_dict()
     decision = summary.decision if summary.kind == "baseline" else change_aware(summary.decision, changes, gate)
+    detail = summary.gate
     if summary.kind != "baseline":
         reviewer = [c for c in changes if c.rule not in JUDGING]
-        decision = hold(decision, edited_beside(reviewer, summary.gate) + graded_beside(reviewer, changes), gate)
+        beside = edited_beside(reviewer, summary.gate) + graded_beside(reviewer, changes)
+        decision = hold(decision, beside, gate)
         # The gate's own settings changed: held whatever the changed settings say of holding.
         lines = gate_changed(changes) + ungraded(baseline, summary)
         decision = hold(decision, lines, gate.model_copy(update={"inconclusive": "fail"}))
-    return summary.model_copy(update={"coverage": coverage, "rule_changes": changes, "decision": decision})
+        if detail is not None and summary.decision.status == "pass" and decision.status == "inconclusive" \
+                and beside + lines:
+            detail = detail.model_copy(update={"next": HELD_NEXT})
+    return summary.model_copy(update={"coverage": coverage, "rule_changes": changes, "decision": decision,
+                                      "gate": detail})
+
+
+# The next step of a run whose rates passed and that a change holds: continuing it, more cases or
+# a larger budget (what an undecided rate needs) would never lift the hold.
+HELD_NEXT = ("the rates passed; the change(s) named above hold the run, and more trials or cases will not lift "
+             "that: make each a change of its own, or record an intended one with "
+             "`rubricgate baseline update --reason \"...\"`")
 
 
 HELD = "gate.inconclusive: pass cannot let this run exit 0"  # a held run's first reason begins so

@@ -71,6 +71,24 @@ def test_the_gate_s_own_settings_changed_are_held_whatever_they_say(tmp_path):
     assert "the gate settings in rubricgate.yaml differ from those baseline.json was measured with" in result.output
 
 
+def test_a_run_whose_rates_passed_and_a_change_holds_says_more_trials_will_not_lift_it(tmp_path):
+    """The next step read 'add cases or raise the budget', which never lifts a hold."""
+    import json
+
+    from rubricgate.gating.changes import HELD_NEXT
+
+    repo = _measured(tmp_path)
+    _config(repo, gate={"max_errored": 3})
+    result = _run(repo)
+    assert result.exit_code == 2, result.output
+    run = max(p for p in (repo / "reports").iterdir()
+              if (p / "summary.json").is_file() and not p.name.endswith("-baseline"))
+    assert json.loads((run / "summary.json").read_text())["gate"]["next"] == HELD_NEXT
+    comment = (run / "comment.md").read_text()
+    assert "the rates passed; the change(s) named above hold the run" in comment
+    assert "raise the budget" not in comment
+
+
 def test_a_severity_change_is_not_exercised_by_a_case_naming_the_rule_absent(tmp_path):
     repo = make_repo(tmp_path / "repo")
     absent = yaml.safe_load((repo / "fixtures/block/data-loader/expect.yaml").read_text())["absent_rules"]
@@ -217,6 +235,8 @@ def test_verdict_escalate_at_its_default_keeps_the_design_a_run_recorded_before_
     dumped = loaded.config.verdict.model_dump(mode="json")
     del dumped["escalate"]  # the section as the design key held it before the setting existed
     data = {"cases": [c.model_dump(mode="json") for c in loaded.cases], "verdict": dumped}
+    if loaded.config.suite.workspace_exclude:  # part of the design since (gating/continuation.py)
+        data["excluded"] = sorted(loaded.config.suite.workspace_exclude)
     assert suite_digest(loaded, ids) == hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
     _config(repo, verdict={"format": "json", "findings": {"path": "comments"}, "escalate": False})
     assert suite_digest(load_all(repo), ids) != suite_digest(loaded, ids)
