@@ -127,6 +127,17 @@ def errored_counts(results: list[TrialResult]) -> dict[str, int]:
 
 def _decision(loaded: Loaded, rates, state: RunState, done: int, total: int,
               per_case: Counts, run_with: MeasuredWith, errored: dict[str, int]) -> tuple[Decision, GateDetail | None]:
+    decision, detail = _decided(loaded, rates, state, done, total, per_case, run_with, errored)
+    if state.budget.reason and not state.not_run:
+        # Every trial started before the budget learned it could not count (all at once, the agent
+        # pricing none): the run is whole, but the budget the user set did not hold.
+        unheld = f"--max-cost was not enforced: {state.budget.reason}; every trial ran"
+        decision = decision.model_copy(update={"warnings": [*decision.warnings, unheld]})
+    return decision, detail
+
+
+def _decided(loaded: Loaded, rates, state: RunState, done: int, total: int,
+             per_case: Counts, run_with: MeasuredWith, errored: dict[str, int]) -> tuple[Decision, GateDetail | None]:
     method = loaded.config.gate.method  # the configured gate's, even when it could not judge
     if state.not_run:
         return cannot_judge([f"{state.budget.reason}: {state.not_run} of {total} trials not run; "

@@ -3,7 +3,9 @@
 The budget fails closed. Once the spend reaches the limit no new trial starts; trials already
 running finish (killing them would waste what they cost), so the overshoot is bounded by the
 trials in flight. A trial whose agent reports no cost while a budget is set makes the budget
-unenforceable, which also stops new trials: an unknown spend is never treated as zero.
+unenforceable, which also stops new trials: an unknown spend is never treated as zero. When
+every trial had started before the first unpriced one ended, the run is whole, and its decision
+warns that the budget did not hold (gating/summarize.py).
 Cached trials cost nothing this run and are not charged.
 """
 

@@ -176,6 +176,30 @@ def test_unpriced_agent_under_a_budget_fails_closed(tmp_path, priced) -> None:
     assert outcome.summary.cost["cost_usd"] is None
 
 
+def test_unpriced_trials_all_started_at_once_run_whole_and_say_the_budget_did_not_hold(tmp_path, priced) -> None:
+    """Every trial had started before the first reported no cost: the run was whole, exit 0, and
+    nothing said the --max-cost the user set was never enforced."""
+    import threading
+
+    priced.price = None
+    together = threading.Barrier(len(FIXTURES), timeout=60)  # no trial ends before every one started
+    plain_run = PricedAgent.run
+
+    def run_together(self, request):  # type: ignore[no-untyped-def]
+        together.wait()
+        return plain_run(self, request)
+
+    priced.run = run_together
+    try:
+        repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+        outcome = run_suite(RunOptions(repo=repo, max_cost=100.0, jobs=len(FIXTURES)))
+    finally:
+        priced.run = plain_run
+    assert priced.calls == len(FIXTURES) and outcome.summary.complete
+    unheld = [w for w in outcome.summary.decision.warnings if w.startswith("--max-cost was not enforced")]
+    assert unheld and "reported no cost" in unheld[0], outcome.summary.decision
+
+
 def test_budget_not_reached_is_a_normal_run(tmp_path, priced) -> None:
     repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
     outcome = run_suite(RunOptions(repo=repo, trials=2, max_cost=1.0))
