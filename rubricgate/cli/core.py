@@ -13,6 +13,7 @@ import click
 from pydantic import BaseModel
 
 from rubricgate.agents.selection import check_agents
+from rubricgate.boundary import printable
 from rubricgate.cli.app import collector_paused, main, to_devnull
 from rubricgate.cli.options import CASE_TEXT, TRIALS, FiniteFloatRange, config_option, fail_input, repo_option
 from rubricgate.cli.options import repo_root as _repo
@@ -289,7 +290,7 @@ def baseline_update(repo, config_path, reason, from_runs, allow_partial, session
         click.echo(f"warning: partial run accepted (--allow-partial): {warning}", err=True)
     lowered = f" (lowered {'; '.join(done.lowered[:5])}: {reason})" if done.lowered else ""
     pooled = " (same reviewer, agent and model: trials pooled with the baseline's)" if done.pooled else ""
-    click.echo(f"baseline updated from {done.source}: {_rates(done.baseline.rates)}{lowered}{pooled}")
+    click.echo(printable(f"baseline updated from {done.source}: {_rates(done.baseline.rates)}{lowered}{pooled}"))
 
 
 SCHEMAS: dict[str, type[BaseModel]] = {"task": TaskFile, "baseline": Baseline, "config": Config,

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rubricgate.boundary import printable
 from rubricgate.errors import GateInputError
 from rubricgate.models.mutation import MutationReport, SkippedMutant
 from rubricgate.mutate.execute import Outcome, RunSettings, reported, run_all, run_one
@@ -181,5 +182,5 @@ def report_lines(report: MutationReport, out: Path) -> list[str]:
     cached = sum(m.cached_trials for m in report.mutants)
     if cached:
         lines.append(f"{cached} of {sum(m.trials for m in report.mutants)} mutant trials replayed from the trial cache")
-    lines.append(f"report: {out / 'mutation.json'}")
+    lines.append(f"report: {printable(str(out / 'mutation.json'))}")
     return lines

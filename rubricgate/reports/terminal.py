@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rubricgate.boundary import printable
 from rubricgate.credentials import mask_credentials
 from rubricgate.models.dimensions import ordered
 from rubricgate.models.results import Summary, TrialResult
@@ -103,7 +104,7 @@ def render_terminal(summary: Summary, run_dir: str, shard: tuple[str, int] | Non
     lines += [f"warning: {w}" for w in d.warnings]
     lines += [f"warning: {a.warning}" for a in summary.agent_support.values() if a.warning]
     html = Path(run_dir) / "report.html"
-    lines.append(f"report: {html if html.is_file() else run_dir}")
+    lines.append(f"report: {printable(str(html if html.is_file() else run_dir))}")  # a path may hold a newline
     return mask_credentials("\n".join(lines))
 
 
