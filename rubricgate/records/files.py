@@ -42,8 +42,8 @@ def make_run_folder(reports: Path, run_id: str, inputs: tuple[Path, ...] = ()) -
                              "rerun for a fresh run id; never write into an existing run folder") from None
     except OSError as exc:
         raise GateInputError(str(reports), "", f"cannot create the run folder {run_id}: {exc.strerror or exc}",
-                             "make the reports folder writable, or set `reports:` in rubricgate.yaml to a writable "
-                             "folder") from None
+                             "make the reports folder writable (`reports:` in rubricgate.yaml names a folder inside "
+                             "the repository: in a read-only checkout, run from a writable copy of it)") from None
     return run_dir
 
 
