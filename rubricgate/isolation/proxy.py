@@ -23,6 +23,7 @@ way): never a header value, a path or a body. The trial's record keeps the log
 
 from __future__ import annotations
 
+import errno
 import select
 import socket
 import threading
@@ -37,6 +38,9 @@ Outcome = Literal["relayed", "refused", "unreachable", "bad_request"]
 HEAD_TIMEOUT_S = 30.0
 CONNECT_TIMEOUT_S = 30.0
 MAX_LOGGED = 200  # connections kept per trial; the rest are counted
+MAX_OPEN = 64  # connections one trial holds open at once (each is a thread and two descriptors)
+ACCEPT_RETRY_S = 0.05
+_PASSING = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.ECONNABORTED, errno.EPROTO}
 CHUNK = 65536
 _HOP = {b"connection", b"proxy-connection", b"keep-alive", b"proxy-authorization", b"proxy-authenticate", b"te",
         b"trailer", b"upgrade"}
@@ -126,23 +130,48 @@ class TrialDoor:
             sock.close()
         deadline = time.monotonic() + grace_s
         for thread in threads:
-            thread.join(max(0.0, deadline - time.monotonic()))
+            if thread.is_alive():  # one not started yet ends at once (its sockets are shut on tracking)
+                thread.join(max(0.0, deadline - time.monotonic()))
         with self._lock:
             return sorted(self.log, key=lambda c: c.at_s), self.omitted
 
     def _accept(self, listener: socket.socket) -> None:
-        while True:
+        while not self._closed:
             try:
                 client, _ = listener.accept()
-            except OSError:  # shut down: the trial ended
-                return
-            with self._lock:
-                if self._closed:
-                    client.close()
-                    return
-                thread = threading.Thread(target=self._serve, args=(client,), name="rubricgate-proxy-conn", daemon=True)
+            except OSError as exc:
+                if self._closed or exc.errno not in _PASSING:
+                    return  # shut down: the trial ended
+                time.sleep(ACCEPT_RETRY_S)  # the harness is short of descriptors for now: the door stays open
+                continue
+            self._admit(client)
+
+    def _admit(self, client: socket.socket) -> None:
+        """Serve `client` on a thread of its own; past MAX_OPEN at once it is answered 503 and
+        closed: a reviewer's connections cannot take the descriptors and threads of the harness,
+        which every other trial's door and record need."""
+        with self._lock:
+            crowded = self._closed or len(self._threads) >= MAX_OPEN
+            thread = threading.Thread(target=self._serve, args=(client,), name="rubricgate-proxy-conn", daemon=True)
+            if not crowded:
                 self._threads.add(thread)
+        if crowded:
+            self._turn_away(client)
+            return
+        try:
             thread.start()
+        except RuntimeError:  # no thread to be had: this connection alone is lost
+            with self._lock:
+                self._threads.discard(thread)
+            self._turn_away(client)
+
+    def _turn_away(self, client: socket.socket) -> None:
+        detail = f"more than {MAX_OPEN} connections open at once"
+        if not self._closed:
+            _answer(client, 503, detail)
+            self._record(Connection("", 0, "tunnel", "refused", detail,
+                                    at_s=round(time.monotonic() - self.opened, 3)))
+        client.close()
 
     def _serve(self, client: socket.socket) -> None:
         started = time.monotonic()
@@ -194,6 +223,9 @@ class TrialDoor:
     def _track(self, sock: socket.socket) -> None:
         with self._lock:
             self._active.add(sock)
+            closed = self._closed
+        if closed:  # opened as the door closed: ended like the rest
+            _shut(sock)
 
     def _untrack(self, sock: socket.socket) -> None:
         with self._lock:
@@ -315,7 +347,7 @@ def _dial(host: str, port: int, via: str = "") -> socket.socket:
 
 def _answer(client: socket.socket, status: int, detail: str) -> None:
     reason = {400: "Bad Request", 403: "Forbidden", 431: "Request Header Fields Too Large", 502: "Bad Gateway",
-              504: "Gateway Timeout"}.get(status, "Error")
+              503: "Service Unavailable", 504: "Gateway Timeout"}.get(status, "Error")
     body = f"rubricgate sandbox proxy: {detail}\n".encode()
     try:
         client.sendall(f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"

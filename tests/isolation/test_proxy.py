@@ -5,8 +5,10 @@ chained through; nothing is left once the door closes. Every server here is on 1
 from __future__ import annotations
 
 import base64
+import errno
 import http.client
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -124,6 +126,57 @@ def test_a_name_that_resolves_to_the_hosts_loopback_is_refused(tmp_path, endpoin
         log, _ = door.close()
     assert answer.startswith(b"HTTP/1.1 403 ") and b"resolves to the host's loopback" in answer
     assert log[0].outcome == "refused"
+
+
+
+def test_past_the_open_limit_a_connection_is_turned_away_and_the_door_stays_bounded(tmp_path, monkeypatch) -> None:
+    # A reviewer holding connections open must not take the harness's threads and descriptors.
+    monkeypatch.setattr(proxy, "MAX_OPEN", 3)
+    door = _door(tmp_path, _allow(1))
+    held = [_connect(door) for _ in range(3)]
+    try:
+        answer = _ask(door, b"")
+        assert answer.startswith(b"HTTP/1.1 503 ") and b"more than 3 connections" in answer
+        assert len(door._threads) <= 3
+        for client in held:
+            client.close()
+        for _ in range(100):  # the held ones end: the door serves again
+            if not door._threads:
+                break
+            time.sleep(0.02)
+        assert _ask(door, b"CONNECT 127.0.0.2:9 HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 403 ")
+    finally:
+        log, _ = door.close()
+    assert [c.detail for c in log if c.outcome == "refused"][0] == "more than 3 connections open at once"
+
+
+def test_a_door_out_of_descriptors_for_a_moment_keeps_accepting(tmp_path, endpoint) -> None:
+    # EMFILE from accept (another trial took the harness's descriptors) is passing, not the end.
+    class Starved:
+        def __init__(self, real: socket.socket):
+            self.real, self.failures = real, 2
+
+        def accept(self):
+            if self.failures:
+                self.failures -= 1
+                raise OSError(errno.EMFILE, "Too many open files")
+            return self.real.accept()
+
+        def __getattr__(self, name):
+            return getattr(self.real, name)
+
+    door = open_door(_allow(endpoint.port))
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    door.port = listener.getsockname()[1]  # type: ignore[attr-defined]
+    door.listen([Starved(listener)])  # type: ignore[list-item]
+    try:
+        answer = _ask(door, f"GET http://127.0.0.1:{endpoint.port}/ HTTP/1.1\r\n\r\n".encode())
+    finally:
+        door.close()
+        listener.close()
+    assert b"slow!" in answer
 
 
 # -- what is allowed ----------------------------------------------------------------------------
