@@ -37,7 +37,7 @@ from rubricgate.isolation.netaccess import HostPort, NetworkAccess, Upstream, is
 Outcome = Literal["relayed", "refused", "unreachable", "bad_request"]
 HEAD_TIMEOUT_S = 30.0
 CONNECT_TIMEOUT_S = 30.0
-MAX_LOGGED = 200  # connections kept per trial; the rest are counted
+MAX_LOGGED = 200  # the latest connections kept per trial; the earlier ones are counted
 MAX_OPEN = 64  # connections one trial holds open at once (each is a thread and two descriptors)
 ACCEPT_RETRY_S = 0.05
 _PASSING = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.ECONNABORTED, errno.EPROTO}
@@ -234,9 +234,9 @@ class TrialDoor:
     def _record(self, entry: Connection) -> None:
         with self._lock:
             self._threads.discard(threading.current_thread())
-            if len(self.log) < MAX_LOGGED:
-                self.log.append(entry)
-            else:
+            self.log.append(entry)
+            if len(self.log) > MAX_LOGGED:  # the oldest go: a timeout is judged by the last (a hung request)
+                del self.log[0]
                 self.omitted += 1
 
 

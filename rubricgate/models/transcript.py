@@ -107,6 +107,6 @@ class Transcript(StrictModel):
     notes: list[str] = []  # e.g. a CLI count below the turns the stream shows
     attempts: list[Attempt] = []  # every attempt of this trial, last one included
     # The last attempt's connections through the sandbox's proxy (agent.sandbox_network:
-    # allowlist), in order; `network_omitted` more past isolation/proxy.py's MAX_LOGGED.
+    # allowlist), in order: the latest isolation/proxy.py's MAX_LOGGED, `network_omitted` the earlier ones.
     network: list[NetworkConnection] = []
     network_omitted: int = 0

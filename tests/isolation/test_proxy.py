@@ -385,3 +385,23 @@ def test_past_the_log_limit_connections_are_counted(tmp_path, monkeypatch) -> No
     finally:
         log, omitted = door.close()
     assert len(log) == 2 and omitted == 2
+
+
+def test_past_the_log_limit_the_request_still_open_at_the_end_is_kept(tmp_path, monkeypatch) -> None:
+    # A trial's timeout is judged by its last connection (an endpoint that never answered): the
+    # connections before it are what is dropped, never it.
+    monkeypatch.setattr(proxy, "MAX_LOGGED", 2)
+    silent = AnsweringServer(b"", keep_reading=True)
+    endpoint_port = silent.port
+    door = _door(tmp_path, _allow(endpoint_port))
+    try:
+        for port in (1, 2, 3):
+            _ask(door, f"CONNECT 127.0.0.2:{port} HTTP/1.1\r\n\r\n".encode())
+        hung = _connect(door)
+        hung.sendall(f"CONNECT 127.0.0.1:{silent.port} HTTP/1.1\r\n\r\n".encode())
+        assert hung.recv(100).startswith(b"HTTP/1.1 200")
+    finally:
+        log, omitted = door.close()
+        silent.close()
+    assert [(c.port, c.outcome) for c in log] == [(3, "refused"), (endpoint_port, "relayed")] and omitted == 2
+    assert log[-1].received == 0
