@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import ipaddress
+import socket
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -76,6 +77,14 @@ def is_loopback_name(host: str) -> bool:
     mapped = getattr(address, "ipv4_mapped", None)
     return (address.is_loopback or address.is_unspecified
             or bool(mapped and (mapped.is_loopback or mapped.is_unspecified)))
+
+
+def reaches_this_host(sock: socket.socket) -> bool:
+    """A connected socket whose other end is this machine: its loopback, or one of its own
+    addresses (the connection's two ends are then the same address), where a service bound to
+    every address answers as on 127.0.0.1."""
+    peer = sock.getpeername()[0]
+    return is_loopback_name(peer) or peer == sock.getsockname()[0]
 
 
 def parse_host_port(text: str) -> HostPort:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rubricgate.isolation.answer_head import MAX_HEAD, AnswerHeads, HeadTooLarge, status_of
-from rubricgate.isolation.netaccess import HostPort, NetworkAccess, Upstream, is_loopback_name, parse_host_port
+from rubricgate.isolation.netaccess import HostPort, NetworkAccess, Upstream, parse_host_port, reaches_this_host
 
 Outcome = Literal["relayed", "refused", "unreachable", "bad_request"]
 HEAD_TIMEOUT_S = 30.0
@@ -324,10 +324,10 @@ def connect(target: HostPort, upstream: Upstream | None, tunnel: bool) -> tuple[
 
 def _direct(target: HostPort) -> socket.socket:
     sock = _dial(target.host, target.port)
-    if not target.loopback and is_loopback_name(sock.getpeername()[0]):
-        sock.close()  # a name that resolves to the host's loopback: only a loopback endpoint named as such
-        raise Refused(403, "refused", f"{target} resolves to the host's loopback; name it as 127.0.0.1 or "
-                                      "localhost in agent.network_allow to allow it")
+    if not target.loopback and reaches_this_host(sock):
+        sock.close()  # a name that resolves to the host itself: only a loopback endpoint named as such
+        raise Refused(403, "refused", f"{target} resolves to the host's loopback or one of its own addresses; "
+                                      "name it as 127.0.0.1 or localhost in agent.network_allow to allow it")
     return sock
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from rubricgate.isolation.netaccess import (
@@ -12,6 +14,7 @@ from rubricgate.isolation.netaccess import (
     endpoint_of,
     network_access,
     parse_host_port,
+    reaches_this_host,
 )
 from rubricgate.isolation.sandbox import GATE, SandboxPolicy, network_args, sandbox_env, wrap
 
@@ -77,3 +80,9 @@ def test_a_sandbox_by_allowlist_is_always_gated_until_its_proxy_listens(tmp_path
     offline, _ = wrap(SandboxPolicy("bwrap", network=network_access("none", [], {})), ["/bin/true"], cwd=tmp_path,
                       env={})
     assert offline[-2:] == [offline[-2], "/bin/true"] and GATE[0] not in offline
+
+
+def test_a_connection_to_the_hosts_loopback_reaches_this_host() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        with socket.create_connection(server.getsockname()) as sock:
+            assert reaches_this_host(sock)

@@ -179,6 +179,28 @@ def test_a_door_out_of_descriptors_for_a_moment_keeps_accepting(tmp_path, endpoi
     assert b"slow!" in answer
 
 
+
+def test_a_name_that_resolves_to_one_of_the_hosts_own_addresses_is_refused(monkeypatch) -> None:
+    # A service bound to every address answers at the host's own LAN address as on 127.0.0.1.
+    class ToItself:
+        closed = False
+
+        def getpeername(self):
+            return ("192.0.2.7", 443)
+
+        def getsockname(self):
+            return ("192.0.2.7", 51000)
+
+        def close(self):
+            self.closed = True
+
+    sock = ToItself()
+    monkeypatch.setattr(proxy, "_dial", lambda host, port, via="": sock)
+    with pytest.raises(proxy.Refused, match="one of its own addresses"):
+        proxy.connect(HostPort("api.example.com", 443), None, True)
+    assert sock.closed
+
+
 # -- what is allowed ----------------------------------------------------------------------------
 
 def test_plain_http_is_forwarded_one_request_at_a_time_and_its_status_logged(tmp_path, endpoint) -> None:
