@@ -62,10 +62,9 @@ def run_suite(options: RunOptions) -> RunOutcome:
         if continued is not None:
             results = continued.trials + results
             continued.hand_over(run.ctx.run_dir, run.state.interrupted)
-        summary = aggregate_and_gate(loaded, jobs, results, run, ahead)
+        summary = report(run, loaded, aggregate_and_gate(loaded, jobs, results, run, ahead), ahead)
         if continued is not None:
-            continued.settle(summary)  # not judged by its design: the run it took up is free again
-        summary = report(run, loaded, summary, ahead)
+            continued.settle(summary)  # could not judge (a report not written too): the run it took up is free again
     return RunOutcome(summary, run.ctx.run_dir, summary.decision.exit_code, run.kept, run.state.interrupted)
 
 

@@ -23,8 +23,9 @@ as regular files only, no link followed.
 
 A run is marked before the continuation's first trial (gating/continuation_marks.py: by run id,
 so a copy of its folder is the same run), so two continuations started together do not both
-spend the error; an interrupted or failed continuation, or one its design did not judge, lifts
-the mark (such a run cannot be continued, and the old one would be stranded).
+spend the error; an interrupted or failed continuation, or one that could not judge (its looks
+notwithstanding: more errored trials than gate.max_errored, say), lifts the mark (such a run
+cannot be continued, and the old one would be stranded).
 """
 
 from __future__ import annotations
@@ -189,11 +190,12 @@ class Continued:
             self._mark_also(run_dir)
 
     def settle(self, summary: Summary) -> None:
-        """A continuation its design did not judge (the repository modified during it, trials left
-        unrun for the budget: no look in its summary) lifts its marks as an interrupted one does:
-        it cannot be continued itself, and the run it took up was stranded ("continued already"
-        by a run "not of the statistical gate's adaptive rounds")."""
-        if summary.gate is None or not summary.gate.looks:
+        """A continuation that could not judge lifts its marks as an interrupted one does: it cannot
+        be continued itself, and the run it took up was stranded ("continued already" by a run that
+        ended ERROR). Whether its design looked or not: the repository modified during it, trials
+        left unrun for the budget, more errored trials than gate.max_errored (a reviewer whose
+        trials crashed for a while: its looks kept the mark), a report not written."""
+        if not_judged(summary):
             self.release()
 
     def _mark_also(self, run_dir: Path) -> None:
@@ -213,6 +215,12 @@ class Continued:
         for path in self.written:
             path.unlink(missing_ok=True)
         self.written = []
+
+
+def not_judged(summary: Summary) -> bool:
+    """Did this run end "could not judge" (exit 2 but not INCONCLUSIVE)? A continuation that did
+    lifted its marks (Continued.settle): the run it took up is the one to continue."""
+    return summary.decision.status == "error"
 
 
 FIX = "continue a run as rubricgate wrote it, or run afresh without --continue"
@@ -417,10 +425,11 @@ def why_not(summary: Summary, key: str, run_dir: Path | None = None, mark: Path 
 def _newest_run_here(reports: Path, cache_dir: Path | None) -> tuple[Path, Summary] | None:
     """The newest gated run this user started here that ran to its end, with its summary. Passed
     over: a folder not started here (planted, or from another machine), an interrupted run (an
-    interrupted continuation lifts its mark: the run it continued is the one to take up again) and
-    a regrade (its transcripts' run is the one that ran) and a shard (`run --shard K/N`: a slice,
-    continued by none). Each hid the INCONCLUSIVE run behind it, and the next plain run started
-    afresh, spending the error again."""
+    interrupted continuation lifts its mark: the run it continued is the one to take up again), a
+    continuation that could not judge (it lifted its mark too: Continued.settle), a regrade (its
+    transcripts' run is the one that ran) and a shard (`run --shard K/N`: a slice, continued by
+    none). Each hid the INCONCLUSIVE run behind it, and the next plain run started afresh,
+    spending the error again."""
     if not reports.is_dir():
         return None
     runs = sorted((p.parent for p in reports.glob("*/summary.json")
@@ -429,7 +438,8 @@ def _newest_run_here(reports: Path, cache_dir: Path | None) -> tuple[Path, Summa
     # are ordered by their summaries' start (to the millisecond), or the older could be taken up.
     for _, second in itertools.groupby(runs, key=lambda run: run.name.split("-", 1)[0]):
         for run, summary in sorted(_summaries_here(second, cache_dir), key=lambda rs: rs[1].started_at, reverse=True):
-            if summary.complete and "regraded_from" not in summary.config and not (run / SHARD_FILE).exists():
+            if summary.complete and "regraded_from" not in summary.config and not (run / SHARD_FILE).exists() \
+                    and not (summary.counted_runs and not_judged(summary)):
                 return run, summary
     return None
 

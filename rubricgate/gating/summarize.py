@@ -34,6 +34,7 @@ def build_summary(loaded: Loaded, jobs: list[Job], results: list[TrialResult], s
     decision, gate = _decision(loaded, rates, state, len(results), planned, per_case, run_with,
                                errored_counts(results))
     decision = errored_gate(decision, results, planned, loaded.config.gate.max_errored)  # taken-up trials too
+    decision = unjudged_next(decision, gate, state.adaptive, str(loaded.config.reports))
     cases = case_summaries(loaded, jobs, results, per_case, confidence)
     return Summary(run_id=state.run_id, started_at=state.started, kind=state.kind, counted_runs=_continued_runs(state),
                    finished_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
@@ -202,6 +203,22 @@ def next_step(adaptive, run_path: str) -> str:
     if adaptive.trials_from:  # a regrade is not continued: the run it judged again is
         return f"continue the run these trials came from: {adaptive.continue_command}{adaptive.trials_from}{when}{what}"
     return f"continue this run: {adaptive.continue_command}{run_path}{when}{what}"
+
+
+def unjudged_next(decision: Decision, detail: GateDetail | None, adaptive, reports: str) -> Decision:
+    """The next step of a run the errored trials turned into "could not judge" after its looks
+    said INCONCLUSIVE: it is not continued (it ended ERROR), so "continue this run" named a
+    command that fails. A continuation names the run it took up (its mark lifted:
+    gating/continuation.py settle); a first run none (the reports say: fix, then re-run)."""
+    if decision.status != "error" or detail is None or not detail.next:
+        return decision
+    stale = f"next: {detail.next}"
+    continued = adaptive.continued if adaptive is not None else None
+    detail.next = "" if continued is None else (
+        "fix what made its trials error, then continue the run it took up: "
+        f"{adaptive.continue_command}{reports}/{continued.summary.run_id}")
+    warnings = [w for w in decision.warnings if w != stale] + ([f"next: {detail.next}"] if detail.next else [])
+    return decision.model_copy(update={"warnings": warnings})
 
 
 def _expected_pass(planned: int, done: int) -> str:

@@ -402,6 +402,8 @@ def next_step(s: Summary) -> str | None:
                 "(nothing was gated; the trials that finished are kept here)")
     if why == "budget":
         return "raise the budget (--max-cost) or run fewer cases (--only), then run it again"
+    if why == "errored" and s.gate is not None and s.gate.next:  # a continuation: the run it took up continues
+        return f"check the agent's endpoint, key and network (each errored trial says what failed); {s.gate.next}"
     if why == "errored":
         return ("check the agent's endpoint, key and network (each errored trial says what failed), then run it "
                 "again; gate.max_errored sets how many errored trials a run may have")

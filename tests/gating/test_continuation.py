@@ -529,6 +529,34 @@ def test_a_continuation_its_design_did_not_judge_leaves_the_run_it_took_up_conti
     assert data["gate"]["continues"] == [old.name]
 
 
+def test_a_continuation_past_gate_max_errored_leaves_the_run_it_took_up_continuable(repo, monkeypatch) -> None:
+    """A reviewer whose trials crashed for a while: its continuation could not judge (more errored
+    trials than gate.max_errored), yet its looks kept the mark, so the run it took up was "continued
+    already" by a run that cannot be continued, its next step named that run's own folder, and the
+    next plain run started afresh, spending the error again."""
+    from tests.fake_reviewer import install
+
+    _statistical(repo)
+    monkeypatch.chdir(repo)
+    install(repo, ["answer"])
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    (repo.parent / "fake-reviewer" / "plan.json").write_text(json.dumps(["crash"]))
+    crashed = _run(repo)
+    assert "could not judge: " in crashed.output and "trials errored" in crashed.output, crashed.output
+    errored = _newest(repo, besides=[old])
+    data = json.loads((errored / "summary.json").read_text())
+    assert data["gate"]["continues"] == [old.name] and data["gate"]["looks"], crashed.output
+    command = f"rubricgate run --continue reports/{old.name}"
+    assert command in data["gate"]["next"] and errored.name not in data["gate"]["next"], data["gate"]["next"]
+    assert f"next: {data['gate']['next']}" in crashed.output
+    assert data["gate"]["next"] in (errored / "comment.md").read_text()
+    (repo.parent / "fake-reviewer" / "plan.json").write_text(json.dumps(["answer"]))
+    again = _run(repo)  # a plain rerun takes up the run the errored continuation took up
+    data = json.loads((_newest(repo, besides=[old, errored]) / "summary.json").read_text())
+    assert data["gate"]["continues"] == [old.name], again.output
+
+
 def test_a_command_reviewer_s_script_outside_the_repository_edited_since_is_another_design(repo) -> None:
     """Its script edited from 97% to 50% right was taken up as the same design and pooled."""
     from tests.fake_reviewer import install
