@@ -293,6 +293,11 @@ class AdaptiveRun:
         """The design trials of the run this one continues (in most_trials, run by that run)."""
         return sum(1 for t in self.continued.trials if not t.confirmation) if self.continued is not None else 0
 
+    def trials_continued(self) -> int:
+        """Every trial of the run this one continues, confirmations too: what its decision counts
+        besides the trials run here (the progress line says both)."""
+        return len(self.continued.trials) if self.continued is not None else 0
+
     def plan_lines(self) -> list[str]:
         """The plan, printed before the first trial (gating/power.py); a continued run says first
         what it takes up and what it may add."""

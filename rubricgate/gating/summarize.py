@@ -63,6 +63,15 @@ def _taken_up(state: RunState) -> int:
     return len(continued.trials) if continued is not None else 0
 
 
+def _ran(done: int, total: int, state: RunState) -> str:
+    """'D of T trials', and for a continuation how many of them it ran itself (the progress line's
+    count): "11/24 trials" and "interrupted after 60 of 65 trials" were said of one run."""
+    taken = _taken_up(state)
+    if not taken:
+        return f"{done} of {total} trials"
+    return f"{done - taken} trials of its own ({done} of {total} with the {taken} it continues)"
+
+
 def case_summaries(loaded: Loaded, jobs: list[Job], results: list[TrialResult], per_case: Counts,
                    confidence: float) -> list[CaseSummary]:
     """One CaseSummary per planned case, in suite order. Every lookup is a dict built once, so this
@@ -144,7 +153,7 @@ def _decided(loaded: Loaded, rates, state: RunState, done: int, total: int,
         return cannot_judge([f"{state.budget.reason}: {state.not_run} of {total} trials not run; "
                              "the report is partial"], method), None
     if state.interrupted:
-        return cannot_judge([f"run interrupted after {done} of {total} trials; the report is partial"], method), None
+        return cannot_judge([f"run interrupted after {_ran(done, total, state)}; the report is partial"], method), None
     if state.tree_violations:
         return cannot_judge(["the original repository was modified during the run: "
                              f"{', '.join(state.tree_violations[:5])}"], method), None

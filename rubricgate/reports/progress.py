@@ -72,6 +72,7 @@ class Progress:
         self.trials_done = 0
         self.failures = 0
         self.errored = 0
+        self.taken_up = 0  # trials of the run a continuation takes up: counted by the decision, not run here
         self.finished_cases = 0  # counted as they finish: a sum over every case per line is O(n^2)
         self.cases: dict[str, _CaseState] = {}
         self._lock = threading.Lock()
@@ -85,7 +86,7 @@ class Progress:
 
     def _on_run_started(self, ev: Mapping[str, Any]) -> None:
         self.start = self.clock()  # one listener may see several runs (baseline update's sessions): each counts anew
-        self.trials_done = self.failures = self.errored = self.finished_cases = 0
+        self.trials_done = self.failures = self.errored = self.finished_cases = self.taken_up = 0
         self.total_trials = int(ev.get("total_trials") or 0)
         cases = ev.get("cases")
         # case_trials (id -> planned trials) is exact; case_started's count ignores --trials.
@@ -105,6 +106,8 @@ class Progress:
             self.total_trials = ev["total_trials"]
             for state in self.cases.values():
                 state.expected = None  # a case is done when the run says so, not after round 1
+        if isinstance(ev.get("taken_up"), int):
+            self.taken_up = ev["taken_up"]
 
     def _on_confirming(self, ev: Mapping[str, Any]) -> None:
         if isinstance(ev.get("trials"), int):  # confirmation trials, outside the design's most: "202/200" was
@@ -186,7 +189,15 @@ class Progress:
         eta = f", ~{fmt_duration(left)} left" if left is not None and self.trials_done < self.total_trials else ""
         errored = f", {self.errored} errored" if self.errored else ""
         return (f"{self.cases_done()}/{self.total_cases or '?'} cases, {self.trials_done}/{self.total_trials or '?'} "
-                f"trials, {self.failures} failed{errored}, {fmt_duration(self.clock() - self.start)} elapsed{eta}")
+                f"trials{self._taken_up(finished)}, {self.failures} failed{errored}, "
+                f"{fmt_duration(self.clock() - self.start)} elapsed{eta}")
+
+    def _taken_up(self, finished: bool) -> str:
+        """A finished continuation's trials run here beside the ones the decision counts: "80/80
+        trials" was read against the 160 its report and summary.json count."""
+        if not (finished and self.taken_up):
+            return ""
+        return f" run here ({self.trials_done + self.taken_up} counted with the {self.taken_up} it continues)"
 
     def _draw(self) -> None:
         if self.tty:

@@ -91,8 +91,7 @@ def render_terminal(summary: Summary, run_dir: str, shard: tuple[str, int] | Non
     text in a reason shown as <masked:KIND> (CI logs are often public). `shard`: (K/N, the exit
     code of the shard, which does not gate): its slice's decision is said as the slice's."""
     d = summary.decision
-    n_trials = sum(len(c.trials) for c in summary.cases)
-    head = f"rubricgate {summary.run_id}: {len(summary.cases)} cases, {n_trials} trials, agent {summary.agent}"
+    head = f"rubricgate {summary.run_id}: {len(summary.cases)} cases, {trial_count(summary)}, agent {summary.agent}"
     lines = [head, "rates:", *rate_lines(summary)]
     fails = failure_lines(summary)
     if fails:
@@ -106,6 +105,17 @@ def render_terminal(summary: Summary, run_dir: str, shard: tuple[str, int] | Non
     html = Path(run_dir) / "report.html"
     lines.append(f"report: {printable(str(html if html.is_file() else run_dir))}")  # a path may hold a newline
     return mask_credentials("\n".join(lines))
+
+
+def trial_count(summary: Summary) -> str:
+    """'N trials', and for a continued run how many ran here and how many it took up (each names
+    the run that ran it: TrialResult.session), so the line agrees with "run finished"."""
+    trials = [t for c in summary.cases for t in c.trials]
+    continued = set(summary.counted_runs)  # a regrade's trials name their runs too: none ran here, none taken up
+    taken = sum(1 for t in trials if t.session in continued)
+    if not taken:
+        return f"{len(trials)} trials"
+    return f"{len(trials)} trials ({len(trials) - taken} run here, {taken} taken up from the run(s) it continues)"
 
 
 def shard_words(summary: Summary, shard: str, exit_code: int) -> str:

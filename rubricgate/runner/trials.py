@@ -38,6 +38,8 @@ class Rounds(Protocol):
 
     def trials_taken_up(self) -> int: ...  # of those, run by the run this one continues
 
+    def trials_continued(self) -> int: ...  # every trial of the run this one continues, confirmations too
+
 
 def run_trials(run: StartedRun, jobs: list[Job], workers: int = 1,
                on_graded: OnGraded | None = None, rounds: Rounds | None = None) -> list[TrialResult]:
@@ -74,7 +76,8 @@ def _run_rounds(run: StartedRun, jobs: list[Job], workers: int, rounds: Rounds) 
     ctx, state = run.ctx, run.state
     template = {j.case.id: j for j in jobs}
     state.adaptive, state.jobs_run = rounds, []
-    ctx.events.emit("plan", lines=rounds.plan_lines(), total_trials=rounds.most_trials() - rounds.trials_taken_up())
+    ctx.events.emit("plan", lines=rounds.plan_lines(), total_trials=rounds.most_trials() - rounds.trials_taken_up(),
+                    taken_up=rounds.trials_continued())
     while True:
         batch = [(Job(template[c].case, n, template[c].agent), confirm) for c, n, confirm in rounds.next_batch()]
         if not batch:

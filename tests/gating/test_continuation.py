@@ -127,6 +127,29 @@ def test_the_inconclusive_run_names_the_one_command_that_continues_it_and_that_c
     assert "Partial run" not in (new / "comment.md").read_text()
 
 
+def test_a_continuations_terminal_says_the_trials_it_ran_and_those_its_decision_counts(repo, monkeypatch) -> None:
+    """Its header said "N trials" of every trial counted, "run finished" the trials run here, and
+    an interrupted one "11/24 trials" beside "interrupted after 60 of 65 trials": one number each."""
+    import re
+
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    result = _run(repo, "--continue", str(old))
+    data = json.loads((_newest(repo, besides=[old]) / "summary.json").read_text())
+    every = sum(len(c["trials"]) for c in data["cases"])
+    taken = sum(len(c["trials"]) for c in json.loads((old / "summary.json").read_text())["cases"])
+    here = every - taken
+    assert f"{every} trials ({here} run here, {taken} taken up from the run(s) it continues)" in result.output
+    assert re.search(rf"run finished: \d+/\d+ cases, {here}/{here} trials run here \({every} counted with the {taken} "
+                     r"it continues\)", result.output), result.output
+    with monkeypatch.context() as patch:
+        patch.setattr("rubricgate.pipeline.get_agent", lambda name, cfg: _InterruptedAgent(cfg))
+        stopped = _run(repo, "--continue", str(_newest(repo, besides=[old])))
+    assert re.search(rf"run interrupted after 0 trials of its own \({every} of \d+ with the {every} it continues\)",
+                     stopped.output), stopped.output
+
+
 def test_the_command_that_continues_a_run_carries_the_flags_of_its_design(repo, tmp_path, monkeypatch) -> None:
     import shlex
 

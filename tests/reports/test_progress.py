@@ -204,3 +204,15 @@ def test_the_last_line_of_a_run_that_decided_early_has_no_time_left():
     progress({"event": "run_completed", "decision": {"status": "pass"}})
     last = out.getvalue().splitlines()[-1]
     assert last.startswith("run finished: ") and "left" not in last, last
+
+
+def test_a_continuations_last_line_says_its_own_trials_and_those_the_decision_counts() -> None:
+    """A continued run's line read "80/80 trials" beside the 160 its report and summary.json count."""
+    out = io.StringIO()
+    progress = Progress(out, tty=False)
+    progress({"event": "run_started", "run_id": "r", "total_trials": 1, "cases": 1, "case_trials": {"a": 1}})
+    progress({"event": "plan", "lines": [], "total_trials": 2, "taken_up": 3})
+    for n in (1, 2):
+        progress({"event": "trial_result", "case_id": "a", "trial": 3 + n, "grades": {"verdict": {"passed": True}}})
+    progress({"event": "run_completed", "decision": {"status": "inconclusive"}})
+    assert "1/1 cases, 2/2 trials run here (5 counted with the 3 it continues), 0 failed" in out.getvalue()
