@@ -8,11 +8,12 @@ of rounds, with their share of each error spent over the whole sequence. `rubric
 the next budget, and judges everything together; the new run folder holds the old run's trials
 and transcripts as well, and says which run it continues.
 
-A plain `rubricgate run` whose newest run is an INCONCLUSIVE run of the same design (the same
-reviewer files, agent and model, against the same baseline, cases and gate settings: its
-`design_key`) is such a rerun: it continues that run, and says so, rather than spending the
-error again. What cannot be continued (another design, a run that decided, no continuation
-left, a run continued already) is a one-line error naming the run and the fix.
+A plain `rubricgate run` whose newest run of the same design (the same reviewer files, agent
+and model, against the same baseline, cases and gate settings: its `design_key`; a run of
+another in between, one case with --only say, is passed over) ended INCONCLUSIVE is such a
+rerun: it continues that run, and says so, rather than spending the error again. What cannot
+be continued (another design, a run that decided, no continuation left, a run continued
+already) is a one-line error naming the run and the fix.
 
 A run folder is not trusted for being under reports/: a pull request or a copied artifact can
 plant one. A plain rerun continues only a run this user started (runner/cache.py
@@ -34,7 +35,7 @@ import hashlib
 import itertools
 import json
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -366,7 +367,7 @@ def _check_last_look(continued: Continued) -> None:
 def continued_run(named: Path | None, reports: Path, key: str, cache_dir: Path | None = None,
                   settings: dict[str, str] | None = None) -> Continued | None:
     """The run to continue: the one named (--continue; an error when it cannot be), else the newest
-    run under `reports` when this user started it and it is an INCONCLUSIVE run of this design."""
+    run of this design under `reports` when this user started it and it ended INCONCLUSIVE."""
     if named is not None:
         summary = read_summary(named)
         mark, note = mark_path(reports, summary.run_id), user_mark(cache_dir, summary.run_id)
@@ -374,7 +375,7 @@ def continued_run(named: Path | None, reports: Path, key: str, cache_dir: Path |
         if problem:
             raise GateInputError("--continue", str(named), problem, NAMED_FIX)
         return Continued(named, summary, False, mark, also=_also(named, note))
-    found = _newest_run_here(reports, cache_dir)
+    found = _newest_run_here(reports, cache_dir, lambda summary: of_design(summary, key, settings))
     if found is None:
         return None
     newest, summary = found
@@ -383,6 +384,12 @@ def continued_run(named: Path | None, reports: Path, key: str, cache_dir: Path |
             or changed_settings(summary, settings):
         return None
     return Continued(newest, summary, True, mark, also=_also(newest, note))
+
+
+def of_design(summary: Summary, key: str, settings: dict[str, str] | None) -> bool:
+    """Is this run's summary one of the design `key` (and rubricgate.yaml's `settings`)? A run of
+    another (one case with --only, other flags or settings) is no rerun of this one's."""
+    return summary.gate is not None and summary.gate.design_key == key and not changed_settings(summary, settings)
 
 
 def _also(run_dir: Path, note: Path | None) -> list[Path]:
@@ -422,9 +429,11 @@ def why_not(summary: Summary, key: str, run_dir: Path | None = None, mark: Path 
     return ""
 
 
-def _newest_run_here(reports: Path, cache_dir: Path | None) -> tuple[Path, Summary] | None:
-    """The newest gated run this user started here that ran to its end, with its summary. Passed
-    over: a folder not started here (planted, or from another machine), an interrupted run (an
+def _newest_run_here(reports: Path, cache_dir: Path | None,
+                     mine: Callable[[Summary], bool] = lambda summary: True) -> tuple[Path, Summary] | None:
+    """The newest gated run this user started here that ran to its end and is `mine` (of this
+    design: of_design), with its summary. Passed over: a run of another design (one case with
+    --only, say), a folder not started here (planted, or from another machine), an interrupted run (an
     interrupted continuation lifts its mark: the run it continued is the one to take up again), a
     continuation that could not judge (it lifted its mark too: Continued.settle), a regrade (its
     transcripts' run is the one that ran) and a shard (`run --shard K/N`: a slice, continued by
@@ -439,7 +448,7 @@ def _newest_run_here(reports: Path, cache_dir: Path | None) -> tuple[Path, Summa
     for _, second in itertools.groupby(runs, key=lambda run: run.name.split("-", 1)[0]):
         for run, summary in sorted(_summaries_here(second, cache_dir), key=lambda rs: rs[1].started_at, reverse=True):
             if summary.complete and "regraded_from" not in summary.config and not (run / SHARD_FILE).exists() \
-                    and not (summary.counted_runs and not_judged(summary)):
+                    and not (summary.counted_runs and not_judged(summary)) and mine(summary):
                 return run, summary
     return None
 

@@ -524,6 +524,23 @@ def test_a_shard_run_after_it_does_not_hide_the_run_a_plain_rerun_continues(repo
     assert data["gate"]["continues"] == [old.name], result.output
 
 
+@pytest.mark.parametrize("between", [["--only", "data-loader"], ["--agent", "builtin", "--trials", "2"]])
+def test_a_run_of_another_design_after_it_does_not_hide_the_run_a_plain_rerun_continues(repo, between) -> None:
+    """A run of one case (--only) or of other flags sat in a newer folder than the INCONCLUSIVE run of
+    the whole suite: the next plain run found that one, another design, and started afresh,
+    spending the error again, where the run of its own design was there to continue."""
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    other = _run(repo, *between)
+    assert "Traceback" not in other.output and "continues" not in other.output, other.output
+    before = {p for p in (repo / "reports").iterdir() if p.is_dir()}
+    result = _run(repo)
+    new = next(p for p in (repo / "reports").iterdir() if p.is_dir() and p not in before)
+    data = json.loads((new / "summary.json").read_text())
+    assert data["gate"]["continues"] == [old.name], result.output
+
+
 def test_a_continuation_its_design_did_not_judge_leaves_the_run_it_took_up_continuable(repo, monkeypatch) -> None:
     """The repository modified during a continuation: it ends COULD NOT JUDGE with no look of its own,
     and its mark stranded the run it took up ('continued already' by a run that cannot be continued)."""
