@@ -106,7 +106,7 @@ def adaptive_rounds(loaded: Loaded, jobs: list[Job], options: RunOptions):
                                                options.agent or loaded.config.agent.name, options.continues,
                                                notes_dir(options.repo, loaded.config.cache_dir))
         rounds.take_up(continued)
-        rounds.continue_command = options.continue_command()
+        rounds.continue_command = options.continue_command
     elif options.continues is not None:
         raise GateInputError("--continue", str(options.continues), "this run shares no case with the baseline",
                              "continue with the cases the run had")

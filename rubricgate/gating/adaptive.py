@@ -20,7 +20,8 @@ still controlled over everything the run did.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import shlex
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rubricgate.gating.changes import HELD
@@ -115,7 +116,8 @@ class AdaptiveRun:
         self.continued = None  # the run this one continues (gating/continuation.py's Continued)
         self.design_key = ""  # what identifies the design (gating/continuation.py)
         self._plan = None  # the power plan (plan()), made when first asked for
-        self.continue_command = "rubricgate run --continue "  # its run folder follows (RunOptions.continue_command)
+        # The command that continues a run folder (RunOptions.continue_command: the flags of this design)
+        self.continue_command: Callable[[str], str] = lambda path: f"rubricgate run --continue {shlex.quote(path)}"
         self.trials_from: str | None = None  # the run folder these trials came from, when not this run's (a regrade)
 
     def next_batch(self) -> list[tuple[str, int, bool]]:

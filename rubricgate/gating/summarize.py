@@ -210,8 +210,8 @@ def next_step(adaptive, run_path: str) -> str:
         return (f"add cases or raise gate.max_trials_per_case (this design's continuations are spent){what}; "
                 "`rubricgate plan` shows what would reach the margin")
     if adaptive.trials_from:  # a regrade is not continued: the run it judged again is
-        return f"continue the run these trials came from: {adaptive.continue_command}{adaptive.trials_from}{when}{what}"
-    return f"continue this run: {adaptive.continue_command}{run_path}{when}{what}"
+        return f"continue the run these trials came from: {adaptive.continue_command(adaptive.trials_from)}{when}{what}"
+    return f"continue this run: {adaptive.continue_command(run_path)}{when}{what}"
 
 
 def unjudged_next(decision: Decision, detail: GateDetail | None, adaptive, reports: str) -> Decision:
@@ -225,7 +225,7 @@ def unjudged_next(decision: Decision, detail: GateDetail | None, adaptive, repor
     continued = adaptive.continued if adaptive is not None else None
     detail.next = "" if continued is None else (
         "fix what made its trials error, then continue the run it took up: "
-        f"{adaptive.continue_command}{reports}/{continued.summary.run_id}")
+        + adaptive.continue_command(f"{reports}/{continued.summary.run_id}"))
     warnings = [w for w in decision.warnings if w != stale] + ([f"next: {detail.next}"] if detail.next else [])
     return decision.model_copy(update={"warnings": warnings})
 

@@ -60,10 +60,11 @@ class RunOptions:
     # run, never cited by a reviewer that does not have them.
     foreign_rules: tuple[Rule, ...] = ()
 
-    def continue_command(self) -> str:
-        """The start of the command that continues this run, its folder to follow: the flags that
-        make `rubricgate run` this design again (without --config or --only it would be another
-        design), and --repo with the folder's path when the repository is not the working folder."""
+    def continue_command(self, run_path: str) -> str:
+        """The command that continues the run at `run_path` (relative to the repository): the flags
+        that make `rubricgate run` this design again (without --config or --only it would be
+        another design), and --repo with the folder's path when the repository is not the working
+        folder. Every argument is quoted: a path with a space split in two when pasted."""
         import shlex
 
         here = self.repo.resolve() == Path.cwd().resolve()
@@ -72,8 +73,8 @@ class RunOptions:
         flags += ["--agent", self.agent] if self.agent else []
         flags += ["--trials", str(self.trials)] if self.trials else []
         flags += [f for only in self.only for f in ("--only", only)]
-        return "rubricgate run" + "".join(f" {shlex.quote(f)}" for f in flags) + " --continue " + (
-            "" if here else f"{self.repo}/")
+        flags += ["--continue", run_path if here else f"{self.repo}/{run_path}"]
+        return "rubricgate run" + "".join(f" {shlex.quote(f)}" for f in flags)
 
 
 # Agents that run in-process and spend no model time: more of them at once gains nothing.

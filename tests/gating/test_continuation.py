@@ -168,6 +168,30 @@ def test_the_command_that_continues_a_run_carries_the_flags_of_its_design(repo, 
     assert data["gate"]["continues"] == [old.name], again.output
 
 
+@pytest.mark.parametrize("where", ["a repository folder with a space", "a reports folder with a space"])
+def test_the_command_that_continues_a_run_works_pasted_when_a_path_has_a_space(tmp_path, monkeypatch, where) -> None:
+    """The run folder's path followed --continue unquoted: pasted, a space split it in two and
+    `rubricgate run` refused the extra arguments."""
+    import shlex
+
+    from tests.conftest import make_repo
+
+    repo = make_repo(tmp_path / ("my checkout" if where.startswith("a repository") else "checkout") / "repo")
+    _statistical(repo)
+    if where.startswith("a reports"):
+        config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+        config["reports"] = "run reports"
+        (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+        monkeypatch.chdir(repo)
+    else:
+        monkeypatch.chdir(tmp_path)
+    first = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    line = next(x for x in first.output.splitlines() if x.startswith("warning: next: continue this run: "))
+    command = shlex.split(line.removeprefix("warning: next: continue this run: ").split(";")[0])
+    again = CliRunner().invoke(main, command[1:])
+    assert "continues" in again.output and "error:" not in again.output, (command, again.output)
+
+
 @pytest.mark.parametrize("reviewer", ["builtin", "copy-only"])
 def test_a_fresh_rerun_of_the_same_design_is_recognized_and_continues(repo, reviewer) -> None:
     """copy-only: the run moves its cache folder out of use (its reviewer could read the signing
