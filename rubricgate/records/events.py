@@ -1,5 +1,8 @@
 """events.jsonl: appended and flushed as things happen, so an interrupted run keeps them.
 
+The run holds an exclusive `flock` on the file while it writes: the kernel drops it however the
+run ends, so a reader tells a run still going from one killed before its summary (`writer_alive`).
+
 The log is also where a run keeps the report files it could not write (`write_failures`):
 a full disk must not crash the run, but it must make the decision exit 2 at the end.
 """
@@ -7,6 +10,7 @@ a full disk must not crash the run, but it must make the decision exit 2 at the 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -33,6 +37,10 @@ class EventLog:
             self._file = path.open("a", encoding="utf-8")
         except OSError as exc:
             self.failed(path, exc)
+            return
+        # A file system without flock: the viewer then reads the run as going until its summary.
+        with contextlib.suppress(OSError):
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
 
     def emit(self, event: str, **fields: Any) -> None:
         """Record an event now (flushed before returning), then tell the listeners."""
@@ -70,6 +78,17 @@ class EventLog:
 
     def close(self) -> None:
         self._close()
+
+
+def writer_alive(fd: int) -> bool:
+    """Whether the run writing the events file open at `fd` still holds it (False: it ended,
+    with its summary or killed before one). Unknown (flock refused) reads as alive."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:  # BlockingIOError: held; any other: cannot tell
+        return True
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    return False
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:

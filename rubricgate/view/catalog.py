@@ -8,6 +8,7 @@ or summary is skipped, as anything the harness reads from a folder it did not wr
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from pydantic import BaseModel
 from rubricgate import boundary
 from rubricgate.errors import GateInputError, unreadable
 from rubricgate.models.view_index import CaseCell, RunHead
+from rubricgate.records.events import writer_alive
 from rubricgate.records.run_index import SHARD_FILE
 from rubricgate.view import comparisons, index, safe
 
@@ -108,6 +110,19 @@ def find_comparisons(folders: list[Path]) -> list[comparisons.ComparisonRef]:
     return out
 
 
+def writer_gone(ref: RunRef) -> bool:
+    """A run whose events file no process holds any more (records/events.py): it ended without a
+    summary. One that cannot be opened is not said to have stopped."""
+    try:
+        fd = safe.open_below(ref.root, EVENTS)
+    except safe.Refused:
+        return False
+    try:
+        return not writer_alive(fd)
+    finally:
+        os.close(fd)
+
+
 def _is_run(folder: Path) -> bool:
     """A run folder; PermissionError when it may not be looked into."""
     return safe.is_plain_file(folder / SUMMARY, strict=True) or safe.is_plain_file(folder / EVENTS, strict=True)
@@ -188,7 +203,15 @@ class Catalog:
         return sorted(out, key=lambda h: (h.started_at, h.finished_at, h.run_id), reverse=True)
 
     def live(self) -> list[RunRef]:
-        """Run folders with events and no summary yet: running (or killed)."""
+        """Run folders with events and no summary yet whose run still writes them."""
+        return [r for r in self._unsummarised() if not writer_gone(r)]
+
+    def stopped(self) -> list[RunRef]:
+        """Run folders with events and no summary whose run is gone: killed before its summary,
+        or the summary removed since. Nothing was gated; the trials it logged are kept."""
+        return [r for r in self._unsummarised() if writer_gone(r)]
+
+    def _unsummarised(self) -> list[RunRef]:
         return [r for r in self.refs if r.folder and safe.file_stamp(r.root, r.summary) is None and r.has(EVENTS)]
 
     def head(self, ref: RunRef) -> RunHead | None:

@@ -10,13 +10,13 @@ from typing import Any
 
 from rubricgate import boundary
 from rubricgate.view import safe
-from rubricgate.view.catalog import EVENTS, RunRef
+from rubricgate.view.catalog import EVENTS, RunRef, writer_gone
 
 RECENT = 12  # trial results listed on the live page, newest first
 
 
 def progress(ref: RunRef) -> dict[str, Any]:
-    """{run, total, done, rates: {dim: [passes, trials]}, recent: [...], finished, decision}."""
+    """{run, total, done, rates: {dim: [passes, trials]}, recent: [...], finished, decision, stopped}."""
     try:
         text = safe.read_text(ref.root, EVENTS)
     except safe.Refused:
@@ -28,6 +28,8 @@ def progress(ref: RunRef) -> dict[str, Any]:
         if event is not None:
             _apply(out, event)
     out["recent"] = out["recent"][-RECENT:][::-1]
+    # Gone without logging its end: killed (or its summary removed); the page stops waiting.
+    out["stopped"] = not out["finished"] and writer_gone(ref)
     return out
 
 

@@ -25,7 +25,7 @@ class NotFound(Exception):
 
 def runs_page(cat: Catalog) -> dict:
     """Every run and every comparison `compare` decided, newest first, with what the filters
-    need; and the runs still going."""
+    need; the runs still going, and those that ended without a summary (killed)."""
     heads = cat.heads()
     # A comparison's own runs (each side's rounds) are on its page: the comparison is the row.
     listed = sorted([*(h for h in heads if not h.kind.startswith("compare-")),
@@ -35,6 +35,7 @@ def runs_page(cat: Catalog) -> dict:
     return {"runs": listed, "previous": previous, "kinds": sorted({h.kind for h in listed} | set(KINDS)),
             "statuses": STATUSES, "branches": sorted({h.branch for h in listed if h.branch}),
             "prs": sorted({h.pr for h in listed if h.pr}), "live": [r.key for r in cat.live()],
+            "stopped": [r.key for r in cat.stopped()],
             "problems": list(cat.problems)}
 
 

@@ -24,3 +24,21 @@ def test_a_listener_whose_reader_left_is_dropped_once_and_the_log_goes_on(tmp_pa
     log.emit("trial_result", case_id="b")
     lines = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
     assert [line["case_id"] for line in lines] == ["a", "b"] and calls == ["trial_result"]
+
+
+def test_the_log_is_held_while_open_and_free_once_closed_however_the_run_ends(tmp_path: Path) -> None:
+    """A reader tells a run still writing from one killed before its summary by the log's lock:
+    the kernel drops it at close or at the process's death, SIGKILL included."""
+    import os
+
+    from rubricgate.records.events import writer_alive
+
+    log = EventLog(tmp_path / "events.jsonl", [], [])
+    log.emit("run_started", total_trials=1)
+    fd = os.open(tmp_path / "events.jsonl", os.O_RDONLY)
+    try:
+        assert writer_alive(fd)
+        log.close()
+        assert not writer_alive(fd)
+    finally:
+        os.close(fd)

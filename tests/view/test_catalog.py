@@ -204,3 +204,24 @@ def test_a_run_a_later_run_continued_is_no_trend_point_of_its_own(tmp_path):
     assert len(cat.heads()) == 3  # listed as runs all the same
     assert [h.run_id for hs in branch_series(cat).values() for h in hs] == ["20260101T000000Z-aaa001",
                                                                           "20260103T000000Z-aaa003"]
+
+
+def test_a_run_killed_before_its_summary_is_listed_as_stopped_never_as_running(reports):
+    """A run SIGKILLed mid-trials leaves events.jsonl and no summary: the runs page said
+    "running now" of it for ever, its trials reachable only as a run in progress."""
+    from rubricgate.records.events import EventLog
+    from rubricgate.view import live, pages
+
+    killed, going = reports / "20260103T000000Z-kill00", reports / "20260103T000000Z-live00"
+    for run in (killed, going):
+        run.mkdir()
+    (killed / "events.jsonl").write_text('{"event": "run_started", "total_trials": 3}\n{"event": "tri')
+    log = EventLog(going / "events.jsonl")
+    try:
+        log.emit("run_started", total_trials=3)
+        cat = Catalog.of([reports])
+        page, still = pages.runs_page(cat), live.progress(cat.ref(going.name))
+    finally:
+        log.close()
+    assert page["live"] == [going.name] and page["stopped"] == [killed.name]
+    assert live.progress(cat.ref(killed.name))["stopped"] and not still["stopped"]

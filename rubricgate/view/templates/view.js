@@ -91,8 +91,11 @@
     if (data.finished) {
       text($("state"), "finished: " + (data.decision || "no decision"));
       body.setAttribute("data-finished", "1");
+    } else if (data.stopped) {
+      text($("state"), "stopped before its summary (killed): nothing was gated");
+      body.setAttribute("data-stopped", "1");
     }
-    return data.finished;
+    return data.finished || data.stopped;
   }
   var source = body.getAttribute("data-live");
   if (source) {
