@@ -16,7 +16,11 @@ the start of a run do not pay for it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -202,17 +206,39 @@ def export(runs: RunsArg, fmt: str, out_dir: Path, notes: list[str] | None = Non
     items = [runs] if isinstance(runs, (str, Path, Summary)) else list(runs)
     held: dict[str, list[str]] = {}
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        dims = list(DIMENSIONS)  # `held`: run id -> the runs it continues, filled as each is written
-        while (found := _export_pass(items, dims, fmt, out_dir, held)) != dims:
-            dims = found
+        with _staged(out_dir) as staging:
+            dims = list(DIMENSIONS)  # `held`: run id -> the runs it continues, filled as each is written
+            while (found := _export_pass(items, dims, fmt, staging, held)) != dims:
+                dims = found
+            written = _publish(staging, out_dir, fmt)
         if notes is not None:
             notes += [f"{later} continues {earlier} and holds its trials: count one of the two (runs' `continues`)"
                       for later, earlier in _twice_counted(held)]
-        return [out_dir / f"{name}{FORMATS[fmt]}" for name in FRAMES]
+        return written
     except OSError as exc:
         raise GateInputError(str(exc.filename or out_dir), "", f"cannot write: {exc.strerror}",
                              "choose a writable --out folder") from exc
+
+
+@contextlib.contextmanager
+def _staged(out_dir: Path) -> Iterator[Path]:
+    """A temp folder inside `out_dir` the three files are written into, removed however the
+    export ends: a run that cannot be read part way (or an interrupt) leaves the files an earlier
+    export wrote as they were, never runs.csv of one export beside trials.csv of another."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".rubricgate-export-", dir=out_dir))
+    try:
+        yield staging
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _publish(staging: Path, out_dir: Path, fmt: str) -> list[Path]:
+    """Move the finished set into `out_dir`: three renames in one folder, once every file is whole."""
+    written = [out_dir / f"{name}{FORMATS[fmt]}" for name in FRAMES]
+    for path in written:
+        os.replace(staging / path.name, path)
+    return written
 
 
 def run_folders(paths: list[Path]) -> tuple[list[Path], list[str]]:

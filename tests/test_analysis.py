@@ -105,6 +105,19 @@ def test_export_writes_the_three_frames(run_dirs, tmp_path, fmt):
     assert result.output.count("wrote ") == 3
 
 
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_an_export_that_fails_part_way_leaves_the_earlier_set_as_it_was(run_dirs, tmp_path, fmt):
+    """A run that cannot be read after others were written: cases and trials of the new export
+    were left beside runs of the old one (out of step), or the old files were gone."""
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["export", str(run_dirs[0]), "--format", fmt, "--out", str(out)]).exit_code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    result = CliRunner().invoke(main, ["export", *map(str, run_dirs), str(tmp_path / "absent"), "--format", fmt,
+                                       "--out", str(out)])
+    assert result.exit_code == 2 and "no summary.json here" in result.output
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
 def test_parquet_without_pyarrow_is_one_line_exit_2(run_dirs, tmp_path, monkeypatch):
     import importlib.util
 
