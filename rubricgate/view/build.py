@@ -63,7 +63,9 @@ def _build(site: Site, out: Path) -> Built:
     paths += [urls.compare(base, head) for base, head in sorted(site.compares)]
     paths += [urls.case(c) for c in sorted(scan.case_ids)]
     paths += [urls.transcript(run_id, cid, n) for run_id, cid, n in scan.transcript_pages]
-    for path in paths:
+    # The pages linked to before the pages linking to them, the runs page last: a rebuild
+    # interrupted midway leaves the last whole build's entry page, whose links all resolve.
+    for path in reversed(paths):
         _write(out, path, site.page(path).body)
     return Built(out, len(paths), len(heads), len(scan.case_ids))
 

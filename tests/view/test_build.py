@@ -91,3 +91,27 @@ def test_a_build_interrupted_midway_is_built_again_in_place(tmp_path, monkeypatc
     monkeypatch.undo()
     done = build.build_site(site_for([tmp_path / "reports"]), tmp_path / "site")
     assert (tmp_path / "site" / urls.runs()).is_file() and done.pages > 2
+
+
+def test_a_rebuild_interrupted_midway_keeps_an_entry_page_whose_links_resolve(tmp_path, monkeypatch):
+    """The runs page was written first: interrupted after it, the site listed a new run whose
+    page, comparison and transcripts were never written (dead links until the next build)."""
+    vf.write_runs(tmp_path / "reports")
+    build.build_site(site_for([tmp_path / "reports"]), tmp_path / "site")
+    later = "20260103T000000Z-abc122"
+    rf.write_run_dir(tmp_path / "reports" / later, rf.summary(run_id=later))
+    real, written = build._write, []
+
+    def interrupted_after_two(out, rel, body):
+        if len(written) == 2:
+            raise KeyboardInterrupt
+        written.append(rel)
+        real(out, rel, body)
+
+    monkeypatch.setattr(build, "_write", interrupted_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        build.build_site(site_for([tmp_path / "reports"]), tmp_path / "site")
+    entry = tmp_path / "site" / urls.runs()
+    for href in re.findall(r'href="([^"#]+)"', entry.read_text()):
+        if not href.startswith("https://"):
+            assert (entry.parent / href).resolve().is_file(), f"the runs page links to missing {href}"
