@@ -104,6 +104,20 @@ def finish_run_reports(summary: Summary, run_dir: Path, *, cases: list[CaseSpec]
     `bodies`: the HTML's trial bodies rendered during the run (reports/html.py).
     Returns the summary as finally decided (what the run must exit with).
     """
+    try:
+        return _finish(summary, run_dir, cases, secrets, repo, earlier, artifact, before_summary, bodies)
+    except BaseException:
+        # Interrupted (Ctrl-C, SIGTERM) before summary.json: the run exits 2, "nothing was
+        # gated", and its folder must not keep a comment.md, report.html or junit.xml saying PASS.
+        if not (run_dir / SUMMARY_FILE).exists():
+            for page in (HTML_FILE, COMMENT_FILE, JUNIT_FILE):
+                (run_dir / page).unlink(missing_ok=True)
+        raise
+
+
+def _finish(summary: Summary, run_dir: Path, cases: list[CaseSpec] | None, secrets: list[str] | None,
+            repo: Path | None, earlier: list[WriteFailure] | None, artifact: str,
+            before_summary: Callable[[Summary], list[WriteFailure]] | None, bodies: Bodies | None) -> Summary:
     _, failures = write_reports_collecting(summary, run_dir, cases, secrets=secrets, env={}, artifact=artifact,
                                            repo=repo, bodies=bodies)
     failures = [*(earlier or []), *failures]

@@ -74,6 +74,17 @@ def test_failures_before_the_summary_are_counted(tmp_path: Path) -> None:
     assert final.decision.exit_code == 2 and "events.jsonl" in final.decision.reasons[0]
 
 
+def test_an_interrupt_before_the_summary_leaves_no_page_stating_a_decision(tmp_path: Path) -> None:
+    """SIGTERM after comment.md and report.html were written, before summary.json: the run exited
+    2, "nothing was gated", and its folder kept a comment saying PASS (uploaded with the run)."""
+    def interrupted(summary):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        finish_run_reports(rf.passing_summary(), tmp_path, cases=None, before_summary=interrupted)
+    assert not {p.name for p in tmp_path.iterdir()} & {"summary.json", "report.html", "comment.md", "junit.xml"}
+
+
 def test_with_write_failures_keeps_an_earlier_cannot_judge_reason() -> None:
     failed = rf.summary(decision=Decision(status="error", exit_code=2, reasons=["run interrupted"]))
     out = with_write_failures(failed, [WriteFailure("x", "boom")])
