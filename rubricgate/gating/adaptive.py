@@ -212,11 +212,14 @@ class AdaptiveRun:
         if not self.extend():
             from rubricgate.errors import GateInputError
 
-            raise GateInputError("--continue", str(continued.run_dir), "the design has no continuation left "
+            # A plain rerun took it up by itself: no flag of the user's to blame, and running afresh
+            # the same design would spend the error again.
+            how = "the newest INCONCLUSIVE run of this design" if continued.recognized else "--continue"
+            raise GateInputError(how, str(continued.run_dir), "the design has no continuation left "
                                  f"(it was planned for {self.schedule.planned_continuations()}, "
                                  f"and {self.continuations()} were taken)",
-                                 "add cases, raise gate.max_trials_per_case or re-measure the baseline, "
-                                 "then run afresh")
+                                 "add cases, raise gate.max_trials_per_case or re-measure the baseline "
+                                 "(another design), then run")
 
     def extend(self) -> bool:
         """Continue a run that ended undecided: allow the next budget of pre-planned rounds

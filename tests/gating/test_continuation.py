@@ -211,6 +211,19 @@ def test_a_fresh_rerun_of_the_same_design_is_recognized_and_continues(repo, revi
     assert "a rerun of the same design" in result.output
 
 
+def test_a_plain_rerun_of_a_design_whose_continuations_are_spent_names_the_run_not_a_flag(repo, monkeypatch) -> None:
+    """It said 'error: --continue: ...' to a user who gave no --continue."""
+    from rubricgate.gating.adaptive import AdaptiveRun
+
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    monkeypatch.setattr(AdaptiveRun, "extend", lambda self: False)  # every continuation taken
+    spent = _run(repo)
+    assert spent.exit_code == 2, spent.output
+    line = next(line for line in spent.output.splitlines() if "no continuation left" in line)
+    assert line.startswith("error: the newest INCONCLUSIVE run of this design: ") and "--continue" not in line, line
+
+
 def test_a_continuation_whose_trials_errored_counts_them_among_every_trial_it_judges(repo) -> None:
     """'14 of 160 trials errored' where the run judged 320: the count was of this run's plan
     alone, not the trials it took up."""
