@@ -114,7 +114,7 @@ class AdaptiveRun:
         self.confirmation_trials: set[tuple[str, int]] = set()
         self.prior: list[dict] = []  # the looks of the runs this one continues (summary.json gate.looks)
         self.continued = None  # the run this one continues (gating/continuation.py's Continued)
-        self.design_key = ""  # what identifies the design (gating/continuation.py)
+        self.design_key = ""  # what identifies the design (gating/design.py)
         self._plan = None  # the power plan (plan()), made when first asked for
         # The command that continues a run folder (RunOptions.continue_command: the flags of this design)
         self.continue_command: Callable[[str], str] = lambda path: f"rubricgate run --continue {shlex.quote(path)}"

@@ -167,7 +167,7 @@ def test_merge_refuses_a_shard_run_before_a_case_was_edited(tmp_path):
 
 
 def test_a_reviewed_file_edited_is_another_design_for_continue(tmp_path):
-    from rubricgate.gating.continuation import suite_digest
+    from rubricgate.gating.design import suite_digest
 
     repo = make_repo(tmp_path / "repo")
     ids = [c.id for c in load_all(repo).cases]

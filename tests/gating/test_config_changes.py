@@ -225,7 +225,7 @@ def test_verdict_escalate_at_its_default_keeps_the_design_a_run_recorded_before_
     import hashlib
     import json
 
-    from rubricgate.gating.continuation import suite_digest
+    from rubricgate.gating.design import suite_digest
     from rubricgate.suite.load import load_all
 
     repo = make_repo(tmp_path / "repo", commit=False)

@@ -767,7 +767,7 @@ def test_an_agent_cli_reinstalled_since_is_another_design(tmp_path, monkeypatch)
     """An INCONCLUSIVE run of Claude Code 2.1.112 continued after an upgrade of the CLI was one
     design: its trials were pooled with the new CLI's. The CLI the run starts is part of it, as a
     `command` reviewer's program is (and as the trial cache keys it)."""
-    from rubricgate.gating.continuation import command_program
+    from rubricgate.gating.design import command_program
     from rubricgate.models.config import Config
 
     cli = tmp_path / "bin" / "claude"

@@ -1,0 +1,108 @@
+"""What makes two runs one design: the runs a continuation may pool (gating/continuation.py).
+
+Two runs are one design when the same reviewer, run the same way, was judged by the same gate
+against the same baseline and cases: only then are their trials draws of one thing, and a
+continuation may count both. Each part below names what pooling it as one design got wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from rubricgate.models.baseline import Baseline
+from rubricgate.models.config import GateConfig
+from rubricgate.runner.digests import as_before
+
+
+def design_key(baseline: Baseline, gate: GateConfig, first: int, cases: Sequence[str], dims: Sequence[str],
+               reviewer: str, agent: str, model: str | None, suite: str = "", program: str = "",
+               environment: str = "") -> str:
+    """What makes two runs one design: the baseline's counts, the gate's settings, the first
+    round's trials, the cases and dimensions, the reviewer, agent and model, `suite` (what
+    grades the answers and what the reviewer sees: the cases' content, the config's `verdict:` and
+    `suite.workspace_exclude`, suite_digest) and
+    `program` (a `command` reviewer's program and the files its command names, wherever they
+    lie: a script outside the repository edited from 97% to 50% right was pooled as one design; an
+    agent CLI as found on PATH: an upgraded CLI's trials were pooled with the old one's) and
+    `environment` (the values of the variables passed to the agent, secrets left out: an endpoint
+    variable pointed at another model was pooled as one design)."""
+    data = {"baseline": {c: {d: [v.passes, v.trials] for d, v in dims_.items()}
+                         for c, dims_ in sorted(baseline.cases.items())},
+            "gate": [gate.confidence, gate.margin, gate.max_trials_per_case, gate.drift_allowance], "first": first,
+            "cases": sorted(cases), "dims": list(dims), "reviewer": reviewer, "agent": agent, "model": model}
+    if suite:
+        data["suite"] = suite
+    if program:
+        data["program"] = program
+    if environment:
+        data["environment"] = environment
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def judging_settings(repo: Path, config) -> dict[str, str]:
+    """The digests of rubricgate.yaml's sections that run or grade the reviewer besides its files
+    (DESIGN_SECTIONS; runner/digests.py config_digests), as a run records them (summary.json
+    reviewer.digests): a `command` reviewer's command line is the reviewer as much as its script."""
+    from rubricgate.runner.digests import CONFIG_KEY, config_digests
+
+    return {k: v for k, v in config_digests(config, repo).items() if k.removeprefix(CONFIG_KEY) in DESIGN_SECTIONS}
+
+
+DESIGN_SECTIONS = ("agent", "tiers", "rubric")  # verdict: suite_digest; gate: design_key's own fields
+
+
+def suite_digest(loaded, case_ids: Sequence[str]) -> str:
+    """The cases' content (expectations, rubric, files, review paths, and the files they review:
+    gating/case_edits.py), the config's `verdict:` and what the workspaces leave out
+    (`suite.workspace_exclude`): an edit to any is another design (its old trials would not grade
+    the same, answered another file, or were answered seeing other files: docs that quote the
+    expected verdicts, say)."""
+    chosen = set(case_ids)
+    verdict = loaded.config.verdict.model_dump(mode="json") if loaded.config.verdict else None
+    # a setting added since, at its default, is no other design: a run recorded before it continues
+    data = {"cases": [c.model_dump(mode="json") for c in loaded.cases if c.id in chosen],
+            "verdict": as_before("verdict", verdict)}
+    if loaded.case_digests:
+        data["reviewed"] = {c: d for c, d in sorted(loaded.case_digests.items()) if c in chosen}
+    if loaded.config.suite.workspace_exclude:  # none: the digest of a run recorded before it was kept
+        data["excluded"] = sorted(loaded.config.suite.workspace_exclude)
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def agent_environment(config) -> str:
+    """The digest of the variables the suite passes to its agent besides the machine's own (the
+    default allowlist: PATH, LANG, TZ, ...), its secrets left out (the trial cache's env_digest):
+    another base URL is another design; a rotated API key, or PATH with a venv activated, is not."""
+    from rubricgate.isolation.environment import build_env
+    from rubricgate.models.config import DEFAULT_ENV_ALLOWLIST
+    from rubricgate.runner.cache import env_digest
+
+    own = set(config.agent.env_allowlist) - set(DEFAULT_ENV_ALLOWLIST)
+    return env_digest(build_env(own, config.agent.secret_env), config.agent.secret_env)
+
+
+# Arguments of a `command` reviewer that are its code: a script an interpreter runs. Data files its
+# command names (a plan, a counter, a log it appends to) are no part of the design: one rewritten
+# by every run made each run another design.
+SCRIPT_SUFFIXES = (".py", ".sh", ".bash", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl")
+
+
+def command_program(repo: Path, config, agent: str) -> str:
+    """The digest of the program the agent starts (runner/cache_inputs.py program_digest): a
+    `command` reviewer's program and the scripts its command names, wherever they lie, or an
+    agent CLI as found on PATH; '' for an agent that starts none (builtin, replay)."""
+    from rubricgate.agents.registry import cli_specs
+    from rubricgate.runner.cache_inputs import program_digest
+
+    if agent == "command" and config.agent.command:
+        argv = config.agent.command
+        scripts = [a for a in argv[1:] if a.removeprefix("{workspace}/").endswith(SCRIPT_SUFFIXES)]
+        return program_digest([argv[0], *scripts], repo, os.environ.get("PATH"))
+    # A CLI upgraded between a run and its continuation is another reviewer: its trials pooled
+    # with the old CLI's would be judged as one design.
+    spec = cli_specs().get(agent)
+    return program_digest([spec.binary], repo, os.environ.get("PATH")) if spec is not None else ""
