@@ -102,8 +102,10 @@ def _look(root: Path, network: str) -> tuple[dict, dict]:
     home = root / "home"
     (home / ".codex").mkdir(parents=True)
     (home / "bin").mkdir()
-    for rel in (".npmrc", ".gitconfig", ".codex/auth.json"):
+    for rel in (".npmrc", ".codex/auth.json"):
         (home / rel).write_text(f"HOME-SECRET {rel}\n")
+    # git reads the harness's own .gitconfig to list the repository: a valid one, its secret in a value
+    (home / ".gitconfig").write_text("[credential]\n\thelper = HOME-SECRET .gitconfig\n")
     server = socket.socket(socket.AF_UNIX)  # a host socket, as docker.sock would be
     server.bind(str(root / "host.sock"))
     server.listen(1)
