@@ -21,13 +21,15 @@ from rubricgate.secrets import encoded, scrub, scrub_json
 
 @dataclass(frozen=True)
 class WriteFailure:
-    """A report file that could not be written, and why (one line)."""
+    """A report file that could not be written, and why (one line); `verb` "read" when what
+    failed was reading a file of the run the report is made from (a damaged transcript)."""
 
     path: str
     reason: str
+    verb: str = "write"
 
     def line(self) -> str:
-        return f"could not write {self.path}: {self.reason}"
+        return f"could not {self.verb} {self.path}: {self.reason}"
 
 
 def failure(path: Path | str, exc: BaseException) -> WriteFailure:

@@ -47,7 +47,8 @@ def write_reports(summary: Summary, run_dir: Path, cases: list[CaseSpec] | None 
                                                  comparison=comparison)
     if failures:
         first = failures[0]
-        raise GateInputError(first.path, "", f"cannot write: {first.reason}", "check the reports folder")
+        fix = "check the reports folder" if first.verb == "write" else "restore the run's file, or run again"
+        raise GateInputError(first.path, "", f"cannot {first.verb}: {first.reason}", fix)
     return written
 
 
@@ -75,6 +76,12 @@ def _page_steps(summary: Summary, run_dir: Path, history: list[Summary] | None, 
             (junit, lambda: [write_pieces_atomic(junit, junit_pieces(summary), secrets)])]
 
 
+def _verb(target: Path, exc: GateInputError) -> str:
+    """'read' when what failed is a file the report is made from (a damaged transcript), not the report."""
+    file = Path(exc.file)
+    return "write" if exc.field == "GITHUB_STEP_SUMMARY" or file == target or target in file.parents else "read"
+
+
 def _optional(path: Path | None) -> list[Path]:
     return [path] if path else []
 
@@ -86,7 +93,7 @@ def _attempt(steps: list[Step]) -> tuple[list[Path], list[WriteFailure]]:
         try:
             written += step()
         except GateInputError as exc:
-            failures.append(WriteFailure(exc.file, exc.problem))
+            failures.append(WriteFailure(exc.file, exc.problem, _verb(target, exc)))
         except Exception as exc:  # a report that failed to render is as missing as one that failed to write
             failures.append(failure(target, exc))
     return written, failures

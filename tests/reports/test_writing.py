@@ -58,6 +58,24 @@ def test_report_command_still_raises_naming_the_file(tmp_path: Path) -> None:
         write_reports(rf.passing_summary(), tmp_path)
 
 
+def test_a_run_file_that_does_not_read_is_named_as_read_not_written(tmp_path: Path, monkeypatch) -> None:
+    """`report RUN` with a truncated transcript said 'cannot write: invalid JSON', and its fix
+    pointed at the reports folder's permissions."""
+    from rubricgate.errors import GateInputError
+
+    def damaged(*args, **kwargs):
+        raise GateInputError(str(tmp_path / "transcripts" / "a-1.json"), "", "invalid JSON: Unterminated string")
+
+    monkeypatch.setattr("rubricgate.reports.bundle.html_pieces", damaged)
+    with pytest.raises(GateInputError) as raised:
+        write_reports(rf.passing_summary(), tmp_path)
+    assert "a-1.json: cannot read: invalid JSON" in str(raised.value) and "restore" in str(raised.value)
+    (tmp_path / "report.html").mkdir()  # a report that cannot be written is still a write
+    monkeypatch.undo()
+    with pytest.raises(GateInputError, match="cannot write"):
+        write_reports(rf.passing_summary(), tmp_path)
+
+
 def test_finish_turns_a_pass_into_exit_2_and_writes_the_summary_last(tmp_path: Path) -> None:
     (tmp_path / "junit.xml").mkdir()
     final = finish_run_reports(rf.passing_summary(), tmp_path, cases=None)
