@@ -7,7 +7,9 @@ originals change. The task is written, validated with the rest of the suite, and
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -171,8 +173,29 @@ def write_task(repo: Path, tasks_dir: str, task: TaskFile) -> Path:
     if yaml.safe_load(text) != yaml.safe_load(yaml.safe_dump(task.model_dump(mode="json", exclude_defaults=True))):
         raise GateInputError(str(path), "files", "the snapshot would not read back unchanged", "report this as a bug")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    _create_whole(path, text, f"{tasks_dir}/{task.id}.yaml")
     return path
+
+
+def _create_whole(path: Path, text: str, display: str) -> None:
+    """`path` holding `text`, or an error when it exists: written beside it, then linked into place
+    (a link never replaces a file: two records of one id at once cannot overwrite each other, and
+    a record killed mid-write leaves no half task)."""
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        try:
+            os.link(temp, path)
+        except FileExistsError:
+            raise
+        except OSError:  # a file system without hard links: created exclusively in place
+            with open(path, "x", encoding="utf-8") as fh:
+                fh.write(text)
+    except FileExistsError:
+        raise GateInputError(display, "id", "a task with this id exists", "pass --id NEW-ID") from None
+    finally:
+        os.unlink(temp)
 
 
 def validate_new_task(repo: Path, path: Path, config_path: Path | None = None) -> None:

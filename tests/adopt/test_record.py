@@ -355,3 +355,25 @@ def test_a_binary_file_in_a_pull_requests_skill_is_left_out_as_from_git(feature)
         bad = cli("record", "--repo", str(feature), "--expect", "PASS", "--pr", "15", "--id", "bad", "--no-run",
                   env=gh.env())
     assert bad.exit_code == 2 and "SKILL.md: not UTF-8 text at the pull request's head" in bad.output, bad.output
+
+
+def test_a_task_landing_between_the_check_and_the_write_is_never_overwritten(tmp_path: Path, monkeypatch) -> None:
+    """Two records of one id at once: both saw no file, and the later write replaced the other's
+    task; the file was also written in place, so a record killed mid-write left half a task."""
+    from rubricgate.adopt import record
+    from rubricgate.errors import GateInputError
+
+    folder = tmp_path / "evals" / "tasks"
+    folder.mkdir(parents=True)
+    real_load = yaml.safe_load
+
+    def other_record_lands(text):  # read after the check that no such task exists, before the write
+        (folder / "t1.yaml").write_text("id: t1  # the other record's\n")
+        return real_load(text)
+
+    monkeypatch.setattr(record.yaml, "safe_load", other_record_lands)
+    task = TaskFile(id="t1", review=["skills/a/SKILL.md"], files={"skills/a/SKILL.md": "x\n"}, expect={"tier": "BLOCK"})
+    with pytest.raises(GateInputError, match="a task with this id exists"):
+        record.write_task(tmp_path, "evals/tasks", task)
+    assert (folder / "t1.yaml").read_text() == "id: t1  # the other record's\n"
+    assert sorted(p.name for p in folder.iterdir()) == ["t1.yaml"]  # no temp file left beside it
