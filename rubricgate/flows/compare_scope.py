@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -59,9 +59,22 @@ def load_sides(roots: dict[str, Path], config_path: Path | None, base_reviewer_f
     base side runs, compare_config.py `reviewer_at_base`; `foreign_rules`: rules_base_lacks, which
     load its cases but are no rules of its rubric); None when a side does not load."""
     try:
-        return (load_all(roots["base"], config_path, require_baseline=False, reviewer_from=base_reviewer_from,
-                         foreign_rules=foreign_rules),
-                load_all(roots["head"], config_path, require_baseline=False))
+        base = load_all(roots["base"], config_path, require_baseline=False, reviewer_from=base_reviewer_from,
+                        foreign_rules=foreign_rules)
+        head = load_all(roots["head"], config_path, require_baseline=False)
+    except (GateInputError, GateInputErrors):
+        return None
+    return base, replace(head, baseline=cited_baseline(roots["head"], head.config))
+
+
+def cited_baseline(repo: Path, config: Config) -> Baseline | None:
+    """This checkout's baseline.json, or None when it has none or it does not load. Its citations
+    say which cases exercise a rule no expect.yaml names (suite/coverage.py): without them a
+    change to such a rule read as one no case exercises, INCONCLUSIVE where `run` judged it."""
+    from rubricgate.suite.baseline_file import load_baseline
+
+    try:
+        return load_baseline(repo / config.baseline, config.baseline)
     except (GateInputError, GateInputErrors):
         return None
 

@@ -305,3 +305,20 @@ def test_a_pull_request_that_breaks_baseline_json_is_not_a_pass(base) -> None:
     (base / "baseline.json").write_text("{broken")
     got = _compare(base)
     assert got.exit_code == 2 and "baseline.json" in got.output, got.output
+
+
+def test_a_rule_change_only_the_baselines_citations_exercise_is_seen_as_run_sees_it(tmp_path) -> None:
+    """A fixture's expect.yaml is optional: a rule the baseline's reviewer cited on a case is
+    exercised by it (suite/coverage.py). compare read no baseline and called such a change one no
+    case exercises: INCONCLUSIVE, exit 2, where `run` judged the same change on that case."""
+    repo = make_repo(tmp_path / "repo", fixtures=["pass/weekly-revenue-summary", "block/weekly-revenue-report"])
+    expect = repo / "fixtures/block/weekly-revenue-report/expect.yaml"
+    expect.write_text(expect.read_text().replace("rules: [fm-name-format, fm-name-matches-folder]", "rules: [fm-name-format]"))
+    assert CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo)]).exit_code == 0
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "measured")
+    _edit_rule(repo, "fm-name-matches-folder", "warning", "critical")
+    ran = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert ran.exit_code == 0 and "exercised by 1 case(s): fixture-weekly-revenue-report" in ran.output, ran.output
+    got = _compare(repo)
+    assert got.exit_code == 0, got.output
+    assert "exercised by 1 case(s): fixture-weekly-revenue-report" in got.output
