@@ -87,9 +87,12 @@ def diagnose(name: str, transcript: Transcript, env: dict[str, str], *, printed:
         return GateInputError("rubricgate.yaml", field, f"{name} could not start in the sandbox: {said}",
                               f"install {name} where the sandbox shows it (a real folder on the agent's PATH, "
                               "not a symlink into a folder the sandbox hides) or put its folder on PATH")
-    if cls == "auth" or (cls is None and _AUTH.search(error)):
+    # A CLI that checks for its key itself ends before any request, in its own words (Gemini CLI:
+    # "Invalid auth method selected."): an unset key is then the cause to name.
+    if cls == "auth" or (cls is None and _AUTH.search(error)) or (cls == "start" and not env.get(point.key)):
         missing = "" if env.get(point.key) else f"{point.key} is not set; "
-        return GateInputError("rubricgate.yaml", field, f"{missing}{name} was not let in by {where}: {said}",
+        how = f"stopped before asking {where}" if cls == "start" else f"was not let in by {where}"
+        return GateInputError("rubricgate.yaml", field, f"{missing}{name} {how}: {said}",
                               f"set {point.key} in the environment and list it in agent.secret_env "
                               "(a refused key: check its value and the endpoint)")
     if transcript.termination == "timeout":

@@ -48,3 +48,17 @@ def test_an_endpoint_error_is_reported_with_its_class() -> None:
 def test_a_cli_that_cannot_start_in_the_sandbox() -> None:
     line = _line(termination="crashed", exit_code=127, failure="start", error="exit 127: not found")
     assert "could not start in the sandbox" in line
+
+
+def test_a_key_that_is_not_set_is_named_when_the_cli_stops_before_asking_the_endpoint() -> None:
+    """Gemini CLI and Qwen Code check for the key themselves and exit before any request, in their
+    own words ("Invalid auth method selected.", exit 41): the line said only to run the CLI by hand,
+    never that the key variable init listed in agent.secret_env is not set."""
+    for name, key, said in (("gemini", "GEMINI_API_KEY", "exit 41: Invalid auth method selected."),
+                            ("qwen", "OPENAI_API_KEY", "Missing API key for OpenAI-compatible auth.")):
+        got = diagnose(name, Transcript(agent=name, termination="crashed", exit_code=1, failure="start", error=said),
+                       {"PATH": "/usr/bin"}, printed=True).one_line()
+        assert f"{key} is not set" in got and f"set {key} in the environment" in got and said in got, got
+    set_key = diagnose("qwen", Transcript(agent="qwen", termination="crashed", exit_code=1, failure="start",
+                                          error="boom"), {"OPENAI_API_KEY": "k"}, printed=True).one_line()
+    assert "failed its preflight request (start): boom" in set_key
