@@ -104,7 +104,8 @@ def key_of(ref: ComparisonRef, record: ComparisonRecord) -> str:
 
 def head_of(ref: ComparisonRef, record: ComparisonRecord) -> RunHead:
     """The record as a row of the runs page: its decision, each dimension's head rate with the
-    base's as its baseline, when it ran (a format-2 file: when it was written)."""
+    base's as its baseline, its trials (both sides' counted trials of a dimension), when it ran (a
+    format-2 file: when it was written)."""
     stamp = safe.file_stamp(ref.root, ref.file) or "0:0"
     started = record.started_at or datetime.fromtimestamp(int(stamp.split(":")[1]) / 1e9, UTC).isoformat(
         timespec="seconds")
@@ -117,6 +118,7 @@ def head_of(ref: ComparisonRef, record: ComparisonRecord) -> RunHead:
                    started_at=started, finished_at=record.finished_at, status=record.decision.status,
                    exit_code=record.decision.exit_code, method=record.decision.method, agent="",
                    rates=rates, cases=sum(moved.values()), failing_cases=moved.get("regressed", 0),
+                   trials=max((t.base_trials + t.head_trials for t in record.tests), default=0),
                    run_url=record.run_url,
                    changes=[f"{record.base} → {record.head}", f"{moved.get('regressed', 0)} regressed, "
                             f"{moved.get('fixed', 0)} fixed"])

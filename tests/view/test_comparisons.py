@@ -142,3 +142,16 @@ def test_the_cli_writes_the_record_beside_the_runs_and_to_json(tmp_path):
     assert kept.id == written.id == folder.name and kept.decision.status == "regression" and kept.branch == "main"
     assert [(folder / p).is_dir() for p in kept.base_runs + kept.head_runs] == [True, True]
     assert [(out.parent / p).is_dir() for p in written.base_runs + written.head_runs] == [True, True]
+
+
+def test_the_runs_page_counts_the_trials_the_comparison_ran(tmp_path):
+    """Its row's trials cell read 0 beside "1 failing": a comparison that ran every case on both
+    sides listed as having run nothing."""
+    reports = tmp_path / "reports"
+    folder = _compare_folder(reports)
+    record = ComparisonRecord.model_validate_json((folder / RECORD_FILE).read_text())
+    ran = max(t.base_trials + t.head_trials for t in record.tests)
+    assert ran > 0
+    html = site_for([reports]).page(urls.runs()).body.decode()
+    row = html.split("<tr class=\"run\"")[1]
+    assert f'data-label="trials">{ran} <span class="muted">' in row, row
