@@ -238,7 +238,9 @@ def _write_examples(repo: Path, rubric: RubricSpec | None, result: InitResult) -
         data = yaml.safe_load(files[expect_rel].read_text(encoding="utf-8")) if expect_rel in files else None
         fitted = _fit(data, unit == EXAMPLE_TASK, rubric) if data is not None else ("", None)
         if fitted is None:
-            result.notes.append(f"left out the example {unit}: the rubric has none of the rules it shows")
+            why = "the rubric has none of the rules it shows" if rubric else \
+                "the rubric could not be read (the note above)"
+            result.notes.append(f"left out the example {unit}: {why}")
             if unit == EXAMPLE_TASK:  # the suite's tasks folder must exist, and git keeps no empty one
                 _write(repo, str(PurePosixPath(EXAMPLE_TASK).parent / ".gitkeep"), "", result)
             continue

@@ -243,3 +243,17 @@ def test_examples_move_to_the_tier_the_rubric_derives(tmp_path):
     assert cli("init", "--repo", str(repo), "--rubric", ".github/rubric.md").exit_code == 0
     assert (repo / "fixtures/warn/example-no-description/SKILL.md").is_file()  # one warning: WARN, not BLOCK
     assert not (repo / "fixtures/block").exists()
+
+
+def test_an_example_left_out_of_a_rubric_init_cannot_read_is_not_said_to_lack_its_rules(tmp_path):
+    """A rubric with fm-description-required, unreadable only for its tier section: each left-out
+    example said "the rubric has none of the rules it shows", which its own rule table denies."""
+    repo = fresh(tmp_path)
+    (repo / ".github").mkdir()
+    (repo / ".github/rubric.md").write_text(FOREIGN_RUBRIC + "\n## Tiers\n\nAny critical finding: BLOCK.\n")
+    got = cli("init", "--repo", str(repo), "--rubric", ".github/rubric.md")
+    assert got.exit_code == 0, got.output
+    assert "is not the default derivation" in got.output
+    assert "none of the rules it shows" not in got.output, got.output
+    assert ("left out the example fixtures/block/example-no-description: the rubric could not be read "
+            "(the note above)") in got.output
