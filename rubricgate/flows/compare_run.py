@@ -100,7 +100,7 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
             rounds.base_notes += rules_base_lacks_line(rounds.foreign, ref)
             rounds.run({"base": base_repo, "head": repo})
             sides = load_sides({"base": base_repo, "head": repo}, rounds.options.config_path, rounds.at_ref,
-                               rounds.foreign)
+                               rounds.foreign, cited=ref_tree / (rounds.at_ref or config).baseline)
         edited = edited_cases(ref_tree, rounds.at_ref, rounds.config_rel, repo, sides[1] if sides else None)
     comparison = rounds.conclusion()
     last = {side: runs[-1] if runs else None for side, runs in rounds.ran.items()}

@@ -54,27 +54,32 @@ GRADING_SECTIONS = ("rubric", "verdict")  # rubricgate.yaml's sections that deci
 
 
 def load_sides(roots: dict[str, Path], config_path: Path | None, base_reviewer_from: Config | None = None,
-               foreign_rules: Sequence[Rule] = ()) -> tuple[Loaded, Loaded] | None:
+               foreign_rules: Sequence[Rule] = (), cited: Path | None = None) -> tuple[Loaded, Loaded] | None:
     """Each side's suite as its run loaded it (`base_reviewer_from`: the config whose reviewer the
     base side runs, compare_config.py `reviewer_at_base`; `foreign_rules`: rules_base_lacks, which
-    load its cases but are no rules of its rubric); None when a side does not load."""
+    load its cases but are no rules of its rubric); None when a side does not load. The head side
+    holds the baseline at `cited` (REF's: its citations say which cases exercise a rule)."""
     try:
         base = load_all(roots["base"], config_path, require_baseline=False, reviewer_from=base_reviewer_from,
                         foreign_rules=foreign_rules)
         head = load_all(roots["head"], config_path, require_baseline=False)
     except (GateInputError, GateInputErrors):
         return None
-    return base, replace(head, baseline=cited_baseline(roots["head"], head.config))
+    return base, replace(head, baseline=cited_baseline(cited))
 
 
-def cited_baseline(repo: Path, config: Config) -> Baseline | None:
-    """This checkout's baseline.json, or None when it has none or it does not load. Its citations
-    say which cases exercise a rule no expect.yaml names (suite/coverage.py): without them a
-    change to such a rule read as one no case exercises, INCONCLUSIVE where `run` judged it."""
+def cited_baseline(path: Path | None) -> Baseline | None:
+    """The baseline at REF (`path` in REF's tree), or None when it has none or it does not load.
+    Its citations say which cases exercise a rule no expect.yaml names (suite/coverage.py):
+    without them a change to such a rule read as one no case exercises, INCONCLUSIVE where `run`
+    judged it. REF's, never the checkout's: a pull request could write citations into its own
+    baseline.json that make a rule it loosens look exercised."""
     from rubricgate.suite.baseline_file import load_baseline
 
+    if path is None or not path.is_file():
+        return None
     try:
-        return load_baseline(repo / config.baseline, config.baseline)
+        return load_baseline(path, path.name)
     except (GateInputError, GateInputErrors):
         return None
 

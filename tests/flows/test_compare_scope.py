@@ -322,3 +322,17 @@ def test_a_rule_change_only_the_baselines_citations_exercise_is_seen_as_run_sees
     got = _compare(repo)
     assert got.exit_code == 0, got.output
     assert "exercised by 1 case(s): fixture-weekly-revenue-report" in got.output
+
+
+def test_citations_a_pull_request_writes_into_its_own_baseline_make_no_rule_exercised(base) -> None:
+    """compare reads the citations at REF: a PR loosening a rule no case exercises could otherwise
+    cite that rule on a case in its own baseline.json, and the change would read as judged (PASS)."""
+    import json
+
+    _edit_rule(base, "scope-single-purpose", "suggestion", "warning")
+    data = json.loads((base / "baseline.json").read_text())
+    case = next(iter(data["cases"]))
+    data["cited"] = {**data.get("cited", {}), case: ["scope-single-purpose"]}
+    (base / "baseline.json").write_text(json.dumps(data))
+    got = _compare(base)
+    assert got.exit_code == 2 and "no case exercises it" in got.output, got.output
