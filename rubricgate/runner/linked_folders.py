@@ -8,7 +8,9 @@ and `compare --base` count it. A pull request that made the policy folder a link
 REGRESSION, and one loosening the linked folder's files passed: neither side ever saw them.
 The snapshot holds such a folder's files at the link's path, by content, as it holds a linked
 file; whether each is inside the repository and outside the answer key is checked as for any
-listed file (runner/workspace.py `_Inside`).
+listed file (runner/workspace.py `_Inside`). In a git repository only the files git lists at the
+folder's own place are shown: walking it would bring back what `.gitignore` keeps out (a `.env`
+beside the linked policy), which runner/git_listing.py exists to keep from the reviewer.
 """
 
 from __future__ import annotations
@@ -17,17 +19,21 @@ import os
 from collections.abc import Set as AbstractSet
 
 
-def linked_folder_files(repo: str, rel: str, skip: AbstractSet[str]) -> list[str]:
+def linked_folder_files(repo: str, rel: str, skip: AbstractSet[str],
+                        listed: AbstractSet[str] | None = None) -> list[str]:
     """The files under the folder the link `rel` names, each at the link's path
     (`policy/rules.md` for `policy -> shared/policy`), sorted. Not through the folders `skip`
     names, nor into a linked folder inside it (a link to an ancestor would never end: it is one
-    name, kept only as the files it is found with here)."""
+    name, kept only as the files it is found with here). With `listed` (git's names), only the
+    files it holds at the folder's own place (`shared/policy/rules.md`): none git ignores."""
     real = os.path.realpath(os.path.join(repo, rel))
+    own = os.path.relpath(real, os.path.realpath(repo)).replace(os.sep, "/")
     found = []
     for top, dirs, files in os.walk(real):  # os.walk enters no linked folder
         dirs[:] = sorted(d for d in dirs if d not in skip)
         sub = os.path.relpath(top, real)
-        found += [_joined(rel, sub, name) for name in files]
+        found += [_joined(rel, sub, name) for name in files
+                  if listed is None or _joined(own, sub, name) in listed]
     return sorted(found)
 
 

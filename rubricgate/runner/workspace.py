@@ -57,13 +57,14 @@ def list_tree_sized(repo: Path, exclude: AbstractSet[str] = frozenset(),
                     listing: GitListing | None = None) -> tuple[list[str], int]:
     """list_tree, and the bytes those files hold (what their snapshot needs: isolation/scratch.py),
     from the same lstat that checks each one (symlinks followed)."""
-    names = (listing or GitListing(repo)).names()
-    if names is None:
-        names = _walk(repo)
+    git_names = (listing or GitListing(repo)).names()
+    names = _walk(repo) if git_names is None else git_names
     inside = _Inside(repo, exclude)
     files = [n for n in names if not excluded(n, exclude) and inside(n)]
     # A link to a folder of the repository is one name, no file: its files, at its path.
-    linked = [f for link in inside.folders for f in linked_folder_files(inside.repo, link, SKIP_DIRS)]
+    # Only git's own names of the linked files: a walk of the folder would bring back what git ignores.
+    listed = None if git_names is None or not inside.folders else frozenset(git_names)
+    linked = [f for link in inside.folders for f in linked_folder_files(inside.repo, link, SKIP_DIRS, listed)]
     files += [f for f in linked if not excluded(f, exclude) and inside(f)]
     return (sorted(files) if linked else files), inside.size
 

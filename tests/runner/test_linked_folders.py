@@ -75,3 +75,13 @@ def test_the_snapshot_holds_a_linked_folders_files_by_content(tmp_path: Path) ->
     dest = tmp_path / "snapshot"
     workspace._copy_files(repo, dest, workspace.list_tree(repo))
     assert not (dest / "policy").is_symlink() and (dest / "policy" / "rules.md").read_text() == "RULE: strict"
+
+
+def test_a_file_git_ignores_in_a_linked_folder_is_not_shown_at_the_links_path(tmp_path: Path) -> None:
+    # git keeps `.env` out of the listing; walking the linked folder must not bring it back.
+    repo = _git_repo(tmp_path)
+    (repo / ".gitignore").write_text(".env\n")
+    (repo / "shared" / "policy" / ".env").write_text("API_KEY=secret")
+    listed = workspace.list_tree(repo)
+    assert "policy/rules.md" in listed
+    assert not [f for f in listed if f.endswith(".env")], listed
