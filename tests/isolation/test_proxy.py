@@ -425,5 +425,7 @@ def test_past_the_log_limit_the_request_still_open_at_the_end_is_kept(tmp_path, 
     finally:
         log, omitted = door.close()
         silent.close()
-    assert [(c.port, c.outcome) for c in log] == [(3, "refused"), (endpoint_port, "relayed")] and omitted == 2
-    assert log[-1].received == 0
+    # Each refused connection is logged when its thread ends, which need not be in the order sent.
+    kept = [(c.port, c.outcome) for c in log]
+    assert len(kept) == 2 and omitted == 2 and (endpoint_port, "relayed") in kept, kept
+    assert next(c for c in log if c.port == endpoint_port).received == 0
