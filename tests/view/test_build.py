@@ -72,10 +72,8 @@ def test_case_pages_from_the_one_pass_scan_match_the_servers(built, tmp_path):
     assert written.count('class="cell fail"') == served.count('class="cell fail"') == 4
 
 
-def test_a_build_interrupted_midway_is_built_again_in_place(tmp_path, monkeypatch):
-    """It left pages and no marker: running it again, as the interrupt's line says, was refused as
-    'folder is not empty and holds no earlier build'."""
-    vf.write_runs(tmp_path / "reports")
+def _interrupted_after_two_pages(tmp_path, monkeypatch) -> None:
+    """`view --build` of tmp_path/reports into tmp_path/site, Ctrl-C after its second page."""
     real, written = build._write, []
 
     def interrupted_after_two(out, rel, body):
@@ -87,6 +85,13 @@ def test_a_build_interrupted_midway_is_built_again_in_place(tmp_path, monkeypatc
     monkeypatch.setattr(build, "_write", interrupted_after_two)
     with pytest.raises(KeyboardInterrupt):
         build.build_site(site_for([tmp_path / "reports"]), tmp_path / "site")
+
+
+def test_a_build_interrupted_midway_is_built_again_in_place(tmp_path, monkeypatch):
+    """It left pages and no marker: running it again, as the interrupt's line says, was refused as
+    'folder is not empty and holds no earlier build'."""
+    vf.write_runs(tmp_path / "reports")
+    _interrupted_after_two_pages(tmp_path, monkeypatch)
     assert len(list((tmp_path / "site").rglob("*.html"))) == 2
     monkeypatch.undo()
     done = build.build_site(site_for([tmp_path / "reports"]), tmp_path / "site")
@@ -100,17 +105,7 @@ def test_a_rebuild_interrupted_midway_keeps_an_entry_page_whose_links_resolve(tm
     build.build_site(site_for([tmp_path / "reports"]), tmp_path / "site")
     later = "20260103T000000Z-abc122"
     rf.write_run_dir(tmp_path / "reports" / later, rf.summary(run_id=later))
-    real, written = build._write, []
-
-    def interrupted_after_two(out, rel, body):
-        if len(written) == 2:
-            raise KeyboardInterrupt
-        written.append(rel)
-        real(out, rel, body)
-
-    monkeypatch.setattr(build, "_write", interrupted_after_two)
-    with pytest.raises(KeyboardInterrupt):
-        build.build_site(site_for([tmp_path / "reports"]), tmp_path / "site")
+    _interrupted_after_two_pages(tmp_path, monkeypatch)
     entry = tmp_path / "site" / urls.runs()
     for href in re.findall(r'href="([^"#]+)"', entry.read_text()):
         if not href.startswith("https://"):
