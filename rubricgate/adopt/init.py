@@ -16,13 +16,15 @@ from importlib.resources.abc import Traversable
 from pathlib import Path, PurePosixPath
 
 import yaml
+from pydantic import ValidationError
 
 from rubricgate.adopt.install_origin import InstallSpec, check_requirement, detect
 from rubricgate.adopt.workflows import AGENT_CLIS, WORKFLOW_NAMES, render_workflow, yaml_scalar
 from rubricgate.errors import GateInputError
+from rubricgate.models.config import TiersConfig
 from rubricgate.suite.config import CONFIG_NAME
 from rubricgate.suite.paths import safe_relpath
-from rubricgate.suite.rubric import RubricSpec, parse_rubric
+from rubricgate.suite.rubric import DEFAULT_VOCABULARY, RubricSpec, Vocabulary, parse_rubric, vocabulary_from
 
 STARTER = {"prompt": "reviewer/prompts/evaluate.md", "skill": "reviewer/evaluator/SKILL.md",
            "rubric": "reviewer/evaluator/references/rubric.md"}
@@ -86,7 +88,7 @@ def init_repo(options: InitOptions) -> InitResult:
         _write(repo, CONFIG_NAME, command_config_text(reviewer, command, options, layout), result)
         write_empty_suite(repo, result, _write)
     else:
-        rubric = _rubric(repo / reviewer["rubric"], reviewer["rubric"], result)
+        rubric = _rubric(repo / reviewer["rubric"], reviewer["rubric"], result, _words_declared(repo))
         _write(repo, CONFIG_NAME, config_text(reviewer, options.agent, layout), result)
         _write_cases(repo, rubric, layout, result)
     for name in WORKFLOW_NAMES:
@@ -192,15 +194,29 @@ def _starter(role: str) -> Traversable:
     return resources.files("rubricgate.adopt").joinpath("templates", "starter", *STARTER[role].split("/"))
 
 
-def _rubric(path: Path, display: str, result: InitResult) -> RubricSpec | None:
+def _rubric(path: Path, display: str, result: InitResult,
+            vocabulary: Vocabulary = DEFAULT_VOCABULARY) -> RubricSpec | None:
     """The rubric as rubricgate reads it; one it cannot read is noted (the user fixes it), never guessed."""
     try:
-        return parse_rubric(path.read_text(encoding="utf-8"), display)
+        return parse_rubric(path.read_text(encoding="utf-8"), display, vocabulary)
     except GateInputError as exc:
         result.notes.append(f"{exc.one_line()}; examples that need its rules were not written")
     except OSError as exc:
         result.notes.append(f"{display}: cannot read ({exc.strerror})")
     return None
+
+
+def _words_declared(repo: Path) -> Vocabulary:
+    """The rubric's words as an existing rubricgate.yaml declares them (`tiers:`): the fix init's
+    note asks for, so init run again reads the rubric with them (it repeated the note and wrote no
+    example). The default words when there is none or it does not read: `validate` says why."""
+    path = repo / CONFIG_NAME
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+        tiers = data.get("tiers") if isinstance(data, dict) else None
+        return vocabulary_from(TiersConfig.model_validate(tiers)) if tiers else DEFAULT_VOCABULARY
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, ValidationError, GateInputError):
+        return DEFAULT_VOCABULARY
 
 
 def _write(repo: Path, rel: str, text: str, result: InitResult) -> None:

@@ -234,6 +234,25 @@ def test_a_rubric_init_cannot_read_is_named_and_no_example_claims_a_tier_it_cann
         "fixtures/pass/example-tidy-skill/SKILL.md"]
 
 
+def test_init_run_again_reads_the_rubric_with_the_tiers_its_note_asked_for(tmp_path):
+    """The note says to declare the rubric's words under tiers:; done, and init run again, it
+    read the rubric with the default words, repeated the note and wrote no example."""
+    import yaml
+
+    repo = fresh(tmp_path)
+    (repo / ".github").mkdir()
+    (repo / ".github/rubric.md").write_text(TEAM_RUBRIC)
+    assert cli("init", "--repo", str(repo), "--rubric", ".github/rubric.md").exit_code == 0
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["tiers"] = {"severities": {"major": "warning", "minor": "suggestion"},
+                       "rules": [{"severity": "major", "at_least": 1, "tier": "WARN"}]}
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    again = cli("init", "--repo", str(repo), "--rubric", ".github/rubric.md")
+    assert again.exit_code == 0, again.output
+    assert "severity 'major'" not in again.output, again.output
+    assert (repo / "fixtures/warn/example-no-description/SKILL.md").is_file(), again.output
+
+
 def test_examples_move_to_the_tier_the_rubric_derives(tmp_path):
     repo = fresh(tmp_path)
     (repo / ".github").mkdir()
