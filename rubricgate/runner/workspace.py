@@ -63,8 +63,7 @@ def list_tree_sized(repo: Path, exclude: AbstractSet[str] = frozenset(),
     files = [n for n in names if not excluded(n, exclude) and inside(n)]
     # A link to a folder of the repository is one name, no file: its files, at its path.
     # Only git's own names of the linked files: a walk of the folder would bring back what git ignores.
-    listed = None if git_names is None or not inside.folders else frozenset(git_names)
-    linked = [f for link in inside.folders for f in linked_folder_files(inside.repo, link, SKIP_DIRS, listed)]
+    linked = [f for link in inside.folders for f in linked_folder_files(inside.repo, link, SKIP_DIRS, git_names)]
     files += [f for f in linked if not excluded(f, exclude) and inside(f)]
     return (sorted(files) if linked else files), inside.size
 
