@@ -29,10 +29,8 @@ from rubricgate.suite.answer_key import config_rel_of
 from rubricgate.suite.checks import TASK_SUFFIXES
 from rubricgate.suite.closure import MAX_FILES, closure_skip, reviewer_closure
 from rubricgate.suite.config import CONFIG_NAME
-from rubricgate.suite.trees import CommitTree, WorkTree
+from rubricgate.suite.trees import FULL_HISTORY, CommitTree, WorkTree, shallow_clone
 from rubricgate.suite.yaml_json import loads_json, safe_load_yaml
-
-_FULL_HISTORY = "check out full history (actions/checkout with fetch-depth: 0) or `git fetch` the base"
 
 
 @dataclass(frozen=True)
@@ -133,10 +131,6 @@ def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
         raise GateInputError("git", "", "git is not installed", "install git") from None
 
 
-def _is_shallow(repo: Path) -> bool:
-    return _git(repo, "rev-parse", "--is-shallow-repository").stdout.strip() == "true"
-
-
 def _resolve(repo: Path, ref: str) -> str:
     """The commit REF names, or a loud error saying why it cannot be used."""
     if not ref or ref.startswith("-"):
@@ -145,16 +139,16 @@ def _resolve(repo: Path, ref: str) -> str:
         raise GateInputError(str(repo), "", "not inside a git work tree", "run from a clone of the repository")
     got = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     if got.returncode != 0:
-        shallow = " (this is a shallow clone)" if _is_shallow(repo) else ""
-        raise GateInputError("--base", "REF", f"{ref!r} is not present in this clone{shallow}", _FULL_HISTORY)
+        shallow = " (this is a shallow clone)" if shallow_clone(repo) else ""
+        raise GateInputError("--base", "REF", f"{ref!r} is not present in this clone{shallow}", FULL_HISTORY)
     return got.stdout.strip()
 
 
 def _merge_base(repo: Path, ref: str, commit: str) -> str:
     got = _git(repo, "merge-base", commit, "HEAD")
     if got.returncode != 0:
-        shallow = " (this is a shallow clone)" if _is_shallow(repo) else ""
-        raise GateInputError("--base", "REF", f"{ref!r} shares no history with HEAD{shallow}", _FULL_HISTORY)
+        shallow = " (this is a shallow clone)" if shallow_clone(repo) else ""
+        raise GateInputError("--base", "REF", f"{ref!r} shares no history with HEAD{shallow}", FULL_HISTORY)
     return got.stdout.strip()
 
 

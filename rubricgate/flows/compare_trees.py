@@ -18,7 +18,7 @@ from rubricgate.runner.workspace import GitListing, excluded, list_tree
 from rubricgate.suite.answer_key import answer_key_paths
 from rubricgate.suite.closure import closure_skip, reviewer_closure
 from rubricgate.suite.paths import real_rel
-from rubricgate.suite.trees import WorkTree
+from rubricgate.suite.trees import FULL_HISTORY, WorkTree, shallow_clone
 
 
 @contextmanager
@@ -46,18 +46,12 @@ def resolve_ref(repo: Path, ref: str) -> str:
         raise GateInputError("--base", "", f"{repo} is not a git repository",
                              "run `compare --base` inside a git checkout")
     proc = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", what="git", check=False)
-    if proc.returncode != 0 and _is_shallow(repo):  # CI's default checkout: the base was never fetched
-        raise GateInputError("--base", "", f"unknown git ref {ref!r} (this is a shallow clone)",
-                             "check out full history (actions/checkout with fetch-depth: 0) or `git fetch` the base")
+    if proc.returncode != 0 and shallow_clone(repo):  # CI's default checkout: the base was never fetched
+        raise GateInputError("--base", "", f"unknown git ref {ref!r} (this is a shallow clone)", FULL_HISTORY)
     if proc.returncode != 0:
         raise GateInputError("--base", "", f"unknown git ref {ref!r}",
                              "use a branch, tag or commit that exists here (git fetch it first)")
     return proc.stdout.strip()
-
-
-def _is_shallow(repo: Path) -> bool:
-    got = _git(repo, "rev-parse", "--is-shallow-repository", what="git", check=False)
-    return got.stdout.strip() == "true"
 
 
 @contextmanager

@@ -287,6 +287,18 @@ def _parents(path: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+# The fix for a base commit a clone does not hold: `changed` and `compare --base` name it alike.
+FULL_HISTORY = "check out full history (actions/checkout with fetch-depth: 0) or `git fetch` the base"
+
+
+def shallow_clone(repo: Path) -> bool:
+    """Is `repo` a shallow clone (CI's default checkout), where the base may never have been fetched?"""
+    try:
+        return _git(repo, ["rev-parse", "--is-shallow-repository"]).strip() == b"true"
+    except (OSError, subprocess.CalledProcessError):
+        return False
+
+
 def _git(repo: Path, args: list[str]) -> bytes:
     env = {**os.environ, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
     return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True, env=env,
