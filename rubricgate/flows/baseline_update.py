@@ -25,6 +25,7 @@ from rubricgate.models.baseline import Baseline
 from rubricgate.models.results import CaseSpec, Summary
 from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.records.files import read_summary
+from rubricgate.records.writing import is_failure_line
 from rubricgate.runner.digests import reviewer_digest
 from rubricgate.suite.answer_key import config_rel_of
 from rubricgate.suite.baseline_file import load_baseline
@@ -101,16 +102,13 @@ def unrecorded(summary: Summary, source: str) -> GateInputError | None:
     """A run that could not write all its records (a full reports disk: transcripts, events,
     summary.json) is no measurement to keep: the baseline's history would name a run whose trials
     no one can read again, regrade or pool (`--from`)."""
-    lost = [r for r in summary.decision.reasons if r.startswith(UNWRITTEN)]
+    lost = [r for r in summary.decision.reasons if is_failure_line(r)]
     if not lost:
         return None
     more = f" and {len(lost) - 1} more" if len(lost) > 1 else ""
     return GateInputError(source, "", f"the run's records were not all written ({lost[0]}{more}), so the "
                           "baseline was left as it was",
                           "make room in the reports folder, then rerun rubricgate baseline update")
-
-
-UNWRITTEN = "could not write "  # records/writing.py's WriteFailure.line()
 
 
 # A verdict grade that says no answer was read at all: none parsed (no_verdict) or none matched

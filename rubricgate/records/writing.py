@@ -32,6 +32,12 @@ class WriteFailure:
         return f"could not {self.verb} {self.path}: {self.reason}"
 
 
+def is_failure_line(reason: str) -> bool:
+    """Is this decision reason a WriteFailure's line (a record not written, or one a report could
+    not read)? A run holding one lost records."""
+    return reason.startswith(("could not write ", "could not read "))
+
+
 def failure(path: Path | str, exc: BaseException) -> WriteFailure:
     """The WriteFailure for an exception raised while writing `path`."""
     if isinstance(exc, OSError):

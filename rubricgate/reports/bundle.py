@@ -17,7 +17,13 @@ from rubricgate.errors import GateInputError
 from rubricgate.models.comparison import ComparisonRecord
 from rubricgate.models.results import CaseSpec, Decision, Summary
 from rubricgate.records.files import write_summary
-from rubricgate.records.writing import WriteFailure, failure, write_pieces_atomic, write_text_atomic
+from rubricgate.records.writing import (
+    WriteFailure,
+    failure,
+    is_failure_line,
+    write_pieces_atomic,
+    write_text_atomic,
+)
 from rubricgate.reports.comment import DEFAULT_ARTIFACT
 from rubricgate.reports.comparison_comment import pr_comment, render_gated_body
 from rubricgate.reports.html import Bodies, html_pieces
@@ -163,7 +169,7 @@ def with_write_failures(summary: Summary, failures: list[WriteFailure]) -> Summa
     lines = list(dict.fromkeys(f.line() for f in failures))
     old = summary.decision
     if old.exit_code == exitcodes.CANNOT_JUDGE:  # already exit 2 (maybe by an earlier call): keep why
-        rest = [r for r in old.reasons if not r.startswith("could not write ")]
+        rest = [r for r in old.reasons if not is_failure_line(r)]
     else:
         rest = [f"the reports are incomplete; the rates alone said {old.status} (exit {old.exit_code})", *old.reasons]
     decision = Decision(status="error", exit_code=exitcodes.CANNOT_JUDGE, method=old.method,

@@ -266,3 +266,17 @@ def test_a_run_whose_records_could_not_be_written_leaves_the_baseline_as_it_was(
     assert result.exit_code == 2, result.output
     assert "records were not all written" in result.output and "fixture-data-loader-1.json" in result.output
     assert (repo / "baseline.json").read_bytes() == before
+
+
+def test_a_run_whose_report_could_not_read_a_record_is_no_measurement_either() -> None:
+    """A report failure reads 'could not read <transcript>' where a record did not read back:
+    the check matched 'could not write ' alone."""
+    from rubricgate.flows.baseline_update import unrecorded
+    from rubricgate.models.results import Decision
+    from rubricgate.records.writing import WriteFailure
+    from tests import reports_fixtures as rf
+
+    line = WriteFailure("transcripts/a-1.json", "invalid JSON", "read").line()
+    summary = rf.summary().model_copy(update={"decision": Decision(status="error", exit_code=2, reasons=[line])})
+    refused = unrecorded(summary, "reports/run")
+    assert refused is not None and "records were not all written" in str(refused), refused
