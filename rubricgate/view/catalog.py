@@ -202,17 +202,16 @@ class Catalog:
                 out.append(head)
         return sorted(out, key=lambda h: (h.started_at, h.finished_at, h.run_id), reverse=True)
 
-    def live(self) -> list[RunRef]:
-        """Run folders with events and no summary yet whose run still writes them."""
-        return [r for r in self._unsummarised() if not writer_gone(r)]
-
-    def stopped(self) -> list[RunRef]:
-        """Run folders with events and no summary whose run is gone: killed before its summary,
-        or the summary removed since. Nothing was gated; the trials it logged are kept."""
-        return [r for r in self._unsummarised() if writer_gone(r)]
-
-    def _unsummarised(self) -> list[RunRef]:
-        return [r for r in self.refs if r.folder and safe.file_stamp(r.root, r.summary) is None and r.has(EVENTS)]
+    def unsummarised(self) -> tuple[list[RunRef], list[RunRef]]:
+        """Run folders with events and no summary: (live: their run still writes them, stopped:
+        their run is gone, killed before its summary or the summary removed since; nothing was
+        gated, the trials it logged are kept). Each run's lock is asked once."""
+        live: list[RunRef] = []
+        stopped: list[RunRef] = []
+        for ref in self.refs:
+            if ref.folder and safe.file_stamp(ref.root, ref.summary) is None and ref.has(EVENTS):
+                (stopped if writer_gone(ref) else live).append(ref)
+        return live, stopped
 
     def head(self, ref: RunRef) -> RunHead | None:
         """The run's head from the index (built on first use), None while it has no summary."""

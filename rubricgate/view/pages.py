@@ -27,6 +27,7 @@ def runs_page(cat: Catalog) -> dict:
     """Every run and every comparison `compare` decided, newest first, with what the filters
     need; the runs still going, and those that ended without a summary (killed)."""
     heads = cat.heads()
+    live, stopped = cat.unsummarised()
     # A comparison's own runs (each side's rounds) are on its page: the comparison is the row.
     listed = sorted([*(h for h in heads if not h.kind.startswith("compare-")),
                      *(head for _, _, head in cat.comparisons())],
@@ -34,8 +35,8 @@ def runs_page(cat: Catalog) -> dict:
     previous = _previous_of(heads)
     return {"runs": listed, "previous": previous, "kinds": sorted({h.kind for h in listed} | set(KINDS)),
             "statuses": STATUSES, "branches": sorted({h.branch for h in listed if h.branch}),
-            "prs": sorted({h.pr for h in listed if h.pr}), "live": [r.key for r in cat.live()],
-            "stopped": [r.key for r in cat.stopped()],
+            "prs": sorted({h.pr for h in listed if h.pr}), "live": [r.key for r in live],
+            "stopped": [r.key for r in stopped],
             "problems": list(cat.problems)}
 
 
