@@ -11,7 +11,7 @@ the warning in its headline under `pass`; never a silent PASS.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -238,7 +238,8 @@ def hold(decision: Decision, lines: list[str], gate: GateConfig) -> Decision:
         # Let through by gate.inconclusive: pass, but held here whatever that key says.
         warnings = [w for w in decision.warnings if w != LET_THROUGH]
         return decision.model_copy(update={"exit_code": exitcodes.CANNOT_JUDGE, "warnings": warnings,
-                                           "reasons": [_held(lines), *decision.reasons, *lines]})
+                                           "reasons": [held_reason([line.split(": ", 1)[0] for line in lines]),
+                                                       *decision.reasons, *lines]})
     if decision.status == "inconclusive":
         return decision.model_copy(update={"reasons": [*decision.reasons, *lines]})
     if gate.inconclusive == "pass":
@@ -248,7 +249,6 @@ def hold(decision: Decision, lines: list[str], gate: GateConfig) -> Decision:
                                        "reasons": [*lines, *decision.reasons]})
 
 
-def _held(lines: list[str]) -> str:
-    """The first reason of a run these lines hold against gate.inconclusive: pass."""
-    what = "; ".join(line.split(": ", 1)[0] for line in lines)
-    return f"{HELD}: {what} (never PASS; it lets only the rate tests' INCONCLUSIVE through)"
+def held_reason(what: Sequence[str]) -> str:
+    """The first reason of a run `what` holds against gate.inconclusive: pass."""
+    return f"{HELD}: {'; '.join(what)} (never PASS; it lets only the rate tests' INCONCLUSIVE through)"

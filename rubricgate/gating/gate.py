@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from rubricgate import exitcodes
-from rubricgate.gating.changes import HELD, LET_THROUGH, listed
+from rubricgate.gating.changes import LET_THROUGH, held_reason, listed
 from rubricgate.gating.collapse import CaseFinding, case_family, certain_collapses
 from rubricgate.gating.dependence import Dependence, baseline_sessions
 from rubricgate.gating.dependence import check as check_dependence
@@ -143,8 +143,6 @@ class Look:
         return self.spend if self.case_spend is None else self.case_spend
 
 
-
-
 def final_decision(gate: GateConfig, reasons: list[str], warnings: list[str], undecided: list[str],
                    held: Sequence[str] = ()) -> Decision:
     """Regression (1) beats undecided (2) beats pass (0).
@@ -160,8 +158,7 @@ def final_decision(gate: GateConfig, reasons: list[str], warnings: list[str], un
         let_through = gate.inconclusive == "pass" and not held
         code = exitcodes.OK if let_through else exitcodes.CANNOT_JUDGE
         note = [LET_THROUGH] if let_through else []
-        why = [f"{HELD}: {'; '.join(held)} (never PASS; it lets "
-               "only the rate tests' INCONCLUSIVE through)"] if held and gate.inconclusive == "pass" else []
+        why = [held_reason(held)] if held and gate.inconclusive == "pass" else []
         return Decision(status="inconclusive", exit_code=code, method=gate.method,
                         reasons=why + undecided, warnings=note + warnings)
     return Decision(status="pass", exit_code=exitcodes.OK, method=gate.method, warnings=warnings)

@@ -50,8 +50,6 @@ def load_summaries(paths: list[Path]) -> list[Summary]:
     return sorted(summaries, key=lambda s: (s.started_at, s.finished_at or "", s.run_id))
 
 
-
-
 @dataclass(frozen=True)
 class TrendRuns:
     """The runs a trend shows, oldest first, and how many of each other kind it left out."""
