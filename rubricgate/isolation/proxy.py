@@ -152,8 +152,9 @@ class TrialDoor:
         which every other trial's door and record need."""
         with self._lock:
             crowded = self._closed or len(self._threads) >= MAX_OPEN
-            thread = threading.Thread(target=self._serve, args=(client,), name="rubricgate-proxy-conn", daemon=True)
             if not crowded:
+                thread = threading.Thread(target=self._serve, args=(client,), name="rubricgate-proxy-conn",
+                                          daemon=True)
                 self._threads.add(thread)
         if crowded:
             self._turn_away(client)
