@@ -48,9 +48,7 @@ def _outcome(case: CaseSummary, dim: str) -> str | None:
     trial was graded on it, none when it passed."""
     failed = _failed(case, dim)
     if failed:
-        reviewers = any(not t.errored and (t.grades[dim].category or "uncategorized") not in _ERROR_CATEGORIES
-                        for t in failed)
-        return "failure" if reviewers else "error"
+        return "error" if all(_infrastructure(t, dim) for t in failed) else "failure"
     return None if any(dim in t.grades for t in case.trials) else "skipped"
 
 
