@@ -153,14 +153,32 @@ def _merge_base(repo: Path, ref: str, commit: str) -> str:
 
 
 def _diff_names(repo: Path, merge_base: str) -> list[str]:
-    """Tracked changes since the merge base (committed or not) plus untracked files."""
-    diff = _git(repo, "diff", "--name-only", "--no-renames", "-z", merge_base, "--")
-    untracked = _git(repo, "ls-files", "--others", "--exclude-standard", "-z")
-    for got in (diff, untracked):
+    """Tracked changes since the merge base (committed or not) plus untracked files, named from
+    `repo`'s folder as the config names its files (git's diff names them from the top)."""
+    diff = _git(repo, "diff", "--name-only", "--no-renames", "--no-relative", "-z", merge_base, "--")
+    untracked = _git(repo, "ls-files", "--others", "--exclude-standard", "-z")  # named from the folder already
+    prefix = _git(repo, "rev-parse", "--show-prefix")
+    for got in (diff, untracked, prefix):
         if got.returncode != 0:
             last = (got.stderr.strip().splitlines() or ["failed"])[-1]
             raise GateInputError("git", " ".join(got.args[3:5]), last, "check the clone")
-    return sorted({n for n in (diff.stdout + untracked.stdout).split("\0") if n})
+    tracked = _in_folder([n for n in diff.stdout.split("\0") if n], prefix.stdout.rstrip("\n"))
+    return sorted({*tracked, *(n for n in untracked.stdout.split("\0") if n)})
+
+
+def _in_folder(names: list[str], prefix: str) -> list[str]:
+    """Names from the top of the work tree as `prefix`'s folder names them: its own files, and a
+    `.gitattributes` above it as `../.gitattributes` (it decides the bytes of the folder's files
+    too). Other files outside the folder are no part of this suite."""
+    if not prefix:
+        return names
+    out = []
+    for name in names:
+        folder = posixpath.dirname(name)
+        above = PurePosixPath(name).name == ".gitattributes" and (not folder or prefix.startswith(folder + "/"))
+        if name.startswith(prefix) or above:
+            out.append(posixpath.relpath(name, prefix))
+    return out
 
 
 # git diffs the clean form of a file: an attributes file that makes a checkout write other bytes

@@ -18,12 +18,13 @@ from rubricgate.runner.workspace import GitListing, excluded, list_tree
 from rubricgate.suite.answer_key import answer_key_paths
 from rubricgate.suite.closure import closure_skip, reviewer_closure
 from rubricgate.suite.paths import real_rel
-from rubricgate.suite.trees import FULL_HISTORY, WorkTree, shallow_clone
+from rubricgate.suite.trees import FULL_HISTORY, WorkTree, git_prefix, shallow_clone
 
 
 @contextmanager
 def ref_worktree(repo: Path, ref: str) -> Iterator[Path]:
-    """A throwaway `git worktree` of REF, removed afterwards; bad REF -> GateInputError."""
+    """A throwaway `git worktree` of REF, removed afterwards: its copy of `repo`'s folder (the
+    whole tree when `repo` is the top of its work tree); bad REF -> GateInputError."""
     sha = resolve_ref(repo, ref)
     # A worktree whose folder a killed compare left (and a later run's sweep removed) is pruned.
     _git(repo, "worktree", "prune", what="git worktree prune", check=False)
@@ -31,7 +32,8 @@ def ref_worktree(repo: Path, ref: str) -> Iterator[Path]:
     tree = holder / "tree"
     try:
         _git(repo, "worktree", "add", "--detach", "--quiet", str(tree), sha, what="git worktree add")
-        yield tree
+        # The worktree holds the whole work tree: REF's copy of this folder (a monorepo's) is the base.
+        yield tree / git_prefix(repo)
     finally:
         # --force: the worktree is ours and throwaway; prune keeps .git/worktrees tidy.
         _git(repo, "worktree", "remove", "--force", str(tree), what="git worktree remove", check=False)

@@ -199,11 +199,12 @@ class WorkTree:
 
 
 class CommitTree:
-    """The files of one commit of a repository, read through git (no checkout)."""
+    """The files of one commit of a repository, read through git (no checkout): those of `repo`'s
+    folder, named from it, when rubricgate.yaml is below the top of the work tree (a monorepo)."""
 
     def __init__(self, repo: Path, commit: str) -> None:
         self.repo, self.commit = repo, commit
-        listing = _git(repo, ["ls-tree", "-r", "-z", "--full-tree", commit]).decode("utf-8", "surrogateescape")
+        listing = _folder_listing(repo, commit).decode("utf-8", "surrogateescape")
         self.entries: dict[str, tuple[str, str]] = {}  # path -> (mode, object)
         for line in filter(None, listing.split("\0")):
             meta, _, path = line.partition("\t")
@@ -276,6 +277,23 @@ class CommitTree:
             self._batch.wait()
             self._batch.stdout.close()  # type: ignore[union-attr]
             self._batch = None
+
+
+def git_prefix(repo: Path) -> str:
+    """`repo`'s folder inside its git work tree, with a trailing `/` ('team/' for a rubricgate.yaml
+    in a monorepo's folder), '' at the top. git names a commit's and a diff's files from the top,
+    the config names them from its own folder."""
+    return _git(repo, ["rev-parse", "--show-prefix"]).decode("utf-8", "surrogateescape").rstrip("\n")
+
+
+def _folder_listing(repo: Path, commit: str) -> bytes:
+    """`ls-tree` of the commit's copy of `repo`'s folder (its files named from that folder, as the
+    working tree's are); nothing when the commit has no such folder (it came later)."""
+    prefix = git_prefix(repo)
+    if prefix and subprocess.run(["git", "-C", str(repo), "cat-file", "-e", f"{commit}:{prefix}"],
+                                 capture_output=True, stdin=subprocess.DEVNULL).returncode != 0:
+        return b""
+    return _git(repo, ["ls-tree", "-r", "-z", "--full-tree", f"{commit}:{prefix}" if prefix else commit])
 
 
 @lru_cache(maxsize=4096)

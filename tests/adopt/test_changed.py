@@ -335,3 +335,31 @@ def test_a_file_name_that_is_not_utf8_is_read_and_printed_not_an_internal_error(
     got = CliRunner().invoke(main, ["changed", "--base", base, "--repo", str(repo)])
     assert got.exit_code == 0, got.output
     assert got.output.splitlines()[1].startswith("  fixtures/caf\\udce9.md  (a fixture"), got.output
+
+
+def test_a_suite_in_a_monorepos_folder_sees_its_reviewer_edited_and_nothing_of_other_folders(tmp_path):
+    # git's diff and a commit's tree name files from the top of the work tree (team/reviewer/...),
+    # the config from its folder (reviewer/...): a PR weakening the rubric read "unchanged".
+    top = tmp_path / "mono"
+    top.mkdir()
+    git(top, "init", "-q", "-b", "main")
+    commit(top, {"team/rubricgate.yaml": "trials: 1\n", "team/reviewer/prompts/evaluate.md": "p\n",
+                 "team/reviewer/prompts/policy.md": "strict\n", "README.md": "x\n"}, "base")
+    git(top, "checkout", "-q", "-b", "feature")
+    commit(top, {"team/reviewer/prompts/evaluate.md": "p, see policy.md\n", "other/reviewer/x.md": "o\n",
+                 ".gitattributes": "* text eol=crlf\n", "other/.gitattributes": "* -text\n"}, "weaken")
+    git(top, "rm", "-q", "team/reviewer/prompts/policy.md")
+    git(top, "commit", "-q", "-m", "drop the policy")
+    result = changed_files(top / "team", "main", Config())
+    assert result.files == ["../.gitattributes", "reviewer/prompts/evaluate.md", "reviewer/prompts/policy.md"]
+    assert "attributes" in result.reasons["../.gitattributes"] and not result.new_at_base
+
+
+def test_a_monorepo_folder_added_since_the_base_is_new_at_the_base(tmp_path):
+    top = tmp_path / "mono"
+    top.mkdir()
+    git(top, "init", "-q", "-b", "main")
+    commit(top, {"README.md": "x\n"}, "base")
+    commit(top, {"team/rubricgate.yaml": "trials: 1\n", "team/reviewer/prompts/evaluate.md": "p\n"}, "adopt")
+    result = changed_files(top / "team", "main~1", Config())
+    assert "reviewer/prompts/evaluate.md" in result.files and result.new_at_base

@@ -6,12 +6,14 @@ import shutil
 from pathlib import Path
 
 import yaml
+from click.testing import CliRunner
 
+from rubricgate.cli import main
 from rubricgate.flows.compare_trees import base_checkout
 from rubricgate.runner.workspace import list_tree
 from rubricgate.suite.answer_key import answer_key_paths
 from rubricgate.suite.config import load_config
-from tests.conftest import make_repo
+from tests.conftest import git, make_repo, set_severity
 
 
 def test_a_link_into_the_answer_key_stays_a_link_on_the_base_side_and_out_of_its_snapshot(tmp_path: Path) -> None:
@@ -144,3 +146,17 @@ def test_a_base_missing_from_a_shallow_clone_names_the_full_history_fix(tmp_path
     got = CliRunner().invoke(main, ["compare", "--base", "origin/no-such-base", "--repo", str(shallow)])
     assert got.exit_code == 2 and len(got.output.strip().splitlines()) == 1, got.output
     assert "shallow clone" in got.output and "fetch-depth: 0" in got.output, got.output
+
+
+def test_a_suite_in_a_monorepos_folder_compares_with_refs_copy_of_that_folder(tmp_path: Path) -> None:
+    # REF's worktree is the whole work tree: its reviewer was looked for at the top
+    # (`HEAD has no reviewer/prompts/evaluate.md`, exit 2) for a PR that weakened the rubric.
+    team = make_repo(tmp_path / "mono" / "team", commit=False)
+    top = tmp_path / "mono"
+    git(top, "init", "-q", "-b", "main")
+    git(top, "add", "-A")
+    git(top, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "init")
+    set_severity(team, "fm-description-required", "warning")
+    result = CliRunner().invoke(main, ["compare", "--repo", str(team), "--base", "HEAD"])
+    assert result.exit_code == 1 and "REGRESSION (exit 1)" in result.stdout, result.output
+    assert "rule fm-description-required changed severity critical -> warning" in result.stdout
