@@ -19,7 +19,7 @@ import yaml
 from pydantic import ValidationError
 
 from rubricgate.adopt.install_origin import InstallSpec, check_requirement, detect
-from rubricgate.adopt.workflows import AGENT_CLIS, WORKFLOW_NAMES, render_workflow, yaml_scalar
+from rubricgate.adopt.workflows import AGENT_CLIS, WORKFLOW_NAMES, render_workflow, workflow_file, yaml_scalar
 from rubricgate.errors import GateInputError
 from rubricgate.models.config import TiersConfig
 from rubricgate.suite.config import CONFIG_NAME
@@ -91,9 +91,12 @@ def init_repo(options: InitOptions) -> InitResult:
         rubric = _rubric(repo / reviewer["rubric"], reviewer["rubric"], result, _words_declared(repo))
         _write(repo, CONFIG_NAME, config_text(reviewer, options.agent, layout), result)
         _write_cases(repo, rubric, layout, result)
+    top, folder = _work_tree_top(repo)
     for name in WORKFLOW_NAMES:
-        _write(repo, f"{options.workflows_dir}/{name}",
-               render_workflow(name, options.agent, install.requirement, options.secret), result)
+        # GitHub reads workflows only at the top of the repository, whatever folder the suite is in.
+        _write(top, f"{options.workflows_dir}/{workflow_file(name, folder)}",
+               render_workflow(name, options.agent, install.requirement, options.secret, folder), result,
+               shown=os.path.relpath(top / options.workflows_dir / workflow_file(name, folder), repo))
     _extend_gitignore(repo, changed_files_path(reviewer, layout), result)
     return result
 
@@ -219,16 +222,25 @@ def _words_declared(repo: Path) -> Vocabulary:
         return DEFAULT_VOCABULARY
 
 
-def _write(repo: Path, rel: str, text: str, result: InitResult) -> None:
-    """Create `rel` with `text` unless it exists: init never overwrites."""
+def _write(repo: Path, rel: str, text: str, result: InitResult, shown: str | None = None) -> None:
+    """Create `rel` with `text` unless it exists: init never overwrites. `shown`: the name it is
+    reported by (a workflow at the top, named from a monorepo's folder: `../.github/...`)."""
     safe_relpath(repo, rel, "init", rel)
     path = repo / rel
     if path.exists():
-        result.skipped.append(rel)
+        result.skipped.append(shown or rel)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
-    result.written.append(rel)
+    result.written.append(shown or rel)
+
+
+def _work_tree_top(repo: Path) -> tuple[Path, str]:
+    """(the top of `repo`'s git work tree, `repo`'s folder below it: '' at the top, `team` in a monorepo)."""
+    got = subprocess.run(["git", "-C", str(repo), "rev-parse", "--show-prefix"], capture_output=True, text=True,
+                         stdin=subprocess.DEVNULL, check=True)
+    folder = got.stdout.rstrip("\n").rstrip("/")
+    return (repo.joinpath(*[".."] * len(folder.split("/"))).resolve() if folder else repo), folder
 
 
 def _write_cases(repo: Path, rubric: RubricSpec | None, layout: str, result: InitResult) -> None:

@@ -52,9 +52,44 @@ INIT_AGENTS = ("builtin", *AGENT_CLIS, COMMAND)
 DEFAULT_COMMAND_SECRET = "OPENAI_API_KEY"
 
 
-def render_workflow(name: str, agent: str, pip_spec: str = DEFAULT_PIP, secret: str | None = None) -> str:
+def render_workflow(name: str, agent: str, pip_spec: str = DEFAULT_PIP, secret: str | None = None,
+                    folder: str = "") -> str:
     """One workflow's text for `agent` (builtin: no CLI, no secret, one trial; else three and the
-    key: the CLI's, or `secret` for a command reviewer)."""
+    key: the CLI's, or `secret` for a command reviewer); `folder`: where rubricgate.yaml is
+    below the top of the repository ('' at the top), which every step then runs in."""
+    text = _render(name, agent, pip_spec, secret)
+    return in_folder(text, name, folder) if folder else text
+
+
+def in_folder(text: str, name: str, folder: str) -> str:
+    """A workflow for the suite in `folder` of a monorepo: GitHub reads workflows only from the
+    top's .github/workflows, where no rubricgate.yaml is found; so every `run:` works in the
+    folder, the uploaded run folder is the folder's, and the concurrency group and the history
+    branch name the folder (another folder's gate is not cancelled by this one's)."""
+    slug = workflow_slug(folder)
+    defaults = ("defaults:\n  run:\n"
+                "    # rubricgate.yaml is in this folder of the repository: every command runs there.\n"
+                f"    working-directory: {yaml_scalar(folder)}\n\n")
+    text = text.replace("\njobs:\n", f"\n{defaults}jobs:\n", 1)
+    text = text.replace("path: reports/\n", f"path: {yaml_scalar(folder + '/reports/')}\n")
+    text = text.replace("group: rubricgate-pr-${{", f"group: rubricgate-pr-{slug}-${{{{", 1)
+    text = text.replace("group: rubricgate-weekly\n", f"group: rubricgate-weekly-{slug}\n", 1)
+    # Each folder's trend on a branch of its own: one branch would mix two suites' runs in one series.
+    return text.replace("HISTORY_BRANCH: rubricgate-history\n", f"HISTORY_BRANCH: rubricgate-history-{slug}\n", 1)
+
+
+def workflow_slug(folder: str) -> str:
+    """`folder` as a piece of a file name and a concurrency group: `team/bots` -> `team-bots`."""
+    return re.sub(r"[^A-Za-z0-9_.]+", "-", folder.strip("/")).strip("-.") or "folder"
+
+
+def workflow_file(name: str, folder: str) -> str:
+    """The workflow's file name: `rubricgate-pr.yml`, or `rubricgate-pr-team.yml` for a folder's
+    suite (several folders' gates side by side in the top's .github/workflows)."""
+    return name if not folder else name.replace(".yml", f"-{workflow_slug(folder)}.yml")
+
+
+def _render(name: str, agent: str, pip_spec: str, secret: str | None) -> str:
     text = resources.files("rubricgate.adopt").joinpath("templates", "workflows", name).read_text(encoding="utf-8")
     cli = AGENT_CLIS.get(agent)
     if agent not in INIT_AGENTS:

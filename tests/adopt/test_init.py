@@ -276,3 +276,20 @@ def test_an_example_left_out_of_a_rubric_init_cannot_read_is_not_said_to_lack_it
     assert "none of the rules it shows" not in got.output, got.output
     assert ("left out the example fixtures/block/example-no-description: the rubric could not be read "
             "(the note above)") in got.output
+
+
+def test_in_a_monorepos_folder_the_workflows_go_where_github_reads_them_and_run_in_the_folder(tmp_path):
+    # Written under teams/a/.github/workflows they never ran (GitHub reads the top's only), and
+    # copied to the top they ran `rubricgate` where no rubricgate.yaml is.
+    folder = fresh(tmp_path) / "teams" / "a"
+    folder.mkdir(parents=True)
+    got = cli("init", "--repo", str(folder))
+    assert got.exit_code == 0, got.output
+    assert "wrote ../../.github/workflows/rubricgate-pr-teams-a.yml" in got.output
+    assert not (folder / ".github").exists()
+    for name in ("rubricgate-pr-teams-a.yml", "rubricgate-weekly-teams-a.yml"):
+        data = yaml.safe_load((tmp_path / "fresh/.github/workflows" / name).read_text())
+        assert data["defaults"] == {"run": {"working-directory": "teams/a"}}
+        uploads = [s for job in data["jobs"].values() for s in job["steps"] if "upload-artifact" in s.get("uses", "")]
+        assert uploads and all(s["with"]["path"] == "teams/a/reports/" for s in uploads)
+        assert "teams-a" in data["concurrency"]["group"]

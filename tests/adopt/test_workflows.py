@@ -292,10 +292,11 @@ def test_actionlint_passes_on_every_rendering(tmp_path):
     files = []
     for agent in INIT_AGENTS:  # every agent init writes workflows for (Gemini CLI, Qwen Code, Copilot CLI too)
         for name in WORKFLOW_NAMES:
-            path = tmp_path / agent / ".github" / "workflows" / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(render_workflow(name, agent))
-            files.append(str(path))
+            for folder in ("", "teams/a b"):  # a suite at the top, and one in a monorepo's folder
+                path = tmp_path / agent / (folder or "top") / ".github" / "workflows" / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(render_workflow(name, agent, folder=folder))
+                files.append(str(path))
     got = subprocess.run([actionlint(), "-no-color", *files], capture_output=True, text=True, check=False)
     assert got.returncode == 0, got.stdout + got.stderr
 
