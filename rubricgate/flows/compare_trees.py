@@ -17,6 +17,7 @@ from rubricgate.models.config import Config
 from rubricgate.runner.workspace import GitListing, excluded, list_tree
 from rubricgate.suite.answer_key import answer_key_paths
 from rubricgate.suite.closure import closure_skip, reviewer_closure
+from rubricgate.suite.lfs import refuse_lfs_pointers
 from rubricgate.suite.paths import real_rel
 from rubricgate.suite.trees import FULL_HISTORY, WorkTree, git_prefix, shallow_clone
 
@@ -85,6 +86,9 @@ def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: s
                              "reviewer, out of the base side's workspaces (suite.workspace_exclude, baseline, "
                              "reports or a suite folder names it)", "leave out no file the base's reviewer reads")
     at_head = reviewer_closure(WorkTree(repo), configs["head"])
+    # A checkout without LFS content holds pointers on both sides: one compared with another passed.
+    refuse_lfs_pointers(ref_tree, at_ref.files, f"{ref}'s reviewer")
+    refuse_lfs_pointers(repo, at_head.files, "this checkout's reviewer")
     closure = set(at_ref.files) | set(at_head.files)
     if at_ref.capped or at_head.capped:  # past the cap no one can say which file is the reviewer's: REF's all
         skip = {*closure_skip(configs["base"]), *closure_skip(configs["head"])}

@@ -9,6 +9,7 @@ from pathlib import Path
 from rubricgate.errors import GateInputError, GateInputErrors, collect
 from rubricgate.models.config import Config
 from rubricgate.suite.checks import reports_folder_errors
+from rubricgate.suite.lfs import is_lfs_pointer, lfs_pointer_error
 from rubricgate.suite.paths import real_rel, safe_relpath
 from rubricgate.suite.validation import load_all_errors
 from rubricgate.suite.yaml_json import utf8_text
@@ -107,7 +108,10 @@ def check_config_paths(repo: Path, config: Config, display: str = CONFIG_NAME) -
                                          "no workspace holds", f"point {field} at a file of the repository's tree"))
         elif kind == "file":  # the reviewer's prompt, skill and rubric: text every CLI reads
             try:
-                utf8_text(path.read_bytes(), rel)
+                data = path.read_bytes()
+                if is_lfs_pointer(data):
+                    raise lfs_pointer_error(display, field)
+                utf8_text(data, rel)
             except GateInputError as exc:
                 errors.append(exc)
     for i, pattern in enumerate(config.reviewer.files):  # globs: inside the repository too

@@ -160,3 +160,17 @@ def test_a_suite_in_a_monorepos_folder_compares_with_refs_copy_of_that_folder(tm
     result = CliRunner().invoke(main, ["compare", "--repo", str(team), "--base", "HEAD"])
     assert result.exit_code == 1 and "REGRESSION (exit 1)" in result.stdout, result.output
     assert "rule fm-description-required changed severity critical -> warning" in result.stdout
+
+
+def test_a_reviewer_file_both_sides_hold_as_an_lfs_pointer_is_no_comparison(tmp_path: Path) -> None:
+    # Checked out without LFS content, the base and head reviewers each read a pointer: a PR that
+    # changed the stored policy compared one hash with another and passed (exit 0).
+    repo = make_repo(tmp_path / "repo")
+    pointer = "version https://git-lfs.github.com/spec/v1\noid sha256:{}\nsize 4321\n"
+    (repo / "reviewer/prompts/policy.md").write_text(pointer.format("1" * 64))
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "policy in LFS")
+    (repo / "reviewer/prompts/policy.md").write_text(pointer.format("2" * 64))
+    result = CliRunner().invoke(main, ["compare", "--repo", str(repo), "--base", "HEAD"])
+    assert result.exit_code == 2, result.output
+    assert "error: reviewer/prompts/policy.md: HEAD's reviewer: a git LFS pointer" in result.output
