@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, model_serializer
+from pydantic import ConfigDict, model_serializer, model_validator
 
 # CaseSpec and AgentSupport live in their own modules so `validate` and `agents` load them
 # without every result and transcript model (bench/startup.py); they stay importable from here.
@@ -249,6 +249,19 @@ class Summary(StrictModel):
     # rules the reviewer changed since the baseline with the cases that see them.
     coverage: dict[str, Any] | None = None
     rule_changes: list[RuleChange] = []
+
+    @model_validator(mode="after")
+    def _counted_runs_of_an_older_summary(self) -> "Summary":
+        """A summary written before `counted_runs` existed names the runs whose trials it holds
+        only where it kept them then: the runs a continuation took up (gate.continues) and the
+        run a regrade re-graded (config.regraded_from). Read from there, or `baseline update
+        --from` a run and its continuation counted the first run's trials twice."""
+        if not self.counted_runs:
+            regraded = self.config.get("regraded_from")
+            held = [*(self.gate.continues if self.gate else []), *([regraded] if isinstance(regraded, str) else [])]
+            if held:
+                self.counted_runs = list(dict.fromkeys(r for r in held if r))
+        return self
 
 
 class ReplayArtifact(StrictModel):

@@ -331,3 +331,54 @@ def test_a_continued_run_given_to_baseline_update_is_the_sessions_it_ran_in(repo
     for case, dims in rates(repo)["cases"].items():
         count = dims["verdict"]
         assert [n for _, n in count.get("sessions", [])] == [ran[case], ran[case]], (case, count)
+
+
+def _as_older_rubricgate_wrote_it(run_dir) -> None:
+    """A summary.json as rubricgate wrote it before `counted_runs` (gate.continues alone)."""
+    path = run_dir / "summary.json"
+    data = json.loads(path.read_text())
+    data.pop("counted_runs", None)
+    path.write_text(json.dumps(data, indent=2))
+
+
+def _continued_pair(repo):
+    """An INCONCLUSIVE statistical run and the run that continued it, written as an older
+    rubricgate wrote them."""
+    cfg = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    cfg["gate"]["method"] = "statistical"
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(cfg))
+    assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code == 2  # INCONCLUSIVE at this size
+    first = _runs(repo)
+    assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code in (0, 2)  # continues the first
+    (a,), (b,) = first, _runs(repo) - first
+    assert json.loads((b / "summary.json").read_text())["gate"]["continues"] == [a.name]
+    _as_older_rubricgate_wrote_it(b)
+    return a, b
+
+
+def test_an_older_continuation_and_the_run_it_continued_count_its_trials_once(repo):
+    """Its summary named the continued run in gate.continues only: read as naming none, --from A
+    --from B pooled A's trials twice (a case's baseline 1/1 + 2/2 + 4/4, B holding A's 2)."""
+    a, b = _continued_pair(repo)
+    got = update(repo, "--from", str(a), "--from", str(b), "--allow-partial")
+    assert got.exit_code == 2 and "this run's trials are in two of the runs given" in got.output, got.output
+
+
+def test_an_older_continuation_of_a_run_counted_already_is_refused(repo):
+    a, b = _continued_pair(repo)
+    assert update(repo, "--from", str(a), "--allow-partial").exit_code == 0
+    counted = (repo / "baseline.json").read_text()
+    again = update(repo, "--from", str(b), "--allow-partial")
+    assert again.exit_code == 2 and f"--from: {a.name}: this run's trials are already counted" in again.output
+    assert (repo / "baseline.json").read_text() == counted
+
+
+def test_an_older_regrade_and_the_run_it_regraded_count_its_trials_once(repo):
+    """An older regrade named its run in config.regraded_from only."""
+    assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code == 0
+    first = _runs(repo)
+    assert CliRunner().invoke(main, ["regrade", "--repo", str(repo), str(*first)]).exit_code == 0
+    (a,), (b,) = first, _runs(repo) - first
+    _as_older_rubricgate_wrote_it(b)
+    got = update(repo, "--from", str(a), "--from", str(b))
+    assert got.exit_code == 2 and "this run's trials are in two of the runs given" in got.output, got.output
