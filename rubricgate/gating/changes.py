@@ -70,9 +70,11 @@ def _moved(before: RuleRecord, now: Rule, rubric: RubricSpec) -> list[tuple[Lite
     means (a `tiers:` edit mapping "suggestion" to warning moves every suggestion rule)."""
     out: list[tuple[Literal["severity", "kind"], str]] = []
     means = meaning_of(now.severity, rubric.vocabulary) or now.severity
-    if before.severity != now.severity or before.meaning() != means:
-        shown = "" if before.meaning() == before.severity and means == now.severity else \
-            f" (means {before.meaning()} -> {means})"
+    # A meaning the baseline did not record is not known to differ: its word alone is compared
+    # (every rule of a `tiers:` rubric read as moved held each run after an upgrade, exit 2).
+    if before.severity != now.severity or before.meaning() not in ("", means):
+        then = before.meaning()
+        shown = "" if not then or (then == before.severity and means == now.severity) else f" (means {then} -> {means})"
         out.append(("severity", f"severity {before.severity} -> {now.severity}{shown}"))
     if before.kind != now.kind:
         out.append(("kind", f"kind {before.kind} -> {now.kind}"))

@@ -9,11 +9,11 @@ expectations only and rule changes are unknown); `rubricgate baseline update` re
 format 3.
 """
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import ConfigDict, Field, StrictFloat, StrictInt, model_serializer, model_validator
 
-from rubricgate.models.base import Meaning, StrictModel, drop_empty, known_format
+from rubricgate.models.base import Meaning, Severity, StrictModel, drop_empty, known_format
 from rubricgate.models.bounds import MAX_BASELINE_TRIALS
 from rubricgate.models.dimensions import ordered
 
@@ -103,8 +103,11 @@ class RuleRecord(StrictModel):
         return drop_empty(handler(self), "statement", "means")
 
     def meaning(self) -> str:
-        """The severity as the tier derivation reads it."""
-        return self.means or self.severity
+        """The severity as the tier derivation reads it; '' when not known: a word of the rubric's
+        own (`tiers:`) that a baseline written before `means` existed kept without its meaning."""
+        if self.means or self.severity in get_args(Severity):
+            return self.means or self.severity
+        return ""
 
 
 class Baseline(StrictModel):

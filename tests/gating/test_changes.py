@@ -12,10 +12,10 @@ from rubricgate.cli.app import main
 from rubricgate.gating.changes import change_aware, changed_first, rule_changes
 from rubricgate.models.baseline import Baseline, RuleRecord
 from rubricgate.models.case import CaseSpec
-from rubricgate.models.config import GateConfig
+from rubricgate.models.config import GateConfig, TiersConfig
 from rubricgate.models.results import Decision
 from rubricgate.models.task import Expect, Rubric
-from rubricgate.suite.rubric import load_rubric
+from rubricgate.suite.rubric import load_rubric, vocabulary_from
 from tests.conftest import set_severity
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -137,3 +137,19 @@ def test_a_gate_change_holds_a_run_that_gate_inconclusive_pass_let_through():
     assert not any("lets this undecided run exit 0" in w for w in held.warnings), held.warnings
     lenient = hold(let_through, ["cases edited beside a reviewer change"], GateConfig(inconclusive="pass"))
     assert lenient.exit_code == 0  # what gate.inconclusive: pass may let through, it still does
+
+
+def test_a_rubric_s_own_word_kept_without_its_meaning_is_no_change():
+    """A baseline written before RuleRecord.means kept a `tiers:` word alone ("blocker"): read as
+    meaning itself, every rule was 'changed severity blocker -> blocker (means blocker ->
+    critical)' and each run after the upgrade exited 2."""
+    own = replace(RUBRIC, rules={r.id: replace(r, severity={"critical": "blocker"}.get(r.severity, r.severity))
+                                 for r in RUBRIC.rules.values()},
+                  vocabulary=vocabulary_from(TiersConfig(severities={"blocker": "critical", "warning": "warning",
+                                                                     "suggestion": "suggestion"})))
+    older = Baseline(rates={}, format_version=3, tier_threshold=3,
+                     rubric_rules={r.id: RuleRecord(severity=r.severity, kind=r.kind) for r in own.rules.values()})
+    assert rule_changes(own, [], older) == []
+    older.rubric_rules["secret-in-file"] = RuleRecord(severity="warning", kind="mechanical")
+    (moved,) = rule_changes(own, [], older)
+    assert moved.detail == "severity warning -> blocker (means warning -> critical)"
