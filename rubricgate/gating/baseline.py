@@ -88,7 +88,7 @@ def updated_baseline(old: Baseline | None, summary: Summary, reason: str, suite_
     _not_counted_before(old, (summary, *sessions))
     measured = MeasuredWith(reviewer_digest=reviewer_digest, agent=summary.agent, agent_version=summary.agent_version,
                             model=summary.model, run_id=summary.run_id)
-    pooled = old is not None and same_setup(old.measured_with, measured)
+    pooled = old is not None and same_setup(old.measured_with, as_recorded_by(old, measured, summary))
     fresh = summary_counts(summary)
     for each in sessions:
         fresh = pool(fresh, summary_counts(each), keep_new=True)
@@ -241,6 +241,20 @@ def same_setup(before: MeasuredWith | None, now: MeasuredWith) -> bool:
         return False
     keys = ("reviewer_digest", "agent", "agent_version", "model")
     return all(getattr(before, k) == getattr(now, k) for k in keys)
+
+
+def as_recorded_by(old: Baseline, measured: MeasuredWith, summary: Summary) -> MeasuredWith:
+    """The run's setup fingerprinted as `old` fingerprinted its own: a baseline measured before
+    rubricgate.yaml's sections were recorded beside the reviewer's files (runner/digests.py
+    CONFIG_KEY) fingerprints the files alone. Against the run's files and sections, the first
+    update after an upgrade read every reviewer as changed and replaced the pooled counts."""
+    from rubricgate.runner.digests import CONFIG_KEY
+
+    files = old.reviewer_digests
+    if not files or summary.reviewer is None or any(k.startswith(CONFIG_KEY) for k in files):
+        return measured
+    own = {k: v for k, v in summary.reviewer.digests.items() if not k.startswith(CONFIG_KEY)}
+    return measured.model_copy(update={"reviewer_digest": reviewer_fingerprint(own)})
 
 
 def pool(old: CaseCounts, run: CaseCounts, keep_new: bool = False) -> CaseCounts:

@@ -382,3 +382,32 @@ def test_an_older_regrade_and_the_run_it_regraded_count_its_trials_once(repo):
     _as_older_rubricgate_wrote_it(b)
     got = update(repo, "--from", str(a), "--from", str(b))
     assert got.exit_code == 2 and "this run's trials are in two of the runs given" in got.output, got.output
+
+
+def _as_measured_before_config_sections(repo) -> None:
+    """baseline.json as rubricgate wrote it before it recorded rubricgate.yaml's sections beside
+    the reviewer's files: the files' digests alone, and their fingerprint."""
+    from rubricgate.gating.baseline import reviewer_fingerprint
+
+    assert update(repo).exit_code == 0
+    data = rates(repo)
+    data["reviewer_digests"] = {k: v for k, v in data["reviewer_digests"].items() if "#" not in k}
+    data["measured_with"]["reviewer_digest"] = reviewer_fingerprint(data["reviewer_digests"])
+    (repo / "baseline.json").write_text(json.dumps(data, indent=2))
+
+
+def test_a_baseline_measured_before_config_sections_were_recorded_is_pooled_with_the_same_reviewer(repo):
+    """The first update after an upgrade read the same reviewer as changed: its counts replaced."""
+    _as_measured_before_config_sections(repo)
+    before = rates(repo)["cases"]["fixture-data-loader"]["verdict"]["trials"]
+    result = update(repo)
+    assert result.exit_code == 0 and "trials pooled" in result.output, result.output
+    assert rates(repo)["cases"]["fixture-data-loader"]["verdict"]["trials"] == before + 1
+
+
+def test_a_baseline_measured_before_config_sections_still_sees_a_changed_reviewer_file(repo):
+    _as_measured_before_config_sections(repo)
+    prompt = repo / "reviewer/prompts/evaluate.md"
+    prompt.write_text(prompt.read_text() + "\nOne more line.\n")
+    result = update(repo)
+    assert result.exit_code == 0 and "trials pooled" not in result.output, result.output
