@@ -64,11 +64,14 @@ from rubricgate.suite.agent_context import CONTEXT_FILES
 if TYPE_CHECKING:
     from rubricgate.isolation.process import ProcessResult, Watch
 
+QWEN_DEFAULT_URL = "https://dashscope.aliyuncs.com/compatible-mode/v1"
 SPEC = CliSpec(
     name="qwen", adapter="QwenAgent", title="Qwen Code", binary="qwen", package="@qwen-code/qwen-code",
-    # Its OpenAI-compatible auth (--auth-type openai): without a base URL the OpenAI SDK's own.
-    endpoint=Endpoint("OPENAI_API_KEY", "OPENAI_BASE_URL", "https://api.openai.com",
-                      default_hosts=("api.openai.com",), extra=("OPENAI_MODEL",)),
+    # Its OpenAI-compatible auth (--auth-type openai): without a base URL 0.21 and 0.24 call
+    # DashScope (their DEFAULT_DASHSCOPE_BASE_URL; a run under strace looks up no other host),
+    # not the OpenAI SDK's api.openai.com.
+    endpoint=Endpoint("OPENAI_API_KEY", "OPENAI_BASE_URL", QWEN_DEFAULT_URL,
+                      default_hosts=("dashscope.aliyuncs.com",), extra=("OPENAI_MODEL",)),
     format=StreamFormat("qwen", "rubricgate.agents.qwen:parse_qwen_stream", "rubricgate.agents.qwen:turn_limit_watch"),
     context_files=CONTEXT_FILES["qwen"],
     tested=Tested("0.21.10", "0.24.4", "declares engines node>=22 and runs on Node 20; 0.21 ends a failed model "

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from rubricgate.agents.endpoints import agent_endpoints, run_endpoints
+from rubricgate.agents.preflight import diagnose
 from rubricgate.isolation.netaccess import HostPort
+from rubricgate.models.transcript import Transcript
 
 
 def test_an_endpoint_variable_wins_over_the_public_default() -> None:
@@ -39,3 +41,13 @@ def test_a_run_allows_its_agents_endpoints_and_network_allow() -> None:
     assert got == sorted({HostPort("api.anthropic.com", 443), HostPort("api.openai.com", 443), HostPort("::1", 8080)})
     with pytest.raises(ValueError):
         run_endpoints([], {}, ["nope"])
+
+
+def test_qwen_without_a_base_url_reaches_dashscope_as_the_cli_does() -> None:
+    # qwen 0.24.4 --auth-type openai with no OPENAI_BASE_URL looks up dashscope.aliyuncs.com only
+    # (its DEFAULT_DASHSCOPE_BASE_URL): allowlisting api.openai.com left it unreachable.
+    assert agent_endpoints("qwen", {}) == [HostPort("dashscope.aliyuncs.com", 443)]
+    assert agent_endpoints("qwen", {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}) == [HostPort("127.0.0.1", 9)]
+    line = diagnose("qwen", Transcript(agent="qwen", termination="crashed", exit_code=1, failure="unreachable",
+                                       error="fetch failed"), {"OPENAI_API_KEY": "k"}, printed=True).problem
+    assert "dashscope.aliyuncs.com" in line and "api.openai.com" not in line
