@@ -44,8 +44,10 @@ class AgentCli:
 NETWORK_ENV = ("HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
                "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS")
 # Every CLI a workflow can install: from the npm registry, with a tested version (its CliSpec).
+# Each passes its endpoint variables from the repository's variables (an unset one is an empty
+# string there, which rubricgate's allowlist and each tested CLI read as unset: its public default).
 AGENT_CLIS = {name: AgentCli(spec.package, spec.binary, spec.endpoint.key, spec.endpoint.variables,
-                             spec.endpoint.workflow_vars)
+                             spec.endpoint.workflow_vars or spec.endpoint.variables)
               for name, spec in cli_specs().items() if spec.package and spec.tested is not None}
 COMMAND = "command"  # your own reviewer program (agents/command.py)
 INIT_AGENTS = ("builtin", *AGENT_CLIS, COMMAND)

@@ -27,8 +27,8 @@ class Endpoint:
     # Public hosts the CLI reaches without `base_url` (its model API): the network allowlist's default.
     default_hosts: tuple[str, ...] = ()
     extra: tuple[str, ...] = ()  # further endpoint variables (a CA certificate, say)
-    # Endpoint variables the key is no use without (a custom provider's URL, its model): the
-    # workflows `init` writes pass them from the repository's variables (`vars.NAME`).
+    # The endpoint variables the workflows `init` writes pass from the repository's variables
+    # (`vars.NAME`); empty: every one (`variables`). Copilot CLI's: its provider's URL and model.
     workflow_vars: tuple[str, ...] = ()
 
     @property

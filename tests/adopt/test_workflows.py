@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from rubricgate.errors import GateInputError
-from rubricgate.adopt.workflows import INIT_AGENTS, WORKFLOW_NAMES, main, render_workflow
+from rubricgate.adopt.workflows import AGENT_CLIS, INIT_AGENTS, WORKFLOW_NAMES, main, render_workflow
 from rubricgate.adopt.workflows import tested_version as version_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,7 +81,8 @@ def test_pr_gate_installs_the_tested_cli_passes_the_key_and_runs_three_trials():
     assert "python -m rubricgate.adopt.workflows tested-version claude" in install
     assert '"@anthropic-ai/claude-code@${version}"' in install
     run = step(gate, "Run the gate")
-    assert run["env"] == {"ANTHROPIC_API_KEY": "${{ secrets.ANTHROPIC_API_KEY }}"}
+    assert run["env"] == {"ANTHROPIC_API_KEY": "${{ secrets.ANTHROPIC_API_KEY }}",
+                          "ANTHROPIC_BASE_URL": "${{ vars.ANTHROPIC_BASE_URL }}"}
     assert "rubricgate run --trials 3" in run["run"]
     assert "rubricgate publish --pr" in runs(gate)
     assert step(gate, "upload-artifact")["with"]["path"] == "reports/"
@@ -98,14 +99,31 @@ def test_a_custom_providers_url_and_model_come_from_the_repositorys_variables():
             assert found["env"] == {"COPILOT_PROVIDER_API_KEY": "${{ secrets.COPILOT_PROVIDER_API_KEY }}",
                                     "COPILOT_PROVIDER_BASE_URL": "${{ vars.COPILOT_PROVIDER_BASE_URL }}",
                                     "COPILOT_MODEL": "${{ vars.COPILOT_MODEL }}"}
-        assert "vars." not in render_workflow(name, "claude")
+
+
+def test_every_cli_passes_its_endpoint_variables_from_the_repositorys_variables():
+    """A baseline measured through a gateway (ANTHROPIC_BASE_URL, OPENAI_BASE_URL and OPENAI_MODEL
+    for Qwen Code) needs the same variables in CI; an unset repository variable is an empty string,
+    read as unset (tests/agents/test_endpoints.py), so passing them costs a public-endpoint user nothing."""
+    expected = {"claude": ["ANTHROPIC_BASE_URL"], "codex": ["OPENAI_BASE_URL", "CODEX_CA_CERTIFICATE"],
+                "gemini": ["GOOGLE_GEMINI_BASE_URL"], "qwen": ["OPENAI_BASE_URL", "OPENAI_MODEL"],
+                "opencode": ["OPENAI_BASE_URL"]}
+    for agent, names in expected.items():
+        for name in WORKFLOW_NAMES:
+            data = load(render_workflow(name, agent))
+            key = AGENT_CLIS[agent].secret
+            keyed = [s for job in data["jobs"].values() for s in job["steps"] if key in s.get("env", {})]
+            assert keyed, (agent, name)
+            for found in keyed:
+                assert found["env"] == {key: f"${{{{ secrets.{key} }}}}"} | {v: f"${{{{ vars.{v} }}}}" for v in names}
 
 
 def test_pr_gate_decides_on_head_against_base_interleaved_in_the_same_job():
     gate = load(render_workflow("rubricgate-pr.yml", "claude"))["jobs"]["gate"]
     compare = step(gate, "Judge head against base")
     assert 'rubricgate compare --base "origin/${{ github.base_ref }}" --trials 3' in compare["run"]
-    assert compare["env"] == {"ANTHROPIC_API_KEY": "${{ secrets.ANTHROPIC_API_KEY }}"}
+    assert compare["env"] == {"ANTHROPIC_API_KEY": "${{ secrets.ANTHROPIC_API_KEY }}",
+                              "ANTHROPIC_BASE_URL": "${{ vars.ANTHROPIC_BASE_URL }}"}
     assert step(gate, "Gate decision")["env"]["CODE"] == "${{ steps.compare.outputs.exit }}"
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from rubricgate.agents.endpoints import agent_endpoints, run_endpoints
 from rubricgate.agents.preflight import diagnose
+from rubricgate.agents.registry import cli_specs
 from rubricgate.isolation.netaccess import HostPort
 from rubricgate.models.transcript import Transcript
 
@@ -51,3 +52,18 @@ def test_qwen_without_a_base_url_reaches_dashscope_as_the_cli_does() -> None:
     line = diagnose("qwen", Transcript(agent="qwen", termination="crashed", exit_code=1, failure="unreachable",
                                        error="fetch failed"), {"OPENAI_API_KEY": "k"}, printed=True).problem
     assert "dashscope.aliyuncs.com" in line and "api.openai.com" not in line
+
+
+@pytest.mark.parametrize("name", ["claude", "codex", "opencode", "gemini", "qwen", "copilot", "cortex", "command"])
+def test_an_empty_endpoint_variable_reads_as_unset(name: str) -> None:
+    # GitHub Actions expands an unset repository variable (`${{ vars.X }}`) to '': the workflows
+    # pass every CLI's endpoint variables that way, so '' must allow what no variable does.
+    spec = cli_specs().get(name)
+    names = spec.endpoint.variables if spec else ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
+    empty = dict.fromkeys(names, "")
+    assert agent_endpoints(name, empty, model="openai/x", fmt="claude") == agent_endpoints(name, {}, model="openai/x",
+                                                                                         fmt="claude")
+    if spec:
+        line = diagnose(name, Transcript(agent=name, termination="crashed", exit_code=1, failure="unreachable",
+                                         error="fetch failed"), empty | {spec.endpoint.key: "k"}, printed=True)
+        assert f"cannot reach {spec.endpoint.default}" in line.problem
