@@ -4,11 +4,15 @@ A report that cannot be written (disk full, a directory in the way, no permissio
 leave a run looking like a pass. `finish_run_reports` therefore writes everything else first,
 collects the failures, turns the decision into exit 2 when there are any (re-rendering the
 human-facing reports so they say so too), and writes summary.json last: a reader never finds a
-summary claiming pass for a run that exited 2.
+summary claiming pass for a run that exited 2. The pages showing the decision (report.html,
+comment.md, junit.xml) are written under hidden staging names and moved to their own only once
+summary.json is there: a run killed (SIGKILL, a lost runner) at any write leaves no page without
+its summary, where it left a PASS page in a folder every reader calls unfinished.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -62,10 +66,12 @@ def write_reports_collecting(summary: Summary, run_dir: Path, cases: list[CaseSp
                              history: list[Summary] | None = None, secrets: list[str] | None = None,
                              env: Mapping[str, str] | None = None, artifact: str = DEFAULT_ARTIFACT,
                              repo: Path | None = None, bodies: Bodies | None = None,
-                             comparison: ComparisonRecord | None = None) -> tuple[list[Path], list[WriteFailure]]:
-    """Try every report; return the files written and the ones that failed (never raises for a write)."""
+                             comparison: ComparisonRecord | None = None,
+                             staged: bool = False) -> tuple[list[Path], list[WriteFailure]]:
+    """Try every report; return the files written and the ones that failed (never raises for a write).
+    `staged`: the decision's pages under their staging names (finish_run_reports moves them in)."""
     secrets = secrets or []
-    steps = _page_steps(summary, run_dir, history, secrets, artifact, bodies, comparison)
+    steps = _page_steps(summary, run_dir, history, secrets, artifact, bodies, comparison, staged)
     if cases is not None:
         steps.insert(0, (run_dir / REPLAY_DIR, lambda: write_replay_artifacts(run_dir, cases, summary, secrets, repo)))
     steps.append((Path("$GITHUB_STEP_SUMMARY"), lambda: _optional(append_step_summary(
@@ -74,12 +80,38 @@ def write_reports_collecting(summary: Summary, run_dir: Path, cases: list[CaseSp
 
 
 def _page_steps(summary: Summary, run_dir: Path, history: list[Summary] | None, secrets: list[str],
-                artifact: str, bodies: Bodies | None = None, comparison: ComparisonRecord | None = None) -> list[Step]:
-    """The reports that show the decision: rewritten when a write failure changes it."""
+                artifact: str, bodies: Bodies | None = None, comparison: ComparisonRecord | None = None,
+                staged: bool = False) -> list[Step]:
+    """The reports that show the decision: rewritten when a write failure changes it. `staged`:
+    each written under its staging name (staging_name), moved in by move_staged_pages."""
     html, comment, junit = run_dir / HTML_FILE, run_dir / COMMENT_FILE, run_dir / JUNIT_FILE
-    return [(html, lambda: [write_pieces_atomic(html, html_pieces(summary, run_dir, history, bodies), secrets)]),
-            (comment, lambda: [write_text_atomic(comment, pr_comment(summary, artifact, comparison), secrets)]),
-            (junit, lambda: [write_pieces_atomic(junit, junit_pieces(summary), secrets)])]
+    to = staging_name if staged else (lambda page: page)
+    return [(html, lambda: [write_pieces_atomic(to(html), html_pieces(summary, run_dir, history, bodies), secrets)]),
+            (comment, lambda: [write_text_atomic(to(comment), pr_comment(summary, artifact, comparison), secrets)]),
+            (junit, lambda: [write_pieces_atomic(to(junit), junit_pieces(summary), secrets)])]
+
+
+def staging_name(page: Path) -> Path:
+    """Where a page waits for its run's summary.json: hidden (no reader lists it, upload-artifact
+    leaves it out), in the same folder so moving it in is one rename."""
+    return page.with_name(f".{page.name}.staged")
+
+
+def move_staged_pages(run_dir: Path) -> list[WriteFailure]:
+    """Each staged page moved to its own name, once summary.json is written; the moves that failed."""
+    failed = []
+    for page in (run_dir / HTML_FILE, run_dir / COMMENT_FILE, run_dir / JUNIT_FILE):
+        try:
+            if staging_name(page).exists():
+                os.replace(staging_name(page), page)
+        except OSError as exc:
+            failed.append(failure(page, exc))
+    return failed
+
+
+def _discard_staged(run_dir: Path) -> None:
+    for page in (HTML_FILE, COMMENT_FILE, JUNIT_FILE):
+        staging_name(run_dir / page).unlink(missing_ok=True)
 
 
 def _verb(target: Path, exc: GateInputError) -> str:
@@ -122,6 +154,7 @@ def finish_run_reports(summary: Summary, run_dir: Path, *, cases: list[CaseSpec]
     except BaseException:
         # Interrupted (Ctrl-C, SIGTERM) before summary.json: the run exits 2, "nothing was
         # gated", and its folder must not keep a comment.md, report.html or junit.xml saying PASS.
+        _discard_staged(run_dir)
         if not (run_dir / SUMMARY_FILE).exists():
             for page in (HTML_FILE, COMMENT_FILE, JUNIT_FILE):
                 (run_dir / page).unlink(missing_ok=True)
@@ -132,7 +165,7 @@ def _finish(summary: Summary, run_dir: Path, cases: list[CaseSpec] | None, secre
             repo: Path | None, earlier: list[WriteFailure] | None, artifact: str,
             before_summary: Callable[[Summary], list[WriteFailure]] | None, bodies: Bodies | None) -> Summary:
     _, failures = write_reports_collecting(summary, run_dir, cases, secrets=secrets, env={}, artifact=artifact,
-                                           repo=repo, bodies=bodies)
+                                           repo=repo, bodies=bodies, staged=True)
     failures = [*(earlier or []), *failures]
     if failures:
         summary = with_write_failures(summary, failures)
@@ -141,13 +174,23 @@ def _finish(summary: Summary, run_dir: Path, cases: list[CaseSpec] | None, secre
         failures += late
         summary = with_write_failures(summary, failures)
     if failures:  # the pages already written show the old decision: render them again
-        _, again = _attempt(_page_steps(summary, run_dir, None, secrets or [], artifact, bodies))
+        _, again = _attempt(_page_steps(summary, run_dir, None, secrets or [], artifact, bodies, staged=True))
         summary = with_write_failures(summary, failures + [f for f in again if f not in failures])
     try:
         write_summary(run_dir, summary, secrets)
     except OSError as exc:
+        _discard_staged(run_dir)
         summary = with_write_failures(summary, [*failures, failure(run_dir / SUMMARY_FILE, exc)])
         _no_stale_pages(summary, run_dir, secrets or [], artifact, bodies)
+        return summary
+    if unmoved := move_staged_pages(run_dir):  # a page missing: its summary must say so
+        _discard_staged(run_dir)
+        summary = with_write_failures(summary, [*failures, *unmoved])
+        # The pages moved in show the decision this one replaces: rendered again in place first
+        # (a kill before the summary's rewrite leaves pages saying exit 2, never PASS).
+        _, again = _attempt(_page_steps(summary, run_dir, None, secrets or [], artifact, bodies))
+        summary = with_write_failures(summary, [*failures, *unmoved, *(f for f in again if f not in unmoved)])
+        write_summary(run_dir, summary, secrets)
     return summary
 
 
