@@ -1,5 +1,9 @@
 """`compare --base REF`: the suite with the reviewer at REF and as in the working tree.
 
+"At REF" is where HEAD forked from REF: their merge base (compare_trees.BaseTrees), as `changed`
+diffs against, so a reviewer change REF made after the fork is not read as the pull request's;
+REF's tip still supplies the gate settings and the baseline's citations that judge it.
+
 The reviewer is its whole closure (suite/closure.py): the prompt, skill and rubric and every
 repository file they reference, so a policy the prompt links to is at REF on the base side too.
 
@@ -44,7 +48,7 @@ from rubricgate.flows.compare_scope import (
     scoped,
     unrecorded_edits,
 )
-from rubricgate.flows.compare_trees import base_checkout, ref_worktree
+from rubricgate.flows.compare_trees import BaseTrees, base_checkout, base_trees
 from rubricgate.gating.compare import (
     MOST_SCALE,
     Comparison,
@@ -84,23 +88,24 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
     """
     seed = secrets.randbits(32) if seed is None else seed
     repo = options.repo
-    with ref_worktree(repo, ref) as ref_tree:
-        rounds = _paired_rounds(options, ref, method, listeners, seed, ref_tree)
+    with base_trees(repo, ref) as trees:
+        ref_tree = trees.fork  # the base side's reviewer and cases: where HEAD forked from REF
+        rounds = _paired_rounds(options, ref, method, listeners, seed, trees)
         config = rounds.config
         # REF's cases where REF keeps them: a PR that moves the suite folders must not hide the ones it deletes.
         base_ids, head_ids = case_ids(ref_tree, rounds.at_ref or config), case_ids(repo, config)
         removed = sorted(base_ids - head_ids)
         rounds.judged, judged_note = judged_cases(base_ids, head_ids)
         configs = {"base": config.with_reviewer_of(rounds.at_ref), "head": config}
-        with base_checkout(repo, ref_tree, configs, ref, {config.reports.split("/")[0]},
+        with base_checkout(repo, ref_tree, configs, trees.name(ref), {config.reports.split("/")[0]},
                            (config.suite.tasks, config.suite.fixtures),
                            config_relpath(repo.resolve(), rounds.options.config_path), rounds.at_ref) as base_repo:
             head_baseline_loads(repo, config)  # after the checks on the sides, before any trial
             rounds.foreign = rules_base_lacks(base_repo, repo, rounds.options.config_path, rounds.at_ref)
-            rounds.base_notes += rules_base_lacks_line(rounds.foreign, ref)
+            rounds.base_notes += rules_base_lacks_line(rounds.foreign, trees.name(ref))
             rounds.run({"base": base_repo, "head": repo})
             sides = load_sides({"base": base_repo, "head": repo}, rounds.options.config_path, rounds.at_ref,
-                               rounds.foreign, cited=ref_tree / (rounds.at_ref or config).baseline)
+                               rounds.foreign, cited=trees.tip / (rounds.at_tip or config).baseline)
         edited = edited_cases(ref_tree, rounds.at_ref, rounds.config_rel, repo, sides[1] if sides else None)
     comparison = rounds.conclusion()
     last = {side: runs[-1] if runs else None for side, runs in rounds.ran.items()}
@@ -132,7 +137,8 @@ class _PairedRounds:
     adaptive: bool
     schedule: list[list[str]]
     seed: int
-    at_ref: Config | None = None  # REF's config as written: the base side runs its reviewer (reviewer_at_base)
+    at_ref: Config | None = None  # the merge base's config as written: the base side runs its reviewer
+    at_tip: Config | None = None  # REF's own: its gate decides, its baseline's citations count (BaseTrees)
     config_rel: str | None = None  # the config's path in the repository as given (config_relpath)
     config_changed: bool = False  # this checkout's config sets the reviewer up otherwise (reviewer_at_base)
     base_notes: list[str] = field(default_factory=list)  # where the base's settings differ from this checkout's
@@ -221,27 +227,28 @@ class _PairedRounds:
 
 
 def _paired_rounds(options: RunOptions, ref: str, method: str | None,
-                   listeners: Callable[[str], list] | None, seed: int, ref_tree: Path) -> _PairedRounds:
+                   listeners: Callable[[str], list] | None, seed: int, trees: BaseTrees) -> _PairedRounds:
     """The comparison's plan from the config and flags: adaptive rounds under the statistical gate,
-    the base's gate settings deciding (gate_at_base), the base side running REF's reviewer files."""
+    REF's gate settings deciding (gate_at_base), the base side running the merge base's reviewer."""
     repo = options.repo
     config_path = (options.config_path or repo / CONFIG_NAME).resolve()
     config = load_config(repo, config_path)
     # Both configs as their files say (load_config makes some paths absolute): compared key by key.
     config_rel = config_relpath(repo, options.config_path)
-    at_ref, as_written = config_as_written(config_rel, ref_tree, ref), config_as_written(config_rel, repo)
-    base_gate, gate_note = gate_at_base(at_ref, ref, config.gate)
-    reviewer_note = reviewer_at_base(at_ref, ref, as_written or config)
+    at_ref, as_written = config_as_written(config_rel, trees.fork, trees.name(ref)), config_as_written(config_rel, repo)
+    at_tip = at_ref if trees.tip == trees.fork else config_as_written(config_rel, trees.tip, ref)
+    base_gate, gate_note = gate_at_base(at_tip, ref, config.gate)
+    reviewer_note = reviewer_at_base(at_ref, trees.name(ref), as_written or config)
     config = config.model_copy(update={"gate": base_gate})
     gate = config.gate.model_copy(update={"method": method}) if method else config.gate
     first = options.trials or config.trials
     adaptive = gate.method == "statistical" and first < gate.max_trials_per_case
     return _PairedRounds(
         options=replace(options, config_path=config_path, gate=gate), config=config, gate=gate,
-        at_ref=at_ref, config_rel=config_rel, config_changed=bool(reviewer_note),
+        at_ref=at_ref, at_tip=at_tip, config_rel=config_rel, config_changed=bool(reviewer_note),
         base_notes=[n for n in (gate_note, reviewer_note) if n],
-        regraded=grading_changes(at_ref, as_written, ref_tree, repo),
-        labels={"base": f"reviewer at {ref}", "head": "working tree"},
+        regraded=grading_changes(at_ref, as_written, trees.fork, repo),
+        labels={"base": trees.label(ref), "head": "working tree"},
         out=options.reports_dir or repo / config.reports / f"compare-{new_run_id()}",
         cache_dir=resolve_cache_dir(repo, config.cache_dir, options.cache_dir) if options.cache else None,
         fresh=listeners or (lambda label: list(options.listeners)), first=first, adaptive=adaptive,

@@ -1,6 +1,7 @@
-"""The two trees `compare --base REF` runs on: a throwaway `git worktree` of REF, and a temp copy
-of the working tree whose reviewer is REF's (its whole closure, suite/closure.py, so a policy the
-prompt links to is at REF on the base side too)."""
+"""The trees `compare --base REF` runs on: throwaway `git worktree`s of REF's tip and of the merge
+base of REF and HEAD (base_trees), and a temp copy of the working tree whose reviewer is the
+merge base's (its whole closure, suite/closure.py, so a policy the prompt links to is at the
+base on the base side too)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
@@ -20,6 +22,56 @@ from rubricgate.suite.closure import closure_skip, reviewer_closure
 from rubricgate.suite.lfs import refuse_lfs_pointers
 from rubricgate.suite.paths import real_rel
 from rubricgate.suite.trees import FULL_HISTORY, WorkTree, git_prefix, shallow_clone
+
+# A shallow checkout holds REF's tip and HEAD but not the commit where they meet.
+DEEPEN = ("fetch the history back to where HEAD forked from the base: actions/checkout with fetch-depth: 0, "
+          "or `git fetch --deepen=100 origin` until `git merge-base` finds it")
+
+
+@dataclass(frozen=True)
+class BaseTrees:
+    """What `compare --base REF` reads at the base. `fork`, the merge base of REF and HEAD (what
+    `changed` diffs against): the reviewer, cases and grading the pull request started from, so
+    a change REF made after it forked is not read as the PR's. `tip`, REF itself: the gate and
+    the baseline's citations that judge the PR, which it can neither edit nor choose (a branch
+    forked from an old commit would otherwise pick that commit's gate). One tree when they are
+    the same commit (a `refs/pull/N/merge` checkout, whose merge base is REF's tip)."""
+
+    tip: Path
+    fork: Path
+    tip_sha: str
+    fork_sha: str
+
+    def name(self, ref: str) -> str:
+        """The base side's commit in words: REF, or the merge base with REF named."""
+        return ref if self.fork_sha == self.tip_sha else f"{self.fork_sha[:12]} (the merge base of {ref} and HEAD)"
+
+    def label(self, ref: str) -> str:
+        """The base side's label, naming its commit."""
+        return f"reviewer at {ref} ({self.tip_sha[:12]})" if self.fork_sha == self.tip_sha else \
+            f"reviewer at {self.name(ref)}"
+
+
+@contextmanager
+def base_trees(repo: Path, ref: str) -> Iterator[BaseTrees]:
+    """Worktrees of REF's tip and of its merge base with HEAD (see BaseTrees), removed afterwards."""
+    tip = resolve_ref(repo, ref)
+    fork = merge_base(repo, ref, tip)
+    with ExitStack() as stack:
+        tip_tree = stack.enter_context(ref_worktree(repo, tip))
+        fork_tree = tip_tree if fork == tip else stack.enter_context(ref_worktree(repo, fork))
+        yield BaseTrees(tip_tree, fork_tree, tip, fork)
+
+
+def merge_base(repo: Path, ref: str, tip: str) -> str:
+    """The commit where HEAD forked from REF's tip, or a one-line error naming the fetch that finds it."""
+    proc = _git(repo, "merge-base", tip, "HEAD", what="git merge-base", check=False)
+    if proc.returncode == 0 and proc.stdout.strip():
+        return proc.stdout.strip()
+    if shallow_clone(repo):
+        raise GateInputError("--base", "", f"{ref} and HEAD meet in no commit this shallow clone has", DEEPEN)
+    raise GateInputError("--base", "", f"{ref} shares no history with HEAD",
+                         "compare against a ref this checkout forked from")
 
 
 @contextmanager

@@ -436,3 +436,49 @@ def test_an_error_in_this_checkout_s_own_files_is_not_blamed_on_the_base_side(tm
     result = _compare(repo, "--base", "HEAD")
     assert result.exit_code == 2 and "evals/tasks/misnamed.yaml" in result.output, result.output
     assert "with the reviewer at the base side" not in result.output
+
+
+GIT_USER = ("-c", "user.email=t@example.com", "-c", "user.name=t")
+
+
+def _forked_before_main_tightened(tmp_path: Path) -> Path:
+    """main's rubric was lenient when `pr` forked (a notes file its only change); main then made
+    fm-description-required critical again, which the data-loader fixture's BLOCK expects."""
+    repo = make_repo(tmp_path / "repo")
+    set_severity(repo, "fm-description-required", "warning")
+    git(repo, *GIT_USER, "commit", "-qam", "lenient rubric")
+    git(repo, "checkout", "-qb", "pr")
+    (repo / "NOTES.md").write_text("unrelated\n")
+    git(repo, "add", "-A")
+    git(repo, *GIT_USER, "commit", "-qm", "notes")
+    git(repo, "checkout", "-q", "main")
+    set_severity(repo, "fm-description-required", "critical")
+    git(repo, *GIT_USER, "commit", "-qam", "main tightens the rubric")
+    git(repo, "checkout", "-q", "pr")
+    return repo
+
+
+def test_a_pull_request_that_forked_before_main_moved_is_compared_with_where_it_forked(tmp_path) -> None:
+    """The base side ran main's tip: main's later change (the rubric tightened) read as the pull
+    request's, a REGRESSION (exit 1) for a PR that changes no reviewer file. `changed` diffs
+    against the merge base; compare now runs the reviewer there."""
+    repo = _forked_before_main_tightened(tmp_path)
+    fork = git(repo, "merge-base", "main", "HEAD").strip()
+    result = _compare(repo, "--base", "main", json_out=tmp_path / "cmp.json")
+    assert result.exit_code == 0 and "PASS (exit 0)" in result.stdout, result.output
+    assert f"compare reviewer at {fork[:12]} (the merge base of main and HEAD) -> working tree" in result.stdout
+    assert "changed severity" not in result.output  # main's change is not the PR's
+    assert json.loads((tmp_path / "cmp.json").read_text())["base"].startswith(f"reviewer at {fork[:12]}")
+
+
+def test_a_merge_commit_checkout_compares_with_refs_tip(tmp_path) -> None:
+    """refs/pull/N/merge (actions/checkout's default for a pull request) merges the PR into REF's
+    tip: the merge base is that tip, named by its commit, and main's rubric runs on both sides."""
+    repo = _forked_before_main_tightened(tmp_path)
+    git(repo, "checkout", "-q", "--detach", "main")
+    git(repo, *GIT_USER, "merge", "-q", "--no-ff", "pr", "-m", "merge pr into main")
+    tip = git(repo, "rev-parse", "main").strip()
+    result = _compare(repo, "--base", "main")
+    assert result.exit_code == 0 and "PASS (exit 0)" in result.stdout, result.output
+    assert f"compare reviewer at main ({tip[:12]}) -> working tree" in result.stdout
+    assert "1/2 -> 1/2" not in result.stdout  # the tightened rubric, not the lenient one, on both sides

@@ -49,7 +49,8 @@ def test_an_interrupt_during_the_first_side_starts_nothing_more_and_says_what_ra
     seen = _interrupt_after(monkeypatch, sig, results=1)
     result = _compare(repo, "--json", str(tmp_path / "cmp.json"))
     assert result.exit_code == 2, result.output
-    assert {label for label, _ in seen} == {"reviewer at HEAD"}, seen  # the head side never started
+    head = git(repo, "rev-parse", "HEAD").strip()[:12]
+    assert {label for label, _ in seen} == {f"reviewer at HEAD ({head})"}, seen  # the head side never started
     ran = sum(e == "trial_result" for _, e in seen)
     line = result.stdout.splitlines()[-1]
     assert line.startswith("decision (strict): ") and line.endswith(
@@ -85,7 +86,7 @@ def test_an_interrupt_between_runs_stops_the_comparison_there(tmp_path, monkeypa
     repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
 
     def listeners(label: str | None = None) -> list:
-        if label == side:
+        if label and label.startswith(side):  # the base side's label names its commit too
             os.kill(os.getpid(), signal.SIGINT)
         return []
 

@@ -336,3 +336,25 @@ def test_citations_a_pull_request_writes_into_its_own_baseline_make_no_rule_exer
     (base / "baseline.json").write_text(json.dumps(data))
     got = _compare(base)
     assert got.exit_code == 2 and "no case exercises it" in got.output, got.output
+
+
+def test_citations_stay_read_at_refs_tip_when_the_pull_request_forked_before_it(base) -> None:
+    """The base side's reviewer is the merge base's; the citations are still REF's own, never the
+    branch's: a PR committing a citation into its baseline.json does not make its rule exercised."""
+    import json
+
+    user = ("-c", "user.email=t@example.com", "-c", "user.name=t")
+    git(base, "checkout", "-qb", "pr")
+    _edit_rule(base, "scope-single-purpose", "suggestion", "warning")
+    data = json.loads((base / "baseline.json").read_text())
+    data["cited"] = {**data.get("cited", {}), next(iter(data["cases"])): ["scope-single-purpose"]}
+    (base / "baseline.json").write_text(json.dumps(data))
+    git(base, *user, "commit", "-qam", "loosen and cite")
+    git(base, "checkout", "-q", "main")
+    (base / "NOTES.md").write_text("main moves on\n")
+    git(base, "add", "-A")
+    git(base, *user, "commit", "-qm", "notes")
+    git(base, "checkout", "-q", "pr")
+    got = CliRunner().invoke(main, ["compare", "--repo", str(base), "--base", "main", "--trials", "1"])
+    assert got.exit_code == 2 and "no case exercises it" in got.output, got.output
+    assert "the merge base of main and HEAD" in got.output

@@ -174,3 +174,28 @@ def test_a_reviewer_file_both_sides_hold_as_an_lfs_pointer_is_no_comparison(tmp_
     result = CliRunner().invoke(main, ["compare", "--repo", str(repo), "--base", "HEAD"])
     assert result.exit_code == 2, result.output
     assert "error: reviewer/prompts/policy.md: HEAD's reviewer: a git LFS pointer" in result.output
+
+
+def test_a_merge_base_missing_from_a_shallow_clone_names_deepening_the_fetch(tmp_path: Path) -> None:
+    """A depth-1 checkout of the PR with the base fetched at depth 1 holds both tips, not the
+    commit where they meet: one line, exit 2, naming the fetch that finds it."""
+    import subprocess
+
+    from click.testing import CliRunner
+
+    from rubricgate.cli import main
+
+    repo = make_repo(tmp_path / "repo")
+    (repo / "evals/tasks/.keep").write_text("")  # a clone has no empty folder: the suite must load
+    git(repo, "checkout", "-qb", "pr")
+    for branch in ("pr", "main"):
+        git(repo, "checkout", "-q", branch)
+        (repo / f"{branch}.md").write_text(branch)
+        git(repo, "add", "-A")
+        git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", branch)
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "pr", f"file://{repo}", str(shallow)], check=True)
+    git(shallow, "fetch", "-q", "--depth", "1", "origin", "main:refs/remotes/origin/main")
+    got = CliRunner().invoke(main, ["compare", "--base", "origin/main", "--repo", str(shallow)])
+    assert got.exit_code == 2 and len(got.output.strip().splitlines()) == 1, got.output
+    assert "shallow clone" in got.output and "fetch-depth: 0" in got.output and "git fetch --deepen" in got.output
