@@ -15,7 +15,7 @@ from pathlib import Path
 
 from rubricgate.errors import GateInputError
 
-# The first line of every pointer (git-lfs's spec, docs/spec.md): nothing else starts so.
+# The first line of every pointer (the git-lfs pointer specification): nothing else starts so.
 POINTER_START = b"version https://git-lfs.github.com/spec/v1\n"
 FIX = "check out the LFS content (actions/checkout with lfs: true, or git lfs install && git lfs pull)"
 
