@@ -12,6 +12,7 @@ its summary, where it left a PASS page in a folder every reader calls unfinished
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -109,6 +110,18 @@ def move_staged_pages(run_dir: Path) -> list[WriteFailure]:
     return failed
 
 
+def _pages_that_cannot_move_in(run_dir: Path) -> list[WriteFailure]:
+    """The staged pages whose own name a rename cannot take (a directory in the way), found
+    before the decision is recorded: after summary.json, events.jsonl's run_completed would keep
+    the decision the failure replaces. Their staged copies are dropped (nothing to move in)."""
+    failed = []
+    for page in (run_dir / HTML_FILE, run_dir / COMMENT_FILE, run_dir / JUNIT_FILE):
+        if staging_name(page).exists() and page.is_dir():
+            staging_name(page).unlink()
+            failed.append(failure(page, IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(page))))
+    return failed
+
+
 def _discard_staged(run_dir: Path) -> None:
     for page in (HTML_FILE, COMMENT_FILE, JUNIT_FILE):
         staging_name(run_dir / page).unlink(missing_ok=True)
@@ -166,7 +179,7 @@ def _finish(summary: Summary, run_dir: Path, cases: list[CaseSpec] | None, secre
             before_summary: Callable[[Summary], list[WriteFailure]] | None, bodies: Bodies | None) -> Summary:
     _, failures = write_reports_collecting(summary, run_dir, cases, secrets=secrets, env={}, artifact=artifact,
                                            repo=repo, bodies=bodies, staged=True)
-    failures = [*(earlier or []), *failures]
+    failures = [*(earlier or []), *failures, *_pages_that_cannot_move_in(run_dir)]
     if failures:
         summary = with_write_failures(summary, failures)
     late = before_summary(summary) if before_summary else []
@@ -175,6 +188,7 @@ def _finish(summary: Summary, run_dir: Path, cases: list[CaseSpec] | None, secre
         summary = with_write_failures(summary, failures)
     if failures:  # the pages already written show the old decision: render them again
         _, again = _attempt(_page_steps(summary, run_dir, None, secrets or [], artifact, bodies, staged=True))
+        _pages_that_cannot_move_in(run_dir)  # staged again above; already among the failures
         summary = with_write_failures(summary, failures + [f for f in again if f not in failures])
     try:
         write_summary(run_dir, summary, secrets)

@@ -83,3 +83,15 @@ def test_a_page_that_cannot_be_moved_in_makes_the_summary_exit_2(tmp_path: Path,
     final = bundle.finish_run_reports(rf.passing_summary(), tmp_path, cases=None)
     assert final.decision.exit_code == 2 and read_summary(tmp_path).decision.exit_code == 2
     assert not list(tmp_path.glob(".*.staged"))
+
+
+def test_a_directory_where_a_page_goes_is_found_before_the_decision_is_recorded(tmp_path: Path) -> None:
+    # Found only when the staged page was moved in, after summary.json and events.jsonl's
+    # run_completed had recorded the decision the failure replaces.
+
+    run_dir = tmp_path / "run"
+    (run_dir / "report.html").mkdir(parents=True)
+    (run_dir / ".report.html.staged").write_text("<html>PASS</html>")
+    [got] = bundle._pages_that_cannot_move_in(run_dir)
+    assert "report.html" in got.line() and not (run_dir / ".report.html.staged").exists()
+    assert bundle.move_staged_pages(run_dir) == []
