@@ -29,7 +29,7 @@ from rubricgate.suite.answer_key import config_rel_of
 from rubricgate.suite.checks import TASK_SUFFIXES
 from rubricgate.suite.closure import MAX_FILES, closure_skip, reviewer_closure
 from rubricgate.suite.config import CONFIG_NAME
-from rubricgate.suite.trees import FULL_HISTORY, CommitTree, WorkTree, shallow_clone
+from rubricgate.suite.trees import FULL_HISTORY, CommitTree, WorkTree, in_folder, shallow_clone
 from rubricgate.suite.yaml_json import loads_json, safe_load_yaml
 
 
@@ -162,23 +162,8 @@ def _diff_names(repo: Path, merge_base: str) -> list[str]:
         if got.returncode != 0:
             last = (got.stderr.strip().splitlines() or ["failed"])[-1]
             raise GateInputError("git", " ".join(got.args[3:5]), last, "check the clone")
-    tracked = _in_folder([n for n in diff.stdout.split("\0") if n], prefix.stdout.rstrip("\n"))
+    tracked = in_folder([n for n in diff.stdout.split("\0") if n], prefix.stdout.rstrip("\n"))
     return sorted({*tracked, *(n for n in untracked.stdout.split("\0") if n)})
-
-
-def _in_folder(names: list[str], prefix: str) -> list[str]:
-    """Names from the top of the work tree as `prefix`'s folder names them: its own files, and a
-    `.gitattributes` above it as `../.gitattributes` (it decides the bytes of the folder's files
-    too). Other files outside the folder are no part of this suite."""
-    if not prefix:
-        return names
-    out = []
-    for name in names:
-        folder = posixpath.dirname(name)
-        above = PurePosixPath(name).name == ".gitattributes" and (not folder or prefix.startswith(folder + "/"))
-        if name.startswith(prefix) or above:
-            out.append(posixpath.relpath(name, prefix))
-    return out
 
 
 # git diffs the clean form of a file: an attributes file that makes a checkout write other bytes

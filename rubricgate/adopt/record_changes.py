@@ -27,6 +27,7 @@ from rubricgate.adopt.record_sources import (
     _regular_text,
     _rev,
     _run_git,
+    folder_changes,
     is_text,
     undecoded_at,
 )
@@ -41,13 +42,14 @@ def changed_from_git(repo: Path, base: str, head: str, excluded: list[str]) -> R
     """Files changed between the merge base of BASE and HEAD, read at HEAD, and the patch."""
     head_sha, base_sha = _rev(repo, head, "--head"), _rev(repo, base, "--base")
     merge_base = _git(repo, "--base", "merge-base", base_sha, head_sha).strip()
-    names = _names(_git(repo, "--head", "diff", "--name-only", "--no-renames", "-z", merge_base, head_sha), excluded)
+    names = _names(folder_changes(repo, _git(repo, "--head", "diff", "--name-only", "--no-renames", "-z", merge_base,
+                                             head_sha)), excluded)
     out = Reviewed(origin=f"git {base}..{head} at {head_sha[:12]}", patch_name=f"{head_sha[:12]}.diff")
     out.patch = _patch(repo, [merge_base, head_sha], names)
     present = (set(_git(repo, "--head", "ls-tree", "-r", "-z", "--name-only", head_sha, "--", *names).split("\0"))
                if names else set())
     for name in (n for n in names if n in present):
-        text = _run_git(repo, "show", f"{head_sha}:{name}")
+        text = _run_git(repo, "show", f"{head_sha}:./{name}")  # ./: from the folder, as `name`
         if text.returncode == 0 and len(text.stdout) <= MAX_TEXT_CHARS and is_text(text.stdout):
             out.files[name] = text.stdout
     return _checked(out)
@@ -58,8 +60,9 @@ def changed_from_worktree(repo: Path, base: str, excluded: list[str]) -> Reviewe
     untracked included, ignored never), read from disk, and the patch."""
     base_sha, head_sha = _rev(repo, base, "--base"), _rev(repo, "HEAD", "--head")
     merge_base = _git(repo, "--base", "merge-base", base_sha, head_sha).strip()
-    tracked = _names(_git(repo, "--head", "diff", "--name-only", "--no-renames", "-z", merge_base), excluded)
-    untracked = _names(_git(repo, "--head", "ls-files", "-z", "--others", "--exclude-standard"), excluded)
+    diff = _git(repo, "--head", "diff", "--name-only", "--no-renames", "-z", merge_base)
+    tracked = _names(folder_changes(repo, diff), excluded)
+    untracked = _names(_git(repo, "--head", "ls-files", "-z", "--others", "--exclude-standard").split("\0"), excluded)
     out = Reviewed(origin=f"git {base}..{WORKTREE} (the working tree, uncommitted changes included)",
                    patch_name="worktree.diff")
     out.patch = _patch(repo, [merge_base], tracked) + "".join(_new_file_patch(repo, n) for n in untracked)
@@ -139,15 +142,17 @@ def _unparsed(text: str) -> str:
     return (lines[0] if lines else f"git apply exited {got.returncode}").removeprefix("error: ")
 
 
-def _names(listing: str, excluded: list[str]) -> list[str]:
-    return sorted({n for n in listing.split("\0") if n and _keep(n, excluded)})[:MAX_FILES]
+def _names(names: list[str], excluded: list[str]) -> list[str]:
+    return sorted({n for n in names if n and _keep(n, excluded)})[:MAX_FILES]
 
 
 def _patch(repo: Path, revs: list[str], names: list[str]) -> str:
-    """`git diff` of those files (no colour, no external diff tool)."""
+    """`git diff` of those files (no colour, no external diff tool), named from `repo`'s folder as
+    the task's files are (--relative: git names them from the top of a monorepo)."""
     if not names:
         return ""
-    return _git(repo, "--head", "diff", "--no-color", "--no-ext-diff", "--no-renames", *revs, "--", *names)
+    return _git(repo, "--head", "diff", "--no-color", "--no-ext-diff", "--no-renames", "--relative", *revs, "--",
+                *names)
 
 
 def _new_file_patch(repo: Path, name: str) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from rubricgate.errors import GateInputError
 from rubricgate.reports.github import GitHubClient, GitHubError, GitHubTarget
+from rubricgate.suite.trees import git_prefix, in_folder
 
 SKILL_FILE = "SKILL.md"
 MAX_FILES = 300  # per source: a PR touching more skills than this is not one review
@@ -130,10 +131,11 @@ def from_git(repo: Path, base: str, head: str, excluded: list[str]) -> Reviewed:
     """Skills changed between the merge base of BASE and HEAD, read at HEAD (not the work tree)."""
     head_sha, base_sha = _rev(repo, head, "--head"), _rev(repo, base, "--base")
     merge_base = _git(repo, "--base", "merge-base", base_sha, head_sha).strip()
-    names = _git(repo, "--head", "diff", "--name-only", "--no-renames", "--diff-filter=d", "-z", merge_base, head_sha)
-    tree = _git(repo, "--head", "ls-tree", "-r", "-z", "--name-only", head_sha).split("\0")
+    names = folder_changes(repo, _git(repo, "--head", "diff", "--name-only", "--no-renames", "--diff-filter=d", "-z",
+                                      merge_base, head_sha))
+    tree = _git(repo, "--head", "ls-tree", "-r", "-z", "--name-only", head_sha).split("\0")  # named from the folder
     skill_folders = {str(PurePosixPath(t).parent) for t in tree if PurePosixPath(t).name == SKILL_FILE} - {"."}
-    folders = sorted({s for s in (skill_folder_of(n, skill_folders) for n in names.split("\0") if n)
+    folders = sorted({s for s in (skill_folder_of(n, skill_folders) for n in names)
                       if s is not None and _keep(s + "/", excluded)})
     out = Reviewed(origin=f"git {base}..{head} at {head_sha[:12]}")
     for folder in folders:
@@ -148,7 +150,7 @@ def from_git(repo: Path, base: str, head: str, excluded: list[str]) -> Reviewed:
 def _skill_texts(repo: Path, head_sha: str, folder: str, paths: list[str]) -> dict[str, str]:
     """A skill folder's text files at HEAD; a binary file beside SKILL.md (an image) is left out,
     as from the working tree, and a SKILL.md that is not UTF-8 text is an input error."""
-    texts = {p: _git(repo, "--head", "show", f"{head_sha}:{p}") for p in paths}
+    texts = {p: _git(repo, "--head", "show", f"{head_sha}:./{p}") for p in paths}  # ./: from the folder, as `p`
     if not is_text(texts[f"{folder}/{SKILL_FILE}"]):
         raise GateInputError(f"{folder}/{SKILL_FILE}", "", "not UTF-8 text at HEAD",
                              "record a skill whose SKILL.md is plain text")
@@ -163,12 +165,13 @@ def from_worktree(repo: Path, base: str, excluded: list[str]) -> Reviewed:
     staged, unstaged and untracked files; ignored ones never), read from disk."""
     base_sha, head_sha = _rev(repo, base, "--base"), _rev(repo, "HEAD", "--head")
     merge_base = _git(repo, "--base", "merge-base", base_sha, head_sha).strip()
-    changed = _git(repo, "--head", "diff", "--name-only", "--no-renames", "--diff-filter=d", "-z", merge_base)
-    untracked = _git(repo, "--head", "ls-files", "-z", "--others", "--exclude-standard")
+    changed = folder_changes(repo, _git(repo, "--head", "diff", "--name-only", "--no-renames", "--diff-filter=d", "-z",
+                                        merge_base))
+    untracked = _git(repo, "--head", "ls-files", "-z", "--others", "--exclude-standard")  # named from the folder
     present = [p for p in _git(repo, "--head", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
                .split("\0") if p and (repo / p).is_file()]
     skill_folders = {str(PurePosixPath(p).parent) for p in present if PurePosixPath(p).name == SKILL_FILE} - {"."}
-    names = [n for n in (changed + untracked).split("\0") if n]
+    names = [*changed, *(n for n in untracked.split("\0") if n)]
     folders = sorted({s for s in (skill_folder_of(n, skill_folders) for n in names)
                       if s is not None and _keep(s + "/", excluded)})
     out = Reviewed(origin=f"git {base}..{WORKTREE} (the working tree, uncommitted changes included)")
@@ -180,6 +183,15 @@ def from_worktree(repo: Path, base: str, excluded: list[str]) -> Reviewed:
         out.skills.append(f"{folder}/{SKILL_FILE}")
         out.files.update({p: t for p, t in list(texts.items())[:MAX_FILES] if t is not None})
     return out
+
+
+def folder_changes(repo: Path, listing: str) -> list[str]:
+    """A `git diff --name-only -z` listing's files as `repo`'s folder names them, its own only.
+    git names a diff's files from the top of the work tree; in a monorepo's folder the config (and
+    so `excluded`), `ls-files` and `ls-tree` name them from the folder, and another folder's files
+    are no part of this suite's review."""
+    named = in_folder([n for n in listing.split("\0") if n], git_prefix(repo))
+    return [n for n in named if not n.startswith("../")]  # the attributes file above: not reviewed
 
 
 def _rev(repo: Path, ref: str, option: str) -> str:

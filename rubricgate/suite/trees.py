@@ -19,7 +19,7 @@ import stat
 import subprocess
 from collections.abc import Callable
 from functools import lru_cache
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 MAX_LINKS = 40  # symlinks followed in one path, as the kernel's ELOOP limit
@@ -284,6 +284,21 @@ def git_prefix(repo: Path) -> str:
     in a monorepo's folder), '' at the top. git names a commit's and a diff's files from the top,
     the config names them from its own folder."""
     return _git(repo, ["rev-parse", "--show-prefix"]).decode("utf-8", "surrogateescape").rstrip("\n")
+
+
+def in_folder(names: list[str], prefix: str) -> list[str]:
+    """Names from the top of the work tree as `prefix`'s folder names them: its own files, and a
+    `.gitattributes` above it as `../.gitattributes` (it decides the bytes of the folder's files
+    too). Other files outside the folder are no part of this suite."""
+    if not prefix:
+        return names
+    out = []
+    for name in names:
+        folder = posixpath.dirname(name)
+        above = PurePosixPath(name).name == ".gitattributes" and (not folder or prefix.startswith(folder + "/"))
+        if name.startswith(prefix) or above:
+            out.append(posixpath.relpath(name, prefix))
+    return out
 
 
 def _folder_listing(repo: Path, commit: str) -> bytes:

@@ -216,6 +216,34 @@ def test_the_working_tree_change_includes_untracked_files(code_repo):
     assert "+Y = 2" in task["files"]["changes/worktree.diff"]
 
 
+@pytest.mark.parametrize("head", ["feature", "WORKTREE"])
+def test_a_change_in_a_monorepos_folder_is_its_files_and_patch_named_from_the_folder(tmp_path, head):
+    # git names a diff's files from the top (team/app/db.py): nothing matched the folder's names,
+    # the reviewer's own edit was not left out, and `record --base main` found no changed file.
+    top = tmp_path / "mono"
+    team = make_repo(top / "team", commit=False)
+    config = yaml.safe_load((team / "rubricgate.yaml").read_text())
+    config["suite"].update({"layout": "files", "review_root": "changes"})
+    (team / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    (team / "app").mkdir()
+    (team / "app/db.py").write_text(APP_FIXED)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(top)], check=True)
+    commit(top, "init")
+    git(top, "checkout", "-qb", "feature")
+    (team / "app/db.py").write_text(APP)
+    (team / "reviewer/prompts/evaluate.md").write_text((team / "reviewer/prompts/evaluate.md").read_text() + "\n")
+    (top / "other").mkdir()
+    (top / "other/x.py").write_text("Z = 3\n")
+    commit(top, "unsafe query")
+    got = cli("record", "--repo", str(team), "--expect", "BLOCK", "--base", "main", "--head", head, "--id", "mono",
+              "--no-run")
+    assert got.exit_code == 0, got.output
+    task = task_of(team, "mono")
+    assert task["review"][1:] == ["app/db.py"] and task["files"]["app/db.py"] == APP
+    assert "diff --git a/app/db.py b/app/db.py" in task["files"][task["review"][0]]
+    assert "reviewer/" not in task["files"][task["review"][0]]
+
+
 def test_a_pull_request_becomes_a_task_reviewing_its_patch_and_changed_files(code_repo):
     hunks = "@@ -1,2 +1,2 @@\n def load(conn, user):\n-    return conn.execute('... = ?', (user,))\n+    return conn.execute('... = %s' % user)"
     with FakeGitHub() as gh:
