@@ -21,6 +21,7 @@ from rubricgate.suite.answer_key import answer_key_paths
 from rubricgate.suite.closure import closure_skip, reviewer_closure
 from rubricgate.suite.lfs import refuse_lfs_pointers
 from rubricgate.suite.paths import real_rel
+from rubricgate.suite.submodules import refuse_submodule_files
 from rubricgate.suite.trees import FULL_HISTORY, WorkTree, git_prefix, shallow_clone
 
 # A shallow checkout holds REF's tip and HEAD but not the commit where they meet.
@@ -141,6 +142,9 @@ def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: s
     # A checkout without LFS content holds pointers on both sides: one compared with another passed.
     refuse_lfs_pointers(ref_tree, at_ref.files, f"{ref}'s reviewer")
     refuse_lfs_pointers(repo, at_head.files, "this checkout's reviewer")
+    # Neither side's workspaces hold a submodule's files: both ran the same reviewer and passed.
+    refuse_submodule_files(ref_tree, at_ref.files, f"{ref}'s reviewer")
+    refuse_submodule_files(repo, at_head.files, "this checkout's reviewer")
     closure = set(at_ref.files) | set(at_head.files)
     if at_ref.capped or at_head.capped:  # past the cap no one can say which file is the reviewer's: REF's all
         skip = {*closure_skip(configs["base"]), *closure_skip(configs["head"])}

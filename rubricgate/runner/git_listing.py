@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
+from rubricgate.suite.trees import in_git_repository
 
 LIST_ARGS = ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]
 
@@ -48,12 +49,6 @@ class GitListing:
         if self._names is None and self._problem and in_git_repository(self.repo):
             raise unlistable(self.repo, self._problem)
         return self._names
-
-
-def in_git_repository(folder: Path) -> bool:
-    """Does the folder or one above it hold `.git` (a folder, or the file of a worktree)?"""
-    start = folder.absolute()
-    return any((p / ".git").exists() for p in (start, *start.parents))
 
 
 def unlistable(repo: Path, problem: str) -> GateInputError:

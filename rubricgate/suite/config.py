@@ -11,6 +11,7 @@ from rubricgate.models.config import Config
 from rubricgate.suite.checks import reports_folder_errors
 from rubricgate.suite.lfs import is_lfs_pointer, lfs_pointer_error
 from rubricgate.suite.paths import real_rel, safe_relpath
+from rubricgate.suite.submodules import nested_repository, submodule_error
 from rubricgate.suite.validation import load_all_errors
 from rubricgate.suite.yaml_json import utf8_text
 
@@ -106,6 +107,8 @@ def check_config_paths(repo: Path, config: Config, display: str = CONFIG_NAME) -
             # No workspace holds .git: the reviewer's CLI failed to start on every attempt, retried.
             errors.append(GateInputError(display, field, f"{rel!r} links into .git ({real_rel(repo, rel)}), which "
                                          "no workspace holds", f"point {field} at a file of the repository's tree"))
+        elif kind == "file" and (module := nested_repository(repo, rel)):
+            errors.append(submodule_error(display, field, rel, module))
         elif kind == "file":  # the reviewer's prompt, skill and rubric: text every CLI reads
             try:
                 data = path.read_bytes()

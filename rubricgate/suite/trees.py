@@ -279,6 +279,12 @@ class CommitTree:
             self._batch = None
 
 
+def in_git_repository(folder: Path) -> bool:
+    """Does the folder or one above it hold `.git` (a folder, or the file of a worktree)?"""
+    start = folder.absolute()
+    return any((p / ".git").exists() for p in (start, *start.parents))
+
+
 def git_prefix(repo: Path) -> str:
     """`repo`'s folder inside its git work tree, with a trailing `/` ('team/' for a rubricgate.yaml
     in a monorepo's folder), '' at the top. git names a commit's and a diff's files from the top,

@@ -14,6 +14,7 @@ from rubricgate.runner.workspace import list_tree
 from rubricgate.suite.answer_key import answer_key_paths
 from rubricgate.suite.config import load_config
 from tests.conftest import git, make_repo, set_severity
+from tests.suite.test_submodules import add_submodule
 
 
 def test_a_link_into_the_answer_key_stays_a_link_on_the_base_side_and_out_of_its_snapshot(tmp_path: Path) -> None:
@@ -199,3 +200,17 @@ def test_a_merge_base_missing_from_a_shallow_clone_names_deepening_the_fetch(tmp
     got = CliRunner().invoke(main, ["compare", "--base", "origin/main", "--repo", str(shallow)])
     assert got.exit_code == 2 and len(got.output.strip().splitlines()) == 1, got.output
     assert "shallow clone" in got.output and "fetch-depth: 0" in got.output and "git fetch --deepen" in got.output
+
+
+def test_a_policy_the_prompt_links_to_inside_a_submodule_is_no_comparison(tmp_path: Path) -> None:
+    # Neither side's workspaces hold a submodule's files: both ran the same reviewer, and a PR
+    # that moved the module (changed names it) passed.
+    repo = make_repo(tmp_path / "repo")
+    prompt = repo / "reviewer/prompts/evaluate.md"
+    prompt.write_text(prompt.read_text() + "\nFollow [the policy](../shared/policy.md).\n")
+    add_submodule(repo, "reviewer/shared", {"policy.md": "# Policy\n- strict\n"})
+    (repo / "reviewer/shared/policy.md").write_text("# Policy\n- lax\n")
+    result = CliRunner().invoke(main, ["compare", "--repo", str(repo), "--base", "HEAD"])
+    assert result.exit_code == 2, result.output
+    assert ("error: --base: this checkout's reviewer: 'reviewer/shared/policy.md' is inside 'reviewer/shared', "
+            "a git submodule") in result.output
