@@ -21,6 +21,7 @@ from rubricgate.suite.answer_key import answer_key_paths
 from rubricgate.suite.closure import closure_skip, reviewer_closure
 from rubricgate.suite.lfs import refuse_lfs_pointers
 from rubricgate.suite.paths import real_rel
+from rubricgate.suite.sparse import sparse_errors
 from rubricgate.suite.submodules import refuse_submodule_files
 from rubricgate.suite.trees import FULL_HISTORY, WorkTree, git_prefix, shallow_clone
 
@@ -130,6 +131,8 @@ def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: s
         if not (ref_tree / rel).is_file():
             raise GateInputError("--base", "reviewer", f"{ref} has no {rel}",
                                  "pick a ref where the reviewer files exist")
+    if off := sparse_errors(ref_tree, configs["base"], f"{ref}'s checkout"):  # its worktree shares the patterns
+        raise off[0]
     at_ref = reviewer_closure(WorkTree(ref_tree), configs["base"])
     kept_out = answer_key_paths(configs["base"], config_rel, repo)
     if hidden := [f for f in at_ref.files if excluded(f, kept_out)]:

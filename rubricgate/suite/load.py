@@ -17,6 +17,7 @@ from rubricgate.suite.cases import load_suite
 from rubricgate.suite.config import load_config
 from rubricgate.suite.rubric import RubricSpec, Rule, load_rubric, vocabulary_from
 from rubricgate.suite.rule_table import check_rule_map, table_rubric
+from rubricgate.suite.sparse import sparse_errors
 from rubricgate.suite.verdict_hook import load_hook
 
 
@@ -41,7 +42,7 @@ def load_all(repo: Path, config_path: Path | None = None, require_baseline: bool
     `foreign_rules`: rules the rubric lacks that cases may expect (runner/options.py RunOptions):
     known to the cases' checks only, never to grading (a finding citing one stays an unknown rule)."""
     config = load_config(repo, config_path, reviewer_from)
-    errors: list[GateInputError] = []
+    errors: list[GateInputError] = sparse_errors(repo, config)  # a case off disk was no case at all
     rubric = collect(errors, lambda: reviewer_rubric(repo, config))
     config_rel = config_rel_of(repo, config_path)
     cases = collect(errors, lambda: load_suite(repo, config, with_rules(rubric, foreign_rules), config_rel)) or []

@@ -214,3 +214,14 @@ def test_a_policy_the_prompt_links_to_inside_a_submodule_is_no_comparison(tmp_pa
     assert result.exit_code == 2, result.output
     assert ("error: --base: this checkout's reviewer: 'reviewer/shared/policy.md' is inside 'reviewer/shared', "
             "a git submodule") in result.output
+
+
+def test_a_sparse_checkout_leaving_out_cases_is_no_comparison(tmp_path: Path) -> None:
+    # compare --base judged the cases on disk only: a reviewer change only the missing fixture
+    # would catch passed (exit 0). The base's worktree shares the sparse patterns.
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "sparse-checkout", "set", "--no-cone", "/*", "!/fixtures/block/")
+    set_severity(repo, "fm-description-required", "warning")
+    result = CliRunner().invoke(main, ["compare", "--repo", str(repo), "--base", "HEAD"])
+    assert result.exit_code == 2, result.output
+    assert "error: fixtures/block/data-loader/SKILL.md: HEAD's checkout: not on disk: git's sparse checkout" in result.output
