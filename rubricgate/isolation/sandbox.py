@@ -32,7 +32,7 @@ from typing import Literal
 
 from rubricgate.isolation.etc_folder import etc_for
 from rubricgate.isolation.identity import CAPS_FOR_DROP, drop_to_sandbox_user, enter_namespace
-from rubricgate.isolation.limits import Limits, limit_prefix
+from rubricgate.isolation.limits import SHELL, Limits, limit_prefix, ulimit_script
 from rubricgate.isolation.netaccess import CLEARED_VARS, PROXY_VARS, NetworkAccess
 from rubricgate.isolation.overlay import Overlay, OverlayMount, probe_command, probe_overlay
 from rubricgate.isolation.rootfs import (
@@ -101,7 +101,7 @@ def probe_bwrap(bwrap: str | None = None) -> str:
     argv = [exe, *system_mounts(), "--dev", "/dev", "--proc", "/proc", "--perms", "1777",
             "--size", str(Limits().tmp_bytes), "--tmpfs", "/tmp", *USER_NS, "--unshare-pid", "--die-with-parent",
             "--new-session", "--cap-drop", "ALL",
-            *limit_prefix(), "true"]
+            *agent_start(Limits(), gated=False), "true"]
     problem = probe_command(argv)
     return f"bubblewrap cannot start a sandbox here: {problem}{_userns_hint(problem)}" if problem else ""
 
@@ -140,7 +140,19 @@ def resolve_isolation(setting: SandboxSetting, env: Mapping[str, str] | None = N
 
 # A gated agent waits inside its finished sandbox until the harness writes "go" on its stdin;
 # end of file (the harness died, or discarded the trial) ends it without running the agent.
-GATE = ["/bin/sh", "-c", 'read -r go && [ "$go" = go ] && exec "$@" </dev/null', "sh"]
+GATE_LINE = 'read -r go && [ "$go" = go ] && exec "$@" </dev/null'
+EXEC_LINE = 'exec "$@"'
+GATE = [SHELL, "-c", GATE_LINE, "sh"]  # behind prlimit, where the shell cannot set the limits itself
+
+
+def agent_start(limits: Limits, gated: bool) -> tuple[str, ...]:
+    """What starts the agent inside the sandbox: its limits set, and (`gated`) the wait at the
+    gate. One shell does both where its `ulimit` sets the limits exactly (limits.ulimit_script),
+    as it is always there for the gate: no `prlimit` exec a trial; else prlimit, then the gate."""
+    script = ulimit_script(limits)
+    if not script:
+        return (*limit_prefix(limits), *(GATE if gated else ()))
+    return (SHELL, "-c", f"{script} && {GATE_LINE if gated else EXEC_LINE}", "sh")
 
 
 Writable = Path | tuple[Path, Path]  # a folder, or (folder, where the agent sees it)
@@ -195,8 +207,8 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
         args += ["--setenv", key, value]
     payload = ("\0".join(args) + "\0").encode("utf-8", "surrogateescape")
     enter = overlay.prefix(userns) if chained else enter_namespace(userns)  # type: ignore[union-attr]
-    inner = [*(drop_to_sandbox_user() if userns is not None else ()), *limit_prefix(policy.limits),
-             *(GATE if gated or policy.network.proxied else ())]
+    inner = [*(drop_to_sandbox_user() if userns is not None else ()),
+             *agent_start(policy.limits, gated or policy.network.proxied)]
     return [*enter, policy.bwrap, "--args", str(args_fd), "--", *inner, *argv], payload
 
 

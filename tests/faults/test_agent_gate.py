@@ -23,7 +23,7 @@ import pytest
 from rubricgate.isolation.admission import CANCEL, AgentSlots
 from rubricgate.isolation.netaccess import NetworkAccess
 from rubricgate.isolation.process import ProcessResult, run_process
-from rubricgate.isolation.sandbox import GATE, SandboxPolicy, wrap
+from rubricgate.isolation.sandbox import SandboxPolicy, agent_start, wrap
 from tests.faults.reviewers import live_pids_with
 from tests.timing import HANG_S
 
@@ -86,7 +86,7 @@ def test_without_go_at_the_gate_the_sandbox_ends_and_the_agent_never_runs(tmp_pa
     args_read, args_write = os.pipe()
     argv, payload = wrap(OFFLINE, _marker_script(tmp_path), cwd=tmp_path,
                          env={"PATH": "/usr/bin:/bin"}, args_fd=args_read, gated=True)
-    assert argv[-len(GATE) - 3:-3] == GATE
+    assert argv[-7:-3] == list(agent_start(OFFLINE.limits, gated=True))
     os.write(args_write, payload)
     os.close(args_write)
     gate_read, gate_write = os.pipe()

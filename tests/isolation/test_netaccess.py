@@ -6,6 +6,7 @@ import socket
 
 import pytest
 
+from rubricgate.isolation.limits import Limits
 from rubricgate.isolation.netaccess import (
     PROXY_PORT,
     HostPort,
@@ -16,7 +17,7 @@ from rubricgate.isolation.netaccess import (
     parse_host_port,
     reaches_this_host,
 )
-from rubricgate.isolation.sandbox import GATE, SandboxPolicy, network_args, sandbox_env, wrap
+from rubricgate.isolation.sandbox import GATE_LINE, SandboxPolicy, agent_start, network_args, sandbox_env, wrap
 
 
 @pytest.mark.parametrize("text", ["api.example.com", "api.example.com:", ":443", "api.example.com:0",
@@ -76,10 +77,11 @@ def test_a_sandbox_by_allowlist_is_always_gated_until_its_proxy_listens(tmp_path
     argv, payload = wrap(policy, ["/bin/true"], cwd=tmp_path, env={}, info_fd=9)
     args = payload.decode().split("\0")
     assert args[args.index("--unshare-net") + 1:args.index("--unshare-net") + 3] == ["--info-fd", "9"]
-    assert argv[-len(GATE) - 1:-1] == GATE and argv[-1] == "/bin/true"
+    start = list(agent_start(Limits(), gated=True))
+    assert argv[-len(start) - 1:-1] == start and GATE_LINE in " ".join(start) and argv[-1] == "/bin/true"
     offline, _ = wrap(SandboxPolicy("bwrap", network=network_access("none", [], {})), ["/bin/true"], cwd=tmp_path,
                       env={})
-    assert offline[-2:] == [offline[-2], "/bin/true"] and GATE[0] not in offline
+    assert offline[-2:] == [offline[-2], "/bin/true"] and GATE_LINE not in " ".join(offline)
 
 
 def test_a_connection_to_the_hosts_loopback_reaches_this_host() -> None:
