@@ -4,11 +4,16 @@ bubblewrap 0.8 re-reads /proc/self/mountinfo after every bind it makes (to remou
 lies below it), so a bind costs more the more mounts there are: on a 2,000-case run ~1.5 ms of
 bwrap's 7.45 ms of CPU a trial went there, a third of its binds being single /etc files
 (docs/performance.md). So the allowlisted single files are copied into a folder of the
-harness's own (their modes kept), beside empty mount points for the allowlisted folders
-(bound over them, live, as before) and the passwd and group naming only the sandbox user (which
-bwrap would otherwise mount from pipes, two mounts more); that folder is bound read-only as
-/etc. The sandbox sees the same names, the same contents and the same modes through one bind
+harness's own (their modes kept), beside empty mount points for the allowlisted folders it
+does not copy (below; bound over them, live, as before) and the passwd and group naming only
+the sandbox user (which bwrap would otherwise mount from pipes, two mounts more); that folder
+is bound read-only as /etc. The sandbox sees the same names, the same contents and the same modes through one bind
 and the folders' few.
+
+The allowlisted folders made of links and a few small files (`COPIED_FOLDERS`: Debian's
+alternatives, the linker's conf.d, ca-certificates' hooks) are copied too, links as links: three
+binds fewer a sandbox. The certificate folders (`/etc/ssl`, `/etc/pki`) stay binds: /etc/ssl
+holds private keys no run should copy, and its certs are hundreds of entries a run.
 
 The folder is made once per run, in the run's private temp folder (runner/startup.py), and goes
 with it; a copy holds what the file held as the run started (a resolv.conf the host rewrites
@@ -36,6 +41,12 @@ ETC_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/host.conf", "/etc/nsswitch.
              "/etc/ssl", "/etc/ca-certificates", "/etc/ca-certificates.conf", "/etc/pki", "/etc/crypto-policies",
              "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime",
              "/etc/mime.types")
+
+
+# Folders copied with the single files (links kept as links) where every entry can be: each is
+# one bind fewer, and bubblewrap 0.8 reads the whole mount table again after every bind.
+COPIED_FOLDERS = ("/etc/alternatives", "/etc/ld.so.conf.d", "/etc/ca-certificates")
+MAX_COPIED_ENTRIES = 2000  # a folder larger than this is bound: a run's copy stays a few ms
 
 
 @lru_cache(maxsize=1)
@@ -100,6 +111,8 @@ def _stage(etc: Path) -> list[str]:
         if not os.path.exists(path):
             continue
         target, folder = etc / os.path.basename(path), os.path.isdir(path)
+        if folder and path in COPIED_FOLDERS and _copied_folder(path, target):
+            continue
         if folder or not _copied(path, target):
             _mount_point(target, directory=folder)
             binds += ["--ro-bind", path, path]
@@ -120,6 +133,38 @@ def _copied(source: str, target: Path) -> bool:
     except PermissionError:
         target.unlink(missing_ok=True)
         return False
+    return True
+
+
+def _copied_folder(source: str, target: Path) -> bool:
+    """Copy a folder of links, regular files and folders with their modes (links as links, as a
+    bind shows them); False, with nothing left at `target`, for one holding anything else, an
+    entry this process cannot read, or more than MAX_COPIED_ENTRIES entries. OSError for a full disk."""
+    budget = [MAX_COPIED_ENTRIES]
+    try:
+        if _copy_tree(source, target, budget):
+            return True
+    except PermissionError:
+        pass  # an entry this process cannot read: bound instead
+    remove_tree(target)
+    return False
+
+
+def _copy_tree(source: str, target: Path, budget: list[int]) -> bool:
+    target.mkdir()
+    for entry in os.scandir(source):
+        budget[0] -= 1
+        dest = target / entry.name
+        if budget[0] < 0:
+            return False
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry.path), dest)
+        elif entry.is_dir(follow_symlinks=False):
+            if not _copy_tree(entry.path, dest, budget):
+                return False
+        elif not _copied(entry.path, dest):
+            return False
+    shutil.copymode(source, target)
     return True
 
 

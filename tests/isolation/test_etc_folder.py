@@ -112,12 +112,12 @@ exit 0
 """
 
 
-def _etc_seen(tmp_path: Path, policy) -> str:
+def _etc_seen(tmp_path: Path, policy, script: str = SHOW_ETC) -> str:
     from rubricgate.isolation.process import run_process
 
     ws, out = tmp_path / "ws", tmp_path / "out.txt"
     ws.mkdir(exist_ok=True)
-    res = run_process(["/bin/sh", "-c", SHOW_ETC], cwd=ws, env={"PATH": "/usr/bin:/bin"}, timeout_s=60,
+    res = run_process(["/bin/sh", "-c", script], cwd=ws, env={"PATH": "/usr/bin:/bin"}, timeout_s=60,
                       output_cap_bytes=1_000_000, stdout_path=out, sandbox=policy)
     assert res.exit_code == 0, res.stderr_tail
     return out.read_text()
@@ -186,3 +186,62 @@ def test_a_command_naming_an_unlisted_etc_file_still_starts_and_etc_stays_read_o
                       output_cap_bytes=100_000, stdout_path=tmp_path / "out.txt", sandbox=policy)
     assert res.exit_code == 0, res.stderr_tail
     assert (tmp_path / "out.txt").read_text() == named.read_text() + IDENTITY["/etc/passwd"]
+
+
+# -- folders copied, not bound ---------------------------------------------------------------------
+
+def _host_folder(tmp_path: Path, monkeypatch) -> Path:
+    """A host folder like /etc/alternatives (links, a file, a subfolder), the only allowlisted entry."""
+    folder = tmp_path / "host" / "alternatives"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "editor").symlink_to("/usr/bin/vi")
+    (folder / "sub" / "x.conf").write_text("x\n")
+    os.chmod(folder / "sub", 0o750)
+    monkeypatch.setattr(etc_folder, "ETC_FILES", (str(folder),))
+    monkeypatch.setattr(etc_folder, "COPIED_FOLDERS", (str(folder),))
+    return folder
+
+
+def test_a_folder_of_links_and_files_is_copied_links_as_links_and_needs_no_bind(tmp_path: Path, monkeypatch) -> None:
+    _host_folder(tmp_path, monkeypatch)
+    args = stage_etc(tmp_path / "run")
+    copy = tmp_path / "run" / "etc" / "alternatives"
+    assert args == ("--ro-bind", str(tmp_path / "run" / "etc"), "/etc")  # the folder's bind is gone
+    assert os.readlink(copy / "editor") == "/usr/bin/vi"
+    assert (copy / "sub" / "x.conf").read_text() == "x\n" and stat.S_IMODE((copy / "sub").stat().st_mode) == 0o750
+
+
+@pytest.mark.parametrize("spoiler", ["fifo", "too-many"])
+def test_a_folder_it_cannot_copy_whole_is_bound_over_an_empty_mount_point(tmp_path: Path, monkeypatch,
+                                                                          spoiler: str) -> None:
+    folder = _host_folder(tmp_path, monkeypatch)
+    if spoiler == "fifo":
+        os.mkfifo(folder / "sub" / "pipe")  # copying it would block
+    else:
+        monkeypatch.setattr(etc_folder, "MAX_COPIED_ENTRIES", 2)  # it has 3
+    args = stage_etc(tmp_path / "run")
+    assert args[3:] == ("--ro-bind", str(folder), str(folder))
+    assert list((tmp_path / "run" / "etc" / "alternatives").iterdir()) == []  # no half copy under the bind
+
+
+SHOW_FOLDERS = r"""
+for f in /etc/alternatives /etc/ld.so.conf.d /etc/ca-certificates; do
+  [ -e "$f" ] || continue
+  find "$f" -printf '%p %m %y %l\n' | sort
+  find "$f" -type f -exec sha256sum {} + | sort
+done
+touch /etc/alternatives/new 2>/dev/null && echo "WROTE alternatives"
+exit 0
+"""
+
+
+@pytest.mark.usefixtures("bwrap_ready")
+def test_the_copied_folders_show_what_their_binds_showed_and_stay_read_only(tmp_path: Path) -> None:
+    from rubricgate.isolation.sandbox import SandboxPolicy
+
+    (tmp_path / "run").mkdir()
+    staged_args = stage_etc(tmp_path / "run")
+    assert not {"/etc/alternatives", "/etc/ld.so.conf.d", "/etc/ca-certificates"} & set(staged_args)
+    staged = _etc_seen(tmp_path, replace(SandboxPolicy("bwrap"), etc=staged_args), SHOW_FOLDERS)
+    assert staged == _etc_seen(tmp_path, SandboxPolicy("bwrap"), SHOW_FOLDERS) and "WROTE" not in staged
+    assert os.path.isdir("/etc/alternatives") <= ("/etc/alternatives/" in staged)
