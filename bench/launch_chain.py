@@ -12,7 +12,12 @@ them, and on a shared machine the machine's busy CPU counts the neighbours too),
 busy CPU (`/proc/stat`, which also counts the kernel threads freeing namespaces) and wall,
 medians over the rounds with their range.
 
+With --run-cases N, whole runs instead: `rubricgate run --jobs J` of bench/peers.py's N-case
+small suite (its stub reviewer), each side's code in turn, every run's whole process tree in a
+cpuacct cgroup of its own: its CPU, the machine's busy CPU and wall per run.
+
     python bench/launch_chain.py --baseline-ref HEAD~1 [--rounds 7] [--launches 60]
+    python bench/launch_chain.py --baseline-ref HEAD~1 --run-cases 200 [--rounds 7] [--jobs 4]
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -113,6 +119,48 @@ def side(tree: Path, launches: int) -> dict[str, float]:
     return json.loads(done.stdout.splitlines()[-1])
 
 
+def run_figures(tree: Path, repo: Path, jobs: int) -> dict[str, float]:
+    """One `rubricgate run` with the code in `tree`: its tree's CPU s (it joins a cpuacct group
+    of its own before it execs the interpreter), the machine's busy CPU s and wall s."""
+    from bench.peers import machine_busy
+
+    group = CPUACCT / f"rg-bench-run-{os.getpid()}"
+    group.mkdir()
+    join = (f"import os, sys; open({str(group / 'cgroup.procs')!r}, 'w').write(str(os.getpid())); "
+            f"os.execv(sys.executable, [sys.executable, '-m', 'rubricgate', 'run', '--repo', {str(repo)!r}, "
+            f"'--jobs', '{jobs}'])")
+    busy, began = machine_busy(), time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", join], cwd=repo.parent, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(tree)})
+    figures = {"cpu": machine_busy() - busy, "wall": time.perf_counter() - began}
+    for _ in range(100):  # what the run left (its namespace holders) ends with it
+        for pid in (group / "cgroup.procs").read_text().split():
+            (CPUACCT / "cgroup.procs").write_text(pid)
+        try:
+            figures["own"] = int((group / "cpuacct.usage").read_text()) / 1e9
+            group.rmdir()
+            break
+        except OSError:
+            time.sleep(0.05)
+    shutil.rmtree(repo / "reports", ignore_errors=True)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{tree}: exit {done.returncode}\n{done.stderr[-800:]}")
+    return figures
+
+
+def run_sides(sides: dict[str, Path], cases: int, jobs: int, rounds: int) -> dict[str, list[dict[str, float]]]:
+    """Whole runs of the `cases`-case suite, the sides alternating run by run."""
+    from bench.peers import TREES, bench_folders, make_suite, write_stubs
+
+    figures: dict[str, list[dict[str, float]]] = {name: [] for name in sides}
+    with bench_folders("rubricgate-chain-") as (work, stubs):
+        repo = make_suite(work / "suite" / "repo", cases, *TREES["small"], write_stubs(stubs)[0])
+        for rnd in range(rounds):
+            for name in (list(sides) if rnd % 2 else list(sides)[::-1]):
+                figures[name].append(run_figures(sides[name], repo, jobs))
+    return figures
+
+
 def worktree(ref: str, dest: Path) -> Path:
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(dest), ref], check=True)
     return dest
@@ -122,30 +170,41 @@ def spread(values: list[float]) -> str:
     return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
 
 
+def report(figures: dict[str, list[dict[str, float]]], args: argparse.Namespace) -> None:
+    unit, what = (("s", f"runs of {args.run_cases} cases at --jobs {args.jobs}") if args.run_cases
+                  else ("ms", f"rounds of {args.launches} launches"))
+    print(f"{args.rounds} {what} each side, interleaved; uid {os.geteuid()}, load {os.getloadavg()[0]:.2f} at the end")
+    for name, rows in figures.items():
+        print(f"  {name:<16} its tree's CPU {unit} {spread([r['own'] for r in rows]):<20} machine CPU {unit} "
+              f"{spread([r['cpu'] for r in rows]):<22} wall {unit} {spread([r['wall'] for r in rows])}")
+    for key, label in (("own", "its tree's CPU"), ("cpu", "machine CPU")):
+        new, old = (statistics.median(r[key] for r in figures[n]) for n in figures)
+        if old:
+            print(f"  ratio, {label}: {new / old:.2f}x ({old - new:+.2f} {unit} saved)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline-ref", required=True)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--launches", type=int, default=60)
+    parser.add_argument("--run-cases", type=int, default=0, help="whole runs of this many cases instead")
+    parser.add_argument("--jobs", type=int, default=4)
     args = parser.parse_args()
+    if args.run_cases and not os.access(CPUACCT, os.W_OK):
+        raise SystemExit(f"--run-cases needs a writable {CPUACCT} (cgroup v1's cpuacct, as root)")
     with tempfile.TemporaryDirectory(prefix="bench-chain-ref-") as tmp:
         sides = {"this code": ROOT, args.baseline_ref: worktree(args.baseline_ref, Path(tmp) / "code")}
         try:
             figures: dict[str, list[dict[str, float]]] = {name: [] for name in sides}
-            for rnd in range(args.rounds):
+            if args.run_cases:
+                figures = run_sides(sides, args.run_cases, args.jobs, args.rounds)
+            for rnd in range(0 if args.run_cases else args.rounds):
                 for name in (list(sides) if rnd % 2 else list(sides)[::-1]):
                     figures[name].append(side(sides[name], args.launches))
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(sides[args.baseline_ref])])
-    print(f"{args.rounds} rounds of {args.launches} launches each side, interleaved; uid {os.geteuid()}, "
-          f"load {os.getloadavg()[0]:.2f} at the end")
-    for name, rows in figures.items():
-        print(f"  {name:<16} own CPU ms a launch {spread([r['own'] for r in rows]):<20} machine CPU ms "
-              f"{spread([r['cpu'] for r in rows]):<22} wall ms {spread([r['wall'] for r in rows])}")
-    for key, label in (("own", "own CPU"), ("cpu", "machine CPU")):
-        new, old = (statistics.median(r[key] for r in figures[n]) for n in sides)
-        if old:
-            print(f"  ratio, {label}: {new / old:.2f}x ({old - new:+.2f} ms a launch saved)")
+    report(figures, args)
     return 0
 
 
