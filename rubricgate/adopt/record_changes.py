@@ -23,12 +23,12 @@ from rubricgate.adopt.record_sources import (
     _git,
     _head_sha,
     _keep,
-    _pr_files,
     _regular_text,
     _rev,
     _run_git,
     folder_changes,
     is_text,
+    pr_changes,
     undecoded_at,
 )
 from rubricgate.errors import GateInputError
@@ -73,16 +73,17 @@ def changed_from_worktree(repo: Path, base: str, excluded: list[str]) -> Reviewe
     return _checked(out)
 
 
-def changed_from_pull_request(target: GitHubTarget, pr: int, excluded: list[str]) -> Reviewed:
+def changed_from_pull_request(target: GitHubTarget, pr: int, excluded: list[str], prefix: str = "") -> Reviewed:
     """A pull request's changed files at its head commit, and its patch (GitHub's per-file hunks;
-    a file GitHub shows no patch for, binary or too large, is named in it without one)."""
+    a file GitHub shows no patch for, binary or too large, is named in it without one); named from
+    `prefix`'s folder (git_prefix: a monorepo's folder holding the config), as `changed_from_git`'s."""
     client = GitHubClient(target)
     head = _head_sha(client, pr)
-    listed = [f for f in _pr_files(client, pr) if _keep(f["filename"], excluded)][:MAX_FILES]
+    listed = [f for f in pr_changes(client, pr, prefix) if _keep(f["filename"], excluded)][:MAX_FILES]
     out = Reviewed(origin=f"pull request #{pr} at {head[:12]}", patch_name=f"pr-{pr}.diff")
     out.patch = "".join(_file_patch(f) for f in listed)
     for f in (f for f in listed if f.get("status") != "removed"):
-        text = _file(client, f["filename"], head)
+        text = _file(client, prefix + f["filename"], head)
         if len(text) <= MAX_TEXT_CHARS and "\0" not in text:
             out.files[f["filename"]] = text
     return _checked(out)

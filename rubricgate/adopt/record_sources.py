@@ -58,15 +58,16 @@ def _keep(path: str, excluded: list[str]) -> bool:
 # --- a pull request, through the GitHub REST API -------------------------------------------
 
 
-def from_pull_request(target: GitHubTarget, pr: int, excluded: list[str]) -> Reviewed:
-    """The PR's changed skills at its head commit (changed SKILL.md, or a changed file in its folder)."""
+def from_pull_request(target: GitHubTarget, pr: int, excluded: list[str], prefix: str = "") -> Reviewed:
+    """The PR's changed skills at its head commit (changed SKILL.md, or a changed file in its folder),
+    named from `prefix`'s folder (git_prefix: a monorepo's folder holding the config)."""
     client = GitHubClient(target)
     head = _head_sha(client, pr)
-    changed = [f["filename"] for f in _pr_files(client, pr) if f.get("status") != "removed"]
+    changed = [f["filename"] for f in pr_changes(client, pr, prefix) if f.get("status") != "removed"]
     folders = sorted({s for s in map(skill_folder_of, changed) if s is not None and _keep(s + "/", excluded)})
     out = Reviewed(origin=f"pull request #{pr} at {head[:12]}")
     for folder in folders:
-        files = _tree(client, folder, head, 0)
+        files = {p[len(prefix):]: t for p, t in _tree(client, prefix + folder, head, 0).items()}
         if f"{folder}/{SKILL_FILE}" in files:
             if not is_text(files[f"{folder}/{SKILL_FILE}"]):
                 raise GateInputError(f"{folder}/{SKILL_FILE}", "", "not UTF-8 text at the pull request's head",
@@ -83,6 +84,25 @@ def _head_sha(client: GitHubClient, pr: int) -> str:
     if not isinstance(sha, str):
         raise GateInputError("--pr", str(pr), "GitHub's answer has no head commit", "check the pull request number")
     return sha
+
+
+def pr_changes(client: GitHubClient, pr: int, prefix: str) -> list[dict]:
+    """The PR's changed files (GitHub's file objects), `filename` named from `prefix`'s folder, its
+    own only: GitHub names them from the top of the repository, while the config (and so the
+    reviewer's, the fixtures' and the answer key's paths left out) names them from the folder."""
+    out = []
+    for f in _pr_files(client, pr):
+        named = [n for n in in_folder([f["filename"]], prefix) if not n.startswith("../")]
+        out += [f | {"filename": named[0]}] if named else []
+    return out
+
+
+def repo_prefix(repo: Path) -> str:
+    """git_prefix of `repo`, '' outside a git work tree (its files are then named from the top)."""
+    try:
+        return git_prefix(repo)
+    except subprocess.CalledProcessError:
+        return ""
 
 
 def _pr_files(client: GitHubClient, pr: int) -> list[dict]:

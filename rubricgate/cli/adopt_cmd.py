@@ -187,9 +187,10 @@ def _reviewed(root, config, pr, github_repo, base, head, from_run, case_id, diff
     files = config.suite.layout == "files"
     if diff_file:
         return changes.from_diff(diff_file), "patch"
-    if pr:
-        return (changes.changed_from_pull_request(_target(github_repo), pr, excluded) if files
-                else sources.from_pull_request(_target(github_repo), pr, excluded)), f"pr-{pr}"
+    if pr:  # GitHub names the files from the top of the repository, the config from its folder
+        prefix = sources.repo_prefix(root)
+        return (changes.changed_from_pull_request(_target(github_repo), pr, excluded, prefix) if files
+                else sources.from_pull_request(_target(github_repo), pr, excluded, prefix)), f"pr-{pr}"
     if base or head:
         if not base:
             raise GateInputError("record", "--base", "--base is needed with --head", "give --base REF")

@@ -260,6 +260,29 @@ def test_a_pull_request_becomes_a_task_reviewing_its_patch_and_changed_files(cod
     assert "evaluate.md" not in patch  # the reviewer's own files are gated, not reviewed
 
 
+def test_a_pull_request_in_a_monorepos_folder_is_its_files_named_from_the_folder(tmp_path):
+    # GitHub names a PR's files from the top (team/fixtures/...): the fixtures, the reviewer and
+    # the answer key left out are named from the folder, so none matched and expect.yaml was recorded.
+    team = make_repo(tmp_path / "mono" / "team", commit=False)
+    config = yaml.safe_load((team / "rubricgate.yaml").read_text())
+    config["suite"].update({"layout": "files", "review_root": "changes"})
+    (team / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    subprocess.run(["git", "init", "-q", "-b", "main", str(tmp_path / "mono")], check=True)
+    commit(tmp_path / "mono", "init")
+    key = "team/fixtures/block/data-loader/expect.yaml"
+    head = {"team/app/db.py": APP, key: "tier: BLOCK\n", "team/reviewer/prompts/evaluate.md": "x\n", "other/x.py": "Z\n"}
+    with FakeGitHub() as gh:
+        gh.add_pull(22, "c" * 40, head, dict.fromkeys(head, "modified"), {"team/app/db.py": "@@ -1 +1 @@\n-a\n+b"})
+        got = cli("record", "--repo", str(team), "--expect", "BLOCK", "--pr", "22", "--id", "mono-pr", "--no-run",
+                  env=gh.env())
+    assert got.exit_code == 0, got.output
+    task = task_of(team, "mono-pr")
+    assert task["review"] == ["changes/pr-22.diff", "app/db.py"] and task["files"]["app/db.py"] == APP
+    patch = task["files"]["changes/pr-22.diff"]
+    assert patch.startswith("diff --git a/app/db.py b/app/db.py\n")
+    assert not any(name in patch for name in ("expect.yaml", "evaluate.md", "x.py\n"))
+
+
 # --- record --from a fixture: the answer key stays out --------------------------------------
 
 

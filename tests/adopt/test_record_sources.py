@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from rubricgate.adopt.record_sources import from_git, from_worktree
+from rubricgate.adopt.record_sources import from_git, from_pull_request, from_worktree
+from rubricgate.reports.github import GitHubTarget
 from tests.adopt.test_record import CLEAN, commit
 from tests.conftest import git, make_repo
+from tests.fake_github import FakeGitHub
 
 
 @pytest.fixture
@@ -43,3 +45,15 @@ def test_the_working_tree_of_a_monorepos_folder_is_read_from_the_folder(monorepo
     got = from_worktree(monorepo, "main", ["reviewer/"])
     assert got.skills == ["skills/orders-loader/SKILL.md"]
     assert got.files["skills/orders-loader/SKILL.md"] == CLEAN + "\nedited\n"
+
+
+def test_a_pull_request_in_a_monorepos_folder_leaves_its_fixtures_out(monorepo):
+    # GitHub names a PR's files from the top (team/fixtures/...): `fixtures` left out matched
+    # nothing, and the fixture's folder, its answer key expect.yaml with it, became the task.
+    key = "team/fixtures/block/data-loader/"
+    head = {key + "SKILL.md": CLEAN, key + "expect.yaml": "tier: BLOCK\n", "team/skills/a/SKILL.md": CLEAN,
+            "other/skills/b/SKILL.md": CLEAN}
+    with FakeGitHub() as gh:
+        gh.add_pull(5, "d" * 40, head, dict.fromkeys(head, "modified"))
+        got = from_pull_request(GitHubTarget.from_env(gh.env()), 5, ["fixtures", "reviewer"], "team/")
+    assert got.skills == ["skills/a/SKILL.md"] and got.files == {"skills/a/SKILL.md": CLEAN}
