@@ -18,9 +18,12 @@ from rubricgate.models.config import Config
 from rubricgate.models.dimensions import DIMENSIONS
 from rubricgate.models.task import Expect, FixtureExpect, Rubric, TaskFile
 from rubricgate.suite.checks import fixture_layout_errors, task_errors, task_layout_errors
+from rubricgate.suite.closure import reviewer_closure
 from rubricgate.suite.overlays import changed_files_errors, reviewer_overlay_errors
 from rubricgate.suite.paths import safe_relpath
 from rubricgate.suite.rubric import RubricSpec
+from rubricgate.suite.submodules import ignored_link_errors
+from rubricgate.suite.trees import WorkTree
 from rubricgate.suite.validation import load_all_errors
 
 TIERS: dict[str, Tier] = {"pass": "PASS", "warn": "WARN", "block": "BLOCK"}
@@ -43,8 +46,11 @@ def load_suite(repo: Path, config: Config, rubric: RubricSpec | None = None,
         for case in cases:
             _check_review_root(repo, config, case, errors)
     errors += root_errors if cases else []
-    errors += changed_files_errors(repo, config, config_rel or "rubricgate.yaml")
-    errors += reviewer_overlay_errors(repo, config, cases)
+    display = config_rel or "rubricgate.yaml"
+    closure = reviewer_closure(WorkTree(repo), config)  # walked once for the three checks
+    errors += changed_files_errors(repo, config, display, closure)
+    errors += reviewer_overlay_errors(repo, config, cases, closure)
+    errors += ignored_link_errors(repo, {rel: closure.reasons.get(rel, "") for rel in closure.linked}, display)
     if rubric is not None:
         for case in cases:
             if case.source != "task":  # a task's rule ids were checked with the rest of its file

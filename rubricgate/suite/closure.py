@@ -65,6 +65,7 @@ CACHE_DIR = ".rubricgate-cache"  # the default cache folder inside a repository 
 _LINK_TEXT = r"!?\[(?:[^\[\]\n]|\n(?![ \t]*\n)|\[[^\[\]\n]*\])*\]"  # wraps lines, not paragraphs
 _LINKED = "linked from"
 _IN_TEXT = "named in the text of"
+_LINKING = {_LINKED, "included by", "@-mentioned in"}  # a file the reviewer is told to read
 # (pattern, how the naming file refers to the target: "linked from X", ...). A link's destination
 # is CommonMark's: `<in angle brackets, spaces allowed>` or a run without spaces whose
 # parentheses balance (`paren(1).md`); it may be percent-encoded, and `/x` is the repository's x.
@@ -107,6 +108,9 @@ class Closure:
 
     reasons: dict[str, str] = field(default_factory=dict)
     capped: bool = False  # MAX_FILES reached: more may be referenced
+    # Reached by a link, an include or an @-mention: files the reviewer is told to read (a name in
+    # prose or a code span may be one it must not: "never open `.env`").
+    linked: set[str] = field(default_factory=set)
 
     @property
     def files(self) -> list[str]:
@@ -219,8 +223,9 @@ class _Walk:
         self.closure.reasons.setdefault(rel, why)
         self.add(rel, why, named=rel)
 
-    def add(self, rel: str, why: str, named: str | None = None, read: bool = True) -> None:
-        """`rel` (a file, or a folder's files) in the closure; `read`: its names followed too."""
+    def add(self, rel: str, why: str, named: str | None = None, read: bool = True, linked: bool = False) -> None:
+        """`rel` (a file, or a folder's files) in the closure; `read`: its names followed too;
+        `linked`: reached by a link (Closure.linked)."""
         real = self.tree.real(rel)
         if real is None or self._skipped(real[0]):
             return
@@ -230,6 +235,8 @@ class _Walk:
                     self.closure.reasons.setdefault(link, f"a link on the way to {real[0]}: {why}")
         paths = [real[0]] if real[1] == "file" else self.tree.files_under(real[0])
         for path in paths:
+            if linked and not self._skipped(path):
+                self.closure.linked.add(path)
             if self._skipped(path) or (path in self.closure and path != named):
                 continue
             if self.capping and len(self.closure.reasons) >= MAX_FILES:
@@ -285,7 +292,7 @@ class _Walk:
                         for match in self._glob(target):
                             self.add(match, f"matched by the glob {name!r} {how} {rel}", read=read)
                     elif (real := self.tree.real(target)) is not None and (read or real[1] == "file"):
-                        self.add(target, f"{how} {rel}", read=read)
+                        self.add(target, f"{how} {rel}", read=read, linked=how in _LINKING)
 
     def _glob(self, pattern: str) -> list[str]:
         """The tree's files a glob matches, each pattern matched once a walk; none past MAX_GLOBS

@@ -11,7 +11,7 @@ from rubricgate.models.config import Config
 from rubricgate.suite.checks import reports_folder_errors
 from rubricgate.suite.lfs import is_lfs_pointer, lfs_pointer_error
 from rubricgate.suite.paths import real_rel, safe_relpath
-from rubricgate.suite.submodules import nested_repository, submodule_error
+from rubricgate.suite.submodules import ignored_by_git, ignored_error, nested_repository, submodule_error
 from rubricgate.suite.validation import load_all_errors
 from rubricgate.suite.yaml_json import utf8_text
 
@@ -93,6 +93,7 @@ def _what_is_there(path: Path, kind: str) -> str:
 def check_config_paths(repo: Path, config: Config, display: str = CONFIG_NAME) -> None:
     """Every configured path stays inside the repository, and what must exist does."""
     errors = []
+    ignored = ignored_by_git(repo, [rel for rel, kind in _paths(config).values() if kind == "file"])
     for field, (rel, kind) in _paths(config).items():
         try:
             safe_relpath(repo, rel, display, field)
@@ -109,6 +110,8 @@ def check_config_paths(repo: Path, config: Config, display: str = CONFIG_NAME) -
                                          "no workspace holds", f"point {field} at a file of the repository's tree"))
         elif kind == "file" and (module := nested_repository(repo, rel)):
             errors.append(submodule_error(display, field, rel, module))
+        elif kind == "file" and rel in ignored:  # validate said ok, then every trial failed "not found"
+            errors.append(ignored_error(display, field, rel, ignored[rel]))
         elif kind == "file":  # the reviewer's prompt, skill and rubric: text every CLI reads
             try:
                 data = path.read_bytes()

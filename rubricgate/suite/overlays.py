@@ -21,30 +21,32 @@ from pathlib import Path
 from rubricgate.errors import GateInputError
 from rubricgate.models.case import CaseSpec
 from rubricgate.models.config import Config
-from rubricgate.suite.closure import command_scripts, reviewer_closure
+from rubricgate.suite.closure import Closure, command_scripts
 from rubricgate.suite.trees import WorkTree
 
 CHANGED_LIST = "the changed-files list rubricgate writes"
 RUN_BY_COMMAND = "run by agent.command"
 
 
-def reviewer_overlay_errors(repo: Path, config: Config, cases: Sequence[CaseSpec]) -> list[GateInputError]:
-    """An error for every overlay key that is one of the reviewer's own files."""
+def reviewer_overlay_errors(repo: Path, config: Config, cases: Sequence[CaseSpec],
+                            closure: Closure) -> list[GateInputError]:
+    """An error for every overlay key that is one of the reviewer's own files (`closure`: its
+    closure in `repo`)."""
     keyed = [(case, key) for case in cases for key in case.files]
     if not keyed:  # the closure is read only when some case overlays anything
         return []
-    own = {_canonical(rel): why for rel, why in reviewer_files(repo, config).items()}
+    own = {_canonical(rel): why for rel, why in reviewer_files(config, closure).items()}
     return [GateInputError(case.origin, f"files.{key}", f"replaces the reviewer's own {key!r} "
                            f"({own[_canonical(key)]}) in the workspace: the case would test that text, not the "
                            "reviewer", "overlay another path; the reviewer runs as it is in the repository")
             for case, key in keyed if _canonical(key) in own]
 
 
-def changed_files_errors(repo: Path, config: Config, display: str) -> list[GateInputError]:
+def changed_files_errors(repo: Path, config: Config, display: str, closure: Closure) -> list[GateInputError]:
     """An error when reviewer.changed_files names one of the reviewer's own files (by its name or,
-    through a link, by the file it names)."""
+    through a link, by the file it names; `closure`: the reviewer's closure in `repo`)."""
     changed = config.reviewer.changed_files
-    own = {_canonical(rel): why for rel, why in reviewer_files(repo, config).items() if why != CHANGED_LIST}
+    own = {_canonical(rel): why for rel, why in reviewer_files(config, closure).items() if why != CHANGED_LIST}
     real = WorkTree(repo).real(changed)
     names = [_canonical(changed), *([_canonical(real[0])] if real else [])]
     why = next((own[name] for name in names if name in own), None)
@@ -79,9 +81,10 @@ def _canonical(rel: str) -> str:
     return posixpath.normpath(rel.strip()).lstrip("/").casefold()
 
 
-def reviewer_files(repo: Path, config: Config) -> dict[str, str]:
-    """Repository-relative path -> why it is the reviewer's."""
-    own = dict(reviewer_closure(WorkTree(repo), config).reasons)
+def reviewer_files(config: Config, closure: Closure) -> dict[str, str]:
+    """Repository-relative path -> why it is the reviewer's (its `closure`, and the files rubricgate
+    writes or runs for it)."""
+    own = dict(closure.reasons)
     for rel in command_scripts(config):  # in the closure when there; named here even when not
         own.setdefault(rel, RUN_BY_COMMAND)
     own.setdefault(config.reviewer.changed_files.strip("/"), CHANGED_LIST)

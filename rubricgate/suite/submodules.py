@@ -1,15 +1,17 @@
-"""Reviewer files inside a git submodule (or any repository of its own inside the tree).
+"""Reviewer files no workspace holds: inside a git submodule (or any repository of its own
+inside the tree), or ignored by git.
 
-Workspaces hold the tree as git lists it, and git lists a submodule as one name, never its
-files (docs/isolation.md). A rubric there passed `validate` and then every trial failed with
-"rubric not found in workspace". In `compare --base` a policy the prompt links to there was in
-neither side's workspaces, so both sides ran the same reviewer and a pull request moving the
-module passed. Either is an input error (exit 2) naming the file and the fix.
+Workspaces hold the tree as git lists it (docs/isolation.md): a submodule as one name, never its
+files, and no file `.gitignore` keeps out. A rubric there passed `validate` and then every trial
+failed with "rubric not found in workspace". In `compare --base` a policy the prompt links to in
+a submodule was in neither side's workspaces, so both sides ran the same reviewer and a pull
+request moving the module passed. Either is an input error (exit 2) naming the file and the fix.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -17,6 +19,8 @@ from rubricgate.errors import GateInputError
 from rubricgate.suite.trees import in_git_repository
 
 FIX = "copy the file into the repository"
+# How a file is un-ignored: a `!` line cannot re-include a file whose folder is ignored; `add -f` can.
+IGNORED_FIX = "un-ignore it in .gitignore, or track it as it is: git add -f {rel}"
 
 
 def nested_repository(root: Path, rel: str) -> str:
@@ -42,3 +46,33 @@ def refuse_submodule_files(root: Path, files: Iterable[str], side: str) -> None:
     for rel in files:
         if module := nested_repository(root, rel):
             raise submodule_error("--base", side, rel, module)
+
+
+def ignored_by_git(root: Path, rels: list[str]) -> dict[str, str]:
+    """Of `rels` (named from `root`), those git ignores and does not track -> the rule ignoring it
+    (`.gitignore:3 'policy/'`); none outside git, where a tree is copied by walking it."""
+    if not rels or not in_git_repository(root):
+        return {}
+    got = subprocess.run(["git", "-C", str(root), "check-ignore", "-v", "-z", "--stdin"], capture_output=True,
+                         input="\0".join(rels).encode("utf-8", "surrogateescape"), check=False)
+    if got.returncode != 0:  # 1: none ignored; 128: git cannot say, and its listing then stops the run
+        return {}
+    fields = got.stdout.decode("utf-8", "surrogateescape").split("\0")
+    matched = [fields[i:i + 4] for i in range(0, len(fields) - 3, 4)]
+    # -v names a `!pattern` that matched too: that file is kept, not ignored.
+    return {path: f"{source}:{line} {pattern!r}" for source, line, pattern, path in matched
+            if not pattern.startswith("!")}
+
+
+def ignored_error(file: str, field: str, rel: str, rule: str) -> GateInputError:
+    """The one line for a reviewer file no workspace holds: git ignores it (by `rule`)."""
+    return GateInputError(file, field, f"{rel!r} is ignored by git ({rule}), and a workspace holds only the files "
+                          "git lists", IGNORED_FIX.format(rel=rel))
+
+
+def ignored_link_errors(root: Path, linked: dict[str, str], display: str) -> list[GateInputError]:
+    """An error for each file the reviewer's closure links to (suite/closure.py `linked`, each with
+    why it is in: `linked from reviewer/prompt.md`) that git ignores: the reviewer is told to read
+    it, and its workspaces would not hold it."""
+    return [ignored_error(display, "reviewer", rel, f"{rule}; {linked[rel]}")
+            for rel, rule in sorted(ignored_by_git(root, sorted(linked)).items())]

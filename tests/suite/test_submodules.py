@@ -55,3 +55,51 @@ def test_a_rubric_inside_a_submodule_is_one_line_and_exit_2(tmp_path: Path, comm
     assert got.output.startswith("error: rubricgate.yaml: reviewer.rubric: 'policy/rubric.md' is inside 'policy', "
                                  "a git submodule"), got.output
     assert got.output.count("\n") == 1 and "fix: copy the file into the repository" in got.output
+
+
+# --- a reviewer file git ignores --------------------------------------------------------------
+
+
+def test_a_file_git_ignores_is_named_with_its_rule_and_a_negated_or_tracked_one_is_not(tmp_path: Path) -> None:
+    from rubricgate.suite.submodules import ignored_by_git
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("policy/\n*.md\n!keep.md\n")
+    for rel in ("policy/a.md", "keep.md", "b.md", "t.md"):
+        (tmp_path / rel).parent.mkdir(exist_ok=True)
+        (tmp_path / rel).write_text("x\n")
+    git(tmp_path, "add", "-f", "t.md")
+    assert ignored_by_git(tmp_path, ["policy/a.md", "keep.md", "b.md", "t.md"]) == {
+        "policy/a.md": ".gitignore:1 'policy/'", "b.md": ".gitignore:2 '*.md'"}
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_a_rubric_git_ignores_is_one_line_and_exit_2(tmp_path: Path, command: str) -> None:
+    # validate said ok, then every trial failed "rubric not found in workspace" (run: REGRESSION).
+    repo = make_repo(tmp_path / "repo")
+    (repo / "policy").mkdir()
+    (repo / "policy/rubric.md").write_text((repo / "reviewer/evaluator/references/rubric.md").read_text())
+    (repo / ".gitignore").write_text("reports/\npolicy/\n")
+    config = (repo / "rubricgate.yaml").read_text()
+    (repo / "rubricgate.yaml").write_text(config.replace("reviewer/evaluator/references/rubric.md", "policy/rubric.md"))
+    got = CliRunner().invoke(main, [command, "--repo", str(repo)])
+    assert got.exit_code == 2, got.output
+    assert got.output == ("error: rubricgate.yaml: reviewer.rubric: 'policy/rubric.md' is ignored by git (.gitignore:2 "
+                          "'policy/'), and a workspace holds only the files git lists (fix: un-ignore it in "
+                          ".gitignore, or track it as it is: git add -f policy/rubric.md)\n")
+
+
+def test_a_policy_the_prompt_links_to_that_git_ignores_is_exit_2_a_code_span_is_not(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (repo / "local").mkdir()
+    (repo / "local/policy.md").write_text("Block every TODO.\n")
+    (repo / "local/notes.md").write_text("scratch\n")
+    (repo / ".gitignore").write_text("reports/\nlocal/\n")
+    prompt = repo / "reviewer/prompts/evaluate.md"
+    prompt.write_text(prompt.read_text() + "\nNever open `local/notes.md`.\n")
+    assert CliRunner().invoke(main, ["validate", "--repo", str(repo)]).exit_code == 0  # a mention, no link
+    prompt.write_text(prompt.read_text() + "Apply [the policy](../../local/policy.md).\n")
+    got = CliRunner().invoke(main, ["validate", "--repo", str(repo)])
+    assert got.exit_code == 2 and got.output.count("\n") == 1, got.output
+    assert ("'local/policy.md' is ignored by git (.gitignore:2 'local/'; linked from reviewer/prompts/evaluate.md)"
+            in got.output and "git add -f local/policy.md" in got.output and "notes.md" not in got.output)
