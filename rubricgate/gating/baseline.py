@@ -24,6 +24,7 @@ from rubricgate.errors import GateInputError
 from rubricgate.gating.changes import listed
 from rubricgate.models.baseline import Baseline, BaselineChange, CaseCount, MeasuredWith, RuleRecord, suite_rates
 from rubricgate.models.dimensions import ordered
+from rubricgate.models.reviewer_digests import comparable, sections_unrecorded
 
 # `validate` only reads the baseline: the run's result models (stats, records) load with the
 # update functions that need them, not on every start (bench/startup.py).
@@ -248,12 +249,9 @@ def as_recorded_by(old: Baseline, measured: MeasuredWith, summary: Summary) -> M
     rubricgate.yaml's sections were recorded beside the reviewer's files (runner/digests.py
     CONFIG_KEY) fingerprints the files alone. Against the run's files and sections, the first
     update after an upgrade read every reviewer as changed and replaced the pooled counts."""
-    from rubricgate.runner.digests import CONFIG_KEY
-
-    files = old.reviewer_digests
-    if not files or summary.reviewer is None or any(k.startswith(CONFIG_KEY) for k in files):
+    if summary.reviewer is None or not sections_unrecorded(old.reviewer_digests):
         return measured
-    own = {k: v for k, v in summary.reviewer.digests.items() if not k.startswith(CONFIG_KEY)}
+    own = comparable(summary.reviewer.digests, old.reviewer_digests)
     return measured.model_copy(update={"reviewer_digest": reviewer_fingerprint(own)})
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rubricgate.models.results import Summary
+from rubricgate.models.reviewer_digests import reviewer_changed
 from rubricgate.reports.junit import xml_safe
 
 SVG_NS, XLINK_NS = "http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"
@@ -181,7 +182,8 @@ def points_of(summaries: list[Summary]) -> list[TrendPoint]:
                  (("agent", "agent"), ("agent_version", "CLI"), ("model", "model"))
                  if prev is not None and getattr(prev, a) != getattr(s, a)]
         changed = (prev is not None and s.reviewer is not None and prev.reviewer is not None
-                   and s.reviewer.fingerprint != prev.reviewer.fingerprint)
+                   and reviewer_changed((prev.reviewer.fingerprint, prev.reviewer.digests),
+                                        (s.reviewer.fingerprint, s.reviewer.digests)))
         margin = (s.gate.plan or {}).get("margin") if s.gate else None
         out.append(TrendPoint(s.run_id, s.started_at, s.decision.status, s.complete,
                               {d: (r.rate, r.low, r.high) for d, r in s.rates.items()},

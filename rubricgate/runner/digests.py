@@ -14,6 +14,7 @@ from typing import Any
 
 from rubricgate.models.config import Config
 from rubricgate.models.results import CaseSpec
+from rubricgate.models.reviewer_digests import CONFIG_KEY
 from rubricgate.runner.workspace import SKIP_DIRS, excluded
 from rubricgate.suite.closure import closure_skip, reviewer_closure
 from rubricgate.suite.trees import WorkTree
@@ -45,7 +46,6 @@ def reviewer_digest(repo: Path, config: Config, whole_past_cap: bool = False) ->
 # rubricgate.yaml's sections that set up or grade the reviewer, recorded beside its files: a
 # change there is a reviewer change the baseline can see (gating/changes.py).
 CONFIG_SECTIONS = ("reviewer", "agent", "tiers", "rubric", "verdict", "gate")
-CONFIG_KEY = "rubricgate.yaml#"
 # Settings of those sections that change no grade and no decision: left out (a stale-baseline
 # note's age is no change to hold a run for).
 NOT_JUDGING = {"gate": {"baseline_max_age_days"}}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 
+from rubricgate.models.reviewer_digests import reviewer_changed
 from rubricgate.models.view_index import RunHead
 from rubricgate.reports import render_cache
 
@@ -25,7 +26,8 @@ def points(heads: list[RunHead]):
         drift = [f"{label} {getattr(prev, a) or '?'} → {getattr(h, a) or '?'}" for a, label in
                  (("agent", "agent"), ("agent_version", "CLI"), ("model", "model"))
                  if prev is not None and getattr(prev, a) != getattr(h, a)]
-        changed = prev is not None and bool(h.reviewer) and bool(prev.reviewer) and h.reviewer != prev.reviewer
+        changed = prev is not None and reviewer_changed((prev.reviewer, prev.reviewer_files),
+                                                        (h.reviewer, h.reviewer_files))
         out.append(TrendPoint(h.run_id, h.started_at, h.status, h.complete,
                               {d: (c.rate, c.low, c.high) for d, c in h.rates.items()},
                               {d: c.baseline for d, c in h.rates.items()}, h.margin, changed, "; ".join(drift)))

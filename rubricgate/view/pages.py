@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rubricgate.errors import GateInputError
+from rubricgate.models.reviewer_digests import reviewer_changed
 from rubricgate.models.view_index import CaseCell, RunHead
 from rubricgate.view import comparisons, safe, urls
 from rubricgate.view.catalog import Catalog, RunRef
@@ -304,7 +305,8 @@ def trend_page(cat: Catalog, branch_slug: str | None = None) -> dict:
     heads = series.get(branch, []) if branch is not None else []
     points = []
     for prev, cur in zip([None, *heads], heads):
-        changed = prev is not None and bool(cur.reviewer) and cur.reviewer != prev.reviewer
+        changed = prev is not None and reviewer_changed((prev.reviewer, prev.reviewer_files),
+                                                        (cur.reviewer, cur.reviewer_files))
         drift = [] if prev is None else [
             f"{label}: {getattr(prev, a) or 'unknown'} → {getattr(cur, a) or 'unknown'}"
             for a, label in (("agent", "agent"), ("agent_version", "CLI"), ("model", "model"))

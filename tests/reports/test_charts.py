@@ -89,6 +89,20 @@ def test_reviewer_and_agent_changes_are_marked_between_runs():
     assert {g.get("class") for g in root.iter() if g.get("class", "").startswith("mark-")} == {"mark-tested", "mark-drift"}
 
 
+def test_the_first_run_after_an_upgrade_is_no_reviewer_change_unless_its_files_changed():
+    # An older rubricgate fingerprinted the reviewer files alone, a newer one adds rubricgate.yaml's
+    # sections: the first run on new code was marked "the reviewer files changed".
+    runs = _month(["pass", "pass", "pass"], [0.97, 0.97, 0.97])
+    files, _ = rf.reviewer_records()
+    newer = files.digests | {"rubricgate.yaml#agent": "d" * 64}
+    runs[0] = runs[0].model_copy(update={"reviewer": files.model_copy(update={"fingerprint": "a" * 64})})
+    runs[1] = runs[1].model_copy(update={"reviewer": files.model_copy(update={"fingerprint": "b" * 64,
+                                                                                "digests": newer})})
+    runs[2] = runs[2].model_copy(update={"reviewer": files.model_copy(update={"fingerprint": "c" * 64,
+                                                                                "digests": newer | {"x.md": "e" * 64}})})
+    assert [p.reviewer_changed for p in charts.points_of(runs)] == [False, False, True]
+
+
 def test_the_narrow_chart_shows_the_latest_runs_for_a_phone():
     runs = _month(["pass"] * 20, [0.97] * 20)
     narrow = _svg(charts.trend_chart(runs, charts.NARROW))

@@ -99,6 +99,21 @@ def test_trend_page_marks_tested_changes_and_drift(site):
     assert 'class="mark-drift"' in html
 
 
+def test_trend_page_marks_no_reviewer_change_where_only_the_recording_changed(tmp_path):
+    # An older rubricgate fingerprinted the reviewer files alone, a newer one adds rubricgate.yaml's
+    # sections: the first run on new code was marked "reviewer files changed".
+    files, _ = rf.reviewer_records()
+    newer = files.model_copy(update={"fingerprint": "b" * 64,
+                                     "digests": files.digests | {"rubricgate.yaml#agent": "d" * 64}})
+    for i, reviewer in enumerate([files.model_copy(update={"fingerprint": "a" * 64}), newer]):
+        run_id = f"2026010{i + 1}T000000Z-abc12{i}"
+        rf.write_run_dir(tmp_path / "reports" / run_id,
+                         rf.summary(run_id=run_id, started_at=f"2026-01-0{i + 1}T00:00:00Z", reviewer=reviewer))
+    html = text(site_for([tmp_path / "reports"]), urls.trend())
+    assert 'id="chart-trend"' in html and "reviewer files changed</span>" not in html
+    assert 'class="mark-tested"' not in html
+
+
 def test_report_is_the_runs_own_file(site, tmp_path):
     (tmp_path / "reports" / OLD / "report.html").write_text("<!DOCTYPE html><p>the run's report</p>")
     assert text(site, urls.report(OLD)) == "<!DOCTYPE html><p>the run's report</p>"
