@@ -56,6 +56,7 @@ from rubricgate.gating.design import (
     design_key,
     judging_settings,
     suite_digest,
+    unrecorded_by_older,
 )
 from rubricgate.gating.planning import CONFIRM_FACTOR
 from rubricgate.gating.recorded import TrialLedger, bad_trial, copy_transcripts
@@ -173,6 +174,7 @@ def not_judged(summary: Summary) -> bool:
 
 FIX = "continue a run as rubricgate wrote it, or run afresh without --continue"
 NAMED_FIX = "continue the newest INCONCLUSIVE run of this reviewer and baseline, or run afresh without --continue"
+OLDER = "an older rubricgate wrote this run"
 
 
 def prepare(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str,
@@ -285,7 +287,8 @@ def continued_run(named: Path | None, reports: Path, key: str, cache_dir: Path |
         mark, note = mark_path(reports, summary.run_id), user_mark(cache_dir, summary.run_id)
         problem = why_not(summary, key, named, mark, note) or changed_settings(summary, settings)
         if problem:
-            raise GateInputError("--continue", str(named), problem, NAMED_FIX)
+            raise GateInputError("--continue", str(named), problem,
+                                 "run afresh without --continue" if problem.startswith(OLDER) else NAMED_FIX)
         return Continued(named, summary, False, mark, also=_also(named, note))
     found = _newest_run_here(reports, cache_dir, lambda summary: of_design(summary, key, settings))
     if found is None:
@@ -336,6 +339,9 @@ def why_not(summary: Summary, key: str, run_dir: Path | None = None, mark: Path 
     if summary.decision.status != "inconclusive":
         return f"it ended {summary.decision.status.upper()}, not INCONCLUSIVE: nothing to continue"
     if not gate.design_key or gate.design_key != key:
+        if gaps := unrecorded_by_older(summary):  # not a change: a key computed from less
+            return (f"{OLDER}: it recorded no {' and no '.join(gaps)}, which a design "
+                    "now holds, so no run of this rubricgate is its design; a fresh run is needed")
         return ("another design: the reviewer, agent, model, its environment, baseline, cases or gate settings "
                 "changed since (a changed reviewer is judged afresh)")
     return ""

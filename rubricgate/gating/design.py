@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rubricgate.models.baseline import Baseline
 from rubricgate.models.config import GateConfig
+from rubricgate.models.reviewer_digests import sections_unrecorded
 from rubricgate.runner.digests import as_before
 
 
@@ -106,3 +107,13 @@ def command_program(repo: Path, config, agent: str) -> str:
     # with the old CLI's would be judged as one design.
     spec = cli_specs().get(agent)
     return program_digest([spec.binary], repo, os.environ.get("PATH")) if spec is not None else ""
+
+
+def unrecorded_by_older(summary) -> list[str]:
+    """What a design now holds that the run's summary never recorded, because an older rubricgate
+    wrote it ([] when it records them all): each case's digest (suite_digest's `reviewed`) and
+    rubricgate.yaml's sections beside the reviewer's files (judging_settings). Its design key was
+    computed without them: no run of this rubricgate can be its design."""
+    gaps = ["case digests"] if any(not case.digest for case in summary.cases) else []
+    digests = summary.reviewer.digests if summary.reviewer is not None else {}
+    return gaps + (["digests of rubricgate.yaml's sections"] if not digests or sections_unrecorded(digests) else [])

@@ -293,6 +293,27 @@ def test_what_cannot_be_continued_is_one_line_and_exit_2(repo, change) -> None:
     assert result.exit_code == 2 and want in result.output and "Traceback" not in result.output, result.output
 
 
+def test_a_run_an_older_rubricgate_wrote_is_refused_saying_so_and_that_a_fresh_run_is_needed(repo) -> None:
+    # It recorded no case digests and no rubricgate.yaml sections, and its design key was computed
+    # without them: the refusal read "another design: the reviewer, ... changed since".
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+
+    def older(data) -> None:
+        data["gate"]["design_key"] = "0123456789abcdef"
+        for case in data["cases"]:
+            case.pop("digest", None)
+        data["reviewer"]["digests"] = {k: v for k, v in data["reviewer"]["digests"].items() if "#" not in k}
+
+    _edited(old, older)
+    result = _run(repo, "--continue", str(old))
+    assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
+    assert ("an older rubricgate wrote this run: it recorded no case digests and no digests of rubricgate.yaml's "
+            "sections" in result.output and "a fresh run is needed" in result.output), result.output
+    assert "another design" not in result.output and "fix: run afresh without --continue" in result.output
+
+
 @pytest.mark.parametrize(("key", "value"), [("jobs", 2), ("retries", 5), ("retry_backoff_s", 10.0),
                                           ("preflight", False), ("preflight_timeout_s", 90.0)])
 def test_agent_settings_that_change_no_answer_leave_the_run_continued(repo, key, value) -> None:
