@@ -109,6 +109,10 @@ def check_cases_against_repo(shard: Shard, loaded: Loaded) -> None:
     """Each case a shard ran asked and reviewed what it does here: the merge grades its answers with
     this repository's expectations (a shard of an edited suite would mix two cases under one id)."""
     for case in shard.summary.cases:
+        if case.id in loaded.case_digests and not case.digest:  # nothing to compare: not a difference
+            raise _mismatch(shard, "cases", f"case {case.id} has no case digest: an older rubricgate ran the shard, "
+                            "and without one no merge can check that the case asks and reviews what it does here",
+                            "run the shards again with this rubricgate, then merge them")
         if case.id in loaded.case_digests and case.digest != loaded.case_digests[case.id]:
             raise _mismatch(shard, "cases", f"case {case.id} differs from this repository's (what it asks or reviews)",
                             "merge in a checkout of the commit the shards ran")

@@ -88,6 +88,21 @@ def test_a_baseline_changed_after_the_shards_ran_is_refused(suite):
     assert result.exit_code == 2 and "baseline_digest: differs from this repository's" in result.output
 
 
+def test_shards_an_older_rubricgate_ran_are_refused_for_that_not_for_an_edited_case(suite):
+    # An older rubricgate recorded no case digest: the merge said the case "differs from this
+    # repository's" and sent the user to a checkout of the commit the shards ran, which differs too.
+    dirs = _shards(suite)
+    path = dirs[0] / "summary.json"
+    data = json.loads(path.read_text())
+    for case in data["cases"]:
+        case.pop("digest", None)
+    path.write_text(json.dumps(data))
+    result = _merge(suite, dirs)
+    assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
+    assert f"case {data['cases'][0]['id']} has no case digest: an older rubricgate ran the shard" in result.output
+    assert "differs from this repository's" not in result.output and "run the shards again" in result.output
+
+
 def test_a_tampered_shard_that_ran_another_shards_case_is_refused(suite):
     dirs = _shards(suite)
     path = dirs[0] / "shard.json"
