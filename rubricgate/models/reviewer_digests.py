@@ -9,7 +9,6 @@ update replaced the pooled counts. Compared here, with the sections left out whe
 recorded none, it is a change only when the files really changed.
 """
 
-from __future__ import annotations
 
 from collections.abc import Mapping
 

@@ -53,8 +53,11 @@ def ignored_by_git(root: Path, rels: list[str]) -> dict[str, str]:
     (`.gitignore:3 'policy/'`); none outside git, where a tree is copied by walking it."""
     if not rels or not in_git_repository(root):
         return {}
-    got = subprocess.run(["git", "-C", str(root), "check-ignore", "-v", "-z", "--stdin"], capture_output=True,
-                         input="\0".join(rels).encode("utf-8", "surrogateescape"), check=False)
+    try:
+        got = subprocess.run(["git", "-C", str(root), "check-ignore", "-v", "-z", "--stdin"], capture_output=True,
+                             input="\0".join(rels).encode("utf-8", "surrogateescape"), check=False)
+    except OSError:  # no git: the run's git listing says so in its own line (runner/git_listing.py)
+        return {}
     if got.returncode != 0:  # 1: none ignored; 128: git cannot say, and its listing then stops the run
         return {}
     fields = got.stdout.decode("utf-8", "surrogateescape").split("\0")

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from rubricgate.cli import main
 from rubricgate.errors import GateInputError
-from rubricgate.suite.submodules import nested_repository, refuse_submodule_files
+from rubricgate.suite.submodules import ignored_by_git, nested_repository, refuse_submodule_files
 from tests.conftest import git, make_repo
 
 
@@ -103,3 +103,11 @@ def test_a_policy_the_prompt_links_to_that_git_ignores_is_exit_2_a_code_span_is_
     assert got.exit_code == 2 and got.output.count("\n") == 1, got.output
     assert ("'local/policy.md' is ignored by git (.gitignore:2 'local/'; linked from reviewer/prompts/evaluate.md)"
             in got.output and "git add -f local/policy.md" in got.output and "notes.md" not in got.output)
+
+
+def test_no_git_on_path_asks_nothing_and_raises_nothing(tmp_path: Path, monkeypatch) -> None:
+    # validate with git missing ended in "internal error: FileNotFoundError: 'git'" here, hiding
+    # the lines it exists to give (a missing CLI, a broken baseline).
+    (tmp_path / ".git").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    assert ignored_by_git(tmp_path, ["policy/rubric.md"]) == {}
