@@ -15,7 +15,7 @@ import html
 import json
 import re
 from collections.abc import Iterator
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -38,7 +38,21 @@ Bodies = dict[str, str]  # a trial's transcript path (relative to the run dir) -
 def e(value: object) -> str:
     """HTML-escape text (quotes too, so it is safe inside attributes); control characters shown as
     \\xNN; credential-shaped text (a key a reviewer quoted) shown as <masked:KIND>."""
-    return html.escape(xml_safe(mask_credentials(str(value))), quote=True)
+    text = str(value)
+    return _escaped_short(text) if len(text) <= SHORT_TEXT else _escaped(text)
+
+
+def _escaped(text: str) -> str:
+    return html.escape(xml_safe(mask_credentials(text)), quote=True)
+
+
+# A report escapes the same short values over and over (tool names, statuses, step numbers, a
+# tool's input: 155 values a trial's timeline, most of them repeats): each escaped once a process.
+# The escaped text depends on the text alone, so a kept one is the one `_escaped` would give.
+# Bounded: at most MEMO_SIZE values of at most SHORT_TEXT characters (~0.5 MB at worst).
+SHORT_TEXT = 120
+MEMO_SIZE = 2048
+_escaped_short = lru_cache(maxsize=MEMO_SIZE)(_escaped)
 
 
 def _clip(text: str, limit: int) -> str:

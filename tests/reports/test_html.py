@@ -260,3 +260,14 @@ def test_a_case_id_with_markup_gets_a_safe_anchor():
     page = render_html(rf.summary(cases=[CaseSummary(id=hostile, source="t", trials=[rf.trial(hostile, 1)])],
                                   rates={"verdict": rate}))
     assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
+
+
+@pytest.mark.parametrize("value", ['<b a="1">&</b>', "sk-ant-api03-" + "a" * 40, "bell\x07", 7, "x" * 500,
+                                   "é" * (html_module.SHORT_TEXT + 1)])
+def test_escaping_a_value_twice_gives_what_escaping_it_once_does(value):
+    # Short values are escaped once a process and kept (tool names, statuses, inputs repeat in
+    # every timeline); a kept escape must be the one the uncached path gives, every time.
+    once = html_module._escaped(str(value))
+    assert html_module.e(value) == once
+    assert html_module.e(value) == once
+    assert "<b" not in once and "sk-ant-api03-a" not in once and "\x07" not in once
