@@ -33,11 +33,10 @@ def isolated_env(base: Mapping[str, str], home: Path, view: Path | None = None) 
     Agent CLIs read and write config, caches and session history under these; pointing them
     at a per-run directory keeps the user's real config out and the run's state contained.
     """
-    from rubricgate.isolation.untrusted import folder_under
+    from rubricgate.isolation.untrusted import make_folders
 
-    for rel in XDG_DIRS.values():
-        # By descriptor from the folder HOME is in: a retry runs in the same HOME, where the failed
-        # attempt may have left `.local -> /etc`, and mkdir(parents=True) made /etc/share through it.
-        os.close(folder_under(home.parent, os.path.normpath(os.path.join(home.name, rel))))
+    # By descriptor from the folder HOME is in: a retry runs in the same HOME, where the failed
+    # attempt may have left `.local -> /etc`, and mkdir(parents=True) made /etc/share through it.
+    make_folders(home.parent, [os.path.normpath(os.path.join(home.name, rel)) for rel in XDG_DIRS.values()])
     seen = view or home
     return {**base, **{k: os.path.normpath(seen / rel) for k, rel in XDG_DIRS.items()}}

@@ -39,6 +39,27 @@ def test_a_throwaway_dir_left_a_link_is_replaced_not_made_through(tmp_path: Path
     assert not (home / "tmp").is_symlink() and Path(env["TMPDIR"]).is_dir()
 
 
+def test_a_home_left_a_link_and_a_file_where_a_folder_goes_are_replaced(tmp_path: Path) -> None:
+    """The folders are made in one walk from HOME's folder (each shared folder entered once):
+    HOME itself a link, `.cache` a file and `.local/share` a link are each replaced, never followed."""
+    outside, scratch = tmp_path / "outside", tmp_path / "scratch"
+    (outside / "x").mkdir(parents=True)
+    scratch.mkdir()
+    (scratch / "home").symlink_to(outside)
+    env = isolated_env({}, scratch / "home")
+    assert sorted(p.name for p in outside.iterdir()) == ["x"]
+    home = scratch / "home"
+    assert not home.is_symlink() and home.is_dir()
+    (home / ".cache").rmdir()
+    (home / ".cache").write_text("left by the reviewer")
+    (home / ".local" / "share").rmdir()
+    (home / ".local" / "share").symlink_to(outside)
+    env = isolated_env({}, home)
+    assert sorted(p.name for p in outside.iterdir()) == ["x"]
+    for key in ("XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "TMPDIR"):
+        assert Path(env[key]).is_dir() and not Path(env[key]).is_symlink()
+
+
 def test_scrub_file_and_model(tmp_path: Path) -> None:
     secret = 'sk-"quoted"\\value'
     f = tmp_path / "s.ndjson"
