@@ -28,8 +28,8 @@ from rubricgate.agents.normalize import (
     field_dict,
     is_resume_request,
     is_tool_block,
+    line_event,
     mark_not_allowed,
-    parse_json_lines,
     retry_stop,
     tool_block_name,
 )
@@ -95,8 +95,7 @@ def api_retry_stop(line: bytes) -> str | None:
     delay it computed from the retry-after header."""
     if b'"api_retry"' not in line:
         return None
-    events, _ = parse_json_lines(line)
-    ev = events[0] if events else {}
+    ev = line_event(line) or {}
     if ev.get("type") != "system" or ev.get("subtype") != "api_retry":
         return None
     status, delay = ev.get("error_status"), ev.get("retry_delay_ms")

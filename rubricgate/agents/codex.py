@@ -36,9 +36,9 @@ from rubricgate.agents.normalize import (
     fail_if_truncated,
     feed_stream,
     field_dict,
+    line_event,
     mark_not_allowed,
     normalize_tool_name,
-    parse_json_lines,
     retry_stop,
     rust_duration_s,
 )
@@ -234,9 +234,8 @@ def limit_watch(max_steps: int | None, allowed: list[str] | None = None) -> Watc
             return reconnect_stop(line, reconnects)
         if max_steps is None or b'"item.' not in line:
             return None
-        events, _ = parse_json_lines(line)
-        if events:
-            counter.feed(events[0])
+        if (ev := line_event(line)) is not None:
+            counter.feed(ev)
         if counter.steps > max_steps:
             return f"max_turns: turn {counter.steps} exceeds max_steps {max_steps}"
         return None
@@ -284,8 +283,8 @@ def reconnect_stop(line: bytes, seen: list[int]) -> str | None:
     settings: the idle timeout never fires and the trial would run to its wall-clock timeout
     and be graded a reviewer timeout. One notice may be a blip Codex recovers from; a second in
     the same run is an outage, for the harness's own retry policy (runner/retry.py)."""
-    events, _ = parse_json_lines(line)
-    message = str(events[0].get("message", "")) if events and events[0].get("type") == "error" else ""
+    ev = line_event(line)
+    message = str(ev.get("message", "")) if ev is not None and ev.get("type") == "error" else ""
     if not message.startswith("Reconnecting"):
         return None
     seen[0] += 1

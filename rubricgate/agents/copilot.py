@@ -49,9 +49,9 @@ from rubricgate.agents.normalize import (
     fail_if_truncated,
     feed_stream,
     field_dict,
+    line_event,
     mark_not_allowed,
     native_tools,
-    parse_json_lines,
     retry_stop,
 )
 from rubricgate.agents.spec import CliSpec, Endpoint, StreamFormat, Tested
@@ -180,8 +180,7 @@ def limit_watch(max_steps: int | None, allowed: list[str] | None = None) -> Watc
     def watch(line: bytes) -> str | None:
         if b"assistant.turn_start" not in line and b"model.call_failure" not in line:
             return None
-        events, _ = parse_json_lines(line)
-        ev = events[0] if events else {}
+        ev = line_event(line) or {}
         if ev.get("type") == "assistant.turn_start":
             failed.clear()  # the last turn's request succeeded
             turns[0] += 1

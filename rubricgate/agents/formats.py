@@ -20,8 +20,8 @@ from rubricgate.agents.normalize import (
     field_dict,
     is_resume_request,
     is_tool_block,
+    line_event,
     normalize_tool_name,
-    parse_json_lines,
     tool_block_name,
 )
 from rubricgate.agents.registry import formats
@@ -72,8 +72,7 @@ def claude_shape_watch(max_steps: int | None, allowed: list[str] | None) -> Watc
     ok = set(allowed) if allowed is not None else None
 
     def watch(line: bytes) -> str | None:
-        events, _ = parse_json_lines(line)
-        ev = events[0] if events else {}
+        ev = line_event(line) or {}
         if ev.get("type") == "user" and ev.get("parent_tool_use_id") is None and _has_tool_result(ev):
             turns.tool_result()
         elif is_resume_request(ev):

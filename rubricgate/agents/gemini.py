@@ -39,9 +39,9 @@ from rubricgate.agents.normalize import (
     fail_if_truncated,
     feed_stream,
     field_dict,
+    line_event,
     mark_not_allowed,
     native_tools,
-    parse_json_lines,
 )
 from rubricgate.agents.spec import CliSpec, Endpoint, StreamFormat, Tested
 from rubricgate.suite.agent_context import CONTEXT_FILES
@@ -143,8 +143,8 @@ def turn_limit_watch(max_steps: int | None, allowed: list[str] | None = None) ->
     turns = _Turns()
 
     def watch(line: bytes) -> str | None:
-        events, _ = parse_json_lines(line)
-        if events and turns.feed(events[0]) and turns.counter.turns > max_steps:
+        ev = line_event(line)
+        if ev is not None and turns.feed(ev) and turns.counter.turns > max_steps:
             return f"max_turns: turn {turns.counter.turns} exceeds max_steps {max_steps}"
         return None
 

@@ -114,6 +114,20 @@ def parse_json_lines(data: bytes | str) -> tuple[list[dict[str, Any]], int]:
     return events, skipped
 
 
+def line_event(line: bytes | str) -> dict[str, Any] | None:
+    """The event one stream line holds (None for a line that holds none): parse_json_lines of a
+    single line, for a live watch, without the stream's bookkeeping (skipped and malformed lines
+    are the parser's to count). Its value is kept for the trial's parser (agents/decoded_lines.py)."""
+    text = (line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line).strip()
+    if "\n" in text:  # several lines (a watch is shown one): the first event, as parse_json_lines gives
+        events = parse_json_lines(text)[0]
+        return events[0] if events else None
+    if not text:
+        return None
+    obj = decode_line(text, _loads)
+    return obj if isinstance(obj, dict) else None
+
+
 # What an event line begins with: an object whose first key is quoted (`{"type": ...`), or `{}`.
 # Node's console.log of an object (`{ level: 'warn', msg: '...' }`) is a log line, not an event.
 _LOOKS_LIKE_EVENT = re.compile(r'\{\s*(?:"|\})')

@@ -37,8 +37,8 @@ from rubricgate.agents.normalize import (
     fail_if_truncated,
     feed_stream,
     field_dict,
+    line_event,
     mark_not_allowed,
-    parse_json_lines,
     retry_stop,
 )
 from rubricgate.agents.spec import CliSpec, Endpoint, StreamFormat, Tested
@@ -225,8 +225,8 @@ def _log_time(stamp: str) -> datetime:
 
 
 def _event_type(line: bytes) -> str:
-    events, _ = parse_json_lines(line)
-    return str(events[0].get("type")) if events else ""
+    ev = line_event(line)
+    return str(ev.get("type")) if ev is not None else ""
 
 
 def parse_opencode_stream(data: bytes | str, *, agent: str = "opencode",

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from rubricgate.agents.ending import finish
-from rubricgate.agents.normalize import Draft, normalize_tool_name, parse_json_lines
+import pytest
+
+from rubricgate.agents.decoded_lines import shared_decoding
+from rubricgate.agents.normalize import Draft, line_event, normalize_tool_name, parse_json_lines, parse_stream
 from rubricgate.isolation.process import ProcessResult
 
 
@@ -96,3 +99,30 @@ def test_a_reviewer_stop_stays_the_reviewers_failure() -> None:
 
     t = finish(Draft(agent="x", steps=2), _proc(exit_code=None, stopped="tool_denied: bash x"), version=None)
     assert t.termination == "crashed" and failure_kind(t) == "reviewer"
+
+
+_WATCHED_LINES = [b'{"type": "user"}', b'  {"type": "a"}\r', b"{}", b"", b"   ", b"Loading model...",
+                  b'\x1b[?25l{"type": "assistant"}', b'{"type": "cut', b"[1, 2]", b'"text"', b"\xff\xfe{}",
+                  '{"t": "a\u2028b"}'.encode(), b'{"a": 1}\n{"b": 2}', b"{\"deep\": " + b"[" * 300 + b"]" * 300 + b"}"]
+
+
+@pytest.mark.parametrize("line", _WATCHED_LINES)
+def test_a_watched_line_holds_the_event_the_stream_reading_finds(line):
+    # The live watches read one line at a time through line_event; it must see the event
+    # parse_json_lines sees (the first, or none), banners and escape-prefixed lines included.
+    events, _ = parse_json_lines(line)
+    assert line_event(line) == (events[0] if events else None)
+    assert line_event(line.decode("utf-8", errors="replace")) == (events[0] if events else None)
+
+
+def test_the_parser_counts_a_stream_the_watch_saw_as_it_counts_one_it_did_not():
+    # The watch keeps each line's value for the parser: the parser's skipped, malformed and cut
+    # counts are its own, the same with and without a watch before it.
+    stream = b"\n".join(_WATCHED_LINES[:-2]) + b'\n{"type": "result"}\n{"cut'
+    alone = parse_stream(stream)
+    with shared_decoding() as decoded:
+        for line in stream.split(b"\n"):
+            line_event(line)
+        decoded.parsing()
+        shared = parse_stream(stream)
+    assert shared == alone and alone[1:] == (7, 2)
