@@ -285,13 +285,7 @@ def test_one_session_of_a_measurement_given_again_is_refused(repo):
 
 
 def test_a_run_and_the_run_that_continued_it_given_together_count_its_trials_once(repo):
-    cfg = yaml.safe_load((repo / "rubricgate.yaml").read_text())
-    cfg["gate"]["method"] = "statistical"
-    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(cfg))
-    assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code == 2  # INCONCLUSIVE at this size
-    first = _runs(repo)
-    assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code in (0, 2)  # continues the first
-    (a,), (b,) = first, _runs(repo) - first
+    a, b = _run_and_continuation(repo)
     got = update(repo, "--from", str(a), "--from", str(b), "--allow-partial")
     assert got.exit_code == 2 and "this run's trials are in two of the runs given" in got.output, got.output
 
@@ -341,9 +335,8 @@ def _as_older_rubricgate_wrote_it(run_dir) -> None:
     path.write_text(json.dumps(data, indent=2))
 
 
-def _continued_pair(repo):
-    """An INCONCLUSIVE statistical run and the run that continued it, written as an older
-    rubricgate wrote them."""
+def _run_and_continuation(repo):
+    """An INCONCLUSIVE statistical run and the run that continued it."""
     cfg = yaml.safe_load((repo / "rubricgate.yaml").read_text())
     cfg["gate"]["method"] = "statistical"
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(cfg))
@@ -351,6 +344,13 @@ def _continued_pair(repo):
     first = _runs(repo)
     assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code in (0, 2)  # continues the first
     (a,), (b,) = first, _runs(repo) - first
+    return a, b
+
+
+def _continued_pair(repo):
+    """An INCONCLUSIVE statistical run and the run that continued it, written as an older
+    rubricgate wrote them."""
+    a, b = _run_and_continuation(repo)
     assert json.loads((b / "summary.json").read_text())["gate"]["continues"] == [a.name]
     _as_older_rubricgate_wrote_it(b)
     return a, b
