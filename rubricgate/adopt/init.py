@@ -19,7 +19,14 @@ import yaml
 from pydantic import ValidationError
 
 from rubricgate.adopt.install_origin import InstallSpec, check_requirement, detect
-from rubricgate.adopt.workflows import AGENT_CLIS, WORKFLOW_NAMES, render_workflow, workflow_file, yaml_scalar
+from rubricgate.adopt.workflows import (
+    AGENT_CLIS,
+    WORKFLOW_NAMES,
+    refuse_shared_workflow,
+    render_workflow,
+    workflow_file,
+    yaml_scalar,
+)
 from rubricgate.errors import GateInputError
 from rubricgate.models.config import TiersConfig
 from rubricgate.suite.config import CONFIG_NAME
@@ -74,6 +81,8 @@ def init_repo(options: InitOptions) -> InitResult:
                  "rubric": "given" if options.rubric else "prompt"}
     else:
         reviewer, found = locate_reviewer(repo, options)
+    top, folder = _work_tree_top(repo)
+    refuse_shared_workflow(top, options.workflows_dir, folder)  # before any file: nothing half set up
     result = InitResult(reviewer=reviewer, found=found, install=install)
     for role, source in found.items():
         if source == "starter":
@@ -91,7 +100,6 @@ def init_repo(options: InitOptions) -> InitResult:
         rubric = _rubric(repo / reviewer["rubric"], reviewer["rubric"], result, _words_declared(repo))
         _write(repo, CONFIG_NAME, config_text(reviewer, options.agent, layout), result)
         _write_cases(repo, rubric, layout, result)
-    top, folder = _work_tree_top(repo)
     for name in WORKFLOW_NAMES:
         # GitHub reads workflows only at the top of the repository, whatever folder the suite is in.
         _write(top, f"{options.workflows_dir}/{workflow_file(name, folder)}",

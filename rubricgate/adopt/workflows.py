@@ -16,6 +16,7 @@ import re
 import sys
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 
 import yaml
 
@@ -25,6 +26,7 @@ from rubricgate.errors import GateInputError
 
 WORKFLOW_NAMES = ("rubricgate-pr.yml", "rubricgate-weekly.yml")
 VERSIONS_FILE = "tested_versions.json"  # rubricgate/agents/tested_versions.json, kept by the e2e tests
+_WORKING_DIRECTORY = re.compile(r"^ *working-directory: *(.+?) *$", re.M)
 DEFAULT_PIP = f"rubricgate=={__version__}"  # never a bare name: init pins the running rubricgate's origin
 
 
@@ -89,6 +91,30 @@ def workflow_file(name: str, folder: str) -> str:
     """The workflow's file name: `rubricgate-pr.yml`, or `rubricgate-pr-team.yml` for a folder's
     suite (several folders' gates side by side in the top's .github/workflows)."""
     return name if not folder else name.replace(".yml", f"-{workflow_slug(folder)}.yml")
+
+
+def refuse_shared_workflow(top: Path, workflows_dir: str, folder: str) -> None:
+    """Raise when a workflow this folder's gate would be is another folder's: two folders whose
+    names make one slug (`teams/a`, `teams-a`) share its file, and init, which never overwrites,
+    skipped it as existing: the second folder's suite had no gate, its history branch was the
+    other's, and each folder's pull request gate cancelled the other's (one concurrency group)."""
+    for name in WORKFLOW_NAMES if folder else ():
+        rel = f"{workflows_dir}/{workflow_file(name, folder)}"
+        other = _gated_folder(top / rel)
+        if other is not None and other.strip("/") != folder:
+            raise GateInputError(rel, "working-directory", f"the gate of folder {other!r}, under the name the "
+                                 f"gate of {folder!r} would have", "rename one of the two folders, or write this "
+                                 "folder's workflows by hand under other names")
+
+
+def _gated_folder(path: Path) -> str | None:
+    """The folder an existing workflow runs in (its `working-directory:`), None when it names none."""
+    try:
+        found = _WORKING_DIRECTORY.search(path.read_text(encoding="utf-8"))
+        value = yaml.safe_load(found.group(1)) if found else None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    return value if isinstance(value, str) else None
 
 
 def _render(name: str, agent: str, pip_spec: str, secret: str | None) -> str:

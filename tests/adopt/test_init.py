@@ -278,6 +278,20 @@ def test_an_example_left_out_of_a_rubric_init_cannot_read_is_not_said_to_lack_it
             "(the note above)") in got.output
 
 
+def test_a_folder_whose_workflow_name_another_folders_gate_holds_is_exit_2_and_writes_nothing(tmp_path):
+    # teams/a and teams-a both make rubricgate-pr-teams-a.yml: the second init skipped it as
+    # "exists", exit 0, and that folder's suite had no pull request gate at all.
+    top = fresh(tmp_path)
+    (top / "teams/a").mkdir(parents=True)
+    (top / "teams-a").mkdir()
+    assert cli("init", "--repo", str(top / "teams/a")).exit_code == 0
+    got = cli("init", "--repo", str(top / "teams-a"))
+    assert got.exit_code == 2, got.output
+    assert ".github/workflows/rubricgate-pr-teams-a.yml: working-directory: the gate of folder 'teams/a'" in got.output
+    assert not (top / "teams-a/rubricgate.yaml").exists()
+    assert cli("init", "--repo", str(top / "teams/a")).exit_code == 0  # its own workflow: init twice is harmless
+
+
 def test_in_a_monorepos_folder_the_workflows_go_where_github_reads_them_and_run_in_the_folder(tmp_path):
     # Written under teams/a/.github/workflows they never ran (GitHub reads the top's only), and
     # copied to the top they ran `rubricgate` where no rubricgate.yaml is.
