@@ -27,6 +27,7 @@ from rubricgate.adopt.record_sources import (
     _rev,
     _run_git,
     folder_changes,
+    fork_point,
     is_text,
     pr_changes,
     undecoded_at,
@@ -41,7 +42,7 @@ _DIFF = re.compile(r"^(diff --git |--- \S|\+\+\+ \S|@@ )", re.M)
 def changed_from_git(repo: Path, base: str, head: str, excluded: list[str]) -> Reviewed:
     """Files changed between the merge base of BASE and HEAD, read at HEAD, and the patch."""
     head_sha, base_sha = _rev(repo, head, "--head"), _rev(repo, base, "--base")
-    merge_base = _git(repo, "--base", "merge-base", base_sha, head_sha).strip()
+    merge_base = fork_point(repo, base, base_sha, head_sha)
     names = _names(folder_changes(repo, _git(repo, "--head", "diff", "--name-only", "--no-renames", "-z", merge_base,
                                              head_sha)), excluded)
     out = Reviewed(origin=f"git {base}..{head} at {head_sha[:12]}", patch_name=f"{head_sha[:12]}.diff")
@@ -59,7 +60,7 @@ def changed_from_worktree(repo: Path, base: str, excluded: list[str]) -> Reviewe
     """Files changed between the merge base of BASE and HEAD and the working tree (uncommitted and
     untracked included, ignored never), read from disk, and the patch."""
     base_sha, head_sha = _rev(repo, base, "--base"), _rev(repo, "HEAD", "--head")
-    merge_base = _git(repo, "--base", "merge-base", base_sha, head_sha).strip()
+    merge_base = fork_point(repo, base, base_sha, head_sha)
     diff = _git(repo, "--head", "diff", "--name-only", "--no-renames", "-z", merge_base)
     tracked = _names(folder_changes(repo, diff), excluded)
     untracked = _names(_git(repo, "--head", "ls-files", "-z", "--others", "--exclude-standard").split("\0"), excluded)

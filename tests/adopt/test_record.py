@@ -13,6 +13,7 @@ from rubricgate.cli import main
 from rubricgate.adopt.record import overlay_paths, task_yaml
 from rubricgate.adopt.record_sources import Reviewed, skill_folder_of
 from rubricgate.models.task import TaskFile
+from rubricgate.suite.trees import FULL_HISTORY
 from rubricgate.view.catalog import Catalog
 from tests.conftest import git, make_repo, write_task
 from tests.fake_github import FakeGitHub
@@ -69,6 +70,24 @@ def test_unknown_ref_is_exit_2_naming_it(feature):
     assert got.exit_code == 2
     assert got.output.strip() == ("error: --head: REF: 'nope' is not a commit in this repository "
                                   "(fix: fetch it or check the name)")
+
+
+@pytest.mark.parametrize("head", [[], ["--head", "HEAD"]])
+def test_a_shallow_clone_without_the_fork_point_says_to_fetch_the_history(feature, tmp_path, head):
+    # CI's default checkout (fetch-depth 1) holds the base's tip and HEAD, not where they meet:
+    # git merge-base then fails with nothing on stderr, and record said only "failed".
+    git(feature, "checkout", "-q", "main")
+    (feature / "README.md").write_text("main moved on\n")
+    commit(feature, "main moves")
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{feature}", str(shallow))
+    git(shallow, "fetch", "-q", "--depth", "1", "origin", "main:refs/remotes/origin/main")
+    (shallow / "evals/tasks").mkdir(parents=True, exist_ok=True)  # empty in the repository: git keeps no folder
+    got = cli("record", "--repo", str(shallow), "--expect", "BLOCK", "--base", "origin/main", *head, "--no-run")
+    assert got.exit_code == 2, got.output
+    assert got.output.strip().splitlines() == [
+        "error: --base: REF: origin/main and HEAD meet in no commit this shallow clone has "
+        f"(fix: {FULL_HISTORY})"]
 
 
 def test_unknown_rule_leaves_no_task_behind(feature):
