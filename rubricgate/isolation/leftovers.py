@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from rubricgate.isolation.overlay import remove_tree
+from rubricgate.isolation.stranded import end_stranded_sandboxes
 
 OWNER_FILE = ".rubricgate-owner"
 PREFIXES = ("rg-", "rubricgate-mutant-", "rubricgate-base-", "rubricgate-basecopy-")
@@ -103,18 +104,16 @@ def remove_owned(folder: Path) -> None:
 def sweep_dead(parents: Iterable[Path | str] | None = None) -> list[Path]:
     """Remove every left-over of a dead owner in `parents` (the temp folder and /dev/shm);
     the folders removed."""
-    removed = []
-    for parent in parents if parents is not None else (tempfile.gettempdir(), SHM):
-        for folder in _candidates(Path(parent)):
-            fd = _dead_owner_lock(folder)
-            if fd is None:
-                continue
-            try:  # held while removing: a second sweeping run sees it locked, as if alive
-                remove_tree(folder)
-            finally:
-                os.close(fd)
-            removed.append(folder)
-    return removed
+    dead = [(folder, fd) for parent in (parents if parents is not None else (tempfile.gettempdir(), SHM))
+            for folder in _candidates(Path(parent)) if (fd := _dead_owner_lock(folder)) is not None]
+    if dead:  # a harness died outright: a sandbox it was starting may wait for it for good
+        end_stranded_sandboxes()
+    for folder, fd in dead:
+        try:  # held while removing: a second sweeping run sees it locked, as if alive
+            remove_tree(folder)
+        finally:
+            os.close(fd)
+    return [folder for folder, _ in dead]
 
 
 def sweep_in_background(parents: Iterable[Path | str] | None = None) -> threading.Thread:

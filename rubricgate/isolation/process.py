@@ -35,6 +35,7 @@ from rubricgate.isolation.reaping import KILL_GRACE_S, RUN_TOKEN_VAR, kill_escap
 from rubricgate.isolation.rootfs import identity_pipes
 from rubricgate.isolation.sandbox import SandboxPolicy, Writable, find_program, wrap
 from rubricgate.isolation.seccomp import filter_pipe, filter_program
+from rubricgate.isolation.stranded import HARNESS_VAR, harness_mark
 from rubricgate.isolation.streams import CappedSink, SideLog, StderrTail, Streams, Wake, Watch
 
 DRAIN_TIMEOUT_S = 5.0
@@ -202,8 +203,11 @@ def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], sandbox: Sand
                                 args_fd=read_fd, gated=gated, identity=identity, info_fd=info_write, seccomp_fd=seccomp,
                                 userns=lent.namespace.path if lent.namespace is not None else None)
         # bwrap itself gets no secrets: they travel in the pipe, not in its argv or environment.
+        # Its environment names this harness, so a later run ends a sandbox a hard kill of this
+        # one stranded (isolation/stranded.py); the agent's is built afresh (--clearenv).
         proc = subprocess.Popen(
-            wrapped, cwd="/", env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, stdin=gate_read,
+            wrapped, cwd="/", env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), HARNESS_VAR: harness_mark()},
+            stdin=gate_read,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, pass_fds=passed)
     except BaseException:
         for fd in (gate, write_fd, info_read):
