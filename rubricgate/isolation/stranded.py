@@ -66,10 +66,8 @@ def _own_pids() -> list[int]:
 
 def _harness_of(pid: int) -> str | None:
     """The harness mark in the process's environment, None without one (or unreadable)."""
-    try:
-        with open(f"{_PROC}/{pid}/environ", "rb") as fh:
-            environ = fh.read()
-    except OSError:
+    environ = _read(pid, "environ")
+    if environ is None:
         return None
     prefix = f"{HARNESS_VAR}=".encode()
     mark = next((e[len(prefix):] for e in environ.split(b"\0") if e.startswith(prefix)), None)
@@ -93,10 +91,17 @@ def _pid_namespace() -> str:
 
 
 def _start_time(pid: int) -> str | None:
-    try:
-        with open(f"{_PROC}/{pid}/stat", "rb") as fh:
-            stat = fh.read()
-    except OSError:
+    stat = _read(pid, "stat")
+    if stat is None:
         return None
     # After the command name (which may hold spaces and parentheses): field 3 on, 22 is index 19.
     return stat.rsplit(b")", 1)[1].split()[19].decode()
+
+
+def _read(pid: int, name: str) -> bytes | None:
+    """/proc/PID/name, None once the process is gone (or is not ours to read)."""
+    try:
+        with open(f"{_PROC}/{pid}/{name}", "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
