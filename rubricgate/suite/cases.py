@@ -22,7 +22,7 @@ from rubricgate.suite.closure import reviewer_closure
 from rubricgate.suite.overlays import changed_files_errors, reviewer_overlay_errors
 from rubricgate.suite.paths import safe_relpath
 from rubricgate.suite.rubric import RubricSpec
-from rubricgate.suite.submodules import ignored_link_errors
+from rubricgate.suite.submodules import unheld_link_errors
 from rubricgate.suite.trees import WorkTree
 from rubricgate.suite.validation import load_all_errors
 
@@ -50,7 +50,7 @@ def load_suite(repo: Path, config: Config, rubric: RubricSpec | None = None,
     closure = reviewer_closure(WorkTree(repo), config)  # walked once for the three checks
     errors += changed_files_errors(repo, config, display, closure)
     errors += reviewer_overlay_errors(repo, config, cases, closure)
-    errors += ignored_link_errors(repo, {rel: closure.reasons.get(rel, "") for rel in closure.linked}, display)
+    errors += unheld_link_errors(repo, {rel: closure.reasons.get(rel, "") for rel in closure.linked}, display)
     if rubric is not None:
         for case in cases:
             if case.source != "task":  # a task's rule ids were checked with the rest of its file

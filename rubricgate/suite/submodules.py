@@ -73,9 +73,15 @@ def ignored_error(file: str, field: str, rel: str, rule: str) -> GateInputError:
                           "git lists", IGNORED_FIX.format(rel=rel))
 
 
-def ignored_link_errors(root: Path, linked: dict[str, str], display: str) -> list[GateInputError]:
+def unheld_link_errors(root: Path, linked: dict[str, str], display: str) -> list[GateInputError]:
     """An error for each file the reviewer's closure links to (suite/closure.py `linked`, each with
-    why it is in: `linked from reviewer/prompt.md`) that git ignores: the reviewer is told to read
-    it, and its workspaces would not hold it."""
-    return [ignored_error(display, "reviewer", rel, f"{rule}; {linked[rel]}")
-            for rel, rule in sorted(ignored_by_git(root, sorted(linked)).items())]
+    why it is in: `linked from reviewer/prompt.md`) that no workspace holds: inside a submodule,
+    or ignored by git. The reviewer is told to read it, and would read nothing (a PR moving the
+    submodule passed `run`, exit 0)."""
+    modules = {rel: module for rel in sorted(linked) if (module := nested_repository(root, rel))}
+    errors = [GateInputError(display, "reviewer", f"{rel!r} ({linked[rel]}) is inside {module!r}, a git submodule "
+                             "(or a repository of its own), whose files git never lists and no workspace holds", FIX)
+              for rel, module in modules.items()]
+    rest = sorted(rel for rel in linked if rel not in modules)
+    return errors + [ignored_error(display, "reviewer", rel, f"{rule}; {linked[rel]}")
+                     for rel, rule in sorted(ignored_by_git(root, rest).items())]

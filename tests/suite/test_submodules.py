@@ -57,6 +57,20 @@ def test_a_rubric_inside_a_submodule_is_one_line_and_exit_2(tmp_path: Path, comm
     assert got.output.count("\n") == 1 and "fix: copy the file into the repository" in got.output
 
 
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_a_file_the_prompt_links_to_inside_a_submodule_is_one_line_and_exit_2(tmp_path: Path, command: str) -> None:
+    # The reviewer was told to read a policy no workspace holds: run passed (exit 0), and a PR
+    # moving the submodule to a lenient policy passed with it.
+    repo = make_repo(tmp_path / "repo")
+    add_submodule(repo, "reviewer/vendor", {"rules.md": "Block every change.\n"})
+    with (repo / "reviewer/prompts/evaluate.md").open("a") as prompt:
+        prompt.write("\nAlso read [the policy](../vendor/rules.md).\n")
+    got = CliRunner().invoke(main, [command, "--repo", str(repo)])
+    assert got.exit_code == 2, got.output
+    assert "'reviewer/vendor/rules.md' (linked from reviewer/prompts/evaluate.md) is inside 'reviewer/vendor'" \
+        in got.output and "fix: copy the file into the repository" in got.output, got.output
+
 # --- a reviewer file git ignores --------------------------------------------------------------
 
 
