@@ -35,10 +35,15 @@ def refuse_lfs_pointers(root: Path, files: Iterable[str], side: str) -> None:
     """Raise for the first of `files` (relative to `root`) that is an LFS pointer; `side` names
     the tree in the error (`main's reviewer`)."""
     for rel in files:
-        try:
-            with open(os.path.join(root, rel), "rb") as handle:
-                head = handle.read(len(POINTER_START))
-        except OSError:
-            continue  # gone or unreadable: not a pointer, and what reads it says so
-        if is_lfs_pointer(head):
+        if is_pointer_file(os.path.join(root, rel)):
             raise lfs_pointer_error(rel, side)
+
+
+def is_pointer_file(path: str | Path) -> bool:
+    """Does the file at `path` hold an LFS pointer? A file gone or unreadable does not: what
+    reads it says so."""
+    try:
+        with open(path, "rb") as handle:
+            return is_lfs_pointer(handle.read(len(POINTER_START)))
+    except OSError:
+        return False

@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
+from rubricgate.suite.lfs import FIX as LFS_FIX
+from rubricgate.suite.lfs import is_pointer_file
 from rubricgate.suite.trees import in_git_repository
 
 FIX = "copy the file into the repository"
@@ -75,13 +77,18 @@ def ignored_error(file: str, field: str, rel: str, rule: str) -> GateInputError:
 
 def unheld_link_errors(root: Path, linked: dict[str, str], display: str) -> list[GateInputError]:
     """An error for each file the reviewer's closure links to (suite/closure.py `linked`, each with
-    why it is in: `linked from reviewer/prompt.md`) that no workspace holds: inside a submodule,
-    or ignored by git. The reviewer is told to read it, and would read nothing (a PR moving the
-    submodule passed `run`, exit 0)."""
+    why it is in: `linked from reviewer/prompt.md`) that no workspace holds, inside a submodule or
+    ignored by git, or holds as a git LFS pointer. The reviewer is told to read it, and would read
+    nothing (a PR moving the submodule passed `run`, exit 0) or a hash."""
     modules = {rel: module for rel in sorted(linked) if (module := nested_repository(root, rel))}
     errors = [GateInputError(display, "reviewer", f"{rel!r} ({linked[rel]}) is inside {module!r}, a git submodule "
                              "(or a repository of its own), whose files git never lists and no workspace holds", FIX)
               for rel, module in modules.items()]
     rest = sorted(rel for rel in linked if rel not in modules)
+    # Held, but as a git LFS pointer (a checkout without LFS content): the reviewer would read a
+    # hash where the policy it is told to read should be.
+    errors += [GateInputError(display, "reviewer", f"{rel!r} ({linked[rel]}) is a git LFS pointer, not the file's "
+                              "content: the reviewer would read a hash instead of it", LFS_FIX)
+               for rel in rest if is_pointer_file(root / rel)]
     return errors + [ignored_error(display, "reviewer", rel, f"{rule}; {linked[rel]}")
                      for rel, rule in sorted(ignored_by_git(root, rest).items())]

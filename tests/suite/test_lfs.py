@@ -33,3 +33,17 @@ def test_a_rubric_checked_out_as_its_pointer_is_one_line_and_exit_2(tmp_path: Pa
     got = CliRunner().invoke(main, [command, "--repo", str(repo)])
     assert got.exit_code == 2
     assert got.output.startswith("error: rubricgate.yaml: reviewer.rubric: a git LFS pointer"), got.output
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_a_file_the_prompt_links_to_held_as_a_pointer_is_one_line_and_exit_2(tmp_path: Path, command: str) -> None:
+    # Only the prompt, skill and rubric were looked at: a policy the prompt links to, checked out
+    # without LFS content, reached the reviewer as a hash and run went on to grade it.
+    repo = make_repo(tmp_path / "repo")
+    (repo / "reviewer/prompts/policy.md").write_bytes(POINTER)
+    with (repo / "reviewer/prompts/evaluate.md").open("a") as prompt:
+        prompt.write("\nAlso read [the policy](policy.md).\n")
+    got = CliRunner().invoke(main, [command, "--repo", str(repo)])
+    assert got.exit_code == 2, got.output
+    assert "'reviewer/prompts/policy.md' (linked from reviewer/prompts/evaluate.md) is a git LFS pointer" \
+        in got.output and "lfs: true" in got.output, got.output
