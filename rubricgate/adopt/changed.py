@@ -29,7 +29,7 @@ from rubricgate.suite.answer_key import config_rel_of
 from rubricgate.suite.checks import TASK_SUFFIXES
 from rubricgate.suite.closure import MAX_FILES, closure_skip, reviewer_closure
 from rubricgate.suite.config import CONFIG_NAME
-from rubricgate.suite.trees import FULL_HISTORY, CommitTree, WorkTree, in_folder, shallow_clone
+from rubricgate.suite.trees import FULL_HISTORY, CommitTree, WorkTree, in_folder, merge_base, shallow_clone
 from rubricgate.suite.yaml_json import loads_json, safe_load_yaml
 
 
@@ -144,14 +144,6 @@ def _resolve(repo: Path, ref: str) -> str:
     return got.stdout.strip()
 
 
-def _merge_base(repo: Path, ref: str, commit: str) -> str:
-    got = _git(repo, "merge-base", commit, "HEAD")
-    if got.returncode != 0:
-        shallow = " (this is a shallow clone)" if shallow_clone(repo) else ""
-        raise GateInputError("--base", "REF", f"{ref!r} shares no history with HEAD{shallow}", FULL_HISTORY)
-    return got.stdout.strip()
-
-
 def _diff_names(repo: Path, merge_base: str) -> list[str]:
     """Tracked changes since the merge base (committed or not) plus untracked files, named from
     `repo`'s folder as the config names its files (git's diff names them from the top)."""
@@ -180,7 +172,7 @@ def changed_files(repo: Path, base: str, config: Config, config_path: Path | Non
     removed, a file deleted), or in the suite, baseline or config (`config_path`, the file the
     config was read from: rubricgate.yaml by default)."""
     commit = _resolve(repo, base)
-    mb = _merge_base(repo, base, commit)
+    mb = merge_base(repo, base, commit)
     config_rel = config_rel_of(repo, config_path)
     gated = gated_paths(config, repo, config_rel)
     names = _diff_names(repo, mb)

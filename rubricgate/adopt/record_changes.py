@@ -27,13 +27,13 @@ from rubricgate.adopt.record_sources import (
     _rev,
     _run_git,
     folder_changes,
-    fork_point,
     is_text,
     pr_changes,
     undecoded_at,
 )
 from rubricgate.errors import GateInputError
 from rubricgate.reports.github import GitHubClient, GitHubTarget
+from rubricgate.suite.trees import merge_base
 
 MAX_PATCH_CHARS = 2_000_000
 _DIFF = re.compile(r"^(diff --git |--- \S|\+\+\+ \S|@@ )", re.M)
@@ -42,11 +42,11 @@ _DIFF = re.compile(r"^(diff --git |--- \S|\+\+\+ \S|@@ )", re.M)
 def changed_from_git(repo: Path, base: str, head: str, excluded: list[str]) -> Reviewed:
     """Files changed between the merge base of BASE and HEAD, read at HEAD, and the patch."""
     head_sha, base_sha = _rev(repo, head, "--head"), _rev(repo, base, "--base")
-    merge_base = fork_point(repo, base, base_sha, head_sha)
-    names = _names(folder_changes(repo, _git(repo, "--head", "diff", "--name-only", "--no-renames", "-z", merge_base,
+    fork = merge_base(repo, base, base_sha, head_sha)
+    names = _names(folder_changes(repo, _git(repo, "--head", "diff", "--name-only", "--no-renames", "-z", fork,
                                              head_sha)), excluded)
     out = Reviewed(origin=f"git {base}..{head} at {head_sha[:12]}", patch_name=f"{head_sha[:12]}.diff")
-    out.patch = _patch(repo, [merge_base, head_sha], names)
+    out.patch = _patch(repo, [fork, head_sha], names)
     present = (set(_git(repo, "--head", "ls-tree", "-r", "-z", "--name-only", head_sha, "--", *names).split("\0"))
                if names else set())
     for name in (n for n in names if n in present):
@@ -60,13 +60,13 @@ def changed_from_worktree(repo: Path, base: str, excluded: list[str]) -> Reviewe
     """Files changed between the merge base of BASE and HEAD and the working tree (uncommitted and
     untracked included, ignored never), read from disk, and the patch."""
     base_sha, head_sha = _rev(repo, base, "--base"), _rev(repo, "HEAD", "--head")
-    merge_base = fork_point(repo, base, base_sha, head_sha)
-    diff = _git(repo, "--head", "diff", "--name-only", "--no-renames", "-z", merge_base)
+    fork = merge_base(repo, base, base_sha, head_sha)
+    diff = _git(repo, "--head", "diff", "--name-only", "--no-renames", "-z", fork)
     tracked = _names(folder_changes(repo, diff), excluded)
     untracked = _names(_git(repo, "--head", "ls-files", "-z", "--others", "--exclude-standard").split("\0"), excluded)
     out = Reviewed(origin=f"git {base}..{WORKTREE} (the working tree, uncommitted changes included)",
                    patch_name="worktree.diff")
-    out.patch = _patch(repo, [merge_base], tracked) + "".join(_new_file_patch(repo, n) for n in untracked)
+    out.patch = _patch(repo, [fork], tracked) + "".join(_new_file_patch(repo, n) for n in untracked)
     for name in [*tracked, *untracked]:
         text = _regular_text(repo / name, repo.resolve())
         if text is not None and "\0" not in text:

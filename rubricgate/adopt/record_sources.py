@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from rubricgate.errors import GateInputError
 from rubricgate.reports.github import GitHubClient, GitHubError, GitHubTarget
-from rubricgate.suite.trees import FULL_HISTORY, git_prefix, in_folder, shallow_clone
+from rubricgate.suite.trees import git_prefix, in_folder, merge_base
 
 SKILL_FILE = "SKILL.md"
 MAX_FILES = 300  # per source: a PR touching more skills than this is not one review
@@ -150,9 +150,9 @@ def _call(client: GitHubClient, path: str):
 def from_git(repo: Path, base: str, head: str, excluded: list[str]) -> Reviewed:
     """Skills changed between the merge base of BASE and HEAD, read at HEAD (not the work tree)."""
     head_sha, base_sha = _rev(repo, head, "--head"), _rev(repo, base, "--base")
-    merge_base = fork_point(repo, base, base_sha, head_sha)
+    fork = merge_base(repo, base, base_sha, head_sha)
     names = folder_changes(repo, _git(repo, "--head", "diff", "--name-only", "--no-renames", "--diff-filter=d", "-z",
-                                      merge_base, head_sha))
+                                      fork, head_sha))
     tree = _git(repo, "--head", "ls-tree", "-r", "-z", "--name-only", head_sha).split("\0")  # named from the folder
     skill_folders = {str(PurePosixPath(t).parent) for t in tree if PurePosixPath(t).name == SKILL_FILE} - {"."}
     folders = sorted({s for s in (skill_folder_of(n, skill_folders) for n in names)
@@ -184,9 +184,9 @@ def from_worktree(repo: Path, base: str, excluded: list[str]) -> Reviewed:
     """Skills changed between the merge base of BASE and HEAD and the working tree (committed,
     staged, unstaged and untracked files; ignored ones never), read from disk."""
     base_sha, head_sha = _rev(repo, base, "--base"), _rev(repo, "HEAD", "--head")
-    merge_base = fork_point(repo, base, base_sha, head_sha)
+    fork = merge_base(repo, base, base_sha, head_sha)
     changed = folder_changes(repo, _git(repo, "--head", "diff", "--name-only", "--no-renames", "--diff-filter=d", "-z",
-                                        merge_base))
+                                        fork))
     untracked = _git(repo, "--head", "ls-files", "-z", "--others", "--exclude-standard")  # named from the folder
     present = [p for p in _git(repo, "--head", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
                .split("\0") if p and (repo / p).is_file()]
@@ -221,19 +221,6 @@ def _rev(repo: Path, ref: str, option: str) -> str:
     if got.returncode != 0:
         raise GateInputError(option, "REF", f"{ref!r} is not a commit in this repository", "fetch it or check the name")
     return got.stdout.strip()
-
-
-def fork_point(repo: Path, base: str, base_sha: str, head_sha: str) -> str:
-    """The merge base of BASE and HEAD, or a one-line error: in a shallow clone (CI's default
-    checkout) git finds none and says nothing, and `failed` named no fetch that would find it."""
-    got = _run_git(repo, "merge-base", base_sha, head_sha)
-    if got.returncode == 0 and got.stdout.strip():
-        return got.stdout.strip()
-    if shallow_clone(repo):
-        raise GateInputError("--base", "REF", f"{base} and HEAD meet in no commit this shallow clone has",
-                             FULL_HISTORY)
-    raise GateInputError("--base", "REF", f"{base} shares no history with HEAD",
-                         "record against a ref HEAD forked from")
 
 
 _UNDECODED = re.compile("[\udc80-\udcff]")  # a byte surrogateescape kept: the text was not UTF-8

@@ -23,11 +23,7 @@ from rubricgate.suite.lfs import refuse_lfs_pointers
 from rubricgate.suite.paths import real_rel
 from rubricgate.suite.sparse import sparse_errors
 from rubricgate.suite.submodules import refuse_submodule_files
-from rubricgate.suite.trees import FULL_HISTORY, WorkTree, git_prefix, shallow_clone
-
-# A shallow checkout holds REF's tip and HEAD but not the commit where they meet.
-DEEPEN = ("fetch the history back to where HEAD forked from the base: actions/checkout with fetch-depth: 0, "
-          "or `git fetch --deepen=100 origin` until `git merge-base` finds it")
+from rubricgate.suite.trees import FULL_HISTORY, WorkTree, git_prefix, merge_base, shallow_clone
 
 
 @dataclass(frozen=True)
@@ -63,17 +59,6 @@ def base_trees(repo: Path, ref: str) -> Iterator[BaseTrees]:
         tip_tree = stack.enter_context(ref_worktree(repo, tip))
         fork_tree = tip_tree if fork == tip else stack.enter_context(ref_worktree(repo, fork))
         yield BaseTrees(tip_tree, fork_tree, tip, fork)
-
-
-def merge_base(repo: Path, ref: str, tip: str) -> str:
-    """The commit where HEAD forked from REF's tip, or a one-line error naming the fetch that finds it."""
-    proc = _git(repo, "merge-base", tip, "HEAD", what="git merge-base", check=False)
-    if proc.returncode == 0 and proc.stdout.strip():
-        return proc.stdout.strip()
-    if shallow_clone(repo):
-        raise GateInputError("--base", "", f"{ref} and HEAD meet in no commit this shallow clone has", DEEPEN)
-    raise GateInputError("--base", "", f"{ref} shares no history with HEAD",
-                         "compare against a ref this checkout forked from")
 
 
 @contextmanager

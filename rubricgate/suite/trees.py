@@ -326,8 +326,26 @@ def _parents(path: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-# The fix for a base commit a clone does not hold: `changed` and `compare --base` name it alike.
-FULL_HISTORY = "check out full history (actions/checkout with fetch-depth: 0) or `git fetch` the base"
+# The fix for a base commit, or the commit where HEAD forked from it, that a clone does not hold:
+# `changed`, `compare --base` and `record --base` name it alike.
+FULL_HISTORY = ("check out full history (actions/checkout with fetch-depth: 0), or `git fetch` the base and "
+                "`git fetch --deepen=100 origin` until `git merge-base` finds where HEAD forked")
+
+
+def merge_base(repo: Path, base: str, base_sha: str, head: str = "HEAD") -> str:
+    """The commit where `head` forked from `base` (at `base_sha`), or a one-line error on --base:
+    in a shallow clone (CI's default checkout) git finds none and says nothing."""
+    from rubricgate.errors import GateInputError
+
+    try:
+        found = _git(repo, ["merge-base", base_sha, head]).decode().strip()
+    except (OSError, subprocess.CalledProcessError):
+        found = ""
+    if found:
+        return found
+    if shallow_clone(repo):
+        raise GateInputError("--base", "REF", f"{base} and HEAD meet in no commit this shallow clone has", FULL_HISTORY)
+    raise GateInputError("--base", "REF", f"{base} shares no history with HEAD", "give --base a ref HEAD forked from")
 
 
 def shallow_clone(repo: Path) -> bool:
