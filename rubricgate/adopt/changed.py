@@ -29,7 +29,7 @@ from rubricgate.suite.answer_key import config_rel_of
 from rubricgate.suite.checks import TASK_SUFFIXES
 from rubricgate.suite.closure import MAX_FILES, closure_skip, reviewer_closure
 from rubricgate.suite.config import CONFIG_NAME
-from rubricgate.suite.trees import FULL_HISTORY, CommitTree, WorkTree, in_folder, merge_base, shallow_clone
+from rubricgate.suite.trees import FULL_HISTORY, CommitTree, WorkTree, git_prefix, in_folder, merge_base, shallow_clone
 from rubricgate.suite.yaml_json import loads_json, safe_load_yaml
 
 
@@ -149,12 +149,11 @@ def _diff_names(repo: Path, merge_base: str) -> list[str]:
     `repo`'s folder as the config names its files (git's diff names them from the top)."""
     diff = _git(repo, "diff", "--name-only", "--no-renames", "--no-relative", "-z", merge_base, "--")
     untracked = _git(repo, "ls-files", "--others", "--exclude-standard", "-z")  # named from the folder already
-    prefix = _git(repo, "rev-parse", "--show-prefix")
-    for got in (diff, untracked, prefix):
+    for got in (diff, untracked):
         if got.returncode != 0:
             last = (got.stderr.strip().splitlines() or ["failed"])[-1]
             raise GateInputError("git", " ".join(got.args[3:5]), last, "check the clone")
-    tracked = in_folder([n for n in diff.stdout.split("\0") if n], prefix.stdout.rstrip("\n"))
+    tracked = in_folder([n for n in diff.stdout.split("\0") if n], git_prefix(repo))
     return sorted({*tracked, *(n for n in untracked.stdout.split("\0") if n)})
 
 

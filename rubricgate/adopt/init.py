@@ -32,6 +32,7 @@ from rubricgate.models.config import TiersConfig
 from rubricgate.suite.config import CONFIG_NAME
 from rubricgate.suite.paths import safe_relpath
 from rubricgate.suite.rubric import DEFAULT_VOCABULARY, RubricSpec, Vocabulary, parse_rubric, vocabulary_from
+from rubricgate.suite.trees import git_prefix
 
 STARTER = {"prompt": "reviewer/prompts/evaluate.md", "skill": "reviewer/evaluator/SKILL.md",
            "rubric": "reviewer/evaluator/references/rubric.md"}
@@ -245,9 +246,7 @@ def _write(repo: Path, rel: str, text: str, result: InitResult, shown: str | Non
 
 def _work_tree_top(repo: Path) -> tuple[Path, str]:
     """(the top of `repo`'s git work tree, `repo`'s folder below it: '' at the top, `team` in a monorepo)."""
-    got = subprocess.run(["git", "-C", str(repo), "rev-parse", "--show-prefix"], capture_output=True, text=True,
-                         stdin=subprocess.DEVNULL, check=True)
-    folder = got.stdout.rstrip("\n").rstrip("/")
+    folder = git_prefix(repo).rstrip("/")
     return (repo.joinpath(*[".."] * len(folder.split("/"))).resolve() if folder else repo), folder
 
 

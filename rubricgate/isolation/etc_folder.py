@@ -7,8 +7,8 @@ bwrap's 7.45 ms of CPU a trial went there, a third of its binds being single /et
 harness's own (their modes kept), beside empty mount points for the allowlisted folders it
 does not copy (below; bound over them, live, as before) and the passwd and group naming only
 the sandbox user (which bwrap would otherwise mount from pipes, two mounts more); that folder
-is bound read-only as /etc. The sandbox sees the same names, the same contents and the same modes through one bind
-and the folders' few.
+is bound read-only as /etc. The sandbox sees the same names, the same contents and the same
+modes through one bind and the folders' few.
 
 The allowlisted folders made of links and a few small files (`COPIED_FOLDERS`: Debian's
 alternatives, the linker's conf.d, ca-certificates' hooks) are copied too, links as links: three
@@ -140,14 +140,13 @@ def _copied_folder(source: str, target: Path) -> bool:
     """Copy a folder of links, regular files and folders with their modes (links as links, as a
     bind shows them); False, with nothing left at `target`, for one holding anything else, an
     entry this process cannot read, or more than MAX_COPIED_ENTRIES entries. OSError for a full disk."""
-    budget = [MAX_COPIED_ENTRIES]
     try:
-        if _copy_tree(source, target, budget):
-            return True
-    except PermissionError:
-        pass  # an entry this process cannot read: bound instead
-    remove_tree(target)
-    return False
+        copied = _copy_tree(source, target, [MAX_COPIED_ENTRIES])
+    except PermissionError:  # an entry this process cannot read: bound instead
+        copied = False
+    if not copied:
+        remove_tree(target)
+    return copied
 
 
 def _copy_tree(source: str, target: Path, budget: list[int]) -> bool:
