@@ -138,6 +138,18 @@ def write_task(repo: Path, data: dict, name: str | None = None) -> Path:
     return path
 
 
+def invoke_with_prompt_link(repo: Path, command: str, target: str):
+    """`rubricgate COMMAND --repo REPO` after the shipped prompt links to `target` (named from the
+    prompt's folder), as a maintainer adding "Also read [the policy](...)" would."""
+    from click.testing import CliRunner
+
+    from rubricgate.cli import main
+
+    with (repo / "reviewer/prompts/evaluate.md").open("a") as prompt:
+        prompt.write(f"\nAlso read [the policy]({target}).\n")
+    return CliRunner().invoke(main, [command, "--repo", str(repo)])
+
+
 def set_severity(repo: Path, rule: str, severity: str) -> None:
     """Edit the rubric table row of `rule` in place, as a maintainer would."""
     path = repo / "reviewer/evaluator/references/rubric.md"

@@ -36,9 +36,11 @@ def nested_repository(root: Path, rel: str) -> str:
     return next((f for f in folders if os.path.lexists(os.path.join(root, f, ".git"))), "")
 
 
-def submodule_error(file: str, field: str, rel: str, module: str) -> GateInputError:
-    """The one line for a reviewer file no workspace holds: it lies in the submodule `module`."""
-    return GateInputError(file, field, f"{rel!r} is inside {module!r}, a git submodule (or a repository of its "
+def submodule_error(file: str, field: str, rel: str, module: str, why: str = "") -> GateInputError:
+    """The one line for a reviewer file no workspace holds: it lies in the submodule `module`
+    (`why`: how the reviewer reaches it, `linked from reviewer/prompt.md`)."""
+    named = f"{rel!r} ({why})" if why else repr(rel)
+    return GateInputError(file, field, f"{named} is inside {module!r}, a git submodule (or a repository of its "
                           "own), whose files git never lists and no workspace holds", FIX)
 
 
@@ -81,9 +83,7 @@ def unheld_link_errors(root: Path, linked: dict[str, str], display: str) -> list
     ignored by git, or holds as a git LFS pointer. The reviewer is told to read it, and would read
     nothing (a PR moving the submodule passed `run`, exit 0) or a hash."""
     modules = {rel: module for rel in sorted(linked) if (module := nested_repository(root, rel))}
-    errors = [GateInputError(display, "reviewer", f"{rel!r} ({linked[rel]}) is inside {module!r}, a git submodule "
-                             "(or a repository of its own), whose files git never lists and no workspace holds", FIX)
-              for rel, module in modules.items()]
+    errors = [submodule_error(display, "reviewer", rel, module, linked[rel]) for rel, module in modules.items()]
     rest = sorted(rel for rel in linked if rel not in modules)
     # Held, but as a git LFS pointer (a checkout without LFS content): the reviewer would read a
     # hash where the policy it is told to read should be.

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from rubricgate.cli import main
 from rubricgate.errors import GateInputError
 from rubricgate.suite.lfs import POINTER_START, is_lfs_pointer, refuse_lfs_pointers
-from tests.conftest import make_repo
+from tests.conftest import invoke_with_prompt_link, make_repo
 
 POINTER = POINTER_START + b"oid sha256:" + b"1" * 64 + b"\nsize 1234\n"
 
@@ -41,9 +41,7 @@ def test_a_file_the_prompt_links_to_held_as_a_pointer_is_one_line_and_exit_2(tmp
     # without LFS content, reached the reviewer as a hash and run went on to grade it.
     repo = make_repo(tmp_path / "repo")
     (repo / "reviewer/prompts/policy.md").write_bytes(POINTER)
-    with (repo / "reviewer/prompts/evaluate.md").open("a") as prompt:
-        prompt.write("\nAlso read [the policy](policy.md).\n")
-    got = CliRunner().invoke(main, [command, "--repo", str(repo)])
+    got = invoke_with_prompt_link(repo, command, "policy.md")
     assert got.exit_code == 2, got.output
     assert "'reviewer/prompts/policy.md' (linked from reviewer/prompts/evaluate.md) is a git LFS pointer" \
         in got.output and "lfs: true" in got.output, got.output

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from rubricgate.cli import main
 from rubricgate.errors import GateInputError
 from rubricgate.suite.submodules import ignored_by_git, nested_repository, refuse_submodule_files
-from tests.conftest import git, make_repo
+from tests.conftest import git, invoke_with_prompt_link, make_repo
 
 
 def add_submodule(repo: Path, at: str, files: dict[str, str]) -> None:
@@ -64,9 +64,7 @@ def test_a_file_the_prompt_links_to_inside_a_submodule_is_one_line_and_exit_2(tm
     # moving the submodule to a lenient policy passed with it.
     repo = make_repo(tmp_path / "repo")
     add_submodule(repo, "reviewer/vendor", {"rules.md": "Block every change.\n"})
-    with (repo / "reviewer/prompts/evaluate.md").open("a") as prompt:
-        prompt.write("\nAlso read [the policy](../vendor/rules.md).\n")
-    got = CliRunner().invoke(main, [command, "--repo", str(repo)])
+    got = invoke_with_prompt_link(repo, command, "../vendor/rules.md")
     assert got.exit_code == 2, got.output
     assert "'reviewer/vendor/rules.md' (linked from reviewer/prompts/evaluate.md) is inside 'reviewer/vendor'" \
         in got.output and "fix: copy the file into the repository" in got.output, got.output
