@@ -13,16 +13,17 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from rubricgate.errors import GateInputError
+from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.isolation.leftovers import owned_folder, remove_owned
 from rubricgate.models.config import Config
 from rubricgate.runner.workspace import GitListing, excluded, list_tree
 from rubricgate.suite.answer_key import answer_key_paths
 from rubricgate.suite.closure import closure_skip, reviewer_closure
+from rubricgate.suite.config import CONFIG_NAME
 from rubricgate.suite.lfs import refuse_lfs_pointers
 from rubricgate.suite.paths import real_rel
 from rubricgate.suite.sparse import sparse_errors
-from rubricgate.suite.submodules import refuse_submodule_files
+from rubricgate.suite.submodules import refuse_submodule_files, unheld_link_errors
 from rubricgate.suite.trees import FULL_HISTORY, WorkTree, git_prefix, merge_base, shallow_clone
 
 
@@ -133,6 +134,11 @@ def base_checkout(repo: Path, ref_tree: Path, configs: dict[str, Config], ref: s
     # Neither side's workspaces hold a submodule's files: both ran the same reviewer and passed.
     refuse_submodule_files(ref_tree, at_ref.files, f"{ref}'s reviewer")
     refuse_submodule_files(repo, at_head.files, "this checkout's reviewer")
+    # What run and validate refuse too (a policy linked from the prompt that git ignores), before
+    # any trial: the head side's run refused it only after the base side had run the whole suite.
+    # REF's side needs no check: its worktree holds only files git tracks, which it never ignores.
+    if unheld := unheld_link_errors(repo, at_head.linked_reasons(), config_rel or CONFIG_NAME):
+        raise GateInputErrors(unheld)
     closure = set(at_ref.files) | set(at_head.files)
     if at_ref.capped or at_head.capped:  # past the cap no one can say which file is the reviewer's: REF's all
         skip = {*closure_skip(configs["base"]), *closure_skip(configs["head"])}

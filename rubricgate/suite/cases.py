@@ -50,7 +50,7 @@ def load_suite(repo: Path, config: Config, rubric: RubricSpec | None = None,
     closure = reviewer_closure(WorkTree(repo), config)  # walked once for the three checks
     errors += changed_files_errors(repo, config, display, closure)
     errors += reviewer_overlay_errors(repo, config, cases, closure)
-    errors += unheld_link_errors(repo, {rel: closure.reasons.get(rel, "") for rel in closure.linked}, display)
+    errors += unheld_link_errors(repo, closure.linked_reasons(), display)
     if rubric is not None:
         for case in cases:
             if case.source != "task":  # a task's rule ids were checked with the rest of its file

@@ -119,6 +119,10 @@ class Closure:
     def __contains__(self, rel: object) -> bool:
         return rel in self.reasons
 
+    def linked_reasons(self) -> dict[str, str]:
+        """Each linked file -> why it is in (suite/submodules.py unheld_link_errors reads these)."""
+        return {rel: self.reasons.get(rel, "") for rel in self.linked}
+
 
 def closure_skip(config: Config) -> list[str]:
     """What is never the reviewer: the changed-files list, the suite, baseline, config, reports

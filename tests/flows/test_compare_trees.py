@@ -225,3 +225,20 @@ def test_a_sparse_checkout_leaving_out_cases_is_no_comparison(tmp_path: Path) ->
     result = CliRunner().invoke(main, ["compare", "--repo", str(repo), "--base", "HEAD"])
     assert result.exit_code == 2, result.output
     assert "error: fixtures/block/data-loader/SKILL.md: HEAD's checkout: not on disk: git's sparse checkout" in result.output
+
+
+def test_a_policy_the_prompt_links_to_that_git_ignores_is_refused_before_any_trial(tmp_path: Path) -> None:
+    # No workspace holds a file git ignores: the head side's run refused it, but only after the
+    # base side had run every trial (a paid agent's whole suite) for a comparison that never came.
+    repo = make_repo(tmp_path / "repo")
+    (repo / "local").mkdir()
+    (repo / "local/policy.md").write_text("Block every TODO.\n")
+    (repo / ".gitignore").write_text("reports/\nlocal/\n")
+    prompt = repo / "reviewer/prompts/evaluate.md"
+    prompt.write_text(prompt.read_text() + "\nApply [the policy](../../local/policy.md).\n")
+    result = CliRunner().invoke(main, ["compare", "--repo", str(repo), "--base", "HEAD"])
+    assert result.exit_code == 2, result.output
+    assert result.output == ("error: rubricgate.yaml: reviewer: 'local/policy.md' is ignored by git (.gitignore:2 "
+                             "'local/'; linked from reviewer/prompts/evaluate.md), and a workspace holds only the "
+                             "files git lists (fix: un-ignore it in .gitignore, or track it as it is: git add -f "
+                             "local/policy.md)\n")
