@@ -19,6 +19,7 @@ from rubricgate.models.dimensions import DIMENSIONS
 from rubricgate.models.task import Expect, FixtureExpect, Rubric, TaskFile
 from rubricgate.suite.checks import fixture_layout_errors, task_errors, task_layout_errors
 from rubricgate.suite.closure import reviewer_closure
+from rubricgate.suite.lfs import reviewed_pointer_errors
 from rubricgate.suite.overlays import changed_files_errors, reviewer_overlay_errors
 from rubricgate.suite.paths import safe_relpath
 from rubricgate.suite.rubric import RubricSpec
@@ -51,6 +52,7 @@ def load_suite(repo: Path, config: Config, rubric: RubricSpec | None = None,
     errors += changed_files_errors(repo, config, display, closure)
     errors += reviewer_overlay_errors(repo, config, cases, closure)
     errors += unheld_link_errors(repo, closure.linked_reasons(), display)
+    errors += reviewed_pointer_errors(repo, cases)
     if rubric is not None:
         for case in cases:
             if case.source != "task":  # a task's rule ids were checked with the rest of its file

@@ -396,3 +396,20 @@ def test_a_task_landing_between_the_check_and_the_write_is_never_overwritten(tmp
         record.write_task(tmp_path, "evals/tasks", task)
     assert (folder / "t1.yaml").read_text() == "id: t1  # the other record's\n"
     assert sorted(p.name for p in folder.iterdir()) == ["t1.yaml"]  # no temp file left beside it
+
+
+def test_recording_from_git_refs_a_skill_lfs_stores_writes_no_task(tmp_path: Path) -> None:
+    # `git show REF:path` is the stored blob, the pointer whatever the checkout holds: the task
+    # was written with three lines of hash as the skill and run, graded as if reviewed.
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "checkout", "-qb", "pr")
+    (repo / "skills/big").mkdir(parents=True)
+    (repo / "skills/big/SKILL.md").write_text("version https://git-lfs.github.com/spec/v1\noid sha256:"
+                                              + "1" * 64 + "\nsize 4321\n")
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "skill in LFS")
+    got = CliRunner().invoke(main, ["record", "--repo", str(repo), "--base", "main", "--head", "pr",
+                                    "--expect", "PASS"])
+    assert got.exit_code == 2, got.output
+    assert "'skills/big/SKILL.md' is a git LFS pointer" in got.output and "--head WORKTREE" in got.output
+    assert not list((repo / "evals/tasks").iterdir())
