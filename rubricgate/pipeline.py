@@ -17,7 +17,7 @@ from pathlib import Path
 from rubricgate.agents import get_agent
 from rubricgate.errors import GateInputError
 from rubricgate.gating.case_edits import with_case_digests
-from rubricgate.gating.changes import changed_first, rule_changes, with_rule_changes
+from rubricgate.gating.changes import changed_first, line_end_noted, rule_changes, with_rule_changes
 from rubricgate.models.results import Summary, TrialResult
 from rubricgate.records.run_index import index_run
 from rubricgate.reports.ahead import ReportsAhead
@@ -28,6 +28,7 @@ from rubricgate.runner.startup import StartedRun, start_run, with_cache_dir, wit
 from rubricgate.runner.trials import run_trials
 from rubricgate.runner.workspace import GitListing
 from rubricgate.suite.load import Loaded, load_all
+from rubricgate.suite.trees import autocrlf_note
 
 __all__ = ["CaseSlice", "Loaded", "RunOptions", "RunOutcome", "load_all", "plan", "run_suite"]
 
@@ -125,7 +126,8 @@ def aggregate_and_gate(loaded: Loaded, jobs: list[Job], results: list[TrialResul
     summary = build_summary(loaded, jobs, results, run.state)
     summary = note_rejections(with_isolation(summary, run.policy, run.cache_retired, run.ctx.scrub_notes),
                               run.ctx.cache_rejected)
-    return with_changes(annotate(summary, loaded, run.ctx.repo, os.environ), loaded)
+    summary = with_changes(annotate(summary, loaded, run.ctx.repo, os.environ), loaded)
+    return line_end_noted(summary, autocrlf_note(run.ctx.repo), loaded.edited)
 
 
 def with_changes(summary: Summary, loaded: Loaded) -> Summary:

@@ -38,6 +38,7 @@ from rubricgate.runner.scheduler import TREE_CHANGED, Job
 from rubricgate.runner.startup import with_isolation
 from rubricgate.secrets import scrub_json
 from rubricgate.suite.load import Loaded, load_all
+from rubricgate.suite.trees import with_autocrlf_note
 
 # Fields every shard of one run records identically (the assignment is checked on its own).
 SAME = ("count", "harness_version", "config_digest", "baseline_digest", "reviewer", "agent_versions", "plan")
@@ -100,9 +101,9 @@ def check_together(shards: list[Shard]) -> None:
 def check_against_repo(shard: Shard, loaded: Loaded, options: RunOptions) -> None:
     """The merge gates with this repository's config and baseline: they must be what the shards ran with."""
     for name, value in input_digests(loaded, options.repo, options.config_path).items():
-        if getattr(shard.record, name) != value:
-            raise _mismatch(shard, name, "differs from this repository's",
-                            "merge in a checkout of the commit the shards ran")
+        if getattr(shard.record, name) != value:  # digests of bytes: a CRLF checkout differs unchanged
+            raise with_autocrlf_note(_mismatch(shard, name, "differs from this repository's",
+                                               "merge in a checkout of the commit the shards ran"), options.repo)
 
 
 def check_cases_against_repo(shard: Shard, loaded: Loaded) -> None:

@@ -164,6 +164,19 @@ def with_rule_changes(summary: Summary, rubric: RubricSpec, cases: list[CaseSpec
                                       "gate": detail})
 
 
+def line_end_noted(summary: Summary, note: str, edited: Sequence[str]) -> Summary:
+    """`note` (suite/trees.py autocrlf_note: git wrote the checkout with CRLF line ends) on a run
+    that reads reviewer files or cases as changed since the baseline: a checkout of an unchanged
+    reviewer read "changed" (exit 2 once every case read edited) with nothing saying why. A
+    reason of a run that did not decide, else a warning."""
+    if not note or not (edited or any(c.change == "file" for c in summary.rule_changes)):
+        return summary
+    d = summary.decision
+    undecided = d.exit_code != exitcodes.OK and d.status in ("error", "inconclusive")
+    update = {"reasons": [*d.reasons, note]} if undecided else {"warnings": [*d.warnings, note]}
+    return summary.model_copy(update={"decision": d.model_copy(update=update)})
+
+
 # The next step of a run whose rates passed and that a change holds: continuing it, more cases or
 # a larger budget (what an undecided rate needs) would never lift the hold.
 HELD_NEXT = ("the rates passed; the change(s) named above hold the run, and more trials or cases will not lift "

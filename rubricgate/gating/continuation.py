@@ -64,6 +64,7 @@ from rubricgate.models.results import Summary, TrialResult
 from rubricgate.records.files import read_summary
 from rubricgate.records.run_index import SHARD_FILE
 from rubricgate.runner.cache import ran_here
+from rubricgate.suite.trees import with_autocrlf_note
 
 
 @dataclass
@@ -175,6 +176,7 @@ def not_judged(summary: Summary) -> bool:
 FIX = "continue a run as rubricgate wrote it, or run afresh without --continue"
 NAMED_FIX = "continue the newest INCONCLUSIVE run of this reviewer and baseline, or run afresh without --continue"
 OLDER = "an older rubricgate wrote this run"
+ANOTHER_DESIGN = "another design"  # why_not's and changed_settings' line begins so
 
 
 def prepare(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str,
@@ -193,7 +195,10 @@ def prepare(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str,
                      reviewer, agent, loaded.config.agent.model, suite_digest(loaded, case_ids),
                      command_program(repo, loaded.config, agent), agent_environment(loaded.config))
     settings = judging_settings(repo, loaded.config)
-    continued = continued_run(named, repo / loaded.config.reports, key, cache_dir, settings)
+    try:
+        continued = continued_run(named, repo / loaded.config.reports, key, cache_dir, settings)
+    except GateInputError as exc:  # a CRLF checkout of an unchanged reviewer reads as another design
+        raise with_autocrlf_note(exc, repo) if exc.problem.startswith(ANOTHER_DESIGN) else exc from None
     if continued is not None:
         try:
             verify_trials(continued, loaded, case_ids)
@@ -322,7 +327,7 @@ def changed_settings(summary: Summary, settings: dict[str, str] | None) -> str:
     changed = [k for k, v in (settings or {}).items() if recorded.get(k, v) != v]
     if not changed:
         return ""
-    return f"another design: {changed[0]} changed since (a changed reviewer is judged afresh)"
+    return f"{ANOTHER_DESIGN}: {changed[0]} changed since (a changed reviewer is judged afresh)"
 
 
 def why_not(summary: Summary, key: str, run_dir: Path | None = None, mark: Path | None = None,
@@ -342,7 +347,7 @@ def why_not(summary: Summary, key: str, run_dir: Path | None = None, mark: Path 
         if gaps := unrecorded_by_older(summary):  # not a change: a key computed from less
             return (f"{OLDER}: it recorded no {' and no '.join(gaps)}, which a design "
                     "now holds, so no run of this rubricgate is its design; a fresh run is needed")
-        return ("another design: the reviewer, agent, model, its environment, baseline, cases or gate settings "
+        return (f"{ANOTHER_DESIGN}: the reviewer, agent, model, its environment, baseline, cases or gate settings "
                 "changed since (a changed reviewer is judged afresh)")
     return ""
 

@@ -20,7 +20,10 @@ import subprocess
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from rubricgate.errors import GateInputError
 
 MAX_LINKS = 40  # symlinks followed in one path, as the kernel's ELOOP limit
 
@@ -354,6 +357,31 @@ def shallow_clone(repo: Path) -> bool:
         return _git(repo, ["rev-parse", "--is-shallow-repository"]).strip() == b"true"
     except (OSError, subprocess.CalledProcessError):
         return False
+
+
+# Git for Windows' default: text files checked out with CRLF line ends, committed with LF. Every
+# digest (the reviewer's, a case's, a shard's inputs) is of the bytes, kept so: the hint only
+# names why a file unchanged in git reads as changed.
+AUTOCRLF_NOTE = ("core.autocrlf=true in this checkout: git wrote its text files with CRLF line ends, and digests "
+                 "are of the bytes, so a file unchanged in git reads as changed (check it out again with "
+                 "core.autocrlf=false)")
+
+
+def autocrlf_note(repo: Path) -> str:
+    """AUTOCRLF_NOTE when git's config for `repo` sets core.autocrlf to true, else ''."""
+    try:
+        got = _git(repo, ["config", "--type=bool", "--get", "core.autocrlf"])
+    except (OSError, subprocess.CalledProcessError):  # unset (exit 1), no git, no repository
+        return ""
+    return AUTOCRLF_NOTE if got.strip() == b"true" else ""
+
+
+def with_autocrlf_note(exc: GateInputError, repo: Path) -> GateInputError:
+    """`exc` (a reviewer or input that reads changed) with autocrlf_note after its problem, or as it is."""
+    from rubricgate.errors import GateInputError
+
+    note = autocrlf_note(repo)
+    return GateInputError(exc.file, exc.field, f"{exc.problem}; {note}", exc.fix) if note else exc
 
 
 def _git(repo: Path, args: list[str]) -> bytes:

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from rubricgate.cli import main
 from tests.conftest import make_repo, set_severity
+from tests.suite.test_trees import crlf_checkout
 
 FIXTURES = ["pass/weekly-revenue-summary", "block/data-loader", "block/marketing-spend-sync",
             "pass/ab-test-readout", "warn/churn-cohort-query"]
@@ -71,6 +72,16 @@ def test_shards_of_different_rubrics_do_not_merge(suite):
     second = _shards(suite, 2)[1]
     result = _merge(suite, [first, second])
     assert result.exit_code == 2 and "reviewer: differs from" in result.output
+
+
+def test_shards_merged_in_a_crlf_checkout_of_their_commit_name_core_autocrlf(suite):
+    # A merge job on a runner with core.autocrlf=true (Git for Windows' default) read the
+    # reviewer as another (its digest is of the bytes) and said only "differs".
+    dirs = _shards(suite, 2)
+    crlf_checkout(suite)  # reports/ is ignored: the shards stay
+    result = _merge(suite, dirs)
+    assert result.exit_code == 2 and "differs from this repository's" in result.output, result.output
+    assert "core.autocrlf=true in this checkout" in result.output and len(result.output.splitlines()) == 1
 
 
 def test_shards_of_another_shard_count_do_not_merge(suite):

@@ -16,7 +16,8 @@ from rubricgate.models.config import GateConfig, TiersConfig
 from rubricgate.models.results import Decision
 from rubricgate.models.task import Expect, Rubric
 from rubricgate.suite.rubric import load_rubric, vocabulary_from
-from tests.conftest import set_severity
+from tests.conftest import git, make_repo, set_severity
+from tests.suite.test_trees import crlf_checkout
 
 ROOT = Path(__file__).resolve().parents[2]
 RUBRIC = load_rubric(ROOT / "reviewer/evaluator/references/rubric.md")
@@ -153,3 +154,19 @@ def test_a_rubric_s_own_word_kept_without_its_meaning_is_no_change():
     older.rubric_rules["secret-in-file"] = RuleRecord(severity="warning", kind="mechanical")
     (moved,) = rule_changes(own, [], older)
     assert moved.detail == "severity warning -> blocker (means warning -> critical)"
+
+
+def test_a_crlf_checkout_of_an_unchanged_suite_names_core_autocrlf_where_it_reads_changed(tmp_path: Path) -> None:
+    # Git for Windows checks text files out with CRLF: every reviewer file and case read changed
+    # since the baseline (digests are of the bytes), exit 2, and nothing said why.
+    repo = make_repo(tmp_path / "repo")
+    (repo / "evals/tasks/.keep").write_text("")
+    assert CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo), "--reason", "first"]).exit_code == 0
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "baseline")
+    crlf_checkout(repo)
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert result.exit_code == 2, result.output
+    decision = next(line for line in result.output.splitlines() if line.startswith("decision:"))
+    assert "edited since it was measured" in decision and decision.endswith("core.autocrlf=false)"), decision
+    assert "core.autocrlf=true in this checkout" in decision

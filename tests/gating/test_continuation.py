@@ -18,6 +18,8 @@ from rubricgate.models.baseline import Baseline, CaseCount
 from rubricgate.models.config import GateConfig
 from rubricgate.models.dimensions import DIMENSIONS
 from rubricgate.models.results import Grade, TrialResult
+from tests.conftest import git
+from tests.suite.test_trees import crlf_checkout
 
 GATE = GateConfig(method="statistical")
 
@@ -291,6 +293,19 @@ def test_what_cannot_be_continued_is_one_line_and_exit_2(repo, change) -> None:
         want = "ended PASS, not INCONCLUSIVE"
     result = _run(repo, "--continue", str(old))
     assert result.exit_code == 2 and want in result.output and "Traceback" not in result.output, result.output
+
+
+def test_a_crlf_checkout_of_the_runs_reviewer_is_refused_naming_core_autocrlf(repo) -> None:
+    # Its digests are of the bytes, which core.autocrlf=true rewrote: "another design: the
+    # reviewer ... changed since", where nothing in git changed.
+    _statistical(repo)
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "statistical")
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    crlf_checkout(repo)
+    result = _run(repo, "--continue", str(old))
+    assert result.exit_code == 2 and "another design" in result.output, result.output
+    assert "core.autocrlf=true in this checkout" in result.output and len(result.output.splitlines()) == 1
 
 
 def test_a_run_an_older_rubricgate_wrote_is_refused_saying_so_and_that_a_fresh_run_is_needed(repo) -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import subprocess
+from pathlib import Path
 
-from rubricgate.suite.trees import WorkTree
+from rubricgate.suite.trees import AUTOCRLF_NOTE, WorkTree, autocrlf_note
 
 
 def _tree(tmp_path):
@@ -44,3 +46,20 @@ def test_an_answer_is_asked_of_the_disk_once_per_tree(tmp_path) -> None:
     (repo / "docs" / "top.md").unlink()  # a closure is one instant of the tree: the answer is kept
     assert tree.real("docs/top.md") == ("docs/top.md", "file")
     assert WorkTree(repo).real("docs/top.md") is None
+
+
+def crlf_checkout(repo: Path) -> None:
+    """Check `repo`'s commit out again as git does with core.autocrlf=true (Git for Windows'
+    default): every text file with CRLF line ends, unchanged in git."""
+    for args in (["config", "core.autocrlf", "true"], ["rm", "-q", "--cached", "-r", "."], ["reset", "-q", "--hard"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+    assert b"\r\n" in (repo / "rubricgate.yaml").read_bytes() and not subprocess.run(
+        ["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, check=True).stdout
+
+
+def test_the_line_end_note_is_for_core_autocrlf_true_only(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert autocrlf_note(tmp_path) == "" and autocrlf_note(tmp_path / "no-such-folder") == ""
+    for value, note in (("input", ""), ("false", ""), ("true", AUTOCRLF_NOTE)):
+        subprocess.run(["git", "-C", str(tmp_path), "config", "core.autocrlf", value], check=True)
+        assert autocrlf_note(tmp_path) == note
