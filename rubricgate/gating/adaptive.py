@@ -242,6 +242,14 @@ class AdaptiveRun:
     def _stop(self, decision: Decision, detail: GateDetail, last: bool) -> tuple[bool, str]:
         if decision.status == "regression":
             return True, "a regression is established"
+        if any(n and self._failed(case) for case, n in self.pending.items()):  # a collapse may yet show
+            return False, "confirming reliable cases that failed"
+        errored, most = sum(self.lost.values()) + sum(self.lost_confirm.values()), self.gate.max_errored
+        if errored > most:
+            # Past the allowance no trial can make the run judge but by a regression, which no look
+            # showed: a reviewer crashing (or hanging to its timeout) on every trial ran the whole
+            # budget, and a continuation's on top of it (gating/errored.py decides the same).
+            return True, f"{errored} trials errored, more than gate.max_errored {most}: it cannot judge"
         if any(self.pending.values()):
             return False, "confirming reliable cases that failed"
         if decision.status != "inconclusive":
@@ -250,6 +258,10 @@ class AdaptiveRun:
                                         if r not in detail.suspected and not r.startswith(HELD)):
             return True, "a collapse is suspected and cannot be tested at this size"
         return (True, "the trial budget is spent") if last else (False, "undecided: more trials")
+
+    def _failed(self, case: str) -> bool:
+        """Did a judged design trial of `case` fail (not merely error)?"""
+        return any(x < n for x, n in self.design.counts.get(case, {}).values())
 
     def _schedule_confirmations(self, per_case: Mapping[str, Mapping[str, tuple[int, int]]]) -> None:
         """Cases reliable in the baseline, or never failing there, that failed a design trial of

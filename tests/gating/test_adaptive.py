@@ -182,3 +182,28 @@ def test_a_runs_rate_and_its_delta_count_the_same_design_trials_and_confirmation
     assert abs(row["delta"] - (row["rate"] - row["baseline"])) < 1e-6  # the delta of that very rate
     kept = summary["gate"]["confirmations"]["fixture-data-loader"]["verdict"]
     assert kept == [sum(t["grades"]["verdict"]["passed"] for t in confirmations), len(confirmations)]
+
+
+def test_a_look_past_gate_max_errored_stops_the_run_unless_it_shows_a_regression() -> None:
+    """A reviewer crashing on every trial ran every round of the budget (a continuation's after
+    it): past gate.max_errored nothing but a regression can decide the run."""
+    ids = [f"c{i}" for i in range(30)]
+    gate = GateConfig(method="statistical", max_errored=40)
+    run = AdaptiveRun(_baseline({c: (10, 10) for c in ids}), gate, ids)
+    looks = []
+    while not looks or not looks[-1].stop:
+        for case, _, confirm in run.next_batch():
+            run.record(case, None, confirm, errored=True)
+        looks.append(run.look())
+    assert looks[-1].why == "60 trials errored, more than gate.max_errored 40: it cannot judge", looks[-1].why
+    assert [look.stop for look in looks] == [False, True]
+    # c5 collapses and c7 errored once: the confirmation that shows the collapse still runs.
+    collapsing = AdaptiveRun(_baseline({c: (10, 10) for c in ids}), GateConfig(method="statistical"), ids)
+    looks = []
+    while not looks or not looks[-1].stop:
+        for case, n, confirm in collapsing.next_batch():
+            errored = case == "c7" and n == 1
+            collapsing.record(case, None if errored else {d: case != "c5" for d in DIMENSIONS}, confirm, errored)
+        looks.append(collapsing.look())
+    assert looks[-1].decision.status == "regression" and looks[-1].why == "a regression is established"
+    assert "c5" in collapsing.confirm.frozen()

@@ -670,6 +670,22 @@ def test_a_continuation_past_gate_max_errored_leaves_the_run_it_took_up_continua
     assert data["gate"]["continues"] == [old.name], again.output
 
 
+def test_a_continuation_whose_reviewer_crashes_every_trial_stops_at_its_first_look(repo, monkeypatch) -> None:
+    """Past gate.max_errored only a regression could let it judge: it ran every round of the next
+    budget (20 trials here, each a timeout for a hung reviewer) and then could not judge."""
+    from tests.fake_reviewer import install
+
+    _statistical(repo)
+    install(repo, ["answer"])
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    (repo.parent / "fake-reviewer" / "plan.json").write_text(json.dumps(["crash"]))
+    crashed = _run(repo, "--continue", str(old))
+    assert crashed.exit_code == 2 and "could not judge: 2 of 22 trials errored" in crashed.output, crashed.output
+    looks = json.loads((_newest(repo, besides=[old]) / "summary.json").read_text())["gate"]["looks"]
+    assert looks[-1]["why"] == "2 trials errored, more than gate.max_errored 0: it cannot judge", looks[-1]
+
+
 def test_a_command_reviewer_s_script_outside_the_repository_edited_since_is_another_design(repo) -> None:
     """Its script edited from 97% to 50% right was taken up as the same design and pooled."""
     from tests.fake_reviewer import install
