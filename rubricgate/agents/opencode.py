@@ -71,6 +71,10 @@ _STREAM_ERROR = re.compile(r'timestamp=(\S+) .*message="stream error"')
 # error.error.type=server_error error.error.code=500`).
 _ERROR_SAID = (re.compile(r'error\.error\.message="((?:[^"\\]|\\.)*)"'), re.compile(r'error\.error="(.*?)"?\s*$'))
 _ERROR_CODE = re.compile(r"error\.error\.(?:code|status)=(\d{3})\b")
+# A step_finish reason OpenCode gives a model stream that ended without a finish reason (the
+# stream stopped short, or the provider sent a reason the AI SDK does not know).
+BROKEN_STEP = "unknown"
+BROKEN_SAID = "the model's stream ended without a finish reason"
 _UNREACHABLE = re.compile(r"cannot connect|unable to connect|econnrefused|connection refused|fetch failed", re.I)
 
 # No update checks, model catalogue downloads, sharing, LSP downloads, or reading the user's
@@ -168,21 +172,34 @@ def custom_provider(base_url: str, model_id: str) -> dict[str, Any]:
             "models": {model_id: {"name": model_id}}}
 
 
-def step_limit_watch(max_steps: int | None, allowed: list[str] | None = None) -> Watch | None:
-    """Stop the run at the first step_start past max_steps (OpenCode's own limit is soft). Tools
-    outside `allowed` are removed by the permission config, not watched."""
-    if max_steps is None:
-        return None
-    seen = [0]
+def step_limit_watch(max_steps: int | None, allowed: list[str] | None = None) -> Watch:
+    """Stop the run at the first step past max_steps (OpenCode's own limit is soft), or at its
+    second step whose stream ended without a finish reason: OpenCode records such a step (reason
+    "unknown", no tokens) and asks the model again at once, for ever, so a model server that cuts
+    its streams short would run the reviewer into its step limit. Such a step is the endpoint's,
+    not the reviewer's: it is not counted, and a second one is an endpoint failure. Tools outside
+    `allowed` are removed by the permission config, not watched."""
+    seen = {"step_start": 0, "broken": 0}
 
     def watch(line: bytes) -> str | None:
-        if b'"step_start"' in line and _event_type(line) == "step_start":
-            seen[0] += 1
-            if seen[0] > max_steps:
-                return f"max_turns: step {seen[0]} exceeds max_steps {max_steps}"
+        ev = (line_event(line) if b'"step_' in line else None) or {}
+        kind = ev.get("type")
+        if kind == "step_finish" and field_dict(ev, "part").get("reason") == BROKEN_STEP:
+            seen["broken"] += 1
+            return broken_stream_stop() if seen["broken"] >= 2 else None
+        if kind == "step_start":
+            seen["step_start"] += 1
+            steps = seen["step_start"] - seen["broken"]
+            if max_steps is not None and steps > max_steps:
+                return f"max_turns: step {steps} exceeds max_steps {max_steps}"
         return None
 
     return watch
+
+
+def broken_stream_stop() -> str:
+    """The stop reason for OpenCode asking the model again after a second stream cut short."""
+    return retry_stop("opencode", None, BROKEN_SAID, None, answered=True, leave_short=False) or ""
 
 
 def stream_error_watch() -> Watch:
@@ -224,11 +241,6 @@ def _log_time(stamp: str) -> datetime:
         return datetime.now(UTC)
 
 
-def _event_type(line: bytes) -> str:
-    ev = line_event(line)
-    return str(ev.get("type")) if ev is not None else ""
-
-
 def parse_opencode_stream(data: bytes | str, *, agent: str = "opencode",
                           allowed: list[str] | None = None) -> Draft:
     """OpenCode `run --format json` events -> Draft."""
@@ -245,12 +257,15 @@ class _OpenCodeState:
         self.draft = draft
         self.last_text = ""
         self.last_reason = ""
+        self.step_tools = 0  # tool calls of the current step
+        self.broken = 0  # steps whose stream ended without a finish reason
 
     def feed(self, ev: dict[str, Any]) -> None:
         part = field_dict(ev, "part")
         kind = ev.get("type")
         if kind == "step_start":
             self.draft.steps += 1
+            self.step_tools = 0
             self.last_reason = ""
             self.last_text = ""  # only the final step's text is the answer
         elif kind == "tool_use":
@@ -263,6 +278,7 @@ class _OpenCodeState:
             self._error(ev.get("error"))
 
     def _tool(self, part: dict[str, Any]) -> None:
+        self.step_tools += 1
         state = field_dict(part, "state")
         name, status, args = str(part.get("tool", "")), tool_status(state), state.get("input") or {}
         if name == "invalid" and isinstance(args, dict) and isinstance(args.get("tool"), str) and args["tool"]:
@@ -276,6 +292,10 @@ class _OpenCodeState:
 
     def _finish_step(self, part: dict[str, Any]) -> None:
         self.last_reason = str(part.get("reason") or "")
+        if self.last_reason == BROKEN_STEP and not self.step_tools:
+            # The endpoint's broken stream, asked again by OpenCode: not a step of the reviewer's.
+            self.draft.steps -= 1
+            self.broken += 1
         tokens = field_dict(part, "tokens")
         cache = field_dict(tokens, "cache")
         self.draft.input_tokens += (count_or_zero(tokens.get("input")) + count_or_zero(cache.get("read"))
@@ -304,6 +324,12 @@ class _OpenCodeState:
         """A run is finished when its last step ended for a reason other than more tool calls."""
         d = self.draft
         d.final_text = self.last_text
+        if self.broken:
+            d.notes.append(f"{self.broken} model stream(s) ended without a finish reason (OpenCode's step reason "
+                           f"\"{BROKEN_STEP}\"): the endpoint's, not counted as steps")
+        if self.last_reason == BROKEN_STEP:
+            # Its last answer was cut short: no answer of the reviewer's, whatever text came first.
+            d.endpoint_error(f"opencode: {BROKEN_SAID}", None, f"the CLI's last step_finish has reason {BROKEN_STEP}")
         d.saw_result = d.termination == "completed" and self.last_reason not in ("", "tool-calls")
         if self.last_reason == "tool-calls":
             # The model asked for tools and the CLI stopped (a permission set to "ask" ends a

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from rubricgate.agents import get_agent
 from rubricgate.agents.base import AgentRequest
-from rubricgate.agents.opencode import (OpenCodeAgent, parse_opencode_stream, permissions,
-                                        step_limit_watch, tool_status)
+from rubricgate.agents.opencode import OpenCodeAgent, parse_opencode_stream, permissions, step_limit_watch, tool_status
+from rubricgate.graders.failures import failure_class
 from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import Transcript
 from tests.agent_recordings import agent_request, replay_recording
@@ -48,6 +48,29 @@ def test_api_error_400_is_api_error() -> None:
 def test_broken_sse_stream_is_api_error() -> None:
     t = replay("malformed_stream")
     assert t.termination == "api_error" and t.error.startswith("UnknownError: JSON parsing failed")
+
+
+def test_streams_cut_short_are_the_endpoints_not_steps_of_the_reviewer() -> None:
+    """OpenCode asks the model again, for ever, after a stream that ended without a finish reason
+    (step reason "unknown"): counted as the reviewer's steps, an endpoint cutting every stream
+    short ran the reviewer into max_steps, graded as its failure (a REGRESSION, exit 1)."""
+    t = replay("truncated_stream")
+    assert failure_class(t) == "endpoint" and t.termination == "api_error", (t.failure, t.error)
+    assert t.steps == 1 and "ended without a finish reason" in t.error
+    assert any("not counted as steps" in n for n in t.notes), t.notes
+
+
+def test_a_run_ending_on_a_stream_cut_short_is_the_endpoints() -> None:
+    """Its last step ended without a finish reason: a half answer, never the reviewer's result."""
+    lines = (DATA / "truncated_stream.ndjson").read_bytes().splitlines()
+    t = replay("truncated_stream", stream=b"\n".join(lines[:6]) + b"\n", stopped="", exit_code=0)
+    assert failure_class(t) == "endpoint" and "ended without a finish reason" in t.error, (t.failure, t.error)
+
+
+def test_step_watch_stops_at_the_second_stream_cut_short() -> None:
+    lines = (DATA / "truncated_stream.ndjson").read_bytes().splitlines()
+    stops = [r for r in map(step_limit_watch(6), lines) if r]
+    assert stops and stops[0].startswith("endpoint_error: opencode would retry"), stops
 
 
 def test_max_turns_is_enforced_by_the_harness() -> None:
@@ -195,7 +218,8 @@ def test_step_watch_stops_on_the_first_step_past_the_limit() -> None:
     assert stops[0] == "max_turns: step 3 exceeds max_steps 2"
     # a text line that merely mentions step_start is not a step
     assert step_limit_watch(1)(b'{"type":"text","part":{"text":"\\"step_start\\""}}') is None  # type: ignore[misc]
-    assert step_limit_watch(None) is None
+    no_limit = step_limit_watch(None)
+    assert not any(no_limit(ln) for ln in lines)
 
 
 def test_missing_cli_is_a_crashed_transcript_not_an_exception(tmp_path: Path, monkeypatch) -> None:

@@ -43,6 +43,7 @@ class Reply:
     malformed: bool = False
     hang_s: float = 0.0
     crash: signal.Signals | None = None
+    broken: str = ""  # "cut": the connection closes mid-stream; "truncated": the stream stops short
 
 
 Script = Callable[["Conversation"], Reply]
@@ -225,7 +226,7 @@ def _handler_for(server: ScriptedAnthropicServer) -> type[BaseHTTPRequestHandler
                 self._send(200, "application/json", b'{"input_tokens": 100}')
                 return
             reply = server.answer(body, {k.lower(): v for k, v in self.headers.items()})
-            if reply.error_status or reply.malformed or reply.hang_s or reply.crash:
+            if reply.error_status or reply.malformed or reply.hang_s or reply.crash or reply.broken:
                 self._fail(reply)
                 return
             self._reply(body, reply)
@@ -242,9 +243,33 @@ def _handler_for(server: ScriptedAnthropicServer) -> type[BaseHTTPRequestHandler
                 self.close_connection = True
             elif reply.malformed:
                 self._send(200, "text/event-stream", b"event: message_start\ndata: {this is not json\n\n")
+            elif reply.broken:
+                self._broken(reply.broken)
             else:
                 err = {"type": "error", "error": {"type": reply.error_type, "message": reply.error_message}}
                 self._send(reply.error_status, "application/json", json.dumps(err).encode(), reply.headers)
+
+        def _broken(self, kind: str) -> None:
+            """Half an answer: the message starts, a first text delta, then the connection closes
+            short of its content-length (`cut`) or the body ends with no message_stop (`truncated`)."""
+            msg = {"id": server.next_id(), "type": "message", "role": "assistant", "model": server.model,
+                   "content": [], "stop_reason": None, "stop_sequence": None,
+                   "usage": {"input_tokens": 120, "output_tokens": 1}}
+            events = [("message_start", {"type": "message_start", "message": msg}),
+                      ("content_block_start", {"type": "content_block_start", "index": 0,
+                                               "content_block": {"type": "text", "text": ""}}),
+                      ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                               "delta": {"type": "text_delta", "text": "Reviewing the ski"}})]
+            data = "".join(f"event: {n}\ndata: {json.dumps(d)}\n\n" for n, d in events).encode()
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("content-length", str(len(data) + (4096 if kind == "cut" else 0)))
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+            if kind == "cut":
+                self.close_connection = True
+                self.connection.shutdown(2)
 
         def _reply(self, body: dict[str, Any], reply: Reply) -> None:
             content = _message_blocks(reply, server)

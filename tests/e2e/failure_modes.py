@@ -34,7 +34,7 @@ from tests.e2e.record_openai_clis import make_workspace as openai_workspace
 from tests.e2e.record_openai_clis import skill
 from tests.e2e.support import Install, sandbox_to
 
-MODES = ("down", "auth", "rate_limit", "overloaded", "malformed", "hang", "crash", "permission")
+MODES = ("down", "auth", "rate_limit", "overloaded", "malformed", "truncated", "hang", "crash", "permission")
 RETRY_AFTER_S = 10  # what the rate limit and the overload ask for (a long wait: over 5 s)
 # agent.idle_timeout_s: a hang ends there (the target leaves the idle timeout aside). Every other
 # mode runs with room for OpenCode's start, which prints nothing for 20 s and more on a loaded machine.
@@ -81,6 +81,7 @@ def _anthropic(mode: str) -> sc.Behaviour:
         "overloaded": Reply(error_status=529, error_type="overloaded_error", error_message="Overloaded",
                             headers=retry_after),
         "malformed": Reply(malformed=True),
+        "truncated": Reply(broken="truncated"),
         "hang": Reply(hang_s=TIMEOUT_S),
         "crash": Reply(crash=signal.SIGSEGV),
     }
@@ -117,6 +118,7 @@ def _scripted_turns(mode: str, name: str) -> list[oa.Turn]:
         "rate_limit": [oa.http_error(429, "Rate limit reached for requests", headers=retry_after)],
         "overloaded": [oa.http_error(503, "The server is overloaded", headers=retry_after)],
         "malformed": [oa.malformed()],
+        "truncated": [oa.truncated()],
         "hang": [oa.hang(TIMEOUT_S)],
         "crash": [oa.crash(signal.SIGSEGV)],
         "permission": [oa.escalated_bash(f"touch fixtures/pass/{name}/NOTES.md"), verdict],
@@ -133,7 +135,8 @@ def run_scripted(install: Install, mode: str, tmp: Path, network: str) -> Outcom
     """Every CLI but Claude Code: Gemini CLI against the scripted Gemini API, the others against
     the scripted OpenAI APIs (chat/completions, Codex the Responses API)."""
     name = f"mode-{mode}"
-    scenario = oa.Scenario(f"fixtures/pass/{name}/", _scripted_turns(mode, name))
+    # A CLI may ask again after a stream cut short: every ask is cut short too.
+    scenario = oa.Scenario(f"fixtures/pass/{name}/", _scripted_turns(mode, name), repeat_last=mode == "truncated")
     gemini = install.cli == "gemini"
     with (ScriptedGeminiServer if gemini else oa.ScriptedServer)([scenario]) as server:
         ws = tmp / "ws"

@@ -185,7 +185,7 @@ def _handler_for(server: ScriptedGeminiServer) -> type[BaseHTTPRequestHandler]:
                 self._json(404, {"error": {"code": 404, "message": f"no route {self.path}", "status": "NOT_FOUND"}})
 
         def _play(self, turn: Turn, chunk: dict[str, Any] | None, stream: bool = True) -> None:
-            if turn.kind in ("hang", "error", "malformed", "crash"):
+            if turn.kind in ("hang", "error", "malformed", "crash", "truncated"):
                 server.failed_at = server.failed_at or time.monotonic()
                 server.failures += 1
             if turn.kind == "hang":
@@ -200,6 +200,10 @@ def _handler_for(server: ScriptedGeminiServer) -> type[BaseHTTPRequestHandler]:
                            {"retry-after": "0"} if turn.headers is None else turn.headers)
             elif turn.kind == "malformed":
                 self._send(200, "text/event-stream", b"data: {this is not json\n\n")
+            elif turn.kind == "truncated":  # half an answer, no finishReason, and the stream ends
+                half = {"candidates": [{"content": {"role": "model", "parts": [{"text": "Reviewing the ski"}]},
+                                        "index": 0}], "modelVersion": "scripted"}
+                self._send(200, "text/event-stream", f"data: {json.dumps(half)}\r\n\r\n".encode())
             elif stream:
                 self._send(200, "text/event-stream", f"data: {json.dumps(chunk)}\r\n\r\n".encode())
             else:

@@ -34,7 +34,7 @@ from tests.loopback import LoopbackServer
 
 @dataclass
 class Turn:
-    """One model turn. kind: tool | text | error | malformed | hang | crash."""
+    """One model turn. kind: tool | text | error | malformed | cut | truncated | hang | crash."""
 
     kind: str
     tool: str = ""
@@ -89,6 +89,17 @@ def crash(sig: signal.Signals = signal.SIGSEGV) -> Turn:
 
 def malformed() -> Turn:
     return Turn("malformed")
+
+
+def cut() -> Turn:
+    """The stream starts (200, a first chunk of the answer) and the connection closes mid-stream."""
+    return Turn("cut")
+
+
+def truncated() -> Turn:
+    """A complete HTTP body whose stream stops mid-answer: no finish reason, no [DONE] (chat), no
+    response.completed (Responses)."""
+    return Turn("truncated")
 
 
 def hang(seconds: float = 60.0) -> Turn:
@@ -346,6 +357,20 @@ def responses_events(turn: Turn, n: int, tools: list[dict[str, Any]]) -> list[tu
     ]
 
 
+HALF_ANSWER = "Reviewing the ski"  # what a stream cut short carries
+
+
+def _half_response() -> list[tuple[str, dict[str, Any]]]:
+    """The opening events of a Responses API message and a first text delta, no more."""
+    base = {"id": "resp_cut", "object": "response", "created_at": int(time.time()), "model": "scripted"}
+    item = {"type": "message", "id": "msg_cut", "role": "assistant", "status": "in_progress", "content": []}
+    return [("response.created", {"type": "response.created",
+                                  "response": {**base, "status": "in_progress", "output": []}}),
+            ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": item}),
+            ("response.output_text.delta", {"type": "response.output_text.delta", "item_id": "msg_cut",
+                                            "output_index": 0, "content_index": 0, "delta": HALF_ANSWER})]
+
+
 # ---------------------------------------------------------------- HTTP
 
 
@@ -433,9 +458,12 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 self._json(404, {"error": {"message": f"no route {self.path}"}})
 
         def _play(self, turn: Turn, events: Any, chat: bool) -> None:
-            if turn.kind in ("hang", "error", "malformed", "crash"):
+            if turn.kind in ("hang", "error", "malformed", "crash", "cut", "truncated"):
                 server.failed_at = server.failed_at or time.monotonic()
                 server.failures += 1
+            if turn.kind in ("cut", "truncated"):
+                self._broken(turn.kind, chat)
+                return
             if turn.kind == "crash":
                 server.killed.append(kill_client(self.client_address[1], server.httpd.server_address[1],
                                                  turn.signal or signal.SIGSEGV))
@@ -463,6 +491,23 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             if chat:
                 frames.append(b"data: [DONE]\n\n")
             self._sse(frames)
+
+        def _broken(self, kind: str, chat: bool) -> None:
+            """Half an answer: a first text chunk, then the connection closes (`cut`: short of its
+            Content-Length) or the body ends without the stream's end (`truncated`)."""
+            events = [(None, _chunk({"role": "assistant", "content": HALF_ANSWER}))] if chat else _half_response()
+            frames = [(f"event: {name}\n" if name else "") + f"data: {json.dumps(payload)}\n\n"
+                      for name, payload in events]
+            data = "".join(frames).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(len(data) + (4096 if kind == "cut" else 0)))
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+            if kind == "cut":
+                self.close_connection = True
+                self.connection.shutdown(2)
 
         def _sse(self, frames: list[bytes]) -> None:
             data = b"".join(frames)

@@ -21,8 +21,20 @@ from rubricgate.agents.base import AgentRequest
 from rubricgate.models.config import AgentConfig
 
 sys.path.insert(0, str(Path(__file__).parent))
-from openai_server import (Scenario, ScriptedServer, answer, bash, glob, grep, http_error,  # noqa: E402
-                           malformed, read, verdict_text, write)
+from openai_server import (  # noqa: E402
+    Scenario,
+    ScriptedServer,
+    answer,
+    bash,
+    glob,
+    grep,
+    http_error,
+    malformed,
+    read,
+    truncated,
+    verdict_text,
+    write,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "transcripts"
@@ -51,11 +63,12 @@ SCENARIOS: dict[str, list] = {
     "api_error": [http_error(500)],
     "api_error_400": [http_error(400, "scripted invalid request")],
     "malformed_stream": [malformed()],
+    "truncated_stream": [truncated()],  # every stream stops short (no finish reason, no [DONE])
 }
 
 
 def scenarios() -> list[Scenario]:
-    return [Scenario(f"fixtures/pass/{name}/", turns, repeat_last=(name == "max_turns"))
+    return [Scenario(f"fixtures/pass/{name}/", turns, repeat_last=name in ("max_turns", "truncated_stream"))
             for name, turns in SCENARIOS.items()]
 
 
