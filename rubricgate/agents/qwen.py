@@ -342,8 +342,11 @@ class _QwenState:
         sub, is_error = str(ev.get("subtype") or ""), bool(ev.get("is_error"))
         result = str(ev.get("result") or "")
         said = str(field_dict(ev, "error").get("message") or "")
-        if self.appended is not None and is_error and said == self.appended[0]:
-            self.cli_error, self.last_text = self.appended  # the CLI's error after a half answer
+        # The CLI's error after a half answer: 0.24 names it as the result's error; 0.21 ends with a
+        # "successful" result whose text is the half answer, that error appended.
+        if self.appended is not None and (said == self.appended[0] if is_error else result == self.last_text):
+            self.cli_error, self.last_text = self.appended
+            result = result if is_error else self.cli_error
         if self.cli_error and result == self.cli_error:
             # 0.21 ends a failed request with a "successful" result whose text is the CLI's error.
             sub, is_error = "error_during_execution", True

@@ -65,6 +65,14 @@ def test_an_api_error_the_cli_appends_to_a_half_answer_is_the_endpoints() -> Non
     assert "API Error" not in d.final_text
 
 
+def test_on_0_21_a_half_answer_ended_by_the_clis_error_is_the_endpoints() -> None:
+    # 0.21 ends a stream cut short (no finish reason) with a "successful" result: the half answer
+    # with its "[API Error: ...]" appended, graded as the reviewer's answer (no verdict, exit 1).
+    d = parse_qwen_stream(recording(OLD, "truncated_stream"), max_steps=5)
+    assert (d.termination, d.failure) == ("api_error", "endpoint"), (d.termination, d.failure, d.final_text)
+    assert "without a finish reason" in d.error and "API Error" not in d.final_text
+
+
 def test_a_model_that_ends_its_text_with_api_error_words_is_still_graded() -> None:
     # Only the result's own error confirms an appended "[API Error ...]" is the CLI's: a model's
     # text ending so, in a run its turn limit stopped, was taken for the endpoint's failure.

@@ -63,7 +63,8 @@ SCENARIOS: dict[str, list] = {
 
 
 def scenarios() -> list[Scenario]:
-    return [Scenario(f"fixtures/pass/{name}/", turns) for name, turns in SCENARIOS.items()]
+    return [Scenario(f"fixtures/pass/{name}/", turns, repeat_last=name == "truncated_stream")
+            for name, turns in SCENARIOS.items()]
 
 
 def server_for(cli: str):

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
 CLIS = ("claude", "codex", "opencode", "gemini", "qwen", "copilot")
 EVERY_VERSION = ("claude", "codex", "opencode")
-OLDEST_MODES = ("auth", "rate_limit", "overloaded")  # the newer CLIs' oldest versions: what differs
+OLDEST_MODES = ("auth", "rate_limit", "overloaded", "truncated")  # the newer CLIs' oldest versions: what differs
 # The endpoint's retry-after reaches the harness's retry (the CLI reports it or rubricgate reads its wait).
 RETRY_AFTER_KNOWN = ("claude", "codex", "qwen", "copilot")
 
