@@ -420,4 +420,8 @@ def not_gated(s: Summary) -> bool:
 
 
 def _error_kind(t: TrialResult) -> str:
-    return (t.attempts[-1].termination if t.attempts else "") or t.termination or "error"
+    """The trial's failure class (rate_limit, auth, ...), as summary.json and its own line name it;
+    its termination (api_error for most of them) for a record that carries no class."""
+    last = t.attempts[-1] if t.attempts else None
+    return t.failure or (last.failure if last else None) or (last.termination if last else "") or t.termination \
+        or "error"

@@ -89,3 +89,25 @@ def test_a_change_let_through_by_inconclusive_pass_is_never_the_cause_of_an_inco
         status="inconclusive", exit_code=2, reasons=[change_line(blind), held])})
     assert "scope-single-purpose severity suggestion → warning and no case exercises it" in lead(holding).text()
     assert "add a case that exercises scope-single-purpose" in (next_step(holding) or "")
+
+
+def test_an_errored_runs_headline_names_each_trials_failure_class() -> None:
+    """A rate limit and a refused key both read 'infrastructure: api_error ×2' in the headline of
+    the comment, the step summary and report.html (the CLI's termination), where summary.json and
+    every trial's line said rate_limit and auth."""
+    from rubricgate.models.results import Decision
+    from rubricgate.models.transcript import Attempt
+    from rubricgate.reports.story import lead
+
+    def errored(case_id: str, failure: str):
+        grade = Grade(passed=False, category="errored", reason=f"infrastructure failure ({failure})")
+        attempt = Attempt(termination="api_error", error="x", exit_code=1, duration_s=1.0, waited_s=0.0, infra=True,
+                          failure=failure)
+        return rf.trial(case_id, 1, "ERROR", **dict.fromkeys(DIMENSIONS, grade)).model_copy(update={
+            "errored": True, "failure": failure, "termination": "api_error", "attempts": [attempt]})
+
+    held = Decision(status="error", exit_code=2, reasons=["could not judge: 2 of 2 trials errored"])
+    summary = rf.summary(cases=[case("c-a", errored("c-a", "rate_limit")), case("c-b", errored("c-b", "auth"))],
+                         decision=held)
+    line = lead(summary).text()
+    assert "rate_limit ×1" in line and "auth ×1" in line and "api_error" not in line, line
