@@ -13,7 +13,7 @@ and model, against the same baseline, cases and gate settings: its `design_key`;
 another in between, one case with --only say, is passed over) ended INCONCLUSIVE is such a
 rerun: it continues that run, and says so, rather than spending the error again. What cannot
 be continued (another design, a run that decided, no continuation left, a run continued
-already) is a one-line error naming the run and the fix.
+already, or being continued now: a plain rerun too) is a one-line error naming the run and the fix.
 
 A run folder is not trusted for being under reports/: a pull request or a copied artifact can
 plant one. A plain rerun continues only a run this user started (runner/cache.py
@@ -42,6 +42,7 @@ from rubricgate.errors import GateInputError
 from rubricgate.gating.adaptive import shared_design
 from rubricgate.gating.continuation_marks import (
     CONTINUED_BY,
+    RUNNING,
     continued_by,
     mark_path,
     open_mark,
@@ -300,10 +301,22 @@ def continued_run(named: Path | None, reports: Path, key: str, cache_dir: Path |
         return None
     newest, summary = found
     mark, note = mark_path(reports, summary.run_id), user_mark(cache_dir, summary.run_id)
-    if summary.run_id != newest.name or why_not(summary, key, newest, mark, note) \
-            or changed_settings(summary, settings):
+    if summary.run_id != newest.name:
+        return None
+    being_continued(newest, [mark, *_also(newest, note)])
+    if why_not(summary, key, newest, mark, note) or changed_settings(summary, settings):
         return None
     return Continued(newest, summary, True, mark, also=_also(newest, note))
+
+
+def being_continued(run_dir: Path, marks: list[Path]) -> None:
+    """A plain rerun whose run to take up is being continued right now is refused (one line, exit
+    2): passing it over started afresh, a fresh spend of the error beside the continuation's,
+    and either could PASS. Once the continuation ends, the next plain rerun takes it up."""
+    by = next((b for b in map(continued_by, marks) if b is not None), None)
+    if by is not None and by.startswith(RUNNING):
+        raise GateInputError(str(run_dir), "", f"this run would continue it, but {why_not_again(by)}",
+                             "wait for that run to end, then run again")
 
 
 def of_design(summary: Summary, key: str, settings: dict[str, str] | None) -> bool:

@@ -833,3 +833,20 @@ def test_an_agent_cli_reinstalled_since_is_another_design(tmp_path, monkeypatch)
     after = command_program(tmp_path, config, "claude")
     assert before and after and before != after
     assert command_program(tmp_path, Config.model_validate({"agent": {"name": "builtin"}}), "builtin") == ""
+
+
+def test_a_plain_rerun_while_the_run_it_would_continue_is_being_continued_is_refused(repo) -> None:
+    """A plain rerun started while a continuation of the newest INCONCLUSIVE run was under way
+    passed that run over and started afresh: a fresh spend of the error beside the
+    continuation's, either of which could PASS."""
+    from rubricgate.gating.continuation_marks import mark_path
+
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    mark_path(repo / "reports", old.name).write_text(f"a run in progress (pid {os.getppid()})\n")  # alive
+    rerun = _run(repo)
+    assert rerun.exit_code == 2, rerun.output
+    assert f"error: {old}: this run would continue it, but it is being continued" in rerun.output, rerun.output
+    assert "wait for that run to end" in rerun.output
+    assert _newest(repo) == old  # refused before its run folder was made
