@@ -112,22 +112,38 @@ class Continued:
             raise
 
     def claim(self) -> None:
-        """Mark the run as being continued before the first trial: a second continuation started
-        meanwhile would take it up too and spend the error twice, so it is refused."""
-        try:
-            self.marker.parent.mkdir(parents=True, exist_ok=True)
-            fd = open_mark(self.marker)
-        except FileExistsError:
-            by = continued_by(self.marker) or "another run"
-            if self.recognized:  # a plain rerun took it up: no --continue was given to blame
-                raise GateInputError(str(self.run_dir), "", f"this run would continue it, but {why_not_again(by)}",
-                                     "wait for that run to end, then run again") from None
-            raise GateInputError("--continue", str(self.run_dir), why_not_again(by), NAMED_FIX) from None
-        except OSError:
+        """Mark the run as being continued before the first trial, in every place that names its
+        continuation: a second continuation started meanwhile would take it up too and spend the
+        error twice, so it is refused, under another reports folder too (it finds the run's own
+        folder's mark, or this user's cache folder's)."""
+        if not self._claim_at(self.marker):
             return  # a folder that cannot be written: nothing can be marked
+        self.claimed = True
+        try:
+            self.written += [path for path in self.also if self._claim_at(path, 0o700)]
+        except GateInputError:
+            self.release()
+            raise
+
+    def _claim_at(self, marker: Path, mode: int = 0o777) -> bool:
+        """A mark naming this process at `marker` (False: the place cannot be written); a
+        one-line GateInputError when another continuation holds it, or held it to its end."""
+        try:
+            marker.parent.mkdir(mode=mode, parents=True, exist_ok=True)
+            fd = open_mark(marker)
+        except FileExistsError:
+            raise self._refused(continued_by(marker) or "another run") from None
+        except OSError:
+            return False
         with os.fdopen(fd, "w") as out:
             out.write(running_mark() + "\n")
-        self.claimed = True
+        return True
+
+    def _refused(self, by: str) -> GateInputError:
+        if self.recognized:  # a plain rerun took it up: no --continue was given to blame
+            return GateInputError(str(self.run_dir), "", f"this run would continue it, but {why_not_again(by)}",
+                                  "wait for that run to end, then run again")
+        return GateInputError("--continue", str(self.run_dir), why_not_again(by), NAMED_FIX)
 
     def hand_over(self, run_dir: Path, interrupted: bool) -> None:
         """Once the trials are over: the old run's transcripts into `run_dir`, and the mark names
@@ -155,7 +171,7 @@ class Continued:
         config pointing it elsewhere took the same run up again, from its folder or a copy made
         before. A place that cannot be written keeps the others."""
         for path in self.also:
-            if write_mark(path, run_dir.name):
+            if write_mark(path, run_dir.name) and path not in self.written:
                 self.written.append(path)
 
     def release(self) -> None:

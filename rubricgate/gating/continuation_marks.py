@@ -4,7 +4,7 @@ A run is marked before its continuation's first trial (RUNNING, with the continu
 id), and once that continuation ends, with the run that continued it: under the reports folder
 by run id (`mark_path`: a copy of the run's folder is the same run), in the run's own folder
 (CONTINUED_BY) and in this user's cache folder (`user_mark`), so a config pointing `reports:`
-elsewhere, or a copy of the folder made before, still finds it. A RUNNING mark whose process is
+elsewhere, or a copy of the folder made before, still finds it, while it runs and after. A RUNNING mark whose process is
 gone (killed outright: it never ended, so it spent nothing) is taken over.
 """
 

@@ -850,3 +850,32 @@ def test_a_plain_rerun_while_the_run_it_would_continue_is_being_continued_is_ref
     assert f"error: {old}: this run would continue it, but it is being continued" in rerun.output, rerun.output
     assert "wait for that run to end" in rerun.output
     assert _newest(repo) == old  # refused before its run folder was made
+
+
+def test_a_run_being_continued_is_not_continued_at_once_under_another_reports_folder(repo, monkeypatch) -> None:
+    """Only the reports folder's mark said a continuation was under way; the run's own folder and
+    this user's cache folder named it once it ended. A second continuation started meanwhile by a
+    config pointing `reports:` elsewhere found no mark, took the run up too and spent the error
+    twice (each could PASS on its own)."""
+    import rubricgate.pipeline as pipeline
+
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    config = (repo / "rubricgate.yaml").read_text()
+    real, second = pipeline.run_trials, []
+
+    def another_continuation_elsewhere(*args, **kwargs):
+        if not second:  # the nested run calls this too: it starts no third
+            second.append(None)
+            _reports_elsewhere(repo)
+            second[0] = _run(repo, "--continue", str(old))
+            (repo / "rubricgate.yaml").write_text(config)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "run_trials", another_continuation_elsewhere)
+    first = _run(repo, "--continue", str(old))
+    assert "error:" not in first.output, first.output
+    assert second[0].exit_code == 2 and "it is being continued (by a run in progress" in second[0].output, \
+        second[0].output
+    assert not list((repo / "reports-elsewhere").glob("2*"))  # refused before a run folder was made
