@@ -17,6 +17,7 @@ the start of a run do not pay for it.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import tempfile
@@ -234,11 +235,27 @@ def _staged(out_dir: Path) -> Iterator[Path]:
 
 
 def _publish(staging: Path, out_dir: Path, fmt: str) -> list[Path]:
-    """Move the finished set into `out_dir`: three renames in one folder, once every file is whole."""
+    """Move the finished set into `out_dir`: three renames in one folder, once every file is whole,
+    the folder locked meanwhile: two exports into it at once (a scheduled one and one by hand)
+    interleaved their renames, leaving runs of one beside cases and trials of the other."""
     written = [out_dir / f"{name}{FORMATS[fmt]}" for name in FRAMES]
-    for path in written:
-        os.replace(staging / path.name, path)
+    with _locked(out_dir):
+        for path in written:
+            os.replace(staging / path.name, path)
     return written
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """`folder` locked (flock on the folder itself: the files in it are replaced, not written)
+    until the block ends; a file system without flock leaves it unlocked."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # the kernel drops the lock with its last descriptor
 
 
 def run_folders(paths: list[Path]) -> tuple[list[Path], list[str]]:

@@ -118,6 +118,47 @@ def test_an_export_that_fails_part_way_leaves_the_earlier_set_as_it_was(run_dirs
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
+def test_two_exports_into_one_folder_at_once_leave_the_set_of_one(run_dirs, tmp_path, monkeypatch):
+    """Each export renamed its three files into place on its own: two at once into one folder (a
+    scheduled one and one by hand) interleaved their renames, and runs.csv of one was left beside
+    cases.csv and trials.csv of the other."""
+    import fcntl
+    import os
+    import threading
+
+    out, real_replace, real_flock = tmp_path / "out", os.replace, fcntl.flock
+    go_on, errors = threading.Event(), []
+
+    def second_export():
+        try:
+            analysis.export(run_dirs, "csv", out)
+        except BaseException as exc:  # noqa: BLE001 - said by the assertion below
+            errors.append(exc)
+        finally:
+            go_on.set()
+
+    second = threading.Thread(target=second_export)
+
+    def flock(fd, op):
+        if threading.current_thread() is second:
+            go_on.set()  # it waits for the first export's set to be whole
+        return real_flock(fd, op)
+
+    def replace(src, dst):
+        real_replace(src, dst)
+        if threading.current_thread() is threading.main_thread() and os.path.basename(dst) == "runs.csv":
+            second.start()  # the second export runs to its end while the first is between renames
+            go_on.wait()
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    monkeypatch.setattr(analysis.os, "replace", replace)
+    analysis.export(run_dirs[:1], "csv", out)
+    second.join()
+    assert not errors, errors
+    rows = tuple(len(_pd().read_csv(out / f"{name}.csv")) for name in ("runs", "cases", "trials"))
+    assert rows == (2, 4, 8)  # the second export's whole set, written after the first's
+
+
 def test_parquet_without_pyarrow_is_one_line_exit_2(run_dirs, tmp_path, monkeypatch):
     import importlib.util
 
