@@ -35,6 +35,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
+from rubricgate.isolation.reaping import reap_sandbox_inits
+
 PROBE_TIMEOUT_S = 10.0
 # The overlay option string separates layers with ':' and options with ','; a path holding
 # either (or a backslash, its escape) cannot be named safely, so such a temp folder copies.
@@ -125,6 +127,8 @@ def probe_command(argv: list[str]) -> str:
         res = subprocess.run(argv, capture_output=True, timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"cannot start: {exc}"
+    finally:
+        reap_sandbox_inits()  # a sandbox probed: its init, where this process adopts orphans
     if res.returncode != 0:
         detail = res.stderr.decode(errors="replace").strip().splitlines()[-1:]
         return detail[0] if detail else f"exit {res.returncode}"

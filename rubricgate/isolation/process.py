@@ -31,7 +31,14 @@ from rubricgate.isolation.identity import NAMESPACES, HeldNamespace, give_to_san
 from rubricgate.isolation.limits import Limits, limit_reached
 from rubricgate.isolation.netns import NamespaceGone, listen_in
 from rubricgate.isolation.proxy import Connection, TrialDoor, open_door
-from rubricgate.isolation.reaping import KILL_GRACE_S, RUN_TOKEN_VAR, kill_escapees, kill_group, kill_sandbox
+from rubricgate.isolation.reaping import (
+    KILL_GRACE_S,
+    RUN_TOKEN_VAR,
+    kill_escapees,
+    kill_group,
+    kill_sandbox,
+    reap_sandbox_inits,
+)
 from rubricgate.isolation.rootfs import identity_pipes
 from rubricgate.isolation.sandbox import SandboxPolicy, Writable, find_program, wrap
 from rubricgate.isolation.seccomp import filter_pipe, filter_program
@@ -359,7 +366,9 @@ def _end(proc: subprocess.Popen[bytes], token: str, sandboxed: bool) -> int:
         kill_sandbox(proc.pid)
     kill_group(proc.pid, grace_s=0 if sandboxed else KILL_GRACE_S, reap=proc.poll)
     exit_code = proc.wait()
-    if not sandboxed:
+    if sandboxed:
+        reap_sandbox_inits()  # bwrap has exited: its init is this process's where it adopts orphans
+    else:
         kill_escapees(token)
         if (guardian := current_guardian()) is not None:
             guardian.release(proc.pid)

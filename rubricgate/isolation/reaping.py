@@ -263,6 +263,56 @@ def _reap(pid: int) -> None:
         return
 
 
+INIT_EXIT_WAIT_S = 1.0  # an adopted init is dying already (--die-with-parent): a moment at most
+
+
+def reap_sandbox_inits(wait_s: float = INIT_EXIT_WAIT_S) -> int:
+    """Reap the sandboxes' inits this process adopted; how many.
+
+    bwrap exits on its init's word that the agent ended, without reaping that init, which then
+    dies of --die-with-parent. In a process that adopts orphans (a copy-only run in it) each such
+    init is then a zombie of this process's: one per sandbox, held until a run's end sweep, and
+    for ever where none follows. Only a child in a deeper PID namespace than this process is
+    taken, and by its pidfd: no child this process started is one (a fork stays in its
+    namespace), so no Popen loses its exit status to this."""
+    if not adopting_orphans():
+        return 0  # orphans go to another reaper: no init is ever this process's child
+    return sum(_reap_init(pid, wait_s) for pid in child_pids())
+
+
+def _reap_init(pid: int, wait_s: float) -> bool:
+    """Reap `pid` if it is a process in a deeper PID namespace, waiting up to wait_s for it to
+    exit; the pidfd names that very process, whatever its pid becomes meanwhile."""
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:  # gone (another thread's reap)
+        return False
+    try:
+        if not _in_deeper_namespace(fd):
+            return False
+        select.select([fd], [], [], wait_s)
+        return os.waitid(os.P_PIDFD, fd, os.WEXITED | os.WNOHANG) is not None
+    except ChildProcessError:  # reaped meanwhile, or not ours
+        return False
+    finally:
+        os.close(fd)
+
+
+def _in_deeper_namespace(pidfd: int) -> bool:
+    """The pidfd's process has more PID namespace levels than this one (NSpid in /proc)."""
+    try:
+        theirs = _nspid(Path(f"/proc/self/fdinfo/{pidfd}").read_text())
+        ours = _nspid((_PROC / "self" / "status").read_text())
+    except OSError:
+        return False
+    return bool(ours) and len(theirs) > len(ours)
+
+
+def _nspid(text: str) -> list[str]:
+    """The NSpid line's pids, outermost namespace first ([] without one: a kernel before 5.10)."""
+    return next((line.split()[1:] for line in text.splitlines() if line.startswith("NSpid:")), [])
+
+
 PR_GET_CHILD_SUBREAPER = 37
 
 

@@ -18,9 +18,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 HARNESS = r'''
 import json, os, signal, sys
 from pathlib import Path
+
+import pytest
 from rubricgate.isolation import process, reaping
 from rubricgate.isolation.process import run_process
 
@@ -120,3 +124,73 @@ def _in_a_process_of_its_own(script: str) -> subprocess.CompletedProcess:
     """Run `script` in a fresh interpreter: its children, and the orphans it adopts, are its own."""
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+
+
+ZOMBIES = '''
+import os
+from pathlib import Path
+
+import pytest
+def zombies():
+    """This process's zombie children (state Z), across its threads."""
+    found = []
+    for task in os.listdir("/proc/self/task"):
+        try:
+            kids = Path(f"/proc/self/task/{task}/children").read_text().split()
+        except OSError:
+            continue
+        for pid in kids:
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text()
+            except OSError:
+                continue
+            if stat.rsplit(")", 1)[1].split()[0] == "Z":
+                found.append(int(pid))
+    return found
+'''
+
+SANDBOXES = ZOMBIES + r'''
+import sys, tempfile
+from rubricgate.isolation.process import run_process
+from rubricgate.isolation.reaping import adopt_orphans
+from rubricgate.isolation.sandbox import SandboxPolicy, probe_bwrap
+assert adopt_orphans()
+tmp = Path(tempfile.mkdtemp())
+seen = []
+runs = [("exit", ["/bin/true"], 30), ("fail", ["/bin/sh", "-c", "exit 3"], 30),
+        ("timeout", ["/bin/sleep", "60"], 0.5), ("background", ["/bin/sh", "-c", "sleep 60 & :"], 30)]
+for name, argv, timeout_s in runs:
+    ws = tmp / name
+    ws.mkdir()
+    res = run_process(argv, cwd=ws, env={"PATH": "/usr/bin:/bin"}, timeout_s=timeout_s, output_cap_bytes=10_000,
+                      stdout_path=tmp / f"{name}.out", sandbox=SandboxPolicy("bwrap"))
+    seen.append((name, res.exit_code, res.timed_out))
+assert probe_bwrap() == ""
+print(seen)
+print(zombies())
+'''
+
+
+@pytest.mark.usefixtures("bwrap_ready")
+def test_a_process_that_adopts_orphans_keeps_no_zombie_of_the_sandboxes_it_ran() -> None:
+    # bwrap exits without reaping its PID namespace's init, which a subreaper then inherits: one
+    # zombie per sandbox (trial or probe) until a run's end sweep, for ever where none follows.
+    done = _in_a_process_of_its_own(SANDBOXES)
+    assert done.returncode == 0, done.stderr
+    seen, zombies = done.stdout.strip().splitlines()
+    assert seen == "[('exit', 0, False), ('fail', 3, False), ('timeout', None, True), ('background', 0, False)]"
+    assert zombies == "[]", f"zombie children left by the sandboxes: {zombies}"
+
+
+def test_reaping_the_sandboxes_inits_leaves_a_child_the_process_started_to_its_popen() -> None:
+    # A zombie of a Popen's own is no sandbox's init: taking it would make its exit status 0.
+    script = ZOMBIES + (
+        "import subprocess, time\n"
+        "from rubricgate.isolation.reaping import adopt_orphans, reap_sandbox_inits\n"
+        "assert adopt_orphans()\n"
+        "child = subprocess.Popen(['/bin/sh', '-c', 'exit 3'])\n"
+        "while child.pid not in zombies():\n"
+        "    time.sleep(0.01)\n"
+        "print(reap_sandbox_inits(wait_s=0), child.wait())\n")
+    done = _in_a_process_of_its_own(script)
+    assert done.stdout.split() == ["0", "3"], done.stdout + done.stderr
