@@ -18,6 +18,7 @@ from rubricgate.agents import get_agent
 from rubricgate.errors import GateInputError
 from rubricgate.gating.case_edits import with_case_digests
 from rubricgate.gating.changes import changed_first, line_end_noted, rule_changes, with_rule_changes
+from rubricgate.isolation.reaping import adopting_for_the_run
 from rubricgate.models.results import Summary, TrialResult
 from rubricgate.records.run_index import index_run
 from rubricgate.reports.ahead import ReportsAhead
@@ -57,7 +58,7 @@ def run_suite(options: RunOptions) -> RunOutcome:
     rounds = adaptive_rounds(loaded, jobs, options)  # a continued run takes up its trials (gating/continuation.py)
     continued = rounds.continued if rounds is not None else None
     held = continued.held() if continued is not None else nullcontext()  # claimed: continued once
-    with held, start_run(options, loaded, jobs, listing, agent_factory=get_agent) as run:
+    with held, adopting_for_the_run(), start_run(options, loaded, jobs, listing, agent_factory=get_agent) as run:
         ahead = ReportsAhead(run.ctx.slots.filled if run.ctx.slots else None)
         results = run_trials(run, jobs, workers, on_graded=ahead.prerender, rounds=rounds)
         if continued is not None:

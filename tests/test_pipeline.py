@@ -406,3 +406,20 @@ def test_a_builtin_run_says_which_rules_its_verdicts_leave_out(repo):
     result = cli(repo)
     note = next(line for line in result.output.splitlines() if line.startswith("note: the builtin reviewer judges"))
     assert "10 of 15 rules" in note and "scope-single-purpose" in note
+
+
+def test_a_run_leaves_the_callers_process_adopting_no_orphans(repo) -> None:
+    # The builtin reviewer runs unsandboxed, so the run adopts orphans; left so, the caller's
+    # process became the parent of every later orphan of anything it ran: a zombie each, for ever.
+    import subprocess
+    import time
+
+    from rubricgate.isolation.reaping import adopting_orphans
+    from tests.children import children, new_zombies
+
+    assert run(repo).exit_code == 0
+    assert not adopting_orphans()
+    before = set(children())
+    subprocess.run(["sh", "-c", "sleep 0.1 & exit 0"], check=True)  # a tool that leaves a child running
+    time.sleep(0.5)  # the orphaned sleep has ended
+    assert new_zombies(before) == []

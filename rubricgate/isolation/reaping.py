@@ -19,7 +19,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 KILL_GRACE_S = 2.0
@@ -136,6 +136,39 @@ def adopt_orphans() -> bool:
         return _libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
+
+
+def stop_adopting_orphans() -> None:
+    """Orphans of this process's descendants go to the system's reaper again (Linux prctl)."""
+    with contextlib.suppress(OSError, AttributeError):
+        _libc().prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+
+
+class _Runs:
+    """Runs under way in this process: the first looks whether it adopted already, the last ends."""
+
+    running = 0
+    adopting_before = False
+    lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def adopting_for_the_run() -> Iterator[None]:
+    """What a run makes this process adopt (`adopt_orphans`), it adopts for the run only. Left
+    adopting, the caller's process became the parent of every later orphan of anything it ran (a
+    daemonizing tool, a `rubricgate` subprocess's sandbox inits and namespace holders): a zombie
+    of its own each, never reaped. A process that adopted before its first run goes on to."""
+    with _Runs.lock:
+        if _Runs.running == 0:
+            _Runs.adopting_before = adopting_orphans()
+        _Runs.running += 1
+    try:
+        yield
+    finally:
+        with _Runs.lock:
+            _Runs.running -= 1
+            if _Runs.running == 0 and not _Runs.adopting_before:
+                stop_adopting_orphans()
 
 
 def child_pids() -> set[int]:

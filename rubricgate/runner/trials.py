@@ -60,8 +60,9 @@ def run_trials(run: StartedRun, jobs: list[Job], workers: int = 1,
         results, run.state.interrupted = list(ctx.results), True
     finally:
         # Copy-only: kill and reap escaped descendants. In the sandbox none can outlive its PID
-        # namespace, but a process that adopts orphans (a copy-only run in the same process)
-        # also inherits each sandbox's init when bwrap exits without reaping it: reap those too.
+        # namespace, but a process that adopts orphans (a run that also has a copy-only agent)
+        # also inherits each sandbox's init when bwrap exits without reaping it: each trial
+        # reaps its own (isolation/reaping.py reap_sandbox_inits); this takes any left.
         sweep_orphans(run.guard.children)
         run.remove_snapshot()  # every agent is dead
     if ctx.slots:

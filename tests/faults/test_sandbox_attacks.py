@@ -215,8 +215,9 @@ def _zombie_children() -> set[int]:
 
 
 def test_a_sandboxed_run_leaves_no_zombie_in_a_process_that_adopts_orphans(tmp_path: Path) -> None:
-    # bwrap exits without reaping its namespace's init; in a subreaper (this test process after a
-    # copy-only run) each trial would leave one zombie behind, 2,000 on a 2,000-trial run.
+    # bwrap exits without reaping its namespace's init; in a subreaper (a caller that adopts
+    # orphans itself, a run with a copy-only agent too) each trial would leave one zombie behind,
+    # 2,000 on a 2,000-trial run.
     adopt_orphans()
     repo = repo_for(tmp_path, "pass")
     before = _zombie_children()

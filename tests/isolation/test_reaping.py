@@ -194,3 +194,25 @@ def test_reaping_the_sandboxes_inits_leaves_a_child_the_process_started_to_its_p
         "print(reap_sandbox_inits(wait_s=0), child.wait())\n")
     done = _in_a_process_of_its_own(script)
     assert done.stdout.split() == ["0", "3"], done.stdout + done.stderr
+
+
+def test_a_process_adopts_orphans_while_a_run_is_under_way_and_then_as_before() -> None:
+    script = (
+        "from rubricgate.isolation.reaping import adopt_orphans, adopting_for_the_run, adopting_orphans\n"
+        "seen = []\n"
+        "with adopting_for_the_run():\n"
+        "    outer = adopting_for_the_run()\n"
+        "    outer.__enter__()\n"  # a second run, in another thread, ends after the first
+        "    adopt_orphans()\n"
+        "seen.append(adopting_orphans())\n"
+        "outer.__exit__(None, None, None)\n"
+        "seen.append(adopting_orphans())\n"
+        "with adopting_for_the_run():\n"  # a process that adopted before the run goes on adopting
+        "    pass\n"
+        "adopt_orphans()\n"
+        "with adopting_for_the_run():\n"
+        "    pass\n"
+        "seen.append(adopting_orphans())\n"
+        "print(seen)\n")
+    done = _in_a_process_of_its_own(script)
+    assert done.stdout.strip() == "[True, False, True]", done.stdout + done.stderr
