@@ -8,12 +8,15 @@ import shutil
 import signal
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
+from rubricgate.isolation.reaping import stop_adopting_orphans
 from rubricgate.models.dimensions import DIMENSIONS
+from tests.children import children, new_zombies
 
 ROOT = Path(__file__).resolve().parents[1]
 FULL = os.environ.get("RUBRICGATE_FULL_TESTS") == "1"  # .ci/run: every long test in full
@@ -108,6 +111,28 @@ def _private_cache_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     home = Path(tempfile.mkdtemp(prefix="xdg-cache-", dir=tmp_path_factory.getbasetemp()))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home))
     return home
+
+
+_CHILDREN = pytest.StashKey[set[int]]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """This worker's children before the test's fixtures, a module's shared run among them."""
+    item.stash[_CHILDREN] = set(children())
+
+
+@pytest.fixture(autouse=True)
+def _no_zombie_left(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test that leaves this worker a zombie child (a process ended and never waited on).
+    No test runs with the worker adopting orphans unless it asks itself, nor leaves it so: from
+    a copy-only run on (a module's shared one too) every sandbox a test started, in this process
+    or in a `rubricgate` it ran, handed it its init, and workers ended holding hundreds."""
+    stop_adopting_orphans()
+    yield
+    stop_adopting_orphans()
+    if left := new_zombies(request.node.stash.get(_CHILDREN, set())):
+        pytest.fail(f"the test left {len(left)} zombie children of this process: {', '.join(left)}")
 
 
 @pytest.fixture
