@@ -13,9 +13,11 @@ where a folder goes, or a link where the file goes, is removed, never followed.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 DEFAULT_CAP = 8_000_000
@@ -70,6 +72,25 @@ def read_under(root: Path, rel: str | os.PathLike[str], cap: int = DEFAULT_CAP) 
         return fh.read(cap)
 
 
+def read_under_fd(folder: int, name: str, cap: int = DEFAULT_CAP) -> bytes:
+    """read_under of the entry `name` of an opened folder (opened_folder): no walk from a root."""
+    leaf = os.open(name, _FILE_FLAGS, dir_fd=folder)
+    with os.fdopen(leaf, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(leaf).st_mode):
+            raise UntrustedPath(f"{name} is not a regular file")
+        return fh.read(cap)
+
+
+@contextlib.contextmanager
+def opened_folder(path: Path) -> Iterator[int]:
+    """A descriptor of the folder `path` itself (a link there is refused: OSError), closed after."""
+    fd = os.open(path, _DIR_FLAGS)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
 def read_reviewer_text(path: Path, cap: int = DEFAULT_CAP) -> str:
     """The text of a file the reviewer wrote beside its run (last message): '' when it is
     absent, a link, not a regular file, or unreadable; at most `cap` bytes."""
@@ -100,6 +121,27 @@ def write_fresh(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
+
+
+def write_fresh_in(folder: int, name: str, data: bytes) -> None:
+    """write_fresh of the entry `name` of an opened folder (opened_folder). Created exclusively,
+    so whatever stands there (a link, a file) is removed first, never written through; in a
+    fresh folder that costs no unlink."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, 0o600, dir_fd=folder)
+    except FileExistsError:
+        try:
+            os.unlink(name, dir_fd=folder)
+        except IsADirectoryError:
+            raise UntrustedPath(f"{name} is a folder") from None
+        fd = os.open(name, flags, 0o600, dir_fd=folder)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 def folder_under(root: Path, rel: str | os.PathLike[str]) -> int:

@@ -30,7 +30,6 @@ another case's slot) is rejected: not used, reported by the caller, and its tria
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import json
@@ -48,7 +47,6 @@ from pydantic import ValidationError
 from rubricgate import __version__, boundary
 from rubricgate.agents.registry import context_files
 from rubricgate.errors import GateInputError
-from rubricgate.isolation.untrusted import UntrustedPath, read_under, write_fresh
 from rubricgate.models.config import AgentConfig, Config
 from rubricgate.models.results import CacheRejection, CaseSpec, Summary
 from rubricgate.models.transcript import Transcript
@@ -164,40 +162,6 @@ def resolve_cache_dir(repo: Path, configured: str | None = None, override: Path 
 RUNS_DIR = "runs"  # one empty file per run this user started, named by its run id
 MARKS_DIR = "continued"  # a file per run this user continued (gating/continuation_marks.py user_mark)
 NOTE_BYTES = 4096  # a note or mark is a line: anything longer is not one of ours
-
-
-def read_notes(cache_dir: Path | None) -> dict[str, bytes]:
-    """This user's run notes and continuation marks as they are now (before a copy-only run's
-    reviewer can touch them), for `restore_notes` once that run has retired the cache folder:
-    moving them out of use with it made the next plain rerun start afresh and let a copy of a
-    continued run be continued again. Regular files only, read without following a link."""
-    notes: dict[str, bytes] = {}
-    if cache_dir is None:
-        return notes
-    for folder in (RUNS_DIR, MARKS_DIR):
-        try:
-            entries = list(os.scandir(cache_dir / folder))
-        except OSError:
-            continue  # none yet
-        for entry in entries:
-            # Gone since listed (another copy-only run of this user retired the folder), or a link
-            # meanwhile: not kept.
-            with contextlib.suppress(OSError, UntrustedPath):
-                if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_size <= NOTE_BYTES:
-                    notes[f"{folder}/{entry.name}"] = read_under(cache_dir / folder, entry.name, NOTE_BYTES)
-    return notes
-
-
-def restore_notes(cache_dir: Path | None, notes: dict[str, bytes]) -> None:
-    """Write `notes` (read_notes) into the fresh cache folder; one that cannot be written is left
-    out (a run not continued unasked: the safe side)."""
-    if cache_dir is None:
-        return
-    for rel, data in notes.items():
-        path = cache_dir / rel
-        with contextlib.suppress(OSError, UntrustedPath):
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            write_fresh(path, data)
 
 
 def remember_run(cache_dir: Path | None, run_id: str) -> None:

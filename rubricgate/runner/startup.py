@@ -51,18 +51,18 @@ from rubricgate.records.events import EventLog
 from rubricgate.records.files import make_run_folder, new_run_id
 from rubricgate.runner.cache import (
     CACHE_DIR,
+    RUNS_DIR,
     notes_dir,
     ran_here,
-    read_notes,
     remember_run,
     remove_retired,
     resolve_cache_dir,
-    restore_notes,
     retire_cache,
     signing_key,
 )
 from rubricgate.runner.cost import Budget
 from rubricgate.runner.options import RunOptions
+from rubricgate.runner.run_notes import read_notes, restore_notes
 from rubricgate.runner.run_secrets import refuse_secret_names, run_secrets
 from rubricgate.runner.run_state import RunState
 from rubricgate.runner.scheduler import Job, RunContext, in_sandbox, restore_interrupts
@@ -113,9 +113,8 @@ class StartedRun:
                 # The notes and marks from before its first agent, and this run's own note; none the
                 # folder gained meanwhile (its reviewer could have planted them). Without them a
                 # plain rerun started afresh (gating/continuation.py).
-                restore_notes(self.options.cache_dir, self.notes)
-                if ran_here(retired, self.state.run_id):
-                    remember_run(self.options.cache_dir, self.state.run_id)
+                own = {f"{RUNS_DIR}/{self.state.run_id}": b""} if ran_here(retired, self.state.run_id) else {}
+                restore_notes(self.options.cache_dir, self.notes | own, retired)
         self.cleanup = threading.Thread(target=self._remove_temporary, args=(retired,))
         self.cleanup.start()
 

@@ -1,0 +1,103 @@
+"""This user's run notes and continuation marks across a copy-only run's retired cache folder.
+
+A copy-only run throws its cache folder away once its trials end (runner/cache.py
+`retire_cache`): its reviewer could read the signing key. The notes that this user started
+earlier runs (`runs/`, one empty file a run: `remember_run`) and the marks of continued runs
+(`continued/`) live in that folder too, so they are read before the run's first agent and put
+back in the fresh folder, none that the folder gained meanwhile (its reviewer could plant them).
+
+The notes grow by one a run, forever. Written back one by one, 2,800 of them cost a copy-only
+run's end 0.4-1.8 s of CPU, mostly the kernel making the files (and, the next run, freeing
+them: on this project's shared disk, an ext4 without a journal, every new inode is searched for
+past those freed in the last seconds). So a notes folder that holds exactly what was read goes
+back whole, by one rename; anything else, and it is written afresh as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+from rubricgate.isolation.untrusted import UntrustedPath, opened_folder, read_under_fd, write_fresh_in
+from rubricgate.runner.cache import MARKS_DIR, NOTE_BYTES, RUNS_DIR
+
+
+def read_notes(cache_dir: Path | None) -> dict[str, bytes]:
+    """This user's run notes and continuation marks as they are now (before a copy-only run's
+    reviewer can touch them), for `restore_notes` once that run has retired the cache folder:
+    moving them out of use with it made the next plain rerun start afresh and let a copy of a
+    continued run be continued again. Regular files only, read without following a link."""
+    notes: dict[str, bytes] = {}
+    if cache_dir is None:
+        return notes
+    for folder in (RUNS_DIR, MARKS_DIR):
+        with contextlib.suppress(OSError):  # none yet
+            with opened_folder(cache_dir / folder) as fd:
+                notes.update((f"{folder}/{name}", data) for name, data in _notes_in(fd))
+    return notes
+
+
+def _notes_in(fd: int) -> Iterator[tuple[str, bytes]]:
+    # A run note is an empty file: its listing says it all, no open and read (2,800 notes were
+    # 60 ms of every copy-only run's start).
+    for entry in list(os.scandir(fd)):
+        # Gone since listed (another copy-only run of this user retired the folder), or a link
+        # meanwhile: not kept.
+        with contextlib.suppress(OSError, UntrustedPath):
+            size = entry.stat(follow_symlinks=False).st_size if entry.is_file(follow_symlinks=False) else -1
+            if 0 <= size <= NOTE_BYTES:
+                yield entry.name, read_under_fd(fd, entry.name, NOTE_BYTES) if size else b""
+
+
+def restore_notes(cache_dir: Path, notes: dict[str, bytes], retired: Path) -> None:
+    """Put `notes` (read_notes, and this run's own) into the fresh cache folder `cache_dir`, from
+    the `retired` one: a notes folder still holding exactly them is moved back whole, any other
+    is written afresh. A note that cannot be written is left out (a run not continued unasked:
+    the safe side)."""
+    for folder in (RUNS_DIR, MARKS_DIR):
+        named = {rel.partition("/")[2]: data for rel, data in notes.items() if rel.partition("/")[0] == folder}
+        if named and not _moved_back(retired / folder, cache_dir / folder, named):
+            _write_notes(cache_dir / folder, named)
+
+
+def _moved_back(old: Path, new: Path, named: dict[str, bytes]) -> bool:
+    try:
+        with opened_folder(old) as fd:
+            if not _holds_only(fd, named):
+                return False
+            new.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.rename(old, new)  # refused where the fresh folder has one already (another run's)
+            # What was renamed is the folder checked, not one put in its place meanwhile.
+            return os.path.samestat(os.lstat(new), os.fstat(fd))
+    except (OSError, UntrustedPath):
+        return False
+
+
+def _holds_only(fd: int, named: dict[str, bytes]) -> bool:
+    """The folder is ours alone and holds `named` and nothing else: each a regular file of its
+    own (one link: no other file written through it), writable by no one else, as read."""
+    folder = os.fstat(fd)
+    if folder.st_uid != os.getuid() or folder.st_mode & 0o077:
+        return False
+    entries = {entry.name: entry for entry in os.scandir(fd)}
+    if entries.keys() != named.keys():
+        return False
+    for name, data in named.items():
+        info = entries[name].stat(follow_symlinks=False)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or info.st_mode & 0o022 or info.st_size != len(data):
+            return False
+        if data and read_under_fd(fd, name, NOTE_BYTES) != data:
+            return False
+    return True
+
+
+def _write_notes(folder: Path, named: dict[str, bytes]) -> None:
+    with contextlib.suppress(OSError):
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with opened_folder(folder) as fd:
+            for name, data in named.items():
+                with contextlib.suppress(OSError, UntrustedPath):
+                    write_fresh_in(fd, name, data)
