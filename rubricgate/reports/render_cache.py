@@ -20,9 +20,9 @@ import os
 import stat
 from pathlib import Path
 
-from rubricgate.runner.cache import default_cache_dir
+from rubricgate.runner.cache import TEMPLATES, default_cache_dir
 
-TEMPLATES = "templates"
+__all__ = ["CHARTS", "TEMPLATES", "bytecode_cache", "private_folder"]
 CHARTS = "charts"
 
 
@@ -47,15 +47,19 @@ def bytecode_cache():
     import jinja2
 
     class KeptIfThere(jinja2.FileSystemBytecodeCache):
-        """A compiled template that cannot be stored (the folder went: a copy-only run throws
-        the whole cache folder away once its trials end) is compiled again next time, and the
-        page is still written."""
+        """A compiled template that cannot be stored is compiled again next time, and the page
+        is still written. Where the folder went (a copy-only run throws the whole cache folder
+        away once its trials end, and compiles its report page after that), it is made again:
+        what this process compiled from the package's source is safe to keep, and the next
+        copy-only run carries it over its own retirement (runner/run_notes.py)."""
 
         def dump_bytecode(self, bucket) -> None:
-            try:
-                super().dump_bytecode(bucket)
-            except OSError:
-                return
+            for _ in range(2):
+                try:
+                    return super().dump_bytecode(bucket)
+                except OSError:
+                    if private_folder(TEMPLATES) != folder:
+                        return
 
     return KeptIfThere(str(folder))
 

@@ -1,10 +1,14 @@
-"""This user's run notes and continuation marks across a copy-only run's retired cache folder.
+"""This user's run notes, continuation marks and compiled report templates across a copy-only
+run's retired cache folder.
 
 A copy-only run throws its cache folder away once its trials end (runner/cache.py
 `retire_cache`): its reviewer could read the signing key. The notes that this user started
-earlier runs (`runs/`, one empty file a run: `remember_run`) and the marks of continued runs
-(`continued/`) live in that folder too, so they are read before the run's first agent and put
-back in the fresh folder, none that the folder gained meanwhile (its reviewer could plant them).
+earlier runs (`runs/`, one empty file a run: `remember_run`), the marks of continued runs
+(`continued/`) and report.html's compiled templates (`templates/`, reports/render_cache.py) live
+in that folder too, so they are read before the run's first agent and put back in the fresh
+folder, none that the folder gained meanwhile (its reviewer could plant them: compiled code the
+next sandboxed run's harness would execute). Without the templates every copy-only run compiled
+report.html's page after the retirement (47-61 ms of CPU, 0.3 ms a trial at 200 cases).
 
 The notes grow by one a run, forever. Written back one by one, 2,800 of them cost a copy-only
 run's end 0.4-1.8 s of CPU, mostly the kernel making the files (and, the next run, freeing
@@ -22,7 +26,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from rubricgate.isolation.untrusted import UntrustedPath, opened_folder, read_under_fd, write_fresh_in
-from rubricgate.runner.cache import MARKS_DIR, NOTE_BYTES, RUNS_DIR
+from rubricgate.runner.cache import MARKS_DIR, NOTE_BYTES, RUNS_DIR, TEMPLATES
+
+# What is carried over, and the most a file of it holds (larger: not one of ours, left out).
+KEPT = {RUNS_DIR: NOTE_BYTES, MARKS_DIR: NOTE_BYTES, TEMPLATES: 4_000_000}
 
 
 def read_notes(cache_dir: Path | None) -> dict[str, bytes]:
@@ -33,14 +40,14 @@ def read_notes(cache_dir: Path | None) -> dict[str, bytes]:
     notes: dict[str, bytes] = {}
     if cache_dir is None:
         return notes
-    for folder in (RUNS_DIR, MARKS_DIR):
+    for folder, cap in KEPT.items():
         with contextlib.suppress(OSError):  # none yet
             with opened_folder(cache_dir / folder) as fd:
-                notes.update((f"{folder}/{name}", data) for name, data in _notes_in(fd))
+                notes.update((f"{folder}/{name}", data) for name, data in _notes_in(fd, cap))
     return notes
 
 
-def _notes_in(fd: int) -> Iterator[tuple[str, bytes]]:
+def _notes_in(fd: int, cap: int) -> Iterator[tuple[str, bytes]]:
     # A run note is an empty file: its listing says it all, no open and read (2,800 notes were
     # 60 ms of every copy-only run's start).
     for entry in list(os.scandir(fd)):
@@ -48,8 +55,8 @@ def _notes_in(fd: int) -> Iterator[tuple[str, bytes]]:
         # meanwhile: not kept.
         with contextlib.suppress(OSError, UntrustedPath):
             size = entry.stat(follow_symlinks=False).st_size if entry.is_file(follow_symlinks=False) else -1
-            if 0 <= size <= NOTE_BYTES:
-                yield entry.name, read_under_fd(fd, entry.name, NOTE_BYTES) if size else b""
+            if 0 <= size <= cap:
+                yield entry.name, read_under_fd(fd, entry.name, cap) if size else b""
 
 
 def restore_notes(cache_dir: Path, notes: dict[str, bytes], retired: Path) -> None:
@@ -57,16 +64,16 @@ def restore_notes(cache_dir: Path, notes: dict[str, bytes], retired: Path) -> No
     the `retired` one: a notes folder still holding exactly them is moved back whole, any other
     is written afresh. A note that cannot be written is left out (a run not continued unasked:
     the safe side)."""
-    for folder in (RUNS_DIR, MARKS_DIR):
+    for folder, cap in KEPT.items():
         named = {rel.partition("/")[2]: data for rel, data in notes.items() if rel.partition("/")[0] == folder}
-        if named and not _moved_back(retired / folder, cache_dir / folder, named):
+        if named and not _moved_back(retired / folder, cache_dir / folder, named, cap):
             _write_notes(cache_dir / folder, named)
 
 
-def _moved_back(old: Path, new: Path, named: dict[str, bytes]) -> bool:
+def _moved_back(old: Path, new: Path, named: dict[str, bytes], cap: int) -> bool:
     try:
         with opened_folder(old) as fd:
-            if not _holds_only(fd, named):
+            if not _holds_only(fd, named, cap):
                 return False
             new.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             os.rename(old, new)  # refused where the fresh folder has one already (another run's)
@@ -76,7 +83,7 @@ def _moved_back(old: Path, new: Path, named: dict[str, bytes]) -> bool:
         return False
 
 
-def _holds_only(fd: int, named: dict[str, bytes]) -> bool:
+def _holds_only(fd: int, named: dict[str, bytes], cap: int) -> bool:
     """The folder is ours alone and holds `named` and nothing else: each a regular file of its
     own (one link: no other file written through it), writable by no one else, as read."""
     folder = os.fstat(fd)
@@ -89,7 +96,7 @@ def _holds_only(fd: int, named: dict[str, bytes]) -> bool:
         info = entries[name].stat(follow_symlinks=False)
         if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or info.st_mode & 0o022 or info.st_size != len(data):
             return False
-        if data and read_under_fd(fd, name, NOTE_BYTES) != data:
+        if data and read_under_fd(fd, name, cap) != data:
             return False
     return True
 

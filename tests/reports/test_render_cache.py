@@ -68,5 +68,9 @@ def test_a_page_is_written_when_the_cache_folder_went_meanwhile(_private_cache_h
         html._environment()
         shutil.rmtree(_private_cache_home / "rubricgate")
         assert "<html" in html.render_html(rf.summary())
+        # and kept, in the folder made again: compiled here from the package's source, it is what
+        # the next copy-only run carries over its own retirement (runner/run_notes.py)
+        folder = _private_cache_home / "rubricgate" / render_cache.TEMPLATES
+        assert len(list(folder.iterdir())) >= 2 and oct(folder.stat().st_mode & 0o777) == "0o700"
     finally:
         html._environment.cache_clear()

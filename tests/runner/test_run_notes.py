@@ -117,3 +117,41 @@ def test_a_link_standing_at_a_note_in_the_fresh_folder_is_replaced_not_written_t
     restore_notes(cache_dir, notes, retired)
     assert not (cache_dir / cache.RUNS_DIR / RUN_A).is_symlink() and target.read_bytes() == b"keep"
     assert {p.name for p in (cache_dir / cache.RUNS_DIR).iterdir()} == {RUN_A, RUN_B, "20990101T000000Z-other"}
+
+
+def test_compiled_templates_planted_or_rewritten_during_the_run_are_not_carried_over(tmp_path: Path) -> None:
+    """report.html's compiled templates are code the next sandboxed run's harness executes: only
+    what the folder held before the first agent goes back."""
+    cache_dir = tmp_path / "cache"
+    (cache_dir / cache.TEMPLATES).mkdir(parents=True, mode=0o700)
+    (cache_dir / cache.TEMPLATES / "__jinja2_page.cache").write_bytes(b"compiled page")
+    notes, retired = _retired_after_reading(cache_dir)
+    (retired / cache.TEMPLATES / "__jinja2_page.cache").write_bytes(b"planted page!")
+    (retired / cache.TEMPLATES / "__jinja2_parts.cache").write_bytes(b"planted parts")
+    restore_notes(cache_dir, notes, retired)
+    assert _listing(cache_dir / cache.TEMPLATES) == {"__jinja2_page.cache": b"compiled page"}
+
+
+def test_a_copy_only_run_after_another_compiles_no_report_page(repo: Path, monkeypatch) -> None:
+    """Its report page was compiled after its cache folder was retired, so every copy-only run
+    compiled it afresh (47-61 ms of CPU): the next finds it compiled."""
+    import jinja2
+
+    from rubricgate.reports import html
+    from tests.fake_reviewer import install
+
+    install(repo, ["answer"])  # copy-only
+    html._environment.cache_clear()  # each run a new process: nothing compiled in memory, this test's cache
+    assert "the cache folder was cleared" in CliRunner().invoke(main, ["run", "--repo", str(repo)]).output
+    html._environment.cache_clear()
+    compiled: list[str | None] = []
+    real = jinja2.Environment.compile
+
+    def counted(self, source, name=None, *args, **kwargs):
+        compiled.append(name)
+        return real(self, source, name, *args, **kwargs)
+
+    monkeypatch.setattr(jinja2.Environment, "compile", counted)
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert "the cache folder was cleared" in result.output, result.output
+    assert "report.html.j2" not in compiled
