@@ -20,10 +20,9 @@ import os
 import stat
 from pathlib import Path
 
-from rubricgate.runner.cache import TEMPLATES, default_cache_dir
+from rubricgate.runner.cache import CHARTS, TEMPLATES, default_cache_dir
 
 __all__ = ["CHARTS", "TEMPLATES", "bytecode_cache", "private_folder"]
-CHARTS = "charts"
 
 
 def private_folder(name: str) -> Path | None:

@@ -163,6 +163,7 @@ RUNS_DIR = "runs"  # one empty file per run this user started, named by its run 
 MARKS_DIR = "continued"  # a file per run this user continued (gating/continuation_marks.py user_mark)
 NOTE_BYTES = 4096  # a note or mark is a line: anything longer is not one of ours
 TEMPLATES = "templates"  # report.html's compiled templates (reports/render_cache.py)
+CHARTS = "charts"  # drawn charts by content (reports/render_cache.py)
 
 
 def remember_run(cache_dir: Path | None, run_id: str) -> None:
@@ -224,6 +225,23 @@ def retire_cache(cache_dir: Path) -> Path | None:
     retired = cache_dir.with_name(f".{cache_dir.name}-retired-{os.urandom(6).hex()}")
     os.rename(cache_dir, retired)
     return retired
+
+
+def retire_rendered(cache_dir: Path, default: Path | None = None) -> list[Path]:
+    """After a copy-only run whose cache folder is not the user's default (config `cache_dir`,
+    `--cache-dir`): the default's compiled templates and drawn charts moved out of use, each by a
+    rename; where they went, for `remove_retired`. Rendering always keeps them in the default
+    (reports/render_cache.py), and the unsandboxed reviewer could leave code jinja2 runs there,
+    or SVG every later page inlines as it is."""
+    default = default_cache_dir() if default is None else default
+    if os.path.abspath(default) == os.path.abspath(cache_dir):
+        return []  # retired with the cache folder itself
+    moved = []
+    for name in (TEMPLATES, CHARTS):
+        if os.path.lexists(default / name):
+            moved.append(default / f".{name}-retired-{os.urandom(6).hex()}")
+            os.rename(default / name, moved[-1])
+    return moved
 
 
 def remove_retired(retired: Path) -> None:

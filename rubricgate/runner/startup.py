@@ -52,12 +52,14 @@ from rubricgate.records.files import make_run_folder, new_run_id
 from rubricgate.runner.cache import (
     CACHE_DIR,
     RUNS_DIR,
+    default_cache_dir,
     notes_dir,
     ran_here,
     remember_run,
     remove_retired,
     resolve_cache_dir,
     retire_cache,
+    retire_rendered,
     signing_key,
 )
 from rubricgate.runner.cost import Budget
@@ -106,22 +108,24 @@ class StartedRun:
     def remove_snapshot(self) -> None:
         """Remove the run's temp folder on a thread of its own, while the reports are written;
         after a copy-only run, its cache folder too, moved out of use first (every agent is dead now)."""
-        retired = None
+        retired, rendered = None, list[Path]()
         if runs_unsandboxed(self.policy, self.ctx.agents):
             self.cache_retired, retired = retire_unsafe_cache(self.options.cache_dir)
+            rendered, unmoved = retire_unsafe_renders(self.options.cache_dir)
+            self.cache_retired = "; ".join(filter(None, (self.cache_retired, unmoved)))
             if retired is not None and self.options.cache_dir is not None:
                 # The notes and marks from before its first agent, and this run's own note; none the
                 # folder gained meanwhile (its reviewer could have planted them). Without them a
                 # plain rerun started afresh (gating/continuation.py).
                 own = {f"{RUNS_DIR}/{self.state.run_id}": b""} if ran_here(retired, self.state.run_id) else {}
                 restore_notes(self.options.cache_dir, self.notes | own, retired)
-        self.cleanup = threading.Thread(target=self._remove_temporary, args=(retired,))
+        self.cleanup = threading.Thread(target=self._remove_temporary, args=([retired, *rendered],))
         self.cleanup.start()
 
-    def _remove_temporary(self, retired_cache: Path | None) -> None:
+    def _remove_temporary(self, retired: list[Path | None]) -> None:
         self.ctx.tree.remove(keep_trials=self.options.keep_workspaces)
-        if retired_cache is not None:
-            remove_retired(retired_cache)
+        for folder in filter(None, retired):
+            remove_retired(folder)
 
     @property
     def kept(self) -> Path | None:
@@ -334,6 +338,19 @@ def retire_unsafe_cache(cache_dir: Path | None) -> tuple[str, Path | None]:
         return (f"the cache folder {cache_dir} could not be cleared ({exc.strerror}): "
                 "delete it before the next --cache run"), None
     return "the cache folder was cleared with its signing key, which the reviewer could read", retired
+
+
+def retire_unsafe_renders(cache_dir: Path | None) -> tuple[list[Path], str]:
+    """The user's default cache folder's rendering folders moved out of use after a copy-only run
+    that retired another cache folder (runner/cache.py retire_rendered): where they went, and the
+    warning when one could not be moved."""
+    if cache_dir is None:
+        return [], ""
+    try:
+        return retire_rendered(cache_dir), ""
+    except OSError as exc:
+        return [], (f"the rendering cache in {default_cache_dir()} could not be cleared ({exc.strerror}): "
+                    "delete its templates and charts folders")
 
 
 def with_isolation(summary: Summary, policy: SandboxPolicy, cache_retired: str = "",

@@ -129,6 +129,30 @@ def test_a_copy_only_run_throws_away_the_cache_its_reviewer_could_sign_for(tmp_p
     assert "cache folder was cleared" in outcome.summary.decision.warnings[0]
 
 
+PLANT_RENDERS = r'''
+for name in ("templates", "charts"):
+    folder = Path(DEFAULT) / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "planted").write_text("code jinja2 would run, or SVG a page would inline")
+note = "planted in the default cache's rendering folders"
+'''
+
+
+def test_a_copy_only_run_with_its_own_cache_folder_throws_away_the_default_ones_rendering_folders(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    default = tmp_path / "xdg" / "rubricgate"  # where report.html's templates and charts are kept
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    script = write_reviewer(tmp_path / "agents", f"DEFAULT = {str(default)!r}\n" + PLANT_RENDERS)
+    use_reviewer(repo, script, sandbox="none")
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "reviewer")
+    outcome = run_suite(RunOptions(repo=repo, cache_dir=tmp_path / "own-cache"))
+    finals = [json.loads(p.read_text())["final_text"] for p in (outcome.run_dir / "transcripts").glob("*.json")]
+    assert finals and all("planted in the default" in f for f in finals), finals  # the planting happened
+    assert not list(default.glob("*/planted"))  # neither is there for a later run or the viewer to use
+    assert not list(default.glob(".*-retired-*"))
+
+
 def test_clearing_the_cache_moves_a_planted_link_and_never_follows_it(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
