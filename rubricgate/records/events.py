@@ -2,6 +2,8 @@
 
 The run holds an exclusive `flock` on the file while it writes: the kernel drops it however the
 run ends, so a reader tells a run still going from one killed before its summary (`writer_alive`).
+The file is locked before it gets its name (`open_locked`), so no reader finds it unlocked while
+its writer lives.
 
 The log is also where a run keeps the report files it could not write (`write_failures`):
 a full disk must not crash the run, but it must make the decision exit 2 at the end.
@@ -12,6 +14,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import os
+import secrets as tokens
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,13 +38,9 @@ class EventLog:
         self.write_failures: list[WriteFailure] = []
         self._file: IO[str] | None = None
         try:
-            self._file = path.open("a", encoding="utf-8")
+            self._file = open_locked(path)
         except OSError as exc:
             self.failed(path, exc)
-            return
-        # A file system without flock: the viewer then reads the run as going until its summary.
-        with contextlib.suppress(OSError):
-            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
 
     def emit(self, event: str, **fields: Any) -> None:
         """Record an event now (flushed before returning), then tell the listeners."""
@@ -78,6 +78,35 @@ class EventLog:
 
     def close(self) -> None:
         self._close()
+
+
+def open_locked(path: Path) -> IO[str]:
+    """`path` opened to append, under this process's exclusive lock from before anyone can open it
+    by that name: a new file is made under a staging name, locked, then linked into place (made and
+    then locked, a viewer looking in between read the live run as stopped)."""
+    staged = path.with_name(f".{path.name}.{tokens.token_hex(4)}")
+    file = staged.open("x", encoding="utf-8")
+    try:
+        # A file system without flock: the viewer then reads the run as going until its summary.
+        with contextlib.suppress(OSError):
+            fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _link_into_place(staged, path)
+    except OSError:
+        file.close()
+        raise
+    finally:
+        staged.unlink(missing_ok=True)
+    return file
+
+
+def _link_into_place(staged: Path, path: Path) -> None:
+    """`staged` named `path` too, never over a file there (hard links refused: renamed instead)."""
+    try:
+        os.link(staged, path)
+    except FileExistsError:  # never replaced: not this run's file
+        raise
+    except OSError:  # no hard links here: a rename is as atomic, and the run folder is new
+        os.rename(staged, path)
 
 
 def writer_alive(fd: int) -> bool:

@@ -42,3 +42,38 @@ def test_the_log_is_held_while_open_and_free_once_closed_however_the_run_ends(tm
         assert not writer_alive(fd)
     finally:
         os.close(fd)
+
+
+def test_a_reader_never_finds_a_new_log_unlocked(tmp_path: Path, monkeypatch) -> None:
+    """The viewer reads a log no process holds as a run killed before its summary. Created first
+    and locked after, a new run's log was there unlocked for a moment: a viewer looking then
+    showed the live run as stopped."""
+    import fcntl
+    import os
+
+    from rubricgate.records import events
+
+    path = tmp_path / "events.jsonl"
+    seen = []
+    real_flock = fcntl.flock
+
+    def probing_flock(fd: int, op: int) -> None:
+        if op & fcntl.LOCK_EX and path.exists():  # what a viewer looking just before the lock sees
+            probe = os.open(path, os.O_RDONLY)
+            try:
+                seen.append(events.writer_alive(probe))
+            finally:
+                os.close(probe)
+        real_flock(fd, op)
+
+    monkeypatch.setattr(events.fcntl, "flock", probing_flock)
+    log = EventLog(path, [], [])
+    monkeypatch.undo()
+    log.emit("run_started", total_trials=1)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert False not in seen and events.writer_alive(fd)
+    finally:
+        os.close(fd)
+        log.close()
+    assert [p.name for p in tmp_path.iterdir()] == ["events.jsonl"]  # no staging file left behind
