@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import IO
 
 from rubricgate.errors import GateInputError
 from rubricgate.fleet.shard import SHARD_FILE, input_digests, read_shard_record
@@ -28,6 +29,7 @@ from rubricgate.isolation.sandbox import SandboxPolicy
 from rubricgate.models.results import Summary, TrialResult
 from rubricgate.models.shard import ShardRecord
 from rubricgate.pipeline import RunOptions, plan, with_changes
+from rubricgate.records.events import open_locked
 from rubricgate.records.files import make_run_folder, new_run_id, read_summary
 from rubricgate.records.run_index import index_run
 from rubricgate.reports.bundle import finish_run_reports
@@ -161,15 +163,17 @@ def write_merged(loaded: Loaded, options: RunOptions, jobs: list[Job], shards: l
     (run_dir / "transcripts").mkdir()
     for s in shards:
         _copy_transcripts(s, run_dir)
-    _write_events(run_dir, shards, jobs, summary, secrets)
+    # Locked as a run's is (records/events.py) until its end: else the viewer shows it as stopped.
+    with open_locked(run_dir / "events.jsonl") as events:
+        _write_events(events, shards, jobs, summary, secrets)
 
-    def completed(final: Summary) -> list:
-        _append_event(run_dir, "run_completed", secrets, decision=final.decision.model_dump(mode="json"))
-        return []
+        def completed(final: Summary) -> list:
+            _append_event(events, "run_completed", secrets, decision=final.decision.model_dump(mode="json"))
+            return []
 
-    # As `run` does: reports, run_completed, summary.json last; a write failure makes it exit 2.
-    summary = finish_run_reports(summary, run_dir, cases=loaded.cases, secrets=secrets, repo=options.repo,
-                                 before_summary=completed)
+        # As `run` does: reports, run_completed, summary.json last; a write failure makes it exit 2.
+        summary = finish_run_reports(summary, run_dir, cases=loaded.cases, secrets=secrets, repo=options.repo,
+                                     before_summary=completed)
     index_run(run_dir, summary, "merged", secrets)  # the viewer's index, as a run writes its own
     return Merged(summary, run_dir)
 
@@ -205,19 +209,20 @@ def _copy_transcripts(shard: Shard, run_dir: Path) -> None:
     copy_transcripts(shard.run_dir, [t for case in shard.summary.cases for t in case.trials], run_dir, FIX)
 
 
-def _write_events(run_dir: Path, shards: list[Shard], jobs: list[Job], summary: Summary, secrets: list[str]) -> None:
+def _write_events(events: IO[str], shards: list[Shard], jobs: list[Job], summary: Summary,
+                  secrets: list[str]) -> None:
     """run_started for the whole, then every shard's case and trial events in time order."""
-    _append_event(run_dir, "run_started", secrets, at=summary.started_at, run_id=summary.run_id,
+    _append_event(events, "run_started", secrets, at=summary.started_at, run_id=summary.run_id,
                   total_trials=len(jobs), cases=len({j.case.id for j in jobs}),
                   case_trials={j.case.id: j.trial for j in jobs}, agents=shards[0].record.agent_versions,
                   shards=[s.record.run_id for s in sorted(shards, key=lambda s: s.record.index)])
     middle = [e for s in shards for e in shard_events(s) if e.get("event") not in ("run_started", "run_completed")]
-    with (run_dir / "events.jsonl").open("a", encoding="utf-8") as fh:
-        for event in sorted(middle, key=lambda e: str(e.get("at", ""))):
-            fh.write(scrub_json(json.dumps(event, default=str), secrets) + "\n")
+    for event in sorted(middle, key=lambda e: str(e.get("at", ""))):
+        events.write(scrub_json(json.dumps(event, default=str), secrets) + "\n")
+    events.flush()
 
 
-def _append_event(run_dir: Path, event: str, secrets: list[str], at: str | None = None, **fields) -> None:
+def _append_event(events: IO[str], event: str, secrets: list[str], at: str | None = None, **fields) -> None:
     stamp = at or datetime.now(UTC).isoformat(timespec="milliseconds")
-    with (run_dir / "events.jsonl").open("a", encoding="utf-8") as fh:
-        fh.write(scrub_json(json.dumps({"event": event, "at": stamp, **fields}, default=str), secrets) + "\n")
+    events.write(scrub_json(json.dumps({"event": event, "at": stamp, **fields}, default=str), secrets) + "\n")
+    events.flush()  # run_completed is on disk before summary.json is

@@ -234,3 +234,25 @@ def test_a_shard_json_whose_count_is_past_its_bound_is_refused_at_once(suite):
         (d / "shard.json").write_text(json.dumps({**record, "count": 200_000}))
     result = _merge(suite, dirs)
     assert result.exit_code == 2 and "shard.json: count" in result.output and "missing" not in result.output
+
+
+def test_a_merge_in_progress_shows_in_the_viewer_as_going_not_stopped(suite, monkeypatch):
+    """The viewer reads a run's events file that no process holds as a run killed before its
+    summary: the merge wrote its log unlocked, so one it was still writing showed as stopped."""
+    from rubricgate.fleet import merge
+    from rubricgate.view.catalog import Catalog
+
+    dirs = _shards(suite, 2)
+    seen = []
+    real = merge.finish_run_reports
+
+    def looking_while_it_writes(summary, run_dir, **kw):
+        live, stopped = Catalog.of([suite / "reports"]).unsummarised()  # before its reports and summary
+        seen.append(([r.key for r in live], [r.key for r in stopped], run_dir.name))
+        return real(summary, run_dir, **kw)
+
+    monkeypatch.setattr(merge, "finish_run_reports", looking_while_it_writes)
+    assert _merge(suite, dirs).exit_code == 0
+    [(live, stopped, name)] = seen
+    assert live == [name] and stopped == []
+    assert Catalog.of([suite / "reports"]).unsummarised() == ([], [])
