@@ -12,7 +12,9 @@ under a staging name, locked, then renamed), so the named file is never unlocked
 owner lives. At its start a run looks at the temp folders with the names these folders take and
 removes each one whose lock file it can lock itself: that proves the owner dead. A folder
 without a lock file (another program's, an older rubricgate's, one being made) is never
-touched, nor one of another user.
+touched, nor one of another user. One exception: a folder holding nothing but a staged lock file
+that nobody holds, older than HALF_CLAIMED_AGE: its maker was killed while claiming it (a live
+one holds the staged file's lock and names it within microseconds), and no other sweep took it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import os
 import secrets
 import tempfile
 import threading
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -32,6 +35,7 @@ from rubricgate.isolation.stranded import end_stranded_sandboxes
 OWNER_FILE = ".rubricgate-owner"
 PREFIXES = ("rg-", "rubricgate-mutant-", "rubricgate-base-", "rubricgate-basecopy-")
 SHM = Path("/dev/shm")
+HALF_CLAIMED_AGE = 3600.0  # seconds: a folder whose claim was cut short is left alone this long
 
 _held: dict[str, int] = {}  # folder -> the descriptor holding its lock
 _guard = threading.Lock()
@@ -45,6 +49,10 @@ def owned_folder(prefix: str, parent: Path | str | None = None) -> Path:
         claim(folder)
     except OSError:
         return folder
+    except BaseException:  # Ctrl-C, SIGTERM: the folder is nobody's, and empty
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+        raise
     return folder
 
 
@@ -55,7 +63,7 @@ def claim(folder: Path) -> None:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         os.rename(staged, folder / OWNER_FILE)
-    except OSError:
+    except BaseException:  # Ctrl-C too: a staged file left behind is swept only after HALF_CLAIMED_AGE
         os.close(fd)
         staged.unlink(missing_ok=True)
         raise
@@ -147,8 +155,31 @@ def _dead_owner_lock(folder: Path) -> int | None:
     None while it lives, or when the folder holds no lock file of ours."""
     try:
         fd = os.open(folder / OWNER_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return _dead_claim_lock(folder)
     except OSError:
         return None
+    return _locked_if_ours(fd)
+
+
+def _dead_claim_lock(folder: Path) -> int | None:
+    """The staged lock file's lock of a folder whose maker died claiming it: nothing else in it,
+    unlocked, and untouched for HALF_CLAIMED_AGE (a live maker between the file's making and its
+    lock is microseconds away from naming it); None for any other folder."""
+    try:
+        names = os.listdir(folder)
+        if len(names) != 1 or not names[0].startswith(f"{OWNER_FILE}."):
+            return None
+        if time.time() - os.lstat(folder).st_mtime < HALF_CLAIMED_AGE:
+            return None
+        fd = os.open(folder / names[0], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    return _locked_if_ours(fd)
+
+
+def _locked_if_ours(fd: int) -> int | None:
+    """`fd` once locked by us, when this user's file and no process holds it; else None (closed)."""
     try:
         if os.fstat(fd).st_uid != os.geteuid():
             raise BlockingIOError

@@ -133,3 +133,72 @@ def test_a_removal_cut_short_keeps_the_lock_file_so_a_later_sweep_finds_the_fold
     monkeypatch.undo()
     remove_owned(folder)
     assert not folder.exists()
+
+
+CLAIM_KILLED = r'''
+import os, signal, sys
+from rubricgate.isolation import leftovers
+
+def die(src, dst):  # killed outright between the staged lock file and its name
+    print(os.path.dirname(src), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+leftovers.os.rename = die
+leftovers.owned_folder("rg-", sys.argv[1])
+'''
+
+
+def _aged(folder: Path, seconds: float) -> None:
+    import time
+
+    then = time.time() - seconds
+    os.utime(folder, (then, then))
+
+
+def test_a_folder_whose_maker_died_while_claiming_it_is_swept_once_old(tmp_path: Path) -> None:
+    """Killed between its staged lock file and that file's name, a run left a folder no sweep
+    ever took (it held no `.rubricgate-owner`): it goes once older than any claim takes."""
+    from rubricgate.isolation.leftovers import HALF_CLAIMED_AGE
+
+    proc = subprocess.run([sys.executable, "-c", CLAIM_KILLED, str(tmp_path)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    folder = Path(proc.stdout.strip())
+    assert proc.returncode == -signal.SIGKILL and [p.name for p in folder.iterdir()][0].startswith(OWNER_FILE + ".")
+    assert sweep_dead([tmp_path]) == [] and folder.exists()  # young: its maker may be claiming it still
+    _aged(folder, HALF_CLAIMED_AGE + 60)
+    assert sweep_dead([tmp_path]) == [folder] and not folder.exists()
+
+
+def test_a_half_claimed_folder_that_is_locked_or_holds_more_stays_however_old(tmp_path: Path) -> None:
+    import fcntl
+
+    from rubricgate.isolation.leftovers import HALF_CLAIMED_AGE
+
+    locked, fuller = tmp_path / "rg-locked", tmp_path / "rg-fuller"
+    for folder in (locked, fuller):
+        folder.mkdir()
+        (folder / f"{OWNER_FILE}.0badc0de").write_text("")
+    (fuller / "snapshot").write_text("x")  # not what a claim cut short leaves
+    fd = os.open(locked / f"{OWNER_FILE}.0badc0de", os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a live maker between its lock and the rename
+    try:
+        for folder in (locked, fuller):
+            _aged(folder, HALF_CLAIMED_AGE + 60)
+        assert sweep_dead([tmp_path]) == [] and locked.exists() and fuller.exists()
+    finally:
+        os.close(fd)
+
+
+def test_a_claim_interrupted_leaves_neither_its_staged_file_nor_its_folder(tmp_path: Path, monkeypatch) -> None:
+    """Only an OSError cleaned up after itself: Ctrl-C between the staged file and its name left both."""
+    import pytest
+
+    from rubricgate.isolation import leftovers
+
+    def interrupted(src, dst) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(leftovers.os, "rename", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        owned_folder("rg-", tmp_path)
+    assert list(tmp_path.iterdir()) == []
