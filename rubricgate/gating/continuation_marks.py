@@ -10,6 +10,9 @@ gone (killed outright: it never ended, so it spent nothing) is taken over.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import hashlib
 import os
 import re
@@ -20,6 +23,7 @@ from rubricgate.runner.cache import MARKS_DIR
 CONTINUED_BY = "continued-by"  # in a continued run's folder: the run that continued it (before MARKS)
 MARKS = ".continued"  # under the reports folder: a mark file per continued run, by run id
 RUNNING = "a run in progress"  # the mark while that run is under way, with its process id
+TAKEOVER_TRIES = 3  # a mark another process keeps making and removing meanwhile is left to it
 
 
 def mark_path(reports: Path, run_id: str) -> Path:
@@ -30,15 +34,46 @@ def mark_path(reports: Path, run_id: str) -> Path:
 
 def open_mark(marker: Path) -> int:
     """A new mark, opened for writing; a mark left by a continuation whose process is gone
-    (killed outright: it never ended, so it spent nothing) is taken over."""
+    (killed outright: it never ended, so it spent nothing) is taken over, by one process only."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    for _ in range(TAKEOVER_TRIES):
+        try:
+            return os.open(marker, flags, 0o644)
+        except FileExistsError:
+            if continued_by(marker) is not None:
+                raise
+        _remove_if_stale(marker)
+    raise FileExistsError(errno.EEXIST, "taken over by another run meanwhile", str(marker))
+
+
+def _remove_if_stale(marker: Path) -> None:
+    """Remove the stale mark at `marker` under its own lock, when it is still that mark and still
+    stale: two processes taking over one dead mark at once each removed it and made their own,
+    the later removing the earlier's new mark, and both continued the run. FileExistsError when
+    the mark is live by then."""
     try:
-        return os.open(marker, flags, 0o644)
-    except FileExistsError:
+        fd = os.open(marker, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return  # another took it over: the O_EXCL create decides
+    try:
+        with contextlib.suppress(OSError):  # a file system without flock: checked all the same
+            fcntl.flock(fd, fcntl.LOCK_EX)  # held for the moment of one takeover
+        if not _same_file(fd, marker):
+            return  # removed and made again by another: looked at afresh
         if continued_by(marker) is not None:
-            raise
-    marker.unlink(missing_ok=True)
-    return os.open(marker, flags, 0o644)
+            raise FileExistsError(errno.EEXIST, "marked meanwhile", str(marker))
+        marker.unlink(missing_ok=True)
+    finally:
+        os.close(fd)
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Does `path` still name the file open at `fd`?"""
+    try:
+        here, there = os.fstat(fd), os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
 
 
 def user_mark(cache_dir: Path | None, run_id: str) -> Path | None:

@@ -1,0 +1,72 @@
+"""gating/continuation_marks.py: a dead continuation's mark is taken over by one process only."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from rubricgate.gating import continuation_marks
+from rubricgate.gating.continuation_marks import RUNNING, open_mark
+
+
+def _dead_mark(marker: Path) -> None:
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    marker.write_text(f"{RUNNING} (pid {proc.stdout.strip()})\n")  # that process has ended
+
+
+def test_of_two_takeovers_of_a_dead_mark_at_once_exactly_one_wins(tmp_path: Path, monkeypatch) -> None:
+    """Both found the mark stale, then each removed it and made its own: the second removed the
+    first's new mark, so two continuations of one run both went on and spent the error twice."""
+    marker = tmp_path / "mark"
+    _dead_mark(marker)
+    both_looked, first_won = threading.Barrier(2), threading.Event()
+    real, first_look = continuation_marks.continued_by, threading.local()
+
+    def looked_at_once(path: Path) -> str | None:
+        found = real(path)
+        if not getattr(first_look, "done", False):  # each found it stale before either took it
+            first_look.done = True
+            both_looked.wait(timeout=10)
+            if threading.current_thread().name == "second":
+                first_won.wait(timeout=10)  # and went on once the first had its new mark
+        return found
+
+    monkeypatch.setattr(continuation_marks, "continued_by", looked_at_once)
+    outcomes: dict[str, object] = {}
+
+    def take(name: str) -> None:
+        try:
+            outcomes[name] = open_mark(marker)
+            os.write(outcomes[name], b"a run in progress (pid %d)\n" % os.getpid())  # type: ignore[arg-type]
+        except FileExistsError as exc:
+            outcomes[name] = exc
+        finally:
+            if name == "first":
+                first_won.set()
+
+    threads = [threading.Thread(target=take, args=(n,), name=n) for n in ("first", "second")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    winners = [v for v in outcomes.values() if isinstance(v, int)]
+    for fd in winners:
+        os.close(fd)
+    assert len(outcomes) == 2 and len(winners) == 1, outcomes
+    assert isinstance(outcomes["second"], FileExistsError)
+
+
+def test_a_dead_mark_is_taken_over_and_a_live_one_is_not(tmp_path: Path) -> None:
+    import pytest
+
+    marker = tmp_path / "mark"
+    _dead_mark(marker)
+    fd = open_mark(marker)
+    os.write(fd, continuation_marks.running_mark().encode() + b"\n")
+    os.close(fd)
+    with pytest.raises(FileExistsError):
+        open_mark(marker)  # this process's own mark: alive
