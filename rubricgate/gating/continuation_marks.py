@@ -18,11 +18,11 @@ import os
 import re
 from pathlib import Path
 
-from rubricgate.runner.cache import MARKS_DIR
+from rubricgate.runner.cache import MARKS_DIR, RUNNING_MARK
 
 CONTINUED_BY = "continued-by"  # in a continued run's folder: the run that continued it (before MARKS)
 MARKS = ".continued"  # under the reports folder: a mark file per continued run, by run id
-RUNNING = "a run in progress"  # the mark while that run is under way, with its process id
+RUNNING = RUNNING_MARK  # the mark while that run is under way, with its process id
 TAKEOVER_TRIES = 3  # a mark another process keeps making and removing meanwhile is left to it
 
 

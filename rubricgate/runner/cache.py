@@ -162,6 +162,7 @@ def resolve_cache_dir(repo: Path, configured: str | None = None, override: Path 
 RUNS_DIR = "runs"  # one empty file per run this user started, named by its run id
 MARKS_DIR = "continued"  # a file per run this user continued (gating/continuation_marks.py user_mark)
 NOTE_BYTES = 4096  # a note or mark is a line: anything longer is not one of ours
+RUNNING_MARK = "a run in progress"  # how a continuation's mark begins while it runs (its pid follows)
 TEMPLATES = "templates"  # report.html's compiled templates (reports/render_cache.py)
 CHARTS = "charts"  # drawn charts by content (reports/render_cache.py)
 

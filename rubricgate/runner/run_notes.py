@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from rubricgate.isolation.untrusted import UntrustedPath, opened_folder, read_under_fd, write_fresh_in
-from rubricgate.runner.cache import MARKS_DIR, NOTE_BYTES, RUNS_DIR, TEMPLATES
+from rubricgate.runner.cache import MARKS_DIR, NOTE_BYTES, RUNNING_MARK, RUNS_DIR, TEMPLATES
 
 # What is carried over, and the most a file of it holds (larger: not one of ours, left out).
 KEPT = {RUNS_DIR: NOTE_BYTES, MARKS_DIR: NOTE_BYTES, TEMPLATES: 4_000_000}
@@ -57,6 +57,22 @@ def _notes_in(fd: int, cap: int) -> Iterator[tuple[str, bytes]]:
             size = entry.stat(follow_symlinks=False).st_size if entry.is_file(follow_symlinks=False) else -1
             if 0 <= size <= cap:
                 yield entry.name, read_under_fd(fd, entry.name, cap) if size else b""
+
+
+def with_marks_since(notes: dict[str, bytes], retired: Path) -> dict[str, bytes]:
+    """`notes` (read_notes before a copy-only run's first agent) with the continuation marks the
+    `retired` cache folder gained meanwhile: another continuation of this user's, started while
+    the run ran, marked its run there, and the folder took the mark away with it, so a copy of that
+    run under another reports folder was continued again. Such a mark can only refuse a
+    continuation, whoever wrote it (the run's reviewer could have), so it is kept; but a running
+    one never replaces one from before (a stale one, its process gone, is taken over)."""
+    kept = dict(notes)
+    with contextlib.suppress(OSError), opened_folder(retired / MARKS_DIR) as fd:
+        for name, data in _notes_in(fd, NOTE_BYTES):
+            rel = f"{MARKS_DIR}/{name}"
+            if rel not in kept or not data.startswith(RUNNING_MARK.encode()):
+                kept[rel] = data
+    return kept
 
 
 def restore_notes(cache_dir: Path, notes: dict[str, bytes], retired: Path) -> None:

@@ -64,7 +64,7 @@ from rubricgate.runner.cache import (
 )
 from rubricgate.runner.cost import Budget
 from rubricgate.runner.options import RunOptions
-from rubricgate.runner.run_notes import read_notes, restore_notes
+from rubricgate.runner.run_notes import read_notes, restore_notes, with_marks_since
 from rubricgate.runner.run_secrets import refuse_secret_names, run_secrets
 from rubricgate.runner.run_state import RunState
 from rubricgate.runner.scheduler import Job, RunContext, in_sandbox, restore_interrupts
@@ -114,11 +114,12 @@ class StartedRun:
             rendered, unmoved = retire_unsafe_renders(self.options.cache_dir)
             self.cache_retired = "; ".join(filter(None, (self.cache_retired, unmoved)))
             if retired is not None and self.options.cache_dir is not None:
-                # The notes and marks from before its first agent, and this run's own note; none the
-                # folder gained meanwhile (its reviewer could have planted them). Without them a
-                # plain rerun started afresh (gating/continuation.py).
+                # The notes and marks from before its first agent, and this run's own note; no note
+                # the folder gained meanwhile (its reviewer could have planted them), but its marks
+                # (a planted one only refuses). Without them a plain rerun started afresh, and a
+                # run continued meanwhile could be continued again (gating/continuation.py).
                 own = {f"{RUNS_DIR}/{self.state.run_id}": b""} if ran_here(retired, self.state.run_id) else {}
-                restore_notes(self.options.cache_dir, self.notes | own, retired)
+                restore_notes(self.options.cache_dir, with_marks_since(self.notes | own, retired), retired)
         self.cleanup = threading.Thread(target=self._remove_temporary, args=([retired, *rendered],))
         self.cleanup.start()
 
