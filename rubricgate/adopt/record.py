@@ -88,7 +88,8 @@ def build_task(reviewed: Reviewed, request: RecordRequest, root: str, default_id
         raise GateInputError(reviewed.origin, "SKILL.md", "no changed skill found",
                              "pick a source that changes a SKILL.md (or a file in its folder), or set "
                              "suite.layout: files in rubricgate.yaml to record a change to any files")
-    mapping = {p: p for p in reviewed.files} if reviewed.patch else overlay_paths(reviewed, root)
+    own = reviewed.patch or reviewed.at_own_paths
+    mapping = {p: p for p in reviewed.files} if own else overlay_paths(reviewed, root)
     why = request.why.strip() or f"recorded from {reviewed.origin}"
     try:
         expect = Expect.model_validate({"tier": request.expect.upper(), "rules": request.rules,

@@ -19,9 +19,12 @@ from rubricgate.adopt.record_sources import (
     MAX_TEXT_CHARS,
     WORKTREE,
     Reviewed,
+    _capped,
+    _copied,
     _file,
     _git,
     _head_sha,
+    _inside,
     _keep,
     _regular_text,
     _rev,
@@ -29,6 +32,7 @@ from rubricgate.adopt.record_sources import (
     folder_changes,
     is_text,
     pr_changes,
+    replay_artifact,
     undecoded_at,
 )
 from rubricgate.errors import GateInputError
@@ -88,6 +92,24 @@ def changed_from_pull_request(target: GitHubTarget, pr: int, excluded: list[str]
         if len(text) <= MAX_TEXT_CHARS and "\0" not in text:
             out.files[f["filename"]] = text
     return _checked(out)
+
+
+def changed_from_replay(run_dir: Path, case_id: str, repo: Path) -> Reviewed:
+    """What the reviewer was given in a failed trial of a case of any files, at the paths it saw:
+    the reviewed files (a fixture's at their workspace path), the case's overlay and the fixture's
+    other files the run copied in (never its expect.yaml). Not the folder around a reviewed file:
+    a top-level file's folder is the repository, its answer key and .git with it."""
+    artifact = replay_artifact(run_dir, case_id)
+    where, copied = str(run_dir / "replay"), dict(artifact.case.workspace_paths or {})
+    shown = {source: at for at, source in copied.items()}  # a fixture's file -> where the reviewer saw it
+    out = Reviewed(origin=f"replay {run_dir.name}/{case_id} trial {artifact.trial.trial}", at_own_paths=True)
+    for path, text in [*((shown.get(p, p), t) for p, t in artifact.reviewed_files.items()),
+                       *artifact.case.files.items()]:
+        _inside(path, where, "reviewed_files")
+        out.files.setdefault(path, _capped(text, path, where))
+    out.skills = [shown.get(p, p) for p in artifact.reviewed_files]
+    out.files.update(_copied({at: s for at, s in copied.items() if at not in out.files}, repo, where))
+    return out
 
 
 def _file_patch(f: dict) -> str:

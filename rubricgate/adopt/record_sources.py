@@ -33,6 +33,7 @@ class Reviewed:
     files: dict[str, str] = field(default_factory=dict)
     patch: str = ""
     patch_name: str = ""  # the patch's file name in the task (it names no expected answer)
+    at_own_paths: bool = False  # the files keep their paths in the task (a change's files), never moved under a root
 
 
 def skill_folder_of(path: str, skill_folders: set[str] | None = None) -> str | None:
@@ -264,8 +265,8 @@ def _run_git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 # --- a replay artifact of an earlier run ------------------------------------------------------
 
 
-def from_replay(run_dir: Path, case_id: str, repo: Path) -> Reviewed:
-    """The files the reviewer saw in a failed trial (reports/<run>/replay/<case>-<trial>.json)."""
+def replay_artifact(run_dir: Path, case_id: str):
+    """The replay artifact of the case's first failed trial in the run (GateInputError when none)."""
     from rubricgate.reports.replay import read_replays
 
     if not (run_dir / "replay").is_dir():
@@ -275,6 +276,12 @@ def from_replay(run_dir: Path, case_id: str, repo: Path) -> Reviewed:
         raise GateInputError(str(run_dir / "replay"), case_id,
                              "no replay artifact for this case (only failed trials have one)",
                              "pick a case id from the run's failures")
+    return artifact
+
+
+def from_replay(run_dir: Path, case_id: str, repo: Path) -> Reviewed:
+    """The files the reviewer saw in a failed trial (reports/<run>/replay/<case>-<trial>.json)."""
+    artifact = replay_artifact(run_dir, case_id)
     out = Reviewed(origin=f"replay {run_dir.name}/{case_id} trial {artifact.trial.trial}")
     sources = dict(getattr(artifact.case, "workspace_paths", {}) or {})
     where = str(run_dir / "replay")

@@ -162,9 +162,10 @@ def record(repo, config_path, pr, github_repo, base, head, from_run, case_id, di
         validate_new_task(root, path, config_path)
     except (GateInputError, GateInputErrors) as exc:
         _fail(exc)
-    what = "file(s) reviewed" if reviewed.patch else "skill(s)"
-    click.echo(f"recorded {path.relative_to(root)} from {reviewed.origin}: {len(task.review)} {what}, "
-               f"{len(task.files)} file(s) snapshotted" + ("" if reviewed.patch else f" under {review_root(config)}/"))
+    own = reviewed.patch or reviewed.at_own_paths
+    click.echo(f"recorded {path.relative_to(root)} from {reviewed.origin}: {len(task.review)} "
+               f"{'file(s) reviewed' if own else 'skill(s)'}, {len(task.files)} file(s) snapshotted"
+               + ("" if own else f" under {review_root(config)}/"))
     if redacted:
         click.echo(f"redacted {len(redacted)} credential(s): {', '.join(redacted)}")
     if run_it:
@@ -202,7 +203,8 @@ def _reviewed(root, config, pr, github_repo, base, head, from_run, case_id, diff
                 else sources.from_git(root, base, head, excluded)), f"{head}"
     if not (from_run and case_id):
         raise GateInputError("record", "--from/--case", "both are needed", "give --from RUN_DIR --case ID")
-    return sources.from_replay(from_run, case_id, root), case_id
+    return (changes.changed_from_replay(from_run, case_id, root) if files
+            else sources.from_replay(from_run, case_id, root)), case_id
 
 
 def _not_reviewed(config, root: Path, config_path: Path | None) -> list[str]:

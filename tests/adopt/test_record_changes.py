@@ -300,3 +300,28 @@ def test_record_from_a_fixture_replay_never_snapshots_its_expect_yaml(tmp_path):
     files = task_of(repo, "data-loader-replayed")["files"]
     assert not any(Path(p).name == "expect.yaml" for p in files), sorted(files)
     assert "skills/data-loader/SKILL.md" in files and any("/references/" in p for p in files)
+
+
+def _failed_run_of_a_change(repo: Path) -> Path:
+    """The record run of the feature range (plus a top-level file) expected WARN: the reviewer fails it."""
+    git(repo, "checkout", "-q", "feature")
+    (repo / "setup_db.py").write_text(APP)
+    commit(repo, "a top-level file")
+    git(repo, "checkout", "-q", "main")
+    got = cli("record", "--repo", str(repo), "--expect", "WARN", "--base", "main", "--head", "feature",
+              "--id", "unsafe-query")
+    assert got.exit_code == 0 and "WRONG today" in got.output, got.output
+    return max((repo / "reports").iterdir())
+
+
+def test_record_from_a_changes_replay_keeps_the_paths_the_reviewer_saw_and_nothing_else(code_repo):
+    # The replay was recorded as a skill's: each reviewed file moved to changes/<folder>[-n]/ (the
+    # patch to changes/changes/, app/new.py apart from app/db.py), and a top-level file's folder,
+    # the repository, snapshotted whole: baseline.json, the fixtures' expect.yaml and .git shown.
+    run_dir = _failed_run_of_a_change(code_repo)
+    got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--from", str(run_dir), "--case",
+              "unsafe-query", "--id", "unsafe-query-replayed", "--no-run")
+    assert got.exit_code == 0, got.output
+    recorded, replayed = task_of(code_repo, "unsafe-query"), task_of(code_repo, "unsafe-query-replayed")
+    assert replayed["review"] == recorded["review"] and replayed["files"] == recorded["files"]
+    assert "4 file(s) reviewed, 4 file(s) snapshotted" in got.output
