@@ -47,9 +47,9 @@ def changed_from_git(repo: Path, base: str, head: str, excluded: list[str]) -> R
     """Files changed between the merge base of BASE and HEAD, read at HEAD, and the patch."""
     head_sha, base_sha = _rev(repo, head, "--head"), _rev(repo, base, "--base")
     fork = merge_base(repo, base, base_sha, head_sha)
-    names = _names(folder_changes(repo, _git(repo, "--head", "diff", "--name-only", "--no-renames", "-z", fork,
-                                             head_sha)), excluded)
     out = Reviewed(origin=f"git {base}..{head} at {head_sha[:12]}", patch_name=f"{head_sha[:12]}.diff")
+    names = _within_cap(_names(folder_changes(repo, _git(repo, "--head", "diff", "--name-only", "--no-renames", "-z",
+                                                         fork, head_sha)), excluded), out.origin)
     out.patch = _patch(repo, [fork, head_sha], names)
     present = (set(_git(repo, "--head", "ls-tree", "-r", "-z", "--name-only", head_sha, "--", *names).split("\0"))
                if names else set())
@@ -70,6 +70,7 @@ def changed_from_worktree(repo: Path, base: str, excluded: list[str]) -> Reviewe
     untracked = _names(_git(repo, "--head", "ls-files", "-z", "--others", "--exclude-standard").split("\0"), excluded)
     out = Reviewed(origin=f"git {base}..{WORKTREE} (the working tree, uncommitted changes included)",
                    patch_name="worktree.diff")
+    _within_cap([*tracked, *untracked], out.origin)
     out.patch = _patch(repo, [fork], tracked) + "".join(_new_file_patch(repo, n) for n in untracked)
     for name in [*tracked, *untracked]:
         text = _regular_text(repo / name, repo.resolve())
@@ -84,8 +85,9 @@ def changed_from_pull_request(target: GitHubTarget, pr: int, excluded: list[str]
     `prefix`'s folder (git_prefix: a monorepo's folder holding the config), as `changed_from_git`'s."""
     client = GitHubClient(target)
     head = _head_sha(client, pr)
-    listed = [f for f in pr_changes(client, pr, prefix) if _keep(f["filename"], excluded)][:MAX_FILES]
+    listed = [f for f in pr_changes(client, pr, prefix) if _keep(f["filename"], excluded)]
     out = Reviewed(origin=f"pull request #{pr} at {head[:12]}", patch_name=f"pr-{pr}.diff")
+    _within_cap(listed, out.origin)
     out.patch = "".join(_file_patch(f) for f in listed)
     for f in (f for f in listed if f.get("status") != "removed"):
         text = _file(client, prefix + f["filename"], head)
@@ -167,7 +169,18 @@ def _unparsed(text: str) -> str:
 
 
 def _names(names: list[str], excluded: list[str]) -> list[str]:
-    return sorted({n for n in names if n and _keep(n, excluded)})[:MAX_FILES]
+    return sorted({n for n in names if n and _keep(n, excluded)})
+
+
+def _within_cap(changed: list, origin: str) -> list:
+    """The changed files, when one task can review them all: cut to the first MAX_FILES, the
+    patch lost the rest unsaid (the file holding the problem with them) and the task still
+    expected what the whole change deserved."""
+    if len(changed) > MAX_FILES:
+        raise GateInputError(origin, "changed files", f"{len(changed)} changed files (outside the reviewer and the "
+                             f"suite), over the {MAX_FILES} one task reviews",
+                             "record a narrower range (a --base nearer the head), or the part that matters with --diff")
+    return changed
 
 
 def _patch(repo: Path, revs: list[str], names: list[str]) -> str:

@@ -117,6 +117,24 @@ def _binary_and_latin1(repo: Path, latin1: bool) -> None:
     commit(repo, "assets")
 
 
+@pytest.mark.parametrize("head", ["feature", "WORKTREE"])
+def test_a_change_of_more_files_than_a_task_reviews_is_exit_2_not_cut(code_repo, head):
+    # The first 300 files by name were recorded, "301 file(s) reviewed", exit 0: the patch lost
+    # the rest, zz_query.py's injection with them, under a task expecting BLOCK.
+    git(code_repo, "checkout", "-q", "feature")
+    (code_repo / "gen").mkdir()
+    for n in range(300):
+        (code_repo / f"gen/m{n:03}.py").write_text(f"V = {n}\n")
+    (code_repo / "gen/zz_query.py").write_text(APP)
+    if head == "feature":
+        commit(code_repo, "many files")
+        git(code_repo, "checkout", "-q", "main")
+    got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--base", "main", "--head", head, "--no-run")
+    assert got.exit_code == 2, got.output
+    assert "303 changed files (outside the reviewer and the suite), over the 300 one task reviews" in got.output
+    assert not list((code_repo / "evals/tasks").glob("*.yaml"))
+
+
 @pytest.mark.parametrize("head", ["assets", "WORKTREE"])
 def test_a_change_with_a_file_in_another_encoding_is_exit_2_naming_it(code_repo, head):
     _binary_and_latin1(code_repo, latin1=True)
@@ -325,3 +343,11 @@ def test_record_from_a_changes_replay_keeps_the_paths_the_reviewer_saw_and_nothi
     recorded, replayed = task_of(code_repo, "unsafe-query"), task_of(code_repo, "unsafe-query-replayed")
     assert replayed["review"] == recorded["review"] and replayed["files"] == recorded["files"]
     assert "4 file(s) reviewed, 4 file(s) snapshotted" in got.output
+
+
+def test_a_pull_request_of_more_files_than_a_task_reviews_is_exit_2_not_cut(code_repo):
+    head = {f"gen/m{n:03}.py": f"V = {n}\n" for n in range(300)} | {"gen/zz_query.py": APP}
+    with FakeGitHub() as gh:
+        gh.add_pull(23, "e" * 40, head, dict.fromkeys(head, "added"))
+        got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--pr", "23", "--no-run", env=gh.env())
+    assert got.exit_code == 2 and "301 changed files" in got.output, got.output
