@@ -73,6 +73,8 @@ def task_errors(repo: Path, task: TaskFile, path: Path, display: str,
         elif rel != rel.strip():  # the changed-files list is read a stripped line at a time
             errors.append(GateInputError(display, f"review[{i}]", f"{rel!r} begins or ends with a space",
                                          "rename the file"))
+        elif problem := _name_problem(rel):
+            errors.append(GateInputError(display, f"review[{i}]", problem, "rename the file"))
         elif collect(errors, partial(safe_relpath, repo, rel, display, f"review[{i}]")) is not None:
             if rel not in task.files and not (repo / rel).is_file():
                 errors.append(GateInputError(display, f"review[{i}]", f"{rel!r} does not exist",
@@ -85,9 +87,20 @@ def task_errors(repo: Path, task: TaskFile, path: Path, display: str,
                                              "holds (the answer key or suite.workspace_exclude)",
                                              "review a file the workspace shows, or put the content under files:"))
     for rel in task.files:
-        if collect(errors, partial(safe_relpath, repo, rel, display, f"files.{rel}")) is not None:
+        if problem := _name_problem(rel):
+            errors.append(GateInputError(display, f"files.{printable(rel)}", problem, "rename the file"))
+        elif collect(errors, partial(safe_relpath, repo, rel, display, f"files.{rel}")) is not None:
             errors.extend(files_key_errors(repo, rel, task.files, display))
     return errors
+
+
+def _name_problem(rel: str) -> str:
+    """Why a task's path cannot be a workspace file listed a line at a time ("" when it can): a
+    line break split it into two paths in the changed-files list, neither of them a file, and the
+    reviewer never saw the file (a recorded change's `app/new\\nline.py`), as a fixture's name."""
+    if printable(rel) != rel or any(0xDC80 <= ord(c) <= 0xDCFF for c in rel):
+        return f"{printable(rel)!r} is no printable UTF-8 name (a line break or another control character)"
+    return ""
 
 
 def _under(rel: str, folder: str) -> bool:

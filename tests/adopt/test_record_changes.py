@@ -351,3 +351,13 @@ def test_a_pull_request_of_more_files_than_a_task_reviews_is_exit_2_not_cut(code
         gh.add_pull(23, "e" * 40, head, dict.fromkeys(head, "added"))
         got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--pr", "23", "--no-run", env=gh.env())
     assert got.exit_code == 2 and "301 changed files" in got.output, got.output
+
+
+def test_a_change_adding_a_file_whose_name_holds_a_line_break_is_exit_2_and_leaves_no_task(code_repo):
+    git(code_repo, "checkout", "-qb", "newline")
+    (code_repo / "app/new\nline.py").write_text(APP)
+    commit(code_repo, "a name of two lines")
+    got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--base", "main", "--head", "newline",
+              "--id", "two-lines", "--no-run")
+    assert got.exit_code == 2 and "'app/new\\\\x0aline.py' is no printable UTF-8 name" in got.output, got.output
+    assert len(got.output.strip().splitlines()) == 1 and not (code_repo / "evals/tasks/two-lines.yaml").exists()

@@ -89,6 +89,18 @@ def test_files_overlay_escape(repo):
     one_error(repo, "files.../evil.md", "contains '..'")
 
 
+@pytest.mark.parametrize("name", ["app/new\nline.py", "app/zz\x1b[2Kevil.py", "app/zz\u2028evil.py"])
+def test_a_task_path_the_changed_files_list_cannot_hold_on_one_line_is_refused(repo, name):
+    # `record` of a change adding app/new<LF>line.py wrote it to the task and validate took it:
+    # the changed-files list, one path a line, named app/new and line.py, and the reviewer never
+    # saw the file (a fixture's file of that name is refused).
+    write_task(repo, {**GOOD, "review": [name], "files": {name: "x = 1\n"}})
+    line = one_error(repo, "evals/tasks/t1.yaml", "review[0]", "is no printable UTF-8 name")
+    assert "\n" not in line and "\x1b" not in line and "\u2028" not in line
+    write_task(repo, {**GOOD, "files": {name: "x = 1\n"}})
+    one_error(repo, "evals/tasks/t1.yaml", "files.app/", "is no printable UTF-8 name")
+
+
 def test_symlink_escape(repo, tmp_path):
     outside = tmp_path / "secret"
     outside.mkdir()
