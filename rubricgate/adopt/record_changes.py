@@ -3,7 +3,7 @@ the changed files as they are after it.
 
 Each source returns Reviewed with `patch` (a unified diff) and the changed files' text at the
 head, keyed by their repository path; the task reviews the patch and those files (record.py).
-Binary files, files over the size cap and deleted files are in the patch only.
+Binary files, files over the size cap, deleted files and symbolic links are in the patch only.
 """
 
 from __future__ import annotations
@@ -51,13 +51,22 @@ def changed_from_git(repo: Path, base: str, head: str, excluded: list[str]) -> R
     names = _within_cap(_names(folder_changes(repo, _git(repo, "--head", "diff", "--name-only", "--no-renames", "-z",
                                                          fork, head_sha)), excluded), out.origin)
     out.patch = _patch(repo, [fork, head_sha], names)
-    present = (set(_git(repo, "--head", "ls-tree", "-r", "-z", "--name-only", head_sha, "--", *names).split("\0"))
-               if names else set())
+    present = _regular_at(repo, head_sha, names)
     for name in (n for n in names if n in present):
         text = _run_git(repo, "show", f"{head_sha}:./{name}")  # ./: from the folder, as `name`
         if text.returncode == 0 and len(text.stdout) <= MAX_TEXT_CHARS and is_text(text.stdout):
             out.files[name] = text.stdout
     return _checked(out)
+
+
+def _regular_at(repo: Path, head_sha: str, names: list[str]) -> set[str]:
+    """Those of `names` that are regular files at HEAD. A symbolic link's blob is the path it
+    names: snapshotted, the workspace showed `app/link.py` as a file holding `run.sh` (the
+    working-tree source never took a link); it is in the patch only, as a submodule's commit is."""
+    if not names:
+        return set()
+    listing = _git(repo, "--head", "ls-tree", "-r", "-z", head_sha, "--", *names).split("\0")
+    return {entry.split("\t", 1)[1] for entry in listing if entry.startswith(("100644 ", "100755 "))}
 
 
 def changed_from_worktree(repo: Path, base: str, excluded: list[str]) -> Reviewed:

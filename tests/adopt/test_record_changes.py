@@ -196,6 +196,22 @@ def test_a_binary_file_in_a_recorded_change_is_in_the_patch_only(code_repo, head
     assert "Binary files /dev/null and b/app/logo.png differ" in task["files"][task["review"][0]]
 
 
+@pytest.mark.parametrize("head", ["links", "WORKTREE"])
+def test_a_symbolic_link_in_a_recorded_change_is_in_the_patch_only(code_repo, head):
+    # From a commit range the link was snapshotted as a file holding its target's name: the
+    # reviewer read app/current.py as a Python file whose text is "db.py".
+    git(code_repo, "checkout", "-qb", "links", "feature")
+    (code_repo / "app/current.py").symlink_to("db.py")
+    if head == "links":
+        commit(code_repo, "a link")
+    got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--base", "main", "--head", head,
+              "--id", "links", "--no-run")
+    assert got.exit_code == 0, got.output
+    task = task_of(code_repo, "links")
+    assert "app/current.py" not in task["files"] and task["files"]["app/db.py"] == APP
+    assert "diff --git a/app/current.py b/app/current.py\nnew file mode 120000" in task["files"][task["review"][0]]
+
+
 @pytest.mark.parametrize("head", ["suite-too", "WORKTREE"])
 def test_the_baseline_and_the_config_a_change_touches_are_not_recorded(code_repo, head):
     git(code_repo, "checkout", "-qb", "suite-too")
