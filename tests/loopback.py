@@ -13,6 +13,20 @@ import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+def send_broken_stream(handler: BaseHTTPRequestHandler, data: bytes, kind: str) -> None:
+    """Answer with the start of an event stream and break it: `cut` closes the connection short
+    of the Content-Length it announced, `truncated` ends the body without the stream's end."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.send_header("Content-Length", str(len(data) + (4096 if kind == "cut" else 0)))
+    handler.end_headers()
+    handler.wfile.write(data)
+    handler.wfile.flush()
+    if kind == "cut":
+        handler.close_connection = True
+        handler.connection.shutdown(2)
+
+
 class _CountingHTTPServer(ThreadingHTTPServer):
     """Counts a client that went away mid-answer instead of printing its traceback: a test that
     stops its reviewer leaves a handler writing to a closed socket, and socketserver would print

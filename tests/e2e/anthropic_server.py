@@ -25,7 +25,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from tests.e2e.peer import kill_client
-from tests.loopback import LoopbackServer
+from tests.loopback import LoopbackServer, send_broken_stream
 
 
 @dataclass
@@ -261,15 +261,7 @@ def _handler_for(server: ScriptedAnthropicServer) -> type[BaseHTTPRequestHandler
                       ("content_block_delta", {"type": "content_block_delta", "index": 0,
                                                "delta": {"type": "text_delta", "text": "Reviewing the ski"}})]
             data = "".join(f"event: {n}\ndata: {json.dumps(d)}\n\n" for n, d in events).encode()
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("content-length", str(len(data) + (4096 if kind == "cut" else 0)))
-            self.end_headers()
-            self.wfile.write(data)
-            self.wfile.flush()
-            if kind == "cut":
-                self.close_connection = True
-                self.connection.shutdown(2)
+            send_broken_stream(self, data, kind)
 
         def _reply(self, body: dict[str, Any], reply: Reply) -> None:
             content = _message_blocks(reply, server)

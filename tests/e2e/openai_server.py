@@ -29,7 +29,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from tests.e2e.peer import kill_client
-from tests.loopback import LoopbackServer
+from tests.loopback import LoopbackServer, send_broken_stream
 
 
 @dataclass
@@ -499,15 +499,7 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             frames = [(f"event: {name}\n" if name else "") + f"data: {json.dumps(payload)}\n\n"
                       for name, payload in events]
             data = "".join(frames).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Content-Length", str(len(data) + (4096 if kind == "cut" else 0)))
-            self.end_headers()
-            self.wfile.write(data)
-            self.wfile.flush()
-            if kind == "cut":
-                self.close_connection = True
-                self.connection.shutdown(2)
+            send_broken_stream(self, data, kind)
 
         def _sse(self, frames: list[bytes]) -> None:
             data = b"".join(frames)
