@@ -19,9 +19,9 @@ from rubricgate.models.dimensions import DIMENSIONS
 from rubricgate.models.task import Expect, FixtureExpect, Rubric, TaskFile
 from rubricgate.suite.checks import fixture_layout_errors, task_errors, task_layout_errors
 from rubricgate.suite.closure import reviewer_closure
-from rubricgate.suite.lfs import reviewed_pointer_errors
 from rubricgate.suite.overlays import changed_files_errors, reviewer_overlay_errors
 from rubricgate.suite.paths import safe_relpath
+from rubricgate.suite.reviewed_lfs import reviewed_pointer_errors
 from rubricgate.suite.rubric import RubricSpec
 from rubricgate.suite.submodules import unheld_link_errors
 from rubricgate.suite.trees import WorkTree
@@ -48,11 +48,12 @@ def load_suite(repo: Path, config: Config, rubric: RubricSpec | None = None,
             _check_review_root(repo, config, case, errors)
     errors += root_errors if cases else []
     display = config_rel or "rubricgate.yaml"
-    closure = reviewer_closure(WorkTree(repo), config)  # walked once for the three checks
+    tree = WorkTree(repo)  # one tree: its resolved names serve the closure and the reviewed files
+    closure = reviewer_closure(tree, config)  # walked once for the three checks
     errors += changed_files_errors(repo, config, display, closure)
     errors += reviewer_overlay_errors(repo, config, cases, closure)
     errors += unheld_link_errors(repo, closure.linked_reasons(), display)
-    errors += reviewed_pointer_errors(repo, cases)
+    errors += reviewed_pointer_errors(tree, cases, hidden)
     if rubric is not None:
         for case in cases:
             if case.source != "task":  # a task's rule ids were checked with the rest of its file

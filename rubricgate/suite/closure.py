@@ -65,7 +65,8 @@ CACHE_DIR = ".rubricgate-cache"  # the default cache folder inside a repository 
 _LINK_TEXT = r"!?\[(?:[^\[\]\n]|\n(?![ \t]*\n)|\[[^\[\]\n]*\])*\]"  # wraps lines, not paragraphs
 _LINKED = "linked from"
 _IN_TEXT = "named in the text of"
-_LINKING = {_LINKED, "included by", "@-mentioned in"}  # a file the reviewer is told to read
+LINKING = frozenset({_LINKED, "included by", "@-mentioned in"})  # a file the reviewer is told to read
+CODE_SPAN = "named in a code span of"
 # (pattern, how the naming file refers to the target: "linked from X", ...). A link's destination
 # is CommonMark's: `<in angle brackets, spaces allowed>` or a run without spaces whose
 # parentheses balance (`paren(1).md`); it may be percent-encoded, and `/x` is the repository's x.
@@ -79,7 +80,7 @@ _REFERENCES = [
     (re.compile(r"""!include\s+["']?([^\s"']+)"""), "included by"),
     # Claude Code's imports: `@x/y.md`, and relative to the importing file, `@./y.md`, `@../y.md`.
     (re.compile(r"(?<![\w@./-])@((?:\.\.?/)*[\w][\w./-]*[\w])"), "@-mentioned in"),
-    (re.compile(r"`([^`\s]+)`"), "named in a code span of"),
+    (re.compile(r"`([^`\s]+)`"), CODE_SPAN),
 ]
 # A path in the text itself (`Read guides/prose.md first`, `apply guides/rules/*.md`): a name with
 # a folder, started where no word, URL, address or path goes on. Counts only as a file or a glob's
@@ -283,20 +284,13 @@ class _Walk:
         while self.queue:
             rel = self.queue.pop(0)
             for name, how in references(rel, self.tree.read(rel, MAX_SCANNED_BYTES)):
-                rooted = name.startswith("/")
-                beside = [] if rooted else [posixpath.join(posixpath.dirname(rel), name)]
                 read = how != _IN_TEXT  # prose is not followed from file to file
-                # Beside the naming file and from the root, each where it is: an agent may read
-                # either (`rules/strict.md` named in guides/intro.md), so an edit to either counts.
-                for candidate in dict.fromkeys((*beside, name.lstrip("/"))):
-                    target = posixpath.normpath(candidate)
-                    if target.startswith("../") or target == "..":
-                        continue  # leaves the repository by its name
+                for target in named_paths(rel, name):
                     if _GLOB.search(target):
                         for match in self._glob(target):
                             self.add(match, f"matched by the glob {name!r} {how} {rel}", read=read)
                     elif (real := self.tree.real(target)) is not None and (read or real[1] == "file"):
-                        self.add(target, f"{how} {rel}", read=read, linked=how in _LINKING)
+                        self.add(target, f"{how} {rel}", read=read, linked=how in LINKING)
 
     def _glob(self, pattern: str) -> list[str]:
         """The tree's files a glob matches, each pattern matched once a walk; none past MAX_GLOBS
@@ -330,6 +324,15 @@ def references(rel: str, data: bytes | None) -> list[tuple[str, str]]:
             if clean:
                 out[clean, how] = None
     return list(out)
+
+
+def named_paths(rel: str, name: str) -> list[str]:
+    """Where a name found in the file `rel` may point, as tree paths: beside `rel` and from the
+    root (a name led by `/` from the root only), each where it is: an agent may read either
+    (`rules/strict.md` named in guides/intro.md). None that leaves the tree by its name."""
+    beside = [] if name.startswith("/") else [posixpath.join(posixpath.dirname(rel), name)]
+    targets = dict.fromkeys(posixpath.normpath(candidate) for candidate in (*beside, name.lstrip("/")))
+    return [target for target in targets if target != ".." and not target.startswith("../")]
 
 
 def _link_names(destination: str) -> list[str | None]:

@@ -5,7 +5,8 @@ A reviewer whose rubric is a pointer reviews with three lines of hash instead of
 `compare --base` both sides do, so a pull request that changes a rubric LFS stores compared one
 pointer with another and passed, whatever the rubric now said. A pointer among the reviewer's
 files is an input error (exit 2), never reviewed; so is one among the files a case hands the
-reviewer to review (reviewed_pointer_errors), whose grade was of a hash, not the artifact.
+reviewer to review, or that one of them references (suite/reviewed_lfs.py), whose grade was of a
+hash, not the artifact.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
-from rubricgate.models.case import CaseSpec
 
 # The first line of every pointer (the git-lfs pointer specification): nothing else starts so.
 POINTER_START = b"version https://git-lfs.github.com/spec/v1\n"
@@ -53,23 +53,3 @@ def is_pointer_file(path: str | Path) -> bool:
             return is_lfs_pointer(handle.read(len(POINTER_START)))
     except OSError:
         return False
-
-
-def reviewed_pointer_errors(repo: Path, cases: Iterable[CaseSpec]) -> list[GateInputError]:
-    """An error for each file a case hands the reviewer to review that is an LFS pointer: a
-    fixture's file, a repository file a task names, or the content a task's `files:` gives it.
-    A checkout without LFS content reviewed three lines of hash, and graded that review."""
-    return [GateInputError(case.origin, f"review[{i}]" if case.source == "task" else "", f"{rel!r} is a git LFS "
-                           "pointer, not the file's content: the reviewer would review a hash instead of it",
-                           RECORDED_FIX if shown in case.files else FIX)
-            for case in cases
-            for i, (rel, shown) in enumerate(zip(case.review, case.workspace_review or case.review, strict=False))
-            if _reviews_pointer(repo, case, rel, shown)]
-
-
-def _reviews_pointer(repo: Path, case: CaseSpec, rel: str, shown: str) -> bool:
-    """Is the file the workspace shows at `shown` (review entry `rel`) an LFS pointer: the case's
-    `files:` content there, else the repository file copied in?"""
-    if shown in case.files:
-        return is_lfs_pointer(case.files[shown].encode("utf-8", "surrogateescape"))
-    return is_pointer_file(repo / case.workspace_paths.get(shown, rel))

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from rubricgate.cli import main
 from rubricgate.errors import GateInputError
 from rubricgate.suite.lfs import POINTER_START, is_lfs_pointer, refuse_lfs_pointers
-from tests.conftest import invoke_with_prompt_link, make_repo, write_task
+from tests.conftest import invoke_with_prompt_link, make_repo
 
 POINTER = POINTER_START + b"oid sha256:" + b"1" * 64 + b"\nsize 1234\n"
 
@@ -45,38 +45,3 @@ def test_a_file_the_prompt_links_to_held_as_a_pointer_is_one_line_and_exit_2(tmp
     assert got.exit_code == 2, got.output
     assert "'reviewer/prompts/policy.md' (linked from reviewer/prompts/evaluate.md) is a git LFS pointer" \
         in got.output and "lfs: true" in got.output, got.output
-
-
-# --- the files a case hands the reviewer to review ------------------------------------------
-
-
-@pytest.mark.parametrize("command", ["validate", "run"])
-def test_a_fixture_checked_out_as_its_pointer_is_one_line_and_exit_2(tmp_path: Path, command: str) -> None:
-    # validate said ok, and run graded the review of three lines of hash: REGRESSION (exit 1) for a
-    # BLOCK fixture, and a PASS one could pass on a hash.
-    repo = make_repo(tmp_path / "repo")
-    (repo / "fixtures/block/data-loader/SKILL.md").write_bytes(POINTER)
-    got = CliRunner().invoke(main, [command, "--repo", str(repo)])
-    assert got.exit_code == 2, got.output
-    assert got.output.startswith("error: fixtures/block/data-loader/expect.yaml: 'fixtures/block/data-loader/"
-                                 "SKILL.md' is a git LFS pointer, not the file's content"), got.output
-    assert got.output.count("\n") == 1 and "git lfs pull" in got.output
-
-
-def test_a_task_reviewing_a_pointer_or_recorded_with_one_names_its_entry_and_fix(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo")
-    (repo / "skills/big").mkdir(parents=True)
-    (repo / "skills/big/SKILL.md").write_bytes(POINTER)
-    expect = {"tier": "PASS"}
-    write_task(repo, {"id": "on-disk", "review": ["fixtures/pass/weekly-revenue-summary/SKILL.md",
-                                                  "skills/big/SKILL.md"], "expect": expect})
-    # `record --head REF` reads git's blobs: a file LFS stores was recorded as its pointer.
-    write_task(repo, {"id": "recorded", "review": ["skills/rec/SKILL.md"], "expect": expect,
-                      "files": {"skills/rec/SKILL.md": POINTER.decode()}})
-    got = CliRunner().invoke(main, ["validate", "--repo", str(repo)])
-    assert got.exit_code == 2, got.output
-    lines = got.output.splitlines()
-    assert lines[0].startswith("error: evals/tasks/on-disk.yaml: review[1]: 'skills/big/SKILL.md' is a git LFS "
-                               "pointer") and "git lfs pull" in lines[0], got.output
-    assert lines[1].startswith("error: evals/tasks/recorded.yaml: review[0]: 'skills/rec/SKILL.md' is a git LFS "
-                               "pointer") and "--head WORKTREE" in lines[1] and len(lines) == 2, got.output
