@@ -14,6 +14,7 @@ import os
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 from rubricgate.errors import GateInputError
 from rubricgate.suite.lfs import FIX as LFS_FIX
@@ -22,7 +23,20 @@ from rubricgate.suite.trees import in_git_repository
 
 FIX = "copy the file into the repository"
 # How a file is un-ignored: a `!` line cannot re-include a file whose folder is ignored; `add -f` can.
-IGNORED_FIX = "un-ignore it in .gitignore, or track it as it is: git add -f {rel}"
+# Where: the rule may be in any .gitignore, .git/info/exclude or the global excludes file, and
+# "in .gitignore" sent the user to a file that holds no such line.
+IGNORED_FIX = "un-ignore it in {source} (line {line}), or track it as it is: git add -f {rel}"
+
+
+class IgnoreRule(NamedTuple):
+    """The rule by which git ignores a file, as `git check-ignore -v` names it."""
+
+    source: str  # `.gitignore`, `policy/.gitignore`, `.git/info/exclude`, the global excludes file
+    line: str
+    pattern: str
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.line} {self.pattern!r}"
 
 
 def nested_repository(root: Path, rel: str) -> str:
@@ -52,7 +66,7 @@ def refuse_submodule_files(root: Path, files: Iterable[str], side: str) -> None:
             raise submodule_error("--base", side, rel, module)
 
 
-def ignored_by_git(root: Path, rels: list[str]) -> dict[str, str]:
+def ignored_by_git(root: Path, rels: list[str]) -> dict[str, IgnoreRule]:
     """Of `rels` (named from `root`), those git ignores and does not track -> the rule ignoring it
     (`.gitignore:3 'policy/'`); none outside git, where a tree is copied by walking it."""
     if not rels or not in_git_repository(root):
@@ -67,14 +81,16 @@ def ignored_by_git(root: Path, rels: list[str]) -> dict[str, str]:
     fields = got.stdout.decode("utf-8", "surrogateescape").split("\0")
     matched = [fields[i:i + 4] for i in range(0, len(fields) - 3, 4)]
     # -v names a `!pattern` that matched too: that file is kept, not ignored.
-    return {path: f"{source}:{line} {pattern!r}" for source, line, pattern, path in matched
+    return {path: IgnoreRule(source, line, pattern) for source, line, pattern, path in matched
             if not pattern.startswith("!")}
 
 
-def ignored_error(file: str, field: str, rel: str, rule: str) -> GateInputError:
-    """The one line for a reviewer file no workspace holds: git ignores it (by `rule`)."""
-    return GateInputError(file, field, f"{rel!r} is ignored by git ({rule}), and a workspace holds only the files "
-                          "git lists", IGNORED_FIX.format(rel=rel))
+def ignored_error(file: str, field: str, rel: str, rule: IgnoreRule, why: str = "") -> GateInputError:
+    """The one line for a reviewer file no workspace holds: git ignores it (by `rule`; `why`: how
+    the reviewer reaches it), and the fix names the file and line the rule is in."""
+    how = f"{rule}; {why}" if why else str(rule)
+    return GateInputError(file, field, f"{rel!r} is ignored by git ({how}), and a workspace holds only the files "
+                          "git lists", IGNORED_FIX.format(source=rule.source, line=rule.line, rel=rel))
 
 
 def unheld_link_errors(root: Path, linked: dict[str, str], display: str) -> list[GateInputError]:
@@ -90,5 +106,5 @@ def unheld_link_errors(root: Path, linked: dict[str, str], display: str) -> list
     errors += [GateInputError(display, "reviewer", f"{rel!r} ({linked[rel]}) is a git LFS pointer, not the file's "
                               "content: the reviewer would read a hash instead of it", LFS_FIX)
                for rel in rest if is_pointer_file(root / rel)]
-    return errors + [ignored_error(display, "reviewer", rel, f"{rule}; {linked[rel]}")
+    return errors + [ignored_error(display, "reviewer", rel, rule, linked[rel])
                      for rel, rule in sorted(ignored_by_git(root, rest).items())]

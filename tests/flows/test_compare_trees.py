@@ -240,5 +240,5 @@ def test_a_policy_the_prompt_links_to_that_git_ignores_is_refused_before_any_tri
     assert result.exit_code == 2, result.output
     assert result.output == ("error: rubricgate.yaml: reviewer: 'local/policy.md' is ignored by git (.gitignore:2 "
                              "'local/'; linked from reviewer/prompts/evaluate.md), and a workspace holds only the "
-                             "files git lists (fix: un-ignore it in .gitignore, or track it as it is: git add -f "
-                             "local/policy.md)\n")
+                             "files git lists (fix: un-ignore it in .gitignore (line 2), or track it as it is: "
+                             "git add -f local/policy.md)\n")

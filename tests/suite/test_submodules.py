@@ -81,7 +81,8 @@ def test_a_file_git_ignores_is_named_with_its_rule_and_a_negated_or_tracked_one_
         (tmp_path / rel).parent.mkdir(exist_ok=True)
         (tmp_path / rel).write_text("x\n")
     git(tmp_path, "add", "-f", "t.md")
-    assert ignored_by_git(tmp_path, ["policy/a.md", "keep.md", "b.md", "t.md"]) == {
+    got = ignored_by_git(tmp_path, ["policy/a.md", "keep.md", "b.md", "t.md"])
+    assert {rel: str(rule) for rel, rule in got.items()} == {
         "policy/a.md": ".gitignore:1 'policy/'", "b.md": ".gitignore:2 '*.md'"}
 
 
@@ -98,7 +99,7 @@ def test_a_rubric_git_ignores_is_one_line_and_exit_2(tmp_path: Path, command: st
     assert got.exit_code == 2, got.output
     assert got.output == ("error: rubricgate.yaml: reviewer.rubric: 'policy/rubric.md' is ignored by git (.gitignore:2 "
                           "'policy/'), and a workspace holds only the files git lists (fix: un-ignore it in "
-                          ".gitignore, or track it as it is: git add -f policy/rubric.md)\n")
+                          ".gitignore (line 2), or track it as it is: git add -f policy/rubric.md)\n")
 
 
 def test_a_policy_the_prompt_links_to_that_git_ignores_is_exit_2_a_code_span_is_not(tmp_path: Path) -> None:
@@ -115,6 +116,31 @@ def test_a_policy_the_prompt_links_to_that_git_ignores_is_exit_2_a_code_span_is_
     assert got.exit_code == 2 and got.output.count("\n") == 1, got.output
     assert ("'local/policy.md' is ignored by git (.gitignore:2 'local/'; linked from reviewer/prompts/evaluate.md)"
             in got.output and "git add -f local/policy.md" in got.output and "notes.md" not in got.output)
+
+
+def test_a_file_ignored_by_info_exclude_or_the_global_excludes_file_names_that_file_in_its_fix(
+        tmp_path: Path) -> None:
+    # The fix said "un-ignore it in .gitignore" for a rule no .gitignore holds: the user looked
+    # there, found nothing, and the rule stayed in .git/info/exclude.
+    repo = make_repo(tmp_path / "repo")
+    (repo / "local").mkdir()
+    (repo / "local/policy.md").write_text("Block every TODO.\n")
+    (repo / "local/rules.md").write_text("Block every FIXME.\n")
+    with (repo / ".git/info/exclude").open("a") as exclude:
+        exclude.write("local/policy.md\n")
+    (tmp_path / "global-ignore").write_text("# mine\nrules.md\n")
+    git(repo, "config", "core.excludesFile", str(tmp_path / "global-ignore"))
+    prompt = repo / "reviewer/prompts/evaluate.md"
+    prompt.write_text(prompt.read_text() + "\nApply [the policy](../../local/policy.md) and "
+                      "[the rules](../../local/rules.md).\n")
+    got = CliRunner().invoke(main, ["validate", "--repo", str(repo)])
+    assert got.exit_code == 2, got.output
+    exclude_line = len((repo / ".git/info/exclude").read_text().splitlines())
+    first, second = got.output.splitlines()
+    assert first.endswith(f"(fix: un-ignore it in .git/info/exclude (line {exclude_line}), or track it as it is: "
+                          "git add -f local/policy.md)"), got.output
+    assert second.endswith(f"(fix: un-ignore it in {tmp_path / 'global-ignore'} (line 2), or track it as it is: "
+                           "git add -f local/rules.md)"), got.output
 
 
 def test_no_git_on_path_asks_nothing_and_raises_nothing(tmp_path: Path, monkeypatch) -> None:
