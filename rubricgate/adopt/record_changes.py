@@ -174,7 +174,11 @@ def _unparsed(text: str) -> str:
     if got.returncode == 0:
         return ""
     lines = got.stderr.decode(errors="replace").strip().splitlines()
-    return (lines[0] if lines else f"git apply exited {got.returncode}").removeprefix("error: ")
+    # git warns as it reads (`<stdin>:8: trailing whitespace.`, every line of a CRLF diff) and
+    # errs once it cannot go on: the cause is its first error line, not its first line.
+    errors = [line for line in lines if line.startswith(("error: ", "fatal: "))]
+    first = next(iter(errors or lines), f"git apply exited {got.returncode}")
+    return first.removeprefix("error: ").removeprefix("fatal: ")
 
 
 def _names(names: list[str], excluded: list[str]) -> list[str]:

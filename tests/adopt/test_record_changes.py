@@ -58,6 +58,11 @@ def test_a_range_that_changes_no_reviewed_file_is_exit_2(code_repo):
     # it has the marks of one, but git reads no hunk in it (it was recorded, exit 0)
     (b"--- a/x\n+++ b/x\n@@ garbage @@\nthis is not a hunk line\n", "not a patch git can read (No valid patches"),
     (b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n\x00\x00\n", "not a patch git can read (it holds a NUL byte)"),
+    # a whole-file CRLF diff: git warns of an added line's trailing space before the header it
+    # cannot read (a new empty file's), and the warning was named as the cause
+    (b"diff --git a/f.txt b/f.txt\r\n--- a/f.txt\r\n+++ b/f.txt\r\n@@ -1,2 +1,2 @@\r\n a\r\n-c\r\n+b \r\n"
+     b"diff --git a/zz.txt b/zz.txt\r\nnew file mode 100644\r\nindex 0000000..e69de29\r\n",
+     "not a patch git can read (git diff header lacks filename information"),
 ])
 def test_a_diff_file_that_is_not_a_patch_is_exit_2(code_repo, tmp_path, content, problem):
     path = tmp_path / "notes.diff"
