@@ -24,7 +24,8 @@ from rubricgate.cli.options import CASE_TEXT, TRIALS
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.flows.compare_run import paired_run
 from rubricgate.flows.comparison_record import RECORD_FILE, comparison_record, side_runs, write_record
-from rubricgate.gating.compare import Comparison, compare_summaries
+from rubricgate.gating.changes import hold
+from rubricgate.gating.compare import Comparison, compare_summaries, one_sided, summary_counts
 from rubricgate.models.comparison import ComparisonRecord
 from rubricgate.models.config import GateConfig
 from rubricgate.pipeline import RunOptions
@@ -113,7 +114,9 @@ def _gate(root: Path, config_path: Path | None, method: str | None) -> GateConfi
 
 def _stored(runs: tuple[Path, ...], gate: GateConfig) -> Comparison:
     base, head = read_summary(runs[0]), read_summary(runs[1])
-    return compare_summaries(base, head, gate, str(runs[0]), str(runs[1]))
+    comparison = compare_summaries(base, head, gate, str(runs[0]), str(runs[1]))
+    comparison.decision = hold(comparison.decision, one_sided(summary_counts(base), summary_counts(head)), gate)
+    return comparison
 
 
 def _paired(options: RunOptions, ref: str, method: str | None, seed: int | None,

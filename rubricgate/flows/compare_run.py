@@ -54,6 +54,7 @@ from rubricgate.gating.compare import (
     Comparison,
     Counts,
     compare_summaries,
+    one_sided,
     rounds_to_decide,
     summary_counts,
     unjudged_comparison,
@@ -114,7 +115,9 @@ def paired_run(options: RunOptions, ref: str, method: str | None = None,
                     config_changed=rounds.config_changed,
                     edited=edited, unrecorded=unrecorded_edits(edited, sides[1] if sides else None, repo),
                     replayed=replayed_cases(sides, options.agent),
-                    blank=blank_dimensions(rounds.judged_counts("base")) if rounds.ran["base"] else [])
+                    blank=blank_dimensions(rounds.judged_counts("base")) if rounds.ran["base"] else [],
+                    one_sided=one_sided(rounds.judged_counts("base"), rounds.judged_counts("head"))
+                    if rounds.ran["base"] and rounds.ran["head"] else [])
     comparison.decision = scoped(comparison.decision, last["base"], last["head"], unseen, rounds.gate)
     comparison.decision = _next_step(comparison, rounds, options, ref, method)
     comparison.decision.warnings[:0] = rounds.base_notes + ([judged_note] if judged_note else [])

@@ -23,8 +23,9 @@ re-expects or re-points fail every trial and its baseline.json does not record t
 are (disagreeing_answer_key: a second pull request making the reviewer lenient would read them
 as "fixed"). Held whatever
 else changed: a side that replays recorded answers where the base's runs its reviewer (nothing
-is reviewed there), and a base side that passed no trial of a dimension (its reviewer did not
-run as it does at REF: nothing is judged against it).
+is reviewed there), a base side that passed no trial of a dimension (its reviewer did not
+run as it does at REF: nothing is judged against it), and a dimension one side grades and the
+other does not (an `agent.format` that shows tool calls on one side only: nothing tests it).
 """
 
 from __future__ import annotations
@@ -179,6 +180,7 @@ class Unseen:
     regraded: list[str] = field(default_factory=list)  # grading keys the PR changes (grading_changes)
     replayed: list[str] = field(default_factory=list)  # cases the PR's side replays (replayed_cases)
     blank: list[str] = field(default_factory=list)  # dimensions the base side passed no trial of (blank_dimensions)
+    one_sided: list[str] = field(default_factory=list)  # dimensions one side grades alone (gating/compare.py one_sided)
     # The config's reviewer sections (REVIEWER_SECTIONS) differ between the sides: a reviewer change
     # no reviewer file shows (`tiers:`, another rubric the base already had, `agent.extra_args`).
     config_changed: bool = False
@@ -195,6 +197,7 @@ def scoped(decision: Decision, base: Summary | None, head: Summary | None, unsee
     if unseen.blank:
         lines.append(f"the base side passed no trial of {', '.join(unseen.blank)}: its reviewer did not run as it "
                      "does at the base (a file it reads missing from its workspaces?), so nothing is judged against it")
+    lines += unseen.one_sided
     # `verdict:` may be the reviewer's rule table (`verdict.rules` with severities) as much as how
     # its answers are read: both sides read the working tree's way, so a lowered severity fails or
     # passes a case alike on both. Held whatever else changed; `run` against the baseline judges it.

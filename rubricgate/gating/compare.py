@@ -156,6 +156,20 @@ def dimension_tests(base: Counts, head: Counts, gate: GateConfig,
     return [_test(d, strata[d], rows[d]) for d in dims if any(s[1] and s[3] for s in strata[d])]
 
 
+def one_sided(base: Counts, head: Counts) -> list[str]:
+    """A line for each side grading a dimension, on the cases both hold, that the other does not:
+    nothing tests it (a head whose agent now shows tool calls failed tool_use every trial, and the
+    verdict's test alone passed it), so the comparison cannot judge it."""
+    shared = [c for c in head if c in base]
+    graded = {side: {d for c in shared for d in counts[c]} for side, counts in (("base", base), ("head", head))}
+    lines = []
+    for side, other in (("head", "base"), ("base", "head")):
+        if only := _ordered(graded[side] - graded[other]):
+            lines.append(f"the {side} side grades {', '.join(only)} and the {other} side does not (their agents or "
+                         "gate.dimensions differ): nothing compares it; change what is graded in a change of its own")
+    return lines
+
+
 def case_collapses(base: Counts, head: Counts, gate: GateConfig, look: PairedLook | None = None) -> list[CaseFinding]:
     """One case collapsing, head against base: the run's per-case family (gating/collapse.py) at
     its share of alpha, a look at its increment of the tests' spending (the union bound over the

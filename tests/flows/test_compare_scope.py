@@ -276,6 +276,18 @@ def test_a_change_to_how_answers_are_read_is_held_though_no_reviewer_file_change
     assert not any("how answers are read" in r for r in graded.reasons), graded.reasons
 
 
+
+def test_a_dimension_one_side_grades_alone_holds_the_comparison_whatever_else_changed() -> None:
+    """A pull request moving `agent.format` from text to one that shows tool calls: the head failed
+    tool_use every trial, the base never graded it, and the verdict's test alone passed it (exit 0)."""
+    from rubricgate.flows.compare_scope import Unseen, scoped
+    from rubricgate.models.config import GateConfig
+    from rubricgate.models.results import Decision
+
+    line = "the head side grades tool_use and the base side does not (...)"
+    got = scoped(Decision(status="pass", exit_code=0), None, None, Unseen(one_sided=[line]), GateConfig())
+    assert got.exit_code == 2 and got.status == "inconclusive" and line in got.reasons
+
 def test_a_suite_pull_request_whose_new_answer_key_the_reviewer_fails_is_not_a_pass(base) -> None:
     """Two pull requests, each passing, let a weaker reviewer in: the first moved a BLOCK fixture to
     pass/ (the same reviewer on both sides: "unchanged"), the second made the reviewer lenient and

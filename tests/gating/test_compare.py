@@ -503,3 +503,40 @@ def test_strict_fails_a_case_collapse_that_another_case_s_gain_hides_from_the_ra
     dipped = {**head, "c": {"verdict": (2, 3)}}  # the rate falls too: one reason, the dip's
     both = decide_comparison(dimension_tests(base, dipped, strict), strict, case_collapses(base, dipped, strict))
     assert both.exit_code == 1 and len(both.reasons) == 1 and both.reasons[0].startswith("verdict: 6/9 -> 5/9"), both
+
+
+# -- a dimension one side grades alone --------------------------------------------------------
+
+def _verdict_only(summary: Summary) -> Summary:
+    """The run of a reviewer whose transcript shows its answer alone (`agent.format: text`)."""
+    for case in summary.cases:
+        case.trials = [t.model_copy(update={"grades": {"verdict": t.grades["verdict"]}}) for t in case.trials]
+    return summary
+
+
+def test_a_dimension_one_side_grades_alone_is_named_for_that_side() -> None:
+    from rubricgate.gating.compare import one_sided, summary_counts
+
+    base, head = (summary_counts(s) for s in (_verdict_only(_summary({"a": [True]})), _summary({"a": [True]})))
+    assert one_sided(base, head) == [
+        "the head side grades tool_use, trajectory and the base side does not (their agents or gate.dimensions "
+        "differ): nothing compares it; change what is graded in a change of its own"]
+    assert one_sided(head, base)[0].startswith("the base side grades tool_use, trajectory and the head side")
+    assert one_sided(head, head) == []
+
+
+def test_a_head_failing_a_dimension_its_base_never_graded_is_not_passed(tmp_path: Path) -> None:
+    """The head's agent now shows tool calls and fails tool_use every trial; the verdict's test alone
+    passed it (exit 0 beside every case REGRESSED)."""
+    outcomes = {f"c{i}": [False] * 3 for i in range(6)}
+    runs = {"base": _verdict_only(_summary({c: [True] * 3 for c in outcomes})), "head": _summary(outcomes)}
+    for case in runs["head"].cases:
+        case.trials = [t.model_copy(update={"grades": {**t.grades, "verdict": Grade(passed=True)}}) for t in case.trials]
+        case.trials = [t.model_copy(update={"grades": {**t.grades, "tool_use": Grade(
+            passed=False, category="forbidden_tool", reason="Bash")}}) for t in case.trials]
+    for side, summary in runs.items():
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "summary.json").write_text(summary.model_dump_json())
+    code, out, err = cli(str(tmp_path / "base"), str(tmp_path / "head"), "--repo", str(tmp_path))
+    assert code == 2, out + err
+    assert "INCONCLUSIVE (exit 2) - the head side grades tool_use" in out
