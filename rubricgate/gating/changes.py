@@ -152,7 +152,8 @@ def with_rule_changes(summary: Summary, rubric: RubricSpec, cases: list[CaseSpec
     detail = summary.gate
     if summary.kind != "baseline":
         reviewer = [c for c in changes if c.rule not in JUDGING]
-        beside = edited_beside(reviewer, summary.gate) + graded_beside(reviewer, changes)
+        beside = edited_beside(reviewer, summary.gate) + graded_beside(reviewer, changes) + \
+            unmeasured_beside(reviewer, baseline, summary)
         decision = hold(decision, beside, gate)
         # The gate's own settings changed: held whatever the changed settings say of holding.
         lines = gate_changed(changes) + ungraded(baseline, summary)
@@ -201,6 +202,20 @@ def graded_beside(reviewer: list[RuleChange], changes: list[RuleChange]) -> list
     return [f"this change also changes how answers are graded ({', '.join(graded)}) beside the reviewer: the "
             "reviewer change is judged by the baseline's grading; change the grading in a change of its own, "
             "or re-measure: rubricgate baseline update"]
+
+
+def unmeasured_beside(reviewer: list[RuleChange], baseline: Baseline | None, summary: Summary) -> list[str]:
+    """A dimension this run grades that baseline.json does not measure, beside a reviewer change:
+    an `agent.format` now showing tool calls graded tool_use, which failed every trial, and the
+    verdict's test alone passed the run (exit 0)."""
+    if not reviewer or baseline is None:
+        return []
+    measured = set(baseline.rates) | {d for dims in baseline.cases.values() for d in dims}
+    new = [d for d in summary.rates if d not in measured]
+    if not new:
+        return []
+    return [f"the reviewer changed since baseline.json was measured and this run grades {', '.join(new)}, which "
+            "baseline.json does not measure: nothing is judged against it; `rubricgate baseline update` measures it"]
 
 
 def ungraded(baseline: Baseline | None, summary: Summary) -> list[str]:

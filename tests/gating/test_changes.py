@@ -170,3 +170,25 @@ def test_a_crlf_checkout_of_an_unchanged_suite_names_core_autocrlf_where_it_read
     decision = next(line for line in result.output.splitlines() if line.startswith("decision:"))
     assert "edited since it was measured" in decision and decision.endswith("core.autocrlf=false)"), decision
     assert "core.autocrlf=true in this checkout" in decision
+
+
+def test_a_dimension_the_baseline_does_not_measure_holds_a_reviewer_change(tmp_path: Path) -> None:
+    """A baseline of the verdict alone (measured when the agent's format showed no tool calls, or
+    by an older rubricgate) and a reviewer change: tool_use and trajectory, graded now, were shown
+    "no baseline" and the run exited 0 however they failed."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / "evals/tasks/.keep").write_text("")
+    assert CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo), "--reason", "first"]).exit_code == 0
+    path = repo / "baseline.json"
+    data = json.loads(path.read_text())
+    for counts in [*data["cases"].values(), data["rates"], *(h["rates"] for h in data["history"])]:
+        for dim in ("tool_use", "trajectory"):
+            counts.pop(dim, None)
+    path.write_text(json.dumps(data))
+    unchanged = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert unchanged.exit_code == 0, unchanged.output  # the same reviewer: reported "no baseline", not held
+    prompt = repo / "reviewer/prompts/evaluate.md"
+    prompt.write_text(prompt.read_text() + "\nBe thorough.\n")
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert result.exit_code == 2, result.output
+    assert ("this run grades tool_use, trajectory, which baseline.json does not measure" in result.output)
