@@ -135,7 +135,11 @@ def _pass(s: Summary, out: Lead) -> Lead:
     held = "every dimension within the margin" if s.decision.method == "statistical" else "no rate below baseline"
     if margin is not None:
         held = f"every dimension within the {margin * 100:.0f}-point margin"
-    out.what = f"{held} ({', '.join(f'{d} {pct(r.rate)}' for d, r in s.rates.items())}){_partly(s)}"
+    # A dimension with no baseline was judged against nothing: never listed as within the margin.
+    judged = ", ".join(f"{d} {pct(r.rate)}" for d, r in s.rates.items() if r.status != "no_baseline")
+    unmeasured = [f"{d} {pct(r.rate)}" for d, r in s.rates.items() if r.status == "no_baseline"]
+    beside = f"; no baseline: {', '.join(unmeasured)}" if unmeasured else ""
+    out.what = f"{held} ({judged}){beside}{_partly(s)}"
     unseen = [c for c in s.rule_changes if not c.cases]
     if unseen:  # let through by gate.inconclusive: pass; the line says what the suite cannot see
         out.cause = "although no case exercises " + "; ".join(f"{c.rule} {arrow(c.detail)}" for c in unseen[:2])

@@ -111,3 +111,16 @@ def test_an_errored_runs_headline_names_each_trials_failure_class() -> None:
                          decision=held)
     line = lead(summary).text()
     assert "rate_limit ×1" in line and "auth ×1" in line and "api_error" not in line, line
+
+
+def test_a_dimension_without_a_baseline_is_not_said_to_be_within_the_margin() -> None:
+    """'PASS: every dimension within the 5-point margin (verdict 100.0%, tool_use 0.0%)': tool_use
+    had no baseline, so nothing held it to the margin."""
+    summary = rf.passing_summary()
+    rates = dict(summary.rates)
+    rates["tool_use"] = rates["tool_use"].model_copy(update={"rate": 0.0, "passes": 0, "baseline": None,
+                                                              "delta": None, "status": "no_baseline"})
+    line = next(ln for ln in render_body(summary.model_copy(update={"rates": rates})).splitlines()
+                if ln.startswith("### "))
+    assert "tool\\_use 0.0%" not in line.split(";")[0], line
+    assert "; no baseline: tool\\_use 0.0%" in line, line
