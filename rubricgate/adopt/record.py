@@ -74,12 +74,13 @@ def guard_credentials(reviewed: Reviewed, redact: bool) -> list[str]:
 
 def as_change(reviewed: Reviewed, root: str) -> Reviewed:
     """A patch source as reviewed files: the patch at <root>/<patch name> first, then the changed
-    files at their own paths (the workspace then reads as the head of the change)."""
+    files at their own paths, and the files it deleted or renamed away to remove (the workspace
+    then reads as the head of the change)."""
     if not reviewed.patch:
         return reviewed
     at = f"{root}/{reviewed.patch_name}"
     return Reviewed(reviewed.origin, [at, *sorted(reviewed.files)], {at: reviewed.patch, **reviewed.files},
-                    reviewed.patch, reviewed.patch_name)
+                    reviewed.patch, reviewed.patch_name, removed=reviewed.removed)
 
 
 def build_task(reviewed: Reviewed, request: RecordRequest, root: str, default_id: str) -> TaskFile:
@@ -96,7 +97,8 @@ def build_task(reviewed: Reviewed, request: RecordRequest, root: str, default_id
                                         "absent_rules": request.absent_rules})
         return TaskFile(id=request.task_id or default_id, why=why, review=[mapping[s] for s in reviewed.skills],
                         files={mapping[p]: reviewed.files[p] for p in sorted(mapping, key=lambda p: mapping[p])},
-                        expect=expect, tags=list(dict.fromkeys(["recorded", *request.tags])))
+                        removed=sorted(reviewed.removed), expect=expect,
+                        tags=list(dict.fromkeys(["recorded", *request.tags])))
     except ValidationError as exc:
         raise _option_error(exc) from None
 
@@ -110,7 +112,7 @@ def _option_error(exc: ValidationError) -> GateInputError:
     """The first problem, as one line naming the option that set the field."""
     first = exc.errors()[0]
     loc = [str(part) for part in first.get("loc", ())]
-    if loc and loc[0] in ("files", "review"):  # what the source holds, not an option: a file over the bounds
+    if loc and loc[0] in ("files", "review", "removed"):  # what the source holds, not an option: a file over the bounds
         return GateInputError("record", ".".join(loc), first["msg"],
                               "review that file apart, or record the change without it")
     option = next((_OPTION_OF[part] for part in loc if part in _OPTION_OF), "--expect/--rule/--id")

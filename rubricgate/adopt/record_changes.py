@@ -51,6 +51,7 @@ def changed_from_git(repo: Path, base: str, head: str, excluded: list[str]) -> R
     names = _within_cap(_names(folder_changes(repo, _git(repo, "--head", "diff", "--name-only", "--no-renames", "-z",
                                                          fork, head_sha)), excluded), out.origin)
     out.patch = _patch(repo, [fork, head_sha], names)
+    out.removed = _deleted(repo, [fork, head_sha], excluded)
     present = _regular_at(repo, head_sha, names)
     for name in (n for n in names if n in present):
         text = _run_git(repo, "show", f"{head_sha}:./{name}")  # ./: from the folder, as `name`
@@ -81,6 +82,7 @@ def changed_from_worktree(repo: Path, base: str, excluded: list[str]) -> Reviewe
                    patch_name="worktree.diff")
     _within_cap([*tracked, *untracked], out.origin)
     out.patch = _patch(repo, [fork], tracked) + "".join(_new_file_patch(repo, n) for n in untracked)
+    out.removed = _deleted(repo, [fork], excluded)
     for name in [*tracked, *untracked]:
         text = _regular_text(repo / name, repo.resolve())
         if text is not None and "\0" not in text:
@@ -98,6 +100,7 @@ def changed_from_pull_request(target: GitHubTarget, pr: int, excluded: list[str]
     out = Reviewed(origin=f"pull request #{pr} at {head[:12]}", patch_name=f"pr-{pr}.diff")
     _within_cap(listed, out.origin)
     out.patch = "".join(_file_patch(f) for f in listed)
+    out.removed = sorted(f["filename"] for f in listed if f.get("status") == "removed")
     for f in (f for f in listed if f.get("status") != "removed"):
         text = _file(client, prefix + f["filename"], head)
         if len(text) <= MAX_TEXT_CHARS and "\0" not in text:
@@ -119,6 +122,7 @@ def changed_from_replay(run_dir: Path, case_id: str, repo: Path) -> Reviewed:
         _inside(path, where, "reviewed_files")
         out.files.setdefault(path, _capped(text, path, where))
     out.skills = [shown.get(p, p) for p in artifact.reviewed_files]
+    out.removed = list(artifact.case.removed)  # what the reviewer's workspace did not hold
     out.files.update(_copied({at: s for at, s in copied.items() if at not in out.files}, repo, where))
     return out
 
@@ -179,6 +183,14 @@ def _unparsed(text: str) -> str:
     errors = [line for line in lines if line.startswith(("error: ", "fatal: "))]
     first = next(iter(errors or lines), f"git apply exited {got.returncode}")
     return first.removeprefix("error: ").removeprefix("fatal: ")
+
+
+def _deleted(repo: Path, revs: list[str], excluded: list[str]) -> list[str]:
+    """The files the change deletes (a rename's old path among them: --no-renames lists it as a
+    deletion), named from `repo`'s folder: the task removes them from the workspace, which is
+    otherwise the current checkout and would still hold them."""
+    listing = _git(repo, "--head", "diff", "--name-only", "--no-renames", "--diff-filter=D", "-z", *revs)
+    return _names(folder_changes(repo, listing), excluded)
 
 
 def _names(names: list[str], excluded: list[str]) -> list[str]:

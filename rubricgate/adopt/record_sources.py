@@ -34,6 +34,7 @@ class Reviewed:
     patch: str = ""
     patch_name: str = ""  # the patch's file name in the task (it names no expected answer)
     at_own_paths: bool = False  # the files keep their paths in the task (a change's files), never moved under a root
+    removed: list[str] = field(default_factory=list)  # files the change deleted or renamed away (a change's)
 
 
 def skill_folder_of(path: str, skill_folders: set[str] | None = None) -> str | None:

@@ -15,6 +15,7 @@ class CaseSpec(StrictModel):
     why: str = ""
     review: list[str]  # as the task file names them (the source paths)
     files: dict[str, str] = {}  # overlays, keyed by workspace (neutral) path
+    removed: list[str] = []  # repository files no workspace of the case holds (a change deleted them)
     # What the reviewer sees instead of the suite's own paths: reviewed paths in the workspace,
     # and every file copied in from the suite, {workspace path: repo source path}.
     workspace_review: list[str] = []

@@ -100,6 +100,9 @@ class TaskFile(StrictModel):
     reviewer.changed_files)."""
     files: dict[RepoPath, str] = Field(default={}, max_length=MAX_TASK_FILES)
     """Files written into the trial's throwaway copy before the reviewer runs: path -> content."""
+    removed: list[RepoPath] = Field(default=[], max_length=MAX_TASK_FILES)
+    """Repository files the reviewed change deletes or renames away: removed from the trial's
+    throwaway copy before the reviewer runs, so it reads as the change's head (`record` fills it)."""
     expect: Expect
     """What a correct review of the task looks like."""
     rubric: Rubric | None = None

@@ -122,6 +122,8 @@ def case_digest(repo: Path, case: CaseSpec, meaning_only: bool = False, grading:
     # Its trials are how often it runs, not what it asks: `trials: 2` in the config edits no case.
     left_out = ({"why", "tags", "origin", "trials"} if meaning_only else set()) | (set() if grading else {"rubric"})
     spec = case.model_dump(mode="json", exclude=left_out or None)
+    if not spec.get("removed"):  # a case removing nothing keeps the digest it had before the field existed
+        spec.pop("removed", None)
     if meaning_only:  # expected and absent rules are sets: a reordered list asks the same
         spec["expect"] = {**spec["expect"], "rules": sorted(set(case.expect.rules)),
                           "absent_rules": sorted(set(case.expect.absent_rules))}

@@ -232,7 +232,7 @@ def _cached_or_run(ctx: RunContext, job: Job) -> tuple[Transcript, bool, Path | 
             ws = ctx.tree.workspace(case.files, case.workspace_paths,
                                     (ctx.config.reviewer.changed_files, case.workspace_review or case.review),
                                     keep=ctx.keep_workspaces, layered=sandboxed(ctx, job) and ctx.sandbox.layers,
-                                    read_in_process=not runs_a_process(ctx.agents[job.agent]))
+                                    read_in_process=not runs_a_process(ctx.agents[job.agent]), removed=case.removed)
         except OSError as exc:  # a full temp folder: errored, not an internal error ending the run
             return no_workspace(job.agent, (ctx.tree.root.parent, ctx.tree.store.parent), exc), False, None
         try:

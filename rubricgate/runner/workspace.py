@@ -291,15 +291,18 @@ class RunTree:
             raise
 
     def workspace(self, files: dict[str, str], copies: dict[str, str], changed: tuple[str, list[str]],
-                  keep: bool = False, layered: bool = False, read_in_process: bool = False) -> Workspace:
+                  keep: bool = False, layered: bool = False, read_in_process: bool = False,
+                  removed: list[str] | None = None) -> Workspace:
         """The snapshot plus the case: `copies` {neutral: source}, overlay `files` {neutral: text},
-        and the changed-files list (path, neutral reviewed paths). `layered`: the case files go in
-        their own folder and the agent's sandbox mounts them over the snapshot (no copy);
-        `read_in_process`: likewise, read by an agent of this process through `layers` (no mount,
-        no copy: agents/workspace_view.py)."""
+        and the changed-files list (path, neutral reviewed paths), without `removed` (files the
+        case's change deleted). `layered`: the case files go in their own folder and the agent's
+        sandbox mounts them over the snapshot (no copy); `read_in_process`: likewise, read by an
+        agent of this process through `layers` (no mount, no copy: agents/workspace_view.py)."""
         token = secrets.token_hex(4)
         folder, store = self.root / token, self.store / token
-        if layered or (read_in_process and not keep):  # nothing in the shown folder
+        # A layer can add files, never take one away (an overlay's whiteout needs a device node
+        # the harness may not make): a case removing files gets a full copy, and they go from it.
+        if not removed and (layered or (read_in_process and not keep)):  # nothing in the shown folder
             ws = Workspace(folders=(store,), root=folder / self.name, scratch=store / "out",
                            private=store / "private", keep=keep, discard=self.remover,
                            scratch_view=folder / "out" if layered else None)
@@ -314,11 +317,12 @@ class RunTree:
             ws = Workspace(folders=tuple(dict.fromkeys((folder, store))), root=folder / self.name,
                            scratch=folder / "out", private=store / "private", keep=keep, discard=self.remover.copy)
             clone_tree(self.base, ws.root)
+            remove_inside(ws.root, removed or [])
             top = ws.root
         self._place_case(top, files, copies, changed)
-        if layered and root_harness():  # the overlay's top: case files and the writable layer
+        if ws.overlay is not None and root_harness():  # the overlay's top: case files and the writable layer
             give_to_sandbox_user(top)
-            give_to_sandbox_user(ws.overlay.upper)  # type: ignore[union-attr]
+            give_to_sandbox_user(ws.overlay.upper)
         (ws.scratch / "home").mkdir(parents=True)
         ws.private.mkdir(parents=True)
         return ws
@@ -349,6 +353,19 @@ class RunTree:
         remove_owned(self.root)
         if self.store != self.root:
             remove_owned(self.store)
+
+
+def remove_inside(root: Path, paths: list[str]) -> None:
+    """Delete each file `paths` names under `root`, never outside it: a path that is absolute,
+    climbs with '..' or lies below a link is left alone (the suite loader refuses all three)."""
+    top = os.path.realpath(root)
+    for rel in paths:
+        target = os.path.join(top, rel)
+        if rel.startswith("/") or ".." in rel.split("/") or os.path.realpath(os.path.dirname(target)) != \
+                os.path.dirname(os.path.normpath(target)):
+            continue
+        if os.path.islink(target) or os.path.isfile(target):
+            os.unlink(target)
 
 
 def _place(target: Path, write) -> None:

@@ -115,7 +115,7 @@ def _task_case(repo: Path, config: Config, path: Path, display: str, rubric: Rub
     errors += _twice_in_workspace(layout["workspace_review"] if layout else [], task.review, display)
     case = CaseSpec(id=task.id, source="task", origin=display, why=task.why, review=task.review,
                     expect=task.expect, rubric=merged or Rubric(), trials=task.trials or config.trials,
-                    tags=task.tags, agent=task.agent, **(layout or {"files": task.files}))
+                    tags=task.tags, agent=task.agent, removed=task.removed, **(layout or {"files": task.files}))
     if rubric is not None:
         _check_rule_ids(case, rubric, errors)
     if errors:

@@ -91,7 +91,24 @@ def task_errors(repo: Path, task: TaskFile, path: Path, display: str,
             errors.append(GateInputError(display, f"files.{printable(rel)}", problem, "rename the file"))
         elif collect(errors, partial(safe_relpath, repo, rel, display, f"files.{rel}")) is not None:
             errors.extend(files_key_errors(repo, rel, task.files, display))
-    return errors
+    return errors + [e for i, rel in enumerate(task.removed) if (e := _removed_error(repo, task, i, rel, display))]
+
+
+def _removed_error(repo: Path, task: TaskFile, i: int, rel: str, display: str) -> GateInputError | None:
+    """A path the task removes from the workspace must be a repository file's path, and one it
+    neither reviews nor writes (which would the reviewer see?)."""
+    where = f"removed[{i}]"
+    if problem := _name_problem(rel):
+        return GateInputError(display, where, problem, "rename the file")
+    if rel in task.review or rel in task.files:
+        return GateInputError(display, where, f"{rel!r} is also reviewed or written under files:",
+                              "list a file the change deleted, and review or write it nowhere else")
+    errors: list[GateInputError] = []
+    if collect(errors, partial(safe_relpath, repo, rel, display, where)) is None:
+        return errors[0]
+    if (repo / rel).is_dir():
+        return GateInputError(display, where, f"{rel!r} is a folder in the repository", "list each deleted file")
+    return None
 
 
 def _name_problem(rel: str) -> str:

@@ -299,6 +299,36 @@ def test_a_pull_request_becomes_a_task_reviewing_its_patch_and_changed_files(cod
     assert "evaluate.md" not in patch  # the reviewer's own files are gated, not reviewed
 
 
+@pytest.mark.parametrize("head", ["gone", "WORKTREE"])
+def test_a_change_that_deletes_or_renames_files_removes_them_from_the_workspace(code_repo, head):
+    # The task wrote the head's files over the current checkout and said nothing of app/old.py
+    # (deleted) or app/keep.py (renamed away): both stayed in the reviewer's workspace.
+    (code_repo / "app/old.py").write_text("OLD = 1\n")
+    (code_repo / "app/keep.py").write_text("KEEP = 1\n")
+    commit(code_repo, "two files")
+    git(code_repo, "checkout", "-qb", "gone")
+    (code_repo / "app/old.py").unlink()
+    (code_repo / "app/keep.py").rename(code_repo / "app/kept.py")
+    if head == "gone":
+        commit(code_repo, "delete and rename")
+        git(code_repo, "checkout", "-q", "main")
+    got = cli("record", "--repo", str(code_repo), "--expect", "PASS", "--base", "main", "--head", head, "--id", "rm",
+              "--no-run")
+    assert got.exit_code == 0, got.output
+    task = task_of(code_repo, "rm")
+    assert task["removed"] == ["app/keep.py", "app/old.py"] and task["files"]["app/kept.py"] == "KEEP = 1\n"
+
+
+def test_a_pull_request_that_deletes_a_file_removes_it_from_the_workspace(code_repo):
+    with FakeGitHub() as gh:
+        gh.add_pull(22, "b" * 40, {"app/db.py": APP}, {"app/db.py": "modified", "app/old.py": "removed"},
+                    {"app/db.py": "@@ -1 +1 @@\n-a\n+b"})
+        got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--pr", "22", "--id", "pr-rm", "--no-run",
+                  env=gh.env())
+    assert got.exit_code == 0, got.output
+    assert task_of(code_repo, "pr-rm")["removed"] == ["app/old.py"]
+
+
 def test_a_pull_request_in_a_monorepos_folder_is_its_files_named_from_the_folder(tmp_path):
     # GitHub names a PR's files from the top (team/fixtures/...): the fixtures, the reviewer and
     # the answer key left out are named from the folder, so none matched and expect.yaml was recorded.
@@ -351,6 +381,22 @@ def _failed_run_of_a_change(repo: Path) -> Path:
               "--id", "unsafe-query")
     assert got.exit_code == 0 and "WRONG today" in got.output, got.output
     return max((repo / "reports").iterdir())
+
+
+def test_record_from_a_replay_of_a_change_that_deleted_a_file_removes_it_again(code_repo):
+    git(code_repo, "checkout", "-q", "feature")
+    (code_repo / "app/old.py").write_text("OLD = 1\n")
+    commit(code_repo, "old")
+    git(code_repo, "checkout", "-qb", "gone")
+    (code_repo / "app/old.py").unlink()
+    commit(code_repo, "delete")
+    got = cli("record", "--repo", str(code_repo), "--expect", "WARN", "--base", "feature", "--head", "gone",
+              "--id", "deleted")
+    assert got.exit_code == 0 and "WRONG today" in got.output, got.output
+    got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--from", str(max((code_repo / "reports")
+              .iterdir())), "--case", "deleted", "--id", "deleted-again", "--no-run")
+    assert got.exit_code == 0, got.output
+    assert task_of(code_repo, "deleted-again")["removed"] == ["app/old.py"]
 
 
 def test_record_from_a_changes_replay_keeps_the_paths_the_reviewer_saw_and_nothing_else(code_repo):

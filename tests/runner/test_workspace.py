@@ -270,3 +270,33 @@ def test_a_builtin_run_copies_the_snapshot_only_for_workspaces_kept(tmp_path: Pa
     outcome = run_suite(RunOptions(repo=make_repo(tmp_path / "repo"), keep_workspaces=keep))
     assert outcome.exit_code == 0
     assert len(copies) == (2 if keep else 0)
+
+
+@pytest.mark.parametrize("mode", [{}, {"layered": True}, {"read_in_process": True}])
+def test_the_files_a_case_removes_are_in_no_workspace_of_it(tmp_path: Path, mode: dict) -> None:
+    # A recorded change that deleted app/old.py: the workspace (the current checkout) still held
+    # it, in every kind of workspace, so the reviewer read the change's head with the file there.
+    repo = _repo(tmp_path)
+    (repo / "app").mkdir()
+    (repo / "app" / "old.py").write_text("gone")
+    (repo / "app" / "kept.py").write_text("kept")
+    tree = RunTree(repo, ["docs/a.md", "app/old.py", "app/kept.py"], [])
+    ws = tree.workspace({"changes/x.diff": "patch"}, {}, ("changed.txt", ["changes/x.diff"]),
+                        removed=["app/old.py", "app/never-there.py"], **mode)
+    try:
+        assert ws.overlay is None and not ws.layers  # a layer cannot take a file away: a copy, without it
+        assert not (ws.root / "app" / "old.py").exists() and (ws.root / "app" / "kept.py").read_text() == "kept"
+        assert (ws.root / "changes" / "x.diff").read_text() == "patch"
+    finally:
+        tree.remove()
+
+
+@pytest.mark.parametrize("rel", ["../outside.txt", "/abs/outside.txt", "link/outside.txt"])
+def test_a_removed_path_never_reaches_outside_the_workspace(tmp_path: Path, rel: str) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("host file")
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "link").symlink_to(tmp_path)
+    workspace.remove_inside(root / ".." / "ws", [rel, rel.replace("outside.txt", "../outside.txt")])
+    assert outside.read_text() == "host file"

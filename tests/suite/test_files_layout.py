@@ -83,3 +83,31 @@ def test_a_skeleton_for_a_files_suite_is_a_patch_and_is_refused_until_written(re
     fixture(repo, made.tier, made.name, made.files)
     assert any(f"fixtures/block/{made.name}/change.diff:6: a fixture skeleton whose violation is not written yet" in p
                for p in problems(repo))
+
+
+def _task(repo, removed: list[str]) -> None:
+    (repo / "evals/tasks").mkdir(parents=True, exist_ok=True)
+    (repo / "evals/tasks/rm.yaml").write_text(yaml.safe_dump({
+        "id": "rm", "review": ["changes/x.diff"], "files": {"changes/x.diff": DIFF}, "removed": removed,
+        "expect": {"tier": "PASS"}}))
+
+
+def test_a_task_removes_repository_files_from_its_workspace(repo):
+    (repo / "app").mkdir()
+    (repo / "app/old.py").write_text("x\n")
+    _task(repo, ["app/old.py", "app/./gone-already.py"])
+    case = next(c for c in load_all(repo, require_baseline=False).cases if c.id == "rm")
+    assert case.removed == ["app/old.py", "app/gone-already.py"]
+
+
+@pytest.mark.parametrize(("removed", "problem"), [
+    (["/etc/passwd"], "absolute path"),
+    (["../outside.py"], "contains '..'"),
+    (["changes/x.diff"], "is also reviewed or written under files:"),
+    (["app"], "is a folder in the repository"),
+    (["app/a\nb.py"], "no printable UTF-8 name"),
+])
+def test_a_removed_path_that_is_no_repository_file_is_an_error(repo, removed, problem):
+    (repo / "app").mkdir()
+    _task(repo, removed)
+    assert any("evals/tasks/rm.yaml: removed[0]" in p and problem in p for p in problems(repo)), problems(repo)
