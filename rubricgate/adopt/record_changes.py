@@ -100,7 +100,10 @@ def changed_from_pull_request(target: GitHubTarget, pr: int, excluded: list[str]
     out = Reviewed(origin=f"pull request #{pr} at {head[:12]}", patch_name=f"pr-{pr}.diff")
     _within_cap(listed, out.origin)
     out.patch = "".join(_file_patch(f) for f in listed)
-    out.removed = sorted(f["filename"] for f in listed if f.get("status") == "removed")
+    out.removed = sorted({*(f["filename"] for f in listed if f.get("status") == "removed"),
+                          *(f["previous_filename"] for f in listed
+                            if f.get("status") == "renamed" and f.get("previous_filename")
+                            and _keep(f["previous_filename"], excluded))})
     for f in (f for f in listed if f.get("status") != "removed"):
         text = _file(client, prefix + f["filename"], head)
         if len(text) <= MAX_TEXT_CHARS and "\0" not in text:
@@ -128,12 +131,19 @@ def changed_from_replay(run_dir: Path, case_id: str, repo: Path) -> Reviewed:
 
 
 def _file_patch(f: dict) -> str:
+    """One file's part of the patch, as git writes it. A rename keeps its old name (a pure rename,
+    with no hunks, read "Binary files differ" before: a rename is no binary file)."""
     name, status = f["filename"], f.get("status")
-    old, new = (("/dev/null" if status == "added" else f"a/{name}"),
+    was = f.get("previous_filename") if status == "renamed" and isinstance(f.get("previous_filename"), str) else None
+    source = was or name
+    old, new = (("/dev/null" if status == "added" else f"a/{source}"),
                 ("/dev/null" if status == "removed" else f"b/{name}"))
     hunks = f.get("patch") if isinstance(f.get("patch"), str) else ""
+    moved = f"rename from {was}\nrename to {name}\n" if was else ""
+    if was and not hunks:
+        return f"diff --git a/{was} b/{name}\nsimilarity index 100%\n{moved}"
     body = hunks.rstrip("\n") + "\n" if hunks else "Binary files differ, or too large to show\n"
-    return f"diff --git a/{name} b/{name}\n--- {old}\n+++ {new}\n{body}"
+    return f"diff --git a/{source} b/{name}\n{moved}--- {old}\n+++ {new}\n{body}"
 
 
 def from_diff(path: Path) -> Reviewed:

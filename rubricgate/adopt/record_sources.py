@@ -95,7 +95,9 @@ def pr_changes(client: GitHubClient, pr: int, prefix: str) -> list[dict]:
     out = []
     for f in _pr_files(client, pr):
         named = [n for n in in_folder([f["filename"]], prefix) if not n.startswith("../")]
-        out += [f | {"filename": named[0]}] if named else []
+        old = f.get("previous_filename")
+        was = [n for n in in_folder([old], prefix) if not n.startswith("../")] if isinstance(old, str) else []
+        out += [f | {"filename": named[0], "previous_filename": was[0] if was else None}] if named else []
     return out
 
 
@@ -107,14 +109,22 @@ def repo_prefix(repo: Path) -> str:
         return ""
 
 
+PR_FILES_CAP = 3000  # GitHub lists at most this many of a pull request's changed files
+
+
 def _pr_files(client: GitHubClient, pr: int) -> list[dict]:
+    """Every changed file of the PR, each page read: reading only as many as a task reviews cut
+    off the files past them unsaid, though the ones left out (the reviewer's, the suite) made
+    room for them. A list at GitHub's cap may be cut: refused, never taken as the whole."""
     files: list[dict] = []
-    for page in range(1, MAX_FILES // 100 + 2):
+    for page in range(1, PR_FILES_CAP // 100 + 1):
         batch = _call(client, f"/pulls/{pr}/files?per_page=100&page={page}")
         files += [f for f in batch or [] if isinstance(f, dict) and isinstance(f.get("filename"), str)]
         if not isinstance(batch, list) or len(batch) < 100:
             return files
-    return files
+    raise GateInputError("--pr", str(pr), f"GitHub lists at most {PR_FILES_CAP:,} changed files of a pull request, "
+                         "and this one has that many: the list may be cut",
+                         "record the change from a local clone with --base and --head")
 
 
 def _tree(client: GitHubClient, folder: str, ref: str, depth: int) -> dict[str, str]:

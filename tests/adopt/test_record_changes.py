@@ -329,6 +329,44 @@ def test_a_pull_request_that_deletes_a_file_removes_it_from_the_workspace(code_r
     assert task_of(code_repo, "pr-rm")["removed"] == ["app/old.py"]
 
 
+def test_a_pull_request_file_past_the_fourth_page_is_read(code_repo):
+    # 410 fixture files filled the four pages read; app/zz_query.py, the 411th, was dropped
+    # unsaid, and the task recorded the rest as the whole change.
+    changed = {f"fixtures/block/gen/m{n:03}.md": "modified" for n in range(410)} | {"app/zz_query.py": "added"}
+    with FakeGitHub() as gh:
+        gh.add_pull(23, "b" * 40, {"app/zz_query.py": APP}, changed, {"app/zz_query.py": "@@ -0,0 +1 @@\n+x"})
+        got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--pr", "23", "--id", "late", "--no-run",
+                  env=gh.env())
+    assert got.exit_code == 0, got.output
+    assert task_of(code_repo, "late")["review"] == ["changes/pr-23.diff", "app/zz_query.py"]
+
+
+def test_a_pull_request_at_githubs_cap_of_listed_files_is_exit_2(code_repo):
+    with FakeGitHub() as gh:
+        gh.add_pull(24, "b" * 40, {}, {f"reviewer/gen/m{n:04}.md": "modified" for n in range(3000)})
+        got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--pr", "24", "--no-run", env=gh.env())
+    assert got.exit_code == 2 and "Traceback" not in got.output
+    assert got.output.strip().splitlines() == ["error: --pr: 24: GitHub lists at most 3,000 changed files of a pull "
+                                               "request, and this one has that many: the list may be cut (fix: record "
+                                               "the change from a local clone with --base and --head)"]
+
+
+def test_a_pull_requests_pure_rename_is_a_rename_in_the_patch(code_repo):
+    # It read "Binary files differ, or too large to show", and the old path stayed in the workspace.
+    with FakeGitHub() as gh:
+        gh.add_pull(25, "b" * 40, {"app/kept.py": "K = 1\n", "app/db.py": APP},
+                    {"app/kept.py": "renamed", "app/db.py": "modified"}, {"app/db.py": "@@ -1 +1 @@\n-a\n+b"})
+        gh.pulls[25]["files"][0]["previous_filename"] = "app/keep.py"
+        got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--pr", "25", "--id", "moved", "--no-run",
+                  env=gh.env())
+    assert got.exit_code == 0, got.output
+    task = task_of(code_repo, "moved")
+    patch = task["files"]["changes/pr-25.diff"]
+    assert "diff --git a/app/keep.py b/app/kept.py\nsimilarity index 100%\nrename from app/keep.py\n" \
+           "rename to app/kept.py\n" in patch and "Binary files differ" not in patch
+    assert task["removed"] == ["app/keep.py"]
+
+
 def test_a_pull_request_in_a_monorepos_folder_is_its_files_named_from_the_folder(tmp_path):
     # GitHub names a PR's files from the top (team/fixtures/...): the fixtures, the reviewer and
     # the answer key left out are named from the folder, so none matched and expect.yaml was recorded.
