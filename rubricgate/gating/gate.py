@@ -424,8 +424,11 @@ def _evidence(dim: str, strata: list[Stratum], drop: float, p_adjusted: float | 
     x1, n1 = sum(s[0] for s in both), sum(s[1] for s in both)
     x0, n0 = sum(s[2] for s in both), sum(s[3] for s in both)
     test = "" if p_adjusted is None else f", stratified {unit.p_name()} (Holm) {p_adjusted:.3g}"
-    return (f"{dim} {x1}/{n1} vs baseline {x0}/{n0} on {shared} shared case(s), "
-            f"drop {drop * 100:+.1f} points{test}")
+    # The number of cases the counts cover: a shared case whose every trial errored is in no count
+    # ("9/36 ... on 39 shared case(s)" read as if the 36 trials came from 39 cases).
+    cases = f"{len(both)} shared case(s)" if len(both) >= shared else \
+        f"{len(both)} of {shared} shared case(s) ({shared - len(both)} with no judged trial)"
+    return f"{dim} {x1}/{n1} vs baseline {x0}/{n0} on {cases}, drop {drop * 100:+.1f} points{test}"
 
 
 def cannot_judge(reasons: list[str], method: str = "strict") -> Decision:

@@ -416,3 +416,14 @@ def test_a_stable_case_collapsing_under_strict_is_a_regression_though_another_ca
     assert detail.case_regressions == decision.reasons[-3:]  # one line per dimension, in summary.json too
     kept, _, _ = _decide(base, {"stable": (3, 3), "hard": (3, 3), "other": (3, 3)})
     assert kept.exit_code == 0, kept  # a gain alone changes nothing
+
+
+def test_a_drop_line_counts_the_cases_its_counts_cover() -> None:
+    # 39 shared cases, 3 of them errored on every trial: "verdict 9/36 vs baseline 108/108 on 39
+    # shared case(s)", though the counts cover 36 cases.
+    suite = {f"c{i:02}": (3, 3) for i in range(39)}
+    per_case = _counts({c: (1 if i < 9 else 0, 1) for i, c in enumerate(sorted(suite)[3:])})
+    decision, _ = decide(_rates(per_case), _baseline(suite), STRICT, per_case, errored={"c00": 1, "c01": 1, "c02": 1})
+    line = next(r for r in decision.reasons if r.startswith("verdict "))
+    assert line.startswith("verdict 9/36 vs baseline 108/108 on 36 of 39 shared case(s) (3 with no judged trial), "
+                           "drop "), line
