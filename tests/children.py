@@ -10,6 +10,7 @@ xdist workers ended holding hundreds of them.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 
@@ -30,6 +31,14 @@ def children() -> dict[int, tuple[str, str]]:
     return found
 
 
-def new_zombies(before: set[int]) -> list[str]:
-    """'pid (command)' of each zombie child that was not a child of this process at `before`."""
-    return [f"{pid} ({comm})" for pid, (state, comm) in children().items() if state == "Z" and pid not in before]
+def new_zombies(before: set[int], grace_s: float = 2.0) -> list[str]:
+    """'pid (command)' of each zombie child that was not a child of this process at `before` and
+    is still one after `grace_s`: a thread of the code under test may be about to wait on a child
+    that just ended (a run refused at load leaves its `git ls-files` to runner/git_listing.py's
+    thread), and only a child nobody waits on stays a zombie."""
+    deadline = time.monotonic() + grace_s
+    while True:
+        left = [f"{pid} ({comm})" for pid, (state, comm) in children().items() if state == "Z" and pid not in before]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
