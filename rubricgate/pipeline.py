@@ -58,9 +58,16 @@ def run_suite(options: RunOptions) -> RunOutcome:
     rounds = adaptive_rounds(loaded, jobs, options)  # a continued run takes up its trials (gating/continuation.py)
     continued = rounds.continued if rounds is not None else None
     held = continued.held() if continued is not None else nullcontext()  # claimed: continued once
-    with held, adopting_for_the_run(), start_run(options, loaded, jobs, listing, agent_factory=get_agent) as run:
+    # One run of the design at a time, to its report (gating/design_mark.py): two at once were two chances to PASS.
+    mark = rounds.design_mark if rounds is not None else None
+    with mark or nullcontext(), held, adopting_for_the_run(), \
+            start_run(options, loaded, jobs, listing, agent_factory=get_agent) as run:
+        if mark is not None:
+            mark.name_run(run.ctx.run_dir)
         ahead = ReportsAhead(run.ctx.slots.filled if run.ctx.slots else None)
         results = run_trials(run, jobs, workers, on_graded=ahead.prerender, rounds=rounds)
+        if mark is not None:
+            run.state.design_lost = mark.lost()  # removed meanwhile: another run could have started beside it
         if continued is not None:
             results = continued.trials + results
             continued.hand_over(run.ctx.run_dir, run.state.interrupted)
@@ -104,10 +111,15 @@ def adaptive_rounds(loaded: Loaded, jobs: list[Job], options: RunOptions):
     if rounds is not None and options.kind == "run":
         from rubricgate.gating.continuation import prepare
 
-        continued, rounds.design_key = prepare(options.repo, loaded, order, first,
-                                               options.agent or loaded.config.agent.name, options.continues,
-                                               notes_dir(options.repo, loaded.config.cache_dir))
-        rounds.take_up(continued)
+        continued, rounds.design_key, rounds.design_mark = prepare(
+            options.repo, loaded, order, first, options.agent or loaded.config.agent.name, options.continues,
+            notes_dir(options.repo, loaded.config.cache_dir))
+        try:
+            rounds.take_up(continued)
+        except BaseException:
+            if rounds.design_mark is not None:
+                rounds.design_mark.release()
+            raise
         rounds.continue_command = options.continue_command
     elif options.continues is not None:
         raise GateInputError("--continue", str(options.continues), "this run shares no case with the baseline",

@@ -28,6 +28,7 @@ from rubricgate.gating.changes import HELD
 from rubricgate.gating.collapse import reliable, stable
 from rubricgate.gating.dependence import baseline_sessions
 from rubricgate.gating.dependence import check as check_dependence
+from rubricgate.gating.design_mark import DesignMark
 from rubricgate.gating.gate import Look, decide
 from rubricgate.gating.outcome import ALPHA_SHARES
 from rubricgate.gating.planning import CONFIRM_FACTOR
@@ -115,6 +116,7 @@ class AdaptiveRun:
         self.prior: list[dict] = []  # the looks of the runs this one continues (summary.json gate.looks)
         self.continued = None  # the run this one continues (gating/continuation.py's Continued)
         self.design_key = ""  # what identifies the design (gating/design.py)
+        self.design_mark: DesignMark | None = None  # its hold on its design while it runs (gating/design_mark.py)
         self._plan = None  # the power plan (plan()), made when first asked for
         # The command that continues a run folder (RunOptions.continue_command: the flags of this design)
         self.continue_command: Callable[[str], str] = lambda path: f"rubricgate run --continue {shlex.quote(path)}"

@@ -27,6 +27,10 @@ so a copy of its folder is the same run), so two continuations started together 
 spend the error; an interrupted or failed continuation, or one that could not judge (its looks
 notwithstanding: more errored trials than gate.max_errored, say), lifts the mark (such a run
 cannot be continued, and the old one would be stranded).
+
+Before it looks for a run to continue, a run holds its design's mark (gating/design_mark.py) to
+its end: a second run of the design started meanwhile, which could not see this one's result
+(a fresh spend of the error beside it), is refused.
 """
 
 from __future__ import annotations
@@ -51,14 +55,8 @@ from rubricgate.gating.continuation_marks import (
     why_not_again,
     write_mark,
 )
-from rubricgate.gating.design import (
-    agent_environment,
-    command_program,
-    design_key,
-    judging_settings,
-    suite_digest,
-    unrecorded_by_older,
-)
+from rubricgate.gating.design import design_of, unrecorded_by_older
+from rubricgate.gating.design_mark import DesignMark, design_mark_path, hold_design
 from rubricgate.gating.planning import CONFIRM_FACTOR
 from rubricgate.gating.recorded import TrialLedger, bad_trial, copy_transcripts
 from rubricgate.models.results import Summary, TrialResult
@@ -196,22 +194,33 @@ OLDER = "an older rubricgate wrote this run"
 ANOTHER_DESIGN = "another design"  # why_not's and changed_settings' line begins so
 
 
-def prepare(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str,
-            named: Path | None, cache_dir: Path | None = None) -> tuple[Continued | None, str]:
-    """(the run this one continues, this run's design key) for a statistical run of `case_ids`."""
-    from rubricgate.gating.baseline import reviewer_fingerprint
-    from rubricgate.runner.digests import reviewer_digest
-
+def prepare(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str, named: Path | None,
+            cache_dir: Path | None = None) -> tuple[Continued | None, str, DesignMark | None]:
+    """(the run this one continues, this run's design key, its mark on the design: held, the
+    caller's to release) for a statistical run of `case_ids`."""
     if loaded.baseline is None:
         if named is not None:
             raise GateInputError("--continue", str(named), "there is no baseline to continue against",
                                  "run `rubricgate baseline update` first")
-        return None, ""
-    reviewer = reviewer_fingerprint(reviewer_digest(repo, loaded.config))
-    key = design_key(loaded.baseline, loaded.config.gate, first, case_ids, loaded.config.graded_dimensions(),
-                     reviewer, agent, loaded.config.agent.model, suite_digest(loaded, case_ids),
-                     command_program(repo, loaded.config, agent), agent_environment(loaded.config))
-    settings = judging_settings(repo, loaded.config)
+        return None, "", None
+    key, settings = design_of(repo, loaded, case_ids, first, agent)
+    # Held before looking for the run to continue: a run of the design ending meanwhile is then
+    # found (and continued), never passed over for a fresh start beside its INCONCLUSIVE.
+    try:
+        mark = hold_design(design_mark_path(repo / loaded.config.reports, key, settings))
+    except GateInputError:
+        _to_continue(repo, loaded, case_ids, named, key, cache_dir, settings)  # being continued: that line
+        raise
+    try:
+        return _to_continue(repo, loaded, case_ids, named, key, cache_dir, settings), key, mark
+    except BaseException:
+        mark.release()
+        raise
+
+
+def _to_continue(repo: Path, loaded, case_ids: Sequence[str], named: Path | None, key: str,
+                 cache_dir: Path | None, settings: dict[str, str]) -> Continued | None:
+    """The run this one continues, its trials checked; None: a fresh run."""
     try:
         continued = continued_run(named, repo / loaded.config.reports, key, cache_dir, settings)
     except GateInputError as exc:  # a CRLF checkout of an unchanged reviewer reads as another design
@@ -222,8 +231,8 @@ def prepare(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str,
         except GateInputError:
             if named is not None:
                 raise
-            return None, key  # found unasked and its trials do not hold up: this run starts afresh
-    return continued, key
+            return None  # found unasked and its trials do not hold up: this run starts afresh
+    return continued
 
 
 def verify_trials(continued: Continued, loaded, case_ids: Sequence[str]) -> None:

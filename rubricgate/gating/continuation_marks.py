@@ -58,7 +58,7 @@ def _remove_if_stale(marker: Path) -> None:
     try:
         with contextlib.suppress(OSError):  # a file system without flock: checked all the same
             fcntl.flock(fd, fcntl.LOCK_EX)  # held for the moment of one takeover
-        if not _same_file(fd, marker):
+        if not same_file(fd, marker):
             return  # removed and made again by another: looked at afresh
         if continued_by(marker) is not None:
             raise FileExistsError(errno.EEXIST, "marked meanwhile", str(marker))
@@ -67,7 +67,7 @@ def _remove_if_stale(marker: Path) -> None:
         os.close(fd)
 
 
-def _same_file(fd: int, path: Path) -> bool:
+def same_file(fd: int, path: Path) -> bool:
     """Does `path` still name the file open at `fd`?"""
     try:
         here, there = os.fstat(fd), os.stat(path, follow_symlinks=False)

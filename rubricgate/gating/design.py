@@ -44,6 +44,18 @@ def design_key(baseline: Baseline, gate: GateConfig, first: int, cases: Sequence
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def design_of(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str) -> tuple[str, dict[str, str]]:
+    """The design key of a statistical run of `case_ids`, and the judging settings it leaves out."""
+    from rubricgate.gating.baseline import reviewer_fingerprint
+    from rubricgate.runner.digests import reviewer_digest
+
+    reviewer = reviewer_fingerprint(reviewer_digest(repo, loaded.config))
+    key = design_key(loaded.baseline, loaded.config.gate, first, case_ids, loaded.config.graded_dimensions(),
+                     reviewer, agent, loaded.config.agent.model, suite_digest(loaded, case_ids),
+                     command_program(repo, loaded.config, agent), agent_environment(loaded.config))
+    return key, judging_settings(repo, loaded.config)
+
+
 def judging_settings(repo: Path, config) -> dict[str, str]:
     """The digests of rubricgate.yaml's sections that run or grade the reviewer besides its files
     (DESIGN_SECTIONS; runner/digests.py config_digests), as a run records them (summary.json

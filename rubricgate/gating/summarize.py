@@ -157,6 +157,8 @@ def _decided(loaded: Loaded, rates, state: RunState, done: int, total: int,
     if state.tree_violations:
         return cannot_judge(["the original repository was modified during the run: "
                              f"{', '.join(state.tree_violations[:5])}"], method), None
+    if state.design_lost:
+        return cannot_judge([state.design_lost], method), None
     if loaded.baseline is None and state.kind == "baseline":
         return Decision(status="baseline", exit_code=0, method=loaded.config.gate.method,
                         reasons=["baseline run: rates measured for baseline.json, not gated"]), None

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rubricgate.errors import GateInputError
 from rubricgate.gating.changes import with_rule_changes
+from rubricgate.gating.design_mark import LOST
 from rubricgate.gating.recorded import bad_trial, transcript_bytes
 from rubricgate.gating.summarize import build_summary
 from rubricgate.graders import judge
@@ -79,8 +80,9 @@ def _state(old: Summary, new_id: str, results: list[TrialResult]) -> RunState:
     """The old run's run-level facts, carried over: a regrade cannot undo them."""
     violations = sorted({g.reason for r in results for g in r.grades.values() if g.reason.startswith(TREE_CHANGED)})
     not_run = sum(1 for r in results if any(g.category == "not_run" for g in r.grades.values()))
+    lost = next((r for r in old.decision.reasons if r.startswith(LOST)), "")  # another run may have run beside it
     state = RunState(run_id=new_id, started=old.started_at, interrupted=not old.complete,
-                     tree_violations=violations, not_run=not_run, agent_versions=_versions(old))
+                     tree_violations=violations, not_run=not_run, agent_versions=_versions(old), design_lost=lost)
     if not_run:
         state.budget.reason = "the original run left trials not run"
     return state

@@ -22,6 +22,9 @@ class RunState:
     agent_versions: dict[str, str | None] = field(default_factory=dict)
     interrupted: bool = False
     tree_violations: list[str] = field(default_factory=list)
+    # The run's mark on its design was removed or replaced meanwhile (gating/design_mark.py lost):
+    # another run of the design could have run beside it, so this one cannot judge.
+    design_lost: str = ""
     not_run: int = 0
     budget: Budget = field(default_factory=lambda: Budget(None))
     trials: int | None = None  # --trials, when given: what the run was asked for
