@@ -4,7 +4,8 @@ A task's overlays are written over the copy of the tree the reviewer runs in. On
 file of the reviewer itself (its closure, suite/closure.py: the prompt, skill, rubric and what
 they reference; a script the agent command runs from the workspace; the changed-files list the
 harness writes) would make the case test that text instead of the reviewer: a canned answer that
-passes whatever the PR does to the real one. Such a key is an input error naming the task.
+passes whatever the PR does to the real one. Such a key is an input error naming the task; so is
+a path under `removed:` naming one, which took it out of the workspace (a reviewer without its rubric).
 
 `reviewer.changed_files` is written into every workspace the same way, once per trial: naming
 a file of the reviewer (its prompt, a script agent.command runs) it overwrote the reviewer with
@@ -30,16 +31,26 @@ RUN_BY_COMMAND = "run by agent.command"
 
 def reviewer_overlay_errors(repo: Path, config: Config, cases: Sequence[CaseSpec],
                             closure: Closure) -> list[GateInputError]:
-    """An error for every overlay key that is one of the reviewer's own files (`closure`: its
-    closure in `repo`)."""
-    keyed = [(case, key) for case in cases for key in case.files]
-    if not keyed:  # the closure is read only when some case overlays anything
+    """An error for every overlay key, and every path a case removes, that is one of the
+    reviewer's own files (`closure`: its closure in `repo`)."""
+    if not any(case.files or case.removed for case in cases):  # the closure is read only when needed
         return []
     own = {_canonical(rel): why for rel, why in reviewer_files(config, closure).items()}
     return [GateInputError(case.origin, f"files.{key}", f"replaces the reviewer's own {key!r} "
                            f"({own[_canonical(key)]}) in the workspace: the case would test that text, not the "
                            "reviewer", "overlay another path; the reviewer runs as it is in the repository")
-            for case, key in keyed if _canonical(key) in own]
+            for case in cases for key in case.files if _canonical(key) in own] + \
+        [_removes_own(case, i, rel, own[_canonical(rel)])
+         for case in cases for i, rel in enumerate(case.removed) if _canonical(rel) in own]
+
+
+def _removes_own(case: CaseSpec, i: int, rel: str, why: str) -> GateInputError:
+    """A case taking one of the reviewer's files out of its workspace tests a reviewer without
+    it (`removed:` is for the reviewed change's deleted files, never the reviewer's)."""
+    return GateInputError(case.origin, f"removed[{i}]", f"removes the reviewer's own {rel!r} ({why}) from the "
+                          "workspace: the case would test the reviewer without it, not the reviewer",
+                          "list a file the change deleted outside the reviewer's; the reviewer runs as it is "
+                          "in the repository")
 
 
 def changed_files_errors(repo: Path, config: Config, display: str, closure: Closure) -> list[GateInputError]:

@@ -29,6 +29,18 @@ def test_an_overlay_of_the_reviewers_own_file_is_refused(repo, key, why):
     assert "(fix: overlay another path" in line
 
 
+@pytest.mark.parametrize("rel, why", [
+    ("reviewer/evaluator/references/rubric.md", "reviewer.rubric"),
+    ("./reviewer/prompts/evaluate.md", "reviewer.prompt"),  # another spelling of the same file
+])
+def test_a_task_removing_the_reviewers_own_file_is_refused(repo, rel, why):
+    """`removed:` took the reviewer's rubric out of its workspace: validate said ok, and each
+    trial tested a reviewer without its rubric ("rubric not found in workspace"), not the reviewer."""
+    write_task(repo, {**GOOD, "removed": [rel]})
+    line = one_error(repo, "evals/tasks/t1.yaml", "removed[0]", "removes the reviewer's own", why)
+    assert "(fix: list a file the change deleted outside the reviewer's" in line
+
+
 def test_a_script_the_agent_command_runs_from_the_workspace_is_the_reviewers(repo):
     config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
     config["agent"] = {"name": "command", "command": ["python3", "{workspace}/tools/rev.py", "{workspace}"],
