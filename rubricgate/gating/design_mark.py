@@ -114,5 +114,8 @@ def _under_way(path: Path) -> GateInputError:
     pid, run = (found.group(1), found.group(2)) if found else (None, None)
     # A mark naming no process (cut short as it was made) is never taken over: the user is told where it is.
     who = f"pid {pid}" if pid else f"no process named: if none is under way, remove {path}"
+    # A pid another process has taken since (no start time where the mark was written) is never
+    # taken over either: the fix names the mark, which the run folder named first does not.
+    fix = f"{WAIT}; if no run of it is under way, remove {path}" if pid else WAIT
     return GateInputError(run or str(path), "", f"a run of this same design is under way ({who}): another "
-                          "beside it would be a second chance to PASS", WAIT)
+                          "beside it would be a second chance to PASS", fix)

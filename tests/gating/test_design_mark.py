@@ -138,3 +138,16 @@ def test_a_reports_folder_that_cannot_be_made_holds_nothing(tmp_path) -> None:
     mark = hold_design(tmp_path / "reports" / f"{DESIGN_MARK}-x")
     assert mark.fd is None and not mark.lost()
     mark.release()
+
+
+def test_a_refusal_naming_a_live_process_says_where_the_mark_is(tmp_path) -> None:
+    """A mark whose pid another process has since taken (no start time recorded: no /proc where
+    it was written) refused every run, naming the run folder and "wait for it to end": nothing
+    said which file to remove once no run was under way."""
+    path = tmp_path / "reports" / f"{DESIGN_MARK}-x"
+    path.parent.mkdir()
+    path.write_text(f"{RUNNING} (pid {os.getpid()}) in {tmp_path / 'reports' / 'old-run'}\n")
+    with pytest.raises(GateInputError) as refused:
+        hold_design(path)
+    line = str(refused.value)
+    assert f"pid {os.getpid()}" in line and f"if no run of it is under way, remove {path}" in line, line
