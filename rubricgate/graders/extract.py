@@ -8,14 +8,16 @@ recomputed from the findings with the rubric's severities and escalated, never l
 Four outcomes, as for the contract: ok; missing (an empty answer, no block, a hook returning
 None); malformed (unreadable YAML/JSON, a key given twice, a hook raising ValueError); invalid
 (the shape does not match `verdict:`: no findings at `findings.path`, the findings are not a
-list, no tier or one not in `tier.map`, two stated tiers that disagree). A hook that fails in
-any other way is `extractor_error`: rubricgate's failure, not the reviewer's, so the trial is
-errored (out of every rate, exit 2 past gate.max_errored), never graded.
+list, no tier or one not in `tier.map`, two stated tiers that disagree, two fenced blocks that
+state different verdicts). A hook that fails in any other way is `extractor_error`: rubricgate's
+failure, not the reviewer's, so the trial is errored (out of every rate, exit 2 past
+gate.max_errored), never graded.
 
 Ambiguity is never resolved in the reviewer's favour: a YAML/JSON answer with a key given twice
 is malformed (which one did the reviewer mean?), a stated tier the pattern finds twice with two
-values is invalid, and in markdown what sits in a fenced code block (a file the reviewer
-quotes) is neither a finding nor the verdict.
+values is invalid, so are two blocks whose verdicts differ (the real one, then the rubric's
+example repeated: the last block winning graded it PASS), and in markdown what sits in a fenced
+code block (a file the reviewer quotes) is neither a finding nor the verdict.
 """
 
 from __future__ import annotations
@@ -53,10 +55,29 @@ def read_verdict(text: str, rubric: RubricSpec, config: VerdictConfig | None, ag
     if config.format == "markdown":
         return _invalid_or(lambda: _finish(_markdown_findings(text, config), _tier(None, text, config),
                                            rubric, config))
-    data = _structured(text, config.format)
+    *earlier, last = [_block_verdict(body, text, rubric, config) for body in _bodies(text, config.format)]
+    return _agreed(earlier, last, config.format)
+
+
+def _block_verdict(body: str, text: str, rubric: RubricSpec, config: VerdictConfig) -> ParsedVerdict:
+    """The verdict one YAML/JSON block (or the whole answer) states."""
+    data = _structured(body, config.format)
     if isinstance(data, ParsedVerdict):
         return data
     return _invalid_or(lambda: _from_data(data, text, rubric, config))
+
+
+def _agreed(earlier: list[ParsedVerdict], last: ParsedVerdict, fmt: str) -> ParsedVerdict:
+    """The last block's verdict, unless an earlier block reads as a different one: an answer that
+    repeats the rubric's example (approve, no findings) after its own verdict states two, and
+    which is the reviewer's is ambiguous (as two stated tiers are). A block of another shape (a
+    file of the change the reviewer quotes) states none."""
+    stated = [(p.reported_tier, p.effective_tier) for p in [*earlier, last] if p.status == "ok"]
+    if last.status != "ok" or len(set(stated)) < 2:
+        return last
+    return ParsedVerdict(status="invalid", error=f"the answer's {len(stated)} ```{fmt} blocks state different "
+                                                 f"verdicts ({', '.join(str(t) for _, t in stated)}): which is "
+                                                 "the reviewer's is ambiguous")
 
 
 def _invalid_or(read: Callable[[], ParsedVerdict]) -> ParsedVerdict:
@@ -86,12 +107,16 @@ class _Invalid(ValueError):
     """The answer's shape does not match rubricgate.yaml's `verdict:`."""
 
 
-def _structured(text: str, fmt: str) -> Any:
-    """The last fenced block of the format, else the whole answer, parsed (or a ParsedVerdict)."""
+def _bodies(text: str, fmt: str) -> list[str]:
+    """The closed fenced blocks of the format, else the whole answer as one."""
     # Closed as CommonMark closes it: a line of the answer's YAML that opens a code block of its own
     # (an issue's ```python example) ended the block there, and the findings after it went unread.
     blocks = [f.body for f in fenced_blocks(text) if f.closed and re.fullmatch(_FENCES[fmt], f.info, re.I)]
-    body = blocks[-1] if blocks else text
+    return blocks or [text]
+
+
+def _structured(body: str, fmt: str) -> Any:
+    """One block's YAML/JSON, parsed (or a ParsedVerdict: malformed)."""
     try:
         # Bounded (issue 37): an answer nested past boundary.MAX_DEPTH, or YAML whose aliases expand
         # to a billion values, is malformed, never RecursionError or a hang.

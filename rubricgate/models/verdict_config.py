@@ -3,9 +3,10 @@
 Unset (or `format: contract`), the answer ends with rubricgate's JSON verdict (graders/contract.py).
 Otherwise the reviewer keeps its own format and rubricgate reads it (graders/extract.py):
 
-  yaml / json  the last fenced ```yaml (```json) block, else the whole answer; `findings.path`
+  yaml / json  the closed fenced ```yaml (```json) blocks, else the whole answer; `findings.path`
                names the list of findings, `tier.path` the verdict (optional: unset, the tier is
-               derived from the findings' severities);
+               derived from the findings' severities); blocks stating different verdicts are
+               invalid, repeated ones with one verdict are that verdict;
   markdown     every header matching `headers` is a finding, its text the title;
   hook         a Python function `file.py:function` in the repository, (answer) -> dict or None.
 

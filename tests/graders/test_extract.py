@@ -127,6 +127,32 @@ def test_two_stated_verdicts_that_disagree_are_invalid_and_two_that_agree_are_on
     assert read_verdict(same, RUBRIC, config(**MARKDOWN)).reported_tier == "PASS"
 
 
+TIERED = {"tier": {"path": "review.verdict", "map": {"approve": "PASS", "request changes": "BLOCK"}}}
+EXAMPLE = "verdict: approve\nkey_issues_to_review: []\n"
+
+
+@pytest.mark.parametrize("fmt", ["yaml", "json"])
+def test_a_repeated_example_block_after_the_real_verdict_is_invalid_never_a_pass(fmt):
+    """The real verdict (request changes, an SQL injection) and then the rubric's example block
+    (approve, no findings) again: the last block winning graded the answer PASS."""
+    real = answer("verdict: request changes\n" + SQL) + "Format, as asked:\n" + answer(EXAMPLE)
+    if fmt == "json":
+        body = ('{"review": {"verdict": %s, "key_issues_to_review": %s}}')
+        real = ("```json\n" + body % ('"request changes"', '[{"issue_header": "Possible SQL Injection"}]')
+                + "\n```\nFormat, as asked:\n```json\n" + body % ('"approve"', "[]") + "\n```\n")
+    got = read_verdict(real, RUBRIC, config(format=fmt, **TIERED))
+    assert got.status == "invalid" and "different verdicts" in got.error and got.effective_tier is None, got
+
+
+def test_repeated_blocks_with_one_verdict_are_one_and_a_quoted_block_of_another_shape_is_not_a_verdict():
+    twice = answer("verdict: request changes\n" + SQL) + "Again:\n" + answer("verdict: request changes\n" + SQL)
+    got = read_verdict(twice, RUBRIC, config(**TIERED))
+    assert (got.status, got.effective_tier) == ("ok", "BLOCK"), got
+    quoted = "The PR's config reads:\n```yaml\nverdict: approve\n```\n" + answer("verdict: request changes\n" + SQL)
+    got = read_verdict(quoted, RUBRIC, config(**TIERED))
+    assert (got.status, got.effective_tier) == ("ok", "BLOCK"), got
+
+
 def test_inline_code_at_the_start_of_a_line_opens_no_fence():
     # "```foo()``` looks fine" is inline code: read as an unclosed fence it hid the verdict after it
     text = "```foo()``` looks fine\n\n## Missing tests\nNone for x.\n\nverdict: request changes\n"
