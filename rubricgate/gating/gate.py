@@ -39,7 +39,7 @@ from rubricgate.gating.outcome import ALPHA_SHARES, Evidence, classify, label
 from rubricgate.gating.stats import add_intervals
 from rubricgate.models.baseline import Baseline, MeasuredWith
 from rubricgate.models.config import GateConfig
-from rubricgate.models.results import Decision, GateDetail, RateRow
+from rubricgate.models.results import Decision, GateDetail, RateRow, shared_phrase
 from rubricgate.suite.baseline_file import REMEASURE
 
 RowStatus = Literal["ok", "regression", "inconclusive", "no_baseline"]
@@ -193,6 +193,8 @@ def shared_strata(per_case: Counts, baseline: Baseline, rates: dict[str, RateRow
     """Per dimension, (current passes, trials, baseline passes, trials) of every shared case."""
     shared = [c for c in per_case if c in baseline.cases]
     detail.shared_cases = len(shared)
+    detail.judged_cases = sum(any(per_case[c][d][1] and baseline.cases[c][d].trials for d in per_case[c]
+                                  if d in baseline.cases[c]) for c in shared)
     detail.new_cases = [c for c in per_case if c not in baseline.cases]
     detail.missing_cases = [c for c in baseline.cases if c not in per_case]
     return {d: [(*per_case[c][d], baseline.cases[c][d].passes, baseline.cases[c][d].trials)
@@ -424,10 +426,7 @@ def _evidence(dim: str, strata: list[Stratum], drop: float, p_adjusted: float | 
     x1, n1 = sum(s[0] for s in both), sum(s[1] for s in both)
     x0, n0 = sum(s[2] for s in both), sum(s[3] for s in both)
     test = "" if p_adjusted is None else f", stratified {unit.p_name()} (Holm) {p_adjusted:.3g}"
-    # The number of cases the counts cover: a shared case whose every trial errored is in no count
-    # ("9/36 ... on 39 shared case(s)" read as if the 36 trials came from 39 cases).
-    cases = f"{len(both)} shared case(s)" if len(both) >= shared else \
-        f"{len(both)} of {shared} shared case(s) ({shared - len(both)} with no judged trial)"
+    cases = shared_phrase(len(both), shared)
     return f"{dim} {x1}/{n1} vs baseline {x0}/{n0} on {cases}, drop {drop * 100:+.1f} points{test}"
 
 

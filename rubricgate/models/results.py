@@ -152,10 +152,20 @@ class RateRow(StrictModel):
     label: str = ""
 
 
+def shared_phrase(judged: int, shared: int) -> str:
+    """'36 of 39 shared case(s) (3 with no judged trial)', or '39 shared case(s)': the shared cases
+    a count covers. A case whose every trial errored is shared yet in no count, and "9/36 on 39
+    shared case(s)" read as if the 36 trials came from 39 cases."""
+    if judged >= shared:
+        return f"{judged} shared case(s)"
+    return f"{judged} of {shared} shared case(s) ({shared - judged} with no judged trial)"
+
+
 class GateDetail(StrictModel):
     """What the gate compared: the cases both runs share, and the ones only one side has."""
 
     shared_cases: int = 0
+    judged_cases: int | None = None  # of the shared, those with a judged trial (None: a summary from before)
     new_cases: list[str] = []  # in the run, not in the baseline
     missing_cases: list[str] = []  # in the baseline, not in the run
     edited_cases: list[str] = []  # in both, but edited since the baseline was measured: judged as new cases
@@ -173,6 +183,11 @@ class GateDetail(StrictModel):
     confirmations: dict[str, dict[str, list[int]]] = {}
     # The within-run dependence check (gating/dependence.py): status, the correlation used, the evidence.
     dependence: dict[str, Any] = {}
+
+    def cases_phrase(self) -> str:
+        """The shared cases the rates, baseline and delta cover (shared_phrase)."""
+        judged = self.shared_cases if self.judged_cases is None else self.judged_cases
+        return shared_phrase(judged, self.shared_cases)
     # A run continued after it ended INCONCLUSIVE (gating/continuation.py): the runs it continues
     # (their trials are this run's too), how many continuations the design has taken, what
     # identifies the design (baseline, gate settings, cases), and the one next step when undecided.

@@ -274,7 +274,7 @@ def _statistics(summary: Summary) -> list[str]:
     lines += [f"- {line}" for line in _consistency_line(summary) if line]
     gate = summary.gate
     if gate is not None and gate.shared_cases:
-        lines.append(f"- Rates, baseline and delta are over the {gate.shared_cases} case(s) both runs share; "
+        lines.append(f"- Rates, baseline and delta are over {gate.cases_phrase()}; "
                      "intervals: "
                      + "; ".join(f"{escape_md(dim)} {interval(row)}" for dim, row in summary.rates.items()))
     return _details(f"Statistics ({escape_md(d.method)} gate, exit {d.exit_code})", lines)

@@ -427,3 +427,12 @@ def test_a_drop_line_counts_the_cases_its_counts_cover() -> None:
     line = next(r for r in decision.reasons if r.startswith("verdict "))
     assert line.startswith("verdict 9/36 vs baseline 108/108 on 36 of 39 shared case(s) (3 with no judged trial), "
                            "drop "), line
+
+
+def test_the_gate_records_how_many_shared_cases_have_a_judged_trial() -> None:
+    # What the comment's statistics line says its rates are over (reports/comment.py).
+    suite = {f"c{i:02}": (3, 3) for i in range(39)}
+    per_case = _counts({c: (1, 1) for c in sorted(suite)[3:]})
+    _, detail = decide(_rates(per_case), _baseline(suite), STRICT, per_case, errored={"c00": 1, "c01": 1, "c02": 1})
+    assert (detail.shared_cases, detail.judged_cases) == (39, 36)
+    assert detail.cases_phrase() == "36 of 39 shared case(s) (3 with no judged trial)"

@@ -273,10 +273,23 @@ def test_new_cases_are_reported_beside_the_shared_case_rates_in_comment_html_and
     s = _with_new_cases()
     line = "New cases (not in baseline.json, not in the rates above): 1 case(s): verdict 0.0% (0/3)"
     assert line in render_comment(s)
-    assert "Rates, baseline and delta are over the 2 case(s) both runs share" in render_comment(s)
+    assert "Rates, baseline and delta are over 2 shared case(s);" in render_comment(s)
     assert line in render_html(s, rf.write_run_dir(tmp_path / "run", s), history=[])
     assert any(line in x for x in rate_lines(s))
     assert "New cases" not in render_comment(rf.summary())
+
+
+def test_the_statistics_line_counts_only_the_shared_cases_the_rates_cover(tmp_path):
+    """39 shared cases, 3 of them with every trial errored: the rates are over 36 of them, as the
+    gate's drop line says, not over "the 39 case(s) both runs share"."""
+    from rubricgate.reports.html import render_html
+
+    s = rf.summary(gate=GateDetail(shared_cases=39, judged_cases=36, interval="x"))
+    said = "Rates, baseline and delta are over 36 of 39 shared case(s) (3 with no judged trial)"
+    assert said in render_comment(s) and "39 case(s) both runs share" not in render_comment(s)
+    assert said in render_html(s, rf.write_run_dir(tmp_path / "run", s), history=[])
+    old = rf.summary(gate=GateDetail(shared_cases=39, interval="x"))  # a summary.json from before the count
+    assert "over 39 shared case(s);" in render_comment(old)
 
 
 def test_credential_shaped_reasons_are_masked_in_the_terminal_summary():
