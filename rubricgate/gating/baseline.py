@@ -109,7 +109,8 @@ def updated_baseline(old: Baseline | None, summary: Summary, reason: str, suite_
                              "pass --reason 'why the lower rate is right'")
     run_ids = "+".join(run_ids_of((summary, *sessions)))
     fell = old is not None and any(r < old.rates.get(d, 0.0) - EPS for d, r in suite_rates(cases).items())
-    change = _change(old, cases, run_ids, _history_reason(old, reason, pooled, bool(kept), edited, fell),
+    auto = _auto_reason(old, bool(kept), suite_rates(cases), fell)
+    change = _change(old, cases, run_ids, _history_reason(reason, pooled, edited, auto),
                      sorted(run) if kept else [])
     kept_digests = {c: d for c, d in (old.case_digests if old else {}).items() if c in kept}
     new = Baseline(rates=change.rates, trials=change.trials, cases=cases, measured_with=measured,
@@ -148,12 +149,9 @@ def edited_since(old: Baseline | None, digests: dict[str, str], fresh: CaseCount
     return sorted(c for c in fresh if c in kept and c in digests and kept[c] != digests[c])
 
 
-def _history_reason(old: Baseline | None, reason: str, pooled: bool, partial: bool, edited: list[str],
-                    fell: bool = False) -> str:
-    """The history entry's reason: the user's, after "pooled" when it was, else the automatic one
-    (`fell`: a suite rate is lower, though no case's is); then the cases whose counts an edit replaced."""
-    auto = ("re-measured: no case's rate is lower; a suite rate fell with the cases added or left out" if fell
-            else _auto_reason(old, partial))
+def _history_reason(reason: str, pooled: bool, edited: list[str], auto: str) -> str:
+    """The history entry's reason: the user's, after "pooled" when it was, else the automatic one;
+    then the cases whose counts an edit replaced."""
     said = "; ".join(x for x in (POOLED_REASON if pooled else "", reason.strip()) if x) or auto
     if not edited:
         return said
@@ -295,12 +293,23 @@ def _lowered(old: Baseline | None, run: CaseCounts, rates: dict[str, float],
     return out
 
 
-def _auto_reason(old: Baseline | None, partial: bool) -> str:
+def _auto_reason(old: Baseline | None, partial: bool, rates: dict[str, float], fell: bool) -> str:
+    """What the update did, when no --reason says why (`fell`: a suite rate is lower, though no
+    case's is). A dimension the baseline never measured is neither raised nor lowered: at 0% it
+    was recorded as "raised: the suite passes at the higher rate"."""
     if old is None:
         return "initial baseline"
-    if old.format_version == 1:
-        return "raised: the suite passes at the higher rate; migrated from format 1 to per-case counts"
-    return "merged the run's cases: none lower" if partial else "raised: the suite passes at the higher rate"
+    first = [d for d in ordered(rates) if d not in old.rates]
+    rose = not first or any(r > old.rates[d] + EPS for d, r in rates.items() if d in old.rates)
+    did = "merged the run's cases: none lower" if partial and old.format_version != 1 else RAISED if rose else ""
+    if fell:
+        did = "re-measured: no case's rate is lower; a suite rate fell with the cases added or left out"
+    said = [did, f"{', '.join(first)} measured for the first time" if first else "",
+            "migrated from format 1 to per-case counts" if old.format_version == 1 else ""]
+    return "; ".join(x for x in said if x)
+
+
+RAISED = "raised: the suite passes at the higher rate"
 
 
 def reviewer_fingerprint(per_file: dict[str, str]) -> str:

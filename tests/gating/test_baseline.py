@@ -43,6 +43,23 @@ def test_raising_needs_no_reason(repo):
     assert "raised" in rates(repo)["history"][-1]["reason"]
 
 
+def test_a_dimension_measured_for_the_first_time_is_said_so_not_raised(repo):
+    # A baseline that never measured tool_use: its first measurement raises nothing, whatever its
+    # rate (at 0% the history said "raised: the suite passes at the higher rate").
+    assert update(repo).exit_code == 0
+    data = rates(repo)
+    del data["rates"]["tool_use"]
+    for dims in data["cases"].values():
+        del dims["tool_use"]
+    for change in data["history"]:
+        del change["rates"]["tool_use"]
+    data["measured_with"]["reviewer_digest"] = "another reviewer"  # not pooled: the reason is the automatic one
+    (repo / "baseline.json").write_text(json.dumps(data))
+    result = update(repo)
+    assert result.exit_code == 0, result.output
+    assert rates(repo)["history"][-1]["reason"] == "tool_use measured for the first time"
+
+
 def test_update_from_a_stored_run(repo):
     assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code == 0
     run_dir = next((repo / "reports").iterdir())
