@@ -189,7 +189,6 @@ def plan_dimension(dim: str, base: Counts, first: int, sched: Schedule, alpha: f
     reach_t = smallest_size(lambda t: regression_chance(base, [t], [once], target, margin, unit, sessions), 1, 100)
     reach_c = smallest_size(lambda c: regression_chance([base[i % len(base)] for i in range(c)], [first], [once],
                                                         target, margin, unit), len(base), 20 * len(base))
-    at_last = [float(sched.trials_after(c, sched.looks[end])) for c in sched.caps]
     planned = sched.looks[sched.planned] if sched.planned < len(sched.looks) - 1 else None
     past_budget = planned is None or planned > rounds[-1]  # an unchanged reviewer is not expected to PASS in the budget
     # A run the schedule expects to PASS at some look (continuations included) is not limited by the
@@ -197,9 +196,23 @@ def plan_dimension(dim: str, base: Counts, first: int, sched: Schedule, alpha: f
     limited = planned is None and not expected_pass(base, UNLIMITED, alpha, margin, unit, sessions)
     need = baseline_trials(base, rounds[-1], alpha, margin, unit, sessions) if limited else (None, None)
     return DimensionPlan(dim, len(base), smallest_drop(at_first), smallest_drop(by_budget),
-                         expected_bound(base, at_last, sched.pass_score(end), unit, sessions), reach_t, reach_c,
+                         _unchanged_bound(base, sched, end, unit, sessions), reach_t, reach_c,
                          planned, pass_cases(base, rounds[-1], alpha, margin, unit, sessions) if past_budget else None,
                          limited, *need)
+
+
+def _unchanged_bound(base: Counts, sched: Schedule, end: int, unit: Unit,
+                     sessions: Sequence[int] | None) -> float | None:
+    """An unchanged reviewer's expected bound at the budget's last look that has a PASS region for
+    it. Near gate.margin 1 the earlier looks may spend all of alpha, leaving the last none: its
+    bound read as "never", and validate refused a margin of 0.99 that a reviewer which never fails
+    shows at the first look, while 0.9 passed."""
+    for look in range(end, -1, -1):
+        at = [float(sched.trials_after(c, sched.looks[look])) for c in sched.caps]
+        bound = expected_bound(base, at, sched.pass_score(look), unit, sessions)
+        if bound is not None:
+            return bound
+    return None
 
 
 def expected_pass(base: Expected, trials: float, alpha: float, margin: float, unit: Unit = TRIAL,

@@ -98,3 +98,16 @@ def test_no_baseline_size_that_would_do_is_not_offered_as_a_fix() -> None:
     assert "add cases, or widen gate.margin" in said
     named = baseline_fix(replace(none_would, baseline_trials=40, baseline_run=12))
     assert named.startswith("a larger baseline (`rubricgate baseline update --trials 40`, then about 12 trials per case)")
+
+
+def test_a_margin_near_1_is_the_easiest_to_show_never_refused_as_impossible() -> None:
+    # At gate.margin 0.99 the budget's last look had no PASS region left (the earlier looks spent
+    # alpha), and a reviewer that never fails, expected to PASS at the first look, read as "never":
+    # validate refused 0.99 while 0.9 passed.
+    from rubricgate.gating.planning import prior_plan
+
+    for margin in (0.9, 0.99):
+        gate = GateConfig(method="statistical", margin=margin)
+        assert check_margin(None, gate, 12, 3) is None
+        bounds = [d.unchanged_bound for d in prior_plan(12, gate, 3).dimensions]
+        assert all(b is not None and b <= margin for b in bounds), (margin, bounds)
