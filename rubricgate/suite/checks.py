@@ -114,7 +114,10 @@ def _removed_error(repo: Path, task: TaskFile, i: int, rel: str, display: str) -
 def _name_problem(rel: str) -> str:
     """Why a task's path cannot be a workspace file listed a line at a time ("" when it can): a
     line break split it into two paths in the changed-files list, neither of them a file, and the
-    reviewer never saw the file (a recorded change's `app/new\\nline.py`), as a fixture's name."""
+    reviewer never saw the file (a recorded change's `app/new\\nline.py`), as a fixture's name.
+    A NUL is left to safe_relpath, whose line names it (no file can hold one)."""
+    if "\x00" in rel:
+        return ""
     if printable(rel) != rel or any(0xDC80 <= ord(c) <= 0xDCFF for c in rel):
         return f"{printable(rel)!r} is no printable UTF-8 name (a line break or another control character)"
     return ""
