@@ -1,5 +1,6 @@
-"""This user's run notes, continuation marks and compiled report templates across a copy-only
-run's retired cache folder.
+"""A copy-only run's cache folder thrown away (`retire_unsafe_cache`, with the default folder's
+rendering caches: `retire_unsafe_renders`), and this user's run notes, continuation marks and
+compiled report templates carried across it.
 
 A copy-only run throws its cache folder away once its trials end (runner/cache.py
 `retire_cache`): its reviewer could read the signing key. The notes that this user started
@@ -26,7 +27,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from rubricgate.isolation.untrusted import UntrustedPath, opened_folder, read_under_fd, write_fresh_in
-from rubricgate.runner.cache import MARKS_DIR, NOTE_BYTES, RUNNING_MARK, RUNS_DIR, TEMPLATES
+from rubricgate.runner.cache import (
+    MARKS_DIR,
+    NOTE_BYTES,
+    RUNNING_MARK,
+    RUNS_DIR,
+    TEMPLATES,
+    default_cache_dir,
+    retire_cache,
+    retire_rendered,
+)
 
 # What is carried over, and the most a file of it holds (larger: not one of ours, left out).
 KEPT = {RUNS_DIR: NOTE_BYTES, MARKS_DIR: NOTE_BYTES, TEMPLATES: 4_000_000}
@@ -124,3 +134,29 @@ def _write_notes(folder: Path, named: dict[str, bytes]) -> None:
             for name, data in named.items():
                 with contextlib.suppress(OSError, UntrustedPath):
                     write_fresh_in(fd, name, data)
+
+
+def retire_unsafe_cache(cache_dir: Path | None) -> tuple[str, Path | None]:
+    """Move the cache folder out of use after a copy-only run (its reviewer could read the signing
+    key): what happened, as the run's warning says it, and where the folder went."""
+    if cache_dir is None:
+        return "", None
+    try:
+        retired = retire_cache(cache_dir)
+    except OSError as exc:
+        return (f"the cache folder {cache_dir} could not be cleared ({exc.strerror}): "
+                "delete it before the next --cache run"), None
+    return "the cache folder was cleared with its signing key, which the reviewer could read", retired
+
+
+def retire_unsafe_renders(cache_dir: Path | None) -> tuple[list[Path], str]:
+    """The user's default cache folder's rendering folders moved out of use after a copy-only run
+    that retired another cache folder (runner/cache.py retire_rendered): where they went, and the
+    warning when one could not be moved."""
+    if cache_dir is None:
+        return [], ""
+    try:
+        return retire_rendered(cache_dir), ""
+    except OSError as exc:
+        return [], (f"the rendering cache in {default_cache_dir()} could not be cleared ({exc.strerror}): "
+                    "delete its templates and charts folders")

@@ -52,19 +52,22 @@ from rubricgate.records.files import make_run_folder, new_run_id
 from rubricgate.runner.cache import (
     CACHE_DIR,
     RUNS_DIR,
-    default_cache_dir,
     notes_dir,
     ran_here,
     remember_run,
     remove_retired,
     resolve_cache_dir,
-    retire_cache,
-    retire_rendered,
     signing_key,
 )
 from rubricgate.runner.cost import Budget
 from rubricgate.runner.options import RunOptions
-from rubricgate.runner.run_notes import read_notes, restore_notes, with_marks_since
+from rubricgate.runner.run_notes import (
+    read_notes,
+    restore_notes,
+    retire_unsafe_cache,
+    retire_unsafe_renders,
+    with_marks_since,
+)
 from rubricgate.runner.run_secrets import refuse_secret_names, run_secrets
 from rubricgate.runner.run_state import RunState
 from rubricgate.runner.scheduler import Job, RunContext, in_sandbox, restore_interrupts
@@ -326,32 +329,6 @@ def _check_agent_visible(agent: Agent, name: str, policy: SandboxPolicy) -> None
     except AgentFolderRefused as exc:
         what, _, fix = str(exc).partition("; ")
         raise GateInputError("rubricgate.yaml", field, what, fix or "install the CLI in a folder of its own") from None
-
-
-def retire_unsafe_cache(cache_dir: Path | None) -> tuple[str, Path | None]:
-    """Move the cache folder out of use after a copy-only run (its reviewer could read the signing
-    key): what happened, as the run's warning says it, and where the folder went."""
-    if cache_dir is None:
-        return "", None
-    try:
-        retired = retire_cache(cache_dir)
-    except OSError as exc:
-        return (f"the cache folder {cache_dir} could not be cleared ({exc.strerror}): "
-                "delete it before the next --cache run"), None
-    return "the cache folder was cleared with its signing key, which the reviewer could read", retired
-
-
-def retire_unsafe_renders(cache_dir: Path | None) -> tuple[list[Path], str]:
-    """The user's default cache folder's rendering folders moved out of use after a copy-only run
-    that retired another cache folder (runner/cache.py retire_rendered): where they went, and the
-    warning when one could not be moved."""
-    if cache_dir is None:
-        return [], ""
-    try:
-        return retire_rendered(cache_dir), ""
-    except OSError as exc:
-        return [], (f"the rendering cache in {default_cache_dir()} could not be cleared ({exc.strerror}): "
-                    "delete its templates and charts folders")
 
 
 def with_isolation(summary: Summary, policy: SandboxPolicy, cache_retired: str = "",

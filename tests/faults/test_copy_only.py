@@ -22,7 +22,7 @@ import pytest
 from rubricgate.isolation.sandbox import SandboxUnavailable, resolve_isolation
 from rubricgate.pipeline import RunOptions, run_suite
 from rubricgate.runner.cache import remove_retired, signing_key
-from rubricgate.runner.startup import retire_unsafe_cache
+from rubricgate.runner.run_notes import retire_unsafe_cache
 from tests.conftest import git, make_repo
 from tests.faults.reviewers import use_reviewer, write_reviewer
 
