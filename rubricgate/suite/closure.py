@@ -307,17 +307,21 @@ class _Walk:
         return any(rel == s or rel.startswith(s + "/") for s in self.skip)
 
 
-def references(rel: str, data: bytes | None) -> list[tuple[str, str]]:
-    """(name, how it is referred to) for every candidate path named in a file's bytes."""
+def references(rel: str, data: bytes | None, only: frozenset[str] | None = None) -> list[tuple[str, str]]:
+    """(name, how it is referred to) for every candidate path named in a file's bytes; `only`:
+    those ways alone (suite/reviewed_lfs.py wants what points the reader at a file, and the
+    names in prose, half of the scan, it never uses)."""
     if not data or b"\0" in data[:8192] or len(data) >= MAX_SCANNED_BYTES:
         return []
     text = data.decode("utf-8", errors="replace")
-    found = [(m.group(m.lastindex or 1), how) for pattern, how in _REFERENCES for m in pattern.finditer(text)]
+    found = [(m.group(m.lastindex or 1), how) for pattern, how in _REFERENCES if only is None or how in only
+             for m in pattern.finditer(text)]
     suffix = posixpath.splitext(rel)[1].lower()
-    if suffix in _STRUCTURED:
+    if suffix in _STRUCTURED and only is None:
         found += [(value, "a path value in") for value in _string_values(_parsed(text, suffix))]
-    named = {name for name, _ in found}  # a name also found another way is that way's (it says more)
-    found += [(m.group(1), _IN_TEXT) for m in _TEXT_PATH.finditer(text) if m.group(1) not in named]
+    if only is None:
+        named = {name for name, _ in found}  # a name also found another way is that way's (it says more)
+        found += [(m.group(1), _IN_TEXT) for m in _TEXT_PATH.finditer(text) if m.group(1) not in named]
     out: dict[tuple[str, str], None] = {}  # a link's spellings of one name, once (a list's `in` is quadratic)
     for name, how in found:
         for clean in _link_names(name) if how == _LINKED else [_clean(name)]:

@@ -72,9 +72,7 @@ class _CaseFiles:
 
     def _referenced_pointers(self, path: str) -> Iterator[tuple[str, str]]:
         """(workspace path, how it is named) for each pointer the file at `path` references."""
-        for name, how in references(path, self._read(path, MAX_SCANNED_BYTES)):
-            if how not in _FOLLOWED:
-                continue
+        for name, how in references(path, self._read(path, MAX_SCANNED_BYTES), _FOLLOWED):
             for target in named_paths(path, name):
                 if posixpath.splitext(target)[1].lower() not in BINARY_SUFFIXES and self._is_pointer(target):
                     yield target, how
