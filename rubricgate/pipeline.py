@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 from rubricgate.agents import get_agent
@@ -140,7 +141,7 @@ def aggregate_and_gate(loaded: Loaded, jobs: list[Job], results: list[TrialResul
     summary = note_rejections(with_isolation(summary, run.policy, run.cache_retired, run.ctx.scrub_notes),
                               run.ctx.cache_rejected)
     summary = with_changes(annotate(summary, loaded, run.ctx.repo, os.environ), loaded)
-    return line_end_noted(summary, autocrlf_note(run.ctx.repo), loaded.edited)
+    return line_end_noted(summary, partial(autocrlf_note, run.ctx.repo), loaded.edited)
 
 
 def with_changes(summary: Summary, loaded: Loaded) -> Summary:

@@ -11,7 +11,7 @@ the warning in its headline under `pass`; never a silent PASS.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -165,16 +165,16 @@ def with_rule_changes(summary: Summary, rubric: RubricSpec, cases: list[CaseSpec
                                       "gate": detail})
 
 
-def line_end_noted(summary: Summary, note: str, edited: Sequence[str]) -> Summary:
-    """`note` (suite/trees.py autocrlf_note: git wrote the checkout with CRLF line ends) on a run
+def line_end_noted(summary: Summary, note: Callable[[], str], edited: Sequence[str]) -> Summary:
+    """`note()` (suite/trees.py autocrlf_note: git wrote the checkout with CRLF line ends) on a run
     that reads reviewer files or cases as changed since the baseline: a checkout of an unchanged
     reviewer read "changed" (exit 2 once every case read edited) with nothing saying why. A
-    reason of a run that did not decide, else a warning."""
-    if not note or not (edited or any(c.change == "file" for c in summary.rule_changes)):
+    reason of a run that did not decide, else a warning. Asked only then: it is a git process."""
+    if not (edited or any(c.change == "file" for c in summary.rule_changes)) or not (said := note()):
         return summary
     d = summary.decision
     undecided = d.exit_code != exitcodes.OK and d.status in ("error", "inconclusive")
-    update = {"reasons": [*d.reasons, note]} if undecided else {"warnings": [*d.warnings, note]}
+    update = {"reasons": [*d.reasons, said]} if undecided else {"warnings": [*d.warnings, said]}
     return summary.model_copy(update={"decision": d.model_copy(update=update)})
 
 

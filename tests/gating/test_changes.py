@@ -172,6 +172,19 @@ def test_a_crlf_checkout_of_an_unchanged_suite_names_core_autocrlf_where_it_read
     assert "core.autocrlf=true in this checkout" in decision
 
 
+def test_git_is_asked_about_line_ends_only_where_something_reads_changed(tmp_path: Path, monkeypatch) -> None:
+    # autocrlf_note is a git process: every run started one before it looked whether anything
+    # read changed, 2-4 ms of a 1-case run's CPU for a note it then dropped.
+    import rubricgate.pipeline
+
+    asked: list[Path] = []
+    monkeypatch.setattr(rubricgate.pipeline, "autocrlf_note", lambda repo: asked.append(repo) or "")
+    repo = make_repo(tmp_path / "repo")
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert result.exit_code == 0, result.output
+    assert asked == []  # nothing read changed: no git process (the CRLF test below asks where it does)
+
+
 def test_a_dimension_the_baseline_does_not_measure_holds_a_reviewer_change(tmp_path: Path) -> None:
     """A baseline of the verdict alone (measured when the agent's format showed no tool calls, or
     by an older rubricgate) and a reviewer change: tool_use and trajectory, graded now, were shown
