@@ -20,7 +20,8 @@ from rubricgate.errors import GateInputError, GateInputErrors
               help="Trials per case in the first round (default: the config's trials).")
 @click.option("--only", multiple=True, type=CASE_TEXT, help="Plan only cases whose id contains this text (repeatable).")
 @click.option("--target", type=FiniteFloatRange(0.0, 1.0, min_open=True), default=None,
-              help="A drop (fraction) to ask what reaches it; default gate.margin + 0.05.")
+              help="A drop (fraction, above gate.margin) to ask what reaches it; default gate.margin + 0.05, "
+                   "at most 1.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 def plan(repo, config_path, trials, only, target, as_json) -> None:
     """Smallest drop the statistical gate detects per dimension at this size, and what would reach a target."""
@@ -30,6 +31,7 @@ def plan(repo, config_path, trials, only, target, as_json) -> None:
     try:
         loaded = load_all(_repo(repo), config_path, require_baseline=False)
         loaded = replace(loaded, baseline=_baseline(loaded, _repo(repo)))
+        _check_target(target, loaded.config.gate.margin)
         cases = [c.id for c in loaded.cases if not only or any(s in c.id for s in only)]
         first, dims = trials or loaded.config.trials, loaded.config.graded_dimensions()
         found = suite_plan(loaded.baseline, cases, loaded.config.gate, first, target, dims)
@@ -48,6 +50,14 @@ def plan(repo, config_path, trials, only, target, as_json) -> None:
         click.echo(json.dumps({**found.as_json(), "coverage": coverage.as_dict()}, indent=2))
     else:
         click.echo("\n".join([*found.lines(), *coverage_lines(coverage)]))
+
+
+def _check_target(target: float | None, margin: float) -> None:
+    """A target at or below gate.margin is no drop the gate calls a REGRESSION (its observed drop must
+    exceed the margin): no number of trials reaches it, and the plan's line blamed the baseline."""
+    if target is not None and target <= margin + 1e-9:
+        raise GateInputError("--target", "", f"{target:g} is not above gate.margin {margin:g}: a drop of at most "
+                             "the margin is never a REGRESSION", f"pass a drop above {margin:g}, at most 1")
 
 
 def _baseline(loaded, root):

@@ -12,7 +12,7 @@ from rubricgate.gating.dependence import baseline_sessions
 from rubricgate.gating.dependence import check as check_dependence
 from rubricgate.gating.outcome import ALPHA_SHARES
 from rubricgate.gating.plan_power import level, regression_chance, smallest_size
-from rubricgate.gating.power import Plan, make_plan, pass_cases, to_pass
+from rubricgate.gating.power import Plan, default_target, make_plan, pass_cases, to_pass
 from rubricgate.models.baseline import Baseline
 from rubricgate.models.config import GateConfig
 from rubricgate.models.dimensions import DIMENSIONS
@@ -94,9 +94,9 @@ def _worst_bound(plan: Plan) -> str | None:
 
 def decision_needs(gate: GateConfig, first: int, dims: Sequence[str] = DIMENSIONS) -> str:
     """Before the first run, in one line: the cases a decision needs at this gate even from a
-    reviewer that never fails (to PASS within the budget; to catch a drop of margin + 5 points in
-    80% of runs at `first` trials a case), each case measured as `baseline update` does."""
-    alpha, target = 1 - gate.confidence, gate.margin + 0.05
+    reviewer that never fails (to PASS within the budget; to catch a drop of margin + 5 points, at
+    most 100, in 80% of runs at `first` trials a case), each case measured as `baseline update` does."""
+    alpha, target = 1 - gate.confidence, default_target(gate.margin)
     sessions, per = baseline_measure(30, len(dims), gate, first)
     base = [(sessions * per, sessions * per)]
     to_pass_at = pass_cases(base, gate.max_trials_per_case, alpha, gate.margin, sessions=[sessions], most=1000)

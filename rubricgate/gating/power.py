@@ -27,6 +27,7 @@ from rubricgate.gating.sequential import CONTINUATIONS, PASS_RESERVE, Schedule, 
 # the observed drop moved up by this many standard deviations of its noise (a suite of flaky
 # cases PASSes at its median counts in only about half of its runs).
 PLANNED_QUANTILE = 0.84
+TARGET_OVER = 0.05  # the default target drop: this far over gate.margin (capped at 100 points)
 UNLIMITED = 1000  # run trials per case that stand for a run without limit (the PASS bound has levelled off)
 MOST_BASELINE = 1000  # the most baseline trials per case `baseline update --trials` takes
 Counts = Sequence[tuple[int, int]]  # per shared case: baseline (passes, trials)
@@ -76,6 +77,7 @@ class DimensionPlan:
     run_limited: bool = False  # not even an unlimited run is expected to PASS: the baseline's own trials bound it
     baseline_trials: int | None = None  # run_limited: baseline trials per case that would let it PASS (None: > 1000)
     baseline_run: int | None = None  # ... after this many run trials per case (the budget, else with continuations)
+    largest_drop: float | None = None  # the baseline's mean rate, the largest drop a run can show (None: not known)
 
 
 @dataclass(frozen=True)
@@ -126,11 +128,26 @@ def _dimension_lines(d: DimensionPlan, plan: Plan) -> list[str]:
               else f" (above the {_pts(plan.margin)} margin: it cannot PASS within the budget)")]
     if (add := to_pass(d, plan.budget())) is not None:
         out.append(f"    to PASS an unchanged reviewer within the budget: {add}")
+    out.append(_target_line(d, plan))
+    return out
+
+
+def _target_line(d: DimensionPlan, plan: Plan) -> str:
+    """What reaches the target drop, or why none can: a drop past the baseline's mean rate is no
+    drop a run can show (every case's rate is at 0 by then)."""
+    if d.largest_drop is not None and plan.target > d.largest_drop + 1e-9:
+        return (f"    {_pts(plan.target)} cannot be shown: no drop is larger than the baseline's mean rate, "
+                f"{_pts(d.largest_drop)} (`rubricgate plan --target` asks about a smaller one)")
     trials = ("more than 100 trials per case (the baseline's own trials limit it: re-measure it with more)"
               if d.reach_trials is None else f"{d.reach_trials} trial{'s' * (d.reach_trials > 1)} per case")
     cases = "more than 20x the cases" if d.reach_cases is None else f"{d.reach_cases} cases"
-    out.append(f"    {_pts(plan.target)} needs {trials}, or {cases}")
-    return out
+    return f"    {_pts(plan.target)} needs {trials}, or {cases}"
+
+
+def default_target(margin: float) -> float:
+    """The drop a plan asks what reaches when not told: gate.margin + TARGET_OVER, at most 100
+    points (every trial that passed failing); a margin near 1 asked about a 104-point drop."""
+    return min(margin + TARGET_OVER, 1.0)
 
 
 def to_pass(d: DimensionPlan, max_trials: int) -> str | None:
@@ -189,6 +206,7 @@ def plan_dimension(dim: str, base: Counts, first: int, sched: Schedule, alpha: f
     reach_t = smallest_size(lambda t: regression_chance(base, [t], [once], target, margin, unit, sessions), 1, 100)
     reach_c = smallest_size(lambda c: regression_chance([base[i % len(base)] for i in range(c)], [first], [once],
                                                         target, margin, unit), len(base), 20 * len(base))
+    largest = sum(x / n for x, n in base) / len(base) if base and all(n for _, n in base) else None
     planned = sched.looks[sched.planned] if sched.planned < len(sched.looks) - 1 else None
     past_budget = planned is None or planned > rounds[-1]  # an unchanged reviewer is not expected to PASS in the budget
     # A run the schedule expects to PASS at some look (continuations included) is not limited by the
@@ -198,7 +216,7 @@ def plan_dimension(dim: str, base: Counts, first: int, sched: Schedule, alpha: f
     return DimensionPlan(dim, len(base), smallest_drop(at_first), smallest_drop(by_budget),
                          _unchanged_bound(base, sched, end, unit, sessions), reach_t, reach_c,
                          planned, pass_cases(base, rounds[-1], alpha, margin, unit, sessions) if past_budget else None,
-                         limited, *need)
+                         limited, *need, largest)
 
 
 def _unchanged_bound(base: Counts, sched: Schedule, end: int, unit: Unit,
@@ -270,7 +288,7 @@ def make_plan(baseline: Mapping[str, Mapping[str, tuple[int, int]]], dims: Seque
               sessions: Mapping[str, int] | None = None, collapse_need: int | None = None,
               dependence: str = "") -> Plan:
     """The plan for these shared cases (case -> dimension -> baseline passes, trials)."""
-    alpha, target = 1 - confidence, target if target is not None else margin + 0.05
+    alpha, target = 1 - confidence, target if target is not None else default_target(margin)
     sched = design(baseline, dims, confidence, margin, first, max_trials, unit, sessions)
     order = list(sched.caps)
     runs = [(sessions or {}).get(c, 1) for c in order]

@@ -38,6 +38,18 @@ def test_plan_prints_the_detectable_drop_and_what_reaches_a_target_without_runni
     assert not (repo / "reports").exists()  # nothing ran
 
 
+def test_plan_refuses_a_target_at_or_below_the_margin_with_one_line_and_exit_2(tmp_path) -> None:
+    # No run calls a drop of at most the margin a REGRESSION: the plan said "more than 100 trials
+    # per case (the baseline's own trials limit it: re-measure it with more)".
+    repo = make_repo(tmp_path / "repo")
+    _statistical(repo, margin=0.2)
+    result = CliRunner().invoke(main, ["plan", "--repo", str(repo), "--target", "0.2"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        "error: --target: 0.2 is not above gate.margin 0.2: a drop of at most the margin is never a REGRESSION "
+        "(fix: pass a drop above 0.2, at most 1)"]
+
+
 def test_plan_json_carries_every_dimension(tmp_path) -> None:
     repo = make_repo(tmp_path / "repo")
     result = CliRunner().invoke(main, ["plan", "--repo", str(repo), "--json"])

@@ -111,3 +111,20 @@ def test_a_margin_near_1_is_the_easiest_to_show_never_refused_as_impossible() ->
         assert check_margin(None, gate, 12, 3) is None
         bounds = [d.unchanged_bound for d in prior_plan(12, gate, 3).dimensions]
         assert all(b is not None and b <= margin for b in bounds), (margin, bounds)
+
+
+def test_the_default_target_is_at_most_a_100_point_drop_and_one_past_the_baseline_rate_is_not_shown() -> None:
+    # At gate.margin 0.99 the default target, margin + 5 points, was a 104-point drop, and the plan
+    # printed that 1 trial per case reached it (every case's rate clipped at 0).
+    from rubricgate.gating.planning import decision_needs, prior_plan
+
+    gate = GateConfig(method="statistical", margin=0.99)
+    plan = prior_plan(12, gate, 3)
+    assert plan.target == 1.0
+    assert "100.0 points needs" in "\n".join(plan.lines()) and "104" not in "\n".join(plan.lines())
+    assert "catch a 100-point drop" in decision_needs(gate, 3)
+    half = make_plan(_suite([0.5] * 10), DIMENSIONS, 0.95, 0.05, 1, 10, target=0.6)
+    assert half.dimensions[0].largest_drop == 0.5
+    line = [x for x in half.lines() if "60.0 points" in x]
+    assert line == ["    60.0 points cannot be shown: no drop is larger than the baseline's mean rate, 50.0 points "
+                    "(`rubricgate plan --target` asks about a smaller one)"]
