@@ -83,6 +83,22 @@ def as_change(reviewed: Reviewed, root: str) -> Reviewed:
                     reviewed.patch, reviewed.patch_name, removed=reviewed.removed)
 
 
+def leave_reviewer_out(reviewed: Reviewed, repo: Path, config) -> list[str]:
+    """Take the reviewer's own files (its closure in `repo`) out of what the change removes, and
+    return them: a change that deletes a file the prompt links to would have the task remove it
+    from every workspace, a case testing the reviewer without it, which the suite refuses; the
+    workspace holds the reviewer as it is in the repository (suite/overlays.py)."""
+    if not reviewed.removed:
+        return []
+    from rubricgate.suite.closure import reviewer_closure
+    from rubricgate.suite.overlays import reviewer_own
+    from rubricgate.suite.trees import WorkTree
+
+    own = reviewer_own(reviewed.removed, config, reviewer_closure(WorkTree(repo), config))
+    reviewed.removed = [rel for rel in reviewed.removed if rel not in own]
+    return sorted(own)
+
+
 def build_task(reviewed: Reviewed, request: RecordRequest, root: str, default_id: str) -> TaskFile:
     """The task model; raises GateInputError when there is nothing to review."""
     if not reviewed.skills:

@@ -138,6 +138,7 @@ def record(repo, config_path, pr, github_repo, base, head, from_run, case_id, di
         as_change,
         build_task,
         guard_credentials,
+        leave_reviewer_out,
         review_root,
         slug,
         validate_new_task,
@@ -154,6 +155,7 @@ def record(repo, config_path, pr, github_repo, base, head, from_run, case_id, di
         reviewed, source_tag = _reviewed(root, config, pr, github_repo, base, head, from_run, case_id, diff_file,
                                           config_path)
         reviewed = as_change(reviewed, review_root(config))
+        left_out = leave_reviewer_out(reviewed, root, config)
         redacted = guard_credentials(reviewed, redact)
         default_id = slug(f"{request.expect}-{request.rules[0] if request.rules else 'review'}-{source_tag}")
         task = build_task(reviewed, request, review_root(config), default_id)
@@ -166,6 +168,9 @@ def record(repo, config_path, pr, github_repo, base, head, from_run, case_id, di
     click.echo(f"recorded {path.relative_to(root)} from {reviewed.origin}: {len(task.review)} "
                f"{'file(s) reviewed' if own else 'skill(s)'}, {len(task.files)} file(s) snapshotted"
                + ("" if own else f" under {review_root(config)}/"))
+    if left_out:
+        click.echo(f"note: left out of removed: the reviewer's own {', '.join(left_out)} (the change deletes "
+                   "it; each trial's workspace holds the reviewer as it is in the repository)")
     if redacted:
         click.echo(f"redacted {len(redacted)} credential(s): {', '.join(redacted)}")
     if run_it:

@@ -44,6 +44,13 @@ def reviewer_overlay_errors(repo: Path, config: Config, cases: Sequence[CaseSpec
          for case in cases for i, rel in enumerate(case.removed) if _canonical(rel) in own]
 
 
+def reviewer_own(paths: Sequence[str], config: Config, closure: Closure) -> list[str]:
+    """Those of `paths` that are one of the reviewer's own files (`closure`: its closure), as
+    reviewer_overlay_errors reads a key: `record` leaves them out of a task's `removed:`."""
+    own = {_canonical(rel) for rel in reviewer_files(config, closure)}
+    return [rel for rel in paths if _canonical(rel) in own]
+
+
 def _removes_own(case: CaseSpec, i: int, rel: str, why: str) -> GateInputError:
     """A case taking one of the reviewer's files out of its workspace tests a reviewer without
     it (`removed:` is for the reviewed change's deleted files, never the reviewer's)."""

@@ -319,6 +319,36 @@ def test_a_change_that_deletes_or_renames_files_removes_them_from_the_workspace(
     assert task["removed"] == ["app/keep.py", "app/old.py"] and task["files"]["app/kept.py"] == "KEEP = 1\n"
 
 
+def test_a_change_that_deletes_a_file_the_prompt_links_to_is_recorded_without_removing_it(code_repo):
+    # The deleted file went into the task's removed:, which the suite refuses for a reviewer file
+    # (a case testing the reviewer without it): record exited 2 and wrote no task.
+    prompt = code_repo / "reviewer/prompts/evaluate.md"
+    (code_repo / "docs").mkdir()
+    (code_repo / "docs/guide.md").write_text("# Guide\n")
+    (code_repo / "app/old.py").write_text("OLD = 1\n")
+    prompt.write_text(prompt.read_text() + "\nSee [the guide](../../docs/guide.md).\n")
+    commit(code_repo, "a guide")
+    git(code_repo, "checkout", "-qb", "no-guide")
+    (code_repo / "docs/guide.md").unlink()
+    (code_repo / "app/old.py").unlink()
+    (code_repo / "app/db.py").write_text(APP)
+    commit(code_repo, "drop the guide")
+    git(code_repo, "checkout", "-q", "main")
+    got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--base", "main", "--head", "no-guide",
+              "--id", "no-guide", "--no-run")
+    assert got.exit_code == 0, got.output
+    assert [line for line in got.output.splitlines() if line.startswith("note:")] == [
+        "note: left out of removed: the reviewer's own docs/guide.md (the change deletes it; each trial's "
+        "workspace holds the reviewer as it is in the repository)"]
+    task = task_of(code_repo, "no-guide")
+    assert task["removed"] == ["app/old.py"]  # the patch still shows the guide deleted
+    assert any("+++ /dev/null" in text and "docs/guide.md" in text for text in task["files"].values())
+    path = code_repo / "evals/tasks/no-guide.yaml"  # written by hand, the same removal is still refused
+    path.write_text(path.read_text().replace("- app/old.py", "- app/old.py\n- docs/guide.md"))
+    refused = cli("validate", "--repo", str(code_repo))
+    assert refused.exit_code == 2 and "removed[1]: removes the reviewer's own 'docs/guide.md'" in refused.output
+
+
 def test_a_pull_request_that_deletes_a_file_removes_it_from_the_workspace(code_repo):
     with FakeGitHub() as gh:
         gh.add_pull(22, "b" * 40, {"app/db.py": APP}, {"app/db.py": "modified", "app/old.py": "removed"},
