@@ -15,6 +15,9 @@ without a lock file (another program's, an older rubricgate's, one being made) i
 touched, nor one of another user. One exception: a folder holding nothing but a staged lock file
 that nobody holds, older than HALF_CLAIMED_AGE: its maker was killed while claiming it (a live
 one holds the staged file's lock and names it within microseconds), and no other sweep took it.
+The same age takes an EMPTY folder of exactly the names `owned_folder` makes (a prefix and
+mkdtemp's 8 characters): its maker was killed before its staged lock file existed. It goes by
+rmdir alone, which removes nothing but an empty folder and follows no link.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import secrets
 import tempfile
 import threading
@@ -36,6 +40,10 @@ OWNER_FILE = ".rubricgate-owner"
 PREFIXES = ("rg-", "rubricgate-mutant-", "rubricgate-base-", "rubricgate-basecopy-")
 SHM = Path("/dev/shm")
 HALF_CLAIMED_AGE = 3600.0  # seconds: a folder whose claim was cut short is left alone this long
+# The prefixes owned_folder is called with, each then followed by mkdtemp's 8 random characters:
+# an empty folder of another program with a similar name (rg-faults-abc123) is none of these.
+MADE_PREFIXES = ("rg-", "rg-probe-", "rg-copilot-", "rubricgate-mutant-", "rubricgate-base-", "rubricgate-basecopy-")
+_MADE = re.compile(f"(?:{'|'.join(map(re.escape, MADE_PREFIXES))})[a-z0-9_]{{8}}")
 
 _held: dict[str, int] = {}  # folder -> the descriptor holding its lock
 _guard = threading.Lock()
@@ -112,8 +120,11 @@ def remove_owned(folder: Path) -> None:
 def sweep_dead(parents: Iterable[Path | str] | None = None) -> list[Path]:
     """Remove every left-over of a dead owner in `parents` (the temp folder and /dev/shm);
     the folders removed."""
-    dead = [(folder, fd) for parent in (parents if parents is not None else (tempfile.gettempdir(), SHM))
-            for folder in _candidates(Path(parent)) if (fd := _dead_owner_lock(folder)) is not None]
+    found = [folder for parent in (parents if parents is not None else (tempfile.gettempdir(), SHM))
+             for folder in _candidates(Path(parent))]
+    dead = [(folder, fd) for folder in found if (fd := _dead_owner_lock(folder)) is not None]
+    taken = {folder for folder, _ in dead}
+    empty = [folder for folder in found if folder not in taken and _MADE.fullmatch(folder.name)]
     if dead:  # a harness died outright: a sandbox it was starting may wait for it for good
         end_stranded_sandboxes()
     for folder, fd in dead:
@@ -121,7 +132,7 @@ def sweep_dead(parents: Iterable[Path | str] | None = None) -> list[Path]:
             remove_tree(folder)
         finally:
             os.close(fd)
-    return [folder for folder, _ in dead]
+    return [folder for folder, _ in dead] + [folder for folder in empty if _remove_if_empty_and_old(folder)]
 
 
 def sweep_in_background(parents: Iterable[Path | str] | None = None) -> threading.Thread:
@@ -176,6 +187,20 @@ def _dead_claim_lock(folder: Path) -> int | None:
     except OSError:
         return None
     return _locked_if_ours(fd)
+
+
+def _remove_if_empty_and_old(folder: Path) -> bool:
+    """rmdir `folder` when it has been untouched for HALF_CLAIMED_AGE: a folder whose maker was
+    killed before it held a lock file (a live maker names one within microseconds of mkdtemp).
+    rmdir removes an empty folder only, and no link: a folder with anything in it, or swapped
+    for a link meanwhile, stays; so does one of this process (its lock files are in it)."""
+    try:
+        if time.time() - os.lstat(folder).st_mtime < HALF_CLAIMED_AGE:
+            return False
+        os.rmdir(folder)
+    except OSError:
+        return False
+    return True
 
 
 def _locked_if_ours(fd: int) -> int | None:

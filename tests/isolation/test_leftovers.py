@@ -202,3 +202,36 @@ def test_a_claim_interrupted_leaves_neither_its_staged_file_nor_its_folder(tmp_p
     with pytest.raises(KeyboardInterrupt):
         owned_folder("rg-", tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_folder_of_our_names_whose_maker_died_before_claiming_it_is_swept_once_old(tmp_path: Path) -> None:
+    """Killed between mkdtemp and its staged lock file, a run left an empty folder that no sweep
+    ever took (it held no lock file at all): it goes by rmdir once older than any claim takes.
+    Young, of another name, not empty, or a link to one, it stays."""
+    import tempfile
+
+    from rubricgate.isolation.leftovers import HALF_CLAIMED_AGE
+
+    made = [Path(tempfile.mkdtemp(prefix=p, dir=tmp_path)) for p in ("rg-", "rg-probe-", "rubricgate-mutant-")]
+    young = Path(tempfile.mkdtemp(prefix="rg-", dir=tmp_path))
+    similar, fuller = tmp_path / "rg-faults-abc123", Path(tempfile.mkdtemp(prefix="rg-", dir=tmp_path))
+    similar.mkdir()
+    (fuller / "snapshot").write_text("x")
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (tmp_path / "rg-abcd1234").symlink_to(target)
+    for folder in (*made, similar, fuller, target):
+        _aged(folder, HALF_CLAIMED_AGE + 60)
+    assert sorted(sweep_dead([tmp_path])) == sorted(made)
+    assert young.exists() and similar.exists() and (fuller / "snapshot").exists() and target.is_dir()
+    assert (tmp_path / "rg-abcd1234").is_symlink()
+
+
+def test_every_prefix_owned_folder_is_called_with_is_one_an_empty_folder_is_swept_by() -> None:
+    import re
+
+    from rubricgate.isolation.leftovers import MADE_PREFIXES
+
+    called = {m for path in (ROOT / "rubricgate").rglob("*.py")
+              for m in re.findall(r'owned_folder\("([^"]+)"', path.read_text())}
+    assert called and called <= set(MADE_PREFIXES)
