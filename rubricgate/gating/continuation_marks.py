@@ -16,6 +16,7 @@ import fcntl
 import hashlib
 import os
 import re
+import time
 from pathlib import Path
 
 from rubricgate.runner.cache import MARKS_DIR, RUNNING_MARK
@@ -32,21 +33,37 @@ def mark_path(reports: Path, run_id: str) -> Path:
     return reports / f"{MARKS}-{hashlib.sha256(run_id.encode()).hexdigest()[:32]}"  # a file: no run folder
 
 
-def open_mark(marker: Path) -> int:
+def open_mark(marker: Path, empty_after: float | None = None) -> int:
     """A new mark, opened for writing; a mark left by a continuation whose process is gone
-    (killed outright: it never ended, so it spent nothing) is taken over, by one process only."""
+    (killed outright: it never ended, so it spent nothing) is taken over, by one process only.
+    With `empty_after`, so is an empty mark untouched that many seconds: one whose maker was killed
+    between making it and its first write (microseconds apart in a live one), for a mark that is
+    never emptied otherwise (a design mark: never rewritten, only written over)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
     for _ in range(TAKEOVER_TRIES):
         try:
             return os.open(marker, flags, 0o644)
         except FileExistsError:
-            if continued_by(marker) is not None:
+            if not _stale(marker, empty_after):
                 raise
-        _remove_if_stale(marker)
+        _remove_if_stale(marker, empty_after)
     raise FileExistsError(errno.EEXIST, "taken over by another run meanwhile", str(marker))
 
 
-def _remove_if_stale(marker: Path) -> None:
+def _stale(marker: Path, empty_after: float | None) -> bool:
+    """Is the mark at `marker` one to take over: naming a process that is gone, or (`empty_after`)
+    empty and untouched that long?"""
+    if empty_after is not None:
+        try:
+            found = os.stat(marker, follow_symlinks=False)
+        except OSError:
+            return True  # gone meanwhile: the O_EXCL create decides
+        if found.st_size == 0:
+            return time.time() - found.st_mtime >= empty_after
+    return continued_by(marker) is None
+
+
+def _remove_if_stale(marker: Path, empty_after: float | None = None) -> None:
     """Remove the stale mark at `marker` under its own lock, when it is still that mark and still
     stale: two processes taking over one dead mark at once each removed it and made their own,
     the later removing the earlier's new mark, and both continued the run. FileExistsError when
@@ -60,7 +77,7 @@ def _remove_if_stale(marker: Path) -> None:
             fcntl.flock(fd, fcntl.LOCK_EX)  # held for the moment of one takeover
         if not same_file(fd, marker):
             return  # removed and made again by another: looked at afresh
-        if continued_by(marker) is not None:
+        if not _stale(marker, empty_after):
             raise FileExistsError(errno.EEXIST, "marked meanwhile", str(marker))
         marker.unlink(missing_ok=True)
     finally:

@@ -12,7 +12,8 @@ has ended, a rerun continues it when it was INCONCLUSIVE. Runs of other designs 
 agent, the copy of a mutant with its own reports folder) hold other marks and run at once freely.
 
 A mark left by a killed run names a process that is gone and is taken over (open_mark, as a
-continuation's). A mark removed or replaced during the run (a copy-only reviewer runs unsandboxed
+continuation's); so is an empty one older than EMPTY_MARK_AGE, left by a run killed between
+making its mark and writing it. A mark removed or replaced during the run (a copy-only reviewer runs unsandboxed
 and can reach it) let another run start beside this one: this run then cannot judge (`lost`), so
 at most one of the two can PASS.
 """
@@ -34,6 +35,7 @@ DESIGN_MARK = ".design"  # under the reports folder: one mark per design while a
 WAIT = "wait for it to end, then run again (it will continue that run if INCONCLUSIVE)"
 LOST = "this design's run mark"  # how a run whose mark was lost says so (regrade carries it over)
 MARK_BYTES = 400  # a mark is a line: the process and the run folder it names
+EMPTY_MARK_AGE = 60.0  # seconds: an empty mark this old was cut short as it was made (a live run writes at once)
 
 
 def design_mark_path(reports: Path, key: str, settings: dict[str, str]) -> Path:
@@ -89,7 +91,7 @@ def hold_design(path: Path) -> DesignMark:
     except OSError:
         return DesignMark(path)
     try:
-        fd = open_mark(path)
+        fd = open_mark(path, empty_after=EMPTY_MARK_AGE)
     except FileExistsError:
         raise _under_way(path) from None
     except OSError:
@@ -112,7 +114,8 @@ def _under_way(path: Path) -> GateInputError:
         text = ""
     found = _RUN.search(text)
     pid, run = (found.group(1), found.group(2)) if found else (None, None)
-    # A mark naming no process (cut short as it was made) is never taken over: the user is told where it is.
+    # A mark naming no process is taken over once EMPTY_MARK_AGE old when empty (cut short as it was
+    # made); until then, or holding something else, the user is told where it is.
     who = f"pid {pid}" if pid else f"no process named: if none is under way, remove {path}"
     # A pid another process has taken since (no start time where the mark was written) is never
     # taken over either: the fix names the mark, which the run folder named first does not.

@@ -70,3 +70,45 @@ def test_a_dead_mark_is_taken_over_and_a_live_one_is_not(tmp_path: Path) -> None
     os.close(fd)
     with pytest.raises(FileExistsError):
         open_mark(marker)  # this process's own mark: alive
+
+
+def test_of_two_takeovers_of_an_old_empty_mark_at_once_exactly_one_wins(tmp_path: Path, monkeypatch) -> None:
+    """An empty mark untouched for `empty_after` seconds is taken over (its maker was killed before
+    its first write), by one process only: the other finds the winner's new mark young, or written."""
+    marker = tmp_path / "mark"
+    marker.write_text("")
+    os.utime(marker, (1.0, 1.0))
+    both_looked, first_won = threading.Barrier(2), threading.Event()
+    real, first_look = continuation_marks._stale, threading.local()
+
+    def looked_at_once(path: Path, empty_after: float | None) -> bool:
+        found = real(path, empty_after)
+        if not getattr(first_look, "done", False):  # each found it stale before either took it
+            first_look.done = True
+            both_looked.wait(timeout=10)
+            if threading.current_thread().name == "second":
+                first_won.wait(timeout=10)
+        return found
+
+    monkeypatch.setattr(continuation_marks, "_stale", looked_at_once)
+    outcomes: dict[str, object] = {}
+
+    def take(name: str) -> None:
+        try:
+            outcomes[name] = open_mark(marker, empty_after=60.0)
+        except FileExistsError as exc:
+            outcomes[name] = exc
+        finally:
+            if name == "first":
+                first_won.set()
+
+    threads = [threading.Thread(target=take, args=(n,), name=n) for n in ("first", "second")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    winners = [v for v in outcomes.values() if isinstance(v, int)]
+    for fd in winners:
+        os.close(fd)
+    assert len(outcomes) == 2 and len(winners) == 1, outcomes
+    assert isinstance(outcomes["second"], FileExistsError)

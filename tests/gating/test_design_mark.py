@@ -123,6 +123,25 @@ def test_a_mark_naming_no_process_says_where_it_is(tmp_path) -> None:
         hold_design(path)
 
 
+def test_an_empty_mark_a_minute_old_is_taken_over(tmp_path) -> None:
+    """Killed between making its mark and writing it, a run left an empty mark that refused every
+    later run of the design for good, naming the file to remove; once older than a live run's
+    first write could be, it is taken over as a dead run's mark is."""
+    from rubricgate.gating.design_mark import EMPTY_MARK_AGE
+
+    path = tmp_path / "reports" / f"{DESIGN_MARK}-x"
+    path.parent.mkdir()
+    path.write_text("")
+    then = path.stat().st_mtime - EMPTY_MARK_AGE - 5
+    os.utime(path, (then, then))
+    mark = hold_design(path)
+    assert mark.fd is not None and not mark.lost() and path.read_text().startswith(RUNNING)
+    with pytest.raises(GateInputError, match="under way"):
+        hold_design(path)  # this run's own mark, live
+    mark.release()
+    assert not path.exists()
+
+
 def test_something_else_in_the_marks_place_is_refused_in_one_line(tmp_path) -> None:
     """A link in its place cannot say whether a run is under way: refused, never run unmarked."""
     path = tmp_path / "reports" / f"{DESIGN_MARK}-x"
