@@ -20,13 +20,11 @@ reviewer's tree, never the size of the suite.
 from __future__ import annotations
 
 import os
-import queue
 import secrets
 import shutil
 import stat
 import subprocess
 import tempfile
-import threading
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -35,10 +33,10 @@ from pathlib import Path
 from rubricgate.isolation.identity import give_to_sandbox_user, root_harness
 from rubricgate.isolation.leftovers import disown, owned_folder, remove_owned
 from rubricgate.isolation.overlay import Overlay, layer_folders, remove_tree
-from rubricgate.isolation.reaping import end_helper, start_helper
 from rubricgate.isolation.scratch import Scratch
 from rubricgate.runner.git_listing import GitListing
 from rubricgate.runner.linked_folders import linked_folder_files
+from rubricgate.runner.remover import Remover
 from rubricgate.runner.temp_room import no_room
 from rubricgate.runner.topdir import spread_children
 
@@ -163,103 +161,6 @@ class Workspace:
         if not self.keep:
             for folder in self.folders:
                 self.discard(folder)
-
-
-class Remover:
-    """Deletes finished trials' folders on one background thread, so the job slot starts its
-    next trial at once. Only called once every process of the trial is dead; the folders sit
-    under the run's temp root, which every sandbox hides. At most `backlog` wait: past that the
-    trial that finished waits (full copies must not pile up).
-
-    A sandboxed trial's folder (case files, the overlay's layers, HOME) is a dozen entries: Python
-    removes it in ~1 ms; so is the folder of a trial of the builtin reviewer (its case files: it
-    reads them over the snapshot, agents/workspace_view.py). A full copy of the tree (copy-only,
-    --keep-workspaces) is the whole tree: in Python the thread fell behind four trials at once
-    (it needs the interpreter's lock the trials hold; 200 copy-only trials of a 50-file tree
-    waited on it for most of their wall time). Copies therefore go in batches to one `rm -rf`
-    each: the copies queued meanwhile (up to a backlog's worth, so at most twice the backlog
-    exist at once), removed in C outside the interpreter."""
-
-    BACKLOG = 8
-
-    def __init__(self, backlog: int = BACKLOG) -> None:
-        self._queue: queue.Queue[tuple[Path, bool] | None] = queue.Queue(maxsize=backlog)
-        self._backlog = backlog
-        self._closed = False
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-
-    def __call__(self, folder: Path, bulk: bool = False) -> None:
-        """Remove `folder` soon; `bulk`: it is a full copy (batched into one `rm -rf`). Once
-        closed (a trial that ended after the run's end began), at once in the caller's thread."""
-        with self._lock:
-            if self._closed:
-                late = True
-            else:
-                late = False
-                if self._thread is None:
-                    self._thread = threading.Thread(target=self._work, name="trial-remover", daemon=True)
-                    self._thread.start()
-        if not late:
-            self._queue.put((folder, bulk))
-        elif bulk:
-            remove_trees([folder])
-        else:
-            remove_tree(folder)
-
-    def copy(self, folder: Path) -> None:
-        """Remove a full copy of the tree soon."""
-        self(folder, bulk=True)
-
-    def close(self) -> None:
-        """Return once every queued folder is gone. A later call removes its folder itself: a
-        second worker started then could take the end marker meant for this one, which would
-        wait for it forever (an interrupt once left a trial running past the run's end)."""
-        with self._lock:
-            thread, self._thread, self._closed = self._thread, None, True
-        if thread is not None:
-            self._queue.put(None)
-            thread.join()
-
-    def _work(self) -> None:
-        ahead: list[tuple[Path, bool] | None] = []  # taken from the queue, not yet handled
-        while (item := ahead.pop() if ahead else self._queue.get()) is not None:
-            folder, bulk = item
-            if not bulk:
-                remove_tree(folder)
-                continue
-            batch = [folder]  # and the copies queued meanwhile, up to a backlog's worth
-            while len(batch) < self._backlog:
-                try:
-                    more = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if more is None or not more[1]:
-                    ahead.append(more)
-                    break
-                batch.append(more[0])
-            remove_trees(batch)
-
-
-def remove_trees(folders: list[Path]) -> None:
-    """Remove whole folders with one `rm -rf` (never following a link, never crossing into
-    another file system); what it left (no GNU rm, a folder it could not enter) goes by
-    remove_tree, which never raises."""
-    if folders and _rm_rf(folders):
-        folders = [f for f in folders if os.path.lexists(f)]
-    for folder in folders:
-        remove_tree(folder)
-
-
-def _rm_rf(folders: list[Path]) -> bool:
-    """Run `rm -rf` over the folders; False when there is no `rm` to run."""
-    try:  # a helper: the run's sweep of its orphans, which may overlap a batch, spares it
-        proc = start_helper(["rm", "-rf", "--one-file-system", "--", *map(os.fspath, folders)],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    except OSError:
-        return False
-    end_helper(proc)
-    return True
 
 
 class RunTree:

@@ -48,20 +48,6 @@ def test_an_interrupt_right_after_the_first_trial_is_submitted_waits_for_it(tmp_
     assert [p.name for p in tmpdir.iterdir()] == []  # the trial's workspace went with the snapshot
 
 
-def test_a_trial_ending_after_the_remover_closed_removes_its_own_folder(tmp_path) -> None:
-    from rubricgate.runner.workspace import Remover
-
-    remover = Remover()
-    early, late = tmp_path / "early", tmp_path / "late"
-    for folder in (early, late):
-        (folder / "sub").mkdir(parents=True)
-    remover.copy(early)
-    remover.close()
-    remover.copy(late)  # no second worker that could take an end marker: removed here and now
-    assert not early.exists() and not late.exists()
-    assert not [t for t in threading.enumerate() if t.name == "trial-remover"]
-
-
 def test_trials_are_fed_a_few_ahead_and_finished_ones_are_not_held(monkeypatch) -> None:
     """200 jobs with room for 4: never more than 4 submitted and unfinished, the futures kept
     stay few, and the one trial that raised (a harness bug) is still there to surface."""

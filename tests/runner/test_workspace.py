@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import subprocess
-import threading
 from pathlib import Path
 
 import pytest
 
 from rubricgate.runner import workspace
-from rubricgate.runner.workspace import Remover, RunTree
-from tests.timing import HANG_S
+from rubricgate.runner.workspace import RunTree
 
 
 def _repo(tmp_path: Path) -> Path:
@@ -70,26 +68,6 @@ def test_kept_workspaces_leave_nothing_on_the_private_side(tmp_path: Path) -> No
     tree.remove(keep_trials=True)
     assert (ws.root / "docs" / "a.md").read_text() == "a"
     assert list((tmp_path / "private").iterdir()) == []
-
-
-def test_a_full_backlog_makes_the_finished_trial_wait(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Removal stalls (a slow disk): past the backlog the next trial's hand-off blocks instead of
-    # letting full copies pile up in the temp folder.
-    release = threading.Event()
-    removed: list[Path] = []
-    monkeypatch.setattr(workspace, "remove_tree", lambda f: (release.wait(HANG_S), removed.append(f)))
-    remover = Remover(backlog=2)
-    for i in range(3):  # one being removed, two waiting: the backlog is full
-        remover(tmp_path / f"t{i}")
-    handed_off = threading.Event()
-    late = threading.Thread(target=lambda: (remover(tmp_path / "t3"), handed_off.set()))
-    late.start()
-    assert not handed_off.wait(0.5)
-    release.set()
-    assert handed_off.wait(HANG_S)
-    late.join()
-    remover.close()
-    assert removed == [tmp_path / f"t{i}" for i in range(4)]
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -216,34 +194,6 @@ def test_a_snapshot_that_cannot_be_copied_leaves_nothing_behind(tmp_path: Path) 
     with pytest.raises(FileNotFoundError):
         RunTree(repo, ["docs/a.md", "docs/gone.md"], [], scratch=Scratch(shown, private, "tmpfs"))
     assert list(shown.iterdir()) == [] and list(private.iterdir()) == []
-
-
-def test_full_copies_queued_together_go_in_one_rm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # A copy of the whole tree per trial (copy-only): one `rm -rf` for the copies queued meanwhile,
-    # outside the interpreter, instead of a Python walk of each that fell behind four trials.
-    calls: list[list[str]] = []
-    real_start = workspace.start_helper
-
-    def recording(argv, **kw):
-        calls.append(list(argv))
-        return real_start(argv, **kw)
-
-    monkeypatch.setattr(workspace, "start_helper", recording)
-    copies = []
-    for i in range(4):
-        (tmp_path / f"c{i}" / "tree" / ".hidden").mkdir(parents=True)
-        (tmp_path / f"c{i}" / "tree" / ".hidden" / "f").write_text("x")
-        (tmp_path / f"c{i}" / "link").symlink_to(tmp_path)  # removed itself, never followed
-        copies.append(tmp_path / f"c{i}")
-    remover = Remover(backlog=4)
-    remover._queue.put((copies[0], True))  # queued before the thread starts: taken together
-    for c in copies[1:]:
-        remover._queue.put((c, True))
-    remover.copy(tmp_path / "absent")  # starts the thread (the queue holds 4 already: waits its turn)
-    remover.close()
-    assert not any(c.exists() or c.is_symlink() for c in copies) and tmp_path.exists()
-    rms = [c for c in calls if c[:2] == ["rm", "-rf"]]
-    assert rms and rms[0][-4:] == [str(c) for c in copies]
 
 
 def test_an_in_process_reviewer_reads_its_layers_and_nothing_is_copied(tmp_path: Path) -> None:
