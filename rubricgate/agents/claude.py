@@ -46,7 +46,7 @@ SPEC = CliSpec(
     format=StreamFormat("claude", "rubricgate.agents.claude:parse_claude_stream",
                         "rubricgate.agents.formats:claude_shape_watch"),
     context_files=CONTEXT_FILES["claude"],
-    tested=Tested("2.1.112", "2.1.332", "2.1.112 is the last pure-JS release; later ones ship a native binary through "
+    tested=Tested("2.1.112", "2.1.337", "2.1.112 is the last pure-JS release; later ones ship a native binary through "
                   "an npm optional dependency and run on Node 20 despite engines node>=22"),
 )
 

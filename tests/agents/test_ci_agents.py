@@ -31,7 +31,7 @@ def test_pinned_plan_installs_oldest_and_newest_once_each() -> None:
     plan = [line.split() for line in av.plan("pinned")]
     want = [[cli, e["package"], e["binary"], v] for cli, e in tested.items() for v in dict.fromkeys([e["oldest"], e["newest"]])]
     assert plan == want
-    assert ["claude", "@anthropic-ai/claude-code", "claude", "2.1.332"] in plan
+    assert ["claude", "@anthropic-ai/claude-code", "claude", "2.1.337"] in plan
 
 
 def test_manifest_keeps_the_reported_version_with_its_spaces(tmp_path: Path) -> None:
@@ -50,7 +50,7 @@ def test_verdict_names_the_version_and_the_first_failing_test(tmp_path: Path) ->
     assert lines[-1] == ("FAILED on claude 2.1.400: first failing test tests/e2e/test_claude_e2e.py::"
                          "test_each_case_fails_exactly_as_scripted[claude-2.1.400-pass/bad-json]: AssertionError: "
                          "assert ('no_verdict', None, None) == ('malformed_verdict', None, None)")
-    assert "claude 2.1.400 (tested 2.1.112 - 2.1.332) NEW" in lines
+    assert "claude 2.1.400 (tested 2.1.112 - 2.1.337) NEW" in lines
 
 
 def test_verdict_on_a_pass_says_which_newer_versions_may_be_recorded(tmp_path: Path) -> None:

@@ -116,7 +116,7 @@ def test_the_versions_check_fails_on_a_stale_file(tmp_path: Path) -> None:
     script = ("import sys, pathlib; from rubricgate.agents import registry as r\n"
               "r.VERSIONS_FILE = pathlib.Path(sys.argv[1])\nsys.exit(r.main(['tested-versions', '--check']))")
     stale = tmp_path / "tested_versions.json"
-    stale.write_text(versions_text().replace('"newest": "2.1.332"', '"newest": "2.1.300"'))
+    stale.write_text(versions_text().replace('"newest": "2.1.337"', '"newest": "2.1.300"'))
     got = subprocess.run([sys.executable, "-c", script, str(stale)], capture_output=True, text=True)
     assert got.returncode == 1 and "out of date" in got.stderr
     stale.write_text(versions_text())

@@ -22,7 +22,7 @@ def test_versions_file_is_valid_and_every_range_is_ordered() -> None:
 
 
 def test_claude_range_spans_the_last_pure_js_and_the_native_release() -> None:
-    assert (version_ranges()["claude"].oldest, version_ranges()["claude"].newest) == ("2.1.112", "2.1.332")
+    assert (version_ranges()["claude"].oldest, version_ranges()["claude"].newest) == ("2.1.112", "2.1.337")
 
 
 @pytest.mark.parametrize("text, parsed", [("2.1.112 (Claude Code)", (2, 1, 112)),
@@ -36,12 +36,12 @@ def test_outside_the_range_warns_naming_the_version_and_range() -> None:
     newer = support_of("claude", "2.1.999 (Claude Code)")
     older = support_of("claude", "2.0.1 (Claude Code)")
     assert newer.status == older.status == "untested"
-    assert "claude 2.1.999 (Claude Code) is outside the tested range 2.1.112 - 2.1.332" in newer.warning
+    assert "claude 2.1.999 (Claude Code) is outside the tested range 2.1.112 - 2.1.337" in newer.warning
 
 
 def test_endpoints_are_tested_and_between_is_in_range_without_warning() -> None:
     assert support_of("claude", "2.1.112 (Claude Code)").status == "tested"
-    assert support_of("claude", "2.1.332 (Claude Code)").status == "tested"
+    assert support_of("claude", "2.1.337 (Claude Code)").status == "tested"
     between = support_of("claude", "2.1.200 (Claude Code)")
     assert between.status == "in_range" and between.warning == ""
 

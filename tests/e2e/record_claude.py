@@ -3,7 +3,7 @@
     python -m tests.e2e.record_claude [--bin DIR] [--out NAME] [recording ...]
 
 --bin puts an installed version's bin folder first on PATH (e.g. the newest:
-/opt/rubricgate-agents/claude-2.1.332/bin, from .ci/install-agents.sh) and --out names the folder
+/opt/rubricgate-agents/claude-2.1.337/bin, from .ci/install-agents.sh) and --out names the folder
 under tests/data/transcripts (default `claude`, the 2.1.112 recordings; the newest go to
 `claude-<version>`, and tests/agents/test_recorded_versions.py parses every such folder).
 

@@ -3,7 +3,7 @@ model is scripted by tests/e2e/anthropic_server.py. The gate's rates and failure
 be exactly what the model was scripted to do.
 
 The suite runs once per installed Claude Code version (tests/e2e/support.py: the manifest
-.ci/install-agents.sh writes; today 2.1.112, the last pure-JS release, and 2.1.332, the native
+.ci/install-agents.sh writes; today 2.1.112, the last pure-JS release, and 2.1.337, the native
 binary), each with its prefix first on the agent's PATH. Without a manifest it runs against the
 `claude` on PATH; without one either it skips, and RUBRICGATE_REQUIRE_CLIS=1 (set by .ci/run)
 makes a missing CLI a failure, so CI cannot pass by skipping.
