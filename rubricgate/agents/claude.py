@@ -26,6 +26,7 @@ from rubricgate.agents.normalize import (
     TurnCounter,
     feed_stream,
     field_dict,
+    is_restart_request,
     is_resume_request,
     is_tool_block,
     line_event,
@@ -184,6 +185,8 @@ class _ClaudeState:
     def _user(self, ev: dict[str, Any]) -> None:
         if is_resume_request(ev):
             self.turns.resumed()
+            if is_restart_request(ev):
+                self.last_text = ""  # the answer comes again whole: the cut part is no part of it
             return
         content = field_dict(ev, "message").get("content")
         for block in content if isinstance(content, list) else []:

@@ -381,10 +381,26 @@ class TurnCounter:
 _RESUME_REQUEST = re.compile(r"cut off mid-stream|Resume directly from where it stops")
 
 
+# Its other wording drops the cut part from the conversation and asks for the whole answer again:
+# the next message replaces the cut one instead of going on from it.
+_RESTART_REQUEST = re.compile(r"only your next message is delivered|complete response again from the start")
+
+
 def is_resume_request(ev: dict[str, Any]) -> bool:
     """A top-level user message of the CLI's own asking the model to resume a cut-off answer."""
+    return bool(_RESUME_REQUEST.search(_request_text(ev)))
+
+
+def is_restart_request(ev: dict[str, Any]) -> bool:
+    """A resume request asking for the complete answer again, the cut part not delivered."""
+    text = _request_text(ev)
+    return bool(_RESUME_REQUEST.search(text) and _RESTART_REQUEST.search(text))
+
+
+def _request_text(ev: dict[str, Any]) -> str:
+    """The text of a top-level user message made of text blocks only ("" for any other event)."""
     content = field_dict(ev, "message").get("content")
     if ev.get("type") != "user" or ev.get("parent_tool_use_id") is not None or not isinstance(content, list):
-        return False
+        return ""
     texts = [str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"]
-    return bool(texts) and len(texts) == len(content) and bool(_RESUME_REQUEST.search(" ".join(texts)))
+    return " ".join(texts) if texts and len(texts) == len(content) else ""

@@ -16,8 +16,10 @@ from rubricgate.agents import get_agent
 from rubricgate.agents.base import AgentRequest
 from rubricgate.agents.claude import ClaudeAgent, claude_tools, parse_claude_stream
 from rubricgate.agents.formats import claude_shape_watch
+from rubricgate.graders.contract import parse_verdict
 from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import MAX_RESULT_CHARS, Transcript
+from rubricgate.suite.rubric import RubricSpec
 from tests.agent_recordings import agent_request, replay_recording
 
 DATA = Path(__file__).parents[1] / "data" / "transcripts" / "claude"
@@ -58,6 +60,39 @@ def test_an_answer_the_endpoint_cut_off_and_the_cli_resumed_is_one_whole_answer_
     assert t.termination == "completed" and t.steps == 3
     assert verdict_block(t.final_text)["tier"] == "PASS"
     assert any("resume" in n for n in t.notes)
+
+
+# Claude Code's other resume request (in 2.1.332 and 2.1.337 alike): the cut part is not delivered
+# and the model writes its answer again from the start.
+RESTART = ("Your response above was cut off mid-stream and only your next message is delivered. "
+           "Write the complete response again from the start \u2014 no apology, no mention of the cut-off.")
+
+
+def _restarted_stream() -> tuple[bytes, str]:
+    """The recorded cut-and-resume run, its resume request in the restart wording and the model's
+    answer after it the whole answer again (the result event states that answer alone)."""
+    events = [json.loads(line) for line in _newest_bytes("cut_resume").splitlines()]
+    resumed = next(i for i, ev in enumerate(events) if ev.get("isSynthetic")) + 1
+    cut = events[resumed - 2]["message"]["content"][0]["text"]
+    whole = cut + events[resumed]["message"]["content"][0]["text"]
+    events[resumed - 1]["message"]["content"][0]["text"] = RESTART
+    events[resumed]["message"]["content"][0]["text"] = whole
+    next(ev for ev in events if ev["type"] == "result")["result"] = whole
+    return "".join(json.dumps(ev) + "\n" for ev in events).encode(), whole
+
+
+def test_an_answer_the_cli_had_written_again_from_the_start_is_that_answer_alone() -> None:
+    # The cut half went before the whole answer: its unclosed ```json block swallowed the verdict's
+    # opening, and the reviewer's correct PASS was graded malformed_verdict.
+    stream, whole = _restarted_stream()
+    t = replay_recording("claude-2.1.332", "cut_resume", lambda d, m: parse_claude_stream(d, allowed=m["allowed_tools"]),
+                         stream)
+    assert t.final_text == whole and t.steps == 3
+    assert parse_verdict(t.final_text, RubricSpec(path="rubric.md", rules={})).status == "ok"
+
+
+def _newest_bytes(name: str) -> bytes:
+    return (DATA.parent / "claude-2.1.332" / f"{name}.ndjson").read_bytes()
 
 
 def test_the_clis_resume_turns_after_a_malformed_stream_are_not_the_reviewers_steps() -> None:
