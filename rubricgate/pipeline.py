@@ -29,6 +29,7 @@ from rubricgate.runner.scheduler import Job
 from rubricgate.runner.startup import StartedRun, start_run, with_cache_dir, with_isolation
 from rubricgate.runner.trials import run_trials
 from rubricgate.runner.workspace import GitListing
+from rubricgate.suite.cases import selected
 from rubricgate.suite.load import Loaded, load_all
 from rubricgate.suite.trees import autocrlf_note
 
@@ -48,7 +49,7 @@ def run_suite(options: RunOptions) -> RunOutcome:
     """load -> plan -> run -> aggregate and gate -> report. Raises GateInputError(s) on bad input."""
     listing = GitListing(options.repo)  # git lists the tree on the other core while the suite loads
     loaded = load_all(options.repo, options.config_path, options.require_baseline, options.reviewer_from,
-                      options.foreign_rules)
+                      options.foreign_rules, options.only)
     loaded = with_case_digests(loaded, options.repo)  # a case edited since the baseline is judged as new
     if options.gate is not None:  # compare --base: the base's gate settings decide
         loaded.config = loaded.config.model_copy(update={"gate": options.gate})
@@ -80,7 +81,7 @@ def run_suite(options: RunOptions) -> RunOutcome:
 
 def plan(loaded: Loaded, options: RunOptions) -> list[Job]:
     """(case, trial, agent) jobs; --agent beats a task's agent, which beats the config's."""
-    cases = [c for c in loaded.cases if not options.only or any(s in c.id for s in options.only)]
+    cases = selected(loaded.cases, options.only)  # the cases load_all read for LFS pointers
     if not cases:
         raise GateInputError("--only", "", f"no case id contains {options.only}",
                              "list the case ids with `rubricgate validate --list`")

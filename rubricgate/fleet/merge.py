@@ -64,8 +64,9 @@ def merge_runs(repo: Path, run_dirs: list[Path], config_path: Path | None = None
     """Check the shards, rebuild the run from their trials, write it as a new run folder."""
     shards = [Shard(d, read_shard_record(d), read_summary(d)) for d in run_dirs]
     check_together(shards)
-    loaded = with_case_digests(load_all(repo, config_path), repo)
     first = shards[0].record
+    # The shards read their selected cases' files for LFS pointers (suite/cases.py): so does the merge.
+    loaded = with_case_digests(load_all(repo, config_path, only=first.plan.only), repo)
     options = RunOptions(repo=repo, config_path=config_path, only=first.plan.only, trials=first.plan.trials,
                          agent=first.plan.agent, max_cost=first.plan.max_cost)
     check_against_repo(shards[0], loaded, options)

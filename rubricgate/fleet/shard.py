@@ -139,7 +139,7 @@ def run_shard(options: RunOptions) -> RunOutcome:
     if not isinstance(spec, ShardSpec):
         raise ValueError("run_shard needs options.shard set to a ShardSpec")
     outcome = run_suite(options)
-    loaded = load_all(options.repo, options.config_path, options.require_baseline)
+    loaded = load_all(options.repo, options.config_path, options.require_baseline, only=options.only)
     started = next((e for e in read_events(outcome.run_dir / "events.jsonl") if e["event"] == "run_started"), {})
     plan_options = PlanOptions(only=options.only, trials=options.trials, agent=options.agent,
                                max_cost=options.max_cost)

@@ -176,7 +176,7 @@ class _PairedRounds:
                 raise
             # The base side loads this checkout's suite with REF's reviewer: say which side refused
             # it, unless this checkout's own side refuses the same (its own files are at fault).
-            load_all(self.options.repo, self.options.config_path, require_baseline=False)
+            load_all(self.options.repo, self.options.config_path, require_baseline=False, only=self.options.only)
             raise GateInputErrors([GateInputError(e.file, e.field, f"{e.problem}, with the reviewer at the base "
                                                   f"side ({self.labels['base']})", e.fix) for e in _listed(exc)])
         self.spent += budget_spent(outcome.summary)

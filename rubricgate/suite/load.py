@@ -36,16 +36,20 @@ class Loaded:
 
 
 def load_all(repo: Path, config_path: Path | None = None, require_baseline: bool = True,
-             reviewer_from: Config | None = None, foreign_rules: Sequence[Rule] = ()) -> Loaded:
+             reviewer_from: Config | None = None, foreign_rules: Sequence[Rule] = (),
+             only: Sequence[str] = ()) -> Loaded:
     """Load config, rubric, cases and baseline; raise GateInputErrors listing every problem.
     `reviewer_from`: a config whose reviewer runs in place of the file's (suite/config.py load_config);
     `foreign_rules`: rules the rubric lacks that cases may expect (runner/options.py RunOptions):
-    known to the cases' checks only, never to grading (a finding citing one stays an unknown rule)."""
+    known to the cases' checks only, never to grading (a finding citing one stays an unknown rule);
+    `only`: the case-id substrings a run selects: every case is loaded and checked, but only
+    theirs are read for LFS pointers (suite/reviewed_lfs.py), the cases a run reviews."""
     config = load_config(repo, config_path, reviewer_from)
     errors: list[GateInputError] = sparse_errors(repo, config)  # a case off disk was no case at all
     rubric = collect(errors, lambda: reviewer_rubric(repo, config))
     config_rel = config_rel_of(repo, config_path)
-    cases = collect(errors, lambda: load_suite(repo, config, with_rules(rubric, foreign_rules), config_rel)) or []
+    cases = collect(errors, lambda: load_suite(repo, config, with_rules(rubric, foreign_rules), config_rel,
+                                                       only)) or []
     errors += unseen_dimensions(config, cases, config_rel or str(config_path))
     baseline = None
     if require_baseline:

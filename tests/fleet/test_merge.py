@@ -175,6 +175,23 @@ def test_three_shards_merged_equal_one_run(suite):
     assert sorted(p.name for p in merged.iterdir()) == sorted(p.name for p in single.iterdir())
 
 
+def test_shards_of_selected_cases_run_and_merge_beside_a_left_out_case_held_as_an_lfs_pointer(suite):
+    # A run reads only its selected cases' files for LFS pointers: each shard's record and the
+    # merge read the same selection (they read every case: each shard ran its trials, then
+    # exited 2 without its shard.json, so nothing could merge).
+    (suite / "fixtures/block/data-loader/SKILL.md").write_bytes(
+        b"version https://git-lfs.github.com/spec/v1\noid sha256:" + b"1" * 64 + b"\nsize 12\n")
+    dirs = []
+    for k in (1, 2):
+        result, run_dir = _run(suite, "--only", "weekly", "--only", "marketing", "--shard", f"{k}/2")
+        assert result.exit_code == 0 and (run_dir / "shard.json").is_file(), result.output
+        dirs.append(run_dir)
+    merged = _merge(suite, dirs)
+    assert merged.exit_code == 0, merged.output
+    assert {c["id"] for c in json.loads((_newest(suite) / "summary.json").read_text())["cases"]} == {
+        "fixture-weekly-revenue-summary", "fixture-marketing-spend-sync"}
+
+
 def test_shards_that_could_not_judge_merge_into_a_run_that_cannot_either(suite):
     """--max-cost 0 refuses every trial: each shard exits 2, and so does the merge, as one run would."""
     single_result, single = _run(suite, "--max-cost", "0")

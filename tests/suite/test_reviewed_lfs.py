@@ -81,6 +81,25 @@ def test_a_fixture_checked_out_as_its_pointer_is_one_line_and_exit_2(tmp_path: P
     assert got.output.count("\n") == 1 and "git lfs pull" in got.output
 
 
+def test_a_run_selecting_cases_reads_theirs_alone_and_validate_every_case(tmp_path: Path) -> None:
+    # Only the cases a run selects are read for pointers (a case left out is never reviewed): the
+    # selected case's pointer, reviewed or referenced, is still refused; validate names each.
+    repo = make_repo(tmp_path / "repo", fixtures=["pass/weekly-revenue-summary", "block/data-loader",
+                                                  "block/marketing-spend-sync"])
+    (repo / "fixtures/block/data-loader/SKILL.md").write_bytes(POINTER)
+    (repo / "fixtures/block/marketing-spend-sync/references/connection-setup.md").write_bytes(POINTER)
+    run = ["run", "--repo", str(repo), "--only"]
+    for only, named in (("data-loader", "'fixtures/block/data-loader/SKILL.md' is a git LFS pointer"),
+                        ("marketing", "'fixtures/block/marketing-spend-sync/references/connection-setup.md' "
+                                      "(linked from fixtures/block/marketing-spend-sync/SKILL.md) is a git LFS")):
+        got = CliRunner().invoke(main, [*run, only])
+        assert got.exit_code == 2 and got.output.count("\n") == 1 and named in got.output, got.output
+    got = CliRunner().invoke(main, [*run, "weekly-revenue"])
+    assert got.exit_code == 0 and "LFS" not in got.output, got.output
+    got = CliRunner().invoke(main, ["validate", "--repo", str(repo)])
+    assert got.exit_code == 2 and got.output.count("is a git LFS pointer") == 2, got.output
+
+
 def test_a_task_reviewing_a_pointer_or_recorded_with_one_names_its_entry_and_fix(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     (repo / "skills/big").mkdir(parents=True)
