@@ -13,6 +13,7 @@ from rubricgate.suite.closure import reviewer_closure
 from rubricgate.suite.trees import CommitTree, WorkTree, glob_regex
 
 CONFIG = Config()
+ROOT = Path(__file__).resolve().parents[2]
 PROMPT, SKILL, RUBRIC = CONFIG.reviewer.prompt, CONFIG.reviewer.skill, CONFIG.reviewer.rubric
 
 
@@ -59,8 +60,9 @@ def test_words_in_code_spans_that_name_no_file_are_not_paths(tmp_path: Path) -> 
 
 # -- every kind of reference ------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, how", [
+KINDS = [
     ("Follow [the policy](policy.md#strict \"title\").", "linked from"),
+    ("See ![the flow](policy.md).", "linked from"),
     ("Follow [the policy][p].\n\n[p]: policy.md", "linked from"),
     ('<a href="policy.md">policy</a>', "linked from"),
     ("{% include 'policy.md' %}", "included by"),
@@ -68,7 +70,10 @@ def test_words_in_code_spans_that_name_no_file_are_not_paths(tmp_path: Path) -> 
     ("!include policy.md", "included by"),
     ("@reviewer/prompts/policy.md", "@-mentioned in"),
     ("Read `policy.md` first.", "named in a code span of"),
-])
+]
+
+
+@pytest.mark.parametrize("text, how", KINDS)
 def test_each_kind_of_reference_brings_in_the_file_with_its_reason(tmp_path: Path, text: str, how: str) -> None:
     repo = _repo(tmp_path, {PROMPT: text + "\n", "reviewer/prompts/policy.md": "strict\n"})
     (repo / "reviewer" / "prompts" / "other.md").unlink(missing_ok=True)
@@ -76,7 +81,18 @@ def test_each_kind_of_reference_brings_in_the_file_with_its_reason(tmp_path: Pat
     assert got.reasons["reviewer/prompts/policy.md"] == f"{how} {PROMPT}"
 
 
-@pytest.mark.parametrize("text, target", [
+def test_a_kind_of_reference_is_looked_for_only_in_a_file_holding_its_text() -> None:
+    # A file holding none of a pattern's `held` texts is not scanned for it: a match without one
+    # would be a reference lost. The mention's `@` is matched before what precedes it is looked at.
+    texts = [t for t, _ in KINDS + LINK_FORMS] + [p.read_text(encoding="utf-8") for p in (ROOT / "docs").glob("*.md")]
+    for pattern, _, held in closure_module._REFERENCES:
+        found = [m.group(0) for text in texts for m in pattern.finditer(text)]
+        assert found and all(any(h in f for h in held) for f in found), pattern.pattern
+    mentions = closure_module.references("p.md", b"@a/b.md mail x@c/d.md, (@e/f.md) /@g/h.md")
+    assert [name for name, how in mentions if how == "@-mentioned in"] == ["a/b.md", "e/f.md"]
+
+
+LINK_FORMS = [
     ("[root](/docs/root.md)", "docs/root.md"),
     ("[angle](<../../docs/with space/angle.md>)", "docs/with space/angle.md"),
     ("[pct](../../docs/with%20space/pct.md)", "docs/with space/pct.md"),
@@ -90,7 +106,10 @@ def test_each_kind_of_reference_brings_in_the_file_with_its_reason(tmp_path: Pat
     ("<a href=../../docs/policy.md>policy</a>", "docs/policy.md"),
     ("[par](../../docs/paren\\(1\\).md)", "docs/paren(1).md"),
     ("[ent](../../docs/polic&#121;.md)", "docs/policy.md"),
-])
+]
+
+
+@pytest.mark.parametrize("text, target", LINK_FORMS)
 def test_every_link_form_a_markdown_reader_follows_brings_in_its_file(tmp_path: Path, text: str, target: str) -> None:
     # Each was left out: an edit to the file it names was "unchanged" to the PR gate.
     repo = _repo(tmp_path, {PROMPT: text + "\n", target: "strict\n"})
