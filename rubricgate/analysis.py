@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from rubricgate.errors import GateInputError
 from rubricgate.gating.stats import compared
 from rubricgate.models.base import DIMENSIONS
-from rubricgate.models.results import CaseSummary, Summary, TrialResult
+from rubricgate.models.results import CaseSummary, Summary, TrialResult, held_runs
 from rubricgate.records.files import read_summary
 
 if TYPE_CHECKING:
@@ -151,8 +151,9 @@ def runs_df(runs: RunsArg) -> pd.DataFrame:
     baseline/record), complete (False: interrupted or trials not run), agent, agent_version, model,
     decision (pass/regression/error/baseline/inconclusive), exit_code, method (the gate's),
     isolation (bwrap/copy-only), cases, trials, errored_trials, flaky_cases, cost_usd (None when
-    unpriced), continues (the runs it continued, space-separated: their trials are among its own,
-    so a run and its continuation together count those trials twice); then per dimension
+    unpriced), continues (the runs it continued, regraded or merged, space-separated: their trials
+    are among its own, so a run and its continuation or regrade together count those trials
+    twice); then per dimension
     `<dim>_rate`, `<dim>_low`, `<dim>_high` (its interval), `<dim>_baseline` and `<dim>_status`
     (ok/regression/inconclusive/no_baseline)."""
     loaded = summaries(runs)
@@ -168,7 +169,7 @@ def _run_row(s: Summary, dims: list[str]) -> dict[str, Any]:
         "decision": s.decision.status, "exit_code": s.decision.exit_code, "method": s.decision.method,
         "isolation": s.isolation, "cases": len(s.cases), "trials": sum(len(c.trials) for c in s.cases),
         "errored_trials": len(s.errored), "flaky_cases": len(s.flaky_cases), "cost_usd": s.cost.get("cost_usd"),
-        "continues": " ".join(s.gate.continues) if s.gate else ""}
+        "continues": " ".join(held_runs(s))}
     for d in dims:
         r = s.rates.get(d)
         row |= {f"{d}_rate": r and r.rate, f"{d}_low": r and r.low, f"{d}_high": r and r.high,
@@ -205,16 +206,16 @@ def export(runs: RunsArg, fmt: str, out_dir: Path, notes: list[str] | None = Non
     if fmt == "parquet":
         _require_pyarrow()
     items = [runs] if isinstance(runs, (str, Path, Summary)) else list(runs)
-    held: dict[str, list[str]] = {}
+    held: dict[str, tuple[list[str], list[str]]] = {}
     try:
         with _staged(out_dir) as staging:
-            dims = list(DIMENSIONS)  # `held`: run id -> the runs it continues, filled as each is written
+            dims = list(DIMENSIONS)  # `held`: run id -> the runs whose trials it holds, filled as each is written
             while (found := _export_pass(items, dims, fmt, staging, held)) != dims:
                 dims = found
             written = _publish(staging, out_dir, fmt)
         if notes is not None:
-            notes += [f"{later} continues {earlier} and holds its trials: count one of the two (runs' `continues`)"
-                      for later, earlier in _twice_counted(held)]
+            notes += [f"{later} {verb} {earlier} and holds its trials: count one of the two (runs' `continues`)"
+                      for later, earlier, verb in _twice_counted(held)]
         return written
     except OSError as exc:
         raise GateInputError(str(exc.filename or out_dir), "", f"cannot write: {exc.strerror}",
@@ -276,13 +277,14 @@ def run_folders(paths: list[Path]) -> tuple[list[Path], list[str]]:
     return runs, notes
 
 
-def _twice_counted(held: dict[str, list[str]]) -> list[tuple[str, str]]:
-    """(run, a run it continues) for every pair both exported."""
-    return [(later, earlier) for later, continued in held.items() for earlier in continued if earlier in held]
+def _twice_counted(held: dict[str, tuple[list[str], list[str]]]) -> list[tuple[str, str, str]]:
+    """(run, a run whose trials it holds, how) for every pair both exported."""
+    return [(later, earlier, "continues" if earlier in continued else "regraded or merged")
+            for later, (holds, continued) in held.items() for earlier in holds if earlier in held]
 
 
 def _export_pass(items: list[str | Path | Summary], dims: list[str], fmt: str, out_dir: Path,
-                 held: dict[str, list[str]]) -> list[str]:
+                 held: dict[str, tuple[list[str], list[str]]]) -> list[str]:
     """Write every run with these dimensions' columns; returns the dimensions the runs have. As
     soon as one has a dimension not in `dims`, the rest are only read for theirs (the caller
     writes them all again with the full set)."""
@@ -294,7 +296,7 @@ def _export_pass(items: list[str | Path | Summary], dims: list[str], fmt: str, o
             if seen != dims:
                 continue
             run_rows.append(_run_row(summary, dims))
-            held[summary.run_id] = list(summary.gate.continues) if summary.gate else []
+            held[summary.run_id] = (held_runs(summary), list(summary.gate.continues) if summary.gate else [])
             trial_frame = _frame([_trial_row(summary.run_id, c, t, dims) for c in summary.cases for t in c.trials],
                                  TRIAL_COLUMNS + [f"{d}_{k}" for d in dims for k in ("passed", "category")])
             counts = _case_counts(trial_frame, dims)

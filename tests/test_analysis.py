@@ -257,6 +257,23 @@ def test_cases_df_counts_the_trials_the_gate_compared_not_its_confirmations(tmp_
         int(cases.set_index("case_id").loc["fixture-data-loader", "verdict_trials"])
 
 
+def test_a_run_exported_with_its_regrade_is_named_as_counted_twice(tmp_path) -> None:
+    """A run and its regrade exported together: trials.csv held the run's trials twice, and the
+    note that names a continuation said nothing of a regrade."""
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    import reports_fixtures as rf
+
+    first = rf.write_run_dir(tmp_path / "r1", rf.summary(run_id="r1"))
+    again = rf.write_run_dir(tmp_path / "r2", rf.summary(run_id="r2", counted_runs=["r1"],
+                                                         config={"regraded_from": "r1"}))
+    got = CliRunner().invoke(main, ["export", str(first), str(again), "--out", str(tmp_path / "out")])
+    assert got.exit_code == 0, got.output
+    assert "note: r2 regraded or merged r1 and holds its trials: count one of the two" in got.output
+    assert list(_pd().read_csv(tmp_path / "out" / "runs.csv", keep_default_na=False)["continues"]) == ["", "r1"]
+
+
 def test_a_run_exported_with_its_continuation_is_named_as_counted_twice(tmp_path) -> None:
     """A run and its continuation exported together: trials.csv held the first run's trials twice
     (once under each run), with nothing saying so."""

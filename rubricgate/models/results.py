@@ -279,6 +279,12 @@ class Summary(StrictModel):
         return self
 
 
+def held_runs(summary: Summary) -> list[str]:
+    """The runs whose trials `summary` holds as its own (it continued, regraded or merged them):
+    beside it in a trend or an export, each would count those trials a second time."""
+    return list(dict.fromkeys([*summary.counted_runs, *(summary.gate.continues if summary.gate else [])]))
+
+
 class ReplayArtifact(StrictModel):
     format_version: Annotated[int, known_format(1)] = 1
     case: CaseSpec

@@ -9,8 +9,8 @@ every case's trials as one short line each (what a case page reads across runs).
 from rubricgate.models.base import StrictModel
 
 # 3: failing_cases counts judged failures alone (2 counted errored and not-run cases); 4: the
-# runs a run continues. An index of an earlier format is built again.
-INDEX_FORMAT = 4
+# runs a run continues; 5: those it regraded or merged too. An index of an earlier format is built again.
+INDEX_FORMAT = 5
 
 
 class RateCell(StrictModel):
@@ -54,7 +54,7 @@ class RunHead(StrictModel):
     run_url: str | None = None
     margin: float | None = None  # the statistical gate's margin (the trend draws it below the baseline)
     changes: list[str] = []  # the first rules changed since the baseline: "rule severity critical -> warning"
-    continues: list[str] = []  # the runs this one continued (`run --continue`): their trials are its own
+    continues: list[str] = []  # the runs whose trials this one holds as its own: continued, regraded or merged
 
 
 class TrialCell(StrictModel):

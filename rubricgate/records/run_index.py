@@ -52,7 +52,7 @@ def index_run(run_dir: Path, summary: Summary, kind: str | None = None, secrets:
 
 def head_of(summary: Summary, stamp: str, kind: str | None = None) -> RunHead:
     """The runs page's row of a run; `kind` overrides the summary's (shard, merged: from the folder)."""
-    from rubricgate.models.results import judged_failed  # loaded already: the summary is one of its models
+    from rubricgate.models.results import held_runs, judged_failed  # loaded already: the summary is one of its models
 
     cost = summary.cost or {}
     failing = sum(any(judged_failed(t) for t in c.trials) for c in summary.cases)
@@ -71,7 +71,7 @@ def head_of(summary: Summary, stamp: str, kind: str | None = None) -> RunHead:
         tokens=(_int(cost.get("input_tokens")) or 0) + (_int(cost.get("output_tokens")) or 0), run_url=summary.run_url,
         margin=(summary.gate.plan or {}).get("margin") if summary.gate else None,
         changes=[f"{c.rule} {c.detail}" for c in summary.rule_changes[:MAX_CHANGES]],
-        continues=list(summary.gate.continues) if summary.gate else [])
+        continues=held_runs(summary))
 
 
 def cases_of(summary: Summary, stamp: str) -> RunCases:

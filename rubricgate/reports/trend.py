@@ -19,7 +19,7 @@ from rubricgate.gating.evidence import weigh
 from rubricgate.gating.exact import holm
 from rubricgate.gating.stats import compared
 from rubricgate.models.base import DIMENSIONS
-from rubricgate.models.results import Summary
+from rubricgate.models.results import Summary, held_runs
 from rubricgate.records.files import read_summary
 from rubricgate.records.run_index import SHARD_FILE
 from rubricgate.reports.comment import escape_md, pct, signed_pp
@@ -78,10 +78,10 @@ def suite_runs(paths: list[Path], all_kinds: bool = False) -> TrendRuns:
 
 
 def continued_runs(summaries: Iterable[Summary]) -> set[str]:
-    """The runs a later run continued: the continuation holds their trials as its own, so a point
-    for each counted those trials twice, and the changed test between them compared a run's
-    trials with themselves."""
-    return {run_id for s in summaries if s.gate for run_id in s.gate.continues}
+    """The runs whose trials a later run holds (`counted_runs`: it continued, regraded or merged
+    them): a point for each counted those trials twice, and the changed test between them
+    compared a run's trials with themselves."""
+    return {run_id for s in summaries for run_id in held_runs(s)}
 
 
 def _kind(path: Path, summary: Summary) -> str:
@@ -99,8 +99,8 @@ def left_out_line(left_out: dict[str, int]) -> str:
         lines.append(f"Left out {sum(kinds.values())} run(s) that are not runs of the whole suite: {parts} "
                      "(`--all-kinds` includes them).")
     if left_out.get(CONTINUED):
-        lines.append(f"Left out {left_out[CONTINUED]} run(s) a later run continued (`run --continue`): "
-                     "the continuation's point holds their trials.")
+        lines.append(f"Left out {left_out[CONTINUED]} run(s) a later run continued (`run --continue`), "
+                     "regraded or merged: the later run's point holds their trials.")
     return " ".join(lines)
 
 

@@ -240,6 +240,19 @@ def test_the_viewers_trend_is_per_branch_with_main_first(tmp_path):
     assert site.page("trend/nope.html").status == 404
 
 
+def test_a_run_and_its_regrade_are_one_point_the_regrades(tmp_path):
+    """A run and its regrade were two points of one series holding the same trials, the move
+    between them a test of those trials against themselves (compare and baseline refuse the pair)."""
+    def at(run_id: str, **extra):
+        return rf.passing_summary().model_copy(update={"run_id": run_id, "started_at": "2026-01-01T00:01:00Z",
+                                                        **extra})
+    paths = [_write(tmp_path, "a", at("run-a")),
+             _write(tmp_path, "r", at("run-r", counted_runs=["run-a"], config={"regraded_from": "run-a"}))]
+    chosen = suite_runs(paths)
+    assert [s.run_id for s in chosen.runs] == ["run-r"] and chosen.left_out == {"continued": 1}
+    assert "regraded" in render_trend(chosen.runs, left_out=chosen.left_out)
+
+
 def test_a_run_a_later_run_continued_is_one_point_the_continuations(tmp_path):
     """The continued run and its continuation were two points, 24/24 then 48/48 holding the same
     24 trials, and the changed test between them compared those trials with themselves."""

@@ -206,6 +206,20 @@ def test_a_run_a_later_run_continued_is_no_trend_point_of_its_own(tmp_path):
                                                                           "20260103T000000Z-aaa003"]
 
 
+def test_a_run_a_later_run_regraded_is_no_trend_point_of_its_own(tmp_path):
+    """A run and its regrade were two points of the trend, the regrade holding the run's trials."""
+    import reports_fixtures as rf
+
+    from rubricgate.view.pages import branch_series
+
+    first, again = "20260101T000000Z-aaa001", "20260102T000000Z-aaa002"
+    rf.write_run_dir(tmp_path / "reports" / first, rf.passing_summary().model_copy(update={"run_id": first}))
+    rf.write_run_dir(tmp_path / "reports" / again, rf.passing_summary().model_copy(
+        update={"run_id": again, "counted_runs": [first], "config": {"regraded_from": first}}))
+    cat = Catalog.of([tmp_path / "reports"])
+    assert [h.run_id for hs in branch_series(cat).values() for h in hs] == [again]
+
+
 def test_a_run_killed_before_its_summary_is_listed_as_stopped_never_as_running(reports):
     """A run SIGKILLed mid-trials leaves events.jsonl and no summary: the runs page said
     "running now" of it for ever, its trials reachable only as a run in progress."""
