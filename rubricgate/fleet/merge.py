@@ -159,6 +159,7 @@ def write_merged(loaded: Loaded, options: RunOptions, jobs: list[Job], shards: l
                                                           for r in (*s.summary.counted_runs, s.summary.run_id)]})
     summary = with_isolation(summary, _isolation(shards))
     summary = with_changes(annotate(summary, loaded, options.repo, os.environ), loaded)  # as `run` does
+    summary = _with_shards_setup(summary, shards)
     run_dir = make_run_folder(reports_dir or options.repo / cfg.reports, summary.run_id,
                               tuple(s.run_dir for s in shards))
     (run_dir / "transcripts").mkdir()
@@ -227,3 +228,13 @@ def _append_event(events: IO[str], event: str, secrets: list[str], at: str | Non
     stamp = at or datetime.now(UTC).isoformat(timespec="milliseconds")
     events.write(scrub_json(json.dumps({"event": event, "at": stamp, **fields}, default=str), secrets) + "\n")
     events.flush()  # run_completed is on disk before summary.json is
+
+
+def _with_shards_setup(summary, shards):
+    """The shards' own program and environment digest when they agree, else "" (not recorded):
+    the merging machine's is no shard's, and a baseline pooled by it would compare the wrong one."""
+    setups = {s.summary.reviewer.setup if s.summary.reviewer else "" for s in shards}
+    one = setups.pop() if len(setups) == 1 else ""
+    if summary.reviewer is None:
+        return summary
+    return summary.model_copy(update={"reviewer": summary.reviewer.model_copy(update={"setup": one})})

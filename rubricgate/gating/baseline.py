@@ -88,7 +88,8 @@ def updated_baseline(old: Baseline | None, summary: Summary, reason: str, suite_
     """
     _not_counted_before(old, (summary, *sessions))
     measured = MeasuredWith(reviewer_digest=reviewer_digest, agent=summary.agent, agent_version=summary.agent_version,
-                            model=summary.model, run_id=summary.run_id)
+                            model=summary.model, setup=(summary.reviewer.setup if summary.reviewer else "") or None,
+                            run_id=summary.run_id)
     pooled = old is not None and same_setup(old.measured_with, as_recorded_by(old, measured, summary))
     fresh = summary_counts(summary)
     for each in sessions:
@@ -235,11 +236,14 @@ def _change(old: Baseline | None, cases: CaseCounts, run_id: str, reason: str, c
 
 
 def same_setup(before: MeasuredWith | None, now: MeasuredWith) -> bool:
-    """Same reviewer files, agent, CLI version and model: a new run re-measures the same thing."""
+    """Same reviewer files, agent, CLI version and model, and the same program and environment
+    where both recorded theirs (a baseline written before they were kept has none): a new run
+    re-measures the same thing."""
     if before is None or before.reviewer_digest is None or now.reviewer_digest is None:
         return False
     keys = ("reviewer_digest", "agent", "agent_version", "model")
-    return all(getattr(before, k) == getattr(now, k) for k in keys)
+    setups = {before.setup, now.setup} - {None}
+    return all(getattr(before, k) == getattr(now, k) for k in keys) and len(setups) < 2
 
 
 def as_recorded_by(old: Baseline, measured: MeasuredWith, summary: Summary) -> MeasuredWith:

@@ -98,6 +98,14 @@ def agent_environment(config) -> str:
     return env_digest(build_env(own, config.agent.secret_env), config.agent.secret_env)
 
 
+def agent_setup(repo: Path, config, agent: str) -> str:
+    """One digest of the program `agent` starts and the environment passed to it (the design's
+    `program` and `environment`): a baseline re-measured through another endpoint is another
+    reviewer's, replaced, never pooled with the old trials."""
+    both = json.dumps([command_program(repo, config, agent), agent_environment(config)])
+    return hashlib.sha256(both.encode()).hexdigest()[:16]
+
+
 # Arguments of a `command` reviewer that are its code: a script an interpreter runs. Data files its
 # command names (a plan, a counter, a log it appends to) are no part of the design: one rewritten
 # by every run made each run another design.

@@ -62,6 +62,8 @@ class MeasuredWith(StrictModel):
     """That agent CLI's version, as its --version printed it."""
     model: str | None = None
     """The model the agent used, as configured or as its transcripts reported it."""
+    setup: str | None = None
+    """The program the agent started and the variables passed to it (summary reviewer.setup); None: not recorded."""
     run_id: str = ""
     """The run the counts were measured by."""
 

@@ -134,6 +134,10 @@ class ReviewerRecord(StrictModel):
     # One sha256 over `digests` (json, sorted keys): what baseline format 2 keeps as reviewer_digest.
     fingerprint: str = ""
     tier_threshold: int | None = None  # warning findings that make a BLOCK (the rubric's tier derivation)
+    # One digest of the program the agent started and the values of the variables passed to it
+    # beyond the machine's own (gating/design.py agent_setup): what the files do not show of the
+    # reviewer (an endpoint variable pointed at another model). "": not recorded.
+    setup: str = ""
 
 
 class RateRow(StrictModel):

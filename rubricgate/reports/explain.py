@@ -28,8 +28,10 @@ NEXT_STEP_ACCEPT = 'rubricgate baseline update --reason "why the lower rate is r
 # --- recording the reviewer into the summary --------------------------------------------------
 
 
-def reviewer_record(repo: Path, config, rubric) -> ReviewerRecord:
-    """SHA-256 of each reviewer file (the cache's own digest) and the rubric's rule table."""
+def reviewer_record(repo: Path, config, rubric, agent: str = "") -> ReviewerRecord:
+    """SHA-256 of each reviewer file (the cache's own digest), the rubric's rule table and, given
+    the agent, the digest of its program and environment."""
+    from rubricgate.gating.design import agent_setup
     from rubricgate.runner.digests import recorded_digests
     from rubricgate.suite.rubric import meaning_of
 
@@ -37,7 +39,8 @@ def reviewer_record(repo: Path, config, rubric) -> ReviewerRecord:
                            means=meaning_of(r.severity, rubric.vocabulary)) for r in rubric.rules.values()}
     digests = recorded_digests(repo, config)
     return ReviewerRecord(digests=digests, rules=rules, fingerprint=fingerprint(digests),
-                          tier_threshold=rubric.warning_block_threshold)
+                          tier_threshold=rubric.warning_block_threshold,
+                          setup=agent_setup(repo, config, agent) if agent else "")
 
 
 def statement_of(rule) -> str:
@@ -138,7 +141,7 @@ def annotate(summary: Summary, loaded, repo: Path, env: Mapping[str, str]) -> Su
     if "branch" not in where and not env.get("GITHUB_ACTIONS"):  # outside CI: the checked-out branch
         branch = local_branch(repo)
         where = {**where, **({"branch": branch} if branch else {})}
-    return summary.model_copy(update={"reviewer": reviewer_record(repo, loaded.config, loaded.rubric),
+    return summary.model_copy(update={"reviewer": reviewer_record(repo, loaded.config, loaded.rubric, summary.agent),
                                       "baseline_reviewer": base, "run_url": run_url(env),
                                       "config": {**summary.config, **where}})
 

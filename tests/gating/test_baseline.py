@@ -203,6 +203,23 @@ def test_re_measuring_the_same_setup_pools_trials_and_a_changed_reviewer_replace
     assert {v["verdict"]["trials"] for v in rates(repo)["cases"].values()} == {1}
 
 
+def test_re_measuring_through_another_endpoint_replaces_the_trials_never_pools_them(repo, monkeypatch):
+    """An endpoint variable pointed at another model is another design for `run --continue`, but
+    `baseline update` pooled its trials with the old model's as "the same reviewer, agent, CLI
+    version and model"."""
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config.setdefault("agent", {})["env_allowlist"] = ["PATH", "REVIEW_ENDPOINT"]
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    monkeypatch.setenv("REVIEW_ENDPOINT", "https://models.example/strong")
+    assert update(repo).exit_code == 0
+    monkeypatch.setenv("REVIEW_ENDPOINT", "https://models.example/cheap")
+    result = update(repo)
+    assert result.exit_code == 0 and "trials pooled" not in result.output, result.output
+    assert {v["verdict"]["trials"] for v in rates(repo)["cases"].values()} == {1}
+    assert update(repo).exit_code == 0  # the same endpoint again: pooled
+    assert {v["verdict"]["trials"] for v in rates(repo)["cases"].values()} == {2}
+
+
 # -- format 3: the reviewer and the rules its reviewer cited -----------------------------------
 
 def test_update_writes_format_3_with_rule_table_threshold_and_citations(repo):
