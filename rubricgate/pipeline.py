@@ -20,7 +20,7 @@ from rubricgate.errors import GateInputError
 from rubricgate.gating.case_edits import with_case_digests
 from rubricgate.gating.changes import changed_first, line_end_noted, rule_changes, with_rule_changes
 from rubricgate.isolation.reaping import adopting_for_the_run
-from rubricgate.models.results import Summary, TrialResult
+from rubricgate.models.results import LEFT_OUT_CASES, Summary, TrialResult
 from rubricgate.records.run_index import index_run
 from rubricgate.reports.ahead import ReportsAhead
 from rubricgate.runner.cache import note_rejections, notes_dir
@@ -142,7 +142,16 @@ def aggregate_and_gate(loaded: Loaded, jobs: list[Job], results: list[TrialResul
     summary = note_rejections(with_isolation(summary, run.policy, run.cache_retired, run.ctx.scrub_notes),
                               run.ctx.cache_rejected)
     summary = with_changes(annotate(summary, loaded, run.ctx.repo, os.environ), loaded)
+    summary = with_selection(summary, jobs, loaded)
     return line_end_noted(summary, partial(autocrlf_note, run.ctx.repo), loaded.edited)
+
+
+def with_selection(summary: Summary, jobs: list[Job], loaded: Loaded) -> Summary:
+    """A run of some of the suite's cases (`--only`) records how many it left out
+    (`config.left_out_cases`): `trend` and the viewer's trend show runs of the whole suite, and a
+    one-case run's rate read there as a jump of the suite's."""
+    left = len(loaded.cases) - len({j.case.id for j in jobs})
+    return summary.model_copy(update={"config": {**summary.config, LEFT_OUT_CASES: left}}) if left > 0 else summary
 
 
 def with_changes(summary: Summary, loaded: Loaded) -> Summary:

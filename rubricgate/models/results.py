@@ -283,6 +283,14 @@ class Summary(StrictModel):
         return self
 
 
+LEFT_OUT_CASES = "left_out_cases"  # summary.config: how many of the suite's cases the run did not select (`--only`)
+
+
+def of_some_cases(summary: Summary) -> bool:
+    """A gated run of some of the suite's cases (`--only`): no point of the suite's trend."""
+    return summary.kind == "run" and bool(summary.config.get(LEFT_OUT_CASES))
+
+
 def held_runs(summary: Summary) -> list[str]:
     """The runs whose trials `summary` holds as its own (it continued, regraded or merged them):
     beside it in a trend or an export, each would count those trials a second time."""

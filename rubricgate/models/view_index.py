@@ -9,7 +9,8 @@ every case's trials as one short line each (what a case page reads across runs).
 from rubricgate.models.base import StrictModel
 
 # 3: failing_cases counts judged failures alone (2 counted errored and not-run cases); 4: the
-# runs a run continues; 5: those it regraded or merged too. An index of an earlier format is built again.
+# runs a run continues; 5: those it regraded or merged too, and kind subset (`run --only`). An index of an
+# earlier format is built again.
 INDEX_FORMAT = 5
 
 
@@ -28,7 +29,7 @@ class RunHead(StrictModel):
     format_version: int = INDEX_FORMAT
     stamp: str  # "size:mtime_ns" of the summary.json it was built from
     run_id: str
-    kind: str = "run"  # run, baseline, record, shard, merged
+    kind: str = "run"  # run, subset (`run --only`), baseline, record, shard, merged
     branch: str | None = None
     pr: int | None = None
     started_at: str = ""

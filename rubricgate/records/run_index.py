@@ -52,13 +52,14 @@ def index_run(run_dir: Path, summary: Summary, kind: str | None = None, secrets:
 
 def head_of(summary: Summary, stamp: str, kind: str | None = None) -> RunHead:
     """The runs page's row of a run; `kind` overrides the summary's (shard, merged: from the folder)."""
-    from rubricgate.models.results import held_runs, judged_failed  # loaded already: the summary is one of its models
+    from rubricgate.models.results import held_runs, judged_failed, of_some_cases  # loaded with the summary's models
 
     cost = summary.cost or {}
     failing = sum(any(judged_failed(t) for t in c.trials) for c in summary.cases)
     rules = {k: [r.severity, r.kind] for k, r in (summary.reviewer.rules if summary.reviewer else {}).items()}
+    shown = "subset" if of_some_cases(summary) else summary.kind  # `run --only`: no point of the suite's trend
     return RunHead(
-        stamp=stamp, run_id=summary.run_id, kind=kind or summary.kind, branch=_text(summary.config.get("branch")),
+        stamp=stamp, run_id=summary.run_id, kind=kind or shown, branch=_text(summary.config.get("branch")),
         pr=_int(summary.config.get("pr")), started_at=summary.started_at, finished_at=summary.finished_at,
         complete=summary.complete, status=summary.decision.status, exit_code=summary.decision.exit_code,
         method=summary.decision.method, agent=summary.agent, agent_version=summary.agent_version, model=summary.model,

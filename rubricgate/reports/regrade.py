@@ -23,7 +23,7 @@ from rubricgate.isolation.netaccess import NetworkAccess
 from rubricgate.isolation.sandbox import SandboxPolicy
 from rubricgate.isolation.untrusted import write_fresh
 from rubricgate.models.config import Config
-from rubricgate.models.results import CaseSpec, Summary, TrialResult
+from rubricgate.models.results import LEFT_OUT_CASES, CaseSpec, Summary, TrialResult
 from rubricgate.records.files import new_run_id, read_summary, read_transcript, write_summary
 from rubricgate.runner.run_state import RunState
 from rubricgate.runner.scheduler import TREE_CHANGED, Job, trial_result
@@ -142,7 +142,7 @@ def regrade_run(run_dir: Path, loaded: Loaded, reports_dir: Path | None = None) 
     summary = fresh.model_copy(update={
         "agent": old.agent, "agent_version": old.agent_version, "model": old.model, "decision": decision,
         "counted_runs": [*old.counted_runs, old.run_id],  # its trials: a baseline pools them once
-        "config": fresh.config | {"regraded_from": old.run_id}})
+        "config": fresh.config | _selection(old) | {"regraded_from": old.run_id}})
     summary = _as_the_run_was(summary, old)
     # As a run: the coverage table, the rules changed since the baseline and the change-aware
     # decision. Rule-table changes only: the transcripts were answers to the run's own prompt.
@@ -164,3 +164,8 @@ def _copy_transcripts(src: Path, dst: Path, results: list[TrialResult]) -> None:
     for rel, data in read:
         if data is not None:
             write_fresh(dst / rel, data)
+
+
+def _selection(old: Summary) -> dict:
+    """The run's `config.left_out_cases` (`--only`): its regrade is of those cases alone too."""
+    return {LEFT_OUT_CASES: old.config[LEFT_OUT_CASES]} if LEFT_OUT_CASES in old.config else {}

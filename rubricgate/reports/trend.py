@@ -19,7 +19,7 @@ from rubricgate.gating.evidence import weigh
 from rubricgate.gating.exact import holm
 from rubricgate.gating.stats import compared
 from rubricgate.models.base import DIMENSIONS
-from rubricgate.models.results import Summary, held_runs
+from rubricgate.models.results import Summary, held_runs, of_some_cases
 from rubricgate.records.files import read_summary
 from rubricgate.records.run_index import SHARD_FILE
 from rubricgate.reports.comment import escape_md, pct, signed_pp
@@ -63,8 +63,8 @@ CONTINUED = "continued"  # left out whatever the kinds asked: a later run holds 
 
 def suite_runs(paths: list[Path], all_kinds: bool = False) -> TrendRuns:
     """The runs of the whole suite among `paths` (a gated run or a merge of shards): a `record`
-    run (one case), a `baseline update` run and a single shard answer other questions and would
-    read as jumps in the rates. With `all_kinds`, every run."""
+    run (one case), a run of some cases (`--only`: "subset"), a `baseline update` run and a single
+    shard answer other questions and would read as jumps in the rates. With `all_kinds`, every run."""
     if not paths:
         load_summaries(paths)  # its one-line error for no summaries
     tagged = sorted(((_kind(p, s), s) for p, s in ((p, read_summary(p)) for p in paths)),
@@ -86,7 +86,7 @@ def continued_runs(summaries: Iterable[Summary]) -> set[str]:
 
 def _kind(path: Path, summary: Summary) -> str:
     folder = path if path.is_dir() else path.parent
-    return "shard" if (folder / SHARD_FILE).is_file() else summary.kind
+    return "shard" if (folder / SHARD_FILE).is_file() else "subset" if of_some_cases(summary) else summary.kind
 
 
 def left_out_line(left_out: dict[str, int]) -> str:

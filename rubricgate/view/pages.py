@@ -15,7 +15,7 @@ from rubricgate.view import comparisons, safe, urls
 from rubricgate.view.catalog import Catalog, RunRef
 from rubricgate.view.index import cell_failed
 
-KINDS = ("run", "baseline", "record", "shard", "merged")
+KINDS = ("run", "subset", "baseline", "record", "shard", "merged")
 TREND_KINDS = ("run", "merged")  # the gated runs; baselines, records and shards are other questions
 FLAKY_WINDOW = 8  # runs per point of the case page's flakiness-over-time line
 

@@ -158,6 +158,21 @@ def test_default_model_change_is_flagged_when_no_model_is_configured(tmp_path, m
 
 # --- which runs a trend is about ------------------------------------------------------------------
 
+
+def test_a_run_of_some_of_the_cases_is_no_point_of_the_suite_trend(tmp_path):
+    """`run --only` one case was a point of the suite's trend: its one case's rate read as a jump
+    of the suite's (a record run's one case is left out for that reason)."""
+    from rubricgate.view.catalog import Catalog
+    from rubricgate.view.pages import branch_series
+
+    repo = make_repo(tmp_path / "repo")
+    whole = run_suite(RunOptions(repo=repo))
+    some = run_suite(RunOptions(repo=repo, only=["data-loader"]))
+    chosen = suite_runs([whole.run_dir, some.run_dir])
+    assert [s.run_id for s in chosen.runs] == [whole.summary.run_id] and chosen.left_out == {"subset": 1}
+    viewed = [h.run_id for hs in branch_series(Catalog.of([repo / "reports"])).values() for h in hs]
+    assert viewed == [whole.summary.run_id]
+
 from click.testing import CliRunner  # noqa: E402
 
 from rubricgate.cli import main  # noqa: E402
