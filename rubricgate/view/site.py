@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -18,6 +20,9 @@ HTML = "text/html; charset=utf-8"
 # Rendered run and compare pages kept by what they are made of: a 2,000-case run's page is ~1 MB
 # and ~0.5 s of CPU to parse its summary and render, 1 ms once kept.
 PAGES_KEPT = 8
+# report.html links a trial past its inline budget to its file beside it, `transcripts/<file>.json`
+# (only in an attribute: the report escapes every quote of its text).
+_TRANSCRIPT_HREF = re.compile(rb'href="(transcripts/[^"<>]+)"')
 
 
 @dataclass(frozen=True)
@@ -112,10 +117,27 @@ class Site:
         """The run's own report.html as it wrote it (its own CSP), or rendered from the summary."""
         ref = pages.ref_of(self.catalog, run)
         if ref.has("report.html"):
-            return Page(200, HTML, safe.read_bytes(ref.root, "report.html"))
+            return Page(200, HTML, self._link_transcripts(safe.read_bytes(ref.root, "report.html"), path, ref))
         from rubricgate.reports.html import render_html
 
-        return Page(200, HTML, render_html(self.catalog.summary(ref), None).encode("utf-8"))
+        body = render_html(self.catalog.summary(ref), None).encode("utf-8")
+        return Page(200, HTML, self._link_transcripts(body, path, ref))
+
+    def _link_transcripts(self, body: bytes, path: str, ref) -> bytes:
+        """The report with each link to a transcript file pointing at the viewer's page for that
+        trial (the case's page where a static build wrote none): the viewer serves no file of a
+        run folder, so `transcripts/<file>.json` beside the report answered 404."""
+        targets: dict[str, str] = {}
+        for cell in self.catalog.cases(ref):
+            for t in cell.trials:
+                if t.transcript:
+                    page = urls.transcript(ref.key, cell.id, t.n) if self._linkable(ref.key, t) else urls.case(cell.id)
+                    targets[t.transcript] = urls.up(path) + page
+        fallback = urls.up(path) + urls.run(ref.key)  # a file no trial of the run names
+
+        def link(m: re.Match[bytes]) -> bytes:  # the attribute holds the name HTML-escaped
+            return b'href="%s"' % targets.get(html.unescape(m.group(1).decode("utf-8", "replace")), fallback).encode()
+        return _TRANSCRIPT_HREF.sub(link, body)
 
     def _case(self, path: str, case: str) -> Page:
         found = self.histories.get(case) if self.histories is not None else None

@@ -120,6 +120,28 @@ def test_report_is_the_runs_own_file(site, tmp_path):
     assert "rubricgate report" in text(site, urls.report(NEW))  # none written: rendered from the summary
 
 
+def test_a_reports_links_to_transcript_files_reach_the_viewers_pages(tmp_path, monkeypatch):
+    # report.html links a trial past its inline budget to transcripts/<file>.json beside it; the
+    # viewer serves no file of a run folder, so that link answered 404, in a static build too.
+    from rubricgate.models.results import Summary
+    from rubricgate.reports import html_context
+    from rubricgate.reports.html import render_html
+
+    run = vf.write_runs(tmp_path / "reports", count=1)[0]
+    summary = Summary.model_validate_json((run / "summary.json").read_text())
+    monkeypatch.setattr(html_context, "INLINE_PASSING", 0)
+    (run / "report.html").write_text(render_html(summary, run), encoding="utf-8")
+    site = site_for([tmp_path / "reports"])
+    path = urls.report(summary.run_id)
+    hrefs = re.findall(r'href="([^"#]+)"', text(site, path))
+    assert hrefs and not [h for h in hrefs if h.startswith("transcripts/")]
+    trial = next(t for c in summary.cases for t in c.trials if t.transcript)
+    target = "../../" + urls.transcript(summary.run_id, trial.case_id, trial.trial)
+    assert target in hrefs and site.page(target[len("../../"):]).status == 200
+    site.transcripts = set()  # a static build that wrote no transcript page: the case's page
+    assert "../../" + urls.case(trial.case_id) in re.findall(r'href="([^"#]+)"', text(site, path))
+
+
 @pytest.mark.parametrize("path", ["../etc/passwd", "run/../../x.html", "run/nope.html", "case/x.html",
                                   f"transcript/{urls.slug(OLD)}/9/{urls.slug(vf.HOSTILE_ID)}.html", "summary.json",
                                   f"run/{urls.slug(OLD)}/summary.json"])
