@@ -17,7 +17,8 @@ from rubricgate.models.results import CaseSummary, RateRow, Summary, TrialResult
 from rubricgate.reports import explain, story
 from rubricgate.reports.replay import trial_failed
 
-INLINE_PASSING = 100  # passing trials whose timeline is inlined (closed); failing trials' always are
+# Passing trials whose timeline is inlined (closed); failing ones are, in the first SHOWN_FAILING cases.
+INLINE_PASSING = 100
 SHOWN_FAILING = 50  # failing cases told in full; the rest listed with their line
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 

@@ -181,8 +181,21 @@ def test_past_the_inline_budget_passing_trials_link_their_transcript_failing_one
     later_row = re.search(r'data-case="pass-later"[^>]*>.*?</tr>', page).group(0)
     assert '<a href="transcripts/pass-later-1.json">✓ 2/2 passed</a>' in later_row  # past the budget: its file
     assert (run / "transcripts/pass-later-1.json").is_file()
-    for t in failing:  # a failing trial's timeline is never left out, however many there are
+    for t in failing:  # a failing trial's timeline is inlined, whatever the passing budget
         assert f'id="{html_context.anchor(t.case_id)}-t{t.trial}"' in page
+
+
+def test_past_the_fiftieth_failing_case_a_failing_trial_links_its_transcript(tmp_path, monkeypatch):
+    # docs/viewer.md said failing trials' timelines are always inlined: the report inlines
+    # those of the first SHOWN_FAILING failing cases, and links the rest's transcript files.
+    summary = rf.summary()
+    run = rf.write_run_dir(tmp_path / "run", summary)
+    failed = next(t for c in summary.cases for t in c.trials if trial_failed(t))
+    inlined = f'id="{html_context.anchor(failed.case_id)}-t{failed.trial}"'
+    assert inlined in render_html(summary, run)
+    monkeypatch.setattr(html_context, "SHOWN_FAILING", 0)  # its case is past the cap
+    page = render_html(summary, run)
+    assert inlined not in page and f'href="{failed.transcript}"' in page
 
 
 def test_a_thousand_case_run_stays_under_1_mb_with_its_passing_cases_collapsed():
