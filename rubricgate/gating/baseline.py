@@ -300,12 +300,14 @@ def _lowered(old: Baseline | None, run: CaseCounts, rates: dict[str, float],
 def _auto_reason(old: Baseline | None, partial: bool, rates: dict[str, float], fell: bool) -> str:
     """What the update did, when no --reason says why (`fell`: a suite rate is lower, though no
     case's is). A dimension the baseline never measured is neither raised nor lowered: at 0% it
-    was recorded as "raised: the suite passes at the higher rate"."""
+    was recorded as "raised: the suite passes at the higher rate", and so was a re-measurement
+    at the rates the baseline had."""
     if old is None:
         return "initial baseline"
     first = [d for d in ordered(rates) if d not in old.rates]
-    rose = not first or any(r > old.rates[d] + EPS for d, r in rates.items() if d in old.rates)
-    did = "merged the run's cases: none lower" if partial and old.format_version != 1 else RAISED if rose else ""
+    rose = any(r > old.rates[d] + EPS for d, r in rates.items() if d in old.rates)
+    did = ("merged the run's cases: none lower" if partial and old.format_version != 1
+           else RAISED if rose else "" if first else SAME)
     if fell:
         did = "re-measured: no case's rate is lower; a suite rate fell with the cases added or left out"
     said = [did, f"{', '.join(first)} measured for the first time" if first else "",
@@ -314,6 +316,7 @@ def _auto_reason(old: Baseline | None, partial: bool, rates: dict[str, float], f
 
 
 RAISED = "raised: the suite passes at the higher rate"
+SAME = "re-measured: no rate changed"
 
 
 def reviewer_fingerprint(per_file: dict[str, str]) -> str:

@@ -60,6 +60,19 @@ def test_a_dimension_measured_for_the_first_time_is_said_so_not_raised(repo):
     assert rates(repo)["history"][-1]["reason"] == "tool_use measured for the first time"
 
 
+def test_a_remeasurement_at_the_same_rates_is_not_recorded_as_raised(repo):
+    # README: without a reason the history says what happened; a new reviewer measured at the
+    # rates the baseline had was recorded as "raised: the suite passes at the higher rate".
+    assert update(repo).exit_code == 0
+    data = rates(repo)
+    data["measured_with"]["reviewer_digest"] = "another reviewer"  # not pooled: the reason is the automatic one
+    (repo / "baseline.json").write_text(json.dumps(data))
+    result = update(repo)
+    assert result.exit_code == 0, result.output
+    assert rates(repo)["rates"] == data["rates"]
+    assert rates(repo)["history"][-1]["reason"] == "re-measured: no rate changed"
+
+
 def test_update_from_a_stored_run(repo):
     assert CliRunner().invoke(main, ["run", "--repo", str(repo)]).exit_code == 0
     run_dir = next((repo / "reports").iterdir())
