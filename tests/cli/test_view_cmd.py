@@ -37,6 +37,20 @@ def test_no_reports_yet_is_one_line_and_exit_2(repo):
     assert got.exit_code == 2 and "no reports folder yet" in got.output
 
 
+def test_a_port_in_use_is_one_line_and_exit_2(repo):
+    # docs/viewer.md: a port in use is one line and exit 2, never a traceback.
+    import socket
+
+    run = run_suite(RunOptions(repo=repo)).run_dir
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen(1)
+        port = held.getsockname()[1]
+        got = CliRunner().invoke(main, ["view", "--port", str(port), "--no-open", str(run.parent)])
+    assert got.exit_code == 2 and got.output.count("\n") == 1, got.output
+    assert f"127.0.0.1:{port}: cannot listen" in got.output and "--port" in got.output
+
+
 def test_help_loads_no_template_engine():
     code = ("import sys\nfrom rubricgate.cli.app import main\nmain(['view', '--help'], standalone_mode=False)\n"
             "print('jinja2' in sys.modules)")

@@ -205,3 +205,25 @@ def test_a_kept_page_is_not_made_again(site, monkeypatch):
     compared = text(site, urls.compare(OLD, NEW))
     monkeypatch.setattr(site.catalog, "summary", lambda ref: pytest.fail(f"summary of {ref.key} parsed again"))
     assert text(site, urls.run(OLD)) == made and text(site, urls.compare(OLD, NEW)) == compared
+
+
+def test_a_served_viewer_keeps_the_last_eight_pages_it_made(tmp_path, monkeypatch):
+    # docs/viewer.md: a served viewer keeps the last eight run and comparison pages rendered.
+    from rubricgate.view import site as site_module
+
+    ids = [f"202601{day:02d}T000000Z-abc1{day:02d}" for day in range(1, site_module.PAGES_KEPT + 2)]
+    for day, run_id in enumerate(ids, start=1):
+        at = f"2026-01-{day:02d}T00:00:00Z"
+        rf.write_run_dir(tmp_path / "reports" / run_id,
+                         rf.passing_summary().model_copy(update={"run_id": run_id, "started_at": at}))
+    site = site_for([tmp_path / "reports"])
+    for run_id in ids:  # one more than it keeps: the first made is the one let go
+        text(site, urls.run(run_id))
+    parsed: list[str] = []
+    real = site.catalog.summary
+    monkeypatch.setattr(site.catalog, "summary", lambda ref: parsed.append(ref.key) or real(ref))
+    for run_id in reversed(ids[1:]):
+        text(site, urls.run(run_id))
+    assert parsed == []
+    text(site, urls.run(ids[0]))
+    assert parsed == [ids[0]]
