@@ -2,7 +2,7 @@
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from rubricgate.models.base import RepoPath, StrictModel, Tier
+from rubricgate.models.base import RepoPath, StrictModel, Tier, normal_path
 from rubricgate.models.bounds import MAX_FILE_CHARS, MAX_ID_CHARS, MAX_LIST_ITEMS, MAX_STEPS, MAX_TASK_FILES, MAX_TRIALS
 
 
@@ -122,6 +122,19 @@ class TaskFile(StrictModel):
 
         if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", v):
             raise ValueError("id must be lowercase letters, digits, '.', '_' or '-'")
+        return v
+
+    @field_validator("files", mode="before")
+    @classmethod
+    def _one_spelling(cls, v: object) -> object:
+        """Two keys naming one file (`skills/x/SKILL.md`, `./skills/x/SKILL.md`) are one key once
+        spelt as the path: the later content replaced the earlier without a word."""
+        seen: dict[str, str] = {}
+        for name in v if isinstance(v, dict) else ():
+            key = normal_path(name) if isinstance(name, str) else name
+            if key in seen:
+                raise ValueError(f"{name!r} and {seen[key]!r} name one file (fix: give its content once)")
+            seen[key] = name
         return v
 
     @field_validator("files")
