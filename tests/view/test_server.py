@@ -85,6 +85,15 @@ def test_get_and_head_serve_pages(server):
     assert status == 200 and body == b"" and int(headers["Content-Length"]) > 1000
 
 
+@pytest.mark.parametrize("path", ["/", "/" + urls.run(OLD), "/" + urls.report(OLD), "/" + urls.live(OLD), "/nope.html"])
+def test_every_page_refuses_frames_elsewhere_and_sends_no_referrer(server, path):
+    # docs/viewer.md: no frames of it elsewhere (X-Frame-Options: DENY), nosniff, no-referrer.
+    status, headers, _ = ask(server, "GET", path)
+    assert status in (200, 404), status
+    assert headers["X-Frame-Options"] == "DENY" and headers["Referrer-Policy"] == "no-referrer"
+    assert headers["X-Content-Type-Options"] == "nosniff"
+
+
 @pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "OPTIONS", "PROPFIND"])
 def test_every_other_method_is_refused(server, method):
     status, headers, _ = ask(server, method, "/")
