@@ -63,11 +63,20 @@ def _build(site: Site, out: Path) -> Built:
     paths += [urls.compare(base, head) for base, head in sorted(site.compares)]
     paths += [urls.case(c) for c in sorted(scan.case_ids)]
     paths += [urls.transcript(run_id, cid, n) for run_id, cid, n in scan.transcript_pages]
-    # The pages linked to before the pages linking to them, the runs page last: a rebuild
-    # interrupted midway leaves the last whole build's entry page, whose links all resolve.
-    for path in reversed(paths):
+    for path in _write_order(out, paths):
         _write(out, path, site.page(path).body)
     return Built(out, len(paths), len(heads), len(scan.case_ids))
+
+
+def _write_order(out: Path, paths: list[str]) -> list[str]:
+    """The pages new to `out` first, then the earlier build's, each group with the pages linked to
+    before those linking to them and the runs page last. Pages link both ways (a run to its
+    cases, a case to its runs), so no order of `paths` alone has every page follow the pages it
+    links to: a rewritten case page linked to a new run's page not yet written. No page of the
+    earlier build links to a new page until it is rewritten, by when every new page exists, so a
+    rebuild interrupted midway leaves every page reachable from the runs page resolving."""
+    ordered = list(reversed(paths))
+    return sorted(ordered, key=lambda path: (out / path).exists())  # stable: False (new) first
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -72,19 +73,49 @@ def test_case_pages_from_the_one_pass_scan_match_the_servers(built, tmp_path):
     assert written.count('class="cell fail"') == served.count('class="cell fail"') == 4
 
 
-def _interrupted_after_two_pages(tmp_path, monkeypatch) -> None:
-    """`view --build` of tmp_path/reports into tmp_path/site, Ctrl-C after its second page."""
+def _interrupted_after(pages: int, tmp_path, monkeypatch, site: str = "site") -> bool:
+    """`view --build` of tmp_path/reports into tmp_path/`site`, Ctrl-C after `pages` pages; False
+    when it wrote every page first."""
     real, written = build._write, []
 
-    def interrupted_after_two(out, rel, body):
-        if len(written) == 2:
+    def interrupted(out, rel, body):
+        if len(written) == pages:
             raise KeyboardInterrupt
         written.append(rel)
         real(out, rel, body)
 
-    monkeypatch.setattr(build, "_write", interrupted_after_two)
-    with pytest.raises(KeyboardInterrupt):
-        build.build_site(site_for([tmp_path / "reports"]), tmp_path / "site")
+    monkeypatch.setattr(build, "_write", interrupted)
+    try:
+        build.build_site(site_for([tmp_path / "reports"]), tmp_path / site)
+    except KeyboardInterrupt:
+        return True
+    finally:
+        monkeypatch.setattr(build, "_write", real)
+    return False
+
+
+def _interrupted_after_two_pages(tmp_path, monkeypatch) -> None:
+    """`view --build` of tmp_path/reports into tmp_path/site, Ctrl-C after its second page."""
+    assert _interrupted_after(2, tmp_path, monkeypatch)
+
+
+def _dead_links_from_the_entry_page(site: Path) -> list[tuple[str, str]]:
+    """(page, href) of every relative link missing from `site`, on every page its runs page reaches."""
+    seen, todo, dead = set(), [site / urls.runs()], []
+    while todo:
+        page = todo.pop()
+        if page in seen:
+            continue
+        seen.add(page)
+        for href in re.findall(r'href="([^"#]+)"', page.read_text()):
+            if re.match(r"[a-z]+:|//", href):
+                continue
+            target = (page.parent / href).resolve()
+            if not target.is_file():
+                dead.append((str(page.relative_to(site)), href))
+            elif target.suffix == ".html":
+                todo.append(target)
+    return dead
 
 
 def test_a_build_interrupted_midway_is_built_again_in_place(tmp_path, monkeypatch):
@@ -110,3 +141,21 @@ def test_a_rebuild_interrupted_midway_keeps_an_entry_page_whose_links_resolve(tm
     for href in re.findall(r'href="([^"#]+)"', entry.read_text()):
         if not href.startswith("https://"):
             assert (entry.parent / href).resolve().is_file(), f"the runs page links to missing {href}"
+
+
+def test_a_rebuild_interrupted_after_any_page_leaves_no_dead_link_reachable_from_the_runs_page(tmp_path, monkeypatch):
+    """Pages link both ways (a run to its cases, a case to its runs): written in one fixed order,
+    a case page rewritten before the new run's page linked, from the last build's pages, to that
+    page not yet written. The new pages are written first now."""
+    vf.write_runs(tmp_path / "reports")
+    build.build_site(site_for([tmp_path / "reports"]), tmp_path / "last")
+    later = "20260103T000000Z-abc122"
+    rf.write_run_dir(tmp_path / "reports" / later, rf.summary(run_id=later))
+    pages, interrupted = 0, True
+    while interrupted:
+        shutil.copytree(tmp_path / "last", tmp_path / f"site-{pages}")
+        interrupted = _interrupted_after(pages, tmp_path, monkeypatch, f"site-{pages}")
+        dead = _dead_links_from_the_entry_page(tmp_path / f"site-{pages}")
+        assert dead == [], f"interrupted after {pages} pages: {dead[:3]}"
+        pages += 1
+    assert (tmp_path / f"site-{pages - 1}" / urls.run(later)).is_file()
