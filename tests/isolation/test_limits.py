@@ -10,7 +10,7 @@ import pytest
 
 from rubricgate.isolation import limits
 from rubricgate.isolation.identity import drop_to_sandbox_user
-from rubricgate.isolation.limits import MB, Limits, limit_prefix, ulimit_script
+from rubricgate.isolation.limits import MB, Limits, limit_prefix, limit_reached, ulimit_script
 from rubricgate.isolation.netaccess import NetworkAccess
 from rubricgate.isolation.process import run_process
 from rubricgate.isolation.sandbox import GATE, SandboxPolicy, agent_start
@@ -78,3 +78,23 @@ def test_the_agent_runs_under_exactly_its_limits_soft_and_hard(tmp_path: Path, g
     assert res.exit_code == 0, res.stderr_tail or res.start_error
     assert _limits_of(out.read_text()) == {"Max processes": ["64", "64"], "Max data size": [str(256 * MB)] * 2,
                                            "Max file size": [str(8 * MB)] * 2, "Max core file size": ["0", "0"]}
+
+
+@pytest.mark.usefixtures("bwrap_ready")
+@pytest.mark.parametrize("size, fits", [(8 * MB, True), (8 * MB + 1, False)], ids=["tmp_mb", "one-byte-past"])
+def test_the_private_tmp_holds_exactly_tmp_mb(tmp_path: Path, size: int, fits: bool) -> None:
+    # docs/isolation.md: a tmpfs capped at agent.limits.tmp_mb. One file of tmp_mb fits, one byte
+    # more is "No space left on device", which limit_reached names as the disk limit. file_mb is
+    # above it, so the tmpfs's size is what stops the write, not RLIMIT_FSIZE.
+    ws, out = tmp_path / "ws", tmp_path / "out.txt"
+    ws.mkdir()
+    fill = f"with open('/tmp/fill', 'wb') as f: f.write(b'x' * {size})"
+    res = run_process(["/usr/bin/python3", "-c", fill], cwd=ws, env={"PATH": "/usr/bin:/bin"}, timeout_s=60,
+                      output_cap_bytes=100_000, stdout_path=out,
+                      sandbox=SandboxPolicy("bwrap", limits=Limits(file_mb=64, tmp_mb=8),
+                                            network=NetworkAccess("none")))
+    assert (res.exit_code == 0) is fits, res.stderr_tail or res.start_error
+    if not fits:
+        assert "No space left on device" in res.stderr_tail
+        assert limit_reached(res.exit_code, res.stderr_tail, Limits(file_mb=64, tmp_mb=8)) == (
+            "the reviewer reached the sandbox's disk limit (agent.limits.file_mb 64 a file, tmp_mb 8 in /tmp)")
