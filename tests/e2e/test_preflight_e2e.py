@@ -8,6 +8,8 @@ import os
 import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -83,6 +85,43 @@ def test_a_stopped_endpoint_names_the_base_url_setting(install: Install, tmp_pat
     proc = run(repo, install, f"http://127.0.0.1:{port}")
     line = _one_error_line(proc)
     assert f"cannot reach http://127.0.0.1:{port}" in line and "ANTHROPIC_BASE_URL" in line, line
+    # docs/agents.md: under sandbox_network allowlist (the default) the line says what the proxy saw.
+    assert f"the sandbox's proxy could not connect to 127.0.0.1:{port} (Connection refused) (fix: check that " \
+           "the endpoint is up and ANTHROPIC_BASE_URL names it;" in line, line
+
+
+def test_an_endpoint_that_accepts_and_never_answers_is_named_within_the_preflight_timeout(
+        install: Install, tmp_path: Path) -> None:
+    # docs/agents.md: a CLI that started but got no answer is "... started, but http://... did not
+    # answer within N s", never "cannot reach" (the endpoint took the connection).
+    repo = suite(tmp_path)
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["agent"]["preflight_timeout_s"] = 10
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        port, held = silent.getsockname()[1], []
+        threading.Thread(target=lambda: [held.append(silent.accept()) for _ in range(16)], daemon=True).start()
+        started = time.monotonic()
+        proc = run(repo, install, f"http://127.0.0.1:{port}")
+        took = time.monotonic() - started
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
+    assert proc.returncode == 2 and len(errors) == 1, proc.stdout + proc.stderr
+    assert f"claude started, but http://127.0.0.1:{port} did not answer within 10 s (fix: " in errors[0], errors[0]
+    assert "cannot reach" not in errors[0] and held, errors[0]
+    assert took < 10 + 60, f"{took:.0f} s"  # ended by the preflight's bound, not a trial's
+
+
+def test_a_cli_not_on_the_agents_path_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    repo = suite(tmp_path)
+    env = {**os.environ, "PATH": "/usr/bin:/bin", "ANTHROPIC_API_KEY": KEY}
+    proc = subprocess.run([sys.executable, "-m", "rubricgate", "run", "--repo", str(repo)], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines() == [
+        "error: rubricgate.yaml: agent.name: agent 'claude': program 'claude' not found on PATH (fix: install "
+        "claude or put it on PATH (the agent's PATH comes from agent.env_allowlist))"], proc.stdout + proc.stderr
+    assert not (repo / "reports").exists() or not list((repo / "reports").glob("*/summary.json"))
 
 
 def test_a_working_endpoint_passes_preflight_and_runs_the_suite(install: Install, tmp_path: Path) -> None:
