@@ -18,6 +18,32 @@ def _dead_mark(marker: Path) -> None:
     marker.write_text(f"{RUNNING} (pid {proc.stdout.strip()})\n")  # that process has ended
 
 
+def _exactly_one_of_two_wins(open_one, first_won: threading.Event) -> None:
+    """Two threads, "first" and "second", each take the mark with `open_one`: one gets it, the
+    other finds it taken (FileExistsError)."""
+    outcomes: dict[str, object] = {}
+
+    def take(name: str) -> None:
+        try:
+            outcomes[name] = open_one()
+        except FileExistsError as exc:
+            outcomes[name] = exc
+        finally:
+            if name == "first":
+                first_won.set()
+
+    threads = [threading.Thread(target=take, args=(n,), name=n) for n in ("first", "second")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    winners = [v for v in outcomes.values() if isinstance(v, int)]
+    for fd in winners:
+        os.close(fd)
+    assert len(outcomes) == 2 and len(winners) == 1, outcomes
+    assert isinstance(outcomes["second"], FileExistsError)
+
+
 def test_of_two_takeovers_of_a_dead_mark_at_once_exactly_one_wins(tmp_path: Path, monkeypatch) -> None:
     """Both found the mark stale, then each removed it and made its own: the second removed the
     first's new mark, so two continuations of one run both went on and spent the error twice."""
@@ -36,28 +62,13 @@ def test_of_two_takeovers_of_a_dead_mark_at_once_exactly_one_wins(tmp_path: Path
         return found
 
     monkeypatch.setattr(continuation_marks, "continued_by", looked_at_once)
-    outcomes: dict[str, object] = {}
 
-    def take(name: str) -> None:
-        try:
-            outcomes[name] = open_mark(marker)
-            os.write(outcomes[name], b"a run in progress (pid %d)\n" % os.getpid())  # type: ignore[arg-type]
-        except FileExistsError as exc:
-            outcomes[name] = exc
-        finally:
-            if name == "first":
-                first_won.set()
+    def open_and_write() -> int:
+        fd = open_mark(marker)
+        os.write(fd, b"a run in progress (pid %d)\n" % os.getpid())
+        return fd
 
-    threads = [threading.Thread(target=take, args=(n,), name=n) for n in ("first", "second")]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=30)
-    winners = [v for v in outcomes.values() if isinstance(v, int)]
-    for fd in winners:
-        os.close(fd)
-    assert len(outcomes) == 2 and len(winners) == 1, outcomes
-    assert isinstance(outcomes["second"], FileExistsError)
+    _exactly_one_of_two_wins(open_and_write, first_won)
 
 
 def test_a_dead_mark_is_taken_over_and_a_live_one_is_not(tmp_path: Path) -> None:
@@ -91,24 +102,4 @@ def test_of_two_takeovers_of_an_old_empty_mark_at_once_exactly_one_wins(tmp_path
         return found
 
     monkeypatch.setattr(continuation_marks, "_stale", looked_at_once)
-    outcomes: dict[str, object] = {}
-
-    def take(name: str) -> None:
-        try:
-            outcomes[name] = open_mark(marker, empty_after=60.0)
-        except FileExistsError as exc:
-            outcomes[name] = exc
-        finally:
-            if name == "first":
-                first_won.set()
-
-    threads = [threading.Thread(target=take, args=(n,), name=n) for n in ("first", "second")]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=30)
-    winners = [v for v in outcomes.values() if isinstance(v, int)]
-    for fd in winners:
-        os.close(fd)
-    assert len(outcomes) == 2 and len(winners) == 1, outcomes
-    assert isinstance(outcomes["second"], FileExistsError)
+    _exactly_one_of_two_wins(lambda: open_mark(marker, empty_after=60.0), first_won)
