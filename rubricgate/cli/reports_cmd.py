@@ -49,7 +49,7 @@ def regrade(run_dir, repo, config_path, artifact) -> None:
         from rubricgate.gating.case_edits import with_case_digests
         from rubricgate.records.run_index import index_run
         from rubricgate.reports.bundle import finish_run_reports
-        from rubricgate.reports.regrade import regrade_run
+        from rubricgate.reports.regrade import continue_as, regrade_run
         from rubricgate.suite.baseline_file import load_baseline
         from rubricgate.suite.load import load_all
 
@@ -58,7 +58,9 @@ def regrade(run_dir, repo, config_path, artifact) -> None:
         loaded = load_all(_repo(repo), config_path, require_baseline=False)
         loaded = replace(loaded, baseline=load_baseline(_repo(repo) / loaded.config.baseline, loaded.config.baseline))
         loaded = with_case_digests(loaded, _repo(repo))  # a case edited since the baseline is judged as new
-        done = regrade_run(run_dir, loaded)
+        # The next step names `run --continue` of the run only when that command would take it up.
+        continuing = continue_as(read_summary(run_dir), loaded, _repo(repo), config_path)
+        done = regrade_run(run_dir, loaded, continuing=continuing)
         # summary.json is rewritten last: a report that cannot be written makes it (and us) exit 2.
         final = finish_run_reports(done.summary, done.run_dir, cases=done.cases, artifact=artifact)
         index_run(done.run_dir, final)  # the viewer's index, as a run writes its own

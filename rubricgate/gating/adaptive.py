@@ -121,6 +121,7 @@ class AdaptiveRun:
         # The command that continues a run folder (RunOptions.continue_command: the flags of this design)
         self.continue_command: Callable[[str], str] = lambda path: f"rubricgate run --continue {shlex.quote(path)}"
         self.trials_from: str | None = None  # the run folder these trials came from, when not this run's (a regrade)
+        self.trials_refused = ""  # why `run --continue` of trials_from would be refused now ('' : it would not)
 
     def next_batch(self) -> list[tuple[str, int, bool]]:
         """(case, trial number, is_confirmation) of every trial up to the next look; [] when the

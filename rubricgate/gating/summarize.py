@@ -211,6 +211,9 @@ def next_step(adaptive, run_path: str) -> str:
     if adaptive.limit >= len(sched.looks) or not adaptive.shared:
         return (f"add cases or raise gate.max_trials_per_case (this design's continuations are spent){what}; "
                 "`rubricgate plan` shows what would reach the margin")
+    if adaptive.trials_from and adaptive.trials_refused:  # its baseline updated since, say: refused
+        return (f"run afresh: rubricgate run (the run these trials came from cannot be continued now: "
+                f"{adaptive.trials_refused}){what}")
     if adaptive.trials_from:  # a regrade is not continued: the run it judged again is
         return f"continue the run these trials came from: {adaptive.continue_command(adaptive.trials_from)}{when}{what}"
     return f"continue this run: {adaptive.continue_command(run_path)}{when}{what}"

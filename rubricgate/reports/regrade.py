@@ -25,9 +25,11 @@ from rubricgate.isolation.untrusted import write_fresh
 from rubricgate.models.config import Config
 from rubricgate.models.results import LEFT_OUT_CASES, CaseSpec, Summary, TrialResult
 from rubricgate.records.files import new_run_id, read_summary, read_transcript, write_summary
+from rubricgate.runner.options import RunOptions
 from rubricgate.runner.run_state import RunState
 from rubricgate.runner.scheduler import TREE_CHANGED, Job, trial_result
 from rubricgate.runner.startup import with_isolation
+from rubricgate.suite.cases import selected
 from rubricgate.suite.load import Loaded
 from rubricgate.suite.rubric import RubricSpec
 
@@ -108,7 +110,9 @@ def _as_the_run_was(summary: Summary, old: Summary) -> Summary:
 def _adaptive(old: Summary, loaded: Loaded, jobs: list[Job], results: list[TrialResult]):
     """The adaptive rounds the run was judged by, taken up with the regraded trials (None for a
     fixed design): judged at the run's last look on its design trials, confirmations apart, as
-    the run was. Judged as one look over every trial pooled, an INCONCLUSIVE run could PASS."""
+    the run was. Judged as one look over every trial pooled, an INCONCLUSIVE run could PASS.
+    Its next step names the run to continue only when `run --continue` would take it up
+    (continue_as)."""
     if old.kind != "run" or old.gate is None or not old.gate.looks:
         return None
     from rubricgate.gating.adaptive import rounds_for
@@ -122,8 +126,43 @@ def _adaptive(old: Summary, loaded: Loaded, jobs: list[Job], results: list[Trial
     return rounds
 
 
-def regrade_run(run_dir: Path, loaded: Loaded, reports_dir: Path | None = None) -> Regraded:
-    """Re-grade every stored trial; write the new run beside the old one (or under reports_dir)."""
+def continue_as(old: Summary, loaded: Loaded, repo: Path, config_path: Path | None = None) -> RunOptions:
+    """The flags of `rubricgate run` that make the design of the run `old` again: its agent and
+    first round's trials when not the config's, its cases when it left some out (`--only`)."""
+    agent = old.agent if old.agent != loaded.config.agent.name else None
+    trials = old.trials_default if old.trials_default != loaded.config.trials else None
+    only = [c.id for c in old.cases] if old.config.get(LEFT_OUT_CASES) else []
+    return RunOptions(repo=repo, config_path=config_path, agent=agent, trials=trials, only=only)
+
+
+def refused_today(options: RunOptions, loaded: Loaded, run_id: str) -> str:
+    """Why `rubricgate run --continue` of the run `run_id` under the reports folder, with
+    `options`' flags, would be refused now ('' when it would be taken up): the design identity
+    and marks the continuation checks (gating/continuation.py). After `baseline update`, a
+    reviewer edit or a continuation of it, the old run is another design or taken already."""
+    from rubricgate.gating.continuation import changed_settings, why_not
+    from rubricgate.gating.continuation_marks import mark_path, user_mark
+    from rubricgate.gating.design import design_of
+    from rubricgate.runner.cache import notes_dir
+
+    reports = options.repo / loaded.config.reports
+    try:
+        summary = read_summary(reports / run_id)
+    except GateInputError as exc:
+        return exc.problem or "its folder is not under the reports folder"
+    cases = [c.id for c in selected(loaded.cases, options.only)]
+    key, settings = design_of(options.repo, loaded, cases, options.trials or loaded.config.trials,
+                              options.agent or loaded.config.agent.name)
+    notes = user_mark(notes_dir(options.repo, loaded.config.cache_dir), run_id)
+    return why_not(summary, key, reports / run_id, mark_path(reports, run_id), notes) or \
+        changed_settings(summary, settings)
+
+
+def regrade_run(run_dir: Path, loaded: Loaded, reports_dir: Path | None = None,
+                continuing: RunOptions | None = None) -> Regraded:
+    """Re-grade every stored trial; write the new run beside the old one (or under reports_dir).
+    `continuing`: the flags that would continue the run (continue_as); its next step names that
+    command only when it would be accepted, else a fresh run (None: no command is checked)."""
     old = read_summary(run_dir)
     jobs, results, warnings = _regrade_all(run_dir, old, loaded)
     if not jobs:
@@ -137,6 +176,9 @@ def regrade_run(run_dir: Path, loaded: Loaded, reports_dir: Path | None = None) 
     new_id = new_run_id()
     state = _state(old, new_id, results)
     state.adaptive = _adaptive(old, subset, jobs, results)
+    if state.adaptive is not None and continuing is not None:
+        state.adaptive.continue_command = continuing.continue_command
+        state.adaptive.trials_refused = refused_today(continuing, loaded, old.run_id)
     fresh = build_summary(subset, jobs, results, state)
     decision = fresh.decision.model_copy(update={"warnings": fresh.decision.warnings + warnings})
     summary = fresh.model_copy(update={

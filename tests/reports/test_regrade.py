@@ -77,3 +77,50 @@ def test_a_transcript_that_is_a_link_is_not_copied_into_the_regrade(tmp_path):
     got = CliRunner().invoke(main, ["regrade", str(run_dir), "--repo", str(repo)])
     assert got.exit_code == 2 and got.output.count("\n") == 1 and trial["transcript"] in got.output, got.output
     assert sorted(p.name for p in (repo / "reports").iterdir()) == [run_dir.name]  # no half-written run either
+
+
+def _inconclusive_run(tmp_path: Path, monkeypatch, *flags: str) -> tuple[Path, Path]:
+    """A statistical run that ended INCONCLUSIVE (the suite is too small to PASS), run from the repository."""
+    repo = make_repo(tmp_path / "repo")
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["gate"]["method"] = "statistical"
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config))
+    monkeypatch.chdir(repo)
+    first = CliRunner().invoke(main, ["run", "--repo", str(repo), *flags])
+    assert first.exit_code == 2, first.output
+    return repo, next(p for p in (repo / "reports").iterdir() if (p / "summary.json").is_file())
+
+
+def _regraded_next(repo: Path, run_dir: Path) -> str:
+    got = CliRunner().invoke(main, ["regrade", str(run_dir), "--repo", str(repo)])
+    assert got.exit_code == 2, got.output
+    return json.loads((Path(got.output.split(" -> ")[1].split(" · ")[0]) / "summary.json").read_text())["gate"]["next"]
+
+
+def test_a_regrade_after_the_baseline_was_updated_names_no_continuation_the_run_refuses(tmp_path, monkeypatch):
+    """It said "continue the run these trials came from: rubricgate run --continue reports/RUN",
+    which the run refused as another design: the baseline it was planned against was replaced."""
+    repo, run_dir = _inconclusive_run(tmp_path, monkeypatch)
+    updated = CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo), "--reason", "new model"])
+    assert updated.exit_code == 0, updated.output
+    step = _regraded_next(repo, run_dir)
+    assert step.startswith("run afresh: rubricgate run (the run these trials came from cannot be continued now: "
+                           "another design"), step
+    assert "--continue" not in step
+    refused = CliRunner().invoke(main, ["run", "--repo", str(repo), "--continue", f"reports/{run_dir.name}"])
+    assert refused.exit_code == 2 and "another design" in refused.output, refused.output
+
+
+def test_a_regrade_of_a_run_of_some_cases_names_the_command_that_continues_it_and_that_works(tmp_path, monkeypatch):
+    """Its command lacked the run's --only: pasted, it ran every case, another design, refused."""
+    import shlex
+
+    repo, run_dir = _inconclusive_run(tmp_path, monkeypatch, "--only", "fixture-data-loader")
+    step = _regraded_next(repo, run_dir)
+    command = f"rubricgate run --only fixture-data-loader --continue reports/{run_dir.name}"
+    assert step.startswith(f"continue the run these trials came from: {command}"), step
+    before = set((repo / "reports").iterdir())
+    again = CliRunner().invoke(main, shlex.split(command)[1:])
+    # two runs in a second sort by chance: the new folder is the one that was not there
+    newest = next(p for p in (repo / "reports").iterdir() if p not in before and (p / "summary.json").is_file())
+    assert json.loads((newest / "summary.json").read_text())["gate"]["continues"] == [run_dir.name], again.output
