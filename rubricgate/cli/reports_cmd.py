@@ -51,15 +51,19 @@ def regrade(run_dir, repo, config_path, artifact) -> None:
         from rubricgate.reports.bundle import finish_run_reports
         from rubricgate.reports.regrade import continue_as, regrade_run
         from rubricgate.suite.baseline_file import load_baseline
+        from rubricgate.suite.cases import ExactIds
         from rubricgate.suite.load import load_all
 
+        old = read_summary(run_dir)
+        # Its own cases alone are read for LFS pointers: a case the run left out (--only), or one
+        # added since, is regraded by none of its transcripts.
+        loaded = load_all(_repo(repo), config_path, require_baseline=False, only=ExactIds(c.id for c in old.cases))
         # The baseline as it is: a case removed since the run is dropped from the regraded run
         # (with a warning), not an error here.
-        loaded = load_all(_repo(repo), config_path, require_baseline=False)
         loaded = replace(loaded, baseline=load_baseline(_repo(repo) / loaded.config.baseline, loaded.config.baseline))
         loaded = with_case_digests(loaded, _repo(repo))  # a case edited since the baseline is judged as new
         # The next step names `run --continue` of the run only when that command would take it up.
-        continuing = continue_as(read_summary(run_dir), loaded, _repo(repo), config_path)
+        continuing = continue_as(old, loaded, _repo(repo), config_path)
         done = regrade_run(run_dir, loaded, continuing=continuing)
         # summary.json is rewritten last: a report that cannot be written makes it (and us) exit 2.
         final = finish_run_reports(done.summary, done.run_dir, cases=done.cases, artifact=artifact)
@@ -70,7 +74,7 @@ def regrade(run_dir, repo, config_path, artifact) -> None:
         click.echo(f"warning: {warning}", err=True)
     for reason in final.decision.reasons if final.decision != done.summary.decision else []:
         click.echo(f"error: {reason}", err=True)
-    click.echo(f"regraded {read_summary(run_dir).run_id} -> {done.run_dir} · decision {final.decision.status}")
+    click.echo(f"regraded {old.run_id} -> {done.run_dir} · decision {final.decision.status}")
     sys.exit(final.decision.exit_code)
 
 

@@ -71,8 +71,16 @@ def load_suite(repo: Path, config: Config, rubric: RubricSpec | None = None,
     return cases
 
 
+class ExactIds(tuple[str, ...]):
+    """Case ids selected whole, not as substrings: a regrade's, the cases its run holds (a case
+    added since whose id holds one of theirs is none of the run's); none selects no case."""
+
+
 def selected(cases: list[CaseSpec], only: Sequence[str]) -> list[CaseSpec]:
-    """The cases whose id contains one of `only` (`--only`); every case when it is empty."""
+    """The cases whose id contains one of `only` (`--only`); every case when it is empty. ExactIds
+    select their own cases alone."""
+    if isinstance(only, ExactIds):
+        return [c for c in cases if c.id in only]
     return [c for c in cases if not only or any(s in c.id for s in only)]
 
 

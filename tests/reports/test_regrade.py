@@ -124,3 +124,22 @@ def test_a_regrade_of_a_run_of_some_cases_names_the_command_that_continues_it_an
     # two runs in a second sort by chance: the new folder is the one that was not there
     newest = next(p for p in (repo / "reports").iterdir() if p not in before and (p / "summary.json").is_file())
     assert json.loads((newest / "summary.json").read_text())["gate"]["continues"] == [run_dir.name], again.output
+
+
+def test_a_regrade_of_a_run_of_some_cases_reads_only_its_own_cases_for_lfs_pointers(tmp_path):
+    """Every case of the suite was read for pointers: a case the run left out (`--only`), or one
+    added since whose id holds the run's, holding a pointer made the regrade exit 2."""
+    from tests.suite.test_reviewed_lfs import POINTER
+
+    repo = make_repo(tmp_path / "repo", commit=False)
+    write_task(repo, TASK)
+    run_dir = run_suite(RunOptions(repo=repo, only=[TASK["id"]])).run_dir
+    (repo / "fixtures/pass/weekly-revenue-summary/SKILL.md").write_bytes(POINTER)
+    (repo / "skills/big").mkdir(parents=True)
+    (repo / "skills/big/SKILL.md").write_bytes(POINTER)
+    write_task(repo, TASK | {"id": f"{TASK['id']}-v2", "review": ["skills/big/SKILL.md"]})
+    got = CliRunner().invoke(main, ["regrade", str(run_dir), "--repo", str(repo)])
+    assert got.exit_code == 0 and "LFS" not in got.output, got.output
+    (repo / "fixtures/block/data-loader/SKILL.md").write_bytes(POINTER)  # its own case's: still refused
+    got = CliRunner().invoke(main, ["regrade", str(run_dir), "--repo", str(repo)])
+    assert got.exit_code == 2 and "'fixtures/block/data-loader/SKILL.md' is a git LFS pointer" in got.output, got.output
