@@ -29,6 +29,7 @@ from rubricgate.errors import GateInputError
 from rubricgate.gating.stats import compared
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import CaseSummary, Summary, TrialResult, held_runs
+from rubricgate.records.events import unfinished_run
 from rubricgate.records.files import read_summary
 
 if TYPE_CHECKING:
@@ -262,15 +263,20 @@ def _locked(folder: Path) -> Iterator[None]:
 def run_folders(paths: list[Path]) -> tuple[list[Path], list[str]]:
     """The run folders `export` reads for these arguments (a shell glob of reports/ included), and
     a note for each argument left out: a comparison's folder stands for the runs of its sides
-    (base/ and head/, a run a round), a mutation test's holds no run of the suite."""
-    runs, notes = [], []
+    (base/ and head/, a run a round), a mutation test's holds no run of the suite, and among
+    several (a glob) a run that wrote no summary (records/events.py unfinished_run)."""
+    runs, notes, unfinished = [], [], []
     for path in paths:
         if path.is_dir() and not (path / "summary.json").exists() and (path / "comparison.json").is_file():
             runs += sorted(p.parent for side in ("base", "head") for p in (path / side).glob("*/summary.json"))
         elif path.is_dir() and not (path / "summary.json").exists() and (path / "mutation.json").is_file():
             notes.append(f"left out: {path} (a mutation test, not a run; its mutants' runs are not kept)")
+        elif len(paths) > 1 and (how := unfinished_run(path)):  # one named alone: its own error
+            notes.append(f"left out: {path} ({how})")
+            unfinished.append(path)
         else:
             runs.append(path)
+    runs = runs or unfinished  # nothing else: read, its "no summary.json here" the error
     if not runs:
         raise GateInputError(str(paths[0]) if paths else "RUN", "", "no run folder to export",
                              "name run folders under reports/ (or a comparison's folder)")

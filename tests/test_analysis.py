@@ -294,3 +294,21 @@ def test_a_run_exported_with_its_continuation_is_named_as_counted_twice(tmp_path
     assert list(runs["continues"]) == ["", "r1"]
     alone = CliRunner().invoke(main, ["export", str(later), "--out", str(tmp_path / "alone")])
     assert alone.exit_code == 0 and "note:" not in alone.output
+
+
+def test_export_of_a_reports_glob_leaves_a_run_killed_before_its_summary_out_with_a_note(run_dirs, tmp_path):
+    """`export reports/*` exited 2 "no summary.json here" on the folder of a run killed outright
+    (SIGKILL: its events.jsonl and no summary); named alone, that folder is still the error."""
+    import shutil
+
+    killed = tmp_path / "reports" / "20991231T000000Z-dead00"
+    killed.mkdir(parents=True)
+    shutil.copy(run_dirs[0] / "events.jsonl", killed / "events.jsonl")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["export", str(run_dirs[0]), str(killed), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert len(_pd().read_csv(out / "runs.csv")) == 1
+    assert f"note: left out: {killed} (a run that ended without a summary.json, killed outright" in result.output
+    for alone in ([str(killed)], [str(killed), str(killed)]):  # named alone, or nothing else left
+        result = CliRunner().invoke(main, ["export", *alone, "--out", str(tmp_path / "none")])
+        assert result.exit_code == 2 and "no summary.json here" in result.output, result.output

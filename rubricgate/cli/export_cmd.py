@@ -21,7 +21,8 @@ def export(runs: tuple[Path, ...], fmt: str, out: Path) -> None:
     """Write runs, cases and trials of run folders as CSV, Parquet or JSON lines (pandas frames).
 
     RUN is a run folder or its summary.json (a comparison's folder: the runs of both its sides; a
-    mutation test's is left out with a note); the columns are documented in rubricgate.analysis.
+    mutation test's is left out with a note, and so, among several, is the folder of a run that
+    wrote no summary: killed, or still going); the columns are documented in rubricgate.analysis.
     """
     from rubricgate.analysis import export as write_frames
     from rubricgate.analysis import run_folders

@@ -97,6 +97,7 @@ def report(run_dir, history, repo, artifact, compare_json) -> None:
         from rubricgate.reports.bundle import write_reports
 
         chosen = suite_runs(list(history)) if history else None
+        click.echo("".join(f"--history: note: {n}\n" for n in (chosen.notes if chosen else ())), nl=False, err=True)
         if chosen and chosen.left_out:
             click.echo(f"--history: {left_out_line(chosen.left_out)}", err=True)
         comparison = _comparison(compare_json)
@@ -208,10 +209,12 @@ def trend(summaries, chart, out, all_kinds) -> None:
     """Rates over time from several runs' summaries; flags agent CLI version or model changes.
 
     Only runs of the whole suite are shown unless --all-kinds; the output says how many were left out.
+    Among several folders, one whose run wrote no summary (killed, or still going) is left out with a note.
     The markdown goes to stdout, and is appended to $GITHUB_STEP_SUMMARY when that is set.
     """
     try:
         chosen = suite_runs(list(summaries), all_kinds)
+        click.echo("".join(f"note: {n}\n" for n in chosen.notes), nl=False, err=True)
         if not chosen.runs:
             parts = ", ".join(f"{n} {k}" for k, n in chosen.left_out.items())
             raise GateInputError("trend", "SUMMARY", f"no run of the whole suite among these (left out: {parts})",

@@ -120,6 +120,28 @@ def writer_alive(fd: int) -> bool:
     return False
 
 
+EVENTS_FILE = "events.jsonl"
+
+
+def unfinished_run(folder: Path) -> str:
+    """How the run of `folder` ended without a summary.json ('' when the folder has one, or is no
+    run's: no events file): still running, or stopped before it (killed outright, or its summary
+    removed since). Nothing was gated: a listing of many runs (a shell glob of reports/) leaves
+    it out with a note rather than failing on it."""
+    try:
+        if (folder / "summary.json").exists() or not (folder / EVENTS_FILE).is_file():
+            return ""
+        fd = os.open(folder / EVENTS_FILE, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:  # not a folder, or one that may not be looked into: read_summary's error says so
+        return ""
+    try:
+        alive = writer_alive(fd)
+    finally:
+        os.close(fd)
+    return "a run still going, no summary.json yet" if alive else \
+        "a run that ended without a summary.json, killed outright or its summary removed: nothing was gated"
+
+
 def read_events(path: Path) -> list[dict[str, Any]]:
     """Every complete line of an events file (a line cut by a crash is skipped)."""
     out = []

@@ -20,6 +20,7 @@ from rubricgate.gating.exact import holm
 from rubricgate.gating.stats import compared
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import Summary, held_runs, of_some_cases
+from rubricgate.records.events import unfinished_run
 from rubricgate.records.files import read_summary
 from rubricgate.records.run_index import SHARD_FILE
 from rubricgate.reports.comment import escape_md, pct, signed_pp
@@ -56,6 +57,7 @@ class TrendRuns:
 
     runs: list[Summary]
     left_out: dict[str, int]
+    notes: tuple[str, ...] = ()  # a folder among several left out: a run that wrote no summary
 
 
 CONTINUED = "continued"  # left out whatever the kinds asked: a later run holds their trials
@@ -67,6 +69,7 @@ def suite_runs(paths: list[Path], all_kinds: bool = False) -> TrendRuns:
     shard answer other questions and would read as jumps in the rates. With `all_kinds`, every run."""
     if not paths:
         load_summaries(paths)  # its one-line error for no summaries
+    paths, notes = finished(paths)
     tagged = sorted(((_kind(p, s), s) for p, s in ((p, read_summary(p)) for p in paths)),
                     key=lambda ks: (ks[1].started_at, ks[1].finished_at or "", ks[1].run_id))
     continued = continued_runs(s for _, s in tagged)
@@ -74,7 +77,18 @@ def suite_runs(paths: list[Path], all_kinds: bool = False) -> TrendRuns:
     left = Counter(k for k, s in tagged if not all_kinds and k != "run" and s.run_id not in continued)
     if superseded := sum(s.run_id in continued for _, s in tagged):
         left[CONTINUED] = superseded
-    return TrendRuns(kept, dict(sorted(left.items())))
+    return TrendRuns(kept, dict(sorted(left.items())), notes)
+
+
+def finished(paths: list[Path]) -> tuple[list[Path], tuple[str, ...]]:
+    """The paths but, among several (a glob of reports/), the folders of runs that wrote no summary
+    (killed outright, or still going: records/events.py unfinished_run), each named in a note. One
+    named alone, or nothing else left, is read: its "no summary.json here" is the error."""
+    found = {p: unfinished_run(p) for p in paths} if len(paths) > 1 else {}
+    kept = [p for p in paths if not found.get(p)]
+    if not kept:
+        return paths, ()
+    return kept, tuple(f"left out: {p} ({how})" for p, how in found.items() if how)
 
 
 def continued_runs(summaries: Iterable[Summary]) -> set[str]:

@@ -77,3 +77,17 @@ def test_a_reader_never_finds_a_new_log_unlocked(tmp_path: Path, monkeypatch) ->
         os.close(fd)
         log.close()
     assert [p.name for p in tmp_path.iterdir()] == ["events.jsonl"]  # no staging file left behind
+
+
+def test_a_run_folder_without_a_summary_says_whether_its_run_goes_on_or_ended(tmp_path: Path) -> None:
+    """`export`/`trend reports/*` leave such a folder out (named in a note) rather than fail on it."""
+    from rubricgate.records.events import unfinished_run
+
+    log = EventLog(tmp_path / "events.jsonl", [], [])
+    log.emit("run_started")
+    assert unfinished_run(tmp_path).startswith("a run still going")
+    log.close()
+    assert unfinished_run(tmp_path).startswith("a run that ended without a summary.json, killed outright")
+    (tmp_path / "summary.json").write_text("{}")
+    assert unfinished_run(tmp_path) == "" and unfinished_run(tmp_path / "summary.json") == ""
+    assert unfinished_run(tmp_path / "nowhere") == ""

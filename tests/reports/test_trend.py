@@ -285,3 +285,19 @@ def test_a_run_a_later_run_continued_is_one_point_the_continuations(tmp_path):
     assert "Left out 1 run(s) a later run continued (`run --continue`)" in text and "run-b" not in text
     alone = suite_runs(paths[:2])  # without its continuation, the run is a point of its own
     assert [s.run_id for s in alone.runs] == ["run-a", "run-b"] and alone.left_out == {}
+
+
+def test_a_trend_of_run_folders_leaves_a_run_killed_before_its_summary_out_with_a_note(tmp_path):
+    """`trend reports/*` exited 2 "no summary.json here" on the folder of a run killed outright
+    (its events.jsonl and no summary); named alone, that folder is still the error."""
+    paths = _kinds(tmp_path / "runs")
+    killed = tmp_path / "runs" / "killed"
+    killed.mkdir()
+    (killed / "events.jsonl").write_text('{"event": "run_started"}\n')
+    got = CliRunner().invoke(main, ["trend", *map(str, [*paths, killed])])
+    assert got.exit_code == 0, got.output
+    assert f"note: left out: {killed} (a run that ended without a summary.json, killed outright" in got.output
+    assert "run-a" in got.output and "run-b" in got.output
+    for alone in ([str(killed)], [str(killed), str(killed)]):  # named alone, or nothing else left
+        got = CliRunner().invoke(main, ["trend", *alone])
+        assert got.exit_code == 2 and "no summary.json here" in got.output, got.output
