@@ -128,18 +128,25 @@ def change_line(change: RuleChange, shown: int = 8) -> str:
 
 
 def change_aware(decision: Decision, changes: list[RuleChange], gate: GateConfig) -> Decision:
-    """Name every changed rule; a change no case exercises makes a PASS inconclusive (gate.inconclusive)."""
+    """Name every changed rule; a change no case exercises makes a PASS inconclusive, each such
+    change one of its reasons. Under gate.inconclusive: pass it exits 0 as the rate tests'
+    INCONCLUSIVE does, marked so (LET_THROUGH): one decision, so every report (the headline, the
+    JUnit <skipped>) says it alike; it was a PASS with the change among its warnings."""
     if not changes:
         return decision
     blind = [change_line(c) for c in changes if not c.cases]
     seen = [change_line(c) for c in changes if c.cases]
     if not blind or decision.status not in ("pass", "inconclusive"):
         return decision.model_copy(update={"warnings": [*blind, *seen, *decision.warnings]})
-    if gate.inconclusive == "pass":
-        note = "gate.inconclusive: pass - judged PASS although the suite cannot see this change"
-        return decision.model_copy(update={"warnings": [*(f"{b} ({note})" for b in blind), *seen, *decision.warnings]})
-    return decision.model_copy(update={"status": "inconclusive", "exit_code": exitcodes.CANNOT_JUDGE,
-                                       "reasons": [*blind, *decision.reasons], "warnings": [*seen, *decision.warnings]})
+    if gate.inconclusive == "fail":
+        return decision.model_copy(update={"status": "inconclusive", "exit_code": exitcodes.CANNOT_JUDGE,
+                                           "reasons": [*blind, *decision.reasons],
+                                           "warnings": [*seen, *decision.warnings]})
+    if decision.status == "inconclusive":  # its first reason stays first (a held run's: why it is held)
+        return decision.model_copy(update={"reasons": [*decision.reasons, *blind],
+                                           "warnings": [*seen, *decision.warnings]})
+    return decision.model_copy(update={"status": "inconclusive", "reasons": blind,
+                                       "warnings": [LET_THROUGH, *seen, *decision.warnings]})
 
 
 def with_rule_changes(summary: Summary, rubric: RubricSpec, cases: list[CaseSpec], baseline: Baseline | None,

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from rubricgate.credentials import mask_credentials
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import CaseSummary, Summary, TrialResult
+from rubricgate.reports.story import LET_THROUGH_WORDS
 
 # Everything outside the XML 1.0 Char production, written as the five ranges it leaves out: the
 # negated class of the ranges it allows took ~20 ms to compile, on every run's report (this takes 0.3).
@@ -117,7 +118,9 @@ def _gate_testcase(summary: Summary) -> ET.Element:
     if word is None:  # pass, baseline
         return el
     tag = "failure" if decision.status == "regression" else ("skipped" if decision.exit_code == 0 else "error")
-    message = f"{word} (exit {decision.exit_code})" + (f": {decision.reasons[0]}" if decision.reasons else "")
+    let_through = f", {LET_THROUGH_WORDS}" if tag == "skipped" else ""  # the headline's words
+    first = f": {decision.reasons[0]}" if decision.reasons else ""
+    message = f"{word} (exit {decision.exit_code}{let_through}){first}"
     child = ET.SubElement(el, tag, message=xml_safe(mask_credentials(message)), type=decision.status)
     child.text = xml_safe(mask_credentials("\n".join(decision.reasons)))
     return el

@@ -39,6 +39,9 @@ def badge(summary: Summary) -> str:
     return BADGES.get(summary.decision.status, summary.decision.status.upper())
 
 
+LET_THROUGH_WORDS = "passed by gate.inconclusive: pass"  # an undecided run that key let exit 0, in every report
+
+
 @dataclass
 class Lead:
     """The one line every report starts with."""
@@ -87,7 +90,7 @@ def lead(summary: Summary) -> Lead:
     d = summary.decision
     out = Lead(d.status, badge(summary), "", exit_code=d.exit_code)
     if (d.status == "inconclusive" and d.exit_code == 0) or passed_unseen(summary):
-        out.qualifier = "passed by gate.inconclusive: pass"
+        out.qualifier = LET_THROUGH_WORDS
     builder = {"regression": _regression, "inconclusive": _inconclusive, "pass": _pass, "baseline": _baseline}
     return builder.get(d.status, _error)(summary, out)
 
@@ -162,8 +165,9 @@ def _partly(s: Summary) -> str:
 
 
 def passed_unseen(s: Summary) -> bool:
-    """A PASS beside a changed rule no case exercises: only `gate.inconclusive: pass` gives one
-    (gating/changes.py), and every report's first line says so."""
+    """A PASS beside a changed rule no case exercises: `gate.inconclusive: pass` gave one before
+    such a run was INCONCLUSIVE let through (gating/changes.py change_aware); a run recorded so
+    is re-rendered saying so in every report's first line."""
     return s.decision.status == "pass" and s.decision.exit_code == 0 and any(not c.cases for c in s.rule_changes)
 
 

@@ -9,7 +9,7 @@ from rubricgate.credentials import mask_credentials
 from rubricgate.models.dimensions import ordered
 from rubricgate.models.results import Summary, TrialResult
 from rubricgate.reports.comment import k_groups, new_cases_line, signed_pp
-from rubricgate.reports.story import passed_unseen
+from rubricgate.reports.story import LET_THROUGH_WORDS, passed_unseen
 
 
 def _pct(x: float | None) -> str:
@@ -129,7 +129,7 @@ def decision_words(summary: Summary) -> str:
     """'PASS (exit 0)', 'INCONCLUSIVE (exit 2)', ...; a run let through by `gate.inconclusive: pass`
     says so in the same words."""
     d = summary.decision
-    let_through = ", passed by gate.inconclusive: pass"
+    let_through = f", {LET_THROUGH_WORDS}"
     if d.status == "pass":
         return "PASS (exit 0" + (f"{let_through}: a changed rule no case exercises)" if passed_unseen(summary) else ")")
     if d.status == "inconclusive":

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from rubricgate.cli.app import main
-from rubricgate.gating.changes import change_aware, changed_first, rule_changes
+from rubricgate.gating.changes import LET_THROUGH, change_aware, change_line, changed_first, rule_changes
 from rubricgate.models.baseline import Baseline, RuleRecord
 from rubricgate.models.case import CaseSpec
 from rubricgate.models.config import GateConfig, TiersConfig
@@ -54,10 +55,16 @@ def test_an_unseen_change_makes_a_pass_inconclusive_with_exit_2():
                                    "exercises it; add one with `rubricgate record` or a fixture")
 
 
-def test_inconclusive_pass_policy_passes_and_says_so():
+def test_inconclusive_pass_policy_lets_the_change_through_as_the_rate_tests_inconclusive():
+    """It was a PASS with the change among its warnings: the JUnit decision testcase passed with
+    no mark where a rate test's INCONCLUSIVE let through was <skipped>, and the headlines differed."""
     changes = rule_changes(RUBRIC, [], recorded(**{"scope-single-purpose": "warning"}))
     decision = change_aware(Decision(status="pass", exit_code=0), changes, GateConfig(inconclusive="pass"))
-    assert decision.status == "pass" and decision.exit_code == 0 and "gate.inconclusive: pass" in decision.warnings[0]
+    assert (decision.status, decision.exit_code) == ("inconclusive", 0)
+    assert decision.reasons == [change_line(changes[0])] and decision.warnings[0] == LET_THROUGH
+    held = Decision(status="inconclusive", exit_code=2, reasons=["gate.inconclusive: pass cannot let this run exit 0"])
+    again = change_aware(held, changes, GateConfig(inconclusive="pass"))
+    assert again.exit_code == 2 and again.reasons == [*held.reasons, change_line(changes[0])]  # why held stays first
 
 
 def test_a_regression_stays_a_regression():
@@ -113,15 +120,20 @@ def test_a_run_let_through_by_inconclusive_pass_says_so_in_every_reports_first_l
     set_severity(repo, "scope-single-purpose", "warning")
     result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
     assert result.exit_code == 0, result.output
-    assert ("decision: PASS (exit 0, passed by gate.inconclusive: pass: a changed rule no case exercises)"
-            in result.output)
+    assert "decision: INCONCLUSIVE (exit 0, passed by gate.inconclusive: pass)" in result.output, result.output
     run_dir = max(p for p in (repo / "reports").iterdir() if not p.name.endswith("-baseline"))
     first = (run_dir / "comment.md").read_text().splitlines()[1]
-    assert first.startswith("### ✅ rubricgate **PASS** (passed by gate.inconclusive: pass):"), first
-    assert "although no case exercises scope-single-purpose severity suggestion → warning" in first
+    assert "rubricgate **INCONCLUSIVE** (passed by gate.inconclusive: pass):" in first, first
+    assert "scope-single-purpose severity suggestion → warning and no case exercises it" in first
     html = (run_dir / "report.html").read_text()
-    assert "PASS (passed by gate.inconclusive: pass):</strong>" in html
-    assert "although no case exercises scope-single-purpose severity suggestion → warning" in html
+    assert "INCONCLUSIVE (passed by gate.inconclusive: pass):</strong>" in html
+    assert "scope-single-purpose severity suggestion → warning and no case exercises it" in html
+    # JUnit marks it as a rate test's INCONCLUSIVE let through is: <skipped>, the change its reason
+    gate = ET.parse(run_dir / "junit.xml").getroot().find(".//testcase[@name='decision']")
+    skipped = gate.find("skipped") if gate is not None else None
+    assert skipped is not None and skipped.get("message", "").startswith(
+        "INCONCLUSIVE (exit 0, passed by gate.inconclusive: pass): rule scope-single-purpose changed severity"), \
+        (run_dir / "junit.xml").read_text()
 
 
 def test_a_gate_change_holds_a_run_that_gate_inconclusive_pass_let_through():
