@@ -162,6 +162,7 @@ _SCRUBS = [
     (r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?", "<TIMESTAMP>"),
     (r'(time="|"duration_s": |"elapsed_s": )\d+(\.\d+)?', r"\1<DURATION>"),
     (r"\b[0-9a-f]{64}\b", "<SHA256>"),  # reviewer file digests change with every edit of the reviewer
+    (r'("setup": ")[0-9a-f]{16}"', r'\1<DIGEST>"'),  # the agent's program and environment, this machine's
 ]
 
 
