@@ -209,7 +209,8 @@ def trend(summaries, chart, out, all_kinds) -> None:
     """Rates over time from several runs' summaries; flags agent CLI version or model changes.
 
     Only runs of the whole suite are shown unless --all-kinds; the output says how many were left out.
-    Among several folders, one whose run wrote no summary (killed, or still going) is left out with a note.
+    Among several folders, one whose run wrote no summary (killed, or still going), a comparison's and a
+    mutation test's are left out with a note.
     The markdown goes to stdout, and is appended to $GITHUB_STEP_SUMMARY when that is set.
     """
     try:

@@ -82,13 +82,25 @@ def suite_runs(paths: list[Path], all_kinds: bool = False) -> TrendRuns:
 
 def finished(paths: list[Path]) -> tuple[list[Path], tuple[str, ...]]:
     """The paths but, among several (a glob of reports/), the folders of runs that wrote no summary
-    (killed outright, or still going: records/events.py unfinished_run), each named in a note. One
-    named alone, or nothing else left, is read: its "no summary.json here" is the error."""
-    found = {p: unfinished_run(p) for p in paths} if len(paths) > 1 else {}
+    (killed outright, or still going: records/events.py unfinished_run) and those of `compare
+    --base` and `mutate`, each named in a note. One named alone, or nothing else left, is read:
+    its "no summary.json here" is the error."""
+    found = {p: _no_run_of_the_suite(p) for p in paths} if len(paths) > 1 else {}
     kept = [p for p in paths if not found.get(p)]
     if not kept:
         return paths, ()
     return kept, tuple(f"left out: {p} ({how})" for p, how in found.items() if how)
+
+
+def _no_run_of_the_suite(path: Path) -> str:
+    """Why a folder of a glob of reports/ holds no point of the trend ('' when it may): a
+    comparison's sides are runs of two branches' reviewers, a mutation test's of mutants."""
+    if path.is_dir() and not (path / "summary.json").exists():
+        if (path / "comparison.json").is_file():
+            return "a comparison, not a run of the suite: its sides are runs of two reviewers"
+        if (path / "mutation.json").is_file():
+            return "a mutation test, not a run; its mutants' runs are not kept"
+    return unfinished_run(path)
 
 
 def continued_runs(summaries: Iterable[Summary]) -> set[str]:

@@ -301,3 +301,18 @@ def test_a_trend_of_run_folders_leaves_a_run_killed_before_its_summary_out_with_
     for alone in ([str(killed)], [str(killed), str(killed)]):  # named alone, or nothing else left
         got = CliRunner().invoke(main, ["trend", *alone])
         assert got.exit_code == 2 and "no summary.json here" in got.output, got.output
+
+
+def test_a_trend_of_run_folders_leaves_a_comparison_and_a_mutation_test_out_with_a_note(tmp_path):
+    """`compare --base` and `mutate` write their folders into reports/ by default: `trend reports/*`
+    exited 2 "no summary.json here" on them, as `export` of the same glob did not."""
+    paths = _kinds(tmp_path / "runs")
+    compared, mutated = tmp_path / "runs" / "compare-x", tmp_path / "runs" / "mutate-x"
+    for folder, name in ((compared, "comparison.json"), (mutated, "mutation.json")):
+        folder.mkdir()
+        (folder / name).write_text("{}")
+    got = CliRunner().invoke(main, ["trend", *map(str, [*paths, compared, mutated])])
+    assert got.exit_code == 0, got.output
+    assert f"note: left out: {compared} (a comparison, not a run of the suite" in got.output
+    assert f"note: left out: {mutated} (a mutation test, not a run" in got.output
+    assert "run-a" in got.output and "run-b" in got.output
