@@ -4,14 +4,17 @@ environment the trials get.
 A missing key, a refused key, an endpoint that is down or unreachable through the sandbox's
 network, a proxy that was not allowlisted: each would otherwise surface as every trial erroring
 after the CLI's own retries. Here it ends the run in seconds (exit 2) with one line naming the
-variable or setting to fix.
+variable or setting to fix. An endpoint variable or key set in rubricgate's environment but
+listed in neither agent.env_allowlist nor agent.secret_env is named before any CLI starts.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,11 +43,33 @@ _NETWORK = re.compile(r"econnrefused|connection refused|unable to connect|could 
 
 def preflight_agents(agents: dict[str, Agent], env: dict[str, str], sandbox, shown: Path,
                      timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
-    """Run each CLI agent once; raise GateInputError with the fix when one cannot reach its model."""
+    """Run each CLI agent once; raise GateInputError with the fix when one cannot reach its model.
+    `env` is what reaches the CLIs: rubricgate's environment as agent.env_allowlist and
+    agent.secret_env let it through."""
     endpoints = checked_endpoints()
-    for name, agent in agents.items():
-        if name in endpoints and getattr(agent, "name", name) in endpoints:
-            check_agent(name, agent, env, sandbox, shown, timeout_s)
+    checked = [name for name, agent in agents.items()
+               if name in endpoints and getattr(agent, "name", name) in endpoints]
+    for name in checked:  # before any CLI starts: no wait on a request that cannot go where it should
+        if (problem := unlisted(name, env, os.environ)) is not None:
+            raise problem
+    for name in checked:
+        check_agent(name, agents[name], env, sandbox, shown, timeout_s)
+
+
+def unlisted(name: str, env: Mapping[str, str], source: Mapping[str, str]) -> GateInputError | None:
+    """Agent `name`'s endpoint variables and key set in `source` but kept from the CLI (`env`): the
+    CLI would go to its default endpoint, or ask without a key, and its failure would blame the
+    endpoint or say the key is not set, while both are right in the user's shell."""
+    point = cli_specs()[name].endpoint
+    lists = {var: "agent.env_allowlist" for var in point.variables} | {point.key: "agent.secret_env"}
+    missing = {var: where for var, where in lists.items() if source.get(var) and var not in env}
+    if not missing:
+        return None
+    said = "; ".join(f"{var} is set in the environment but not listed in {where}" for var, where in missing.items())
+    fix = " and ".join(f"add {var} to {where}" for var, where in missing.items())
+    which = "it never reaches" if len(missing) == 1 else "none of them reaches"
+    return GateInputError("rubricgate.yaml", f"agent {name} (preflight)", f"{said}: {which} {name}",
+                          f"{fix} (or unset what {name} should not use)")
 
 
 def check_agent(name: str, agent: Agent, env: dict[str, str], sandbox, shown: Path, timeout_s: float) -> None:

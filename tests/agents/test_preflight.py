@@ -3,7 +3,14 @@ names its own fix."""
 
 from __future__ import annotations
 
-from rubricgate.agents.preflight import diagnose
+from pathlib import Path
+
+import pytest
+
+from rubricgate.agents.preflight import diagnose, preflight_agents
+from rubricgate.agents.registry import cli_specs
+from rubricgate.errors import GateInputError
+from rubricgate.isolation.environment import build_env
 from rubricgate.models.transcript import Transcript
 
 ENV = {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "k"}
@@ -62,3 +69,69 @@ def test_a_key_that_is_not_set_is_named_when_the_cli_stops_before_asking_the_end
     set_key = diagnose("qwen", Transcript(agent="qwen", termination="crashed", exit_code=1, failure="start",
                                           error="boom"), {"OPENAI_API_KEY": "k"}, printed=True).one_line()
     assert "failed its preflight request (start): boom" in set_key
+
+
+class _Agent:
+    """A CLI agent that answers, or that must never start: `unlisted` is checked before any does."""
+
+    def __init__(self, name: str, answers: bool = False) -> None:
+        self.name, self.answers = name, answers
+
+    def run(self, request) -> Transcript:
+        assert self.answers, "the CLI was started"
+        return Transcript(agent=self.name, termination="completed")
+
+
+@pytest.fixture
+def shell(monkeypatch: pytest.MonkeyPatch):
+    """Set rubricgate's environment to hold, of the CLIs' endpoint variables and keys, these only."""
+    def set_to(values: dict[str, str]) -> None:
+        for spec in cli_specs().values():
+            for var in (spec.endpoint.key, *spec.endpoint.variables):
+                monkeypatch.delenv(var, raising=False)
+        for var, value in values.items():
+            monkeypatch.setenv(var, value)
+    return set_to
+
+
+def _preflight(name: str, allowlist: list[str], secret_env: list[str], tmp: Path, answers: bool = True) -> str:
+    """The preflight's line for agent `name` with these lists; '' when it passes."""
+    env = build_env(allowlist, secret_env)
+    try:
+        preflight_agents({name: _Agent(name, answers)}, env, None, tmp)  # type: ignore[dict-item]
+    except GateInputError as exc:
+        return exc.one_line()
+    return ""
+
+
+def test_a_base_url_set_but_not_allowlisted_is_named_before_the_cli_starts(tmp_path: Path, shell) -> None:
+    """It used to start the CLI, which went to https://api.anthropic.com instead, and say after
+    ~20 s "cannot reach https://api.anthropic.com ... (fix: check that the endpoint is up and
+    ANTHROPIC_BASE_URL names it)", while the variable named the right endpoint."""
+    shell({"ANTHROPIC_BASE_URL": "http://127.0.0.1:8123", "ANTHROPIC_API_KEY": "k"})
+    line = _preflight("claude", ["PATH"], ["ANTHROPIC_API_KEY"], tmp_path, answers=False)
+    assert "ANTHROPIC_BASE_URL is set in the environment but not listed in agent.env_allowlist" in line, line
+    assert "(fix: add ANTHROPIC_BASE_URL to agent.env_allowlist" in line and "cannot reach" not in line, line
+
+
+def test_a_key_set_but_not_in_secret_env_is_named_not_called_unset(tmp_path: Path, shell) -> None:
+    shell({"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    line = _preflight("codex", ["OPENAI_BASE_URL"], [], tmp_path)
+    assert "OPENAI_API_KEY is set in the environment but not listed in agent.secret_env" in line, line
+    assert "add OPENAI_API_KEY to agent.secret_env" in line and "is not set" not in line, line
+
+
+@pytest.mark.parametrize("name, var", [("codex", "CODEX_CA_CERTIFICATE"), ("gemini", "GOOGLE_GEMINI_BASE_URL"),
+                                       ("qwen", "OPENAI_BASE_URL"), ("copilot", "COPILOT_PROVIDER_BASE_URL"),
+                                       ("cortex", "SNOWFLAKE_ACCOUNT")])
+def test_each_clis_endpoint_variables_are_checked(tmp_path: Path, shell, name: str, var: str) -> None:
+    shell({var: "x"})
+    line = _preflight(name, [], [], tmp_path)
+    assert f"{var} is set in the environment but not listed in agent.env_allowlist" in line, line
+    assert f"add {var} to agent.env_allowlist" in line, line
+
+
+def test_variables_that_reach_the_cli_unset_or_empty_or_of_another_cli_are_no_problem(tmp_path: Path, shell) -> None:
+    shell({"ANTHROPIC_BASE_URL": "http://x", "ANTHROPIC_API_KEY": "", "OPENAI_BASE_URL": "http://y"})
+    assert _preflight("claude", ["ANTHROPIC_BASE_URL"], [], tmp_path) == ""
+    assert _preflight("claude", [], ["ANTHROPIC_BASE_URL"], tmp_path) == ""  # listed as a secret

@@ -130,3 +130,22 @@ def test_a_working_endpoint_passes_preflight_and_runs_the_suite(install: Install
         proc = run(repo, install, server.base_url)
     assert list((repo / "reports").glob("*/summary.json")), proc.stdout + proc.stderr
     assert "preflight" not in proc.stderr
+
+
+def test_a_base_url_set_in_the_shell_but_not_allowlisted_is_named_before_the_cli_starts(
+        install: Install, tmp_path: Path) -> None:
+    # docs/agents.md: the variable names the right endpoint but never reaches the CLI; the line
+    # said "cannot reach https://api.anthropic.com ... ANTHROPIC_BASE_URL names it" after ~20 s.
+    repo = suite(tmp_path)
+    config = yaml.safe_load((repo / "rubricgate.yaml").read_text())
+    config["agent"]["env_allowlist"] = ["PATH", "LANG"]
+    (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    with ScriptedAnthropicServer(sc.script_for({})) as server:
+        started = time.monotonic()
+        proc = run(repo, install, server.base_url)
+        took = time.monotonic() - started
+        asked = len(server.requests)
+    line = _one_error_line(proc)
+    assert "ANTHROPIC_BASE_URL is set in the environment but not listed in agent.env_allowlist" in line, line
+    assert "add ANTHROPIC_BASE_URL to agent.env_allowlist" in line and "cannot reach" not in line, line
+    assert asked == 0 and took < 15, f"{took:.0f} s, {asked} requests"
