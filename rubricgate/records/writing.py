@@ -11,12 +11,16 @@ files it could not write (`WriteFailure`); any failure makes the run's decision 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from rubricgate.secrets import encoded, scrub, scrub_json
+
+# `.<name>.<pid>.tmp`, beside the file it becomes: what a process killed mid-write leaves behind.
+_TEMP_NAME = re.compile(r"\..+\.[0-9]+\.tmp")
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,7 @@ def write_pieces_atomic(path: Path, pieces: Iterable[str], secrets: list[str] | 
     """`write_text_atomic` for text made piece by piece, so the whole is never held in memory:
     each piece is scrubbed on its own, so a piece must not end inside a string (JSON split between
     its values is). Anything raised while the pieces are made leaves no file and propagates."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(temp_name(path.name))
     scrubbed = scrub_json if as_json else scrub
     try:
         with _create(tmp) as handle:
@@ -67,6 +71,16 @@ def write_pieces_atomic(path: Path, pieces: Iterable[str], secrets: list[str] | 
         _discard(tmp)
         raise
     return path
+
+
+def temp_name(name: str) -> str:
+    """The name of the temp file a file called `name` is written into before its rename."""
+    return f".{name}.{os.getpid()}.tmp"
+
+
+def is_temp_name(name: str) -> bool:
+    """Is `name` one of `temp_name`'s, of this process or any other?"""
+    return _TEMP_NAME.fullmatch(name) is not None
 
 
 def _create(path: Path) -> BinaryIO:

@@ -12,11 +12,13 @@ so a wrong path never overwrites someone's files.
 from __future__ import annotations
 
 import os
+import stat
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 from rubricgate.errors import GateInputError
-from rubricgate.records.writing import write_text_atomic
+from rubricgate.records.writing import is_temp_name, write_text_atomic
 from rubricgate.view import pages, urls
 from rubricgate.view.index import cell_failed
 from rubricgate.view.site import Site
@@ -46,6 +48,7 @@ def _build(site: Site, out: Path) -> Built:
     # The folders of runs it shows and the reports folders holding them: a site written there
     # would land among the runs.
     _check_out(out, [*site.catalog.folders, *{r.root.parent for r in site.catalog.refs if r.folder}])
+    _remove_leftovers(out)
     # Marked before the first page: a build interrupted midway left pages and no marker, and
     # running it again, as the interrupt's line says, was refused as "not empty".
     (out / MARKER).write_text("written by rubricgate view --build: rebuilt in place\n", encoding="utf-8")
@@ -119,6 +122,18 @@ def _check_out(out: Path, viewed: list[Path]) -> None:
         raise GateInputError(str(out), "--build", "folder is not empty and holds no earlier build",
                              "give a new or empty folder (a build is rebuilt in place)")
     out.mkdir(parents=True, exist_ok=True)
+
+
+def _remove_leftovers(out: Path) -> None:
+    """Remove the temp files a build killed mid-write left in `out` (an earlier build: _check_out
+    let no other folder through). Never renamed into a page, each would be published with the site
+    and no page write replaces it. Only regular files of the writer's naming; links are left."""
+    for folder, _, names in os.walk(out):  # links to folders are not followed
+        for name in filter(is_temp_name, names):
+            path = Path(folder, name)
+            with suppress(FileNotFoundError):
+                if stat.S_ISREG(path.lstat().st_mode):
+                    path.unlink()
 
 
 def _write(out: Path, rel: str, body: bytes) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -159,3 +162,42 @@ def test_a_rebuild_interrupted_after_any_page_leaves_no_dead_link_reachable_from
         assert dead == [], f"interrupted after {pages} pages: {dead[:3]}"
         pages += 1
     assert (tmp_path / f"site-{pages - 1}" / urls.run(later)).is_file()
+
+
+KILLED_MID_WRITE = """
+import os, signal, sys
+from pathlib import Path
+from rubricgate.records import writing
+from rubricgate.view import build
+from rubricgate.view.site import site_for
+real = writing._create
+def dying(path):
+    handle = real(path)
+    handle.write(b"<!DOCTYPE html><p>half a pa")
+    handle.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+writing._create = dying
+build.build_site(site_for([Path(sys.argv[1], "reports")]), Path(sys.argv[1], "site"))
+"""
+
+
+def test_temp_files_a_killed_build_left_are_removed_by_the_next_and_nothing_else(tmp_path, built):
+    """A build killed mid-write (SIGKILL: no cleanup) left `.<page>.<pid>.tmp` in the site, and
+    every later build published it with the site: nothing removed it."""
+    killed = subprocess.run([sys.executable, "-c", KILLED_MID_WRITE, str(tmp_path)], capture_output=True,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}, timeout=120)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    left = [p for p in built.rglob(".*.tmp") if p.is_file()]
+    assert len(left) == 1 and left[0].read_bytes().startswith(b"<!DOCTYPE html><p>half")
+    (built / "case" / ".old.html.4242.tmp").write_text("an earlier kill's")
+    kept = {".notes.tmp": "not ours", "notes.1.tmp": "not ours", ".page.html.12x.tmp": "not ours"}
+    for name, text in kept.items():
+        (built / name).write_text(text)
+    (tmp_path / "outside.txt").write_text("keep me")
+    (built / ".linked.html.7.tmp").symlink_to(tmp_path / "outside.txt")  # a link of our naming: left
+    (built / ".folder.html.8.tmp").mkdir()
+    build.build_site(site_for([tmp_path / "reports"]), built)  # still an earlier build: rebuilt in place
+    assert not (built / "case" / ".old.html.4242.tmp").exists() and not any(p.exists() for p in left)
+    assert all((built / name).read_text() == text for name, text in kept.items())
+    assert (built / ".linked.html.7.tmp").is_symlink() and (tmp_path / "outside.txt").read_text() == "keep me"
+    assert (built / ".folder.html.8.tmp").is_dir() and (built / urls.runs()).is_file()
