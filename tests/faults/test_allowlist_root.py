@@ -185,7 +185,12 @@ def test_an_agent_installed_in_home_is_refused_with_the_fix(tmp_path: Path, monk
 
 # -- limits: each reached is the trial's reviewer error ---------------------------------------
 
-FILL_TMP = "open('/tmp/fill', 'wb').write(b'x' * (16 << 20))\n"
+# A MiB at a time past the 8 MiB /tmp, closed by `with` and flushed: an error at the last write
+# or at close is raised (a file left to the garbage collector reports one as "Exception ignored").
+FILL_TMP = ("with open('/tmp/fill', 'wb') as fill:\n"
+            "    for _ in range(9):\n"
+            "        fill.write(b'x' * (1 << 20))\n"
+            "    fill.flush()\n")
 FORK = "import os\nfor _ in range(200):\n    if os.fork() == 0:\n        import time; time.sleep(5); os._exit(0)\n"
 ALLOCATE = "blob = bytearray(512 << 20)\n"
 
