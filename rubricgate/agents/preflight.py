@@ -50,18 +50,21 @@ def preflight_agents(agents: dict[str, Agent], env: dict[str, str], sandbox, sho
     checked = [name for name, agent in agents.items()
                if name in endpoints and getattr(agent, "name", name) in endpoints]
     for name in checked:  # before any CLI starts: no wait on a request that cannot go where it should
-        if (problem := unlisted(name, env, os.environ)) is not None:
+        if (problem := unlisted(name, env, os.environ, _configured_model(agents[name]))) is not None:
             raise problem
     for name in checked:
         check_agent(name, agents[name], env, sandbox, shown, timeout_s)
 
 
-def unlisted(name: str, env: Mapping[str, str], source: Mapping[str, str]) -> GateInputError | None:
+def unlisted(name: str, env: Mapping[str, str], source: Mapping[str, str],
+             model: str | None = None) -> GateInputError | None:
     """Agent `name`'s endpoint variables and key set in `source` but kept from the CLI (`env`): the
     CLI would go to its default endpoint, or ask without a key, and its failure would blame the
-    endpoint or say the key is not set, while both are right in the user's shell."""
+    endpoint or say the key is not set, while both are right in the user's shell. A model
+    variable (COPILOT_MODEL) matters only without `agent.model`, whose --model the CLI takes."""
     point = cli_specs()[name].endpoint
-    lists = {var: "agent.env_allowlist" for var in point.variables} | {point.key: "agent.secret_env"}
+    variables = [var for var in point.variables if not (model and var.endswith("_MODEL"))]
+    lists = {var: "agent.env_allowlist" for var in variables} | {point.key: "agent.secret_env"}
     missing = {var: where for var, where in lists.items() if source.get(var) and var not in env}
     if not missing:
         return None
@@ -70,6 +73,11 @@ def unlisted(name: str, env: Mapping[str, str], source: Mapping[str, str]) -> Ga
     which = "it never reaches" if len(missing) == 1 else "none of them reaches"
     return GateInputError("rubricgate.yaml", f"agent {name} (preflight)", f"{said}: {which} {name}",
                           f"{fix} (or unset what {name} should not use)")
+
+
+def _configured_model(agent: Agent) -> str | None:
+    config = getattr(agent, "config", None)  # a `command` reviewer's, or a test's, may have none
+    return getattr(config, "model", None)
 
 
 def check_agent(name: str, agent: Agent, env: dict[str, str], sandbox, shown: Path, timeout_s: float) -> None:

@@ -11,6 +11,7 @@ from rubricgate.agents.preflight import diagnose, preflight_agents
 from rubricgate.agents.registry import cli_specs
 from rubricgate.errors import GateInputError
 from rubricgate.isolation.environment import build_env
+from rubricgate.models.config import AgentConfig
 from rubricgate.models.transcript import Transcript
 
 ENV = {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "k"}
@@ -74,8 +75,9 @@ def test_a_key_that_is_not_set_is_named_when_the_cli_stops_before_asking_the_end
 class _Agent:
     """A CLI agent that answers, or that must never start: `unlisted` is checked before any does."""
 
-    def __init__(self, name: str, answers: bool = False) -> None:
+    def __init__(self, name: str, answers: bool = False, model: str | None = None) -> None:
         self.name, self.answers = name, answers
+        self.config = AgentConfig(model=model)
 
     def run(self, request) -> Transcript:
         assert self.answers, "the CLI was started"
@@ -94,11 +96,12 @@ def shell(monkeypatch: pytest.MonkeyPatch):
     return set_to
 
 
-def _preflight(name: str, allowlist: list[str], secret_env: list[str], tmp: Path, answers: bool = True) -> str:
+def _preflight(name: str, allowlist: list[str], secret_env: list[str], tmp: Path, answers: bool = True,
+               model: str | None = None) -> str:
     """The preflight's line for agent `name` with these lists; '' when it passes."""
     env = build_env(allowlist, secret_env)
     try:
-        preflight_agents({name: _Agent(name, answers)}, env, None, tmp)  # type: ignore[dict-item]
+        preflight_agents({name: _Agent(name, answers, model)}, env, None, tmp)  # type: ignore[dict-item]
     except GateInputError as exc:
         return exc.one_line()
     return ""
@@ -135,3 +138,13 @@ def test_variables_that_reach_the_cli_unset_or_empty_or_of_another_cli_are_no_pr
     shell({"ANTHROPIC_BASE_URL": "http://x", "ANTHROPIC_API_KEY": "", "OPENAI_BASE_URL": "http://y"})
     assert _preflight("claude", ["ANTHROPIC_BASE_URL"], [], tmp_path) == ""
     assert _preflight("claude", [], ["ANTHROPIC_BASE_URL"], tmp_path) == ""  # listed as a secret
+
+
+@pytest.mark.parametrize("name, var", [("qwen", "OPENAI_MODEL"), ("copilot", "COPILOT_MODEL")])
+def test_a_model_variable_kept_from_the_cli_matters_only_without_agent_model(tmp_path: Path, shell, name: str,
+                                                                            var: str) -> None:
+    """The CLI takes agent.model as --model: the shell's model variable kept from it changes nothing,
+    and stopping the run on it asked for a line in the allowlist that does nothing."""
+    shell({var: "some-model"})
+    assert _preflight(name, [], [], tmp_path, model="the-model") == ""
+    assert f"{var} is set in the environment but not listed in agent.env_allowlist" in _preflight(name, [], [], tmp_path)
