@@ -30,6 +30,7 @@ from rubricgate.models.comparison import ComparisonRecord
 from rubricgate.models.config import GateConfig
 from rubricgate.pipeline import RunOptions
 from rubricgate.records.files import read_summary
+from rubricgate.reports.story import LET_THROUGH_WORDS
 from rubricgate.suite.config import CONFIG_NAME, load_config
 
 
@@ -188,8 +189,9 @@ def render_comparison(comparison: Comparison) -> str:
                                                   else ""))
         lines.append(f"order: {how}, seed {o.get('seed')}")
     d = comparison.decision
+    let_through = f", {LET_THROUGH_WORDS}"  # as `run` says it (reports/terminal.py decision_words)
     verdict = {"pass": "PASS (exit 0)", "regression": "REGRESSION (exit 1)", "error": "COULD NOT JUDGE (exit 2)",
-               "inconclusive": f"INCONCLUSIVE (exit {d.exit_code})"}[d.status]
+               "inconclusive": f"INCONCLUSIVE (exit {d.exit_code}{let_through if d.exit_code == 0 else ''})"}[d.status]
     lines.append(f"decision ({d.method}): {verdict}" + (f" - {'; '.join(d.reasons)}" if d.reasons else ""))
     lines += [f"warning: {w}" for w in d.warnings]
     return "\n".join(lines)

@@ -16,8 +16,9 @@ Changes that come with a reviewer change in the same pull request could hide a r
   grading (a forbidden tool allowed, more steps, an extractor that reads every answer as PASS)
   hides its reviewer's regression on both sides alike.
 
-Any of these makes a PASS INCONCLUSIVE (exit 2; a PASS with the warning under `gate.inconclusive:
-pass`, as for `run`), with a line naming what the suite cannot see. A pull request that changes
+Any of these makes a PASS INCONCLUSIVE (exit 2; exit 0 under `gate.inconclusive: pass`, the
+decision line reading "passed by gate.inconclusive: pass", as for `run`), with a line naming what
+the suite cannot see. A pull request that changes
 the suite but not the reviewer is not held (its two sides are the same reviewer), unless cases it
 re-expects or re-points fail every trial and its baseline.json does not record them as they now
 are (disagreeing_answer_key: a second pull request making the reviewer lenient would read them

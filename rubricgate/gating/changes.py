@@ -5,8 +5,8 @@ rule is named with the cases that exercise it (rubricgate/suite/coverage.py): ru
 removed, moved to another severity or kind, the warning threshold of the tier derivation, and
 reviewer files changed outside the rule table (the prompt, the evaluator skill, rubric prose),
 which every case exercises. A changed rule that no case exercises cannot be judged by the suite:
-the decision is INCONCLUSIVE (exit 2) under `gate.inconclusive: fail` (the default), a PASS with
-the warning in its headline under `pass`; never a silent PASS.
+the decision is INCONCLUSIVE (exit 2) under `gate.inconclusive: fail` (the default), INCONCLUSIVE
+let through (exit 0, its headline saying so) under `pass`; never a silent PASS.
 """
 
 from __future__ import annotations
@@ -266,9 +266,10 @@ def changed_first(cases: list[CaseSpec], changes: list[RuleChange]) -> list[Case
 
 
 def hold(decision: Decision, lines: list[str], gate: GateConfig) -> Decision:
-    """A PASS made INCONCLUSIVE by what `lines` say the gate cannot see (a PASS with the
-    lines as warnings under `gate.inconclusive: pass`); an INCONCLUSIVE one gets them as further
-    reasons (one held for a rule change also names the cases it changes); a REGRESSION as it is."""
+    """A PASS made INCONCLUSIVE by what `lines` say the gate cannot see, `lines` its reasons;
+    under `gate.inconclusive: pass` it exits 0 marked LET_THROUGH, as change_aware's and the rate
+    tests' INCONCLUSIVE do (it was a PASS with the lines among its warnings: no headline or JUnit
+    mark said so). An INCONCLUSIVE one gets them as further reasons; a REGRESSION as it is."""
     if not lines or decision.status not in ("pass", "inconclusive"):
         return decision
     if decision.status == "inconclusive" and gate.inconclusive == "fail" and decision.exit_code == exitcodes.OK:
@@ -279,11 +280,11 @@ def hold(decision: Decision, lines: list[str], gate: GateConfig) -> Decision:
                                                        *decision.reasons, *lines]})
     if decision.status == "inconclusive":
         return decision.model_copy(update={"reasons": [*decision.reasons, *lines]})
-    if gate.inconclusive == "pass":
-        noted = [f"{line} (gate.inconclusive: pass)" for line in lines]
-        return decision.model_copy(update={"warnings": [*noted, *decision.warnings]})
-    return decision.model_copy(update={"status": "inconclusive", "exit_code": exitcodes.CANNOT_JUDGE,
-                                       "reasons": [*lines, *decision.reasons]})
+    let_through = gate.inconclusive == "pass"
+    return decision.model_copy(update={
+        "status": "inconclusive", "exit_code": exitcodes.OK if let_through else exitcodes.CANNOT_JUDGE,
+        "reasons": [*lines, *decision.reasons],
+        "warnings": [LET_THROUGH, *decision.warnings] if let_through else decision.warnings})
 
 
 def held_reason(what: Sequence[str]) -> str:

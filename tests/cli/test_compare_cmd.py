@@ -60,3 +60,13 @@ def test_the_order_line_names_the_cache_only_when_answers_were_cached() -> None:
         "order: one side after the other (cached answers are keyed by trial index), seed 7"]
     assert _ordered({**plain, "interleaved": True, "rounds": [["base", "head"], ["head", "base"]]}) == [
         "order: interleaved in 2 rounds, seed 7"]
+
+
+def test_a_comparison_let_through_by_inconclusive_pass_says_so_in_its_decision_line() -> None:
+    """It read 'INCONCLUSIVE (exit 0)' where `run` reads 'passed by gate.inconclusive: pass'."""
+    from types import SimpleNamespace
+    decision = SimpleNamespace(status="inconclusive", exit_code=0, method="strict", reasons=["held"], warnings=[])
+    comparison = SimpleNamespace(flips=[], tests=[], order=None, decision=decision, base_label="HEAD",
+                                 head_label="working tree", counts=lambda: {"regressed": 0, "fixed": 0, "unchanged": 0})
+    assert render_comparison(comparison).splitlines()[-1] == \
+        "decision (strict): INCONCLUSIVE (exit 0, passed by gate.inconclusive: pass) - held"

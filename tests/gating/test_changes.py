@@ -217,3 +217,17 @@ def test_a_dimension_the_baseline_does_not_measure_holds_a_reviewer_change(tmp_p
     result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
     assert result.exit_code == 2, result.output
     assert ("this run grades tool_use, trajectory, which baseline.json does not measure" in result.output)
+
+
+def test_a_hold_let_through_by_inconclusive_pass_is_inconclusive_exit_0_naming_it():
+    """A PASS held by what the suite cannot see beside a reviewer change (edited cases, a grading
+    change) stayed a PASS under gate.inconclusive: pass, the hold among its warnings: no headline
+    note, and the JUnit decision testcase passed unmarked."""
+    from rubricgate.gating.changes import hold
+
+    line = "the reviewer changed since baseline.json was measured (prompt) and 1 case(s) it holds were edited"
+    got = hold(Decision(status="pass", exit_code=0, warnings=["w"]), [line], GateConfig(inconclusive="pass"))
+    assert (got.status, got.exit_code, got.reasons) == ("inconclusive", 0, [line]), got
+    assert got.warnings == [LET_THROUGH, "w"]
+    strict = hold(Decision(status="pass", exit_code=0), [line], GateConfig())
+    assert (strict.status, strict.exit_code, strict.reasons) == ("inconclusive", 2, [line])

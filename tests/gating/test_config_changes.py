@@ -260,3 +260,28 @@ def test_agent_settings_that_change_no_answer_are_no_reviewer_change_against_a_b
     assert result.exit_code == 0 and "rubricgate.yaml#agent" not in result.output, result.output
     _config(repo, agent={"timeout_s": 299})
     assert config_digests(load_config(repo), repo)["rubricgate.yaml#agent"] != before
+
+
+def test_grading_changed_beside_a_reviewer_change_under_inconclusive_pass_says_so_in_every_report(tmp_path):
+    """Let through by gate.inconclusive: pass, the run read 'PASS (exit 0)' with the hold a warning,
+    and junit.xml's decision testcase passed with no mark."""
+    import xml.etree.ElementTree as ET
+
+    repo = make_repo(tmp_path / "repo")
+    _config(repo, gate={"inconclusive": "pass"})
+    assert _update(repo).exit_code == 0
+    prompt = repo / "reviewer/prompts/evaluate.md"
+    prompt.write_text(prompt.read_text() + "\nUse any tool you like.\n")
+    _config(repo, rubric={"trajectory": {"max_steps": 400}})
+    result = _run(repo)
+    assert result.exit_code == 0, result.output
+    assert "decision: INCONCLUSIVE (exit 0, passed by gate.inconclusive: pass)" in result.output, result.output
+    run = max(p for p in (repo / "reports").iterdir()
+              if (p / "summary.json").is_file() and not p.name.endswith("-baseline"))
+    first = (run / "comment.md").read_text().splitlines()[1]
+    assert "**INCONCLUSIVE** (passed by gate.inconclusive: pass):" in first, first
+    assert "this change also changes how answers are graded (rubric)" in first, first
+    gate = ET.parse(run / "junit.xml").getroot().find(".//testcase[@name='decision']")
+    skipped = gate.find("skipped") if gate is not None else None
+    assert skipped is not None and skipped.get("message", "").startswith(
+        "INCONCLUSIVE (exit 0, passed by gate.inconclusive: pass): this change also changes how answers are graded")
