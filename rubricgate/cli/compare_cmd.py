@@ -24,7 +24,7 @@ from rubricgate.cli.options import CASE_TEXT, TRIALS
 from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.flows.compare_run import paired_run
 from rubricgate.flows.comparison_record import RECORD_FILE, comparison_record, side_runs, write_record
-from rubricgate.gating.changes import hold
+from rubricgate.gating.changes import held_whatever
 from rubricgate.gating.compare import Comparison, compare_summaries, one_sided, summary_counts
 from rubricgate.models.comparison import ComparisonRecord
 from rubricgate.models.config import GateConfig
@@ -116,7 +116,9 @@ def _gate(root: Path, config_path: Path | None, method: str | None) -> GateConfi
 def _stored(runs: tuple[Path, ...], gate: GateConfig) -> Comparison:
     base, head = read_summary(runs[0]), read_summary(runs[1])
     comparison = compare_summaries(base, head, gate, str(runs[0]), str(runs[1]))
-    comparison.decision = hold(comparison.decision, one_sided(summary_counts(base), summary_counts(head)), gate)
+    # A dimension one side grades alone is compared with nothing: held whatever gate.inconclusive says.
+    comparison.decision = held_whatever(comparison.decision, one_sided(summary_counts(base), summary_counts(head)),
+                                        gate)
     return comparison
 
 

@@ -26,7 +26,8 @@ as "fixed"). Held whatever
 else changed: a side that replays recorded answers where the base's runs its reviewer (nothing
 is reviewed there), a base side that passed no trial of a dimension (its reviewer did not
 run as it does at REF: nothing is judged against it), and a dimension one side grades and the
-other does not (an `agent.format` that shows tool calls on one side only: nothing tests it).
+other does not (an `agent.format` that shows tool calls on one side only: nothing tests it); these
+two dimension holds whatever `gate.inconclusive` says.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from rubricgate.errors import GateInputError, GateInputErrors
-from rubricgate.gating.changes import change_aware, change_line, hold, rule_changes
+from rubricgate.gating.changes import change_aware, change_line, held_whatever, hold, rule_changes
 from rubricgate.gating.stats import counted
 from rubricgate.models.baseline import Baseline, RuleRecord
 from rubricgate.models.config import Config, GateConfig
@@ -190,15 +191,15 @@ class Unseen:
 def scoped(decision: Decision, base: Summary | None, head: Summary | None, unseen: Unseen,
            gate: GateConfig) -> Decision:
     """The comparison's decision once what it cannot see is taken into account (module docstring)."""
+    # A dimension compared with nothing (the base passed none of it, or one side alone grades it):
+    # held whatever gate.inconclusive says, as `run` holds a dimension one side measures alone.
+    dimensions = [*blank_lines(unseen.blank), *unseen.one_sided]
+    decision = held_whatever(decision, dimensions, gate)
     lines = []
     if unseen.replayed:
         lines.append(f"this checkout's side replays recorded answers for {len(unseen.replayed)} case(s) "
                      f"({few(unseen.replayed)}) where the base's runs its reviewer: nothing is reviewed on that "
                      "side; compare with the reviewer's own agent")
-    if unseen.blank:
-        lines.append(f"the base side passed no trial of {', '.join(unseen.blank)}: its reviewer did not run as it "
-                     "does at the base (a file it reads missing from its workspaces?), so nothing is judged against it")
-    lines += unseen.one_sided
     # `verdict:` may be the reviewer's rule table (`verdict.rules` with severities) as much as how
     # its answers are read: both sides read the working tree's way, so a lowered severity fails or
     # passes a case alike on both. Held whatever else changed; `run` against the baseline judges it.
@@ -209,7 +210,7 @@ def scoped(decision: Decision, base: Summary | None, head: Summary | None, unsee
     same_reviewer = not (unseen.config_changed or reviewer_changed(base, head))
     if same_reviewer:  # a pull request of the suite alone: its new answer key is what it changes
         lines += disagreeing_answer_key(unseen.unrecorded, head)
-    if lines or same_reviewer:
+    if lines or dimensions or same_reviewer:
         return hold(decision, lines, gate)
     # A reworded rule is named, not held: its wording is what the comparison itself judges on the
     # cases that exercise it (a benign rewording of the rules must pass the PR gate). A rule added,
@@ -228,6 +229,14 @@ def scoped(decision: Decision, base: Summary | None, head: Summary | None, unsee
         lines.append(f"this pull request also changes how answers are graded ({', '.join(unseen.regraded)}): its "
                      "reviewer change is judged by the base's grading; change the grading in a pull request of its own")
     return hold(decision, lines, gate)
+
+
+def blank_lines(blank: list[str]) -> list[str]:
+    """The line holding a comparison whose base side passed no trial of the `blank` dimensions."""
+    if not blank:
+        return []
+    return [f"the base side passed no trial of {', '.join(blank)}: its reviewer did not run as it does at the "
+            "base (a file it reads missing from its workspaces?), so nothing is judged against it"]
 
 
 def disagreeing_answer_key(unrecorded: list[str], head: Summary | None) -> list[str]:

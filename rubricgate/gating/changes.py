@@ -159,12 +159,12 @@ def with_rule_changes(summary: Summary, rubric: RubricSpec, cases: list[CaseSpec
     detail = summary.gate
     if summary.kind != "baseline":
         reviewer = [c for c in changes if c.rule not in JUDGING]
-        beside = edited_beside(reviewer, summary.gate) + graded_beside(reviewer, changes) + \
-            unmeasured_beside(reviewer, baseline, summary)
+        beside = edited_beside(reviewer, summary.gate) + graded_beside(reviewer, changes)
         decision = hold(decision, beside, gate)
-        # The gate's own settings changed: held whatever the changed settings say of holding.
-        lines = gate_changed(changes) + ungraded(baseline, summary)
-        decision = hold(decision, lines, gate.model_copy(update={"inconclusive": "fail"}))
+        # The gate's own settings changed: held whatever the changed settings say of holding; so
+        # is a dimension judged against nothing (its failures, every trial's, would pass unseen).
+        lines = gate_changed(changes) + ungraded(baseline, summary) + unmeasured_beside(reviewer, baseline, summary)
+        decision = held_whatever(decision, lines, gate)
         if detail is not None and summary.decision.status == "pass" and decision.status == "inconclusive" \
                 and beside + lines:
             detail = detail.model_copy(update={"next": HELD_NEXT})
@@ -285,6 +285,16 @@ def hold(decision: Decision, lines: list[str], gate: GateConfig) -> Decision:
         "status": "inconclusive", "exit_code": exitcodes.OK if let_through else exitcodes.CANNOT_JUDGE,
         "reasons": [*lines, *decision.reasons],
         "warnings": [LET_THROUGH, *decision.warnings] if let_through else decision.warnings})
+
+
+def held_whatever(decision: Decision, lines: list[str], gate: GateConfig) -> Decision:
+    """hold() whatever gate.inconclusive says: a PASS it would have let through exits 2, its first
+    reason saying why (as final_decision's held run does), then the lines."""
+    out = hold(decision, lines, gate.model_copy(update={"inconclusive": "fail"}))
+    if gate.inconclusive != "pass" or decision.status != "pass" or out.status != "inconclusive":
+        return out
+    return out.model_copy(update={"reasons": [held_reason([line.split(": ", 1)[0] for line in lines]),
+                                              *out.reasons]})
 
 
 def held_reason(what: Sequence[str]) -> str:

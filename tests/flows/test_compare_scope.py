@@ -370,3 +370,20 @@ def test_citations_stay_read_at_refs_tip_when_the_pull_request_forked_before_it(
     got = CliRunner().invoke(main, ["compare", "--repo", str(base), "--base", "main", "--trials", "1"])
     assert got.exit_code == 2 and "no case exercises it" in got.output, got.output
     assert "the merge base of main and HEAD" in got.output
+
+
+def test_a_dimension_compared_with_nothing_is_held_whatever_gate_inconclusive_says() -> None:
+    """Under gate.inconclusive: pass a head failing tool_use every trial, which its base never graded
+    (or passed no trial of), was a PASS with the hold among its warnings: exit 0."""
+    from rubricgate.flows.compare_scope import Unseen, scoped
+    from rubricgate.models.config import GateConfig
+    from rubricgate.models.results import Decision
+
+    line = "the head side grades tool_use and the base side does not (...)"
+    lenient = GateConfig(inconclusive="pass")
+    for unseen in (Unseen(one_sided=[line]), Unseen(blank=["tool_use"])):
+        got = scoped(Decision(status="pass", exit_code=0), None, None, unseen, lenient)
+        assert (got.status, got.exit_code) == ("inconclusive", 2), got
+        assert got.reasons[0].startswith("gate.inconclusive: pass cannot let this run exit 0: the "), got.reasons
+    replayed = scoped(Decision(status="pass", exit_code=0), None, None, Unseen(replayed=["a"]), lenient)
+    assert (replayed.status, replayed.exit_code) == ("inconclusive", 0)  # not a dimension: let through, said so

@@ -231,3 +231,28 @@ def test_a_hold_let_through_by_inconclusive_pass_is_inconclusive_exit_0_naming_i
     assert got.warnings == [LET_THROUGH, "w"]
     strict = hold(Decision(status="pass", exit_code=0), [line], GateConfig())
     assert (strict.status, strict.exit_code, strict.reasons) == ("inconclusive", 2, [line])
+
+
+def test_a_dimension_the_baseline_does_not_measure_holds_a_reviewer_change_whatever_inconclusive_says(
+        tmp_path: Path) -> None:
+    """Under gate.inconclusive: pass the reviewer change graded on tool_use and trajectory, which
+    nothing judged, exited 0 (a PASS, the hold a warning): failing every trial of them, it passed."""
+    repo = make_repo(tmp_path / "repo")
+    config = repo / "rubricgate.yaml"
+    config.write_text(config.read_text().replace("  method: strict\n", "  method: strict\n  inconclusive: pass\n"))
+    assert CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo), "--reason", "first"]).exit_code == 0
+    path = repo / "baseline.json"
+    data = json.loads(path.read_text())
+    for counts in [*data["cases"].values(), data["rates"], *(h["rates"] for h in data["history"])]:
+        for dim in ("tool_use", "trajectory"):
+            counts.pop(dim, None)
+    path.write_text(json.dumps(data))
+    prompt = repo / "reviewer/prompts/evaluate.md"
+    prompt.write_text(prompt.read_text() + "\nBe thorough.\n")
+    result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
+    assert result.exit_code == 2, result.output
+    assert "decision: INCONCLUSIVE (exit 2)" in result.output, result.output
+    run_dir = max(p for p in (repo / "reports").iterdir() if not p.name.endswith("-baseline"))
+    reasons = json.loads((run_dir / "summary.json").read_text())["decision"]["reasons"]
+    assert reasons[0].startswith("gate.inconclusive: pass cannot let this run exit 0: the reviewer changed"), reasons
+    assert any("which baseline.json does not measure" in r for r in reasons), reasons

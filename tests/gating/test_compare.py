@@ -540,3 +540,10 @@ def test_a_head_failing_a_dimension_its_base_never_graded_is_not_passed(tmp_path
     code, out, err = cli(str(tmp_path / "base"), str(tmp_path / "head"), "--repo", str(tmp_path))
     assert code == 2, out + err
     assert "INCONCLUSIVE (exit 2) - the head side grades tool_use" in out
+    # gate.inconclusive: pass let it through (exit 0): a dimension compared with nothing is held whatever it says
+    repo = make_repo(tmp_path / "repo")
+    config = repo / "rubricgate.yaml"
+    config.write_text(config.read_text().replace("  method: strict\n", "  method: strict\n  inconclusive: pass\n"))
+    code, out, err = cli(str(tmp_path / "base"), str(tmp_path / "head"), "--repo", str(repo))
+    assert code == 2 and not err, out + err
+    assert "INCONCLUSIVE (exit 2) - gate.inconclusive: pass cannot let this run exit 0: the head side grades" in out
