@@ -93,8 +93,11 @@ def report(run_dir, history, repo, artifact, compare_json) -> None:
     """
     try:
         run_dir = run_dir or latest_run(_repo(repo))
-        summary = read_summary(run_dir)
         from rubricgate.reports.bundle import write_reports
+        from rubricgate.reports.stored_next import checked
+
+        # Its next step as of now: a `run --continue` a later baseline update refuses is not re-said.
+        summary = checked(read_summary(run_dir), _repo(repo))
 
         chosen = suite_runs(list(history)) if history else None
         click.echo("".join(f"--history: note: {n}\n" for n in (chosen.notes if chosen else ())), nl=False, err=True)
@@ -130,7 +133,9 @@ def publish(run_dir, pr, label, comment_author, repo, artifact, compare_json) ->
     """
     try:
         run_dir = run_dir or latest_run(_repo(repo), started_here=True)
-        summary = read_summary(run_dir)
+        from rubricgate.reports.stored_next import checked
+
+        summary = checked(read_summary(run_dir), _repo(repo))  # its next step as of now, as `report` says it
         comparison = _comparison(compare_json)
         result = publish_comment(summary, pr_comment(summary, artifact, comparison), pr, GitHubTarget.from_env(),
                                  label, decision=comparison.decision if comparison else None, author=comment_author)

@@ -96,10 +96,13 @@ def run_page(cat: Catalog, ref: RunRef, links: RunLinks | None = None) -> dict:
     the statistics folded, then every case with its trials, filterable by outcome, case and rule."""
     from rubricgate.reports import explain, html_context, story
     from rubricgate.reports.comment import delta_label, interval, plan_lines, signed_pp
+    from rubricgate.reports.stored_next import dated
 
     head = head_of(cat, ref)
     links = links or run_links(cat, ref, head)
-    summary = cat.summary(ref)
+    # A `run --continue` its next step names is dated, not checked: checking loads the suite and
+    # digests the reviewer, too slow for every page, and a static site has no repository to check.
+    summary = dated(cat.summary(ref))
     cells = {c.id: c for c in cat.cases(ref)}
     stories = story.case_stories(summary)
     order = [st.case.id for st in stories] + [c.id for c in summary.cases if c.id not in {st.case.id for st in stories}]

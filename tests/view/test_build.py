@@ -201,3 +201,15 @@ def test_temp_files_a_killed_build_left_are_removed_by_the_next_and_nothing_else
     assert all((built / name).read_text() == text for name, text in kept.items())
     assert (built / ".linked.html.7.tmp").is_symlink() and (tmp_path / "outside.txt").read_text() == "keep me"
     assert (built / ".folder.html.8.tmp").is_dir() and (built / urls.runs()).is_file()
+
+
+def test_a_built_run_page_dates_the_continuation_its_run_named(tmp_path):
+    """A static site has no repository to check `run --continue` against: the step is the run's, said so."""
+    from rubricgate.models.results import Decision, GateDetail
+
+    step = f"continue this run: rubricgate run --continue reports/{OLD}"
+    decision = Decision(status="inconclusive", exit_code=2, reasons=["undecided"], warnings=[f"next: {step}"])
+    rf.write_run_dir(tmp_path / "reports" / OLD, rf.summary(run_id=OLD, decision=decision, gate=GateDetail(next=step)))
+    build.build_site(site_for([tmp_path / "reports"]), tmp_path / "site")
+    page = (tmp_path / "site" / urls.run(OLD)).read_text()
+    assert f"reports/{OLD} (at the time of the run, 2026-01-01 00:01;" in page, page

@@ -227,3 +227,19 @@ def test_a_served_viewer_keeps_the_last_eight_pages_it_made(tmp_path, monkeypatc
     assert parsed == []
     text(site, urls.run(ids[0]))
     assert parsed == [ids[0]]
+
+
+def test_a_run_page_dates_the_continuation_its_run_named(tmp_path):
+    """The page re-showed "continue this run: rubricgate run --continue reports/RUN" as if it were
+    today's: after a baseline update the command is refused as another design. The viewer does not
+    load the suite to check it (every page): it says the step is the run's."""
+    from rubricgate.models.results import Decision, GateDetail
+
+    step = f"continue this run: rubricgate run --continue reports/{OLD}"
+    decision = Decision(status="inconclusive", exit_code=2, reasons=["verdict: INCONCLUSIVE"],
+                        warnings=[f"next: {step}"])
+    rf.write_run_dir(tmp_path / "reports" / OLD, rf.summary(run_id=OLD, decision=decision,
+                                                            gate=GateDetail(next=step)))
+    html = text(site_for([tmp_path / "reports"]), urls.run(OLD))
+    assert f"reports/{OLD} (at the time of the run, 2026-01-01 00:01; after a later" in html, html
+    assert html.count(f"--continue reports/{OLD}") == html.count("at the time of the run"), html
