@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -88,6 +89,10 @@ def test_pr_gate_installs_the_tested_cli_passes_the_key_and_runs_three_trials():
     assert step(gate, "upload-artifact")["with"]["path"] == "reports/"
 
 
+def _without_base(env: dict) -> dict:
+    return {k: v for k, v in env.items() if k != "BASE"}  # the compare step's base branch (never pasted)
+
+
 def test_a_custom_providers_url_and_model_come_from_the_repositorys_variables():
     """Copilot CLI's provider key is no use without its provider's URL (and a model): every step
     that passes the key passes them too, from `vars` (not secrets: they are not secret)."""
@@ -96,7 +101,7 @@ def test_a_custom_providers_url_and_model_come_from_the_repositorys_variables():
         keyed = [s for job in data["jobs"].values() for s in job["steps"] if "COPILOT_PROVIDER_API_KEY" in s.get("env", {})]
         assert keyed, name
         for found in keyed:
-            assert found["env"] == {"COPILOT_PROVIDER_API_KEY": "${{ secrets.COPILOT_PROVIDER_API_KEY }}",
+            assert _without_base(found["env"]) == {"COPILOT_PROVIDER_API_KEY": "${{ secrets.COPILOT_PROVIDER_API_KEY }}",
                                     "COPILOT_PROVIDER_BASE_URL": "${{ vars.COPILOT_PROVIDER_BASE_URL }}",
                                     "COPILOT_MODEL": "${{ vars.COPILOT_MODEL }}"}
 
@@ -115,14 +120,14 @@ def test_every_cli_passes_its_endpoint_variables_from_the_repositorys_variables(
             keyed = [s for job in data["jobs"].values() for s in job["steps"] if key in s.get("env", {})]
             assert keyed, (agent, name)
             for found in keyed:
-                assert found["env"] == {key: f"${{{{ secrets.{key} }}}}"} | {v: f"${{{{ vars.{v} }}}}" for v in names}
+                assert _without_base(found["env"]) == {key: f"${{{{ secrets.{key} }}}}"} | {v: f"${{{{ vars.{v} }}}}" for v in names}
 
 
 def test_pr_gate_decides_on_head_against_base_interleaved_in_the_same_job():
     gate = load(render_workflow("rubricgate-pr.yml", "claude"))["jobs"]["gate"]
     compare = step(gate, "Judge head against base")
-    assert 'rubricgate compare --base "origin/${{ github.base_ref }}" --trials 3' in compare["run"]
-    assert compare["env"] == {"ANTHROPIC_API_KEY": "${{ secrets.ANTHROPIC_API_KEY }}",
+    assert 'rubricgate compare --base "origin/$BASE" --trials 3' in compare["run"]
+    assert compare["env"] == {"BASE": "${{ github.base_ref }}", "ANTHROPIC_API_KEY": "${{ secrets.ANTHROPIC_API_KEY }}",
                               "ANTHROPIC_BASE_URL": "${{ vars.ANTHROPIC_BASE_URL }}"}
     assert step(gate, "Gate decision")["env"]["CODE"] == "${{ steps.compare.outputs.exit }}"
 
@@ -227,8 +232,8 @@ def _fork_job_end(tmp_path: Path, agent: str, edit: dict[str, str], smoke_exit: 
     env = {"PATH": f"{shims}:{os.environ['PATH']}", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT),
            "GITHUB_OUTPUT": str(output), "GIT_CONFIG_NOSYSTEM": "1"}
     changed = next(s for s in offline["steps"] if s.get("id") == "changed")
-    script = changed["run"].replace("${{ github.base_ref }}", "main")
-    got = _run_step(script, repo, env)
+    assert changed["env"] == {"BASE": "${{ github.base_ref }}"}
+    got = _run_step(changed["run"], repo, env | {"BASE": "main"})
     assert got.returncode == 0, got.stdout + got.stderr
     outputs = dict(line.split("=", 1) for line in output.read_text().splitlines())
     results = []
@@ -404,3 +409,34 @@ def test_validate_says_which_rules_the_builtin_cannot_judge(tmp_path):
     assert got.exit_code == 0, got.output
     note = next(line for line in got.output.splitlines() if line.startswith("note: the builtin reviewer"))
     assert "judges 10 of 15 rules" in note and "desc-what-and-when" in note
+
+
+_PR_TEXT = re.compile(r"\$\{\{\s*github\.(base_ref|head_ref|event\.pull_request\.(title|body|(head|base)\.ref))\s*\}\}")
+
+
+def _as_actions_pastes(text: str, name: str) -> str:
+    """What Actions hands bash: every `${{ }}` pasted into the text before the shell reads it,
+    the pull request's names (branches, title) as `name`, anything else as 1."""
+    return re.sub(r"\$\{\{.*?\}\}", "1", _PR_TEXT.sub(lambda _: name, text))
+
+
+@pytest.mark.parametrize("agent", ["builtin", "claude", "command"])
+def test_a_branch_name_or_title_is_never_run_as_shell(tmp_path, agent):
+    """A branch named `$(touch${IFS}/tmp/x)` is a legal git ref: pasted into a `run:` script
+    (`--base "origin/${{ github.base_ref }}"`) bash ran it as a command. Every step of every job
+    is run with its pasted text and a stub for each tool; nothing may create the file."""
+    pwned = tmp_path / "pwned"
+    name = f"$(touch${{IFS}}{pwned})`touch${{IFS}}{pwned}`"
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    for tool in ("rubricgate", "sudo", "bwrap", "python", "npm", *(c.command for c in AGENT_CLIS.values())):
+        (stubs / tool).write_text("#!/bin/sh\nexit 0\n")
+        (stubs / tool).chmod(0o755)
+    env = {"PATH": f"{stubs}:/usr/bin:/bin", "HOME": str(tmp_path), "GITHUB_OUTPUT": str(tmp_path / "out"),
+           "RUNNER_TEMP": str(tmp_path)}
+    for name_ in WORKFLOW_NAMES:
+        for job in load(render_workflow(name_, agent))["jobs"].values():
+            for s in (s for s in job["steps"] if "run" in s):
+                values = {k: _as_actions_pastes(str(v), name) for k, v in (s.get("env") or {}).items()}
+                _run_step(_as_actions_pastes(s["run"], name), tmp_path, env | values)
+    assert not pwned.exists()
