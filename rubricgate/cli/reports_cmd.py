@@ -123,14 +123,25 @@ def report(run_dir, history, repo, artifact, compare_json) -> None:
 @repo_option
 @artifact_option
 @compare_option
-def publish(run_dir, pr, label, comment_author, repo, artifact, compare_json) -> None:
+@click.option("--unchanged-since", "unchanged_since", default=None, metavar="REF",
+              help="No run: `changed --base REF` found no gated file changed. An earlier comment is edited to say "
+                   "so (none is posted) and the label removed.")
+@click.option("--cannot-judge", "cannot_judge", default=None, metavar="WHY",
+              help="No run: the gate could not run at this push (WHY, one line). The comment says so; the label stays.")
+def publish(run_dir, pr, label, comment_author, repo, artifact, compare_json, unchanged_since, cannot_judge) -> None:
     """Upsert the PR comment (edited in place on later runs) and sync the regression label.
 
     Uses GITHUB_API_URL, GITHUB_REPOSITORY and GITHUB_TOKEN as GitHub Actions sets them. The
     comment edited is the one --comment-author posted that starts with the gate's marker.
     RUN_DIR defaults to the newest run under the reports folder. With --compare, the comment and
     the label follow the comparison's decision (could not judge leaves the label as it is).
+    With --unchanged-since or --cannot-judge no run is read: the comment stops stating an earlier
+    push's decision.
     """
+    if unchanged_since is not None or cannot_judge is not None:
+        _publish_unjudged(pr, label, comment_author, unchanged_since, cannot_judge,
+                          given=bool(run_dir or compare_json))
+        return
     try:
         run_dir = run_dir or latest_run(_repo(repo), started_here=True)
         from rubricgate.reports.stored_next import checked
@@ -146,6 +157,26 @@ def publish(run_dir, pr, label, comment_author, repo, artifact, compare_json) ->
         sys.exit(exitcodes.CANNOT_JUDGE)
     click.echo(f"comment {result.comment_id} {result.comment_action} on PR #{pr}; "
                f"label {label!r} {result.label_action}")
+
+
+def _publish_unjudged(pr: int, label: str, author: str | None, unchanged_since: str | None,
+                      cannot_judge: str | None, given: bool) -> None:
+    """publish --unchanged-since / --cannot-judge: the comment for a push with nothing judged."""
+    from rubricgate.reports.github import publish_unjudged
+    from rubricgate.reports.unjudged_comment import cannot_judge_body, unchanged_body
+
+    if given or (unchanged_since is not None and cannot_judge is not None):
+        raise click.UsageError("--unchanged-since and --cannot-judge take no RUN_DIR, no --compare and not each other")
+    body = unchanged_body(unchanged_since) if unchanged_since is not None else cannot_judge_body(cannot_judge or "")
+    try:
+        result = publish_unjudged(body, pr, GitHubTarget.from_env(), label, unchanged=unchanged_since is not None,
+                                  author=author)
+    except GateInputError as exc:
+        fail_input(exc)
+    except GitHubError as exc:
+        click.echo(f"error: publish failed: {exc}", err=True)
+        sys.exit(exitcodes.CANNOT_JUDGE)
+    click.echo(f"comment {result.comment_action} on PR #{pr}; label {label!r} {result.label_action}")
 
 
 def _comparison(path: Path | None):

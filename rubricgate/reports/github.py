@@ -81,7 +81,7 @@ class PublishResult:
     """What publish did, for the one-line report on stdout."""
 
     comment_id: int
-    comment_action: str  # created | updated
+    comment_action: str  # created | updated | not posted
     label_action: str  # added | removed | kept | absent | untouched
 
 
@@ -125,12 +125,18 @@ class GitHubClient:
 
     def upsert_comment(self, pr: int, body: str, author: str = DEFAULT_AUTHOR) -> tuple[int, str]:
         """Edit our earlier comment when there is one, else create it."""
-        existing = self.find_comment(pr, author)
-        if existing is not None:
-            made = self.request("PATCH", f"/issues/comments/{existing['id']}", {"body": body})
-            return _comment_id(made, "PATCH"), "updated"
+        edited = self.edit_comment(pr, body, author)
+        if edited is not None:
+            return edited, "updated"
         made = self.request("POST", f"/issues/{pr}/comments", {"body": body})
         return _comment_id(made, "POST"), "created"
+
+    def edit_comment(self, pr: int, body: str, author: str = DEFAULT_AUTHOR) -> int | None:
+        """Edit our earlier comment and return its id; None when there is none (nothing posted)."""
+        existing = self.find_comment(pr, author)
+        if existing is None:
+            return None
+        return _comment_id(self.request("PATCH", f"/issues/comments/{existing['id']}", {"body": body}), "PATCH")
 
     def labels(self, pr: int) -> set[str]:
         """Names of the labels currently on the PR."""
@@ -216,3 +222,18 @@ def publish(summary: Summary, body: str, pr: int, target: GitHubTarget, label: s
     unknown = decided.status == "error" or decided.exit_code == exitcodes.CANNOT_JUDGE
     label_action = "untouched" if unknown else client.sync_label(pr, label, decided.status == "regression")
     return PublishResult(comment_id, action, label_action)
+
+
+def publish_unjudged(body: str, pr: int, target: GitHubTarget, label: str = DEFAULT_LABEL, unchanged: bool = False,
+                     author: str | None = None) -> PublishResult:
+    """A push the gate judged nothing at. `unchanged` (no gated file changed since the base): an
+    earlier comment is edited to say so, none is posted on a pull request the gate never spoke
+    on, and the label goes (what it flagged is gone). Else (the gate could not run): the comment
+    is upserted and the label left as it is, as for any could-not-judge decision."""
+    client = GitHubClient(target)
+    author = author or posting_account(client)
+    if not unchanged:
+        return PublishResult(*client.upsert_comment(pr, body, author), "untouched")
+    edited = client.edit_comment(pr, body, author)
+    label_action = client.sync_label(pr, label, False)
+    return PublishResult(edited or 0, "updated" if edited is not None else "not posted", label_action)

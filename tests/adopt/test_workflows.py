@@ -141,7 +141,7 @@ def test_the_comment_label_and_step_summary_follow_the_comparison_that_decides(a
     assert "--json reports/compare.json" in compare
     assert compare.index("rm -f reports/compare.json") < compare.index("rubricgate compare")  # never a planted one
     assert "else rubricgate report --compare reports/compare.json; fi" in step(gate, "Render reports")["run"]
-    assert '--pr "$PR" --compare reports/compare.json; fi' in step(gate, "Comment on the PR")["run"]
+    assert 'else\n  rubricgate publish --pr "$PR" --compare reports/compare.json\nfi' in step(gate, "Comment on the PR")["run"]
 
 
 def test_the_render_step_writes_the_comparisons_decision_to_the_step_summary(tmp_path):
@@ -440,3 +440,54 @@ def test_a_branch_name_or_title_is_never_run_as_shell(tmp_path, agent):
                 values = {k: _as_actions_pastes(str(v), name) for k, v in (s.get("env") or {}).items()}
                 _run_step(_as_actions_pastes(s["run"], name), tmp_path, env | values)
     assert not pwned.exists()
+
+
+def _comment_step(tmp_path: Path, agent: str, gh, changed: str) -> subprocess.CompletedProcess:
+    """The gate job's comment step, run for real against `gh` as Actions would after `changed`
+    said `changed` ('' when it failed): its `if:` and then its script."""
+    gate = load(render_workflow("rubricgate-pr.yml", agent))["jobs"]["gate"]
+    posting = step(gate, "Comment on the PR")
+    assert "steps.gate.outcome" not in posting["if"]  # it runs whatever `changed` said
+    shims = tmp_path / "bin"
+    shims.mkdir(exist_ok=True)
+    (shims / "rubricgate").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m rubricgate "$@"\n')
+    (shims / "rubricgate").chmod(0o755)
+    values = {"CHANGED": changed, "NEW_AT_BASE": "false" if changed else "", "PR": "7", "BASE": "main"}
+    assert set(posting["env"]) == {"GITHUB_TOKEN", *values}
+    env = {"PATH": f"{shims}:{os.environ['PATH']}", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    return _run_step(posting["run"], tmp_path, env | gh.env() | values)
+
+
+@pytest.mark.parametrize("agent", ["builtin", "claude"])
+def test_a_push_that_no_longer_changes_the_reviewer_clears_the_regression_comment_and_label(tmp_path, agent):
+    """A push reverting the change the gate flagged: `changed` says false, the gate steps are
+    skipped and the job is green, while the comment kept saying REGRESSION and the label stayed."""
+    from rubricgate.reports.comment import MARKER
+    from tests.fake_github import FakeGitHub
+
+    with FakeGitHub() as gh:
+        cid = gh.add_comment(7, f"{MARKER}\n### ❌ rubricgate **REGRESSION**: head against base")
+        gh.labels[7] = {"rubricgate-regression"}
+        gh.add_comment(8, "a person's comment")
+        got = _comment_step(tmp_path, agent, gh, "false")
+        assert got.returncode == 0, got.stdout + got.stderr
+        assert "REGRESSION" not in gh.comments[cid]["body"] and "no gated file changed" in gh.comments[cid]["body"]
+        assert gh.labels[7] == set() and len(gh.issue_comments(7)) == 1
+    with FakeGitHub() as gh:  # a pull request the gate never commented on gets no comment
+        assert _comment_step(tmp_path, agent, gh, "false").returncode == 0
+        assert gh.issue_comments(7) == [] and not gh.labels.get(7)
+
+
+@pytest.mark.parametrize("agent", ["builtin", "claude"])
+def test_a_push_whose_changed_step_failed_replaces_the_earlier_pass_comment(tmp_path, agent):
+    """`changed` failed (a broken rubricgate.yaml, a deleted prompt): the job is red, and the
+    comment kept saying PASS from the push before."""
+    from rubricgate.reports.comment import MARKER
+    from tests.fake_github import FakeGitHub
+
+    with FakeGitHub() as gh:
+        cid = gh.add_comment(7, f"{MARKER}\n### ✅ rubricgate **PASS**: head against base")
+        got = _comment_step(tmp_path, agent, gh, "")
+        body = gh.comments[cid]["body"]
+        assert "PASS" not in body and "COULD NOT JUDGE" in body and len(gh.issue_comments(7)) == 1, body
+        assert got.returncode == 0, got.stdout + got.stderr  # published; the job fails on `changed` itself

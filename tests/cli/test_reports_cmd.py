@@ -377,3 +377,17 @@ def test_a_run_given_its_own_cache_dir_is_still_the_latest(ran, tmp_path):
     assert second != first
     got = invoke("report", "--repo", str(repo))
     assert got.exit_code == 0 and str(second) in got.output, got.output
+
+
+def test_publish_for_a_push_with_nothing_judged_takes_no_run_and_not_both(tmp_path):
+    from tests.fake_github import FakeGitHub
+
+    with FakeGitHub() as gh:
+        for args in (["--unchanged-since", "origin/main", "--cannot-judge", "x"],
+                     ["--unchanged-since", "origin/main", "--compare", str(tmp_path / "c.json")]):
+            got = invoke("publish", "--pr", "3", *args, env=gh.env())
+            assert got.exit_code == 2 and "take no RUN_DIR" in got.output
+        assert gh.requests == []
+        gh.fail[("GET", r"/comments$")] = (500, "boom")
+        got = invoke("publish", "--pr", "3", "--cannot-judge", "x", env=gh.env())
+        assert got.exit_code == 2 and "error: publish failed" in got.output and "HTTP 500" in got.output
