@@ -491,3 +491,15 @@ def test_a_push_whose_changed_step_failed_replaces_the_earlier_pass_comment(tmp_
         body = gh.comments[cid]["body"]
         assert "PASS" not in body and "COULD NOT JUDGE" in body and len(gh.issue_comments(7)) == 1, body
         assert got.returncode == 0, got.stdout + got.stderr  # published; the job fails on `changed` itself
+
+
+def test_a_pull_request_that_changes_no_gated_file_is_not_failed_by_the_api(tmp_path):
+    """The comment step now runs on every pull request: GitHub's API answering 5xx must not fail
+    the check of one that changes nothing gated (it passed in seconds before); it warns."""
+    from tests.fake_github import FakeGitHub
+
+    with FakeGitHub() as gh:
+        gh.fail[("GET", r"/comments$")] = (502, "Server Error")
+        got = _comment_step(tmp_path, "claude", gh, "false")
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert "::warning::" in got.stdout and "HTTP 502" in got.stderr
