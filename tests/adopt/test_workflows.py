@@ -503,3 +503,48 @@ def test_a_pull_request_that_changes_no_gated_file_is_not_failed_by_the_api(tmp_
         got = _comment_step(tmp_path, "claude", gh, "false")
     assert got.returncode == 0, got.stdout + got.stderr
     assert "::warning::" in got.stdout and "HTTP 502" in got.stderr
+
+
+def _history_origin(tmp_path: Path) -> Path:
+    """A bare repository with one commit on main, as a weekly job's checkout sees it."""
+    origin, seed = tmp_path / "origin.git", tmp_path / "seed"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(origin)], check=True)
+    subprocess.run(["git", "clone", "-q", str(origin), str(seed)], check=True, capture_output=True)
+    (seed / "README.md").write_text("x\n")
+    for args in (["add", "-A"], ["-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qm", "x"],
+                 ["push", "-q", "origin", "HEAD:main"]):
+        subprocess.run(["git", "-C", str(seed), *args], check=True, capture_output=True)
+    return origin
+
+
+@pytest.mark.long  # two jobs' steps with real git and two rubricgate processes (~5 s): .ci/run
+def test_two_weekly_jobs_pushing_the_history_at_once_both_keep_their_run(tmp_path):
+    """Both fetched the same tip of the history branch; the second push was rejected (not a fast
+    forward), its step failed and its run never reached the history."""
+    from tests import reports_fixtures as rf
+
+    origin = _history_origin(tmp_path)
+    shims = tmp_path / "bin"
+    shims.mkdir()
+    (shims / "rubricgate").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m rubricgate "$@"\n')
+    (shims / "rubricgate").chmod(0o755)
+    jobs = []
+    for n, run_id in enumerate(["20260105T051700Z-aaaaaa", "20260105T051900Z-bbbbbb"]):
+        checkout, temp = tmp_path / f"checkout{n}", tmp_path / f"runner{n}"
+        temp.mkdir()
+        subprocess.run(["git", "clone", "-q", "--depth=1", f"file://{origin}", str(checkout)], check=True)
+        env = {"PATH": f"{shims}:{os.environ['PATH']}", "HOME": str(tmp_path), "RUNNER_TEMP": str(temp),
+               "HISTORY_BRANCH": "rubricgate-history", "GITHUB_RUN_ID": str(100 + n),
+               "PYTHONPATH": str(ROOT), "GIT_CONFIG_NOSYSTEM": "1"}
+        got = _run_step(_step_script("rubricgate-weekly.yml", "Fetch earlier summaries"), checkout, env)
+        assert got.returncode == 0, got.stderr
+        (checkout / "reports" / run_id).mkdir(parents=True)
+        (checkout / "reports" / run_id / "summary.json").write_text(rf.summary(run_id=run_id).model_dump_json())
+        jobs.append((checkout, env))
+    for checkout, env in jobs:  # both fetched before either pushed
+        got = _run_step(_step_script("rubricgate-weekly.yml", "Keep this run's summary"), checkout, env)
+        assert got.returncode == 0, got.stdout + got.stderr
+    listed = subprocess.run(["git", "--git-dir", str(origin), "ls-tree", "--name-only", "rubricgate-history",
+                             "summaries/"], capture_output=True, text=True, check=True).stdout.split()
+    assert listed == ["summaries/20260105T051700Z-aaaaaa.json", "summaries/20260105T051900Z-bbbbbb.json"]
+    assert "20260105T051700Z" in (jobs[1][0] / "reports" / "trend.md").read_text()  # the second saw the first
