@@ -299,4 +299,5 @@ def held_whatever(decision: Decision, lines: list[str], gate: GateConfig) -> Dec
 
 def held_reason(what: Sequence[str]) -> str:
     """The first reason of a run `what` holds against gate.inconclusive: pass."""
-    return f"{HELD}: {'; '.join(what)} (held whatever that key says: it lets through only what the gate could not decide)"
+    return f"{HELD}: {'; '.join(what)} (held whatever that key says: it lets through only what the gate " \
+           "could not decide)"

@@ -95,11 +95,14 @@ def finished(paths: list[Path]) -> tuple[list[Path], tuple[str, ...]]:
 def _no_run_of_the_suite(path: Path) -> str:
     """Why a folder of a glob of reports/ holds no point of the trend ('' when it may): a
     comparison's sides are runs of two branches' reviewers, a mutation test's of mutants."""
-    if path.is_dir() and not (path / "summary.json").exists():
-        if (path / "comparison.json").is_file():
+    try:
+        bare = path.is_dir() and not (path / "summary.json").exists()
+        if bare and (path / "comparison.json").is_file():
             return "a comparison, not a run of the suite: its sides are runs of two reviewers"
-        if (path / "mutation.json").is_file():
+        if bare and (path / "mutation.json").is_file():
             return "a mutation test, not a run; its mutants' runs are not kept"
+    except OSError:  # a folder that may not be looked into: read_summary's one line says so
+        return ""
     return unfinished_run(path)
 
 
