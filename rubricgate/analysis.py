@@ -30,7 +30,7 @@ from rubricgate.gating.stats import compared
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import CaseSummary, Summary, TrialResult, held_runs
 from rubricgate.records.events import unfinished_run
-from rubricgate.records.files import read_summary
+from rubricgate.records.files import comparison_folder, read_summary
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -267,7 +267,7 @@ def run_folders(paths: list[Path]) -> tuple[list[Path], list[str]]:
     several (a glob) a run that wrote no summary (records/events.py unfinished_run)."""
     runs, notes, unfinished = [], [], []
     for path in paths:
-        if path.is_dir() and not (path / "summary.json").exists() and (path / "comparison.json").is_file():
+        if comparison_folder(path):
             runs += sorted(p.parent for side in ("base", "head") for p in (path / side).glob("*/summary.json"))
         elif path.is_dir() and not (path / "summary.json").exists() and (path / "mutation.json").is_file():
             notes.append(f"left out: {path} (a mutation test, not a run; its mutants' runs are not kept)")

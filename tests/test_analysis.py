@@ -312,3 +312,18 @@ def test_export_of_a_reports_glob_leaves_a_run_killed_before_its_summary_out_wit
     for alone in ([str(killed)], [str(killed), str(killed)]):  # named alone, or nothing else left
         result = CliRunner().invoke(main, ["export", *alone, "--out", str(tmp_path / "none")])
         assert result.exit_code == 2 and "no summary.json here" in result.output, result.output
+
+
+def test_export_of_a_reports_glob_takes_the_runs_of_a_comparison_that_kept_no_record(run_dirs, tmp_path):
+    """A `compare --base` folder with no comparison.json beside its sides (an older rubricgate
+    kept none) stopped `export reports/*` with "no summary.json here": its sides' runs are read."""
+    import shutil
+
+    reports = tmp_path / "reports"
+    for side, run in zip(("base", "head"), run_dirs, strict=True):
+        shutil.copytree(run, reports / "compare-old" / side / run.name)
+    shutil.copytree(run_dirs[0], reports / run_dirs[0].name)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["export", *map(str, sorted(reports.iterdir())), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert len(_pd().read_csv(out / "runs.csv")) == 3  # both sides of the comparison, and the run

@@ -117,6 +117,16 @@ def read_summary(path: Path) -> Summary:
     return load_model(Summary, path, str(path))
 
 
+def comparison_folder(path: Path) -> bool:
+    """Whether `path` is a folder `compare --base` wrote (comparison.json beside base/ and head/, a
+    run folder a round): the runs of two reviewers, none of its own. Its sides tell it too: an
+    older rubricgate kept no comparison.json there, nor does a comparison stopped before deciding,
+    and `trend` or `export` of a glob of reports/ exited 2 "no summary.json here" on it."""
+    if not path.is_dir() or (path / "summary.json").exists():
+        return False
+    return (path / "comparison.json").is_file() or ((path / "base").is_dir() and (path / "head").is_dir())
+
+
 def transcript_name(case_id: str, trial: int) -> str:
     """A trial's transcript file, relative to the run folder (a run refuses a name that holds one
     of its secrets: runner/run_secrets.py)."""

@@ -316,3 +316,19 @@ def test_a_trend_of_run_folders_leaves_a_comparison_and_a_mutation_test_out_with
     assert f"note: left out: {compared} (a comparison, not a run of the suite" in got.output
     assert f"note: left out: {mutated} (a mutation test, not a run" in got.output
     assert "run-a" in got.output and "run-b" in got.output
+
+
+def test_a_trend_of_run_folders_leaves_out_a_comparison_that_kept_no_record(tmp_path):
+    """A `compare --base` folder with its sides but no comparison.json (an older rubricgate kept
+    none; a comparison stopped before deciding has none yet) made `trend reports/*` exit 2 "no
+    summary.json here", every later trend of the folder with it."""
+    import shutil
+
+    paths = _kinds(tmp_path / "runs")
+    compared = tmp_path / "runs" / "compare-old"
+    for side in ("base", "head"):
+        shutil.copytree(paths[0], compared / side / "r1")
+    got = CliRunner().invoke(main, ["trend", *map(str, [*paths, compared])])
+    assert got.exit_code == 0, got.output
+    assert f"note: left out: {compared} (a comparison, not a run of the suite" in got.output
+    assert "run-a" in got.output and "run-b" in got.output
