@@ -183,6 +183,7 @@ def regrade_run(run_dir: Path, loaded: Loaded, reports_dir: Path | None = None,
     decision = fresh.decision.model_copy(update={"warnings": fresh.decision.warnings + warnings})
     summary = fresh.model_copy(update={
         "agent": old.agent, "agent_version": old.agent_version, "model": old.model, "decision": decision,
+        "kind": old.kind,  # a record or baseline run regraded is no point of the suite's trend either
         "counted_runs": [*old.counted_runs, old.run_id],  # its trials: a baseline pools them once
         "config": fresh.config | _selection(old) | {"regraded_from": old.run_id}})
     summary = _as_the_run_was(summary, old)

@@ -143,3 +143,18 @@ def test_a_regrade_of_a_run_of_some_cases_reads_only_its_own_cases_for_lfs_point
     (repo / "fixtures/block/data-loader/SKILL.md").write_bytes(POINTER)  # its own case's: still refused
     got = CliRunner().invoke(main, ["regrade", str(run_dir), "--repo", str(repo)])
     assert got.exit_code == 2 and "'fixtures/block/data-loader/SKILL.md' is a git LFS pointer" in got.output, got.output
+
+
+def test_a_regrade_of_a_record_or_baseline_run_keeps_its_kind_and_stays_out_of_the_trend(tmp_path):
+    """Regraded, a record run (one case, often the one the reviewer got wrong) or a baseline run
+    was kind run: a point of the suite's trend, a one-case rate read as the suite's."""
+    repo, run_dir = _run(tmp_path)
+    for kind in ("record", "baseline"):
+        summary = json.loads((run_dir / "summary.json").read_text())
+        (run_dir / "summary.json").write_text(json.dumps(summary | {"kind": kind}))
+        got = CliRunner().invoke(main, ["regrade", str(run_dir), "--repo", str(repo)])
+        assert got.exit_code == 0, got.output
+        again = Path(got.output.split(" -> ")[1].split(" · ")[0])
+        assert json.loads((again / "summary.json").read_text())["kind"] == kind
+        trend = CliRunner().invoke(main, ["trend", str(again)])  # no point of the suite's series
+        assert trend.exit_code == 2 and f"left out: 1 {kind})" in trend.output, trend.output
