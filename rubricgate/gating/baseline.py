@@ -5,7 +5,7 @@ are kept (so `baseline update --from` an `--only` run refreshes just those cases
 longer in the suite are dropped. When the reviewer files, agent, CLI version and model are the
 ones the baseline was measured with, the run's trials are added to the baseline's instead (a
 re-measurement of the same thing: more trials, and no way to keep only a lucky run). Format 1
-files (suite rates only) and format 2 files are read, and written back as format 3 on the next
+files (suite rates only) and format 2 files are read, and written back as format 4 on the next
 update, which also records the reviewer file by file, its rule table and
 warning threshold, and the rule ids the run's reviewer cited per case (rule coverage).
 """

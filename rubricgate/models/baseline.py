@@ -4,9 +4,12 @@ Format 2 keeps, per case and dimension, passes and trials: the gate compares eac
 shares with the baseline at its own trials. The suite rates are kept for display. Format 3 adds
 what rule coverage and change-aware decisions need: per reviewer file its digest, the rule table
 and the warning threshold the baseline was measured with, and per case the rule ids the
-baseline run's reviewer cited. Formats 1 and 2 are still read (without those, coverage counts
-expectations only and rule changes are unknown); `rubricgate baseline update` rewrites them as
-format 3.
+baseline run's reviewer cited. Format 4 adds `measured_with.setup` (the program the agent ran
+and the variables passed to it), which pooling compares: a rubricgate that reads format 3 and
+older says the file is newer and to upgrade, where it said "remove it (unknown key)", and a
+baseline without it pools trials of any setup. Formats 1 to 3 are still read (without those,
+coverage counts expectations only and rule changes are unknown); `rubricgate baseline update`
+rewrites them as format 4.
 """
 
 from typing import Annotated, Literal, get_args
@@ -113,9 +116,9 @@ class RuleRecord(StrictModel):
 
 
 class Baseline(StrictModel):
-    format_version: Annotated[Literal[1, 2, 3], known_format(3)] = 3
+    format_version: Annotated[Literal[1, 2, 3, 4], known_format(4)] = 4
     """1: suite rates only (read to be replaced); 2: per-case counts; 3: also the reviewer's files,
-    rules and citations."""
+    rules and citations; 4: also the agent's program and variables (measured_with.setup)."""
     rates: dict[str, Rate]
     """Suite rates, for display (format 1: what the gate compared against)."""
     trials: int = Field(default=1, ge=1, le=MAX_BASELINE_TRIALS)

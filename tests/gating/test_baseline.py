@@ -130,7 +130,7 @@ def test_update_writes_format_2_with_per_case_counts_and_what_it_was_measured_wi
     result = update(repo)
     assert result.exit_code == 0, result.output
     data = rates(repo)
-    assert data["format_version"] == 3
+    assert data["format_version"] == 4
     assert data["cases"] and all(set(dims) == set(DIMENSIONS) for dims in data["cases"].values())
     some = next(iter(data["cases"].values()))["verdict"]
     assert some == {"passes": 1, "trials": 1}
@@ -238,7 +238,7 @@ def test_re_measuring_through_another_endpoint_replaces_the_trials_never_pools_t
 def test_update_writes_format_3_with_rule_table_threshold_and_citations(repo):
     assert update(repo).exit_code == 0
     data = rates(repo)
-    assert data["format_version"] == 3 and data["tier_threshold"] == 3
+    assert data["format_version"] == 4 and data["tier_threshold"] == 3
     assert data["rubric_rules"]["secret-in-file"] == {"severity": "critical", "kind": "mechanical"}
     assert "reviewer/evaluator/references/rubric.md" in data["reviewer_digests"]
     assert data["cited"]["fixture-data-loader"] == ["fm-description-required"]

@@ -69,3 +69,33 @@ def test_the_older_formats_are_still_read() -> None:
         assert Baseline.model_validate({"format_version": version, "rates": {}, "cases": {}}).format_version == version
     assert Transcript.model_validate({"format_version": TRANSCRIPT_FORMAT - 1, "agent": "a"}).format_version == 1
     assert COMPARISON_FORMAT == 3  # the record reads formats 2 and 3 (a format-2 file has no id)
+
+
+def test_a_baseline_measured_with_the_agents_setup_is_a_format_an_older_reader_calls_newer(tmp_path) -> None:
+    """measured_with.setup came under format 3: a rubricgate of that format refused the file with
+    "remove it (unknown key)", and a baseline with it removed pools the trials of any setup."""
+    from typing import Annotated
+
+    from pydantic import TypeAdapter, ValidationError
+
+    from rubricgate.models.base import known_format
+
+    repo = make_repo(tmp_path / "repo")
+    assert CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo)]).exit_code == 0
+    stored = json.loads((repo / "baseline.json").read_text())
+    assert stored["measured_with"]["setup"]
+    with pytest.raises(ValidationError, match=NEWER):  # the check a format-3 rubricgate makes first
+        TypeAdapter(Annotated[int, known_format(3)]).validate_python(stored["format_version"])
+
+
+def test_a_format_3_baseline_an_older_rubricgate_wrote_is_still_read() -> None:
+    """tests/data/baselines/format3-2026-12-07.json: written by `baseline update` of that day's
+    release, before measured_with.setup (no setup: pooled as any setup, the docs say so)."""
+    from pathlib import Path
+
+    from rubricgate.suite.baseline_file import load_baseline
+
+    path = Path(__file__).parents[1] / "data" / "baselines" / "format3-2026-12-07.json"
+    baseline = load_baseline(path, "baseline.json")
+    assert baseline.format_version == 3 and baseline.measured_with and baseline.measured_with.setup is None
+    assert baseline.cases["block-missing-description"]["verdict"].trials == 1
