@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rubricgate.models.baseline import Baseline
@@ -102,7 +102,11 @@ def agent_setup(repo: Path, config, agent: str) -> str:
     """One digest of the program `agent` starts and the environment passed to it (the design's
     `program` and `environment`): a baseline re-measured through another endpoint is another
     reviewer's, replaced, never pooled with the old trials."""
-    both = json.dumps([command_program(repo, config, agent), agent_environment(config)])
+    from rubricgate.runner.cache_inputs import portable_program_digest
+
+    # By content alone: a baseline pools runs of other machines and installs (a CI runner's fresh
+    # CLI, a checkout in another folder), where the design's own digest keys one machine's runs.
+    both = json.dumps([command_program(repo, config, agent, portable_program_digest), agent_environment(config)])
     return hashlib.sha256(both.encode()).hexdigest()[:16]
 
 
@@ -112,21 +116,22 @@ def agent_setup(repo: Path, config, agent: str) -> str:
 SCRIPT_SUFFIXES = (".py", ".sh", ".bash", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl")
 
 
-def command_program(repo: Path, config, agent: str) -> str:
-    """The digest of the program the agent starts (runner/cache_inputs.py program_digest): a
-    `command` reviewer's program and the scripts its command names, wherever they lie, or an
-    agent CLI as found on PATH; '' for an agent that starts none (builtin, replay)."""
+def command_program(repo: Path, config, agent: str, digest: Callable[..., str] | None = None) -> str:
+    """The digest of the program the agent starts (`digest`, by default runner/cache_inputs.py
+    program_digest): a `command` reviewer's program and the scripts its command names, wherever
+    they lie, or an agent CLI as found on PATH; '' for an agent that starts none (builtin, replay)."""
     from rubricgate.agents.registry import cli_specs
     from rubricgate.runner.cache_inputs import program_digest
 
+    digest = digest or program_digest
     if agent == "command" and config.agent.command:
         argv = config.agent.command
         scripts = [a for a in argv[1:] if a.removeprefix("{workspace}/").endswith(SCRIPT_SUFFIXES)]
-        return program_digest([argv[0], *scripts], repo, os.environ.get("PATH"))
+        return digest([argv[0], *scripts], repo, os.environ.get("PATH"))
     # A CLI upgraded between a run and its continuation is another reviewer: its trials pooled
     # with the old CLI's would be judged as one design.
     spec = cli_specs().get(agent)
-    return program_digest([spec.binary], repo, os.environ.get("PATH")) if spec is not None else ""
+    return digest([spec.binary], repo, os.environ.get("PATH")) if spec is not None else ""
 
 
 def unrecorded_by_older(summary) -> list[str]:

@@ -33,9 +33,28 @@ def program_digest(argv: Sequence[str], repo: Path, path: str | None) -> str:
     '' without a program (the builtin and replay agents run none)."""
     if not argv:
         return ""
-    files = [_program_file(argv[0], repo, path), *(_named_file(arg, repo) for arg in argv[1:])]
-    parts = [f"{f}\0{_fingerprint(f)}" for f in files if f is not None]
+    parts = [f"{f}\0{_fingerprint(f)}" for f in _program_files(argv, repo, path)]
     return hashlib.sha256("\n".join([argv[0], *parts]).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def portable_program_digest(argv: Sequence[str], repo: Path, path: str | None) -> str:
+    """Digest of the program `argv` starts and of every file it names by what they hold, not where
+    they lie or when they were written: a file in the repository by its path there, any other by
+    its name, a large one by its size and edges. What a baseline's `setup` compares across
+    machines: the same CLI installed afresh on a CI runner, or the same commit checked out in
+    another folder, is the same program ('' without a program)."""
+    if not argv:
+        return ""
+    root = repo.resolve()
+    parts = [f"{f.relative_to(root) if f.is_relative_to(root) else f.name}\0{_fingerprint(f, stamped=False)}"
+             for f in _program_files(argv, repo, path)]
+    return hashlib.sha256("\n".join([argv[0], *parts]).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _program_files(argv: Sequence[str], repo: Path, path: str | None) -> list[Path]:
+    """The file `argv` starts and the files its arguments name, resolved (links followed)."""
+    files = [_program_file(argv[0], repo, path), *(_named_file(arg, repo) for arg in argv[1:])]
+    return [f for f in files if f is not None]
 
 
 @functools.cache
@@ -76,7 +95,9 @@ def _named_file(arg: str, repo: Path) -> Path | None:
         return None
 
 
-def _fingerprint(path: Path) -> str:
+def _fingerprint(path: Path, stamped: bool = True) -> str:
+    """The file's SHA-256, or past HASH_WHOLE_BYTES its size and edges, with (`stamped`) its
+    times and inode, which a reinstall changes: the trial cache's key misses on one."""
     info = path.stat()
     digest = hashlib.sha256()
     with path.open("rb") as handle:
@@ -85,5 +106,5 @@ def _fingerprint(path: Path) -> str:
         digest.update(handle.read(EDGE_BYTES))
         handle.seek(-EDGE_BYTES, os.SEEK_END)
         digest.update(handle.read(EDGE_BYTES))
-    stamp = f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}"
+    stamp = f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}" if stamped else f"{info.st_size}"
     return f"{stamp}:{digest.hexdigest()}"
