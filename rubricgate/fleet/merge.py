@@ -10,6 +10,7 @@ have produced for the same trials.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -231,10 +232,11 @@ def _append_event(events: IO[str], event: str, secrets: list[str], at: str | Non
 
 
 def _with_shards_setup(summary, shards):
-    """The shards' own program and environment digest when they agree, else "" (not recorded):
-    the merging machine's is no shard's, and a baseline pooled by it would compare the wrong one."""
-    setups = {s.summary.reviewer.setup if s.summary.reviewer else "" for s in shards}
-    one = setups.pop() if len(setups) == 1 else ""
+    """The shards' own program and environment digest when they agree (the merging machine's is no
+    shard's), else one digest of them all, which is no single setup's. "" (not recorded) let a
+    baseline of any setup pool the mixed trials, the pooled baseline then recording none."""
+    setups = sorted({s.summary.reviewer.setup if s.summary.reviewer else "" for s in shards})
+    one = setups[0] if len(setups) == 1 else "mixed-" + hashlib.sha256(json.dumps(setups).encode()).hexdigest()[:16]
     if summary.reviewer is None:
         return summary
     return summary.model_copy(update={"reviewer": summary.reviewer.model_copy(update={"setup": one})})

@@ -273,3 +273,24 @@ def test_a_merge_in_progress_shows_in_the_viewer_as_going_not_stopped(suite, mon
     [(live, stopped, name)] = seen
     assert live == [name] and stopped == []
     assert Catalog.of([suite / "reports"]).unsummarised() == ([], [])
+
+
+def test_shards_of_other_setups_merge_into_a_run_no_baseline_of_one_setup_pools(suite):
+    """A shard run with an endpoint variable pointed at another model made the merged run's setup
+    unrecorded (""): `baseline update --from` pooled its trials with a baseline of any setup, and
+    the pooled baseline kept no setup, so every later run of any endpoint pooled with it too."""
+    measured = CliRunner().invoke(main, ["baseline", "update", "--repo", str(suite)])
+    assert measured.exit_code == 0, measured.output
+    dirs = _shards(suite, 2)
+    path = dirs[1] / "summary.json"
+    summary = json.loads(path.read_text())
+    summary["reviewer"]["setup"] = "0123456789abcdef"  # run with its endpoint variable at another model
+    path.write_text(json.dumps(summary))
+    assert _merge(suite, dirs).exit_code == 0
+    merged = _newest(suite)
+    setup = json.loads((merged / "summary.json").read_text())["reviewer"]["setup"]
+    before = json.loads((suite / "baseline.json").read_text())["measured_with"]["setup"]
+    assert setup and setup not in (before, "0123456789abcdef")
+    pooled = CliRunner().invoke(main, ["baseline", "update", "--repo", str(suite), "--from", str(merged)])
+    assert pooled.exit_code == 0 and "trials pooled" not in pooled.output, pooled.output
+    assert json.loads((suite / "baseline.json").read_text())["measured_with"]["setup"] == setup
