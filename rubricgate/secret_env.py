@@ -49,7 +49,12 @@ def secret_variable(name: str, value: str) -> bool:
     """A variable whose value is a secret: named like a credential, or shaped like one."""
     if name in NOT_SECRET or name.startswith(("LC_", "XDG_")):
         return False
-    return bool(_SECRET_NAME.search(name)) or looks_secret(value)
+    return secret_name(name) or looks_secret(value)
+
+
+def secret_name(name: str) -> bool:
+    """A variable named like a credential (a token, a password, a key), whatever its value."""
+    return name not in NOT_SECRET and not name.startswith(("LC_", "XDG_")) and bool(_SECRET_NAME.search(name))
 
 
 def looks_secret(value: str) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -88,14 +89,24 @@ def suite_digest(loaded, case_ids: Sequence[str]) -> str:
 
 def agent_environment(config) -> str:
     """The digest of the variables the suite passes to its agent besides the machine's own (the
-    default allowlist: PATH, LANG, TZ, ...), its secrets left out (the trial cache's env_digest):
-    another base URL is another design; a rotated API key, or PATH with a venv activated, is not."""
+    default allowlist: PATH, LANG, TZ, ...), its secrets left out (the trial cache's env_digest),
+    and so a variable named as a credential and a URL's password: another base URL is another
+    design; a rotated API key or proxy password, or PATH with a venv activated, is not. The digest
+    is kept in summary.json and baseline.json: one of a weak password was a check of guesses."""
     from rubricgate.isolation.environment import build_env
     from rubricgate.models.config import DEFAULT_ENV_ALLOWLIST
     from rubricgate.runner.cache import env_digest
+    from rubricgate.secret_env import secret_name
 
     own = set(config.agent.env_allowlist) - set(DEFAULT_ENV_ALLOWLIST)
-    return env_digest(build_env(own, config.agent.secret_env), config.agent.secret_env)
+    public = {k: _URL_PASSWORD.sub(r"\1@", v) for k, v in build_env(own, config.agent.secret_env).items()
+              if not secret_name(k)}
+    return env_digest(public, config.agent.secret_env)
+
+
+# A URL's password (`http://user:password@proxy:3128`): the user and host stay, so another proxy
+# is still another design.
+_URL_PASSWORD = re.compile(r"(://[^/?#@:\s]*):[^/?#@\s]*@")
 
 
 def agent_setup(repo: Path, config, agent: str) -> str:

@@ -69,3 +69,22 @@ def test_a_command_reviewer_s_script_in_a_clone_elsewhere_is_the_same_setup(tmp_
     assert setups[0] == setups[1]
     (tmp_path / "ci/work/repo/review.sh").write_text("echo '{\"verdict\": \"BLOCK\"}'\n")
     assert _setup_with(monkeypatch, tmp_path / "ci/work/repo", config, "command") != setups[0]
+
+
+def test_a_password_passed_to_the_agent_is_no_part_of_the_setup(tmp_path: Path, monkeypatch) -> None:
+    """A proxy URL's password, and a variable named as a credential, passed through
+    agent.env_allowlist were digested into the setup a committed baseline.json keeps: a fast
+    offline check of a guessed password, and a rotated one was another setup (never pooled)."""
+    config = Config.model_validate({"agent": {"name": "builtin", "env_allowlist": [
+        "PATH", "HTTPS_PROXY", "REVIEW_ENDPOINT", "WAREHOUSE_PASSWORD"]}})
+
+    def setup(password: str, proxy: str = "proxy.example:3128", endpoint: str = "https://models.example/strong") -> str:
+        monkeypatch.setenv("HTTPS_PROXY", f"http://ci:{password}@{proxy}")
+        monkeypatch.setenv("WAREHOUSE_PASSWORD", password)
+        monkeypatch.setenv("REVIEW_ENDPOINT", endpoint)
+        return agent_setup(tmp_path, config, "builtin")
+
+    first = setup("hunter2")
+    assert setup("rotated-9") == first
+    assert setup("hunter2", endpoint="https://models.example/cheap") != first  # another model
+    assert setup("hunter2", proxy="other.example:3128") != first  # another proxy, as before
