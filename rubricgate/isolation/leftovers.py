@@ -27,6 +27,7 @@ import fcntl
 import os
 import re
 import secrets
+import stat
 import tempfile
 import threading
 import time
@@ -193,9 +194,11 @@ def _remove_if_empty_and_old(folder: Path) -> bool:
     """rmdir `folder` when it has been untouched for HALF_CLAIMED_AGE: a folder whose maker was
     killed before it held a lock file (a live maker names one within microseconds of mkdtemp).
     rmdir removes an empty folder only, and no link: a folder with anything in it, or swapped
-    for a link meanwhile, stays; so does one of this process (its lock files are in it)."""
+    for a link meanwhile, stays; so does one of this process (its lock files are in it). Only
+    mkdtemp's mode 0700 is ours: another program's empty /tmp/rg-projects (0755) is not."""
     try:
-        if time.time() - os.lstat(folder).st_mtime < HALF_CLAIMED_AGE:
+        seen = os.lstat(folder)
+        if time.time() - seen.st_mtime < HALF_CLAIMED_AGE or stat.S_IMODE(seen.st_mode) != 0o700:
             return False
         os.rmdir(folder)
     except OSError:

@@ -220,10 +220,13 @@ def test_an_empty_folder_of_our_names_whose_maker_died_before_claiming_it_is_swe
     target = tmp_path / "elsewhere"
     target.mkdir()
     (tmp_path / "rg-abcd1234").symlink_to(target)
-    for folder in (*made, similar, fuller, target):
+    other = tmp_path / "rg-projects"  # another program's, of mkdtemp's length: not mkdtemp's mode
+    other.mkdir(mode=0o755)
+    for folder in (*made, similar, fuller, target, other):
         _aged(folder, HALF_CLAIMED_AGE + 60)
     assert sorted(sweep_dead([tmp_path])) == sorted(made)
     assert young.exists() and similar.exists() and (fuller / "snapshot").exists() and target.is_dir()
+    assert other.is_dir()
     assert (tmp_path / "rg-abcd1234").is_symlink()
 
 
