@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -136,17 +137,17 @@ def publish(run_dir, pr, label, comment_author, repo, artifact, compare_json, un
     RUN_DIR defaults to the newest run under the reports folder. With --compare, the comment and
     the label follow the comparison's decision (could not judge leaves the label as it is).
     With --unchanged-since or --cannot-judge no run is read: the comment stops stating an earlier
-    push's decision.
+    push's decision. A run that cannot be read (none wrote its summary) is said as could not judge.
     """
     if unchanged_since is not None or cannot_judge is not None:
         _publish_unjudged(pr, label, comment_author, unchanged_since, cannot_judge,
                           given=bool(run_dir or compare_json))
         return
     try:
-        run_dir = run_dir or latest_run(_repo(repo), started_here=True)
-        from rubricgate.reports.stored_next import checked
-
-        summary = checked(read_summary(run_dir), _repo(repo))  # its next step as of now, as `report` says it
+        summary = _run_to_publish(run_dir, repo)
+    except (GateInputError, GateInputErrors) as exc:
+        _publish_unreadable(pr, label, comment_author, exc)
+    try:
         comparison = _comparison(compare_json)
         result = publish_comment(summary, pr_comment(summary, artifact, comparison), pr, GitHubTarget.from_env(),
                                  label, decision=comparison.decision if comparison else None, author=comment_author)
@@ -157,6 +158,32 @@ def publish(run_dir, pr, label, comment_author, repo, artifact, compare_json, un
         sys.exit(exitcodes.CANNOT_JUDGE)
     click.echo(f"comment {result.comment_id} {result.comment_action} on PR #{pr}; "
                f"label {label!r} {result.label_action}")
+
+
+def _run_to_publish(run_dir: Path | None, repo: Path | None):
+    """The run publish states: RUN_DIR, else the newest this user started, its next step as of now."""
+    run_dir = run_dir or latest_run(_repo(repo), started_here=True)
+    from rubricgate.reports.stored_next import checked
+
+    return checked(read_summary(run_dir), _repo(repo))  # its next step as of now, as `report` says it
+
+
+def _publish_unreadable(pr: int, label: str, author: str | None, exc: GateInputError | GateInputErrors) -> NoReturn:
+    """No run to state (the job's run stopped before writing its summary: a task that no longer
+    loads, a preflight stop): the comment says could not judge, as the job's red check does,
+    where it kept an earlier push's PASS; the label stays. Exit 2 with the run's error."""
+    from rubricgate.reports.github import publish_unjudged
+    from rubricgate.reports.unjudged_comment import cannot_judge_body
+
+    first = exc.errors[0] if isinstance(exc, GateInputErrors) else exc
+    try:
+        body = cannot_judge_body(f"no run to report: {first.one_line()}")
+        publish_unjudged(body, pr, GitHubTarget.from_env(), label, author=author)
+    except GateInputError as env_error:  # no token here: the run's error still comes first
+        fail_input(GateInputErrors([*(exc.errors if isinstance(exc, GateInputErrors) else [exc]), env_error]))
+    except GitHubError as api_error:
+        click.echo(f"error: publish failed: {api_error}", err=True)
+    fail_input(exc)
 
 
 def _publish_unjudged(pr: int, label: str, author: str | None, unchanged_since: str | None,

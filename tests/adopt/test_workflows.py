@@ -493,6 +493,21 @@ def test_a_push_whose_changed_step_failed_replaces_the_earlier_pass_comment(tmp_
         assert got.returncode == 0, got.stdout + got.stderr  # published; the job fails on `changed` itself
 
 
+@pytest.mark.parametrize("agent", ["builtin", "claude"])
+def test_a_push_whose_run_stopped_before_its_summary_replaces_the_earlier_pass_comment(tmp_path, agent):
+    """A gated file changed and the gate's run wrote no summary (a task that no longer loads, a
+    preflight stop, a step before it failed): the job is red, and the comment kept saying PASS."""
+    from rubricgate.reports.comment import MARKER
+    from tests.fake_github import FakeGitHub
+
+    with FakeGitHub() as gh:
+        cid = gh.add_comment(7, f"{MARKER}\n### ✅ rubricgate **PASS**: head against base")
+        got = _comment_step(tmp_path, agent, gh, "true")
+        body = gh.comments[cid]["body"]
+    assert got.returncode == 2, got.stdout + got.stderr
+    assert "PASS" not in body and "COULD NOT JUDGE" in body and len(gh.issue_comments(7)) == 1, body
+
+
 def test_a_pull_request_that_changes_no_gated_file_is_not_failed_by_the_api(tmp_path):
     """The comment step now runs on every pull request: GitHub's API answering 5xx must not fail
     the check of one that changes nothing gated (it passed in seconds before); it warns."""

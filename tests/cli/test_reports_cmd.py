@@ -328,10 +328,27 @@ def test_changed_reports_gated_files_and_github_output(tmp_path):
     assert "unchanged" in got.output and out.read_text().endswith("changed=false\nnew_at_base=false\n")
 
 
-def test_publish_with_no_runs_exits_2(tmp_path):
+def test_publish_with_no_runs_exits_2_and_the_comment_says_could_not_judge(tmp_path):
+    """The job's run stopped before its summary (a task that no longer loads, a preflight stop):
+    the check is red, and the comment kept the earlier push's PASS. The label stays."""
+    from rubricgate.reports.comment import MARKER
+    from tests.fake_github import FakeGitHub
+
     repo = make_repo(tmp_path / "repo", commit=False)
-    got = invoke("publish", "--pr", "1", "--repo", str(repo), env={"GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "o/r"})
+    with FakeGitHub() as gh:
+        cid = gh.add_comment(1, f"{MARKER}\n### ✅ rubricgate **PASS**: head against base")
+        gh.labels[1] = {"rubricgate-regression"}
+        got = invoke("publish", "--pr", "1", "--repo", str(repo), "--compare", str(tmp_path / "c.json"), env=gh.env())
+        body = gh.comments[cid]["body"]
     assert got.exit_code == 2 and "no run with a summary.json here" in got.output
+    assert "PASS" not in body and "COULD NOT JUDGE" in body and "no run with a summary.json here" in body, body
+    assert gh.labels[1] == {"rubricgate-regression"} and len(gh.issue_comments(1)) == 1
+
+
+def test_publish_with_no_run_and_no_token_names_both(tmp_path):
+    repo = make_repo(tmp_path / "repo", commit=False)
+    got = invoke("publish", "--pr", "1", "--repo", str(repo), env={"GITHUB_TOKEN": "", "GITHUB_REPOSITORY": "o/r"})
+    assert got.exit_code == 2 and "no run with a summary.json here" in got.output and "GITHUB_TOKEN" in got.output
 
 
 def test_of_two_runs_started_in_one_second_the_later_is_the_latest(ran):
@@ -367,8 +384,13 @@ def test_publish_never_posts_a_run_this_user_did_not_start(tmp_path):
     repo = make_repo(tmp_path / "repo", commit=False)
     planted = rf.write_run_dir(repo / "reports" / "99991231T000000Z-aaaaaa")
     assert planted.is_dir()
-    got = invoke("publish", "--pr", "1", "--repo", str(repo), env={"GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "o/r"})
+    from tests.fake_github import FakeGitHub
+
+    with FakeGitHub() as gh:
+        got = invoke("publish", "--pr", "1", "--repo", str(repo), env=gh.env())
+        [comment] = gh.issue_comments(1)
     assert got.exit_code == 2 and "no run here was started by this user" in got.output, got.output
+    assert "COULD NOT JUDGE" in comment["body"] and "PASS" not in comment["body"]
 
 
 def test_a_run_given_its_own_cache_dir_is_still_the_latest(ran, tmp_path):
