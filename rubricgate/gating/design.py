@@ -99,8 +99,11 @@ def agent_environment(config) -> str:
     from rubricgate.secret_env import secret_name
 
     own = set(config.agent.env_allowlist) - set(DEFAULT_ENV_ALLOWLIST)
+    # An empty variable is left out as an unset one: the CLIs, and the sandbox's endpoints, read
+    # both as the default, and Actions sets `NAME: ${{ vars.NAME }}` of an undefined repository
+    # variable to '': a CI run was another setup than a laptop's, and never pooled with it.
     public = {k: _URL_PASSWORD.sub(r"\1@", v) for k, v in build_env(own, config.agent.secret_env).items()
-              if not secret_name(k)}
+              if v and not secret_name(k)}
     return env_digest(public, config.agent.secret_env)
 
 

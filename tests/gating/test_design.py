@@ -88,3 +88,17 @@ def test_a_password_passed_to_the_agent_is_no_part_of_the_setup(tmp_path: Path, 
     assert setup("rotated-9") == first
     assert setup("hunter2", endpoint="https://models.example/cheap") != first  # another model
     assert setup("hunter2", proxy="other.example:3128") != first  # another proxy, as before
+
+
+def test_an_endpoint_variable_set_empty_is_the_same_setup_as_unset(tmp_path: Path, monkeypatch) -> None:
+    """Actions sets `ANTHROPIC_BASE_URL: ${{ vars.ANTHROPIC_BASE_URL }}` (init's workflows) to ''
+    when the repository defines no such variable, and the CLI then goes to its default endpoint
+    as on a laptop where it is unset: the CI run was another setup, replacing the laptop's
+    baseline trials instead of pooling them."""
+    config = Config.model_validate({"agent": {"name": "builtin", "env_allowlist": ["PATH", "ANTHROPIC_BASE_URL"]}})
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    laptop = agent_setup(tmp_path, config, "builtin")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "")
+    assert agent_setup(tmp_path, config, "builtin") == laptop
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:8080")
+    assert agent_setup(tmp_path, config, "builtin") != laptop  # another endpoint is still another setup
