@@ -163,7 +163,7 @@ def test_the_render_step_writes_the_comparisons_decision_to_the_step_summary(tmp
     (shims / "rubricgate").chmod(0o755)
     summary = tmp_path / "step_summary.md"
     env = {"PATH": f"{shims}:{os.environ['PATH']}", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT),
-           "GITHUB_STEP_SUMMARY": str(summary)}
+           "GITHUB_STEP_SUMMARY": str(summary), "COMPARED": "success"}
     gate = load(render_workflow("rubricgate-pr.yml", "claude"))["jobs"]["gate"]
     got = _run_step(step(gate, "Render reports")["run"], repo, env)
     assert got.returncode == 0, got.stdout + got.stderr
@@ -442,9 +442,10 @@ def test_a_branch_name_or_title_is_never_run_as_shell(tmp_path, agent):
     assert not pwned.exists()
 
 
-def _comment_step(tmp_path: Path, agent: str, gh, changed: str) -> subprocess.CompletedProcess:
+def _comment_step(tmp_path: Path, agent: str, gh, changed: str, compared: str | None = None) -> subprocess.CompletedProcess:
     """The gate job's comment step, run for real against `gh` as Actions would after `changed`
-    said `changed` ('' when it failed): its `if:` and then its script."""
+    said `changed` ('' when it failed) and the comparison step ended `compared` (its outcome):
+    its `if:` and then its script."""
     gate = load(render_workflow("rubricgate-pr.yml", agent))["jobs"]["gate"]
     posting = step(gate, "Comment on the PR")
     assert "steps.gate.outcome" not in posting["if"]  # it runs whatever `changed` said
@@ -452,7 +453,8 @@ def _comment_step(tmp_path: Path, agent: str, gh, changed: str) -> subprocess.Co
     shims.mkdir(exist_ok=True)
     (shims / "rubricgate").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m rubricgate "$@"\n')
     (shims / "rubricgate").chmod(0o755)
-    values = {"CHANGED": changed, "NEW_AT_BASE": "false" if changed else "", "PR": "7", "BASE": "main"}
+    values = {"CHANGED": changed, "NEW_AT_BASE": "false" if changed else "", "PR": "7", "BASE": "main",
+              "COMPARED": compared if compared is not None else "success" if changed == "true" else "skipped"}
     assert set(posting["env"]) == {"GITHUB_TOKEN", *values}
     env = {"PATH": f"{shims}:{os.environ['PATH']}", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
     return _run_step(posting["run"], tmp_path, env | gh.env() | values)
@@ -506,6 +508,41 @@ def test_a_push_whose_run_stopped_before_its_summary_replaces_the_earlier_pass_c
         body = gh.comments[cid]["body"]
     assert got.returncode == 2, got.stdout + got.stderr
     assert "PASS" not in body and "COULD NOT JUDGE" in body and len(gh.issue_comments(7)) == 1, body
+
+
+@pytest.mark.parametrize("agent", ["builtin", "claude"])
+def test_a_comparison_that_did_not_run_to_its_end_is_never_read_from_the_checkout(tmp_path, agent):
+    """The comparison step skipped (a step before it failed) or cancelled removed no
+    reports/compare.json: one the pull request committed (`git add -f`) saying PASS was posted,
+    and written to the step summary, as this push's decision beside the run's own summary."""
+    from rubricgate.models.comparison import ComparisonRecord
+    from rubricgate.models.results import Decision
+    from rubricgate.reports.comment import MARKER
+    from tests import reports_fixtures as rf
+    from tests.fake_github import FakeGitHub
+
+    rf.write_run_dir(tmp_path / "reports" / "20260101T000000Z-abc123", rf.passing_summary())
+    planted = ComparisonRecord(base="reviewer at origin/main", head="working tree",
+                               decision=Decision(status="pass", exit_code=0, method="statistical"))
+    (tmp_path / "reports" / "compare.json").write_text(planted.model_dump_json())
+    with FakeGitHub() as gh:
+        cid = gh.add_comment(7, f"{MARKER}\n### ❌ rubricgate **REGRESSION**: head against base")
+        gh.labels[7] = {"rubricgate-regression"}
+        _comment_step(tmp_path, agent, gh, "true", compared="skipped")
+        body = gh.comments[cid]["body"]
+        assert "COULD NOT JUDGE" in body and "did not run to its end" in body and "**PASS**" not in body, body
+        assert gh.labels[7] == {"rubricgate-regression"}
+    from tests.conftest import make_repo
+
+    repo = make_repo(tmp_path / "repo", commit=False)
+    rf.write_run_dir(repo / "reports" / "20260101T000000Z-abc123", rf.passing_summary())
+    (repo / "reports" / "compare.json").write_text(planted.model_dump_json())
+    summary = tmp_path / "step_summary.md"
+    env = {"PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT),
+           "GITHUB_STEP_SUMMARY": str(summary), "COMPARED": "skipped", "NEW_AT_BASE": "false"}
+    gate = load(render_workflow("rubricgate-pr.yml", agent))["jobs"]["gate"]
+    got = _run_step(step(gate, "Render reports")["run"], repo, env)
+    assert "rubricgate **PASS**" not in summary.read_text(), got.stdout + got.stderr
 
 
 def test_a_pull_request_that_changes_no_gated_file_is_not_failed_by_the_api(tmp_path):
