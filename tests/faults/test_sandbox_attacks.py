@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -111,10 +112,13 @@ subprocess.Popen(["env", "-i", "sh", "-c", f"(sh -c '{cmd}' &) ; exit 0"], stdou
 @pytest.mark.long  # each waits 5 s past the run: the README command runs the sandboxed one
 @pytest.mark.parametrize("sandbox", ["bwrap", "none"])
 def test_nothing_outlives_the_run(tmp_path: Path, sandbox: str) -> None:
-    repo = repo_for(tmp_path, LATE_WRITER, sandbox=sandbox)
+    # A marker of this test's own: the same test's other parameters, run at once by another
+    # worker, have their live agents, and a shared marker found those as this run's survivors.
+    marker = f"MARKER_LATE_{uuid.uuid4().hex[:8]}"
+    repo = repo_for(tmp_path, LATE_WRITER.replace("MARKER_LATE", marker), sandbox=sandbox)
     before = snapshot_bytes(repo)
     out = run_suite(RunOptions(repo=repo))
-    assert live_pids_with("MARKER_LATE") == []
+    assert live_pids_with(marker) == []
     time.sleep(5)  # past the children's delay: a survivor would have written by now
     assert snapshot_bytes(repo) == before
     assert out.exit_code == 0
