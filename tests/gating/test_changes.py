@@ -197,12 +197,9 @@ def test_git_is_asked_about_line_ends_only_where_something_reads_changed(tmp_pat
     assert asked == []  # nothing read changed: no git process (the CRLF test below asks where it does)
 
 
-def test_a_dimension_the_baseline_does_not_measure_holds_a_reviewer_change(tmp_path: Path) -> None:
-    """A baseline of the verdict alone (measured when the agent's format showed no tool calls, or
-    by an older rubricgate) and a reviewer change: tool_use and trajectory, graded now, were shown
-    "no baseline" and the run exited 0 however they failed."""
-    repo = make_repo(tmp_path / "repo")
-    (repo / "evals/tasks/.keep").write_text("")
+def _measure_the_verdict_alone(repo: Path) -> None:
+    """baseline.json of `repo` measured, then made a baseline of the verdict alone (as one measured
+    when the agent's format showed no tool calls, or by an older rubricgate)."""
     assert CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo), "--reason", "first"]).exit_code == 0
     path = repo / "baseline.json"
     data = json.loads(path.read_text())
@@ -210,6 +207,15 @@ def test_a_dimension_the_baseline_does_not_measure_holds_a_reviewer_change(tmp_p
         for dim in ("tool_use", "trajectory"):
             counts.pop(dim, None)
     path.write_text(json.dumps(data))
+
+
+def test_a_dimension_the_baseline_does_not_measure_holds_a_reviewer_change(tmp_path: Path) -> None:
+    """A baseline of the verdict alone (measured when the agent's format showed no tool calls, or
+    by an older rubricgate) and a reviewer change: tool_use and trajectory, graded now, were shown
+    "no baseline" and the run exited 0 however they failed."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / "evals/tasks/.keep").write_text("")
+    _measure_the_verdict_alone(repo)
     unchanged = CliRunner().invoke(main, ["run", "--repo", str(repo)])
     assert unchanged.exit_code == 0, unchanged.output  # the same reviewer: reported "no baseline", not held
     prompt = repo / "reviewer/prompts/evaluate.md"
@@ -240,13 +246,7 @@ def test_a_dimension_the_baseline_does_not_measure_holds_a_reviewer_change_whate
     repo = make_repo(tmp_path / "repo")
     config = repo / "rubricgate.yaml"
     config.write_text(config.read_text().replace("  method: strict\n", "  method: strict\n  inconclusive: pass\n"))
-    assert CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo), "--reason", "first"]).exit_code == 0
-    path = repo / "baseline.json"
-    data = json.loads(path.read_text())
-    for counts in [*data["cases"].values(), data["rates"], *(h["rates"] for h in data["history"])]:
-        for dim in ("tool_use", "trajectory"):
-            counts.pop(dim, None)
-    path.write_text(json.dumps(data))
+    _measure_the_verdict_alone(repo)
     prompt = repo / "reviewer/prompts/evaluate.md"
     prompt.write_text(prompt.read_text() + "\nBe thorough.\n")
     result = CliRunner().invoke(main, ["run", "--repo", str(repo)])
