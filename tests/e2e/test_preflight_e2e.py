@@ -9,7 +9,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -103,14 +102,13 @@ def test_an_endpoint_that_accepts_and_never_answers_is_named_within_the_prefligh
         silent.listen(16)
         port, held = silent.getsockname()[1], []
         threading.Thread(target=lambda: [held.append(silent.accept()) for _ in range(16)], daemon=True).start()
-        started = time.monotonic()
-        proc = run(repo, install, f"http://127.0.0.1:{port}")
-        took = time.monotonic() - started
+        proc = run(repo, install, f"http://127.0.0.1:{port}")  # a hang: run()'s own 600 s bound
     errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
     assert proc.returncode == 2 and len(errors) == 1, proc.stdout + proc.stderr
     assert f"claude started, but http://127.0.0.1:{port} did not answer within 10 s (fix: " in errors[0], errors[0]
     assert "cannot reach" not in errors[0] and held, errors[0]
-    assert took < 10 + 60, f"{took:.0f} s"  # ended by the preflight's bound, not a trial's
+    # ended by the preflight's bound, not a trial's: no trial ran, so no transcript was written
+    assert not list(repo.glob("reports/*/transcripts/*")), proc.stdout + proc.stderr
 
 
 def test_a_cli_not_on_the_agents_path_is_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -141,11 +139,10 @@ def test_a_base_url_set_in_the_shell_but_not_allowlisted_is_named_before_the_cli
     config["agent"]["env_allowlist"] = ["PATH", "LANG"]
     (repo / "rubricgate.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     with ScriptedAnthropicServer(sc.script_for({})) as server:
-        started = time.monotonic()
         proc = run(repo, install, server.base_url)
-        took = time.monotonic() - started
         asked = len(server.requests)
     line = _one_error_line(proc)
     assert "ANTHROPIC_BASE_URL is set in the environment but not listed in agent.env_allowlist" in line, line
     assert "add ANTHROPIC_BASE_URL to agent.env_allowlist" in line and "cannot reach" not in line, line
-    assert asked == 0 and took < 15, f"{took:.0f} s, {asked} requests"
+    # before the CLI starts: it never asked the endpoint (how soon is no test's to say on a busy machine)
+    assert asked == 0, f"{asked} requests"
