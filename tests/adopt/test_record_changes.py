@@ -190,13 +190,18 @@ def test_a_diff_file_becomes_a_task_reviewing_the_patch_alone(code_repo, tmp_pat
     assert task["review"] == ["changes/unsafe-query.patch"] and task["files"] == {"changes/unsafe-query.patch": diff}
 
 
+def _recorded_block(code_repo, head: str, task_id: str) -> dict:
+    """`record` of main..`head` as task `task_id` expecting BLOCK, not run: the task written."""
+    got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--base", "main", "--head", head,
+              "--id", task_id, "--no-run")
+    assert got.exit_code == 0, got.output
+    return task_of(code_repo, task_id)
+
+
 @pytest.mark.parametrize("head", ["assets", "WORKTREE"])
 def test_a_binary_file_in_a_recorded_change_is_in_the_patch_only(code_repo, head):
     _binary_and_latin1(code_repo, latin1=False)
-    got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--base", "main", "--head", head,
-              "--id", "assets", "--no-run")
-    assert got.exit_code == 0, got.output
-    task = task_of(code_repo, "assets")
+    task = _recorded_block(code_repo, head, "assets")
     assert "app/logo.png" not in task["files"] and task["files"]["app/db.py"] == APP
     assert "Binary files /dev/null and b/app/logo.png differ" in task["files"][task["review"][0]]
 
@@ -209,10 +214,7 @@ def test_a_symbolic_link_in_a_recorded_change_is_in_the_patch_only(code_repo, he
     (code_repo / "app/current.py").symlink_to("db.py")
     if head == "links":
         commit(code_repo, "a link")
-    got = cli("record", "--repo", str(code_repo), "--expect", "BLOCK", "--base", "main", "--head", head,
-              "--id", "links", "--no-run")
-    assert got.exit_code == 0, got.output
-    task = task_of(code_repo, "links")
+    task = _recorded_block(code_repo, head, "links")
     assert "app/current.py" not in task["files"] and task["files"]["app/db.py"] == APP
     assert "diff --git a/app/current.py b/app/current.py\nnew file mode 120000" in task["files"][task["review"][0]]
 
