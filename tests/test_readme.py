@@ -13,11 +13,12 @@ from rubricgate.models.config import Config
 from rubricgate.models.task import TaskFile
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+FORMATS = (Path(__file__).resolve().parent.parent / "docs" / "file-formats.md").read_text(encoding="utf-8")
 
 
-def _block_after(marker: str, lang: str) -> str:
-    start = README.index(marker)
-    found = re.search(rf"```{lang}\n(.*?)```", README[start:], re.S)
+def _block_after(marker: str, lang: str, text: str = FORMATS) -> str:
+    start = text.index(marker)
+    found = re.search(rf"```{lang}\n(.*?)```", text[start:], re.S)
     assert found, f"no ```{lang} block after {marker!r}"
     return found.group(1)
 
