@@ -30,7 +30,7 @@ from rubricgate.gating.stats import compared
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import CaseSummary, Summary, TrialResult, held_runs
 from rubricgate.records.events import unfinished_run
-from rubricgate.records.files import comparison_folder, read_summary
+from rubricgate.records.files import MUTATION_TEST, comparison_folder, mutation_folder, read_summary
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -269,8 +269,8 @@ def run_folders(paths: list[Path]) -> tuple[list[Path], list[str]]:
     for path in paths:
         if comparison_folder(path):
             runs += sorted(p.parent for side in ("base", "head") for p in (path / side).glob("*/summary.json"))
-        elif path.is_dir() and not (path / "summary.json").exists() and (path / "mutation.json").is_file():
-            notes.append(f"left out: {path} (a mutation test, not a run; its mutants' runs are not kept)")
+        elif mutation_folder(path):
+            notes.append(f"left out: {path} ({MUTATION_TEST})")
         elif len(paths) > 1 and (how := unfinished_run(path)):  # one named alone: its own error
             notes.append(f"left out: {path} ({how})")
             unfinished.append(path)

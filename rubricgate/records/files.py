@@ -122,9 +122,23 @@ def comparison_folder(path: Path) -> bool:
     run folder a round): the runs of two reviewers, none of its own. Its sides tell it too: an
     older rubricgate kept no comparison.json there, nor does a comparison stopped before deciding,
     and `trend` or `export` of a glob of reports/ exited 2 "no summary.json here" on it."""
-    if not path.is_dir() or (path / "summary.json").exists():
+    try:
+        if not path.is_dir() or (path / "summary.json").exists():
+            return False
+        return (path / "comparison.json").is_file() or ((path / "base").is_dir() and (path / "head").is_dir())
+    except OSError:  # a folder that may not be looked into: read_summary's one line names it
         return False
-    return (path / "comparison.json").is_file() or ((path / "base").is_dir() and (path / "head").is_dir())
+
+
+MUTATION_TEST = "a mutation test, not a run; its mutants' runs are not kept"
+
+
+def mutation_folder(path: Path) -> bool:
+    """Whether `path` is a folder `mutate` wrote (mutation.json, no run of the suite of its own)."""
+    try:
+        return path.is_dir() and not (path / "summary.json").exists() and (path / "mutation.json").is_file()
+    except OSError:  # as comparison_folder
+        return False
 
 
 def transcript_name(case_id: str, trial: int) -> str:

@@ -21,7 +21,7 @@ from rubricgate.gating.stats import compared
 from rubricgate.models.base import DIMENSIONS
 from rubricgate.models.results import Summary, held_runs, of_some_cases
 from rubricgate.records.events import unfinished_run
-from rubricgate.records.files import comparison_folder, read_summary
+from rubricgate.records.files import MUTATION_TEST, comparison_folder, mutation_folder, read_summary
 from rubricgate.records.run_index import SHARD_FILE
 from rubricgate.reports.comment import escape_md, pct, signed_pp
 
@@ -95,14 +95,9 @@ def finished(paths: list[Path]) -> tuple[list[Path], tuple[str, ...]]:
 def _no_run_of_the_suite(path: Path) -> str:
     """Why a folder of a glob of reports/ holds no point of the trend ('' when it may): a
     comparison's sides are runs of two branches' reviewers, a mutation test's of mutants."""
-    try:
-        if comparison_folder(path):
-            return "a comparison, not a run of the suite: its sides are runs of two reviewers"
-        if path.is_dir() and not (path / "summary.json").exists() and (path / "mutation.json").is_file():
-            return "a mutation test, not a run; its mutants' runs are not kept"
-    except OSError:  # a folder that may not be looked into: read_summary's one line says so
-        return ""
-    return unfinished_run(path)
+    if comparison_folder(path):
+        return "a comparison, not a run of the suite: its sides are runs of two reviewers"
+    return MUTATION_TEST if mutation_folder(path) else unfinished_run(path)
 
 
 def continued_runs(summaries: Iterable[Summary]) -> set[str]:
