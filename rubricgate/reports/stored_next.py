@@ -18,6 +18,9 @@ from rubricgate.errors import GateInputError, GateInputErrors
 from rubricgate.models.results import Summary
 
 THEN = "at the time of the run"
+CONTINUE_THIS = "continue this run: "
+TAKEN_UP = "continue the run that took it up: "
+MAX_CHAIN = 20  # continuations followed from a stored run to the one that can be taken up
 
 
 def continued_run(summary: Summary) -> str | None:
@@ -26,7 +29,7 @@ def continued_run(summary: Summary) -> str | None:
     step = detail.next if detail is not None else ""
     if detail is None or "--continue" not in step:
         return None
-    if step.startswith("continue this run: "):
+    if step.startswith(CONTINUE_THIS):
         return summary.run_id
     if step.startswith("continue the run these trials came from: "):  # a regrade's: the run it judged again
         source = summary.config.get("regraded_from")
@@ -55,11 +58,12 @@ def dated(summary: Summary) -> Summary:
                               "edit it is refused: then run afresh: rubricgate run)")
 
 
-def checked(summary: Summary, repo: Path) -> Summary:
+def checked(summary: Summary, repo: Path, depth: int = 0) -> Summary:
     """The continuation the stored next step names, checked against `repo` as it is now: kept when
     `run --continue` would take the run up, "run afresh" with why when it would refuse it, dated
     when it cannot be checked here (no suite, the run's folder not in its reports folder, or a
-    run made with --config, which the stored summary does not name)."""
+    run made with --config, which the stored summary does not name). A run continued already
+    names the run that took it up instead: its continuation, or its decision."""
     run_id = continued_run(summary)
     if run_id is None or summary.gate is None:
         return summary
@@ -68,8 +72,34 @@ def checked(summary: Summary, repo: Path) -> Summary:
     why = _refused(run_id, repo)
     if why is None:
         return dated(summary)
-    return summary if not why else with_next(
-        summary, f"run afresh: rubricgate run (run {run_id} cannot be continued now: {why})")
+    if not why:
+        return summary
+    return with_next(summary, _taken_up_step(run_id, repo, depth)
+                     or f"run afresh: rubricgate run (run {run_id} cannot be continued now: {why})")
+
+
+def _taken_up_step(run_id: str, repo: Path, depth: int) -> str | None:
+    """What follows for a run another run continued: that run's own continuation when it can be
+    taken up now, else its decision to read (None: no such run here, or one still under way)."""
+    from rubricgate.gating.continuation_marks import RUNNING, continued_by, mark_path
+    from rubricgate.records.files import read_summary
+    from rubricgate.suite.config import load_config
+
+    try:
+        reports = load_config(repo, None).reports
+        by = continued_by(mark_path(repo / reports, run_id))
+        if not by or by.startswith(RUNNING) or "/" in by or by.startswith(".") or depth >= MAX_CHAIN:
+            return None
+        later = read_summary(repo / reports / by)
+    except (GateInputError, GateInputErrors):  # no suite here, or the mark names no run of it
+        return None
+    step = checked(later, repo, depth + 1).gate
+    if step is None or later.decision.status != "inconclusive":
+        return (f"read the run that took it up: rubricgate report {Path(reports) / by} (run {run_id} was "
+                f"continued already by {by}, which ended {later.decision.status.upper()})")
+    if step.next.startswith(CONTINUE_THIS):
+        return f"{TAKEN_UP}{step.next.removeprefix(CONTINUE_THIS)} (run {run_id} was continued already by {by})"
+    return step.next  # the run that took it up cannot be continued either: its own step says what then
 
 
 def _refused(run_id: str, repo: Path) -> str | None:

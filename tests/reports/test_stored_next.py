@@ -94,3 +94,46 @@ def test_publish_after_a_baseline_update_says_run_afresh(tmp_path, monkeypatch):
         assert got.exit_code == 0, got.output
         (comment,) = gh.issue_comments(3)
     assert "run afresh: rubricgate run (run " in comment["body"] and "--continue" not in comment["body"]
+
+
+def _report_page(repo: Path, run_dir: Path) -> str:
+    shown = CliRunner().invoke(main, ["report", str(run_dir), "--repo", str(repo)])
+    assert shown.exit_code == 0, shown.output
+    return (run_dir / "comment.md").read_text()
+
+
+def test_report_of_a_run_continued_already_names_the_continuation_of_the_run_that_took_it_up(tmp_path, monkeypatch):
+    """"run afresh" sent the user back to the start of the design when the run that took it up
+    could itself be continued: its trials and its looks would be thrown away."""
+    repo, run_dir = _inconclusive_run(tmp_path, monkeypatch)
+    went_on = CliRunner().invoke(main, ["run", "--repo", str(repo), "--continue", f"reports/{run_dir.name}"])
+    assert went_on.exit_code == 2 and "INCONCLUSIVE" in went_on.output, went_on.output
+    later = next(p for p in (repo / "reports").iterdir() if (p / "summary.json").is_file() and p != run_dir)
+    text = _report_page(repo, run_dir)
+    assert (f"continue the run that took it up: rubricgate run --continue reports/{later.name}" in text
+            and f"(run {run_dir.name} was continued already by {later.name})" in text), text
+    assert "run afresh" not in text and f"--continue reports/{run_dir.name}" not in text, text
+    taken = CliRunner().invoke(main, ["run", "--repo", str(repo), "--continue", f"reports/{later.name}"])
+    assert "cannot be continued" not in taken.output and "continued already" not in taken.output, taken.output
+
+
+def test_report_of_a_run_whose_continuation_decided_names_that_decision(tmp_path, monkeypatch):
+    repo, run_dir = _inconclusive_run(tmp_path, monkeypatch)
+    later = repo / "reports" / "20990101T000000Z-later1"
+    later.mkdir()
+    decided = Decision(status="pass", exit_code=0, reasons=["verdict: PASS"], warnings=[])
+    (later / "summary.json").write_text(rf.summary(decision=decided).model_dump_json())
+    from rubricgate.gating.continuation_marks import mark_path
+    mark_path(repo / "reports", run_dir.name).write_text(later.name)
+    text = _report_page(repo, run_dir)
+    assert (f"read the run that took it up: rubricgate report reports/{later.name} (run {run_dir.name} was "
+            f"continued already by {later.name}, which ended PASS)") in text, text
+
+
+def test_a_mark_naming_no_run_of_the_reports_folder_keeps_run_afresh(tmp_path, monkeypatch):
+    repo, run_dir = _inconclusive_run(tmp_path, monkeypatch)
+    from rubricgate.gating.continuation_marks import mark_path
+    mark_path(repo / "reports", run_dir.name).write_text("../../elsewhere")
+    text = _report_page(repo, run_dir)
+    assert f"run afresh: rubricgate run (run {run_dir.name} cannot be continued now: it was continued already" \
+        in text, text
