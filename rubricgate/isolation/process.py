@@ -40,7 +40,7 @@ from rubricgate.isolation.reaping import (
     reap_sandbox_inits,
 )
 from rubricgate.isolation.rootfs import identity_pipes
-from rubricgate.isolation.sandbox import SandboxPolicy, Writable, find_program, wrap
+from rubricgate.isolation.sandbox import LAUNCH_PATH, SandboxPolicy, Writable, find_program, wrap
 from rubricgate.isolation.seccomp import filter_pipe, filter_program
 from rubricgate.isolation.stranded import HARNESS_VAR, harness_mark
 from rubricgate.isolation.streams import CappedSink, SideLog, StderrTail, Streams, Wake, Watch
@@ -211,9 +211,10 @@ def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], sandbox: Sand
                                 userns=lent.namespace.path if lent.namespace is not None else None)
         # bwrap itself gets no secrets: they travel in the pipe, not in its argv or environment.
         # Its environment names this harness, so a later run ends a sandbox a hard kill of this
-        # one stranded (isolation/stranded.py); the agent's is built afresh (--clearenv).
+        # one stranded (isolation/stranded.py), and nothing of the host (LAUNCH_PATH): the
+        # sandbox's init, a fork of bwrap, shows it to the agent; the agent's is built afresh.
         proc = subprocess.Popen(
-            wrapped, cwd="/", env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), HARNESS_VAR: harness_mark()},
+            wrapped, cwd="/", env={"PATH": LAUNCH_PATH, HARNESS_VAR: harness_mark()},
             stdin=gate_read,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, pass_fds=passed)
     except BaseException:

@@ -209,10 +209,17 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, env: Mapping[
     enter = overlay.prefix(userns) if chained else enter_namespace(userns)  # type: ignore[union-attr]
     inner = [*(drop_to_sandbox_user() if userns is not None else ()),
              *agent_start(policy.limits, gated or policy.network.proxied)]
-    return [*enter, policy.bwrap, "--args", str(args_fd), "--", *inner, *argv], payload
+    # By its absolute path: bwrap's own PATH is LAUNCH_PATH, which need not hold it (a bubblewrap
+    # in /opt, first on the harness's PATH).
+    bwrap = find_program(policy.bwrap, None) or policy.bwrap
+    return [*enter, bwrap, "--args", str(args_fd), "--", *inner, *argv], payload
 
 
 SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
+# The PATH of bwrap and of the steps in front of it (nsenter, unshare and the overlay's mount),
+# never the harness's: the sandbox's init is a fork of bwrap, and under an ordinary user's
+# harness the agent reads its /proc/1/environ, where the harness's PATH named its HOME and user.
+LAUNCH_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 def sandbox_path(path: str | None, shown: Sequence[Path]) -> str:

@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from rubricgate.isolation.process import run_process
 
 # What a stopped agent was in the middle of (its sleep, its loop, its timeout): a run that took
@@ -298,3 +300,30 @@ def test_a_side_log_keeps_no_silent_agent_alive(tmp_path: Path) -> None:
     finally:
         os.close(fd)
     assert res.stopped.startswith("idle_timeout:"), res
+
+
+@pytest.mark.usefixtures("bwrap_ready")
+def test_the_sandboxs_init_names_nothing_of_the_harnesss_path(tmp_path: Path, monkeypatch) -> None:
+    """bwrap's environment is its sandbox init's (a fork of bwrap), which an ordinary user's agent
+    reads in /proc/1/environ: the harness's PATH there named its HOME and user name."""
+    import subprocess
+
+    from rubricgate.isolation import process
+    from rubricgate.isolation.sandbox import SandboxPolicy
+
+    monkeypatch.setenv("PATH", f"/home/alice/.local/bin:{os.environ['PATH']}")
+    launched: list[dict[str, str]] = []
+    real_popen = subprocess.Popen
+
+    def popen(argv, **kwargs):
+        launched.append(dict(kwargs.get("env") or {}))
+        return real_popen(argv, **kwargs)
+
+    monkeypatch.setattr(process.subprocess, "Popen", popen)
+    out = tmp_path / "out.txt"
+    res = run_process(["/bin/sh", "-c", "tr '\\0' '\\n' < /proc/1/environ || true"], cwd=tmp_path,
+                      env={"PATH": "/usr/bin:/bin"}, timeout_s=30, output_cap_bytes=10_000, stdout_path=out,
+                      sandbox=SandboxPolicy("bwrap"))
+    assert res.exit_code == 0, res.stderr_tail
+    assert launched and all("alice" not in env.get("PATH", "") for env in launched)
+    assert "alice" not in out.read_text()  # as root, /proc/1/environ is not the agent's to read
