@@ -1,5 +1,5 @@
 """Every form in which a secret value may be written: raw or encoded (base64, base64url, hex,
-percent; the part of its base64 that the base64 of any longer string holding it shares), each
+percent as URL libraries spell it; the part of its base64 that the base64 of any longer string holding it shares), each
 JSON-escaped at depth 1 to 3 as encoders spell it, and each of those HTML/XML-escaped. What
 rubricgate/secrets.py searches every written text for, longest first."""
 
@@ -72,11 +72,30 @@ def _markup_forms(form: str) -> set[str]:
 def encoded_forms(value: str) -> set[str]:
     """The value as the common encodings write it: base64 (standard and URL-safe, padded or
     not, alone or inside the base64 of a longer string: `base64_cores`), hex (either case) and
-    percent-encoding. A reviewer asked not to print a key may still print it encoded."""
+    percent-encoding (`percent_forms`). A reviewer asked not to print a key may still print it
+    encoded."""
     raw = value.encode("utf-8", "surrogateescape")
     b64 = {base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()}
     return {value, *b64, *(f.rstrip("=") for f in b64), *base64_cores(raw), raw.hex(), raw.hex().upper(),
-            urllib.parse.quote(value, safe="", errors="surrogateescape")}
+            *percent_forms(value)}
+
+
+# The characters each URL library leaves as they are when it percent-encodes (Python's quote
+# keeps letters, digits and `_.-~` besides): Python's quote with nothing else safe, and with
+# its default "/"; JavaScript's encodeURIComponent; the WHATWG URL's userinfo (`new URL()`'s
+# password in Node and browsers). A password in a connection URL a tool logs is written so.
+_PERCENT_SAFE = ("", "/", "!*'()", "!$%&'()*+,")
+_PERCENT_ESCAPE = re.compile("%[0-9A-F]{2}")
+
+
+def percent_forms(value: str) -> set[str]:
+    """The value percent-encoded as URL libraries write it (`_PERCENT_SAFE`, and a form's
+    space as `+`), each with upper- and lower-case hex; none for a value they all leave as it
+    is (a key of letters, digits, `-` and `_`)."""
+    forms = {urllib.parse.quote(value, safe=safe, errors="surrogateescape") for safe in _PERCENT_SAFE}
+    forms.add(urllib.parse.quote_plus(value, safe="", errors="surrogateescape"))
+    forms |= {_PERCENT_ESCAPE.sub(lambda m: m.group().lower(), form) for form in forms}
+    return forms - {value}
 
 
 def base64_cores(raw: bytes) -> set[str]:

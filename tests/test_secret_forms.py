@@ -33,3 +33,18 @@ def test_a_key_inside_a_longer_strings_base64_is_found_at_every_offset() -> None
     for prefix in (b"", b"u:", b"user:"):
         assert any(c in base64.b64encode(prefix + key + b"!").decode() for c in cores), prefix
     assert encoded_forms("a") >= {"a", "61", "YQ==", "YQ"}
+
+
+def test_a_password_is_found_percent_encoded_as_each_url_library_writes_it() -> None:
+    # A password in a connection URL a tool logs: only Python's quote(safe="") was a form, and
+    # JavaScript's encodeURIComponent, Python's default quote, the WHATWG URL's userinfo and
+    # lower-case hex each wrote it past the scrubbing.
+    password = "Pa$$(w0rd)!k9/x+y=z @"
+    forms = written_forms(password)
+    for spelled in ("Pa%24%24(w0rd)!k9%2Fx%2By%3Dz%20%40",  # encodeURIComponent
+                    "Pa%24%24%28w0rd%29%21k9/x%2By%3Dz%20%40",  # urllib.parse.quote(value)
+                    "Pa$$(w0rd)!k9%2Fx+y%3Dz%20%40",  # new URL(): its userinfo
+                    "Pa%24%24%28w0rd%29%21k9%2Fx%2By%3Dz+%40",  # a form's quote_plus
+                    "Pa%24%24%28w0rd%29%21k9%2fx%2by%3dz%20%40"):  # lower-case hex
+        assert spelled in forms, spelled
+    assert not {f for f in written_forms("sk-live_Zq9fK2mPab") if "%" in f}  # nothing to encode, no form
