@@ -92,6 +92,8 @@ def _from_data(data: Any, text: str, rubric: RubricSpec, config: VerdictConfig) 
     """A parsed YAML/JSON answer's findings (at `findings.path`, which must be there) and tier."""
     tier = _tier(data, text, config)
     raw = _at(data, config.findings.path, default=_ABSENT)
+    if raw is _ABSENT and config.findings.absent == "none":
+        raw = []  # the stated verdict (tier, required with absent: none) showed the answer's shape
     if raw is _ABSENT:  # an answer of another shape (an error message read as YAML) is no "no findings"
         raise _Invalid(f"no findings at {config.findings.path!r}")
     if not isinstance(raw, list):

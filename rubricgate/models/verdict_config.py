@@ -131,6 +131,11 @@ class FindingFields(StrictModel):
 
     path: str = Field(default="findings", max_length=200)
     """Where the list of findings is, a dotted path; "" when the answer is the list itself."""
+    absent: Literal["invalid", "none"] = "invalid"
+    """An answer with nothing at `path`: invalid (an answer of another shape, an error message read
+    as YAML, is never "no findings"), or none: no findings, for a reviewer that answers in a decision
+    alone or leaves an empty list out (`{"decision": "approve"}`); needs `tier:`, whose stated
+    verdict shows the answer's shape."""
     title: str = "title"
     """The field holding the free text matched against `rules`."""
     rule: str | None = None
@@ -193,6 +198,10 @@ class VerdictConfig(StrictModel):
             raise ValueError(f"hook {self.hook!r} is not FILE.py:FUNCTION (fix: e.g. reviewer/verdict.py:extract)")
         if self.format == "contract" and self.tier is not None:
             raise ValueError("tier: is read from the reviewer's own format (fix: set format, or drop tier)")
+        if self.findings.absent == "none" and (self.tier is None or self.format not in ("yaml", "json")):
+            # without a stated verdict, any text that parses (an error message) would read as "no findings"
+            raise ValueError("findings.absent: none needs tier: in a yaml or json answer, whose stated verdict "
+                             "shows the answer's shape (fix: add tier: {path: ..., map: ...}, or drop absent)")
         self._fits_format()
         ids = [r.id for r in self.rules]
         twice = next((i for i in ids if ids.count(i) > 1), None)

@@ -316,3 +316,30 @@ def test_a_block_inside_a_list_item_or_a_quote_is_the_answer(answer):
                                                                       "map": {"request changes": "BLOCK"}}})
     got = read_verdict(answer, RUBRIC, config)
     assert got.status == "ok" and got.effective_tier == "BLOCK", got
+
+
+DECISION = {"format": "json", "rules": RULES, "findings": {"path": "comments", "absent": "none"},
+            "tier": {"path": "decision", "map": {"approve": "PASS", "request_changes": "BLOCK", "comment": "WARN"}}}
+
+
+def test_findings_absent_none_needs_a_stated_verdict_to_show_the_answers_shape():
+    with pytest.raises(ValueError, match="findings.absent: none needs tier"):
+        VerdictConfig.model_validate({**DECISION, "tier": None})
+    decided = VerdictConfig.model_validate(DECISION)
+    for text in ('{"error": "upstream model timed out"}', '{"comments": []}'):  # no verdict: never "no findings"
+        assert read_verdict(text, RUBRIC, decided).status == "invalid"
+    got = read_verdict('{"decision": "approve", "comments": "none"}', RUBRIC, decided)
+    assert got.status == "invalid" and "comments is not a list" in got.error  # there, but not a list
+
+
+def test_a_decision_alone_states_no_findings_when_findings_absent_is_none():
+    # {"decision": "approve"}, a reviewer answering in a decision alone (or leaving an empty list
+    # out): read as no findings, where by default it is an answer of another shape
+    decided = VerdictConfig.model_validate(DECISION)
+    got = read_verdict('```json\n{"decision": "approve"}\n```', RUBRIC, decided)
+    assert got.status == "ok" and got.effective_tier == "PASS" and got.verdict.findings == []
+    assert read_verdict('{"decision": "Request_Changes"}', RUBRIC, decided).effective_tier == "BLOCK"
+    listed = read_verdict('{"decision": "approve", "comments": [{"title": "unsafe query"}]}', RUBRIC, decided)
+    assert listed.effective_tier == "BLOCK" and listed.escalated  # findings still read, and cross-checked
+    strict = VerdictConfig.model_validate({**DECISION, "findings": {"path": "comments"}})
+    assert read_verdict('{"decision": "approve"}', RUBRIC, strict).status == "invalid"
