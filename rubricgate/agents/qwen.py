@@ -241,6 +241,8 @@ def is_cli_error_message(msg: dict[str, Any]) -> bool:
             and msg.get("stop_reason") is None and not usage.get("output_tokens"))
 
 
+# 0.21's words for a model answer with a finish reason and nothing else (0.24: an empty result).
+_ANSWERED_NOTHING = "Model stream ended after a tool result without visible progress"
 _TRAILING_API_ERROR = re.compile(rf"\s*({re.escape(API_ERROR_PREFIX)}[^\n]*\])\s*$")
 
 
@@ -347,6 +349,11 @@ class _QwenState:
         if self.appended is not None and (said == self.appended[0] if is_error else result == self.last_text):
             self.cli_error, self.last_text = self.appended
             result = result if is_error else self.cli_error
+        if result == self.cli_error and _ANSWERED_NOTHING in self.cli_error and not self.last_text:
+            # every request was answered: the silence is the reviewer's (no verdict), never errored
+            d.notes.append(f"the model answered nothing; the CLI said: {self.cli_error}")
+            d.final_text, d.saw_result = "", True
+            return
         if self.cli_error and result == self.cli_error:
             # 0.21 ends a failed request with a "successful" result whose text is the CLI's error.
             sub, is_error = "error_during_execution", True

@@ -73,6 +73,34 @@ def test_on_0_21_a_half_answer_ended_by_the_clis_error_is_the_endpoints() -> Non
     assert "without a finish reason" in d.error and "API Error" not in d.final_text
 
 
+def _answered_nothing(result_text: str) -> str:
+    """A read, then a model that answers nothing after its result, as 0.21 (its "[API Error ...]"
+    words in a successful result) and 0.24 (a successful empty result) end it."""
+    read = {"type": "assistant", "parent_tool_use_id": None, "message": {
+        "id": "m1", "content": [{"type": "tool_use", "id": "c1", "name": "read_file", "input": {"file_path": "/w/a"}}],
+        "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 4}}}
+    got = {"type": "user", "parent_tool_use_id": None, "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "c1", "is_error": False, "content": "diff --git a/x b/x"}]}}
+    said = [] if not result_text else [{"type": "assistant", "parent_tool_use_id": None, "message": {
+        "id": "m2", "content": [{"type": "text", "text": result_text}], "stop_reason": None,
+        "usage": {"input_tokens": 0, "output_tokens": 0}}}]
+    result = {"type": "result", "subtype": "success", "is_error": False, "num_turns": 3, "result": result_text,
+              "usage": {"input_tokens": 30, "output_tokens": 4}}
+    return "\n".join(json.dumps(e) for e in (read, got, *said, result))
+
+
+def test_on_0_21_a_model_that_answered_nothing_is_graded_as_0_24_grades_it() -> None:
+    # The endpoint answered every request (200, a finish reason) with no text: the model's empty
+    # answer, which 0.24 ends with a successful empty result and 0.21 with its own words, read as
+    # an endpoint failure: the reviewer's silence errored (could not judge), never a failure of its own.
+    newer = parse_qwen_stream(_answered_nothing(""))
+    older = parse_qwen_stream(_answered_nothing(
+        "[API Error: Model stream ended after a tool result without visible progress.]"))
+    for d in (newer, older):
+        assert (d.termination, d.failure, d.final_text, d.saw_result) == ("completed", None, "", True), d
+    assert any("without visible progress" in n for n in older.notes)
+
+
 def test_a_model_that_ends_its_text_with_api_error_words_is_still_graded() -> None:
     # Only the result's own error confirms an appended "[API Error ...]" is the CLI's: a model's
     # text ending so, in a run its turn limit stopped, was taken for the endpoint's failure.
