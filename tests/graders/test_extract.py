@@ -343,3 +343,28 @@ def test_a_decision_alone_states_no_findings_when_findings_absent_is_none():
     assert listed.effective_tier == "BLOCK" and listed.escalated  # findings still read, and cross-checked
     strict = VerdictConfig.model_validate({**DECISION, "findings": {"path": "comments"}})
     assert read_verdict('{"decision": "approve"}', RUBRIC, strict).status == "invalid"
+
+
+def _documented_lgtm() -> VerdictConfig:
+    """The LGTM / NEEDS WORK reviewer's `verdict:` as docs/code-review.md gives it."""
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "code-review.md").read_text()
+    block = next(b for b in re.findall(r"```yaml\n(.*?)```", doc, re.S) if "LGTM" in b)
+    return VerdictConfig.model_validate({**yaml.safe_load(textwrap.dedent(block))["verdict"], "rules": RULES})
+
+
+@pytest.mark.parametrize("line", ["NEEDS WORK", "Needs work", "**NEEDS WORK**", "NEEDS  WORK ", "  needs work"])
+def test_the_documented_verdict_line_pattern_reads_the_word_however_it_is_cased_spaced_or_bolded(line):
+    # The map reads its words case-insensitively, spaces not counted; the pattern the docs gave
+    # was case- and space-exact, so a reviewer's "Needs work" was an invalid answer, its failure.
+    got = read_verdict(f"## unsafe query in find()\nbuilt by concatenation\n\n{line}\n", RUBRIC, _documented_lgtm())
+    assert (got.status, got.reported_tier) == ("ok", "BLOCK"), got.error
+
+
+def test_the_documented_verdict_line_pattern_reads_no_word_inside_a_sentence():
+    got = read_verdict("Not LGTM yet: the query is unsafe.\n\nNEEDS WORK\n", RUBRIC, _documented_lgtm())
+    assert (got.status, got.reported_tier) == ("ok", "BLOCK")
