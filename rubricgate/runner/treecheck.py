@@ -169,16 +169,50 @@ FINGERPRINT_SKIPS = {".git/objects"}
 
 
 def fingerprint_tree(repo: Path, exclude: AbstractSet[str] = frozenset()) -> TreeDigest:
-    """{rel: (mode, size, mtime_ns, ctime_ns, inode)}: cheap, and ctime cannot be put back."""
+    """{rel: (mode, size, mtime_ns, ctime_ns, inode)}: cheap, and ctime cannot be put back.
+    The entries `_entries` yields, each lstat taken from its folder's descriptor: a path from `/`
+    per entry made the kernel walk every component again (the copy-only check after each trial)."""
     state: TreeDigest = {}
-    for rel, entry in _entries(repo, set(exclude) | FINGERPRINT_SKIPS):
-        st = entry.stat(follow_symlinks=False)
-        state[rel] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+    skip = frozenset(exclude) | FINGERPRINT_SKIPS
+    folders = [("", os.fspath(repo))]
+    while folders:
+        prefix, folder = folders.pop()
+        try:
+            fd = os.open(folder, _FOLDER_FLAGS)
+        except OSError:  # unreadable, or gone since its parent was listed (as in `_entries`)
+            continue
+        try:
+            _fingerprint_folder(fd, prefix, folder, skip, state, folders)
+        finally:
+            os.close(fd)
     return state
+
+
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+def _fingerprint_folder(fd: int, prefix: str, folder: str, skip: frozenset[str], state: TreeDigest,
+                        folders: list[tuple[str, str]]) -> None:
+    """Fingerprint the entries of the opened `folder` into `state`; its subfolders go on `folders`."""
+    with os.scandir(fd) as listing:
+        names = [entry.name for entry in listing]
+    for name in names:
+        rel = prefix + name
+        if _skipped(rel, skip):
+            continue
+        try:
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:  # gone since listed: absent, as a later listing shows it
+            continue
+        state[rel] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+        if stat.S_ISDIR(st.st_mode):
+            folders.append((rel + "/", os.path.join(folder, name)))
 
 
 def tree_changes(before: TreeDigest, after: TreeDigest) -> list[str]:
     """Paths added, removed or changed between two states, sorted."""
+    if before == after:  # one comparison in C: after nearly every copy-only trial
+        return []
     return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
 
 
