@@ -14,8 +14,11 @@ report.html's page after the retirement (47-61 ms of CPU, 0.3 ms a trial at 200 
 The notes grow by one a run, forever. Written back one by one, 2,800 of them cost a copy-only
 run's end 0.4-1.8 s of CPU, mostly the kernel making the files (and, the next run, freeing
 them: on this project's shared disk, an ext4 without a journal, every new inode is searched for
-past those freed in the last seconds). So a notes folder that holds exactly what was read goes
-back whole, by one rename; anything else, and it is written afresh as before.
+past those freed in the last seconds). So a notes folder that holds what was read goes back
+whole, by one rename, once any other file in it is removed (a note another run of this user's
+made meanwhile, which the folder written afresh would leave out as well: on a machine where
+one user runs several suites at once, nearly every copy-only run's folder gained one); anything
+else, and it is written afresh as before.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import contextlib
 import os
 import stat
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from rubricgate.isolation.untrusted import UntrustedPath, opened_folder, read_under_fd, write_fresh_in
@@ -87,9 +91,9 @@ def with_marks_since(notes: dict[str, bytes], retired: Path) -> dict[str, bytes]
 
 def restore_notes(cache_dir: Path, notes: dict[str, bytes], retired: Path) -> None:
     """Put `notes` (read_notes, and this run's own) into the fresh cache folder `cache_dir`, from
-    the `retired` one: a notes folder still holding exactly them is moved back whole, any other
-    is written afresh. A note that cannot be written is left out (a run not continued unasked:
-    the safe side)."""
+    the `retired` one: a notes folder still holding them as read is moved back whole, whatever
+    else it gained removed first; any other is written afresh. A note that cannot be written is
+    left out (a run not continued unasked: the safe side)."""
     for folder, cap in KEPT.items():
         named = {rel.partition("/")[2]: data for rel, data in notes.items() if rel.partition("/")[0] == folder}
         if named and not _moved_back(retired / folder, cache_dir / folder, named, cap):
@@ -110,13 +114,14 @@ def _moved_back(old: Path, new: Path, named: dict[str, bytes], cap: int) -> bool
 
 
 def _holds_only(fd: int, named: dict[str, bytes], cap: int) -> bool:
-    """The folder is ours alone and holds `named` and nothing else: each a regular file of its
-    own (one link: no other file written through it), writable by no one else, as read."""
+    """The folder is ours alone and holds `named`, each a regular file of its own (one link: no
+    other file written through it), writable by no one else, as read; anything else in it is
+    removed first, and then it holds `named` and nothing else."""
     folder = os.fstat(fd)
     if folder.st_uid != os.getuid() or folder.st_mode & 0o077:
         return False
     entries = {entry.name: entry for entry in os.scandir(fd)}
-    if entries.keys() != named.keys():
+    if not named.keys() <= entries.keys():
         return False
     for name, data in named.items():
         info = entries[name].stat(follow_symlinks=False)
@@ -124,7 +129,15 @@ def _holds_only(fd: int, named: dict[str, bytes], cap: int) -> bool:
             return False
         if data and read_under_fd(fd, name, cap) != data:
             return False
-    return True
+    return _without_others(fd, entries.keys() - named.keys(), named.keys())
+
+
+def _without_others(fd: int, others: AbstractSet[str], named: AbstractSet[str]) -> bool:
+    """Remove `others` from the opened folder (a link is removed, never followed; a folder is
+    not removed: False); True when it then lists `named` alone."""
+    for name in others:
+        os.unlink(name, dir_fd=fd)  # a folder raises: the notes are written afresh
+    return not others or set(os.listdir(fd)) == named  # none added since it was listed
 
 
 def _write_notes(folder: Path, named: dict[str, bytes]) -> None:

@@ -73,6 +73,31 @@ def test_notes_folders_holding_what_was_read_go_back_whole(tmp_path: Path) -> No
     assert _listing(cache_dir / cache.MARKS_DIR) == {"m1": MARK}
 
 
+def test_a_notes_folder_that_gained_other_notes_goes_back_whole_without_them(tmp_path: Path) -> None:
+    """Another run of this user's noted itself (or the reviewer planted a note, or a folder)
+    while this one ran: the folder still goes back by a rename, without what it gained. Written
+    afresh instead, every note this user ever made was created again (0.2 s of CPU at 5,000)."""
+    cache_dir = tmp_path / "cache"
+    notes, retired = _retired_after_reading(cache_dir)
+    (retired / cache.RUNS_DIR / "20990101T000000Z-other").touch()
+    (retired / cache.RUNS_DIR / "20990101T000001Z-link").symlink_to(tmp_path / "target")
+    folder = os.stat(retired / cache.RUNS_DIR).st_ino
+    restore_notes(cache_dir, notes, retired)
+    assert os.stat(cache_dir / cache.RUNS_DIR).st_ino == folder  # renamed, not rewritten
+    assert _listing(cache_dir / cache.RUNS_DIR) == {RUN_A: b"", RUN_B: b""}
+    assert not (tmp_path / "target").exists()
+
+
+def test_a_notes_folder_that_gained_a_folder_is_written_afresh(tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    notes, retired = _retired_after_reading(cache_dir)
+    (retired / cache.RUNS_DIR / "20990101T000000Z-folder").mkdir()
+    folder = os.stat(retired / cache.RUNS_DIR).st_ino
+    restore_notes(cache_dir, notes, retired)
+    assert os.stat(cache_dir / cache.RUNS_DIR).st_ino != folder
+    assert _listing(cache_dir / cache.RUNS_DIR) == {RUN_A: b"", RUN_B: b""}
+
+
 def test_a_copy_only_run_moves_the_notes_back_with_its_own_and_rewrites_none(repo: Path) -> None:
     """Each copy-only run wrote every note this user ever made afresh (one a run, never pruned):
     2,800 notes were 0.4-1.8 s of CPU at its end, the next run's start freeing as many inodes."""
