@@ -172,17 +172,30 @@ def adopting_for_the_run() -> Iterator[None]:
 
 
 def child_pids() -> set[int]:
-    """Every live child of this process, across its threads."""
+    """Every live child of this process, across its threads. Read with plain descriptors, not
+    Path objects: a copy-only run reads it after every trial (`_kill_adopted`), one file a
+    thread of the harness (0.10 ms against 0.23 for 13 threads)."""
     out: set[int] = set()
-    task_dir = _PROC / "self" / "task"
-    if not task_dir.is_dir():
+    task_dir = os.path.join(_PROC, "self", "task")
+    try:
+        tasks = os.listdir(task_dir)
+    except OSError:  # no /proc
         return out
-    for task in task_dir.iterdir():
-        try:
-            out.update(int(p) for p in (task / "children").read_text().split())
-        except OSError:
-            continue
+    for task in tasks:
+        with contextlib.suppress(OSError):  # the thread ended since listed
+            out.update(map(int, _read_all(f"{task_dir}/{task}/children").split()))
     return out
+
+
+def _read_all(path: str) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def start_helper(argv: list[str], **popen: object) -> subprocess.Popen[bytes]:
