@@ -173,7 +173,7 @@ def fingerprint_tree(repo: Path, exclude: AbstractSet[str] = frozenset()) -> Tre
     The entries `_entries` yields, each lstat taken from its folder's descriptor: a path from `/`
     per entry made the kernel walk every component again (the copy-only check after each trial)."""
     state: TreeDigest = {}
-    skip = frozenset(exclude) | FINGERPRINT_SKIPS
+    skip = frozenset(exclude) | FINGERPRINT_SKIPS | frozenset(GIT_REWRITES)
     folders = [("", os.fspath(repo))]
     while folders:
         prefix, folder = folders.pop()
@@ -194,11 +194,12 @@ _FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 def _fingerprint_folder(fd: int, prefix: str, folder: str, skip: frozenset[str], state: TreeDigest,
                         folders: list[tuple[str, str]]) -> None:
     """Fingerprint the entries of the opened `folder` into `state`; its subfolders go on `folders`."""
-    with os.scandir(fd) as listing:
-        names = [entry.name for entry in listing]
-    for name in names:
+    # `_skipped`, inlined (it ran for each entry after every trial): `skip` holds GIT_REWRITES,
+    # and a name ends in `.lock` under `.git/` exactly when its path does.
+    in_git = prefix.startswith(".git/")
+    for name in os.listdir(fd):
         rel = prefix + name
-        if _skipped(rel, skip):
+        if rel in skip or (in_git and name.endswith(".lock")):
             continue
         try:
             st = os.stat(name, dir_fd=fd, follow_symlinks=False)
