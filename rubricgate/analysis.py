@@ -115,7 +115,9 @@ def cases_df(runs: RunsArg) -> pd.DataFrame:
 def _case_counts(trials: pd.DataFrame, dims: list[str]) -> pd.DataFrame:
     """Per (run_id, case_id): counted trials, those that passed every dimension, and per dimension
     the passes and trials with that grade."""
-    kept = trials[trials["counted"]].copy()
+    # As a mask, not a list of labels: an empty frame's column is of object dtype, and pandas reads
+    # an empty object Series as column labels (a run stopped before its first trial ended).
+    kept = trials.loc[trials["counted"].astype(bool)].copy()
     passed = kept[[f"{d}_passed" for d in dims]]
     kept["all_passed"] = passed.notna().any(axis=1) & passed.fillna(True).astype(bool).all(axis=1)
     aggs: dict[str, tuple[str, str]] = {"counted_trials": ("trial", "size"), "all_passed": ("all_passed", "sum")}

@@ -327,3 +327,25 @@ def test_export_of_a_reports_glob_takes_the_runs_of_a_comparison_that_kept_no_re
     result = CliRunner().invoke(main, ["export", *map(str, sorted(reports.iterdir())), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert len(_pd().read_csv(out / "runs.csv")) == 3  # both sides of the comparison, and the run
+
+
+def test_a_run_interrupted_before_any_trial_ended_exports_as_a_run_without_cases(tmp_path) -> None:
+    """A run stopped (Ctrl-C, SIGTERM) before its first trial ended writes a summary.json with no
+    cases; `export` of it, or of a reports/* glob holding it, was an internal error (KeyError: the
+    empty trial frame's mask selected no columns), and so was cases_df."""
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    import reports_fixtures as rf
+
+    from rubricgate.models.results import Decision
+
+    stopped = rf.write_run_dir(tmp_path / "r0", rf.summary(
+        run_id="r0", complete=False, cases=[], flaky_cases=[],
+        decision=Decision(status="error", exit_code=2, reasons=["run interrupted after 0 of 36 trials"])))
+    finished = rf.write_run_dir(tmp_path / "r1", rf.summary(run_id="r1"))
+    assert analysis.cases_df([stopped]).empty
+    got = CliRunner().invoke(main, ["export", str(stopped), str(finished), "--out", str(tmp_path / "out")])
+    assert got.exit_code == 0, got.output
+    assert list(_pd().read_csv(tmp_path / "out" / "runs.csv")["run_id"]) == ["r0", "r1"]
+    assert set(_pd().read_csv(tmp_path / "out" / "trials.csv")["run_id"]) == {"r1"}
