@@ -349,3 +349,17 @@ def test_a_run_interrupted_before_any_trial_ended_exports_as_a_run_without_cases
     assert got.exit_code == 0, got.output
     assert list(_pd().read_csv(tmp_path / "out" / "runs.csv")["run_id"]) == ["r0", "r1"]
     assert set(_pd().read_csv(tmp_path / "out" / "trials.csv")["run_id"]) == {"r1"}
+
+
+def test_export_of_a_reports_glob_takes_a_comparison_killed_on_its_base_side(run_dirs, tmp_path):
+    """`compare --base` killed outright on its base side leaves base/ alone: `export reports/*`
+    exited 2 'no summary.json here' on it; its side's finished runs (none here) are what it holds."""
+    import shutil
+
+    reports = tmp_path / "reports"
+    (reports / "compare-killed" / "base" / "20991231T000000Z-dead00" / "transcripts").mkdir(parents=True)
+    shutil.copytree(run_dirs[0], reports / run_dirs[0].name)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["export", *map(str, sorted(reports.iterdir())), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert len(_pd().read_csv(out / "runs.csv")) == 1

@@ -121,11 +121,12 @@ def comparison_folder(path: Path) -> bool:
     """Whether `path` is a folder `compare --base` wrote (comparison.json beside base/ and head/, a
     run folder a round): the runs of two reviewers, none of its own. Its sides tell it too: an
     older rubricgate kept no comparison.json there, nor does a comparison stopped before deciding,
-    and `trend` or `export` of a glob of reports/ exited 2 "no summary.json here" on it."""
+    and `trend` or `export` of a glob of reports/ exited 2 "no summary.json here" on it. Either
+    side alone does: a comparison killed outright while its first side ran has no other yet."""
     try:
         if not path.is_dir() or (path / "summary.json").exists():
             return False
-        return (path / "comparison.json").is_file() or ((path / "base").is_dir() and (path / "head").is_dir())
+        return (path / "comparison.json").is_file() or (path / "base").is_dir() or (path / "head").is_dir()
     except OSError:  # a folder that may not be looked into: read_summary's one line names it
         return False
 

@@ -146,3 +146,18 @@ def test_indented_json_holds_what_json_dumps_holds_in_the_same_layout(value) -> 
 def test_values_the_models_do_not_dump_as_json_are_written_as_text(tmp_path: Path) -> None:
     files.write_json_atomic(tmp_path / "p.json", {"where": tmp_path, "big": 10**30})
     assert json.loads((tmp_path / "p.json").read_text()) == {"where": str(tmp_path), "big": 10**30}
+
+
+# -- the folders a glob of reports/ holds ----------------------------------------------------------
+
+def test_a_comparison_killed_on_its_base_side_is_a_comparisons_folder(tmp_path: Path) -> None:
+    """`compare --base` killed outright (SIGKILL, a lost runner) while its base side ran leaves
+    base/ alone: no comparison.json, no head/ yet. It was taken for a run folder, and `trend
+    reports/*` and `export reports/*` exited 2 'no summary.json here' on it."""
+    from rubricgate.records.files import comparison_folder
+
+    (tmp_path / "compare-killed" / "base" / "20991231T000000Z-dead00" / "transcripts").mkdir(parents=True)
+    (tmp_path / "compare-head-only" / "head").mkdir(parents=True)
+    (tmp_path / "run" / "transcripts").mkdir(parents=True)
+    assert comparison_folder(tmp_path / "compare-killed") and comparison_folder(tmp_path / "compare-head-only")
+    assert not comparison_folder(tmp_path / "run")

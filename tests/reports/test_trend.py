@@ -332,3 +332,15 @@ def test_a_trend_of_run_folders_leaves_out_a_comparison_that_kept_no_record(tmp_
     assert got.exit_code == 0, got.output
     assert f"note: left out: {compared} (a comparison, not a run of the suite" in got.output
     assert "run-a" in got.output and "run-b" in got.output
+
+
+def test_a_trend_of_run_folders_leaves_out_a_comparison_killed_on_its_base_side(tmp_path):
+    """A `compare --base` killed outright while its base side ran leaves base/ alone (its run with
+    no summary.json, no head/, no comparison.json): `trend reports/*` exited 2 on it."""
+    paths = _kinds(tmp_path / "runs")
+    killed = tmp_path / "runs" / "compare-killed"
+    (killed / "base" / "20991231T000000Z-dead00" / "transcripts").mkdir(parents=True)
+    (killed / "base" / "20991231T000000Z-dead00" / "events.jsonl").write_text("")
+    got = CliRunner().invoke(main, ["trend", *map(str, [*paths, killed])])
+    assert got.exit_code == 0, got.output
+    assert f"note: left out: {killed} (a comparison, not a run of the suite" in got.output
