@@ -35,7 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from rubricgate.isolation.reaping import reap_sandbox_inits
+from rubricgate.isolation.reaping import end_helper, reap_sandbox_inits, start_helper
 
 PROBE_TIMEOUT_S = 10.0
 # The overlay option string separates layers with ':' and options with ','; a path holding
@@ -149,39 +149,33 @@ def remove_tree(path: Path) -> None:
     try:
         _remove(os.fspath(path))
     except OSError:
-        try:
-            _remove_carefully(path)
-        except RecursionError:  # shutil's walk recurses a level a frame: a deeper tree stays
-            return
+        _remove_carefully(path)
 
 
 def _remove(path: str) -> None:
-    """The lean walk, a loop rather than a call a level: a reviewer's `mkdir d && cd d` 1,200
-    times made it raise RecursionError, in a thread that then left every later trial's folder."""
-    stack = [(path, False)]  # (folder, its files and subfolders already taken)
+    """The lean walk, by a stack of its own, not recursion: a reviewer that nests folders in its
+    workspace deeper than Python's recursion limit (1,300 `mkdir d && cd d`) made it raise
+    RecursionError, which ended the trials' remover thread and hung the run."""
+    stack = [(path, False)]
     while stack:
         folder, emptied = stack.pop()
         if emptied:
             os.rmdir(folder)
             continue
-        stack.append((folder, True))
-        stack.extend((sub, False) for sub in _unlink_files(folder))
+        stack.append((folder, True))  # removed once everything pushed above it is gone
+        for entry in _entries(folder):
+            if entry.is_dir(follow_symlinks=False):
+                stack.append((entry.path, False))
+            else:
+                os.unlink(entry.path)
 
 
-def _unlink_files(folder: str) -> list[str]:
-    """Unlink the files (and links) of `folder`; its subfolders, to remove next."""
+def _entries(folder: str) -> list[os.DirEntry[str]]:
     try:
-        entries = list(os.scandir(folder))
+        return list(os.scandir(folder))
     except PermissionError:
         os.chmod(folder, 0o700)
-        entries = list(os.scandir(folder))
-    subfolders = []
-    for entry in entries:
-        if entry.is_dir(follow_symlinks=False):
-            subfolders.append(entry.path)
-        else:
-            os.unlink(entry.path)
-    return subfolders
+        return list(os.scandir(folder))
 
 
 def _remove_carefully(path: Path) -> None:
@@ -196,7 +190,21 @@ def _remove_carefully(path: Path) -> None:
         else:
             _unlink(failed)
 
-    shutil.rmtree(path, onerror=make_writable)
+    try:
+        shutil.rmtree(path, onerror=make_writable)
+    except RecursionError:  # rmtree recurses (to Python 3.12): a tree past PATH_MAX and 1,000 deep
+        _remove_by_rm(path)
+
+
+def _remove_by_rm(path: Path) -> None:
+    """GNU rm walks any depth by descriptor, never following a link or crossing into another file
+    system; where there is none, what is left stays (remove_tree never raises)."""
+    try:
+        proc = start_helper(["rm", "-rf", "--one-file-system", "--", os.fspath(path)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        return
+    end_helper(proc)
 
 
 def _unlink(path: str) -> None:

@@ -153,3 +153,28 @@ def test_the_start_up_probe_leaves_nothing_behind(open_tmp: Path) -> None:
                          capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "''", out.stderr  # the overlay mounted ...
     assert list(scratch.iterdir()) == []  # ... and its probe folder, work/work included, is gone
+
+
+def _nest(top: Path, depth: int) -> None:
+    """`depth` folders one in another under `top`, made by descriptor (no path grows past PATH_MAX)."""
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(depth):
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    with open(os.open("f", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as handle:
+        handle.write("x")
+    os.close(fd)
+
+
+@pytest.mark.parametrize("depth", [1500, 2500])  # within PATH_MAX, and past it
+def test_a_tree_deeper_than_pythons_recursion_limit_is_removed_without_raising(tmp_path: Path, depth: int) -> None:
+    """A reviewer that nests folders in its workspace 1,300 deep made remove_tree ("never raising")
+    raise RecursionError: the trials' remover thread died, the run hung once its queue filled
+    (SIGTERM could not end it), and the leftover sweep raised on such a folder at every run."""
+    top = tmp_path / "trial"
+    top.mkdir()
+    _nest(top, depth)
+    remove_tree(top)
+    assert not top.exists()

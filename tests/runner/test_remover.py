@@ -70,3 +70,28 @@ def test_a_trial_ending_after_the_remover_closed_removes_its_own_folder(tmp_path
     remover.copy(late)  # no second worker that could take an end marker: removed here and now
     assert not early.exists() and not late.exists()
     assert not [t for t in threading.enumerate() if t.name == "trial-remover"]
+
+
+def test_a_folder_that_cannot_be_walked_in_python_does_not_stop_the_remover(tmp_path: Path, capsys,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trial folder whose removal raised (RecursionError on a reviewer's 1,300-deep folders)
+    ended the remover's thread: the next trials' puts filled its queue and blocked for good, and
+    the run hung, SIGTERM notwithstanding. Every later folder is still removed and close returns."""
+    real = remover_module.remove_tree
+
+    def raising_on_deep(folder: Path) -> None:
+        if folder.name == "deep":
+            raise RecursionError("maximum recursion depth exceeded")
+        real(folder)
+
+    monkeypatch.setattr(remover_module, "remove_tree", raising_on_deep)
+    folders = [tmp_path / name for name in ("deep", "a", "b", "c")]
+    for folder in folders:
+        folder.mkdir()
+    rm = Remover(backlog=1)
+    handing_off = threading.Thread(target=lambda: ([rm(f) for f in folders], rm.close()), daemon=True)
+    handing_off.start()
+    handing_off.join(timeout=30)  # four empty folders: seconds even on a loaded machine
+    assert not handing_off.is_alive(), "the remover's queue blocked"
+    assert [f.name for f in folders if f.exists()] == ["deep"]
+    assert f"{folders[0]} was not removed (RecursionError: maximum recursion depth exceeded)" in capsys.readouterr().err
