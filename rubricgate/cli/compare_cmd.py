@@ -66,6 +66,7 @@ def compare(runs, base_ref, repo, config_path, method, agent, trials, only, jobs
     interrupt_on_sigterm()
     started = _now()
     try:
+        _drop_earlier_record(json_out)
         _check_mode(runs, base_ref)
         root = _repo(repo)
         if base_ref is not None:
@@ -82,6 +83,20 @@ def compare(runs, base_ref, repo, config_path, method, agent, trials, only, jobs
         fail_input(exc)
     click.echo(render_comparison(comparison))
     sys.exit(comparison.decision.exit_code)
+
+
+def _drop_earlier_record(path: Path | None) -> None:
+    """--json: an earlier comparison's record at that path goes before this one starts. Written
+    only at the end, a comparison stopped on bad input or killed outright left it standing, and
+    `publish --compare` stated its decision for this push; a missing record reads as could not
+    judge."""
+    if path is None:
+        return
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:
+        raise GateInputError(str(path), "--json", f"cannot remove the earlier record: {exc.strerror}",
+                             "choose a writable path") from exc
 
 
 def _write_json(path: Path, record) -> None:

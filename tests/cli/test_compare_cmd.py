@@ -70,3 +70,19 @@ def test_a_comparison_let_through_by_inconclusive_pass_says_so_in_its_decision_l
                                  head_label="working tree", counts=lambda: {"regressed": 0, "fixed": 0, "unchanged": 0})
     assert render_comparison(comparison).splitlines()[-1] == \
         "decision (strict): INCONCLUSIVE (exit 0, passed by gate.inconclusive: pass) - held"
+
+
+def test_a_comparison_that_stops_before_its_end_leaves_no_earlier_record_at_its_json_path(tmp_path) -> None:
+    """`compare --json FILE` wrote FILE only at its end: one that stopped on bad input, or was
+    killed outright (the OOM killer, a cancelled step), left an earlier comparison's record there,
+    and `publish --compare FILE` stated that comparison's PASS for this push."""
+    from click.testing import CliRunner
+
+    from rubricgate.cli import main
+
+    earlier = tmp_path / "compare.json"
+    earlier.write_text('{"decision": {"status": "pass", "exit_code": 0}}')
+    got = CliRunner().invoke(main, ["compare", str(tmp_path / "no-run-a"), str(tmp_path / "no-run-b"),
+                                    "--repo", str(tmp_path), "--json", str(earlier)])
+    assert got.exit_code == 2, got.output
+    assert not earlier.exists()
