@@ -113,7 +113,7 @@ def adaptive_rounds(loaded: Loaded, jobs: list[Job], options: RunOptions):
     if rounds is not None and options.kind == "run":
         from rubricgate.gating.continuation import prepare
 
-        continued, rounds.design_key, rounds.design_mark = prepare(
+        continued, rounds.design_key, rounds.design_mark, rounds.passed_over = prepare(
             options.repo, loaded, order, first, options.agent or loaded.config.agent.name, options.continues,
             notes_dir(options.repo, loaded.config.cache_dir))
         try:

@@ -115,6 +115,7 @@ class AdaptiveRun:
         self.confirmation_trials: set[tuple[str, int]] = set()
         self.prior: list[dict] = []  # the looks of the runs this one continues (summary.json gate.looks)
         self.continued = None  # the run this one continues (gating/continuation.py's Continued)
+        self.passed_over = ""  # a fresh run: the INCONCLUSIVE run of its design it did not take up, and why
         self.design_key = ""  # what identifies the design (gating/design.py)
         self.design_mark: DesignMark | None = None  # its hold on its design while it runs (gating/design_mark.py)
         self._plan = None  # the power plan (plan()), made when first asked for

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shlex
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -195,14 +196,15 @@ ANOTHER_DESIGN = "another design"  # why_not's and changed_settings' line begins
 
 
 def prepare(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str, named: Path | None,
-            cache_dir: Path | None = None) -> tuple[Continued | None, str, DesignMark | None]:
+            cache_dir: Path | None = None) -> tuple[Continued | None, str, DesignMark | None, str]:
     """(the run this one continues, this run's design key, its mark on the design: held, the
-    caller's to release) for a statistical run of `case_ids`."""
+    caller's to release, and what a fresh run passed over: passed_over) for a statistical run of
+    `case_ids`."""
     if loaded.baseline is None:
         if named is not None:
             raise GateInputError("--continue", str(named), "there is no baseline to continue against",
                                  "run `rubricgate baseline update` first")
-        return None, "", None
+        return None, "", None, ""
     key, settings = design_of(repo, loaded, case_ids, first, agent)
     # Held before looking for the run to continue: a run of the design ending meanwhile is then
     # found (and continued), never passed over for a fresh start beside its INCONCLUSIVE.
@@ -212,7 +214,10 @@ def prepare(repo: Path, loaded, case_ids: Sequence[str], first: int, agent: str,
         _to_continue(repo, loaded, case_ids, named, key, cache_dir, settings)  # being continued: that line
         raise
     try:
-        return _to_continue(repo, loaded, case_ids, named, key, cache_dir, settings), key, mark
+        continued = _to_continue(repo, loaded, case_ids, named, key, cache_dir, settings)
+        fresh = named is None and continued is None
+        passed = passed_over(repo / loaded.config.reports, key, settings, cache_dir) if fresh else ""
+        return continued, key, mark, passed
     except BaseException:
         mark.release()
         raise
@@ -391,7 +396,8 @@ def why_not(summary: Summary, key: str, run_dir: Path | None = None, mark: Path 
 
 
 def _newest_run_here(reports: Path, cache_dir: Path | None,
-                     mine: Callable[[Summary], bool] = lambda summary: True) -> tuple[Path, Summary] | None:
+                     mine: Callable[[Summary], bool] = lambda summary: True,
+                     naming: str | None = None) -> tuple[Path, Summary] | None:
     """The newest gated run this user started here that ran to its end and is `mine` (of this
     design: of_design), with its summary. Passed over: a run of another design (one case with
     --only, say), a folder not started here (planted, or from another machine), an interrupted run (an
@@ -407,20 +413,48 @@ def _newest_run_here(reports: Path, cache_dir: Path | None,
     # Run ids start with a UTC timestamp to the second, then a random suffix: runs of one second
     # are ordered by their summaries' start (to the millisecond), or the older could be taken up.
     for _, second in itertools.groupby(runs, key=lambda run: run.name.split("-", 1)[0]):
-        for run, summary in sorted(_summaries_here(second, cache_dir), key=lambda rs: rs[1].started_at, reverse=True):
+        here = _summaries_here(second, cache_dir, naming)
+        for run, summary in sorted(here, key=lambda rs: rs[1].started_at, reverse=True):
             if summary.complete and "regraded_from" not in summary.config and not (run / SHARD_FILE).exists() \
                     and not (summary.counted_runs and not_judged(summary)) and mine(summary):
                 return run, summary
     return None
 
 
-def _summaries_here(runs: Iterable[Path], cache_dir: Path | None) -> list[tuple[Path, Summary]]:
-    """The readable summaries of the runs this user started here."""
+def passed_over(reports: Path, key: str, settings: dict[str, str], cache_dir: Path | None) -> str:
+    """Why a plain rerun that continues nothing passed over the newest INCONCLUSIVE run of its
+    design here ('' when there is none): no note says this user started it. A folder planted or
+    copied here is never continued unasked, but a note is also lost when a copy-only run, started
+    before it was written, clears the cache folder and puts back only the notes it read first:
+    the rerun then started afresh in silence, a second spend of the error."""
+    found = _newest_run_here(reports, cache_dir, lambda summary: of_design(summary, key, settings), naming=key)
+    if found is None or ran_here(cache_dir, found[0].name) or \
+            why_not(found[1], key, found[0], mark_path(reports, found[1].run_id)):
+        return ""
+    return (f"started afresh: {found[0]} of this design ended INCONCLUSIVE, but no note says this user ran it "
+            "(a run folder copied or planted here, or a note lost when a copy-only run cleared the cache "
+            "folder meanwhile), so it is not continued unasked; if you ran it, continue it instead: "
+            f"rubricgate run --continue {shlex.quote(str(found[0]))} (a fresh run beside it spends the error again)")
+
+
+def _summaries_here(runs: Iterable[Path], cache_dir: Path | None,
+                    naming: str | None = None) -> list[tuple[Path, Summary]]:
+    """The readable summaries of the runs this user started here, or (`naming` a design key) of
+    every run here whose summary names it."""
     found = []
     for run in runs:
-        if ran_here(cache_dir, run.name):
+        if ran_here(cache_dir, run.name) if naming is None else _names(run, naming):
             try:
                 found.append((run, read_summary(run)))
             except GateInputError:
                 continue
     return found
+
+
+def _names(run: Path, key: str) -> bool:
+    """Does the run's summary.json hold the design key `key`? A search of its bytes before it is
+    parsed: every run folder here is looked at, most of other designs (2,000 cases: 7 MB each)."""
+    try:
+        return key.encode() in (run / "summary.json").read_bytes()
+    except OSError:
+        return False

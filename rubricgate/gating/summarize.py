@@ -184,6 +184,9 @@ def continuation_detail(detail: GateDetail, decision: Decision, adaptive,
         detail.continues = [*earlier, continued.summary.run_id]
         detail.notes.insert(0, continued.note())
         decision = decision.model_copy(update={"warnings": [continued.note(), *decision.warnings]})
+    if adaptive.passed_over:  # said first too: the run spends the error afresh beside that one
+        detail.notes.insert(0, adaptive.passed_over)
+        decision = decision.model_copy(update={"warnings": [adaptive.passed_over, *decision.warnings]})
     if decision.status == "inconclusive":
         detail.next = next_step(adaptive, run_path)
         decision = decision.model_copy(update={"warnings": [*decision.warnings, f"next: {detail.next}"]})

@@ -879,3 +879,24 @@ def test_a_run_being_continued_is_not_continued_at_once_under_another_reports_fo
     assert second[0].exit_code == 2 and "it is being continued (by a run in progress" in second[0].output, \
         second[0].output
     assert not list((repo / "reports-elsewhere").glob("2*"))  # refused before a run folder was made
+
+
+def test_a_rerun_that_cannot_take_up_a_run_whose_note_was_lost_says_so_and_names_the_command(repo) -> None:
+    """A copy-only run that started before this run's note was written clears the cache folder
+    when it ends and puts back only the notes it read first: the note is gone, the INCONCLUSIVE
+    run is not continued unasked, and the plain rerun started afresh without a word, spending the
+    error a second time."""
+    from rubricgate.runner.cache import notes_dir, retire_cache
+    from rubricgate.runner.run_notes import read_notes, restore_notes
+
+    _statistical(repo)
+    cache = notes_dir(repo, None)
+    before = read_notes(cache)  # the other run's read, before its first agent
+    assert _run(repo).exit_code == 2
+    old = _newest(repo)
+    restore_notes(cache, before, retire_cache(cache))  # the other run ends: its cache folder retired
+    result = _run(repo)
+    data = json.loads((_newest(repo, besides=[old]) / "summary.json").read_text())
+    assert not data["gate"].get("continues"), result.output
+    assert f"started afresh: {old} of this design ended INCONCLUSIVE" in result.output
+    assert f"rubricgate run --continue {old}" in " ".join(result.output.split())
