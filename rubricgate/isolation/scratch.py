@@ -7,9 +7,12 @@ and trials running at once queue on the same directory lock.
 
 So the folders only the harness reads (the snapshot, the case layers, the overlay's upper and
 work folders, the raw stream) go to /dev/shm when it is a writable tmpfs with room for the
-snapshot and a margin. What the agent itself is shown (its workspace's mount point or copy, its
-HOME and output folder) stays in the system temp folder: a CLI that sandboxes its own tools
-(Codex, Claude Code) mounts a fresh /dev, where a workspace under /dev/shm would vanish.
+snapshot and a margin. A copy of the tree the agent is shown (copy-only, --keep-workspaces), its
+HOME and output folder stay in the system temp folder: a CLI that sandboxes its own tools
+(Codex, Claude Code) mounts a fresh /dev, where a workspace under /dev/shm would vanish. An
+overlay workspace's upper layer and the trial's HOME beside it are on the private side (the
+sandbox mounts them at the shown paths), so what a sandboxed reviewer writes there is memory
+when that side is /dev/shm (docs/isolation.md, Limits).
 TMPDIR, when set, is the user's choice for both and always wins. The sandbox covers both
 folders: no agent sees another trial's folders or the snapshot.
 """
