@@ -32,9 +32,22 @@ def find_rollout(home: Path) -> Path | None:
 
 
 def _rollouts(folder: Path) -> list[Path]:
+    """Every rollout file under `folder`, walked without recursion: the agent made the tree, and
+    one a thousand folders deep took os.walk past Python's recursion limit (the trial errored as
+    the harness's own failure). A linked folder is never entered; one that cannot be listed is
+    passed over, as os.walk passes it."""
     found: list[Path] = []
-    for top, _dirs, files in os.walk(folder, followlinks=False):
-        found += [Path(top) / f for f in files if f.startswith("rollout-") and f.endswith(".jsonl")]
+    pending = [os.fspath(folder)]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as listing:
+                for entry in listing:
+                    if entry.is_dir():
+                        pending += [] if entry.is_symlink() else [entry.path]
+                    elif entry.name.startswith("rollout-") and entry.name.endswith(".jsonl"):
+                        found.append(Path(entry.path))
+        except OSError:
+            continue
     return found
 
 
