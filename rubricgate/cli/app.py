@@ -12,7 +12,7 @@ from typing import NoReturn, TextIO
 import click
 
 from rubricgate import __version__, exitcodes
-from rubricgate.cli.console import caused_by_interrupt, output_failed, say_output_failed
+from rubricgate.cli.console import caused_by_interrupt, interrupted_line, output_failed, say_output_failed
 
 SIGPIPE_STATUS = 141  # 128 + SIGPIPE: what a shell reports for a writer whose reader left
 
@@ -110,10 +110,10 @@ class GateGroup(click.Group):
             to_devnull(sys.stdout)
             sys.exit(SIGPIPE_STATUS)
         except (click.Abort, KeyboardInterrupt):  # before the run could judge: never exit 1 (regression)
-            _interrupted()
+            _interrupted(ctx.invoked_subcommand)
         except Exception as exc:
             if caused_by_interrupt(exc):  # the interpreter wrapped it (in __set_name__: RuntimeError)
-                _interrupted()
+                _interrupted(ctx.invoked_subcommand)
             if output_failed(exc):  # `rubricgate validate > /dev/full`
                 sys.exit(say_output_failed(exc))
             if os.environ.get("RUBRICGATE_DEBUG") == "1":
@@ -123,9 +123,8 @@ class GateGroup(click.Group):
             sys.exit(exitcodes.CANNOT_JUDGE)
 
 
-def _interrupted() -> NoReturn:
-    click.echo("error: interrupted: the run was stopped before it could judge "
-               "(fix: run it again; nothing was gated)", err=True)
+def _interrupted(command: str | None) -> NoReturn:
+    click.echo(interrupted_line(command), err=True)
     sys.exit(exitcodes.CANNOT_JUDGE)
 
 

@@ -51,6 +51,22 @@ FLUSH_FAILED = 120
 
 INTERRUPTED = ("error: interrupted: the run was stopped before it could judge "
                "(fix: run it again; nothing was gated)")
+# The commands that judge (or measure what a later run judges against): their interrupt says so.
+JUDGING = frozenset({"run", "compare", "merge", "mutate", "regrade", "baseline"})
+
+
+def interrupted_line(command: str | None) -> str:
+    """The one line an interrupt ends `command` with: a judging command's run could not judge;
+    any other (`view --build`, `export`) was only stopped."""
+    if command in JUDGING:
+        return INTERRUPTED
+    return f"error: interrupted: rubricgate{f' {command}' if command else ''} was stopped (fix: run it again)"
+
+
+def command_named() -> str | None:
+    """The command this process's arguments name (the first that is no option: the group's own
+    are --help and --version alone)."""
+    return next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
 
 
 def console_main() -> NoReturn:
@@ -67,7 +83,7 @@ def console_main() -> NoReturn:
     except SystemExit as exc:
         status = exit_status(exc.code)
     except KeyboardInterrupt:
-        print(INTERRUPTED, file=sys.stderr)
+        print(interrupted_line(command_named()), file=sys.stderr)
         status = 2
     except OSError as exc:  # before the command's own wrapper (`--version` into a full disk)
         if not output_failed(exc):
@@ -76,7 +92,7 @@ def console_main() -> NoReturn:
     except Exception as exc:  # importing click, before the command's own wrapper (cli/app.py)
         if not caused_by_interrupt(exc):
             raise
-        print(INTERRUPTED, file=sys.stderr)
+        print(interrupted_line(command_named()), file=sys.stderr)
         status = 2
     os._exit(flush_streams(status))
 
@@ -228,7 +244,7 @@ def _run_main() -> int:
         exc.show()
         return exc.exit_code
     except (click.Abort, KeyboardInterrupt):
-        print(INTERRUPTED, file=sys.stderr)
+        print(interrupted_line(command_named()), file=sys.stderr)
         return 2
 
 

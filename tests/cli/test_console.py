@@ -11,6 +11,7 @@ from rubricgate.cli import console
 from rubricgate.cli.console import (
     FLUSH_FAILED,
     INTERRUPTED,
+    interrupted_line,
     PLUGIN_LOADER,
     exit_status,
     flush_streams,
@@ -316,7 +317,7 @@ console_main()
 def test_an_interrupt_wrapped_while_click_imports_is_the_one_line():
     proc = subprocess.run([sys.executable, "-c", "INTERRUPTED = True\n" + WRAPPED_AT_IMPORT],
                           capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 2 and proc.stderr.strip() == INTERRUPTED, proc.stderr
+    assert proc.returncode == 2 and proc.stderr.strip() == interrupted_line(None), proc.stderr
     other = subprocess.run([sys.executable, "-c", "INTERRUPTED = False\n" + WRAPPED_AT_IMPORT],
                            capture_output=True, text=True, timeout=600)
     assert other.returncode != 0 and "interrupted" not in other.stderr and "OSError: disk" in other.stderr
@@ -372,3 +373,27 @@ def test_an_interpreter_reading_file_names_as_ascii_is_refused_before_the_baseli
     line, = proc.stderr.splitlines()
     assert proc.returncode == 2 and "not UTF-8" in line and "PYTHONUTF8=1" in line, proc.stderr
     assert (repo / "baseline.json").read_bytes() == before
+
+
+def test_an_interrupt_of_a_command_that_judges_nothing_says_it_was_stopped_not_that_a_run_could_not_judge():
+    """`view --build` and `export` stopped by Ctrl-C said "the run was stopped before it could
+    judge ... nothing was gated": no run, nothing to gate."""
+    assert interrupted_line("view") == "error: interrupted: rubricgate view was stopped (fix: run it again)"
+    assert interrupted_line(None) == "error: interrupted: rubricgate was stopped (fix: run it again)"
+    for judging in ("run", "compare", "merge", "mutate", "regrade", "baseline"):
+        assert interrupted_line(judging) == INTERRUPTED
+
+
+@pytest.mark.parametrize("command", ["export", "run"])
+def test_an_interrupt_inside_a_command_names_that_command(command, monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    from rubricgate.cli import main
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr("rubricgate.cli.core.run_suite", interrupted)
+    monkeypatch.setattr("rubricgate.analysis.run_folders", interrupted)
+    args = {"export": ["export", str(tmp_path), "--out", str(tmp_path / "x")], "run": ["run", "--repo", str(tmp_path)]}
+    result = CliRunner().invoke(main, args[command])
+    assert result.exit_code == 2 and result.output.strip().splitlines()[-1] == interrupted_line(command), result.output

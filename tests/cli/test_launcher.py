@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rubricgate.cli.console import INTERRUPTED
+from rubricgate.cli.console import interrupted_line
 
 ROOT = Path(__file__).resolve().parents[2]
 LAUNCHER = ROOT / "bin" / "rubricgate"
@@ -44,7 +44,7 @@ def test_a_signal_sent_during_the_interpreters_start_waits_for_the_handlers(tmp_
         proc = subprocess.run([str(command), "--version"], capture_output=True, text=True,
                               env=_env(os.environ["PATH"]), timeout=600,
                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-        assert (proc.returncode, proc.stderr.strip()) == (2, INTERRUPTED), sig
+        assert (proc.returncode, proc.stderr.strip()) == (2, interrupted_line(None)), sig
         assert proc.stdout == ""
 
 
