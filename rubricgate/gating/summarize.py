@@ -65,8 +65,11 @@ def _taken_up(state: RunState) -> int:
 
 def _ran(done: int, total: int, state: RunState) -> str:
     """'D of T trials', and for a continuation how many of them it ran itself (the progress line's
-    count): "11/24 trials" and "interrupted after 60 of 65 trials" were said of one run."""
+    count): "11/24 trials" and "interrupted after 60 of 65 trials" were said of one run. An adaptive
+    run's total is the progress line's too (the design's most), not the rounds handed out so far."""
     taken = _taken_up(state)
+    if state.adaptive is not None:  # the progress line's total: the most the design may run, confirmations sent too
+        total = max(total, state.adaptive.most_trials() + len(state.adaptive.confirmation_trials))
     if not taken:
         return f"{done} of {total} trials"
     return f"{done - taken} trials of its own ({done} of {total} with the {taken} it continues)"

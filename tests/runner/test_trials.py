@@ -99,3 +99,24 @@ def test_an_interrupted_statistical_run_reports_what_ran_and_its_method(tmp_path
     ran = sum(len(c.trials) for c in s.cases)
     assert ran >= 1 and f"run interrupted after {ran} of " in s.decision.reasons[0]
     assert "of 0 trials" not in s.decision.reasons[0]
+
+
+class InterruptedAtOnce(BuiltinAgent):
+    """Ctrl-C arrives while the run's first trial runs."""
+
+    def run(self, request):  # type: ignore[no-untyped-def]
+        raise KeyboardInterrupt
+
+
+def test_an_interrupted_statistical_run_counts_its_trials_against_the_total_its_progress_showed(tmp_path,
+                                                                                               monkeypatch) -> None:
+    """The progress line said "0/36 trials" (the most the design may run) and the reason
+    "interrupted after 0 of 3 trials" (the first round handed out): two totals for one run."""
+    monkeypatch.setattr("rubricgate.pipeline.get_agent", lambda name, cfg: InterruptedAtOnce(cfg))
+    repo = make_repo(tmp_path / "repo", fixtures=FIXTURES)
+    _statistical(repo, margin=0.3)
+    outcome = run_suite(RunOptions(repo=repo, jobs=1))
+    (plan,) = [e for e in _events(outcome) if e["event"] == "plan"]
+    assert plan["total_trials"] > len(FIXTURES)
+    assert outcome.summary.decision.reasons[0].startswith(
+        f"run interrupted after 0 of {plan['total_trials']} trials"), outcome.summary.decision.reasons
