@@ -72,7 +72,11 @@ def identity_args(fds: dict[str, int]) -> list[str]:
 
 def in_system(path: Path) -> bool:
     """path lies in a system folder shown anyway (no mount of its own needed)."""
-    return any(_within(str(path), d) for d in SYSTEM_DIRS)
+    return _in_system_text(str(path))
+
+
+def _in_system_text(path: str) -> bool:
+    return any(_within(path, d) for d in SYSTEM_DIRS)
 
 
 def agent_folders(program: str | None, files: Sequence[str], home: Sequence[Path],
@@ -145,11 +149,29 @@ def parent_dirs(paths: Iterable[Path]) -> list[str]:
     would create them 0700 owned by root, which the sandbox user could not cross)."""
     parents: dict[str, None] = {}
     for path in paths:
-        for parent in reversed(path.parents):
-            text = str(parent)
-            if text not in ("/", "/tmp", "/dev", "/proc") and not in_system(parent):
-                parents[text] = None
+        parents.update(dict.fromkeys(_made_parents(os.path.dirname(str(path)))
+                                     if path.is_absolute() else _relative_parents(path)))
     return [arg for p in parents for arg in ("--perms", "0755", "--dir", p)]
+
+
+_NOT_MADE = ("/tmp", "/dev", "/proc")  # the caller mounts these (and "/" is the root itself)
+
+
+@lru_cache(maxsize=256)
+def _made_parents(folder: str) -> tuple[str, ...]:
+    # `folder` and the folders above it that bwrap must make, outermost first. By names alone and
+    # remembered per folder: every trial's mount points share their parents (the run's temp
+    # folder, the CLI's install prefix), and Path.parents with a system test per parent was half
+    # of a trial's argument list.
+    above = os.path.dirname(folder)
+    if above == folder:  # a root
+        return ()
+    made = _made_parents(above)
+    return made if folder in _NOT_MADE or _in_system_text(folder) else (*made, folder)
+
+
+def _relative_parents(path: Path) -> list[str]:
+    return [str(p) for p in reversed(path.parents) if str(p) not in ("/", *_NOT_MADE) and not in_system(p)]
 
 
 def _within(path: str, root: str) -> bool:

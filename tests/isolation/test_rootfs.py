@@ -44,3 +44,27 @@ def test_a_program_missing_from_the_system_folders_is_named_where_the_sandbox_wo
         assert rootfs.system_program("no-such-program-here") == "/usr/bin/no-such-program-here"
     finally:
         rootfs.system_program.cache_clear()
+
+
+def _dirs(args: list[str]) -> list[str]:
+    assert args[0::4] == ["--perms"] * (len(args) // 4) and args[2::4] == ["--dir"] * (len(args) // 4)
+    return args[3::4]
+
+
+def test_parent_dirs_skip_what_exists_in_the_sandbox_anyway():
+    # The root, /tmp, /dev and /proc are mounted by the caller; system folders are shown whole.
+    assert rootfs.parent_dirs([Path("/"), Path("/a"), Path("/tmp/x"), Path("/usr/lib/x/y"), Path("/proc/1")]) == []
+    assert _dirs(rootfs.parent_dirs([Path("/usrx/a/b"), Path("/dev/shm/a")])) == ["/usrx", "/usrx/a", "/dev/shm"]
+
+
+def test_parent_dirs_made_outermost_first_and_once():
+    paths = [Path("/opt/cli/bin"), Path("/tmp/rg-1/ab/repo"), Path("/tmp/rg-1/ab/out"), Path("/opt/cli/lib")]
+    assert _dirs(rootfs.parent_dirs(paths)) == ["/opt", "/opt/cli", "/tmp/rg-1", "/tmp/rg-1/ab"]
+
+
+@pytest.mark.parametrize("path", ["/home/u/.local/x", "/tmp/../etc/x/y", "/srv/a b/c", "rel/a/b", "x"])
+def test_parent_dirs_name_the_folders_pathlib_does(path: str):
+    # Worked out by names and remembered per folder: the same folders as Path.parents gives.
+    expected = [str(p) for p in reversed(Path(path).parents)
+                if str(p) not in ("/", "/tmp", "/dev", "/proc") and not rootfs.in_system(p)]
+    assert _dirs(rootfs.parent_dirs([Path(path)])) == expected
