@@ -9,6 +9,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
 from rubricgate.credentials import CREDENTIAL_PATTERNS
 
@@ -20,9 +21,15 @@ def secret_values(env: Mapping[str, str], secret_names: Iterable[str]) -> list[s
     the declared secrets' (`secret_names`) and every other value that is a secret by its name or
     shape (`secret_variable`: a token passed through agent.env_allowlist reaches the reviewer,
     which can print it). Longest first; values under MIN_SECRET_CHARS are skipped."""
-    names = set(secret_names)
-    found = {v for k, v in env.items() if len(v) >= MIN_SECRET_CHARS and (k in names or secret_variable(k, v))}
-    return sorted(found, key=len, reverse=True)
+    return list(_secret_values(tuple(env.items()), frozenset(secret_names)))
+
+
+@lru_cache(maxsize=16)
+def _secret_values(items: tuple[tuple[str, str], ...], names: frozenset[str]) -> tuple[str, ...]:
+    # Every trial of a run hands its agent the same environment: its secrets are worked out once
+    # (a name pattern and a shape test per variable, ~0.06 ms of each trial's Python before).
+    found = {v for k, v in items if len(v) >= MIN_SECRET_CHARS and (k in names or secret_variable(k, v))}
+    return tuple(sorted(found, key=len, reverse=True))
 
 
 # Variables that name where things are, not secrets, whatever their shape.

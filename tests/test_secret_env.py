@@ -30,3 +30,14 @@ def test_the_parent_environment_gives_configured_secrets_and_secret_shaped_value
     found = parent_env_secrets(environ, ["configured-secret"])
     assert set(found) == {"Zq9fK2mP7vL4nR8tWx3Yb6Hc", "configured-secret", "plain-words-value"}
     assert found[0] == "Zq9fK2mP7vL4nR8tWx3Yb6Hc"  # longest first
+
+
+def test_secret_values_answer_each_environment_and_each_caller_its_own():
+    # Remembered per environment (every trial of a run hands the same one): a changed value or
+    # name set gets its own answer, and a caller changing its list changes no later answer.
+    env = {"GH_TOKEN": "ghp_" + "a1B2" * 9, "PLAIN": "hello world"}
+    first = secret_values(env, [])
+    first.append("mutated")
+    assert secret_values(env, []) == [env["GH_TOKEN"]]
+    assert secret_values({**env, "GH_TOKEN": "another-long-token"}, []) == ["another-long-token"]
+    assert secret_values(env, ["PLAIN"]) == [env["GH_TOKEN"], "hello world"]
