@@ -362,8 +362,10 @@ def _wait_and_end(proc: subprocess.Popen[bytes], streams: Streams, wake: Wake, d
 def _end(proc: subprocess.Popen[bytes], token: str, sandboxed: bool) -> int:
     """Kill whatever is left of the agent and reap it; its exit code."""
     # The sandbox ends with its PID namespace; without one, the group and the token sweep
-    # make sure no background child outlives the trial.
-    if sandboxed:
+    # make sure no background child outlives the trial. A bwrap already reaped (the usual end:
+    # its init exited first, and with it the namespace) is not looked up again: its pid may be
+    # another process's by now, whose children are no sandbox of ours.
+    if sandboxed and proc.returncode is None:
         kill_sandbox(proc.pid)
     kill_group(proc.pid, grace_s=0 if sandboxed else KILL_GRACE_S, reap=proc.poll)
     exit_code = proc.wait()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -327,3 +329,25 @@ def test_the_sandboxs_init_names_nothing_of_the_harnesss_path(tmp_path: Path, mo
     assert res.exit_code == 0, res.stderr_tail
     assert launched and all("alice" not in env.get("PATH", "") for env in launched)
     assert "alice" not in out.read_text()  # as root, /proc/1/environ is not the agent's to read
+
+
+def test_ending_a_reaped_sandbox_signals_no_process_that_took_its_pid(tmp_path: Path) -> None:
+    # A bwrap whose exit was already collected leaves no namespace behind; its pid may name an
+    # unrelated process by then, whose children must not be killed as the sandbox's.
+    import subprocess
+
+    from rubricgate.isolation import process
+
+    other = subprocess.Popen(["sh", "-c", "sleep 60 & echo $!; wait"], stdout=subprocess.PIPE, text=True)
+    child = int(other.stdout.readline())  # type: ignore[union-attr]
+    try:
+        reaped = subprocess.Popen(["true"])
+        reaped.wait()
+        reaped.pid = other.pid  # what a reused pid looks like to the trial that held it
+        assert process._end(reaped, "", sandboxed=True) == 0
+        assert _alive(child)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
+        other.kill()
+        other.wait()
