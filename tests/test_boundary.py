@@ -235,3 +235,15 @@ def test_a_names_bytes_that_are_not_utf8_are_printed_escaped_and_encode() -> Non
     # os.fsdecode(b"caf\xe9.md"): written raw, the surrogate ended the output in a UnicodeEncodeError.
     shown = boundary.printable("caf\udce9.md")
     assert shown == "caf\\udce9.md" and shown.encode("utf-8")
+
+
+def test_a_short_text_reads_its_numbers_as_a_long_one_does() -> None:
+    # Under 300 characters the number scan is skipped (no 300-digit run fits, and every float goes
+    # through the hook anyway): the same values as the same numbers padded past the scan's length.
+    short = '{"a": 1e999, "b": -1E+400, "c": 12, "d": 2.5e-3, "e": NaN, "f": ' + "7" * 200 + "}"
+    padded = short[:-1] + ', "pad": "' + " " * 400 + '"}'
+    assert len(short) < 300 < len(padded)
+    read = boundary.loads(short)
+    assert read == {k: v for k, v in boundary.loads(padded).items() if k != "pad"}
+    assert read["a"] is None and read["b"] is None and read["e"] is None and read["f"] == int("7" * 200)
+    assert boundary.loads("1" * 299) == int("1" * 299)
