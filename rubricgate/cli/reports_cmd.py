@@ -73,7 +73,7 @@ def regrade(run_dir, repo, config_path, artifact) -> None:
         fail_input(exc)
     for warning in done.warnings:
         click.echo(f"warning: {warning}", err=True)
-    for reason in final.decision.reasons if final.decision != done.summary.decision else []:
+    for reason in final.decision.reasons if final.decision.status == "error" else []:  # why it could not judge
         click.echo(f"error: {reason}", err=True)
     click.echo(f"regraded {old.run_id} -> {done.run_dir} · decision {final.decision.status}")
     sys.exit(final.decision.exit_code)

@@ -16,6 +16,7 @@ from pathlib import Path
 from rubricgate.errors import GateInputError
 from rubricgate.gating.changes import with_rule_changes
 from rubricgate.gating.design_mark import LOST
+from rubricgate.gating.gate import cannot_judge
 from rubricgate.gating.recorded import bad_trial, transcript_bytes
 from rubricgate.gating.summarize import build_summary
 from rubricgate.graders import judge
@@ -191,10 +192,28 @@ def regrade_run(run_dir: Path, loaded: Loaded, reports_dir: Path | None = None,
     # decision. Rule-table changes only: the transcripts were answers to the run's own prompt.
     summary = with_rule_changes(summary, loaded.rubric, loaded.cases, loaded.baseline, loaded.config.gate,
                                 loaded.config.reviewer.rubric)
+    summary = _not_against_itself(summary, old, loaded)
     out = (reports_dir or run_dir.parent) / new_id
     _copy_transcripts(run_dir, out, results)
     write_summary(out, summary)
     return Regraded(summary, out, subset.cases, warnings)
+
+
+def _not_against_itself(summary: Summary, old: Summary, loaded: Loaded) -> Summary:
+    """Could not judge when the baseline's newest measurement holds the regraded run's own trials
+    (`baseline update --from` it, or from a run that continued it): the test takes the two for
+    samples measured apart, and the same trials on both sides are one (`compare` refuses such a
+    pair too)."""
+    measured = loaded.baseline.measured_with if loaded.baseline is not None else None
+    run = measured.run_id if measured is not None else ""
+    if not run or run not in {old.run_id, *old.counted_runs}:
+        return summary
+    why = (f"the baseline was measured from run {run}, whose trials this regrade grades again: the gate's test "
+           "takes its two sides for samples measured apart, and these are one; regrade a run measured apart "
+           "from the baseline, or measure the baseline afresh (`rubricgate run`, then `rubricgate baseline "
+           "update --from` that run)")
+    decision = cannot_judge([why], summary.decision.method)
+    return summary.model_copy(update={"decision": decision.model_copy(update={"warnings": summary.decision.warnings})})
 
 
 def _copy_transcripts(src: Path, dst: Path, results: list[TrialResult]) -> None:

@@ -158,3 +158,17 @@ def test_a_regrade_of_a_record_or_baseline_run_keeps_its_kind_and_stays_out_of_t
         assert json.loads((again / "summary.json").read_text())["kind"] == kind
         trend = CliRunner().invoke(main, ["trend", str(again)])  # no point of the suite's series
         assert trend.exit_code == 2 and f"left out: 1 {kind})" in trend.output, trend.output
+
+
+def test_a_regrade_of_the_run_the_baseline_was_measured_from_cannot_judge(tmp_path):
+    """`baseline update --from RUN`, then `regrade RUN`: the run's trials were judged against
+    themselves ("110/117 vs baseline 110/117, drop +0.0"), where `compare` refuses such a pair."""
+    repo, run_dir = _run(tmp_path)
+    updated = CliRunner().invoke(main, ["baseline", "update", "--repo", str(repo), "--from", str(run_dir),
+                                        "--reason", "measured"])
+    assert updated.exit_code == 0, updated.output
+    got = CliRunner().invoke(main, ["regrade", str(run_dir), "--repo", str(repo)])
+    assert got.exit_code == 2, got.output
+    assert f"the baseline was measured from run {run_dir.name}, whose trials this regrade grades again" in got.output
+    other_repo, other_run = _run(tmp_path / "other")  # a baseline measured apart: judged as before
+    assert CliRunner().invoke(main, ["regrade", str(other_run), "--repo", str(other_repo)]).exit_code == 0
