@@ -195,11 +195,13 @@ def _case_id(cat: Catalog, ref: RunRef | None, case_slug: str) -> list[str]:
 
 
 def case_history(case_id: str, rows: list[CaseRun]) -> CaseHistory:
-    """The case page's data from its runs (oldest first)."""
+    """The case page's data from its runs (oldest first). Shares and failures are of the judged
+    trials: an errored one was never judged (the reports' "no judged trial failed"), so a run
+    whose every trial errored has no share and did not fail."""
     for r in rows:
-        trials = r.cell.trials if r.cell else []
-        r.failed = any(cell_failed(t) for t in trials)
-        r.pass_share = sum(not cell_failed(t) for t in trials) / len(trials) if trials else None
+        judged = [t for t in r.cell.trials if not t.errored] if r.cell else []
+        r.failed = any(cell_failed(t) for t in judged)
+        r.pass_share = sum(not cell_failed(t) for t in judged) / len(judged) if judged else None
     out = CaseHistory(case_id, rows, next((r for r in rows if r.failed), None))
     for i, r in enumerate(rows):
         window = rows[max(0, i - FLAKY_WINDOW + 1): i + 1]

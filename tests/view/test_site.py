@@ -243,3 +243,27 @@ def test_a_run_page_dates_the_continuation_its_run_named(tmp_path):
     html = text(site_for([tmp_path / "reports"]), urls.run(OLD))
     assert f"reports/{OLD} (at the time of the run, 2026-01-01 00:01; after a later" in html, html
     assert html.count(f"--continue reports/{OLD}") == html.count("at the time of the run"), html
+
+
+def _errored(case_id: str, n: int) -> rf.TrialResult:
+    """A trial whose agent failed for infrastructure reasons: never judged."""
+    why = rf.Grade(passed=False, category="errored", reason="infrastructure failure (start): exit 1")
+    return rf.trial(case_id, n, "ERROR", verdict=why).model_copy(update={"errored": True})
+
+
+def test_case_page_counts_errored_trials_neither_passing_nor_failing(tmp_path):
+    # A case whose every trial errored was never judged: the reports say "no judged trial failed",
+    # so its page must not say it failed in that run, nor draw it as a run of failures.
+    case_id = "pass-weekly-revenue"
+    older = rf.summary(run_id=OLD, started_at="2026-01-01T00:00:00Z", cases=[rf.CaseSummary(
+        id=case_id, source="fixture", expected_tier="PASS", trials=[_errored(case_id, 1), _errored(case_id, 2)])])
+    newer = rf.summary(run_id=NEW, started_at="2026-01-02T00:00:00Z", cases=[rf.CaseSummary(
+        id=case_id, source="fixture", expected_tier="PASS",
+        trials=[rf.trial(case_id, 1, "PASS"), _errored(case_id, 2)])])
+    for s in (older, newer):
+        rf.write_run_dir(tmp_path / "reports" / s.run_id, s)
+    html = text(site_for([tmp_path / "reports"]), urls.case(case_id))
+    assert "first failed" not in html and "never failed in these 2 run(s)" in html
+    assert re.findall(r'class="case-run" data-run="([^"]+)" data-failed="(\d)"', html) == [(NEW, "0"), (OLD, "0")]
+    assert re.findall(r'data-label="passing">([^<]+)<', html) == ["100.0%", "n/a"]
+    assert 'class="mark" aria-hidden="true">✗' not in html and "col failed" not in html
