@@ -297,6 +297,24 @@ def held_runs(summary: Summary) -> list[str]:
     return list(dict.fromkeys([*summary.counted_runs, *(summary.gate.continues if summary.gate else [])]))
 
 
+def superseded_runs(holders: dict[str, list[str]]) -> set[str]:
+    """Of runs (id -> the runs it holds, `held_runs`), those no point of a trend may stand for:
+    each run another holds, and each run holding trials another run holds too that holds more or,
+    as many, is newer (run ids sort by time): two regrades of one run hold the same trials, and
+    a point for each would test those trials against themselves."""
+    holding: dict[str, list[str]] = {}  # a held run -> the runs holding it
+    for run_id, runs in holders.items():
+        for held in set(runs):
+            holding.setdefault(held, []).append(run_id)
+    key = {run_id: (len(runs), run_id) for run_id, runs in holders.items()}
+    # Of the runs holding one run's trials, each but the one holding most (the newest of equals):
+    # one pass over what is held, not every pair of runs (a trend of a long history).
+    out = set(holding)
+    for runs in holding.values():
+        out.update(set(runs) - {max(runs, key=key.__getitem__)})
+    return out
+
+
 class ReplayArtifact(StrictModel):
     format_version: Annotated[int, known_format(1)] = 1
     case: CaseSpec

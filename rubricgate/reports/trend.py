@@ -19,7 +19,7 @@ from rubricgate.gating.evidence import weigh
 from rubricgate.gating.exact import holm
 from rubricgate.gating.stats import compared
 from rubricgate.models.base import DIMENSIONS
-from rubricgate.models.results import Summary, held_runs, of_some_cases
+from rubricgate.models.results import Summary, held_runs, of_some_cases, superseded_runs
 from rubricgate.records.events import unfinished_run
 from rubricgate.records.files import MUTATION_TEST, comparison_folder, mutation_folder, read_summary
 from rubricgate.records.run_index import SHARD_FILE
@@ -102,9 +102,10 @@ def _no_run_of_the_suite(path: Path) -> str:
 
 def continued_runs(summaries: Iterable[Summary]) -> set[str]:
     """The runs whose trials a later run holds (`counted_runs`: it continued, regraded or merged
-    them): a point for each counted those trials twice, and the changed test between them
-    compared a run's trials with themselves."""
-    return {run_id for s in summaries for run_id in held_runs(s)}
+    them), and an older run holding the same trials as another (two regrades of one run): a
+    point for each counted those trials twice, and the changed test between them compared a
+    run's trials with themselves."""
+    return superseded_runs({s.run_id: held_runs(s) for s in summaries})
 
 
 def _kind(path: Path, summary: Summary) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rubricgate.errors import GateInputError
+from rubricgate.models.results import superseded_runs
 from rubricgate.models.reviewer_digests import reviewer_changed
 from rubricgate.models.view_index import CaseCell, RunHead
 from rubricgate.view import comparisons, safe, urls
@@ -284,10 +285,11 @@ DEFAULT_BRANCHES = ("main", "master", "trunk")
 
 def branch_series(cat: Catalog) -> dict[str, list[RunHead]]:
     """The gated runs oldest first, one series per branch (a PR's branch apart from main's). A run a
-    later run continued is no point of its own: the continuation's point holds its trials."""
+    later run continued is no point of its own: the continuation's point holds its trials (of two
+    regrades of one run, the newer's)."""
     series: dict[str, list[RunHead]] = {}
     heads = cat.heads()
-    continued = {run_id for h in heads for run_id in h.continues}
+    continued = superseded_runs({h.run_id: h.continues for h in heads})
     for h in reversed(heads):
         if h.kind in TREND_KINDS and h.run_id not in continued:
             series.setdefault(h.branch or NO_BRANCH, []).append(h)

@@ -268,6 +268,26 @@ def test_a_run_and_its_regrade_are_one_point_the_regrades(tmp_path):
     assert "regraded" in render_trend(chosen.runs, left_out=chosen.left_out)
 
 
+def test_two_regrades_of_one_run_are_one_point_the_newer_regrades(tmp_path):
+    """Regrading a run twice (its grading edited in between) left both regrades as points holding
+    the same trials, the move between them marked CHANGED: a test of one run's trials against
+    themselves, read as the reviewer moving."""
+    from rubricgate.view import urls
+    from rubricgate.view.site import site_for
+
+    def at(run_id: str, **extra):
+        return rf.passing_summary().model_copy(update={"run_id": run_id, "started_at": "2026-01-01T00:01:00Z",
+                                                        **extra})
+    held = {"counted_runs": ["run-a"], "config": {"regraded_from": "run-a"}}
+    runs = {"a": at("run-a"), "r1": at("run-r1", **held), "r2": at("run-r2", **held)}
+    chosen = suite_runs([_write(tmp_path, name, s) for name, s in runs.items()])
+    assert [s.run_id for s in chosen.runs] == ["run-r2"] and chosen.left_out == {"continued": 2}
+    for s in runs.values():
+        rf.write_run_dir(tmp_path / "reports" / s.run_id, s)
+    page = site_for([tmp_path / "reports"]).page(urls.trend()).body.decode()
+    assert 'data-run="run-r2"' in page and 'data-run="run-r1"' not in page and 'data-run="run-a"' not in page
+
+
 def test_a_run_a_later_run_continued_is_one_point_the_continuations(tmp_path):
     """The continued run and its continuation were two points, 24/24 then 48/48 holding the same
     24 trials, and the changed test between them compared those trials with themselves."""
