@@ -22,7 +22,7 @@ MAX_REASON = 300
 MAX_FAILING_CASES = 5  # explained one by one; the rest named with their counts (all are in the artifact)
 MAX_FINDINGS = 5
 MAX_LISTED = 20  # keeps a badly broken run under GitHub's 65,536-character body limit
-MAX_WARNING = 200  # a folded warning's first words; report.html and summary.json have each in full
+MAX_WARNING = 500  # a folded warning's first words; report.html and summary.json have each in full
 _EPS = 1e-6  # the strict gate's own tolerance (gate.EPS)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 

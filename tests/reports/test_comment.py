@@ -313,3 +313,14 @@ def test_the_readme_tours_regression_comment_tells_what_and_why_first_in_under_4
                  "after fm-description-required severity critical → warning",
                  "failing: block-missing-description, fixture-data-loader"):
         assert part in line, line
+
+
+def test_a_warning_with_its_advice_at_the_end_is_shown_to_its_end():
+    """The within-run dependence warning's advice (`rubricgate baseline update measures in
+    sessions`) comes after ~300 characters of evidence: the comment cut it at 200."""
+    advice = ("fixture-x: verdict 0/5 vs baseline 10/10 (collapse suspected, not testable under within-run "
+              "dependence; per-case exact p, Holm over cases and dimensions, 0.0021); one run's failing trials may "
+              "be one repeated answer: rubricgate baseline update measures in sessions")
+    decision = Decision(status="inconclusive", exit_code=2, reasons=["verdict: INCONCLUSIVE"], warnings=[advice])
+    body = render_comment(rf.summary(decision=decision))
+    assert escape_md("rubricgate baseline update measures in sessions") in body, body
