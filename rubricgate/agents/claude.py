@@ -87,7 +87,11 @@ class ClaudeAgent(CliAgent):
         return None if "CLAUDE_CODE_MAX_RETRIES" in request.env else api_retry_stop
 
     def parse(self, data: bytes, request: AgentRequest) -> Draft:
-        return parse_claude_stream(data, agent=self.name, allowed=request.allowed_tools)
+        draft = parse_claude_stream(data, agent=self.name, allowed=request.allowed_tools)
+        # The CLI itself always writes its result event; a `command` reviewer's stream in this
+        # format is its own, and one that stops early is its own doing (graded, never errored).
+        draft.result_always = True
+        return draft
 
 
 def api_retry_stop(line: bytes) -> str | None:

@@ -194,9 +194,22 @@ def _ended_by_itself(draft: Draft, proc: ProcessResult) -> None:
         draft.fail("crashed", f"exit {proc.exit_code}: {_last_line(proc.stderr_tail) or 'no output'}",
                    "start" if draft.steps == 0 else "agent_error",
                    f"exit {proc.exit_code} after {draft.steps} model turn(s) with no error record")
+    elif _cut_between_events(draft, proc.exit_code):
+        # A clean exit after model turns with no result, a record this CLI always writes: its output
+        # was cut (a wrapper's pipeline exits 0), not its answer; neither "did not start" nor the reviewer's.
+        draft.fail("crashed", f"the CLI's event stream stopped after {draft.steps} model turn(s) without its result "
+                              "event, at exit 0: its output was cut", "malformed_event",
+                   f"no result event after {draft.steps} model turn(s); exit 0")
     elif not draft.saw_result and not draft.final_text:
         draft.fail("crashed", "the agent produced no result", "start" if draft.steps == 0 else "agent_error",
                    f"exit {proc.exit_code} after {draft.steps} model turn(s) with no result")
+
+
+def _cut_between_events(draft: Draft, exit_code: int | None) -> bool:
+    """Events of a CLI that always ends with its result stopped, between two events, after a model
+    turn at exit 0 (a line cut mid-event, or malformed, is said more exactly by _malformed_events)."""
+    whole_lines = not draft.cut_mid_event and not draft.malformed_lines
+    return draft.result_always and not draft.saw_result and draft.steps > 0 and exit_code == 0 and whole_lines
 
 
 def with_proxy_evidence(transcript: Transcript, proxied: bool) -> Transcript:

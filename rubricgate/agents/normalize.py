@@ -237,6 +237,9 @@ class Draft:
     malformed_lines: int = 0  # skipped lines that began as or held an event (parse_stream)
     cut_mid_event: bool = False  # the last line began as or held an event and did not parse
     saw_result: bool = False  # the stream reached its own end-of-run event
+    # The stream's format always ends with its end-of-run event (Claude Code's `result`, written on an
+    # error too): events that stop before it at exit 0 were cut, not the reviewer's answer.
+    result_always: bool = False
     retry_after_s: float | None = None  # a retry delay the CLI reported
     reported_turns: int | None = None  # the CLI's own turn count, when it gives one
     notes: list[str] = field(default_factory=list)

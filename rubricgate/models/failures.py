@@ -13,7 +13,8 @@ The infrastructure's (retried under agent.retries, then `errored`, judged by no 
 - start: the CLI did not start, or ended before any model turn without saying why;
 - malformed_event: a line of the CLI's event stream began as (or held) an event and did not parse (the event,
   a tool call say, is missing from what is graded), or the stream ended mid-event before its result
-  while rubricgate neither stopped nor capped it;
+  while rubricgate neither stopped nor capped it, or Claude Code's ended after a model turn at exit 0
+  without the result event it always writes;
 - harness: rubricgate's own adapter failed, or the run was interrupted.
 The reviewer's (graded):
 - timeout: still working at agent.timeout_s; max_turns: the turn limit;

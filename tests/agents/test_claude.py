@@ -172,6 +172,27 @@ def test_empty_output_with_clean_exit_is_crashed_not_completed() -> None:
     assert t.termination == "crashed" and t.final_text == "" and "no result" in t.error
 
 
+def test_a_clean_exit_after_model_turns_without_the_result_event_is_a_cut_stream_not_a_start_or_a_grade(
+        tmp_path: Path) -> None:
+    """Claude Code always ends its stream with a result event. Events that stop after model turns at
+    exit 0 (a wrapper's pipeline cut the output) were graded on the last message's text, or the
+    reviewer's `agent_error` when it had none: neither the reviewer's answer nor its failure."""
+    from rubricgate.graders.failures import is_infra_failure
+
+    agent, request = ClaudeAgent(AgentConfig(name="claude")), _request(tmp_path)
+    lines = (DATA / "review_ok.ndjson").read_bytes().splitlines(keepends=True)
+    for kept in (len(lines) - 1, 3, 2):  # the verdict message; a tool call's turn; a turn of text
+        t = replay_recording("claude", "review_ok", lambda d, m: agent.parse(d, request), b"".join(lines[:kept]),
+                             exit_code=0)
+        assert t.steps >= 1 and t.termination == "crashed" and is_infra_failure(t), kept
+        assert t.failure == "malformed_event" and "without its result event" in t.error
+        assert t.evidence == f"no result event after {t.steps} model turn(s); exit 0"
+    before_any_turn = replay("review_ok", lines[0], exit_code=0)  # the init event alone: did not start
+    assert before_any_turn.failure == "start" and before_any_turn.steps == 0
+    # The same stream from a `command` reviewer is its own: stopping early hides nothing from the grade.
+    assert replay("review_ok", b"".join(lines[:3]), exit_code=0).failure is None
+
+
 def test_empty_output_with_error_exit_names_stderr() -> None:
     t = replay("review_ok", b"", exit_code=1, stderr_tail="boot\nError: Invalid model name\n")
     assert t.termination == "crashed" and "Invalid model name" in t.error
