@@ -80,7 +80,7 @@ def _check_rules(request: MutateRequest, loaded: Loaded) -> None:
     for rid in request.only_rules:
         if rid not in loaded.rubric.rules and rid not in EXTRA_TARGETS:
             raise GateInputError("--only-rules", "", f"unknown rule {rid!r}",
-                                 f"use ids from {loaded.config.reviewer.rubric}, or {' / '.join(EXTRA_TARGETS)}")
+                                 f"use ids from {loaded.rubric.ids_from}, or {' / '.join(EXTRA_TARGETS)}")
 
 
 def _chosen(request: MutateRequest, mutants: list[Mutant]) -> list[Mutant]:

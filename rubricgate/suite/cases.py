@@ -321,7 +321,7 @@ def _check_rule_ids(case: CaseSpec, rubric: RubricSpec, errors: list[GateInputEr
         for rid in getattr(case.expect, key):
             if rid not in rubric.rules:
                 errors.append(GateInputError(case.origin, f"expect.{key}", f"unknown rule id {rid!r}",
-                                             f"use an id from {rubric.path}"))
+                                             f"use an id from {rubric.ids_from}"))
     both = sorted(set(case.expect.rules) & set(case.expect.absent_rules))
     if both:
         errors.append(GateInputError(case.origin, "expect.absent_rules", f"{', '.join(both)} also in expect.rules: "

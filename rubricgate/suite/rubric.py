@@ -89,6 +89,14 @@ class RubricSpec:
     rules: dict[str, Rule]
     warning_block_threshold: int = 3
     vocabulary: Vocabulary = DEFAULT_VOCABULARY
+    # Where the rule ids are declared, as an error tells the user to look ("": the file at `path`;
+    # rubricgate.yaml's `verdict.rules` when they carry the severities, suite/rule_table.py).
+    declared_in: str = ""
+
+    @property
+    def ids_from(self) -> str:
+        """Where to find the rule ids: the rubric file, or the config section that declares them."""
+        return self.declared_in or self.path
 
     @property
     def severities(self) -> tuple[str, ...]:

@@ -53,7 +53,7 @@ def table_rubric(repo: Path, config: Config, vocabulary: Vocabulary) -> RubricSp
         file, line, text = locate(re.compile(row.statement_pattern(), re.M), texts)
         rules[row.id] = Rule(row.id, row.severity, row.kind, text, line, file)
     threshold = parse_threshold(texts.get(config.reviewer.rubric, ""))
-    return RubricSpec(config.reviewer.rubric, rules, threshold, vocabulary)
+    return RubricSpec(config.reviewer.rubric, rules, threshold, vocabulary, declared_in=f"verdict.rules in {_CONFIG}")
 
 
 def locate(pattern: re.Pattern[str], texts: dict[str, str]) -> tuple[str, int, str]:

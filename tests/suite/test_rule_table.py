@@ -74,6 +74,17 @@ def test_a_bad_verdict_section_is_one_line_exit_2(repo, verdict, needle):
     assert code == 2 and needle in out and "Traceback" not in out, out
 
 
+def test_an_unknown_rule_id_names_verdict_rules_where_the_ids_are_declared(repo):
+    """With the severities in rubricgate.yaml the ids live in `verdict.rules`: the error sent the user
+    to reviewer.rubric, a prompt that has no rule table ("use an id from reviewer/prompts/evaluate.md")."""
+    configure(repo, {"format": "yaml", "findings": {"path": "issues", "title": "title"}, "rules": RULES},
+              rubric="reviewer/prompts/evaluate.md")
+    (repo / "fixtures/pass/weekly-revenue-summary/expect.yaml").write_text("rules: [sql-injectoin]\n")
+    code, out = validate(repo)
+    assert code == 2 and "expect.rules: unknown rule id 'sql-injectoin'" in out, out
+    assert "(fix: use an id from verdict.rules in rubricgate.yaml)" in out and "use an id from reviewer/" not in out
+
+
 def test_a_tier_map_sending_every_word_to_one_tier_is_a_validate_warning(repo):
     """`request_changes: PASS` (meant BLOCK) validated without a word: no stated verdict told one
     answer from another."""
