@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 import yaml
 from pydantic import ValidationError
 
+from rubricgate.adopt.init_command import AGENT_VERDICT_EXAMPLE
 from rubricgate.adopt.install_origin import InstallSpec, check_requirement, detect
 from rubricgate.adopt.workflows import (
     AGENT_CLIS,
@@ -85,13 +86,13 @@ def init_repo(options: InitOptions) -> InitResult:
     top, folder = _work_tree_top(repo)
     refuse_shared_workflow(top, options.workflows_dir, folder)  # before any file: nothing half set up
     result = InitResult(reviewer=reviewer, found=found, install=install)
+    layout = options.layout or ("files" if command else "skills")
     for role, source in found.items():
         if source == "starter":
-            _write(repo, reviewer[role], _starter(role).read_text(encoding="utf-8"), result)
+            _write(repo, reviewer[role], _starter(role, layout).read_text(encoding="utf-8"), result)
     if "starter" in found.values() and set(found.values()) != {"starter"}:
         result.notes.append("the starter files name reviewer/... paths: point them at your "
                             + ", ".join(reviewer[r] for r, s in found.items() if s != "starter"))
-    layout = options.layout or ("files" if command else "skills")
     if command:
         from rubricgate.adopt.init_command import command_config_text, write_empty_suite
 
@@ -202,8 +203,10 @@ def changed_files_path(reviewer: dict[str, str], layout: str = "skills") -> str:
     return f"{common}/{name}" if common not in ("", ".") else name
 
 
-def _starter(role: str) -> Traversable:
-    return resources.files("rubricgate.adopt").joinpath("templates", "starter", *STARTER[role].split("/"))
+def _starter(role: str, layout: str = "skills") -> Traversable:
+    """The starter file of a role: a reviewer of skills, or under `files` a reviewer of a code change."""
+    tree = "starter" if layout == "skills" else "starter_files"
+    return resources.files("rubricgate.adopt").joinpath("templates", tree, *STARTER[role].split("/"))
 
 
 def _rubric(path: Path, display: str, result: InitResult,
@@ -368,7 +371,8 @@ def config_text(reviewer: dict[str, str], agent: str, layout: str = "skills") ->
             f"  changed_files: {yaml_scalar(changed_files_path(reviewer, layout))}\n\nagent:\n{agent_block}\n"
             f"# Default rubric for cases that do not set their own.\nrubric:\n  tool_use:\n"
             f"    allowed: [read, grep, glob]\n    forbidden: [\"write|edit|multiedit|bash|notebookedit\"]\n"
-            f"    required: [read]\n  trajectory:\n    max_steps: 20\n\ntrials: {3 if cli else 1}\n\n{gate}\n"
+            f"    required: [read]\n  trajectory:\n    max_steps: 20\n\n"
+            f"{AGENT_VERDICT_EXAMPLE if layout == 'files' else ''}trials: {3 if cli else 1}\n\n{gate}\n"
             f"baseline: baseline.json\nreports: reports\n")
 
 

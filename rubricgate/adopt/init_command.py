@@ -31,6 +31,22 @@ VERDICT_EXAMPLE = """\
 #     - {id: missing-tests, severity: warning, match: "(?i)missing tests?"}
 """
 
+# `init --agent CLI --layout files`: a reviewer of code answers in a format of its own as often as
+# in the contract (rubricgate.yaml's comment, beside the starter that asks for the contract).
+AGENT_VERDICT_EXAMPLE = """\
+# How the reviewer's answer becomes a verdict (docs/code-review.md). Unset: rubricgate's JSON
+# verdict contract (the answer's last ```json block), the starter prompt's format. A reviewer that
+# answers in a format of its own declares it here; for a YAML answer with free-text headers:
+# verdict:
+#   format: yaml
+#   findings: {path: review.key_issues_to_review, title: issue_header, file: relevant_file,
+#              line: start_line, issue: issue_content}
+#   rules:                       # each header -> a rule id of reviewer.rubric's table (its severity)
+#     - {id: sql-injection, match: "(?i)sql injection"}
+#     - {id: missing-tests, match: "(?i)missing tests?"}
+
+"""
+
 
 def command_reviewer(repo: Path, prompt: str | None, skill: str | None, rubric: str | None,
                      argv: list[str]) -> dict[str, str]:

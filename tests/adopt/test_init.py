@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from rubricgate.cli import main
 from rubricgate.suite.config import load_config
+from rubricgate.suite.load import load_all
 from tests.conftest import ROOT, git
 
 FOREIGN_RUBRIC = """# Our skill rubric
@@ -132,6 +133,42 @@ def test_layout_files_is_written_for_an_agent_cli_too(tmp_path):
     assert config.reviewer.changed_files.endswith(".changed-files.txt")
     assert config.reviewer.changed_files in (repo / ".gitignore").read_text().splitlines()
     assert not list((repo / "fixtures").rglob("SKILL.md")) and (repo / "fixtures/block/.gitkeep").is_file()
+
+
+def test_layout_files_starts_a_reviewer_of_a_code_change_with_its_verdict_format_shown(tmp_path):
+    """--agent claude --layout files wrote the skill reviewer's starter (a JSON workflow for SKILL.md
+    files) and no `verdict:` section: nothing a code-diff team could start from or see where its
+    own answer's format goes. Now: a change reviewer reading the config's list, a code rubric, and
+    a commented `verdict:` that, uncommented, validates against it."""
+    repo = fresh(tmp_path)
+    got = cli("init", "--repo", str(repo), "--agent", "claude", "--layout", "files")
+    assert got.exit_code == 0, got.output
+    config = load_config(repo)
+    prompt, skill = (repo / config.reviewer.prompt).read_text(), (repo / config.reviewer.skill).read_text()
+    for text in (prompt, skill):
+        assert "SKILL.md" not in text.replace("reviewer/evaluator/SKILL.md", "") and "change" in text
+        assert config.reviewer.changed_files in text and ".changed-skills.txt" not in text
+    rubric = (repo / config.reviewer.rubric).read_text()
+    assert "| sql-injection | critical |" in rubric and "fm-description-required" not in rubric
+    text = (repo / "rubricgate.yaml").read_text()
+    assert "\n# verdict:\n#   format: yaml\n" in text and config.verdict is None  # shown, commented out
+    (repo / "fixtures/block/orders/").mkdir()
+    (repo / "fixtures/block/orders/change.diff").write_text("+cur.execute('SELECT ' + order_id)\n")
+    (repo / "fixtures/block/orders/expect.yaml").write_text("rules: [sql-injection]\n")
+    loaded = load_all(repo, require_baseline=False)  # the suite as validate reads it (no claude here)
+    assert [c.expect.rules for c in loaded.cases] == [["sql-injection"]] and loaded.rubric.ids_from.endswith("rubric.md")
+    uncommented = text.replace("\n# verdict:", "\nverdict:").replace("\n#   ", "\n  ").replace("\n#              ", "\n    ")
+    (repo / "rubricgate.yaml").write_text(uncommented)
+    loaded = load_all(repo, require_baseline=False)
+    assert loaded.config.verdict.format == "yaml" and loaded.config.verdict.rules[0].id == "sql-injection"
+
+
+def test_layout_skills_writes_the_skill_reviewer_starter(tmp_path):
+    repo = fresh(tmp_path)
+    assert cli("init", "--repo", str(repo), "--agent", "claude").exit_code == 0
+    for rel in ("reviewer/prompts/evaluate.md", "reviewer/evaluator/SKILL.md", "reviewer/evaluator/references/rubric.md"):
+        assert (repo / rel).read_text() == (ROOT / rel).read_text(), rel
+    assert "verdict:" not in (repo / "rubricgate.yaml").read_text()
 
 
 def test_builtin_config_is_strict_with_one_trial(tmp_path):
