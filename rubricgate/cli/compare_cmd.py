@@ -94,6 +94,8 @@ def _drop_earlier_record(path: Path | None) -> None:
         return
     try:
         path.unlink(missing_ok=True)
+    except NotADirectoryError:  # no record can be there: writing it is --json's error, said at the end
+        return
     except OSError as exc:
         raise GateInputError(str(path), "--json", f"cannot remove the earlier record: {exc.strerror}",
                              "choose a writable path") from exc
