@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 from rubricgate.agents.codex_rollout import find_rollout
-
-
-def _nest(top: Path, depth: int) -> None:
-    """Folders `depth` deep under top, made by name from each parent."""
-    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
-    for _ in range(depth):
-        os.mkdir("d", dir_fd=fd)
-        child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-        os.close(fd)
-        fd = child
-    os.close(fd)
+from tests.deep_trees import nest
 
 
 def test_a_sessions_tree_nested_past_the_recursion_limit_is_searched(tmp_path: Path) -> None:
@@ -26,7 +15,7 @@ def test_a_sessions_tree_nested_past_the_recursion_limit_is_searched(tmp_path: P
     day = tmp_path / "sessions" / "2026" / "01" / "02"
     day.mkdir(parents=True)
     (day / "rollout-1.jsonl").write_text("{}\n")
-    _nest(tmp_path / "sessions", sys.getrecursionlimit() + 200)
+    nest(tmp_path / "sessions", sys.getrecursionlimit() + 200, file=False)
     try:
         assert find_rollout(tmp_path) == day / "rollout-1.jsonl"
     finally:  # pytest's own removal of tmp_path recurses

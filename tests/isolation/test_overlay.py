@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from rubricgate.isolation.overlay import probe_overlay, remove_tree
+from tests.deep_trees import nest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = """
@@ -91,7 +92,7 @@ def test_the_careful_path_never_raises_on_a_deep_folder(tmp_path: Path, monkeypa
     monkeypatch.setattr(overlay, "_remove", refused)
     trial = tmp_path / "trial"
     trial.mkdir()
-    _nest(trial, 1200)
+    nest(trial, 1200)
     overlay.remove_tree(trial)  # what resists may stay; nothing is raised
     monkeypatch.undo()
     remove_tree(trial)
@@ -137,19 +138,6 @@ def test_the_start_up_probe_leaves_nothing_behind(open_tmp: Path) -> None:
     assert list(scratch.iterdir()) == []  # ... and its probe folder, work/work included, is gone
 
 
-def _nest(top: Path, depth: int) -> None:
-    """`depth` folders one in another under `top`, made by descriptor (no path grows past PATH_MAX)."""
-    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
-    for _ in range(depth):
-        os.mkdir("d", dir_fd=fd)
-        inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-        os.close(fd)
-        fd = inner
-    with open(os.open("f", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as handle:
-        handle.write("x")
-    os.close(fd)
-
-
 @pytest.mark.parametrize("depth", [1500, 2500])  # within PATH_MAX, and past it
 def test_a_tree_deeper_than_pythons_recursion_limit_is_removed_without_raising(tmp_path: Path, depth: int) -> None:
     """A reviewer that nests folders in its workspace 1,300 deep made remove_tree ("never raising")
@@ -157,6 +145,6 @@ def test_a_tree_deeper_than_pythons_recursion_limit_is_removed_without_raising(t
     (SIGTERM could not end it), and the leftover sweep raised on such a folder at every run."""
     top = tmp_path / "trial"
     top.mkdir()
-    _nest(top, depth)
+    nest(top, depth)
     remove_tree(top)
     assert not top.exists()
