@@ -12,6 +12,7 @@ summary.json itself is never rewritten: it keeps what the run said.
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from rubricgate.errors import GateInputError, GateInputErrors
@@ -95,7 +96,9 @@ def _taken_up_step(run_id: str, repo: Path, depth: int) -> str | None:
         return None
     step = checked(later, repo, depth + 1).gate
     if step is None or later.decision.status != "inconclusive":
-        return (f"read the run that took it up: rubricgate report {Path(reports) / by} (run {run_id} was "
+        # quoted as continue_command quotes: a folder named with a space, a quote or `$(...)` is one argument
+        shown = shlex.quote(str(Path(reports) / by))
+        return (f"read the run that took it up: rubricgate report {shown} (run {run_id} was "
                 f"continued already by {by}, which ended {later.decision.status.upper()})")
     if step.next.startswith(CONTINUE_THIS):
         return f"{TAKEN_UP}{step.next.removeprefix(CONTINUE_THIS)} (run {run_id} was continued already by {by})"

@@ -137,3 +137,20 @@ def test_a_mark_naming_no_run_of_the_reports_folder_keeps_run_afresh(tmp_path, m
     text = _report_page(repo, run_dir)
     assert f"run afresh: rubricgate run (run {run_dir.name} cannot be continued now: it was continued already" \
         in text, text
+
+
+def test_the_run_that_took_it_up_is_named_by_a_path_quoted_for_a_shell(tmp_path, monkeypatch):
+    """The folder a mark names is pasted as a command: a name with a space, a quote or `$(...)`
+    (a folder copied or planted here beside its mark) split in two or ran what it held."""
+    import shlex
+
+    repo, run_dir = _inconclusive_run(tmp_path, monkeypatch)
+    later = repo / "reports" / "$(touch pwned) it's"
+    later.mkdir()
+    decided = Decision(status="pass", exit_code=0, reasons=["verdict: PASS"], warnings=[])
+    (later / "summary.json").write_text(rf.summary(decision=decided).model_dump_json())
+    from rubricgate.gating.continuation_marks import mark_path
+    mark_path(repo / "reports", run_dir.name).write_text(later.name)
+    text = _report_page(repo, run_dir)
+    quoted = shlex.quote(f"reports/{later.name}")
+    assert f"read the run that took it up: rubricgate report {quoted} (run " in text, text
