@@ -180,12 +180,15 @@ def _entries(folder: str) -> list[os.DirEntry[str]]:
 
 def _remove_carefully(path: Path) -> None:
     def make_writable(func, failed: str, _exc) -> None:
-        for folder in (failed, os.path.dirname(failed)):
+        # chmod follows a link: the entry itself is made ours only when it is no link (a link a
+        # reviewer left to a file of this user's outside the trial folder had its mode changed)
+        link = os.path.islink(failed)
+        for folder in (os.path.dirname(failed),) if link else (failed, os.path.dirname(failed)):
             try:
                 os.chmod(folder, 0o700)
             except OSError:
                 return
-        if os.path.isdir(failed):
+        if not link and os.path.isdir(failed):
             _remove_carefully(Path(failed))
         else:
             _unlink(failed)

@@ -63,6 +63,31 @@ def test_an_unreadable_subfolder_like_overlayfs_work_is_removed(open_tmp: Path) 
     assert out.stdout.strip() == "gone", out.stderr
 
 
+def test_a_link_in_a_read_only_folder_is_removed_not_followed_by_chmod(open_tmp: Path) -> None:
+    """An unprivileged user cannot unlink in a folder the reviewer made read-only: the careful
+    path makes it writable, and chmod of the failed entry, a link, changed the mode of what it
+    pointed at outside the trial folder (a file or folder of the user running the gate)."""
+    shared = open_tmp / "shared"
+    shutil.copytree(ROOT / "rubricgate", shared / "rubricgate", ignore=shutil.ignore_patterns("__pycache__"))
+    outside, trial = open_tmp / "outside", open_tmp / "trial"
+    (outside / "dir").mkdir(parents=True)
+    (outside / "file").write_text("precious")
+    (trial / "ro").mkdir(parents=True)
+    (trial / "ro" / "to-file").symlink_to(outside / "file")
+    (trial / "ro" / "to-dir").symlink_to(outside / "dir")
+    for path in [open_tmp, *open_tmp.rglob("*")]:
+        os.lchown(path, 65534, 65534) if os.geteuid() == 0 else None
+    (outside / "file").chmod(0o644)
+    (outside / "dir").chmod(0o755)
+    (trial / "ro").chmod(0o500)
+    python = "/usr/bin/python3" if os.geteuid() == 0 and Path("/usr/bin/python3").exists() else sys.executable
+    out = subprocess.run(_as_unprivileged([python, "-c", SCRIPT, str(shared), str(trial)]),
+                         capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "gone", out.stderr
+    modes = [oct((outside / name).stat().st_mode & 0o777) for name in ("file", "dir")]
+    assert modes == ["0o644", "0o755"] and (outside / "file").read_text() == "precious"
+
+
 def test_a_missing_folder_is_not_an_error(tmp_path: Path) -> None:
     remove_tree(tmp_path / "never-made")
 
