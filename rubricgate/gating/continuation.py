@@ -60,11 +60,13 @@ from rubricgate.gating.design import design_of, unrecorded_by_older
 from rubricgate.gating.design_mark import DesignMark, design_mark_path, hold_design
 from rubricgate.gating.planning import CONFIRM_FACTOR
 from rubricgate.gating.recorded import TrialLedger, bad_trial, copy_transcripts
+from rubricgate.isolation.untrusted import UntrustedPath, opened_folder, read_under_fd
 from rubricgate.models.results import Summary, TrialResult
 from rubricgate.records.files import read_summary
 from rubricgate.records.run_index import SHARD_FILE
 from rubricgate.runner.cache import ran_here
 from rubricgate.suite.trees import with_autocrlf_note
+from rubricgate.suite.yaml_json import MAX_FILE_BYTES
 
 
 @dataclass
@@ -453,8 +455,13 @@ def _summaries_here(runs: Iterable[Path], cache_dir: Path | None,
 
 def _names(run: Path, key: str) -> bool:
     """Does the run's summary.json hold the design key `key`? A search of its bytes before it is
-    parsed: every run folder here is looked at, most of other designs (2,000 cases: 7 MB each)."""
+    parsed: every run folder here is looked at, most of other designs (2,000 cases: 7 MB each).
+    A link, a FIFO or a device there is no run's summary, and no more is read than read_summary reads."""
+    # Read as untrusted: a planted summary.json linked to /dev/zero was read until memory ran out,
+    # a FIFO blocked the run, and a 10 GB file was read whole, on every plain rerun of the design.
     try:
-        return key.encode() in (run / "summary.json").read_bytes()
-    except OSError:
+        with opened_folder(run) as folder:
+            data = read_under_fd(folder, "summary.json", MAX_FILE_BYTES + 1)
+    except (OSError, UntrustedPath):
         return False
+    return len(data) <= MAX_FILE_BYTES and key.encode() in data  # a larger one read_summary refuses

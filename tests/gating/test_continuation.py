@@ -900,3 +900,25 @@ def test_a_rerun_that_cannot_take_up_a_run_whose_note_was_lost_says_so_and_names
     assert not data["gate"].get("continues"), result.output
     assert f"started afresh: {old} of this design ended INCONCLUSIVE" in result.output
     assert f"rubricgate run --continue {old}" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("planted", ["a link", "a file past the read bound"])
+def test_a_planted_summary_is_not_read_whole_nor_through_a_link_when_looking_for_a_run_passed_over(
+        tmp_path, monkeypatch, planted) -> None:
+    """Every run folder's summary.json is searched for the design key: a planted one linked to
+    /dev/zero was read until the run's memory ran out (9 GB in 20 s), a FIFO blocked the run."""
+    from rubricgate.gating import continuation
+
+    run = tmp_path / "reports" / "99999999T000000Z-ffffff"
+    run.mkdir(parents=True)
+    held = tmp_path / "outside.json"
+    held.write_text("x" * 64 + "the-design-key")
+    if planted == "a link":
+        (run / "summary.json").symlink_to(held)
+    else:
+        (run / "summary.json").write_text(held.read_text())
+        monkeypatch.setattr(continuation, "MAX_FILE_BYTES", 32)
+    assert not continuation._names(run, "the-design-key")
+    (run / "summary.json").unlink()
+    (run / "summary.json").write_text("the-design-key")
+    assert continuation._names(run, "the-design-key")  # a regular file within the bound is searched
