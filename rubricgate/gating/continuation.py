@@ -43,6 +43,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rubricgate.boundary import printable
 from rubricgate.errors import GateInputError
 from rubricgate.gating.adaptive import shared_design
 from rubricgate.gating.continuation_marks import (
@@ -433,10 +434,13 @@ def passed_over(reports: Path, key: str, settings: dict[str, str], cache_dir: Pa
     if found is None or ran_here(cache_dir, found[0].name) or \
             why_not(found[1], key, found[0], mark_path(reports, found[1].run_id)):
         return ""
-    return (f"started afresh: {found[0]} of this design ended INCONCLUSIVE, but no note says this user ran it "
+    # A planted folder's name is shown escaped: a newline in it began a line of its own in the
+    # output, a CI log's `::error::` or `::stop-commands::` workflow command.
+    shown = printable(str(found[0]))
+    return (f"started afresh: {shown} of this design ended INCONCLUSIVE, but no note says this user ran it "
             "(a run folder copied or planted here, or a note lost when a copy-only run cleared the cache "
             "folder meanwhile), so it is not continued unasked; if you ran it, continue it instead: "
-            f"rubricgate run --continue {shlex.quote(str(found[0]))} (a fresh run beside it spends the error again)")
+            f"rubricgate run --continue {shlex.quote(shown)} (a fresh run beside it spends the error again)")
 
 
 def _summaries_here(runs: Iterable[Path], cache_dir: Path | None,

@@ -922,3 +922,19 @@ def test_a_planted_summary_is_not_read_whole_nor_through_a_link_when_looking_for
     (run / "summary.json").unlink()
     (run / "summary.json").write_text("the-design-key")
     assert continuation._names(run, "the-design-key")  # a regular file within the bound is searched
+
+
+def test_a_planted_run_passed_over_is_named_on_one_line_whatever_its_folder_name_holds(repo) -> None:
+    """A newline in a planted folder's name began a line of its own in the warning: in a CI log,
+    a workflow command (`::error title=...::`, `::stop-commands::`)."""
+    _statistical(repo)
+    assert _run(repo).exit_code == 2
+    real = _newest(repo)
+    planted = repo / "reports" / "99999999T000000Z-f\n::error title=x::owned"
+    shutil.copytree(real, planted)
+    _edited(planted, lambda d: d.update(run_id=planted.name))
+    shutil.rmtree(real)  # nothing of this user's to continue: the rerun starts afresh
+    result = _run(repo)
+    line = next(x for x in result.output.splitlines() if "started afresh" in x)
+    assert "99999999T000000Z-f\\x0a::error title=x::owned" in line, result.output
+    assert not any(x.startswith("::") for x in result.output.splitlines()), result.output
