@@ -1,5 +1,6 @@
 """summary.json, events and replay artifacts: what a run writes."""
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, model_serializer, model_validator
@@ -297,16 +298,20 @@ def held_runs(summary: Summary) -> list[str]:
     return list(dict.fromkeys([*summary.counted_runs, *(summary.gate.continues if summary.gate else [])]))
 
 
-def superseded_runs(holders: dict[str, list[str]]) -> set[str]:
+def superseded_runs(holders: dict[str, list[str]], finished: Mapping[str, str] | None = None) -> set[str]:
     """Of runs (id -> the runs it holds, `held_runs`), those no point of a trend may stand for:
     each run another holds, and each run holding trials another run holds too that holds more or,
-    as many, is newer (run ids sort by time): two regrades of one run hold the same trials, and
-    a point for each would test those trials against themselves."""
+    as many, is newer (its id's start second, then `finished`: id -> finished_at): two regrades of
+    one run hold the same trials, and a point for each would test those trials against themselves."""
     holding: dict[str, list[str]] = {}  # a held run -> the runs holding it
     for run_id, runs in holders.items():
         for held in set(runs):
             holding.setdefault(held, []).append(run_id)
-    key = {run_id: (len(runs), run_id) for run_id, runs in holders.items()}
+    # A run id's random suffix does not order two regrades started in one second (a script's
+    # regrade takes half a second): by it the older one was kept half the time.
+    ended = finished or {}
+    key = {run_id: (len(runs), run_id.split("-", 1)[0], ended.get(run_id, ""), run_id)
+           for run_id, runs in holders.items()}
     # Of the runs holding one run's trials, each but the one holding most (the newest of equals):
     # one pass over what is held, not every pair of runs (a trend of a long history).
     out = set(holding)

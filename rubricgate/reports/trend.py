@@ -105,7 +105,8 @@ def continued_runs(summaries: Iterable[Summary]) -> set[str]:
     them), and an older run holding the same trials as another (two regrades of one run): a
     point for each counted those trials twice, and the changed test between them compared a
     run's trials with themselves."""
-    return superseded_runs({s.run_id: held_runs(s) for s in summaries})
+    summaries = list(summaries)
+    return superseded_runs({s.run_id: held_runs(s) for s in summaries}, {s.run_id: s.finished_at for s in summaries})
 
 
 def _kind(path: Path, summary: Summary) -> str:

@@ -289,7 +289,7 @@ def branch_series(cat: Catalog) -> dict[str, list[RunHead]]:
     regrades of one run, the newer's)."""
     series: dict[str, list[RunHead]] = {}
     heads = cat.heads()
-    continued = superseded_runs({h.run_id: h.continues for h in heads})
+    continued = superseded_runs({h.run_id: h.continues for h in heads}, {h.run_id: h.finished_at for h in heads})
     for h in reversed(heads):
         if h.kind in TREND_KINDS and h.run_id not in continued:
             series.setdefault(h.branch or NO_BRANCH, []).append(h)

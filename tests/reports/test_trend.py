@@ -288,6 +288,27 @@ def test_two_regrades_of_one_run_are_one_point_the_newer_regrades(tmp_path):
     assert 'data-run="run-r2"' in page and 'data-run="run-r1"' not in page and 'data-run="run-a"' not in page
 
 
+def test_of_two_regrades_started_in_one_second_the_one_that_ended_later_is_the_point(tmp_path):
+    """Run ids of one second sort by their random suffix: two regrades a script ran in one second
+    kept the older one's rates as the point (grading edited in between) about half the time."""
+    from rubricgate.view import urls
+    from rubricgate.view.site import site_for
+
+    def at(run_id: str, ended: str, **extra):
+        return rf.passing_summary().model_copy(update={"run_id": run_id, "started_at": "2026-01-01T00:01:00Z",
+                                                        "finished_at": ended, **extra})
+    held = {"counted_runs": ["20260101T000100Z-aaaaaa"], "config": {"regraded_from": "20260101T000100Z-aaaaaa"}}
+    runs = {"a": at("20260101T000100Z-aaaaaa", "2026-01-01T00:01:00.100Z"),
+            "older": at("20260101T000101Z-ffffff", "2026-01-01T00:01:01.200Z", **held),
+            "newer": at("20260101T000101Z-000000", "2026-01-01T00:01:01.900Z", **held)}
+    chosen = suite_runs([_write(tmp_path, name, s) for name, s in runs.items()])
+    assert [s.run_id for s in chosen.runs] == ["20260101T000101Z-000000"], chosen.runs
+    for s in runs.values():
+        rf.write_run_dir(tmp_path / "reports" / s.run_id, s)
+    page = site_for([tmp_path / "reports"]).page(urls.trend()).body.decode()
+    assert 'data-run="20260101T000101Z-000000"' in page and 'data-run="20260101T000101Z-ffffff"' not in page
+
+
 def test_a_run_a_later_run_continued_is_one_point_the_continuations(tmp_path):
     """The continued run and its continuation were two points, 24/24 then 48/48 holding the same
     24 trials, and the changed test between them compared those trials with themselves."""
