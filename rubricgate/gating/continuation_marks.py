@@ -19,9 +19,11 @@ import re
 import time
 from pathlib import Path
 
+from rubricgate.isolation.untrusted import UntrustedPath, read_under
 from rubricgate.runner.cache import MARKS_DIR, RUNNING_MARK
 
 CONTINUED_BY = "continued-by"  # in a continued run's folder: the run that continued it (before MARKS)
+MARK_BYTES = 4096  # a mark names one run or one process: far less
 MARKS = ".continued"  # under the reports folder: a mark file per continued run, by run id
 RUNNING = RUNNING_MARK  # the mark while that run is under way, with its process id
 TAKEOVER_TRIES = 3  # a mark another process keeps making and removing meanwhile is left to it
@@ -121,10 +123,13 @@ def why_not_again(by: str) -> str:
 def continued_by(marker: Path) -> str | None:
     """The run that continued the run `marker` marks, or the one continuing it; None when unmarked,
     or marked by a continuation whose process is gone (killed: it never ended, nothing was spent)."""
+    # Read as untrusted, as little as a mark holds: beside a run folder planted under reports/, a
+    # mark linked to /dev/zero was read until memory ran out (every plain rerun looks at it).
     try:
-        by = marker.read_text(errors="replace").strip()[:80] or "another run"
-    except OSError:
+        data = read_under(marker.parent, marker.name, MARK_BYTES)
+    except (OSError, UntrustedPath):
         return None
+    by = data.decode(errors="replace").strip()[:80] or "another run"
     return None if by.startswith(RUNNING) and not _alive(by) else by
 
 

@@ -103,3 +103,17 @@ def test_of_two_takeovers_of_an_old_empty_mark_at_once_exactly_one_wins(tmp_path
 
     monkeypatch.setattr(continuation_marks, "_stale", looked_at_once)
     _exactly_one_of_two_wins(lambda: open_mark(marker, empty_after=60.0), first_won)
+
+
+def test_a_mark_that_is_a_link_is_no_mark_and_is_not_followed(tmp_path: Path) -> None:
+    """A mark planted beside a run folder under reports/, linked to /dev/zero, was read until
+    memory ran out by every plain rerun (its check of the run passed over)."""
+    outside = tmp_path / "outside"
+    outside.write_text("20990101T000000Z-abcdef\n")
+    marker = tmp_path / "run" / continuation_marks.CONTINUED_BY
+    marker.parent.mkdir()
+    marker.symlink_to(outside)
+    assert continuation_marks.continued_by(marker) is None
+    marker.unlink()
+    marker.write_text("20990101T000000Z-abcdef\n")
+    assert continuation_marks.continued_by(marker) == "20990101T000000Z-abcdef"  # a regular mark still reads
