@@ -177,8 +177,12 @@ class Catalog:
         return sorted(found.values(), key=lambda x: (x[2].started_at, x[2].run_id), reverse=True)
 
     def ref_at(self, folder: Path) -> RunRef | None:
-        """The run whose folder this is."""
-        wanted = folder.resolve() if folder.exists() else folder
+        """The run whose folder this is (None: none; a comparison.json's side names its folder, and
+        a name too long for the file system is no folder, not an error of the page)."""
+        try:
+            wanted = folder.resolve() if folder.exists() else folder
+        except OSError:  # ENAMETOOLONG: Path.exists() raises it
+            return None
         return next((r for r in self.refs if r.folder and r.root == wanted), None)
 
     def ref(self, key: str) -> RunRef | None:

@@ -239,3 +239,11 @@ def test_a_run_killed_before_its_summary_is_listed_as_stopped_never_as_running(r
         log.close()
     assert page["live"] == [going.name] and page["stopped"] == [killed.name]
     assert live.progress(cat.ref(killed.name))["stopped"] and not still["stopped"]
+
+
+def test_a_folder_name_too_long_for_the_file_system_is_no_run_of_the_catalog(tmp_path):
+    """A comparison.json naming a side's folder by a 5,000-character name (bench/fuzz_inputs.py,
+    seed 41): Path.exists() raised ENAMETOOLONG and the comparison's page was an internal error."""
+    from rubricgate.view.catalog import Catalog
+
+    assert Catalog(refs=[]).ref_at(tmp_path / ("x" * 5000)) is None
