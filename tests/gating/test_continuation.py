@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import os
-
 import json
+import os
 import shutil
 
 import pytest
@@ -355,13 +354,19 @@ def _edited(run_dir, change) -> None:
     path.write_text(json.dumps(data))
 
 
+def _planted(real: Path, name: str) -> Path:
+    """A copy of the run folder `real` beside it, named and with its run id `name`."""
+    planted = real.parent / name
+    shutil.copytree(real, planted)
+    _edited(planted, lambda d: d.update(run_id=planted.name))
+    return planted
+
+
 def test_a_run_folder_planted_in_the_checkout_is_never_continued_unasked(repo) -> None:
     _statistical(repo)
     assert _run(repo).exit_code == 2
     real = _newest(repo)
-    planted = repo / "reports" / "99999999T000000Z-ffffff"
-    shutil.copytree(real, planted)
-    _edited(planted, lambda d: d.update(run_id=planted.name))
+    planted = _planted(real, "99999999T000000Z-ffffff")
     result = _run(repo)
     new = _newest(repo, besides=[real, planted])
     data = json.loads((new / "summary.json").read_text())
@@ -930,9 +935,7 @@ def test_a_planted_run_passed_over_is_named_on_one_line_whatever_its_folder_name
     _statistical(repo)
     assert _run(repo).exit_code == 2
     real = _newest(repo)
-    planted = repo / "reports" / "99999999T000000Z-f\n::error title=x::owned"
-    shutil.copytree(real, planted)
-    _edited(planted, lambda d: d.update(run_id=planted.name))
+    planted = _planted(real, "99999999T000000Z-f\n::error title=x::owned")
     shutil.rmtree(real)  # nothing of this user's to continue: the rerun starts afresh
     result = _run(repo)
     line = next(x for x in result.output.splitlines() if "started afresh" in x)

@@ -117,14 +117,21 @@ def test_report_of_a_run_continued_already_names_the_continuation_of_the_run_tha
     assert "cannot be continued" not in taken.output and "continued already" not in taken.output, taken.output
 
 
-def test_report_of_a_run_whose_continuation_decided_names_that_decision(tmp_path, monkeypatch):
-    repo, run_dir = _inconclusive_run(tmp_path, monkeypatch)
-    later = repo / "reports" / "20990101T000000Z-later1"
+def _passed_later(repo: Path, run_dir: Path, name: str) -> Path:
+    """A run folder `name` that ended PASS, marked as the run that continued `run_dir`."""
+    from rubricgate.gating.continuation_marks import mark_path
+
+    later = repo / "reports" / name
     later.mkdir()
     decided = Decision(status="pass", exit_code=0, reasons=["verdict: PASS"], warnings=[])
     (later / "summary.json").write_text(rf.summary(decision=decided).model_dump_json())
-    from rubricgate.gating.continuation_marks import mark_path
     mark_path(repo / "reports", run_dir.name).write_text(later.name)
+    return later
+
+
+def test_report_of_a_run_whose_continuation_decided_names_that_decision(tmp_path, monkeypatch):
+    repo, run_dir = _inconclusive_run(tmp_path, monkeypatch)
+    later = _passed_later(repo, run_dir, "20990101T000000Z-later1")
     text = _report_page(repo, run_dir)
     assert (f"read the run that took it up: rubricgate report reports/{later.name} (run {run_dir.name} was "
             f"continued already by {later.name}, which ended PASS)") in text, text
@@ -145,12 +152,7 @@ def test_the_run_that_took_it_up_is_named_by_a_path_quoted_for_a_shell(tmp_path,
     import shlex
 
     repo, run_dir = _inconclusive_run(tmp_path, monkeypatch)
-    later = repo / "reports" / "$(touch pwned) it's"
-    later.mkdir()
-    decided = Decision(status="pass", exit_code=0, reasons=["verdict: PASS"], warnings=[])
-    (later / "summary.json").write_text(rf.summary(decision=decided).model_dump_json())
-    from rubricgate.gating.continuation_marks import mark_path
-    mark_path(repo / "reports", run_dir.name).write_text(later.name)
+    later = _passed_later(repo, run_dir, "$(touch pwned) it's")
     text = _report_page(repo, run_dir)
     quoted = shlex.quote(f"reports/{later.name}")
     assert f"read the run that took it up: rubricgate report {quoted} (run " in text, text
