@@ -153,6 +153,17 @@ def test_repeated_blocks_with_one_verdict_are_one_and_a_quoted_block_of_another_
     assert (got.status, got.effective_tier) == ("ok", "BLOCK"), got
 
 
+def test_a_block_of_another_shape_after_the_verdict_is_the_answer_and_invalid():
+    """The last block is the answer (docs/code-review.md): read past, a misspelt verdict block after
+    the rubric's example repeated would read as that example's approve."""
+    after = answer("verdict: request changes\n" + SQL) + "The PR's config reads:\n```yaml\nretries: 3\n```\n"
+    got = read_verdict(after, RUBRIC, config(**TIERED))
+    assert got.status == "invalid" and got.effective_tier is None, got
+    misspelt = answer("verdict: approve\n" + "findings: []\n") + "Mine:\n```yaml\nverdcit: request changes\n```\n"
+    got = read_verdict(misspelt, RUBRIC, config(**TIERED))
+    assert got.status == "invalid" and got.effective_tier is None, got
+
+
 def test_inline_code_at_the_start_of_a_line_opens_no_fence():
     # "```foo()``` looks fine" is inline code: read as an unclosed fence it hid the verdict after it
     text = "```foo()``` looks fine\n\n## Missing tests\nNone for x.\n\nverdict: request changes\n"
