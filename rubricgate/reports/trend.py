@@ -266,7 +266,8 @@ def _table(summaries: list[Summary], confidence: float) -> list[str]:
     for s in summaries:
         mark = " (changed)" if s.run_id in changed_runs else ""
         step = steps.get(s.run_id)
-        cells = " | ".join(_cell(s, step.get(d), d) if step is not None else "partial: not a rate point" for d in dims)
+        unrated = "partial: not a rate point" if not s.complete else "could not judge: not a rate point"
+        cells = " | ".join(_cell(s, step.get(d), d) if step is not None else unrated for d in dims)
         decision = escape_md(s.decision.status) + ("" if judged(s) else " (partial)" if not s.complete else "")
         lines.append(f"| {escape_md(s.run_id)}{mark} | {escape_md(s.started_at)} | {escape_md(s.agent)} | "
                      f"{escape_md(s.agent_version or 'unknown')} | {escape_md(s.model or 'unknown')} | {_shape(s)} | "

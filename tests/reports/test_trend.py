@@ -385,3 +385,15 @@ def test_a_trend_of_run_folders_leaves_out_a_comparison_killed_on_its_base_side(
     got = CliRunner().invoke(main, ["trend", *map(str, [*paths, killed])])
     assert got.exit_code == 0, got.output
     assert f"note: left out: {killed} (a comparison, not a run of the suite" in got.output
+
+
+def test_a_run_that_ran_every_trial_and_could_not_judge_is_not_called_partial():
+    """The repository modified during a run: every trial ran (complete), the decision is error.
+    Its row said "partial: not a rate point", as for an interrupted run."""
+    from rubricgate.models.results import Decision
+
+    runs = [rf.passing_summary().model_copy(update={"run_id": f"r-{i}", "started_at": f"2026-01-0{i + 1}T00:00:00Z"})
+            for i in range(2)]
+    unjudged = runs[1].model_copy(update={"decision": Decision(status="error", exit_code=2)})
+    row = next(line for line in render_trend([runs[0], unjudged]).splitlines() if line.startswith("| r-1"))
+    assert "could not judge: not a rate point" in row and "partial" not in row, row
