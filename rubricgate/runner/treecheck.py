@@ -64,23 +64,31 @@ def _entries(repo: Path, exclude: AbstractSet[str]) -> Iterator[tuple[str, os.Di
     """(repo-relative path, entry) for every folder, file and symlink under repo but the skipped
     (an excluded path and everything under it); a symlink to a folder is an entry, never
     followed. One scandir per folder and strings, not Path objects: the start digest is on the
-    way to a run's first agents."""
+    way to a run's first agents. Each folder is listed through its descriptor, so an entry's
+    lstat goes by it too (`entry.stat`), never by a path the kernel walks again from `/` (the
+    copy-only check walks the tree after every trial); `entry.path` is then its name alone."""
     exclude = frozenset(exclude)
     folders = [("", os.fspath(repo))]
     while folders:
         prefix, folder = folders.pop()
         try:
-            listing = os.scandir(folder)
+            fd = os.open(folder, _FOLDER_FLAGS)
         except OSError:  # unreadable, or gone since its parent was listed: the folder's own entry
             continue  # stands for it, as with os.walk (the same at the start and at the end)
-        with listing:
-            for entry in listing:
-                rel = prefix + entry.name
-                if _skipped(rel, exclude):
-                    continue
-                yield rel, entry
-                if entry.is_dir(follow_symlinks=False):
-                    folders.append((rel + "/", entry.path))
+        try:
+            with os.scandir(fd) as listing:
+                for entry in listing:
+                    rel = prefix + entry.name
+                    if _skipped(rel, exclude):
+                        continue
+                    yield rel, entry
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append((rel + "/", os.path.join(folder, entry.name)))
+        finally:
+            os.close(fd)
+
+
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
 
 # git's object storage (module docstring): loose objects (SHA-1 or SHA-256 names) and packs.
@@ -102,8 +110,10 @@ def digest_tree(repo: Path, exclude: AbstractSet[str] = frozenset(), stats: Tree
     (TreeGuard: unchanged since the start). With `stored_before_ns`, git's object storage whose
     ctime is older is digested by its lstat signature instead of read."""
     state: TreeDigest = {}
+    root = os.fspath(repo)
     for rel, entry in _entries(repo, exclude):
         st = entry.stat(follow_symlinks=False)
+        path = os.path.join(root, rel)
         signature = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
         if stats is not None:
             stats[rel] = signature
@@ -112,11 +122,11 @@ def digest_tree(repo: Path, exclude: AbstractSet[str] = frozenset(), stats: Tree
         elif stored_before_ns is not None and st.st_ctime_ns < stored_before_ns and is_git_storage(rel):
             state[rel] = ("stored", st.st_mode, signature)
         elif stat.S_ISLNK(st.st_mode):
-            state[rel] = ("link", st.st_mode, os.readlink(entry.path))
+            state[rel] = ("link", st.st_mode, os.readlink(path))
         elif stat.S_ISDIR(st.st_mode):
             state[rel] = ("dir", st.st_mode, "")
         elif stat.S_ISREG(st.st_mode):
-            state[rel] = ("file", st.st_mode, _sha256(entry.path))
+            state[rel] = ("file", st.st_mode, _sha256(path))
         else:
             state[rel] = (_special_kind(st.st_mode), st.st_mode, "")
     return state
@@ -169,45 +179,15 @@ FINGERPRINT_SKIPS = {".git/objects"}
 
 
 def fingerprint_tree(repo: Path, exclude: AbstractSet[str] = frozenset()) -> TreeDigest:
-    """{rel: (mode, size, mtime_ns, ctime_ns, inode)}: cheap, and ctime cannot be put back.
-    The entries `_entries` yields, each lstat taken from its folder's descriptor: a path from `/`
-    per entry made the kernel walk every component again (the copy-only check after each trial)."""
+    """{rel: (mode, size, mtime_ns, ctime_ns, inode)}: cheap, and ctime cannot be put back."""
     state: TreeDigest = {}
-    skip = frozenset(exclude) | FINGERPRINT_SKIPS | frozenset(GIT_REWRITES)
-    folders = [("", os.fspath(repo))]
-    while folders:
-        prefix, folder = folders.pop()
+    for rel, entry in _entries(repo, set(exclude) | FINGERPRINT_SKIPS):
         try:
-            fd = os.open(folder, _FOLDER_FLAGS)
-        except OSError:  # unreadable, or gone since its parent was listed (as in `_entries`)
-            continue
-        try:
-            _fingerprint_folder(fd, prefix, folder, skip, state, folders)
-        finally:
-            os.close(fd)
-    return state
-
-
-_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-
-
-def _fingerprint_folder(fd: int, prefix: str, folder: str, skip: frozenset[str], state: TreeDigest,
-                        folders: list[tuple[str, str]]) -> None:
-    """Fingerprint the entries of the opened `folder` into `state`; its subfolders go on `folders`."""
-    # `_skipped`, inlined (it ran for each entry after every trial): `skip` holds GIT_REWRITES,
-    # and a name ends in `.lock` under `.git/` exactly when its path does.
-    in_git = prefix.startswith(".git/")
-    for name in os.listdir(fd):
-        rel = prefix + name
-        if rel in skip or (in_git and name.endswith(".lock")):
-            continue
-        try:
-            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            st = entry.stat(follow_symlinks=False)
         except FileNotFoundError:  # gone since listed: absent, as a later listing shows it
             continue
         state[rel] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-        if stat.S_ISDIR(st.st_mode):
-            folders.append((rel + "/", os.path.join(folder, name)))
+    return state
 
 
 def tree_changes(before: TreeDigest, after: TreeDigest) -> list[str]:

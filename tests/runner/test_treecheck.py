@@ -145,14 +145,14 @@ def test_a_folder_that_cannot_be_listed_is_digested_as_a_folder_not_a_crash(tmp_
     locked = repo / "locked"
     (locked / "inner").mkdir(parents=True)
     (locked / "inner" / "x.md").write_text("x")
-    real_scandir = os.scandir
+    real_open = os.open
 
-    def refuse(path):  # as an unreadable folder would (root reads every folder, so refused here)
-        if os.fspath(path).endswith("/locked"):
-            raise PermissionError(13, "Permission denied", os.fspath(path))
-        return real_scandir(path)
+    def refuse(path, *args, **kwargs):  # as an unreadable folder would (root reads every folder, so refused here)
+        if isinstance(path, str) and path.endswith("/locked"):
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(treecheck.os, "scandir", refuse)
+    monkeypatch.setattr(treecheck.os, "open", refuse)  # each folder is opened, then listed by its descriptor
     digest = treecheck.digest_tree(repo)
     assert digest["locked"][0] == "dir" and not any(rel.startswith("locked/") for rel in digest)
 
