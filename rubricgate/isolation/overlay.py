@@ -196,18 +196,21 @@ def _remove_carefully(path: Path) -> None:
     try:
         shutil.rmtree(path, onerror=make_writable)
     except RecursionError:  # rmtree recurses (to Python 3.12): a tree past PATH_MAX and 1,000 deep
-        _remove_by_rm(path)
+        rm_rf([path])
 
 
-def _remove_by_rm(path: Path) -> None:
-    """GNU rm walks any depth by descriptor, never following a link or crossing into another file
-    system; where there is none, what is left stays (remove_tree never raises)."""
+def rm_rf(folders: list[Path]) -> bool:
+    """Remove the folders with one GNU `rm -rf`, which walks any depth by descriptor, never
+    following a link or crossing into another file system; False when there is no `rm` to run
+    (what is left stays: remove_tree never raises). Started as a helper: the run's sweep of its
+    orphans, which may overlap it, spares it."""
     try:
-        proc = start_helper(["rm", "-rf", "--one-file-system", "--", os.fspath(path)],
+        proc = start_helper(["rm", "-rf", "--one-file-system", "--", *map(os.fspath, folders)],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except OSError:
-        return
+        return False
     end_helper(proc)
+    return True
 
 
 def _unlink(path: str) -> None:

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import os
 import queue
-import subprocess
 import sys
 import threading
 from pathlib import Path
 
-from rubricgate.isolation.overlay import remove_tree
-from rubricgate.isolation.reaping import end_helper, start_helper
+from rubricgate.isolation.overlay import remove_tree, rm_rf
 
 
 class Remover:
@@ -105,18 +103,9 @@ def remove_trees(folders: list[Path]) -> None:
     """Remove whole folders with one `rm -rf` (never following a link, never crossing into
     another file system); what it left (no GNU rm, a folder it could not enter) goes by
     remove_tree, which never raises."""
-    if folders and _rm_rf(folders):
+    if folders and rm_rf(folders):
         folders = [f for f in folders if os.path.lexists(f)]
     for folder in folders:
         remove_tree(folder)
 
 
-def _rm_rf(folders: list[Path]) -> bool:
-    """Run `rm -rf` over the folders; False when there is no `rm` to run."""
-    try:  # a helper: the run's sweep of its orphans, which may overlap a batch, spares it
-        proc = start_helper(["rm", "-rf", "--one-file-system", "--", *map(os.fspath, folders)],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    except OSError:
-        return False
-    end_helper(proc)
-    return True

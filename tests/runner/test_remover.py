@@ -36,13 +36,15 @@ def test_full_copies_queued_together_go_in_one_rm(tmp_path: Path, monkeypatch: p
     # A copy of the whole tree per trial (copy-only): one `rm -rf` for the copies queued meanwhile,
     # outside the interpreter, instead of a Python walk of each that fell behind four trials.
     calls: list[list[str]] = []
-    real_start = remover_module.start_helper
+    import rubricgate.isolation.overlay as overlay_module  # where the `rm -rf` is started (rm_rf)
+
+    real_start = overlay_module.start_helper
 
     def recording(argv, **kw):
         calls.append(list(argv))
         return real_start(argv, **kw)
 
-    monkeypatch.setattr(remover_module, "start_helper", recording)
+    monkeypatch.setattr(overlay_module, "start_helper", recording)
     copies = []
     for i in range(4):
         (tmp_path / f"c{i}" / "tree" / ".hidden").mkdir(parents=True)
